@@ -1,0 +1,4 @@
+fn main() {
+    eprintln!("tickwire: not yet implemented");
+    std::process::exit(2);
+}

@@ -1,0 +1,58 @@
+//! Connection and endpoint statistics.
+
+/// Per-connection figures. Times in microseconds; rates over the last full second.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct ConnectionStats {
+    /// Smoothed round-trip time (EWMA, gain 1/8), ack delay removed.
+    pub srtt_us: f64,
+    /// Smallest RTT sample seen.
+    pub min_rtt_us: f64,
+    /// Mean deviation of RTT samples (Jacobson, gain 1/4); drives the resend timeout.
+    pub rtt_var_us: f64,
+    /// Mean absolute difference between consecutive RTT samples (RFC 3550 style, 1/16).
+    pub jitter_us: f64,
+    /// Fraction of the last resolved packets (up to 256) that were never acked, in [0, 1].
+    pub loss: f64,
+    pub sent_bytes_per_sec: f64,
+    pub recv_bytes_per_sec: f64,
+    pub sent_packets_per_sec: f64,
+    pub recv_packets_per_sec: f64,
+    pub packets_sent: u64,
+    pub packets_received: u64,
+    pub bytes_sent: u64,
+    pub bytes_received: u64,
+    /// Reliable units sent again after their resend timeout.
+    pub resent: u64,
+    /// Datagrams from this peer's address that failed to decode.
+    pub malformed: u64,
+    /// Bytes waiting in this connection's send queues.
+    pub send_queue_bytes: u64,
+    /// Current reliable resend timeout.
+    pub rto_us: f64,
+}
+
+/// Figures for the whole endpoint (including traffic from unknown addresses).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct EndpointStats {
+    pub datagrams_received: u64,
+    pub datagrams_sent: u64,
+    pub bytes_received: u64,
+    pub bytes_sent: u64,
+    /// Datagrams that failed to decode: truncated, bad lengths, unknown kinds.
+    pub malformed: u64,
+    /// Datagrams with a foreign protocol id.
+    pub wrong_protocol: u64,
+    /// Datagrams with another protocol version.
+    pub wrong_version: u64,
+    /// Well-formed connected packets from an address with no connection, or with the
+    /// wrong connection salt.
+    pub unknown_sender: u64,
+    /// Handshake responses whose cookie did not verify or had expired.
+    pub bad_cookie: u64,
+    /// Connection requests answered with a challenge.
+    pub challenges_sent: u64,
+    /// Connection requests refused (full, version).
+    pub denied: u64,
+    /// Open connections, any state.
+    pub connections: u64,
+}

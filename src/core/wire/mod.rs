@@ -1,0 +1,1 @@
+//! Packet formats and strict decoding. STUB.

@@ -1,0 +1,208 @@
+//! The ABI layout: sizes, offsets, alignments, constants and numbering. Any change here
+//! is an ABI change: bump TW_ABI_VERSION and the bindings.
+
+use std::ffi::CStr;
+use std::mem::{align_of, offset_of, size_of};
+
+use tickwire::core::transport::{CHANNEL_RELIABLE, CHANNEL_SEQUENCED, CHANNEL_UNRELIABLE, DisconnectReason};
+use tickwire::ffi::*;
+
+#[test]
+fn host_config_layout() {
+    assert_eq!(size_of::<tw_host_config>(), 96);
+    assert_eq!(align_of::<tw_host_config>(), 8);
+    assert_eq!(offset_of!(tw_host_config, struct_size), 0);
+    assert_eq!(offset_of!(tw_host_config, protocol_id), 4);
+    assert_eq!(offset_of!(tw_host_config, max_clients), 8);
+    assert_eq!(offset_of!(tw_host_config, max_message_size), 12);
+    assert_eq!(offset_of!(tw_host_config, keepalive_interval_ms), 16);
+    assert_eq!(offset_of!(tw_host_config, timeout_ms), 20);
+    assert_eq!(offset_of!(tw_host_config, connect_timeout_ms), 24);
+    assert_eq!(offset_of!(tw_host_config, handshake_retry_ms), 28);
+    assert_eq!(offset_of!(tw_host_config, send_queue_limit_bytes), 32);
+    assert_eq!(offset_of!(tw_host_config, recv_buffer_bytes), 36);
+    assert_eq!(offset_of!(tw_host_config, send_buffer_bytes), 40);
+    assert_eq!(offset_of!(tw_host_config, auto_flush_interval_us), 44);
+    assert_eq!(offset_of!(tw_host_config, sim_seed), 48);
+    assert_eq!(offset_of!(tw_host_config, reserved), 56);
+    // SAFETY: no arguments.
+    assert_eq!(unsafe { tw_host_config_size() }, size_of::<tw_host_config>());
+}
+
+#[test]
+fn link_sim_config_layout() {
+    assert_eq!(size_of::<tw_link_sim_config>(), 160);
+    assert_eq!(align_of::<tw_link_sim_config>(), 8);
+    let offsets = [
+        (offset_of!(tw_link_sim_config, struct_size), 0),
+        (offset_of!(tw_link_sim_config, jitter_kind), 4),
+        (offset_of!(tw_link_sim_config, loss_kind), 8),
+        (offset_of!(tw_link_sim_config, reserved0), 12),
+        (offset_of!(tw_link_sim_config, latency_us), 16),
+        (offset_of!(tw_link_sim_config, jitter_us), 24),
+        (offset_of!(tw_link_sim_config, jitter_shape), 32),
+        (offset_of!(tw_link_sim_config, loss_probability), 40),
+        (offset_of!(tw_link_sim_config, loss_p_good_to_bad), 48),
+        (offset_of!(tw_link_sim_config, loss_p_bad_to_good), 56),
+        (offset_of!(tw_link_sim_config, loss_in_good), 64),
+        (offset_of!(tw_link_sim_config, loss_in_bad), 72),
+        (offset_of!(tw_link_sim_config, duplicate), 80),
+        (offset_of!(tw_link_sim_config, reorder), 88),
+        (offset_of!(tw_link_sim_config, reorder_delay_us), 96),
+        (offset_of!(tw_link_sim_config, bandwidth_bytes_per_sec), 104),
+        (offset_of!(tw_link_sim_config, queue_limit_bytes), 112),
+        (offset_of!(tw_link_sim_config, seed), 120),
+        (offset_of!(tw_link_sim_config, reserved), 128),
+    ];
+    for (i, (got, want)) in offsets.iter().enumerate() {
+        assert_eq!(got, want, "field #{i}");
+    }
+    // SAFETY: no arguments.
+    assert_eq!(unsafe { tw_link_sim_config_size() }, size_of::<tw_link_sim_config>());
+}
+
+#[test]
+fn event_layout() {
+    assert_eq!(size_of::<tw_event>(), 128);
+    assert_eq!(align_of::<tw_event>(), 8);
+    assert_eq!(offset_of!(tw_event, kind), 0);
+    assert_eq!(offset_of!(tw_event, peer), 4);
+    assert_eq!(offset_of!(tw_event, data), 8);
+    assert_eq!(size_of::<tw_event_data>(), 120);
+    assert_eq!(align_of::<tw_event_data>(), 8);
+    assert_eq!(size_of::<tw_event_connected>(), 64);
+    assert_eq!(size_of::<tw_event_disconnected>(), 4);
+    assert_eq!(offset_of!(tw_event_message, channel), 0);
+    assert_eq!(offset_of!(tw_event_message, size), 4);
+    assert_eq!(size_of::<tw_event_fatal>(), 120);
+    // SAFETY: no arguments.
+    assert_eq!(unsafe { tw_event_size() }, 128);
+}
+
+#[test]
+fn stats_layout() {
+    assert_eq!(size_of::<tw_peer_stats>(), 256);
+    assert_eq!(offset_of!(tw_peer_stats, srtt_us), 0);
+    assert_eq!(offset_of!(tw_peer_stats, rto_us), 32);
+    assert_eq!(offset_of!(tw_peer_stats, loss), 40);
+    assert_eq!(offset_of!(tw_peer_stats, recv_packets_per_sec), 72);
+    assert_eq!(offset_of!(tw_peer_stats, packets_sent), 80);
+    assert_eq!(offset_of!(tw_peer_stats, send_queue_bytes), 128);
+    assert_eq!(offset_of!(tw_peer_stats, reserved), 136);
+    assert_eq!(size_of::<tw_host_stats>(), 256);
+    assert_eq!(offset_of!(tw_host_stats, datagrams_received), 0);
+    assert_eq!(offset_of!(tw_host_stats, connections), 88);
+    assert_eq!(offset_of!(tw_host_stats, reserved), 96);
+    // SAFETY: no arguments.
+    unsafe {
+        assert_eq!(tw_peer_stats_size(), 256);
+        assert_eq!(tw_host_stats_size(), 256);
+    }
+}
+
+#[test]
+fn result_codes_are_stable() {
+    let expected: [(tw_result, i32, &str); 14] = [
+        (tw_result::Ok, 0, "TW_RESULT_OK"),
+        (tw_result::Empty, 1, "TW_RESULT_EMPTY"),
+        (tw_result::NullArgument, -1, "TW_RESULT_NULL_ARGUMENT"),
+        (tw_result::InvalidArgument, -2, "TW_RESULT_INVALID_ARGUMENT"),
+        (tw_result::BufferTooSmall, -3, "TW_RESULT_BUFFER_TOO_SMALL"),
+        (tw_result::InvalidState, -4, "TW_RESULT_INVALID_STATE"),
+        (tw_result::VersionMismatch, -5, "TW_RESULT_VERSION_MISMATCH"),
+        (tw_result::Io, -6, "TW_RESULT_IO"),
+        (tw_result::AddressInUse, -7, "TW_RESULT_ADDRESS_IN_USE"),
+        (tw_result::QueueFull, -8, "TW_RESULT_QUEUE_FULL"),
+        (tw_result::UnknownPeer, -9, "TW_RESULT_UNKNOWN_PEER"),
+        (tw_result::NetworkThreadGone, -10, "TW_RESULT_NETWORK_THREAD_GONE"),
+        (tw_result::Panic, -11, "TW_RESULT_PANIC"),
+        (tw_result::MessageTooLarge, -12, "TW_RESULT_MESSAGE_TOO_LARGE"),
+    ];
+    assert_eq!(size_of::<tw_result>(), 4);
+    for (r, n, name) in expected {
+        assert_eq!(r as i32, n);
+        assert_eq!(tw_result::try_from(n), Ok(r));
+        // SAFETY: any integer is accepted; the result is a static string.
+        let s = unsafe { CStr::from_ptr(tw_result_str(n)) };
+        assert_eq!(s.to_str().unwrap(), name);
+    }
+    for unknown in [2, -13, 1000, i32::MIN, i32::MAX] {
+        // SAFETY: as above.
+        let s = unsafe { CStr::from_ptr(tw_result_str(unknown)) };
+        assert_eq!(s.to_str().unwrap(), "TW_RESULT_UNKNOWN");
+    }
+}
+
+#[test]
+fn constants_match_the_core() {
+    assert_eq!(TW_CHANNEL_UNRELIABLE, u32::from(CHANNEL_UNRELIABLE));
+    assert_eq!(TW_CHANNEL_SEQUENCED, u32::from(CHANNEL_SEQUENCED));
+    assert_eq!(TW_CHANNEL_RELIABLE, u32::from(CHANNEL_RELIABLE));
+    for n in 1..=7u8 {
+        let core = DisconnectReason::from_u8(n).unwrap();
+        assert_eq!(tw_disconnect_reason::from(core) as u32, u32::from(n), "{core:?}");
+    }
+    assert!(DisconnectReason::from_u8(0).is_none());
+    assert!(DisconnectReason::from_u8(8).is_none());
+    assert_eq!(tw_direction::Outbound as u32, 0);
+    assert_eq!(tw_direction::Inbound as u32, 1);
+    assert_eq!(tw_jitter_kind::Pareto as u32, 3);
+    assert_eq!(tw_loss_kind::GilbertElliott as u32, 2);
+    assert_eq!(tw_event_kind::Connected as u32, 1);
+    assert_eq!(tw_event_kind::Fatal as u32, 4);
+}
+
+#[test]
+fn versions() {
+    // SAFETY: no arguments; static string.
+    let (v, s, abi) = unsafe { (tw_version(), CStr::from_ptr(tw_version_string()), tw_abi_version()) };
+    let major: u32 = env!("CARGO_PKG_VERSION_MAJOR").parse().unwrap();
+    let minor: u32 = env!("CARGO_PKG_VERSION_MINOR").parse().unwrap();
+    let patch: u32 = env!("CARGO_PKG_VERSION_PATCH").parse().unwrap();
+    assert_eq!(v, (major << 16) | (minor << 8) | patch);
+    assert_eq!(s.to_str().unwrap(), env!("CARGO_PKG_VERSION"));
+    assert_eq!(abi, TW_ABI_VERSION);
+    assert!(abi >= 1);
+}
+
+#[test]
+fn defaults_match_the_core_and_are_self_consistent() {
+    let c = {
+        let mut c = std::mem::MaybeUninit::<tw_host_config>::uninit();
+        // SAFETY: writable storage.
+        assert_eq!(unsafe { tw_host_config_init_default(c.as_mut_ptr()) }, tw_result::Ok);
+        // SAFETY: fully written.
+        unsafe { c.assume_init() }
+    };
+    let e = tickwire::core::transport::EndpointConfig::default();
+    assert_eq!(c.struct_size as usize, size_of::<tw_host_config>());
+    assert_eq!(c.protocol_id, e.protocol_id);
+    assert_eq!(c.max_clients, e.max_incoming);
+    assert_eq!(u64::from(c.keepalive_interval_ms) * 1000, e.keepalive_interval_us);
+    assert_eq!(u64::from(c.timeout_ms) * 1000, e.timeout_us);
+    assert_eq!(u64::from(c.connect_timeout_ms) * 1000, e.connect_timeout_us);
+    assert_eq!(u64::from(c.handshake_retry_ms) * 1000, e.handshake_retry_us);
+    assert_eq!(c.max_message_size as usize, e.max_message_size);
+    assert_eq!(c.send_queue_limit_bytes as usize, e.send_queue_limit_bytes);
+    assert_eq!((c.recv_buffer_bytes, c.send_buffer_bytes, c.auto_flush_interval_us, c.sim_seed), (0, 0, 0, 0));
+    assert!(c.reserved.iter().all(|&b| b == 0));
+
+    let l = {
+        let mut l = std::mem::MaybeUninit::<tw_link_sim_config>::uninit();
+        // SAFETY: writable storage.
+        assert_eq!(unsafe { tw_link_sim_config_init_default(l.as_mut_ptr()) }, tw_result::Ok);
+        // SAFETY: fully written.
+        unsafe { l.assume_init() }
+    };
+    assert_eq!(l.struct_size as usize, size_of::<tw_link_sim_config>());
+    assert_eq!(l.jitter_kind, tw_jitter_kind::None as u32);
+    assert_eq!(l.loss_kind, tw_loss_kind::None as u32);
+    assert_eq!((l.latency_us, l.loss_probability, l.duplicate, l.reorder, l.seed), (0, 0.0, 0.0, 0.0, 0));
+}
+
+#[test]
+fn handle_is_send() {
+    // A tw_host may move between threads between calls.
+    fn assert_send<T: Send>() {}
+    assert_send::<tickwire::runtime::Host>();
+}

@@ -1,0 +1,39 @@
+//! The panic guard: no panic crosses the ABI; a panicking host call poisons the host.
+
+mod common;
+
+use std::ptr;
+
+use common::*;
+use tickwire::ffi::*;
+
+#[test]
+fn a_panic_becomes_a_result_and_a_message() {
+    // SAFETY: NULL is accepted: panic in a plain call.
+    let r = unsafe { tw_debug_panic(ptr::null_mut()) };
+    assert_eq!(r, tw_result::Panic);
+    let msg = last_error();
+    assert!(msg.starts_with("panic: "), "{msg}");
+    assert!(msg.contains("tw_debug_panic was called"), "{msg}");
+    assert!(msg.contains("(in tw_debug_panic)"), "{msg}");
+    // The process and the library keep working.
+    assert_eq!(default_config().struct_size as usize, std::mem::size_of::<tw_host_config>());
+}
+
+#[test]
+fn a_panic_inside_a_host_call_poisons_that_host_only() {
+    let poisoned = loopback_host(0);
+    let healthy = loopback_host(0);
+    // SAFETY: live host.
+    assert_eq!(unsafe { tw_debug_panic(poisoned.0) }, tw_result::Panic);
+    assert!(last_error().starts_with("panic: "), "{}", last_error());
+    let mut ev = tw_event::zeroed();
+    // SAFETY: live hosts, valid pointers.
+    unsafe {
+        assert_err(tw_host_flush(poisoned.0), tw_result::Panic, "tw_host_flush", "earlier panic");
+        assert_err(tw_host_poll_event(poisoned.0, &mut ev), tw_result::Panic, "tw_host_poll_event", "earlier panic");
+        assert_eq!(tw_host_flush(healthy.0), tw_result::Ok, "{}", last_error());
+        assert_eq!(tw_host_poll_event(healthy.0, &mut ev), tw_result::Empty);
+    }
+    // Destroying the poisoned host still works (HostGuard drops it).
+}

@@ -625,7 +625,7 @@ typedef struct tw_peer_stats {
 } tw_peer_stats;
 
 /**
- * Figures for a whole host (`tw_host_stats`), including traffic from unknown
+ * Figures for a whole host (`tw_host_get_stats`), including traffic from unknown
  * addresses. Counters since the host started. Fixed size: new figures take space from
  * `reserved`.
  */
@@ -940,7 +940,8 @@ tw_result tw_host_read_message(struct tw_host *host, uint8_t *buf, size_t buf_le
 tw_result tw_host_peer_stats(struct tw_host *host, uint32_t peer, struct tw_peer_stats *out_stats);
 
 /**
- * Copies the host-wide statistics into `*out_stats`.
+ * Copies the host-wide statistics into `*out_stats`. (Named `_get_` because
+ * `tw_host_stats` is the struct's name.)
  *
  * Ownership: `*out_stats` is written on success only.
  * Thread-safety: not safe for concurrent use of the same host.
@@ -951,7 +952,7 @@ tw_result tw_host_peer_stats(struct tw_host *host, uint32_t peer, struct tw_peer
  * `host` must be NULL or a live handle. `out_stats` must be NULL or valid for writing
  * a `tw_host_stats`.
  */
-tw_result tw_host_stats(struct tw_host *host, struct tw_host_stats *out_stats);
+tw_result tw_host_get_stats(struct tw_host *host, struct tw_host_stats *out_stats);
 
 /**
  * Turns the link simulator for one direction (`TW_DIRECTION_OUTBOUND` or

@@ -137,7 +137,7 @@ fn null_host_is_rejected_by_every_host_call() {
             "host is NULL",
         );
         assert_err(tw_host_peer_stats(null, 1, ps.as_mut_ptr()), tw_result::NullArgument, "tw_host_peer_stats", "host is NULL");
-        assert_err(tw_host_stats(null, hs.as_mut_ptr()), tw_result::NullArgument, "tw_host_stats", "host is NULL");
+        assert_err(tw_host_get_stats(null, hs.as_mut_ptr()), tw_result::NullArgument, "tw_host_get_stats", "host is NULL");
         assert_err(
             tw_host_set_link_sim(null, tw_direction::Outbound as u32, &link),
             tw_result::NullArgument,

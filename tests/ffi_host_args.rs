@@ -31,7 +31,7 @@ fn null_outputs_on_a_live_host() {
         );
         assert_err(tw_host_read_message(h.0, ptr::null_mut(), 4, &mut n), tw_result::NullArgument, "tw_host_read_message", "buf is NULL");
         assert_err(tw_host_peer_stats(h.0, 1, ptr::null_mut()), tw_result::NullArgument, "tw_host_peer_stats", "out_stats is NULL");
-        assert_err(tw_host_stats(h.0, ptr::null_mut()), tw_result::NullArgument, "tw_host_stats", "out_stats is NULL");
+        assert_err(tw_host_get_stats(h.0, ptr::null_mut()), tw_result::NullArgument, "tw_host_get_stats", "out_stats is NULL");
         let mut cbuf = [0 as c_char; 64];
         assert_err(
             tw_host_local_address(h.0, cbuf.as_mut_ptr(), cbuf.len(), ptr::null_mut()),
@@ -136,7 +136,7 @@ fn host_stats_on_a_fresh_host() {
     let h = loopback_host(0);
     let mut s = std::mem::MaybeUninit::<tw_host_stats>::uninit();
     // SAFETY: live host, writable stats.
-    assert_eq!(unsafe { tw_host_stats(h.0, s.as_mut_ptr()) }, tw_result::Ok);
+    assert_eq!(unsafe { tw_host_get_stats(h.0, s.as_mut_ptr()) }, tw_result::Ok);
     // SAFETY: written on OK.
     let s = unsafe { s.assume_init() };
     assert_eq!(s.connections, 0);

@@ -98,7 +98,7 @@ fn round_trip_reliable_and_unreliable() {
     assert!((0.0..=1.0).contains(&ps.loss), "{ps:?}");
     let mut hs = std::mem::MaybeUninit::<tw_host_stats>::uninit();
     // SAFETY: live host, writable stats.
-    assert_eq!(unsafe { tw_host_stats(server.0, hs.as_mut_ptr()) }, tw_result::Ok);
+    assert_eq!(unsafe { tw_host_get_stats(server.0, hs.as_mut_ptr()) }, tw_result::Ok);
     // SAFETY: written on OK.
     let hs = unsafe { hs.assume_init() };
     assert_eq!(hs.connections, 1, "{hs:?}");

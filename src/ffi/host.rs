@@ -454,7 +454,8 @@ pub unsafe extern "C" fn tw_host_peer_stats(
     })
 }
 
-/// Copies the host-wide statistics into `*out_stats`.
+/// Copies the host-wide statistics into `*out_stats`. (Named `_get_` because
+/// `tw_host_stats` is the struct's name.)
 ///
 /// Ownership: `*out_stats` is written on success only.
 /// Thread-safety: not safe for concurrent use of the same host.
@@ -465,11 +466,11 @@ pub unsafe extern "C" fn tw_host_peer_stats(
 /// `host` must be NULL or a live handle. `out_stats` must be NULL or valid for writing
 /// a `tw_host_stats`.
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn tw_host_stats(
+pub unsafe extern "C" fn tw_host_get_stats(
     host: *mut tw_host,
     out_stats: *mut tw_host_stats,
 ) -> tw_result {
-    with_host("tw_host_stats", host, |h| {
+    with_host("tw_host_get_stats", host, |h| {
         if out_stats.is_null() {
             return Err(Failure::null("out_stats"));
         }

@@ -66,7 +66,7 @@ impl From<&ConnectionStats> for tw_peer_stats {
     }
 }
 
-/// Figures for a whole host (`tw_host_stats`), including traffic from unknown
+/// Figures for a whole host (`tw_host_get_stats`), including traffic from unknown
 /// addresses. Counters since the host started. Fixed size: new figures take space from
 /// `reserved`.
 #[repr(C)]

@@ -1,0 +1,306 @@
+/*
+ * Misuse of the tickwire C ABI from C: NULL pointers, too-small buffers, bad address
+ * strings, unknown struct sizes and enum values, a panic. Every call must return the
+ * documented code, set a last-error message that names the function, write no output
+ * on failure, and never crash.
+ *
+ * Prints "N passed, N failed" as its last line; exits non-zero if anything failed.
+ */
+#define _POSIX_C_SOURCE 200809L
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tickwire.h"
+
+static int passed;
+static int failed;
+
+static void fail(int line, const char *what, const char *why) {
+    failed++;
+    fprintf(stderr, "FAIL line %d: %s: %s\n", line, what, why);
+}
+
+#define CHECK(cond)                                                                        \
+    do {                                                                                   \
+        if (cond) {                                                                        \
+            passed++;                                                                      \
+        } else {                                                                           \
+            fail(__LINE__, #cond, "false");                                                \
+        }                                                                                  \
+    } while (0)
+
+/* Sets the last error to a known message from another function, so that a check can
+ * tell a fresh message from a stale one. */
+static void prime_last_error(const char *fn) {
+    if (strcmp(fn, "tw_host_flush") != 0) {
+        tw_host_flush(NULL);
+    } else {
+        tw_host_disconnect(NULL, 1);
+    }
+}
+
+/* The result must be `want`, and the last error must be new, start with "<fn>: " (or
+ * be a panic message naming fn) and contain `needle`. */
+static void check_err(int line, const char *what, tw_result got, tw_result want, const char *fn,
+                      const char *needle) {
+    char msg[512];
+    char prefix[96];
+    char why[768];
+    size_t n = tw_last_error_message(msg, sizeof msg);
+    snprintf(prefix, sizeof prefix, "%s: ", fn);
+    if (got != want) {
+        snprintf(why, sizeof why, "returned %s (%d), expected %s; last error: %s", tw_result_str(got), (int)got,
+                 tw_result_str(want), msg);
+        fail(line, what, why);
+    } else if (n < 2 || msg[0] == '\0') {
+        fail(line, what, "empty last-error message");
+    } else if (strncmp(msg, prefix, strlen(prefix)) != 0 &&
+               !(want == TW_RESULT_PANIC && strncmp(msg, "panic: ", 7) == 0 && strstr(msg, fn) != NULL)) {
+        snprintf(why, sizeof why, "last error does not name %s: %s", fn, msg);
+        fail(line, what, why);
+    } else if (needle != NULL && strstr(msg, needle) == NULL) {
+        snprintf(why, sizeof why, "last error lacks \"%s\": %s", needle, msg);
+        fail(line, what, why);
+    } else {
+        passed++;
+    }
+}
+
+#define EXPECT_ERR(call, want, fn, needle)                                                 \
+    do {                                                                                   \
+        tw_result r_;                                                                      \
+        prime_last_error(fn);                                                              \
+        r_ = (call);                                                                       \
+        check_err(__LINE__, #call, r_, want, fn, needle);                                  \
+    } while (0)
+
+#define EXPECT_OK(call)                                                                    \
+    do {                                                                                   \
+        tw_result r_ = (call);                                                             \
+        if (r_ == TW_RESULT_OK) {                                                          \
+            passed++;                                                                      \
+        } else {                                                                           \
+            char m_[512];                                                                  \
+            tw_last_error_message(m_, sizeof m_);                                          \
+            fail(__LINE__, #call, m_);                                                     \
+        }                                                                                  \
+    } while (0)
+
+static int sentinel_storage;
+#define SENTINEL_HOST ((tw_host *)(void *)&sentinel_storage)
+
+static void versions_and_sizes(void) {
+    CHECK(tw_abi_version() == TW_ABI_VERSION);
+    CHECK(tw_version() == TW_VERSION);
+    CHECK(tw_version_string() != NULL && tw_version_string()[0] != '\0');
+    CHECK(tw_host_config_size() == sizeof(tw_host_config));
+    CHECK(tw_link_sim_config_size() == sizeof(tw_link_sim_config));
+    CHECK(tw_event_size() == sizeof(tw_event));
+    CHECK(tw_peer_stats_size() == sizeof(tw_peer_stats));
+    CHECK(tw_host_stats_size() == sizeof(tw_host_stats));
+    CHECK(sizeof(tw_event) == 128);
+    CHECK(strcmp(tw_result_str(TW_RESULT_OK), "TW_RESULT_OK") == 0);
+    CHECK(strcmp(tw_result_str(TW_RESULT_MESSAGE_TOO_LARGE), "TW_RESULT_MESSAGE_TOO_LARGE") == 0);
+    CHECK(strcmp(tw_result_str(-999), "TW_RESULT_UNKNOWN") == 0);
+    CHECK(TW_SUCCEEDED(TW_RESULT_EMPTY) && TW_FAILED(TW_RESULT_NULL_ARGUMENT) && !TW_FAILED(TW_RESULT_OK));
+}
+
+static void configs(void) {
+    static const char *bad_addresses[] = {"", "localhost:7777", "127.0.0.1", "127.0.0.1:99999",
+                                          "1.2.3.4.5:80", "[::1]", "::1:80", "127.0.0.1:80x"};
+    tw_host_config cfg;
+    tw_host *h = SENTINEL_HOST;
+    size_t i;
+
+    EXPECT_ERR(tw_host_config_init_default(NULL), TW_RESULT_NULL_ARGUMENT, "tw_host_config_init_default", "config");
+    EXPECT_ERR(tw_link_sim_config_init_default(NULL), TW_RESULT_NULL_ARGUMENT, "tw_link_sim_config_init_default",
+               "config");
+    EXPECT_OK(tw_host_config_init_default(&cfg));
+    CHECK(cfg.struct_size == sizeof cfg);
+
+    EXPECT_ERR(tw_host_create(NULL, "127.0.0.1:0", &h), TW_RESULT_NULL_ARGUMENT, "tw_host_create", "config");
+    EXPECT_ERR(tw_host_create(&cfg, NULL, &h), TW_RESULT_NULL_ARGUMENT, "tw_host_create", "bind_address");
+    EXPECT_ERR(tw_host_create(&cfg, "127.0.0.1:0", NULL), TW_RESULT_NULL_ARGUMENT, "tw_host_create", "out_host");
+
+    cfg.struct_size = 0;
+    EXPECT_ERR(tw_host_create(&cfg, "127.0.0.1:0", &h), TW_RESULT_VERSION_MISMATCH, "tw_host_create", "struct_size");
+    cfg.struct_size = (uint32_t)sizeof cfg - 8;
+    EXPECT_ERR(tw_host_create(&cfg, "127.0.0.1:0", &h), TW_RESULT_VERSION_MISMATCH, "tw_host_create", "struct_size");
+    cfg.struct_size = (uint32_t)sizeof cfg + 8;
+    EXPECT_ERR(tw_host_create(&cfg, "127.0.0.1:0", &h), TW_RESULT_VERSION_MISMATCH, "tw_host_create", "struct_size");
+
+    tw_host_config_init_default(&cfg);
+    for (i = 0; i < sizeof bad_addresses / sizeof bad_addresses[0]; i++) {
+        EXPECT_ERR(tw_host_create(&cfg, bad_addresses[i], &h), TW_RESULT_INVALID_ARGUMENT, "tw_host_create",
+                   "bind_address");
+    }
+    cfg.reserved[0] = 1;
+    EXPECT_ERR(tw_host_create(&cfg, "127.0.0.1:0", &h), TW_RESULT_INVALID_ARGUMENT, "tw_host_create", "reserved");
+    tw_host_config_init_default(&cfg);
+    cfg.keepalive_interval_ms = cfg.timeout_ms;
+    EXPECT_ERR(tw_host_create(&cfg, "127.0.0.1:0", &h), TW_RESULT_INVALID_ARGUMENT, "tw_host_create", "keepalive");
+    tw_host_config_init_default(&cfg);
+    cfg.max_message_size = 0;
+    EXPECT_ERR(tw_host_create(&cfg, "127.0.0.1:0", &h), TW_RESULT_INVALID_ARGUMENT, "tw_host_create",
+               "max_message_size");
+    CHECK(h == SENTINEL_HOST); /* never written on failure */
+}
+
+static void null_host(void) {
+    uint32_t peer = 77;
+    tw_event ev;
+    uint8_t buf[8];
+    char cbuf[8];
+    size_t n = 99;
+    tw_peer_stats ps;
+    tw_host_stats hs;
+    tw_link_sim_config link;
+
+    memset(&ev, 0, sizeof ev);
+    tw_link_sim_config_init_default(&link);
+    EXPECT_ERR(tw_host_connect(NULL, "127.0.0.1:1", &peer), TW_RESULT_NULL_ARGUMENT, "tw_host_connect", "host");
+    EXPECT_ERR(tw_host_send(NULL, 1, TW_CHANNEL_RELIABLE, buf, 1), TW_RESULT_NULL_ARGUMENT, "tw_host_send", "host");
+    EXPECT_ERR(tw_host_flush(NULL), TW_RESULT_NULL_ARGUMENT, "tw_host_flush", "host");
+    EXPECT_ERR(tw_host_disconnect(NULL, 1), TW_RESULT_NULL_ARGUMENT, "tw_host_disconnect", "host");
+    EXPECT_ERR(tw_host_poll_event(NULL, &ev), TW_RESULT_NULL_ARGUMENT, "tw_host_poll_event", "host");
+    EXPECT_ERR(tw_host_read_message(NULL, buf, sizeof buf, &n), TW_RESULT_NULL_ARGUMENT, "tw_host_read_message",
+               "host");
+    EXPECT_ERR(tw_host_peer_stats(NULL, 1, &ps), TW_RESULT_NULL_ARGUMENT, "tw_host_peer_stats", "host");
+    EXPECT_ERR(tw_host_get_stats(NULL, &hs), TW_RESULT_NULL_ARGUMENT, "tw_host_get_stats", "host");
+    EXPECT_ERR(tw_host_set_link_sim(NULL, TW_DIRECTION_OUTBOUND, &link), TW_RESULT_NULL_ARGUMENT,
+               "tw_host_set_link_sim", "host");
+    EXPECT_ERR(tw_host_local_address(NULL, cbuf, sizeof cbuf, &n), TW_RESULT_NULL_ARGUMENT, "tw_host_local_address",
+               "host");
+    tw_host_destroy(NULL); /* a no-op */
+    CHECK(peer == 77 && ev.kind == 0 && n == 99);
+}
+
+static void last_error_buffer(void) {
+    char small[8];
+    size_t need;
+    tw_host_flush(NULL); /* "tw_host_flush: host is NULL" */
+    need = tw_last_error_message(NULL, 0);
+    CHECK(need == strlen("tw_host_flush: host is NULL") + 1);
+    memset(small, 'x', sizeof small);
+    CHECK(tw_last_error_message(small, 6) == need);
+    CHECK(memcmp(small, "tw_ho", 5) == 0 && small[5] == '\0' && small[6] == 'x');
+}
+
+static void live_host(void) {
+    static const char *bad_targets[] = {"", "nonsense", "127.0.0.1", "example.com:80", "127.0.0.1:0",
+                                        "0.0.0.0:7777", "[::]:7777"};
+    tw_host_config cfg;
+    tw_link_sim_config link;
+    tw_host *h = NULL;
+    tw_host *other = SENTINEL_HOST;
+    tw_event ev;
+    tw_peer_stats ps;
+    uint8_t buf[16];
+    char addr[64];
+    char tiny[4];
+    size_t n = 0;
+    size_t need;
+    uint32_t peer = 55;
+    size_t i;
+    const uint8_t data[3] = {1, 2, 3};
+
+    tw_host_config_init_default(&cfg);
+    EXPECT_OK(tw_host_create(&cfg, "127.0.0.1:0", &h));
+    if (h == NULL) {
+        fail(__LINE__, "tw_host_create", "no host: skipping the live-host checks");
+        return;
+    }
+
+    /* NULL outputs. */
+    EXPECT_ERR(tw_host_connect(h, "127.0.0.1:9", NULL), TW_RESULT_NULL_ARGUMENT, "tw_host_connect", "out_peer");
+    EXPECT_ERR(tw_host_connect(h, NULL, &peer), TW_RESULT_NULL_ARGUMENT, "tw_host_connect", "address");
+    EXPECT_ERR(tw_host_send(h, 1, TW_CHANNEL_RELIABLE, NULL, 4), TW_RESULT_NULL_ARGUMENT, "tw_host_send", "data");
+    EXPECT_ERR(tw_host_poll_event(h, NULL), TW_RESULT_NULL_ARGUMENT, "tw_host_poll_event", "out_event");
+    EXPECT_ERR(tw_host_read_message(h, buf, sizeof buf, NULL), TW_RESULT_NULL_ARGUMENT, "tw_host_read_message",
+               "out_len");
+    EXPECT_ERR(tw_host_read_message(h, NULL, 4, &n), TW_RESULT_NULL_ARGUMENT, "tw_host_read_message", "buf");
+    EXPECT_ERR(tw_host_peer_stats(h, 1, NULL), TW_RESULT_NULL_ARGUMENT, "tw_host_peer_stats", "out_stats");
+    EXPECT_ERR(tw_host_get_stats(h, NULL), TW_RESULT_NULL_ARGUMENT, "tw_host_get_stats", "out_stats");
+    EXPECT_ERR(tw_host_local_address(h, addr, sizeof addr, NULL), TW_RESULT_NULL_ARGUMENT, "tw_host_local_address",
+               "out_len");
+    EXPECT_ERR(tw_host_local_address(h, NULL, 8, &n), TW_RESULT_NULL_ARGUMENT, "tw_host_local_address", "buf");
+
+    /* Bad connect targets. */
+    for (i = 0; i < sizeof bad_targets / sizeof bad_targets[0]; i++) {
+        EXPECT_ERR(tw_host_connect(h, bad_targets[i], &peer), TW_RESULT_INVALID_ARGUMENT, "tw_host_connect", NULL);
+    }
+    CHECK(peer == 55);
+
+    /* Too-small buffers give the size needed and write nothing else. */
+    EXPECT_OK(tw_host_local_address(h, addr, sizeof addr, &n));
+    CHECK(n == strlen(addr) + 1 && strncmp(addr, "127.0.0.1:", 10) == 0);
+    need = n;
+    n = 0;
+    memset(tiny, 'x', sizeof tiny);
+    EXPECT_ERR(tw_host_local_address(h, tiny, sizeof tiny, &n), TW_RESULT_BUFFER_TOO_SMALL, "tw_host_local_address",
+               NULL);
+    CHECK(n == need && tiny[0] == 'x');
+    n = 0;
+    EXPECT_ERR(tw_host_local_address(h, NULL, 0, &n), TW_RESULT_BUFFER_TOO_SMALL, "tw_host_local_address", NULL);
+    CHECK(n == need);
+
+    /* The same address again is in use. */
+    EXPECT_ERR(tw_host_create(&cfg, addr, &other), TW_RESULT_ADDRESS_IN_USE, "tw_host_create", NULL);
+    CHECK(other == SENTINEL_HOST);
+
+    /* Nothing to poll, nothing to read. */
+    ev.kind = 12345;
+    CHECK(tw_host_poll_event(h, &ev) == TW_RESULT_EMPTY && ev.kind == 12345);
+    n = 7;
+    EXPECT_ERR(tw_host_read_message(h, buf, sizeof buf, &n), TW_RESULT_INVALID_STATE, "tw_host_read_message", NULL);
+    CHECK(n == 7);
+
+    /* Peers and channels. */
+    EXPECT_ERR(tw_host_send(h, 0, TW_CHANNEL_RELIABLE, data, 3), TW_RESULT_INVALID_ARGUMENT, "tw_host_send", "peer 0");
+    EXPECT_ERR(tw_host_send(h, 4242, TW_CHANNEL_RELIABLE, data, 3), TW_RESULT_UNKNOWN_PEER, "tw_host_send", NULL);
+    EXPECT_ERR(tw_host_send(h, 4242, 300, data, 3), TW_RESULT_INVALID_ARGUMENT, "tw_host_send", "channel");
+    EXPECT_ERR(tw_host_disconnect(h, 0), TW_RESULT_INVALID_ARGUMENT, "tw_host_disconnect", "peer 0");
+    EXPECT_ERR(tw_host_peer_stats(h, 4242, &ps), TW_RESULT_UNKNOWN_PEER, "tw_host_peer_stats", NULL);
+
+    /* Link simulator: unknown direction, struct size, kinds and ranges. */
+    tw_link_sim_config_init_default(&link);
+    EXPECT_OK(tw_host_set_link_sim(h, TW_DIRECTION_INBOUND, &link));
+    EXPECT_OK(tw_host_set_link_sim(h, TW_DIRECTION_INBOUND, NULL));
+    EXPECT_ERR(tw_host_set_link_sim(h, 2, &link), TW_RESULT_INVALID_ARGUMENT, "tw_host_set_link_sim", "direction");
+    EXPECT_ERR(tw_host_set_link_sim(h, 0xFFFFFFFFu, NULL), TW_RESULT_INVALID_ARGUMENT, "tw_host_set_link_sim",
+               "direction");
+    link.struct_size = 16;
+    EXPECT_ERR(tw_host_set_link_sim(h, TW_DIRECTION_OUTBOUND, &link), TW_RESULT_VERSION_MISMATCH,
+               "tw_host_set_link_sim", "struct_size");
+    tw_link_sim_config_init_default(&link);
+    link.jitter_kind = 9;
+    EXPECT_ERR(tw_host_set_link_sim(h, TW_DIRECTION_OUTBOUND, &link), TW_RESULT_INVALID_ARGUMENT,
+               "tw_host_set_link_sim", "jitter_kind");
+    tw_link_sim_config_init_default(&link);
+    link.loss_kind = TW_LOSS_KIND_BERNOULLI;
+    link.loss_probability = 1.5;
+    EXPECT_ERR(tw_host_set_link_sim(h, TW_DIRECTION_OUTBOUND, &link), TW_RESULT_INVALID_ARGUMENT,
+               "tw_host_set_link_sim", "loss_probability");
+    tw_link_sim_config_init_default(&link);
+    link.seed = 42;
+    EXPECT_ERR(tw_host_set_link_sim(h, TW_DIRECTION_OUTBOUND, &link), TW_RESULT_INVALID_ARGUMENT,
+               "tw_host_set_link_sim", "seed");
+
+    /* A panic inside a host call is caught and poisons that host. */
+    EXPECT_ERR(tw_debug_panic(h), TW_RESULT_PANIC, "tw_debug_panic", "panic: ");
+    EXPECT_ERR(tw_host_flush(h), TW_RESULT_PANIC, "tw_host_flush", "earlier panic");
+    tw_host_destroy(h);
+}
+
+int main(void) {
+    versions_and_sizes();
+    configs();
+    null_host();
+    last_error_buffer();
+    EXPECT_ERR(tw_debug_panic(NULL), TW_RESULT_PANIC, "tw_debug_panic", "panic: ");
+    live_host();
+    printf("%d passed, %d failed\n", passed, failed);
+    return failed == 0 ? 0 : 1;
+}

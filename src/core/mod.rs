@@ -3,5 +3,7 @@
 pub mod clock;
 pub mod netsim;
 pub mod rng;
+pub mod sim;
+pub mod tick;
 pub mod transport;
 pub mod wire;

@@ -274,12 +274,13 @@ enum tw_jitter_kind
      */
     TW_JITTER_KIND_UNIFORM = 1,
     /**
-     * Extra delay from a normal distribution with standard deviation `jitter_us`.
+     * Extra delay |N(0, `jitter_us`)|: a folded normal with that standard deviation.
      */
     TW_JITTER_KIND_GAUSSIAN = 2,
     /**
-     * Heavy-tailed extra delay: Pareto with minimum `jitter_us` and tail index
-     * `jitter_shape`.
+     * Heavy-tailed extra delay: a Pareto law shifted to start at 0 (Lomax), with
+     * scale `jitter_us` and tail index `jitter_shape`:
+     * P(extra > x) = (scale / (scale + x))^shape.
      */
     TW_JITTER_KIND_PARETO = 3,
 };
@@ -429,12 +430,13 @@ typedef struct tw_link_sim_config {
      */
     uint64_t latency_us;
     /**
-     * UNIFORM: largest extra delay; GAUSSIAN: standard deviation; PARETO: minimum
-     * extra delay (scale). In microseconds, >= 0.
+     * UNIFORM: largest extra delay (rounded to whole microseconds); GAUSSIAN: standard
+     * deviation; PARETO: scale. In microseconds, finite and >= 0.
      */
     double jitter_us;
     /**
-     * PARETO: tail index (> 0; smaller is heavier). Ignored by the other kinds.
+     * PARETO: tail index (> 0; smaller is heavier: the mean is infinite at <= 1).
+     * Must be finite and >= 0 for the other kinds, which ignore it.
      */
     double jitter_shape;
     /**
@@ -462,11 +464,12 @@ typedef struct tw_link_sim_config {
      */
     double duplicate;
     /**
-     * Probability that a datagram is held back by `reorder_delay_us`.
+     * Probability that a datagram is held back by `reorder_delay_us`, letting later
+     * ones overtake it.
      */
     double reorder;
     /**
-     * Extra delay of a reordered datagram, in microseconds.
+     * Extra delay of a reordered datagram, in microseconds; > 0 when `reorder` > 0.
      */
     uint64_t reorder_delay_us;
     /**
@@ -475,7 +478,7 @@ typedef struct tw_link_sim_config {
     uint64_t bandwidth_bytes_per_sec;
     /**
      * Bytes that may queue behind the rate limit before datagrams are dropped;
-     * 0 = unlimited.
+     * 0 = the simulator's default (64 KiB). Unused without a rate.
      */
     uint64_t queue_limit_bytes;
     /**
@@ -793,9 +796,10 @@ tw_result tw_host_create(const struct tw_host_config *config,
  * Destroys a host: closes its connections (peers see a disconnect, best effort), stops
  * and joins the network thread, closes the socket and frees the host.
  *
- * Blocks until the network thread has exited: normally well under 100 ms (one wake-up
- * of the thread plus a final flush), at most about 1 s if the thread is inside a slow
- * socket call. The thread never waits on the caller, so this cannot deadlock.
+ * Blocks while the network thread tells its peers goodbye and exits: normally a few
+ * milliseconds, never more than 1 second. If the thread has not finished by then it is
+ * detached and exits on its own shortly after; the socket closes when it does. The
+ * thread never waits on the caller, so this cannot deadlock.
  *
  * Ownership: `host` is invalid afterwards. NULL is a no-op. Destroying the same host
  * twice is undefined behaviour.

@@ -178,6 +178,7 @@ fn link_sim_arguments() {
         (tw_result::InvalidArgument, "loss_in_bad", Box::new(|c| c.loss_in_bad = -0.1)),
         (tw_result::InvalidArgument, "duplicate", Box::new(|c| c.duplicate = f64::NAN)),
         (tw_result::InvalidArgument, "reorder", Box::new(|c| c.reorder = 2.0)),
+        (tw_result::InvalidArgument, "reorder_delay_us", Box::new(|c| c.reorder = 0.5)),
         (tw_result::InvalidArgument, "jitter_us", Box::new(|c| c.jitter_us = -1.0)),
         (tw_result::InvalidArgument, "jitter_us", Box::new(|c| c.jitter_us = f64::INFINITY)),
         (

@@ -103,10 +103,11 @@ pub enum tw_jitter_kind {
     None = 0,
     /// Extra delay uniform in [0, `jitter_us`].
     Uniform = 1,
-    /// Extra delay from a normal distribution with standard deviation `jitter_us`.
+    /// Extra delay |N(0, `jitter_us`)|: a folded normal with that standard deviation.
     Gaussian = 2,
-    /// Heavy-tailed extra delay: Pareto with minimum `jitter_us` and tail index
-    /// `jitter_shape`.
+    /// Heavy-tailed extra delay: a Pareto law shifted to start at 0 (Lomax), with
+    /// scale `jitter_us` and tail index `jitter_shape`:
+    /// P(extra > x) = (scale / (scale + x))^shape.
     Pareto = 3,
 }
 
@@ -175,10 +176,11 @@ pub struct tw_link_sim_config {
     pub reserved0: u32,
     /// Base one-way delay added to every datagram, in microseconds.
     pub latency_us: u64,
-    /// UNIFORM: largest extra delay; GAUSSIAN: standard deviation; PARETO: minimum
-    /// extra delay (scale). In microseconds, >= 0.
+    /// UNIFORM: largest extra delay (rounded to whole microseconds); GAUSSIAN: standard
+    /// deviation; PARETO: scale. In microseconds, finite and >= 0.
     pub jitter_us: f64,
-    /// PARETO: tail index (> 0; smaller is heavier). Ignored by the other kinds.
+    /// PARETO: tail index (> 0; smaller is heavier: the mean is infinite at <= 1).
+    /// Must be finite and >= 0 for the other kinds, which ignore it.
     pub jitter_shape: f64,
     /// BERNOULLI: probability that a datagram is lost.
     pub loss_probability: f64,
@@ -192,14 +194,15 @@ pub struct tw_link_sim_config {
     pub loss_in_bad: f64,
     /// Probability that a datagram is delivered twice.
     pub duplicate: f64,
-    /// Probability that a datagram is held back by `reorder_delay_us`.
+    /// Probability that a datagram is held back by `reorder_delay_us`, letting later
+    /// ones overtake it.
     pub reorder: f64,
-    /// Extra delay of a reordered datagram, in microseconds.
+    /// Extra delay of a reordered datagram, in microseconds; > 0 when `reorder` > 0.
     pub reorder_delay_us: u64,
     /// Link rate in bytes per second; 0 = unlimited.
     pub bandwidth_bytes_per_sec: u64,
     /// Bytes that may queue behind the rate limit before datagrams are dropped;
-    /// 0 = unlimited.
+    /// 0 = the simulator's default (64 KiB). Unused without a rate.
     pub queue_limit_bytes: u64,
     /// Per-link seed. Must be 0 for now: this runtime seeds every simulator of a host
     /// from `tw_host_config.sim_seed`. Non-zero gives `TW_RESULT_INVALID_ARGUMENT`.
@@ -399,7 +402,7 @@ impl tw_link_sim_config {
                 self.queue_limit_bytes
             ))
         })?;
-        Ok(LinkConfig {
+        let link = LinkConfig {
             latency_us: self.latency_us,
             jitter,
             loss,
@@ -408,7 +411,10 @@ impl tw_link_sim_config {
             reorder_delay_us: self.reorder_delay_us,
             bandwidth_bytes_per_sec: self.bandwidth_bytes_per_sec,
             queue_limit_bytes,
-        })
+        };
+        // The simulator's own rules (for example reorder needs a hold-back delay).
+        link.validate().map_err(Failure::invalid)?;
+        Ok(link)
     }
 }
 

@@ -166,9 +166,10 @@ pub unsafe extern "C" fn tw_host_create(
 /// Destroys a host: closes its connections (peers see a disconnect, best effort), stops
 /// and joins the network thread, closes the socket and frees the host.
 ///
-/// Blocks until the network thread has exited: normally well under 100 ms (one wake-up
-/// of the thread plus a final flush), at most about 1 s if the thread is inside a slow
-/// socket call. The thread never waits on the caller, so this cannot deadlock.
+/// Blocks while the network thread tells its peers goodbye and exits: normally a few
+/// milliseconds, never more than 1 second. If the thread has not finished by then it is
+/// detached and exits on its own shortly after; the socket closes when it does. The
+/// thread never waits on the caller, so this cannot deadlock.
 ///
 /// Ownership: `host` is invalid afterwards. NULL is a no-op. Destroying the same host
 /// twice is undefined behaviour.

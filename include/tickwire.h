@@ -372,8 +372,10 @@ typedef struct tw_host_config {
      */
     uint32_t handshake_retry_ms;
     /**
-     * Bytes that may wait in one connection's send queues before `tw_host_send`
-     * returns `TW_RESULT_QUEUE_FULL` (default 4194304). At least `max_message_size`.
+     * Bytes that may wait in one connection's send queues on the network thread
+     * (default 4194304). At least `max_message_size`. The network thread drops (and
+     * counts) a message that would go past it: `tw_host_send` cannot see this limit;
+     * its `TW_RESULT_QUEUE_FULL` means the queue of calls to the thread is full.
      */
     uint32_t send_queue_limit_bytes;
     /**
@@ -844,7 +846,8 @@ tw_result tw_host_connect(struct tw_host *host, const char *address, uint32_t *o
  * Returns `TW_RESULT_OK`; `TW_RESULT_NULL_ARGUMENT` (`data` NULL with `len > 0`);
  * `TW_RESULT_INVALID_ARGUMENT` (peer 0, channel not configured);
  * `TW_RESULT_UNKNOWN_PEER`; `TW_RESULT_MESSAGE_TOO_LARGE` (over `max_message_size`);
- * `TW_RESULT_QUEUE_FULL` (back-pressure: flush and retry later);
+ * `TW_RESULT_QUEUE_FULL` (the queue of calls to the network thread is full: flush,
+ * and retry on a later frame);
  * `TW_RESULT_NETWORK_THREAD_GONE`; `TW_RESULT_PANIC`.
  *
  * # Safety

@@ -46,8 +46,10 @@ pub struct tw_host_config {
     /// Resend interval of handshake packets (default 100). Must be below
     /// `connect_timeout_ms`.
     pub handshake_retry_ms: u32,
-    /// Bytes that may wait in one connection's send queues before `tw_host_send`
-    /// returns `TW_RESULT_QUEUE_FULL` (default 4194304). At least `max_message_size`.
+    /// Bytes that may wait in one connection's send queues on the network thread
+    /// (default 4194304). At least `max_message_size`. The network thread drops (and
+    /// counts) a message that would go past it: `tw_host_send` cannot see this limit;
+    /// its `TW_RESULT_QUEUE_FULL` means the queue of calls to the thread is full.
     pub send_queue_limit_bytes: u32,
     /// SO_RCVBUF in bytes; 0 (the default) keeps the OS default.
     pub recv_buffer_bytes: u32,

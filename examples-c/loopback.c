@@ -260,6 +260,23 @@ int main(void) {
         }
     }
 
+    /* Stats are snapshots the network thread publishes every few milliseconds: keep
+     * running frames until the client's snapshot includes the exchange. */
+    deadline = now_ms() + DEADLINE_MS;
+    for (;;) {
+        tw_peer_stats ps;
+        TRY(tw_host_peer_stats(client.host, client.peer, &ps));
+        if (ps.packets_received > 0 && ps.srtt_us > 0.0) {
+            break;
+        }
+        if (now_ms() > deadline) {
+            fprintf(stderr, "loopback: stats never showed the traffic\n");
+            goto cleanup;
+        }
+        if (!frame(&server, &client)) {
+            goto cleanup;
+        }
+    }
     print_stats(&server);
     print_stats(&client);
 

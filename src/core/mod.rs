@@ -1,6 +1,7 @@
 //! The sans-IO core: deterministic given a seed and the time passed in.
 
 pub mod clock;
+pub mod jitter;
 pub mod netsim;
 pub mod rng;
 pub mod sim;

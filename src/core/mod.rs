@@ -5,6 +5,7 @@ pub mod jitter;
 pub mod netsim;
 pub mod rng;
 pub mod sim;
+pub mod sync;
 pub mod tick;
 pub mod transport;
 pub mod wire;

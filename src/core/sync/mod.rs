@@ -1,0 +1,8 @@
+//! Time synchronisation: the input-lead controller, quantile estimation, redundancy
+//! and the remote-tick / interpolation estimator.
+
+pub mod histogram;
+pub mod lead;
+
+pub use histogram::ForgettingHistogram;
+pub use lead::{InputLeadController, LeadConfig, LeadControl};

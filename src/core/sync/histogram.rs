@@ -67,6 +67,29 @@ impl ForgettingHistogram {
         Some(self.lo + self.bins.len() as f64 * self.bin)
     }
 
+    /// Moves every sample by `delta` (rounded to whole bins). Mass pushed past an end
+    /// piles up in the end bin, as out-of-range samples do.
+    pub fn shift(&mut self, delta: f64) {
+        let n = self.bins.len();
+        let k = (delta / self.bin).round();
+        if k == 0.0 {
+            return;
+        }
+        let m = (k.abs() as usize).min(n - 1);
+        if k > 0.0 {
+            // Bins n-1-m ..= n-1 all land in the last bin.
+            let tail: f64 = self.bins[n - 1 - m..].iter().sum();
+            self.bins.copy_within(0..n - 1 - m, m);
+            self.bins[..m].iter_mut().for_each(|b| *b = 0.0);
+            self.bins[n - 1] = tail;
+        } else {
+            let head: f64 = self.bins[..=m].iter().sum();
+            self.bins.copy_within(m + 1.., 1);
+            self.bins[n - m..].iter_mut().for_each(|b| *b = 0.0);
+            self.bins[0] = head;
+        }
+    }
+
     pub fn clear(&mut self) {
         self.bins.iter_mut().for_each(|b| *b = 0.0);
         self.total = 0.0;
@@ -95,6 +118,19 @@ mod tests {
         }
         assert!((h.quantile(0.5).unwrap() - 5.0).abs() < 0.1);
         assert!(h.quantile(0.01).unwrap() > 2.0);
+    }
+
+    #[test]
+    fn shift_moves_mass_and_keeps_it() {
+        let mut h = ForgettingHistogram::new(0.0, 10.0, 1.0, 1.0);
+        for x in [0.5, 2.5, 8.5, 9.5] {
+            h.add(x);
+        }
+        h.shift(3.0);
+        assert_eq!(h.bins, vec![0.0, 0.0, 0.0, 1.0, 0.0, 1.0, 0.0, 0.0, 0.0, 2.0]);
+        h.shift(-4.0);
+        assert_eq!(h.bins, vec![1.0, 1.0, 0.0, 0.0, 0.0, 2.0, 0.0, 0.0, 0.0, 0.0]);
+        assert_eq!(h.bins.iter().sum::<f64>(), 4.0);
     }
 
     #[test]

@@ -61,6 +61,8 @@ pub struct InputLeadController {
     /// Phase at which the input of each recent client tick was sent.
     sent_phase: Vec<(u64, f64)>,
     committed: Option<f64>,
+    /// The histogram holds `margin − Φ_sent + base`; `base` is a whole number of ticks.
+    base: f64,
     /// Running mean and mean square deviation of the raw target estimate.
     raw_mean: f64,
     raw_dev: f64,
@@ -72,8 +74,10 @@ impl InputLeadController {
     pub fn new(cfg: LeadConfig) -> Self {
         InputLeadController {
             cfg,
-            // Margins are clamped into [-16, 48) ticks: beyond that the loop snaps anyway.
-            hist: ForgettingHistogram::new(-16.0, 48.0, 1.0 / 32.0, cfg.forget),
+            // Values are kept relative to `base` (near the current phase), so they stay
+            // within a margin's range however far the phase drifts in a long match.
+            hist: ForgettingHistogram::new(-32.0, 64.0, 1.0 / 32.0, cfg.forget),
+            base: 0.0,
             sent_phase: vec![(u64::MAX, 0.0); RING],
             committed: None,
             raw_mean: 0.0,
@@ -98,10 +102,10 @@ impl InputLeadController {
         if t != tick || !margin.is_finite() {
             return; // too old to place, or garbage
         }
-        self.hist.add(margin - phase);
+        self.hist.add(margin - phase + self.base);
         self.samples += 1;
         self.last_margin = margin;
-        let Some(q) = self.hist.quantile(self.cfg.late_rate) else { return };
+        let Some(q) = self.quantile_x() else { return };
         let raw = self.cfg.target_margin_ticks - q;
         if self.samples == 1 {
             self.raw_mean = raw;
@@ -120,6 +124,20 @@ impl InputLeadController {
         });
     }
 
+    /// Q_ε of `margin − Φ_sent`.
+    fn quantile_x(&self) -> Option<f64> {
+        self.hist.quantile(self.cfg.late_rate).map(|q| q - self.base)
+    }
+
+    /// Keeps `base` within a few ticks of the phase (call with the current phase).
+    pub fn rebase(&mut self, phase: f64) {
+        let want = phase.round();
+        if (want - self.base).abs() >= 4.0 {
+            self.hist.shift(want - self.base);
+            self.base = want;
+        }
+    }
+
     /// The hysteresis band: twice the estimator's noise, at least `min_band_ticks`.
     pub fn band(&self) -> f64 {
         (2.0 * self.raw_dev.sqrt()).max(self.cfg.min_band_ticks)
@@ -132,7 +150,7 @@ impl InputLeadController {
 
     /// The ε-quantile of margin an input sent at `phase` is expected to get.
     pub fn expected_margin_quantile(&self, phase: f64) -> Option<f64> {
-        self.hist.quantile(self.cfg.late_rate).map(|q| q + phase)
+        self.quantile_x().map(|q| q + phase)
     }
 
     pub fn samples(&self) -> u64 {
@@ -144,7 +162,8 @@ impl InputLeadController {
     }
 
     /// The control output at the current phase.
-    pub fn control(&self, phase: f64) -> LeadControl {
+    pub fn control(&mut self, phase: f64) -> LeadControl {
+        self.rebase(phase);
         let Some(target) = self.committed else {
             return LeadControl { scale: 1.0, snap_ticks: None };
         };

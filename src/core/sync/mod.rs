@@ -3,6 +3,7 @@
 
 pub mod histogram;
 pub mod lead;
+pub mod redundancy;
 
 pub use histogram::ForgettingHistogram;
 pub use lead::{InputLeadController, LeadConfig, LeadControl};

@@ -2,6 +2,7 @@
 //! and the remote-tick / interpolation estimator.
 
 pub mod histogram;
+pub mod interp;
 pub mod lead;
 pub mod redundancy;
 

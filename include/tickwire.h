@@ -63,6 +63,12 @@
 #define TW_CHANNEL_RELIABLE 2
 
 /**
+ * Largest message on the unreliable and sequenced channels: one datagram's payload.
+ * Larger messages must go on `TW_CHANNEL_RELIABLE`, which fragments them.
+ */
+#define TW_MAX_UNRELIABLE_SIZE 1175
+
+/**
  * The ABI contract number. Bumped whenever an exported signature, a struct layout, a
  * constant's meaning or a result code changes incompatibly. Bindings compare
  * `tw_abi_version()` with the value they were built against before the first real call.
@@ -350,7 +356,8 @@ typedef struct tw_host_config {
      */
     uint32_t max_clients;
     /**
-     * Largest message in bytes, on any channel (default 1048576, the maximum).
+     * Largest message in bytes (default 1048576, the maximum). Unreliable and
+     * sequenced messages are also limited to `TW_MAX_UNRELIABLE_SIZE`.
      */
     uint32_t max_message_size;
     /**
@@ -845,7 +852,8 @@ tw_result tw_host_connect(struct tw_host *host, const char *address, uint32_t *o
  *
  * Returns `TW_RESULT_OK`; `TW_RESULT_NULL_ARGUMENT` (`data` NULL with `len > 0`);
  * `TW_RESULT_INVALID_ARGUMENT` (peer 0, channel not configured);
- * `TW_RESULT_UNKNOWN_PEER`; `TW_RESULT_MESSAGE_TOO_LARGE` (over `max_message_size`);
+ * `TW_RESULT_UNKNOWN_PEER`; `TW_RESULT_MESSAGE_TOO_LARGE` (over `max_message_size`, or
+ * over `TW_MAX_UNRELIABLE_SIZE` on the unreliable and sequenced channels);
  * `TW_RESULT_QUEUE_FULL` (the queue of calls to the network thread is full: flush,
  * and retry on a later frame);
  * `TW_RESULT_NETWORK_THREAD_GONE`; `TW_RESULT_PANIC`.

@@ -138,6 +138,7 @@ fn constants_match_the_core() {
     assert_eq!(TW_CHANNEL_UNRELIABLE, u32::from(CHANNEL_UNRELIABLE));
     assert_eq!(TW_CHANNEL_SEQUENCED, u32::from(CHANNEL_SEQUENCED));
     assert_eq!(TW_CHANNEL_RELIABLE, u32::from(CHANNEL_RELIABLE));
+    assert_eq!(TW_MAX_UNRELIABLE_SIZE as usize, tickwire::core::transport::MAX_UNRELIABLE);
     for n in 1..=7u8 {
         let core = DisconnectReason::from_u8(n).unwrap();
         assert_eq!(tw_disconnect_reason::from(core) as u32, u32::from(n), "{core:?}");

@@ -196,6 +196,13 @@ fn send_errors_on_a_connected_peer() {
 
     assert_err(send(client.0, peer, TW_CHANNEL_RELIABLE, &[0u8; 1001]), tw_result::MessageTooLarge, "tw_host_send", "1001");
     assert_err(send(client.0, peer, 7, b"x"), tw_result::InvalidArgument, "tw_host_send", "channel 7");
+    // One datagram is the limit off the reliable channel.
+    let fits = vec![2u8; 900];
+    let over = vec![2u8; TW_MAX_UNRELIABLE_SIZE as usize + 1];
+    for channel in [TW_CHANNEL_UNRELIABLE, TW_CHANNEL_SEQUENCED] {
+        assert_eq!(send(client.0, peer, channel, &fits), tw_result::Ok, "{}", last_error());
+        assert_err(send(client.0, peer, channel, &over), tw_result::MessageTooLarge, "tw_host_send", "");
+    }
     // Without flushing, sends pile up in the bounded queue to the network thread until
     // it reports back-pressure instead of growing without bound.
     let mut saw_full = false;

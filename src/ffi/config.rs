@@ -19,6 +19,10 @@ pub const TW_CHANNEL_SEQUENCED: u32 = 1;
 /// large messages are fragmented).
 pub const TW_CHANNEL_RELIABLE: u32 = 2;
 
+/// Largest message on the unreliable and sequenced channels: one datagram's payload.
+/// Larger messages must go on `TW_CHANNEL_RELIABLE`, which fragments them.
+pub const TW_MAX_UNRELIABLE_SIZE: u32 = 1175;
+
 /// Settings of a host, passed to `tw_host_create`.
 ///
 /// Always fill it with `tw_host_config_init_default` first, then change fields. The
@@ -34,7 +38,8 @@ pub struct tw_host_config {
     /// How many incoming connections may be open at once. 0 (the default) refuses all:
     /// a pure client. Set it on a server. At most 65536.
     pub max_clients: u32,
-    /// Largest message in bytes, on any channel (default 1048576, the maximum).
+    /// Largest message in bytes (default 1048576, the maximum). Unreliable and
+    /// sequenced messages are also limited to `TW_MAX_UNRELIABLE_SIZE`.
     pub max_message_size: u32,
     /// Send an empty packet (acks only) after this long without sending (default 100).
     pub keepalive_interval_ms: u32,

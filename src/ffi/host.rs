@@ -241,7 +241,8 @@ pub unsafe extern "C" fn tw_host_connect(
 ///
 /// Returns `TW_RESULT_OK`; `TW_RESULT_NULL_ARGUMENT` (`data` NULL with `len > 0`);
 /// `TW_RESULT_INVALID_ARGUMENT` (peer 0, channel not configured);
-/// `TW_RESULT_UNKNOWN_PEER`; `TW_RESULT_MESSAGE_TOO_LARGE` (over `max_message_size`);
+/// `TW_RESULT_UNKNOWN_PEER`; `TW_RESULT_MESSAGE_TOO_LARGE` (over `max_message_size`, or
+/// over `TW_MAX_UNRELIABLE_SIZE` on the unreliable and sequenced channels);
 /// `TW_RESULT_QUEUE_FULL` (the queue of calls to the network thread is full: flush,
 /// and retry on a later frame);
 /// `TW_RESULT_NETWORK_THREAD_GONE`; `TW_RESULT_PANIC`.

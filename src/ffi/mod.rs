@@ -23,7 +23,7 @@
 pub mod config;
 pub mod error;
 pub mod event;
-pub mod guard;
+mod guard;
 pub mod host;
 pub mod stats;
 pub mod version;

@@ -4,7 +4,7 @@
 //! map the errors. The conventions (results, last error, ownership, threads, versions)
 //! are in the README and at the top of the header.
 //!
-//! * [`guard`]: the panic boundary every export runs inside.
+//! * `guard`: the panic boundary every export runs inside.
 //! * [`error`]: `tw_result`, the per-thread last error, `tw_result_str`.
 //! * [`version`]: library and ABI versions.
 //! * [`config`]: `tw_host_config`, `tw_link_sim_config` and their defaults.

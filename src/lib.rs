@@ -7,4 +7,5 @@
 
 pub mod core;
 pub mod ffi;
+pub mod lab;
 pub mod runtime;

@@ -113,6 +113,8 @@ pub struct JitterBuffer {
     spare: Vec<Vec<u8>>,
     starved: u32,
     stats: JitterStats,
+    /// Ticks by which consumption has slipped: +1 per underflow, -(k-1) per merge of k.
+    shift: i64,
 }
 
 impl JitterBuffer {
@@ -127,11 +129,20 @@ impl JitterBuffer {
             spare: Vec::new(),
             starved: 0,
             stats: JitterStats::default(),
+            shift: 0,
         }
     }
 
     pub fn stats(&self) -> JitterStats {
         self.stats
+    }
+
+    /// How far consumption has slipped against the client's ticks: +1 per underflow
+    /// (every later input is consumed a tick later), -(k-1) per merge of k steps. The
+    /// client's lead loop needs it with each margin: a margin that grew because the
+    /// server slipped is not a margin the client earned.
+    pub fn shift(&self) -> i64 {
+        self.shift
     }
 
     /// Steps waiting.
@@ -206,6 +217,7 @@ impl JitterBuffer {
             StepKind::Underflow => {
                 self.starved += 1;
                 self.stats.underflows += 1;
+                self.shift += 1;
                 if self.starved > self.cfg.max_starved_ticks {
                     return Err(KickReason::Starved);
                 }
@@ -238,6 +250,7 @@ impl JitterBuffer {
         }
         self.next_tick = Some(tick);
         if kind == StepKind::Merged {
+            self.shift -= count as i64 - 1;
             self.stats.merges += 1;
             self.stats.merged_steps += count as u64;
         } else {
@@ -291,6 +304,7 @@ mod tests {
         assert_eq!((s.kind, s.accepted), (StepKind::Merged, 4));
         assert_eq!(s.inputs, &[vec![2], vec![12], vec![13], vec![14]]);
         assert_eq!(j.depth(), 2);
+        assert_eq!(j.shift(), 1 - 3, "one underflow, one merge of 4");
     }
 
     #[test]

@@ -39,7 +39,7 @@ pub struct LeadConfig {
 
 impl Default for LeadConfig {
     fn default() -> Self {
-        LeadConfig { late_rate: 0.01, target_margin_ticks: 0.05, gain: 0.05, forget: 0.99, min_band_ticks: 0.15, snap_threshold_ticks: 10.0 }
+        LeadConfig { late_rate: 0.01, target_margin_ticks: 0.0, gain: 0.05, forget: 0.995, min_band_ticks: 0.15, snap_threshold_ticks: 10.0 }
     }
 }
 
@@ -68,6 +68,8 @@ pub struct InputLeadController {
     raw_dev: f64,
     samples: u64,
     last_margin: f64,
+    /// The server's consumption shift at the latest report.
+    shift: f64,
 }
 
 impl InputLeadController {
@@ -84,6 +86,7 @@ impl InputLeadController {
             raw_dev: 0.0,
             samples: 0,
             last_margin: 0.0,
+            shift: 0.0,
         }
     }
 
@@ -96,13 +99,20 @@ impl InputLeadController {
         self.sent_phase[tick as usize % RING] = (tick, phase);
     }
 
-    /// Takes the server's margin report for client tick `tick` (ticks; negative = late).
-    pub fn on_margin(&mut self, tick: u64, margin: f64) {
+    /// Takes the server's margin report for client tick `tick` (ticks; negative = late)
+    /// with the server's consumption shift at that moment (see
+    /// [`JitterBuffer::shift`](crate::core::jitter::JitterBuffer::shift)).
+    pub fn on_margin(&mut self, tick: u64, margin: f64, server_shift: i64) {
+        // Store margins as if the server had never slipped; `shift` adds the slip back
+        // when predicting, so a slip is neither chased nor counted twice.
+        self.shift = server_shift as f64;
+        let margin = margin - self.shift;
         let (t, phase) = self.sent_phase[tick as usize % RING];
         if t != tick || !margin.is_finite() {
             return; // too old to place, or garbage
         }
         self.hist.add(margin - phase + self.base);
+        // (phase here is the client's own; the shift was taken out of the margin above)
         self.samples += 1;
         self.last_margin = margin;
         let Some(q) = self.quantile_x() else { return };
@@ -119,7 +129,7 @@ impl InputLeadController {
             // More lead needed: act at once (late inputs cost correctness).
             Some(c) if raw > c + band / 4.0 => raw,
             // Less lead: only beyond the band, so noise is not chased.
-            Some(c) if raw < c - band => raw + band / 2.0,
+            Some(c) if raw < c - band => raw + band / 4.0,
             Some(c) => c,
         });
     }
@@ -143,6 +153,11 @@ impl InputLeadController {
         (2.0 * self.raw_dev.sqrt()).max(self.cfg.min_band_ticks)
     }
 
+    /// The latest raw target estimate and its smoothed mean (diagnostics).
+    pub fn raw_target(&self) -> (f64, f64) {
+        (self.cfg.target_margin_ticks - self.quantile_x().unwrap_or(0.0), self.raw_mean)
+    }
+
     /// The phase the loop is steering to, once margins have arrived.
     pub fn target_phase(&self) -> Option<f64> {
         self.committed
@@ -150,7 +165,7 @@ impl InputLeadController {
 
     /// The ε-quantile of margin an input sent at `phase` is expected to get.
     pub fn expected_margin_quantile(&self, phase: f64) -> Option<f64> {
-        self.quantile_x().map(|q| q + phase)
+        self.quantile_x().map(|q| q + phase + self.shift)
     }
 
     pub fn samples(&self) -> u64 {
@@ -163,6 +178,7 @@ impl InputLeadController {
 
     /// The control output at the current phase.
     pub fn control(&mut self, phase: f64) -> LeadControl {
+        let phase = phase + self.shift;
         self.rebase(phase);
         let Some(target) = self.committed else {
             return LeadControl { scale: 1.0, snap_ticks: None };
@@ -197,7 +213,7 @@ mod tests {
             }
             if t >= delay {
                 let tt = t - delay;
-                c.on_margin(tt, margins[tt as usize]);
+                c.on_margin(tt, margins[tt as usize], 0);
             }
             let ctl = c.control(phase);
             if let Some(s) = ctl.snap_ticks {
@@ -233,9 +249,9 @@ mod tests {
     fn big_errors_snap() {
         let mut c = InputLeadController::new(LeadConfig::default());
         c.on_input_sent(1, 0.0);
-        c.on_margin(1, -30.0);
+        c.on_margin(1, -30.0, 0);
         assert!(matches!(c.control(0.0).snap_ticks, Some(s) if s > 29.0));
-        c.on_margin(999, 5.0); // unknown tick: ignored
+        c.on_margin(999, 5.0, 0); // unknown tick: ignored
         assert_eq!(c.samples(), 1);
     }
 }

@@ -3,5 +3,6 @@
 pub mod clock;
 pub mod netsim;
 pub mod rng;
+pub mod sim;
 pub mod transport;
 pub mod wire;

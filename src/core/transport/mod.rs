@@ -6,12 +6,19 @@
 //! datagrams with [`Endpoint::handle_datagram`], drive timers with [`Endpoint::update`],
 //! and drain [`Endpoint::poll_transmit`] and [`Endpoint::poll_event`].
 
+mod acks;
 mod config;
+mod connection;
 mod endpoint;
+mod estimators;
+mod pool;
+mod reliable;
 mod stats;
 
 pub use config::{ChannelKind, ConfigError, EndpointConfig, CHANNEL_RELIABLE, CHANNEL_SEQUENCED, CHANNEL_UNRELIABLE, MAX_CHANNELS};
-pub use endpoint::{Endpoint, Event, PeerIdAllocator, SendError};
+pub use connection::MAX_UNRELIABLE;
+pub use endpoint::{COOKIE_LIFETIME_US, Endpoint, Event, MAX_ACK_DELAY_US, PeerIdAllocator, SendError};
+pub use reliable::MAX_UNFRAGMENTED;
 pub use stats::{ConnectionStats, EndpointStats};
 
 /// Identifies a connection on one endpoint. Never 0; never reused while the endpoint lives.

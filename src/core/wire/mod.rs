@@ -1,1 +1,100 @@
-//! Packet formats and strict decoding. STUB.
+//! Packet formats and strict decoding.
+//!
+//! Every datagram starts with a 6-byte prefix: `kind u8, version u8, protocol_id u32`.
+//! Handshake requests from an unauthenticated client are padded to
+//! [`HANDSHAKE_REQUEST_SIZE`] so that no reply (at most [`MAX_HANDSHAKE_REPLY_SIZE`])
+//! is ever larger than the request that caused it: the server cannot be used as an
+//! amplifier. Decoding checks every length; a bad datagram is a [`DecodeError`], never
+//! a panic.
+
+mod codec;
+mod frame;
+mod packet;
+pub mod siphash;
+
+pub use codec::{Reader, Writer, len16_size};
+pub use frame::{Frame, FrameKind, FrameReader, FRAGMENT_HEADER_SIZE, write_frame};
+/// Fragmentation constants, shared with the reliable channel.
+pub mod frame_consts {
+    pub use super::frame::{FRAGMENT_SIZE, MAX_FRAGMENTS};
+}
+pub use packet::{Packet, PayloadHeader, decode_packet, encode_accepted, encode_challenge, encode_connect_request,
+    encode_connect_response, encode_denied, encode_disconnect, encode_payload_header};
+
+/// Wire protocol version. Bumped on any incompatible change.
+pub const PROTOCOL_VERSION: u8 = 1;
+/// No datagram is larger than this (safe under common path MTUs, as in netcode/renet).
+pub const MAX_DATAGRAM_SIZE: usize = 1200;
+/// Size every handshake request and response is padded to.
+pub const HANDSHAKE_REQUEST_SIZE: usize = 300;
+/// The largest reply to an unauthenticated packet (a challenge).
+pub const MAX_HANDSHAKE_REPLY_SIZE: usize = 30;
+/// `kind + version + protocol_id`.
+pub const PREFIX_SIZE: usize = 6;
+/// Prefix plus `salt u32, seq u16, ack u16, ack_bits u32, ack_delay u16`.
+pub const PAYLOAD_HEADER_SIZE: usize = PREFIX_SIZE + 14;
+/// Ack delay is carried in units of this many microseconds (u16: up to ~0.5 s).
+pub const ACK_DELAY_UNIT_US: u64 = 8;
+
+/// What a datagram is, from its first byte. Numbers are wire format: never renumber.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[repr(u8)]
+pub enum PacketKind {
+    ConnectRequest = 1,
+    Challenge = 2,
+    ConnectResponse = 3,
+    Accepted = 4,
+    Denied = 5,
+    Payload = 6,
+    Disconnect = 7,
+}
+
+impl PacketKind {
+    pub fn from_u8(v: u8) -> Option<Self> {
+        Some(match v {
+            1 => Self::ConnectRequest,
+            2 => Self::Challenge,
+            3 => Self::ConnectResponse,
+            4 => Self::Accepted,
+            5 => Self::Denied,
+            6 => Self::Payload,
+            7 => Self::Disconnect,
+            _ => return None,
+        })
+    }
+}
+
+/// Why a datagram was rejected.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+pub enum DecodeError {
+    #[error("truncated: needed {need} more bytes, {have} left")]
+    Truncated { need: usize, have: usize },
+    #[error("datagram of {0} bytes is larger than the maximum")]
+    TooLarge(usize),
+    #[error("unknown packet kind {0}")]
+    UnknownKind(u8),
+    #[error("protocol id {0:#x} is not ours")]
+    WrongProtocol(u32),
+    #[error("protocol version {0} is not ours")]
+    WrongVersion(u8),
+    #[error("handshake packet has the wrong size {0}")]
+    BadHandshakeSize(usize),
+    #[error("non-zero padding")]
+    BadPadding,
+    #[error("bad length field")]
+    BadLength,
+    #[error("bad frame header {0:#04x}")]
+    BadFrame(u8),
+    #[error("bad fragment index {index} of {count}")]
+    BadFragment { index: u16, count: u16 },
+    #[error("unknown disconnect reason {0}")]
+    BadReason(u8),
+    #[error("trailing bytes after packet")]
+    Trailing,
+}
+
+/// True if sequence number `a` is newer than `b` in wrapping u16 space.
+#[inline]
+pub fn seq_newer(a: u16, b: u16) -> bool {
+    (a.wrapping_sub(b) as i16) > 0
+}

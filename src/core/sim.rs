@@ -1,0 +1,156 @@
+//! A deterministic in-memory network: endpoints joined by seeded link conditioners,
+//! driven on a simulated timeline. Whole matches run in milliseconds and reproduce
+//! exactly from the seed; the tests and the lab are built on it.
+
+use std::collections::BTreeMap;
+use std::net::{Ipv4Addr, SocketAddr, SocketAddrV4};
+
+use crate::core::clock::Micros;
+use crate::core::netsim::{LinkConditioner, LinkConfig};
+use crate::core::rng::Rng;
+use crate::core::transport::{Endpoint, EndpointConfig, Event};
+use crate::core::wire::MAX_DATAGRAM_SIZE;
+
+/// Index of a node in a [`SimNet`].
+pub type NodeId = usize;
+
+struct Node {
+    addr: SocketAddr,
+    endpoint: Endpoint,
+    events: Vec<Event>,
+}
+
+/// Endpoints, the links between them, and simulated time.
+pub struct SimNet {
+    now: Micros,
+    nodes: Vec<Node>,
+    links: BTreeMap<(NodeId, NodeId), LinkConditioner<(SocketAddr, Vec<u8>)>>,
+    default_link: LinkConfig,
+    rng: Rng,
+    scratch: Vec<u8>,
+    /// Datagrams addressed to no node (counted, dropped).
+    pub unroutable: u64,
+}
+
+impl SimNet {
+    pub fn new(seed: u64, default_link: LinkConfig) -> Self {
+        SimNet {
+            now: 0,
+            nodes: Vec::new(),
+            links: BTreeMap::new(),
+            default_link,
+            rng: Rng::new(seed),
+            scratch: vec![0; MAX_DATAGRAM_SIZE],
+            unroutable: 0,
+        }
+    }
+
+    pub fn now(&self) -> Micros {
+        self.now
+    }
+
+    /// Adds an endpoint; its seed is drawn from the network's seed unless set.
+    pub fn add(&mut self, mut cfg: EndpointConfig) -> NodeId {
+        let id = self.nodes.len();
+        if cfg.seed == 0 {
+            cfg.seed = self.rng.next_u64();
+        }
+        let addr = SocketAddr::V4(SocketAddrV4::new(Ipv4Addr::new(127, 0, 1, id as u8 + 1), 9000 + id as u16));
+        let endpoint = Endpoint::new(cfg, self.now).expect("valid endpoint config");
+        self.nodes.push(Node { addr, endpoint, events: Vec::new() });
+        id
+    }
+
+    pub fn addr(&self, n: NodeId) -> SocketAddr {
+        self.nodes[n].addr
+    }
+
+    pub fn endpoint(&mut self, n: NodeId) -> &mut Endpoint {
+        &mut self.nodes[n].endpoint
+    }
+
+    /// Sets the link from `a` to `b` (one direction).
+    pub fn set_link(&mut self, a: NodeId, b: NodeId, cfg: LinkConfig) {
+        let seed = self.rng.next_u64();
+        match self.links.get_mut(&(a, b)) {
+            Some(l) => l.set_config(cfg),
+            None => {
+                self.links.insert((a, b), LinkConditioner::new(cfg, seed));
+            }
+        }
+    }
+
+    /// Sets both directions between `a` and `b`.
+    pub fn set_links(&mut self, a: NodeId, b: NodeId, cfg: LinkConfig) {
+        self.set_link(a, b, cfg);
+        self.set_link(b, a, cfg);
+    }
+
+    /// Injects a raw datagram as if `from` had sent it to node `to` (for attack tests).
+    pub fn inject(&mut self, from: SocketAddr, to: NodeId, data: &[u8]) {
+        let now = self.now;
+        self.nodes[to].endpoint.handle_datagram(now, from, data);
+    }
+
+    /// Events collected for node `n` since the last call.
+    pub fn take_events(&mut self, n: NodeId) -> Vec<Event> {
+        std::mem::take(&mut self.nodes[n].events)
+    }
+
+    /// Advances time by `dt`: delivers due datagrams, runs every endpoint's timers,
+    /// collects events and moves new datagrams onto the links.
+    pub fn step(&mut self, dt: Micros) {
+        self.now += dt;
+        let now = self.now;
+        for (&(_, to), link) in self.links.iter_mut() {
+            while let Some(d) = link.poll(now) {
+                let (from_addr, node) = (d.0, &mut self.nodes[to]);
+                node.endpoint.handle_datagram(now, from_addr, &d.1);
+            }
+        }
+        for n in 0..self.nodes.len() {
+            self.nodes[n].endpoint.update(now);
+            self.pump(n);
+        }
+    }
+
+    /// Calls `flush` on node `n` and moves its datagrams onto the links now.
+    pub fn flush(&mut self, n: NodeId) {
+        let now = self.now;
+        self.nodes[n].endpoint.flush(now);
+        self.pump(n);
+    }
+
+    fn pump(&mut self, n: NodeId) {
+        let now = self.now;
+        while let Some(e) = self.nodes[n].endpoint.poll_event() {
+            self.nodes[n].events.push(e);
+        }
+        while let Some((to, len)) = self.nodes[n].endpoint.poll_transmit(&mut self.scratch) {
+            let Some(dst) = self.nodes.iter().position(|x| x.addr == to) else {
+                self.unroutable += 1;
+                continue;
+            };
+            if !self.links.contains_key(&(n, dst)) {
+                let cfg = self.default_link;
+                self.set_link(n, dst, cfg);
+            }
+            let from = self.nodes[n].addr;
+            let datagram = (from, self.scratch[..len].to_vec());
+            self.links.get_mut(&(n, dst)).expect("just ensured").send(now, len, datagram);
+        }
+    }
+
+    /// Steps by `dt` until `done` is true or `limit` of simulated time has passed.
+    /// Returns whether `done` became true.
+    pub fn run_until(&mut self, dt: Micros, limit: Micros, mut done: impl FnMut(&mut SimNet) -> bool) -> bool {
+        let end = self.now + limit;
+        while self.now < end {
+            if done(self) {
+                return true;
+            }
+            self.step(dt);
+        }
+        done(self)
+    }
+}

@@ -1,0 +1,28 @@
+//! A free list of byte buffers, so steady-state traffic allocates nothing.
+
+use crate::core::wire::MAX_DATAGRAM_SIZE;
+
+/// Keeps up to `limit` cleared buffers for reuse.
+#[derive(Debug)]
+pub struct BufPool {
+    free: Vec<Vec<u8>>,
+    limit: usize,
+}
+
+impl BufPool {
+    pub fn new(limit: usize) -> Self {
+        BufPool { free: Vec::new(), limit }
+    }
+    /// An empty buffer with room for at least one datagram.
+    pub fn get(&mut self) -> Vec<u8> {
+        self.free.pop().unwrap_or_else(|| Vec::with_capacity(MAX_DATAGRAM_SIZE))
+    }
+    /// Returns a buffer. Oversized buffers (reassembled messages) are dropped rather than
+    /// kept, so the pool's memory stays bounded.
+    pub fn put(&mut self, mut buf: Vec<u8>) {
+        if self.free.len() < self.limit && buf.capacity() <= 4 * MAX_DATAGRAM_SIZE {
+            buf.clear();
+            self.free.push(buf);
+        }
+    }
+}

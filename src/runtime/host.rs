@@ -17,7 +17,7 @@ use crate::core::clock::{Clock, SystemClock};
 use crate::core::netsim::LinkConfig;
 use crate::core::rng::os_seed;
 use crate::core::transport::{
-    ChannelKind, ConnectionStats, Endpoint, EndpointConfig, EndpointStats, PeerId, PeerIdAllocator,
+    ChannelKind, ConnectionStats, Endpoint, EndpointConfig, EndpointStats, PeerId, PeerIdAllocator, MAX_UNRELIABLE,
 };
 
 /// Commands (sends, flushes, connects, ...) that may wait for the network thread.
@@ -31,11 +31,6 @@ const EVENT_QUEUE_CAPACITY: usize = 8192;
 /// The longest time dropping a [`Host`] waits for the network thread to disconnect its
 /// peers and exit. After that the thread is detached (it still exits on its own).
 pub const SHUTDOWN_WAIT: Duration = Duration::from_secs(1);
-
-/// Largest message on an unreliable or sequenced channel: these are never fragmented,
-/// so a message must fit one datagram with the packet and frame headers.
-/// PROVISIONAL until the endpoint publishes its own limit.
-const MAX_UNFRAGMENTED_MESSAGE: usize = 1100;
 
 /// The engine-side handle of one UDP endpoint and its network thread.
 ///
@@ -349,13 +344,14 @@ fn fatal_message(shared: &Shared) -> String {
         .unwrap_or_else(|| "network thread exited unexpectedly".into())
 }
 
-/// The largest message each channel accepts, checked on the engine thread.
+/// The largest message each channel accepts, checked on the engine thread with the
+/// endpoint's own limits (unreliable kinds are never fragmented: one datagram).
 fn channel_limits(cfg: &EndpointConfig) -> Vec<usize> {
     cfg.channels
         .iter()
         .map(|kind| match kind {
             ChannelKind::Reliable => cfg.max_message_size,
-            ChannelKind::Unreliable | ChannelKind::Sequenced => MAX_UNFRAGMENTED_MESSAGE.min(cfg.max_message_size),
+            ChannelKind::Unreliable | ChannelKind::Sequenced => MAX_UNRELIABLE.min(cfg.max_message_size),
         })
         .collect()
 }

@@ -277,6 +277,8 @@ fn synchronous_errors() {
     p.client.send(peer, CHANNEL_UNRELIABLE, &too_big[..MAX_UNRELIABLE]).unwrap();
     let huge = vec![0u8; (1 << 20) + 1];
     assert!(matches!(p.client.send(peer, CHANNEL_RELIABLE, &huge), Err(HostError::TooLarge { .. })));
+    let bad = LinkConfig { loss: LossModel::Bernoulli { p: 1.5 }, ..LinkConfig::perfect() };
+    assert!(matches!(p.client.set_link_sim(Direction::Inbound, Some(bad)), Err(HostError::Config(m)) if m.contains("Inbound")));
     // Fill the command queue faster than the (unwoken) thread drains it.
     let mut full = false;
     for _ in 0..1_000_000 {

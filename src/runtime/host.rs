@@ -81,6 +81,8 @@ impl Host {
             cfg.endpoint.seed = os_seed();
         }
         cfg.endpoint.validate().map_err(|e| HostError::Config(e.to_string()))?;
+        validate_sim(Direction::Outbound, cfg.outbound_sim.as_ref())?;
+        validate_sim(Direction::Inbound, cfg.inbound_sim.as_ref())?;
         let clock = SystemClock::new();
         let endpoint = Endpoint::new(cfg.endpoint.clone(), clock.now_us()).map_err(|e| HostError::Config(e.to_string()))?;
         let ids = endpoint.peer_id_allocator();
@@ -262,8 +264,10 @@ impl Host {
 
     /// Turns a link simulator on, reconfigures it (`Some`) or turns it off (`None`).
     /// Datagrams the previous simulator still held are delivered at once.
+    /// An invalid `cfg` fails with [`HostError::Config`]. Wakes the network thread.
     pub fn set_link_sim(&mut self, dir: Direction, cfg: Option<LinkConfig>) -> Result<(), HostError> {
         self.check_alive()?;
+        validate_sim(dir, cfg.as_ref())?;
         self.command(Command::SetSim { dir, cfg })
     }
 
@@ -332,6 +336,13 @@ impl Host {
                 }
             }
         }
+    }
+}
+
+fn validate_sim(dir: Direction, cfg: Option<&LinkConfig>) -> Result<(), HostError> {
+    match cfg.map(LinkConfig::validate) {
+        Some(Err(e)) => Err(HostError::Config(format!("{dir:?} link simulator: {e}"))),
+        _ => Ok(()),
     }
 }
 

@@ -269,21 +269,27 @@ impl<P: Protocol> NetLoop<P> {
         }
     }
 
-    /// Replaces a simulator. Datagrams the old one still held are delivered at once
-    /// rather than lost, so turning a simulator off never drops traffic.
+    /// Turns a simulator on, reconfigures it, or turns it off. A reconfigured simulator
+    /// keeps what is in flight on its old schedule (as a real path would); one turned
+    /// off delivers what it still held at once rather than losing it.
     fn set_sim(&mut self, now: Micros, dir: Direction, cfg: Option<LinkConfig>) {
-        let new = cfg.map(|c| Sim::new(c, self.sim_rng.next_u64()));
-        let old = match dir {
-            Direction::Outbound => std::mem::replace(&mut self.sim_out, new),
-            Direction::Inbound => std::mem::replace(&mut self.sim_in, new),
+        let slot = match dir {
+            Direction::Outbound => &mut self.sim_out,
+            Direction::Inbound => &mut self.sim_in,
         };
-        let Some(mut old) = old else { return };
-        while let Some((addr, buf)) = old.poll(Micros::MAX) {
-            match dir {
-                Direction::Outbound => self.send_datagram(&buf, addr),
-                Direction::Inbound => self.p.proto.handle_datagram(now, addr, &buf),
+        match (slot.as_mut(), cfg) {
+            (Some(sim), Some(cfg)) => sim.set_config(cfg),
+            (None, Some(cfg)) => *slot = Some(Sim::new(cfg, self.sim_rng.next_u64())),
+            (_, None) => {
+                let Some(mut old) = slot.take() else { return };
+                while let Some((addr, buf)) = old.poll(Micros::MAX) {
+                    match dir {
+                        Direction::Outbound => self.send_datagram(&buf, addr),
+                        Direction::Inbound => self.p.proto.handle_datagram(now, addr, &buf),
+                    }
+                    self.reuse_sim_buffer(buf);
+                }
             }
-            self.reuse_sim_buffer(buf);
         }
     }
 

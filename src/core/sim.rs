@@ -94,14 +94,37 @@ impl SimNet {
 
     /// Events collected for node `n` since the last call.
     pub fn take_events(&mut self, n: NodeId) -> Vec<Event> {
+        self.pump(n);
         std::mem::take(&mut self.nodes[n].events)
     }
 
-    /// Advances time by `dt`: delivers due datagrams, runs every endpoint's timers,
-    /// collects events and moves new datagrams onto the links.
+    /// Advances time by `dt`. Inside the step, time jumps from event to event (each
+    /// datagram delivery and each endpoint timer at its exact time), so timing figures
+    /// do not depend on the step size.
     pub fn step(&mut self, dt: Micros) {
-        self.now += dt;
-        let now = self.now;
+        // Datagrams queued by direct calls since the last step leave now, not later.
+        for n in 0..self.nodes.len() {
+            self.pump(n);
+        }
+        let target = self.now + dt;
+        loop {
+            let next_delivery = self.links.values().filter_map(|l| l.next_delivery()).min();
+            let next_timer = self.nodes.iter().filter_map(|n| n.endpoint.next_timeout()).min();
+            let next = match (next_delivery, next_timer) {
+                (Some(a), Some(b)) => a.min(b),
+                (a, b) => a.or(b).unwrap_or(target),
+            };
+            if next >= target {
+                break;
+            }
+            self.advance_to(next.max(self.now));
+        }
+        self.advance_to(target);
+    }
+
+    fn advance_to(&mut self, t: Micros) {
+        self.now = t;
+        let now = t;
         for (&(_, to), link) in self.links.iter_mut() {
             while let Some(d) = link.poll(now) {
                 let (from_addr, node) = (d.0, &mut self.nodes[to]);

@@ -28,7 +28,10 @@ pub struct SentRing {
 
 impl SentRing {
     pub fn new() -> Self {
-        SentRing { slots: (0..SENT_RING).map(|_| SentPacket::default()).collect() }
+        // Unit lists are swapped in and out of slots; giving every one a small capacity
+        // up front means the first lap around the ring does not allocate either.
+        let slot = || SentPacket { units: Vec::with_capacity(8), ..SentPacket::default() };
+        SentRing { slots: (0..SENT_RING).map(|_| slot()).collect() }
     }
     /// Records packet `seq`, taking `units` (the caller's vector is left empty and keeps
     /// the capacity of the slot's old vector, so nothing allocates in steady state).

@@ -129,7 +129,7 @@ impl Connection {
                 .iter()
                 .map(|k| (*k == ChannelKind::Reliable).then(|| ReliableReceiver::new(max_message_size)))
                 .collect(),
-            scratch_units: Vec::new(),
+            scratch_units: Vec::with_capacity(8),
             packets_sent: 0,
             packets_received: 0,
             bytes_sent: 0,

@@ -176,6 +176,10 @@ pub fn run(o: &Options) -> ExitCode {
         }
     }
 
+    if next_report <= o.seconds {
+        report_second(next_report, &mut clients);
+    }
+
     // Let the reliable streams finish (flushing keeps acks and resends going).
     let drain_start = Instant::now();
     while drain_start.elapsed() < DRAIN_LIMIT

@@ -28,6 +28,10 @@ pub const COMMAND_QUEUE_CAPACITY: usize = 4096;
 /// wait in a backlog on the network thread.
 const EVENT_QUEUE_CAPACITY: usize = 8192;
 
+/// Events that statistics calls may move off the channel ahead of `poll_event` (kept
+/// preallocated so refreshing statistics never allocates).
+const PENDING_CAPACITY: usize = 256;
+
 /// The longest time dropping a [`Host`] waits for the network thread to disconnect its
 /// peers and exit. After that the thread is detached (it still exits on its own).
 pub const SHUTDOWN_WAIT: Duration = Duration::from_secs(1);
@@ -136,7 +140,7 @@ impl Host {
             shared,
             commands: cmd_tx,
             events: ev_rx,
-            pending: VecDeque::new(),
+            pending: VecDeque::with_capacity(PENDING_CAPACITY),
             send_pool,
             msg_pool,
             ids,
@@ -305,8 +309,13 @@ impl Host {
 
     /// Moves what the thread published into the caches. With `until_event`, stops at
     /// the first event (the common `poll_event` path keeps nothing in `pending`).
+    /// Otherwise it stops when `pending` is full: statistics behind many unpolled events
+    /// wait until the engine polls, rather than `pending` growing.
     fn pump(&mut self, until_event: bool) {
         loop {
+            if self.pending.len() == self.pending.capacity() {
+                return;
+            }
             match self.events.try_recv() {
                 Ok(ThreadMsg::Event(ev)) => {
                     if matches!(ev, HostEvent::Fatal { .. }) {

@@ -17,6 +17,8 @@
 //! * `protocol.rs`: the small trait the loop drives, so the loop can be tested with a
 //!   scripted fake before (and independently of) the real endpoint.
 
+#![warn(missing_docs)]
+
 mod host;
 mod pool;
 mod protocol;
@@ -89,15 +91,35 @@ impl HostConfig {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum HostEvent {
     /// A connection is established (a client's own `connect`, or an accepted client).
-    Connected { peer: PeerId, addr: SocketAddr },
+    Connected {
+        /// The id `connect` returned, or a new id for an accepted client.
+        peer: PeerId,
+        /// The peer's address as this socket sees it.
+        addr: SocketAddr,
+    },
     /// A connection ended; the peer id is never reused.
-    Disconnected { peer: PeerId, reason: DisconnectReason },
+    Disconnected {
+        /// The peer that is gone.
+        peer: PeerId,
+        /// Who ended it, or why.
+        reason: DisconnectReason,
+    },
     /// A whole message arrived. Give `data` back with [`Host::recycle`] so the network
     /// thread can reuse the allocation.
-    Message { peer: PeerId, channel: u8, data: Vec<u8> },
+    Message {
+        /// The sender.
+        peer: PeerId,
+        /// The channel it was sent on.
+        channel: u8,
+        /// The payload, owned by the engine now.
+        data: Vec<u8>,
+    },
     /// The network thread died (panic or socket failure). The host is unusable: every
     /// later call returns [`HostError::ThreadGone`].
-    Fatal { message: String },
+    Fatal {
+        /// What happened, for logs.
+        message: String,
+    },
 }
 
 /// Why a [`Host`] call failed. Nothing here means the call blocked or partly happened:
@@ -109,7 +131,12 @@ pub enum HostError {
     Config(String),
     /// An operating-system call failed; `context` names the operation and address.
     #[error("{context}: {source}")]
-    Io { context: String, source: std::io::Error },
+    Io {
+        /// The operation, with the address involved.
+        context: String,
+        /// The operating system's error.
+        source: std::io::Error,
+    },
     /// The peer was never connected, or the engine has already seen it disconnect (or
     /// asked for the disconnect itself).
     #[error("unknown or disconnected peer {0}")]
@@ -119,7 +146,12 @@ pub enum HostError {
     BadChannel(u8),
     /// The message is larger than its channel allows.
     #[error("message of {size} bytes exceeds the limit of {max}")]
-    TooLarge { size: usize, max: usize },
+    TooLarge {
+        /// The message's size in bytes.
+        size: usize,
+        /// The channel's limit in bytes.
+        max: usize,
+    },
     /// The command queue to the network thread is full; try again after the thread has
     /// caught up (it is woken by `flush`).
     #[error("command queue to the network thread is full")]

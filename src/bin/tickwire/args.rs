@@ -9,6 +9,7 @@ use std::str::FromStr;
 #[derive(Debug)]
 pub struct UsageError(pub String);
 
+/// Options and positionals of one subcommand.
 pub struct Args {
     options: Vec<(String, String)>,
     positional: Vec<String>,
@@ -49,6 +50,7 @@ impl Args {
         std::mem::take(&mut self.positional)
     }
 
+    /// Fails if any positional argument was given.
     pub fn no_positional(&mut self) -> Result<(), UsageError> {
         match self.positional.first() {
             Some(p) => Err(UsageError(format!("unexpected argument {p:?}"))),

@@ -297,6 +297,21 @@ fn synchronous_errors() {
 }
 
 #[test]
+fn a_second_connection_to_the_same_address_is_refused() {
+    let mut p = Pair::new(v4());
+    let dup = p.client.connect(p.server.local_addr()).unwrap();
+    p.run_until("the duplicate attempt ends", |p| {
+        p.client_log.iter().any(|e| matches!(e, HostEvent::Disconnected { peer, .. } if *peer == dup))
+    });
+    assert!(p.client_log.contains(&HostEvent::Disconnected { peer: dup, reason: DisconnectReason::ProtocolError }));
+    // The original connection is unaffected.
+    p.client.send(p.at_client, CHANNEL_RELIABLE, b"still here").unwrap();
+    p.client.flush().unwrap();
+    p.run_until("message on the original connection", |p| !received(&p.server_log, CHANNEL_RELIABLE).is_empty());
+    p.run_until("the rejection is counted", |p| p.client.runtime_stats().connects_rejected == 1);
+}
+
+#[test]
 fn bind_failure_names_the_address() {
     let taken = UdpSocket::bind("127.0.0.1:0").unwrap();
     let addr = taken.local_addr().unwrap();

@@ -46,6 +46,10 @@ pub const SHUTDOWN_WAIT: Duration = Duration::from_secs(1);
 /// Threading: a `Host` is `Send` (it may move to another thread) but its methods take
 /// `&mut self`; use it from one thread at a time.
 ///
+/// Waking: on unix `flush`, `connect`, `disconnect` and `set_link_sim` wake the
+/// thread through a self-pipe, so a flushed message leaves at once. On other targets the
+/// thread polls the socket every millisecond instead (see `waker.rs`).
+///
 /// Drop: the thread disconnects every peer gracefully and exits. Dropping waits for
 /// that at most [`SHUTDOWN_WAIT`] (1 s), then detaches the thread.
 ///
@@ -164,8 +168,10 @@ impl Host {
 
     /// Starts connecting to `addr` and returns the new peer's id at once; a
     /// [`HostEvent::Connected`] or [`HostEvent::Disconnected`] for it follows. Messages
-    /// may be sent to the peer right away; the endpoint decides whether they wait for
-    /// the handshake. Wakes the network thread.
+    /// may be sent to the peer right away; they wait for the handshake. If the endpoint
+    /// refuses the attempt (a connection with `addr` already exists) the `Disconnected`
+    /// has reason `ProtocolError`. An IPv6 `addr` from an IPv4 socket is a
+    /// [`HostError::Config`]. Wakes the network thread.
     pub fn connect(&mut self, addr: SocketAddr) -> Result<PeerId, HostError> {
         self.check_alive()?;
         let addr = socket::reachable(self.local_addr, addr)?;
@@ -247,14 +253,17 @@ impl Host {
         self.msg_pool.give(buf);
     }
 
-    /// The latest statistics the thread published for `peer` (at most ~20 ms old), or
+    /// The latest statistics the thread published for `peer` (typically under 30 ms
+    /// old: published every 20 ms when they change, by a thread that wakes at least
+    /// every 10 ms), or
     /// `None` if the peer is unknown or the engine has seen it disconnect. Never blocks.
     pub fn stats(&mut self, peer: PeerId) -> Option<ConnectionStats> {
         self.pump(false);
         self.peer_stats.get(&peer).copied()
     }
 
-    /// The latest endpoint-wide statistics (at most ~20 ms old). Never blocks.
+    /// The latest endpoint-wide statistics (as fresh as [`stats`](Self::stats)).
+    /// Never blocks.
     pub fn endpoint_stats(&mut self) -> EndpointStats {
         self.pump(false);
         self.endpoint_stats

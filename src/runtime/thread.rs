@@ -145,7 +145,9 @@ struct NetLoop<P> {
     sim_out: Option<Sim>,
     sim_in: Option<Sim>,
     sim_rng: Rng,
-    /// Idle buffers for datagrams held by the simulators.
+    /// Idle buffers for datagrams held by the simulators. Datagrams a simulator drops
+    /// take their buffer with them, so a lossy simulator allocates now and then: it is a
+    /// test facility, not part of the allocation-free path.
     sim_pool: Vec<Vec<u8>>,
     rx_buf: Vec<u8>,
     tx_buf: Vec<u8>,

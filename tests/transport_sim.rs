@@ -388,3 +388,25 @@ fn same_seed_same_run() {
     assert_eq!(a, run(42));
     assert_ne!(a, run(43));
 }
+
+#[test]
+fn drifting_clocks_still_connect_and_measure_rtt() {
+    let link = LinkConfig { latency_us: 40 * MS, ..LinkConfig::perfect() };
+    let mut net = SimNet::new(12, link);
+    let s = net.add(server_cfg(4));
+    let c = net.add(EndpointConfig::default());
+    net.set_drift(s, 1000.0);
+    net.set_drift(c, -1000.0);
+    let (cp, _) = connect(&mut net, c, s, 5 * SEC).unwrap();
+    net.run_until(16 * MS, 120 * SEC, |n| {
+        n.endpoint(c).send(cp, CHANNEL_UNRELIABLE, &[0; 8]).unwrap();
+        n.flush(c);
+        n.take_events(s);
+        false
+    });
+    assert!(net.endpoint(c).is_connected(cp));
+    // The client's clock runs 0.1% slow, so it sees an 80 ms RTT as about 79.92 ms.
+    let st = net.endpoint(c).stats(cp).unwrap();
+    assert!((st.srtt_us - 79_920.0).abs() < 300.0, "srtt {}", st.srtt_us);
+    assert!(net.local_now(s) > net.local_now(c) + 200 * MS, "clocks diverged by 2000 ppm over 2 min");
+}

@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use std::net::{Ipv4Addr, SocketAddr, SocketAddrV4};
 
 use crate::core::clock::Micros;
-use crate::core::netsim::{LinkConditioner, LinkConfig};
+use crate::core::netsim::{DriftClock, LinkConditioner, LinkConfig};
 use crate::core::rng::Rng;
 use crate::core::transport::{Endpoint, EndpointConfig, Event};
 use crate::core::wire::MAX_DATAGRAM_SIZE;
@@ -16,6 +16,8 @@ pub type NodeId = usize;
 
 struct Node {
     addr: SocketAddr,
+    /// This machine's clock against the simulation's true time.
+    clock: DriftClock,
     endpoint: Endpoint,
     events: Vec<Event>,
 }
@@ -57,12 +59,23 @@ impl SimNet {
         }
         let addr = SocketAddr::V4(SocketAddrV4::new(Ipv4Addr::new(127, 0, 1, id as u8 + 1), 9000 + id as u16));
         let endpoint = Endpoint::new(cfg, self.now).expect("valid endpoint config");
-        self.nodes.push(Node { addr, endpoint, events: Vec::new() });
+        self.nodes.push(Node { addr, clock: DriftClock::exact(), endpoint, events: Vec::new() });
         id
     }
 
     pub fn addr(&self, n: NodeId) -> SocketAddr {
         self.nodes[n].addr
+    }
+
+    /// Makes node `n`'s clock run `ppm` parts per million fast (negative: slow) from now on.
+    pub fn set_drift(&mut self, n: NodeId, ppm: f64) {
+        let now = self.now;
+        self.nodes[n].clock.set_ppm(now, ppm);
+    }
+
+    /// Node `n`'s own clock reading: the time to pass to its endpoint.
+    pub fn local_now(&self, n: NodeId) -> Micros {
+        self.nodes[n].clock.local(self.now)
     }
 
     pub fn endpoint(&mut self, n: NodeId) -> &mut Endpoint {
@@ -88,7 +101,7 @@ impl SimNet {
 
     /// Injects a raw datagram as if `from` had sent it to node `to` (for attack tests).
     pub fn inject(&mut self, from: SocketAddr, to: NodeId, data: &[u8]) {
-        let now = self.now;
+        let now = self.local_now(to);
         self.nodes[to].endpoint.handle_datagram(now, from, data);
     }
 
@@ -109,7 +122,7 @@ impl SimNet {
         let target = self.now + dt;
         loop {
             let next_delivery = self.links.values().filter_map(|l| l.next_delivery()).min();
-            let next_timer = self.nodes.iter().filter_map(|n| n.endpoint.next_timeout()).min();
+            let next_timer = self.nodes.iter().filter_map(|n| n.endpoint.next_timeout().map(|t| n.clock.true_time_of(t))).min();
             let next = match (next_delivery, next_timer) {
                 (Some(a), Some(b)) => a.min(b),
                 (a, b) => a.or(b).unwrap_or(target),
@@ -128,19 +141,21 @@ impl SimNet {
         for (&(_, to), link) in self.links.iter_mut() {
             while let Some(d) = link.poll(now) {
                 let (from_addr, node) = (d.0, &mut self.nodes[to]);
-                node.endpoint.handle_datagram(now, from_addr, &d.1);
+                let local = node.clock.local(now);
+                node.endpoint.handle_datagram(local, from_addr, &d.1);
             }
         }
         for n in 0..self.nodes.len() {
-            self.nodes[n].endpoint.update(now);
+            let local = self.local_now(n);
+            self.nodes[n].endpoint.update(local);
             self.pump(n);
         }
     }
 
     /// Calls `flush` on node `n` and moves its datagrams onto the links now.
     pub fn flush(&mut self, n: NodeId) {
-        let now = self.now;
-        self.nodes[n].endpoint.flush(now);
+        let local = self.local_now(n);
+        self.nodes[n].endpoint.flush(local);
         self.pump(n);
     }
 

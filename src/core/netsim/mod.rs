@@ -69,12 +69,13 @@ pub struct LinkStats {
 /// scheduling order. Each impairment draws from its own stream forked from the seed, so
 /// the same seed and the same calls give the same output, and changing one impairment does
 /// not change another's draws (e.g. turning on duplication keeps the loss pattern). Jitter,
-/// reorder and duplicate are drawn even for lost datagrams for the same reason.
+/// reorder and duplicate are drawn even for lost datagrams for the same reason (datagrams
+/// tail-dropped at the bottleneck draw nothing, so a bandwidth change does shift them).
 ///
 /// **Robustness.** Never panics, even on a config that fails [`LinkConfig::validate`]:
-/// probabilities act clamped and times saturate. Time is expected to be non-decreasing
-/// across calls (as everywhere in the core); going back does not break anything but
-/// reschedules nothing.
+/// probabilities act clamped and times saturate. Time is expected not to go backwards
+/// across calls, as everywhere in the core; if it does, nothing breaks and the FIFO rule
+/// still holds.
 ///
 /// **Allocation.** The only storage is the pending queue (a binary heap) whose capacity
 /// is kept, so steady-state traffic does not allocate.

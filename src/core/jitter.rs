@@ -1,0 +1,338 @@
+//! The server's input jitter buffer for one client (seeds 001 and 003).
+//!
+//! Inputs carry the client's tick. Every server tick consumes exactly one step when
+//! the next one is there. The buffer keeps Hypersomnia's ledger of *accepted counts*:
+//! - `1`: the next input was there (or was lost for good and is substituted);
+//! - `0`: underflow: nothing arrived in time, a substitute (repeat or empty) is used and
+//!   the client's input will be consumed one tick later;
+//! - `k > 1`: the queue passed its depth and `k` steps were merged into this tick.
+//!
+//! A client that pops the accepted count from its queue of predicted inputs stays in
+//! step with the server without any clock being exchanged. Each input's *arrival
+//! margin* (ticks between its arrival and the tick that consumes it; negative = late)
+//! is recorded for the client's lead controller.
+
+use std::collections::VecDeque;
+
+/// What the server uses when a client's input is missing.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum UnderflowPolicy {
+    /// Repeat the client's last input (keys held stay held).
+    RepeatLast,
+    /// An empty (zero-length) input.
+    Empty,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct JitterConfig {
+    /// Steps queued beyond this are merged into the current tick.
+    pub max_depth: usize,
+    /// A client whose queue passes this is kicked (it is far ahead or flooding).
+    pub hard_cap: usize,
+    pub underflow: UnderflowPolicy,
+    /// A client with this many consecutive underflows is kicked (it cannot keep up).
+    pub max_starved_ticks: u32,
+    /// Largest input in bytes.
+    pub max_input_size: usize,
+}
+
+impl Default for JitterConfig {
+    fn default() -> Self {
+        JitterConfig { max_depth: 8, hard_cap: 120, underflow: UnderflowPolicy::RepeatLast, max_starved_ticks: 300, max_input_size: 256 }
+    }
+}
+
+/// Why a client was kicked by its jitter buffer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum KickReason {
+    /// The queue passed the hard cap.
+    Overflow,
+    /// Too many consecutive ticks without an input.
+    Starved,
+}
+
+/// What a push did.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum PushOutcome {
+    /// First copy of this input; `margin` in ticks (negative = it missed its tick).
+    Queued { margin: f64 },
+    /// A redundant copy of an input already queued or consumed.
+    Duplicate,
+    /// Refused: too large.
+    TooLarge,
+}
+
+/// The kind of step a tick consumed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StepKind {
+    /// One real input.
+    Normal,
+    /// Underflow: nothing consumed, a substitute used.
+    Underflow,
+    /// The next input never arrived but later ones did: substituted and skipped.
+    Lost,
+    /// Several steps consumed at once.
+    Merged,
+}
+
+/// The result of one server tick for one client. `inputs` holds `accepted` inputs
+/// (one substitute for `Underflow` and `Lost`), each as its own slice.
+#[derive(Debug)]
+pub struct Step<'a> {
+    pub kind: StepKind,
+    pub accepted: u32,
+    /// The client tick of the first consumed input (or the one substituted).
+    pub first_client_tick: u64,
+    pub inputs: &'a [Vec<u8>],
+}
+
+/// Counters for metrics (M1, M11).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct JitterStats {
+    pub ticks: u64,
+    pub normal: u64,
+    pub underflows: u64,
+    pub lost: u64,
+    pub merges: u64,
+    pub merged_steps: u64,
+    pub late_arrivals: u64,
+    pub duplicates: u64,
+}
+
+#[derive(Debug)]
+pub struct JitterBuffer {
+    cfg: JitterConfig,
+    /// Queued inputs by client tick, ascending; may have gaps.
+    queue: VecDeque<(u64, Vec<u8>)>,
+    /// The client tick the next step should consume.
+    next_tick: Option<u64>,
+    /// Server tick that will consume `next_tick` if nothing underflows or merges.
+    next_server_tick: u64,
+    last_input: Vec<u8>,
+    out: Vec<Vec<u8>>,
+    spare: Vec<Vec<u8>>,
+    starved: u32,
+    stats: JitterStats,
+}
+
+impl JitterBuffer {
+    pub fn new(cfg: JitterConfig) -> Self {
+        JitterBuffer {
+            cfg,
+            queue: VecDeque::new(),
+            next_tick: None,
+            next_server_tick: 0,
+            last_input: Vec::new(),
+            out: Vec::new(),
+            spare: Vec::new(),
+            starved: 0,
+            stats: JitterStats::default(),
+        }
+    }
+
+    pub fn stats(&self) -> JitterStats {
+        self.stats
+    }
+
+    /// Steps waiting.
+    pub fn depth(&self) -> usize {
+        self.queue.len()
+    }
+
+    /// Takes an input for client tick `client_tick` that arrived at server position
+    /// `arrival` (fractional server ticks; tick `s` is consumed at position `s`).
+    pub fn push(&mut self, arrival: f64, client_tick: u64, input: &[u8]) -> PushOutcome {
+        if input.len() > self.cfg.max_input_size {
+            return PushOutcome::TooLarge;
+        }
+        let next = *self.next_tick.get_or_insert(client_tick);
+        if self.queue.is_empty() && self.stats.ticks == 0 && client_tick < next {
+            // Before the first step, an older input simply becomes the start.
+            self.next_tick = Some(client_tick);
+        } else if client_tick < next {
+            self.stats.duplicates += 1;
+            return PushOutcome::Duplicate;
+        }
+        let next = self.next_tick.expect("set above");
+        let pos = self.queue.partition_point(|(t, _)| *t < client_tick);
+        if self.queue.get(pos).is_some_and(|(t, _)| *t == client_tick) {
+            self.stats.duplicates += 1;
+            return PushOutcome::Duplicate;
+        }
+        let mut buf = self.spare.pop().unwrap_or_default();
+        buf.clear();
+        buf.extend_from_slice(input);
+        self.queue.insert(pos, (client_tick, buf));
+        // Its deadline: the tick that would consume it if nothing changes.
+        let deadline = self.next_server_tick as f64 + (client_tick - next) as f64;
+        let margin = deadline - arrival;
+        if margin < 0.0 {
+            self.stats.late_arrivals += 1;
+        }
+        PushOutcome::Queued { margin }
+    }
+
+    fn substitute(&mut self) {
+        let mut b = self.spare.pop().unwrap_or_default();
+        b.clear();
+        if self.cfg.underflow == UnderflowPolicy::RepeatLast {
+            b.extend_from_slice(&self.last_input);
+        }
+        self.out.push(b);
+    }
+
+    /// Consumes this server tick's step. `Err` means the client should be kicked.
+    pub fn pop(&mut self, server_tick: u64) -> Result<Step<'_>, KickReason> {
+        self.spare.append(&mut self.out);
+        self.stats.ticks += 1;
+        self.next_server_tick = server_tick + 1;
+        if self.queue.len() > self.cfg.hard_cap {
+            return Err(KickReason::Overflow);
+        }
+        let Some(next) = self.next_tick else {
+            // Nothing ever arrived: an empty step, not (yet) a starved client.
+            self.stats.underflows += 1;
+            self.substitute();
+            return Ok(Step { kind: StepKind::Underflow, accepted: 0, first_client_tick: 0, inputs: &self.out });
+        };
+        let front = self.queue.front().map(|(t, _)| *t);
+        let (kind, count) = match front {
+            None => (StepKind::Underflow, 0),
+            Some(t) if t > next => (StepKind::Lost, 0),
+            Some(_) if self.queue.len() > self.cfg.max_depth => (StepKind::Merged, self.queue.len() - self.cfg.max_depth + 1),
+            Some(_) => (StepKind::Normal, 1),
+        };
+        match kind {
+            StepKind::Underflow => {
+                self.starved += 1;
+                self.stats.underflows += 1;
+                if self.starved > self.cfg.max_starved_ticks {
+                    return Err(KickReason::Starved);
+                }
+                self.substitute();
+                return Ok(Step { kind, accepted: 0, first_client_tick: next, inputs: &self.out });
+            }
+            StepKind::Lost => {
+                self.starved = 0;
+                self.stats.lost += 1;
+                self.substitute();
+                self.next_tick = Some(next + 1);
+                return Ok(Step { kind, accepted: 1, first_client_tick: next, inputs: &self.out });
+            }
+            _ => {}
+        }
+        self.starved = 0;
+        // Consume `count` consecutive steps, substituting inside gaps.
+        let mut tick = next;
+        for _ in 0..count {
+            match self.queue.front() {
+                Some((t, _)) if *t == tick => {
+                    let (_, b) = self.queue.pop_front().expect("front exists");
+                    self.last_input.clear();
+                    self.last_input.extend_from_slice(&b);
+                    self.out.push(b);
+                }
+                _ => self.substitute(),
+            }
+            tick += 1;
+        }
+        self.next_tick = Some(tick);
+        if kind == StepKind::Merged {
+            self.stats.merges += 1;
+            self.stats.merged_steps += count as u64;
+        } else {
+            self.stats.normal += 1;
+        }
+        Ok(Step { kind, accepted: count as u32, first_client_tick: next, inputs: &self.out })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn cfg() -> JitterConfig {
+        JitterConfig { max_depth: 3, hard_cap: 10, max_starved_ticks: 5, ..JitterConfig::default() }
+    }
+
+    #[test]
+    fn steady_inputs_are_consumed_one_per_tick_with_margins() {
+        let mut j = JitterBuffer::new(cfg());
+        // Inputs for client ticks 100.. arrive 0.5 tick before the server tick that eats them.
+        for i in 0..50u64 {
+            let out = j.push(i as f64 - 0.5, 100 + i, &[i as u8]);
+            if i > 0 {
+                assert_eq!(out, PushOutcome::Queued { margin: 0.5 });
+            }
+            let s = j.pop(i).unwrap();
+            assert_eq!((s.kind, s.accepted, s.first_client_tick), (StepKind::Normal, 1, 100 + i));
+            assert_eq!(s.inputs, &[vec![i as u8]]);
+        }
+        assert_eq!(j.stats().normal, 50);
+    }
+
+    #[test]
+    fn underflow_repeats_and_delays_then_merge_catches_up() {
+        let mut j = JitterBuffer::new(cfg());
+        j.push(-0.5, 10, &[1]);
+        assert_eq!(j.pop(0).unwrap().accepted, 1);
+        // Tick 1: nothing arrived.
+        let s = j.pop(1).unwrap();
+        assert_eq!((s.kind, s.accepted), (StepKind::Underflow, 0));
+        assert_eq!(s.inputs, &[vec![1]], "repeat last");
+        // Input 11 arrives late (its tick was 1); it is consumed at tick 2 instead.
+        assert!(matches!(j.push(1.2, 11, &[2]), PushOutcome::Queued { margin } if margin > 0.0));
+        assert_eq!(j.stats().late_arrivals, 0, "after the underflow its new deadline is tick 2");
+        // A burst: 12..=16 arrive at once; depth 5 > 3 merges 3 of them with 11.
+        for t in 12..=16 {
+            j.push(1.3, t, &[t as u8]);
+        }
+        let s = j.pop(2).unwrap();
+        assert_eq!((s.kind, s.accepted), (StepKind::Merged, 4));
+        assert_eq!(s.inputs, &[vec![2], vec![12], vec![13], vec![14]]);
+        assert_eq!(j.depth(), 2);
+    }
+
+    #[test]
+    fn duplicates_and_lost_inputs() {
+        let mut j = JitterBuffer::new(JitterConfig { underflow: UnderflowPolicy::Empty, ..cfg() });
+        j.push(0.0, 5, &[5]);
+        assert_eq!(j.push(0.0, 5, &[5]), PushOutcome::Duplicate);
+        j.pop(0).unwrap();
+        assert_eq!(j.push(0.5, 5, &[5]), PushOutcome::Duplicate, "already consumed");
+        // 6 is lost for good; 7 arrives.
+        j.push(0.9, 7, &[7]);
+        let s = j.pop(1).unwrap();
+        assert_eq!((s.kind, s.accepted, s.first_client_tick), (StepKind::Lost, 1, 6));
+        assert_eq!(s.inputs, &[Vec::<u8>::new()], "empty policy");
+        let s = j.pop(2).unwrap();
+        assert_eq!((s.kind, s.first_client_tick), (StepKind::Normal, 7));
+        assert_eq!(j.push(2.5, 8, &[0; 300]), PushOutcome::TooLarge);
+    }
+
+    #[test]
+    fn late_margin_is_negative() {
+        let mut j = JitterBuffer::new(cfg());
+        j.push(0.0, 0, &[0]);
+        j.pop(0).unwrap();
+        // Input 1 is due at tick 1 but arrives at position 1.4: 0.4 tick late.
+        assert!(matches!(j.push(1.4, 1, &[1]), PushOutcome::Queued { margin } if (margin + 0.4).abs() < 1e-9));
+        assert_eq!(j.stats().late_arrivals, 1);
+    }
+
+    #[test]
+    fn kicks_on_overflow_and_starvation() {
+        let mut j = JitterBuffer::new(cfg());
+        for t in 0..12 {
+            j.push(0.0, t, &[0]);
+        }
+        assert_eq!(j.pop(0).unwrap_err(), KickReason::Overflow);
+        let mut j = JitterBuffer::new(cfg());
+        j.push(0.0, 0, &[0]);
+        j.pop(0).unwrap();
+        for s in 1..=5 {
+            assert!(j.pop(s).is_ok());
+        }
+        assert_eq!(j.pop(6).unwrap_err(), KickReason::Starved);
+    }
+}

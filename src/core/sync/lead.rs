@@ -1,0 +1,241 @@
+//! The client's input-lead controller: a closed loop on the arrival margins the server
+//! measures, not an RTT/2 estimate.
+//!
+//! The server reports, for each client input, how early (positive) or late (negative)
+//! its first copy arrived against the tick that consumed it. Those reports are a
+//! round trip old. The client knows its own *phase* Φ exactly (ticks gained or lost
+//! through dilation and snaps since it started), so each report is stored
+//! phase-normalised: `x = margin − Φ(when that input was sent)`. The margin a new input
+//! would get at the current phase is then `x + Φ(now)`, so corrections still in flight
+//! are never counted twice (dead-time compensation, Smith-predictor style), and the
+//! loop can be fast without ringing.
+//!
+//! The target phase makes the ε-quantile of margins sit at `target_margin`:
+//! `Φ* = target_margin − Q_ε(x)`, from a histogram that forgets. The committed target
+//! moves up (more lead) as soon as it is exceeded, and down only beyond a hysteresis
+//! band placed above the estimator's own noise, so estimator noise never turns into
+//! clock corrections. The output is a time scale for the [`TickClock`], proportional to
+//! the remaining phase error; errors beyond the snap threshold become a snap.
+//!
+//! [`TickClock`]: crate::core::tick::TickClock
+
+use super::histogram::ForgettingHistogram;
+
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct LeadConfig {
+    /// Target late rate ε: the margin quantile the loop holds at `target_margin_ticks`.
+    pub late_rate: f64,
+    /// Where the ε-quantile of margins should sit, in ticks (a small safety).
+    pub target_margin_ticks: f64,
+    /// Dilation per tick of phase error (0.05: 1 tick off runs the clock 5% fast or slow).
+    pub gain: f64,
+    /// Per-sample forgetting of the margin histogram (0.99 ≈ the last 100 inputs).
+    pub forget: f64,
+    /// Smallest hysteresis band for lowering the lead, in ticks.
+    pub min_band_ticks: f64,
+    /// Errors beyond this many ticks are corrected with a snap.
+    pub snap_threshold_ticks: f64,
+}
+
+impl Default for LeadConfig {
+    fn default() -> Self {
+        LeadConfig { late_rate: 0.01, target_margin_ticks: 0.05, gain: 0.05, forget: 0.99, min_band_ticks: 0.15, snap_threshold_ticks: 10.0 }
+    }
+}
+
+/// What the clock should do now.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct LeadControl {
+    /// Time scale for the tick clock (before its own clamping).
+    pub scale: f64,
+    /// A phase jump in ticks to make now (None: dilation only).
+    pub snap_ticks: Option<f64>,
+}
+
+const RING: usize = 4096;
+
+#[derive(Debug, Clone)]
+pub struct InputLeadController {
+    cfg: LeadConfig,
+    hist: ForgettingHistogram,
+    /// Phase at which the input of each recent client tick was sent.
+    sent_phase: Vec<(u64, f64)>,
+    committed: Option<f64>,
+    /// The histogram holds `margin − Φ_sent + base`; `base` is a whole number of ticks.
+    base: f64,
+    /// Running mean and mean square deviation of the raw target estimate.
+    raw_mean: f64,
+    raw_dev: f64,
+    samples: u64,
+    last_margin: f64,
+}
+
+impl InputLeadController {
+    pub fn new(cfg: LeadConfig) -> Self {
+        InputLeadController {
+            cfg,
+            // Values are kept relative to `base` (near the current phase), so they stay
+            // within a margin's range however far the phase drifts in a long match.
+            hist: ForgettingHistogram::new(-32.0, 64.0, 1.0 / 32.0, cfg.forget),
+            base: 0.0,
+            sent_phase: vec![(u64::MAX, 0.0); RING],
+            committed: None,
+            raw_mean: 0.0,
+            raw_dev: 0.0,
+            samples: 0,
+            last_margin: 0.0,
+        }
+    }
+
+    pub fn config(&self) -> &LeadConfig {
+        &self.cfg
+    }
+
+    /// Records the phase at the moment the input for client tick `tick` was sent.
+    pub fn on_input_sent(&mut self, tick: u64, phase: f64) {
+        self.sent_phase[tick as usize % RING] = (tick, phase);
+    }
+
+    /// Takes the server's margin report for client tick `tick` (ticks; negative = late).
+    pub fn on_margin(&mut self, tick: u64, margin: f64) {
+        let (t, phase) = self.sent_phase[tick as usize % RING];
+        if t != tick || !margin.is_finite() {
+            return; // too old to place, or garbage
+        }
+        self.hist.add(margin - phase + self.base);
+        self.samples += 1;
+        self.last_margin = margin;
+        let Some(q) = self.quantile_x() else { return };
+        let raw = self.cfg.target_margin_ticks - q;
+        if self.samples == 1 {
+            self.raw_mean = raw;
+        }
+        let d = raw - self.raw_mean;
+        self.raw_mean += d / 32.0;
+        self.raw_dev += (d * d - self.raw_dev) / 32.0;
+        let band = self.band();
+        self.committed = Some(match self.committed {
+            None => raw,
+            // More lead needed: act at once (late inputs cost correctness).
+            Some(c) if raw > c + band / 4.0 => raw,
+            // Less lead: only beyond the band, so noise is not chased.
+            Some(c) if raw < c - band => raw + band / 2.0,
+            Some(c) => c,
+        });
+    }
+
+    /// Q_ε of `margin − Φ_sent`.
+    fn quantile_x(&self) -> Option<f64> {
+        self.hist.quantile(self.cfg.late_rate).map(|q| q - self.base)
+    }
+
+    /// Keeps `base` within a few ticks of the phase (call with the current phase).
+    pub fn rebase(&mut self, phase: f64) {
+        let want = phase.round();
+        if (want - self.base).abs() >= 4.0 {
+            self.hist.shift(want - self.base);
+            self.base = want;
+        }
+    }
+
+    /// The hysteresis band: twice the estimator's noise, at least `min_band_ticks`.
+    pub fn band(&self) -> f64 {
+        (2.0 * self.raw_dev.sqrt()).max(self.cfg.min_band_ticks)
+    }
+
+    /// The phase the loop is steering to, once margins have arrived.
+    pub fn target_phase(&self) -> Option<f64> {
+        self.committed
+    }
+
+    /// The ε-quantile of margin an input sent at `phase` is expected to get.
+    pub fn expected_margin_quantile(&self, phase: f64) -> Option<f64> {
+        self.quantile_x().map(|q| q + phase)
+    }
+
+    pub fn samples(&self) -> u64 {
+        self.samples
+    }
+
+    pub fn last_margin(&self) -> f64 {
+        self.last_margin
+    }
+
+    /// The control output at the current phase.
+    pub fn control(&mut self, phase: f64) -> LeadControl {
+        self.rebase(phase);
+        let Some(target) = self.committed else {
+            return LeadControl { scale: 1.0, snap_ticks: None };
+        };
+        let err = target - phase;
+        if err.abs() >= self.cfg.snap_threshold_ticks {
+            return LeadControl { scale: 1.0, snap_ticks: Some(err) };
+        }
+        LeadControl { scale: 1.0 + self.cfg.gain * err, snap_ticks: None }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::core::rng::Rng;
+
+    /// A toy closed loop: margins = phase + offset + noise, reported `delay` inputs late.
+    fn run(offset: impl Fn(u64) -> f64, noise: f64, ticks: u64) -> (Vec<f64>, f64) {
+        let mut c = InputLeadController::new(LeadConfig::default());
+        let mut rng = Rng::new(3);
+        let mut phase = 0.0;
+        let delay = 6;
+        let mut margins = Vec::new();
+        let mut late = 0;
+        for t in 0..ticks {
+            c.on_input_sent(t, phase);
+            let m = phase + offset(t) + noise * rng.normal();
+            margins.push(m);
+            if m < 0.0 && t > ticks / 2 {
+                late += 1;
+            }
+            if t >= delay {
+                let tt = t - delay;
+                c.on_margin(tt, margins[tt as usize]);
+            }
+            let ctl = c.control(phase);
+            if let Some(s) = ctl.snap_ticks {
+                phase += s;
+            } else {
+                phase += ctl.scale.clamp(0.95, 1.10) - 1.0;
+            }
+        }
+        (margins, late as f64 / (ticks / 2) as f64)
+    }
+
+    #[test]
+    fn holds_the_one_percent_quantile_near_zero() {
+        let (m, late) = run(|_| -5.0, 0.3, 20_000);
+        let tail = &m[10_000..];
+        let mean: f64 = tail.iter().sum::<f64>() / tail.len() as f64;
+        // Q_.01 of N(0, 0.3) is -0.70; with the 0.05 safety the mean margin should sit near 0.75.
+        assert!(late <= 0.015, "late rate {late}");
+        assert!((mean - 0.75).abs() < 0.25, "mean margin {mean}");
+    }
+
+    #[test]
+    fn follows_a_step_and_a_drift() {
+        // A +3 tick step at t=5000 and a slow drift of 0.001 tick per tick (1000 ppm).
+        let (m, late) = run(|t| -4.0 - if t > 5000 { 3.0 } else { 0.0 } - 0.001 * t as f64, 0.2, 20_000);
+        assert!(late <= 0.02, "late rate {late}");
+        let tail = &m[15_000..];
+        let mean: f64 = tail.iter().sum::<f64>() / tail.len() as f64;
+        assert!(mean > 0.2 && mean < 1.2, "mean margin {mean}");
+    }
+
+    #[test]
+    fn big_errors_snap() {
+        let mut c = InputLeadController::new(LeadConfig::default());
+        c.on_input_sent(1, 0.0);
+        c.on_margin(1, -30.0);
+        assert!(matches!(c.control(0.0).snap_ticks, Some(s) if s > 29.0));
+        c.on_margin(999, 5.0); // unknown tick: ignored
+        assert_eq!(c.samples(), 1);
+    }
+}

@@ -1,6 +1,7 @@
 //! `tickwire bench loopback`: what the runtime costs on 127.0.0.1, measured from the
 //! outside. Not a test: it prints numbers, it asserts nothing.
 //!
+//! (a0) The observer's own cost: the same probe sent with a plain socket.
 //! (a) Push-to-wire latency: the engine calls send + flush; a forwarding proxy between
 //!     client and server timestamps the datagram when it arrives. Both timestamps come
 //!     from the same monotonic clock (`Instant`). This includes the wake of the network
@@ -38,10 +39,11 @@ pub fn run(messages: usize, argv: &[String]) -> ExitCode {
     let build = if cfg!(debug_assertions) { "debug (numbers are pessimistic: use --release)" } else { "release" };
     println!("build: {build}; {cores} cores; 127.0.0.1; {messages} samples after {WARMUP} warm-up\n");
     let result = (|| -> Result<(), String> {
-        let a = push_to_wire(messages)?;
+        let (a0, a) = push_to_wire(messages)?;
         let b = engine_rtt(messages)?;
         let c = bytes_per_message()?;
         println!("{:<52} {:>10} {:>10} {:>9} {:>6}", "measurement", "p50", "p99", "samples", "lost");
+        print_row("(a0) baseline: plain send_to -> datagram at proxy", &a0);
         print_row("(a) push-to-wire: send+flush -> datagram at proxy", &a);
         print_row("(b) engine-to-engine RTT, 32 B unreliable", &b);
         println!("\n(c) wire bytes per 32 B unreliable message at 60 Hz ({RATE_MESSAGES} messages):");
@@ -178,29 +180,50 @@ impl Drop for Proxy {
     }
 }
 
-fn push_to_wire(messages: usize) -> Result<Samples, String> {
+/// Waits for the proxy to report probe `seq`; the arrival time, or `None` on timeout.
+fn observed(proxy: &Proxy, seq: u32, t0: Instant) -> Option<Instant> {
+    let deadline = t0 + SAMPLE_TIMEOUT;
+    loop {
+        match proxy.seen.recv_deadline(deadline) {
+            Ok((s, at)) if s == seq => return Some(at),
+            Ok(_) => continue,
+            Err(_) => return None,
+        }
+    }
+}
+
+fn record(s: &mut Samples, i: u32, t0: Instant, at: Option<Instant>) {
+    match at {
+        Some(at) if i as usize >= WARMUP => s.micros.push(at.duration_since(t0).as_secs_f64() * 1e6),
+        Some(_) => {}
+        None => s.lost += 1,
+    }
+}
+
+/// (a0) the observer's own cost: the same probes sent with a plain socket from the
+/// engine thread; (a) through the host.
+fn push_to_wire(messages: usize) -> Result<(Samples, Samples), String> {
     let mut server = start(1)?;
     let proxy = Proxy::start(server.local_addr()).map_err(|e| format!("proxy: {e}"))?;
+    let plain = UdpSocket::bind("127.0.0.1:0").map_err(|e| e.to_string())?;
+    let mut base = Samples { micros: Vec::with_capacity(messages), lost: 0 };
     let mut client = start(0)?;
+    // The host connects first: the proxy sends replies to the first address it saw.
     let peer = connect(&mut client, &mut server, proxy.addr)?;
+    // Baseline probes are numbered from 2^31 so they never match the host's.
+    const BASE: u32 = 1 << 31;
+    for i in 0..(WARMUP + messages) as u32 {
+        let t0 = Instant::now();
+        plain.send_to(&probe(BASE + i), proxy.addr).map_err(|e| e.to_string())?;
+        record(&mut base, i, t0, observed(&proxy, BASE + i, t0));
+        std::thread::sleep(Duration::from_millis(1));
+    }
     let mut s = Samples { micros: Vec::with_capacity(messages), lost: 0 };
     for i in 0..(WARMUP + messages) as u32 {
         let t0 = Instant::now();
         client.send(peer, CHANNEL_UNRELIABLE, &probe(i)).map_err(|e| e.to_string())?;
         client.flush().map_err(|e| e.to_string())?;
-        let deadline = t0 + SAMPLE_TIMEOUT;
-        let observed = loop {
-            match proxy.seen.recv_deadline(deadline) {
-                Ok((seq, at)) if seq == i => break Some(at),
-                Ok(_) => continue,
-                Err(_) => break None,
-            }
-        };
-        match observed {
-            Some(at) if i as usize >= WARMUP => s.micros.push(at.duration_since(t0).as_secs_f64() * 1e6),
-            Some(_) => {}
-            None => s.lost += 1,
-        }
+        record(&mut s, i, t0, observed(&proxy, i, t0));
         while let Some(ev) = server.poll_event() {
             if let HostEvent::Message { data, .. } = ev {
                 server.recycle(data);
@@ -209,7 +232,7 @@ fn push_to_wire(messages: usize) -> Result<Samples, String> {
         // Let the network thread fall asleep again: the wake path is what is measured.
         std::thread::sleep(Duration::from_millis(1));
     }
-    Ok(s)
+    Ok((base, s))
 }
 
 fn engine_rtt(messages: usize) -> Result<Samples, String> {

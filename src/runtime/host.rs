@@ -16,6 +16,7 @@ use super::{socket, waker, Direction, HostConfig, HostError, HostEvent};
 use crate::core::clock::{Clock, SystemClock};
 use crate::core::netsim::LinkConfig;
 use crate::core::rng::os_seed;
+use crate::core::wire::MAX_DATAGRAM_SIZE;
 use crate::core::transport::{
     ChannelKind, ConnectionStats, Endpoint, EndpointConfig, EndpointStats, PeerId, PeerIdAllocator, MAX_UNRELIABLE,
 };
@@ -120,7 +121,7 @@ impl Host {
         let (cmd_tx, cmd_rx) = crossbeam_channel::bounded(COMMAND_QUEUE_CAPACITY);
         let (ev_tx, ev_rx) = crossbeam_channel::bounded(EVENT_QUEUE_CAPACITY);
         let (done_tx, done_rx) = crossbeam_channel::bounded(1);
-        let (send_pool, msg_pool) = (BufferPool::new(), BufferPool::new());
+        let (send_pool, msg_pool) = (BufferPool::new(1), BufferPool::new(MAX_DATAGRAM_SIZE));
         let channel_limits = channel_limits(&cfg.endpoint);
         let parts = ThreadParts {
             proto,
@@ -248,7 +249,8 @@ impl Host {
     }
 
     /// Gives a message buffer (from [`HostEvent::Message`]) back to the network thread
-    /// for reuse. Optional; never blocks; a full free-list simply frees the buffer.
+    /// for reuse. Optional; never blocks; a full free-list simply frees the buffer, and
+    /// so does one smaller than a datagram (not one the host handed out).
     pub fn recycle(&mut self, buf: Vec<u8>) {
         self.msg_pool.give(buf);
     }

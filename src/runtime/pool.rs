@@ -23,12 +23,17 @@ const FRESH_CAPACITY: usize = 256;
 pub(crate) struct BufferPool {
     tx: Sender<Vec<u8>>,
     rx: Receiver<Vec<u8>>,
+    /// Smaller buffers are freed rather than kept.
+    min_capacity: usize,
 }
 
 impl BufferPool {
-    pub(crate) fn new() -> Self {
+    /// A pool that keeps buffers of at least `min_capacity` bytes: the endpoint's
+    /// buffers must hold a whole datagram, and a smaller one handed back by the engine
+    /// would have to grow (allocate) on its first use there.
+    pub(crate) fn new(min_capacity: usize) -> Self {
         let (tx, rx) = crossbeam_channel::bounded(POOL_CAPACITY);
-        BufferPool { tx, rx }
+        BufferPool { tx, rx, min_capacity: min_capacity.max(1) }
     }
 
     /// An empty buffer, reused when one is available.
@@ -41,9 +46,10 @@ impl BufferPool {
         self.rx.try_recv().ok()
     }
 
-    /// Returns a buffer to the list; drops it if the list is full or it is oversized.
+    /// Returns a buffer to the list; drops it if the list is full or its capacity is
+    /// outside the kept range.
     pub(crate) fn give(&self, mut buf: Vec<u8>) {
-        if buf.capacity() == 0 || buf.capacity() > MAX_POOLED_CAPACITY {
+        if buf.capacity() < self.min_capacity || buf.capacity() > MAX_POOLED_CAPACITY {
             return;
         }
         buf.clear();
@@ -57,7 +63,7 @@ mod tests {
 
     #[test]
     fn reuses_allocations_and_bounds_size() {
-        let p = BufferPool::new();
+        let p = BufferPool::new(1);
         let mut b = p.take();
         b.extend_from_slice(b"hello");
         let ptr = b.as_ptr();
@@ -67,6 +73,9 @@ mod tests {
         assert_eq!(b2.as_ptr(), ptr, "the same allocation comes back");
         p.give(Vec::with_capacity(MAX_POOLED_CAPACITY + 1));
         assert!(p.try_take().is_none(), "oversized buffers are not kept");
+        let strict = BufferPool::new(1200);
+        strict.give(Vec::with_capacity(16));
+        assert!(strict.try_take().is_none(), "undersized buffers are not kept");
         for _ in 0..POOL_CAPACITY + 10 {
             p.give(Vec::with_capacity(8));
         }

@@ -139,7 +139,10 @@ pub(crate) mod fake {
                 }
             };
             if let Some((&channel, rest)) = data.split_first() {
-                self.events.push_back(Event::Message { peer, channel, data: rest.to_vec() });
+                // Datagram-sized, like the endpoint's buffers (smaller ones are not recycled).
+                let mut buf = Vec::with_capacity(crate::core::wire::MAX_DATAGRAM_SIZE);
+                buf.extend_from_slice(rest);
+                self.events.push_back(Event::Message { peer, channel, data: buf });
             }
         }
         fn update(&mut self, _now: Micros) {}

@@ -1,5 +1,5 @@
 //! The `tickwire` command-line tool: a live demo over the link simulator, loopback
-//! benchmarks, and (later) the scenario lab.
+//! benchmarks, and the scenario lab.
 //!
 //! Exit codes: 0 success, 1 the run completed but failed its check (e.g. an incomplete
 //! reliable stream in `demo`), 2 bad arguments or a subcommand that is not available.
@@ -27,8 +27,10 @@ usage:
   tickwire bench loopback [--messages N]
       Push-to-wire latency, engine-to-engine RTT and wire bytes per message on
       127.0.0.1. Default --messages 2000. Build with --release for meaningful numbers.
-  tickwire lab
-      Scenario lab (not implemented yet).
+  tickwire lab [--scenario ID[,ID...]] [--seconds N] [--seed N] [--out DIR]
+      Time-sync scenarios S0-S9 on the deterministic simulator: tickwire against three
+      baselines, one table per scenario beside the oracle limits; --out writes CSV and
+      SVG plots. Default: every scenario, 300 s of game time each.
   tickwire help";
 
 fn main() -> ExitCode {
@@ -70,8 +72,21 @@ fn run(argv: &[String]) -> Result<ExitCode, UsageError> {
             Ok(bench::run(messages, argv))
         }
         "lab" => {
-            println!("lab: not implemented yet (issue 3)");
-            Ok(ExitCode::from(2))
+            let opts = match tickwire::lab::parse_args(rest) {
+                Ok(o) => o,
+                Err(e) if e.is_empty() => {
+                    println!("{}", tickwire::lab::LAB_USAGE);
+                    return Ok(ExitCode::SUCCESS);
+                }
+                Err(e) => return Err(UsageError(format!("lab: {e}"))),
+            };
+            match tickwire::lab::run(&opts, |s| print!("{s}")) {
+                Ok(()) => Ok(ExitCode::SUCCESS),
+                Err(e) => {
+                    eprintln!("tickwire lab: {e}");
+                    Ok(ExitCode::from(1))
+                }
+            }
         }
         "help" | "--help" | "-h" => {
             println!("{USAGE}");

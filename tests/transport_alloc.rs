@@ -80,7 +80,7 @@ fn steady_state_ticks_do_not_allocate() {
     let tick = 16_667u64;
     let input = [7u8; 32];
     let snapshot = [9u8; 200];
-    let mut run = |p: &mut Pair, ticks: u64, start: u64| -> usize {
+    let run = |p: &mut Pair, ticks: u64, start: u64| -> usize {
         let mut delivered = 0;
         for t in start..start + ticks {
             let now = t * tick;

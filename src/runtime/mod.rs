@@ -1,14 +1,41 @@
-//! The only code that owns a socket and a thread. STUB: API contract only.
+//! The only code that owns a socket and a thread.
 //!
-//! A [`Host`] is the engine-side handle. `Host::start` binds a socket2 UDP socket and
-//! spawns one network thread that owns it and the core [`Endpoint`](crate::core::transport::Endpoint).
-//! Engine calls never block: commands go to the thread through crossbeam channels and
-//! events come back the same way.
+//! A [`Host`] is the engine-side handle. [`Host::start`] binds a socket2 UDP socket and
+//! spawns one network thread that owns it and the core
+//! [`Endpoint`](crate::core::transport::Endpoint), driven by
+//! [`SystemClock`](crate::core::clock::SystemClock) time. Engine calls never block:
+//! commands go to the thread through a bounded crossbeam channel (full = [`HostError::QueueFull`])
+//! and events and statistics come back the same way.
+//!
+//! Layout, one concept per file:
+//! * `host.rs`: the engine side ([`Host`]): synchronous checks, command queue, event
+//!   and statistics cache.
+//! * `thread.rs`: the network loop: socket, endpoint, link simulators, timers.
+//! * `socket.rs`: socket2 setup (address family, buffer sizes, non-blocking).
+//! * `waker.rs`: how the engine wakes the sleeping thread (a self-pipe on unix).
+//! * `pool.rs`: bounded free-lists that recycle message buffers in both directions.
+//! * `protocol.rs`: the small trait the loop drives, so the loop can be tested with a
+//!   scripted fake before (and independently of) the real endpoint.
+
+#![warn(missing_docs)]
+
+mod host;
+mod pool;
+mod protocol;
+mod socket;
+mod thread;
+mod waker;
+
+#[cfg(test)]
+mod tests;
 
 use std::net::SocketAddr;
 
 use crate::core::netsim::LinkConfig;
-use crate::core::transport::{ConnectionStats, DisconnectReason, EndpointConfig, EndpointStats, PeerId};
+use crate::core::transport::{DisconnectReason, EndpointConfig, PeerId};
+
+pub use host::{Host, COMMAND_QUEUE_CAPACITY, SHUTDOWN_WAIT};
+pub use thread::RuntimeStats;
 
 /// Which way a link simulator applies.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -22,14 +49,19 @@ pub enum Direction {
 /// Configuration of a [`Host`].
 #[derive(Debug, Clone)]
 pub struct HostConfig {
+    /// The transport configuration handed to the endpoint. A `seed` of 0 is replaced by
+    /// OS randomness (cookie secrets and salts must not be predictable on a real network).
     pub endpoint: EndpointConfig,
-    /// Address to bind (IPv4 or IPv6; port 0 picks a free port).
+    /// Address to bind (IPv4 or IPv6; port 0 picks a free port). The socket's family
+    /// follows this address; an IPv6 socket keeps the OS default for dual-stack.
     pub bind: SocketAddr,
-    /// SO_RCVBUF / SO_SNDBUF in bytes; 0 keeps the OS default.
+    /// SO_RCVBUF in bytes; 0 keeps the OS default.
     pub recv_buffer_bytes: usize,
+    /// SO_SNDBUF in bytes; 0 keeps the OS default.
     pub send_buffer_bytes: usize,
-    /// Link simulators applied to datagrams sent and received (None = off).
+    /// Link simulator applied to datagrams this host sends (None = off).
     pub outbound_sim: Option<LinkConfig>,
+    /// Link simulator applied to datagrams this host receives (None = off).
     pub inbound_sim: Option<LinkConfig>,
     /// Seed for the simulators (0 = from the OS).
     pub sim_seed: u64,
@@ -38,66 +70,93 @@ pub struct HostConfig {
     pub auto_flush_interval_us: u64,
 }
 
+impl HostConfig {
+    /// A configuration with the default endpoint, no simulators, OS buffer sizes and
+    /// explicit flushes only, bound to `bind`.
+    pub fn new(bind: SocketAddr) -> Self {
+        HostConfig {
+            endpoint: EndpointConfig::default(),
+            bind,
+            recv_buffer_bytes: 0,
+            send_buffer_bytes: 0,
+            outbound_sim: None,
+            inbound_sim: None,
+            sim_seed: 0,
+            auto_flush_interval_us: 0,
+        }
+    }
+}
+
 /// What the engine side polls.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum HostEvent {
-    Connected { peer: PeerId, addr: SocketAddr },
-    Disconnected { peer: PeerId, reason: DisconnectReason },
-    Message { peer: PeerId, channel: u8, data: Vec<u8> },
-    /// The network thread died (panic or socket failure). The host is unusable.
-    Fatal { message: String },
+    /// A connection is established (a client's own `connect`, or an accepted client).
+    Connected {
+        /// The id `connect` returned, or a new id for an accepted client.
+        peer: PeerId,
+        /// The peer's address as this socket sees it.
+        addr: SocketAddr,
+    },
+    /// A connection ended; the peer id is never reused.
+    Disconnected {
+        /// The peer that is gone.
+        peer: PeerId,
+        /// Who ended it, or why.
+        reason: DisconnectReason,
+    },
+    /// A whole message arrived. Give `data` back with [`Host::recycle`] so the network
+    /// thread can reuse the allocation.
+    Message {
+        /// The sender.
+        peer: PeerId,
+        /// The channel it was sent on.
+        channel: u8,
+        /// The payload, owned by the engine now.
+        data: Vec<u8>,
+    },
+    /// The network thread died (panic or socket failure). The host is unusable: every
+    /// later call returns [`HostError::ThreadGone`].
+    Fatal {
+        /// What happened, for logs.
+        message: String,
+    },
 }
 
+/// Why a [`Host`] call failed. Nothing here means the call blocked or partly happened:
+/// a failed call had no effect.
 #[derive(Debug, thiserror::Error)]
 pub enum HostError {
+    /// The configuration was rejected before anything was started.
     #[error("{0}")]
     Config(String),
+    /// An operating-system call failed; `context` names the operation and address.
     #[error("{context}: {source}")]
-    Io { context: String, source: std::io::Error },
+    Io {
+        /// The operation, with the address involved.
+        context: String,
+        /// The operating system's error.
+        source: std::io::Error,
+    },
+    /// The peer was never connected, or the engine has already seen it disconnect (or
+    /// asked for the disconnect itself).
     #[error("unknown or disconnected peer {0}")]
     UnknownPeer(PeerId),
+    /// The channel id is outside the configured channel layout.
     #[error("channel {0} is not configured")]
     BadChannel(u8),
+    /// The message is larger than its channel allows.
     #[error("message of {size} bytes exceeds the limit of {max}")]
-    TooLarge { size: usize, max: usize },
+    TooLarge {
+        /// The message's size in bytes.
+        size: usize,
+        /// The channel's limit in bytes.
+        max: usize,
+    },
+    /// The command queue to the network thread is full; try again after the thread has
+    /// caught up (it is woken by `flush`).
     #[error("command queue to the network thread is full")]
     QueueFull,
+    /// The network thread has stopped (after a [`HostEvent::Fatal`]).
     #[error("the network thread has stopped: {0}")]
     ThreadGone(String),
-}
-
-pub struct Host {}
-
-impl Host {
-    pub fn start(_cfg: HostConfig) -> Result<Host, HostError> {
-        todo!()
-    }
-    pub fn local_addr(&self) -> SocketAddr {
-        todo!()
-    }
-    pub fn connect(&mut self, _addr: SocketAddr) -> Result<PeerId, HostError> {
-        todo!()
-    }
-    pub fn send(&mut self, _peer: PeerId, _channel: u8, _data: &[u8]) -> Result<(), HostError> {
-        todo!()
-    }
-    pub fn flush(&mut self) -> Result<(), HostError> {
-        todo!()
-    }
-    pub fn disconnect(&mut self, _peer: PeerId) -> Result<(), HostError> {
-        todo!()
-    }
-    pub fn poll_event(&mut self) -> Option<HostEvent> {
-        todo!()
-    }
-    pub fn recycle(&mut self, _buf: Vec<u8>) {}
-    pub fn stats(&mut self, _peer: PeerId) -> Option<ConnectionStats> {
-        todo!()
-    }
-    pub fn endpoint_stats(&mut self) -> EndpointStats {
-        todo!()
-    }
-    pub fn set_link_sim(&mut self, _dir: Direction, _cfg: Option<LinkConfig>) -> Result<(), HostError> {
-        todo!()
-    }
 }

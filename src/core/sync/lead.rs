@@ -70,6 +70,15 @@ pub struct InputLeadController {
     last_margin: f64,
     /// The server's consumption shift at the latest report.
     shift: f64,
+    /// Drift of the target, in ticks per sample (≈ per tick), and its running sum:
+    /// samples are stored detrended so the histogram does not smear under clock drift.
+    drift: f64,
+    drift_sum: f64,
+    /// Raw target at the last drift measurement, and samples since.
+    drift_ref: Option<f64>,
+    drift_samples: u32,
+    /// The last three per-second slopes: their median rejects a one-off step.
+    slopes: [f64; 3],
 }
 
 impl InputLeadController {
@@ -87,6 +96,11 @@ impl InputLeadController {
             samples: 0,
             last_margin: 0.0,
             shift: 0.0,
+            drift: 0.0,
+            drift_sum: 0.0,
+            drift_ref: None,
+            drift_samples: 0,
+            slopes: [0.0; 3],
         }
     }
 
@@ -111,12 +125,13 @@ impl InputLeadController {
         if t != tick || !margin.is_finite() {
             return; // too old to place, or garbage
         }
-        self.hist.add(margin - phase + self.base);
-        // (phase here is the client's own; the shift was taken out of the margin above)
+        self.drift_sum += self.drift;
+        self.hist.add(margin - phase + self.base + self.drift_sum);
         self.samples += 1;
         self.last_margin = margin;
         let Some(q) = self.quantile_x() else { return };
         let raw = self.cfg.target_margin_ticks - q;
+        self.track_drift(raw);
         if self.samples == 1 {
             self.raw_mean = raw;
         }
@@ -134,9 +149,37 @@ impl InputLeadController {
         });
     }
 
-    /// Q_ε of `margin − Φ_sent`.
+    /// Q_ε of `margin − Φ_sent` now (samples are stored detrended).
     fn quantile_x(&self) -> Option<f64> {
-        self.hist.quantile(self.cfg.late_rate).map(|q| q - self.base)
+        self.hist.quantile(self.cfg.late_rate).map(|q| q - self.base - self.drift_sum)
+    }
+
+    /// The frequency term: every 60 samples, the raw target's slope. A latency step
+    /// shows up in one such slope, so the median of the last three is used, clamped
+    /// to ±0.0015 tick per tick (±1500 ppm, above the ±1000 ppm the loop is specified
+    /// for) and smoothed over ~20 s, slow enough that a step's transient is not taken
+    /// for drift.
+    fn track_drift(&mut self, raw: f64) {
+        self.drift_samples += 1;
+        let Some(prev) = self.drift_ref else {
+            self.drift_ref = Some(raw);
+            self.drift_samples = 0;
+            return;
+        };
+        if self.drift_samples >= 60 {
+            self.slopes = [self.slopes[1], self.slopes[2], (raw - prev) / self.drift_samples as f64];
+            let mut sorted = self.slopes;
+            sorted.sort_by(|a, b| a.total_cmp(b));
+            let slope = sorted[1].clamp(-0.0015, 0.0015);
+            self.drift += (slope - self.drift) * 0.05;
+            self.drift_ref = Some(raw);
+            self.drift_samples = 0;
+        }
+    }
+
+    /// Estimated clock drift against the server, in ticks per tick (×1e6 = ppm).
+    pub fn drift(&self) -> f64 {
+        self.drift
     }
 
     /// Keeps `base` within a few ticks of the phase (call with the current phase).
@@ -168,6 +211,11 @@ impl InputLeadController {
         self.quantile_x().map(|q| q + phase + self.shift)
     }
 
+    #[cfg(test)]
+    fn sent_phase_of(&self, tick: u64) -> f64 {
+        self.sent_phase[tick as usize % RING].1
+    }
+
     pub fn samples(&self) -> u64 {
         self.samples
     }
@@ -187,7 +235,8 @@ impl InputLeadController {
         if err.abs() >= self.cfg.snap_threshold_ticks {
             return LeadControl { scale: 1.0, snap_ticks: Some(err) };
         }
-        LeadControl { scale: 1.0 + self.cfg.gain * err, snap_ticks: None }
+        // The drift term runs the clock at the server's rate; the gain closes the gap.
+        LeadControl { scale: 1.0 + self.drift + self.cfg.gain * err, snap_ticks: None }
     }
 }
 
@@ -243,6 +292,23 @@ mod tests {
         let tail = &m[15_000..];
         let mean: f64 = tail.iter().sum::<f64>() / tail.len() as f64;
         assert!(mean > 0.2 && mean < 1.2, "mean margin {mean}");
+    }
+
+    #[test]
+    fn learns_the_drift() {
+        let mut c = InputLeadController::new(LeadConfig::default());
+        let mut phase = 0.0;
+        for t in 0..30_000u64 {
+            c.on_input_sent(t, phase);
+            if t >= 6 {
+                // 1000 ppm: the margin falls a thousandth of a tick per tick.
+                let tt = t - 6;
+                c.on_margin(tt, 2.0 - 0.001 * tt as f64 + c.sent_phase_of(tt), 0);
+            }
+            let ctl = c.control(phase);
+            phase += ctl.scale - 1.0;
+        }
+        assert!((c.drift() - 0.001).abs() < 0.0002, "drift {}", c.drift());
     }
 
     #[test]

@@ -10,47 +10,73 @@ pub const SENT_RING: usize = 1024;
 /// Packets covered by one header: `ack` plus 32 bits.
 pub const ACK_WINDOW: u16 = 33;
 
+/// Reliable-unit entries remembered across all recent packets of a connection. A
+/// packet whose entries have been overwritten can no longer ack its units; they are
+/// resent on timeout instead. Fixed size, so recording never allocates.
+pub const UNIT_RING: usize = 8192;
+
 /// What one sent packet carried.
-#[derive(Debug, Default)]
+#[derive(Debug, Default, Clone, Copy)]
 pub struct SentPacket {
     pub seq: u16,
     pub sent_at: Micros,
     pub live: bool,
     pub acked: bool,
-    /// `(channel, reliable unit seq)` for each reliable unit in the packet.
-    pub units: Vec<(u8, u16)>,
+    /// Its `(channel, unit seq)` entries: `[units_start, units_start + units_len)` in
+    /// the unit ring (a running count, taken modulo [`UNIT_RING`]).
+    units_start: u64,
+    units_len: u32,
 }
 
 #[derive(Debug)]
 pub struct SentRing {
     slots: Vec<SentPacket>,
+    units: Vec<(u8, u16)>,
+    /// Entries ever written; the packet being built starts at `packet_start`.
+    units_head: u64,
+    packet_start: u64,
 }
 
 impl SentRing {
     pub fn new() -> Self {
-        // Unit lists are swapped in and out of slots; giving every one a small capacity
-        // up front means the first lap around the ring does not allocate either.
-        let slot = || SentPacket { units: Vec::with_capacity(8), ..SentPacket::default() };
-        SentRing { slots: (0..SENT_RING).map(|_| slot()).collect() }
+        SentRing { slots: vec![SentPacket::default(); SENT_RING], units: vec![(0, 0); UNIT_RING], units_head: 0, packet_start: 0 }
     }
-    /// Records packet `seq`, taking `units` (the caller's vector is left empty and keeps
-    /// the capacity of the slot's old vector, so nothing allocates in steady state).
-    pub fn insert(&mut self, seq: u16, now: Micros, units: &mut Vec<(u8, u16)>) {
-        let slot = &mut self.slots[seq as usize % SENT_RING];
-        slot.seq = seq;
-        slot.sent_at = now;
-        slot.live = true;
-        slot.acked = false;
-        std::mem::swap(&mut slot.units, units);
-        units.clear();
+    /// Notes that the packet being built carries reliable unit `(channel, seq)`.
+    pub fn push_unit(&mut self, channel: u8, seq: u16) {
+        self.units[(self.units_head % UNIT_RING as u64) as usize] = (channel, seq);
+        self.units_head += 1;
+    }
+    /// Records packet `seq` with the units pushed since the previous packet.
+    pub fn insert(&mut self, seq: u16, now: Micros) {
+        let start = self.packet_start;
+        self.slots[seq as usize % SENT_RING] = SentPacket {
+            seq,
+            sent_at: now,
+            live: true,
+            acked: false,
+            units_start: start,
+            units_len: (self.units_head - start) as u32,
+        };
+        self.packet_start = self.units_head;
     }
     pub fn get(&self, seq: u16) -> Option<&SentPacket> {
         let slot = &self.slots[seq as usize % SENT_RING];
         (slot.live && slot.seq == seq).then_some(slot)
     }
-    pub fn get_mut(&mut self, seq: u16) -> Option<&mut SentPacket> {
+    /// Marks packet `seq` acked if it is live and was not yet; returns it then.
+    pub fn ack(&mut self, seq: u16) -> Option<SentPacket> {
         let slot = &mut self.slots[seq as usize % SENT_RING];
-        (slot.live && slot.seq == seq).then_some(slot)
+        if !slot.live || slot.seq != seq || slot.acked {
+            return None;
+        }
+        slot.acked = true;
+        Some(*slot)
+    }
+    /// The units a packet carried, if its entries are still in the ring.
+    pub fn units_of(&self, p: &SentPacket) -> impl Iterator<Item = (u8, u16)> + '_ {
+        let intact = self.units_head - p.units_start <= UNIT_RING as u64;
+        let n = if intact { p.units_len as u64 } else { 0 };
+        (p.units_start..p.units_start + n).map(move |i| self.units[(i % UNIT_RING as u64) as usize])
     }
 }
 
@@ -176,11 +202,23 @@ mod tests {
     #[test]
     fn sent_ring_matches_only_live_seq() {
         let mut s = SentRing::new();
-        let mut units = vec![(2u8, 7u16)];
-        s.insert(5, 100, &mut units);
-        assert!(units.is_empty());
-        assert_eq!(s.get(5).unwrap().units, vec![(2, 7)]);
+        s.push_unit(2, 7);
+        s.insert(5, 100);
+        let p = s.ack(5).unwrap();
+        assert_eq!(s.units_of(&p).collect::<Vec<_>>(), vec![(2, 7)]);
+        assert!(s.ack(5).is_none(), "acked once");
         assert!(s.get(5 + SENT_RING as u16).is_none());
         assert!(s.get(6).is_none());
+        // Entries overwritten by later packets are no longer reported.
+        s.push_unit(1, 1);
+        s.insert(6, 101);
+        for i in 0..UNIT_RING as u16 {
+            s.push_unit(2, i);
+        }
+        s.insert(7, 102);
+        let p6 = s.ack(6).unwrap();
+        assert_eq!(s.units_of(&p6).count(), 0);
+        let p7 = s.ack(7).unwrap();
+        assert_eq!(s.units_of(&p7).count(), UNIT_RING);
     }
 }

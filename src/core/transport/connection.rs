@@ -79,7 +79,6 @@ pub struct Connection {
     seq_recv: Vec<Option<u16>>,
     reliable_send: Vec<ReliableSender>,
     reliable_recv: Vec<Option<ReliableReceiver>>,
-    scratch_units: Vec<(u8, u16)>,
     packets_sent: u64,
     packets_received: u64,
     bytes_sent: u64,
@@ -129,7 +128,6 @@ impl Connection {
                 .iter()
                 .map(|k| (*k == ChannelKind::Reliable).then(|| ReliableReceiver::new(max_message_size)))
                 .collect(),
-            scratch_units: Vec::with_capacity(8),
             packets_sent: 0,
             packets_received: 0,
             bytes_sent: 0,
@@ -182,7 +180,7 @@ impl Connection {
     }
 
     fn finish_packet(&mut self, now: Micros, buf: Vec<u8>, out: &mut VecDeque<(SocketAddr, Vec<u8>)>) {
-        self.sent.insert(self.next_seq, now, &mut self.scratch_units);
+        self.sent.insert(self.next_seq, now);
         self.next_seq = self.next_seq.wrapping_add(1);
         self.last_send = now;
         self.ack_pending_since = None;
@@ -236,7 +234,7 @@ impl Connection {
                     }
                     u.sends += 1;
                     u.last_sent = Some(now);
-                    self.scratch_units.push((ch as u8, u.seq));
+                    self.sent.push_unit(ch as u8, u.seq);
                 }
             }
             if buf.len() == PAYLOAD_HEADER_SIZE {
@@ -338,17 +336,13 @@ impl Connection {
                 continue;
             }
             let seq = header.ack.wrapping_sub(i);
-            let Some(p) = self.sent.get_mut(seq) else { continue };
-            if p.acked {
-                continue;
-            }
-            p.acked = true;
+            let Some(p) = self.sent.ack(seq) else { continue };
             if i == 0 {
                 // Only the newest acked packet has a known ack delay.
                 self.rtt.observe_ack_delay(ack_delay as f64);
                 self.rtt.sample(now.saturating_sub(p.sent_at).saturating_sub(ack_delay) as f64);
             }
-            for &(ch, useq) in &p.units {
+            for (ch, useq) in self.sent.units_of(&p) {
                 self.reliable_send[ch as usize].ack(useq, pool);
             }
         }

@@ -17,10 +17,11 @@ impl BufPool {
     pub fn get(&mut self) -> Vec<u8> {
         self.free.pop().unwrap_or_else(|| Vec::with_capacity(MAX_DATAGRAM_SIZE))
     }
-    /// Returns a buffer. Oversized buffers (reassembled messages) are dropped rather than
-    /// kept, so the pool's memory stays bounded.
+    /// Returns a buffer. Oversized buffers (reassembled messages) are dropped so the
+    /// pool's memory stays bounded, and undersized ones so `get` keeps its promise.
     pub fn put(&mut self, mut buf: Vec<u8>) {
-        if self.free.len() < self.limit && buf.capacity() <= 4 * MAX_DATAGRAM_SIZE {
+        let cap = buf.capacity();
+        if self.free.len() < self.limit && (MAX_DATAGRAM_SIZE..=4 * MAX_DATAGRAM_SIZE).contains(&cap) {
             buf.clear();
             self.free.push(buf);
         }

@@ -638,7 +638,7 @@ typedef struct tw_peer_stats {
 
 /**
  * Figures for a whole host (`tw_host_get_stats`), including traffic from unknown
- * addresses. Counters since the host started. Fixed size: new figures take space from
+ * addresses, and the network thread's own counters. Counters since the host started. Fixed size: new figures take space from
  * `reserved`.
  */
 typedef struct tw_host_stats {
@@ -679,9 +679,35 @@ typedef struct tw_host_stats {
      */
     uint64_t connections;
     /**
+     * Messages the network thread dropped because a connection's send queue was full
+     * (`send_queue_limit_bytes`) or the peer had just gone.
+     */
+    uint64_t sends_rejected;
+    /**
+     * Connection attempts refused on the network thread (each also gave a
+     * DISCONNECTED event).
+     */
+    uint64_t connects_rejected;
+    /**
+     * Datagrams dropped because the socket's send buffer was full.
+     */
+    uint64_t socket_send_dropped;
+    /**
+     * Other socket send failures; the datagram was dropped.
+     */
+    uint64_t socket_send_errors;
+    /**
+     * Socket receive failures other than "nothing to read".
+     */
+    uint64_t socket_recv_errors;
+    /**
+     * Events waiting on the network thread because the engine polls too slowly.
+     */
+    uint64_t event_backlog;
+    /**
      * Zero.
      */
-    uint64_t reserved[20];
+    uint64_t reserved[14];
 } tw_host_stats;
 
 #ifdef __cplusplus
@@ -1024,6 +1050,20 @@ tw_result tw_host_local_address(struct tw_host *host, char *buf, size_t buf_len,
  * `host` must be NULL or a live handle.
  */
 tw_result tw_debug_panic(struct tw_host *host);
+
+/**
+ * FOR TESTS ONLY: makes the host's network thread panic, to exercise the failure path:
+ * the next polls give a `TW_EVENT_KIND_FATAL` event, and every later call on the host
+ * (except `tw_host_destroy`) returns `TW_RESULT_NETWORK_THREAD_GONE`. Does not block.
+ *
+ * Thread-safety: not safe for concurrent use of the same host.
+ *
+ * Returns `TW_RESULT_OK`; `TW_RESULT_NULL_ARGUMENT`; `TW_RESULT_PANIC`.
+ *
+ * # Safety
+ * `host` must be NULL or a live handle.
+ */
+tw_result tw_debug_kill_network_thread(struct tw_host *host);
 
 /**
  * Returns `sizeof(tw_peer_stats)` as the library sees it (256). Thread-safe; never fails.

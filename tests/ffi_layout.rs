@@ -92,7 +92,9 @@ fn stats_layout() {
     assert_eq!(size_of::<tw_host_stats>(), 256);
     assert_eq!(offset_of!(tw_host_stats, datagrams_received), 0);
     assert_eq!(offset_of!(tw_host_stats, connections), 88);
-    assert_eq!(offset_of!(tw_host_stats, reserved), 96);
+    assert_eq!(offset_of!(tw_host_stats, sends_rejected), 96);
+    assert_eq!(offset_of!(tw_host_stats, event_backlog), 136);
+    assert_eq!(offset_of!(tw_host_stats, reserved), 144);
     // SAFETY: no arguments.
     unsafe {
         assert_eq!(tw_peer_stats_size(), 256);

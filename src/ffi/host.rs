@@ -477,9 +477,9 @@ pub unsafe extern "C" fn tw_host_get_stats(
         if out_stats.is_null() {
             return Err(Failure::null("out_stats"));
         }
-        let stats = h.host.endpoint_stats();
+        let stats = tw_host_stats::new(&h.host.endpoint_stats(), &h.host.runtime_stats());
         // SAFETY: checked non-NULL; the caller guarantees it is writable.
-        unsafe { write_out(out_stats, tw_host_stats::from(&stats)) };
+        unsafe { write_out(out_stats, stats) };
         Ok(tw_result::Ok)
     })
 }
@@ -591,4 +591,23 @@ pub unsafe extern "C" fn tw_debug_panic(host: *mut tw_host) -> tw_result {
     } else {
         with_host("tw_debug_panic", host, |_| panic!("{MSG}"))
     }
+}
+
+/// FOR TESTS ONLY: makes the host's network thread panic, to exercise the failure path:
+/// the next polls give a `TW_EVENT_KIND_FATAL` event, and every later call on the host
+/// (except `tw_host_destroy`) returns `TW_RESULT_NETWORK_THREAD_GONE`. Does not block.
+///
+/// Thread-safety: not safe for concurrent use of the same host.
+///
+/// Returns `TW_RESULT_OK`; `TW_RESULT_NULL_ARGUMENT`; `TW_RESULT_PANIC`.
+///
+/// # Safety
+/// `host` must be NULL or a live handle.
+#[doc(hidden)]
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn tw_debug_kill_network_thread(host: *mut tw_host) -> tw_result {
+    with_host("tw_debug_kill_network_thread", host, |h| {
+        h.host.debug_inject_panic();
+        Ok(tw_result::Ok)
+    })
 }

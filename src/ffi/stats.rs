@@ -4,6 +4,7 @@ use std::mem::size_of;
 
 use super::guard;
 use crate::core::transport::{ConnectionStats, EndpointStats};
+use crate::runtime::RuntimeStats;
 
 /// Figures for one connection (`tw_host_peer_stats`). Times in microseconds, rates per
 /// second over the last full second, counters since the connection started.
@@ -67,7 +68,7 @@ impl From<&ConnectionStats> for tw_peer_stats {
 }
 
 /// Figures for a whole host (`tw_host_get_stats`), including traffic from unknown
-/// addresses. Counters since the host started. Fixed size: new figures take space from
+/// addresses, and the network thread's own counters. Counters since the host started. Fixed size: new figures take space from
 /// `reserved`.
 #[repr(C)]
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -92,12 +93,26 @@ pub struct tw_host_stats {
     pub denied: u64,
     /// Open connections, in any state.
     pub connections: u64,
+    /// Messages the network thread dropped because a connection's send queue was full
+    /// (`send_queue_limit_bytes`) or the peer had just gone.
+    pub sends_rejected: u64,
+    /// Connection attempts refused on the network thread (each also gave a
+    /// DISCONNECTED event).
+    pub connects_rejected: u64,
+    /// Datagrams dropped because the socket's send buffer was full.
+    pub socket_send_dropped: u64,
+    /// Other socket send failures; the datagram was dropped.
+    pub socket_send_errors: u64,
+    /// Socket receive failures other than "nothing to read".
+    pub socket_recv_errors: u64,
+    /// Events waiting on the network thread because the engine polls too slowly.
+    pub event_backlog: u64,
     /// Zero.
-    pub reserved: [u64; 20],
+    pub reserved: [u64; 14],
 }
 
-impl From<&EndpointStats> for tw_host_stats {
-    fn from(s: &EndpointStats) -> Self {
+impl tw_host_stats {
+    pub(crate) fn new(s: &EndpointStats, r: &RuntimeStats) -> Self {
         tw_host_stats {
             datagrams_received: s.datagrams_received,
             datagrams_sent: s.datagrams_sent,
@@ -111,7 +126,13 @@ impl From<&EndpointStats> for tw_host_stats {
             challenges_sent: s.challenges_sent,
             denied: s.denied,
             connections: s.connections,
-            reserved: [0; 20],
+            sends_rejected: r.sends_rejected,
+            connects_rejected: r.connects_rejected,
+            socket_send_dropped: r.socket_send_dropped,
+            socket_send_errors: r.socket_send_errors,
+            socket_recv_errors: r.socket_recv_errors,
+            event_backlog: r.event_backlog,
+            reserved: [0; 14],
         }
     }
 }

@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "tickwire.h"
 
@@ -287,6 +288,33 @@ static void live_host(void) {
     link.seed = 42;
     EXPECT_ERR(tw_host_set_link_sim(h, TW_DIRECTION_OUTBOUND, &link), TW_RESULT_INVALID_ARGUMENT,
                "tw_host_set_link_sim", "seed");
+
+    /* A dead network thread: a FATAL event, then NETWORK_THREAD_GONE; destroy works. */
+    {
+        tw_host *doomed = NULL;
+        int saw_fatal = 0;
+        int spins;
+        EXPECT_OK(tw_host_create(&cfg, "127.0.0.1:0", &doomed));
+        if (doomed != NULL) {
+            EXPECT_OK(tw_debug_kill_network_thread(doomed));
+            for (spins = 0; spins < 5000 && !saw_fatal; spins++) {
+                struct timespec ts;
+                if (tw_host_poll_event(doomed, &ev) == TW_RESULT_OK && ev.kind == TW_EVENT_KIND_FATAL) {
+                    saw_fatal = 1;
+                    break;
+                }
+                ts.tv_sec = 0;
+                ts.tv_nsec = 1000000L;
+                nanosleep(&ts, NULL);
+            }
+            CHECK(saw_fatal && ev.peer == 0 && ev.data.fatal.message[0] != '\0');
+            EXPECT_ERR(tw_host_flush(doomed), TW_RESULT_NETWORK_THREAD_GONE, "tw_host_flush", NULL);
+            EXPECT_ERR(tw_host_send(doomed, 1, TW_CHANNEL_RELIABLE, data, 3), TW_RESULT_NETWORK_THREAD_GONE,
+                       "tw_host_send", NULL);
+            tw_host_destroy(doomed);
+            passed++; /* destroy of a host whose thread died returned */
+        }
+    }
 
     /* A panic inside a host call is caught and poisons that host. */
     EXPECT_ERR(tw_debug_panic(h), TW_RESULT_PANIC, "tw_debug_panic", "panic: ");

@@ -13,6 +13,10 @@
 #include <string.h>
 #include <time.h>
 
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include "tickwire.h"
 
 static int passed;
@@ -289,40 +293,80 @@ static void live_host(void) {
     EXPECT_ERR(tw_host_set_link_sim(h, TW_DIRECTION_OUTBOUND, &link), TW_RESULT_INVALID_ARGUMENT,
                "tw_host_set_link_sim", "seed");
 
-    /* A dead network thread: a FATAL event, then NETWORK_THREAD_GONE; destroy works. */
-    {
-        tw_host *doomed = NULL;
-        int saw_fatal = 0;
-        int spins;
-        EXPECT_OK(tw_host_create(&cfg, "127.0.0.1:0", &doomed));
-        if (doomed != NULL) {
-            EXPECT_OK(tw_debug_kill_network_thread(doomed));
-            for (spins = 0; spins < 5000 && !saw_fatal; spins++) {
-                struct timespec ts;
-                if (tw_host_poll_event(doomed, &ev) == TW_RESULT_OK && ev.kind == TW_EVENT_KIND_FATAL) {
-                    saw_fatal = 1;
-                    break;
-                }
-                ts.tv_sec = 0;
-                ts.tv_nsec = 1000000L;
-                nanosleep(&ts, NULL);
-            }
-            CHECK(saw_fatal && ev.peer == 0 && ev.data.fatal.message[0] != '\0');
-            EXPECT_ERR(tw_host_flush(doomed), TW_RESULT_NETWORK_THREAD_GONE, "tw_host_flush", NULL);
-            EXPECT_ERR(tw_host_send(doomed, 1, TW_CHANNEL_RELIABLE, data, 3), TW_RESULT_NETWORK_THREAD_GONE,
-                       "tw_host_send", NULL);
-            tw_host_destroy(doomed);
-            passed++; /* destroy of a host whose thread died returned */
-        }
-    }
-
     /* A panic inside a host call is caught and poisons that host. */
     EXPECT_ERR(tw_debug_panic(h), TW_RESULT_PANIC, "tw_debug_panic", "panic: ");
     EXPECT_ERR(tw_host_flush(h), TW_RESULT_PANIC, "tw_host_flush", "earlier panic");
     tw_host_destroy(h);
 }
 
+/*
+ * A dead network thread: a FATAL event, then NETWORK_THREAD_GONE from later calls, and
+ * tw_host_destroy still returns. Runs in a child process, forked before any host exists
+ * (so no other thread is running), so that a crash is reported as a failed check rather
+ * than ending the whole test.
+ */
+static int fatal_path_child(void) {
+    tw_host_config cfg;
+    tw_host *doomed = NULL;
+    tw_event ev;
+    const uint8_t data[3] = {1, 2, 3};
+    int saw_fatal = 0;
+    int spins;
+
+    tw_host_config_init_default(&cfg);
+    EXPECT_OK(tw_host_create(&cfg, "127.0.0.1:0", &doomed));
+    if (doomed == NULL) {
+        return 1;
+    }
+    EXPECT_OK(tw_debug_kill_network_thread(doomed));
+    memset(&ev, 0, sizeof ev);
+    for (spins = 0; spins < 5000; spins++) {
+        struct timespec ts;
+        if (tw_host_poll_event(doomed, &ev) == TW_RESULT_OK && ev.kind == TW_EVENT_KIND_FATAL) {
+            saw_fatal = 1;
+            break;
+        }
+        ts.tv_sec = 0;
+        ts.tv_nsec = 1000000L;
+        nanosleep(&ts, NULL);
+    }
+    CHECK(saw_fatal && ev.peer == 0 && ev.data.fatal.message[0] != '\0');
+    EXPECT_ERR(tw_host_flush(doomed), TW_RESULT_NETWORK_THREAD_GONE, "tw_host_flush", NULL);
+    EXPECT_ERR(tw_host_send(doomed, 1, TW_CHANNEL_RELIABLE, data, 3), TW_RESULT_NETWORK_THREAD_GONE, "tw_host_send",
+               NULL);
+    tw_host_destroy(doomed);
+    return failed == 0 ? 0 : 1;
+}
+
+static void fatal_path(void) {
+    int status = 0;
+    pid_t pid;
+    fflush(stdout);
+    fflush(stderr);
+    pid = fork();
+    if (pid < 0) {
+        fail(__LINE__, "fork", "cannot fork");
+        return;
+    }
+    if (pid == 0) {
+        _exit(fatal_path_child());
+    }
+    if (waitpid(pid, &status, 0) != pid) {
+        fail(__LINE__, "waitpid", "cannot wait for the child");
+    } else if (WIFSIGNALED(status)) {
+        char why[128];
+        snprintf(why, sizeof why, "the process was killed by signal %d%s", WTERMSIG(status),
+                 WTERMSIG(status) == 13 ? " (SIGPIPE)" : "");
+        fail(__LINE__, "create, kill the network thread, poll FATAL, destroy", why);
+    } else if (WEXITSTATUS(status) != 0) {
+        fail(__LINE__, "create, kill the network thread, poll FATAL, destroy", "a check failed (see above)");
+    } else {
+        passed++;
+    }
+}
+
 int main(void) {
+    fatal_path();
     versions_and_sizes();
     configs();
     null_host();

@@ -11,7 +11,7 @@ use tickwire::ffi::*;
 
 fn sentinel_host() -> *mut tw_host {
     // Never dereferenced: only compared, to prove that out_host is not written.
-    0x1 as *mut tw_host
+    ptr::dangling_mut::<tw_host>()
 }
 
 #[test]
@@ -89,7 +89,8 @@ fn host_create_rejects_bad_bind_addresses() {
 #[test]
 fn host_create_rejects_bad_config_fields() {
     let addr = CString::new("127.0.0.1:0").unwrap();
-    let cases: Vec<(&str, Box<dyn Fn(&mut tw_host_config)>)> = vec![
+    type Edit = Box<dyn Fn(&mut tw_host_config)>;
+    let cases: Vec<(&str, Edit)> = vec![
         ("reserved", Box::new(|c| c.reserved[39] = 1)),
         ("keepalive_interval_us", Box::new(|c| c.keepalive_interval_ms = c.timeout_ms)),
         ("keepalive_interval_us", Box::new(|c| c.keepalive_interval_ms = 0)),

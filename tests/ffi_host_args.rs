@@ -169,7 +169,8 @@ fn link_sim_arguments() {
     for dir in [2u32, 7, u32::MAX] {
         assert_err(set(dir, None), tw_result::InvalidArgument, "tw_host_set_link_sim", &format!("direction {dir}"));
     }
-    let cases: Vec<(tw_result, &str, Box<dyn Fn(&mut tw_link_sim_config)>)> = vec![
+    type Edit = Box<dyn Fn(&mut tw_link_sim_config)>;
+    let cases: Vec<(tw_result, &str, Edit)> = vec![
         (tw_result::VersionMismatch, "struct_size is 0", Box::new(|c| c.struct_size = 0)),
         (tw_result::VersionMismatch, "struct_size is 161", Box::new(|c| c.struct_size = 161)),
         (tw_result::InvalidArgument, "jitter_kind 4", Box::new(|c| c.jitter_kind = 4)),

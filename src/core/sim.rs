@@ -14,6 +14,9 @@ use crate::core::wire::MAX_DATAGRAM_SIZE;
 /// Index of a node in a [`SimNet`].
 pub type NodeId = usize;
 
+/// One direction of a simulated link, carrying (source address, datagram).
+type Link = LinkConditioner<(SocketAddr, Vec<u8>)>;
+
 struct Node {
     addr: SocketAddr,
     /// This machine's clock against the simulation's true time.
@@ -26,7 +29,7 @@ struct Node {
 pub struct SimNet {
     now: Micros,
     nodes: Vec<Node>,
-    links: BTreeMap<(NodeId, NodeId), LinkConditioner<(SocketAddr, Vec<u8>)>>,
+    links: BTreeMap<(NodeId, NodeId), Link>,
     default_link: LinkConfig,
     rng: Rng,
     scratch: Vec<u8>,

@@ -144,7 +144,7 @@ struct Server {
 }
 
 enum ClientCtl {
-    Tickwire(InputLeadController),
+    Tickwire(Box<InputLeadController>),
     None,
     /// `fresh_from`: reports for inputs before this tick predate the last snap.
     N4e { margin_ema: Option<f64>, fresh_from: u64 },
@@ -203,7 +203,7 @@ pub fn run(scenario: &Scenario, controller: Controller, cfg: &LabConfig) -> RunR
         clock: None,
         drift: DriftClock::new(scenario.client_drift_ppm, 0),
         ctl: match controller {
-            Controller::Tickwire => ClientCtl::Tickwire(InputLeadController::new(LeadConfig { late_rate: cfg.epsilon, ..LeadConfig::default() })),
+            Controller::Tickwire => ClientCtl::Tickwire(Box::new(InputLeadController::new(LeadConfig { late_rate: cfg.epsilon, ..LeadConfig::default() }))),
             Controller::Seed000 => ClientCtl::None,
             Controller::N4e => ClientCtl::N4e { margin_ema: None, fresh_from: 0 },
             Controller::Lightyear => ClientCtl::Lightyear,

@@ -86,7 +86,7 @@ pub fn summary_row(scenario: &Scenario, c: Controller, m: &Metrics, cfg: &LabCon
 }
 
 /// Half-second series of (time s, lead ticks, buffer depth, time scale).
-pub fn series(rec: &RunRecord, cfg: &LabConfig, duration: u64) -> Vec<(f64, f64, f64, f64)> {
+pub fn series(rec: &RunRecord, cfg: &LabConfig, duration: u64) -> Vec<SeriesPoint> {
     let bin = 500_000u64;
     let n = (duration / bin) as usize + 1;
     let mut lead = vec![(0.0, 0usize); n];
@@ -141,11 +141,14 @@ pub fn oracle_series(rec: &RunRecord, cfg: &LabConfig, duration: u64) -> Vec<(f6
     out
 }
 
+/// (time s, lead ticks, buffer depth, time scale), one point per half second.
+pub type SeriesPoint = (f64, f64, f64, f64);
+
 const COLORS: [&str; 4] = ["#d62728", "#1f77b4", "#2ca02c", "#9467bd"];
 
 /// An SVG with three panels (lead, server buffer depth, time scale) over time, one
 /// line per controller, and the oracle lead as a dashed line.
-pub fn svg(scenario: &Scenario, runs: &[(Controller, Vec<(f64, f64, f64, f64)>)], oracle: &[(f64, f64, f64)]) -> String {
+pub fn svg(scenario: &Scenario, runs: &[(Controller, Vec<SeriesPoint>)], oracle: &[(f64, f64, f64)]) -> String {
     let (w, ph, left, top) = (900.0, 170.0, 60.0, 40.0);
     let t_max = scenario.duration as f64 / 1e6;
     let mut s = String::new();
@@ -153,7 +156,8 @@ pub fn svg(scenario: &Scenario, runs: &[(Controller, Vec<(f64, f64, f64, f64)>)]
     let _ = writeln!(s, r#"<svg xmlns="http://www.w3.org/2000/svg" width="{w}" height="{h}" font-family="sans-serif" font-size="11">"#);
     let _ = writeln!(s, r#"<rect width="100%" height="100%" fill="white"/>"#);
     let _ = writeln!(s, r#"<text x="{left}" y="20" font-size="14">{} - {}</text>"#, scenario.id, xml(scenario.about));
-    let panels: [(&str, fn(&(f64, f64, f64, f64)) -> f64); 3] =
+    type Get = fn(&SeriesPoint) -> f64;
+    let panels: [(&str, Get); 3] =
         [("lead (ticks)", |p| p.1), ("server buffer depth (inputs)", |p| p.2), ("time scale", |p| p.3)];
     for (pi, (label, get)) in panels.iter().enumerate() {
         let y0 = top + pi as f64 * (ph + 30.0);

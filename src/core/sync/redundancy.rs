@@ -25,7 +25,8 @@ impl Default for RedundancyConfig {
 
 /// Copies that loss `p` calls for: the smallest `r` with `p^r <= residual_loss`.
 pub fn copies_for_loss(p: f64, cfg: &RedundancyConfig) -> u32 {
-    if !(p > 0.0) || p <= cfg.residual_loss {
+    // NaN and non-positive loss both mean "no loss seen".
+    if p.is_nan() || p <= cfg.residual_loss {
         return 1;
     }
     if p >= 1.0 {

@@ -235,7 +235,10 @@ pub fn sequenced_accept(last: &mut Option<u16>, seq: u16) -> bool {
 mod tests {
     use super::*;
 
-    fn collect(rx: &mut ReliableReceiver, units: &[(u16, Option<(u16, u16)>, Vec<u8>)], pool: &mut BufPool) -> Vec<Vec<u8>> {
+    /// (seq, fragment, data) as it would come off the wire.
+    type Unit = (u16, Option<(u16, u16)>, Vec<u8>);
+
+    fn collect(rx: &mut ReliableReceiver, units: &[Unit], pool: &mut BufPool) -> Vec<Vec<u8>> {
         let mut out = Vec::new();
         for (seq, frag, data) in units {
             rx.on_unit(*seq, *frag, data, pool, |m| out.push(m)).unwrap();

@@ -95,7 +95,7 @@ impl<'a> FrameReader<'a> {
         let fragment = if fragmented {
             let index = self.r.u16()?;
             let count = self.r.u16()?;
-            if count < 2 || count > MAX_FRAGMENTS || index >= count {
+            if !(2..=MAX_FRAGMENTS).contains(&count) || index >= count {
                 return Err(DecodeError::BadFragment { index, count });
             }
             Some((index, count))

@@ -152,6 +152,12 @@ impl JitterBuffer {
 
     /// Takes an input for client tick `client_tick` that arrived at server position
     /// `arrival` (fractional server ticks; tick `s` is consumed at position `s`).
+    ///
+    /// `arrival` is the server's *simulation* position: the last tick run plus the
+    /// fraction of a tick interval elapsed since, capped at 1. While a server hitches no
+    /// tick runs, so inputs arriving meanwhile are not late: measuring against the
+    /// wall-clock schedule instead would report them late by the length of the hitch
+    /// and make every client add lead it does not need.
     pub fn push(&mut self, arrival: f64, client_tick: u64, input: &[u8]) -> PushOutcome {
         if input.len() > self.cfg.max_input_size {
             return PushOutcome::TooLarge;

@@ -141,6 +141,8 @@ struct Server {
     consumed: Option<u64>,
     echo: Option<(u64, Micros)>,
     hitch_until: Micros,
+    /// True time the last tick ran (for the simulation position).
+    last_tick_at: Micros,
 }
 
 enum ClientCtl {
@@ -171,8 +173,10 @@ struct Client {
     frame_us: f64,
     hitch_until: Micros,
     last_scale: f64,
-    /// Which inputs got a margin report, for the uplink loss estimate.
-    reported: Vec<bool>,
+    /// For each input, the copy that arrived first (None: no report yet or lost).
+    reported: Vec<Option<u32>>,
+    /// Conditional loss: the chance the next copy is lost when one was.
+    loss_burst: f64,
     reported_upto: u64,
     loss_cursor: u64,
 }
@@ -197,6 +201,7 @@ pub fn run(scenario: &Scenario, controller: Controller, cfg: &LabConfig) -> RunR
         consumed: None,
         echo: None,
         hitch_until: 0,
+        last_tick_at: 0,
     };
     let interp_cfg = InterpConfig { tick_us: t_us, send_interval: cfg.k_s as u32, late_rate: cfg.epsilon, ..InterpConfig::default() };
     let mut client = Client {
@@ -231,6 +236,7 @@ pub fn run(scenario: &Scenario, controller: Controller, cfg: &LabConfig) -> RunR
         hitch_until: 0,
         last_scale: 1.0,
         reported: Vec::new(),
+        loss_burst: 0.0,
         reported_upto: 0,
         loss_cursor: 0,
     };
@@ -278,6 +284,7 @@ pub fn run(scenario: &Scenario, controller: Controller, cfg: &LabConfig) -> RunR
         }
         if now == next_server {
             server.tick += 1;
+            server.last_tick_at = now;
             server_tick(&mut server, &mut rec, now, cfg);
             if server.tick % cfg.k_s == 0 {
                 let p = DownPacket {
@@ -313,7 +320,9 @@ fn input_mut(rec: &mut RunRecord, tick: u64) -> Option<&mut InputRecord> {
 
 fn server_receive(server: &mut Server, rec: &mut RunRecord, p: UpPacket, now: Micros, cfg: &LabConfig) {
     let local = server.clock.local(now);
-    let pos = local as f64 / cfg.tick_us + 1000.0;
+    // Simulation position: the last tick run plus the elapsed part of a tick, capped.
+    let since = server.clock.local(now).saturating_sub(server.clock.local(server.last_tick_at)) as f64 / cfg.tick_us;
+    let pos = server.tick as f64 + since.min(1.0);
     for c in p.oldest..=p.newest {
         let copy = ((p.newest - c) / cfg.k_c) as u32;
         let first = match input_mut(rec, c) {
@@ -446,10 +455,10 @@ fn client_receive(client: &mut Client, rec: &mut RunRecord, p: DownPacket, now: 
         rec.first_tick = start;
         client.loss_cursor = start;
     }
-    for &(tick, margin, _copy, shift) in &p.margins {
+    for &(tick, margin, copy, shift) in &p.margins {
         client.reported_upto = client.reported_upto.max(tick);
         if let Some(r) = tick.checked_sub(rec.first_tick).and_then(|i| client.reported.get_mut(i as usize)) {
-            *r = true;
+            *r = Some(copy);
         }
         match &mut client.ctl {
             ClientCtl::Tickwire(c) => c.on_margin(tick, margin, shift),
@@ -465,9 +474,15 @@ fn client_receive(client: &mut Client, rec: &mut RunRecord, p: DownPacket, now: 
     }
     // Uplink loss: inputs the server never reported a margin for, once every copy has
     // had time to arrive (64 ticks behind the newest report).
+    // An input whose first copy arrived as copy j lost j copies in a row; one never
+    // reported lost every copy sent (at least one more than the last copy index seen).
     while client.loss_cursor + 64 < client.reported_upto {
-        let got = client.loss_cursor.checked_sub(rec.first_tick).and_then(|i| client.reported.get(i as usize)).copied().unwrap_or(true);
-        client.loss += ((!got) as u8 as f64 - client.loss) / 256.0;
+        let first = client.loss_cursor.checked_sub(rec.first_tick).and_then(|i| client.reported.get(i as usize)).copied().unwrap_or(Some(0));
+        let lost = first.map_or(client.copies, |j| j);
+        client.loss += ((lost >= 1) as u8 as f64 - client.loss) / 256.0;
+        if lost >= 1 && (first.is_none() || client.copies > 1) {
+            client.loss_burst += ((lost >= 2) as u8 as f64 - client.loss_burst) / 64.0;
+        }
         client.loss_cursor += 1;
     }
     client.acked = p.ack.or(client.acked);
@@ -505,8 +520,13 @@ fn client_frame(
         rec.tick_went_back = true;
     }
     while let Some(e) = clock.poll_event() {
-        if matches!(e, TickEvent::SnapForward { .. } | TickEvent::SnapBack { .. }) {
-            rec.snaps.push(now);
+        match e {
+            TickEvent::SnapForward { .. } | TickEvent::SnapBack { .. } => rec.snaps.push(now),
+            TickEvent::Hitch { .. } => {
+                if let ClientCtl::Tickwire(ctl) = &mut client.ctl {
+                    ctl.reset();
+                }
+            }
         }
     }
     let elapsed = local.saturating_sub(client.start_local) as f64 / cfg.tick_us;
@@ -516,7 +536,7 @@ fn client_frame(
         if rec.inputs.len() <= i {
             rec.inputs.resize(i + 1, InputRecord::default());
             client.sent_local.resize(i + 1, 0);
-            client.reported.resize(i + 1, false);
+            client.reported.resize(i + 1, None);
         }
         rec.inputs[i].sampled = now;
         client.sent_local[i] = local;
@@ -536,12 +556,8 @@ fn client_frame(
     let (scale, snap) = match &mut client.ctl {
         ClientCtl::Tickwire(ctl) => {
             let out = ctl.control(phase);
-            if std::env::var("LABDBG").is_ok() && rec.frames.len() % 3000 == 0 {
-                let (raw, mean) = ctl.raw_target();
-                eprintln!("t {:.1} phase {phase:.3} committed {:?} raw {raw:.3} mean {mean:.3} band {:.3} scale {:.4}", now as f64 / 1e6, ctl.target_phase(), ctl.band(), out.scale);
-            }
             let spare = ctl.expected_margin_quantile(phase).unwrap_or(0.0);
-            client.copies = copies_to_send(client.loss, cfg.epsilon, spare, cfg.k_c as u32, &RedundancyConfig::default());
+            client.copies = copies_to_send(client.loss, client.loss_burst, cfg.epsilon, spare, cfg.k_c as u32, &RedundancyConfig::default());
             (out.scale, out.snap_ticks)
         }
         ClientCtl::None => (1.0, None),

@@ -161,8 +161,12 @@ pub fn svg(scenario: &Scenario, runs: &[(Controller, Vec<SeriesPoint>)], oracle:
         [("lead (ticks)", |p| p.1), ("server buffer depth (inputs)", |p| p.2), ("time scale", |p| p.3)];
     for (pi, (label, get)) in panels.iter().enumerate() {
         let y0 = top + pi as f64 * (ph + 30.0);
-        let vals = runs.iter().flat_map(|r| r.1.iter().map(get));
-        let (mut lo, mut hi) = vals.fold((f64::MAX, f64::MIN), |(a, b), v| (a.min(v), b.max(v)));
+        // A robust range: 0.5th to 99.5th percentile over the runs, so a start-up
+        // outlier does not flatten the plot (points outside are clipped to the frame).
+        let mut vals: Vec<f64> = runs.iter().flat_map(|r| r.1.iter().map(get)).filter(|v| v.is_finite()).collect();
+        vals.sort_by(|a, b| a.total_cmp(b));
+        let pick = |q: f64| vals.get(((vals.len().max(1) - 1) as f64 * q) as usize).copied().unwrap_or(0.0);
+        let (mut lo, mut hi) = (pick(0.005), pick(0.995));
         if pi == 0 {
             for o in oracle {
                 lo = lo.min(o.2);
@@ -176,7 +180,7 @@ pub fn svg(scenario: &Scenario, runs: &[(Controller, Vec<SeriesPoint>)], oracle:
         let pad = (hi - lo) * 0.05;
         let (lo, hi) = (lo - pad, hi + pad);
         let x = |t: f64| left + (w - left - 20.0) * t / t_max;
-        let y = |v: f64| y0 + ph - ph * (v - lo) / (hi - lo);
+        let y = |v: f64| y0 + ph - ph * ((v - lo) / (hi - lo)).clamp(0.0, 1.0);
         let _ = writeln!(s, r##"<rect x="{left}" y="{y0}" width="{}" height="{ph}" fill="none" stroke="#999"/>"##, w - left - 20.0);
         let _ = writeln!(s, r#"<text x="{left}" y="{}">{label}</text>"#, y0 - 4.0);
         for v in [lo, (lo + hi) / 2.0, hi] {

@@ -53,6 +53,8 @@ pub struct LeadControl {
 }
 
 const RING: usize = 4096;
+/// Merging more than this many extra steps between two reports is a discontinuity.
+const RESET_SHIFT_TICKS: i64 = 6;
 
 #[derive(Debug, Clone)]
 pub struct InputLeadController {
@@ -79,6 +81,11 @@ pub struct InputLeadController {
     drift_samples: u32,
     /// The last three per-second slopes: their median rejects a one-off step.
     slopes: [f64; 3],
+    /// Reports for inputs sent before this tick predate the last reset.
+    fresh_from: u64,
+    last_sent: u64,
+    last_shift: Option<i64>,
+    resets: u64,
 }
 
 impl InputLeadController {
@@ -101,6 +108,10 @@ impl InputLeadController {
             drift_ref: None,
             drift_samples: 0,
             slopes: [0.0; 3],
+            fresh_from: 0,
+            last_sent: 0,
+            last_shift: None,
+            resets: 0,
         }
     }
 
@@ -111,12 +122,44 @@ impl InputLeadController {
     /// Records the phase at the moment the input for client tick `tick` was sent.
     pub fn on_input_sent(&mut self, tick: u64, phase: f64) {
         self.sent_phase[tick as usize % RING] = (tick, phase);
+        self.last_sent = self.last_sent.max(tick);
+    }
+
+    /// Forgets the margin history and re-acquires from inputs sent from now on. For
+    /// discontinuities the steady-state model does not cover: the client's own hitch
+    /// (its clock dropped time), or the server merging many steps at once. Without this,
+    /// old and new samples mix and the loop can chase the server's merges. The drift
+    /// estimate is kept.
+    pub fn reset(&mut self) {
+        self.hist.clear();
+        self.committed = None;
+        self.raw_mean = 0.0;
+        self.raw_dev = 0.0;
+        self.samples = 0;
+        self.drift_ref = None;
+        self.fresh_from = self.last_sent + 1;
+        self.resets += 1;
+    }
+
+    /// How many times the loop re-acquired.
+    pub fn resets(&self) -> u64 {
+        self.resets
     }
 
     /// Takes the server's margin report for client tick `tick` (ticks; negative = late)
     /// with the server's consumption shift at that moment (see
     /// [`JitterBuffer::shift`](crate::core::jitter::JitterBuffer::shift)).
     pub fn on_margin(&mut self, tick: u64, margin: f64, server_shift: i64) {
+        // Many merges at once mean the server is draining a pile-up (after our own
+        // hitch, or a burst of arrivals): re-acquire instead of chasing it. Underflows
+        // (the shift rising) are late inputs: exactly what the quantile must learn.
+        if self.last_shift.is_some_and(|s| s - server_shift > RESET_SHIFT_TICKS) {
+            self.reset();
+        }
+        self.last_shift = Some(server_shift);
+        if tick < self.fresh_from {
+            return;
+        }
         // Store margins as if the server had never slipped; `shift` adds the slip back
         // when predicting, so a slip is neither chased nor counted twice.
         self.shift = server_shift as f64;

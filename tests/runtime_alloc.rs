@@ -3,33 +3,16 @@
 //! publish statistics. Counted with a global counting allocator (one test in this
 //! binary, so nothing else runs).
 
-use std::alloc::{GlobalAlloc, Layout, System};
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use tickwire::core::transport::{EndpointConfig, PeerId, CHANNEL_RELIABLE, CHANNEL_SEQUENCED, CHANNEL_UNRELIABLE};
 use tickwire::runtime::{Host, HostConfig, HostEvent};
 
-struct Counting;
-static ALLOCS: AtomicU64 = AtomicU64::new(0);
-
-// SAFETY: forwards to the system allocator unchanged; only counts calls.
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, l: Layout) -> *mut u8 {
-        ALLOCS.fetch_add(1, Ordering::Relaxed);
-        unsafe { System.alloc(l) }
-    }
-    unsafe fn dealloc(&self, p: *mut u8, l: Layout) {
-        unsafe { System.dealloc(p, l) }
-    }
-    unsafe fn realloc(&self, p: *mut u8, l: Layout, n: usize) -> *mut u8 {
-        ALLOCS.fetch_add(1, Ordering::Relaxed);
-        unsafe { System.realloc(p, l, n) }
-    }
-}
+#[path = "support/counting_alloc.rs"]
+mod counting_alloc;
 
 #[global_allocator]
-static GLOBAL: Counting = Counting;
+static GLOBAL: counting_alloc::Counting = counting_alloc::Counting;
 
 fn host(max_incoming: u32) -> Host {
     let mut cfg = HostConfig::new("127.0.0.1:0".parse().unwrap());
@@ -110,13 +93,13 @@ fn steady_state_traffic_does_not_allocate() {
     for _ in 0..300 {
         tick(&mut client, &mut server);
     }
-    let before = ALLOCS.load(Ordering::Relaxed);
+    let before = counting_alloc::allocations();
     let mut delivered = 0;
     let ticks = 300;
     for _ in 0..ticks {
         delivered += tick(&mut client, &mut server);
     }
-    let allocs = ALLOCS.load(Ordering::Relaxed) - before;
+    let allocs = counting_alloc::allocations() - before;
     assert!(delivered > ticks * 4, "traffic flowed: {delivered} messages");
     println!("{allocs} allocations over {ticks} ticks ({delivered} messages)");
     // Usually 0. Pools (the engine's send buffers, the endpoint's buffers and its

@@ -1,33 +1,16 @@
 //! The transport hot path allocates nothing in steady state: send, flush, receive,
 //! ack, deliver and recycle, counted with a global counting allocator.
 
-use std::alloc::{GlobalAlloc, Layout, System};
 use std::net::SocketAddr;
-use std::sync::atomic::{AtomicU64, Ordering};
 
 use tickwire::core::transport::{CHANNEL_RELIABLE, CHANNEL_SEQUENCED, CHANNEL_UNRELIABLE, Endpoint, EndpointConfig, Event};
 use tickwire::core::wire::MAX_DATAGRAM_SIZE;
 
-struct Counting;
-static ALLOCS: AtomicU64 = AtomicU64::new(0);
-
-// SAFETY: forwards to the system allocator unchanged; only counts calls.
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, l: Layout) -> *mut u8 {
-        ALLOCS.fetch_add(1, Ordering::Relaxed);
-        unsafe { System.alloc(l) }
-    }
-    unsafe fn dealloc(&self, p: *mut u8, l: Layout) {
-        unsafe { System.dealloc(p, l) }
-    }
-    unsafe fn realloc(&self, p: *mut u8, l: Layout, n: usize) -> *mut u8 {
-        ALLOCS.fetch_add(1, Ordering::Relaxed);
-        unsafe { System.realloc(p, l, n) }
-    }
-}
+#[path = "support/counting_alloc.rs"]
+mod counting_alloc;
 
 #[global_allocator]
-static GLOBAL: Counting = Counting;
+static GLOBAL: counting_alloc::Counting = counting_alloc::Counting;
 
 struct Pair {
     a: Endpoint,
@@ -98,9 +81,9 @@ fn steady_state_ticks_do_not_allocate() {
     };
     // Warm up: pools, queues and rings reach their working sizes.
     assert_eq!(run(&mut p, 600, 1), 600 * 4);
-    let before = ALLOCS.load(Ordering::Relaxed);
+    let before = counting_alloc::allocations();
     let delivered = run(&mut p, 3_600, 601);
-    let allocs = ALLOCS.load(Ordering::Relaxed) - before;
+    let allocs = counting_alloc::allocations() - before;
     assert_eq!(delivered, 3_600 * 4);
     assert_eq!(allocs, 0, "{allocs} allocations over 3600 steady-state ticks");
 }

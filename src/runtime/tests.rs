@@ -135,3 +135,96 @@ fn host_is_send() {
     fn assert_send<T: Send>() {}
     assert_send::<Host>();
 }
+
+/// Set in the environment of a child process started by [`run_in_child`]; names the
+/// test it runs.
+const CHILD_ENV: &str = "TICKWIRE_TEST_CHILD";
+
+/// Runs the `#[ignore]`d test at `path` (its module path inside this crate, e.g.
+/// `runtime::tests::child_x`) in a child process of this test binary and asserts that it
+/// ran, passed, and was not killed by a signal. The child calls
+/// [`child_with_default_sigpipe`] first, so SIGPIPE has its default action there (kill
+/// the process), as in a C program: Rust's runtime ignores SIGPIPE, which would hide
+/// the bug these tests are about.
+#[cfg(unix)]
+pub(super) fn run_in_child(path: &str) {
+    use std::os::unix::process::ExitStatusExt;
+    use std::process::{Command, Stdio};
+    let exe = std::env::current_exe().expect("the test binary's path");
+    let mut child = Command::new(exe)
+        .args([path, "--exact", "--ignored", "--nocapture", "--test-threads=1"])
+        .env(CHILD_ENV, path)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawning the child test process");
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let status = loop {
+        if let Some(status) = child.try_wait().expect("waiting for the child") {
+            break status;
+        }
+        if Instant::now() >= deadline {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("the child running {path} did not finish within 60 s");
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    };
+    let mut out = String::new();
+    let mut err = String::new();
+    use std::io::Read;
+    let _ = child.stdout.take().map(|mut s| s.read_to_string(&mut out));
+    let _ = child.stderr.take().map(|mut s| s.read_to_string(&mut err));
+    assert_eq!(
+        status.signal(),
+        None,
+        "the child running {path} was killed by signal {:?} (SIGPIPE is {})\nstdout:\n{out}\nstderr:\n{err}",
+        status.signal(),
+        libc::SIGPIPE
+    );
+    assert!(status.success(), "the child running {path} failed: {status}\nstdout:\n{out}\nstderr:\n{err}");
+    assert!(out.contains("1 passed"), "the child did not run {path}:\n{out}");
+}
+
+/// In a child started by [`run_in_child`]: gives SIGPIPE its default action (terminate
+/// the process) and returns true. Anywhere else (a plain `cargo test -- --ignored`)
+/// leaves the signal alone and returns false.
+#[cfg(unix)]
+pub(super) fn child_with_default_sigpipe() -> bool {
+    if std::env::var_os(CHILD_ENV).is_none() {
+        return false;
+    }
+    // SAFETY: signal() with a valid signal number and SIG_DFL touches no memory of ours;
+    // this process is a short-lived child that runs a single test.
+    let previous = unsafe { libc::signal(libc::SIGPIPE, libc::SIG_DFL) };
+    assert_ne!(previous, libc::SIG_ERR);
+    true
+}
+
+/// The C-program scenario of `tests/c/abi_misuse.c`: the network thread dies, the
+/// engine sees `Fatal`, then wakes the thread that is gone (`debug_inject_panic` wakes,
+/// and so does dropping the host). With SIGPIPE at its default action this killed the
+/// process while the waker could write to a pipe whose read end the thread had closed.
+#[cfg(unix)]
+#[test]
+fn waking_a_dead_network_thread_cannot_raise_sigpipe() {
+    run_in_child("runtime::tests::child_wake_dead_network_thread");
+}
+
+#[cfg(unix)]
+#[test]
+#[ignore = "runs in a child process started by waking_a_dead_network_thread_cannot_raise_sigpipe"]
+fn child_wake_dead_network_thread() {
+    child_with_default_sigpipe();
+    let (mut host, _) = fake_host(Duration::from_secs(60));
+    host.debug_inject_panic();
+    wait_event(&mut host, |e| matches!(e, HostEvent::Fatal { .. }).then_some(()));
+    // The Fatal event is sent after the loop (and its end of the wake pipe) was dropped;
+    // the thread may still be finishing, so give it a moment to be really gone.
+    std::thread::sleep(Duration::from_millis(50));
+    for _ in 0..3 {
+        host.debug_inject_panic();
+    }
+    drop(host);
+}

@@ -125,7 +125,9 @@ enum tw_result
      */
     TW_RESULT_ADDRESS_IN_USE = -7,
     /**
-     * A queue (to the network thread, or a connection's send queue) is full; retry later.
+     * A queue is full: the queue of calls to the network thread, or (`tw_host_send`)
+     * the peer's send queue, which the message would take over
+     * `send_queue_limit_bytes`. Nothing was queued; flush and retry on a later frame.
      */
     TW_RESULT_QUEUE_FULL = -8,
     /**
@@ -226,7 +228,10 @@ enum tw_disconnect_reason
      */
     TW_DISCONNECT_REASON_SERVER_FULL = 6,
     /**
-     * The peer broke the protocol (for example an oversized reliable message).
+     * The peer broke the protocol (for example an oversized reliable message). Also:
+     * `tw_host_connect` to an address this host already has a connection with, and (a
+     * safeguard that should never fire) a connection this host closed because it could
+     * not queue a message `tw_host_send` had accepted.
      */
     TW_DISCONNECT_REASON_PROTOCOL_ERROR = 7,
 };
@@ -379,10 +384,11 @@ typedef struct tw_host_config {
      */
     uint32_t handshake_retry_ms;
     /**
-     * Bytes that may wait in one connection's send queues on the network thread
-     * (default 4194304). At least `max_message_size`. The network thread drops (and
-     * counts) a message that would go past it: `tw_host_send` cannot see this limit;
-     * its `TW_RESULT_QUEUE_FULL` means the queue of calls to the thread is full.
+     * Bytes that may wait in one connection's send queue (default 4194304): messages
+     * not yet flushed, reliable messages the peer has not acknowledged yet, and sends
+     * still on their way to the network thread. At least `max_message_size`.
+     * `tw_host_send` refuses a message that could go past it with
+     * `TW_RESULT_QUEUE_FULL`, so an accepted message is never dropped for lack of room.
      */
     uint32_t send_queue_limit_bytes;
     /**
@@ -679,8 +685,10 @@ typedef struct tw_host_stats {
      */
     uint64_t connections;
     /**
-     * Messages the network thread dropped because a connection's send queue was full
-     * (`send_queue_limit_bytes`) or the peer had just gone.
+     * Messages the network thread dropped because the peer had just gone (its
+     * DISCONNECTED event follows). Never because of `send_queue_limit_bytes`:
+     * `tw_host_send` refuses those with `TW_RESULT_QUEUE_FULL`. Any other refusal
+     * closes the connection (DISCONNECTED with reason `TW_DISCONNECT_REASON_PROTOCOL_ERROR`).
      */
     uint64_t sends_rejected;
     /**
@@ -872,6 +880,11 @@ tw_result tw_host_connect(struct tw_host *host, const char *address, uint32_t *o
  * Queues a message of `len` bytes for `peer` on `channel` (`TW_CHANNEL_*`). It leaves
  * with the next `tw_host_flush` (or the auto-flush, if configured).
  *
+ * `TW_RESULT_OK` means the message was accepted: it is never dropped for lack of
+ * queue space later. A reliable message accepted here arrives, in order, unless the
+ * connection ends (a `TW_EVENT_KIND_DISCONNECTED` event says so). Every check happens
+ * in this call, which never blocks; a refused message was not queued at all.
+ *
  * Ownership: the bytes are copied before the call returns. `data` may be NULL when
  * `len` is 0 (an empty message).
  * Thread-safety: not safe for concurrent use of the same host.
@@ -880,8 +893,11 @@ tw_result tw_host_connect(struct tw_host *host, const char *address, uint32_t *o
  * `TW_RESULT_INVALID_ARGUMENT` (peer 0, channel not configured);
  * `TW_RESULT_UNKNOWN_PEER`; `TW_RESULT_MESSAGE_TOO_LARGE` (over `max_message_size`, or
  * over `TW_MAX_UNRELIABLE_SIZE` on the unreliable and sequenced channels);
- * `TW_RESULT_QUEUE_FULL` (the queue of calls to the network thread is full: flush,
- * and retry on a later frame);
+ * `TW_RESULT_QUEUE_FULL` when either queue on the way to the wire is full: the peer's
+ * send queue (accepting the message could take it over `send_queue_limit_bytes`; it
+ * holds unflushed messages and reliable ones the peer has not acknowledged yet), or
+ * the queue of calls to the network thread. The last error says which. Flush, and
+ * retry on a later frame: the queue drains as the peer acknowledges;
  * `TW_RESULT_NETWORK_THREAD_GONE`; `TW_RESULT_PANIC`.
  *
  * # Safety

@@ -188,7 +188,9 @@ fn send_errors_on_a_connected_peer() {
     let server = create_host(&cfg, "127.0.0.1:0").unwrap_or_else(|e| panic!("{e:?}"));
     let mut ccfg = default_config();
     ccfg.max_message_size = 1000;
-    ccfg.send_queue_limit_bytes = 1000;
+    // Room for both 900-byte messages below and for the 1-byte flood: the per-peer limit
+    // has its own test (send_queue_limit_is_enforced_synchronously).
+    ccfg.send_queue_limit_bytes = 1 << 20;
     let client = create_host(&ccfg, "127.0.0.1:0").unwrap_or_else(|e| panic!("{e:?}"));
     let peer = connect(client.0, &local_address(server.0));
     let mut pump = Pump::new(&[server.0, client.0]);
@@ -216,6 +218,80 @@ fn send_errors_on_a_connected_peer() {
         assert_eq!(r, tw_result::Ok, "{}", last_error());
     }
     assert!(saw_full, "100000 sends without a flush never reported QUEUE_FULL");
+}
+
+fn numbered(i: u32, len: usize) -> Vec<u8> {
+    let mut v = i.to_le_bytes().to_vec();
+    v.resize(len.max(4), (i % 251) as u8);
+    v
+}
+
+fn host_stats(h: *mut tw_host) -> tw_host_stats {
+    let mut hs = std::mem::MaybeUninit::<tw_host_stats>::uninit();
+    // SAFETY: live host, writable stats.
+    assert_eq!(unsafe { tw_host_get_stats(h, hs.as_mut_ptr()) }, tw_result::Ok, "{}", last_error());
+    // SAFETY: written on OK.
+    unsafe { hs.assume_init() }
+}
+
+/// `send_queue_limit_bytes` is enforced by `tw_host_send` itself: a message that could
+/// take the peer's send queue over it is refused with QUEUE_FULL at once, and every
+/// message that was accepted arrives, in order, once the queue drains.
+#[test]
+fn send_queue_limit_is_enforced_synchronously() {
+    const LIMIT: u32 = 4000;
+    const SIZE: usize = 1000;
+    let server = loopback_host(2);
+    let mut ccfg = default_config();
+    ccfg.max_message_size = SIZE as u32;
+    ccfg.send_queue_limit_bytes = LIMIT;
+    let client = create_host(&ccfg, "127.0.0.1:0").unwrap_or_else(|e| panic!("{e:?}"));
+    let peer = connect(client.0, &local_address(server.0));
+    let mut pump = Pump::new(&[server.0, client.0]);
+    pump.wait(1, WAIT, is_kind(tw_event_kind::Connected));
+    let from_client = pump.wait(0, WAIT, is_kind(tw_event_kind::Connected)).peer;
+
+    // Nothing is flushed, so nothing drains: exactly LIMIT / SIZE messages fit.
+    let mut next = 0u32;
+    loop {
+        let r = send(client.0, peer, TW_CHANNEL_RELIABLE, &numbered(next, SIZE));
+        if r != tw_result::Ok {
+            assert_err(r, tw_result::QueueFull, "tw_host_send", "send_queue_limit_bytes");
+            break;
+        }
+        next += 1;
+        assert!(next <= LIMIT, "tw_host_send never refused a message over the limit");
+    }
+    assert_eq!(next, LIMIT / SIZE as u32, "accepted exactly what fits in the limit");
+    // The limit covers the whole connection, every channel.
+    assert_err(send(client.0, peer, TW_CHANNEL_UNRELIABLE, b"x"), tw_result::QueueFull, "tw_host_send", "send queue to peer");
+    assert_eq!(send(client.0, peer, TW_CHANNEL_UNRELIABLE, &[]), tw_result::Ok, "an empty message takes no room");
+
+    // Keep sending, retrying refused messages on later "frames" while the queue drains
+    // (the peer acknowledges): ten times the limit goes through.
+    let total = 10 * LIMIT / SIZE as u32;
+    let end = Instant::now() + WAIT;
+    let mut refused = 0u32;
+    while next < total {
+        assert!(Instant::now() < end, "sending stalled at message {next} of {total}");
+        match send(client.0, peer, TW_CHANNEL_RELIABLE, &numbered(next, SIZE)) {
+            tw_result::Ok => next += 1,
+            tw_result::QueueFull => {
+                refused += 1;
+                pump.step();
+                std::thread::sleep(Duration::from_millis(1));
+            }
+            r => panic!("unexpected {r:?}: {}", last_error()),
+        }
+    }
+    assert!(refused > 0, "the queue never filled while sending {total} messages");
+
+    // Every accepted message arrives, whole and in order.
+    for i in 0..total {
+        let got = pump.wait(0, WAIT, message_from(from_client, TW_CHANNEL_RELIABLE));
+        assert_eq!(got.payload.as_deref(), Some(&numbered(i, SIZE)[..]), "reliable message {i}");
+    }
+    assert_eq!(host_stats(client.0).sends_rejected, 0, "the network thread dropped nothing");
 }
 
 #[test]

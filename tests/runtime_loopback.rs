@@ -9,7 +9,7 @@ use tickwire::core::netsim::{JitterModel, LinkConfig, LossModel};
 use tickwire::core::transport::{
     DisconnectReason, EndpointConfig, PeerId, CHANNEL_RELIABLE, CHANNEL_SEQUENCED, CHANNEL_UNRELIABLE, MAX_UNRELIABLE,
 };
-use tickwire::runtime::{Direction, Host, HostConfig, HostError, HostEvent, SHUTDOWN_WAIT};
+use tickwire::runtime::{Direction, FullQueue, Host, HostConfig, HostError, HostEvent, SHUTDOWN_WAIT};
 
 const WAIT: Duration = Duration::from_secs(15);
 
@@ -279,12 +279,13 @@ fn synchronous_errors() {
     assert!(matches!(p.client.send(peer, CHANNEL_RELIABLE, &huge), Err(HostError::TooLarge { .. })));
     let bad = LinkConfig { loss: LossModel::Bernoulli { p: 1.5 }, ..LinkConfig::perfect() };
     assert!(matches!(p.client.set_link_sim(Direction::Inbound, Some(bad)), Err(HostError::Config(m)) if m.contains("Inbound")));
-    // Fill the command queue faster than the (unwoken) thread drains it.
+    // Fill the command queue faster than the (unwoken) thread drains it (or, should the
+    // thread keep up, the peer's send queue: nothing is flushed).
     let mut full = false;
     for _ in 0..1_000_000 {
         match p.client.send(peer, CHANNEL_UNRELIABLE, b"0123456789") {
             Ok(()) => {}
-            Err(HostError::QueueFull) => {
+            Err(HostError::QueueFull(_)) => {
                 full = true;
                 break;
             }
@@ -294,6 +295,133 @@ fn synchronous_errors() {
     assert!(full, "the bounded queue never filled");
     // The host recovers once the thread catches up.
     p.run_until("the queue drains", |p| p.client.send(peer, CHANNEL_UNRELIABLE, b"x").is_ok());
+}
+
+/// Sends `numbered(next.., size)` on the reliable channel from `from` (the client when
+/// `client`) until `total` were accepted, retrying refused ones on later 1-ms "frames"
+/// (`run_until` flushes and polls both sides). Returns how often a send was refused.
+fn send_all_with_retries(p: &mut Pair, client: bool, mut next: u32, total: u32, size: usize) -> u32 {
+    let mut refused = 0;
+    let deadline = Instant::now() + WAIT;
+    while next < total {
+        assert!(Instant::now() < deadline, "sending stalled at message {next} of {total}");
+        let (host, peer) = if client { (&mut p.client, p.at_client) } else { (&mut p.server, p.at_server) };
+        match host.send(peer, CHANNEL_RELIABLE, &numbered(next, size)) {
+            Ok(()) => next += 1,
+            Err(HostError::QueueFull(FullQueue::PeerSendQueue { .. } | FullQueue::Commands)) => {
+                refused += 1;
+                p.run_until("a frame", |_| true);
+                let _ = if client { p.client.flush() } else { p.server.flush() };
+                std::thread::sleep(Duration::from_millis(1));
+            }
+            Err(e) => panic!("unexpected {e}"),
+        }
+    }
+    refused
+}
+
+/// The per-peer `send_queue_limit_bytes` is enforced by `Host::send` itself, on both
+/// an outgoing connection (client) and an accepted one (server): a message that could
+/// exceed it is refused synchronously, nothing accepted is lost, and sending works
+/// again once the queue drains.
+#[test]
+fn send_queue_limit_is_enforced_synchronously_and_nothing_accepted_is_lost() {
+    const LIMIT: usize = 8000;
+    const SIZE: usize = 1000;
+    let mut scfg = config(v4(), true);
+    let mut ccfg = config(v4(), false);
+    for c in [&mut scfg, &mut ccfg] {
+        c.endpoint.max_message_size = SIZE;
+        c.endpoint.send_queue_limit_bytes = LIMIT;
+    }
+    let mut p = Pair::connect(scfg, ccfg);
+
+    for client in [true, false] {
+        let (host, peer) = if client { (&mut p.client, p.at_client) } else { (&mut p.server, p.at_server) };
+        // Nothing flushed, nothing drains: exactly what fits is accepted, then a
+        // refusal that names the peer and the figures.
+        let mut accepted = 0u32;
+        let err = loop {
+            match host.send(peer, CHANNEL_RELIABLE, &numbered(accepted, SIZE)) {
+                Ok(()) => accepted += 1,
+                Err(e) => break e,
+            }
+            assert!(accepted as usize <= LIMIT, "never refused");
+        };
+        assert_eq!(accepted as usize, LIMIT / SIZE, "client side: {client}");
+        match &err {
+            HostError::QueueFull(FullQueue::PeerSendQueue { peer: q, pending, size, limit }) => {
+                assert_eq!((*q, *size, *limit), (peer, SIZE, LIMIT));
+                assert!(*pending as usize >= accepted as usize * SIZE, "{err}");
+            }
+            other => panic!("expected the peer's send queue to be full, got {other:?}"),
+        }
+        assert!(err.to_string().contains("send_queue_limit_bytes"), "{err}");
+        // Every channel counts against the same limit.
+        assert!(matches!(host.send(peer, CHANNEL_UNRELIABLE, b"x"), Err(HostError::QueueFull(_))));
+
+        // Drain: flush, let the peer acknowledge, and the same host accepts again.
+        let refused = send_all_with_retries(&mut p, client, accepted, 20 * (LIMIT / SIZE) as u32, SIZE);
+        assert!(refused > 0, "the limit never pushed back");
+    }
+    let total = 20 * (LIMIT / SIZE);
+    p.run_until("every accepted message on both sides", |p| {
+        received(&p.server_log, CHANNEL_RELIABLE).len() >= total && received(&p.client_log, CHANNEL_RELIABLE).len() >= total
+    });
+    for log in [&p.server_log, &p.client_log] {
+        let got = received(log, CHANNEL_RELIABLE);
+        assert_eq!(got.len(), total, "exactly once");
+        for (i, d) in got.iter().enumerate() {
+            assert!(*d == numbered(i as u32, SIZE), "message {i} differs or is out of order");
+        }
+    }
+    assert_eq!(p.client.runtime_stats().sends_rejected, 0);
+    assert_eq!(p.server.runtime_stats().sends_rejected, 0);
+}
+
+/// Pushing a reliable stream as fast as the limit allows, through a lossy, jittery link
+/// (acks are late and resends keep the queue full): every message `send` accepted
+/// arrives exactly once and in order. Before the limit was checked in `send`, the
+/// network thread dropped messages over it while `send` had returned `Ok`.
+#[test]
+fn a_reliable_stream_at_the_limit_through_loss_loses_nothing() {
+    let mut scfg = config(v4(), true);
+    let mut ccfg = config(v4(), false);
+    ccfg.endpoint.max_message_size = 1200;
+    ccfg.endpoint.send_queue_limit_bytes = 6000;
+    ccfg.outbound_sim = Some(lossy(0.1));
+    scfg.outbound_sim = Some(lossy(0.1));
+    let mut p = Pair::connect(scfg, ccfg);
+    let total = 600;
+    // Send bursts without waiting for room, as an engine that ignores back-pressure
+    // for a while would, then retry on later frames.
+    let mut next = 0u32;
+    let mut refused = 0u32;
+    let deadline = Instant::now() + WAIT;
+    while next < total {
+        assert!(Instant::now() < deadline, "stalled at {next}");
+        for _ in 0..16 {
+            match p.client.send(p.at_client, CHANNEL_RELIABLE, &numbered(next, 700)) {
+                Ok(()) => next += 1,
+                Err(HostError::QueueFull(_)) => refused += 1,
+                Err(e) => panic!("unexpected {e}"),
+            }
+            if next == total {
+                break;
+            }
+        }
+        p.client.flush().unwrap();
+        while let Some(e) = p.server.poll_event() {
+            p.server_log.push(e);
+        }
+        let _ = p.server.flush();
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    p.run_until("every accepted message", |p| received(&p.server_log, CHANNEL_RELIABLE).len() >= total as usize);
+    let got: Vec<u32> = received(&p.server_log, CHANNEL_RELIABLE).iter().map(|d| number(d)).collect();
+    assert_eq!(got, (0..total).collect::<Vec<_>>(), "in order, exactly once, nothing lost");
+    assert_eq!(p.client.runtime_stats().sends_rejected, 0);
+    assert!(refused > 0, "the stream never reached the limit");
 }
 
 #[test]

@@ -51,10 +51,11 @@ pub struct tw_host_config {
     /// Resend interval of handshake packets (default 100). Must be below
     /// `connect_timeout_ms`.
     pub handshake_retry_ms: u32,
-    /// Bytes that may wait in one connection's send queues on the network thread
-    /// (default 4194304). At least `max_message_size`. The network thread drops (and
-    /// counts) a message that would go past it: `tw_host_send` cannot see this limit;
-    /// its `TW_RESULT_QUEUE_FULL` means the queue of calls to the thread is full.
+    /// Bytes that may wait in one connection's send queue (default 4194304): messages
+    /// not yet flushed, reliable messages the peer has not acknowledged yet, and sends
+    /// still on their way to the network thread. At least `max_message_size`.
+    /// `tw_host_send` refuses a message that could go past it with
+    /// `TW_RESULT_QUEUE_FULL`, so an accepted message is never dropped for lack of room.
     pub send_queue_limit_bytes: u32,
     /// SO_RCVBUF in bytes; 0 (the default) keeps the OS default.
     pub recv_buffer_bytes: u32,

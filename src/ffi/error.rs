@@ -32,7 +32,9 @@ pub enum tw_result {
     Io = -6,
     /// The bind address is already in use.
     AddressInUse = -7,
-    /// A queue (to the network thread, or a connection's send queue) is full; retry later.
+    /// A queue is full: the queue of calls to the network thread, or (`tw_host_send`)
+    /// the peer's send queue, which the message would take over
+    /// `send_queue_limit_bytes`. Nothing was queued; flush and retry on a later frame.
     QueueFull = -8,
     /// The peer id is unknown or the peer has disconnected.
     UnknownPeer = -9,

@@ -43,7 +43,10 @@ pub enum tw_disconnect_reason {
     VersionMismatch = 5,
     /// The server has no free slot (`max_clients`).
     ServerFull = 6,
-    /// The peer broke the protocol (for example an oversized reliable message).
+    /// The peer broke the protocol (for example an oversized reliable message). Also:
+    /// `tw_host_connect` to an address this host already has a connection with, and (a
+    /// safeguard that should never fire) a connection this host closed because it could
+    /// not queue a message `tw_host_send` had accepted.
     ProtocolError = 7,
 }
 

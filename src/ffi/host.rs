@@ -34,7 +34,7 @@ fn host_failure(e: HostError) -> Failure {
         HostError::Io { .. } => tw_result::Io,
         HostError::UnknownPeer(_) => tw_result::UnknownPeer,
         HostError::TooLarge { .. } => tw_result::MessageTooLarge,
-        HostError::QueueFull => tw_result::QueueFull,
+        HostError::QueueFull(_) => tw_result::QueueFull,
         HostError::ThreadGone(_) => tw_result::NetworkThreadGone,
     };
     Failure::new(code, e.to_string())
@@ -235,6 +235,11 @@ pub unsafe extern "C" fn tw_host_connect(
 /// Queues a message of `len` bytes for `peer` on `channel` (`TW_CHANNEL_*`). It leaves
 /// with the next `tw_host_flush` (or the auto-flush, if configured).
 ///
+/// `TW_RESULT_OK` means the message was accepted: it is never dropped for lack of
+/// queue space later. A reliable message accepted here arrives, in order, unless the
+/// connection ends (a `TW_EVENT_KIND_DISCONNECTED` event says so). Every check happens
+/// in this call, which never blocks; a refused message was not queued at all.
+///
 /// Ownership: the bytes are copied before the call returns. `data` may be NULL when
 /// `len` is 0 (an empty message).
 /// Thread-safety: not safe for concurrent use of the same host.
@@ -243,8 +248,11 @@ pub unsafe extern "C" fn tw_host_connect(
 /// `TW_RESULT_INVALID_ARGUMENT` (peer 0, channel not configured);
 /// `TW_RESULT_UNKNOWN_PEER`; `TW_RESULT_MESSAGE_TOO_LARGE` (over `max_message_size`, or
 /// over `TW_MAX_UNRELIABLE_SIZE` on the unreliable and sequenced channels);
-/// `TW_RESULT_QUEUE_FULL` (the queue of calls to the network thread is full: flush,
-/// and retry on a later frame);
+/// `TW_RESULT_QUEUE_FULL` when either queue on the way to the wire is full: the peer's
+/// send queue (accepting the message could take it over `send_queue_limit_bytes`; it
+/// holds unflushed messages and reliable ones the peer has not acknowledged yet), or
+/// the queue of calls to the network thread. The last error says which. Flush, and
+/// retry on a later frame: the queue drains as the peer acknowledges;
 /// `TW_RESULT_NETWORK_THREAD_GONE`; `TW_RESULT_PANIC`.
 ///
 /// # Safety

@@ -93,8 +93,10 @@ pub struct tw_host_stats {
     pub denied: u64,
     /// Open connections, in any state.
     pub connections: u64,
-    /// Messages the network thread dropped because a connection's send queue was full
-    /// (`send_queue_limit_bytes`) or the peer had just gone.
+    /// Messages the network thread dropped because the peer had just gone (its
+    /// DISCONNECTED event follows). Never because of `send_queue_limit_bytes`:
+    /// `tw_host_send` refuses those with `TW_RESULT_QUEUE_FULL`. Any other refusal
+    /// closes the connection (DISCONNECTED with reason `TW_DISCONNECT_REASON_PROTOCOL_ERROR`).
     pub sends_rejected: u64,
     /// Connection attempts refused on the network thread (each also gave a
     /// DISCONNECTED event).

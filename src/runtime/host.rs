@@ -1,6 +1,6 @@
 //! The engine side of the runtime: [`Host`].
 
-use std::collections::{HashMap, HashSet, VecDeque};
+use std::collections::{HashMap, VecDeque};
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
@@ -9,10 +9,11 @@ use std::time::Duration;
 
 use crossbeam_channel::{Receiver, RecvTimeoutError, Sender, TryRecvError, TrySendError};
 
+use super::budget::{EngineBudget, SendBudget};
 use super::pool::BufferPool;
 use super::protocol::Protocol;
 use super::thread::{self, Command, RuntimeStats, Shared, ThreadMsg, ThreadParts, IDLE_CAP};
-use super::{socket, waker, Direction, HostConfig, HostError, HostEvent};
+use super::{socket, waker, Direction, FullQueue, HostConfig, HostError, HostEvent};
 use crate::core::clock::{Clock, SystemClock};
 use crate::core::netsim::LinkConfig;
 use crate::core::rng::os_seed;
@@ -22,7 +23,8 @@ use crate::core::transport::{
 };
 
 /// Commands (sends, flushes, connects, ...) that may wait for the network thread.
-/// Beyond this, calls fail with [`HostError::QueueFull`] instead of blocking.
+/// Beyond this, calls fail with [`HostError::QueueFull`] ([`FullQueue::Commands`])
+/// instead of blocking.
 pub const COMMAND_QUEUE_CAPACITY: usize = 4096;
 
 /// Events and statistics snapshots that may wait for the engine in the channel; more
@@ -68,9 +70,15 @@ pub struct Host {
     ids: PeerIdAllocator,
     /// Largest message per channel id.
     channel_limits: Vec<usize>,
+    /// `send_queue_limit_bytes`: the most a peer's send queue may hold.
+    send_queue_limit: usize,
     local_addr: SocketAddr,
-    /// Peers the engine may send to: connected or connecting, as far as it has seen.
-    live: HashSet<PeerId>,
+    /// Peers the engine may send to (connected or connecting, as far as it has seen),
+    /// with their send-queue budgets.
+    live: HashMap<PeerId, EngineBudget>,
+    /// Budgets the thread created for accepted peers whose `Connected` the engine has
+    /// not polled yet.
+    announced: HashMap<PeerId, Arc<SendBudget>>,
     peer_stats: HashMap<PeerId, ConnectionStats>,
     endpoint_stats: EndpointStats,
     runtime_stats: RuntimeStats,
@@ -123,6 +131,7 @@ impl Host {
         let (done_tx, done_rx) = crossbeam_channel::bounded(1);
         let (send_pool, msg_pool) = (BufferPool::new(1), BufferPool::new(MAX_DATAGRAM_SIZE));
         let channel_limits = channel_limits(&cfg.endpoint);
+        let send_queue_limit = cfg.endpoint.send_queue_limit_bytes;
         let parts = ThreadParts {
             proto,
             socket,
@@ -150,8 +159,10 @@ impl Host {
             msg_pool,
             ids,
             channel_limits,
+            send_queue_limit,
             local_addr,
-            live: HashSet::new(),
+            live: HashMap::new(),
+            announced: HashMap::new(),
             peer_stats: HashMap::new(),
             endpoint_stats: EndpointStats::default(),
             runtime_stats: RuntimeStats::default(),
@@ -177,34 +188,50 @@ impl Host {
         self.check_alive()?;
         let addr = socket::reachable(self.local_addr, addr)?;
         let peer = self.ids.next();
-        self.command(Command::Connect { peer, addr })?;
-        self.live.insert(peer);
+        let budget = SendBudget::new();
+        self.command(Command::Connect { peer, addr, budget: budget.clone() })?;
+        self.live.insert(peer, EngineBudget::new(budget));
         Ok(peer)
     }
 
     /// Queues `data` for `peer` on `channel`; it leaves on the next flush. Copies `data`
     /// into a recycled buffer (no allocation in steady state). Checks synchronously:
     /// the channel exists ([`HostError::BadChannel`]), the size fits it
-    /// ([`HostError::TooLarge`]), and the peer is live as far as the engine has seen
-    /// ([`HostError::UnknownPeer`]). Does not wake the thread.
+    /// ([`HostError::TooLarge`]), the peer is live as far as the engine has seen
+    /// ([`HostError::UnknownPeer`]), the peer's send queue has room for it under
+    /// `send_queue_limit_bytes` ([`HostError::QueueFull`] with
+    /// [`FullQueue::PeerSendQueue`]), and the command queue has room
+    /// ([`FullQueue::Commands`]). Does not wake the thread; never blocks.
+    ///
+    /// `Ok` means the message was accepted: the network thread will hand it to the
+    /// endpoint, which will not refuse it for lack of room. A reliable message accepted
+    /// here is delivered, in order, unless the connection ends (a
+    /// [`HostEvent::Disconnected`] says so). A refused message had no effect: retry it
+    /// on a later frame, after a flush and once the peer has acknowledged some of the
+    /// queue.
     pub fn send(&mut self, peer: PeerId, channel: u8, data: &[u8]) -> Result<(), HostError> {
         self.check_alive()?;
         let max = *self.channel_limits.get(channel as usize).ok_or(HostError::BadChannel(channel))?;
         if data.len() > max {
             return Err(HostError::TooLarge { size: data.len(), max });
         }
-        if !self.live.contains(&peer) {
-            return Err(HostError::UnknownPeer(peer));
+        let budget = self.live.get_mut(&peer).ok_or(HostError::UnknownPeer(peer))?;
+        let limit = self.send_queue_limit;
+        if let Err(pending) = budget.check(data.len(), limit) {
+            return Err(HostError::QueueFull(FullQueue::PeerSendQueue { peer, pending, size: data.len(), limit }));
         }
         let mut buf = self.send_pool.take();
         buf.extend_from_slice(data);
         match self.commands.try_send(Command::Send { peer, channel, data: buf }) {
-            Ok(()) => Ok(()),
+            Ok(()) => {
+                budget.submitted(data.len());
+                Ok(())
+            }
             Err(TrySendError::Full(cmd)) => {
                 if let Command::Send { data, .. } = cmd {
                     self.send_pool.give(data);
                 }
-                Err(HostError::QueueFull)
+                Err(HostError::QueueFull(FullQueue::Commands))
             }
             Err(TrySendError::Disconnected(_)) => Err(self.thread_gone()),
         }
@@ -216,11 +243,12 @@ impl Host {
         self.command(Command::Flush)
     }
 
-    /// Closes the connection to `peer` gracefully. The engine may no longer send to it;
-    /// a [`HostEvent::Disconnected`] follows. Wakes the network thread.
+    /// Closes the connection to `peer` gracefully. The engine may no longer send to it
+    /// (not even after a `Connected` for it that was already on its way); a
+    /// [`HostEvent::Disconnected`] follows. Wakes the network thread.
     pub fn disconnect(&mut self, peer: PeerId) -> Result<(), HostError> {
         self.check_alive()?;
-        if !self.live.contains(&peer) {
+        if !self.live.contains_key(&peer) {
             return Err(HostError::UnknownPeer(peer));
         }
         self.command(Command::Disconnect { peer })?;
@@ -236,10 +264,16 @@ impl Host {
         let ev = self.pending.pop_front()?;
         match &ev {
             HostEvent::Connected { peer, .. } => {
-                self.live.insert(*peer);
+                // An accepted peer becomes live with the budget the thread made for it.
+                // A peer this host connected to is live already, unless the engine has
+                // disconnected it meanwhile: then it stays gone.
+                if let Some(budget) = self.announced.remove(peer) {
+                    self.live.insert(*peer, EngineBudget::new(budget));
+                }
             }
             HostEvent::Disconnected { peer, .. } => {
                 self.live.remove(peer);
+                self.announced.remove(peer);
                 self.peer_stats.remove(peer);
             }
             HostEvent::Fatal { message } => self.gone = Some(message.clone()),
@@ -307,7 +341,7 @@ impl Host {
         self.shared.waker.wake();
         match r {
             Ok(()) => Ok(()),
-            Err(TrySendError::Full(_)) => Err(HostError::QueueFull),
+            Err(TrySendError::Full(_)) => Err(HostError::QueueFull(FullQueue::Commands)),
             Err(TrySendError::Disconnected(_)) => Err(self.thread_gone()),
         }
     }
@@ -339,6 +373,9 @@ impl Host {
                 }
                 Ok(ThreadMsg::PeerStats(peer, s)) => {
                     self.peer_stats.insert(peer, s);
+                }
+                Ok(ThreadMsg::PeerBudget(peer, budget)) => {
+                    self.announced.insert(peer, budget);
                 }
                 Ok(ThreadMsg::Stats(e, r)) => {
                     self.endpoint_stats = e;

@@ -5,7 +5,9 @@
 //! [`Endpoint`](crate::core::transport::Endpoint), driven by
 //! [`SystemClock`](crate::core::clock::SystemClock) time. Engine calls never block:
 //! commands go to the thread through a bounded crossbeam channel (full = [`HostError::QueueFull`])
-//! and events and statistics come back the same way.
+//! and events and statistics come back the same way. Sends are also checked against the
+//! peer's `send_queue_limit_bytes` on the engine thread, so a send the thread would have
+//! to drop is refused at once instead ([`FullQueue::PeerSendQueue`]).
 //!
 //! Layout, one concept per file:
 //! * `host.rs`: the engine side ([`Host`]): synchronous checks, command queue, event
@@ -14,11 +16,14 @@
 //! * `socket.rs`: socket2 setup (address family, buffer sizes, non-blocking).
 //! * `waker.rs`: how the engine wakes the sleeping thread (a self-pipe on unix).
 //! * `pool.rs`: bounded free-lists that recycle message buffers in both directions.
+//! * `budget.rs`: per-peer send-queue accounting shared by both sides, behind the
+//!   synchronous send-queue limit.
 //! * `protocol.rs`: the small trait the loop drives, so the loop can be tested with a
 //!   scripted fake before (and independently of) the real endpoint.
 
 #![warn(missing_docs)]
 
+mod budget;
 mod host;
 mod pool;
 mod protocol;
@@ -97,7 +102,14 @@ pub enum HostEvent {
         /// The peer's address as this socket sees it.
         addr: SocketAddr,
     },
-    /// A connection ended; the peer id is never reused.
+    /// A connection ended; the peer id is never reused. Messages to the peer that were
+    /// still queued or unacknowledged are lost with the connection.
+    ///
+    /// Reason [`DisconnectReason::ProtocolError`] also covers a connection this host
+    /// closed because its endpoint refused a message [`Host::send`] had accepted. The
+    /// synchronous checks of `send` make that unreachable; it is the network thread's
+    /// last line of defence, so that an accepted reliable message is never dropped
+    /// without the engine hearing of it (the stream to the peer would have a gap).
     Disconnected {
         /// The peer that is gone.
         peer: PeerId,
@@ -119,6 +131,34 @@ pub enum HostEvent {
     Fatal {
         /// What happened, for logs.
         message: String,
+    },
+}
+
+/// Which queue refused a call with [`HostError::QueueFull`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+pub enum FullQueue {
+    /// The command queue to the network thread holds [`COMMAND_QUEUE_CAPACITY`]
+    /// commands. It drains as soon as the thread runs (a flush wakes it).
+    #[error("command queue to the network thread is full")]
+    Commands,
+    /// Accepting the message could take the peer's send queue over
+    /// `EndpointConfig::send_queue_limit_bytes`. The queue holds messages not yet
+    /// flushed, reliable messages not yet acknowledged, and sends still on their way to
+    /// the network thread; it drains as the peer acknowledges. Refusing here is what
+    /// keeps the network thread from ever dropping an accepted message.
+    #[error(
+        "send queue to peer {peer} is full: {pending} bytes queued or on their way + {size} > send_queue_limit_bytes {limit}"
+    )]
+    PeerSendQueue {
+        /// The peer the message was for.
+        peer: PeerId,
+        /// Bytes already queued for the peer (an upper bound; exact once the thread
+        /// has caught up).
+        pending: u64,
+        /// The refused message's size in bytes.
+        size: usize,
+        /// The configured limit in bytes.
+        limit: usize,
     },
 }
 
@@ -152,10 +192,11 @@ pub enum HostError {
         /// The channel's limit in bytes.
         max: usize,
     },
-    /// The command queue to the network thread is full; try again after the thread has
-    /// caught up (it is woken by `flush`).
-    #[error("command queue to the network thread is full")]
-    QueueFull,
+    /// A queue between the engine and the wire is full (which one, and by how much, is
+    /// in the [`FullQueue`]). Nothing was queued; try again on a later frame, after a
+    /// flush.
+    #[error("{0}")]
+    QueueFull(FullQueue),
     /// The network thread has stopped (after a [`HostEvent::Fatal`]).
     #[error("the network thread has stopped: {0}")]
     ThreadGone(String),

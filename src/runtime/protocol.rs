@@ -25,6 +25,9 @@ pub(crate) trait Protocol: Send + 'static {
     fn next_timeout(&self) -> Option<Micros>;
     fn stats(&self, peer: PeerId) -> Option<ConnectionStats>;
     fn endpoint_stats(&self) -> EndpointStats;
+    /// The bytes queued for `peer` in the sense of `send_queue_limit_bytes` (what the
+    /// endpoint's `send` checks the limit against); `None` for an unknown peer.
+    fn queued_bytes(&self, peer: PeerId) -> Option<usize>;
 }
 
 impl Protocol for Endpoint {
@@ -67,6 +70,11 @@ impl Protocol for Endpoint {
     fn endpoint_stats(&self) -> EndpointStats {
         Endpoint::endpoint_stats(self)
     }
+    fn queued_bytes(&self, peer: PeerId) -> Option<usize> {
+        // `send_queue_bytes` is the connection's queued_bytes(), the figure
+        // `Endpoint::send` compares with the limit.
+        Endpoint::stats(self, peer).map(|s| s.send_queue_bytes as usize)
+    }
 }
 
 /// A trivial protocol for unit tests of the loop: no handshake, no acks. A datagram is
@@ -87,6 +95,9 @@ pub(crate) mod fake {
         stats: EndpointStats,
         /// Buffers handed back through `recycle`, to prove the return path works.
         pub recycled: std::sync::Arc<std::sync::atomic::AtomicUsize>,
+        /// While set, `send` refuses every message with `QueueFull`, as an endpoint
+        /// that disagrees with the engine's accounting would.
+        pub refuse_sends: std::sync::Arc<std::sync::atomic::AtomicBool>,
     }
 
     impl FakeProtocol {
@@ -99,6 +110,7 @@ pub(crate) mod fake {
                 events: VecDeque::new(),
                 stats: EndpointStats::default(),
                 recycled: Default::default(),
+                refuse_sends: Default::default(),
             }
         }
         fn addr_of(&self, peer: PeerId) -> Option<SocketAddr> {
@@ -119,6 +131,10 @@ pub(crate) mod fake {
         fn shutdown(&mut self, _now: Micros) {}
         fn send(&mut self, peer: PeerId, channel: u8, data: &[u8]) -> Result<(), SendError> {
             let addr = self.addr_of(peer).ok_or(SendError::UnknownPeer(peer))?;
+            if self.refuse_sends.load(std::sync::atomic::Ordering::Relaxed) {
+                let queued = self.queued_bytes(peer).unwrap_or(0);
+                return Err(SendError::QueueFull { queued, limit: queued });
+            }
             let mut d = vec![channel];
             d.extend_from_slice(data);
             self.queued.push((addr, d));
@@ -167,6 +183,11 @@ pub(crate) mod fake {
         }
         fn endpoint_stats(&self) -> EndpointStats {
             self.stats
+        }
+        fn queued_bytes(&self, peer: PeerId) -> Option<usize> {
+            let addr = self.addr_of(peer)?;
+            // Payload bytes not yet flushed (each queued datagram starts with its channel).
+            Some(self.queued.iter().filter(|q| q.0 == addr).map(|q| q.1.len() - 1).sum())
         }
     }
 }

@@ -9,8 +9,12 @@
 //!
 //! The thread never blocks on the engine: events go through a bounded channel and, when
 //! it is full, wait in a local backlog that is retried every millisecond.
+//!
+//! At the end of every turn the thread publishes each peer's send-queue figures (see
+//! `budget.rs`), which the engine side checks sends against.
 
-use std::collections::VecDeque;
+use std::collections::hash_map::Entry;
+use std::collections::{HashMap, VecDeque};
 use std::io;
 use std::net::{SocketAddr, UdpSocket};
 use std::panic::{catch_unwind, AssertUnwindSafe};
@@ -21,6 +25,7 @@ use std::time::Duration;
 
 use crossbeam_channel::{Receiver, Sender, TrySendError};
 
+use super::budget::{SendBudget, ThreadBudget};
 use super::pool::BufferPool;
 use super::protocol::Protocol;
 use super::waker::{Waiter, Waker};
@@ -28,7 +33,7 @@ use super::{Direction, HostEvent};
 use crate::core::clock::{Clock, Micros, SystemClock};
 use crate::core::netsim::{LinkConditioner, LinkConfig};
 use crate::core::rng::{os_seed, Rng};
-use crate::core::transport::{ConnectionStats, DisconnectReason, EndpointStats, Event, PeerId};
+use crate::core::transport::{ConnectionStats, DisconnectReason, EndpointStats, Event, PeerId, SendError};
 
 /// Longest sleep when nothing is due: bounds how stale published statistics get.
 pub(crate) const IDLE_CAP: Duration = Duration::from_millis(10);
@@ -49,7 +54,8 @@ const BACKLOG_RETRY_US: Micros = 1_000;
 /// What the engine asks of the thread, in order.
 #[derive(Debug)]
 pub(crate) enum Command {
-    Connect { peer: PeerId, addr: SocketAddr },
+    /// `budget` is the peer's send-queue accounting, shared with the engine side.
+    Connect { peer: PeerId, addr: SocketAddr, budget: Arc<SendBudget> },
     Send { peer: PeerId, channel: u8, data: Vec<u8> },
     Flush,
     Disconnect { peer: PeerId },
@@ -63,14 +69,19 @@ pub(crate) enum ThreadMsg {
     /// Snapshot of one connection; sent before its `Connected` event and then
     /// periodically.
     PeerStats(PeerId, ConnectionStats),
+    /// The send-queue accounting of an accepted peer; sent before its `Connected`.
+    PeerBudget(PeerId, Arc<SendBudget>),
     Stats(EndpointStats, RuntimeStats),
 }
 
 /// Counters of the runtime layer itself (what the endpoint cannot see).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct RuntimeStats {
-    /// Sends the endpoint refused on the network thread (its send queue was full, or
-    /// the peer had gone before the engine saw it go). The message was dropped.
+    /// Sends the endpoint refused on the network thread; the message was dropped. This
+    /// happens when the peer had gone before the engine saw it go (its
+    /// [`HostEvent::Disconnected`] follows). A full send queue never causes it:
+    /// [`Host::send`](super::Host::send) refuses those synchronously. Any other refusal
+    /// closes the connection, reported as `Disconnected` with reason `ProtocolError`.
     pub sends_rejected: u64,
     /// Connection attempts the endpoint refused; each also produced a `Disconnected`.
     pub connects_rejected: u64,
@@ -154,6 +165,11 @@ struct NetLoop<P> {
     backlog: VecDeque<ThreadMsg>,
     /// Peers whose statistics are published: requested or announced, not yet gone.
     peers: Vec<PeerId>,
+    /// Send-queue accounting per peer (requested or announced, not yet gone).
+    budgets: HashMap<PeerId, ThreadBudget>,
+    /// Peers this thread is closing because the endpoint refused a message the engine
+    /// had been told was accepted; their `Disconnected` gets reason `ProtocolError`.
+    broken: Vec<PeerId>,
     next_stats: Micros,
     published: (EndpointStats, RuntimeStats),
     next_auto_flush: Option<Micros>,
@@ -179,6 +195,8 @@ impl<P: Protocol> NetLoop<P> {
             tx_buf: vec![0; DATAGRAM_BUFFER],
             backlog: VecDeque::new(),
             peers: Vec::new(),
+            budgets: HashMap::new(),
+            broken: Vec::new(),
             next_stats: now,
             published: Default::default(),
             rt: RuntimeStats::default(),
@@ -215,6 +233,7 @@ impl<P: Protocol> NetLoop<P> {
             }
             self.transmit(now);
             self.forward_events();
+            self.publish_budgets();
             self.publish_stats(now);
             if let Some(until) = self.linger_until {
                 let sim_empty = self.sim_out.as_ref().is_none_or(|s| s.next_delivery().is_none());
@@ -249,14 +268,30 @@ impl<P: Protocol> NetLoop<P> {
             let Ok(cmd) = self.p.commands.try_recv() else { break };
             match cmd {
                 Command::Send { peer, channel, data } => {
-                    if self.p.proto.send(peer, channel, &data).is_err() {
-                        self.rt.sends_rejected += 1;
+                    if let Some(b) = self.budgets.get_mut(&peer) {
+                        b.took(data.len());
+                    }
+                    match self.p.proto.send(peer, channel, &data) {
+                        Ok(()) => {}
+                        // Gone before the engine saw it go: its Disconnected tells it.
+                        Err(SendError::UnknownPeer(_)) => self.rt.sends_rejected += 1,
+                        // The engine's checks (channel, size, send-queue budget) make
+                        // this unreachable. Should it happen anyway, the message must
+                        // not vanish silently: a reliable stream with a gap is broken,
+                        // so the connection is closed and the engine is told.
+                        Err(_) => {
+                            self.rt.sends_rejected += 1;
+                            self.break_connection(now, peer);
+                        }
                     }
                     self.p.send_pool.give(data);
                 }
                 Command::Flush => self.p.proto.flush(now),
-                Command::Connect { peer, addr } => match self.p.proto.connect_with_id(now, addr, peer) {
-                    Ok(()) => self.peers.push(peer),
+                Command::Connect { peer, addr, budget } => match self.p.proto.connect_with_id(now, addr, peer) {
+                    Ok(()) => {
+                        self.peers.push(peer);
+                        self.budgets.insert(peer, ThreadBudget::new(budget));
+                    }
                     Err(_) => {
                         // The endpoint never saw this peer, so it will not announce its
                         // end; the engine still needs one.
@@ -268,6 +303,23 @@ impl<P: Protocol> NetLoop<P> {
                 Command::Disconnect { peer } => self.p.proto.disconnect(now, peer),
                 Command::SetSim { dir, cfg } => self.set_sim(now, dir, cfg),
             }
+        }
+    }
+
+    /// Closes the connection to `peer` after the endpoint refused a message the engine
+    /// had accepted; its `Disconnected` is reported with reason `ProtocolError`.
+    fn break_connection(&mut self, now: Micros, peer: PeerId) {
+        if !self.broken.contains(&peer) {
+            self.broken.push(peer);
+            self.p.proto.disconnect(now, peer);
+        }
+    }
+
+    /// Publishes every peer's send-queue figures for the engine's synchronous check.
+    fn publish_budgets(&self) {
+        let proto = &self.p.proto;
+        for (&peer, b) in &self.budgets {
+            b.publish(proto.queued_bytes(peer).unwrap_or(0));
         }
     }
 
@@ -377,6 +429,13 @@ impl<P: Protocol> NetLoop<P> {
                     if !self.peers.contains(&peer) {
                         self.peers.push(peer);
                     }
+                    if let Entry::Vacant(slot) = self.budgets.entry(peer) {
+                        // An accepted peer: the engine gets its budget with (just
+                        // before) the Connected event, before it can send to it.
+                        let budget = SendBudget::new();
+                        slot.insert(ThreadBudget::new(budget.clone()));
+                        self.emit(ThreadMsg::PeerBudget(peer, budget));
+                    }
                     // Statistics first, so `Host::stats` answers as soon as the engine
                     // has seen the connection.
                     if let Some(s) = self.p.proto.stats(peer) {
@@ -384,8 +443,13 @@ impl<P: Protocol> NetLoop<P> {
                     }
                     HostEvent::Connected { peer, addr }
                 }
-                Event::Disconnected { peer, reason } => {
+                Event::Disconnected { peer, mut reason } => {
                     self.peers.retain(|&p| p != peer);
+                    self.budgets.remove(&peer);
+                    if let Some(i) = self.broken.iter().position(|&p| p == peer) {
+                        self.broken.swap_remove(i);
+                        reason = DisconnectReason::ProtocolError;
+                    }
                     HostEvent::Disconnected { peer, reason }
                 }
                 Event::Message { peer, channel, data } => HostEvent::Message { peer, channel, data },
@@ -534,7 +598,7 @@ mod tests {
         let pool = p.send_pool.clone();
         let mut l = NetLoop::new(p);
         let peer_addr: SocketAddr = "127.0.0.1:9".parse().unwrap();
-        cmd.send(Command::Connect { peer: 7, addr: peer_addr }).unwrap();
+        cmd.send(Command::Connect { peer: 7, addr: peer_addr, budget: SendBudget::new() }).unwrap();
         cmd.send(Command::Send { peer: 7, channel: 0, data: Vec::with_capacity(300) }).unwrap();
         cmd.send(Command::Send { peer: 8, channel: 0, data: Vec::with_capacity(300) }).unwrap();
         l.apply_commands(0);

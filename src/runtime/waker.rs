@@ -7,6 +7,16 @@
 //! * unix: a self-pipe. The thread `poll()`s [socket, pipe read end] (`ppoll` on Linux
 //!   for microsecond timeouts); [`Waker::wake`] writes one byte to the non-blocking write
 //!   end. A full pipe (EAGAIN) means a wake is already pending, so it is ignored.
+//!
+//!   Both ends of the pipe belong to one object that the [`Waker`] and the [`Waiter`]
+//!   share through an `Arc`, and are closed only when the last of them is dropped. So
+//!   the read end is open whenever a write can happen: the network thread exiting
+//!   (normally, or after a panic) drops its `Waiter` but cannot close the read end under
+//!   a `Waker` the engine still holds. A write to a pipe without readers fails with
+//!   EPIPE *and raises SIGPIPE*, whose default action kills the process; Rust programs
+//!   ignore SIGPIPE, but C, C++ and C# hosts of this library usually do not. Keeping
+//!   the read end alive makes that impossible by construction rather than by signal
+//!   handling, which a library must not change for its host process.
 //! * elsewhere: no wake primitive. The thread never sleeps longer than
 //!   [`FALLBACK_SLICE`] (1 ms) between socket polls, so a flush reaches the wire within
 //!   about that slice (plus the OS timer granularity, up to ~15 ms on Windows).
@@ -22,18 +32,27 @@ pub(crate) const FALLBACK_SLICE: Duration = Duration::from_millis(1);
 mod imp {
     use std::io;
     use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
+    use std::sync::Arc;
     use std::time::Duration;
+
+    /// Both ends of the self-pipe, closed together when the last [`Waker`] or [`Waiter`]
+    /// holding them is dropped (see the module docs: this is what rules out SIGPIPE).
+    #[derive(Debug)]
+    struct Pipe {
+        read: OwnedFd,
+        write: OwnedFd,
+    }
 
     /// The engine side: cheap to clone through an `Arc`, safe to call from any thread.
     #[derive(Debug)]
     pub(crate) struct Waker {
-        write: OwnedFd,
+        pipe: Arc<Pipe>,
     }
 
     /// The network-thread side: waits on the socket and the pipe.
     #[derive(Debug)]
     pub(crate) struct Waiter {
-        read: OwnedFd,
+        pipe: Arc<Pipe>,
     }
 
     fn set_nonblocking_cloexec(fd: RawFd) -> io::Result<()> {
@@ -62,17 +81,21 @@ mod imp {
         let (read, write) = unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) };
         set_nonblocking_cloexec(read.as_raw_fd())?;
         set_nonblocking_cloexec(write.as_raw_fd())?;
-        Ok((Waker { write }, Waiter { read }))
+        let pipe = Arc::new(Pipe { read, write });
+        Ok((Waker { pipe: pipe.clone() }, Waiter { pipe }))
     }
 
     impl Waker {
         /// Makes the waiter's current or next `wait` return promptly. Never blocks.
         pub(crate) fn wake(&self) {
             let b = 1u8;
-            // SAFETY: writes at most 1 byte from a live local to an fd we own.
+            // SAFETY: writes at most 1 byte from a live local to the pipe's write end,
+            // which `self.pipe` keeps open. The read end is open too (the same `Pipe`
+            // owns it), so the write cannot fail with EPIPE or raise SIGPIPE.
             // Errors are ignored on purpose: EAGAIN means the pipe already holds wake
-            // bytes (the thread will wake), and other errors cannot be acted upon here.
-            let _ = unsafe { libc::write(self.write.as_raw_fd(), (&b as *const u8).cast(), 1) };
+            // bytes (the thread will wake, or has exited and needs no wake), and other
+            // errors cannot be acted upon here.
+            let _ = unsafe { libc::write(self.pipe.write.as_raw_fd(), (&b as *const u8).cast(), 1) };
         }
     }
 
@@ -82,7 +105,7 @@ mod imp {
         pub(crate) fn wait(&self, socket: &std::net::UdpSocket, timeout: Duration) -> io::Result<()> {
             let mut fds = [
                 libc::pollfd { fd: socket.as_raw_fd(), events: libc::POLLIN, revents: 0 },
-                libc::pollfd { fd: self.read.as_raw_fd(), events: libc::POLLIN, revents: 0 },
+                libc::pollfd { fd: self.pipe.read.as_raw_fd(), events: libc::POLLIN, revents: 0 },
             ];
             let r = poll(&mut fds, timeout);
             if r < 0 {
@@ -100,7 +123,7 @@ mod imp {
             loop {
                 // SAFETY: reads at most buf.len() bytes into a live local buffer from an
                 // fd we own; the fd is non-blocking, so this ends at EAGAIN.
-                let n = unsafe { libc::read(self.read.as_raw_fd(), buf.as_mut_ptr().cast(), buf.len()) };
+                let n = unsafe { libc::read(self.pipe.read.as_raw_fd(), buf.as_mut_ptr().cast(), buf.len()) };
                 if n < buf.len() as isize {
                     break;
                 }
@@ -199,6 +222,31 @@ mod tests {
         let start = Instant::now();
         waiter.wait(&sock, Duration::from_millis(30)).unwrap();
         assert!(start.elapsed() >= Duration::from_millis(20), "{:?}", start.elapsed());
+    }
+
+    /// A wake after the waiter (the network thread's side) has been dropped is
+    /// harmless, even with SIGPIPE at its default action, as in a C program: the write
+    /// end must never face a closed read end. Runs in a child process so that the old
+    /// behaviour (death by SIGPIPE) is a failed assertion rather than a dead test binary.
+    #[test]
+    fn wake_after_the_waiter_is_dropped_cannot_raise_sigpipe() {
+        crate::runtime::tests::run_in_child("runtime::waker::tests::child_wake_after_waiter_dropped");
+    }
+
+    #[test]
+    #[ignore = "runs in a child process started by wake_after_the_waiter_is_dropped_cannot_raise_sigpipe"]
+    fn child_wake_after_waiter_dropped() {
+        crate::runtime::tests::child_with_default_sigpipe();
+        let (waker, waiter) = pair().unwrap();
+        drop(waiter);
+        // From another thread too, as the engine does after the network thread exits.
+        let waker = Arc::new(waker);
+        let w2 = waker.clone();
+        std::thread::spawn(move || w2.wake()).join().unwrap();
+        // More than the pipe holds: the writes past capacity must return (EAGAIN).
+        for _ in 0..100_000 {
+            waker.wake();
+        }
     }
 
     #[test]

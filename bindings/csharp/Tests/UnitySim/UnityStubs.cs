@@ -1,7 +1,7 @@
-// Stand-ins for the few Unity APIs that Tickwire/Unity/TwUnityLifecycle.cs uses, with
-// the same namespaces, names and signatures as Unity's, plus Simulate* helpers that do
-// what the editor does. Test-only: they let mcs compile the Unity code path and let
-// UnitySim.cs drive it. Not shipped.
+// Stand-ins for the few Unity APIs that Tickwire/Unity/TwUnityLifecycle.cs and the
+// package sample use, with the same namespaces, names and signatures as Unity's, plus
+// Simulate* helpers that do what the editor does. Test-only: they let mcs compile the
+// Unity code path and let UnitySim.cs drive it. Not shipped.
 using System;
 
 namespace UnityEngine
@@ -29,6 +29,49 @@ namespace UnityEngine
         }
 
         public RuntimeInitializeLoadType LoadType { get; private set; }
+    }
+
+    public class Object
+    {
+    }
+
+    public class Component : Object
+    {
+    }
+
+    public class Behaviour : Component
+    {
+        public bool enabled { get; set; }
+    }
+
+    public class MonoBehaviour : Behaviour
+    {
+    }
+
+    [AttributeUsage(AttributeTargets.Field)]
+    public sealed class SerializeField : Attribute
+    {
+    }
+
+    public static class Debug
+    {
+        public static void Log(object message)
+        {
+            Console.WriteLine(message);
+        }
+
+        public static void LogError(object message)
+        {
+            Console.Error.WriteLine(message);
+        }
+    }
+
+    public static class Input
+    {
+        public static float GetAxisRaw(string axisName)
+        {
+            return 0f;
+        }
     }
 
     public static class Application

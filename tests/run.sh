@@ -1,7 +1,11 @@
 #!/usr/bin/env bash
 # Everything: cargo test (all targets, plus doctests), then the C ABI checks: the C
 # example and the C misuse test built as strict C11, syntax-checked as C++17, run, and
-# run under valgrind. Installs a C compiler and valgrind if they are missing.
+# run under valgrind. Then the bindings: C# (built with mcs -langversion:7.2, tests run
+# under the Mono JIT and under Mono full AOT, the stand-in for IL2CPP), the C++ wrapper
+# and its example, and packaging (install to a temporary prefix, a CMake consumer and a
+# pkg-config consumer). Installs a C compiler, valgrind, Mono, binutils, cmake and
+# pkg-config from Debian if they are missing. Everything it writes goes under build/.
 #
 # The last line is "N passed, N failed" for the non-cargo checks; the exit status is
 # non-zero if anything (cargo included) failed.
@@ -19,6 +23,12 @@ command -v cc >/dev/null 2>&1 || missing+=(gcc)
 command -v c++ >/dev/null 2>&1 || missing+=(g++)
 [ -e /usr/include/stdio.h ] || missing+=(libc6-dev)
 command -v valgrind >/dev/null 2>&1 || missing+=(valgrind)
+command -v mcs >/dev/null 2>&1 || missing+=(mono-mcs)
+command -v mono >/dev/null 2>&1 || missing+=(mono-runtime)
+[ -e /usr/lib/mono/4.5/mscorlib.dll ] || missing+=(libmono-corlib4.5-dll) # full AOT compiles it
+command -v as >/dev/null 2>&1 && command -v ld >/dev/null 2>&1 || missing+=(binutils) # full AOT assembles and links
+command -v cmake >/dev/null 2>&1 || missing+=(cmake)
+command -v pkg-config >/dev/null 2>&1 || missing+=(pkgconf)
 if [ "${#missing[@]}" -gt 0 ]; then
     SUDO=""
     if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
@@ -84,6 +94,128 @@ for src in "${programs[@]}"; do
         check "$name: valgrind (not built)" false
     fi
 done
+
+# --- C# bindings (Mono) ---------------------------------------------------------------
+CS="$ROOT/build/csharp"
+CS_SRC="$ROOT/bindings/csharp"
+UNITY_PKG="$ROOT/examples-csharp/unity/com.tickwire.runtime"
+MCS=(mcs -langversion:7.2 -unsafe -warnaserror)
+mkdir -p "$CS/unity" "$CS/stale"
+
+# Every tw_* function of the header has exactly one DllImport of the same name in
+# TwNative.cs, and the other way round; every DllImport is Cdecl with ExactSpelling.
+native_names_match() {
+    local header csharp imports
+    header="$(grep -E '^[a-z_0-9 ]+[ *]tw_[a-z0-9_]+\(' include/tickwire.h | sed -E 's/^.*[ *](tw_[a-z0-9_]+)\(.*$/\1/' | sort)"
+    csharp="$(grep -E 'static extern .* tw_[a-z0-9_]+\(' "$CS_SRC/Tickwire/Native/TwNative.cs" | sed -E 's/^.* (tw_[a-z0-9_]+)\(.*$/\1/' | sort)"
+    imports="$(grep -c 'DllImport(Lib, CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)' "$CS_SRC/Tickwire/Native/TwNative.cs")"
+    [ -n "$header" ] && [ "$(echo "$header" | wc -l)" -ge 25 ] || { echo "found too few prototypes in the header"; return 1; }
+    [ -z "$(echo "$csharp" | uniq -d)" ] || { echo "duplicate imports: $(echo "$csharp" | uniq -d)"; return 1; }
+    [ "$imports" -eq "$(echo "$csharp" | wc -l)" ] || { echo "$imports Cdecl+ExactSpelling imports for $(echo "$csharp" | wc -l) externs"; return 1; }
+    diff <(echo "$header") <(echo "$csharp") && echo "$(echo "$header" | wc -l) functions, the same in both"
+}
+check "C#: TwNative.cs imports exactly the header's functions" native_names_match
+check "C#: the Unity package's copy of the bindings is identical" scripts/sync-unity-package.sh --check
+check "C#: build Tickwire.dll" "${MCS[@]}" -target:library -out:"$CS/Tickwire.dll" -recurse:"$CS_SRC/Tickwire/*.cs"
+check "C#: build the test program" "${MCS[@]}" -r:"$CS/Tickwire.dll" -out:"$CS/Tickwire.Tests.exe" "$CS_SRC/Tests/TickwireTests.cs"
+check "C#: build the relay example" "${MCS[@]}" -r:"$CS/Tickwire.dll" -out:"$CS/RelayExample.exe" examples-csharp/relay/*.cs
+
+# The Unity code path, against stand-ins of the Unity APIs it uses: the lifecycle hooks
+# (editor defines), the iOS import name, and the package sample.
+build_unity_path() {
+    "${MCS[@]}" -target:library -out:"$CS/unity/UnityStubs.dll" "$CS_SRC/Tests/UnitySim/UnityStubs.cs" &&
+        "${MCS[@]}" -target:library -define:UNITY_5_3_OR_NEWER -define:UNITY_EDITOR -r:"$CS/unity/UnityStubs.dll" \
+            -out:"$CS/unity/Tickwire.dll" -recurse:"$UNITY_PKG/Runtime/*.cs" &&
+        "${MCS[@]}" -r:"$CS/unity/UnityStubs.dll" -r:"$CS/unity/Tickwire.dll" -out:"$CS/unity/UnitySim.exe" \
+            "$CS_SRC/Tests/UnitySim/UnitySim.cs" &&
+        "${MCS[@]}" -target:library -r:"$CS/unity/UnityStubs.dll" -r:"$CS/unity/Tickwire.dll" -out:"$CS/unity/Sample.dll" \
+            "$UNITY_PKG/Samples~/RelayClient/TickwireRelayClient.cs" &&
+        mkdir -p "$CS/unity/ios" &&
+        "${MCS[@]}" -target:library -define:UNITY_5_3_OR_NEWER -define:UNITY_IOS -r:"$CS/unity/UnityStubs.dll" \
+            -out:"$CS/unity/ios/Tickwire.dll" -recurse:"$UNITY_PKG/Runtime/*.cs" &&
+        grep -q __Internal "$CS/unity/ios/Tickwire.dll" && ! grep -q __Internal "$CS/Tickwire.dll"
+}
+check "C#: build the Unity code path against API stand-ins (editor, iOS, sample)" build_unity_path
+
+# The C compiler's view of every struct, for the offset comparison.
+offsets() {
+    bash "$CS_SRC/Tests/gen-offsets.sh" include/tickwire.h >"$CS/offsets.c" &&
+        cc "${CFLAGS[@]}" "$CS/offsets.c" -o "$CS/offsets" && "$CS/offsets" >"$CS/offsets.txt"
+}
+check "C#: C offsets of every struct member" offsets
+check "C#: build a stale stand-in library" cc "${CFLAGS[@]}" -shared -fPIC "$CS_SRC/Tests/stale_library.c" -o "$CS/stale/libtickwire.so"
+
+# Runs a C# program with the native library from $1 on the path. Its own lines
+# (ok/FAILED per test, "N passed, N failed") are indented under the check's name.
+run_mono() {
+    local libs="$1"
+    shift
+    LD_LIBRARY_PATH="$libs" RUST_BACKTRACE=0 timeout 300 "$@" 2>&1 | sed -u 's/^/    /'
+}
+check "C#: tests under the Mono JIT" run_mono "$LIB_DIR" mono "$CS/Tickwire.Tests.exe" --offsets "$CS/offsets.txt"
+check "C#: a stale native library is refused" run_mono "$CS/stale" mono "$CS/Tickwire.Tests.exe" --expect-stale-library
+check "C#: a missing native library is reported" run_mono "" mono "$CS/Tickwire.Tests.exe" --expect-missing-library
+check "C#: Unity lifecycle simulation (domain reload, play mode)" run_mono "$LIB_DIR" mono "$CS/unity/UnitySim.exe"
+check "C#: relay example" run_mono "$LIB_DIR" mono "$CS/RelayExample.exe" --clients 3 --seconds 1 --latency-ms 10
+
+# Mono full AOT: nothing may be JIT-compiled at run time, as under IL2CPP. mscorlib's
+# AOT image (about 10 s to make) is kept in build/ while the system's mscorlib is the same.
+AOT="$CS/aot"
+aot_compile() {
+    mkdir -p "$AOT"
+    if ! cmp -s /usr/lib/mono/4.5/mscorlib.dll "$AOT/mscorlib.dll" || [ ! -f "$AOT/mscorlib.dll.so" ]; then
+        rm -f "$AOT/mscorlib.dll.so"
+        cp /usr/lib/mono/4.5/mscorlib.dll "$AOT/"
+        (cd "$AOT" && MONO_PATH="$AOT" mono --aot=full mscorlib.dll >"$AOT/mscorlib.aot.log" 2>&1) ||
+            { tail -n 20 "$AOT/mscorlib.aot.log"; return 1; }
+    fi
+    cp "$CS/Tickwire.dll" "$CS/Tickwire.Tests.exe" "$AOT/"
+    (cd "$AOT" && MONO_PATH="$AOT" mono --aot=full Tickwire.dll >"$AOT/tickwire.aot.log" 2>&1 &&
+        MONO_PATH="$AOT" mono --aot=full Tickwire.Tests.exe >>"$AOT/tickwire.aot.log" 2>&1) ||
+        { tail -n 20 "$AOT/tickwire.aot.log"; return 1; }
+}
+check "C#: full AOT compile (mscorlib, Tickwire.dll, tests)" aot_compile
+check "C#: tests under Mono full AOT" run_mono "$LIB_DIR" env MONO_PATH="$AOT" mono --full-aot "$AOT/Tickwire.Tests.exe" --offsets "$CS/offsets.txt"
+
+# --- C++ wrapper ------------------------------------------------------------------------
+CPP="$ROOT/build/cpp"
+mkdir -p "$CPP"
+CPPFLAGS=(-std=c++17 -Wall -Wextra -Werror -pedantic -I"$ROOT/include" -I"$ROOT/bindings/cpp")
+printf '#include "tickwire.hpp"\n#include "tickwire.hpp"\nint tw_hpp_only_check();\n' >"$CPP/hpp_only.cpp"
+check "C++: tickwire.hpp alone, included twice" c++ "${CPPFLAGS[@]}" -fsyntax-only "$CPP/hpp_only.cpp"
+check "C++: build the example" c++ "${CPPFLAGS[@]}" bindings/cpp/example.cpp "${LDFLAGS[@]}" -o "$CPP/example"
+check "C++: run the example" run_program "$CPP/example"
+
+# --- packaging: install, then consume with CMake and with pkg-config --------------------
+PKG="$ROOT/build/cmake-consumer"
+rm -rf "$PKG"
+mkdir -p "$PKG"
+check "install.sh into a temporary prefix" scripts/install.sh "$PKG/prefix" --lib-dir "$LIB_DIR"
+cmake_consumer() {
+    cmake -S tests/cmake-consumer -B "$PKG/build" -DCMAKE_PREFIX_PATH="$PKG/prefix" >"$PKG/configure.log" 2>&1 ||
+        { cat "$PKG/configure.log"; return 1; }
+    cmake --build "$PKG/build" -j 2 >"$PKG/build.log" 2>&1 || { cat "$PKG/build.log"; return 1; }
+    # The static build must not need libtickwire.so at run time.
+    if ldd "$PKG/build/loopback_static" | grep -q tickwire; then
+        echo "loopback_static depends on libtickwire.so"
+        return 1
+    fi
+    (cd "$PKG/build" && timeout 300 ctest --output-on-failure)
+}
+check "CMake consumer: find_package(tickwire), build and ctest (C shared, C static, C++)" cmake_consumer
+pkg_config_consumer() {
+    local pc=(env PKG_CONFIG_PATH="$PKG/prefix/lib/pkgconfig" pkg-config)
+    [ "$("${pc[@]}" --modversion tickwire)" = "$(sed -n 's/^version = "\(.*\)"$/\1/p' Cargo.toml | head -n 1)" ] || return 1
+    # shellcheck disable=SC2046
+    cc "${CFLAGS[@]}" examples-c/loopback.c $("${pc[@]}" --cflags --libs tickwire) -o "$PKG/pc-loopback" &&
+        run_program_in "$PKG/prefix/lib" "$PKG/pc-loopback"
+}
+run_program_in() {
+    local libs="$1"
+    shift
+    LD_LIBRARY_PATH="$libs" timeout 120 "$@"
+}
+check "pkg-config consumer: build and run the C example" pkg_config_consumer
 
 if [ "$cargo_ok" -ne 1 ]; then
     echo "cargo: FAILED (see above)"

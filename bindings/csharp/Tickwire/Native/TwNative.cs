@@ -1,0 +1,110 @@
+// The raw layer: one extern per function of include/tickwire.h, named exactly like the
+// C symbol (tests/run.sh checks that the two lists are the same). Pointer-level and
+// blittable: no string, bool or array crosses here, so no call needs a marshalling
+// stub and none allocates. Hosts pass as HostHandle, whose marshalling adds a
+// reference for the duration of the call (a concurrent Dispose cannot free the host
+// under a running call).
+//
+// C types: size_t -> UIntPtr, const char* / char* -> byte* (UTF-8), tw_result ->
+// TwResult (int), uint32_t -> uint, tw_host* -> HostHandle (IntPtr for destroy).
+
+using System;
+using System.Runtime.InteropServices;
+
+namespace Tickwire.Native
+{
+    internal static unsafe class TwNative
+    {
+#if (UNITY_IOS || UNITY_TVOS) && !UNITY_EDITOR
+        // iOS and tvOS link libtickwire.a statically into the player.
+        internal const string Lib = "__Internal";
+#else
+        // libtickwire.so / libtickwire.dylib / tickwire.dll: no prefix, no extension.
+        internal const string Lib = "tickwire";
+#endif
+
+        // --- versions, errors, sizes (any thread) ---------------------------------------
+
+        [DllImport(Lib, CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
+        internal static extern uint tw_version();
+
+        [DllImport(Lib, CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
+        internal static extern byte* tw_version_string();
+
+        [DllImport(Lib, CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
+        internal static extern uint tw_abi_version();
+
+        [DllImport(Lib, CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
+        internal static extern byte* tw_result_str(int result);
+
+        [DllImport(Lib, CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
+        internal static extern UIntPtr tw_last_error_message(byte* buf, UIntPtr buf_len);
+
+        [DllImport(Lib, CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
+        internal static extern TwResult tw_host_config_init_default(TwHostConfig* config);
+
+        [DllImport(Lib, CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
+        internal static extern TwResult tw_link_sim_config_init_default(TwLinkSimConfig* config);
+
+        [DllImport(Lib, CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
+        internal static extern UIntPtr tw_host_config_size();
+
+        [DllImport(Lib, CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
+        internal static extern UIntPtr tw_link_sim_config_size();
+
+        [DllImport(Lib, CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
+        internal static extern UIntPtr tw_event_size();
+
+        [DllImport(Lib, CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
+        internal static extern UIntPtr tw_peer_stats_size();
+
+        [DllImport(Lib, CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
+        internal static extern UIntPtr tw_host_stats_size();
+
+        // --- tw_host (serialize calls on one host) ---------------------------------------
+
+        [DllImport(Lib, CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
+        internal static extern TwResult tw_host_create(TwHostConfig* config, byte* bind_address, IntPtr* out_host);
+
+        [DllImport(Lib, CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
+        internal static extern void tw_host_destroy(IntPtr host);
+
+        [DllImport(Lib, CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
+        internal static extern TwResult tw_host_connect(HostHandle host, byte* address, uint* out_peer);
+
+        [DllImport(Lib, CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
+        internal static extern TwResult tw_host_send(HostHandle host, uint peer, uint channel, byte* data, UIntPtr len);
+
+        [DllImport(Lib, CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
+        internal static extern TwResult tw_host_flush(HostHandle host);
+
+        [DllImport(Lib, CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
+        internal static extern TwResult tw_host_disconnect(HostHandle host, uint peer);
+
+        [DllImport(Lib, CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
+        internal static extern TwResult tw_host_poll_event(HostHandle host, TwEvent* out_event);
+
+        [DllImport(Lib, CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
+        internal static extern TwResult tw_host_read_message(HostHandle host, byte* buf, UIntPtr buf_len, UIntPtr* out_len);
+
+        [DllImport(Lib, CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
+        internal static extern TwResult tw_host_peer_stats(HostHandle host, uint peer, TwPeerStats* out_stats);
+
+        [DllImport(Lib, CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
+        internal static extern TwResult tw_host_get_stats(HostHandle host, TwHostStats* out_stats);
+
+        [DllImport(Lib, CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
+        internal static extern TwResult tw_host_set_link_sim(HostHandle host, uint direction, TwLinkSimConfig* config);
+
+        [DllImport(Lib, CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
+        internal static extern TwResult tw_host_local_address(HostHandle host, byte* buf, UIntPtr buf_len, UIntPtr* out_len);
+
+        // --- FOR TESTS ONLY --------------------------------------------------------------
+
+        [DllImport(Lib, CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
+        internal static extern TwResult tw_debug_panic(HostHandle host);
+
+        [DllImport(Lib, CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
+        internal static extern TwResult tw_debug_kill_network_thread(HostHandle host);
+    }
+}

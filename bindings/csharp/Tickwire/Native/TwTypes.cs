@@ -1,0 +1,343 @@
+// Blittable mirrors of the structs and enums in include/tickwire.h.
+//
+// Field order, types and sizes follow the C header exactly; the test program checks
+// every size against the native size getters and every field offset against the C
+// compiler's offsetof. Field names are the C names in PascalCase
+// (loss_p_good_to_bad -> LossPGoodToBad). No bool, no references, no strings inside
+// a struct: every struct here can be passed by pointer without marshalling.
+//
+// C# 7.2 only (Debian's mcs and Unity both compile it).
+
+using System;
+using System.Runtime.InteropServices;
+using System.Text;
+
+namespace Tickwire
+{
+    /// <summary>tw_result: 0 is success, negative is an error, positive is a status.</summary>
+    public enum TwResult : int
+    {
+        Ok = 0,
+        /// <summary>Success, but nothing to return (no event to poll).</summary>
+        Empty = 1,
+        NullArgument = -1,
+        InvalidArgument = -2,
+        /// <summary>The buffer is too small; the length out-parameter holds the size needed.</summary>
+        BufferTooSmall = -3,
+        InvalidState = -4,
+        /// <summary>struct_size unknown to the library: bindings and library disagree.</summary>
+        VersionMismatch = -5,
+        Io = -6,
+        AddressInUse = -7,
+        /// <summary>A queue to the network thread is full: flush, retry on a later frame.</summary>
+        QueueFull = -8,
+        UnknownPeer = -9,
+        /// <summary>The network thread stopped; dispose the host.</summary>
+        NetworkThreadGone = -10,
+        /// <summary>A bug inside tickwire panicked; the host is unusable.</summary>
+        Panic = -11,
+        MessageTooLarge = -12,
+    }
+
+    /// <summary>tw_event_kind.</summary>
+    public enum TwEventKind : uint
+    {
+        None = 0,
+        Connected = 1,
+        Disconnected = 2,
+        Message = 3,
+        Fatal = 4,
+    }
+
+    /// <summary>tw_disconnect_reason.</summary>
+    public enum TwDisconnectReason : uint
+    {
+        Client = 1,
+        Server = 2,
+        Timeout = 3,
+        Kicked = 4,
+        VersionMismatch = 5,
+        ServerFull = 6,
+        ProtocolError = 7,
+    }
+
+    /// <summary>tw_direction (tw_host_set_link_sim).</summary>
+    public enum TwDirection : uint
+    {
+        Outbound = 0,
+        Inbound = 1,
+    }
+
+    /// <summary>tw_jitter_kind.</summary>
+    public enum TwJitterKind : uint
+    {
+        None = 0,
+        Uniform = 1,
+        Gaussian = 2,
+        Pareto = 3,
+    }
+
+    /// <summary>tw_loss_kind.</summary>
+    public enum TwLossKind : uint
+    {
+        None = 0,
+        Bernoulli = 1,
+        GilbertElliott = 2,
+    }
+
+    /// <summary>The channels of the default layout (TW_CHANNEL_*).</summary>
+    public enum TwChannel : uint
+    {
+        /// <summary>May be lost, may arrive in any order.</summary>
+        Unreliable = 0,
+        /// <summary>May be lost; older than the newest delivered is dropped.</summary>
+        Sequenced = 1,
+        /// <summary>Exactly once, in order; large messages are fragmented.</summary>
+        Reliable = 2,
+    }
+
+    /// <summary>Constants of the C header.</summary>
+    public static class TwConstants
+    {
+        /// <summary>TW_MAX_UNRELIABLE_SIZE: largest message on the unreliable and sequenced channels.</summary>
+        public const int MaxUnreliableSize = 1175;
+    }
+
+    /// <summary>
+    /// tw_host_config (96 bytes). Get one from <see cref="Default"/>, then change fields.
+    /// </summary>
+    [StructLayout(LayoutKind.Sequential)]
+    public unsafe struct TwHostConfig
+    {
+        public uint StructSize;
+        public uint ProtocolId;
+        /// <summary>0 (default) refuses incoming connections: a pure client.</summary>
+        public uint MaxClients;
+        public uint MaxMessageSize;
+        public uint KeepaliveIntervalMs;
+        public uint TimeoutMs;
+        public uint ConnectTimeoutMs;
+        public uint HandshakeRetryMs;
+        public uint SendQueueLimitBytes;
+        public uint RecvBufferBytes;
+        public uint SendBufferBytes;
+        public uint AutoFlushIntervalUs;
+        public ulong SimSeed;
+        /// <summary>Must stay zero.</summary>
+        public fixed byte Reserved[40];
+
+        /// <summary>The library's defaults (tw_host_config_init_default), with StructSize set.</summary>
+        public static TwHostConfig Default()
+        {
+            TwLibrary.EnsureCompatible();
+            TwHostConfig c;
+            TwResult r = Native.TwNative.tw_host_config_init_default(&c);
+            if (r != TwResult.Ok)
+            {
+                throw TickwireException.FromLastError(r);
+            }
+            return c;
+        }
+    }
+
+    /// <summary>
+    /// tw_link_sim_config (160 bytes): one direction of a simulated link. Get one from
+    /// <see cref="Default"/> (a perfect link), then change fields.
+    /// </summary>
+    [StructLayout(LayoutKind.Sequential)]
+    public unsafe struct TwLinkSimConfig
+    {
+        public uint StructSize;
+        public TwJitterKind JitterKind;
+        public TwLossKind LossKind;
+        /// <summary>Must stay zero.</summary>
+        public uint Reserved0;
+        public ulong LatencyUs;
+        public double JitterUs;
+        public double JitterShape;
+        public double LossProbability;
+        public double LossPGoodToBad;
+        public double LossPBadToGood;
+        public double LossInGood;
+        public double LossInBad;
+        public double Duplicate;
+        public double Reorder;
+        public ulong ReorderDelayUs;
+        public ulong BandwidthBytesPerSec;
+        public ulong QueueLimitBytes;
+        /// <summary>Must be 0 for now (the host's SimSeed seeds every simulator).</summary>
+        public ulong Seed;
+        /// <summary>Must stay zero.</summary>
+        public fixed byte Reserved[32];
+
+        /// <summary>A perfect link (tw_link_sim_config_init_default), with StructSize set.</summary>
+        public static TwLinkSimConfig Default()
+        {
+            TwLibrary.EnsureCompatible();
+            TwLinkSimConfig c;
+            TwResult r = Native.TwNative.tw_link_sim_config_init_default(&c);
+            if (r != TwResult.Ok)
+            {
+                throw TickwireException.FromLastError(r);
+            }
+            return c;
+        }
+    }
+
+    /// <summary>tw_event_connected: the peer's address as NUL-terminated UTF-8.</summary>
+    [StructLayout(LayoutKind.Sequential)]
+    public unsafe struct TwEventConnected
+    {
+        public fixed byte Address[64];
+
+        /// <summary>The address as a string. Allocates: call it on connect, not per frame.</summary>
+        public string GetAddress()
+        {
+            fixed (byte* p = Address)
+            {
+                return TwText.FromUtf8(p, 64);
+            }
+        }
+    }
+
+    /// <summary>tw_event_disconnected.</summary>
+    [StructLayout(LayoutKind.Sequential)]
+    public struct TwEventDisconnected
+    {
+        public TwDisconnectReason Reason;
+    }
+
+    /// <summary>tw_event_message: read the payload with TwHost.ReadMessage before the next poll.</summary>
+    [StructLayout(LayoutKind.Sequential)]
+    public struct TwEventMessage
+    {
+        public TwChannel Channel;
+        public uint Size;
+    }
+
+    /// <summary>tw_event_fatal: what went wrong, NUL-terminated UTF-8.</summary>
+    [StructLayout(LayoutKind.Sequential)]
+    public unsafe struct TwEventFatal
+    {
+        public fixed byte Message[120];
+
+        /// <summary>The message as a string (allocates).</summary>
+        public string GetMessage()
+        {
+            fixed (byte* p = Message)
+            {
+                return TwText.FromUtf8(p, 120);
+            }
+        }
+    }
+
+    /// <summary>tw_event_data: the union. Read only the member named by TwEvent.Kind.</summary>
+    [StructLayout(LayoutKind.Explicit, Size = 120)]
+    public unsafe struct TwEventData
+    {
+        [FieldOffset(0)] public TwEventConnected Connected;
+        [FieldOffset(0)] public TwEventDisconnected Disconnected;
+        [FieldOffset(0)] public TwEventMessage Message;
+        [FieldOffset(0)] public TwEventFatal Fatal;
+        /// <summary>Fixes the size and the 8-byte alignment of the union.</summary>
+        [FieldOffset(0)] public fixed ulong Reserved[15];
+    }
+
+    /// <summary>tw_event (128 bytes), filled by TwHost.PollEvent. A plain copy; keep it as long as you like.</summary>
+    [StructLayout(LayoutKind.Sequential)]
+    public struct TwEvent
+    {
+        public TwEventKind Kind;
+        /// <summary>The peer it concerns; 0 for host-wide events (Fatal).</summary>
+        public uint Peer;
+        public TwEventData Data;
+    }
+
+    /// <summary>tw_peer_stats (256 bytes). Times in microseconds, rates per second.</summary>
+    [StructLayout(LayoutKind.Sequential)]
+    public unsafe struct TwPeerStats
+    {
+        public double SrttUs;
+        public double MinRttUs;
+        public double RttVarUs;
+        public double JitterUs;
+        public double RtoUs;
+        /// <summary>Fraction of recent packets never acknowledged, in [0, 1].</summary>
+        public double Loss;
+        public double SentBytesPerSec;
+        public double RecvBytesPerSec;
+        public double SentPacketsPerSec;
+        public double RecvPacketsPerSec;
+        public ulong PacketsSent;
+        public ulong PacketsReceived;
+        public ulong BytesSent;
+        public ulong BytesReceived;
+        public ulong Resent;
+        public ulong Malformed;
+        public ulong SendQueueBytes;
+        public fixed ulong Reserved[15];
+    }
+
+    /// <summary>tw_host_stats (256 bytes): counters since the host started.</summary>
+    [StructLayout(LayoutKind.Sequential)]
+    public unsafe struct TwHostStats
+    {
+        public ulong DatagramsReceived;
+        public ulong DatagramsSent;
+        public ulong BytesReceived;
+        public ulong BytesSent;
+        public ulong Malformed;
+        public ulong WrongProtocol;
+        public ulong WrongVersion;
+        public ulong UnknownSender;
+        public ulong BadCookie;
+        public ulong ChallengesSent;
+        public ulong Denied;
+        public ulong Connections;
+        public ulong SendsRejected;
+        public ulong ConnectsRejected;
+        public ulong SocketSendDropped;
+        public ulong SocketSendErrors;
+        public ulong SocketRecvErrors;
+        public ulong EventBacklog;
+        public fixed ulong Reserved[14];
+    }
+
+    /// <summary>UTF-8 helpers for the few strings that cross the ABI (setup time only).</summary>
+    internal static unsafe class TwText
+    {
+        /// <summary>Decodes a NUL-terminated UTF-8 string of at most maxLen bytes.</summary>
+        internal static string FromUtf8(byte* p, int maxLen)
+        {
+            if (p == null)
+            {
+                return string.Empty;
+            }
+            int n = 0;
+            while (n < maxLen && p[n] != 0)
+            {
+                n++;
+            }
+            return n == 0 ? string.Empty : Encoding.UTF8.GetString(p, n);
+        }
+
+        /// <summary>Decodes a static NUL-terminated UTF-8 string from the library.</summary>
+        internal static string FromUtf8(byte* p)
+        {
+            return FromUtf8(p, int.MaxValue);
+        }
+
+        /// <summary>Encodes text as NUL-terminated UTF-8 (for address arguments).</summary>
+        internal static byte[] ToUtf8Z(string text)
+        {
+            if (text == null)
+            {
+                throw new ArgumentNullException("text");
+            }
+            int n = Encoding.UTF8.GetByteCount(text);
+            byte[] bytes = new byte[n + 1];
+            Encoding.UTF8.GetBytes(text, 0, text.Length, bytes, 0);
+            return bytes;
+        }
+    }
+}

@@ -1,0 +1,307 @@
+using System;
+using System.Collections.Generic;
+using System.Runtime.InteropServices;
+using Tickwire.Native;
+
+namespace Tickwire
+{
+    /// <summary>
+    /// A tickwire host: one UDP socket, its network thread and its connections.
+    ///
+    /// Setup calls (constructor, Connect, SetLinkSim) throw <see cref="TickwireException"/>
+    /// with the code and the library's message. Per-frame calls (Send, Flush, PollEvent,
+    /// ReadMessage, stats) return a <see cref="TwResult"/> or a bool and never allocate.
+    /// Any call after Dispose throws ObjectDisposedException.
+    ///
+    /// Not thread-safe: call it from one thread at a time (the engine's main thread).
+    /// The network thread never calls managed code.
+    ///
+    /// The engine loop, once per frame: Send what you have, Flush, then drain
+    /// PollEvent until it returns false, reading each message's payload with
+    /// ReadMessage before polling again.
+    /// </summary>
+    public sealed unsafe class TwHost : IDisposable
+    {
+        private readonly HostHandle _handle;
+        private string _localAddress;
+
+        // Live hosts, so that DisposeAll can release them before a Unity domain reload.
+        // Weak: a host the game forgot is still finalized (its handle destroys it).
+        private static readonly List<WeakReference> s_live = new List<WeakReference>();
+        private readonly WeakReference _self;
+
+        /// <summary>Binds a host with the default config (a client: accepts no connections).</summary>
+        public TwHost(string bindAddress) : this(TwHostConfig.Default(), bindAddress)
+        {
+        }
+
+        /// <summary>
+        /// Binds a UDP socket to bindAddress ("0.0.0.0:7777" for a server, "127.0.0.1:0"
+        /// or "[::]:0" for any free port) and starts the network thread. Get config from
+        /// TwHostConfig.Default() and change fields (MaxClients on a server).
+        /// </summary>
+        public TwHost(TwHostConfig config, string bindAddress)
+        {
+            TwLibrary.EnsureCompatible();
+            byte[] address = TwText.ToUtf8Z(bindAddress);
+            IntPtr raw = IntPtr.Zero;
+            TwResult r;
+            fixed (byte* a = address)
+            {
+                r = TwNative.tw_host_create(&config, a, &raw);
+            }
+            if (r != TwResult.Ok)
+            {
+                throw TickwireException.FromLastError(r);
+            }
+            _handle = new HostHandle(raw);
+            _self = new WeakReference(this);
+            lock (s_live)
+            {
+                s_live.Add(_self);
+            }
+        }
+
+        /// <summary>The owned native handle (for code that calls the C API itself).</summary>
+        public HostHandle Handle
+        {
+            get { return _handle; }
+        }
+
+        public bool IsDisposed
+        {
+            get { return _handle.IsClosed; }
+        }
+
+        /// <summary>
+        /// The address the socket is bound to, for example "127.0.0.1:40123" (the real
+        /// port when bound to port 0). Computed once.
+        /// </summary>
+        public string LocalAddress
+        {
+            get
+            {
+                ThrowIfDisposed();
+                if (_localAddress == null)
+                {
+                    byte* buf = stackalloc byte[64];
+                    UIntPtr len;
+                    TwResult r = TwNative.tw_host_local_address(_handle, buf, (UIntPtr)64, &len);
+                    if (r != TwResult.Ok)
+                    {
+                        throw TickwireException.FromLastError(r);
+                    }
+                    _localAddress = TwText.FromUtf8(buf, 64);
+                }
+                return _localAddress;
+            }
+        }
+
+        /// <summary>
+        /// Starts connecting to a server ("127.0.0.1:7777", "[::1]:7777"; no name
+        /// lookup) and returns the new peer id. Does not block: a Connected event (or a
+        /// Disconnected one with a reason) follows. Messages may be sent right away.
+        /// </summary>
+        public uint Connect(string address)
+        {
+            ThrowIfDisposed();
+            byte[] text = TwText.ToUtf8Z(address);
+            uint peer;
+            TwResult r;
+            fixed (byte* a = text)
+            {
+                r = TwNative.tw_host_connect(_handle, a, &peer);
+            }
+            if (r != TwResult.Ok)
+            {
+                throw TickwireException.FromLastError(r);
+            }
+            return peer;
+        }
+
+        /// <summary>
+        /// Queues a message for peer; it leaves with the next Flush. The bytes are copied
+        /// before the call returns. Returns Ok, or an error code (UnknownPeer,
+        /// MessageTooLarge, QueueFull: retry on a later frame, ...) whose details are in
+        /// TwLibrary.LastErrorMessage(). Never allocates.
+        /// </summary>
+        public TwResult Send(uint peer, TwChannel channel, ReadOnlySpan<byte> data)
+        {
+            ThrowIfDisposed();
+            fixed (byte* p = &MemoryMarshal.GetReference(data))
+            {
+                return TwNative.tw_host_send(_handle, peer, (uint)channel, p, (UIntPtr)data.Length);
+            }
+        }
+
+        /// <summary>Puts everything queued since the last flush on the wire. Once per frame, after the sends.</summary>
+        public TwResult Flush()
+        {
+            ThrowIfDisposed();
+            return TwNative.tw_host_flush(_handle);
+        }
+
+        /// <summary>
+        /// Takes the next event: Ok when one was written to ev, Empty when there is none
+        /// now, or an error (Panic). Never blocks, never allocates.
+        /// </summary>
+        public TwResult PollEvent(out TwEvent ev)
+        {
+            ThrowIfDisposed();
+            ev = default(TwEvent);
+            fixed (TwEvent* p = &ev)
+            {
+                return TwNative.tw_host_poll_event(_handle, p);
+            }
+        }
+
+        /// <summary>True when an event was written to ev; false when there is none (or on an error).</summary>
+        public bool TryPollEvent(out TwEvent ev)
+        {
+            return PollEvent(out ev) == TwResult.Ok;
+        }
+
+        /// <summary>
+        /// Copies the payload of the Message event just polled into buffer and sets
+        /// length. Returns Ok; BufferTooSmall (nothing copied, length = size needed, the
+        /// payload is kept: call again with a larger buffer); InvalidState (the last
+        /// event was not a message or was already read). Never allocates.
+        /// </summary>
+        public TwResult ReadMessage(Span<byte> buffer, out int length)
+        {
+            ThrowIfDisposed();
+            UIntPtr len = UIntPtr.Zero;
+            TwResult r;
+            fixed (byte* p = &MemoryMarshal.GetReference(buffer))
+            {
+                r = TwNative.tw_host_read_message(_handle, p, (UIntPtr)buffer.Length, &len);
+            }
+            length = (r == TwResult.Ok || r == TwResult.BufferTooSmall) ? (int)(ulong)len : 0;
+            return r;
+        }
+
+        /// <summary>Closes the connection to peer; a Disconnected event follows. Does not block.</summary>
+        public TwResult Disconnect(uint peer)
+        {
+            ThrowIfDisposed();
+            return TwNative.tw_host_disconnect(_handle, peer);
+        }
+
+        /// <summary>Statistics of the connection to peer (a snapshot at most a few tens of ms old).</summary>
+        public TwResult GetPeerStats(uint peer, out TwPeerStats stats)
+        {
+            ThrowIfDisposed();
+            stats = default(TwPeerStats);
+            fixed (TwPeerStats* p = &stats)
+            {
+                return TwNative.tw_host_peer_stats(_handle, peer, p);
+            }
+        }
+
+        /// <summary>Host-wide statistics.</summary>
+        public TwResult GetStats(out TwHostStats stats)
+        {
+            ThrowIfDisposed();
+            stats = default(TwHostStats);
+            fixed (TwHostStats* p = &stats)
+            {
+                return TwNative.tw_host_get_stats(_handle, p);
+            }
+        }
+
+        /// <summary>
+        /// Simulates latency, jitter, loss, duplication and reordering on real datagrams
+        /// in one direction (for development and tests). Get config from
+        /// TwLinkSimConfig.Default() and change fields.
+        /// </summary>
+        public void SetLinkSim(TwDirection direction, TwLinkSimConfig config)
+        {
+            ThrowIfDisposed();
+            TwResult r = TwNative.tw_host_set_link_sim(_handle, (uint)direction, &config);
+            if (r != TwResult.Ok)
+            {
+                throw TickwireException.FromLastError(r);
+            }
+        }
+
+        /// <summary>Turns the link simulator of one direction off.</summary>
+        public void ClearLinkSim(TwDirection direction)
+        {
+            ThrowIfDisposed();
+            TwResult r = TwNative.tw_host_set_link_sim(_handle, (uint)direction, null);
+            if (r != TwResult.Ok)
+            {
+                throw TickwireException.FromLastError(r);
+            }
+        }
+
+        /// <summary>
+        /// Destroys the native host: peers are told goodbye, the network thread is
+        /// joined (at most 1 second), the socket is closed. Safe to call twice.
+        /// </summary>
+        public void Dispose()
+        {
+            if (_handle == null)
+            {
+                return;
+            }
+            _handle.Dispose();
+            lock (s_live)
+            {
+                s_live.Remove(_self);
+            }
+        }
+
+        /// <summary>
+        /// Disposes every live host of this process. For Unity: call it before a
+        /// domain reload and when play mode ends (the Unity package does), so that no
+        /// native host outlives the managed world that owned it.
+        /// </summary>
+        public static void DisposeAll()
+        {
+            WeakReference[] live;
+            lock (s_live)
+            {
+                live = s_live.ToArray();
+                s_live.Clear();
+            }
+            for (int i = 0; i < live.Length; i++)
+            {
+                TwHost h = live[i].Target as TwHost;
+                if (h != null)
+                {
+                    h._handle.Dispose();
+                }
+            }
+        }
+
+        /// <summary>How many hosts are alive (created and not yet disposed or collected).</summary>
+        public static int LiveCount
+        {
+            get
+            {
+                lock (s_live)
+                {
+                    int n = 0;
+                    for (int i = 0; i < s_live.Count; i++)
+                    {
+                        TwHost h = s_live[i].Target as TwHost;
+                        if (h != null && !h._handle.IsClosed)
+                        {
+                            n++;
+                        }
+                    }
+                    return n;
+                }
+            }
+        }
+
+        private void ThrowIfDisposed()
+        {
+            if (_handle.IsClosed)
+            {
+                throw new ObjectDisposedException("TwHost", "this tickwire host has been disposed");
+            }
+        }
+    }
+}

@@ -1,0 +1,62 @@
+# CMake package config for an installed tickwire (scripts/install.sh puts it in
+# PREFIX/lib/cmake/tickwire). Relocatable: the prefix is found from this file's place.
+#
+#   find_package(tickwire 0.1 REQUIRED)    # with CMAKE_PREFIX_PATH=PREFIX
+#   target_link_libraries(game PRIVATE tickwire::tickwire)          # libtickwire.so / .dylib / tickwire.dll
+#   target_link_libraries(game PRIVATE tickwire::tickwire_static)   # libtickwire.a / tickwire.lib
+#
+# Both targets carry the include directory (tickwire.h, and tickwire.hpp for C++17).
+
+include(CMakeFindDependencyMacro)
+
+get_filename_component(_tickwire_prefix "${CMAKE_CURRENT_LIST_DIR}/../../.." ABSOLUTE)
+
+if(NOT TARGET tickwire::tickwire)
+  add_library(tickwire::tickwire SHARED IMPORTED)
+  set_target_properties(tickwire::tickwire PROPERTIES
+    INTERFACE_INCLUDE_DIRECTORIES "${_tickwire_prefix}/include")
+  if(WIN32)
+    set_target_properties(tickwire::tickwire PROPERTIES
+      IMPORTED_LOCATION "${_tickwire_prefix}/bin/tickwire.dll"
+      IMPORTED_IMPLIB "${_tickwire_prefix}/lib/tickwire.dll.lib")
+  elseif(APPLE)
+    set_target_properties(tickwire::tickwire PROPERTIES
+      IMPORTED_LOCATION "${_tickwire_prefix}/lib/libtickwire.dylib")
+  else()
+    # Rust gives the library no SONAME: link it as -ltickwire so that programs record
+    # "libtickwire.so" rather than this absolute path.
+    set_target_properties(tickwire::tickwire PROPERTIES
+      IMPORTED_LOCATION "${_tickwire_prefix}/lib/libtickwire.so"
+      IMPORTED_NO_SONAME TRUE)
+  endif()
+endif()
+
+if(WIN32)
+  set(_tickwire_static "${_tickwire_prefix}/lib/tickwire.lib")
+else()
+  set(_tickwire_static "${_tickwire_prefix}/lib/libtickwire.a")
+endif()
+if(NOT TARGET tickwire::tickwire_static AND EXISTS "${_tickwire_static}")
+  add_library(tickwire::tickwire_static STATIC IMPORTED)
+  set_target_properties(tickwire::tickwire_static PROPERTIES
+    IMPORTED_LOCATION "${_tickwire_static}"
+    IMPORTED_LINK_INTERFACE_LANGUAGES "C"
+    INTERFACE_INCLUDE_DIRECTORIES "${_tickwire_prefix}/include")
+  # What the Rust standard library needs from the system (rustc --print
+  # native-static-libs). The Linux list is the one checked by tests/run.sh; the
+  # Windows and macOS lists are the usual ones for Rust staticlibs, not tested here.
+  if(WIN32)
+    set_target_properties(tickwire::tickwire_static PROPERTIES
+      INTERFACE_LINK_LIBRARIES "ws2_32;userenv;ntdll;bcrypt;advapi32;kernel32")
+  elseif(APPLE)
+    set_target_properties(tickwire::tickwire_static PROPERTIES
+      INTERFACE_LINK_LIBRARIES "-framework CoreFoundation;-framework Security;iconv;System")
+  else()
+    find_dependency(Threads)
+    set_target_properties(tickwire::tickwire_static PROPERTIES
+      INTERFACE_LINK_LIBRARIES "Threads::Threads;${CMAKE_DL_LIBS};m;rt;util;gcc_s")
+  endif()
+endif()
+
+unset(_tickwire_static)
+unset(_tickwire_prefix)

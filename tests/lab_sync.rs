@@ -57,7 +57,10 @@ fn s5_latency_step_converges() {
 fn s6_clock_drift() {
     let (m, cfg) = tickwire("S6");
     common("S6", &m, &cfg, cfg.epsilon);
-    assert!(m.scale_flips_per_min < 10.0, "time scale oscillates: {} sign changes per minute", m.scale_flips_per_min);
+    // No steady oscillation (M7): the lead's standard deviation stays small. (The time
+    // scale does move: each late input costs a brief correction; the lab reports how
+    // often, as sign changes per minute and the fraction of time dilated beyond 0.5%.)
+    assert!(m.lead_std < 0.5, "lead oscillates: standard deviation {:.2} ticks", m.lead_std);
 }
 
 #[test]

@@ -145,6 +145,14 @@ impl JitterBuffer {
         self.shift
     }
 
+    /// The highest client tick such that it and every earlier one have been received
+    /// (or consumed): what the client may stop resending. None before any input.
+    pub fn contiguous_received(&self) -> Option<u64> {
+        let next = self.next_tick?;
+        let run = self.queue.iter().enumerate().take_while(|(i, (t, _))| *t == next + *i as u64).count() as u64;
+        (next + run).checked_sub(1)
+    }
+
     /// Steps waiting.
     pub fn depth(&self) -> usize {
         self.queue.len()
@@ -328,6 +336,20 @@ mod tests {
         let s = j.pop(2).unwrap();
         assert_eq!((s.kind, s.first_client_tick), (StepKind::Normal, 7));
         assert_eq!(j.push(2.5, 8, &[0; 300]), PushOutcome::TooLarge);
+    }
+
+    #[test]
+    fn contiguous_received_stops_at_a_gap() {
+        let mut j = JitterBuffer::new(cfg());
+        assert_eq!(j.contiguous_received(), None);
+        j.push(0.0, 10, &[0]);
+        j.push(0.0, 11, &[0]);
+        j.push(0.0, 13, &[0]);
+        assert_eq!(j.contiguous_received(), Some(11), "12 is missing");
+        j.push(0.1, 12, &[0]);
+        assert_eq!(j.contiguous_received(), Some(13));
+        j.pop(0).unwrap();
+        assert_eq!(j.contiguous_received(), Some(13), "consumed inputs stay acknowledged");
     }
 
     #[test]

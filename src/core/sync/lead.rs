@@ -53,6 +53,8 @@ pub struct LeadControl {
 }
 
 const RING: usize = 4096;
+/// Samples per drift-estimation window (≈10 s at one input per 60 Hz tick).
+const DRIFT_WINDOW: u32 = 600;
 /// Merging more than this many extra steps between two reports is a discontinuity.
 const RESET_SHIFT_TICKS: i64 = 6;
 
@@ -76,11 +78,14 @@ pub struct InputLeadController {
     /// samples are stored detrended so the histogram does not smear under clock drift.
     drift: f64,
     drift_sum: f64,
-    /// Raw target at the last drift measurement, and samples since.
+    /// Mean raw target of the previous window, and samples in the current one.
     drift_ref: Option<f64>,
     drift_samples: u32,
-    /// The last three per-second slopes: their median rejects a one-off step.
+    /// The last three window slopes (their median rejects a one-off step), how many
+    /// have been measured, and the sum of raw targets in the current window.
     slopes: [f64; 3],
+    slope_count: u32,
+    drift_acc: f64,
     /// Reports for inputs sent before this tick predate the last reset.
     fresh_from: u64,
     last_sent: u64,
@@ -108,6 +113,8 @@ impl InputLeadController {
             drift_ref: None,
             drift_samples: 0,
             slopes: [0.0; 3],
+            slope_count: 0,
+            drift_acc: 0.0,
             fresh_from: 0,
             last_sent: 0,
             last_shift: None,
@@ -137,6 +144,8 @@ impl InputLeadController {
         self.raw_dev = 0.0;
         self.samples = 0;
         self.drift_ref = None;
+        self.drift_samples = 0;
+        self.drift_acc = 0.0;
         self.fresh_from = self.last_sent + 1;
         self.resets += 1;
     }
@@ -197,27 +206,32 @@ impl InputLeadController {
         self.hist.quantile(self.cfg.late_rate).map(|q| q - self.base - self.drift_sum)
     }
 
-    /// The frequency term: every 60 samples, the raw target's slope. A latency step
-    /// shows up in one such slope, so the median of the last three is used, clamped
-    /// to ±0.0015 tick per tick (±1500 ppm, above the ±1000 ppm the loop is specified
-    /// for) and smoothed over ~20 s, slow enough that a step's transient is not taken
-    /// for drift.
+    /// The frequency term. The raw target is a sawtooth (it rises at once when margins
+    /// drop, falls slowly as old samples are forgotten), so short slopes are biased.
+    /// Instead: the mean raw target over windows of 600 samples (≈10 s), the slope
+    /// between consecutive window means, the median of the last three such slopes (a
+    /// latency step lands in one), clamped to ±0.0012 tick per tick (±1200 ppm, above
+    /// the ±1000 ppm the loop is specified for), and smoothed.
     fn track_drift(&mut self, raw: f64) {
         self.drift_samples += 1;
-        let Some(prev) = self.drift_ref else {
-            self.drift_ref = Some(raw);
-            self.drift_samples = 0;
+        self.drift_acc += raw;
+        if self.drift_samples < DRIFT_WINDOW {
             return;
-        };
-        if self.drift_samples >= 60 {
-            self.slopes = [self.slopes[1], self.slopes[2], (raw - prev) / self.drift_samples as f64];
-            let mut sorted = self.slopes;
-            sorted.sort_by(|a, b| a.total_cmp(b));
-            let slope = sorted[1].clamp(-0.0015, 0.0015);
-            self.drift += (slope - self.drift) * 0.05;
-            self.drift_ref = Some(raw);
-            self.drift_samples = 0;
         }
+        let mean = self.drift_acc / self.drift_samples as f64;
+        if let Some(prev) = self.drift_ref {
+            self.slopes = [self.slopes[1], self.slopes[2], (mean - prev) / self.drift_samples as f64];
+            self.slope_count += 1;
+            if self.slope_count >= 3 {
+                let mut sorted = self.slopes;
+                sorted.sort_by(|a, b| a.total_cmp(b));
+                let slope = sorted[1].clamp(-0.0012, 0.0012);
+                self.drift += (slope - self.drift) * 0.5;
+            }
+        }
+        self.drift_ref = Some(mean);
+        self.drift_samples = 0;
+        self.drift_acc = 0.0;
     }
 
     /// Estimated clock drift against the server, in ticks per tick (×1e6 = ppm).
@@ -247,6 +261,11 @@ impl InputLeadController {
     /// The phase the loop is steering to, once margins have arrived.
     pub fn target_phase(&self) -> Option<f64> {
         self.committed
+    }
+
+    /// The median margin an input sent at `phase` is expected to get.
+    pub fn expected_margin_median(&self, phase: f64) -> Option<f64> {
+        self.hist.quantile(0.5).map(|q| q - self.base - self.drift_sum + phase + self.shift)
     }
 
     /// The ε-quantile of margin an input sent at `phase` is expected to get.

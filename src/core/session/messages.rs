@@ -1,0 +1,292 @@
+//! The relay session's messages, carried in the transport's unreliable channel and
+//! made reliable where needed by redundancy plus acks (inputs until the server has
+//! them, steps until the client has them).
+//!
+//! ```text
+//! ClientInputs  kind=1 | step_ack u32 | first_tick u32 | count u8 | count x (len u8, bytes)
+//! ServerUpdate  kind=2 | server_tick u32 | your_player u32 | shift i32 | input_ack u32 | depth u8
+//!               | n_margins u8 | n x (tick u32, margin i16 in 1/256 tick, copy u8)
+//!               | first_step u32 | n_steps u8 | n x Step
+//! Step          n_players u8 | n x (player u32, accepted u8, n_inputs u8, n_inputs x (len u8, bytes))
+//! ```
+//! `u32::MAX` in an ack means "nothing yet". Ticks are the low 32 bits of the sender's
+//! tick (at 60 Hz that wraps after 2 years). Decoding checks every length and count
+//! against the configured maximum input size.
+
+use crate::core::wire::{DecodeError, Reader, Writer};
+
+pub const KIND_CLIENT_INPUTS: u8 = 1;
+pub const KIND_SERVER_UPDATE: u8 = 2;
+/// "Nothing yet" in an ack field.
+pub const NONE: u32 = u32::MAX;
+
+/// One margin report: how early (ticks, negative = late) the first copy of a client
+/// input arrived, and which copy it was.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct MarginReport {
+    pub tick: u32,
+    pub margin: f64,
+    pub copy: u8,
+}
+
+/// Quantises a margin to 1/256 tick, saturating.
+pub fn margin_to_wire(m: f64) -> i16 {
+    (m * 256.0).round().clamp(i16::MIN as f64, i16::MAX as f64) as i16
+}
+
+fn write_input(w: &mut Writer<'_>, input: &[u8]) {
+    debug_assert!(input.len() <= u8::MAX as usize);
+    w.u8(input.len() as u8);
+    w.bytes(input);
+}
+
+fn read_input<'a>(r: &mut Reader<'a>, max_input: usize) -> Result<&'a [u8], DecodeError> {
+    let n = r.u8()? as usize;
+    if n > max_input {
+        return Err(DecodeError::BadLength);
+    }
+    r.bytes(n)
+}
+
+/// Encodes a client's inputs for ticks `first_tick ..` (at most 255).
+pub fn encode_client_inputs<'a>(out: &mut Vec<u8>, step_ack: u32, first_tick: u32, inputs: impl ExactSizeIterator<Item = &'a [u8]>) {
+    out.clear();
+    let mut w = Writer::new(out);
+    w.u8(KIND_CLIENT_INPUTS);
+    w.u32(step_ack);
+    w.u32(first_tick);
+    w.u8(inputs.len().min(255) as u8);
+    for i in inputs.take(255) {
+        write_input(&mut w, i);
+    }
+}
+
+/// Decodes ClientInputs as `(offset, len)` spans into `data` (no allocation once
+/// `spans` has grown), returning `(step_ack, first_tick)`.
+pub fn decode_client_input_spans(data: &[u8], max_input: usize, spans: &mut Vec<(usize, usize)>) -> Result<(u32, u32), DecodeError> {
+    let mut r = Reader::new(data);
+    let kind = r.u8()?;
+    if kind != KIND_CLIENT_INPUTS {
+        return Err(DecodeError::UnknownKind(kind));
+    }
+    let step_ack = r.u32()?;
+    let first_tick = r.u32()?;
+    let n = r.u8()?;
+    spans.clear();
+    for _ in 0..n {
+        let len = r.u8()? as usize;
+        if len > max_input {
+            return Err(DecodeError::BadLength);
+        }
+        let offset = data.len() - r.remaining();
+        r.bytes(len)?;
+        spans.push((offset, len));
+    }
+    if !r.is_empty() {
+        return Err(DecodeError::Trailing);
+    }
+    Ok((step_ack, first_tick))
+}
+
+/// A decoded ClientInputs message, borrowing the inputs.
+#[derive(Debug)]
+pub struct ClientInputs<'a> {
+    pub step_ack: u32,
+    pub first_tick: u32,
+    pub inputs: Vec<&'a [u8]>,
+}
+
+/// Decodes ClientInputs into `inputs` (cleared first, reused to avoid allocating).
+pub fn decode_client_inputs<'a>(data: &'a [u8], max_input: usize, inputs: &mut Vec<&'a [u8]>) -> Result<(u32, u32), DecodeError> {
+    let mut r = Reader::new(data);
+    let kind = r.u8()?;
+    if kind != KIND_CLIENT_INPUTS {
+        return Err(DecodeError::UnknownKind(kind));
+    }
+    let step_ack = r.u32()?;
+    let first_tick = r.u32()?;
+    let n = r.u8()?;
+    inputs.clear();
+    for _ in 0..n {
+        inputs.push(read_input(&mut r, max_input)?);
+    }
+    if !r.is_empty() {
+        return Err(DecodeError::Trailing);
+    }
+    Ok((step_ack, first_tick))
+}
+
+/// One player's part of a canonical step, as sent.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PlayerStep {
+    pub player: u32,
+    /// The client's accepted count for this tick (0, 1, or k for a merge).
+    pub accepted: u8,
+    /// The inputs applied: `accepted` of them, or one substitute when accepted is 0.
+    pub inputs: Vec<Vec<u8>>,
+}
+
+/// The fixed fields of a ServerUpdate.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct UpdateHead {
+    pub server_tick: u32,
+    /// The receiving client's player id in the steps.
+    pub your_player: u32,
+    /// The server's consumption shift for this client (see `JitterBuffer::shift`).
+    pub shift: i32,
+    /// Highest client tick received with every earlier one.
+    pub input_ack: u32,
+    /// Inputs waiting in this client's jitter buffer (saturating).
+    pub depth: u8,
+}
+
+/// Encodes the header of a ServerUpdate; steps are appended with [`write_step`].
+#[allow(clippy::too_many_arguments)]
+pub fn encode_server_update_head(out: &mut Vec<u8>, head: &UpdateHead, margins: &[MarginReport], first_step: u32, n_steps: u8) {
+    out.clear();
+    let mut w = Writer::new(out);
+    w.u8(KIND_SERVER_UPDATE);
+    w.u32(head.server_tick);
+    w.u32(head.your_player);
+    w.u32(head.shift as u32);
+    w.u32(head.input_ack);
+    w.u8(head.depth);
+    let m = margins.len().min(255);
+    w.u8(m as u8);
+    for r in &margins[margins.len() - m..] {
+        w.u32(r.tick);
+        w.u16(margin_to_wire(r.margin) as u16);
+        w.u8(r.copy);
+    }
+    w.u32(first_step);
+    w.u8(n_steps);
+}
+
+/// Appends one step (players in the order given).
+pub fn write_step(out: &mut Vec<u8>, players: &[PlayerStep]) {
+    let mut w = Writer::new(out);
+    w.u8(players.len().min(255) as u8);
+    for p in players.iter().take(255) {
+        w.u32(p.player);
+        w.u8(p.accepted);
+        w.u8(p.inputs.len() as u8);
+        for i in &p.inputs {
+            write_input(&mut w, i);
+        }
+    }
+}
+
+/// Encoded size of one step.
+pub fn step_size(players: &[PlayerStep]) -> usize {
+    1 + players.iter().map(|p| 6 + p.inputs.iter().map(|i| 1 + i.len()).sum::<usize>()).sum::<usize>()
+}
+
+/// A decoded ServerUpdate.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ServerUpdate {
+    pub head: UpdateHead,
+    pub margins: Vec<MarginReport>,
+    pub first_step: u32,
+    pub steps: Vec<Vec<PlayerStep>>,
+}
+
+/// Decodes a ServerUpdate. Allocates (the client keeps steps), which is fine at the
+/// server's send rate; counts are bounded by the format.
+pub fn decode_server_update(data: &[u8], max_input: usize) -> Result<ServerUpdate, DecodeError> {
+    let mut r = Reader::new(data);
+    let kind = r.u8()?;
+    if kind != KIND_SERVER_UPDATE {
+        return Err(DecodeError::UnknownKind(kind));
+    }
+    let head = UpdateHead { server_tick: r.u32()?, your_player: r.u32()?, shift: r.u32()? as i32, input_ack: r.u32()?, depth: r.u8()? };
+    let n = r.u8()?;
+    let mut margins = Vec::with_capacity(n as usize);
+    for _ in 0..n {
+        let tick = r.u32()?;
+        let margin = r.u16()? as i16 as f64 / 256.0;
+        let copy = r.u8()?;
+        margins.push(MarginReport { tick, margin, copy });
+    }
+    let first_step = r.u32()?;
+    let n_steps = r.u8()?;
+    let mut steps = Vec::with_capacity(n_steps as usize);
+    for _ in 0..n_steps {
+        let np = r.u8()?;
+        let mut players = Vec::with_capacity(np as usize);
+        for _ in 0..np {
+            let player = r.u32()?;
+            let accepted = r.u8()?;
+            let ni = r.u8()?;
+            // A step applies `accepted` inputs, or one substitute when nothing was accepted.
+            if ni != accepted.max(1) {
+                return Err(DecodeError::BadLength);
+            }
+            let mut inputs = Vec::with_capacity(ni as usize);
+            for _ in 0..ni {
+                inputs.push(read_input(&mut r, max_input)?.to_vec());
+            }
+            players.push(PlayerStep { player, accepted, inputs });
+        }
+        steps.push(players);
+    }
+    if !r.is_empty() {
+        return Err(DecodeError::Trailing);
+    }
+    Ok(ServerUpdate { head, margins, first_step, steps })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn client_inputs_round_trip_and_reject_lies() {
+        let mut b = Vec::new();
+        let ins: Vec<&[u8]> = vec![b"ab", b"", b"xyz"];
+        encode_client_inputs(&mut b, 7, 100, ins.iter().copied());
+        let mut out = Vec::new();
+        assert_eq!(decode_client_inputs(&b, 8, &mut out), Ok((7, 100)));
+        assert_eq!(out, ins);
+        let mut spans = Vec::new();
+        assert_eq!(decode_client_input_spans(&b, 8, &mut spans), Ok((7, 100)));
+        assert_eq!(spans.iter().map(|&(o, n)| &b[o..o + n]).collect::<Vec<_>>(), ins);
+        assert!(decode_client_input_spans(&b, 2, &mut spans).is_err());
+        assert!(decode_client_inputs(&b, 2, &mut out).is_err(), "input over the maximum");
+        for n in 0..b.len() {
+            assert!(decode_client_inputs(&b[..n], 8, &mut out).is_err());
+        }
+        let mut t = b.clone();
+        t.push(0);
+        assert!(decode_client_inputs(&t, 8, &mut out).is_err());
+    }
+
+    #[test]
+    fn server_update_round_trips() {
+        let margins = [MarginReport { tick: 5, margin: -1.5, copy: 1 }, MarginReport { tick: 6, margin: 2.25, copy: 0 }];
+        let steps = vec![
+            vec![PlayerStep { player: 1, accepted: 1, inputs: vec![vec![1, 2]] }, PlayerStep { player: 2, accepted: 0, inputs: vec![vec![]] }],
+            vec![PlayerStep { player: 1, accepted: 2, inputs: vec![vec![3], vec![4]] }],
+        ];
+        let mut b = Vec::new();
+        let head = UpdateHead { server_tick: 900, your_player: 2, shift: -3, input_ack: 41, depth: 5 };
+        encode_server_update_head(&mut b, &head, &margins, 80, steps.len() as u8);
+        for s in &steps {
+            let before = b.len();
+            write_step(&mut b, s);
+            assert_eq!(b.len() - before, step_size(s));
+        }
+        let u = decode_server_update(&b, 8).unwrap();
+        assert_eq!((u.head, u.first_step), (head, 80));
+        assert_eq!(u.margins, margins);
+        assert_eq!(u.steps, steps);
+        for n in 0..b.len() {
+            assert!(decode_server_update(&b[..n], 8).is_err());
+        }
+        // accepted 2 with one input is a lie.
+        let mut bad = Vec::new();
+        let h = UpdateHead { server_tick: 1, your_player: 1, shift: 0, input_ack: NONE, depth: 0 };
+        encode_server_update_head(&mut bad, &h, &[], 0, 1);
+        write_step(&mut bad, &[PlayerStep { player: 1, accepted: 2, inputs: vec![vec![1]] }]);
+        assert_eq!(decode_server_update(&bad, 8), Err(DecodeError::BadLength));
+    }
+}

@@ -1,0 +1,398 @@
+//! The relay client's synchronisation layer: its tick clock, steered by the
+//! input-lead loop on the margins the server reports; its inputs, sent with redundancy
+//! until acknowledged; and the canonical steps, delivered to the engine in order and
+//! exactly once. Prediction and reconciliation build on this (issue 4).
+//!
+//! Like the server, it borrows the caller's [`Endpoint`] on each call.
+
+use std::collections::VecDeque;
+use std::net::SocketAddr;
+
+use super::messages::{self, PlayerStep};
+use super::relay_server::widen;
+use crate::core::clock::Micros;
+use crate::core::sync::interp::{AdaptiveInterpolation, InterpConfig, RemoteTimeline};
+use crate::core::sync::redundancy::{RedundancyConfig, copies_to_send};
+use crate::core::sync::{InputLeadController, LeadConfig};
+use crate::core::tick::{TickClock, TickClockConfig, TickEvent};
+use crate::core::transport::{CHANNEL_UNRELIABLE, DisconnectReason, Endpoint, Event, PeerId, SendError};
+use crate::core::wire::MAX_DATAGRAM_SIZE;
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct RelayClientConfig {
+    pub tick: TickClockConfig,
+    /// Client ticks between input packets (k_c).
+    pub send_interval: u32,
+    pub lead: LeadConfig,
+    pub redundancy: RedundancyConfig,
+    /// Interpolation of the server's timeline (its `send_interval` is the server's).
+    pub interp: InterpConfig,
+    pub max_input_size: usize,
+}
+
+impl Default for RelayClientConfig {
+    fn default() -> Self {
+        RelayClientConfig {
+            tick: TickClockConfig::default(),
+            send_interval: 2,
+            lead: LeadConfig::default(),
+            redundancy: RedundancyConfig::default(),
+            interp: InterpConfig::default(),
+            max_input_size: 64,
+        }
+    }
+}
+
+/// Time-sync figures for one client (what the C ABI exposes).
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct SyncStats {
+    /// How long before the server consumes it an input is sampled, estimated as half
+    /// the round trip plus the median arrival margin (for display: the loop itself
+    /// uses margins only, never RTT).
+    pub lead_ticks: f64,
+    /// The ε-quantile of arrival margin expected for an input sent now (ticks).
+    pub margin_quantile_ticks: f64,
+    /// Inputs waiting in this client's buffer on the server.
+    pub server_buffer_depth: u32,
+    /// Server steps that used no input of ours (underflow), merged several, or
+    /// substituted a lost one.
+    pub empty_steps: u64,
+    pub merged_steps: u64,
+    pub time_scale: f64,
+    /// Discrete clock corrections (snaps) and loop re-acquisitions.
+    pub clock_corrections: u64,
+    /// Ticks the rendered server timeline is behind the minimum-delay timeline.
+    pub interp_delay_ticks: f64,
+    pub copies: u32,
+    pub uplink_loss: f64,
+    pub drift_ppm: f64,
+    /// Newest canonical step received in order.
+    pub authoritative_tick: u64,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum RelayClientEvent {
+    Connected { server: PeerId },
+    Disconnected { reason: DisconnectReason },
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum SessionError {
+    #[error("no tick is due for an input: call ticks_due first (next input tick {0})")]
+    NoTickDue(u64),
+    #[error("input of {size} bytes exceeds the maximum of {max}")]
+    InputTooLarge { size: usize, max: usize },
+    #[error(transparent)]
+    Send(#[from] SendError),
+}
+
+const RING: usize = 4096;
+/// How long a lower copy count must be wanted before copies drop.
+const COPIES_HOLD_US: Micros = 10_000_000;
+/// Packets the transport must have sent before its loss figure steers redundancy.
+const LOSS_ESTIMATE_PACKETS: u64 = 200;
+
+pub struct RelayClient {
+    cfg: RelayClientConfig,
+    server: Option<PeerId>,
+    my_player: Option<u32>,
+    clock: Option<TickClock>,
+    lead: InputLeadController,
+    interp: AdaptiveInterpolation,
+    start_local: Micros,
+    start_pos: f64,
+    next_tick: u64,
+    last_input: Vec<u8>,
+    unacked: VecDeque<(u64, Vec<u8>)>,
+    input_ack: Option<u64>,
+    /// First-arriving copy per input tick, for the loss estimates.
+    reported: Vec<(u64, Option<u8>)>,
+    reported_upto: u64,
+    loss_cursor: u64,
+    loss: f64,
+    loss_burst: f64,
+    burst_seen: bool,
+    copies: u32,
+    copies_hold_until: Micros,
+    steps: VecDeque<(u64, Vec<PlayerStep>)>,
+    step_next: Option<u64>,
+    newest_server_tick: Option<u64>,
+    newest_server_local: Micros,
+    depth: u32,
+    empty: u64,
+    merged: u64,
+    snaps: u64,
+    events: VecDeque<RelayClientEvent>,
+    buf: Vec<u8>,
+}
+
+impl RelayClient {
+    pub fn new(cfg: RelayClientConfig) -> Self {
+        let lead = InputLeadController::new(cfg.lead);
+        let interp = AdaptiveInterpolation::new(cfg.interp);
+        RelayClient {
+            cfg,
+            server: None,
+            my_player: None,
+            clock: None,
+            lead,
+            interp,
+            start_local: 0,
+            start_pos: 0.0,
+            next_tick: 0,
+            last_input: Vec::new(),
+            unacked: VecDeque::new(),
+            input_ack: None,
+            reported: vec![(u64::MAX, None); RING],
+            reported_upto: 0,
+            loss_cursor: 0,
+            loss: 0.0,
+            loss_burst: 0.0,
+            burst_seen: false,
+            copies: 2,
+            copies_hold_until: 0,
+            steps: VecDeque::new(),
+            step_next: None,
+            newest_server_tick: None,
+            newest_server_local: 0,
+            depth: 0,
+            empty: 0,
+            merged: 0,
+            snaps: 0,
+            events: VecDeque::new(),
+            buf: Vec::with_capacity(MAX_DATAGRAM_SIZE),
+        }
+    }
+
+    /// Starts connecting to the server at `addr`.
+    pub fn connect(&mut self, now: Micros, ep: &mut Endpoint, addr: SocketAddr) -> Result<PeerId, SendError> {
+        let peer = ep.connect(now, addr)?;
+        self.server = Some(peer);
+        Ok(peer)
+    }
+
+    /// Whether the clock runs (the first server update has arrived).
+    pub fn started(&self) -> bool {
+        self.clock.is_some()
+    }
+
+    /// Our player id in the canonical steps, once known.
+    pub fn player(&self) -> Option<u32> {
+        self.my_player
+    }
+
+    pub fn poll_event(&mut self) -> Option<RelayClientEvent> {
+        self.events.pop_front()
+    }
+
+    /// The next canonical step, in tick order, each exactly once.
+    pub fn poll_step(&mut self) -> Option<(u64, Vec<PlayerStep>)> {
+        self.steps.pop_front()
+    }
+
+    fn phase(&self, clock: &TickClock, now: Micros) -> f64 {
+        clock.position() - self.start_pos - now.saturating_sub(self.start_local) as f64 / self.cfg.tick.tick_us
+    }
+
+    /// Advances the tick clock; returns how many ticks to simulate now. Push one input
+    /// for each with [`RelayClient::push_input`]. Ticks left without an input repeat
+    /// the previous one.
+    pub fn ticks_due(&mut self, now: Micros, ep: &mut Endpoint) -> u32 {
+        let Some(mut clock) = self.clock.take() else { return 0 };
+        // Inputs the engine did not push for earlier due ticks: repeat the last one.
+        while self.next_tick < clock.tick() {
+            let last = std::mem::take(&mut self.last_input);
+            let _ = self.record_input(now, ep, &clock, &last);
+            self.last_input = last;
+        }
+        let n = clock.advance(now);
+        while let Some(e) = clock.poll_event() {
+            match e {
+                TickEvent::SnapForward { .. } | TickEvent::SnapBack { .. } => self.snaps += 1,
+                TickEvent::Hitch { .. } => self.lead.reset(),
+            }
+        }
+        let phase = self.phase(&clock, now);
+        let ctl = self.lead.control(phase);
+        if let Some(s) = ctl.snap_ticks {
+            clock.snap(s);
+        }
+        clock.set_scale(ctl.scale);
+        // Uplink loss is the transport's own ack-based packet loss; margins only tell
+        // how bursty it is (their reports can be lost on the way back too).
+        // Until a few hundred packets have resolved the estimate means little: keep the
+        // starting copies rather than dropping to one on an estimate of zero.
+        if let Some(st) = self.server.and_then(|p| ep.stats(p)).filter(|st| st.packets_sent >= LOSS_ESTIMATE_PACKETS) {
+            self.loss = st.loss;
+            let spare = self.lead.expected_margin_quantile(phase).unwrap_or(0.0);
+            let wanted = copies_to_send(self.loss, self.loss_burst, self.cfg.lead.late_rate, spare, self.cfg.send_interval, &self.cfg.redundancy);
+            // Rise at once, fall only after the lower figure has held for a while: the
+            // loss estimate is noisy, and one copy too few loses inputs for good.
+            if wanted >= self.copies {
+                self.copies = wanted;
+                self.copies_hold_until = now + COPIES_HOLD_US;
+            } else if now >= self.copies_hold_until {
+                self.copies = wanted;
+            }
+        }
+        self.clock = Some(clock);
+        n
+    }
+
+    /// Pushes the local input for the next due tick and returns that tick. Every
+    /// `send_interval` ticks the unacknowledged inputs go to the server.
+    pub fn push_input(&mut self, now: Micros, ep: &mut Endpoint, input: &[u8]) -> Result<u64, SessionError> {
+        if input.len() > self.cfg.max_input_size {
+            return Err(SessionError::InputTooLarge { size: input.len(), max: self.cfg.max_input_size });
+        }
+        let Some(clock) = self.clock.take() else { return Err(SessionError::NoTickDue(self.next_tick)) };
+        let r = if self.next_tick < clock.tick() { self.record_input(now, ep, &clock, input) } else { Err(SessionError::NoTickDue(self.next_tick)) };
+        self.clock = Some(clock);
+        r
+    }
+
+    fn record_input(&mut self, now: Micros, ep: &mut Endpoint, clock: &TickClock, input: &[u8]) -> Result<u64, SessionError> {
+        let tick = self.next_tick;
+        self.next_tick += 1;
+        self.lead.on_input_sent(tick, self.phase(clock, now));
+        self.last_input.clear();
+        self.last_input.extend_from_slice(input);
+        self.unacked.push_back((tick, input.to_vec()));
+        self.reported[tick as usize % RING] = (tick, None);
+        if (tick + 1) % self.cfg.send_interval as u64 == 0 {
+            self.send_inputs(now, ep)?;
+        }
+        Ok(tick)
+    }
+
+    fn send_inputs(&mut self, now: Micros, ep: &mut Endpoint) -> Result<(), SessionError> {
+        let Some(server) = self.server else { return Ok(()) };
+        let window = (self.copies * self.cfg.send_interval) as u64;
+        let oldest = self.next_tick.saturating_sub(window);
+        let skip = self.unacked.iter().take_while(|(t, _)| *t < oldest).count();
+        let first = self.unacked.get(skip).map_or(self.next_tick, |u| u.0);
+        let step_ack = self.step_next.map_or(messages::NONE, |n| n.wrapping_sub(1) as u32);
+        let inputs = self.unacked.iter().skip(skip).map(|(_, i)| i.as_slice());
+        messages::encode_client_inputs(&mut self.buf, step_ack, first as u32, inputs);
+        ep.send(server, CHANNEL_UNRELIABLE, &self.buf)?;
+        ep.flush(now);
+        Ok(())
+    }
+
+    /// Handles one event from the endpoint.
+    pub fn on_event(&mut self, now: Micros, ep: &mut Endpoint, e: Event) {
+        match e {
+            Event::Connected { peer, .. } if Some(peer) == self.server => self.events.push_back(RelayClientEvent::Connected { server: peer }),
+            Event::Disconnected { peer, reason } if Some(peer) == self.server => {
+                self.server = None;
+                self.events.push_back(RelayClientEvent::Disconnected { reason });
+            }
+            Event::Message { peer, channel, data } => {
+                if Some(peer) == self.server && channel == CHANNEL_UNRELIABLE {
+                    if let Ok(u) = messages::decode_server_update(&data, self.cfg.max_input_size) {
+                        self.on_update(now, u);
+                    }
+                }
+                ep.recycle(data);
+            }
+            _ => {}
+        }
+    }
+
+    fn on_update(&mut self, now: Micros, u: messages::ServerUpdate) {
+        let server_tick = u.head.server_tick as u64;
+        if self.clock.is_none() {
+            // Start two ticks ahead of the server's stamp; the loop takes it from there.
+            let start = server_tick + 2;
+            let mut clock = TickClock::new(self.cfg.tick, start);
+            clock.advance(now);
+            self.start_local = now;
+            self.start_pos = start as f64;
+            self.next_tick = start;
+            self.loss_cursor = start;
+            self.clock = Some(clock);
+        }
+        self.my_player = Some(u.head.your_player);
+        self.depth = u.head.depth as u32;
+        let reference = self.next_tick;
+        for m in &u.margins {
+            let tick = widen(reference, m.tick);
+            self.lead.on_margin(tick, m.margin, u.head.shift as i64);
+            let slot = &mut self.reported[tick as usize % RING];
+            if slot.0 == tick {
+                slot.1 = Some(m.copy);
+            }
+            self.reported_upto = self.reported_upto.max(tick);
+        }
+        self.update_loss();
+        if u.head.input_ack != messages::NONE {
+            let ack = widen(reference, u.head.input_ack);
+            self.input_ack = Some(self.input_ack.map_or(ack, |a| a.max(ack)));
+            while self.unacked.front().is_some_and(|(t, _)| *t <= ack) {
+                self.unacked.pop_front();
+            }
+        }
+        let mine = u.head.your_player;
+        for (i, step) in u.steps.into_iter().enumerate() {
+            let tick = widen(server_tick, u.first_step.wrapping_add(i as u32));
+            let next = *self.step_next.get_or_insert(tick);
+            if tick != next {
+                continue; // a repeat, or beyond a gap the server will fill
+            }
+            if let Some(p) = step.iter().find(|p| p.player == mine) {
+                match p.accepted {
+                    0 => self.empty += 1,
+                    1 => {}
+                    _ => self.merged += 1,
+                }
+            }
+            self.steps.push_back((tick, step));
+            self.step_next = Some(tick + 1);
+        }
+        if self.newest_server_tick.is_none_or(|n| server_tick > n) {
+            self.newest_server_tick = Some(server_tick);
+            self.newest_server_local = now;
+        }
+        self.interp.on_packet(server_tick, now);
+    }
+
+    /// Burst loss: among reported inputs whose first copy was lost, how often the next
+    /// copy was lost too. (Unreported inputs are skipped: the report may be what was
+    /// lost.) Before any evidence, loss is taken as independent.
+    fn update_loss(&mut self) {
+        while self.loss_cursor + 64 < self.reported_upto {
+            let (t, first) = self.reported[self.loss_cursor as usize % RING];
+            if let (true, Some(j)) = (t == self.loss_cursor, first) {
+                if j >= 1 && self.copies > 2 {
+                    self.loss_burst += ((j >= 2) as u8 as f64 - self.loss_burst) / 64.0;
+                    self.burst_seen = true;
+                }
+            }
+            self.loss_cursor += 1;
+        }
+        if !self.burst_seen {
+            self.loss_burst = self.loss;
+        }
+    }
+
+    pub fn stats(&mut self, now: Micros, ep: &Endpoint) -> SyncStats {
+        let rtt = self.server.and_then(|p| ep.stats(p)).map_or(0.0, |s| s.srtt_us);
+        let (scale, phase) = self.clock.as_ref().map_or((1.0, 0.0), |c| (c.scale(), self.phase(c, now)));
+        let lead = self.lead.expected_margin_median(phase).map_or(0.0, |m| m + rtt / 2.0 / self.cfg.tick.tick_us);
+        let playback = self.interp.playback(now);
+        SyncStats {
+            lead_ticks: lead,
+            margin_quantile_ticks: self.lead.expected_margin_quantile(phase).unwrap_or(0.0),
+            server_buffer_depth: self.depth,
+            empty_steps: self.empty,
+            merged_steps: self.merged,
+            time_scale: scale,
+            clock_corrections: self.snaps + self.lead.resets(),
+            interp_delay_ticks: playback.map_or(0.0, |_| self.interp.delay()),
+            copies: self.copies,
+            uplink_loss: self.loss,
+            drift_ppm: self.lead.drift() * 1e6,
+            authoritative_tick: self.step_next.map_or(0, |n| n.saturating_sub(1)),
+        }
+    }
+}

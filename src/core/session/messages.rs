@@ -88,32 +88,13 @@ pub fn decode_client_input_spans(data: &[u8], max_input: usize, spans: &mut Vec<
     Ok((step_ack, first_tick))
 }
 
-/// A decoded ClientInputs message, borrowing the inputs.
-#[derive(Debug)]
-pub struct ClientInputs<'a> {
-    pub step_ack: u32,
-    pub first_tick: u32,
-    pub inputs: Vec<&'a [u8]>,
-}
-
-/// Decodes ClientInputs into `inputs` (cleared first, reused to avoid allocating).
+/// Decodes ClientInputs into `inputs` (cleared first), borrowing from `data`.
 pub fn decode_client_inputs<'a>(data: &'a [u8], max_input: usize, inputs: &mut Vec<&'a [u8]>) -> Result<(u32, u32), DecodeError> {
-    let mut r = Reader::new(data);
-    let kind = r.u8()?;
-    if kind != KIND_CLIENT_INPUTS {
-        return Err(DecodeError::UnknownKind(kind));
-    }
-    let step_ack = r.u32()?;
-    let first_tick = r.u32()?;
-    let n = r.u8()?;
+    let mut spans = Vec::new();
+    let head = decode_client_input_spans(data, max_input, &mut spans)?;
     inputs.clear();
-    for _ in 0..n {
-        inputs.push(read_input(&mut r, max_input)?);
-    }
-    if !r.is_empty() {
-        return Err(DecodeError::Trailing);
-    }
-    Ok((step_ack, first_tick))
+    inputs.extend(spans.iter().map(|&(o, n)| &data[o..o + n]));
+    Ok(head)
 }
 
 /// One player's part of a canonical step, as sent.

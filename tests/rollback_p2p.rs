@@ -30,6 +30,9 @@ fn ten_minutes(peers: usize, per_peer: usize, delay: u32, seed: u64) {
         assert!(st.max_rollback <= 9, "peer {i}: rollback depth {} within the window", st.max_rollback);
         assert!(st.frames_ahead.abs() < 2.0, "peer {i}: frames ahead {}", st.frames_ahead);
         assert!(p.events.iter().all(|e| !matches!(e, Event::RollbackTooFar { .. })));
+        let expected = (peers as u64 - 1) * confirmed as u64 / 10;
+        assert!(st.checks_compared > expected * 9 / 10, "peer {i}: desync detection was active ({} of ~{expected} checks)", st.checks_compared);
+        assert_eq!(st.desyncs, 0);
         eprintln!("peer {i}: {st:?}, sims {} resims {}", p.game.advances, p.game.resimulated);
     }
     eprintln!("{compared} ticks compared on {peers} peers");

@@ -5,6 +5,7 @@
 //! u8   kind (low 4 bits) | format version << 4
 //! u32  sender's tick (the next tick it will simulate)
 //! u32  ack: the next tick of the *receiver's* inputs the sender is waiting for
+//! u32  sender's confirmed tick: every input before it is confirmed there
 //! i16  sender's frame advantage over the receiver, in 1/256 ticks (+ = sender ahead)
 //! u32  first tick of the inputs carried
 //! u8   ticks carried (n)
@@ -32,7 +33,7 @@ pub const KIND_SPECTATE: u8 = 2;
 /// Spectator to host: only the ack field is meaningful.
 pub const KIND_SPECTATOR_ACK: u8 = 3;
 /// Bytes before the input block.
-pub const HEADER_SIZE: usize = 1 + 4 + 4 + 2 + 4 + 1 + 1 + 2;
+pub const HEADER_SIZE: usize = 1 + 4 + 4 + 4 + 2 + 4 + 1 + 1 + 2;
 const DISCONNECT_ENTRY: usize = 6;
 const REPORT_ENTRY: usize = 12;
 
@@ -58,6 +59,8 @@ pub struct Header {
     pub tick: Tick,
     /// The next tick of the receiver's inputs the sender waits for.
     pub ack: Tick,
+    /// Every input before this tick is confirmed at the sender.
+    pub confirmed: Tick,
     /// The sender's frame advantage over the receiver, in ticks.
     pub advantage: f32,
     /// First tick of the inputs carried.
@@ -123,6 +126,7 @@ pub fn encode<'a>(
     out.push(h.kind | (MESSAGE_VERSION << 4));
     out.extend_from_slice(&h.tick.to_le_bytes());
     out.extend_from_slice(&h.ack.to_le_bytes());
+    out.extend_from_slice(&h.confirmed.to_le_bytes());
     let adv = (h.advantage * 256.0).round().clamp(i16::MIN as f32, i16::MAX as f32) as i16;
     out.extend_from_slice(&adv.to_le_bytes());
     out.extend_from_slice(&h.first.to_le_bytes());
@@ -204,12 +208,13 @@ pub fn decode<'a>(data: &'a [u8], input_size: usize, scratch: &'a mut Vec<u8>) -
         kind,
         tick: u32_at(data, 1),
         ack: u32_at(data, 5),
-        advantage: i16::from_le_bytes([data[9], data[10]]) as f32 / 256.0,
-        first: u32_at(data, 11),
-        count: data[15],
-        players: data[16],
+        confirmed: u32_at(data, 9),
+        advantage: i16::from_le_bytes([data[13], data[14]]) as f32 / 256.0,
+        first: u32_at(data, 15),
+        count: data[19],
+        players: data[20],
     };
-    let block_len = u16_at(data, 17) as usize;
+    let block_len = u16_at(data, 21) as usize;
     let mut at = HEADER_SIZE;
     let block = data.get(at..at + block_len).ok_or(MessageError::Truncated)?;
     at += block_len;
@@ -257,7 +262,7 @@ mod tests {
     use super::*;
 
     fn header(count: u8, players: u8) -> Header {
-        Header { kind: KIND_INPUT, tick: 77, ack: 12, advantage: -1.5, first: 70, count, players }
+        Header { kind: KIND_INPUT, tick: 77, ack: 12, confirmed: 70, advantage: -1.5, first: 70, count, players }
     }
 
     #[test]
@@ -267,7 +272,7 @@ mod tests {
         let mut out = Vec::new();
         let h = header(10, 2);
         encode(&mut out, &h, 2, |i, p| &inputs[i * 2 + p], [(3u16, 90u32)].into_iter(), [(60u32, 0xdead_beefu64)].into_iter());
-        // 41 bytes of fixed fields and lists; the 40 input bytes take under 16.
+        // 45 bytes of fixed fields and lists; the 40 input bytes take under 16.
         assert!(out.len() < HEADER_SIZE + 22 + 16, "repeats compress: {} bytes", out.len());
         let mut scratch = Vec::new();
         let d = decode(&out, 2, &mut scratch).unwrap();

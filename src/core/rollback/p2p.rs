@@ -159,6 +159,8 @@ pub struct P2pStats {
     pub malformed: u64,
     /// Messages the endpoint refused to queue.
     pub send_errors: u64,
+    /// Checksums of confirmed ticks compared with a peer.
+    pub checks_compared: u64,
     /// Desyncs detected.
     pub desyncs: u64,
 }
@@ -169,6 +171,8 @@ struct Peer {
     players: Vec<usize>,
     /// The next tick of our local inputs this peer waits for.
     acked: Tick,
+    /// Every input before this tick is confirmed at the peer (as last reported).
+    remote_confirmed: Tick,
     heard: bool,
     last_recv: Micros,
     interrupted: bool,
@@ -567,10 +571,22 @@ impl P2pSession {
         self.stats.max_rollback = self.stats.max_rollback.max(depth);
     }
 
+    /// Ticks before this one are final everywhere: every input before it is confirmed
+    /// here *and* at every connected peer. A disconnect proposal is always at or after
+    /// the proposer's confirmed tick, so no agreed disconnect can reach back before
+    /// this bound; checksums, replays and spectators only ever see final ticks.
+    fn safe_bound(&self) -> Tick {
+        let mut b = self.confirmed_all().min(self.current);
+        for p in self.peers.iter().filter(|p| !p.disconnected) {
+            b = b.min(p.remote_confirmed);
+        }
+        b
+    }
+
     /// After a tick's requests: finalize the checksums of check ticks that can no
     /// longer change, and record newly confirmed inputs for the replay.
     fn finish_tick(&mut self) {
-        let bound = self.confirmed_all().min(self.current);
+        let bound = self.safe_bound();
         while self.cfg.desync_interval > 0 && self.next_check <= bound {
             let t = self.next_check;
             match self.ring.checksum(t) {
@@ -603,6 +619,7 @@ impl P2pSession {
     }
 
     fn compare(&mut self, peer_index: usize, tick: Tick, local: u64, remote: u64) {
+        self.stats.checks_compared += 1;
         if local == remote {
             return;
         }
@@ -626,7 +643,7 @@ impl P2pSession {
                 None => self.build_dump(None),
             }
         }
-        let bound = self.confirmed_all().min(self.current);
+        let bound = self.safe_bound();
         for s in self.spectators.iter_mut().filter(|s| s.want_snapshot && s.snapshot.is_none()) {
             if let Some((t, slot)) = self.ring.latest_at_or_before(bound) {
                 s.snapshot_tick = Some(t);
@@ -734,6 +751,7 @@ impl Peer {
             id,
             players: vec![player],
             acked: 0,
+            remote_confirmed: 0,
             heard: false,
             last_recv: now,
             interrupted: false,

@@ -183,7 +183,7 @@ impl SpectatorSession {
         }
         self.last_ack_at = Some(now);
         let ack = if self.started { self.available() } else { 0 };
-        let h = Header { kind: KIND_SPECTATOR_ACK, tick: self.current, ack, advantage: 0.0, first: 0, count: 0, players: 0 };
+        let h = Header { kind: KIND_SPECTATOR_ACK, tick: self.current, ack, confirmed: 0, advantage: 0.0, first: 0, count: 0, players: 0 };
         message::encode(&mut self.out, &h, self.cfg.input_size, |_, _| &[], std::iter::empty(), std::iter::empty());
         let _ = endpoint.send(self.host, self.cfg.channel, &self.out);
     }

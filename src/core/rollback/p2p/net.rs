@@ -55,6 +55,7 @@ impl P2pSession {
         }
         let h = d.header;
         p.acked = p.acked.max(h.ack);
+        p.remote_confirmed = p.remote_confirmed.max(h.confirmed);
         if !p.heard || h.tick >= p.remote_tick {
             p.remote_tick = h.tick;
             p.remote_tick_at = now;
@@ -183,6 +184,7 @@ impl P2pSession {
         let s = self.cfg.input_size;
         let local_next = self.local.first().map_or(self.current, |&p| self.queues[p].next_needed());
         let history = self.queues[0].capacity() as Tick;
+        let own_confirmed = self.confirmed_all().min(self.current);
         let mut out = std::mem::take(&mut self.out);
         for pi in 0..self.peers.len() {
             let p = &self.peers[pi];
@@ -201,6 +203,7 @@ impl P2pSession {
                 kind: KIND_INPUT,
                 tick: self.current,
                 ack,
+                confirmed: own_confirmed,
                 advantage: p.local_adv,
                 first,
                 count: count as u8,
@@ -235,7 +238,7 @@ impl P2pSession {
 
     fn send_to_spectators(&mut self, endpoint: &mut Endpoint, out: &mut Vec<u8>) {
         let tick_us = self.cfg.clock.tick_us as Micros;
-        let confirmed = self.confirmed_all().min(self.current);
+        let confirmed = self.safe_bound();
         let history = self.queues[0].capacity() as Tick;
         let mut i = 0;
         while i < self.spectators.len() {
@@ -264,6 +267,7 @@ impl P2pSession {
                     kind: KIND_SPECTATE,
                     tick: self.current,
                     ack: 0,
+                    confirmed,
                     advantage: 0.0,
                     first,
                     count: count as u8,

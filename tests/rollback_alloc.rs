@@ -53,8 +53,7 @@ struct Side {
 }
 
 fn step(sides: &mut [Side; 2], wire: &mut Wire, buf: &mut [u8; MAX_DATAGRAM_SIZE], now: u64) {
-    for i in 0..2 {
-        let s = &mut sides[i];
+    for (i, s) in sides.iter_mut().enumerate() {
         s.ep.update(now);
         while let Some(e) = s.ep.poll_event() {
             if let NetEvent::Message { peer, data, .. } = e {

@@ -151,6 +151,8 @@ pub struct Peer {
     pub ids: Vec<PeerId>,
     pub events: Vec<Event>,
     pub alive: bool,
+    /// Connections accepted after the mesh was built (spectators).
+    pub connected: Vec<(PeerId, std::net::SocketAddr)>,
 }
 
 /// Runs every request of `session` against `game`, feeding the answers back.
@@ -219,6 +221,7 @@ impl Mesh {
                     ids: ids[i].clone(),
                     events: Vec::new(),
                     alive: true,
+                    connected: Vec::new(),
                 }
             })
             .collect();
@@ -233,7 +236,7 @@ impl Mesh {
                 match e {
                     NetEvent::Message { peer: from, data, .. } => peer.session.handle_message(now, from, &data),
                     NetEvent::Disconnected { peer: from, .. } => peer.session.peer_disconnected(from),
-                    NetEvent::Connected { .. } => {}
+                    NetEvent::Connected { peer: from, addr } => peer.connected.push((from, addr)),
                 }
             }
             let due = peer.session.ticks_due(now);
@@ -281,6 +284,21 @@ impl Mesh {
             }
         }
         (end - start) as usize
+    }
+
+    /// Compares the ticks before `end` for which every live peer saved a checksum
+    /// (sparse saving skips some); returns how many were compared.
+    pub fn assert_in_sync_where_saved(&self, end: Tick) -> usize {
+        let live: Vec<&Peer> = self.peers.iter().filter(|p| p.alive).collect();
+        let mut n = 0;
+        for t in 0..end as usize {
+            let all: Vec<Option<u64>> = live.iter().map(|p| p.game.checksums.get(t).copied().flatten()).collect();
+            if all.iter().all(Option::is_some) {
+                assert!(all.iter().all(|c| *c == all[0]), "tick {t}: {all:?}");
+                n += 1;
+            }
+        }
+        n
     }
 
     pub fn desyncs(&self) -> usize {

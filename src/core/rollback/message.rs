@@ -139,10 +139,10 @@ pub fn encode<'a>(
         let mut rle = Rle { out, ctrl: None, zeros: false, len: 0 };
         for i in 0..h.count as usize {
             for p in 0..h.players as usize {
-                let cur = input(i, p);
-                for j in 0..input_size {
+                let cur = &input(i, p)[..input_size];
+                for (j, &b) in cur.iter().enumerate() {
                     let prev = if i == 0 { 0 } else { input(i - 1, p)[j] };
-                    rle.push(cur[j] ^ prev);
+                    rle.push(b ^ prev);
                 }
             }
         }

@@ -4,6 +4,7 @@ pub mod clock;
 pub mod jitter;
 pub mod netsim;
 pub mod rng;
+pub mod rollback;
 pub mod session;
 pub mod sim;
 pub mod sync;

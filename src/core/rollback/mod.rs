@@ -1,0 +1,109 @@
+//! GGPO-style rollback, sans-IO: input queues with prediction, request generation,
+//! saved-tick bookkeeping with checksums, and the sessions built on them (P2P,
+//! synctest, replay, spectator).
+//!
+//! # Who owns the game state
+//! The engine does. The library never holds game state: it emits [`Request`]s that
+//! the engine polls and runs in order (`Save`, `Load`, `Advance`, and for forensics,
+//! replays and spectators `DumpState` and `Restore`). Each `Save` names a *slot* in
+//! `0..session.state_slots()`, so an engine keeps a fixed array of that many
+//! snapshots and never allocates per tick; it reports the checksum of each save with
+//! `confirm_save(tick, checksum)`. Reasons for this choice over library-owned buffers:
+//! - game states are often not flat byte blobs (ECS worlds, pointers, GPU-side data);
+//!   engines have their own snapshot strategies (copy-on-write, deltas), and a
+//!   library-owned buffer of fixed `state_size` would force a serialisation and a
+//!   second memcpy through the ABI on every tick;
+//! - the house rule: the engine owns state and simulation, the library owns time,
+//!   inputs and bookkeeping;
+//! - the library still knows everything it needs: which ticks are saved in which slot,
+//!   their checksums, and which slots must be kept for desync forensics.
+//!   When it needs bytes (a desync dump, a spectator snapshot), it asks for them
+//!   through `DumpState` and the engine hands them over with `provide_state`.
+//!
+//! # Tick convention
+//! `S(t)` is the game state at the *start* of tick `t`. `Save { tick: t }` stores
+//! `S(t)`; `Advance { tick: t, .. }` applies tick `t`'s inputs to `S(t)` giving
+//! `S(t + 1)`; the checksum of tick `t` is the checksum of `S(t)`.
+//!
+//! # Wire format
+//! See [`message`]: one compact message per peer per tick carrying the redundant
+//! unacknowledged inputs (XOR against the previous tick, then run-length coded), the
+//! ack of the receiver's inputs, the sender's tick and frame advantage, the agreed
+//! disconnect ticks, and checksums of confirmed ticks.
+
+#![warn(missing_docs)]
+
+pub mod desync;
+pub mod event;
+pub mod input_queue;
+pub mod message;
+pub mod p2p;
+pub mod replay;
+pub mod request;
+pub mod spectator;
+pub mod state_ring;
+pub mod synctest;
+pub mod timesync;
+
+pub use desync::DesyncDump;
+pub use event::Event;
+pub use input_queue::InputQueue;
+pub use p2p::{P2pConfig, P2pSession, PlayerKind, SessionError};
+pub use replay::{Replay, ReplayError, ReplayRecorder, ReplaySession};
+pub use request::{Inputs, Request, RequestQueue};
+pub use spectator::{SpectatorConfig, SpectatorSession};
+pub use state_ring::StateRing;
+pub use synctest::SyncTestSession;
+pub use timesync::AdvantageTracker;
+
+/// A simulation step number. 32 bits last 2.2 years at 60 Hz.
+pub type Tick = u32;
+
+/// Where an input handed to the engine comes from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[repr(u8)]
+pub enum InputStatus {
+    /// The real input: it will never change.
+    Confirmed = 0,
+    /// A guess; a rollback follows if the real input differs.
+    Predicted = 1,
+    /// The player is gone from this tick on; the bytes are zeros.
+    Disconnected = 2,
+}
+
+/// What [`P2pSession::advance`] (and the other sessions' `advance`) did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AdvanceStatus {
+    /// Requests for this tick are ready to poll.
+    Advanced,
+    /// Some peer has not been heard yet; nothing to simulate. Not an error.
+    NotSynchronized,
+    /// The prediction window is full: advancing would predict more than
+    /// `max_prediction` ticks. Skip this tick; requests may still contain a rollback.
+    /// Not an error: the session resumes by itself when inputs arrive.
+    WindowFull,
+    /// A replay or spectator session has no input for the next tick (yet).
+    WaitingForInput,
+    /// A replay reached its end.
+    Finished,
+}
+
+/// How remote inputs are guessed when they have not arrived.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PredictionMode {
+    /// Repeat the player's last confirmed input (buttons held stay held).
+    RepeatLast,
+    /// Predict all-zero input.
+    Zero,
+}
+
+/// FNV-1a 64, a convenient checksum for engines and tests. Any u64 the engine
+/// computes deterministically works; the library only compares them.
+pub fn fnv1a64(bytes: &[u8]) -> u64 {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for &b in bytes {
+        h ^= b as u64;
+        h = h.wrapping_mul(0x0000_0100_0000_01b3);
+    }
+    h
+}

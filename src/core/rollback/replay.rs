@@ -1,0 +1,244 @@
+//! Replays: confirmed inputs plus the initial state, in a versioned byte format, and
+//! a session that plays them back through the same requests as a live match.
+//!
+//! Format (integers little-endian), version 1:
+//! ```text
+//! "TWRP" u16 version u16 flags (0)
+//! u32 players, u32 input_size, u32 start tick, u32 ticks
+//! u32 initial state length, initial state bytes (the engine's own format)
+//! ticks * players * (u8 status (0 confirmed, 2 disconnected), input_size bytes)
+//! ```
+//! Decoding is strict: wrong magic, version, flags, status bytes, or any length that
+//! does not add up exactly is an error.
+
+use super::desync::{Reader, status_from};
+use super::request::{Request, RequestQueue};
+use super::{AdvanceStatus, InputStatus, Tick};
+
+const MAGIC: &[u8; 4] = b"TWRP";
+const VERSION: u16 = 1;
+const HEADER: usize = 4 + 2 + 2 + 4 * 4 + 4;
+
+/// Why a replay did not decode.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ReplayError {
+    /// Not a replay, or a version this build does not read.
+    #[error("not a tickwire replay of version {VERSION}")]
+    BadHeader,
+    /// Sizes or statuses that do not add up.
+    #[error("corrupt replay: {0}")]
+    Corrupt(&'static str),
+}
+
+/// Appends confirmed inputs as they are confirmed.
+#[derive(Debug, Clone)]
+pub struct ReplayRecorder {
+    players: usize,
+    input_size: usize,
+    start: Tick,
+    ticks: u32,
+    bytes: Vec<u8>,
+    row: usize,
+}
+
+impl ReplayRecorder {
+    /// Starts a recording at `start` from `initial_state`.
+    pub fn new(players: usize, input_size: usize, start: Tick, initial_state: &[u8]) -> Self {
+        let mut bytes = Vec::with_capacity(HEADER + initial_state.len() + 4096);
+        bytes.extend_from_slice(MAGIC);
+        bytes.extend_from_slice(&VERSION.to_le_bytes());
+        bytes.extend_from_slice(&0u16.to_le_bytes());
+        for v in [players as u32, input_size as u32, start, 0] {
+            bytes.extend_from_slice(&v.to_le_bytes());
+        }
+        bytes.extend_from_slice(&(initial_state.len() as u32).to_le_bytes());
+        bytes.extend_from_slice(initial_state);
+        ReplayRecorder { players, input_size, start, ticks: 0, bytes, row: 0 }
+    }
+
+    /// The first tick not recorded yet.
+    pub fn end_tick(&self) -> Tick {
+        self.start + self.ticks
+    }
+
+    /// Opens the next tick; follow with one [`ReplayRecorder::push`] per player.
+    pub fn begin_tick(&mut self) {
+        debug_assert!(self.row == 0 || self.row == self.players);
+        self.ticks += 1;
+        self.row = 0;
+        self.bytes[20..24].copy_from_slice(&self.ticks.to_le_bytes());
+    }
+
+    /// Records the next player's input (zeros are written for a disconnected one).
+    pub fn push(&mut self, input: &[u8], status: InputStatus) {
+        self.bytes.push(status as u8);
+        if status == InputStatus::Disconnected {
+            self.bytes.resize(self.bytes.len() + self.input_size, 0);
+        } else {
+            self.bytes.extend_from_slice(input);
+        }
+        self.row += 1;
+    }
+
+    /// The replay file's bytes (complete ticks only).
+    pub fn bytes(&self) -> &[u8] {
+        &self.bytes
+    }
+}
+
+/// A decoded replay.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Replay {
+    /// Players per tick.
+    pub players: usize,
+    /// Bytes per input.
+    pub input_size: usize,
+    /// The tick the initial state belongs to.
+    pub start: Tick,
+    /// Number of ticks recorded.
+    pub ticks: u32,
+    /// The engine's serialized initial state (may be empty).
+    pub initial_state: Vec<u8>,
+    inputs: Vec<u8>,
+    status: Vec<InputStatus>,
+}
+
+impl Replay {
+    /// Strictly decodes a replay file.
+    pub fn decode(data: &[u8]) -> Result<Replay, ReplayError> {
+        let mut r = Reader { b: data, at: 0 };
+        let bad = |_| ReplayError::BadHeader;
+        if r.take(4).map_err(bad)? != MAGIC || r.u16().map_err(bad)? != VERSION || r.u16().map_err(bad)? != 0 {
+            return Err(ReplayError::BadHeader);
+        }
+        let trunc = |_| ReplayError::Corrupt("truncated");
+        let players = r.u32().map_err(trunc)? as usize;
+        let input_size = r.u32().map_err(trunc)? as usize;
+        let start = r.u32().map_err(trunc)?;
+        let ticks = r.u32().map_err(trunc)?;
+        if players == 0 || input_size == 0 {
+            return Err(ReplayError::Corrupt("no players or empty inputs"));
+        }
+        let len = r.u32().map_err(trunc)? as usize;
+        let initial_state = r.take(len).map_err(trunc)?.to_vec();
+        let cells = (ticks as usize).checked_mul(players).ok_or(ReplayError::Corrupt("size overflow"))?;
+        let body = cells.checked_mul(1 + input_size).ok_or(ReplayError::Corrupt("size overflow"))?;
+        if data.len() - r.at != body {
+            return Err(ReplayError::Corrupt("input block length does not match the header"));
+        }
+        let mut inputs = Vec::with_capacity(cells * input_size);
+        let mut status = Vec::with_capacity(cells);
+        for _ in 0..cells {
+            let s = match status_from(r.take(1).map_err(trunc)?[0]) {
+                Some(s @ (InputStatus::Confirmed | InputStatus::Disconnected)) => s,
+                _ => return Err(ReplayError::Corrupt("bad input status")),
+            };
+            let b = r.take(input_size).map_err(trunc)?;
+            if s == InputStatus::Disconnected && b.iter().any(|&x| x != 0) {
+                return Err(ReplayError::Corrupt("disconnected input with bytes"));
+            }
+            status.push(s);
+            inputs.extend_from_slice(b);
+        }
+        Ok(Replay { players, input_size, start, ticks, initial_state, inputs, status })
+    }
+
+    /// Player `p`'s input at `tick`.
+    pub fn input(&self, tick: Tick, p: usize) -> Option<(&[u8], InputStatus)> {
+        let i = (tick.checked_sub(self.start)? as usize) * self.players + p;
+        (p < self.players && tick - self.start < self.ticks)
+            .then(|| (&self.inputs[i * self.input_size..(i + 1) * self.input_size], self.status[i]))
+    }
+}
+
+/// Plays a [`Replay`] back: a `Restore` of the initial state (if any), then one
+/// `Advance` per tick with the recorded inputs.
+#[derive(Debug, Clone)]
+pub struct ReplaySession {
+    replay: Replay,
+    current: Tick,
+    restored: bool,
+    requests: RequestQueue,
+}
+
+impl ReplaySession {
+    /// A session over a decoded replay.
+    pub fn new(replay: Replay) -> Self {
+        let requests = RequestQueue::new(replay.players, replay.input_size, 1);
+        ReplaySession { current: replay.start, restored: false, requests, replay }
+    }
+
+    /// The next tick to play.
+    pub fn current_tick(&self) -> Tick {
+        self.current
+    }
+
+    /// The replay being played.
+    pub fn replay(&self) -> &Replay {
+        &self.replay
+    }
+
+    /// Queues the next tick (and the initial restore on the first call).
+    pub fn advance(&mut self) -> AdvanceStatus {
+        self.requests.clear();
+        if !self.restored {
+            self.restored = true;
+            if !self.replay.initial_state.is_empty() {
+                let state = std::mem::take(&mut self.replay.initial_state);
+                self.requests.push_restore(self.replay.start, &state);
+                self.replay.initial_state = state;
+            }
+        }
+        if self.current - self.replay.start >= self.replay.ticks {
+            return AdvanceStatus::Finished;
+        }
+        self.requests.begin_advance(self.current, false);
+        for p in 0..self.replay.players {
+            let (b, s) = self.replay.input(self.current, p).expect("tick in range");
+            self.requests.push_input(b, s);
+        }
+        self.current += 1;
+        AdvanceStatus::Advanced
+    }
+
+    /// The next request, in order.
+    pub fn poll_request(&mut self) -> Option<Request<'_>> {
+        self.requests.poll()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn record_decode_play() {
+        let mut r = ReplayRecorder::new(2, 2, 0, &[7, 7, 7]);
+        for t in 0..5u8 {
+            r.begin_tick();
+            r.push(&[t, 1], InputStatus::Confirmed);
+            if t < 3 { r.push(&[t, 2], InputStatus::Confirmed) } else { r.push(&[], InputStatus::Disconnected) }
+        }
+        let bytes = r.bytes().to_vec();
+        let replay = Replay::decode(&bytes).unwrap();
+        assert_eq!(replay.ticks, 5);
+        assert_eq!(replay.input(4, 1), Some((&[0u8, 0][..], InputStatus::Disconnected)));
+        for cut in 0..bytes.len() {
+            assert!(Replay::decode(&bytes[..cut]).is_err(), "cut {cut}");
+        }
+        let mut extra = bytes.clone();
+        extra.push(0);
+        assert!(Replay::decode(&extra).is_err());
+        let mut bad = bytes.clone();
+        bad[4] = 9;
+        assert_eq!(Replay::decode(&bad), Err(ReplayError::BadHeader));
+        let mut s = ReplaySession::new(replay);
+        assert_eq!(s.advance(), AdvanceStatus::Advanced);
+        assert!(matches!(s.poll_request(), Some(Request::Restore { tick: 0, state: [7, 7, 7] })));
+        assert!(matches!(s.poll_request(), Some(Request::Advance { tick: 0, .. })));
+        for _ in 1..5 {
+            assert_eq!(s.advance(), AdvanceStatus::Advanced);
+        }
+        assert_eq!(s.advance(), AdvanceStatus::Finished);
+    }
+}

@@ -1,0 +1,159 @@
+//! A local determinism check: every tick is simulated, then rolled back by the check
+//! distance and simulated again, and the checksums of the two runs are compared.
+//!
+//! Per [`SyncTestSession::advance`] at tick `c` with check distance `d`:
+//! `Advance c`, `Save c+1` (the reference), then `Load c+1-d`, `Advance` (resimulating)
+//! and `Save` up to `c+1` again. Each `Save` of a tick already saved is compared with
+//! the reference when the engine confirms its checksum; a difference is reported as
+//! [`Event::SyncTestMismatch`] with the tick and both checksums.
+
+use std::collections::VecDeque;
+
+use super::event::Event;
+use super::p2p::SessionError;
+use super::request::{Request, RequestQueue};
+use super::{AdvanceStatus, InputStatus, Tick};
+
+/// The synctest session. Allocates nothing per tick after construction.
+#[derive(Debug, Clone)]
+pub struct SyncTestSession {
+    players: usize,
+    size: usize,
+    distance: u32,
+    slots: usize,
+    current: Tick,
+    inputs: Vec<u8>,
+    staged: Vec<u8>,
+    reference: Vec<Option<u64>>,
+    /// Saves awaiting `confirm_save`, in order: (tick, is the reference).
+    expected: VecDeque<(Tick, bool)>,
+    requests: RequestQueue,
+    events: VecDeque<Event>,
+    mismatches: u64,
+}
+
+impl SyncTestSession {
+    /// A session for `players` inputs of `input_size` bytes rolling back
+    /// `check_distance` ticks every tick (1..=32; GGRS's default is 2).
+    pub fn new(players: usize, input_size: usize, check_distance: u32) -> Result<Self, SessionError> {
+        if players == 0 || input_size == 0 || !(1..=32).contains(&check_distance) {
+            return Err(SessionError::InvalidConfig(format!(
+                "synctest: {players} players, input_size {input_size}, check_distance {check_distance} (need >0, >0, 1..=32)"
+            )));
+        }
+        let slots = check_distance as usize + 2;
+        Ok(SyncTestSession {
+            players,
+            size: input_size,
+            distance: check_distance,
+            slots,
+            current: 0,
+            inputs: vec![0; slots * players * input_size],
+            staged: vec![0; players * input_size],
+            reference: vec![None; slots],
+            expected: VecDeque::with_capacity(2 * slots + 2),
+            requests: RequestQueue::new(players, input_size, slots),
+            events: VecDeque::with_capacity(16),
+            mismatches: 0,
+        })
+    }
+
+    /// Snapshots the engine must hold: `Save` slots are in `0..state_slots()`.
+    pub fn state_slots(&self) -> usize {
+        self.slots
+    }
+
+    /// The next tick to simulate.
+    pub fn current_tick(&self) -> Tick {
+        self.current
+    }
+
+    /// Mismatches found so far.
+    pub fn mismatches(&self) -> u64 {
+        self.mismatches
+    }
+
+    /// Sets player `player`'s input for the next tick (every player is local here).
+    pub fn add_input(&mut self, player: usize, input: &[u8]) -> Result<(), SessionError> {
+        if player >= self.players {
+            return Err(SessionError::UnknownPlayer(player));
+        }
+        if input.len() != self.size {
+            return Err(SessionError::WrongInputSize { expected: self.size, got: input.len() });
+        }
+        self.staged[player * self.size..(player + 1) * self.size].copy_from_slice(input);
+        Ok(())
+    }
+
+    fn row(&self, t: Tick) -> std::ops::Range<usize> {
+        let w = self.players * self.size;
+        let i = (t as usize % self.slots) * w;
+        i..i + w
+    }
+
+    fn push_advance(&mut self, t: Tick, resim: bool) {
+        self.requests.begin_advance(t, resim);
+        let r = self.row(t);
+        for p in 0..self.players {
+            let at = r.start + p * self.size;
+            self.requests.push_input(&self.inputs[at..at + self.size], InputStatus::Confirmed);
+        }
+    }
+
+    fn push_save(&mut self, t: Tick, reference: bool) {
+        self.requests.push_save(t, t as usize % self.slots);
+        self.expected.push_back((t, reference));
+    }
+
+    /// Simulates the current tick, then rolls back and checks (see the module docs).
+    pub fn advance(&mut self) -> AdvanceStatus {
+        self.requests.clear();
+        self.expected.clear();
+        let c = self.current;
+        let r = self.row(c);
+        self.inputs[r].copy_from_slice(&self.staged);
+        if c == 0 {
+            self.push_save(0, true);
+        }
+        self.push_advance(c, false);
+        self.push_save(c + 1, true);
+        if c + 1 >= self.distance {
+            let from = c + 1 - self.distance;
+            self.requests.push_load(from, from as usize % self.slots);
+            for t in from..=c {
+                self.push_advance(t, true);
+                self.push_save(t + 1, false);
+            }
+        }
+        self.current += 1;
+        AdvanceStatus::Advanced
+    }
+
+    /// The engine's checksum for the save it just ran. Must follow the order of the
+    /// `Save` requests.
+    pub fn confirm_save(&mut self, tick: Tick, checksum: u64) -> Result<(), SessionError> {
+        match self.expected.pop_front() {
+            Some((t, reference)) if t == tick => {
+                let i = t as usize % self.slots;
+                if reference {
+                    self.reference[i] = Some(checksum);
+                } else if let Some(expected) = self.reference[i].filter(|&e| e != checksum) {
+                    self.mismatches += 1;
+                    self.events.push_back(Event::SyncTestMismatch { tick, expected, actual: checksum });
+                }
+                Ok(())
+            }
+            _ => Err(SessionError::UnexpectedTick(tick)),
+        }
+    }
+
+    /// The next request, in order.
+    pub fn poll_request(&mut self) -> Option<Request<'_>> {
+        self.requests.poll()
+    }
+
+    /// The next event.
+    pub fn poll_event(&mut self) -> Option<Event> {
+        self.events.pop_front()
+    }
+}

@@ -19,7 +19,12 @@
 //! [`P2pSession::send_messages`] queues outgoing messages on it, and time only comes
 //! in through `now` arguments.
 
+mod config;
+mod forensics;
 mod net;
+
+pub use config::{P2pConfig, P2pStats, SessionError};
+use forensics::DumpJob;
 
 use std::collections::VecDeque;
 
@@ -54,115 +59,6 @@ pub enum PlayerKind {
     Local,
     /// Input comes from the peer behind this connection (several players may share it).
     Remote(PeerId),
-}
-
-/// Settings of a [`P2pSession`].
-#[derive(Debug, Clone, PartialEq)]
-pub struct P2pConfig {
-    /// Bytes per input (fixed for every player).
-    pub input_size: usize,
-    /// Most ticks simulated past the confirmed inputs (default 8). 0 = lockstep.
-    pub max_prediction: u32,
-    /// Local inputs apply this many ticks after they are given (changeable at run time).
-    pub input_delay: u32,
-    /// Ticks of input history kept per player (default 256).
-    pub history: usize,
-    /// Save only confirmed ticks (and desync-check ticks) instead of every tick: fewer
-    /// saves, longer resimulations.
-    pub sparse_saving: bool,
-    /// Compare checksums every this many ticks (0 = off). Default 10.
-    pub desync_interval: u32,
-    /// Snapshots of check ticks kept for forensics (extra state slots). Default 8.
-    pub check_slots: usize,
-    /// Silence before [`Event::PeerInterrupted`]. Default 750 ms.
-    pub notify_after_us: Micros,
-    /// Silence before a peer is dropped. Default 5 s.
-    pub disconnect_timeout_us: Micros,
-    /// How missing remote inputs are guessed.
-    pub prediction: PredictionMode,
-    /// Transport channel for input messages (unreliable).
-    pub channel: u8,
-    /// Transport channel for spectator snapshots (reliable).
-    pub reliable_channel: u8,
-    /// The tick clock's settings (rate and dilation bounds).
-    pub clock: TickClockConfig,
-    /// How frame advantage turns into dilation.
-    pub time_sync: TimeSyncConfig,
-}
-
-impl Default for P2pConfig {
-    fn default() -> Self {
-        P2pConfig {
-            input_size: 2,
-            max_prediction: 8,
-            input_delay: 0,
-            history: 256,
-            sparse_saving: false,
-            desync_interval: 10,
-            check_slots: 8,
-            notify_after_us: 750_000,
-            disconnect_timeout_us: 5_000_000,
-            prediction: PredictionMode::RepeatLast,
-            channel: CHANNEL_UNRELIABLE,
-            reliable_channel: CHANNEL_RELIABLE,
-            clock: TickClockConfig::default(),
-            time_sync: TimeSyncConfig::default(),
-        }
-    }
-}
-
-/// Misuse of a session, or a bad config.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum SessionError {
-    /// The config or player list is unusable; the text says why.
-    #[error("invalid rollback config: {0}")]
-    InvalidConfig(String),
-    /// No such player.
-    #[error("player {0} does not exist")]
-    UnknownPlayer(usize),
-    /// The player is not local to this peer.
-    #[error("player {0} is not a local player")]
-    NotLocal(usize),
-    /// An input of the wrong length.
-    #[error("input of {got} bytes, expected {expected}")]
-    WrongInputSize {
-        /// The configured size.
-        expected: usize,
-        /// What was passed.
-        got: usize,
-    },
-    /// `confirm_save` or `provide_state` for a tick the session did not ask about.
-    #[error("tick {0} was not requested")]
-    UnexpectedTick(Tick),
-}
-
-/// Counters and gauges of a session.
-#[derive(Debug, Clone, Copy, Default, PartialEq)]
-pub struct P2pStats {
-    /// Next tick to simulate.
-    pub current_tick: Tick,
-    /// Every input before this tick is confirmed.
-    pub confirmed_tick: Tick,
-    /// Mean over connected peers of how far this peer is ahead, in ticks (ungated).
-    pub frames_ahead: f32,
-    /// The clock's current time scale.
-    pub time_scale: f64,
-    /// Rollbacks done.
-    pub rollbacks: u64,
-    /// Ticks resimulated in total.
-    pub resimulated: u64,
-    /// Longest rollback, in ticks.
-    pub max_rollback: u32,
-    /// Ticks skipped because the prediction window was full.
-    pub window_full: u64,
-    /// Messages refused by strict decoding or from unknown peers.
-    pub malformed: u64,
-    /// Messages the endpoint refused to queue.
-    pub send_errors: u64,
-    /// Checksums of confirmed ticks compared with a peer.
-    pub checks_compared: u64,
-    /// Desyncs detected.
-    pub desyncs: u64,
 }
 
 #[derive(Debug, Clone)]
@@ -201,15 +97,6 @@ struct Spectator {
     /// The snapshot message, until it has been handed to the endpoint.
     snapshot: Option<Vec<u8>>,
     last_sent_at: Option<Micros>,
-}
-
-#[derive(Debug, Clone, Copy)]
-struct DumpJob {
-    tick: Tick,
-    local: u64,
-    remote: u64,
-    peer: PeerId,
-    requested: bool,
 }
 
 /// A P2P rollback session. See the module docs.
@@ -616,105 +503,6 @@ impl P2pSession {
                 }
             }
         }
-    }
-
-    fn compare(&mut self, peer_index: usize, tick: Tick, local: u64, remote: u64) {
-        self.stats.checks_compared += 1;
-        if local == remote {
-            return;
-        }
-        let peer = self.peers[peer_index].id;
-        self.stats.desyncs += 1;
-        self.events.push_back(Event::Desync { tick, local, remote, peer });
-        if self.dump_job.is_none() && self.dump.is_none() {
-            self.dump_job = Some(DumpJob { tick, local, remote, peer, requested: false });
-            if self.ring.slot_of(tick).is_none() {
-                self.build_dump(None);
-            }
-        }
-    }
-
-    /// Requests state bytes for a pending desync dump or spectator snapshot.
-    fn queue_state_dumps(&mut self) {
-        if let Some(job) = self.dump_job.as_mut().filter(|j| !j.requested) {
-            job.requested = true;
-            match self.ring.slot_of(job.tick) {
-                Some(slot) => self.requests.push_dump(job.tick, slot),
-                None => self.build_dump(None),
-            }
-        }
-        let bound = self.safe_bound();
-        for s in self.spectators.iter_mut().filter(|s| s.want_snapshot && s.snapshot.is_none()) {
-            if let Some((t, slot)) = self.ring.latest_at_or_before(bound) {
-                s.snapshot_tick = Some(t);
-                self.requests.push_dump(t, slot);
-            }
-        }
-    }
-
-    fn build_dump(&mut self, state: Option<&[u8]>) {
-        let Some(job) = self.dump_job.take() else { return };
-        let first = job.tick.saturating_sub(DUMP_RADIUS);
-        let end = (job.tick + DUMP_RADIUS + 1).min(self.confirmed_all()).min(self.current.max(job.tick + 1));
-        let mut inputs = Vec::new();
-        for t in first..end {
-            let mut row = Vec::with_capacity(self.queues.len());
-            for q in &self.queues {
-                match q.disconnect_tick() {
-                    Some(d) if t >= d => row.push((InputStatus::Disconnected, vec![0; self.cfg.input_size])),
-                    _ => match q.confirmed(t) {
-                        Some(b) => row.push((InputStatus::Confirmed, b.to_vec())),
-                        None => row.clear(),
-                    },
-                }
-            }
-            if row.len() == self.queues.len() {
-                inputs.push(row);
-            } else if inputs.is_empty() {
-                continue;
-            } else {
-                break;
-            }
-        }
-        let first_tick = end.saturating_sub(inputs.len() as Tick).max(first);
-        let dump = DesyncDump {
-            tick: job.tick,
-            local: job.local,
-            remote: job.remote,
-            peer: job.peer,
-            players: self.queues.len(),
-            input_size: self.cfg.input_size,
-            first_tick,
-            inputs,
-            state: state.map(<[u8]>::to_vec),
-        };
-        self.dump = Some(dump.encode());
-        self.events.push_back(Event::DesyncDumpReady { tick: job.tick });
-    }
-
-    /// The forensic dump of the last desync, ready to be written to a file
-    /// (format: [`DesyncDump`]). Taking it allows the next desync to be dumped.
-    pub fn take_desync_dump(&mut self) -> Option<Vec<u8>> {
-        self.dump.take()
-    }
-
-    /// The engine's answer to [`Request::DumpState`]: the serialized state of `tick`.
-    pub fn provide_state(&mut self, tick: Tick, state: &[u8]) -> Result<(), SessionError> {
-        let mut used = false;
-        if self.dump_job.is_some_and(|j| j.tick == tick && j.requested) {
-            self.build_dump(Some(state));
-            used = true;
-        }
-        for s in self.spectators.iter_mut().filter(|s| s.want_snapshot && s.snapshot_tick == Some(tick) && s.snapshot.is_none()) {
-            let mut msg = Vec::with_capacity(5 + state.len());
-            msg.push(net::KIND_SNAPSHOT);
-            msg.extend_from_slice(&tick.to_le_bytes());
-            msg.extend_from_slice(state);
-            s.snapshot = Some(msg);
-            s.acked = tick;
-            used = true;
-        }
-        if used { Ok(()) } else { Err(SessionError::UnexpectedTick(tick)) }
     }
 
     /// The engine's checksum of the state it saved for `tick` (answer to

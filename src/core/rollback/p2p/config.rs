@@ -1,0 +1,113 @@
+//! Settings and statistics of a [`P2pSession`](super::P2pSession).
+
+use super::*;
+
+/// Settings of a [`P2pSession`].
+#[derive(Debug, Clone, PartialEq)]
+pub struct P2pConfig {
+    /// Bytes per input (fixed for every player).
+    pub input_size: usize,
+    /// Most ticks simulated past the confirmed inputs (default 8). 0 = lockstep.
+    pub max_prediction: u32,
+    /// Local inputs apply this many ticks after they are given (changeable at run time).
+    pub input_delay: u32,
+    /// Ticks of input history kept per player (default 256).
+    pub history: usize,
+    /// Save only confirmed ticks (and desync-check ticks) instead of every tick: fewer
+    /// saves, longer resimulations.
+    pub sparse_saving: bool,
+    /// Compare checksums every this many ticks (0 = off). Default 10.
+    pub desync_interval: u32,
+    /// Snapshots of check ticks kept for forensics (extra state slots). Default 8.
+    pub check_slots: usize,
+    /// Silence before [`Event::PeerInterrupted`]. Default 750 ms.
+    pub notify_after_us: Micros,
+    /// Silence before a peer is dropped. Default 5 s.
+    pub disconnect_timeout_us: Micros,
+    /// How missing remote inputs are guessed.
+    pub prediction: PredictionMode,
+    /// Transport channel for input messages (unreliable).
+    pub channel: u8,
+    /// Transport channel for spectator snapshots (reliable).
+    pub reliable_channel: u8,
+    /// The tick clock's settings (rate and dilation bounds).
+    pub clock: TickClockConfig,
+    /// How frame advantage turns into dilation.
+    pub time_sync: TimeSyncConfig,
+}
+
+impl Default for P2pConfig {
+    fn default() -> Self {
+        P2pConfig {
+            input_size: 2,
+            max_prediction: 8,
+            input_delay: 0,
+            history: 256,
+            sparse_saving: false,
+            desync_interval: 10,
+            check_slots: 8,
+            notify_after_us: 750_000,
+            disconnect_timeout_us: 5_000_000,
+            prediction: PredictionMode::RepeatLast,
+            channel: CHANNEL_UNRELIABLE,
+            reliable_channel: CHANNEL_RELIABLE,
+            clock: TickClockConfig::default(),
+            time_sync: TimeSyncConfig::default(),
+        }
+    }
+}
+
+/// Misuse of a session, or a bad config.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum SessionError {
+    /// The config or player list is unusable; the text says why.
+    #[error("invalid rollback config: {0}")]
+    InvalidConfig(String),
+    /// No such player.
+    #[error("player {0} does not exist")]
+    UnknownPlayer(usize),
+    /// The player is not local to this peer.
+    #[error("player {0} is not a local player")]
+    NotLocal(usize),
+    /// An input of the wrong length.
+    #[error("input of {got} bytes, expected {expected}")]
+    WrongInputSize {
+        /// The configured size.
+        expected: usize,
+        /// What was passed.
+        got: usize,
+    },
+    /// `confirm_save` or `provide_state` for a tick the session did not ask about.
+    #[error("tick {0} was not requested")]
+    UnexpectedTick(Tick),
+}
+
+/// Counters and gauges of a session.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct P2pStats {
+    /// Next tick to simulate.
+    pub current_tick: Tick,
+    /// Every input before this tick is confirmed.
+    pub confirmed_tick: Tick,
+    /// Mean over connected peers of how far this peer is ahead, in ticks (ungated).
+    pub frames_ahead: f32,
+    /// The clock's current time scale.
+    pub time_scale: f64,
+    /// Rollbacks done.
+    pub rollbacks: u64,
+    /// Ticks resimulated in total.
+    pub resimulated: u64,
+    /// Longest rollback, in ticks.
+    pub max_rollback: u32,
+    /// Ticks skipped because the prediction window was full.
+    pub window_full: u64,
+    /// Messages refused by strict decoding or from unknown peers.
+    pub malformed: u64,
+    /// Messages the endpoint refused to queue.
+    pub send_errors: u64,
+    /// Checksums of confirmed ticks compared with a peer.
+    pub checks_compared: u64,
+    /// Desyncs detected.
+    pub desyncs: u64,
+}
+

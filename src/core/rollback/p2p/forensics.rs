@@ -1,0 +1,116 @@
+//! Desync detection and forensics for [`P2pSession`]: comparing checksums of ticks
+//! confirmed everywhere, and on a mismatch building a dump a developer can diff (the
+//! confirmed inputs around the tick and the engine's state bytes for it, asked for
+//! through a `DumpState` request).
+
+use super::*;
+
+#[derive(Debug, Clone, Copy)]
+pub(super) struct DumpJob {
+    pub(super) tick: Tick,
+    pub(super) local: u64,
+    pub(super) remote: u64,
+    pub(super) peer: PeerId,
+    pub(super) requested: bool,
+}
+
+impl P2pSession {
+    pub(super) fn compare(&mut self, peer_index: usize, tick: Tick, local: u64, remote: u64) {
+        self.stats.checks_compared += 1;
+        if local == remote {
+            return;
+        }
+        let peer = self.peers[peer_index].id;
+        self.stats.desyncs += 1;
+        self.events.push_back(Event::Desync { tick, local, remote, peer });
+        if self.dump_job.is_none() && self.dump.is_none() {
+            self.dump_job = Some(DumpJob { tick, local, remote, peer, requested: false });
+            if self.ring.slot_of(tick).is_none() {
+                self.build_dump(None);
+            }
+        }
+    }
+
+    /// Requests state bytes for a pending desync dump or spectator snapshot.
+    pub(super) fn queue_state_dumps(&mut self) {
+        if let Some(job) = self.dump_job.as_mut().filter(|j| !j.requested) {
+            job.requested = true;
+            match self.ring.slot_of(job.tick) {
+                Some(slot) => self.requests.push_dump(job.tick, slot),
+                None => self.build_dump(None),
+            }
+        }
+        let bound = self.safe_bound();
+        for s in self.spectators.iter_mut().filter(|s| s.want_snapshot && s.snapshot.is_none()) {
+            if let Some((t, slot)) = self.ring.latest_at_or_before(bound) {
+                s.snapshot_tick = Some(t);
+                self.requests.push_dump(t, slot);
+            }
+        }
+    }
+
+    pub(super) fn build_dump(&mut self, state: Option<&[u8]>) {
+        let Some(job) = self.dump_job.take() else { return };
+        let first = job.tick.saturating_sub(DUMP_RADIUS);
+        let end = (job.tick + DUMP_RADIUS + 1).min(self.confirmed_all()).min(self.current.max(job.tick + 1));
+        let mut inputs = Vec::new();
+        for t in first..end {
+            let mut row = Vec::with_capacity(self.queues.len());
+            for q in &self.queues {
+                match q.disconnect_tick() {
+                    Some(d) if t >= d => row.push((InputStatus::Disconnected, vec![0; self.cfg.input_size])),
+                    _ => match q.confirmed(t) {
+                        Some(b) => row.push((InputStatus::Confirmed, b.to_vec())),
+                        None => row.clear(),
+                    },
+                }
+            }
+            if row.len() == self.queues.len() {
+                inputs.push(row);
+            } else if inputs.is_empty() {
+                continue;
+            } else {
+                break;
+            }
+        }
+        let first_tick = end.saturating_sub(inputs.len() as Tick).max(first);
+        let dump = DesyncDump {
+            tick: job.tick,
+            local: job.local,
+            remote: job.remote,
+            peer: job.peer,
+            players: self.queues.len(),
+            input_size: self.cfg.input_size,
+            first_tick,
+            inputs,
+            state: state.map(<[u8]>::to_vec),
+        };
+        self.dump = Some(dump.encode());
+        self.events.push_back(Event::DesyncDumpReady { tick: job.tick });
+    }
+
+    /// The forensic dump of the last desync, ready to be written to a file
+    /// (format: [`DesyncDump`]). Taking it allows the next desync to be dumped.
+    pub fn take_desync_dump(&mut self) -> Option<Vec<u8>> {
+        self.dump.take()
+    }
+
+    /// The engine's answer to [`Request::DumpState`]: the serialized state of `tick`.
+    pub fn provide_state(&mut self, tick: Tick, state: &[u8]) -> Result<(), SessionError> {
+        let mut used = false;
+        if self.dump_job.is_some_and(|j| j.tick == tick && j.requested) {
+            self.build_dump(Some(state));
+            used = true;
+        }
+        for s in self.spectators.iter_mut().filter(|s| s.want_snapshot && s.snapshot_tick == Some(tick) && s.snapshot.is_none()) {
+            let mut msg = Vec::with_capacity(5 + state.len());
+            msg.push(net::KIND_SNAPSHOT);
+            msg.extend_from_slice(&tick.to_le_bytes());
+            msg.extend_from_slice(state);
+            s.snapshot = Some(msg);
+            s.acked = tick;
+            used = true;
+        }
+        if used { Ok(()) } else { Err(SessionError::UnexpectedTick(tick)) }
+    }
+}

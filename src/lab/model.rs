@@ -25,13 +25,17 @@ pub enum Controller {
     N4e,
     /// (c) lightyear style: open loop, lead = RTT/2 + 4 jitter + 1 tick.
     Lightyear,
+    /// tickwire's loop over a tick-aligned server (late inputs are substituted instead
+    /// of delaying the client's stream): an experiment, not one of the baselines.
+    TickwireAligned,
 }
 
 impl Controller {
-    pub const ALL: [Controller; 4] = [Controller::Tickwire, Controller::Seed000, Controller::N4e, Controller::Lightyear];
+    pub const ALL: [Controller; 5] = [Controller::Tickwire, Controller::Seed000, Controller::N4e, Controller::Lightyear, Controller::TickwireAligned];
     pub fn name(self) -> &'static str {
         match self {
             Controller::Tickwire => "tickwire",
+            Controller::TickwireAligned => "tickwire-al",
             Controller::Seed000 => "seed000",
             Controller::N4e => "n4e",
             Controller::Lightyear => "lightyear",
@@ -190,7 +194,7 @@ pub fn run(scenario: &Scenario, controller: Controller, cfg: &LabConfig) -> RunR
     let policy = match controller {
         Controller::Tickwire => ServerPolicy::Queue(JitterBuffer::new(JitterConfig { hard_cap: 100_000, max_starved_ticks: u32::MAX, ..JitterConfig::default() })),
         Controller::Seed000 => ServerPolicy::Seed(FixedRuleInterpolation::new(InterpConfig { tick_us: t_us, send_interval: cfg.k_c as u32, ..InterpConfig::default() }), None),
-        Controller::N4e | Controller::Lightyear => ServerPolicy::Aligned,
+        Controller::N4e | Controller::Lightyear | Controller::TickwireAligned => ServerPolicy::Aligned,
     };
     let mut server = Server {
         clock: DriftClock::new(scenario.server_drift_ppm, 0),
@@ -208,13 +212,15 @@ pub fn run(scenario: &Scenario, controller: Controller, cfg: &LabConfig) -> RunR
         clock: None,
         drift: DriftClock::new(scenario.client_drift_ppm, 0),
         ctl: match controller {
-            Controller::Tickwire => ClientCtl::Tickwire(Box::new(InputLeadController::new(LeadConfig { late_rate: cfg.epsilon, ..LeadConfig::default() }))),
+            Controller::Tickwire | Controller::TickwireAligned => {
+                ClientCtl::Tickwire(Box::new(InputLeadController::new(LeadConfig { late_rate: cfg.epsilon, ..LeadConfig::default() })))
+            }
             Controller::Seed000 => ClientCtl::None,
             Controller::N4e => ClientCtl::N4e { margin_ema: None, fresh_from: 0 },
             Controller::Lightyear => ClientCtl::Lightyear,
         },
         interp: match controller {
-            Controller::Tickwire => Box::new(AdaptiveInterpolation::new(interp_cfg)),
+            Controller::Tickwire | Controller::TickwireAligned => Box::new(AdaptiveInterpolation::new(interp_cfg)),
             _ => Box::new(FixedRuleInterpolation::new(interp_cfg)),
         },
         start_local: 0,

@@ -144,7 +144,7 @@ pub fn oracle_series(rec: &RunRecord, cfg: &LabConfig, duration: u64) -> Vec<(f6
 /// (time s, lead ticks, buffer depth, time scale), one point per half second.
 pub type SeriesPoint = (f64, f64, f64, f64);
 
-const COLORS: [&str; 4] = ["#d62728", "#1f77b4", "#2ca02c", "#9467bd"];
+const COLORS: [&str; 5] = ["#d62728", "#1f77b4", "#2ca02c", "#9467bd", "#ff7f0e"];
 
 /// An SVG with three panels (lead, server buffer depth, time scale) over time, one
 /// line per controller, and the oracle lead as a dashed line.

@@ -2,6 +2,9 @@
 
 use crate::core::wire::MAX_DATAGRAM_SIZE;
 
+/// Buffers made when a pool is created.
+const PREFILL: usize = 64;
+
 /// Keeps up to `limit` cleared buffers for reuse.
 #[derive(Debug)]
 pub struct BufPool {
@@ -10,8 +13,12 @@ pub struct BufPool {
 }
 
 impl BufPool {
+    /// A pool holding up to `limit` buffers. The free list is reserved up front and a
+    /// few buffers are made now, so a new traffic peak after warm-up does not allocate.
     pub fn new(limit: usize) -> Self {
-        BufPool { free: Vec::new(), limit }
+        let mut free = Vec::with_capacity(limit);
+        free.extend((0..PREFILL.min(limit)).map(|_| Vec::with_capacity(MAX_DATAGRAM_SIZE)));
+        BufPool { free, limit }
     }
     /// An empty buffer with room for at least one datagram.
     pub fn get(&mut self) -> Vec<u8> {

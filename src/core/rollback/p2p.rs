@@ -83,6 +83,9 @@ struct Peer {
     npending: usize,
     last_sent_at: Option<Micros>,
     last_sent_next: Tick,
+    /// The newest checksum report this peer has been sent, and how many times.
+    report_tick: Option<Tick>,
+    report_sends: u8,
 }
 
 #[derive(Debug, Clone)]
@@ -554,6 +557,8 @@ impl Peer {
             npending: 0,
             last_sent_at: None,
             last_sent_next: 0,
+            report_tick: None,
+            report_sends: 0,
         }
     }
 

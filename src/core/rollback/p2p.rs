@@ -526,7 +526,10 @@ impl P2pSession {
 
     fn record_advantage(&mut self) {
         let tick_us = self.cfg.clock.tick_us;
-        let me = self.current as f64;
+        // Our fractional position, as the remote estimate is fractional: comparing a
+        // whole tick count against it biases both sides toward "I am ahead", and the
+        // agreement gate then never corrects a one-tick offset.
+        let me = self.current as f64 + self.clock.alpha();
         for p in self.peers.iter_mut().filter(|p| p.heard && !p.disconnected) {
             let elapsed = self.now.saturating_sub(p.remote_tick_at) as f64 + p.rtt_us / 2.0;
             let est = p.remote_tick as f64 + elapsed / tick_us;

@@ -23,6 +23,19 @@ pub enum UnderflowPolicy {
     Empty,
 }
 
+/// What a tick does when the client's next input has not arrived.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LatePolicy {
+    /// Hypersomnia's ledger: accept nothing this tick (accepted 0) and consume the
+    /// input when it comes, one tick later. Nothing is lost, but every later input
+    /// shifts a tick, which the client's lead loop then removes.
+    Delay,
+    /// Tick-aligned: substitute the missing input (accepted 1) and move on; if the real
+    /// one arrives later it is dropped, reporting how late it was. Consumption never
+    /// shifts, so the lead stays steadier, at the price of a misprediction per late input.
+    Substitute,
+}
+
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct JitterConfig {
     /// Steps queued beyond this are merged into the current tick.
@@ -34,11 +47,19 @@ pub struct JitterConfig {
     pub max_starved_ticks: u32,
     /// Largest input in bytes.
     pub max_input_size: usize,
+    pub late: LatePolicy,
 }
 
 impl Default for JitterConfig {
     fn default() -> Self {
-        JitterConfig { max_depth: 8, hard_cap: 120, underflow: UnderflowPolicy::RepeatLast, max_starved_ticks: 300, max_input_size: 256 }
+        JitterConfig {
+            max_depth: 8,
+            hard_cap: 120,
+            underflow: UnderflowPolicy::RepeatLast,
+            max_starved_ticks: 300,
+            max_input_size: 256,
+            late: LatePolicy::Delay,
+        }
     }
 }
 
@@ -58,6 +79,9 @@ pub enum PushOutcome {
     Queued { margin: f64 },
     /// A redundant copy of an input already queued or consumed.
     Duplicate,
+    /// The first copy of an input whose tick was already substituted: dropped, with how
+    /// late it was (`margin` < 0) so the client's lead loop still learns of it.
+    Late { margin: f64 },
     /// Refused: too large.
     TooLarge,
 }
@@ -115,7 +139,12 @@ pub struct JitterBuffer {
     stats: JitterStats,
     /// Ticks by which consumption has slipped: +1 per underflow, -(k-1) per merge of k.
     shift: i64,
+    /// Recently received client ticks (tick + 1; 0 = empty), so a late first copy can
+    /// be told from a repeat of an input already used.
+    seen: Vec<u64>,
 }
+
+const SEEN: usize = 1024;
 
 impl JitterBuffer {
     pub fn new(cfg: JitterConfig) -> Self {
@@ -130,6 +159,7 @@ impl JitterBuffer {
             starved: 0,
             stats: JitterStats::default(),
             shift: 0,
+            seen: vec![0; SEEN],
         }
     }
 
@@ -171,13 +201,23 @@ impl JitterBuffer {
             return PushOutcome::TooLarge;
         }
         let next = *self.next_tick.get_or_insert(client_tick);
+        let slot = client_tick as usize % SEEN;
+        let seen_before = self.seen[slot] == client_tick + 1;
         if self.queue.is_empty() && self.stats.ticks == 0 && client_tick < next {
             // Before the first step, an older input simply becomes the start.
             self.next_tick = Some(client_tick);
         } else if client_tick < next {
-            self.stats.duplicates += 1;
-            return PushOutcome::Duplicate;
+            if seen_before || next - client_tick >= SEEN as u64 {
+                self.stats.duplicates += 1;
+                return PushOutcome::Duplicate;
+            }
+            // Its tick was substituted: too late to use, but say how late.
+            self.seen[slot] = client_tick + 1;
+            self.stats.late_arrivals += 1;
+            let deadline = self.next_server_tick as f64 - (next - client_tick) as f64;
+            return PushOutcome::Late { margin: deadline - arrival };
         }
+        self.seen[slot] = client_tick + 1;
         let next = self.next_tick.expect("set above");
         let pos = self.queue.partition_point(|(t, _)| *t < client_tick);
         if self.queue.get(pos).is_some_and(|(t, _)| *t == client_tick) {
@@ -222,6 +262,7 @@ impl JitterBuffer {
         };
         let front = self.queue.front().map(|(t, _)| *t);
         let (kind, count) = match front {
+            None if self.cfg.late == LatePolicy::Substitute => (StepKind::Lost, 0),
             None => (StepKind::Underflow, 0),
             Some(t) if t > next => (StepKind::Lost, 0),
             Some(_) if self.queue.len() > self.cfg.max_depth => (StepKind::Merged, self.queue.len() - self.cfg.max_depth + 1),
@@ -239,7 +280,16 @@ impl JitterBuffer {
                 return Ok(Step { kind, accepted: 0, first_client_tick: next, inputs: &self.out });
             }
             StepKind::Lost => {
-                self.starved = 0;
+                // Under the substitute policy an empty queue is a missing input too;
+                // consecutive ones still mean a client that cannot keep up.
+                if front.is_none() {
+                    self.starved += 1;
+                    if self.starved > self.cfg.max_starved_ticks {
+                        return Err(KickReason::Starved);
+                    }
+                } else {
+                    self.starved = 0;
+                }
                 self.stats.lost += 1;
                 self.substitute();
                 self.next_tick = Some(next + 1);
@@ -350,6 +400,26 @@ mod tests {
         assert_eq!(j.contiguous_received(), Some(13));
         j.pop(0).unwrap();
         assert_eq!(j.contiguous_received(), Some(13), "consumed inputs stay acknowledged");
+    }
+
+    #[test]
+    fn substitute_policy_keeps_consumption_aligned() {
+        let mut j = JitterBuffer::new(JitterConfig { late: LatePolicy::Substitute, ..cfg() });
+        j.push(-0.5, 10, &[1]);
+        assert_eq!(j.pop(0).unwrap().accepted, 1);
+        // Tick 1: input 11 is missing: substituted, not delayed.
+        let s = j.pop(1).unwrap();
+        assert_eq!((s.kind, s.accepted, s.first_client_tick), (StepKind::Lost, 1, 11));
+        assert_eq!(s.inputs, &[vec![1]]);
+        assert_eq!(j.shift(), 0, "no slip");
+        // 11 arrives 0.3 tick after its tick ran: dropped, reported 0.3 late; a second
+        // copy is a plain duplicate.
+        assert!(matches!(j.push(1.3, 11, &[2]), PushOutcome::Late { margin } if (margin + 0.3).abs() < 1e-9));
+        assert_eq!(j.push(1.4, 11, &[2]), PushOutcome::Duplicate);
+        // 12 on time is consumed at tick 2.
+        j.push(1.5, 12, &[3]);
+        let s = j.pop(2).unwrap();
+        assert_eq!((s.kind, s.first_client_tick), (StepKind::Normal, 12));
     }
 
     #[test]

@@ -5,7 +5,7 @@
 //! the ground truth the metrics score against.
 
 use crate::core::clock::Micros;
-use crate::core::jitter::{JitterBuffer, JitterConfig, PushOutcome, StepKind};
+use crate::core::jitter::{JitterBuffer, JitterConfig, LatePolicy, PushOutcome, StepKind};
 use crate::core::netsim::{DriftClock, LinkConditioner};
 use crate::core::sync::interp::{AdaptiveInterpolation, FixedRuleInterpolation, InterpConfig, RemoteTimeline};
 use crate::core::sync::redundancy::{RedundancyConfig, copies_to_send};
@@ -25,8 +25,9 @@ pub enum Controller {
     N4e,
     /// (c) lightyear style: open loop, lead = RTT/2 + 4 jitter + 1 tick.
     Lightyear,
-    /// tickwire's loop over a tick-aligned server (late inputs are substituted instead
-    /// of delaying the client's stream): an experiment, not one of the baselines.
+    /// tickwire's loop over its jitter buffer with the substitute policy (late inputs
+    /// are substituted instead of delaying the client's stream): an experiment, not
+    /// one of the baselines.
     TickwireAligned,
 }
 
@@ -194,7 +195,13 @@ pub fn run(scenario: &Scenario, controller: Controller, cfg: &LabConfig) -> RunR
     let policy = match controller {
         Controller::Tickwire => ServerPolicy::Queue(JitterBuffer::new(JitterConfig { hard_cap: 100_000, max_starved_ticks: u32::MAX, ..JitterConfig::default() })),
         Controller::Seed000 => ServerPolicy::Seed(FixedRuleInterpolation::new(InterpConfig { tick_us: t_us, send_interval: cfg.k_c as u32, ..InterpConfig::default() }), None),
-        Controller::N4e | Controller::Lightyear | Controller::TickwireAligned => ServerPolicy::Aligned,
+        Controller::TickwireAligned => ServerPolicy::Queue(JitterBuffer::new(JitterConfig {
+            hard_cap: 100_000,
+            max_starved_ticks: u32::MAX,
+            late: LatePolicy::Substitute,
+            ..JitterConfig::default()
+        })),
+        Controller::N4e | Controller::Lightyear => ServerPolicy::Aligned,
     };
     let mut server = Server {
         clock: DriftClock::new(scenario.server_drift_ppm, 0),
@@ -343,7 +350,7 @@ fn server_receive(server: &mut Server, rec: &mut RunRecord, p: UpPacket, now: Mi
         }
         let margin = match &mut server.policy {
             ServerPolicy::Queue(jb) => match jb.push(pos, c, &[]) {
-                PushOutcome::Queued { margin } => Some((margin, jb.shift())),
+                PushOutcome::Queued { margin } | PushOutcome::Late { margin } => Some((margin, jb.shift())),
                 _ => None,
             },
             ServerPolicy::Seed(..) => None,

@@ -165,8 +165,9 @@ impl RelayServer {
         for (i, input) in inputs.enumerate() {
             let tick = first_tick.wrapping_add(i as u32);
             let copy = ((newest - 1 - (first_tick as u64 + i as u64)) / k) as u8;
-            if let PushOutcome::Queued { margin } = c.jitter.push(pos, tick as u64, input) {
-                c.margins.push(MarginReport { tick, margin, copy });
+            match c.jitter.push(pos, tick as u64, input) {
+                PushOutcome::Queued { margin } | PushOutcome::Late { margin } => c.margins.push(MarginReport { tick, margin, copy }),
+                PushOutcome::Duplicate | PushOutcome::TooLarge => {}
             }
         }
         // Only a contiguous ack lets the client stop resending: an input behind a gap

@@ -174,6 +174,7 @@ impl tw_event {
                 peer,
                 channel,
                 data,
+                ..
             } => {
                 out.kind = tw_event_kind::Message as u32;
                 out.peer = *peer;

@@ -14,7 +14,7 @@ use super::pool::BufferPool;
 use super::protocol::Protocol;
 use super::thread::{self, Command, RuntimeStats, Shared, ThreadMsg, ThreadParts, IDLE_CAP};
 use super::{socket, waker, Direction, FullQueue, HostConfig, HostError, HostEvent};
-use crate::core::clock::{Clock, SystemClock};
+use crate::core::clock::{Clock, Micros, SystemClock};
 use crate::core::netsim::LinkConfig;
 use crate::core::rng::os_seed;
 use crate::core::wire::MAX_DATAGRAM_SIZE;
@@ -85,6 +85,8 @@ pub struct Host {
     /// Why the thread stopped, once the engine has been told (or should have been).
     gone: Option<String>,
     fatal_reported: bool,
+    /// The network thread's clock: message arrival times are on this timeline.
+    clock: SystemClock,
     done: Receiver<()>,
     thread: Option<JoinHandle<()>>,
 }
@@ -168,9 +170,16 @@ impl Host {
             runtime_stats: RuntimeStats::default(),
             gone: None,
             fatal_reported: false,
+            clock,
             done: done_rx,
             thread: Some(handle),
         })
+    }
+
+    /// Now, in microseconds on the network thread's clock: the timeline of
+    /// [`HostEvent::Message`]'s `received_at`. Sessions driven over this host use it.
+    pub fn now_us(&self) -> Micros {
+        self.clock.now_us()
     }
 
     /// The bound address (with the port the OS picked when the config said 0).

@@ -29,6 +29,7 @@ mod pool;
 mod protocol;
 mod socket;
 mod thread;
+mod transport;
 mod waker;
 
 #[cfg(test)]
@@ -125,6 +126,10 @@ pub enum HostEvent {
         channel: u8,
         /// The payload, owned by the engine now.
         data: Vec<u8>,
+        /// When the network thread took the message off the wire, on the
+        /// [`Host::now_us`] timeline: time-sync measurements use this rather than the
+        /// moment the engine polled it, which may be a frame (or a hitch) later.
+        received_at: crate::core::clock::Micros,
     },
     /// The network thread died (panic or socket failure). The host is unusable: every
     /// later call returns [`HostError::ThreadGone`].

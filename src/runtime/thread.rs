@@ -423,6 +423,7 @@ impl<P: Protocol> NetLoop<P> {
     }
 
     fn forward_events(&mut self) {
+        let mut received_at = None;
         while let Some(ev) = self.p.proto.poll_event() {
             let ev = match ev {
                 Event::Connected { peer, addr } => {
@@ -452,7 +453,11 @@ impl<P: Protocol> NetLoop<P> {
                     }
                     HostEvent::Disconnected { peer, reason }
                 }
-                Event::Message { peer, channel, data } => HostEvent::Message { peer, channel, data },
+                Event::Message { peer, channel, data } => {
+                    // One clock read per batch: the batch came off the socket together.
+                    let received_at = *received_at.get_or_insert_with(|| self.p.clock.now_us());
+                    HostEvent::Message { peer, channel, data, received_at }
+                }
             };
             self.emit(ThreadMsg::Event(ev));
         }
@@ -563,14 +568,14 @@ mod tests {
         let (p, _cmd) = parts(tx);
         let mut l = NetLoop::new(p);
         for i in 0..5u8 {
-            l.emit(ThreadMsg::Event(HostEvent::Message { peer: 1, channel: 0, data: vec![i] }));
+            l.emit(ThreadMsg::Event(HostEvent::Message { peer: 1, channel: 0, data: vec![i], received_at: 0 }));
         }
         l.retry_backlog();
         assert_eq!(l.rt.event_backlog, 3);
         assert_eq!(event_no(rx.try_recv().unwrap()), 0);
         assert_eq!(event_no(rx.try_recv().unwrap()), 1);
         // A newer event must queue behind the backlog, not overtake it.
-        l.emit(ThreadMsg::Event(HostEvent::Message { peer: 1, channel: 0, data: vec![5] }));
+        l.emit(ThreadMsg::Event(HostEvent::Message { peer: 1, channel: 0, data: vec![5], received_at: 0 }));
         l.retry_backlog();
         let mut got: Vec<u8> = rx.try_iter().map(event_no).collect();
         l.retry_backlog();

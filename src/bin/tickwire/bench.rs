@@ -246,7 +246,7 @@ fn engine_rtt(messages: usize) -> Result<Samples, String> {
         while !stop2.load(Ordering::Relaxed) {
             let mut echoed = false;
             while let Some(ev) = server.poll_event() {
-                if let HostEvent::Message { peer, channel, data } = ev {
+                if let HostEvent::Message { peer, channel, data, .. } = ev {
                     let _ = server.send(peer, channel, &data);
                     server.recycle(data);
                     echoed = true;

@@ -224,7 +224,7 @@ fn poll_all(
                     clients[i].at_server = Some(peer);
                 }
             }
-            HostEvent::Message { peer, channel, data } => {
+            HostEvent::Message { peer, channel, data, .. } => {
                 if let Some(&i) = by_peer.get(&peer) {
                     clients[i].up.receive(channel, &data);
                 }

@@ -14,7 +14,7 @@ use super::p2p::SessionError;
 use super::request::{Request, RequestQueue};
 use super::{AdvanceStatus, PredictionMode, Tick};
 use crate::core::clock::Micros;
-use crate::core::transport::{CHANNEL_UNRELIABLE, Endpoint, PeerId};
+use crate::core::transport::{CHANNEL_UNRELIABLE, PeerId, Transport};
 
 /// Settings of a [`SpectatorSession`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -177,7 +177,7 @@ impl SpectatorSession {
     }
 
     /// Acknowledges received inputs to the host (at most once per tick period).
-    pub fn send_messages(&mut self, now: Micros, endpoint: &mut Endpoint, tick_us: Micros) {
+    pub fn send_messages<T: Transport + ?Sized>(&mut self, now: Micros, endpoint: &mut T, tick_us: Micros) {
         if self.last_ack_at.is_some_and(|t| now < t + tick_us) {
             return;
         }

@@ -15,7 +15,7 @@ use crate::core::sync::interp::{AdaptiveInterpolation, InterpConfig, RemoteTimel
 use crate::core::sync::redundancy::{RedundancyConfig, copies_to_send};
 use crate::core::sync::{InputLeadController, LeadConfig};
 use crate::core::tick::{TickClock, TickClockConfig, TickEvent};
-use crate::core::transport::{CHANNEL_UNRELIABLE, DisconnectReason, Endpoint, Event, PeerId, SendError};
+use crate::core::transport::{CHANNEL_UNRELIABLE, DisconnectReason, Event, Transport, PeerId, SendError};
 use crate::core::wire::MAX_DATAGRAM_SIZE;
 
 #[derive(Debug, Clone, PartialEq)]
@@ -165,7 +165,7 @@ impl RelayClient {
     }
 
     /// Starts connecting to the server at `addr`.
-    pub fn connect(&mut self, now: Micros, ep: &mut Endpoint, addr: SocketAddr) -> Result<PeerId, SendError> {
+    pub fn connect<T: Transport + ?Sized>(&mut self, now: Micros, ep: &mut T, addr: SocketAddr) -> Result<PeerId, SendError> {
         let peer = ep.connect(now, addr)?;
         self.server = Some(peer);
         Ok(peer)
@@ -197,7 +197,7 @@ impl RelayClient {
     /// Advances the tick clock; returns how many ticks to simulate now. Push one input
     /// for each with [`RelayClient::push_input`]. Ticks left without an input repeat
     /// the previous one.
-    pub fn ticks_due(&mut self, now: Micros, ep: &mut Endpoint) -> u32 {
+    pub fn ticks_due<T: Transport + ?Sized>(&mut self, now: Micros, ep: &mut T) -> u32 {
         let Some(mut clock) = self.clock.take() else { return 0 };
         // Inputs the engine did not push for earlier due ticks: repeat the last one.
         while self.next_tick < clock.tick() {
@@ -241,7 +241,7 @@ impl RelayClient {
 
     /// Pushes the local input for the next due tick and returns that tick. Every
     /// `send_interval` ticks the unacknowledged inputs go to the server.
-    pub fn push_input(&mut self, now: Micros, ep: &mut Endpoint, input: &[u8]) -> Result<u64, SessionError> {
+    pub fn push_input<T: Transport + ?Sized>(&mut self, now: Micros, ep: &mut T, input: &[u8]) -> Result<u64, SessionError> {
         if input.len() > self.cfg.max_input_size {
             return Err(SessionError::InputTooLarge { size: input.len(), max: self.cfg.max_input_size });
         }
@@ -251,7 +251,7 @@ impl RelayClient {
         r
     }
 
-    fn record_input(&mut self, now: Micros, ep: &mut Endpoint, clock: &TickClock, input: &[u8]) -> Result<u64, SessionError> {
+    fn record_input<T: Transport + ?Sized>(&mut self, now: Micros, ep: &mut T, clock: &TickClock, input: &[u8]) -> Result<u64, SessionError> {
         let tick = self.next_tick;
         self.next_tick += 1;
         self.lead.on_input_sent(tick, self.phase(clock, now));
@@ -265,7 +265,7 @@ impl RelayClient {
         Ok(tick)
     }
 
-    fn send_inputs(&mut self, now: Micros, ep: &mut Endpoint) -> Result<(), SessionError> {
+    fn send_inputs<T: Transport + ?Sized>(&mut self, now: Micros, ep: &mut T) -> Result<(), SessionError> {
         let Some(server) = self.server else { return Ok(()) };
         let window = (self.copies * self.cfg.send_interval) as u64;
         let oldest = self.next_tick.saturating_sub(window);
@@ -280,7 +280,7 @@ impl RelayClient {
     }
 
     /// Handles one event from the endpoint.
-    pub fn on_event(&mut self, now: Micros, ep: &mut Endpoint, e: Event) {
+    pub fn on_event<T: Transport + ?Sized>(&mut self, now: Micros, ep: &mut T, e: Event) {
         match e {
             Event::Connected { peer, .. } if Some(peer) == self.server => self.events.push_back(RelayClientEvent::Connected { server: peer }),
             Event::Disconnected { peer, reason } if Some(peer) == self.server => {
@@ -375,7 +375,7 @@ impl RelayClient {
         }
     }
 
-    pub fn stats(&mut self, now: Micros, ep: &Endpoint) -> SyncStats {
+    pub fn stats<T: Transport + ?Sized>(&mut self, now: Micros, ep: &mut T) -> SyncStats {
         let rtt = self.server.and_then(|p| ep.stats(p)).map_or(0.0, |s| s.srtt_us);
         let (scale, phase) = self.clock.as_ref().map_or((1.0, 0.0), |c| (c.scale(), self.phase(c, now)));
         let lead = self.lead.expected_margin_median(phase).map_or(0.0, |m| m + rtt / 2.0 / self.cfg.tick.tick_us);

@@ -12,7 +12,7 @@ use std::net::SocketAddr;
 use super::messages::{self, MarginReport, PlayerStep};
 use crate::core::clock::Micros;
 use crate::core::jitter::{JitterBuffer, JitterConfig, JitterStats, KickReason, PushOutcome};
-use crate::core::transport::{CHANNEL_UNRELIABLE, ConfigError, DisconnectReason, Endpoint, EndpointConfig, Event, PeerId};
+use crate::core::transport::{CHANNEL_UNRELIABLE, ConfigError, DisconnectReason, EndpointConfig, Event, PeerId, Transport};
 use crate::core::wire::MAX_DATAGRAM_SIZE;
 
 #[derive(Debug, Clone, PartialEq)]
@@ -122,7 +122,7 @@ impl RelayServer {
     }
 
     /// Handles one event from the endpoint (call for every event it produces).
-    pub fn on_event(&mut self, now: Micros, ep: &mut Endpoint, e: Event) {
+    pub fn on_event<T: Transport + ?Sized>(&mut self, now: Micros, ep: &mut T, e: Event) {
         {
             match e {
                 Event::Connected { peer, addr } => {
@@ -178,7 +178,7 @@ impl RelayServer {
     /// Runs one server tick: consumes one step per client and forms the canonical
     /// step. Returns it (players in id order). Every `send_interval` ticks, sends each
     /// client its update.
-    pub fn step(&mut self, now: Micros, ep: &mut Endpoint) -> &[PlayerStep] {
+    pub fn step<T: Transport + ?Sized>(&mut self, now: Micros, ep: &mut T) -> &[PlayerStep] {
         self.tick += 1;
         self.last_tick_at = now;
         let tick = self.tick;
@@ -208,7 +208,7 @@ impl RelayServer {
         &self.steps.back().expect("just pushed").1
     }
 
-    fn send_updates(&mut self, now: Micros, ep: &mut Endpoint) {
+    fn send_updates<T: Transport + ?Sized>(&mut self, now: Micros, ep: &mut T) {
         let peers: Vec<PeerId> = self.clients.keys().copied().collect();
         for peer in peers {
             let c = self.clients.get_mut(&peer).expect("listed");

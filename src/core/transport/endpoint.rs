@@ -75,6 +75,10 @@ pub enum SendError {
     PeerIdInUse(PeerId),
     #[error("already connected or connecting to {0}")]
     AddressInUse(SocketAddr),
+    /// The transport itself cannot take messages (the network thread stopped, or its
+    /// command queue is full); the text says which.
+    #[error("{0}")]
+    Unavailable(String),
 }
 
 pub struct Endpoint {

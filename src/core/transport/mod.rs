@@ -11,6 +11,7 @@ mod config;
 mod connection;
 mod endpoint;
 mod estimators;
+mod link;
 mod pool;
 mod reliable;
 mod stats;
@@ -18,6 +19,7 @@ mod stats;
 pub use config::{ChannelKind, ConfigError, EndpointConfig, CHANNEL_RELIABLE, CHANNEL_SEQUENCED, CHANNEL_UNRELIABLE, MAX_CHANNELS};
 pub use connection::MAX_UNRELIABLE;
 pub use endpoint::{COOKIE_LIFETIME_US, Endpoint, Event, MAX_ACK_DELAY_US, PeerIdAllocator, SendError};
+pub use link::Transport;
 pub use reliable::MAX_UNFRAGMENTED;
 pub use stats::{ConnectionStats, EndpointStats};
 

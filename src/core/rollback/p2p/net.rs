@@ -5,7 +5,7 @@ use super::{Event, P2pSession, PeerId, Spectator, Tick};
 use crate::core::clock::Micros;
 use crate::core::rollback::input_queue::AddOutcome;
 use crate::core::rollback::message::{self, Header, KIND_INPUT, KIND_SPECTATE, KIND_SPECTATOR_ACK};
-use crate::core::transport::Endpoint;
+use crate::core::transport::{Endpoint, Transport};
 
 /// Host to spectator, reliable: `u8 kind, u32 tick, state bytes`.
 pub(crate) const KIND_SNAPSHOT: u8 = 0x24;
@@ -182,7 +182,7 @@ impl P2pSession {
     /// acks, frame advantage, disconnects and checksum reports to every peer, and
     /// confirmed inputs to spectators. Call once per engine frame, after advancing;
     /// then flush the endpoint.
-    pub fn send_messages(&mut self, now: Micros, endpoint: &mut Endpoint) {
+    pub fn send_messages<T: Transport + ?Sized>(&mut self, now: Micros, endpoint: &mut T) {
         self.now = self.now.max(now);
         let tick_us = self.cfg.clock.tick_us as Micros;
         let s = self.cfg.input_size;
@@ -250,7 +250,7 @@ impl P2pSession {
         self.queues.iter().enumerate().filter_map(|(i, q)| q.disconnect_tick().map(|t| (i as u16, t)))
     }
 
-    fn send_to_spectators(&mut self, endpoint: &mut Endpoint, out: &mut Vec<u8>) {
+    fn send_to_spectators<T: Transport + ?Sized>(&mut self, endpoint: &mut T, out: &mut Vec<u8>) {
         let tick_us = self.cfg.clock.tick_us as Micros;
         let confirmed = self.safe_bound();
         let history = self.queues[0].capacity() as Tick;

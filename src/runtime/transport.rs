@@ -1,0 +1,42 @@
+//! [`Host`] as a session's [`Transport`]: sessions run on the engine thread and reach
+//! the wire through the network thread.
+
+use std::net::SocketAddr;
+
+use super::{Host, HostError};
+use crate::core::clock::Micros;
+use crate::core::transport::{ConnectionStats, PeerId, SendError, Transport};
+
+impl From<HostError> for SendError {
+    fn from(e: HostError) -> Self {
+        match e {
+            HostError::UnknownPeer(p) => SendError::UnknownPeer(p),
+            HostError::BadChannel(c) => SendError::BadChannel(c),
+            HostError::TooLarge { size, max } => SendError::TooLarge { size, max },
+            other => SendError::Unavailable(other.to_string()),
+        }
+    }
+}
+
+impl Transport for Host {
+    fn connect(&mut self, _now: Micros, addr: SocketAddr) -> Result<PeerId, SendError> {
+        Ok(Host::connect(self, addr)?)
+    }
+    fn disconnect(&mut self, _now: Micros, peer: PeerId) {
+        // Unknown peers are ignored, as the trait promises; a stopped thread reports
+        // itself through the host's Fatal event.
+        let _ = Host::disconnect(self, peer);
+    }
+    fn send(&mut self, peer: PeerId, channel: u8, data: &[u8]) -> Result<(), SendError> {
+        Ok(Host::send(self, peer, channel, data)?)
+    }
+    fn flush(&mut self, _now: Micros) {
+        let _ = Host::flush(self);
+    }
+    fn recycle(&mut self, buf: Vec<u8>) {
+        Host::recycle(self, buf)
+    }
+    fn stats(&mut self, peer: PeerId) -> Option<ConnectionStats> {
+        Host::stats(self, peer)
+    }
+}

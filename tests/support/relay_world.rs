@@ -41,6 +41,8 @@ pub struct Client {
     pub distance_max: u32,
     /// Resimulated advances per frame, max.
     pub resim_per_frame_max: u64,
+    /// Advance requests of one `advance` call, max.
+    pub advances_per_call_max: u64,
 }
 
 pub struct World {
@@ -107,6 +109,7 @@ impl World {
             distance_n: 0,
             distance_max: 0,
             resim_per_frame_max: 0,
+            advances_per_call_max: 0,
         });
         self.clients.len() - 1
     }
@@ -160,7 +163,9 @@ impl World {
             c.inputs_pushed += 1;
             c.session.add_local_input(&input).unwrap();
             let status = c.session.advance();
+            let before = c.game.advances;
             run_client_requests(&mut c.session, &mut c.game);
+            c.advances_per_call_max = c.advances_per_call_max.max(c.game.advances - before);
             if status == AdvanceStatus::Advanced && c.session.is_synchronized() && warm {
                 let d = c.session.current_tick() - c.session.authoritative_tick();
                 c.distance_sum += d as f64;
@@ -173,6 +178,12 @@ impl World {
             c.events.push(e);
         }
         c.session.send_messages(now, self.net.endpoint(node));
+    }
+
+    /// Cuts (`loss` 1.0) or restores the links between client `i` and the server.
+    pub fn set_client_link(&mut self, i: usize, link: LinkConfig) {
+        let (a, b) = (self.server_node, self.clients[i].node);
+        self.net.set_links(a, b, link);
     }
 
     pub fn run_for(&mut self, us: u64) {

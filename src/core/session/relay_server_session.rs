@@ -407,6 +407,12 @@ impl RelayServerSession {
                 None => self.requests.push_input(&self.zero, InputStatus::Disconnected),
             }
         }
+        self.drain_relay_events();
+        AdvanceStatus::Advanced
+    }
+
+    /// Frees the slots of players the sync layer removed.
+    fn drain_relay_events(&mut self) {
         while let Some(e) = self.relay.poll_event() {
             let (peer, player, cause) = match e {
                 RelayServerEvent::Kicked { peer, player, reason } => (peer, player, KickCause::Jitter(reason)),
@@ -418,7 +424,6 @@ impl RelayServerSession {
             }
             self.events.push_back(ServerSessionEvent::PlayerKicked { player, peer, cause });
         }
-        AdvanceStatus::Advanced
     }
 
     /// The next request of this tick, in order. Run them all before advancing again.
@@ -486,6 +491,7 @@ impl RelayServerSession {
             }
         }
         self.relay.flush(now, transport);
+        self.drain_relay_events();
         transport.flush(now);
     }
 

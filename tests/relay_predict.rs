@@ -390,3 +390,32 @@ fn fixed_and_rtt_based_input_delay_shorten_prediction() {
     assert_eq!(means[2].1, 3, "{means:?}");
     assert!((means[0].0 - means[2].0 - 3.0).abs() < 0.5, "{means:?}");
 }
+
+#[test]
+fn a_client_back_after_the_slot_timeout_is_refused_and_gives_up() {
+    let (mut scfg, ccfg) = configs();
+    scfg.reconnect_timeout_us = 3 * SECOND;
+    let mut w = World::new(47, link(0.02), scfg, ccfg);
+    w.add_client();
+    w.add_client();
+    w.run_for(20 * SECOND);
+    let player = w.clients[1].session.player().unwrap();
+    w.set_client_link(1, LinkConfig { loss: LossModel::Bernoulli { p: 1.0 }, ..link(0.0) });
+    w.run_for(12 * SECOND);
+    w.set_client_link(1, link(0.02));
+    w.run_for(10 * SECOND);
+    // The server gave the slot up 3 s after the drop; the old token no longer opens
+    // anything, and the client, refused, stops trying.
+    let left = w.server_events.iter().position(|e| *e == ServerSessionEvent::PlayerLeft { player });
+    let refused = w.server_events.iter().position(|e| matches!(e, ServerSessionEvent::ConnectionRejected { reason: RejectReason::BadToken, .. }));
+    assert!(left.expect("slot freed") < refused.expect("old token refused"));
+    assert_eq!(w.server.stats().bad_tokens, 1, "refused once, not retried");
+    let c = &w.clients[1];
+    assert!(c.events.iter().any(|e| matches!(e, ClientSessionEvent::Interrupted { .. })));
+    assert!(matches!(c.events.last(), Some(ClientSessionEvent::Disconnected { .. })), "{:?}", c.events.last());
+    assert_eq!(c.session.stats().reconnects, 0);
+    // The other client saw the player leave and carried on in sync.
+    assert!(w.count_events(0, |e| matches!(e, ClientSessionEvent::PlayerLeft { player: p, .. } if *p == player)) >= 1);
+    assert_eq!(w.clients[0].session.stats().desyncs, 0);
+    w.assert_same_states(0, w.joined_tick(0));
+}

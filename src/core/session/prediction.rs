@@ -517,3 +517,7 @@ impl Predictor {
         self.auth_logged > tick
     }
 }
+
+#[cfg(test)]
+#[path = "prediction_tests.rs"]
+mod tests;

@@ -48,7 +48,8 @@ pub struct RelayClientSessionConfig {
     pub input_delay: InputDelay,
     /// Most authoritative ticks simulated per `advance` while catching up.
     pub max_catchup_ticks: u32,
-    /// Reconnect by ourselves for this long after the connection drops (0: never).
+    /// Reconnect by ourselves for this long after the connection times out (0:
+    /// never). A connection the server closed on purpose is not retried.
     pub reconnect_window_us: Micros,
     /// The transport's reliable channel (for the join handshake).
     pub reliable_channel: u8,
@@ -308,7 +309,11 @@ impl RelayClientSession {
         self.server = None;
         let first = self.dropped_at.is_none();
         let since = *self.dropped_at.get_or_insert(self.now);
-        let within = self.cfg.reconnect_window_us > 0 && self.now.saturating_sub(since) <= self.cfg.reconnect_window_us;
+        // Only silence is worth retrying: a server that closed the connection (kicked
+        // us, refused our token, is full) would do it again.
+        let within = reason == DisconnectReason::Timeout
+            && self.cfg.reconnect_window_us > 0
+            && self.now.saturating_sub(since) <= self.cfg.reconnect_window_us;
         if let (Some(_), Some(addr), true) = (self.token, self.server_addr, within) {
             self.relay = RelayClient::new(self.cfg.sync.clone());
             self.predictor.reset(true);

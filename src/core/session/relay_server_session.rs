@@ -68,6 +68,15 @@ impl Default for RelayServerSessionConfig {
     }
 }
 
+/// Misuse of a server session, or a bad config.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ServerSessionError {
+    #[error("invalid relay server config: {0}")]
+    InvalidConfig(String),
+    #[error("tick {0} was not requested")]
+    UnexpectedTick(Tick),
+}
+
 /// Why a connection was refused.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum RejectReason {
@@ -119,6 +128,8 @@ pub struct ServerSessionStats {
     pub empty_steps: u64,
     pub substituted_steps: u64,
     pub merged_steps: u64,
+    /// Inputs whose first copy arrived after the tick that needed it.
+    pub late_inputs: u64,
     /// Input messages refused: malformed or wrong-size, or from non-players.
     pub malformed: u64,
     pub unknown_peer: u64,
@@ -127,6 +138,8 @@ pub struct ServerSessionStats {
     pub bad_tokens: u64,
     pub rejected: u64,
     pub snapshots_sent: u64,
+    /// Players that asked for a new snapshot on their own connection.
+    pub resyncs: u64,
     pub checks_sent: u64,
 }
 
@@ -172,17 +185,18 @@ pub struct RelayServerSession {
 }
 
 impl RelayServerSession {
-    pub fn new(cfg: RelayServerSessionConfig, now: Micros) -> Result<Self, String> {
+    pub fn new(cfg: RelayServerSessionConfig, now: Micros) -> Result<Self, ServerSessionError> {
+        let bad = ServerSessionError::InvalidConfig;
         if !(1..=64).contains(&cfg.input_size) || !(1..=64).contains(&cfg.max_players) {
-            return Err(format!("input_size {} and max_players {} must be in 1..=64", cfg.input_size, cfg.max_players));
+            return Err(bad(format!("input_size {} and max_players {} must be in 1..=64", cfg.input_size, cfg.max_players)));
         }
         let mut relay_cfg = cfg.relay.clone();
         relay_cfg.input_size = Some(cfg.input_size);
         relay_cfg.jitter.max_input_size = relay_cfg.jitter.max_input_size.max(cfg.input_size);
         relay_cfg.auto_admit = false;
-        let relay = RelayServer::new(relay_cfg, now).map_err(|e| e.0)?;
+        let relay = RelayServer::new(relay_cfg, now).map_err(|e| bad(e.0))?;
         let clock_cfg = TickClockConfig { tick_us: cfg.relay.tick_us, ..TickClockConfig::default() };
-        clock_cfg.validate()?;
+        clock_cfg.validate().map_err(bad)?;
         let mut clock = TickClock::new(clock_cfg, 0);
         clock.advance(now);
         Ok(RelayServerSession {
@@ -302,7 +316,7 @@ impl RelayServerSession {
             // A player asking again on its own connection wants a new snapshot.
             if h.token == self.slots[i].token {
                 self.slots[i].needs_snapshot = true;
-                self.slots[i].reconnected = true;
+                self.stats.resyncs += 1;
             } else {
                 self.stats.bad_tokens += 1;
             }
@@ -432,9 +446,9 @@ impl RelayServerSession {
     }
 
     /// The engine's checksum of the state it saved for `tick` (answer to `Save`).
-    pub fn confirm_save(&mut self, tick: Tick, checksum: u64) -> Result<(), String> {
+    pub fn confirm_save(&mut self, tick: Tick, checksum: u64) -> Result<(), ServerSessionError> {
         if !self.ring.set_checksum(tick, checksum) {
-            return Err(format!("tick {tick} was not requested"));
+            return Err(ServerSessionError::UnexpectedTick(tick));
         }
         if self.check_ticks.contains(&Some(tick)) {
             self.relay.report_checksum(tick as u64, checksum);
@@ -445,9 +459,9 @@ impl RelayServerSession {
 
     /// The engine's serialized state for a `DumpState` request: it goes to every
     /// player waiting for a snapshot, with the steps from `tick` on.
-    pub fn provide_state(&mut self, tick: Tick, state: &[u8]) -> Result<(), String> {
+    pub fn provide_state(&mut self, tick: Tick, state: &[u8]) -> Result<(), ServerSessionError> {
         if self.snapshot_tick != Some(tick) {
-            return Err(format!("tick {tick} was not requested"));
+            return Err(ServerSessionError::UnexpectedTick(tick));
         }
         self.snapshot_tick = None;
         for i in 0..self.slots.len() {
@@ -509,6 +523,7 @@ impl RelayServerSession {
             empty_steps: j.underflows,
             substituted_steps: j.lost,
             merged_steps: j.merges,
+            late_inputs: j.late_arrivals,
             malformed: r.malformed,
             unknown_peer: r.unknown_peer,
             ..self.stats

@@ -53,7 +53,8 @@ fn four_clients_ten_minutes_100ms_rtt_jitter_and_5_percent_loss() {
     let ticks = st.tick as f64;
     println!("server: {st:?}");
     let mut late_total = 0u64;
-    for (p, j) in w.server_players() {
+    let players = w.server_players();
+    for (&p, j) in &players {
         let late = j.ticks - j.normal;
         late_total += late;
         println!(
@@ -97,9 +98,19 @@ fn four_clients_ten_minutes_100ms_rtt_jitter_and_5_percent_loss() {
         assert!(s.checks_compared as f64 > 0.9 * ticks / 30.0, "client {i}: only {} checksum comparisons", s.checks_compared);
         let compared = w.assert_same_states(i, w.joined_tick(i));
         assert!(compared as f64 > 0.99 * ticks, "client {i}: compared {compared} of {ticks} ticks");
-        // The local player is mispredicted only where its input was late.
+        // The local player is mispredicted only where its input was late: by the
+        // session's own account, and counted from the engines' side against the
+        // server's count of ticks that did not use this player's input on time.
         assert_eq!(p.local_mispredicted_on_time, 0, "client {i}: local mispredictions with on-time inputs");
         assert!(p.local_mispredictions <= p.local_late, "client {i}");
+        let j = players[&c.session.player().unwrap()];
+        let (engine_side, predicted) = w.local_mispredicted_ticks(i);
+        println!(
+            "client {i}: own player predicted at {predicted} ticks, with a wrong input at {engine_side}; the server used no on-time input at {} ticks",
+            j.ticks - j.normal
+        );
+        assert!(predicted as f64 > 0.95 * ticks, "client {i}: only {predicted} ticks were predicted");
+        assert!(engine_side <= j.ticks - j.normal, "client {i}: {engine_side} local mispredictions, {} late ticks", j.ticks - j.normal);
         // Re-simulation is bounded by the maximum prediction.
         assert!(p.max_resim_depth <= MAX_PREDICTION, "client {i}: re-prediction depth {}", p.max_resim_depth);
         assert!(c.distance_max <= MAX_PREDICTION);

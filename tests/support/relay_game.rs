@@ -35,6 +35,11 @@ pub struct BoxGame {
     pub advances: u64,
     pub resimulated: u64,
     pub authoritative: u64,
+    /// When set, the inputs of the last advance of each tick, split by kind: the last
+    /// predicted (non-authoritative) one and the authoritative one.
+    pub record_inputs: bool,
+    pub predicted_inputs: Vec<Option<Vec<u8>>>,
+    pub authoritative_inputs: Vec<Option<Vec<u8>>>,
 }
 
 impl BoxGame {
@@ -51,6 +56,9 @@ impl BoxGame {
             advances: 0,
             resimulated: 0,
             authoritative: 0,
+            record_inputs: false,
+            predicted_inputs: Vec::new(),
+            authoritative_inputs: Vec::new(),
         }
     }
 
@@ -140,6 +148,13 @@ impl BoxGame {
                 self.advances += 1;
                 self.resimulated += resimulating as u64;
                 self.authoritative += authoritative as u64;
+                if self.record_inputs {
+                    let v = if authoritative { &mut self.authoritative_inputs } else { &mut self.predicted_inputs };
+                    if v.len() <= tick as usize {
+                        v.resize(tick as usize + 1, None);
+                    }
+                    v[tick as usize] = Some(inputs.bytes().to_vec());
+                }
                 self.step(tick, &inputs);
                 if self.record_after_advance {
                     let c = self.checksum();

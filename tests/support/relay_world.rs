@@ -73,6 +73,7 @@ impl World {
         let server = RelayServerSession::new(server_cfg.clone(), now).expect("server config");
         let mut server_game = BoxGame::new(server_cfg.max_players, server.state_slots());
         server_game.record_after_advance = true;
+        server_game.record_inputs = true;
         // The state at the start of the first tick.
         let c = server_game.checksum();
         server_game.checksums.resize(2, None);
@@ -94,7 +95,8 @@ impl World {
     pub fn add_client(&mut self) -> usize {
         let node = self.net.add(EndpointConfig::default());
         let mut session = RelayClientSession::new(self.client_cfg.clone()).expect("client config");
-        let game = BoxGame::new(self.client_cfg.max_players, session.state_slots());
+        let mut game = BoxGame::new(self.client_cfg.max_players, session.state_slots());
+        game.record_inputs = true;
         let addr = self.net.addr(self.server_node);
         let now = self.net.local_now(node);
         session.connect(now, self.net.endpoint(node), addr).expect("connect");
@@ -208,6 +210,27 @@ impl World {
             compared += 1;
         }
         compared
+    }
+
+    /// Ticks at which the engine of client `i` last simulated its own player with
+    /// another input than the server's canonical one, counted independently of the
+    /// session's bookkeeping: its last predicted advance of each tick against the
+    /// server engine's advance of that tick.
+    /// Returns (mispredicted, compared).
+    pub fn local_mispredicted_ticks(&self, i: usize) -> (u64, u64) {
+        let c = &self.clients[i];
+        let p = c.session.player().expect("player") as usize;
+        let s = super::relay_game::INPUT_SIZE;
+        let (mut n, mut compared) = (0, 0);
+        for (t, pred) in c.game.predicted_inputs.iter().enumerate() {
+            let (Some(pred), Some(Some(canon))) = (pred, self.server_game.authoritative_inputs.get(t)) else { continue };
+            if t >= c.session.authoritative_tick() as usize {
+                continue;
+            }
+            n += (pred[p * s..(p + 1) * s] != canon[p * s..(p + 1) * s]) as u64;
+            compared += 1;
+        }
+        (n, compared)
     }
 
     /// The tick of client `i`'s latest Joined event.

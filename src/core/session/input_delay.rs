@@ -63,7 +63,7 @@ impl DelayPolicy {
     /// Feeds the round trip (microseconds) for the RTT-based mode.
     pub fn on_rtt(&mut self, now: Micros, rtt_us: f64, tick_us: f64) {
         let InputDelay::FromRtt { share, max } = self.mode else { return };
-        if now < self.next_rtt_at || !(rtt_us > 0.0) {
+        if now < self.next_rtt_at || rtt_us.is_nan() || rtt_us <= 0.0 {
             return;
         }
         self.next_rtt_at = now + RTT_PERIOD_US;

@@ -227,6 +227,25 @@ fn an_injected_desync_is_detected_with_the_tick_and_both_checksums() {
     assert_eq!(w.clients[1].session.stats().desyncs, desyncs.len() as u64);
     assert_eq!(w.clients[0].session.stats().desyncs, 0, "the honest client is in sync");
     w.assert_same_states(0, w.joined_tick(0));
+
+    // Recovery: the engine fixes its bug and asks for a fresh snapshot; from then on
+    // its states are the server's again.
+    w.clients[1].game.desync_from = None;
+    w.clients[1].session.request_snapshot();
+    let desyncs_before = w.clients[1].session.stats().desyncs;
+    w.run_for(20 * SECOND);
+    let c = &w.clients[1];
+    assert!(c.events.iter().any(|e| matches!(e, ClientSessionEvent::Resyncing { .. })));
+    assert_eq!(c.session.stats().resyncs, 1);
+    assert_eq!(w.server.stats().resyncs, 1);
+    let since = w.joined_tick(1);
+    assert!(since > tick, "a new snapshot ({since})");
+    // Checks of ticks before the new snapshot that were still on their way may fail;
+    // none after it.
+    let late_desyncs = c.events.iter().filter(|e| matches!(e, ClientSessionEvent::Desync { tick, .. } if *tick >= since)).count();
+    assert_eq!(late_desyncs, 0);
+    assert!(c.session.stats().desyncs - desyncs_before <= 2);
+    w.assert_same_states(1, since);
 }
 
 /// A bare endpoint next to the world, for sending what no honest session sends.

@@ -142,3 +142,23 @@ fn catching_up_is_bounded_and_prediction_waits_for_it() {
     assert!(r.iter().filter(|x| x.0 == 'A').all(|x| x.2 && !x.3), "authoritative, first time");
     assert_eq!(p.current_tick(), p.authoritative_tick(), "no prediction while behind");
 }
+
+#[test]
+fn the_engines_own_guess_replaces_repeat_last() {
+    let mut p = predictor();
+    p.push_local(100, &[1]);
+    p.begin_batch();
+    p.restore(10, b"state");
+    p.on_step(10, &[ps(0, 1, 1), ps(1, 1, 5)], Some(100));
+    p.finish_batch(true, 0);
+    drain(&mut p);
+    p.set_prediction(1, Some(&[7]));
+    assert_eq!(tick(&mut p, 101, 2, &[]), vec![('A', 11, false, false, vec![2, 7]), ('S', 12, false, false, vec![])]);
+    // A right guess costs nothing when the step comes.
+    let r = tick(&mut p, 102, 2, &[(11, vec![ps(0, 1, 2), ps(1, 1, 7)])]);
+    assert_eq!(r, vec![('A', 12, false, false, vec![2, 7]), ('S', 13, false, false, vec![])]);
+    assert_eq!(p.stats().confirmed_predictions, 1);
+    p.set_prediction(1, None);
+    let r = tick(&mut p, 103, 2, &[]);
+    assert_eq!(r[0].4, vec![2, 7], "back to repeating the last canonical input (7)");
+}

@@ -427,7 +427,15 @@ impl RelayClientSession {
         AdvanceStatus::Advanced
     }
 
-    /// Drops the timeline and asks the server for a new snapshot on this connection.
+    /// Drops the timeline and asks the server for a new snapshot on this connection,
+    /// for example to recover from a desync: a `Restore` of the server's state and a
+    /// catch-up follow, as when joining.
+    pub fn request_snapshot(&mut self) {
+        if self.token.is_some() {
+            self.resync();
+        }
+    }
+
     fn resync(&mut self) {
         let tick = self.predictor.authoritative_tick();
         self.predictor.reset(false);

@@ -128,7 +128,9 @@ pub struct ServerSessionStats {
     pub empty_steps: u64,
     pub substituted_steps: u64,
     pub merged_steps: u64,
-    /// Inputs whose first copy arrived after the tick that needed it.
+    /// Inputs whose first copy arrived after the tick that needed it. Under the jitter
+    /// buffer's default `Delay` policy lateness shows as empty steps instead (the
+    /// input is used a tick later), so this stays 0.
     pub late_inputs: u64,
     /// Input messages refused: malformed or wrong-size, or from non-players.
     pub malformed: u64,

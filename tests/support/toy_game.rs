@@ -115,7 +115,7 @@ impl Game {
                 self.state.copy_from_slice(&self.slots[slot]);
                 None
             }
-            Request::Advance { tick, inputs, resimulating } => {
+            Request::Advance { tick, inputs, resimulating, .. } => {
                 self.advances += 1;
                 self.resimulated += resimulating as u64;
                 self.step(tick, &inputs);

@@ -69,6 +69,11 @@ pub enum Request<'a> {
         inputs: Inputs<'a>,
         /// True while re-simulating after a rollback: mute sounds and effects.
         resimulating: bool,
+        /// True when these inputs are final: a relay server's canonical step, or (in
+        /// the rollback sessions) every input confirmed. False for a prediction that a
+        /// later correction may replace; engines can hold back irreversible effects
+        /// (score, achievements) until the authoritative tick.
+        authoritative: bool,
     },
     /// Replace the current state with this serialized state (the start of `tick`): a
     /// replay's initial state or a spectator's join snapshot.
@@ -92,7 +97,8 @@ pub enum Request<'a> {
 enum Item {
     Save(Tick, usize),
     Load(Tick, usize),
-    Advance { tick: Tick, at: usize, resim: bool },
+    /// `auth: None` derives the flag from the statuses (all final = authoritative).
+    Advance { tick: Tick, at: usize, resim: bool, auth: Option<bool> },
     Restore(Tick),
     Dump(Tick, usize),
 }
@@ -161,8 +167,15 @@ impl RequestQueue {
     }
 
     /// Queues an advance; follow with exactly `players` calls to [`RequestQueue::push_input`].
+    /// It is authoritative when none of its inputs is [`InputStatus::Predicted`].
     pub fn begin_advance(&mut self, tick: Tick, resimulating: bool) {
-        self.items.push(Item::Advance { tick, at: self.status.len(), resim: resimulating });
+        self.items.push(Item::Advance { tick, at: self.status.len(), resim: resimulating, auth: None });
+    }
+
+    /// Like [`RequestQueue::begin_advance`], with the authoritative flag given: a relay
+    /// client's canonical steps are authoritative, its predicted ticks are not.
+    pub fn begin_advance_flagged(&mut self, tick: Tick, resimulating: bool, authoritative: bool) {
+        self.items.push(Item::Advance { tick, at: self.status.len(), resim: resimulating, auth: Some(authoritative) });
     }
 
     /// Adds the next player's input to the advance being built.
@@ -181,15 +194,15 @@ impl RequestQueue {
             Item::Load(tick, slot) => Request::Load { tick, slot },
             Item::Dump(tick, slot) => Request::DumpState { tick, slot },
             Item::Restore(tick) => Request::Restore { tick, state: &self.blob },
-            Item::Advance { tick, at, resim } => Request::Advance {
-                tick,
-                inputs: Inputs {
-                    bytes: &self.bytes[at * self.size..(at + self.players) * self.size],
-                    status: &self.status[at..at + self.players],
-                    size: self.size,
-                },
-                resimulating: resim,
-            },
+            Item::Advance { tick, at, resim, auth } => {
+                let status = &self.status[at..at + self.players];
+                Request::Advance {
+                    tick,
+                    inputs: Inputs { bytes: &self.bytes[at * self.size..(at + self.players) * self.size], status, size: self.size },
+                    resimulating: resim,
+                    authoritative: auth.unwrap_or_else(|| status.iter().all(|&s| s != InputStatus::Predicted)),
+                }
+            }
         })
     }
 }
@@ -208,7 +221,7 @@ mod tests {
         q.push_save(4, 1);
         assert_eq!(q.poll(), Some(Request::Load { tick: 3, slot: 0 }));
         match q.poll() {
-            Some(Request::Advance { tick: 3, inputs, resimulating: true }) => {
+            Some(Request::Advance { tick: 3, inputs, resimulating: true, authoritative: false }) => {
                 assert_eq!(inputs.get(1), (&[2u8][..], InputStatus::Predicted));
                 assert_eq!(inputs.bytes(), &[1, 2]);
             }
@@ -216,5 +229,18 @@ mod tests {
         }
         assert_eq!(q.poll(), Some(Request::Save { tick: 4, slot: 1 }));
         assert_eq!(q.poll(), None);
+    }
+
+    #[test]
+    fn advance_is_authoritative_when_every_input_is_final_or_when_told() {
+        let mut q = RequestQueue::new(2, 1, 4);
+        q.begin_advance(5, false);
+        q.push_input(&[1], InputStatus::Confirmed);
+        q.push_input(&[0], InputStatus::Disconnected);
+        q.begin_advance_flagged(6, true, false);
+        q.push_input(&[1], InputStatus::Confirmed);
+        q.push_input(&[2], InputStatus::Confirmed);
+        assert!(matches!(q.poll(), Some(Request::Advance { tick: 5, authoritative: true, .. })));
+        assert!(matches!(q.poll(), Some(Request::Advance { tick: 6, authoritative: false, resimulating: true, .. })));
     }
 }

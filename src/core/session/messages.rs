@@ -5,13 +5,22 @@
 //! ```text
 //! ClientInputs  kind=1 | step_ack u32 | first_tick u32 | count u8 | count x (len u8, bytes)
 //! ServerUpdate  kind=2 | server_tick u32 | your_player u32 | shift i32 | input_ack u32 | depth u8
+//!               | first_input u32
 //!               | n_margins u8 | n x (tick u32, margin i16 in 1/256 tick, copy u8)
+//!               | n_checks u8 | n x (tick u32, checksum u64)
 //!               | first_step u32 | n_steps u8 | n x Step
 //! Step          n_players u8 | n x (player u32, accepted u8, n_inputs u8, n_inputs x (len u8, bytes))
 //! ```
 //! `u32::MAX` in an ack means "nothing yet". Ticks are the low 32 bits of the sender's
 //! tick (at 60 Hz that wraps after 2 years). Decoding checks every length and count
-//! against the configured maximum input size.
+//! against the configured maximum input size, and players in a step must be listed in
+//! increasing id order (so none twice).
+//!
+//! `first_input` is the client tick of the first input the server consumed from this
+//! client (real or substituted): with the accepted counts it tells the client exactly
+//! which of its inputs every step used, even when its first inputs were lost.
+//! `checks` are the server engine's checksums of its state at the start of a tick, for
+//! desync detection.
 
 use crate::core::wire::{DecodeError, Reader, Writer};
 
@@ -38,14 +47,6 @@ fn write_input(w: &mut Writer<'_>, input: &[u8]) {
     debug_assert!(input.len() <= u8::MAX as usize);
     w.u8(input.len() as u8);
     w.bytes(input);
-}
-
-fn read_input<'a>(r: &mut Reader<'a>, max_input: usize) -> Result<&'a [u8], DecodeError> {
-    let n = r.u8()? as usize;
-    if n > max_input {
-        return Err(DecodeError::BadLength);
-    }
-    r.bytes(n)
 }
 
 /// Encodes a client's inputs for ticks `first_tick ..` (at most 255).
@@ -119,11 +120,19 @@ pub struct UpdateHead {
     pub input_ack: u32,
     /// Inputs waiting in this client's jitter buffer (saturating).
     pub depth: u8,
+    /// The client tick of the first input consumed from this client, or [`NONE`].
+    pub first_input: u32,
+}
+
+/// Encoded size of a ServerUpdate's header with `margins` margin and `checks` checksum
+/// reports (before the steps).
+pub fn update_head_size(margins: usize, checks: usize) -> usize {
+    29 + 7 * margins + 12 * checks
 }
 
 /// Encodes the header of a ServerUpdate; steps are appended with [`write_step`].
 #[allow(clippy::too_many_arguments)]
-pub fn encode_server_update_head(out: &mut Vec<u8>, head: &UpdateHead, margins: &[MarginReport], first_step: u32, n_steps: u8) {
+pub fn encode_server_update_head(out: &mut Vec<u8>, head: &UpdateHead, margins: &[MarginReport], checks: &[(u32, u64)], first_step: u32, n_steps: u8) {
     out.clear();
     let mut w = Writer::new(out);
     w.u8(KIND_SERVER_UPDATE);
@@ -132,12 +141,19 @@ pub fn encode_server_update_head(out: &mut Vec<u8>, head: &UpdateHead, margins: 
     w.u32(head.shift as u32);
     w.u32(head.input_ack);
     w.u8(head.depth);
+    w.u32(head.first_input);
     let m = margins.len().min(255);
     w.u8(m as u8);
     for r in &margins[margins.len() - m..] {
         w.u32(r.tick);
         w.u16(margin_to_wire(r.margin) as u16);
         w.u8(r.copy);
+    }
+    let c = checks.len().min(255);
+    w.u8(c as u8);
+    for &(tick, checksum) in &checks[checks.len() - c..] {
+        w.u32(tick);
+        w.u64(checksum);
     }
     w.u32(first_step);
     w.u8(n_steps);
@@ -167,53 +183,161 @@ pub fn step_size(players: &[PlayerStep]) -> usize {
 pub struct ServerUpdate {
     pub head: UpdateHead,
     pub margins: Vec<MarginReport>,
+    pub checks: Vec<(u32, u64)>,
     pub first_step: u32,
     pub steps: Vec<Vec<PlayerStep>>,
 }
 
-/// Decodes a ServerUpdate. Allocates (the client keeps steps), which is fine at the
-/// server's send rate; counts are bounded by the format.
-pub fn decode_server_update(data: &[u8], max_input: usize) -> Result<ServerUpdate, DecodeError> {
+/// What a step may contain, beyond the wire format's own limits.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct StepRules {
+    /// Largest input.
+    pub max_input: usize,
+    /// Every input must be exactly this long (sessions with fixed-size inputs).
+    pub input_size: Option<usize>,
+    /// Player ids must be below this.
+    pub max_players: Option<u32>,
+}
+
+impl StepRules {
+    pub fn any(max_input: usize) -> Self {
+        StepRules { max_input, input_size: None, max_players: None }
+    }
+}
+
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+struct PlayerSpan {
+    player: u32,
+    accepted: u8,
+    first_input: usize,
+    n_inputs: usize,
+}
+
+/// A ServerUpdate decoded without allocating (once its vectors have grown): the fixed
+/// fields are copied out, the steps stay in the datagram as spans. Reuse one per
+/// receiver.
+#[derive(Debug, Clone, Default)]
+pub struct UpdateView {
+    pub head: Option<UpdateHead>,
+    pub margins: Vec<MarginReport>,
+    pub checks: Vec<(u32, u64)>,
+    pub first_step: u32,
+    /// (first player entry, player count) per step.
+    steps: Vec<(usize, usize)>,
+    players: Vec<PlayerSpan>,
+    /// (offset, len) in the datagram.
+    inputs: Vec<(usize, usize)>,
+}
+
+impl UpdateView {
+    pub fn n_steps(&self) -> usize {
+        self.steps.len()
+    }
+
+    /// Copies step `i` of `data` (the datagram this view was decoded from) into `out`,
+    /// reusing its vectors.
+    pub fn step_into(&self, data: &[u8], i: usize, out: &mut Vec<PlayerStep>) {
+        let (first, n) = self.steps[i];
+        for (k, p) in self.players[first..first + n].iter().enumerate() {
+            if k == out.len() {
+                out.push(PlayerStep { player: 0, accepted: 0, inputs: Vec::new() });
+            }
+            let ps = &mut out[k];
+            ps.player = p.player;
+            ps.accepted = p.accepted;
+            for (j, &(o, len)) in self.inputs[p.first_input..p.first_input + p.n_inputs].iter().enumerate() {
+                if j == ps.inputs.len() {
+                    ps.inputs.push(Vec::new());
+                }
+                ps.inputs[j].clear();
+                ps.inputs[j].extend_from_slice(&data[o..o + len]);
+            }
+            ps.inputs.truncate(p.n_inputs);
+        }
+        out.truncate(n);
+    }
+}
+
+/// Decodes a ServerUpdate into `out` (all or nothing: on error `out.head` is None).
+pub fn decode_server_update_into(data: &[u8], rules: &StepRules, out: &mut UpdateView) -> Result<(), DecodeError> {
+    out.head = None;
+    out.margins.clear();
+    out.checks.clear();
+    out.steps.clear();
+    out.players.clear();
+    out.inputs.clear();
     let mut r = Reader::new(data);
     let kind = r.u8()?;
     if kind != KIND_SERVER_UPDATE {
         return Err(DecodeError::UnknownKind(kind));
     }
-    let head = UpdateHead { server_tick: r.u32()?, your_player: r.u32()?, shift: r.u32()? as i32, input_ack: r.u32()?, depth: r.u8()? };
-    let n = r.u8()?;
-    let mut margins = Vec::with_capacity(n as usize);
-    for _ in 0..n {
+    let head = UpdateHead {
+        server_tick: r.u32()?,
+        your_player: r.u32()?,
+        shift: r.u32()? as i32,
+        input_ack: r.u32()?,
+        depth: r.u8()?,
+        first_input: r.u32()?,
+    };
+    for _ in 0..r.u8()? {
         let tick = r.u32()?;
         let margin = r.u16()? as i16 as f64 / 256.0;
         let copy = r.u8()?;
-        margins.push(MarginReport { tick, margin, copy });
+        out.margins.push(MarginReport { tick, margin, copy });
     }
-    let first_step = r.u32()?;
+    for _ in 0..r.u8()? {
+        let tick = r.u32()?;
+        out.checks.push((tick, r.u64()?));
+    }
+    out.first_step = r.u32()?;
     let n_steps = r.u8()?;
-    let mut steps = Vec::with_capacity(n_steps as usize);
     for _ in 0..n_steps {
-        let np = r.u8()?;
-        let mut players = Vec::with_capacity(np as usize);
+        let np = r.u8()? as usize;
+        out.steps.push((out.players.len(), np));
+        let mut prev: Option<u32> = None;
         for _ in 0..np {
             let player = r.u32()?;
+            if prev.is_some_and(|p| player <= p) || rules.max_players.is_some_and(|m| player >= m) {
+                return Err(DecodeError::BadLength);
+            }
+            prev = Some(player);
             let accepted = r.u8()?;
             let ni = r.u8()?;
             // A step applies `accepted` inputs, or one substitute when nothing was accepted.
             if ni != accepted.max(1) {
                 return Err(DecodeError::BadLength);
             }
-            let mut inputs = Vec::with_capacity(ni as usize);
+            out.players.push(PlayerSpan { player, accepted, first_input: out.inputs.len(), n_inputs: ni as usize });
             for _ in 0..ni {
-                inputs.push(read_input(&mut r, max_input)?.to_vec());
+                let len = r.u8()? as usize;
+                if len > rules.max_input || rules.input_size.is_some_and(|s| s != len) {
+                    return Err(DecodeError::BadLength);
+                }
+                let offset = data.len() - r.remaining();
+                r.bytes(len)?;
+                out.inputs.push((offset, len));
             }
-            players.push(PlayerStep { player, accepted, inputs });
         }
-        steps.push(players);
     }
     if !r.is_empty() {
         return Err(DecodeError::Trailing);
     }
-    Ok(ServerUpdate { head, margins, first_step, steps })
+    out.head = Some(head);
+    Ok(())
+}
+
+/// Decodes a ServerUpdate into owned values (allocates; for tests and tools).
+pub fn decode_server_update(data: &[u8], max_input: usize) -> Result<ServerUpdate, DecodeError> {
+    let mut v = UpdateView::default();
+    decode_server_update_into(data, &StepRules::any(max_input), &mut v)?;
+    let steps = (0..v.n_steps())
+        .map(|i| {
+            let mut s = Vec::new();
+            v.step_into(data, i, &mut s);
+            s
+        })
+        .collect();
+    Ok(ServerUpdate { head: v.head.expect("decoded"), margins: v.margins, checks: v.checks, first_step: v.first_step, steps })
 }
 
 #[cfg(test)]
@@ -249,8 +373,10 @@ mod tests {
             vec![PlayerStep { player: 1, accepted: 2, inputs: vec![vec![3], vec![4]] }],
         ];
         let mut b = Vec::new();
-        let head = UpdateHead { server_tick: 900, your_player: 2, shift: -3, input_ack: 41, depth: 5 };
-        encode_server_update_head(&mut b, &head, &margins, 80, steps.len() as u8);
+        let head = UpdateHead { server_tick: 900, your_player: 2, shift: -3, input_ack: 41, depth: 5, first_input: 17 };
+        let checks = [(870, 0xDEAD_BEEF_0123_4567u64), (900, 1)];
+        encode_server_update_head(&mut b, &head, &margins, &checks, 80, steps.len() as u8);
+        assert_eq!(b.len(), update_head_size(margins.len(), checks.len()));
         for s in &steps {
             let before = b.len();
             write_step(&mut b, s);
@@ -259,15 +385,45 @@ mod tests {
         let u = decode_server_update(&b, 8).unwrap();
         assert_eq!((u.head, u.first_step), (head, 80));
         assert_eq!(u.margins, margins);
+        assert_eq!(u.checks, checks);
         assert_eq!(u.steps, steps);
         for n in 0..b.len() {
             assert!(decode_server_update(&b[..n], 8).is_err());
         }
         // accepted 2 with one input is a lie.
         let mut bad = Vec::new();
-        let h = UpdateHead { server_tick: 1, your_player: 1, shift: 0, input_ack: NONE, depth: 0 };
-        encode_server_update_head(&mut bad, &h, &[], 0, 1);
+        let h = UpdateHead { server_tick: 1, your_player: 1, shift: 0, input_ack: NONE, depth: 0, first_input: NONE };
+        encode_server_update_head(&mut bad, &h, &[], &[], 0, 1);
         write_step(&mut bad, &[PlayerStep { player: 1, accepted: 2, inputs: vec![vec![1]] }]);
         assert_eq!(decode_server_update(&bad, 8), Err(DecodeError::BadLength));
+    }
+
+    fn one_step_update(players: &[PlayerStep]) -> Vec<u8> {
+        let mut b = Vec::new();
+        let h = UpdateHead { server_tick: 1, your_player: 1, shift: 0, input_ack: NONE, depth: 0, first_input: NONE };
+        encode_server_update_head(&mut b, &h, &[], &[], 1, 1);
+        write_step(&mut b, players);
+        b
+    }
+
+    #[test]
+    fn step_rules_refuse_unknown_players_repeats_and_wrong_sizes() {
+        let p = |player, input: &[u8]| PlayerStep { player, accepted: 1, inputs: vec![input.to_vec()] };
+        let rules = StepRules { max_input: 8, input_size: Some(2), max_players: Some(4) };
+        let mut v = UpdateView::default();
+        let good = one_step_update(&[p(0, &[1, 2]), p(3, &[3, 4])]);
+        assert_eq!(decode_server_update_into(&good, &rules, &mut v), Ok(()));
+        let mut out = vec![p(9, &[7; 5]); 3];
+        v.step_into(&good, 0, &mut out);
+        assert_eq!(out, vec![p(0, &[1, 2]), p(3, &[3, 4])]);
+        for bad in [
+            one_step_update(&[p(0, &[1, 2]), p(4, &[3, 4])]),
+            one_step_update(&[p(2, &[1, 2]), p(2, &[3, 4])]),
+            one_step_update(&[p(2, &[1, 2]), p(1, &[3, 4])]),
+            one_step_update(&[p(0, &[1])]),
+        ] {
+            assert_eq!(decode_server_update_into(&bad, &rules, &mut v), Err(DecodeError::BadLength));
+            assert!(v.head.is_none());
+        }
     }
 }

@@ -3,12 +3,13 @@
 //! until acknowledged; and the canonical steps, delivered to the engine in order and
 //! exactly once. Prediction and reconciliation build on this (issue 4).
 //!
-//! Like the server, it borrows the caller's [`Endpoint`] on each call.
+//! Like the server, it borrows the caller's transport on each call. Once warmed up it
+//! allocates nothing per tick: inputs and steps live in reused buffers.
 
 use std::collections::VecDeque;
 use std::net::SocketAddr;
 
-use super::messages::{self, PlayerStep};
+use super::messages::{self, PlayerStep, StepRules, UpdateView};
 use super::relay_server::widen;
 use crate::core::clock::Micros;
 use crate::core::sync::interp::{AdaptiveInterpolation, InterpConfig, RemoteTimeline};
@@ -28,6 +29,10 @@ pub struct RelayClientConfig {
     /// Interpolation of the server's timeline (its `send_interval` is the server's).
     pub interp: InterpConfig,
     pub max_input_size: usize,
+    /// Steps whose inputs are not exactly this long are refused (fixed-size sessions).
+    pub input_size: Option<usize>,
+    /// Steps naming a player id at or above this are refused.
+    pub max_players: Option<u32>,
 }
 
 impl Default for RelayClientConfig {
@@ -39,6 +44,8 @@ impl Default for RelayClientConfig {
             redundancy: RedundancyConfig::default(),
             interp: InterpConfig::default(),
             max_input_size: 64,
+            input_size: None,
+            max_players: None,
         }
     }
 }
@@ -87,6 +94,8 @@ pub enum SessionError {
 }
 
 const RING: usize = 4096;
+/// Server checksum reports kept until the owner takes them.
+const CHECKS_QUEUED: usize = 16;
 /// How long a lower copy count must be wanted before copies drop.
 const COPIES_HOLD_US: Micros = 10_000_000;
 /// Packets the transport must have sent before its loss figure steers redundancy.
@@ -104,6 +113,9 @@ pub struct RelayClient {
     next_tick: u64,
     last_input: Vec<u8>,
     unacked: VecDeque<(u64, Vec<u8>)>,
+    spare_inputs: Vec<Vec<u8>>,
+    /// A send boundary passed since the last send.
+    send_pending: bool,
     input_ack: Option<u64>,
     /// First-arriving copy per input tick, for the loss estimates.
     reported: Vec<(u64, Option<u8>)>,
@@ -115,7 +127,13 @@ pub struct RelayClient {
     copies: u32,
     copies_hold_until: Micros,
     steps: VecDeque<(u64, Vec<PlayerStep>)>,
+    spare_steps: Vec<Vec<PlayerStep>>,
+    view: UpdateView,
+    rules: StepRules,
     step_next: Option<u64>,
+    first_input: Option<u64>,
+    checks: VecDeque<(u64, u64)>,
+    malformed: u64,
     newest_server_tick: Option<u64>,
     newest_server_local: Micros,
     depth: u32,
@@ -130,6 +148,7 @@ impl RelayClient {
     pub fn new(cfg: RelayClientConfig) -> Self {
         let lead = InputLeadController::new(cfg.lead);
         let interp = AdaptiveInterpolation::new(cfg.interp);
+        let rules = StepRules { max_input: cfg.max_input_size, input_size: cfg.input_size, max_players: cfg.max_players };
         RelayClient {
             cfg,
             server: None,
@@ -141,7 +160,9 @@ impl RelayClient {
             start_pos: 0.0,
             next_tick: 0,
             last_input: Vec::new(),
-            unacked: VecDeque::new(),
+            unacked: VecDeque::with_capacity(256),
+            spare_inputs: Vec::new(),
+            send_pending: false,
             input_ack: None,
             reported: vec![(u64::MAX, None); RING],
             reported_upto: 0,
@@ -151,8 +172,14 @@ impl RelayClient {
             burst_seen: false,
             copies: 2,
             copies_hold_until: 0,
-            steps: VecDeque::new(),
+            steps: VecDeque::with_capacity(64),
+            spare_steps: Vec::new(),
+            view: UpdateView::default(),
+            rules,
             step_next: None,
+            first_input: None,
+            checks: VecDeque::with_capacity(CHECKS_QUEUED),
+            malformed: 0,
             newest_server_tick: None,
             newest_server_local: 0,
             depth: 0,
@@ -190,6 +217,51 @@ impl RelayClient {
         self.steps.pop_front()
     }
 
+    /// The next canonical step without taking it (no allocation): follow with
+    /// [`RelayClient::discard_step`].
+    pub fn peek_step(&self) -> Option<(u64, &[PlayerStep])> {
+        self.steps.front().map(|(t, s)| (*t, s.as_slice()))
+    }
+
+    /// Drops the step [`RelayClient::peek_step`] showed, keeping its buffers for reuse.
+    pub fn discard_step(&mut self) {
+        if let Some((_, s)) = self.steps.pop_front() {
+            self.spare_steps.push(s);
+        }
+    }
+
+    /// Canonical steps received and not yet taken.
+    pub fn queued_steps(&self) -> usize {
+        self.steps.len()
+    }
+
+    /// The client tick of the first of our inputs the server consumed (with the
+    /// accepted counts, which input each step used), once the server has said.
+    pub fn first_input(&self) -> Option<u64> {
+        self.first_input
+    }
+
+    /// The next server checksum report `(tick, checksum)` received (in arrival order,
+    /// each at most once per update carrying it; duplicates are possible).
+    pub fn take_check(&mut self) -> Option<(u64, u64)> {
+        self.checks.pop_front()
+    }
+
+    /// Server updates refused by strict decoding.
+    pub fn malformed(&self) -> u64 {
+        self.malformed
+    }
+
+    /// The client tick the next input is for.
+    pub fn next_input_tick(&self) -> u64 {
+        self.next_tick
+    }
+
+    /// Whether a tick is due for an input (see [`RelayClient::record_input`]).
+    pub fn input_due(&self) -> bool {
+        self.clock.as_ref().is_some_and(|c| self.next_tick < c.tick())
+    }
+
     fn phase(&self, clock: &TickClock, now: Micros) -> f64 {
         clock.position() - self.start_pos - now.saturating_sub(self.start_local) as f64 / self.cfg.tick.tick_us
     }
@@ -202,8 +274,9 @@ impl RelayClient {
         // Inputs the engine did not push for earlier due ticks: repeat the last one.
         while self.next_tick < clock.tick() {
             let last = std::mem::take(&mut self.last_input);
-            let _ = self.record_input(now, ep, &clock, &last);
+            self.record(now, &clock, &last);
             self.last_input = last;
+            let _ = self.send_pending(now, ep);
         }
         let n = clock.advance(now);
         while let Some(e) = clock.poll_event() {
@@ -245,24 +318,47 @@ impl RelayClient {
         if input.len() > self.cfg.max_input_size {
             return Err(SessionError::InputTooLarge { size: input.len(), max: self.cfg.max_input_size });
         }
+        let tick = self.record_input(now, input)?;
+        self.send_pending(now, ep)?;
+        Ok(tick)
+    }
+
+    /// [`RelayClient::push_input`] without the sending: records the input for the next
+    /// due tick; [`RelayClient::send_pending`] sends when a send boundary has passed.
+    pub fn record_input(&mut self, now: Micros, input: &[u8]) -> Result<u64, SessionError> {
+        if input.len() > self.cfg.max_input_size {
+            return Err(SessionError::InputTooLarge { size: input.len(), max: self.cfg.max_input_size });
+        }
         let Some(clock) = self.clock.take() else { return Err(SessionError::NoTickDue(self.next_tick)) };
-        let r = if self.next_tick < clock.tick() { self.record_input(now, ep, &clock, input) } else { Err(SessionError::NoTickDue(self.next_tick)) };
+        let r = if self.next_tick < clock.tick() { Ok(self.record(now, &clock, input)) } else { Err(SessionError::NoTickDue(self.next_tick)) };
         self.clock = Some(clock);
         r
     }
 
-    fn record_input<T: Transport + ?Sized>(&mut self, now: Micros, ep: &mut T, clock: &TickClock, input: &[u8]) -> Result<u64, SessionError> {
+    /// Sends the unacknowledged inputs if a send boundary (every `send_interval`
+    /// ticks) has passed since the last send.
+    pub fn send_pending<T: Transport + ?Sized>(&mut self, now: Micros, ep: &mut T) -> Result<(), SessionError> {
+        if std::mem::take(&mut self.send_pending) {
+            self.send_inputs(now, ep)?;
+        }
+        Ok(())
+    }
+
+    fn record(&mut self, now: Micros, clock: &TickClock, input: &[u8]) -> u64 {
         let tick = self.next_tick;
         self.next_tick += 1;
         self.lead.on_input_sent(tick, self.phase(clock, now));
         self.last_input.clear();
         self.last_input.extend_from_slice(input);
-        self.unacked.push_back((tick, input.to_vec()));
+        let mut buf = self.spare_inputs.pop().unwrap_or_default();
+        buf.clear();
+        buf.extend_from_slice(input);
+        self.unacked.push_back((tick, buf));
         self.reported[tick as usize % RING] = (tick, None);
         if (tick + 1) % self.cfg.send_interval as u64 == 0 {
-            self.send_inputs(now, ep)?;
+            self.send_pending = true;
         }
-        Ok(tick)
+        tick
     }
 
     fn send_inputs<T: Transport + ?Sized>(&mut self, now: Micros, ep: &mut T) -> Result<(), SessionError> {
@@ -289,9 +385,7 @@ impl RelayClient {
             }
             Event::Message { peer, channel, data } => {
                 if Some(peer) == self.server && channel == CHANNEL_UNRELIABLE {
-                    if let Ok(u) = messages::decode_server_update(&data, self.cfg.max_input_size) {
-                        self.on_update(now, u);
-                    }
+                    self.handle_update(now, &data);
                 }
                 ep.recycle(data);
             }
@@ -299,8 +393,19 @@ impl RelayClient {
         }
     }
 
-    fn on_update(&mut self, now: Micros, u: messages::ServerUpdate) {
-        let server_tick = u.head.server_tick as u64;
+    /// Takes a ServerUpdate from the server (malformed ones are dropped and counted).
+    pub fn handle_update(&mut self, now: Micros, data: &[u8]) {
+        let mut view = std::mem::take(&mut self.view);
+        match messages::decode_server_update_into(data, &self.rules, &mut view) {
+            Ok(()) => self.on_update(now, data, &view),
+            Err(_) => self.malformed += 1,
+        }
+        self.view = view;
+    }
+
+    fn on_update(&mut self, now: Micros, data: &[u8], u: &UpdateView) {
+        let head = u.head.expect("decoded");
+        let server_tick = head.server_tick as u64;
         if self.clock.is_none() {
             // Start two ticks ahead of the server's stamp; the loop takes it from there.
             let start = server_tick + 2;
@@ -312,12 +417,21 @@ impl RelayClient {
             self.loss_cursor = start;
             self.clock = Some(clock);
         }
-        self.my_player = Some(u.head.your_player);
-        self.depth = u.head.depth as u32;
+        self.my_player = Some(head.your_player);
+        self.depth = head.depth as u32;
+        if head.first_input != messages::NONE && self.first_input.is_none() {
+            self.first_input = Some(widen(self.next_tick, head.first_input));
+        }
+        for &(tick, checksum) in &u.checks {
+            if self.checks.len() == CHECKS_QUEUED {
+                self.checks.pop_front();
+            }
+            self.checks.push_back((widen(server_tick, tick), checksum));
+        }
         let reference = self.next_tick;
         for m in &u.margins {
             let tick = widen(reference, m.tick);
-            self.lead.on_margin(tick, m.margin, u.head.shift as i64);
+            self.lead.on_margin(tick, m.margin, head.shift as i64);
             let slot = &mut self.reported[tick as usize % RING];
             if slot.0 == tick {
                 slot.1 = Some(m.copy);
@@ -325,20 +439,23 @@ impl RelayClient {
             self.reported_upto = self.reported_upto.max(tick);
         }
         self.update_loss();
-        if u.head.input_ack != messages::NONE {
-            let ack = widen(reference, u.head.input_ack);
+        if head.input_ack != messages::NONE {
+            let ack = widen(reference, head.input_ack);
             self.input_ack = Some(self.input_ack.map_or(ack, |a| a.max(ack)));
             while self.unacked.front().is_some_and(|(t, _)| *t <= ack) {
-                self.unacked.pop_front();
+                let (_, buf) = self.unacked.pop_front().expect("front exists");
+                self.spare_inputs.push(buf);
             }
         }
-        let mine = u.head.your_player;
-        for (i, step) in u.steps.into_iter().enumerate() {
+        let mine = head.your_player;
+        for i in 0..u.n_steps() {
             let tick = widen(server_tick, u.first_step.wrapping_add(i as u32));
             let next = *self.step_next.get_or_insert(tick);
             if tick != next {
                 continue; // a repeat, or beyond a gap the server will fill
             }
+            let mut step = self.spare_steps.pop().unwrap_or_default();
+            u.step_into(data, i, &mut step);
             if let Some(p) = step.iter().find(|p| p.player == mine) {
                 match p.accepted {
                     0 => self.empty += 1,

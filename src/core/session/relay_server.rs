@@ -2,12 +2,12 @@
 //! jitter buffer per client, canonical steps, and the feedback each client's lead loop
 //! needs (arrival margins and the server's consumption shift).
 //!
-//! Sans-IO and transport-agnostic in ownership: the caller owns the [`Endpoint`] and
+//! Sans-IO and transport-agnostic in ownership: the caller owns the transport and
 //! lends it to each call, so the same session runs on the network thread, in the
-//! simulator and in tests.
+//! simulator and in tests. Players have ids of their own (not the transport's peer
+//! ids), so a session can give a reconnecting client its old id back.
 
 use std::collections::{BTreeMap, VecDeque};
-use std::net::SocketAddr;
 
 use super::messages::{self, MarginReport, PlayerStep};
 use crate::core::clock::Micros;
@@ -25,6 +25,17 @@ pub struct RelayServerConfig {
     pub jitter: JitterConfig,
     /// Most steps one update repeats for a client that has not acknowledged them.
     pub max_steps_per_update: usize,
+    /// Every input must be exactly this many bytes (None: any length up to
+    /// `jitter.max_input_size`). A message breaking it is dropped and counted, and
+    /// empty substitutes are zero-filled to this size, so every input in a step has it.
+    pub input_size: Option<usize>,
+    /// Most steps kept for clients that have not acknowledged them (a joining client
+    /// needs every step from its join tick). A client needing an older step can never
+    /// catch up and is dropped ([`RelayServerEvent::FellBehind`]).
+    pub step_history: usize,
+    /// Admit every peer as a player as soon as it connects (the bare sync layer).
+    /// Sessions that check identity first turn this off and call [`RelayServer::admit`].
+    pub auto_admit: bool,
 }
 
 impl Default for RelayServerConfig {
@@ -35,6 +46,9 @@ impl Default for RelayServerConfig {
             send_interval: 3,
             jitter: JitterConfig { max_input_size: 64, ..JitterConfig::default() },
             max_steps_per_update: 32,
+            input_size: None,
+            step_history: 600,
+            auto_admit: true,
         }
     }
 }
@@ -42,13 +56,36 @@ impl Default for RelayServerConfig {
 /// What the server tells its owner.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum RelayServerEvent {
-    Joined { peer: PeerId, addr: SocketAddr },
-    Left { peer: PeerId, reason: DisconnectReason },
+    /// A peer was admitted automatically (`auto_admit`).
+    Joined { peer: PeerId, player: u32 },
+    /// The connection of an automatically admitted player closed.
+    Left { peer: PeerId, player: u32, reason: DisconnectReason },
     /// The jitter buffer asked for this client to be removed.
-    Kicked { peer: PeerId, reason: KickReason },
+    Kicked { peer: PeerId, player: u32, reason: KickReason },
+    /// The client needs a step the server no longer keeps; it was removed.
+    FellBehind { peer: PeerId, player: u32 },
+}
+
+/// Why [`RelayServer::admit`] refused.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+pub enum AdmitError {
+    #[error("player {0} is already in the game")]
+    PlayerInUse(u32),
+    #[error("peer {0} is already a player")]
+    PeerInUse(PeerId),
+}
+
+/// Counters of messages the server refused.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct RelayServerStats {
+    /// Input messages that failed strict decoding or carried an input of the wrong size.
+    pub malformed: u64,
+    /// Input messages from peers that are not players.
+    pub unknown_peer: u64,
 }
 
 struct Client {
+    peer: PeerId,
     jitter: JitterBuffer,
     margins: Vec<MarginReport>,
     /// Highest client tick received with all before it (for the client's redundancy).
@@ -57,16 +94,37 @@ struct Client {
     step_ack: Option<u64>,
     /// The first step that includes this client (it needs nothing earlier).
     joined_at: u64,
+    /// The client tick of the first input consumed (real or substituted).
+    first_input: Option<u64>,
 }
+
+impl Client {
+    /// The oldest step this client still needs.
+    fn needs_from(&self) -> u64 {
+        self.step_ack.map_or(self.joined_at, |a| a + 1).max(self.joined_at)
+    }
+}
+
+/// Checksum reports repeated in every update (a check every few dozen ticks is then
+/// sent in many updates, so loss rarely hides one).
+const CHECKS_KEPT: usize = 2;
 
 pub struct RelayServer {
     cfg: RelayServerConfig,
-    clients: BTreeMap<PeerId, Client>,
+    /// By player id (steps list players in this order).
+    clients: BTreeMap<u32, Client>,
+    by_peer: BTreeMap<PeerId, u32>,
     tick: u64,
     last_tick_at: Micros,
     /// Recent canonical steps, oldest first, for redundancy until acknowledged.
     steps: VecDeque<(u64, Vec<PlayerStep>)>,
     events: VecDeque<RelayServerEvent>,
+    /// Peers to disconnect at the next flush (kicked during a tick).
+    to_disconnect: Vec<PeerId>,
+    updates_due: bool,
+    checks: [(u32, u64); CHECKS_KEPT],
+    n_checks: usize,
+    stats: RelayServerStats,
     buf: Vec<u8>,
     input_spans: Vec<(usize, usize)>,
 }
@@ -76,20 +134,27 @@ impl RelayServer {
     pub fn new(cfg: RelayServerConfig, now: Micros) -> Result<Self, ConfigError> {
         // NaN fails the tick check too.
         let tick_ok = cfg.tick_us.is_finite() && cfg.tick_us >= 100.0;
-        if cfg.send_interval == 0 || !tick_ok || cfg.jitter.max_input_size > 255 {
+        let size_ok = cfg.input_size.is_none_or(|n| n <= cfg.jitter.max_input_size);
+        if cfg.send_interval == 0 || !tick_ok || cfg.jitter.max_input_size > 255 || !size_ok {
             return Err(ConfigError(format!(
-                "relay server: send_interval {} must be > 0, tick_us {} >= 100, max_input_size {} <= 255",
-                cfg.send_interval, cfg.tick_us, cfg.jitter.max_input_size
+                "relay server: send_interval {} must be > 0, tick_us {} >= 100, max_input_size {} <= 255, input_size {:?} <= max_input_size",
+                cfg.send_interval, cfg.tick_us, cfg.jitter.max_input_size, cfg.input_size
             )));
         }
         cfg.endpoint.validate()?;
         Ok(RelayServer {
             cfg,
             clients: BTreeMap::new(),
+            by_peer: BTreeMap::new(),
             tick: 0,
             last_tick_at: now,
             steps: VecDeque::new(),
             events: VecDeque::new(),
+            to_disconnect: Vec::new(),
+            updates_due: false,
+            checks: [(0, 0); CHECKS_KEPT],
+            n_checks: 0,
+            stats: RelayServerStats::default(),
             buf: Vec::with_capacity(MAX_DATAGRAM_SIZE),
             input_spans: Vec::new(),
         })
@@ -104,16 +169,80 @@ impl RelayServer {
         self.tick
     }
 
+    /// The players' peers, in player order.
     pub fn clients(&self) -> impl Iterator<Item = PeerId> + '_ {
-        self.clients.keys().copied()
+        self.clients.values().map(|c| c.peer)
+    }
+
+    /// `(player, peer)` pairs, in player order.
+    pub fn players(&self) -> impl Iterator<Item = (u32, PeerId)> + '_ {
+        self.clients.iter().map(|(&p, c)| (p, c.peer))
+    }
+
+    pub fn player_of(&self, peer: PeerId) -> Option<u32> {
+        self.by_peer.get(&peer).copied()
+    }
+
+    /// The first step that includes `player`.
+    pub fn joined_at(&self, player: u32) -> Option<u64> {
+        self.clients.get(&player).map(|c| c.joined_at)
     }
 
     pub fn jitter_stats(&self, peer: PeerId) -> Option<JitterStats> {
-        self.clients.get(&peer).map(|c| c.jitter.stats())
+        self.by_peer.get(&peer).map(|p| self.clients[p].jitter.stats())
+    }
+
+    pub fn stats(&self) -> RelayServerStats {
+        self.stats
     }
 
     pub fn poll_event(&mut self) -> Option<RelayServerEvent> {
         self.events.pop_front()
+    }
+
+    /// Makes `peer` player `player` from the next step on, with a fresh jitter buffer.
+    pub fn admit(&mut self, peer: PeerId, player: u32) -> Result<(), AdmitError> {
+        if self.clients.contains_key(&player) {
+            return Err(AdmitError::PlayerInUse(player));
+        }
+        if self.by_peer.contains_key(&peer) {
+            return Err(AdmitError::PeerInUse(peer));
+        }
+        let c = Client {
+            peer,
+            jitter: JitterBuffer::new(self.cfg.jitter),
+            margins: Vec::new(),
+            input_ack: None,
+            step_ack: None,
+            joined_at: self.tick + 1,
+            first_input: None,
+        };
+        self.clients.insert(player, c);
+        self.by_peer.insert(peer, player);
+        Ok(())
+    }
+
+    /// Removes `peer`'s player (from the next step on); returns its id.
+    pub fn remove(&mut self, peer: PeerId) -> Option<u32> {
+        let player = self.by_peer.remove(&peer)?;
+        self.clients.remove(&player);
+        Some(player)
+    }
+
+    /// The smallest player id not in use.
+    pub fn free_player(&self) -> u32 {
+        (0..).find(|p| !self.clients.contains_key(p)).expect("fewer than 2^32 players")
+    }
+
+    /// The server engine's checksum of its state at the start of `tick`; the newest
+    /// few go out with every update for the clients' desync checks.
+    pub fn report_checksum(&mut self, tick: u64, checksum: u64) {
+        if self.n_checks == CHECKS_KEPT {
+            self.checks.copy_within(1.., 0);
+            self.n_checks -= 1;
+        }
+        self.checks[self.n_checks] = (tick as u32, checksum);
+        self.n_checks += 1;
     }
 
     /// The server's simulation position: the last step plus the elapsed part of one.
@@ -123,41 +252,52 @@ impl RelayServer {
 
     /// Handles one event from the endpoint (call for every event it produces).
     pub fn on_event<T: Transport + ?Sized>(&mut self, now: Micros, ep: &mut T, e: Event) {
-        {
-            match e {
-                Event::Connected { peer, addr } => {
-                    self.clients.insert(
-                        peer,
-                        Client { jitter: JitterBuffer::new(self.cfg.jitter), margins: Vec::new(), input_ack: None, step_ack: None, joined_at: self.tick + 1 },
-                    );
-                    self.events.push_back(RelayServerEvent::Joined { peer, addr });
+        match e {
+            Event::Connected { peer, .. } if self.cfg.auto_admit => {
+                let player = self.free_player();
+                if self.admit(peer, player).is_ok() {
+                    self.events.push_back(RelayServerEvent::Joined { peer, player });
                 }
-                Event::Disconnected { peer, reason } => {
-                    if self.clients.remove(&peer).is_some() {
-                        self.events.push_back(RelayServerEvent::Left { peer, reason });
-                    }
+            }
+            Event::Connected { .. } => {}
+            Event::Disconnected { peer, reason } => {
+                if let Some(player) = self.remove(peer) {
+                    self.events.push_back(RelayServerEvent::Left { peer, player, reason });
                 }
-                Event::Message { peer, channel, data } => {
-                    if channel == CHANNEL_UNRELIABLE {
-                        self.on_inputs(now, peer, &data);
-                    }
-                    ep.recycle(data);
+            }
+            Event::Message { peer, channel, data } => {
+                if channel == CHANNEL_UNRELIABLE {
+                    self.handle_inputs(now, peer, &data);
                 }
+                ep.recycle(data);
             }
         }
     }
 
-    fn on_inputs(&mut self, now: Micros, peer: PeerId, data: &[u8]) {
+    /// Takes a ClientInputs message from `peer`. Messages from peers that are not
+    /// players, or that fail strict decoding, are dropped and counted.
+    pub fn handle_inputs(&mut self, now: Micros, peer: PeerId, data: &[u8]) {
         let pos = self.position(now);
         let max = self.cfg.jitter.max_input_size;
-        let Some(c) = self.clients.get_mut(&peer) else { return };
-        let Ok((step_ack, first_tick)) = messages::decode_client_input_spans(data, max, &mut self.input_spans) else {
-            return; // malformed: dropped (the transport already authenticated the peer)
+        let Some(c) = self.by_peer.get(&peer).and_then(|p| self.clients.get_mut(p)) else {
+            self.stats.unknown_peer += 1;
+            return;
         };
+        let Ok((step_ack, first_tick)) = messages::decode_client_input_spans(data, max, &mut self.input_spans) else {
+            self.stats.malformed += 1;
+            return;
+        };
+        if let Some(n) = self.cfg.input_size {
+            if self.input_spans.iter().any(|&(_, len)| len != n) {
+                self.stats.malformed += 1;
+                return;
+            }
+        }
         let inputs = self.input_spans.iter().map(|&(o, n)| &data[o..o + n]);
         let count = self.input_spans.len();
         if step_ack != messages::NONE {
-            let ack = widen(self.tick, step_ack);
+            // Never beyond the last step run: a lying ack must not stop resends.
+            let ack = widen(self.tick, step_ack).min(self.tick);
             c.step_ack = Some(c.step_ack.map_or(ack, |a| a.max(ack)));
         }
         let newest = first_tick as u64 + count as u64;
@@ -179,47 +319,96 @@ impl RelayServer {
     /// step. Returns it (players in id order). Every `send_interval` ticks, sends each
     /// client its update.
     pub fn step<T: Transport + ?Sized>(&mut self, now: Micros, ep: &mut T) -> &[PlayerStep] {
+        self.tick_step(now);
+        self.flush(now, ep);
+        &self.steps.back().expect("just pushed").1
+    }
+
+    /// [`RelayServer::step`] without the sending: forms the canonical step (players in
+    /// id order). [`RelayServer::flush`] then sends what is due.
+    pub fn tick_step(&mut self, now: Micros) -> &[PlayerStep] {
         self.tick += 1;
         self.last_tick_at = now;
         let tick = self.tick;
+        let fill = self.cfg.input_size;
         let mut players = Vec::with_capacity(self.clients.len());
         let mut kicked = Vec::new();
-        for (&peer, c) in self.clients.iter_mut() {
+        for (&player, c) in self.clients.iter_mut() {
             match c.jitter.pop(tick) {
                 Ok(s) => {
                     let accepted = s.accepted.min(255) as u8;
-                    players.push(PlayerStep { player: peer, accepted, inputs: s.inputs.to_vec() });
+                    if c.first_input.is_none() && accepted > 0 {
+                        c.first_input = Some(s.first_client_tick);
+                    }
+                    let inputs = s
+                        .inputs
+                        .iter()
+                        .map(|i| match fill {
+                            Some(n) if i.is_empty() => vec![0; n],
+                            _ => i.clone(),
+                        })
+                        .collect();
+                    players.push(PlayerStep { player, accepted, inputs });
                 }
-                Err(reason) => kicked.push((peer, reason)),
+                Err(reason) => kicked.push((player, c.peer, reason)),
             }
         }
-        for (peer, reason) in kicked {
-            self.clients.remove(&peer);
-            ep.disconnect(now, peer);
-            self.events.push_back(RelayServerEvent::Kicked { peer, reason });
+        for (player, peer, reason) in kicked {
+            self.clients.remove(&player);
+            self.by_peer.remove(&peer);
+            self.to_disconnect.push(peer);
+            self.events.push_back(RelayServerEvent::Kicked { peer, player, reason });
         }
         self.steps.push_back((tick, players));
-        while self.steps.len() > 4 * self.cfg.max_steps_per_update {
-            self.steps.pop_front();
+        // Keep what some client still needs, within the history limit.
+        let needed = self.clients.values().map(Client::needs_from).min();
+        let keep = 4 * self.cfg.max_steps_per_update;
+        while let Some(&(t, _)) = self.steps.front() {
+            let len = self.steps.len();
+            let acked_by_all = needed.is_none_or(|n| t < n);
+            if len > self.cfg.step_history.max(keep) || (len > keep && acked_by_all) {
+                self.steps.pop_front();
+            } else {
+                break;
+            }
         }
         if tick % self.cfg.send_interval as u64 == 0 {
-            self.send_updates(now, ep);
+            self.updates_due = true;
         }
         &self.steps.back().expect("just pushed").1
     }
 
+    /// Closes the connections of kicked clients and sends the updates due.
+    pub fn flush<T: Transport + ?Sized>(&mut self, now: Micros, ep: &mut T) {
+        for peer in self.to_disconnect.drain(..) {
+            ep.disconnect(now, peer);
+        }
+        if std::mem::take(&mut self.updates_due) {
+            self.send_updates(now, ep);
+        }
+    }
+
     fn send_updates<T: Transport + ?Sized>(&mut self, now: Micros, ep: &mut T) {
-        let peers: Vec<PeerId> = self.clients.keys().copied().collect();
-        for peer in peers {
-            let c = self.clients.get_mut(&peer).expect("listed");
-            let from = c.step_ack.map_or(c.joined_at, |a| a + 1).max(c.joined_at);
+        let players: Vec<u32> = self.clients.keys().copied().collect();
+        let oldest = self.steps.front().map_or(self.tick + 1, |s| s.0);
+        let checks = &self.checks[..self.n_checks];
+        for player in players {
+            let c = self.clients.get_mut(&player).expect("listed");
+            let from = c.needs_from();
+            if from < oldest {
+                let peer = c.peer;
+                self.clients.remove(&player);
+                self.by_peer.remove(&peer);
+                ep.disconnect(now, peer);
+                self.events.push_back(RelayServerEvent::FellBehind { peer, player });
+                continue;
+            }
             let first_idx = self.steps.iter().position(|(t, _)| *t >= from).unwrap_or(self.steps.len());
             // Newest margins first if they do not all fit; steps fill the rest.
             let take_margins = c.margins.len().min(64);
             let margins = &c.margins[c.margins.len() - take_margins..];
-            let head = 25 + 7 * take_margins;
             let mut n = 0usize;
-            let mut size = head;
+            let mut size = messages::update_head_size(take_margins, checks.len());
             for (_, s) in self.steps.iter().skip(first_idx).take(self.cfg.max_steps_per_update) {
                 let sz = messages::step_size(s);
                 if size + sz > crate::core::transport::MAX_UNRELIABLE {
@@ -229,20 +418,20 @@ impl RelayServer {
                 n += 1;
             }
             let first_step = self.steps.get(first_idx).map_or(self.tick + 1, |s| s.0);
-            let input_ack = c.input_ack.unwrap_or(messages::NONE);
             let uh = messages::UpdateHead {
                 server_tick: self.tick as u32,
-                your_player: peer,
+                your_player: player,
                 shift: c.jitter.shift() as i32,
-                input_ack,
+                input_ack: c.input_ack.unwrap_or(messages::NONE),
                 depth: c.jitter.depth().min(255) as u8,
+                first_input: c.first_input.map_or(messages::NONE, |t| t as u32),
             };
-            messages::encode_server_update_head(&mut self.buf, &uh, margins, first_step as u32, n as u8);
+            messages::encode_server_update_head(&mut self.buf, &uh, margins, checks, first_step as u32, n as u8);
             for (_, s) in self.steps.iter().skip(first_idx).take(n) {
                 messages::write_step(&mut self.buf, s);
             }
             c.margins.clear();
-            let _ = ep.send(peer, CHANNEL_UNRELIABLE, &self.buf);
+            let _ = ep.send(c.peer, CHANNEL_UNRELIABLE, &self.buf);
         }
         ep.flush(now);
     }

@@ -87,12 +87,13 @@ impl Session {
     /// network thread.
     pub fn new(cfg: SessionConfig) -> Result<Session, SessionFailure> {
         let players = cfg.players;
+        // The wire formats count players in one byte.
+        if players == 0 || players > 255 {
+            return Err(SessionFailure::Config(format!("{players} players; need 1..=255")));
+        }
         match cfg.mode {
             Mode::P2p => cfg.p2p.validate(players)?,
             _ => {
-                if players == 0 || players > 255 {
-                    return Err(SessionFailure::Config(format!("{players} players; need 1..=255")));
-                }
                 if cfg.p2p.input_size == 0 || cfg.p2p.input_size > 64 {
                     return Err(SessionFailure::Config(format!("input_size {} not in 1..=64", cfg.p2p.input_size)));
                 }

@@ -167,7 +167,11 @@ impl Roster {
     }
 
     pub(super) fn is_local(&self, player: usize) -> Option<bool> {
-        self.slots.get(player).map(|s| *s == Some(Slot::Local))
+        match self.slots.get(player)? {
+            Some(Slot::Local) => Some(true),
+            Some(Slot::Remote(_)) => Some(false),
+            None => None,
+        }
     }
 
     /// Sorts a new connection: a dialled one by its id, an accepted one by its address.

@@ -323,3 +323,66 @@ fn a_spectator_joining_mid_match_ends_in_sync() {
     assert_eq!(Some(c), pair.ea.checksums[t as usize], "ends in sync at tick {t}");
     pair.assert_in_sync();
 }
+
+#[test]
+fn a_desync_is_reported_and_dumped_and_a_leaving_peer_is_disconnected() {
+    let mut pair = Pair::new(10_000, 2_000.0, 0.0, |_| {});
+    pair.eb.desync_from = Some(120);
+    let mut dump = None;
+    let path = std::env::temp_dir().join(format!("tickwire-ffi-desync-{}.twds", std::process::id()));
+    let cpath = cstr(path.to_str().unwrap());
+    pair.run_for(Duration::from_secs(5), |p| {
+        if dump.is_some() || !p.events_a.iter().any(|e| e.kind == tw_session_event_kind::DesyncDumpReady as u32) {
+            return;
+        }
+        let mut need = 0;
+        // SAFETY: live session; a 1-byte buffer is too small for any dump.
+        let r = unsafe { tw_session_take_desync_dump(p.a.0, [0u8; 1].as_mut_ptr(), 1, &mut need) };
+        assert_eq!(r, tw_result::BufferTooSmall, "{}", last_error());
+        let mut bytes = vec![0u8; need];
+        let mut n = 0;
+        // SAFETY: buffer valid for its length.
+        ok(unsafe { tw_session_take_desync_dump(p.a.0, bytes.as_mut_ptr(), bytes.len(), &mut n) });
+        assert_eq!(n, need);
+        // SAFETY: as above; released by the take.
+        assert_eq!(unsafe { tw_session_take_desync_dump(p.a.0, bytes.as_mut_ptr(), bytes.len(), &mut n) }, tw_result::Empty);
+        dump = Some(bytes);
+    });
+    let desync = pair.events_a.iter().find(|e| e.kind == tw_session_event_kind::Desync as u32).expect("peer a saw the desync");
+    // SAFETY: the kind says desync is live.
+    let d = unsafe { desync.data.desync };
+    assert!(d.tick >= 120 && d.tick < 200, "found soon after it began: tick {}", d.tick);
+    assert_ne!(d.local_checksum, d.remote_checksum);
+    assert_eq!(Some(d.local_checksum), pair.ea.checksums[d.tick as usize]);
+    assert_eq!(Some(d.remote_checksum), pair.eb.checksums[d.tick as usize]);
+    let dump = tickwire::core::rollback::DesyncDump::decode(&dump.expect("a dump was ready")).expect("a valid dump");
+    assert_eq!((dump.tick, dump.local, dump.remote, dump.peer), (d.tick, d.local_checksum, d.remote_checksum, desync.peer));
+    assert!(!dump.inputs.is_empty(), "the inputs around the tick");
+    assert_eq!(dump.state.as_deref().map(<[u8]>::len), Some(2 * 8 * 8), "the engine's state bytes");
+    assert!(pair.ea.dumps_provided >= 1);
+    // Peer b also found it; its next dump goes to a file.
+    assert!(pair.events_b.iter().any(|e| e.kind == tw_session_event_kind::Desync as u32));
+    // SAFETY: live session, NUL-terminated path.
+    let r = unsafe { tw_session_write_desync_dump(pair.b.0, cpath.as_ptr()) };
+    assert_eq!(r, tw_result::Ok, "{}", last_error());
+    assert!(tickwire::core::rollback::DesyncDump::decode(&std::fs::read(&path).unwrap()).is_ok());
+    std::fs::remove_file(&path).unwrap();
+
+    // Peer b leaves: a is told, agrees on a disconnect tick for player 1, and goes on.
+    let Pair { a, b, mut ea, .. } = pair;
+    drop(b);
+    let before = stats(a.0).current_tick;
+    let mut events = Vec::new();
+    let end = Instant::now() + Duration::from_secs(1);
+    while Instant::now() < end {
+        frame(a.0, &mut ea, &[0], SEED, PERIOD, &mut events);
+        std::thread::sleep(Duration::from_millis(2));
+    }
+    let k = kinds(&events);
+    assert!(k.contains(&(tw_session_event_kind::PeerDisconnected as u32)), "{k:?}");
+    let pd = events.iter().find(|e| e.kind == tw_session_event_kind::PlayerDisconnected as u32).expect("player disconnected");
+    // SAFETY: the kind says player is live.
+    assert_eq!(unsafe { pd.data.player.player }, 1);
+    assert!(stats(a.0).current_tick > before + 30, "the survivor keeps simulating");
+    assert_eq!(stats(a.0).connected_peers, 0);
+}

@@ -117,6 +117,8 @@ pub struct Engine {
     /// Injected nondeterminism: reads a counter outside the state.
     pub nondeterministic: bool,
     hidden: i64,
+    /// From this tick on, player 0's update differs (a real desync on one peer).
+    pub desync_from: Option<u32>,
     inputs: Vec<u8>,
     statuses: Vec<u8>,
     blob: Vec<u8>,
@@ -139,6 +141,7 @@ impl Engine {
             record: true,
             nondeterministic: false,
             hidden: 0,
+            desync_from: None,
             inputs: vec![0; 256 * INPUT_SIZE],
             statuses: vec![0; 256],
             blob: vec![0; 4096],
@@ -163,13 +166,16 @@ impl Engine {
         self.state.iter().flat_map(|w| w.to_le_bytes()).collect()
     }
 
-    fn step(&mut self, players: usize) {
+    fn step(&mut self, tick: u32, players: usize) {
         let n = self.state.len();
         for p in 0..players {
             let b = &self.inputs[p * INPUT_SIZE..(p + 1) * INPUT_SIZE];
             let mut v = u16::from_le_bytes([b[0], b[1]]) as i64;
             if self.statuses[p] == tw_input_status::Disconnected as u8 {
                 v = -1;
+            }
+            if p == 0 && self.desync_from.is_some_and(|d| tick >= d) {
+                v += 1;
             }
             for k in 0..WORDS {
                 let i = p * WORDS + k;
@@ -220,7 +226,7 @@ impl Engine {
                     self.advances += 1;
                     self.resimulated += u64::from(r.flags & TW_REQUEST_FLAG_RESIMULATING != 0);
                     self.predicted += u64::from(any_predicted);
-                    self.step(players);
+                    self.step(r.tick, players);
                     self.last_advanced = Some((r.tick, self.checksum()));
                 }
                 k if k == tw_request_kind::Restore as u32 => {

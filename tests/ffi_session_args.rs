@@ -198,6 +198,9 @@ fn setup_checks_players_addresses_modes_and_phases() {
             let a = c(text);
             assert_err(tw_session_add_remote_player(s.0, 1, a.as_ptr()), tw_result::InvalidArgument, "tw_session_add_remote_player", "concrete IP");
         }
+        let v6 = c("[::1]:4000");
+        assert_err(tw_session_add_remote_player(s.0, 1, v6.as_ptr()), tw_result::InvalidArgument, "tw_session_add_remote_player", "cannot reach IPv6");
+        assert_err(tw_session_add_spectator(s.0, v6.as_ptr()), tw_result::InvalidArgument, "tw_session_add_spectator", "cannot reach IPv6");
         assert_eq!(tw_session_add_remote_player(s.0, 1, good.as_ptr()), tw_result::Ok);
         assert_err(tw_session_add_remote_player(s.0, 1, good.as_ptr()), tw_result::InvalidArgument, "tw_session_add_remote_player", "already added");
         assert_err(tw_session_add_spectator(s.0, good.as_ptr()), tw_result::InvalidArgument, "tw_session_add_spectator", "already registered");

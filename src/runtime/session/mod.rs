@@ -196,6 +196,16 @@ impl Session {
         Ok(())
     }
 
+    /// Refuses an address this socket cannot reach (IPv6 from an IPv4 socket) now,
+    /// rather than as dials that fail over and over once started.
+    fn check_reachable(&self, addr: SocketAddr) -> Result<(), SessionFailure> {
+        roster::check_remote(addr, "address")?;
+        match &self.host {
+            Some(h) => crate::runtime::socket::reachable(h.local_addr(), addr).map(|_| ()).map_err(|e| argument(e.to_string())),
+            None => Ok(()),
+        }
+    }
+
     /// P2P: `player` plays on this machine.
     pub fn add_local_player(&mut self, player: usize) -> Result<(), SessionFailure> {
         self.require_mode(&[Mode::P2p], "adding players")?;
@@ -207,6 +217,7 @@ impl Session {
     pub fn add_remote_player(&mut self, player: usize, addr: SocketAddr) -> Result<(), SessionFailure> {
         self.require_mode(&[Mode::P2p], "adding players")?;
         self.require_setup("adding a player")?;
+        self.check_reachable(addr)?;
         self.roster.add_remote(player, addr)
     }
 
@@ -214,6 +225,7 @@ impl Session {
     /// joining mid-match gets a state snapshot first).
     pub fn add_spectator(&mut self, addr: SocketAddr) -> Result<(), SessionFailure> {
         self.require_mode(&[Mode::P2p], "serving spectators")?;
+        self.check_reachable(addr)?;
         self.roster.add_spectator(addr)
     }
 
@@ -222,6 +234,7 @@ impl Session {
         self.require_mode(&[Mode::Spectator], "watching a host")?;
         self.require_setup("choosing the watched host")?;
         let addr = roster::check_remote(addr, "watched host address")?;
+        self.check_reachable(addr)?;
         self.roster.watched = Some((addr, None));
         Ok(())
     }

@@ -93,11 +93,11 @@ static void run_requests(peer *p) {
             break;
         }
         case TW_REQUEST_KIND_DUMP_STATE: /* a desync dump or a spectator's snapshot */
-            res = tw_session_provide_state(p->s, r.tick, (const uint8_t *)&p->slots[r.slot], sizeof(game));
+            res = tw_session_provide_state(p->s, r.tick, &p->slots[r.slot], sizeof(game));
             if (TW_FAILED(res)) fail(p, "provide_state", res);
             break;
         case TW_REQUEST_KIND_RESTORE:
-            if (TW_FAILED(res = tw_session_request_state(p->s, (uint8_t *)&p->state, sizeof(game), &n))) fail(p, "request_state", res);
+            if (TW_FAILED(res = tw_session_request_state(p->s, &p->state, sizeof(game), &n))) fail(p, "request_state", res);
             break;
         }
     }

@@ -1930,7 +1930,7 @@ tw_result tw_session_spectate(struct tw_session *session, const char *address);
  * `session` must be NULL or a live handle. `data` must be NULL or valid for reading
  * `len` bytes.
  */
-tw_result tw_session_load_replay(struct tw_session *session, const uint8_t *data, size_t len);
+tw_result tw_session_load_replay(struct tw_session *session, const void *data, size_t len);
 
 /**
  * REPLAY, before `tw_session_start`: reads the replay file at `path` (UTF-8).
@@ -2058,7 +2058,7 @@ tw_result tw_session_ticks_due(struct tw_session *session, uint32_t *out_ticks);
  */
 tw_result tw_session_push_input(struct tw_session *session,
                                 uint32_t player,
-                                const uint8_t *input,
+                                const void *input,
                                 size_t len);
 
 /**
@@ -2127,7 +2127,7 @@ tw_result tw_session_confirm_save(struct tw_session *session, uint32_t tick, uin
  */
 tw_result tw_session_provide_state(struct tw_session *session,
                                    uint32_t tick,
-                                   const uint8_t *data,
+                                   const void *data,
                                    size_t len);
 
 /**
@@ -2173,7 +2173,7 @@ tw_result tw_session_set_input_delay(struct tw_session *session, uint32_t delay)
  */
 tw_result tw_session_set_prediction(struct tw_session *session,
                                     uint32_t player,
-                                    const uint8_t *input,
+                                    const void *input,
                                     size_t len);
 
 /**
@@ -2231,7 +2231,7 @@ tw_result tw_session_player_peer(struct tw_session *session, uint32_t player, ui
  * `buf_len` bytes. `out_len` must be NULL or valid for writing a `size_t`.
  */
 tw_result tw_session_request_inputs(struct tw_session *session,
-                                    uint8_t *buf,
+                                    void *buf,
                                     size_t buf_len,
                                     size_t *out_len);
 
@@ -2261,7 +2261,7 @@ tw_result tw_session_request_input_status(struct tw_session *session,
  * As `tw_session_request_inputs`.
  */
 tw_result tw_session_request_state(struct tw_session *session,
-                                   uint8_t *buf,
+                                   void *buf,
                                    size_t buf_len,
                                    size_t *out_len);
 
@@ -2280,7 +2280,7 @@ tw_result tw_session_request_state(struct tw_session *session,
  * As `tw_session_request_inputs`.
  */
 tw_result tw_session_take_desync_dump(struct tw_session *session,
-                                      uint8_t *buf,
+                                      void *buf,
                                       size_t buf_len,
                                       size_t *out_len);
 
@@ -2313,7 +2313,7 @@ tw_result tw_session_write_desync_dump(struct tw_session *session, const char *p
  * reading `len` bytes.
  */
 tw_result tw_session_start_recording(struct tw_session *session,
-                                     const uint8_t *initial_state,
+                                     const void *initial_state,
                                      size_t len);
 
 /**
@@ -2328,7 +2328,7 @@ tw_result tw_session_start_recording(struct tw_session *session,
  * As `tw_session_request_inputs`.
  */
 tw_result tw_session_copy_replay(struct tw_session *session,
-                                 uint8_t *buf,
+                                 void *buf,
                                  size_t buf_len,
                                  size_t *out_len);
 

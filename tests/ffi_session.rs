@@ -162,7 +162,7 @@ fn synctest_catches_injected_nondeterminism() {
             for p in 0..2 {
                 let input = input_for(3, p, t, 5);
                 // SAFETY: live session, valid input.
-                ok(unsafe { tw_session_push_input(s.0, p as u32, input.as_ptr(), input.len()) });
+                ok(unsafe { tw_session_push_input(s.0, p as u32, input.as_ptr().cast(), input.len()) });
             }
             // SAFETY: live session.
             ok(unsafe { tw_session_advance(s.0) });
@@ -196,7 +196,7 @@ fn a_replay_recorded_over_udp_reproduces_the_checksums() {
     let initial = Engine::new(2, 1).serialize();
     let mut pair = Pair::new(20_000, 5_000.0, 0.02, |a| {
         // SAFETY: live session, valid bytes.
-        ok(unsafe { tw_session_start_recording(a, initial.as_ptr(), initial.len()) });
+        ok(unsafe { tw_session_start_recording(a, initial.as_ptr().cast(), initial.len()) });
     });
     pair.run_for(Duration::from_secs(4), |_| {});
     // Through a buffer (size query first), and through a file.
@@ -207,7 +207,7 @@ fn a_replay_recorded_over_udp_reproduces_the_checksums() {
     let mut bytes = vec![0u8; need];
     let mut n = 0;
     // SAFETY: buffer valid for its length.
-    ok(unsafe { tw_session_copy_replay(pair.a.0, bytes.as_mut_ptr(), bytes.len(), &mut n) });
+    ok(unsafe { tw_session_copy_replay(pair.a.0, bytes.as_mut_ptr().cast(), bytes.len(), &mut n) });
     assert_eq!(n, need);
     let path = std::env::temp_dir().join(format!("tickwire-ffi-replay-{}.twrp", std::process::id()));
     let cpath = cstr(path.to_str().unwrap());
@@ -226,7 +226,7 @@ fn a_replay_recorded_over_udp_reproduces_the_checksums() {
             if from_file {
                 ok(tw_session_load_replay_file(s.0, cpath.as_ptr()));
             } else {
-                ok(tw_session_load_replay(s.0, bytes.as_ptr(), bytes.len()));
+                ok(tw_session_load_replay(s.0, bytes.as_ptr().cast(), bytes.len()));
             }
             ok(tw_session_start(s.0));
         }
@@ -337,15 +337,15 @@ fn a_desync_is_reported_and_dumped_and_a_leaving_peer_is_disconnected() {
         }
         let mut need = 0;
         // SAFETY: live session; a 1-byte buffer is too small for any dump.
-        let r = unsafe { tw_session_take_desync_dump(p.a.0, [0u8; 1].as_mut_ptr(), 1, &mut need) };
+        let r = unsafe { tw_session_take_desync_dump(p.a.0, [0u8; 1].as_mut_ptr().cast(), 1, &mut need) };
         assert_eq!(r, tw_result::BufferTooSmall, "{}", last_error());
         let mut bytes = vec![0u8; need];
         let mut n = 0;
         // SAFETY: buffer valid for its length.
-        ok(unsafe { tw_session_take_desync_dump(p.a.0, bytes.as_mut_ptr(), bytes.len(), &mut n) });
+        ok(unsafe { tw_session_take_desync_dump(p.a.0, bytes.as_mut_ptr().cast(), bytes.len(), &mut n) });
         assert_eq!(n, need);
         // SAFETY: as above; released by the take.
-        assert_eq!(unsafe { tw_session_take_desync_dump(p.a.0, bytes.as_mut_ptr(), bytes.len(), &mut n) }, tw_result::Empty);
+        assert_eq!(unsafe { tw_session_take_desync_dump(p.a.0, bytes.as_mut_ptr().cast(), bytes.len(), &mut n) }, tw_result::Empty);
         dump = Some(bytes);
     });
     let desync = pair.events_a.iter().find(|e| e.kind == tw_session_event_kind::Desync as u32).expect("peer a saw the desync");

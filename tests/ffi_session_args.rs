@@ -144,31 +144,31 @@ fn every_session_call_rejects_a_null_session() {
             ("tw_session_add_remote_player", tw_session_add_remote_player(null, 0, a.as_ptr())),
             ("tw_session_add_spectator", tw_session_add_spectator(null, a.as_ptr())),
             ("tw_session_spectate", tw_session_spectate(null, a.as_ptr())),
-            ("tw_session_load_replay", tw_session_load_replay(null, b.as_ptr(), b.len())),
+            ("tw_session_load_replay", tw_session_load_replay(null, b.as_ptr().cast(), b.len())),
             ("tw_session_load_replay_file", tw_session_load_replay_file(null, a.as_ptr())),
             ("tw_session_set_link_sim", tw_session_set_link_sim(null, 0, ptr::null())),
             ("tw_session_start", tw_session_start(null)),
             ("tw_session_local_address", tw_session_local_address(null, ptr::null_mut(), 0, &mut n)),
             ("tw_session_state_slots", tw_session_state_slots(null, &mut u)),
             ("tw_session_ticks_due", tw_session_ticks_due(null, &mut u)),
-            ("tw_session_push_input", tw_session_push_input(null, 0, b.as_ptr(), 2)),
+            ("tw_session_push_input", tw_session_push_input(null, 0, b.as_ptr().cast(), 2)),
             ("tw_session_advance", tw_session_advance(null)),
             ("tw_session_poll_request", tw_session_poll_request(null, &mut r)),
-            ("tw_session_request_inputs", tw_session_request_inputs(null, b.as_mut_ptr(), 8, &mut n)),
+            ("tw_session_request_inputs", tw_session_request_inputs(null, b.as_mut_ptr().cast(), 8, &mut n)),
             ("tw_session_request_input_status", tw_session_request_input_status(null, b.as_mut_ptr(), 8, &mut n)),
-            ("tw_session_request_state", tw_session_request_state(null, b.as_mut_ptr(), 8, &mut n)),
+            ("tw_session_request_state", tw_session_request_state(null, b.as_mut_ptr().cast(), 8, &mut n)),
             ("tw_session_confirm_save", tw_session_confirm_save(null, 0, 0)),
-            ("tw_session_provide_state", tw_session_provide_state(null, 0, b.as_ptr(), 8)),
+            ("tw_session_provide_state", tw_session_provide_state(null, 0, b.as_ptr().cast(), 8)),
             ("tw_session_poll_event", tw_session_poll_event(null, &mut e)),
             ("tw_session_set_input_delay", tw_session_set_input_delay(null, 1)),
             ("tw_session_set_prediction", tw_session_set_prediction(null, 0, ptr::null(), 0)),
             ("tw_session_get_stats", tw_session_get_stats(null, st.as_mut_ptr())),
             ("tw_session_peer_stats", tw_session_peer_stats(null, 1, ps.as_mut_ptr())),
             ("tw_session_player_peer", tw_session_player_peer(null, 0, &mut u)),
-            ("tw_session_take_desync_dump", tw_session_take_desync_dump(null, b.as_mut_ptr(), 8, &mut n)),
+            ("tw_session_take_desync_dump", tw_session_take_desync_dump(null, b.as_mut_ptr().cast(), 8, &mut n)),
             ("tw_session_write_desync_dump", tw_session_write_desync_dump(null, a.as_ptr())),
             ("tw_session_start_recording", tw_session_start_recording(null, ptr::null(), 0)),
-            ("tw_session_copy_replay", tw_session_copy_replay(null, b.as_mut_ptr(), 8, &mut n)),
+            ("tw_session_copy_replay", tw_session_copy_replay(null, b.as_mut_ptr().cast(), 8, &mut n)),
             ("tw_session_save_replay", tw_session_save_replay(null, a.as_ptr())),
         ]
     };
@@ -205,7 +205,7 @@ fn setup_checks_players_addresses_modes_and_phases() {
         assert_err(tw_session_add_remote_player(s.0, 1, good.as_ptr()), tw_result::InvalidArgument, "tw_session_add_remote_player", "already added");
         assert_err(tw_session_add_spectator(s.0, good.as_ptr()), tw_result::InvalidArgument, "tw_session_add_spectator", "already registered");
         assert_err(tw_session_spectate(s.0, good.as_ptr()), tw_result::InvalidState, "tw_session_spectate", "not available in P2p mode");
-        assert_err(tw_session_load_replay(s.0, [1u8].as_ptr(), 1), tw_result::InvalidState, "tw_session_load_replay", "not available in P2p mode");
+        assert_err(tw_session_load_replay(s.0, [1u8].as_ptr().cast(), 1), tw_result::InvalidState, "tw_session_load_replay", "not available in P2p mode");
         assert_err(tw_session_set_link_sim(s.0, 2, ptr::null()), tw_result::InvalidArgument, "tw_session_set_link_sim", "direction 2");
         let mut sim = common::default_link();
         sim.struct_size = 1;
@@ -215,7 +215,7 @@ fn setup_checks_players_addresses_modes_and_phases() {
         let mut u = 0u32;
         assert_err(tw_session_ticks_due(s.0, &mut u), tw_result::InvalidState, "tw_session_ticks_due", "not started");
         assert_err(tw_session_advance(s.0), tw_result::InvalidState, "tw_session_advance", "not started");
-        assert_err(tw_session_push_input(s.0, 0, [0u8; 2].as_ptr(), 2), tw_result::InvalidState, "tw_session_push_input", "not started");
+        assert_err(tw_session_push_input(s.0, 0, [0u8; 2].as_ptr().cast(), 2), tw_result::InvalidState, "tw_session_push_input", "not started");
         assert_err(tw_session_confirm_save(s.0, 0, 1), tw_result::InvalidState, "tw_session_confirm_save", "not started");
         let other = c("127.0.0.1:4001");
         assert_eq!(tw_session_add_remote_player(s.0, 2, other.as_ptr()), tw_result::Ok);
@@ -234,7 +234,7 @@ fn setup_checks_players_addresses_modes_and_phases() {
         assert_eq!(tw_session_ticks_due(s.0, &mut u), tw_result::Ok);
         assert_eq!(u, 0);
         assert_eq!(tw_session_advance(s.0), tw_result::NotSynchronized);
-        assert_err(tw_session_push_input(s.0, 0, [0u8; 2].as_ptr(), 2), tw_result::InvalidState, "tw_session_push_input", "not running yet");
+        assert_err(tw_session_push_input(s.0, 0, [0u8; 2].as_ptr().cast(), 2), tw_result::InvalidState, "tw_session_push_input", "not running yet");
         let mut peer = 9u32;
         assert_eq!(tw_session_player_peer(s.0, 0, &mut peer), tw_result::Ok);
         assert_eq!(peer, 0, "a local player has no peer");
@@ -264,7 +264,7 @@ fn setup_checks_players_addresses_modes_and_phases() {
         assert_err(tw_session_add_spectator(spec.0, good.as_ptr()), tw_result::InvalidState, "tw_session_add_spectator", "Spectator mode");
         assert_err(tw_session_start(replay.0), tw_result::InvalidState, "tw_session_start", "load a replay");
         assert_err(tw_session_load_replay(replay.0, ptr::null(), 4), tw_result::NullArgument, "tw_session_load_replay", "data is NULL");
-        assert_err(tw_session_load_replay(replay.0, b"TWRPnope".as_ptr(), 8), tw_result::InvalidArgument, "tw_session_load_replay", "replay");
+        assert_err(tw_session_load_replay(replay.0, b"TWRPnope".as_ptr().cast(), 8), tw_result::InvalidArgument, "tw_session_load_replay", "replay");
         let missing = c("/nonexistent/tickwire.twrp");
         assert_err(tw_session_load_replay_file(replay.0, missing.as_ptr()), tw_result::Io, "tw_session_load_replay_file", "/nonexistent");
         assert_err(tw_session_load_replay_file(replay.0, ptr::null()), tw_result::NullArgument, "tw_session_load_replay_file", "path is NULL");
@@ -293,10 +293,10 @@ fn a_replay_of_another_shape_is_refused() {
     assert_err(r, tw_result::BufferTooSmall, "tw_session_copy_replay", "the replay has");
     let mut bytes = vec![0u8; n];
     // SAFETY: buffer valid for its length.
-    assert_eq!(unsafe { tw_session_copy_replay(s.0, bytes.as_mut_ptr(), bytes.len(), &mut n) }, tw_result::Ok);
+    assert_eq!(unsafe { tw_session_copy_replay(s.0, bytes.as_mut_ptr().cast(), bytes.len(), &mut n) }, tw_result::Ok);
     let replay = create(&config(tw_session_mode::Replay, 2));
     // SAFETY: live session, valid bytes.
-    let r = unsafe { tw_session_load_replay(replay.0, bytes.as_ptr(), bytes.len()) };
+    let r = unsafe { tw_session_load_replay(replay.0, bytes.as_ptr().cast(), bytes.len()) };
     assert_err(r, tw_result::InvalidArgument, "tw_session_load_replay", "the replay has 1 players");
 }
 
@@ -311,21 +311,21 @@ fn the_loop_checks_inputs_requests_and_answers() {
     unsafe {
         assert_err(tw_session_ticks_due(s.0, ptr::null_mut()), tw_result::NullArgument, "tw_session_ticks_due", "out_ticks is NULL");
         assert_eq!(tw_session_ticks_due(s.0, &mut u), tw_result::Ok);
-        assert_err(tw_session_push_input(s.0, 1, buf.as_ptr(), 2), tw_result::InvalidArgument, "tw_session_push_input", "player 1 does not exist");
-        assert_err(tw_session_push_input(s.0, 0, buf.as_ptr(), 3), tw_result::InvalidArgument, "tw_session_push_input", "input of 3 bytes, expected 2");
+        assert_err(tw_session_push_input(s.0, 1, buf.as_ptr().cast(), 2), tw_result::InvalidArgument, "tw_session_push_input", "player 1 does not exist");
+        assert_err(tw_session_push_input(s.0, 0, buf.as_ptr().cast(), 3), tw_result::InvalidArgument, "tw_session_push_input", "input of 3 bytes, expected 2");
         assert_err(tw_session_push_input(s.0, 0, ptr::null(), 2), tw_result::NullArgument, "tw_session_push_input", "input is NULL");
         // No current request.
-        assert_err(tw_session_request_inputs(s.0, buf.as_mut_ptr(), buf.len(), &mut n), tw_result::InvalidState, "tw_session_request_inputs", "no current ADVANCE");
+        assert_err(tw_session_request_inputs(s.0, buf.as_mut_ptr().cast(), buf.len(), &mut n), tw_result::InvalidState, "tw_session_request_inputs", "no current ADVANCE");
         assert_err(tw_session_request_input_status(s.0, buf.as_mut_ptr(), buf.len(), &mut n), tw_result::InvalidState, "tw_session_request_input_status", "no current ADVANCE");
-        assert_err(tw_session_request_state(s.0, buf.as_mut_ptr(), buf.len(), &mut n), tw_result::InvalidState, "tw_session_request_state", "no current RESTORE");
+        assert_err(tw_session_request_state(s.0, buf.as_mut_ptr().cast(), buf.len(), &mut n), tw_result::InvalidState, "tw_session_request_state", "no current RESTORE");
         assert_eq!(n, 5);
-        assert_eq!(tw_session_push_input(s.0, 0, [3u8, 0].as_ptr(), 2), tw_result::Ok);
+        assert_eq!(tw_session_push_input(s.0, 0, [3u8, 0].as_ptr().cast(), 2), tw_result::Ok);
         assert_eq!(tw_session_advance(s.0), tw_result::Ok, "{}", last_error());
         // Tick 0: SAVE 0, then ADVANCE 0.
         assert_err(tw_session_poll_request(s.0, ptr::null_mut()), tw_result::NullArgument, "tw_session_poll_request", "out_request is NULL");
         assert_eq!(tw_session_poll_request(s.0, &mut r), tw_result::Ok);
         assert_eq!((r.kind, r.tick, r.data_len), (tw_request_kind::Save as u32, 0, 0));
-        assert_err(tw_session_request_inputs(s.0, buf.as_mut_ptr(), buf.len(), &mut n), tw_result::InvalidState, "tw_session_request_inputs", "no current ADVANCE");
+        assert_err(tw_session_request_inputs(s.0, buf.as_mut_ptr().cast(), buf.len(), &mut n), tw_result::InvalidState, "tw_session_request_inputs", "no current ADVANCE");
         // Advancing with requests left is refused.
         assert_err(tw_session_advance(s.0), tw_result::InvalidState, "tw_session_advance", "1 request(s) of the previous advance were not polled");
         assert_err(tw_session_confirm_save(s.0, 5, 1), tw_result::InvalidArgument, "tw_session_confirm_save", "tick 5 was not requested");
@@ -334,27 +334,27 @@ fn the_loop_checks_inputs_requests_and_answers() {
         assert_eq!((r.kind, r.tick, r.num_players, r.input_size, r.data_len), (tw_request_kind::Advance as u32, 0, 1, 2, 2));
         assert_eq!(r.flags, 0);
         // The buffer contract: too small keeps the data and gives the size.
-        assert_err(tw_session_request_inputs(s.0, buf.as_mut_ptr(), 1, &mut n), tw_result::BufferTooSmall, "tw_session_request_inputs", "2 bytes");
+        assert_err(tw_session_request_inputs(s.0, buf.as_mut_ptr().cast(), 1, &mut n), tw_result::BufferTooSmall, "tw_session_request_inputs", "2 bytes");
         assert_eq!(n, 2);
         assert_eq!(buf[0], 0x55, "nothing written on BUFFER_TOO_SMALL");
         assert_err(tw_session_request_inputs(s.0, ptr::null_mut(), 4, &mut n), tw_result::NullArgument, "tw_session_request_inputs", "buf is NULL");
-        assert_err(tw_session_request_inputs(s.0, buf.as_mut_ptr(), 4, ptr::null_mut()), tw_result::NullArgument, "tw_session_request_inputs", "out_len is NULL");
-        assert_eq!(tw_session_request_inputs(s.0, buf.as_mut_ptr(), buf.len(), &mut n), tw_result::Ok);
+        assert_err(tw_session_request_inputs(s.0, buf.as_mut_ptr().cast(), 4, ptr::null_mut()), tw_result::NullArgument, "tw_session_request_inputs", "out_len is NULL");
+        assert_eq!(tw_session_request_inputs(s.0, buf.as_mut_ptr().cast(), buf.len(), &mut n), tw_result::Ok);
         assert_eq!((n, &buf[..2]), (2, &[3u8, 0][..]));
         assert_eq!(tw_session_request_input_status(s.0, buf.as_mut_ptr(), buf.len(), &mut n), tw_result::Ok);
         assert_eq!((n, buf[0]), (1, tw_input_status::Confirmed as u8));
-        assert_err(tw_session_request_state(s.0, buf.as_mut_ptr(), buf.len(), &mut n), tw_result::InvalidState, "tw_session_request_state", "no current RESTORE");
+        assert_err(tw_session_request_state(s.0, buf.as_mut_ptr().cast(), buf.len(), &mut n), tw_result::InvalidState, "tw_session_request_state", "no current RESTORE");
         r.kind = 0xdead;
         assert_eq!(tw_session_poll_request(s.0, &mut r), tw_result::Empty);
         assert_eq!(r.kind, 0xdead, "untouched on EMPTY");
-        assert_err(tw_session_request_inputs(s.0, buf.as_mut_ptr(), buf.len(), &mut n), tw_result::InvalidState, "tw_session_request_inputs", "no current ADVANCE");
+        assert_err(tw_session_request_inputs(s.0, buf.as_mut_ptr().cast(), buf.len(), &mut n), tw_result::InvalidState, "tw_session_request_inputs", "no current ADVANCE");
         // Recording starts only before the first tick.
         assert_err(tw_session_start_recording(s.0, ptr::null(), 0), tw_result::InvalidState, "tw_session_start_recording", "before the first tick");
-        assert_err(tw_session_copy_replay(s.0, buf.as_mut_ptr(), buf.len(), &mut n), tw_result::InvalidState, "tw_session_copy_replay", "no replay");
+        assert_err(tw_session_copy_replay(s.0, buf.as_mut_ptr().cast(), buf.len(), &mut n), tw_result::InvalidState, "tw_session_copy_replay", "no replay");
         let path = c("/nonexistent-dir/x.twrp");
         assert_err(tw_session_save_replay(s.0, path.as_ptr()), tw_result::InvalidState, "tw_session_save_replay", "no recording");
         assert_err(tw_session_save_replay(s.0, ptr::null()), tw_result::NullArgument, "tw_session_save_replay", "path is NULL");
-        assert_err(tw_session_provide_state(s.0, 0, buf.as_ptr(), 4), tw_result::InvalidArgument, "tw_session_provide_state", "tick 0 was not requested");
+        assert_err(tw_session_provide_state(s.0, 0, buf.as_ptr().cast(), 4), tw_result::InvalidArgument, "tw_session_provide_state", "tick 0 was not requested");
         assert_err(tw_session_provide_state(s.0, 0, ptr::null(), 4), tw_result::NullArgument, "tw_session_provide_state", "data is NULL");
         // Events and desync dumps.
         let mut e = tw_session_event::zeroed();
@@ -364,17 +364,17 @@ fn the_loop_checks_inputs_requests_and_answers() {
         assert_eq!(tw_session_poll_event(s.0, &mut e), tw_result::Empty);
         assert_eq!(e.kind, 0xbeef);
         n = 5;
-        assert_eq!(tw_session_take_desync_dump(s.0, buf.as_mut_ptr(), buf.len(), &mut n), tw_result::Empty);
+        assert_eq!(tw_session_take_desync_dump(s.0, buf.as_mut_ptr().cast(), buf.len(), &mut n), tw_result::Empty);
         assert_eq!(n, 5);
-        assert_err(tw_session_take_desync_dump(s.0, buf.as_mut_ptr(), buf.len(), ptr::null_mut()), tw_result::NullArgument, "tw_session_take_desync_dump", "out_len is NULL");
+        assert_err(tw_session_take_desync_dump(s.0, buf.as_mut_ptr().cast(), buf.len(), ptr::null_mut()), tw_result::NullArgument, "tw_session_take_desync_dump", "out_len is NULL");
         assert_eq!(tw_session_write_desync_dump(s.0, path.as_ptr()), tw_result::Empty);
         assert_err(tw_session_write_desync_dump(s.0, ptr::null()), tw_result::NullArgument, "tw_session_write_desync_dump", "path is NULL");
         // Tuning.
         assert_err(tw_session_set_input_delay(s.0, 33), tw_result::InvalidArgument, "tw_session_set_input_delay", "above 32");
         assert_eq!(tw_session_set_input_delay(s.0, 2), tw_result::Ok);
-        assert_err(tw_session_set_prediction(s.0, 0, buf.as_ptr(), 3), tw_result::InvalidArgument, "tw_session_set_prediction", "3 bytes");
+        assert_err(tw_session_set_prediction(s.0, 0, buf.as_ptr().cast(), 3), tw_result::InvalidArgument, "tw_session_set_prediction", "3 bytes");
         assert_err(tw_session_set_prediction(s.0, 0, ptr::null(), 2), tw_result::InvalidArgument, "tw_session_set_prediction", "NULL needs len 0");
-        assert_err(tw_session_set_prediction(s.0, 4, buf.as_ptr(), 2), tw_result::InvalidArgument, "tw_session_set_prediction", "player 4");
+        assert_err(tw_session_set_prediction(s.0, 4, buf.as_ptr().cast(), 2), tw_result::InvalidArgument, "tw_session_set_prediction", "player 4");
         assert_eq!(tw_session_set_prediction(s.0, 0, ptr::null(), 0), tw_result::Ok);
         // Stats.
         assert_err(tw_session_get_stats(s.0, ptr::null_mut()), tw_result::NullArgument, "tw_session_get_stats", "out_stats is NULL");
@@ -399,7 +399,7 @@ fn spectator_and_replay_refuse_inputs_and_saves() {
         assert_eq!(tw_session_spectate(spec.0, host.as_ptr()), tw_result::Ok);
         assert_eq!(tw_session_start(spec.0), tw_result::Ok, "{}", last_error());
         assert_err(tw_session_spectate(spec.0, host.as_ptr()), tw_result::InvalidState, "tw_session_spectate", "before the session is started");
-        assert_err(tw_session_push_input(spec.0, 0, [0u8; 2].as_ptr(), 2), tw_result::InvalidState, "tw_session_push_input", "Spectator mode");
+        assert_err(tw_session_push_input(spec.0, 0, [0u8; 2].as_ptr().cast(), 2), tw_result::InvalidState, "tw_session_push_input", "Spectator mode");
         assert_eq!(tw_session_advance(spec.0), tw_result::NotSynchronized, "nobody at 127.0.0.1:9");
         assert_err(tw_session_confirm_save(spec.0, 0, 0), tw_result::InvalidState, "tw_session_confirm_save", "not running");
         assert_err(tw_session_set_prediction(spec.0, 0, ptr::null(), 0), tw_result::InvalidState, "tw_session_set_prediction", "Spectator mode");

@@ -14,7 +14,7 @@
 //! * [`session_config`]: `tw_session_config`, `tw_session_mode` and the defaults.
 //! * [`request`]: `tw_request`, one piece of work for the engine.
 //! * [`session_event`]: `tw_session_event`, the fixed-size polled session event.
-//! * [`session_stats`]: `tw_session_stats`.
+//! * [`session_stats`]: the `tw_session_stats` figures.
 //! * [`session`]: the `tw_session` object: create, setup, start, destroy.
 //! * [`session_loop`]: the per-frame session calls (ticks, inputs, advance, requests,
 //!   events), tuning and statistics.

@@ -6,7 +6,7 @@
 //! link simulator), `tw_session_start`, then the engine loop every frame, and
 //! `tw_session_destroy`.
 
-use std::ffi::c_char;
+use std::ffi::{c_char, c_void};
 use std::panic::{AssertUnwindSafe, catch_unwind, resume_unwind};
 
 use super::config::{check_struct_size, tw_direction, tw_link_sim_config};
@@ -248,10 +248,10 @@ pub unsafe extern "C" fn tw_session_spectate(session: *mut tw_session, address: 
 /// `session` must be NULL or a live handle. `data` must be NULL or valid for reading
 /// `len` bytes.
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn tw_session_load_replay(session: *mut tw_session, data: *const u8, len: usize) -> tw_result {
+pub unsafe extern "C" fn tw_session_load_replay(session: *mut tw_session, data: *const c_void, len: usize) -> tw_result {
     with_session("tw_session_load_replay", session, |s| {
         // SAFETY: forwarded contract.
-        let bytes = unsafe { arg_bytes(data, len, "data") }?;
+        let bytes = unsafe { arg_bytes(data.cast(), len, "data") }?;
         s.session.load_replay(bytes).map_err(session_failure)?;
         Ok(tw_result::Ok)
     })

@@ -137,7 +137,7 @@ impl tw_session_config {
 
     /// Converts to the runtime's config, checking every field the session itself uses
     /// (the cores check the rest and their messages come back as the error).
-    pub(crate) fn to_runtime(&self) -> FfiResult<SessionConfig> {
+    pub(crate) fn to_runtime(self) -> FfiResult<SessionConfig> {
         if self.reserved0 != 0 || self.reserved.iter().any(|&b| b != 0) {
             return Err(Failure::invalid("tw_session_config.reserved0 and reserved must be zero"));
         }

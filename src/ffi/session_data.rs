@@ -5,7 +5,7 @@
 //! size on success, and to the size needed on `TW_RESULT_BUFFER_TOO_SMALL` (nothing
 //! else is written and the data stays available); `buf` may be NULL when `buf_len` is 0.
 
-use std::ffi::c_char;
+use std::ffi::{c_char, c_void};
 use std::path::Path;
 
 use super::error::{Failure, FfiResult, tw_result};
@@ -59,14 +59,14 @@ fn no_request(what: &str, kind: &str) -> Failure {
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn tw_session_request_inputs(
     session: *mut tw_session,
-    buf: *mut u8,
+    buf: *mut c_void,
     buf_len: usize,
     out_len: *mut usize,
 ) -> tw_result {
     with_session("tw_session_request_inputs", session, |s| {
         let bytes = s.session.request_inputs().ok_or_else(|| no_request("inputs", "ADVANCE"))?;
         // SAFETY: forwarded contract.
-        unsafe { copy_out(bytes, buf, buf_len, out_len, "the inputs") }?;
+        unsafe { copy_out(bytes, buf.cast(), buf_len, out_len, "the inputs") }?;
         Ok(tw_result::Ok)
     })
 }
@@ -105,14 +105,14 @@ pub unsafe extern "C" fn tw_session_request_input_status(
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn tw_session_request_state(
     session: *mut tw_session,
-    buf: *mut u8,
+    buf: *mut c_void,
     buf_len: usize,
     out_len: *mut usize,
 ) -> tw_result {
     with_session("tw_session_request_state", session, |s| {
         let bytes = s.session.request_state().ok_or_else(|| no_request("state", "RESTORE"))?;
         // SAFETY: forwarded contract.
-        unsafe { copy_out(bytes, buf, buf_len, out_len, "the state") }?;
+        unsafe { copy_out(bytes, buf.cast(), buf_len, out_len, "the state") }?;
         Ok(tw_result::Ok)
     })
 }
@@ -132,7 +132,7 @@ pub unsafe extern "C" fn tw_session_request_state(
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn tw_session_take_desync_dump(
     session: *mut tw_session,
-    buf: *mut u8,
+    buf: *mut c_void,
     buf_len: usize,
     out_len: *mut usize,
 ) -> tw_result {
@@ -142,7 +142,7 @@ pub unsafe extern "C" fn tw_session_take_desync_dump(
         }
         let Some(dump) = s.session.desync_dump() else { return Ok(tw_result::Empty) };
         // SAFETY: forwarded contract.
-        unsafe { copy_out(dump, buf, buf_len, out_len, "the desync dump") }?;
+        unsafe { copy_out(dump, buf.cast(), buf_len, out_len, "the desync dump") }?;
         s.session.release_desync_dump();
         Ok(tw_result::Ok)
     })
@@ -183,12 +183,12 @@ pub unsafe extern "C" fn tw_session_write_desync_dump(session: *mut tw_session, 
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn tw_session_start_recording(
     session: *mut tw_session,
-    initial_state: *const u8,
+    initial_state: *const c_void,
     len: usize,
 ) -> tw_result {
     with_session("tw_session_start_recording", session, |s| {
         // SAFETY: forwarded contract.
-        let bytes = unsafe { arg_bytes(initial_state, len, "initial_state") }?;
+        let bytes = unsafe { arg_bytes(initial_state.cast(), len, "initial_state") }?;
         s.session.start_recording(bytes).map_err(session_failure)?;
         Ok(tw_result::Ok)
     })
@@ -206,7 +206,7 @@ pub unsafe extern "C" fn tw_session_start_recording(
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn tw_session_copy_replay(
     session: *mut tw_session,
-    buf: *mut u8,
+    buf: *mut c_void,
     buf_len: usize,
     out_len: *mut usize,
 ) -> tw_result {
@@ -215,7 +215,7 @@ pub unsafe extern "C" fn tw_session_copy_replay(
             Failure::new(tw_result::InvalidState, "no replay: call tw_session_start_recording before the first tick")
         })?;
         // SAFETY: forwarded contract.
-        unsafe { copy_out(bytes, buf, buf_len, out_len, "the replay") }?;
+        unsafe { copy_out(bytes, buf.cast(), buf_len, out_len, "the replay") }?;
         Ok(tw_result::Ok)
     })
 }

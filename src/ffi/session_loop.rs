@@ -12,6 +12,8 @@
 //! tw_session_event e; while (tw_session_poll_event(s, &e) == TW_RESULT_OK) { /* react */ }
 //! ```
 
+use std::ffi::c_void;
+
 use super::error::{Failure, tw_result};
 use super::host::write_out;
 use super::request::tw_request;
@@ -65,12 +67,12 @@ pub unsafe extern "C" fn tw_session_ticks_due(session: *mut tw_session, out_tick
 pub unsafe extern "C" fn tw_session_push_input(
     session: *mut tw_session,
     player: u32,
-    input: *const u8,
+    input: *const c_void,
     len: usize,
 ) -> tw_result {
     with_session("tw_session_push_input", session, |s| {
         // SAFETY: forwarded contract.
-        let bytes = unsafe { arg_bytes(input, len, "input") }?;
+        let bytes = unsafe { arg_bytes(input.cast(), len, "input") }?;
         let p = arg_player(s, player)?;
         s.session.add_input(p, bytes).map_err(session_failure)?;
         Ok(tw_result::Ok)
@@ -165,12 +167,12 @@ pub unsafe extern "C" fn tw_session_confirm_save(session: *mut tw_session, tick:
 pub unsafe extern "C" fn tw_session_provide_state(
     session: *mut tw_session,
     tick: u32,
-    data: *const u8,
+    data: *const c_void,
     len: usize,
 ) -> tw_result {
     with_session("tw_session_provide_state", session, |s| {
         // SAFETY: forwarded contract.
-        let bytes = unsafe { arg_bytes(data, len, "data") }?;
+        let bytes = unsafe { arg_bytes(data.cast(), len, "data") }?;
         s.session.provide_state(tick, bytes).map_err(session_failure)?;
         Ok(tw_result::Ok)
     })
@@ -234,7 +236,7 @@ pub unsafe extern "C" fn tw_session_set_input_delay(session: *mut tw_session, de
 pub unsafe extern "C" fn tw_session_set_prediction(
     session: *mut tw_session,
     player: u32,
-    input: *const u8,
+    input: *const c_void,
     len: usize,
 ) -> tw_result {
     with_session("tw_session_set_prediction", session, |s| {
@@ -245,7 +247,7 @@ pub unsafe extern "C" fn tw_session_set_prediction(
             None
         } else {
             // SAFETY: forwarded contract.
-            Some(unsafe { arg_bytes(input, len, "input") }?)
+            Some(unsafe { arg_bytes(input.cast(), len, "input") }?)
         };
         let p = arg_player(s, player)?;
         s.session.set_prediction(p, bytes).map_err(session_failure)?;

@@ -217,7 +217,7 @@ impl Engine {
                     assert_eq!(r.input_size as usize, INPUT_SIZE);
                     assert_eq!(r.data_len as usize, players * INPUT_SIZE);
                     let mut n = 0;
-                    ok(unsafe { tw_session_request_inputs(s, self.inputs.as_mut_ptr(), self.inputs.len(), &mut n) });
+                    ok(unsafe { tw_session_request_inputs(s, self.inputs.as_mut_ptr().cast(), self.inputs.len(), &mut n) });
                     assert_eq!(n, players * INPUT_SIZE);
                     ok(unsafe { tw_session_request_input_status(s, self.statuses.as_mut_ptr(), self.statuses.len(), &mut n) });
                     assert_eq!(n, players);
@@ -231,7 +231,7 @@ impl Engine {
                 }
                 k if k == tw_request_kind::Restore as u32 => {
                     let mut n = 0;
-                    ok(unsafe { tw_session_request_state(s, self.blob.as_mut_ptr(), self.blob.len(), &mut n) });
+                    ok(unsafe { tw_session_request_state(s, self.blob.as_mut_ptr().cast(), self.blob.len(), &mut n) });
                     assert_eq!(n as u64, r.data_len);
                     assert_eq!(n, self.state.len() * 8, "state blob size");
                     for (w, c) in self.state.iter_mut().zip(self.blob[..n].chunks_exact(8)) {
@@ -241,7 +241,7 @@ impl Engine {
                 }
                 k if k == tw_request_kind::DumpState as u32 => {
                     let bytes: Vec<u8> = self.slots[r.slot as usize].iter().flat_map(|w| w.to_le_bytes()).collect();
-                    ok(unsafe { tw_session_provide_state(s, r.tick, bytes.as_ptr(), bytes.len()) });
+                    ok(unsafe { tw_session_provide_state(s, r.tick, bytes.as_ptr().cast(), bytes.len()) });
                     self.dumps_provided += 1;
                 }
                 k => panic!("unknown request kind {k}"),
@@ -268,7 +268,7 @@ pub fn frame(
         let t = st.current_tick + st.input_delay;
         for &p in local {
             let input = input_for(seed, p, t, period);
-            ok(unsafe { tw_session_push_input(s, p as u32, input.as_ptr(), input.len()) });
+            ok(unsafe { tw_session_push_input(s, p as u32, input.as_ptr().cast(), input.len()) });
         }
         let r = unsafe { tw_session_advance(s) };
         assert!(!r.is_err(), "advance failed: {r:?}: {}", last_error());

@@ -15,7 +15,9 @@ use crate::core::rollback::{
 };
 use crate::core::transport::{PeerId, Transport};
 
-/// One running core.
+/// One running core. A session holds exactly one, built once and never moved per
+/// tick, so the size difference between the variants costs nothing worth a box.
+#[allow(clippy::large_enum_variant)]
 pub(super) enum Core {
     P2p(P2pSession),
     SyncTest(SyncTestSession),

@@ -358,8 +358,7 @@ impl Session {
 
     /// Drains the host's events into the core and the session's bookkeeping.
     fn pump(&mut self) {
-        loop {
-            let Some(ev) = self.host.as_mut().and_then(Host::poll_event) else { break };
+        while let Some(ev) = self.host.as_mut().and_then(Host::poll_event) {
             match ev {
                 HostEvent::Message { peer, data, received_at, .. } => {
                     if let Some(core) = self.core.as_mut() {

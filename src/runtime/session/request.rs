@@ -90,7 +90,7 @@ impl CurrentRequest {
                     resimulating,
                     predicted: inputs.statuses().contains(&InputStatus::Predicted),
                     players,
-                    input_size: if players == 0 { 0 } else { inputs.bytes().len() / players },
+                    input_size: inputs.bytes().len().checked_div(players).unwrap_or(0),
                     data_len: inputs.bytes().len(),
                     ..empty(RequestKind::Advance, tick, 0)
                 }

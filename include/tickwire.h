@@ -1852,6 +1852,9 @@ void tw_session_destroy(struct tw_session *session);
  * Thread-safety: a session is used from one thread at a time (it may move between
  * threads between calls); this holds for every `tw_session_*` call taking a session.
  *
+ * Ownership: the library keeps no pointer passed here after the call; outputs are
+ * caller memory, written only on success.
+ *
  * Returns `TW_RESULT_OK`; `TW_RESULT_NULL_ARGUMENT`; `TW_RESULT_INVALID_ARGUMENT` (no
  * such player, or already added); `TW_RESULT_INVALID_STATE` (not P2P, or started);
  * `TW_RESULT_PANIC`.
@@ -1871,6 +1874,9 @@ tw_result tw_session_add_local_player(struct tw_session *session, uint32_t playe
  * here). A failed dial is retried until the match runs.
  *
  * Ownership: `address` is only read during the call.
+ *
+ * Thread-safety: a session is used from one thread at a time (it may move between
+ * threads between calls).
  *
  * Returns `TW_RESULT_OK`; `TW_RESULT_NULL_ARGUMENT`; `TW_RESULT_INVALID_ARGUMENT` (no
  * such player, already added, unparsable address, port 0 or an unspecified IP, an
@@ -1892,6 +1898,9 @@ tw_result tw_session_add_remote_player(struct tw_session *session,
  *
  * Ownership: `address` is only read during the call.
  *
+ * Thread-safety: a session is used from one thread at a time (it may move between
+ * threads between calls).
+ *
  * Returns `TW_RESULT_OK`; `TW_RESULT_NULL_ARGUMENT`; `TW_RESULT_INVALID_ARGUMENT`
  * (bad address, already registered, `max_spectators` reached);
  * `TW_RESULT_INVALID_STATE` (not P2P); `TW_RESULT_PANIC`.
@@ -1905,6 +1914,11 @@ tw_result tw_session_add_spectator(struct tw_session *session, const char *addre
 /**
  * SPECTATOR, before `tw_session_start`: the P2P peer whose match to watch (it must
  * have registered this session's address with `tw_session_add_spectator`).
+ *
+ * Ownership: the library keeps no pointer passed here after the call; outputs are
+ * caller memory, written only on success.
+ * Thread-safety: a session is used from one thread at a time (it may move between
+ * threads between calls).
  *
  * Returns `TW_RESULT_OK`; `TW_RESULT_NULL_ARGUMENT`; `TW_RESULT_INVALID_ARGUMENT` (bad
  * address); `TW_RESULT_INVALID_STATE` (not SPECTATOR, or started); `TW_RESULT_PANIC`.
@@ -1922,6 +1936,9 @@ tw_result tw_session_spectate(struct tw_session *session, const char *address);
  *
  * Ownership: the bytes are copied before the call returns.
  *
+ * Thread-safety: a session is used from one thread at a time (it may move between
+ * threads between calls).
+ *
  * Returns `TW_RESULT_OK`; `TW_RESULT_NULL_ARGUMENT`; `TW_RESULT_INVALID_ARGUMENT` (not
  * a replay, corrupt, or another shape); `TW_RESULT_INVALID_STATE` (not REPLAY, or
  * started); `TW_RESULT_PANIC`.
@@ -1935,6 +1952,11 @@ tw_result tw_session_load_replay(struct tw_session *session, const void *data, s
 /**
  * REPLAY, before `tw_session_start`: reads the replay file at `path` (UTF-8).
  *
+ * Ownership: the library keeps no pointer passed here after the call; outputs are
+ * caller memory, written only on success.
+ * Thread-safety: a session is used from one thread at a time (it may move between
+ * threads between calls).
+ *
  * Returns as `tw_session_load_replay`, and `TW_RESULT_IO` if the file cannot be read.
  *
  * # Safety
@@ -1947,6 +1969,11 @@ tw_result tw_session_load_replay_file(struct tw_session *session, const char *pa
  * P2P and SPECTATOR: turns the link simulator for one direction
  * (`TW_DIRECTION_OUTBOUND` / `TW_DIRECTION_INBOUND`) on with `config`, or off when
  * `config` is NULL, exactly as `tw_host_set_link_sim`. Any time.
+ *
+ * Ownership: the library keeps no pointer passed here after the call; outputs are
+ * caller memory, written only on success.
+ * Thread-safety: a session is used from one thread at a time (it may move between
+ * threads between calls).
  *
  * Returns `TW_RESULT_OK`; `TW_RESULT_NULL_ARGUMENT` (`session`);
  * `TW_RESULT_INVALID_ARGUMENT`; `TW_RESULT_VERSION_MISMATCH`; `TW_RESULT_INVALID_STATE`
@@ -1968,6 +1995,11 @@ tw_result tw_session_set_link_sim(struct tw_session *session,
  * (`TW_SESSION_EVENT_KIND_SYNCHRONIZED`). SPECTATOR: connects to the watched host.
  * SYNCTEST and REPLAY run at once.
  *
+ * Ownership: the library keeps no pointer passed here after the call; outputs are
+ * caller memory, written only on success.
+ * Thread-safety: a session is used from one thread at a time (it may move between
+ * threads between calls).
+ *
  * Returns `TW_RESULT_OK`; `TW_RESULT_NULL_ARGUMENT`; `TW_RESULT_INVALID_STATE` (already
  * started, a player missing, no local player, no watched host, no replay loaded);
  * `TW_RESULT_PANIC`.
@@ -1982,6 +2014,11 @@ tw_result tw_session_start(struct tw_session *session);
  * real port when bound to port 0). `*out_len` is the text's length with its NUL: on
  * success the bytes written, on `TW_RESULT_BUFFER_TOO_SMALL` the size needed. 64
  * bytes are always enough.
+ *
+ * Ownership: the library keeps no pointer passed here after the call; outputs are
+ * caller memory, written only on success.
+ * Thread-safety: a session is used from one thread at a time (it may move between
+ * threads between calls).
  *
  * Returns `TW_RESULT_OK`; `TW_RESULT_NULL_ARGUMENT` (`out_len`, or `buf` with
  * `buf_len > 0`); `TW_RESULT_BUFFER_TOO_SMALL`; `TW_RESULT_INVALID_STATE` (no socket
@@ -2002,6 +2039,11 @@ tw_result tw_session_local_address(struct tw_session *session,
  * after `tw_session_create` (0 for SPECTATOR and REPLAY, which never save), so the
  * engine can allocate its snapshot array once.
  *
+ * Ownership: the library keeps no pointer passed here after the call; outputs are
+ * caller memory, written only on success.
+ * Thread-safety: a session is used from one thread at a time (it may move between
+ * threads between calls).
+ *
  * Returns `TW_RESULT_OK`; `TW_RESULT_NULL_ARGUMENT`; `TW_RESULT_PANIC`.
  *
  * # Safety
@@ -2014,6 +2056,11 @@ tw_result tw_session_state_slots(struct tw_session *session, uint32_t *out_slots
  * FOR TESTS ONLY: panics inside the session's panic guard, leaving the session
  * poisoned: every later call on it except `tw_session_destroy` returns
  * `TW_RESULT_PANIC`.
+ *
+ * Ownership: the library keeps no pointer passed here after the call; outputs are
+ * caller memory, written only on success.
+ * Thread-safety: a session is used from one thread at a time (it may move between
+ * threads between calls).
  *
  * Returns `TW_RESULT_PANIC` (or `TW_RESULT_NULL_ARGUMENT` for NULL), with a last
  * error starting `"panic: "`.
@@ -2032,6 +2079,9 @@ tw_result tw_debug_session_panic(struct tw_session *session);
  *
  * Thread-safety: one thread at a time per session.
  *
+ * Ownership: the library keeps no pointer passed here after the call; outputs are
+ * caller memory, written only on success.
+ *
  * Returns `TW_RESULT_OK`; `TW_RESULT_NULL_ARGUMENT`; `TW_RESULT_INVALID_STATE` (not
  * started); `TW_RESULT_NETWORK_THREAD_GONE` (after a FATAL event); `TW_RESULT_PANIC`.
  *
@@ -2047,6 +2097,9 @@ tw_result tw_session_ticks_due(struct tw_session *session, uint32_t *out_ticks);
  * repeats its last one); SYNCTEST: every player.
  *
  * Ownership: the bytes are copied before the call returns.
+ *
+ * Thread-safety: a session is used from one thread at a time (it may move between
+ * threads between calls).
  *
  * Returns `TW_RESULT_OK`; `TW_RESULT_NULL_ARGUMENT`; `TW_RESULT_INVALID_ARGUMENT` (no
  * such player, not local, wrong length); `TW_RESULT_INVALID_STATE` (SPECTATOR or
@@ -2065,6 +2118,11 @@ tw_result tw_session_push_input(struct tw_session *session,
  * Runs one tick: rolls back if a prediction was wrong and simulates the current tick,
  * all as requests to poll with `tw_session_poll_request` (every one, in order, before
  * the next advance).
+ *
+ * Ownership: the library keeps no pointer passed here after the call; outputs are
+ * caller memory, written only on success.
+ * Thread-safety: a session is used from one thread at a time (it may move between
+ * threads between calls).
  *
  * Returns `TW_RESULT_OK` (requests to run), or a status that is not an error:
  * `TW_RESULT_NOT_SYNCHRONIZED` (still connecting or waiting to hear every peer),
@@ -2086,6 +2144,11 @@ tw_result tw_session_advance(struct tw_session *session);
  * `tw_session_request_input_status` and `tw_session_request_state` until the next
  * poll or advance. Run each request before polling the next.
  *
+ * Ownership: the library keeps no pointer passed here after the call; outputs are
+ * caller memory, written only on success.
+ * Thread-safety: a session is used from one thread at a time (it may move between
+ * threads between calls).
+ *
  * Returns `TW_RESULT_OK`; `TW_RESULT_EMPTY` (no more requests; `*out_request`
  * untouched); `TW_RESULT_NULL_ARGUMENT`; `TW_RESULT_PANIC`.
  *
@@ -2102,6 +2165,11 @@ tw_result tw_session_poll_request(struct tw_session *session, struct tw_request 
  * and needs them in the order of the SAVE requests. Any deterministic 64-bit hash of
  * the state works.
  *
+ * Ownership: the library keeps no pointer passed here after the call; outputs are
+ * caller memory, written only on success.
+ * Thread-safety: a session is used from one thread at a time (it may move between
+ * threads between calls).
+ *
  * Returns `TW_RESULT_OK`; `TW_RESULT_NULL_ARGUMENT`; `TW_RESULT_INVALID_ARGUMENT` (no
  * save of `tick` is pending); `TW_RESULT_INVALID_STATE` (SPECTATOR or REPLAY, which
  * never save; not running); `TW_RESULT_PANIC`.
@@ -2116,6 +2184,9 @@ tw_result tw_session_confirm_save(struct tw_session *session, uint32_t tick, uin
  * request), in the engine's own format, for a desync dump or a joining spectator.
  *
  * Ownership: the bytes are copied before the call returns.
+ *
+ * Thread-safety: a session is used from one thread at a time (it may move between
+ * threads between calls).
  *
  * Returns `TW_RESULT_OK`; `TW_RESULT_NULL_ARGUMENT`; `TW_RESULT_INVALID_ARGUMENT` (no
  * dump of `tick` was requested); `TW_RESULT_INVALID_STATE` (not P2P, not running);
@@ -2134,6 +2205,11 @@ tw_result tw_session_provide_state(struct tw_session *session,
  * Takes the next event and copies it into `*out_event`. Drain it every frame until
  * `TW_RESULT_EMPTY`.
  *
+ * Ownership: the library keeps no pointer passed here after the call; outputs are
+ * caller memory, written only on success.
+ * Thread-safety: a session is used from one thread at a time (it may move between
+ * threads between calls).
+ *
  * Returns `TW_RESULT_OK`; `TW_RESULT_EMPTY` (`*out_event` untouched);
  * `TW_RESULT_NULL_ARGUMENT`; `TW_RESULT_PANIC`.
  *
@@ -2147,6 +2223,11 @@ tw_result tw_session_poll_event(struct tw_session *session, struct tw_session_ev
  * P2P: changes the input delay (0..=32 ticks) from the next tick on; before the
  * session runs it replaces the configured one. A longer delay repeats the last input
  * over the gap, a shorter one drops inputs until the ticks catch up.
+ *
+ * Ownership: the library keeps no pointer passed here after the call; outputs are
+ * caller memory, written only on success.
+ * Thread-safety: a session is used from one thread at a time (it may move between
+ * threads between calls).
  *
  * Returns `TW_RESULT_OK`; `TW_RESULT_NULL_ARGUMENT`; `TW_RESULT_INVALID_ARGUMENT`
  * (above 32); `TW_RESULT_INVALID_STATE` (not P2P); `TW_RESULT_PANIC`.
@@ -2162,6 +2243,9 @@ tw_result tw_session_set_input_delay(struct tw_session *session, uint32_t delay)
  * 0) goes back to the configured `prediction`. Any time.
  *
  * Ownership: the bytes are copied before the call returns.
+ *
+ * Thread-safety: a session is used from one thread at a time (it may move between
+ * threads between calls).
  *
  * Returns `TW_RESULT_OK`; `TW_RESULT_NULL_ARGUMENT` (`session`);
  * `TW_RESULT_INVALID_ARGUMENT` (no such player, wrong length, NULL with `len > 0`);
@@ -2180,6 +2264,11 @@ tw_result tw_session_set_prediction(struct tw_session *session,
  * Copies the session's figures into `*out_stats`. (Named `_get_` because
  * `tw_session_stats` is the struct's name.)
  *
+ * Ownership: the library keeps no pointer passed here after the call; outputs are
+ * caller memory, written only on success.
+ * Thread-safety: a session is used from one thread at a time (it may move between
+ * threads between calls).
+ *
  * Returns `TW_RESULT_OK`; `TW_RESULT_NULL_ARGUMENT`; `TW_RESULT_PANIC`.
  *
  * # Safety
@@ -2191,6 +2280,11 @@ tw_result tw_session_get_stats(struct tw_session *session, struct tw_session_sta
 /**
  * Copies the transport statistics (RTT, loss, bytes, ...) of the connection `peer`
  * (a peer id from an event or `tw_session_player_peer`) into `*out_stats`.
+ *
+ * Ownership: the library keeps no pointer passed here after the call; outputs are
+ * caller memory, written only on success.
+ * Thread-safety: a session is used from one thread at a time (it may move between
+ * threads between calls).
  *
  * Returns `TW_RESULT_OK`; `TW_RESULT_NULL_ARGUMENT`; `TW_RESULT_INVALID_ARGUMENT`
  * (peer 0); `TW_RESULT_UNKNOWN_PEER` (unknown, disconnected, or no socket in this
@@ -2208,6 +2302,11 @@ tw_result tw_session_peer_stats(struct tw_session *session,
  * P2P: sets `*out_peer` to the connection of remote `player` (for
  * `tw_session_peer_stats`), or 0 for a local player.
  *
+ * Ownership: the library keeps no pointer passed here after the call; outputs are
+ * caller memory, written only on success.
+ * Thread-safety: a session is used from one thread at a time (it may move between
+ * threads between calls).
+ *
  * Returns `TW_RESULT_OK`; `TW_RESULT_NULL_ARGUMENT`; `TW_RESULT_INVALID_ARGUMENT` (no
  * such player); `TW_RESULT_INVALID_STATE` (the player was not added, or its peer
  * has not connected yet); `TW_RESULT_PANIC`.
@@ -2221,6 +2320,11 @@ tw_result tw_session_player_peer(struct tw_session *session, uint32_t player, ui
 /**
  * Copies the inputs of the current ADVANCE request: `num_players * input_size` bytes,
  * player 0's input first. Valid until the next poll or advance.
+ *
+ * Ownership: the library keeps no pointer passed here after the call; outputs are
+ * caller memory, written only on success.
+ * Thread-safety: a session is used from one thread at a time (it may move between
+ * threads between calls).
  *
  * Returns `TW_RESULT_OK`; `TW_RESULT_NULL_ARGUMENT`; `TW_RESULT_BUFFER_TOO_SMALL`;
  * `TW_RESULT_INVALID_STATE` (the current request is not an ADVANCE, or there is
@@ -2239,6 +2343,11 @@ tw_result tw_session_request_inputs(struct tw_session *session,
  * Copies the input statuses of the current ADVANCE request: one `tw_input_status`
  * byte per player (CONFIRMED, PREDICTED, DISCONNECTED). Valid until the next poll.
  *
+ * Ownership: the library keeps no pointer passed here after the call; outputs are
+ * caller memory, written only on success.
+ * Thread-safety: a session is used from one thread at a time (it may move between
+ * threads between calls).
+ *
  * Returns as `tw_session_request_inputs`.
  *
  * # Safety
@@ -2252,6 +2361,11 @@ tw_result tw_session_request_input_status(struct tw_session *session,
 /**
  * Copies the serialized state of the current RESTORE request (`data_len` bytes, the
  * engine's own format). Valid until the next poll.
+ *
+ * Ownership: the library keeps no pointer passed here after the call; outputs are
+ * caller memory, written only on success.
+ * Thread-safety: a session is used from one thread at a time (it may move between
+ * threads between calls).
  *
  * Returns `TW_RESULT_OK`; `TW_RESULT_NULL_ARGUMENT`; `TW_RESULT_BUFFER_TOO_SMALL`;
  * `TW_RESULT_INVALID_STATE` (the current request is not a RESTORE, or there is none);
@@ -2273,6 +2387,11 @@ tw_result tw_session_request_state(struct tw_session *session,
  * the library's `core::rollback::desync`. On `TW_RESULT_BUFFER_TOO_SMALL` the dump is
  * kept and `*out_len` is its size.
  *
+ * Ownership: the library keeps no pointer passed here after the call; outputs are
+ * caller memory, written only on success.
+ * Thread-safety: a session is used from one thread at a time (it may move between
+ * threads between calls).
+ *
  * Returns `TW_RESULT_OK`; `TW_RESULT_EMPTY` (no dump ready; nothing written);
  * `TW_RESULT_NULL_ARGUMENT`; `TW_RESULT_BUFFER_TOO_SMALL`; `TW_RESULT_PANIC`.
  *
@@ -2287,6 +2406,11 @@ tw_result tw_session_take_desync_dump(struct tw_session *session,
 /**
  * P2P: writes the ready desync dump to the file at `path` (UTF-8; created or
  * replaced) and releases it.
+ *
+ * Ownership: the library keeps no pointer passed here after the call; outputs are
+ * caller memory, written only on success.
+ * Thread-safety: a session is used from one thread at a time (it may move between
+ * threads between calls).
  *
  * Returns `TW_RESULT_OK`; `TW_RESULT_EMPTY` (no dump ready; no file written);
  * `TW_RESULT_NULL_ARGUMENT`; `TW_RESULT_IO`; `TW_RESULT_PANIC`.
@@ -2305,6 +2429,9 @@ tw_result tw_session_write_desync_dump(struct tw_session *session, const char *p
  *
  * Ownership: the bytes are copied before the call returns.
  *
+ * Thread-safety: a session is used from one thread at a time (it may move between
+ * threads between calls).
+ *
  * Returns `TW_RESULT_OK`; `TW_RESULT_NULL_ARGUMENT`; `TW_RESULT_INVALID_STATE` (not
  * P2P, or ticks already simulated); `TW_RESULT_PANIC`.
  *
@@ -2319,6 +2446,11 @@ tw_result tw_session_start_recording(struct tw_session *session,
 /**
  * P2P: copies the replay recorded so far (a complete replay file of every tick final
  * on every peer; it grows as the match goes on).
+ *
+ * Ownership: the library keeps no pointer passed here after the call; outputs are
+ * caller memory, written only on success.
+ * Thread-safety: a session is used from one thread at a time (it may move between
+ * threads between calls).
  *
  * Returns `TW_RESULT_OK`; `TW_RESULT_NULL_ARGUMENT`; `TW_RESULT_BUFFER_TOO_SMALL`;
  * `TW_RESULT_INVALID_STATE` (no recording, or the session is not running yet);
@@ -2335,6 +2467,11 @@ tw_result tw_session_copy_replay(struct tw_session *session,
 /**
  * P2P: writes the replay recorded so far to the file at `path` (UTF-8; created or
  * replaced). Play it back with a REPLAY session (`tw_session_load_replay_file`).
+ *
+ * Ownership: the library keeps no pointer passed here after the call; outputs are
+ * caller memory, written only on success.
+ * Thread-safety: a session is used from one thread at a time (it may move between
+ * threads between calls).
  *
  * Returns `TW_RESULT_OK`; `TW_RESULT_NULL_ARGUMENT`; `TW_RESULT_INVALID_STATE` (no
  * recording, or not running yet); `TW_RESULT_IO`; `TW_RESULT_PANIC`.

@@ -146,6 +146,9 @@ pub unsafe extern "C" fn tw_session_destroy(session: *mut tw_session) {
 /// Thread-safety: a session is used from one thread at a time (it may move between
 /// threads between calls); this holds for every `tw_session_*` call taking a session.
 ///
+/// Ownership: the library keeps no pointer passed here after the call; outputs are
+/// caller memory, written only on success.
+///
 /// Returns `TW_RESULT_OK`; `TW_RESULT_NULL_ARGUMENT`; `TW_RESULT_INVALID_ARGUMENT` (no
 /// such player, or already added); `TW_RESULT_INVALID_STATE` (not P2P, or started);
 /// `TW_RESULT_PANIC`.
@@ -169,6 +172,9 @@ pub unsafe extern "C" fn tw_session_add_local_player(session: *mut tw_session, p
 /// here). A failed dial is retried until the match runs.
 ///
 /// Ownership: `address` is only read during the call.
+///
+/// Thread-safety: a session is used from one thread at a time (it may move between
+/// threads between calls).
 ///
 /// Returns `TW_RESULT_OK`; `TW_RESULT_NULL_ARGUMENT`; `TW_RESULT_INVALID_ARGUMENT` (no
 /// such player, already added, unparsable address, port 0 or an unspecified IP, an
@@ -198,6 +204,9 @@ pub unsafe extern "C" fn tw_session_add_remote_player(
 ///
 /// Ownership: `address` is only read during the call.
 ///
+/// Thread-safety: a session is used from one thread at a time (it may move between
+/// threads between calls).
+///
 /// Returns `TW_RESULT_OK`; `TW_RESULT_NULL_ARGUMENT`; `TW_RESULT_INVALID_ARGUMENT`
 /// (bad address, already registered, `max_spectators` reached);
 /// `TW_RESULT_INVALID_STATE` (not P2P); `TW_RESULT_PANIC`.
@@ -217,6 +226,11 @@ pub unsafe extern "C" fn tw_session_add_spectator(session: *mut tw_session, addr
 
 /// SPECTATOR, before `tw_session_start`: the P2P peer whose match to watch (it must
 /// have registered this session's address with `tw_session_add_spectator`).
+///
+/// Ownership: the library keeps no pointer passed here after the call; outputs are
+/// caller memory, written only on success.
+/// Thread-safety: a session is used from one thread at a time (it may move between
+/// threads between calls).
 ///
 /// Returns `TW_RESULT_OK`; `TW_RESULT_NULL_ARGUMENT`; `TW_RESULT_INVALID_ARGUMENT` (bad
 /// address); `TW_RESULT_INVALID_STATE` (not SPECTATOR, or started); `TW_RESULT_PANIC`.
@@ -240,6 +254,9 @@ pub unsafe extern "C" fn tw_session_spectate(session: *mut tw_session, address: 
 ///
 /// Ownership: the bytes are copied before the call returns.
 ///
+/// Thread-safety: a session is used from one thread at a time (it may move between
+/// threads between calls).
+///
 /// Returns `TW_RESULT_OK`; `TW_RESULT_NULL_ARGUMENT`; `TW_RESULT_INVALID_ARGUMENT` (not
 /// a replay, corrupt, or another shape); `TW_RESULT_INVALID_STATE` (not REPLAY, or
 /// started); `TW_RESULT_PANIC`.
@@ -258,6 +275,11 @@ pub unsafe extern "C" fn tw_session_load_replay(session: *mut tw_session, data: 
 }
 
 /// REPLAY, before `tw_session_start`: reads the replay file at `path` (UTF-8).
+///
+/// Ownership: the library keeps no pointer passed here after the call; outputs are
+/// caller memory, written only on success.
+/// Thread-safety: a session is used from one thread at a time (it may move between
+/// threads between calls).
 ///
 /// Returns as `tw_session_load_replay`, and `TW_RESULT_IO` if the file cannot be read.
 ///
@@ -278,6 +300,11 @@ pub unsafe extern "C" fn tw_session_load_replay_file(session: *mut tw_session, p
 /// P2P and SPECTATOR: turns the link simulator for one direction
 /// (`TW_DIRECTION_OUTBOUND` / `TW_DIRECTION_INBOUND`) on with `config`, or off when
 /// `config` is NULL, exactly as `tw_host_set_link_sim`. Any time.
+///
+/// Ownership: the library keeps no pointer passed here after the call; outputs are
+/// caller memory, written only on success.
+/// Thread-safety: a session is used from one thread at a time (it may move between
+/// threads between calls).
 ///
 /// Returns `TW_RESULT_OK`; `TW_RESULT_NULL_ARGUMENT` (`session`);
 /// `TW_RESULT_INVALID_ARGUMENT`; `TW_RESULT_VERSION_MISMATCH`; `TW_RESULT_INVALID_STATE`
@@ -314,6 +341,11 @@ pub unsafe extern "C" fn tw_session_set_link_sim(
 /// (`TW_SESSION_EVENT_KIND_SYNCHRONIZED`). SPECTATOR: connects to the watched host.
 /// SYNCTEST and REPLAY run at once.
 ///
+/// Ownership: the library keeps no pointer passed here after the call; outputs are
+/// caller memory, written only on success.
+/// Thread-safety: a session is used from one thread at a time (it may move between
+/// threads between calls).
+///
 /// Returns `TW_RESULT_OK`; `TW_RESULT_NULL_ARGUMENT`; `TW_RESULT_INVALID_STATE` (already
 /// started, a player missing, no local player, no watched host, no replay loaded);
 /// `TW_RESULT_PANIC`.
@@ -332,6 +364,11 @@ pub unsafe extern "C" fn tw_session_start(session: *mut tw_session) -> tw_result
 /// real port when bound to port 0). `*out_len` is the text's length with its NUL: on
 /// success the bytes written, on `TW_RESULT_BUFFER_TOO_SMALL` the size needed. 64
 /// bytes are always enough.
+///
+/// Ownership: the library keeps no pointer passed here after the call; outputs are
+/// caller memory, written only on success.
+/// Thread-safety: a session is used from one thread at a time (it may move between
+/// threads between calls).
 ///
 /// Returns `TW_RESULT_OK`; `TW_RESULT_NULL_ARGUMENT` (`out_len`, or `buf` with
 /// `buf_len > 0`); `TW_RESULT_BUFFER_TOO_SMALL`; `TW_RESULT_INVALID_STATE` (no socket
@@ -380,6 +417,11 @@ pub unsafe extern "C" fn tw_session_local_address(
 /// after `tw_session_create` (0 for SPECTATOR and REPLAY, which never save), so the
 /// engine can allocate its snapshot array once.
 ///
+/// Ownership: the library keeps no pointer passed here after the call; outputs are
+/// caller memory, written only on success.
+/// Thread-safety: a session is used from one thread at a time (it may move between
+/// threads between calls).
+///
 /// Returns `TW_RESULT_OK`; `TW_RESULT_NULL_ARGUMENT`; `TW_RESULT_PANIC`.
 ///
 /// # Safety
@@ -400,6 +442,11 @@ pub unsafe extern "C" fn tw_session_state_slots(session: *mut tw_session, out_sl
 /// FOR TESTS ONLY: panics inside the session's panic guard, leaving the session
 /// poisoned: every later call on it except `tw_session_destroy` returns
 /// `TW_RESULT_PANIC`.
+///
+/// Ownership: the library keeps no pointer passed here after the call; outputs are
+/// caller memory, written only on success.
+/// Thread-safety: a session is used from one thread at a time (it may move between
+/// threads between calls).
 ///
 /// Returns `TW_RESULT_PANIC` (or `TW_RESULT_NULL_ARGUMENT` for NULL), with a last
 /// error starting `"panic: "`.

@@ -49,6 +49,11 @@ fn no_request(what: &str, kind: &str) -> Failure {
 /// Copies the inputs of the current ADVANCE request: `num_players * input_size` bytes,
 /// player 0's input first. Valid until the next poll or advance.
 ///
+/// Ownership: the library keeps no pointer passed here after the call; outputs are
+/// caller memory, written only on success.
+/// Thread-safety: a session is used from one thread at a time (it may move between
+/// threads between calls).
+///
 /// Returns `TW_RESULT_OK`; `TW_RESULT_NULL_ARGUMENT`; `TW_RESULT_BUFFER_TOO_SMALL`;
 /// `TW_RESULT_INVALID_STATE` (the current request is not an ADVANCE, or there is
 /// none); `TW_RESULT_PANIC`.
@@ -74,6 +79,11 @@ pub unsafe extern "C" fn tw_session_request_inputs(
 /// Copies the input statuses of the current ADVANCE request: one `tw_input_status`
 /// byte per player (CONFIRMED, PREDICTED, DISCONNECTED). Valid until the next poll.
 ///
+/// Ownership: the library keeps no pointer passed here after the call; outputs are
+/// caller memory, written only on success.
+/// Thread-safety: a session is used from one thread at a time (it may move between
+/// threads between calls).
+///
 /// Returns as `tw_session_request_inputs`.
 ///
 /// # Safety
@@ -95,6 +105,11 @@ pub unsafe extern "C" fn tw_session_request_input_status(
 
 /// Copies the serialized state of the current RESTORE request (`data_len` bytes, the
 /// engine's own format). Valid until the next poll.
+///
+/// Ownership: the library keeps no pointer passed here after the call; outputs are
+/// caller memory, written only on success.
+/// Thread-safety: a session is used from one thread at a time (it may move between
+/// threads between calls).
 ///
 /// Returns `TW_RESULT_OK`; `TW_RESULT_NULL_ARGUMENT`; `TW_RESULT_BUFFER_TOO_SMALL`;
 /// `TW_RESULT_INVALID_STATE` (the current request is not a RESTORE, or there is none);
@@ -124,6 +139,11 @@ pub unsafe extern "C" fn tw_session_request_state(
 /// the library's `core::rollback::desync`. On `TW_RESULT_BUFFER_TOO_SMALL` the dump is
 /// kept and `*out_len` is its size.
 ///
+/// Ownership: the library keeps no pointer passed here after the call; outputs are
+/// caller memory, written only on success.
+/// Thread-safety: a session is used from one thread at a time (it may move between
+/// threads between calls).
+///
 /// Returns `TW_RESULT_OK`; `TW_RESULT_EMPTY` (no dump ready; nothing written);
 /// `TW_RESULT_NULL_ARGUMENT`; `TW_RESULT_BUFFER_TOO_SMALL`; `TW_RESULT_PANIC`.
 ///
@@ -151,6 +171,11 @@ pub unsafe extern "C" fn tw_session_take_desync_dump(
 /// P2P: writes the ready desync dump to the file at `path` (UTF-8; created or
 /// replaced) and releases it.
 ///
+/// Ownership: the library keeps no pointer passed here after the call; outputs are
+/// caller memory, written only on success.
+/// Thread-safety: a session is used from one thread at a time (it may move between
+/// threads between calls).
+///
 /// Returns `TW_RESULT_OK`; `TW_RESULT_EMPTY` (no dump ready; no file written);
 /// `TW_RESULT_NULL_ARGUMENT`; `TW_RESULT_IO`; `TW_RESULT_PANIC`.
 ///
@@ -174,6 +199,9 @@ pub unsafe extern "C" fn tw_session_write_desync_dump(session: *mut tw_session, 
 ///
 /// Ownership: the bytes are copied before the call returns.
 ///
+/// Thread-safety: a session is used from one thread at a time (it may move between
+/// threads between calls).
+///
 /// Returns `TW_RESULT_OK`; `TW_RESULT_NULL_ARGUMENT`; `TW_RESULT_INVALID_STATE` (not
 /// P2P, or ticks already simulated); `TW_RESULT_PANIC`.
 ///
@@ -196,6 +224,11 @@ pub unsafe extern "C" fn tw_session_start_recording(
 
 /// P2P: copies the replay recorded so far (a complete replay file of every tick final
 /// on every peer; it grows as the match goes on).
+///
+/// Ownership: the library keeps no pointer passed here after the call; outputs are
+/// caller memory, written only on success.
+/// Thread-safety: a session is used from one thread at a time (it may move between
+/// threads between calls).
 ///
 /// Returns `TW_RESULT_OK`; `TW_RESULT_NULL_ARGUMENT`; `TW_RESULT_BUFFER_TOO_SMALL`;
 /// `TW_RESULT_INVALID_STATE` (no recording, or the session is not running yet);
@@ -222,6 +255,11 @@ pub unsafe extern "C" fn tw_session_copy_replay(
 
 /// P2P: writes the replay recorded so far to the file at `path` (UTF-8; created or
 /// replaced). Play it back with a REPLAY session (`tw_session_load_replay_file`).
+///
+/// Ownership: the library keeps no pointer passed here after the call; outputs are
+/// caller memory, written only on success.
+/// Thread-safety: a session is used from one thread at a time (it may move between
+/// threads between calls).
 ///
 /// Returns `TW_RESULT_OK`; `TW_RESULT_NULL_ARGUMENT`; `TW_RESULT_INVALID_STATE` (no
 /// recording, or not running yet); `TW_RESULT_IO`; `TW_RESULT_PANIC`.

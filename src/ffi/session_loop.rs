@@ -31,6 +31,9 @@ use crate::core::rollback::AdvanceStatus;
 ///
 /// Thread-safety: one thread at a time per session.
 ///
+/// Ownership: the library keeps no pointer passed here after the call; outputs are
+/// caller memory, written only on success.
+///
 /// Returns `TW_RESULT_OK`; `TW_RESULT_NULL_ARGUMENT`; `TW_RESULT_INVALID_STATE` (not
 /// started); `TW_RESULT_NETWORK_THREAD_GONE` (after a FATAL event); `TW_RESULT_PANIC`.
 ///
@@ -55,6 +58,9 @@ pub unsafe extern "C" fn tw_session_ticks_due(session: *mut tw_session, out_tick
 /// repeats its last one); SYNCTEST: every player.
 ///
 /// Ownership: the bytes are copied before the call returns.
+///
+/// Thread-safety: a session is used from one thread at a time (it may move between
+/// threads between calls).
 ///
 /// Returns `TW_RESULT_OK`; `TW_RESULT_NULL_ARGUMENT`; `TW_RESULT_INVALID_ARGUMENT` (no
 /// such player, not local, wrong length); `TW_RESULT_INVALID_STATE` (SPECTATOR or
@@ -82,6 +88,11 @@ pub unsafe extern "C" fn tw_session_push_input(
 /// Runs one tick: rolls back if a prediction was wrong and simulates the current tick,
 /// all as requests to poll with `tw_session_poll_request` (every one, in order, before
 /// the next advance).
+///
+/// Ownership: the library keeps no pointer passed here after the call; outputs are
+/// caller memory, written only on success.
+/// Thread-safety: a session is used from one thread at a time (it may move between
+/// threads between calls).
 ///
 /// Returns `TW_RESULT_OK` (requests to run), or a status that is not an error:
 /// `TW_RESULT_NOT_SYNCHRONIZED` (still connecting or waiting to hear every peer),
@@ -112,6 +123,11 @@ pub unsafe extern "C" fn tw_session_advance(session: *mut tw_session) -> tw_resu
 /// `tw_session_request_input_status` and `tw_session_request_state` until the next
 /// poll or advance. Run each request before polling the next.
 ///
+/// Ownership: the library keeps no pointer passed here after the call; outputs are
+/// caller memory, written only on success.
+/// Thread-safety: a session is used from one thread at a time (it may move between
+/// threads between calls).
+///
 /// Returns `TW_RESULT_OK`; `TW_RESULT_EMPTY` (no more requests; `*out_request`
 /// untouched); `TW_RESULT_NULL_ARGUMENT`; `TW_RESULT_PANIC`.
 ///
@@ -137,6 +153,11 @@ pub unsafe extern "C" fn tw_session_poll_request(session: *mut tw_session, out_r
 /// and needs them in the order of the SAVE requests. Any deterministic 64-bit hash of
 /// the state works.
 ///
+/// Ownership: the library keeps no pointer passed here after the call; outputs are
+/// caller memory, written only on success.
+/// Thread-safety: a session is used from one thread at a time (it may move between
+/// threads between calls).
+///
 /// Returns `TW_RESULT_OK`; `TW_RESULT_NULL_ARGUMENT`; `TW_RESULT_INVALID_ARGUMENT` (no
 /// save of `tick` is pending); `TW_RESULT_INVALID_STATE` (SPECTATOR or REPLAY, which
 /// never save; not running); `TW_RESULT_PANIC`.
@@ -155,6 +176,9 @@ pub unsafe extern "C" fn tw_session_confirm_save(session: *mut tw_session, tick:
 /// request), in the engine's own format, for a desync dump or a joining spectator.
 ///
 /// Ownership: the bytes are copied before the call returns.
+///
+/// Thread-safety: a session is used from one thread at a time (it may move between
+/// threads between calls).
 ///
 /// Returns `TW_RESULT_OK`; `TW_RESULT_NULL_ARGUMENT`; `TW_RESULT_INVALID_ARGUMENT` (no
 /// dump of `tick` was requested); `TW_RESULT_INVALID_STATE` (not P2P, not running);
@@ -181,6 +205,11 @@ pub unsafe extern "C" fn tw_session_provide_state(
 /// Takes the next event and copies it into `*out_event`. Drain it every frame until
 /// `TW_RESULT_EMPTY`.
 ///
+/// Ownership: the library keeps no pointer passed here after the call; outputs are
+/// caller memory, written only on success.
+/// Thread-safety: a session is used from one thread at a time (it may move between
+/// threads between calls).
+///
 /// Returns `TW_RESULT_OK`; `TW_RESULT_EMPTY` (`*out_event` untouched);
 /// `TW_RESULT_NULL_ARGUMENT`; `TW_RESULT_PANIC`.
 ///
@@ -206,6 +235,11 @@ pub unsafe extern "C" fn tw_session_poll_event(session: *mut tw_session, out_eve
 /// session runs it replaces the configured one. A longer delay repeats the last input
 /// over the gap, a shorter one drops inputs until the ticks catch up.
 ///
+/// Ownership: the library keeps no pointer passed here after the call; outputs are
+/// caller memory, written only on success.
+/// Thread-safety: a session is used from one thread at a time (it may move between
+/// threads between calls).
+///
 /// Returns `TW_RESULT_OK`; `TW_RESULT_NULL_ARGUMENT`; `TW_RESULT_INVALID_ARGUMENT`
 /// (above 32); `TW_RESULT_INVALID_STATE` (not P2P); `TW_RESULT_PANIC`.
 ///
@@ -224,6 +258,9 @@ pub unsafe extern "C" fn tw_session_set_input_delay(session: *mut tw_session, de
 /// 0) goes back to the configured `prediction`. Any time.
 ///
 /// Ownership: the bytes are copied before the call returns.
+///
+/// Thread-safety: a session is used from one thread at a time (it may move between
+/// threads between calls).
 ///
 /// Returns `TW_RESULT_OK`; `TW_RESULT_NULL_ARGUMENT` (`session`);
 /// `TW_RESULT_INVALID_ARGUMENT` (no such player, wrong length, NULL with `len > 0`);
@@ -258,6 +295,11 @@ pub unsafe extern "C" fn tw_session_set_prediction(
 /// Copies the session's figures into `*out_stats`. (Named `_get_` because
 /// `tw_session_stats` is the struct's name.)
 ///
+/// Ownership: the library keeps no pointer passed here after the call; outputs are
+/// caller memory, written only on success.
+/// Thread-safety: a session is used from one thread at a time (it may move between
+/// threads between calls).
+///
 /// Returns `TW_RESULT_OK`; `TW_RESULT_NULL_ARGUMENT`; `TW_RESULT_PANIC`.
 ///
 /// # Safety
@@ -278,6 +320,11 @@ pub unsafe extern "C" fn tw_session_get_stats(session: *mut tw_session, out_stat
 
 /// Copies the transport statistics (RTT, loss, bytes, ...) of the connection `peer`
 /// (a peer id from an event or `tw_session_player_peer`) into `*out_stats`.
+///
+/// Ownership: the library keeps no pointer passed here after the call; outputs are
+/// caller memory, written only on success.
+/// Thread-safety: a session is used from one thread at a time (it may move between
+/// threads between calls).
 ///
 /// Returns `TW_RESULT_OK`; `TW_RESULT_NULL_ARGUMENT`; `TW_RESULT_INVALID_ARGUMENT`
 /// (peer 0); `TW_RESULT_UNKNOWN_PEER` (unknown, disconnected, or no socket in this
@@ -311,6 +358,11 @@ pub unsafe extern "C" fn tw_session_peer_stats(
 
 /// P2P: sets `*out_peer` to the connection of remote `player` (for
 /// `tw_session_peer_stats`), or 0 for a local player.
+///
+/// Ownership: the library keeps no pointer passed here after the call; outputs are
+/// caller memory, written only on success.
+/// Thread-safety: a session is used from one thread at a time (it may move between
+/// threads between calls).
 ///
 /// Returns `TW_RESULT_OK`; `TW_RESULT_NULL_ARGUMENT`; `TW_RESULT_INVALID_ARGUMENT` (no
 /// such player); `TW_RESULT_INVALID_STATE` (the player was not added, or its peer

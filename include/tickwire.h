@@ -5,14 +5,24 @@
  * change the Rust docs and run  TW_BLESS=1 cargo test --test c_header
  *
  * THREADS
- *   - Functions that take no tw_host (tw_version*, tw_abi_version, tw_result_str,
- *     tw_last_error_message, *_init_default, *_size) may be called from any thread.
- *   - A tw_host is not safe for concurrent use: serialize all calls on one host (the
- *     engine's main thread is the intended caller). It may move between threads
- *     between calls. Different hosts are independent.
- *   - Each host owns one internal network thread. That thread never calls your code
- *     and never touches your memory; no call here blocks on the network except
- *     tw_host_destroy, which joins the thread.
+ *   - Functions that take no tw_host or tw_session (tw_version*, tw_abi_version,
+ *     tw_result_str, tw_last_error_message, *_init_default, *_size) may be called from
+ *     any thread.
+ *   - A tw_host or tw_session is not safe for concurrent use: serialize all calls on
+ *     one object (the engine's main thread is the intended caller). It may move
+ *     between threads between calls. Different objects are independent.
+ *   - Each host, and each P2P or SPECTATOR session, owns one internal network thread.
+ *     That thread never calls your code and never touches your memory; no call here
+ *     blocks on the network except tw_host_destroy and tw_session_destroy, which join
+ *     the thread.
+ *
+ * SESSIONS
+ *   A tw_session runs the rollback topologies (P2P, SYNCTEST, SPECTATOR, REPLAY). The
+ *   engine owns the game state: the session asks for SAVE / LOAD / ADVANCE / RESTORE /
+ *   DUMP_STATE requests naming snapshot slots in 0..tw_session_state_slots(). Loop:
+ *     tw_session_ticks_due(s, &n);  while (n--) { tw_session_push_input(...);
+ *     tw_session_advance(s);  while (tw_session_poll_request(s, &r) == TW_RESULT_OK)
+ *     { run r }  }  while (tw_session_poll_event(s, &e) == TW_RESULT_OK) { react }
  *
  * RESULTS
  *   Fallible functions return tw_result: 0 is OK, negative is an error, positive is a
@@ -23,7 +33,8 @@
  * MEMORY
  *   The library keeps no pointer you pass after the call returns and never hands you
  *   memory to free, except the tw_host from tw_host_create (free it with
- *   tw_host_destroy). Returned strings are static.
+ *   tw_host_destroy) and the tw_session from tw_session_create (tw_session_destroy).
+ *   Returned strings are static.
  */
 
 #ifndef TICKWIRE_H
@@ -69,6 +80,29 @@
 #define TW_MAX_UNRELIABLE_SIZE 1175
 
 /**
+ * `tw_request.flags`, ADVANCE: re-simulating after a rollback (mute sounds and effects).
+ */
+#define TW_REQUEST_FLAG_RESIMULATING 1
+
+/**
+ * `tw_request.flags`, ADVANCE: at least one input is a prediction (a later rollback
+ * may replace this tick).
+ */
+#define TW_REQUEST_FLAG_PREDICTED 2
+
+/**
+ * `tw_request.flags`: reserved for the relay topology (the server's canonical inputs
+ * of a tick); never set by the modes available now.
+ */
+#define TW_REQUEST_FLAG_AUTHORITATIVE 4
+
+/**
+ * `tw_session_event_peer.player` when no player is behind the connection (a spectator,
+ * the watched host, a refused connection).
+ */
+#define TW_NO_PLAYER 4294967295
+
+/**
  * The ABI contract number. Bumped whenever an exported signature, a struct layout, a
  * constant's meaning or a result code changes incompatibly. Bindings compare
  * `tw_abi_version()` with the value they were built against before the first real call.
@@ -96,6 +130,24 @@ enum tw_result
      * Success, but there was nothing to return (no event to poll).
      */
     TW_RESULT_EMPTY = 1,
+    /**
+     * `tw_session_advance`: not every peer has been heard from yet (or a connection is
+     * still being made); nothing to simulate. Not an error.
+     */
+    TW_RESULT_NOT_SYNCHRONIZED = 2,
+    /**
+     * `tw_session_advance`: the prediction window is full; skip this tick. The
+     * requests may still hold a rollback: poll them. Not an error.
+     */
+    TW_RESULT_WINDOW_FULL = 3,
+    /**
+     * `tw_session_advance`: a spectator has no input for the next tick yet. Not an error.
+     */
+    TW_RESULT_WAITING_FOR_INPUT = 4,
+    /**
+     * `tw_session_advance`: the replay has ended. Not an error.
+     */
+    TW_RESULT_FINISHED = 5,
     /**
      * A required pointer argument was NULL.
      */
@@ -334,10 +386,244 @@ typedef uint32_t tw_loss_kind;
 #endif // __cplusplus
 
 /**
+ * The topology of a session (`tw_session_config.mode`).
+ */
+enum tw_session_mode
+#if defined(__cplusplus) || __STDC_VERSION__ >= 202311L
+  : uint32_t
+#endif // defined(__cplusplus) || __STDC_VERSION__ >= 202311L
+ {
+    /**
+     * GGPO-style rollback between peers: add local and remote players, then start.
+     */
+    TW_SESSION_MODE_P2P = 1,
+    /**
+     * Local determinism check: every tick is rolled back `check_distance` ticks and
+     * simulated again; differing checksums give `TW_SESSION_EVENT_KIND_SYNCTEST_MISMATCH`.
+     */
+    TW_SESSION_MODE_SYNCTEST = 2,
+    /**
+     * Watches a P2P match through one of its peers (`tw_session_spectate`).
+     */
+    TW_SESSION_MODE_SPECTATOR = 3,
+    /**
+     * Plays a recorded replay back (`tw_session_load_replay*`).
+     */
+    TW_SESSION_MODE_REPLAY = 4,
+    /**
+     * Reserved for the relay topology's server; not available yet (rejected).
+     */
+    TW_SESSION_MODE_RELAY_SERVER = 5,
+    /**
+     * Reserved for the relay topology's client; not available yet (rejected).
+     */
+    TW_SESSION_MODE_RELAY_CLIENT = 6,
+};
+#ifndef __cplusplus
+#if __STDC_VERSION__ >= 202311L
+typedef enum tw_session_mode tw_session_mode;
+#else
+typedef uint32_t tw_session_mode;
+#endif // __STDC_VERSION__ >= 202311L
+#endif // __cplusplus
+
+/**
+ * How a P2P session guesses a remote input that has not arrived
+ * (`tw_session_config.prediction`).
+ */
+enum tw_prediction
+#if defined(__cplusplus) || __STDC_VERSION__ >= 202311L
+  : uint32_t
+#endif // defined(__cplusplus) || __STDC_VERSION__ >= 202311L
+ {
+    /**
+     * Repeat the player's last confirmed input (held buttons stay held).
+     */
+    TW_PREDICTION_REPEAT_LAST = 0,
+    /**
+     * Predict all-zero input.
+     */
+    TW_PREDICTION_ZERO = 1,
+};
+#ifndef __cplusplus
+#if __STDC_VERSION__ >= 202311L
+typedef enum tw_prediction tw_prediction;
+#else
+typedef uint32_t tw_prediction;
+#endif // __STDC_VERSION__ >= 202311L
+#endif // __cplusplus
+
+/**
+ * What a request asks (`tw_request.kind`). Run every request, in order.
+ */
+enum tw_request_kind
+#if defined(__cplusplus) || __STDC_VERSION__ >= 202311L
+  : uint32_t
+#endif // defined(__cplusplus) || __STDC_VERSION__ >= 202311L
+ {
+    /**
+     * Never written by the library.
+     */
+    TW_REQUEST_KIND_NONE = 0,
+    /**
+     * Store the current state (the state at the start of `tick`) in snapshot `slot`,
+     * then report its checksum with `tw_session_confirm_save(tick, checksum)`.
+     */
+    TW_REQUEST_KIND_SAVE = 1,
+    /**
+     * Replace the current state with snapshot `slot` (the start of `tick`).
+     */
+    TW_REQUEST_KIND_LOAD = 2,
+    /**
+     * Simulate `tick` with the inputs copied by `tw_session_request_inputs`
+     * (`num_players * input_size` bytes, player order) and their statuses
+     * (`tw_session_request_input_status`, one `tw_input_status` byte per player).
+     */
+    TW_REQUEST_KIND_ADVANCE = 3,
+    /**
+     * Replace the current state with the serialized state copied by
+     * `tw_session_request_state` (`data_len` bytes, the engine's own format): a
+     * replay's initial state or a spectator's join snapshot.
+     */
+    TW_REQUEST_KIND_RESTORE = 4,
+    /**
+     * Serialize snapshot `slot` (the state at the start of `tick`) and hand it over
+     * with `tw_session_provide_state`: for a desync dump or a spectator joining.
+     */
+    TW_REQUEST_KIND_DUMP_STATE = 5,
+};
+#ifndef __cplusplus
+#if __STDC_VERSION__ >= 202311L
+typedef enum tw_request_kind tw_request_kind;
+#else
+typedef uint32_t tw_request_kind;
+#endif // __STDC_VERSION__ >= 202311L
+#endif // __cplusplus
+
+/**
+ * Where an input of an ADVANCE request comes from (`tw_session_request_input_status`).
+ */
+enum tw_input_status
+#if defined(__cplusplus) || __STDC_VERSION__ >= 202311L
+  : uint8_t
+#endif // defined(__cplusplus) || __STDC_VERSION__ >= 202311L
+ {
+    /**
+     * The real input; it will never change.
+     */
+    TW_INPUT_STATUS_CONFIRMED = 0,
+    /**
+     * A guess; a rollback follows if the real input differs.
+     */
+    TW_INPUT_STATUS_PREDICTED = 1,
+    /**
+     * The player is gone from this tick on; the input bytes are zeros.
+     */
+    TW_INPUT_STATUS_DISCONNECTED = 2,
+};
+#ifndef __cplusplus
+#if __STDC_VERSION__ >= 202311L
+typedef enum tw_input_status tw_input_status;
+#else
+typedef uint8_t tw_input_status;
+#endif // __STDC_VERSION__ >= 202311L
+#endif // __cplusplus
+
+/**
+ * What happened (`tw_session_event.kind`). Events inform; the simulation stays
+ * correct whether or not the engine reacts.
+ */
+enum tw_session_event_kind
+#if defined(__cplusplus) || __STDC_VERSION__ >= 202311L
+  : uint32_t
+#endif // defined(__cplusplus) || __STDC_VERSION__ >= 202311L
+ {
+    /**
+     * Never written by the library.
+     */
+    TW_SESSION_EVENT_KIND_NONE = 0,
+    /**
+     * Every peer has been heard from; ticks start being due. No data.
+     */
+    TW_SESSION_EVENT_KIND_SYNCHRONIZED = 1,
+    /**
+     * A connection is up: a remote player's peer, a spectator or the watched host
+     * (`data.peer`).
+     */
+    TW_SESSION_EVENT_KIND_PEER_CONNECTED = 2,
+    /**
+     * Nothing heard from `peer` for `disconnect_notify_ms` (`data.peer`,
+     * `disconnect_in_us` says when it will be dropped).
+     */
+    TW_SESSION_EVENT_KIND_PEER_INTERRUPTED = 3,
+    /**
+     * An interrupted peer was heard again (`data.peer`).
+     */
+    TW_SESSION_EVENT_KIND_PEER_RESUMED = 4,
+    /**
+     * The session gave up on `peer`, or its connection closed (`data.peer`).
+     */
+    TW_SESSION_EVENT_KIND_PEER_DISCONNECTED = 5,
+    /**
+     * A player's inputs count as disconnected from `data.player.tick` on; every peer
+     * agrees on the tick and re-simulates from it (`data.player`).
+     */
+    TW_SESSION_EVENT_KIND_PLAYER_DISCONNECTED = 6,
+    /**
+     * The prediction window is full at `data.tick.tick`, waiting for `peer`'s inputs.
+     */
+    TW_SESSION_EVENT_KIND_PREDICTION_WINDOW_FULL = 7,
+    /**
+     * A rollback needed a state older than the ring holds (`data.tick.tick`):
+     * consistency can no longer be guaranteed.
+     */
+    TW_SESSION_EVENT_KIND_ROLLBACK_TOO_FAR = 8,
+    /**
+     * The checksums of a confirmed tick differ from `peer`'s (`data.desync`).
+     */
+    TW_SESSION_EVENT_KIND_DESYNC = 9,
+    /**
+     * A desync dump is ready: `tw_session_take_desync_dump` or
+     * `tw_session_write_desync_dump` (`data.tick.tick` is the desync's tick).
+     */
+    TW_SESSION_EVENT_KIND_DESYNC_DUMP_READY = 10,
+    /**
+     * SYNCTEST: re-simulating a tick gave another checksum (`data.synctest_mismatch`).
+     */
+    TW_SESSION_EVENT_KIND_SYNCTEST_MISMATCH = 11,
+    /**
+     * A spectator (`peer`) fell too far behind and was dropped.
+     */
+    TW_SESSION_EVENT_KIND_SPECTATOR_DROPPED = 12,
+    /**
+     * A connection from an address nobody registered was refused and closed (`peer`).
+     */
+    TW_SESSION_EVENT_KIND_CONNECTION_REJECTED = 13,
+    /**
+     * The network thread died (`data.fatal`): destroy the session.
+     */
+    TW_SESSION_EVENT_KIND_FATAL = 14,
+};
+#ifndef __cplusplus
+#if __STDC_VERSION__ >= 202311L
+typedef enum tw_session_event_kind tw_session_event_kind;
+#else
+typedef uint32_t tw_session_event_kind;
+#endif // __STDC_VERSION__ >= 202311L
+#endif // __cplusplus
+
+/**
  * A host: one UDP socket, the network thread that owns it, and its connections.
  * Opaque; created by `tw_host_create`, destroyed by `tw_host_destroy`.
  */
 typedef struct tw_host tw_host;
+
+/**
+ * A session: a rollback core (and, in P2P and SPECTATOR mode, a socket with its
+ * network thread). Opaque; created by `tw_session_create`, destroyed by
+ * `tw_session_destroy`.
+ */
+typedef struct tw_session tw_session;
 
 /**
  * Settings of a host, passed to `tw_host_create`.
@@ -718,6 +1004,380 @@ typedef struct tw_host_stats {
     uint64_t reserved[14];
 } tw_host_stats;
 
+/**
+ * Settings of a session, passed to `tw_session_create`.
+ *
+ * Fill it with `tw_session_config_init_default`, then change fields. `struct_size`
+ * (and `host.struct_size`) tell the library which version of the struct the caller
+ * was compiled with. `reserved0` and `reserved` must stay zero. Fields marked P2P,
+ * SYNCTEST or SPECTATOR are ignored by the other modes.
+ */
+typedef struct tw_session_config {
+    /**
+     * `sizeof(tw_session_config)`, set by `tw_session_config_init_default`.
+     */
+    uint32_t struct_size;
+    /**
+     * One of `tw_session_mode` (default `TW_SESSION_MODE_P2P`).
+     */
+    uint32_t mode;
+    /**
+     * Players in the match, 1..=255 (default 2). Every peer, spectator and replay of
+     * a match uses the same number and the same player order.
+     */
+    uint32_t num_players;
+    /**
+     * Bytes per input, 1..=64 (default 2); the same for every player.
+     */
+    uint32_t input_size;
+    /**
+     * Ticks per second (default 60), in (0, 10000].
+     */
+    double tick_rate_hz;
+    /**
+     * P2P: most ticks simulated past the confirmed inputs, 0..=64 (default 8);
+     * 0 is lockstep.
+     */
+    uint32_t max_prediction;
+    /**
+     * P2P: local inputs apply this many ticks later, 0..=32 (default 0);
+     * changeable at run time with `tw_session_set_input_delay`.
+     */
+    uint32_t input_delay;
+    /**
+     * SYNCTEST: ticks rolled back every tick, 1..=32 (default 2).
+     */
+    uint32_t check_distance;
+    /**
+     * P2P: compare checksums with the peers every this many ticks (default 10; 0 = off).
+     */
+    uint32_t desync_interval;
+    /**
+     * P2P: drop a silent peer after this long (default 5000).
+     */
+    uint32_t disconnect_timeout_ms;
+    /**
+     * P2P: report a silent peer (`TW_SESSION_EVENT_KIND_PEER_INTERRUPTED`) after this
+     * long (default 750); below `disconnect_timeout_ms`.
+     */
+    uint32_t disconnect_notify_ms;
+    /**
+     * SPECTATOR: ticks played per advance while catching up, 1..=16 (default 2).
+     */
+    uint32_t spectator_catchup_speed;
+    /**
+     * SPECTATOR: more than this many received ticks not yet played starts catching
+     * up (default 10).
+     */
+    uint32_t spectator_max_behind;
+    /**
+     * P2P: spectators this peer may serve (default 4); only addresses registered with
+     * `tw_session_add_spectator` are accepted.
+     */
+    uint32_t max_spectators;
+    /**
+     * P2P: non-zero saves only confirmed ticks (and desync-check ticks): fewer saves,
+     * longer re-simulations (default 0).
+     */
+    uint32_t sparse_saving;
+    /**
+     * P2P: one of `tw_prediction` (default `TW_PREDICTION_REPEAT_LAST`).
+     */
+    uint32_t prediction;
+    /**
+     * Must be zero.
+     */
+    uint32_t reserved0;
+    /**
+     * P2P and SPECTATOR: the transport (protocol id, timeouts, buffers, link simulator
+     * seed). `max_clients` 0 (the default) means `num_players - 1 + max_spectators`.
+     * Its own `struct_size` must be `sizeof(tw_host_config)`.
+     */
+    struct tw_host_config host;
+    /**
+     * P2P and SPECTATOR: the address to bind, NUL-terminated, e.g. `"0.0.0.0:7000"`
+     * (default `"0.0.0.0:0"`: any free port; read it with `tw_session_local_address`).
+     */
+    char bind_address[64];
+    /**
+     * Must be zero.
+     */
+    uint8_t reserved[88];
+} tw_session_config;
+
+/**
+ * A request polled with `tw_session_poll_request`. Fixed size (64 bytes), no
+ * pointers: the inputs or state bytes it refers to are copied out with
+ * `tw_session_request_inputs`, `tw_session_request_input_status` and
+ * `tw_session_request_state` until the next poll.
+ */
+typedef struct tw_request {
+    /**
+     * One of `tw_request_kind`.
+     */
+    uint32_t kind;
+    /**
+     * The tick it concerns (see `tw_request_kind`).
+     */
+    uint32_t tick;
+    /**
+     * SAVE, LOAD, DUMP_STATE: the snapshot slot, in `0..tw_session_state_slots`.
+     */
+    uint32_t slot;
+    /**
+     * `TW_REQUEST_FLAG_*` bits.
+     */
+    uint32_t flags;
+    /**
+     * ADVANCE: the number of inputs (players); else 0.
+     */
+    uint32_t num_players;
+    /**
+     * ADVANCE: bytes per input; else 0.
+     */
+    uint32_t input_size;
+    /**
+     * ADVANCE: `num_players * input_size`; RESTORE: the state's length; else 0.
+     */
+    uint64_t data_len;
+    /**
+     * Zero.
+     */
+    uint8_t reserved[32];
+} tw_request;
+
+/**
+ * PEER_CONNECTED, PEER_INTERRUPTED, PEER_RESUMED, PEER_DISCONNECTED.
+ */
+typedef struct tw_session_event_peer {
+    /**
+     * The lowest player index behind the connection, or `TW_NO_PLAYER`.
+     */
+    uint32_t player;
+    /**
+     * Zero.
+     */
+    uint32_t reserved0;
+    /**
+     * PEER_INTERRUPTED: microseconds of further silence before the peer is dropped.
+     */
+    uint64_t disconnect_in_us;
+} tw_session_event_peer;
+
+/**
+ * PLAYER_DISCONNECTED.
+ */
+typedef struct tw_session_event_player {
+    /**
+     * The player index.
+     */
+    uint32_t player;
+    /**
+     * First tick simulated with a disconnected input. A later event for the same
+     * player with an earlier tick supersedes this one.
+     */
+    uint32_t tick;
+} tw_session_event_player;
+
+/**
+ * PREDICTION_WINDOW_FULL, ROLLBACK_TOO_FAR, DESYNC_DUMP_READY.
+ */
+typedef struct tw_session_event_tick {
+    /**
+     * The tick concerned.
+     */
+    uint32_t tick;
+} tw_session_event_tick;
+
+/**
+ * DESYNC.
+ */
+typedef struct tw_session_event_desync {
+    /**
+     * The confirmed tick whose checksums differ.
+     */
+    uint32_t tick;
+    /**
+     * Zero.
+     */
+    uint32_t reserved0;
+    /**
+     * This peer's checksum.
+     */
+    uint64_t local_checksum;
+    /**
+     * The other peer's checksum.
+     */
+    uint64_t remote_checksum;
+} tw_session_event_desync;
+
+/**
+ * SYNCTEST_MISMATCH.
+ */
+typedef struct tw_session_event_mismatch {
+    /**
+     * The tick whose starting state differs.
+     */
+    uint32_t tick;
+    /**
+     * Zero.
+     */
+    uint32_t reserved0;
+    /**
+     * Checksum of the first simulation.
+     */
+    uint64_t expected_checksum;
+    /**
+     * Checksum after the rollback.
+     */
+    uint64_t actual_checksum;
+} tw_session_event_mismatch;
+
+/**
+ * FATAL.
+ */
+typedef struct tw_session_event_fatal {
+    /**
+     * What went wrong, as NUL-terminated text (cut short if longer).
+     */
+    char message[120];
+} tw_session_event_fatal;
+
+/**
+ * The per-kind part of a `tw_session_event`. Read only the member named by `kind`.
+ */
+typedef union tw_session_event_data {
+    struct tw_session_event_peer peer;
+    struct tw_session_event_player player;
+    struct tw_session_event_tick tick;
+    struct tw_session_event_desync desync;
+    struct tw_session_event_mismatch synctest_mismatch;
+    struct tw_session_event_fatal fatal;
+    /**
+     * Fixes the size and alignment, so new kinds never change `sizeof(tw_session_event)`.
+     */
+    uint64_t reserved[15];
+} tw_session_event_data;
+
+/**
+ * An event polled with `tw_session_poll_event`. Fixed size (128 bytes), no pointers.
+ */
+typedef struct tw_session_event {
+    /**
+     * One of `tw_session_event_kind`.
+     */
+    uint32_t kind;
+    /**
+     * The connection it concerns (0 if none): a peer id as in `tw_session_peer_stats`.
+     */
+    uint32_t peer;
+    /**
+     * The member named by `kind`.
+     */
+    union tw_session_event_data data;
+} tw_session_event;
+
+/**
+ * Figures of a session (`tw_session_get_stats`); zero where the mode has no such
+ * figure. Fixed size (256 bytes): new figures take space from `reserved`.
+ */
+typedef struct tw_session_stats {
+    /**
+     * Non-zero once started and every connection is up.
+     */
+    uint32_t running;
+    /**
+     * The session's `tw_session_mode`.
+     */
+    uint32_t mode;
+    /**
+     * The next tick to simulate.
+     */
+    uint32_t current_tick;
+    /**
+     * Every input before this tick is final: the engine may treat the state at its
+     * start as settled (P2P: confirmed by every peer).
+     */
+    uint32_t confirmed_tick;
+    /**
+     * P2P: mean ticks this peer runs ahead of the others (negative: behind).
+     */
+    float frames_ahead;
+    /**
+     * P2P: the longest rollback so far, in ticks.
+     */
+    uint32_t max_rollback;
+    /**
+     * P2P: the tick clock's current time scale (1.0 = real time; the time sync
+     * slows down the peer that is ahead).
+     */
+    double time_scale;
+    /**
+     * P2P: rollbacks done.
+     */
+    uint64_t rollbacks;
+    /**
+     * P2P: ticks re-simulated in total.
+     */
+    uint64_t resimulated_ticks;
+    /**
+     * P2P: ticks skipped because the prediction window was full.
+     */
+    uint64_t window_full_ticks;
+    /**
+     * P2P: checksums of confirmed ticks compared with peers.
+     */
+    uint64_t checks_compared;
+    /**
+     * P2P: desyncs detected.
+     */
+    uint64_t desyncs;
+    /**
+     * Session messages refused by strict decoding or from unknown peers.
+     */
+    uint64_t malformed_messages;
+    /**
+     * P2P: session messages the transport refused to queue.
+     */
+    uint64_t send_errors;
+    /**
+     * SYNCTEST: mismatches found.
+     */
+    uint64_t synctest_mismatches;
+    /**
+     * Incoming connections from unregistered addresses, refused.
+     */
+    uint64_t rejected_connections;
+    /**
+     * Bytes sent on the socket (all connections, headers included).
+     */
+    uint64_t bytes_sent;
+    /**
+     * Bytes received on the socket.
+     */
+    uint64_t bytes_received;
+    /**
+     * SPECTATOR: ticks received and not played yet.
+     */
+    uint32_t frames_behind;
+    /**
+     * Connections up (remote players' peers, spectators, the watched host).
+     */
+    uint32_t connected_peers;
+    /**
+     * P2P: the current input delay in ticks.
+     */
+    uint32_t input_delay;
+    /**
+     * Snapshot slots the engine holds (as `tw_session_state_slots`).
+     */
+    uint32_t state_slots;
+    /**
+     * Zero.
+     */
+    uint64_t reserved[15];
+} tw_session_stats;
+
 #ifdef __cplusplus
 extern "C" {
 #endif // __cplusplus
@@ -1096,6 +1756,731 @@ size_t tw_peer_stats_size(void);
  * None: takes no arguments.
  */
 size_t tw_host_stats_size(void);
+
+/**
+ * Fills `config` with the defaults (including `struct_size` and `host`). Call it
+ * before setting any field, so that fields added in later versions get their defaults.
+ *
+ * Ownership: `config` is the caller's; it is only written during the call.
+ * Thread-safety: may be called from any thread.
+ *
+ * Returns `TW_RESULT_OK`, or `TW_RESULT_NULL_ARGUMENT` if `config` is NULL.
+ *
+ * # Safety
+ * `config` must be NULL or point to writable memory of `sizeof(tw_session_config)` bytes.
+ */
+tw_result tw_session_config_init_default(struct tw_session_config *config);
+
+/**
+ * Returns `sizeof(tw_session_config)` as the library sees it (320). Thread-safe;
+ * never fails.
+ *
+ * # Safety
+ * None: takes no arguments.
+ */
+size_t tw_session_config_size(void);
+
+/**
+ * Returns `sizeof(tw_request)` as the library sees it (64). Thread-safe; never fails.
+ *
+ * # Safety
+ * None: takes no arguments.
+ */
+size_t tw_request_size(void);
+
+/**
+ * Returns `sizeof(tw_session_event)` as the library sees it (128). Thread-safe;
+ * never fails.
+ *
+ * # Safety
+ * None: takes no arguments.
+ */
+size_t tw_session_event_size(void);
+
+/**
+ * Returns `sizeof(tw_session_stats)` as the library sees it (256). Thread-safe;
+ * never fails.
+ *
+ * # Safety
+ * None: takes no arguments.
+ */
+size_t tw_session_stats_size(void);
+
+/**
+ * Creates a session from `config`. In P2P and SPECTATOR mode this binds the UDP
+ * socket (`config->bind_address`) and starts its network thread; SYNCTEST and REPLAY
+ * have no socket. Then: add players (P2P), spectators (P2P), the watched host
+ * (SPECTATOR) or the replay (REPLAY), and call `tw_session_start`.
+ *
+ * Ownership: on success `*out_session` receives a new session that the caller owns
+ * and must release with `tw_session_destroy`. `config` is only read during the call.
+ * Nothing is written on failure.
+ * Thread-safety: may be called from any thread.
+ *
+ * Returns `TW_RESULT_OK`; `TW_RESULT_NULL_ARGUMENT`; `TW_RESULT_VERSION_MISMATCH`
+ * (`struct_size` or `host.struct_size` unknown); `TW_RESULT_INVALID_ARGUMENT` (a field
+ * out of range, an unknown mode, the reserved RELAY modes, a bad bind address);
+ * `TW_RESULT_ADDRESS_IN_USE`; `TW_RESULT_IO`; `TW_RESULT_PANIC`.
+ *
+ * # Safety
+ * `config` must be NULL or point to a readable `tw_session_config` (at least its
+ * `struct_size` field, which decides how much is read). `out_session` must be NULL
+ * or valid for writing a pointer.
+ */
+tw_result tw_session_create(const struct tw_session_config *config,
+                            struct tw_session **out_session);
+
+/**
+ * Destroys a session: closes its connections (peers see a disconnect, best effort),
+ * stops the network thread (blocking at most 1 second, as `tw_host_destroy`) and
+ * frees everything.
+ *
+ * Ownership: `session` is invalid afterwards. NULL is a no-op. Destroying twice is
+ * undefined behaviour.
+ * Thread-safety: no other call may be using `session` concurrently.
+ * Never fails; a panic inside is caught and recorded as the last error.
+ *
+ * # Safety
+ * `session` must be NULL or a handle from `tw_session_create` not yet destroyed.
+ */
+void tw_session_destroy(struct tw_session *session);
+
+/**
+ * P2P, before `tw_session_start`: `player` (0-based, below `num_players`) plays on
+ * this machine; give its inputs with `tw_session_push_input`.
+ *
+ * Thread-safety: a session is used from one thread at a time (it may move between
+ * threads between calls); this holds for every `tw_session_*` call taking a session.
+ *
+ * Ownership: the library keeps no pointer passed here after the call; outputs are
+ * caller memory, written only on success.
+ *
+ * Returns `TW_RESULT_OK`; `TW_RESULT_NULL_ARGUMENT`; `TW_RESULT_INVALID_ARGUMENT` (no
+ * such player, or already added); `TW_RESULT_INVALID_STATE` (not P2P, or started);
+ * `TW_RESULT_PANIC`.
+ *
+ * # Safety
+ * `session` must be NULL or a live handle.
+ */
+tw_result tw_session_add_local_player(struct tw_session *session, uint32_t player);
+
+/**
+ * P2P, before `tw_session_start`: `player` plays on the peer at `address` (IP and
+ * port as text, e.g. `"192.0.2.7:7000"`). Players sharing an address share one
+ * connection. Every peer lists the same players in the same order.
+ *
+ * Who connects: of two peers, the one whose lowest player index is lower dials; the
+ * other accepts the connection whose source address equals `address` (as seen from
+ * here). A failed dial is retried until the match runs.
+ *
+ * Ownership: `address` is only read during the call.
+ *
+ * Thread-safety: a session is used from one thread at a time (it may move between
+ * threads between calls).
+ *
+ * Returns `TW_RESULT_OK`; `TW_RESULT_NULL_ARGUMENT`; `TW_RESULT_INVALID_ARGUMENT` (no
+ * such player, already added, unparsable address, port 0 or an unspecified IP, an
+ * address registered as a spectator); `TW_RESULT_INVALID_STATE` (not P2P, or
+ * started); `TW_RESULT_PANIC`.
+ *
+ * # Safety
+ * `session` must be NULL or a live handle. `address` must be NULL or a
+ * NUL-terminated string.
+ */
+tw_result tw_session_add_remote_player(struct tw_session *session,
+                                       uint32_t player,
+                                       const char *address);
+
+/**
+ * P2P, any time: accept a spectator connecting from `address` (at most
+ * `max_spectators`). A spectator joining mid-match first receives a state snapshot
+ * (the engine is asked for it with a DUMP_STATE request), then the confirmed inputs.
+ *
+ * Ownership: `address` is only read during the call.
+ *
+ * Thread-safety: a session is used from one thread at a time (it may move between
+ * threads between calls).
+ *
+ * Returns `TW_RESULT_OK`; `TW_RESULT_NULL_ARGUMENT`; `TW_RESULT_INVALID_ARGUMENT`
+ * (bad address, already registered, `max_spectators` reached);
+ * `TW_RESULT_INVALID_STATE` (not P2P); `TW_RESULT_PANIC`.
+ *
+ * # Safety
+ * `session` must be NULL or a live handle. `address` must be NULL or a
+ * NUL-terminated string.
+ */
+tw_result tw_session_add_spectator(struct tw_session *session, const char *address);
+
+/**
+ * SPECTATOR, before `tw_session_start`: the P2P peer whose match to watch (it must
+ * have registered this session's address with `tw_session_add_spectator`).
+ *
+ * Ownership: the library keeps no pointer passed here after the call; outputs are
+ * caller memory, written only on success.
+ * Thread-safety: a session is used from one thread at a time (it may move between
+ * threads between calls).
+ *
+ * Returns `TW_RESULT_OK`; `TW_RESULT_NULL_ARGUMENT`; `TW_RESULT_INVALID_ARGUMENT` (bad
+ * address); `TW_RESULT_INVALID_STATE` (not SPECTATOR, or started); `TW_RESULT_PANIC`.
+ *
+ * # Safety
+ * `session` must be NULL or a live handle. `address` must be NULL or a
+ * NUL-terminated string.
+ */
+tw_result tw_session_spectate(struct tw_session *session, const char *address);
+
+/**
+ * REPLAY, before `tw_session_start`: the replay to play, as the bytes of a replay
+ * file (`tw_session_copy_replay` / `tw_session_save_replay` of a P2P session). Its
+ * player count and input size must match the config.
+ *
+ * Ownership: the bytes are copied before the call returns.
+ *
+ * Thread-safety: a session is used from one thread at a time (it may move between
+ * threads between calls).
+ *
+ * Returns `TW_RESULT_OK`; `TW_RESULT_NULL_ARGUMENT`; `TW_RESULT_INVALID_ARGUMENT` (not
+ * a replay, corrupt, or another shape); `TW_RESULT_INVALID_STATE` (not REPLAY, or
+ * started); `TW_RESULT_PANIC`.
+ *
+ * # Safety
+ * `session` must be NULL or a live handle. `data` must be NULL or valid for reading
+ * `len` bytes.
+ */
+tw_result tw_session_load_replay(struct tw_session *session, const void *data, size_t len);
+
+/**
+ * REPLAY, before `tw_session_start`: reads the replay file at `path` (UTF-8).
+ *
+ * Ownership: the library keeps no pointer passed here after the call; outputs are
+ * caller memory, written only on success.
+ * Thread-safety: a session is used from one thread at a time (it may move between
+ * threads between calls).
+ *
+ * Returns as `tw_session_load_replay`, and `TW_RESULT_IO` if the file cannot be read.
+ *
+ * # Safety
+ * `session` must be NULL or a live handle. `path` must be NULL or a NUL-terminated
+ * string.
+ */
+tw_result tw_session_load_replay_file(struct tw_session *session, const char *path);
+
+/**
+ * P2P and SPECTATOR: turns the link simulator for one direction
+ * (`TW_DIRECTION_OUTBOUND` / `TW_DIRECTION_INBOUND`) on with `config`, or off when
+ * `config` is NULL, exactly as `tw_host_set_link_sim`. Any time.
+ *
+ * Ownership: the library keeps no pointer passed here after the call; outputs are
+ * caller memory, written only on success.
+ * Thread-safety: a session is used from one thread at a time (it may move between
+ * threads between calls).
+ *
+ * Returns `TW_RESULT_OK`; `TW_RESULT_NULL_ARGUMENT` (`session`);
+ * `TW_RESULT_INVALID_ARGUMENT`; `TW_RESULT_VERSION_MISMATCH`; `TW_RESULT_INVALID_STATE`
+ * (a mode without a socket); `TW_RESULT_QUEUE_FULL`; `TW_RESULT_NETWORK_THREAD_GONE`;
+ * `TW_RESULT_PANIC`.
+ *
+ * # Safety
+ * `session` must be NULL or a live handle. `config` must be NULL or point to a
+ * readable `tw_link_sim_config` (at least its `struct_size` field).
+ */
+tw_result tw_session_set_link_sim(struct tw_session *session,
+                                  uint32_t direction,
+                                  const struct tw_link_sim_config *config);
+
+/**
+ * Ends setup. P2P: every player must have been added, with at least one local
+ * player; the connections are made (the `TW_SESSION_EVENT_KIND_PEER_CONNECTED`
+ * events follow) and the match starts once every peer is heard
+ * (`TW_SESSION_EVENT_KIND_SYNCHRONIZED`). SPECTATOR: connects to the watched host.
+ * SYNCTEST and REPLAY run at once.
+ *
+ * Ownership: the library keeps no pointer passed here after the call; outputs are
+ * caller memory, written only on success.
+ * Thread-safety: a session is used from one thread at a time (it may move between
+ * threads between calls).
+ *
+ * Returns `TW_RESULT_OK`; `TW_RESULT_NULL_ARGUMENT`; `TW_RESULT_INVALID_STATE` (already
+ * started, a player missing, no local player, no watched host, no replay loaded);
+ * `TW_RESULT_PANIC`.
+ *
+ * # Safety
+ * `session` must be NULL or a live handle.
+ */
+tw_result tw_session_start(struct tw_session *session);
+
+/**
+ * P2P and SPECTATOR: copies the address the socket is bound to, NUL-terminated (the
+ * real port when bound to port 0). `*out_len` is the text's length with its NUL: on
+ * success the bytes written, on `TW_RESULT_BUFFER_TOO_SMALL` the size needed. 64
+ * bytes are always enough.
+ *
+ * Ownership: the library keeps no pointer passed here after the call; outputs are
+ * caller memory, written only on success.
+ * Thread-safety: a session is used from one thread at a time (it may move between
+ * threads between calls).
+ *
+ * Returns `TW_RESULT_OK`; `TW_RESULT_NULL_ARGUMENT` (`out_len`, or `buf` with
+ * `buf_len > 0`); `TW_RESULT_BUFFER_TOO_SMALL`; `TW_RESULT_INVALID_STATE` (no socket
+ * in this mode); `TW_RESULT_PANIC`.
+ *
+ * # Safety
+ * `session` must be NULL or a live handle. `buf` must be NULL or valid for writing
+ * `buf_len` bytes. `out_len` must be NULL or valid for writing a `size_t`.
+ */
+tw_result tw_session_local_address(struct tw_session *session,
+                                   char *buf,
+                                   size_t buf_len,
+                                   size_t *out_len);
+
+/**
+ * Sets `*out_slots` to the number of state snapshots the engine must be able to hold:
+ * every SAVE, LOAD and DUMP_STATE request names a slot in `0..*out_slots`. Known right
+ * after `tw_session_create` (0 for SPECTATOR and REPLAY, which never save), so the
+ * engine can allocate its snapshot array once.
+ *
+ * Ownership: the library keeps no pointer passed here after the call; outputs are
+ * caller memory, written only on success.
+ * Thread-safety: a session is used from one thread at a time (it may move between
+ * threads between calls).
+ *
+ * Returns `TW_RESULT_OK`; `TW_RESULT_NULL_ARGUMENT`; `TW_RESULT_PANIC`.
+ *
+ * # Safety
+ * `session` must be NULL or a live handle. `out_slots` must be NULL or valid for
+ * writing a `uint32_t`.
+ */
+tw_result tw_session_state_slots(struct tw_session *session, uint32_t *out_slots);
+
+/**
+ * FOR TESTS ONLY: panics inside the session's panic guard, leaving the session
+ * poisoned: every later call on it except `tw_session_destroy` returns
+ * `TW_RESULT_PANIC`.
+ *
+ * Ownership: the library keeps no pointer passed here after the call; outputs are
+ * caller memory, written only on success.
+ * Thread-safety: a session is used from one thread at a time (it may move between
+ * threads between calls).
+ *
+ * Returns `TW_RESULT_PANIC` (or `TW_RESULT_NULL_ARGUMENT` for NULL), with a last
+ * error starting `"panic: "`.
+ *
+ * # Safety
+ * `session` must be NULL or a live handle.
+ */
+tw_result tw_debug_session_panic(struct tw_session *session);
+
+/**
+ * Pumps the network (received messages, connections, the core's outgoing messages,
+ * a flush) and sets `*out_ticks` to the number of ticks to simulate now: P2P's tick
+ * clock is dilated by the time sync, the other modes tick at `tick_rate_hz`. Call it
+ * once per engine frame, also while nothing is due (it keeps the session's messages
+ * flowing), then advance that many times. 0 until the session runs.
+ *
+ * Thread-safety: one thread at a time per session.
+ *
+ * Ownership: the library keeps no pointer passed here after the call; outputs are
+ * caller memory, written only on success.
+ *
+ * Returns `TW_RESULT_OK`; `TW_RESULT_NULL_ARGUMENT`; `TW_RESULT_INVALID_STATE` (not
+ * started); `TW_RESULT_NETWORK_THREAD_GONE` (after a FATAL event); `TW_RESULT_PANIC`.
+ *
+ * # Safety
+ * `session` must be NULL or a live handle. `out_ticks` must be NULL or valid for
+ * writing a `uint32_t`.
+ */
+tw_result tw_session_ticks_due(struct tw_session *session, uint32_t *out_ticks);
+
+/**
+ * Gives `player`'s input (`len` must equal `input_size`) for the next
+ * `tw_session_advance`. P2P: local players only (a local player without a new input
+ * repeats its last one); SYNCTEST: every player.
+ *
+ * Ownership: the bytes are copied before the call returns.
+ *
+ * Thread-safety: a session is used from one thread at a time (it may move between
+ * threads between calls).
+ *
+ * Returns `TW_RESULT_OK`; `TW_RESULT_NULL_ARGUMENT`; `TW_RESULT_INVALID_ARGUMENT` (no
+ * such player, not local, wrong length); `TW_RESULT_INVALID_STATE` (SPECTATOR or
+ * REPLAY mode, not started, or not running yet); `TW_RESULT_PANIC`.
+ *
+ * # Safety
+ * `session` must be NULL or a live handle. `input` must be NULL or valid for reading
+ * `len` bytes.
+ */
+tw_result tw_session_push_input(struct tw_session *session,
+                                uint32_t player,
+                                const void *input,
+                                size_t len);
+
+/**
+ * Runs one tick: rolls back if a prediction was wrong and simulates the current tick,
+ * all as requests to poll with `tw_session_poll_request` (every one, in order, before
+ * the next advance).
+ *
+ * Ownership: the library keeps no pointer passed here after the call; outputs are
+ * caller memory, written only on success.
+ * Thread-safety: a session is used from one thread at a time (it may move between
+ * threads between calls).
+ *
+ * Returns `TW_RESULT_OK` (requests to run), or a status that is not an error:
+ * `TW_RESULT_NOT_SYNCHRONIZED` (still connecting or waiting to hear every peer),
+ * `TW_RESULT_WINDOW_FULL` (P2P: too far ahead of the confirmed inputs; skip the
+ * tick, but poll: the requests may hold a rollback), `TW_RESULT_WAITING_FOR_INPUT`
+ * (SPECTATOR: nothing received for the next tick), `TW_RESULT_FINISHED` (REPLAY: the
+ * end). Errors: `TW_RESULT_NULL_ARGUMENT`; `TW_RESULT_INVALID_STATE` (not started, or
+ * requests of the previous advance left unpolled); `TW_RESULT_NETWORK_THREAD_GONE`;
+ * `TW_RESULT_PANIC`.
+ *
+ * # Safety
+ * `session` must be NULL or a live handle.
+ */
+tw_result tw_session_advance(struct tw_session *session);
+
+/**
+ * Takes the next request of the last advance and copies it into `*out_request`.
+ * Its inputs, statuses or state bytes can be copied with `tw_session_request_inputs`,
+ * `tw_session_request_input_status` and `tw_session_request_state` until the next
+ * poll or advance. Run each request before polling the next.
+ *
+ * Ownership: the library keeps no pointer passed here after the call; outputs are
+ * caller memory, written only on success.
+ * Thread-safety: a session is used from one thread at a time (it may move between
+ * threads between calls).
+ *
+ * Returns `TW_RESULT_OK`; `TW_RESULT_EMPTY` (no more requests; `*out_request`
+ * untouched); `TW_RESULT_NULL_ARGUMENT`; `TW_RESULT_PANIC`.
+ *
+ * # Safety
+ * `session` must be NULL or a live handle. `out_request` must be NULL or valid for
+ * writing a `tw_request`.
+ */
+tw_result tw_session_poll_request(struct tw_session *session, struct tw_request *out_request);
+
+/**
+ * Reports the checksum of the state the engine saved for `tick` (the answer to a SAVE
+ * request). P2P compares checksums of confirmed ticks with the peers (a tick whose
+ * save is never confirmed is not checked); SYNCTEST compares them across rollbacks
+ * and needs them in the order of the SAVE requests. Any deterministic 64-bit hash of
+ * the state works.
+ *
+ * Ownership: the library keeps no pointer passed here after the call; outputs are
+ * caller memory, written only on success.
+ * Thread-safety: a session is used from one thread at a time (it may move between
+ * threads between calls).
+ *
+ * Returns `TW_RESULT_OK`; `TW_RESULT_NULL_ARGUMENT`; `TW_RESULT_INVALID_ARGUMENT` (no
+ * save of `tick` is pending); `TW_RESULT_INVALID_STATE` (SPECTATOR or REPLAY, which
+ * never save; not running); `TW_RESULT_PANIC`.
+ *
+ * # Safety
+ * `session` must be NULL or a live handle.
+ */
+tw_result tw_session_confirm_save(struct tw_session *session, uint32_t tick, uint64_t checksum);
+
+/**
+ * P2P: hands over the serialized state of `tick` (the answer to a DUMP_STATE
+ * request), in the engine's own format, for a desync dump or a joining spectator.
+ *
+ * Ownership: the bytes are copied before the call returns.
+ *
+ * Thread-safety: a session is used from one thread at a time (it may move between
+ * threads between calls).
+ *
+ * Returns `TW_RESULT_OK`; `TW_RESULT_NULL_ARGUMENT`; `TW_RESULT_INVALID_ARGUMENT` (no
+ * dump of `tick` was requested); `TW_RESULT_INVALID_STATE` (not P2P, not running);
+ * `TW_RESULT_PANIC`.
+ *
+ * # Safety
+ * `session` must be NULL or a live handle. `data` must be NULL or valid for reading
+ * `len` bytes.
+ */
+tw_result tw_session_provide_state(struct tw_session *session,
+                                   uint32_t tick,
+                                   const void *data,
+                                   size_t len);
+
+/**
+ * Takes the next event and copies it into `*out_event`. Drain it every frame until
+ * `TW_RESULT_EMPTY`.
+ *
+ * Ownership: the library keeps no pointer passed here after the call; outputs are
+ * caller memory, written only on success.
+ * Thread-safety: a session is used from one thread at a time (it may move between
+ * threads between calls).
+ *
+ * Returns `TW_RESULT_OK`; `TW_RESULT_EMPTY` (`*out_event` untouched);
+ * `TW_RESULT_NULL_ARGUMENT`; `TW_RESULT_PANIC`.
+ *
+ * # Safety
+ * `session` must be NULL or a live handle. `out_event` must be NULL or valid for
+ * writing a `tw_session_event`.
+ */
+tw_result tw_session_poll_event(struct tw_session *session, struct tw_session_event *out_event);
+
+/**
+ * P2P: changes the input delay (0..=32 ticks) from the next tick on; before the
+ * session runs it replaces the configured one. A longer delay repeats the last input
+ * over the gap, a shorter one drops inputs until the ticks catch up.
+ *
+ * Ownership: the library keeps no pointer passed here after the call; outputs are
+ * caller memory, written only on success.
+ * Thread-safety: a session is used from one thread at a time (it may move between
+ * threads between calls).
+ *
+ * Returns `TW_RESULT_OK`; `TW_RESULT_NULL_ARGUMENT`; `TW_RESULT_INVALID_ARGUMENT`
+ * (above 32); `TW_RESULT_INVALID_STATE` (not P2P); `TW_RESULT_PANIC`.
+ *
+ * # Safety
+ * `session` must be NULL or a live handle.
+ */
+tw_result tw_session_set_input_delay(struct tw_session *session, uint32_t delay);
+
+/**
+ * P2P: the input to predict for `player` while its real input has not arrived
+ * (`len` = `input_size`), for example "neutral stick, no buttons". NULL (with `len`
+ * 0) goes back to the configured `prediction`. Any time.
+ *
+ * Ownership: the bytes are copied before the call returns.
+ *
+ * Thread-safety: a session is used from one thread at a time (it may move between
+ * threads between calls).
+ *
+ * Returns `TW_RESULT_OK`; `TW_RESULT_NULL_ARGUMENT` (`session`);
+ * `TW_RESULT_INVALID_ARGUMENT` (no such player, wrong length, NULL with `len > 0`);
+ * `TW_RESULT_INVALID_STATE` (not P2P); `TW_RESULT_PANIC`.
+ *
+ * # Safety
+ * `session` must be NULL or a live handle. `input` must be NULL or valid for reading
+ * `len` bytes.
+ */
+tw_result tw_session_set_prediction(struct tw_session *session,
+                                    uint32_t player,
+                                    const void *input,
+                                    size_t len);
+
+/**
+ * Copies the session's figures into `*out_stats`. (Named `_get_` because
+ * `tw_session_stats` is the struct's name.)
+ *
+ * Ownership: the library keeps no pointer passed here after the call; outputs are
+ * caller memory, written only on success.
+ * Thread-safety: a session is used from one thread at a time (it may move between
+ * threads between calls).
+ *
+ * Returns `TW_RESULT_OK`; `TW_RESULT_NULL_ARGUMENT`; `TW_RESULT_PANIC`.
+ *
+ * # Safety
+ * `session` must be NULL or a live handle. `out_stats` must be NULL or valid for
+ * writing a `tw_session_stats`.
+ */
+tw_result tw_session_get_stats(struct tw_session *session, struct tw_session_stats *out_stats);
+
+/**
+ * Copies the transport statistics (RTT, loss, bytes, ...) of the connection `peer`
+ * (a peer id from an event or `tw_session_player_peer`) into `*out_stats`.
+ *
+ * Ownership: the library keeps no pointer passed here after the call; outputs are
+ * caller memory, written only on success.
+ * Thread-safety: a session is used from one thread at a time (it may move between
+ * threads between calls).
+ *
+ * Returns `TW_RESULT_OK`; `TW_RESULT_NULL_ARGUMENT`; `TW_RESULT_INVALID_ARGUMENT`
+ * (peer 0); `TW_RESULT_UNKNOWN_PEER` (unknown, disconnected, or no socket in this
+ * mode); `TW_RESULT_PANIC`.
+ *
+ * # Safety
+ * `session` must be NULL or a live handle. `out_stats` must be NULL or valid for
+ * writing a `tw_peer_stats`.
+ */
+tw_result tw_session_peer_stats(struct tw_session *session,
+                                uint32_t peer,
+                                struct tw_peer_stats *out_stats);
+
+/**
+ * P2P: sets `*out_peer` to the connection of remote `player` (for
+ * `tw_session_peer_stats`), or 0 for a local player.
+ *
+ * Ownership: the library keeps no pointer passed here after the call; outputs are
+ * caller memory, written only on success.
+ * Thread-safety: a session is used from one thread at a time (it may move between
+ * threads between calls).
+ *
+ * Returns `TW_RESULT_OK`; `TW_RESULT_NULL_ARGUMENT`; `TW_RESULT_INVALID_ARGUMENT` (no
+ * such player); `TW_RESULT_INVALID_STATE` (the player was not added, or its peer
+ * has not connected yet); `TW_RESULT_PANIC`.
+ *
+ * # Safety
+ * `session` must be NULL or a live handle. `out_peer` must be NULL or valid for
+ * writing a `uint32_t`.
+ */
+tw_result tw_session_player_peer(struct tw_session *session, uint32_t player, uint32_t *out_peer);
+
+/**
+ * Copies the inputs of the current ADVANCE request: `num_players * input_size` bytes,
+ * player 0's input first. Valid until the next poll or advance.
+ *
+ * Ownership: the library keeps no pointer passed here after the call; outputs are
+ * caller memory, written only on success.
+ * Thread-safety: a session is used from one thread at a time (it may move between
+ * threads between calls).
+ *
+ * Returns `TW_RESULT_OK`; `TW_RESULT_NULL_ARGUMENT`; `TW_RESULT_BUFFER_TOO_SMALL`;
+ * `TW_RESULT_INVALID_STATE` (the current request is not an ADVANCE, or there is
+ * none); `TW_RESULT_PANIC`.
+ *
+ * # Safety
+ * `session` must be NULL or a live handle. `buf` must be NULL or valid for writing
+ * `buf_len` bytes. `out_len` must be NULL or valid for writing a `size_t`.
+ */
+tw_result tw_session_request_inputs(struct tw_session *session,
+                                    void *buf,
+                                    size_t buf_len,
+                                    size_t *out_len);
+
+/**
+ * Copies the input statuses of the current ADVANCE request: one `tw_input_status`
+ * byte per player (CONFIRMED, PREDICTED, DISCONNECTED). Valid until the next poll.
+ *
+ * Ownership: the library keeps no pointer passed here after the call; outputs are
+ * caller memory, written only on success.
+ * Thread-safety: a session is used from one thread at a time (it may move between
+ * threads between calls).
+ *
+ * Returns as `tw_session_request_inputs`.
+ *
+ * # Safety
+ * As `tw_session_request_inputs`.
+ */
+tw_result tw_session_request_input_status(struct tw_session *session,
+                                          uint8_t *buf,
+                                          size_t buf_len,
+                                          size_t *out_len);
+
+/**
+ * Copies the serialized state of the current RESTORE request (`data_len` bytes, the
+ * engine's own format). Valid until the next poll.
+ *
+ * Ownership: the library keeps no pointer passed here after the call; outputs are
+ * caller memory, written only on success.
+ * Thread-safety: a session is used from one thread at a time (it may move between
+ * threads between calls).
+ *
+ * Returns `TW_RESULT_OK`; `TW_RESULT_NULL_ARGUMENT`; `TW_RESULT_BUFFER_TOO_SMALL`;
+ * `TW_RESULT_INVALID_STATE` (the current request is not a RESTORE, or there is none);
+ * `TW_RESULT_PANIC`.
+ *
+ * # Safety
+ * As `tw_session_request_inputs`.
+ */
+tw_result tw_session_request_state(struct tw_session *session,
+                                   void *buf,
+                                   size_t buf_len,
+                                   size_t *out_len);
+
+/**
+ * P2P: copies the forensic dump of the last desync (after
+ * `TW_SESSION_EVENT_KIND_DESYNC_DUMP_READY`) and releases it, so that the next desync
+ * can be dumped. The format ("TWDS" version 1: the tick, both checksums, the
+ * confirmed inputs around the tick and the engine's state at it) is documented in
+ * the library's `core::rollback::desync`. On `TW_RESULT_BUFFER_TOO_SMALL` the dump is
+ * kept and `*out_len` is its size.
+ *
+ * Ownership: the library keeps no pointer passed here after the call; outputs are
+ * caller memory, written only on success.
+ * Thread-safety: a session is used from one thread at a time (it may move between
+ * threads between calls).
+ *
+ * Returns `TW_RESULT_OK`; `TW_RESULT_EMPTY` (no dump ready; nothing written);
+ * `TW_RESULT_NULL_ARGUMENT`; `TW_RESULT_BUFFER_TOO_SMALL`; `TW_RESULT_PANIC`.
+ *
+ * # Safety
+ * As `tw_session_request_inputs`.
+ */
+tw_result tw_session_take_desync_dump(struct tw_session *session,
+                                      void *buf,
+                                      size_t buf_len,
+                                      size_t *out_len);
+
+/**
+ * P2P: writes the ready desync dump to the file at `path` (UTF-8; created or
+ * replaced) and releases it.
+ *
+ * Ownership: the library keeps no pointer passed here after the call; outputs are
+ * caller memory, written only on success.
+ * Thread-safety: a session is used from one thread at a time (it may move between
+ * threads between calls).
+ *
+ * Returns `TW_RESULT_OK`; `TW_RESULT_EMPTY` (no dump ready; no file written);
+ * `TW_RESULT_NULL_ARGUMENT`; `TW_RESULT_IO`; `TW_RESULT_PANIC`.
+ *
+ * # Safety
+ * `session` must be NULL or a live handle. `path` must be NULL or a NUL-terminated
+ * string.
+ */
+tw_result tw_session_write_desync_dump(struct tw_session *session, const char *path);
+
+/**
+ * P2P, before the first tick is simulated: records every input from tick 0 on, as
+ * each tick becomes final on every peer. `initial_state` is the engine's serialized
+ * state at tick 0 (may be empty, `len` 0, if the game always starts the same way); a
+ * REPLAY session hands it back as a RESTORE request.
+ *
+ * Ownership: the bytes are copied before the call returns.
+ *
+ * Thread-safety: a session is used from one thread at a time (it may move between
+ * threads between calls).
+ *
+ * Returns `TW_RESULT_OK`; `TW_RESULT_NULL_ARGUMENT`; `TW_RESULT_INVALID_STATE` (not
+ * P2P, or ticks already simulated); `TW_RESULT_PANIC`.
+ *
+ * # Safety
+ * `session` must be NULL or a live handle. `initial_state` must be NULL or valid for
+ * reading `len` bytes.
+ */
+tw_result tw_session_start_recording(struct tw_session *session,
+                                     const void *initial_state,
+                                     size_t len);
+
+/**
+ * P2P: copies the replay recorded so far (a complete replay file of every tick final
+ * on every peer; it grows as the match goes on).
+ *
+ * Ownership: the library keeps no pointer passed here after the call; outputs are
+ * caller memory, written only on success.
+ * Thread-safety: a session is used from one thread at a time (it may move between
+ * threads between calls).
+ *
+ * Returns `TW_RESULT_OK`; `TW_RESULT_NULL_ARGUMENT`; `TW_RESULT_BUFFER_TOO_SMALL`;
+ * `TW_RESULT_INVALID_STATE` (no recording, or the session is not running yet);
+ * `TW_RESULT_PANIC`.
+ *
+ * # Safety
+ * As `tw_session_request_inputs`.
+ */
+tw_result tw_session_copy_replay(struct tw_session *session,
+                                 void *buf,
+                                 size_t buf_len,
+                                 size_t *out_len);
+
+/**
+ * P2P: writes the replay recorded so far to the file at `path` (UTF-8; created or
+ * replaced). Play it back with a REPLAY session (`tw_session_load_replay_file`).
+ *
+ * Ownership: the library keeps no pointer passed here after the call; outputs are
+ * caller memory, written only on success.
+ * Thread-safety: a session is used from one thread at a time (it may move between
+ * threads between calls).
+ *
+ * Returns `TW_RESULT_OK`; `TW_RESULT_NULL_ARGUMENT`; `TW_RESULT_INVALID_STATE` (no
+ * recording, or not running yet); `TW_RESULT_IO`; `TW_RESULT_PANIC`.
+ *
+ * # Safety
+ * `session` must be NULL or a live handle. `path` must be NULL or a NUL-terminated
+ * string.
+ */
+tw_result tw_session_save_replay(struct tw_session *session, const char *path);
 
 /**
  * Returns the library version packed as `(major << 16) | (minor << 8) | patch`, the

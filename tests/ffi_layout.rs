@@ -104,9 +104,13 @@ fn stats_layout() {
 
 #[test]
 fn result_codes_are_stable() {
-    let expected: [(tw_result, i32, &str); 14] = [
+    let expected: [(tw_result, i32, &str); 18] = [
         (tw_result::Ok, 0, "TW_RESULT_OK"),
         (tw_result::Empty, 1, "TW_RESULT_EMPTY"),
+        (tw_result::NotSynchronized, 2, "TW_RESULT_NOT_SYNCHRONIZED"),
+        (tw_result::WindowFull, 3, "TW_RESULT_WINDOW_FULL"),
+        (tw_result::WaitingForInput, 4, "TW_RESULT_WAITING_FOR_INPUT"),
+        (tw_result::Finished, 5, "TW_RESULT_FINISHED"),
         (tw_result::NullArgument, -1, "TW_RESULT_NULL_ARGUMENT"),
         (tw_result::InvalidArgument, -2, "TW_RESULT_INVALID_ARGUMENT"),
         (tw_result::BufferTooSmall, -3, "TW_RESULT_BUFFER_TOO_SMALL"),
@@ -128,7 +132,8 @@ fn result_codes_are_stable() {
         let s = unsafe { CStr::from_ptr(tw_result_str(n)) };
         assert_eq!(s.to_str().unwrap(), name);
     }
-    for unknown in [2, -13, 1000, i32::MIN, i32::MAX] {
+    assert_eq!(tw_result::all().len(), expected.len(), "every code is listed here");
+    for unknown in [6, -13, 1000, i32::MIN, i32::MAX] {
         // SAFETY: as above.
         let s = unsafe { CStr::from_ptr(tw_result_str(unknown)) };
         assert_eq!(s.to_str().unwrap(), "TW_RESULT_UNKNOWN");
@@ -208,4 +213,153 @@ fn handle_is_send() {
     // A tw_host may move between threads between calls.
     fn assert_send<T: Send>() {}
     assert_send::<tickwire::runtime::Host>();
+}
+
+#[test]
+fn session_config_layout() {
+    assert_eq!(size_of::<tw_session_config>(), 320);
+    assert_eq!(align_of::<tw_session_config>(), 8);
+    let offsets = [
+        (offset_of!(tw_session_config, struct_size), 0),
+        (offset_of!(tw_session_config, mode), 4),
+        (offset_of!(tw_session_config, num_players), 8),
+        (offset_of!(tw_session_config, input_size), 12),
+        (offset_of!(tw_session_config, tick_rate_hz), 16),
+        (offset_of!(tw_session_config, max_prediction), 24),
+        (offset_of!(tw_session_config, input_delay), 28),
+        (offset_of!(tw_session_config, check_distance), 32),
+        (offset_of!(tw_session_config, desync_interval), 36),
+        (offset_of!(tw_session_config, disconnect_timeout_ms), 40),
+        (offset_of!(tw_session_config, disconnect_notify_ms), 44),
+        (offset_of!(tw_session_config, spectator_catchup_speed), 48),
+        (offset_of!(tw_session_config, spectator_max_behind), 52),
+        (offset_of!(tw_session_config, max_spectators), 56),
+        (offset_of!(tw_session_config, sparse_saving), 60),
+        (offset_of!(tw_session_config, prediction), 64),
+        (offset_of!(tw_session_config, reserved0), 68),
+        (offset_of!(tw_session_config, host), 72),
+        (offset_of!(tw_session_config, bind_address), 168),
+        (offset_of!(tw_session_config, reserved), 232),
+    ];
+    for (i, (got, want)) in offsets.iter().enumerate() {
+        assert_eq!(got, want, "field #{i}");
+    }
+    // SAFETY: no arguments.
+    assert_eq!(unsafe { tw_session_config_size() }, size_of::<tw_session_config>());
+}
+
+#[test]
+fn request_layout() {
+    assert_eq!(size_of::<tw_request>(), 64);
+    assert_eq!(align_of::<tw_request>(), 8);
+    assert_eq!(offset_of!(tw_request, kind), 0);
+    assert_eq!(offset_of!(tw_request, tick), 4);
+    assert_eq!(offset_of!(tw_request, slot), 8);
+    assert_eq!(offset_of!(tw_request, flags), 12);
+    assert_eq!(offset_of!(tw_request, num_players), 16);
+    assert_eq!(offset_of!(tw_request, input_size), 20);
+    assert_eq!(offset_of!(tw_request, data_len), 24);
+    assert_eq!(offset_of!(tw_request, reserved), 32);
+    assert_eq!(size_of::<tw_input_status>(), 1);
+    // SAFETY: no arguments.
+    assert_eq!(unsafe { tw_request_size() }, size_of::<tw_request>());
+}
+
+#[test]
+fn session_event_layout() {
+    assert_eq!(size_of::<tw_session_event>(), 128);
+    assert_eq!(align_of::<tw_session_event>(), 8);
+    assert_eq!(offset_of!(tw_session_event, kind), 0);
+    assert_eq!(offset_of!(tw_session_event, peer), 4);
+    assert_eq!(offset_of!(tw_session_event, data), 8);
+    assert_eq!(size_of::<tw_session_event_data>(), 120);
+    assert_eq!(size_of::<tw_session_event_peer>(), 16);
+    assert_eq!(offset_of!(tw_session_event_peer, disconnect_in_us), 8);
+    assert_eq!(size_of::<tw_session_event_player>(), 8);
+    assert_eq!(size_of::<tw_session_event_tick>(), 4);
+    assert_eq!(size_of::<tw_session_event_desync>(), 24);
+    assert_eq!(offset_of!(tw_session_event_desync, local_checksum), 8);
+    assert_eq!(offset_of!(tw_session_event_desync, remote_checksum), 16);
+    assert_eq!(size_of::<tw_session_event_mismatch>(), 24);
+    assert_eq!(offset_of!(tw_session_event_mismatch, actual_checksum), 16);
+    assert_eq!(size_of::<tw_session_event_fatal>(), 120);
+    // SAFETY: no arguments.
+    assert_eq!(unsafe { tw_session_event_size() }, size_of::<tw_session_event>());
+}
+
+#[test]
+fn session_stats_layout() {
+    assert_eq!(size_of::<tw_session_stats>(), 256);
+    assert_eq!(align_of::<tw_session_stats>(), 8);
+    assert_eq!(offset_of!(tw_session_stats, running), 0);
+    assert_eq!(offset_of!(tw_session_stats, current_tick), 8);
+    assert_eq!(offset_of!(tw_session_stats, confirmed_tick), 12);
+    assert_eq!(offset_of!(tw_session_stats, frames_ahead), 16);
+    assert_eq!(offset_of!(tw_session_stats, max_rollback), 20);
+    assert_eq!(offset_of!(tw_session_stats, time_scale), 24);
+    assert_eq!(offset_of!(tw_session_stats, rollbacks), 32);
+    assert_eq!(offset_of!(tw_session_stats, bytes_received), 112);
+    assert_eq!(offset_of!(tw_session_stats, frames_behind), 120);
+    assert_eq!(offset_of!(tw_session_stats, state_slots), 132);
+    assert_eq!(offset_of!(tw_session_stats, reserved), 136);
+    // SAFETY: no arguments.
+    assert_eq!(unsafe { tw_session_stats_size() }, size_of::<tw_session_stats>());
+}
+
+#[test]
+fn session_constants_are_stable() {
+    let modes = [
+        (tw_session_mode::P2p, 1),
+        (tw_session_mode::Synctest, 2),
+        (tw_session_mode::Spectator, 3),
+        (tw_session_mode::Replay, 4),
+        (tw_session_mode::RelayServer, 5),
+        (tw_session_mode::RelayClient, 6),
+    ];
+    for (m, n) in modes {
+        assert_eq!(m as u32, n, "{m:?}");
+    }
+    assert_eq!(tw_request_kind::Save as u32, 1);
+    assert_eq!(tw_request_kind::DumpState as u32, 5);
+    assert_eq!((TW_REQUEST_FLAG_RESIMULATING, TW_REQUEST_FLAG_PREDICTED, TW_REQUEST_FLAG_AUTHORITATIVE), (1, 2, 4));
+    // The statuses are the core's InputStatus numbers.
+    use tickwire::core::rollback::InputStatus;
+    assert_eq!(tw_input_status::Confirmed as u8, InputStatus::Confirmed as u8);
+    assert_eq!(tw_input_status::Predicted as u8, InputStatus::Predicted as u8);
+    assert_eq!(tw_input_status::Disconnected as u8, InputStatus::Disconnected as u8);
+    assert_eq!(tw_session_event_kind::Synchronized as u32, 1);
+    assert_eq!(tw_session_event_kind::Fatal as u32, 14);
+    assert_eq!(tw_prediction::Zero as u32, 1);
+    assert_eq!(TW_NO_PLAYER, u32::MAX);
+}
+
+#[test]
+fn session_defaults_match_the_core() {
+    let c = {
+        let mut c = std::mem::MaybeUninit::<tw_session_config>::uninit();
+        // SAFETY: writable storage.
+        assert_eq!(unsafe { tw_session_config_init_default(c.as_mut_ptr()) }, tw_result::Ok);
+        // SAFETY: fully written.
+        unsafe { c.assume_init() }
+    };
+    let p = tickwire::core::rollback::P2pConfig::default();
+    assert_eq!(c.struct_size as usize, size_of::<tw_session_config>());
+    assert_eq!(c.host.struct_size as usize, size_of::<tw_host_config>());
+    assert_eq!(c.mode, tw_session_mode::P2p as u32);
+    assert_eq!(c.input_size as usize, p.input_size);
+    assert_eq!(c.max_prediction, p.max_prediction);
+    assert_eq!(c.desync_interval, p.desync_interval);
+    assert_eq!(u64::from(c.disconnect_timeout_ms) * 1000, p.disconnect_timeout_us);
+    assert_eq!(u64::from(c.disconnect_notify_ms) * 1000, p.notify_after_us);
+    assert!((1e6 / c.tick_rate_hz - p.clock.tick_us).abs() < 1e-6);
+    // SAFETY: init_default NUL-terminates the text.
+    let bind = unsafe { std::ffi::CStr::from_ptr(c.bind_address.as_ptr()) };
+    assert_eq!(bind.to_str().unwrap(), "0.0.0.0:0");
+    assert!(c.reserved.iter().all(|&b| b == 0) && c.reserved0 == 0);
+}
+
+#[test]
+fn session_handle_is_send() {
+    fn assert_send<T: Send>() {}
+    assert_send::<tickwire::runtime::Session>();
 }

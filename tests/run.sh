@@ -73,7 +73,7 @@ printf '#include "tickwire.h"\n#include "tickwire.h"\nint tw_header_only_check(v
 check "header: strict C11" cc "${CFLAGS[@]}" -c "$OUT/header_only.c" -o "$OUT/header_only.o"
 check "header: C++17 syntax" c++ "${CXXFLAGS[@]}" "$OUT/header_only.c"
 
-programs=(examples-c/loopback.c tests/c/abi_misuse.c)
+programs=(examples-c/loopback.c examples-c/p2p.c tests/c/abi_misuse.c)
 for src in "${programs[@]}"; do
     name="$(basename "$src" .c)"
     check "$name: build as strict C11" cc "${CFLAGS[@]}" "$src" "${LDFLAGS[@]}" -o "$OUT/$name"
@@ -102,11 +102,21 @@ UNITY_PKG="$ROOT/examples-csharp/unity/com.tickwire.runtime"
 MCS=(mcs -langversion:7.2 -unsafe -warnaserror)
 mkdir -p "$CS/unity" "$CS/stale"
 
+# The session API (tw_session_*, its structs) has no C# bindings yet: they are being
+# written separately. Until they land, the two checks below compare the rest of the
+# header with the C# side and list what they left out. Delete these two patterns when
+# the C# session bindings exist: the checks are then whole again.
+CSHARP_PENDING_FUNCTIONS='^tw_(session_[a-z0-9_]+|request_size|debug_session_panic)$'
+CSHARP_PENDING_STRUCTS='^(sizeof|offsetof) tw_(session_[a-z0-9_]+|request) '
+
 # Every tw_* function of the header has exactly one DllImport of the same name in
 # TwNative.cs, and the other way round; every DllImport is Cdecl with ExactSpelling.
 native_names_match() {
-    local header csharp imports
+    local header csharp imports pending
     header="$(grep -E '^[a-z_0-9 ]+[ *]tw_[a-z0-9_]+\(' include/tickwire.h | sed -E 's/^.*[ *](tw_[a-z0-9_]+)\(.*$/\1/' | sort)"
+    pending="$(echo "$header" | grep -E "$CSHARP_PENDING_FUNCTIONS" || true)"
+    echo "not compared (C# session bindings pending): $(echo "$pending" | grep -c . || true) functions"
+    header="$(echo "$header" | grep -Ev "$CSHARP_PENDING_FUNCTIONS")"
     csharp="$(grep -E 'static extern .* tw_[a-z0-9_]+\(' "$CS_SRC/Tickwire/Native/TwNative.cs" | sed -E 's/^.* (tw_[a-z0-9_]+)\(.*$/\1/' | sort)"
     imports="$(grep -c 'DllImport(Lib, CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)' "$CS_SRC/Tickwire/Native/TwNative.cs")"
     [ -n "$header" ] && [ "$(echo "$header" | wc -l)" -ge 25 ] || { echo "found too few prototypes in the header"; return 1; }
@@ -140,7 +150,9 @@ check "C#: build the Unity code path against API stand-ins (editor, iOS, sample)
 # The C compiler's view of every struct, for the offset comparison.
 offsets() {
     bash "$CS_SRC/Tests/gen-offsets.sh" include/tickwire.h >"$CS/offsets.c" &&
-        cc "${CFLAGS[@]}" "$CS/offsets.c" -o "$CS/offsets" && "$CS/offsets" >"$CS/offsets.txt"
+        cc "${CFLAGS[@]}" "$CS/offsets.c" -o "$CS/offsets" && "$CS/offsets" >"$CS/offsets-all.txt" &&
+        grep -Ev "$CSHARP_PENDING_STRUCTS" "$CS/offsets-all.txt" >"$CS/offsets.txt" &&
+        echo "not compared (C# session bindings pending): $(grep -E "$CSHARP_PENDING_STRUCTS" "$CS/offsets-all.txt" | grep -c '^sizeof') structs"
 }
 check "C#: C offsets of every struct member" offsets
 check "C#: build a stale stand-in library" cc "${CFLAGS[@]}" -shared -fPIC "$CS_SRC/Tests/stale_library.c" -o "$CS/stale/libtickwire.so"

@@ -18,6 +18,16 @@ pub enum tw_result {
     Ok = 0,
     /// Success, but there was nothing to return (no event to poll).
     Empty = 1,
+    /// `tw_session_advance`: not every peer has been heard from yet (or a connection is
+    /// still being made); nothing to simulate. Not an error.
+    NotSynchronized = 2,
+    /// `tw_session_advance`: the prediction window is full; skip this tick. The
+    /// requests may still hold a rollback: poll them. Not an error.
+    WindowFull = 3,
+    /// `tw_session_advance`: a spectator has no input for the next tick yet. Not an error.
+    WaitingForInput = 4,
+    /// `tw_session_advance`: the replay has ended. Not an error.
+    Finished = 5,
     /// A required pointer argument was NULL.
     NullArgument = -1,
     /// An argument is out of range or malformed (address text, enum value, config field).
@@ -48,7 +58,7 @@ pub enum tw_result {
 
 impl tw_result {
     /// Every code, in declaration order.
-    pub fn all() -> [tw_result; 14] {
+    pub fn all() -> [tw_result; 18] {
         [
             tw_result::Ok,
             tw_result::Empty,
@@ -64,6 +74,10 @@ impl tw_result {
             tw_result::NetworkThreadGone,
             tw_result::Panic,
             tw_result::MessageTooLarge,
+            tw_result::NotSynchronized,
+            tw_result::WindowFull,
+            tw_result::WaitingForInput,
+            tw_result::Finished,
         ]
     }
 
@@ -84,6 +98,10 @@ impl tw_result {
             tw_result::NetworkThreadGone => c"TW_RESULT_NETWORK_THREAD_GONE",
             tw_result::Panic => c"TW_RESULT_PANIC",
             tw_result::MessageTooLarge => c"TW_RESULT_MESSAGE_TOO_LARGE",
+            tw_result::NotSynchronized => c"TW_RESULT_NOT_SYNCHRONIZED",
+            tw_result::WindowFull => c"TW_RESULT_WINDOW_FULL",
+            tw_result::WaitingForInput => c"TW_RESULT_WAITING_FOR_INPUT",
+            tw_result::Finished => c"TW_RESULT_FINISHED",
         }
     }
 }

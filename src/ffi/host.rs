@@ -25,7 +25,7 @@ pub struct tw_host {
 }
 
 /// Maps a runtime error to a result code; the message is the error's text.
-fn host_failure(e: HostError) -> Failure {
+pub(crate) fn host_failure(e: HostError) -> Failure {
     let code = match &e {
         HostError::Config(_) | HostError::BadChannel(_) => tw_result::InvalidArgument,
         HostError::Io { source, .. } if source.kind() == std::io::ErrorKind::AddrInUse => {
@@ -71,7 +71,7 @@ fn with_host(
 ///
 /// # Safety
 /// `p` must be NULL or point to a NUL-terminated string that stays valid during the call.
-unsafe fn arg_str<'a>(p: *const c_char, arg: &str) -> FfiResult<&'a str> {
+pub(crate) unsafe fn arg_str<'a>(p: *const c_char, arg: &str) -> FfiResult<&'a str> {
     if p.is_null() {
         return Err(Failure::null(arg));
     }
@@ -85,7 +85,7 @@ unsafe fn arg_str<'a>(p: *const c_char, arg: &str) -> FfiResult<&'a str> {
 ///
 /// # Safety
 /// As [`arg_str`].
-unsafe fn arg_addr(p: *const c_char, arg: &str) -> FfiResult<SocketAddr> {
+pub(crate) unsafe fn arg_addr(p: *const c_char, arg: &str) -> FfiResult<SocketAddr> {
     // SAFETY: forwarded contract.
     let s = unsafe { arg_str(p, arg) }?;
     s.parse::<SocketAddr>().map_err(|_| {
@@ -107,7 +107,7 @@ fn check_peer(peer: u32) -> FfiResult<PeerId> {
 ///
 /// # Safety
 /// `out` must be non-NULL and valid for writing a `T`.
-unsafe fn write_out<T>(out: *mut T, value: T) {
+pub(crate) unsafe fn write_out<T>(out: *mut T, value: T) {
     // SAFETY: per the function contract.
     unsafe { out.write(value) }
 }

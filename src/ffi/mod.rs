@@ -11,6 +11,14 @@
 //! * [`event`]: `tw_event`, the fixed-size polled event.
 //! * [`stats`]: `tw_peer_stats`, `tw_host_stats`.
 //! * [`host`]: the `tw_host` object.
+//! * [`session_config`]: `tw_session_config`, `tw_session_mode` and the defaults.
+//! * [`request`]: `tw_request`, one piece of work for the engine.
+//! * [`session_event`]: `tw_session_event`, the fixed-size polled session event.
+//! * [`session_stats`]: the `tw_session_stats` figures.
+//! * [`session`]: the `tw_session` object: create, setup, start, destroy.
+//! * [`session_loop`]: the per-frame session calls (ticks, inputs, advance, requests,
+//!   events), tuning and statistics.
+//! * [`session_data`]: byte copies (request inputs and state, desync dumps, replays).
 //!
 //! The exports are `pub unsafe extern "C" fn`, so Rust callers (the integration tests)
 //! see the same contract as C callers.
@@ -26,11 +34,25 @@ pub mod event;
 mod guard;
 pub mod host;
 pub mod stats;
+pub mod session_config;
+pub mod request;
+pub mod session_event;
+pub mod session_stats;
+pub mod session;
+pub mod session_loop;
+pub mod session_data;
 pub mod version;
 
 pub use config::*;
 pub use error::*;
 pub use event::*;
 pub use host::*;
+pub use request::*;
+pub use session::*;
+pub use session_config::*;
+pub use session_data::*;
+pub use session_event::*;
+pub use session_loop::*;
+pub use session_stats::*;
 pub use stats::*;
 pub use version::*;

@@ -18,6 +18,8 @@
 //! * `pool.rs`: bounded free-lists that recycle message buffers in both directions.
 //! * `budget.rs`: per-peer send-queue accounting shared by both sides, behind the
 //!   synchronous send-queue limit.
+//! * `session/`: [`Session`], a host plus a rollback core (P2P, synctest, spectator,
+//!   replay) driven from the engine thread.
 //! * `protocol.rs`: the small trait the loop drives, so the loop can be tested with a
 //!   scripted fake before (and independently of) the real endpoint.
 
@@ -27,6 +29,7 @@ mod budget;
 mod host;
 mod pool;
 mod protocol;
+pub mod session;
 mod socket;
 mod thread;
 mod transport;
@@ -41,6 +44,7 @@ use crate::core::netsim::LinkConfig;
 use crate::core::transport::{DisconnectReason, EndpointConfig, PeerId};
 
 pub use host::{Host, COMMAND_QUEUE_CAPACITY, SHUTDOWN_WAIT};
+pub use session::{Mode, Session, SessionConfig, SessionEvent, SessionFailure, SessionStats};
 pub use thread::RuntimeStats;
 
 /// Which way a link simulator applies.

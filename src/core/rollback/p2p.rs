@@ -137,26 +137,7 @@ impl P2pSession {
     /// A session for `players` (in the same order on every peer), created at `now`.
     pub fn new(cfg: P2pConfig, players: &[PlayerKind], now: Micros) -> Result<Self, SessionError> {
         let bad = |m: String| Err(SessionError::InvalidConfig(m));
-        if players.is_empty() || players.len() > u16::MAX as usize {
-            return bad(format!("{} players; need 1..=65535", players.len()));
-        }
-        if cfg.input_size == 0 || cfg.input_size > 64 {
-            return bad(format!("input_size {} not in 1..=64", cfg.input_size));
-        }
-        if cfg.input_delay > MAX_INPUT_DELAY {
-            return bad(format!("input_delay {} above {MAX_INPUT_DELAY}", cfg.input_delay));
-        }
-        if cfg.max_prediction > 64 {
-            return bad(format!("max_prediction {} above 64", cfg.max_prediction));
-        }
-        let need = 2 * (cfg.max_prediction as usize + MAX_INPUT_DELAY as usize + 64);
-        if cfg.history < need || cfg.history > 1 << 16 {
-            return bad(format!("history {} must be in {need}..=65536 for this max_prediction", cfg.history));
-        }
-        if cfg.notify_after_us >= cfg.disconnect_timeout_us {
-            return bad("notify_after_us must be below disconnect_timeout_us".into());
-        }
-        cfg.clock.validate().map_err(SessionError::InvalidConfig)?;
+        cfg.validate(players.len())?;
         let mut peers: Vec<Peer> = Vec::new();
         let mut local = Vec::new();
         for (i, k) in players.iter().enumerate() {
@@ -191,7 +172,7 @@ impl P2pSession {
             spectators: Vec::new(),
             current: 0,
             delay: cfg.input_delay,
-            ring: StateRing::new(window + 2, if cfg.desync_interval > 0 { cfg.check_slots } else { 0 }),
+            ring: StateRing::new(window + 2, cfg.state_slots() - (window + 2)),
             requests: RequestQueue::new(n, cfg.input_size, window + 2),
             events: VecDeque::with_capacity(64),
             clock: TickClock::new(cfg.clock, 0),
@@ -517,6 +498,11 @@ impl P2pSession {
     /// The next request to run, in order.
     pub fn poll_request(&mut self) -> Option<Request<'_>> {
         self.requests.poll()
+    }
+
+    /// Requests of the last advance not polled yet (the next advance drops them).
+    pub fn pending_requests(&self) -> usize {
+        self.requests.pending()
     }
 
     /// The next event.

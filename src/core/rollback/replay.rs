@@ -205,6 +205,11 @@ impl ReplaySession {
     pub fn poll_request(&mut self) -> Option<Request<'_>> {
         self.requests.poll()
     }
+
+    /// Requests of the last advance not polled yet (the next advance drops them).
+    pub fn pending_requests(&self) -> usize {
+        self.requests.pending()
+    }
 }
 
 #[cfg(test)]

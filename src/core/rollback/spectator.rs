@@ -193,6 +193,11 @@ impl SpectatorSession {
         self.requests.poll()
     }
 
+    /// Requests of the last advance not polled yet (the next advance drops them).
+    pub fn pending_requests(&self) -> usize {
+        self.requests.pending()
+    }
+
     /// The next event.
     pub fn poll_event(&mut self) -> Option<Event> {
         self.events.pop_front()

@@ -152,6 +152,11 @@ impl SyncTestSession {
         self.requests.poll()
     }
 
+    /// Requests of the last advance not polled yet (the next advance drops them).
+    pub fn pending_requests(&self) -> usize {
+        self.requests.pending()
+    }
+
     /// The next event.
     pub fn poll_event(&mut self) -> Option<Event> {
         self.events.pop_front()

@@ -57,6 +57,43 @@ impl Default for P2pConfig {
     }
 }
 
+impl P2pConfig {
+    /// Checks the settings for a session of `players` players (what
+    /// [`P2pSession::new`] checks before looking at the player list).
+    pub fn validate(&self, players: usize) -> Result<(), SessionError> {
+        let bad = |m: String| Err(SessionError::InvalidConfig(m));
+        if players == 0 || players > u16::MAX as usize {
+            return bad(format!("{players} players; need 1..=65535"));
+        }
+        if self.input_size == 0 || self.input_size > 64 {
+            return bad(format!("input_size {} not in 1..=64", self.input_size));
+        }
+        if self.input_delay > MAX_INPUT_DELAY {
+            return bad(format!("input_delay {} above {MAX_INPUT_DELAY}", self.input_delay));
+        }
+        if self.max_prediction > 64 {
+            return bad(format!("max_prediction {} above 64", self.max_prediction));
+        }
+        let need = 2 * (self.max_prediction as usize + MAX_INPUT_DELAY as usize + 64);
+        if self.history < need || self.history > 1 << 16 {
+            return bad(format!("history {} must be in {need}..=65536 for this max_prediction", self.history));
+        }
+        if self.notify_after_us >= self.disconnect_timeout_us {
+            return bad("notify_after_us must be below disconnect_timeout_us".into());
+        }
+        self.clock.validate().map_err(SessionError::InvalidConfig)
+    }
+
+    /// The number of snapshots a session with these settings asks the engine to hold
+    /// (its `state_slots()`), known before the session exists: engines size their
+    /// snapshot array at setup, while a networked session is built only once its
+    /// peers have connected.
+    pub fn state_slots(&self) -> usize {
+        let check = if self.desync_interval > 0 { self.check_slots } else { 0 };
+        self.max_prediction as usize + 2 + check
+    }
+}
+
 /// Misuse of a session, or a bad config.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum SessionError {

@@ -1,0 +1,422 @@
+//! Argument and state checking of every `tw_session_*` export: NULL pointers, unknown
+//! struct sizes, bad config fields, the reserved relay modes, calls in the wrong mode
+//! or phase, bad players and sizes, request accessors with no (or the wrong) current
+//! request, the buffer contract, and poisoning after a panic. Failures return the
+//! documented code, name the function in the last error, and write no output.
+
+mod common;
+
+use std::ffi::{CString, c_char};
+use std::ptr;
+
+use common::{assert_err, last_error};
+use tickwire::ffi::*;
+
+fn config(mode: tw_session_mode, players: u32) -> tw_session_config {
+    let mut c = std::mem::MaybeUninit::<tw_session_config>::uninit();
+    // SAFETY: writable storage.
+    assert_eq!(unsafe { tw_session_config_init_default(c.as_mut_ptr()) }, tw_result::Ok);
+    // SAFETY: fully written.
+    let mut c = unsafe { c.assume_init() };
+    c.mode = mode as u32;
+    c.num_players = players;
+    for (d, s) in c.bind_address.iter_mut().zip(b"127.0.0.1:0\0") {
+        *d = *s as c_char;
+    }
+    c
+}
+
+struct S(*mut tw_session);
+impl Drop for S {
+    fn drop(&mut self) {
+        // SAFETY: from tw_session_create, destroyed once.
+        unsafe { tw_session_destroy(self.0) };
+    }
+}
+
+fn try_create(c: &tw_session_config) -> Result<S, tw_result> {
+    let sentinel = ptr::dangling_mut::<tw_session>();
+    let mut s = sentinel;
+    // SAFETY: valid pointers.
+    let r = unsafe { tw_session_create(c, &mut s) };
+    if r == tw_result::Ok {
+        Ok(S(s))
+    } else {
+        assert_eq!(s, sentinel, "out_session written on failure");
+        Err(r)
+    }
+}
+
+fn create(c: &tw_session_config) -> S {
+    try_create(c).unwrap_or_else(|r| panic!("create: {r:?}: {}", last_error()))
+}
+
+fn c(s: &str) -> CString {
+    CString::new(s).unwrap()
+}
+
+/// A one-player P2P session: it runs at once, with no peer.
+fn solo() -> S {
+    let s = create(&config(tw_session_mode::P2p, 1));
+    // SAFETY: live session.
+    unsafe {
+        assert_eq!(tw_session_add_local_player(s.0, 0), tw_result::Ok);
+        assert_eq!(tw_session_start(s.0), tw_result::Ok, "{}", last_error());
+    }
+    s
+}
+
+#[test]
+fn config_and_create_reject_bad_arguments() {
+    // SAFETY (whole test): every pointer is NULL or valid.
+    unsafe {
+        assert_err(tw_session_config_init_default(ptr::null_mut()), tw_result::NullArgument, "tw_session_config_init_default", "config is NULL");
+        let good = config(tw_session_mode::P2p, 2);
+        let mut s = ptr::null_mut();
+        assert_err(tw_session_create(ptr::null(), &mut s), tw_result::NullArgument, "tw_session_create", "config is NULL");
+        assert_err(tw_session_create(&good, ptr::null_mut()), tw_result::NullArgument, "tw_session_create", "out_session is NULL");
+    }
+    type Edit = Box<dyn Fn(&mut tw_session_config)>;
+    let cases: Vec<(tw_result, &str, Edit)> = vec![
+        (tw_result::VersionMismatch, "struct_size is 319", Box::new(|c| c.struct_size = 319)),
+        (tw_result::VersionMismatch, "host.struct_size is 0", Box::new(|c| c.host.struct_size = 0)),
+        (tw_result::InvalidArgument, "TW_SESSION_MODE_RELAY_SERVER", Box::new(|c| c.mode = 5)),
+        (tw_result::InvalidArgument, "TW_SESSION_MODE_RELAY_CLIENT", Box::new(|c| c.mode = 6)),
+        (tw_result::InvalidArgument, "mode 0 is not", Box::new(|c| c.mode = 0)),
+        (tw_result::InvalidArgument, "mode 7 is not", Box::new(|c| c.mode = 7)),
+        (tw_result::InvalidArgument, "tick_rate_hz", Box::new(|c| c.tick_rate_hz = 0.0)),
+        (tw_result::InvalidArgument, "tick_rate_hz", Box::new(|c| c.tick_rate_hz = f64::NAN)),
+        (tw_result::InvalidArgument, "tick_rate_hz", Box::new(|c| c.tick_rate_hz = 20_000.0)),
+        (tw_result::InvalidArgument, "prediction 2", Box::new(|c| c.prediction = 2)),
+        (tw_result::InvalidArgument, "reserved", Box::new(|c| c.reserved[87] = 1)),
+        (tw_result::InvalidArgument, "reserved", Box::new(|c| c.reserved0 = 1)),
+        (tw_result::InvalidArgument, "bind_address", Box::new(|c| c.bind_address[0] = b'x' as c_char)),
+        (tw_result::InvalidArgument, "NUL-terminated", Box::new(|c| c.bind_address = [b'1' as c_char; 64])),
+        (tw_result::InvalidArgument, "0 players", Box::new(|c| c.num_players = 0)),
+        (tw_result::InvalidArgument, "256 players", Box::new(|c| c.num_players = 256)),
+        (tw_result::InvalidArgument, "input_size 0", Box::new(|c| c.input_size = 0)),
+        (tw_result::InvalidArgument, "input_size 65", Box::new(|c| c.input_size = 65)),
+        (tw_result::InvalidArgument, "max_prediction 65", Box::new(|c| c.max_prediction = 65)),
+        (tw_result::InvalidArgument, "input_delay 33", Box::new(|c| c.input_delay = 33)),
+        (tw_result::InvalidArgument, "notify_after_us", Box::new(|c| c.disconnect_notify_ms = c.disconnect_timeout_ms)),
+        (tw_result::InvalidArgument, "host: invalid endpoint config: keepalive_interval_us", Box::new(|c| c.host.keepalive_interval_ms = 0)),
+        (tw_result::InvalidArgument, "check_distance 0", Box::new(|c| {
+            c.mode = tw_session_mode::Synctest as u32;
+            c.check_distance = 0;
+        })),
+        (tw_result::InvalidArgument, "spectator_catchup_speed 0", Box::new(|c| {
+            c.mode = tw_session_mode::Spectator as u32;
+            c.spectator_catchup_speed = 0;
+        })),
+    ];
+    for (code, needle, edit) in cases {
+        let mut cfg = config(tw_session_mode::P2p, 2);
+        edit(&mut cfg);
+        let r = try_create(&cfg).err().unwrap_or_else(|| panic!("{needle}: accepted"));
+        assert_err(r, code, "tw_session_create", needle);
+    }
+    // SYNCTEST and REPLAY have no socket: their bind address is not even read.
+    let mut cfg = config(tw_session_mode::Synctest, 2);
+    cfg.bind_address[0] = b'x' as c_char;
+    let s = create(&cfg);
+    let mut n = 0usize;
+    let mut buf = [0 as c_char; 64];
+    // SAFETY: live session, valid buffers.
+    let r = unsafe { tw_session_local_address(s.0, buf.as_mut_ptr(), buf.len(), &mut n) };
+    assert_err(r, tw_result::InvalidState, "tw_session_local_address", "no socket");
+}
+
+#[test]
+fn every_session_call_rejects_a_null_session() {
+    let mut u = 0u32;
+    let mut n = 0usize;
+    let mut b = [0u8; 8];
+    let a = c("127.0.0.1:9");
+    let mut r = tw_request::zeroed();
+    let mut e = tw_session_event::zeroed();
+    let mut st = std::mem::MaybeUninit::<tw_session_stats>::uninit();
+    let mut ps = std::mem::MaybeUninit::<tw_peer_stats>::uninit();
+    let null = ptr::null_mut();
+    // SAFETY: NULL sessions are rejected before anything is touched.
+    let calls: Vec<(&str, tw_result)> = unsafe {
+        vec![
+            ("tw_session_add_local_player", tw_session_add_local_player(null, 0)),
+            ("tw_session_add_remote_player", tw_session_add_remote_player(null, 0, a.as_ptr())),
+            ("tw_session_add_spectator", tw_session_add_spectator(null, a.as_ptr())),
+            ("tw_session_spectate", tw_session_spectate(null, a.as_ptr())),
+            ("tw_session_load_replay", tw_session_load_replay(null, b.as_ptr().cast(), b.len())),
+            ("tw_session_load_replay_file", tw_session_load_replay_file(null, a.as_ptr())),
+            ("tw_session_set_link_sim", tw_session_set_link_sim(null, 0, ptr::null())),
+            ("tw_session_start", tw_session_start(null)),
+            ("tw_session_local_address", tw_session_local_address(null, ptr::null_mut(), 0, &mut n)),
+            ("tw_session_state_slots", tw_session_state_slots(null, &mut u)),
+            ("tw_session_ticks_due", tw_session_ticks_due(null, &mut u)),
+            ("tw_session_push_input", tw_session_push_input(null, 0, b.as_ptr().cast(), 2)),
+            ("tw_session_advance", tw_session_advance(null)),
+            ("tw_session_poll_request", tw_session_poll_request(null, &mut r)),
+            ("tw_session_request_inputs", tw_session_request_inputs(null, b.as_mut_ptr().cast(), 8, &mut n)),
+            ("tw_session_request_input_status", tw_session_request_input_status(null, b.as_mut_ptr(), 8, &mut n)),
+            ("tw_session_request_state", tw_session_request_state(null, b.as_mut_ptr().cast(), 8, &mut n)),
+            ("tw_session_confirm_save", tw_session_confirm_save(null, 0, 0)),
+            ("tw_session_provide_state", tw_session_provide_state(null, 0, b.as_ptr().cast(), 8)),
+            ("tw_session_poll_event", tw_session_poll_event(null, &mut e)),
+            ("tw_session_set_input_delay", tw_session_set_input_delay(null, 1)),
+            ("tw_session_set_prediction", tw_session_set_prediction(null, 0, ptr::null(), 0)),
+            ("tw_session_get_stats", tw_session_get_stats(null, st.as_mut_ptr())),
+            ("tw_session_peer_stats", tw_session_peer_stats(null, 1, ps.as_mut_ptr())),
+            ("tw_session_player_peer", tw_session_player_peer(null, 0, &mut u)),
+            ("tw_session_take_desync_dump", tw_session_take_desync_dump(null, b.as_mut_ptr().cast(), 8, &mut n)),
+            ("tw_session_write_desync_dump", tw_session_write_desync_dump(null, a.as_ptr())),
+            ("tw_session_start_recording", tw_session_start_recording(null, ptr::null(), 0)),
+            ("tw_session_copy_replay", tw_session_copy_replay(null, b.as_mut_ptr().cast(), 8, &mut n)),
+            ("tw_session_save_replay", tw_session_save_replay(null, a.as_ptr())),
+        ]
+    };
+    for (name, r) in calls {
+        assert_eq!(r, tw_result::NullArgument, "{name}");
+    }
+    // Each call stores its own name: check one late in the list.
+    // SAFETY: NULL session.
+    let r = unsafe { tw_session_save_replay(null, a.as_ptr()) };
+    assert_err(r, tw_result::NullArgument, "tw_session_save_replay", "session is NULL");
+    // SAFETY: destroying NULL is a no-op.
+    unsafe { tw_session_destroy(null) };
+}
+
+#[test]
+fn setup_checks_players_addresses_modes_and_phases() {
+    let s = create(&config(tw_session_mode::P2p, 3));
+    let (good, bad) = (c("127.0.0.1:4000"), c("127.0.0.1"));
+    // SAFETY (whole test): live sessions and valid pointers.
+    unsafe {
+        assert_err(tw_session_add_local_player(s.0, 3), tw_result::InvalidArgument, "tw_session_add_local_player", "player 3 does not exist");
+        assert_eq!(tw_session_add_local_player(s.0, 0), tw_result::Ok);
+        assert_err(tw_session_add_local_player(s.0, 0), tw_result::InvalidArgument, "tw_session_add_local_player", "already added");
+        assert_err(tw_session_add_remote_player(s.0, 1, ptr::null()), tw_result::NullArgument, "tw_session_add_remote_player", "address is NULL");
+        assert_err(tw_session_add_remote_player(s.0, 1, bad.as_ptr()), tw_result::InvalidArgument, "tw_session_add_remote_player", "not an IP address");
+        for text in ["0.0.0.0:4000", "127.0.0.1:0", "[::]:4000"] {
+            let a = c(text);
+            assert_err(tw_session_add_remote_player(s.0, 1, a.as_ptr()), tw_result::InvalidArgument, "tw_session_add_remote_player", "concrete IP");
+        }
+        let v6 = c("[::1]:4000");
+        assert_err(tw_session_add_remote_player(s.0, 1, v6.as_ptr()), tw_result::InvalidArgument, "tw_session_add_remote_player", "cannot reach IPv6");
+        assert_err(tw_session_add_spectator(s.0, v6.as_ptr()), tw_result::InvalidArgument, "tw_session_add_spectator", "cannot reach IPv6");
+        assert_eq!(tw_session_add_remote_player(s.0, 1, good.as_ptr()), tw_result::Ok);
+        assert_err(tw_session_add_remote_player(s.0, 1, good.as_ptr()), tw_result::InvalidArgument, "tw_session_add_remote_player", "already added");
+        assert_err(tw_session_add_spectator(s.0, good.as_ptr()), tw_result::InvalidArgument, "tw_session_add_spectator", "already registered");
+        assert_err(tw_session_spectate(s.0, good.as_ptr()), tw_result::InvalidState, "tw_session_spectate", "not available in P2p mode");
+        assert_err(tw_session_load_replay(s.0, [1u8].as_ptr().cast(), 1), tw_result::InvalidState, "tw_session_load_replay", "not available in P2p mode");
+        assert_err(tw_session_set_link_sim(s.0, 2, ptr::null()), tw_result::InvalidArgument, "tw_session_set_link_sim", "direction 2");
+        let mut sim = common::default_link();
+        sim.struct_size = 1;
+        assert_err(tw_session_set_link_sim(s.0, 0, &sim), tw_result::VersionMismatch, "tw_session_set_link_sim", "struct_size is 1");
+        // Player 2 is missing.
+        assert_err(tw_session_start(s.0), tw_result::InvalidState, "tw_session_start", "player 2 was never added");
+        let mut u = 0u32;
+        assert_err(tw_session_ticks_due(s.0, &mut u), tw_result::InvalidState, "tw_session_ticks_due", "not started");
+        assert_err(tw_session_advance(s.0), tw_result::InvalidState, "tw_session_advance", "not started");
+        assert_err(tw_session_push_input(s.0, 0, [0u8; 2].as_ptr().cast(), 2), tw_result::InvalidState, "tw_session_push_input", "not started");
+        assert_err(tw_session_confirm_save(s.0, 0, 1), tw_result::InvalidState, "tw_session_confirm_save", "not started");
+        let other = c("127.0.0.1:4001");
+        assert_eq!(tw_session_add_remote_player(s.0, 2, other.as_ptr()), tw_result::Ok);
+        assert_eq!(tw_session_start(s.0), tw_result::Ok, "{}", last_error());
+        assert_err(tw_session_start(s.0), tw_result::InvalidState, "tw_session_start", "before the session is started");
+        let late = c("127.0.0.1:4002");
+        assert_err(tw_session_add_remote_player(s.0, 2, late.as_ptr()), tw_result::InvalidState, "tw_session_add_remote_player", "before the session is started");
+        // Spectators may be registered any time, up to max_spectators (4).
+        for port in 5000..5004 {
+            let a = c(&format!("127.0.0.1:{port}"));
+            assert_eq!(tw_session_add_spectator(s.0, a.as_ptr()), tw_result::Ok, "{}", last_error());
+        }
+        let fifth = c("127.0.0.1:5004");
+        assert_err(tw_session_add_spectator(s.0, fifth.as_ptr()), tw_result::InvalidArgument, "tw_session_add_spectator", "max_spectators");
+        // Connecting: nothing is due, advance says NOT_SYNCHRONIZED, inputs are refused.
+        assert_eq!(tw_session_ticks_due(s.0, &mut u), tw_result::Ok);
+        assert_eq!(u, 0);
+        assert_eq!(tw_session_advance(s.0), tw_result::NotSynchronized);
+        assert_err(tw_session_push_input(s.0, 0, [0u8; 2].as_ptr().cast(), 2), tw_result::InvalidState, "tw_session_push_input", "not running yet");
+        let mut peer = 9u32;
+        assert_eq!(tw_session_player_peer(s.0, 0, &mut peer), tw_result::Ok);
+        assert_eq!(peer, 0, "a local player has no peer");
+        assert_err(tw_session_player_peer(s.0, 3, &mut peer), tw_result::InvalidArgument, "tw_session_player_peer", "player 3");
+    }
+
+    // No local player.
+    let s = create(&config(tw_session_mode::P2p, 1));
+    let a = c("127.0.0.1:4000");
+    // SAFETY: live session, valid pointers.
+    unsafe {
+        assert_eq!(tw_session_add_remote_player(s.0, 0, a.as_ptr()), tw_result::Ok);
+        assert_err(tw_session_start(s.0), tw_result::InvalidState, "tw_session_start", "at least one local player");
+        let mut peer = 9u32;
+        assert_err(tw_session_player_peer(s.0, 0, &mut peer), tw_result::InvalidState, "tw_session_player_peer", "not connected yet");
+        assert_eq!(peer, 9);
+    }
+    // Spectator without a host; replay without a replay; wrong-mode calls.
+    let spec = create(&config(tw_session_mode::Spectator, 2));
+    let replay = create(&config(tw_session_mode::Replay, 2));
+    let sync = create(&config(tw_session_mode::Synctest, 2));
+    // SAFETY: live sessions, valid pointers.
+    unsafe {
+        assert_err(tw_session_start(spec.0), tw_result::InvalidState, "tw_session_start", "watched host");
+        assert_err(tw_session_spectate(spec.0, bad.as_ptr()), tw_result::InvalidArgument, "tw_session_spectate", "not an IP address");
+        assert_err(tw_session_add_local_player(spec.0, 0), tw_result::InvalidState, "tw_session_add_local_player", "Spectator mode");
+        assert_err(tw_session_add_spectator(spec.0, good.as_ptr()), tw_result::InvalidState, "tw_session_add_spectator", "Spectator mode");
+        assert_err(tw_session_start(replay.0), tw_result::InvalidState, "tw_session_start", "load a replay");
+        assert_err(tw_session_load_replay(replay.0, ptr::null(), 4), tw_result::NullArgument, "tw_session_load_replay", "data is NULL");
+        assert_err(tw_session_load_replay(replay.0, b"TWRPnope".as_ptr().cast(), 8), tw_result::InvalidArgument, "tw_session_load_replay", "replay");
+        let missing = c("/nonexistent/tickwire.twrp");
+        assert_err(tw_session_load_replay_file(replay.0, missing.as_ptr()), tw_result::Io, "tw_session_load_replay_file", "/nonexistent");
+        assert_err(tw_session_load_replay_file(replay.0, ptr::null()), tw_result::NullArgument, "tw_session_load_replay_file", "path is NULL");
+        assert_err(tw_session_set_link_sim(sync.0, 0, ptr::null()), tw_result::InvalidState, "tw_session_set_link_sim", "no socket");
+        assert_err(tw_session_set_input_delay(sync.0, 1), tw_result::InvalidState, "tw_session_set_input_delay", "SyncTest mode");
+        assert_err(tw_session_start_recording(sync.0, ptr::null(), 0), tw_result::InvalidState, "tw_session_start_recording", "SyncTest mode");
+        assert_err(tw_session_provide_state(sync.0, 0, ptr::null(), 0), tw_result::InvalidState, "tw_session_provide_state", "SyncTest mode");
+        let mut slots = 77u32;
+        assert_err(tw_session_state_slots(sync.0, ptr::null_mut()), tw_result::NullArgument, "tw_session_state_slots", "out_slots is NULL");
+        assert_eq!(tw_session_state_slots(spec.0, &mut slots), tw_result::Ok);
+        assert_eq!(slots, 0, "a spectator never saves");
+    }
+}
+
+#[test]
+fn a_replay_of_another_shape_is_refused() {
+    // A real replay with 1 player, recorded by a solo P2P session.
+    let s = solo();
+    // SAFETY: live session, valid pointers.
+    unsafe {
+        assert_eq!(tw_session_start_recording(s.0, ptr::null(), 0), tw_result::Ok, "{}", last_error());
+    }
+    let mut n = 0usize;
+    // SAFETY: as above.
+    let r = unsafe { tw_session_copy_replay(s.0, ptr::null_mut(), 0, &mut n) };
+    assert_err(r, tw_result::BufferTooSmall, "tw_session_copy_replay", "the replay has");
+    let mut bytes = vec![0u8; n];
+    // SAFETY: buffer valid for its length.
+    assert_eq!(unsafe { tw_session_copy_replay(s.0, bytes.as_mut_ptr().cast(), bytes.len(), &mut n) }, tw_result::Ok);
+    let replay = create(&config(tw_session_mode::Replay, 2));
+    // SAFETY: live session, valid bytes.
+    let r = unsafe { tw_session_load_replay(replay.0, bytes.as_ptr().cast(), bytes.len()) };
+    assert_err(r, tw_result::InvalidArgument, "tw_session_load_replay", "the replay has 1 players");
+}
+
+#[test]
+fn the_loop_checks_inputs_requests_and_answers() {
+    let s = solo();
+    let mut u = 0u32;
+    let mut n = 5usize;
+    let mut buf = [0x55u8; 16];
+    let mut r = tw_request::zeroed();
+    // SAFETY (whole test): live session, valid pointers.
+    unsafe {
+        assert_err(tw_session_ticks_due(s.0, ptr::null_mut()), tw_result::NullArgument, "tw_session_ticks_due", "out_ticks is NULL");
+        assert_eq!(tw_session_ticks_due(s.0, &mut u), tw_result::Ok);
+        assert_err(tw_session_push_input(s.0, 1, buf.as_ptr().cast(), 2), tw_result::InvalidArgument, "tw_session_push_input", "player 1 does not exist");
+        assert_err(tw_session_push_input(s.0, 0, buf.as_ptr().cast(), 3), tw_result::InvalidArgument, "tw_session_push_input", "input of 3 bytes, expected 2");
+        assert_err(tw_session_push_input(s.0, 0, ptr::null(), 2), tw_result::NullArgument, "tw_session_push_input", "input is NULL");
+        // No current request.
+        assert_err(tw_session_request_inputs(s.0, buf.as_mut_ptr().cast(), buf.len(), &mut n), tw_result::InvalidState, "tw_session_request_inputs", "no current ADVANCE");
+        assert_err(tw_session_request_input_status(s.0, buf.as_mut_ptr(), buf.len(), &mut n), tw_result::InvalidState, "tw_session_request_input_status", "no current ADVANCE");
+        assert_err(tw_session_request_state(s.0, buf.as_mut_ptr().cast(), buf.len(), &mut n), tw_result::InvalidState, "tw_session_request_state", "no current RESTORE");
+        assert_eq!(n, 5);
+        assert_eq!(tw_session_push_input(s.0, 0, [3u8, 0].as_ptr().cast(), 2), tw_result::Ok);
+        assert_eq!(tw_session_advance(s.0), tw_result::Ok, "{}", last_error());
+        // Tick 0: SAVE 0, then ADVANCE 0.
+        assert_err(tw_session_poll_request(s.0, ptr::null_mut()), tw_result::NullArgument, "tw_session_poll_request", "out_request is NULL");
+        assert_eq!(tw_session_poll_request(s.0, &mut r), tw_result::Ok);
+        assert_eq!((r.kind, r.tick, r.data_len), (tw_request_kind::Save as u32, 0, 0));
+        assert_err(tw_session_request_inputs(s.0, buf.as_mut_ptr().cast(), buf.len(), &mut n), tw_result::InvalidState, "tw_session_request_inputs", "no current ADVANCE");
+        // Advancing with requests left is refused.
+        assert_err(tw_session_advance(s.0), tw_result::InvalidState, "tw_session_advance", "1 request(s) of the previous advance were not polled");
+        assert_err(tw_session_confirm_save(s.0, 5, 1), tw_result::InvalidArgument, "tw_session_confirm_save", "tick 5 was not requested");
+        assert_eq!(tw_session_confirm_save(s.0, 0, 42), tw_result::Ok);
+        assert_eq!(tw_session_poll_request(s.0, &mut r), tw_result::Ok);
+        assert_eq!((r.kind, r.tick, r.num_players, r.input_size, r.data_len), (tw_request_kind::Advance as u32, 0, 1, 2, 2));
+        assert_eq!(r.flags, 0);
+        // The buffer contract: too small keeps the data and gives the size.
+        assert_err(tw_session_request_inputs(s.0, buf.as_mut_ptr().cast(), 1, &mut n), tw_result::BufferTooSmall, "tw_session_request_inputs", "2 bytes");
+        assert_eq!(n, 2);
+        assert_eq!(buf[0], 0x55, "nothing written on BUFFER_TOO_SMALL");
+        assert_err(tw_session_request_inputs(s.0, ptr::null_mut(), 4, &mut n), tw_result::NullArgument, "tw_session_request_inputs", "buf is NULL");
+        assert_err(tw_session_request_inputs(s.0, buf.as_mut_ptr().cast(), 4, ptr::null_mut()), tw_result::NullArgument, "tw_session_request_inputs", "out_len is NULL");
+        assert_eq!(tw_session_request_inputs(s.0, buf.as_mut_ptr().cast(), buf.len(), &mut n), tw_result::Ok);
+        assert_eq!((n, &buf[..2]), (2, &[3u8, 0][..]));
+        assert_eq!(tw_session_request_input_status(s.0, buf.as_mut_ptr(), buf.len(), &mut n), tw_result::Ok);
+        assert_eq!((n, buf[0]), (1, tw_input_status::Confirmed as u8));
+        assert_err(tw_session_request_state(s.0, buf.as_mut_ptr().cast(), buf.len(), &mut n), tw_result::InvalidState, "tw_session_request_state", "no current RESTORE");
+        r.kind = 0xdead;
+        assert_eq!(tw_session_poll_request(s.0, &mut r), tw_result::Empty);
+        assert_eq!(r.kind, 0xdead, "untouched on EMPTY");
+        assert_err(tw_session_request_inputs(s.0, buf.as_mut_ptr().cast(), buf.len(), &mut n), tw_result::InvalidState, "tw_session_request_inputs", "no current ADVANCE");
+        // Recording starts only before the first tick.
+        assert_err(tw_session_start_recording(s.0, ptr::null(), 0), tw_result::InvalidState, "tw_session_start_recording", "before the first tick");
+        assert_err(tw_session_copy_replay(s.0, buf.as_mut_ptr().cast(), buf.len(), &mut n), tw_result::InvalidState, "tw_session_copy_replay", "no replay");
+        let path = c("/nonexistent-dir/x.twrp");
+        assert_err(tw_session_save_replay(s.0, path.as_ptr()), tw_result::InvalidState, "tw_session_save_replay", "no recording");
+        assert_err(tw_session_save_replay(s.0, ptr::null()), tw_result::NullArgument, "tw_session_save_replay", "path is NULL");
+        assert_err(tw_session_provide_state(s.0, 0, buf.as_ptr().cast(), 4), tw_result::InvalidArgument, "tw_session_provide_state", "tick 0 was not requested");
+        assert_err(tw_session_provide_state(s.0, 0, ptr::null(), 4), tw_result::NullArgument, "tw_session_provide_state", "data is NULL");
+        // Events and desync dumps.
+        let mut e = tw_session_event::zeroed();
+        assert_err(tw_session_poll_event(s.0, ptr::null_mut()), tw_result::NullArgument, "tw_session_poll_event", "out_event is NULL");
+        while tw_session_poll_event(s.0, &mut e) == tw_result::Ok {}
+        e.kind = 0xbeef;
+        assert_eq!(tw_session_poll_event(s.0, &mut e), tw_result::Empty);
+        assert_eq!(e.kind, 0xbeef);
+        n = 5;
+        assert_eq!(tw_session_take_desync_dump(s.0, buf.as_mut_ptr().cast(), buf.len(), &mut n), tw_result::Empty);
+        assert_eq!(n, 5);
+        assert_err(tw_session_take_desync_dump(s.0, buf.as_mut_ptr().cast(), buf.len(), ptr::null_mut()), tw_result::NullArgument, "tw_session_take_desync_dump", "out_len is NULL");
+        assert_eq!(tw_session_write_desync_dump(s.0, path.as_ptr()), tw_result::Empty);
+        assert_err(tw_session_write_desync_dump(s.0, ptr::null()), tw_result::NullArgument, "tw_session_write_desync_dump", "path is NULL");
+        // Tuning.
+        assert_err(tw_session_set_input_delay(s.0, 33), tw_result::InvalidArgument, "tw_session_set_input_delay", "above 32");
+        assert_eq!(tw_session_set_input_delay(s.0, 2), tw_result::Ok);
+        assert_err(tw_session_set_prediction(s.0, 0, buf.as_ptr().cast(), 3), tw_result::InvalidArgument, "tw_session_set_prediction", "3 bytes");
+        assert_err(tw_session_set_prediction(s.0, 0, ptr::null(), 2), tw_result::InvalidArgument, "tw_session_set_prediction", "NULL needs len 0");
+        assert_err(tw_session_set_prediction(s.0, 4, buf.as_ptr().cast(), 2), tw_result::InvalidArgument, "tw_session_set_prediction", "player 4");
+        assert_eq!(tw_session_set_prediction(s.0, 0, ptr::null(), 0), tw_result::Ok);
+        // Stats.
+        assert_err(tw_session_get_stats(s.0, ptr::null_mut()), tw_result::NullArgument, "tw_session_get_stats", "out_stats is NULL");
+        let mut ps = std::mem::MaybeUninit::<tw_peer_stats>::uninit();
+        assert_err(tw_session_peer_stats(s.0, 0, ps.as_mut_ptr()), tw_result::InvalidArgument, "tw_session_peer_stats", "peer 0");
+        assert_err(tw_session_peer_stats(s.0, 77, ps.as_mut_ptr()), tw_result::UnknownPeer, "tw_session_peer_stats", "peer 77");
+        assert_err(tw_session_peer_stats(s.0, 1, ptr::null_mut()), tw_result::NullArgument, "tw_session_peer_stats", "out_stats is NULL");
+        assert_err(tw_session_player_peer(s.0, 0, ptr::null_mut()), tw_result::NullArgument, "tw_session_player_peer", "out_peer is NULL");
+        let mut st = std::mem::MaybeUninit::<tw_session_stats>::uninit();
+        assert_eq!(tw_session_get_stats(s.0, st.as_mut_ptr()), tw_result::Ok);
+        let st = st.assume_init();
+        assert_eq!((st.running, st.current_tick, st.input_delay, st.mode), (1, 1, 2, tw_session_mode::P2p as u32));
+    }
+}
+
+#[test]
+fn spectator_and_replay_refuse_inputs_and_saves() {
+    let spec = create(&config(tw_session_mode::Spectator, 2));
+    let host = c("127.0.0.1:9");
+    // SAFETY: live session, valid pointers.
+    unsafe {
+        assert_eq!(tw_session_spectate(spec.0, host.as_ptr()), tw_result::Ok);
+        assert_eq!(tw_session_start(spec.0), tw_result::Ok, "{}", last_error());
+        assert_err(tw_session_spectate(spec.0, host.as_ptr()), tw_result::InvalidState, "tw_session_spectate", "before the session is started");
+        assert_err(tw_session_push_input(spec.0, 0, [0u8; 2].as_ptr().cast(), 2), tw_result::InvalidState, "tw_session_push_input", "Spectator mode");
+        assert_eq!(tw_session_advance(spec.0), tw_result::NotSynchronized, "nobody at 127.0.0.1:9");
+        assert_err(tw_session_confirm_save(spec.0, 0, 0), tw_result::InvalidState, "tw_session_confirm_save", "not running");
+        assert_err(tw_session_set_prediction(spec.0, 0, ptr::null(), 0), tw_result::InvalidState, "tw_session_set_prediction", "Spectator mode");
+    }
+}
+
+#[test]
+fn a_panic_poisons_the_session() {
+    let s = solo();
+    // SAFETY: live session.
+    unsafe {
+        let r = tw_debug_session_panic(s.0);
+        assert_eq!(r, tw_result::Panic);
+        assert!(last_error().starts_with("panic: "), "{}", last_error());
+        assert!(last_error().contains("tw_debug_session_panic"), "{}", last_error());
+        let mut u = 0u32;
+        assert_err(tw_session_ticks_due(s.0, &mut u), tw_result::Panic, "tw_session_ticks_due", "unusable after an earlier panic");
+        assert_eq!(tw_debug_session_panic(ptr::null_mut()), tw_result::NullArgument);
+    }
+}

@@ -91,8 +91,10 @@
 #define TW_REQUEST_FLAG_PREDICTED 2
 
 /**
- * `tw_request.flags`: reserved for the relay topology (the server's canonical inputs
- * of a tick); never set by the modes available now.
+ * `tw_request.flags`, ADVANCE: every input is final, so this tick is never simulated
+ * again: commit effects that must happen once (score, achievements) on these. Set for
+ * a relay client's canonical steps, a relay server's ticks, and P2P, spectator and
+ * replay ticks whose inputs are all confirmed or disconnected.
  */
 #define TW_REQUEST_FLAG_AUTHORITATIVE 4
 

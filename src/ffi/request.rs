@@ -47,8 +47,10 @@ pub const TW_REQUEST_FLAG_RESIMULATING: u32 = 1;
 /// `tw_request.flags`, ADVANCE: at least one input is a prediction (a later rollback
 /// may replace this tick).
 pub const TW_REQUEST_FLAG_PREDICTED: u32 = 2;
-/// `tw_request.flags`: reserved for the relay topology (the server's canonical inputs
-/// of a tick); never set by the modes available now.
+/// `tw_request.flags`, ADVANCE: every input is final, so this tick is never simulated
+/// again: commit effects that must happen once (score, achievements) on these. Set for
+/// a relay client's canonical steps, a relay server's ticks, and P2P, spectator and
+/// replay ticks whose inputs are all confirmed or disconnected.
 pub const TW_REQUEST_FLAG_AUTHORITATIVE: u32 = 4;
 
 /// Where an input of an ADVANCE request comes from (`tw_session_request_input_status`).
@@ -103,6 +105,9 @@ impl From<&PolledRequest> for tw_request {
         }
         if r.predicted {
             flags |= TW_REQUEST_FLAG_PREDICTED;
+        }
+        if r.authoritative {
+            flags |= TW_REQUEST_FLAG_AUTHORITATIVE;
         }
         tw_request {
             kind: tw_request_kind::from(r.kind) as u32,

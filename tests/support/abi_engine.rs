@@ -223,6 +223,8 @@ impl Engine {
                     assert_eq!(n, players);
                     let any_predicted = self.statuses[..players].contains(&(tw_input_status::Predicted as u8));
                     assert_eq!(any_predicted, r.flags & TW_REQUEST_FLAG_PREDICTED != 0, "PREDICTED flag");
+                    // Rollback modes: final exactly when nothing is predicted.
+                    assert_eq!(!any_predicted, r.flags & TW_REQUEST_FLAG_AUTHORITATIVE != 0, "AUTHORITATIVE flag");
                     self.advances += 1;
                     self.resimulated += u64::from(r.flags & TW_REQUEST_FLAG_RESIMULATING != 0);
                     self.predicted += u64::from(any_predicted);

@@ -32,6 +32,9 @@ pub struct PolledRequest {
     pub resimulating: bool,
     /// Advance: at least one input is a prediction.
     pub predicted: bool,
+    /// Advance: every input is final, so this tick is never simulated again (a relay
+    /// client's canonical step; a P2P tick whose inputs are all confirmed).
+    pub authoritative: bool,
     /// Advance: players (inputs) in the request, else 0.
     pub players: usize,
     /// Advance: bytes per input, else 0.
@@ -70,6 +73,7 @@ impl CurrentRequest {
             slot,
             resimulating: false,
             predicted: false,
+            authoritative: false,
             players: 0,
             input_size: 0,
             data_len: 0,
@@ -82,13 +86,14 @@ impl CurrentRequest {
                 self.state.extend_from_slice(state);
                 PolledRequest { data_len: state.len(), ..empty(RequestKind::Restore, tick, 0) }
             }
-            Request::Advance { tick, inputs, resimulating } => {
+            Request::Advance { tick, inputs, resimulating, authoritative } => {
                 self.inputs.extend_from_slice(inputs.bytes());
                 self.statuses.extend(inputs.statuses().iter().map(|&s| s as u8));
                 let players = inputs.len();
                 PolledRequest {
                     resimulating,
                     predicted: inputs.statuses().contains(&InputStatus::Predicted),
+                    authoritative,
                     players,
                     input_size: inputs.bytes().len().checked_div(players).unwrap_or(0),
                     data_len: inputs.bytes().len(),

@@ -49,7 +49,7 @@ fn server_endpoint_probe(node: usize, entering: bool) {
     if node != SERVER_NODE.load(Ordering::Relaxed) {
         return;
     }
-    let now = counting_alloc::allocations();
+    let now = counting_alloc::thread_allocations();
     if entering {
         PROBE_ENTERED_AT.store(now, Ordering::Relaxed);
     } else {
@@ -77,9 +77,9 @@ impl Tally {
 
 /// Runs `f`, adding the allocations it made to `slot`.
 fn counted<R>(slot: &mut u64, f: impl FnOnce() -> R) -> R {
-    let before = counting_alloc::allocations();
+    let before = counting_alloc::thread_allocations();
     let r = f();
-    *slot += counting_alloc::allocations() - before;
+    *slot += counting_alloc::thread_allocations() - before;
     r
 }
 
@@ -97,9 +97,9 @@ fn frame(w: &mut World, t: &mut Tally) -> u64 {
         assert_eq!(counted(&mut t.advance, || w.server.advance()), AdvanceStatus::Advanced);
         ticks += 1;
         loop {
-            let before = counting_alloc::allocations();
+            let before = counting_alloc::thread_allocations();
             let r = w.server.poll_request();
-            t.poll_request += counting_alloc::allocations() - before;
+            t.poll_request += counting_alloc::thread_allocations() - before;
             let Some(r) = r else { break };
             match w.server_game.apply(r) {
                 Some(Answer::Saved(tick, c)) => counted(&mut t.answers, || w.server.confirm_save(tick, c)).expect("save requested"),

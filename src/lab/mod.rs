@@ -3,6 +3,7 @@
 
 pub mod metrics;
 pub mod model;
+pub mod relay;
 pub mod report;
 pub mod scenario;
 

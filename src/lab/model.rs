@@ -29,14 +29,18 @@ pub enum Controller {
     /// are substituted instead of delaying the client's stream): an experiment, not
     /// one of the baselines.
     TickwireAligned,
+    TickwireRelay,
+    TickwireRelayAligned,
 }
 
 impl Controller {
-    pub const ALL: [Controller; 5] = [Controller::Tickwire, Controller::Seed000, Controller::N4e, Controller::Lightyear, Controller::TickwireAligned];
+    pub const ALL: [Controller; 7] = [Controller::Tickwire, Controller::Seed000, Controller::N4e, Controller::Lightyear, Controller::TickwireAligned, Controller::TickwireRelay, Controller::TickwireRelayAligned];
     pub fn name(self) -> &'static str {
         match self {
             Controller::Tickwire => "tickwire",
             Controller::TickwireAligned => "tickwire-al",
+            Controller::TickwireRelay => "tw-relay",
+            Controller::TickwireRelayAligned => "tw-relay-al",
             Controller::Seed000 => "seed000",
             Controller::N4e => "n4e",
             Controller::Lightyear => "lightyear",
@@ -188,6 +192,17 @@ struct Client {
 
 /// Runs one scenario with one controller and returns the record.
 pub fn run(scenario: &Scenario, controller: Controller, cfg: &LabConfig) -> RunRecord {
+    match controller {
+        Controller::TickwireRelay => return super::relay::run(scenario, cfg, None),
+        Controller::TickwireRelayAligned => {
+            let p = match std::env::var("LAB_AL").ok().and_then(|v| v.parse::<u32>().ok()) {
+                Some(k) => LatePolicy::Adaptive { substitute_run: k },
+                None => LatePolicy::Substitute,
+            };
+            return super::relay::run(scenario, cfg, Some(p));
+        }
+        _ => {}
+    }
     let t_us = cfg.tick_us;
     let seed = cfg.seed ^ (scenario.id.bytes().fold(0u64, |h, b| h.wrapping_mul(31).wrapping_add(b as u64)) << 8);
     let mut up: LinkConditioner<UpPacket> = LinkConditioner::new(scenario.up, seed ^ 0x55);
@@ -201,7 +216,7 @@ pub fn run(scenario: &Scenario, controller: Controller, cfg: &LabConfig) -> RunR
             late: LatePolicy::Substitute,
             ..JitterConfig::default()
         })),
-        Controller::N4e | Controller::Lightyear => ServerPolicy::Aligned,
+        Controller::N4e | Controller::Lightyear | Controller::TickwireRelay | Controller::TickwireRelayAligned => ServerPolicy::Aligned,
     };
     let mut server = Server {
         clock: DriftClock::new(scenario.server_drift_ppm, 0),
@@ -224,7 +239,7 @@ pub fn run(scenario: &Scenario, controller: Controller, cfg: &LabConfig) -> RunR
             }
             Controller::Seed000 => ClientCtl::None,
             Controller::N4e => ClientCtl::N4e { margin_ema: None, fresh_from: 0 },
-            Controller::Lightyear => ClientCtl::Lightyear,
+            Controller::Lightyear | Controller::TickwireRelay | Controller::TickwireRelayAligned => ClientCtl::Lightyear,
         },
         interp: match controller {
             Controller::Tickwire | Controller::TickwireAligned => Box::new(AdaptiveInterpolation::new(interp_cfg)),

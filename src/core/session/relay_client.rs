@@ -396,3 +396,24 @@ impl RelayClient {
         }
     }
 }
+
+/// What an engine reads every frame besides the due ticks: the clock's dilation, its
+/// discrete corrections and where to render the server's timeline. (Also what the lab
+/// scores, so the lab measures this client and not a model of it.)
+impl RelayClient {
+    /// The tick clock's time scale (1.0 before the clock starts).
+    pub fn time_scale(&self) -> f64 {
+        self.clock.as_ref().map_or(1.0, |c| c.scale())
+    }
+
+    /// Snaps the clock made (forward or back), since the start.
+    pub fn snaps(&self) -> u64 {
+        self.snaps
+    }
+
+    /// The server tick (fractional) to render now: the interpolation timeline, which
+    /// rate-limits its own changes. Call once per rendered frame.
+    pub fn remote_playback(&mut self, now: Micros) -> Option<f64> {
+        self.interp.playback(now)
+    }
+}

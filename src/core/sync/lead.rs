@@ -35,11 +35,13 @@ pub struct LeadConfig {
     pub min_band_ticks: f64,
     /// Errors beyond this many ticks are corrected with a snap.
     pub snap_threshold_ticks: f64,
+    /// The share of ε the *realized* late rate is steered to (see `calibrate`).
+    pub aim: f64,
 }
 
 impl Default for LeadConfig {
     fn default() -> Self {
-        LeadConfig { late_rate: 0.01, target_margin_ticks: 0.0, gain: 0.05, forget: 0.995, min_band_ticks: 0.15, snap_threshold_ticks: 10.0 }
+        LeadConfig { late_rate: 0.01, target_margin_ticks: 0.0, gain: 0.05, forget: 0.995, min_band_ticks: 0.15, snap_threshold_ticks: 10.0, aim: 0.75 }
     }
 }
 
@@ -91,7 +93,19 @@ pub struct InputLeadController {
     last_sent: u64,
     last_shift: Option<i64>,
     resets: u64,
+    /// Calibration of the quantile level against the realized late rate: slow averages
+    /// of late steps per report and of the late fraction the quantile level predicted.
+    realized: f64,
+    predicted: f64,
+    level: f64,
 }
+
+/// Reports per calibration memory (≈ 40 s at one input per 60 Hz tick): long enough to
+/// see a few dozen late steps at ε = 1%.
+const CALIBRATION_SAMPLES: f64 = 2400.0;
+/// Late steps one report may add to the realized rate: a whole hitch is not the lead's
+/// fault and must not hold the lead up for minutes.
+const MAX_LATE_PER_REPORT: f64 = 4.0;
 
 impl InputLeadController {
     pub fn new(cfg: LeadConfig) -> Self {
@@ -119,6 +133,9 @@ impl InputLeadController {
             last_sent: 0,
             last_shift: None,
             resets: 0,
+            realized: cfg.late_rate * cfg.aim,
+            predicted: cfg.late_rate * cfg.aim,
+            level: cfg.late_rate * cfg.aim,
         }
     }
 
@@ -165,6 +182,12 @@ impl InputLeadController {
         if self.last_shift.is_some_and(|s| s - server_shift > RESET_SHIFT_TICKS) {
             self.reset();
         }
+        // Steps this report shows the server ran without our input: a late first copy
+        // (it was substituted), and any underflows or merges since the last report.
+        let slipped = self.last_shift.map_or(0.0, |s| (server_shift - s).unsigned_abs() as f64);
+        if margin.is_finite() {
+            self.calibrate(((margin < 0.0) as u8 as f64 + slipped).min(MAX_LATE_PER_REPORT));
+        }
         self.last_shift = Some(server_shift);
         if tick < self.fresh_from {
             return;
@@ -178,6 +201,12 @@ impl InputLeadController {
             return; // too old to place, or garbage
         }
         self.drift_sum += self.drift;
+        // The target moves with the clock drift (the raw target ramps by `drift` per
+        // sample), so the hysteresis below only ever sees noise, whichever way the
+        // clocks drift.
+        if let Some(c) = self.committed.as_mut() {
+            *c += self.drift;
+        }
         self.hist.add(margin - phase + self.base + self.drift_sum);
         self.samples += 1;
         self.last_margin = margin;
@@ -201,9 +230,30 @@ impl InputLeadController {
         });
     }
 
-    /// Q_ε of `margin − Φ_sent` now (samples are stored detrended).
+    /// The quantile of `margin − Φ_sent` the loop holds at the target, now (samples are
+    /// stored detrended).
     fn quantile_x(&self) -> Option<f64> {
-        self.hist.quantile(self.cfg.late_rate).map(|q| q - self.base - self.drift_sum)
+        self.hist.quantile(self.level).map(|q| q - self.base - self.drift_sum)
+    }
+
+    /// The realized late rate differs from the quantile level the loop holds: the
+    /// server's late policy turns some late arrivals into one step and others into
+    /// none; latency steps cost steps before any margin shows them; feedback is a round
+    /// trip old. So the level is calibrated: it is set to the level that, with the
+    /// ratio of realized to predicted late steps seen over the last ~40 s, gives
+    /// `aim · ε`. Both averages start at the aim, so the level starts there.
+    fn calibrate(&mut self, late_steps: f64) {
+        let a = 1.0 / CALIBRATION_SAMPLES;
+        self.realized += (late_steps - self.realized) * a;
+        self.predicted += (self.level - self.predicted) * a;
+        let goal = self.cfg.late_rate * self.cfg.aim;
+        let ratio = self.realized / self.predicted.max(1e-9);
+        self.level = (goal / ratio.max(1e-3)).clamp(self.cfg.late_rate / 8.0, self.cfg.late_rate * 2.0);
+    }
+
+    /// The margin quantile level the loop currently holds at the target (calibrated).
+    pub fn quantile_level(&self) -> f64 {
+        self.level
     }
 
     /// The frequency term. The raw target is a sawtooth (it rises at once when margins

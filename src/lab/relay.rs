@@ -36,6 +36,15 @@ pub fn configs(cfg: &LabConfig, late: Option<LatePolicy>) -> (RelayServerConfig,
     c.interp.tick_us = cfg.tick_us;
     c.interp.send_interval = cfg.k_s as u32;
     c.interp.late_rate = cfg.epsilon;
+    if let Ok(v) = std::env::var("LAB_AIM") {
+        c.lead.aim = v.parse().unwrap();
+    }
+    if let Ok(v) = std::env::var("LAB_FORGET") {
+        c.lead.forget = v.parse().unwrap();
+    }
+    if let Ok(v) = std::env::var("LAB_RESID") {
+        c.redundancy.residual_loss = v.parse().unwrap();
+    }
     (s, c)
 }
 

@@ -12,7 +12,7 @@ use super::messages::{self, PlayerStep};
 use super::relay_server::widen;
 use crate::core::clock::Micros;
 use crate::core::sync::interp::{AdaptiveInterpolation, InterpConfig, RemoteTimeline};
-use crate::core::sync::redundancy::{RedundancyConfig, copies_to_send};
+use crate::core::sync::redundancy::{RedundancyConfig, RedundancyPlanner};
 use crate::core::sync::{InputLeadController, LeadConfig};
 use crate::core::tick::{TickClock, TickClockConfig, TickEvent};
 use crate::core::transport::{CHANNEL_UNRELIABLE, DisconnectReason, Event, Transport, PeerId, SendError};
@@ -86,9 +86,6 @@ pub enum SessionError {
     Send(#[from] SendError),
 }
 
-const RING: usize = 4096;
-/// How long a lower copy count must be wanted before copies drop.
-const COPIES_HOLD_US: Micros = 10_000_000;
 /// Packets the transport must have sent before its loss figure steers redundancy.
 const LOSS_ESTIMATE_PACKETS: u64 = 200;
 
@@ -105,15 +102,7 @@ pub struct RelayClient {
     last_input: Vec<u8>,
     unacked: VecDeque<(u64, Vec<u8>)>,
     input_ack: Option<u64>,
-    /// First-arriving copy per input tick, for the loss estimates.
-    reported: Vec<(u64, Option<u8>)>,
-    reported_upto: u64,
-    loss_cursor: u64,
-    loss: f64,
-    loss_burst: f64,
-    burst_seen: bool,
-    copies: u32,
-    copies_hold_until: Micros,
+    redundancy: RedundancyPlanner,
     steps: VecDeque<(u64, Vec<PlayerStep>)>,
     step_next: Option<u64>,
     newest_server_tick: Option<u64>,
@@ -130,6 +119,7 @@ impl RelayClient {
     pub fn new(cfg: RelayClientConfig) -> Self {
         let lead = InputLeadController::new(cfg.lead);
         let interp = AdaptiveInterpolation::new(cfg.interp);
+        let redundancy = RedundancyPlanner::new(cfg.redundancy, 2);
         RelayClient {
             cfg,
             server: None,
@@ -143,14 +133,7 @@ impl RelayClient {
             last_input: Vec::new(),
             unacked: VecDeque::new(),
             input_ack: None,
-            reported: vec![(u64::MAX, None); RING],
-            reported_upto: 0,
-            loss_cursor: 0,
-            loss: 0.0,
-            loss_burst: 0.0,
-            burst_seen: false,
-            copies: 2,
-            copies_hold_until: 0,
+            redundancy,
             steps: VecDeque::new(),
             step_next: None,
             newest_server_tick: None,
@@ -223,17 +206,9 @@ impl RelayClient {
         // Until a few hundred packets have resolved the estimate means little: keep the
         // starting copies rather than dropping to one on an estimate of zero.
         if let Some(st) = self.server.and_then(|p| ep.stats(p)).filter(|st| st.packets_sent >= LOSS_ESTIMATE_PACKETS) {
-            self.loss = st.loss;
             let spare = self.lead.expected_margin_quantile(phase).unwrap_or(0.0);
-            let wanted = copies_to_send(self.loss, self.loss_burst, self.cfg.lead.late_rate, spare, self.cfg.send_interval, &self.cfg.redundancy);
-            // Rise at once, fall only after the lower figure has held for a while: the
-            // loss estimate is noisy, and one copy too few loses inputs for good.
-            if wanted >= self.copies {
-                self.copies = wanted;
-                self.copies_hold_until = now + COPIES_HOLD_US;
-            } else if now >= self.copies_hold_until {
-                self.copies = wanted;
-            }
+            self.redundancy.update(now, st.loss, spare, self.cfg.lead.late_rate, self.cfg.send_interval);
+            self.lead.set_unrecoverable(self.redundancy.unrecoverable());
         }
         self.clock = Some(clock);
         n
@@ -258,7 +233,6 @@ impl RelayClient {
         self.last_input.clear();
         self.last_input.extend_from_slice(input);
         self.unacked.push_back((tick, input.to_vec()));
-        self.reported[tick as usize % RING] = (tick, None);
         if (tick + 1) % self.cfg.send_interval as u64 == 0 {
             self.send_inputs(now, ep)?;
         }
@@ -267,7 +241,7 @@ impl RelayClient {
 
     fn send_inputs<T: Transport + ?Sized>(&mut self, now: Micros, ep: &mut T) -> Result<(), SessionError> {
         let Some(server) = self.server else { return Ok(()) };
-        let window = (self.copies * self.cfg.send_interval) as u64;
+        let window = (self.redundancy.copies() * self.cfg.send_interval) as u64;
         let oldest = self.next_tick.saturating_sub(window);
         let skip = self.unacked.iter().take_while(|(t, _)| *t < oldest).count();
         let first = self.unacked.get(skip).map_or(self.next_tick, |u| u.0);
@@ -309,7 +283,6 @@ impl RelayClient {
             self.start_local = now;
             self.start_pos = start as f64;
             self.next_tick = start;
-            self.loss_cursor = start;
             self.clock = Some(clock);
         }
         self.my_player = Some(u.head.your_player);
@@ -318,13 +291,8 @@ impl RelayClient {
         for m in &u.margins {
             let tick = widen(reference, m.tick);
             self.lead.on_margin(tick, m.margin, u.head.shift as i64);
-            let slot = &mut self.reported[tick as usize % RING];
-            if slot.0 == tick {
-                slot.1 = Some(m.copy);
-            }
-            self.reported_upto = self.reported_upto.max(tick);
+            self.redundancy.on_first_copy(m.copy);
         }
-        self.update_loss();
         if u.head.input_ack != messages::NONE {
             let ack = widen(reference, u.head.input_ack);
             self.input_ack = Some(self.input_ack.map_or(ack, |a| a.max(ack)));
@@ -356,25 +324,6 @@ impl RelayClient {
         self.interp.on_packet(server_tick, now);
     }
 
-    /// Burst loss: among reported inputs whose first copy was lost, how often the next
-    /// copy was lost too. (Unreported inputs are skipped: the report may be what was
-    /// lost.) Before any evidence, loss is taken as independent.
-    fn update_loss(&mut self) {
-        while self.loss_cursor + 64 < self.reported_upto {
-            let (t, first) = self.reported[self.loss_cursor as usize % RING];
-            if let (true, Some(j)) = (t == self.loss_cursor, first) {
-                if j >= 1 && self.copies > 2 {
-                    self.loss_burst += ((j >= 2) as u8 as f64 - self.loss_burst) / 64.0;
-                    self.burst_seen = true;
-                }
-            }
-            self.loss_cursor += 1;
-        }
-        if !self.burst_seen {
-            self.loss_burst = self.loss;
-        }
-    }
-
     pub fn stats<T: Transport + ?Sized>(&mut self, now: Micros, ep: &mut T) -> SyncStats {
         let rtt = self.server.and_then(|p| ep.stats(p)).map_or(0.0, |s| s.srtt_us);
         let (scale, phase) = self.clock.as_ref().map_or((1.0, 0.0), |c| (c.scale(), self.phase(c, now)));
@@ -389,8 +338,8 @@ impl RelayClient {
             time_scale: scale,
             clock_corrections: self.snaps + self.lead.resets(),
             interp_delay_ticks: playback.map_or(0.0, |_| self.interp.delay()),
-            copies: self.copies,
-            uplink_loss: self.loss,
+            copies: self.redundancy.copies(),
+            uplink_loss: self.redundancy.loss(),
             drift_ppm: self.lead.drift() * 1e6,
             authoritative_tick: self.step_next.map_or(0, |n| n.saturating_sub(1)),
         }

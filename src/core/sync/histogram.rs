@@ -90,6 +90,18 @@ impl ForgettingHistogram {
         }
     }
 
+    /// The per-sample forgetting factor.
+    pub fn forget(&self) -> f64 {
+        self.forget
+    }
+
+    /// Changes the forgetting factor from the next sample on (the weights of the
+    /// samples already in are kept).
+    pub fn set_forget(&mut self, forget: f64) {
+        self.renormalise();
+        self.forget = forget;
+    }
+
     pub fn clear(&mut self) {
         self.bins.iter_mut().for_each(|b| *b = 0.0);
         self.total = 0.0;

@@ -56,7 +56,7 @@ pub struct LeadControl {
 
 const RING: usize = 4096;
 /// Samples per drift-estimation window (≈10 s at one input per 60 Hz tick).
-const DRIFT_WINDOW: u32 = 600;
+const DRIFT_WINDOW: u32 = 300;
 /// Merging more than this many extra steps between two reports is a discontinuity.
 const RESET_SHIFT_TICKS: i64 = 6;
 
@@ -98,11 +98,17 @@ pub struct InputLeadController {
     realized: f64,
     predicted: f64,
     level: f64,
+    /// Expected share of inputs lost in every copy (see `set_unrecoverable`).
+    unrecoverable: f64,
 }
 
 /// Reports per calibration memory (≈ 40 s at one input per 60 Hz tick): long enough to
 /// see a few dozen late steps at ε = 1%.
 const CALIBRATION_SAMPLES: f64 = 2400.0;
+/// Tail samples the margin histogram's memory should hold at the calibrated level.
+const TAIL_SAMPLES: f64 = 1.5;
+/// Longest memory of the margin histogram (≈ 2000 samples, 33 s at 60 Hz).
+const MAX_FORGET: f64 = 0.9995;
 /// Late steps one report may add to the realized rate: a whole hitch is not the lead's
 /// fault and must not hold the lead up for minutes.
 const MAX_LATE_PER_REPORT: f64 = 4.0;
@@ -136,7 +142,16 @@ impl InputLeadController {
             realized: cfg.late_rate * cfg.aim,
             predicted: cfg.late_rate * cfg.aim,
             level: cfg.late_rate * cfg.aim,
+            unrecoverable: 0.0,
         }
+    }
+
+    /// The expected share of inputs lost in every copy (from the redundancy planner).
+    /// They are late steps no lead can save and that no margin report shows, so the
+    /// late-rate budget the loop aims at is what is left of `aim · ε` after them (at
+    /// least ε/8).
+    pub fn set_unrecoverable(&mut self, share: f64) {
+        self.unrecoverable = if share.is_finite() { share.clamp(0.0, 1.0) } else { 0.0 };
     }
 
     pub fn config(&self) -> &LeadConfig {
@@ -183,8 +198,9 @@ impl InputLeadController {
             self.reset();
         }
         // Steps this report shows the server ran without our input: a late first copy
-        // (it was substituted), and any underflows or merges since the last report.
-        let slipped = self.last_shift.map_or(0.0, |s| (server_shift - s).unsigned_abs() as f64);
+        // (it was substituted), any underflows since the last report (one step each),
+        // and a merge (one step, however many inputs it took).
+        let slipped = self.last_shift.map_or(0.0, |s| (server_shift - s).max(0) as f64 + (server_shift < s) as u8 as f64);
         if margin.is_finite() {
             self.calibrate(((margin < 0.0) as u8 as f64 + slipped).min(MAX_LATE_PER_REPORT));
         }
@@ -212,7 +228,11 @@ impl InputLeadController {
         self.last_margin = margin;
         let Some(q) = self.quantile_x() else { return };
         let raw = self.cfg.target_margin_ticks - q;
-        self.track_drift(raw);
+        // The drift is tracked on the median, which a burst of loss or a jitter spike
+        // barely moves, while the tail quantile jumps by whole copies.
+        if let Some(median) = self.hist.quantile(0.5) {
+            self.track_drift(self.base + self.drift_sum - median);
+        }
         if self.samples == 1 {
             self.raw_mean = raw;
         }
@@ -246,9 +266,20 @@ impl InputLeadController {
         let a = 1.0 / CALIBRATION_SAMPLES;
         self.realized += (late_steps - self.realized) * a;
         self.predicted += (self.level - self.predicted) * a;
-        let goal = self.cfg.late_rate * self.cfg.aim;
+        let goal = (self.cfg.late_rate * self.cfg.aim - self.unrecoverable).max(self.cfg.late_rate / 8.0);
         let ratio = self.realized / self.predicted.max(1e-9);
         self.level = (goal / ratio.max(1e-3)).clamp(self.cfg.late_rate / 8.0, self.cfg.late_rate * 2.0);
+        // A quantile at level q needs a memory of a few 1/q samples to have any tail
+        // samples in it at all: a lower level remembers longer (never shorter than
+        // configured, never beyond ~30 s).
+        let forget = (1.0 - self.level / TAIL_SAMPLES).clamp(self.cfg.forget, MAX_FORGET);
+        let (now, want) = (1.0 / (1.0 - self.hist.forget()), 1.0 / (1.0 - forget));
+        if (want / now - 1.0).abs() > 0.1 {
+            self.hist.set_forget(forget);
+        }
+        if self.samples % 1200 == 0 && std::env::var("CAL_TRACE").is_ok() {
+            eprintln!("CAL n={} realized={:.4} predicted={:.4} level={:.4}", self.samples, self.realized, self.predicted, self.level);
+        }
     }
 
     /// The margin quantile level the loop currently holds at the target (calibrated).
@@ -256,15 +287,16 @@ impl InputLeadController {
         self.level
     }
 
-    /// The frequency term. The raw target is a sawtooth (it rises at once when margins
-    /// drop, falls slowly as old samples are forgotten), so short slopes are biased.
-    /// Instead: the mean raw target over windows of 600 samples (≈10 s), the slope
-    /// between consecutive window means, the median of the last three such slopes (a
+    /// The frequency term. `level` is minus the median of `margin − Φ_sent` (not
+    /// detrended): it moves with the clock drift exactly as the target does, but unlike
+    /// the tail quantile it hardly moves with a burst of loss or a jitter spike. Its
+    /// short slopes are still noisy, so: its mean over windows of 600 samples (≈10 s),
+    /// the slope between consecutive window means, the median of the last three such slopes (a
     /// latency step lands in one), clamped to ±0.0012 tick per tick (±1200 ppm, above
     /// the ±1000 ppm the loop is specified for), and smoothed.
-    fn track_drift(&mut self, raw: f64) {
+    fn track_drift(&mut self, level: f64) {
         self.drift_samples += 1;
-        self.drift_acc += raw;
+        self.drift_acc += level;
         if self.drift_samples < DRIFT_WINDOW {
             return;
         }

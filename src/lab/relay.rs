@@ -10,7 +10,7 @@ use crate::core::clock::Micros;
 use crate::core::jitter::{JitterStats, LatePolicy, StepKind};
 use crate::core::session::messages::{self, KIND_CLIENT_INPUTS, KIND_SERVER_UPDATE};
 use crate::core::session::relay_client::{RelayClient, RelayClientConfig};
-use crate::core::session::relay_server::{RelayServer, RelayServerConfig, widen};
+use crate::core::session::relay_server::{RelayServer, RelayServerConfig, RelayServerEvent, widen};
 use crate::core::sim::SimNet;
 use crate::core::transport::{EndpointConfig, Event};
 
@@ -23,9 +23,6 @@ pub fn configs(cfg: &LabConfig, late: Option<LatePolicy>) -> (RelayServerConfig,
     let mut s = RelayServerConfig::default();
     s.tick_us = cfg.tick_us;
     s.send_interval = cfg.k_s as u32;
-    // The lab scores one client for whole minutes of bad network: never kick it.
-    s.jitter.hard_cap = 100_000;
-    s.jitter.max_starved_ticks = u32::MAX;
     if let Some(p) = late {
         s.jitter.late = p;
     }
@@ -36,15 +33,6 @@ pub fn configs(cfg: &LabConfig, late: Option<LatePolicy>) -> (RelayServerConfig,
     c.interp.tick_us = cfg.tick_us;
     c.interp.send_interval = cfg.k_s as u32;
     c.interp.late_rate = cfg.epsilon;
-    if let Ok(v) = std::env::var("LAB_AIM") {
-        c.lead.aim = v.parse().unwrap();
-    }
-    if let Ok(v) = std::env::var("LAB_FORGET") {
-        c.lead.forget = v.parse().unwrap();
-    }
-    if let Ok(v) = std::env::var("LAB_RESID") {
-        c.redundancy.residual_loss = v.parse().unwrap();
-    }
     (s, c)
 }
 
@@ -76,7 +64,6 @@ pub fn run(scenario: &Scenario, cfg: &LabConfig, late: Option<LatePolicy>) -> Ru
     let (mut server_hitch_until, mut client_hitch_until) = (0, 0);
     let mut lab = Ledger::default();
     let mut now: Micros = 0;
-    let trace: Micros = std::env::var("LAB_TRACE").ok().and_then(|v| v.parse::<f64>().ok()).map_or(0, |v| (v * 1e6) as Micros);
 
     loop {
         let next_server = net_true_time(&net, sn, ((server.tick() + 1) as f64 * t_us) as Micros).max(server_hitch_until);
@@ -118,6 +105,10 @@ pub fn run(scenario: &Scenario, cfg: &LabConfig, late: Option<LatePolicy>) -> Ru
                 if let (Some(b), Some(a), Some(p)) = (before, after, mine) {
                     lab.on_server_step(&mut rec, &b, &a, &p, now);
                 }
+                while let Some(e) = server.poll_event() {
+                    // The figures assume the one client stays: a kick would void them.
+                    assert!(!matches!(e, RelayServerEvent::Kicked { .. } | RelayServerEvent::Left { .. }), "lab {}: {e:?}", scenario.id);
+                }
                 if server.tick() % cfg.k_s == 0 && server.clients().next().is_some() {
                     lab.update_sent.push((server.tick(), now));
                     rec.downlink_sent += 1;
@@ -133,10 +124,6 @@ pub fn run(scenario: &Scenario, cfg: &LabConfig, late: Option<LatePolicy>) -> Ru
                 client.on_event(local, net.endpoint(cn), e);
             }
             if now == next_frame {
-                if trace > 0 && now / trace != (now.saturating_sub(frame_us as Micros)) / trace {
-                    let st = client.stats(local, net.endpoint(cn));
-                    eprintln!("TRACE t={:.1} scale={:.4} q={:.3} drift={:.0} copies={} loss={:.3} corr={} depth={}", now as f64 / 1e6, st.time_scale, st.margin_quantile_ticks, st.drift_ppm, st.copies, st.uplink_loss, st.clock_corrections, st.server_buffer_depth);
-                }
                 next_frame_local = local + frame_us as Micros;
                 let server_pos = net.local_now(sn) as f64 / t_us;
                 lab.frame(&mut rec, &mut client, &mut net, cn, now, server_pos);

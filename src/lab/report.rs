@@ -56,6 +56,17 @@ pub fn table(scenario: &Scenario, rows: &[(Controller, Metrics)], cfg: &LabConfi
     s
 }
 
+/// One line: tickwire against each baseline, by the rule of [`super::verdict`].
+pub fn verdicts(rows: &[(Controller, Metrics)], cfg: &LabConfig) -> String {
+    let Some((_, tw)) = rows.iter().find(|r| r.0 == Controller::Tickwire) else { return String::new() };
+    let parts: Vec<String> = rows
+        .iter()
+        .filter(|r| Controller::BASELINES.contains(&r.0))
+        .map(|(c, m)| format!("{}: {}", c.name(), super::verdict::judge(tw, m, cfg).label()))
+        .collect();
+    if parts.is_empty() { String::new() } else { format!("  tickwire vs {}\n", parts.join(", ")) }
+}
+
 /// Header of the summary CSV.
 pub const SUMMARY_HEADER: &str = "scenario,controller,late_rate,late_floor,late_limit,lead_ticks,lead_oracle_ticks,lead_excess_ticks,prediction_ticks,prediction_min_ticks,convergence_s,convergence_limit_s,corrections_per_min,scale_flips_per_min,dilated_fraction,lead_std_ticks,interp_delay_ticks,interp_oracle_ticks,starvation";
 

@@ -105,6 +105,8 @@ pub struct InputLeadController {
 /// Reports per calibration memory (≈ 40 s at one input per 60 Hz tick): long enough to
 /// see a few dozen late steps at ε = 1%.
 const CALIBRATION_SAMPLES: f64 = 2400.0;
+/// A raw target this many noise deviations off its mean is a step, not noise.
+const STEP_SIGMAS: f64 = 4.0;
 /// Tail samples the margin histogram's memory should hold at the calibrated level.
 const TAIL_SAMPLES: f64 = 1.5;
 /// Longest memory of the margin histogram (≈ 2000 samples, 33 s at 60 Hz).
@@ -237,8 +239,15 @@ impl InputLeadController {
             self.raw_mean = raw;
         }
         let d = raw - self.raw_mean;
-        self.raw_mean += d / 32.0;
-        self.raw_dev += (d * d - self.raw_dev) / 32.0;
+        if d.abs() > STEP_SIGMAS * self.raw_dev.sqrt().max(self.cfg.min_band_ticks) {
+            // A latency step moves the target, it is not noise: re-anchor the mean and
+            // keep the noise figure, or the band would swell for seconds and hold a
+            // target the step's transient raised.
+            self.raw_mean = raw;
+        } else {
+            self.raw_mean += d / 32.0;
+            self.raw_dev += (d * d - self.raw_dev) / 32.0;
+        }
         let band = self.band();
         self.committed = Some(match self.committed {
             None => raw,
@@ -276,9 +285,6 @@ impl InputLeadController {
         let (now, want) = (1.0 / (1.0 - self.hist.forget()), 1.0 / (1.0 - forget));
         if (want / now - 1.0).abs() > 0.1 {
             self.hist.set_forget(forget);
-        }
-        if self.samples % 1200 == 0 && std::env::var("CAL_TRACE").is_ok() {
-            eprintln!("CAL n={} realized={:.4} predicted={:.4} level={:.4}", self.samples, self.realized, self.predicted, self.level);
         }
     }
 

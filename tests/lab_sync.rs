@@ -38,10 +38,18 @@ fn common(id: &str, m: &Metrics, cfg: &LabConfig, late_allowed: f64) {
     let _ = cfg;
 }
 
+/// M7: on a link without loss the clock is dilated (more than 0.5% off) in under 3% of
+/// frames. A late input does not slip the stream under the default late policy, so
+/// there is no slip to take back by slowing down.
+fn rarely_dilated(id: &str, m: &Metrics) {
+    assert!(m.dilated_fraction < 0.03, "{id}: dilated in {:.1}% of frames", m.dilated_fraction * 100.0);
+}
+
 #[test]
 fn s1_gaussian_jitter() {
     let (m, cfg) = tickwire("S1");
     common("S1", &m, &cfg, cfg.epsilon);
+    rarely_dilated("S1", &m);
 }
 
 #[test]
@@ -57,12 +65,14 @@ fn s3_five_percent_loss() {
 fn s4_asymmetric_path() {
     let (m, cfg) = tickwire("S4");
     common("S4", &m, &cfg, cfg.epsilon);
+    rarely_dilated("S4", &m);
 }
 
 #[test]
 fn s5_latency_step_converges() {
     let (m, cfg) = tickwire("S5");
     common("S5", &m, &cfg, cfg.epsilon);
+    rarely_dilated("S5", &m);
     let conv = m.convergence_s.expect("S5 has a step");
     // New RTT is 200 ms: converged within RTT + 0.6 s.
     assert!(conv <= 0.2 + 0.6, "converged after {conv} s");
@@ -72,10 +82,10 @@ fn s5_latency_step_converges() {
 fn s6_clock_drift() {
     let (m, cfg) = tickwire("S6");
     common("S6", &m, &cfg, cfg.epsilon);
-    // No steady oscillation (M7): the lead's standard deviation stays small. (The time
-    // scale does move: each late input costs a brief correction; the lab reports how
-    // often, as sign changes per minute and the fraction of time dilated beyond 0.5%.)
+    // No steady oscillation (M7): the lead's standard deviation stays small, and the
+    // clock runs at the server's rate (the drift term) rather than correcting.
     assert!(m.lead_std < 0.5, "lead oscillates: standard deviation {:.2} ticks", m.lead_std);
+    rarely_dilated("S6", &m);
 }
 
 #[test]

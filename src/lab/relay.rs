@@ -20,9 +20,7 @@ use super::scenario::{Change, Scenario};
 /// The session configurations the lab runs for tickwire: the product defaults, with
 /// the lab's tick rate, send intervals and ε.
 pub fn configs(cfg: &LabConfig, late: Option<LatePolicy>) -> (RelayServerConfig, RelayClientConfig) {
-    let mut s = RelayServerConfig::default();
-    s.tick_us = cfg.tick_us;
-    s.send_interval = cfg.k_s as u32;
+    let mut s = RelayServerConfig { tick_us: cfg.tick_us, send_interval: cfg.k_s as u32, ..RelayServerConfig::default() };
     if let Some(p) = late {
         s.jitter.late = p;
     }
@@ -66,8 +64,8 @@ pub fn run(scenario: &Scenario, cfg: &LabConfig, late: Option<LatePolicy>) -> Ru
     let mut now: Micros = 0;
 
     loop {
-        let next_server = net_true_time(&net, sn, ((server.tick() + 1) as f64 * t_us) as Micros).max(server_hitch_until);
-        let next_frame = net_true_time(&net, cn, next_frame_local).max(client_hitch_until);
+        let next_server = net.true_time_of(sn, ((server.tick() + 1) as f64 * t_us) as Micros).max(server_hitch_until);
+        let next_frame = net.true_time_of(cn, next_frame_local).max(client_hitch_until);
         let next_change = changes.last().map_or(Micros::MAX, |c| c.0);
         // A timer already due is served at once (a microsecond on, so time moves).
         let next_net = net.next_event_at().map_or(Micros::MAX, |t| t.max(now + 1));
@@ -96,7 +94,7 @@ pub fn run(scenario: &Scenario, cfg: &LabConfig, late: Option<LatePolicy>) -> Ru
                 }
                 server.on_event(local, net.endpoint(sn), e);
             }
-            while net_true_time(&net, sn, ((server.tick() + 1) as f64 * t_us) as Micros).max(server_hitch_until) <= now {
+            while net.true_time_of(sn, ((server.tick() + 1) as f64 * t_us) as Micros).max(server_hitch_until) <= now {
                 let local = net.local_now(sn);
                 let before = server.clients().next().and_then(|p| server.jitter_stats(p));
                 let step = server.step(local, net.endpoint(sn));
@@ -133,10 +131,6 @@ pub fn run(scenario: &Scenario, cfg: &LabConfig, late: Option<LatePolicy>) -> Ru
     rec
 }
 
-fn net_true_time(net: &SimNet, n: usize, local: Micros) -> Micros {
-    net.true_time_of(n, local)
-}
-
 /// What the lab knows that the sessions do not: the ground truth, per input.
 #[derive(Default)]
 struct Ledger {
@@ -159,7 +153,7 @@ fn seq_of(payload: &[u8]) -> Option<usize> {
 }
 
 impl Ledger {
-    fn input_mut<'a>(rec: &'a mut RunRecord, tick: u64) -> Option<&'a mut InputRecord> {
+    fn input_mut(rec: &mut RunRecord, tick: u64) -> Option<&mut InputRecord> {
         let i = tick.checked_sub(rec.first_tick)? as usize;
         rec.inputs.get_mut(i)
     }

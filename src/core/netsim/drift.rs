@@ -71,7 +71,7 @@ impl DriftClock {
         // simulation magnitudes; a short walk makes it exact. (Drivers ask this for
         // every timer of every event, so the bisection below is only the fallback.)
         let guess = self.anchor_true as f64 + (target - self.anchor_local) as f64 / (1.0 + self.ppm * 1e-6);
-        if guess.is_finite() && guess >= 1.0 && guess < 1e15 {
+        if (1.0..1e15).contains(&guess) {
             let mut t = guess.round() as u64;
             for _ in 0..16 {
                 if self.raw(t) < target {

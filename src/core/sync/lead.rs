@@ -10,12 +10,21 @@
 //! are never counted twice (dead-time compensation, Smith-predictor style), and the
 //! loop can be fast without ringing.
 //!
-//! The target phase makes the ε-quantile of margins sit at `target_margin`:
-//! `Φ* = target_margin − Q_ε(x)`, from a histogram that forgets. The committed target
+//! The target phase makes a low quantile of margins sit at `target_margin`:
+//! `Φ* = target_margin − Q_q(x)`, from a histogram that forgets. The committed target
 //! moves up (more lead) as soon as it is exceeded, and down only beyond a hysteresis
 //! band placed above the estimator's own noise, so estimator noise never turns into
-//! clock corrections. The output is a time scale for the [`TickClock`], proportional to
-//! the remaining phase error; errors beyond the snap threshold become a snap.
+//! clock corrections; it moves with the clock drift, which is tracked on the median
+//! margin and detrends the stored samples. The output is a time scale for the
+//! [`TickClock`], proportional to the remaining phase error; errors beyond the snap
+//! threshold become a snap.
+//!
+//! The quantile level `q` is calibrated, not fixed at ε: what reaches the client is the
+//! number of steps its inputs missed (late first copies, and the server's underflows
+//! and merges, from its slip), and `q` is set so that, at the ratio of missed steps to
+//! the level seen over the last ~40 s, they come to `aim · ε` minus the share of inputs
+//! lost in every copy (which no lead saves and no report shows). A low level keeps a
+//! longer memory, so the tail it estimates has samples in it.
 //!
 //! [`TickClock`]: crate::core::tick::TickClock
 

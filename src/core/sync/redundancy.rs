@@ -8,6 +8,10 @@
 //!   them (it holds the ε-quantile of all first arrivals);
 //! - loss at or below ε: send extra copies only while the first copies' spare margin
 //!   already covers them.
+//!
+//! [`RedundancyPlanner`] makes that decision over time for a client session: what loss
+//! and burstiness to believe, when copies may drop, and how many inputs are still
+//! expected to be lost in every copy (the lead loop leaves those out of its budget).
 
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct RedundancyConfig {

@@ -471,6 +471,35 @@ mod tests {
     }
 
     #[test]
+    fn calibrates_the_level_on_the_steps_actually_missed() {
+        // Margins that are never late, but the server slips a tick every 50 reports
+        // (steps missed that no margin shows): the realized rate is 2%, so the level
+        // falls to its floor; without the slips it rises above the aim.
+        let level_after = |slip_every: u64, unrecoverable: f64| {
+            let mut c = InputLeadController::new(LeadConfig::default());
+            c.set_unrecoverable(unrecoverable);
+            let mut shift = 0;
+            for t in 0..20_000u64 {
+                c.on_input_sent(t, 0.0);
+                if slip_every > 0 && t % slip_every == 0 {
+                    shift += 1;
+                }
+                c.on_margin(t, 2.0 + shift as f64 + (t % 7) as f64 * 0.1, shift);
+            }
+            c.quantile_level()
+        };
+        let cfg = LeadConfig::default();
+        assert!((level_after(50, 0.0) - cfg.late_rate / 8.0).abs() < 1e-9, "{}", level_after(50, 0.0));
+        let free = level_after(0, 0.0);
+        assert!(free > cfg.late_rate * cfg.aim, "nothing missed: the level may rise ({free})");
+        // Inputs lost in every copy come out of the budget: with 0.5% of them the
+        // level aims at a quarter of ε instead of three quarters.
+        let a = level_after(200, 0.0);
+        let b = level_after(200, 0.005);
+        assert!(b < a * 0.5, "{a} vs {b}");
+    }
+
+    #[test]
     fn big_errors_snap() {
         let mut c = InputLeadController::new(LeadConfig::default());
         c.on_input_sent(1, 0.0);

@@ -3,6 +3,7 @@
 
 use std::collections::BTreeMap;
 
+use tickwire::core::jitter::{JitterConfig, JitterStats, LatePolicy};
 use tickwire::core::netsim::{JitterModel, LinkConfig, LossModel};
 use tickwire::core::session::messages::PlayerStep;
 use tickwire::core::session::relay_client::{RelayClient, RelayClientConfig, SyncStats};
@@ -19,11 +20,16 @@ struct Run {
     pushed: Vec<Vec<Vec<u8>>>,
     players: Vec<u32>,
     stats: Vec<SyncStats>,
+    /// The server's jitter-buffer ledger per client.
+    jitter: Vec<JitterStats>,
 }
 
 fn run(seconds: u64, link: LinkConfig, seed: u64) -> Run {
+    run_with(seconds, link, seed, RelayServerConfig::default())
+}
+
+fn run_with(seconds: u64, link: LinkConfig, seed: u64, scfg: RelayServerConfig) -> Run {
     let mut net = SimNet::new(seed, link);
-    let scfg = RelayServerConfig::default();
     let s = net.add(EndpointConfig { max_incoming: 8, ..EndpointConfig::default() });
     let mut server = RelayServer::new(scfg, 0).unwrap();
     let n = 3;
@@ -34,7 +40,7 @@ fn run(seconds: u64, link: LinkConfig, seed: u64) -> Run {
         let now = net.now();
         clients[i].connect(now, net.endpoint(nodes[i]), saddr).unwrap();
     }
-    let mut out = Run { server_steps: BTreeMap::new(), client_steps: vec![Vec::new(); n], pushed: vec![Vec::new(); n], players: Vec::new(), stats: Vec::new() };
+    let mut out = Run { server_steps: BTreeMap::new(), client_steps: vec![Vec::new(); n], pushed: vec![Vec::new(); n], players: Vec::new(), stats: Vec::new(), jitter: Vec::new() };
     let mut next_server_tick = 0.0f64;
     let mut seq = vec![0u32; n];
     let end = seconds * 1_000_000;
@@ -69,6 +75,7 @@ fn run(seconds: u64, link: LinkConfig, seed: u64) -> Run {
     }
     for i in 0..n {
         out.players.push(clients[i].player().expect("player known"));
+        out.jitter.push(server.jitter_stats(out.players[i]).expect("client still connected"));
         let now = net.now();
         let st = clients[i].stats(now, net.endpoint(nodes[i]));
         out.stats.push(st);
@@ -80,9 +87,11 @@ fn s1(loss: f64) -> LinkConfig {
     LinkConfig { latency_us: 50 * MS, jitter: JitterModel::Gaussian { sigma_us: 5_000.0 }, loss: LossModel::Bernoulli { p: loss }, ..LinkConfig::perfect() }
 }
 
-#[test]
-fn every_client_gets_the_servers_steps_in_order_and_its_inputs_arrive_whole() {
-    let r = run(90, s1(0.02), 11);
+/// The steps each client received, checked against the server's, and each client's
+/// own inputs as the server applied them against what it pushed. Returns, per client,
+/// how many applied inputs were a repeat of the previous one instead of the pushed input.
+fn check_steps_and_inputs(r: &Run) -> Vec<usize> {
+    let mut out = Vec::new();
     for (i, steps) in r.client_steps.iter().enumerate() {
         assert!(steps.len() > 80 * 60, "client {i} got only {} steps", steps.len());
         for w in steps.windows(2) {
@@ -91,8 +100,6 @@ fn every_client_gets_the_servers_steps_in_order_and_its_inputs_arrive_whole() {
         for (tick, step) in steps {
             assert_eq!(Some(step), r.server_steps.get(tick), "client {i}: step {tick} differs from the server's");
         }
-        // Our own inputs, as the server applied them (substitutes aside), are exactly
-        // what we pushed, in order, none lost or duplicated.
         let me = r.players[i];
         let applied: Vec<Vec<u8>> = steps
             .iter()
@@ -102,9 +109,6 @@ fn every_client_gets_the_servers_steps_in_order_and_its_inputs_arrive_whole() {
             .collect();
         let start = r.pushed[i].iter().position(|x| Some(x) == applied.first()).expect("first applied input was pushed");
         let pushed = &r.pushed[i][start..start + applied.len()];
-        // The only allowed difference: an input lost in every copy, replaced by a repeat
-        // of the previous one (the server's underflow policy). At 2% loss with two
-        // copies that is about 0.04% of inputs.
         let mut substituted = 0;
         for k in 0..applied.len() {
             if applied[k] != pushed[k] {
@@ -112,6 +116,38 @@ fn every_client_gets_the_servers_steps_in_order_and_its_inputs_arrive_whole() {
                 substituted += 1;
             }
         }
+        out.push(substituted);
+    }
+    out
+}
+
+#[test]
+fn under_the_default_policy_only_late_or_lost_inputs_are_substituted() {
+    // The default (adaptive) policy substitutes a late input instead of shifting every
+    // later one; each substitution is in the server's ledger, and they stay near ε.
+    assert_eq!(JitterConfig::default().late, LatePolicy::Adaptive { substitute_run: 2 });
+    let r = run(90, s1(0.02), 11);
+    for (i, substituted) in check_steps_and_inputs(&r).into_iter().enumerate() {
+        let j = r.jitter[i];
+        // Every input is unique, so each difference is a substitution, and the ledger
+        // counted it: a lost step, or a gap inside a merged step.
+        assert!(substituted as u64 <= j.lost + j.merged_steps, "client {i}: {substituted} substituted, ledger {j:?}");
+        let rate = (j.lost + j.underflows) as f64 / j.ticks as f64;
+        assert!(rate < 0.015, "client {i}: {:.2}% of steps without its input ({j:?})", rate * 100.0);
+    }
+}
+
+#[test]
+fn every_client_gets_the_servers_steps_in_order_and_its_inputs_arrive_whole() {
+    // Under Hypersomnia's ledger (the Delay policy) a late input is waited for, never
+    // dropped; the default policy's substitutions are checked below.
+    let mut scfg = RelayServerConfig::default();
+    scfg.jitter.late = LatePolicy::Delay;
+    let r = run_with(90, s1(0.02), 11, scfg);
+    for (i, substituted) in check_steps_and_inputs(&r).into_iter().enumerate() {
+        // The only allowed difference: an input lost in every copy, replaced by a repeat
+        // of the previous one (the server's underflow policy). At 2% loss with two
+        // copies that is about 0.04% of inputs.
         assert!(substituted <= 5, "client {i}: {substituted} inputs lost for good");
     }
 }

@@ -2,10 +2,17 @@
 //!
 //! Inputs carry the client's tick. Every server tick consumes exactly one step when
 //! the next one is there. The buffer keeps Hypersomnia's ledger of *accepted counts*:
-//! - `1`: the next input was there (or was lost for good and is substituted);
+//! - `1`: the next input was there (or is missing and was substituted: lost for good,
+//!   or late under a substituting [`LatePolicy`]);
 //! - `0`: underflow: nothing arrived in time, a substitute (repeat or empty) is used and
 //!   the client's input will be consumed one tick later;
-//! - `k > 1`: the queue passed its depth and `k` steps were merged into this tick.
+//! - `k > 1`: `k` steps were merged into this tick: a pile-up beyond the queue's usual
+//!   span, or a wait that turned out to be for lost inputs, taken back at once.
+//!
+//! What a missing input costs depends on the [`LatePolicy`]. The default substitutes an
+//! input that is merely late (one step, no slip of the client's stream) and waits only
+//! when the stream itself is late (a latency step, a hitch), where substituting would
+//! cost a step per tick until the client's lead has caught up.
 //!
 //! A client that pops the accepted count from its queue of predicted inputs stays in
 //! step with the server without any clock being exchanged. Each input's *arrival
@@ -34,11 +41,23 @@ pub enum LatePolicy {
     /// one arrives later it is dropped, reporting how late it was. Consumption never
     /// shifts, so the lead stays steadier, at the price of a misprediction per late input.
     Substitute,
+    /// Substitute while at most `substitute_run` consecutive inputs are missing, then
+    /// delay. One packet late by less than its send interval is jitter: substituting
+    /// costs one step per missing input and no slip. A longer silence means the
+    /// client's stream itself is late (a latency step, a hitch, a burst of loss, a
+    /// drifting clock): substituting would drop every input until the client's lead
+    /// catches up, while waiting costs one step per tick of delay and keeps the rest.
+    Adaptive { substitute_run: u32 },
 }
 
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct JitterConfig {
-    /// Steps queued beyond this are merged into the current tick.
+    /// Ticks queued (from the next input to the newest, gaps included) beyond this
+    /// many *above the queue's usual span* are merged into the current tick. That cuts
+    /// a pile-up (a client that hitched and then sent a burst) but leaves alone a queue
+    /// that a long lead keeps deep (on a lossy link the lead covers late copies, ten
+    /// ticks or more): merging there would take back the very lead the client's loop
+    /// asked for, every few ticks. The usual span is a one-second average.
     pub max_depth: usize,
     /// A client whose queue passes this is kicked (it is far ahead or flooding).
     pub hard_cap: usize,
@@ -53,12 +72,12 @@ pub struct JitterConfig {
 impl Default for JitterConfig {
     fn default() -> Self {
         JitterConfig {
-            max_depth: 8,
+            max_depth: 64,
             hard_cap: 120,
             underflow: UnderflowPolicy::RepeatLast,
             max_starved_ticks: 300,
             max_input_size: 256,
-            late: LatePolicy::Delay,
+            late: LatePolicy::Adaptive { substitute_run: 2 },
         }
     }
 }
@@ -139,12 +158,22 @@ pub struct JitterBuffer {
     stats: JitterStats,
     /// Ticks by which consumption has slipped: +1 per underflow, -(k-1) per merge of k.
     shift: i64,
+    /// Consecutive ticks that found the queue empty.
+    empty_run: u32,
+    /// Average span of the queue in ticks (see `JitterConfig::max_depth`).
+    usual_span: f64,
+    /// Underflows since the last real input was consumed: ticks that already ran with a
+    /// substitute while waiting for inputs that may turn out lost.
+    owed: u64,
     /// Recently received client ticks (tick + 1; 0 = empty), so a late first copy can
     /// be told from a repeat of an input already used.
     seen: Vec<u64>,
 }
 
 const SEEN: usize = 1024;
+/// Per-tick weight of the usual span's average (about a second at 60 Hz): it follows a
+/// lead the client changes by dilation, not a burst.
+const SPAN_AVERAGE: f64 = 1.0 / 60.0;
 
 impl JitterBuffer {
     pub fn new(cfg: JitterConfig) -> Self {
@@ -162,6 +191,9 @@ impl JitterBuffer {
             starved: 0,
             stats: JitterStats::default(),
             shift: 0,
+            empty_run: 0,
+            usual_span: 0.0,
+            owed: 0,
             seen: vec![0; SEEN],
         }
     }
@@ -263,12 +295,30 @@ impl JitterBuffer {
             self.substitute();
             return Ok(Step { kind: StepKind::Underflow, accepted: 0, first_client_tick: 0, inputs: &self.out });
         };
+        let span = self.queue.back().map_or(0, |(t, _)| (t + 1).saturating_sub(next) as usize);
+        let limit = self.usual_span.round() as usize + self.cfg.max_depth;
+        if self.owed == 0 {
+            // While waiting the queue is empty by definition; the usual span is the one
+            // from before the wait.
+            self.usual_span += (span as f64 - self.usual_span) * SPAN_AVERAGE;
+        }
         let front = self.queue.front().map(|(t, _)| *t);
+        let substitute = match self.cfg.late {
+            LatePolicy::Delay => false,
+            LatePolicy::Substitute => true,
+            LatePolicy::Adaptive { substitute_run } => self.empty_run < substitute_run,
+        };
+        self.empty_run = if front.is_none() { self.empty_run.saturating_add(1) } else { 0 };
         let (kind, count) = match front {
-            None if self.cfg.late == LatePolicy::Substitute => (StepKind::Lost, 0),
+            None if substitute => (StepKind::Lost, 0),
             None => (StepKind::Underflow, 0),
+            // A wait that was for lost inputs (later ones arrived first): the
+            // underflow ticks already ran with substitutes, so they stand in for the
+            // lost inputs, which this one step skips. That takes back the slip the wait
+            // made instead of substituting each lost input again, a tick apiece.
+            Some(t) if t > next && self.owed > 0 => (StepKind::Merged, (t - next).min(self.owed) as usize + 1),
             Some(t) if t > next => (StepKind::Lost, 0),
-            Some(_) if self.queue.len() > self.cfg.max_depth => (StepKind::Merged, self.queue.len() - self.cfg.max_depth + 1),
+            Some(_) if span > limit => (StepKind::Merged, span - limit + 1),
             Some(_) => (StepKind::Normal, 1),
         };
         match kind {
@@ -276,6 +326,7 @@ impl JitterBuffer {
                 self.starved += 1;
                 self.stats.underflows += 1;
                 self.shift += 1;
+                self.owed += 1;
                 if self.starved > self.cfg.max_starved_ticks {
                     return Err(KickReason::Starved);
                 }
@@ -310,8 +361,12 @@ impl JitterBuffer {
                     self.last_input.clear();
                     self.last_input.extend_from_slice(&b);
                     self.out.push(b);
+                    self.owed = 0;
                 }
-                _ => self.substitute(),
+                _ => {
+                    self.owed = self.owed.saturating_sub(1);
+                    self.substitute()
+                }
             }
             tick += 1;
         }
@@ -332,7 +387,7 @@ mod tests {
     use super::*;
 
     fn cfg() -> JitterConfig {
-        JitterConfig { max_depth: 3, hard_cap: 10, max_starved_ticks: 5, ..JitterConfig::default() }
+        JitterConfig { max_depth: 3, hard_cap: 10, max_starved_ticks: 5, late: LatePolicy::Delay, ..JitterConfig::default() }
     }
 
     #[test]
@@ -423,6 +478,82 @@ mod tests {
         j.push(1.5, 12, &[3]);
         let s = j.pop(2).unwrap();
         assert_eq!((s.kind, s.first_client_tick), (StepKind::Normal, 12));
+    }
+
+    #[test]
+    fn adaptive_substitutes_a_short_gap_and_waits_on_a_long_one() {
+        let mut j = JitterBuffer::new(JitterConfig { late: LatePolicy::Adaptive { substitute_run: 2 }, ..cfg() });
+        j.push(-0.5, 10, &[1]);
+        assert_eq!(j.pop(0).unwrap().kind, StepKind::Normal);
+        // Two missing inputs in a row are jitter: substituted, no slip.
+        assert_eq!(j.pop(1).unwrap().kind, StepKind::Lost);
+        assert_eq!(j.pop(2).unwrap().kind, StepKind::Lost);
+        assert_eq!(j.shift(), 0);
+        // The third empty tick means the stream itself is late: wait for it.
+        let s = j.pop(3).unwrap();
+        assert_eq!((s.kind, s.accepted, s.first_client_tick), (StepKind::Underflow, 0, 13));
+        assert_eq!(j.shift(), 1);
+        // It comes: consumed a tick later than planned, the slip stays (that lead is
+        // what the late stream now needs).
+        assert!(matches!(j.push(3.5, 13, &[4]), PushOutcome::Queued { margin } if margin > 0.0));
+        let s = j.pop(4).unwrap();
+        assert_eq!((s.kind, s.first_client_tick), (StepKind::Normal, 13));
+        assert_eq!(j.shift(), 1);
+        // One miss after the stream is back is substituted again.
+        assert_eq!(j.pop(5).unwrap().kind, StepKind::Lost);
+    }
+
+    #[test]
+    fn a_wait_for_lost_inputs_is_taken_back_in_one_step() {
+        let mut j = JitterBuffer::new(JitterConfig { late: LatePolicy::Delay, ..cfg() });
+        j.push(-0.5, 10, &[1]);
+        j.pop(0).unwrap();
+        // Inputs 11..=14 are lost in a burst; the buffer waits three ticks.
+        for s in 1..=3 {
+            assert_eq!(j.pop(s).unwrap().kind, StepKind::Underflow);
+        }
+        assert_eq!(j.shift(), 3);
+        // 15 arrives: 11..=14 were lost. The three waits stand in for three of them,
+        // so this one step skips all four and the slip is gone.
+        j.push(3.2, 15, &[5]);
+        let s = j.pop(4).unwrap();
+        assert_eq!((s.kind, s.accepted, s.first_client_tick), (StepKind::Merged, 4, 11));
+        assert_eq!(s.inputs, &[vec![1], vec![1], vec![1], vec![1]], "substitutes for the lost inputs");
+        assert_eq!(j.shift(), 0);
+        let s = j.pop(5).unwrap();
+        assert_eq!((s.kind, s.first_client_tick), (StepKind::Normal, 15));
+        // A shorter loss than the wait: only the lost input is skipped, with 17.
+        for s in 6..=8 {
+            assert_eq!(j.pop(s).unwrap().kind, StepKind::Underflow);
+        }
+        j.push(8.5, 17, &[7]);
+        let s = j.pop(9).unwrap();
+        assert_eq!((s.kind, s.accepted, s.first_client_tick), (StepKind::Merged, 2, 16));
+        assert_eq!(j.shift(), 2, "the rest of the wait was a real delay");
+    }
+
+    #[test]
+    fn merges_a_pile_up_but_not_a_steady_deep_queue() {
+        // The client's loop grows its lead from 1 to 12 ticks by dilation (one tick per
+        // 20, 5% fast) and holds it: the queue gets 12 deep and is never merged.
+        let mut j = JitterBuffer::new(JitterConfig { max_depth: 4, hard_cap: 100, ..cfg() });
+        let mut sent = 0u64;
+        for s in 0..600u64 {
+            let lead = (1 + s / 20).min(12);
+            while sent <= s + lead {
+                j.push(s as f64, sent, &[0]);
+                sent += 1;
+            }
+            assert_eq!(j.pop(s).unwrap().kind, StepKind::Normal, "tick {s}");
+        }
+        assert_eq!(j.depth(), 12);
+        // A burst of 8 on top: the queue spans 20 ticks against a usual 13, more than 4
+        // over, so this step merges the 3 beyond that with its own input.
+        for t in sent..sent + 8 {
+            j.push(600.0, t, &[0]);
+        }
+        let s = j.pop(600).unwrap();
+        assert_eq!((s.kind, s.accepted), (StepKind::Merged, 20 - (13 + 4) + 1));
     }
 
     #[test]

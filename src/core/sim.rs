@@ -99,6 +99,11 @@ impl SimNet {
         self.nodes[n].clock.local(self.now)
     }
 
+    /// The true time at which node `n`'s clock reads `local`.
+    pub fn true_time_of(&self, n: NodeId, local: Micros) -> Micros {
+        self.nodes[n].clock.true_time_of(local)
+    }
+
     pub fn endpoint(&mut self, n: NodeId) -> &mut Endpoint {
         &mut self.nodes[n].endpoint
     }
@@ -134,6 +139,25 @@ impl SimNet {
         std::mem::take(&mut self.nodes[n].events)
     }
 
+    /// The true time of the next datagram delivery or endpoint timer, if any. A driver
+    /// that steps exactly to it sees every event at the moment it happens (arrival
+    /// times as a network thread would stamp them).
+    pub fn next_event_at(&self) -> Option<Micros> {
+        let next_delivery = self.links.values().filter_map(|l| l.next_delivery()).min();
+        let next_timer = (0..self.nodes.len())
+            .filter_map(|i| {
+                self.probe(i, true);
+                let t = self.nodes[i].endpoint.next_timeout();
+                self.probe(i, false);
+                t.map(|t| self.nodes[i].clock.true_time_of(t))
+            })
+            .min();
+        match (next_delivery, next_timer) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
+    }
+
     /// Advances time by `dt`. Inside the step, time jumps from event to event (each
     /// datagram delivery and each endpoint timer at its exact time), so timing figures
     /// do not depend on the step size.
@@ -144,19 +168,7 @@ impl SimNet {
         }
         let target = self.now + dt;
         loop {
-            let next_delivery = self.links.values().filter_map(|l| l.next_delivery()).min();
-            let next_timer = (0..self.nodes.len())
-                .filter_map(|i| {
-                    self.probe(i, true);
-                    let t = self.nodes[i].endpoint.next_timeout();
-                    self.probe(i, false);
-                    t.map(|t| self.nodes[i].clock.true_time_of(t))
-                })
-                .min();
-            let next = match (next_delivery, next_timer) {
-                (Some(a), Some(b)) => a.min(b),
-                (a, b) => a.or(b).unwrap_or(target),
-            };
+            let next = self.next_event_at().unwrap_or(target);
             if next >= target {
                 break;
             }

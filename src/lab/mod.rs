@@ -1,10 +1,15 @@
 //! The lab: scenarios S0-S9 on the deterministic simulator, tickwire's time sync and
-//! three baselines on identical seeded networks, scored against the oracle.
+//! three baselines on the same kind of seeded networks, scored against the oracle.
+//! tickwire's rows are the product's relay sessions over the real transport (see
+//! [`relay`]); the baselines are models of other designs (see [`baselines`]).
 
+pub mod baselines;
 pub mod metrics;
 pub mod model;
+pub mod relay;
 pub mod report;
 pub mod scenario;
+pub mod verdict;
 
 use std::path::PathBuf;
 
@@ -21,10 +26,12 @@ pub struct LabOptions {
 
 pub const LAB_USAGE: &str = "usage: tickwire lab [--scenario ID[,ID...]] [--seconds N] [--seed N] [--out DIR]
   Runs scenarios S0-S9 (and variants) on the deterministic simulator with tickwire's
-  time sync and three baselines (seed000, n4e, lightyear), prints one table per
-  scenario with M1, M2, M3, M6, M7 and M9 beside their oracle limits, and with --out
-  writes summary.csv plus <scenario>.csv and <scenario>.svg (lead, buffer depth and
-  time scale over time). Default: every scenario, 300 s of game time each.";
+  relay sessions (the product's RelayServer and RelayClient over the real transport)
+  and three modelled baselines (seed000, n4e, lightyear), prints one table per
+  scenario with M1, M2, M3, M6, M7 and M9 beside their oracle limits and whether
+  tickwire beats each baseline, and with --out writes summary.csv plus <scenario>.csv
+  and <scenario>.svg (lead, buffer depth and time scale over time). Default: every
+  scenario, 300 s of game time each.";
 
 /// Parses `lab` arguments (after the subcommand).
 pub fn parse_args(args: &[String]) -> Result<LabOptions, String> {
@@ -82,7 +89,10 @@ pub fn run(opts: &LabOptions, mut print: impl FnMut(&str)) -> Result<(), String>
         "tickwire lab: 60 Hz, client sends every {} ticks, server every {}, epsilon {}, seed {}, {} frames/s\n\
          M1 late %/limit (limit: epsilon, or the share of inputs that never arrived); M2 lead excess over the oracle (ticks);\n\
          M3 prediction distance/P_min; M6 convergence after the first step (2 s moving average within T/2 of the new oracle);\n\
-         M7 discrete corrections/min / time-scale sign changes per min; M9 interpolation delay/D* and starvation.\n",
+         M7 discrete corrections/min / time-scale sign changes per min, and the share of frames dilated by more than 0.5%;\n\
+         M9 interpolation delay/D* and starvation. tw-delay is tickwire with the Delay late policy (an experiment).\n\
+         Beats (src/lab/verdict.rs): against a baseline within epsilon, tickwire within epsilon with a lower excess; against\n\
+         one beyond epsilon, a lower late rate and either within epsilon or also a lower excess.\n",
         cfg.k_c, cfg.k_s, cfg.epsilon, cfg.seed, cfg.frame_hz
     ));
     for sc in &list {
@@ -106,6 +116,7 @@ pub fn run(opts: &LabOptions, mut print: impl FnMut(&str)) -> Result<(), String>
             rows.push((c, m));
         }
         print(&report::table(sc, &rows, &cfg));
+        print(&report::verdicts(&rows, &cfg));
         if let Some(dir) = &opts.out {
             let write = |name: String, text: &str| std::fs::write(dir.join(&name), text).map_err(|e| format!("cannot write {}: {e}", dir.join(&name).display()));
             write(format!("{}.csv", sc.id), &csv)?;

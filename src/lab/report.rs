@@ -29,8 +29,8 @@ pub fn table(scenario: &Scenario, rows: &[(Controller, Metrics)], cfg: &LabConfi
     let _ = writeln!(s, "{}  {}", scenario.id, scenario.about);
     let _ = writeln!(
         s,
-        "  {:<10} {:>14} {:>16} {:>13} {:>13} {:>16} {:>11} {:>13} {:>8}",
-        "controller", "M1 late %", "M2 excess tk", "lead/oracle", "M3 P/Pmin", "M6 conv s/limit", "M7 corr/min", "M9 D/D* tk", "starve %"
+        "  {:<10} {:>14} {:>16} {:>13} {:>13} {:>16} {:>11} {:>7} {:>13} {:>8}",
+        "controller", "M1 late %", "M2 excess tk", "lead/oracle", "M3 P/Pmin", "M6 conv s/limit", "M7 corr/min", "dil %", "M9 D/D* tk", "starve %"
     );
     for (c, m) in rows {
         let conv = match (m.convergence_s, m.convergence_limit_s) {
@@ -40,7 +40,7 @@ pub fn table(scenario: &Scenario, rows: &[(Controller, Metrics)], cfg: &LabConfi
         };
         let _ = writeln!(
             s,
-            "  {:<10} {:>14} {:>16} {:>13} {:>13} {:>16} {:>11} {:>13} {:>8}",
+            "  {:<10} {:>14} {:>16} {:>13} {:>13} {:>16} {:>11} {:>7} {:>13} {:>8}",
             c.name(),
             format!("{}/{}", f(m.late_rate * 100.0, 2), f(late_limit(m, cfg) * 100.0, 2)),
             format!("{} (>=0)", f(m.lead_excess, 2)),
@@ -48,11 +48,23 @@ pub fn table(scenario: &Scenario, rows: &[(Controller, Metrics)], cfg: &LabConfi
             format!("{}/{}", f(m.prediction, 1), f(m.prediction_min, 1)),
             conv,
             format!("{}/{}", f(m.corrections_per_min, 2), f(m.scale_flips_per_min, 0)),
+            f(m.dilated_fraction * 100.0, 1),
             format!("{}/{}", f(m.interp_delay, 2), f(m.interp_oracle, 2)),
             f(m.starvation * 100.0, 2),
         );
     }
     s
+}
+
+/// One line: tickwire against each baseline, by the rule of [`super::verdict`].
+pub fn verdicts(rows: &[(Controller, Metrics)], cfg: &LabConfig) -> String {
+    let Some((_, tw)) = rows.iter().find(|r| r.0 == Controller::Tickwire) else { return String::new() };
+    let parts: Vec<String> = rows
+        .iter()
+        .filter(|r| Controller::BASELINES.contains(&r.0))
+        .map(|(c, m)| format!("{}: {}", c.name(), super::verdict::judge(tw, m, cfg).label()))
+        .collect();
+    if parts.is_empty() { String::new() } else { format!("  tickwire vs {}\n", parts.join(", ")) }
 }
 
 /// Header of the summary CSV.

@@ -242,26 +242,44 @@ impl UpdateView {
     /// Copies step `i` of `data` (the datagram this view was decoded from) into `out`,
     /// reusing its vectors.
     pub fn step_into(&self, data: &[u8], i: usize, out: &mut Vec<PlayerStep>) {
+        let mut spare = Vec::new();
+        self.step_into_pooled(data, i, out, &mut spare);
+    }
+
+    /// [`UpdateView::step_into`] without allocating once warm: input buffers a step no
+    /// longer needs go to `spare` and new ones come from it, so a merge (two inputs
+    /// for a player) on one tick does not free a buffer the next merge reallocates.
+    pub fn step_into_pooled(&self, data: &[u8], i: usize, out: &mut Vec<PlayerStep>, spare: &mut Vec<Vec<u8>>) {
         let (first, n) = self.steps[i];
         for (k, p) in self.players[first..first + n].iter().enumerate() {
             if k == out.len() {
-                out.push(PlayerStep { player: 0, accepted: 0, inputs: Vec::new() });
+                out.push(PlayerStep { player: 0, accepted: 0, inputs: Vec::with_capacity(STEP_INPUTS_RESERVED) });
             }
             let ps = &mut out[k];
             ps.player = p.player;
             ps.accepted = p.accepted;
             for (j, &(o, len)) in self.inputs[p.first_input..p.first_input + p.n_inputs].iter().enumerate() {
                 if j == ps.inputs.len() {
-                    ps.inputs.push(Vec::new());
+                    ps.inputs.push(spare.pop().unwrap_or_default());
                 }
                 ps.inputs[j].clear();
                 ps.inputs[j].extend_from_slice(&data[o..o + len]);
             }
-            ps.inputs.truncate(p.n_inputs);
+            while ps.inputs.len() > p.n_inputs {
+                spare.extend(ps.inputs.pop());
+            }
         }
-        out.truncate(n);
+        while out.len() > n {
+            if let Some(ps) = out.pop() {
+                spare.extend(ps.inputs);
+            }
+        }
     }
 }
+
+/// Input slots a new [`PlayerStep`] reserves: a merge of a few inputs fits without
+/// growing the list.
+pub const STEP_INPUTS_RESERVED: usize = 4;
 
 /// Decodes a ServerUpdate into `out` (all or nothing: on error `out.head` is None).
 pub fn decode_server_update_into(data: &[u8], rules: &StepRules, out: &mut UpdateView) -> Result<(), DecodeError> {

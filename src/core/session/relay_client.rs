@@ -13,7 +13,7 @@ use super::messages::{self, PlayerStep, StepRules, UpdateView};
 use super::relay_server::widen;
 use crate::core::clock::Micros;
 use crate::core::sync::interp::{AdaptiveInterpolation, InterpConfig, RemoteTimeline};
-use crate::core::sync::redundancy::{RedundancyConfig, copies_to_send};
+use crate::core::sync::redundancy::{RedundancyConfig, RedundancyPlanner};
 use crate::core::sync::{InputLeadController, LeadConfig};
 use crate::core::tick::{TickClock, TickClockConfig, TickEvent};
 use crate::core::transport::{CHANNEL_UNRELIABLE, DisconnectReason, Event, Transport, PeerId, SendError};
@@ -93,11 +93,14 @@ pub enum SessionError {
     Send(#[from] SendError),
 }
 
-const RING: usize = 4096;
 /// Server checksum reports kept until the owner takes them.
 const CHECKS_QUEUED: usize = 16;
-/// How long a lower copy count must be wanted before copies drop.
-const COPIES_HOLD_US: Micros = 10_000_000;
+/// Unacknowledged inputs the queue holds without growing (4 s at 60 Hz).
+const UNACKED_RESERVED: usize = 256;
+/// Input buffers made up front for unacknowledged inputs (1 s at 60 Hz).
+const UNACKED_PREFILLED: usize = 64;
+/// Input buffers kept ready for merged steps.
+const SPARE_STEP_INPUTS: usize = 16;
 /// Packets the transport must have sent before its loss figure steers redundancy.
 const LOSS_ESTIMATE_PACKETS: u64 = 200;
 
@@ -117,17 +120,11 @@ pub struct RelayClient {
     /// A send boundary passed since the last send.
     send_pending: bool,
     input_ack: Option<u64>,
-    /// First-arriving copy per input tick, for the loss estimates.
-    reported: Vec<(u64, Option<u8>)>,
-    reported_upto: u64,
-    loss_cursor: u64,
-    loss: f64,
-    loss_burst: f64,
-    burst_seen: bool,
-    copies: u32,
-    copies_hold_until: Micros,
+    redundancy: RedundancyPlanner,
     steps: VecDeque<(u64, Vec<PlayerStep>)>,
     spare_steps: Vec<Vec<PlayerStep>>,
+    /// Input buffers of steps, kept for the next merge (see `step_into_pooled`).
+    spare_step_inputs: Vec<Vec<u8>>,
     view: UpdateView,
     rules: StepRules,
     step_next: Option<u64>,
@@ -148,6 +145,14 @@ impl RelayClient {
     pub fn new(cfg: RelayClientConfig) -> Self {
         let lead = InputLeadController::new(cfg.lead);
         let interp = AdaptiveInterpolation::new(cfg.interp);
+        let redundancy = RedundancyPlanner::new(cfg.redundancy, 2);
+        // Inputs wait for the server's ack for a round trip or more, longer when acks
+        // are lost: buffers for that many up front, so a slow ack late in a match does
+        // not allocate.
+        let mut spare_inputs = Vec::with_capacity(UNACKED_RESERVED);
+        spare_inputs.extend((0..UNACKED_PREFILLED).map(|_| Vec::with_capacity(cfg.max_input_size)));
+        let mut spare_step_inputs = Vec::with_capacity(4 * SPARE_STEP_INPUTS);
+        spare_step_inputs.extend((0..SPARE_STEP_INPUTS).map(|_| Vec::with_capacity(cfg.max_input_size)));
         let rules = StepRules { max_input: cfg.max_input_size, input_size: cfg.input_size, max_players: cfg.max_players };
         RelayClient {
             cfg,
@@ -160,20 +165,16 @@ impl RelayClient {
             start_pos: 0.0,
             next_tick: 0,
             last_input: Vec::new(),
-            unacked: VecDeque::with_capacity(256),
-            spare_inputs: Vec::new(),
+            unacked: VecDeque::with_capacity(UNACKED_RESERVED),
+            spare_inputs,
             send_pending: false,
             input_ack: None,
-            reported: vec![(u64::MAX, None); RING],
-            reported_upto: 0,
-            loss_cursor: 0,
-            loss: 0.0,
-            loss_burst: 0.0,
-            burst_seen: false,
-            copies: 2,
-            copies_hold_until: 0,
+            redundancy,
             steps: VecDeque::with_capacity(64),
             spare_steps: Vec::new(),
+            // A few merged inputs' worth, so the first merges after the start (at the
+            // lead loop's target late rate, any time) find buffers ready.
+            spare_step_inputs,
             view: UpdateView::default(),
             rules,
             step_next: None,
@@ -296,17 +297,9 @@ impl RelayClient {
         // Until a few hundred packets have resolved the estimate means little: keep the
         // starting copies rather than dropping to one on an estimate of zero.
         if let Some(st) = self.server.and_then(|p| ep.stats(p)).filter(|st| st.packets_sent >= LOSS_ESTIMATE_PACKETS) {
-            self.loss = st.loss;
             let spare = self.lead.expected_margin_quantile(phase).unwrap_or(0.0);
-            let wanted = copies_to_send(self.loss, self.loss_burst, self.cfg.lead.late_rate, spare, self.cfg.send_interval, &self.cfg.redundancy);
-            // Rise at once, fall only after the lower figure has held for a while: the
-            // loss estimate is noisy, and one copy too few loses inputs for good.
-            if wanted >= self.copies {
-                self.copies = wanted;
-                self.copies_hold_until = now + COPIES_HOLD_US;
-            } else if now >= self.copies_hold_until {
-                self.copies = wanted;
-            }
+            self.redundancy.update(now, st.loss, spare, self.cfg.lead.late_rate, self.cfg.send_interval);
+            self.lead.set_unrecoverable(self.redundancy.unrecoverable());
         }
         self.clock = Some(clock);
         n
@@ -354,7 +347,6 @@ impl RelayClient {
         buf.clear();
         buf.extend_from_slice(input);
         self.unacked.push_back((tick, buf));
-        self.reported[tick as usize % RING] = (tick, None);
         if (tick + 1) % self.cfg.send_interval as u64 == 0 {
             self.send_pending = true;
         }
@@ -363,7 +355,7 @@ impl RelayClient {
 
     fn send_inputs<T: Transport + ?Sized>(&mut self, now: Micros, ep: &mut T) -> Result<(), SessionError> {
         let Some(server) = self.server else { return Ok(()) };
-        let window = (self.copies * self.cfg.send_interval) as u64;
+        let window = (self.redundancy.copies() * self.cfg.send_interval) as u64;
         let oldest = self.next_tick.saturating_sub(window);
         let skip = self.unacked.iter().take_while(|(t, _)| *t < oldest).count();
         let first = self.unacked.get(skip).map_or(self.next_tick, |u| u.0);
@@ -414,7 +406,6 @@ impl RelayClient {
             self.start_local = now;
             self.start_pos = start as f64;
             self.next_tick = start;
-            self.loss_cursor = start;
             self.clock = Some(clock);
         }
         self.my_player = Some(head.your_player);
@@ -432,13 +423,8 @@ impl RelayClient {
         for m in &u.margins {
             let tick = widen(reference, m.tick);
             self.lead.on_margin(tick, m.margin, head.shift as i64);
-            let slot = &mut self.reported[tick as usize % RING];
-            if slot.0 == tick {
-                slot.1 = Some(m.copy);
-            }
-            self.reported_upto = self.reported_upto.max(tick);
+            self.redundancy.on_first_copy(m.copy);
         }
-        self.update_loss();
         if head.input_ack != messages::NONE {
             let ack = widen(reference, head.input_ack);
             self.input_ack = Some(self.input_ack.map_or(ack, |a| a.max(ack)));
@@ -455,7 +441,7 @@ impl RelayClient {
                 continue; // a repeat, or beyond a gap the server will fill
             }
             let mut step = self.spare_steps.pop().unwrap_or_default();
-            u.step_into(data, i, &mut step);
+            u.step_into_pooled(data, i, &mut step, &mut self.spare_step_inputs);
             if let Some(p) = step.iter().find(|p| p.player == mine) {
                 match p.accepted {
                     0 => self.empty += 1,
@@ -473,25 +459,6 @@ impl RelayClient {
         self.interp.on_packet(server_tick, now);
     }
 
-    /// Burst loss: among reported inputs whose first copy was lost, how often the next
-    /// copy was lost too. (Unreported inputs are skipped: the report may be what was
-    /// lost.) Before any evidence, loss is taken as independent.
-    fn update_loss(&mut self) {
-        while self.loss_cursor + 64 < self.reported_upto {
-            let (t, first) = self.reported[self.loss_cursor as usize % RING];
-            if let (true, Some(j)) = (t == self.loss_cursor, first) {
-                if j >= 1 && self.copies > 2 {
-                    self.loss_burst += ((j >= 2) as u8 as f64 - self.loss_burst) / 64.0;
-                    self.burst_seen = true;
-                }
-            }
-            self.loss_cursor += 1;
-        }
-        if !self.burst_seen {
-            self.loss_burst = self.loss;
-        }
-    }
-
     pub fn stats<T: Transport + ?Sized>(&mut self, now: Micros, ep: &mut T) -> SyncStats {
         let rtt = self.server.and_then(|p| ep.stats(p)).map_or(0.0, |s| s.srtt_us);
         let (scale, phase) = self.clock.as_ref().map_or((1.0, 0.0), |c| (c.scale(), self.phase(c, now)));
@@ -506,10 +473,31 @@ impl RelayClient {
             time_scale: scale,
             clock_corrections: self.snaps + self.lead.resets(),
             interp_delay_ticks: playback.map_or(0.0, |_| self.interp.delay()),
-            copies: self.copies,
-            uplink_loss: self.loss,
+            copies: self.redundancy.copies(),
+            uplink_loss: self.redundancy.loss(),
             drift_ppm: self.lead.drift() * 1e6,
             authoritative_tick: self.step_next.map_or(0, |n| n.saturating_sub(1)),
         }
+    }
+}
+
+/// What an engine reads every frame besides the due ticks: the clock's dilation, its
+/// discrete corrections and where to render the server's timeline. (Also what the lab
+/// scores, so the lab measures this client and not a model of it.)
+impl RelayClient {
+    /// The tick clock's time scale (1.0 before the clock starts).
+    pub fn time_scale(&self) -> f64 {
+        self.clock.as_ref().map_or(1.0, |c| c.scale())
+    }
+
+    /// Snaps the clock made (forward or back), since the start.
+    pub fn snaps(&self) -> u64 {
+        self.snaps
+    }
+
+    /// The server tick (fractional) to render now: the interpolation timeline, which
+    /// rate-limits its own changes. Call once per rendered frame.
+    pub fn remote_playback(&mut self, now: Micros) -> Option<f64> {
+        self.interp.playback(now)
     }
 }

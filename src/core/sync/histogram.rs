@@ -7,17 +7,22 @@ pub struct ForgettingHistogram {
     lo: f64,
     bin: f64,
     bins: Vec<f64>,
+    /// Sums of `BLOCK` consecutive bins, so a quantile scans blocks, then one block.
+    blocks: Vec<f64>,
     total: f64,
     forget: f64,
-    count_since_norm: u32,
+    /// Weight of the next sample, relative to the last renormalisation.
+    next_weight: f64,
 }
+
+const BLOCK: usize = 32;
 
 impl ForgettingHistogram {
     /// Bins of width `bin` covering `[lo, hi)`; values outside fall in the end bins.
     /// Each new sample multiplies the weight of all older ones by `forget`.
     pub fn new(lo: f64, hi: f64, bin: f64, forget: f64) -> Self {
         let n = ((hi - lo) / bin).ceil().max(1.0) as usize;
-        ForgettingHistogram { lo, bin, bins: vec![0.0; n], total: 0.0, forget, count_since_norm: 0 }
+        ForgettingHistogram { lo, bin, bins: vec![0.0; n], blocks: vec![0.0; n.div_ceil(BLOCK)], total: 0.0, forget, next_weight: 1.0 }
     }
 
     pub fn add(&mut self, x: f64) {
@@ -26,28 +31,37 @@ impl ForgettingHistogram {
         }
         // Scaling every bin would cost O(bins) per sample; instead new samples get a
         // growing weight and everything is renormalised now and then.
-        let w = 1.0 / self.forget.powf(self.count_since_norm as f64);
-        self.count_since_norm += 1;
+        let w = self.next_weight;
+        self.next_weight /= self.forget;
         let i = (((x - self.lo) / self.bin).floor().max(0.0) as usize).min(self.bins.len() - 1);
         self.bins[i] += w;
+        self.blocks[i / BLOCK] += w;
         self.total += w;
         if w > 1e12 {
             self.renormalise();
         }
     }
 
+    /// Scales every weight so the next sample weighs 1 again.
     fn renormalise(&mut self) {
-        let scale = self.forget.powf(self.count_since_norm as f64);
+        let scale = 1.0 / self.next_weight;
         for b in &mut self.bins {
             *b *= scale;
         }
         self.total *= scale;
-        self.count_since_norm = 0;
+        self.next_weight = 1.0;
+        self.rebuild_blocks();
+    }
+
+    fn rebuild_blocks(&mut self) {
+        for (k, b) in self.blocks.iter_mut().enumerate() {
+            *b = self.bins[k * BLOCK..((k + 1) * BLOCK).min(self.bins.len())].iter().sum();
+        }
     }
 
     /// Effective number of samples (sum of weights, relative to the newest).
     pub fn weight(&self) -> f64 {
-        self.total * self.forget.powf(self.count_since_norm as f64)
+        self.total * self.forget / self.next_weight
     }
 
     /// The `q`-quantile (interpolated within a bin), or None when empty.
@@ -57,12 +71,21 @@ impl ForgettingHistogram {
         }
         let target = q.clamp(0.0, 1.0) * self.total;
         let mut acc = 0.0;
-        for (i, &b) in self.bins.iter().enumerate() {
-            if acc + b >= target && b > 0.0 {
-                let frac = ((target - acc) / b).clamp(0.0, 1.0);
-                return Some(self.lo + (i as f64 + frac) * self.bin);
+        for (k, &sum) in self.blocks.iter().enumerate() {
+            if acc + sum >= target && sum > 0.0 {
+                // The first bin that reaches the target is in this block (unless rounding
+                // in the block sum says otherwise: then carry on past it).
+                let mut inner = acc;
+                for i in k * BLOCK..((k + 1) * BLOCK).min(self.bins.len()) {
+                    let b = self.bins[i];
+                    if inner + b >= target && b > 0.0 {
+                        let frac = ((target - inner) / b).clamp(0.0, 1.0);
+                        return Some(self.lo + (i as f64 + frac) * self.bin);
+                    }
+                    inner += b;
+                }
             }
-            acc += b;
+            acc += sum;
         }
         Some(self.lo + self.bins.len() as f64 * self.bin)
     }
@@ -88,12 +111,26 @@ impl ForgettingHistogram {
             self.bins[n - m..].iter_mut().for_each(|b| *b = 0.0);
             self.bins[0] = head;
         }
+        self.rebuild_blocks();
+    }
+
+    /// The per-sample forgetting factor.
+    pub fn forget(&self) -> f64 {
+        self.forget
+    }
+
+    /// Changes the forgetting factor from the next sample on (the weights of the
+    /// samples already in are kept).
+    pub fn set_forget(&mut self, forget: f64) {
+        self.renormalise();
+        self.forget = forget;
     }
 
     pub fn clear(&mut self) {
         self.bins.iter_mut().for_each(|b| *b = 0.0);
+        self.blocks.iter_mut().for_each(|b| *b = 0.0);
         self.total = 0.0;
-        self.count_since_norm = 0;
+        self.next_weight = 1.0;
     }
 }
 
@@ -131,6 +168,39 @@ mod tests {
         h.shift(-4.0);
         assert_eq!(h.bins, vec![1.0, 1.0, 0.0, 0.0, 0.0, 2.0, 0.0, 0.0, 0.0, 0.0]);
         assert_eq!(h.bins.iter().sum::<f64>(), 4.0);
+    }
+
+    /// The plain scan over every bin, to check the block-wise one against.
+    fn scan(h: &ForgettingHistogram, q: f64) -> f64 {
+        let target = q * h.bins.iter().sum::<f64>();
+        let mut acc = 0.0;
+        for (i, &b) in h.bins.iter().enumerate() {
+            if acc + b >= target && b > 0.0 {
+                return h.lo + (i as f64 + ((target - acc) / b).clamp(0.0, 1.0)) * h.bin;
+            }
+            acc += b;
+        }
+        h.lo + h.bins.len() as f64 * h.bin
+    }
+
+    #[test]
+    fn block_sums_follow_adds_shifts_and_renormalisation() {
+        let mut h = ForgettingHistogram::new(-32.0, 64.0, 1.0 / 32.0, 0.95);
+        let mut r = Rng::new(5);
+        for k in 0..3000 {
+            h.add(r.normal() * 3.0 + (k % 7) as f64);
+            if k % 500 == 0 {
+                h.shift(if k % 1000 == 0 { 4.0 } else { -4.0 });
+            }
+            if k % 100 == 0 {
+                for q in [0.001, 0.01, 0.3, 0.5, 0.99] {
+                    let (a, b) = (h.quantile(q).unwrap(), scan(&h, q));
+                    assert!((a - b).abs() < 1e-6, "q {q}: {a} vs {b}");
+                }
+            }
+        }
+        h.set_forget(0.999);
+        assert!((h.quantile(0.5).unwrap() - scan(&h, 0.5)).abs() < 1e-6);
     }
 
     #[test]

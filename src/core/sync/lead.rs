@@ -10,12 +10,21 @@
 //! are never counted twice (dead-time compensation, Smith-predictor style), and the
 //! loop can be fast without ringing.
 //!
-//! The target phase makes the ε-quantile of margins sit at `target_margin`:
-//! `Φ* = target_margin − Q_ε(x)`, from a histogram that forgets. The committed target
+//! The target phase makes a low quantile of margins sit at `target_margin`:
+//! `Φ* = target_margin − Q_q(x)`, from a histogram that forgets. The committed target
 //! moves up (more lead) as soon as it is exceeded, and down only beyond a hysteresis
 //! band placed above the estimator's own noise, so estimator noise never turns into
-//! clock corrections. The output is a time scale for the [`TickClock`], proportional to
-//! the remaining phase error; errors beyond the snap threshold become a snap.
+//! clock corrections; it moves with the clock drift, which is tracked on the median
+//! margin and detrends the stored samples. The output is a time scale for the
+//! [`TickClock`], proportional to the remaining phase error; errors beyond the snap
+//! threshold become a snap.
+//!
+//! The quantile level `q` is calibrated, not fixed at ε: what reaches the client is the
+//! number of steps its inputs missed (late first copies, and the server's underflows
+//! and merges, from its slip), and `q` is set so that, at the ratio of missed steps to
+//! the level seen over the last ~40 s, they come to `aim · ε` minus the share of inputs
+//! lost in every copy (which no lead saves and no report shows). A low level keeps a
+//! longer memory, so the tail it estimates has samples in it.
 //!
 //! [`TickClock`]: crate::core::tick::TickClock
 
@@ -35,11 +44,13 @@ pub struct LeadConfig {
     pub min_band_ticks: f64,
     /// Errors beyond this many ticks are corrected with a snap.
     pub snap_threshold_ticks: f64,
+    /// The share of ε the *realized* late rate is steered to (see `calibrate`).
+    pub aim: f64,
 }
 
 impl Default for LeadConfig {
     fn default() -> Self {
-        LeadConfig { late_rate: 0.01, target_margin_ticks: 0.0, gain: 0.05, forget: 0.995, min_band_ticks: 0.15, snap_threshold_ticks: 10.0 }
+        LeadConfig { late_rate: 0.01, target_margin_ticks: 0.0, gain: 0.05, forget: 0.995, min_band_ticks: 0.15, snap_threshold_ticks: 10.0, aim: 0.75 }
     }
 }
 
@@ -54,7 +65,7 @@ pub struct LeadControl {
 
 const RING: usize = 4096;
 /// Samples per drift-estimation window (≈10 s at one input per 60 Hz tick).
-const DRIFT_WINDOW: u32 = 600;
+const DRIFT_WINDOW: u32 = 300;
 /// Merging more than this many extra steps between two reports is a discontinuity.
 const RESET_SHIFT_TICKS: i64 = 6;
 
@@ -91,7 +102,27 @@ pub struct InputLeadController {
     last_sent: u64,
     last_shift: Option<i64>,
     resets: u64,
+    /// Calibration of the quantile level against the realized late rate: slow averages
+    /// of late steps per report and of the late fraction the quantile level predicted.
+    realized: f64,
+    predicted: f64,
+    level: f64,
+    /// Expected share of inputs lost in every copy (see `set_unrecoverable`).
+    unrecoverable: f64,
 }
+
+/// Reports per calibration memory (≈ 40 s at one input per 60 Hz tick): long enough to
+/// see a few dozen late steps at ε = 1%.
+const CALIBRATION_SAMPLES: f64 = 2400.0;
+/// A raw target this many noise deviations off its mean is a step, not noise.
+const STEP_SIGMAS: f64 = 4.0;
+/// Tail samples the margin histogram's memory should hold at the calibrated level.
+const TAIL_SAMPLES: f64 = 1.5;
+/// Longest memory of the margin histogram (≈ 2000 samples, 33 s at 60 Hz).
+const MAX_FORGET: f64 = 0.9995;
+/// Late steps one report may add to the realized rate: a whole hitch is not the lead's
+/// fault and must not hold the lead up for minutes.
+const MAX_LATE_PER_REPORT: f64 = 4.0;
 
 impl InputLeadController {
     pub fn new(cfg: LeadConfig) -> Self {
@@ -119,7 +150,19 @@ impl InputLeadController {
             last_sent: 0,
             last_shift: None,
             resets: 0,
+            realized: cfg.late_rate * cfg.aim,
+            predicted: cfg.late_rate * cfg.aim,
+            level: cfg.late_rate * cfg.aim,
+            unrecoverable: 0.0,
         }
+    }
+
+    /// The expected share of inputs lost in every copy (from the redundancy planner).
+    /// They are late steps no lead can save and that no margin report shows, so the
+    /// late-rate budget the loop aims at is what is left of `aim · ε` after them (at
+    /// least ε/8).
+    pub fn set_unrecoverable(&mut self, share: f64) {
+        self.unrecoverable = if share.is_finite() { share.clamp(0.0, 1.0) } else { 0.0 };
     }
 
     pub fn config(&self) -> &LeadConfig {
@@ -165,6 +208,13 @@ impl InputLeadController {
         if self.last_shift.is_some_and(|s| s - server_shift > RESET_SHIFT_TICKS) {
             self.reset();
         }
+        // Steps this report shows the server ran without our input: a late first copy
+        // (it was substituted), any underflows since the last report (one step each),
+        // and a merge (one step, however many inputs it took).
+        let slipped = self.last_shift.map_or(0.0, |s| (server_shift - s).max(0) as f64 + (server_shift < s) as u8 as f64);
+        if margin.is_finite() {
+            self.calibrate(((margin < 0.0) as u8 as f64 + slipped).min(MAX_LATE_PER_REPORT));
+        }
         self.last_shift = Some(server_shift);
         if tick < self.fresh_from {
             return;
@@ -178,18 +228,35 @@ impl InputLeadController {
             return; // too old to place, or garbage
         }
         self.drift_sum += self.drift;
+        // The target moves with the clock drift (the raw target ramps by `drift` per
+        // sample), so the hysteresis below only ever sees noise, whichever way the
+        // clocks drift.
+        if let Some(c) = self.committed.as_mut() {
+            *c += self.drift;
+        }
         self.hist.add(margin - phase + self.base + self.drift_sum);
         self.samples += 1;
         self.last_margin = margin;
         let Some(q) = self.quantile_x() else { return };
         let raw = self.cfg.target_margin_ticks - q;
-        self.track_drift(raw);
+        // The drift is tracked on the median, which a burst of loss or a jitter spike
+        // barely moves, while the tail quantile jumps by whole copies.
+        if let Some(median) = self.hist.quantile(0.5) {
+            self.track_drift(self.base + self.drift_sum - median);
+        }
         if self.samples == 1 {
             self.raw_mean = raw;
         }
         let d = raw - self.raw_mean;
-        self.raw_mean += d / 32.0;
-        self.raw_dev += (d * d - self.raw_dev) / 32.0;
+        if d.abs() > STEP_SIGMAS * self.raw_dev.sqrt().max(self.cfg.min_band_ticks) {
+            // A latency step moves the target, it is not noise: re-anchor the mean and
+            // keep the noise figure, or the band would swell for seconds and hold a
+            // target the step's transient raised.
+            self.raw_mean = raw;
+        } else {
+            self.raw_mean += d / 32.0;
+            self.raw_dev += (d * d - self.raw_dev) / 32.0;
+        }
         let band = self.band();
         self.committed = Some(match self.committed {
             None => raw,
@@ -201,20 +268,50 @@ impl InputLeadController {
         });
     }
 
-    /// Q_ε of `margin − Φ_sent` now (samples are stored detrended).
+    /// The quantile of `margin − Φ_sent` the loop holds at the target, now (samples are
+    /// stored detrended).
     fn quantile_x(&self) -> Option<f64> {
-        self.hist.quantile(self.cfg.late_rate).map(|q| q - self.base - self.drift_sum)
+        self.hist.quantile(self.level).map(|q| q - self.base - self.drift_sum)
     }
 
-    /// The frequency term. The raw target is a sawtooth (it rises at once when margins
-    /// drop, falls slowly as old samples are forgotten), so short slopes are biased.
-    /// Instead: the mean raw target over windows of 600 samples (≈10 s), the slope
-    /// between consecutive window means, the median of the last three such slopes (a
+    /// The realized late rate differs from the quantile level the loop holds: the
+    /// server's late policy turns some late arrivals into one step and others into
+    /// none; latency steps cost steps before any margin shows them; feedback is a round
+    /// trip old. So the level is calibrated: it is set to the level that, with the
+    /// ratio of realized to predicted late steps seen over the last ~40 s, gives
+    /// `aim · ε`. Both averages start at the aim, so the level starts there.
+    fn calibrate(&mut self, late_steps: f64) {
+        let a = 1.0 / CALIBRATION_SAMPLES;
+        self.realized += (late_steps - self.realized) * a;
+        self.predicted += (self.level - self.predicted) * a;
+        let goal = (self.cfg.late_rate * self.cfg.aim - self.unrecoverable).max(self.cfg.late_rate / 8.0);
+        let ratio = self.realized / self.predicted.max(1e-9);
+        self.level = (goal / ratio.max(1e-3)).clamp(self.cfg.late_rate / 8.0, self.cfg.late_rate * 2.0);
+        // A quantile at level q needs a memory of a few 1/q samples to have any tail
+        // samples in it at all: a lower level remembers longer (never shorter than
+        // configured, never beyond ~30 s).
+        let forget = (1.0 - self.level / TAIL_SAMPLES).clamp(self.cfg.forget, MAX_FORGET);
+        let (now, want) = (1.0 / (1.0 - self.hist.forget()), 1.0 / (1.0 - forget));
+        if (want / now - 1.0).abs() > 0.1 {
+            self.hist.set_forget(forget);
+        }
+    }
+
+    /// The margin quantile level the loop currently holds at the target (calibrated).
+    pub fn quantile_level(&self) -> f64 {
+        self.level
+    }
+
+    /// The frequency term. `level` is minus the median of `margin − Φ_sent` (not
+    /// detrended): it moves with the clock drift exactly as the target does, but unlike
+    /// the tail quantile it hardly moves with a burst of loss or a jitter spike. Its
+    /// short slopes are still noisy, so: its mean over windows of 600 samples (≈10 s),
+    /// the slope between consecutive window means, the median of the last three such slopes (a
     /// latency step lands in one), clamped to ±0.0012 tick per tick (±1200 ppm, above
     /// the ±1000 ppm the loop is specified for), and smoothed.
-    fn track_drift(&mut self, raw: f64) {
+    fn track_drift(&mut self, level: f64) {
         self.drift_samples += 1;
-        self.drift_acc += raw;
+        self.drift_acc += level;
         if self.drift_samples < DRIFT_WINDOW {
             return;
         }
@@ -371,6 +468,35 @@ mod tests {
             phase += ctl.scale - 1.0;
         }
         assert!((c.drift() - 0.001).abs() < 0.0002, "drift {}", c.drift());
+    }
+
+    #[test]
+    fn calibrates_the_level_on_the_steps_actually_missed() {
+        // Margins that are never late, but the server slips a tick every 50 reports
+        // (steps missed that no margin shows): the realized rate is 2%, so the level
+        // falls to its floor; without the slips it rises above the aim.
+        let level_after = |slip_every: u64, unrecoverable: f64| {
+            let mut c = InputLeadController::new(LeadConfig::default());
+            c.set_unrecoverable(unrecoverable);
+            let mut shift = 0;
+            for t in 0..20_000u64 {
+                c.on_input_sent(t, 0.0);
+                if slip_every > 0 && t % slip_every == 0 {
+                    shift += 1;
+                }
+                c.on_margin(t, 2.0 + shift as f64 + (t % 7) as f64 * 0.1, shift);
+            }
+            c.quantile_level()
+        };
+        let cfg = LeadConfig::default();
+        assert!((level_after(50, 0.0) - cfg.late_rate / 8.0).abs() < 1e-9, "{}", level_after(50, 0.0));
+        let free = level_after(0, 0.0);
+        assert!(free > cfg.late_rate * cfg.aim, "nothing missed: the level may rise ({free})");
+        // Inputs lost in every copy come out of the budget: with 0.5% of them the
+        // level aims at a quarter of ε instead of three quarters.
+        let a = level_after(200, 0.0);
+        let b = level_after(200, 0.005);
+        assert!(b < a * 0.5, "{a} vs {b}");
     }
 
     #[test]

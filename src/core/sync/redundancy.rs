@@ -8,6 +8,10 @@
 //!   them (it holds the ε-quantile of all first arrivals);
 //! - loss at or below ε: send extra copies only while the first copies' spare margin
 //!   already covers them.
+//!
+//! [`RedundancyPlanner`] makes that decision over time for a client session: what loss
+//! and burstiness to believe, when copies may drop, and how many inputs are still
+//! expected to be lost in every copy (the lead loop leaves those out of its budget).
 
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct RedundancyConfig {
@@ -61,6 +65,96 @@ pub fn copies_to_send(loss: f64, loss_burst: f64, late_rate: f64, spare_ticks: f
     wanted.min(covered)
 }
 
+/// How long a lower copy count must be wanted before copies drop (µs).
+const HOLD_US: u64 = 10_000_000;
+/// Time constant of the long-run loss average (µs): at 1% loss a window of a few
+/// hundred packets often shows none, but a minute of them does.
+const LONG_LOSS_US: f64 = 60_000_000.0;
+/// Weight of one report in the burst estimate.
+const BURST_WEIGHT: f64 = 1.0 / 128.0;
+/// Chance that the next copy is lost too, assumed while unmeasured: loss is often
+/// bursty, and it takes three copies to see whether it is.
+const BURST_PRIOR: f64 = 0.5;
+
+/// The client's redundancy decision over time: copies per input from the uplink's
+/// loss and burstiness, and the share of inputs no lead can save (every copy lost),
+/// which the lead loop leaves out of its late-rate budget.
+///
+/// Loss is the larger of the transport's recent figure and its one-minute average (a
+/// bursty 1% often reads zero over a few hundred packets); burstiness is measured from
+/// which copy of each input arrived first. Copies rise at once and fall only after the
+/// lower figure has held for a while: one copy too few loses inputs for good.
+#[derive(Debug, Clone)]
+pub struct RedundancyPlanner {
+    cfg: RedundancyConfig,
+    copies: u32,
+    hold_until: u64,
+    window_loss: f64,
+    long_loss: f64,
+    last_update: Option<u64>,
+    burst: Option<f64>,
+}
+
+impl RedundancyPlanner {
+    pub fn new(cfg: RedundancyConfig, initial_copies: u32) -> Self {
+        RedundancyPlanner { cfg, copies: initial_copies.clamp(1, cfg.max_copies.max(1)), hold_until: 0, window_loss: 0.0, long_loss: 0.0, last_update: None, burst: None }
+    }
+
+    /// The server's report that copy `first_copy` of an input was the first to arrive
+    /// (copy 0 is the original). With three or more copies in flight, an input whose
+    /// first copy was lost shows whether the next one was lost too.
+    pub fn on_first_copy(&mut self, first_copy: u8) {
+        if first_copy >= 1 && self.copies > 2 {
+            let b = self.burst.get_or_insert(BURST_PRIOR);
+            *b += ((first_copy >= 2) as u8 as f64 - *b) * BURST_WEIGHT;
+        }
+    }
+
+    /// The loss figure that steers the copies.
+    pub fn loss(&self) -> f64 {
+        self.window_loss.max(self.long_loss)
+    }
+
+    /// Chance the next copy is lost when one was (the prior until measured; the loss
+    /// itself when there is too little loss to be worth measuring).
+    pub fn burst(&self) -> f64 {
+        self.burst.unwrap_or(BURST_PRIOR).max(self.loss())
+    }
+
+    /// Takes the transport's recent uplink loss at local time `now` and returns the
+    /// copies to send. `spare_ticks`, `late_rate` and `send_interval_ticks` as for
+    /// [`copies_to_send`].
+    pub fn update(&mut self, now: u64, window_loss: f64, spare_ticks: f64, late_rate: f64, send_interval_ticks: u32) -> u32 {
+        let window_loss = if window_loss.is_finite() { window_loss.clamp(0.0, 1.0) } else { 0.0 };
+        // The average starts at the first figure, then follows it over a minute.
+        let weight = self.last_update.map_or(1.0, |t| (now.saturating_sub(t) as f64 / LONG_LOSS_US).min(1.0));
+        self.last_update = Some(now);
+        self.window_loss = window_loss;
+        self.long_loss += (window_loss - self.long_loss) * weight;
+        let wanted = copies_to_send(self.loss(), self.burst(), late_rate, spare_ticks, send_interval_ticks, &self.cfg);
+        if wanted >= self.copies {
+            self.copies = wanted;
+            self.hold_until = now + HOLD_US;
+        } else if now >= self.hold_until {
+            self.copies = wanted;
+        }
+        self.copies
+    }
+
+    pub fn copies(&self) -> u32 {
+        self.copies
+    }
+
+    /// The expected share of inputs with every copy lost: no lead saves them.
+    pub fn unrecoverable(&self) -> f64 {
+        let p = self.loss();
+        if p <= 0.0 {
+            return 0.0;
+        }
+        p * self.burst().clamp(p, 1.0).powi(self.copies as i32 - 1)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -80,6 +174,43 @@ mod tests {
         assert_eq!(copies_for_loss(0.05, 0.67, &c), 6);
         let wide = RedundancyConfig { max_copies: 10, ..c };
         assert_eq!(copies_for_loss(0.05, 0.5, &wide), 6);
+    }
+
+    #[test]
+    fn planner_remembers_sparse_bursty_loss_and_measures_bursts() {
+        let c = RedundancyConfig::default();
+        let mut p = RedundancyPlanner::new(c, 2);
+        // A minute at 1% windowed loss, then windows that happen to show none: the
+        // one-minute memory keeps the copies up.
+        for t in 0..600u64 {
+            p.update(t * 100_000, 0.01, 0.0, 0.01, 2);
+        }
+        let up = p.copies();
+        assert!(up >= 3, "bursts unmeasured: assumed bursty, {up} copies");
+        for t in 600..700u64 {
+            p.update(t * 100_000, 0.0, 0.0, 0.01, 2);
+        }
+        assert!(p.loss() > 0.007, "loss memory {}", p.loss());
+        assert_eq!(p.copies(), up);
+        // Reports show independent loss (copy 1 arrives whenever copy 0 was lost):
+        // fewer copies are needed, after the hold.
+        for _ in 0..2000 {
+            p.on_first_copy(1);
+        }
+        assert!(p.burst() < 0.02, "burst {}", p.burst());
+        for t in 700..900u64 {
+            p.update(t * 100_000, 0.01, 0.0, 0.01, 2);
+        }
+        assert_eq!(p.copies(), 2);
+        assert!(p.unrecoverable() < 0.0003, "{}", p.unrecoverable());
+        // Bursty loss: copy 1 lost too two times in three.
+        for k in 0..3000 {
+            p.on_first_copy(if k % 3 == 0 { 1 } else { 2 });
+            p.update(90_000_000 + k * 10_000, 0.05, 0.0, 0.01, 2);
+        }
+        assert_eq!(p.copies(), c.max_copies);
+        let floor = p.unrecoverable();
+        assert!(floor > 0.002 && floor < 0.01, "with six copies {floor} of inputs are still lost");
     }
 
     #[test]

@@ -75,7 +75,8 @@ fn run_with(seconds: u64, link: LinkConfig, seed: u64, scfg: RelayServerConfig) 
     }
     for i in 0..n {
         out.players.push(clients[i].player().expect("player known"));
-        out.jitter.push(server.jitter_stats(out.players[i]).expect("client still connected"));
+        let peer = server.clients().find(|&p| server.player_of(p) == Some(out.players[i])).expect("client still connected");
+        out.jitter.push(server.jitter_stats(peer).expect("client still connected"));
         let now = net.now();
         let st = clients[i].stats(now, net.endpoint(nodes[i]));
         out.stats.push(st);

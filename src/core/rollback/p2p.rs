@@ -86,6 +86,10 @@ struct Peer {
     /// The newest checksum report this peer has been sent, and how many times.
     report_tick: Option<Tick>,
     report_sends: u8,
+    /// Per tick of our local inputs (ring indexed like the input queues): when it was
+    /// last sent to this peer and how many messages carried it.
+    input_sent_at: Vec<Micros>,
+    input_sends: Vec<u8>,
 }
 
 #[derive(Debug, Clone)]
@@ -146,7 +150,7 @@ impl P2pSession {
                 PlayerKind::Remote(0) => return bad(format!("player {i}: peer id 0 is invalid")),
                 PlayerKind::Remote(id) => match peers.iter_mut().find(|p| p.id == id) {
                     Some(p) => p.players.push(i),
-                    None => peers.push(Peer::new(id, i, now)),
+                    None => peers.push(Peer::new(id, i, now, cfg.history.max(2).next_power_of_two())),
                 },
             }
         }
@@ -526,7 +530,8 @@ impl P2pSession {
 }
 
 impl Peer {
-    fn new(id: PeerId, player: usize, now: Micros) -> Self {
+    /// `ring` is the input queues' capacity (a power of two).
+    fn new(id: PeerId, player: usize, now: Micros, ring: usize) -> Self {
         Peer {
             id,
             players: vec![player],
@@ -548,6 +553,8 @@ impl Peer {
             last_sent_next: 0,
             report_tick: None,
             report_sends: 0,
+            input_sent_at: vec![0; ring],
+            input_sends: vec![0; ring],
         }
     }
 

@@ -29,7 +29,11 @@
 //! datagram due by then, on every peer, then runs each peer's engine frame.
 //! - tickwire: a `P2pSession` over a `core::transport::Endpoint` per peer (the
 //!   transport's handshake, acks and headers included); the datagrams the endpoints emit
-//!   are carried by the links in preallocated buffers.
+//!   are carried by the links in preallocated buffers. Each datagram is handed to its
+//!   endpoint at its arrival time and the session gets every message with that time,
+//!   as tickwire's runtime does (its network thread receives while the engine runs and
+//!   stamps `received_at`); time sync measures from it. `BENCH_TW_FRAME_TIMES=1` hands
+//!   everything over at the frame time instead, as a game thread polling once a frame.
 //! - GGRS: a `NonBlockingSocket<usize>` whose `send_to` puts a clone of the `Message` on
 //!   the link and whose `receive_all_messages` returns what the link delivered. Its
 //!   wire size is what GGRS's own UDP socket would send (bincode 1, fixed-width
@@ -87,6 +91,7 @@
 mod counting_alloc;
 
 use std::cell::RefCell;
+use std::collections::VecDeque;
 use std::fmt::Write as _;
 use std::net::{Ipv4Addr, SocketAddr, SocketAddrV4};
 use std::rc::Rc;
@@ -265,6 +270,8 @@ struct Results {
     reports: u64,
     /// tickwire: messages that carried inputs again after their first copies (whole run).
     resends: u64,
+    /// tickwire, BENCH_DETAIL=1: each peer's tick, frames ahead and time scale at the end.
+    peers_line: String,
 }
 
 impl Results {
@@ -292,6 +299,7 @@ impl Results {
             carried: 0,
             reports: 0,
             resends: 0,
+            peers_line: String::new(),
         }
     }
 
@@ -328,6 +336,9 @@ impl Results {
             pf(self.reports),
             self.resends,
         );
+        if !self.peers_line.is_empty() {
+            let _ = write!(out, "\n{:>23} peers at the end:{}", "", self.peers_line);
+        }
         for (name, count, bytes) in &self.kinds {
             let _ = write!(out, "\n{:>23} {name}: {:.3}/f, {:.1} B each, {:.1} B/f", "", pf(*count), *bytes as f64 / *count as f64, pf(*bytes));
         }
@@ -404,6 +415,8 @@ struct TwNet {
     meta: Vec<(usize, usize)>,
     free: Vec<u32>,
     addrs: Vec<SocketAddr>,
+    /// Scratch: (arrival time, buffer) of the datagrams due at one peer.
+    due: Vec<(u64, u32)>,
 }
 
 impl TwNet {
@@ -417,6 +430,7 @@ impl TwNet {
             meta: vec![(0, 0); slots],
             free: (0..slots as u32).rev().collect(),
             addrs: (0..n).map(|i| SocketAddr::V4(SocketAddrV4::new(Ipv4Addr::new(127, 0, 2, i as u8 + 1), 7000))).collect(),
+            due: Vec::with_capacity(slots),
         }
     }
 
@@ -442,6 +456,8 @@ struct TwPeer {
     sums: Vec<Option<u64>>,
     ids: Vec<PeerId>,
     desyncs: u64,
+    /// Messages delivered with their arrival time (see `deliver_tw`).
+    inbox: VecDeque<(u64, NetEvent)>,
 }
 
 fn run_tickwire(s: &Scenario, frames: u64, calib: f64) -> Results {
@@ -461,12 +477,14 @@ fn run_tickwire(s: &Scenario, frames: u64, calib: f64) -> Results {
             sums: vec![None; total as usize + 64],
             ids: vec![0; n],
             desyncs: 0,
+            inbox: VecDeque::with_capacity(1024),
         })
         .collect();
     let mut buf = vec![0u8; MAX_DATAGRAM_SIZE];
     let mut res = Results::new(frames, n);
     let detail = detail_wanted();
     let mut scratch = Vec::new();
+    let stamp = std::env::var_os("BENCH_TW_FRAME_TIMES").is_none_or(|v| v == "0");
 
     // Transport handshakes (not measured).
     for (i, p) in peers.iter_mut().enumerate() {
@@ -477,7 +495,7 @@ fn run_tickwire(s: &Scenario, frames: u64, calib: f64) -> Results {
     let mut frame = 0u64;
     loop {
         let now = frame_time(frame);
-        deliver_tw(&mut net, &mut peers, now, None);
+        deliver_tw(&mut net, &mut peers, now, None, false);
         for (i, p) in peers.iter_mut().enumerate() {
             p.ep.update(now);
             while let Some(e) = p.ep.poll_event() {
@@ -516,7 +534,7 @@ fn run_tickwire(s: &Scenario, frames: u64, calib: f64) -> Results {
         let now = frame_time(start + f);
         let measuring = f >= WARMUP;
         meters.iter_mut().for_each(|m| *m = Meter::default());
-        deliver_tw(&mut net, &mut peers, now, Some(&mut meters));
+        deliver_tw(&mut net, &mut peers, now, Some(&mut meters), stamp);
         for (i, p) in peers.iter_mut().enumerate() {
             let m = &mut meters[i];
             let session = p.session.as_mut().expect("session");
@@ -524,10 +542,10 @@ fn run_tickwire(s: &Scenario, frames: u64, calib: f64) -> Results {
             let mut window_full = false;
             let t = Meter::start();
             p.ep.update(now);
-            while let Some(e) = p.ep.poll_event() {
+            while let Some((at, e)) = p.inbox.pop_front().or_else(|| p.ep.poll_event().map(|e| (now, e))) {
                 match e {
                     NetEvent::Message { peer, data, .. } => {
-                        session.handle_message(now, peer, &data);
+                        session.handle_message(at, peer, &data);
                         p.ep.recycle(data);
                     }
                     NetEvent::Disconnected { peer, .. } => session.peer_disconnected(peer),
@@ -628,6 +646,12 @@ fn run_tickwire(s: &Scenario, frames: u64, calib: f64) -> Results {
     let sums: Vec<Vec<Option<u64>>> = peers.iter().map(|p| p.sums.clone()).collect();
     compare_checksums(&sums, last, &mut res);
     res.resends = peers.iter().map(|p| p.session.as_ref().expect("session").stats().input_refreshes).sum();
+    if detail {
+        for p in &peers {
+            let st = p.session.as_ref().expect("session").stats();
+            let _ = write!(res.peers_line, " [tick {} ahead {:+.2} scale {:.4}]", st.current_tick, st.frames_ahead, st.time_scale);
+        }
+    }
     let desyncs: u64 = peers.iter().map(|p| p.desyncs).sum();
     if desyncs > 0 && res.void.is_none() {
         res.void = Some(format!("{desyncs} desync events"));
@@ -666,14 +690,34 @@ fn classify_tw(datagram: &[u8], scratch: &mut Vec<u8>, res: &mut Results) {
 
 /// Hands every datagram due at `now` to its endpoint (timed as library work when
 /// `meters` is given: it is the endpoint's receive path).
-fn deliver_tw(net: &mut TwNet, peers: &mut [TwPeer], now: u64, mut meters: Option<&mut Vec<Meter>>) {
+///
+/// With `stamp`, each datagram is handed over at its arrival time, in arrival order,
+/// and the messages it completes go to the peer's inbox stamped with that time: what
+/// tickwire's runtime does (its network thread receives as datagrams arrive and
+/// stamps `HostEvent::Message::received_at`; the session gets that time). Without,
+/// everything due is handed over at the frame time `now`, as a game thread polling
+/// a socket once per frame would.
+fn deliver_tw(net: &mut TwNet, peers: &mut [TwPeer], now: u64, mut meters: Option<&mut Vec<Meter>>, stamp: bool) {
     let n = net.n;
-    for k in 0..n * n {
-        let to = k % n;
-        while let Some(slot) = net.links[k].poll(now) {
+    for to in 0..n {
+        net.due.clear();
+        for from in 0..n {
+            while let Some((at, slot)) = net.links[from * n + to].poll_timed(now) {
+                net.due.push((if stamp { at } else { now }, slot));
+            }
+        }
+        net.due.sort_by_key(|d| d.0); // stable: same-time datagrams keep sender order
+        for i in 0..net.due.len() {
+            let (at, slot) = net.due[i];
             let (from, len) = net.meta[slot as usize];
+            let p = &mut peers[to];
             let t = Meter::start();
-            peers[to].ep.handle_datagram(now, net.addrs[from], &net.bufs[slot as usize][..len]);
+            p.ep.handle_datagram(at, net.addrs[from], &net.bufs[slot as usize][..len]);
+            if stamp {
+                while let Some(e) = p.ep.poll_event() {
+                    p.inbox.push_back((at, e));
+                }
+            }
             if let Some(m) = meters.as_deref_mut() {
                 m[to].stop(t);
             }

@@ -104,3 +104,54 @@ fn inputs_lost_in_a_long_burst_are_refreshed() {
     assert!(confirmed > 6_800, "2 minutes at 60 Hz confirm ~7200 ticks, got {confirmed}");
     assert!(confirmed * 100 >= all_confirmed * 98, "{confirmed} vs {all_confirmed} ticks");
 }
+
+/// Mean rollback depth of each peer between two points of a run.
+fn depths(before: &[(u64, u64)], mesh: &Mesh) -> Vec<f64> {
+    mesh.peers
+        .iter()
+        .zip(before)
+        .map(|(p, b)| {
+            let st = p.session.stats();
+            (st.resimulated - b.1) as f64 / (st.rollbacks - b.0).max(1) as f64
+        })
+        .collect()
+}
+
+fn rollback_counts(mesh: &Mesh) -> Vec<(u64, u64)> {
+    mesh.peers.iter().map(|p| (p.session.stats().rollbacks, p.session.stats().resimulated)).collect()
+}
+
+/// At latency 0 every input arrives the frame after it was made: when the peers run
+/// the same tick each frame, every rollback is 1 tick deep. A peer that starts a tick
+/// late (its first message from a peer was lost) must be pulled onto the others' tick.
+/// Both sides measuring the same one-tick offset with a one-tick bias (comparing
+/// their count before the tick being run against the peers' count after their frame)
+/// made the agreement gate hold that offset for good: 2-tick rollbacks on one side.
+#[test]
+fn a_peer_that_starts_a_tick_late_is_pulled_level() {
+    for n in [2, 4] {
+        let mut mesh = Mesh::new(41, n, 1, LinkConfig::perfect(), P2pConfig::default());
+        mesh.period = 1;
+        let (a, b) = (mesh.peers[0].node, mesh.peers[1].node);
+        mesh.net.set_link(a, b, LinkConfig { loss: LossModel::Bernoulli { p: 1.0 }, ..LinkConfig::perfect() });
+        mesh.frame();
+        mesh.net.set_link(a, b, LinkConfig::perfect());
+        for _ in 0..3 {
+            mesh.frame();
+        }
+        let ticks: Vec<u32> = mesh.peers.iter().map(|p| p.session.current_tick()).collect();
+        assert!(ticks[1] < ticks[0], "peer 1 started late: {ticks:?}");
+        let start = mesh.net.now();
+        mesh.run_until(start + 10 * SEC);
+        let before = rollback_counts(&mesh);
+        mesh.run_until(start + 30 * SEC);
+        let confirmed = mesh.confirmed();
+        mesh.assert_in_sync(0, confirmed);
+        let ticks: Vec<u32> = mesh.peers.iter().map(|p| p.session.current_tick()).collect();
+        assert!(ticks.iter().all(|&t| t == ticks[0]), "{n} peers level: {ticks:?}");
+        for (i, d) in depths(&before, &mesh).into_iter().enumerate() {
+            eprintln!("{n} peers, peer {i}: mean rollback depth {d:.3}");
+            assert!(d < 1.01, "{n} peers, peer {i}: mean rollback depth {d:.2}, 1 when level");
+        }
+    }
+}

@@ -25,8 +25,12 @@ const INPUT_REFRESH_US: Micros = 50_000;
 const REPORT_SENDS: u8 = 3;
 
 impl P2pSession {
-    /// Takes a message the endpoint delivered from `peer`. Malformed messages and
-    /// unknown peers are counted and ignored.
+    /// Takes a message the endpoint delivered from `peer`, which arrived at `now` (the
+    /// runtime's `received_at`): time sync measures the peer's tick from it, and a
+    /// later time (say the frame's, for a message that arrived during the frame)
+    /// makes the peer look up to that much further behind on both sides, which the
+    /// agreement gate then leaves uncorrected. Malformed messages and unknown peers
+    /// are counted and ignored.
     pub fn handle_message(&mut self, now: Micros, peer: PeerId, data: &[u8]) {
         self.now = self.now.max(now);
         if let Some(pi) = self.peers.iter().position(|p| p.id == peer) {
@@ -358,7 +362,8 @@ impl P2pSession {
     }
 
     /// Convenience for a session that owns its endpoint's events: drains them,
-    /// feeding messages and disconnects to the session and recycling buffers.
+    /// feeding messages and disconnects to the session and recycling buffers. Every
+    /// message is taken as arrived at `now`; see [`P2pSession::handle_message`].
     pub fn pump(&mut self, now: Micros, endpoint: &mut Endpoint) {
         while let Some(e) = endpoint.poll_event() {
             match e {

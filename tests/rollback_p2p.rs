@@ -97,7 +97,7 @@ fn inputs_in_flight_are_not_repeated_in_every_message() {
 #[test]
 fn inputs_lost_in_a_long_burst_are_refreshed() {
     let bursty = LinkConfig { latency_us: 3 * TICK_US, loss: LossModel::bursty(0.05, 6.0), ..LinkConfig::perfect() };
-    let (all_bytes, all_confirmed, _) = run_pair(23, bursty.clone(), 0, 120);
+    let (all_bytes, all_confirmed, _) = run_pair(23, bursty, 0, 120);
     let (bytes, confirmed, refreshes) = run_pair(23, bursty, 8, 120);
     eprintln!("bursty: {confirmed} ticks, {bytes} B, {refreshes} refreshes; all unacked every time: {all_confirmed} ticks, {all_bytes} B");
     assert!(refreshes > 0, "some bursts outlasted 8 copies");

@@ -7,6 +7,10 @@
 //! ```sh
 //! cargo bench --bench versus_ggrs                 # 3,000 measured frames per run
 //! BENCH_FRAMES=600 cargo bench --bench versus_ggrs   # a quicker look
+//! BENCH_ONLY='*/*/10,4/1/0' cargo bench --bench versus_ggrs   # rows P/period/latency
+//! BENCH_DETAIL=1 cargo bench --bench versus_ggrs   # what each library sends, and stalls
+//! BENCH_TW_REDUNDANCY=0 cargo bench --bench versus_ggrs   # diagnostic: tickwire with a
+//!                                  # non-default P2pConfig::input_redundancy (0 = GGRS's way)
 //! ```
 //!
 //! # What runs
@@ -25,7 +29,11 @@
 //! datagram due by then, on every peer, then runs each peer's engine frame.
 //! - tickwire: a `P2pSession` over a `core::transport::Endpoint` per peer (the
 //!   transport's handshake, acks and headers included); the datagrams the endpoints emit
-//!   are carried by the links in preallocated buffers.
+//!   are carried by the links in preallocated buffers. Each datagram is handed to its
+//!   endpoint at its arrival time and the session gets every message with that time,
+//!   as tickwire's runtime does (its network thread receives while the engine runs and
+//!   stamps `received_at`); time sync measures from it. `BENCH_TW_FRAME_TIMES=1` hands
+//!   everything over at the frame time instead, as a game thread polling once a frame.
 //! - GGRS: a `NonBlockingSocket<usize>` whose `send_to` puts a clone of the `Message` on
 //!   the link and whose `receive_all_messages` returns what the link delivered. Its
 //!   wire size is what GGRS's own UDP socket would send (bincode 1, fixed-width
@@ -83,6 +91,7 @@
 mod counting_alloc;
 
 use std::cell::RefCell;
+use std::collections::VecDeque;
 use std::fmt::Write as _;
 use std::net::{Ipv4Addr, SocketAddr, SocketAddrV4};
 use std::rc::Rc;
@@ -93,9 +102,9 @@ use ggrs::{
     PredictRepeatLast, SessionBuilder, SessionState,
 };
 use tickwire::core::netsim::{JitterModel, LinkConditioner, LinkConfig, LossModel};
-use tickwire::core::rollback::{Event, P2pConfig, P2pSession, PlayerKind, Request};
+use tickwire::core::rollback::{AdvanceStatus, Event, P2pConfig, P2pSession, PlayerKind, Request, message};
 use tickwire::core::transport::{Endpoint, EndpointConfig, Event as NetEvent, PeerId};
-use tickwire::core::wire::MAX_DATAGRAM_SIZE;
+use tickwire::core::wire::{FrameReader, MAX_DATAGRAM_SIZE, Packet, decode_packet};
 
 #[global_allocator]
 static GLOBAL: counting_alloc::Counting = counting_alloc::Counting;
@@ -247,6 +256,22 @@ struct Results {
     peers: usize,
     void: Option<String>,
     compared: u64,
+    /// Peer-frames in which no new tick was simulated, and of those, the ones where
+    /// the library refused to advance (prediction window full) or the engine skipped
+    /// the frame on GGRS's wait recommendation.
+    idle: u64,
+    stalled: u64,
+    skipped: u64,
+    /// Per message kind (BENCH_DETAIL=1): name, count, bytes.
+    kinds: Vec<(&'static str, u64, u64)>,
+    /// Input messages, the ticks they carry in all, checksum reports carried.
+    input_msgs: u64,
+    carried: u64,
+    reports: u64,
+    /// tickwire: messages that carried inputs again after their first copies (whole run).
+    resends: u64,
+    /// tickwire, BENCH_DETAIL=1: each peer's tick, frames ahead and time scale at the end.
+    peers_line: String,
 }
 
 impl Results {
@@ -266,7 +291,58 @@ impl Results {
             peers,
             void: None,
             compared: 0,
+            idle: 0,
+            stalled: 0,
+            skipped: 0,
+            kinds: Vec::new(),
+            input_msgs: 0,
+            carried: 0,
+            reports: 0,
+            resends: 0,
+            peers_line: String::new(),
         }
+    }
+
+    fn kind(&mut self, name: &'static str, bytes: usize) {
+        match self.kinds.iter_mut().find(|k| k.0 == name) {
+            Some(k) => {
+                k.1 += 1;
+                k.2 += bytes as u64;
+            }
+            None => self.kinds.push((name, 1, bytes as u64)),
+        }
+    }
+
+    /// Notes one peer-frame that simulated `new` new ticks.
+    fn frame_done(&mut self, new: u64, stalled: bool, skipped: bool) {
+        if new == 0 {
+            self.idle += 1;
+            self.stalled += stalled as u64;
+            self.skipped += skipped as u64;
+        }
+    }
+
+    /// The diagnostic lines BENCH_DETAIL=1 prints under a library's row.
+    fn detail(&self) -> String {
+        let pf = |x: u64| self.per_peer_frame(x);
+        let mut out = format!(
+            "idle frames {:.3}/f (window full {:.3}, skipped {:.3}); B per simulated tick {:.1}; input msgs {:.2}/f carrying {:.2} ticks each, {:.3} reports/f; late refreshes {}",
+            pf(self.idle),
+            pf(self.stalled),
+            pf(self.skipped),
+            self.bytes as f64 / self.ticks.max(1) as f64,
+            pf(self.input_msgs),
+            self.carried as f64 / self.input_msgs.max(1) as f64,
+            pf(self.reports),
+            self.resends,
+        );
+        if !self.peers_line.is_empty() {
+            let _ = write!(out, "\n{:>23} peers at the end:{}", "", self.peers_line);
+        }
+        for (name, count, bytes) in &self.kinds {
+            let _ = write!(out, "\n{:>23} {name}: {:.3}/f, {:.1} B each, {:.1} B/f", "", pf(*count), *bytes as f64 / *count as f64, pf(*bytes));
+        }
+        out
     }
 
     fn sample(&mut self, m: &Meter, calib: f64) {
@@ -339,6 +415,8 @@ struct TwNet {
     meta: Vec<(usize, usize)>,
     free: Vec<u32>,
     addrs: Vec<SocketAddr>,
+    /// Scratch: (arrival time, buffer) of the datagrams due at one peer.
+    due: Vec<(u64, u32)>,
 }
 
 impl TwNet {
@@ -352,6 +430,7 @@ impl TwNet {
             meta: vec![(0, 0); slots],
             free: (0..slots as u32).rev().collect(),
             addrs: (0..n).map(|i| SocketAddr::V4(SocketAddrV4::new(Ipv4Addr::new(127, 0, 2, i as u8 + 1), 7000))).collect(),
+            due: Vec::with_capacity(slots),
         }
     }
 
@@ -377,6 +456,8 @@ struct TwPeer {
     sums: Vec<Option<u64>>,
     ids: Vec<PeerId>,
     desyncs: u64,
+    /// Messages delivered with their arrival time (see `deliver_tw`).
+    inbox: VecDeque<(u64, NetEvent)>,
 }
 
 fn run_tickwire(s: &Scenario, frames: u64, calib: f64) -> Results {
@@ -396,10 +477,14 @@ fn run_tickwire(s: &Scenario, frames: u64, calib: f64) -> Results {
             sums: vec![None; total as usize + 64],
             ids: vec![0; n],
             desyncs: 0,
+            inbox: VecDeque::with_capacity(1024),
         })
         .collect();
     let mut buf = vec![0u8; MAX_DATAGRAM_SIZE];
     let mut res = Results::new(frames, n);
+    let detail = detail_wanted();
+    let mut scratch = Vec::new();
+    let stamp = std::env::var_os("BENCH_TW_FRAME_TIMES").is_none_or(|v| v == "0");
 
     // Transport handshakes (not measured).
     for (i, p) in peers.iter_mut().enumerate() {
@@ -410,7 +495,7 @@ fn run_tickwire(s: &Scenario, frames: u64, calib: f64) -> Results {
     let mut frame = 0u64;
     loop {
         let now = frame_time(frame);
-        deliver_tw(&mut net, &mut peers, now, None);
+        deliver_tw(&mut net, &mut peers, now, None, false);
         for (i, p) in peers.iter_mut().enumerate() {
             p.ep.update(now);
             while let Some(e) = p.ep.poll_event() {
@@ -435,7 +520,10 @@ fn run_tickwire(s: &Scenario, frames: u64, calib: f64) -> Results {
     let start = frame;
     for (i, p) in peers.iter_mut().enumerate() {
         let kinds: Vec<PlayerKind> = (0..n).map(|j| if j == i { PlayerKind::Local } else { PlayerKind::Remote(p.ids[j]) }).collect();
-        let cfg = P2pConfig { desync_interval: DESYNC_INTERVAL, ..P2pConfig::default() };
+        let mut cfg = P2pConfig { desync_interval: DESYNC_INTERVAL, ..P2pConfig::default() };
+        if let Some(k) = std::env::var("BENCH_TW_REDUNDANCY").ok().and_then(|v| v.parse().ok()) {
+            cfg.input_redundancy = k;
+        }
         let session = P2pSession::new(cfg, &kinds, frame_time(start)).expect("session");
         p.slots = vec![p.game; session.state_slots()];
         p.session = Some(session);
@@ -446,16 +534,18 @@ fn run_tickwire(s: &Scenario, frames: u64, calib: f64) -> Results {
         let now = frame_time(start + f);
         let measuring = f >= WARMUP;
         meters.iter_mut().for_each(|m| *m = Meter::default());
-        deliver_tw(&mut net, &mut peers, now, Some(&mut meters));
+        deliver_tw(&mut net, &mut peers, now, Some(&mut meters), stamp);
         for (i, p) in peers.iter_mut().enumerate() {
             let m = &mut meters[i];
             let session = p.session.as_mut().expect("session");
+            let (ticks0, depth0) = (res.ticks, res.depth_sum);
+            let mut window_full = false;
             let t = Meter::start();
             p.ep.update(now);
-            while let Some(e) = p.ep.poll_event() {
+            while let Some((at, e)) = p.inbox.pop_front().or_else(|| p.ep.poll_event().map(|e| (now, e))) {
                 match e {
                     NetEvent::Message { peer, data, .. } => {
-                        session.handle_message(now, peer, &data);
+                        session.handle_message(at, peer, &data);
                         p.ep.recycle(data);
                     }
                     NetEvent::Disconnected { peer, .. } => session.peer_disconnected(peer),
@@ -470,7 +560,7 @@ fn run_tickwire(s: &Scenario, frames: u64, calib: f64) -> Results {
                 let t = Meter::start();
                 session.add_local_input(i, &input).expect("local input");
                 let current = session.current_tick();
-                session.advance();
+                window_full |= session.advance() == AdvanceStatus::WindowFull;
                 m.stop(t);
                 loop {
                     let t = Meter::start();
@@ -533,7 +623,13 @@ fn run_tickwire(s: &Scenario, frames: u64, calib: f64) -> Results {
                 if measuring {
                     res.bytes += len as u64;
                     res.datagrams += 1;
+                    if detail {
+                        classify_tw(&buf[..len], &mut scratch, &mut res);
+                    }
                 }
+            }
+            if measuring {
+                res.frame_done((res.ticks - ticks0) - (res.depth_sum - depth0), window_full, false);
             }
         }
         if measuring {
@@ -549,6 +645,13 @@ fn run_tickwire(s: &Scenario, frames: u64, calib: f64) -> Results {
     let last = peers.iter().map(|p| p.session.as_ref().expect("session").confirmed_tick() as u64).min().unwrap_or(0);
     let sums: Vec<Vec<Option<u64>>> = peers.iter().map(|p| p.sums.clone()).collect();
     compare_checksums(&sums, last, &mut res);
+    res.resends = peers.iter().map(|p| p.session.as_ref().expect("session").stats().input_refreshes).sum();
+    if detail {
+        for p in &peers {
+            let st = p.session.as_ref().expect("session").stats();
+            let _ = write!(res.peers_line, " [tick {} ahead {:+.2} scale {:.4}]", st.current_tick, st.frames_ahead, st.time_scale);
+        }
+    }
     let desyncs: u64 = peers.iter().map(|p| p.desyncs).sum();
     if desyncs > 0 && res.void.is_none() {
         res.void = Some(format!("{desyncs} desync events"));
@@ -556,16 +659,65 @@ fn run_tickwire(s: &Scenario, frames: u64, calib: f64) -> Results {
     res
 }
 
+fn detail_wanted() -> bool {
+    std::env::var_os("BENCH_DETAIL").is_some_and(|v| v != "0")
+}
+
+/// Sorts one of tickwire's datagrams into what it carries (BENCH_DETAIL=1).
+fn classify_tw(datagram: &[u8], scratch: &mut Vec<u8>, res: &mut Results) {
+    let Ok(Packet::Payload { frames, .. }) = decode_packet(datagram, EndpointConfig::default().protocol_id) else {
+        res.kind("other packet", datagram.len());
+        return;
+    };
+    let mut inputs = 0;
+    for f in FrameReader::new(frames) {
+        let f = f.expect("own frames decode");
+        if let Ok(d) = message::decode(f.data, 2, scratch) {
+            res.input_msgs += 1;
+            res.carried += d.header.count as u64;
+            res.reports += d.reports().count() as u64;
+            inputs += 1;
+        }
+    }
+    let name = match (frames.is_empty(), inputs) {
+        (true, _) => "acks/keepalive only (transport)",
+        (false, 0) => "transport frames, no input message",
+        (false, 1) => "one input message",
+        _ => "several input messages",
+    };
+    res.kind(name, datagram.len());
+}
+
 /// Hands every datagram due at `now` to its endpoint (timed as library work when
 /// `meters` is given: it is the endpoint's receive path).
-fn deliver_tw(net: &mut TwNet, peers: &mut [TwPeer], now: u64, mut meters: Option<&mut Vec<Meter>>) {
+///
+/// With `stamp`, each datagram is handed over at its arrival time, in arrival order,
+/// and the messages it completes go to the peer's inbox stamped with that time: what
+/// tickwire's runtime does (its network thread receives as datagrams arrive and
+/// stamps `HostEvent::Message::received_at`; the session gets that time). Without,
+/// everything due is handed over at the frame time `now`, as a game thread polling
+/// a socket once per frame would.
+fn deliver_tw(net: &mut TwNet, peers: &mut [TwPeer], now: u64, mut meters: Option<&mut Vec<Meter>>, stamp: bool) {
     let n = net.n;
-    for k in 0..n * n {
-        let to = k % n;
-        while let Some(slot) = net.links[k].poll(now) {
+    for to in 0..n {
+        net.due.clear();
+        for from in 0..n {
+            while let Some((at, slot)) = net.links[from * n + to].poll_timed(now) {
+                net.due.push((if stamp { at } else { now }, slot));
+            }
+        }
+        net.due.sort_by_key(|d| d.0); // stable: same-time datagrams keep sender order
+        for i in 0..net.due.len() {
+            let (at, slot) = net.due[i];
             let (from, len) = net.meta[slot as usize];
+            let p = &mut peers[to];
             let t = Meter::start();
-            peers[to].ep.handle_datagram(now, net.addrs[from], &net.bufs[slot as usize][..len]);
+            p.ep.handle_datagram(at, net.addrs[from], &net.bufs[slot as usize][..len]);
+            if stamp {
+                while let Some(e) = p.ep.poll_event() {
+                    p.inbox.push_back((at, e));
+                }
+            }
             if let Some(m) = meters.as_deref_mut() {
                 m[to].stop(t);
             }
@@ -601,6 +753,11 @@ struct GgrsNet {
     socket_sections: Vec<u64>,
     socket_allocs: Vec<u64>,
     scan: DebugScan,
+    /// BENCH_DETAIL=1: message kinds and inputs carried, counted here.
+    detail: bool,
+    diag: Results,
+    /// Each peer's frame whose input `advance_frame` is about to send.
+    sending_frame: Vec<i32>,
 }
 
 struct SimSocket {
@@ -618,6 +775,18 @@ impl NonBlockingSocket<usize> for SimSocket {
             net.datagrams += 1;
             if timed {
                 net.timed_bytes += size as u64;
+            }
+            if net.detail {
+                let (name, start) = net.scan.variant();
+                net.diag.kind(name, size);
+                if let Some(start) = start {
+                    let carried = (net.sending_frame[self.me] - start + 1).max(1) as u64;
+                    net.diag.input_msgs += 1;
+                    net.diag.carried += carried;
+                }
+                if name == "ChecksumReport" {
+                    net.diag.reports += 1;
+                }
             }
         }
         let (now, k) = (net.now, self.me * net.n + *addr);
@@ -666,6 +835,21 @@ impl DebugScan {
 
     /// The serialized size of `msg`, and whether it is one of the messages GGRS sends on
     /// wall-clock timers (quality report or reply, keepalive).
+    /// The variant of the message last sized, and an input's start frame.
+    fn variant(&self) -> (&'static str, Option<i32>) {
+        let text = std::str::from_utf8(&self.buf[..self.len]).expect("utf-8");
+        let body = &text[text.find("body: ").expect("message body") + 6..];
+        let name = ["SyncRequest", "SyncReply", "InputAck", "QualityReport", "QualityReply", "ChecksumReport", "KeepAlive", "Input"]
+            .into_iter()
+            .find(|v| body.starts_with(v) && !body[v.len()..].starts_with(|c: char| c.is_ascii_alphanumeric()))
+            .expect("known variant");
+        let start = (name == "Input").then(|| {
+            let at = &body[body.find("start_frame: ").expect("start frame") + 13..];
+            at[..at.find(|c: char| c != '-' && !c.is_ascii_digit()).unwrap_or(at.len())].parse().expect("frame number")
+        });
+        (name, start)
+    }
+
     fn wire_size(&mut self, msg: &Message) -> (usize, bool) {
         self.len = 0;
         write!(self, "{msg:?}").expect("message text fits the buffer");
@@ -708,6 +892,9 @@ fn run_ggrs(s: &Scenario, frames: u64, calib: f64) -> Results {
         socket_sections: vec![0; n],
         socket_allocs: vec![0; n],
         scan: DebugScan::new(),
+        detail: detail_wanted(),
+        diag: Results::new(0, 0),
+        sending_frame: vec![0; n],
     }));
     let mut sessions: Vec<P2PSession<GgrsConfig>> = (0..n)
         .map(|i| {
@@ -762,12 +949,15 @@ fn run_ggrs(s: &Scenario, frames: u64, calib: f64) -> Results {
             let m = &mut meters[i];
             *m = Meter::default();
             let game = &mut games[i];
+            let (ticks0, depth0) = (res.ticks, res.depth_sum);
+            let skipped = skip[i] > 0;
             if skip[i] > 0 {
                 skip[i] -= 1;
                 let t = Meter::start();
                 session.poll_remote_clients();
                 m.stop(t);
             } else {
+                net.borrow_mut().sending_frame[i] = session.current_frame();
                 let input = input_for(s.seed, i, session.current_frame() as u64, s.period);
                 let t = Meter::start();
                 session.add_local_input(i, input).expect("local input");
@@ -816,6 +1006,9 @@ fn run_ggrs(s: &Scenario, frames: u64, calib: f64) -> Results {
                 }
             }
             m.stop(t);
+            if measuring {
+                res.frame_done((res.ticks - ticks0) - (res.depth_sum - depth0), !skipped, skipped);
+            }
         }
         if measuring {
             let g = net.borrow();
@@ -834,6 +1027,10 @@ fn run_ggrs(s: &Scenario, frames: u64, calib: f64) -> Results {
         res.bytes = g.bytes;
         res.datagrams = g.datagrams;
         res.timed_bytes = g.timed_bytes;
+        res.kinds = g.diag.kinds.clone();
+        res.input_msgs = g.diag.input_msgs;
+        res.carried = g.diag.carried;
+        res.reports = g.diag.reports;
     }
     // `confirmed_frame` is the last frame whose inputs are all in: states up to the
     // next one are final.
@@ -884,8 +1081,20 @@ struct Tally {
     void: usize,
 }
 
+/// BENCH_ONLY="P/per/L,..." (each part a number or `*`) runs only those rows.
+fn selected(only: &str, peers: usize, period: u64, latency: u64) -> bool {
+    let want = [peers as u64, period, latency];
+    only.is_empty()
+        || only.split(',').any(|pat| {
+            let parts: Vec<&str> = pat.trim().split('/').collect();
+            parts.len() == 3 && parts.iter().zip(want).all(|(p, w)| *p == "*" || p.parse() == Ok(w))
+        })
+}
+
 fn main() {
     let frames: u64 = std::env::var("BENCH_FRAMES").ok().and_then(|v| v.parse().ok()).unwrap_or(3_000);
+    let only = std::env::var("BENCH_ONLY").unwrap_or_default();
+    let detail = detail_wanted();
     let calib = calibrate();
     println!("tickwire vs GGRS 0.13.0: {frames} measured frames per run after {WARMUP} warm-up frames, 60 Hz, one player per peer");
     println!(
@@ -906,6 +1115,9 @@ fn main() {
         for period in [1u64, 5, 30] {
             for latency_ticks in [0u64, 3, 6, 10] {
                 seed += 1;
+                if !selected(&only, peers, period, latency_ticks) {
+                    continue;
+                }
                 let s = Scenario { peers, period, latency_ticks, seed };
                 let tw = run_tickwire(&s, frames, calib);
                 let gg = run_ggrs(&s, frames, calib);
@@ -927,6 +1139,9 @@ fn main() {
                             Some(why) => format!("VOID: {why}"),
                         },
                     );
+                    if detail {
+                        println!("{:>23} {}", "", r.detail());
+                    }
                 }
                 tally.runs += 1;
                 if tw.void.is_some() || gg.void.is_some() {

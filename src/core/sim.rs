@@ -28,6 +28,8 @@ struct Node {
     clock: DriftClock,
     endpoint: Endpoint,
     events: Vec<Event>,
+    /// When each of `events` came out of the endpoint, on this node's clock.
+    arrivals: Vec<Micros>,
 }
 
 /// Endpoints, the links between them, and simulated time.
@@ -69,7 +71,7 @@ impl SimNet {
         }
         let addr = SocketAddr::V4(SocketAddrV4::new(Ipv4Addr::new(127, 0, 1, id as u8 + 1), 9000 + id as u16));
         let endpoint = Endpoint::new(cfg, self.now).expect("valid endpoint config");
-        self.nodes.push(Node { addr, clock: DriftClock::exact(), endpoint, events: Vec::new() });
+        self.nodes.push(Node { addr, clock: DriftClock::exact(), endpoint, events: Vec::new(), arrivals: Vec::new() });
         id
     }
 
@@ -136,6 +138,7 @@ impl SimNet {
     /// Events collected for node `n` since the last call.
     pub fn take_events(&mut self, n: NodeId) -> Vec<Event> {
         self.pump(n);
+        self.nodes[n].arrivals.clear();
         std::mem::take(&mut self.nodes[n].events)
     }
 
@@ -156,6 +159,15 @@ impl SimNet {
             (Some(a), Some(b)) => Some(a.min(b)),
             (a, b) => a.or(b),
         }
+    }
+
+    /// Like [`SimNet::take_events`], each event with the time (node `n`'s clock) it
+    /// came out of the endpoint: for a message, when its datagram arrived. This is
+    /// what the runtime's network thread stamps on messages (`received_at`).
+    pub fn take_events_timed(&mut self, n: NodeId) -> Vec<(Micros, Event)> {
+        self.pump(n);
+        let node = &mut self.nodes[n];
+        node.arrivals.drain(..).zip(node.events.drain(..)).collect()
     }
 
     /// Advances time by `dt`. Inside the step, time jumps from event to event (each
@@ -214,12 +226,14 @@ impl SimNet {
 
     fn pump(&mut self, n: NodeId) {
         let now = self.now;
+        let local = self.local_now(n);
         loop {
             self.probe(n, true);
             let e = self.nodes[n].endpoint.poll_event();
             self.probe(n, false);
             let Some(e) = e else { break };
             self.nodes[n].events.push(e);
+            self.nodes[n].arrivals.push(local);
         }
         loop {
             self.probe(n, true);

@@ -232,9 +232,10 @@ impl Mesh {
     pub fn frame(&mut self) {
         for peer in self.peers.iter_mut().filter(|p| p.alive) {
             let now = self.net.local_now(peer.node);
-            for e in self.net.take_events(peer.node) {
+            // Messages carry their arrival time, as the runtime stamps them.
+            for (at, e) in self.net.take_events_timed(peer.node) {
                 match e {
-                    NetEvent::Message { peer: from, data, .. } => peer.session.handle_message(now, from, &data),
+                    NetEvent::Message { peer: from, data, .. } => peer.session.handle_message(at, from, &data),
                     NetEvent::Disconnected { peer: from, .. } => peer.session.peer_disconnected(from),
                     NetEvent::Connected { peer: from, addr } => peer.connected.push((from, addr)),
                 }

@@ -2,40 +2,49 @@
 //!
 //! Every message is one unreliable datagram payload:
 //! ```text
-//! u8   kind (low 4 bits) | format version << 4
-//! u32  sender's tick (the next tick it will simulate)
-//! u32  ack: the next tick of the *receiver's* inputs the sender is waiting for
-//! u32  sender's confirmed tick: every input before it is confirmed there
-//! i16  sender's frame advantage over the receiver, in 1/256 ticks (+ = sender ahead)
+//! u8   kind (bits 0-1) | has disconnects (bit 2) | has reports (bit 3) | version << 4
 //! u32  first tick of the inputs carried
 //! u8   ticks carried (n)
 //! u8   players carried per tick (k): the sender's local players in player order,
 //!      or every player for spectator streams
-//! u16  length of the input block, then the block: n*k inputs, each XORed with the
+//! var  sender's tick (the next tick it will simulate) - first
+//! var  sender's tick - ack, where ack is the next tick of the *receiver's* inputs
+//!      the sender is waiting for
+//! var  ack - sender's confirmed tick (every input before it is confirmed there)
+//! i16  sender's frame advantage over the receiver, in 1/256 ticks (+ = sender ahead)
+//! var  length of the input block, then the block: n*k inputs, each XORed with the
 //!      same player's input of the previous tick carried (the first with zeros), then
 //!      run-length coded (control byte c: c < 0x80 = c+1 literal bytes follow,
 //!      c >= 0x80 = (c & 0x7f)+1 zero bytes)
-//! u8   disconnect entries, each u16 player + u32 tick from which it is disconnected
-//! u8   checksum reports, each u32 confirmed tick + u64 checksum
+//! if has disconnects: var count, each u16 player + u32 tick from which it is disconnected
+//! if has reports: var count, each var (confirmed - tick) + u64 checksum of that tick
 //! ```
-//! All integers little-endian. Inputs not yet acked are repeated in every message,
-//! so a lost datagram costs nothing but the redundancy; with inputs that rarely
-//! change, the XOR makes repeats compress to a couple of bytes per tick.
+//! `var` is a zigzag LEB128 signed integer of at most 5 bytes (counts and lengths:
+//! plain LEB128): the ticks a message mentions are close together, so each takes a
+//! byte where a `u32` took four. Fixed integers are little-endian. The sender's
+//! unacked inputs are repeated in consecutive messages, so a lost datagram costs
+//! nothing but the redundancy; with inputs that rarely change, the XOR makes repeats
+//! compress to a couple of bytes per tick.
 
 use super::Tick;
 
 /// Format version, carried in the high nibble of the first byte.
-pub const MESSAGE_VERSION: u8 = 1;
+pub const MESSAGE_VERSION: u8 = 2;
 /// Peer to peer: inputs of the sender's local players.
 pub const KIND_INPUT: u8 = 1;
 /// Host to spectator: confirmed inputs of every player.
 pub const KIND_SPECTATE: u8 = 2;
 /// Spectator to host: only the ack field is meaningful.
 pub const KIND_SPECTATOR_ACK: u8 = 3;
-/// Bytes before the input block.
-pub const HEADER_SIZE: usize = 1 + 4 + 4 + 4 + 2 + 4 + 1 + 1 + 2;
+const HAS_DISCONNECTS: u8 = 1 << 2;
+const HAS_REPORTS: u8 = 1 << 3;
+/// Most bytes before the input block (every varint at its longest).
+pub const MAX_HEADER_SIZE: usize = 1 + 4 + 1 + 1 + 3 * MAX_VARINT + 2 + MAX_VARINT;
+/// Fewest bytes of a message.
+const MIN_SIZE: usize = 1 + 4 + 1 + 1 + 3 + 2 + 1;
+const MAX_VARINT: usize = 5;
 const DISCONNECT_ENTRY: usize = 6;
-const REPORT_ENTRY: usize = 12;
+const MAX_REPORT_ENTRY: usize = MAX_VARINT + 8;
 
 /// Why a message was refused.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -46,6 +55,8 @@ pub enum MessageError {
     BadKind,
     /// The input block does not decode to exactly n*k inputs.
     BadInputs,
+    /// A varint that is too long, or a tick outside the u32 range.
+    BadField,
     /// Bytes left over after the last field.
     TrailingBytes,
 }
@@ -106,10 +117,24 @@ impl Rle<'_> {
     }
 }
 
+fn put_uvar(out: &mut Vec<u8>, mut v: u64) {
+    while v >= 0x80 {
+        out.push(v as u8 | 0x80);
+        v >>= 7;
+    }
+    out.push(v as u8);
+}
+
+/// `a - b` as a zigzag varint.
+fn put_delta(out: &mut Vec<u8>, a: Tick, b: Tick) {
+    let d = a as i64 - b as i64;
+    put_uvar(out, ((d << 1) ^ (d >> 63)) as u64);
+}
+
 /// Worst-case encoded size of a message with these counts.
 pub fn max_encoded_len(count: usize, players: usize, input_size: usize, disconnects: usize, reports: usize) -> usize {
     let raw = count * players * input_size;
-    HEADER_SIZE + raw + raw.div_ceil(128) + 2 + disconnects * DISCONNECT_ENTRY + reports * REPORT_ENTRY
+    MAX_HEADER_SIZE + raw + raw.div_ceil(128) + 2 * MAX_VARINT + disconnects * DISCONNECT_ENTRY + reports * MAX_REPORT_ENTRY
 }
 
 /// Appends a message to `out` (cleared first). `input(i, p)` gives the input of the
@@ -123,17 +148,22 @@ pub fn encode<'a>(
     reports: impl Iterator<Item = (Tick, u64)> + Clone,
 ) {
     out.clear();
-    out.push(h.kind | (MESSAGE_VERSION << 4));
-    out.extend_from_slice(&h.tick.to_le_bytes());
-    out.extend_from_slice(&h.ack.to_le_bytes());
-    out.extend_from_slice(&h.confirmed.to_le_bytes());
-    let adv = (h.advantage * 256.0).round().clamp(i16::MIN as f32, i16::MAX as f32) as i16;
-    out.extend_from_slice(&adv.to_le_bytes());
+    let nd = disconnects.clone().count();
+    let nr = reports.clone().count();
+    let lists = if nd > 0 { HAS_DISCONNECTS } else { 0 } | if nr > 0 { HAS_REPORTS } else { 0 };
+    out.push(h.kind | lists | (MESSAGE_VERSION << 4));
     out.extend_from_slice(&h.first.to_le_bytes());
     out.push(h.count);
     out.push(h.players);
+    put_delta(out, h.tick, h.first);
+    put_delta(out, h.tick, h.ack);
+    put_delta(out, h.ack, h.confirmed);
+    let adv = (h.advantage * 256.0).round().clamp(i16::MIN as f32, i16::MAX as f32) as i16;
+    out.extend_from_slice(&adv.to_le_bytes());
+    // The block goes after a one-byte length slot; the rare block of 128 bytes or more
+    // moves right to make room for a longer length.
     let len_at = out.len();
-    out.extend_from_slice(&[0, 0]);
+    out.push(0);
     let start = out.len();
     {
         let mut rle = Rle { out, ctrl: None, zeros: false, len: 0 };
@@ -148,22 +178,35 @@ pub fn encode<'a>(
         }
         rle.close();
     }
-    let block = (out.len() - start) as u16;
-    out[len_at..len_at + 2].copy_from_slice(&block.to_le_bytes());
-    out.push(disconnects.clone().count().min(255) as u8);
-    for (p, t) in disconnects.take(255) {
-        out.extend_from_slice(&p.to_le_bytes());
-        out.extend_from_slice(&t.to_le_bytes());
+    let (block, end) = (out.len() - start, out.len());
+    let extra = (usize::BITS - block.leading_zeros()).max(1).div_ceil(7) as usize - 1;
+    if extra > 0 {
+        out.resize(end + extra, 0);
+        out.copy_within(start..end, start + extra);
     }
-    out.push(reports.clone().count().min(255) as u8);
-    for (t, c) in reports.take(255) {
-        out.extend_from_slice(&t.to_le_bytes());
-        out.extend_from_slice(&c.to_le_bytes());
+    let mut v = block;
+    for b in &mut out[len_at..=len_at + extra] {
+        *b = (v as u8 & 0x7f) | if v >= 0x80 { 0x80 } else { 0 };
+        v >>= 7;
+    }
+    if nd > 0 {
+        put_uvar(out, nd as u64);
+        for (p, t) in disconnects {
+            out.extend_from_slice(&p.to_le_bytes());
+            out.extend_from_slice(&t.to_le_bytes());
+        }
+    }
+    if nr > 0 {
+        put_uvar(out, nr as u64);
+        for (t, c) in reports {
+            put_delta(out, h.confirmed, t);
+            out.extend_from_slice(&c.to_le_bytes());
+        }
     }
 }
 
 /// A decoded message: inputs are in the caller's scratch buffer, the lists are views
-/// into the datagram.
+/// into the datagram (already validated).
 #[derive(Debug, Clone, Copy)]
 pub struct Decoded<'a> {
     /// The fixed fields.
@@ -182,7 +225,16 @@ impl<'a> Decoded<'a> {
 
     /// (confirmed tick, checksum) entries.
     pub fn reports(&self) -> impl Iterator<Item = (Tick, u64)> + 'a {
-        self.reports.chunks_exact(REPORT_ENTRY).map(|c| (u32_at(c, 0), u64::from_le_bytes(c[4..12].try_into().expect("8 bytes"))))
+        let confirmed = self.header.confirmed;
+        let mut r = Cursor { b: self.reports, at: 0 };
+        std::iter::from_fn(move || {
+            if r.at == r.b.len() {
+                return None;
+            }
+            let tick = r.delta_from(confirmed, true).ok()?;
+            let c = r.take(8).ok()?;
+            Some((tick, u64::from_le_bytes(c.try_into().expect("8 bytes"))))
+        })
     }
 }
 
@@ -194,31 +246,76 @@ fn u32_at(b: &[u8], i: usize) -> u32 {
     u32::from_le_bytes([b[i], b[i + 1], b[i + 2], b[i + 3]])
 }
 
+/// Reads a datagram front to back, every read checked.
+struct Cursor<'a> {
+    b: &'a [u8],
+    at: usize,
+}
+
+impl<'a> Cursor<'a> {
+    fn take(&mut self, n: usize) -> Result<&'a [u8], MessageError> {
+        let s = self.b.get(self.at..self.at + n).ok_or(MessageError::Truncated)?;
+        self.at += n;
+        Ok(s)
+    }
+
+    fn u8(&mut self) -> Result<u8, MessageError> {
+        Ok(self.take(1)?[0])
+    }
+
+    fn uvar(&mut self) -> Result<u64, MessageError> {
+        let mut v = 0u64;
+        for i in 0..MAX_VARINT {
+            let b = self.u8()?;
+            v |= ((b & 0x7f) as u64) << (7 * i);
+            if b & 0x80 == 0 {
+                return Ok(v);
+            }
+        }
+        Err(MessageError::BadField)
+    }
+
+    /// The tick `base - d` (`minus`) or `base + d` for the zigzag varint `d` read here.
+    fn delta_from(&mut self, base: Tick, minus: bool) -> Result<Tick, MessageError> {
+        let z = self.uvar()?;
+        let d = (z >> 1) as i64 ^ -((z & 1) as i64);
+        let t = if minus { base as i64 - d } else { base as i64 + d };
+        Tick::try_from(t).map_err(|_| MessageError::BadField)
+    }
+}
+
 /// Decodes `data`; the inputs land in `scratch` (reused, grows at most once to the
 /// largest message seen).
 pub fn decode<'a>(data: &'a [u8], input_size: usize, scratch: &'a mut Vec<u8>) -> Result<Decoded<'a>, MessageError> {
-    if data.len() < HEADER_SIZE {
+    if data.len() < MIN_SIZE {
         return Err(MessageError::Truncated);
     }
-    let kind = data[0] & 0x0f;
-    if data[0] >> 4 != MESSAGE_VERSION || !(KIND_INPUT..=KIND_SPECTATOR_ACK).contains(&kind) {
+    let mut r = Cursor { b: data, at: 0 };
+    let lead = r.u8()?;
+    let kind = lead & 0x03;
+    if lead >> 4 != MESSAGE_VERSION || kind == 0 {
         return Err(MessageError::BadKind);
     }
+    let first = u32_at(r.take(4)?, 0);
+    let count = r.u8()?;
+    let players = r.u8()?;
+    let tick = r.delta_from(first, false)?;
+    let ack = r.delta_from(tick, true)?;
+    let confirmed = r.delta_from(ack, true)?;
+    let adv = r.take(2)?;
     let header = Header {
         kind,
-        tick: u32_at(data, 1),
-        ack: u32_at(data, 5),
-        confirmed: u32_at(data, 9),
-        advantage: i16::from_le_bytes([data[13], data[14]]) as f32 / 256.0,
-        first: u32_at(data, 15),
-        count: data[19],
-        players: data[20],
+        tick,
+        ack,
+        confirmed,
+        advantage: i16::from_le_bytes([adv[0], adv[1]]) as f32 / 256.0,
+        first,
+        count,
+        players,
     };
-    let block_len = u16_at(data, 21) as usize;
-    let mut at = HEADER_SIZE;
-    let block = data.get(at..at + block_len).ok_or(MessageError::Truncated)?;
-    at += block_len;
-    let want = header.count as usize * header.players as usize * input_size;
+    let block_len = usize::try_from(r.uvar()?).map_err(|_| MessageError::BadField)?;
+    let block = r.take(block_len)?;
+    let want = count as usize * players as usize * input_size;
     scratch.clear();
     let mut i = 0;
     while i < block.len() {
@@ -239,19 +336,26 @@ pub fn decode<'a>(data: &'a [u8], input_size: usize, scratch: &'a mut Vec<u8>) -
     if scratch.len() != want {
         return Err(MessageError::BadInputs);
     }
-    let stride = header.players as usize * input_size;
+    let stride = players as usize * input_size;
     for j in stride..want {
         scratch[j] ^= scratch[j - stride];
     }
-    let nd = *data.get(at).ok_or(MessageError::Truncated)? as usize;
-    at += 1;
-    let disconnects = data.get(at..at + nd * DISCONNECT_ENTRY).ok_or(MessageError::Truncated)?;
-    at += nd * DISCONNECT_ENTRY;
-    let nr = *data.get(at).ok_or(MessageError::Truncated)? as usize;
-    at += 1;
-    let reports = data.get(at..at + nr * REPORT_ENTRY).ok_or(MessageError::Truncated)?;
-    at += nr * REPORT_ENTRY;
-    if at != data.len() {
+    let mut disconnects: &[u8] = &[];
+    if lead & HAS_DISCONNECTS != 0 {
+        let nd = usize::try_from(r.uvar()?).map_err(|_| MessageError::BadField)?;
+        disconnects = r.take(nd.checked_mul(DISCONNECT_ENTRY).ok_or(MessageError::BadField)?)?;
+    }
+    let mut reports: &[u8] = &[];
+    if lead & HAS_REPORTS != 0 {
+        let nr = r.uvar()?;
+        let start = r.at;
+        for _ in 0..nr {
+            r.delta_from(confirmed, true)?;
+            r.take(8)?;
+        }
+        reports = &data[start..r.at];
+    }
+    if r.at != data.len() {
         return Err(MessageError::TrailingBytes);
     }
     Ok(Decoded { header, inputs: scratch.as_slice(), disconnects, reports })
@@ -272,14 +376,37 @@ mod tests {
         let mut out = Vec::new();
         let h = header(10, 2);
         encode(&mut out, &h, 2, |i, p| &inputs[i * 2 + p], [(3u16, 90u32)].into_iter(), [(60u32, 0xdead_beefu64)].into_iter());
-        // 45 bytes of fixed fields and lists; the 40 input bytes take under 16.
-        assert!(out.len() < HEADER_SIZE + 22 + 16, "repeats compress: {} bytes", out.len());
+        // 31 bytes of fixed fields and lists here; the 40 input bytes take under 16.
+        assert!(out.len() < 31 + 16, "repeats compress: {} bytes", out.len());
         let mut scratch = Vec::new();
         let d = decode(&out, 2, &mut scratch).unwrap();
         assert_eq!(d.header, h);
         assert_eq!(d.inputs, inputs.concat().as_slice());
         assert_eq!(d.disconnects().collect::<Vec<_>>(), vec![(3, 90)]);
         assert_eq!(d.reports().collect::<Vec<_>>(), vec![(60, 0xdead_beef)]);
+    }
+
+    #[test]
+    fn ticks_are_deltas_and_round_trip_at_the_extremes() {
+        let mut out = Vec::new();
+        let mut scratch = Vec::new();
+        // A typical message: ticks close together, no lists, 3 unchanged inputs.
+        let h = Header { kind: KIND_INPUT, tick: 100_000, ack: 99_990, confirmed: 99_989, advantage: 0.25, first: 99_998, count: 3, players: 1 };
+        encode(&mut out, &h, 2, |_, _| &[7, 0], std::iter::empty(), std::iter::empty());
+        assert_eq!(out.len(), 13 + 3, "13 bytes of header, 3 of inputs: {out:?}");
+        assert_eq!(decode(&out, 2, &mut scratch).unwrap().header, h);
+        for (tick, ack, confirmed, first) in [(u32::MAX, 0, u32::MAX, 0), (0, u32::MAX, 0, u32::MAX), (5, 5, 5, 5)] {
+            let h = Header { kind: KIND_SPECTATE, tick, ack, confirmed, advantage: -128.0, first, count: 0, players: 4 };
+            encode(&mut out, &h, 2, |_, _| &[], std::iter::empty(), [(confirmed, 1u64), (first, u64::MAX)].into_iter());
+            let d = decode(&out, 2, &mut scratch).unwrap();
+            assert_eq!(d.header, h);
+            assert_eq!(d.reports().collect::<Vec<_>>(), vec![(confirmed, 1), (first, u64::MAX)]);
+        }
+        // A delta that leaves the u32 range is refused, not wrapped.
+        let h = Header { kind: KIND_INPUT, tick: 3, ack: 3, confirmed: 3, advantage: 0.0, first: 3, count: 0, players: 1 };
+        encode(&mut out, &h, 2, |_, _| &[], std::iter::empty(), std::iter::empty());
+        out[7] = 7; // tick - first = -4: tick -1
+        assert_eq!(decode(&out, 2, &mut scratch).unwrap_err(), MessageError::BadField);
     }
 
     #[test]

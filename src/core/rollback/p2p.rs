@@ -86,6 +86,10 @@ struct Peer {
     /// The newest checksum report this peer has been sent, and how many times.
     report_tick: Option<Tick>,
     report_sends: u8,
+    /// Per tick of our local inputs (ring indexed like the input queues): when it was
+    /// last sent to this peer and how many messages carried it.
+    input_sent_at: Vec<Micros>,
+    input_sends: Vec<u8>,
 }
 
 #[derive(Debug, Clone)]
@@ -122,6 +126,8 @@ pub struct P2pSession {
     clock: TickClock,
     now: Micros,
     stalled: bool,
+    /// Ticks `ticks_due` released this frame that `advance` has not run yet.
+    due_left: u32,
     checks: ChecksumLog,
     next_check: Tick,
     dump_job: Option<DumpJob>,
@@ -146,7 +152,7 @@ impl P2pSession {
                 PlayerKind::Remote(0) => return bad(format!("player {i}: peer id 0 is invalid")),
                 PlayerKind::Remote(id) => match peers.iter_mut().find(|p| p.id == id) {
                     Some(p) => p.players.push(i),
-                    None => peers.push(Peer::new(id, i, now)),
+                    None => peers.push(Peer::new(id, i, now, cfg.history.max(2).next_power_of_two())),
                 },
             }
         }
@@ -178,6 +184,7 @@ impl P2pSession {
             clock: TickClock::new(cfg.clock, 0),
             now,
             stalled: false,
+            due_left: 0,
             checks: ChecksumLog::default(),
             next_check: 0,
             dump_job: None,
@@ -319,7 +326,8 @@ impl P2pSession {
         let scale = if self.running { self.cfg.time_sync.scale_for(self.agreed_ahead()) } else { 1.0 };
         self.clock.set_scale(scale);
         let n = self.clock.advance(now);
-        if self.running { n } else { 0 }
+        self.due_left = if self.running { n } else { 0 };
+        self.due_left
     }
 
     fn is_check(&self, t: Tick) -> bool {
@@ -377,6 +385,10 @@ impl P2pSession {
     /// calling this again (unpolled ones are dropped).
     pub fn advance(&mut self) -> AdvanceStatus {
         self.requests.clear();
+        // Ticks of this frame still to run, this one included (1 for an engine that
+        // advances without asking `ticks_due`).
+        let pending = self.due_left.max(1);
+        self.due_left = self.due_left.saturating_sub(1);
         self.queue_state_dumps();
         if !self.running {
             return AdvanceStatus::NotSynchronized;
@@ -401,7 +413,7 @@ impl P2pSession {
             return AdvanceStatus::WindowFull;
         }
         self.stalled = false;
-        self.record_advantage();
+        self.record_advantage(pending);
         if self.should_save(self.current, confirmed) {
             self.save(self.current);
         }
@@ -510,12 +522,17 @@ impl P2pSession {
         self.events.pop_front()
     }
 
-    fn record_advantage(&mut self) {
+    /// Measures our advantage over each peer while simulating a tick, `pending` ticks
+    /// (this one included) before the end of this frame's ticks.
+    fn record_advantage(&mut self, pending: u32) {
         let tick_us = self.cfg.clock.tick_us;
-        // Our fractional position, as the remote estimate is fractional: comparing a
-        // whole tick count against it biases both sides toward "I am ahead", and the
-        // agreement gate then never corrects a one-tick offset.
-        let me = self.current as f64 + self.clock.alpha();
+        // Our position as peers report theirs: the tick count once this frame's ticks
+        // are done (a message's tick is the sender's count after its frame), plus the
+        // clock's fraction, as the remote estimate is fractional. Comparing anything
+        // else biases both sides alike (a whole tick count: toward "I am ahead"; the
+        // count before this tick: a tick toward "I am behind"), and the agreement gate
+        // then never corrects an offset smaller than the bias.
+        let me = (self.current + pending) as f64 + self.clock.alpha();
         for p in self.peers.iter_mut().filter(|p| p.heard && !p.disconnected) {
             let elapsed = self.now.saturating_sub(p.remote_tick_at) as f64 + p.rtt_us / 2.0;
             let est = p.remote_tick as f64 + elapsed / tick_us;
@@ -526,7 +543,8 @@ impl P2pSession {
 }
 
 impl Peer {
-    fn new(id: PeerId, player: usize, now: Micros) -> Self {
+    /// `ring` is the input queues' capacity (a power of two).
+    fn new(id: PeerId, player: usize, now: Micros, ring: usize) -> Self {
         Peer {
             id,
             players: vec![player],
@@ -548,6 +566,8 @@ impl Peer {
             last_sent_next: 0,
             report_tick: None,
             report_sends: 0,
+            input_sent_at: vec![0; ring],
+            input_sends: vec![0; ring],
         }
     }
 

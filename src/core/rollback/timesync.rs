@@ -70,13 +70,17 @@ impl AdvantageTracker {
 pub struct TimeSyncConfig {
     /// Fractional rate change per tick of advantage (0.02: 1 tick ahead runs 2% slow).
     pub gain: f32,
-    /// Advantages smaller than this (in ticks) are left alone.
+    /// Advantages smaller than this (in ticks) are left alone. A dead band of width w
+    /// lets peers settle up to w apart, and every tick apart is a tick of rollback for
+    /// inputs from the peer behind: 0.5 left a peer of a 4-peer mesh at latency 0 half
+    /// a tick behind the others for good (mean rollback 1.5 ticks where 1.1 is
+    /// possible). The averaged estimate is steady well within 0.25.
     pub deadzone: f32,
 }
 
 impl Default for TimeSyncConfig {
     fn default() -> Self {
-        TimeSyncConfig { gain: 0.02, deadzone: 0.5 }
+        TimeSyncConfig { gain: 0.02, deadzone: 0.25 }
     }
 }
 
@@ -109,7 +113,9 @@ mod tests {
         assert_eq!(t.agreed_ahead(), 0.0, "both claim to be ahead: latency asymmetry, not offset");
         assert_eq!(t.frames_ahead(), 0.5);
         let c = TimeSyncConfig::default();
-        assert_eq!(c.scale_for(0.3), 1.0);
+        assert_eq!(c.scale_for(0.2), 1.0);
+        assert_eq!(c.scale_for(-0.2), 1.0);
+        assert!(c.scale_for(0.3) < 1.0 && c.scale_for(-0.3) > 1.0, "a third of a tick is corrected");
         assert!(c.scale_for(3.0) < 1.0 && c.scale_for(-3.0) > 1.0);
     }
 }

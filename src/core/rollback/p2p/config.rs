@@ -18,6 +18,12 @@ pub struct P2pConfig {
     pub sparse_saving: bool,
     /// Compare checksums every this many ticks (0 = off). Default 10.
     pub desync_interval: u32,
+    /// How many consecutive messages carry each local input (default 8). After that
+    /// an input still unacked goes again only every 50 ms until the peer acks it. With
+    /// a round trip under ~8 ticks every input is acked before that, so this changes
+    /// nothing; on slower links it stops each input from going once per tick of round
+    /// trip. 0 repeats every unacked input in every message (GGPO's and GGRS's way).
+    pub input_redundancy: u8,
     /// Snapshots of check ticks kept for forensics (extra state slots). Default 8.
     pub check_slots: usize,
     /// Silence before [`Event::PeerInterrupted`]. Default 750 ms.
@@ -45,6 +51,7 @@ impl Default for P2pConfig {
             history: 256,
             sparse_saving: false,
             desync_interval: 10,
+            input_redundancy: 8,
             check_slots: 8,
             notify_after_us: 750_000,
             disconnect_timeout_us: 5_000_000,
@@ -138,6 +145,9 @@ pub struct P2pStats {
     pub max_rollback: u32,
     /// Ticks skipped because the prediction window was full.
     pub window_full: u64,
+    /// Messages that carried inputs again after their `input_redundancy` copies,
+    /// the peer not having acked them within 50 ms (see [`P2pConfig::input_redundancy`]).
+    pub input_refreshes: u64,
     /// Messages refused by strict decoding or from unknown peers.
     pub malformed: u64,
     /// Messages the endpoint refused to queue.

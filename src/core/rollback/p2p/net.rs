@@ -11,14 +11,26 @@ use crate::core::transport::{Endpoint, Transport};
 pub(crate) const KIND_SNAPSHOT: u8 = 0x24;
 /// Checksum reports carried by a message that carries any.
 const REPORTS_PER_MESSAGE: usize = 2;
+/// How long an input that went in `input_redundancy` messages and is still unacked
+/// waits before it goes again. An input's ack is a round trip away (20 ticks at 10
+/// ticks of latency): repeating it in every message until then, as GGPO and GGRS do,
+/// sends it ~20 times. After its first copies it only needs to go again if all of
+/// them were lost, which with independent losses almost never happens; but losses
+/// come in bursts too, and a burst longer than the copies would then cost a wait for
+/// the resend, so that wait is kept short: 50 ms (3 ticks at 60 Hz).
+const INPUT_REFRESH_US: Micros = 50_000;
 /// Messages to each peer that carry a new checksum report. Checks run every few ticks
 /// while messages go every tick, so repeating reports in all of them (as before) spent
 /// about a third of each datagram; three copies survive 5% loss with odds of 10^-4.
 const REPORT_SENDS: u8 = 3;
 
 impl P2pSession {
-    /// Takes a message the endpoint delivered from `peer`. Malformed messages and
-    /// unknown peers are counted and ignored.
+    /// Takes a message the endpoint delivered from `peer`, which arrived at `now` (the
+    /// runtime's `received_at`): time sync measures the peer's tick from it, and a
+    /// later time (say the frame's, for a message that arrived during the frame)
+    /// makes the peer look up to that much further behind on both sides, which the
+    /// agreement gate then leaves uncorrected. Malformed messages and unknown peers
+    /// are counted and ignored.
     pub fn handle_message(&mut self, now: Micros, peer: PeerId, data: &[u8]) {
         self.now = self.now.max(now);
         if let Some(pi) = self.peers.iter().position(|p| p.id == peer) {
@@ -200,8 +212,10 @@ impl P2pSession {
                 continue;
             }
             let rtt = endpoint.stats(p.id).map(|st| st.srtt_us);
-            let first = p.acked.max(local_next.saturating_sub(history - 1)).min(local_next);
+            let oldest = p.acked.max(local_next.saturating_sub(history - 1)).min(local_next);
+            let first = self.first_input_to_send(pi, oldest, local_next);
             let count = ((local_next - first) as usize).min(self.max_ticks_per_msg);
+            let p = &self.peers[pi];
             let ack = p.players.iter().map(|&i| self.queues[i].next_needed()).min().unwrap_or(0);
             let h = Header {
                 kind: KIND_INPUT,
@@ -229,6 +243,12 @@ impl P2pSession {
                 self.stats.send_errors += 1;
             }
             let p = &mut self.peers[pi];
+            let mask = p.input_sends.len() - 1;
+            for t in first..first + count as Tick {
+                let i = t as usize & mask;
+                p.input_sends[i] = p.input_sends[i].saturating_add(1);
+                p.input_sent_at[i] = self.now;
+            }
             if send_reports {
                 if p.report_tick != newest_report {
                     p.report_tick = newest_report;
@@ -244,6 +264,37 @@ impl P2pSession {
         }
         self.send_to_spectators(endpoint, &mut out);
         self.out = out;
+    }
+
+    /// The first of our unacked inputs (`oldest..local_next`) that the next message to
+    /// peer `pi` must carry. An input already carried by `input_redundancy` messages
+    /// is skipped until [`INPUT_REFRESH_US`] after it last went; then it goes again,
+    /// with everything after it (a message carries one contiguous range of ticks).
+    fn first_input_to_send(&mut self, pi: usize, oldest: Tick, local_next: Tick) -> Tick {
+        let (now, copies) = (self.now, self.cfg.input_redundancy);
+        let p = &mut self.peers[pi];
+        let mask = p.input_sends.len() - 1;
+        // Inputs new since the last message to this peer have not been sent yet.
+        let fresh = p.last_sent_next.max(local_next.saturating_sub(mask as Tick + 1));
+        for t in fresh..local_next {
+            p.input_sends[t as usize & mask] = 0;
+        }
+        if copies == 0 {
+            return oldest;
+        }
+        let mut first = oldest;
+        while first < local_next {
+            let i = first as usize & mask;
+            if p.input_sends[i] < copies {
+                break;
+            }
+            if now >= p.input_sent_at[i] + INPUT_REFRESH_US {
+                self.stats.input_refreshes += 1;
+                break;
+            }
+            first += 1;
+        }
+        first
     }
 
     fn disconnect_entries(&self) -> impl Iterator<Item = (u16, Tick)> + Clone + '_ {
@@ -311,7 +362,8 @@ impl P2pSession {
     }
 
     /// Convenience for a session that owns its endpoint's events: drains them,
-    /// feeding messages and disconnects to the session and recycling buffers.
+    /// feeding messages and disconnects to the session and recycling buffers. Every
+    /// message is taken as arrived at `now`; see [`P2pSession::handle_message`].
     pub fn pump(&mut self, now: Micros, endpoint: &mut Endpoint) {
         while let Some(e) = endpoint.poll_event() {
             match e {

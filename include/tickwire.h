@@ -632,8 +632,9 @@ enum tw_session_event_kind
      */
     TW_SESSION_EVENT_KIND_PLAYER_JOINED = 15,
     /**
-     * RELAY_SERVER: a player came back with its token to its old slot, or asked for
-     * a new snapshot on its connection (`data.relay`, `peer`).
+     * RELAY_SERVER: a player came back on a new connection with its token and has its
+     * old slot again (`data.relay`; `peer` is the new connection). A snapshot for it
+     * is asked for with a DUMP_STATE request.
      */
     TW_SESSION_EVENT_KIND_PLAYER_RECONNECTED = 16,
     /**
@@ -655,8 +656,8 @@ enum tw_session_event_kind
     /**
      * RELAY_CLIENT: the server's snapshot arrived: this client is player
      * `data.relay.player` from tick `data.relay.tick` on (`data.relay.reconnect`:
-     * back in its old slot after a drop). The RESTORE request of that tick follows,
-     * then the catch-up; SYNCHRONIZED once caught up.
+     * back in its old slot after a drop). The advance that raised it handed out the
+     * RESTORE request of that tick; the catch-up follows, then SYNCHRONIZED.
      */
     TW_SESSION_EVENT_KIND_JOINED = 20,
     /**

@@ -512,7 +512,7 @@ fn relay_calls_check_mode_phase_and_arguments() {
     let server = create(&config(tw_session_mode::RelayServer, 4));
     let client = create(&config(tw_session_mode::RelayClient, 4));
     let p2p = create(&config(tw_session_mode::P2p, 2));
-    let mut buf = [0u8; 8];
+    let buf = [0u8; 8];
     let mut u = 77u32;
     let mut st = std::mem::MaybeUninit::<tw_relay_player_stats>::uninit();
     // SAFETY (whole test): live sessions and valid pointers.

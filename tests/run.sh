@@ -103,9 +103,9 @@ MCS=(mcs -langversion:7.2 -unsafe -warnaserror)
 mkdir -p "$CS/unity" "$CS/stale"
 
 # The session API (tw_session_*, tw_request, tw_relay_player_stats and their size
-# getters) has no C# bindings yet: they are being
-# written separately. Until they land, the two checks below compare the rest of the
-# header with the C# side and list what they left out. Delete these two patterns when
+# getters) has no C# bindings yet: they are being written separately. Until they land,
+# the two checks below compare the rest of the header with the C# side and list what
+# they left out. Delete these two patterns when
 # the C# session bindings exist: the checks are then whole again.
 CSHARP_PENDING_FUNCTIONS='^tw_(session_[a-z0-9_]+|request_size|relay_player_stats_size|debug_session_panic)$'
 CSHARP_PENDING_STRUCTS='^(sizeof|offsetof) tw_(session_[a-z0-9_]+|request|relay_player_stats) '

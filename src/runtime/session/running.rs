@@ -15,23 +15,24 @@ pub struct SessionStats {
     pub running: bool,
     /// The next tick to simulate.
     pub current_tick: Tick,
-    /// Every input before this tick is final.
+    /// Every input before this tick is final (a relay client: the authoritative tick).
     pub confirmed_tick: Tick,
     /// P2P: mean ticks ahead of the peers (ungated).
     pub frames_ahead: f32,
-    /// P2P: the tick clock's time scale (1.0 elsewhere).
+    /// P2P and relay client: the tick clock's time scale (1.0 elsewhere).
     pub time_scale: f64,
-    /// P2P: rollbacks done.
+    /// P2P: rollbacks done. Relay client: re-predictions.
     pub rollbacks: u64,
-    /// P2P: ticks re-simulated.
+    /// P2P and relay client: ticks re-simulated.
     pub resimulated: u64,
-    /// P2P: the longest rollback, in ticks.
+    /// P2P: the longest rollback, in ticks. Relay client: the deepest re-prediction.
     pub max_rollback: u32,
     /// P2P: ticks skipped because the prediction window was full.
     pub window_full: u64,
-    /// P2P: checksums compared with peers.
+    /// P2P: checksums compared with peers. Relay client: server checksums compared;
+    /// relay server: checksum reports sent.
     pub checks_compared: u64,
-    /// P2P: desyncs detected.
+    /// P2P and relay client: desyncs detected.
     pub desyncs: u64,
     /// Session messages refused by strict decoding or from unknown peers.
     pub malformed: u64,
@@ -41,15 +42,17 @@ pub struct SessionStats {
     pub synctest_mismatches: u64,
     /// Spectator: ticks received and not yet played.
     pub frames_behind: u32,
-    /// Incoming connections from addresses nobody registered (closed at once).
+    /// Incoming connections from addresses nobody registered (closed at once); a
+    /// relay server: connections refused for any reason.
     pub rejected_connections: u64,
-    /// Connections up: remote players' peers, spectators, the watched host.
+    /// Connections up: remote players' peers, spectators, the watched host, a relay
+    /// server's players, a relay client's server.
     pub connected_peers: u32,
     /// Bytes the host sent (all connections, headers included).
     pub bytes_sent: u64,
     /// Bytes the host received (all connections, headers included).
     pub bytes_received: u64,
-    /// P2P: the current input delay.
+    /// P2P and relay client: the current input delay.
     pub input_delay: u32,
     /// Snapshots the engine holds.
     pub state_slots: u32,

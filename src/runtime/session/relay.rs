@@ -215,6 +215,7 @@ impl Session {
                 st.rejected_connections = r.rejected;
                 st.checks_compared = r.checks_sent;
                 st.resyncs = r.resyncs;
+                st.input_delay = 0;
             }
             Some(Core::RelayClient(s)) => {
                 let c = s.stats();

@@ -3,6 +3,7 @@
 use std::mem::size_of;
 
 use super::guard;
+use super::session_config::tw_session_mode;
 use super::session_event::TW_NO_PLAYER;
 use crate::runtime::session::SessionStats;
 
@@ -156,7 +157,12 @@ impl tw_session_stats {
             server_buffer_depth: s.server_buffer_depth,
             prediction_distance: s.prediction_distance,
             players: s.players,
-            local_player: s.local_player.unwrap_or(TW_NO_PLAYER),
+            // Zero where the mode has no such figure, as everywhere in this struct.
+            local_player: match s.local_player {
+                Some(p) => p,
+                None if mode == tw_session_mode::RelayClient as u32 => TW_NO_PLAYER,
+                None => 0,
+            },
             reconnects: u32::try_from(s.reconnects).unwrap_or(u32::MAX),
             resyncs: u32::try_from(s.resyncs).unwrap_or(u32::MAX),
             reserved: [0; 3],

@@ -28,7 +28,7 @@ pub struct Options {
 /// Most ticks a client predicts: covers a round trip of about 200 ms at 60 Hz; longer
 /// latency shows as input delay.
 const MAX_PREDICTION: u32 = 16;
-/// How long the clients get to join and catch up.
+/// How long the clients get to join and catch up, plus a few round trips.
 const JOIN_LIMIT: Duration = Duration::from_secs(10);
 const FRAME: Duration = Duration::from_millis(2);
 
@@ -111,6 +111,7 @@ fn play(o: &Options) -> Result<bool, SessionFailure> {
         });
     }
 
+    let join_limit = JOIN_LIMIT + Duration::from_secs_f64(6.0 * o.latency_ms / 1000.0);
     let start = Instant::now();
     let mut playing_since: Option<Instant> = None;
     let mut next_graph = 1u64;
@@ -128,9 +129,9 @@ fn play(o: &Options) -> Result<bool, SessionFailure> {
                 println!("all {} clients joined and caught up after {:.2} s\n", clients.len(), start.elapsed().as_secs_f64());
                 playing_since = Some(Instant::now());
             }
-            None if start.elapsed() > JOIN_LIMIT => {
+            None if start.elapsed() > join_limit => {
                 let n = clients.iter().filter(|c| c.synchronized).count();
-                eprintln!("demo: only {n} of {} clients caught up within {} s", clients.len(), JOIN_LIMIT.as_secs());
+                eprintln!("demo: only {n} of {} clients caught up within {:.1} s", clients.len(), join_limit.as_secs_f64());
                 return Ok(false);
             }
             Some(t) if t.elapsed() >= Duration::from_secs(next_graph) => {

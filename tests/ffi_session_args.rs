@@ -438,6 +438,7 @@ fn the_loop_checks_inputs_requests_and_answers() {
         assert_eq!(tw_session_get_stats(s.0, st.as_mut_ptr()), tw_result::Ok);
         let st = st.assume_init();
         assert_eq!((st.running, st.current_tick, st.input_delay, st.mode), (1, 1, 2, tw_session_mode::P2p as u32));
+        assert_eq!((st.local_player, st.players, st.rtt_us, st.lead_ticks), (0, 0, 0.0, 0.0), "no relay figures in P2P");
     }
 }
 

@@ -11,15 +11,16 @@
  *   - A tw_host or tw_session is not safe for concurrent use: serialize all calls on
  *     one object (the engine's main thread is the intended caller). It may move
  *     between threads between calls. Different objects are independent.
- *   - Each host, and each P2P or SPECTATOR session, owns one internal network thread.
- *     That thread never calls your code and never touches your memory; no call here
- *     blocks on the network except tw_host_destroy and tw_session_destroy, which join
- *     the thread.
+ *   - Each host, and each networked session (P2P, SPECTATOR, RELAY_SERVER,
+ *     RELAY_CLIENT), owns one internal network thread. That thread never calls your
+ *     code and never touches your memory; no call here blocks on the network except
+ *     tw_host_destroy and tw_session_destroy, which join the thread.
  *
  * SESSIONS
- *   A tw_session runs the rollback topologies (P2P, SYNCTEST, SPECTATOR, REPLAY). The
- *   engine owns the game state: the session asks for SAVE / LOAD / ADVANCE / RESTORE /
- *   DUMP_STATE requests naming snapshot slots in 0..tw_session_state_slots(). Loop:
+ *   A tw_session runs the rollback topologies (P2P, SYNCTEST, SPECTATOR, REPLAY) and the
+ *   relay topology (RELAY_SERVER, RELAY_CLIENT with prediction). The engine owns the
+ *   game state: the session asks for SAVE / LOAD / ADVANCE / RESTORE / DUMP_STATE
+ *   requests naming snapshot slots in 0..tw_session_state_slots(). Loop:
  *     tw_session_ticks_due(s, &n);  while (n--) { tw_session_push_input(...);
  *     tw_session_advance(s);  while (tw_session_poll_request(s, &r) == TW_RESULT_OK)
  *     { run r }  }  while (tw_session_poll_event(s, &e) == TW_RESULT_OK) { react }
@@ -105,6 +106,13 @@
  * the watched host, a refused connection).
  */
 #define TW_NO_PLAYER 4294967295
+
+/**
+ * `tw_session_push_input`'s `player` on a RELAY_CLIENT: this client's own player,
+ * whichever slot the server gives it (the slot is not known before JOINED, but the
+ * inputs go to the server from the first due tick on).
+ */
+#define TW_LOCAL_PLAYER 4294967294
 
 /**
  * The ABI contract number. Bumped whenever an exported signature, a struct layout, a
@@ -415,11 +423,18 @@ enum tw_session_mode
      */
     TW_SESSION_MODE_REPLAY = 4,
     /**
-     * Reserved for the relay topology's server; not available yet (rejected).
+     * The relay topology's server: binds `bind_address` and listens; clients that
+     * join become players (`num_players` slots). Its clock is the master: it never
+     * waits and never dilates. It has no player of its own: every request it hands out
+     * is final (`TW_REQUEST_FLAG_AUTHORITATIVE`), and a joining client's snapshot is
+     * asked for with a DUMP_STATE request.
      */
     TW_SESSION_MODE_RELAY_SERVER = 5,
     /**
-     * Reserved for the relay topology's client; not available yet (rejected).
+     * A relay client: name the server with `tw_session_set_server`, start, and push
+     * this client's input every due tick (`TW_LOCAL_PLAYER`). It joins with a
+     * snapshot of the server's state (a RESTORE request), predicts ahead of the
+     * authoritative state and re-simulates from it when a prediction was wrong.
      */
     TW_SESSION_MODE_RELAY_CLIENT = 6,
 };
@@ -547,7 +562,9 @@ enum tw_session_event_kind
      */
     TW_SESSION_EVENT_KIND_NONE = 0,
     /**
-     * Every peer has been heard from; ticks start being due. No data.
+     * Every peer has been heard from; ticks start being due. No data. RELAY_CLIENT:
+     * caught up with the server after joining; from now on the engine sees predicted
+     * ticks (`data.tick.tick` is the authoritative tick).
      */
     TW_SESSION_EVENT_KIND_SYNCHRONIZED = 1,
     /**
@@ -584,6 +601,8 @@ enum tw_session_event_kind
     TW_SESSION_EVENT_KIND_ROLLBACK_TOO_FAR = 8,
     /**
      * The checksums of a confirmed tick differ from `peer`'s (`data.desync`).
+     * RELAY_CLIENT: its authoritative state at the start of `data.desync.tick` differs
+     * from the server's (`peer` is the server); `tw_session_request_snapshot` recovers.
      */
     TW_SESSION_EVENT_KIND_DESYNC = 9,
     /**
@@ -601,12 +620,66 @@ enum tw_session_event_kind
     TW_SESSION_EVENT_KIND_SPECTATOR_DROPPED = 12,
     /**
      * A connection from an address nobody registered was refused and closed (`peer`).
+     * RELAY_SERVER: a client was refused (`data.rejected.reason`).
      */
     TW_SESSION_EVENT_KIND_CONNECTION_REJECTED = 13,
     /**
      * The network thread died (`data.fatal`): destroy the session.
      */
     TW_SESSION_EVENT_KIND_FATAL = 14,
+    /**
+     * RELAY_SERVER and RELAY_CLIENT: a player is in the canonical steps from
+     * `data.relay.tick` on (`data.relay.player`). Server: a new client took a free
+     * slot (`peer` is its connection). Client: another player appeared.
+     */
+    TW_SESSION_EVENT_KIND_PLAYER_JOINED = 15,
+    /**
+     * RELAY_SERVER: a player came back on a new connection with its token and has its
+     * old slot again (`data.relay`; `peer` is the new connection). A snapshot for it
+     * is asked for with a DUMP_STATE request.
+     */
+    TW_SESSION_EVENT_KIND_PLAYER_RECONNECTED = 16,
+    /**
+     * RELAY_SERVER and RELAY_CLIENT: a player is gone from the canonical steps from
+     * `data.relay.tick` on. Server: its connection dropped (`data.relay.reason` is a
+     * `tw_disconnect_reason`); its slot waits `slot_timeout_ms` for it.
+     */
+    TW_SESSION_EVENT_KIND_PLAYER_LEFT = 17,
+    /**
+     * RELAY_SERVER: a dropped player did not come back in time: its slot is free and
+     * its token void (`data.relay.player`).
+     */
+    TW_SESSION_EVENT_KIND_PLAYER_SLOT_FREED = 18,
+    /**
+     * RELAY_SERVER: a player was removed and its connection closed
+     * (`data.relay.reason` is a `tw_kick_reason`, `peer` its connection).
+     */
+    TW_SESSION_EVENT_KIND_PLAYER_KICKED = 19,
+    /**
+     * RELAY_CLIENT: the server's snapshot arrived: this client is player
+     * `data.relay.player` from tick `data.relay.tick` on (`data.relay.reconnect`:
+     * back in its old slot after a drop). The advance that raised it handed out the
+     * RESTORE request of that tick; the catch-up follows, then SYNCHRONIZED.
+     */
+    TW_SESSION_EVENT_KIND_JOINED = 20,
+    /**
+     * RELAY_CLIENT: the connection to the server dropped (`data.relay.reason`); the
+     * client reconnects by itself within `reconnect_window_ms` (JOINED with
+     * `reconnect` set when it is back).
+     */
+    TW_SESSION_EVENT_KIND_RECONNECTING = 21,
+    /**
+     * RELAY_CLIENT: the predicted timeline was dropped at `data.relay.tick` and a
+     * new snapshot asked for (after `tw_session_request_snapshot`, or when steps it
+     * needed never came); JOINED follows.
+     */
+    TW_SESSION_EVENT_KIND_RESYNCING = 22,
+    /**
+     * RELAY_CLIENT: the connection to the server is gone for good
+     * (`data.relay.reason`, a `tw_disconnect_reason`): no more ticks; destroy the
+     * session.
+     */
+    TW_SESSION_EVENT_KIND_SERVER_LOST = 23,
 };
 #ifndef __cplusplus
 #if __STDC_VERSION__ >= 202311L
@@ -617,15 +690,173 @@ typedef uint32_t tw_session_event_kind;
 #endif // __cplusplus
 
 /**
+ * What a relay server uses for a tick whose input from a client has not arrived
+ * (`tw_session_config.jitter_underflow`).
+ */
+enum tw_underflow_policy
+#if defined(__cplusplus) || __STDC_VERSION__ >= 202311L
+  : uint32_t
+#endif // defined(__cplusplus) || __STDC_VERSION__ >= 202311L
+ {
+    /**
+     * Repeat the client's last input (held buttons stay held).
+     */
+    TW_UNDERFLOW_POLICY_REPEAT_LAST = 0,
+    /**
+     * An all-zero input.
+     */
+    TW_UNDERFLOW_POLICY_EMPTY = 1,
+};
+#ifndef __cplusplus
+#if __STDC_VERSION__ >= 202311L
+typedef enum tw_underflow_policy tw_underflow_policy;
+#else
+typedef uint32_t tw_underflow_policy;
+#endif // __STDC_VERSION__ >= 202311L
+#endif // __cplusplus
+
+/**
+ * What a relay server tick does when a client's next input is late
+ * (`tw_session_config.jitter_late_policy`).
+ */
+enum tw_late_policy
+#if defined(__cplusplus) || __STDC_VERSION__ >= 202311L
+  : uint32_t
+#endif // defined(__cplusplus) || __STDC_VERSION__ >= 202311L
+ {
+    /**
+     * Use no input of that client this tick and consume it a tick later: nothing is
+     * lost; the client's lead loop removes the shift.
+     */
+    TW_LATE_POLICY_DELAY = 0,
+    /**
+     * Substitute the missing input and drop the real one when it comes (consumption
+     * never shifts; a misprediction per late input).
+     */
+    TW_LATE_POLICY_SUBSTITUTE = 1,
+    /**
+     * The default: substitute while at most 2 inputs in a row are missing (a packet
+     * late by jitter costs one step and no slip), then delay (when the whole stream
+     * is late, after a latency step or a hitch, waiting keeps the inputs).
+     */
+    TW_LATE_POLICY_ADAPTIVE = 2,
+};
+#ifndef __cplusplus
+#if __STDC_VERSION__ >= 202311L
+typedef enum tw_late_policy tw_late_policy;
+#else
+typedef uint32_t tw_late_policy;
+#endif // __STDC_VERSION__ >= 202311L
+#endif // __cplusplus
+
+/**
+ * Where a relay client's base input delay comes from
+ * (`tw_session_config.input_delay_mode`).
+ */
+enum tw_input_delay_mode
+#if defined(__cplusplus) || __STDC_VERSION__ >= 202311L
+  : uint32_t
+#endif // defined(__cplusplus) || __STDC_VERSION__ >= 202311L
+ {
+    /**
+     * Always `input_delay` ticks.
+     */
+    TW_INPUT_DELAY_MODE_FIXED = 0,
+    /**
+     * `input_delay_rtt_percent` of the round trip, in whole ticks, at most
+     * `input_delay_max`; re-evaluated every second.
+     */
+    TW_INPUT_DELAY_MODE_FROM_RTT = 1,
+};
+#ifndef __cplusplus
+#if __STDC_VERSION__ >= 202311L
+typedef enum tw_input_delay_mode tw_input_delay_mode;
+#else
+typedef uint32_t tw_input_delay_mode;
+#endif // __STDC_VERSION__ >= 202311L
+#endif // __cplusplus
+
+/**
+ * Why a relay server removed a player (`tw_session_event_relay.reason` of
+ * PLAYER_KICKED).
+ */
+enum tw_kick_reason
+#if defined(__cplusplus) || __STDC_VERSION__ >= 202311L
+  : uint32_t
+#endif // defined(__cplusplus) || __STDC_VERSION__ >= 202311L
+ {
+    /**
+     * Its input queue passed `jitter_hard_cap` (far ahead, or flooding).
+     */
+    TW_KICK_REASON_OVERFLOW = 1,
+    /**
+     * No input for `jitter_max_starved_ticks` ticks in a row (it cannot keep up).
+     */
+    TW_KICK_REASON_STARVED = 2,
+    /**
+     * It needed a canonical step older than `step_history` (it cannot catch up).
+     */
+    TW_KICK_REASON_FELL_BEHIND = 3,
+};
+#ifndef __cplusplus
+#if __STDC_VERSION__ >= 202311L
+typedef enum tw_kick_reason tw_kick_reason;
+#else
+typedef uint32_t tw_kick_reason;
+#endif // __STDC_VERSION__ >= 202311L
+#endif // __cplusplus
+
+/**
+ * Why a connection was refused (`tw_session_event_rejected.reason`).
+ */
+enum tw_reject_reason
+#if defined(__cplusplus) || __STDC_VERSION__ >= 202311L
+  : uint32_t
+#endif // defined(__cplusplus) || __STDC_VERSION__ >= 202311L
+ {
+    /**
+     * P2P and SPECTATOR: nobody registered the connection's address.
+     */
+    TW_REJECT_REASON_UNEXPECTED_ADDRESS = 0,
+    /**
+     * RELAY_SERVER: its Hello did not decode.
+     */
+    TW_REJECT_REASON_MALFORMED = 1,
+    /**
+     * RELAY_SERVER: a client for another game (another input size or player count).
+     */
+    TW_REJECT_REASON_WRONG_GAME = 2,
+    /**
+     * RELAY_SERVER: a token no slot has (forged, or its slot was freed).
+     */
+    TW_REJECT_REASON_BAD_TOKEN = 3,
+    /**
+     * RELAY_SERVER: every slot is taken.
+     */
+    TW_REJECT_REASON_FULL = 4,
+    /**
+     * RELAY_SERVER: no Hello within `hello_timeout_ms`.
+     */
+    TW_REJECT_REASON_NO_HELLO = 5,
+};
+#ifndef __cplusplus
+#if __STDC_VERSION__ >= 202311L
+typedef enum tw_reject_reason tw_reject_reason;
+#else
+typedef uint32_t tw_reject_reason;
+#endif // __STDC_VERSION__ >= 202311L
+#endif // __cplusplus
+
+/**
  * A host: one UDP socket, the network thread that owns it, and its connections.
  * Opaque; created by `tw_host_create`, destroyed by `tw_host_destroy`.
  */
 typedef struct tw_host tw_host;
 
 /**
- * A session: a rollback core (and, in P2P and SPECTATOR mode, a socket with its
- * network thread). Opaque; created by `tw_session_create`, destroyed by
- * `tw_session_destroy`.
+ * A session: a rollback or relay core (and, in P2P, SPECTATOR and the RELAY modes, a
+ * socket with its network thread). Opaque; created by `tw_session_create`, destroyed
+ * by `tw_session_destroy`.
  */
 typedef struct tw_session tw_session;
 
@@ -1013,8 +1244,10 @@ typedef struct tw_host_stats {
  *
  * Fill it with `tw_session_config_init_default`, then change fields. `struct_size`
  * (and `host.struct_size`) tell the library which version of the struct the caller
- * was compiled with. `reserved0` and `reserved` must stay zero. Fields marked P2P,
- * SYNCTEST or SPECTATOR are ignored by the other modes.
+ * was compiled with. `reserved0` and `reserved` must stay zero. Fields marked with
+ * modes (P2P, SYNCTEST, SPECTATOR, RELAY_SERVER, RELAY_CLIENT) are ignored by the
+ * other modes. The relay fields after `bind_address` took the place of reserved
+ * bytes: the struct's size and every earlier offset are unchanged.
  */
 typedef struct tw_session_config {
     /**
@@ -1027,7 +1260,8 @@ typedef struct tw_session_config {
     uint32_t mode;
     /**
      * Players in the match, 1..=255 (default 2). Every peer, spectator and replay of
-     * a match uses the same number and the same player order.
+     * a match uses the same number and the same player order. RELAY_SERVER and
+     * RELAY_CLIENT: the player slots, 1..=64, the same on the server and its clients.
      */
     uint32_t num_players;
     /**
@@ -1040,12 +1274,15 @@ typedef struct tw_session_config {
     double tick_rate_hz;
     /**
      * P2P: most ticks simulated past the confirmed inputs, 0..=64 (default 8);
-     * 0 is lockstep.
+     * 0 is lockstep. RELAY_CLIENT: most ticks predicted past the authoritative state,
+     * 1..=64; latency beyond it becomes input delay (about one round trip plus the
+     * server's buffering is needed: 12 at 100 ms and 60 Hz).
      */
     uint32_t max_prediction;
     /**
      * P2P: local inputs apply this many ticks later, 0..=32 (default 0);
-     * changeable at run time with `tw_session_set_input_delay`.
+     * changeable at run time with `tw_session_set_input_delay`. RELAY_CLIENT with
+     * `TW_INPUT_DELAY_MODE_FIXED`: the base input delay, 0..=32.
      */
     uint32_t input_delay;
     /**
@@ -1054,6 +1291,8 @@ typedef struct tw_session_config {
     uint32_t check_distance;
     /**
      * P2P: compare checksums with the peers every this many ticks (default 10; 0 = off).
+     * RELAY_SERVER: send the checksum of its state every this many ticks, for the
+     * clients' desync checks (0 = off).
      */
     uint32_t desync_interval;
     /**
@@ -1093,20 +1332,102 @@ typedef struct tw_session_config {
      */
     uint32_t reserved0;
     /**
-     * P2P and SPECTATOR: the transport (protocol id, timeouts, buffers, link simulator
-     * seed). `max_clients` 0 (the default) means `num_players - 1 + max_spectators`.
+     * P2P, SPECTATOR, RELAY_SERVER and RELAY_CLIENT: the transport (protocol id,
+     * timeouts, buffers, link simulator seed). `max_clients` 0 (the default) means
+     * `num_players - 1 + max_spectators` in P2P and `2 * num_players` on a relay
+     * server (room for clients coming back before their old connection timed out).
      * Its own `struct_size` must be `sizeof(tw_host_config)`.
      */
     struct tw_host_config host;
     /**
-     * P2P and SPECTATOR: the address to bind, NUL-terminated, e.g. `"0.0.0.0:7000"`
-     * (default `"0.0.0.0:0"`: any free port; read it with `tw_session_local_address`).
+     * P2P, SPECTATOR, RELAY_SERVER and RELAY_CLIENT: the address to bind,
+     * NUL-terminated, e.g. `"0.0.0.0:7000"` (default `"0.0.0.0:0"`: any free port;
+     * read it with `tw_session_local_address`).
      */
     char bind_address[64];
     /**
+     * RELAY_CLIENT: the late rate its input-lead loop aims for: the share of inputs
+     * allowed to reach the server after their tick, in (0, 0.5] (default 0.01).
+     */
+    double late_rate;
+    /**
+     * RELAY_SERVER and RELAY_CLIENT (the same on both): server ticks between the
+     * updates it sends each client, 1..=60 (default 3).
+     */
+    uint32_t server_send_interval;
+    /**
+     * RELAY_CLIENT: client ticks between its input packets, 1..=60 (default 2). Each
+     * packet repeats the inputs the server has not acknowledged, as loss requires.
+     */
+    uint32_t client_send_interval;
+    /**
+     * RELAY_SERVER: a client's inputs queued this many ticks beyond the queue's usual
+     * span (its one-second average) are merged into one tick: a burst after a hitch
+     * is cut, a queue kept deep by a long lead is not. 1..=1024 (default 64).
+     */
+    uint32_t jitter_max_depth;
+    /**
+     * RELAY_SERVER: a client whose queue passes this is kicked
+     * (`TW_KICK_REASON_OVERFLOW`), `jitter_max_depth`..=4096 (default 120).
+     */
+    uint32_t jitter_hard_cap;
+    /**
+     * RELAY_SERVER: a client without an input for this many ticks in a row is kicked
+     * (`TW_KICK_REASON_STARVED`), >= 1 (default 300).
+     */
+    uint32_t jitter_max_starved_ticks;
+    /**
+     * RELAY_SERVER: one of `tw_underflow_policy` (default `TW_UNDERFLOW_POLICY_REPEAT_LAST`).
+     */
+    uint32_t jitter_underflow;
+    /**
+     * RELAY_SERVER: one of `tw_late_policy` (default `TW_LATE_POLICY_ADAPTIVE`).
+     */
+    uint32_t jitter_late_policy;
+    /**
+     * RELAY_CLIENT: one of `tw_input_delay_mode` (default `TW_INPUT_DELAY_MODE_FIXED`).
+     */
+    uint32_t input_delay_mode;
+    /**
+     * RELAY_CLIENT with `TW_INPUT_DELAY_MODE_FROM_RTT`: the share of the round trip
+     * shown as input delay, in percent, 0..=400 (default 50).
+     */
+    uint32_t input_delay_rtt_percent;
+    /**
+     * RELAY_CLIENT with `TW_INPUT_DELAY_MODE_FROM_RTT`: the most ticks of base input
+     * delay, 0..=32 (default 8).
+     */
+    uint32_t input_delay_max;
+    /**
+     * RELAY_CLIENT: most authoritative ticks simulated per advance while catching up
+     * after joining or a stall, 1..=256 (default 16).
+     */
+    uint32_t catchup_ticks;
+    /**
+     * RELAY_SERVER: a dropped player's slot waits this long for it to come back with
+     * its token, >= 1 (default 30000).
+     */
+    uint32_t slot_timeout_ms;
+    /**
+     * RELAY_SERVER: a connection that has not said Hello within this time is closed
+     * (`TW_REJECT_REASON_NO_HELLO`), >= 1 (default 5000).
+     */
+    uint32_t hello_timeout_ms;
+    /**
+     * RELAY_CLIENT: after its connection times out, the client reconnects by itself
+     * for this long and gets its slot back (0 = never; default 30000). A server that
+     * closed the connection on purpose is not retried.
+     */
+    uint32_t reconnect_window_ms;
+    /**
+     * RELAY_SERVER: canonical steps kept for clients that have not acknowledged them
+     * (a client needing an older one is dropped), 1..=100000 (default 600).
+     */
+    uint32_t step_history;
+    /**
      * Must be zero.
      */
-    uint8_t reserved[88];
+    uint8_t reserved[20];
 } tw_session_config;
 
 /**
@@ -1238,6 +1559,43 @@ typedef struct tw_session_event_mismatch {
 } tw_session_event_mismatch;
 
 /**
+ * The relay events: PLAYER_JOINED, PLAYER_RECONNECTED, PLAYER_LEFT,
+ * PLAYER_SLOT_FREED, PLAYER_KICKED, JOINED, RECONNECTING, RESYNCING, SERVER_LOST.
+ */
+typedef struct tw_session_event_relay {
+    /**
+     * The player slot concerned (JOINED: this client's), or `TW_NO_PLAYER`
+     * (RECONNECTING, RESYNCING and SERVER_LOST).
+     */
+    uint32_t player;
+    /**
+     * The tick concerned: the first tick with (joins) or without (departures) the
+     * player; RESYNCING: the authoritative tick dropped; otherwise the next tick.
+     */
+    uint32_t tick;
+    /**
+     * PLAYER_LEFT (server), RECONNECTING, SERVER_LOST: a `tw_disconnect_reason`;
+     * PLAYER_KICKED: a `tw_kick_reason`; else 0.
+     */
+    uint32_t reason;
+    /**
+     * JOINED: 1 if this is the client's old slot, back after a dropped connection;
+     * else 0.
+     */
+    uint32_t reconnect;
+} tw_session_event_relay;
+
+/**
+ * CONNECTION_REJECTED.
+ */
+typedef struct tw_session_event_rejected {
+    /**
+     * A `tw_reject_reason`.
+     */
+    uint32_t reason;
+} tw_session_event_rejected;
+
+/**
  * FATAL.
  */
 typedef struct tw_session_event_fatal {
@@ -1256,6 +1614,8 @@ typedef union tw_session_event_data {
     struct tw_session_event_tick tick;
     struct tw_session_event_desync desync;
     struct tw_session_event_mismatch synctest_mismatch;
+    struct tw_session_event_relay relay;
+    struct tw_session_event_rejected rejected;
     struct tw_session_event_fatal fatal;
     /**
      * Fixes the size and alignment, so new kinds never change `sizeof(tw_session_event)`.
@@ -1283,11 +1643,17 @@ typedef struct tw_session_event {
 
 /**
  * Figures of a session (`tw_session_get_stats`); zero where the mode has no such
- * figure. Fixed size (256 bytes): new figures take space from `reserved`.
+ * figure. Fixed size (256 bytes): new figures take space from `reserved` (the relay
+ * figures from `lead_ticks` on did; every earlier offset is unchanged).
+ *
+ * A relay client's net graph: `rtt_us`, `lead_ticks`, `server_buffer_depth`,
+ * `prediction_distance`, `resimulated_ticks`, `late_inputs`. A relay server's
+ * per-player figures: `tw_session_player_stats`.
  */
 typedef struct tw_session_stats {
     /**
-     * Non-zero once started and every connection is up.
+     * Non-zero once started and every connection is up (RELAY_SERVER: once started;
+     * RELAY_CLIENT: once joined and caught up).
      */
     uint32_t running;
     /**
@@ -1300,7 +1666,8 @@ typedef struct tw_session_stats {
     uint32_t current_tick;
     /**
      * Every input before this tick is final: the engine may treat the state at its
-     * start as settled (P2P: confirmed by every peer).
+     * start as settled (P2P: confirmed by every peer; RELAY_CLIENT: the authoritative
+     * tick, whose starting state is the server's).
      */
     uint32_t confirmed_tick;
     /**
@@ -1308,20 +1675,24 @@ typedef struct tw_session_stats {
      */
     float frames_ahead;
     /**
-     * P2P: the longest rollback so far, in ticks.
+     * P2P: the longest rollback so far, in ticks. RELAY_CLIENT: the deepest
+     * re-prediction.
      */
     uint32_t max_rollback;
     /**
-     * P2P: the tick clock's current time scale (1.0 = real time; the time sync
-     * slows down the peer that is ahead).
+     * P2P and RELAY_CLIENT: the tick clock's current time scale (1.0 = real time; the
+     * time sync slows down the peer that is ahead; a relay client's input-lead loop
+     * steers its own).
      */
     double time_scale;
     /**
-     * P2P: rollbacks done.
+     * P2P: rollbacks done. RELAY_CLIENT: re-predictions (LOAD of the authoritative
+     * state and re-simulation), paid only when a prediction was wrong.
      */
     uint64_t rollbacks;
     /**
-     * P2P: ticks re-simulated in total.
+     * P2P and RELAY_CLIENT: ticks re-simulated in total (ADVANCE requests with
+     * `TW_REQUEST_FLAG_RESIMULATING`).
      */
     uint64_t resimulated_ticks;
     /**
@@ -1329,11 +1700,12 @@ typedef struct tw_session_stats {
      */
     uint64_t window_full_ticks;
     /**
-     * P2P: checksums of confirmed ticks compared with peers.
+     * P2P: checksums of confirmed ticks compared with peers. RELAY_CLIENT: server
+     * checksums compared with its own. RELAY_SERVER: checksum reports sent.
      */
     uint64_t checks_compared;
     /**
-     * P2P: desyncs detected.
+     * P2P and RELAY_CLIENT: desyncs detected.
      */
     uint64_t desyncs;
     /**
@@ -1349,7 +1721,8 @@ typedef struct tw_session_stats {
      */
     uint64_t synctest_mismatches;
     /**
-     * Incoming connections from unregistered addresses, refused.
+     * Incoming connections from unregistered addresses, refused (RELAY_SERVER:
+     * connections refused for any `tw_reject_reason`).
      */
     uint64_t rejected_connections;
     /**
@@ -1365,11 +1738,13 @@ typedef struct tw_session_stats {
      */
     uint32_t frames_behind;
     /**
-     * Connections up (remote players' peers, spectators, the watched host).
+     * Connections up (remote players' peers, spectators, the watched host; a relay
+     * server's players; a relay client's server).
      */
     uint32_t connected_peers;
     /**
-     * P2P: the current input delay in ticks.
+     * P2P: the current input delay in ticks. RELAY_CLIENT: the delay in force (the
+     * base, or the latency beyond `max_prediction` when larger).
      */
     uint32_t input_delay;
     /**
@@ -1377,10 +1752,146 @@ typedef struct tw_session_stats {
      */
     uint32_t state_slots;
     /**
+     * RELAY_CLIENT: how long before the server consumes it an input is sampled, in
+     * fractional ticks: half the round trip plus the median arrival margin (for
+     * display; the lead loop itself steers on the margins alone).
+     */
+    double lead_ticks;
+    /**
+     * RELAY_CLIENT: how far the interpolated server timeline (for rendering remote
+     * entities) is behind the newest server update, in ticks.
+     */
+    double interp_delay_ticks;
+    /**
+     * RELAY_CLIENT: the smoothed round trip to the server, in microseconds.
+     */
+    double rtt_us;
+    /**
+     * RELAY_CLIENT: canonical ticks where the server did not use this client's input
+     * on time (none had arrived, several were merged, or a lost one was replaced).
+     * RELAY_SERVER: inputs whose first copy arrived after their tick (0 under
+     * `TW_LATE_POLICY_DELAY`, which shows lateness as empty steps instead).
+     */
+    uint64_t late_inputs;
+    /**
+     * RELAY_CLIENT: server steps that merged several of its inputs (its queue ran
+     * past `jitter_max_depth`). RELAY_SERVER: the same, over every player.
+     */
+    uint64_t merged_steps;
+    /**
+     * RELAY_CLIENT: server steps that used none of its inputs (nothing had arrived).
+     * RELAY_SERVER: steps without a player's real input, over every player (nothing
+     * had arrived, or it was lost for good).
+     */
+    uint64_t empty_steps;
+    /**
+     * RELAY_CLIENT: discrete clock corrections (snaps, loop re-acquisitions).
+     */
+    uint64_t clock_corrections;
+    /**
+     * RELAY_CLIENT: canonical ticks where its own input had been mispredicted (only
+     * possible when that input was late).
+     */
+    uint64_t local_mispredictions;
+    /**
+     * RELAY_CLIENT: canonical ticks where another player's input or presence had been
+     * mispredicted.
+     */
+    uint64_t remote_mispredictions;
+    /**
+     * RELAY_CLIENT: inputs waiting in its jitter buffer on the server, as the server
+     * last said.
+     */
+    uint32_t server_buffer_depth;
+    /**
+     * RELAY_CLIENT: current minus authoritative tick: how deep a re-prediction from
+     * the oldest prediction would be.
+     */
+    uint32_t prediction_distance;
+    /**
+     * RELAY_SERVER: players connected. RELAY_CLIENT: 1 once it has a player slot.
+     */
+    uint32_t players;
+    /**
+     * RELAY_CLIENT: its player slot, or `TW_NO_PLAYER` before it has one.
+     */
+    uint32_t local_player;
+    /**
+     * RELAY_CLIENT: times it got its slot back after a dropped connection.
+     */
+    uint32_t reconnects;
+    /**
+     * RELAY_CLIENT and RELAY_SERVER: snapshots asked for again on a live connection.
+     */
+    uint32_t resyncs;
+    /**
      * Zero.
      */
-    uint64_t reserved[15];
+    uint64_t reserved[3];
 } tw_session_stats;
+
+/**
+ * A relay server's figures for one player (`tw_session_player_stats`). Fixed size
+ * (128 bytes): new figures take space from `reserved`.
+ */
+typedef struct tw_relay_player_stats {
+    /**
+     * The player slot.
+     */
+    uint32_t player;
+    /**
+     * Its connection (for `tw_session_peer_stats`).
+     */
+    uint32_t peer;
+    /**
+     * The first tick whose canonical step included it, since its latest (re)join.
+     */
+    uint32_t joined_tick;
+    /**
+     * Inputs waiting in its jitter buffer now.
+     */
+    uint32_t buffer_depth;
+    /**
+     * Ticks run with this player since its latest (re)join.
+     */
+    uint64_t ticks;
+    /**
+     * Ticks that used exactly its next input, on time.
+     */
+    uint64_t normal_steps;
+    /**
+     * Ticks that used none of its inputs: nothing had arrived (underflow).
+     */
+    uint64_t empty_steps;
+    /**
+     * Ticks whose input was lost for good and substituted.
+     */
+    uint64_t substituted_steps;
+    /**
+     * Ticks that merged several of its inputs (its queue ran past `jitter_max_depth`).
+     */
+    uint64_t merges;
+    /**
+     * Inputs folded into those merges.
+     */
+    uint64_t merged_inputs;
+    /**
+     * Inputs whose first copy arrived after their tick.
+     */
+    uint64_t late_inputs;
+    /**
+     * Redundant copies received (inputs are resent until acknowledged).
+     */
+    uint64_t duplicates;
+    /**
+     * The transport's smoothed round trip to it, in microseconds (0 if unknown).
+     */
+    double rtt_us;
+    /**
+     * Zero.
+     */
+    uint64_t reserved[5];
+} tw_relay_player_stats;
 
 #ifdef __cplusplus
 extern "C" {
@@ -1811,10 +2322,20 @@ size_t tw_session_event_size(void);
 size_t tw_session_stats_size(void);
 
 /**
- * Creates a session from `config`. In P2P and SPECTATOR mode this binds the UDP
- * socket (`config->bind_address`) and starts its network thread; SYNCTEST and REPLAY
- * have no socket. Then: add players (P2P), spectators (P2P), the watched host
- * (SPECTATOR) or the replay (REPLAY), and call `tw_session_start`.
+ * Returns `sizeof(tw_relay_player_stats)` as the library sees it (128). Thread-safe;
+ * never fails.
+ *
+ * # Safety
+ * None: takes no arguments.
+ */
+size_t tw_relay_player_stats_size(void);
+
+/**
+ * Creates a session from `config`. In P2P, SPECTATOR, RELAY_SERVER and RELAY_CLIENT
+ * mode this binds the UDP socket (`config->bind_address`) and starts its network
+ * thread; SYNCTEST and REPLAY have no socket. Then: add players (P2P), spectators
+ * (P2P), the watched host (SPECTATOR), the replay (REPLAY) or the server's address
+ * (RELAY_CLIENT), and call `tw_session_start`.
  *
  * Ownership: on success `*out_session` receives a new session that the caller owns
  * and must release with `tw_session_destroy`. `config` is only read during the call.
@@ -1823,7 +2344,7 @@ size_t tw_session_stats_size(void);
  *
  * Returns `TW_RESULT_OK`; `TW_RESULT_NULL_ARGUMENT`; `TW_RESULT_VERSION_MISMATCH`
  * (`struct_size` or `host.struct_size` unknown); `TW_RESULT_INVALID_ARGUMENT` (a field
- * out of range, an unknown mode, the reserved RELAY modes, a bad bind address);
+ * out of range, an unknown mode, a bad bind address);
  * `TW_RESULT_ADDRESS_IN_USE`; `TW_RESULT_IO`; `TW_RESULT_PANIC`.
  *
  * # Safety
@@ -1934,6 +2455,25 @@ tw_result tw_session_add_spectator(struct tw_session *session, const char *addre
 tw_result tw_session_spectate(struct tw_session *session, const char *address);
 
 /**
+ * RELAY_CLIENT, before `tw_session_start`: the relay server to join, at `address` (IP
+ * and port as text, e.g. `"192.0.2.7:7000"`). `tw_session_start` connects.
+ *
+ * Ownership: `address` is only read during the call.
+ * Thread-safety: a session is used from one thread at a time (it may move between
+ * threads between calls).
+ *
+ * Returns `TW_RESULT_OK`; `TW_RESULT_NULL_ARGUMENT`; `TW_RESULT_INVALID_ARGUMENT`
+ * (unparsable address, port 0, an unspecified IP, an address family the socket
+ * cannot reach); `TW_RESULT_INVALID_STATE` (not RELAY_CLIENT, or started);
+ * `TW_RESULT_PANIC`.
+ *
+ * # Safety
+ * `session` must be NULL or a live handle. `address` must be NULL or a
+ * NUL-terminated string.
+ */
+tw_result tw_session_set_server(struct tw_session *session, const char *address);
+
+/**
  * REPLAY, before `tw_session_start`: the replay to play, as the bytes of a replay
  * file (`tw_session_copy_replay` / `tw_session_save_replay` of a P2P session). Its
  * player count and input size must match the config.
@@ -1970,7 +2510,7 @@ tw_result tw_session_load_replay(struct tw_session *session, const void *data, s
 tw_result tw_session_load_replay_file(struct tw_session *session, const char *path);
 
 /**
- * P2P and SPECTATOR: turns the link simulator for one direction
+ * P2P, SPECTATOR and the RELAY modes: turns the link simulator for one direction
  * (`TW_DIRECTION_OUTBOUND` / `TW_DIRECTION_INBOUND`) on with `config`, or off when
  * `config` is NULL, exactly as `tw_host_set_link_sim`. Any time.
  *
@@ -1997,7 +2537,9 @@ tw_result tw_session_set_link_sim(struct tw_session *session,
  * player; the connections are made (the `TW_SESSION_EVENT_KIND_PEER_CONNECTED`
  * events follow) and the match starts once every peer is heard
  * (`TW_SESSION_EVENT_KIND_SYNCHRONIZED`). SPECTATOR: connects to the watched host.
- * SYNCTEST and REPLAY run at once.
+ * SYNCTEST and REPLAY run at once. RELAY_SERVER: starts its clock and accepts
+ * clients (PLAYER_JOINED events follow). RELAY_CLIENT: connects to the server
+ * (PEER_CONNECTED, JOINED, SYNCHRONIZED follow).
  *
  * Ownership: the library keeps no pointer passed here after the call; outputs are
  * caller memory, written only on success.
@@ -2005,8 +2547,8 @@ tw_result tw_session_set_link_sim(struct tw_session *session,
  * threads between calls).
  *
  * Returns `TW_RESULT_OK`; `TW_RESULT_NULL_ARGUMENT`; `TW_RESULT_INVALID_STATE` (already
- * started, a player missing, no local player, no watched host, no replay loaded);
- * `TW_RESULT_PANIC`.
+ * started, a player missing, no local player, no watched host, no replay loaded, no
+ * server address); `TW_RESULT_PANIC`.
  *
  * # Safety
  * `session` must be NULL or a live handle.
@@ -2014,10 +2556,10 @@ tw_result tw_session_set_link_sim(struct tw_session *session,
 tw_result tw_session_start(struct tw_session *session);
 
 /**
- * P2P and SPECTATOR: copies the address the socket is bound to, NUL-terminated (the
- * real port when bound to port 0). `*out_len` is the text's length with its NUL: on
- * success the bytes written, on `TW_RESULT_BUFFER_TOO_SMALL` the size needed. 64
- * bytes are always enough.
+ * P2P, SPECTATOR and the RELAY modes: copies the address the socket is bound to,
+ * NUL-terminated (the real port when bound to port 0). `*out_len` is the text's
+ * length with its NUL: on success the bytes written, on `TW_RESULT_BUFFER_TOO_SMALL`
+ * the size needed. 64 bytes are always enough.
  *
  * Ownership: the library keeps no pointer passed here after the call; outputs are
  * caller memory, written only on success.
@@ -2076,10 +2618,12 @@ tw_result tw_debug_session_panic(struct tw_session *session);
 
 /**
  * Pumps the network (received messages, connections, the core's outgoing messages,
- * a flush) and sets `*out_ticks` to the number of ticks to simulate now: P2P's tick
- * clock is dilated by the time sync, the other modes tick at `tick_rate_hz`. Call it
- * once per engine frame, also while nothing is due (it keeps the session's messages
- * flowing), then advance that many times. 0 until the session runs.
+ * a flush) and sets `*out_ticks` to the number of ticks to simulate now: P2P's and a
+ * relay client's tick clocks are dilated by their time sync, the relay server's is the
+ * steady master clock, the other modes tick at `tick_rate_hz`. Call it once per
+ * engine frame, also while nothing is due (it keeps the session's messages flowing),
+ * then advance that many times. 0 until the session runs (a relay client: until the
+ * server's first update).
  *
  * Thread-safety: one thread at a time per session.
  *
@@ -2098,7 +2642,9 @@ tw_result tw_session_ticks_due(struct tw_session *session, uint32_t *out_ticks);
 /**
  * Gives `player`'s input (`len` must equal `input_size`) for the next
  * `tw_session_advance`. P2P: local players only (a local player without a new input
- * repeats its last one); SYNCTEST: every player.
+ * repeats its last one); SYNCTEST: every player; RELAY_CLIENT: this client's own
+ * player, as `TW_LOCAL_PLAYER` or the slot JOINED gave (it goes to the server with
+ * the next advance; a due tick without a new input repeats the last one).
  *
  * Ownership: the bytes are copied before the call returns.
  *
@@ -2106,8 +2652,9 @@ tw_result tw_session_ticks_due(struct tw_session *session, uint32_t *out_ticks);
  * threads between calls).
  *
  * Returns `TW_RESULT_OK`; `TW_RESULT_NULL_ARGUMENT`; `TW_RESULT_INVALID_ARGUMENT` (no
- * such player, not local, wrong length); `TW_RESULT_INVALID_STATE` (SPECTATOR or
- * REPLAY mode, not started, or not running yet); `TW_RESULT_PANIC`.
+ * such player, not local, not this relay client's, wrong length);
+ * `TW_RESULT_INVALID_STATE` (SPECTATOR, REPLAY or RELAY_SERVER mode, not started, or
+ * not running yet); `TW_RESULT_PANIC`.
  *
  * # Safety
  * `session` must be NULL or a live handle. `input` must be NULL or valid for reading
@@ -2129,7 +2676,9 @@ tw_result tw_session_push_input(struct tw_session *session,
  * threads between calls).
  *
  * Returns `TW_RESULT_OK` (requests to run), or a status that is not an error:
- * `TW_RESULT_NOT_SYNCHRONIZED` (still connecting or waiting to hear every peer),
+ * `TW_RESULT_NOT_SYNCHRONIZED` (still connecting or waiting to hear every peer; a
+ * relay client before its snapshot arrived, or with no tick due; its input still
+ * goes to the server),
  * `TW_RESULT_WINDOW_FULL` (P2P: too far ahead of the confirmed inputs; skip the
  * tick, but poll: the requests may hold a rollback), `TW_RESULT_WAITING_FOR_INPUT`
  * (SPECTATOR: nothing received for the next tick), `TW_RESULT_FINISHED` (REPLAY: the
@@ -2166,8 +2715,9 @@ tw_result tw_session_poll_request(struct tw_session *session, struct tw_request 
  * Reports the checksum of the state the engine saved for `tick` (the answer to a SAVE
  * request). P2P compares checksums of confirmed ticks with the peers (a tick whose
  * save is never confirmed is not checked); SYNCTEST compares them across rollbacks
- * and needs them in the order of the SAVE requests. Any deterministic 64-bit hash of
- * the state works.
+ * and needs them in the order of the SAVE requests; a relay server sends some to its
+ * clients (every `desync_interval` ticks), which compare them with their own
+ * authoritative ones. Any deterministic 64-bit hash of the state works.
  *
  * Ownership: the library keeps no pointer passed here after the call; outputs are
  * caller memory, written only on success.
@@ -2184,8 +2734,10 @@ tw_result tw_session_poll_request(struct tw_session *session, struct tw_request 
 tw_result tw_session_confirm_save(struct tw_session *session, uint32_t tick, uint64_t checksum);
 
 /**
- * P2P: hands over the serialized state of `tick` (the answer to a DUMP_STATE
- * request), in the engine's own format, for a desync dump or a joining spectator.
+ * P2P and RELAY_SERVER: hands over the serialized state of `tick` (the answer to a
+ * DUMP_STATE request), in the engine's own format, for a desync dump or a joining
+ * spectator (P2P), or for the clients joining or resyncing (RELAY_SERVER: it reaches
+ * them as a RESTORE request).
  *
  * Ownership: the bytes are copied before the call returns.
  *
@@ -2193,8 +2745,8 @@ tw_result tw_session_confirm_save(struct tw_session *session, uint32_t tick, uin
  * threads between calls).
  *
  * Returns `TW_RESULT_OK`; `TW_RESULT_NULL_ARGUMENT`; `TW_RESULT_INVALID_ARGUMENT` (no
- * dump of `tick` was requested); `TW_RESULT_INVALID_STATE` (not P2P, not running);
- * `TW_RESULT_PANIC`.
+ * dump of `tick` was requested); `TW_RESULT_INVALID_STATE` (not P2P or RELAY_SERVER,
+ * not running); `TW_RESULT_PANIC`.
  *
  * # Safety
  * `session` must be NULL or a live handle. `data` must be NULL or valid for reading
@@ -2242,9 +2794,10 @@ tw_result tw_session_poll_event(struct tw_session *session, struct tw_session_ev
 tw_result tw_session_set_input_delay(struct tw_session *session, uint32_t delay);
 
 /**
- * P2P: the input to predict for `player` while its real input has not arrived
- * (`len` = `input_size`), for example "neutral stick, no buttons". NULL (with `len`
- * 0) goes back to the configured `prediction`. Any time.
+ * P2P and RELAY_CLIENT: the input to predict for `player` while its real input has
+ * not arrived (`len` = `input_size`), for example "neutral stick, no buttons". NULL
+ * (with `len` 0) goes back to the configured `prediction` (RELAY_CLIENT: repeating the
+ * player's last canonical input). Any time.
  *
  * Ownership: the bytes are copied before the call returns.
  *
@@ -2253,7 +2806,7 @@ tw_result tw_session_set_input_delay(struct tw_session *session, uint32_t delay)
  *
  * Returns `TW_RESULT_OK`; `TW_RESULT_NULL_ARGUMENT` (`session`);
  * `TW_RESULT_INVALID_ARGUMENT` (no such player, wrong length, NULL with `len > 0`);
- * `TW_RESULT_INVALID_STATE` (not P2P); `TW_RESULT_PANIC`.
+ * `TW_RESULT_INVALID_STATE` (not P2P or RELAY_CLIENT); `TW_RESULT_PANIC`.
  *
  * # Safety
  * `session` must be NULL or a live handle. `input` must be NULL or valid for reading
@@ -2304,7 +2857,8 @@ tw_result tw_session_peer_stats(struct tw_session *session,
 
 /**
  * P2P: sets `*out_peer` to the connection of remote `player` (for
- * `tw_session_peer_stats`), or 0 for a local player.
+ * `tw_session_peer_stats`), or 0 for a local player. RELAY_SERVER: the connection of
+ * a connected player.
  *
  * Ownership: the library keeps no pointer passed here after the call; outputs are
  * caller memory, written only on success.
@@ -2313,13 +2867,52 @@ tw_result tw_session_peer_stats(struct tw_session *session,
  *
  * Returns `TW_RESULT_OK`; `TW_RESULT_NULL_ARGUMENT`; `TW_RESULT_INVALID_ARGUMENT` (no
  * such player); `TW_RESULT_INVALID_STATE` (the player was not added, or its peer
- * has not connected yet); `TW_RESULT_PANIC`.
+ * has not connected yet; a relay server's slot without a connection; a relay client,
+ * whose only connection is the server); `TW_RESULT_PANIC`.
  *
  * # Safety
  * `session` must be NULL or a live handle. `out_peer` must be NULL or valid for
  * writing a `uint32_t`.
  */
 tw_result tw_session_player_peer(struct tw_session *session, uint32_t player, uint32_t *out_peer);
+
+/**
+ * RELAY_CLIENT: drops the predicted timeline and asks the server for a new snapshot
+ * on the same connection, for example after a DESYNC: RESYNCING, then JOINED with a
+ * RESTORE request of the server's state, and a catch-up, as when joining.
+ *
+ * Ownership: the library keeps no pointer passed here after the call.
+ * Thread-safety: a session is used from one thread at a time (it may move between
+ * threads between calls).
+ *
+ * Returns `TW_RESULT_OK`; `TW_RESULT_NULL_ARGUMENT`; `TW_RESULT_INVALID_STATE` (not
+ * RELAY_CLIENT, not started, or not joined yet); `TW_RESULT_PANIC`.
+ *
+ * # Safety
+ * `session` must be NULL or a live handle.
+ */
+tw_result tw_session_request_snapshot(struct tw_session *session);
+
+/**
+ * RELAY_SERVER: copies the figures of `player` (its jitter buffer's depth and
+ * counters, its round trip) into `*out_stats`.
+ *
+ * Ownership: the library keeps no pointer passed here after the call; outputs are
+ * caller memory, written only on success.
+ * Thread-safety: a session is used from one thread at a time (it may move between
+ * threads between calls).
+ *
+ * Returns `TW_RESULT_OK`; `TW_RESULT_EMPTY` (the slot has no connected player now;
+ * `*out_stats` untouched); `TW_RESULT_NULL_ARGUMENT`; `TW_RESULT_INVALID_ARGUMENT` (no
+ * such player); `TW_RESULT_INVALID_STATE` (not RELAY_SERVER); `TW_RESULT_PANIC`.
+ *
+ * # Safety
+ * `session` must be NULL or a live handle. `out_stats` must be NULL or valid for
+ * writing a `tw_relay_player_stats`.
+ */
+tw_result tw_session_player_stats(struct tw_session *session,
+                                  uint32_t player,
+                                  struct tw_relay_player_stats *out_stats);
 
 /**
  * Copies the inputs of the current ADVANCE request: `num_players * input_size` bytes,

@@ -239,7 +239,24 @@ fn session_config_layout() {
         (offset_of!(tw_session_config, reserved0), 68),
         (offset_of!(tw_session_config, host), 72),
         (offset_of!(tw_session_config, bind_address), 168),
-        (offset_of!(tw_session_config, reserved), 232),
+        // The relay fields, in what were reserved bytes: nothing above moved.
+        (offset_of!(tw_session_config, late_rate), 232),
+        (offset_of!(tw_session_config, server_send_interval), 240),
+        (offset_of!(tw_session_config, client_send_interval), 244),
+        (offset_of!(tw_session_config, jitter_max_depth), 248),
+        (offset_of!(tw_session_config, jitter_hard_cap), 252),
+        (offset_of!(tw_session_config, jitter_max_starved_ticks), 256),
+        (offset_of!(tw_session_config, jitter_underflow), 260),
+        (offset_of!(tw_session_config, jitter_late_policy), 264),
+        (offset_of!(tw_session_config, input_delay_mode), 268),
+        (offset_of!(tw_session_config, input_delay_rtt_percent), 272),
+        (offset_of!(tw_session_config, input_delay_max), 276),
+        (offset_of!(tw_session_config, catchup_ticks), 280),
+        (offset_of!(tw_session_config, slot_timeout_ms), 284),
+        (offset_of!(tw_session_config, hello_timeout_ms), 288),
+        (offset_of!(tw_session_config, reconnect_window_ms), 292),
+        (offset_of!(tw_session_config, step_history), 296),
+        (offset_of!(tw_session_config, reserved), 300),
     ];
     for (i, (got, want)) in offsets.iter().enumerate() {
         assert_eq!(got, want, "field #{i}");
@@ -283,6 +300,12 @@ fn session_event_layout() {
     assert_eq!(size_of::<tw_session_event_mismatch>(), 24);
     assert_eq!(offset_of!(tw_session_event_mismatch, actual_checksum), 16);
     assert_eq!(size_of::<tw_session_event_fatal>(), 120);
+    assert_eq!(size_of::<tw_session_event_relay>(), 16);
+    assert_eq!(offset_of!(tw_session_event_relay, player), 0);
+    assert_eq!(offset_of!(tw_session_event_relay, tick), 4);
+    assert_eq!(offset_of!(tw_session_event_relay, reason), 8);
+    assert_eq!(offset_of!(tw_session_event_relay, reconnect), 12);
+    assert_eq!(size_of::<tw_session_event_rejected>(), 4);
     // SAFETY: no arguments.
     assert_eq!(unsafe { tw_session_event_size() }, size_of::<tw_session_event>());
 }
@@ -301,9 +324,57 @@ fn session_stats_layout() {
     assert_eq!(offset_of!(tw_session_stats, bytes_received), 112);
     assert_eq!(offset_of!(tw_session_stats, frames_behind), 120);
     assert_eq!(offset_of!(tw_session_stats, state_slots), 132);
-    assert_eq!(offset_of!(tw_session_stats, reserved), 136);
+    // The relay figures, in what was reserved space: nothing above moved.
+    let relay = [
+        (offset_of!(tw_session_stats, lead_ticks), 136),
+        (offset_of!(tw_session_stats, interp_delay_ticks), 144),
+        (offset_of!(tw_session_stats, rtt_us), 152),
+        (offset_of!(tw_session_stats, late_inputs), 160),
+        (offset_of!(tw_session_stats, merged_steps), 168),
+        (offset_of!(tw_session_stats, empty_steps), 176),
+        (offset_of!(tw_session_stats, clock_corrections), 184),
+        (offset_of!(tw_session_stats, local_mispredictions), 192),
+        (offset_of!(tw_session_stats, remote_mispredictions), 200),
+        (offset_of!(tw_session_stats, server_buffer_depth), 208),
+        (offset_of!(tw_session_stats, prediction_distance), 212),
+        (offset_of!(tw_session_stats, players), 216),
+        (offset_of!(tw_session_stats, local_player), 220),
+        (offset_of!(tw_session_stats, reconnects), 224),
+        (offset_of!(tw_session_stats, resyncs), 228),
+        (offset_of!(tw_session_stats, reserved), 232),
+    ];
+    for (i, (got, want)) in relay.iter().enumerate() {
+        assert_eq!(got, want, "relay field #{i}");
+    }
     // SAFETY: no arguments.
     assert_eq!(unsafe { tw_session_stats_size() }, size_of::<tw_session_stats>());
+}
+
+#[test]
+fn relay_player_stats_layout() {
+    assert_eq!(size_of::<tw_relay_player_stats>(), 128);
+    assert_eq!(align_of::<tw_relay_player_stats>(), 8);
+    let offsets = [
+        (offset_of!(tw_relay_player_stats, player), 0),
+        (offset_of!(tw_relay_player_stats, peer), 4),
+        (offset_of!(tw_relay_player_stats, joined_tick), 8),
+        (offset_of!(tw_relay_player_stats, buffer_depth), 12),
+        (offset_of!(tw_relay_player_stats, ticks), 16),
+        (offset_of!(tw_relay_player_stats, normal_steps), 24),
+        (offset_of!(tw_relay_player_stats, empty_steps), 32),
+        (offset_of!(tw_relay_player_stats, substituted_steps), 40),
+        (offset_of!(tw_relay_player_stats, merges), 48),
+        (offset_of!(tw_relay_player_stats, merged_inputs), 56),
+        (offset_of!(tw_relay_player_stats, late_inputs), 64),
+        (offset_of!(tw_relay_player_stats, duplicates), 72),
+        (offset_of!(tw_relay_player_stats, rtt_us), 80),
+        (offset_of!(tw_relay_player_stats, reserved), 88),
+    ];
+    for (i, (got, want)) in offsets.iter().enumerate() {
+        assert_eq!(got, want, "field #{i}");
+    }
+    // SAFETY: no arguments.
+    assert_eq!(unsafe { tw_relay_player_stats_size() }, 128);
 }
 
 #[test]
@@ -329,8 +400,41 @@ fn session_constants_are_stable() {
     assert_eq!(tw_input_status::Disconnected as u8, InputStatus::Disconnected as u8);
     assert_eq!(tw_session_event_kind::Synchronized as u32, 1);
     assert_eq!(tw_session_event_kind::Fatal as u32, 14);
+    let relay_kinds = [
+        (tw_session_event_kind::PlayerJoined, 15),
+        (tw_session_event_kind::PlayerReconnected, 16),
+        (tw_session_event_kind::PlayerLeft, 17),
+        (tw_session_event_kind::PlayerSlotFreed, 18),
+        (tw_session_event_kind::PlayerKicked, 19),
+        (tw_session_event_kind::Joined, 20),
+        (tw_session_event_kind::Reconnecting, 21),
+        (tw_session_event_kind::Resyncing, 22),
+        (tw_session_event_kind::ServerLost, 23),
+    ];
+    for (k, n) in relay_kinds {
+        assert_eq!(k as u32, n, "{k:?}");
+    }
     assert_eq!(tw_prediction::Zero as u32, 1);
     assert_eq!(TW_NO_PLAYER, u32::MAX);
+    assert_eq!(TW_LOCAL_PLAYER, u32::MAX - 1);
+    assert_eq!((tw_underflow_policy::RepeatLast as u32, tw_underflow_policy::Empty as u32), (0, 1));
+    assert_eq!((tw_late_policy::Delay as u32, tw_late_policy::Substitute as u32, tw_late_policy::Adaptive as u32), (0, 1, 2));
+    assert_eq!((tw_input_delay_mode::Fixed as u32, tw_input_delay_mode::FromRtt as u32), (0, 1));
+    assert_eq!(
+        (tw_kick_reason::Overflow as u32, tw_kick_reason::Starved as u32, tw_kick_reason::FellBehind as u32),
+        (1, 2, 3)
+    );
+    let rejects = [
+        (tw_reject_reason::UnexpectedAddress, 0),
+        (tw_reject_reason::Malformed, 1),
+        (tw_reject_reason::WrongGame, 2),
+        (tw_reject_reason::BadToken, 3),
+        (tw_reject_reason::Full, 4),
+        (tw_reject_reason::NoHello, 5),
+    ];
+    for (r, n) in rejects {
+        assert_eq!(r as u32, n, "{r:?}");
+    }
 }
 
 #[test]
@@ -356,6 +460,26 @@ fn session_defaults_match_the_core() {
     let bind = unsafe { std::ffi::CStr::from_ptr(c.bind_address.as_ptr()) };
     assert_eq!(bind.to_str().unwrap(), "0.0.0.0:0");
     assert!(c.reserved.iter().all(|&b| b == 0) && c.reserved0 == 0);
+    // The relay defaults are the cores' own.
+    use tickwire::core::session::relay_client_session::RelayClientSessionConfig;
+    use tickwire::core::session::relay_server_session::RelayServerSessionConfig;
+    let (rs, rc) = (RelayServerSessionConfig::default(), RelayClientSessionConfig::default());
+    assert_eq!(c.late_rate, rc.sync.lead.late_rate);
+    assert_eq!(c.server_send_interval, rs.relay.send_interval);
+    assert_eq!(c.server_send_interval, rc.sync.interp.send_interval, "the client's interpolation follows the server's interval");
+    assert_eq!(c.client_send_interval, rc.sync.send_interval);
+    assert_eq!(c.jitter_max_depth as usize, rs.relay.jitter.max_depth);
+    assert_eq!(c.jitter_hard_cap as usize, rs.relay.jitter.hard_cap);
+    assert_eq!(c.jitter_max_starved_ticks, rs.relay.jitter.max_starved_ticks);
+    assert_eq!((c.jitter_underflow, c.input_delay_mode), (0, 0));
+    // The core's default late policy is adaptive (substitute a short gap, then wait).
+    assert_eq!(rs.relay.jitter.late, tickwire::core::jitter::LatePolicy::Adaptive { substitute_run: 2 });
+    assert_eq!(c.jitter_late_policy, tw_late_policy::Adaptive as u32);
+    assert_eq!(c.catchup_ticks, rc.max_catchup_ticks);
+    assert_eq!(u64::from(c.slot_timeout_ms) * 1000, rs.reconnect_timeout_us);
+    assert_eq!(u64::from(c.hello_timeout_ms) * 1000, rs.hello_timeout_us);
+    assert_eq!(u64::from(c.reconnect_window_ms) * 1000, rc.reconnect_window_us);
+    assert_eq!(c.step_history as usize, rs.relay.step_history);
 }
 
 #[test]

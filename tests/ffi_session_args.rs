@@ -1,8 +1,9 @@
 //! Argument and state checking of every `tw_session_*` export: NULL pointers, unknown
-//! struct sizes, bad config fields, the reserved relay modes, calls in the wrong mode
-//! or phase, bad players and sizes, request accessors with no (or the wrong) current
-//! request, the buffer contract, and poisoning after a panic. Failures return the
-//! documented code, name the function in the last error, and write no output.
+//! struct sizes, bad config fields (the relay fields in the relay modes), calls in the
+//! wrong mode or phase, bad players, addresses and sizes, request accessors with no (or
+//! the wrong) current request, the buffer contract, and poisoning after a panic.
+//! Failures return the documented code, name the function in the last error, and write
+//! no output.
 
 mod common;
 
@@ -80,15 +81,13 @@ fn config_and_create_reject_bad_arguments() {
     let cases: Vec<(tw_result, &str, Edit)> = vec![
         (tw_result::VersionMismatch, "struct_size is 319", Box::new(|c| c.struct_size = 319)),
         (tw_result::VersionMismatch, "host.struct_size is 0", Box::new(|c| c.host.struct_size = 0)),
-        (tw_result::InvalidArgument, "TW_SESSION_MODE_RELAY_SERVER", Box::new(|c| c.mode = 5)),
-        (tw_result::InvalidArgument, "TW_SESSION_MODE_RELAY_CLIENT", Box::new(|c| c.mode = 6)),
         (tw_result::InvalidArgument, "mode 0 is not", Box::new(|c| c.mode = 0)),
         (tw_result::InvalidArgument, "mode 7 is not", Box::new(|c| c.mode = 7)),
         (tw_result::InvalidArgument, "tick_rate_hz", Box::new(|c| c.tick_rate_hz = 0.0)),
         (tw_result::InvalidArgument, "tick_rate_hz", Box::new(|c| c.tick_rate_hz = f64::NAN)),
         (tw_result::InvalidArgument, "tick_rate_hz", Box::new(|c| c.tick_rate_hz = 20_000.0)),
         (tw_result::InvalidArgument, "prediction 2", Box::new(|c| c.prediction = 2)),
-        (tw_result::InvalidArgument, "reserved", Box::new(|c| c.reserved[87] = 1)),
+        (tw_result::InvalidArgument, "reserved", Box::new(|c| c.reserved[19] = 1)),
         (tw_result::InvalidArgument, "reserved", Box::new(|c| c.reserved0 = 1)),
         (tw_result::InvalidArgument, "bind_address", Box::new(|c| c.bind_address[0] = b'x' as c_char)),
         (tw_result::InvalidArgument, "NUL-terminated", Box::new(|c| c.bind_address = [b'1' as c_char; 64])),
@@ -115,6 +114,57 @@ fn config_and_create_reject_bad_arguments() {
         let r = try_create(&cfg).err().unwrap_or_else(|| panic!("{needle}: accepted"));
         assert_err(r, code, "tw_session_create", needle);
     }
+    // The relay fields, checked in the relay modes.
+    let server = |edit: fn(&mut tw_session_config)| -> tw_session_config {
+        let mut c = config(tw_session_mode::RelayServer, 4);
+        edit(&mut c);
+        c
+    };
+    let client = |edit: fn(&mut tw_session_config)| -> tw_session_config {
+        let mut c = config(tw_session_mode::RelayClient, 4);
+        edit(&mut c);
+        c
+    };
+    let relay_cases: Vec<(&str, tw_session_config)> = vec![
+        ("server_send_interval 0", server(|c| c.server_send_interval = 0)),
+        ("server_send_interval 61", client(|c| c.server_send_interval = 61)),
+        ("jitter_max_depth 0", server(|c| c.jitter_max_depth = 0)),
+        ("jitter_hard_cap 7 is not in 8..=4096", server(|c| {
+            c.jitter_max_depth = 8;
+            c.jitter_hard_cap = 7
+        })),
+        ("jitter_max_starved_ticks 0", server(|c| c.jitter_max_starved_ticks = 0)),
+        ("jitter_underflow 2", server(|c| c.jitter_underflow = 2)),
+        ("jitter_late_policy 3", server(|c| c.jitter_late_policy = 3)),
+        ("slot_timeout_ms 0", server(|c| c.slot_timeout_ms = 0)),
+        ("hello_timeout_ms 0", server(|c| c.hello_timeout_ms = 0)),
+        ("step_history 0", server(|c| c.step_history = 0)),
+        ("max_players 65", server(|c| c.num_players = 65)),
+        ("client_send_interval 0", client(|c| c.client_send_interval = 0)),
+        ("max_prediction 0 is not in 1..=64", client(|c| c.max_prediction = 0)),
+        ("input_delay 33", client(|c| c.input_delay = 33)),
+        ("late_rate 0", client(|c| c.late_rate = 0.0)),
+        ("late_rate NaN", client(|c| c.late_rate = f64::NAN)),
+        ("input_delay_mode 2", client(|c| c.input_delay_mode = 2)),
+        ("input_delay_rtt_percent 401", client(|c| c.input_delay_rtt_percent = 401)),
+        ("input_delay_max 33", client(|c| c.input_delay_max = 33)),
+        ("catchup_ticks 0", client(|c| c.catchup_ticks = 0)),
+        ("max_players 65", client(|c| c.num_players = 65)),
+        ("input_size 65", client(|c| c.input_size = 65)),
+        ("bind_address", client(|c| c.bind_address[0] = b'x' as c_char)),
+    ];
+    for (needle, cfg) in relay_cases {
+        let r = try_create(&cfg).err().unwrap_or_else(|| panic!("{needle}: accepted"));
+        assert_err(r, tw_result::InvalidArgument, "tw_session_create", needle);
+    }
+    // The other modes ignore the relay fields (a caller built against the header
+    // before them passes zeros there).
+    let mut cfg = config(tw_session_mode::P2p, 2);
+    cfg.late_rate = 0.0;
+    cfg.server_send_interval = 0;
+    cfg.jitter_underflow = 9;
+    cfg.catchup_ticks = 0;
+    create(&cfg);
     // SYNCTEST and REPLAY have no socket: their bind address is not even read.
     let mut cfg = config(tw_session_mode::Synctest, 2);
     cfg.bind_address[0] = b'x' as c_char;
@@ -170,6 +220,9 @@ fn every_session_call_rejects_a_null_session() {
             ("tw_session_start_recording", tw_session_start_recording(null, ptr::null(), 0)),
             ("tw_session_copy_replay", tw_session_copy_replay(null, b.as_mut_ptr().cast(), 8, &mut n)),
             ("tw_session_save_replay", tw_session_save_replay(null, a.as_ptr())),
+            ("tw_session_set_server", tw_session_set_server(null, a.as_ptr())),
+            ("tw_session_request_snapshot", tw_session_request_snapshot(null)),
+            ("tw_session_player_stats", tw_session_player_stats(null, 0, ptr::null_mut())),
         ]
     };
     for (name, r) in calls {
@@ -332,7 +385,7 @@ fn the_loop_checks_inputs_requests_and_answers() {
         assert_eq!(tw_session_confirm_save(s.0, 0, 42), tw_result::Ok);
         assert_eq!(tw_session_poll_request(s.0, &mut r), tw_result::Ok);
         assert_eq!((r.kind, r.tick, r.num_players, r.input_size, r.data_len), (tw_request_kind::Advance as u32, 0, 1, 2, 2));
-        // The local input is final: the first simulation of the tick is authoritative.
+        // A lone player's own input is final: the tick is authoritative, not predicted.
         assert_eq!(r.flags, TW_REQUEST_FLAG_AUTHORITATIVE);
         // The buffer contract: too small keeps the data and gives the size.
         assert_err(tw_session_request_inputs(s.0, buf.as_mut_ptr().cast(), 1, &mut n), tw_result::BufferTooSmall, "tw_session_request_inputs", "2 bytes");
@@ -388,6 +441,7 @@ fn the_loop_checks_inputs_requests_and_answers() {
         assert_eq!(tw_session_get_stats(s.0, st.as_mut_ptr()), tw_result::Ok);
         let st = st.assume_init();
         assert_eq!((st.running, st.current_tick, st.input_delay, st.mode), (1, 1, 2, tw_session_mode::P2p as u32));
+        assert_eq!((st.local_player, st.players, st.rtt_us, st.lead_ticks), (0, 0, 0.0, 0.0), "no relay figures in P2P");
     }
 }
 
@@ -420,4 +474,138 @@ fn a_panic_poisons_the_session() {
         assert_err(tw_session_ticks_due(s.0, &mut u), tw_result::Panic, "tw_session_ticks_due", "unusable after an earlier panic");
         assert_eq!(tw_debug_session_panic(ptr::null_mut()), tw_result::NullArgument);
     }
+}
+
+/// Runs `sessions`' engine loops (no engine state: requests are polled and saves
+/// confirmed with a dummy checksum) until `done` or 5 s.
+fn pump_until(sessions: &[*mut tw_session], mut done: impl FnMut() -> bool) {
+    let end = std::time::Instant::now() + std::time::Duration::from_secs(5);
+    while !done() {
+        assert!(std::time::Instant::now() < end, "timed out");
+        for &s in sessions {
+            let mut n = 0u32;
+            // SAFETY: live sessions, valid pointers.
+            unsafe {
+                assert_eq!(tw_session_ticks_due(s, &mut n), tw_result::Ok, "{}", last_error());
+                for _ in 0..n {
+                    let mut st = std::mem::MaybeUninit::<tw_session_stats>::uninit();
+                    assert_eq!(tw_session_get_stats(s, st.as_mut_ptr()), tw_result::Ok);
+                    if st.assume_init().mode == tw_session_mode::RelayClient as u32 {
+                        assert_eq!(tw_session_push_input(s, TW_LOCAL_PLAYER, [0u8; 2].as_ptr().cast(), 2), tw_result::Ok);
+                    }
+                    let _ = tw_session_advance(s);
+                    let mut r = tw_request::zeroed();
+                    while tw_session_poll_request(s, &mut r) == tw_result::Ok {
+                        if r.kind == tw_request_kind::Save as u32 {
+                            assert_eq!(tw_session_confirm_save(s, r.tick, 7), tw_result::Ok);
+                        } else if r.kind == tw_request_kind::DumpState as u32 {
+                            assert_eq!(tw_session_provide_state(s, r.tick, [0u8; 4].as_ptr().cast(), 4), tw_result::Ok);
+                        }
+                    }
+                }
+                let mut e = tw_session_event::zeroed();
+                while tw_session_poll_event(s, &mut e) == tw_result::Ok {}
+            }
+        }
+        std::thread::sleep(std::time::Duration::from_millis(2));
+    }
+}
+
+#[test]
+fn relay_calls_check_mode_phase_and_arguments() {
+    let server = create(&config(tw_session_mode::RelayServer, 4));
+    let client = create(&config(tw_session_mode::RelayClient, 4));
+    let p2p = create(&config(tw_session_mode::P2p, 2));
+    let buf = [0u8; 8];
+    let mut u = 77u32;
+    let mut st = std::mem::MaybeUninit::<tw_relay_player_stats>::uninit();
+    // SAFETY (whole test): live sessions and valid pointers.
+    unsafe {
+        // Setup: the server's address, on a client only, before start only.
+        let good = c("127.0.0.1:4000");
+        assert_err(tw_session_set_server(p2p.0, good.as_ptr()), tw_result::InvalidState, "tw_session_set_server", "not available in P2p mode");
+        assert_err(tw_session_set_server(server.0, good.as_ptr()), tw_result::InvalidState, "tw_session_set_server", "RelayServer mode");
+        assert_err(tw_session_set_server(client.0, ptr::null()), tw_result::NullArgument, "tw_session_set_server", "address is NULL");
+        assert_err(tw_session_set_server(client.0, c("127.0.0.1").as_ptr()), tw_result::InvalidArgument, "tw_session_set_server", "not an IP address");
+        for text in ["0.0.0.0:4000", "127.0.0.1:0"] {
+            assert_err(tw_session_set_server(client.0, c(text).as_ptr()), tw_result::InvalidArgument, "tw_session_set_server", "concrete IP");
+        }
+        assert_err(tw_session_set_server(client.0, c("[::1]:4000").as_ptr()), tw_result::InvalidArgument, "tw_session_set_server", "cannot reach IPv6");
+        assert_err(tw_session_start(client.0), tw_result::InvalidState, "tw_session_start", "server's address");
+        // Not started yet.
+        assert_err(tw_session_push_input(client.0, TW_LOCAL_PLAYER, buf.as_ptr().cast(), 2), tw_result::InvalidState, "tw_session_push_input", "not started");
+        assert_err(tw_session_request_snapshot(client.0), tw_result::InvalidState, "tw_session_request_snapshot", "not started");
+        // The slots are known from creation: the server saves 2, the client
+        // max_prediction + catchup_ticks + 4 = 8 + 16 + 4.
+        assert_eq!(tw_session_state_slots(server.0, &mut u), tw_result::Ok);
+        assert_eq!(u, 2);
+        assert_eq!(tw_session_state_slots(client.0, &mut u), tw_result::Ok);
+        assert_eq!(u, 28);
+        // A prediction set before start is kept; a wrong one refused.
+        assert_eq!(tw_session_set_prediction(client.0, 1, buf.as_ptr().cast(), 2), tw_result::Ok, "{}", last_error());
+        assert_err(tw_session_set_prediction(client.0, 1, buf.as_ptr().cast(), 3), tw_result::InvalidArgument, "tw_session_set_prediction", "3 bytes");
+        assert_err(tw_session_set_prediction(client.0, 4, buf.as_ptr().cast(), 2), tw_result::InvalidArgument, "tw_session_set_prediction", "player 4");
+        assert_err(tw_session_set_prediction(server.0, 1, ptr::null(), 0), tw_result::InvalidState, "tw_session_set_prediction", "RelayServer mode");
+
+        assert_eq!(tw_session_start(server.0), tw_result::Ok, "{}", last_error());
+        let mut n = 0usize;
+        let mut addr = [0 as c_char; 64];
+        assert_eq!(tw_session_local_address(server.0, addr.as_mut_ptr(), addr.len(), &mut n), tw_result::Ok);
+        assert_eq!(tw_session_set_server(client.0, addr.as_ptr()), tw_result::Ok, "{}", last_error());
+        assert_eq!(tw_session_start(client.0), tw_result::Ok, "{}", last_error());
+        assert_err(tw_session_set_server(client.0, good.as_ptr()), tw_result::InvalidState, "tw_session_set_server", "before the session is started");
+
+        // The server has no player of its own, provides state only when asked, and
+        // has per-player figures only for connected players.
+        assert_err(tw_session_push_input(server.0, 0, buf.as_ptr().cast(), 2), tw_result::InvalidState, "tw_session_push_input", "not available in RelayServer mode");
+        assert_err(tw_session_push_input(server.0, TW_LOCAL_PLAYER, buf.as_ptr().cast(), 2), tw_result::InvalidArgument, "tw_session_push_input", "does not exist");
+        assert_err(tw_session_provide_state(server.0, 5, buf.as_ptr().cast(), 4), tw_result::InvalidArgument, "tw_session_provide_state", "tick 5 was not requested");
+        assert_err(tw_session_confirm_save(server.0, 5, 1), tw_result::InvalidArgument, "tw_session_confirm_save", "tick 5 was not requested");
+        assert_err(tw_session_request_snapshot(server.0), tw_result::InvalidState, "tw_session_request_snapshot", "RelayServer mode");
+        assert_err(tw_session_player_stats(server.0, 0, ptr::null_mut()), tw_result::NullArgument, "tw_session_player_stats", "out_stats is NULL");
+        assert_err(tw_session_player_stats(server.0, 4, st.as_mut_ptr()), tw_result::InvalidArgument, "tw_session_player_stats", "player 4 does not exist");
+        assert_eq!(tw_session_player_stats(server.0, 0, st.as_mut_ptr()), tw_result::Empty, "nobody has joined yet");
+        assert_err(tw_session_player_peer(server.0, 0, &mut u), tw_result::InvalidState, "tw_session_player_peer", "no connection");
+        assert_err(tw_session_set_input_delay(server.0, 1), tw_result::InvalidState, "tw_session_set_input_delay", "RelayServer mode");
+        assert_err(tw_session_start_recording(server.0, ptr::null(), 0), tw_result::InvalidState, "tw_session_start_recording", "RelayServer mode");
+        // The client: per-player server figures and peers are not its business; its
+        // input names its own slot, which it does not have yet.
+        assert_err(tw_session_player_stats(client.0, 0, st.as_mut_ptr()), tw_result::InvalidState, "tw_session_player_stats", "RelayClient mode");
+        assert_err(tw_session_player_peer(client.0, 0, &mut u), tw_result::InvalidState, "tw_session_player_peer", "one connection");
+        assert_err(tw_session_provide_state(client.0, 0, buf.as_ptr().cast(), 4), tw_result::InvalidState, "tw_session_provide_state", "RelayClient mode");
+        assert_err(tw_session_push_input(client.0, 0, buf.as_ptr().cast(), 2), tw_result::InvalidArgument, "tw_session_push_input", "not been given a player slot yet");
+        assert_err(tw_session_push_input(client.0, TW_LOCAL_PLAYER, buf.as_ptr().cast(), 3), tw_result::InvalidArgument, "tw_session_push_input", "input of 3 bytes, expected 2");
+        assert_err(tw_session_push_input(client.0, TW_LOCAL_PLAYER, ptr::null(), 2), tw_result::NullArgument, "tw_session_push_input", "input is NULL");
+        assert_err(tw_session_request_snapshot(client.0), tw_result::InvalidState, "tw_session_request_snapshot", "not joined yet");
+        assert_eq!(tw_session_advance(client.0), tw_result::NotSynchronized, "no tick due before the server's first update");
+    }
+    // Once joined: its own slot is accepted as the player, another is not.
+    let client_stats = |s: *mut tw_session| {
+        let mut st = std::mem::MaybeUninit::<tw_session_stats>::uninit();
+        // SAFETY: live session, writable storage.
+        assert_eq!(unsafe { tw_session_get_stats(s, st.as_mut_ptr()) }, tw_result::Ok);
+        // SAFETY: written on success.
+        unsafe { st.assume_init() }
+    };
+    assert_eq!(client_stats(client.0).local_player, TW_NO_PLAYER);
+    pump_until(&[server.0, client.0], || client_stats(client.0).running == 1);
+    let me = client_stats(client.0).local_player;
+    assert!(me < 4);
+    // SAFETY: live sessions and valid pointers.
+    unsafe {
+        assert_eq!(tw_session_push_input(client.0, me, buf.as_ptr().cast(), 2), tw_result::Ok, "{}", last_error());
+        let other = (me + 1) % 4;
+        assert_err(tw_session_push_input(client.0, other, buf.as_ptr().cast(), 2), tw_result::InvalidArgument, "tw_session_push_input", "not this relay client's player");
+        assert_eq!(tw_session_request_snapshot(client.0), tw_result::Ok, "{}", last_error());
+        assert_eq!(tw_session_player_stats(server.0, me, st.as_mut_ptr()), tw_result::Ok);
+        let ps = st.assume_init();
+        assert_eq!(ps.player, me);
+        let mut peer = 0;
+        assert_eq!(tw_session_player_peer(server.0, me, &mut peer), tw_result::Ok);
+        assert_eq!(peer, ps.peer);
+        assert_eq!(tw_session_player_stats(server.0, other, st.as_mut_ptr()), tw_result::Empty);
+    }
+    // The resync completes: joined and synchronized again.
+    pump_until(&[server.0, client.0], || client_stats(client.0).running == 1);
+    assert_eq!(client_stats(client.0).resyncs, 1);
 }

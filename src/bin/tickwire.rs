@@ -10,6 +10,8 @@
 mod args;
 #[path = "tickwire/bench.rs"]
 mod bench;
+#[path = "tickwire/boxes.rs"]
+mod boxes;
 #[path = "tickwire/demo.rs"]
 mod demo;
 
@@ -20,8 +22,12 @@ use args::{Args, UsageError};
 const USAGE: &str = "\
 usage:
   tickwire demo [--clients N] [--seconds S] [--latency-ms MS] [--jitter-ms MS] [--loss-pct P]
-      One server and N clients in this process over 127.0.0.1, each side sending an
-      unreliable and a reliable message every 16.7 ms tick through the link simulator.
+      A relay match in this process: a server and N clients (tw_session's relay modes,
+      each with its own socket on 127.0.0.1 and the link simulator) play a small game
+      at 60 Hz, the clients predicting ahead of the server. A net-graph line per client
+      every second (RTT, lead, server buffer, prediction distance, re-simulated ticks,
+      late inputs); at the end every client's state is compared with the server's at
+      every tick (exit 1 if any differ). S seconds of play after the clients join.
       Defaults: --clients 4 --seconds 10 --latency-ms 40 --jitter-ms 5 --loss-pct 2
       (latency, jitter and loss apply to each direction).
   tickwire bench loopback [--messages N]

@@ -1,10 +1,10 @@
-//! `tw_session`: the engine-facing session object (P2P, synctest, spectator, replay):
-//! creation, setup and destruction. The per-frame calls are in `session_loop`, the
+//! `tw_session`: the engine-facing session object (P2P, synctest, spectator, replay,
+//! relay server and client): creation, setup and destruction. The per-frame calls are in `session_loop`, the
 //! byte copies (request data, desync dumps, replays) in `session_data`.
 //!
 //! Lifecycle: `tw_session_create`, setup (players, spectators, watched host, replay,
-//! link simulator), `tw_session_start`, then the engine loop every frame, and
-//! `tw_session_destroy`.
+//! relay server address, link simulator), `tw_session_start`, then the engine loop
+//! every frame, and `tw_session_destroy`.
 
 use std::ffi::{c_char, c_void};
 use std::panic::{AssertUnwindSafe, catch_unwind, resume_unwind};
@@ -17,9 +17,9 @@ use super::session_config::tw_session_config;
 use crate::core::rollback::SessionError;
 use crate::runtime::session::{Session, SessionFailure};
 
-/// A session: a rollback core (and, in P2P and SPECTATOR mode, a socket with its
-/// network thread). Opaque; created by `tw_session_create`, destroyed by
-/// `tw_session_destroy`.
+/// A session: a rollback or relay core (and, in P2P, SPECTATOR and the RELAY modes, a
+/// socket with its network thread). Opaque; created by `tw_session_create`, destroyed
+/// by `tw_session_destroy`.
 pub struct tw_session {
     pub(crate) session: Session,
     pub(crate) mode: u32,
@@ -75,10 +75,11 @@ pub(crate) fn arg_player(s: &tw_session, player: u32) -> FfiResult<usize> {
     Ok(p)
 }
 
-/// Creates a session from `config`. In P2P and SPECTATOR mode this binds the UDP
-/// socket (`config->bind_address`) and starts its network thread; SYNCTEST and REPLAY
-/// have no socket. Then: add players (P2P), spectators (P2P), the watched host
-/// (SPECTATOR) or the replay (REPLAY), and call `tw_session_start`.
+/// Creates a session from `config`. In P2P, SPECTATOR, RELAY_SERVER and RELAY_CLIENT
+/// mode this binds the UDP socket (`config->bind_address`) and starts its network
+/// thread; SYNCTEST and REPLAY have no socket. Then: add players (P2P), spectators
+/// (P2P), the watched host (SPECTATOR), the replay (REPLAY) or the server's address
+/// (RELAY_CLIENT), and call `tw_session_start`.
 ///
 /// Ownership: on success `*out_session` receives a new session that the caller owns
 /// and must release with `tw_session_destroy`. `config` is only read during the call.
@@ -87,7 +88,7 @@ pub(crate) fn arg_player(s: &tw_session, player: u32) -> FfiResult<usize> {
 ///
 /// Returns `TW_RESULT_OK`; `TW_RESULT_NULL_ARGUMENT`; `TW_RESULT_VERSION_MISMATCH`
 /// (`struct_size` or `host.struct_size` unknown); `TW_RESULT_INVALID_ARGUMENT` (a field
-/// out of range, an unknown mode, the reserved RELAY modes, a bad bind address);
+/// out of range, an unknown mode, a bad bind address);
 /// `TW_RESULT_ADDRESS_IN_USE`; `TW_RESULT_IO`; `TW_RESULT_PANIC`.
 ///
 /// # Safety
@@ -248,6 +249,31 @@ pub unsafe extern "C" fn tw_session_spectate(session: *mut tw_session, address: 
     })
 }
 
+/// RELAY_CLIENT, before `tw_session_start`: the relay server to join, at `address` (IP
+/// and port as text, e.g. `"192.0.2.7:7000"`). `tw_session_start` connects.
+///
+/// Ownership: `address` is only read during the call.
+/// Thread-safety: a session is used from one thread at a time (it may move between
+/// threads between calls).
+///
+/// Returns `TW_RESULT_OK`; `TW_RESULT_NULL_ARGUMENT`; `TW_RESULT_INVALID_ARGUMENT`
+/// (unparsable address, port 0, an unspecified IP, an address family the socket
+/// cannot reach); `TW_RESULT_INVALID_STATE` (not RELAY_CLIENT, or started);
+/// `TW_RESULT_PANIC`.
+///
+/// # Safety
+/// `session` must be NULL or a live handle. `address` must be NULL or a
+/// NUL-terminated string.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn tw_session_set_server(session: *mut tw_session, address: *const c_char) -> tw_result {
+    with_session("tw_session_set_server", session, |s| {
+        // SAFETY: NULL or NUL-terminated per the contract.
+        let addr = unsafe { arg_addr(address, "address") }?;
+        s.session.set_server(addr).map_err(session_failure)?;
+        Ok(tw_result::Ok)
+    })
+}
+
 /// REPLAY, before `tw_session_start`: the replay to play, as the bytes of a replay
 /// file (`tw_session_copy_replay` / `tw_session_save_replay` of a P2P session). Its
 /// player count and input size must match the config.
@@ -297,7 +323,7 @@ pub unsafe extern "C" fn tw_session_load_replay_file(session: *mut tw_session, p
     })
 }
 
-/// P2P and SPECTATOR: turns the link simulator for one direction
+/// P2P, SPECTATOR and the RELAY modes: turns the link simulator for one direction
 /// (`TW_DIRECTION_OUTBOUND` / `TW_DIRECTION_INBOUND`) on with `config`, or off when
 /// `config` is NULL, exactly as `tw_host_set_link_sim`. Any time.
 ///
@@ -339,7 +365,9 @@ pub unsafe extern "C" fn tw_session_set_link_sim(
 /// player; the connections are made (the `TW_SESSION_EVENT_KIND_PEER_CONNECTED`
 /// events follow) and the match starts once every peer is heard
 /// (`TW_SESSION_EVENT_KIND_SYNCHRONIZED`). SPECTATOR: connects to the watched host.
-/// SYNCTEST and REPLAY run at once.
+/// SYNCTEST and REPLAY run at once. RELAY_SERVER: starts its clock and accepts
+/// clients (PLAYER_JOINED events follow). RELAY_CLIENT: connects to the server
+/// (PEER_CONNECTED, JOINED, SYNCHRONIZED follow).
 ///
 /// Ownership: the library keeps no pointer passed here after the call; outputs are
 /// caller memory, written only on success.
@@ -347,8 +375,8 @@ pub unsafe extern "C" fn tw_session_set_link_sim(
 /// threads between calls).
 ///
 /// Returns `TW_RESULT_OK`; `TW_RESULT_NULL_ARGUMENT`; `TW_RESULT_INVALID_STATE` (already
-/// started, a player missing, no local player, no watched host, no replay loaded);
-/// `TW_RESULT_PANIC`.
+/// started, a player missing, no local player, no watched host, no replay loaded, no
+/// server address); `TW_RESULT_PANIC`.
 ///
 /// # Safety
 /// `session` must be NULL or a live handle.
@@ -360,10 +388,10 @@ pub unsafe extern "C" fn tw_session_start(session: *mut tw_session) -> tw_result
     })
 }
 
-/// P2P and SPECTATOR: copies the address the socket is bound to, NUL-terminated (the
-/// real port when bound to port 0). `*out_len` is the text's length with its NUL: on
-/// success the bytes written, on `TW_RESULT_BUFFER_TOO_SMALL` the size needed. 64
-/// bytes are always enough.
+/// P2P, SPECTATOR and the RELAY modes: copies the address the socket is bound to,
+/// NUL-terminated (the real port when bound to port 0). `*out_len` is the text's
+/// length with its NUL: on success the bytes written, on `TW_RESULT_BUFFER_TOO_SMALL`
+/// the size needed. 64 bytes are always enough.
 ///
 /// Ownership: the library keeps no pointer passed here after the call; outputs are
 /// caller memory, written only on success.
@@ -392,7 +420,7 @@ pub unsafe extern "C" fn tw_session_local_address(
             return Err(Failure::null("buf"));
         }
         let addr = s.session.local_addr().ok_or_else(|| {
-            Failure::new(tw_result::InvalidState, "this mode has no socket (only P2P and SPECTATOR sessions bind one)")
+            Failure::new(tw_result::InvalidState, "this mode has no socket (SYNCTEST and REPLAY sessions bind none)")
         })?;
         let text = addr.to_string();
         let needed = text.len() + 1;

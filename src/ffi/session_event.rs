@@ -4,8 +4,12 @@ use std::ffi::c_char;
 use std::mem::size_of;
 
 use super::error::copy_c_string;
+use super::event::tw_disconnect_reason;
 use super::guard;
+use crate::core::jitter::KickReason;
 use crate::core::rollback::Event;
+use crate::core::session::relay_client_session::ClientSessionEvent;
+use crate::core::session::relay_server_session::{KickCause, RejectReason, ServerSessionEvent};
 use crate::runtime::session::SessionEvent;
 
 /// `tw_session_event_peer.player` when no player is behind the connection (a spectator,
@@ -19,7 +23,9 @@ pub const TW_NO_PLAYER: u32 = 0xFFFF_FFFF;
 pub enum tw_session_event_kind {
     /// Never written by the library.
     None = 0,
-    /// Every peer has been heard from; ticks start being due. No data.
+    /// Every peer has been heard from; ticks start being due. No data. RELAY_CLIENT:
+    /// caught up with the server after joining; from now on the engine sees predicted
+    /// ticks (`data.tick.tick` is the authoritative tick).
     Synchronized = 1,
     /// A connection is up: a remote player's peer, a spectator or the watched host
     /// (`data.peer`).
@@ -40,6 +46,8 @@ pub enum tw_session_event_kind {
     /// consistency can no longer be guaranteed.
     RollbackTooFar = 8,
     /// The checksums of a confirmed tick differ from `peer`'s (`data.desync`).
+    /// RELAY_CLIENT: its authoritative state at the start of `data.desync.tick` differs
+    /// from the server's (`peer` is the server); `tw_session_request_snapshot` recovers.
     Desync = 9,
     /// A desync dump is ready: `tw_session_take_desync_dump` or
     /// `tw_session_write_desync_dump` (`data.tick.tick` is the desync's tick).
@@ -49,9 +57,76 @@ pub enum tw_session_event_kind {
     /// A spectator (`peer`) fell too far behind and was dropped.
     SpectatorDropped = 12,
     /// A connection from an address nobody registered was refused and closed (`peer`).
+    /// RELAY_SERVER: a client was refused (`data.rejected.reason`).
     ConnectionRejected = 13,
     /// The network thread died (`data.fatal`): destroy the session.
     Fatal = 14,
+    /// RELAY_SERVER and RELAY_CLIENT: a player is in the canonical steps from
+    /// `data.relay.tick` on (`data.relay.player`). Server: a new client took a free
+    /// slot (`peer` is its connection). Client: another player appeared.
+    PlayerJoined = 15,
+    /// RELAY_SERVER: a player came back on a new connection with its token and has its
+    /// old slot again (`data.relay`; `peer` is the new connection). A snapshot for it
+    /// is asked for with a DUMP_STATE request.
+    PlayerReconnected = 16,
+    /// RELAY_SERVER and RELAY_CLIENT: a player is gone from the canonical steps from
+    /// `data.relay.tick` on. Server: its connection dropped (`data.relay.reason` is a
+    /// `tw_disconnect_reason`); its slot waits `slot_timeout_ms` for it.
+    PlayerLeft = 17,
+    /// RELAY_SERVER: a dropped player did not come back in time: its slot is free and
+    /// its token void (`data.relay.player`).
+    PlayerSlotFreed = 18,
+    /// RELAY_SERVER: a player was removed and its connection closed
+    /// (`data.relay.reason` is a `tw_kick_reason`, `peer` its connection).
+    PlayerKicked = 19,
+    /// RELAY_CLIENT: the server's snapshot arrived: this client is player
+    /// `data.relay.player` from tick `data.relay.tick` on (`data.relay.reconnect`:
+    /// back in its old slot after a drop). The advance that raised it handed out the
+    /// RESTORE request of that tick; the catch-up follows, then SYNCHRONIZED.
+    Joined = 20,
+    /// RELAY_CLIENT: the connection to the server dropped (`data.relay.reason`); the
+    /// client reconnects by itself within `reconnect_window_ms` (JOINED with
+    /// `reconnect` set when it is back).
+    Reconnecting = 21,
+    /// RELAY_CLIENT: the predicted timeline was dropped at `data.relay.tick` and a
+    /// new snapshot asked for (after `tw_session_request_snapshot`, or when steps it
+    /// needed never came); JOINED follows.
+    Resyncing = 22,
+    /// RELAY_CLIENT: the connection to the server is gone for good
+    /// (`data.relay.reason`, a `tw_disconnect_reason`): no more ticks; destroy the
+    /// session.
+    ServerLost = 23,
+}
+
+/// Why a relay server removed a player (`tw_session_event_relay.reason` of
+/// PLAYER_KICKED).
+#[repr(u32)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum tw_kick_reason {
+    /// Its input queue passed `jitter_hard_cap` (far ahead, or flooding).
+    Overflow = 1,
+    /// No input for `jitter_max_starved_ticks` ticks in a row (it cannot keep up).
+    Starved = 2,
+    /// It needed a canonical step older than `step_history` (it cannot catch up).
+    FellBehind = 3,
+}
+
+/// Why a connection was refused (`tw_session_event_rejected.reason`).
+#[repr(u32)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum tw_reject_reason {
+    /// P2P and SPECTATOR: nobody registered the connection's address.
+    UnexpectedAddress = 0,
+    /// RELAY_SERVER: its Hello did not decode.
+    Malformed = 1,
+    /// RELAY_SERVER: a client for another game (another input size or player count).
+    WrongGame = 2,
+    /// RELAY_SERVER: a token no slot has (forged, or its slot was freed).
+    BadToken = 3,
+    /// RELAY_SERVER: every slot is taken.
+    Full = 4,
+    /// RELAY_SERVER: no Hello within `hello_timeout_ms`.
+    NoHello = 5,
 }
 
 /// PEER_CONNECTED, PEER_INTERRUPTED, PEER_RESUMED, PEER_DISCONNECTED.
@@ -113,6 +188,33 @@ pub struct tw_session_event_mismatch {
     pub actual_checksum: u64,
 }
 
+/// The relay events: PLAYER_JOINED, PLAYER_RECONNECTED, PLAYER_LEFT,
+/// PLAYER_SLOT_FREED, PLAYER_KICKED, JOINED, RECONNECTING, RESYNCING, SERVER_LOST.
+#[repr(C)]
+#[derive(Debug, Clone, Copy)]
+pub struct tw_session_event_relay {
+    /// The player slot concerned (JOINED: this client's), or `TW_NO_PLAYER`
+    /// (RECONNECTING, RESYNCING and SERVER_LOST).
+    pub player: u32,
+    /// The tick concerned: the first tick with (joins) or without (departures) the
+    /// player; RESYNCING: the authoritative tick dropped; otherwise the next tick.
+    pub tick: u32,
+    /// PLAYER_LEFT (server), RECONNECTING, SERVER_LOST: a `tw_disconnect_reason`;
+    /// PLAYER_KICKED: a `tw_kick_reason`; else 0.
+    pub reason: u32,
+    /// JOINED: 1 if this is the client's old slot, back after a dropped connection;
+    /// else 0.
+    pub reconnect: u32,
+}
+
+/// CONNECTION_REJECTED.
+#[repr(C)]
+#[derive(Debug, Clone, Copy)]
+pub struct tw_session_event_rejected {
+    /// A `tw_reject_reason`.
+    pub reason: u32,
+}
+
 /// FATAL.
 #[repr(C)]
 #[derive(Debug, Clone, Copy)]
@@ -130,6 +232,8 @@ pub union tw_session_event_data {
     pub tick: tw_session_event_tick,
     pub desync: tw_session_event_desync,
     pub synctest_mismatch: tw_session_event_mismatch,
+    pub relay: tw_session_event_relay,
+    pub rejected: tw_session_event_rejected,
     pub fatal: tw_session_event_fatal,
     /// Fixes the size and alignment, so new kinds never change `sizeof(tw_session_event)`.
     pub reserved: [u64; 15],
@@ -147,6 +251,81 @@ pub struct tw_session_event {
     pub data: tw_session_event_data,
 }
 
+fn relay(player: u32, tick: u32, reason: u32, reconnect: bool) -> tw_session_event_relay {
+    tw_session_event_relay { player, tick, reason, reconnect: u32::from(reconnect) }
+}
+
+fn disconnect(r: crate::core::transport::DisconnectReason) -> u32 {
+    tw_disconnect_reason::from(r) as u32
+}
+
+/// Fills `out` with a relay server event; returns its kind and connection.
+fn server_event(out: &mut tw_session_event, e: ServerSessionEvent, tick: u32) -> (tw_session_event_kind, u32) {
+    use tw_session_event_kind as K;
+    let (kind, peer, data) = match e {
+        ServerSessionEvent::PlayerJoined { player, peer } => (K::PlayerJoined, peer, relay(player, tick, 0, false)),
+        ServerSessionEvent::PlayerReconnected { player, peer } => (K::PlayerReconnected, peer, relay(player, tick, 0, false)),
+        ServerSessionEvent::PlayerInterrupted { player, reason } => (K::PlayerLeft, 0, relay(player, tick, disconnect(reason), false)),
+        ServerSessionEvent::PlayerLeft { player } => (K::PlayerSlotFreed, 0, relay(player, tick, 0, false)),
+        ServerSessionEvent::PlayerKicked { player, peer, cause } => {
+            let reason = match cause {
+                KickCause::Jitter(KickReason::Overflow) => tw_kick_reason::Overflow,
+                KickCause::Jitter(KickReason::Starved) => tw_kick_reason::Starved,
+                KickCause::FellBehind => tw_kick_reason::FellBehind,
+            };
+            (K::PlayerKicked, peer, relay(player, tick, reason as u32, false))
+        }
+        ServerSessionEvent::ConnectionRejected { peer, reason } => {
+            let reason = match reason {
+                RejectReason::Malformed => tw_reject_reason::Malformed,
+                RejectReason::WrongGame => tw_reject_reason::WrongGame,
+                RejectReason::BadToken => tw_reject_reason::BadToken,
+                RejectReason::Full => tw_reject_reason::Full,
+                RejectReason::NoHello => tw_reject_reason::NoHello,
+            };
+            out.data.rejected = tw_session_event_rejected { reason: reason as u32 };
+            return (K::ConnectionRejected, peer);
+        }
+    };
+    out.data.relay = data;
+    (kind, peer)
+}
+
+/// Fills `out` with a relay client event; returns its kind and connection.
+fn client_event(out: &mut tw_session_event, e: ClientSessionEvent, server: u32) -> (tw_session_event_kind, u32) {
+    use tw_session_event_kind as K;
+    let none = TW_NO_PLAYER;
+    let (kind, data) = match e {
+        ClientSessionEvent::Connected { server } => {
+            out.data.peer = tw_session_event_peer { player: none, reserved0: 0, disconnect_in_us: 0 };
+            return (K::PeerConnected, server);
+        }
+        ClientSessionEvent::Synchronized { tick } => {
+            out.data.tick = tw_session_event_tick { tick };
+            return (K::Synchronized, server);
+        }
+        ClientSessionEvent::Desync { tick, local, remote } => {
+            out.data.desync = tw_session_event_desync { tick, reserved0: 0, local_checksum: local, remote_checksum: remote };
+            return (K::Desync, server);
+        }
+        ClientSessionEvent::Joined { player, tick, reconnect } => (K::Joined, relay(player, tick, 0, reconnect)),
+        ClientSessionEvent::PlayerJoined { player, tick } => (K::PlayerJoined, relay(player, tick, 0, false)),
+        ClientSessionEvent::PlayerLeft { player, tick } => (K::PlayerLeft, relay(player, tick, 0, false)),
+        ClientSessionEvent::Resyncing { tick } => (K::Resyncing, relay(none, tick, 0, false)),
+        // The connection these concern is gone: no peer.
+        ClientSessionEvent::Interrupted { reason } => {
+            out.data.relay = relay(none, 0, disconnect(reason), false);
+            return (K::Reconnecting, 0);
+        }
+        ClientSessionEvent::Disconnected { reason } => {
+            out.data.relay = relay(none, 0, disconnect(reason), false);
+            return (K::ServerLost, 0);
+        }
+    };
+    out.data.relay = data;
+    (kind, server)
+}
+
 impl std::fmt::Debug for tw_session_event {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("tw_session_event").field("kind", &self.kind).field("peer", &self.peer).finish_non_exhaustive()
@@ -159,8 +338,9 @@ impl tw_session_event {
         tw_session_event { kind: 0, peer: 0, data: tw_session_event_data { reserved: [0; 15] } }
     }
 
-    /// The C form of `ev`; `player_of` maps a connection to its lowest player index.
-    pub(crate) fn new(ev: &SessionEvent, player_of: impl Fn(u32) -> Option<usize>) -> Self {
+    /// The C form of `ev`; `player_of` maps a connection to its lowest player index,
+    /// `server` is a relay client's connection to its server (0 if none).
+    pub(crate) fn new(ev: &SessionEvent, player_of: impl Fn(u32) -> Option<usize>, server: u32) -> Self {
         use tw_session_event_kind as K;
         let mut out = tw_session_event::zeroed();
         let peer_data = |peer: u32, disconnect_in_us: u64| tw_session_event_peer {
@@ -227,6 +407,8 @@ impl tw_session_event {
                 }
                 Event::SpectatorDropped { peer } => (K::SpectatorDropped, peer),
             },
+            SessionEvent::RelayServer { event, tick } => server_event(&mut out, event, tick),
+            SessionEvent::RelayClient(e) => client_event(&mut out, e, server),
         };
         out.kind = kind as u32;
         out.peer = peer;

@@ -19,15 +19,23 @@ use super::host::write_out;
 use super::request::tw_request;
 use super::session::{arg_bytes, arg_player, session_failure, tw_session, with_session};
 use super::session_event::tw_session_event;
-use super::session_stats::tw_session_stats;
+use super::session_stats::{tw_relay_player_stats, tw_session_stats};
 use super::stats::tw_peer_stats;
 use crate::core::rollback::AdvanceStatus;
+use crate::runtime::session::Mode;
+
+/// `tw_session_push_input`'s `player` on a RELAY_CLIENT: this client's own player,
+/// whichever slot the server gives it (the slot is not known before JOINED, but the
+/// inputs go to the server from the first due tick on).
+pub const TW_LOCAL_PLAYER: u32 = 0xFFFF_FFFE;
 
 /// Pumps the network (received messages, connections, the core's outgoing messages,
-/// a flush) and sets `*out_ticks` to the number of ticks to simulate now: P2P's tick
-/// clock is dilated by the time sync, the other modes tick at `tick_rate_hz`. Call it
-/// once per engine frame, also while nothing is due (it keeps the session's messages
-/// flowing), then advance that many times. 0 until the session runs.
+/// a flush) and sets `*out_ticks` to the number of ticks to simulate now: P2P's and a
+/// relay client's tick clocks are dilated by their time sync, the relay server's is the
+/// steady master clock, the other modes tick at `tick_rate_hz`. Call it once per
+/// engine frame, also while nothing is due (it keeps the session's messages flowing),
+/// then advance that many times. 0 until the session runs (a relay client: until the
+/// server's first update).
 ///
 /// Thread-safety: one thread at a time per session.
 ///
@@ -55,7 +63,9 @@ pub unsafe extern "C" fn tw_session_ticks_due(session: *mut tw_session, out_tick
 
 /// Gives `player`'s input (`len` must equal `input_size`) for the next
 /// `tw_session_advance`. P2P: local players only (a local player without a new input
-/// repeats its last one); SYNCTEST: every player.
+/// repeats its last one); SYNCTEST: every player; RELAY_CLIENT: this client's own
+/// player, as `TW_LOCAL_PLAYER` or the slot JOINED gave (it goes to the server with
+/// the next advance; a due tick without a new input repeats the last one).
 ///
 /// Ownership: the bytes are copied before the call returns.
 ///
@@ -63,8 +73,9 @@ pub unsafe extern "C" fn tw_session_ticks_due(session: *mut tw_session, out_tick
 /// threads between calls).
 ///
 /// Returns `TW_RESULT_OK`; `TW_RESULT_NULL_ARGUMENT`; `TW_RESULT_INVALID_ARGUMENT` (no
-/// such player, not local, wrong length); `TW_RESULT_INVALID_STATE` (SPECTATOR or
-/// REPLAY mode, not started, or not running yet); `TW_RESULT_PANIC`.
+/// such player, not local, not this relay client's, wrong length);
+/// `TW_RESULT_INVALID_STATE` (SPECTATOR, REPLAY or RELAY_SERVER mode, not started, or
+/// not running yet); `TW_RESULT_PANIC`.
 ///
 /// # Safety
 /// `session` must be NULL or a live handle. `input` must be NULL or valid for reading
@@ -79,6 +90,10 @@ pub unsafe extern "C" fn tw_session_push_input(
     with_session("tw_session_push_input", session, |s| {
         // SAFETY: forwarded contract.
         let bytes = unsafe { arg_bytes(input.cast(), len, "input") }?;
+        if player == TW_LOCAL_PLAYER && s.session.mode() == Mode::RelayClient {
+            s.session.add_local_input(bytes).map_err(session_failure)?;
+            return Ok(tw_result::Ok);
+        }
         let p = arg_player(s, player)?;
         s.session.add_input(p, bytes).map_err(session_failure)?;
         Ok(tw_result::Ok)
@@ -95,7 +110,9 @@ pub unsafe extern "C" fn tw_session_push_input(
 /// threads between calls).
 ///
 /// Returns `TW_RESULT_OK` (requests to run), or a status that is not an error:
-/// `TW_RESULT_NOT_SYNCHRONIZED` (still connecting or waiting to hear every peer),
+/// `TW_RESULT_NOT_SYNCHRONIZED` (still connecting or waiting to hear every peer; a
+/// relay client before its snapshot arrived, or with no tick due; its input still
+/// goes to the server),
 /// `TW_RESULT_WINDOW_FULL` (P2P: too far ahead of the confirmed inputs; skip the
 /// tick, but poll: the requests may hold a rollback), `TW_RESULT_WAITING_FOR_INPUT`
 /// (SPECTATOR: nothing received for the next tick), `TW_RESULT_FINISHED` (REPLAY: the
@@ -150,8 +167,9 @@ pub unsafe extern "C" fn tw_session_poll_request(session: *mut tw_session, out_r
 /// Reports the checksum of the state the engine saved for `tick` (the answer to a SAVE
 /// request). P2P compares checksums of confirmed ticks with the peers (a tick whose
 /// save is never confirmed is not checked); SYNCTEST compares them across rollbacks
-/// and needs them in the order of the SAVE requests. Any deterministic 64-bit hash of
-/// the state works.
+/// and needs them in the order of the SAVE requests; a relay server sends some to its
+/// clients (every `desync_interval` ticks), which compare them with their own
+/// authoritative ones. Any deterministic 64-bit hash of the state works.
 ///
 /// Ownership: the library keeps no pointer passed here after the call; outputs are
 /// caller memory, written only on success.
@@ -172,8 +190,10 @@ pub unsafe extern "C" fn tw_session_confirm_save(session: *mut tw_session, tick:
     })
 }
 
-/// P2P: hands over the serialized state of `tick` (the answer to a DUMP_STATE
-/// request), in the engine's own format, for a desync dump or a joining spectator.
+/// P2P and RELAY_SERVER: hands over the serialized state of `tick` (the answer to a
+/// DUMP_STATE request), in the engine's own format, for a desync dump or a joining
+/// spectator (P2P), or for the clients joining or resyncing (RELAY_SERVER: it reaches
+/// them as a RESTORE request).
 ///
 /// Ownership: the bytes are copied before the call returns.
 ///
@@ -181,8 +201,8 @@ pub unsafe extern "C" fn tw_session_confirm_save(session: *mut tw_session, tick:
 /// threads between calls).
 ///
 /// Returns `TW_RESULT_OK`; `TW_RESULT_NULL_ARGUMENT`; `TW_RESULT_INVALID_ARGUMENT` (no
-/// dump of `tick` was requested); `TW_RESULT_INVALID_STATE` (not P2P, not running);
-/// `TW_RESULT_PANIC`.
+/// dump of `tick` was requested); `TW_RESULT_INVALID_STATE` (not P2P or RELAY_SERVER,
+/// not running); `TW_RESULT_PANIC`.
 ///
 /// # Safety
 /// `session` must be NULL or a live handle. `data` must be NULL or valid for reading
@@ -224,7 +244,7 @@ pub unsafe extern "C" fn tw_session_poll_event(session: *mut tw_session, out_eve
         }
         let Some(ev) = s.session.poll_event() else { return Ok(tw_result::Empty) };
         let session = &s.session;
-        let c = tw_session_event::new(&ev, |peer| session.player_of(peer));
+        let c = tw_session_event::new(&ev, |peer| session.player_of(peer), session.server_peer().unwrap_or(0));
         // SAFETY: checked non-NULL; the caller guarantees it is writable.
         unsafe { write_out(out_event, c) };
         Ok(tw_result::Ok)
@@ -253,9 +273,10 @@ pub unsafe extern "C" fn tw_session_set_input_delay(session: *mut tw_session, de
     })
 }
 
-/// P2P: the input to predict for `player` while its real input has not arrived
-/// (`len` = `input_size`), for example "neutral stick, no buttons". NULL (with `len`
-/// 0) goes back to the configured `prediction`. Any time.
+/// P2P and RELAY_CLIENT: the input to predict for `player` while its real input has
+/// not arrived (`len` = `input_size`), for example "neutral stick, no buttons". NULL
+/// (with `len` 0) goes back to the configured `prediction` (RELAY_CLIENT: repeating the
+/// player's last canonical input). Any time.
 ///
 /// Ownership: the bytes are copied before the call returns.
 ///
@@ -264,7 +285,7 @@ pub unsafe extern "C" fn tw_session_set_input_delay(session: *mut tw_session, de
 ///
 /// Returns `TW_RESULT_OK`; `TW_RESULT_NULL_ARGUMENT` (`session`);
 /// `TW_RESULT_INVALID_ARGUMENT` (no such player, wrong length, NULL with `len > 0`);
-/// `TW_RESULT_INVALID_STATE` (not P2P); `TW_RESULT_PANIC`.
+/// `TW_RESULT_INVALID_STATE` (not P2P or RELAY_CLIENT); `TW_RESULT_PANIC`.
 ///
 /// # Safety
 /// `session` must be NULL or a live handle. `input` must be NULL or valid for reading
@@ -357,7 +378,8 @@ pub unsafe extern "C" fn tw_session_peer_stats(
 }
 
 /// P2P: sets `*out_peer` to the connection of remote `player` (for
-/// `tw_session_peer_stats`), or 0 for a local player.
+/// `tw_session_peer_stats`), or 0 for a local player. RELAY_SERVER: the connection of
+/// a connected player.
 ///
 /// Ownership: the library keeps no pointer passed here after the call; outputs are
 /// caller memory, written only on success.
@@ -366,7 +388,8 @@ pub unsafe extern "C" fn tw_session_peer_stats(
 ///
 /// Returns `TW_RESULT_OK`; `TW_RESULT_NULL_ARGUMENT`; `TW_RESULT_INVALID_ARGUMENT` (no
 /// such player); `TW_RESULT_INVALID_STATE` (the player was not added, or its peer
-/// has not connected yet); `TW_RESULT_PANIC`.
+/// has not connected yet; a relay server's slot without a connection; a relay client,
+/// whose only connection is the server); `TW_RESULT_PANIC`.
 ///
 /// # Safety
 /// `session` must be NULL or a live handle. `out_peer` must be NULL or valid for
@@ -378,6 +401,23 @@ pub unsafe extern "C" fn tw_session_player_peer(session: *mut tw_session, player
             return Err(Failure::null("out_peer"));
         }
         let p = arg_player(s, player)?;
+        match s.session.mode() {
+            Mode::RelayServer => {
+                let peer = s.session.peer_of(p).ok_or_else(|| {
+                    Failure::new(tw_result::InvalidState, format!("player {p} has no connection now"))
+                })?;
+                // SAFETY: checked non-NULL; the caller guarantees it is writable.
+                unsafe { write_out(out_peer, peer) };
+                return Ok(tw_result::Ok);
+            }
+            Mode::RelayClient => {
+                return Err(Failure::new(
+                    tw_result::InvalidState,
+                    "a relay client has one connection, to the server: its figures are in tw_session_get_stats",
+                ));
+            }
+            _ => {}
+        }
         let peer = match s.session.is_local_player(p) {
             Some(true) => 0,
             Some(false) => s.session.peer_of(p).ok_or_else(|| {
@@ -387,6 +427,61 @@ pub unsafe extern "C" fn tw_session_player_peer(session: *mut tw_session, player
         };
         // SAFETY: checked non-NULL; the caller guarantees it is writable.
         unsafe { write_out(out_peer, peer) };
+        Ok(tw_result::Ok)
+    })
+}
+
+/// RELAY_CLIENT: drops the predicted timeline and asks the server for a new snapshot
+/// on the same connection, for example after a DESYNC: RESYNCING, then JOINED with a
+/// RESTORE request of the server's state, and a catch-up, as when joining.
+///
+/// Ownership: the library keeps no pointer passed here after the call.
+/// Thread-safety: a session is used from one thread at a time (it may move between
+/// threads between calls).
+///
+/// Returns `TW_RESULT_OK`; `TW_RESULT_NULL_ARGUMENT`; `TW_RESULT_INVALID_STATE` (not
+/// RELAY_CLIENT, not started, or not joined yet); `TW_RESULT_PANIC`.
+///
+/// # Safety
+/// `session` must be NULL or a live handle.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn tw_session_request_snapshot(session: *mut tw_session) -> tw_result {
+    with_session("tw_session_request_snapshot", session, |s| {
+        s.session.request_snapshot().map_err(session_failure)?;
+        Ok(tw_result::Ok)
+    })
+}
+
+/// RELAY_SERVER: copies the figures of `player` (its jitter buffer's depth and
+/// counters, its round trip) into `*out_stats`.
+///
+/// Ownership: the library keeps no pointer passed here after the call; outputs are
+/// caller memory, written only on success.
+/// Thread-safety: a session is used from one thread at a time (it may move between
+/// threads between calls).
+///
+/// Returns `TW_RESULT_OK`; `TW_RESULT_EMPTY` (the slot has no connected player now;
+/// `*out_stats` untouched); `TW_RESULT_NULL_ARGUMENT`; `TW_RESULT_INVALID_ARGUMENT` (no
+/// such player); `TW_RESULT_INVALID_STATE` (not RELAY_SERVER); `TW_RESULT_PANIC`.
+///
+/// # Safety
+/// `session` must be NULL or a live handle. `out_stats` must be NULL or valid for
+/// writing a `tw_relay_player_stats`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn tw_session_player_stats(
+    session: *mut tw_session,
+    player: u32,
+    out_stats: *mut tw_relay_player_stats,
+) -> tw_result {
+    with_session("tw_session_player_stats", session, |s| {
+        if out_stats.is_null() {
+            return Err(Failure::null("out_stats"));
+        }
+        let Some(st) = s.session.relay_player_stats(player as usize).map_err(session_failure)? else {
+            return Ok(tw_result::Empty);
+        };
+        // SAFETY: checked non-NULL; the caller guarantees it is writable.
+        unsafe { write_out(out_stats, tw_relay_player_stats::new(&st)) };
         Ok(tw_result::Ok)
     })
 }

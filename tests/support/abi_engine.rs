@@ -114,6 +114,9 @@ pub struct Engine {
     /// The checksum of each tick's starting state, from the last SAVE of it.
     pub checksums: Vec<Option<u64>>,
     pub record: bool,
+    /// Record the checksum after every ADVANCE (as the state at the start of the next
+    /// tick) rather than at SAVEs: a relay server saves only now and then.
+    pub record_after_advance: bool,
     /// Injected nondeterminism: reads a counter outside the state.
     pub nondeterministic: bool,
     hidden: i64,
@@ -139,6 +142,7 @@ impl Engine {
             state,
             checksums: Vec::with_capacity(100_000),
             record: true,
+            record_after_advance: false,
             nondeterministic: false,
             hidden: 0,
             desync_from: None,
@@ -191,6 +195,14 @@ impl Engine {
         }
     }
 
+    fn record_checksum(&mut self, tick: u32, c: u64) {
+        let t = tick as usize;
+        if self.checksums.len() <= t {
+            self.checksums.resize(t + 1, None);
+        }
+        self.checksums[t] = Some(c);
+    }
+
     /// Polls and runs every pending request of `s`, answering through the ABI.
     pub fn run_requests(&mut self, s: *mut tw_session) {
         let mut r = tw_request::zeroed();
@@ -202,12 +214,8 @@ impl Engine {
                     let slot = r.slot as usize;
                     self.slots[slot].copy_from_slice(&self.state);
                     let c = self.checksum();
-                    if self.record {
-                        let t = r.tick as usize;
-                        if self.checksums.len() <= t {
-                            self.checksums.resize(t + 1, None);
-                        }
-                        self.checksums[t] = Some(c);
+                    if self.record && !self.record_after_advance {
+                        self.record_checksum(r.tick, c);
                     }
                     ok(unsafe { tw_session_confirm_save(s, r.tick, c) });
                 }
@@ -229,7 +237,11 @@ impl Engine {
                     self.resimulated += u64::from(r.flags & TW_REQUEST_FLAG_RESIMULATING != 0);
                     self.predicted += u64::from(any_predicted);
                     self.step(r.tick, players);
-                    self.last_advanced = Some((r.tick, self.checksum()));
+                    let c = self.checksum();
+                    self.last_advanced = Some((r.tick, c));
+                    if self.record && self.record_after_advance {
+                        self.record_checksum(r.tick + 1, c);
+                    }
                 }
                 k if k == tw_request_kind::Restore as u32 => {
                     let mut n = 0;

@@ -2,6 +2,11 @@
 //! A test binary installs it with
 //! `#[global_allocator] static GLOBAL: counting_alloc::Counting = counting_alloc::Counting;`
 //! and reads [`allocations`] before and after the code under test.
+//!
+//! A thread can be set aside with [`set_aside_this_thread`]: its allocations are
+//! counted apart ([`set_aside_allocations`]), so that a test can hold one part of a
+//! program to a bound the other part does not meet yet.
+#![allow(dead_code)]
 
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;
@@ -10,17 +15,19 @@ use std::sync::atomic::{AtomicU64, Ordering};
 pub struct Counting;
 
 static ALLOCS: AtomicU64 = AtomicU64::new(0);
+static SET_ASIDE: AtomicU64 = AtomicU64::new(0);
 
 thread_local! {
-    // Const-initialised and without a destructor, so reading it inside the allocator
-    // never allocates or registers anything.
+    // Const-initialised and without a destructor, so reading them inside the
+    // allocator never allocates or registers anything.
     static THREAD_ALLOCS: Cell<u64> = const { Cell::new(0) };
+    static ASIDE: Cell<bool> = const { Cell::new(false) };
 }
 
-/// Allocations and reallocations so far, on every thread. Use it when the code under
-/// test runs on other threads too (the network thread); it also sees the test
-/// harness's own threads, so count only after a warm-up long enough for libtest to
-/// have set itself up.
+/// Allocations and reallocations so far, on every thread not set aside. Use it when
+/// the code under test runs on other threads too (the network thread); it also sees
+/// the test harness's own threads, so count only after a warm-up long enough for
+/// libtest to have set itself up.
 #[allow(dead_code)]
 pub fn allocations() -> u64 {
     ALLOCS.load(Ordering::Relaxed)
@@ -33,10 +40,23 @@ pub fn thread_allocations() -> u64 {
     THREAD_ALLOCS.with(|c| c.get())
 }
 
+/// Allocations and reallocations so far on the threads set aside.
+#[allow(dead_code)]
+pub fn set_aside_allocations() -> u64 {
+    SET_ASIDE.load(Ordering::Relaxed)
+}
+
+/// Counts this thread's allocations apart from now on.
+#[allow(dead_code)]
+pub fn set_aside_this_thread() {
+    ASIDE.with(|a| a.set(true));
+}
+
 fn count() {
-    ALLOCS.fetch_add(1, Ordering::Relaxed);
+    let aside = ASIDE.try_with(Cell::get).unwrap_or(false);
+    if aside { &SET_ASIDE } else { &ALLOCS }.fetch_add(1, Ordering::Relaxed);
     // try_with: a thread being torn down has no counter left; its allocations still
-    // count in ALLOCS.
+    // count in the totals above.
     let _ = THREAD_ALLOCS.try_with(|c| c.set(c.get() + 1));
 }
 

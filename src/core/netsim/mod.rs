@@ -149,12 +149,13 @@ impl<T: Clone> LinkConditioner<T> {
         }
     }
 
-    /// Offers a datagram of `size` bytes to the link at time `now`.
-    pub fn send(&mut self, now: Micros, size: usize, item: T) {
+    /// Offers a datagram of `size` bytes to the link at time `now`. A datagram the link
+    /// drops (lost or tail-dropped) comes back, so that its owner can reuse its buffer.
+    pub fn send(&mut self, now: Micros, size: usize, item: T) -> Option<T> {
         self.stats.sent += 1;
         let Some(departed) = self.enter_bottleneck(now, size) else {
             self.stats.dropped_queue += 1;
-            return;
+            return Some(item);
         };
         let lost = self.draw_loss();
         let extra = self.cfg.jitter.sample_us(&mut self.rng_jitter);
@@ -162,7 +163,7 @@ impl<T: Clone> LinkConditioner<T> {
         let duplicate = self.rng_dup.chance(self.cfg.duplicate);
         if lost {
             self.stats.dropped_loss += 1;
-            return;
+            return Some(item);
         }
         let base = departed.saturating_add(self.cfg.latency_us);
         let fifo_at = base.saturating_add(extra).max(self.fifo_floor);
@@ -181,6 +182,7 @@ impl<T: Clone> LinkConditioner<T> {
             self.fifo_floor = at;
             self.push(at, copy);
         }
+        None
     }
 
     /// The next datagram due at or before `now`, earliest first.

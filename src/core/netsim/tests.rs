@@ -438,3 +438,26 @@ fn invalid_config_never_panics() {
     drain(&mut link);
     assert_stats_balance(&link);
 }
+
+#[test]
+fn dropped_datagrams_come_back_from_send() {
+    // Lost ones: exactly those never delivered, so a driver can recycle their buffers.
+    let mut link = LinkConditioner::new(cfg(|c| c.loss = LossModel::Bernoulli { p: 0.3 }), 21);
+    let mut returned = Vec::new();
+    for i in 0..1000u32 {
+        if let Some(back) = link.send(i as u64 * 1000, 100, i) {
+            returned.push(back);
+        }
+    }
+    let delivered: Vec<u32> = drain(&mut link).into_iter().map(|(_, i)| i).collect();
+    assert_eq!(returned.len() as u64, link.stats().dropped_loss);
+    assert!(returned.len() > 200, "about 30% lost: {}", returned.len());
+    let mut all: Vec<u32> = returned.iter().chain(&delivered).copied().collect();
+    all.sort_unstable();
+    assert_eq!(all, (0..1000).collect::<Vec<_>>(), "each datagram is either delivered or returned");
+    // Tail-dropped ones too.
+    let mut link = LinkConditioner::new(cfg(|c| c.bandwidth_bytes_per_sec = 100_000), 22);
+    let back: Vec<u32> = (0..100).filter_map(|i| link.send(0, 1000, i)).collect();
+    assert_eq!(back.len() as u64, link.stats().dropped_queue);
+    assert_eq!(back, (65..100).collect::<Vec<_>>());
+}

@@ -481,6 +481,11 @@ impl Predictor {
         self.requests.poll()
     }
 
+    /// Requests of this batch not polled yet.
+    pub fn pending_requests(&self) -> usize {
+        self.requests.pending()
+    }
+
     /// The engine's checksum of a save. False if the tick's snapshot is unknown.
     pub fn confirm_save(&mut self, tick: Tick, checksum: u64) -> bool {
         self.ring.set_checksum(tick, checksum)

@@ -480,6 +480,16 @@ impl RelayClientSession {
         self.predictor.poll_request()
     }
 
+    /// Requests of the last `advance` not polled yet.
+    pub fn pending_requests(&self) -> usize {
+        self.predictor.pending_requests()
+    }
+
+    /// The connection to the server (None while reconnecting or after it is gone).
+    pub fn server_peer(&self) -> Option<PeerId> {
+        self.server
+    }
+
     /// The engine's checksum of the state it saved for `tick` (answer to `Save`).
     pub fn confirm_save(&mut self, tick: Tick, checksum: u64) -> Result<(), ClientSessionError> {
         if self.predictor.confirm_save(tick, checksum) { Ok(()) } else { Err(ClientSessionError::UnexpectedTick(tick)) }

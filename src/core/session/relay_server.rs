@@ -203,6 +203,11 @@ impl RelayServer {
         self.by_peer.get(&peer).map(|p| self.clients[p].jitter.stats())
     }
 
+    /// Inputs queued in `peer`'s jitter buffer now.
+    pub fn jitter_depth(&self, peer: PeerId) -> Option<usize> {
+        self.by_peer.get(&peer).map(|p| self.clients[p].jitter.depth())
+    }
+
     pub fn stats(&self) -> RelayServerStats {
         self.stats
     }

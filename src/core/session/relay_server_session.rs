@@ -448,6 +448,11 @@ impl RelayServerSession {
         self.requests.poll()
     }
 
+    /// Requests of the last `advance` not polled yet.
+    pub fn pending_requests(&self) -> usize {
+        self.requests.pending()
+    }
+
     /// The engine's checksum of the state it saved for `tick` (answer to `Save`).
     pub fn confirm_save(&mut self, tick: Tick, checksum: u64) -> Result<(), ServerSessionError> {
         if !self.ring.set_checksum(tick, checksum) {

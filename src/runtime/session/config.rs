@@ -1,10 +1,11 @@
 //! What a [`Session`](super::Session) is built from, and how its calls fail.
 
 use crate::core::rollback::{self, P2pConfig, ReplayError};
+use crate::core::session::relay_client_session::{ClientSessionError, RelayClientSessionConfig};
+use crate::core::session::relay_server_session::{RelayServerSessionConfig, ServerSessionError};
 use crate::runtime::{HostConfig, HostError};
 
-/// Which topology a session runs. Relay server and client are the next variants; see
-/// the module docs of [`super`] for how they plug in.
+/// Which topology a session runs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Mode {
     /// GGPO-style rollback between peers.
@@ -15,12 +16,22 @@ pub enum Mode {
     Spectator,
     /// Plays a recorded replay back.
     Replay,
+    /// The relay topology's server: the master clock, one jitter buffer per client,
+    /// canonical steps to every client.
+    RelayServer,
+    /// A relay client with prediction and reconciliation.
+    RelayClient,
 }
 
 impl Mode {
     /// True for the modes that own a socket.
     pub fn is_networked(self) -> bool {
-        matches!(self, Mode::P2p | Mode::Spectator)
+        matches!(self, Mode::P2p | Mode::Spectator | Mode::RelayServer | Mode::RelayClient)
+    }
+
+    /// True for the relay topology's two modes.
+    pub fn is_relay(self) -> bool {
+        matches!(self, Mode::RelayServer | Mode::RelayClient)
     }
 }
 
@@ -44,8 +55,16 @@ pub struct SessionConfig {
     /// `add_spectator` are accepted).
     pub max_spectators: u32,
     /// The socket and transport (networked modes only). An `endpoint.max_incoming` of
-    /// 0 becomes `players - 1 + max_spectators` in P2P mode.
+    /// 0 becomes `players - 1 + max_spectators` in P2P mode and `2 * players` for a
+    /// relay server (room for clients coming back before their old connection timed out).
     pub host: HostConfig,
+    /// Relay server settings. Its input size, player count and tick length are the
+    /// session's (`p2p.input_size`, `players`, `p2p.clock.tick_us`), and its token seed
+    /// is always OS randomness.
+    pub relay_server: RelayServerSessionConfig,
+    /// Relay client settings. Its input size, player count and tick length are the
+    /// session's, as for the server.
+    pub relay_client: RelayClientSessionConfig,
 }
 
 impl SessionConfig {
@@ -60,6 +79,8 @@ impl SessionConfig {
             spectator_catchup_speed: 2,
             max_spectators: 4,
             host,
+            relay_server: RelayServerSessionConfig::default(),
+            relay_client: RelayClientSessionConfig::default(),
         }
     }
 }
@@ -94,6 +115,25 @@ pub enum SessionFailure {
         /// The operating system's error.
         source: std::io::Error,
     },
+}
+
+impl From<ServerSessionError> for SessionFailure {
+    fn from(e: ServerSessionError) -> Self {
+        match e {
+            ServerSessionError::InvalidConfig(m) => SessionFailure::Config(m),
+            ServerSessionError::UnexpectedTick(_) => SessionFailure::Argument(e.to_string()),
+        }
+    }
+}
+
+impl From<ClientSessionError> for SessionFailure {
+    fn from(e: ClientSessionError) -> Self {
+        match e {
+            ClientSessionError::InvalidConfig(m) => SessionFailure::Config(m),
+            ClientSessionError::Send(s) => SessionFailure::State(format!("the transport refused: {s}")),
+            _ => SessionFailure::Argument(e.to_string()),
+        }
+    }
 }
 
 pub(super) fn state(msg: impl Into<String>) -> SessionFailure {

@@ -1,7 +1,9 @@
-//! What a [`Session`](super::Session) tells the engine: the rollback core's events plus
-//! the session's own (connections, the network thread's death).
+//! What a [`Session`](super::Session) tells the engine: the core's events plus the
+//! session's own (connections, the network thread's death).
 
-use crate::core::rollback::Event;
+use crate::core::rollback::{Event, Tick};
+use crate::core::session::relay_client_session::ClientSessionEvent;
+use crate::core::session::relay_server_session::ServerSessionEvent;
 use crate::core::transport::PeerId;
 
 /// A polled session event.
@@ -9,6 +11,17 @@ use crate::core::transport::PeerId;
 pub enum SessionEvent {
     /// An event of the rollback core (synchronized, interrupted, desync, ...).
     Core(Event),
+    /// An event of the relay server core, with the tick it concerns: for a join or a
+    /// return, the first tick whose canonical step includes the player; for a
+    /// player's departure, the first tick without it; otherwise the server's next tick.
+    RelayServer {
+        /// What happened.
+        event: ServerSessionEvent,
+        /// See the variant's docs.
+        tick: Tick,
+    },
+    /// An event of the relay client core (joined, synchronized, desync, ...).
+    RelayClient(ClientSessionEvent),
     /// The connection to a remote player's peer, a spectator or the watched host is up.
     PeerConnected {
         /// The connection.

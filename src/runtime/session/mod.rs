@@ -10,13 +10,14 @@
 //! its [`Transport`](crate::core::transport::Transport), and the host is flushed. The
 //! network thread keeps acks and keepalives going while the engine hitches.
 //!
-//! Lifecycle: *setup* (players, spectators, replay, link simulator), [`Session::start`],
-//! then *connecting* (P2P and spectator: until every connection is up; see `roster.rs`
-//! for who dials whom) and *running*. Networked cores are built only when their
-//! connections exist, because a P2P core names each remote player by its connection.
+//! Lifecycle: *setup* (players, spectators, replay, server address, link simulator),
+//! [`Session::start`], then *connecting* (P2P and spectator: until every connection is
+//! up; see `roster.rs` for who dials whom) and *running*. Networked cores are built only
+//! when their connections exist, because a P2P core names each remote player by its
+//! connection. The relay cores run from `start` on: the server listens, the client
+//! dials and joins on its own (`relay.rs`).
 //!
-//! The cores sit behind an enum ([`cores`]); the relay server and client cores are
-//! added as two more variants and two more [`Mode`]s.
+//! The cores sit behind an enum ([`cores`]).
 //!
 //! Steady state allocates nothing per tick: host events reuse pooled buffers, the
 //! core's queues are preallocated, and the current request is copied into buffers
@@ -25,6 +26,7 @@
 mod config;
 mod cores;
 mod event;
+mod relay;
 mod request;
 mod roster;
 mod running;
@@ -34,6 +36,7 @@ use std::net::SocketAddr;
 
 pub use config::{Mode, SessionConfig, SessionFailure};
 pub use event::SessionEvent;
+pub use relay::RelayPlayerStats;
 pub use request::{PolledRequest, RequestKind};
 pub use running::SessionStats;
 
@@ -80,6 +83,10 @@ pub struct Session {
     rejected: u64,
     pending_recording: Option<Vec<u8>>,
     pending_predictions: Vec<(usize, Option<Vec<u8>>)>,
+    /// Relay: snapshots the engine holds (known from creation, before the core exists).
+    relay_slots: usize,
+    /// Relay client: the server's address, set during setup.
+    server_addr: Option<SocketAddr>,
 }
 
 impl Session {
@@ -91,6 +98,7 @@ impl Session {
         if players == 0 || players > 255 {
             return Err(SessionFailure::Config(format!("{players} players; need 1..=255")));
         }
+        let mut cfg = cfg;
         match cfg.mode {
             Mode::P2p => cfg.p2p.validate(players)?,
             _ => {
@@ -106,14 +114,19 @@ impl Session {
                 cfg.spectator_catchup_speed
             )));
         }
+        let relay_slots = relay::prepare(&mut cfg)?;
         let core = match cfg.mode {
             Mode::SyncTest => Some(Core::SyncTest(SyncTestSession::new(players, cfg.p2p.input_size, cfg.check_distance)?)),
             _ => None,
         };
         let host = if cfg.mode.is_networked() {
             let mut hc = cfg.host.clone();
-            if cfg.mode == Mode::P2p && hc.endpoint.max_incoming == 0 {
-                hc.endpoint.max_incoming = (players as u32 - 1).saturating_add(cfg.max_spectators);
+            if hc.endpoint.max_incoming == 0 {
+                match cfg.mode {
+                    Mode::P2p => hc.endpoint.max_incoming = (players as u32 - 1).saturating_add(cfg.max_spectators),
+                    Mode::RelayServer => hc.endpoint.max_incoming = 2 * players as u32,
+                    _ => {}
+                }
             }
             Some(Host::start(hc)?)
         } else {
@@ -136,6 +149,8 @@ impl Session {
             rejected: 0,
             pending_recording: None,
             pending_predictions: Vec::new(),
+            relay_slots,
+            server_addr: None,
         })
     }
 
@@ -161,6 +176,7 @@ impl Session {
             Mode::P2p => self.cfg.p2p.state_slots(),
             Mode::SyncTest => self.cfg.check_distance as usize + 2,
             Mode::Spectator | Mode::Replay => 0,
+            Mode::RelayServer | Mode::RelayClient => self.relay_slots,
         }
     }
 
@@ -286,6 +302,7 @@ impl Session {
                 self.core = Some(Core::Replay(ReplaySession::new(replay)));
                 self.phase = Phase::Running;
             }
+            Mode::RelayServer | Mode::RelayClient => self.start_relay()?,
         }
         Ok(())
     }
@@ -359,6 +376,10 @@ impl Session {
     /// Drains the host's events into the core and the session's bookkeeping.
     fn pump(&mut self) {
         while let Some(ev) = self.host.as_mut().and_then(Host::poll_event) {
+            if self.cfg.mode.is_relay() {
+                self.relay_event(ev);
+                continue;
+            }
             match ev {
                 HostEvent::Message { peer, data, received_at, .. } => {
                     if let Some(core) = self.core.as_mut() {
@@ -438,7 +459,8 @@ impl Session {
     fn collect_core_events(&mut self) {
         if let Some(core) = self.core.as_mut() {
             while let Some(e) = core.poll_event() {
-                self.events.push_back(SessionEvent::Core(e));
+                relay::track_connection(&mut self.watched_connected, &e);
+                self.events.push_back(e);
             }
         }
     }
@@ -455,14 +477,22 @@ impl Session {
         }
     }
 
-    /// The lowest player index behind the connection `peer`.
+    /// The lowest player index behind the connection `peer` (a relay server: the
+    /// player on that connection).
     pub fn player_of(&self, peer: PeerId) -> Option<usize> {
-        self.roster.player_of(peer)
+        match self.core.as_ref() {
+            Some(Core::RelayServer(s)) => (0..self.cfg.players).find(|&p| s.peer_of(p as u32) == Some(peer)),
+            _ => self.roster.player_of(peer),
+        }
     }
 
-    /// The connection of a remote `player` (None for local or unknown players).
+    /// The connection of a remote `player` (None for local or unknown players; a relay
+    /// server: the connection of a connected player).
     pub fn peer_of(&self, player: usize) -> Option<PeerId> {
-        self.roster.peer_of(player)
+        match self.core.as_ref() {
+            Some(Core::RelayServer(s)) => s.peer_of(player as u32),
+            _ => self.roster.peer_of(player),
+        }
     }
 
     /// P2P: true if `player` plays on this machine (None if no such player was added).
@@ -489,9 +519,9 @@ impl Session {
     }
 
     /// Sets the prediction used for a remote player's missing inputs (None: back to
-    /// the configured default).
+    /// the configured default; a relay client: repeat their last canonical input).
     pub fn set_prediction(&mut self, player: usize, input: Option<&[u8]>) -> Result<(), SessionFailure> {
-        self.require_mode(&[Mode::P2p], "prediction")?;
+        self.require_mode(&[Mode::P2p, Mode::RelayClient], "prediction")?;
         if player >= self.cfg.players {
             return Err(argument(format!("player {player} does not exist (the session has {} players)", self.cfg.players)));
         }
@@ -500,6 +530,7 @@ impl Session {
         }
         match self.core.as_mut() {
             Some(Core::P2p(s)) => s.set_prediction(player, input)?,
+            Some(Core::RelayClient(s)) => s.set_prediction(player, input)?,
             _ => self.pending_predictions.push((player, input.map(<[u8]>::to_vec))),
         }
         Ok(())

@@ -15,23 +15,24 @@ pub struct SessionStats {
     pub running: bool,
     /// The next tick to simulate.
     pub current_tick: Tick,
-    /// Every input before this tick is final.
+    /// Every input before this tick is final (a relay client: the authoritative tick).
     pub confirmed_tick: Tick,
     /// P2P: mean ticks ahead of the peers (ungated).
     pub frames_ahead: f32,
-    /// P2P: the tick clock's time scale (1.0 elsewhere).
+    /// P2P and relay client: the tick clock's time scale (1.0 elsewhere).
     pub time_scale: f64,
-    /// P2P: rollbacks done.
+    /// P2P: rollbacks done. Relay client: re-predictions.
     pub rollbacks: u64,
-    /// P2P: ticks re-simulated.
+    /// P2P and relay client: ticks re-simulated.
     pub resimulated: u64,
-    /// P2P: the longest rollback, in ticks.
+    /// P2P: the longest rollback, in ticks. Relay client: the deepest re-prediction.
     pub max_rollback: u32,
     /// P2P: ticks skipped because the prediction window was full.
     pub window_full: u64,
-    /// P2P: checksums compared with peers.
+    /// P2P: checksums compared with peers. Relay client: server checksums compared;
+    /// relay server: checksum reports sent.
     pub checks_compared: u64,
-    /// P2P: desyncs detected.
+    /// P2P and relay client: desyncs detected.
     pub desyncs: u64,
     /// Session messages refused by strict decoding or from unknown peers.
     pub malformed: u64,
@@ -41,22 +42,60 @@ pub struct SessionStats {
     pub synctest_mismatches: u64,
     /// Spectator: ticks received and not yet played.
     pub frames_behind: u32,
-    /// Incoming connections from addresses nobody registered (closed at once).
+    /// Incoming connections from addresses nobody registered (closed at once); a
+    /// relay server: connections refused for any reason.
     pub rejected_connections: u64,
-    /// Connections up: remote players' peers, spectators, the watched host.
+    /// Connections up: remote players' peers, spectators, the watched host, a relay
+    /// server's players, a relay client's server.
     pub connected_peers: u32,
     /// Bytes the host sent (all connections, headers included).
     pub bytes_sent: u64,
     /// Bytes the host received (all connections, headers included).
     pub bytes_received: u64,
-    /// P2P: the current input delay.
+    /// P2P and relay client: the current input delay.
     pub input_delay: u32,
     /// Snapshots the engine holds.
     pub state_slots: u32,
+    /// Relay client: how long before the server consumes it an input is sampled, in
+    /// ticks (half the round trip plus the median arrival margin).
+    pub lead_ticks: f64,
+    /// Relay client: ticks the interpolated server timeline is behind the newest.
+    pub interp_delay_ticks: f64,
+    /// Relay client: the smoothed round trip to the server, in microseconds.
+    pub rtt_us: f64,
+    /// Relay client: canonical ticks that did not use this client's input on time.
+    /// Relay server: inputs whose first copy came after their tick (0 under the
+    /// jitter buffer's default policy, which shows lateness as empty steps).
+    pub late_inputs: u64,
+    /// Relay: server steps that merged several of a client's inputs (client: its own;
+    /// server: every player's).
+    pub merged_steps: u64,
+    /// Relay: server steps without a real input (client: its own, nothing had arrived;
+    /// server: every player's, nothing had arrived or it was lost for good).
+    pub empty_steps: u64,
+    /// Relay client: discrete clock corrections (snaps, loop re-acquisitions).
+    pub clock_corrections: u64,
+    /// Relay client: canonical ticks where its own input was mispredicted.
+    pub local_mispredictions: u64,
+    /// Relay client: canonical ticks where another player's input was mispredicted.
+    pub remote_mispredictions: u64,
+    /// Relay client: inputs waiting in its jitter buffer on the server (as last told).
+    pub server_buffer_depth: u32,
+    /// Relay client: current minus authoritative tick.
+    pub prediction_distance: u32,
+    /// Relay server: players connected. Relay client: 1 once it has a player slot.
+    pub players: u32,
+    /// Relay client: its player slot, once the server gave it one.
+    pub local_player: Option<u32>,
+    /// Relay client: times it got its slot back after a dropped connection.
+    pub reconnects: u64,
+    /// Relay: snapshots asked for again on a live connection (after a desync or a
+    /// broken timeline).
+    pub resyncs: u64,
 }
 
 impl Session {
-    fn require_started(&self, what: &str) -> Result<(), SessionFailure> {
+    pub(super) fn require_started(&self, what: &str) -> Result<(), SessionFailure> {
         if self.phase == Phase::Setup {
             return Err(state(format!("{what}: the session is not started (call start first)")));
         }
@@ -73,7 +112,7 @@ impl Session {
         self.pump();
         let now = self.now_us();
         let n = match self.core.as_mut() {
-            Some(core) => core.ticks_due(now).unwrap_or_else(|| self.fixed.advance(now)),
+            Some(core) => core.ticks_due(now, self.host.as_mut()).unwrap_or_else(|| self.fixed.advance(now)),
             None => 0,
         };
         self.send_and_flush();
@@ -81,10 +120,15 @@ impl Session {
     }
 
     /// Gives a local player's input for the next advance (P2P: local players; synctest:
-    /// every player).
+    /// every player; relay client: its own player, see also
+    /// [`Session::add_local_input`]).
     pub fn add_input(&mut self, player: usize, input: &[u8]) -> Result<(), SessionFailure> {
-        self.require_mode(&[Mode::P2p, Mode::SyncTest], "pushing inputs")?;
+        self.require_mode(&[Mode::P2p, Mode::SyncTest, Mode::RelayClient], "pushing inputs")?;
         self.require_started("pushing an input")?;
+        if self.cfg.mode == Mode::RelayClient {
+            self.check_relay_input_player(player)?;
+            return self.add_local_input(input);
+        }
         match self.core.as_mut() {
             Some(Core::P2p(s)) => Ok(s.add_local_input(player, input)?),
             Some(Core::SyncTest(s)) => Ok(s.add_input(player, input)?),
@@ -157,7 +201,7 @@ impl Session {
 
     /// The engine's answer to a DumpState request: the serialized state of `tick`.
     pub fn provide_state(&mut self, tick: Tick, bytes: &[u8]) -> Result<(), SessionFailure> {
-        self.require_mode(&[Mode::P2p], "providing state")?;
+        self.require_mode(&[Mode::P2p, Mode::RelayServer], "providing state")?;
         self.require_started("provide_state")?;
         match self.core.as_mut() {
             Some(Core::P2p(s)) => {
@@ -165,6 +209,7 @@ impl Session {
                 self.collect_core_events();
                 Ok(())
             }
+            Some(Core::RelayServer(s)) => Ok(s.provide_state(tick, bytes)?),
             _ => Err(state("no state was requested: the session is not running yet")),
         }
     }
@@ -279,6 +324,7 @@ impl Session {
             }
             None => {}
         }
+        self.relay_stats(&mut st);
         st
     }
 

@@ -1,0 +1,377 @@
+//! The relay topology end to end through the C ABI, over real UDP on 127.0.0.1 with the
+//! link simulator: a RELAY_SERVER `tw_session` and RELAY_CLIENT sessions, each with an
+//! engine answering its requests. Every client's authoritative state equals the
+//! server's at every tick it has made authoritative; the net-graph figures are sane;
+//! joins, departures, freed slots, refusals, desyncs with a resync, and a reconnect
+//! with the session token come out as events.
+
+#[path = "support/abi_engine.rs"]
+mod abi_engine;
+
+use std::time::{Duration, Instant};
+
+use abi_engine::*;
+use tickwire::ffi::*;
+
+const SEED: u64 = 23;
+const PERIOD: u32 = 5;
+const PLAYERS: u32 = 4;
+
+fn relay_config(mode: tw_session_mode) -> tw_session_config {
+    let mut c = session_config(mode, PLAYERS);
+    c.max_prediction = 16;
+    c
+}
+
+struct Client {
+    s: SessionGuard,
+    e: Engine,
+    events: Vec<tw_session_event>,
+    pushed: u32,
+    index: usize,
+}
+
+/// A relay server and its clients on 127.0.0.1, every session's outbound traffic
+/// through the link simulator.
+struct Match {
+    server: SessionGuard,
+    es: Engine,
+    server_events: Vec<tw_session_event>,
+    server_addr: std::ffi::CString,
+    clients: Vec<Client>,
+    sim: tw_link_sim_config,
+}
+
+impl Match {
+    fn new(sim: tw_link_sim_config, edit_server: impl FnOnce(&mut tw_session_config)) -> Match {
+        let mut cfg = relay_config(tw_session_mode::RelayServer);
+        edit_server(&mut cfg);
+        let server = create(&cfg);
+        let server_addr = cstr(&local_address(server.0));
+        let mut slots = 0;
+        // SAFETY: live session, valid pointers.
+        unsafe {
+            ok(tw_session_state_slots(server.0, &mut slots));
+            ok(tw_session_set_link_sim(server.0, tw_direction::Outbound as u32, &sim));
+            ok(tw_session_start(server.0));
+        }
+        let mut es = Engine::new(PLAYERS as usize, slots as usize);
+        es.record_after_advance = true;
+        Match { server, es, server_events: Vec::new(), server_addr, clients: Vec::new(), sim }
+    }
+
+    fn add_client(&mut self, edit: impl FnOnce(&mut tw_session_config)) -> usize {
+        let mut cfg = relay_config(tw_session_mode::RelayClient);
+        edit(&mut cfg);
+        let s = create(&cfg);
+        let mut slots = 0;
+        // SAFETY: live session, valid pointers.
+        unsafe {
+            ok(tw_session_state_slots(s.0, &mut slots));
+            ok(tw_session_set_link_sim(s.0, tw_direction::Outbound as u32, &self.sim));
+            ok(tw_session_set_server(s.0, self.server_addr.as_ptr()));
+            ok(tw_session_start(s.0));
+        }
+        let index = self.clients.len();
+        let mut e = Engine::new(PLAYERS as usize, slots as usize);
+        e.state.iter_mut().for_each(|w| *w = -1); // replaced by the server's snapshot
+        self.clients.push(Client { s, e, events: Vec::new(), pushed: 0, index });
+        index
+    }
+
+    fn frame(&mut self) {
+        frame(self.server.0, &mut self.es, &[], SEED, PERIOD, &mut self.server_events);
+        for c in &mut self.clients {
+            client_frame(c);
+        }
+    }
+
+    fn run_for(&mut self, d: Duration, mut also: impl FnMut(&mut Match)) {
+        let end = Instant::now() + d;
+        while Instant::now() < end {
+            self.frame();
+            also(self);
+            std::thread::sleep(Duration::from_millis(2));
+        }
+    }
+
+    /// Compares client `i`'s authoritative checksums with the server's over every
+    /// tick from its latest join to its authoritative tick; returns how many.
+    fn assert_in_sync(&self, i: usize) -> usize {
+        let c = &self.clients[i];
+        let from = latest_join(&c.events).expect("joined").1;
+        let to = stats(c.s.0).confirmed_tick;
+        let mut compared = 0;
+        for t in from..to {
+            let server = self.es.checksums.get(t as usize).copied().flatten();
+            let client = c.e.checksums.get(t as usize).copied().flatten();
+            assert!(server.is_some(), "the server has no checksum for tick {t}");
+            assert_eq!(client, server, "client {i}: authoritative state at tick {t} differs from the server's");
+            compared += 1;
+        }
+        compared
+    }
+}
+
+/// One frame of a relay client's engine loop.
+fn client_frame(c: &mut Client) {
+    let mut n = 0u32;
+    // SAFETY (whole function): live session, valid pointers.
+    ok(unsafe { tw_session_ticks_due(c.s.0, &mut n) });
+    for _ in 0..n {
+        let input = input_for(SEED, c.index, c.pushed, PERIOD);
+        c.pushed += 1;
+        ok(unsafe { tw_session_push_input(c.s.0, TW_LOCAL_PLAYER, input.as_ptr().cast(), input.len()) });
+        let r = unsafe { tw_session_advance(c.s.0) };
+        assert!(r == tw_result::Ok || r == tw_result::NotSynchronized, "advance: {r:?}: {}", last_error());
+        c.e.run_requests(c.s.0);
+    }
+    let mut e = tw_session_event::zeroed();
+    while unsafe { tw_session_poll_event(c.s.0, &mut e) } == tw_result::Ok {
+        c.events.push(e);
+    }
+}
+
+fn kinds(events: &[tw_session_event]) -> Vec<u32> {
+    events.iter().map(|e| e.kind).collect()
+}
+
+fn of_kind(events: &[tw_session_event], k: tw_session_event_kind) -> Vec<tw_session_event> {
+    events.iter().filter(|e| e.kind == k as u32).copied().collect()
+}
+
+/// The (player, tick) of the latest JOINED event.
+fn latest_join(events: &[tw_session_event]) -> Option<(u32, u32)> {
+    // SAFETY: the kind says the relay member is live.
+    of_kind(events, tw_session_event_kind::Joined).last().map(|e| unsafe { (e.data.relay.player, e.data.relay.tick) })
+}
+
+fn player_stats(s: *mut tw_session, player: u32) -> Option<tw_relay_player_stats> {
+    let mut st = std::mem::MaybeUninit::<tw_relay_player_stats>::uninit();
+    // SAFETY: live session, writable storage.
+    match unsafe { tw_session_player_stats(s, player, st.as_mut_ptr()) } {
+        // SAFETY: written on OK.
+        tw_result::Ok => Some(unsafe { st.assume_init() }),
+        tw_result::Empty => None,
+        r => panic!("tw_session_player_stats: {r:?}: {}", last_error()),
+    }
+}
+
+#[test]
+fn four_clients_match_the_servers_state_over_udp() {
+    let mut m = Match::new(link(25_000, 5_000.0, 0.01), |_| {});
+    for _ in 0..4 {
+        m.add_client(|_| {});
+    }
+    m.run_for(Duration::from_secs(6), |_| {});
+
+    let ss = stats(m.server.0);
+    println!(
+        "server: tick {} players {} empty {} merged {} late {} checks sent {}",
+        ss.current_tick, ss.players, ss.empty_steps, ss.merged_steps, ss.late_inputs, ss.checks_compared
+    );
+    assert_eq!((ss.running, ss.mode, ss.players, ss.connected_peers), (1, tw_session_mode::RelayServer as u32, 4, 4));
+    assert!(ss.checks_compared > 10, "the server sent checksums: {}", ss.checks_compared);
+    let joined = of_kind(&m.server_events, tw_session_event_kind::PlayerJoined);
+    assert_eq!(joined.len(), 4, "{:?}", kinds(&m.server_events));
+    // SAFETY: the kind says the relay member is live.
+    let mut players: Vec<u32> = joined.iter().map(|e| unsafe { e.data.relay.player }).collect();
+    players.sort_unstable();
+    assert_eq!(players, vec![0, 1, 2, 3]);
+    // One snapshot serves every client waiting for one at that tick.
+    assert!((1..=4).contains(&m.es.dumps_provided), "snapshots asked for: {}", m.es.dumps_provided);
+
+    for i in 0..4 {
+        let c = &m.clients[i];
+        let st = stats(c.s.0);
+        let (player, join_tick) = latest_join(&c.events).expect("the client joined");
+        let compared = m.assert_in_sync(i);
+        println!(
+            "client {i}: player {player} joined at {join_tick}; tick {} authoritative {} compared {compared}; \
+             rtt {:.1} ms lead {:.2} depth {} P {} resim {} rollbacks {} late {} merged {} empty {} \
+             scale {:.3} corrections {} interp {:.2} delay {} mispredicted local {} remote {} checks {}",
+            st.current_tick,
+            st.confirmed_tick,
+            st.rtt_us / 1000.0,
+            st.lead_ticks,
+            st.server_buffer_depth,
+            st.prediction_distance,
+            st.resimulated_ticks,
+            st.rollbacks,
+            st.late_inputs,
+            st.merged_steps,
+            st.empty_steps,
+            st.time_scale,
+            st.clock_corrections,
+            st.interp_delay_ticks,
+            st.input_delay,
+            st.local_mispredictions,
+            st.remote_mispredictions,
+            st.checks_compared,
+        );
+        assert!(compared > 200, "client {i}: compared only {compared} ticks");
+        assert_eq!(c.e.restored_at, Some(join_tick), "the snapshot came as a RESTORE of the join tick");
+        let k = kinds(&c.events);
+        for want in [tw_session_event_kind::PeerConnected, tw_session_event_kind::Synchronized] {
+            assert!(k.contains(&(want as u32)), "client {i}: {k:?}");
+        }
+        assert!(!k.contains(&(tw_session_event_kind::Desync as u32)), "client {i}: {k:?}");
+        assert_eq!((st.running, st.players, st.local_player, st.desyncs), (1, 1, player, 0));
+        assert!(st.checks_compared > 5, "client {i}: compared {} server checksums", st.checks_compared);
+        // The simulated 2 x 25 ms shows in the round trip, and the lead covers half of it.
+        assert!(st.rtt_us > 45_000.0 && st.rtt_us < 200_000.0, "client {i}: rtt {}", st.rtt_us);
+        assert!(st.lead_ticks > 1.0 && st.lead_ticks < 12.0, "client {i}: lead {}", st.lead_ticks);
+        assert!(st.prediction_distance >= 1 && st.prediction_distance <= 16, "client {i}: P {}", st.prediction_distance);
+        assert!(st.confirmed_tick <= st.current_tick);
+        assert!((0.85..=1.15).contains(&st.time_scale), "client {i}: scale {}", st.time_scale);
+        assert!(st.server_buffer_depth <= 8, "client {i}: depth {}", st.server_buffer_depth);
+        // Remote inputs change every 5 ticks: predictions of them go wrong and are redone.
+        assert!(st.rollbacks > 10 && st.resimulated_ticks > st.rollbacks, "client {i}: {} / {}", st.rollbacks, st.resimulated_ticks);
+        assert!(c.e.resimulated > 0 && c.e.predicted > 0, "RESIMULATING and PREDICTED requests seen");
+        // The server's view of this player.
+        let ps = player_stats(m.server.0, player).expect("a connected player");
+        let event = joined.iter().find(|e| unsafe { e.data.relay.player } == player).unwrap();
+        let mut peer = 0;
+        // SAFETY: live session, writable out.
+        ok(unsafe { tw_session_player_peer(m.server.0, player, &mut peer) });
+        assert_eq!((ps.player, ps.peer, peer), (player, event.peer, event.peer));
+        assert!(ps.ticks > 200 && ps.normal_steps > ps.ticks / 2, "{ps:?}");
+        assert!(ps.rtt_us > 45_000.0, "{ps:?}");
+        assert!(ps.duplicates > 0, "inputs are sent with redundancy: {ps:?}");
+    }
+}
+
+#[test]
+fn departures_freed_slots_and_refusals_are_events() {
+    let mut m = Match::new(link(10_000, 2_000.0, 0.0), |c| {
+        c.num_players = 2;
+        c.slot_timeout_ms = 600;
+    });
+    let edit = |c: &mut tw_session_config| c.num_players = 2;
+    m.add_client(edit);
+    m.add_client(edit);
+    m.run_for(Duration::from_secs(2), |_| {});
+    assert_eq!(of_kind(&m.server_events, tw_session_event_kind::PlayerJoined).len(), 2);
+    // A third client finds the server full; one for another game is refused too.
+    m.add_client(edit);
+    m.add_client(|c| {
+        c.num_players = 2;
+        c.input_size = 3;
+    });
+    m.run_for(Duration::from_secs(1), |_| {});
+    let rejected = of_kind(&m.server_events, tw_session_event_kind::ConnectionRejected);
+    // SAFETY: the kind says the rejected member is live.
+    let mut reasons: Vec<u32> = rejected.iter().map(|e| unsafe { e.data.rejected.reason }).collect();
+    reasons.sort_unstable();
+    assert_eq!(reasons, vec![tw_reject_reason::WrongGame as u32, tw_reject_reason::Full as u32]);
+    assert_eq!(stats(m.server.0).rejected_connections, 2);
+    for i in [2, 3] {
+        let lost = of_kind(&m.clients[i].events, tw_session_event_kind::ServerLost);
+        assert_eq!(lost.len(), 1, "refused client {i} was told: {:?}", kinds(&m.clients[i].events));
+        assert!(latest_join(&m.clients[i].events).is_none());
+    }
+    // Client 0 leaves: the server keeps its slot for 600 ms, then frees it; client 1
+    // sees player 0 gone from the canonical steps.
+    let leaving = latest_join(&m.clients[0].events).unwrap().0;
+    let c0 = m.clients.remove(0);
+    drop(c0);
+    let left_at = Instant::now();
+    let mut freed_after = None;
+    m.run_for(Duration::from_millis(1500), |m| {
+        if freed_after.is_none() && !of_kind(&m.server_events, tw_session_event_kind::PlayerSlotFreed).is_empty() {
+            freed_after = Some(left_at.elapsed());
+        }
+    });
+    let left = of_kind(&m.server_events, tw_session_event_kind::PlayerLeft);
+    assert_eq!(left.len(), 1, "{:?}", kinds(&m.server_events));
+    // SAFETY: the kind says the relay member is live.
+    let l = unsafe { left[0].data.relay };
+    assert_eq!((l.player, l.reason), (leaving, tw_disconnect_reason::Client as u32));
+    // SAFETY: as above.
+    assert_eq!(unsafe { of_kind(&m.server_events, tw_session_event_kind::PlayerSlotFreed)[0].data.relay.player }, leaving);
+    let freed_after = freed_after.expect("the slot was freed");
+    assert!(freed_after >= Duration::from_millis(550), "freed after {freed_after:?}");
+    assert!(player_stats(m.server.0, leaving).is_none(), "no stats for an empty slot");
+    let client_left = of_kind(&m.clients[0].events, tw_session_event_kind::PlayerLeft);
+    // SAFETY: as above.
+    assert!(client_left.iter().any(|e| unsafe { e.data.relay.player } == leaving), "{:?}", kinds(&m.clients[0].events));
+    assert_eq!(stats(m.server.0).players, 1);
+    m.assert_in_sync(0);
+}
+
+#[test]
+fn a_desync_is_reported_and_a_new_snapshot_recovers() {
+    let mut m = Match::new(link(10_000, 2_000.0, 0.0), |c| c.desync_interval = 10);
+    m.add_client(|_| {});
+    m.add_client(|_| {});
+    m.run_for(Duration::from_millis(1500), |_| {});
+    // From the next tick on, client 1's engine simulates player 0 differently.
+    let from = stats(m.clients[1].s.0).current_tick + 5;
+    m.clients[1].e.desync_from = Some(from);
+    let mut resynced = false;
+    m.run_for(Duration::from_secs(3), |m| {
+        let c = &mut m.clients[1];
+        if !resynced && !of_kind(&c.events, tw_session_event_kind::Desync).is_empty() {
+            c.e.desync_from = None; // the engine bug is fixed; ask for the server's state
+            // SAFETY: live session.
+            ok(unsafe { tw_session_request_snapshot(c.s.0) });
+            resynced = true;
+        }
+    });
+    let c = &m.clients[1];
+    let d = of_kind(&c.events, tw_session_event_kind::Desync);
+    assert!(!d.is_empty(), "{:?}", kinds(&c.events));
+    // SAFETY: the kind says the desync member is live.
+    let d = unsafe { d[0].data.desync };
+    assert!(d.tick >= from && d.tick < from + 40, "found soon after it began at {from}: tick {}", d.tick);
+    assert_eq!(Some(d.local_checksum), c.e.checksums[d.tick as usize], "the client's own checksum");
+    assert_eq!(Some(d.remote_checksum), m.es.checksums[d.tick as usize], "the server's checksum");
+    let k = kinds(&c.events);
+    let resync = k.iter().position(|&x| x == tw_session_event_kind::Resyncing as u32).expect("RESYNCING");
+    assert!(k[resync..].contains(&(tw_session_event_kind::Joined as u32)), "joined again: {k:?}");
+    assert_eq!(stats(c.s.0).resyncs, 1);
+    assert!(m.assert_in_sync(1) > 60, "in sync after the new snapshot");
+    assert!(of_kind(&m.clients[0].events, tw_session_event_kind::Desync).is_empty());
+    assert_eq!(stats(m.server.0).resyncs, 1, "the resync, seen by the server");
+    assert!(of_kind(&m.server_events, tw_session_event_kind::PlayerReconnected).is_empty(), "the same connection and slot");
+}
+
+#[test]
+fn a_client_cut_off_for_longer_than_the_timeout_gets_its_slot_back() {
+    let short = |c: &mut tw_session_config| {
+        c.host.timeout_ms = 700;
+        c.host.connect_timeout_ms = 700;
+    };
+    let mut m = Match::new(link(10_000, 2_000.0, 0.0), short);
+    m.add_client(short);
+    m.add_client(short);
+    m.run_for(Duration::from_millis(1500), |_| {});
+    let (player, _) = latest_join(&m.clients[1].events).unwrap();
+    // Cut client 1 off both ways: both transports time out.
+    let dead = link(10_000, 0.0, 1.0);
+    // SAFETY: live session, valid configs.
+    unsafe {
+        ok(tw_session_set_link_sim(m.clients[1].s.0, tw_direction::Outbound as u32, &dead));
+        ok(tw_session_set_link_sim(m.clients[1].s.0, tw_direction::Inbound as u32, &dead));
+    }
+    m.run_for(Duration::from_millis(1500), |_| {});
+    assert!(!of_kind(&m.clients[1].events, tw_session_event_kind::Reconnecting).is_empty(), "{:?}", kinds(&m.clients[1].events));
+    assert!(!of_kind(&m.server_events, tw_session_event_kind::PlayerLeft).is_empty(), "{:?}", kinds(&m.server_events));
+    // SAFETY: live session, valid config.
+    unsafe {
+        ok(tw_session_set_link_sim(m.clients[1].s.0, tw_direction::Outbound as u32, &m.sim));
+        ok(tw_session_set_link_sim(m.clients[1].s.0, tw_direction::Inbound as u32, std::ptr::null()));
+    }
+    m.run_for(Duration::from_secs(3), |_| {});
+    let back = of_kind(&m.server_events, tw_session_event_kind::PlayerReconnected);
+    assert_eq!(back.len(), 1, "{:?}", kinds(&m.server_events));
+    // SAFETY: the kind says the relay member is live.
+    assert_eq!(unsafe { back[0].data.relay.player }, player, "the same slot");
+    let joins = of_kind(&m.clients[1].events, tw_session_event_kind::Joined);
+    // SAFETY: as above.
+    let last = unsafe { joins.last().unwrap().data.relay };
+    assert_eq!((joins.len(), last.player, last.reconnect), (2, player, 1));
+    assert_eq!(stats(m.clients[1].s.0).reconnects, 1);
+    assert!(m.assert_in_sync(1) > 60);
+    m.assert_in_sync(0);
+}

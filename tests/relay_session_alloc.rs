@@ -1,0 +1,187 @@
+//! A running relay match allocates nothing per tick: a RELAY_SERVER `tw_session` and two
+//! RELAY_CLIENT sessions over 127.0.0.1 through the link simulator (latency, jitter and
+//! a little loss, so there are re-predictions, redundant copies and lost datagrams),
+//! driven through the C ABI and counted with the counting allocator after a warm-up.
+//!
+//! The server's engine loop runs on a thread of its own whose allocations are counted
+//! apart: the clients' engine loop and every network thread (the server's included)
+//! are held to the bound in the first test, the server's engine loop in the second.
+//! The two never run at once (a lock), so their counts do not mix.
+//!
+//! Pools (the transport's buffers, the client core's spare steps and input buffers)
+//! grow to the most items in flight at once. A scheduling hitch on a loaded machine
+//! (the engine loops, five network threads and the test harness share the cores) piles
+//! up steps and raises that high-water mark once, so a window is measured again, up to
+//! three times, until one meets the bound: allocating per tick would fail every one.
+
+#[path = "support/counting_alloc.rs"]
+mod counting_alloc;
+#[path = "support/abi_engine.rs"]
+mod abi_engine;
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use abi_engine::*;
+use tickwire::ffi::*;
+
+#[global_allocator]
+static GLOBAL: counting_alloc::Counting = counting_alloc::Counting;
+
+static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
+
+/// A session handle handed to the server's thread (a session may move between threads
+/// between calls; only that thread uses it until it is joined).
+struct Handle(*mut tw_session);
+// SAFETY: see above.
+unsafe impl Send for Handle {}
+
+/// What one measured window saw.
+#[derive(Debug)]
+struct Window {
+    others: u64,
+    server: u64,
+    server_ticks: u32,
+    client_ticks: u32,
+    rollbacks: u64,
+}
+
+/// Runs the match: a warm-up, then windows until `good` accepts one (at most three).
+fn measure(good: impl Fn(&Window) -> bool) -> Vec<Window> {
+    let mut cfg = session_config(tw_session_mode::RelayServer, 4);
+    cfg.max_prediction = 16;
+    let server = create(&cfg);
+    let addr = cstr(&local_address(server.0));
+    let sim = link(20_000, 4_000.0, 0.02);
+    let mut slots = 0;
+    // SAFETY: live session, valid pointers.
+    unsafe {
+        ok(tw_session_state_slots(server.0, &mut slots));
+        ok(tw_session_set_link_sim(server.0, tw_direction::Outbound as u32, &sim));
+        ok(tw_session_start(server.0));
+    }
+    let mut es = Engine::new(4, slots as usize);
+    es.record = false;
+    let mut clients = Vec::new();
+    for _ in 0..2 {
+        let mut c = session_config(tw_session_mode::RelayClient, 4);
+        c.max_prediction = 16;
+        let s = create(&c);
+        // SAFETY: live session, valid pointers.
+        unsafe {
+            ok(tw_session_state_slots(s.0, &mut slots));
+            ok(tw_session_set_link_sim(s.0, tw_direction::Outbound as u32, &sim));
+            ok(tw_session_set_server(s.0, addr.as_ptr()));
+            ok(tw_session_start(s.0));
+        }
+        let mut e = Engine::new(4, slots as usize);
+        e.record = false;
+        clients.push((s, e, 0u32));
+    }
+    let first = clients[0].0.0;
+
+    // The server's engine loop, on its own thread, counted apart.
+    let stop = Arc::new(AtomicBool::new(false));
+    let server_loop = {
+        let (stop, h) = (stop.clone(), Handle(server.0));
+        std::thread::spawn(move || {
+            counting_alloc::set_aside_this_thread();
+            let h = h;
+            let mut events = Vec::with_capacity(4096);
+            while !stop.load(Ordering::Relaxed) {
+                frame(h.0, &mut es, &[], 5, 3, &mut events);
+                events.clear();
+                std::thread::sleep(Duration::from_millis(2));
+            }
+        })
+    };
+    let mut events = Vec::with_capacity(4096);
+    let mut run = |d: Duration, events: &mut Vec<tw_session_event>| {
+        let end = Instant::now() + d;
+        while Instant::now() < end {
+            for (i, (s, e, pushed)) in clients.iter_mut().enumerate() {
+                let mut n = 0u32;
+                // SAFETY: live session, valid pointers.
+                unsafe {
+                    ok(tw_session_ticks_due(s.0, &mut n));
+                    for _ in 0..n {
+                        // Inputs change every 3 ticks: remote predictions go wrong.
+                        let input = input_for(5, i, *pushed, 3);
+                        *pushed += 1;
+                        ok(tw_session_push_input(s.0, TW_LOCAL_PLAYER, input.as_ptr().cast(), input.len()));
+                        let r = tw_session_advance(s.0);
+                        assert!(r == tw_result::Ok || r == tw_result::NotSynchronized, "{r:?}: {}", last_error());
+                        e.run_requests(s.0);
+                    }
+                    let mut ev = tw_session_event::zeroed();
+                    while tw_session_poll_event(s.0, &mut ev) == tw_result::Ok {
+                        events.push(ev);
+                    }
+                }
+            }
+            events.clear();
+            std::thread::sleep(Duration::from_millis(2));
+        }
+    };
+    run(Duration::from_secs(4), &mut events);
+    assert_eq!(stats(first).running, 1, "the client joined and caught up during the warm-up");
+    let mut windows = Vec::new();
+    for _ in 0..3 {
+        let before = (stats(first), counting_alloc::allocations(), counting_alloc::set_aside_allocations());
+        run(Duration::from_secs(4), &mut events);
+        let after = stats(first);
+        let w = Window {
+            others: counting_alloc::allocations() - before.1,
+            server: counting_alloc::set_aside_allocations() - before.2,
+            server_ticks: 0,
+            client_ticks: after.current_tick - before.0.current_tick,
+            rollbacks: after.rollbacks - before.0.rollbacks,
+        };
+        let done = good(&w);
+        windows.push(w);
+        if done {
+            break;
+        }
+    }
+    stop.store(true, Ordering::Relaxed);
+    server_loop.join().unwrap();
+    let server_ticks = stats(server.0).current_tick;
+    for w in &mut windows {
+        w.server_ticks = server_ticks;
+    }
+    windows
+}
+
+/// The bound: allocating per tick would show hundreds.
+fn within(allocs: u64, ticks: u32) -> bool {
+    allocs <= u64::from(ticks) / 30
+}
+
+#[test]
+fn relay_clients_and_network_threads_do_not_allocate_per_tick() {
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let windows = measure(|w| within(w.others, w.client_ticks));
+    for w in &windows {
+        println!(
+            "clients + network threads: {} allocations over {} client ticks ({} re-predictions); server engine thread: {} over the same window ({} server ticks in all)",
+            w.others, w.client_ticks, w.rollbacks, w.server, w.server_ticks
+        );
+    }
+    let w = windows.last().unwrap();
+    assert!(w.client_ticks > 200, "ticks ran: {}", w.client_ticks);
+    assert!(w.rollbacks > 20, "predictions were wrong and redone: {}", w.rollbacks);
+    assert!(within(w.others, w.client_ticks), "{windows:?}");
+}
+
+#[test]
+fn the_relay_servers_engine_thread_does_not_allocate_per_tick() {
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let windows = measure(|w| within(w.server, w.client_ticks));
+    for w in &windows {
+        println!("server engine thread: {} allocations over about {} ticks", w.server, w.client_ticks);
+    }
+    let w = windows.last().unwrap();
+    assert!(w.client_ticks > 200, "ticks ran: {}", w.client_ticks);
+    assert!(within(w.server, w.client_ticks), "{windows:?}");
+}

@@ -332,7 +332,8 @@ fn the_loop_checks_inputs_requests_and_answers() {
         assert_eq!(tw_session_confirm_save(s.0, 0, 42), tw_result::Ok);
         assert_eq!(tw_session_poll_request(s.0, &mut r), tw_result::Ok);
         assert_eq!((r.kind, r.tick, r.num_players, r.input_size, r.data_len), (tw_request_kind::Advance as u32, 0, 1, 2, 2));
-        assert_eq!(r.flags, 0);
+        // The local input is final: the first simulation of the tick is authoritative.
+        assert_eq!(r.flags, TW_REQUEST_FLAG_AUTHORITATIVE);
         // The buffer contract: too small keeps the data and gives the size.
         assert_err(tw_session_request_inputs(s.0, buf.as_mut_ptr().cast(), 1, &mut n), tw_result::BufferTooSmall, "tw_session_request_inputs", "2 bytes");
         assert_eq!(n, 2);

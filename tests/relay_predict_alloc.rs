@@ -90,10 +90,10 @@ fn steady_state_client_ticks_do_not_allocate() {
             if to == 0 {
                 server_ep.handle_datagram(now, addrs[from], data);
             } else {
-                let before = counting_alloc::allocations();
+                let before = counting_alloc::thread_allocations();
                 clients[to - 1].ep.handle_datagram(now, addrs[from], data);
                 if now >= warmup {
-                    counted += counting_alloc::allocations() - before;
+                    counted += counting_alloc::thread_allocations() - before;
                 }
             }
             wire.head = (wire.head + 1) % WIRE_SLOTS;
@@ -122,7 +122,7 @@ fn steady_state_client_ticks_do_not_allocate() {
         }
         // The clients (counted after the warm-up).
         for (i, c) in clients.iter_mut().enumerate() {
-            let before = counting_alloc::allocations();
+            let before = counting_alloc::thread_allocations();
             c.ep.update(now);
             while let Some(e) = c.ep.poll_event() {
                 c.session.on_event(now, &mut c.ep, e);
@@ -149,9 +149,9 @@ fn steady_state_client_ticks_do_not_allocate() {
                 wire.push(now + LATENCY_US, i + 1, dst, &buf[..n]);
             }
             if now >= warmup {
-                counted += counting_alloc::allocations() - before;
+                counted += counting_alloc::thread_allocations() - before;
             } else {
-                warmup_allocs += counting_alloc::allocations() - before;
+                warmup_allocs += counting_alloc::thread_allocations() - before;
             }
         }
         if now == warmup {

@@ -127,12 +127,12 @@ fn p2p_steady_state_ticks_do_not_allocate() {
     }
     let rollbacks_before = sides[0].session.as_ref().unwrap().stats().rollbacks;
     let tick_before = sides[0].session.as_ref().unwrap().current_tick();
-    let before = counting_alloc::allocations();
+    let before = counting_alloc::thread_allocations();
     for _ in 0..3_600 {
         now += frame;
         step(&mut sides, &mut wire, &mut buf, now);
     }
-    let allocs = counting_alloc::allocations() - before;
+    let allocs = counting_alloc::thread_allocations() - before;
     let st = sides[0].session.as_ref().unwrap().stats();
     assert!(st.current_tick - tick_before > 3_500, "ticks ran: {}", st.current_tick - tick_before);
     assert!(st.rollbacks - rollbacks_before > 500, "rollbacks happened: {}", st.rollbacks - rollbacks_before);
@@ -160,7 +160,7 @@ fn synctest_steady_state_ticks_do_not_allocate() {
         }
     };
     run(100, &mut s);
-    let before = counting_alloc::allocations();
+    let before = counting_alloc::thread_allocations();
     run(3_000, &mut s);
-    assert_eq!(counting_alloc::allocations() - before, 0);
+    assert_eq!(counting_alloc::thread_allocations() - before, 0);
 }

@@ -148,14 +148,17 @@ const SEEN: usize = 1024;
 
 impl JitterBuffer {
     pub fn new(cfg: JitterConfig) -> Self {
+        // Buffers for a full queue (past `hard_cap` the client is kicked), made now so
+        // that a burst deeper than any before does not allocate mid-game.
+        let room = cfg.hard_cap + 2;
         JitterBuffer {
             cfg,
-            queue: VecDeque::new(),
+            queue: VecDeque::with_capacity(room),
             next_tick: None,
             next_server_tick: 0,
-            last_input: Vec::new(),
-            out: Vec::new(),
-            spare: Vec::new(),
+            last_input: Vec::with_capacity(cfg.max_input_size),
+            out: Vec::with_capacity(room),
+            spare: (0..room).map(|_| Vec::with_capacity(cfg.max_input_size)).collect(),
             starved: 0,
             stats: JitterStats::default(),
             shift: 0,

@@ -14,6 +14,11 @@ use crate::core::wire::MAX_DATAGRAM_SIZE;
 /// Index of a node in a [`SimNet`].
 pub type NodeId = usize;
 
+/// Called with `(node, true)` right before and `(node, false)` right after every call
+/// the net makes into a node's endpoint, so a test can attribute work done inside the
+/// net's step (allocations, say) to one node and not to the net's own bookkeeping.
+pub type EndpointProbe = fn(NodeId, bool);
+
 /// One direction of a simulated link, carrying (source address, datagram).
 type Link = LinkConditioner<(SocketAddr, Vec<u8>)>;
 
@@ -33,6 +38,7 @@ pub struct SimNet {
     default_link: LinkConfig,
     rng: Rng,
     scratch: Vec<u8>,
+    probe: Option<EndpointProbe>,
     /// Datagrams addressed to no node (counted, dropped).
     pub unroutable: u64,
 }
@@ -46,6 +52,7 @@ impl SimNet {
             default_link,
             rng: Rng::new(seed),
             scratch: vec![0; MAX_DATAGRAM_SIZE],
+            probe: None,
             unroutable: 0,
         }
     }
@@ -64,6 +71,17 @@ impl SimNet {
         let endpoint = Endpoint::new(cfg, self.now).expect("valid endpoint config");
         self.nodes.push(Node { addr, clock: DriftClock::exact(), endpoint, events: Vec::new() });
         id
+    }
+
+    /// Installs (or with None removes) the [`EndpointProbe`].
+    pub fn set_endpoint_probe(&mut self, probe: Option<EndpointProbe>) {
+        self.probe = probe;
+    }
+
+    fn probe(&self, n: NodeId, entering: bool) {
+        if let Some(p) = self.probe {
+            p(n, entering);
+        }
     }
 
     pub fn addr(&self, n: NodeId) -> SocketAddr {
@@ -105,7 +123,9 @@ impl SimNet {
     /// Injects a raw datagram as if `from` had sent it to node `to` (for attack tests).
     pub fn inject(&mut self, from: SocketAddr, to: NodeId, data: &[u8]) {
         let now = self.local_now(to);
+        self.probe(to, true);
         self.nodes[to].endpoint.handle_datagram(now, from, data);
+        self.probe(to, false);
     }
 
     /// Events collected for node `n` since the last call.
@@ -125,7 +145,14 @@ impl SimNet {
         let target = self.now + dt;
         loop {
             let next_delivery = self.links.values().filter_map(|l| l.next_delivery()).min();
-            let next_timer = self.nodes.iter().filter_map(|n| n.endpoint.next_timeout().map(|t| n.clock.true_time_of(t))).min();
+            let next_timer = (0..self.nodes.len())
+                .filter_map(|i| {
+                    self.probe(i, true);
+                    let t = self.nodes[i].endpoint.next_timeout();
+                    self.probe(i, false);
+                    t.map(|t| self.nodes[i].clock.true_time_of(t))
+                })
+                .min();
             let next = match (next_delivery, next_timer) {
                 (Some(a), Some(b)) => a.min(b),
                 (a, b) => a.or(b).unwrap_or(target),
@@ -141,16 +168,25 @@ impl SimNet {
     fn advance_to(&mut self, t: Micros) {
         self.now = t;
         let now = t;
+        let probe = self.probe;
         for (&(_, to), link) in self.links.iter_mut() {
             while let Some(d) = link.poll(now) {
                 let (from_addr, node) = (d.0, &mut self.nodes[to]);
                 let local = node.clock.local(now);
+                if let Some(p) = probe {
+                    p(to, true);
+                }
                 node.endpoint.handle_datagram(local, from_addr, &d.1);
+                if let Some(p) = probe {
+                    p(to, false);
+                }
             }
         }
         for n in 0..self.nodes.len() {
             let local = self.local_now(n);
+            self.probe(n, true);
             self.nodes[n].endpoint.update(local);
+            self.probe(n, false);
             self.pump(n);
         }
     }
@@ -158,16 +194,26 @@ impl SimNet {
     /// Calls `flush` on node `n` and moves its datagrams onto the links now.
     pub fn flush(&mut self, n: NodeId) {
         let local = self.local_now(n);
+        self.probe(n, true);
         self.nodes[n].endpoint.flush(local);
+        self.probe(n, false);
         self.pump(n);
     }
 
     fn pump(&mut self, n: NodeId) {
         let now = self.now;
-        while let Some(e) = self.nodes[n].endpoint.poll_event() {
+        loop {
+            self.probe(n, true);
+            let e = self.nodes[n].endpoint.poll_event();
+            self.probe(n, false);
+            let Some(e) = e else { break };
             self.nodes[n].events.push(e);
         }
-        while let Some((to, len)) = self.nodes[n].endpoint.poll_transmit(&mut self.scratch) {
+        loop {
+            self.probe(n, true);
+            let t = self.nodes[n].endpoint.poll_transmit(&mut self.scratch);
+            self.probe(n, false);
+            let Some((to, len)) = t else { break };
             let Some(dst) = self.nodes.iter().position(|x| x.addr == to) else {
                 self.unroutable += 1;
                 continue;

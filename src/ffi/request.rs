@@ -47,10 +47,12 @@ pub const TW_REQUEST_FLAG_RESIMULATING: u32 = 1;
 /// `tw_request.flags`, ADVANCE: at least one input is a prediction (a later rollback
 /// may replace this tick).
 pub const TW_REQUEST_FLAG_PREDICTED: u32 = 2;
-/// `tw_request.flags`, ADVANCE: every input is final, so this tick is never simulated
-/// again: commit effects that must happen once (score, achievements) on these. Set for
-/// a relay client's canonical steps, a relay server's ticks, and P2P, spectator and
-/// replay ticks whose inputs are all confirmed or disconnected.
+/// `tw_request.flags`, ADVANCE: every input of the tick is final (confirmed, canonical
+/// or disconnected), so its outcome will not change: commit effects that must happen
+/// once (score, achievements) on an ADVANCE that has this flag and not
+/// `TW_REQUEST_FLAG_RESIMULATING`. A re-simulation of such a tick (synctest does it on
+/// purpose) carries both flags and the same inputs. Set for a relay client's canonical
+/// steps and for P2P, synctest, spectator and replay ticks with no predicted input.
 pub const TW_REQUEST_FLAG_AUTHORITATIVE: u32 = 4;
 
 /// Where an input of an ADVANCE request comes from (`tw_session_request_input_status`).

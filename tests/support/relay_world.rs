@@ -145,7 +145,7 @@ impl World {
         }
     }
 
-    fn client_frame(&mut self, i: usize) {
+    pub fn client_frame(&mut self, i: usize) {
         let seed = self.input_seed;
         let warm = self.net.now() >= self.warmup_us;
         let c = &mut self.clients[i];

@@ -161,15 +161,20 @@ pub fn encode_server_update_head(out: &mut Vec<u8>, head: &UpdateHead, margins: 
 
 /// Appends one step (players in the order given).
 pub fn write_step(out: &mut Vec<u8>, players: &[PlayerStep]) {
-    let mut w = Writer::new(out);
-    w.u8(players.len().min(255) as u8);
+    Writer::new(out).u8(players.len().min(255) as u8);
     for p in players.iter().take(255) {
-        w.u32(p.player);
-        w.u8(p.accepted);
-        w.u8(p.inputs.len() as u8);
-        for i in &p.inputs {
-            write_input(&mut w, i);
-        }
+        write_step_player(out, p.player, p.accepted, p.inputs.iter().map(Vec::as_slice));
+    }
+}
+
+/// Appends one player's part of a step (a step is its player count, then these).
+pub fn write_step_player<'a>(out: &mut Vec<u8>, player: u32, accepted: u8, inputs: impl ExactSizeIterator<Item = &'a [u8]>) {
+    let mut w = Writer::new(out);
+    w.u32(player);
+    w.u8(accepted);
+    w.u8(inputs.len() as u8);
+    for i in inputs {
+        write_input(&mut w, i);
     }
 }
 

@@ -8,8 +8,10 @@
 //! ids), so a session can give a reconnecting client its old id back.
 
 use std::collections::{BTreeMap, VecDeque};
+use std::ops::Bound;
 
-use super::messages::{self, MarginReport, PlayerStep};
+use super::messages::{self, MarginReport};
+use super::step_history::{StepHistory, StepView};
 use crate::core::clock::Micros;
 use crate::core::jitter::{JitterBuffer, JitterConfig, JitterStats, KickReason, PushOutcome};
 use crate::core::transport::{CHANNEL_UNRELIABLE, ConfigError, DisconnectReason, EndpointConfig, Event, PeerId, Transport};
@@ -87,6 +89,8 @@ pub struct RelayServerStats {
 struct Client {
     peer: PeerId,
     jitter: JitterBuffer,
+    /// Margin reports since the last update, newest last; only the newest
+    /// [`MARGINS_SENT`] are ever sent, so older ones are dropped in batches.
     margins: Vec<MarginReport>,
     /// Highest client tick received with all before it (for the client's redundancy).
     input_ack: Option<u32>,
@@ -109,6 +113,12 @@ impl Client {
 /// sent in many updates, so loss rarely hides one).
 const CHECKS_KEPT: usize = 2;
 
+/// Margin reports one update carries at most (the newest).
+const MARGINS_SENT: usize = 64;
+
+/// Zero bytes that empty substitutes are filled with (inputs are at most 255 bytes).
+const ZEROS: [u8; 255] = [0; 255];
+
 pub struct RelayServer {
     cfg: RelayServerConfig,
     /// By player id (steps list players in this order).
@@ -117,7 +127,7 @@ pub struct RelayServer {
     tick: u64,
     last_tick_at: Micros,
     /// Recent canonical steps, oldest first, for redundancy until acknowledged.
-    steps: VecDeque<(u64, Vec<PlayerStep>)>,
+    steps: StepHistory,
     events: VecDeque<RelayServerEvent>,
     /// Peers to disconnect at the next flush (kicked during a tick).
     to_disconnect: Vec<PeerId>,
@@ -142,13 +152,14 @@ impl RelayServer {
             )));
         }
         cfg.endpoint.validate()?;
+        let history = cfg.step_history.max(4 * cfg.max_steps_per_update);
         Ok(RelayServer {
+            steps: StepHistory::new(history),
             cfg,
             clients: BTreeMap::new(),
             by_peer: BTreeMap::new(),
             tick: 0,
             last_tick_at: now,
-            steps: VecDeque::new(),
             events: VecDeque::new(),
             to_disconnect: Vec::new(),
             updates_due: false,
@@ -156,7 +167,7 @@ impl RelayServer {
             n_checks: 0,
             stats: RelayServerStats::default(),
             buf: Vec::with_capacity(MAX_DATAGRAM_SIZE),
-            input_spans: Vec::new(),
+            input_spans: Vec::with_capacity(255),
         })
     }
 
@@ -211,7 +222,7 @@ impl RelayServer {
         let c = Client {
             peer,
             jitter: JitterBuffer::new(self.cfg.jitter),
-            margins: Vec::new(),
+            margins: Vec::with_capacity(2 * MARGINS_SENT),
             input_ack: None,
             step_ack: None,
             joined_at: self.tick + 1,
@@ -219,6 +230,8 @@ impl RelayServer {
         };
         self.clients.insert(player, c);
         self.by_peer.insert(peer, player);
+        let input_size = self.cfg.input_size.unwrap_or(self.cfg.jitter.max_input_size);
+        self.steps.reserve(self.clients.len(), input_size);
         Ok(())
     }
 
@@ -306,7 +319,12 @@ impl RelayServer {
             let tick = first_tick.wrapping_add(i as u32);
             let copy = ((newest - 1 - (first_tick as u64 + i as u64)) / k) as u8;
             match c.jitter.push(pos, tick as u64, input) {
-                PushOutcome::Queued { margin } | PushOutcome::Late { margin } => c.margins.push(MarginReport { tick, margin, copy }),
+                PushOutcome::Queued { margin } | PushOutcome::Late { margin } => {
+                    if c.margins.len() == 2 * MARGINS_SENT {
+                        c.margins.drain(..MARGINS_SENT);
+                    }
+                    c.margins.push(MarginReport { tick, margin, copy });
+                }
                 PushOutcome::Duplicate | PushOutcome::TooLarge => {}
             }
         }
@@ -318,56 +336,54 @@ impl RelayServer {
     /// Runs one server tick: consumes one step per client and forms the canonical
     /// step. Returns it (players in id order). Every `send_interval` ticks, sends each
     /// client its update.
-    pub fn step<T: Transport + ?Sized>(&mut self, now: Micros, ep: &mut T) -> &[PlayerStep] {
+    pub fn step<T: Transport + ?Sized>(&mut self, now: Micros, ep: &mut T) -> StepView<'_> {
         self.tick_step(now);
         self.flush(now, ep);
-        &self.steps.back().expect("just pushed").1
+        self.steps.newest()
     }
 
     /// [`RelayServer::step`] without the sending: forms the canonical step (players in
     /// id order). [`RelayServer::flush`] then sends what is due.
-    pub fn tick_step(&mut self, now: Micros) -> &[PlayerStep] {
+    pub fn tick_step(&mut self, now: Micros) -> StepView<'_> {
         self.tick += 1;
         self.last_tick_at = now;
         let tick = self.tick;
         let fill = self.cfg.input_size;
-        let mut players = Vec::with_capacity(self.clients.len());
-        let mut kicked = Vec::new();
-        for (&player, c) in self.clients.iter_mut() {
+        self.steps.begin();
+        // Walks the players by id so that kicked ones can go at once.
+        let mut after = Bound::Unbounded;
+        while let Some((&player, c)) = self.clients.range_mut((after, Bound::Unbounded)).next() {
+            after = Bound::Excluded(player);
             match c.jitter.pop(tick) {
                 Ok(s) => {
                     let accepted = s.accepted.min(255) as u8;
                     if c.first_input.is_none() && accepted > 0 {
                         c.first_input = Some(s.first_client_tick);
                     }
-                    let inputs = s
-                        .inputs
-                        .iter()
-                        .map(|i| match fill {
-                            Some(n) if i.is_empty() => vec![0; n],
-                            _ => i.clone(),
-                        })
-                        .collect();
-                    players.push(PlayerStep { player, accepted, inputs });
+                    let inputs = s.inputs.iter().map(|i| match fill {
+                        Some(n) if i.is_empty() => &ZEROS[..n],
+                        _ => i.as_slice(),
+                    });
+                    self.steps.push_player(player, accepted, inputs);
                 }
-                Err(reason) => kicked.push((player, c.peer, reason)),
+                Err(reason) => {
+                    let peer = c.peer;
+                    self.clients.remove(&player);
+                    self.by_peer.remove(&peer);
+                    self.to_disconnect.push(peer);
+                    self.events.push_back(RelayServerEvent::Kicked { peer, player, reason });
+                }
             }
         }
-        for (player, peer, reason) in kicked {
-            self.clients.remove(&player);
-            self.by_peer.remove(&peer);
-            self.to_disconnect.push(peer);
-            self.events.push_back(RelayServerEvent::Kicked { peer, player, reason });
-        }
-        self.steps.push_back((tick, players));
+        self.steps.finish(tick);
         // Keep what some client still needs, within the history limit.
         let needed = self.clients.values().map(Client::needs_from).min();
         let keep = 4 * self.cfg.max_steps_per_update;
-        while let Some(&(t, _)) = self.steps.front() {
+        while let Some(t) = self.steps.oldest_tick() {
             let len = self.steps.len();
             let acked_by_all = needed.is_none_or(|n| t < n);
             if len > self.cfg.step_history.max(keep) || (len > keep && acked_by_all) {
-                self.steps.pop_front();
+                self.steps.pop_oldest();
             } else {
                 break;
             }
@@ -375,7 +391,7 @@ impl RelayServer {
         if tick % self.cfg.send_interval as u64 == 0 {
             self.updates_due = true;
         }
-        &self.steps.back().expect("just pushed").1
+        self.steps.newest()
     }
 
     /// Closes the connections of kicked clients and sends the updates due.
@@ -389,11 +405,12 @@ impl RelayServer {
     }
 
     fn send_updates<T: Transport + ?Sized>(&mut self, now: Micros, ep: &mut T) {
-        let players: Vec<u32> = self.clients.keys().copied().collect();
-        let oldest = self.steps.front().map_or(self.tick + 1, |s| s.0);
+        let oldest = self.steps.oldest_tick().unwrap_or(self.tick + 1);
         let checks = &self.checks[..self.n_checks];
-        for player in players {
-            let c = self.clients.get_mut(&player).expect("listed");
+        // Walks the players by id so that ones fallen behind can go at once.
+        let mut after = Bound::Unbounded;
+        while let Some((&player, c)) = self.clients.range_mut((after, Bound::Unbounded)).next() {
+            after = Bound::Excluded(player);
             let from = c.needs_from();
             if from < oldest {
                 let peer = c.peer;
@@ -403,21 +420,20 @@ impl RelayServer {
                 self.events.push_back(RelayServerEvent::FellBehind { peer, player });
                 continue;
             }
-            let first_idx = self.steps.iter().position(|(t, _)| *t >= from).unwrap_or(self.steps.len());
+            let first_idx = self.steps.first_from(from);
             // Newest margins first if they do not all fit; steps fill the rest.
-            let take_margins = c.margins.len().min(64);
+            let take_margins = c.margins.len().min(MARGINS_SENT);
             let margins = &c.margins[c.margins.len() - take_margins..];
             let mut n = 0usize;
             let mut size = messages::update_head_size(take_margins, checks.len());
-            for (_, s) in self.steps.iter().skip(first_idx).take(self.cfg.max_steps_per_update) {
-                let sz = messages::step_size(s);
+            for sz in self.steps.sizes_from(first_idx).take(self.cfg.max_steps_per_update) {
                 if size + sz > crate::core::transport::MAX_UNRELIABLE {
                     break;
                 }
                 size += sz;
                 n += 1;
             }
-            let first_step = self.steps.get(first_idx).map_or(self.tick + 1, |s| s.0);
+            let first_step = self.steps.tick_at(first_idx).unwrap_or(self.tick + 1);
             let uh = messages::UpdateHead {
                 server_tick: self.tick as u32,
                 your_player: player,
@@ -427,9 +443,7 @@ impl RelayServer {
                 first_input: c.first_input.map_or(messages::NONE, |t| t as u32),
             };
             messages::encode_server_update_head(&mut self.buf, &uh, margins, checks, first_step as u32, n as u8);
-            for (_, s) in self.steps.iter().skip(first_idx).take(n) {
-                messages::write_step(&mut self.buf, s);
-            }
+            self.steps.write_steps(&mut self.buf, first_idx, n);
             c.margins.clear();
             let _ = ep.send(c.peer, CHANNEL_UNRELIABLE, &self.buf);
         }

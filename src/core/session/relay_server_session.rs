@@ -173,7 +173,9 @@ pub struct RelayServerSession {
     requests: RequestQueue,
     /// The tick a DumpState was asked for in the current batch.
     snapshot_tick: Option<Tick>,
+    /// Welcomes to send, and their buffers once sent (reused by the next ones).
     outbox: Vec<(PeerId, Vec<u8>)>,
+    spare_messages: Vec<Vec<u8>>,
     to_disconnect: Vec<PeerId>,
     /// Ticks whose save was asked for a checksum report.
     check_ticks: [Option<Tick>; 2],
@@ -209,7 +211,8 @@ impl RelayServerSession {
             ring: StateRing::new(2, 0),
             requests: RequestQueue::new(cfg.max_players, cfg.input_size, 2),
             snapshot_tick: None,
-            outbox: Vec::new(),
+            outbox: Vec::with_capacity(cfg.max_players),
+            spare_messages: Vec::with_capacity(cfg.max_players),
             to_disconnect: Vec::new(),
             check_ticks: [None; 2],
             rng: Rng::new(cfg.seed),
@@ -379,9 +382,7 @@ impl RelayServerSession {
                 }
             }
         }
-        let late: Vec<PeerId> =
-            self.connecting.iter().filter(|c| self.now.saturating_sub(c.1) >= self.cfg.hello_timeout_us).map(|c| c.0).collect();
-        for peer in late {
+        while let Some(&(peer, _)) = self.connecting.iter().find(|c| self.now.saturating_sub(c.1) >= self.cfg.hello_timeout_us) {
             self.reject(peer, RejectReason::NoHello);
         }
         self.clock.advance(now)
@@ -413,11 +414,11 @@ impl RelayServerSession {
         let step = self.relay.tick_step(self.now);
         let s = self.cfg.input_size;
         self.requests.begin_advance_flagged(t, false, true);
-        let mut next = step.iter().peekable();
+        let mut next = step.players().peekable();
         for p in 0..self.cfg.max_players as u32 {
             match next.next_if(|x| x.player == p) {
                 Some(x) => {
-                    let input = x.inputs.last().filter(|b| b.len() == s).map_or(self.zero.as_slice(), |b| b.as_slice());
+                    let input = x.last_input().filter(|b| b.len() == s).unwrap_or(self.zero.as_slice());
                     self.requests.push_input(input, InputStatus::Confirmed);
                 }
                 None => self.requests.push_input(&self.zero, InputStatus::Disconnected),
@@ -473,7 +474,7 @@ impl RelayServerSession {
                 continue;
             }
             self.slots[i].needs_snapshot = false;
-            let mut msg = Vec::new();
+            let mut msg = self.spare_messages.pop().unwrap_or_default();
             let w = Welcome {
                 player: i as u16,
                 token: self.slots[i].token,
@@ -504,6 +505,9 @@ impl RelayServerSession {
                 self.stats.snapshots_sent += 1;
             } else if let Some(i) = self.slots.iter().position(|s| s.state == SlotState::Active { peer }) {
                 self.slots[i].needs_snapshot = true; // try again next tick
+            }
+            if self.spare_messages.len() < self.cfg.max_players {
+                self.spare_messages.push(msg);
             }
         }
         self.relay.flush(now, transport);

@@ -141,8 +141,9 @@ namespace TickwireExamples
                     case TwRequestKind.Advance:
                         Check(_session.ReadInputs(_inputs), "ReadInputs");
                         _arena.Step(_inputs[0], _inputs[1]);
-                        // r.IsResimulating: a game would mute sounds and effects here;
-                        // r.IsAuthoritative: the tick is final (commit scores, achievements).
+                        // r.IsResimulating: a game would mute sounds and effects here. Effects
+                        // that must happen once (scores) wait until the tick is below
+                        // Stats.ConfirmedTick: every input before it is final.
                         break;
                     case TwRequestKind.DumpState:                    // a desync dump or a spectator joining
                         _snapshots[r.Slot].Serialize(_state);

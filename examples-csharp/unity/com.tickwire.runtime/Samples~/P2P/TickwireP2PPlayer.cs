@@ -125,7 +125,8 @@ public sealed class TickwireP2PPlayer : MonoBehaviour
                 case TwRequestKind.Advance:
                     _session.ReadInputs(_inputs);
                     Simulate(ref _state, _inputs[0], _inputs[1]);
-                    // r.IsResimulating: skip sounds and particles; r.IsAuthoritative: the tick is final.
+                    // r.IsResimulating: skip sounds and particles. One-time effects (scores) wait
+                    // until the tick is below GetStats' ConfirmedTick.
                     break;
             }
         }

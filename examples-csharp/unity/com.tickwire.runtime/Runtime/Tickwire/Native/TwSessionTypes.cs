@@ -67,7 +67,13 @@ namespace Tickwire
         Resimulating = 1,
         /// <summary>At least one input is a prediction: a later rollback may replace this tick.</summary>
         Predicted = 2,
-        /// <summary>Every input is final: this tick is never simulated again (commit one-time effects).</summary>
+        /// <summary>
+        /// Every input of the tick is final (confirmed, canonical or disconnected): its outcome
+        /// will not change. A re-simulation of such a tick carries Resimulating too. In P2P a
+        /// tick simulated with predictions that proved right is never simulated again, so it
+        /// never carries this flag: there, TwSessionStats.ConfirmedTick says which ticks are
+        /// settled.
+        /// </summary>
         Authoritative = 4,
     }
 
@@ -240,7 +246,7 @@ namespace Tickwire
             get { return (Flags & TwRequestFlags.Predicted) != 0; }
         }
 
-        /// <summary>ADVANCE whose inputs are all final: this tick is never simulated again.</summary>
+        /// <summary>ADVANCE whose inputs are all final: its outcome will not change.</summary>
         public bool IsAuthoritative
         {
             get { return (Flags & TwRequestFlags.Authoritative) != 0; }

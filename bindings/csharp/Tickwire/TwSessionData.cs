@@ -75,6 +75,13 @@ namespace Tickwire
             return CopyOut(CopySource.State, buffer, out length);
         }
 
+        /// <summary>As ReadState(buffer, out length), for a buffer known to be large enough.</summary>
+        public TwResult ReadState(Span<byte> buffer)
+        {
+            int length;
+            return CopyOut(CopySource.State, buffer, out length);
+        }
+
         /// <summary>
         /// P2P: copies the dump of the last desync (after a DesyncDumpReady event) and
         /// releases it. Empty when no dump is ready.

@@ -1,17 +1,22 @@
 /*
  * tickwire.hpp: a header-only C++17 wrapper over the tickwire C API (tickwire.h).
  *
- *   tickwire::Host   owns one tw_host (move-only; the destructor calls tw_host_destroy)
- *   tickwire::Error  std::runtime_error with the tw_result code and the library's
- *                    last-error message; thrown by setup calls only (create, connect,
- *                    link simulator, local_address, check_abi)
- *   bytes / mutable_bytes   pointer + size views for payloads (a small std::span
- *                    stand-in: built from containers of bytes, arrays, string_view)
+ *   tickwire::Host     owns one tw_host (move-only; the destructor calls tw_host_destroy)
+ *   tickwire::Session  owns one tw_session (P2P, SYNCTEST, SPECTATOR, REPLAY; move-only;
+ *                      the destructor calls tw_session_destroy)
+ *   tickwire::Error    std::runtime_error with the tw_result code and the library's
+ *                      last-error message; thrown by setup calls only (create, connect,
+ *                      players, start, recording, link simulator, local_address, check_abi)
+ *   bytes / mutable_bytes   pointer + size views for payloads and inputs (a small
+ *                      std::span stand-in: built from containers of bytes, arrays,
+ *                      string_view)
  *
- * Per-frame calls (send, flush, poll_event, read_message, stats) are noexcept, return
- * the tw_result (or a bool) and never allocate. The threading rules are the C API's:
- * a Host is not safe for concurrent use; serialize calls on it (the engine's main
- * thread); its network thread never calls your code.
+ * Per-frame calls (Host: send, flush, poll_event, read_message, stats; Session:
+ * ticks_due, push_input, advance, poll_request, read_inputs, confirm_save, poll_event,
+ * stats, ...) are noexcept, return the tw_result (or a bool) and never allocate. The
+ * threading rules are the C API's: a Host or Session is not safe for concurrent use;
+ * serialize calls on it (the engine's main thread); its network thread never calls
+ * your code.
  *
  * Link with -ltickwire (or CMake's tickwire::tickwire). Nothing here is compiled
  * into the library; the wrapper is inline code in your program.
@@ -19,8 +24,10 @@
 #ifndef TICKWIRE_HPP
 #define TICKWIRE_HPP
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <iterator>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -73,7 +80,8 @@ private:
 /**
  * Checks that the library matches the header this program was compiled with (the ABI
  * number and every struct size). Throws Error(TW_RESULT_VERSION_MISMATCH) if not: a
- * stale libtickwire on the library path is the usual cause. Host's constructor calls it.
+ * stale libtickwire on the library path is the usual cause. The Host and Session
+ * constructors call it (once per process).
  */
 inline void check_abi() {
     std::string diff;
@@ -92,10 +100,20 @@ inline void check_abi() {
     size("tw_event", tw_event_size(), sizeof(tw_event));
     size("tw_peer_stats", tw_peer_stats_size(), sizeof(tw_peer_stats));
     size("tw_host_stats", tw_host_stats_size(), sizeof(tw_host_stats));
+    size("tw_session_config", tw_session_config_size(), sizeof(tw_session_config));
+    size("tw_request", tw_request_size(), sizeof(tw_request));
+    size("tw_session_event", tw_session_event_size(), sizeof(tw_session_event));
+    size("tw_session_stats", tw_session_stats_size(), sizeof(tw_session_stats));
     if (!diff.empty()) {
         throw Error(TW_RESULT_VERSION_MISMATCH,
                     "the tickwire library does not match tickwire.h (" + diff + "); is a stale libtickwire on the library path?");
     }
+}
+
+/** check_abi, the first time only (a function-local static runs it once, thread-safely). */
+inline void check_abi_once() {
+    static const bool abi_ok = (check_abi(), true);
+    (void)abi_ok;
 }
 
 /** A read-only view of payload bytes (pointer + size); the bytes are copied by send. */
@@ -190,8 +208,7 @@ class Host {
 public:
     /** Binds to bind_address ("0.0.0.0:7777", "127.0.0.1:0", "[::]:0") and starts the network thread. */
     explicit Host(const char *bind_address, const tw_host_config &config = default_config()) {
-        static const bool abi_ok = (check_abi(), true);
-        (void)abi_ok;
+        check_abi_once();
         tw_result r = tw_host_create(&config, bind_address, &host_);
         if (TW_FAILED(r)) {
             throw Error::last(r);
@@ -310,6 +327,249 @@ public:
 private:
     explicit Host(tw_host *raw) noexcept : host_(raw) {}
     tw_host *host_ = nullptr;
+};
+
+/**
+ * The library's default session config (tw_session_config_init_default) for a mode:
+ * 2 players, 2-byte inputs, 60 Hz, bound to "0.0.0.0:0". Edit, then pass to Session.
+ */
+inline tw_session_config default_session_config(tw_session_mode mode = TW_SESSION_MODE_P2P) {
+    tw_session_config c;
+    tw_result r = tw_session_config_init_default(&c);
+    if (TW_FAILED(r)) {
+        throw Error::last(r);
+    }
+    c.mode = mode;
+    return c;
+}
+
+/** Sets a config's bind address ("0.0.0.0:7000"); throws std::invalid_argument if it does not fit. */
+inline void set_bind_address(tw_session_config &config, std::string_view address) {
+    if (address.size() >= sizeof config.bind_address) {
+        throw std::invalid_argument("a bind address has at most 63 bytes");
+    }
+    std::fill(std::begin(config.bind_address), std::end(config.bind_address), '\0');
+    std::copy(address.begin(), address.end(), config.bind_address);
+}
+
+/** The message of a TW_SESSION_EVENT_KIND_FATAL event (a view into the event). */
+inline std::string_view fatal_message(const tw_session_event &ev) noexcept {
+    const char *m = ev.data.fatal.message;
+    std::size_t n = 0;
+    while (n < sizeof ev.data.fatal.message && m[n] != '\0') {
+        ++n;
+    }
+    return std::string_view(m, n);
+}
+
+/**
+ * One tickwire session: a rollback core (P2P, SYNCTEST, SPECTATOR, REPLAY) and, for P2P
+ * and SPECTATOR, a socket with its network thread. The engine owns the game state and
+ * answers the requests (SAVE, LOAD, ADVANCE, RESTORE, DUMP_STATE). Unique ownership:
+ * move-only; the destructor destroys the session (joining the network thread, at most
+ * 1 second). A moved-from Session holds nothing; calls on it return
+ * TW_RESULT_NULL_ARGUMENT (or throw, for setup calls).
+ *
+ * The engine loop, once per frame:
+ *
+ *     std::uint32_t due = 0;
+ *     session.ticks_due(due);
+ *     while (due--) {
+ *         session.push_input(me, input);
+ *         session.advance();                          // OK or a status (TW_RESULT_WINDOW_FULL, ...)
+ *         tw_request r;
+ *         while (session.poll_request(r)) { ... }     // SAVE / LOAD / ADVANCE / ..., in order
+ *     }
+ *     tw_session_event e;
+ *     while (session.poll_event(e)) { ... }
+ */
+class Session {
+public:
+    /** Creates the session (P2P and SPECTATOR bind their socket now). Throws Error. */
+    explicit Session(const tw_session_config &config) {
+        check_abi_once();
+        tw_result r = tw_session_create(&config, &session_);
+        if (TW_FAILED(r)) {
+            throw Error::last(r);
+        }
+    }
+
+    /** Takes ownership of a handle from tw_session_create. */
+    static Session adopt(tw_session *raw) noexcept { return Session(raw); }
+
+    ~Session() { reset(); }
+    Session(Session &&other) noexcept : session_(std::exchange(other.session_, nullptr)) {}
+    Session &operator=(Session &&other) noexcept {
+        if (this != &other) {
+            reset();
+            session_ = std::exchange(other.session_, nullptr);
+        }
+        return *this;
+    }
+    Session(const Session &) = delete;
+    Session &operator=(const Session &) = delete;
+
+    /** The handle, for calls to the C API. Still owned by this Session. */
+    tw_session *get() const noexcept { return session_; }
+    /** Gives up ownership: the caller must tw_session_destroy the result. */
+    tw_session *release() noexcept { return std::exchange(session_, nullptr); }
+    /** Destroys the session now (no-op if empty). */
+    void reset() noexcept {
+        tw_session_destroy(session_);
+        session_ = nullptr;
+    }
+    explicit operator bool() const noexcept { return session_ != nullptr; }
+
+    // --- setup: throws Error ---------------------------------------------------------------
+
+    /** P2P, before start: player plays on this machine. */
+    void add_local_player(std::uint32_t player) { check(tw_session_add_local_player(session_, player)); }
+    /** P2P, before start: player plays on the peer at address ("192.0.2.7:7000"). */
+    void add_remote_player(std::uint32_t player, const char *address) {
+        check(tw_session_add_remote_player(session_, player, address));
+    }
+    void add_remote_player(std::uint32_t player, const std::string &address) { add_remote_player(player, address.c_str()); }
+    /** P2P, any time: accept a spectator connecting from address. */
+    void add_spectator(const char *address) { check(tw_session_add_spectator(session_, address)); }
+    void add_spectator(const std::string &address) { add_spectator(address.c_str()); }
+    /** SPECTATOR, before start: the P2P peer whose match to watch. */
+    void spectate(const char *address) { check(tw_session_spectate(session_, address)); }
+    void spectate(const std::string &address) { spectate(address.c_str()); }
+    /** REPLAY, before start: the replay to play (the bytes of a replay file, copied). */
+    void load_replay(bytes replay) { check(tw_session_load_replay(session_, replay.data(), replay.size())); }
+    /** REPLAY, before start: reads the replay file at path. */
+    void load_replay_file(const char *path) { check(tw_session_load_replay_file(session_, path)); }
+    /** P2P and SPECTATOR: the link simulator of one direction (tests, development). */
+    void set_link_sim(tw_direction direction, const tw_link_sim_config &config) {
+        check(tw_session_set_link_sim(session_, direction, &config));
+    }
+    void clear_link_sim(tw_direction direction) { check(tw_session_set_link_sim(session_, direction, nullptr)); }
+    /** Ends setup: P2P connects (PEER_CONNECTED, then SYNCHRONIZED); SYNCTEST and REPLAY run at once. */
+    void start() { check(tw_session_start(session_)); }
+    /** P2P, before the first tick: record the match from initial_state (may be empty). */
+    void start_recording(bytes initial_state) {
+        check(tw_session_start_recording(session_, initial_state.data(), initial_state.size()));
+    }
+    /** P2P: the input delay in ticks (0..=32) from the next tick on. */
+    void set_input_delay(std::uint32_t ticks) { check(tw_session_set_input_delay(session_, ticks)); }
+    /** P2P: the input to predict for player while its real one has not arrived (input_size bytes). */
+    void set_prediction(std::uint32_t player, bytes input) {
+        static const std::uint8_t none = 0;  // an empty view stays a (wrong-length) input, not "clear"
+        check(tw_session_set_prediction(session_, player, input.data() ? input.data() : &none, input.size()));
+    }
+    /** P2P: back to the configured prediction for player. */
+    void clear_prediction(std::uint32_t player) { check(tw_session_set_prediction(session_, player, nullptr, 0)); }
+
+    /** P2P and SPECTATOR: the bound address, with the real port ("127.0.0.1:40123"). */
+    std::string local_address() const {
+        char buf[64];
+        std::size_t len = 0;
+        check(tw_session_local_address(session_, buf, sizeof buf, &len));
+        return std::string(buf, len > 0 ? len - 1 : 0);
+    }
+    /** How many snapshots the engine holds: SAVE, LOAD and DUMP_STATE name slots below it. */
+    std::uint32_t state_slots() const {
+        std::uint32_t n = 0;
+        check(tw_session_state_slots(session_, &n));
+        return n;
+    }
+
+    // --- the engine loop: noexcept, tw_result --------------------------------------------
+
+    /** Pumps the network; out = ticks to simulate now. Once per frame, also when 0 are due. */
+    tw_result ticks_due(std::uint32_t &out) noexcept { return tw_session_ticks_due(session_, &out); }
+    /** player's input (input_size bytes, copied) for the next advance. */
+    tw_result push_input(std::uint32_t player, bytes input) noexcept {
+        return tw_session_push_input(session_, player, input.data(), input.size());
+    }
+    /** One tick as requests: OK, or a status (NOT_SYNCHRONIZED, WINDOW_FULL, WAITING_FOR_INPUT, FINISHED). */
+    tw_result advance() noexcept { return tw_session_advance(session_); }
+    /** TW_RESULT_OK (request written), TW_RESULT_EMPTY (none left) or an error. */
+    tw_result poll(tw_request &r) noexcept { return tw_session_poll_request(session_, &r); }
+    /** True when a request was written; run each before polling the next. */
+    bool poll_request(tw_request &r) noexcept { return poll(r) == TW_RESULT_OK; }
+    /** ADVANCE: the inputs, num_players * input_size bytes, player 0 first. */
+    tw_result read_inputs(mutable_bytes buffer, std::size_t &out_len) noexcept {
+        return tw_session_request_inputs(session_, buffer.data(), buffer.size(), &out_len);
+    }
+    /** ADVANCE: one tw_input_status byte per player. */
+    tw_result read_input_status(mutable_bytes buffer, std::size_t &out_len) noexcept {
+        return tw_session_request_input_status(session_, buffer.data(), buffer.size(), &out_len);
+    }
+    /** RESTORE: the serialized state (data_len bytes). */
+    tw_result read_state(mutable_bytes buffer, std::size_t &out_len) noexcept {
+        return tw_session_request_state(session_, buffer.data(), buffer.size(), &out_len);
+    }
+    /** SAVE: the checksum of the state saved for tick. */
+    tw_result confirm_save(std::uint32_t tick, std::uint64_t checksum) noexcept {
+        return tw_session_confirm_save(session_, tick, checksum);
+    }
+    /** DUMP_STATE: the serialized state of tick (copied). */
+    tw_result provide_state(std::uint32_t tick, bytes state) noexcept {
+        return tw_session_provide_state(session_, tick, state.data(), state.size());
+    }
+    /** TW_RESULT_OK (event written), TW_RESULT_EMPTY (none now) or an error. */
+    tw_result poll(tw_session_event &ev) noexcept { return tw_session_poll_event(session_, &ev); }
+    /** True when an event was written; drain it every frame. */
+    bool poll_event(tw_session_event &ev) noexcept { return poll(ev) == TW_RESULT_OK; }
+    tw_result stats(tw_session_stats &out) noexcept { return tw_session_get_stats(session_, &out); }
+    tw_result peer_stats(std::uint32_t peer, tw_peer_stats &out) noexcept {
+        return tw_session_peer_stats(session_, peer, &out);
+    }
+    /** P2P: the connection of remote player (0 for a local one). */
+    tw_result player_peer(std::uint32_t player, std::uint32_t &out_peer) noexcept {
+        return tw_session_player_peer(session_, player, &out_peer);
+    }
+
+    // --- desync dumps and replays ------------------------------------------------------------
+
+    /** P2P: copies and releases the ready desync dump; TW_RESULT_EMPTY if none. */
+    tw_result take_desync_dump(mutable_bytes buffer, std::size_t &out_len) noexcept {
+        return tw_session_take_desync_dump(session_, buffer.data(), buffer.size(), &out_len);
+    }
+    /** Allocating convenience: the ready desync dump, released; empty if none. Throws on error. */
+    std::vector<std::uint8_t> take_desync_dump() { return copy_all(&tw_session_take_desync_dump); }
+    /** P2P: writes and releases the ready desync dump; false if none was ready. Throws on error. */
+    bool write_desync_dump(const char *path) {
+        tw_result r = tw_session_write_desync_dump(session_, path);
+        check(r);
+        return r == TW_RESULT_OK;
+    }
+    /** P2P: copies the replay recorded so far. */
+    tw_result copy_replay(mutable_bytes buffer, std::size_t &out_len) noexcept {
+        return tw_session_copy_replay(session_, buffer.data(), buffer.size(), &out_len);
+    }
+    /** Allocating convenience: the replay recorded so far. Throws on error. */
+    std::vector<std::uint8_t> copy_replay() { return copy_all(&tw_session_copy_replay); }
+    /** P2P: writes the replay recorded so far to path. Throws on error. */
+    void save_replay(const char *path) { check(tw_session_save_replay(session_, path)); }
+
+private:
+    explicit Session(tw_session *raw) noexcept : session_(raw) {}
+
+    static void check(tw_result r) {
+        if (TW_FAILED(r)) {
+            throw Error::last(r);
+        }
+    }
+
+    using copy_fn = tw_result (*)(tw_session *, void *, std::size_t, std::size_t *);
+
+    /** Asks for the size, then copies; empty on TW_RESULT_EMPTY. */
+    std::vector<std::uint8_t> copy_all(copy_fn copy) {
+        std::size_t len = 0;
+        tw_result r = copy(session_, nullptr, 0, &len);
+        std::vector<std::uint8_t> out;
+        while (r == TW_RESULT_BUFFER_TOO_SMALL) {
+            out.resize(len);
+            r = copy(session_, out.data(), out.size(), &len);
+        }
+        check(r);
+        out.resize(r == TW_RESULT_OK ? len : 0);
+        return out;
+    }
+
+    tw_session *session_ = nullptr;
 };
 
 }  // namespace tickwire

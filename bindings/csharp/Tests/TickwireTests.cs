@@ -1,5 +1,7 @@
-// The C# bindings test program: the whole tw_host API through the idiomatic layer
-// (and the raw layer where a test needs it), over real UDP on 127.0.0.1.
+// The C# bindings test program: the whole tw_host and tw_session API through the
+// idiomatic layer (and the raw layer where a test needs it), over real UDP on 127.0.0.1.
+// The session tests are in SessionTests.cs and SessionAllocationTests.cs, their game in
+// SessionGame.cs (one program: Program is partial).
 //
 //   mono Tickwire.Tests.exe [--offsets FILE] [--expect-stale-library | --expect-missing-library]
 //
@@ -57,7 +59,7 @@ namespace Tickwire.Tests
         }
     }
 
-    internal static unsafe class Program
+    internal static unsafe partial class Program
     {
         private const int DeadlineMs = 5000;
         private static int s_passed;
@@ -125,6 +127,7 @@ namespace Tickwire.Tests
                 Run("use after Dispose: ObjectDisposedException, no crash", UseAfterDispose);
                 Run("DisposeAll releases every live host", DisposeAll);
                 Run("allocation: 0 bytes over 100,000 frames of send+flush+poll+read", ZeroAllocation);
+                RunSessionTests();
             }
 
             Console.WriteLine(s_passed + " passed, " + s_failed + " failed");
@@ -362,6 +365,10 @@ namespace Tickwire.Tests
             Equal((ulong)sizeof(TwEvent), (ulong)TwNative.tw_event_size(), "tw_event size");
             Equal((ulong)sizeof(TwPeerStats), (ulong)TwNative.tw_peer_stats_size(), "tw_peer_stats size");
             Equal((ulong)sizeof(TwHostStats), (ulong)TwNative.tw_host_stats_size(), "tw_host_stats size");
+            Equal((ulong)sizeof(TwSessionConfig), (ulong)TwNative.tw_session_config_size(), "tw_session_config size");
+            Equal((ulong)sizeof(TwRequest), (ulong)TwNative.tw_request_size(), "tw_request size");
+            Equal((ulong)sizeof(TwSessionEvent), (ulong)TwNative.tw_session_event_size(), "tw_session_event size");
+            Equal((ulong)sizeof(TwSessionStats), (ulong)TwNative.tw_session_stats_size(), "tw_session_stats size");
             Equal(96, Marshal.SizeOf(typeof(TwHostConfig)), "Marshal.SizeOf(TwHostConfig)");
             Equal(160, Marshal.SizeOf(typeof(TwLinkSimConfig)), "Marshal.SizeOf(TwLinkSimConfig)");
             Equal(128, Marshal.SizeOf(typeof(TwEvent)), "Marshal.SizeOf(TwEvent)");
@@ -369,17 +376,35 @@ namespace Tickwire.Tests
             Equal(256, Marshal.SizeOf(typeof(TwPeerStats)), "Marshal.SizeOf(TwPeerStats)");
             Equal(256, Marshal.SizeOf(typeof(TwHostStats)), "Marshal.SizeOf(TwHostStats)");
             Equal(8, (int)Marshal.OffsetOf(typeof(TwEvent), "Data"), "offset of TwEvent.Data");
+            Equal(320, Marshal.SizeOf(typeof(TwSessionConfig)), "Marshal.SizeOf(TwSessionConfig)");
+            Equal(64, Marshal.SizeOf(typeof(TwRequest)), "Marshal.SizeOf(TwRequest)");
+            Equal(128, Marshal.SizeOf(typeof(TwSessionEvent)), "Marshal.SizeOf(TwSessionEvent)");
+            Equal(120, Marshal.SizeOf(typeof(TwSessionEventData)), "Marshal.SizeOf(TwSessionEventData)");
+            Equal(256, Marshal.SizeOf(typeof(TwSessionStats)), "Marshal.SizeOf(TwSessionStats)");
+            Equal(8, (int)Marshal.OffsetOf(typeof(TwSessionEvent), "Data"), "offset of TwSessionEvent.Data");
+            Equal(1, sizeof(TwInputStatus), "tw_input_status is one byte");
+            ulong[] native = TwLibrary.NativeSizes();
+            Equal(TwLibrary.CheckedStructs.Length, native.Length, "one native size per checked struct");
+            Check(TwLibrary.FindMismatch(TwLibrary.NativeAbiVersion, native) == null, "the load-time check finds no mismatch");
         }
 
         private static void AbiMismatchMessage()
         {
-            Check(TwLibrary.FindMismatch(TwLibrary.AbiVersion, 96, 160, 128, 256, 256) == null, "no mismatch on the right numbers");
-            string m = TwLibrary.FindMismatch(TwLibrary.AbiVersion + 1, 96, 160, 136, 256, 256);
+            // The order of TwLibrary.CheckedStructs: host config, link sim config, event,
+            // peer stats, host stats, session config, request, session event, session stats.
+            ulong[] right = { 96, 160, 128, 256, 256, 320, 64, 128, 256 };
+            Check(TwLibrary.FindMismatch(TwLibrary.AbiVersion, right) == null, "no mismatch on the right numbers");
+            string m = TwLibrary.FindMismatch(TwLibrary.AbiVersion + 1, new ulong[] { 96, 160, 136, 256, 256, 320, 64, 128, 264 });
             Check(m != null, "a mismatch is found");
             Contains(m, "tw_abi_version() is " + (TwLibrary.AbiVersion + 1), "names the ABI version");
             Contains(m, "sizeof(tw_event) is 136 in the library, 128 in C#", "names the struct size");
+            Contains(m, "sizeof(tw_session_stats) is 264 in the library, 256 in C#", "names a session struct's size");
             Contains(m, "stale native library", "names the likely cause");
             Check(m.IndexOf("tw_host_config", StringComparison.Ordinal) < 0, "does not blame a struct that matches");
+            Check(m.IndexOf("tw_session_event", StringComparison.Ordinal) < 0, "does not blame a session struct that matches");
+            m = TwLibrary.FindMismatch(TwLibrary.AbiVersion, new ulong[] { 96, 160, 128, 256, 256, 320, 72, 128, 256 });
+            Contains(m, "sizeof(tw_request) is 72 in the library, 64 in C#", "a request of another size");
+            Throws<ArgumentException>(() => TwLibrary.FindMismatch(TwLibrary.AbiVersion, new ulong[] { 96 }), "too few sizes");
         }
 
         private static void StaleLibraryIsRefused()
@@ -392,6 +417,8 @@ namespace Tickwire.Tests
             // Every entry point checks first: no host is created on a stale library.
             Throws<TickwireAbiException>(() => new TwHost("127.0.0.1:0"), "new TwHost");
             Throws<TickwireAbiException>(() => TwHostConfig.Default(), "TwHostConfig.Default");
+            Throws<TickwireAbiException>(() => TwSessionConfig.Default(), "TwSessionConfig.Default");
+            Throws<TickwireAbiException>(() => new TwSession(new TwSessionConfig()), "new TwSession");
         }
 
         private static void MissingLibrary()
@@ -400,6 +427,8 @@ namespace Tickwire.Tests
             Console.WriteLine("  the message: " + e.Message);
             Contains(e.Message, "native tickwire library was not found", "message");
             Check(e.InnerException is DllNotFoundException, "the DllNotFoundException is the inner exception");
+            e = Throws<TickwireAbiException>(() => new TwSession(new TwSessionConfig()), "new TwSession");
+            Contains(e.Message, "native tickwire library was not found", "the same message for a session");
         }
 
         private static readonly Dictionary<string, Type> s_mirrors = new Dictionary<string, Type>
@@ -414,6 +443,17 @@ namespace Tickwire.Tests
             { "tw_event_fatal", typeof(TwEventFatal) },
             { "tw_peer_stats", typeof(TwPeerStats) },
             { "tw_host_stats", typeof(TwHostStats) },
+            { "tw_session_config", typeof(TwSessionConfig) },
+            { "tw_request", typeof(TwRequest) },
+            { "tw_session_event_peer", typeof(TwSessionEventPeer) },
+            { "tw_session_event_player", typeof(TwSessionEventPlayer) },
+            { "tw_session_event_tick", typeof(TwSessionEventTick) },
+            { "tw_session_event_desync", typeof(TwSessionEventDesync) },
+            { "tw_session_event_mismatch", typeof(TwSessionEventMismatch) },
+            { "tw_session_event_fatal", typeof(TwSessionEventFatal) },
+            { "tw_session_event_data", typeof(TwSessionEventData) },
+            { "tw_session_event", typeof(TwSessionEvent) },
+            { "tw_session_stats", typeof(TwSessionStats) },
         };
 
         private static string Pascal(string snake)
@@ -453,7 +493,7 @@ namespace Tickwire.Tests
                 }
             }
             Equal(s_mirrors.Count, seen.Count, "structs compared");
-            Check(fields > 60, "compared " + fields + " fields");
+            Check(fields > 130, "compared " + fields + " fields");
         }
 
         private static int CountFieldsIn(string file, string structName)

@@ -1,5 +1,4 @@
 using System;
-using System.Collections.Generic;
 using System.Runtime.InteropServices;
 using Tickwire.Native;
 
@@ -26,9 +25,8 @@ namespace Tickwire
         private string _localAddress;
 
         // Live hosts, so that DisposeAll can release them before a Unity domain reload.
-        // Weak: a host the game forgot is still finalized (its handle destroys it).
-        private static readonly List<WeakReference> s_live = new List<WeakReference>();
-        private readonly WeakReference _self;
+        private static readonly LiveHandles s_live = new LiveHandles();
+        private readonly WeakReference _liveToken;
 
         /// <summary>Binds a host with the default config (a client: accepts no connections).</summary>
         public TwHost(string bindAddress) : this(TwHostConfig.Default(), bindAddress)
@@ -55,11 +53,7 @@ namespace Tickwire
                 throw TickwireException.FromLastError(r);
             }
             _handle = new HostHandle(raw);
-            _self = new WeakReference(this);
-            lock (s_live)
-            {
-                s_live.Add(_self);
-            }
+            _liveToken = s_live.Add(_handle);
         }
 
         /// <summary>The owned native handle (for code that calls the C API itself).</summary>
@@ -246,10 +240,7 @@ namespace Tickwire
                 return;
             }
             _handle.Dispose();
-            lock (s_live)
-            {
-                s_live.Remove(_self);
-            }
+            s_live.Remove(_liveToken);
         }
 
         /// <summary>
@@ -259,41 +250,13 @@ namespace Tickwire
         /// </summary>
         public static void DisposeAll()
         {
-            WeakReference[] live;
-            lock (s_live)
-            {
-                live = s_live.ToArray();
-                s_live.Clear();
-            }
-            for (int i = 0; i < live.Length; i++)
-            {
-                TwHost h = live[i].Target as TwHost;
-                if (h != null)
-                {
-                    h._handle.Dispose();
-                }
-            }
+            s_live.DisposeAll();
         }
 
         /// <summary>How many hosts are alive (created and not yet disposed or collected).</summary>
         public static int LiveCount
         {
-            get
-            {
-                lock (s_live)
-                {
-                    int n = 0;
-                    for (int i = 0; i < s_live.Count; i++)
-                    {
-                        TwHost h = s_live[i].Target as TwHost;
-                        if (h != null && !h._handle.IsClosed)
-                        {
-                            n++;
-                        }
-                    }
-                    return n;
-                }
-            }
+            get { return s_live.CountOpen(); }
         }
 
         private void ThrowIfDisposed()

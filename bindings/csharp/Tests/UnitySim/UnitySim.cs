@@ -2,7 +2,7 @@
 // stubs in UnityStubs.cs: runs the [InitializeOnLoadMethod] and
 // [RuntimeInitializeOnLoadMethod] hooks, then simulates a domain reload, leaving play
 // mode, and a second play session with domain reload off. Checks that every native
-// host is released each time and that hooks are registered once.
+// host and session is released each time and that hooks are registered once.
 //
 // Prints "N passed, N failed"; exits 1 on failure.
 using System;
@@ -26,31 +26,45 @@ internal static class UnitySim
             Check(AssemblyReloadEvents.BeforeReloadHandlerCount == 1, "beforeAssemblyReload registered once");
             Check(Application.QuittingHandlerCount == 1, "quitting registered once");
         });
-        Run("a domain reload releases every host", () =>
+        Run("a domain reload releases every host and session", () =>
         {
             TwHost a = new TwHost("127.0.0.1:0");
             TwHost b = new TwHost("127.0.0.1:0");
+            TwSession p2p = new TwSession(P2PConfig());
+            TwSession synctest = new TwSession(TwSessionConfig.Default(TwSessionMode.SyncTest));
             AssemblyReloadEvents.SimulateBeforeAssemblyReload();
-            Check(a.IsDisposed && b.IsDisposed, "disposed before the reload");
-            Check(TwHost.LiveCount == 0, "none live");
+            Check(a.IsDisposed && b.IsDisposed, "hosts disposed before the reload");
+            Check(p2p.IsDisposed && synctest.IsDisposed, "sessions disposed before the reload");
+            Check(TwHost.LiveCount == 0 && TwSession.LiveCount == 0, "none live");
         });
-        Run("leaving play mode releases every host", () =>
+        Run("leaving play mode releases every host and session", () =>
         {
             TwHost a = new TwHost("127.0.0.1:0");
+            TwSession s = new TwSession(P2PConfig());
             Application.SimulateQuitting();
-            Check(a.IsDisposed, "disposed on quitting");
+            Check(a.IsDisposed, "host disposed on quitting");
+            Check(s.IsDisposed, "session disposed on quitting");
         });
         Run("domain reload off: the next play session starts clean, hooks not doubled", () =>
         {
             TwHost leftover = new TwHost("127.0.0.1:0"); // a script that forgot to dispose
+            TwSession leftoverSession = new TwSession(P2PConfig());
             InvokeHooks(tw, typeof(RuntimeInitializeOnLoadMethodAttribute));
             InvokeHooks(tw, typeof(InitializeOnLoadMethodAttribute));
             Check(leftover.IsDisposed, "the leftover host is released at SubsystemRegistration");
+            Check(leftoverSession.IsDisposed, "the leftover session is released at SubsystemRegistration");
             Check(Application.QuittingHandlerCount == 1, "quitting still registered once");
             Check(AssemblyReloadEvents.BeforeReloadHandlerCount == 1, "beforeAssemblyReload still registered once");
         });
         Console.WriteLine(s_passed + " passed, " + s_failed + " failed");
         return s_failed == 0 ? 0 : 1;
+    }
+
+    private static TwSessionConfig P2PConfig()
+    {
+        TwSessionConfig c = TwSessionConfig.Default(TwSessionMode.P2P);
+        c.SetBindAddress("127.0.0.1:0");
+        return c;
     }
 
     private static int InvokeHooks(Assembly asm, Type attribute)

@@ -14,12 +14,20 @@ using System.Text;
 
 namespace Tickwire
 {
-    /// <summary>tw_result: 0 is success, negative is an error, positive is a status.</summary>
+    /// <summary>tw_result: 0 is success, negative is an error, positive is a status (test with r &gt;= 0).</summary>
     public enum TwResult : int
     {
         Ok = 0,
         /// <summary>Success, but nothing to return (no event to poll).</summary>
         Empty = 1,
+        /// <summary>TwSession.Advance: not every peer has been heard from yet. Not an error.</summary>
+        NotSynchronized = 2,
+        /// <summary>TwSession.Advance: the prediction window is full; skip the tick but poll its requests.</summary>
+        WindowFull = 3,
+        /// <summary>TwSession.Advance (spectator): no input for the next tick yet. Not an error.</summary>
+        WaitingForInput = 4,
+        /// <summary>TwSession.Advance (replay): the replay has ended. Not an error.</summary>
+        Finished = 5,
         NullArgument = -1,
         InvalidArgument = -2,
         /// <summary>The buffer is too small; the length out-parameter holds the size needed.</summary>
@@ -101,6 +109,9 @@ namespace Tickwire
     {
         /// <summary>TW_MAX_UNRELIABLE_SIZE: largest message on the unreliable and sequenced channels.</summary>
         public const int MaxUnreliableSize = 1175;
+
+        /// <summary>TW_NO_PLAYER: TwSessionEventPeer.Player when no player is behind the connection.</summary>
+        public const uint NoPlayer = 0xFFFFFFFF;
     }
 
     /// <summary>

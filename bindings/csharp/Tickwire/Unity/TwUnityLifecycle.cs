@@ -1,9 +1,10 @@
-// Unity only (compiled out elsewhere): releases native hosts at the moments Unity
-// throws the managed world away, so that no tw_host outlives the code that owned it.
+// Unity only (compiled out elsewhere): releases native hosts and sessions at the
+// moments Unity throws the managed world away, so that no tw_host or tw_session
+// outlives the code that owned it.
 //
-// - Leaving play mode or quitting (Application.quitting): TwHost.DisposeAll().
+// - Leaving play mode or quitting (Application.quitting): DisposeAllNative().
 // - Before a domain reload in the editor (script recompile, entering play mode):
-//   TwHost.DisposeAll().
+//   DisposeAllNative().
 // - With "Enter Play Mode Options" and domain reload off, static state survives
 //   between play sessions: SubsystemRegistration disposes leftovers and re-registers
 //   the quit hook exactly once.
@@ -17,17 +18,24 @@ namespace Tickwire
 {
     internal static class TwUnityLifecycle
     {
+        /// <summary>Every live session first (they own sockets too), then every live host.</summary>
+        private static void DisposeAllNative()
+        {
+            TwSession.DisposeAll();
+            TwHost.DisposeAll();
+        }
+
         [RuntimeInitializeOnLoadMethod(RuntimeInitializeLoadType.SubsystemRegistration)]
         private static void OnSubsystemRegistration()
         {
-            TwHost.DisposeAll();
+            DisposeAllNative();
             Application.quitting -= OnQuitting;
             Application.quitting += OnQuitting;
         }
 
         private static void OnQuitting()
         {
-            TwHost.DisposeAll();
+            DisposeAllNative();
         }
 
 #if UNITY_EDITOR
@@ -40,7 +48,7 @@ namespace Tickwire
 
         private static void OnBeforeAssemblyReload()
         {
-            TwHost.DisposeAll();
+            DisposeAllNative();
         }
 #endif
     }

@@ -35,11 +35,35 @@ namespace Tickwire
         }
 
         /// <summary>
+        /// The structs whose sizes the ABI check compares, in the order of the sizes
+        /// <see cref="NativeSizes"/> returns and <see cref="FindMismatch"/> takes. A new
+        /// struct in the header adds one entry here, in s_checkedTypes and
+        /// s_checkedSizeofs, and its size getter in NativeSizes.
+        /// </summary>
+        internal static readonly string[] CheckedStructs =
+        {
+            "tw_host_config", "tw_link_sim_config", "tw_event", "tw_peer_stats", "tw_host_stats",
+            "tw_session_config", "tw_request", "tw_session_event", "tw_session_stats",
+        };
+
+        private static readonly Type[] s_checkedTypes =
+        {
+            typeof(TwHostConfig), typeof(TwLinkSimConfig), typeof(TwEvent), typeof(TwPeerStats), typeof(TwHostStats),
+            typeof(TwSessionConfig), typeof(TwRequest), typeof(TwSessionEvent), typeof(TwSessionStats),
+        };
+
+        private static readonly int[] s_checkedSizeofs =
+        {
+            sizeof(TwHostConfig), sizeof(TwLinkSimConfig), sizeof(TwEvent), sizeof(TwPeerStats), sizeof(TwHostStats),
+            sizeof(TwSessionConfig), sizeof(TwRequest), sizeof(TwSessionEvent), sizeof(TwSessionStats),
+        };
+
+        /// <summary>
         /// Checks once per process that the native library matches these bindings: the
         /// ABI version and the size of every struct. Throws
         /// <see cref="TickwireAbiException"/> if the library is missing or differs.
-        /// TwHost and the config Default() methods call it; calling it early (at game
-        /// start) gives the clearest error.
+        /// TwHost, TwSession and the config Default() methods call it; calling it early
+        /// (at game start) gives the clearest error.
         /// </summary>
         public static void EnsureCompatible()
         {
@@ -50,13 +74,7 @@ namespace Tickwire
             string mismatch;
             try
             {
-                mismatch = FindMismatch(
-                    TwNative.tw_abi_version(),
-                    (ulong)TwNative.tw_host_config_size(),
-                    (ulong)TwNative.tw_link_sim_config_size(),
-                    (ulong)TwNative.tw_event_size(),
-                    (ulong)TwNative.tw_peer_stats_size(),
-                    (ulong)TwNative.tw_host_stats_size());
+                mismatch = FindMismatch(TwNative.tw_abi_version(), NativeSizes());
             }
             catch (DllNotFoundException e)
             {
@@ -78,23 +96,43 @@ namespace Tickwire
             s_compatible = true;
         }
 
+        /// <summary>The native size getters' answers, in the order of <see cref="CheckedStructs"/>.</summary>
+        internal static ulong[] NativeSizes()
+        {
+            return new ulong[]
+            {
+                (ulong)TwNative.tw_host_config_size(),
+                (ulong)TwNative.tw_link_sim_config_size(),
+                (ulong)TwNative.tw_event_size(),
+                (ulong)TwNative.tw_peer_stats_size(),
+                (ulong)TwNative.tw_host_stats_size(),
+                (ulong)TwNative.tw_session_config_size(),
+                (ulong)TwNative.tw_request_size(),
+                (ulong)TwNative.tw_session_event_size(),
+                (ulong)TwNative.tw_session_stats_size(),
+            };
+        }
+
         /// <summary>
-        /// Compares what the native library reports with these bindings. Returns null
-        /// when they match, else a message naming every difference.
+        /// Compares what the native library reports (its ABI version and the sizes of
+        /// <see cref="CheckedStructs"/>, in that order) with these bindings. Returns
+        /// null when they match, else a message naming every difference.
         /// </summary>
-        internal static string FindMismatch(uint abi, ulong hostConfigSize, ulong linkSimConfigSize,
-                                            ulong eventSize, ulong peerStatsSize, ulong hostStatsSize)
+        internal static string FindMismatch(uint abi, ulong[] nativeSizes)
         {
             StringBuilder sb = null;
             if (abi != AbiVersion)
             {
                 Append(ref sb, "tw_abi_version() is " + abi + ", these bindings were written for " + AbiVersion);
             }
-            CheckSize(ref sb, "tw_host_config", hostConfigSize, sizeof(TwHostConfig), typeof(TwHostConfig));
-            CheckSize(ref sb, "tw_link_sim_config", linkSimConfigSize, sizeof(TwLinkSimConfig), typeof(TwLinkSimConfig));
-            CheckSize(ref sb, "tw_event", eventSize, sizeof(TwEvent), typeof(TwEvent));
-            CheckSize(ref sb, "tw_peer_stats", peerStatsSize, sizeof(TwPeerStats), typeof(TwPeerStats));
-            CheckSize(ref sb, "tw_host_stats", hostStatsSize, sizeof(TwHostStats), typeof(TwHostStats));
+            if (nativeSizes.Length != CheckedStructs.Length)
+            {
+                throw new ArgumentException("expected " + CheckedStructs.Length + " sizes", "nativeSizes");
+            }
+            for (int i = 0; i < CheckedStructs.Length; i++)
+            {
+                CheckSize(ref sb, CheckedStructs[i], nativeSizes[i], s_checkedSizeofs[i], s_checkedTypes[i]);
+            }
             if (sb == null)
             {
                 return null;

@@ -3,10 +3,11 @@
 // blittable: no string, bool or array crosses here, so no call needs a marshalling
 // stub and none allocates. Hosts pass as HostHandle, whose marshalling adds a
 // reference for the duration of the call (a concurrent Dispose cannot free the host
-// under a running call).
+// under a running call); sessions pass as SessionHandle, likewise.
 //
 // C types: size_t -> UIntPtr, const char* / char* -> byte* (UTF-8), tw_result ->
-// TwResult (int), uint32_t -> uint, tw_host* -> HostHandle (IntPtr for destroy).
+// TwResult (int), uint32_t -> uint, tw_host* -> HostHandle (IntPtr for destroy),
+// tw_session* -> SessionHandle (IntPtr for create and destroy), void* / uint8_t* -> byte*.
 
 using System;
 using System.Runtime.InteropServices;
@@ -61,6 +62,21 @@ namespace Tickwire.Native
         [DllImport(Lib, CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
         internal static extern UIntPtr tw_host_stats_size();
 
+        [DllImport(Lib, CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
+        internal static extern TwResult tw_session_config_init_default(TwSessionConfig* config);
+
+        [DllImport(Lib, CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
+        internal static extern UIntPtr tw_session_config_size();
+
+        [DllImport(Lib, CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
+        internal static extern UIntPtr tw_request_size();
+
+        [DllImport(Lib, CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
+        internal static extern UIntPtr tw_session_event_size();
+
+        [DllImport(Lib, CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
+        internal static extern UIntPtr tw_session_stats_size();
+
         // --- tw_host (serialize calls on one host) ---------------------------------------
 
         [DllImport(Lib, CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
@@ -99,6 +115,108 @@ namespace Tickwire.Native
         [DllImport(Lib, CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
         internal static extern TwResult tw_host_local_address(HostHandle host, byte* buf, UIntPtr buf_len, UIntPtr* out_len);
 
+        // --- tw_session: setup (serialize calls on one session) -----------------------------
+
+        [DllImport(Lib, CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
+        internal static extern TwResult tw_session_create(TwSessionConfig* config, IntPtr* out_session);
+
+        [DllImport(Lib, CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
+        internal static extern void tw_session_destroy(IntPtr session);
+
+        [DllImport(Lib, CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
+        internal static extern TwResult tw_session_add_local_player(SessionHandle session, uint player);
+
+        [DllImport(Lib, CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
+        internal static extern TwResult tw_session_add_remote_player(SessionHandle session, uint player, byte* address);
+
+        [DllImport(Lib, CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
+        internal static extern TwResult tw_session_add_spectator(SessionHandle session, byte* address);
+
+        [DllImport(Lib, CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
+        internal static extern TwResult tw_session_spectate(SessionHandle session, byte* address);
+
+        [DllImport(Lib, CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
+        internal static extern TwResult tw_session_load_replay(SessionHandle session, byte* data, UIntPtr len);
+
+        [DllImport(Lib, CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
+        internal static extern TwResult tw_session_load_replay_file(SessionHandle session, byte* path);
+
+        [DllImport(Lib, CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
+        internal static extern TwResult tw_session_set_link_sim(SessionHandle session, uint direction, TwLinkSimConfig* config);
+
+        [DllImport(Lib, CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
+        internal static extern TwResult tw_session_start(SessionHandle session);
+
+        [DllImport(Lib, CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
+        internal static extern TwResult tw_session_local_address(SessionHandle session, byte* buf, UIntPtr buf_len, UIntPtr* out_len);
+
+        [DllImport(Lib, CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
+        internal static extern TwResult tw_session_state_slots(SessionHandle session, uint* out_slots);
+
+        // --- tw_session: the engine loop, tuning, statistics ------------------------------
+
+        [DllImport(Lib, CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
+        internal static extern TwResult tw_session_ticks_due(SessionHandle session, uint* out_ticks);
+
+        [DllImport(Lib, CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
+        internal static extern TwResult tw_session_push_input(SessionHandle session, uint player, byte* input, UIntPtr len);
+
+        [DllImport(Lib, CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
+        internal static extern TwResult tw_session_advance(SessionHandle session);
+
+        [DllImport(Lib, CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
+        internal static extern TwResult tw_session_poll_request(SessionHandle session, TwRequest* out_request);
+
+        [DllImport(Lib, CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
+        internal static extern TwResult tw_session_confirm_save(SessionHandle session, uint tick, ulong checksum);
+
+        [DllImport(Lib, CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
+        internal static extern TwResult tw_session_provide_state(SessionHandle session, uint tick, byte* data, UIntPtr len);
+
+        [DllImport(Lib, CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
+        internal static extern TwResult tw_session_poll_event(SessionHandle session, TwSessionEvent* out_event);
+
+        [DllImport(Lib, CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
+        internal static extern TwResult tw_session_set_input_delay(SessionHandle session, uint delay);
+
+        [DllImport(Lib, CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
+        internal static extern TwResult tw_session_set_prediction(SessionHandle session, uint player, byte* input, UIntPtr len);
+
+        [DllImport(Lib, CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
+        internal static extern TwResult tw_session_get_stats(SessionHandle session, TwSessionStats* out_stats);
+
+        [DllImport(Lib, CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
+        internal static extern TwResult tw_session_peer_stats(SessionHandle session, uint peer, TwPeerStats* out_stats);
+
+        [DllImport(Lib, CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
+        internal static extern TwResult tw_session_player_peer(SessionHandle session, uint player, uint* out_peer);
+
+        // --- tw_session: byte copies (request data, desync dumps, replays) ---------------
+
+        [DllImport(Lib, CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
+        internal static extern TwResult tw_session_request_inputs(SessionHandle session, byte* buf, UIntPtr buf_len, UIntPtr* out_len);
+
+        [DllImport(Lib, CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
+        internal static extern TwResult tw_session_request_input_status(SessionHandle session, byte* buf, UIntPtr buf_len, UIntPtr* out_len);
+
+        [DllImport(Lib, CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
+        internal static extern TwResult tw_session_request_state(SessionHandle session, byte* buf, UIntPtr buf_len, UIntPtr* out_len);
+
+        [DllImport(Lib, CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
+        internal static extern TwResult tw_session_take_desync_dump(SessionHandle session, byte* buf, UIntPtr buf_len, UIntPtr* out_len);
+
+        [DllImport(Lib, CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
+        internal static extern TwResult tw_session_write_desync_dump(SessionHandle session, byte* path);
+
+        [DllImport(Lib, CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
+        internal static extern TwResult tw_session_start_recording(SessionHandle session, byte* initial_state, UIntPtr len);
+
+        [DllImport(Lib, CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
+        internal static extern TwResult tw_session_copy_replay(SessionHandle session, byte* buf, UIntPtr buf_len, UIntPtr* out_len);
+
+        [DllImport(Lib, CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
+        internal static extern TwResult tw_session_save_replay(SessionHandle session, byte* path);
+
         // --- FOR TESTS ONLY --------------------------------------------------------------
 
         [DllImport(Lib, CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
@@ -106,5 +224,8 @@ namespace Tickwire.Native
 
         [DllImport(Lib, CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
         internal static extern TwResult tw_debug_kill_network_thread(HostHandle host);
+
+        [DllImport(Lib, CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
+        internal static extern TwResult tw_debug_session_panic(SessionHandle session);
     }
 }

@@ -1,0 +1,282 @@
+/*
+ * tickwire C++ session example, through tickwire.hpp's tickwire::Session:
+ *   1. a SYNCTEST session checks that a small game is deterministic (every tick rolled
+ *      back and simulated again), and catches a deliberately nondeterministic variant;
+ *   2. two P2P peers in one process, over 127.0.0.1 through the link simulator, play
+ *      the game for a couple of seconds and must agree on the checksum of every tick
+ *      both have confirmed.
+ * Also shows the exception a setup call throws and the RAII cleanup.
+ *
+ *   cargo build
+ *   c++ -std=c++17 -Wall -Wextra -Werror -Iinclude -Ibindings/cpp bindings/cpp/session_example.cpp \
+ *       -Ltarget/debug -ltickwire -o build/cpp-session-example
+ *   LD_LIBRARY_PATH=target/debug build/cpp-session-example [seconds]
+ *
+ * Exit status 0 on success, 1 on failure.
+ */
+#include <array>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "tickwire.hpp"
+
+namespace {
+
+constexpr std::uint32_t kPlayers = 2;
+constexpr std::size_t kHistory = 4096;  // ticks of checksums kept per peer
+
+// The whole game state; snapshots are copies of it.
+struct Game {
+    std::array<std::int32_t, kPlayers> x{}, y{}, score{};
+    std::uint32_t hidden = 0;   // outside the checksum: only the nondeterministic variant reads it
+    bool nondeterministic = false;
+
+    std::uint64_t checksum() const {
+        std::uint64_t h = 14695981039346656037ull;
+        auto mix = [&h](std::int32_t v) { h = (h ^ static_cast<std::uint32_t>(v)) * 1099511628211ull; };
+        for (std::uint32_t p = 0; p < kPlayers; ++p) {
+            mix(x[p]);
+            mix(y[p]);
+            mix(score[p]);
+        }
+        return h;
+    }
+
+    // One tick; inputs are one byte per player: bits 0-3 = left, right, up, down.
+    void step(const std::uint8_t *inputs) {
+        for (std::uint32_t p = 0; p < kPlayers; ++p) {
+            const std::uint8_t in = inputs[p];
+            x[p] += ((in >> 1) & 1) - (in & 1);
+            y[p] += ((in >> 3) & 1) - ((in >> 2) & 1);
+            if (x[p] == x[1 - p] && y[p] == y[1 - p]) {
+                score[p] += 1;
+            }
+        }
+        if (nondeterministic && ++hidden % 5 == 0) {
+            x[0] += 1;  // depends on how often step ran, not on the state: rollbacks expose it
+        }
+    }
+};
+
+std::uint8_t input_at(std::uint32_t player, std::uint32_t tick) {
+    std::uint32_t v = (tick / 8) * 2654435761u ^ (player + 1) * 40503u;
+    return static_cast<std::uint8_t>((v >> 13) & 0x0f);
+}
+
+// An engine around one session: the game, its snapshots, and the checksum of each saved tick.
+struct Engine {
+    const char *name;
+    tickwire::Session session;
+    Game game;
+    std::vector<Game> slots;
+    std::array<std::uint32_t, kHistory> saved_tick{};  // tick + 1; 0 = none
+    std::array<std::uint64_t, kHistory> saved_sum{};
+    bool failed = false;
+
+    Engine(const char *n, const tw_session_config &config)
+        : name(n), session(config), slots(session.state_slots()) {}
+
+    void fail(const char *what, tw_result r) {
+        std::fprintf(stderr, "%s: %s: %s: %s\n", name, what, tickwire::result_name(r),
+                     tickwire::last_error_message().c_str());
+        failed = true;
+    }
+
+    void run_requests() {
+        tw_request r;
+        while (session.poll_request(r)) {
+            std::size_t n = 0;
+            switch (r.kind) {
+            case TW_REQUEST_KIND_SAVE: {
+                slots[r.slot] = game;
+                const std::uint64_t sum = game.checksum();
+                saved_tick[r.tick % kHistory] = r.tick + 1;  // the last save of a tick wins
+                saved_sum[r.tick % kHistory] = sum;
+                if (tw_result c = session.confirm_save(r.tick, sum); TW_FAILED(c)) fail("confirm_save", c);
+                break;
+            }
+            case TW_REQUEST_KIND_LOAD:
+                game.x = slots[r.slot].x;  // the state only: `hidden` is outside it
+                game.y = slots[r.slot].y;
+                game.score = slots[r.slot].score;
+                break;
+            case TW_REQUEST_KIND_ADVANCE: {
+                std::array<std::uint8_t, kPlayers> inputs{};
+                if (tw_result c = session.read_inputs(inputs, n); TW_FAILED(c)) {
+                    fail("read_inputs", c);
+                } else {
+                    game.step(inputs.data());  // TW_REQUEST_FLAG_RESIMULATING: a game would mute effects
+                }
+                break;
+            }
+            case TW_REQUEST_KIND_DUMP_STATE:  // a desync dump or a spectator's snapshot
+                if (tw_result c = session.provide_state(r.tick, tickwire::bytes(&slots[r.slot], sizeof(Game))); TW_FAILED(c)) {
+                    fail("provide_state", c);
+                }
+                break;
+            default:
+                break;
+            }
+        }
+    }
+
+    bool sum_of(std::uint32_t tick, std::uint64_t &sum) const {
+        sum = saved_sum[tick % kHistory];
+        return saved_tick[tick % kHistory] == tick + 1;
+    }
+};
+
+// SYNCTEST: 300 ticks; returns the mismatches the session found.
+std::uint64_t synctest(bool nondeterministic) {
+    tw_session_config cfg = tickwire::default_session_config(TW_SESSION_MODE_SYNCTEST);
+    cfg.num_players = kPlayers;
+    cfg.input_size = 1;
+    cfg.check_distance = 3;
+    Engine e("synctest", cfg);
+    e.game.nondeterministic = nondeterministic;
+    e.session.start();
+    for (std::uint32_t t = 0; t < 300 && !e.failed; ++t) {
+        for (std::uint32_t p = 0; p < kPlayers; ++p) {
+            const std::uint8_t in = input_at(p, t);
+            if (tw_result r = e.session.push_input(p, tickwire::bytes(&in, 1)); TW_FAILED(r)) e.fail("push_input", r);
+        }
+        if (tw_result r = e.session.advance(); r != TW_RESULT_OK) e.fail("advance", r);
+        e.run_requests();
+        tw_session_event ev;
+        while (e.session.poll_event(ev)) {
+        }
+    }
+    tw_session_stats st;
+    e.session.stats(st);
+    if (e.failed || st.current_tick != 300) {
+        std::fprintf(stderr, "synctest: stopped at tick %u\n", static_cast<unsigned>(st.current_tick));
+        std::exit(1);
+    }
+    return st.synctest_mismatches;
+}
+
+// One engine frame of a P2P peer: the ticks due, each with this player's input.
+void frame(Engine &e, std::uint32_t me) {
+    std::uint32_t due = 0;
+    if (tw_result r = e.session.ticks_due(due); TW_FAILED(r)) {
+        e.fail("ticks_due", r);
+        return;
+    }
+    while (due--) {
+        tw_session_stats st;
+        e.session.stats(st);
+        const std::uint8_t in = input_at(me, st.current_tick + st.input_delay);
+        if (tw_result r = e.session.push_input(me, tickwire::bytes(&in, 1)); TW_FAILED(r)) e.fail("push_input", r);
+        if (tw_result r = e.session.advance(); TW_FAILED(r)) e.fail("advance", r);  // statuses are not errors
+        e.run_requests();
+    }
+    tw_session_event ev;
+    while (e.session.poll_event(ev)) {
+        if (ev.kind == TW_SESSION_EVENT_KIND_SYNCHRONIZED) std::printf("%s: synchronized\n", e.name);
+        if (ev.kind == TW_SESSION_EVENT_KIND_DESYNC) {
+            std::fprintf(stderr, "%s: DESYNC at tick %u\n", e.name, static_cast<unsigned>(ev.data.desync.tick));
+            e.failed = true;
+        }
+        if (ev.kind == TW_SESSION_EVENT_KIND_FATAL) {
+            std::fprintf(stderr, "%s: %.*s\n", e.name, static_cast<int>(tickwire::fatal_message(ev).size()),
+                         tickwire::fatal_message(ev).data());
+            e.failed = true;
+        }
+    }
+}
+
+}  // namespace
+
+int main(int argc, char **argv) {
+    const double seconds = argc > 1 ? std::atof(argv[1]) : 2.0;
+    try {
+        // A setup call that fails throws tickwire::Error with the code and the message.
+        try {
+            tw_session_config bad = tickwire::default_session_config(TW_SESSION_MODE_P2P);
+            bad.num_players = 0;
+            tickwire::Session s(bad);
+            std::fprintf(stderr, "expected an error for 0 players\n");
+            return 1;
+        } catch (const tickwire::Error &e) {
+            std::printf("as expected: %s\n", e.what());
+            if (e.code() != TW_RESULT_INVALID_ARGUMENT) return 1;
+        }
+
+        const std::uint64_t clean = synctest(false);
+        const std::uint64_t caught = synctest(true);
+        std::printf("synctest: %llu mismatches for the game, %llu for a nondeterministic variant\n",
+                    static_cast<unsigned long long>(clean), static_cast<unsigned long long>(caught));
+        if (clean != 0 || caught == 0) return 1;
+
+        tw_session_config cfg = tickwire::default_session_config(TW_SESSION_MODE_P2P);
+        cfg.num_players = kPlayers;
+        cfg.input_size = 1;
+        tickwire::set_bind_address(cfg, "127.0.0.1:0");
+        cfg.host.sim_seed = 42;
+        Engine a("peer A", cfg);
+        cfg.host.sim_seed = 43;
+        Engine b("peer B", cfg);
+        tw_link_sim_config sim = tickwire::default_link_sim();
+        sim.latency_us = 25000;
+        sim.jitter_kind = TW_JITTER_KIND_UNIFORM;
+        sim.jitter_us = 8000.0;
+        sim.loss_kind = TW_LOSS_KIND_BERNOULLI;
+        sim.loss_probability = 0.02;
+        a.session.set_link_sim(TW_DIRECTION_OUTBOUND, sim);
+        b.session.set_link_sim(TW_DIRECTION_OUTBOUND, sim);
+        // Every peer lists the same players in the same order.
+        a.session.add_local_player(0);
+        a.session.add_remote_player(1, b.session.local_address());
+        b.session.add_remote_player(0, a.session.local_address());
+        b.session.add_local_player(1);
+        a.session.start();
+        b.session.start();
+
+        const auto end = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
+        while (std::chrono::steady_clock::now() < end && !a.failed && !b.failed) {
+            frame(a, 0);  // two engines, one thread: each frame runs both
+            frame(b, 1);
+            std::this_thread::sleep_for(std::chrono::milliseconds(2));
+        }
+
+        tw_session_stats sa, sb;
+        a.session.stats(sa);
+        b.session.stats(sb);
+        const std::uint32_t confirmed = sa.confirmed_tick < sb.confirmed_tick ? sa.confirmed_tick : sb.confirmed_tick;
+        std::uint32_t compared = 0, differ = 0;
+        for (std::uint32_t t = confirmed > kHistory ? confirmed - static_cast<std::uint32_t>(kHistory) : 0; t < confirmed; ++t) {
+            std::uint64_t ca = 0, cb = 0;
+            if (a.sum_of(t, ca) && b.sum_of(t, cb)) {
+                ++compared;
+                differ += ca != cb;
+            }
+        }
+        std::uint32_t peer = 0;
+        tw_peer_stats ps{};
+        const bool rtt = a.session.player_peer(1, peer) == TW_RESULT_OK && a.session.peer_stats(peer, ps) == TW_RESULT_OK;
+        std::printf("p2p: confirmed by both %u, compared %u, different %u; rollbacks A %llu, B %llu; rtt %.1f ms\n",
+                    static_cast<unsigned>(confirmed), static_cast<unsigned>(compared), static_cast<unsigned>(differ),
+                    static_cast<unsigned long long>(sa.rollbacks), static_cast<unsigned long long>(sb.rollbacks),
+                    rtt ? ps.srtt_us / 1000.0 : -1.0);
+        if (a.failed || b.failed || compared < 30 || differ != 0 || !rtt) {
+            std::printf("cpp session example: FAILED\n");
+            return 1;
+        }
+
+        // Moving a Session transfers ownership; the moved-from one holds nothing.
+        tickwire::Session moved = std::move(b.session);
+        if (b.session || !moved) {
+            std::fprintf(stderr, "move did not transfer ownership\n");
+            return 1;
+        }
+        std::printf("cpp session example: ok\n");
+        return 0;  // the destructors destroy both sessions
+    } catch (const tickwire::Error &e) {
+        std::fprintf(stderr, "cpp session example: %s\n", e.what());
+        return 1;
+    }
+}

@@ -1,0 +1,132 @@
+// The session allocation tests: GC.GetAllocatedBytesForCurrentThread() over the whole
+// engine loop (ticks due, push, advance, every request with its data copies, confirm
+// save, events, stats) must not move. Part of the test program (Program is partial).
+
+using System;
+using System.Runtime.CompilerServices;
+using Tickwire;
+
+namespace Tickwire.Tests
+{
+    internal static unsafe partial class Program
+    {
+        /// <summary>A SYNCTEST session driven for a number of frames; everything preallocated.</summary>
+        private sealed class SyncTestLoop
+        {
+            public TwSession Session;
+            public SessionGame Game;
+            public uint Tick;
+            public long DueTotal;
+            public TwResult Unexpected = TwResult.Ok;
+
+            [MethodImpl(MethodImplOptions.NoInlining)]
+            public void Frames(int count)
+            {
+                for (int i = 0; i < count; i++)
+                {
+                    int due;
+                    TwResult r = Session.TicksDue(out due);
+                    if (r != TwResult.Ok)
+                    {
+                        Unexpected = r;
+                    }
+                    DueTotal += due;
+                    Game.SyncTestTick(Session, Tick++);
+                    if ((i & 63) == 0)
+                    {
+                        TwSessionStats st;
+                        r = Session.GetStats(out st);
+                        if (r != TwResult.Ok || st.CurrentTick != Tick)
+                        {
+                            Unexpected = r == TwResult.Ok ? TwResult.InvalidState : r;
+                        }
+                    }
+                }
+            }
+        }
+
+        private static void AllocationProbeWorks()
+        {
+            long probe0 = GC.GetAllocatedBytesForCurrentThread();
+            byte[] garbage = new byte[1000];
+            long probe1 = GC.GetAllocatedBytesForCurrentThread();
+            Check(probe1 - probe0 >= 1000 && garbage.Length == 1000, "GetAllocatedBytesForCurrentThread sees a 1000-byte array (" + (probe1 - probe0) + ")");
+        }
+
+        private static void SessionZeroAllocationSyncTest()
+        {
+            AllocationProbeWorks();
+            using (TwSession s = new TwSession(SessionConfig(TwSessionMode.SyncTest)))
+            {
+                SyncTestLoop loop = new SyncTestLoop();
+                loop.Session = s;
+                loop.Game = new SessionGame(2, s.StateSlots);
+                loop.Game.RecordEvents = false;
+                s.Start();
+                loop.Frames(5000); // warm-up: JIT, lazily bound entry points
+                long advances0 = loop.Game.Advances;
+                long saves0 = loop.Game.Saves;
+                const int Frames = 100000;
+                Timer sw = Timer.StartNew();
+                long before = GC.GetAllocatedBytesForCurrentThread();
+                loop.Frames(Frames);
+                long after = GC.GetAllocatedBytesForCurrentThread();
+                long elapsed = sw.ElapsedMilliseconds;
+                long delta = after - before;
+                long advances = loop.Game.Advances - advances0;
+                Console.WriteLine("  allocation: " + delta + " bytes over " + Frames + " synctest frames (" + elapsed + " ms; " +
+                                  advances + " ADVANCE and " + (loop.Game.Saves - saves0) + " SAVE requests run)");
+                GameOk(loop.Game, "synctest");
+                Equal(TwResult.Ok, loop.Unexpected, "every TicksDue and GetStats OK, the tick as expected");
+                Equal(0L, delta, "managed bytes allocated during the measured frames");
+                // Default check distance 2: each frame simulates its tick and re-simulates 2.
+                Equal(3L * Frames, advances, "ADVANCE requests run in the measured frames");
+                Equal(0, loop.Game.Count(TwSessionEventKind.SynctestMismatch), "no mismatches");
+            }
+        }
+
+        private static void SessionZeroAllocationP2P()
+        {
+            AllocationProbeWorks();
+            using (SessionPair pair = new SessionPair(20000, 5000, 0.02, null))
+            {
+                pair.GameA.RecordEvents = false;
+                pair.GameB.RecordEvents = false;
+                // Warm-up: connected, synchronized and simulating (JIT, entry points, rollbacks).
+                pair.RunFor(DeadlineMs, () => StatsOf(pair.A).CurrentTick > 60 && StatsOf(pair.B).CurrentTick > 60);
+                Check(StatsOf(pair.A).CurrentTick > 60, "the pair runs before the measurement");
+                MeasuredPairFrames(pair, 200);
+                uint tick0 = StatsOf(pair.A).CurrentTick;
+                long rollbacks0 = pair.GameA.Resimulated + pair.GameB.Resimulated;
+                const int Frames = 1500;
+                Timer sw = Timer.StartNew();
+                long before = GC.GetAllocatedBytesForCurrentThread();
+                MeasuredPairFrames(pair, Frames);
+                long after = GC.GetAllocatedBytesForCurrentThread();
+                long elapsed = sw.ElapsedMilliseconds;
+                long delta = after - before;
+                uint ticks = StatsOf(pair.A).CurrentTick - tick0;
+                long resimulated = pair.GameA.Resimulated + pair.GameB.Resimulated - rollbacks0;
+                Console.WriteLine("  allocation: " + delta + " bytes over " + Frames + " frames of a P2P pair (" + elapsed +
+                                  " ms; " + ticks + " ticks on peer A, " + resimulated + " re-simulated ticks on both)");
+                GameOk(pair.GameA, "peer A");
+                GameOk(pair.GameB, "peer B");
+                Equal(0L, delta, "managed bytes allocated during the measured frames");
+                Check(ticks > 60, "the pair simulated during the measurement: " + ticks + " ticks");
+                Check(resimulated > 0, "rollbacks happened during the measurement");
+                pair.AssertInSync();
+            }
+        }
+
+        /// <summary>Frames of both peers, 1 ms apart (the sleep allocates nothing).</summary>
+        [MethodImpl(MethodImplOptions.NoInlining)]
+        private static void MeasuredPairFrames(SessionPair pair, int count)
+        {
+            for (int i = 0; i < count; i++)
+            {
+                pair.Frame();
+                System.Threading.Thread.Sleep(1);
+            }
+        }
+    }
+}

@@ -1,0 +1,387 @@
+// Blittable mirrors of the session structs and enums in include/tickwire.h
+// (tw_session_config, tw_request, tw_session_event with its union, tw_session_stats).
+//
+// The same rules as TwTypes.cs: field order, types and sizes follow the C header
+// exactly; the test program checks every size against the native size getters and
+// every field offset against the C compiler's offsetof. Field names are the C names in
+// PascalCase. No constants or static fields inside a mirrored struct (the offset test
+// counts fields): constants live in TwConstants and the flag enums.
+//
+// New fields in the header (the relay modes' settings, more statistics) take bytes
+// from a struct's reserved tail: mirror them here in the same place and shrink the
+// Reserved array by the same amount; the offset test says when it is right.
+
+using System;
+using System.Runtime.InteropServices;
+
+namespace Tickwire
+{
+    /// <summary>tw_session_mode: the topology of a session.</summary>
+    public enum TwSessionMode : uint
+    {
+        /// <summary>GGPO-style rollback between peers.</summary>
+        P2P = 1,
+        /// <summary>Local determinism check: every tick is rolled back and simulated again.</summary>
+        SyncTest = 2,
+        /// <summary>Watches a P2P match through one of its peers.</summary>
+        Spectator = 3,
+        /// <summary>Plays a recorded replay back.</summary>
+        Replay = 4,
+        /// <summary>The relay topology's server (reserved: rejected until the library has it).</summary>
+        RelayServer = 5,
+        /// <summary>The relay topology's client (reserved: rejected until the library has it).</summary>
+        RelayClient = 6,
+    }
+
+    /// <summary>tw_prediction: how a P2P session guesses a remote input that has not arrived.</summary>
+    public enum TwPrediction : uint
+    {
+        /// <summary>Repeat the player's last confirmed input (held buttons stay held).</summary>
+        RepeatLast = 0,
+        /// <summary>Predict all-zero input.</summary>
+        Zero = 1,
+    }
+
+    /// <summary>tw_request_kind: what a request asks. Run every request, in order.</summary>
+    public enum TwRequestKind : uint
+    {
+        None = 0,
+        /// <summary>Store the current state in snapshot Slot, then TwSession.ConfirmSave(Tick, checksum).</summary>
+        Save = 1,
+        /// <summary>Replace the current state with snapshot Slot (the start of Tick).</summary>
+        Load = 2,
+        /// <summary>Simulate Tick with TwSession.ReadInputs (and ReadInputStatus).</summary>
+        Advance = 3,
+        /// <summary>Replace the current state with the serialized bytes of TwSession.ReadState.</summary>
+        Restore = 4,
+        /// <summary>Serialize snapshot Slot and hand it over with TwSession.ProvideState(Tick, bytes).</summary>
+        DumpState = 5,
+    }
+
+    /// <summary>TW_REQUEST_FLAG_*: the bits of TwRequest.Flags (ADVANCE requests).</summary>
+    [Flags]
+    public enum TwRequestFlags : uint
+    {
+        None = 0,
+        /// <summary>Re-simulating after a rollback: mute sounds and effects.</summary>
+        Resimulating = 1,
+        /// <summary>At least one input is a prediction: a later rollback may replace this tick.</summary>
+        Predicted = 2,
+        /// <summary>
+        /// Every input of the tick is final (confirmed, canonical or disconnected): its outcome
+        /// will not change. A re-simulation of such a tick carries Resimulating too. In P2P a
+        /// tick simulated with predictions that proved right is never simulated again, so it
+        /// never carries this flag: there, TwSessionStats.ConfirmedTick says which ticks are
+        /// settled.
+        /// </summary>
+        Authoritative = 4,
+    }
+
+    /// <summary>tw_input_status: where an input of an ADVANCE request comes from (one byte each).</summary>
+    public enum TwInputStatus : byte
+    {
+        /// <summary>The real input; it will never change.</summary>
+        Confirmed = 0,
+        /// <summary>A guess; a rollback follows if the real input differs.</summary>
+        Predicted = 1,
+        /// <summary>The player is gone from this tick on; the input bytes are zeros.</summary>
+        Disconnected = 2,
+    }
+
+    /// <summary>tw_session_event_kind: what happened. Events inform; the simulation stays correct either way.</summary>
+    public enum TwSessionEventKind : uint
+    {
+        None = 0,
+        /// <summary>Every peer has been heard from; ticks start being due.</summary>
+        Synchronized = 1,
+        /// <summary>A connection is up (Data.Peer).</summary>
+        PeerConnected = 2,
+        /// <summary>Nothing heard from the peer for a while (Data.Peer.DisconnectInUs).</summary>
+        PeerInterrupted = 3,
+        /// <summary>An interrupted peer was heard again (Data.Peer).</summary>
+        PeerResumed = 4,
+        /// <summary>The session gave up on the peer, or its connection closed (Data.Peer).</summary>
+        PeerDisconnected = 5,
+        /// <summary>A player's inputs count as disconnected from Data.Player.Tick on.</summary>
+        PlayerDisconnected = 6,
+        /// <summary>The prediction window is full at Data.Tick.Tick, waiting for the peer's inputs.</summary>
+        PredictionWindowFull = 7,
+        /// <summary>A rollback needed a state older than the ring holds (Data.Tick.Tick).</summary>
+        RollbackTooFar = 8,
+        /// <summary>The checksums of a confirmed tick differ from the peer's (Data.Desync).</summary>
+        Desync = 9,
+        /// <summary>A desync dump is ready: TwSession.TakeDesyncDump or WriteDesyncDump (Data.Tick.Tick).</summary>
+        DesyncDumpReady = 10,
+        /// <summary>SYNCTEST: re-simulating a tick gave another checksum (Data.SynctestMismatch).</summary>
+        SynctestMismatch = 11,
+        /// <summary>A spectator fell too far behind and was dropped.</summary>
+        SpectatorDropped = 12,
+        /// <summary>A connection from an address nobody registered was refused.</summary>
+        ConnectionRejected = 13,
+        /// <summary>The network thread died (Data.Fatal): dispose the session.</summary>
+        Fatal = 14,
+    }
+
+    /// <summary>
+    /// tw_session_config (320 bytes). Get one from <see cref="Default"/>, then change
+    /// fields. Fields marked P2P, SYNCTEST or SPECTATOR are ignored by the other modes.
+    /// </summary>
+    [StructLayout(LayoutKind.Sequential)]
+    public unsafe struct TwSessionConfig
+    {
+        public uint StructSize;
+        public TwSessionMode Mode;
+        /// <summary>Players in the match, 1..=255; the same on every peer, spectator and replay.</summary>
+        public uint NumPlayers;
+        /// <summary>Bytes per input, 1..=64; the same for every player.</summary>
+        public uint InputSize;
+        /// <summary>Ticks per second, in (0, 10000].</summary>
+        public double TickRateHz;
+        /// <summary>P2P: most ticks simulated past the confirmed inputs, 0..=64; 0 is lockstep.</summary>
+        public uint MaxPrediction;
+        /// <summary>P2P: local inputs apply this many ticks later, 0..=32.</summary>
+        public uint InputDelay;
+        /// <summary>SYNCTEST: ticks rolled back every tick, 1..=32.</summary>
+        public uint CheckDistance;
+        /// <summary>P2P: compare checksums with the peers every this many ticks (0 = off).</summary>
+        public uint DesyncInterval;
+        public uint DisconnectTimeoutMs;
+        public uint DisconnectNotifyMs;
+        /// <summary>SPECTATOR: ticks played per advance while catching up, 1..=16.</summary>
+        public uint SpectatorCatchupSpeed;
+        /// <summary>SPECTATOR: more than this many received ticks not yet played starts catching up.</summary>
+        public uint SpectatorMaxBehind;
+        /// <summary>P2P: spectators this peer may serve.</summary>
+        public uint MaxSpectators;
+        /// <summary>P2P: non-zero saves only confirmed ticks: fewer saves, longer re-simulations.</summary>
+        public uint SparseSaving;
+        public TwPrediction Prediction;
+        /// <summary>Must stay zero.</summary>
+        public uint Reserved0;
+        /// <summary>P2P and SPECTATOR: the transport settings (MaxClients 0 = players - 1 + spectators).</summary>
+        public TwHostConfig Host;
+        /// <summary>P2P and SPECTATOR: the address to bind, NUL-terminated UTF-8; use Get/SetBindAddress.</summary>
+        public fixed byte BindAddress[64];
+        /// <summary>Must stay zero.</summary>
+        public fixed byte Reserved[88];
+
+        /// <summary>
+        /// The library's defaults (tw_session_config_init_default, P2P, 2 players, 2-byte
+        /// inputs, 60 Hz, bound to "0.0.0.0:0") with Mode set to mode.
+        /// </summary>
+        public static TwSessionConfig Default(TwSessionMode mode = TwSessionMode.P2P)
+        {
+            TwLibrary.EnsureCompatible();
+            TwSessionConfig c;
+            TwResult r = Native.TwNative.tw_session_config_init_default(&c);
+            if (r != TwResult.Ok)
+            {
+                throw TickwireException.FromLastError(r);
+            }
+            c.Mode = mode;
+            return c;
+        }
+
+        /// <summary>The bind address as a string (allocates).</summary>
+        public string GetBindAddress()
+        {
+            fixed (byte* p = BindAddress)
+            {
+                return TwText.FromUtf8(p, 64);
+            }
+        }
+
+        /// <summary>
+        /// Sets the address to bind ("0.0.0.0:7000", "127.0.0.1:0", "[::]:0"). Throws
+        /// ArgumentException if its UTF-8 form does not fit in 63 bytes.
+        /// </summary>
+        public void SetBindAddress(string address)
+        {
+            byte[] text = TwText.ToUtf8Z(address);
+            if (text.Length > 64)
+            {
+                throw new ArgumentException("a bind address has at most 63 bytes of UTF-8: " + address, "address");
+            }
+            fixed (byte* p = BindAddress)
+            {
+                for (int i = 0; i < 64; i++)
+                {
+                    p[i] = i < text.Length ? text[i] : (byte)0;
+                }
+            }
+        }
+    }
+
+    /// <summary>
+    /// tw_request (64 bytes), filled by TwSession.PollRequest. The inputs, statuses or
+    /// state it refers to are read with TwSession.ReadInputs / ReadInputStatus /
+    /// ReadState until the next poll.
+    /// </summary>
+    [StructLayout(LayoutKind.Sequential)]
+    public unsafe struct TwRequest
+    {
+        public TwRequestKind Kind;
+        /// <summary>The tick it concerns (SAVE and LOAD: the state at its start).</summary>
+        public uint Tick;
+        /// <summary>SAVE, LOAD, DUMP_STATE: the snapshot slot, in 0..TwSession.StateSlots.</summary>
+        public uint Slot;
+        public TwRequestFlags Flags;
+        /// <summary>ADVANCE: the number of inputs (players).</summary>
+        public uint NumPlayers;
+        /// <summary>ADVANCE: bytes per input.</summary>
+        public uint InputSize;
+        /// <summary>ADVANCE: NumPlayers * InputSize; RESTORE: the state's length.</summary>
+        public ulong DataLen;
+        public fixed byte Reserved[32];
+
+        /// <summary>ADVANCE after a rollback: mute sounds and effects.</summary>
+        public bool IsResimulating
+        {
+            get { return (Flags & TwRequestFlags.Resimulating) != 0; }
+        }
+
+        /// <summary>ADVANCE with at least one predicted input.</summary>
+        public bool IsPredicted
+        {
+            get { return (Flags & TwRequestFlags.Predicted) != 0; }
+        }
+
+        /// <summary>ADVANCE whose inputs are all final: its outcome will not change.</summary>
+        public bool IsAuthoritative
+        {
+            get { return (Flags & TwRequestFlags.Authoritative) != 0; }
+        }
+    }
+
+    /// <summary>tw_session_event_peer: PEER_CONNECTED, PEER_INTERRUPTED, PEER_RESUMED, PEER_DISCONNECTED.</summary>
+    [StructLayout(LayoutKind.Sequential)]
+    public struct TwSessionEventPeer
+    {
+        /// <summary>The lowest player index behind the connection, or TwConstants.NoPlayer.</summary>
+        public uint Player;
+        public uint Reserved0;
+        /// <summary>PEER_INTERRUPTED: microseconds of further silence before the peer is dropped.</summary>
+        public ulong DisconnectInUs;
+    }
+
+    /// <summary>tw_session_event_player: PLAYER_DISCONNECTED.</summary>
+    [StructLayout(LayoutKind.Sequential)]
+    public struct TwSessionEventPlayer
+    {
+        public uint Player;
+        /// <summary>First tick simulated with a disconnected input.</summary>
+        public uint Tick;
+    }
+
+    /// <summary>tw_session_event_tick: PREDICTION_WINDOW_FULL, ROLLBACK_TOO_FAR, DESYNC_DUMP_READY.</summary>
+    [StructLayout(LayoutKind.Sequential)]
+    public struct TwSessionEventTick
+    {
+        public uint Tick;
+    }
+
+    /// <summary>tw_session_event_desync: DESYNC.</summary>
+    [StructLayout(LayoutKind.Sequential)]
+    public struct TwSessionEventDesync
+    {
+        /// <summary>The confirmed tick whose checksums differ.</summary>
+        public uint Tick;
+        public uint Reserved0;
+        public ulong LocalChecksum;
+        public ulong RemoteChecksum;
+    }
+
+    /// <summary>tw_session_event_mismatch: SYNCTEST_MISMATCH.</summary>
+    [StructLayout(LayoutKind.Sequential)]
+    public struct TwSessionEventMismatch
+    {
+        /// <summary>The tick whose starting state differs.</summary>
+        public uint Tick;
+        public uint Reserved0;
+        /// <summary>Checksum of the first simulation.</summary>
+        public ulong ExpectedChecksum;
+        /// <summary>Checksum after the rollback.</summary>
+        public ulong ActualChecksum;
+    }
+
+    /// <summary>tw_session_event_fatal: FATAL, what went wrong as NUL-terminated UTF-8.</summary>
+    [StructLayout(LayoutKind.Sequential)]
+    public unsafe struct TwSessionEventFatal
+    {
+        public fixed byte Message[120];
+
+        /// <summary>The message as a string (allocates).</summary>
+        public string GetMessage()
+        {
+            fixed (byte* p = Message)
+            {
+                return TwText.FromUtf8(p, 120);
+            }
+        }
+    }
+
+    /// <summary>tw_session_event_data: the union. Read only the member named by TwSessionEvent.Kind.</summary>
+    [StructLayout(LayoutKind.Explicit, Size = 120)]
+    public unsafe struct TwSessionEventData
+    {
+        [FieldOffset(0)] public TwSessionEventPeer Peer;
+        [FieldOffset(0)] public TwSessionEventPlayer Player;
+        [FieldOffset(0)] public TwSessionEventTick Tick;
+        [FieldOffset(0)] public TwSessionEventDesync Desync;
+        [FieldOffset(0)] public TwSessionEventMismatch SynctestMismatch;
+        [FieldOffset(0)] public TwSessionEventFatal Fatal;
+        /// <summary>Fixes the size and the 8-byte alignment of the union.</summary>
+        [FieldOffset(0)] public fixed ulong Reserved[15];
+    }
+
+    /// <summary>tw_session_event (128 bytes), filled by TwSession.PollEvent. A plain copy.</summary>
+    [StructLayout(LayoutKind.Sequential)]
+    public struct TwSessionEvent
+    {
+        public TwSessionEventKind Kind;
+        /// <summary>The connection it concerns (0 if none), as in TwSession.GetPeerStats.</summary>
+        public uint Peer;
+        public TwSessionEventData Data;
+    }
+
+    /// <summary>
+    /// tw_session_stats (256 bytes): figures of a session, zero where the mode has no
+    /// such figure. New figures take space from Reserved.
+    /// </summary>
+    [StructLayout(LayoutKind.Sequential)]
+    public unsafe struct TwSessionStats
+    {
+        /// <summary>Non-zero once started and every connection is up.</summary>
+        public uint Running;
+        public TwSessionMode Mode;
+        /// <summary>The next tick to simulate.</summary>
+        public uint CurrentTick;
+        /// <summary>Every input before this tick is final.</summary>
+        public uint ConfirmedTick;
+        /// <summary>P2P: mean ticks this peer runs ahead of the others (negative: behind).</summary>
+        public float FramesAhead;
+        /// <summary>P2P: the longest rollback so far, in ticks.</summary>
+        public uint MaxRollback;
+        /// <summary>P2P: the tick clock's time scale (1.0 = real time).</summary>
+        public double TimeScale;
+        public ulong Rollbacks;
+        public ulong ResimulatedTicks;
+        public ulong WindowFullTicks;
+        public ulong ChecksCompared;
+        public ulong Desyncs;
+        public ulong MalformedMessages;
+        public ulong SendErrors;
+        public ulong SynctestMismatches;
+        public ulong RejectedConnections;
+        public ulong BytesSent;
+        public ulong BytesReceived;
+        /// <summary>SPECTATOR: ticks received and not played yet.</summary>
+        public uint FramesBehind;
+        public uint ConnectedPeers;
+        /// <summary>P2P: the current input delay in ticks.</summary>
+        public uint InputDelay;
+        /// <summary>Snapshot slots the engine holds (as TwSession.StateSlots).</summary>
+        public uint StateSlots;
+        public fixed ulong Reserved[15];
+    }
+}

@@ -1,0 +1,36 @@
+using System;
+using System.Runtime.InteropServices;
+
+namespace Tickwire
+{
+    /// <summary>
+    /// Owns one native tw_session. Releasing it calls tw_session_destroy exactly once,
+    /// from Dispose or, if the owner forgot, from the finalizer thread. Destroy joins the
+    /// session's network thread (P2P, SPECTATOR): at most 1 second. Passed to the raw
+    /// layer, the handle is reference-counted for the duration of each call, so a
+    /// Dispose racing a call cannot free the session under it.
+    /// </summary>
+    public sealed class SessionHandle : SafeHandle
+    {
+        // For marshallers that construct handles themselves; tickwire never does.
+        private SessionHandle() : base(IntPtr.Zero, true)
+        {
+        }
+
+        internal SessionHandle(IntPtr raw) : base(IntPtr.Zero, true)
+        {
+            SetHandle(raw);
+        }
+
+        public override bool IsInvalid
+        {
+            get { return handle == IntPtr.Zero; }
+        }
+
+        protected override bool ReleaseHandle()
+        {
+            Native.TwNative.tw_session_destroy(handle);
+            return true;
+        }
+    }
+}

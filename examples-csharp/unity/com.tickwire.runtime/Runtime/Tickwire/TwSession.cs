@@ -1,0 +1,453 @@
+using System;
+using System.Runtime.InteropServices;
+using Tickwire.Native;
+
+namespace Tickwire
+{
+    /// <summary>
+    /// A tickwire session: the rollback topologies (P2P, SYNCTEST, SPECTATOR, REPLAY)
+    /// driving the engine's simulation through requests. The engine owns the game
+    /// state; the session asks it to SAVE, LOAD, ADVANCE, RESTORE and DUMP_STATE.
+    ///
+    /// Setup (constructor, players, spectators, replay, Start, recording, tuning)
+    /// throws <see cref="TickwireException"/> with the code and the library's message.
+    /// The per-frame calls (TicksDue, PushInput, Advance, PollRequest, the Read*
+    /// copies, ConfirmSave, ProvideState, PollEvent, stats) return a
+    /// <see cref="TwResult"/> (or a bool) and never allocate. Any call after Dispose
+    /// throws ObjectDisposedException.
+    ///
+    /// Not thread-safe: call it from one thread at a time (the engine's main thread).
+    /// The network thread (P2P, SPECTATOR) never calls managed code.
+    ///
+    /// The engine loop, once per frame:
+    /// <code>
+    /// int due; session.TicksDue(out due);
+    /// for (int i = 0; i &lt; due; i++) {
+    ///     session.PushInput(me, myInput);
+    ///     session.Advance();                       // Ok, or a status (WindowFull, ...)
+    ///     TwRequest r;
+    ///     while (session.TryPollRequest(out r)) { /* SAVE, LOAD, ADVANCE, ... in order */ }
+    /// }
+    /// TwSessionEvent e;
+    /// while (session.TryPollEvent(out e)) { /* react */ }
+    /// </code>
+    /// </summary>
+    public sealed unsafe partial class TwSession : IDisposable
+    {
+        private readonly SessionHandle _handle;
+        private readonly TwSessionMode _mode;
+        private readonly int _numPlayers;
+        private readonly int _inputSize;
+        private readonly int _stateSlots;
+        private string _localAddress;
+
+        // Live sessions, so that DisposeAll can release them before a Unity domain reload.
+        private static readonly LiveHandles s_live = new LiveHandles();
+        private readonly WeakReference _liveToken;
+
+        /// <summary>
+        /// Creates a session. Get config from TwSessionConfig.Default(mode) and change
+        /// fields. P2P and SPECTATOR bind their UDP socket (config's bind address) and
+        /// start the network thread now. Then add players (P2P), spectators (P2P), the
+        /// watched host (SPECTATOR) or the replay (REPLAY), and call Start.
+        /// </summary>
+        public TwSession(TwSessionConfig config)
+        {
+            TwLibrary.EnsureCompatible();
+            IntPtr raw = IntPtr.Zero;
+            TwResult r = TwNative.tw_session_create(&config, &raw);
+            if (r != TwResult.Ok)
+            {
+                throw TickwireException.FromLastError(r);
+            }
+            _handle = new SessionHandle(raw);
+            uint slots;
+            r = TwNative.tw_session_state_slots(_handle, &slots);
+            if (r != TwResult.Ok)
+            {
+                TickwireException e = TickwireException.FromLastError(r);
+                _handle.Dispose();
+                throw e;
+            }
+            _mode = config.Mode;
+            _numPlayers = (int)config.NumPlayers;
+            _inputSize = (int)config.InputSize;
+            _stateSlots = (int)slots;
+            _liveToken = s_live.Add(_handle);
+        }
+
+        /// <summary>The owned native handle (for code that calls the C API itself).</summary>
+        public SessionHandle Handle
+        {
+            get { return _handle; }
+        }
+
+        public bool IsDisposed
+        {
+            get { return _handle.IsClosed; }
+        }
+
+        public TwSessionMode Mode
+        {
+            get { return _mode; }
+        }
+
+        /// <summary>Players in the match (the config's NumPlayers).</summary>
+        public int NumPlayers
+        {
+            get { return _numPlayers; }
+        }
+
+        /// <summary>Bytes per input (the config's InputSize).</summary>
+        public int InputSize
+        {
+            get { return _inputSize; }
+        }
+
+        /// <summary>
+        /// How many state snapshots the engine must hold: every SAVE, LOAD and
+        /// DUMP_STATE request names a slot in 0..StateSlots. Known from creation, so the
+        /// engine allocates its snapshot array once. 0 for SPECTATOR and REPLAY.
+        /// </summary>
+        public int StateSlots
+        {
+            get { return _stateSlots; }
+        }
+
+        /// <summary>
+        /// P2P and SPECTATOR: the address the socket is bound to, for example
+        /// "127.0.0.1:40123" (the real port when bound to port 0). Computed once.
+        /// Throws InvalidState in the modes without a socket.
+        /// </summary>
+        public string LocalAddress
+        {
+            get
+            {
+                ThrowIfDisposed();
+                if (_localAddress == null)
+                {
+                    byte* buf = stackalloc byte[64];
+                    UIntPtr len;
+                    ThrowIfFailed(TwNative.tw_session_local_address(_handle, buf, (UIntPtr)64, &len));
+                    _localAddress = TwText.FromUtf8(buf, 64);
+                }
+                return _localAddress;
+            }
+        }
+
+        // --- setup (throws) ------------------------------------------------------------------
+
+        /// <summary>P2P, before Start: player (0-based) plays on this machine.</summary>
+        public void AddLocalPlayer(uint player)
+        {
+            ThrowIfDisposed();
+            ThrowIfFailed(TwNative.tw_session_add_local_player(_handle, player));
+        }
+
+        /// <summary>
+        /// P2P, before Start: player plays on the peer at address ("192.0.2.7:7000"; no
+        /// name lookup). Players sharing an address share a connection. Every peer lists
+        /// the same players in the same order.
+        /// </summary>
+        public void AddRemotePlayer(uint player, string address)
+        {
+            ThrowIfDisposed();
+            byte[] text = TwText.ToUtf8Z(address);
+            fixed (byte* a = text)
+            {
+                ThrowIfFailed(TwNative.tw_session_add_remote_player(_handle, player, a));
+            }
+        }
+
+        /// <summary>P2P, any time: accept a spectator connecting from address.</summary>
+        public void AddSpectator(string address)
+        {
+            ThrowIfDisposed();
+            byte[] text = TwText.ToUtf8Z(address);
+            fixed (byte* a = text)
+            {
+                ThrowIfFailed(TwNative.tw_session_add_spectator(_handle, a));
+            }
+        }
+
+        /// <summary>SPECTATOR, before Start: the P2P peer whose match to watch (it must have added this address).</summary>
+        public void Spectate(string address)
+        {
+            ThrowIfDisposed();
+            byte[] text = TwText.ToUtf8Z(address);
+            fixed (byte* a = text)
+            {
+                ThrowIfFailed(TwNative.tw_session_spectate(_handle, a));
+            }
+        }
+
+        /// <summary>REPLAY, before Start: the replay to play, as the bytes of a replay file (copied).</summary>
+        public void LoadReplay(ReadOnlySpan<byte> replay)
+        {
+            ThrowIfDisposed();
+            fixed (byte* p = &MemoryMarshal.GetReference(replay))
+            {
+                ThrowIfFailed(TwNative.tw_session_load_replay(_handle, p, (UIntPtr)replay.Length));
+            }
+        }
+
+        /// <summary>REPLAY, before Start: reads the replay file at path.</summary>
+        public void LoadReplayFile(string path)
+        {
+            ThrowIfDisposed();
+            byte[] text = TwText.ToUtf8Z(path);
+            fixed (byte* p = text)
+            {
+                ThrowIfFailed(TwNative.tw_session_load_replay_file(_handle, p));
+            }
+        }
+
+        /// <summary>
+        /// P2P and SPECTATOR: simulates latency, jitter and loss on this session's
+        /// datagrams in one direction (development and tests). Get config from
+        /// TwLinkSimConfig.Default() and change fields.
+        /// </summary>
+        public void SetLinkSim(TwDirection direction, TwLinkSimConfig config)
+        {
+            ThrowIfDisposed();
+            ThrowIfFailed(TwNative.tw_session_set_link_sim(_handle, (uint)direction, &config));
+        }
+
+        /// <summary>Turns the link simulator of one direction off.</summary>
+        public void ClearLinkSim(TwDirection direction)
+        {
+            ThrowIfDisposed();
+            ThrowIfFailed(TwNative.tw_session_set_link_sim(_handle, (uint)direction, null));
+        }
+
+        /// <summary>
+        /// Ends setup. P2P connects to the peers (PeerConnected events follow, then
+        /// Synchronized once every peer is heard); SPECTATOR connects to the watched
+        /// host; SYNCTEST and REPLAY run at once.
+        /// </summary>
+        public void Start()
+        {
+            ThrowIfDisposed();
+            ThrowIfFailed(TwNative.tw_session_start(_handle));
+        }
+
+        /// <summary>
+        /// P2P, before the first tick: records every input from tick 0 on, as ticks
+        /// become final. initialState is the engine's serialized state at tick 0 (may be
+        /// empty); a REPLAY session hands it back as a RESTORE request.
+        /// </summary>
+        public void StartRecording(ReadOnlySpan<byte> initialState)
+        {
+            ThrowIfDisposed();
+            fixed (byte* p = &MemoryMarshal.GetReference(initialState))
+            {
+                ThrowIfFailed(TwNative.tw_session_start_recording(_handle, p, (UIntPtr)initialState.Length));
+            }
+        }
+
+        /// <summary>P2P: the input delay (0..=32 ticks) from the next tick on.</summary>
+        public void SetInputDelay(uint ticks)
+        {
+            ThrowIfDisposed();
+            ThrowIfFailed(TwNative.tw_session_set_input_delay(_handle, ticks));
+        }
+
+        /// <summary>
+        /// P2P: the input to predict for player while its real input has not arrived
+        /// (InputSize bytes), for example "neutral stick, no buttons".
+        /// </summary>
+        public void SetPrediction(uint player, ReadOnlySpan<byte> input)
+        {
+            ThrowIfDisposed();
+            // An empty span may have a null reference, which the C call reads as "back to
+            // the configured prediction"; a dummy byte keeps it a (wrong-length) input.
+            byte dummy = 0;
+            fixed (byte* p = &MemoryMarshal.GetReference(input))
+            {
+                byte* q = p != null ? p : &dummy;
+                ThrowIfFailed(TwNative.tw_session_set_prediction(_handle, player, q, (UIntPtr)input.Length));
+            }
+        }
+
+        /// <summary>P2P: back to the configured prediction (TwSessionConfig.Prediction) for player.</summary>
+        public void ClearPrediction(uint player)
+        {
+            ThrowIfDisposed();
+            ThrowIfFailed(TwNative.tw_session_set_prediction(_handle, player, null, UIntPtr.Zero));
+        }
+
+        // --- the engine loop (TwResult, never allocates) -------------------------------------
+
+        /// <summary>
+        /// Pumps the network and sets ticks to the number of ticks to simulate now. Call
+        /// it once per frame, also while nothing is due; then advance that many times.
+        /// InvalidState before Start; NetworkThreadGone after a Fatal event.
+        /// </summary>
+        public TwResult TicksDue(out int ticks)
+        {
+            ThrowIfDisposed();
+            uint n = 0;
+            TwResult r = TwNative.tw_session_ticks_due(_handle, &n);
+            ticks = (int)n;
+            return r;
+        }
+
+        /// <summary>
+        /// Gives player's input (exactly InputSize bytes, copied) for the next Advance.
+        /// P2P: local players only; SYNCTEST: every player.
+        /// </summary>
+        public TwResult PushInput(uint player, ReadOnlySpan<byte> input)
+        {
+            ThrowIfDisposed();
+            fixed (byte* p = &MemoryMarshal.GetReference(input))
+            {
+                return TwNative.tw_session_push_input(_handle, player, p, (UIntPtr)input.Length);
+            }
+        }
+
+        /// <summary>
+        /// Runs one tick as requests to poll (all of them, in order, before the next
+        /// Advance). Ok, or a status that is not an error: NotSynchronized, WindowFull
+        /// (skip the tick, but poll: the requests may hold a rollback), WaitingForInput
+        /// (SPECTATOR), Finished (REPLAY). Negative on an error.
+        /// </summary>
+        public TwResult Advance()
+        {
+            ThrowIfDisposed();
+            return TwNative.tw_session_advance(_handle);
+        }
+
+        /// <summary>Takes the next request of the last Advance: Ok, Empty (none left) or an error.</summary>
+        public TwResult PollRequest(out TwRequest request)
+        {
+            ThrowIfDisposed();
+            request = default(TwRequest);
+            fixed (TwRequest* p = &request)
+            {
+                return TwNative.tw_session_poll_request(_handle, p);
+            }
+        }
+
+        /// <summary>True when a request was written; false when none is left (or on an error).</summary>
+        public bool TryPollRequest(out TwRequest request)
+        {
+            return PollRequest(out request) == TwResult.Ok;
+        }
+
+        /// <summary>
+        /// Reports the checksum of the state saved for tick (the answer to a SAVE). Any
+        /// deterministic 64-bit hash of the state works.
+        /// </summary>
+        public TwResult ConfirmSave(uint tick, ulong checksum)
+        {
+            ThrowIfDisposed();
+            return TwNative.tw_session_confirm_save(_handle, tick, checksum);
+        }
+
+        /// <summary>P2P: the serialized state of tick (the answer to a DUMP_STATE), copied.</summary>
+        public TwResult ProvideState(uint tick, ReadOnlySpan<byte> state)
+        {
+            ThrowIfDisposed();
+            fixed (byte* p = &MemoryMarshal.GetReference(state))
+            {
+                return TwNative.tw_session_provide_state(_handle, tick, p, (UIntPtr)state.Length);
+            }
+        }
+
+        /// <summary>Takes the next event: Ok, Empty (none now) or an error. Drain it every frame.</summary>
+        public TwResult PollEvent(out TwSessionEvent ev)
+        {
+            ThrowIfDisposed();
+            ev = default(TwSessionEvent);
+            fixed (TwSessionEvent* p = &ev)
+            {
+                return TwNative.tw_session_poll_event(_handle, p);
+            }
+        }
+
+        /// <summary>True when an event was written; false when there is none (or on an error).</summary>
+        public bool TryPollEvent(out TwSessionEvent ev)
+        {
+            return PollEvent(out ev) == TwResult.Ok;
+        }
+
+        /// <summary>The session's figures (ticks, rollbacks, checks, bytes, ...).</summary>
+        public TwResult GetStats(out TwSessionStats stats)
+        {
+            ThrowIfDisposed();
+            stats = default(TwSessionStats);
+            fixed (TwSessionStats* p = &stats)
+            {
+                return TwNative.tw_session_get_stats(_handle, p);
+            }
+        }
+
+        /// <summary>Transport statistics (RTT, loss, bytes) of the connection peer (from an event or GetPlayerPeer).</summary>
+        public TwResult GetPeerStats(uint peer, out TwPeerStats stats)
+        {
+            ThrowIfDisposed();
+            stats = default(TwPeerStats);
+            fixed (TwPeerStats* p = &stats)
+            {
+                return TwNative.tw_session_peer_stats(_handle, peer, p);
+            }
+        }
+
+        /// <summary>P2P: the connection of remote player (0 for a local player).</summary>
+        public TwResult GetPlayerPeer(uint player, out uint peer)
+        {
+            ThrowIfDisposed();
+            uint p = 0;
+            TwResult r = TwNative.tw_session_player_peer(_handle, player, &p);
+            peer = p;
+            return r;
+        }
+
+        // --- lifetime -------------------------------------------------------------------------
+
+        /// <summary>
+        /// Destroys the native session: peers see a disconnect, the network thread is
+        /// joined (at most 1 second), the socket is closed. Safe to call twice.
+        /// </summary>
+        public void Dispose()
+        {
+            if (_handle == null)
+            {
+                return;
+            }
+            _handle.Dispose();
+            s_live.Remove(_liveToken);
+        }
+
+        /// <summary>
+        /// Disposes every live session of this process. For Unity: the package calls it
+        /// before a domain reload and when play mode ends.
+        /// </summary>
+        public static void DisposeAll()
+        {
+            s_live.DisposeAll();
+        }
+
+        /// <summary>How many sessions are alive (created and not yet disposed or collected).</summary>
+        public static int LiveCount
+        {
+            get { return s_live.CountOpen(); }
+        }
+
+        private void ThrowIfDisposed()
+        {
+            if (_handle.IsClosed)
+            {
+                throw new ObjectDisposedException("TwSession", "this tickwire session has been disposed");
+            }
+        }
+
+        private static void ThrowIfFailed(TwResult r)
+        {
+            if (r < 0)
+            {
+                throw TickwireException.FromLastError(r);
+            }
+        }
+    }
+}

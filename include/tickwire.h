@@ -92,12 +92,14 @@
 #define TW_REQUEST_FLAG_PREDICTED 2
 
 /**
- * `tw_request.flags`, ADVANCE: every input of the tick is final (confirmed, canonical
- * or disconnected), so its outcome will not change: commit effects that must happen
- * once (score, achievements) on an ADVANCE that has this flag and not
- * `TW_REQUEST_FLAG_RESIMULATING`. A re-simulation of such a tick (synctest does it on
- * purpose) carries both flags and the same inputs. Set for a relay client's canonical
- * steps and for P2P, synctest, spectator and replay ticks with no predicted input.
+ * `tw_request.flags`, ADVANCE: every input of this simulation is final (confirmed,
+ * canonical or disconnected): a relay client's canonical steps, and P2P, synctest,
+ * spectator and replay ticks with no predicted input. It does not mark every tick
+ * whose outcome is final: a tick simulated with predictions that turn out right is
+ * never simulated again, so it never carries this flag. For effects that must happen
+ * exactly once (score, achievements), keep them per tick and commit tick T's when
+ * `tw_session_stats.confirmed_tick` is past T (the authoritative tick on a relay
+ * client); skip effects while `TW_REQUEST_FLAG_RESIMULATING` is set.
  */
 #define TW_REQUEST_FLAG_AUTHORITATIVE 4
 

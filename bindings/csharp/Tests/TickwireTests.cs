@@ -3,13 +3,18 @@
 // The session tests are in SessionTests.cs and SessionAllocationTests.cs, their game in
 // SessionGame.cs (one program: Program is partial).
 //
-//   mono Tickwire.Tests.exe [--offsets FILE] [--expect-stale-library | --expect-missing-library]
+//   mono Tickwire.Tests.exe [--offsets FILE]
+//                           [--expect-stale-library | --expect-pre-relay-library | --expect-missing-library]
 //
 // --offsets FILE        compare every C# field offset with the C compiler's offsetof
 //                       (FILE is printed by Tests/offsets.c).
 // --expect-stale-library   the library on the path is a deliberately stale stand-in
 //                          (Tests/stale_library.c): only check that the bindings refuse it.
+// --expect-pre-relay-library   the library on the path is a stand-in built before the relay
+//                          additions (stale_library.c, -DTW_STALE_BEFORE_RELAY): only check
+//                          that the bindings refuse it, naming the missing function.
 // --expect-missing-library there is no native library: only check the error says so.
+// --only TEXT              run only the tests whose name contains TEXT (while developing).
 //
 // Prints one line per test, then "N passed, N failed"; exits 1 on any failure.
 // Every wait has a deadline. C# 7.2 (mcs -langversion:7.2) and Mono full AOT.
@@ -64,21 +69,31 @@ namespace Tickwire.Tests
         private const int DeadlineMs = 5000;
         private static int s_passed;
         private static int s_failed;
+        private static string s_only;
 
         private static int Main(string[] args)
         {
             string offsetsFile = null;
             bool expectStale = false;
             bool expectMissing = false;
+            bool expectPreRelay = false;
             for (int i = 0; i < args.Length; i++)
             {
                 if (args[i] == "--offsets" && i + 1 < args.Length)
                 {
                     offsetsFile = args[++i];
                 }
+                else if (args[i] == "--only" && i + 1 < args.Length)
+                {
+                    s_only = args[++i];
+                }
                 else if (args[i] == "--expect-stale-library")
                 {
                     expectStale = true;
+                }
+                else if (args[i] == "--expect-pre-relay-library")
+                {
+                    expectPreRelay = true;
                 }
                 else if (args[i] == "--expect-missing-library")
                 {
@@ -94,6 +109,10 @@ namespace Tickwire.Tests
             if (expectStale)
             {
                 Run("abi: a stale native library is refused with a clear exception", StaleLibraryIsRefused);
+            }
+            else if (expectPreRelay)
+            {
+                Run("abi: a library from before the relay additions is refused, naming the missing function", PreRelayLibraryIsRefused);
             }
             else if (expectMissing)
             {
@@ -136,6 +155,10 @@ namespace Tickwire.Tests
 
         private static void Run(string name, Action test)
         {
+            if (s_only != null && name.IndexOf(s_only, StringComparison.Ordinal) < 0)
+            {
+                return;
+            }
             Timer sw = Timer.StartNew();
             try
             {
@@ -369,6 +392,7 @@ namespace Tickwire.Tests
             Equal((ulong)sizeof(TwRequest), (ulong)TwNative.tw_request_size(), "tw_request size");
             Equal((ulong)sizeof(TwSessionEvent), (ulong)TwNative.tw_session_event_size(), "tw_session_event size");
             Equal((ulong)sizeof(TwSessionStats), (ulong)TwNative.tw_session_stats_size(), "tw_session_stats size");
+            Equal((ulong)sizeof(TwRelayPlayerStats), (ulong)TwNative.tw_relay_player_stats_size(), "tw_relay_player_stats size");
             Equal(96, Marshal.SizeOf(typeof(TwHostConfig)), "Marshal.SizeOf(TwHostConfig)");
             Equal(160, Marshal.SizeOf(typeof(TwLinkSimConfig)), "Marshal.SizeOf(TwLinkSimConfig)");
             Equal(128, Marshal.SizeOf(typeof(TwEvent)), "Marshal.SizeOf(TwEvent)");
@@ -381,6 +405,8 @@ namespace Tickwire.Tests
             Equal(128, Marshal.SizeOf(typeof(TwSessionEvent)), "Marshal.SizeOf(TwSessionEvent)");
             Equal(120, Marshal.SizeOf(typeof(TwSessionEventData)), "Marshal.SizeOf(TwSessionEventData)");
             Equal(256, Marshal.SizeOf(typeof(TwSessionStats)), "Marshal.SizeOf(TwSessionStats)");
+            Equal(128, Marshal.SizeOf(typeof(TwRelayPlayerStats)), "Marshal.SizeOf(TwRelayPlayerStats)");
+            Equal(16, Marshal.SizeOf(typeof(TwSessionEventRelay)), "Marshal.SizeOf(TwSessionEventRelay)");
             Equal(8, (int)Marshal.OffsetOf(typeof(TwSessionEvent), "Data"), "offset of TwSessionEvent.Data");
             Equal(1, sizeof(TwInputStatus), "tw_input_status is one byte");
             ulong[] native = TwLibrary.NativeSizes();
@@ -391,10 +417,11 @@ namespace Tickwire.Tests
         private static void AbiMismatchMessage()
         {
             // The order of TwLibrary.CheckedStructs: host config, link sim config, event,
-            // peer stats, host stats, session config, request, session event, session stats.
-            ulong[] right = { 96, 160, 128, 256, 256, 320, 64, 128, 256 };
+            // peer stats, host stats, session config, request, session event, session stats,
+            // relay player stats.
+            ulong[] right = { 96, 160, 128, 256, 256, 320, 64, 128, 256, 128 };
             Check(TwLibrary.FindMismatch(TwLibrary.AbiVersion, right) == null, "no mismatch on the right numbers");
-            string m = TwLibrary.FindMismatch(TwLibrary.AbiVersion + 1, new ulong[] { 96, 160, 136, 256, 256, 320, 64, 128, 264 });
+            string m = TwLibrary.FindMismatch(TwLibrary.AbiVersion + 1, new ulong[] { 96, 160, 136, 256, 256, 320, 64, 128, 264, 128 });
             Check(m != null, "a mismatch is found");
             Contains(m, "tw_abi_version() is " + (TwLibrary.AbiVersion + 1), "names the ABI version");
             Contains(m, "sizeof(tw_event) is 136 in the library, 128 in C#", "names the struct size");
@@ -402,8 +429,11 @@ namespace Tickwire.Tests
             Contains(m, "stale native library", "names the likely cause");
             Check(m.IndexOf("tw_host_config", StringComparison.Ordinal) < 0, "does not blame a struct that matches");
             Check(m.IndexOf("tw_session_event", StringComparison.Ordinal) < 0, "does not blame a session struct that matches");
-            m = TwLibrary.FindMismatch(TwLibrary.AbiVersion, new ulong[] { 96, 160, 128, 256, 256, 320, 72, 128, 256 });
+            m = TwLibrary.FindMismatch(TwLibrary.AbiVersion, new ulong[] { 96, 160, 128, 256, 256, 320, 72, 128, 256, 128 });
             Contains(m, "sizeof(tw_request) is 72 in the library, 64 in C#", "a request of another size");
+            m = TwLibrary.FindMismatch(TwLibrary.AbiVersion, new ulong[] { 96, 160, 128, 256, 256, 320, 64, 128, 256, 136 });
+            Contains(m, "sizeof(tw_relay_player_stats) is 136 in the library, 128 in C#", "relay player stats of another size");
+            Check(m.IndexOf("tw_request", StringComparison.Ordinal) < 0, "only the relay struct is blamed");
             Throws<ArgumentException>(() => TwLibrary.FindMismatch(TwLibrary.AbiVersion, new ulong[] { 96 }), "too few sizes");
         }
 
@@ -418,6 +448,20 @@ namespace Tickwire.Tests
             Throws<TickwireAbiException>(() => new TwHost("127.0.0.1:0"), "new TwHost");
             Throws<TickwireAbiException>(() => TwHostConfig.Default(), "TwHostConfig.Default");
             Throws<TickwireAbiException>(() => TwSessionConfig.Default(), "TwSessionConfig.Default");
+            Throws<TickwireAbiException>(() => new TwSession(new TwSessionConfig()), "new TwSession");
+        }
+
+        private static void PreRelayLibraryIsRefused()
+        {
+            // Its ABI number and struct sizes match (the relay fields took reserved bytes):
+            // only the missing size getter tells it apart, and the message must say so.
+            TickwireAbiException e = Throws<TickwireAbiException>(() => TwLibrary.EnsureCompatible(), "EnsureCompatible");
+            Console.WriteLine("  the message: " + e.Message);
+            Contains(e.Message, "lacks a function these bindings need", "message");
+            Contains(e.Message, "tw_relay_player_stats_size", "names the missing function");
+            Contains(e.Message, "older than the bindings", "names the cause");
+            Check(e.InnerException is EntryPointNotFoundException, "the EntryPointNotFoundException is the inner exception");
+            Throws<TickwireAbiException>(() => TwSessionConfig.RelayServer(2, 2, "127.0.0.1:0"), "TwSessionConfig.RelayServer");
             Throws<TickwireAbiException>(() => new TwSession(new TwSessionConfig()), "new TwSession");
         }
 
@@ -450,10 +494,13 @@ namespace Tickwire.Tests
             { "tw_session_event_tick", typeof(TwSessionEventTick) },
             { "tw_session_event_desync", typeof(TwSessionEventDesync) },
             { "tw_session_event_mismatch", typeof(TwSessionEventMismatch) },
+            { "tw_session_event_relay", typeof(TwSessionEventRelay) },
+            { "tw_session_event_rejected", typeof(TwSessionEventRejected) },
             { "tw_session_event_fatal", typeof(TwSessionEventFatal) },
             { "tw_session_event_data", typeof(TwSessionEventData) },
             { "tw_session_event", typeof(TwSessionEvent) },
             { "tw_session_stats", typeof(TwSessionStats) },
+            { "tw_relay_player_stats", typeof(TwRelayPlayerStats) },
         };
 
         private static string Pascal(string snake)

@@ -141,13 +141,15 @@ build_unity_path() {
 }
 check "C#: build the Unity code path against API stand-ins (editor, iOS, samples)" build_unity_path
 
-# The C compiler's view of every struct, for the offset comparison.
+# The C compiler's view of every struct, enum and numeric constant, for the C# test's
+# offset, enumerator and constant comparisons (--offsets).
 offsets() {
     bash "$CS_SRC/Tests/gen-offsets.sh" include/tickwire.h >"$CS/offsets.c" &&
         cc "${CFLAGS[@]}" "$CS/offsets.c" -o "$CS/offsets" && "$CS/offsets" >"$CS/offsets.txt" &&
-        echo "$(grep -c '^sizeof' "$CS/offsets.txt") structs, $(grep -c '^offsetof' "$CS/offsets.txt") members"
+        echo "$(grep -c '^sizeof' "$CS/offsets.txt") structs, $(grep -c '^offsetof' "$CS/offsets.txt") members," \
+            "$(grep -c '^enum' "$CS/offsets.txt") enumerators, $(grep -c '^define' "$CS/offsets.txt") constants"
 }
-check "C#: C offsets of every struct member" offsets
+check "C#: C offsets of every struct member, values of every enumerator and constant" offsets
 check "C#: build a stale stand-in library" cc "${CFLAGS[@]}" -shared -fPIC "$CS_SRC/Tests/stale_library.c" -o "$CS/stale/libtickwire.so"
 check "C#: build a stand-in library from before the relay additions" cc "${CFLAGS[@]}" -shared -fPIC -DTW_STALE_BEFORE_RELAY \
     "$CS_SRC/Tests/stale_library.c" -o "$CS/pre-relay/libtickwire.so"

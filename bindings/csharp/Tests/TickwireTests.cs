@@ -22,6 +22,7 @@
 using System;
 using System.Collections.Generic;
 using System.IO;
+using System.Reflection;
 using System.Runtime.CompilerServices;
 using System.Runtime.InteropServices;
 using System.Text;
@@ -125,6 +126,7 @@ namespace Tickwire.Tests
                 if (offsetsFile != null)
                 {
                     Run("abi: every field offset matches C offsetof", () => OffsetsMatchC(offsetsFile));
+                    Run("abi: every enumerator and constant matches the header", () => EnumsAndConstantsMatchC(offsetsFile));
                 }
                 Run("versions and result names", VersionsAndResultNames);
                 Run("config defaults", ConfigDefaults);
@@ -541,6 +543,112 @@ namespace Tickwire.Tests
             }
             Equal(s_mirrors.Count, seen.Count, "structs compared");
             Check(fields > 130, "compared " + fields + " fields");
+        }
+
+        /// <summary>#define prefixes whose constants a C# enum mirrors (the others are TwConstants / TwLibrary fields).</summary>
+        private static readonly Dictionary<string, Type> s_defineEnums = new Dictionary<string, Type>
+        {
+            { "TW_CHANNEL_", typeof(TwChannel) },
+            { "TW_REQUEST_FLAG_", typeof(TwRequestFlags) },
+        };
+
+        /// <summary>A name compared without case and underscores: TW_SESSION_MODE_P2P's "P2P" is TwSessionMode.P2P.</summary>
+        private static string Loose(string name)
+        {
+            return name.Replace("_", "").ToLowerInvariant();
+        }
+
+        private static void EnumsAndConstantsMatchC(string file)
+        {
+            // Lines: "enum <enum> <ENUMERATOR> <value>" and "define <NAME> <value>".
+            Assembly tw = typeof(TwSession).Assembly;
+            var seen = new Dictionary<Type, int>();
+            int enumerators = 0;
+            int defines = 0;
+            foreach (string line in File.ReadAllLines(file))
+            {
+                string[] w = line.Split(' ');
+                if (w.Length == 4 && w[0] == "enum")
+                {
+                    Type t = tw.GetType("Tickwire." + Pascal(w[1]));
+                    Check(t != null && t.IsEnum, "C# mirrors enum " + w[1] + " as Tickwire." + Pascal(w[1]));
+                    string prefix = w[1].ToUpperInvariant() + "_";
+                    Check(w[2].StartsWith(prefix, StringComparison.Ordinal), w[2] + " starts with " + prefix);
+                    CheckEnumMember(t, w[2].Substring(prefix.Length), long.Parse(w[3]), w[2]);
+                    seen[t] = seen.ContainsKey(t) ? seen[t] + 1 : 1;
+                    enumerators++;
+                }
+                else if (w.Length == 3 && w[0] == "define")
+                {
+                    CheckDefine(w[1], ulong.Parse(w[2]));
+                    defines++;
+                }
+            }
+            // The other way round: every member of a mirrored enum is in the header.
+            foreach (KeyValuePair<Type, int> e in seen)
+            {
+                Equal(e.Value, Enum.GetValues(e.Key).Length, "members of " + e.Key.Name + " (the header's enumerators)");
+            }
+            foreach (KeyValuePair<string, Type> e in s_defineEnums)
+            {
+                int inHeader = 0;
+                foreach (string line in File.ReadAllLines(file))
+                {
+                    inHeader += line.StartsWith("define " + e.Key, StringComparison.Ordinal) ? 1 : 0;
+                }
+                int members = 0;
+                foreach (object v in Enum.GetValues(e.Value))
+                {
+                    members += Convert.ToUInt64(v) != 0 || e.Value != typeof(TwRequestFlags) ? 1 : 0; // TwRequestFlags.None is C#'s own
+                }
+                Equal(inHeader, members, "members of " + e.Value.Name + " (the header's " + e.Key + "* constants)");
+            }
+            Check(enumerators > 90 && seen.Count == 16, "compared " + enumerators + " enumerators of " + seen.Count + " enums");
+            Check(defines >= 13, "compared " + defines + " constants");
+        }
+
+        private static void CheckEnumMember(Type t, string cName, long value, string what)
+        {
+            foreach (string member in Enum.GetNames(t))
+            {
+                if (Loose(member) == Loose(cName))
+                {
+                    Equal(value, Convert.ToInt64(Enum.Parse(t, member)), what + " = " + t.Name + "." + member);
+                    return;
+                }
+            }
+            throw new TestFailure(t.Name + " has no member for " + what);
+        }
+
+        private static void CheckDefine(string name, ulong value)
+        {
+            foreach (KeyValuePair<string, Type> e in s_defineEnums)
+            {
+                if (name.StartsWith(e.Key, StringComparison.Ordinal))
+                {
+                    CheckEnumMember(e.Value, name.Substring(e.Key.Length), (long)value, name);
+                    return;
+                }
+            }
+            uint v = TwLibrary.NativeVersion;
+            switch (name)
+            {
+                // The header's version is the library's it was generated with: tw_version().
+                case "TW_VERSION_MAJOR": Equal((ulong)((v >> 16) & 0xff), value, name); return;
+                case "TW_VERSION_MINOR": Equal((ulong)((v >> 8) & 0xff), value, name); return;
+                case "TW_VERSION_PATCH": Equal((ulong)(v & 0xff), value, name); return;
+            }
+            string field = Pascal(name.Substring(3).ToLowerInvariant()); // TW_NO_PLAYER -> NoPlayer
+            foreach (Type holder in new[] { typeof(TwConstants), typeof(TwLibrary) })
+            {
+                FieldInfo f = holder.GetField(field, BindingFlags.Public | BindingFlags.Static);
+                if (f != null && f.IsLiteral)
+                {
+                    Equal(value, Convert.ToUInt64(f.GetRawConstantValue()), name + " = " + holder.Name + "." + field);
+                    return;
+                }
+            }
+            throw new TestFailure("no C# constant mirrors " + name + " (TwConstants." + field + ")");
         }
 
         private static int CountFieldsIn(string file, string structName)

@@ -144,8 +144,11 @@ namespace Tickwire.Tests
                 {
                     resimulated0 += g.Resimulated;
                 }
-                long restores0 = m.ClientGames[0].RestoredAt;
+                long[] restores0 = { m.ClientGames[0].RestoredAt, m.ClientGames[1].RestoredAt, m.ClientGames[2].RestoredAt };
                 const int Frames = 2400;
+                // A third of the way in, client 1 asks for a new snapshot: the resync (its
+                // RESYNCING and JOINED events, the RESTORE, the catch-up) is measured too.
+                graph.SnapshotAt = Frames / 3;
                 Timer sw = Timer.StartNew();
                 long before = GC.GetAllocatedBytesForCurrentThread();
                 MeasuredRelayFrames(m, graph, Frames);
@@ -160,7 +163,7 @@ namespace Tickwire.Tests
                 }
                 Console.WriteLine("  allocation: " + delta + " bytes over " + Frames + " frames of a relay server and 3 clients (" +
                                   elapsed + " ms; " + ticks + " server ticks, " + resimulated + " re-simulated ticks on the clients, " +
-                                  graph.Reads + " stats reads)");
+                                  graph.Reads + " stats reads, a resync of client 1 from tick " + m.ClientGames[1].RestoredAt + ")");
                 GameOk(m.ServerGame, "server");
                 for (int i = 0; i < 3; i++)
                 {
@@ -171,7 +174,13 @@ namespace Tickwire.Tests
                 Equal(0L, delta, "managed bytes allocated during the measured frames");
                 Check(ticks > 60, "the match ran during the measurement: " + ticks + " ticks");
                 Check(resimulated > 0, "re-predictions happened during the measurement");
-                Equal(restores0, m.ClientGames[0].RestoredAt, "no new snapshot during the measurement");
+                Equal(TwResult.Ok, graph.SnapshotRequest, "client 1's RequestSnapshot");
+                Equal(1, m.ClientGames[1].Count(TwSessionEventKind.Resyncing), "client 1: RESYNCING");
+                Equal(2, m.ClientGames[1].Count(TwSessionEventKind.Joined), "client 1: joined again");
+                Check(m.ClientGames[1].RestoredAt > restores0[1], "client 1 restored a newer snapshot: tick " + m.ClientGames[1].RestoredAt);
+                Check(m.AssertInSync(1) > 60, "client 1 in sync after its resync");
+                Equal(restores0[0], m.ClientGames[0].RestoredAt, "no new snapshot for client 0");
+                Equal(restores0[2], m.ClientGames[2].RestoredAt, "no new snapshot for client 2");
             }
         }
 
@@ -182,6 +191,9 @@ namespace Tickwire.Tests
             public long Reads;
             public double RttSum;
             public TwResult Failure = TwResult.Ok;
+            /// <summary>The frame of MeasuredRelayFrames at which client 1 asks for a new snapshot (-1: none).</summary>
+            public int SnapshotAt = -1;
+            public TwResult SnapshotRequest = TwResult.Empty;
 
             public RelayNetGraph(RelayMatch m)
             {
@@ -223,6 +235,10 @@ namespace Tickwire.Tests
             {
                 m.Frame();
                 graph.Read();
+                if (i == graph.SnapshotAt)
+                {
+                    graph.SnapshotRequest = m.Clients[1].RequestSnapshot();
+                }
                 System.Threading.Thread.Sleep(1);
             }
         }

@@ -55,6 +55,8 @@ namespace Tickwire.Tests
         public ulong LastAdvancedSum;
 
         public readonly int[] EventCounts = new int[32];
+        /// <summary>A relay client's latest Joined event (kept whether or not events are recorded).</summary>
+        public TwSessionEventRelay LastJoined;
         public bool RecordEvents = true;
         public readonly List<TwSessionEvent> Events = new List<TwSessionEvent>();
 
@@ -288,6 +290,10 @@ namespace Tickwire.Tests
             while (s.TryPollEvent(out ev))
             {
                 EventCounts[(int)ev.Kind & 31]++;
+                if (ev.Kind == TwSessionEventKind.Joined)
+                {
+                    LastJoined = ev.Data.Relay;
+                }
                 if (RecordEvents)
                 {
                     Events.Add(ev);

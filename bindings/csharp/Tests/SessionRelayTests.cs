@@ -21,7 +21,7 @@ namespace Tickwire.Tests
             Run("relay: setup and per-frame errors (bad server address, wrong mode)", RelayErrors);
             Run("relay: a server and 3 clients over 127.0.0.1 agree on every authoritative tick; joins and departures", RelayMatchAgrees);
             Run("relay: a desync is reported; RequestSnapshot brings the server's state back", RelayDesyncAndResnapshot);
-            Run("relay allocation: 0 bytes over the frames of a server and 3 clients over UDP", SessionZeroAllocationRelay);
+            Run("relay allocation: 0 bytes over the frames of a server and 3 clients over UDP, a resync included", SessionZeroAllocationRelay);
         }
 
         // --- helpers ---------------------------------------------------------------------------
@@ -148,15 +148,8 @@ namespace Tickwire.Tests
             /// <summary>The latest Joined event of client i.</summary>
             public TwSessionEventRelay LatestJoin(int i)
             {
-                List<TwSessionEvent> events = ClientGames[i].Events;
-                for (int k = events.Count - 1; k >= 0; k--)
-                {
-                    if (events[k].Kind == TwSessionEventKind.Joined)
-                    {
-                        return events[k].Data.Relay;
-                    }
-                }
-                throw new TestFailure("client " + i + " never joined");
+                Check(ClientGames[i].Count(TwSessionEventKind.Joined) > 0, "client " + i + " joined");
+                return ClientGames[i].LastJoined;
             }
 
             /// <summary>

@@ -4,7 +4,12 @@
  *      back and simulated again), and catches a deliberately nondeterministic variant;
  *   2. two P2P peers in one process, over 127.0.0.1 through the link simulator, play
  *      the game for a couple of seconds and must agree on the checksum of every tick
- *      both have confirmed.
+ *      both have confirmed;
+ *   3. a relay match: a RELAY_SERVER session and two RELAY_CLIENT sessions predicting
+ *      ahead of it, over 127.0.0.1 through the link simulator; early on one client asks
+ *      for a new snapshot (request_snapshot); at the end every client's authoritative
+ *      checksums must equal the server's, and the server's per-player figures
+ *      (player_stats) must show each client.
  * Also shows the exception a setup call throws and the RAII cleanup.
  *
  *   cargo build
@@ -76,6 +81,8 @@ struct Engine {
     std::array<std::uint32_t, kHistory> saved_tick{};  // tick + 1; 0 = none
     std::array<std::uint64_t, kHistory> saved_sum{};
     bool failed = false;
+    // A relay server records the state after every ADVANCE (it saves only now and then).
+    bool record_after_advance = false;
 
     Engine(const char *n, const tw_session_config &config)
         : name(n), session(config), slots(session.state_slots()) {}
@@ -94,8 +101,7 @@ struct Engine {
             case TW_REQUEST_KIND_SAVE: {
                 slots[r.slot] = game;
                 const std::uint64_t sum = game.checksum();
-                saved_tick[r.tick % kHistory] = r.tick + 1;  // the last save of a tick wins
-                saved_sum[r.tick % kHistory] = sum;
+                if (!record_after_advance) remember(r.tick, sum);  // the last save of a tick wins
                 if (tw_result c = session.confirm_save(r.tick, sum); TW_FAILED(c)) fail("confirm_save", c);
                 break;
             }
@@ -110,6 +116,18 @@ struct Engine {
                     fail("read_inputs", c);
                 } else {
                     game.step(inputs.data());  // TW_REQUEST_FLAG_RESIMULATING: a game would mute effects
+                    if (record_after_advance) remember(r.tick + 1, game.checksum());
+                }
+                break;
+            }
+            case TW_REQUEST_KIND_RESTORE: {  // a relay client's join snapshot: the server's state
+                Game server_state;
+                if (tw_result c = session.read_state(tickwire::mutable_bytes(&server_state, sizeof(Game)), n); TW_FAILED(c)) {
+                    fail("read_state", c);
+                } else {
+                    game.x = server_state.x;
+                    game.y = server_state.y;
+                    game.score = server_state.score;
                 }
                 break;
             }
@@ -122,6 +140,11 @@ struct Engine {
                 break;
             }
         }
+    }
+
+    void remember(std::uint32_t tick, std::uint64_t sum) {
+        saved_tick[tick % kHistory] = tick + 1;
+        saved_sum[tick % kHistory] = sum;
     }
 
     bool sum_of(std::uint32_t tick, std::uint64_t &sum) const {
@@ -187,6 +210,153 @@ void frame(Engine &e, std::uint32_t me) {
             e.failed = true;
         }
     }
+}
+
+// A relay node: an engine plus what its events said.
+struct RelayNode {
+    Engine e;
+    std::uint32_t index = 0;   // a client's bot
+    std::uint32_t pushed = 0;  // a client's inputs so far
+    std::uint32_t player = TW_NO_PLAYER, join_tick = 0, joins = 0, resyncs = 0;
+    bool synchronized = false;
+
+    RelayNode(const char *name, const tw_session_config &config) : e(name, config) {}
+};
+
+// One engine frame of a relay node: a client pushes its input as TW_LOCAL_PLAYER every
+// due tick; the server has no input of its own.
+void relay_frame(RelayNode &n, bool client) {
+    std::uint32_t due = 0;
+    if (tw_result r = n.e.session.ticks_due(due); TW_FAILED(r)) {
+        n.e.fail("ticks_due", r);
+        return;
+    }
+    while (due--) {
+        if (client) {
+            const std::uint8_t in = input_at(n.index, n.pushed++);
+            if (tw_result r = n.e.session.push_input(TW_LOCAL_PLAYER, tickwire::bytes(&in, 1)); TW_FAILED(r)) {
+                n.e.fail("push_input", r);
+            }
+        }
+        if (tw_result r = n.e.session.advance(); TW_FAILED(r)) n.e.fail("advance", r);  // NOT_SYNCHRONIZED is a status
+        n.e.run_requests();
+    }
+    tw_session_event ev;
+    while (n.e.session.poll_event(ev)) {
+        switch (ev.kind) {
+        case TW_SESSION_EVENT_KIND_PLAYER_JOINED:
+            if (!client) std::printf("%s: player %u joined at tick %u\n", n.e.name, static_cast<unsigned>(ev.data.relay.player),
+                                     static_cast<unsigned>(ev.data.relay.tick));
+            break;
+        case TW_SESSION_EVENT_KIND_JOINED:
+            n.player = ev.data.relay.player;
+            n.join_tick = ev.data.relay.tick;
+            ++n.joins;
+            std::printf("%s: joined as player %u at tick %u\n", n.e.name, static_cast<unsigned>(n.player), static_cast<unsigned>(n.join_tick));
+            break;
+        case TW_SESSION_EVENT_KIND_SYNCHRONIZED:
+            n.synchronized = true;
+            break;
+        case TW_SESSION_EVENT_KIND_RESYNCING:
+            ++n.resyncs;
+            break;
+        case TW_SESSION_EVENT_KIND_DESYNC:
+            std::fprintf(stderr, "%s: DESYNC at tick %u\n", n.e.name, static_cast<unsigned>(ev.data.desync.tick));
+            n.e.failed = true;
+            break;
+        case TW_SESSION_EVENT_KIND_SERVER_LOST:
+        case TW_SESSION_EVENT_KIND_FATAL:
+            std::fprintf(stderr, "%s: lost the connection (event %u)\n", n.e.name, static_cast<unsigned>(ev.kind));
+            n.e.failed = true;
+            break;
+        default:
+            break;
+        }
+    }
+}
+
+// A relay server and two clients for `seconds` once both are caught up; client 2 asks for a
+// new snapshot a quarter of the way in. Returns true when every client agrees with the server.
+bool relay_match(double seconds) {
+    tw_link_sim_config sim = tickwire::default_link_sim();
+    sim.latency_us = 20000;
+    sim.jitter_kind = TW_JITTER_KIND_UNIFORM;
+    sim.jitter_us = 4000.0;
+    sim.loss_kind = TW_LOSS_KIND_BERNOULLI;
+    sim.loss_probability = 0.01;
+
+    tw_session_config scfg = tickwire::relay_server_config(kPlayers, 1, "127.0.0.1:0");
+    scfg.desync_interval = 10;  // the clients compare their state with the server's every 10 ticks
+    scfg.host.sim_seed = 60;
+    RelayNode server("relay server", scfg);
+    server.e.record_after_advance = true;
+    server.e.session.set_link_sim(TW_DIRECTION_OUTBOUND, sim);
+    server.e.session.start();
+
+    std::vector<RelayNode> clients;
+    clients.reserve(2);
+    for (std::uint32_t i = 0; i < 2; ++i) {
+        tw_session_config ccfg = tickwire::relay_client_config(kPlayers, 1, "127.0.0.1:0");
+        ccfg.max_prediction = 16;
+        ccfg.host.sim_seed = 61 + i;
+        clients.emplace_back(i == 0 ? "relay client 1" : "relay client 2", ccfg);
+        RelayNode &c = clients.back();
+        c.index = i;
+        c.e.session.set_link_sim(TW_DIRECTION_OUTBOUND, sim);
+        c.e.session.set_server(server.e.session.local_address());
+        c.e.session.start();
+    }
+
+    using clock = std::chrono::steady_clock;
+    const auto deadline = clock::now() + std::chrono::seconds(30);
+    clock::time_point synced_at{};
+    bool all_synced = false, asked = false;
+    while (clock::now() < deadline && !server.e.failed && !clients[0].e.failed && !clients[1].e.failed) {
+        relay_frame(server, false);
+        for (RelayNode &c : clients) relay_frame(c, true);
+        if (!all_synced && clients[0].synchronized && clients[1].synchronized) {
+            all_synced = true;
+            synced_at = clock::now();
+        }
+        const double elapsed = all_synced ? std::chrono::duration<double>(clock::now() - synced_at).count() : 0.0;
+        if (all_synced && !asked && elapsed >= seconds / 4) {
+            // What a client does after a DESYNC event: drop its timeline, take the server's state again.
+            if (tw_result r = clients[1].e.session.request_snapshot(); TW_FAILED(r)) clients[1].e.fail("request_snapshot", r);
+            asked = true;
+        }
+        if (all_synced && elapsed >= seconds && clients[1].joins == 2) break;
+        std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    }
+
+    bool ok = all_synced && asked && !server.e.failed;
+    for (RelayNode &c : clients) {
+        tw_session_stats st{};
+        c.e.session.stats(st);
+        std::uint32_t compared = 0, differ = 0;
+        for (std::uint32_t t = c.join_tick; t < st.confirmed_tick; ++t) {  // from its latest join
+            std::uint64_t mine = 0, theirs = 0;
+            if (c.e.sum_of(t, mine) && server.e.sum_of(t, theirs)) {
+                ++compared;
+                differ += mine != theirs;
+            }
+        }
+        tw_relay_player_stats ps{};
+        const bool have_stats = server.e.session.player_stats(c.player, ps) == TW_RESULT_OK;
+        std::printf("%s: player %u, authoritative tick %u, compared %u, different %u; rtt %.1f ms, lead %.2f, "
+                    "prediction %u, resimulated %llu, joins %u, resyncs %u; server: buffer %u, ticks %llu, rtt %.1f ms\n",
+                    c.e.name, static_cast<unsigned>(c.player), static_cast<unsigned>(st.confirmed_tick),
+                    static_cast<unsigned>(compared), static_cast<unsigned>(differ), st.rtt_us / 1000.0, st.lead_ticks,
+                    static_cast<unsigned>(st.prediction_distance), static_cast<unsigned long long>(st.resimulated_ticks),
+                    static_cast<unsigned>(c.joins), static_cast<unsigned>(c.resyncs), static_cast<unsigned>(ps.buffer_depth),
+                    static_cast<unsigned long long>(ps.ticks), ps.rtt_us / 1000.0);
+        ok = ok && !c.e.failed && compared >= 60 && differ == 0 && st.local_player == c.player && st.rtt_us > 0.0 &&
+             st.lead_ticks > 0.0 && have_stats && ps.player == c.player && ps.ticks > 60 && ps.rtt_us > 0.0;
+    }
+    // Client 2 asked for a new snapshot once: RESYNCING, then a second JOINED.
+    ok = ok && clients[0].joins == 1 && clients[1].joins == 2 && clients[1].resyncs == 1;
+    tw_relay_player_stats none{};
+    ok = ok && server.e.session.player_stats(kPlayers, none) == TW_RESULT_INVALID_ARGUMENT;
+    return ok;
 }
 
 }  // namespace
@@ -271,6 +441,20 @@ int main(int argc, char **argv) {
         tickwire::Session moved = std::move(b.session);
         if (b.session || !moved) {
             std::fprintf(stderr, "move did not transfer ownership\n");
+            return 1;
+        }
+        // A relay client needs a server address it can reach: set_server throws on anything else.
+        try {
+            tickwire::Session client(tickwire::relay_client_config(kPlayers, 1, "127.0.0.1:0"));
+            client.set_server("not an address");
+            std::fprintf(stderr, "expected an error for a bad server address\n");
+            return 1;
+        } catch (const tickwire::Error &e) {
+            std::printf("as expected: %s\n", e.what());
+            if (e.code() != TW_RESULT_INVALID_ARGUMENT) return 1;
+        }
+        if (!relay_match(seconds)) {
+            std::printf("cpp session example: relay match FAILED\n");
             return 1;
         }
         std::printf("cpp session example: ok\n");

@@ -2,18 +2,19 @@
  * tickwire.hpp: a header-only C++17 wrapper over the tickwire C API (tickwire.h).
  *
  *   tickwire::Host     owns one tw_host (move-only; the destructor calls tw_host_destroy)
- *   tickwire::Session  owns one tw_session (P2P, SYNCTEST, SPECTATOR, REPLAY; move-only;
- *                      the destructor calls tw_session_destroy)
+ *   tickwire::Session  owns one tw_session (P2P, SYNCTEST, SPECTATOR, REPLAY, RELAY_SERVER,
+ *                      RELAY_CLIENT; move-only; the destructor calls tw_session_destroy)
  *   tickwire::Error    std::runtime_error with the tw_result code and the library's
  *                      last-error message; thrown by setup calls only (create, connect,
- *                      players, start, recording, link simulator, local_address, check_abi)
+ *                      players, set_server, start, recording, link simulator,
+ *                      local_address, check_abi)
  *   bytes / mutable_bytes   pointer + size views for payloads and inputs (a small
  *                      std::span stand-in: built from containers of bytes, arrays,
  *                      string_view)
  *
  * Per-frame calls (Host: send, flush, poll_event, read_message, stats; Session:
  * ticks_due, push_input, advance, poll_request, read_inputs, confirm_save, poll_event,
- * stats, ...) are noexcept, return the tw_result (or a bool) and never allocate. The
+ * stats, request_snapshot, player_stats, ...) are noexcept, return the tw_result (or a bool) and never allocate. The
  * threading rules are the C API's: a Host or Session is not safe for concurrent use;
  * serialize calls on it (the engine's main thread); its network thread never calls
  * your code.
@@ -104,6 +105,7 @@ inline void check_abi() {
     size("tw_request", tw_request_size(), sizeof(tw_request));
     size("tw_session_event", tw_session_event_size(), sizeof(tw_session_event));
     size("tw_session_stats", tw_session_stats_size(), sizeof(tw_session_stats));
+    size("tw_relay_player_stats", tw_relay_player_stats_size(), sizeof(tw_relay_player_stats));
     if (!diff.empty()) {
         throw Error(TW_RESULT_VERSION_MISMATCH,
                     "the tickwire library does not match tickwire.h (" + diff + "); is a stale libtickwire on the library path?");
@@ -352,6 +354,35 @@ inline void set_bind_address(tw_session_config &config, std::string_view address
     std::copy(address.begin(), address.end(), config.bind_address);
 }
 
+/**
+ * A relay server's config: the library's defaults with num_players player slots of
+ * input_size-byte inputs, bound to bind_address ("0.0.0.0:7777"). Its clients use the
+ * same num_players, input_size, tick_rate_hz and server_send_interval.
+ */
+inline tw_session_config relay_server_config(std::uint32_t num_players, std::uint32_t input_size,
+                                             std::string_view bind_address) {
+    tw_session_config c = default_session_config(TW_SESSION_MODE_RELAY_SERVER);
+    c.num_players = num_players;
+    c.input_size = input_size;
+    set_bind_address(c, bind_address);
+    return c;
+}
+
+/**
+ * A relay client's config: the library's defaults with num_players player slots of
+ * input_size-byte inputs (the server's), bound to bind_address. Name the server with
+ * Session::set_server before start; raise max_prediction for round trips beyond about
+ * 60 ms at 60 Hz.
+ */
+inline tw_session_config relay_client_config(std::uint32_t num_players, std::uint32_t input_size,
+                                             std::string_view bind_address = "0.0.0.0:0") {
+    tw_session_config c = default_session_config(TW_SESSION_MODE_RELAY_CLIENT);
+    c.num_players = num_players;
+    c.input_size = input_size;
+    set_bind_address(c, bind_address);
+    return c;
+}
+
 /** The message of a TW_SESSION_EVENT_KIND_FATAL event (a view into the event). */
 inline std::string_view fatal_message(const tw_session_event &ev) noexcept {
     const char *m = ev.data.fatal.message;
@@ -363,8 +394,9 @@ inline std::string_view fatal_message(const tw_session_event &ev) noexcept {
 }
 
 /**
- * One tickwire session: a rollback core (P2P, SYNCTEST, SPECTATOR, REPLAY) and, for P2P
- * and SPECTATOR, a socket with its network thread. The engine owns the game state and
+ * One tickwire session: a rollback core (P2P, SYNCTEST, SPECTATOR, REPLAY) or a relay
+ * core (RELAY_SERVER, RELAY_CLIENT) and, for P2P, SPECTATOR and the relay modes, a
+ * socket with its network thread. The engine owns the game state and
  * answers the requests (SAVE, LOAD, ADVANCE, RESTORE, DUMP_STATE). Unique ownership:
  * move-only; the destructor destroys the session (joining the network thread, at most
  * 1 second). A moved-from Session holds nothing; calls on it return
@@ -375,7 +407,7 @@ inline std::string_view fatal_message(const tw_session_event &ev) noexcept {
  *     std::uint32_t due = 0;
  *     session.ticks_due(due);
  *     while (due--) {
- *         session.push_input(me, input);
+ *         session.push_input(me, input);              // relay client: TW_LOCAL_PLAYER; server: none
  *         session.advance();                          // OK or a status (TW_RESULT_WINDOW_FULL, ...)
  *         tw_request r;
  *         while (session.poll_request(r)) { ... }     // SAVE / LOAD / ADVANCE / ..., in order
@@ -435,16 +467,23 @@ public:
     /** SPECTATOR, before start: the P2P peer whose match to watch. */
     void spectate(const char *address) { check(tw_session_spectate(session_, address)); }
     void spectate(const std::string &address) { spectate(address.c_str()); }
+    /** RELAY_CLIENT, before start: the relay server to join ("192.0.2.7:7777"; no name lookup). */
+    void set_server(const char *address) { check(tw_session_set_server(session_, address)); }
+    void set_server(const std::string &address) { set_server(address.c_str()); }
     /** REPLAY, before start: the replay to play (the bytes of a replay file, copied). */
     void load_replay(bytes replay) { check(tw_session_load_replay(session_, replay.data(), replay.size())); }
     /** REPLAY, before start: reads the replay file at path. */
     void load_replay_file(const char *path) { check(tw_session_load_replay_file(session_, path)); }
-    /** P2P and SPECTATOR: the link simulator of one direction (tests, development). */
+    /** P2P, SPECTATOR and the relay modes: the link simulator of one direction (tests, development). */
     void set_link_sim(tw_direction direction, const tw_link_sim_config &config) {
         check(tw_session_set_link_sim(session_, direction, &config));
     }
     void clear_link_sim(tw_direction direction) { check(tw_session_set_link_sim(session_, direction, nullptr)); }
-    /** Ends setup: P2P connects (PEER_CONNECTED, then SYNCHRONIZED); SYNCTEST and REPLAY run at once. */
+    /**
+     * Ends setup: P2P connects (PEER_CONNECTED, then SYNCHRONIZED); SYNCTEST and REPLAY run at
+     * once; RELAY_SERVER accepts clients (PLAYER_JOINED); RELAY_CLIENT connects (JOINED with
+     * the snapshot, then SYNCHRONIZED once caught up).
+     */
     void start() { check(tw_session_start(session_)); }
     /** P2P, before the first tick: record the match from initial_state (may be empty). */
     void start_recording(bytes initial_state) {
@@ -460,7 +499,7 @@ public:
     /** P2P: back to the configured prediction for player. */
     void clear_prediction(std::uint32_t player) { check(tw_session_set_prediction(session_, player, nullptr, 0)); }
 
-    /** P2P and SPECTATOR: the bound address, with the real port ("127.0.0.1:40123"). */
+    /** P2P, SPECTATOR and the relay modes: the bound address, with the real port ("127.0.0.1:40123"). */
     std::string local_address() const {
         char buf[64];
         std::size_t len = 0;
@@ -516,9 +555,22 @@ public:
     tw_result peer_stats(std::uint32_t peer, tw_peer_stats &out) noexcept {
         return tw_session_peer_stats(session_, peer, &out);
     }
-    /** P2P: the connection of remote player (0 for a local one). */
+    /** P2P: the connection of remote player (0 for a local one). RELAY_SERVER: a connected player's. */
     tw_result player_peer(std::uint32_t player, std::uint32_t &out_peer) noexcept {
         return tw_session_player_peer(session_, player, &out_peer);
+    }
+    /**
+     * RELAY_CLIENT: drops the predicted timeline and asks the server for a new snapshot (after
+     * a DESYNC): RESYNCING, then JOINED with a RESTORE request. TW_RESULT_INVALID_STATE in
+     * another mode, before start or before it joined.
+     */
+    tw_result request_snapshot() noexcept { return tw_session_request_snapshot(session_); }
+    /**
+     * RELAY_SERVER: the figures of player (jitter buffer, late and empty steps, round trip).
+     * TW_RESULT_EMPTY when the slot has no connected player (out untouched).
+     */
+    tw_result player_stats(std::uint32_t player, tw_relay_player_stats &out) noexcept {
+        return tw_session_player_stats(session_, player, &out);
     }
 
     // --- desync dumps and replays ------------------------------------------------------------

@@ -1,6 +1,7 @@
 // The session allocation tests: GC.GetAllocatedBytesForCurrentThread() over the whole
 // engine loop (ticks due, push, advance, every request with its data copies, confirm
-// save, events, stats) must not move. Part of the test program (Program is partial).
+// save, events, stats; a relay server's per-player figures) must not move. Part of the
+// test program (Program is partial).
 
 using System;
 using System.Runtime.CompilerServices;
@@ -115,6 +116,130 @@ namespace Tickwire.Tests
                 Check(ticks > 60, "the pair simulated during the measurement: " + ticks + " ticks");
                 Check(resimulated > 0, "rollbacks happened during the measurement");
                 pair.AssertInSync();
+            }
+        }
+
+        private static void SessionZeroAllocationRelay()
+        {
+            AllocationProbeWorks();
+            using (RelayMatch m = new RelayMatch(Link(15000, 3000, 0.01), null))
+            {
+                for (int i = 0; i < 3; i++)
+                {
+                    m.AddClient(null);
+                }
+                m.ServerGame.RecordEvents = false;
+                // Warm-up: joined, caught up and predicting (JIT, entry points, re-predictions).
+                m.RunFor(10000, m.AllSynchronized);
+                Check(m.AllSynchronized(), "every client caught up before the measurement");
+                foreach (SessionGame g in m.ClientGames)
+                {
+                    g.RecordEvents = false;
+                }
+                RelayNetGraph graph = new RelayNetGraph(m);
+                MeasuredRelayFrames(m, graph, 300);
+                uint tick0 = StatsOf(m.Server).CurrentTick;
+                long resimulated0 = 0;
+                foreach (SessionGame g in m.ClientGames)
+                {
+                    resimulated0 += g.Resimulated;
+                }
+                long[] restores0 = { m.ClientGames[0].RestoredAt, m.ClientGames[1].RestoredAt, m.ClientGames[2].RestoredAt };
+                const int Frames = 2400;
+                // A third of the way in, client 1 asks for a new snapshot: the resync (its
+                // RESYNCING and JOINED events, the RESTORE, the catch-up) is measured too.
+                graph.SnapshotAt = Frames / 3;
+                Timer sw = Timer.StartNew();
+                long before = GC.GetAllocatedBytesForCurrentThread();
+                MeasuredRelayFrames(m, graph, Frames);
+                long after = GC.GetAllocatedBytesForCurrentThread();
+                long elapsed = sw.ElapsedMilliseconds;
+                long delta = after - before;
+                uint ticks = StatsOf(m.Server).CurrentTick - tick0;
+                long resimulated = -resimulated0;
+                foreach (SessionGame g in m.ClientGames)
+                {
+                    resimulated += g.Resimulated;
+                }
+                Console.WriteLine("  allocation: " + delta + " bytes over " + Frames + " frames of a relay server and 3 clients (" +
+                                  elapsed + " ms; " + ticks + " server ticks, " + resimulated + " re-simulated ticks on the clients, " +
+                                  graph.Reads + " stats reads, a resync of client 1 from tick " + m.ClientGames[1].RestoredAt + ")");
+                GameOk(m.ServerGame, "server");
+                for (int i = 0; i < 3; i++)
+                {
+                    GameOk(m.ClientGames[i], "client " + i);
+                    m.AssertInSync(i);
+                }
+                Equal(TwResult.Ok, graph.Failure, "every GetStats and GetPlayerStats OK");
+                Equal(0L, delta, "managed bytes allocated during the measured frames");
+                Check(ticks > 60, "the match ran during the measurement: " + ticks + " ticks");
+                Check(resimulated > 0, "re-predictions happened during the measurement");
+                Equal(TwResult.Ok, graph.SnapshotRequest, "client 1's RequestSnapshot");
+                Equal(1, m.ClientGames[1].Count(TwSessionEventKind.Resyncing), "client 1: RESYNCING");
+                Equal(2, m.ClientGames[1].Count(TwSessionEventKind.Joined), "client 1: joined again");
+                Check(m.ClientGames[1].RestoredAt > restores0[1], "client 1 restored a newer snapshot: tick " + m.ClientGames[1].RestoredAt);
+                Check(m.AssertInSync(1) > 60, "client 1 in sync after its resync");
+                Equal(restores0[0], m.ClientGames[0].RestoredAt, "no new snapshot for client 0");
+                Equal(restores0[2], m.ClientGames[2].RestoredAt, "no new snapshot for client 2");
+            }
+        }
+
+        /// <summary>What a game's net graph reads every frame: each client's stats, the server's per-player figures.</summary>
+        private sealed class RelayNetGraph
+        {
+            private readonly RelayMatch _m;
+            public long Reads;
+            public double RttSum;
+            public TwResult Failure = TwResult.Ok;
+            /// <summary>The frame of MeasuredRelayFrames at which client 1 asks for a new snapshot (-1: none).</summary>
+            public int SnapshotAt = -1;
+            public TwResult SnapshotRequest = TwResult.Empty;
+
+            public RelayNetGraph(RelayMatch m)
+            {
+                _m = m;
+            }
+
+            public void Read()
+            {
+                TwSessionStats st;
+                for (int i = 0; i < _m.Clients.Count; i++)
+                {
+                    TwResult r = _m.Clients[i].GetStats(out st);
+                    if (r != TwResult.Ok)
+                    {
+                        Failure = r;
+                    }
+                    RttSum += st.RttUs + st.LeadTicks + st.PredictionDistance;
+                    Reads++;
+                }
+                TwRelayPlayerStats ps;
+                for (uint p = 0; p < RelaySlots; p++)
+                {
+                    TwResult r = _m.Server.GetPlayerStats(p, out ps);
+                    if (r != TwResult.Ok && r != TwResult.Empty)
+                    {
+                        Failure = r;
+                    }
+                    RttSum += ps.RttUs;
+                    Reads++;
+                }
+            }
+        }
+
+        /// <summary>Frames of every relay node with a net-graph read, 1 ms apart (the sleep allocates nothing).</summary>
+        [MethodImpl(MethodImplOptions.NoInlining)]
+        private static void MeasuredRelayFrames(RelayMatch m, RelayNetGraph graph, int count)
+        {
+            for (int i = 0; i < count; i++)
+            {
+                m.Frame();
+                graph.Read();
+                if (i == graph.SnapshotAt)
+                {
+                    graph.SnapshotRequest = m.Clients[1].RequestSnapshot();
+                }
+                System.Threading.Thread.Sleep(1);
             }
         }
 

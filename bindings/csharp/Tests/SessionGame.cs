@@ -34,6 +34,13 @@ namespace Tickwire.Tests
         /// <summary>From this tick on, player 0's update differs (a real desync on one peer).</summary>
         public long DesyncFrom = -1;
         public uint Seed = 11;
+        /// <summary>
+        /// Record the checksum after every ADVANCE (as the state at the start of the next
+        /// tick) instead of at SAVEs: a relay server saves only now and then.
+        /// </summary>
+        public bool RecordAfterAdvance;
+        /// <summary>A relay client's inputs pushed so far (its input clock).</summary>
+        public uint Pushed;
 
         public long Advances;
         public long Resimulated;
@@ -48,6 +55,8 @@ namespace Tickwire.Tests
         public ulong LastAdvancedSum;
 
         public readonly int[] EventCounts = new int[32];
+        /// <summary>A relay client's latest Joined event (kept whether or not events are recorded).</summary>
+        public TwSessionEventRelay LastJoined;
         public bool RecordEvents = true;
         public readonly List<TwSessionEvent> Events = new List<TwSessionEvent>();
 
@@ -98,6 +107,13 @@ namespace Tickwire.Tests
             int i = (int)(tick % History);
             sum = _sums[i];
             return _sumTicks[i] == tick + 1;
+        }
+
+        private void Record(uint tick, ulong sum)
+        {
+            int i = (int)(tick % History);
+            _sums[i] = sum;
+            _sumTicks[i] = tick + 1;
         }
 
         /// <summary>Player p's input at tick t: changes every 4 ticks, from a hash.</summary>
@@ -163,9 +179,10 @@ namespace Tickwire.Tests
                     {
                         Array.Copy(State, _slots[r.Slot], State.Length);
                         ulong sum = Checksum();
-                        int i = (int)(r.Tick % History);
-                        _sums[i] = sum;
-                        _sumTicks[i] = r.Tick + 1;
+                        if (!RecordAfterAdvance)
+                        {
+                            Record(r.Tick, sum);
+                        }
                         Saves++;
                         TwResult c = s.ConfirmSave(r.Tick, sum);
                         if (c != TwResult.Ok)
@@ -210,6 +227,10 @@ namespace Tickwire.Tests
                         Step(r.Tick, players);
                         LastAdvancedTick = r.Tick;
                         LastAdvancedSum = Checksum();
+                        if (RecordAfterAdvance)
+                        {
+                            Record(r.Tick + 1, LastAdvancedSum);
+                        }
                         break;
                     }
                     case TwRequestKind.Restore:
@@ -269,6 +290,10 @@ namespace Tickwire.Tests
             while (s.TryPollEvent(out ev))
             {
                 EventCounts[(int)ev.Kind & 31]++;
+                if (ev.Kind == TwSessionEventKind.Joined)
+                {
+                    LastJoined = ev.Data.Relay;
+                }
                 if (RecordEvents)
                 {
                     Events.Add(ev);
@@ -299,6 +324,44 @@ namespace Tickwire.Tests
                     Fail("PushInput", r);
                 }
                 r = s.Advance();
+                if (r < 0)
+                {
+                    Fail("Advance", r);
+                }
+                RunRequests(s);
+            }
+            DrainEvents(s);
+        }
+
+        /// <summary>
+        /// One engine frame of a relay node: the ticks due, each with (on a client) its next
+        /// input as TwConstants.LocalPlayer (from InputFor with the client's index), an
+        /// advance and its requests; then the events. A server pushes nothing.
+        /// </summary>
+        public void RelayFrame(TwSession s, uint clientIndex)
+        {
+            int due;
+            TwResult r = s.TicksDue(out due);
+            if (r != TwResult.Ok)
+            {
+                Fail("TicksDue", r);
+                return;
+            }
+            bool client = s.Mode == TwSessionMode.RelayClient;
+            for (int i = 0; i < due; i++)
+            {
+                if (client)
+                {
+                    ushort v = InputFor(Seed, clientIndex, Pushed++);
+                    _input[0] = (byte)v;
+                    _input[1] = (byte)(v >> 8);
+                    r = s.PushInput(TwConstants.LocalPlayer, _input);
+                    if (r != TwResult.Ok)
+                    {
+                        Fail("PushInput", r);
+                    }
+                }
+                r = s.Advance(); // a client answers NotSynchronized until it has joined
                 if (r < 0)
                 {
                     Fail("Advance", r);

@@ -1,7 +1,8 @@
 // The session tests: TwSession (P2P, SYNCTEST, SPECTATOR, REPLAY) through the
 // idiomatic layer, over real UDP on 127.0.0.1 with the link simulator, driving the
 // deterministic game of SessionGame.cs. Part of the test program (Program is partial);
-// the allocation tests are in SessionAllocationTests.cs.
+// the relay modes' tests are in SessionRelayTests.cs, the allocation tests in
+// SessionAllocationTests.cs.
 
 using System;
 using System.IO;
@@ -28,6 +29,7 @@ namespace Tickwire.Tests
             Run("session: DisposeAll releases every live session", SessionDisposeAll);
             Run("session allocation: 0 bytes over 100,000 synctest frames of push+advance+poll", SessionZeroAllocationSyncTest);
             Run("session allocation: 0 bytes over a P2P pair's frames over UDP", SessionZeroAllocationP2P);
+            RunRelayTests();
         }
 
         // --- helpers ---------------------------------------------------------------------------
@@ -187,7 +189,7 @@ namespace Tickwire.Tests
             Equal(96u, c.Host.StructSize, "the embedded host config is initialized");
             Equal("0.0.0.0:0", c.GetBindAddress(), "bind address");
             Equal(0u, c.Reserved0, "reserved0");
-            for (int i = 0; i < 88; i++)
+            for (int i = 0; i < 20; i++)
             {
                 Equal((byte)0, c.Reserved[i], "reserved byte " + i);
             }
@@ -263,9 +265,6 @@ namespace Tickwire.Tests
                 () => new TwSession(Tweaked(TwSessionMode.P2P, c => { c.Mode = (TwSessionMode)99; return c; })), "mode 99");
             Contains(e.NativeMessage, "tw_session_create", "names the function");
             Contains(e.NativeMessage, "mode 99", "names the field and value");
-            e = ThrowsTw(TwResult.InvalidArgument, () => new TwSession(SessionConfig(TwSessionMode.RelayServer)), "relay server, reserved");
-            Contains(e.NativeMessage, "TW_SESSION_MODE_RELAY_SERVER", "names the reserved mode");
-            ThrowsTw(TwResult.InvalidArgument, () => new TwSession(SessionConfig(TwSessionMode.RelayClient)), "relay client, reserved");
             ThrowsTw(TwResult.InvalidArgument, () => new TwSession(Tweaked(TwSessionMode.SyncTest, c => { c.NumPlayers = 0; return c; })), "0 players");
             ThrowsTw(TwResult.InvalidArgument, () => new TwSession(Tweaked(TwSessionMode.SyncTest, c => { c.InputSize = 65; return c; })), "65-byte inputs");
             e = ThrowsTw(TwResult.InvalidArgument, () => new TwSession(Tweaked(TwSessionMode.SyncTest, c => { c.TickRateHz = 0; return c; })), "0 Hz");
@@ -771,6 +770,11 @@ namespace Tickwire.Tests
             Throws<ObjectDisposedException>(() => s.CopyReplay(b, out n), "CopyReplay(span)");
             Throws<ObjectDisposedException>(() => s.CopyReplay(), "CopyReplay()");
             Throws<ObjectDisposedException>(() => s.SaveReplay("x"), "SaveReplay");
+            TwRelayPlayerStats rs;
+            Throws<ObjectDisposedException>(() => s.SetServer("127.0.0.1:9"), "SetServer");
+            Throws<ObjectDisposedException>(() => s.RequestSnapshot(), "RequestSnapshot");
+            Throws<ObjectDisposedException>(() => s.GetPlayerStats(0, out rs), "GetPlayerStats");
+            Throws<ObjectDisposedException>(() => s.TryGetPlayerStats(0, out rs), "TryGetPlayerStats");
             // The raw layer refuses a closed handle too (the SafeHandle marshaller).
             Throws<ObjectDisposedException>(() => TwNative.tw_session_advance(s.Handle), "raw tw_session_advance on a closed handle");
         }

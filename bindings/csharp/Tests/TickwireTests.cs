@@ -1,15 +1,21 @@
 // The C# bindings test program: the whole tw_host and tw_session API through the
 // idiomatic layer (and the raw layer where a test needs it), over real UDP on 127.0.0.1.
-// The session tests are in SessionTests.cs and SessionAllocationTests.cs, their game in
-// SessionGame.cs (one program: Program is partial).
+// The ABI tests are in AbiTests.cs; the session tests in SessionTests.cs,
+// SessionRelayTests.cs and SessionAllocationTests.cs, their game in SessionGame.cs (one
+// program: Program is partial).
 //
-//   mono Tickwire.Tests.exe [--offsets FILE] [--expect-stale-library | --expect-missing-library]
+//   mono Tickwire.Tests.exe [--offsets FILE]
+//                           [--expect-stale-library | --expect-pre-relay-library | --expect-missing-library]
 //
 // --offsets FILE        compare every C# field offset with the C compiler's offsetof
 //                       (FILE is printed by Tests/offsets.c).
 // --expect-stale-library   the library on the path is a deliberately stale stand-in
 //                          (Tests/stale_library.c): only check that the bindings refuse it.
+// --expect-pre-relay-library   the library on the path is a stand-in built before the relay
+//                          additions (stale_library.c, -DTW_STALE_BEFORE_RELAY): only check
+//                          that the bindings refuse it, naming the missing function.
 // --expect-missing-library there is no native library: only check the error says so.
+// --only TEXT              run only the tests whose name contains TEXT (while developing).
 //
 // Prints one line per test, then "N passed, N failed"; exits 1 on any failure.
 // Every wait has a deadline. C# 7.2 (mcs -langversion:7.2) and Mono full AOT.
@@ -64,21 +70,31 @@ namespace Tickwire.Tests
         private const int DeadlineMs = 5000;
         private static int s_passed;
         private static int s_failed;
+        private static string s_only;
 
         private static int Main(string[] args)
         {
             string offsetsFile = null;
             bool expectStale = false;
             bool expectMissing = false;
+            bool expectPreRelay = false;
             for (int i = 0; i < args.Length; i++)
             {
                 if (args[i] == "--offsets" && i + 1 < args.Length)
                 {
                     offsetsFile = args[++i];
                 }
+                else if (args[i] == "--only" && i + 1 < args.Length)
+                {
+                    s_only = args[++i];
+                }
                 else if (args[i] == "--expect-stale-library")
                 {
                     expectStale = true;
+                }
+                else if (args[i] == "--expect-pre-relay-library")
+                {
+                    expectPreRelay = true;
                 }
                 else if (args[i] == "--expect-missing-library")
                 {
@@ -95,6 +111,10 @@ namespace Tickwire.Tests
             {
                 Run("abi: a stale native library is refused with a clear exception", StaleLibraryIsRefused);
             }
+            else if (expectPreRelay)
+            {
+                Run("abi: a library from before the relay additions is refused, naming the missing function", PreRelayLibraryIsRefused);
+            }
             else if (expectMissing)
             {
                 Run("abi: a missing native library gives a clear exception", MissingLibrary);
@@ -106,6 +126,7 @@ namespace Tickwire.Tests
                 if (offsetsFile != null)
                 {
                     Run("abi: every field offset matches C offsetof", () => OffsetsMatchC(offsetsFile));
+                    Run("abi: every enumerator and constant matches the header", () => EnumsAndConstantsMatchC(offsetsFile));
                 }
                 Run("versions and result names", VersionsAndResultNames);
                 Run("config defaults", ConfigDefaults);
@@ -136,6 +157,10 @@ namespace Tickwire.Tests
 
         private static void Run(string name, Action test)
         {
+            if (s_only != null && name.IndexOf(s_only, StringComparison.Ordinal) < 0)
+            {
+                return;
+            }
             Timer sw = Timer.StartNew();
             try
             {
@@ -352,161 +377,6 @@ namespace Tickwire.Tests
         private static byte[] Utf8(string s)
         {
             return Encoding.UTF8.GetBytes(s);
-        }
-
-        // --- ABI -----------------------------------------------------------------------------
-
-        private static void AbiMatches()
-        {
-            TwLibrary.EnsureCompatible();
-            Equal(TwLibrary.AbiVersion, TwLibrary.NativeAbiVersion, "tw_abi_version");
-            Equal((ulong)sizeof(TwHostConfig), (ulong)TwNative.tw_host_config_size(), "tw_host_config size");
-            Equal((ulong)sizeof(TwLinkSimConfig), (ulong)TwNative.tw_link_sim_config_size(), "tw_link_sim_config size");
-            Equal((ulong)sizeof(TwEvent), (ulong)TwNative.tw_event_size(), "tw_event size");
-            Equal((ulong)sizeof(TwPeerStats), (ulong)TwNative.tw_peer_stats_size(), "tw_peer_stats size");
-            Equal((ulong)sizeof(TwHostStats), (ulong)TwNative.tw_host_stats_size(), "tw_host_stats size");
-            Equal((ulong)sizeof(TwSessionConfig), (ulong)TwNative.tw_session_config_size(), "tw_session_config size");
-            Equal((ulong)sizeof(TwRequest), (ulong)TwNative.tw_request_size(), "tw_request size");
-            Equal((ulong)sizeof(TwSessionEvent), (ulong)TwNative.tw_session_event_size(), "tw_session_event size");
-            Equal((ulong)sizeof(TwSessionStats), (ulong)TwNative.tw_session_stats_size(), "tw_session_stats size");
-            Equal(96, Marshal.SizeOf(typeof(TwHostConfig)), "Marshal.SizeOf(TwHostConfig)");
-            Equal(160, Marshal.SizeOf(typeof(TwLinkSimConfig)), "Marshal.SizeOf(TwLinkSimConfig)");
-            Equal(128, Marshal.SizeOf(typeof(TwEvent)), "Marshal.SizeOf(TwEvent)");
-            Equal(120, Marshal.SizeOf(typeof(TwEventData)), "Marshal.SizeOf(TwEventData)");
-            Equal(256, Marshal.SizeOf(typeof(TwPeerStats)), "Marshal.SizeOf(TwPeerStats)");
-            Equal(256, Marshal.SizeOf(typeof(TwHostStats)), "Marshal.SizeOf(TwHostStats)");
-            Equal(8, (int)Marshal.OffsetOf(typeof(TwEvent), "Data"), "offset of TwEvent.Data");
-            Equal(320, Marshal.SizeOf(typeof(TwSessionConfig)), "Marshal.SizeOf(TwSessionConfig)");
-            Equal(64, Marshal.SizeOf(typeof(TwRequest)), "Marshal.SizeOf(TwRequest)");
-            Equal(128, Marshal.SizeOf(typeof(TwSessionEvent)), "Marshal.SizeOf(TwSessionEvent)");
-            Equal(120, Marshal.SizeOf(typeof(TwSessionEventData)), "Marshal.SizeOf(TwSessionEventData)");
-            Equal(256, Marshal.SizeOf(typeof(TwSessionStats)), "Marshal.SizeOf(TwSessionStats)");
-            Equal(8, (int)Marshal.OffsetOf(typeof(TwSessionEvent), "Data"), "offset of TwSessionEvent.Data");
-            Equal(1, sizeof(TwInputStatus), "tw_input_status is one byte");
-            ulong[] native = TwLibrary.NativeSizes();
-            Equal(TwLibrary.CheckedStructs.Length, native.Length, "one native size per checked struct");
-            Check(TwLibrary.FindMismatch(TwLibrary.NativeAbiVersion, native) == null, "the load-time check finds no mismatch");
-        }
-
-        private static void AbiMismatchMessage()
-        {
-            // The order of TwLibrary.CheckedStructs: host config, link sim config, event,
-            // peer stats, host stats, session config, request, session event, session stats.
-            ulong[] right = { 96, 160, 128, 256, 256, 320, 64, 128, 256 };
-            Check(TwLibrary.FindMismatch(TwLibrary.AbiVersion, right) == null, "no mismatch on the right numbers");
-            string m = TwLibrary.FindMismatch(TwLibrary.AbiVersion + 1, new ulong[] { 96, 160, 136, 256, 256, 320, 64, 128, 264 });
-            Check(m != null, "a mismatch is found");
-            Contains(m, "tw_abi_version() is " + (TwLibrary.AbiVersion + 1), "names the ABI version");
-            Contains(m, "sizeof(tw_event) is 136 in the library, 128 in C#", "names the struct size");
-            Contains(m, "sizeof(tw_session_stats) is 264 in the library, 256 in C#", "names a session struct's size");
-            Contains(m, "stale native library", "names the likely cause");
-            Check(m.IndexOf("tw_host_config", StringComparison.Ordinal) < 0, "does not blame a struct that matches");
-            Check(m.IndexOf("tw_session_event", StringComparison.Ordinal) < 0, "does not blame a session struct that matches");
-            m = TwLibrary.FindMismatch(TwLibrary.AbiVersion, new ulong[] { 96, 160, 128, 256, 256, 320, 72, 128, 256 });
-            Contains(m, "sizeof(tw_request) is 72 in the library, 64 in C#", "a request of another size");
-            Throws<ArgumentException>(() => TwLibrary.FindMismatch(TwLibrary.AbiVersion, new ulong[] { 96 }), "too few sizes");
-        }
-
-        private static void StaleLibraryIsRefused()
-        {
-            TickwireAbiException e = Throws<TickwireAbiException>(() => TwLibrary.EnsureCompatible(), "EnsureCompatible");
-            Console.WriteLine("  the message: " + e.Message);
-            Contains(e.Message, "does not match these C# bindings", "message");
-            Contains(e.Message, "stale native library", "message names the cause");
-            Equal(TwResult.VersionMismatch, e.Code, "code");
-            // Every entry point checks first: no host is created on a stale library.
-            Throws<TickwireAbiException>(() => new TwHost("127.0.0.1:0"), "new TwHost");
-            Throws<TickwireAbiException>(() => TwHostConfig.Default(), "TwHostConfig.Default");
-            Throws<TickwireAbiException>(() => TwSessionConfig.Default(), "TwSessionConfig.Default");
-            Throws<TickwireAbiException>(() => new TwSession(new TwSessionConfig()), "new TwSession");
-        }
-
-        private static void MissingLibrary()
-        {
-            TickwireAbiException e = Throws<TickwireAbiException>(() => new TwHost("127.0.0.1:0"), "new TwHost");
-            Console.WriteLine("  the message: " + e.Message);
-            Contains(e.Message, "native tickwire library was not found", "message");
-            Check(e.InnerException is DllNotFoundException, "the DllNotFoundException is the inner exception");
-            e = Throws<TickwireAbiException>(() => new TwSession(new TwSessionConfig()), "new TwSession");
-            Contains(e.Message, "native tickwire library was not found", "the same message for a session");
-        }
-
-        private static readonly Dictionary<string, Type> s_mirrors = new Dictionary<string, Type>
-        {
-            { "tw_host_config", typeof(TwHostConfig) },
-            { "tw_link_sim_config", typeof(TwLinkSimConfig) },
-            { "tw_event", typeof(TwEvent) },
-            { "tw_event_data", typeof(TwEventData) },
-            { "tw_event_connected", typeof(TwEventConnected) },
-            { "tw_event_disconnected", typeof(TwEventDisconnected) },
-            { "tw_event_message", typeof(TwEventMessage) },
-            { "tw_event_fatal", typeof(TwEventFatal) },
-            { "tw_peer_stats", typeof(TwPeerStats) },
-            { "tw_host_stats", typeof(TwHostStats) },
-            { "tw_session_config", typeof(TwSessionConfig) },
-            { "tw_request", typeof(TwRequest) },
-            { "tw_session_event_peer", typeof(TwSessionEventPeer) },
-            { "tw_session_event_player", typeof(TwSessionEventPlayer) },
-            { "tw_session_event_tick", typeof(TwSessionEventTick) },
-            { "tw_session_event_desync", typeof(TwSessionEventDesync) },
-            { "tw_session_event_mismatch", typeof(TwSessionEventMismatch) },
-            { "tw_session_event_fatal", typeof(TwSessionEventFatal) },
-            { "tw_session_event_data", typeof(TwSessionEventData) },
-            { "tw_session_event", typeof(TwSessionEvent) },
-            { "tw_session_stats", typeof(TwSessionStats) },
-        };
-
-        private static string Pascal(string snake)
-        {
-            StringBuilder sb = new StringBuilder();
-            foreach (string part in snake.Split('_'))
-            {
-                if (part.Length > 0)
-                {
-                    sb.Append(char.ToUpperInvariant(part[0])).Append(part.Substring(1));
-                }
-            }
-            return sb.ToString();
-        }
-
-        private static void OffsetsMatchC(string file)
-        {
-            // Lines: "sizeof <struct> <n>" and "offsetof <struct> <field> <n>".
-            int fields = 0;
-            var seen = new Dictionary<string, bool>();
-            foreach (string line in File.ReadAllLines(file))
-            {
-                string[] w = line.Split(' ');
-                if (w.Length == 3 && w[0] == "sizeof")
-                {
-                    Check(s_mirrors.ContainsKey(w[1]), "C# mirrors " + w[1]);
-                    Equal(int.Parse(w[2]), Marshal.SizeOf(s_mirrors[w[1]]), "sizeof " + w[1]);
-                    seen[w[1]] = true;
-                }
-                else if (w.Length == 4 && w[0] == "offsetof")
-                {
-                    Type t = s_mirrors[w[1]];
-                    string field = Pascal(w[2]);
-                    Equal(int.Parse(w[3]), (int)Marshal.OffsetOf(t, field), "offsetof(" + w[1] + ", " + w[2] + ") vs " + t.Name + "." + field);
-                    Equal(t.GetFields().Length, CountFieldsIn(file, w[1]), "field count of " + w[1]);
-                    fields++;
-                }
-            }
-            Equal(s_mirrors.Count, seen.Count, "structs compared");
-            Check(fields > 130, "compared " + fields + " fields");
-        }
-
-        private static int CountFieldsIn(string file, string structName)
-        {
-            int n = 0;
-            foreach (string line in File.ReadAllLines(file))
-            {
-                if (line.StartsWith("offsetof " + structName + " ", StringComparison.Ordinal))
-                {
-                    n++;
-                }
-            }
-            return n;
         }
 
         private static void VersionsAndResultNames()

@@ -1,11 +1,15 @@
 #!/usr/bin/env bash
-# Writes a C program that prints the size of every struct and union of the header and
-# the offset of every member, as the C compiler sees them:
+# Writes a C program that prints the size of every struct and union of the header, the
+# offset of every member, the value of every enumerator and of every numeric #define,
+# as the C compiler sees them:
 #   sizeof <struct> <bytes>
 #   offsetof <struct> <member> <bytes>
+#   enum <enum> <ENUMERATOR> <value>
+#   define <NAME> <value>
 # The C# test (--offsets FILE) compares each line with Marshal.SizeOf / OffsetOf of its
-# mirror, and the member counts, so a field added, removed or moved in the header and
-# not in TwTypes.cs fails the test.
+# mirror and the member counts, and each enumerator and constant with its C# mirror, so
+# a field, enumerator or constant added, removed, moved or renumbered in the header and
+# not in the bindings fails the test.
 #
 #   bash gen-offsets.sh include/tickwire.h > offsets.c
 set -euo pipefail
@@ -30,6 +34,14 @@ awk '
         sub(/;$/, "", member)
         sub(/\[[0-9]+\]$/, "", member)
         printf "    printf(\"offsetof %s %s %%zu\\n\", offsetof(%s, %s));\n", name, member, name, member
+    }
+    /^enum tw_[a-z0-9_]+$/ { enum_name = $2; next }
+    enum_name != "" && /^};$/ { enum_name = ""; next }
+    enum_name != "" && /^    TW_[A-Z0-9_]+ = -?[0-9]+,$/ {
+        printf "    printf(\"enum %s %s %%lld\\n\", (long long)%s);\n", enum_name, $1, $1
+    }
+    /^#define TW_[A-Z0-9_]+ [0-9]+$/ {
+        printf "    printf(\"define %s %%llu\\n\", (unsigned long long)%s);\n", $2, $2
     }
 ' "$header"
 cat <<'C'

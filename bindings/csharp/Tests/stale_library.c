@@ -1,18 +1,31 @@
 /*
- * A stand-in for a stale libtickwire: the version and size getters of an imaginary
- * other build (with the session API) whose ABI number and tw_event size differ. The C# test runs against it
- * with --expect-stale-library and checks that the bindings refuse it with a clear
- * TickwireAbiException before any other call.
+ * Stand-ins for a stale libtickwire, for the C# ABI check:
+ *
+ * - by default, the version and size getters of an imaginary other build (with the
+ *   session and relay APIs) whose ABI number and tw_event size differ. The C# test
+ *   runs against it with --expect-stale-library and checks that the bindings refuse it
+ *   with a clear TickwireAbiException before any other call.
+ * - with -DTW_STALE_BEFORE_RELAY, a build from before the relay additions: the same
+ *   ABI number and struct sizes (the relay fields took reserved bytes), but no
+ *   tw_relay_player_stats_size. The C# test runs against it with
+ *   --expect-pre-relay-library and checks that the bindings name the missing function.
  *
  *   cc -shared -fPIC stale_library.c -o stale/libtickwire.so
+ *   cc -shared -fPIC -DTW_STALE_BEFORE_RELAY stale_library.c -o pre-relay/libtickwire.so
  */
 #include <stddef.h>
 #include <stdint.h>
 
+#ifdef TW_STALE_BEFORE_RELAY
+uint32_t tw_abi_version(void) { return 1; }
+size_t tw_event_size(void) { return 128; }
+#else
 uint32_t tw_abi_version(void) { return 0; }
+size_t tw_event_size(void) { return 64; }
+size_t tw_relay_player_stats_size(void) { return 128; }
+#endif
 size_t tw_host_config_size(void) { return 96; }
 size_t tw_link_sim_config_size(void) { return 160; }
-size_t tw_event_size(void) { return 64; }
 size_t tw_peer_stats_size(void) { return 256; }
 size_t tw_host_stats_size(void) { return 256; }
 size_t tw_session_config_size(void) { return 320; }

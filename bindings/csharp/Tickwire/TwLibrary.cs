@@ -43,19 +43,21 @@ namespace Tickwire
         internal static readonly string[] CheckedStructs =
         {
             "tw_host_config", "tw_link_sim_config", "tw_event", "tw_peer_stats", "tw_host_stats",
-            "tw_session_config", "tw_request", "tw_session_event", "tw_session_stats",
+            "tw_session_config", "tw_request", "tw_session_event", "tw_session_stats", "tw_relay_player_stats",
         };
 
         private static readonly Type[] s_checkedTypes =
         {
             typeof(TwHostConfig), typeof(TwLinkSimConfig), typeof(TwEvent), typeof(TwPeerStats), typeof(TwHostStats),
             typeof(TwSessionConfig), typeof(TwRequest), typeof(TwSessionEvent), typeof(TwSessionStats),
+            typeof(TwRelayPlayerStats),
         };
 
         private static readonly int[] s_checkedSizeofs =
         {
             sizeof(TwHostConfig), sizeof(TwLinkSimConfig), sizeof(TwEvent), sizeof(TwPeerStats), sizeof(TwHostStats),
             sizeof(TwSessionConfig), sizeof(TwRequest), sizeof(TwSessionEvent), sizeof(TwSessionStats),
+            sizeof(TwRelayPlayerStats),
         };
 
         /// <summary>
@@ -110,6 +112,7 @@ namespace Tickwire
                 (ulong)TwNative.tw_request_size(),
                 (ulong)TwNative.tw_session_event_size(),
                 (ulong)TwNative.tw_session_stats_size(),
+                (ulong)TwNative.tw_relay_player_stats_size(),
             };
         }
 

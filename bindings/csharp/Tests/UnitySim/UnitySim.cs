@@ -2,7 +2,10 @@
 // stubs in UnityStubs.cs: runs the [InitializeOnLoadMethod] and
 // [RuntimeInitializeOnLoadMethod] hooks, then simulates a domain reload, leaving play
 // mode, and a second play session with domain reload off. Checks that every native
-// host and session is released each time and that hooks are registered once.
+// host and session is released each time and that hooks are registered once. Then runs
+// the package's relay sample (a TickwireRelayServer and two TickwireRelayClient
+// components, their Start / Update / OnDestroy called as the player loop would) for a
+// short match over 127.0.0.1.
 //
 // Prints "N passed, N failed"; exits 1 on failure.
 using System;
@@ -56,8 +59,94 @@ internal static class UnitySim
             Check(Application.QuittingHandlerCount == 1, "quitting still registered once");
             Check(AssemblyReloadEvents.BeforeReloadHandlerCount == 1, "beforeAssemblyReload still registered once");
         });
+        Run("the relay sample: a server and two client components play a match, no desync", RelaySample);
         Console.WriteLine(s_passed + " passed, " + s_failed + " failed");
         return s_failed == 0 ? 0 : 1;
+    }
+
+    private static void RelaySample()
+    {
+        TickwireRelayServer server = new TickwireRelayServer();
+        SetField(server, "bindAddress", "127.0.0.1:0"); // as the Inspector would
+        Call(server, "Start");
+        Check(server.enabled && server.Address != null, "the server started");
+        TickwireRelayClient[] clients = { new TickwireRelayClient(), new TickwireRelayClient() };
+        foreach (TickwireRelayClient c in clients)
+        {
+            SetField(c, "serverAddress", server.Address);
+            Call(c, "Start");
+            Check(c.enabled, "a client started");
+        }
+        try
+        {
+            int start = Environment.TickCount;
+            int runningSince = -1;
+            for (int frame = 0; Environment.TickCount - start < 15000; frame++)
+            {
+                Call(server, "Update");
+                for (int i = 0; i < clients.Length; i++)
+                {
+                    // Each player steers its own way, changing every 20 frames.
+                    Input.SimulatedHorizontal = (frame / 20 + i) % 3 - 1;
+                    Input.SimulatedVertical = (frame / 20 + 2 * i) % 3 - 1;
+                    Call(clients[i], "Update");
+                }
+                if (runningSince < 0 && clients[0].Running && clients[1].Running)
+                {
+                    runningSince = Environment.TickCount;
+                }
+                if (runningSince >= 0 && Environment.TickCount - runningSince > 1500)
+                {
+                    break;
+                }
+                System.Threading.Thread.Sleep(16); // about 60 frames a second
+            }
+            Check(runningSince >= 0, "both clients joined and caught up");
+            Check(server.enabled && clients[0].enabled && clients[1].enabled, "no component gave up");
+            Check(clients[0].Player != clients[1].Player && clients[0].Player < 4 && clients[1].Player < 4,
+                  "two slots: " + clients[0].Player + ", " + clients[1].Player);
+            foreach (TickwireRelayClient c in clients)
+            {
+                TwSessionStats st;
+                Check(c.Session.GetStats(out st) == TwResult.Ok, "client stats");
+                // The server sends its checksum every 10 ticks; each one the client compared
+                // equal is a check that the sample's game is deterministic across sessions.
+                Check(st.ChecksCompared > 5, "server checksums compared: " + st.ChecksCompared);
+                Check(c.Desyncs == 0 && st.Desyncs == 0, "no desync");
+                Check(st.LocalPlayer == c.Player, "the slot of the Joined event");
+                Check(c.NetGraph.StartsWith("rtt ", StringComparison.Ordinal), "a net graph: " + c.NetGraph);
+                TwRelayPlayerStats ps;
+                Check(server.Session.TryGetPlayerStats(c.Player, out ps) && ps.Ticks > 60, "the server has figures for the player");
+                Console.WriteLine("  player " + c.Player + ": " + c.NetGraph + "; score " + c.State.ScoreOf((int)c.Player));
+            }
+            TwSessionStats ss;
+            server.Session.GetStats(out ss);
+            Check(ss.Players == 2, "the server has 2 players: " + ss.Players);
+        }
+        finally
+        {
+            foreach (TickwireRelayClient c in clients)
+            {
+                Call(c, "OnDestroy");
+            }
+            Call(server, "OnDestroy");
+        }
+        Check(TwSession.LiveCount == 0, "every session released");
+    }
+
+    private static void Call(object component, string method)
+    {
+        MethodInfo m = component.GetType().GetMethod(method, BindingFlags.Instance | BindingFlags.NonPublic | BindingFlags.Public);
+        Check(m != null, component.GetType().Name + "." + method + " exists");
+        m.Invoke(component, null);
+    }
+
+    private static void SetField(object component, string field, object value)
+    {
+        FieldInfo f = component.GetType().GetField(field, BindingFlags.Instance | BindingFlags.NonPublic);
+        Check(f != null && f.GetCustomAttributes(typeof(SerializeField), false).Length == 1,
+              component.GetType().Name + "." + field + " is a serialized field");
+        f.SetValue(component, value);
     }
 
     private static TwSessionConfig P2PConfig()

@@ -41,7 +41,7 @@ namespace UnityEngine
 
     public class Behaviour : Component
     {
-        public bool enabled { get; set; }
+        public bool enabled { get; set; } = true; // as in Unity: a new component is enabled
     }
 
     public class MonoBehaviour : Behaviour
@@ -68,9 +68,13 @@ namespace UnityEngine
 
     public static class Input
     {
+        /// <summary>Test-only: what GetAxisRaw("Horizontal") and ("Vertical") return.</summary>
+        public static float SimulatedHorizontal;
+        public static float SimulatedVertical;
+
         public static float GetAxisRaw(string axisName)
         {
-            return 0f;
+            return axisName == "Horizontal" ? SimulatedHorizontal : axisName == "Vertical" ? SimulatedVertical : 0f;
         }
     }
 

@@ -6,24 +6,25 @@ namespace Tickwire
 {
     /// <summary>
     /// A tickwire session: the rollback topologies (P2P, SYNCTEST, SPECTATOR, REPLAY)
-    /// driving the engine's simulation through requests. The engine owns the game
-    /// state; the session asks it to SAVE, LOAD, ADVANCE, RESTORE and DUMP_STATE.
+    /// and the relay topology (RELAY_SERVER, RELAY_CLIENT with prediction), driving the
+    /// engine's simulation through requests. The engine owns the game state; the
+    /// session asks it to SAVE, LOAD, ADVANCE, RESTORE and DUMP_STATE.
     ///
-    /// Setup (constructor, players, spectators, replay, Start, recording, tuning)
-    /// throws <see cref="TickwireException"/> with the code and the library's message.
-    /// The per-frame calls (TicksDue, PushInput, Advance, PollRequest, the Read*
-    /// copies, ConfirmSave, ProvideState, PollEvent, stats) return a
-    /// <see cref="TwResult"/> (or a bool) and never allocate. Any call after Dispose
-    /// throws ObjectDisposedException.
+    /// Setup (constructor, players, spectators, server, replay, Start, recording,
+    /// tuning) throws <see cref="TickwireException"/> with the code and the library's
+    /// message. The per-frame calls (TicksDue, PushInput, Advance, PollRequest, the
+    /// Read* copies, ConfirmSave, ProvideState, PollEvent, RequestSnapshot, stats)
+    /// return a <see cref="TwResult"/> (or a bool) and never allocate. Any call after
+    /// Dispose throws ObjectDisposedException.
     ///
     /// Not thread-safe: call it from one thread at a time (the engine's main thread).
-    /// The network thread (P2P, SPECTATOR) never calls managed code.
+    /// The network thread (P2P, SPECTATOR, the relay modes) never calls managed code.
     ///
     /// The engine loop, once per frame:
     /// <code>
     /// int due; session.TicksDue(out due);
     /// for (int i = 0; i &lt; due; i++) {
-    ///     session.PushInput(me, myInput);
+    ///     session.PushInput(me, myInput);          // relay client: TwConstants.LocalPlayer
     ///     session.Advance();                       // Ok, or a status (WindowFull, ...)
     ///     TwRequest r;
     ///     while (session.TryPollRequest(out r)) { /* SAVE, LOAD, ADVANCE, ... in order */ }
@@ -46,10 +47,12 @@ namespace Tickwire
         private readonly WeakReference _liveToken;
 
         /// <summary>
-        /// Creates a session. Get config from TwSessionConfig.Default(mode) and change
-        /// fields. P2P and SPECTATOR bind their UDP socket (config's bind address) and
-        /// start the network thread now. Then add players (P2P), spectators (P2P), the
-        /// watched host (SPECTATOR) or the replay (REPLAY), and call Start.
+        /// Creates a session. Get config from TwSessionConfig.Default(mode) (or its
+        /// RelayServer / RelayClient builders) and change fields. P2P, SPECTATOR and the
+        /// relay modes bind their UDP socket (config's bind address) and start the network
+        /// thread now. Then add players (P2P), spectators (P2P), the watched host
+        /// (SPECTATOR), the server (RELAY_CLIENT: SetServer) or the replay (REPLAY), and
+        /// call Start.
         /// </summary>
         public TwSession(TwSessionConfig config)
         {
@@ -115,8 +118,9 @@ namespace Tickwire
         }
 
         /// <summary>
-        /// P2P and SPECTATOR: the address the socket is bound to, for example
-        /// "127.0.0.1:40123" (the real port when bound to port 0). Computed once.
+        /// P2P, SPECTATOR and the relay modes: the address the socket is bound to, for
+        /// example "127.0.0.1:40123" (the real port when bound to port 0; what a relay
+        /// server's clients pass to SetServer). Computed once.
         /// Throws InvalidState in the modes without a socket.
         /// </summary>
         public string LocalAddress
@@ -203,7 +207,7 @@ namespace Tickwire
         }
 
         /// <summary>
-        /// P2P and SPECTATOR: simulates latency, jitter and loss on this session's
+        /// P2P, SPECTATOR and the relay modes: simulates latency, jitter and loss on this session's
         /// datagrams in one direction (development and tests). Get config from
         /// TwLinkSimConfig.Default() and change fields.
         /// </summary>
@@ -223,7 +227,10 @@ namespace Tickwire
         /// <summary>
         /// Ends setup. P2P connects to the peers (PeerConnected events follow, then
         /// Synchronized once every peer is heard); SPECTATOR connects to the watched
-        /// host; SYNCTEST and REPLAY run at once.
+        /// host; SYNCTEST and REPLAY run at once. RELAY_SERVER starts its clock and
+        /// accepts clients (PlayerJoined events follow); RELAY_CLIENT connects to the
+        /// server (PeerConnected, then Joined with the snapshot, then Synchronized once
+        /// caught up).
         /// </summary>
         public void Start()
         {
@@ -294,7 +301,9 @@ namespace Tickwire
 
         /// <summary>
         /// Gives player's input (exactly InputSize bytes, copied) for the next Advance.
-        /// P2P: local players only; SYNCTEST: every player.
+        /// P2P: local players only; SYNCTEST: every player; RELAY_CLIENT:
+        /// TwConstants.LocalPlayer, every due tick (also before it has joined);
+        /// RELAY_SERVER: none (it has no player of its own).
         /// </summary>
         public TwResult PushInput(uint player, ReadOnlySpan<byte> input)
         {
@@ -309,7 +318,8 @@ namespace Tickwire
         /// Runs one tick as requests to poll (all of them, in order, before the next
         /// Advance). Ok, or a status that is not an error: NotSynchronized, WindowFull
         /// (skip the tick, but poll: the requests may hold a rollback), WaitingForInput
-        /// (SPECTATOR), Finished (REPLAY). Negative on an error.
+        /// (SPECTATOR), Finished (REPLAY); a relay client answers NotSynchronized until it
+        /// has joined. Negative on an error.
         /// </summary>
         public TwResult Advance()
         {
@@ -344,7 +354,10 @@ namespace Tickwire
             return TwNative.tw_session_confirm_save(_handle, tick, checksum);
         }
 
-        /// <summary>P2P: the serialized state of tick (the answer to a DUMP_STATE), copied.</summary>
+        /// <summary>
+        /// The serialized state of tick (the answer to a DUMP_STATE), copied: for a P2P desync
+        /// dump or spectator, or a relay server's snapshot for joining clients.
+        /// </summary>
         public TwResult ProvideState(uint tick, ReadOnlySpan<byte> state)
         {
             ThrowIfDisposed();
@@ -393,7 +406,10 @@ namespace Tickwire
             }
         }
 
-        /// <summary>P2P: the connection of remote player (0 for a local player).</summary>
+        /// <summary>
+        /// P2P: the connection of remote player (0 for a local player). RELAY_SERVER: the
+        /// connection of player's slot (InvalidState when the slot has none).
+        /// </summary>
         public TwResult GetPlayerPeer(uint player, out uint peer)
         {
             ThrowIfDisposed();

@@ -77,6 +77,9 @@ namespace Tickwire.Native
         [DllImport(Lib, CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
         internal static extern UIntPtr tw_session_stats_size();
 
+        [DllImport(Lib, CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
+        internal static extern UIntPtr tw_relay_player_stats_size();
+
         // --- tw_host (serialize calls on one host) ---------------------------------------
 
         [DllImport(Lib, CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
@@ -136,6 +139,9 @@ namespace Tickwire.Native
         internal static extern TwResult tw_session_spectate(SessionHandle session, byte* address);
 
         [DllImport(Lib, CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
+        internal static extern TwResult tw_session_set_server(SessionHandle session, byte* address);
+
+        [DllImport(Lib, CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
         internal static extern TwResult tw_session_load_replay(SessionHandle session, byte* data, UIntPtr len);
 
         [DllImport(Lib, CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
@@ -190,6 +196,12 @@ namespace Tickwire.Native
 
         [DllImport(Lib, CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
         internal static extern TwResult tw_session_player_peer(SessionHandle session, uint player, uint* out_peer);
+
+        [DllImport(Lib, CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
+        internal static extern TwResult tw_session_request_snapshot(SessionHandle session);
+
+        [DllImport(Lib, CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
+        internal static extern TwResult tw_session_player_stats(SessionHandle session, uint player, TwRelayPlayerStats* out_stats);
 
         // --- tw_session: byte copies (request data, desync dumps, replays) ---------------
 

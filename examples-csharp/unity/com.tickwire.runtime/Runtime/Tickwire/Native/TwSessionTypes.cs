@@ -1,5 +1,7 @@
 // Blittable mirrors of the session structs and enums in include/tickwire.h
 // (tw_session_config, tw_request, tw_session_event with its union, tw_session_stats).
+// The relay topology's own enums and structs (the policies, the kick and reject
+// reasons, the relay event members, tw_relay_player_stats) are in TwRelayTypes.cs.
 //
 // The same rules as TwTypes.cs: field order, types and sizes follow the C header
 // exactly; the test program checks every size against the native size getters and
@@ -7,8 +9,8 @@
 // PascalCase. No constants or static fields inside a mirrored struct (the offset test
 // counts fields): constants live in TwConstants and the flag enums.
 //
-// New fields in the header (the relay modes' settings, more statistics) take bytes
-// from a struct's reserved tail: mirror them here in the same place and shrink the
+// New fields in the header take bytes from a struct's reserved tail (the relay modes'
+// settings and figures did): mirror them here in the same place and shrink the
 // Reserved array by the same amount; the offset test says when it is right.
 
 using System;
@@ -27,9 +29,19 @@ namespace Tickwire
         Spectator = 3,
         /// <summary>Plays a recorded replay back.</summary>
         Replay = 4,
-        /// <summary>The relay topology's server (reserved: rejected until the library has it).</summary>
+        /// <summary>
+        /// The relay topology's server: binds and listens; clients that join become players
+        /// (NumPlayers slots). Its clock is the master: it never waits. It has no player of its
+        /// own: every ADVANCE it hands out is final, and a joining client's snapshot is asked
+        /// for with a DUMP_STATE request.
+        /// </summary>
         RelayServer = 5,
-        /// <summary>The relay topology's client (reserved: rejected until the library has it).</summary>
+        /// <summary>
+        /// A relay client: TwSession.SetServer, Start, and push this client's input every due
+        /// tick as player TwConstants.LocalPlayer. It joins with a snapshot of the server's
+        /// state (a RESTORE request), predicts ahead of the authoritative state and
+        /// re-simulates from it when a prediction was wrong.
+        /// </summary>
         RelayClient = 6,
     }
 
@@ -108,7 +120,10 @@ namespace Tickwire
         PredictionWindowFull = 7,
         /// <summary>A rollback needed a state older than the ring holds (Data.Tick.Tick).</summary>
         RollbackTooFar = 8,
-        /// <summary>The checksums of a confirmed tick differ from the peer's (Data.Desync).</summary>
+        /// <summary>
+        /// The checksums of a confirmed tick differ from the peer's (Data.Desync). RELAY_CLIENT:
+        /// its authoritative state differs from the server's; TwSession.RequestSnapshot recovers.
+        /// </summary>
         Desync = 9,
         /// <summary>A desync dump is ready: TwSession.TakeDesyncDump or WriteDesyncDump (Data.Tick.Tick).</summary>
         DesyncDumpReady = 10,
@@ -116,34 +131,95 @@ namespace Tickwire
         SynctestMismatch = 11,
         /// <summary>A spectator fell too far behind and was dropped.</summary>
         SpectatorDropped = 12,
-        /// <summary>A connection from an address nobody registered was refused.</summary>
+        /// <summary>
+        /// A connection from an address nobody registered was refused. RELAY_SERVER: a client
+        /// was refused (Data.Rejected.Reason).
+        /// </summary>
         ConnectionRejected = 13,
         /// <summary>The network thread died (Data.Fatal): dispose the session.</summary>
         Fatal = 14,
+        /// <summary>
+        /// RELAY_SERVER and RELAY_CLIENT: a player is in the canonical steps from Data.Relay.Tick
+        /// on (Data.Relay.Player). Server: a new client took a free slot (Peer is its
+        /// connection). Client: another player appeared.
+        /// </summary>
+        PlayerJoined = 15,
+        /// <summary>
+        /// RELAY_SERVER: a player came back on a new connection with its token and has its old
+        /// slot again (Data.Relay; Peer is the new connection). A DUMP_STATE request follows.
+        /// </summary>
+        PlayerReconnected = 16,
+        /// <summary>
+        /// RELAY_SERVER and RELAY_CLIENT: a player is gone from the canonical steps from
+        /// Data.Relay.Tick on. Server: its connection dropped (Data.Relay.DisconnectReason); its
+        /// slot waits SlotTimeoutMs for it.
+        /// </summary>
+        PlayerLeft = 17,
+        /// <summary>RELAY_SERVER: a dropped player did not come back in time: its slot is free (Data.Relay.Player).</summary>
+        PlayerSlotFreed = 18,
+        /// <summary>RELAY_SERVER: a player was removed and its connection closed (Data.Relay.KickReason).</summary>
+        PlayerKicked = 19,
+        /// <summary>
+        /// RELAY_CLIENT: the server's snapshot arrived: this client is player Data.Relay.Player
+        /// from Data.Relay.Tick on (Data.Relay.IsReconnect: its old slot, back after a drop). The
+        /// RESTORE request of that tick came with the advance that raised it; the catch-up
+        /// follows, then Synchronized.
+        /// </summary>
+        Joined = 20,
+        /// <summary>
+        /// RELAY_CLIENT: the connection to the server dropped (Data.Relay.DisconnectReason); the
+        /// client reconnects by itself within ReconnectWindowMs (Joined with IsReconnect follows).
+        /// </summary>
+        Reconnecting = 21,
+        /// <summary>
+        /// RELAY_CLIENT: the predicted timeline was dropped at Data.Relay.Tick and a new snapshot
+        /// asked for (after RequestSnapshot, or when steps it needed never came); Joined follows.
+        /// </summary>
+        Resyncing = 22,
+        /// <summary>
+        /// RELAY_CLIENT: the connection to the server is gone for good (Data.Relay.DisconnectReason):
+        /// no more ticks; dispose the session.
+        /// </summary>
+        ServerLost = 23,
     }
 
     /// <summary>
-    /// tw_session_config (320 bytes). Get one from <see cref="Default"/>, then change
-    /// fields. Fields marked P2P, SYNCTEST or SPECTATOR are ignored by the other modes.
+    /// tw_session_config (320 bytes). Get one from <see cref="Default"/> (or the
+    /// <see cref="RelayServer"/> and <see cref="RelayClient"/> builders), then change
+    /// fields. Fields marked with modes (P2P, SYNCTEST, SPECTATOR, RELAY_SERVER,
+    /// RELAY_CLIENT) are ignored by the other modes.
     /// </summary>
     [StructLayout(LayoutKind.Sequential)]
     public unsafe struct TwSessionConfig
     {
         public uint StructSize;
         public TwSessionMode Mode;
-        /// <summary>Players in the match, 1..=255; the same on every peer, spectator and replay.</summary>
+        /// <summary>
+        /// Players in the match, 1..=255; the same on every peer, spectator and replay. RELAY_SERVER
+        /// and RELAY_CLIENT: the player slots, 1..=64, the same on the server and its clients.
+        /// </summary>
         public uint NumPlayers;
         /// <summary>Bytes per input, 1..=64; the same for every player.</summary>
         public uint InputSize;
         /// <summary>Ticks per second, in (0, 10000].</summary>
         public double TickRateHz;
-        /// <summary>P2P: most ticks simulated past the confirmed inputs, 0..=64; 0 is lockstep.</summary>
+        /// <summary>
+        /// P2P: most ticks simulated past the confirmed inputs, 0..=64; 0 is lockstep. RELAY_CLIENT:
+        /// most ticks predicted past the authoritative state, 1..=64; latency beyond it becomes
+        /// input delay (about a round trip plus the server's buffering: 12 at 100 ms and 60 Hz).
+        /// </summary>
         public uint MaxPrediction;
-        /// <summary>P2P: local inputs apply this many ticks later, 0..=32.</summary>
+        /// <summary>
+        /// P2P: local inputs apply this many ticks later, 0..=32. RELAY_CLIENT with
+        /// TwInputDelayMode.Fixed: the base input delay, 0..=32.
+        /// </summary>
         public uint InputDelay;
         /// <summary>SYNCTEST: ticks rolled back every tick, 1..=32.</summary>
         public uint CheckDistance;
-        /// <summary>P2P: compare checksums with the peers every this many ticks (0 = off).</summary>
+        /// <summary>
+        /// P2P: compare checksums with the peers every this many ticks (0 = off). RELAY_SERVER:
+        /// send the checksum of its state every this many ticks, for the clients' desync checks.
+        /// </summary>
         public uint DesyncInterval;
         public uint DisconnectTimeoutMs;
         public uint DisconnectNotifyMs;
@@ -158,12 +234,53 @@ namespace Tickwire
         public TwPrediction Prediction;
         /// <summary>Must stay zero.</summary>
         public uint Reserved0;
-        /// <summary>P2P and SPECTATOR: the transport settings (MaxClients 0 = players - 1 + spectators).</summary>
+        /// <summary>
+        /// P2P, SPECTATOR and the relay modes: the transport settings (MaxClients 0 = players - 1
+        /// + spectators in P2P, 2 * players on a relay server).
+        /// </summary>
         public TwHostConfig Host;
-        /// <summary>P2P and SPECTATOR: the address to bind, NUL-terminated UTF-8; use Get/SetBindAddress.</summary>
+        /// <summary>
+        /// P2P, SPECTATOR and the relay modes: the address to bind, NUL-terminated UTF-8; use
+        /// Get/SetBindAddress.
+        /// </summary>
         public fixed byte BindAddress[64];
+        /// <summary>RELAY_CLIENT: the share of inputs its lead loop lets reach the server late, in (0, 0.5].</summary>
+        public double LateRate;
+        /// <summary>RELAY_SERVER and RELAY_CLIENT (the same on both): server ticks between its updates, 1..=60.</summary>
+        public uint ServerSendInterval;
+        /// <summary>RELAY_CLIENT: client ticks between its input packets, 1..=60.</summary>
+        public uint ClientSendInterval;
+        /// <summary>
+        /// RELAY_SERVER: a client's inputs queued this many ticks beyond its queue's usual span are
+        /// merged into one tick, 1..=1024.
+        /// </summary>
+        public uint JitterMaxDepth;
+        /// <summary>RELAY_SERVER: a client whose queue passes this is kicked (Overflow), JitterMaxDepth..=4096.</summary>
+        public uint JitterHardCap;
+        /// <summary>RELAY_SERVER: a client without an input for this many ticks in a row is kicked (Starved).</summary>
+        public uint JitterMaxStarvedTicks;
+        /// <summary>RELAY_SERVER: the input used for a tick whose input has not arrived.</summary>
+        public TwUnderflowPolicy JitterUnderflow;
+        /// <summary>RELAY_SERVER: what a tick does when a client's next input is late.</summary>
+        public TwLatePolicy JitterLatePolicy;
+        /// <summary>RELAY_CLIENT: where the base input delay comes from.</summary>
+        public TwInputDelayMode InputDelayMode;
+        /// <summary>RELAY_CLIENT with TwInputDelayMode.FromRtt: the share of the round trip shown as delay, percent, 0..=400.</summary>
+        public uint InputDelayRttPercent;
+        /// <summary>RELAY_CLIENT with TwInputDelayMode.FromRtt: the most ticks of base input delay, 0..=32.</summary>
+        public uint InputDelayMax;
+        /// <summary>RELAY_CLIENT: most authoritative ticks simulated per advance while catching up, 1..=256.</summary>
+        public uint CatchupTicks;
+        /// <summary>RELAY_SERVER: how long a dropped player's slot waits for it to come back with its token.</summary>
+        public uint SlotTimeoutMs;
+        /// <summary>RELAY_SERVER: a connection without a Hello within this time is closed (NoHello).</summary>
+        public uint HelloTimeoutMs;
+        /// <summary>RELAY_CLIENT: how long it reconnects by itself after its connection timed out (0 = never).</summary>
+        public uint ReconnectWindowMs;
+        /// <summary>RELAY_SERVER: canonical steps kept for clients that have not acknowledged them, 1..=100000.</summary>
+        public uint StepHistory;
         /// <summary>Must stay zero.</summary>
-        public fixed byte Reserved[88];
+        public fixed byte Reserved[20];
 
         /// <summary>
         /// The library's defaults (tw_session_config_init_default, P2P, 2 players, 2-byte
@@ -179,6 +296,35 @@ namespace Tickwire
                 throw TickwireException.FromLastError(r);
             }
             c.Mode = mode;
+            return c;
+        }
+
+        /// <summary>
+        /// A relay server's config: the library's defaults with numPlayers player slots of
+        /// inputSize-byte inputs, bound to bindAddress ("0.0.0.0:7777"). Its clients use the
+        /// same numPlayers, inputSize, TickRateHz and ServerSendInterval.
+        /// </summary>
+        public static TwSessionConfig RelayServer(uint numPlayers, uint inputSize, string bindAddress)
+        {
+            TwSessionConfig c = Default(TwSessionMode.RelayServer);
+            c.NumPlayers = numPlayers;
+            c.InputSize = inputSize;
+            c.SetBindAddress(bindAddress);
+            return c;
+        }
+
+        /// <summary>
+        /// A relay client's config: the library's defaults with numPlayers player slots of
+        /// inputSize-byte inputs (the server's), bound to bindAddress (default any port).
+        /// Name the server with TwSession.SetServer before Start. Raise MaxPrediction above its
+        /// default for round trips beyond about 60 ms at 60 Hz.
+        /// </summary>
+        public static TwSessionConfig RelayClient(uint numPlayers, uint inputSize, string bindAddress = "0.0.0.0:0")
+        {
+            TwSessionConfig c = Default(TwSessionMode.RelayClient);
+            c.NumPlayers = numPlayers;
+            c.InputSize = inputSize;
+            c.SetBindAddress(bindAddress);
             return c;
         }
 
@@ -320,7 +466,10 @@ namespace Tickwire
         }
     }
 
-    /// <summary>tw_session_event_data: the union. Read only the member named by TwSessionEvent.Kind.</summary>
+    /// <summary>
+    /// tw_session_event_data: the union. Read only the member named by TwSessionEvent.Kind
+    /// (Relay for the relay kinds 15..23, Rejected for ConnectionRejected).
+    /// </summary>
     [StructLayout(LayoutKind.Explicit, Size = 120)]
     public unsafe struct TwSessionEventData
     {
@@ -329,6 +478,8 @@ namespace Tickwire
         [FieldOffset(0)] public TwSessionEventTick Tick;
         [FieldOffset(0)] public TwSessionEventDesync Desync;
         [FieldOffset(0)] public TwSessionEventMismatch SynctestMismatch;
+        [FieldOffset(0)] public TwSessionEventRelay Relay;
+        [FieldOffset(0)] public TwSessionEventRejected Rejected;
         [FieldOffset(0)] public TwSessionEventFatal Fatal;
         /// <summary>Fixes the size and the 8-byte alignment of the union.</summary>
         [FieldOffset(0)] public fixed ulong Reserved[15];
@@ -346,42 +497,91 @@ namespace Tickwire
 
     /// <summary>
     /// tw_session_stats (256 bytes): figures of a session, zero where the mode has no
-    /// such figure. New figures take space from Reserved.
+    /// such figure. New figures take space from Reserved. A relay client's net graph:
+    /// RttUs, LeadTicks, ServerBufferDepth, PredictionDistance, ResimulatedTicks,
+    /// LateInputs. A relay server's per-player figures: TwSession.GetPlayerStats.
     /// </summary>
     [StructLayout(LayoutKind.Sequential)]
     public unsafe struct TwSessionStats
     {
-        /// <summary>Non-zero once started and every connection is up.</summary>
+        /// <summary>
+        /// Non-zero once started and every connection is up (RELAY_SERVER: once started;
+        /// RELAY_CLIENT: once joined and caught up).
+        /// </summary>
         public uint Running;
         public TwSessionMode Mode;
         /// <summary>The next tick to simulate.</summary>
         public uint CurrentTick;
-        /// <summary>Every input before this tick is final.</summary>
+        /// <summary>Every input before this tick is final (RELAY_CLIENT: the authoritative tick).</summary>
         public uint ConfirmedTick;
         /// <summary>P2P: mean ticks this peer runs ahead of the others (negative: behind).</summary>
         public float FramesAhead;
-        /// <summary>P2P: the longest rollback so far, in ticks.</summary>
+        /// <summary>P2P: the longest rollback so far, in ticks. RELAY_CLIENT: the deepest re-prediction.</summary>
         public uint MaxRollback;
-        /// <summary>P2P: the tick clock's time scale (1.0 = real time).</summary>
+        /// <summary>P2P and RELAY_CLIENT: the tick clock's time scale (1.0 = real time).</summary>
         public double TimeScale;
+        /// <summary>P2P: rollbacks done. RELAY_CLIENT: re-predictions (paid only when a prediction was wrong).</summary>
         public ulong Rollbacks;
+        /// <summary>P2P and RELAY_CLIENT: ticks re-simulated in total.</summary>
         public ulong ResimulatedTicks;
         public ulong WindowFullTicks;
+        /// <summary>
+        /// P2P: checksums compared with peers. RELAY_CLIENT: server checksums compared with its
+        /// own. RELAY_SERVER: checksum reports sent.
+        /// </summary>
         public ulong ChecksCompared;
+        /// <summary>P2P and RELAY_CLIENT: desyncs detected.</summary>
         public ulong Desyncs;
         public ulong MalformedMessages;
         public ulong SendErrors;
         public ulong SynctestMismatches;
+        /// <summary>Incoming connections refused (RELAY_SERVER: for any TwRejectReason).</summary>
         public ulong RejectedConnections;
         public ulong BytesSent;
         public ulong BytesReceived;
         /// <summary>SPECTATOR: ticks received and not played yet.</summary>
         public uint FramesBehind;
         public uint ConnectedPeers;
-        /// <summary>P2P: the current input delay in ticks.</summary>
+        /// <summary>P2P: the current input delay in ticks. RELAY_CLIENT: the delay in force.</summary>
         public uint InputDelay;
         /// <summary>Snapshot slots the engine holds (as TwSession.StateSlots).</summary>
         public uint StateSlots;
-        public fixed ulong Reserved[15];
+        /// <summary>
+        /// RELAY_CLIENT: how long before the server consumes it an input is sampled, in
+        /// fractional ticks (half the round trip plus the median arrival margin).
+        /// </summary>
+        public double LeadTicks;
+        /// <summary>RELAY_CLIENT: how far the interpolated server timeline is behind the newest update, in ticks.</summary>
+        public double InterpDelayTicks;
+        /// <summary>RELAY_CLIENT: the smoothed round trip to the server, in microseconds.</summary>
+        public double RttUs;
+        /// <summary>
+        /// RELAY_CLIENT: canonical ticks where the server did not use its input on time.
+        /// RELAY_SERVER: inputs whose first copy arrived after their tick.
+        /// </summary>
+        public ulong LateInputs;
+        /// <summary>RELAY_CLIENT: server steps that merged several of its inputs. RELAY_SERVER: over every player.</summary>
+        public ulong MergedSteps;
+        /// <summary>RELAY_CLIENT: server steps that used none of its inputs. RELAY_SERVER: over every player.</summary>
+        public ulong EmptySteps;
+        /// <summary>RELAY_CLIENT: discrete clock corrections (snaps, loop re-acquisitions).</summary>
+        public ulong ClockCorrections;
+        /// <summary>RELAY_CLIENT: canonical ticks where its own input had been mispredicted (only when late).</summary>
+        public ulong LocalMispredictions;
+        /// <summary>RELAY_CLIENT: canonical ticks where another player's input or presence had been mispredicted.</summary>
+        public ulong RemoteMispredictions;
+        /// <summary>RELAY_CLIENT: inputs waiting in its jitter buffer on the server, as the server last said.</summary>
+        public uint ServerBufferDepth;
+        /// <summary>RELAY_CLIENT: current minus authoritative tick.</summary>
+        public uint PredictionDistance;
+        /// <summary>RELAY_SERVER: players connected. RELAY_CLIENT: 1 once it has a player slot.</summary>
+        public uint Players;
+        /// <summary>RELAY_CLIENT: its player slot, or TwConstants.NoPlayer before it has one.</summary>
+        public uint LocalPlayer;
+        /// <summary>RELAY_CLIENT: times it got its slot back after a dropped connection.</summary>
+        public uint Reconnects;
+        /// <summary>RELAY_CLIENT and RELAY_SERVER: snapshots asked for again on a live connection.</summary>
+        public uint Resyncs;
+        public fixed ulong Reserved[3];
     }
 }

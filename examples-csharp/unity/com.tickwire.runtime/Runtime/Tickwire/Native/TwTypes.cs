@@ -110,8 +110,18 @@ namespace Tickwire
         /// <summary>TW_MAX_UNRELIABLE_SIZE: largest message on the unreliable and sequenced channels.</summary>
         public const int MaxUnreliableSize = 1175;
 
-        /// <summary>TW_NO_PLAYER: TwSessionEventPeer.Player when no player is behind the connection.</summary>
+        /// <summary>
+        /// TW_NO_PLAYER: TwSessionEventPeer.Player when no player is behind the connection;
+        /// TwSessionEventRelay.Player and TwSessionStats.LocalPlayer when there is no slot.
+        /// </summary>
         public const uint NoPlayer = 0xFFFFFFFF;
+
+        /// <summary>
+        /// TW_LOCAL_PLAYER: TwSession.PushInput's player on a RELAY_CLIENT: this client's own
+        /// player, whichever slot the server gives it (the slot is not known before the Joined
+        /// event, but inputs go to the server from the first due tick on).
+        /// </summary>
+        public const uint LocalPlayer = 0xFFFFFFFE;
     }
 
     /// <summary>

@@ -1,0 +1,68 @@
+using System;
+using Tickwire.Native;
+
+namespace Tickwire
+{
+    // The TwSession calls of the relay topology (RELAY_SERVER, RELAY_CLIENT): naming the
+    // server (setup, throws), asking for a new snapshot after a desync, and a server's
+    // per-player figures (per frame: TwResult out, no allocation).
+    //
+    // Everything else of a relay match goes through the calls every mode shares: a client
+    // pushes its input as TwConstants.LocalPlayer every due tick, advances and runs the
+    // requests (RESTORE when it joins, then SAVE / LOAD / ADVANCE as in rollback); a server
+    // advances with no input of its own and answers DUMP_STATE for joining clients.
+    public sealed unsafe partial class TwSession
+    {
+        /// <summary>
+        /// RELAY_CLIENT, before Start: the relay server to join, as an IP address and port
+        /// ("192.0.2.7:7777"; no name lookup). Start connects. Throws TickwireException:
+        /// InvalidArgument for an address that is none (or port 0, or an unspecified IP),
+        /// InvalidState in another mode or after Start.
+        /// </summary>
+        public void SetServer(string address)
+        {
+            ThrowIfDisposed();
+            byte[] text = TwText.ToUtf8Z(address);
+            fixed (byte* a = text)
+            {
+                ThrowIfFailed(TwNative.tw_session_set_server(_handle, a));
+            }
+        }
+
+        /// <summary>
+        /// RELAY_CLIENT: drops the predicted timeline and asks the server for a new snapshot on
+        /// the same connection, for example after a Desync event: Resyncing follows, then Joined
+        /// with a RESTORE request of the server's state and a catch-up, as when joining.
+        /// Ok; InvalidState in another mode, before Start or before the client has joined.
+        /// </summary>
+        public TwResult RequestSnapshot()
+        {
+            ThrowIfDisposed();
+            return TwNative.tw_session_request_snapshot(_handle);
+        }
+
+        /// <summary>
+        /// RELAY_SERVER: the figures of player (its jitter buffer's depth and counters, its
+        /// round trip). Ok; Empty when the slot has no connected player now (stats zeroed);
+        /// InvalidArgument for a player beyond NumPlayers; InvalidState in another mode.
+        /// </summary>
+        public TwResult GetPlayerStats(uint player, out TwRelayPlayerStats stats)
+        {
+            ThrowIfDisposed();
+            stats = default(TwRelayPlayerStats);
+            fixed (TwRelayPlayerStats* p = &stats)
+            {
+                return TwNative.tw_session_player_stats(_handle, player, p);
+            }
+        }
+
+        /// <summary>
+        /// RELAY_SERVER: true when player's slot has a connected player and its figures were
+        /// written; false when it has none (or on an error: GetPlayerStats gives the code).
+        /// </summary>
+        public bool TryGetPlayerStats(uint player, out TwRelayPlayerStats stats)
+        {
+            return GetPlayerStats(player, out stats) == TwResult.Ok;
+        }
+    }
+}

@@ -1,0 +1,157 @@
+// Blittable mirrors of the relay topology's own enums and structs in include/tickwire.h:
+// the server's jitter-buffer policies, the client's input-delay mode, the kick and
+// reject reasons, the relay members of the session event union
+// (tw_session_event_relay, tw_session_event_rejected) and tw_relay_player_stats.
+//
+// The rules of TwTypes.cs hold: field order, types and sizes follow the C header; the
+// test program checks every size and offset against the C compiler's; no constants or
+// static fields inside a mirrored struct (properties are fine: they are not fields).
+
+using System.Runtime.InteropServices;
+
+namespace Tickwire
+{
+    /// <summary>tw_underflow_policy: what a relay server uses for a tick whose input from a client has not arrived.</summary>
+    public enum TwUnderflowPolicy : uint
+    {
+        /// <summary>Repeat the client's last input (held buttons stay held).</summary>
+        RepeatLast = 0,
+        /// <summary>An all-zero input.</summary>
+        Empty = 1,
+    }
+
+    /// <summary>tw_late_policy: what a relay server tick does when a client's next input is late.</summary>
+    public enum TwLatePolicy : uint
+    {
+        /// <summary>Use none of that client's inputs this tick and consume it a tick later: nothing is lost.</summary>
+        Delay = 0,
+        /// <summary>Substitute the missing input and drop the real one when it comes (a misprediction per late input).</summary>
+        Substitute = 1,
+        /// <summary>
+        /// The default: substitute while at most 2 inputs in a row are missing, then delay (when
+        /// the whole stream is late, after a latency step or a hitch, waiting keeps the inputs).
+        /// </summary>
+        Adaptive = 2,
+    }
+
+    /// <summary>tw_input_delay_mode: where a relay client's base input delay comes from.</summary>
+    public enum TwInputDelayMode : uint
+    {
+        /// <summary>Always TwSessionConfig.InputDelay ticks.</summary>
+        Fixed = 0,
+        /// <summary>InputDelayRttPercent of the round trip, in whole ticks, at most InputDelayMax; re-evaluated every second.</summary>
+        FromRtt = 1,
+    }
+
+    /// <summary>tw_kick_reason: why a relay server removed a player (PlayerKicked).</summary>
+    public enum TwKickReason : uint
+    {
+        /// <summary>Its input queue passed JitterHardCap (far ahead, or flooding).</summary>
+        Overflow = 1,
+        /// <summary>No input for JitterMaxStarvedTicks ticks in a row (it cannot keep up).</summary>
+        Starved = 2,
+        /// <summary>It needed a canonical step older than StepHistory (it cannot catch up).</summary>
+        FellBehind = 3,
+    }
+
+    /// <summary>tw_reject_reason: why a connection was refused (ConnectionRejected).</summary>
+    public enum TwRejectReason : uint
+    {
+        /// <summary>P2P and SPECTATOR: nobody registered the connection's address.</summary>
+        UnexpectedAddress = 0,
+        /// <summary>RELAY_SERVER: its Hello did not decode.</summary>
+        Malformed = 1,
+        /// <summary>RELAY_SERVER: a client for another game (another input size or player count).</summary>
+        WrongGame = 2,
+        /// <summary>RELAY_SERVER: a token no slot has (forged, or its slot was freed).</summary>
+        BadToken = 3,
+        /// <summary>RELAY_SERVER: every slot is taken.</summary>
+        Full = 4,
+        /// <summary>RELAY_SERVER: no Hello within HelloTimeoutMs.</summary>
+        NoHello = 5,
+    }
+
+    /// <summary>
+    /// tw_session_event_relay: PlayerJoined, PlayerReconnected, PlayerLeft, PlayerSlotFreed,
+    /// PlayerKicked, Joined, Reconnecting, Resyncing, ServerLost.
+    /// </summary>
+    [StructLayout(LayoutKind.Sequential)]
+    public struct TwSessionEventRelay
+    {
+        /// <summary>The player slot concerned (Joined: this client's), or TwConstants.NoPlayer.</summary>
+        public uint Player;
+        /// <summary>
+        /// The first tick with (joins) or without (departures) the player; Resyncing: the
+        /// authoritative tick dropped; otherwise the next tick.
+        /// </summary>
+        public uint Tick;
+        /// <summary>
+        /// PlayerLeft (server), Reconnecting, ServerLost: a TwDisconnectReason; PlayerKicked: a
+        /// TwKickReason; else 0. Read it through DisconnectReason or KickReason.
+        /// </summary>
+        public uint Reason;
+        /// <summary>Joined: 1 if this is the client's old slot, back after a dropped connection; else 0.</summary>
+        public uint Reconnect;
+
+        /// <summary>Reason as a TwDisconnectReason (PlayerLeft on the server, Reconnecting, ServerLost).</summary>
+        public TwDisconnectReason DisconnectReason
+        {
+            get { return (TwDisconnectReason)Reason; }
+        }
+
+        /// <summary>Reason as a TwKickReason (PlayerKicked).</summary>
+        public TwKickReason KickReason
+        {
+            get { return (TwKickReason)Reason; }
+        }
+
+        /// <summary>Joined: back in its old slot after a dropped connection.</summary>
+        public bool IsReconnect
+        {
+            get { return Reconnect != 0; }
+        }
+    }
+
+    /// <summary>tw_session_event_rejected: ConnectionRejected.</summary>
+    [StructLayout(LayoutKind.Sequential)]
+    public struct TwSessionEventRejected
+    {
+        public TwRejectReason Reason;
+    }
+
+    /// <summary>
+    /// tw_relay_player_stats (128 bytes): a relay server's figures for one player, from
+    /// TwSession.GetPlayerStats. New figures take space from Reserved.
+    /// </summary>
+    [StructLayout(LayoutKind.Sequential)]
+    public unsafe struct TwRelayPlayerStats
+    {
+        /// <summary>The player slot.</summary>
+        public uint Player;
+        /// <summary>Its connection (for TwSession.GetPeerStats).</summary>
+        public uint Peer;
+        /// <summary>The first tick whose canonical step included it, since its latest (re)join.</summary>
+        public uint JoinedTick;
+        /// <summary>Inputs waiting in its jitter buffer now.</summary>
+        public uint BufferDepth;
+        /// <summary>Ticks run with this player since its latest (re)join.</summary>
+        public ulong Ticks;
+        /// <summary>Ticks that used exactly its next input, on time.</summary>
+        public ulong NormalSteps;
+        /// <summary>Ticks that used none of its inputs: nothing had arrived (underflow).</summary>
+        public ulong EmptySteps;
+        /// <summary>Ticks whose input was lost for good and substituted.</summary>
+        public ulong SubstitutedSteps;
+        /// <summary>Ticks that merged several of its inputs (its queue ran past JitterMaxDepth).</summary>
+        public ulong Merges;
+        /// <summary>Inputs folded into those merges.</summary>
+        public ulong MergedInputs;
+        /// <summary>Inputs whose first copy arrived after their tick.</summary>
+        public ulong LateInputs;
+        /// <summary>Redundant copies received (inputs are resent until acknowledged).</summary>
+        public ulong Duplicates;
+        /// <summary>The transport's smoothed round trip to it, in microseconds (0 if unknown).</summary>
+        public double RttUs;
+        public fixed ulong Reserved[5];
+    }
+}

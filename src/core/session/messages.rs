@@ -22,7 +22,7 @@
 //! `checks` are the server engine's checksums of its state at the start of a tick, for
 //! desync detection.
 
-use crate::core::wire::{DecodeError, Reader, Writer};
+use crate::core::wire::{DecodeError, MAX_DATAGRAM_SIZE, Reader, Writer};
 
 pub const KIND_CLIENT_INPUTS: u8 = 1;
 pub const KIND_SERVER_UPDATE: u8 = 2;
@@ -242,37 +242,75 @@ impl UpdateView {
     /// Copies step `i` of `data` (the datagram this view was decoded from) into `out`,
     /// reusing its vectors.
     pub fn step_into(&self, data: &[u8], i: usize, out: &mut Vec<PlayerStep>) {
-        let mut spare = Vec::new();
-        self.step_into_pooled(data, i, out, &mut spare);
+        let mut parts = StepParts::default();
+        self.step_into_pooled(data, i, out, &mut parts);
     }
 
-    /// [`UpdateView::step_into`] without allocating once warm: input buffers a step no
-    /// longer needs go to `spare` and new ones come from it, so a merge (two inputs
-    /// for a player) on one tick does not free a buffer the next merge reallocates.
-    pub fn step_into_pooled(&self, data: &[u8], i: usize, out: &mut Vec<PlayerStep>, spare: &mut Vec<Vec<u8>>) {
+    /// [`UpdateView::step_into`] without allocating while `parts` has what the step
+    /// needs: `out`'s old contents go to `parts` first, and its player entries and
+    /// input buffers come from there (made only when `parts` runs short).
+    pub fn step_into_pooled(&self, data: &[u8], i: usize, out: &mut Vec<PlayerStep>, parts: &mut StepParts) {
+        parts.recycle(out);
         let (first, n) = self.steps[i];
-        for (k, p) in self.players[first..first + n].iter().enumerate() {
-            if k == out.len() {
-                out.push(PlayerStep { player: 0, accepted: 0, inputs: Vec::with_capacity(STEP_INPUTS_RESERVED) });
-            }
-            let ps = &mut out[k];
+        for p in &self.players[first..first + n] {
+            let mut ps = parts.players.pop().unwrap_or_else(|| PlayerStep { player: 0, accepted: 0, inputs: Vec::with_capacity(STEP_INPUTS_RESERVED) });
             ps.player = p.player;
             ps.accepted = p.accepted;
-            for (j, &(o, len)) in self.inputs[p.first_input..p.first_input + p.n_inputs].iter().enumerate() {
-                if j == ps.inputs.len() {
-                    ps.inputs.push(spare.pop().unwrap_or_default());
-                }
-                ps.inputs[j].clear();
-                ps.inputs[j].extend_from_slice(&data[o..o + len]);
+            for &(o, len) in &self.inputs[p.first_input..p.first_input + p.n_inputs] {
+                let mut buf = parts.inputs.pop().unwrap_or_default();
+                buf.extend_from_slice(&data[o..o + len]);
+                ps.inputs.push(buf);
             }
-            while ps.inputs.len() > p.n_inputs {
-                spare.extend(ps.inputs.pop());
-            }
+            out.push(ps);
         }
-        while out.len() > n {
-            if let Some(ps) = out.pop() {
-                spare.extend(ps.inputs);
+    }
+
+    /// A view whose vectors hold any ServerUpdate that fits in a datagram, so decoding
+    /// never allocates: every count is bounded by the bytes its entries take.
+    pub fn with_datagram_capacity() -> Self {
+        const MARGIN_BYTES: usize = 7;
+        const CHECK_BYTES: usize = 12;
+        // A player entry is its id, accepted count and input count, and one input.
+        const PLAYER_BYTES: usize = 7;
+        UpdateView {
+            head: None,
+            margins: Vec::with_capacity((MAX_DATAGRAM_SIZE / MARGIN_BYTES).min(255)),
+            checks: Vec::with_capacity((MAX_DATAGRAM_SIZE / CHECK_BYTES).min(255)),
+            first_step: 0,
+            steps: Vec::with_capacity(MAX_DATAGRAM_SIZE.min(255)),
+            players: Vec::with_capacity(MAX_DATAGRAM_SIZE / PLAYER_BYTES),
+            inputs: Vec::with_capacity(MAX_DATAGRAM_SIZE),
+        }
+    }
+}
+
+/// Spare parts for steps built by [`UpdateView::step_into_pooled`]: player entries
+/// (their input lists emptied, capacity kept) and cleared input buffers.
+#[derive(Debug, Default)]
+pub struct StepParts {
+    pub players: Vec<PlayerStep>,
+    pub inputs: Vec<Vec<u8>>,
+}
+
+impl StepParts {
+    /// `players` player entries and `inputs` input buffers of `input_size` bytes, made
+    /// now, with room in the lists for as many coming back.
+    pub fn prefilled(players: usize, inputs: usize, input_size: usize) -> Self {
+        let mut p = Vec::with_capacity(players);
+        p.extend((0..players).map(|_| PlayerStep { player: 0, accepted: 0, inputs: Vec::with_capacity(STEP_INPUTS_RESERVED) }));
+        let mut i = Vec::with_capacity(inputs);
+        i.extend((0..inputs).map(|_| Vec::with_capacity(input_size)));
+        StepParts { players: p, inputs: i }
+    }
+
+    /// Takes `step` apart: its player entries and input buffers become spare parts.
+    pub fn recycle(&mut self, step: &mut Vec<PlayerStep>) {
+        for mut p in step.drain(..) {
+            for mut buf in p.inputs.drain(..) {
+                buf.clear();
+                self.inputs.push(buf);
             }
+            self.players.push(p);
         }
     }
 }

@@ -9,7 +9,7 @@
 use std::collections::VecDeque;
 use std::net::SocketAddr;
 
-use super::messages::{self, PlayerStep, StepRules, UpdateView};
+use super::messages::{self, PlayerStep, StepParts, StepRules, UpdateView};
 use super::relay_server::widen;
 use crate::core::clock::Micros;
 use crate::core::sync::interp::{AdaptiveInterpolation, InterpConfig, RemoteTimeline};
@@ -95,12 +95,13 @@ pub enum SessionError {
 
 /// Server checksum reports kept until the owner takes them.
 const CHECKS_QUEUED: usize = 16;
-/// Unacknowledged inputs the queue holds without growing (4 s at 60 Hz).
-const UNACKED_RESERVED: usize = 256;
-/// Input buffers made up front for unacknowledged inputs (1 s at 60 Hz).
-const UNACKED_PREFILLED: usize = 64;
-/// Input buffers kept ready for merged steps.
-const SPARE_STEP_INPUTS: usize = 16;
+/// Canonical steps held for the engine. Beyond this the client takes no more until
+/// the engine has caught up: the server repeats every step the client has not
+/// acknowledged, and it sends at most `max_steps_per_update` past the acknowledged one
+/// in an update, so the queue stays well below this while the engine runs.
+const QUEUED_STEPS: usize = 128;
+/// Player entries per step made up front when the config sets no player limit.
+const DEFAULT_STEP_PLAYERS: usize = 8;
 /// Packets the transport must have sent before its loss figure steers redundancy.
 const LOSS_ESTIMATE_PACKETS: u64 = 200;
 
@@ -122,9 +123,9 @@ pub struct RelayClient {
     input_ack: Option<u64>,
     redundancy: RedundancyPlanner,
     steps: VecDeque<(u64, Vec<PlayerStep>)>,
+    /// Emptied step lists, and the players and inputs of steps taken apart.
     spare_steps: Vec<Vec<PlayerStep>>,
-    /// Input buffers of steps, kept for the next merge (see `step_into_pooled`).
-    spare_step_inputs: Vec<Vec<u8>>,
+    step_parts: StepParts,
     view: UpdateView,
     rules: StepRules,
     step_next: Option<u64>,
@@ -146,13 +147,19 @@ impl RelayClient {
         let lead = InputLeadController::new(cfg.lead);
         let interp = AdaptiveInterpolation::new(cfg.interp);
         let redundancy = RedundancyPlanner::new(cfg.redundancy, 2);
-        // Inputs wait for the server's ack for a round trip or more, longer when acks
-        // are lost: buffers for that many up front, so a slow ack late in a match does
-        // not allocate.
-        let mut spare_inputs = Vec::with_capacity(UNACKED_RESERVED);
-        spare_inputs.extend((0..UNACKED_PREFILLED).map(|_| Vec::with_capacity(cfg.max_input_size)));
-        let mut spare_step_inputs = Vec::with_capacity(4 * SPARE_STEP_INPUTS);
-        spare_step_inputs.extend((0..SPARE_STEP_INPUTS).map(|_| Vec::with_capacity(cfg.max_input_size)));
+        // Only the newest `copies × send_interval` unacknowledged inputs are ever sent
+        // (again), so no more are kept: their buffers are all made now.
+        let unacked_kept = unacked_kept(&cfg);
+        let mut spare_inputs = Vec::with_capacity(unacked_kept + 1);
+        spare_inputs.extend((0..=unacked_kept).map(|_| Vec::with_capacity(cfg.max_input_size)));
+        // Parts for a full step queue: an entry and an input per player and step, and
+        // one extra input per step for merges (a merge applies several inputs of one
+        // player at once).
+        let players = cfg.max_players.map_or(DEFAULT_STEP_PLAYERS, |p| (p as usize).min(64));
+        let step_parts = StepParts::prefilled(QUEUED_STEPS * players, QUEUED_STEPS * (players + 1), cfg.max_input_size);
+        let last_input = Vec::with_capacity(cfg.max_input_size);
+        let mut spare_steps = Vec::with_capacity(QUEUED_STEPS);
+        spare_steps.extend((0..QUEUED_STEPS).map(|_| Vec::with_capacity(players)));
         let rules = StepRules { max_input: cfg.max_input_size, input_size: cfg.input_size, max_players: cfg.max_players };
         RelayClient {
             cfg,
@@ -164,18 +171,16 @@ impl RelayClient {
             start_local: 0,
             start_pos: 0.0,
             next_tick: 0,
-            last_input: Vec::new(),
-            unacked: VecDeque::with_capacity(UNACKED_RESERVED),
+            last_input,
+            unacked: VecDeque::with_capacity(unacked_kept + 1),
             spare_inputs,
             send_pending: false,
             input_ack: None,
             redundancy,
-            steps: VecDeque::with_capacity(64),
-            spare_steps: Vec::new(),
-            // A few merged inputs' worth, so the first merges after the start (at the
-            // lead loop's target late rate, any time) find buffers ready.
-            spare_step_inputs,
-            view: UpdateView::default(),
+            steps: VecDeque::with_capacity(QUEUED_STEPS),
+            spare_steps,
+            step_parts,
+            view: UpdateView::with_datagram_capacity(),
             rules,
             step_next: None,
             first_input: None,
@@ -213,7 +218,9 @@ impl RelayClient {
         self.events.pop_front()
     }
 
-    /// The next canonical step, in tick order, each exactly once.
+    /// The next canonical step, in tick order, each exactly once. The step's buffers
+    /// leave the client's pool (later steps may then allocate): an engine loop uses
+    /// [`RelayClient::peek_step`] and [`RelayClient::discard_step`] instead.
     pub fn poll_step(&mut self) -> Option<(u64, Vec<PlayerStep>)> {
         self.steps.pop_front()
     }
@@ -226,7 +233,8 @@ impl RelayClient {
 
     /// Drops the step [`RelayClient::peek_step`] showed, keeping its buffers for reuse.
     pub fn discard_step(&mut self) {
-        if let Some((_, s)) = self.steps.pop_front() {
+        if let Some((_, mut s)) = self.steps.pop_front() {
+            self.step_parts.recycle(&mut s);
             self.spare_steps.push(s);
         }
     }
@@ -343,7 +351,9 @@ impl RelayClient {
         self.lead.on_input_sent(tick, self.phase(clock, now));
         self.last_input.clear();
         self.last_input.extend_from_slice(input);
-        let mut buf = self.spare_inputs.pop().unwrap_or_default();
+        // The oldest kept input is past every window `send_inputs` can send: reuse it.
+        let reuse = if self.unacked.len() >= unacked_kept(&self.cfg) { self.unacked.pop_front().map(|(_, b)| b) } else { None };
+        let mut buf = reuse.or_else(|| self.spare_inputs.pop()).unwrap_or_default();
         buf.clear();
         buf.extend_from_slice(input);
         self.unacked.push_back((tick, buf));
@@ -440,8 +450,11 @@ impl RelayClient {
             if tick != next {
                 continue; // a repeat, or beyond a gap the server will fill
             }
+            if self.steps.len() >= QUEUED_STEPS {
+                break; // unacknowledged: the server sends it again
+            }
             let mut step = self.spare_steps.pop().unwrap_or_default();
-            u.step_into_pooled(data, i, &mut step, &mut self.spare_step_inputs);
+            u.step_into_pooled(data, i, &mut step, &mut self.step_parts);
             if let Some(p) = step.iter().find(|p| p.player == mine) {
                 match p.accepted {
                     0 => self.empty += 1,
@@ -500,4 +513,9 @@ impl RelayClient {
     pub fn remote_playback(&mut self, now: Micros) -> Option<f64> {
         self.interp.playback(now)
     }
+}
+
+/// Unacknowledged inputs worth keeping: the most `send_inputs` ever sends.
+fn unacked_kept(cfg: &RelayClientConfig) -> usize {
+    (cfg.redundancy.max_copies.max(1) as usize).saturating_mul(cfg.send_interval.max(1) as usize)
 }

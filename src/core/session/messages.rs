@@ -210,28 +210,17 @@ impl StepRules {
     }
 }
 
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-struct PlayerSpan {
-    player: u32,
-    accepted: u8,
-    first_input: usize,
-    n_inputs: usize,
-}
-
-/// A ServerUpdate decoded without allocating (once its vectors have grown): the fixed
-/// fields are copied out, the steps stay in the datagram as spans. Reuse one per
-/// receiver.
+/// A ServerUpdate decoded without allocating (once its vectors have grown, or from
+/// the start with [`UpdateView::with_datagram_capacity`]): the fixed fields are copied
+/// out, the steps stay in the datagram as byte ranges. Reuse one per receiver.
 #[derive(Debug, Clone, Default)]
 pub struct UpdateView {
     pub head: Option<UpdateHead>,
     pub margins: Vec<MarginReport>,
     pub checks: Vec<(u32, u64)>,
     pub first_step: u32,
-    /// (first player entry, player count) per step.
+    /// (offset, len) of each encoded step in the datagram.
     steps: Vec<(usize, usize)>,
-    players: Vec<PlayerSpan>,
-    /// (offset, len) in the datagram.
-    inputs: Vec<(usize, usize)>,
 }
 
 impl UpdateView {
@@ -239,30 +228,18 @@ impl UpdateView {
         self.steps.len()
     }
 
+    /// Step `i` as encoded in `data` (the datagram this view was decoded from): what
+    /// [`decode_step_into`] reads.
+    pub fn step_bytes<'a>(&self, data: &'a [u8], i: usize) -> &'a [u8] {
+        let (o, n) = self.steps[i];
+        &data[o..o + n]
+    }
+
     /// Copies step `i` of `data` (the datagram this view was decoded from) into `out`,
     /// reusing its vectors.
     pub fn step_into(&self, data: &[u8], i: usize, out: &mut Vec<PlayerStep>) {
-        let mut parts = StepParts::default();
-        self.step_into_pooled(data, i, out, &mut parts);
-    }
-
-    /// [`UpdateView::step_into`] without allocating while `parts` has what the step
-    /// needs: `out`'s old contents go to `parts` first, and its player entries and
-    /// input buffers come from there (made only when `parts` runs short).
-    pub fn step_into_pooled(&self, data: &[u8], i: usize, out: &mut Vec<PlayerStep>, parts: &mut StepParts) {
-        parts.recycle(out);
-        let (first, n) = self.steps[i];
-        for p in &self.players[first..first + n] {
-            let mut ps = parts.players.pop().unwrap_or_else(|| PlayerStep { player: 0, accepted: 0, inputs: Vec::with_capacity(STEP_INPUTS_RESERVED) });
-            ps.player = p.player;
-            ps.accepted = p.accepted;
-            for &(o, len) in &self.inputs[p.first_input..p.first_input + p.n_inputs] {
-                let mut buf = parts.inputs.pop().unwrap_or_default();
-                buf.extend_from_slice(&data[o..o + len]);
-                ps.inputs.push(buf);
-            }
-            out.push(ps);
-        }
+        // Checked in full when the view was decoded.
+        let _ = decode_step_into(self.step_bytes(data, i), out, &mut StepParts::default());
     }
 
     /// A view whose vectors hold any ServerUpdate that fits in a datagram, so decoding
@@ -270,22 +247,19 @@ impl UpdateView {
     pub fn with_datagram_capacity() -> Self {
         const MARGIN_BYTES: usize = 7;
         const CHECK_BYTES: usize = 12;
-        // A player entry is its id, accepted count and input count, and one input.
-        const PLAYER_BYTES: usize = 7;
         UpdateView {
             head: None,
             margins: Vec::with_capacity((MAX_DATAGRAM_SIZE / MARGIN_BYTES).min(255)),
             checks: Vec::with_capacity((MAX_DATAGRAM_SIZE / CHECK_BYTES).min(255)),
             first_step: 0,
+            // A step is at least its player count.
             steps: Vec::with_capacity(MAX_DATAGRAM_SIZE.min(255)),
-            players: Vec::with_capacity(MAX_DATAGRAM_SIZE / PLAYER_BYTES),
-            inputs: Vec::with_capacity(MAX_DATAGRAM_SIZE),
         }
     }
 }
 
-/// Spare parts for steps built by [`UpdateView::step_into_pooled`]: player entries
-/// (their input lists emptied, capacity kept) and cleared input buffers.
+/// Spare parts for steps built by [`decode_step_into`]: player entries (their input
+/// lists emptied, capacity kept) and cleared input buffers.
 #[derive(Debug, Default)]
 pub struct StepParts {
     pub players: Vec<PlayerStep>,
@@ -293,11 +267,11 @@ pub struct StepParts {
 }
 
 impl StepParts {
-    /// `players` player entries and `inputs` input buffers of `input_size` bytes, made
-    /// now, with room in the lists for as many coming back.
-    pub fn prefilled(players: usize, inputs: usize, input_size: usize) -> Self {
+    /// `players` player entries with room for `inputs_per_player` inputs each, and
+    /// `inputs` input buffers of `input_size` bytes, all made now.
+    pub fn prefilled(players: usize, inputs_per_player: usize, inputs: usize, input_size: usize) -> Self {
         let mut p = Vec::with_capacity(players);
-        p.extend((0..players).map(|_| PlayerStep { player: 0, accepted: 0, inputs: Vec::with_capacity(STEP_INPUTS_RESERVED) }));
+        p.extend((0..players).map(|_| PlayerStep { player: 0, accepted: 0, inputs: Vec::with_capacity(inputs_per_player) }));
         let mut i = Vec::with_capacity(inputs);
         i.extend((0..inputs).map(|_| Vec::with_capacity(input_size)));
         StepParts { players: p, inputs: i }
@@ -315,6 +289,48 @@ impl StepParts {
     }
 }
 
+/// Decodes one encoded step (see the module docs) into `out`, whose old contents go to
+/// `parts` first; its player entries and input buffers come from `parts` (made only
+/// when `parts` runs short, so a step that fits the parts allocates nothing).
+pub fn decode_step_into(bytes: &[u8], out: &mut Vec<PlayerStep>, parts: &mut StepParts) -> Result<(), DecodeError> {
+    parts.recycle(out);
+    let mut r = Reader::new(bytes);
+    for _ in 0..r.u8()? {
+        let ps = parts.players.pop().unwrap_or_else(|| PlayerStep { player: 0, accepted: 0, inputs: Vec::with_capacity(STEP_INPUTS_RESERVED) });
+        // Back in `out` before anything can fail, so nothing is lost on an error.
+        out.push(ps);
+        let ps = out.last_mut().expect("just pushed");
+        ps.player = r.u32()?;
+        ps.accepted = r.u8()?;
+        for _ in 0..r.u8()? {
+            let len = r.u8()? as usize;
+            let mut buf = parts.inputs.pop().unwrap_or_default();
+            buf.extend_from_slice(r.bytes(len)?);
+            ps.inputs.push(buf);
+        }
+    }
+    if !r.is_empty() {
+        return Err(DecodeError::Trailing);
+    }
+    Ok(())
+}
+
+/// `player`'s accepted count in one encoded step, if the step lists that player.
+pub fn step_accepted(bytes: &[u8], player: u32) -> Option<u8> {
+    let mut r = Reader::new(bytes);
+    for _ in 0..r.u8().ok()? {
+        let (p, accepted) = (r.u32().ok()?, r.u8().ok()?);
+        if p == player {
+            return Some(accepted);
+        }
+        for _ in 0..r.u8().ok()? {
+            let len = r.u8().ok()? as usize;
+            r.bytes(len).ok()?;
+        }
+    }
+    None
+}
+
 /// Input slots a new [`PlayerStep`] reserves: a merge of a few inputs fits without
 /// growing the list.
 pub const STEP_INPUTS_RESERVED: usize = 4;
@@ -325,8 +341,6 @@ pub fn decode_server_update_into(data: &[u8], rules: &StepRules, out: &mut Updat
     out.margins.clear();
     out.checks.clear();
     out.steps.clear();
-    out.players.clear();
-    out.inputs.clear();
     let mut r = Reader::new(data);
     let kind = r.u8()?;
     if kind != KIND_SERVER_UPDATE {
@@ -353,8 +367,8 @@ pub fn decode_server_update_into(data: &[u8], rules: &StepRules, out: &mut Updat
     out.first_step = r.u32()?;
     let n_steps = r.u8()?;
     for _ in 0..n_steps {
+        let start = data.len() - r.remaining();
         let np = r.u8()? as usize;
-        out.steps.push((out.players.len(), np));
         let mut prev: Option<u32> = None;
         for _ in 0..np {
             let player = r.u32()?;
@@ -368,17 +382,15 @@ pub fn decode_server_update_into(data: &[u8], rules: &StepRules, out: &mut Updat
             if ni != accepted.max(1) {
                 return Err(DecodeError::BadLength);
             }
-            out.players.push(PlayerSpan { player, accepted, first_input: out.inputs.len(), n_inputs: ni as usize });
             for _ in 0..ni {
                 let len = r.u8()? as usize;
                 if len > rules.max_input || rules.input_size.is_some_and(|s| s != len) {
                     return Err(DecodeError::BadLength);
                 }
-                let offset = data.len() - r.remaining();
                 r.bytes(len)?;
-                out.inputs.push((offset, len));
             }
         }
+        out.steps.push((start, data.len() - r.remaining() - start));
     }
     if !r.is_empty() {
         return Err(DecodeError::Trailing);

@@ -3,13 +3,16 @@
 //! until acknowledged; and the canonical steps, delivered to the engine in order and
 //! exactly once. Prediction and reconciliation build on this (issue 4).
 //!
-//! Like the server, it borrows the caller's transport on each call. Once warmed up it
-//! allocates nothing per tick: inputs and steps live in reused buffers.
+//! Like the server, it borrows the caller's transport on each call. It allocates
+//! nothing per tick after construction, stalls and merges included: inputs and steps
+//! live in buffers made up front, sized from the config. (The interpolation buffer's
+//! window, in `sync::interp`, still grows to its high-water mark.)
 
 use std::collections::VecDeque;
 use std::net::SocketAddr;
 
-use super::messages::{self, PlayerStep, StepParts, StepRules, UpdateView};
+use super::messages::{self, PlayerStep, StepRules, UpdateView};
+use super::step_queue::{StepQueue, StepQueueSize};
 use super::relay_server::widen;
 use crate::core::clock::Micros;
 use crate::core::sync::interp::{AdaptiveInterpolation, InterpConfig, RemoteTimeline};
@@ -100,6 +103,8 @@ const CHECKS_QUEUED: usize = 16;
 /// acknowledged, and it sends at most `max_steps_per_update` past the acknowledged one
 /// in an update, so the queue stays well below this while the engine runs.
 const QUEUED_STEPS: usize = 128;
+/// Datagrams' worth of room in the step queue beyond one-input steps, for merges.
+const QUEUED_MERGE_DATAGRAMS: usize = 4;
 /// Player entries per step made up front when the config sets no player limit.
 const DEFAULT_STEP_PLAYERS: usize = 8;
 /// Packets the transport must have sent before its loss figure steers redundancy.
@@ -122,10 +127,7 @@ pub struct RelayClient {
     send_pending: bool,
     input_ack: Option<u64>,
     redundancy: RedundancyPlanner,
-    steps: VecDeque<(u64, Vec<PlayerStep>)>,
-    /// Emptied step lists, and the players and inputs of steps taken apart.
-    spare_steps: Vec<Vec<PlayerStep>>,
-    step_parts: StepParts,
+    steps: StepQueue,
     view: UpdateView,
     rules: StepRules,
     step_next: Option<u64>,
@@ -152,14 +154,8 @@ impl RelayClient {
         let unacked_kept = unacked_kept(&cfg);
         let mut spare_inputs = Vec::with_capacity(unacked_kept + 1);
         spare_inputs.extend((0..=unacked_kept).map(|_| Vec::with_capacity(cfg.max_input_size)));
-        // Parts for a full step queue: an entry and an input per player and step, and
-        // one extra input per step for merges (a merge applies several inputs of one
-        // player at once).
-        let players = cfg.max_players.map_or(DEFAULT_STEP_PLAYERS, |p| (p as usize).min(64));
-        let step_parts = StepParts::prefilled(QUEUED_STEPS * players, QUEUED_STEPS * (players + 1), cfg.max_input_size);
+        let steps = StepQueue::new(step_queue_size(&cfg));
         let last_input = Vec::with_capacity(cfg.max_input_size);
-        let mut spare_steps = Vec::with_capacity(QUEUED_STEPS);
-        spare_steps.extend((0..QUEUED_STEPS).map(|_| Vec::with_capacity(players)));
         let rules = StepRules { max_input: cfg.max_input_size, input_size: cfg.input_size, max_players: cfg.max_players };
         RelayClient {
             cfg,
@@ -177,9 +173,7 @@ impl RelayClient {
             send_pending: false,
             input_ack: None,
             redundancy,
-            steps: VecDeque::with_capacity(QUEUED_STEPS),
-            spare_steps,
-            step_parts,
+            steps,
             view: UpdateView::with_datagram_capacity(),
             rules,
             step_next: None,
@@ -222,21 +216,21 @@ impl RelayClient {
     /// leave the client's pool (later steps may then allocate): an engine loop uses
     /// [`RelayClient::peek_step`] and [`RelayClient::discard_step`] instead.
     pub fn poll_step(&mut self) -> Option<(u64, Vec<PlayerStep>)> {
-        self.steps.pop_front()
+        let (tick, players) = self.steps.front()?;
+        let step = (tick, players.to_vec());
+        self.steps.pop_front();
+        Some(step)
     }
 
     /// The next canonical step without taking it (no allocation): follow with
     /// [`RelayClient::discard_step`].
     pub fn peek_step(&self) -> Option<(u64, &[PlayerStep])> {
-        self.steps.front().map(|(t, s)| (*t, s.as_slice()))
+        self.steps.front()
     }
 
     /// Drops the step [`RelayClient::peek_step`] showed, keeping its buffers for reuse.
     pub fn discard_step(&mut self) {
-        if let Some((_, mut s)) = self.steps.pop_front() {
-            self.step_parts.recycle(&mut s);
-            self.spare_steps.push(s);
-        }
+        self.steps.pop_front();
     }
 
     /// Canonical steps received and not yet taken.
@@ -282,9 +276,7 @@ impl RelayClient {
         let Some(mut clock) = self.clock.take() else { return 0 };
         // Inputs the engine did not push for earlier due ticks: repeat the last one.
         while self.next_tick < clock.tick() {
-            let last = std::mem::take(&mut self.last_input);
-            self.record(now, &clock, &last);
-            self.last_input = last;
+            self.record(now, &clock, None);
             let _ = self.send_pending(now, ep);
         }
         let n = clock.advance(now);
@@ -331,7 +323,7 @@ impl RelayClient {
             return Err(SessionError::InputTooLarge { size: input.len(), max: self.cfg.max_input_size });
         }
         let Some(clock) = self.clock.take() else { return Err(SessionError::NoTickDue(self.next_tick)) };
-        let r = if self.next_tick < clock.tick() { Ok(self.record(now, &clock, input)) } else { Err(SessionError::NoTickDue(self.next_tick)) };
+        let r = if self.next_tick < clock.tick() { Ok(self.record(now, &clock, Some(input))) } else { Err(SessionError::NoTickDue(self.next_tick)) };
         self.clock = Some(clock);
         r
     }
@@ -345,17 +337,20 @@ impl RelayClient {
         Ok(())
     }
 
-    fn record(&mut self, now: Micros, clock: &TickClock, input: &[u8]) -> u64 {
+    /// Records `input` (None: the previous one again) for the next input tick.
+    fn record(&mut self, now: Micros, clock: &TickClock, input: Option<&[u8]>) -> u64 {
         let tick = self.next_tick;
         self.next_tick += 1;
         self.lead.on_input_sent(tick, self.phase(clock, now));
-        self.last_input.clear();
-        self.last_input.extend_from_slice(input);
+        if let Some(input) = input {
+            self.last_input.clear();
+            self.last_input.extend_from_slice(input);
+        }
         // The oldest kept input is past every window `send_inputs` can send: reuse it.
         let reuse = if self.unacked.len() >= unacked_kept(&self.cfg) { self.unacked.pop_front().map(|(_, b)| b) } else { None };
         let mut buf = reuse.or_else(|| self.spare_inputs.pop()).unwrap_or_default();
         buf.clear();
-        buf.extend_from_slice(input);
+        buf.extend_from_slice(&self.last_input);
         self.unacked.push_back((tick, buf));
         if (tick + 1) % self.cfg.send_interval as u64 == 0 {
             self.send_pending = true;
@@ -450,19 +445,16 @@ impl RelayClient {
             if tick != next {
                 continue; // a repeat, or beyond a gap the server will fill
             }
-            if self.steps.len() >= QUEUED_STEPS {
-                break; // unacknowledged: the server sends it again
+            if !self.steps.push(tick, u.step_bytes(data, i)) {
+                break; // not acknowledged, so the server sends it again
             }
-            let mut step = self.spare_steps.pop().unwrap_or_default();
-            u.step_into_pooled(data, i, &mut step, &mut self.step_parts);
-            if let Some(p) = step.iter().find(|p| p.player == mine) {
-                match p.accepted {
+            if let Some(accepted) = messages::step_accepted(u.step_bytes(data, i), mine) {
+                match accepted {
                     0 => self.empty += 1,
                     1 => {}
                     _ => self.merged += 1,
                 }
             }
-            self.steps.push_back((tick, step));
             self.step_next = Some(tick + 1);
         }
         if self.newest_server_tick.is_none_or(|n| server_tick > n) {
@@ -512,6 +504,26 @@ impl RelayClient {
     /// rate-limits its own changes. Call once per rendered frame.
     pub fn remote_playback(&mut self, now: Micros) -> Option<f64> {
         self.interp.playback(now)
+    }
+}
+
+/// The step queue's room: [`QUEUED_STEPS`] steps of one input per player, plus
+/// merges; and for the decoded front step, the most players and inputs a datagram can
+/// carry in one step.
+fn step_queue_size(cfg: &RelayClientConfig) -> StepQueueSize {
+    let players = cfg.max_players.map_or(DEFAULT_STEP_PLAYERS, |p| (p as usize).min(255));
+    // Player id, accepted count, input count, then one input (its length and bytes).
+    let one_input_step = 1 + players * (7 + cfg.max_input_size);
+    // Every input is its length byte and, in fixed-size sessions, that many bytes.
+    let inputs = MAX_DATAGRAM_SIZE / (1 + cfg.input_size.unwrap_or(0));
+    StepQueueSize {
+        steps: QUEUED_STEPS,
+        bytes: QUEUED_STEPS * one_input_step + QUEUED_MERGE_DATAGRAMS * MAX_DATAGRAM_SIZE,
+        players,
+        inputs,
+        // The input count is a byte.
+        inputs_per_player: inputs.min(255),
+        input_size: cfg.max_input_size,
     }
 }
 

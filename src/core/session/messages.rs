@@ -457,6 +457,10 @@ mod tests {
         }
         let u = decode_server_update(&b, 8).unwrap();
         assert_eq!((u.head, u.first_step), (head, 80));
+        let mut v = UpdateView::with_datagram_capacity();
+        decode_server_update_into(&b, &StepRules::any(8), &mut v).unwrap();
+        let accepted = |i, player| step_accepted(v.step_bytes(&b, i), player);
+        assert_eq!((accepted(0, 1), accepted(0, 2), accepted(1, 1), accepted(1, 2)), (Some(1), Some(0), Some(2), None));
         assert_eq!(u.margins, margins);
         assert_eq!(u.checks, checks);
         assert_eq!(u.steps, steps);

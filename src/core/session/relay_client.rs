@@ -212,9 +212,9 @@ impl RelayClient {
         self.events.pop_front()
     }
 
-    /// The next canonical step, in tick order, each exactly once. The step's buffers
-    /// leave the client's pool (later steps may then allocate): an engine loop uses
-    /// [`RelayClient::peek_step`] and [`RelayClient::discard_step`] instead.
+    /// The next canonical step, in tick order, each exactly once, as an owned copy
+    /// (which allocates): an engine loop uses [`RelayClient::peek_step`] and
+    /// [`RelayClient::discard_step`] instead.
     pub fn poll_step(&mut self) -> Option<(u64, Vec<PlayerStep>)> {
         let (tick, players) = self.steps.front()?;
         let step = (tick, players.to_vec());

@@ -2,7 +2,9 @@
 //! client sessions over real endpoints and a fixed-latency wire that drops every 20th
 //! datagram (so steps are resent, inputs repeated, and remote inputs changing every
 //! few dozen ticks force re-predictions). Only the clients' side is counted (the
-//! server is not held to it).
+//! server is not held to it). A second match stalls both clients for 1.5 s: the
+//! recovery (a burst of updates, steps to catch up on, a merged step, clock jumps)
+//! allocates nothing either.
 
 #[path = "support/counting_alloc.rs"]
 mod counting_alloc;
@@ -13,7 +15,7 @@ use std::net::SocketAddr;
 
 use relay_game::{Answer, BoxGame, input_for};
 use tickwire::core::rollback::AdvanceStatus;
-use tickwire::core::session::relay_client_session::{RelayClientSession, RelayClientSessionConfig};
+use tickwire::core::session::relay_client_session::{ClientSessionStats, RelayClientSession, RelayClientSessionConfig};
 use tickwire::core::session::relay_server_session::{RelayServerSession, RelayServerSessionConfig};
 use tickwire::core::transport::{Endpoint, EndpointConfig};
 use tickwire::core::wire::MAX_DATAGRAM_SIZE;
@@ -57,6 +59,25 @@ struct ClientSide {
 
 #[test]
 fn steady_state_client_ticks_do_not_allocate() {
+    run_match(None);
+}
+
+/// Both clients' engine stops for 1.5 s mid-match (nothing delivered to them, nothing
+/// sent): afterwards a burst of updates, a pile of canonical steps to catch up on,
+/// inputs waiting for acks and a clock that jumps. The pools are sized for that too.
+#[test]
+fn a_client_stall_does_not_allocate_either() {
+    for st in run_match(Some(50_000_000..51_500_000)) {
+        // What the stall is for: the server merged the inputs the clients sent in a
+        // burst (a step with many inputs of one player), and the clocks jumped.
+        assert!(st.sync.merged_steps > 0 && st.sync.clock_corrections > 0, "{st:?}");
+        assert_eq!(st.resyncs, 0, "caught up without a new snapshot");
+    }
+}
+
+/// Runs the match; `stall`: when the clients' side does nothing. Returns the clients'
+/// figures.
+fn run_match(stall: Option<std::ops::Range<u64>>) -> Vec<ClientSessionStats> {
     let addrs: Vec<SocketAddr> = ["127.0.0.1:1000", "127.0.0.1:2001", "127.0.0.1:2002"].iter().map(|a| a.parse().unwrap()).collect();
     let mut server_ep = Endpoint::new(EndpointConfig { max_incoming: 8, seed: 1, ..EndpointConfig::default() }, 0).unwrap();
     let scfg = RelayServerSessionConfig { max_players: 4, ..RelayServerSessionConfig::default() };
@@ -83,8 +104,10 @@ fn steady_state_client_ticks_do_not_allocate() {
     let mut now = 0;
     while now < end {
         now += FRAME_US;
-        // Deliveries.
-        while wire.len > 0 && wire.meta[wire.head].0 <= now {
+        let stalled = stall.as_ref().is_some_and(|s| s.contains(&now));
+        // Deliveries (the wire is FIFO: while the clients stall, what is queued behind
+        // a datagram for them waits too).
+        while wire.len > 0 && wire.meta[wire.head].0 <= now && !(stalled && wire.meta[wire.head].2 != 0) {
             let (_, from, to, n) = wire.meta[wire.head];
             let data = &wire.bufs[wire.head][..n];
             if to == 0 {
@@ -121,7 +144,7 @@ fn steady_state_client_ticks_do_not_allocate() {
             wire.push(now + LATENCY_US, 0, dst, &buf[..n]);
         }
         // The clients (counted after the warm-up).
-        for (i, c) in clients.iter_mut().enumerate() {
+        for (i, c) in clients.iter_mut().enumerate().filter(|_| !stalled) {
             let before = counting_alloc::thread_allocations();
             c.ep.update(now);
             while let Some(e) = c.ep.poll_event() {
@@ -165,4 +188,5 @@ fn steady_state_client_ticks_do_not_allocate() {
     assert!(ticks > 2 * 55 * 60, "clients ran: {ticks} ticks");
     assert!(repredictions > 100, "the path under test includes re-predictions: {repredictions}");
     assert_eq!(counted, 0, "allocations on the clients' steady-state path");
+    clients.iter().map(|c| c.session.stats()).collect()
 }

@@ -5,14 +5,19 @@
 //!
 //! The server's engine loop runs on a thread of its own whose allocations are counted
 //! apart: the clients' engine loop and every network thread (the server's included)
-//! are held to the bound in the first test, the server's engine loop in the second.
-//! The two never run at once (a lock), so their counts do not mix.
+//! are held to zero allocations in the first test, the server's engine loop in the
+//! second. The two never run at once (a lock), so their counts do not mix.
 //!
-//! Pools (the transport's buffers, the client core's spare steps and input buffers)
-//! grow to the most items in flight at once. A scheduling hitch on a loaded machine
-//! (the engine loops, five network threads and the test harness share the cores) piles
-//! up steps and raises that high-water mark once, so a window is measured again, up to
-//! three times, until one meets the bound: allocating per tick would fail every one.
+//! The pools (the transport's buffers, the link simulator's, the hosts' send buffers,
+//! the client core's steps and inputs) are made at creation, sized from the config, so
+//! a scheduling hitch on a loaded machine does not grow them either. One structure
+//! still grows after creation: the client's interpolation buffer keeps the recent
+//! server updates that may still be the fastest of its reference window (10 s), in a
+//! deque that doubles up to its high-water mark, at most one entry per update in the
+//! window (`AdaptiveInterpolation::new` in src/core/sync/interp.rs does not size it
+//! yet). So the client test warms up for a whole reference window, and a window that
+//! saw that deque grow is measured again, up to three times: allocating per tick
+//! would fail every one.
 
 #[path = "support/counting_alloc.rs"]
 mod counting_alloc;
@@ -47,8 +52,9 @@ struct Window {
     rollbacks: u64,
 }
 
-/// Runs the match: a warm-up, then windows until `good` accepts one (at most three).
-fn measure(good: impl Fn(&Window) -> bool) -> Vec<Window> {
+/// Runs the match: a warm-up of `warm_up`, then windows until `good` accepts one (at
+/// most `max_windows`).
+fn measure(warm_up: Duration, max_windows: usize, good: impl Fn(&Window) -> bool) -> Vec<Window> {
     let mut cfg = session_config(tw_session_mode::RelayServer, 4);
     cfg.max_prediction = 16;
     let server = create(&cfg);
@@ -124,10 +130,10 @@ fn measure(good: impl Fn(&Window) -> bool) -> Vec<Window> {
             std::thread::sleep(Duration::from_millis(2));
         }
     };
-    run(Duration::from_secs(4), &mut events);
+    run(warm_up, &mut events);
     assert_eq!(stats(first).running, 1, "the client joined and caught up during the warm-up");
     let mut windows = Vec::new();
-    for _ in 0..3 {
+    for _ in 0..max_windows {
         let before = (stats(first), counting_alloc::allocations(), counting_alloc::set_aside_allocations());
         run(Duration::from_secs(4), &mut events);
         let after = stats(first);
@@ -153,15 +159,13 @@ fn measure(good: impl Fn(&Window) -> bool) -> Vec<Window> {
     windows
 }
 
-/// The bound: allocating per tick would show hundreds.
-fn within(allocs: u64, ticks: u32) -> bool {
-    allocs <= u64::from(ticks) / 30
-}
+/// The client's interpolation buffer fills its reference window (see the module docs).
+const INTERP_WINDOW: Duration = Duration::from_secs(10);
 
 #[test]
 fn relay_clients_and_network_threads_do_not_allocate_per_tick() {
     let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
-    let windows = measure(|w| within(w.others, w.client_ticks));
+    let windows = measure(INTERP_WINDOW, 3, |w| w.others == 0);
     for w in &windows {
         println!(
             "clients + network threads: {} allocations over {} client ticks ({} re-predictions); server engine thread: {} over the same window ({} server ticks in all)",
@@ -171,17 +175,18 @@ fn relay_clients_and_network_threads_do_not_allocate_per_tick() {
     let w = windows.last().unwrap();
     assert!(w.client_ticks > 200, "ticks ran: {}", w.client_ticks);
     assert!(w.rollbacks > 20, "predictions were wrong and redone: {}", w.rollbacks);
-    assert!(within(w.others, w.client_ticks), "{windows:?}");
+    assert_eq!(w.others, 0, "{windows:?}");
 }
 
 #[test]
 fn the_relay_servers_engine_thread_does_not_allocate_per_tick() {
     let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
-    let windows = measure(|w| within(w.server, w.client_ticks));
+    // Nothing on the server's engine thread grows after creation: one window.
+    let windows = measure(Duration::from_secs(4), 1, |w| w.server == 0);
     for w in &windows {
         println!("server engine thread: {} allocations over about {} ticks", w.server, w.client_ticks);
     }
     let w = windows.last().unwrap();
     assert!(w.client_ticks > 200, "ticks ran: {}", w.client_ticks);
-    assert!(within(w.server, w.client_ticks), "{windows:?}");
+    assert_eq!(w.server, 0, "{windows:?}");
 }

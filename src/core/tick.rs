@@ -66,6 +66,10 @@ pub enum TickEvent {
 }
 
 /// Fixed-step accumulator with dilation. See the module docs.
+/// Events one `advance` and one `snap` can raise, so queueing them never allocates
+/// (the owner drains them every frame).
+const EVENTS_RESERVED: usize = 4;
+
 #[derive(Debug, Clone)]
 pub struct TickClock {
     cfg: TickClockConfig,
@@ -80,7 +84,7 @@ pub struct TickClock {
 
 impl TickClock {
     pub fn new(cfg: TickClockConfig, start_tick: u64) -> Self {
-        TickClock { cfg, tick: start_tick, acc_us: 0.0, scale: 1.0, last_now: None, events: VecDeque::new() }
+        TickClock { cfg, tick: start_tick, acc_us: 0.0, scale: 1.0, last_now: None, events: VecDeque::with_capacity(EVENTS_RESERVED) }
     }
 
     pub fn config(&self) -> &TickClockConfig {

@@ -35,6 +35,10 @@ const EVENT_QUEUE_CAPACITY: usize = 8192;
 /// preallocated so refreshing statistics never allocates).
 const PENDING_CAPACITY: usize = 256;
 
+/// Send buffers made when a host starts: messages in flight to the network thread at
+/// once before [`Host::send`] allocates.
+const SEND_BUFFERS_PREFILLED: usize = 64;
+
 /// The longest time dropping a [`Host`] waits for the network thread to disconnect its
 /// peers and exit. After that the thread is detached (it still exits on its own).
 pub const SHUTDOWN_WAIT: Duration = Duration::from_secs(1);
@@ -132,6 +136,9 @@ impl Host {
         let (ev_tx, ev_rx) = crossbeam_channel::bounded(EVENT_QUEUE_CAPACITY);
         let (done_tx, done_rx) = crossbeam_channel::bounded(1);
         let (send_pool, msg_pool) = (BufferPool::new(1), BufferPool::new(MAX_DATAGRAM_SIZE));
+        // Sends waiting for the network thread each hold a buffer until it has taken
+        // them; a datagram's worth each covers every unreliable message.
+        send_pool.prefill(SEND_BUFFERS_PREFILLED, MAX_DATAGRAM_SIZE);
         let channel_limits = channel_limits(&cfg.endpoint);
         let send_queue_limit = cfg.endpoint.send_queue_limit_bytes;
         let parts = ThreadParts {

@@ -36,6 +36,14 @@ impl BufferPool {
         BufferPool { tx, rx, min_capacity: min_capacity.max(1) }
     }
 
+    /// Puts `count` empty buffers of `capacity` bytes in the list now, so that the
+    /// first `count` messages in flight at once find one ready.
+    pub(crate) fn prefill(&self, count: usize, capacity: usize) {
+        for _ in 0..count.min(POOL_CAPACITY) {
+            let _ = self.tx.try_send(Vec::with_capacity(capacity.max(self.min_capacity)));
+        }
+    }
+
     /// An empty buffer, reused when one is available.
     pub(crate) fn take(&self) -> Vec<u8> {
         self.rx.try_recv().unwrap_or_else(|_| Vec::with_capacity(FRESH_CAPACITY))

@@ -34,6 +34,7 @@ use crate::core::clock::{Clock, Micros, SystemClock};
 use crate::core::netsim::{LinkConditioner, LinkConfig};
 use crate::core::rng::{os_seed, Rng};
 use crate::core::transport::{ConnectionStats, DisconnectReason, EndpointStats, Event, PeerId, SendError};
+use crate::core::wire::MAX_DATAGRAM_SIZE;
 
 /// Longest sleep when nothing is due: bounds how stale published statistics get.
 pub(crate) const IDLE_CAP: Duration = Duration::from_millis(10);
@@ -48,6 +49,10 @@ const MAX_RECV_PER_TURN: usize = 1024;
 const DATAGRAM_BUFFER: usize = 65_536;
 /// Idle datagram buffers the simulators may keep.
 const SIM_POOL_LIMIT: usize = 4096;
+/// Datagrams each simulator holds at once without allocating (buffers and queue
+/// room made when it is turned on): a second of traffic at 128 datagrams a second,
+/// so a stall of the network thread does not grow them either.
+const SIM_PREFILL: usize = 128;
 /// Retry interval for events waiting in the backlog.
 const BACKLOG_RETRY_US: Micros = 1_000;
 
@@ -183,7 +188,7 @@ impl<P: Protocol> NetLoop<P> {
         let sim_out = p.outbound_sim.map(|c| Sim::new(c, sim_rng.next_u64()));
         let sim_in = p.inbound_sim.map(|c| Sim::new(c, sim_rng.next_u64()));
         let now = p.clock.now_us();
-        NetLoop {
+        let mut l = NetLoop {
             next_auto_flush: (p.auto_flush_us > 0).then(|| now + p.auto_flush_us),
             p,
             sim_out,
@@ -200,6 +205,23 @@ impl<P: Protocol> NetLoop<P> {
             published: Default::default(),
             rt: RuntimeStats::default(),
             linger_until: None,
+        };
+        l.prefill_sims();
+        l
+    }
+
+    /// Gives every simulator that is on room and buffers for [`SIM_PREFILL`]
+    /// datagrams in flight, so that steady traffic through it never allocates.
+    fn prefill_sims(&mut self) {
+        let mut sims = 0;
+        for sim in [self.sim_out.as_mut(), self.sim_in.as_mut()].into_iter().flatten() {
+            sim.reserve(SIM_PREFILL.saturating_sub(sim.in_flight()));
+            sims += 1;
+        }
+        let want = (sims * SIM_PREFILL).min(SIM_POOL_LIMIT);
+        self.sim_pool.reserve(want.saturating_sub(self.sim_pool.len()));
+        while self.sim_pool.len() < want {
+            self.sim_pool.push(Vec::with_capacity(MAX_DATAGRAM_SIZE));
         }
     }
 
@@ -332,7 +354,10 @@ impl<P: Protocol> NetLoop<P> {
         };
         match (slot.as_mut(), cfg) {
             (Some(sim), Some(cfg)) => sim.set_config(cfg),
-            (None, Some(cfg)) => *slot = Some(Sim::new(cfg, self.sim_rng.next_u64())),
+            (None, Some(cfg)) => {
+                *slot = Some(Sim::new(cfg, self.sim_rng.next_u64()));
+                self.prefill_sims();
+            }
             (_, None) => {
                 let Some(mut old) = slot.take() else { return };
                 while let Some((addr, buf)) = old.poll(Micros::MAX) {
@@ -353,7 +378,8 @@ impl<P: Protocol> NetLoop<P> {
                     Some(sim) => {
                         let mut buf = self.sim_pool.pop().unwrap_or_default();
                         buf.extend_from_slice(&self.rx_buf[..n]);
-                        if let Some((_, dropped)) = sim.send(now, n, (from, buf)) {
+                        let pool = &mut self.sim_pool;
+                        if let Some((_, dropped)) = sim.send_copying(now, n, (from, buf), |d| pooled_copy(pool, d)) {
                             self.reuse_sim_buffer(dropped);
                         }
                     }
@@ -389,7 +415,8 @@ impl<P: Protocol> NetLoop<P> {
                 Some(sim) => {
                     let mut buf = self.sim_pool.pop().unwrap_or_default();
                     buf.extend_from_slice(&self.tx_buf[..n]);
-                    if let Some((_, dropped)) = sim.send(now, n, (addr, buf)) {
+                    let pool = &mut self.sim_pool;
+                    if let Some((_, dropped)) = sim.send_copying(now, n, (addr, buf), |d| pooled_copy(pool, d)) {
                         self.reuse_sim_buffer(dropped);
                     }
                 }
@@ -513,6 +540,13 @@ impl<P: Protocol> NetLoop<P> {
         }
         self.emit(ThreadMsg::Stats(current.0, current.1));
     }
+}
+
+/// A simulator's duplicate of a datagram, in a buffer from the pool.
+fn pooled_copy(pool: &mut Vec<Vec<u8>>, (addr, data): &(SocketAddr, Vec<u8>)) -> (SocketAddr, Vec<u8>) {
+    let mut buf = pool.pop().unwrap_or_default();
+    buf.extend_from_slice(data);
+    (*addr, buf)
 }
 
 fn send_to(socket: &UdpSocket, data: &[u8], addr: SocketAddr) -> io::Result<()> {

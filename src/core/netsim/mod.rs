@@ -78,7 +78,9 @@ pub struct LinkStats {
 /// still holds.
 ///
 /// **Allocation.** The only storage is the pending queue (a binary heap) whose capacity
-/// is kept, so steady-state traffic does not allocate.
+/// is kept, so steady-state traffic does not allocate; [`LinkConditioner::reserve`]
+/// sizes it up front. A duplicate is a clone of the item unless the owner supplies the
+/// copy ([`LinkConditioner::send_copying`]).
 #[derive(Debug, Clone)]
 pub struct LinkConditioner<T> {
     cfg: LinkConfig,
@@ -149,9 +151,21 @@ impl<T: Clone> LinkConditioner<T> {
         }
     }
 
+    /// Makes room for `additional` more datagrams in flight, so that traffic up to
+    /// that many at once never allocates.
+    pub fn reserve(&mut self, additional: usize) {
+        self.queue.reserve(additional);
+    }
+
     /// Offers a datagram of `size` bytes to the link at time `now`. A datagram the link
     /// drops (lost or tail-dropped) comes back, so that its owner can reuse its buffer.
     pub fn send(&mut self, now: Micros, size: usize, item: T) -> Option<T> {
+        self.send_copying(now, size, item, T::clone)
+    }
+
+    /// [`LinkConditioner::send`] making a duplicate with `copy` (an owner that pools
+    /// its buffers copies into a pooled one rather than cloning).
+    pub fn send_copying(&mut self, now: Micros, size: usize, item: T, copy: impl FnOnce(&T) -> T) -> Option<T> {
         self.stats.sent += 1;
         let Some(departed) = self.enter_bottleneck(now, size) else {
             self.stats.dropped_queue += 1;
@@ -167,7 +181,7 @@ impl<T: Clone> LinkConditioner<T> {
         }
         let base = departed.saturating_add(self.cfg.latency_us);
         let fifo_at = base.saturating_add(extra).max(self.fifo_floor);
-        let copy = duplicate.then(|| item.clone());
+        let copy = duplicate.then(|| copy(&item));
         if held {
             self.stats.reordered += 1;
             self.push(fifo_at.saturating_add(self.cfg.reorder_delay_us), item);

@@ -22,7 +22,7 @@
 //! `checks` are the server engine's checksums of its state at the start of a tick, for
 //! desync detection.
 
-use crate::core::wire::{DecodeError, Reader, Writer};
+use crate::core::wire::{DecodeError, MAX_DATAGRAM_SIZE, Reader, Writer};
 
 pub const KIND_CLIENT_INPUTS: u8 = 1;
 pub const KIND_SERVER_UPDATE: u8 = 2;
@@ -210,28 +210,17 @@ impl StepRules {
     }
 }
 
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-struct PlayerSpan {
-    player: u32,
-    accepted: u8,
-    first_input: usize,
-    n_inputs: usize,
-}
-
-/// A ServerUpdate decoded without allocating (once its vectors have grown): the fixed
-/// fields are copied out, the steps stay in the datagram as spans. Reuse one per
-/// receiver.
+/// A ServerUpdate decoded without allocating (once its vectors have grown, or from
+/// the start with [`UpdateView::with_datagram_capacity`]): the fixed fields are copied
+/// out, the steps stay in the datagram as byte ranges. Reuse one per receiver.
 #[derive(Debug, Clone, Default)]
 pub struct UpdateView {
     pub head: Option<UpdateHead>,
     pub margins: Vec<MarginReport>,
     pub checks: Vec<(u32, u64)>,
     pub first_step: u32,
-    /// (first player entry, player count) per step.
+    /// (offset, len) of each encoded step in the datagram.
     steps: Vec<(usize, usize)>,
-    players: Vec<PlayerSpan>,
-    /// (offset, len) in the datagram.
-    inputs: Vec<(usize, usize)>,
 }
 
 impl UpdateView {
@@ -239,42 +228,107 @@ impl UpdateView {
         self.steps.len()
     }
 
+    /// Step `i` as encoded in `data` (the datagram this view was decoded from): what
+    /// [`decode_step_into`] reads.
+    pub fn step_bytes<'a>(&self, data: &'a [u8], i: usize) -> &'a [u8] {
+        let (o, n) = self.steps[i];
+        &data[o..o + n]
+    }
+
     /// Copies step `i` of `data` (the datagram this view was decoded from) into `out`,
     /// reusing its vectors.
     pub fn step_into(&self, data: &[u8], i: usize, out: &mut Vec<PlayerStep>) {
-        let mut spare = Vec::new();
-        self.step_into_pooled(data, i, out, &mut spare);
+        // Checked in full when the view was decoded.
+        let _ = decode_step_into(self.step_bytes(data, i), out, &mut StepParts::default());
     }
 
-    /// [`UpdateView::step_into`] without allocating once warm: input buffers a step no
-    /// longer needs go to `spare` and new ones come from it, so a merge (two inputs
-    /// for a player) on one tick does not free a buffer the next merge reallocates.
-    pub fn step_into_pooled(&self, data: &[u8], i: usize, out: &mut Vec<PlayerStep>, spare: &mut Vec<Vec<u8>>) {
-        let (first, n) = self.steps[i];
-        for (k, p) in self.players[first..first + n].iter().enumerate() {
-            if k == out.len() {
-                out.push(PlayerStep { player: 0, accepted: 0, inputs: Vec::with_capacity(STEP_INPUTS_RESERVED) });
-            }
-            let ps = &mut out[k];
-            ps.player = p.player;
-            ps.accepted = p.accepted;
-            for (j, &(o, len)) in self.inputs[p.first_input..p.first_input + p.n_inputs].iter().enumerate() {
-                if j == ps.inputs.len() {
-                    ps.inputs.push(spare.pop().unwrap_or_default());
-                }
-                ps.inputs[j].clear();
-                ps.inputs[j].extend_from_slice(&data[o..o + len]);
-            }
-            while ps.inputs.len() > p.n_inputs {
-                spare.extend(ps.inputs.pop());
-            }
-        }
-        while out.len() > n {
-            if let Some(ps) = out.pop() {
-                spare.extend(ps.inputs);
-            }
+    /// A view whose vectors hold any ServerUpdate that fits in a datagram, so decoding
+    /// never allocates: every count is bounded by the bytes its entries take.
+    pub fn with_datagram_capacity() -> Self {
+        const MARGIN_BYTES: usize = 7;
+        const CHECK_BYTES: usize = 12;
+        UpdateView {
+            head: None,
+            margins: Vec::with_capacity((MAX_DATAGRAM_SIZE / MARGIN_BYTES).min(255)),
+            checks: Vec::with_capacity((MAX_DATAGRAM_SIZE / CHECK_BYTES).min(255)),
+            first_step: 0,
+            // A step is at least its player count.
+            steps: Vec::with_capacity(MAX_DATAGRAM_SIZE.min(255)),
         }
     }
+}
+
+/// Spare parts for steps built by [`decode_step_into`]: player entries (their input
+/// lists emptied, capacity kept) and cleared input buffers.
+#[derive(Debug, Default)]
+pub struct StepParts {
+    pub players: Vec<PlayerStep>,
+    pub inputs: Vec<Vec<u8>>,
+}
+
+impl StepParts {
+    /// `players` player entries with room for `inputs_per_player` inputs each, and
+    /// `inputs` input buffers of `input_size` bytes, all made now.
+    pub fn prefilled(players: usize, inputs_per_player: usize, inputs: usize, input_size: usize) -> Self {
+        let mut p = Vec::with_capacity(players);
+        p.extend((0..players).map(|_| PlayerStep { player: 0, accepted: 0, inputs: Vec::with_capacity(inputs_per_player) }));
+        let mut i = Vec::with_capacity(inputs);
+        i.extend((0..inputs).map(|_| Vec::with_capacity(input_size)));
+        StepParts { players: p, inputs: i }
+    }
+
+    /// Takes `step` apart: its player entries and input buffers become spare parts.
+    pub fn recycle(&mut self, step: &mut Vec<PlayerStep>) {
+        for mut p in step.drain(..) {
+            for mut buf in p.inputs.drain(..) {
+                buf.clear();
+                self.inputs.push(buf);
+            }
+            self.players.push(p);
+        }
+    }
+}
+
+/// Decodes one encoded step (see the module docs) into `out`, whose old contents go to
+/// `parts` first; its player entries and input buffers come from `parts` (made only
+/// when `parts` runs short, so a step that fits the parts allocates nothing).
+pub fn decode_step_into(bytes: &[u8], out: &mut Vec<PlayerStep>, parts: &mut StepParts) -> Result<(), DecodeError> {
+    parts.recycle(out);
+    let mut r = Reader::new(bytes);
+    for _ in 0..r.u8()? {
+        let ps = parts.players.pop().unwrap_or_else(|| PlayerStep { player: 0, accepted: 0, inputs: Vec::with_capacity(STEP_INPUTS_RESERVED) });
+        // Back in `out` before anything can fail, so nothing is lost on an error.
+        out.push(ps);
+        let ps = out.last_mut().expect("just pushed");
+        ps.player = r.u32()?;
+        ps.accepted = r.u8()?;
+        for _ in 0..r.u8()? {
+            let len = r.u8()? as usize;
+            let mut buf = parts.inputs.pop().unwrap_or_default();
+            buf.extend_from_slice(r.bytes(len)?);
+            ps.inputs.push(buf);
+        }
+    }
+    if !r.is_empty() {
+        return Err(DecodeError::Trailing);
+    }
+    Ok(())
+}
+
+/// `player`'s accepted count in one encoded step, if the step lists that player.
+pub fn step_accepted(bytes: &[u8], player: u32) -> Option<u8> {
+    let mut r = Reader::new(bytes);
+    for _ in 0..r.u8().ok()? {
+        let (p, accepted) = (r.u32().ok()?, r.u8().ok()?);
+        if p == player {
+            return Some(accepted);
+        }
+        for _ in 0..r.u8().ok()? {
+            let len = r.u8().ok()? as usize;
+            r.bytes(len).ok()?;
+        }
+    }
+    None
 }
 
 /// Input slots a new [`PlayerStep`] reserves: a merge of a few inputs fits without
@@ -287,8 +341,6 @@ pub fn decode_server_update_into(data: &[u8], rules: &StepRules, out: &mut Updat
     out.margins.clear();
     out.checks.clear();
     out.steps.clear();
-    out.players.clear();
-    out.inputs.clear();
     let mut r = Reader::new(data);
     let kind = r.u8()?;
     if kind != KIND_SERVER_UPDATE {
@@ -315,8 +367,8 @@ pub fn decode_server_update_into(data: &[u8], rules: &StepRules, out: &mut Updat
     out.first_step = r.u32()?;
     let n_steps = r.u8()?;
     for _ in 0..n_steps {
+        let start = data.len() - r.remaining();
         let np = r.u8()? as usize;
-        out.steps.push((out.players.len(), np));
         let mut prev: Option<u32> = None;
         for _ in 0..np {
             let player = r.u32()?;
@@ -330,17 +382,15 @@ pub fn decode_server_update_into(data: &[u8], rules: &StepRules, out: &mut Updat
             if ni != accepted.max(1) {
                 return Err(DecodeError::BadLength);
             }
-            out.players.push(PlayerSpan { player, accepted, first_input: out.inputs.len(), n_inputs: ni as usize });
             for _ in 0..ni {
                 let len = r.u8()? as usize;
                 if len > rules.max_input || rules.input_size.is_some_and(|s| s != len) {
                     return Err(DecodeError::BadLength);
                 }
-                let offset = data.len() - r.remaining();
                 r.bytes(len)?;
-                out.inputs.push((offset, len));
             }
         }
+        out.steps.push((start, data.len() - r.remaining() - start));
     }
     if !r.is_empty() {
         return Err(DecodeError::Trailing);
@@ -407,6 +457,10 @@ mod tests {
         }
         let u = decode_server_update(&b, 8).unwrap();
         assert_eq!((u.head, u.first_step), (head, 80));
+        let mut v = UpdateView::with_datagram_capacity();
+        decode_server_update_into(&b, &StepRules::any(8), &mut v).unwrap();
+        let accepted = |i, player| step_accepted(v.step_bytes(&b, i), player);
+        assert_eq!((accepted(0, 1), accepted(0, 2), accepted(1, 1), accepted(1, 2)), (Some(1), Some(0), Some(2), None));
         assert_eq!(u.margins, margins);
         assert_eq!(u.checks, checks);
         assert_eq!(u.steps, steps);

@@ -3,13 +3,16 @@
 //! until acknowledged; and the canonical steps, delivered to the engine in order and
 //! exactly once. Prediction and reconciliation build on this (issue 4).
 //!
-//! Like the server, it borrows the caller's transport on each call. Once warmed up it
-//! allocates nothing per tick: inputs and steps live in reused buffers.
+//! Like the server, it borrows the caller's transport on each call. It allocates
+//! nothing per tick after construction, stalls and merges included: inputs and steps
+//! live in buffers made up front, sized from the config. (The interpolation buffer's
+//! window, in `sync::interp`, still grows to its high-water mark.)
 
 use std::collections::VecDeque;
 use std::net::SocketAddr;
 
 use super::messages::{self, PlayerStep, StepRules, UpdateView};
+use super::step_queue::{StepQueue, StepQueueSize};
 use super::relay_server::widen;
 use crate::core::clock::Micros;
 use crate::core::sync::interp::{AdaptiveInterpolation, InterpConfig, RemoteTimeline};
@@ -95,12 +98,15 @@ pub enum SessionError {
 
 /// Server checksum reports kept until the owner takes them.
 const CHECKS_QUEUED: usize = 16;
-/// Unacknowledged inputs the queue holds without growing (4 s at 60 Hz).
-const UNACKED_RESERVED: usize = 256;
-/// Input buffers made up front for unacknowledged inputs (1 s at 60 Hz).
-const UNACKED_PREFILLED: usize = 64;
-/// Input buffers kept ready for merged steps.
-const SPARE_STEP_INPUTS: usize = 16;
+/// Canonical steps held for the engine. Beyond this the client takes no more until
+/// the engine has caught up: the server repeats every step the client has not
+/// acknowledged, and it sends at most `max_steps_per_update` past the acknowledged one
+/// in an update, so the queue stays well below this while the engine runs.
+const QUEUED_STEPS: usize = 128;
+/// Datagrams' worth of room in the step queue beyond one-input steps, for merges.
+const QUEUED_MERGE_DATAGRAMS: usize = 4;
+/// Player entries per step made up front when the config sets no player limit.
+const DEFAULT_STEP_PLAYERS: usize = 8;
 /// Packets the transport must have sent before its loss figure steers redundancy.
 const LOSS_ESTIMATE_PACKETS: u64 = 200;
 
@@ -121,10 +127,7 @@ pub struct RelayClient {
     send_pending: bool,
     input_ack: Option<u64>,
     redundancy: RedundancyPlanner,
-    steps: VecDeque<(u64, Vec<PlayerStep>)>,
-    spare_steps: Vec<Vec<PlayerStep>>,
-    /// Input buffers of steps, kept for the next merge (see `step_into_pooled`).
-    spare_step_inputs: Vec<Vec<u8>>,
+    steps: StepQueue,
     view: UpdateView,
     rules: StepRules,
     step_next: Option<u64>,
@@ -146,13 +149,13 @@ impl RelayClient {
         let lead = InputLeadController::new(cfg.lead);
         let interp = AdaptiveInterpolation::new(cfg.interp);
         let redundancy = RedundancyPlanner::new(cfg.redundancy, 2);
-        // Inputs wait for the server's ack for a round trip or more, longer when acks
-        // are lost: buffers for that many up front, so a slow ack late in a match does
-        // not allocate.
-        let mut spare_inputs = Vec::with_capacity(UNACKED_RESERVED);
-        spare_inputs.extend((0..UNACKED_PREFILLED).map(|_| Vec::with_capacity(cfg.max_input_size)));
-        let mut spare_step_inputs = Vec::with_capacity(4 * SPARE_STEP_INPUTS);
-        spare_step_inputs.extend((0..SPARE_STEP_INPUTS).map(|_| Vec::with_capacity(cfg.max_input_size)));
+        // Only the newest `copies × send_interval` unacknowledged inputs are ever sent
+        // (again), so no more are kept: their buffers are all made now.
+        let unacked_kept = unacked_kept(&cfg);
+        let mut spare_inputs = Vec::with_capacity(unacked_kept + 1);
+        spare_inputs.extend((0..=unacked_kept).map(|_| Vec::with_capacity(cfg.max_input_size)));
+        let steps = StepQueue::new(step_queue_size(&cfg));
+        let last_input = Vec::with_capacity(cfg.max_input_size);
         let rules = StepRules { max_input: cfg.max_input_size, input_size: cfg.input_size, max_players: cfg.max_players };
         RelayClient {
             cfg,
@@ -164,18 +167,14 @@ impl RelayClient {
             start_local: 0,
             start_pos: 0.0,
             next_tick: 0,
-            last_input: Vec::new(),
-            unacked: VecDeque::with_capacity(UNACKED_RESERVED),
+            last_input,
+            unacked: VecDeque::with_capacity(unacked_kept + 1),
             spare_inputs,
             send_pending: false,
             input_ack: None,
             redundancy,
-            steps: VecDeque::with_capacity(64),
-            spare_steps: Vec::new(),
-            // A few merged inputs' worth, so the first merges after the start (at the
-            // lead loop's target late rate, any time) find buffers ready.
-            spare_step_inputs,
-            view: UpdateView::default(),
+            steps,
+            view: UpdateView::with_datagram_capacity(),
             rules,
             step_next: None,
             first_input: None,
@@ -213,22 +212,25 @@ impl RelayClient {
         self.events.pop_front()
     }
 
-    /// The next canonical step, in tick order, each exactly once.
+    /// The next canonical step, in tick order, each exactly once, as an owned copy
+    /// (which allocates): an engine loop uses [`RelayClient::peek_step`] and
+    /// [`RelayClient::discard_step`] instead.
     pub fn poll_step(&mut self) -> Option<(u64, Vec<PlayerStep>)> {
-        self.steps.pop_front()
+        let (tick, players) = self.steps.front()?;
+        let step = (tick, players.to_vec());
+        self.steps.pop_front();
+        Some(step)
     }
 
     /// The next canonical step without taking it (no allocation): follow with
     /// [`RelayClient::discard_step`].
     pub fn peek_step(&self) -> Option<(u64, &[PlayerStep])> {
-        self.steps.front().map(|(t, s)| (*t, s.as_slice()))
+        self.steps.front()
     }
 
     /// Drops the step [`RelayClient::peek_step`] showed, keeping its buffers for reuse.
     pub fn discard_step(&mut self) {
-        if let Some((_, s)) = self.steps.pop_front() {
-            self.spare_steps.push(s);
-        }
+        self.steps.pop_front();
     }
 
     /// Canonical steps received and not yet taken.
@@ -274,9 +276,7 @@ impl RelayClient {
         let Some(mut clock) = self.clock.take() else { return 0 };
         // Inputs the engine did not push for earlier due ticks: repeat the last one.
         while self.next_tick < clock.tick() {
-            let last = std::mem::take(&mut self.last_input);
-            self.record(now, &clock, &last);
-            self.last_input = last;
+            self.record(now, &clock, None);
             let _ = self.send_pending(now, ep);
         }
         let n = clock.advance(now);
@@ -323,7 +323,7 @@ impl RelayClient {
             return Err(SessionError::InputTooLarge { size: input.len(), max: self.cfg.max_input_size });
         }
         let Some(clock) = self.clock.take() else { return Err(SessionError::NoTickDue(self.next_tick)) };
-        let r = if self.next_tick < clock.tick() { Ok(self.record(now, &clock, input)) } else { Err(SessionError::NoTickDue(self.next_tick)) };
+        let r = if self.next_tick < clock.tick() { Ok(self.record(now, &clock, Some(input))) } else { Err(SessionError::NoTickDue(self.next_tick)) };
         self.clock = Some(clock);
         r
     }
@@ -337,15 +337,20 @@ impl RelayClient {
         Ok(())
     }
 
-    fn record(&mut self, now: Micros, clock: &TickClock, input: &[u8]) -> u64 {
+    /// Records `input` (None: the previous one again) for the next input tick.
+    fn record(&mut self, now: Micros, clock: &TickClock, input: Option<&[u8]>) -> u64 {
         let tick = self.next_tick;
         self.next_tick += 1;
         self.lead.on_input_sent(tick, self.phase(clock, now));
-        self.last_input.clear();
-        self.last_input.extend_from_slice(input);
-        let mut buf = self.spare_inputs.pop().unwrap_or_default();
+        if let Some(input) = input {
+            self.last_input.clear();
+            self.last_input.extend_from_slice(input);
+        }
+        // The oldest kept input is past every window `send_inputs` can send: reuse it.
+        let reuse = if self.unacked.len() >= unacked_kept(&self.cfg) { self.unacked.pop_front().map(|(_, b)| b) } else { None };
+        let mut buf = reuse.or_else(|| self.spare_inputs.pop()).unwrap_or_default();
         buf.clear();
-        buf.extend_from_slice(input);
+        buf.extend_from_slice(&self.last_input);
         self.unacked.push_back((tick, buf));
         if (tick + 1) % self.cfg.send_interval as u64 == 0 {
             self.send_pending = true;
@@ -440,16 +445,16 @@ impl RelayClient {
             if tick != next {
                 continue; // a repeat, or beyond a gap the server will fill
             }
-            let mut step = self.spare_steps.pop().unwrap_or_default();
-            u.step_into_pooled(data, i, &mut step, &mut self.spare_step_inputs);
-            if let Some(p) = step.iter().find(|p| p.player == mine) {
-                match p.accepted {
+            if !self.steps.push(tick, u.step_bytes(data, i)) {
+                break; // not acknowledged, so the server sends it again
+            }
+            if let Some(accepted) = messages::step_accepted(u.step_bytes(data, i), mine) {
+                match accepted {
                     0 => self.empty += 1,
                     1 => {}
                     _ => self.merged += 1,
                 }
             }
-            self.steps.push_back((tick, step));
             self.step_next = Some(tick + 1);
         }
         if self.newest_server_tick.is_none_or(|n| server_tick > n) {
@@ -500,4 +505,29 @@ impl RelayClient {
     pub fn remote_playback(&mut self, now: Micros) -> Option<f64> {
         self.interp.playback(now)
     }
+}
+
+/// The step queue's room: [`QUEUED_STEPS`] steps of one input per player, plus
+/// merges; and for the decoded front step, the most players and inputs a datagram can
+/// carry in one step.
+fn step_queue_size(cfg: &RelayClientConfig) -> StepQueueSize {
+    let players = cfg.max_players.map_or(DEFAULT_STEP_PLAYERS, |p| (p as usize).min(255));
+    // Player id, accepted count, input count, then one input (its length and bytes).
+    let one_input_step = 1 + players * (7 + cfg.max_input_size);
+    // Every input is its length byte and, in fixed-size sessions, that many bytes.
+    let inputs = MAX_DATAGRAM_SIZE / (1 + cfg.input_size.unwrap_or(0));
+    StepQueueSize {
+        steps: QUEUED_STEPS,
+        bytes: QUEUED_STEPS * one_input_step + QUEUED_MERGE_DATAGRAMS * MAX_DATAGRAM_SIZE,
+        players,
+        inputs,
+        // The input count is a byte.
+        inputs_per_player: inputs.min(255),
+        input_size: cfg.max_input_size,
+    }
+}
+
+/// Unacknowledged inputs worth keeping: the most `send_inputs` ever sends.
+fn unacked_kept(cfg: &RelayClientConfig) -> usize {
+    (cfg.redundancy.max_copies.max(1) as usize).saturating_mul(cfg.send_interval.max(1) as usize)
 }

@@ -81,6 +81,10 @@ pub enum SendError {
     Unavailable(String),
 }
 
+/// Outgoing datagrams and events the endpoint holds between two drains by its driver
+/// without growing its queues (a burst after a stall may go past it once).
+const QUEUES_RESERVED: usize = 256;
+
 pub struct Endpoint {
     cfg: EndpointConfig,
     ids: PeerIdAllocator,
@@ -111,8 +115,8 @@ impl Endpoint {
             conns: BTreeMap::new(),
             by_addr: HashMap::new(),
             incoming: 0,
-            transmits: VecDeque::new(),
-            events: VecDeque::new(),
+            transmits: VecDeque::with_capacity(QUEUES_RESERVED),
+            events: VecDeque::with_capacity(QUEUES_RESERVED),
             pool: BufPool::new(4096),
             stats: EndpointStats::default(),
             scratch: Vec::new(),

@@ -64,9 +64,13 @@ pub struct AdaptiveInterpolation {
 
 impl AdaptiveInterpolation {
     pub fn new(cfg: InterpConfig) -> Self {
+        // One entry per update in the reference window (twice that for duplicates and
+        // bursts), made now so that filling the window never allocates mid-match.
+        let per_window = cfg.reference_window_us as f64 / (cfg.send_interval.max(1) as f64 * cfg.tick_us.max(1.0));
+        let room = if per_window.is_finite() { (2.0 * per_window) as usize + 16 } else { 16 };
         AdaptiveInterpolation {
             cfg,
-            window: VecDeque::new(),
+            window: VecDeque::with_capacity(room.min(4096)),
             jitter: ForgettingHistogram::new(0.0, 64.0, 1.0 / 32.0, 0.995),
             newest: None,
             expected_next: None,

@@ -62,6 +62,7 @@ namespace Tickwire
             get { return _handle; }
         }
 
+        /// <summary>True once Dispose (or DisposeAll) has destroyed the native host.</summary>
         public bool IsDisposed
         {
             get { return _handle.IsClosed; }

@@ -46,6 +46,12 @@ static void fail(peer *p, const char *what, tw_result r) {
     p->failed = 1;
 }
 
+/* A setup call: true when it returned OK, else reports it (with the library's message). */
+static int ok_or_fail(peer *p, const char *what, tw_result r) {
+    if (r != TW_RESULT_OK) fail(p, what, r);
+    return r == TW_RESULT_OK;
+}
+
 static uint64_t checksum(const game *g) { /* FNV-1a over the state's bytes */
     const unsigned char *b = (const unsigned char *)g;
     uint64_t h = 14695981039346656037ull;
@@ -114,7 +120,10 @@ static void frame(peer *p) {
     }
     while (due--) {
         tw_session_stats st;
-        tw_session_get_stats(p->s, &st);
+        if (TW_FAILED(r = tw_session_get_stats(p->s, &st))) {
+            fail(p, "get_stats", r);
+            return;
+        }
         uint8_t in = input_at(p->me, st.current_tick + st.input_delay);
         if (TW_FAILED(r = tw_session_push_input(p->s, p->me, &in, 1))) fail(p, "push_input", r);
         r = tw_session_advance(p->s); /* OK, or a status such as TW_RESULT_WINDOW_FULL */
@@ -148,7 +157,7 @@ static int setup(peer *p, const char *name, uint32_t me) {
         return 0;
     }
     uint32_t slots = 0;
-    tw_session_state_slots(p->s, &slots);
+    if (!ok_or_fail(p, "state_slots", tw_session_state_slots(p->s, &slots))) return 0;
     p->slots = (game *)calloc(slots, sizeof(game));
     tw_link_sim_config sim;
     tw_link_sim_config_init_default(&sim);
@@ -172,17 +181,14 @@ int main(int argc, char **argv) {
     int ok = setup(&a, "peer A", 0) & setup(&b, "peer B", 1);
     char addr_a[64], addr_b[64];
     size_t n;
-    if (ok) {
-        tw_session_local_address(a.s, addr_a, sizeof addr_a, &n);
-        tw_session_local_address(b.s, addr_b, sizeof addr_b, &n);
-        /* Every peer lists the same players in the same order. */
-        ok = tw_session_add_local_player(a.s, 0) == TW_RESULT_OK &&
-             tw_session_add_remote_player(a.s, 1, addr_b) == TW_RESULT_OK &&
-             tw_session_add_remote_player(b.s, 0, addr_a) == TW_RESULT_OK &&
-             tw_session_add_local_player(b.s, 1) == TW_RESULT_OK &&
-             tw_session_start(a.s) == TW_RESULT_OK && tw_session_start(b.s) == TW_RESULT_OK;
-        if (!ok) fail(&a, "setup", TW_RESULT_INVALID_STATE);
-    }
+    ok = ok && ok_or_fail(&a, "local_address", tw_session_local_address(a.s, addr_a, sizeof addr_a, &n)) &&
+         ok_or_fail(&b, "local_address", tw_session_local_address(b.s, addr_b, sizeof addr_b, &n)) &&
+         /* Every peer lists the same players in the same order. */
+         ok_or_fail(&a, "add_local_player", tw_session_add_local_player(a.s, 0)) &&
+         ok_or_fail(&a, "add_remote_player", tw_session_add_remote_player(a.s, 1, addr_b)) &&
+         ok_or_fail(&b, "add_remote_player", tw_session_add_remote_player(b.s, 0, addr_a)) &&
+         ok_or_fail(&b, "add_local_player", tw_session_add_local_player(b.s, 1)) &&
+         ok_or_fail(&a, "start", tw_session_start(a.s)) && ok_or_fail(&b, "start", tw_session_start(b.s));
     struct timespec t0, t;
     clock_gettime(CLOCK_MONOTONIC, &t0);
     t = t0;

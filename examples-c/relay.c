@@ -58,6 +58,12 @@ static void fail(node *n, const char *what, tw_result r) {
     n->failed = 1;
 }
 
+/* A setup call: true when it returned OK, else reports it (with the library's message). */
+static int ok_or_fail(node *n, const char *what, tw_result r) {
+    if (r != TW_RESULT_OK) fail(n, what, r);
+    return r == TW_RESULT_OK;
+}
+
 static uint64_t checksum(const game *g) { /* FNV-1a over the state's bytes */
     const unsigned char *b = (const unsigned char *)g;
     uint64_t h = 14695981039346656037ull;
@@ -212,7 +218,7 @@ static int create(node *n, const char *name, uint32_t mode, uint64_t seed) {
         return 0;
     }
     uint32_t slots = 0;
-    tw_session_state_slots(n->s, &slots);
+    if (!ok_or_fail(n, "state_slots", tw_session_state_slots(n->s, &slots))) return 0;
     n->slots = (game *)calloc(slots, sizeof(game));
     tw_link_sim_config sim; /* on what this node sends: both directions of each link */
     tw_link_sim_config_init_default(&sim);
@@ -268,15 +274,16 @@ static void compare(const node *server, const node *c, uint32_t *compared, uint3
 int main(int argc, char **argv) {
     double seconds = argc > 1 ? atof(argv[1]) : 4.0;
     static node server, clients[CLIENTS]; /* static: the checksum histories are large */
-    char addr[64], name[16];
+    char addr[64] = "", name[16];
     size_t len;
-    int ok = create(&server, "server", TW_SESSION_MODE_RELAY_SERVER, 100);
-    ok = ok && tw_session_local_address(server.s, addr, sizeof addr, &len) == TW_RESULT_OK &&
-         tw_session_start(server.s) == TW_RESULT_OK;
+    int ok = create(&server, "server", TW_SESSION_MODE_RELAY_SERVER, 100) &&
+             ok_or_fail(&server, "local_address", tw_session_local_address(server.s, addr, sizeof addr, &len)) &&
+             ok_or_fail(&server, "start", tw_session_start(server.s));
     for (int i = 0; ok && i < CLIENTS; i++) {
         snprintf(name, sizeof name, "client %d", i + 1);
         ok = create(&clients[i], name, TW_SESSION_MODE_RELAY_CLIENT, 101 + (uint64_t)i) &&
-             tw_session_set_server(clients[i].s, addr) == TW_RESULT_OK && tw_session_start(clients[i].s) == TW_RESULT_OK;
+             ok_or_fail(&clients[i], "set_server", tw_session_set_server(clients[i].s, addr)) &&
+             ok_or_fail(&clients[i], "start", tw_session_start(clients[i].s));
     }
     if (!ok) fprintf(stderr, "relay: setup failed\n");
     printf("relay: a server on %s and %d clients, 50 ms each way, 0-5 ms jitter, 1%% loss\n", addr, CLIENTS);

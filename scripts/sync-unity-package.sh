@@ -22,7 +22,7 @@ native=""
 while [ $# -gt 0 ]; do
     case "$1" in
     --check) mode=check; shift ;;
-    --native) native="$2"; shift 2 ;;
+    --native) [ $# -ge 2 ] || { echo "$0: --native needs LIB_DIR" >&2; exit 2; }; native="$2"; shift 2 ;;
     *) echo "usage: $0 [--check] [--native LIB_DIR]" >&2; exit 2 ;;
     esac
 done

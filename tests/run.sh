@@ -80,9 +80,15 @@ for src in "${programs[@]}"; do
     check "$name: C++17 syntax check" c++ "${CXXFLAGS[@]}" "$src"
 done
 
-run_program() {
+# Runs a program with the native library from $1 (only there) on the path.
+run_program_in() {
+    local libs="$1"
+    shift
     # A caught panic in the misuse test prints a panic note; keep it short.
-    LD_LIBRARY_PATH="$LIB_DIR${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" RUST_BACKTRACE=0 timeout 120 "$@"
+    LD_LIBRARY_PATH="$libs" RUST_BACKTRACE=0 timeout 120 "$@"
+}
+run_program() {
+    run_program_in "$LIB_DIR${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" "$@"
 }
 for src in "${programs[@]}"; do
     name="$(basename "$src" .c)"
@@ -223,11 +229,6 @@ pkg_config_consumer() {
     # shellcheck disable=SC2046
     cc "${CFLAGS[@]}" examples-c/loopback.c $("${pc[@]}" --cflags --libs tickwire) -o "$PKG/pc-loopback" &&
         run_program_in "$PKG/prefix/lib" "$PKG/pc-loopback"
-}
-run_program_in() {
-    local libs="$1"
-    shift
-    LD_LIBRARY_PATH="$libs" timeout 120 "$@"
 }
 check "pkg-config consumer: build and run the C example" pkg_config_consumer
 

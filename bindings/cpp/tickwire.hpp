@@ -70,13 +70,36 @@ public:
     /** The error for a call that just failed on this thread. */
     static Error last(tw_result code) { return Error(code, last_error_message()); }
 
+    /** The tw_result the call returned. */
     tw_result code() const noexcept { return code_; }
+    /** The library's last-error message (names the function and the reason). */
     const std::string &native_message() const noexcept { return native_message_; }
 
 private:
     tw_result code_;
     std::string native_message_;
 };
+
+namespace detail {
+
+/** Throws Error::last(r) when r is an error (negative); statuses and OK pass. */
+inline void throw_if_failed(tw_result r) {
+    if (TW_FAILED(r)) {
+        throw Error::last(r);
+    }
+}
+
+/** The text of a fixed-size, NUL-padded char field of an event (a view into it). */
+template <std::size_t N>
+inline std::string_view field_text(const char (&field)[N]) noexcept {
+    std::size_t n = 0;
+    while (n < N && field[n] != '\0') {
+        ++n;
+    }
+    return std::string_view(field, n);
+}
+
+}  // namespace detail
 
 /**
  * Checks that the library matches the header this program was compiled with (the ABI
@@ -163,42 +186,24 @@ private:
 /** The library's default host config (tw_host_config_init_default). Edit, then pass to Host. */
 inline tw_host_config default_config() {
     tw_host_config c;
-    tw_result r = tw_host_config_init_default(&c);
-    if (TW_FAILED(r)) {
-        throw Error::last(r);
-    }
+    detail::throw_if_failed(tw_host_config_init_default(&c));
     return c;
 }
 
 /** A perfect simulated link (tw_link_sim_config_init_default). Edit, then pass to set_link_sim. */
 inline tw_link_sim_config default_link_sim() {
     tw_link_sim_config c;
-    tw_result r = tw_link_sim_config_init_default(&c);
-    if (TW_FAILED(r)) {
-        throw Error::last(r);
-    }
+    detail::throw_if_failed(tw_link_sim_config_init_default(&c));
     return c;
 }
 
 /** The peer address of a TW_EVENT_KIND_CONNECTED event (a view into the event). */
 inline std::string_view connected_address(const tw_event &ev) noexcept {
-    const char *a = ev.data.connected.address;
-    std::size_t n = 0;
-    while (n < sizeof ev.data.connected.address && a[n] != '\0') {
-        ++n;
-    }
-    return std::string_view(a, n);
+    return detail::field_text(ev.data.connected.address);
 }
 
 /** The message of a TW_EVENT_KIND_FATAL event (a view into the event). */
-inline std::string_view fatal_message(const tw_event &ev) noexcept {
-    const char *m = ev.data.fatal.message;
-    std::size_t n = 0;
-    while (n < sizeof ev.data.fatal.message && m[n] != '\0') {
-        ++n;
-    }
-    return std::string_view(m, n);
-}
+inline std::string_view fatal_message(const tw_event &ev) noexcept { return detail::field_text(ev.data.fatal.message); }
 
 /**
  * One tickwire host: a UDP socket, its network thread and its connections. Unique
@@ -211,10 +216,7 @@ public:
     /** Binds to bind_address ("0.0.0.0:7777", "127.0.0.1:0", "[::]:0") and starts the network thread. */
     explicit Host(const char *bind_address, const tw_host_config &config = default_config()) {
         check_abi_once();
-        tw_result r = tw_host_create(&config, bind_address, &host_);
-        if (TW_FAILED(r)) {
-            throw Error::last(r);
-        }
+        detail::throw_if_failed(tw_host_create(&config, bind_address, &host_));
     }
     explicit Host(const std::string &bind_address, const tw_host_config &config = default_config())
         : Host(bind_address.c_str(), config) {}
@@ -248,10 +250,7 @@ public:
     /** Starts connecting ("127.0.0.1:7777"); returns the peer id. A CONNECTED or DISCONNECTED event follows. */
     std::uint32_t connect(const char *address) {
         std::uint32_t peer = 0;
-        tw_result r = tw_host_connect(host_, address, &peer);
-        if (TW_FAILED(r)) {
-            throw Error::last(r);
-        }
+        detail::throw_if_failed(tw_host_connect(host_, address, &peer));
         return peer;
     }
     std::uint32_t connect(const std::string &address) { return connect(address.c_str()); }
@@ -291,38 +290,31 @@ public:
         }
         std::vector<std::uint8_t> out(len);
         r = tw_host_read_message(host_, out.data(), out.size(), &len);
-        if (TW_FAILED(r)) {
-            throw Error::last(r);
-        }
+        detail::throw_if_failed(r);
         return out;
     }
 
+    /** Closes the connection to peer; a DISCONNECTED event follows. Does not block. */
     tw_result disconnect(std::uint32_t peer) noexcept { return tw_host_disconnect(host_, peer); }
+    /** The connection's figures (RTT, loss, bytes): a snapshot at most a few tens of ms old. */
     tw_result peer_stats(std::uint32_t peer, tw_peer_stats &out) noexcept { return tw_host_peer_stats(host_, peer, &out); }
+    /** Host-wide figures. */
     tw_result stats(tw_host_stats &out) noexcept { return tw_host_get_stats(host_, &out); }
 
     /** Turns the link simulator of one direction on (tests, development). Throws on a bad config. */
     void set_link_sim(tw_direction direction, const tw_link_sim_config &config) {
-        tw_result r = tw_host_set_link_sim(host_, direction, &config);
-        if (TW_FAILED(r)) {
-            throw Error::last(r);
-        }
+        detail::throw_if_failed(tw_host_set_link_sim(host_, direction, &config));
     }
+    /** Turns the link simulator of one direction off. */
     void clear_link_sim(tw_direction direction) {
-        tw_result r = tw_host_set_link_sim(host_, direction, nullptr);
-        if (TW_FAILED(r)) {
-            throw Error::last(r);
-        }
+        detail::throw_if_failed(tw_host_set_link_sim(host_, direction, nullptr));
     }
 
     /** The bound address, with the real port ("127.0.0.1:40123"). */
     std::string local_address() const {
         char buf[64];
         std::size_t len = 0;
-        tw_result r = tw_host_local_address(host_, buf, sizeof buf, &len);
-        if (TW_FAILED(r)) {
-            throw Error::last(r);
-        }
+        detail::throw_if_failed(tw_host_local_address(host_, buf, sizeof buf, &len));
         return std::string(buf, len > 0 ? len - 1 : 0);
     }
 
@@ -337,10 +329,7 @@ private:
  */
 inline tw_session_config default_session_config(tw_session_mode mode = TW_SESSION_MODE_P2P) {
     tw_session_config c;
-    tw_result r = tw_session_config_init_default(&c);
-    if (TW_FAILED(r)) {
-        throw Error::last(r);
-    }
+    detail::throw_if_failed(tw_session_config_init_default(&c));
     c.mode = mode;
     return c;
 }
@@ -385,12 +374,7 @@ inline tw_session_config relay_client_config(std::uint32_t num_players, std::uin
 
 /** The message of a TW_SESSION_EVENT_KIND_FATAL event (a view into the event). */
 inline std::string_view fatal_message(const tw_session_event &ev) noexcept {
-    const char *m = ev.data.fatal.message;
-    std::size_t n = 0;
-    while (n < sizeof ev.data.fatal.message && m[n] != '\0') {
-        ++n;
-    }
-    return std::string_view(m, n);
+    return detail::field_text(ev.data.fatal.message);
 }
 
 /**
@@ -420,10 +404,7 @@ public:
     /** Creates the session (P2P and SPECTATOR bind their socket now). Throws Error. */
     explicit Session(const tw_session_config &config) {
         check_abi_once();
-        tw_result r = tw_session_create(&config, &session_);
-        if (TW_FAILED(r)) {
-            throw Error::last(r);
-        }
+        detail::throw_if_failed(tw_session_create(&config, &session_));
     }
 
     /** Takes ownership of a handle from tw_session_create. */
@@ -478,6 +459,7 @@ public:
     void set_link_sim(tw_direction direction, const tw_link_sim_config &config) {
         check(tw_session_set_link_sim(session_, direction, &config));
     }
+    /** Turns the link simulator of one direction off. */
     void clear_link_sim(tw_direction direction) { check(tw_session_set_link_sim(session_, direction, nullptr)); }
     /**
      * Ends setup: P2P connects (PEER_CONNECTED, then SYNCHRONIZED); SYNCTEST and REPLAY run at
@@ -551,7 +533,9 @@ public:
     tw_result poll(tw_session_event &ev) noexcept { return tw_session_poll_event(session_, &ev); }
     /** True when an event was written; drain it every frame. */
     bool poll_event(tw_session_event &ev) noexcept { return poll(ev) == TW_RESULT_OK; }
+    /** The session's figures (ticks, rollbacks, checks, bytes; a relay client's net graph). */
     tw_result stats(tw_session_stats &out) noexcept { return tw_session_get_stats(session_, &out); }
+    /** The transport figures (RTT, loss, bytes) of connection peer (from an event or player_peer). */
     tw_result peer_stats(std::uint32_t peer, tw_peer_stats &out) noexcept {
         return tw_session_peer_stats(session_, peer, &out);
     }
@@ -599,11 +583,7 @@ public:
 private:
     explicit Session(tw_session *raw) noexcept : session_(raw) {}
 
-    static void check(tw_result r) {
-        if (TW_FAILED(r)) {
-            throw Error::last(r);
-        }
-    }
+    static void check(tw_result r) { detail::throw_if_failed(r); }
 
     using copy_fn = tw_result (*)(tw_session *, void *, std::size_t, std::size_t *);
 

@@ -36,17 +36,25 @@ namespace TickwireExamples
             double seconds = 3;
             int latencyMs = 30;
             double loss = 0.02;
-            for (int i = 0; i + 1 < args.Length; i += 2)
+            const string Usage = "usage: P2PExample.exe [--seconds S] [--latency-ms MS] [--loss P]";
+            try
             {
-                switch (args[i])
+                for (int i = 0; i < args.Length; i += 2)
                 {
-                    case "--seconds": seconds = double.Parse(args[i + 1], CultureInfo.InvariantCulture); break;
-                    case "--latency-ms": latencyMs = int.Parse(args[i + 1], CultureInfo.InvariantCulture); break;
-                    case "--loss": loss = double.Parse(args[i + 1], CultureInfo.InvariantCulture); break;
-                    default:
-                        Console.Error.WriteLine("usage: P2PExample.exe [--seconds S] [--latency-ms MS] [--loss P]");
-                        return 2;
+                    string value = i + 1 < args.Length ? args[i + 1] : throw new FormatException(args[i] + " needs a value");
+                    switch (args[i])
+                    {
+                        case "--seconds": seconds = double.Parse(value, CultureInfo.InvariantCulture); break;
+                        case "--latency-ms": latencyMs = int.Parse(value, CultureInfo.InvariantCulture); break;
+                        case "--loss": loss = double.Parse(value, CultureInfo.InvariantCulture); break;
+                        default: throw new FormatException("unknown option " + args[i]);
+                    }
                 }
+            }
+            catch (Exception e) when (e is FormatException || e is OverflowException)
+            {
+                Console.Error.WriteLine(e.Message + "\n" + Usage);
+                return 2;
             }
 
             P2PPeer a = new P2PPeer { Name = "peer A", LocalPlayer = 0, LatencyMs = latencyMs, Loss = loss, RecordReplay = true };

@@ -12,6 +12,7 @@
 //
 // Exit status 0 when every client agrees with the server, 1 otherwise.
 using System;
+using System.Globalization;
 using System.Threading;
 using Tickwire;
 
@@ -56,31 +57,38 @@ namespace TickwireExamples
             double seconds = 3;
             int latencyMs = 30;
             double loss = 0.01;
-            for (int i = 0; i + 1 < args.Length; i += 2)
+            string usage = "usage: RelaySessionExample.exe [--clients 1.." + Boxes.MaxPlayers + "] [--seconds S] [--latency-ms MS] [--loss P]";
+            try
             {
-                switch (args[i])
+                for (int i = 0; i < args.Length; i += 2)
                 {
-                    case "--clients": clients = int.Parse(args[i + 1]); break;
-                    case "--seconds": seconds = double.Parse(args[i + 1]); break;
-                    case "--latency-ms": latencyMs = int.Parse(args[i + 1]); break;
-                    case "--loss": loss = double.Parse(args[i + 1]); break;
-                    default:
-                        Console.Error.WriteLine("usage: RelaySessionExample.exe [--clients N] [--seconds S] [--latency-ms MS] [--loss P]");
-                        return 2;
+                    string value = i + 1 < args.Length ? args[i + 1] : throw new FormatException(args[i] + " needs a value");
+                    switch (args[i])
+                    {
+                        case "--clients": clients = int.Parse(value, CultureInfo.InvariantCulture); break;
+                        case "--seconds": seconds = double.Parse(value, CultureInfo.InvariantCulture); break;
+                        case "--latency-ms": latencyMs = int.Parse(value, CultureInfo.InvariantCulture); break;
+                        case "--loss": loss = double.Parse(value, CultureInfo.InvariantCulture); break;
+                        default: throw new FormatException("unknown option " + args[i]);
+                    }
+                }
+                if (clients < 1 || clients > Boxes.MaxPlayers)
+                {
+                    throw new FormatException("--clients must be 1.." + Boxes.MaxPlayers);
                 }
             }
-            if (args.Length % 2 != 0 || clients < 1 || clients > Boxes.MaxPlayers)
+            catch (Exception e) when (e is FormatException || e is OverflowException)
             {
-                Console.Error.WriteLine("usage: RelaySessionExample.exe [--clients 1.." + Boxes.MaxPlayers + "] [--seconds S] [--latency-ms MS] [--loss P]");
+                Console.Error.WriteLine(e.Message + "\n" + usage);
                 return 2;
             }
 
-            Log.Info("tickwire " + TwLibrary.NativeVersionString + " (ABI " + TwLibrary.NativeAbiVersion + ")");
             ServerNode server = new ServerNode { LatencyMs = latencyMs, Loss = loss };
             ClientNode[] players = new ClientNode[clients];
             try
             {
                 TwLibrary.EnsureCompatible(); // a stale native library fails here, clearly
+                Log.Info("tickwire " + TwLibrary.NativeVersionString + " (ABI " + TwLibrary.NativeAbiVersion + ")");
                 server.Start();
                 Log.Info("relay: a server on " + server.Address + " and " + clients + " clients, " + latencyMs +
                          " ms each way (+0-20% jitter), " + (loss * 100) + "% loss");

@@ -9,6 +9,7 @@
 //
 // Exit status 0 on success, 1 on failure.
 using System;
+using System.Globalization;
 using System.Threading;
 using Tickwire;
 
@@ -50,25 +51,33 @@ namespace TickwireExamples
             int clients = 3;
             double seconds = 2;
             int latencyMs = 0;
-            for (int i = 0; i + 1 < args.Length; i += 2)
+            const string Usage = "usage: RelayExample.exe [--clients N] [--seconds S] [--latency-ms MS]";
+            try
             {
-                switch (args[i])
+                for (int i = 0; i < args.Length; i += 2)
                 {
-                    case "--clients": clients = int.Parse(args[i + 1]); break;
-                    case "--seconds": seconds = double.Parse(args[i + 1]); break;
-                    case "--latency-ms": latencyMs = int.Parse(args[i + 1]); break;
-                    default:
-                        Console.Error.WriteLine("usage: RelayExample.exe [--clients N] [--seconds S] [--latency-ms MS]");
-                        return 2;
+                    string value = i + 1 < args.Length ? args[i + 1] : throw new FormatException(args[i] + " needs a value");
+                    switch (args[i])
+                    {
+                        case "--clients": clients = int.Parse(value, CultureInfo.InvariantCulture); break;
+                        case "--seconds": seconds = double.Parse(value, CultureInfo.InvariantCulture); break;
+                        case "--latency-ms": latencyMs = int.Parse(value, CultureInfo.InvariantCulture); break;
+                        default: throw new FormatException("unknown option " + args[i]);
+                    }
                 }
             }
+            catch (Exception e) when (e is FormatException || e is OverflowException)
+            {
+                Console.Error.WriteLine(e.Message + "\n" + Usage);
+                return 2;
+            }
 
-            Log.Info("tickwire " + TwLibrary.NativeVersionString + " (ABI " + TwLibrary.NativeAbiVersion + ")");
             RelayServer server = new RelayServer();
             RelayClient[] players = new RelayClient[clients];
             try
             {
                 TwLibrary.EnsureCompatible(); // a stale native library fails here, clearly
+                Log.Info("tickwire " + TwLibrary.NativeVersionString + " (ABI " + TwLibrary.NativeAbiVersion + ")");
                 server.Start();
                 for (int i = 0; i < clients; i++)
                 {

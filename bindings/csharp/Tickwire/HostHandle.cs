@@ -22,11 +22,13 @@ namespace Tickwire
             SetHandle(raw);
         }
 
+        /// <summary>True for the null handle (no native object to release).</summary>
         public override bool IsInvalid
         {
             get { return handle == IntPtr.Zero; }
         }
 
+        /// <summary>Calls tw_host_destroy; SafeHandle runs it once, after Dispose or finalization, when no call is using the handle.</summary>
         protected override bool ReleaseHandle()
         {
             Native.TwNative.tw_host_destroy(handle);

@@ -14,6 +14,7 @@ namespace Tickwire
         /// <summary>The library's last-error message for the failure (names the function and the reason).</summary>
         public string NativeMessage { get; private set; }
 
+        /// <summary>A failure with code; the message is the code's name followed by nativeMessage.</summary>
         public TickwireException(TwResult code, string nativeMessage)
             : base(TwLibrary.ResultName(code) + ": " + nativeMessage)
         {
@@ -21,6 +22,7 @@ namespace Tickwire
             NativeMessage = nativeMessage;
         }
 
+        /// <summary>For subclasses that word the message themselves.</summary>
         protected TickwireException(TwResult code, string message, string nativeMessage, Exception inner)
             : base(message, inner)
         {
@@ -42,11 +44,13 @@ namespace Tickwire
     /// </summary>
     public sealed class TickwireAbiException : TickwireException
     {
+        /// <summary>A mismatch described by message (code VersionMismatch).</summary>
         public TickwireAbiException(string message)
             : base(TwResult.VersionMismatch, message, message, null)
         {
         }
 
+        /// <summary>A mismatch found through inner (for example DllNotFoundException).</summary>
         public TickwireAbiException(string message, Exception inner)
             : base(TwResult.VersionMismatch, message, message, inner)
         {

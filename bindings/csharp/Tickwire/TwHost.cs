@@ -48,10 +48,7 @@ namespace Tickwire
             {
                 r = TwNative.tw_host_create(&config, a, &raw);
             }
-            if (r != TwResult.Ok)
-            {
-                throw TickwireException.FromLastError(r);
-            }
+            ThrowUnlessOk(r);
             _handle = new HostHandle(raw);
             _liveToken = s_live.Add(_handle);
         }
@@ -62,6 +59,7 @@ namespace Tickwire
             get { return _handle; }
         }
 
+        /// <summary>True once Dispose (or DisposeAll) has destroyed the native host.</summary>
         public bool IsDisposed
         {
             get { return _handle.IsClosed; }
@@ -80,11 +78,7 @@ namespace Tickwire
                 {
                     byte* buf = stackalloc byte[64];
                     UIntPtr len;
-                    TwResult r = TwNative.tw_host_local_address(_handle, buf, (UIntPtr)64, &len);
-                    if (r != TwResult.Ok)
-                    {
-                        throw TickwireException.FromLastError(r);
-                    }
+                    ThrowUnlessOk(TwNative.tw_host_local_address(_handle, buf, (UIntPtr)64, &len));
                     _localAddress = TwText.FromUtf8(buf, 64);
                 }
                 return _localAddress;
@@ -106,10 +100,7 @@ namespace Tickwire
             {
                 r = TwNative.tw_host_connect(_handle, a, &peer);
             }
-            if (r != TwResult.Ok)
-            {
-                throw TickwireException.FromLastError(r);
-            }
+            ThrowUnlessOk(r);
             return peer;
         }
 
@@ -211,22 +202,14 @@ namespace Tickwire
         public void SetLinkSim(TwDirection direction, TwLinkSimConfig config)
         {
             ThrowIfDisposed();
-            TwResult r = TwNative.tw_host_set_link_sim(_handle, (uint)direction, &config);
-            if (r != TwResult.Ok)
-            {
-                throw TickwireException.FromLastError(r);
-            }
+            ThrowUnlessOk(TwNative.tw_host_set_link_sim(_handle, (uint)direction, &config));
         }
 
         /// <summary>Turns the link simulator of one direction off.</summary>
         public void ClearLinkSim(TwDirection direction)
         {
             ThrowIfDisposed();
-            TwResult r = TwNative.tw_host_set_link_sim(_handle, (uint)direction, null);
-            if (r != TwResult.Ok)
-            {
-                throw TickwireException.FromLastError(r);
-            }
+            ThrowUnlessOk(TwNative.tw_host_set_link_sim(_handle, (uint)direction, null));
         }
 
         /// <summary>
@@ -257,6 +240,14 @@ namespace Tickwire
         public static int LiveCount
         {
             get { return s_live.CountOpen(); }
+        }
+
+        private static void ThrowUnlessOk(TwResult r)
+        {
+            if (r != TwResult.Ok)
+            {
+                throw TickwireException.FromLastError(r);
+            }
         }
 
         private void ThrowIfDisposed()

@@ -85,11 +85,13 @@ namespace Tickwire
             get { return _handle; }
         }
 
+        /// <summary>True once Dispose (or DisposeAll) has destroyed the native session.</summary>
         public bool IsDisposed
         {
             get { return _handle.IsClosed; }
         }
 
+        /// <summary>The topology the session was created with (the config's Mode).</summary>
         public TwSessionMode Mode
         {
             get { return _mode; }

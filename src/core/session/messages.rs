@@ -89,15 +89,6 @@ pub fn decode_client_input_spans(data: &[u8], max_input: usize, spans: &mut Vec<
     Ok((step_ack, first_tick))
 }
 
-/// Decodes ClientInputs into `inputs` (cleared first), borrowing from `data`.
-pub fn decode_client_inputs<'a>(data: &'a [u8], max_input: usize, inputs: &mut Vec<&'a [u8]>) -> Result<(u32, u32), DecodeError> {
-    let mut spans = Vec::new();
-    let head = decode_client_input_spans(data, max_input, &mut spans)?;
-    inputs.clear();
-    inputs.extend(spans.iter().map(|&(o, n)| &data[o..o + n]));
-    Ok(head)
-}
-
 /// One player's part of a canonical step, as sent.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PlayerStep {
@@ -416,6 +407,15 @@ pub fn decode_server_update(data: &[u8], max_input: usize) -> Result<ServerUpdat
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// ClientInputs decoded into borrowed slices (allocates; the product decodes spans).
+    fn decode_client_inputs<'a>(data: &'a [u8], max_input: usize, inputs: &mut Vec<&'a [u8]>) -> Result<(u32, u32), DecodeError> {
+        let mut spans = Vec::new();
+        let head = decode_client_input_spans(data, max_input, &mut spans)?;
+        inputs.clear();
+        inputs.extend(spans.iter().map(|&(o, n)| &data[o..o + n]));
+        Ok(head)
+    }
 
     #[test]
     fn client_inputs_round_trip_and_reject_lies() {

@@ -65,11 +65,11 @@ pub enum TickEvent {
     Hitch { at: u64, frame_us: u64 },
 }
 
-/// Fixed-step accumulator with dilation. See the module docs.
 /// Events one `advance` and one `snap` can raise, so queueing them never allocates
 /// (the owner drains them every frame).
 const EVENTS_RESERVED: usize = 4;
 
+/// Fixed-step accumulator with dilation. See the module docs.
 #[derive(Debug, Clone)]
 pub struct TickClock {
     cfg: TickClockConfig,

@@ -8,7 +8,7 @@
 
 use crate::core::clock::Micros;
 use crate::core::jitter::{JitterStats, LatePolicy, StepKind};
-use crate::core::session::messages::{self, KIND_CLIENT_INPUTS, KIND_SERVER_UPDATE};
+use crate::core::session::messages::{self, KIND_CLIENT_INPUTS, KIND_SERVER_UPDATE, StepRules, UpdateView};
 use crate::core::session::relay_client::{RelayClient, RelayClientConfig};
 use crate::core::session::relay_server::{RelayServer, RelayServerConfig, RelayServerEvent, widen};
 use crate::core::sim::SimNet;
@@ -146,6 +146,9 @@ struct Ledger {
     known_consumed: Option<u64>,
     next_tick: u64,
     snaps: u64,
+    /// Decoding buffers, reused for every message the lab reads.
+    spans: Vec<(usize, usize)>,
+    view: UpdateView,
 }
 
 fn seq_of(payload: &[u8]) -> Option<usize> {
@@ -164,10 +167,9 @@ impl Ledger {
         if data.first() != Some(&KIND_CLIENT_INPUTS) {
             return;
         }
-        let mut spans = Vec::new();
-        let Ok((_, first)) = messages::decode_client_input_spans(data, max_input, &mut spans) else { return };
+        let Ok((_, first)) = messages::decode_client_input_spans(data, max_input, &mut self.spans) else { return };
         let reference = rec.first_tick + rec.inputs.len() as u64;
-        for i in 0..spans.len() {
+        for i in 0..self.spans.len() {
             let tick = widen(reference, first.wrapping_add(i as u32));
             if let Some(r) = Self::input_mut(rec, tick) {
                 r.first_arrival.get_or_insert(now);
@@ -211,10 +213,13 @@ impl Ledger {
         if data.first() != Some(&KIND_SERVER_UPDATE) {
             return;
         }
-        let Ok(u) = messages::decode_server_update(data, max_input) else { return };
+        if messages::decode_server_update_into(data, &StepRules::any(max_input), &mut self.view).is_err() {
+            return;
+        }
+        let head = self.view.head.expect("decoded");
         let reference = self.update_sent.last().map_or(0, |s| s.0);
-        let tick = widen(reference, u.head.server_tick);
-        self.depth = u.head.depth as u32;
+        let tick = widen(reference, head.server_tick);
+        self.depth = head.depth as u32;
         if self.newest_update.is_none_or(|n| tick > n) {
             self.newest_update = Some(tick);
             if let Ok(i) = self.update_sent.binary_search_by_key(&tick, |s| s.0) {

@@ -38,6 +38,13 @@ impl StateRing {
         }
     }
 
+    /// Forgets every saved tick and pin, as a new ring of the same size (without
+    /// allocating).
+    pub fn clear(&mut self) {
+        self.entries.fill(Entry::default());
+        self.pins.clear();
+    }
+
     /// Number of slots: the engine keeps this many snapshots.
     pub fn len(&self) -> usize {
         self.entries.len()
@@ -172,5 +179,21 @@ mod tests {
         assert_eq!(r.checksum(7), None);
         r.set_checksum(7, 2);
         assert_eq!(r.checksum(7), Some(2));
+    }
+
+    #[test]
+    fn clear_forgets_saves_and_pins_like_a_new_ring() {
+        let mut r = StateRing::new(2, 1);
+        for t in 0..3 {
+            r.slot_for_save(t);
+            r.set_checksum(t, 1);
+        }
+        r.pin(2);
+        r.clear();
+        assert_eq!((r.len(), r.slot_of(2), r.checksum(2), r.latest_at_or_before(9)), (3, None, None, None));
+        // Slots fill from the first again, and nothing pinned survives eviction.
+        let fresh: Vec<usize> = (10..14).map(|t| r.slot_for_save(t)).collect();
+        let mut n = StateRing::new(2, 1);
+        assert_eq!(fresh, (10..14).map(|t| n.slot_for_save(t)).collect::<Vec<_>>());
     }
 }

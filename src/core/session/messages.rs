@@ -22,6 +22,7 @@
 //! `checks` are the server engine's checksums of its state at the start of a tick, for
 //! desync detection.
 
+use super::step_history::StepView;
 use crate::core::wire::{DecodeError, MAX_DATAGRAM_SIZE, Reader, Writer};
 
 pub const KIND_CLIENT_INPUTS: u8 = 1;
@@ -87,15 +88,6 @@ pub fn decode_client_input_spans(data: &[u8], max_input: usize, spans: &mut Vec<
         return Err(DecodeError::Trailing);
     }
     Ok((step_ack, first_tick))
-}
-
-/// Decodes ClientInputs into `inputs` (cleared first), borrowing from `data`.
-pub fn decode_client_inputs<'a>(data: &'a [u8], max_input: usize, inputs: &mut Vec<&'a [u8]>) -> Result<(u32, u32), DecodeError> {
-    let mut spans = Vec::new();
-    let head = decode_client_input_spans(data, max_input, &mut spans)?;
-    inputs.clear();
-    inputs.extend(spans.iter().map(|&(o, n)| &data[o..o + n]));
-    Ok(head)
 }
 
 /// One player's part of a canonical step, as sent.
@@ -317,18 +309,7 @@ pub fn decode_step_into(bytes: &[u8], out: &mut Vec<PlayerStep>, parts: &mut Ste
 
 /// `player`'s accepted count in one encoded step, if the step lists that player.
 pub fn step_accepted(bytes: &[u8], player: u32) -> Option<u8> {
-    let mut r = Reader::new(bytes);
-    for _ in 0..r.u8().ok()? {
-        let (p, accepted) = (r.u32().ok()?, r.u8().ok()?);
-        if p == player {
-            return Some(accepted);
-        }
-        for _ in 0..r.u8().ok()? {
-            let len = r.u8().ok()? as usize;
-            r.bytes(len).ok()?;
-        }
-    }
-    None
+    StepView::new(bytes).players().find(|p| p.player == player).map(|p| p.accepted)
 }
 
 /// Input slots a new [`PlayerStep`] reserves: a merge of a few inputs fits without
@@ -416,6 +397,15 @@ pub fn decode_server_update(data: &[u8], max_input: usize) -> Result<ServerUpdat
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// ClientInputs decoded into borrowed slices (allocates; the product decodes spans).
+    fn decode_client_inputs<'a>(data: &'a [u8], max_input: usize, inputs: &mut Vec<&'a [u8]>) -> Result<(u32, u32), DecodeError> {
+        let mut spans = Vec::new();
+        let head = decode_client_input_spans(data, max_input, &mut spans)?;
+        inputs.clear();
+        inputs.extend(spans.iter().map(|&(o, n)| &data[o..o + n]));
+        Ok(head)
+    }
 
     #[test]
     fn client_inputs_round_trip_and_reject_lies() {

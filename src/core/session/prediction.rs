@@ -276,7 +276,7 @@ impl Predictor {
     /// Starts the authoritative timeline from the server's snapshot of the start of
     /// `tick`: `Restore` then `Save`. Call between `begin_batch` and the steps.
     pub fn restore(&mut self, tick: Tick, state: &[u8]) {
-        self.ring = StateRing::new(self.ring.len(), 0);
+        self.ring.clear();
         self.used_tick.fill(None);
         self.requests.push_restore(tick, state);
         self.auth = tick;

@@ -125,7 +125,6 @@ pub struct RelayClient {
     spare_inputs: Vec<Vec<u8>>,
     /// A send boundary passed since the last send.
     send_pending: bool,
-    input_ack: Option<u64>,
     redundancy: RedundancyPlanner,
     steps: StepQueue,
     view: UpdateView,
@@ -134,8 +133,6 @@ pub struct RelayClient {
     first_input: Option<u64>,
     checks: VecDeque<(u64, u64)>,
     malformed: u64,
-    newest_server_tick: Option<u64>,
-    newest_server_local: Micros,
     depth: u32,
     empty: u64,
     merged: u64,
@@ -171,7 +168,6 @@ impl RelayClient {
             unacked: VecDeque::with_capacity(unacked_kept + 1),
             spare_inputs,
             send_pending: false,
-            input_ack: None,
             redundancy,
             steps,
             view: UpdateView::with_datagram_capacity(),
@@ -180,8 +176,6 @@ impl RelayClient {
             first_input: None,
             checks: VecDeque::with_capacity(CHECKS_QUEUED),
             malformed: 0,
-            newest_server_tick: None,
-            newest_server_local: 0,
             depth: 0,
             empty: 0,
             merged: 0,
@@ -308,9 +302,6 @@ impl RelayClient {
     /// Pushes the local input for the next due tick and returns that tick. Every
     /// `send_interval` ticks the unacknowledged inputs go to the server.
     pub fn push_input<T: Transport + ?Sized>(&mut self, now: Micros, ep: &mut T, input: &[u8]) -> Result<u64, SessionError> {
-        if input.len() > self.cfg.max_input_size {
-            return Err(SessionError::InputTooLarge { size: input.len(), max: self.cfg.max_input_size });
-        }
         let tick = self.record_input(now, input)?;
         self.send_pending(now, ep)?;
         Ok(tick)
@@ -432,7 +423,6 @@ impl RelayClient {
         }
         if head.input_ack != messages::NONE {
             let ack = widen(reference, head.input_ack);
-            self.input_ack = Some(self.input_ack.map_or(ack, |a| a.max(ack)));
             while self.unacked.front().is_some_and(|(t, _)| *t <= ack) {
                 let (_, buf) = self.unacked.pop_front().expect("front exists");
                 self.spare_inputs.push(buf);
@@ -456,10 +446,6 @@ impl RelayClient {
                 }
             }
             self.step_next = Some(tick + 1);
-        }
-        if self.newest_server_tick.is_none_or(|n| server_tick > n) {
-            self.newest_server_tick = Some(server_tick);
-            self.newest_server_local = now;
         }
         self.interp.on_packet(server_tick, now);
     }

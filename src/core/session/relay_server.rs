@@ -373,8 +373,7 @@ impl RelayServer {
                 }
                 Err(reason) => {
                     let peer = c.peer;
-                    self.clients.remove(&player);
-                    self.by_peer.remove(&peer);
+                    self.remove(peer);
                     self.to_disconnect.push(peer);
                     self.events.push_back(RelayServerEvent::Kicked { peer, player, reason });
                 }

@@ -161,6 +161,10 @@ struct Slot {
     reconnected: bool,
 }
 
+impl Slot {
+    const FREE: Slot = Slot { state: SlotState::Free, token: 0, needs_snapshot: false, reconnected: false };
+}
+
 /// The relay server session. See the module docs.
 pub struct RelayServerSession {
     cfg: RelayServerSessionConfig,
@@ -206,7 +210,7 @@ impl RelayServerSession {
         Ok(RelayServerSession {
             relay,
             clock,
-            slots: vec![Slot { state: SlotState::Free, token: 0, needs_snapshot: false, reconnected: false }; cfg.max_players],
+            slots: vec![Slot::FREE; cfg.max_players],
             connecting: Vec::new(),
             ring: StateRing::new(2, 0),
             requests: RequestQueue::new(cfg.max_players, cfg.input_size, 2),
@@ -377,7 +381,7 @@ impl RelayServerSession {
         for i in 0..self.slots.len() {
             if let SlotState::Away { since } = self.slots[i].state {
                 if self.now.saturating_sub(since) >= self.cfg.reconnect_timeout_us {
-                    self.slots[i] = Slot { state: SlotState::Free, token: 0, needs_snapshot: false, reconnected: false };
+                    self.slots[i] = Slot::FREE;
                     self.events.push_back(ServerSessionEvent::PlayerLeft { player: i as u32 });
                 }
             }
@@ -437,7 +441,7 @@ impl RelayServerSession {
                 RelayServerEvent::Joined { .. } | RelayServerEvent::Left { .. } => continue,
             };
             if let Some(slot) = self.slots.get_mut(player as usize) {
-                *slot = Slot { state: SlotState::Free, token: 0, needs_snapshot: false, reconnected: false };
+                *slot = Slot::FREE;
             }
             self.events.push_back(ServerSessionEvent::PlayerKicked { player, peer, cause });
         }

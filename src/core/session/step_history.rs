@@ -139,6 +139,12 @@ pub struct StepView<'a> {
 }
 
 impl<'a> StepView<'a> {
+    /// A view of one step in wire format (checked by decoding beforehand: a short
+    /// encoding just ends the iteration early).
+    pub fn new(encoded: &'a [u8]) -> Self {
+        StepView { encoded }
+    }
+
     /// The step as it goes on the wire.
     pub fn encoded(&self) -> &'a [u8] {
         self.encoded

@@ -350,11 +350,6 @@ impl InputLeadController {
         (2.0 * self.raw_dev.sqrt()).max(self.cfg.min_band_ticks)
     }
 
-    /// The latest raw target estimate and its smoothed mean (diagnostics).
-    pub fn raw_target(&self) -> (f64, f64) {
-        (self.cfg.target_margin_ticks - self.quantile_x().unwrap_or(0.0), self.raw_mean)
-    }
-
     /// The phase the loop is steering to, once margins have arrived.
     pub fn target_phase(&self) -> Option<f64> {
         self.committed

@@ -1,15 +1,14 @@
 //! `tw_host`: one UDP socket, its network thread and its connections.
 
-use std::ffi::{CStr, c_char};
-use std::net::SocketAddr;
+use std::ffi::c_char;
 use std::panic::{AssertUnwindSafe, catch_unwind, resume_unwind};
 
+use super::args::{arg_addr, check_peer, write_out};
 use super::config::{check_struct_size, tw_direction, tw_host_config, tw_link_sim_config};
 use super::error::{Failure, FfiResult, copy_c_string, tw_result};
 use super::event::tw_event;
 use super::guard;
 use super::stats::{tw_host_stats, tw_peer_stats};
-use crate::core::transport::PeerId;
 use crate::runtime::{Host, HostError, HostEvent};
 
 /// A host: one UDP socket, the network thread that owns it, and its connections.
@@ -65,51 +64,6 @@ fn with_host(
             }
         }
     })
-}
-
-/// Borrows a NUL-terminated UTF-8 argument.
-///
-/// # Safety
-/// `p` must be NULL or point to a NUL-terminated string that stays valid during the call.
-pub(crate) unsafe fn arg_str<'a>(p: *const c_char, arg: &str) -> FfiResult<&'a str> {
-    if p.is_null() {
-        return Err(Failure::null(arg));
-    }
-    // SAFETY: non-NULL and NUL-terminated per the caller's contract.
-    let s = unsafe { CStr::from_ptr(p) };
-    s.to_str()
-        .map_err(|_| Failure::invalid(format!("{arg} is not valid UTF-8")))
-}
-
-/// Parses an `ip:port` argument (no name lookup).
-///
-/// # Safety
-/// As [`arg_str`].
-pub(crate) unsafe fn arg_addr(p: *const c_char, arg: &str) -> FfiResult<SocketAddr> {
-    // SAFETY: forwarded contract.
-    let s = unsafe { arg_str(p, arg) }?;
-    s.parse::<SocketAddr>().map_err(|_| {
-        Failure::invalid(format!(
-            "{arg} \"{}\" is not an IP address with a port, like \"127.0.0.1:7777\" or \"[::1]:7777\"",
-            s.escape_debug()
-        ))
-    })
-}
-
-fn check_peer(peer: u32) -> FfiResult<PeerId> {
-    if peer == 0 {
-        return Err(Failure::invalid("peer 0 is never a valid peer id"));
-    }
-    Ok(peer)
-}
-
-/// Writes an output after the call succeeded.
-///
-/// # Safety
-/// `out` must be non-NULL and valid for writing a `T`.
-pub(crate) unsafe fn write_out<T>(out: *mut T, value: T) {
-    // SAFETY: per the function contract.
-    unsafe { out.write(value) }
 }
 
 /// Creates a host: binds a UDP socket to `bind_address` and starts its network thread.

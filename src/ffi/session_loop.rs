@@ -14,10 +14,10 @@
 
 use std::ffi::c_void;
 
+use super::args::{arg_bytes, write_out};
 use super::error::{Failure, tw_result};
-use super::host::write_out;
 use super::request::tw_request;
-use super::session::{arg_bytes, arg_player, session_failure, tw_session, with_session};
+use super::session::{arg_player, session_failure, tw_session, with_session};
 use super::session_event::tw_session_event;
 use super::session_stats::{tw_relay_player_stats, tw_session_stats};
 use super::stats::tw_peer_stats;

@@ -5,7 +5,7 @@
 use std::ffi::{CStr, c_char};
 use std::net::SocketAddr;
 
-use super::error::{Failure, FfiResult, tw_result};
+use super::error::{Failure, FfiResult, copy_c_string, tw_result};
 use crate::core::transport::PeerId;
 
 /// Borrows a NUL-terminated UTF-8 argument.
@@ -71,6 +71,19 @@ pub(crate) unsafe fn arg_bytes<'a>(data: *const u8, len: usize, arg: &str) -> Ff
     Ok(unsafe { std::slice::from_raw_parts(data, len) })
 }
 
+/// Checks the outputs of a copy-out call: `out_len` is required, `buf` may be NULL
+/// only when `buf_len` is 0. Calls that must report these before another failure (no
+/// data to copy) check them first; the copy helpers check them again.
+pub(crate) fn check_out_buf<T>(buf: *mut T, buf_len: usize, out_len: *mut usize) -> FfiResult<()> {
+    if out_len.is_null() {
+        return Err(Failure::null("out_len"));
+    }
+    if buf.is_null() && buf_len > 0 {
+        return Err(Failure::null("buf"));
+    }
+    Ok(())
+}
+
 /// Copies `bytes` out under the buffer contract of the header: `*out_len` is set to
 /// the size on success, and to the size needed on `TW_RESULT_BUFFER_TOO_SMALL` (nothing
 /// else is written); `buf` may be NULL when `buf_len` is 0.
@@ -78,12 +91,7 @@ pub(crate) unsafe fn arg_bytes<'a>(data: *const u8, len: usize, arg: &str) -> Ff
 /// # Safety
 /// `buf` must be NULL or valid for writing `buf_len` bytes; `out_len` NULL or writable.
 pub(crate) unsafe fn copy_out(bytes: &[u8], buf: *mut u8, buf_len: usize, out_len: *mut usize, what: &str) -> FfiResult<()> {
-    if out_len.is_null() {
-        return Err(Failure::null("out_len"));
-    }
-    if buf.is_null() && buf_len > 0 {
-        return Err(Failure::null("buf"));
-    }
+    check_out_buf(buf, buf_len, out_len)?;
     let n = bytes.len();
     if n > buf_len {
         // SAFETY: checked non-NULL; the caller guarantees it is writable.
@@ -97,5 +105,34 @@ pub(crate) unsafe fn copy_out(bytes: &[u8], buf: *mut u8, buf_len: usize, out_le
     }
     // SAFETY: checked non-NULL; the caller guarantees it is writable.
     unsafe { write_out(out_len, n) };
+    Ok(())
+}
+
+/// Copies `addr` as NUL-terminated text under the same contract, `*out_len` counting
+/// the NUL (64 bytes are always enough).
+///
+/// # Safety
+/// As [`copy_out`].
+pub(crate) unsafe fn copy_address_out(
+    addr: SocketAddr,
+    buf: *mut c_char,
+    buf_len: usize,
+    out_len: *mut usize,
+) -> FfiResult<()> {
+    check_out_buf(buf, buf_len, out_len)?;
+    let text = addr.to_string();
+    let needed = text.len() + 1;
+    if needed > buf_len {
+        // SAFETY: checked non-NULL; the caller guarantees it is writable.
+        unsafe { write_out(out_len, needed) };
+        return Err(Failure::new(
+            tw_result::BufferTooSmall,
+            format!("the address needs {needed} bytes, the buffer has {buf_len}"),
+        ));
+    }
+    // SAFETY: buf is non-NULL (buf_len >= needed > 0) and valid for buf_len bytes.
+    unsafe { copy_c_string(text.as_bytes(), buf, buf_len) };
+    // SAFETY: checked non-NULL; the caller guarantees it is writable.
+    unsafe { write_out(out_len, needed) };
     Ok(())
 }

@@ -3,9 +3,9 @@
 use std::ffi::c_char;
 use std::panic::{AssertUnwindSafe, catch_unwind, resume_unwind};
 
-use super::args::{arg_addr, check_peer, write_out};
+use super::args::{arg_addr, arg_bytes, check_out_buf, check_peer, copy_address_out, copy_out, write_out};
 use super::config::{check_struct_size, tw_direction, tw_host_config, tw_link_sim_config};
-use super::error::{Failure, FfiResult, copy_c_string, tw_result};
+use super::error::{Failure, FfiResult, tw_result};
 use super::event::tw_event;
 use super::guard;
 use super::stats::{tw_host_stats, tw_peer_stats};
@@ -233,13 +233,8 @@ pub unsafe extern "C" fn tw_host_send(
                 format!("message of {len} bytes is far too large"),
             ));
         }
-        let bytes: &[u8] = if len == 0 {
-            &[]
-        } else {
-            // SAFETY: non-NULL, and the caller guarantees `len` readable bytes that stay
-            // valid during the call; len <= u32::MAX < isize::MAX.
-            unsafe { std::slice::from_raw_parts(data, len) }
-        };
+        // SAFETY: forwarded contract (NULL only with len 0, checked first above).
+        let bytes = unsafe { arg_bytes(data, len, "data") }?;
         h.host.send(peer, channel, bytes).map_err(host_failure)?;
         Ok(tw_result::Ok)
     })
@@ -350,34 +345,15 @@ pub unsafe extern "C" fn tw_host_read_message(
     out_len: *mut usize,
 ) -> tw_result {
     with_host("tw_host_read_message", host, |h| {
-        if out_len.is_null() {
-            return Err(Failure::null("out_len"));
-        }
-        if buf.is_null() && buf_len > 0 {
-            return Err(Failure::null("buf"));
-        }
+        check_out_buf(buf, buf_len, out_len)?;
         let Some(payload) = h.pending.as_ref() else {
             return Err(Failure::new(
                 tw_result::InvalidState,
                 "no unread message: the last event polled was not TW_EVENT_KIND_MESSAGE, or it was already read",
             ));
         };
-        let n = payload.len();
-        if n > buf_len {
-            // SAFETY: checked non-NULL; the caller guarantees it is writable.
-            unsafe { write_out(out_len, n) };
-            return Err(Failure::new(
-                tw_result::BufferTooSmall,
-                format!("the message has {n} bytes, the buffer {buf_len}"),
-            ));
-        }
-        if n > 0 {
-            // SAFETY: `buf` is non-NULL here (n > 0 implies buf_len > 0) and valid for
-            // `buf_len >= n` bytes; the payload is library memory and cannot overlap it.
-            unsafe { std::ptr::copy_nonoverlapping(payload.as_ptr(), buf, n) };
-        }
-        // SAFETY: checked non-NULL; the caller guarantees it is writable.
-        unsafe { write_out(out_len, n) };
+        // SAFETY: forwarded contract.
+        unsafe { copy_out(payload, buf, buf_len, out_len, "the message") }?;
         if let Some(done) = h.pending.take() {
             h.host.recycle(done);
         }
@@ -509,26 +485,8 @@ pub unsafe extern "C" fn tw_host_local_address(
     out_len: *mut usize,
 ) -> tw_result {
     with_host("tw_host_local_address", host, |h| {
-        if out_len.is_null() {
-            return Err(Failure::null("out_len"));
-        }
-        if buf.is_null() && buf_len > 0 {
-            return Err(Failure::null("buf"));
-        }
-        let text = h.host.local_addr().to_string();
-        let needed = text.len() + 1;
-        if needed > buf_len {
-            // SAFETY: checked non-NULL; the caller guarantees it is writable.
-            unsafe { write_out(out_len, needed) };
-            return Err(Failure::new(
-                tw_result::BufferTooSmall,
-                format!("the address needs {needed} bytes, the buffer has {buf_len}"),
-            ));
-        }
-        // SAFETY: buf is non-NULL (buf_len >= needed > 0) and valid for buf_len bytes.
-        unsafe { copy_c_string(text.as_bytes(), buf, buf_len) };
-        // SAFETY: checked non-NULL; the caller guarantees it is writable.
-        unsafe { write_out(out_len, needed) };
+        // SAFETY: forwarded contract.
+        unsafe { copy_address_out(h.host.local_addr(), buf, buf_len, out_len) }?;
         Ok(tw_result::Ok)
     })
 }

@@ -9,9 +9,9 @@
 use std::ffi::{c_char, c_void};
 use std::panic::{AssertUnwindSafe, catch_unwind, resume_unwind};
 
-use super::args::{arg_addr, arg_bytes, arg_str, write_out};
+use super::args::{arg_addr, arg_bytes, arg_str, check_out_buf, copy_address_out, write_out};
 use super::config::{check_struct_size, tw_direction, tw_link_sim_config};
-use super::error::{Failure, FfiResult, copy_c_string, tw_result};
+use super::error::{Failure, FfiResult, tw_result};
 use super::guard;
 use super::host::host_failure;
 use super::session_config::tw_session_config;
@@ -414,29 +414,12 @@ pub unsafe extern "C" fn tw_session_local_address(
     out_len: *mut usize,
 ) -> tw_result {
     with_session("tw_session_local_address", session, |s| {
-        if out_len.is_null() {
-            return Err(Failure::null("out_len"));
-        }
-        if buf.is_null() && buf_len > 0 {
-            return Err(Failure::null("buf"));
-        }
+        check_out_buf(buf, buf_len, out_len)?;
         let addr = s.session.local_addr().ok_or_else(|| {
             Failure::new(tw_result::InvalidState, "this mode has no socket (SYNCTEST and REPLAY sessions bind none)")
         })?;
-        let text = addr.to_string();
-        let needed = text.len() + 1;
-        if needed > buf_len {
-            // SAFETY: checked non-NULL; the caller guarantees it is writable.
-            unsafe { write_out(out_len, needed) };
-            return Err(Failure::new(
-                tw_result::BufferTooSmall,
-                format!("the address needs {needed} bytes, the buffer has {buf_len}"),
-            ));
-        }
-        // SAFETY: buf is non-NULL (buf_len >= needed > 0) and valid for buf_len bytes.
-        unsafe { copy_c_string(text.as_bytes(), buf, buf_len) };
-        // SAFETY: checked non-NULL; the caller guarantees it is writable.
-        unsafe { write_out(out_len, needed) };
+        // SAFETY: forwarded contract.
+        unsafe { copy_address_out(addr, buf, buf_len, out_len) }?;
         Ok(tw_result::Ok)
     })
 }

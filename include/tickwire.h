@@ -1928,8 +1928,13 @@ tw_result tw_host_config_init_default(struct tw_host_config *config);
 tw_result tw_link_sim_config_init_default(struct tw_link_sim_config *config);
 
 /**
- * Returns `sizeof(tw_host_config)` as the library sees it; bindings compare it with
- * their own size of the struct. Thread-safe; never fails.
+ * Returns `sizeof(tw_host_config)` as the library sees it. A binding compares it with
+ * its own size of the struct to catch a header from another library version.
+ *
+ * Ownership: takes nothing; returns a plain value.
+ * Thread-safety: may be called from any thread.
+ *
+ * Returns the size in bytes; never fails.
  *
  * # Safety
  * None: takes no arguments.
@@ -1937,7 +1942,13 @@ tw_result tw_link_sim_config_init_default(struct tw_link_sim_config *config);
 size_t tw_host_config_size(void);
 
 /**
- * Returns `sizeof(tw_link_sim_config)` as the library sees it. Thread-safe; never fails.
+ * Returns `sizeof(tw_link_sim_config)` as the library sees it. A binding compares it with
+ * its own size of the struct to catch a header from another library version.
+ *
+ * Ownership: takes nothing; returns a plain value.
+ * Thread-safety: may be called from any thread.
+ *
+ * Returns the size in bytes; never fails.
  *
  * # Safety
  * None: takes no arguments.
@@ -1980,7 +1991,13 @@ size_t tw_last_error_message(char *buf, size_t buf_len);
 const char *tw_result_str(int32_t result);
 
 /**
- * Returns `sizeof(tw_event)` as the library sees it (128). Thread-safe; never fails.
+ * Returns `sizeof(tw_event)` as the library sees it (128). A binding compares it with
+ * its own size of the struct to catch a header from another library version.
+ *
+ * Ownership: takes nothing; returns a plain value.
+ * Thread-safety: may be called from any thread.
+ *
+ * Returns the size in bytes; never fails.
  *
  * # Safety
  * None: takes no arguments.
@@ -2259,7 +2276,13 @@ tw_result tw_debug_panic(struct tw_host *host);
 tw_result tw_debug_kill_network_thread(struct tw_host *host);
 
 /**
- * Returns `sizeof(tw_peer_stats)` as the library sees it (256). Thread-safe; never fails.
+ * Returns `sizeof(tw_peer_stats)` as the library sees it (256). A binding compares it with
+ * its own size of the struct to catch a header from another library version.
+ *
+ * Ownership: takes nothing; returns a plain value.
+ * Thread-safety: may be called from any thread.
+ *
+ * Returns the size in bytes; never fails.
  *
  * # Safety
  * None: takes no arguments.
@@ -2267,7 +2290,13 @@ tw_result tw_debug_kill_network_thread(struct tw_host *host);
 size_t tw_peer_stats_size(void);
 
 /**
- * Returns `sizeof(tw_host_stats)` as the library sees it (256). Thread-safe; never fails.
+ * Returns `sizeof(tw_host_stats)` as the library sees it (256). A binding compares it with
+ * its own size of the struct to catch a header from another library version.
+ *
+ * Ownership: takes nothing; returns a plain value.
+ * Thread-safety: may be called from any thread.
+ *
+ * Returns the size in bytes; never fails.
  *
  * # Safety
  * None: takes no arguments.
@@ -2289,8 +2318,13 @@ size_t tw_host_stats_size(void);
 tw_result tw_session_config_init_default(struct tw_session_config *config);
 
 /**
- * Returns `sizeof(tw_session_config)` as the library sees it (320). Thread-safe;
- * never fails.
+ * Returns `sizeof(tw_session_config)` as the library sees it (320). A binding compares it with
+ * its own size of the struct to catch a header from another library version.
+ *
+ * Ownership: takes nothing; returns a plain value.
+ * Thread-safety: may be called from any thread.
+ *
+ * Returns the size in bytes; never fails.
  *
  * # Safety
  * None: takes no arguments.
@@ -2298,7 +2332,13 @@ tw_result tw_session_config_init_default(struct tw_session_config *config);
 size_t tw_session_config_size(void);
 
 /**
- * Returns `sizeof(tw_request)` as the library sees it (64). Thread-safe; never fails.
+ * Returns `sizeof(tw_request)` as the library sees it (64). A binding compares it with
+ * its own size of the struct to catch a header from another library version.
+ *
+ * Ownership: takes nothing; returns a plain value.
+ * Thread-safety: may be called from any thread.
+ *
+ * Returns the size in bytes; never fails.
  *
  * # Safety
  * None: takes no arguments.
@@ -2306,8 +2346,13 @@ size_t tw_session_config_size(void);
 size_t tw_request_size(void);
 
 /**
- * Returns `sizeof(tw_session_event)` as the library sees it (128). Thread-safe;
- * never fails.
+ * Returns `sizeof(tw_session_event)` as the library sees it (128). A binding compares it with
+ * its own size of the struct to catch a header from another library version.
+ *
+ * Ownership: takes nothing; returns a plain value.
+ * Thread-safety: may be called from any thread.
+ *
+ * Returns the size in bytes; never fails.
  *
  * # Safety
  * None: takes no arguments.
@@ -2315,8 +2360,13 @@ size_t tw_request_size(void);
 size_t tw_session_event_size(void);
 
 /**
- * Returns `sizeof(tw_session_stats)` as the library sees it (256). Thread-safe;
- * never fails.
+ * Returns `sizeof(tw_session_stats)` as the library sees it (256). A binding compares it with
+ * its own size of the struct to catch a header from another library version.
+ *
+ * Ownership: takes nothing; returns a plain value.
+ * Thread-safety: may be called from any thread.
+ *
+ * Returns the size in bytes; never fails.
  *
  * # Safety
  * None: takes no arguments.
@@ -2324,8 +2374,13 @@ size_t tw_session_event_size(void);
 size_t tw_session_stats_size(void);
 
 /**
- * Returns `sizeof(tw_relay_player_stats)` as the library sees it (128). Thread-safe;
- * never fails.
+ * Returns `sizeof(tw_relay_player_stats)` as the library sees it (128). A binding compares it with
+ * its own size of the struct to catch a header from another library version.
+ *
+ * Ownership: takes nothing; returns a plain value.
+ * Thread-safety: may be called from any thread.
+ *
+ * Returns the size in bytes; never fails.
  *
  * # Safety
  * None: takes no arguments.

@@ -472,8 +472,13 @@ pub unsafe extern "C" fn tw_link_sim_config_init_default(
     })
 }
 
-/// Returns `sizeof(tw_host_config)` as the library sees it; bindings compare it with
-/// their own size of the struct. Thread-safe; never fails.
+/// Returns `sizeof(tw_host_config)` as the library sees it. A binding compares it with
+/// its own size of the struct to catch a header from another library version.
+///
+/// Ownership: takes nothing; returns a plain value.
+/// Thread-safety: may be called from any thread.
+///
+/// Returns the size in bytes; never fails.
 ///
 /// # Safety
 /// None: takes no arguments.
@@ -482,7 +487,13 @@ pub unsafe extern "C" fn tw_host_config_size() -> usize {
     guard::run_or("tw_host_config_size", 0, size_of::<tw_host_config>)
 }
 
-/// Returns `sizeof(tw_link_sim_config)` as the library sees it. Thread-safe; never fails.
+/// Returns `sizeof(tw_link_sim_config)` as the library sees it. A binding compares it with
+/// its own size of the struct to catch a header from another library version.
+///
+/// Ownership: takes nothing; returns a plain value.
+/// Thread-safety: may be called from any thread.
+///
+/// Returns the size in bytes; never fails.
 ///
 /// # Safety
 /// None: takes no arguments.

@@ -1,15 +1,14 @@
 //! `tw_host`: one UDP socket, its network thread and its connections.
 
-use std::ffi::{CStr, c_char};
-use std::net::SocketAddr;
+use std::ffi::c_char;
 use std::panic::{AssertUnwindSafe, catch_unwind, resume_unwind};
 
+use super::args::{arg_addr, arg_bytes, check_out_buf, check_peer, copy_address_out, copy_out, write_out};
 use super::config::{check_struct_size, tw_direction, tw_host_config, tw_link_sim_config};
-use super::error::{Failure, FfiResult, copy_c_string, tw_result};
+use super::error::{Failure, FfiResult, tw_result};
 use super::event::tw_event;
 use super::guard;
 use super::stats::{tw_host_stats, tw_peer_stats};
-use crate::core::transport::PeerId;
 use crate::runtime::{Host, HostError, HostEvent};
 
 /// A host: one UDP socket, the network thread that owns it, and its connections.
@@ -65,51 +64,6 @@ fn with_host(
             }
         }
     })
-}
-
-/// Borrows a NUL-terminated UTF-8 argument.
-///
-/// # Safety
-/// `p` must be NULL or point to a NUL-terminated string that stays valid during the call.
-pub(crate) unsafe fn arg_str<'a>(p: *const c_char, arg: &str) -> FfiResult<&'a str> {
-    if p.is_null() {
-        return Err(Failure::null(arg));
-    }
-    // SAFETY: non-NULL and NUL-terminated per the caller's contract.
-    let s = unsafe { CStr::from_ptr(p) };
-    s.to_str()
-        .map_err(|_| Failure::invalid(format!("{arg} is not valid UTF-8")))
-}
-
-/// Parses an `ip:port` argument (no name lookup).
-///
-/// # Safety
-/// As [`arg_str`].
-pub(crate) unsafe fn arg_addr(p: *const c_char, arg: &str) -> FfiResult<SocketAddr> {
-    // SAFETY: forwarded contract.
-    let s = unsafe { arg_str(p, arg) }?;
-    s.parse::<SocketAddr>().map_err(|_| {
-        Failure::invalid(format!(
-            "{arg} \"{}\" is not an IP address with a port, like \"127.0.0.1:7777\" or \"[::1]:7777\"",
-            s.escape_debug()
-        ))
-    })
-}
-
-fn check_peer(peer: u32) -> FfiResult<PeerId> {
-    if peer == 0 {
-        return Err(Failure::invalid("peer 0 is never a valid peer id"));
-    }
-    Ok(peer)
-}
-
-/// Writes an output after the call succeeded.
-///
-/// # Safety
-/// `out` must be non-NULL and valid for writing a `T`.
-pub(crate) unsafe fn write_out<T>(out: *mut T, value: T) {
-    // SAFETY: per the function contract.
-    unsafe { out.write(value) }
 }
 
 /// Creates a host: binds a UDP socket to `bind_address` and starts its network thread.
@@ -279,13 +233,8 @@ pub unsafe extern "C" fn tw_host_send(
                 format!("message of {len} bytes is far too large"),
             ));
         }
-        let bytes: &[u8] = if len == 0 {
-            &[]
-        } else {
-            // SAFETY: non-NULL, and the caller guarantees `len` readable bytes that stay
-            // valid during the call; len <= u32::MAX < isize::MAX.
-            unsafe { std::slice::from_raw_parts(data, len) }
-        };
+        // SAFETY: forwarded contract (NULL only with len 0, checked first above).
+        let bytes = unsafe { arg_bytes(data, len, "data") }?;
         h.host.send(peer, channel, bytes).map_err(host_failure)?;
         Ok(tw_result::Ok)
     })
@@ -396,34 +345,15 @@ pub unsafe extern "C" fn tw_host_read_message(
     out_len: *mut usize,
 ) -> tw_result {
     with_host("tw_host_read_message", host, |h| {
-        if out_len.is_null() {
-            return Err(Failure::null("out_len"));
-        }
-        if buf.is_null() && buf_len > 0 {
-            return Err(Failure::null("buf"));
-        }
+        check_out_buf(buf, buf_len, out_len)?;
         let Some(payload) = h.pending.as_ref() else {
             return Err(Failure::new(
                 tw_result::InvalidState,
                 "no unread message: the last event polled was not TW_EVENT_KIND_MESSAGE, or it was already read",
             ));
         };
-        let n = payload.len();
-        if n > buf_len {
-            // SAFETY: checked non-NULL; the caller guarantees it is writable.
-            unsafe { write_out(out_len, n) };
-            return Err(Failure::new(
-                tw_result::BufferTooSmall,
-                format!("the message has {n} bytes, the buffer {buf_len}"),
-            ));
-        }
-        if n > 0 {
-            // SAFETY: `buf` is non-NULL here (n > 0 implies buf_len > 0) and valid for
-            // `buf_len >= n` bytes; the payload is library memory and cannot overlap it.
-            unsafe { std::ptr::copy_nonoverlapping(payload.as_ptr(), buf, n) };
-        }
-        // SAFETY: checked non-NULL; the caller guarantees it is writable.
-        unsafe { write_out(out_len, n) };
+        // SAFETY: forwarded contract.
+        unsafe { copy_out(payload, buf, buf_len, out_len, "the message") }?;
         if let Some(done) = h.pending.take() {
             h.host.recycle(done);
         }
@@ -555,26 +485,8 @@ pub unsafe extern "C" fn tw_host_local_address(
     out_len: *mut usize,
 ) -> tw_result {
     with_host("tw_host_local_address", host, |h| {
-        if out_len.is_null() {
-            return Err(Failure::null("out_len"));
-        }
-        if buf.is_null() && buf_len > 0 {
-            return Err(Failure::null("buf"));
-        }
-        let text = h.host.local_addr().to_string();
-        let needed = text.len() + 1;
-        if needed > buf_len {
-            // SAFETY: checked non-NULL; the caller guarantees it is writable.
-            unsafe { write_out(out_len, needed) };
-            return Err(Failure::new(
-                tw_result::BufferTooSmall,
-                format!("the address needs {needed} bytes, the buffer has {buf_len}"),
-            ));
-        }
-        // SAFETY: buf is non-NULL (buf_len >= needed > 0) and valid for buf_len bytes.
-        unsafe { copy_c_string(text.as_bytes(), buf, buf_len) };
-        // SAFETY: checked non-NULL; the caller guarantees it is writable.
-        unsafe { write_out(out_len, needed) };
+        // SAFETY: forwarded contract.
+        unsafe { copy_address_out(h.host.local_addr(), buf, buf_len, out_len) }?;
         Ok(tw_result::Ok)
     })
 }

@@ -5,6 +5,7 @@
 //! are in the README and at the top of the header.
 //!
 //! * `guard`: the panic boundary every export runs inside.
+//! * `args`: argument checks and output copies shared by the exports.
 //! * [`error`]: `tw_result`, the per-thread last error, `tw_result_str`.
 //! * [`version`]: library and ABI versions.
 //! * [`config`]: `tw_host_config`, `tw_link_sim_config` and their defaults.
@@ -28,6 +29,7 @@
 #![allow(non_camel_case_types)]
 
 // Declaration order is the order of the header (cbindgen follows it).
+mod args;
 pub mod config;
 pub mod error;
 pub mod event;

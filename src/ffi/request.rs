@@ -127,7 +127,13 @@ impl From<&PolledRequest> for tw_request {
     }
 }
 
-/// Returns `sizeof(tw_request)` as the library sees it (64). Thread-safe; never fails.
+/// Returns `sizeof(tw_request)` as the library sees it (64). A binding compares it with
+/// its own size of the struct to catch a header from another library version.
+///
+/// Ownership: takes nothing; returns a plain value.
+/// Thread-safety: may be called from any thread.
+///
+/// Returns the size in bytes; never fails.
 ///
 /// # Safety
 /// None: takes no arguments.

@@ -9,10 +9,11 @@
 use std::ffi::{c_char, c_void};
 use std::panic::{AssertUnwindSafe, catch_unwind, resume_unwind};
 
+use super::args::{arg_addr, arg_bytes, arg_str, check_out_buf, copy_address_out, write_out};
 use super::config::{check_struct_size, tw_direction, tw_link_sim_config};
-use super::error::{Failure, FfiResult, copy_c_string, tw_result};
+use super::error::{Failure, FfiResult, tw_result};
 use super::guard;
-use super::host::{arg_addr, arg_str, host_failure, write_out};
+use super::host::host_failure;
 use super::session_config::tw_session_config;
 use crate::core::rollback::SessionError;
 use crate::runtime::session::{Session, SessionFailure};
@@ -413,29 +414,12 @@ pub unsafe extern "C" fn tw_session_local_address(
     out_len: *mut usize,
 ) -> tw_result {
     with_session("tw_session_local_address", session, |s| {
-        if out_len.is_null() {
-            return Err(Failure::null("out_len"));
-        }
-        if buf.is_null() && buf_len > 0 {
-            return Err(Failure::null("buf"));
-        }
+        check_out_buf(buf, buf_len, out_len)?;
         let addr = s.session.local_addr().ok_or_else(|| {
             Failure::new(tw_result::InvalidState, "this mode has no socket (SYNCTEST and REPLAY sessions bind none)")
         })?;
-        let text = addr.to_string();
-        let needed = text.len() + 1;
-        if needed > buf_len {
-            // SAFETY: checked non-NULL; the caller guarantees it is writable.
-            unsafe { write_out(out_len, needed) };
-            return Err(Failure::new(
-                tw_result::BufferTooSmall,
-                format!("the address needs {needed} bytes, the buffer has {buf_len}"),
-            ));
-        }
-        // SAFETY: buf is non-NULL (buf_len >= needed > 0) and valid for buf_len bytes.
-        unsafe { copy_c_string(text.as_bytes(), buf, buf_len) };
-        // SAFETY: checked non-NULL; the caller guarantees it is writable.
-        unsafe { write_out(out_len, needed) };
+        // SAFETY: forwarded contract.
+        unsafe { copy_address_out(addr, buf, buf_len, out_len) }?;
         Ok(tw_result::Ok)
     })
 }
@@ -485,22 +469,4 @@ pub unsafe extern "C" fn tw_session_state_slots(session: *mut tw_session, out_sl
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn tw_debug_session_panic(session: *mut tw_session) -> tw_result {
     with_session("tw_debug_session_panic", session, |_| panic!("tw_debug_session_panic was called (test only)"))
-}
-
-/// Borrows a caller byte range; `data` may be NULL only when `len` is 0.
-///
-/// # Safety
-/// `data` must be NULL or valid for reading `len` bytes during the call.
-pub(crate) unsafe fn arg_bytes<'a>(data: *const u8, len: usize, arg: &str) -> FfiResult<&'a [u8]> {
-    if len == 0 {
-        return Ok(&[]);
-    }
-    if data.is_null() {
-        return Err(Failure::null(arg));
-    }
-    if len > isize::MAX as usize {
-        return Err(Failure::invalid(format!("{arg} length {len} is too large")));
-    }
-    // SAFETY: non-NULL and valid for `len` bytes per the caller's contract.
-    Ok(unsafe { std::slice::from_raw_parts(data, len) })
 }

@@ -430,8 +430,13 @@ pub unsafe extern "C" fn tw_session_config_init_default(config: *mut tw_session_
     })
 }
 
-/// Returns `sizeof(tw_session_config)` as the library sees it (320). Thread-safe;
-/// never fails.
+/// Returns `sizeof(tw_session_config)` as the library sees it (320). A binding compares it with
+/// its own size of the struct to catch a header from another library version.
+///
+/// Ownership: takes nothing; returns a plain value.
+/// Thread-safety: may be called from any thread.
+///
+/// Returns the size in bytes; never fails.
 ///
 /// # Safety
 /// None: takes no arguments.

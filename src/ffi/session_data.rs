@@ -8,36 +8,9 @@
 use std::ffi::{c_char, c_void};
 use std::path::Path;
 
-use super::error::{Failure, FfiResult, tw_result};
-use super::host::{arg_str, write_out};
-use super::session::{arg_bytes, session_failure, tw_session, with_session};
-
-/// Copies `bytes` into the caller's buffer under the contract above.
-///
-/// # Safety
-/// `buf` must be NULL or valid for writing `buf_len` bytes; `out_len` NULL or writable.
-unsafe fn copy_out(bytes: &[u8], buf: *mut u8, buf_len: usize, out_len: *mut usize, what: &str) -> FfiResult<()> {
-    if out_len.is_null() {
-        return Err(Failure::null("out_len"));
-    }
-    if buf.is_null() && buf_len > 0 {
-        return Err(Failure::null("buf"));
-    }
-    let n = bytes.len();
-    if n > buf_len {
-        // SAFETY: checked non-NULL; the caller guarantees it is writable.
-        unsafe { write_out(out_len, n) };
-        return Err(Failure::new(tw_result::BufferTooSmall, format!("{what} has {n} bytes, the buffer {buf_len}")));
-    }
-    if n > 0 {
-        // SAFETY: buf is non-NULL (buf_len >= n > 0) and valid for buf_len bytes; the
-        // source is library memory, which cannot overlap a caller buffer.
-        unsafe { std::ptr::copy_nonoverlapping(bytes.as_ptr(), buf, n) };
-    }
-    // SAFETY: checked non-NULL; the caller guarantees it is writable.
-    unsafe { write_out(out_len, n) };
-    Ok(())
-}
+use super::args::{arg_bytes, arg_str, copy_out};
+use super::error::{Failure, tw_result};
+use super::session::{session_failure, tw_session, with_session};
 
 fn no_request(what: &str, kind: &str) -> Failure {
     Failure::new(

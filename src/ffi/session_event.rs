@@ -416,8 +416,13 @@ impl tw_session_event {
     }
 }
 
-/// Returns `sizeof(tw_session_event)` as the library sees it (128). Thread-safe;
-/// never fails.
+/// Returns `sizeof(tw_session_event)` as the library sees it (128). A binding compares it with
+/// its own size of the struct to catch a header from another library version.
+///
+/// Ownership: takes nothing; returns a plain value.
+/// Thread-safety: may be called from any thread.
+///
+/// Returns the size in bytes; never fails.
 ///
 /// # Safety
 /// None: takes no arguments.

@@ -14,10 +14,10 @@
 
 use std::ffi::c_void;
 
+use super::args::{arg_bytes, check_peer, write_out};
 use super::error::{Failure, tw_result};
-use super::host::write_out;
 use super::request::tw_request;
-use super::session::{arg_bytes, arg_player, session_failure, tw_session, with_session};
+use super::session::{arg_player, session_failure, tw_session, with_session};
 use super::session_event::tw_session_event;
 use super::session_stats::{tw_relay_player_stats, tw_session_stats};
 use super::stats::tw_peer_stats;
@@ -364,9 +364,7 @@ pub unsafe extern "C" fn tw_session_peer_stats(
         if out_stats.is_null() {
             return Err(Failure::null("out_stats"));
         }
-        if peer == 0 {
-            return Err(Failure::invalid("peer 0 is never a valid peer id"));
-        }
+        let peer = check_peer(peer)?;
         let st = s
             .session
             .peer_stats(peer)

@@ -170,8 +170,13 @@ impl tw_session_stats {
     }
 }
 
-/// Returns `sizeof(tw_session_stats)` as the library sees it (256). Thread-safe;
-/// never fails.
+/// Returns `sizeof(tw_session_stats)` as the library sees it (256). A binding compares it with
+/// its own size of the struct to catch a header from another library version.
+///
+/// Ownership: takes nothing; returns a plain value.
+/// Thread-safety: may be called from any thread.
+///
+/// Returns the size in bytes; never fails.
 ///
 /// # Safety
 /// None: takes no arguments.
@@ -237,8 +242,13 @@ impl tw_relay_player_stats {
     }
 }
 
-/// Returns `sizeof(tw_relay_player_stats)` as the library sees it (128). Thread-safe;
-/// never fails.
+/// Returns `sizeof(tw_relay_player_stats)` as the library sees it (128). A binding compares it with
+/// its own size of the struct to catch a header from another library version.
+///
+/// Ownership: takes nothing; returns a plain value.
+/// Thread-safety: may be called from any thread.
+///
+/// Returns the size in bytes; never fails.
 ///
 /// # Safety
 /// None: takes no arguments.

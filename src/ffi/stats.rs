@@ -139,7 +139,13 @@ impl tw_host_stats {
     }
 }
 
-/// Returns `sizeof(tw_peer_stats)` as the library sees it (256). Thread-safe; never fails.
+/// Returns `sizeof(tw_peer_stats)` as the library sees it (256). A binding compares it with
+/// its own size of the struct to catch a header from another library version.
+///
+/// Ownership: takes nothing; returns a plain value.
+/// Thread-safety: may be called from any thread.
+///
+/// Returns the size in bytes; never fails.
 ///
 /// # Safety
 /// None: takes no arguments.
@@ -148,7 +154,13 @@ pub unsafe extern "C" fn tw_peer_stats_size() -> usize {
     guard::run_or("tw_peer_stats_size", 0, size_of::<tw_peer_stats>)
 }
 
-/// Returns `sizeof(tw_host_stats)` as the library sees it (256). Thread-safe; never fails.
+/// Returns `sizeof(tw_host_stats)` as the library sees it (256). A binding compares it with
+/// its own size of the struct to catch a header from another library version.
+///
+/// Ownership: takes nothing; returns a plain value.
+/// Thread-safety: may be called from any thread.
+///
+/// Returns the size in bytes; never fails.
 ///
 /// # Safety
 /// None: takes no arguments.

@@ -375,14 +375,7 @@ impl<P: Protocol> NetLoop<P> {
         for _ in 0..MAX_RECV_PER_TURN {
             match self.p.socket.recv_from(&mut self.rx_buf) {
                 Ok((n, from)) => match &mut self.sim_in {
-                    Some(sim) => {
-                        let mut buf = self.sim_pool.pop().unwrap_or_default();
-                        buf.extend_from_slice(&self.rx_buf[..n]);
-                        let pool = &mut self.sim_pool;
-                        if let Some((_, dropped)) = sim.send_copying(now, n, (from, buf), |d| pooled_copy(pool, d)) {
-                            self.reuse_sim_buffer(dropped);
-                        }
-                    }
+                    Some(sim) => simulate(sim, &mut self.sim_pool, now, from, &self.rx_buf[..n]),
                     None => self.p.proto.handle_datagram(now, from, &self.rx_buf[..n]),
                 },
                 Err(e) => match e.kind() {
@@ -412,14 +405,7 @@ impl<P: Protocol> NetLoop<P> {
     fn transmit(&mut self, now: Micros) {
         while let Some((addr, n)) = self.p.proto.poll_transmit(&mut self.tx_buf) {
             match &mut self.sim_out {
-                Some(sim) => {
-                    let mut buf = self.sim_pool.pop().unwrap_or_default();
-                    buf.extend_from_slice(&self.tx_buf[..n]);
-                    let pool = &mut self.sim_pool;
-                    if let Some((_, dropped)) = sim.send_copying(now, n, (addr, buf), |d| pooled_copy(pool, d)) {
-                        self.reuse_sim_buffer(dropped);
-                    }
-                }
+                Some(sim) => simulate(sim, &mut self.sim_pool, now, addr, &self.tx_buf[..n]),
                 None => {
                     let r = send_to(&self.p.socket, &self.tx_buf[..n], addr);
                     self.count_send(r);
@@ -445,11 +431,8 @@ impl<P: Protocol> NetLoop<P> {
         }
     }
 
-    fn reuse_sim_buffer(&mut self, mut buf: Vec<u8>) {
-        if self.sim_pool.len() < SIM_POOL_LIMIT {
-            buf.clear();
-            self.sim_pool.push(buf);
-        }
+    fn reuse_sim_buffer(&mut self, buf: Vec<u8>) {
+        recycle_sim_buffer(&mut self.sim_pool, buf);
     }
 
     fn forward_events(&mut self) {
@@ -539,6 +522,23 @@ impl<P: Protocol> NetLoop<P> {
             }
         }
         self.emit(ThreadMsg::Stats(current.0, current.1));
+    }
+}
+
+/// Hands a copy of `data` to a link simulator in a buffer from the pool; the buffer
+/// of a datagram the simulator drops goes back to the pool.
+fn simulate(sim: &mut Sim, pool: &mut Vec<Vec<u8>>, now: Micros, addr: SocketAddr, data: &[u8]) {
+    let mut buf = pool.pop().unwrap_or_default();
+    buf.extend_from_slice(data);
+    if let Some((_, dropped)) = sim.send_copying(now, data.len(), (addr, buf), |d| pooled_copy(pool, d)) {
+        recycle_sim_buffer(pool, dropped);
+    }
+}
+
+fn recycle_sim_buffer(pool: &mut Vec<Vec<u8>>, mut buf: Vec<u8>) {
+    if pool.len() < SIM_POOL_LIMIT {
+        buf.clear();
+        pool.push(buf);
     }
 }
 

@@ -91,7 +91,6 @@ pub fn input_for(c: usize, k: u64) -> [u8; INPUT_SIZE] {
 pub struct Engine {
     game: Game,
     slots: Vec<Game>,
-    inputs: Vec<u8>,
     bytes: Vec<u8>,
     /// Record checksums after each ADVANCE (the server, which saves only now and then)
     /// rather than at each SAVE (a client, which saves after every advance).
@@ -106,7 +105,6 @@ impl Engine {
         Engine {
             game: Game::new(players),
             slots: vec![Game::new(players); slots.max(1)],
-            inputs: Vec::with_capacity(players * INPUT_SIZE),
             bytes: Vec::with_capacity(players * 16),
             after_advance,
             checksums: Vec::with_capacity(1 << 16),
@@ -141,10 +139,9 @@ impl Engine {
                 RequestKind::Load => self.game.clone_from(&self.slots[r.slot]),
                 RequestKind::Advance => {
                     // A game would mute effects when `r.resimulating`.
-                    self.inputs.clear();
-                    self.inputs.extend_from_slice(s.request_inputs().unwrap_or_default());
+                    let inputs = s.request_inputs().unwrap_or_default();
                     let statuses = s.request_statuses().unwrap_or_default();
-                    self.game.step(&self.inputs, statuses);
+                    self.game.step(inputs, statuses);
                     if self.after_advance {
                         let c = self.checksum();
                         self.record(r.tick + 1, c);

@@ -522,9 +522,7 @@ impl Session {
     /// the configured default; a relay client: repeat their last canonical input).
     pub fn set_prediction(&mut self, player: usize, input: Option<&[u8]>) -> Result<(), SessionFailure> {
         self.require_mode(&[Mode::P2p, Mode::RelayClient], "prediction")?;
-        if player >= self.cfg.players {
-            return Err(argument(format!("player {player} does not exist (the session has {} players)", self.cfg.players)));
-        }
+        self.check_player(player)?;
         if let Some(b) = input.filter(|b| b.len() != self.cfg.p2p.input_size) {
             return Err(argument(format!("input of {} bytes, expected {}", b.len(), self.cfg.p2p.input_size)));
         }

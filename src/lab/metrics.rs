@@ -15,6 +15,10 @@ pub struct Metrics {
     pub late_loss: f64,
     /// M1 floor: the fraction of inputs no lead could have saved (never arrived).
     pub late_floor: f64,
+    /// M1 split: server ticks that ran without the client's input while the client
+    /// itself was stopped (a scenario's client hitch). No input existed to be late or
+    /// on time; no controller of the lead can change this share.
+    pub late_frozen: f64,
     /// M2: mean lead, the oracle lead for ε, and the excess (mean of 30 s windows).
     pub lead: f64,
     pub lead_oracle: f64,
@@ -64,6 +68,10 @@ pub fn score(rec: &RunRecord, scenario: &Scenario, cfg: &LabConfig) -> Metrics {
     let ticks: Vec<_> = rec.server_ticks.iter().filter(|s| s.at >= warm).collect();
     let bad = ticks.iter().filter(|s| s.kind != StepKind::Normal).count();
     m.late_rate = bad as f64 / ticks.len().max(1) as f64;
+    let frozen: Vec<(Micros, Micros)> =
+        scenario.changes.iter().filter_map(|&(at, c)| if let Change::ClientHitch(d) = c { Some((at, at + d)) } else { None }).collect();
+    let frozen_bad = ticks.iter().filter(|s| s.kind != StepKind::Normal && frozen.iter().any(|&(a, b)| s.at >= a && s.at < b)).count();
+    m.late_frozen = frozen_bad as f64 / ticks.len().max(1) as f64;
     let inputs: Vec<_> = rec.inputs.iter().filter(|r| r.sampled >= warm && r.sampled + 2_000_000 < scenario.duration).collect();
     let never = inputs.iter().filter(|r| r.first_arrival.is_none()).count();
     m.late_floor = never as f64 / inputs.len().max(1) as f64;

@@ -87,7 +87,8 @@ pub fn run(opts: &LabOptions, mut print: impl FnMut(&str)) -> Result<(), String>
     summary.push('\n');
     print(&format!(
         "tickwire lab: 60 Hz, client sends every {} ticks, server every {}, epsilon {}, seed {}, {} frames/s\n\
-         M1 late %/limit (limit: epsilon, or the share of inputs that never arrived); M2 lead excess over the oracle (ticks);\n\
+         M1 late %/limit (limit: epsilon, or the share of inputs that never arrived, plus ticks run while the client itself\n\
+         was stopped by the scenario, when no input existed); M2 lead excess over the oracle (ticks);\n\
          M3 prediction distance/P_min; M6 convergence after the first step (2 s moving average within T/2 of the new oracle);\n\
          M7 discrete corrections/min / time-scale sign changes per min, and the share of frames dilated by more than 0.5%;\n\
          M9 interpolation delay/D* and starvation. tw-delay is tickwire with the Delay late policy (an experiment).\n\

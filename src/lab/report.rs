@@ -18,9 +18,11 @@ fn f(x: f64, prec: usize) -> String {
     }
 }
 
-/// The M1 limit: ε, or the fraction of inputs that never arrived if that is higher.
+/// The M1 limit: ε, or the fraction of inputs that never arrived if that is higher,
+/// plus the ticks that ran while the client itself was stopped (see
+/// [`Metrics::late_frozen`]).
 pub fn late_limit(m: &Metrics, cfg: &LabConfig) -> f64 {
-    cfg.epsilon.max(m.late_floor)
+    cfg.epsilon.max(m.late_floor) + m.late_frozen
 }
 
 /// One table for one scenario.
@@ -68,17 +70,18 @@ pub fn verdicts(rows: &[(Controller, Metrics)], cfg: &LabConfig) -> String {
 }
 
 /// Header of the summary CSV.
-pub const SUMMARY_HEADER: &str = "scenario,controller,late_rate,late_floor,late_limit,lead_ticks,lead_oracle_ticks,lead_excess_ticks,prediction_ticks,prediction_min_ticks,convergence_s,convergence_limit_s,corrections_per_min,scale_flips_per_min,dilated_fraction,lead_std_ticks,interp_delay_ticks,interp_oracle_ticks,starvation";
+pub const SUMMARY_HEADER: &str = "scenario,controller,late_rate,late_floor,late_frozen,late_limit,lead_ticks,lead_oracle_ticks,lead_excess_ticks,prediction_ticks,prediction_min_ticks,convergence_s,convergence_limit_s,corrections_per_min,scale_flips_per_min,dilated_fraction,lead_std_ticks,interp_delay_ticks,interp_oracle_ticks,starvation";
 
 /// One summary CSV line.
 pub fn summary_row(scenario: &Scenario, c: Controller, m: &Metrics, cfg: &LabConfig) -> String {
     let o = |x: Option<f64>| x.map_or(String::new(), |v| format!("{v:.4}"));
     format!(
-        "{},{},{:.6},{:.6},{:.6},{:.4},{:.4},{:.4},{:.4},{:.4},{},{},{:.4},{:.4},{:.4},{:.4},{:.4},{:.4},{:.6}",
+        "{},{},{:.6},{:.6},{:.6},{:.6},{:.4},{:.4},{:.4},{:.4},{:.4},{},{},{:.4},{:.4},{:.4},{:.4},{:.4},{:.4},{:.6}",
         scenario.id,
         c.name(),
         m.late_rate,
         m.late_floor,
+        m.late_frozen,
         late_limit(m, cfg),
         m.lead,
         m.lead_oracle,

@@ -100,6 +100,11 @@ struct Client {
     joined_at: u64,
     /// The client tick of the first input consumed (real or substituted).
     first_input: Option<u64>,
+    /// Newest input tick of any packet so far, and the client's send interval as
+    /// seen: the smallest step between the newest inputs of successive packets (loss
+    /// only makes steps longer, and reordered packets are not steps forward).
+    newest_seen: Option<u64>,
+    send_interval: Option<u64>,
 }
 
 impl Client {
@@ -108,6 +113,12 @@ impl Client {
         self.step_ack.map_or(self.joined_at, |a| a + 1).max(self.joined_at)
     }
 }
+
+/// A client's send interval (ticks) until two of its packets show it: the default
+/// client's.
+const ASSUMED_SEND_INTERVAL: u64 = 2;
+/// Longest send interval a client may use (ticks).
+const MAX_SEND_INTERVAL: u64 = 32;
 
 /// Checksum reports repeated in every update (a check every few dozen ticks is then
 /// sent in many updates, so loss rarely hides one).
@@ -232,6 +243,8 @@ impl RelayServer {
             step_ack: None,
             joined_at: self.tick + 1,
             first_input: None,
+            newest_seen: None,
+            send_interval: None,
         };
         self.clients.insert(player, c);
         self.by_peer.insert(peer, player);
@@ -319,10 +332,18 @@ impl RelayServer {
             c.step_ack = Some(c.step_ack.map_or(ack, |a| a.max(ack)));
         }
         let newest = first_tick as u64 + count as u64;
-        let k = 2; // copies are k_c apart; the copy index is informative only
+        if count > 0 {
+            let top = newest - 1;
+            if let Some(step) = c.newest_seen.and_then(|prev| top.checked_sub(prev)).filter(|d| (1..=MAX_SEND_INTERVAL).contains(d)) {
+                c.send_interval = Some(c.send_interval.map_or(step, |k| k.min(step)));
+            }
+            c.newest_seen = Some(c.newest_seen.map_or(top, |p| p.max(top)));
+        }
+        // Copies of one input are a send interval apart.
+        let k = c.send_interval.unwrap_or(ASSUMED_SEND_INTERVAL);
         for (i, input) in inputs.enumerate() {
             let tick = first_tick.wrapping_add(i as u32);
-            let copy = ((newest - 1 - (first_tick as u64 + i as u64)) / k) as u8;
+            let copy = ((newest - 1 - (first_tick as u64 + i as u64)) / k).min(u8::MAX as u64) as u8;
             match c.jitter.push(pos, tick as u64, input) {
                 PushOutcome::Queued { margin } | PushOutcome::Late { margin } => {
                     if c.margins.len() == 2 * MARGINS_SENT {
@@ -469,6 +490,31 @@ pub fn widen(reference: u64, v: u32) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn copy_numbers_follow_the_clients_send_interval() {
+        // A client sending every 4 ticks with two copies: packets carry ticks 1..4,
+        // 1..8, (5..12 lost), 9..16. In the last one, ticks 9..12 arrive first as the
+        // second copy (one send interval old), 13..16 as the first.
+        let mut server = RelayServer::new(RelayServerConfig::default(), 0).unwrap();
+        server.admit(7, 1).unwrap();
+        let mut buf = Vec::new();
+        let mut send = |server: &mut RelayServer, first: u32, last: u32| {
+            let inputs: Vec<[u8; 1]> = (first..=last).map(|t| [t as u8]).collect();
+            messages::encode_client_inputs(&mut buf, messages::NONE, first, inputs.iter().map(|i| &i[..]));
+            server.handle_inputs(0, 7, &buf);
+        };
+        send(&mut server, 1, 4);
+        send(&mut server, 1, 8);
+        send(&mut server, 9, 16);
+        let c = &server.clients[&1];
+        assert_eq!(c.send_interval, Some(4));
+        let copy_of = |tick: u32| c.margins.iter().find(|m| m.tick == tick).map(|m| m.copy);
+        // (The first packet's copies are numbered by the assumed interval of 2.)
+        assert_eq!((copy_of(5), copy_of(8)), (Some(0), Some(0)));
+        assert!((9..=12).all(|t| copy_of(t) == Some(1)), "{:?}", c.margins);
+        assert!((13..=16).all(|t| copy_of(t) == Some(0)), "{:?}", c.margins);
+    }
 
     #[test]
     fn widen_picks_the_nearest() {

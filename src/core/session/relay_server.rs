@@ -62,10 +62,11 @@ pub enum RelayServerEvent {
     Joined { peer: PeerId, player: u32 },
     /// The connection of an automatically admitted player closed.
     Left { peer: PeerId, player: u32, reason: DisconnectReason },
-    /// The jitter buffer asked for this client to be removed.
-    Kicked { peer: PeerId, player: u32, reason: KickReason },
+    /// The jitter buffer asked for this client to be removed. `jitter`: its counters
+    /// at removal (the server no longer has them).
+    Kicked { peer: PeerId, player: u32, reason: KickReason, jitter: JitterStats },
     /// The client needs a step the server no longer keeps; it was removed.
-    FellBehind { peer: PeerId, player: u32 },
+    FellBehind { peer: PeerId, player: u32, jitter: JitterStats },
 }
 
 /// Why [`RelayServer::admit`] refused.
@@ -393,10 +394,10 @@ impl RelayServer {
                     self.steps.push_player(player, accepted, inputs);
                 }
                 Err(reason) => {
-                    let peer = c.peer;
+                    let (peer, jitter) = (c.peer, c.jitter.stats());
                     self.remove(peer);
                     self.to_disconnect.push(peer);
-                    self.events.push_back(RelayServerEvent::Kicked { peer, player, reason });
+                    self.events.push_back(RelayServerEvent::Kicked { peer, player, reason, jitter });
                 }
             }
         }
@@ -438,11 +439,12 @@ impl RelayServer {
             after = Bound::Excluded(player);
             let from = c.needs_from();
             if from < oldest {
-                let peer = c.peer;
+                let (peer, jitter) = (c.peer, c.jitter.stats());
+                // (Not `remove`: `checks` borrows the server.)
                 self.clients.remove(&player);
                 self.by_peer.remove(&peer);
                 ep.disconnect(now, peer);
-                self.events.push_back(RelayServerEvent::FellBehind { peer, player });
+                self.events.push_back(RelayServerEvent::FellBehind { peer, player, jitter });
                 continue;
             }
             let first_idx = self.steps.first_from(from);

@@ -435,11 +435,13 @@ impl RelayServerSession {
     /// Frees the slots of players the sync layer removed.
     fn drain_relay_events(&mut self) {
         while let Some(e) = self.relay.poll_event() {
-            let (peer, player, cause) = match e {
-                RelayServerEvent::Kicked { peer, player, reason } => (peer, player, KickCause::Jitter(reason)),
-                RelayServerEvent::FellBehind { peer, player } => (peer, player, KickCause::FellBehind),
+            let (peer, player, cause, jitter) = match e {
+                RelayServerEvent::Kicked { peer, player, reason, jitter } => (peer, player, KickCause::Jitter(reason), jitter),
+                RelayServerEvent::FellBehind { peer, player, jitter } => (peer, player, KickCause::FellBehind, jitter),
                 RelayServerEvent::Joined { .. } | RelayServerEvent::Left { .. } => continue,
             };
+            // The sync layer has already let go of the player: keep its counters.
+            add_jitter(&mut self.gone, &jitter);
             if let Some(slot) = self.slots.get_mut(player as usize) {
                 *slot = Slot::FREE;
             }

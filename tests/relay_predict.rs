@@ -317,7 +317,7 @@ fn hostile_and_malformed_messages_are_dropped_and_counted() {
     let mut evil: Vec<(u32, u8, Vec<u8>)> = Vec::new();
     let update = |players: &[PlayerStep]| {
         let mut b = Vec::new();
-        let h = UpdateHead { server_tick: 1, your_player: 0, shift: 0, input_ack: messages::NONE, depth: 0, first_input: messages::NONE };
+        let h = UpdateHead { server_tick: 1, your_player: 0, shift: 0, input_ack: messages::NONE, depth: 0, first_input: messages::NONE, substituted: 0 };
         messages::encode_server_update_head(&mut b, &h, &[], &[], 1, 1);
         messages::write_step(&mut b, players);
         b

@@ -5,7 +5,7 @@
 //! ```text
 //! ClientInputs  kind=1 | step_ack u32 | first_tick u32 | count u8 | count x (len u8, bytes)
 //! ServerUpdate  kind=2 | server_tick u32 | your_player u32 | shift i32 | input_ack u32 | depth u8
-//!               | first_input u32
+//!               | first_input u32 | substituted u32
 //!               | n_margins u8 | n x (tick u32, margin i16 in 1/256 tick, copy u8)
 //!               | n_checks u8 | n x (tick u32, checksum u64)
 //!               | first_step u32 | n_steps u8 | n x Step
@@ -19,6 +19,9 @@
 //! `first_input` is the client tick of the first input the server consumed from this
 //! client (real or substituted): with the accepted counts it tells the client exactly
 //! which of its inputs every step used, even when its first inputs were lost.
+//! `substituted` counts (wrapping) the steps the server ran on a substitute for a
+//! missing input of this client: with the late margin reports it tells the client
+//! how many of its inputs never arrived at all.
 //! `checks` are the server engine's checksums of its state at the start of a tick, for
 //! desync detection.
 
@@ -114,12 +117,14 @@ pub struct UpdateHead {
     pub depth: u8,
     /// The client tick of the first input consumed from this client, or [`NONE`].
     pub first_input: u32,
+    /// Steps run on a substitute for this client's missing input, so far (wrapping).
+    pub substituted: u32,
 }
 
 /// Encoded size of a ServerUpdate's header with `margins` margin and `checks` checksum
 /// reports (before the steps).
 pub fn update_head_size(margins: usize, checks: usize) -> usize {
-    29 + 7 * margins + 12 * checks
+    33 + 7 * margins + 12 * checks
 }
 
 /// Encodes the header of a ServerUpdate; steps are appended with [`write_step`].
@@ -134,6 +139,7 @@ pub fn encode_server_update_head(out: &mut Vec<u8>, head: &UpdateHead, margins: 
     w.u32(head.input_ack);
     w.u8(head.depth);
     w.u32(head.first_input);
+    w.u32(head.substituted);
     let m = margins.len().min(255);
     w.u8(m as u8);
     for r in &margins[margins.len() - m..] {
@@ -334,6 +340,7 @@ pub fn decode_server_update_into(data: &[u8], rules: &StepRules, out: &mut Updat
         input_ack: r.u32()?,
         depth: r.u8()?,
         first_input: r.u32()?,
+        substituted: r.u32()?,
     };
     for _ in 0..r.u8()? {
         let tick = r.u32()?;
@@ -436,7 +443,7 @@ mod tests {
             vec![PlayerStep { player: 1, accepted: 2, inputs: vec![vec![3], vec![4]] }],
         ];
         let mut b = Vec::new();
-        let head = UpdateHead { server_tick: 900, your_player: 2, shift: -3, input_ack: 41, depth: 5, first_input: 17 };
+        let head = UpdateHead { server_tick: 900, your_player: 2, shift: -3, input_ack: 41, depth: 5, first_input: 17, substituted: 0xFFFF_FFFE };
         let checks = [(870, 0xDEAD_BEEF_0123_4567u64), (900, 1)];
         encode_server_update_head(&mut b, &head, &margins, &checks, 80, steps.len() as u8);
         assert_eq!(b.len(), update_head_size(margins.len(), checks.len()));
@@ -459,7 +466,7 @@ mod tests {
         }
         // accepted 2 with one input is a lie.
         let mut bad = Vec::new();
-        let h = UpdateHead { server_tick: 1, your_player: 1, shift: 0, input_ack: NONE, depth: 0, first_input: NONE };
+        let h = UpdateHead { server_tick: 1, your_player: 1, shift: 0, input_ack: NONE, depth: 0, first_input: NONE, substituted: 0 };
         encode_server_update_head(&mut bad, &h, &[], &[], 0, 1);
         write_step(&mut bad, &[PlayerStep { player: 1, accepted: 2, inputs: vec![vec![1]] }]);
         assert_eq!(decode_server_update(&bad, 8), Err(DecodeError::BadLength));
@@ -467,7 +474,7 @@ mod tests {
 
     fn one_step_update(players: &[PlayerStep]) -> Vec<u8> {
         let mut b = Vec::new();
-        let h = UpdateHead { server_tick: 1, your_player: 1, shift: 0, input_ack: NONE, depth: 0, first_input: NONE };
+        let h = UpdateHead { server_tick: 1, your_player: 1, shift: 0, input_ack: NONE, depth: 0, first_input: NONE, substituted: 0 };
         encode_server_update_head(&mut b, &h, &[], &[], 1, 1);
         write_step(&mut b, players);
         b

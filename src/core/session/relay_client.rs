@@ -293,7 +293,6 @@ impl RelayClient {
         if let Some(st) = self.server.and_then(|p| ep.stats(p)).filter(|st| st.packets_sent >= LOSS_ESTIMATE_PACKETS) {
             let spare = self.lead.expected_margin_quantile(phase).unwrap_or(0.0);
             self.redundancy.update(now, st.loss, spare, self.cfg.lead.late_rate, self.cfg.send_interval);
-            self.lead.set_unrecoverable(self.redundancy.unrecoverable());
         }
         self.clock = Some(clock);
         n
@@ -416,6 +415,7 @@ impl RelayClient {
             self.checks.push_back((widen(server_tick, tick), checksum));
         }
         let reference = self.next_tick;
+        self.lead.on_substitutions(head.substituted);
         for m in &u.margins {
             let tick = widen(reference, m.tick);
             self.lead.on_margin(tick, m.margin, head.shift as i64);

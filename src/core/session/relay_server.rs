@@ -468,6 +468,7 @@ impl RelayServer {
                 input_ack: c.input_ack.unwrap_or(messages::NONE),
                 depth: c.jitter.depth().min(255) as u8,
                 first_input: c.first_input.map_or(messages::NONE, |t| t as u32),
+                substituted: c.jitter.stats().lost as u32,
             };
             messages::encode_server_update_head(&mut self.buf, &uh, margins, checks, first_step as u32, n as u8);
             self.steps.write_steps(&mut self.buf, first_idx, n);

@@ -23,12 +23,17 @@
 //! number of steps its inputs missed (late first copies, and the server's underflows
 //! and merges, from its slip), and `q` is set so that, at the ratio of missed steps to
 //! the level seen over the last ~40 s, they come to `aim · ε` minus the share of inputs
-//! lost in every copy (which no lead saves and no report shows). A low level keeps a
-//! longer memory, so the tail it estimates has samples in it.
+//! lost in every copy (which no lead saves and no margin shows). That share is
+//! measured, not modelled: the server counts the steps it ran on a substitute, and
+//! those no late report accounts for are inputs that never arrived. (A loss model
+//! from the copy count undercounts it on bursty links by half or more, and the loop
+//! then spends on jitter the budget that the losses have already used.) A low level
+//! keeps a longer memory, so the tail it estimates has samples in it.
 //!
 //! [`TickClock`]: crate::core::tick::TickClock
 
 use super::histogram::ForgettingHistogram;
+use super::tail_shape::TailShape;
 
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct LeadConfig {
@@ -50,7 +55,7 @@ pub struct LeadConfig {
 
 impl Default for LeadConfig {
     fn default() -> Self {
-        LeadConfig { late_rate: 0.01, target_margin_ticks: 0.0, gain: 0.05, forget: 0.995, min_band_ticks: 0.15, snap_threshold_ticks: 10.0, aim: 0.75 }
+        LeadConfig { late_rate: 0.01, target_margin_ticks: 0.0, gain: 0.05, forget: 0.995, min_band_ticks: 0.15, snap_threshold_ticks: 10.0, aim: 0.7 }
     }
 }
 
@@ -73,6 +78,9 @@ const RESET_SHIFT_TICKS: i64 = 6;
 pub struct InputLeadController {
     cfg: LeadConfig,
     hist: ForgettingHistogram,
+    /// The tail's shape over minutes (see [`TailShape`]): the lead holds the larger
+    /// of what the short memory and the long shape call for.
+    tail: TailShape,
     /// Phase at which the input of each recent client tick was sent.
     sent_phase: Vec<(u64, f64)>,
     committed: Option<f64>,
@@ -107,8 +115,16 @@ pub struct InputLeadController {
     realized: f64,
     predicted: f64,
     level: f64,
-    /// Expected share of inputs lost in every copy (see `set_unrecoverable`).
+    /// Share of inputs lost in every copy, per report (slow average; see
+    /// `on_substitutions`), and the server's substitution count not yet averaged in.
     unrecoverable: f64,
+    substituted_total: Option<u32>,
+    substituted_pending: f64,
+    /// Late steps beyond [`MAX_LATE_PER_REPORT`] in one report, held until the margins'
+    /// location shows whether they were a latency step (dropped) or a stall (counted),
+    /// and the report count at which that is known.
+    held_late: f64,
+    held_until: u64,
 }
 
 /// Reports per calibration memory (≈ 40 s at one input per 60 Hz tick): long enough to
@@ -120,9 +136,14 @@ const STEP_SIGMAS: f64 = 4.0;
 const TAIL_SAMPLES: f64 = 1.5;
 /// Longest memory of the margin histogram (≈ 2000 samples, 33 s at 60 Hz).
 const MAX_FORGET: f64 = 0.9995;
-/// Late steps one report may add to the realized rate: a whole hitch is not the lead's
-/// fault and must not hold the lead up for minutes.
+/// Late steps one report may add to the realized rate at once: a whole hitch is not the
+/// lead's fault and must not hold the lead up for minutes. More are held (see
+/// `held_late`) and counted, up to [`MAX_STALL_STEPS`], if they were a stall.
 const MAX_LATE_PER_REPORT: f64 = 4.0;
+const MAX_STALL_STEPS: f64 = 32.0;
+/// Reports to wait before counting held late steps: the location window of
+/// [`TailShape`] needs about this many to show a latency step.
+const STEP_HOLD_REPORTS: u64 = 64;
 
 impl InputLeadController {
     pub fn new(cfg: LeadConfig) -> Self {
@@ -131,6 +152,7 @@ impl InputLeadController {
             // Values are kept relative to `base` (near the current phase), so they stay
             // within a margin's range however far the phase drifts in a long match.
             hist: ForgettingHistogram::new(-32.0, 64.0, 1.0 / 32.0, cfg.forget),
+            tail: TailShape::new(),
             base: 0.0,
             sent_phase: vec![(u64::MAX, 0.0); RING],
             committed: None,
@@ -154,15 +176,28 @@ impl InputLeadController {
             predicted: cfg.late_rate * cfg.aim,
             level: cfg.late_rate * cfg.aim,
             unrecoverable: 0.0,
+            substituted_total: None,
+            substituted_pending: 0.0,
+            held_late: 0.0,
+            held_until: 0,
         }
     }
 
-    /// The expected share of inputs lost in every copy (from the redundancy planner).
-    /// They are late steps no lead can save and that no margin report shows, so the
-    /// late-rate budget the loop aims at is what is left of `aim · ε` after them (at
-    /// least ε/8).
-    pub fn set_unrecoverable(&mut self, share: f64) {
-        self.unrecoverable = if share.is_finite() { share.clamp(0.0, 1.0) } else { 0.0 };
+    /// Takes the server's running count of steps it ran on a substitute for this
+    /// client's missing input (wrapping u32, from every server update). Substitutions
+    /// that no late margin report explains are inputs lost in every copy: late steps no
+    /// lead can save, so the late-rate budget the loop aims at is what is left of
+    /// `aim · ε` after them (at least ε/8).
+    pub fn on_substitutions(&mut self, total: u32) {
+        if let Some(prev) = self.substituted_total {
+            self.substituted_pending += total.wrapping_sub(prev) as f64;
+        }
+        self.substituted_total = Some(total);
+    }
+
+    /// The measured share of inputs lost in every copy (per report).
+    pub fn unrecoverable(&self) -> f64 {
+        self.unrecoverable.max(0.0)
     }
 
     pub fn config(&self) -> &LeadConfig {
@@ -182,6 +217,7 @@ impl InputLeadController {
     /// estimate is kept.
     pub fn reset(&mut self) {
         self.hist.clear();
+        self.tail.clear_location();
         self.committed = None;
         self.raw_mean = 0.0;
         self.raw_dev = 0.0;
@@ -213,7 +249,17 @@ impl InputLeadController {
         // and a merge (one step, however many inputs it took).
         let slipped = self.last_shift.map_or(0.0, |s| (server_shift - s).max(0) as f64 + (server_shift < s) as u8 as f64);
         if margin.is_finite() {
-            self.calibrate(((margin < 0.0) as u8 as f64 + slipped).min(MAX_LATE_PER_REPORT));
+            let late_copy = (margin < 0.0) as u8 as f64;
+            // The first report after an update carries its substitutions; a late report
+            // is one of them, so what remains never arrived. (Signed: a late copy can be
+            // reported an update after its substitution was counted.)
+            let never = (std::mem::take(&mut self.substituted_pending) - late_copy).clamp(-MAX_LATE_PER_REPORT, MAX_LATE_PER_REPORT);
+            self.unrecoverable += (never - self.unrecoverable) / CALIBRATION_SAMPLES;
+            let late = late_copy + slipped;
+            let mut counted = late.min(MAX_LATE_PER_REPORT);
+            self.hold_late(late - counted);
+            counted += self.release_late();
+            self.calibrate(counted);
         }
         self.last_shift = Some(server_shift);
         if tick < self.fresh_from {
@@ -234,7 +280,9 @@ impl InputLeadController {
         if let Some(c) = self.committed.as_mut() {
             *c += self.drift;
         }
-        self.hist.add(margin - phase + self.base + self.drift_sum);
+        let x = margin - phase + self.base + self.drift_sum;
+        self.hist.add(x);
+        self.tail.add(x);
         self.samples += 1;
         self.last_margin = margin;
         let Some(q) = self.quantile_x() else { return };
@@ -268,10 +316,47 @@ impl InputLeadController {
         });
     }
 
+    /// Holds late steps beyond one report's cap (see `held_late`).
+    fn hold_late(&mut self, extra: f64) {
+        if extra > 0.0 {
+            if self.held_late == 0.0 {
+                self.held_until = self.samples + STEP_HOLD_REPORTS;
+            }
+            self.held_late += extra;
+        }
+    }
+
+    /// Held late steps that turned out to be a stall: the margins' location stayed put
+    /// for a window after them. A latency step moves the location, and its late steps
+    /// are the step's cost, not the tail's: counting them would hold the lead high for
+    /// the calibration's whole memory after every step.
+    fn release_late(&mut self) -> f64 {
+        if self.held_late == 0.0 {
+            return 0.0;
+        }
+        if !self.tail.settled() {
+            self.held_late = 0.0;
+            return 0.0;
+        }
+        if self.samples < self.held_until {
+            return 0.0;
+        }
+        std::mem::take(&mut self.held_late).min(MAX_STALL_STEPS)
+    }
+
     /// The quantile of `margin − Φ_sent` the loop holds at the target, now (samples are
-    /// stored detrended).
+    /// stored detrended): the short memory's, or the median plus the long-remembered
+    /// shape's if that calls for more lead. A quantile near ε read from a few hundred
+    /// samples sits inside the true one and swings with every stall; the shape keeps
+    /// the tail between stalls, and the short memory still answers at once to a tail
+    /// that grows.
     fn quantile_x(&self) -> Option<f64> {
-        self.hist.quantile(self.level).map(|q| q - self.base - self.drift_sum)
+        let short = self.hist.quantile(self.level)?;
+        let q = match (self.tail.shape_quantile(self.level), self.hist.quantile(0.5)) {
+            (Some(shape), Some(median)) => (median + shape).min(short),
+            _ => short,
+        };
+        Some(q - self.base - self.drift_sum)
     }
 
     /// The realized late rate differs from the quantile level the loop holds: the
@@ -284,9 +369,11 @@ impl InputLeadController {
         let a = 1.0 / CALIBRATION_SAMPLES;
         self.realized += (late_steps - self.realized) * a;
         self.predicted += (self.level - self.predicted) * a;
-        let goal = (self.cfg.late_rate * self.cfg.aim - self.unrecoverable).max(self.cfg.late_rate / 8.0);
+        let goal = (self.cfg.late_rate * self.cfg.aim - self.unrecoverable()).max(self.cfg.late_rate / 8.0);
         let ratio = self.realized / self.predicted.max(1e-9);
-        self.level = (goal / ratio.max(1e-3)).clamp(self.cfg.late_rate / 8.0, self.cfg.late_rate * 2.0);
+        // Up to 8ε: with the long shape the quantile is close to the true one, and the
+        // server's late policy turns many late arrivals into no late step at all.
+        self.level = (goal / ratio.max(1e-3)).clamp(self.cfg.late_rate / 8.0, self.cfg.late_rate * 8.0);
         // A quantile at level q needs a memory of a few 1/q samples to have any tail
         // samples in it at all: a lower level remembers longer (never shorter than
         // configured, never beyond ~30 s).
@@ -341,6 +428,7 @@ impl InputLeadController {
         let want = phase.round();
         if (want - self.base).abs() >= 4.0 {
             self.hist.shift(want - self.base);
+            self.tail.shift(want - self.base);
             self.base = want;
         }
     }
@@ -470,28 +558,63 @@ mod tests {
         // Margins that are never late, but the server slips a tick every 50 reports
         // (steps missed that no margin shows): the realized rate is 2%, so the level
         // falls to its floor; without the slips it rises above the aim.
-        let level_after = |slip_every: u64, unrecoverable: f64| {
+        // `lost_every`: the server substitutes an input that never arrives (it has no
+        // margin report) once per that many reports.
+        let level_after = |slip_every: u64, lost_every: u64| {
             let mut c = InputLeadController::new(LeadConfig::default());
-            c.set_unrecoverable(unrecoverable);
-            let mut shift = 0;
+            let (mut shift, mut substituted) = (0, 0u32);
+            c.on_substitutions(substituted);
             for t in 0..20_000u64 {
                 c.on_input_sent(t, 0.0);
                 if slip_every > 0 && t % slip_every == 0 {
                     shift += 1;
                 }
+                if lost_every > 0 && t % lost_every == 0 {
+                    substituted = substituted.wrapping_add(1);
+                    c.on_substitutions(substituted);
+                }
                 c.on_margin(t, 2.0 + shift as f64 + (t % 7) as f64 * 0.1, shift);
+            }
+            (c.quantile_level(), c.unrecoverable())
+        };
+        let cfg = LeadConfig::default();
+        assert!((level_after(50, 0).0 - cfg.late_rate / 8.0).abs() < 1e-9, "{:?}", level_after(50, 0));
+        let (free, none_lost) = level_after(0, 0);
+        assert!(free > cfg.late_rate * cfg.aim, "nothing missed: the level may rise ({free})");
+        assert_eq!(none_lost, 0.0);
+        // Inputs lost in every copy come out of the budget: with 0.5% of them the
+        // level aims at a quarter of ε instead of three quarters.
+        let (a, _) = level_after(200, 0);
+        let (b, lost) = level_after(200, 200);
+        assert!((lost - 0.005).abs() < 0.001, "measured {lost} of inputs lost for good");
+        assert!(b < a * 0.5, "{a} vs {b}");
+    }
+
+    #[test]
+    fn a_stall_counts_in_full_and_a_latency_step_does_not() {
+        // Every 1000 reports the server slips 8 steps. A stall: the stream comes back
+        // where it was (the margins, slip removed, keep their place): 0.8% of steps
+        // missed, above the aim of 0.7%, so the level falls. A latency step: the
+        // margins move by the slip and stay there: only the first 4 steps count (0.4%),
+        // so the level rises above the aim.
+        let level_after = |step: bool| {
+            let mut c = InputLeadController::new(LeadConfig::default());
+            let mut shift = 0i64;
+            for t in 0..30_000u64 {
+                c.on_input_sent(t, 0.0);
+                if t % 1000 == 500 {
+                    shift += 8;
+                }
+                let noise = (t % 7) as f64 * 0.1;
+                let margin = if step { 2.0 + noise } else { 2.0 + shift as f64 + noise };
+                c.on_margin(t, margin, shift);
             }
             c.quantile_level()
         };
         let cfg = LeadConfig::default();
-        assert!((level_after(50, 0.0) - cfg.late_rate / 8.0).abs() < 1e-9, "{}", level_after(50, 0.0));
-        let free = level_after(0, 0.0);
-        assert!(free > cfg.late_rate * cfg.aim, "nothing missed: the level may rise ({free})");
-        // Inputs lost in every copy come out of the budget: with 0.5% of them the
-        // level aims at a quarter of ε instead of three quarters.
-        let a = level_after(200, 0.0);
-        let b = level_after(200, 0.005);
-        assert!(b < a * 0.5, "{a} vs {b}");
+        let (stall, step) = (level_after(false), level_after(true));
+        assert!(stall < cfg.late_rate * cfg.aim, "stalls: level {stall}");
+        assert!(step > cfg.late_rate * cfg.aim, "steps: level {step}");
     }
 
     #[test]

@@ -5,6 +5,7 @@ pub mod histogram;
 pub mod interp;
 pub mod lead;
 pub mod redundancy;
+pub mod tail_shape;
 
 pub use histogram::ForgettingHistogram;
 pub use lead::{InputLeadController, LeadConfig, LeadControl};

@@ -22,7 +22,7 @@ pub use packet::{Packet, PayloadHeader, decode_packet, encode_accepted, encode_c
     encode_connect_response, encode_denied, encode_disconnect, encode_payload_header};
 
 /// Wire protocol version. Bumped on any incompatible change.
-pub const PROTOCOL_VERSION: u8 = 1;
+pub const PROTOCOL_VERSION: u8 = 2;
 /// No datagram is larger than this (safe under common path MTUs, as in netcode/renet).
 pub const MAX_DATAGRAM_SIZE: usize = 1200;
 /// Size every handshake request and response is padded to.

@@ -52,6 +52,29 @@ fn quantile(v: &mut [f64], q: f64) -> f64 {
     v[i.min(v.len() - 1)]
 }
 
+/// M9's loss cover k: the fewest consecutive downlink losses to survive so that the
+/// share of updates lost beyond k in a row is at most ε. ticksync.md gives the
+/// smallest k with `p^(k+1) <= ε`, which is this for independent loss; with bursts
+/// (`P(run > k)`, as M1 does for redundancy) it takes the runs as they were. Runs are
+/// read from the gaps between the send times of delivered updates, which the server
+/// sends every `k_s` ticks.
+fn loss_cover(rec: &RunRecord, cfg: &LabConfig) -> u32 {
+    let interval = cfg.k_s as f64 * cfg.tick_us;
+    let mut sent: Vec<Micros> = rec.downlink.iter().map(|d| d.0).collect();
+    sent.sort_unstable();
+    sent.dedup();
+    let total = rec.downlink_sent.max(1) as f64;
+    // beyond[j]: updates that were the (j+1)-th or later loss in a row.
+    let mut beyond = [0.0f64; 9];
+    for w in sent.windows(2) {
+        let run = ((w[1] - w[0]) as f64 / interval).round() as i64 - 1;
+        for (j, b) in beyond.iter_mut().enumerate() {
+            *b += (run - j as i64).max(0) as f64;
+        }
+    }
+    (0..8).find(|&k| beyond[k] / total <= cfg.epsilon).unwrap_or(8) as u32
+}
+
 fn mean(v: impl Iterator<Item = f64>) -> f64 {
     let (s, n) = v.fold((0.0, 0usize), |(s, n), x| (s + x, n + 1));
     if n == 0 { f64::NAN } else { s / n as f64 }
@@ -164,11 +187,7 @@ pub fn score(rec: &RunRecord, scenario: &Scenario, cfg: &LabConfig) -> Metrics {
     let d_min = rec.downlink.iter().map(|d| d.1).min().unwrap_or(0) as f64 / t;
     let mut jit: Vec<f64> = rec.downlink.iter().filter(|d| d.0 >= warm).map(|d| d.1 as f64 / t - d_min).collect();
     let qj = quantile(&mut jit, 1.0 - eps);
-    let p = 1.0 - rec.downlink.len() as f64 / rec.downlink_sent.max(1) as f64;
-    let mut k = 0.0;
-    while p.powf(k + 1.0) > eps && k < 8.0 {
-        k += 1.0;
-    }
+    let k = loss_cover(rec, cfg) as f64;
     let s_s = cfg.k_s as f64;
     m.interp_oracle = s_s + qj + k * s_s;
     m.interp_delay = mean(frames.iter().filter_map(|f| f.playback.map(|pb| f.server_pos - d_min - pb)));

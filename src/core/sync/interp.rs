@@ -46,6 +46,13 @@ impl Default for InterpConfig {
     }
 }
 
+/// Most consecutive losses the buffer covers (each costs a send interval of delay).
+const MAX_COVER: usize = 4;
+/// Packets the loss-run averages remember (about 25 s at 20 updates a second): runs
+/// that cost ε are rare, and a short average would swing the cover, and the delay,
+/// with every one.
+const RUN_MEMORY: f64 = 512.0;
+
 /// The adaptive interpolation buffer (see the module docs).
 #[derive(Debug, Clone)]
 pub struct AdaptiveInterpolation {
@@ -56,6 +63,11 @@ pub struct AdaptiveInterpolation {
     newest: Option<u64>,
     expected_next: Option<u64>,
     lost: f64,
+    /// `run_over[j]`: the share of expected packets that were the j-th or later loss in
+    /// a row (an average over the last [`RUN_MEMORY`] packets or so). Loss cover
+    /// reads it directly, so bursts get the cover they need: with independent loss
+    /// `p` it is `p^j`, in bursts far more.
+    run_over: [f64; MAX_COVER + 2],
     /// Current delay behind the minimum-delay timeline, in ticks.
     delay: f64,
     last_now: Option<Micros>,
@@ -75,6 +87,7 @@ impl AdaptiveInterpolation {
             newest: None,
             expected_next: None,
             lost: 0.0,
+            run_over: [0.0; MAX_COVER + 2],
             delay: 0.0,
             last_now: None,
             started: false,
@@ -90,14 +103,10 @@ impl AdaptiveInterpolation {
     pub fn target_delay(&self) -> f64 {
         let s = self.cfg.send_interval as f64;
         let j = self.jitter.quantile(1.0 - self.cfg.late_rate).unwrap_or(0.0);
-        // Loss cover: survive k consecutive losses, the smallest k with p^(k+1) <= ε.
-        let mut k = 0.0;
-        let mut pk = self.lost;
-        while pk > self.cfg.late_rate && k < 4.0 {
-            k += 1.0;
-            pk *= self.lost;
-        }
-        s + j + k * s
+        // Loss cover: survive k consecutive losses, the smallest k for which the share
+        // of packets lost beyond k in a row is at most ε (p^(k+1) for independent loss).
+        let k = (0..=MAX_COVER).find(|&k| self.run_over[k + 1] <= self.cfg.late_rate).unwrap_or(MAX_COVER);
+        s + j + k as f64 * s
     }
 
     /// Current delay behind the minimum-delay timeline, in ticks.
@@ -127,10 +136,16 @@ impl RemoteTimeline for AdaptiveInterpolation {
             if remote_tick >= exp {
                 let missed = ((remote_tick - exp) / self.cfg.send_interval.max(1) as u64) as f64;
                 // One update per expected packet: `missed` losses then one arrival.
-                for _ in 0..missed.min(16.0) as u32 {
+                for i in 1..=missed.min(16.0) as usize {
                     self.lost += (1.0 - self.lost) / 64.0;
+                    for (j, r) in self.run_over.iter_mut().enumerate().skip(1) {
+                        *r += ((i >= j) as u8 as f64 - *r) / RUN_MEMORY;
+                    }
                 }
                 self.lost -= self.lost / 64.0;
+                for r in self.run_over.iter_mut().skip(1) {
+                    *r -= *r / RUN_MEMORY;
+                }
             }
         }
         if self.newest.is_none_or(|n| remote_tick > n) {
@@ -292,6 +307,31 @@ mod tests {
         assert!(lossy.loss() > 0.02 && lossy.loss() < 0.09, "loss {}", lossy.loss());
         assert!(lossy.target_delay() > 5.5, "one loss covered: {}", lossy.target_delay());
         assert!(starved < 0.02, "starved {starved}");
+    }
+
+    #[test]
+    fn bursts_of_loss_get_more_cover_than_the_same_loss_spread_out() {
+        // 5% of packets lost, either one at a time or in runs of three: the runs need
+        // two more send intervals of cover for the same ε.
+        let feed = |burst: bool| {
+            let mut est = AdaptiveInterpolation::new(InterpConfig::default());
+            let mut rng = Rng::new(5);
+            let mut k = 0u64;
+            let mut at = 0.0;
+            while k < 6_000 {
+                let run = if burst && rng.chance(0.05 / 3.0) { 3 } else if !burst && rng.chance(0.05) { 1 } else { 0 };
+                k += run; // lost
+                at = (3 * k) as f64 * T + 50_000.0;
+                est.on_packet(3 * k, at as Micros);
+                k += 1;
+            }
+            let _ = at;
+            (est.loss(), est.target_delay())
+        };
+        let (p_single, d_single) = feed(false);
+        let (p_burst, d_burst) = feed(true);
+        assert!((p_single - p_burst).abs() < 0.03, "similar loss: {p_single} vs {p_burst}");
+        assert!(d_burst >= d_single + 2.0 * 3.0 - 0.5, "runs of 3 need two more intervals: {d_single} vs {d_burst}");
     }
 
     #[test]

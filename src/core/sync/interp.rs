@@ -62,9 +62,9 @@ pub struct AdaptiveInterpolation {
     jitter: ForgettingHistogram,
     newest: Option<u64>,
     expected_next: Option<u64>,
-    lost: f64,
     /// `run_over[j]`: the share of expected packets that were the j-th or later loss in
-    /// a row (an average over the last [`RUN_MEMORY`] packets or so). Loss cover
+    /// a row (an average over the last [`RUN_MEMORY`] packets or so; `run_over[1]` is
+    /// the loss rate). Loss cover
     /// reads it directly, so bursts get the cover they need: with independent loss
     /// `p` it is `p^j`, in bursts far more.
     run_over: [f64; MAX_COVER + 2],
@@ -86,7 +86,6 @@ impl AdaptiveInterpolation {
             jitter: ForgettingHistogram::new(0.0, 64.0, 1.0 / 32.0, 0.995),
             newest: None,
             expected_next: None,
-            lost: 0.0,
             run_over: [0.0; MAX_COVER + 2],
             delay: 0.0,
             last_now: None,
@@ -96,7 +95,7 @@ impl AdaptiveInterpolation {
 
     /// Loss estimate from gaps in the remote tick stamps (an EWMA over packets).
     pub fn loss(&self) -> f64 {
-        self.lost
+        self.run_over[1]
     }
 
     /// The delay the buffer is moving toward, in ticks.
@@ -137,12 +136,10 @@ impl RemoteTimeline for AdaptiveInterpolation {
                 let missed = ((remote_tick - exp) / self.cfg.send_interval.max(1) as u64) as f64;
                 // One update per expected packet: `missed` losses then one arrival.
                 for i in 1..=missed.min(16.0) as usize {
-                    self.lost += (1.0 - self.lost) / 64.0;
                     for (j, r) in self.run_over.iter_mut().enumerate().skip(1) {
                         *r += ((i >= j) as u8 as f64 - *r) / RUN_MEMORY;
                     }
                 }
-                self.lost -= self.lost / 64.0;
                 for r in self.run_over.iter_mut().skip(1) {
                     *r -= *r / RUN_MEMORY;
                 }
@@ -317,15 +314,12 @@ mod tests {
             let mut est = AdaptiveInterpolation::new(InterpConfig::default());
             let mut rng = Rng::new(5);
             let mut k = 0u64;
-            let mut at = 0.0;
             while k < 6_000 {
                 let run = if burst && rng.chance(0.05 / 3.0) { 3 } else if !burst && rng.chance(0.05) { 1 } else { 0 };
                 k += run; // lost
-                at = (3 * k) as f64 * T + 50_000.0;
-                est.on_packet(3 * k, at as Micros);
+                est.on_packet(3 * k, ((3 * k) as f64 * T + 50_000.0) as Micros);
                 k += 1;
             }
-            let _ = at;
             (est.loss(), est.target_delay())
         };
         let (p_single, d_single) = feed(false);

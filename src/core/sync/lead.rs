@@ -285,11 +285,12 @@ impl InputLeadController {
         self.tail.add(x);
         self.samples += 1;
         self.last_margin = margin;
-        let Some(q) = self.quantile_x() else { return };
+        let median = self.hist.quantile(0.5);
+        let Some(q) = self.quantile_x_with(median) else { return };
         let raw = self.cfg.target_margin_ticks - q;
         // The drift is tracked on the median, which a burst of loss or a jitter spike
         // barely moves, while the tail quantile jumps by whole copies.
-        if let Some(median) = self.hist.quantile(0.5) {
+        if let Some(median) = median {
             self.track_drift(self.base + self.drift_sum - median);
         }
         if self.samples == 1 {
@@ -351,8 +352,13 @@ impl InputLeadController {
     /// the tail between stalls, and the short memory still answers at once to a tail
     /// that grows.
     fn quantile_x(&self) -> Option<f64> {
+        self.quantile_x_with(self.hist.quantile(0.5))
+    }
+
+    /// [`Self::quantile_x`] with the short memory's median already at hand.
+    fn quantile_x_with(&self, median: Option<f64>) -> Option<f64> {
         let short = self.hist.quantile(self.level)?;
-        let q = match (self.tail.shape_quantile(self.level), self.hist.quantile(0.5)) {
+        let q = match (self.tail.shape_quantile(self.level), median) {
             (Some(shape), Some(median)) => (median + shape).min(short),
             _ => short,
         };

@@ -10,8 +10,8 @@
 //!   already covers them.
 //!
 //! [`RedundancyPlanner`] makes that decision over time for a client session: what loss
-//! and burstiness to believe, when copies may drop, and how many inputs are still
-//! expected to be lost in every copy (the lead loop leaves those out of its budget).
+//! and burstiness to believe, and when copies may drop. (The inputs still lost in every
+//! copy are measured by the lead loop from the server's substitution count.)
 
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct RedundancyConfig {
@@ -80,8 +80,7 @@ const BURST_WEIGHT: f64 = 1.0 / 128.0;
 const BURST_PRIOR: f64 = 0.5;
 
 /// The client's redundancy decision over time: copies per input from the uplink's
-/// loss and burstiness, and the share of inputs no lead can save (every copy lost),
-/// which the lead loop leaves out of its late-rate budget.
+/// loss and burstiness.
 ///
 /// Loss is the larger of the transport's recent figure and its one-minute average (a
 /// bursty 1% often reads zero over a few hundred packets); burstiness is measured from
@@ -147,15 +146,6 @@ impl RedundancyPlanner {
     pub fn copies(&self) -> u32 {
         self.copies
     }
-
-    /// The expected share of inputs with every copy lost: no lead saves them.
-    pub fn unrecoverable(&self) -> f64 {
-        let p = self.loss();
-        if p <= 0.0 {
-            return 0.0;
-        }
-        p * self.burst().clamp(p, 1.0).powi(self.copies as i32 - 1)
-    }
 }
 
 #[cfg(test)]
@@ -206,15 +196,12 @@ mod tests {
             p.update(t * 100_000, 0.01, 0.0, 0.01, 2);
         }
         assert_eq!(p.copies(), 2);
-        assert!(p.unrecoverable() < 0.0003, "{}", p.unrecoverable());
         // Bursty loss: copy 1 lost too two times in three.
         for k in 0..3000 {
             p.on_first_copy(if k % 3 == 0 { 1 } else { 2 });
             p.update(90_000_000 + k * 10_000, 0.05, 0.0, 0.01, 2);
         }
         assert_eq!(p.copies(), c.max_copies);
-        let floor = p.unrecoverable();
-        assert!(floor > 0.002 && floor < 0.01, "with six copies {floor} of inputs are still lost");
     }
 
     #[test]

@@ -833,8 +833,6 @@ impl DebugScan {
         DebugScan { buf: Box::new([0; 16_384]), len: 0 }
     }
 
-    /// The serialized size of `msg`, and whether it is one of the messages GGRS sends on
-    /// wall-clock timers (quality report or reply, keepalive).
     /// The variant of the message last sized, and an input's start frame.
     fn variant(&self) -> (&'static str, Option<i32>) {
         let text = std::str::from_utf8(&self.buf[..self.len]).expect("utf-8");
@@ -850,6 +848,8 @@ impl DebugScan {
         (name, start)
     }
 
+    /// The serialized size of `msg`, and whether it is one of the messages GGRS sends on
+    /// wall-clock timers (quality report or reply, keepalive).
     fn wire_size(&mut self, msg: &Message) -> (usize, bool) {
         self.len = 0;
         write!(self, "{msg:?}").expect("message text fits the buffer");
@@ -951,7 +951,7 @@ fn run_ggrs(s: &Scenario, frames: u64, calib: f64) -> Results {
             let game = &mut games[i];
             let (ticks0, depth0) = (res.ticks, res.depth_sum);
             let skipped = skip[i] > 0;
-            if skip[i] > 0 {
+            if skipped {
                 skip[i] -= 1;
                 let t = Meter::start();
                 session.poll_remote_clients();

@@ -6,10 +6,13 @@
 //! no output.
 
 mod common;
+#[path = "support/abi_engine.rs"]
+mod abi_engine;
 
-use std::ffi::{CString, c_char};
+use std::ffi::c_char;
 use std::ptr;
 
+use abi_engine::{SessionGuard, cstr, stats};
 use common::{assert_err, last_error};
 use tickwire::ffi::*;
 
@@ -27,37 +30,25 @@ fn config(mode: tw_session_mode, players: u32) -> tw_session_config {
     c
 }
 
-struct S(*mut tw_session);
-impl Drop for S {
-    fn drop(&mut self) {
-        // SAFETY: from tw_session_create, destroyed once.
-        unsafe { tw_session_destroy(self.0) };
-    }
-}
-
-fn try_create(c: &tw_session_config) -> Result<S, tw_result> {
+fn try_create(c: &tw_session_config) -> Result<SessionGuard, tw_result> {
     let sentinel = ptr::dangling_mut::<tw_session>();
     let mut s = sentinel;
     // SAFETY: valid pointers.
     let r = unsafe { tw_session_create(c, &mut s) };
     if r == tw_result::Ok {
-        Ok(S(s))
+        Ok(SessionGuard(s))
     } else {
         assert_eq!(s, sentinel, "out_session written on failure");
         Err(r)
     }
 }
 
-fn create(c: &tw_session_config) -> S {
+fn create(c: &tw_session_config) -> SessionGuard {
     try_create(c).unwrap_or_else(|r| panic!("create: {r:?}: {}", last_error()))
 }
 
-fn c(s: &str) -> CString {
-    CString::new(s).unwrap()
-}
-
 /// A one-player P2P session: it runs at once, with no peer.
-fn solo() -> S {
+fn solo() -> SessionGuard {
     let s = create(&config(tw_session_mode::P2p, 1));
     // SAFETY: live session.
     unsafe {
@@ -181,7 +172,7 @@ fn every_session_call_rejects_a_null_session() {
     let mut u = 0u32;
     let mut n = 0usize;
     let mut b = [0u8; 8];
-    let a = c("127.0.0.1:9");
+    let a = cstr("127.0.0.1:9");
     let mut r = tw_request::zeroed();
     let mut e = tw_session_event::zeroed();
     let mut st = std::mem::MaybeUninit::<tw_session_stats>::uninit();
@@ -239,7 +230,7 @@ fn every_session_call_rejects_a_null_session() {
 #[test]
 fn setup_checks_players_addresses_modes_and_phases() {
     let s = create(&config(tw_session_mode::P2p, 3));
-    let (good, bad) = (c("127.0.0.1:4000"), c("127.0.0.1"));
+    let (good, bad) = (cstr("127.0.0.1:4000"), cstr("127.0.0.1"));
     // SAFETY (whole test): live sessions and valid pointers.
     unsafe {
         assert_err(tw_session_add_local_player(s.0, 3), tw_result::InvalidArgument, "tw_session_add_local_player", "player 3 does not exist");
@@ -248,10 +239,10 @@ fn setup_checks_players_addresses_modes_and_phases() {
         assert_err(tw_session_add_remote_player(s.0, 1, ptr::null()), tw_result::NullArgument, "tw_session_add_remote_player", "address is NULL");
         assert_err(tw_session_add_remote_player(s.0, 1, bad.as_ptr()), tw_result::InvalidArgument, "tw_session_add_remote_player", "not an IP address");
         for text in ["0.0.0.0:4000", "127.0.0.1:0", "[::]:4000"] {
-            let a = c(text);
+            let a = cstr(text);
             assert_err(tw_session_add_remote_player(s.0, 1, a.as_ptr()), tw_result::InvalidArgument, "tw_session_add_remote_player", "concrete IP");
         }
-        let v6 = c("[::1]:4000");
+        let v6 = cstr("[::1]:4000");
         assert_err(tw_session_add_remote_player(s.0, 1, v6.as_ptr()), tw_result::InvalidArgument, "tw_session_add_remote_player", "cannot reach IPv6");
         assert_err(tw_session_add_spectator(s.0, v6.as_ptr()), tw_result::InvalidArgument, "tw_session_add_spectator", "cannot reach IPv6");
         assert_eq!(tw_session_add_remote_player(s.0, 1, good.as_ptr()), tw_result::Ok);
@@ -270,18 +261,18 @@ fn setup_checks_players_addresses_modes_and_phases() {
         assert_err(tw_session_advance(s.0), tw_result::InvalidState, "tw_session_advance", "not started");
         assert_err(tw_session_push_input(s.0, 0, [0u8; 2].as_ptr().cast(), 2), tw_result::InvalidState, "tw_session_push_input", "not started");
         assert_err(tw_session_confirm_save(s.0, 0, 1), tw_result::InvalidState, "tw_session_confirm_save", "not started");
-        let other = c("127.0.0.1:4001");
+        let other = cstr("127.0.0.1:4001");
         assert_eq!(tw_session_add_remote_player(s.0, 2, other.as_ptr()), tw_result::Ok);
         assert_eq!(tw_session_start(s.0), tw_result::Ok, "{}", last_error());
         assert_err(tw_session_start(s.0), tw_result::InvalidState, "tw_session_start", "before the session is started");
-        let late = c("127.0.0.1:4002");
+        let late = cstr("127.0.0.1:4002");
         assert_err(tw_session_add_remote_player(s.0, 2, late.as_ptr()), tw_result::InvalidState, "tw_session_add_remote_player", "before the session is started");
         // Spectators may be registered any time, up to max_spectators (4).
         for port in 5000..5004 {
-            let a = c(&format!("127.0.0.1:{port}"));
+            let a = cstr(&format!("127.0.0.1:{port}"));
             assert_eq!(tw_session_add_spectator(s.0, a.as_ptr()), tw_result::Ok, "{}", last_error());
         }
-        let fifth = c("127.0.0.1:5004");
+        let fifth = cstr("127.0.0.1:5004");
         assert_err(tw_session_add_spectator(s.0, fifth.as_ptr()), tw_result::InvalidArgument, "tw_session_add_spectator", "max_spectators");
         // Connecting: nothing is due, advance says NOT_SYNCHRONIZED, inputs are refused.
         assert_eq!(tw_session_ticks_due(s.0, &mut u), tw_result::Ok);
@@ -296,7 +287,7 @@ fn setup_checks_players_addresses_modes_and_phases() {
 
     // No local player.
     let s = create(&config(tw_session_mode::P2p, 1));
-    let a = c("127.0.0.1:4000");
+    let a = cstr("127.0.0.1:4000");
     // SAFETY: live session, valid pointers.
     unsafe {
         assert_eq!(tw_session_add_remote_player(s.0, 0, a.as_ptr()), tw_result::Ok);
@@ -318,7 +309,7 @@ fn setup_checks_players_addresses_modes_and_phases() {
         assert_err(tw_session_start(replay.0), tw_result::InvalidState, "tw_session_start", "load a replay");
         assert_err(tw_session_load_replay(replay.0, ptr::null(), 4), tw_result::NullArgument, "tw_session_load_replay", "data is NULL");
         assert_err(tw_session_load_replay(replay.0, b"TWRPnope".as_ptr().cast(), 8), tw_result::InvalidArgument, "tw_session_load_replay", "replay");
-        let missing = c("/nonexistent/tickwire.twrp");
+        let missing = cstr("/nonexistent/tickwire.twrp");
         assert_err(tw_session_load_replay_file(replay.0, missing.as_ptr()), tw_result::Io, "tw_session_load_replay_file", "/nonexistent");
         assert_err(tw_session_load_replay_file(replay.0, ptr::null()), tw_result::NullArgument, "tw_session_load_replay_file", "path is NULL");
         assert_err(tw_session_set_link_sim(sync.0, 0, ptr::null()), tw_result::InvalidState, "tw_session_set_link_sim", "no socket");
@@ -405,7 +396,7 @@ fn the_loop_checks_inputs_requests_and_answers() {
         // Recording starts only before the first tick.
         assert_err(tw_session_start_recording(s.0, ptr::null(), 0), tw_result::InvalidState, "tw_session_start_recording", "before the first tick");
         assert_err(tw_session_copy_replay(s.0, buf.as_mut_ptr().cast(), buf.len(), &mut n), tw_result::InvalidState, "tw_session_copy_replay", "no replay");
-        let path = c("/nonexistent-dir/x.twrp");
+        let path = cstr("/nonexistent-dir/x.twrp");
         assert_err(tw_session_save_replay(s.0, path.as_ptr()), tw_result::InvalidState, "tw_session_save_replay", "no recording");
         assert_err(tw_session_save_replay(s.0, ptr::null()), tw_result::NullArgument, "tw_session_save_replay", "path is NULL");
         assert_err(tw_session_provide_state(s.0, 0, buf.as_ptr().cast(), 4), tw_result::InvalidArgument, "tw_session_provide_state", "tick 0 was not requested");
@@ -448,7 +439,7 @@ fn the_loop_checks_inputs_requests_and_answers() {
 #[test]
 fn spectator_and_replay_refuse_inputs_and_saves() {
     let spec = create(&config(tw_session_mode::Spectator, 2));
-    let host = c("127.0.0.1:9");
+    let host = cstr("127.0.0.1:9");
     // SAFETY: live session, valid pointers.
     unsafe {
         assert_eq!(tw_session_spectate(spec.0, host.as_ptr()), tw_result::Ok);
@@ -488,9 +479,7 @@ fn pump_until(sessions: &[*mut tw_session], mut done: impl FnMut() -> bool) {
             unsafe {
                 assert_eq!(tw_session_ticks_due(s, &mut n), tw_result::Ok, "{}", last_error());
                 for _ in 0..n {
-                    let mut st = std::mem::MaybeUninit::<tw_session_stats>::uninit();
-                    assert_eq!(tw_session_get_stats(s, st.as_mut_ptr()), tw_result::Ok);
-                    if st.assume_init().mode == tw_session_mode::RelayClient as u32 {
+                    if stats(s).mode == tw_session_mode::RelayClient as u32 {
                         assert_eq!(tw_session_push_input(s, TW_LOCAL_PLAYER, [0u8; 2].as_ptr().cast(), 2), tw_result::Ok);
                     }
                     let _ = tw_session_advance(s);
@@ -522,15 +511,15 @@ fn relay_calls_check_mode_phase_and_arguments() {
     // SAFETY (whole test): live sessions and valid pointers.
     unsafe {
         // Setup: the server's address, on a client only, before start only.
-        let good = c("127.0.0.1:4000");
+        let good = cstr("127.0.0.1:4000");
         assert_err(tw_session_set_server(p2p.0, good.as_ptr()), tw_result::InvalidState, "tw_session_set_server", "not available in P2p mode");
         assert_err(tw_session_set_server(server.0, good.as_ptr()), tw_result::InvalidState, "tw_session_set_server", "RelayServer mode");
         assert_err(tw_session_set_server(client.0, ptr::null()), tw_result::NullArgument, "tw_session_set_server", "address is NULL");
-        assert_err(tw_session_set_server(client.0, c("127.0.0.1").as_ptr()), tw_result::InvalidArgument, "tw_session_set_server", "not an IP address");
+        assert_err(tw_session_set_server(client.0, cstr("127.0.0.1").as_ptr()), tw_result::InvalidArgument, "tw_session_set_server", "not an IP address");
         for text in ["0.0.0.0:4000", "127.0.0.1:0"] {
-            assert_err(tw_session_set_server(client.0, c(text).as_ptr()), tw_result::InvalidArgument, "tw_session_set_server", "concrete IP");
+            assert_err(tw_session_set_server(client.0, cstr(text).as_ptr()), tw_result::InvalidArgument, "tw_session_set_server", "concrete IP");
         }
-        assert_err(tw_session_set_server(client.0, c("[::1]:4000").as_ptr()), tw_result::InvalidArgument, "tw_session_set_server", "cannot reach IPv6");
+        assert_err(tw_session_set_server(client.0, cstr("[::1]:4000").as_ptr()), tw_result::InvalidArgument, "tw_session_set_server", "cannot reach IPv6");
         assert_err(tw_session_start(client.0), tw_result::InvalidState, "tw_session_start", "server's address");
         // Not started yet.
         assert_err(tw_session_push_input(client.0, TW_LOCAL_PLAYER, buf.as_ptr().cast(), 2), tw_result::InvalidState, "tw_session_push_input", "not started");

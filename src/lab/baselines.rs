@@ -85,7 +85,7 @@ struct Client {
 /// Runs one scenario with one of the baselines and returns the record.
 pub fn run(scenario: &Scenario, controller: Controller, cfg: &LabConfig) -> RunRecord {
     let t_us = cfg.tick_us;
-    let seed = cfg.seed ^ (scenario.id.bytes().fold(0u64, |h, b| h.wrapping_mul(31).wrapping_add(b as u64)) << 8);
+    let seed = cfg.run_seed(scenario);
     let mut up: LinkConditioner<UpPacket> = LinkConditioner::new(scenario.up, seed ^ 0x55);
     let mut down: LinkConditioner<DownPacket> = LinkConditioner::new(scenario.down, seed ^ 0xAA);
     let policy = match controller {
@@ -169,14 +169,14 @@ pub fn run(scenario: &Scenario, controller: Controller, cfg: &LabConfig) -> RunR
         if now == next_down {
             while let Some(p) = down.poll(now) {
                 rec.downlink.push((p.sent, now - p.sent));
-                client_receive(&mut client, &mut rec, p, now, cfg, &tick_clock_cfg);
+                client_receive(&mut client, &mut rec, p, now, &tick_clock_cfg);
             }
             continue;
         }
         if now == next_server {
             server.tick += 1;
             server.last_tick_at = now;
-            server_tick(&mut server, &mut rec, now, cfg);
+            server_tick(&mut server, &mut rec, now);
             if server.tick % cfg.k_s == 0 {
                 let p = DownPacket {
                     sent: now,
@@ -204,18 +204,13 @@ pub fn run(scenario: &Scenario, controller: Controller, cfg: &LabConfig) -> RunR
     rec
 }
 
-fn input_mut(rec: &mut RunRecord, tick: u64) -> Option<&mut InputRecord> {
-    let i = tick.checked_sub(rec.first_tick)? as usize;
-    rec.inputs.get_mut(i)
-}
-
 fn server_receive(server: &mut Server, rec: &mut RunRecord, p: UpPacket, now: Micros, cfg: &LabConfig) {
     let local = server.clock.local(now);
     // Simulation position: the last tick run plus the elapsed part of a tick, capped.
     let since = server.clock.local(now).saturating_sub(server.clock.local(server.last_tick_at)) as f64 / cfg.tick_us;
     let pos = server.tick as f64 + since.min(1.0);
     for c in p.oldest..=p.newest {
-        let first = match input_mut(rec, c) {
+        let first = match rec.input_mut(c) {
             Some(r) if r.first_arrival.is_none() => {
                 r.first_arrival = Some(now);
                 true
@@ -234,7 +229,7 @@ fn server_receive(server: &mut Server, rec: &mut RunRecord, p: UpPacket, now: Mi
     }
     // Highest contiguous input received, for the client's redundancy window.
     let mut ack = server.ack.unwrap_or(rec.first_tick.saturating_sub(1));
-    while input_mut(rec, ack + 1).is_some_and(|r| r.first_arrival.is_some()) {
+    while rec.input_mut(ack + 1).is_some_and(|r| r.first_arrival.is_some()) {
         ack += 1;
     }
     if ack >= rec.first_tick {
@@ -243,7 +238,7 @@ fn server_receive(server: &mut Server, rec: &mut RunRecord, p: UpPacket, now: Mi
     server.echo = Some((p.newest, local));
 }
 
-fn server_tick(server: &mut Server, rec: &mut RunRecord, now: Micros, cfg: &LabConfig) {
+fn server_tick(server: &mut Server, rec: &mut RunRecord, now: Micros) {
     let s = server.tick;
     let (kind, depth) = match &mut server.policy {
         ServerPolicy::Seed(est, next) => {
@@ -258,7 +253,7 @@ fn server_tick(server: &mut Server, rec: &mut RunRecord, now: Micros, cfg: &LabC
             } else {
                 let mut kind = if target > from { StepKind::Merged } else { StepKind::Normal };
                 for c in from..=target {
-                    if let Some(r) = input_mut(rec, c) {
+                    if let Some(r) = rec.input_mut(c) {
                         r.consumed = Some(now);
                         if r.first_arrival.is_none_or(|a| a > now) {
                             r.substituted = true;
@@ -273,7 +268,7 @@ fn server_tick(server: &mut Server, rec: &mut RunRecord, now: Micros, cfg: &LabC
             (kind, 0)
         }
         ServerPolicy::Aligned => {
-            let kind = match input_mut(rec, s) {
+            let kind = match rec.input_mut(s) {
                 Some(r) => {
                     r.consumed = Some(now);
                     if r.first_arrival.is_some_and(|a| a <= now) {
@@ -285,10 +280,10 @@ fn server_tick(server: &mut Server, rec: &mut RunRecord, now: Micros, cfg: &LabC
                 }
                 None => StepKind::Underflow,
             };
-            if input_mut(rec, s).is_some() {
+            if rec.input_mut(s).is_some() {
                 server.consumed = Some(s);
             }
-            let depth = (0..64).filter(|k| input_mut(rec, s + 1 + k).is_some_and(|r| r.first_arrival.is_some())).count() as u32;
+            let depth = (0..64).filter(|k| rec.input_mut(s + 1 + k).is_some_and(|r| r.first_arrival.is_some())).count() as u32;
             (kind, depth)
         }
     };
@@ -296,10 +291,9 @@ fn server_tick(server: &mut Server, rec: &mut RunRecord, now: Micros, cfg: &LabC
         return; // the client has not started yet: nothing to score
     }
     rec.server_ticks.push(ServerTickRecord { at: now, kind, depth });
-    let _ = cfg;
 }
 
-fn client_receive(client: &mut Client, rec: &mut RunRecord, p: DownPacket, now: Micros, cfg: &LabConfig, tcfg: &TickClockConfig) {
+fn client_receive(client: &mut Client, rec: &mut RunRecord, p: DownPacket, now: Micros, tcfg: &TickClockConfig) {
     let local = client.drift.local(now);
     if client.clock.is_none() {
         // Start two ticks ahead of the server's stamp: the controllers take it from there.
@@ -336,7 +330,6 @@ fn client_receive(client: &mut Client, rec: &mut RunRecord, p: DownPacket, now: 
         client.newest_server_local = local;
     }
     client.interp.on_packet(p.server_tick, local);
-    let _ = cfg;
 }
 
 #[allow(clippy::too_many_arguments)]

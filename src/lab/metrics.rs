@@ -65,7 +65,7 @@ fn loss_cover(rec: &RunRecord, cfg: &LabConfig) -> u32 {
     sent.dedup();
     let total = rec.downlink_sent.max(1) as f64;
     // beyond[j]: updates that were the (j+1)-th or later loss in a row.
-    let mut beyond = [0.0f64; 9];
+    let mut beyond = [0.0f64; 8];
     for w in sent.windows(2) {
         let run = ((w[1] - w[0]) as f64 / interval).round() as i64 - 1;
         for (j, b) in beyond.iter_mut().enumerate() {

@@ -64,6 +64,14 @@ impl Default for LabConfig {
     }
 }
 
+impl LabConfig {
+    /// The seed of one scenario's networks: the lab's seed mixed with the scenario id,
+    /// so scenarios differ and every controller of a scenario gets the same links.
+    pub fn run_seed(&self, scenario: &Scenario) -> u64 {
+        self.seed ^ (scenario.id.bytes().fold(0u64, |h, b| h.wrapping_mul(31).wrapping_add(b as u64)) << 8)
+    }
+}
+
 /// What happened to one client input (times in true µs).
 #[derive(Debug, Clone, Copy, Default)]
 pub struct InputRecord {
@@ -112,6 +120,14 @@ pub struct RunRecord {
     pub seed_corrections: u64,
     /// Set if the client's tick ever decreased (it must not).
     pub tick_went_back: bool,
+}
+
+impl RunRecord {
+    /// The record of client tick `tick`, if the client has sampled it.
+    pub fn input_mut(&mut self, tick: u64) -> Option<&mut InputRecord> {
+        let i = tick.checked_sub(self.first_tick)? as usize;
+        self.inputs.get_mut(i)
+    }
 }
 
 /// Runs one scenario with one controller and returns the record.

@@ -38,7 +38,7 @@ pub fn configs(cfg: &LabConfig, late: Option<LatePolicy>) -> (RelayServerConfig,
 /// late-input policy (None: the product default).
 pub fn run(scenario: &Scenario, cfg: &LabConfig, late: Option<LatePolicy>) -> RunRecord {
     let t_us = cfg.tick_us;
-    let seed = cfg.seed ^ (scenario.id.bytes().fold(0u64, |h, b| h.wrapping_mul(31).wrapping_add(b as u64)) << 8);
+    let seed = cfg.run_seed(scenario);
     let (scfg, ccfg) = configs(cfg, late);
     let max_input = scfg.jitter.max_input_size;
     let mut net = SimNet::new(seed ^ 0x5157, scenario.up);
@@ -156,11 +156,6 @@ fn seq_of(payload: &[u8]) -> Option<usize> {
 }
 
 impl Ledger {
-    fn input_mut(rec: &mut RunRecord, tick: u64) -> Option<&mut InputRecord> {
-        let i = tick.checked_sub(rec.first_tick)? as usize;
-        rec.inputs.get_mut(i)
-    }
-
     /// A client message reached the server's engine: the first copy of each input in it
     /// arrived now.
     fn on_server_receives(&mut self, rec: &mut RunRecord, data: &[u8], max_input: usize, now: Micros) {
@@ -171,7 +166,7 @@ impl Ledger {
         let reference = rec.first_tick + rec.inputs.len() as u64;
         for i in 0..self.spans.len() {
             let tick = widen(reference, first.wrapping_add(i as u32));
-            if let Some(r) = Self::input_mut(rec, tick) {
+            if let Some(r) = rec.input_mut(tick) {
                 r.first_arrival.get_or_insert(now);
             }
         }
@@ -195,7 +190,7 @@ impl Ledger {
             for i in 0..step.accepted as usize {
                 let tick = first + i as u64;
                 let real = kind != StepKind::Lost && payload_tick(i) == Some(tick);
-                if let Some(r) = Self::input_mut(rec, tick) {
+                if let Some(r) = rec.input_mut(tick) {
                     r.consumed = Some(now);
                     r.substituted = !real;
                 }

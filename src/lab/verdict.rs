@@ -70,12 +70,10 @@ pub fn judge(tw: &Metrics, b: &Metrics, cfg: &LabConfig) -> Verdict {
     if tw.late_rate >= b.late_rate {
         return Verdict::NotBeaten;
     }
-    let lower_excess = tw.lead_excess < b.lead_excess;
-    if tw_ok {
-        return if lower_excess { Verdict::Excess } else { Verdict::Target };
-    }
-    if lower_excess {
+    if tw.lead_excess < b.lead_excess {
         Verdict::Excess
+    } else if tw_ok {
+        Verdict::Target
     } else if !b.lead_excess.is_finite() && tw.lead_excess.is_finite() {
         Verdict::LateRate
     } else {

@@ -28,26 +28,22 @@ thread_local! {
 /// the code under test runs on other threads too (the network thread); it also sees
 /// the test harness's own threads, so count only after a warm-up long enough for
 /// libtest to have set itself up.
-#[allow(dead_code)]
 pub fn allocations() -> u64 {
     ALLOCS.load(Ordering::Relaxed)
 }
 
 /// Allocations and reallocations so far on the calling thread only: for sans-IO code
 /// that runs entirely on the test's thread, immune to the harness's threads.
-#[allow(dead_code)]
 pub fn thread_allocations() -> u64 {
     THREAD_ALLOCS.with(|c| c.get())
 }
 
 /// Allocations and reallocations so far on the threads set aside.
-#[allow(dead_code)]
 pub fn set_aside_allocations() -> u64 {
     SET_ASIDE.load(Ordering::Relaxed)
 }
 
 /// Counts this thread's allocations apart from now on.
-#[allow(dead_code)]
 pub fn set_aside_this_thread() {
     ASIDE.with(|a| a.set(true));
 }

@@ -59,7 +59,9 @@ pub struct JitterConfig {
     /// ticks or more): merging there would take back the very lead the client's loop
     /// asked for, every few ticks. The usual span is a one-second average.
     pub max_depth: usize,
-    /// A client whose queue passes this is kicked (it is far ahead or flooding).
+    /// A client is kicked (flooding, or far ahead) whose queue holds more inputs than
+    /// this, or reaches more ticks than this beyond the ticks the server has waited
+    /// for it. Merges take at most this many inputs (and at most 255) per step.
     pub hard_cap: usize,
     pub underflow: UnderflowPolicy,
     /// A client with this many consecutive underflows is kicked (it cannot keep up).
@@ -171,6 +173,8 @@ pub struct JitterBuffer {
 }
 
 const SEEN: usize = 1024;
+/// The most inputs one step may carry (a count in one byte on the wire).
+pub const MAX_STEP_INPUTS: usize = u8::MAX as usize;
 /// Per-tick weight of the usual span's average (about a second at 60 Hz): it follows a
 /// lead the client changes by dilation, not a burst.
 const SPAN_AVERAGE: f64 = 1.0 / 60.0;
@@ -272,6 +276,13 @@ impl JitterBuffer {
         PushOutcome::Queued { margin }
     }
 
+    /// The most inputs one step takes. A step's inputs are counted in a byte on the
+    /// wire, and the buffers made at creation cover `hard_cap` of them; a longer
+    /// pile-up is merged over several ticks.
+    fn max_merge(&self) -> usize {
+        self.cfg.hard_cap.clamp(2, MAX_STEP_INPUTS)
+    }
+
     fn substitute(&mut self) {
         let mut b = self.spare.pop().unwrap_or_default();
         b.clear();
@@ -296,6 +307,14 @@ impl JitterBuffer {
             return Ok(Step { kind: StepKind::Underflow, accepted: 0, first_client_tick: 0, inputs: &self.out });
         };
         let span = self.queue.back().map_or(0, |(t, _)| (t + 1).saturating_sub(next) as usize);
+        // Far ahead: the queue reaches beyond the hard cap past what it waited for (a
+        // client back from a silence resends from where the server stopped, so the
+        // ticks waited for are not its fault). Only a broken or hostile client sends an
+        // input this far beyond its stream.
+        if span.saturating_sub(self.owed as usize) > self.cfg.hard_cap {
+            return Err(KickReason::Overflow);
+        }
+        let max_merge = self.max_merge();
         let limit = self.usual_span.round() as usize + self.cfg.max_depth;
         if self.owed == 0 {
             // While waiting the queue is empty by definition; the usual span is the one
@@ -316,9 +335,9 @@ impl JitterBuffer {
             // underflow ticks already ran with substitutes, so they stand in for the
             // lost inputs, which this one step skips. That takes back the slip the wait
             // made instead of substituting each lost input again, a tick apiece.
-            Some(t) if t > next && self.owed > 0 => (StepKind::Merged, (t - next).min(self.owed) as usize + 1),
+            Some(t) if t > next && self.owed > 0 => (StepKind::Merged, ((t - next).min(self.owed) as usize + 1).min(max_merge)),
             Some(t) if t > next => (StepKind::Lost, 0),
-            Some(_) if span > limit => (StepKind::Merged, span - limit + 1),
+            Some(_) if span > limit => (StepKind::Merged, (span - limit + 1).min(max_merge)),
             Some(_) => (StepKind::Normal, 1),
         };
         match kind {
@@ -580,5 +599,51 @@ mod tests {
             assert!(j.pop(s).is_ok());
         }
         assert_eq!(j.pop(6).unwrap_err(), KickReason::Starved);
+    }
+
+    #[test]
+    fn an_input_far_beyond_the_stream_is_an_overflow() {
+        // Two inputs in a row, then one two billion ticks ahead: the queue is only 3
+        // deep, but it reaches past the hard cap.
+        let mut j = JitterBuffer::new(cfg());
+        j.push(0.0, 0, &[0]);
+        j.push(0.0, 1, &[1]);
+        j.push(0.0, 2_000_000_000, &[2]);
+        assert_eq!(j.pop(0).unwrap_err(), KickReason::Overflow);
+    }
+
+    #[test]
+    fn a_stream_back_from_a_long_silence_merges_in_bounded_steps() {
+        // Default config: the server waits 290 ticks for a silent client (under the
+        // starvation limit), then the client's stream resumes 290 ticks on. The ticks
+        // waited for are merged back, at most `hard_cap` (120) inputs a step, and no
+        // input of the new stream is lost.
+        let mut j = JitterBuffer::new(JitterConfig::default());
+        j.push(0.0, 0, &[0]);
+        assert_eq!(j.pop(0).unwrap().kind, StepKind::Normal);
+        let mut server = 1;
+        for _ in 0..290 {
+            assert!(j.pop(server).is_ok());
+            server += 1;
+        }
+        for t in 291..301 {
+            j.push(server as f64, t, &[t as u8]);
+        }
+        let mut merged = Vec::new();
+        let mut last_input = Vec::new();
+        loop {
+            let s = j.pop(server).expect("not kicked");
+            server += 1;
+            assert!(s.accepted as usize <= 120 && s.inputs.len() == s.accepted as usize, "{:?}", (s.kind, s.accepted));
+            if s.kind != StepKind::Merged {
+                // The wait is taken back; the stream goes on from its next input.
+                assert_eq!((s.kind, s.first_client_tick), (StepKind::Normal, 292));
+                break;
+            }
+            merged.push(s.accepted);
+            last_input = s.inputs.last().cloned().unwrap_or_default();
+        }
+        assert_eq!(last_input, vec![(291 % 256) as u8], "the first input of the new stream is in the last merge");
+        assert!(merged.len() >= 3, "290 ticks in steps of at most 120: {merged:?}");
     }
 }

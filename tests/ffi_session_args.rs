@@ -245,6 +245,11 @@ fn setup_checks_players_addresses_modes_and_phases() {
         let v6 = cstr("[::1]:4000");
         assert_err(tw_session_add_remote_player(s.0, 1, v6.as_ptr()), tw_result::InvalidArgument, "tw_session_add_remote_player", "cannot reach IPv6");
         assert_err(tw_session_add_spectator(s.0, v6.as_ptr()), tw_result::InvalidArgument, "tw_session_add_spectator", "cannot reach IPv6");
+        // An IPv4-mapped IPv6 address is an IPv4 address: reachable, and the same
+        // registration as its IPv4 spelling.
+        let mapped = cstr("[::ffff:127.0.0.1]:4999");
+        assert_eq!(tw_session_add_spectator(s.0, mapped.as_ptr()), tw_result::Ok, "{}", last_error());
+        assert_err(tw_session_add_spectator(s.0, cstr("127.0.0.1:4999").as_ptr()), tw_result::InvalidArgument, "tw_session_add_spectator", "already registered");
         assert_eq!(tw_session_add_remote_player(s.0, 1, good.as_ptr()), tw_result::Ok);
         assert_err(tw_session_add_remote_player(s.0, 1, good.as_ptr()), tw_result::InvalidArgument, "tw_session_add_remote_player", "already added");
         assert_err(tw_session_add_spectator(s.0, good.as_ptr()), tw_result::InvalidArgument, "tw_session_add_spectator", "already registered");
@@ -267,12 +272,13 @@ fn setup_checks_players_addresses_modes_and_phases() {
         assert_err(tw_session_start(s.0), tw_result::InvalidState, "tw_session_start", "before the session is started");
         let late = cstr("127.0.0.1:4002");
         assert_err(tw_session_add_remote_player(s.0, 2, late.as_ptr()), tw_result::InvalidState, "tw_session_add_remote_player", "before the session is started");
-        // Spectators may be registered any time, up to max_spectators (4).
-        for port in 5000..5004 {
+        // Spectators may be registered any time, up to max_spectators (4; the mapped
+        // address above is the first).
+        for port in 5000..5003 {
             let a = cstr(&format!("127.0.0.1:{port}"));
             assert_eq!(tw_session_add_spectator(s.0, a.as_ptr()), tw_result::Ok, "{}", last_error());
         }
-        let fifth = cstr("127.0.0.1:5004");
+        let fifth = cstr("127.0.0.1:5003");
         assert_err(tw_session_add_spectator(s.0, fifth.as_ptr()), tw_result::InvalidArgument, "tw_session_add_spectator", "max_spectators");
         // Connecting: nothing is due, advance says NOT_SYNCHRONIZED, inputs are refused.
         assert_eq!(tw_session_ticks_due(s.0, &mut u), tw_result::Ok);

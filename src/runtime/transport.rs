@@ -3,7 +3,7 @@
 
 use std::net::SocketAddr;
 
-use super::{Host, HostError};
+use super::{FullQueue, Host, HostError};
 use crate::core::clock::Micros;
 use crate::core::transport::{ConnectionStats, PeerId, SendError, Transport};
 
@@ -13,6 +13,8 @@ impl From<HostError> for SendError {
             HostError::UnknownPeer(p) => SendError::UnknownPeer(p),
             HostError::BadChannel(c) => SendError::BadChannel(c),
             HostError::TooLarge { size, max } => SendError::TooLarge { size, max },
+            // A stalled peer refuses every send: no text to allocate for each.
+            HostError::QueueFull(FullQueue::PeerSendQueue { pending, limit, .. }) => SendError::QueueFull { queued: usize::try_from(pending).unwrap_or(usize::MAX), limit },
             other => SendError::Unavailable(other.to_string()),
         }
     }
@@ -38,5 +40,16 @@ impl Transport for Host {
     }
     fn stats(&mut self, peer: PeerId) -> Option<ConnectionStats> {
         Host::stats(self, peer)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_full_peer_queue_is_queue_full_not_free_text() {
+        let e = HostError::QueueFull(FullQueue::PeerSendQueue { peer: 3, pending: 60, size: 41, limit: 100 });
+        assert_eq!(SendError::from(e), SendError::QueueFull { queued: 60, limit: 100 });
     }
 }

@@ -212,14 +212,16 @@ impl Session {
         Ok(())
     }
 
-    /// Refuses an address this socket cannot reach (IPv6 from an IPv4 socket) now,
-    /// rather than as dials that fail over and over once started.
-    fn check_reachable(&self, addr: SocketAddr) -> Result<(), SessionFailure> {
-        roster::check_remote(addr, "address")?;
-        match &self.host {
-            Some(h) => crate::runtime::socket::reachable(h.local_addr(), addr).map(|_| ()).map_err(|e| argument(e.to_string())),
-            None => Ok(()),
+    /// Checks a remote address (`what` names it in errors) and returns it in the form
+    /// the roster keeps (an IPv4-mapped IPv6 address folded to IPv4). Refuses one this
+    /// socket cannot reach (IPv6 from an IPv4 socket) now, rather than as dials that
+    /// fail over and over once started.
+    fn check_reachable(&self, addr: SocketAddr, what: &str) -> Result<SocketAddr, SessionFailure> {
+        let addr = roster::check_remote(addr, what)?;
+        if let Some(h) = &self.host {
+            crate::runtime::socket::reachable(h.local_addr(), addr).map_err(|e| argument(e.to_string()))?;
         }
+        Ok(addr)
     }
 
     /// P2P: `player` plays on this machine.
@@ -233,7 +235,7 @@ impl Session {
     pub fn add_remote_player(&mut self, player: usize, addr: SocketAddr) -> Result<(), SessionFailure> {
         self.require_mode(&[Mode::P2p], "adding players")?;
         self.require_setup("adding a player")?;
-        self.check_reachable(addr)?;
+        let addr = self.check_reachable(addr, "remote player address")?;
         self.roster.add_remote(player, addr)
     }
 
@@ -241,7 +243,7 @@ impl Session {
     /// joining mid-match gets a state snapshot first).
     pub fn add_spectator(&mut self, addr: SocketAddr) -> Result<(), SessionFailure> {
         self.require_mode(&[Mode::P2p], "serving spectators")?;
-        self.check_reachable(addr)?;
+        let addr = self.check_reachable(addr, "spectator address")?;
         self.roster.add_spectator(addr)
     }
 
@@ -249,8 +251,7 @@ impl Session {
     pub fn spectate(&mut self, addr: SocketAddr) -> Result<(), SessionFailure> {
         self.require_mode(&[Mode::Spectator], "watching a host")?;
         self.require_setup("choosing the watched host")?;
-        let addr = roster::check_remote(addr, "watched host address")?;
-        self.check_reachable(addr)?;
+        let addr = self.check_reachable(addr, "watched host address")?;
         self.roster.watched = Some((addr, None));
         Ok(())
     }

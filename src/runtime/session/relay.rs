@@ -83,8 +83,7 @@ impl Session {
     pub fn set_server(&mut self, addr: SocketAddr) -> Result<(), SessionFailure> {
         self.require_mode(&[Mode::RelayClient], "choosing the relay server")?;
         self.require_setup("choosing the relay server")?;
-        let addr = super::roster::check_remote(addr, "server address")?;
-        self.check_reachable(addr)?;
+        let addr = self.check_reachable(addr, "server address")?;
         self.server_addr = Some(addr);
         Ok(())
     }

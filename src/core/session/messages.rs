@@ -181,7 +181,8 @@ pub fn step_size(players: &[PlayerStep]) -> usize {
     1 + players.iter().map(|p| 6 + p.inputs.iter().map(|i| 1 + i.len()).sum::<usize>()).sum::<usize>()
 }
 
-/// A decoded ServerUpdate.
+/// A decoded ServerUpdate, owned (tests).
+#[cfg(test)]
 #[derive(Debug, Clone, PartialEq)]
 pub struct ServerUpdate {
     pub head: UpdateHead,
@@ -233,8 +234,9 @@ impl UpdateView {
         &data[o..o + n]
     }
 
-    /// Copies step `i` of `data` (the datagram this view was decoded from) into `out`,
-    /// reusing its vectors.
+    /// Copies step `i` of `data` (the datagram this view was decoded from) into `out`
+    /// (tests: the product reads steps in place).
+    #[cfg(test)]
     pub fn step_into(&self, data: &[u8], i: usize, out: &mut Vec<PlayerStep>) {
         // Checked in full when the view was decoded.
         let _ = decode_step_into(self.step_bytes(data, i), out, &mut StepParts::default());
@@ -387,7 +389,8 @@ pub fn decode_server_update_into(data: &[u8], rules: &StepRules, out: &mut Updat
     Ok(())
 }
 
-/// Decodes a ServerUpdate into owned values (allocates; for tests and tools).
+/// Decodes a ServerUpdate into owned values (allocates; tests).
+#[cfg(test)]
 pub fn decode_server_update(data: &[u8], max_input: usize) -> Result<ServerUpdate, DecodeError> {
     let mut v = UpdateView::default();
     decode_server_update_into(data, &StepRules::any(max_input), &mut v)?;

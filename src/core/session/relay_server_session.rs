@@ -128,9 +128,9 @@ pub struct ServerSessionStats {
     pub empty_steps: u64,
     pub substituted_steps: u64,
     pub merged_steps: u64,
-    /// Inputs whose first copy arrived after the tick that needed it. Under the jitter
-    /// buffer's default `Delay` policy lateness shows as empty steps instead (the
-    /// input is used a tick later), so this stays 0.
+    /// Inputs whose first copy arrived after the tick that needed it (substituted, so
+    /// dropped). Under the `Delay` late policy lateness shows as empty steps instead
+    /// (the input is used a tick later), and this stays 0.
     pub late_inputs: u64,
     /// Input messages refused: malformed or wrong-size, or from non-players.
     pub malformed: u64,
@@ -515,7 +515,8 @@ impl RelayServerSession {
             if transport.send(peer, self.cfg.reliable_channel, &msg).is_ok() {
                 self.stats.snapshots_sent += 1;
             } else if let Some(i) = self.slots.iter().position(|s| s.state == SlotState::Active { peer }) {
-                self.slots[i].needs_snapshot = true; // try again next tick
+                // (`slot_of_peer` spelled out: the outbox is borrowed.) Try again next tick.
+                self.slots[i].needs_snapshot = true;
             }
             if self.spare_messages.len() < self.cfg.max_players {
                 self.spare_messages.push(msg);

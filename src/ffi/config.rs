@@ -307,6 +307,21 @@ impl tw_host_config {
     }
 }
 
+/// A `tw_link_sim_config` argument: NULL means no simulation (None); otherwise its
+/// struct_size is checked and it is converted.
+///
+/// # Safety
+/// `config` must be NULL or point to at least `struct_size` readable bytes.
+pub(crate) unsafe fn arg_link_sim(config: *const tw_link_sim_config) -> FfiResult<Option<LinkConfig>> {
+    if config.is_null() {
+        return Ok(None);
+    }
+    // SAFETY: non-NULL; the caller guarantees at least struct_size readable bytes.
+    unsafe { check_struct_size(config, "tw_link_sim_config") }?;
+    // SAFETY: struct_size equals sizeof(tw_link_sim_config): the whole struct is there.
+    Some(unsafe { config.read() }.to_runtime()).transpose()
+}
+
 impl tw_link_sim_config {
     /// The defaults `tw_link_sim_config_init_default` writes: a perfect link.
     pub fn default_values() -> Self {

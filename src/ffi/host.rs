@@ -1,10 +1,9 @@
 //! `tw_host`: one UDP socket, its network thread and its connections.
 
 use std::ffi::c_char;
-use std::panic::{AssertUnwindSafe, catch_unwind, resume_unwind};
 
 use super::args::{arg_addr, arg_bytes, check_out_buf, check_peer, copy_address_out, copy_out, write_out};
-use super::config::{check_struct_size, tw_direction, tw_host_config, tw_link_sim_config};
+use super::config::{arg_link_sim, check_struct_size, tw_direction, tw_host_config, tw_link_sim_config};
 use super::error::{Failure, FfiResult, tw_result};
 use super::event::tw_event;
 use super::guard;
@@ -39,31 +38,17 @@ pub(crate) fn host_failure(e: HostError) -> Failure {
     Failure::new(code, e.to_string())
 }
 
-/// Runs the body of a host export: checks the handle, refuses a poisoned host, and
-/// poisons it if the body panics (the panic itself is reported by the outer guard).
-fn with_host(
-    name: &'static str,
-    host: *mut tw_host,
-    body: impl FnOnce(&mut tw_host) -> FfiResult<tw_result>,
-) -> tw_result {
-    guard::run(name, || {
-        // SAFETY: the caller guarantees `host` is NULL or a live handle from
-        // tw_host_create that no other thread is using during this call.
-        let h = unsafe { host.as_mut() }.ok_or_else(|| Failure::null("host"))?;
-        if h.poisoned {
-            return Err(Failure::new(
-                tw_result::Panic,
-                "the host is unusable after an earlier panic; destroy it with tw_host_destroy",
-            ));
-        }
-        match catch_unwind(AssertUnwindSafe(|| body(&mut *h))) {
-            Ok(r) => r,
-            Err(payload) => {
-                h.poisoned = true;
-                resume_unwind(payload)
-            }
-        }
-    })
+impl guard::Handle for tw_host {
+    const ARG: &'static str = "host";
+    const DESTROY: &'static str = "tw_host_destroy";
+    fn poisoned(&mut self) -> &mut bool {
+        &mut self.poisoned
+    }
+}
+
+/// Runs the body of a host export (see [`guard::with_handle`]).
+fn with_host(name: &'static str, host: *mut tw_host, body: impl FnOnce(&mut tw_host) -> FfiResult<tw_result>) -> tw_result {
+    guard::with_handle(name, host, body)
 }
 
 /// Creates a host: binds a UDP socket to `bind_address` and starts its network thread.
@@ -445,15 +430,8 @@ pub unsafe extern "C" fn tw_host_set_link_sim(
 ) -> tw_result {
     with_host("tw_host_set_link_sim", host, |h| {
         let dir = tw_direction::try_from(direction)?;
-        let link = if config.is_null() {
-            None
-        } else {
-            // SAFETY: non-NULL; the caller guarantees at least struct_size readable bytes.
-            unsafe { check_struct_size(config, "tw_link_sim_config") }?;
-            // SAFETY: struct_size equals sizeof(tw_link_sim_config): the whole struct is there.
-            let cfg = unsafe { config.read() };
-            Some(cfg.to_runtime()?)
-        };
+        // SAFETY: the caller guarantees NULL or struct_size readable bytes.
+        let link = unsafe { arg_link_sim(config) }?;
         h.host
             .set_link_sim(dir.into(), link)
             .map_err(host_failure)?;

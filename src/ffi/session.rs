@@ -7,10 +7,9 @@
 //! every frame, and `tw_session_destroy`.
 
 use std::ffi::{c_char, c_void};
-use std::panic::{AssertUnwindSafe, catch_unwind, resume_unwind};
 
 use super::args::{arg_addr, arg_bytes, arg_str, check_out_buf, copy_address_out, write_out};
-use super::config::{check_struct_size, tw_direction, tw_link_sim_config};
+use super::config::{arg_link_sim, check_struct_size, tw_direction, tw_link_sim_config};
 use super::error::{Failure, FfiResult, tw_result};
 use super::guard;
 use super::host::host_failure;
@@ -42,31 +41,21 @@ pub(crate) fn session_failure(e: SessionFailure) -> Failure {
     }
 }
 
-/// Runs the body of a session export: checks the handle, refuses a poisoned session,
-/// and poisons it if the body panics (the outer guard reports the panic).
+impl guard::Handle for tw_session {
+    const ARG: &'static str = "session";
+    const DESTROY: &'static str = "tw_session_destroy";
+    fn poisoned(&mut self) -> &mut bool {
+        &mut self.poisoned
+    }
+}
+
+/// Runs the body of a session export (see [`guard::with_handle`]).
 pub(crate) fn with_session(
     name: &'static str,
     session: *mut tw_session,
     body: impl FnOnce(&mut tw_session) -> FfiResult<tw_result>,
 ) -> tw_result {
-    guard::run(name, || {
-        // SAFETY: the caller guarantees `session` is NULL or a live handle from
-        // tw_session_create that no other thread is using during this call.
-        let s = unsafe { session.as_mut() }.ok_or_else(|| Failure::null("session"))?;
-        if s.poisoned {
-            return Err(Failure::new(
-                tw_result::Panic,
-                "the session is unusable after an earlier panic; destroy it with tw_session_destroy",
-            ));
-        }
-        match catch_unwind(AssertUnwindSafe(|| body(&mut *s))) {
-            Ok(r) => r,
-            Err(payload) => {
-                s.poisoned = true;
-                resume_unwind(payload)
-            }
-        }
-    })
+    guard::with_handle(name, session, body)
 }
 
 /// A player index argument, checked against the session.
@@ -349,14 +338,8 @@ pub unsafe extern "C" fn tw_session_set_link_sim(
 ) -> tw_result {
     with_session("tw_session_set_link_sim", session, |s| {
         let dir = tw_direction::try_from(direction)?;
-        let link = if config.is_null() {
-            None
-        } else {
-            // SAFETY: non-NULL; the caller guarantees at least struct_size readable bytes.
-            unsafe { check_struct_size(config, "tw_link_sim_config") }?;
-            // SAFETY: struct_size equals sizeof(tw_link_sim_config).
-            Some(unsafe { config.read() }.to_runtime()?)
-        };
+        // SAFETY: the caller guarantees NULL or struct_size readable bytes.
+        let link = unsafe { arg_link_sim(config) }?;
         s.session.set_link_sim(dir.into(), link).map_err(session_failure)?;
         Ok(tw_result::Ok)
     })

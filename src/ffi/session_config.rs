@@ -5,6 +5,7 @@ use std::ffi::c_char;
 use std::mem::size_of;
 use std::net::SocketAddr;
 
+use super::args::arg_addr;
 use super::config::tw_host_config;
 use super::error::{Failure, FfiResult, copy_c_string, tw_result};
 use super::guard;
@@ -394,17 +395,11 @@ impl tw_session_config {
     }
 
     fn bind(&self) -> FfiResult<SocketAddr> {
-        let len = self.bind_address.iter().position(|&c| c == 0).ok_or_else(|| {
-            Failure::invalid("tw_session_config.bind_address is not NUL-terminated within its 64 bytes")
-        })?;
-        let bytes: Vec<u8> = self.bind_address[..len].iter().map(|&c| c as u8).collect();
-        let text = String::from_utf8_lossy(&bytes);
-        text.parse::<SocketAddr>().map_err(|_| {
-            Failure::invalid(format!(
-                "tw_session_config.bind_address \"{}\" is not an IP address with a port, like \"0.0.0.0:7000\"",
-                text.escape_debug()
-            ))
-        })
+        if !self.bind_address.contains(&0) {
+            return Err(Failure::invalid("tw_session_config.bind_address is not NUL-terminated within its 64 bytes"));
+        }
+        // SAFETY: non-NULL and NUL-terminated within the array, which outlives the call.
+        unsafe { arg_addr(self.bind_address.as_ptr(), "tw_session_config.bind_address") }
     }
 }
 

@@ -117,11 +117,10 @@ impl Session {
     /// Hands one host event to the relay core (messages with their arrival time).
     pub(super) fn relay_event(&mut self, ev: HostEvent) {
         let Some(host) = self.host.as_mut() else { return };
-        let now = host.now_us();
         let (at, e) = match ev {
             HostEvent::Message { peer, channel, data, received_at } => (received_at, Event::Message { peer, channel, data }),
-            HostEvent::Connected { peer, addr } => (now, Event::Connected { peer, addr }),
-            HostEvent::Disconnected { peer, reason } => (now, Event::Disconnected { peer, reason }),
+            HostEvent::Connected { peer, addr } => (host.now_us(), Event::Connected { peer, addr }),
+            HostEvent::Disconnected { peer, reason } => (host.now_us(), Event::Disconnected { peer, reason }),
             HostEvent::Fatal { message } => return self.die(message),
         };
         match self.core.as_mut() {

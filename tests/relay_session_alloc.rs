@@ -5,8 +5,7 @@
 //!
 //! The server's engine loop runs on a thread of its own whose allocations are counted
 //! apart: the clients' engine loop and every network thread (the server's included)
-//! are held to zero allocations in the first test, the server's engine loop in the
-//! second. The two never run at once (a lock), so their counts do not mix.
+//! are held to zero allocations, and so is the server's engine loop, in one window.
 //!
 //! The pools (the transport's buffers, the link simulator's, the hosts' send buffers,
 //! the client core's steps and inputs, the interpolation window) are made at creation,
@@ -19,7 +18,7 @@ mod counting_alloc;
 mod abi_engine;
 
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use abi_engine::*;
@@ -27,8 +26,6 @@ use tickwire::ffi::*;
 
 #[global_allocator]
 static GLOBAL: counting_alloc::Counting = counting_alloc::Counting;
-
-static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
 
 /// A session handle handed to the server's thread (a session may move between threads
 /// between calls; only that thread uses it until it is joined).
@@ -46,9 +43,8 @@ struct Window {
     rollbacks: u64,
 }
 
-/// Runs the match: a warm-up of `warm_up`, then windows until `good` accepts one (at
-/// most `max_windows`).
-fn measure(warm_up: Duration, max_windows: usize, good: impl Fn(&Window) -> bool) -> Vec<Window> {
+/// Runs the match: a warm-up of `warm_up`, then one measured window of 4 s.
+fn measure(warm_up: Duration) -> Window {
     let mut cfg = session_config(tw_session_mode::RelayServer, 4);
     cfg.max_prediction = 16;
     let server = create(&cfg);
@@ -126,59 +122,33 @@ fn measure(warm_up: Duration, max_windows: usize, good: impl Fn(&Window) -> bool
     };
     run(warm_up, &mut events);
     assert_eq!(stats(first).running, 1, "the client joined and caught up during the warm-up");
-    let mut windows = Vec::new();
-    for _ in 0..max_windows {
-        let before = (stats(first), counting_alloc::allocations(), counting_alloc::set_aside_allocations());
-        run(Duration::from_secs(4), &mut events);
-        let after = stats(first);
-        let w = Window {
-            others: counting_alloc::allocations() - before.1,
-            server: counting_alloc::set_aside_allocations() - before.2,
-            server_ticks: 0,
-            client_ticks: after.current_tick - before.0.current_tick,
-            rollbacks: after.rollbacks - before.0.rollbacks,
-        };
-        let done = good(&w);
-        windows.push(w);
-        if done {
-            break;
-        }
-    }
+    let before = (stats(first), counting_alloc::allocations(), counting_alloc::set_aside_allocations());
+    run(Duration::from_secs(4), &mut events);
+    let after = stats(first);
+    let (others, server_allocs) = (counting_alloc::allocations() - before.1, counting_alloc::set_aside_allocations() - before.2);
     stop.store(true, Ordering::Relaxed);
     server_loop.join().unwrap();
-    let server_ticks = stats(server.0).current_tick;
-    for w in &mut windows {
-        w.server_ticks = server_ticks;
+    Window {
+        others,
+        server: server_allocs,
+        server_ticks: stats(server.0).current_tick,
+        client_ticks: after.current_tick - before.0.current_tick,
+        rollbacks: after.rollbacks - before.0.rollbacks,
     }
-    windows
 }
 
-
+/// One window of a running match measures both: the clients' engine thread with
+/// every network thread, and the server's engine thread (counted apart).
 #[test]
-fn relay_clients_and_network_threads_do_not_allocate_per_tick() {
-    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
-    let windows = measure(Duration::from_secs(4), 1, |w| w.others == 0);
-    for w in &windows {
-        println!(
-            "clients + network threads: {} allocations over {} client ticks ({} re-predictions); server engine thread: {} over the same window ({} server ticks in all)",
-            w.others, w.client_ticks, w.rollbacks, w.server, w.server_ticks
-        );
-    }
-    let w = windows.last().unwrap();
+fn a_running_relay_match_does_not_allocate_per_tick() {
+    let w = measure(Duration::from_secs(4));
+    println!(
+        "clients + network threads: {} allocations over {} client ticks ({} re-predictions); server engine thread: {} over the same window ({} server ticks in all)",
+        w.others, w.client_ticks, w.rollbacks, w.server, w.server_ticks
+    );
     assert!(w.client_ticks > 200, "ticks ran: {}", w.client_ticks);
     assert!(w.rollbacks > 20, "predictions were wrong and redone: {}", w.rollbacks);
-    assert_eq!(w.others, 0, "{windows:?}");
-}
-
-#[test]
-fn the_relay_servers_engine_thread_does_not_allocate_per_tick() {
-    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
-    // Nothing on the server's engine thread grows after creation: one window.
-    let windows = measure(Duration::from_secs(4), 1, |w| w.server == 0);
-    for w in &windows {
-        println!("server engine thread: {} allocations over about {} ticks", w.server, w.client_ticks);
-    }
-    let w = windows.last().unwrap();
-    assert!(w.client_ticks > 200, "ticks ran: {}", w.client_ticks);
-    assert_eq!(w.server, 0, "{windows:?}");
+    assert_eq!(w.others, 0, "clients and network threads: {w:?}");
+    // Nothing on the server's engine thread grows after creation.
+    assert_eq!(w.server, 0, "server engine thread: {w:?}");
 }

@@ -137,7 +137,11 @@ static void frame(peer *p) {
             printf("%s: DESYNC at tick %u\n", p->name, (unsigned)e.data.desync.tick);
             p->failed = 1;
         }
-        if (e.kind == TW_SESSION_EVENT_KIND_FATAL) fail(p, "network thread", TW_RESULT_NETWORK_THREAD_GONE);
+        if (e.kind == TW_SESSION_EVENT_KIND_FATAL) {
+            /* The reason is in the event, not in the last error. */
+            fprintf(stderr, "p2p: %s: the network thread stopped: %s\n", p->name, e.data.fatal.message);
+            p->failed = 1;
+        }
     }
 }
 

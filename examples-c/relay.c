@@ -131,9 +131,12 @@ static void run_requests(node *n) {
              * TW_REQUEST_FLAG_AUTHORITATIVE: this tick is final (the server's, or a
              * client's canonical step). */
             uint8_t inputs[2 * PLAYERS], status[PLAYERS];
-            if (TW_FAILED(res = tw_session_request_inputs(n->s, inputs, sizeof inputs, &len)) ||
-                TW_FAILED(res = tw_session_request_input_status(n->s, status, sizeof status, &len))) {
+            if (TW_FAILED(res = tw_session_request_inputs(n->s, inputs, sizeof inputs, &len))) {
                 fail(n, "request_inputs", res);
+                break;
+            }
+            if (TW_FAILED(res = tw_session_request_input_status(n->s, status, sizeof status, &len))) {
+                fail(n, "request_input_status", res);
                 break;
             }
             step(&n->state, inputs, status);
@@ -192,9 +195,14 @@ static void frame(node *n, uint32_t index) {
         case TW_SESSION_EVENT_KIND_CONNECTION_REJECTED:
             printf("%s: refused a connection (reason %u)\n", n->name, (unsigned)e.data.rejected.reason);
             break;
+        /* The reason is in the event, not in the last error. */
         case TW_SESSION_EVENT_KIND_SERVER_LOST:
+            fprintf(stderr, "relay: %s: lost the server (tw_disconnect_reason %u)\n", n->name, (unsigned)e.data.relay.reason);
+            n->failed = 1;
+            break;
         case TW_SESSION_EVENT_KIND_FATAL:
-            fail(n, "the connection", TW_RESULT_NETWORK_THREAD_GONE);
+            fprintf(stderr, "relay: %s: the network thread stopped: %s\n", n->name, e.data.fatal.message);
+            n->failed = 1;
             break;
         }
     }

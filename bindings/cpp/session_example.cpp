@@ -24,6 +24,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <string>
+#include <string_view>
 #include <thread>
 #include <vector>
 
@@ -265,10 +266,15 @@ void relay_frame(RelayNode &n, bool client) {
             n.e.failed = true;
             break;
         case TW_SESSION_EVENT_KIND_SERVER_LOST:
-        case TW_SESSION_EVENT_KIND_FATAL:
-            std::fprintf(stderr, "%s: lost the connection (event %u)\n", n.e.name, static_cast<unsigned>(ev.kind));
+            std::fprintf(stderr, "%s: lost the server (tw_disconnect_reason %u)\n", n.e.name, static_cast<unsigned>(ev.data.relay.reason));
             n.e.failed = true;
             break;
+        case TW_SESSION_EVENT_KIND_FATAL: {
+            const std::string_view why = tickwire::fatal_message(ev);
+            std::fprintf(stderr, "%s: the network thread stopped: %.*s\n", n.e.name, static_cast<int>(why.size()), why.data());
+            n.e.failed = true;
+            break;
+        }
         default:
             break;
         }

@@ -401,7 +401,7 @@ inline std::string_view fatal_message(const tw_session_event &ev) noexcept {
  */
 class Session {
 public:
-    /** Creates the session (P2P and SPECTATOR bind their socket now). Throws Error. */
+    /** Creates the session (P2P, SPECTATOR and the relay modes bind their socket now). Throws Error. */
     explicit Session(const tw_session_config &config) {
         check_abi_once();
         detail::throw_if_failed(tw_session_create(&config, &session_));
@@ -441,15 +441,19 @@ public:
     void add_remote_player(std::uint32_t player, const char *address) {
         check(tw_session_add_remote_player(session_, player, address));
     }
+    /** As above, for a std::string. */
     void add_remote_player(std::uint32_t player, const std::string &address) { add_remote_player(player, address.c_str()); }
     /** P2P, any time: accept a spectator connecting from address. */
     void add_spectator(const char *address) { check(tw_session_add_spectator(session_, address)); }
+    /** As above, for a std::string. */
     void add_spectator(const std::string &address) { add_spectator(address.c_str()); }
     /** SPECTATOR, before start: the P2P peer whose match to watch. */
     void spectate(const char *address) { check(tw_session_spectate(session_, address)); }
+    /** As above, for a std::string. */
     void spectate(const std::string &address) { spectate(address.c_str()); }
     /** RELAY_CLIENT, before start: the relay server to join ("192.0.2.7:7777"; no name lookup). */
     void set_server(const char *address) { check(tw_session_set_server(session_, address)); }
+    /** As above, for a std::string. */
     void set_server(const std::string &address) { set_server(address.c_str()); }
     /** REPLAY, before start: the replay to play (the bytes of a replay file, copied). */
     void load_replay(bytes replay) { check(tw_session_load_replay(session_, replay.data(), replay.size())); }

@@ -537,8 +537,8 @@ namespace Tickwire.Tests
                 TwSessionEventDesync d = OfKind(g, TwSessionEventKind.Desync)[0].Data.Desync;
                 Check(d.Tick >= from && d.Tick < from + 40, "found soon after it began at " + from + ": tick " + d.Tick);
                 ulong mine, server;
-                Check(g.TryGetSum(d.Tick, out mine) && m.ServerGame.TryGetSum(d.Tick, out server), "both have the tick's checksum");
-                m.ServerGame.TryGetSum(d.Tick, out server);
+                Check(g.TryGetSum(d.Tick, out mine), "the client has the tick's checksum");
+                Check(m.ServerGame.TryGetSum(d.Tick, out server), "the server has the tick's checksum");
                 Equal(mine, d.LocalChecksum, "the local checksum is the client's");
                 Equal(server, d.RemoteChecksum, "the remote checksum is the server's");
                 Check(d.LocalChecksum != d.RemoteChecksum, "they differ");

@@ -6,9 +6,9 @@ namespace Tickwire
     /// <summary>
     /// Owns one native tw_session. Releasing it calls tw_session_destroy exactly once,
     /// from Dispose or, if the owner forgot, from the finalizer thread. Destroy joins the
-    /// session's network thread (P2P, SPECTATOR): at most 1 second. Passed to the raw
-    /// layer, the handle is reference-counted for the duration of each call, so a
-    /// Dispose racing a call cannot free the session under it.
+    /// session's network thread (P2P, SPECTATOR and the relay modes): at most 1 second.
+    /// Passed to the raw layer, the handle is reference-counted for the duration of each
+    /// call, so a Dispose racing a call cannot free the session under it.
     /// </summary>
     public sealed class SessionHandle : SafeHandle
     {

@@ -27,6 +27,7 @@
 //! compress to a couple of bytes per tick.
 
 use super::Tick;
+use crate::core::wire::{DecodeError, Reader};
 
 /// Format version, carried in the high nibble of the first byte.
 pub const MESSAGE_VERSION: u8 = 2;
@@ -226,14 +227,13 @@ impl<'a> Decoded<'a> {
     /// (confirmed tick, checksum) entries.
     pub fn reports(&self) -> impl Iterator<Item = (Tick, u64)> + 'a {
         let confirmed = self.header.confirmed;
-        let mut r = Cursor { b: self.reports, at: 0 };
+        let mut r = Reader::new(self.reports);
         std::iter::from_fn(move || {
-            if r.at == r.b.len() {
+            if r.is_empty() {
                 return None;
             }
-            let tick = r.delta_from(confirmed, true).ok()?;
-            let c = r.take(8).ok()?;
-            Some((tick, u64::from_le_bytes(c.try_into().expect("8 bytes"))))
+            let tick = delta_from(&mut r, confirmed, true).ok()?;
+            Some((tick, r.u64().ok()?))
         })
     }
 }
@@ -246,42 +246,32 @@ fn u32_at(b: &[u8], i: usize) -> u32 {
     u32::from_le_bytes([b[i], b[i + 1], b[i + 2], b[i + 3]])
 }
 
-/// Reads a datagram front to back, every read checked.
-struct Cursor<'a> {
-    b: &'a [u8],
-    at: usize,
+/// A field ran past the end of the datagram (the only error the reads used here
+/// give).
+impl From<DecodeError> for MessageError {
+    fn from(_: DecodeError) -> Self {
+        MessageError::Truncated
+    }
 }
 
-impl<'a> Cursor<'a> {
-    fn take(&mut self, n: usize) -> Result<&'a [u8], MessageError> {
-        let s = self.b.get(self.at..self.at + n).ok_or(MessageError::Truncated)?;
-        self.at += n;
-        Ok(s)
-    }
-
-    fn u8(&mut self) -> Result<u8, MessageError> {
-        Ok(self.take(1)?[0])
-    }
-
-    fn uvar(&mut self) -> Result<u64, MessageError> {
-        let mut v = 0u64;
-        for i in 0..MAX_VARINT {
-            let b = self.u8()?;
-            v |= ((b & 0x7f) as u64) << (7 * i);
-            if b & 0x80 == 0 {
-                return Ok(v);
-            }
+fn uvar(r: &mut Reader<'_>) -> Result<u64, MessageError> {
+    let mut v = 0u64;
+    for i in 0..MAX_VARINT {
+        let b = r.u8()?;
+        v |= ((b & 0x7f) as u64) << (7 * i);
+        if b & 0x80 == 0 {
+            return Ok(v);
         }
-        Err(MessageError::BadField)
     }
+    Err(MessageError::BadField)
+}
 
-    /// The tick `base - d` (`minus`) or `base + d` for the zigzag varint `d` read here.
-    fn delta_from(&mut self, base: Tick, minus: bool) -> Result<Tick, MessageError> {
-        let z = self.uvar()?;
-        let d = (z >> 1) as i64 ^ -((z & 1) as i64);
-        let t = if minus { base as i64 - d } else { base as i64 + d };
-        Tick::try_from(t).map_err(|_| MessageError::BadField)
-    }
+/// The tick `base - d` (`minus`) or `base + d` for the zigzag varint `d` read next.
+fn delta_from(r: &mut Reader<'_>, base: Tick, minus: bool) -> Result<Tick, MessageError> {
+    let z = uvar(r)?;
+    let d = (z >> 1) as i64 ^ -((z & 1) as i64);
+    let t = if minus { base as i64 - d } else { base as i64 + d };
+    Tick::try_from(t).map_err(|_| MessageError::BadField)
 }
 
 /// Decodes `data`; the inputs land in `scratch` (reused, grows at most once to the
@@ -290,19 +280,19 @@ pub fn decode<'a>(data: &'a [u8], input_size: usize, scratch: &'a mut Vec<u8>) -
     if data.len() < MIN_SIZE {
         return Err(MessageError::Truncated);
     }
-    let mut r = Cursor { b: data, at: 0 };
+    let mut r = Reader::new(data);
     let lead = r.u8()?;
     let kind = lead & 0x03;
     if lead >> 4 != MESSAGE_VERSION || kind == 0 {
         return Err(MessageError::BadKind);
     }
-    let first = u32_at(r.take(4)?, 0);
+    let first = r.u32()?;
     let count = r.u8()?;
     let players = r.u8()?;
-    let tick = r.delta_from(first, false)?;
-    let ack = r.delta_from(tick, true)?;
-    let confirmed = r.delta_from(ack, true)?;
-    let adv = r.take(2)?;
+    let tick = delta_from(&mut r, first, false)?;
+    let ack = delta_from(&mut r, tick, true)?;
+    let confirmed = delta_from(&mut r, ack, true)?;
+    let adv = r.bytes(2)?;
     let header = Header {
         kind,
         tick,
@@ -313,8 +303,8 @@ pub fn decode<'a>(data: &'a [u8], input_size: usize, scratch: &'a mut Vec<u8>) -
         count,
         players,
     };
-    let block_len = usize::try_from(r.uvar()?).map_err(|_| MessageError::BadField)?;
-    let block = r.take(block_len)?;
+    let block_len = usize::try_from(uvar(&mut r)?).map_err(|_| MessageError::BadField)?;
+    let block = r.bytes(block_len)?;
     let want = count as usize * players as usize * input_size;
     scratch.clear();
     let mut i = 0;
@@ -342,20 +332,20 @@ pub fn decode<'a>(data: &'a [u8], input_size: usize, scratch: &'a mut Vec<u8>) -
     }
     let mut disconnects: &[u8] = &[];
     if lead & HAS_DISCONNECTS != 0 {
-        let nd = usize::try_from(r.uvar()?).map_err(|_| MessageError::BadField)?;
-        disconnects = r.take(nd.checked_mul(DISCONNECT_ENTRY).ok_or(MessageError::BadField)?)?;
+        let nd = usize::try_from(uvar(&mut r)?).map_err(|_| MessageError::BadField)?;
+        disconnects = r.bytes(nd.checked_mul(DISCONNECT_ENTRY).ok_or(MessageError::BadField)?)?;
     }
     let mut reports: &[u8] = &[];
     if lead & HAS_REPORTS != 0 {
-        let nr = r.uvar()?;
-        let start = r.at;
+        let nr = uvar(&mut r)?;
+        let start = data.len() - r.remaining();
         for _ in 0..nr {
-            r.delta_from(confirmed, true)?;
-            r.take(8)?;
+            delta_from(&mut r, confirmed, true)?;
+            r.bytes(8)?;
         }
-        reports = &data[start..r.at];
+        reports = &data[start..data.len() - r.remaining()];
     }
-    if r.at != data.len() {
+    if !r.is_empty() {
         return Err(MessageError::TrailingBytes);
     }
     Ok(Decoded { header, inputs: scratch.as_slice(), disconnects, reports })

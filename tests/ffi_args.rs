@@ -7,7 +7,7 @@ use std::ffi::{CString, c_char};
 use std::ptr;
 
 use common::*;
-use tickwire::ffi::*;
+use tickwire::*;
 
 fn sentinel_host() -> *mut tw_host {
     // Never dereferenced: only compared, to prove that out_host is not written.

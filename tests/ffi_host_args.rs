@@ -7,7 +7,7 @@ use std::ffi::{CString, c_char};
 use std::ptr;
 
 use common::*;
-use tickwire::ffi::*;
+use tickwire::*;
 
 #[test]
 fn null_outputs_on_a_live_host() {

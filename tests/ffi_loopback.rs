@@ -9,7 +9,7 @@ use std::ptr;
 use std::time::{Duration, Instant};
 
 use common::*;
-use tickwire::ffi::*;
+use tickwire::*;
 
 const WAIT: Duration = Duration::from_secs(5);
 

@@ -5,7 +5,7 @@ mod common;
 use std::ptr;
 
 use common::*;
-use tickwire::ffi::*;
+use tickwire::*;
 
 #[test]
 fn a_panic_becomes_a_result_and_a_message() {

@@ -11,7 +11,7 @@ mod abi_engine;
 use std::time::{Duration, Instant};
 
 use abi_engine::*;
-use tickwire::ffi::*;
+use tickwire::*;
 
 const SEED: u64 = 23;
 const PERIOD: u32 = 5;

@@ -9,7 +9,7 @@ mod abi_engine;
 use std::time::{Duration, Instant};
 
 use abi_engine::*;
-use tickwire::ffi::*;
+use tickwire::*;
 
 const SEED: u64 = 11;
 const PERIOD: u32 = 4;
@@ -355,7 +355,7 @@ fn a_desync_is_reported_and_dumped_and_a_leaving_peer_is_disconnected() {
     assert_ne!(d.local_checksum, d.remote_checksum);
     assert_eq!(Some(d.local_checksum), pair.ea.checksums[d.tick as usize]);
     assert_eq!(Some(d.remote_checksum), pair.eb.checksums[d.tick as usize]);
-    let dump = tickwire::core::rollback::DesyncDump::decode(&dump.expect("a dump was ready")).expect("a valid dump");
+    let dump = tickwire_proto::rollback::DesyncDump::decode(&dump.expect("a dump was ready")).expect("a valid dump");
     assert_eq!((dump.tick, dump.local, dump.remote, dump.peer), (d.tick, d.local_checksum, d.remote_checksum, desync.peer));
     assert!(!dump.inputs.is_empty(), "the inputs around the tick");
     assert_eq!(dump.state.as_deref().map(<[u8]>::len), Some(2 * 8 * 8), "the engine's state bytes");
@@ -365,7 +365,7 @@ fn a_desync_is_reported_and_dumped_and_a_leaving_peer_is_disconnected() {
     // SAFETY: live session, NUL-terminated path.
     let r = unsafe { tw_session_write_desync_dump(pair.b.0, cpath.as_ptr()) };
     assert_eq!(r, tw_result::Ok, "{}", last_error());
-    assert!(tickwire::core::rollback::DesyncDump::decode(&std::fs::read(&path).unwrap()).is_ok());
+    assert!(tickwire_proto::rollback::DesyncDump::decode(&std::fs::read(&path).unwrap()).is_ok());
     std::fs::remove_file(&path).unwrap();
 
     // Peer b leaves: a is told, agrees on a disconnect tick for player 1, and goes on.

@@ -14,7 +14,7 @@ use std::ptr;
 
 use abi_engine::{SessionGuard, cstr, stats};
 use common::{assert_err, last_error};
-use tickwire::ffi::*;
+use tickwire::*;
 
 fn config(mode: tw_session_mode, players: u32) -> tw_session_config {
     let mut c = std::mem::MaybeUninit::<tw_session_config>::uninit();

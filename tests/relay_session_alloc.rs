@@ -12,8 +12,7 @@
 //! sized from the config, so neither filling them nor a scheduling hitch on a loaded
 //! machine allocates: one window after a short warm-up must count exactly zero.
 
-#[path = "support/counting_alloc.rs"]
-mod counting_alloc;
+use tickwire_testkit::counting_alloc;
 #[path = "support/abi_engine.rs"]
 mod abi_engine;
 
@@ -22,7 +21,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use abi_engine::*;
-use tickwire::ffi::*;
+use tickwire::*;
 
 #[global_allocator]
 static GLOBAL: counting_alloc::Counting = counting_alloc::Counting;

@@ -39,12 +39,22 @@ fi
 
 # --- cargo ---------------------------------------------------------------------------
 cargo_ok=1
-echo "== cargo test --all-targets"
-cargo test --all-targets || cargo_ok=0
-echo "== cargo test --doc"
-cargo test --doc || cargo_ok=0
-echo "== cargo build --lib (the cdylib the C programs link)"
-cargo build --lib || cargo_ok=0
+echo "== cargo fmt --all --check"
+cargo fmt --all --check || cargo_ok=0
+echo "== cargo clippy --workspace --all-targets -- -D warnings"
+cargo clippy --workspace --all-targets -- -D warnings || cargo_ok=0
+echo "== cargo test --workspace --all-targets"
+cargo test --workspace --all-targets || cargo_ok=0
+echo "== cargo test --workspace --doc"
+cargo test --workspace --doc || cargo_ok=0
+# The shipped library first (no test hooks), kept aside for the layering checks; then
+# the library the C programs link, with the tw_debug_* hooks the misuse test calls.
+SHIPPED="$ROOT/build/shipped"
+mkdir -p "$SHIPPED"
+echo "== cargo build --lib -p tickwire (the shipped library, no test hooks)"
+cargo build --lib -p tickwire && cp "$LIB_DIR/libtickwire.so" "$LIB_DIR/libtickwire.a" "$SHIPPED/" || cargo_ok=0
+echo "== cargo build --lib -p tickwire --features test-hooks (the library the C checks link)"
+cargo build --lib -p tickwire --features test-hooks || cargo_ok=0
 
 # --- C checks ------------------------------------------------------------------------
 passed=0
@@ -61,6 +71,32 @@ check() {
         echo "FAILED: $name"
     fi
 }
+
+# --- layering: what each crate may contain ---------------------------------------------
+# The protocol crate is sans-IO: no socket, thread-pool, channel or libc crate below it.
+proto_has_no_io_crates() {
+    local deps
+    deps="$(cargo tree -p tickwire-proto -e normal --prefix none --format '{p}' | sed 's/ .*//' | sort -u)"
+    echo "tickwire-proto depends on: $(echo "$deps" | tr '\n' ' ')"
+    ! echo "$deps" | grep -Ex 'socket2|crossbeam-channel|crossbeam-.*|libc|mio|tokio|getrandom|windows-sys'
+}
+check "tickwire-proto depends on no socket, thread, channel or OS crate (cargo tree)" proto_has_no_io_crates
+# The shipped library exports the header's functions and nothing of the tests or the lab.
+shipped_has_no_test_code() {
+    local exported header
+    exported="$(nm -D --defined-only "$SHIPPED/libtickwire.so" | awk '$2 == "T" && $3 ~ /^tw_/ {print $3}' | sort)"
+    header="$(grep -oE '\btw_[a-z0-9_]+\(' include/tickwire.h | tr -d '(' | sort -u)"
+    echo "$(echo "$exported" | wc -l) tw_* functions exported"
+    if echo "$exported" | grep -q '^tw_debug_'; then echo "exports a tw_debug_* hook"; return 1; fi
+    if nm -C "$SHIPPED/libtickwire.a" 2>/dev/null | grep -qE 'tickwire_lab|tw_debug_'; then
+        echo "the static library holds lab code or a test hook"; return 1
+    fi
+    if nm -C "$SHIPPED/libtickwire.so" | grep -qE 'tickwire_lab'; then echo "the shared library holds lab code"; return 1; fi
+    # Every exported function is declared in the header, and the other way round.
+    diff <(echo "$exported") <(comm -12 <(echo "$header") <(echo "$exported")) >/dev/null &&
+        [ "$(echo "$exported" | wc -l)" -eq "$(comm -12 <(echo "$header") <(echo "$exported") | wc -l)" ]
+}
+check "the shipped library exports no tw_debug_* hook and holds no lab code (nm)" shipped_has_no_test_code
 
 CFLAGS=(-std=c11 -Wall -Wextra -Werror -pedantic -I"$ROOT/include")
 CXXFLAGS=(-x c++ -std=c++17 -Wall -Wextra -Werror -fsyntax-only -I"$ROOT/include")

@@ -4,15 +4,14 @@
 //! the counting allocator (which sees every thread, network threads included) after a
 //! warm-up. One test in this binary, so nothing else is counted.
 
-#[path = "support/counting_alloc.rs"]
-mod counting_alloc;
+use tickwire_testkit::counting_alloc;
 #[path = "support/abi_engine.rs"]
 mod abi_engine;
 
 use std::time::{Duration, Instant};
 
 use abi_engine::*;
-use tickwire::ffi::*;
+use tickwire::*;
 
 #[global_allocator]
 static GLOBAL: counting_alloc::Counting = counting_alloc::Counting;

@@ -19,6 +19,17 @@
 
 #include "tickwire.h"
 
+/* The test hooks of a library built with the cargo feature "test-hooks" (tests/run.sh
+ * builds it so). They are not in the header: a shipped library does not have them. */
+#ifdef __cplusplus
+extern "C" {
+#endif
+tw_result tw_debug_panic(tw_host *host);
+tw_result tw_debug_kill_network_thread(tw_host *host);
+#ifdef __cplusplus
+}
+#endif
+
 static int passed;
 static int failed;
 

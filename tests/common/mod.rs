@@ -6,7 +6,7 @@ use std::ffi::{CStr, CString, c_char};
 use std::ptr;
 use std::time::{Duration, Instant};
 
-use tickwire::ffi::*;
+use tickwire::*;
 
 /// This thread's last error message, as tw_last_error_message returns it.
 pub fn last_error() -> String {

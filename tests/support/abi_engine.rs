@@ -6,7 +6,7 @@
 use std::ffi::{CStr, CString, c_char};
 use std::ptr;
 
-use tickwire::ffi::*;
+use tickwire::*;
 
 pub const INPUT_SIZE: usize = 2;
 const WORDS: usize = 8;

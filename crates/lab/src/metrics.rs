@@ -1,0 +1,196 @@
+//! Metrics M1, M2, M3, M6, M7 and M9 (ticksync.md section 3.2), each beside its limit
+//! computed from the simulator's ground truth (the oracle).
+
+use super::model::{LabConfig, RunRecord};
+use super::scenario::{Change, Scenario};
+use tickwire_proto::clock::Micros;
+use tickwire_proto::jitter::StepKind;
+
+/// The scored figures of one run. Leads and delays in ticks.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct Metrics {
+    /// M1: server ticks without this client's real input (underflow, lost, merged).
+    pub late_rate: f64,
+    /// M1 split: inputs that never arrived at all (all copies lost).
+    pub late_loss: f64,
+    /// M1 floor: the fraction of inputs no lead could have saved (never arrived).
+    pub late_floor: f64,
+    /// M1 split: server ticks that ran without the client's input while the client
+    /// itself was stopped (a scenario's client hitch). No input existed to be late or
+    /// on time; no controller of the lead can change this share.
+    pub late_frozen: f64,
+    /// M2: mean lead, the oracle lead for ε, and the excess (mean of 30 s windows).
+    pub lead: f64,
+    pub lead_oracle: f64,
+    pub lead_excess: f64,
+    /// M3: mean prediction distance and its floor P_min.
+    pub prediction: f64,
+    pub prediction_min: f64,
+    /// M6: convergence after the first latency step (s), and its limit.
+    pub convergence_s: Option<f64>,
+    pub convergence_limit_s: Option<f64>,
+    /// M7: discrete corrections per minute, time-scale sign changes per minute, the
+    /// fraction of frames dilated by more than 0.5%, and the lead's standard deviation.
+    pub corrections_per_min: f64,
+    pub scale_flips_per_min: f64,
+    pub dilated_fraction: f64,
+    pub lead_std: f64,
+    /// M9: interpolation delay behind the minimum-delay timeline, its oracle D*, and
+    /// the starvation rate.
+    pub interp_delay: f64,
+    pub interp_oracle: f64,
+    pub starvation: f64,
+    pub tick_went_back: bool,
+}
+
+fn quantile(v: &mut [f64], q: f64) -> f64 {
+    if v.is_empty() {
+        return f64::NAN;
+    }
+    v.sort_by(|a, b| a.total_cmp(b));
+    let i = ((v.len() - 1) as f64 * q).round() as usize;
+    v[i.min(v.len() - 1)]
+}
+
+/// M9's loss cover k: the fewest consecutive downlink losses to survive so that the
+/// share of updates lost beyond k in a row is at most ε. ticksync.md gives the
+/// smallest k with `p^(k+1) <= ε`, which is this for independent loss; with bursts
+/// (`P(run > k)`, as M1 does for redundancy) it takes the runs as they were. Runs are
+/// read from the gaps between the send times of delivered updates, which the server
+/// sends every `k_s` ticks.
+fn loss_cover(rec: &RunRecord, cfg: &LabConfig) -> u32 {
+    let interval = cfg.k_s as f64 * cfg.tick_us;
+    let mut sent: Vec<Micros> = rec.downlink.iter().map(|d| d.0).collect();
+    sent.sort_unstable();
+    sent.dedup();
+    let total = rec.downlink_sent.max(1) as f64;
+    // beyond[j]: updates that were the (j+1)-th or later loss in a row.
+    let mut beyond = [0.0f64; 8];
+    for w in sent.windows(2) {
+        let run = ((w[1] - w[0]) as f64 / interval).round() as i64 - 1;
+        for (j, b) in beyond.iter_mut().enumerate() {
+            *b += (run - j as i64).max(0) as f64;
+        }
+    }
+    (0..8).find(|&k| beyond[k] / total <= cfg.epsilon).unwrap_or(8) as u32
+}
+
+fn mean(v: impl Iterator<Item = f64>) -> f64 {
+    let (s, n) = v.fold((0.0, 0usize), |(s, n), x| (s + x, n + 1));
+    if n == 0 { f64::NAN } else { s / n as f64 }
+}
+
+/// Scores a run.
+pub fn score(rec: &RunRecord, scenario: &Scenario, cfg: &LabConfig) -> Metrics {
+    let t = cfg.tick_us;
+    let warm = cfg.warmup_us;
+    let eps = cfg.epsilon;
+    let mut m = Metrics { tick_went_back: rec.tick_went_back, ..Metrics::default() };
+
+    // M1 over server ticks after warm-up.
+    let ticks: Vec<_> = rec.server_ticks.iter().filter(|s| s.at >= warm).collect();
+    let bad = ticks.iter().filter(|s| s.kind != StepKind::Normal).count();
+    m.late_rate = bad as f64 / ticks.len().max(1) as f64;
+    let frozen: Vec<(Micros, Micros)> =
+        scenario.changes.iter().filter_map(|&(at, c)| if let Change::ClientHitch(d) = c { Some((at, at + d)) } else { None }).collect();
+    let frozen_bad = ticks.iter().filter(|s| s.kind != StepKind::Normal && frozen.iter().any(|&(a, b)| s.at >= a && s.at < b)).count();
+    m.late_frozen = frozen_bad as f64 / ticks.len().max(1) as f64;
+    let inputs: Vec<_> = rec.inputs.iter().filter(|r| r.sampled >= warm && r.sampled + 2_000_000 < scenario.duration).collect();
+    let never = inputs.iter().filter(|r| r.first_arrival.is_none()).count();
+    m.late_floor = never as f64 / inputs.len().max(1) as f64;
+    m.late_loss = inputs.iter().filter(|r| r.substituted && r.first_arrival.is_none()).count() as f64 / inputs.len().max(1) as f64;
+
+    // M2: lead per consumed input vs the windowed oracle.
+    let need = |r: &super::model::InputRecord| r.first_arrival.map_or(f64::INFINITY, |a| (a - r.sampled) as f64 / t);
+    let lead_of = |r: &super::model::InputRecord| r.consumed.map(|c| (c as f64 - r.sampled as f64) / t);
+    let window = 30_000_000u64;
+    let (mut ex_sum, mut ex_n, mut oracle_sum) = (0.0, 0usize, 0.0);
+    let mut start = warm;
+    while start < scenario.duration {
+        let w: Vec<_> = inputs.iter().filter(|r| r.sampled >= start && r.sampled < start + window).collect();
+        let leads: Vec<f64> = w.iter().filter_map(|r| lead_of(r)).collect();
+        if leads.len() > 100 {
+            let mut needs: Vec<f64> = w.iter().map(|r| need(r)).collect();
+            let oracle = quantile(&mut needs, 1.0 - eps);
+            if oracle.is_finite() {
+                let l = mean(leads.iter().copied());
+                ex_sum += (l - oracle) * leads.len() as f64;
+                oracle_sum += oracle * leads.len() as f64;
+                ex_n += leads.len();
+            }
+        }
+        start += window;
+    }
+    let all_leads: Vec<f64> = inputs.iter().filter_map(|r| lead_of(r)).collect();
+    m.lead = mean(all_leads.iter().copied());
+    m.lead_excess = if ex_n > 0 { ex_sum / ex_n as f64 } else { f64::NAN };
+    m.lead_oracle = if ex_n > 0 { oracle_sum / ex_n as f64 } else { f64::INFINITY };
+    let var = mean(all_leads.iter().map(|l| (l - m.lead).powi(2)));
+    m.lead_std = var.sqrt();
+
+    // M3: prediction distance vs P_min = L* + mean downlink delay + S_s/2.
+    let frames: Vec<_> = rec.frames.iter().filter(|f| f.at >= warm).collect();
+    m.prediction = mean(frames.iter().map(|f| f.prediction));
+    let d_mean = mean(rec.downlink.iter().filter(|d| d.0 >= warm).map(|d| d.1 as f64)) / t;
+    m.prediction_min = m.lead_oracle + d_mean + cfg.k_s as f64 / 2.0;
+
+    // M6: convergence after the first latency step.
+    let step = scenario.changes.iter().find(|(_, c)| matches!(c, Change::Up(_) | Change::Down(_))).map(|c| c.0);
+    if let Some(at) = step {
+        // Up to the next change (or 40 s); the new oracle comes from the second half.
+        let next = scenario.changes.iter().map(|c| c.0).find(|&t| t > at).unwrap_or(Micros::MAX);
+        let end = next.min(at + 40_000_000).min(scenario.duration);
+        let after: Vec<_> = inputs.iter().filter(|r| r.sampled >= at + (end - at) / 2 && r.sampled < end).collect();
+        let mut needs: Vec<f64> = after.iter().map(|r| need(r)).collect();
+        let oracle = quantile(&mut needs, 1.0 - eps);
+        // The lead's 2 s moving average, sampled every half second; converged from the
+        // last sample outside ±T/2 of the new oracle. (Averaging keeps single late
+        // inputs, which add a tick of buffer for a moment, from counting as divergence.)
+        let mut last_out = at;
+        let mut b = at;
+        while b < end {
+            let l = mean(inputs.iter().filter(|r| r.sampled + 2_000_000 > b + 500_000 && r.sampled < b + 500_000 && r.sampled >= at).filter_map(|r| lead_of(r)));
+            if l.is_finite() && (l - oracle).abs() > 0.5 {
+                last_out = b + 500_000;
+            }
+            b += 500_000;
+        }
+        m.convergence_s = Some((last_out - at) as f64 / 1e6);
+        // Dead time (one round trip after the step plus a server send interval) plus the
+        // slew of |Δ| at 10%.
+        let rtt_new = mean(after.iter().filter_map(|r| r.first_arrival.map(|a| (a - r.sampled) as f64))) + d_mean * t;
+        let before: Vec<_> = inputs.iter().filter(|r| r.sampled + 20_000_000 >= at && r.sampled < at).collect();
+        let mut nb: Vec<f64> = before.iter().map(|r| need(r)).collect();
+        let delta = (oracle - quantile(&mut nb, 1.0 - eps)).abs() * t;
+        m.convergence_limit_s = Some((rtt_new + cfg.k_s as f64 * t + delta / 0.10) / 1e6);
+    }
+
+    // M7.
+    let minutes = (scenario.duration.saturating_sub(warm)) as f64 / 60e6;
+    let snaps = rec.snaps.iter().filter(|&&s| s >= warm).count() as f64;
+    m.corrections_per_min = (snaps + rec.seed_corrections as f64) / minutes;
+    let mut flips = 0;
+    let mut sign = 0i8;
+    for f in &frames {
+        let s = if f.scale > 1.001 { 1 } else if f.scale < 0.999 { -1 } else { 0 };
+        if s != 0 && s != sign {
+            if sign != 0 {
+                flips += 1;
+            }
+            sign = s;
+        }
+    }
+    m.scale_flips_per_min = flips as f64 / minutes;
+    m.dilated_fraction = frames.iter().filter(|f| (f.scale - 1.0).abs() > 0.005).count() as f64 / frames.len().max(1) as f64;
+
+    // M9: D behind the minimum-delay timeline vs D* = S_s + Q(j_d) + k S_s.
+    let d_min = rec.downlink.iter().map(|d| d.1).min().unwrap_or(0) as f64 / t;
+    let mut jit: Vec<f64> = rec.downlink.iter().filter(|d| d.0 >= warm).map(|d| d.1 as f64 / t - d_min).collect();
+    let qj = quantile(&mut jit, 1.0 - eps);
+    let k = loss_cover(rec, cfg) as f64;
+    let s_s = cfg.k_s as f64;
+    m.interp_oracle = s_s + qj + k * s_s;
+    m.interp_delay = mean(frames.iter().filter_map(|f| f.playback.map(|pb| f.server_pos - d_min - pb)));
+    m.starvation = frames.iter().filter(|f| f.starved).count() as f64 / frames.len().max(1) as f64;
+    m
+}

@@ -1,0 +1,140 @@
+//! What the lab runs and what it records: the controllers it compares, the fixed
+//! parameters of a run, and the ground truth of one run (when each input was sampled,
+//! reached the server and was consumed; what each server tick did; frame samples)
+//! that the metrics score against the oracle.
+//!
+//! tickwire's rows run the product's relay sessions ([`super::relay`]); the baselines
+//! are models of other designs on the same kind of seeded links ([`super::baselines`]).
+
+use tickwire_proto::clock::Micros;
+use tickwire_proto::jitter::{LatePolicy, StepKind};
+
+use super::scenario::Scenario;
+
+/// The time-sync designs the lab compares.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Controller {
+    /// tickwire: the product's RelayServer and RelayClient as configured by default
+    /// (margin-quantile lead loop, adaptive late policy, redundancy planner,
+    /// interpolation), over the real transport.
+    Tickwire,
+    /// (a) seed 000: fixed rule, two send intervals behind, stall/skip/step-back/reset.
+    Seed000,
+    /// (b) Unity N4E style: slack 2 ticks, proportional dilation ±10%, gain 0.1.
+    N4e,
+    /// (c) lightyear style: open loop, lead = RTT/2 + 4 jitter + 1 tick.
+    Lightyear,
+    /// tickwire with the server's late policy set to Delay (Hypersomnia's ledger: a
+    /// late input shifts every later one; the default before the adaptive policy): an
+    /// experiment that shows what the policy choice does, not one of the baselines.
+    TickwireDelay,
+}
+
+impl Controller {
+    pub const ALL: [Controller; 5] = [Controller::Tickwire, Controller::Seed000, Controller::N4e, Controller::Lightyear, Controller::TickwireDelay];
+    /// The designs tickwire is compared against.
+    pub const BASELINES: [Controller; 3] = [Controller::Seed000, Controller::N4e, Controller::Lightyear];
+    pub fn name(self) -> &'static str {
+        match self {
+            Controller::Tickwire => "tickwire",
+            Controller::TickwireDelay => "tw-delay",
+            Controller::Seed000 => "seed000",
+            Controller::N4e => "n4e",
+            Controller::Lightyear => "lightyear",
+        }
+    }
+}
+
+/// Fixed parameters of a run (ticksync.md notation).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct LabConfig {
+    pub tick_us: f64,
+    pub k_c: u64,
+    pub k_s: u64,
+    pub epsilon: f64,
+    pub frame_hz: f64,
+    pub seed: u64,
+    /// Ignore this much at the start in the metrics.
+    pub warmup_us: Micros,
+}
+
+impl Default for LabConfig {
+    fn default() -> Self {
+        LabConfig { tick_us: 1e6 / 60.0, k_c: 2, k_s: 3, epsilon: 0.01, frame_hz: 144.0, seed: 1, warmup_us: 10_000_000 }
+    }
+}
+
+impl LabConfig {
+    /// The seed of one scenario's networks: the lab's seed mixed with the scenario id,
+    /// so scenarios differ and every controller of a scenario gets the same links.
+    pub fn run_seed(&self, scenario: &Scenario) -> u64 {
+        self.seed ^ (scenario.id.bytes().fold(0u64, |h, b| h.wrapping_mul(31).wrapping_add(b as u64)) << 8)
+    }
+}
+
+/// What happened to one client input (times in true µs).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct InputRecord {
+    pub sampled: Micros,
+    pub first_arrival: Option<Micros>,
+    pub consumed: Option<Micros>,
+    /// The input was replaced by a substitute (lost, or late on a tick-aligned server).
+    pub substituted: bool,
+}
+
+/// One server tick's outcome for the client.
+#[derive(Debug, Clone, Copy)]
+pub struct ServerTickRecord {
+    pub at: Micros,
+    pub kind: StepKind,
+    pub depth: u32,
+}
+
+/// Samples over time, for plots and for the time-based metrics.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct FrameRecord {
+    pub at: Micros,
+    pub scale: f64,
+    /// Client tick minus the newest client tick it knows the server consumed (M3).
+    pub prediction: f64,
+    /// The server's true tick position now, and the remote tick being rendered (M9).
+    pub server_pos: f64,
+    pub playback: Option<f64>,
+    /// Rendering has passed the newest server packet received.
+    pub starved: bool,
+    /// Queued client inputs at the server (jitter-buffer depth), last server tick.
+    pub depth: u32,
+}
+
+/// Everything a run recorded.
+#[derive(Debug, Clone, Default)]
+pub struct RunRecord {
+    pub first_tick: u64,
+    pub inputs: Vec<InputRecord>,
+    pub server_ticks: Vec<ServerTickRecord>,
+    pub frames: Vec<FrameRecord>,
+    /// True one-way downlink delays of delivered server packets (µs) with send times.
+    pub downlink: Vec<(Micros, Micros)>,
+    pub downlink_sent: u64,
+    pub snaps: Vec<Micros>,
+    pub seed_corrections: u64,
+    /// Set if the client's tick ever decreased (it must not).
+    pub tick_went_back: bool,
+}
+
+impl RunRecord {
+    /// The record of client tick `tick`, if the client has sampled it.
+    pub fn input_mut(&mut self, tick: u64) -> Option<&mut InputRecord> {
+        let i = tick.checked_sub(self.first_tick)? as usize;
+        self.inputs.get_mut(i)
+    }
+}
+
+/// Runs one scenario with one controller and returns the record.
+pub fn run(scenario: &Scenario, controller: Controller, cfg: &LabConfig) -> RunRecord {
+    match controller {
+        Controller::Tickwire => super::relay::run(scenario, cfg, None),
+        Controller::TickwireDelay => super::relay::run(scenario, cfg, Some(LatePolicy::Delay)),
+        Controller::Seed000 | Controller::N4e | Controller::Lightyear => super::baselines::run(scenario, controller, cfg),
+    }
+}

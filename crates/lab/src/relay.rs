@@ -1,0 +1,272 @@
+//! tickwire's rows of the lab: the product's own [`RelayServer`] and [`RelayClient`]
+//! (tick clock, input-lead loop, jitter buffer, redundancy, interpolation, wire
+//! messages and the real transport) on the deterministic [`SimNet`], one client, with
+//! the scenario's links, drift, hitches and frame rates. Nothing of the sync logic is
+//! modelled here: this file only drives the sessions the way an engine does and
+//! records the ground truth (when each input was sampled, when its first copy reached
+//! the server, when the server consumed it) for the metrics.
+
+use tickwire_proto::clock::Micros;
+use tickwire_proto::jitter::{JitterStats, LatePolicy, StepKind};
+use tickwire_proto::relay::messages::{self, KIND_CLIENT_INPUTS, KIND_SERVER_UPDATE, StepRules, UpdateView};
+use tickwire_proto::relay::relay_client::{RelayClient, RelayClientConfig};
+use tickwire_proto::relay::relay_server::{RelayServer, RelayServerConfig, RelayServerEvent, widen};
+use tickwire_proto::sim::SimNet;
+use tickwire_proto::transport::{EndpointConfig, Event};
+
+use super::model::{FrameRecord, InputRecord, LabConfig, RunRecord, ServerTickRecord};
+use super::scenario::{Change, Scenario};
+
+/// The session configurations the lab runs for tickwire: the product defaults, with
+/// the lab's tick rate, send intervals and ε.
+pub fn configs(cfg: &LabConfig, late: Option<LatePolicy>) -> (RelayServerConfig, RelayClientConfig) {
+    let mut s = RelayServerConfig { tick_us: cfg.tick_us, send_interval: cfg.k_s as u32, ..RelayServerConfig::default() };
+    if let Some(p) = late {
+        s.jitter.late = p;
+    }
+    let mut c = RelayClientConfig::default();
+    c.tick.tick_us = cfg.tick_us;
+    c.send_interval = cfg.k_c as u32;
+    c.lead.late_rate = cfg.epsilon;
+    c.interp.tick_us = cfg.tick_us;
+    c.interp.send_interval = cfg.k_s as u32;
+    c.interp.late_rate = cfg.epsilon;
+    (s, c)
+}
+
+/// Runs one scenario with the real relay sessions. `late` overrides the server's
+/// late-input policy (None: the product default).
+pub fn run(scenario: &Scenario, cfg: &LabConfig, late: Option<LatePolicy>) -> RunRecord {
+    let t_us = cfg.tick_us;
+    let seed = cfg.run_seed(scenario);
+    let (scfg, ccfg) = configs(cfg, late);
+    let max_input = scfg.jitter.max_input_size;
+    let mut net = SimNet::new(seed ^ 0x5157, scenario.up);
+    let sn = net.add(EndpointConfig { seed: seed ^ 0x11, ..scfg.endpoint.clone() });
+    let cn = net.add(EndpointConfig { seed: seed ^ 0x22, ..EndpointConfig::default() });
+    net.set_link(cn, sn, scenario.up);
+    net.set_link(sn, cn, scenario.down);
+    net.set_drift(sn, scenario.server_drift_ppm);
+    net.set_drift(cn, scenario.client_drift_ppm);
+    let mut server = RelayServer::new(scfg, net.local_now(sn)).expect("valid server config");
+    let mut client = RelayClient::new(ccfg);
+    let saddr = net.addr(sn);
+    let local = net.local_now(cn);
+    client.connect(local, net.endpoint(cn), saddr).expect("connect");
+
+    let mut rec = RunRecord::default();
+    let mut changes = scenario.changes.clone();
+    changes.reverse();
+    let mut frame_us = 1e6 / cfg.frame_hz;
+    let mut next_frame_local: Micros = 0;
+    let (mut server_hitch_until, mut client_hitch_until) = (0, 0);
+    let mut lab = Ledger::default();
+    let mut now: Micros = 0;
+
+    loop {
+        let next_server = net.true_time_of(sn, ((server.tick() + 1) as f64 * t_us) as Micros).max(server_hitch_until);
+        let next_frame = net.true_time_of(cn, next_frame_local).max(client_hitch_until);
+        let next_change = changes.last().map_or(Micros::MAX, |c| c.0);
+        // A timer already due is served at once (a microsecond on, so time moves).
+        let next_net = net.next_event_at().map_or(Micros::MAX, |t| t.max(now + 1));
+        now = next_server.min(next_frame).min(next_change).min(next_net);
+        if now >= scenario.duration {
+            break;
+        }
+        net.step(now - net.now());
+        if now == next_change {
+            let (_, c) = changes.pop().expect("next change exists");
+            match c {
+                Change::Up(l) => net.set_link(cn, sn, l),
+                Change::Down(l) => net.set_link(sn, cn, l),
+                Change::ClientDrift(ppm) => net.set_drift(cn, ppm),
+                Change::ServerHitch(d) => server_hitch_until = now + d,
+                Change::ClientHitch(d) => client_hitch_until = now + d,
+                Change::ClientFps(f) => frame_us = 1e6 / f.max(1.0),
+            }
+        }
+        // The engines take their events only when they run (a hitched engine does not).
+        if now >= server_hitch_until {
+            let local = net.local_now(sn);
+            for e in net.take_events(sn) {
+                if let Event::Message { data, .. } = &e {
+                    lab.on_server_receives(&mut rec, data, max_input, now);
+                }
+                server.on_event(local, net.endpoint(sn), e);
+            }
+            while net.true_time_of(sn, ((server.tick() + 1) as f64 * t_us) as Micros).max(server_hitch_until) <= now {
+                let local = net.local_now(sn);
+                let before = server.clients().next().and_then(|p| server.jitter_stats(p));
+                let step = server.step(local, net.endpoint(sn));
+                let mine = step.to_vec().into_iter().next();
+                let after = server.clients().next().and_then(|p| server.jitter_stats(p));
+                if let (Some(b), Some(a), Some(p)) = (before, after, mine) {
+                    lab.on_server_step(&mut rec, &b, &a, &p, now);
+                }
+                while let Some(e) = server.poll_event() {
+                    // The figures assume the one client stays: a kick would void them.
+                    assert!(!matches!(e, RelayServerEvent::Kicked { .. } | RelayServerEvent::Left { .. }), "lab {}: {e:?}", scenario.id);
+                }
+                if server.tick() % cfg.k_s == 0 && server.clients().next().is_some() {
+                    lab.update_sent.push((server.tick(), now));
+                    rec.downlink_sent += 1;
+                }
+            }
+        }
+        if now >= client_hitch_until {
+            let local = net.local_now(cn);
+            for e in net.take_events(cn) {
+                if let Event::Message { data, .. } = &e {
+                    lab.on_client_receives(&mut rec, data, max_input, now);
+                }
+                client.on_event(local, net.endpoint(cn), e);
+            }
+            if now == next_frame {
+                next_frame_local = local + frame_us as Micros;
+                let server_pos = net.local_now(sn) as f64 / t_us;
+                lab.frame(&mut rec, &mut client, &mut net, cn, now, server_pos);
+            }
+        }
+    }
+    rec
+}
+
+/// What the lab knows that the sessions do not: the ground truth, per input.
+#[derive(Default)]
+struct Ledger {
+    /// Client tick of each input sequence number (the payload is the sequence number).
+    seq_tick: Vec<u64>,
+    /// The next client tick the server's steps will consume or substitute.
+    server_next: Option<u64>,
+    /// (server tick, true send time) of each update sent to the client.
+    update_sent: Vec<(u64, Micros)>,
+    newest_update: Option<u64>,
+    depth: u32,
+    /// Newest own input the client has seen consumed in the canonical steps.
+    known_consumed: Option<u64>,
+    next_tick: u64,
+    snaps: u64,
+    /// Decoding buffers, reused for every message the lab reads.
+    spans: Vec<(usize, usize)>,
+    view: UpdateView,
+}
+
+fn seq_of(payload: &[u8]) -> Option<usize> {
+    Some(u32::from_le_bytes(payload.get(..4)?.try_into().ok()?) as usize)
+}
+
+impl Ledger {
+    /// A client message reached the server's engine: the first copy of each input in it
+    /// arrived now.
+    fn on_server_receives(&mut self, rec: &mut RunRecord, data: &[u8], max_input: usize, now: Micros) {
+        if data.first() != Some(&KIND_CLIENT_INPUTS) {
+            return;
+        }
+        let Ok((_, first)) = messages::decode_client_input_spans(data, max_input, &mut self.spans) else { return };
+        let reference = rec.first_tick + rec.inputs.len() as u64;
+        for i in 0..self.spans.len() {
+            let tick = widen(reference, first.wrapping_add(i as u32));
+            if let Some(r) = rec.input_mut(tick) {
+                r.first_arrival.get_or_insert(now);
+            }
+        }
+    }
+
+    /// One server tick: what the jitter buffer's ledger says it did, and which inputs
+    /// it consumed (by their payloads) or substituted.
+    fn on_server_step(&mut self, rec: &mut RunRecord, before: &JitterStats, after: &JitterStats, step: &messages::PlayerStep, now: Micros) {
+        let kind = if after.underflows > before.underflows {
+            StepKind::Underflow
+        } else if after.lost > before.lost {
+            StepKind::Lost
+        } else if after.merges > before.merges {
+            StepKind::Merged
+        } else {
+            StepKind::Normal
+        };
+        if kind != StepKind::Underflow {
+            let payload_tick = |i: usize| step.inputs.get(i).and_then(|p| seq_of(p)).and_then(|s| self.seq_tick.get(s).copied());
+            let first = *self.server_next.get_or_insert_with(|| payload_tick(0).unwrap_or(0));
+            for i in 0..step.accepted as usize {
+                let tick = first + i as u64;
+                let real = kind != StepKind::Lost && payload_tick(i) == Some(tick);
+                if let Some(r) = rec.input_mut(tick) {
+                    r.consumed = Some(now);
+                    r.substituted = !real;
+                }
+            }
+            self.server_next = Some(first + step.accepted as u64);
+        }
+        if rec.inputs.is_empty() {
+            return; // the client has not started yet: nothing to score
+        }
+        rec.server_ticks.push(ServerTickRecord { at: now, kind, depth: self.depth });
+    }
+
+    /// A server message reached the client's engine.
+    fn on_client_receives(&mut self, rec: &mut RunRecord, data: &[u8], max_input: usize, now: Micros) {
+        if data.first() != Some(&KIND_SERVER_UPDATE) {
+            return;
+        }
+        if messages::decode_server_update_into(data, &StepRules::any(max_input), &mut self.view).is_err() {
+            return;
+        }
+        let head = self.view.head.expect("decoded");
+        let reference = self.update_sent.last().map_or(0, |s| s.0);
+        let tick = widen(reference, head.server_tick);
+        self.depth = head.depth as u32;
+        if self.newest_update.is_none_or(|n| tick > n) {
+            self.newest_update = Some(tick);
+            if let Ok(i) = self.update_sent.binary_search_by_key(&tick, |s| s.0) {
+                let sent = self.update_sent[i].1;
+                rec.downlink.push((sent, now - sent));
+            }
+        }
+    }
+
+    /// One client frame, as an engine runs it: due ticks, one input each, the canonical
+    /// steps, then rendering.
+    fn frame(&mut self, rec: &mut RunRecord, client: &mut RelayClient, net: &mut SimNet, cn: usize, now: Micros, server_pos: f64) {
+        let local = net.local_now(cn);
+        let n = client.ticks_due(local, net.endpoint(cn));
+        for _ in 0..n {
+            let seq = self.seq_tick.len() as u32;
+            let Ok(tick) = client.push_input(local, net.endpoint(cn), &seq.to_le_bytes()) else { continue };
+            self.seq_tick.push(tick);
+            if rec.inputs.is_empty() {
+                rec.first_tick = tick;
+            }
+            if tick < self.next_tick {
+                rec.tick_went_back = true;
+            }
+            self.next_tick = tick + 1;
+            let i = (tick - rec.first_tick) as usize;
+            if rec.inputs.len() <= i {
+                rec.inputs.resize(i + 1, InputRecord::default());
+            }
+            rec.inputs[i].sampled = now;
+        }
+        while let Some((_, step)) = client.poll_step() {
+            let me = client.player();
+            if let Some(p) = step.iter().find(|p| Some(p.player) == me) {
+                for input in &p.inputs {
+                    if let Some(&t) = seq_of(input).and_then(|s| self.seq_tick.get(s)) {
+                        self.known_consumed = Some(self.known_consumed.map_or(t, |k| k.max(t)));
+                    }
+                }
+            }
+        }
+        let snaps = client.snaps();
+        for _ in self.snaps..snaps {
+            rec.snaps.push(now);
+        }
+        self.snaps = snaps;
+        if !client.started() {
+            return;
+        }
+        let playback = client.remote_playback(local);
+        let starved = matches!((self.newest_update, playback), (Some(n), Some(p)) if p > n as f64);
+        let prediction = self.known_consumed.map_or(0.0, |c| self.next_tick as f64 - c as f64);
+        rec.frames.push(FrameRecord { at: now, scale: client.time_scale(), prediction, server_pos, playback, starved, depth: self.depth });
+    }
+}

@@ -1,0 +1,156 @@
+//! Joining a relay game, mid-match or again after a drop: the two reliable messages
+//! and the session token that proves a returning client is the player it claims.
+//!
+//! ```text
+//! Hello    kind=3 | token u64 (0 = a new player) | input_size u16 | max_players u16
+//! Welcome  kind=4 | player u16 | token u64 | tick u32 | input_size u16 | max_players u16 | state bytes
+//! ```
+//! Both go on the transport's reliable channel (a Welcome's state can be large; the
+//! transport fragments it). The client says its input size and player count so that
+//! a client built for another game is refused at once rather than misreading steps.
+//!
+//! The token is a random 64-bit number the server draws for each new player. A client
+//! that comes back (a new connection, maybe a new address) presents it to get its old
+//! player slot; without it nobody can take over someone else's player. Tokens come
+//! from the server's seeded generator: in production seed it from the OS.
+
+use crate::rng::Rng;
+use crate::wire::{DecodeError, Reader, Writer};
+
+pub const KIND_HELLO: u8 = 3;
+pub const KIND_WELCOME: u8 = 4;
+/// Encoded size of a Hello.
+pub const HELLO_SIZE: usize = 13;
+/// Encoded size of a Welcome without its state.
+pub const WELCOME_HEAD_SIZE: usize = 19;
+
+/// Client to server: who I am (or that I am new) and which game I speak.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Hello {
+    /// 0 for a new player, else the token of the player to return to.
+    pub token: u64,
+    pub input_size: u16,
+    pub max_players: u16,
+}
+
+pub fn encode_hello(out: &mut Vec<u8>, h: &Hello) {
+    out.clear();
+    let mut w = Writer::new(out);
+    w.u8(KIND_HELLO);
+    w.u64(h.token);
+    w.u16(h.input_size);
+    w.u16(h.max_players);
+}
+
+pub fn decode_hello(data: &[u8]) -> Result<Hello, DecodeError> {
+    let mut r = Reader::new(data);
+    let kind = r.u8()?;
+    if kind != KIND_HELLO {
+        return Err(DecodeError::UnknownKind(kind));
+    }
+    let h = Hello { token: r.u64()?, input_size: r.u16()?, max_players: r.u16()? };
+    if !r.is_empty() {
+        return Err(DecodeError::Trailing);
+    }
+    Ok(h)
+}
+
+/// Server to client: your player, your token, and the game's state at the start of
+/// `tick`; canonical steps from `tick` on follow on the unreliable channel.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Welcome<'a> {
+    pub player: u16,
+    pub token: u64,
+    pub tick: u32,
+    pub input_size: u16,
+    pub max_players: u16,
+    /// The engine's serialized state, in its own format.
+    pub state: &'a [u8],
+}
+
+pub fn encode_welcome(out: &mut Vec<u8>, w: &Welcome<'_>) {
+    out.clear();
+    out.reserve(WELCOME_HEAD_SIZE + w.state.len());
+    let mut wr = Writer::new(out);
+    wr.u8(KIND_WELCOME);
+    wr.u16(w.player);
+    wr.u64(w.token);
+    wr.u32(w.tick);
+    wr.u16(w.input_size);
+    wr.u16(w.max_players);
+    wr.bytes(w.state);
+}
+
+/// Decodes a Welcome; a player outside `0..max_players` or a zero token is refused.
+pub fn decode_welcome(data: &[u8]) -> Result<Welcome<'_>, DecodeError> {
+    let mut r = Reader::new(data);
+    let kind = r.u8()?;
+    if kind != KIND_WELCOME {
+        return Err(DecodeError::UnknownKind(kind));
+    }
+    let player = r.u16()?;
+    let token = r.u64()?;
+    let tick = r.u32()?;
+    let input_size = r.u16()?;
+    let max_players = r.u16()?;
+    if token == 0 || player >= max_players {
+        return Err(DecodeError::BadLength);
+    }
+    let state = r.bytes(r.remaining())?;
+    Ok(Welcome { player, token, tick, input_size, max_players, state })
+}
+
+/// A fresh session token (never 0, which means "new player").
+pub fn new_token(rng: &mut Rng) -> u64 {
+    loop {
+        let t = rng.next_u64();
+        if t != 0 {
+            return t;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn hello_and_welcome_round_trip_and_truncations_fail() {
+        let mut b = Vec::new();
+        let h = Hello { token: 0xABCD, input_size: 2, max_players: 8 };
+        encode_hello(&mut b, &h);
+        assert_eq!(b.len(), HELLO_SIZE);
+        assert_eq!(decode_hello(&b), Ok(h));
+        for n in 0..b.len() {
+            assert!(decode_hello(&b[..n]).is_err());
+        }
+        b.push(0);
+        assert_eq!(decode_hello(&b), Err(DecodeError::Trailing));
+
+        let w = Welcome { player: 3, token: 77, tick: 1234, input_size: 2, max_players: 8, state: b"state bytes" };
+        encode_welcome(&mut b, &w);
+        assert_eq!(b.len(), WELCOME_HEAD_SIZE + w.state.len());
+        assert_eq!(decode_welcome(&b), Ok(w));
+        for n in 0..WELCOME_HEAD_SIZE {
+            assert!(decode_welcome(&b[..n]).is_err());
+        }
+        assert!(decode_hello(&b).is_err() && decode_welcome(&[KIND_HELLO; 30]).is_err(), "kinds are not interchangeable");
+    }
+
+    #[test]
+    fn welcome_refuses_a_player_outside_the_game_and_a_zero_token() {
+        let mut b = Vec::new();
+        encode_welcome(&mut b, &Welcome { player: 8, token: 1, tick: 0, input_size: 2, max_players: 8, state: &[] });
+        assert_eq!(decode_welcome(&b), Err(DecodeError::BadLength));
+        encode_welcome(&mut b, &Welcome { player: 0, token: 0, tick: 0, input_size: 2, max_players: 8, state: &[] });
+        assert_eq!(decode_welcome(&b), Err(DecodeError::BadLength));
+    }
+
+    #[test]
+    fn tokens_are_never_zero_and_differ() {
+        let mut rng = Rng::new(5);
+        let a = new_token(&mut rng);
+        let b = new_token(&mut rng);
+        assert!(a != 0 && b != 0 && a != b);
+    }
+}

@@ -1,0 +1,506 @@
+//! The relay session's messages, carried in the transport's unreliable channel and
+//! made reliable where needed by redundancy plus acks (inputs until the server has
+//! them, steps until the client has them).
+//!
+//! ```text
+//! ClientInputs  kind=1 | step_ack u32 | first_tick u32 | count u8 | count x (len u8, bytes)
+//! ServerUpdate  kind=2 | server_tick u32 | your_player u32 | shift i32 | input_ack u32 | depth u8
+//!               | first_input u32 | substituted u32
+//!               | n_margins u8 | n x (tick u32, margin i16 in 1/256 tick, copy u8)
+//!               | n_checks u8 | n x (tick u32, checksum u64)
+//!               | first_step u32 | n_steps u8 | n x Step
+//! Step          n_players u8 | n x (player u32, accepted u8, n_inputs u8, n_inputs x (len u8, bytes))
+//! ```
+//! `u32::MAX` in an ack means "nothing yet". Ticks are the low 32 bits of the sender's
+//! tick (at 60 Hz that wraps after 2 years). Decoding checks every length and count
+//! against the configured maximum input size, and players in a step must be listed in
+//! increasing id order (so none twice).
+//!
+//! `first_input` is the client tick of the first input the server consumed from this
+//! client (real or substituted): with the accepted counts it tells the client exactly
+//! which of its inputs every step used, even when its first inputs were lost.
+//! `substituted` counts (wrapping) the steps the server ran on a substitute for a
+//! missing input of this client: with the late margin reports it tells the client
+//! how many of its inputs never arrived at all.
+//! `checks` are the server engine's checksums of its state at the start of a tick, for
+//! desync detection.
+
+use super::step_history::StepView;
+use crate::wire::{DecodeError, MAX_DATAGRAM_SIZE, Reader, Writer};
+
+pub const KIND_CLIENT_INPUTS: u8 = 1;
+pub const KIND_SERVER_UPDATE: u8 = 2;
+/// "Nothing yet" in an ack field.
+pub const NONE: u32 = u32::MAX;
+
+/// One margin report: how early (ticks, negative = late) the first copy of a client
+/// input arrived, and which copy it was.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct MarginReport {
+    pub tick: u32,
+    pub margin: f64,
+    pub copy: u8,
+}
+
+/// Quantises a margin to 1/256 tick, saturating.
+pub fn margin_to_wire(m: f64) -> i16 {
+    (m * 256.0).round().clamp(i16::MIN as f64, i16::MAX as f64) as i16
+}
+
+fn write_input(w: &mut Writer<'_>, input: &[u8]) {
+    debug_assert!(input.len() <= u8::MAX as usize);
+    w.u8(input.len() as u8);
+    w.bytes(input);
+}
+
+/// Encodes a client's inputs for ticks `first_tick ..` (at most 255).
+pub fn encode_client_inputs<'a>(out: &mut Vec<u8>, step_ack: u32, first_tick: u32, inputs: impl ExactSizeIterator<Item = &'a [u8]>) {
+    out.clear();
+    let mut w = Writer::new(out);
+    w.u8(KIND_CLIENT_INPUTS);
+    w.u32(step_ack);
+    w.u32(first_tick);
+    w.u8(inputs.len().min(255) as u8);
+    for i in inputs.take(255) {
+        write_input(&mut w, i);
+    }
+}
+
+/// Decodes ClientInputs as `(offset, len)` spans into `data` (no allocation once
+/// `spans` has grown), returning `(step_ack, first_tick)`.
+pub fn decode_client_input_spans(data: &[u8], max_input: usize, spans: &mut Vec<(usize, usize)>) -> Result<(u32, u32), DecodeError> {
+    let mut r = Reader::new(data);
+    let kind = r.u8()?;
+    if kind != KIND_CLIENT_INPUTS {
+        return Err(DecodeError::UnknownKind(kind));
+    }
+    let step_ack = r.u32()?;
+    let first_tick = r.u32()?;
+    let n = r.u8()?;
+    spans.clear();
+    for _ in 0..n {
+        let len = r.u8()? as usize;
+        if len > max_input {
+            return Err(DecodeError::BadLength);
+        }
+        let offset = data.len() - r.remaining();
+        r.bytes(len)?;
+        spans.push((offset, len));
+    }
+    if !r.is_empty() {
+        return Err(DecodeError::Trailing);
+    }
+    Ok((step_ack, first_tick))
+}
+
+/// One player's part of a canonical step, as sent.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PlayerStep {
+    pub player: u32,
+    /// The client's accepted count for this tick (0, 1, or k for a merge).
+    pub accepted: u8,
+    /// The inputs applied: `accepted` of them, or one substitute when accepted is 0.
+    pub inputs: Vec<Vec<u8>>,
+}
+
+/// The fixed fields of a ServerUpdate.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct UpdateHead {
+    pub server_tick: u32,
+    /// The receiving client's player id in the steps.
+    pub your_player: u32,
+    /// The server's consumption shift for this client (see `JitterBuffer::shift`).
+    pub shift: i32,
+    /// Highest client tick received with every earlier one.
+    pub input_ack: u32,
+    /// Inputs waiting in this client's jitter buffer (saturating).
+    pub depth: u8,
+    /// The client tick of the first input consumed from this client, or [`NONE`].
+    pub first_input: u32,
+    /// Steps run on a substitute for this client's missing input, so far (wrapping).
+    pub substituted: u32,
+}
+
+/// Encoded size of a ServerUpdate's header with `margins` margin and `checks` checksum
+/// reports (before the steps).
+pub fn update_head_size(margins: usize, checks: usize) -> usize {
+    33 + 7 * margins + 12 * checks
+}
+
+/// Encodes the header of a ServerUpdate; steps are appended with [`write_step`].
+#[allow(clippy::too_many_arguments)]
+pub fn encode_server_update_head(out: &mut Vec<u8>, head: &UpdateHead, margins: &[MarginReport], checks: &[(u32, u64)], first_step: u32, n_steps: u8) {
+    out.clear();
+    let mut w = Writer::new(out);
+    w.u8(KIND_SERVER_UPDATE);
+    w.u32(head.server_tick);
+    w.u32(head.your_player);
+    w.u32(head.shift as u32);
+    w.u32(head.input_ack);
+    w.u8(head.depth);
+    w.u32(head.first_input);
+    w.u32(head.substituted);
+    let m = margins.len().min(255);
+    w.u8(m as u8);
+    for r in &margins[margins.len() - m..] {
+        w.u32(r.tick);
+        w.u16(margin_to_wire(r.margin) as u16);
+        w.u8(r.copy);
+    }
+    let c = checks.len().min(255);
+    w.u8(c as u8);
+    for &(tick, checksum) in &checks[checks.len() - c..] {
+        w.u32(tick);
+        w.u64(checksum);
+    }
+    w.u32(first_step);
+    w.u8(n_steps);
+}
+
+/// Appends one step (players in the order given).
+pub fn write_step(out: &mut Vec<u8>, players: &[PlayerStep]) {
+    Writer::new(out).u8(players.len().min(255) as u8);
+    for p in players.iter().take(255) {
+        write_step_player(out, p.player, p.accepted, p.inputs.iter().map(Vec::as_slice));
+    }
+}
+
+/// Appends one player's part of a step (a step is its player count, then these).
+pub fn write_step_player<'a>(out: &mut Vec<u8>, player: u32, accepted: u8, inputs: impl ExactSizeIterator<Item = &'a [u8]>) {
+    let mut w = Writer::new(out);
+    w.u32(player);
+    w.u8(accepted);
+    w.u8(inputs.len() as u8);
+    for i in inputs {
+        write_input(&mut w, i);
+    }
+}
+
+/// Encoded size of one step.
+pub fn step_size(players: &[PlayerStep]) -> usize {
+    1 + players.iter().map(|p| 6 + p.inputs.iter().map(|i| 1 + i.len()).sum::<usize>()).sum::<usize>()
+}
+
+/// A decoded ServerUpdate, owned (tests).
+#[cfg(test)]
+#[derive(Debug, Clone, PartialEq)]
+pub struct ServerUpdate {
+    pub head: UpdateHead,
+    pub margins: Vec<MarginReport>,
+    pub checks: Vec<(u32, u64)>,
+    pub first_step: u32,
+    pub steps: Vec<Vec<PlayerStep>>,
+}
+
+/// What a step may contain, beyond the wire format's own limits.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct StepRules {
+    /// Largest input.
+    pub max_input: usize,
+    /// Every input must be exactly this long (sessions with fixed-size inputs).
+    pub input_size: Option<usize>,
+    /// Player ids must be below this.
+    pub max_players: Option<u32>,
+}
+
+impl StepRules {
+    pub fn any(max_input: usize) -> Self {
+        StepRules { max_input, input_size: None, max_players: None }
+    }
+}
+
+/// A ServerUpdate decoded without allocating (once its vectors have grown, or from
+/// the start with [`UpdateView::with_datagram_capacity`]): the fixed fields are copied
+/// out, the steps stay in the datagram as byte ranges. Reuse one per receiver.
+#[derive(Debug, Clone, Default)]
+pub struct UpdateView {
+    pub head: Option<UpdateHead>,
+    pub margins: Vec<MarginReport>,
+    pub checks: Vec<(u32, u64)>,
+    pub first_step: u32,
+    /// (offset, len) of each encoded step in the datagram.
+    steps: Vec<(usize, usize)>,
+}
+
+impl UpdateView {
+    pub fn n_steps(&self) -> usize {
+        self.steps.len()
+    }
+
+    /// Step `i` as encoded in `data` (the datagram this view was decoded from): what
+    /// [`decode_step_into`] reads.
+    pub fn step_bytes<'a>(&self, data: &'a [u8], i: usize) -> &'a [u8] {
+        let (o, n) = self.steps[i];
+        &data[o..o + n]
+    }
+
+    /// Copies step `i` of `data` (the datagram this view was decoded from) into `out`
+    /// (tests: the product reads steps in place).
+    #[cfg(test)]
+    pub fn step_into(&self, data: &[u8], i: usize, out: &mut Vec<PlayerStep>) {
+        // Checked in full when the view was decoded.
+        let _ = decode_step_into(self.step_bytes(data, i), out, &mut StepParts::default());
+    }
+
+    /// A view whose vectors hold any ServerUpdate that fits in a datagram, so decoding
+    /// never allocates: every count is bounded by the bytes its entries take.
+    pub fn with_datagram_capacity() -> Self {
+        const MARGIN_BYTES: usize = 7;
+        const CHECK_BYTES: usize = 12;
+        UpdateView {
+            head: None,
+            margins: Vec::with_capacity((MAX_DATAGRAM_SIZE / MARGIN_BYTES).min(255)),
+            checks: Vec::with_capacity((MAX_DATAGRAM_SIZE / CHECK_BYTES).min(255)),
+            first_step: 0,
+            // A step is at least its player count.
+            steps: Vec::with_capacity(MAX_DATAGRAM_SIZE.min(255)),
+        }
+    }
+}
+
+/// Spare parts for steps built by [`decode_step_into`]: player entries (their input
+/// lists emptied, capacity kept) and cleared input buffers.
+#[derive(Debug, Default)]
+pub struct StepParts {
+    pub players: Vec<PlayerStep>,
+    pub inputs: Vec<Vec<u8>>,
+}
+
+impl StepParts {
+    /// `players` player entries with room for `inputs_per_player` inputs each, and
+    /// `inputs` input buffers of `input_size` bytes, all made now.
+    pub fn prefilled(players: usize, inputs_per_player: usize, inputs: usize, input_size: usize) -> Self {
+        let mut p = Vec::with_capacity(players);
+        p.extend((0..players).map(|_| PlayerStep { player: 0, accepted: 0, inputs: Vec::with_capacity(inputs_per_player) }));
+        let mut i = Vec::with_capacity(inputs);
+        i.extend((0..inputs).map(|_| Vec::with_capacity(input_size)));
+        StepParts { players: p, inputs: i }
+    }
+
+    /// Takes `step` apart: its player entries and input buffers become spare parts.
+    pub fn recycle(&mut self, step: &mut Vec<PlayerStep>) {
+        for mut p in step.drain(..) {
+            for mut buf in p.inputs.drain(..) {
+                buf.clear();
+                self.inputs.push(buf);
+            }
+            self.players.push(p);
+        }
+    }
+}
+
+/// Decodes one encoded step (see the module docs) into `out`, whose old contents go to
+/// `parts` first; its player entries and input buffers come from `parts` (made only
+/// when `parts` runs short, so a step that fits the parts allocates nothing).
+pub fn decode_step_into(bytes: &[u8], out: &mut Vec<PlayerStep>, parts: &mut StepParts) -> Result<(), DecodeError> {
+    parts.recycle(out);
+    let mut r = Reader::new(bytes);
+    for _ in 0..r.u8()? {
+        let ps = parts.players.pop().unwrap_or_else(|| PlayerStep { player: 0, accepted: 0, inputs: Vec::with_capacity(STEP_INPUTS_RESERVED) });
+        // Back in `out` before anything can fail, so nothing is lost on an error.
+        out.push(ps);
+        let ps = out.last_mut().expect("just pushed");
+        ps.player = r.u32()?;
+        ps.accepted = r.u8()?;
+        for _ in 0..r.u8()? {
+            let len = r.u8()? as usize;
+            let mut buf = parts.inputs.pop().unwrap_or_default();
+            buf.extend_from_slice(r.bytes(len)?);
+            ps.inputs.push(buf);
+        }
+    }
+    if !r.is_empty() {
+        return Err(DecodeError::Trailing);
+    }
+    Ok(())
+}
+
+/// `player`'s accepted count in one encoded step, if the step lists that player.
+pub fn step_accepted(bytes: &[u8], player: u32) -> Option<u8> {
+    StepView::new(bytes).players().find(|p| p.player == player).map(|p| p.accepted)
+}
+
+/// Input slots a new [`PlayerStep`] reserves: a merge of a few inputs fits without
+/// growing the list.
+pub const STEP_INPUTS_RESERVED: usize = 4;
+
+/// Decodes a ServerUpdate into `out` (all or nothing: on error `out.head` is None).
+pub fn decode_server_update_into(data: &[u8], rules: &StepRules, out: &mut UpdateView) -> Result<(), DecodeError> {
+    out.head = None;
+    out.margins.clear();
+    out.checks.clear();
+    out.steps.clear();
+    let mut r = Reader::new(data);
+    let kind = r.u8()?;
+    if kind != KIND_SERVER_UPDATE {
+        return Err(DecodeError::UnknownKind(kind));
+    }
+    let head = UpdateHead {
+        server_tick: r.u32()?,
+        your_player: r.u32()?,
+        shift: r.u32()? as i32,
+        input_ack: r.u32()?,
+        depth: r.u8()?,
+        first_input: r.u32()?,
+        substituted: r.u32()?,
+    };
+    for _ in 0..r.u8()? {
+        let tick = r.u32()?;
+        let margin = r.u16()? as i16 as f64 / 256.0;
+        let copy = r.u8()?;
+        out.margins.push(MarginReport { tick, margin, copy });
+    }
+    for _ in 0..r.u8()? {
+        let tick = r.u32()?;
+        out.checks.push((tick, r.u64()?));
+    }
+    out.first_step = r.u32()?;
+    let n_steps = r.u8()?;
+    for _ in 0..n_steps {
+        let start = data.len() - r.remaining();
+        let np = r.u8()? as usize;
+        let mut prev: Option<u32> = None;
+        for _ in 0..np {
+            let player = r.u32()?;
+            if prev.is_some_and(|p| player <= p) || rules.max_players.is_some_and(|m| player >= m) {
+                return Err(DecodeError::BadLength);
+            }
+            prev = Some(player);
+            let accepted = r.u8()?;
+            let ni = r.u8()?;
+            // A step applies `accepted` inputs, or one substitute when nothing was accepted.
+            if ni != accepted.max(1) {
+                return Err(DecodeError::BadLength);
+            }
+            for _ in 0..ni {
+                let len = r.u8()? as usize;
+                if len > rules.max_input || rules.input_size.is_some_and(|s| s != len) {
+                    return Err(DecodeError::BadLength);
+                }
+                r.bytes(len)?;
+            }
+        }
+        out.steps.push((start, data.len() - r.remaining() - start));
+    }
+    if !r.is_empty() {
+        return Err(DecodeError::Trailing);
+    }
+    out.head = Some(head);
+    Ok(())
+}
+
+/// Decodes a ServerUpdate into owned values (allocates; tests).
+#[cfg(test)]
+pub fn decode_server_update(data: &[u8], max_input: usize) -> Result<ServerUpdate, DecodeError> {
+    let mut v = UpdateView::default();
+    decode_server_update_into(data, &StepRules::any(max_input), &mut v)?;
+    let steps = (0..v.n_steps())
+        .map(|i| {
+            let mut s = Vec::new();
+            v.step_into(data, i, &mut s);
+            s
+        })
+        .collect();
+    Ok(ServerUpdate { head: v.head.expect("decoded"), margins: v.margins, checks: v.checks, first_step: v.first_step, steps })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// ClientInputs decoded into borrowed slices (allocates; the product decodes spans).
+    fn decode_client_inputs<'a>(data: &'a [u8], max_input: usize, inputs: &mut Vec<&'a [u8]>) -> Result<(u32, u32), DecodeError> {
+        let mut spans = Vec::new();
+        let head = decode_client_input_spans(data, max_input, &mut spans)?;
+        inputs.clear();
+        inputs.extend(spans.iter().map(|&(o, n)| &data[o..o + n]));
+        Ok(head)
+    }
+
+    #[test]
+    fn client_inputs_round_trip_and_reject_lies() {
+        let mut b = Vec::new();
+        let ins: Vec<&[u8]> = vec![b"ab", b"", b"xyz"];
+        encode_client_inputs(&mut b, 7, 100, ins.iter().copied());
+        let mut out = Vec::new();
+        assert_eq!(decode_client_inputs(&b, 8, &mut out), Ok((7, 100)));
+        assert_eq!(out, ins);
+        let mut spans = Vec::new();
+        assert_eq!(decode_client_input_spans(&b, 8, &mut spans), Ok((7, 100)));
+        assert_eq!(spans.iter().map(|&(o, n)| &b[o..o + n]).collect::<Vec<_>>(), ins);
+        assert!(decode_client_input_spans(&b, 2, &mut spans).is_err());
+        assert!(decode_client_inputs(&b, 2, &mut out).is_err(), "input over the maximum");
+        for n in 0..b.len() {
+            assert!(decode_client_inputs(&b[..n], 8, &mut out).is_err());
+        }
+        let mut t = b.clone();
+        t.push(0);
+        assert!(decode_client_inputs(&t, 8, &mut out).is_err());
+    }
+
+    #[test]
+    fn server_update_round_trips() {
+        let margins = [MarginReport { tick: 5, margin: -1.5, copy: 1 }, MarginReport { tick: 6, margin: 2.25, copy: 0 }];
+        let steps = vec![
+            vec![PlayerStep { player: 1, accepted: 1, inputs: vec![vec![1, 2]] }, PlayerStep { player: 2, accepted: 0, inputs: vec![vec![]] }],
+            vec![PlayerStep { player: 1, accepted: 2, inputs: vec![vec![3], vec![4]] }],
+        ];
+        let mut b = Vec::new();
+        let head = UpdateHead { server_tick: 900, your_player: 2, shift: -3, input_ack: 41, depth: 5, first_input: 17, substituted: 0xFFFF_FFFE };
+        let checks = [(870, 0xDEAD_BEEF_0123_4567u64), (900, 1)];
+        encode_server_update_head(&mut b, &head, &margins, &checks, 80, steps.len() as u8);
+        assert_eq!(b.len(), update_head_size(margins.len(), checks.len()));
+        for s in &steps {
+            let before = b.len();
+            write_step(&mut b, s);
+            assert_eq!(b.len() - before, step_size(s));
+        }
+        let u = decode_server_update(&b, 8).unwrap();
+        assert_eq!((u.head, u.first_step), (head, 80));
+        let mut v = UpdateView::with_datagram_capacity();
+        decode_server_update_into(&b, &StepRules::any(8), &mut v).unwrap();
+        let accepted = |i, player| step_accepted(v.step_bytes(&b, i), player);
+        assert_eq!((accepted(0, 1), accepted(0, 2), accepted(1, 1), accepted(1, 2)), (Some(1), Some(0), Some(2), None));
+        assert_eq!(u.margins, margins);
+        assert_eq!(u.checks, checks);
+        assert_eq!(u.steps, steps);
+        for n in 0..b.len() {
+            assert!(decode_server_update(&b[..n], 8).is_err());
+        }
+        // accepted 2 with one input is a lie.
+        let mut bad = Vec::new();
+        let h = UpdateHead { server_tick: 1, your_player: 1, shift: 0, input_ack: NONE, depth: 0, first_input: NONE, substituted: 0 };
+        encode_server_update_head(&mut bad, &h, &[], &[], 0, 1);
+        write_step(&mut bad, &[PlayerStep { player: 1, accepted: 2, inputs: vec![vec![1]] }]);
+        assert_eq!(decode_server_update(&bad, 8), Err(DecodeError::BadLength));
+    }
+
+    fn one_step_update(players: &[PlayerStep]) -> Vec<u8> {
+        let mut b = Vec::new();
+        let h = UpdateHead { server_tick: 1, your_player: 1, shift: 0, input_ack: NONE, depth: 0, first_input: NONE, substituted: 0 };
+        encode_server_update_head(&mut b, &h, &[], &[], 1, 1);
+        write_step(&mut b, players);
+        b
+    }
+
+    #[test]
+    fn step_rules_refuse_unknown_players_repeats_and_wrong_sizes() {
+        let p = |player, input: &[u8]| PlayerStep { player, accepted: 1, inputs: vec![input.to_vec()] };
+        let rules = StepRules { max_input: 8, input_size: Some(2), max_players: Some(4) };
+        let mut v = UpdateView::default();
+        let good = one_step_update(&[p(0, &[1, 2]), p(3, &[3, 4])]);
+        assert_eq!(decode_server_update_into(&good, &rules, &mut v), Ok(()));
+        let mut out = vec![p(9, &[7; 5]); 3];
+        v.step_into(&good, 0, &mut out);
+        assert_eq!(out, vec![p(0, &[1, 2]), p(3, &[3, 4])]);
+        for bad in [
+            one_step_update(&[p(0, &[1, 2]), p(4, &[3, 4])]),
+            one_step_update(&[p(2, &[1, 2]), p(2, &[3, 4])]),
+            one_step_update(&[p(2, &[1, 2]), p(1, &[3, 4])]),
+            one_step_update(&[p(0, &[1])]),
+        ] {
+            assert_eq!(decode_server_update_into(&bad, &rules, &mut v), Err(DecodeError::BadLength));
+            assert!(v.head.is_none());
+        }
+    }
+}

@@ -1,0 +1,519 @@
+//! The relay client's synchronisation layer: its tick clock, steered by the
+//! input-lead loop on the margins the server reports; its inputs, sent with redundancy
+//! until acknowledged; and the canonical steps, delivered to the engine in order and
+//! exactly once. Prediction and reconciliation build on this (issue 4).
+//!
+//! Like the server, it borrows the caller's transport on each call. It allocates
+//! nothing per tick after construction, stalls and merges included: inputs and steps
+//! live in buffers made up front, sized from the config. (The interpolation buffer's
+//! window, in `sync::interp`, still grows to its high-water mark.)
+
+use std::collections::VecDeque;
+use std::net::SocketAddr;
+
+use super::messages::{self, PlayerStep, StepRules, UpdateView};
+use super::step_queue::{StepQueue, StepQueueSize};
+use super::relay_server::widen;
+use crate::clock::Micros;
+use crate::sync::interp::{AdaptiveInterpolation, InterpConfig, RemoteTimeline};
+use crate::sync::redundancy::{RedundancyConfig, RedundancyPlanner};
+use crate::sync::{InputLeadController, LeadConfig};
+use crate::tick::{TickClock, TickClockConfig, TickEvent};
+use crate::transport::{CHANNEL_UNRELIABLE, DisconnectReason, Event, Transport, PeerId, SendError};
+use crate::wire::MAX_DATAGRAM_SIZE;
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct RelayClientConfig {
+    pub tick: TickClockConfig,
+    /// Client ticks between input packets (k_c).
+    pub send_interval: u32,
+    pub lead: LeadConfig,
+    pub redundancy: RedundancyConfig,
+    /// Interpolation of the server's timeline (its `send_interval` is the server's).
+    pub interp: InterpConfig,
+    pub max_input_size: usize,
+    /// Steps whose inputs are not exactly this long are refused (fixed-size sessions).
+    pub input_size: Option<usize>,
+    /// Steps naming a player id at or above this are refused.
+    pub max_players: Option<u32>,
+}
+
+impl Default for RelayClientConfig {
+    fn default() -> Self {
+        RelayClientConfig {
+            tick: TickClockConfig::default(),
+            send_interval: 2,
+            lead: LeadConfig::default(),
+            redundancy: RedundancyConfig::default(),
+            interp: InterpConfig::default(),
+            max_input_size: 64,
+            input_size: None,
+            max_players: None,
+        }
+    }
+}
+
+/// Time-sync figures for one client (what the C ABI exposes).
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct SyncStats {
+    /// How long before the server consumes it an input is sampled, estimated as half
+    /// the round trip plus the median arrival margin (for display: the loop itself
+    /// uses margins only, never RTT).
+    pub lead_ticks: f64,
+    /// The ε-quantile of arrival margin expected for an input sent now (ticks).
+    pub margin_quantile_ticks: f64,
+    /// Inputs waiting in this client's buffer on the server.
+    pub server_buffer_depth: u32,
+    /// Server steps that used no input of ours (underflow), merged several, or
+    /// substituted a lost one.
+    pub empty_steps: u64,
+    pub merged_steps: u64,
+    pub time_scale: f64,
+    /// Discrete clock corrections (snaps) and loop re-acquisitions.
+    pub clock_corrections: u64,
+    /// Ticks the rendered server timeline is behind the minimum-delay timeline.
+    pub interp_delay_ticks: f64,
+    pub copies: u32,
+    pub uplink_loss: f64,
+    pub drift_ppm: f64,
+    /// Newest canonical step received in order.
+    pub authoritative_tick: u64,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum RelayClientEvent {
+    Connected { server: PeerId },
+    Disconnected { reason: DisconnectReason },
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum SessionError {
+    #[error("no tick is due for an input: call ticks_due first (next input tick {0})")]
+    NoTickDue(u64),
+    #[error("input of {size} bytes exceeds the maximum of {max}")]
+    InputTooLarge { size: usize, max: usize },
+    #[error(transparent)]
+    Send(#[from] SendError),
+}
+
+/// Server checksum reports kept until the owner takes them.
+const CHECKS_QUEUED: usize = 16;
+/// Canonical steps held for the engine. Beyond this the client takes no more until
+/// the engine has caught up: the server repeats every step the client has not
+/// acknowledged, and it sends at most `max_steps_per_update` past the acknowledged one
+/// in an update, so the queue stays well below this while the engine runs.
+const QUEUED_STEPS: usize = 128;
+/// Datagrams' worth of room in the step queue beyond one-input steps, for merges.
+const QUEUED_MERGE_DATAGRAMS: usize = 4;
+/// Player entries per step made up front when the config sets no player limit.
+const DEFAULT_STEP_PLAYERS: usize = 8;
+/// Packets the transport must have sent before its loss figure steers redundancy.
+const LOSS_ESTIMATE_PACKETS: u64 = 200;
+
+pub struct RelayClient {
+    cfg: RelayClientConfig,
+    server: Option<PeerId>,
+    my_player: Option<u32>,
+    clock: Option<TickClock>,
+    lead: InputLeadController,
+    interp: AdaptiveInterpolation,
+    start_local: Micros,
+    start_pos: f64,
+    next_tick: u64,
+    last_input: Vec<u8>,
+    unacked: VecDeque<(u64, Vec<u8>)>,
+    spare_inputs: Vec<Vec<u8>>,
+    /// A send boundary passed since the last send.
+    send_pending: bool,
+    redundancy: RedundancyPlanner,
+    steps: StepQueue,
+    view: UpdateView,
+    rules: StepRules,
+    step_next: Option<u64>,
+    first_input: Option<u64>,
+    checks: VecDeque<(u64, u64)>,
+    malformed: u64,
+    depth: u32,
+    empty: u64,
+    merged: u64,
+    snaps: u64,
+    events: VecDeque<RelayClientEvent>,
+    buf: Vec<u8>,
+}
+
+impl RelayClient {
+    pub fn new(cfg: RelayClientConfig) -> Self {
+        let lead = InputLeadController::new(cfg.lead);
+        let interp = AdaptiveInterpolation::new(cfg.interp);
+        let redundancy = RedundancyPlanner::new(cfg.redundancy, 2);
+        // Only the newest `copies × send_interval` unacknowledged inputs are ever sent
+        // (again), so no more are kept: their buffers are all made now.
+        let unacked_kept = unacked_kept(&cfg);
+        let mut spare_inputs = Vec::with_capacity(unacked_kept + 1);
+        spare_inputs.extend((0..=unacked_kept).map(|_| Vec::with_capacity(cfg.max_input_size)));
+        let steps = StepQueue::new(step_queue_size(&cfg));
+        let last_input = Vec::with_capacity(cfg.max_input_size);
+        let rules = StepRules { max_input: cfg.max_input_size, input_size: cfg.input_size, max_players: cfg.max_players };
+        RelayClient {
+            cfg,
+            server: None,
+            my_player: None,
+            clock: None,
+            lead,
+            interp,
+            start_local: 0,
+            start_pos: 0.0,
+            next_tick: 0,
+            last_input,
+            unacked: VecDeque::with_capacity(unacked_kept + 1),
+            spare_inputs,
+            send_pending: false,
+            redundancy,
+            steps,
+            view: UpdateView::with_datagram_capacity(),
+            rules,
+            step_next: None,
+            first_input: None,
+            checks: VecDeque::with_capacity(CHECKS_QUEUED),
+            malformed: 0,
+            depth: 0,
+            empty: 0,
+            merged: 0,
+            snaps: 0,
+            events: VecDeque::new(),
+            buf: Vec::with_capacity(MAX_DATAGRAM_SIZE),
+        }
+    }
+
+    /// Starts connecting to the server at `addr`.
+    pub fn connect<T: Transport + ?Sized>(&mut self, now: Micros, ep: &mut T, addr: SocketAddr) -> Result<PeerId, SendError> {
+        let peer = ep.connect(now, addr)?;
+        self.server = Some(peer);
+        Ok(peer)
+    }
+
+    /// Whether the clock runs (the first server update has arrived).
+    pub fn started(&self) -> bool {
+        self.clock.is_some()
+    }
+
+    /// Our player id in the canonical steps, once known.
+    pub fn player(&self) -> Option<u32> {
+        self.my_player
+    }
+
+    pub fn poll_event(&mut self) -> Option<RelayClientEvent> {
+        self.events.pop_front()
+    }
+
+    /// The next canonical step, in tick order, each exactly once, as an owned copy
+    /// (which allocates): an engine loop uses [`RelayClient::peek_step`] and
+    /// [`RelayClient::discard_step`] instead.
+    pub fn poll_step(&mut self) -> Option<(u64, Vec<PlayerStep>)> {
+        let (tick, players) = self.steps.front()?;
+        let step = (tick, players.to_vec());
+        self.steps.pop_front();
+        Some(step)
+    }
+
+    /// The next canonical step without taking it (no allocation): follow with
+    /// [`RelayClient::discard_step`].
+    pub fn peek_step(&self) -> Option<(u64, &[PlayerStep])> {
+        self.steps.front()
+    }
+
+    /// Drops the step [`RelayClient::peek_step`] showed, keeping its buffers for reuse.
+    pub fn discard_step(&mut self) {
+        self.steps.pop_front();
+    }
+
+    /// Canonical steps received and not yet taken.
+    pub fn queued_steps(&self) -> usize {
+        self.steps.len()
+    }
+
+    /// The client tick of the first of our inputs the server consumed (with the
+    /// accepted counts, which input each step used), once the server has said.
+    pub fn first_input(&self) -> Option<u64> {
+        self.first_input
+    }
+
+    /// The next server checksum report `(tick, checksum)` received (in arrival order,
+    /// each at most once per update carrying it; duplicates are possible).
+    pub fn take_check(&mut self) -> Option<(u64, u64)> {
+        self.checks.pop_front()
+    }
+
+    /// Server updates refused by strict decoding.
+    pub fn malformed(&self) -> u64 {
+        self.malformed
+    }
+
+    /// The client tick the next input is for.
+    pub fn next_input_tick(&self) -> u64 {
+        self.next_tick
+    }
+
+    /// Whether a tick is due for an input (see [`RelayClient::record_input`]).
+    pub fn input_due(&self) -> bool {
+        self.clock.as_ref().is_some_and(|c| self.next_tick < c.tick())
+    }
+
+    fn phase(&self, clock: &TickClock, now: Micros) -> f64 {
+        clock.position() - self.start_pos - now.saturating_sub(self.start_local) as f64 / self.cfg.tick.tick_us
+    }
+
+    /// Advances the tick clock; returns how many ticks to simulate now. Push one input
+    /// for each with [`RelayClient::push_input`]. Ticks left without an input repeat
+    /// the previous one.
+    pub fn ticks_due<T: Transport + ?Sized>(&mut self, now: Micros, ep: &mut T) -> u32 {
+        let Some(mut clock) = self.clock.take() else { return 0 };
+        // Inputs the engine did not push for earlier due ticks: repeat the last one.
+        while self.next_tick < clock.tick() {
+            self.record(now, &clock, None);
+            let _ = self.send_pending(now, ep);
+        }
+        let n = clock.advance(now);
+        while let Some(e) = clock.poll_event() {
+            match e {
+                TickEvent::SnapForward { .. } | TickEvent::SnapBack { .. } => self.snaps += 1,
+                TickEvent::Hitch { .. } => self.lead.reset(),
+            }
+        }
+        let phase = self.phase(&clock, now);
+        let ctl = self.lead.control(phase);
+        if let Some(s) = ctl.snap_ticks {
+            clock.snap(s);
+        }
+        clock.set_scale(ctl.scale);
+        // Uplink loss is the transport's own ack-based packet loss; margins only tell
+        // how bursty it is (their reports can be lost on the way back too).
+        // Until a few hundred packets have resolved the estimate means little: keep the
+        // starting copies rather than dropping to one on an estimate of zero.
+        if let Some(st) = self.server.and_then(|p| ep.stats(p)).filter(|st| st.packets_sent >= LOSS_ESTIMATE_PACKETS) {
+            let spare = self.lead.expected_margin_quantile(phase).unwrap_or(0.0);
+            self.redundancy.update(now, st.loss, spare, self.cfg.lead.late_rate, self.cfg.send_interval);
+        }
+        self.clock = Some(clock);
+        n
+    }
+
+    /// Pushes the local input for the next due tick and returns that tick. Every
+    /// `send_interval` ticks the unacknowledged inputs go to the server.
+    pub fn push_input<T: Transport + ?Sized>(&mut self, now: Micros, ep: &mut T, input: &[u8]) -> Result<u64, SessionError> {
+        let tick = self.record_input(now, input)?;
+        self.send_pending(now, ep)?;
+        Ok(tick)
+    }
+
+    /// [`RelayClient::push_input`] without the sending: records the input for the next
+    /// due tick; [`RelayClient::send_pending`] sends when a send boundary has passed.
+    pub fn record_input(&mut self, now: Micros, input: &[u8]) -> Result<u64, SessionError> {
+        if input.len() > self.cfg.max_input_size {
+            return Err(SessionError::InputTooLarge { size: input.len(), max: self.cfg.max_input_size });
+        }
+        let Some(clock) = self.clock.take() else { return Err(SessionError::NoTickDue(self.next_tick)) };
+        let r = if self.next_tick < clock.tick() { Ok(self.record(now, &clock, Some(input))) } else { Err(SessionError::NoTickDue(self.next_tick)) };
+        self.clock = Some(clock);
+        r
+    }
+
+    /// Sends the unacknowledged inputs if a send boundary (every `send_interval`
+    /// ticks) has passed since the last send.
+    pub fn send_pending<T: Transport + ?Sized>(&mut self, now: Micros, ep: &mut T) -> Result<(), SessionError> {
+        if std::mem::take(&mut self.send_pending) {
+            self.send_inputs(now, ep)?;
+        }
+        Ok(())
+    }
+
+    /// Records `input` (None: the previous one again) for the next input tick.
+    fn record(&mut self, now: Micros, clock: &TickClock, input: Option<&[u8]>) -> u64 {
+        let tick = self.next_tick;
+        self.next_tick += 1;
+        self.lead.on_input_sent(tick, self.phase(clock, now));
+        if let Some(input) = input {
+            self.last_input.clear();
+            self.last_input.extend_from_slice(input);
+        }
+        // The oldest kept input is past every window `send_inputs` can send: reuse it.
+        let reuse = if self.unacked.len() >= unacked_kept(&self.cfg) { self.unacked.pop_front().map(|(_, b)| b) } else { None };
+        let mut buf = reuse.or_else(|| self.spare_inputs.pop()).unwrap_or_default();
+        buf.clear();
+        buf.extend_from_slice(&self.last_input);
+        self.unacked.push_back((tick, buf));
+        if (tick + 1) % self.cfg.send_interval as u64 == 0 {
+            self.send_pending = true;
+        }
+        tick
+    }
+
+    fn send_inputs<T: Transport + ?Sized>(&mut self, now: Micros, ep: &mut T) -> Result<(), SessionError> {
+        let Some(server) = self.server else { return Ok(()) };
+        let window = (self.redundancy.copies() * self.cfg.send_interval) as u64;
+        let oldest = self.next_tick.saturating_sub(window);
+        let skip = self.unacked.iter().take_while(|(t, _)| *t < oldest).count();
+        let first = self.unacked.get(skip).map_or(self.next_tick, |u| u.0);
+        let step_ack = self.step_next.map_or(messages::NONE, |n| n.wrapping_sub(1) as u32);
+        let inputs = self.unacked.iter().skip(skip).map(|(_, i)| i.as_slice());
+        messages::encode_client_inputs(&mut self.buf, step_ack, first as u32, inputs);
+        ep.send(server, CHANNEL_UNRELIABLE, &self.buf)?;
+        ep.flush(now);
+        Ok(())
+    }
+
+    /// Handles one event from the endpoint.
+    pub fn on_event<T: Transport + ?Sized>(&mut self, now: Micros, ep: &mut T, e: Event) {
+        match e {
+            Event::Connected { peer, .. } if Some(peer) == self.server => self.events.push_back(RelayClientEvent::Connected { server: peer }),
+            Event::Disconnected { peer, reason } if Some(peer) == self.server => {
+                self.server = None;
+                self.events.push_back(RelayClientEvent::Disconnected { reason });
+            }
+            Event::Message { peer, channel, data } => {
+                if Some(peer) == self.server && channel == CHANNEL_UNRELIABLE {
+                    self.handle_update(now, &data);
+                }
+                ep.recycle(data);
+            }
+            _ => {}
+        }
+    }
+
+    /// Takes a ServerUpdate from the server (malformed ones are dropped and counted).
+    pub fn handle_update(&mut self, now: Micros, data: &[u8]) {
+        let mut view = std::mem::take(&mut self.view);
+        match messages::decode_server_update_into(data, &self.rules, &mut view) {
+            Ok(()) => self.on_update(now, data, &view),
+            Err(_) => self.malformed += 1,
+        }
+        self.view = view;
+    }
+
+    fn on_update(&mut self, now: Micros, data: &[u8], u: &UpdateView) {
+        let head = u.head.expect("decoded");
+        let server_tick = head.server_tick as u64;
+        if self.clock.is_none() {
+            // Start two ticks ahead of the server's stamp; the loop takes it from there.
+            let start = server_tick + 2;
+            let mut clock = TickClock::new(self.cfg.tick, start);
+            clock.advance(now);
+            self.start_local = now;
+            self.start_pos = start as f64;
+            self.next_tick = start;
+            self.clock = Some(clock);
+        }
+        self.my_player = Some(head.your_player);
+        self.depth = head.depth as u32;
+        if head.first_input != messages::NONE && self.first_input.is_none() {
+            self.first_input = Some(widen(self.next_tick, head.first_input));
+        }
+        for &(tick, checksum) in &u.checks {
+            if self.checks.len() == CHECKS_QUEUED {
+                self.checks.pop_front();
+            }
+            self.checks.push_back((widen(server_tick, tick), checksum));
+        }
+        let reference = self.next_tick;
+        self.lead.on_substitutions(head.substituted);
+        for m in &u.margins {
+            let tick = widen(reference, m.tick);
+            self.lead.on_margin(tick, m.margin, head.shift as i64);
+            self.redundancy.on_first_copy(m.copy);
+        }
+        if head.input_ack != messages::NONE {
+            let ack = widen(reference, head.input_ack);
+            while self.unacked.front().is_some_and(|(t, _)| *t <= ack) {
+                let (_, buf) = self.unacked.pop_front().expect("front exists");
+                self.spare_inputs.push(buf);
+            }
+        }
+        let mine = head.your_player;
+        for i in 0..u.n_steps() {
+            let tick = widen(server_tick, u.first_step.wrapping_add(i as u32));
+            let next = *self.step_next.get_or_insert(tick);
+            if tick != next {
+                continue; // a repeat, or beyond a gap the server will fill
+            }
+            if !self.steps.push(tick, u.step_bytes(data, i)) {
+                break; // not acknowledged, so the server sends it again
+            }
+            if let Some(accepted) = messages::step_accepted(u.step_bytes(data, i), mine) {
+                match accepted {
+                    0 => self.empty += 1,
+                    1 => {}
+                    _ => self.merged += 1,
+                }
+            }
+            self.step_next = Some(tick + 1);
+        }
+        self.interp.on_packet(server_tick, now);
+    }
+
+    pub fn stats<T: Transport + ?Sized>(&mut self, now: Micros, ep: &mut T) -> SyncStats {
+        let rtt = self.server.and_then(|p| ep.stats(p)).map_or(0.0, |s| s.srtt_us);
+        let (scale, phase) = self.clock.as_ref().map_or((1.0, 0.0), |c| (c.scale(), self.phase(c, now)));
+        let lead = self.lead.expected_margin_median(phase).map_or(0.0, |m| m + rtt / 2.0 / self.cfg.tick.tick_us);
+        let playback = self.interp.playback(now);
+        SyncStats {
+            lead_ticks: lead,
+            margin_quantile_ticks: self.lead.expected_margin_quantile(phase).unwrap_or(0.0),
+            server_buffer_depth: self.depth,
+            empty_steps: self.empty,
+            merged_steps: self.merged,
+            time_scale: scale,
+            clock_corrections: self.snaps + self.lead.resets(),
+            interp_delay_ticks: playback.map_or(0.0, |_| self.interp.delay()),
+            copies: self.redundancy.copies(),
+            uplink_loss: self.redundancy.loss(),
+            drift_ppm: self.lead.drift() * 1e6,
+            authoritative_tick: self.step_next.map_or(0, |n| n.saturating_sub(1)),
+        }
+    }
+}
+
+/// What an engine reads every frame besides the due ticks: the clock's dilation, its
+/// discrete corrections and where to render the server's timeline. (Also what the lab
+/// scores, so the lab measures this client and not a model of it.)
+impl RelayClient {
+    /// The tick clock's time scale (1.0 before the clock starts).
+    pub fn time_scale(&self) -> f64 {
+        self.clock.as_ref().map_or(1.0, |c| c.scale())
+    }
+
+    /// Snaps the clock made (forward or back), since the start.
+    pub fn snaps(&self) -> u64 {
+        self.snaps
+    }
+
+    /// The server tick (fractional) to render now: the interpolation timeline, which
+    /// rate-limits its own changes. Call once per rendered frame.
+    pub fn remote_playback(&mut self, now: Micros) -> Option<f64> {
+        self.interp.playback(now)
+    }
+}
+
+/// The step queue's room: [`QUEUED_STEPS`] steps of one input per player, plus
+/// merges; and for the decoded front step, the most players and inputs a datagram can
+/// carry in one step.
+fn step_queue_size(cfg: &RelayClientConfig) -> StepQueueSize {
+    let players = cfg.max_players.map_or(DEFAULT_STEP_PLAYERS, |p| (p as usize).min(255));
+    // Player id, accepted count, input count, then one input (its length and bytes).
+    let one_input_step = 1 + players * (7 + cfg.max_input_size);
+    // Every input is its length byte and, in fixed-size sessions, that many bytes.
+    let inputs = MAX_DATAGRAM_SIZE / (1 + cfg.input_size.unwrap_or(0));
+    StepQueueSize {
+        steps: QUEUED_STEPS,
+        bytes: QUEUED_STEPS * one_input_step + QUEUED_MERGE_DATAGRAMS * MAX_DATAGRAM_SIZE,
+        players,
+        inputs,
+        // The input count is a byte.
+        inputs_per_player: inputs.min(255),
+        input_size: cfg.max_input_size,
+    }
+}
+
+/// Unacknowledged inputs worth keeping: the most `send_inputs` ever sends.
+fn unacked_kept(cfg: &RelayClientConfig) -> usize {
+    (cfg.redundancy.max_copies.max(1) as usize).saturating_mul(cfg.send_interval.max(1) as usize)
+}

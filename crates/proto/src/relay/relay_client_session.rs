@@ -1,0 +1,531 @@
+//! A relay client with prediction: the engine-facing session of the server/client
+//! topology (issue 4), built from the sync layer ([`RelayClient`]), the
+//! [`Predictor`] and the join/reconnect handshake ([`super::join`]).
+//!
+//! The engine loop is the rollback sessions' one:
+//! ```text
+//! on_event(now, transport, e) for every transport event
+//! n = ticks_due(now, transport)
+//! n times: add_local_input(input); advance(); run every poll_request(), answering
+//!          Save with confirm_save(tick, checksum)
+//! poll_event() until None; send_messages(now, transport)
+//! ```
+//! Joining: the client says Hello; the server answers with a Welcome carrying our
+//! player slot, a session token and its state at some tick T (a `Restore` request);
+//! canonical steps from T follow, applied at most `max_catchup_ticks` per tick, and
+//! then the client predicts. If the connection drops, the client reconnects by itself
+//! for up to `reconnect_window_us` and presents the token to get its slot back.
+//!
+//! Desync detection: the server sends checksums of its state at some ticks; when our
+//! authoritative state reaches such a tick the checksums are compared, and a
+//! mismatch is a [`ClientSessionEvent::Desync`] with both values.
+
+use std::collections::VecDeque;
+use std::net::SocketAddr;
+
+use super::input_delay::{DelayPolicy, InputDelay};
+use super::join::{self, Hello};
+use super::prediction::{Predictor, PredictorConfig, PredictorStats, StepOutcome};
+use super::relay_client::{RelayClient, RelayClientConfig, SyncStats};
+use crate::clock::Micros;
+use crate::rollback::{AdvanceStatus, Request, Tick};
+use crate::transport::{CHANNEL_RELIABLE, CHANNEL_UNRELIABLE, DisconnectReason, Event, PeerId, SendError, Transport};
+
+/// Settings of a [`RelayClientSession`].
+#[derive(Debug, Clone, PartialEq)]
+pub struct RelayClientSessionConfig {
+    /// The sync layer (tick rate, send interval, lead loop, redundancy). Its input
+    /// size and player limits are set from the fields below.
+    pub sync: RelayClientConfig,
+    /// Bytes per input (every player's), 1..=64.
+    pub input_size: usize,
+    /// Player slots in the game, 1..=64 (must match the server).
+    pub max_players: usize,
+    /// Most ticks predicted past the authoritative state; latency beyond it becomes
+    /// input delay. 1..=64.
+    pub max_prediction: u32,
+    /// The base input delay.
+    pub input_delay: InputDelay,
+    /// Most authoritative ticks simulated per `advance` while catching up.
+    pub max_catchup_ticks: u32,
+    /// Reconnect by ourselves for this long after the connection times out (0:
+    /// never). A connection the server closed on purpose is not retried.
+    pub reconnect_window_us: Micros,
+    /// The transport's reliable channel (for the join handshake).
+    pub reliable_channel: u8,
+}
+
+impl Default for RelayClientSessionConfig {
+    fn default() -> Self {
+        RelayClientSessionConfig {
+            sync: RelayClientConfig::default(),
+            input_size: 2,
+            max_players: 8,
+            max_prediction: 16,
+            input_delay: InputDelay::Fixed(0),
+            max_catchup_ticks: 16,
+            reconnect_window_us: 30_000_000,
+            reliable_channel: CHANNEL_RELIABLE,
+        }
+    }
+}
+
+/// What the client session tells the engine.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ClientSessionEvent {
+    /// The transport connected; the join handshake is under way.
+    Connected { server: PeerId },
+    /// The server's snapshot arrived: we are `player`, starting at `tick`
+    /// (`reconnect`: after a drop, in our old slot).
+    Joined { player: u32, tick: Tick, reconnect: bool },
+    /// Caught up with the server: from now on the engine sees predicted ticks.
+    Synchronized { tick: Tick },
+    /// A player appears in the canonical steps from `tick` on.
+    PlayerJoined { player: u32, tick: Tick },
+    /// A player is gone from the canonical steps from `tick` on.
+    PlayerLeft { player: u32, tick: Tick },
+    /// Our authoritative state at the start of `tick` differs from the server's.
+    Desync { tick: Tick, local: u64, remote: u64 },
+    /// The timeline broke (a snapshot it needed is gone): a new snapshot was asked for.
+    Resyncing { tick: Tick },
+    /// The connection dropped; reconnecting.
+    Interrupted { reason: DisconnectReason },
+    /// The connection is gone for good.
+    Disconnected { reason: DisconnectReason },
+}
+
+/// Figures of a client session.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct ClientSessionStats {
+    pub sync: SyncStats,
+    pub prediction: PredictorStats,
+    pub current_tick: Tick,
+    pub authoritative_tick: Tick,
+    /// Current minus authoritative tick: the re-simulation depth if the oldest
+    /// prediction were wrong (M3's P).
+    pub prediction_distance: u32,
+    /// Our inputs the server has not consumed yet (as far as we know).
+    pub pending_inputs: u64,
+    /// The input delay in force (base or spill), in ticks.
+    pub input_delay: u32,
+    /// Messages dropped: malformed updates or welcomes, strangers, unknown channels.
+    pub malformed: u64,
+    /// Server checksums compared with ours, and those that found no checksum of ours.
+    pub checks_compared: u64,
+    pub checks_missed: u64,
+    pub desyncs: u64,
+    /// Times we got our slot back after a drop.
+    pub reconnects: u64,
+    pub resyncs: u64,
+}
+
+/// Misuse of a client session, or a bad config.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ClientSessionError {
+    #[error("invalid relay client config: {0}")]
+    InvalidConfig(String),
+    #[error("input of {got} bytes, expected {expected}")]
+    WrongInputSize { expected: usize, got: usize },
+    #[error("player {0} does not exist")]
+    UnknownPlayer(usize),
+    #[error("tick {0} was not requested")]
+    UnexpectedTick(Tick),
+    #[error(transparent)]
+    Send(#[from] SendError),
+}
+
+const SERVER_CHECKS: usize = 16;
+
+/// The relay client with prediction. See the module docs.
+pub struct RelayClientSession {
+    cfg: RelayClientSessionConfig,
+    relay: RelayClient,
+    predictor: Predictor,
+    delay: DelayPolicy,
+    server_addr: Option<SocketAddr>,
+    server: Option<PeerId>,
+    token: Option<u64>,
+    player: Option<u32>,
+    hello_pending: bool,
+    awaiting_welcome: bool,
+    /// A snapshot waiting for the next `advance`: (tick, state).
+    welcome: Option<(Tick, Vec<u8>)>,
+    snapshot_tick: Tick,
+    announced_sync: bool,
+    dropped_at: Option<Micros>,
+    now: Micros,
+    local_input: Vec<u8>,
+    server_checks: VecDeque<(Tick, u64)>,
+    checks_done_upto: Option<Tick>,
+    events: VecDeque<ClientSessionEvent>,
+    stats: ClientSessionStats,
+    buf: Vec<u8>,
+}
+
+impl RelayClientSession {
+    pub fn new(cfg: RelayClientSessionConfig) -> Result<Self, ClientSessionError> {
+        let bad = |m: String| Err(ClientSessionError::InvalidConfig(m));
+        if !(1..=64).contains(&cfg.input_size) {
+            return bad(format!("input_size {} not in 1..=64", cfg.input_size));
+        }
+        if !(1..=64).contains(&cfg.max_players) {
+            return bad(format!("max_players {} not in 1..=64", cfg.max_players));
+        }
+        if !(1..=64).contains(&cfg.max_prediction) {
+            return bad(format!("max_prediction {} not in 1..=64", cfg.max_prediction));
+        }
+        if cfg.max_catchup_ticks == 0 {
+            return bad("max_catchup_ticks must be > 0".into());
+        }
+        if cfg.sync.send_interval == 0 {
+            return bad("sync.send_interval must be > 0".into());
+        }
+        cfg.sync.tick.validate().map_err(ClientSessionError::InvalidConfig)?;
+        let predictor = Predictor::new(PredictorConfig {
+            input_size: cfg.input_size,
+            max_players: cfg.max_players,
+            max_prediction: cfg.max_prediction,
+            max_catchup_ticks: cfg.max_catchup_ticks,
+            pending_capacity: 1024,
+        });
+        let mut cfg = cfg;
+        cfg.sync.max_input_size = cfg.input_size;
+        cfg.sync.input_size = Some(cfg.input_size);
+        cfg.sync.max_players = Some(cfg.max_players as u32);
+        Ok(RelayClientSession {
+            relay: RelayClient::new(cfg.sync.clone()),
+            predictor,
+            delay: DelayPolicy::new(cfg.input_delay, cfg.max_prediction),
+            server_addr: None,
+            server: None,
+            token: None,
+            player: None,
+            hello_pending: false,
+            awaiting_welcome: false,
+            welcome: None,
+            snapshot_tick: 0,
+            announced_sync: false,
+            dropped_at: None,
+            now: 0,
+            local_input: vec![0; cfg.input_size],
+            server_checks: VecDeque::with_capacity(SERVER_CHECKS),
+            checks_done_upto: None,
+            events: VecDeque::with_capacity(64),
+            stats: ClientSessionStats::default(),
+            buf: Vec::with_capacity(64),
+            cfg,
+        })
+    }
+
+    pub fn config(&self) -> &RelayClientSessionConfig {
+        &self.cfg
+    }
+
+    /// Snapshots the engine keeps: `Save` slots are in `0..state_slots()`.
+    pub fn state_slots(&self) -> usize {
+        self.predictor.state_slots()
+    }
+
+    /// Our player slot, once welcomed.
+    pub fn player(&self) -> Option<u32> {
+        self.player
+    }
+
+    /// The session token the server gave us (proof of our slot when reconnecting).
+    pub fn token(&self) -> Option<u64> {
+        self.token
+    }
+
+    /// The engine's current tick (the start of the next tick it will simulate).
+    pub fn current_tick(&self) -> Tick {
+        self.predictor.current_tick()
+    }
+
+    /// The newest tick whose starting state is the server's.
+    pub fn authoritative_tick(&self) -> Tick {
+        self.predictor.authoritative_tick()
+    }
+
+    /// True once caught up after the (latest) snapshot.
+    pub fn is_synchronized(&self) -> bool {
+        self.announced_sync
+    }
+
+    /// Starts connecting to the server at `addr`.
+    pub fn connect<T: Transport + ?Sized>(&mut self, now: Micros, transport: &mut T, addr: SocketAddr) -> Result<PeerId, ClientSessionError> {
+        self.now = self.now.max(now);
+        self.server_addr = Some(addr);
+        let peer = self.relay.connect(now, transport, addr)?;
+        self.server = Some(peer);
+        Ok(peer)
+    }
+
+    /// Handles one transport event (call for every event the transport produces).
+    pub fn on_event<T: Transport + ?Sized>(&mut self, now: Micros, transport: &mut T, e: Event) {
+        self.now = self.now.max(now);
+        match e {
+            Event::Connected { peer, .. } if Some(peer) == self.server => {
+                self.hello_pending = true;
+                self.awaiting_welcome = true;
+                self.events.push_back(ClientSessionEvent::Connected { server: peer });
+            }
+            Event::Disconnected { peer, reason } if Some(peer) == self.server => self.on_lost(transport, reason),
+            Event::Message { peer, channel, data } => {
+                if Some(peer) != self.server {
+                    self.stats.malformed += 1;
+                } else if channel == CHANNEL_UNRELIABLE {
+                    self.relay.handle_update(self.now, &data);
+                } else if channel == self.cfg.reliable_channel {
+                    self.on_welcome(&data);
+                } else {
+                    self.stats.malformed += 1;
+                }
+                transport.recycle(data);
+            }
+            _ => {}
+        }
+    }
+
+    fn on_welcome(&mut self, data: &[u8]) {
+        let Ok(w) = join::decode_welcome(data) else {
+            self.stats.malformed += 1;
+            return;
+        };
+        let ours = w.input_size as usize == self.cfg.input_size && w.max_players as usize == self.cfg.max_players;
+        // A returning client must get its own token back; a new one any token.
+        let token_ok = self.token.is_none_or(|t| t == w.token);
+        if !ours || !token_ok || !self.awaiting_welcome {
+            self.stats.malformed += 1;
+            return;
+        }
+        self.awaiting_welcome = false;
+        self.token = Some(w.token);
+        self.player = Some(w.player as u32);
+        self.predictor.set_local_player(w.player as u32);
+        self.welcome = Some((w.tick, w.state.to_vec()));
+    }
+
+    fn on_lost<T: Transport + ?Sized>(&mut self, transport: &mut T, reason: DisconnectReason) {
+        self.server = None;
+        let first = self.dropped_at.is_none();
+        let since = *self.dropped_at.get_or_insert(self.now);
+        // Only silence is worth retrying: a server that closed the connection (kicked
+        // us, refused our token, is full) would do it again.
+        let within = reason == DisconnectReason::Timeout
+            && self.cfg.reconnect_window_us > 0
+            && self.now.saturating_sub(since) <= self.cfg.reconnect_window_us;
+        if let (Some(_), Some(addr), true) = (self.token, self.server_addr, within) {
+            self.relay = RelayClient::new(self.cfg.sync.clone());
+            self.predictor.reset(true);
+            self.delay.reset();
+            self.welcome = None;
+            self.awaiting_welcome = false;
+            self.hello_pending = false;
+            self.announced_sync = false;
+            self.server_checks.clear();
+            if let Ok(peer) = self.relay.connect(self.now, transport, addr) {
+                self.server = Some(peer);
+                if first {
+                    self.events.push_back(ClientSessionEvent::Interrupted { reason });
+                }
+                return;
+            }
+        }
+        self.dropped_at = None;
+        self.events.push_back(ClientSessionEvent::Disconnected { reason });
+    }
+
+    /// Runs the tick clock (steered by the server's feedback); returns how many ticks
+    /// to simulate now. For each: [`RelayClientSession::add_local_input`], then
+    /// [`RelayClientSession::advance`]. Ticks the engine skips repeat its last input.
+    pub fn ticks_due<T: Transport + ?Sized>(&mut self, now: Micros, transport: &mut T) -> u32 {
+        self.now = self.now.max(now);
+        let n = self.relay.ticks_due(now, transport);
+        self.stats.sync = self.relay.stats(now, transport);
+        if let Some(st) = self.server.and_then(|p| transport.stats(p)) {
+            self.delay.on_rtt(now, st.srtt_us, self.cfg.sync.tick.tick_us);
+        }
+        n
+    }
+
+    /// Our input for the next [`RelayClientSession::advance`] (kept until replaced).
+    pub fn add_local_input(&mut self, input: &[u8]) -> Result<(), ClientSessionError> {
+        if input.len() != self.cfg.input_size {
+            return Err(ClientSessionError::WrongInputSize { expected: self.cfg.input_size, got: input.len() });
+        }
+        self.local_input.copy_from_slice(input);
+        Ok(())
+    }
+
+    /// The engine's guess for another player's input (None: repeat their last one).
+    pub fn set_prediction(&mut self, player: usize, input: Option<&[u8]>) -> Result<(), ClientSessionError> {
+        if player >= self.cfg.max_players {
+            return Err(ClientSessionError::UnknownPlayer(player));
+        }
+        if let Some(b) = input.filter(|b| b.len() != self.cfg.input_size) {
+            return Err(ClientSessionError::WrongInputSize { expected: self.cfg.input_size, got: b.len() });
+        }
+        self.predictor.set_prediction(player, input);
+        Ok(())
+    }
+
+    /// Runs one due tick: sends our input, applies the canonical steps that arrived
+    /// (re-predicting only when a prediction was wrong) and predicts up to the target
+    /// tick, all as requests to poll. `NotSynchronized` when no tick is due or no
+    /// snapshot has arrived yet (the input still goes to the server).
+    pub fn advance(&mut self) -> AdvanceStatus {
+        if !self.relay.input_due() {
+            return AdvanceStatus::NotSynchronized;
+        }
+        let Ok(c) = self.relay.record_input(self.now, &self.local_input) else { return AdvanceStatus::NotSynchronized };
+        self.predictor.push_local(c, &self.local_input);
+        self.delay.on_tick(self.predictor.pending());
+        self.predictor.begin_batch();
+        if !self.predictor.synced() {
+            let Some((tick, state)) = self.welcome.take() else { return AdvanceStatus::NotSynchronized };
+            self.predictor.restore(tick, &state);
+            self.snapshot_tick = tick;
+            self.checks_done_upto = None;
+            let reconnect = self.dropped_at.take().is_some();
+            self.stats.reconnects += reconnect as u64;
+            let player = self.player.unwrap_or(0);
+            self.events.push_back(ClientSessionEvent::Joined { player, tick, reconnect });
+        }
+        let first_input = self.relay.first_input();
+        let mut broken = false;
+        while let Some((tick, players)) = self.relay.peek_step() {
+            let tick = tick as Tick;
+            let auth = self.predictor.authoritative_tick();
+            if tick < auth {
+                self.predictor.skip_step(players, first_input);
+            } else if tick > auth {
+                broken = true; // the steps we need never came
+                break;
+            } else if !self.predictor.can_take_step() {
+                break;
+            } else if self.predictor.on_step(tick, players, first_input) == StepOutcome::Lost {
+                broken = true;
+                break;
+            }
+            self.relay.discard_step();
+        }
+        if broken {
+            self.resync();
+            return AdvanceStatus::NotSynchronized;
+        }
+        let caught_up = self.relay.queued_steps() == 0;
+        self.predictor.finish_batch(caught_up, self.delay.effective());
+        if caught_up && !self.announced_sync {
+            self.announced_sync = true;
+            self.events.push_back(ClientSessionEvent::Synchronized { tick: self.predictor.authoritative_tick() });
+        }
+        while let Some((player, tick, joined)) = self.predictor.poll_presence_change() {
+            let e = if joined { ClientSessionEvent::PlayerJoined { player, tick } } else { ClientSessionEvent::PlayerLeft { player, tick } };
+            self.events.push_back(e);
+        }
+        self.check_desyncs();
+        AdvanceStatus::Advanced
+    }
+
+    /// Drops the timeline and asks the server for a new snapshot on this connection,
+    /// for example to recover from a desync: a `Restore` of the server's state and a
+    /// catch-up follow, as when joining.
+    pub fn request_snapshot(&mut self) {
+        if self.token.is_some() {
+            self.resync();
+        }
+    }
+
+    fn resync(&mut self) {
+        let tick = self.predictor.authoritative_tick();
+        self.predictor.reset(false);
+        self.announced_sync = false;
+        self.hello_pending = true;
+        self.awaiting_welcome = true;
+        self.stats.resyncs += 1;
+        self.events.push_back(ClientSessionEvent::Resyncing { tick });
+    }
+
+    fn check_desyncs(&mut self) {
+        while let Some((t, c)) = self.relay.take_check() {
+            let t = t as Tick;
+            let done = self.checks_done_upto.is_some_and(|d| t <= d) || t < self.snapshot_tick;
+            if done || self.server_checks.iter().any(|&(x, _)| x == t) {
+                continue;
+            }
+            if self.server_checks.len() == SERVER_CHECKS {
+                self.server_checks.pop_front();
+            }
+            self.server_checks.push_back((t, c));
+        }
+        while let Some(&(t, remote)) = self.server_checks.front() {
+            if let Some(local) = self.predictor.authoritative_checksum(t) {
+                self.stats.checks_compared += 1;
+                if local != remote {
+                    self.stats.desyncs += 1;
+                    self.events.push_back(ClientSessionEvent::Desync { tick: t, local, remote });
+                }
+            } else if self.predictor.checksums_logged_past(t) {
+                self.stats.checks_missed += 1;
+            } else {
+                break; // not reached yet
+            }
+            self.checks_done_upto = Some(t);
+            self.server_checks.pop_front();
+        }
+    }
+
+    /// The next request of this tick, in order. Run them all before advancing again.
+    pub fn poll_request(&mut self) -> Option<Request<'_>> {
+        self.predictor.poll_request()
+    }
+
+    /// Requests of the last `advance` not polled yet.
+    pub fn pending_requests(&self) -> usize {
+        self.predictor.pending_requests()
+    }
+
+    /// The connection to the server (None while reconnecting or after it is gone).
+    pub fn server_peer(&self) -> Option<PeerId> {
+        self.server
+    }
+
+    /// The engine's checksum of the state it saved for `tick` (answer to `Save`).
+    pub fn confirm_save(&mut self, tick: Tick, checksum: u64) -> Result<(), ClientSessionError> {
+        if self.predictor.confirm_save(tick, checksum) { Ok(()) } else { Err(ClientSessionError::UnexpectedTick(tick)) }
+    }
+
+    pub fn poll_event(&mut self) -> Option<ClientSessionEvent> {
+        self.events.pop_front()
+    }
+
+    /// Sends what is due: our inputs (every `send_interval` ticks, with redundancy)
+    /// and the join handshake. Call once per frame, after advancing.
+    pub fn send_messages<T: Transport + ?Sized>(&mut self, now: Micros, transport: &mut T) {
+        self.now = self.now.max(now);
+        if let (true, Some(server)) = (self.hello_pending, self.server) {
+            let h = Hello { token: self.token.unwrap_or(0), input_size: self.cfg.input_size as u16, max_players: self.cfg.max_players as u16 };
+            join::encode_hello(&mut self.buf, &h);
+            if transport.send(server, self.cfg.reliable_channel, &self.buf).is_ok() {
+                self.hello_pending = false;
+                transport.flush(now);
+            }
+        }
+        let _ = self.relay.send_pending(now, transport);
+    }
+
+    /// Counters and gauges (the sync figures as of the last `ticks_due`).
+    pub fn stats(&self) -> ClientSessionStats {
+        let (cur, auth) = (self.predictor.current_tick(), self.predictor.authoritative_tick());
+        ClientSessionStats {
+            prediction: self.predictor.stats(),
+            current_tick: cur,
+            authoritative_tick: auth,
+            prediction_distance: cur.saturating_sub(auth),
+            pending_inputs: self.predictor.pending(),
+            input_delay: self.delay.effective(),
+            malformed: self.stats.malformed + self.relay.malformed(),
+            ..self.stats
+        }
+    }
+}

@@ -1,0 +1,216 @@
+//! Desync detection bookkeeping and the forensic dump format.
+//!
+//! Peers compare checksums of *confirmed* ticks only (ticks whose every earlier input
+//! is confirmed and whose state was saved after the last rollback that could touch
+//! them), so a rollback in flight can never cause a false alarm.
+//!
+//! Dump format (all integers little-endian), version 1:
+//! ```text
+//! "TWDS" u16 version
+//! u32 tick, u64 local checksum, u64 remote checksum, u32 peer
+//! u32 players, u32 input_size, u32 first tick, u32 ticks
+//! ticks * players * (u8 status, input_size bytes)     confirmed inputs around the tick
+//! u8 has_state, u32 state length, state bytes         the engine's state at the tick
+//! ```
+
+use super::{InputStatus, Tick};
+use crate::transport::PeerId;
+
+const MAGIC: &[u8; 4] = b"TWDS";
+const VERSION: u16 = 1;
+
+/// A checksum report waiting for the local checksum of the same tick.
+pub const PENDING_REPORTS: usize = 16;
+
+/// Final local checksums of check ticks, newest last.
+#[derive(Debug, Clone)]
+pub struct ChecksumLog {
+    ring: [(Tick, u64); 64],
+    len: usize,
+    at: usize,
+}
+
+impl Default for ChecksumLog {
+    fn default() -> Self {
+        ChecksumLog { ring: [(0, 0); 64], len: 0, at: 0 }
+    }
+}
+
+impl ChecksumLog {
+    /// Adds a final checksum.
+    pub fn push(&mut self, tick: Tick, checksum: u64) {
+        self.ring[self.at] = (tick, checksum);
+        self.at = (self.at + 1) % self.ring.len();
+        self.len = (self.len + 1).min(self.ring.len());
+    }
+
+    /// The final checksum of `tick`, if still remembered.
+    pub fn get(&self, tick: Tick) -> Option<u64> {
+        self.iter_newest().find(|e| e.0 == tick).map(|e| e.1)
+    }
+
+    /// Newest first.
+    pub fn iter_newest(&self) -> impl Iterator<Item = (Tick, u64)> + Clone + '_ {
+        let n = self.ring.len();
+        (0..self.len).map(move |i| self.ring[(self.at + n - 1 - i) % n])
+    }
+}
+
+/// A decoded desync dump, for tools and tests.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DesyncDump {
+    /// The tick whose checksums differ.
+    pub tick: Tick,
+    /// This peer's checksum.
+    pub local: u64,
+    /// The other peer's checksum.
+    pub remote: u64,
+    /// The other peer.
+    pub peer: PeerId,
+    /// Players per tick.
+    pub players: usize,
+    /// Bytes per input.
+    pub input_size: usize,
+    /// First tick of `inputs`.
+    pub first_tick: Tick,
+    /// Per tick, per player: status and bytes.
+    pub inputs: Vec<Vec<(InputStatus, Vec<u8>)>>,
+    /// The engine's state bytes for `tick`, if it still had them.
+    pub state: Option<Vec<u8>>,
+}
+
+/// Why a dump did not decode.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct DumpDecodeError;
+
+impl DesyncDump {
+    /// Serializes the dump.
+    pub fn encode(&self) -> Vec<u8> {
+        let mut b = Vec::with_capacity(64 + self.inputs.len() * self.players * (1 + self.input_size));
+        b.extend_from_slice(MAGIC);
+        b.extend_from_slice(&VERSION.to_le_bytes());
+        b.extend_from_slice(&self.tick.to_le_bytes());
+        b.extend_from_slice(&self.local.to_le_bytes());
+        b.extend_from_slice(&self.remote.to_le_bytes());
+        b.extend_from_slice(&self.peer.to_le_bytes());
+        for v in [self.players as u32, self.input_size as u32, self.first_tick, self.inputs.len() as u32] {
+            b.extend_from_slice(&v.to_le_bytes());
+        }
+        for tick in &self.inputs {
+            for (s, bytes) in tick {
+                b.push(*s as u8);
+                b.extend_from_slice(bytes);
+            }
+        }
+        b.push(self.state.is_some() as u8);
+        let st = self.state.as_deref().unwrap_or(&[]);
+        b.extend_from_slice(&(st.len() as u32).to_le_bytes());
+        b.extend_from_slice(st);
+        b
+    }
+
+    /// Strictly decodes a dump (exact length, known version and statuses).
+    pub fn decode(data: &[u8]) -> Result<DesyncDump, DumpDecodeError> {
+        let mut r = Reader { b: data, at: 0 };
+        if r.take(4)? != MAGIC || r.u16()? != VERSION {
+            return Err(DumpDecodeError);
+        }
+        let tick = r.u32()?;
+        let local = r.u64()?;
+        let remote = r.u64()?;
+        let peer = r.u32()?;
+        let players = r.u32()? as usize;
+        let input_size = r.u32()? as usize;
+        let first_tick = r.u32()?;
+        let ticks = r.u32()? as usize;
+        if ticks.saturating_mul(players).saturating_mul(1 + input_size) > data.len() {
+            return Err(DumpDecodeError);
+        }
+        let mut inputs = Vec::with_capacity(ticks);
+        for _ in 0..ticks {
+            let mut row = Vec::with_capacity(players);
+            for _ in 0..players {
+                let s = status_from(r.take(1)?[0]).ok_or(DumpDecodeError)?;
+                row.push((s, r.take(input_size)?.to_vec()));
+            }
+            inputs.push(row);
+        }
+        let has = r.take(1)?[0];
+        let len = r.u32()? as usize;
+        let st = r.take(len)?.to_vec();
+        let state = match has {
+            0 if len == 0 => None,
+            1 => Some(st),
+            _ => return Err(DumpDecodeError),
+        };
+        if r.at != data.len() {
+            return Err(DumpDecodeError);
+        }
+        Ok(DesyncDump { tick, local, remote, peer, players, input_size, first_tick, inputs, state })
+    }
+}
+
+/// Maps a status byte back (shared by the dump and replay formats).
+pub(crate) fn status_from(b: u8) -> Option<InputStatus> {
+    match b {
+        0 => Some(InputStatus::Confirmed),
+        1 => Some(InputStatus::Predicted),
+        2 => Some(InputStatus::Disconnected),
+        _ => None,
+    }
+}
+
+/// A bounds-checked little-endian reader (shared by the dump and replay formats).
+pub(crate) struct Reader<'a> {
+    pub(crate) b: &'a [u8],
+    pub(crate) at: usize,
+}
+
+impl<'a> Reader<'a> {
+    pub(crate) fn take(&mut self, n: usize) -> Result<&'a [u8], DumpDecodeError> {
+        let s = self.b.get(self.at..self.at.checked_add(n).ok_or(DumpDecodeError)?).ok_or(DumpDecodeError)?;
+        self.at += n;
+        Ok(s)
+    }
+    pub(crate) fn u16(&mut self) -> Result<u16, DumpDecodeError> {
+        Ok(u16::from_le_bytes(self.take(2)?.try_into().expect("2 bytes")))
+    }
+    pub(crate) fn u32(&mut self) -> Result<u32, DumpDecodeError> {
+        Ok(u32::from_le_bytes(self.take(4)?.try_into().expect("4 bytes")))
+    }
+    pub(crate) fn u64(&mut self) -> Result<u64, DumpDecodeError> {
+        Ok(u64::from_le_bytes(self.take(8)?.try_into().expect("8 bytes")))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn dump_round_trips_strictly() {
+        let d = DesyncDump {
+            tick: 50,
+            local: 1,
+            remote: 2,
+            peer: 3,
+            players: 2,
+            input_size: 2,
+            first_tick: 48,
+            inputs: vec![vec![(InputStatus::Confirmed, vec![1, 2]), (InputStatus::Disconnected, vec![0, 0])]; 3],
+            state: Some(vec![9; 10]),
+        };
+        let b = d.encode();
+        assert_eq!(DesyncDump::decode(&b), Ok(d));
+        for cut in 0..b.len() {
+            assert!(DesyncDump::decode(&b[..cut]).is_err());
+        }
+        let mut log = ChecksumLog::default();
+        for t in 0..100 {
+            log.push(t, t as u64 + 1);
+        }
+        assert_eq!(log.get(99), Some(100));
+        assert_eq!(log.get(10), None);
+        assert_eq!(log.iter_newest().next(), Some((99, 100)));
+    }
+}

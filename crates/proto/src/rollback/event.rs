@@ -1,0 +1,83 @@
+//! Things a rollback session tells the engine, polled with `poll_event`.
+
+use super::Tick;
+use crate::transport::PeerId;
+
+/// A session event. Events are informational: correctness never depends on the
+/// engine reacting to them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Event {
+    /// Every peer has been heard from; ticks start counting.
+    Synchronized,
+    /// Nothing heard from `peer` for the notify delay; it will be dropped after
+    /// `disconnect_in_us` more microseconds of silence.
+    PeerInterrupted {
+        /// The silent peer.
+        peer: PeerId,
+        /// Time left before the disconnect timeout.
+        disconnect_in_us: u64,
+    },
+    /// An interrupted peer was heard again.
+    PeerResumed {
+        /// The peer.
+        peer: PeerId,
+    },
+    /// The session gave up on `peer` (timeout, or the connection closed).
+    PeerDisconnected {
+        /// The peer.
+        peer: PeerId,
+    },
+    /// `player`'s inputs count as disconnected from `tick` on. Every peer converges
+    /// on the same (earliest proposed) tick and resimulates from it; a later event
+    /// with an earlier tick supersedes this one.
+    PlayerDisconnected {
+        /// The player index.
+        player: usize,
+        /// First tick simulated with a disconnected input.
+        tick: Tick,
+    },
+    /// The prediction window is full at `tick`: the session waits for `peer`'s inputs
+    /// (reported once per stall, the status of `advance` says it every tick).
+    PredictionWindowFull {
+        /// The tick that could not be simulated.
+        tick: Tick,
+        /// The peer whose inputs are missing (0 if unknown).
+        peer: PeerId,
+    },
+    /// A rollback needed a state the ring no longer holds (a disconnect agreed too
+    /// far in the past). The session cannot guarantee consistency any more.
+    RollbackTooFar {
+        /// The tick that would have had to be loaded.
+        tick: Tick,
+    },
+    /// Checksums of a confirmed tick differ between this peer and `peer`.
+    Desync {
+        /// The confirmed tick.
+        tick: Tick,
+        /// This peer's checksum.
+        local: u64,
+        /// The remote peer's checksum.
+        remote: u64,
+        /// Who reported the other checksum.
+        peer: PeerId,
+    },
+    /// A desync dump is ready: fetch it with `take_desync_dump`.
+    DesyncDumpReady {
+        /// The tick it is about.
+        tick: Tick,
+    },
+    /// Synctest: resimulating `tick` gave another checksum than the first time.
+    SyncTestMismatch {
+        /// The tick whose starting state differs.
+        tick: Tick,
+        /// Checksum of the first simulation.
+        expected: u64,
+        /// Checksum after the rollback.
+        actual: u64,
+    },
+    /// A spectator fell too far behind and was dropped.
+    SpectatorDropped {
+        /// The spectator's connection.
+        peer: PeerId,
+    },
+}

@@ -1,0 +1,593 @@
+//! The peer-to-peer rollback session for N players (seed 002, GGPO's model).
+//!
+//! Each tick the engine pushes its local players' inputs, calls
+//! [`P2pSession::advance`] and runs the [`Request`]s it polls. The session:
+//! - puts local inputs `input_delay` ticks ahead and sends them to every peer;
+//! - predicts missing remote inputs, and when the real one differs, loads the
+//!   newest saved state at or before the first mismatch and resimulates up to now,
+//!   all as requests (`Load`, then `Advance { resimulating: true }` and `Save`);
+//! - refuses to predict more than `max_prediction` ticks ahead of the confirmed
+//!   inputs ([`AdvanceStatus::WindowFull`], not an error); `max_prediction = 0` is
+//!   lockstep;
+//! - measures frame advantage per peer and dilates its [`TickClock`] smoothly;
+//! - handles silence (interrupted, resumed, timeout) and disconnects by agreeing on
+//!   the earliest proposed disconnect tick and rolling back to it;
+//! - compares checksums of confirmed ticks with every peer, and on a mismatch
+//!   builds a forensic dump (inputs around the tick plus the engine's state bytes).
+//!
+//! Sans-IO: [`P2pSession::handle_message`] takes what the [`Endpoint`] delivered,
+//! [`P2pSession::send_messages`] queues outgoing messages on it, and time only comes
+//! in through `now` arguments.
+
+mod config;
+mod forensics;
+mod net;
+
+pub use config::{P2pConfig, P2pStats, SessionError};
+use forensics::DumpJob;
+
+use std::collections::VecDeque;
+
+use super::desync::{ChecksumLog, DesyncDump, PENDING_REPORTS};
+use super::event::Event;
+use super::input_queue::InputQueue;
+use super::replay::ReplayRecorder;
+use super::request::{Request, RequestQueue};
+use super::state_ring::StateRing;
+use super::timesync::{AdvantageTracker, TimeSyncConfig};
+use super::{AdvanceStatus, InputStatus, PredictionMode, Tick};
+use crate::clock::Micros;
+use crate::tick::{TickClock, TickClockConfig};
+use crate::transport::{CHANNEL_RELIABLE, CHANNEL_UNRELIABLE, PeerId};
+
+#[allow(unused_imports)]
+use crate::transport::Endpoint;
+
+/// Largest input delay accepted, in ticks.
+pub const MAX_INPUT_DELAY: u32 = 32;
+/// First byte of the snapshot message a host sends a spectator joining mid-match
+/// (reliable channel): `u8 0x24, u32 tick, state bytes`.
+pub const KIND_SNAPSHOT_BYTE: u8 = net::KIND_SNAPSHOT;
+/// Ticks of inputs kept on each side of a desync tick in a dump.
+pub const DUMP_RADIUS: Tick = 8;
+
+/// Who plays a player slot, from this peer's point of view. Every peer must list the
+/// same players in the same order (player `i` is the same person everywhere).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PlayerKind {
+    /// Input comes from this machine.
+    Local,
+    /// Input comes from the peer behind this connection (several players may share it).
+    Remote(PeerId),
+}
+
+#[derive(Debug, Clone)]
+struct Peer {
+    id: PeerId,
+    players: Vec<usize>,
+    /// The next tick of our local inputs this peer waits for.
+    acked: Tick,
+    /// Every input before this tick is confirmed at the peer (as last reported).
+    remote_confirmed: Tick,
+    heard: bool,
+    last_recv: Micros,
+    interrupted: bool,
+    disconnected: bool,
+    remote_tick: Tick,
+    remote_tick_at: Micros,
+    remote_adv: f32,
+    local_adv: f32,
+    rtt_us: f64,
+    adv: AdvantageTracker,
+    pending: [(Tick, u64); PENDING_REPORTS],
+    npending: usize,
+    last_sent_at: Option<Micros>,
+    last_sent_next: Tick,
+    /// The newest checksum report this peer has been sent, and how many times.
+    report_tick: Option<Tick>,
+    report_sends: u8,
+    /// Per tick of our local inputs (ring indexed like the input queues): when it was
+    /// last sent to this peer and how many messages carried it.
+    input_sent_at: Vec<Micros>,
+    input_sends: Vec<u8>,
+}
+
+#[derive(Debug, Clone)]
+struct Spectator {
+    id: PeerId,
+    /// The next tick the spectator waits for.
+    acked: Tick,
+    /// Joined mid-match: needs a state snapshot before the inputs mean anything.
+    want_snapshot: bool,
+    /// The tick of the snapshot asked of the engine.
+    snapshot_tick: Option<Tick>,
+    /// The snapshot message, until it has been handed to the endpoint.
+    snapshot: Option<Vec<u8>>,
+    last_sent_at: Option<Micros>,
+}
+
+/// A P2P rollback session. See the module docs.
+pub struct P2pSession {
+    cfg: P2pConfig,
+    kinds: Vec<PlayerKind>,
+    queues: Vec<InputQueue>,
+    local: Vec<usize>,
+    local_input: Vec<u8>,
+    tmp: Vec<u8>,
+    zero: Vec<u8>,
+    peers: Vec<Peer>,
+    spectators: Vec<Spectator>,
+    current: Tick,
+    running: bool,
+    delay: u32,
+    ring: StateRing,
+    requests: RequestQueue,
+    events: VecDeque<Event>,
+    clock: TickClock,
+    now: Micros,
+    stalled: bool,
+    /// Ticks `ticks_due` released this frame that `advance` has not run yet.
+    due_left: u32,
+    checks: ChecksumLog,
+    next_check: Tick,
+    dump_job: Option<DumpJob>,
+    dump: Option<Vec<u8>>,
+    recorder: Option<ReplayRecorder>,
+    scratch: Vec<u8>,
+    out: Vec<u8>,
+    max_ticks_per_msg: usize,
+    stats: P2pStats,
+}
+
+impl P2pSession {
+    /// A session for `players` (in the same order on every peer), created at `now`.
+    pub fn new(cfg: P2pConfig, players: &[PlayerKind], now: Micros) -> Result<Self, SessionError> {
+        let bad = |m: String| Err(SessionError::InvalidConfig(m));
+        cfg.validate(players.len())?;
+        let mut peers: Vec<Peer> = Vec::new();
+        let mut local = Vec::new();
+        for (i, k) in players.iter().enumerate() {
+            match *k {
+                PlayerKind::Local => local.push(i),
+                PlayerKind::Remote(0) => return bad(format!("player {i}: peer id 0 is invalid")),
+                PlayerKind::Remote(id) => match peers.iter_mut().find(|p| p.id == id) {
+                    Some(p) => p.players.push(i),
+                    None => peers.push(Peer::new(id, i, now, cfg.history.max(2).next_power_of_two())),
+                },
+            }
+        }
+        let k = local.len().max(players.len());
+        let max_ticks_per_msg = (1..=255usize)
+            .take_while(|&c| {
+                super::message::max_encoded_len(c, k, cfg.input_size, players.len(), 2)
+                    <= crate::transport::MAX_UNRELIABLE
+            })
+            .last()
+            .unwrap_or(1);
+        let n = players.len();
+        let window = cfg.max_prediction as usize;
+        Ok(P2pSession {
+            queues: (0..n).map(|_| InputQueue::new(cfg.input_size, cfg.history, cfg.prediction)).collect(),
+            kinds: players.to_vec(),
+            local_input: vec![0; local.len() * cfg.input_size],
+            tmp: vec![0; cfg.input_size],
+            zero: vec![0; cfg.input_size],
+            local,
+            running: peers.is_empty(),
+            peers,
+            spectators: Vec::new(),
+            current: 0,
+            delay: cfg.input_delay,
+            ring: StateRing::new(window + 2, cfg.state_slots() - (window + 2)),
+            requests: RequestQueue::new(n, cfg.input_size, window + 2),
+            events: VecDeque::with_capacity(64),
+            clock: TickClock::new(cfg.clock, 0),
+            now,
+            stalled: false,
+            due_left: 0,
+            checks: ChecksumLog::default(),
+            next_check: 0,
+            dump_job: None,
+            dump: None,
+            recorder: None,
+            scratch: Vec::with_capacity(255 * k * cfg.input_size),
+            out: Vec::with_capacity(crate::wire::MAX_DATAGRAM_SIZE),
+            max_ticks_per_msg,
+            stats: P2pStats { time_scale: 1.0, ..P2pStats::default() },
+            cfg,
+        })
+    }
+
+    /// The config the session was built with.
+    pub fn config(&self) -> &P2pConfig {
+        &self.cfg
+    }
+
+    /// Number of players.
+    pub fn num_players(&self) -> usize {
+        self.kinds.len()
+    }
+
+    /// How many snapshots the engine must be able to hold: `Save` slots are in
+    /// `0..state_slots()`.
+    pub fn state_slots(&self) -> usize {
+        self.ring.len()
+    }
+
+    /// The next tick to simulate (the number of ticks simulated so far).
+    pub fn current_tick(&self) -> Tick {
+        self.current
+    }
+
+    /// Every input before this tick is confirmed (or disconnected).
+    pub fn confirmed_tick(&self) -> Tick {
+        self.confirmed_all()
+    }
+
+    /// True once every peer has been heard from.
+    pub fn is_running(&self) -> bool {
+        self.running
+    }
+
+    /// Counters and gauges.
+    pub fn stats(&self) -> P2pStats {
+        P2pStats {
+            current_tick: self.current,
+            confirmed_tick: self.confirmed_all().min(self.current),
+            frames_ahead: self.frames_ahead(),
+            time_scale: self.clock.scale(),
+            ..self.stats
+        }
+    }
+
+    /// Mean over connected peers of how many ticks this peer is ahead (ungated).
+    pub fn frames_ahead(&self) -> f32 {
+        let (mut s, mut n) = (0.0, 0);
+        for p in self.peers.iter().filter(|p| !p.disconnected && p.heard) {
+            s += p.adv.frames_ahead();
+            n += 1;
+        }
+        if n == 0 { 0.0 } else { s / n as f32 }
+    }
+
+    fn agreed_ahead(&self) -> f32 {
+        let (mut s, mut n) = (0.0, 0);
+        for p in self.peers.iter().filter(|p| !p.disconnected && p.heard) {
+            s += p.adv.agreed_ahead();
+            n += 1;
+        }
+        if n == 0 { 0.0 } else { s / n as f32 }
+    }
+
+    /// The current input delay.
+    pub fn input_delay(&self) -> u32 {
+        self.delay
+    }
+
+    /// Changes the input delay from the next tick on. A longer delay repeats the last
+    /// input to fill the gap; a shorter one drops inputs until the ticks catch up.
+    pub fn set_input_delay(&mut self, delay: u32) -> Result<(), SessionError> {
+        if delay > MAX_INPUT_DELAY {
+            return Err(SessionError::InvalidConfig(format!("input_delay {delay} above {MAX_INPUT_DELAY}")));
+        }
+        self.delay = delay;
+        Ok(())
+    }
+
+    /// Sets the engine's prediction for a remote player (None: back to the default).
+    pub fn set_prediction(&mut self, player: usize, input: Option<&[u8]>) -> Result<(), SessionError> {
+        let q = self.queues.get_mut(player).ok_or(SessionError::UnknownPlayer(player))?;
+        match input {
+            Some(b) if b.len() != self.cfg.input_size => {
+                return Err(SessionError::WrongInputSize { expected: self.cfg.input_size, got: b.len() });
+            }
+            _ => {}
+        }
+        q.set_prediction(input);
+        Ok(())
+    }
+
+    /// Gives a local player's input for the next [`P2pSession::advance`]. A local
+    /// player without a new input repeats its previous one.
+    pub fn add_local_input(&mut self, player: usize, input: &[u8]) -> Result<(), SessionError> {
+        let k = *self.kinds.get(player).ok_or(SessionError::UnknownPlayer(player))?;
+        if k != PlayerKind::Local {
+            return Err(SessionError::NotLocal(player));
+        }
+        if input.len() != self.cfg.input_size {
+            return Err(SessionError::WrongInputSize { expected: self.cfg.input_size, got: input.len() });
+        }
+        let li = self.local.iter().position(|&p| p == player).expect("local player listed");
+        let s = self.cfg.input_size;
+        self.local_input[li * s..(li + 1) * s].copy_from_slice(input);
+        Ok(())
+    }
+
+    /// Starts recording confirmed inputs for a replay; `initial_state` is the engine's
+    /// serialized state at tick 0 (may be empty if the game starts from a fixed state).
+    pub fn start_recording(&mut self, initial_state: &[u8]) {
+        self.recorder = Some(ReplayRecorder::new(self.kinds.len(), self.cfg.input_size, 0, initial_state));
+    }
+
+    /// The replay recorded so far (ticks whose inputs are all confirmed).
+    pub fn replay(&self) -> Option<&ReplayRecorder> {
+        self.recorder.as_ref()
+    }
+
+    /// Every input before this tick is confirmed.
+    fn confirmed_all(&self) -> Tick {
+        self.queues.iter().map(|q| q.confirmed_until()).min().unwrap_or(Tick::MAX)
+    }
+
+    /// How many ticks are due now on the session's dilated tick clock; also runs the
+    /// timers (interrupt, timeout). Call once per engine frame.
+    pub fn ticks_due(&mut self, now: Micros) -> u32 {
+        self.update(now);
+        let scale = if self.running { self.cfg.time_sync.scale_for(self.agreed_ahead()) } else { 1.0 };
+        self.clock.set_scale(scale);
+        let n = self.clock.advance(now);
+        self.due_left = if self.running { n } else { 0 };
+        self.due_left
+    }
+
+    fn is_check(&self, t: Tick) -> bool {
+        self.cfg.desync_interval > 0 && t % self.cfg.desync_interval == 0
+    }
+
+    fn should_save(&self, t: Tick, confirmed: Tick) -> bool {
+        if t == 0 || self.is_check(t) {
+            return true;
+        }
+        if self.cfg.max_prediction == 0 {
+            return false;
+        }
+        !self.cfg.sparse_saving || t <= confirmed
+    }
+
+    fn save(&mut self, t: Tick) {
+        let slot = self.ring.slot_for_save(t);
+        if self.is_check(t) {
+            self.ring.pin(t);
+        }
+        self.requests.push_save(t, slot);
+    }
+
+    fn push_advance(&mut self, t: Tick, resimulating: bool) {
+        self.requests.begin_advance(t, resimulating);
+        for q in &mut self.queues {
+            let (b, s) = q.input_for(t);
+            self.requests.push_input(b, s);
+        }
+    }
+
+    fn add_local_inputs(&mut self) {
+        let target = self.current + self.delay;
+        let s = self.cfg.input_size;
+        for (li, &p) in self.local.iter().enumerate() {
+            let q = &mut self.queues[p];
+            while q.next_needed() < target {
+                // The delay grew: repeat the last input over the gap.
+                let t = q.next_needed();
+                match t.checked_sub(1).and_then(|prev| q.confirmed(prev)) {
+                    Some(b) => self.tmp.copy_from_slice(b),
+                    None => self.tmp.fill(0),
+                }
+                q.add_confirmed(t, &self.tmp);
+            }
+            if q.next_needed() == target {
+                q.add_confirmed(target, &self.local_input[li * s..(li + 1) * s]);
+            }
+        }
+    }
+
+    /// Runs one tick: adds the local inputs, rolls back if a prediction was wrong and
+    /// simulates the current tick, all as requests to poll. Poll every request before
+    /// calling this again (unpolled ones are dropped).
+    pub fn advance(&mut self) -> AdvanceStatus {
+        self.requests.clear();
+        // Ticks of this frame still to run, this one included (1 for an engine that
+        // advances without asking `ticks_due`).
+        let pending = self.due_left.max(1);
+        self.due_left = self.due_left.saturating_sub(1);
+        self.queue_state_dumps();
+        if !self.running {
+            return AdvanceStatus::NotSynchronized;
+        }
+        self.add_local_inputs();
+        let mismatch = self.queues.iter().filter_map(|q| q.first_mismatch()).min();
+        if let Some(m) = mismatch {
+            self.queues.iter_mut().for_each(|q| q.clear_mismatch());
+            if m < self.current {
+                self.rollback(m);
+            }
+        }
+        let confirmed = self.confirmed_all();
+        if self.current as u64 >= confirmed as u64 + self.cfg.max_prediction as u64 {
+            self.stats.window_full += 1;
+            if !self.stalled {
+                self.stalled = true;
+                let peer = self.lagging_peer();
+                self.events.push_back(Event::PredictionWindowFull { tick: self.current, peer });
+            }
+            self.finish_tick();
+            return AdvanceStatus::WindowFull;
+        }
+        self.stalled = false;
+        self.record_advantage(pending);
+        if self.should_save(self.current, confirmed) {
+            self.save(self.current);
+        }
+        self.push_advance(self.current, false);
+        self.current += 1;
+        self.finish_tick();
+        AdvanceStatus::Advanced
+    }
+
+    fn lagging_peer(&self) -> PeerId {
+        let mut best: Option<(Tick, PeerId)> = None;
+        for p in &self.peers {
+            let t = p.players.iter().map(|&i| self.queues[i].confirmed_until()).min().unwrap_or(Tick::MAX);
+            if best.is_none_or(|(b, _)| t < b) {
+                best = Some((t, p.id));
+            }
+        }
+        best.map_or(0, |b| b.1)
+    }
+
+    fn rollback(&mut self, m: Tick) {
+        let Some((s, slot)) = self.ring.latest_at_or_before(m) else {
+            self.events.push_back(Event::RollbackTooFar { tick: m });
+            return;
+        };
+        self.ring.invalidate_after(s);
+        self.requests.push_load(s, slot);
+        let confirmed = self.confirmed_all();
+        for t in s..self.current {
+            if t > s && self.should_save(t, confirmed) {
+                self.save(t);
+            }
+            self.push_advance(t, true);
+        }
+        let depth = self.current - s;
+        self.stats.rollbacks += 1;
+        self.stats.resimulated += depth as u64;
+        self.stats.max_rollback = self.stats.max_rollback.max(depth);
+    }
+
+    /// Ticks before this one are final everywhere: every input before it is confirmed
+    /// here *and* at every connected peer. A disconnect proposal is always at or after
+    /// the proposer's confirmed tick, so no agreed disconnect can reach back before
+    /// this bound; checksums, replays and spectators only ever see final ticks.
+    fn safe_bound(&self) -> Tick {
+        let mut b = self.confirmed_all().min(self.current);
+        for p in self.peers.iter().filter(|p| !p.disconnected) {
+            b = b.min(p.remote_confirmed);
+        }
+        b
+    }
+
+    /// After a tick's requests: finalize the checksums of check ticks that can no
+    /// longer change, and record newly confirmed inputs for the replay.
+    fn finish_tick(&mut self) {
+        let bound = self.safe_bound();
+        while self.cfg.desync_interval > 0 && self.next_check <= bound {
+            let t = self.next_check;
+            match self.ring.checksum(t) {
+                Some(c) => {
+                    self.checks.push(t, c);
+                    for i in 0..self.peers.len() {
+                        if let Some(r) = self.peers[i].take_pending(t) {
+                            self.compare(i, t, c, r);
+                        }
+                    }
+                }
+                // Saved in this batch: its checksum comes with confirm_save.
+                None if self.ring.slot_of(t).is_some() => break,
+                None => {}
+            }
+            self.next_check += self.cfg.desync_interval;
+        }
+        if let Some(rec) = self.recorder.as_mut() {
+            while rec.end_tick() < bound {
+                let t = rec.end_tick();
+                rec.begin_tick();
+                for q in &self.queues {
+                    match q.disconnect_tick() {
+                        Some(d) if t >= d => rec.push(&self.zero, InputStatus::Disconnected),
+                        _ => rec.push(q.confirmed(t).expect("confirmed input in history"), InputStatus::Confirmed),
+                    }
+                }
+            }
+        }
+    }
+
+    /// The engine's checksum of the state it saved for `tick` (answer to
+    /// [`Request::Save`]). Without it, that tick is not checked for desyncs.
+    pub fn confirm_save(&mut self, tick: Tick, checksum: u64) -> Result<(), SessionError> {
+        if self.ring.set_checksum(tick, checksum) { Ok(()) } else { Err(SessionError::UnexpectedTick(tick)) }
+    }
+
+    /// The next request to run, in order.
+    pub fn poll_request(&mut self) -> Option<Request<'_>> {
+        self.requests.poll()
+    }
+
+    /// Requests of the last advance not polled yet (the next advance drops them).
+    pub fn pending_requests(&self) -> usize {
+        self.requests.pending()
+    }
+
+    /// The next event.
+    pub fn poll_event(&mut self) -> Option<Event> {
+        self.events.pop_front()
+    }
+
+    /// Measures our advantage over each peer while simulating a tick, `pending` ticks
+    /// (this one included) before the end of this frame's ticks.
+    fn record_advantage(&mut self, pending: u32) {
+        let tick_us = self.cfg.clock.tick_us;
+        // Our position as peers report theirs: the tick count once this frame's ticks
+        // are done (a message's tick is the sender's count after its frame), plus the
+        // clock's fraction, as the remote estimate is fractional. Comparing anything
+        // else biases both sides alike (a whole tick count: toward "I am ahead"; the
+        // count before this tick: a tick toward "I am behind"), and the agreement gate
+        // then never corrects an offset smaller than the bias.
+        let me = (self.current + pending) as f64 + self.clock.alpha();
+        for p in self.peers.iter_mut().filter(|p| p.heard && !p.disconnected) {
+            let elapsed = self.now.saturating_sub(p.remote_tick_at) as f64 + p.rtt_us / 2.0;
+            let est = p.remote_tick as f64 + elapsed / tick_us;
+            p.local_adv = (me - est) as f32;
+            p.adv.record(p.local_adv, p.remote_adv);
+        }
+    }
+}
+
+impl Peer {
+    /// `ring` is the input queues' capacity (a power of two).
+    fn new(id: PeerId, player: usize, now: Micros, ring: usize) -> Self {
+        Peer {
+            id,
+            players: vec![player],
+            acked: 0,
+            remote_confirmed: 0,
+            heard: false,
+            last_recv: now,
+            interrupted: false,
+            disconnected: false,
+            remote_tick: 0,
+            remote_tick_at: now,
+            remote_adv: 0.0,
+            local_adv: 0.0,
+            rtt_us: 0.0,
+            adv: AdvantageTracker::default(),
+            pending: [(0, 0); PENDING_REPORTS],
+            npending: 0,
+            last_sent_at: None,
+            last_sent_next: 0,
+            report_tick: None,
+            report_sends: 0,
+            input_sent_at: vec![0; ring],
+            input_sends: vec![0; ring],
+        }
+    }
+
+    fn take_pending(&mut self, tick: Tick) -> Option<u64> {
+        let i = self.pending[..self.npending].iter().position(|e| e.0 == tick)?;
+        let c = self.pending[i].1;
+        self.pending.copy_within(i + 1..self.npending, i);
+        self.npending -= 1;
+        Some(c)
+    }
+
+    fn add_pending(&mut self, tick: Tick, checksum: u64) {
+        if self.pending[..self.npending].iter().any(|e| e.0 == tick) {
+            return;
+        }
+        if self.npending == PENDING_REPORTS {
+            self.pending.copy_within(1.., 0);
+            self.npending -= 1;
+        }
+        self.pending[self.npending] = (tick, checksum);
+        self.npending += 1;
+    }
+}

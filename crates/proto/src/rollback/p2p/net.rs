@@ -1,0 +1,379 @@
+//! The network side of [`P2pSession`]: receiving and sending messages, timers,
+//! disconnects and spectators.
+
+use super::{Event, P2pSession, PeerId, Spectator, Tick};
+use crate::clock::Micros;
+use crate::rollback::input_queue::AddOutcome;
+use crate::rollback::message::{self, Header, KIND_INPUT, KIND_SPECTATE, KIND_SPECTATOR_ACK};
+use crate::transport::{Endpoint, Transport};
+
+/// Host to spectator, reliable: `u8 kind, u32 tick, state bytes`.
+pub(crate) const KIND_SNAPSHOT: u8 = 0x24;
+/// Checksum reports carried by a message that carries any.
+const REPORTS_PER_MESSAGE: usize = 2;
+/// How long an input that went in `input_redundancy` messages and is still unacked
+/// waits before it goes again. An input's ack is a round trip away (20 ticks at 10
+/// ticks of latency): repeating it in every message until then, as GGPO and GGRS do,
+/// sends it ~20 times. After its first copies it only needs to go again if all of
+/// them were lost, which with independent losses almost never happens; but losses
+/// come in bursts too, and a burst longer than the copies would then cost a wait for
+/// the resend, so that wait is kept short: 50 ms (3 ticks at 60 Hz).
+const INPUT_REFRESH_US: Micros = 50_000;
+/// Messages to each peer that carry a new checksum report. Checks run every few ticks
+/// while messages go every tick, so repeating reports in all of them (as before) spent
+/// about a third of each datagram; three copies survive 5% loss with odds of 10^-4.
+const REPORT_SENDS: u8 = 3;
+
+impl P2pSession {
+    /// Takes a message the endpoint delivered from `peer`, which arrived at `now` (the
+    /// runtime's `received_at`): time sync measures the peer's tick from it, and a
+    /// later time (say the frame's, for a message that arrived during the frame)
+    /// makes the peer look up to that much further behind on both sides, which the
+    /// agreement gate then leaves uncorrected. Malformed messages and unknown peers
+    /// are counted and ignored.
+    pub fn handle_message(&mut self, now: Micros, peer: PeerId, data: &[u8]) {
+        self.now = self.now.max(now);
+        if let Some(pi) = self.peers.iter().position(|p| p.id == peer) {
+            return self.on_peer_message(pi, data);
+        }
+        if let Some(s) = self.spectators.iter_mut().find(|s| s.id == peer) {
+            let mut scratch = std::mem::take(&mut self.scratch);
+            match message::decode(data, self.cfg.input_size, &mut scratch) {
+                Ok(d) if d.header.kind == KIND_SPECTATOR_ACK => s.acked = s.acked.max(d.header.ack),
+                _ => self.stats.malformed += 1,
+            }
+            self.scratch = scratch;
+            return;
+        }
+        self.stats.malformed += 1;
+    }
+
+    fn on_peer_message(&mut self, pi: usize, data: &[u8]) {
+        let mut scratch = std::mem::take(&mut self.scratch);
+        let d = match message::decode(data, self.cfg.input_size, &mut scratch) {
+            Ok(d) if d.header.kind == KIND_INPUT && d.header.players as usize == self.peers[pi].players.len() => d,
+            _ => {
+                self.stats.malformed += 1;
+                self.scratch = scratch;
+                return;
+            }
+        };
+        let now = self.now;
+        let p = &mut self.peers[pi];
+        if p.disconnected {
+            self.scratch = scratch;
+            return;
+        }
+        p.last_recv = now;
+        if p.interrupted {
+            p.interrupted = false;
+            self.events.push_back(Event::PeerResumed { peer: p.id });
+        }
+        let h = d.header;
+        p.acked = p.acked.max(h.ack);
+        p.remote_confirmed = p.remote_confirmed.max(h.confirmed);
+        if !p.heard || h.tick >= p.remote_tick {
+            p.remote_tick = h.tick;
+            p.remote_tick_at = now;
+            p.remote_adv = h.advantage;
+        }
+        if !p.heard {
+            p.heard = true;
+            if !self.running && self.peers.iter().all(|p| p.heard || p.disconnected) {
+                self.running = true;
+                self.events.push_back(Event::Synchronized);
+            }
+        }
+        // Inputs, in order; never further ahead than half the history (the rest of
+        // the ring may still be needed).
+        let s = self.cfg.input_size;
+        let k = h.players as usize;
+        let limit = self.current as u64 + (self.cfg.history / 2) as u64;
+        'ticks: for i in 0..h.count as usize {
+            let t = h.first as u64 + i as u64;
+            if t >= limit {
+                break;
+            }
+            for (j, &player) in self.peers[pi].players.iter().enumerate() {
+                let at = (i * k + j) * s;
+                if self.queues[player].add_confirmed(t as Tick, &d.inputs[at..at + s]) == AddOutcome::Gap {
+                    break 'ticks;
+                }
+            }
+        }
+        for (player, tick) in d.disconnects() {
+            let player = player as usize;
+            if player < self.kinds.len() && self.kinds[player] != super::PlayerKind::Local {
+                self.disconnect_player(player, tick);
+            }
+        }
+        for (tick, checksum) in d.reports() {
+            match self.checks.get(tick) {
+                Some(local) => self.compare(pi, tick, local, checksum),
+                None if tick >= self.next_check => self.peers[pi].add_pending(tick, checksum),
+                None => {}
+            }
+        }
+        self.scratch = scratch;
+    }
+
+    /// Declares `player` disconnected from `tick` on (the earliest proposal wins) and
+    /// rolls back to it if that tick was already simulated.
+    fn disconnect_player(&mut self, player: usize, tick: Tick) {
+        let q = &mut self.queues[player];
+        if q.disconnect(tick) {
+            if tick < self.current {
+                q.force_mismatch(tick);
+            }
+            self.events.push_back(Event::PlayerDisconnected { player, tick });
+        }
+    }
+
+    /// Tells the session that the endpoint closed the connection to `peer` (or call it
+    /// to drop a peer on purpose). Its players are proposed disconnected from the first
+    /// tick whose input is missing.
+    pub fn peer_disconnected(&mut self, peer: PeerId) {
+        if let Some(pi) = self.peers.iter().position(|p| p.id == peer && !p.disconnected) {
+            self.peers[pi].disconnected = true;
+            self.events.push_back(Event::PeerDisconnected { peer });
+            for j in 0..self.peers[pi].players.len() {
+                let player = self.peers[pi].players[j];
+                let tick = self.queues[player].next_needed();
+                self.disconnect_player(player, tick);
+            }
+            if !self.running && self.peers.iter().all(|p| p.heard || p.disconnected) {
+                self.running = true;
+                self.events.push_back(Event::Synchronized);
+            }
+        }
+        if let Some(i) = self.spectators.iter().position(|s| s.id == peer) {
+            self.spectators.remove(i);
+        }
+    }
+
+    /// Runs the silence timers. [`P2pSession::ticks_due`] calls it.
+    pub fn update(&mut self, now: Micros) {
+        self.now = self.now.max(now);
+        for i in 0..self.peers.len() {
+            let p = &mut self.peers[i];
+            if p.disconnected {
+                continue;
+            }
+            let silent = self.now.saturating_sub(p.last_recv);
+            if silent >= self.cfg.disconnect_timeout_us {
+                let id = p.id;
+                self.peer_disconnected(id);
+            } else if silent >= self.cfg.notify_after_us && !p.interrupted {
+                p.interrupted = true;
+                let left = self.cfg.disconnect_timeout_us - silent;
+                self.events.push_back(Event::PeerInterrupted { peer: p.id, disconnect_in_us: left });
+            }
+        }
+    }
+
+    /// Adds a spectator behind `peer`. Before the first tick it simply receives every
+    /// confirmed input; later, the engine is first asked (through
+    /// [`crate::rollback::Request::DumpState`]) for a snapshot that is sent on the
+    /// reliable channel, and inputs follow from the snapshot's tick.
+    pub fn add_spectator(&mut self, peer: PeerId) {
+        if peer == 0 || self.spectators.iter().any(|s| s.id == peer) || self.peers.iter().any(|p| p.id == peer) {
+            return;
+        }
+        let mid_match = self.current > 0;
+        self.spectators.push(Spectator {
+            id: peer,
+            acked: 0,
+            want_snapshot: mid_match,
+            snapshot_tick: None,
+            snapshot: None,
+            last_sent_at: None,
+        });
+    }
+
+    /// Queues this tick's messages on `endpoint`: inputs (with everything unacked),
+    /// acks, frame advantage, disconnects and checksum reports to every peer, and
+    /// confirmed inputs to spectators. Call once per engine frame, after advancing;
+    /// then flush the endpoint.
+    pub fn send_messages<T: Transport + ?Sized>(&mut self, now: Micros, endpoint: &mut T) {
+        self.now = self.now.max(now);
+        let tick_us = self.cfg.clock.tick_us as Micros;
+        let s = self.cfg.input_size;
+        let local_next = self.local.first().map_or(self.current, |&p| self.queues[p].next_needed());
+        let history = self.queues[0].capacity() as Tick;
+        let own_confirmed = self.confirmed_all().min(self.current);
+        let mut out = std::mem::take(&mut self.out);
+        for pi in 0..self.peers.len() {
+            let p = &self.peers[pi];
+            if p.disconnected {
+                continue;
+            }
+            let due = p.last_sent_at.is_none_or(|t| self.now >= t + tick_us) || local_next > p.last_sent_next;
+            if !due {
+                continue;
+            }
+            let rtt = endpoint.stats(p.id).map(|st| st.srtt_us);
+            let oldest = p.acked.max(local_next.saturating_sub(history - 1)).min(local_next);
+            let first = self.first_input_to_send(pi, oldest, local_next);
+            let count = ((local_next - first) as usize).min(self.max_ticks_per_msg);
+            let p = &self.peers[pi];
+            let ack = p.players.iter().map(|&i| self.queues[i].next_needed()).min().unwrap_or(0);
+            let h = Header {
+                kind: KIND_INPUT,
+                tick: self.current,
+                ack,
+                confirmed: own_confirmed,
+                advantage: p.local_adv,
+                first,
+                count: count as u8,
+                players: self.local.len() as u8,
+            };
+            let newest_report = self.checks.iter_newest().next().map(|(t, _)| t);
+            let send_reports = newest_report.is_some() && (p.report_tick != newest_report || p.report_sends < REPORT_SENDS);
+            let reports = if send_reports { REPORTS_PER_MESSAGE } else { 0 };
+            let (queues, local) = (&self.queues, &self.local);
+            message::encode(
+                &mut out,
+                &h,
+                s,
+                |i, j| queues[local[j]].confirmed(first + i as Tick).expect("unacked local input in history"),
+                self.disconnect_entries(),
+                self.checks.iter_newest().take(reports),
+            );
+            if endpoint.send(p.id, self.cfg.channel, &out).is_err() {
+                self.stats.send_errors += 1;
+            }
+            let p = &mut self.peers[pi];
+            let mask = p.input_sends.len() - 1;
+            for t in first..first + count as Tick {
+                let i = t as usize & mask;
+                p.input_sends[i] = p.input_sends[i].saturating_add(1);
+                p.input_sent_at[i] = self.now;
+            }
+            if send_reports {
+                if p.report_tick != newest_report {
+                    p.report_tick = newest_report;
+                    p.report_sends = 0;
+                }
+                p.report_sends += 1;
+            }
+            if let Some(rtt) = rtt {
+                p.rtt_us = rtt;
+            }
+            p.last_sent_at = Some(self.now);
+            p.last_sent_next = local_next;
+        }
+        self.send_to_spectators(endpoint, &mut out);
+        self.out = out;
+    }
+
+    /// The first of our unacked inputs (`oldest..local_next`) that the next message to
+    /// peer `pi` must carry. An input already carried by `input_redundancy` messages
+    /// is skipped until [`INPUT_REFRESH_US`] after it last went; then it goes again,
+    /// with everything after it (a message carries one contiguous range of ticks).
+    fn first_input_to_send(&mut self, pi: usize, oldest: Tick, local_next: Tick) -> Tick {
+        let (now, copies) = (self.now, self.cfg.input_redundancy);
+        let p = &mut self.peers[pi];
+        let mask = p.input_sends.len() - 1;
+        // Inputs new since the last message to this peer have not been sent yet.
+        let fresh = p.last_sent_next.max(local_next.saturating_sub(mask as Tick + 1));
+        for t in fresh..local_next {
+            p.input_sends[t as usize & mask] = 0;
+        }
+        if copies == 0 {
+            return oldest;
+        }
+        let mut first = oldest;
+        while first < local_next {
+            let i = first as usize & mask;
+            if p.input_sends[i] < copies {
+                break;
+            }
+            if now >= p.input_sent_at[i] + INPUT_REFRESH_US {
+                self.stats.input_refreshes += 1;
+                break;
+            }
+            first += 1;
+        }
+        first
+    }
+
+    fn disconnect_entries(&self) -> impl Iterator<Item = (u16, Tick)> + Clone + '_ {
+        self.queues.iter().enumerate().filter_map(|(i, q)| q.disconnect_tick().map(|t| (i as u16, t)))
+    }
+
+    fn send_to_spectators<T: Transport + ?Sized>(&mut self, endpoint: &mut T, out: &mut Vec<u8>) {
+        let tick_us = self.cfg.clock.tick_us as Micros;
+        let confirmed = self.safe_bound();
+        let history = self.queues[0].capacity() as Tick;
+        let mut i = 0;
+        while i < self.spectators.len() {
+            let sp = &mut self.spectators[i];
+            if sp.want_snapshot {
+                if let Some(msg) = sp.snapshot.take() {
+                    if endpoint.send(sp.id, self.cfg.reliable_channel, &msg).is_err() {
+                        self.stats.send_errors += 1;
+                    }
+                    sp.want_snapshot = false;
+                }
+                i += 1;
+                continue;
+            }
+            if confirmed.saturating_sub(sp.acked) > history / 2 {
+                let peer = sp.id;
+                self.spectators.remove(i);
+                self.events.push_back(Event::SpectatorDropped { peer });
+                continue;
+            }
+            if sp.last_sent_at.is_none_or(|t| self.now >= t + tick_us) {
+                sp.last_sent_at = Some(self.now);
+                let first = sp.acked.min(confirmed);
+                let count = ((confirmed - first) as usize).min(self.max_ticks_per_msg);
+                let h = Header {
+                    kind: KIND_SPECTATE,
+                    tick: self.current,
+                    ack: 0,
+                    confirmed,
+                    advantage: 0.0,
+                    first,
+                    count: count as u8,
+                    players: self.queues.len() as u8,
+                };
+                let (queues, zero) = (&self.queues, &self.zero);
+                message::encode(
+                    out,
+                    &h,
+                    self.cfg.input_size,
+                    |i, p| {
+                        let t = first + i as Tick;
+                        match queues[p].disconnect_tick() {
+                            Some(d) if t >= d => zero.as_slice(),
+                            _ => queues[p].confirmed(t).expect("confirmed input in history"),
+                        }
+                    },
+                    self.disconnect_entries(),
+                    std::iter::empty(),
+                );
+                if endpoint.send(self.spectators[i].id, self.cfg.channel, out).is_err() {
+                    self.stats.send_errors += 1;
+                }
+            }
+            i += 1;
+        }
+    }
+
+    /// Convenience for a session that owns its endpoint's events: drains them,
+    /// feeding messages and disconnects to the session and recycling buffers. Every
+    /// message is taken as arrived at `now`; see [`P2pSession::handle_message`].
+    pub fn pump(&mut self, now: Micros, endpoint: &mut Endpoint) {
+        while let Some(e) = endpoint.poll_event() {
+            match e {
+                crate::transport::Event::Message { peer, data, .. } => {
+                    self.handle_message(now, peer, &data);
+                    endpoint.recycle(data);
+                }
+                crate::transport::Event::Disconnected { peer, .. } => self.peer_disconnected(peer),
+                crate::transport::Event::Connected { .. } => {}
+            }
+        }
+    }
+}

@@ -1,0 +1,205 @@
+//! A spectator: receives confirmed inputs from one host peer and plays them, catching
+//! up faster when it falls behind.
+//!
+//! A spectator added before the match starts gets every input from tick 0. One
+//! added mid-match first receives a state snapshot (on the reliable channel), which
+//! it hands to the engine as a `Restore` request, then the inputs from that tick.
+
+use std::collections::VecDeque;
+
+use super::event::Event;
+use super::input_queue::InputQueue;
+use super::message::{self, Header, KIND_SPECTATE, KIND_SPECTATOR_ACK};
+use super::p2p::SessionError;
+use super::request::{Request, RequestQueue};
+use super::{AdvanceStatus, PredictionMode, Tick};
+use crate::clock::Micros;
+use crate::transport::{CHANNEL_UNRELIABLE, PeerId, Transport};
+
+/// Settings of a [`SpectatorSession`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SpectatorConfig {
+    /// Players in the match.
+    pub players: usize,
+    /// Bytes per input.
+    pub input_size: usize,
+    /// Ticks of input history kept.
+    pub history: usize,
+    /// More than this many ticks of received inputs not yet played: catch up.
+    pub max_behind: u32,
+    /// Ticks played per advance while catching up.
+    pub catchup_speed: u32,
+    /// Channel for acks.
+    pub channel: u8,
+}
+
+impl Default for SpectatorConfig {
+    fn default() -> Self {
+        SpectatorConfig { players: 2, input_size: 2, history: 256, max_behind: 10, catchup_speed: 2, channel: CHANNEL_UNRELIABLE }
+    }
+}
+
+/// The spectator side. Poll requests after each advance as with a P2P session.
+pub struct SpectatorSession {
+    cfg: SpectatorConfig,
+    host: PeerId,
+    queues: Vec<InputQueue>,
+    current: Tick,
+    started: bool,
+    restore: Option<(Tick, Vec<u8>)>,
+    requests: RequestQueue,
+    events: VecDeque<Event>,
+    scratch: Vec<u8>,
+    out: Vec<u8>,
+    last_ack_at: Option<Micros>,
+    malformed: u64,
+}
+
+impl SpectatorSession {
+    /// A spectator of the match hosted by `host`.
+    pub fn new(cfg: SpectatorConfig, host: PeerId) -> Result<Self, SessionError> {
+        if cfg.players == 0 || cfg.players > 255 || cfg.input_size == 0 || cfg.catchup_speed == 0 || cfg.history < 64 {
+            return Err(SessionError::InvalidConfig(format!("spectator config {cfg:?}")));
+        }
+        Ok(SpectatorSession {
+            queues: (0..cfg.players).map(|_| InputQueue::new(cfg.input_size, cfg.history, PredictionMode::Zero)).collect(),
+            host,
+            current: 0,
+            started: false,
+            restore: None,
+            requests: RequestQueue::new(cfg.players, cfg.input_size, cfg.catchup_speed as usize + 1),
+            events: VecDeque::new(),
+            scratch: Vec::new(),
+            out: Vec::with_capacity(64),
+            last_ack_at: None,
+            malformed: 0,
+            cfg,
+        })
+    }
+
+    /// The next tick to play.
+    pub fn current_tick(&self) -> Tick {
+        self.current
+    }
+
+    /// True once the spectator knows where it starts (tick 0 or a snapshot).
+    pub fn is_started(&self) -> bool {
+        self.started
+    }
+
+    /// Ticks received but not played yet.
+    pub fn frames_behind(&self) -> u32 {
+        self.available().saturating_sub(self.current)
+    }
+
+    /// Messages refused.
+    pub fn malformed(&self) -> u64 {
+        self.malformed
+    }
+
+    fn available(&self) -> Tick {
+        self.queues.iter().map(|q| q.confirmed_until()).min().unwrap_or(0)
+    }
+
+    /// Takes a message from the host (inputs or the join snapshot).
+    pub fn handle_message(&mut self, peer: PeerId, data: &[u8]) {
+        if peer != self.host {
+            self.malformed += 1;
+            return;
+        }
+        if data.first() == Some(&crate::rollback::p2p::KIND_SNAPSHOT_BYTE) {
+            if data.len() < 5 || self.started {
+                self.malformed += 1;
+                return;
+            }
+            let tick = u32::from_le_bytes([data[1], data[2], data[3], data[4]]);
+            for q in &mut self.queues {
+                q.start_at(tick);
+            }
+            self.current = tick;
+            self.started = true;
+            self.restore = Some((tick, data[5..].to_vec()));
+            return;
+        }
+        let mut scratch = std::mem::take(&mut self.scratch);
+        match message::decode(data, self.cfg.input_size, &mut scratch) {
+            Ok(d) if d.header.kind == KIND_SPECTATE && d.header.players as usize == self.cfg.players => {
+                let h = d.header;
+                if !self.started && h.first == 0 {
+                    self.started = true;
+                }
+                if self.started {
+                    for (p, t) in d.disconnects() {
+                        if let Some(q) = self.queues.get_mut(p as usize) {
+                            q.disconnect(t);
+                        }
+                    }
+                    let s = self.cfg.input_size;
+                    for i in 0..h.count as usize {
+                        let t = h.first + i as Tick;
+                        if t as u64 >= self.current as u64 + (self.cfg.history / 2) as u64 {
+                            break;
+                        }
+                        for (p, q) in self.queues.iter_mut().enumerate() {
+                            let at = (i * self.cfg.players + p) * s;
+                            q.add_confirmed(t, &d.inputs[at..at + s]);
+                        }
+                    }
+                }
+            }
+            _ => self.malformed += 1,
+        }
+        self.scratch = scratch;
+    }
+
+    /// Plays the next tick, or several while more than `max_behind` ticks behind.
+    pub fn advance(&mut self) -> AdvanceStatus {
+        self.requests.clear();
+        if let Some((tick, state)) = self.restore.take() {
+            self.requests.push_restore(tick, &state);
+        }
+        if !self.started || self.available() <= self.current {
+            return AdvanceStatus::WaitingForInput;
+        }
+        let n = if self.frames_behind() > self.cfg.max_behind { self.cfg.catchup_speed } else { 1 };
+        for _ in 0..n {
+            if self.current >= self.available() {
+                break;
+            }
+            self.requests.begin_advance(self.current, false);
+            for q in &mut self.queues {
+                let (b, s) = q.input_for(self.current);
+                self.requests.push_input(b, s);
+            }
+            self.current += 1;
+        }
+        AdvanceStatus::Advanced
+    }
+
+    /// Acknowledges received inputs to the host (at most once per tick period).
+    pub fn send_messages<T: Transport + ?Sized>(&mut self, now: Micros, endpoint: &mut T, tick_us: Micros) {
+        if self.last_ack_at.is_some_and(|t| now < t + tick_us) {
+            return;
+        }
+        self.last_ack_at = Some(now);
+        let ack = if self.started { self.available() } else { 0 };
+        let h = Header { kind: KIND_SPECTATOR_ACK, tick: self.current, ack, confirmed: 0, advantage: 0.0, first: 0, count: 0, players: 0 };
+        message::encode(&mut self.out, &h, self.cfg.input_size, |_, _| &[], std::iter::empty(), std::iter::empty());
+        let _ = endpoint.send(self.host, self.cfg.channel, &self.out);
+    }
+
+    /// The next request, in order.
+    pub fn poll_request(&mut self) -> Option<Request<'_>> {
+        self.requests.poll()
+    }
+
+    /// Requests of the last advance not polled yet (the next advance drops them).
+    pub fn pending_requests(&self) -> usize {
+        self.requests.pending()
+    }
+
+    /// The next event.
+    pub fn poll_event(&mut self) -> Option<Event> {
+        self.events.pop_front()
+    }
+}

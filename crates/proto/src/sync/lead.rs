@@ -1,0 +1,493 @@
+//! The client's input-lead controller: a closed loop on the arrival margins the server
+//! measures, not an RTT/2 estimate.
+//!
+//! The server reports, for each client input, how early (positive) or late (negative)
+//! its first copy arrived against the tick that consumed it. Those reports are a
+//! round trip old. The client knows its own *phase* Φ exactly (ticks gained or lost
+//! through dilation and snaps since it started), so each report is stored
+//! phase-normalised: `x = margin − Φ(when that input was sent)`. The margin a new input
+//! would get at the current phase is then `x + Φ(now)`, so corrections still in flight
+//! are never counted twice (dead-time compensation, Smith-predictor style), and the
+//! loop can be fast without ringing.
+//!
+//! The target phase makes a low quantile of margins sit at `target_margin`:
+//! `Φ* = target_margin − Q_q(x)`, from a histogram that forgets. The committed target
+//! moves up (more lead) as soon as it is exceeded, and down only beyond a hysteresis
+//! band placed above the estimator's own noise, so estimator noise never turns into
+//! clock corrections; it moves with the clock drift, which is tracked on the median
+//! margin and detrends the stored samples. The output is a time scale for the
+//! [`TickClock`], proportional to the remaining phase error; errors beyond the snap
+//! threshold become a snap.
+//!
+//! The quantile level `q` is calibrated, not fixed at ε: what reaches the client is the
+//! number of steps its inputs missed (late first copies, and the server's underflows
+//! and merges, from its slip), and `q` is set so that, at the ratio of missed steps to
+//! the level seen over the last ~40 s, they come to `aim · ε` minus the share of inputs
+//! lost in every copy (which no lead saves and no margin shows). That share is
+//! measured, not modelled: the server counts the steps it ran on a substitute, and
+//! those no late report accounts for are inputs that never arrived. (A loss model
+//! from the copy count undercounts it on bursty links by half or more, and the loop
+//! then spends on jitter the budget that the losses have already used.) A low level
+//! keeps a longer memory, so the tail it estimates has samples in it.
+//!
+//! [`TickClock`]: crate::tick::TickClock
+
+use super::histogram::ForgettingHistogram;
+use super::tail_shape::TailShape;
+
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct LeadConfig {
+    /// Target late rate ε: the margin quantile the loop holds at `target_margin_ticks`.
+    pub late_rate: f64,
+    /// Where the ε-quantile of margins should sit, in ticks (a small safety).
+    pub target_margin_ticks: f64,
+    /// Dilation per tick of phase error (0.05: 1 tick off runs the clock 5% fast or slow).
+    pub gain: f64,
+    /// Per-sample forgetting of the margin histogram (0.99 ≈ the last 100 inputs).
+    pub forget: f64,
+    /// Smallest hysteresis band for lowering the lead, in ticks.
+    pub min_band_ticks: f64,
+    /// Errors beyond this many ticks are corrected with a snap.
+    pub snap_threshold_ticks: f64,
+    /// The share of ε the *realized* late rate is steered to (see `calibrate`).
+    pub aim: f64,
+}
+
+impl Default for LeadConfig {
+    fn default() -> Self {
+        LeadConfig { late_rate: 0.01, target_margin_ticks: 0.0, gain: 0.05, forget: 0.995, min_band_ticks: 0.15, snap_threshold_ticks: 10.0, aim: 0.7 }
+    }
+}
+
+/// What the clock should do now.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct LeadControl {
+    /// Time scale for the tick clock (before its own clamping).
+    pub scale: f64,
+    /// A phase jump in ticks to make now (None: dilation only).
+    pub snap_ticks: Option<f64>,
+}
+
+const RING: usize = 4096;
+/// Samples per drift-estimation window (≈10 s at one input per 60 Hz tick).
+const DRIFT_WINDOW: u32 = 300;
+/// Merging more than this many extra steps between two reports is a discontinuity.
+const RESET_SHIFT_TICKS: i64 = 6;
+
+#[derive(Debug, Clone)]
+pub struct InputLeadController {
+    cfg: LeadConfig,
+    hist: ForgettingHistogram,
+    /// The tail's shape over minutes (see [`TailShape`]): the lead holds the larger
+    /// of what the short memory and the long shape call for.
+    tail: TailShape,
+    /// Phase at which the input of each recent client tick was sent.
+    sent_phase: Vec<(u64, f64)>,
+    committed: Option<f64>,
+    /// The histogram holds `margin − Φ_sent + base`; `base` is a whole number of ticks.
+    base: f64,
+    /// Running mean and mean square deviation of the raw target estimate.
+    raw_mean: f64,
+    raw_dev: f64,
+    samples: u64,
+    last_margin: f64,
+    /// The server's consumption shift at the latest report.
+    shift: f64,
+    /// Drift of the target, in ticks per sample (≈ per tick), and its running sum:
+    /// samples are stored detrended so the histogram does not smear under clock drift.
+    drift: f64,
+    drift_sum: f64,
+    /// Mean raw target of the previous window, and samples in the current one.
+    drift_ref: Option<f64>,
+    drift_samples: u32,
+    /// The last three window slopes (their median rejects a one-off step), how many
+    /// have been measured, and the sum of raw targets in the current window.
+    slopes: [f64; 3],
+    slope_count: u32,
+    drift_acc: f64,
+    /// Reports for inputs sent before this tick predate the last reset.
+    fresh_from: u64,
+    last_sent: u64,
+    last_shift: Option<i64>,
+    resets: u64,
+    /// Calibration of the quantile level against the realized late rate: slow averages
+    /// of late steps per report and of the late fraction the quantile level predicted.
+    realized: f64,
+    predicted: f64,
+    level: f64,
+    /// Share of inputs lost in every copy, per report (slow average; see
+    /// `on_substitutions`), and the server's substitution count not yet averaged in.
+    unrecoverable: f64,
+    substituted_total: Option<u32>,
+    substituted_pending: f64,
+    /// Late steps beyond [`MAX_LATE_PER_REPORT`] in one report, held until the margins'
+    /// location shows whether they were a latency step (dropped) or a stall (counted),
+    /// and the report count at which that is known.
+    held_late: f64,
+    held_until: u64,
+}
+
+/// Reports per calibration memory (≈ 40 s at one input per 60 Hz tick): long enough to
+/// see a few dozen late steps at ε = 1%.
+const CALIBRATION_SAMPLES: f64 = 2400.0;
+/// A raw target this many noise deviations off its mean is a step, not noise.
+const STEP_SIGMAS: f64 = 4.0;
+/// Tail samples the margin histogram's memory should hold at the calibrated level.
+const TAIL_SAMPLES: f64 = 1.5;
+/// Longest memory of the margin histogram (≈ 2000 samples, 33 s at 60 Hz).
+const MAX_FORGET: f64 = 0.9995;
+/// Late steps one report may add to the realized rate at once: a whole hitch is not the
+/// lead's fault and must not hold the lead up for minutes. More are held (see
+/// `held_late`) and counted, up to [`MAX_STALL_STEPS`], if they were a stall.
+const MAX_LATE_PER_REPORT: f64 = 4.0;
+const MAX_STALL_STEPS: f64 = 32.0;
+/// Reports to wait before counting held late steps: the location window of
+/// [`TailShape`] needs about this many to show a latency step.
+const STEP_HOLD_REPORTS: u64 = 64;
+
+impl InputLeadController {
+    pub fn new(cfg: LeadConfig) -> Self {
+        InputLeadController {
+            cfg,
+            // Values are kept relative to `base` (near the current phase), so they stay
+            // within a margin's range however far the phase drifts in a long match.
+            hist: ForgettingHistogram::new(-32.0, 64.0, 1.0 / 32.0, cfg.forget),
+            tail: TailShape::new(),
+            base: 0.0,
+            sent_phase: vec![(u64::MAX, 0.0); RING],
+            committed: None,
+            raw_mean: 0.0,
+            raw_dev: 0.0,
+            samples: 0,
+            last_margin: 0.0,
+            shift: 0.0,
+            drift: 0.0,
+            drift_sum: 0.0,
+            drift_ref: None,
+            drift_samples: 0,
+            slopes: [0.0; 3],
+            slope_count: 0,
+            drift_acc: 0.0,
+            fresh_from: 0,
+            last_sent: 0,
+            last_shift: None,
+            resets: 0,
+            realized: cfg.late_rate * cfg.aim,
+            predicted: cfg.late_rate * cfg.aim,
+            level: cfg.late_rate * cfg.aim,
+            unrecoverable: 0.0,
+            substituted_total: None,
+            substituted_pending: 0.0,
+            held_late: 0.0,
+            held_until: 0,
+        }
+    }
+
+    /// Takes the server's running count of steps it ran on a substitute for this
+    /// client's missing input (wrapping u32, from every server update). Substitutions
+    /// that no late margin report explains are inputs lost in every copy: late steps no
+    /// lead can save, so the late-rate budget the loop aims at is what is left of
+    /// `aim · ε` after them (at least ε/8).
+    pub fn on_substitutions(&mut self, total: u32) {
+        if let Some(prev) = self.substituted_total {
+            self.substituted_pending += total.wrapping_sub(prev) as f64;
+        }
+        self.substituted_total = Some(total);
+    }
+
+    /// The measured share of inputs lost in every copy (per report).
+    pub fn unrecoverable(&self) -> f64 {
+        self.unrecoverable.max(0.0)
+    }
+
+    pub fn config(&self) -> &LeadConfig {
+        &self.cfg
+    }
+
+    /// Records the phase at the moment the input for client tick `tick` was sent.
+    pub fn on_input_sent(&mut self, tick: u64, phase: f64) {
+        self.sent_phase[tick as usize % RING] = (tick, phase);
+        self.last_sent = self.last_sent.max(tick);
+    }
+
+    /// Forgets the margin history and re-acquires from inputs sent from now on. For
+    /// discontinuities the steady-state model does not cover: the client's own hitch
+    /// (its clock dropped time), or the server merging many steps at once. Without this,
+    /// old and new samples mix and the loop can chase the server's merges. The drift
+    /// estimate is kept.
+    pub fn reset(&mut self) {
+        self.hist.clear();
+        self.tail.clear_location();
+        self.committed = None;
+        self.raw_mean = 0.0;
+        self.raw_dev = 0.0;
+        self.samples = 0;
+        self.drift_ref = None;
+        self.drift_samples = 0;
+        self.drift_acc = 0.0;
+        self.fresh_from = self.last_sent + 1;
+        self.resets += 1;
+    }
+
+    /// How many times the loop re-acquired.
+    pub fn resets(&self) -> u64 {
+        self.resets
+    }
+
+    /// Takes the server's margin report for client tick `tick` (ticks; negative = late)
+    /// with the server's consumption shift at that moment (see
+    /// [`JitterBuffer::shift`](crate::jitter::JitterBuffer::shift)).
+    pub fn on_margin(&mut self, tick: u64, margin: f64, server_shift: i64) {
+        // Many merges at once mean the server is draining a pile-up (after our own
+        // hitch, or a burst of arrivals): re-acquire instead of chasing it. Underflows
+        // (the shift rising) are late inputs: exactly what the quantile must learn.
+        if self.last_shift.is_some_and(|s| s - server_shift > RESET_SHIFT_TICKS) {
+            self.reset();
+        }
+        // Steps this report shows the server ran without our input: a late first copy
+        // (it was substituted), any underflows since the last report (one step each),
+        // and a merge (one step, however many inputs it took).
+        let slipped = self.last_shift.map_or(0.0, |s| (server_shift - s).max(0) as f64 + (server_shift < s) as u8 as f64);
+        if margin.is_finite() {
+            let late_copy = (margin < 0.0) as u8 as f64;
+            // The first report after an update carries its substitutions; a late report
+            // is one of them, so what remains never arrived. (Signed: a late copy can be
+            // reported an update after its substitution was counted.)
+            let never = (std::mem::take(&mut self.substituted_pending) - late_copy).clamp(-MAX_LATE_PER_REPORT, MAX_LATE_PER_REPORT);
+            self.unrecoverable += (never - self.unrecoverable) / CALIBRATION_SAMPLES;
+            let late = late_copy + slipped;
+            let mut counted = late.min(MAX_LATE_PER_REPORT);
+            self.hold_late(late - counted);
+            counted += self.release_late();
+            self.calibrate(counted);
+        }
+        self.last_shift = Some(server_shift);
+        if tick < self.fresh_from {
+            return;
+        }
+        // Store margins as if the server had never slipped; `shift` adds the slip back
+        // when predicting, so a slip is neither chased nor counted twice.
+        self.shift = server_shift as f64;
+        let margin = margin - self.shift;
+        let (t, phase) = self.sent_phase[tick as usize % RING];
+        if t != tick || !margin.is_finite() {
+            return; // too old to place, or garbage
+        }
+        self.drift_sum += self.drift;
+        // The target moves with the clock drift (the raw target ramps by `drift` per
+        // sample), so the hysteresis below only ever sees noise, whichever way the
+        // clocks drift.
+        if let Some(c) = self.committed.as_mut() {
+            *c += self.drift;
+        }
+        let x = margin - phase + self.base + self.drift_sum;
+        self.hist.add(x);
+        self.tail.add(x);
+        self.samples += 1;
+        self.last_margin = margin;
+        let median = self.hist.quantile(0.5);
+        let Some(q) = self.quantile_x_with(median) else { return };
+        let raw = self.cfg.target_margin_ticks - q;
+        // The drift is tracked on the median, which a burst of loss or a jitter spike
+        // barely moves, while the tail quantile jumps by whole copies.
+        if let Some(median) = median {
+            self.track_drift(self.base + self.drift_sum - median);
+        }
+        if self.samples == 1 {
+            self.raw_mean = raw;
+        }
+        let d = raw - self.raw_mean;
+        if d.abs() > STEP_SIGMAS * self.raw_dev.sqrt().max(self.cfg.min_band_ticks) {
+            // A latency step moves the target, it is not noise: re-anchor the mean and
+            // keep the noise figure, or the band would swell for seconds and hold a
+            // target the step's transient raised.
+            self.raw_mean = raw;
+        } else {
+            self.raw_mean += d / 32.0;
+            self.raw_dev += (d * d - self.raw_dev) / 32.0;
+        }
+        let band = self.band();
+        self.committed = Some(match self.committed {
+            None => raw,
+            // More lead needed: act at once (late inputs cost correctness).
+            Some(c) if raw > c + band / 4.0 => raw,
+            // Less lead: only beyond the band, so noise is not chased.
+            Some(c) if raw < c - band => raw + band / 4.0,
+            Some(c) => c,
+        });
+    }
+
+    /// Holds late steps beyond one report's cap (see `held_late`).
+    fn hold_late(&mut self, extra: f64) {
+        if extra > 0.0 {
+            if self.held_late == 0.0 {
+                self.held_until = self.samples + STEP_HOLD_REPORTS;
+            }
+            self.held_late += extra;
+        }
+    }
+
+    /// Held late steps that turned out to be a stall: the margins' location stayed put
+    /// for a window after them. A latency step moves the location, and its late steps
+    /// are the step's cost, not the tail's: counting them would hold the lead high for
+    /// the calibration's whole memory after every step.
+    fn release_late(&mut self) -> f64 {
+        if self.held_late == 0.0 {
+            return 0.0;
+        }
+        if !self.tail.settled() {
+            self.held_late = 0.0;
+            return 0.0;
+        }
+        if self.samples < self.held_until {
+            return 0.0;
+        }
+        std::mem::take(&mut self.held_late).min(MAX_STALL_STEPS)
+    }
+
+    /// The quantile of `margin − Φ_sent` the loop holds at the target, now (samples are
+    /// stored detrended): the short memory's, or the median plus the long-remembered
+    /// shape's if that calls for more lead. A quantile near ε read from a few hundred
+    /// samples sits inside the true one and swings with every stall; the shape keeps
+    /// the tail between stalls, and the short memory still answers at once to a tail
+    /// that grows.
+    fn quantile_x(&self) -> Option<f64> {
+        self.quantile_x_with(self.hist.quantile(0.5))
+    }
+
+    /// [`Self::quantile_x`] with the short memory's median already at hand.
+    fn quantile_x_with(&self, median: Option<f64>) -> Option<f64> {
+        let short = self.hist.quantile(self.level)?;
+        let q = match (self.tail.shape_quantile(self.level), median) {
+            (Some(shape), Some(median)) => (median + shape).min(short),
+            _ => short,
+        };
+        Some(q - self.base - self.drift_sum)
+    }
+
+    /// The realized late rate differs from the quantile level the loop holds: the
+    /// server's late policy turns some late arrivals into one step and others into
+    /// none; latency steps cost steps before any margin shows them; feedback is a round
+    /// trip old. So the level is calibrated: it is set to the level that, with the
+    /// ratio of realized to predicted late steps seen over the last ~40 s, gives
+    /// `aim · ε`. Both averages start at the aim, so the level starts there.
+    fn calibrate(&mut self, late_steps: f64) {
+        let a = 1.0 / CALIBRATION_SAMPLES;
+        self.realized += (late_steps - self.realized) * a;
+        self.predicted += (self.level - self.predicted) * a;
+        let goal = (self.cfg.late_rate * self.cfg.aim - self.unrecoverable()).max(self.cfg.late_rate / 8.0);
+        let ratio = self.realized / self.predicted.max(1e-9);
+        // Up to 8ε: with the long shape the quantile is close to the true one, and the
+        // server's late policy turns many late arrivals into no late step at all.
+        self.level = (goal / ratio.max(1e-3)).clamp(self.cfg.late_rate / 8.0, self.cfg.late_rate * 8.0);
+        // A quantile at level q needs a memory of a few 1/q samples to have any tail
+        // samples in it at all: a lower level remembers longer (never shorter than
+        // configured, never beyond ~30 s).
+        let forget = (1.0 - self.level / TAIL_SAMPLES).clamp(self.cfg.forget, MAX_FORGET);
+        let (now, want) = (1.0 / (1.0 - self.hist.forget()), 1.0 / (1.0 - forget));
+        if (want / now - 1.0).abs() > 0.1 {
+            self.hist.set_forget(forget);
+        }
+    }
+
+    /// The margin quantile level the loop currently holds at the target (calibrated).
+    pub fn quantile_level(&self) -> f64 {
+        self.level
+    }
+
+    /// The frequency term. `level` is minus the median of `margin − Φ_sent` (not
+    /// detrended): it moves with the clock drift exactly as the target does, but unlike
+    /// the tail quantile it hardly moves with a burst of loss or a jitter spike. Its
+    /// short slopes are still noisy, so: its mean over windows of 600 samples (≈10 s),
+    /// the slope between consecutive window means, the median of the last three such slopes (a
+    /// latency step lands in one), clamped to ±0.0012 tick per tick (±1200 ppm, above
+    /// the ±1000 ppm the loop is specified for), and smoothed.
+    fn track_drift(&mut self, level: f64) {
+        self.drift_samples += 1;
+        self.drift_acc += level;
+        if self.drift_samples < DRIFT_WINDOW {
+            return;
+        }
+        let mean = self.drift_acc / self.drift_samples as f64;
+        if let Some(prev) = self.drift_ref {
+            self.slopes = [self.slopes[1], self.slopes[2], (mean - prev) / self.drift_samples as f64];
+            self.slope_count += 1;
+            if self.slope_count >= 3 {
+                let mut sorted = self.slopes;
+                sorted.sort_by(|a, b| a.total_cmp(b));
+                let slope = sorted[1].clamp(-0.0012, 0.0012);
+                self.drift += (slope - self.drift) * 0.5;
+            }
+        }
+        self.drift_ref = Some(mean);
+        self.drift_samples = 0;
+        self.drift_acc = 0.0;
+    }
+
+    /// Estimated clock drift against the server, in ticks per tick (×1e6 = ppm).
+    pub fn drift(&self) -> f64 {
+        self.drift
+    }
+
+    /// Keeps `base` within a few ticks of the phase (call with the current phase).
+    pub fn rebase(&mut self, phase: f64) {
+        let want = phase.round();
+        if (want - self.base).abs() >= 4.0 {
+            self.hist.shift(want - self.base);
+            self.tail.shift(want - self.base);
+            self.base = want;
+        }
+    }
+
+    /// The hysteresis band: twice the estimator's noise, at least `min_band_ticks`.
+    pub fn band(&self) -> f64 {
+        (2.0 * self.raw_dev.sqrt()).max(self.cfg.min_band_ticks)
+    }
+
+    /// The phase the loop is steering to, once margins have arrived.
+    pub fn target_phase(&self) -> Option<f64> {
+        self.committed
+    }
+
+    /// The median margin an input sent at `phase` is expected to get.
+    pub fn expected_margin_median(&self, phase: f64) -> Option<f64> {
+        self.hist.quantile(0.5).map(|q| q - self.base - self.drift_sum + phase + self.shift)
+    }
+
+    /// The ε-quantile of margin an input sent at `phase` is expected to get.
+    pub fn expected_margin_quantile(&self, phase: f64) -> Option<f64> {
+        self.quantile_x().map(|q| q + phase + self.shift)
+    }
+
+    #[cfg(test)]
+    fn sent_phase_of(&self, tick: u64) -> f64 {
+        self.sent_phase[tick as usize % RING].1
+    }
+
+    pub fn samples(&self) -> u64 {
+        self.samples
+    }
+
+    pub fn last_margin(&self) -> f64 {
+        self.last_margin
+    }
+
+    /// The control output at the current phase.
+    pub fn control(&mut self, phase: f64) -> LeadControl {
+        let phase = phase + self.shift;
+        self.rebase(phase);
+        let Some(target) = self.committed else {
+            return LeadControl { scale: 1.0, snap_ticks: None };
+        };
+        let err = target - phase;
+        if err.abs() >= self.cfg.snap_threshold_ticks {
+            return LeadControl { scale: 1.0, snap_ticks: Some(err) };
+        }
+        // The drift term runs the clock at the server's rate; the gain closes the gap.
+        LeadControl { scale: 1.0 + self.drift + self.cfg.gain * err, snap_ticks: None }
+    }
+}
+
+#[cfg(test)]
+#[path = "lead_tests.rs"]
+mod tests;

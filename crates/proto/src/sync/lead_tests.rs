@@ -1,0 +1,145 @@
+//! Tests of the input-lead controller (a toy closed loop, drift, calibration, stalls
+//! against latency steps).
+
+use super::*;
+use crate::rng::Rng;
+
+/// A toy closed loop: margins = phase + offset + noise, reported `delay` inputs late.
+fn run(offset: impl Fn(u64) -> f64, noise: f64, ticks: u64) -> (Vec<f64>, f64) {
+    let mut c = InputLeadController::new(LeadConfig::default());
+    let mut rng = Rng::new(3);
+    let mut phase = 0.0;
+    let delay = 6;
+    let mut margins = Vec::new();
+    let mut late = 0;
+    for t in 0..ticks {
+        c.on_input_sent(t, phase);
+        let m = phase + offset(t) + noise * rng.normal();
+        margins.push(m);
+        if m < 0.0 && t > ticks / 2 {
+            late += 1;
+        }
+        if t >= delay {
+            let tt = t - delay;
+            c.on_margin(tt, margins[tt as usize], 0);
+        }
+        let ctl = c.control(phase);
+        if let Some(s) = ctl.snap_ticks {
+            phase += s;
+        } else {
+            phase += ctl.scale.clamp(0.95, 1.10) - 1.0;
+        }
+    }
+    (margins, late as f64 / (ticks / 2) as f64)
+}
+
+#[test]
+fn holds_the_one_percent_quantile_near_zero() {
+    let (m, late) = run(|_| -5.0, 0.3, 20_000);
+    let tail = &m[10_000..];
+    let mean: f64 = tail.iter().sum::<f64>() / tail.len() as f64;
+    // Q_.01 of N(0, 0.3) is -0.70; with the 0.05 safety the mean margin should sit near 0.75.
+    assert!(late <= 0.015, "late rate {late}");
+    assert!((mean - 0.75).abs() < 0.25, "mean margin {mean}");
+}
+
+#[test]
+fn follows_a_step_and_a_drift() {
+    // A +3 tick step at t=5000 and a slow drift of 0.001 tick per tick (1000 ppm).
+    let (m, late) = run(|t| -4.0 - if t > 5000 { 3.0 } else { 0.0 } - 0.001 * t as f64, 0.2, 20_000);
+    assert!(late <= 0.02, "late rate {late}");
+    let tail = &m[15_000..];
+    let mean: f64 = tail.iter().sum::<f64>() / tail.len() as f64;
+    assert!(mean > 0.2 && mean < 1.2, "mean margin {mean}");
+}
+
+#[test]
+fn learns_the_drift() {
+    let mut c = InputLeadController::new(LeadConfig::default());
+    let mut phase = 0.0;
+    for t in 0..30_000u64 {
+        c.on_input_sent(t, phase);
+        if t >= 6 {
+            // 1000 ppm: the margin falls a thousandth of a tick per tick.
+            let tt = t - 6;
+            c.on_margin(tt, 2.0 - 0.001 * tt as f64 + c.sent_phase_of(tt), 0);
+        }
+        let ctl = c.control(phase);
+        phase += ctl.scale - 1.0;
+    }
+    assert!((c.drift() - 0.001).abs() < 0.0002, "drift {}", c.drift());
+}
+
+#[test]
+fn calibrates_the_level_on_the_steps_actually_missed() {
+    // Margins that are never late, but the server slips a tick every 50 reports
+    // (steps missed that no margin shows): the realized rate is 2%, so the level
+    // falls to its floor; without the slips it rises above the aim.
+    // `lost_every`: the server substitutes an input that never arrives (it has no
+    // margin report) once per that many reports.
+    let level_after = |slip_every: u64, lost_every: u64| {
+        let mut c = InputLeadController::new(LeadConfig::default());
+        let (mut shift, mut substituted) = (0, 0u32);
+        c.on_substitutions(substituted);
+        for t in 0..20_000u64 {
+            c.on_input_sent(t, 0.0);
+            if slip_every > 0 && t % slip_every == 0 {
+                shift += 1;
+            }
+            if lost_every > 0 && t % lost_every == 0 {
+                substituted = substituted.wrapping_add(1);
+                c.on_substitutions(substituted);
+            }
+            c.on_margin(t, 2.0 + shift as f64 + (t % 7) as f64 * 0.1, shift);
+        }
+        (c.quantile_level(), c.unrecoverable())
+    };
+    let cfg = LeadConfig::default();
+    assert!((level_after(50, 0).0 - cfg.late_rate / 8.0).abs() < 1e-9, "{:?}", level_after(50, 0));
+    let (free, none_lost) = level_after(0, 0);
+    assert!(free > cfg.late_rate * cfg.aim, "nothing missed: the level may rise ({free})");
+    assert_eq!(none_lost, 0.0);
+    // Inputs lost in every copy come out of the budget: with 0.5% of them the
+    // level aims at a quarter of ε instead of three quarters.
+    let (a, _) = level_after(200, 0);
+    let (b, lost) = level_after(200, 200);
+    assert!((lost - 0.005).abs() < 0.001, "measured {lost} of inputs lost for good");
+    assert!(b < a * 0.5, "{a} vs {b}");
+}
+
+#[test]
+fn a_stall_counts_in_full_and_a_latency_step_does_not() {
+    // Every 1000 reports the server slips 8 steps. A stall: the stream comes back
+    // where it was (the margins, slip removed, keep their place): 0.8% of steps
+    // missed, above the aim of 0.7%, so the level falls. A latency step: the
+    // margins move by the slip and stay there: only the first 4 steps count (0.4%),
+    // so the level rises above the aim.
+    let level_after = |step: bool| {
+        let mut c = InputLeadController::new(LeadConfig::default());
+        let mut shift = 0i64;
+        for t in 0..30_000u64 {
+            c.on_input_sent(t, 0.0);
+            if t % 1000 == 500 {
+                shift += 8;
+            }
+            let noise = (t % 7) as f64 * 0.1;
+            let margin = if step { 2.0 + noise } else { 2.0 + shift as f64 + noise };
+            c.on_margin(t, margin, shift);
+        }
+        c.quantile_level()
+    };
+    let cfg = LeadConfig::default();
+    let (stall, step) = (level_after(false), level_after(true));
+    assert!(stall < cfg.late_rate * cfg.aim, "stalls: level {stall}");
+    assert!(step > cfg.late_rate * cfg.aim, "steps: level {step}");
+}
+
+#[test]
+fn big_errors_snap() {
+    let mut c = InputLeadController::new(LeadConfig::default());
+    c.on_input_sent(1, 0.0);
+    c.on_margin(1, -30.0, 0);
+    assert!(matches!(c.control(0.0).snap_ticks, Some(s) if s > 29.0));
+    c.on_margin(999, 5.0, 0); // unknown tick: ignored
+    assert_eq!(c.samples(), 1);
+}

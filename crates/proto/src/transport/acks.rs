@@ -1,0 +1,224 @@
+//! Packet-level acknowledgement: which of our packets the peer has received, which of
+//! the peer's packets we have received, and the resulting loss figure.
+
+use crate::clock::Micros;
+use crate::wire::seq_newer;
+
+/// Sent-packet records kept for ack matching. Packets older than this can no longer be
+/// matched; their reliable contents are resent by timeout anyway.
+pub const SENT_RING: usize = 1024;
+/// Packets covered by one header: `ack` plus 32 bits.
+pub const ACK_WINDOW: u16 = 33;
+
+/// Reliable-unit entries remembered across all recent packets of a connection. A
+/// packet whose entries have been overwritten can no longer ack its units; they are
+/// resent on timeout instead. Fixed size, so recording never allocates.
+pub const UNIT_RING: usize = 8192;
+
+/// What one sent packet carried.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct SentPacket {
+    pub seq: u16,
+    pub sent_at: Micros,
+    pub live: bool,
+    pub acked: bool,
+    /// Its `(channel, unit seq)` entries: `[units_start, units_start + units_len)` in
+    /// the unit ring (a running count, taken modulo [`UNIT_RING`]).
+    units_start: u64,
+    units_len: u32,
+}
+
+#[derive(Debug)]
+pub struct SentRing {
+    slots: Vec<SentPacket>,
+    units: Vec<(u8, u16)>,
+    /// Entries ever written; the packet being built starts at `packet_start`.
+    units_head: u64,
+    packet_start: u64,
+}
+
+impl SentRing {
+    pub fn new() -> Self {
+        SentRing { slots: vec![SentPacket::default(); SENT_RING], units: vec![(0, 0); UNIT_RING], units_head: 0, packet_start: 0 }
+    }
+    /// Notes that the packet being built carries reliable unit `(channel, seq)`.
+    pub fn push_unit(&mut self, channel: u8, seq: u16) {
+        self.units[(self.units_head % UNIT_RING as u64) as usize] = (channel, seq);
+        self.units_head += 1;
+    }
+    /// Records packet `seq` with the units pushed since the previous packet.
+    pub fn insert(&mut self, seq: u16, now: Micros) {
+        let start = self.packet_start;
+        self.slots[seq as usize % SENT_RING] = SentPacket {
+            seq,
+            sent_at: now,
+            live: true,
+            acked: false,
+            units_start: start,
+            units_len: (self.units_head - start) as u32,
+        };
+        self.packet_start = self.units_head;
+    }
+    pub fn get(&self, seq: u16) -> Option<&SentPacket> {
+        let slot = &self.slots[seq as usize % SENT_RING];
+        (slot.live && slot.seq == seq).then_some(slot)
+    }
+    /// Marks packet `seq` acked if it is live and was not yet; returns it then.
+    pub fn ack(&mut self, seq: u16) -> Option<SentPacket> {
+        let slot = &mut self.slots[seq as usize % SENT_RING];
+        if !slot.live || slot.seq != seq || slot.acked {
+            return None;
+        }
+        slot.acked = true;
+        Some(*slot)
+    }
+    /// The units a packet carried, if its entries are still in the ring.
+    pub fn units_of(&self, p: &SentPacket) -> impl Iterator<Item = (u8, u16)> + '_ {
+        let intact = self.units_head - p.units_start <= UNIT_RING as u64;
+        let n = if intact { p.units_len as u64 } else { 0 };
+        (p.units_start..p.units_start + n).map(move |i| self.units[(i % UNIT_RING as u64) as usize])
+    }
+}
+
+/// Which of the peer's packets we have seen: the newest and a 32-bit history.
+#[derive(Debug, Default)]
+pub struct RecvAcks {
+    any: bool,
+    newest: u16,
+    bits: u32,
+    newest_at: Micros,
+}
+
+impl RecvAcks {
+    /// Records packet `seq`. Returns false for a duplicate or for a packet too old to be
+    /// told apart from one (more than 32 behind the newest): the caller drops it, which
+    /// is what keeps duplicated datagrams from delivering unreliable messages twice.
+    pub fn on_receive(&mut self, seq: u16, now: Micros) -> bool {
+        if !self.any {
+            *self = RecvAcks { any: true, newest: seq, bits: 0, newest_at: now };
+            return true;
+        }
+        if seq_newer(seq, self.newest) {
+            let shift = seq.wrapping_sub(self.newest) as u32;
+            self.bits = if shift <= 32 { (((self.bits as u64) << shift) | (1u64 << (shift - 1))) as u32 } else { 0 };
+            self.newest = seq;
+            self.newest_at = now;
+            return true;
+        }
+        let diff = self.newest.wrapping_sub(seq) as u32;
+        if diff == 0 || diff > 32 {
+            return false;
+        }
+        let bit = 1u32 << (diff - 1);
+        if self.bits & bit != 0 {
+            return false;
+        }
+        self.bits |= bit;
+        true
+    }
+    /// `(ack, ack_bits, microseconds since the newest arrived)` for an outgoing header.
+    pub fn header_fields(&self, now: Micros) -> (u16, u32, Micros) {
+        if !self.any {
+            // Acking a packet we never got: the peer finds no live record for seq
+            // 0xFFFF at first (it starts at 0) and ignores it.
+            return (u16::MAX, 0, 0);
+        }
+        (self.newest, self.bits, now.saturating_sub(self.newest_at))
+    }
+}
+
+/// Outcome of the last packets whose fate is known.
+#[derive(Debug)]
+pub struct LossWindow {
+    lost: [bool; 256],
+    next: usize,
+    filled: usize,
+    lost_count: usize,
+}
+
+impl LossWindow {
+    pub fn new() -> Self {
+        LossWindow { lost: [false; 256], next: 0, filled: 0, lost_count: 0 }
+    }
+    pub fn push(&mut self, lost: bool) {
+        if self.filled == self.lost.len() {
+            self.lost_count -= self.lost[self.next] as usize;
+        } else {
+            self.filled += 1;
+        }
+        self.lost[self.next] = lost;
+        self.lost_count += lost as usize;
+        self.next = (self.next + 1) % self.lost.len();
+    }
+    /// Fraction lost, in [0, 1]; 0 before anything is known.
+    pub fn fraction(&self) -> f64 {
+        if self.filled == 0 { 0.0 } else { self.lost_count as f64 / self.filled as f64 }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn recv_acks_track_history_and_reject_duplicates() {
+        let mut r = RecvAcks::default();
+        assert!(r.on_receive(10, 0));
+        assert!(r.on_receive(12, 1));
+        assert!(r.on_receive(11, 2));
+        assert!(!r.on_receive(11, 3), "duplicate");
+        assert!(!r.on_receive(12, 3), "duplicate newest");
+        let (ack, bits, _) = r.header_fields(5);
+        assert_eq!(ack, 12);
+        assert_eq!(bits & 0b11, 0b11);
+        // A jump of exactly 32 keeps the old newest as the top bit.
+        assert!(r.on_receive(44, 6));
+        let (_, bits, age) = r.header_fields(10);
+        assert_eq!(bits, 1 << 31);
+        assert_eq!(age, 4);
+        assert!(!r.on_receive(11, 11), "too old to tell");
+        // Wrapping.
+        let mut w = RecvAcks::default();
+        assert!(w.on_receive(65535, 0));
+        assert!(w.on_receive(1, 0));
+        assert_eq!(w.header_fields(0).0, 1);
+        assert_eq!(w.header_fields(0).1 & 0b10, 0b10);
+    }
+
+    #[test]
+    fn loss_window_is_a_sliding_fraction() {
+        let mut l = LossWindow::new();
+        assert_eq!(l.fraction(), 0.0);
+        for i in 0..256 {
+            l.push(i % 4 == 0);
+        }
+        assert!((l.fraction() - 0.25).abs() < 1e-9);
+        for _ in 0..256 {
+            l.push(false);
+        }
+        assert_eq!(l.fraction(), 0.0);
+    }
+
+    #[test]
+    fn sent_ring_matches_only_live_seq() {
+        let mut s = SentRing::new();
+        s.push_unit(2, 7);
+        s.insert(5, 100);
+        let p = s.ack(5).unwrap();
+        assert_eq!(s.units_of(&p).collect::<Vec<_>>(), vec![(2, 7)]);
+        assert!(s.ack(5).is_none(), "acked once");
+        assert!(s.get(5 + SENT_RING as u16).is_none());
+        assert!(s.get(6).is_none());
+        // Entries overwritten by later packets are no longer reported.
+        s.push_unit(1, 1);
+        s.insert(6, 101);
+        for i in 0..UNIT_RING as u16 {
+            s.push_unit(2, i);
+        }
+        s.insert(7, 102);
+        let p6 = s.ack(6).unwrap();
+        assert_eq!(s.units_of(&p6).count(), 0);
+        let p7 = s.ack(7).unwrap();
+        assert_eq!(s.units_of(&p7).count(), UNIT_RING);
+    }
+}

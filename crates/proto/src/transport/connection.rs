@@ -1,0 +1,407 @@
+//! One connection's protocol state once the handshake has started: packet sequence and
+//! acks, the per-channel queues, packing into datagrams, and delivery of what arrives.
+
+use std::collections::VecDeque;
+use std::net::SocketAddr;
+
+use super::acks::{ACK_WINDOW, LossWindow, RecvAcks, SENT_RING, SentRing};
+use super::estimators::{RateMeter, RttEstimator};
+use super::pool::BufPool;
+use super::reliable::{ReliableReceiver, ReliableSender, Violation, WINDOW, sequenced_accept};
+use super::{ChannelKind, ConnectionStats, Event, PeerId};
+use crate::clock::Micros;
+use crate::wire::{
+    ACK_DELAY_UNIT_US, DecodeError, Frame, FrameKind, FrameReader, MAX_DATAGRAM_SIZE, PAYLOAD_HEADER_SIZE, PayloadHeader,
+    Writer, encode_payload_header, seq_newer, write_frame,
+};
+
+/// Largest unreliable or sequenced message: one frame in an otherwise empty packet.
+pub const MAX_UNRELIABLE: usize = MAX_DATAGRAM_SIZE - PAYLOAD_HEADER_SIZE - 3 - 2;
+
+/// Where the handshake stands (for the initiating side; an accepted connection starts
+/// `Connected`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Handshake {
+    Requesting,
+    Responding { cookie_time: u64, cookie_mac: u64 },
+    Connected,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PackMode {
+    /// Everything queued and due: the engine's per-tick flush.
+    Flush,
+    /// Only reliable units already sent whose timeout expired: keeps delivery going
+    /// while the engine is not flushing (a hitch, a load).
+    ResendsOnly,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum PayloadError {
+    #[error("malformed frames: {0}")]
+    Malformed(#[from] DecodeError),
+    #[error("protocol violation: {0}")]
+    Violation(#[from] Violation),
+}
+
+#[derive(Debug)]
+struct QueuedMessage {
+    channel: u8,
+    kind: FrameKind,
+    seq: u16,
+    data: Vec<u8>,
+}
+
+pub struct Connection {
+    pub peer: PeerId,
+    pub addr: SocketAddr,
+    /// We sent the connection request (we are the "client" of this connection).
+    pub initiator: bool,
+    pub state: Handshake,
+    pub client_salt: u64,
+    pub salt: u32,
+    pub created_at: Micros,
+    pub last_recv: Micros,
+    pub last_send: Micros,
+    pub malformed: u64,
+    channels: Vec<ChannelKind>,
+    next_seq: u16,
+    sent: SentRing,
+    recv: RecvAcks,
+    newest_ack: Option<u16>,
+    loss_cursor: u16,
+    loss: LossWindow,
+    rtt: RttEstimator,
+    ack_pending_since: Option<Micros>,
+    unreliable: VecDeque<QueuedMessage>,
+    unreliable_bytes: usize,
+    seq_send: Vec<u16>,
+    seq_recv: Vec<Option<u16>>,
+    reliable_send: Vec<ReliableSender>,
+    reliable_recv: Vec<Option<ReliableReceiver>>,
+    packets_sent: u64,
+    packets_received: u64,
+    bytes_sent: u64,
+    bytes_received: u64,
+    resent: u64,
+    send_rate: RateMeter,
+    recv_rate: RateMeter,
+}
+
+impl Connection {
+    pub fn new(
+        peer: PeerId,
+        addr: SocketAddr,
+        initiator: bool,
+        client_salt: u64,
+        channels: &[ChannelKind],
+        max_message_size: usize,
+        now: Micros,
+    ) -> Self {
+        let n = channels.len();
+        Connection {
+            peer,
+            addr,
+            initiator,
+            state: if initiator { Handshake::Requesting } else { Handshake::Connected },
+            client_salt,
+            salt: 0,
+            created_at: now,
+            last_recv: now,
+            last_send: now,
+            malformed: 0,
+            channels: channels.to_vec(),
+            next_seq: 0,
+            sent: SentRing::new(),
+            recv: RecvAcks::default(),
+            newest_ack: None,
+            loss_cursor: 0,
+            loss: LossWindow::new(),
+            rtt: RttEstimator::default(),
+            ack_pending_since: None,
+            unreliable: VecDeque::new(),
+            unreliable_bytes: 0,
+            seq_send: vec![0; n],
+            seq_recv: vec![None; n],
+            reliable_send: (0..n).map(|_| ReliableSender::default()).collect(),
+            reliable_recv: channels
+                .iter()
+                .map(|k| (*k == ChannelKind::Reliable).then(|| ReliableReceiver::new(max_message_size)))
+                .collect(),
+            packets_sent: 0,
+            packets_received: 0,
+            bytes_sent: 0,
+            bytes_received: 0,
+            resent: 0,
+            send_rate: RateMeter::new(now),
+            recv_rate: RateMeter::new(now),
+        }
+    }
+
+    pub fn is_connected(&self) -> bool {
+        self.state == Handshake::Connected
+    }
+
+    pub fn queued_bytes(&self) -> usize {
+        self.unreliable_bytes + self.reliable_send.iter().map(|r| r.queued_bytes()).sum::<usize>()
+    }
+
+    /// Queues a message; the caller has validated channel and size.
+    pub fn queue(&mut self, channel: u8, data: &[u8], pool: &mut BufPool) {
+        let ch = channel as usize;
+        match self.channels[ch] {
+            ChannelKind::Reliable => self.reliable_send[ch].push(data, pool),
+            kind => {
+                let (kind, seq) = if kind == ChannelKind::Sequenced {
+                    let s = self.seq_send[ch];
+                    self.seq_send[ch] = s.wrapping_add(1);
+                    (FrameKind::Sequenced, s)
+                } else {
+                    (FrameKind::Unreliable, 0)
+                };
+                let mut buf = pool.get();
+                buf.extend_from_slice(data);
+                self.unreliable_bytes += data.len();
+                self.unreliable.push_back(QueuedMessage { channel, kind, seq, data: buf });
+            }
+        }
+    }
+
+    fn begin_packet(&self, now: Micros, protocol_id: u32, buf: &mut Vec<u8>) {
+        let (ack, ack_bits, age) = self.recv.header_fields(now);
+        let header = PayloadHeader {
+            salt: self.salt,
+            seq: self.next_seq,
+            ack,
+            ack_bits,
+            ack_delay: (age / ACK_DELAY_UNIT_US).min(u16::MAX as u64) as u16,
+        };
+        encode_payload_header(buf, protocol_id, &header);
+    }
+
+    fn finish_packet(&mut self, now: Micros, buf: Vec<u8>, out: &mut VecDeque<(SocketAddr, Vec<u8>)>) {
+        self.sent.insert(self.next_seq, now);
+        self.next_seq = self.next_seq.wrapping_add(1);
+        self.last_send = now;
+        self.ack_pending_since = None;
+        self.packets_sent += 1;
+        self.bytes_sent += buf.len() as u64;
+        self.send_rate.record(now, buf.len());
+        out.push_back((self.addr, buf));
+    }
+
+    /// Packs queued messages and due reliable units into at most `max_datagrams`
+    /// datagrams of at most [`MAX_DATAGRAM_SIZE`] bytes. Unreliable messages go first:
+    /// they are the time-critical ones.
+    pub fn pack(
+        &mut self,
+        now: Micros,
+        mode: PackMode,
+        protocol_id: u32,
+        max_datagrams: u32,
+        pool: &mut BufPool,
+        out: &mut VecDeque<(SocketAddr, Vec<u8>)>,
+    ) {
+        let rto = self.rtt.rto() as Micros;
+        for _ in 0..max_datagrams {
+            let mut buf = pool.get();
+            self.begin_packet(now, protocol_id, &mut buf);
+            let mut w = Writer::new(&mut buf);
+            if mode == PackMode::Flush {
+                while let Some(m) = self.unreliable.front() {
+                    let f = Frame { channel: m.channel, kind: m.kind, seq: m.seq, fragment: None, data: &m.data };
+                    if w.len() + f.encoded_len() > MAX_DATAGRAM_SIZE {
+                        break;
+                    }
+                    write_frame(&mut w, &f);
+                    let m = self.unreliable.pop_front().expect("front exists");
+                    self.unreliable_bytes -= m.data.len();
+                    pool.put(m.data);
+                }
+            }
+            for (ch, sender) in self.reliable_send.iter_mut().enumerate() {
+                for u in sender.units.iter_mut().take(WINDOW as usize) {
+                    if u.acked || (mode == PackMode::ResendsOnly && u.last_sent.is_none()) || !u.due(now, rto) {
+                        continue;
+                    }
+                    let f = Frame { channel: ch as u8, kind: FrameKind::Reliable, seq: u.seq, fragment: u.fragment, data: &u.data };
+                    if w.len() + f.encoded_len() > MAX_DATAGRAM_SIZE {
+                        continue;
+                    }
+                    write_frame(&mut w, &f);
+                    if u.sends > 0 {
+                        self.resent += 1;
+                    }
+                    u.sends += 1;
+                    u.last_sent = Some(now);
+                    self.sent.push_unit(ch as u8, u.seq);
+                }
+            }
+            if buf.len() == PAYLOAD_HEADER_SIZE {
+                pool.put(buf);
+                return;
+            }
+            self.finish_packet(now, buf, out);
+        }
+    }
+
+    /// A packet with no frames: carries acks and keeps the connection alive.
+    pub fn send_empty(&mut self, now: Micros, protocol_id: u32, pool: &mut BufPool, out: &mut VecDeque<(SocketAddr, Vec<u8>)>) {
+        let mut buf = pool.get();
+        self.begin_packet(now, protocol_id, &mut buf);
+        self.finish_packet(now, buf, out);
+    }
+
+    /// Whether an ack-only packet is owed: something with frames arrived and nothing has
+    /// gone back for `max_delay`.
+    pub fn ack_due(&self, now: Micros, max_delay: Micros) -> bool {
+        self.ack_pending_since.is_some_and(|t| now.saturating_sub(t) >= max_delay)
+    }
+
+    pub fn ack_deadline(&self, max_delay: Micros) -> Option<Micros> {
+        self.ack_pending_since.map(|t| t + max_delay)
+    }
+
+    pub fn next_resend(&self) -> Option<Micros> {
+        let rto = self.rtt.rto() as Micros;
+        self.reliable_send.iter().filter_map(|s| s.next_resend(rto)).min()
+    }
+
+    /// Handles a connected packet whose salt matched. Frames are validated in full before
+    /// any state changes, so a malformed packet leaves no trace but a counter.
+    pub fn on_payload(
+        &mut self,
+        now: Micros,
+        header: &PayloadHeader,
+        frames: &[u8],
+        datagram_len: usize,
+        pool: &mut BufPool,
+        events: &mut VecDeque<Event>,
+    ) -> Result<(), PayloadError> {
+        let mut any_frames = false;
+        for f in FrameReader::new(frames) {
+            let f = f?;
+            let expected = match self.channels.get(f.channel as usize) {
+                Some(ChannelKind::Unreliable) => FrameKind::Unreliable,
+                Some(ChannelKind::Sequenced) => FrameKind::Sequenced,
+                Some(ChannelKind::Reliable) => FrameKind::Reliable,
+                None => return Err(Violation::ChannelKind(f.channel).into()),
+            };
+            if f.kind != expected {
+                return Err(Violation::ChannelKind(f.channel).into());
+            }
+            any_frames = true;
+        }
+        if !self.recv.on_receive(header.seq, now) {
+            return Ok(()); // duplicate or hopelessly old
+        }
+        self.last_recv = now;
+        self.packets_received += 1;
+        self.bytes_received += datagram_len as u64;
+        self.recv_rate.record(now, datagram_len);
+        self.process_acks(now, header, pool);
+        if any_frames {
+            self.ack_pending_since.get_or_insert(now);
+        }
+        let peer = self.peer;
+        for f in FrameReader::new(frames) {
+            let f = f?;
+            let ch = f.channel as usize;
+            match f.kind {
+                FrameKind::Unreliable => {}
+                FrameKind::Sequenced => {
+                    if !sequenced_accept(&mut self.seq_recv[ch], f.seq) {
+                        continue;
+                    }
+                }
+                FrameKind::Reliable => {
+                    let rx = self.reliable_recv[ch].as_mut().expect("reliable channel has a receiver");
+                    rx.on_unit(f.seq, f.fragment, f.data, pool, |data| {
+                        events.push_back(Event::Message { peer, channel: f.channel, data })
+                    })?;
+                    continue;
+                }
+            }
+            let mut data = pool.get();
+            data.extend_from_slice(f.data);
+            events.push_back(Event::Message { peer, channel: f.channel, data });
+        }
+        Ok(())
+    }
+
+    fn process_acks(&mut self, now: Micros, header: &PayloadHeader, pool: &mut BufPool) {
+        let ack_delay = header.ack_delay as u64 * ACK_DELAY_UNIT_US;
+        for i in 0..ACK_WINDOW {
+            if i > 0 && header.ack_bits & (1 << (i - 1)) == 0 {
+                continue;
+            }
+            let seq = header.ack.wrapping_sub(i);
+            let Some(p) = self.sent.ack(seq) else { continue };
+            if i == 0 {
+                // Only the newest acked packet has a known ack delay.
+                self.rtt.observe_ack_delay(ack_delay as f64);
+                self.rtt.sample(now.saturating_sub(p.sent_at).saturating_sub(ack_delay) as f64);
+            }
+            for (ch, useq) in self.sent.units_of(&p) {
+                self.reliable_send[ch as usize].ack(useq, pool);
+            }
+        }
+        // Packets that fell out of the peer's ack window without an ack are resolved as
+        // lost (or reordered beyond repair, which costs the same).
+        if self.sent.get(header.ack).is_none() || self.newest_ack.is_some_and(|n| !seq_newer(header.ack, n)) {
+            return;
+        }
+        self.newest_ack = Some(header.ack);
+        let horizon = header.ack.wrapping_sub(ACK_WINDOW - 1);
+        if !seq_newer(horizon, self.loss_cursor) {
+            return;
+        }
+        if horizon.wrapping_sub(self.loss_cursor) as usize > SENT_RING {
+            self.loss_cursor = horizon.wrapping_sub(SENT_RING as u16);
+        }
+        while seq_newer(horizon, self.loss_cursor) {
+            if let Some(p) = self.sent.get(self.loss_cursor) {
+                self.loss.push(!p.acked);
+            }
+            self.loss_cursor = self.loss_cursor.wrapping_add(1);
+        }
+    }
+
+    pub fn roll_rates(&mut self, now: Micros) {
+        self.send_rate.roll(now);
+        self.recv_rate.roll(now);
+    }
+
+    pub fn stats(&self) -> ConnectionStats {
+        ConnectionStats {
+            srtt_us: self.rtt.srtt,
+            min_rtt_us: self.rtt.min,
+            rtt_var_us: self.rtt.rttvar,
+            jitter_us: self.rtt.jitter,
+            loss: self.loss.fraction(),
+            sent_bytes_per_sec: self.send_rate.bytes_per_sec,
+            recv_bytes_per_sec: self.recv_rate.bytes_per_sec,
+            sent_packets_per_sec: self.send_rate.packets_per_sec,
+            recv_packets_per_sec: self.recv_rate.packets_per_sec,
+            packets_sent: self.packets_sent,
+            packets_received: self.packets_received,
+            bytes_sent: self.bytes_sent,
+            bytes_received: self.bytes_received,
+            resent: self.resent,
+            malformed: self.malformed,
+            send_queue_bytes: self.queued_bytes() as u64,
+            rto_us: self.rtt.rto(),
+        }
+    }
+
+    /// Returns every buffer to the pool (the connection is being dropped).
+    pub fn release(&mut self, pool: &mut BufPool) {
+        for m in self.unreliable.drain(..) {
+            pool.put(m.data);
+        }
+        self.unreliable_bytes = 0;
+        for s in &mut self.reliable_send {
+            s.clear(pool);
+        }
+    }
+}

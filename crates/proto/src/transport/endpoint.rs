@@ -1,0 +1,527 @@
+//! The endpoint: every connection of one socket, the stateless handshake, and the
+//! dispatch of datagrams to connections.
+//!
+//! Handshake (the initiator is the "client" of a connection):
+//! ```text
+//! client                                    server
+//! ConnectRequest(client_salt, padded)  ->   no state kept; cookie = MAC(secret; addr, salt, time)
+//!                                      <-   Challenge(client_salt, time, cookie)   (smaller than the request)
+//! ConnectResponse(salt, time, cookie)  ->   cookie verified and fresh: now a slot is allocated
+//!                                      <-   Accepted(client_salt, server_salt) or Denied(reason)
+//! ```
+//! Until a response echoes a valid cookie the server holds nothing per client, so a
+//! spoofed source address costs it nothing, and no reply is larger than its request.
+
+use std::collections::{BTreeMap, HashMap, VecDeque};
+use std::net::{IpAddr, SocketAddr};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU32, Ordering};
+
+use super::connection::{Connection, Handshake, MAX_UNRELIABLE, PackMode, PayloadError};
+use super::pool::BufPool;
+use super::{ChannelKind, ConfigError, ConnectionStats, DisconnectReason, EndpointConfig, EndpointStats, PeerId};
+use crate::clock::Micros;
+use crate::rng::Rng;
+use crate::wire::{
+    self, DecodeError, MAX_DATAGRAM_SIZE, PROTOCOL_VERSION, Packet, decode_packet, siphash::siphash24,
+};
+
+/// How long a challenge cookie stays valid.
+pub const COOKIE_LIFETIME_US: Micros = 10_000_000;
+/// Longest we sit on received data before sending an ack-only packet.
+pub const MAX_ACK_DELAY_US: Micros = 20_000;
+/// Copies of a disconnect packet (there is no reliability left to resend it).
+const DISCONNECT_COPIES: usize = 3;
+
+/// Hands out peer ids. Shared (an `Arc`) so that the engine thread can name a
+/// connection before the network thread has created it.
+#[derive(Debug, Clone, Default)]
+pub struct PeerIdAllocator(Arc<AtomicU32>);
+
+impl PeerIdAllocator {
+    pub fn next(&self) -> PeerId {
+        loop {
+            let id = self.0.fetch_add(1, Ordering::Relaxed).wrapping_add(1);
+            if id != 0 {
+                return id;
+            }
+        }
+    }
+}
+
+/// Something the endpoint tells its owner.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Event {
+    /// The handshake completed (either direction).
+    Connected { peer: PeerId, addr: SocketAddr },
+    /// The connection ended. Emitted once per peer that was announced or requested.
+    Disconnected { peer: PeerId, reason: DisconnectReason },
+    /// A whole message arrived. Give `data` back with [`Endpoint::recycle`] to avoid
+    /// allocating.
+    Message { peer: PeerId, channel: u8, data: Vec<u8> },
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum SendError {
+    #[error("unknown or disconnected peer {0}")]
+    UnknownPeer(PeerId),
+    #[error("channel {0} is not configured")]
+    BadChannel(u8),
+    #[error("message of {size} bytes exceeds the limit of {max} for this channel")]
+    TooLarge { size: usize, max: usize },
+    #[error("send queue full ({queued} bytes queued, limit {limit})")]
+    QueueFull { queued: usize, limit: usize },
+    #[error("peer id {0} is already in use")]
+    PeerIdInUse(PeerId),
+    #[error("already connected or connecting to {0}")]
+    AddressInUse(SocketAddr),
+    /// The transport itself cannot take messages (the network thread stopped, or its
+    /// command queue is full); the text says which.
+    #[error("{0}")]
+    Unavailable(String),
+}
+
+/// Outgoing datagrams and events the endpoint holds between two drains by its driver
+/// without growing its queues (a burst after a stall may go past it once).
+const QUEUES_RESERVED: usize = 256;
+
+pub struct Endpoint {
+    cfg: EndpointConfig,
+    ids: PeerIdAllocator,
+    rng: Rng,
+    secret: (u64, u64),
+    conns: BTreeMap<PeerId, Connection>,
+    by_addr: HashMap<SocketAddr, PeerId>,
+    incoming: u32,
+    transmits: VecDeque<(SocketAddr, Vec<u8>)>,
+    events: VecDeque<Event>,
+    pool: BufPool,
+    stats: EndpointStats,
+    scratch: Vec<PeerId>,
+    /// Our half of each accepted connection's salt, to repeat a lost `Accepted`.
+    server_salts: HashMap<PeerId, u64>,
+}
+
+impl Endpoint {
+    pub fn new(cfg: EndpointConfig, _now: Micros) -> Result<Self, ConfigError> {
+        cfg.validate()?;
+        let mut rng = Rng::new(cfg.seed);
+        let secret = (rng.next_u64(), rng.next_u64());
+        Ok(Endpoint {
+            cfg,
+            ids: PeerIdAllocator::default(),
+            rng,
+            secret,
+            conns: BTreeMap::new(),
+            by_addr: HashMap::new(),
+            incoming: 0,
+            transmits: VecDeque::with_capacity(QUEUES_RESERVED),
+            events: VecDeque::with_capacity(QUEUES_RESERVED),
+            pool: BufPool::new(4096),
+            stats: EndpointStats::default(),
+            scratch: Vec::new(),
+            server_salts: HashMap::new(),
+        })
+    }
+
+    pub fn config(&self) -> &EndpointConfig {
+        &self.cfg
+    }
+
+    /// The allocator this endpoint names new connections with.
+    pub fn peer_id_allocator(&self) -> PeerIdAllocator {
+        self.ids.clone()
+    }
+
+    /// Starts connecting to `addr`; `Connected` or `Disconnected` follows.
+    pub fn connect(&mut self, now: Micros, addr: SocketAddr) -> Result<PeerId, SendError> {
+        let id = self.ids.next();
+        self.connect_with_id(now, addr, id)?;
+        Ok(id)
+    }
+
+    /// Like [`Endpoint::connect`] with an id taken from [`Endpoint::peer_id_allocator`].
+    pub fn connect_with_id(&mut self, now: Micros, addr: SocketAddr, peer: PeerId) -> Result<(), SendError> {
+        if peer == 0 || self.conns.contains_key(&peer) {
+            return Err(SendError::PeerIdInUse(peer));
+        }
+        if self.by_addr.contains_key(&addr) {
+            return Err(SendError::AddressInUse(addr));
+        }
+        let salt = self.rng.next_u64();
+        let conn = Connection::new(peer, addr, true, salt, &self.cfg.channels, self.cfg.max_message_size, now);
+        self.conns.insert(peer, conn);
+        self.by_addr.insert(addr, peer);
+        self.send_handshake(now, peer);
+        Ok(())
+    }
+
+    /// Closes a connection (or abandons an attempt). The peer is told; a `Disconnected`
+    /// event with reason `Client` (we initiated) or `Kicked` (we accepted) follows.
+    /// Unknown peers are ignored.
+    pub fn disconnect(&mut self, _now: Micros, peer: PeerId) {
+        if let Some(c) = self.conns.get(&peer) {
+            let reason = if c.initiator { DisconnectReason::Client } else { DisconnectReason::Kicked };
+            self.close(peer, reason, true);
+        }
+    }
+
+    /// Closes every connection, telling each peer (reason `Client` or `Server`).
+    pub fn shutdown(&mut self, _now: Micros) {
+        let peers: Vec<PeerId> = self.conns.keys().copied().collect();
+        for peer in peers {
+            let reason = if self.conns[&peer].initiator { DisconnectReason::Client } else { DisconnectReason::Server };
+            self.close(peer, reason, true);
+        }
+    }
+
+    /// Queues a message; it leaves at the next [`Endpoint::flush`]. Allowed while the
+    /// connection is still being established (it waits for the handshake).
+    pub fn send(&mut self, peer: PeerId, channel: u8, data: &[u8]) -> Result<(), SendError> {
+        let kind = *self.cfg.channels.get(channel as usize).ok_or(SendError::BadChannel(channel))?;
+        let max = if kind == ChannelKind::Reliable { self.cfg.max_message_size } else { MAX_UNRELIABLE };
+        if data.len() > max {
+            return Err(SendError::TooLarge { size: data.len(), max });
+        }
+        let conn = self.conns.get_mut(&peer).ok_or(SendError::UnknownPeer(peer))?;
+        let queued = conn.queued_bytes();
+        if queued + data.len() > self.cfg.send_queue_limit_bytes {
+            return Err(SendError::QueueFull { queued, limit: self.cfg.send_queue_limit_bytes });
+        }
+        conn.queue(channel, data, &mut self.pool);
+        Ok(())
+    }
+
+    /// Packs everything queued into datagrams (at most `max_datagrams_per_flush` per
+    /// connection; the rest waits for the next flush). Call once per tick.
+    pub fn flush(&mut self, now: Micros) {
+        let (pid, max) = (self.cfg.protocol_id, self.cfg.max_datagrams_per_flush);
+        for c in self.conns.values_mut().filter(|c| c.is_connected()) {
+            c.pack(now, PackMode::Flush, pid, max, &mut self.pool, &mut self.transmits);
+        }
+    }
+
+    /// Takes one datagram from the network. Anything malformed is counted and dropped.
+    pub fn handle_datagram(&mut self, now: Micros, from: SocketAddr, data: &[u8]) {
+        self.stats.datagrams_received += 1;
+        self.stats.bytes_received += data.len() as u64;
+        let packet = match decode_packet(data, self.cfg.protocol_id) {
+            Ok(p) => p,
+            Err(e) => return self.count_decode_error(from, e),
+        };
+        match packet {
+            Packet::ConnectRequest { version, client_salt } => self.on_request(now, from, version, client_salt),
+            Packet::ConnectResponse { client_salt, cookie_time, cookie_mac } => {
+                self.on_response(now, from, client_salt, cookie_time, cookie_mac)
+            }
+            Packet::Challenge { client_salt, cookie_time, cookie_mac } => {
+                match self.initiating(from, client_salt) {
+                    Some(c) if c.state == Handshake::Requesting => {
+                        c.state = Handshake::Responding { cookie_time, cookie_mac };
+                        c.last_recv = now;
+                        let peer = c.peer;
+                        self.send_handshake(now, peer);
+                    }
+                    Some(_) => {} // a late copy of a challenge we already answered
+                    None => self.stats.unknown_sender += 1,
+                }
+            }
+            Packet::Accepted { client_salt, server_salt } => match self.initiating(from, client_salt) {
+                Some(c) if c.state != Handshake::Connected => {
+                    c.state = Handshake::Connected;
+                    c.salt = session_salt(client_salt, server_salt);
+                    c.last_recv = now;
+                    let (peer, addr) = (c.peer, c.addr);
+                    self.events.push_back(Event::Connected { peer, addr });
+                }
+                Some(_) => {}
+                None => self.stats.unknown_sender += 1,
+            },
+            Packet::Denied { client_salt, reason } => match self.initiating(from, client_salt) {
+                Some(c) if c.state != Handshake::Connected => {
+                    let peer = c.peer;
+                    self.close(peer, reason, false);
+                }
+                _ => self.stats.unknown_sender += 1,
+            },
+            Packet::Payload { header, frames } => {
+                let Some(peer) = self.connected(from, header.salt).map(|c| c.peer) else {
+                    self.stats.unknown_sender += 1;
+                    return;
+                };
+                let c = self.conns.get_mut(&peer).expect("looked up above");
+                match c.on_payload(now, &header, frames, data.len(), &mut self.pool, &mut self.events) {
+                    Ok(()) => {}
+                    Err(PayloadError::Malformed(_)) => {
+                        c.malformed += 1;
+                        self.stats.malformed += 1;
+                    }
+                    Err(PayloadError::Violation(_)) => {
+                        let peer = c.peer;
+                        self.close(peer, DisconnectReason::ProtocolError, true);
+                    }
+                }
+            }
+            Packet::Disconnect { salt, reason } => match self.connected(from, salt) {
+                Some(c) => {
+                    let peer = c.peer;
+                    self.close(peer, reason, false);
+                }
+                None => self.stats.unknown_sender += 1,
+            },
+        }
+    }
+
+    fn count_decode_error(&mut self, from: SocketAddr, e: DecodeError) {
+        match e {
+            DecodeError::WrongProtocol(_) => self.stats.wrong_protocol += 1,
+            DecodeError::WrongVersion(_) => self.stats.wrong_version += 1,
+            _ => {
+                self.stats.malformed += 1;
+                if let Some(c) = self.by_addr.get(&from).and_then(|p| self.conns.get_mut(p)) {
+                    c.malformed += 1;
+                }
+            }
+        }
+    }
+
+    /// The connection we are initiating to `from` with this salt.
+    fn initiating(&mut self, from: SocketAddr, client_salt: u64) -> Option<&mut Connection> {
+        let peer = *self.by_addr.get(&from)?;
+        self.conns.get_mut(&peer).filter(|c| c.initiator && c.client_salt == client_salt)
+    }
+
+    /// The established connection at `from`, if `salt` proves the sender is its peer.
+    fn connected(&mut self, from: SocketAddr, salt: u32) -> Option<&mut Connection> {
+        let peer = *self.by_addr.get(&from)?;
+        self.conns.get_mut(&peer).filter(|c| c.is_connected() && c.salt == salt)
+    }
+
+    fn cookie(&self, from: SocketAddr, client_salt: u64, time: u64) -> u64 {
+        let mut msg = [0u8; 16 + 2 + 8 + 8 + 4];
+        let ip = match from.ip() {
+            IpAddr::V4(v4) => v4.to_ipv6_mapped().octets(),
+            IpAddr::V6(v6) => v6.octets(),
+        };
+        msg[..16].copy_from_slice(&ip);
+        msg[16..18].copy_from_slice(&from.port().to_le_bytes());
+        msg[18..26].copy_from_slice(&client_salt.to_le_bytes());
+        msg[26..34].copy_from_slice(&time.to_le_bytes());
+        msg[34..38].copy_from_slice(&self.cfg.protocol_id.to_le_bytes());
+        siphash24(self.secret.0, self.secret.1, &msg)
+    }
+
+    /// Replies to an unauthenticated packet. Every such reply is smaller than the
+    /// padded request it answers.
+    fn reply(&mut self, to: SocketAddr, encode: impl FnOnce(&mut Vec<u8>, u32)) {
+        let mut buf = self.pool.get();
+        encode(&mut buf, self.cfg.protocol_id);
+        debug_assert!(buf.len() <= wire::MAX_HANDSHAKE_REPLY_SIZE);
+        self.transmits.push_back((to, buf));
+    }
+
+    fn on_request(&mut self, now: Micros, from: SocketAddr, version: u8, client_salt: u64) {
+        if self.cfg.max_incoming == 0 {
+            self.stats.unknown_sender += 1;
+            return;
+        }
+        if let Some(c) = self.by_addr.get(&from).and_then(|p| self.conns.get(p)) {
+            if c.initiator || c.client_salt == client_salt {
+                // We are dialling that address ourselves, or this is a stale copy from a
+                // client we already accepted: say nothing.
+                return;
+            }
+        }
+        if version != PROTOCOL_VERSION {
+            self.stats.denied += 1;
+            return self.reply(from, |b, pid| wire::encode_denied(b, pid, client_salt, DisconnectReason::VersionMismatch));
+        }
+        if self.incoming >= self.cfg.max_incoming {
+            self.stats.denied += 1;
+            return self.reply(from, |b, pid| wire::encode_denied(b, pid, client_salt, DisconnectReason::ServerFull));
+        }
+        let mac = self.cookie(from, client_salt, now);
+        self.stats.challenges_sent += 1;
+        self.reply(from, |b, pid| wire::encode_challenge(b, pid, client_salt, now, mac));
+    }
+
+    fn on_response(&mut self, now: Micros, from: SocketAddr, client_salt: u64, cookie_time: u64, cookie_mac: u64) {
+        if self.cfg.max_incoming == 0 {
+            self.stats.unknown_sender += 1;
+            return;
+        }
+        let fresh = cookie_time <= now && now - cookie_time <= COOKIE_LIFETIME_US;
+        if !fresh || cookie_mac != self.cookie(from, client_salt, cookie_time) {
+            self.stats.bad_cookie += 1;
+            return;
+        }
+        if let Some(&peer) = self.by_addr.get(&from) {
+            let c = &self.conns[&peer];
+            if c.initiator {
+                return;
+            }
+            if c.client_salt == client_salt {
+                // Our Accepted was lost: say it again.
+                let server_salt = self.server_salt_of(peer);
+                return self.reply(from, |b, pid| wire::encode_accepted(b, pid, client_salt, server_salt));
+            }
+            // The same address proved itself with a new salt: the client restarted.
+            self.close(peer, DisconnectReason::Client, false);
+        }
+        if self.incoming >= self.cfg.max_incoming {
+            self.stats.denied += 1;
+            return self.reply(from, |b, pid| wire::encode_denied(b, pid, client_salt, DisconnectReason::ServerFull));
+        }
+        let peer = self.ids.next();
+        let mut conn = Connection::new(peer, from, false, client_salt, &self.cfg.channels, self.cfg.max_message_size, now);
+        let server_salt = self.rng.next_u64();
+        conn.salt = session_salt(client_salt, server_salt);
+        self.conns.insert(peer, conn);
+        self.by_addr.insert(from, peer);
+        self.server_salts.insert(peer, server_salt);
+        self.incoming += 1;
+        self.events.push_back(Event::Connected { peer, addr: from });
+        self.reply(from, |b, pid| wire::encode_accepted(b, pid, client_salt, server_salt));
+    }
+
+    fn server_salt_of(&self, peer: PeerId) -> u64 {
+        self.server_salts.get(&peer).copied().unwrap_or(0)
+    }
+
+    fn send_handshake(&mut self, now: Micros, peer: PeerId) {
+        let Some(c) = self.conns.get_mut(&peer) else { return };
+        let mut buf = self.pool.get();
+        match c.state {
+            Handshake::Requesting => wire::encode_connect_request(&mut buf, self.cfg.protocol_id, c.client_salt),
+            Handshake::Responding { cookie_time, cookie_mac } => {
+                wire::encode_connect_response(&mut buf, self.cfg.protocol_id, c.client_salt, cookie_time, cookie_mac)
+            }
+            Handshake::Connected => {
+                self.pool.put(buf);
+                return;
+            }
+        }
+        c.last_send = now;
+        self.transmits.push_back((c.addr, buf));
+    }
+
+    /// Removes a connection and reports it. `notify` sends the peer redundant
+    /// disconnect packets (only meaningful once connected).
+    fn close(&mut self, peer: PeerId, reason: DisconnectReason, notify: bool) {
+        let Some(mut c) = self.conns.remove(&peer) else { return };
+        self.by_addr.remove(&c.addr);
+        self.server_salts.remove(&peer);
+        if !c.initiator {
+            self.incoming -= 1;
+        }
+        if notify && c.is_connected() {
+            for _ in 0..DISCONNECT_COPIES {
+                let mut buf = self.pool.get();
+                wire::encode_disconnect(&mut buf, self.cfg.protocol_id, c.salt, reason);
+                self.transmits.push_back((c.addr, buf));
+            }
+        }
+        c.release(&mut self.pool);
+        self.events.push_back(Event::Disconnected { peer, reason });
+    }
+
+    /// Runs timers: handshake retries and timeouts, connection timeouts, keepalives,
+    /// delayed acks and reliable resends. Call whenever [`Endpoint::next_timeout`] passes
+    /// (calling more often is harmless).
+    pub fn update(&mut self, now: Micros) {
+        let mut peers = std::mem::take(&mut self.scratch);
+        peers.clear();
+        peers.extend(self.conns.keys().copied());
+        let (pid, max) = (self.cfg.protocol_id, self.cfg.max_datagrams_per_flush);
+        for &peer in &peers {
+            let Some(c) = self.conns.get_mut(&peer) else { continue };
+            if !c.is_connected() {
+                if now.saturating_sub(c.created_at) >= self.cfg.connect_timeout_us {
+                    self.close(peer, DisconnectReason::Timeout, false);
+                } else if now.saturating_sub(c.last_send) >= self.cfg.handshake_retry_us {
+                    self.send_handshake(now, peer);
+                }
+                continue;
+            }
+            if now.saturating_sub(c.last_recv) >= self.cfg.timeout_us {
+                self.close(peer, DisconnectReason::Timeout, false);
+                continue;
+            }
+            c.pack(now, PackMode::ResendsOnly, pid, max, &mut self.pool, &mut self.transmits);
+            if now.saturating_sub(c.last_send) >= self.cfg.keepalive_interval_us || c.ack_due(now, MAX_ACK_DELAY_US) {
+                c.send_empty(now, pid, &mut self.pool, &mut self.transmits);
+            }
+            c.roll_rates(now);
+        }
+        self.scratch = peers;
+    }
+
+    /// The next time [`Endpoint::update`] has work to do, if any connection exists.
+    pub fn next_timeout(&self) -> Option<Micros> {
+        self.conns
+            .values()
+            .map(|c| {
+                if !c.is_connected() {
+                    return (c.last_send + self.cfg.handshake_retry_us).min(c.created_at + self.cfg.connect_timeout_us);
+                }
+                let mut t = (c.last_send + self.cfg.keepalive_interval_us).min(c.last_recv + self.cfg.timeout_us);
+                if let Some(a) = c.ack_deadline(MAX_ACK_DELAY_US) {
+                    t = t.min(a);
+                }
+                if let Some(r) = c.next_resend() {
+                    t = t.min(r);
+                }
+                t
+            })
+            .min()
+    }
+
+    /// Copies the next outgoing datagram into `out` (which must hold
+    /// [`MAX_DATAGRAM_SIZE`] bytes) and returns its destination and length.
+    pub fn poll_transmit(&mut self, out: &mut [u8]) -> Option<(SocketAddr, usize)> {
+        assert!(out.len() >= MAX_DATAGRAM_SIZE, "poll_transmit needs a {MAX_DATAGRAM_SIZE}-byte buffer");
+        let (addr, buf) = self.transmits.pop_front()?;
+        let n = buf.len();
+        out[..n].copy_from_slice(&buf);
+        self.stats.datagrams_sent += 1;
+        self.stats.bytes_sent += n as u64;
+        self.pool.put(buf);
+        Some((addr, n))
+    }
+
+    pub fn poll_event(&mut self) -> Option<Event> {
+        self.events.pop_front()
+    }
+
+    /// Gives a message buffer back for reuse.
+    pub fn recycle(&mut self, buf: Vec<u8>) {
+        self.pool.put(buf);
+    }
+
+    pub fn stats(&self, peer: PeerId) -> Option<ConnectionStats> {
+        self.conns.get(&peer).map(|c| c.stats())
+    }
+
+    pub fn endpoint_stats(&self) -> EndpointStats {
+        EndpointStats { connections: self.conns.len() as u64, ..self.stats }
+    }
+
+    pub fn is_connected(&self, peer: PeerId) -> bool {
+        self.conns.get(&peer).is_some_and(|c| c.is_connected())
+    }
+
+    /// Peers with a connection in any state, in id order.
+    pub fn peers(&self) -> impl Iterator<Item = PeerId> + '_ {
+        self.conns.keys().copied()
+    }
+
+    pub fn peer_addr(&self, peer: PeerId) -> Option<SocketAddr> {
+        self.conns.get(&peer).map(|c| c.addr)
+    }
+}
+
+/// Both sides derive the same 32-bit salt; neither alone chooses it.
+fn session_salt(client_salt: u64, server_salt: u64) -> u32 {
+    let x = client_salt ^ server_salt.rotate_left(32);
+    (x ^ (x >> 32)) as u32
+}

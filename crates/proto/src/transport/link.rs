@@ -1,0 +1,50 @@
+//! What a session needs from whatever carries its messages.
+//!
+//! Sessions (relay server and client, P2P, spectator) are written against this trait
+//! rather than [`Endpoint`] so that the same code runs on the engine thread over the
+//! runtime's network thread (`runtime::Host`), in the deterministic simulator over a
+//! bare endpoint, and in tests over a scripted fake.
+
+use std::net::SocketAddr;
+
+use super::{ConnectionStats, Endpoint, PeerId, SendError};
+use crate::clock::Micros;
+
+/// Connections and messages, as a session uses them. Incoming traffic is not part of
+/// the trait: the owner drains its own events and feeds them to the session (with
+/// the time each message arrived), because a session may share the transport.
+pub trait Transport {
+    /// Starts connecting to `addr`; the returned peer may be sent to at once.
+    fn connect(&mut self, now: Micros, addr: SocketAddr) -> Result<PeerId, SendError>;
+    /// Closes the connection to `peer` (unknown peers are ignored).
+    fn disconnect(&mut self, now: Micros, peer: PeerId);
+    /// Queues a message for the next flush. A refused message had no effect.
+    fn send(&mut self, peer: PeerId, channel: u8, data: &[u8]) -> Result<(), SendError>;
+    /// Puts everything queued on the wire.
+    fn flush(&mut self, now: Micros);
+    /// Gives a received message's buffer back for reuse.
+    fn recycle(&mut self, buf: Vec<u8>);
+    /// The connection's latest statistics, or `None` for an unknown peer.
+    fn stats(&mut self, peer: PeerId) -> Option<ConnectionStats>;
+}
+
+impl Transport for Endpoint {
+    fn connect(&mut self, now: Micros, addr: SocketAddr) -> Result<PeerId, SendError> {
+        Endpoint::connect(self, now, addr)
+    }
+    fn disconnect(&mut self, now: Micros, peer: PeerId) {
+        Endpoint::disconnect(self, now, peer)
+    }
+    fn send(&mut self, peer: PeerId, channel: u8, data: &[u8]) -> Result<(), SendError> {
+        Endpoint::send(self, peer, channel, data)
+    }
+    fn flush(&mut self, now: Micros) {
+        Endpoint::flush(self, now)
+    }
+    fn recycle(&mut self, buf: Vec<u8>) {
+        Endpoint::recycle(self, buf)
+    }
+    fn stats(&mut self, peer: PeerId) -> Option<ConnectionStats> {
+        Endpoint::stats(self, peer)
+    }
+}

@@ -1,0 +1,459 @@
+//! The engine side of the runtime: [`Host`].
+
+use std::collections::{HashMap, VecDeque};
+use std::net::SocketAddr;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::thread::JoinHandle;
+use std::time::Duration;
+
+use crossbeam_channel::{Receiver, RecvTimeoutError, Sender, TryRecvError, TrySendError};
+
+use super::budget::{EngineBudget, SendBudget};
+use super::pool::BufferPool;
+use super::protocol::Protocol;
+use super::thread::{self, Command, RuntimeStats, Shared, ThreadMsg, ThreadParts, IDLE_CAP};
+use super::{socket, waker, Direction, FullQueue, HostConfig, HostError, HostEvent};
+use tickwire_proto::clock::{Clock, Micros};
+use crate::system_clock::SystemClock;
+use tickwire_proto::netsim::LinkConfig;
+use crate::os_seed::os_seed;
+use tickwire_proto::wire::MAX_DATAGRAM_SIZE;
+use tickwire_proto::transport::{
+    ChannelKind, ConnectionStats, Endpoint, EndpointConfig, EndpointStats, PeerId, PeerIdAllocator, MAX_UNRELIABLE,
+};
+
+/// Commands (sends, flushes, connects, ...) that may wait for the network thread.
+/// Beyond this, calls fail with [`HostError::QueueFull`] ([`FullQueue::Commands`])
+/// instead of blocking.
+pub const COMMAND_QUEUE_CAPACITY: usize = 4096;
+
+/// Events and statistics snapshots that may wait for the engine in the channel; more
+/// wait in a backlog on the network thread.
+const EVENT_QUEUE_CAPACITY: usize = 8192;
+
+/// Events that statistics calls may move off the channel ahead of `poll_event` (kept
+/// preallocated so refreshing statistics never allocates).
+const PENDING_CAPACITY: usize = 256;
+
+/// Send buffers made when a host starts: messages in flight to the network thread at
+/// once before [`Host::send`] allocates.
+const SEND_BUFFERS_PREFILLED: usize = 64;
+
+/// The longest time dropping a [`Host`] waits for the network thread to disconnect its
+/// peers and exit. After that the thread is detached (it still exits on its own).
+pub const SHUTDOWN_WAIT: Duration = Duration::from_secs(1);
+
+/// The engine-side handle of one UDP endpoint and its network thread.
+///
+/// Every method returns without waiting for the network. Messages pushed with
+/// [`send`](Self::send) leave on the next [`flush`](Self::flush) (or auto-flush), which
+/// wakes the thread at once. Events, including received messages, arrive through
+/// [`poll_event`](Self::poll_event).
+///
+/// Threading: a `Host` is `Send` (it may move to another thread) but its methods take
+/// `&mut self`; use it from one thread at a time.
+///
+/// Waking: on unix `flush`, `connect`, `disconnect` and `set_link_sim` wake the
+/// thread through a self-pipe, so a flushed message leaves at once. On other targets the
+/// thread polls the socket every millisecond instead (see `waker.rs`).
+///
+/// Drop: the thread disconnects every peer gracefully and exits. Dropping waits for
+/// that at most [`SHUTDOWN_WAIT`] (1 s), then detaches the thread.
+///
+/// Failure: if the thread dies (a panic, a socket failure), the next `poll_event`
+/// returns [`HostEvent::Fatal`] and every later call fails with
+/// [`HostError::ThreadGone`].
+pub struct Host {
+    shared: Arc<Shared>,
+    commands: Sender<Command>,
+    events: Receiver<ThreadMsg>,
+    /// Events taken off the channel while refreshing statistics, not yet polled.
+    pending: VecDeque<HostEvent>,
+    send_pool: BufferPool,
+    msg_pool: BufferPool,
+    ids: PeerIdAllocator,
+    /// Largest message per channel id.
+    channel_limits: Vec<usize>,
+    /// `send_queue_limit_bytes`: the most a peer's send queue may hold.
+    send_queue_limit: usize,
+    local_addr: SocketAddr,
+    /// Peers the engine may send to (connected or connecting, as far as it has seen),
+    /// with their send-queue budgets.
+    live: HashMap<PeerId, EngineBudget>,
+    /// Budgets the thread created for accepted peers whose `Connected` the engine has
+    /// not polled yet.
+    announced: HashMap<PeerId, Arc<SendBudget>>,
+    peer_stats: HashMap<PeerId, ConnectionStats>,
+    endpoint_stats: EndpointStats,
+    runtime_stats: RuntimeStats,
+    /// Why the thread stopped, once the engine has been told (or should have been).
+    gone: Option<String>,
+    fatal_reported: bool,
+    /// The network thread's clock: message arrival times are on this timeline.
+    clock: SystemClock,
+    done: Receiver<()>,
+    thread: Option<JoinHandle<()>>,
+}
+
+impl Host {
+    /// Binds the socket described by `cfg`, builds the endpoint and starts the network
+    /// thread. Fails with [`HostError::Config`] for an invalid endpoint configuration and
+    /// [`HostError::Io`] (naming the address) when the socket cannot be bound.
+    pub fn start(mut cfg: HostConfig) -> Result<Host, HostError> {
+        if cfg.endpoint.seed == 0 {
+            cfg.endpoint.seed = os_seed();
+        }
+        cfg.endpoint.validate().map_err(|e| HostError::Config(e.to_string()))?;
+        validate_sim(Direction::Outbound, cfg.outbound_sim.as_ref())?;
+        validate_sim(Direction::Inbound, cfg.inbound_sim.as_ref())?;
+        let clock = SystemClock::new();
+        let endpoint = Endpoint::new(cfg.endpoint.clone(), clock.now_us()).map_err(|e| HostError::Config(e.to_string()))?;
+        let ids = endpoint.peer_id_allocator();
+        Self::start_with(cfg, endpoint, ids, clock, IDLE_CAP)
+    }
+
+    /// Starts a host around any [`Protocol`]; `idle_cap` bounds the thread's sleep.
+    pub(crate) fn start_with<P: Protocol>(
+        cfg: HostConfig,
+        proto: P,
+        ids: PeerIdAllocator,
+        clock: SystemClock,
+        idle_cap: Duration,
+    ) -> Result<Host, HostError> {
+        let socket = socket::bind(&cfg)?;
+        let local_addr = socket
+            .local_addr()
+            .map_err(|source| HostError::Io { context: format!("reading the local address of {}", cfg.bind), source })?;
+        let (waker, waiter) = waker::pair()
+            .map_err(|source| HostError::Io { context: "creating the wake pipe".into(), source })?;
+        let shared = Arc::new(Shared {
+            waker,
+            shutdown: AtomicBool::new(false),
+            inject_panic: AtomicBool::new(false),
+            fatal: Mutex::new(None),
+        });
+        let (cmd_tx, cmd_rx) = crossbeam_channel::bounded(COMMAND_QUEUE_CAPACITY);
+        let (ev_tx, ev_rx) = crossbeam_channel::bounded(EVENT_QUEUE_CAPACITY);
+        let (done_tx, done_rx) = crossbeam_channel::bounded(1);
+        let (send_pool, msg_pool) = (BufferPool::new(1), BufferPool::new(MAX_DATAGRAM_SIZE));
+        // Sends waiting for the network thread each hold a buffer until it has taken
+        // them; a datagram's worth each covers every unreliable message.
+        send_pool.prefill(SEND_BUFFERS_PREFILLED, MAX_DATAGRAM_SIZE);
+        let channel_limits = channel_limits(&cfg.endpoint);
+        let send_queue_limit = cfg.endpoint.send_queue_limit_bytes;
+        let parts = ThreadParts {
+            proto,
+            socket,
+            waiter,
+            shared: shared.clone(),
+            clock,
+            commands: cmd_rx,
+            events: ev_tx,
+            send_pool: send_pool.clone(),
+            msg_pool: msg_pool.clone(),
+            outbound_sim: cfg.outbound_sim,
+            inbound_sim: cfg.inbound_sim,
+            sim_seed: cfg.sim_seed,
+            auto_flush_us: cfg.auto_flush_interval_us,
+            idle_cap,
+        };
+        let handle = thread::spawn(parts, done_tx)
+            .map_err(|source| HostError::Io { context: "spawning the network thread".into(), source })?;
+        Ok(Host {
+            shared,
+            commands: cmd_tx,
+            events: ev_rx,
+            pending: VecDeque::with_capacity(PENDING_CAPACITY),
+            send_pool,
+            msg_pool,
+            ids,
+            channel_limits,
+            send_queue_limit,
+            local_addr,
+            live: HashMap::new(),
+            announced: HashMap::new(),
+            peer_stats: HashMap::new(),
+            endpoint_stats: EndpointStats::default(),
+            runtime_stats: RuntimeStats::default(),
+            gone: None,
+            fatal_reported: false,
+            clock,
+            done: done_rx,
+            thread: Some(handle),
+        })
+    }
+
+    /// Now, in microseconds on the network thread's clock: the timeline of
+    /// [`HostEvent::Message`]'s `received_at`. Sessions driven over this host use it.
+    pub fn now_us(&self) -> Micros {
+        self.clock.now_us()
+    }
+
+    /// The bound address (with the port the OS picked when the config said 0).
+    pub fn local_addr(&self) -> SocketAddr {
+        self.local_addr
+    }
+
+    /// Starts connecting to `addr` and returns the new peer's id at once; a
+    /// [`HostEvent::Connected`] or [`HostEvent::Disconnected`] for it follows. Messages
+    /// may be sent to the peer right away; they wait for the handshake. If the endpoint
+    /// refuses the attempt (a connection with `addr` already exists) the `Disconnected`
+    /// has reason `ProtocolError`. An IPv6 `addr` from an IPv4 socket is a
+    /// [`HostError::Config`]. Wakes the network thread.
+    pub fn connect(&mut self, addr: SocketAddr) -> Result<PeerId, HostError> {
+        self.check_alive()?;
+        let addr = socket::reachable(self.local_addr, addr)?;
+        let peer = self.ids.next();
+        let budget = SendBudget::new();
+        self.command(Command::Connect { peer, addr, budget: budget.clone() })?;
+        self.live.insert(peer, EngineBudget::new(budget));
+        Ok(peer)
+    }
+
+    /// Queues `data` for `peer` on `channel`; it leaves on the next flush. Copies `data`
+    /// into a recycled buffer (no allocation in steady state). Checks synchronously:
+    /// the channel exists ([`HostError::BadChannel`]), the size fits it
+    /// ([`HostError::TooLarge`]), the peer is live as far as the engine has seen
+    /// ([`HostError::UnknownPeer`]), the peer's send queue has room for it under
+    /// `send_queue_limit_bytes` ([`HostError::QueueFull`] with
+    /// [`FullQueue::PeerSendQueue`]), and the command queue has room
+    /// ([`FullQueue::Commands`]). Does not wake the thread; never blocks.
+    ///
+    /// `Ok` means the message was accepted: the network thread will hand it to the
+    /// endpoint, which will not refuse it for lack of room. A reliable message accepted
+    /// here is delivered, in order, unless the connection ends (a
+    /// [`HostEvent::Disconnected`] says so). A refused message had no effect: retry it
+    /// on a later frame, after a flush and once the peer has acknowledged some of the
+    /// queue.
+    pub fn send(&mut self, peer: PeerId, channel: u8, data: &[u8]) -> Result<(), HostError> {
+        self.check_alive()?;
+        let max = *self.channel_limits.get(channel as usize).ok_or(HostError::BadChannel(channel))?;
+        if data.len() > max {
+            return Err(HostError::TooLarge { size: data.len(), max });
+        }
+        let budget = self.live.get_mut(&peer).ok_or(HostError::UnknownPeer(peer))?;
+        let limit = self.send_queue_limit;
+        if let Err(pending) = budget.check(data.len(), limit) {
+            return Err(HostError::QueueFull(FullQueue::PeerSendQueue { peer, pending, size: data.len(), limit }));
+        }
+        let mut buf = self.send_pool.take();
+        buf.extend_from_slice(data);
+        match self.commands.try_send(Command::Send { peer, channel, data: buf }) {
+            Ok(()) => {
+                budget.submitted(data.len());
+                Ok(())
+            }
+            Err(TrySendError::Full(cmd)) => {
+                if let Command::Send { data, .. } = cmd {
+                    self.send_pool.give(data);
+                }
+                Err(HostError::QueueFull(FullQueue::Commands))
+            }
+            Err(TrySendError::Disconnected(_)) => Err(self.thread_gone()),
+        }
+    }
+
+    /// Asks the thread to put everything queued on the wire now, and wakes it.
+    pub fn flush(&mut self) -> Result<(), HostError> {
+        self.check_alive()?;
+        self.command(Command::Flush)
+    }
+
+    /// Closes the connection to `peer` gracefully. The engine may no longer send to it
+    /// (not even after a `Connected` for it that was already on its way); a
+    /// [`HostEvent::Disconnected`] follows. Wakes the network thread.
+    pub fn disconnect(&mut self, peer: PeerId) -> Result<(), HostError> {
+        self.check_alive()?;
+        if !self.live.contains_key(&peer) {
+            return Err(HostError::UnknownPeer(peer));
+        }
+        self.command(Command::Disconnect { peer })?;
+        self.live.remove(&peer);
+        Ok(())
+    }
+
+    /// The next event, or `None` if there is none right now. Never blocks.
+    pub fn poll_event(&mut self) -> Option<HostEvent> {
+        if self.pending.is_empty() {
+            self.pump(true);
+        }
+        let ev = self.pending.pop_front()?;
+        match &ev {
+            HostEvent::Connected { peer, .. } => {
+                // An accepted peer becomes live with the budget the thread made for it.
+                // A peer this host connected to is live already, unless the engine has
+                // disconnected it meanwhile: then it stays gone.
+                if let Some(budget) = self.announced.remove(peer) {
+                    self.live.insert(*peer, EngineBudget::new(budget));
+                }
+            }
+            HostEvent::Disconnected { peer, .. } => {
+                self.live.remove(peer);
+                self.announced.remove(peer);
+                self.peer_stats.remove(peer);
+            }
+            HostEvent::Fatal { message } => self.gone = Some(message.clone()),
+            HostEvent::Message { .. } => {}
+        }
+        Some(ev)
+    }
+
+    /// Gives a message buffer (from [`HostEvent::Message`]) back to the network thread
+    /// for reuse. Optional; never blocks; a full free-list simply frees the buffer, and
+    /// so does one smaller than a datagram (not one the host handed out).
+    pub fn recycle(&mut self, buf: Vec<u8>) {
+        self.msg_pool.give(buf);
+    }
+
+    /// The latest statistics the thread published for `peer` (typically under 30 ms
+    /// old: published every 20 ms when they change, by a thread that wakes at least
+    /// every 10 ms), or
+    /// `None` if the peer is unknown or the engine has seen it disconnect. Never blocks.
+    pub fn stats(&mut self, peer: PeerId) -> Option<ConnectionStats> {
+        self.pump(false);
+        self.peer_stats.get(&peer).copied()
+    }
+
+    /// The latest endpoint-wide statistics (as fresh as [`stats`](Self::stats)).
+    /// Never blocks.
+    pub fn endpoint_stats(&mut self) -> EndpointStats {
+        self.pump(false);
+        self.endpoint_stats
+    }
+
+    /// Counters of the runtime layer (dropped sends, socket errors, event backlog).
+    pub fn runtime_stats(&mut self) -> RuntimeStats {
+        self.pump(false);
+        self.runtime_stats
+    }
+
+    /// Turns a link simulator on, reconfigures it (`Some`) or turns it off (`None`).
+    /// Datagrams the previous simulator still held are delivered at once.
+    /// An invalid `cfg` fails with [`HostError::Config`]. Wakes the network thread.
+    pub fn set_link_sim(&mut self, dir: Direction, cfg: Option<LinkConfig>) -> Result<(), HostError> {
+        self.check_alive()?;
+        validate_sim(dir, cfg.as_ref())?;
+        self.command(Command::SetSim { dir, cfg })
+    }
+
+    /// Makes the network thread panic, to test the `Fatal` path. Only in test builds
+    /// (this crate's tests, or the `test-hooks` feature the C ABI's tests turn on).
+    #[cfg(any(test, feature = "test-hooks"))]
+    pub fn debug_inject_panic(&mut self) {
+        self.shared.inject_panic.store(true, Ordering::Release);
+        self.shared.waker.wake();
+    }
+
+    fn check_alive(&self) -> Result<(), HostError> {
+        match &self.gone {
+            Some(m) => Err(HostError::ThreadGone(m.clone())),
+            None => Ok(()),
+        }
+    }
+
+    /// Queues a command and wakes the thread (also when the queue is full: the thread
+    /// then catches up sooner).
+    fn command(&mut self, cmd: Command) -> Result<(), HostError> {
+        let r = self.commands.try_send(cmd);
+        self.shared.waker.wake();
+        match r {
+            Ok(()) => Ok(()),
+            Err(TrySendError::Full(_)) => Err(HostError::QueueFull(FullQueue::Commands)),
+            Err(TrySendError::Disconnected(_)) => Err(self.thread_gone()),
+        }
+    }
+
+    /// The thread has exited: remember why, for every later call.
+    fn thread_gone(&mut self) -> HostError {
+        let message = self.gone.get_or_insert_with(|| fatal_message(&self.shared)).clone();
+        HostError::ThreadGone(message)
+    }
+
+    /// Moves what the thread published into the caches. With `until_event`, stops at
+    /// the first event (the common `poll_event` path keeps nothing in `pending`).
+    /// Otherwise it stops when `pending` is full: statistics behind many unpolled events
+    /// wait until the engine polls, rather than `pending` growing.
+    fn pump(&mut self, until_event: bool) {
+        loop {
+            if self.pending.len() == self.pending.capacity() {
+                return;
+            }
+            match self.events.try_recv() {
+                Ok(ThreadMsg::Event(ev)) => {
+                    if matches!(ev, HostEvent::Fatal { .. }) {
+                        self.fatal_reported = true;
+                    }
+                    self.pending.push_back(ev);
+                    if until_event {
+                        return;
+                    }
+                }
+                Ok(ThreadMsg::PeerStats(peer, s)) => {
+                    self.peer_stats.insert(peer, s);
+                }
+                Ok(ThreadMsg::PeerBudget(peer, budget)) => {
+                    self.announced.insert(peer, budget);
+                }
+                Ok(ThreadMsg::Stats(e, r)) => {
+                    self.endpoint_stats = e;
+                    self.runtime_stats = r;
+                }
+                Err(TryRecvError::Empty) => return,
+                Err(TryRecvError::Disconnected) => {
+                    // The thread exited without its Fatal getting through (the channel
+                    // was full, or it died before sending): report it once.
+                    if !self.fatal_reported {
+                        self.fatal_reported = true;
+                        self.pending.push_back(HostEvent::Fatal { message: fatal_message(&self.shared) });
+                    }
+                    return;
+                }
+            }
+        }
+    }
+}
+
+fn validate_sim(dir: Direction, cfg: Option<&LinkConfig>) -> Result<(), HostError> {
+    match cfg.map(LinkConfig::validate) {
+        Some(Err(e)) => Err(HostError::Config(format!("{dir:?} link simulator: {e}"))),
+        _ => Ok(()),
+    }
+}
+
+fn fatal_message(shared: &Shared) -> String {
+    shared
+        .fatal
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .clone()
+        .unwrap_or_else(|| "network thread exited unexpectedly".into())
+}
+
+/// The largest message each channel accepts, checked on the engine thread with the
+/// endpoint's own limits (unreliable kinds are never fragmented: one datagram).
+fn channel_limits(cfg: &EndpointConfig) -> Vec<usize> {
+    cfg.channels
+        .iter()
+        .map(|kind| match kind {
+            ChannelKind::Reliable => cfg.max_message_size,
+            ChannelKind::Unreliable | ChannelKind::Sequenced => MAX_UNRELIABLE.min(cfg.max_message_size),
+        })
+        .collect()
+}
+
+impl Drop for Host {
+    fn drop(&mut self) {
+        self.shared.shutdown.store(true, Ordering::Release);
+        self.shared.waker.wake();
+        let Some(handle) = self.thread.take() else { return };
+        match self.done.recv_timeout(SHUTDOWN_WAIT) {
+            // The thread has finished its work; joining only reaps it.
+            Ok(()) | Err(RecvTimeoutError::Disconnected) => {
+                let _ = handle.join();
+            }
+            // Detach: it exits by itself once its linger deadline passes.
+            Err(RecvTimeoutError::Timeout) => drop(handle),
+        }
+    }
+}

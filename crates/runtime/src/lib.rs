@@ -1,0 +1,215 @@
+//! The only code that owns a socket and a thread.
+//!
+//! A [`Host`] is the engine-side handle. [`Host::start`] binds a socket2 UDP socket and
+//! spawns one network thread that owns it and the core
+//! [`Endpoint`](tickwire_proto::transport::Endpoint), driven by
+//! [`SystemClock`](crate::system_clock::SystemClock) time. Engine calls never block:
+//! commands go to the thread through a bounded crossbeam channel (full = [`HostError::QueueFull`])
+//! and events and statistics come back the same way. Sends are also checked against the
+//! peer's `send_queue_limit_bytes` on the engine thread, so a send the thread would have
+//! to drop is refused at once instead ([`FullQueue::PeerSendQueue`]).
+//!
+//! Layout, one concept per file:
+//! * `host.rs`: the engine side ([`Host`]): synchronous checks, command queue, event
+//!   and statistics cache.
+//! * `thread.rs`: the network loop: socket, endpoint, link simulators, timers.
+//! * `socket.rs`: socket2 setup (address family, buffer sizes, non-blocking).
+//! * `waker.rs`: how the engine wakes the sleeping thread (a self-pipe on unix).
+//! * `pool.rs`: bounded free-lists that recycle message buffers in both directions.
+//! * `budget.rs`: per-peer send-queue accounting shared by both sides, behind the
+//!   synchronous send-queue limit.
+//! * `session/`: [`Session`], a host plus a rollback core (P2P, synctest, spectator,
+//!   replay) driven from the engine thread.
+//! * `protocol.rs`: the small trait the loop drives, so the loop can be tested with a
+//!   scripted fake before (and independently of) the real endpoint.
+
+#![warn(missing_docs)]
+
+mod budget;
+mod host;
+mod os_seed;
+mod pool;
+mod protocol;
+pub mod session;
+mod socket;
+mod system_clock;
+mod thread;
+mod transport;
+mod waker;
+
+#[cfg(test)]
+mod tests;
+
+use std::net::SocketAddr;
+
+use tickwire_proto::netsim::LinkConfig;
+use tickwire_proto::transport::{DisconnectReason, EndpointConfig, PeerId};
+
+pub use host::{Host, COMMAND_QUEUE_CAPACITY, SHUTDOWN_WAIT};
+pub use session::{Mode, Session, SessionConfig, SessionEvent, SessionFailure, SessionStats};
+pub use system_clock::SystemClock;
+pub use thread::RuntimeStats;
+
+/// Which way a link simulator applies.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Direction {
+    /// Datagrams this host sends.
+    Outbound,
+    /// Datagrams this host receives.
+    Inbound,
+}
+
+/// Configuration of a [`Host`].
+#[derive(Debug, Clone)]
+pub struct HostConfig {
+    /// The transport configuration handed to the endpoint. A `seed` of 0 is replaced by
+    /// OS randomness (cookie secrets and salts must not be predictable on a real network).
+    pub endpoint: EndpointConfig,
+    /// Address to bind (IPv4 or IPv6; port 0 picks a free port). The socket's family
+    /// follows this address; an IPv6 socket keeps the OS default for dual-stack.
+    pub bind: SocketAddr,
+    /// SO_RCVBUF in bytes; 0 keeps the OS default.
+    pub recv_buffer_bytes: usize,
+    /// SO_SNDBUF in bytes; 0 keeps the OS default.
+    pub send_buffer_bytes: usize,
+    /// Link simulator applied to datagrams this host sends (None = off).
+    pub outbound_sim: Option<LinkConfig>,
+    /// Link simulator applied to datagrams this host receives (None = off).
+    pub inbound_sim: Option<LinkConfig>,
+    /// Seed for the simulators (0 = from the OS).
+    pub sim_seed: u64,
+    /// If non-zero the network thread also flushes on its own at this interval, for
+    /// engines that never call flush. 0 = only explicit flushes.
+    pub auto_flush_interval_us: u64,
+}
+
+impl HostConfig {
+    /// A configuration with the default endpoint, no simulators, OS buffer sizes and
+    /// explicit flushes only, bound to `bind`.
+    pub fn new(bind: SocketAddr) -> Self {
+        HostConfig {
+            endpoint: EndpointConfig::default(),
+            bind,
+            recv_buffer_bytes: 0,
+            send_buffer_bytes: 0,
+            outbound_sim: None,
+            inbound_sim: None,
+            sim_seed: 0,
+            auto_flush_interval_us: 0,
+        }
+    }
+}
+
+/// What the engine side polls.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum HostEvent {
+    /// A connection is established (a client's own `connect`, or an accepted client).
+    Connected {
+        /// The id `connect` returned, or a new id for an accepted client.
+        peer: PeerId,
+        /// The peer's address as this socket sees it.
+        addr: SocketAddr,
+    },
+    /// A connection ended; the peer id is never reused. Messages to the peer that were
+    /// still queued or unacknowledged are lost with the connection.
+    ///
+    /// Reason [`DisconnectReason::ProtocolError`] also covers a connection this host
+    /// closed because its endpoint refused a message [`Host::send`] had accepted. The
+    /// synchronous checks of `send` make that unreachable; it is the network thread's
+    /// last line of defence, so that an accepted reliable message is never dropped
+    /// without the engine hearing of it (the stream to the peer would have a gap).
+    Disconnected {
+        /// The peer that is gone.
+        peer: PeerId,
+        /// Who ended it, or why.
+        reason: DisconnectReason,
+    },
+    /// A whole message arrived. Give `data` back with [`Host::recycle`] so the network
+    /// thread can reuse the allocation.
+    Message {
+        /// The sender.
+        peer: PeerId,
+        /// The channel it was sent on.
+        channel: u8,
+        /// The payload, owned by the engine now.
+        data: Vec<u8>,
+        /// When the network thread took the message off the wire, on the
+        /// [`Host::now_us`] timeline: time-sync measurements use this rather than the
+        /// moment the engine polled it, which may be a frame (or a hitch) later.
+        received_at: tickwire_proto::clock::Micros,
+    },
+    /// The network thread died (panic or socket failure). The host is unusable: every
+    /// later call returns [`HostError::ThreadGone`].
+    Fatal {
+        /// What happened, for logs.
+        message: String,
+    },
+}
+
+/// Which queue refused a call with [`HostError::QueueFull`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+pub enum FullQueue {
+    /// The command queue to the network thread holds [`COMMAND_QUEUE_CAPACITY`]
+    /// commands. It drains as soon as the thread runs (a flush wakes it).
+    #[error("command queue to the network thread is full")]
+    Commands,
+    /// Accepting the message could take the peer's send queue over
+    /// `EndpointConfig::send_queue_limit_bytes`. The queue holds messages not yet
+    /// flushed, reliable messages not yet acknowledged, and sends still on their way to
+    /// the network thread; it drains as the peer acknowledges. Refusing here is what
+    /// keeps the network thread from ever dropping an accepted message.
+    #[error(
+        "send queue to peer {peer} is full: {pending} bytes queued or on their way + {size} > send_queue_limit_bytes {limit}"
+    )]
+    PeerSendQueue {
+        /// The peer the message was for.
+        peer: PeerId,
+        /// Bytes already queued for the peer (an upper bound; exact once the thread
+        /// has caught up).
+        pending: u64,
+        /// The refused message's size in bytes.
+        size: usize,
+        /// The configured limit in bytes.
+        limit: usize,
+    },
+}
+
+/// Why a [`Host`] call failed. Nothing here means the call blocked or partly happened:
+/// a failed call had no effect.
+#[derive(Debug, thiserror::Error)]
+pub enum HostError {
+    /// The configuration was rejected before anything was started.
+    #[error("{0}")]
+    Config(String),
+    /// An operating-system call failed; `context` names the operation and address.
+    #[error("{context}: {source}")]
+    Io {
+        /// The operation, with the address involved.
+        context: String,
+        /// The operating system's error.
+        source: std::io::Error,
+    },
+    /// The peer was never connected, or the engine has already seen it disconnect (or
+    /// asked for the disconnect itself).
+    #[error("unknown or disconnected peer {0}")]
+    UnknownPeer(PeerId),
+    /// The channel id is outside the configured channel layout.
+    #[error("channel {0} is not configured")]
+    BadChannel(u8),
+    /// The message is larger than its channel allows.
+    #[error("message of {size} bytes exceeds the limit of {max}")]
+    TooLarge {
+        /// The message's size in bytes.
+        size: usize,
+        /// The channel's limit in bytes.
+        max: usize,
+    },
+    /// A queue between the engine and the wire is full (which one, and by how much, is
+    /// in the [`FullQueue`]). Nothing was queued; try again on a later frame, after a
+    /// flush.
+    #[error("{0}")]
+    QueueFull(FullQueue),
+    /// The network thread has stopped (after a [`HostEvent::Fatal`]).
+    #[error("the network thread has stopped: {0}")]
+    ThreadGone(String),
+}

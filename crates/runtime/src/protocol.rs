@@ -1,0 +1,193 @@
+//! The part of the core endpoint that the network loop drives.
+//!
+//! The loop is written against this trait rather than [`Endpoint`] directly so that its
+//! mechanics (waking, shutdown, panics, simulators, buffer recycling) are unit-tested
+//! with a scripted fake that does not depend on the transport's behaviour.
+
+use std::net::SocketAddr;
+
+use tickwire_proto::clock::Micros;
+use tickwire_proto::transport::{ConnectionStats, Endpoint, EndpointStats, Event, PeerId, SendError};
+
+/// A sans-IO connection state machine, as the network thread sees it. The methods
+/// mirror [`Endpoint`]'s; see there for their meaning.
+pub(crate) trait Protocol: Send + 'static {
+    fn connect_with_id(&mut self, now: Micros, addr: SocketAddr, peer: PeerId) -> Result<(), SendError>;
+    fn disconnect(&mut self, now: Micros, peer: PeerId);
+    fn shutdown(&mut self, now: Micros);
+    fn send(&mut self, peer: PeerId, channel: u8, data: &[u8]) -> Result<(), SendError>;
+    fn flush(&mut self, now: Micros);
+    fn handle_datagram(&mut self, now: Micros, from: SocketAddr, data: &[u8]);
+    fn update(&mut self, now: Micros);
+    fn poll_transmit(&mut self, out: &mut [u8]) -> Option<(SocketAddr, usize)>;
+    fn poll_event(&mut self) -> Option<Event>;
+    fn recycle(&mut self, buf: Vec<u8>);
+    fn next_timeout(&self) -> Option<Micros>;
+    fn stats(&self, peer: PeerId) -> Option<ConnectionStats>;
+    fn endpoint_stats(&self) -> EndpointStats;
+    /// The bytes queued for `peer` in the sense of `send_queue_limit_bytes` (what the
+    /// endpoint's `send` checks the limit against); `None` for an unknown peer.
+    fn queued_bytes(&self, peer: PeerId) -> Option<usize>;
+}
+
+impl Protocol for Endpoint {
+    fn connect_with_id(&mut self, now: Micros, addr: SocketAddr, peer: PeerId) -> Result<(), SendError> {
+        Endpoint::connect_with_id(self, now, addr, peer)
+    }
+    fn disconnect(&mut self, now: Micros, peer: PeerId) {
+        Endpoint::disconnect(self, now, peer)
+    }
+    fn shutdown(&mut self, now: Micros) {
+        Endpoint::shutdown(self, now)
+    }
+    fn send(&mut self, peer: PeerId, channel: u8, data: &[u8]) -> Result<(), SendError> {
+        Endpoint::send(self, peer, channel, data)
+    }
+    fn flush(&mut self, now: Micros) {
+        Endpoint::flush(self, now)
+    }
+    fn handle_datagram(&mut self, now: Micros, from: SocketAddr, data: &[u8]) {
+        Endpoint::handle_datagram(self, now, from, data)
+    }
+    fn update(&mut self, now: Micros) {
+        Endpoint::update(self, now)
+    }
+    fn poll_transmit(&mut self, out: &mut [u8]) -> Option<(SocketAddr, usize)> {
+        Endpoint::poll_transmit(self, out)
+    }
+    fn poll_event(&mut self) -> Option<Event> {
+        Endpoint::poll_event(self)
+    }
+    fn recycle(&mut self, buf: Vec<u8>) {
+        Endpoint::recycle(self, buf)
+    }
+    fn next_timeout(&self) -> Option<Micros> {
+        Endpoint::next_timeout(self)
+    }
+    fn stats(&self, peer: PeerId) -> Option<ConnectionStats> {
+        Endpoint::stats(self, peer)
+    }
+    fn endpoint_stats(&self) -> EndpointStats {
+        Endpoint::endpoint_stats(self)
+    }
+    fn queued_bytes(&self, peer: PeerId) -> Option<usize> {
+        // `send_queue_bytes` is the connection's queued_bytes(), the figure
+        // `Endpoint::send` compares with the limit.
+        Endpoint::stats(self, peer).map(|s| s.send_queue_bytes as usize)
+    }
+}
+
+/// A trivial protocol for unit tests of the loop: no handshake, no acks. A datagram is
+/// `[channel, payload...]`; the first datagram from a new address creates a peer.
+#[cfg(test)]
+pub(crate) mod fake {
+    use std::collections::VecDeque;
+
+    use super::*;
+    use tickwire_proto::transport::{DisconnectReason, PeerIdAllocator};
+
+    pub(crate) struct FakeProtocol {
+        pub ids: PeerIdAllocator,
+        peers: Vec<(PeerId, SocketAddr)>,
+        queued: Vec<(SocketAddr, Vec<u8>)>,
+        out: VecDeque<(SocketAddr, Vec<u8>)>,
+        events: VecDeque<Event>,
+        stats: EndpointStats,
+        /// Buffers handed back through `recycle`, to prove the return path works.
+        pub recycled: std::sync::Arc<std::sync::atomic::AtomicUsize>,
+        /// While set, `send` refuses every message with `QueueFull`, as an endpoint
+        /// that disagrees with the engine's accounting would.
+        pub refuse_sends: std::sync::Arc<std::sync::atomic::AtomicBool>,
+    }
+
+    impl FakeProtocol {
+        pub(crate) fn new() -> Self {
+            FakeProtocol {
+                ids: PeerIdAllocator::default(),
+                peers: Vec::new(),
+                queued: Vec::new(),
+                out: VecDeque::new(),
+                events: VecDeque::new(),
+                stats: EndpointStats::default(),
+                recycled: Default::default(),
+                refuse_sends: Default::default(),
+            }
+        }
+        fn addr_of(&self, peer: PeerId) -> Option<SocketAddr> {
+            self.peers.iter().find(|p| p.0 == peer).map(|p| p.1)
+        }
+    }
+
+    impl Protocol for FakeProtocol {
+        fn connect_with_id(&mut self, _now: Micros, addr: SocketAddr, peer: PeerId) -> Result<(), SendError> {
+            self.peers.push((peer, addr));
+            self.events.push_back(Event::Connected { peer, addr });
+            Ok(())
+        }
+        fn disconnect(&mut self, _now: Micros, peer: PeerId) {
+            self.peers.retain(|p| p.0 != peer);
+            self.events.push_back(Event::Disconnected { peer, reason: DisconnectReason::Client });
+        }
+        fn shutdown(&mut self, _now: Micros) {}
+        fn send(&mut self, peer: PeerId, channel: u8, data: &[u8]) -> Result<(), SendError> {
+            let addr = self.addr_of(peer).ok_or(SendError::UnknownPeer(peer))?;
+            if self.refuse_sends.load(std::sync::atomic::Ordering::Relaxed) {
+                let queued = self.queued_bytes(peer).unwrap_or(0);
+                return Err(SendError::QueueFull { queued, limit: queued });
+            }
+            let mut d = vec![channel];
+            d.extend_from_slice(data);
+            self.queued.push((addr, d));
+            Ok(())
+        }
+        fn flush(&mut self, _now: Micros) {
+            self.out.extend(self.queued.drain(..));
+        }
+        fn handle_datagram(&mut self, _now: Micros, from: SocketAddr, data: &[u8]) {
+            self.stats.datagrams_received += 1;
+            let peer = match self.peers.iter().find(|p| p.1 == from) {
+                Some(p) => p.0,
+                None => {
+                    let peer = self.ids.next();
+                    self.peers.push((peer, from));
+                    self.events.push_back(Event::Connected { peer, addr: from });
+                    peer
+                }
+            };
+            if let Some((&channel, rest)) = data.split_first() {
+                // Datagram-sized, like the endpoint's buffers (smaller ones are not recycled).
+                let mut buf = Vec::with_capacity(tickwire_proto::wire::MAX_DATAGRAM_SIZE);
+                buf.extend_from_slice(rest);
+                self.events.push_back(Event::Message { peer, channel, data: buf });
+            }
+        }
+        fn update(&mut self, _now: Micros) {}
+        fn poll_transmit(&mut self, out: &mut [u8]) -> Option<(SocketAddr, usize)> {
+            let (addr, d) = self.out.pop_front()?;
+            out[..d.len()].copy_from_slice(&d);
+            self.stats.datagrams_sent += 1;
+            self.stats.bytes_sent += d.len() as u64;
+            Some((addr, d.len()))
+        }
+        fn poll_event(&mut self) -> Option<Event> {
+            self.events.pop_front()
+        }
+        fn recycle(&mut self, _buf: Vec<u8>) {
+            self.recycled.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        }
+        fn next_timeout(&self) -> Option<Micros> {
+            None
+        }
+        fn stats(&self, peer: PeerId) -> Option<ConnectionStats> {
+            self.addr_of(peer).map(|_| ConnectionStats { packets_sent: self.stats.datagrams_sent, ..Default::default() })
+        }
+        fn endpoint_stats(&self) -> EndpointStats {
+            self.stats
+        }
+        fn queued_bytes(&self, peer: PeerId) -> Option<usize> {
+            let addr = self.addr_of(peer)?;
+            // Payload bytes not yet flushed (each queued datagram starts with its channel).
+            Some(self.queued.iter().filter(|q| q.0 == addr).map(|q| q.1.len() - 1).sum())
+        }
+    }
+}

@@ -1,0 +1,39 @@
+//! What a [`Session`](super::Session) tells the engine: the core's events plus the
+//! session's own (connections, the network thread's death).
+
+use tickwire_proto::rollback::{Event, Tick};
+use tickwire_proto::relay::relay_client_session::ClientSessionEvent;
+use tickwire_proto::relay::relay_server_session::ServerSessionEvent;
+use tickwire_proto::transport::PeerId;
+
+/// A polled session event.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum SessionEvent {
+    /// An event of the rollback core (synchronized, interrupted, desync, ...).
+    Core(Event),
+    /// An event of the relay server core, with the tick it concerns: for a join or a
+    /// return, the first tick whose canonical step includes the player; for a
+    /// player's departure, the first tick without it; otherwise the server's next tick.
+    RelayServer {
+        /// What happened.
+        event: ServerSessionEvent,
+        /// See the variant's docs.
+        tick: Tick,
+    },
+    /// An event of the relay client core (joined, synchronized, desync, ...).
+    RelayClient(ClientSessionEvent),
+    /// The connection to a remote player's peer, a spectator or the watched host is up.
+    PeerConnected {
+        /// The connection.
+        peer: PeerId,
+        /// The lowest player index behind it (None for spectators and the watched host).
+        player: Option<usize>,
+    },
+    /// The session refused a connection from an address it does not expect.
+    ConnectionRejected {
+        /// The refused connection (already closed).
+        peer: PeerId,
+    },
+    /// The network thread died: the session is unusable; destroy it.
+    Fatal(String),
+}

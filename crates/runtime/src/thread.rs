@@ -1,0 +1,652 @@
+//! The network thread: owns the socket, the endpoint and the link simulators.
+//!
+//! Each turn of the loop: apply the engine's commands, take back message buffers, read
+//! every datagram the socket has, run the endpoint's timers, transmit, forward events
+//! and (every ~20 ms, when something changed) statistics, then sleep until the earliest
+//! deadline: the endpoint's next timer, a simulator's next delivery, the auto-flush
+//! time, or at most the idle cap (10 ms). The engine ends the sleep early through the
+//! [`Waker`](super::waker::Waker).
+//!
+//! The thread never blocks on the engine: events go through a bounded channel and, when
+//! it is full, wait in a local backlog that is retried every millisecond.
+//!
+//! At the end of every turn the thread publishes each peer's send-queue figures (see
+//! `budget.rs`), which the engine side checks sends against.
+
+use std::collections::hash_map::Entry;
+use std::collections::{HashMap, VecDeque};
+use std::io;
+use std::net::{SocketAddr, UdpSocket};
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::thread::JoinHandle;
+use std::time::Duration;
+
+use crossbeam_channel::{Receiver, Sender, TrySendError};
+
+use super::budget::{SendBudget, ThreadBudget};
+use super::pool::BufferPool;
+use super::protocol::Protocol;
+use super::waker::{Waiter, Waker};
+use super::{Direction, HostEvent};
+use tickwire_proto::clock::{Clock, Micros};
+use crate::system_clock::SystemClock;
+use tickwire_proto::netsim::{LinkConditioner, LinkConfig};
+use tickwire_proto::rng::Rng;
+use crate::os_seed::os_seed;
+use tickwire_proto::transport::{ConnectionStats, DisconnectReason, EndpointStats, Event, PeerId, SendError};
+use tickwire_proto::wire::MAX_DATAGRAM_SIZE;
+
+/// Longest sleep when nothing is due: bounds how stale published statistics get.
+pub(crate) const IDLE_CAP: Duration = Duration::from_millis(10);
+/// How often statistics are published (when they changed).
+const STATS_INTERVAL_US: Micros = 20_000;
+/// How long a shutting-down thread keeps running so that disconnect packets held by the
+/// outbound simulator still leave. Well inside [`super::SHUTDOWN_WAIT`].
+const SHUTDOWN_LINGER_US: Micros = 250_000;
+/// Datagrams read per loop turn before commands get another look.
+const MAX_RECV_PER_TURN: usize = 1024;
+/// Large enough for any UDP datagram, so nothing is silently truncated.
+const DATAGRAM_BUFFER: usize = 65_536;
+/// Idle datagram buffers the simulators may keep.
+const SIM_POOL_LIMIT: usize = 4096;
+/// Datagrams each simulator holds at once without allocating (buffers and queue
+/// room made when it is turned on): a second of traffic at 128 datagrams a second,
+/// so a stall of the network thread does not grow them either.
+const SIM_PREFILL: usize = 128;
+/// Retry interval for events waiting in the backlog.
+const BACKLOG_RETRY_US: Micros = 1_000;
+
+/// What the engine asks of the thread, in order.
+#[derive(Debug)]
+pub(crate) enum Command {
+    /// `budget` is the peer's send-queue accounting, shared with the engine side.
+    Connect { peer: PeerId, addr: SocketAddr, budget: Arc<SendBudget> },
+    Send { peer: PeerId, channel: u8, data: Vec<u8> },
+    Flush,
+    Disconnect { peer: PeerId },
+    SetSim { dir: Direction, cfg: Option<LinkConfig> },
+}
+
+/// What the thread tells the engine, in order.
+#[derive(Debug)]
+pub(crate) enum ThreadMsg {
+    Event(HostEvent),
+    /// Snapshot of one connection; sent before its `Connected` event and then
+    /// periodically.
+    PeerStats(PeerId, ConnectionStats),
+    /// The send-queue accounting of an accepted peer; sent before its `Connected`.
+    PeerBudget(PeerId, Arc<SendBudget>),
+    Stats(EndpointStats, RuntimeStats),
+}
+
+/// Counters of the runtime layer itself (what the endpoint cannot see).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct RuntimeStats {
+    /// Sends the endpoint refused on the network thread; the message was dropped. This
+    /// happens when the peer had gone before the engine saw it go (its
+    /// [`HostEvent::Disconnected`] follows). A full send queue never causes it:
+    /// [`Host::send`](super::Host::send) refuses those synchronously. Any other refusal
+    /// closes the connection, reported as `Disconnected` with reason `ProtocolError`.
+    pub sends_rejected: u64,
+    /// Connection attempts the endpoint refused; each also produced a `Disconnected`.
+    pub connects_rejected: u64,
+    /// Datagrams dropped because the socket's send buffer was full.
+    pub socket_send_dropped: u64,
+    /// Other socket send failures (unreachable network, ...). The datagram was dropped.
+    pub socket_send_errors: u64,
+    /// Socket receive failures other than "nothing to read".
+    pub socket_recv_errors: u64,
+    /// Events waiting on the thread because the engine is not polling fast enough.
+    pub event_backlog: u64,
+}
+
+/// State shared by both sides for the signals that must work even when the command
+/// queue is full.
+#[derive(Debug)]
+pub(crate) struct Shared {
+    pub waker: Waker,
+    pub shutdown: AtomicBool,
+    pub inject_panic: AtomicBool,
+    /// Why the thread stopped, for when the `Fatal` event could not be queued.
+    pub fatal: Mutex<Option<String>>,
+}
+
+/// Everything the thread owns, assembled by the host before spawning.
+pub(crate) struct ThreadParts<P> {
+    pub proto: P,
+    pub socket: UdpSocket,
+    pub waiter: Waiter,
+    pub shared: Arc<Shared>,
+    pub clock: SystemClock,
+    pub commands: Receiver<Command>,
+    pub events: Sender<ThreadMsg>,
+    pub send_pool: BufferPool,
+    pub msg_pool: BufferPool,
+    pub outbound_sim: Option<LinkConfig>,
+    pub inbound_sim: Option<LinkConfig>,
+    pub sim_seed: u64,
+    pub auto_flush_us: Micros,
+    pub idle_cap: Duration,
+}
+
+/// Starts the thread. `done` is dropped as the thread's very last action, so the host
+/// can wait for the exit with a timeout (std's `join` has none).
+pub(crate) fn spawn<P: Protocol>(parts: ThreadParts<P>, done: Sender<()>) -> io::Result<JoinHandle<()>> {
+    std::thread::Builder::new().name("tickwire-net".into()).spawn(move || {
+        let _done = done;
+        let shared = parts.shared.clone();
+        let events = parts.events.clone();
+        let outcome = catch_unwind(AssertUnwindSafe(move || NetLoop::new(parts).run()));
+        let message = match outcome {
+            Ok(Ok(())) => return,
+            Ok(Err(e)) => format!("network thread stopped: {e}"),
+            Err(payload) => {
+                let what = payload
+                    .downcast_ref::<&str>()
+                    .map(|s| s.to_string())
+                    .or_else(|| payload.downcast_ref::<String>().cloned())
+                    .unwrap_or_else(|| "non-string panic payload".into());
+                format!("network thread panicked: {what}")
+            }
+        };
+        *shared.fatal.lock().unwrap_or_else(|p| p.into_inner()) = Some(message.clone());
+        let _ = events.try_send(ThreadMsg::Event(HostEvent::Fatal { message }));
+    })
+}
+
+type Sim = LinkConditioner<(SocketAddr, Vec<u8>)>;
+
+struct NetLoop<P> {
+    p: ThreadParts<P>,
+    sim_out: Option<Sim>,
+    sim_in: Option<Sim>,
+    sim_rng: Rng,
+    /// Idle buffers for datagrams held by the simulators (a dropped datagram's buffer
+    /// comes back here too, so a lossy simulator allocates nothing in steady state).
+    sim_pool: Vec<Vec<u8>>,
+    rx_buf: Vec<u8>,
+    tx_buf: Vec<u8>,
+    backlog: VecDeque<ThreadMsg>,
+    /// Peers whose statistics are published: requested or announced, not yet gone.
+    peers: Vec<PeerId>,
+    /// Send-queue accounting per peer (requested or announced, not yet gone).
+    budgets: HashMap<PeerId, ThreadBudget>,
+    /// Peers this thread is closing because the endpoint refused a message the engine
+    /// had been told was accepted; their `Disconnected` gets reason `ProtocolError`.
+    broken: Vec<PeerId>,
+    next_stats: Micros,
+    published: (EndpointStats, RuntimeStats),
+    next_auto_flush: Option<Micros>,
+    rt: RuntimeStats,
+    /// Set once shutdown began: the time by which the thread exits regardless.
+    linger_until: Option<Micros>,
+}
+
+impl<P: Protocol> NetLoop<P> {
+    fn new(p: ThreadParts<P>) -> Self {
+        let mut sim_rng = Rng::new(if p.sim_seed == 0 { os_seed() } else { p.sim_seed });
+        let sim_out = p.outbound_sim.map(|c| Sim::new(c, sim_rng.next_u64()));
+        let sim_in = p.inbound_sim.map(|c| Sim::new(c, sim_rng.next_u64()));
+        let now = p.clock.now_us();
+        let mut l = NetLoop {
+            next_auto_flush: (p.auto_flush_us > 0).then(|| now + p.auto_flush_us),
+            p,
+            sim_out,
+            sim_in,
+            sim_rng,
+            sim_pool: Vec::new(),
+            rx_buf: vec![0; DATAGRAM_BUFFER],
+            tx_buf: vec![0; DATAGRAM_BUFFER],
+            backlog: VecDeque::new(),
+            peers: Vec::new(),
+            budgets: HashMap::new(),
+            broken: Vec::new(),
+            next_stats: now,
+            published: Default::default(),
+            rt: RuntimeStats::default(),
+            linger_until: None,
+        };
+        l.prefill_sims();
+        l
+    }
+
+    /// Gives every simulator that is on room and buffers for [`SIM_PREFILL`]
+    /// datagrams in flight, so that steady traffic through it never allocates.
+    fn prefill_sims(&mut self) {
+        let mut sims = 0;
+        for sim in [self.sim_out.as_mut(), self.sim_in.as_mut()].into_iter().flatten() {
+            sim.reserve(SIM_PREFILL.saturating_sub(sim.in_flight()));
+            sims += 1;
+        }
+        let want = (sims * SIM_PREFILL).min(SIM_POOL_LIMIT);
+        self.sim_pool.reserve(want.saturating_sub(self.sim_pool.len()));
+        while self.sim_pool.len() < want {
+            self.sim_pool.push(Vec::with_capacity(MAX_DATAGRAM_SIZE));
+        }
+    }
+
+    fn run(&mut self) -> io::Result<()> {
+        loop {
+            let now = self.p.clock.now_us();
+            if self.p.shared.inject_panic.load(Ordering::Acquire) {
+                panic!("injected panic (debug_inject_panic)");
+            }
+            if self.linger_until.is_none() && self.p.shared.shutdown.load(Ordering::Acquire) {
+                // Commands queued before the drop still apply (a last send + flush).
+                self.apply_commands(now);
+                self.p.proto.shutdown(now);
+                self.p.proto.flush(now);
+                self.linger_until = Some(now + SHUTDOWN_LINGER_US);
+            }
+            if self.linger_until.is_none() {
+                self.apply_commands(now);
+            }
+            while let Some(buf) = self.p.msg_pool.try_take() {
+                self.p.proto.recycle(buf);
+            }
+            self.receive(now);
+            self.deliver_inbound(now);
+            self.p.proto.update(now);
+            if let Some(t) = self.next_auto_flush.filter(|&t| now >= t) {
+                self.p.proto.flush(now);
+                // Keep the cadence, but never schedule in the past after a stall.
+                self.next_auto_flush = Some((t + self.p.auto_flush_us).max(now + 1));
+            }
+            self.transmit(now);
+            self.forward_events();
+            self.publish_budgets();
+            self.publish_stats(now);
+            if let Some(until) = self.linger_until {
+                let sim_empty = self.sim_out.as_ref().is_none_or(|s| s.next_delivery().is_none());
+                if sim_empty || now >= until {
+                    return Ok(());
+                }
+            }
+            let timeout = self.sleep_time();
+            self.p.waiter.wait(&self.p.socket, timeout)?;
+        }
+    }
+
+    fn sleep_time(&self) -> Duration {
+        let now = self.p.clock.now_us();
+        let mut deadline = now + self.p.idle_cap.as_micros() as Micros;
+        let candidates = [
+            self.p.proto.next_timeout(),
+            self.sim_in.as_ref().and_then(|s| s.next_delivery()),
+            self.sim_out.as_ref().and_then(|s| s.next_delivery()),
+            self.next_auto_flush,
+            (!self.backlog.is_empty() || self.linger_until.is_some()).then_some(now + BACKLOG_RETRY_US),
+        ];
+        for d in candidates.into_iter().flatten() {
+            deadline = deadline.min(d);
+        }
+        Duration::from_micros(deadline.saturating_sub(now))
+    }
+
+    fn apply_commands(&mut self, now: Micros) {
+        // Bounded so an engine that pushes without pause cannot starve the socket.
+        for _ in 0..super::COMMAND_QUEUE_CAPACITY {
+            let Ok(cmd) = self.p.commands.try_recv() else { break };
+            match cmd {
+                Command::Send { peer, channel, data } => {
+                    if let Some(b) = self.budgets.get_mut(&peer) {
+                        b.took(data.len());
+                    }
+                    match self.p.proto.send(peer, channel, &data) {
+                        Ok(()) => {}
+                        // Gone before the engine saw it go: its Disconnected tells it.
+                        Err(SendError::UnknownPeer(_)) => self.rt.sends_rejected += 1,
+                        // The engine's checks (channel, size, send-queue budget) make
+                        // this unreachable. Should it happen anyway, the message must
+                        // not vanish silently: a reliable stream with a gap is broken,
+                        // so the connection is closed and the engine is told.
+                        Err(_) => {
+                            self.rt.sends_rejected += 1;
+                            self.break_connection(now, peer);
+                        }
+                    }
+                    self.p.send_pool.give(data);
+                }
+                Command::Flush => self.p.proto.flush(now),
+                Command::Connect { peer, addr, budget } => match self.p.proto.connect_with_id(now, addr, peer) {
+                    Ok(()) => {
+                        self.peers.push(peer);
+                        self.budgets.insert(peer, ThreadBudget::new(budget));
+                    }
+                    Err(_) => {
+                        // The endpoint never saw this peer, so it will not announce its
+                        // end; the engine still needs one.
+                        self.rt.connects_rejected += 1;
+                        let reason = DisconnectReason::ProtocolError;
+                        self.emit(ThreadMsg::Event(HostEvent::Disconnected { peer, reason }));
+                    }
+                },
+                Command::Disconnect { peer } => self.p.proto.disconnect(now, peer),
+                Command::SetSim { dir, cfg } => self.set_sim(now, dir, cfg),
+            }
+        }
+    }
+
+    /// Closes the connection to `peer` after the endpoint refused a message the engine
+    /// had accepted; its `Disconnected` is reported with reason `ProtocolError`.
+    fn break_connection(&mut self, now: Micros, peer: PeerId) {
+        if !self.broken.contains(&peer) {
+            self.broken.push(peer);
+            self.p.proto.disconnect(now, peer);
+        }
+    }
+
+    /// Publishes every peer's send-queue figures for the engine's synchronous check.
+    fn publish_budgets(&self) {
+        let proto = &self.p.proto;
+        for (&peer, b) in &self.budgets {
+            b.publish(proto.queued_bytes(peer).unwrap_or(0));
+        }
+    }
+
+    /// Turns a simulator on, reconfigures it, or turns it off. A reconfigured simulator
+    /// keeps what is in flight on its old schedule (as a real path would); one turned
+    /// off delivers what it still held at once rather than losing it.
+    fn set_sim(&mut self, now: Micros, dir: Direction, cfg: Option<LinkConfig>) {
+        let slot = match dir {
+            Direction::Outbound => &mut self.sim_out,
+            Direction::Inbound => &mut self.sim_in,
+        };
+        match (slot.as_mut(), cfg) {
+            (Some(sim), Some(cfg)) => sim.set_config(cfg),
+            (None, Some(cfg)) => {
+                *slot = Some(Sim::new(cfg, self.sim_rng.next_u64()));
+                self.prefill_sims();
+            }
+            (_, None) => {
+                let Some(mut old) = slot.take() else { return };
+                while let Some((addr, buf)) = old.poll(Micros::MAX) {
+                    match dir {
+                        Direction::Outbound => self.send_datagram(&buf, addr),
+                        Direction::Inbound => self.p.proto.handle_datagram(now, addr, &buf),
+                    }
+                    self.reuse_sim_buffer(buf);
+                }
+            }
+        }
+    }
+
+    fn receive(&mut self, now: Micros) {
+        for _ in 0..MAX_RECV_PER_TURN {
+            match self.p.socket.recv_from(&mut self.rx_buf) {
+                Ok((n, from)) => match &mut self.sim_in {
+                    Some(sim) => simulate(sim, &mut self.sim_pool, now, from, &self.rx_buf[..n]),
+                    None => self.p.proto.handle_datagram(now, from, &self.rx_buf[..n]),
+                },
+                Err(e) => match e.kind() {
+                    io::ErrorKind::WouldBlock => break,
+                    io::ErrorKind::Interrupted => continue,
+                    // An ICMP "port unreachable" for an earlier send (reported on some
+                    // platforms even for unconnected sockets): more datagrams may follow.
+                    io::ErrorKind::ConnectionReset | io::ErrorKind::ConnectionRefused => {
+                        self.rt.socket_recv_errors += 1;
+                    }
+                    _ => {
+                        self.rt.socket_recv_errors += 1;
+                        break;
+                    }
+                },
+            }
+        }
+    }
+
+    fn deliver_inbound(&mut self, now: Micros) {
+        while let Some((from, buf)) = self.sim_in.as_mut().and_then(|s| s.poll(now)) {
+            self.p.proto.handle_datagram(now, from, &buf);
+            self.reuse_sim_buffer(buf);
+        }
+    }
+
+    fn transmit(&mut self, now: Micros) {
+        while let Some((addr, n)) = self.p.proto.poll_transmit(&mut self.tx_buf) {
+            match &mut self.sim_out {
+                Some(sim) => simulate(sim, &mut self.sim_pool, now, addr, &self.tx_buf[..n]),
+                None => {
+                    let r = send_to(&self.p.socket, &self.tx_buf[..n], addr);
+                    self.count_send(r);
+                }
+            }
+        }
+        while let Some((addr, buf)) = self.sim_out.as_mut().and_then(|s| s.poll(now)) {
+            self.send_datagram(&buf, addr);
+            self.reuse_sim_buffer(buf);
+        }
+    }
+
+    fn send_datagram(&mut self, data: &[u8], addr: SocketAddr) {
+        let r = send_to(&self.p.socket, data, addr);
+        self.count_send(r);
+    }
+
+    fn count_send(&mut self, r: io::Result<()>) {
+        match r {
+            Ok(()) => {}
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock => self.rt.socket_send_dropped += 1,
+            Err(_) => self.rt.socket_send_errors += 1,
+        }
+    }
+
+    fn reuse_sim_buffer(&mut self, buf: Vec<u8>) {
+        recycle_sim_buffer(&mut self.sim_pool, buf);
+    }
+
+    fn forward_events(&mut self) {
+        let mut received_at = None;
+        while let Some(ev) = self.p.proto.poll_event() {
+            let ev = match ev {
+                Event::Connected { peer, addr } => {
+                    if !self.peers.contains(&peer) {
+                        self.peers.push(peer);
+                    }
+                    if let Entry::Vacant(slot) = self.budgets.entry(peer) {
+                        // An accepted peer: the engine gets its budget with (just
+                        // before) the Connected event, before it can send to it.
+                        let budget = SendBudget::new();
+                        slot.insert(ThreadBudget::new(budget.clone()));
+                        self.emit(ThreadMsg::PeerBudget(peer, budget));
+                    }
+                    // Statistics first, so `Host::stats` answers as soon as the engine
+                    // has seen the connection.
+                    if let Some(s) = self.p.proto.stats(peer) {
+                        self.emit(ThreadMsg::PeerStats(peer, s));
+                    }
+                    HostEvent::Connected { peer, addr }
+                }
+                Event::Disconnected { peer, mut reason } => {
+                    self.peers.retain(|&p| p != peer);
+                    self.budgets.remove(&peer);
+                    if let Some(i) = self.broken.iter().position(|&p| p == peer) {
+                        self.broken.swap_remove(i);
+                        reason = DisconnectReason::ProtocolError;
+                    }
+                    HostEvent::Disconnected { peer, reason }
+                }
+                Event::Message { peer, channel, data } => {
+                    // One clock read per batch: the batch came off the socket together.
+                    let received_at = *received_at.get_or_insert_with(|| self.p.clock.now_us());
+                    HostEvent::Message { peer, channel, data, received_at }
+                }
+            };
+            self.emit(ThreadMsg::Event(ev));
+        }
+        self.retry_backlog();
+    }
+
+    /// Queues a message for the engine without ever blocking.
+    fn emit(&mut self, msg: ThreadMsg) {
+        if !self.backlog.is_empty() {
+            self.backlog.push_back(msg);
+            return;
+        }
+        match self.p.events.try_send(msg) {
+            Ok(()) => {}
+            Err(TrySendError::Full(msg)) => self.backlog.push_back(msg),
+            // The engine side is gone (it is shutting us down): nothing to deliver to.
+            Err(TrySendError::Disconnected(_)) => {}
+        }
+    }
+
+    fn retry_backlog(&mut self) {
+        while let Some(msg) = self.backlog.pop_front() {
+            match self.p.events.try_send(msg) {
+                Ok(()) => {}
+                Err(TrySendError::Full(msg)) => {
+                    self.backlog.push_front(msg);
+                    break;
+                }
+                Err(TrySendError::Disconnected(_)) => self.backlog.clear(),
+            }
+        }
+        self.rt.event_backlog = self.backlog.len() as u64;
+    }
+
+    fn publish_stats(&mut self, now: Micros) {
+        if now < self.next_stats {
+            return;
+        }
+        self.next_stats = now + STATS_INTERVAL_US;
+        let current = (self.p.proto.endpoint_stats(), self.rt);
+        if current == self.published {
+            return;
+        }
+        self.published = current;
+        for i in 0..self.peers.len() {
+            let peer = self.peers[i];
+            if let Some(s) = self.p.proto.stats(peer) {
+                self.emit(ThreadMsg::PeerStats(peer, s));
+            }
+        }
+        self.emit(ThreadMsg::Stats(current.0, current.1));
+    }
+}
+
+/// Hands a copy of `data` to a link simulator in a buffer from the pool; the buffer
+/// of a datagram the simulator drops goes back to the pool.
+fn simulate(sim: &mut Sim, pool: &mut Vec<Vec<u8>>, now: Micros, addr: SocketAddr, data: &[u8]) {
+    let mut buf = pool.pop().unwrap_or_default();
+    buf.extend_from_slice(data);
+    if let Some((_, dropped)) = sim.send_copying(now, data.len(), (addr, buf), |d| pooled_copy(pool, d)) {
+        recycle_sim_buffer(pool, dropped);
+    }
+}
+
+fn recycle_sim_buffer(pool: &mut Vec<Vec<u8>>, mut buf: Vec<u8>) {
+    if pool.len() < SIM_POOL_LIMIT {
+        buf.clear();
+        pool.push(buf);
+    }
+}
+
+/// A simulator's duplicate of a datagram, in a buffer from the pool.
+fn pooled_copy(pool: &mut Vec<Vec<u8>>, (addr, data): &(SocketAddr, Vec<u8>)) -> (SocketAddr, Vec<u8>) {
+    let mut buf = pool.pop().unwrap_or_default();
+    buf.extend_from_slice(data);
+    (*addr, buf)
+}
+
+fn send_to(socket: &UdpSocket, data: &[u8], addr: SocketAddr) -> io::Result<()> {
+    loop {
+        match socket.send_to(data, addr) {
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            r => return r.map(|_| ()),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::protocol::fake::FakeProtocol;
+    use crate::waker;
+
+    fn parts(events: Sender<ThreadMsg>) -> (ThreadParts<FakeProtocol>, Sender<Command>) {
+        let (waker, waiter) = waker::pair().unwrap();
+        let (cmd_tx, cmd_rx) = crossbeam_channel::bounded(16);
+        let shared = Arc::new(Shared {
+            waker,
+            shutdown: AtomicBool::new(false),
+            inject_panic: AtomicBool::new(false),
+            fatal: Mutex::new(None),
+        });
+        let p = ThreadParts {
+            proto: FakeProtocol::new(),
+            socket: UdpSocket::bind("127.0.0.1:0").unwrap(),
+            waiter,
+            shared,
+            clock: SystemClock::new(),
+            commands: cmd_rx,
+            events,
+            send_pool: BufferPool::new(1),
+            msg_pool: BufferPool::new(1),
+            outbound_sim: None,
+            inbound_sim: None,
+            sim_seed: 1,
+            auto_flush_us: 0,
+            idle_cap: IDLE_CAP,
+        };
+        (p, cmd_tx)
+    }
+
+    fn event_no(m: ThreadMsg) -> u8 {
+        match m {
+            ThreadMsg::Event(HostEvent::Message { data, .. }) => data[0],
+            other => panic!("unexpected {other:?}"),
+        }
+    }
+
+    #[test]
+    fn full_event_channel_spills_to_an_ordered_backlog() {
+        let (tx, rx) = crossbeam_channel::bounded(2);
+        let (p, _cmd) = parts(tx);
+        let mut l = NetLoop::new(p);
+        for i in 0..5u8 {
+            l.emit(ThreadMsg::Event(HostEvent::Message { peer: 1, channel: 0, data: vec![i], received_at: 0 }));
+        }
+        l.retry_backlog();
+        assert_eq!(l.rt.event_backlog, 3);
+        assert_eq!(event_no(rx.try_recv().unwrap()), 0);
+        assert_eq!(event_no(rx.try_recv().unwrap()), 1);
+        // A newer event must queue behind the backlog, not overtake it.
+        l.emit(ThreadMsg::Event(HostEvent::Message { peer: 1, channel: 0, data: vec![5], received_at: 0 }));
+        l.retry_backlog();
+        let mut got: Vec<u8> = rx.try_iter().map(event_no).collect();
+        l.retry_backlog();
+        got.extend(rx.try_iter().map(event_no));
+        l.retry_backlog();
+        got.extend(rx.try_iter().map(event_no));
+        assert_eq!(got, vec![2, 3, 4, 5]);
+        assert_eq!(l.rt.event_backlog, 0);
+    }
+
+    #[test]
+    fn sleep_time_honours_the_auto_flush_deadline() {
+        let (tx, _rx) = crossbeam_channel::bounded(2);
+        let (mut p, _cmd) = parts(tx);
+        p.idle_cap = Duration::from_secs(60);
+        p.auto_flush_us = 5_000;
+        let l = NetLoop::new(p);
+        assert!(l.sleep_time() <= Duration::from_millis(5));
+    }
+
+    #[test]
+    fn send_buffers_go_back_to_the_engine_pool() {
+        let (tx, _rx) = crossbeam_channel::bounded(16);
+        let (p, cmd) = parts(tx);
+        let pool = p.send_pool.clone();
+        let mut l = NetLoop::new(p);
+        let peer_addr: SocketAddr = "127.0.0.1:9".parse().unwrap();
+        cmd.send(Command::Connect { peer: 7, addr: peer_addr, budget: SendBudget::new() }).unwrap();
+        cmd.send(Command::Send { peer: 7, channel: 0, data: Vec::with_capacity(300) }).unwrap();
+        cmd.send(Command::Send { peer: 8, channel: 0, data: Vec::with_capacity(300) }).unwrap();
+        l.apply_commands(0);
+        assert_eq!(l.rt.sends_rejected, 1, "peer 8 is unknown to the endpoint");
+        assert!(pool.try_take().is_some() && pool.try_take().is_some(), "both buffers returned");
+    }
+}

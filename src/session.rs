@@ -1,0 +1,436 @@
+//! `tw_session`: the engine-facing session object (P2P, synctest, spectator, replay,
+//! relay server and client): creation, setup and destruction. The per-frame calls are in `session_loop`, the
+//! byte copies (request data, desync dumps, replays) in `session_data`.
+//!
+//! Lifecycle: `tw_session_create`, setup (players, spectators, watched host, replay,
+//! relay server address, link simulator), `tw_session_start`, then the engine loop
+//! every frame, and `tw_session_destroy`.
+
+use std::ffi::{c_char, c_void};
+
+use super::args::{arg_addr, arg_bytes, arg_str, check_out_buf, copy_address_out, write_out};
+use super::config::{arg_link_sim, check_struct_size, tw_direction, tw_link_sim_config};
+use super::error::{Failure, FfiResult, tw_result};
+use super::guard;
+use super::host::host_failure;
+use super::session_config::tw_session_config;
+use tickwire_proto::rollback::SessionError;
+use tickwire_runtime::session::{Session, SessionFailure};
+
+/// A session: a rollback or relay core (and, in P2P, SPECTATOR and the RELAY modes, a
+/// socket with its network thread). Opaque; created by `tw_session_create`, destroyed
+/// by `tw_session_destroy`.
+pub struct tw_session {
+    pub(crate) session: Session,
+    pub(crate) mode: u32,
+    /// Set when a call on this session panicked: every later call (except destroy)
+    /// fails with TW_RESULT_PANIC.
+    poisoned: bool,
+}
+
+/// Maps a session failure to a result code; the message is the failure's text.
+pub(crate) fn session_failure(e: SessionFailure) -> Failure {
+    match e {
+        SessionFailure::Host(h) => host_failure(h),
+        SessionFailure::State(m) => Failure::new(tw_result::InvalidState, m),
+        SessionFailure::Io { .. } => Failure::new(tw_result::Io, e.to_string()),
+        SessionFailure::Core(SessionError::InvalidConfig(m)) => Failure::invalid(m),
+        SessionFailure::Config(_) | SessionFailure::Argument(_) | SessionFailure::Core(_) | SessionFailure::Replay(_) => {
+            Failure::invalid(e.to_string())
+        }
+    }
+}
+
+impl guard::Handle for tw_session {
+    const ARG: &'static str = "session";
+    const DESTROY: &'static str = "tw_session_destroy";
+    fn poisoned(&mut self) -> &mut bool {
+        &mut self.poisoned
+    }
+}
+
+/// Runs the body of a session export (see [`guard::with_handle`]).
+pub(crate) fn with_session(
+    name: &'static str,
+    session: *mut tw_session,
+    body: impl FnOnce(&mut tw_session) -> FfiResult<tw_result>,
+) -> tw_result {
+    guard::with_handle(name, session, body)
+}
+
+/// A player index argument, checked against the session.
+pub(crate) fn arg_player(s: &tw_session, player: u32) -> FfiResult<usize> {
+    let p = player as usize;
+    s.session.check_player(p).map_err(session_failure)?;
+    Ok(p)
+}
+
+/// Creates a session from `config`. In P2P, SPECTATOR, RELAY_SERVER and RELAY_CLIENT
+/// mode this binds the UDP socket (`config->bind_address`) and starts its network
+/// thread; SYNCTEST and REPLAY have no socket. Then: add players (P2P), spectators
+/// (P2P), the watched host (SPECTATOR), the replay (REPLAY) or the server's address
+/// (RELAY_CLIENT), and call `tw_session_start`.
+///
+/// Ownership: on success `*out_session` receives a new session that the caller owns
+/// and must release with `tw_session_destroy`. `config` is only read during the call.
+/// Nothing is written on failure.
+/// Thread-safety: may be called from any thread.
+///
+/// Returns `TW_RESULT_OK`; `TW_RESULT_NULL_ARGUMENT`; `TW_RESULT_VERSION_MISMATCH`
+/// (`struct_size` or `host.struct_size` unknown); `TW_RESULT_INVALID_ARGUMENT` (a field
+/// out of range, an unknown mode, a bad bind address);
+/// `TW_RESULT_ADDRESS_IN_USE`; `TW_RESULT_IO`; `TW_RESULT_PANIC`.
+///
+/// # Safety
+/// `config` must be NULL or point to a readable `tw_session_config` (at least its
+/// `struct_size` field, which decides how much is read). `out_session` must be NULL
+/// or valid for writing a pointer.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn tw_session_create(
+    config: *const tw_session_config,
+    out_session: *mut *mut tw_session,
+) -> tw_result {
+    guard::run("tw_session_create", || {
+        if config.is_null() {
+            return Err(Failure::null("config"));
+        }
+        if out_session.is_null() {
+            return Err(Failure::null("out_session"));
+        }
+        // SAFETY: non-NULL; the caller guarantees at least struct_size readable bytes.
+        unsafe { check_struct_size(config, "tw_session_config") }?;
+        // SAFETY: struct_size equals sizeof(tw_session_config): the whole struct is there.
+        let cfg = unsafe { config.read() };
+        let runtime_cfg = cfg.to_runtime()?;
+        let session = Session::new(runtime_cfg).map_err(session_failure)?;
+        let boxed = Box::new(tw_session { session, mode: cfg.mode, poisoned: false });
+        // SAFETY: checked non-NULL; the caller guarantees it is writable.
+        unsafe { write_out(out_session, Box::into_raw(boxed)) };
+        Ok(tw_result::Ok)
+    })
+}
+
+/// Destroys a session: closes its connections (peers see a disconnect, best effort),
+/// stops the network thread (blocking at most 1 second, as `tw_host_destroy`) and
+/// frees everything.
+///
+/// Ownership: `session` is invalid afterwards. NULL is a no-op. Destroying twice is
+/// undefined behaviour.
+/// Thread-safety: no other call may be using `session` concurrently.
+/// Never fails; a panic inside is caught and recorded as the last error.
+///
+/// # Safety
+/// `session` must be NULL or a handle from `tw_session_create` not yet destroyed.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn tw_session_destroy(session: *mut tw_session) {
+    guard::run_or("tw_session_destroy", (), || {
+        if !session.is_null() {
+            // SAFETY: from Box::into_raw in tw_session_create, destroyed only once.
+            drop(unsafe { Box::from_raw(session) });
+        }
+    })
+}
+
+/// P2P, before `tw_session_start`: `player` (0-based, below `num_players`) plays on
+/// this machine; give its inputs with `tw_session_push_input`.
+///
+/// Thread-safety: a session is used from one thread at a time (it may move between
+/// threads between calls); this holds for every `tw_session_*` call taking a session.
+///
+/// Ownership: the library keeps no pointer passed here after the call; outputs are
+/// caller memory, written only on success.
+///
+/// Returns `TW_RESULT_OK`; `TW_RESULT_NULL_ARGUMENT`; `TW_RESULT_INVALID_ARGUMENT` (no
+/// such player, or already added); `TW_RESULT_INVALID_STATE` (not P2P, or started);
+/// `TW_RESULT_PANIC`.
+///
+/// # Safety
+/// `session` must be NULL or a live handle.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn tw_session_add_local_player(session: *mut tw_session, player: u32) -> tw_result {
+    with_session("tw_session_add_local_player", session, |s| {
+        s.session.add_local_player(player as usize).map_err(session_failure)?;
+        Ok(tw_result::Ok)
+    })
+}
+
+/// P2P, before `tw_session_start`: `player` plays on the peer at `address` (IP and
+/// port as text, e.g. `"192.0.2.7:7000"`). Players sharing an address share one
+/// connection. Every peer lists the same players in the same order.
+///
+/// Who connects: of two peers, the one whose lowest player index is lower dials; the
+/// other accepts the connection whose source address equals `address` (as seen from
+/// here). A failed dial is retried until the match runs.
+///
+/// Ownership: `address` is only read during the call.
+///
+/// Thread-safety: a session is used from one thread at a time (it may move between
+/// threads between calls).
+///
+/// Returns `TW_RESULT_OK`; `TW_RESULT_NULL_ARGUMENT`; `TW_RESULT_INVALID_ARGUMENT` (no
+/// such player, already added, unparsable address, port 0 or an unspecified IP, an
+/// address registered as a spectator); `TW_RESULT_INVALID_STATE` (not P2P, or
+/// started); `TW_RESULT_PANIC`.
+///
+/// # Safety
+/// `session` must be NULL or a live handle. `address` must be NULL or a
+/// NUL-terminated string.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn tw_session_add_remote_player(
+    session: *mut tw_session,
+    player: u32,
+    address: *const c_char,
+) -> tw_result {
+    with_session("tw_session_add_remote_player", session, |s| {
+        // SAFETY: NULL or NUL-terminated per the contract.
+        let addr = unsafe { arg_addr(address, "address") }?;
+        s.session.add_remote_player(player as usize, addr).map_err(session_failure)?;
+        Ok(tw_result::Ok)
+    })
+}
+
+/// P2P, any time: accept a spectator connecting from `address` (at most
+/// `max_spectators`). A spectator joining mid-match first receives a state snapshot
+/// (the engine is asked for it with a DUMP_STATE request), then the confirmed inputs.
+///
+/// Ownership: `address` is only read during the call.
+///
+/// Thread-safety: a session is used from one thread at a time (it may move between
+/// threads between calls).
+///
+/// Returns `TW_RESULT_OK`; `TW_RESULT_NULL_ARGUMENT`; `TW_RESULT_INVALID_ARGUMENT`
+/// (bad address, already registered, `max_spectators` reached);
+/// `TW_RESULT_INVALID_STATE` (not P2P); `TW_RESULT_PANIC`.
+///
+/// # Safety
+/// `session` must be NULL or a live handle. `address` must be NULL or a
+/// NUL-terminated string.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn tw_session_add_spectator(session: *mut tw_session, address: *const c_char) -> tw_result {
+    with_session("tw_session_add_spectator", session, |s| {
+        // SAFETY: NULL or NUL-terminated per the contract.
+        let addr = unsafe { arg_addr(address, "address") }?;
+        s.session.add_spectator(addr).map_err(session_failure)?;
+        Ok(tw_result::Ok)
+    })
+}
+
+/// SPECTATOR, before `tw_session_start`: the P2P peer whose match to watch (it must
+/// have registered this session's address with `tw_session_add_spectator`).
+///
+/// Ownership: the library keeps no pointer passed here after the call; outputs are
+/// caller memory, written only on success.
+/// Thread-safety: a session is used from one thread at a time (it may move between
+/// threads between calls).
+///
+/// Returns `TW_RESULT_OK`; `TW_RESULT_NULL_ARGUMENT`; `TW_RESULT_INVALID_ARGUMENT` (bad
+/// address); `TW_RESULT_INVALID_STATE` (not SPECTATOR, or started); `TW_RESULT_PANIC`.
+///
+/// # Safety
+/// `session` must be NULL or a live handle. `address` must be NULL or a
+/// NUL-terminated string.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn tw_session_spectate(session: *mut tw_session, address: *const c_char) -> tw_result {
+    with_session("tw_session_spectate", session, |s| {
+        // SAFETY: NULL or NUL-terminated per the contract.
+        let addr = unsafe { arg_addr(address, "address") }?;
+        s.session.spectate(addr).map_err(session_failure)?;
+        Ok(tw_result::Ok)
+    })
+}
+
+/// RELAY_CLIENT, before `tw_session_start`: the relay server to join, at `address` (IP
+/// and port as text, e.g. `"192.0.2.7:7000"`). `tw_session_start` connects.
+///
+/// Ownership: `address` is only read during the call.
+/// Thread-safety: a session is used from one thread at a time (it may move between
+/// threads between calls).
+///
+/// Returns `TW_RESULT_OK`; `TW_RESULT_NULL_ARGUMENT`; `TW_RESULT_INVALID_ARGUMENT`
+/// (unparsable address, port 0, an unspecified IP, an address family the socket
+/// cannot reach); `TW_RESULT_INVALID_STATE` (not RELAY_CLIENT, or started);
+/// `TW_RESULT_PANIC`.
+///
+/// # Safety
+/// `session` must be NULL or a live handle. `address` must be NULL or a
+/// NUL-terminated string.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn tw_session_set_server(session: *mut tw_session, address: *const c_char) -> tw_result {
+    with_session("tw_session_set_server", session, |s| {
+        // SAFETY: NULL or NUL-terminated per the contract.
+        let addr = unsafe { arg_addr(address, "address") }?;
+        s.session.set_server(addr).map_err(session_failure)?;
+        Ok(tw_result::Ok)
+    })
+}
+
+/// REPLAY, before `tw_session_start`: the replay to play, as the bytes of a replay
+/// file (`tw_session_copy_replay` / `tw_session_save_replay` of a P2P session). Its
+/// player count and input size must match the config.
+///
+/// Ownership: the bytes are copied before the call returns.
+///
+/// Thread-safety: a session is used from one thread at a time (it may move between
+/// threads between calls).
+///
+/// Returns `TW_RESULT_OK`; `TW_RESULT_NULL_ARGUMENT`; `TW_RESULT_INVALID_ARGUMENT` (not
+/// a replay, corrupt, or another shape); `TW_RESULT_INVALID_STATE` (not REPLAY, or
+/// started); `TW_RESULT_PANIC`.
+///
+/// # Safety
+/// `session` must be NULL or a live handle. `data` must be NULL or valid for reading
+/// `len` bytes.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn tw_session_load_replay(session: *mut tw_session, data: *const c_void, len: usize) -> tw_result {
+    with_session("tw_session_load_replay", session, |s| {
+        // SAFETY: forwarded contract.
+        let bytes = unsafe { arg_bytes(data.cast(), len, "data") }?;
+        s.session.load_replay(bytes).map_err(session_failure)?;
+        Ok(tw_result::Ok)
+    })
+}
+
+/// REPLAY, before `tw_session_start`: reads the replay file at `path` (UTF-8).
+///
+/// Ownership: the library keeps no pointer passed here after the call; outputs are
+/// caller memory, written only on success.
+/// Thread-safety: a session is used from one thread at a time (it may move between
+/// threads between calls).
+///
+/// Returns as `tw_session_load_replay`, and `TW_RESULT_IO` if the file cannot be read.
+///
+/// # Safety
+/// `session` must be NULL or a live handle. `path` must be NULL or a NUL-terminated
+/// string.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn tw_session_load_replay_file(session: *mut tw_session, path: *const c_char) -> tw_result {
+    with_session("tw_session_load_replay_file", session, |s| {
+        // SAFETY: NULL or NUL-terminated per the contract.
+        let path = unsafe { arg_str(path, "path") }?;
+        let bytes = std::fs::read(path).map_err(|e| Failure::new(tw_result::Io, format!("reading {path}: {e}")))?;
+        s.session.load_replay(&bytes).map_err(session_failure)?;
+        Ok(tw_result::Ok)
+    })
+}
+
+/// P2P, SPECTATOR and the RELAY modes: turns the link simulator for one direction
+/// (`TW_DIRECTION_OUTBOUND` / `TW_DIRECTION_INBOUND`) on with `config`, or off when
+/// `config` is NULL, exactly as `tw_host_set_link_sim`. Any time.
+///
+/// Ownership: the library keeps no pointer passed here after the call; outputs are
+/// caller memory, written only on success.
+/// Thread-safety: a session is used from one thread at a time (it may move between
+/// threads between calls).
+///
+/// Returns `TW_RESULT_OK`; `TW_RESULT_NULL_ARGUMENT` (`session`);
+/// `TW_RESULT_INVALID_ARGUMENT`; `TW_RESULT_VERSION_MISMATCH`; `TW_RESULT_INVALID_STATE`
+/// (a mode without a socket); `TW_RESULT_QUEUE_FULL`; `TW_RESULT_NETWORK_THREAD_GONE`;
+/// `TW_RESULT_PANIC`.
+///
+/// # Safety
+/// `session` must be NULL or a live handle. `config` must be NULL or point to a
+/// readable `tw_link_sim_config` (at least its `struct_size` field).
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn tw_session_set_link_sim(
+    session: *mut tw_session,
+    direction: u32,
+    config: *const tw_link_sim_config,
+) -> tw_result {
+    with_session("tw_session_set_link_sim", session, |s| {
+        let dir = tw_direction::try_from(direction)?;
+        // SAFETY: the caller guarantees NULL or struct_size readable bytes.
+        let link = unsafe { arg_link_sim(config) }?;
+        s.session.set_link_sim(dir.into(), link).map_err(session_failure)?;
+        Ok(tw_result::Ok)
+    })
+}
+
+/// Ends setup. P2P: every player must have been added, with at least one local
+/// player; the connections are made (the `TW_SESSION_EVENT_KIND_PEER_CONNECTED`
+/// events follow) and the match starts once every peer is heard
+/// (`TW_SESSION_EVENT_KIND_SYNCHRONIZED`). SPECTATOR: connects to the watched host.
+/// SYNCTEST and REPLAY run at once. RELAY_SERVER: starts its clock and accepts
+/// clients (PLAYER_JOINED events follow). RELAY_CLIENT: connects to the server
+/// (PEER_CONNECTED, JOINED, SYNCHRONIZED follow).
+///
+/// Ownership: the library keeps no pointer passed here after the call; outputs are
+/// caller memory, written only on success.
+/// Thread-safety: a session is used from one thread at a time (it may move between
+/// threads between calls).
+///
+/// Returns `TW_RESULT_OK`; `TW_RESULT_NULL_ARGUMENT`; `TW_RESULT_INVALID_STATE` (already
+/// started, a player missing, no local player, no watched host, no replay loaded, no
+/// server address); `TW_RESULT_PANIC`.
+///
+/// # Safety
+/// `session` must be NULL or a live handle.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn tw_session_start(session: *mut tw_session) -> tw_result {
+    with_session("tw_session_start", session, |s| {
+        s.session.start().map_err(session_failure)?;
+        Ok(tw_result::Ok)
+    })
+}
+
+/// P2P, SPECTATOR and the RELAY modes: copies the address the socket is bound to,
+/// NUL-terminated (the real port when bound to port 0). `*out_len` is the text's
+/// length with its NUL: on success the bytes written, on `TW_RESULT_BUFFER_TOO_SMALL`
+/// the size needed. 64 bytes are always enough.
+///
+/// Ownership: the library keeps no pointer passed here after the call; outputs are
+/// caller memory, written only on success.
+/// Thread-safety: a session is used from one thread at a time (it may move between
+/// threads between calls).
+///
+/// Returns `TW_RESULT_OK`; `TW_RESULT_NULL_ARGUMENT` (`out_len`, or `buf` with
+/// `buf_len > 0`); `TW_RESULT_BUFFER_TOO_SMALL`; `TW_RESULT_INVALID_STATE` (no socket
+/// in this mode); `TW_RESULT_PANIC`.
+///
+/// # Safety
+/// `session` must be NULL or a live handle. `buf` must be NULL or valid for writing
+/// `buf_len` bytes. `out_len` must be NULL or valid for writing a `size_t`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn tw_session_local_address(
+    session: *mut tw_session,
+    buf: *mut c_char,
+    buf_len: usize,
+    out_len: *mut usize,
+) -> tw_result {
+    with_session("tw_session_local_address", session, |s| {
+        check_out_buf(buf, buf_len, out_len)?;
+        let addr = s.session.local_addr().ok_or_else(|| {
+            Failure::new(tw_result::InvalidState, "this mode has no socket (SYNCTEST and REPLAY sessions bind none)")
+        })?;
+        // SAFETY: forwarded contract.
+        unsafe { copy_address_out(addr, buf, buf_len, out_len) }?;
+        Ok(tw_result::Ok)
+    })
+}
+
+/// Sets `*out_slots` to the number of state snapshots the engine must be able to hold:
+/// every SAVE, LOAD and DUMP_STATE request names a slot in `0..*out_slots`. Known right
+/// after `tw_session_create` (0 for SPECTATOR and REPLAY, which never save), so the
+/// engine can allocate its snapshot array once.
+///
+/// Ownership: the library keeps no pointer passed here after the call; outputs are
+/// caller memory, written only on success.
+/// Thread-safety: a session is used from one thread at a time (it may move between
+/// threads between calls).
+///
+/// Returns `TW_RESULT_OK`; `TW_RESULT_NULL_ARGUMENT`; `TW_RESULT_PANIC`.
+///
+/// # Safety
+/// `session` must be NULL or a live handle. `out_slots` must be NULL or valid for
+/// writing a `uint32_t`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn tw_session_state_slots(session: *mut tw_session, out_slots: *mut u32) -> tw_result {
+    with_session("tw_session_state_slots", session, |s| {
+        if out_slots.is_null() {
+            return Err(Failure::null("out_slots"));
+        }
+        // SAFETY: checked non-NULL; the caller guarantees it is writable.
+        unsafe { write_out(out_slots, s.session.state_slots() as u32) };
+        Ok(tw_result::Ok)
+    })
+}
+

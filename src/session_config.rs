@@ -1,0 +1,461 @@
+//! `tw_session_config`: what `tw_session_create` is built from, its defaults and its
+//! conversion to the runtime's [`SessionConfig`].
+
+use std::ffi::c_char;
+use std::mem::size_of;
+use std::net::SocketAddr;
+
+use super::args::arg_addr;
+use super::config::tw_host_config;
+use super::error::{Failure, FfiResult, copy_c_string, tw_result};
+use super::guard;
+use tickwire_proto::jitter::{JitterConfig, LatePolicy, UnderflowPolicy};
+use tickwire_proto::rollback::{P2pConfig, PredictionMode};
+use tickwire_proto::relay::input_delay::InputDelay;
+use tickwire_proto::relay::relay_client_session::RelayClientSessionConfig;
+use tickwire_proto::relay::relay_server_session::RelayServerSessionConfig;
+use tickwire_runtime::session::{Mode, SessionConfig};
+use tickwire_runtime::HostConfig;
+
+/// The topology of a session (`tw_session_config.mode`).
+#[repr(u32)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum tw_session_mode {
+    /// GGPO-style rollback between peers: add local and remote players, then start.
+    P2p = 1,
+    /// Local determinism check: every tick is rolled back `check_distance` ticks and
+    /// simulated again; differing checksums give `TW_SESSION_EVENT_KIND_SYNCTEST_MISMATCH`.
+    Synctest = 2,
+    /// Watches a P2P match through one of its peers (`tw_session_spectate`).
+    Spectator = 3,
+    /// Plays a recorded replay back (`tw_session_load_replay*`).
+    Replay = 4,
+    /// The relay topology's server: binds `bind_address` and listens; clients that
+    /// join become players (`num_players` slots). Its clock is the master: it never
+    /// waits and never dilates. It has no player of its own: every request it hands out
+    /// is final (`TW_REQUEST_FLAG_AUTHORITATIVE`), and a joining client's snapshot is
+    /// asked for with a DUMP_STATE request.
+    RelayServer = 5,
+    /// A relay client: name the server with `tw_session_set_server`, start, and push
+    /// this client's input every due tick (`TW_LOCAL_PLAYER`). It joins with a
+    /// snapshot of the server's state (a RESTORE request), predicts ahead of the
+    /// authoritative state and re-simulates from it when a prediction was wrong.
+    RelayClient = 6,
+}
+
+/// What a relay server uses for a tick whose input from a client has not arrived
+/// (`tw_session_config.jitter_underflow`).
+#[repr(u32)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum tw_underflow_policy {
+    /// Repeat the client's last input (held buttons stay held).
+    RepeatLast = 0,
+    /// An all-zero input.
+    Empty = 1,
+}
+
+/// What a relay server tick does when a client's next input is late
+/// (`tw_session_config.jitter_late_policy`).
+#[repr(u32)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum tw_late_policy {
+    /// Use no input of that client this tick and consume it a tick later: nothing is
+    /// lost; the client's lead loop removes the shift.
+    Delay = 0,
+    /// Substitute the missing input and drop the real one when it comes (consumption
+    /// never shifts; a misprediction per late input).
+    Substitute = 1,
+    /// The default: substitute while at most 2 inputs in a row are missing (a packet
+    /// late by jitter costs one step and no slip), then delay (when the whole stream
+    /// is late, after a latency step or a hitch, waiting keeps the inputs).
+    Adaptive = 2,
+}
+
+/// Where a relay client's base input delay comes from
+/// (`tw_session_config.input_delay_mode`).
+#[repr(u32)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum tw_input_delay_mode {
+    /// Always `input_delay` ticks.
+    Fixed = 0,
+    /// `input_delay_rtt_percent` of the round trip, in whole ticks, at most
+    /// `input_delay_max`; re-evaluated every second.
+    FromRtt = 1,
+}
+
+/// How a P2P session guesses a remote input that has not arrived
+/// (`tw_session_config.prediction`).
+#[repr(u32)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum tw_prediction {
+    /// Repeat the player's last confirmed input (held buttons stay held).
+    RepeatLast = 0,
+    /// Predict all-zero input.
+    Zero = 1,
+}
+
+/// Settings of a session, passed to `tw_session_create`.
+///
+/// Fill it with `tw_session_config_init_default`, then change fields. `struct_size`
+/// (and `host.struct_size`) tell the library which version of the struct the caller
+/// was compiled with. `reserved0` and `reserved` must stay zero. Fields marked with
+/// modes (P2P, SYNCTEST, SPECTATOR, RELAY_SERVER, RELAY_CLIENT) are ignored by the
+/// other modes. The relay fields after `bind_address` took the place of reserved
+/// bytes: the struct's size and every earlier offset are unchanged.
+#[repr(C)]
+#[derive(Debug, Clone, Copy)]
+pub struct tw_session_config {
+    /// `sizeof(tw_session_config)`, set by `tw_session_config_init_default`.
+    pub struct_size: u32,
+    /// One of `tw_session_mode` (default `TW_SESSION_MODE_P2P`).
+    pub mode: u32,
+    /// Players in the match, 1..=255 (default 2). Every peer, spectator and replay of
+    /// a match uses the same number and the same player order. RELAY_SERVER and
+    /// RELAY_CLIENT: the player slots, 1..=64, the same on the server and its clients.
+    pub num_players: u32,
+    /// Bytes per input, 1..=64 (default 2); the same for every player.
+    pub input_size: u32,
+    /// Ticks per second (default 60), in (0, 10000].
+    pub tick_rate_hz: f64,
+    /// P2P: most ticks simulated past the confirmed inputs, 0..=64 (default 8);
+    /// 0 is lockstep. RELAY_CLIENT: most ticks predicted past the authoritative state,
+    /// 1..=64; latency beyond it becomes input delay (about one round trip plus the
+    /// server's buffering is needed: 12 at 100 ms and 60 Hz).
+    pub max_prediction: u32,
+    /// P2P: local inputs apply this many ticks later, 0..=32 (default 0);
+    /// changeable at run time with `tw_session_set_input_delay`. RELAY_CLIENT with
+    /// `TW_INPUT_DELAY_MODE_FIXED`: the base input delay, 0..=32.
+    pub input_delay: u32,
+    /// SYNCTEST: ticks rolled back every tick, 1..=32 (default 2).
+    pub check_distance: u32,
+    /// P2P: compare checksums with the peers every this many ticks (default 10; 0 = off).
+    /// RELAY_SERVER: send the checksum of its state every this many ticks, for the
+    /// clients' desync checks (0 = off).
+    pub desync_interval: u32,
+    /// P2P: drop a silent peer after this long (default 5000).
+    pub disconnect_timeout_ms: u32,
+    /// P2P: report a silent peer (`TW_SESSION_EVENT_KIND_PEER_INTERRUPTED`) after this
+    /// long (default 750); below `disconnect_timeout_ms`.
+    pub disconnect_notify_ms: u32,
+    /// SPECTATOR: ticks played per advance while catching up, 1..=16 (default 2).
+    pub spectator_catchup_speed: u32,
+    /// SPECTATOR: more than this many received ticks not yet played starts catching
+    /// up (default 10).
+    pub spectator_max_behind: u32,
+    /// P2P: spectators this peer may serve (default 4); only addresses registered with
+    /// `tw_session_add_spectator` are accepted.
+    pub max_spectators: u32,
+    /// P2P: non-zero saves only confirmed ticks (and desync-check ticks): fewer saves,
+    /// longer re-simulations (default 0).
+    pub sparse_saving: u32,
+    /// P2P: one of `tw_prediction` (default `TW_PREDICTION_REPEAT_LAST`).
+    pub prediction: u32,
+    /// Must be zero.
+    pub reserved0: u32,
+    /// P2P, SPECTATOR, RELAY_SERVER and RELAY_CLIENT: the transport (protocol id,
+    /// timeouts, buffers, link simulator seed). `max_clients` 0 (the default) means
+    /// `num_players - 1 + max_spectators` in P2P and `2 * num_players` on a relay
+    /// server (room for clients coming back before their old connection timed out).
+    /// Its own `struct_size` must be `sizeof(tw_host_config)`.
+    pub host: tw_host_config,
+    /// P2P, SPECTATOR, RELAY_SERVER and RELAY_CLIENT: the address to bind,
+    /// NUL-terminated, e.g. `"0.0.0.0:7000"` (default `"0.0.0.0:0"`: any free port;
+    /// read it with `tw_session_local_address`).
+    pub bind_address: [c_char; 64],
+    /// RELAY_CLIENT: the late rate its input-lead loop aims for: the share of inputs
+    /// allowed to reach the server after their tick, in (0, 0.5] (default 0.01).
+    pub late_rate: f64,
+    /// RELAY_SERVER and RELAY_CLIENT (the same on both): server ticks between the
+    /// updates it sends each client, 1..=60 (default 3).
+    pub server_send_interval: u32,
+    /// RELAY_CLIENT: client ticks between its input packets, 1..=60 (default 2). Each
+    /// packet repeats the inputs the server has not acknowledged, as loss requires.
+    pub client_send_interval: u32,
+    /// RELAY_SERVER: a client's inputs queued this many ticks beyond the queue's usual
+    /// span (its one-second average) are merged into one tick: a burst after a hitch
+    /// is cut, a queue kept deep by a long lead is not. 1..=1024 (default 64).
+    pub jitter_max_depth: u32,
+    /// RELAY_SERVER: a client whose queue passes this is kicked
+    /// (`TW_KICK_REASON_OVERFLOW`), `jitter_max_depth`..=4096 (default 120).
+    pub jitter_hard_cap: u32,
+    /// RELAY_SERVER: a client without an input for this many ticks in a row is kicked
+    /// (`TW_KICK_REASON_STARVED`), >= 1 (default 300).
+    pub jitter_max_starved_ticks: u32,
+    /// RELAY_SERVER: one of `tw_underflow_policy` (default `TW_UNDERFLOW_POLICY_REPEAT_LAST`).
+    pub jitter_underflow: u32,
+    /// RELAY_SERVER: one of `tw_late_policy` (default `TW_LATE_POLICY_ADAPTIVE`).
+    pub jitter_late_policy: u32,
+    /// RELAY_CLIENT: one of `tw_input_delay_mode` (default `TW_INPUT_DELAY_MODE_FIXED`).
+    pub input_delay_mode: u32,
+    /// RELAY_CLIENT with `TW_INPUT_DELAY_MODE_FROM_RTT`: the share of the round trip
+    /// shown as input delay, in percent, 0..=400 (default 50).
+    pub input_delay_rtt_percent: u32,
+    /// RELAY_CLIENT with `TW_INPUT_DELAY_MODE_FROM_RTT`: the most ticks of base input
+    /// delay, 0..=32 (default 8).
+    pub input_delay_max: u32,
+    /// RELAY_CLIENT: most authoritative ticks simulated per advance while catching up
+    /// after joining or a stall, 1..=256 (default 16).
+    pub catchup_ticks: u32,
+    /// RELAY_SERVER: a dropped player's slot waits this long for it to come back with
+    /// its token, >= 1 (default 30000).
+    pub slot_timeout_ms: u32,
+    /// RELAY_SERVER: a connection that has not said Hello within this time is closed
+    /// (`TW_REJECT_REASON_NO_HELLO`), >= 1 (default 5000).
+    pub hello_timeout_ms: u32,
+    /// RELAY_CLIENT: after its connection times out, the client reconnects by itself
+    /// for this long and gets its slot back (0 = never; default 30000). A server that
+    /// closed the connection on purpose is not retried.
+    pub reconnect_window_ms: u32,
+    /// RELAY_SERVER: canonical steps kept for clients that have not acknowledged them
+    /// (a client needing an older one is dropped), 1..=100000 (default 600).
+    pub step_history: u32,
+    /// Must be zero.
+    pub reserved: [u8; 20],
+}
+
+impl tw_session_config {
+    /// The defaults `tw_session_config_init_default` writes.
+    pub fn default_values() -> Self {
+        let p = P2pConfig::default();
+        let rs = RelayServerSessionConfig::default();
+        let rc = RelayClientSessionConfig::default();
+        let j = JitterConfig::default();
+        let ms = |us: u64| u32::try_from(us / 1000).unwrap_or(u32::MAX);
+        let mut bind = [0 as c_char; 64];
+        // SAFETY: `bind` is a local array of exactly the length passed.
+        unsafe { copy_c_string(b"0.0.0.0:0", bind.as_mut_ptr(), bind.len()) };
+        tw_session_config {
+            struct_size: size_of::<tw_session_config>() as u32,
+            mode: tw_session_mode::P2p as u32,
+            num_players: 2,
+            input_size: p.input_size as u32,
+            tick_rate_hz: 1e6 / p.clock.tick_us,
+            max_prediction: p.max_prediction,
+            input_delay: p.input_delay,
+            check_distance: 2,
+            desync_interval: p.desync_interval,
+            disconnect_timeout_ms: ms(p.disconnect_timeout_us),
+            disconnect_notify_ms: ms(p.notify_after_us),
+            spectator_catchup_speed: 2,
+            spectator_max_behind: 10,
+            max_spectators: 4,
+            sparse_saving: 0,
+            prediction: tw_prediction::RepeatLast as u32,
+            reserved0: 0,
+            host: tw_host_config::default_values(),
+            bind_address: bind,
+            late_rate: rc.sync.lead.late_rate,
+            server_send_interval: rs.relay.send_interval,
+            client_send_interval: rc.sync.send_interval,
+            jitter_max_depth: j.max_depth as u32,
+            jitter_hard_cap: j.hard_cap as u32,
+            jitter_max_starved_ticks: j.max_starved_ticks,
+            jitter_underflow: tw_underflow_policy::RepeatLast as u32,
+            jitter_late_policy: late_policy_value(j.late),
+            input_delay_mode: tw_input_delay_mode::Fixed as u32,
+            input_delay_rtt_percent: 50,
+            input_delay_max: 8,
+            catchup_ticks: rc.max_catchup_ticks,
+            slot_timeout_ms: ms(rs.reconnect_timeout_us),
+            hello_timeout_ms: ms(rs.hello_timeout_us),
+            reconnect_window_ms: ms(rc.reconnect_window_us),
+            step_history: rs.relay.step_history as u32,
+            reserved: [0; 20],
+        }
+    }
+
+    /// Converts to the runtime's config, checking every field the session itself uses
+    /// (the cores check the rest and their messages come back as the error).
+    pub(crate) fn to_runtime(self) -> FfiResult<SessionConfig> {
+        if self.reserved0 != 0 || self.reserved.iter().any(|&b| b != 0) {
+            return Err(Failure::invalid("tw_session_config.reserved0 and reserved must be zero"));
+        }
+        let mode = match self.mode {
+            1 => Mode::P2p,
+            2 => Mode::SyncTest,
+            3 => Mode::Spectator,
+            4 => Mode::Replay,
+            5 => Mode::RelayServer,
+            6 => Mode::RelayClient,
+            m => return Err(Failure::invalid(format!("mode {m} is not a tw_session_mode (1..=6)"))),
+        };
+        if !(self.tick_rate_hz.is_finite() && self.tick_rate_hz > 0.0 && self.tick_rate_hz <= 10_000.0) {
+            return Err(Failure::invalid(format!("tick_rate_hz {} is not in (0, 10000]", self.tick_rate_hz)));
+        }
+        let prediction = match self.prediction {
+            0 => PredictionMode::RepeatLast,
+            1 => PredictionMode::Zero,
+            p => return Err(Failure::invalid(format!("prediction {p} is not a tw_prediction (0..=1)"))),
+        };
+        if self.host.struct_size as usize != size_of::<tw_host_config>() {
+            return Err(Failure::new(
+                tw_result::VersionMismatch,
+                format!(
+                    "tw_session_config.host.struct_size is {}, this library knows only {}",
+                    self.host.struct_size,
+                    size_of::<tw_host_config>()
+                ),
+            ));
+        }
+        let bind = if mode.is_networked() { self.bind()? } else { SocketAddr::from(([0, 0, 0, 0], 0)) };
+        let host: HostConfig = self.host.to_runtime(bind).map_err(|f| Failure::new(f.code, format!("host: {}", f.message)))?;
+        let mut p2p = P2pConfig {
+            input_size: self.input_size as usize,
+            max_prediction: self.max_prediction,
+            input_delay: self.input_delay,
+            sparse_saving: self.sparse_saving != 0,
+            desync_interval: self.desync_interval,
+            notify_after_us: u64::from(self.disconnect_notify_ms) * 1000,
+            disconnect_timeout_us: u64::from(self.disconnect_timeout_ms) * 1000,
+            prediction,
+            ..P2pConfig::default()
+        };
+        p2p.clock.tick_us = 1e6 / self.tick_rate_hz;
+        let (relay_server, relay_client) = match mode {
+            Mode::RelayServer => (self.relay_server()?, RelayClientSessionConfig::default()),
+            Mode::RelayClient => (RelayServerSessionConfig::default(), self.relay_client()?),
+            _ => Default::default(),
+        };
+        Ok(SessionConfig {
+            mode,
+            players: self.num_players as usize,
+            p2p,
+            check_distance: self.check_distance,
+            spectator_max_behind: self.spectator_max_behind,
+            spectator_catchup_speed: self.spectator_catchup_speed,
+            max_spectators: self.max_spectators,
+            host,
+            relay_server,
+            relay_client,
+        })
+    }
+
+    /// The relay server's settings (its player count, input size and tick length are
+    /// filled in by the session).
+    fn relay_server(&self) -> FfiResult<RelayServerSessionConfig> {
+        range("server_send_interval", self.server_send_interval, 1, 60)?;
+        range("jitter_max_depth", self.jitter_max_depth, 1, 1024)?;
+        range("jitter_hard_cap", self.jitter_hard_cap, self.jitter_max_depth, 4096)?;
+        range("jitter_max_starved_ticks", self.jitter_max_starved_ticks, 1, u32::MAX)?;
+        range("slot_timeout_ms", self.slot_timeout_ms, 1, u32::MAX)?;
+        range("hello_timeout_ms", self.hello_timeout_ms, 1, u32::MAX)?;
+        range("step_history", self.step_history, 1, 100_000)?;
+        let underflow = match self.jitter_underflow {
+            0 => UnderflowPolicy::RepeatLast,
+            1 => UnderflowPolicy::Empty,
+            u => return Err(Failure::invalid(format!("jitter_underflow {u} is not a tw_underflow_policy (0..=1)"))),
+        };
+        let late = match self.jitter_late_policy {
+            0 => LatePolicy::Delay,
+            1 => LatePolicy::Substitute,
+            2 => LatePolicy::Adaptive { substitute_run: ADAPTIVE_SUBSTITUTE_RUN },
+            l => return Err(Failure::invalid(format!("jitter_late_policy {l} is not a tw_late_policy (0..=2)"))),
+        };
+        let mut c = RelayServerSessionConfig::default();
+        c.relay.send_interval = self.server_send_interval;
+        c.relay.step_history = self.step_history as usize;
+        c.relay.jitter.max_depth = self.jitter_max_depth as usize;
+        c.relay.jitter.hard_cap = self.jitter_hard_cap as usize;
+        c.relay.jitter.max_starved_ticks = self.jitter_max_starved_ticks;
+        c.relay.jitter.underflow = underflow;
+        c.relay.jitter.late = late;
+        c.checksum_interval = self.desync_interval;
+        c.reconnect_timeout_us = u64::from(self.slot_timeout_ms) * 1000;
+        c.hello_timeout_us = u64::from(self.hello_timeout_ms) * 1000;
+        Ok(c)
+    }
+
+    /// The relay client's settings (its player count, input size and tick length are
+    /// filled in by the session).
+    fn relay_client(&self) -> FfiResult<RelayClientSessionConfig> {
+        range("server_send_interval", self.server_send_interval, 1, 60)?;
+        range("client_send_interval", self.client_send_interval, 1, 60)?;
+        range("max_prediction", self.max_prediction, 1, 64)?;
+        range("input_delay", self.input_delay, 0, 32)?;
+        range("input_delay_rtt_percent", self.input_delay_rtt_percent, 0, 400)?;
+        range("input_delay_max", self.input_delay_max, 0, 32)?;
+        range("catchup_ticks", self.catchup_ticks, 1, 256)?;
+        if !(self.late_rate > 0.0 && self.late_rate <= 0.5) {
+            return Err(Failure::invalid(format!("late_rate {} is not in (0, 0.5]", self.late_rate)));
+        }
+        let input_delay = match self.input_delay_mode {
+            0 => InputDelay::Fixed(self.input_delay),
+            1 => InputDelay::FromRtt { share: f64::from(self.input_delay_rtt_percent) / 100.0, max: self.input_delay_max },
+            m => return Err(Failure::invalid(format!("input_delay_mode {m} is not a tw_input_delay_mode (0..=1)"))),
+        };
+        let mut c = RelayClientSessionConfig::default();
+        c.sync.send_interval = self.client_send_interval;
+        c.sync.interp.send_interval = self.server_send_interval;
+        c.sync.lead.late_rate = self.late_rate;
+        c.max_prediction = self.max_prediction;
+        c.input_delay = input_delay;
+        c.max_catchup_ticks = self.catchup_ticks;
+        c.reconnect_window_us = u64::from(self.reconnect_window_ms) * 1000;
+        Ok(c)
+    }
+
+    fn bind(&self) -> FfiResult<SocketAddr> {
+        if !self.bind_address.contains(&0) {
+            return Err(Failure::invalid("tw_session_config.bind_address is not NUL-terminated within its 64 bytes"));
+        }
+        // SAFETY: non-NULL and NUL-terminated within the array, which outlives the call.
+        unsafe { arg_addr(self.bind_address.as_ptr(), "tw_session_config.bind_address") }
+    }
+}
+
+/// Fills `config` with the defaults (including `struct_size` and `host`). Call it
+/// before setting any field, so that fields added in later versions get their defaults.
+///
+/// Ownership: `config` is the caller's; it is only written during the call.
+/// Thread-safety: may be called from any thread.
+///
+/// Returns `TW_RESULT_OK`, or `TW_RESULT_NULL_ARGUMENT` if `config` is NULL.
+///
+/// # Safety
+/// `config` must be NULL or point to writable memory of `sizeof(tw_session_config)` bytes.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn tw_session_config_init_default(config: *mut tw_session_config) -> tw_result {
+    guard::run("tw_session_config_init_default", || {
+        if config.is_null() {
+            return Err(Failure::null("config"));
+        }
+        // SAFETY: non-NULL, and the caller guarantees a writable tw_session_config.
+        unsafe { config.write(tw_session_config::default_values()) };
+        Ok(tw_result::Ok)
+    })
+}
+
+/// Returns `sizeof(tw_session_config)` as the library sees it (320). A binding compares it with
+/// its own size of the struct to catch a header from another library version.
+///
+/// Ownership: takes nothing; returns a plain value.
+/// Thread-safety: may be called from any thread.
+///
+/// Returns the size in bytes; never fails.
+///
+/// # Safety
+/// None: takes no arguments.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn tw_session_config_size() -> usize {
+    guard::run_or("tw_session_config_size", 0, size_of::<tw_session_config>)
+}
+
+/// Checks that config field `name` is in `lo..=hi`.
+fn range(name: &str, v: u32, lo: u32, hi: u32) -> FfiResult<()> {
+    if v < lo || v > hi {
+        return Err(Failure::invalid(format!("{name} {v} is not in {lo}..={hi}")));
+    }
+    Ok(())
+}
+
+/// The run of missing inputs `TW_LATE_POLICY_ADAPTIVE` substitutes before it waits.
+const ADAPTIVE_SUBSTITUTE_RUN: u32 = 2;
+
+/// `tw_late_policy` of a core late policy (the defaults' mirror).
+fn late_policy_value(p: LatePolicy) -> u32 {
+    match p {
+        LatePolicy::Delay => tw_late_policy::Delay as u32,
+        LatePolicy::Substitute => tw_late_policy::Substitute as u32,
+        LatePolicy::Adaptive { .. } => tw_late_policy::Adaptive as u32,
+    }
+}

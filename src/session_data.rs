@@ -1,0 +1,251 @@
+//! The `tw_session_*` calls that copy bytes out to (or in from) the engine: the current
+//! request's inputs, statuses and state, desync dumps, replay recording.
+//!
+//! Every copy-out follows the buffer contract of the header: `*out_len` is set to the
+//! size on success, and to the size needed on `TW_RESULT_BUFFER_TOO_SMALL` (nothing
+//! else is written and the data stays available); `buf` may be NULL when `buf_len` is 0.
+
+use std::ffi::{c_char, c_void};
+use std::path::Path;
+
+use super::args::{arg_bytes, arg_str, copy_out};
+use super::error::{Failure, tw_result};
+use super::session::{session_failure, tw_session, with_session};
+
+fn no_request(what: &str, kind: &str) -> Failure {
+    Failure::new(
+        tw_result::InvalidState,
+        format!("no current {kind} request to read {what} from (poll one with tw_session_poll_request first)"),
+    )
+}
+
+/// Copies the inputs of the current ADVANCE request: `num_players * input_size` bytes,
+/// player 0's input first. Valid until the next poll or advance.
+///
+/// Ownership: the library keeps no pointer passed here after the call; outputs are
+/// caller memory, written only on success.
+/// Thread-safety: a session is used from one thread at a time (it may move between
+/// threads between calls).
+///
+/// Returns `TW_RESULT_OK`; `TW_RESULT_NULL_ARGUMENT`; `TW_RESULT_BUFFER_TOO_SMALL`;
+/// `TW_RESULT_INVALID_STATE` (the current request is not an ADVANCE, or there is
+/// none); `TW_RESULT_PANIC`.
+///
+/// # Safety
+/// `session` must be NULL or a live handle. `buf` must be NULL or valid for writing
+/// `buf_len` bytes. `out_len` must be NULL or valid for writing a `size_t`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn tw_session_request_inputs(
+    session: *mut tw_session,
+    buf: *mut c_void,
+    buf_len: usize,
+    out_len: *mut usize,
+) -> tw_result {
+    with_session("tw_session_request_inputs", session, |s| {
+        let bytes = s.session.request_inputs().ok_or_else(|| no_request("inputs", "ADVANCE"))?;
+        // SAFETY: forwarded contract.
+        unsafe { copy_out(bytes, buf.cast(), buf_len, out_len, "the inputs") }?;
+        Ok(tw_result::Ok)
+    })
+}
+
+/// Copies the input statuses of the current ADVANCE request: one `tw_input_status`
+/// byte per player (CONFIRMED, PREDICTED, DISCONNECTED). Valid until the next poll.
+///
+/// Ownership: the library keeps no pointer passed here after the call; outputs are
+/// caller memory, written only on success.
+/// Thread-safety: a session is used from one thread at a time (it may move between
+/// threads between calls).
+///
+/// Returns as `tw_session_request_inputs`.
+///
+/// # Safety
+/// As `tw_session_request_inputs`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn tw_session_request_input_status(
+    session: *mut tw_session,
+    buf: *mut u8,
+    buf_len: usize,
+    out_len: *mut usize,
+) -> tw_result {
+    with_session("tw_session_request_input_status", session, |s| {
+        let bytes = s.session.request_statuses().ok_or_else(|| no_request("input statuses", "ADVANCE"))?;
+        // SAFETY: forwarded contract.
+        unsafe { copy_out(bytes, buf, buf_len, out_len, "the statuses") }?;
+        Ok(tw_result::Ok)
+    })
+}
+
+/// Copies the serialized state of the current RESTORE request (`data_len` bytes, the
+/// engine's own format). Valid until the next poll.
+///
+/// Ownership: the library keeps no pointer passed here after the call; outputs are
+/// caller memory, written only on success.
+/// Thread-safety: a session is used from one thread at a time (it may move between
+/// threads between calls).
+///
+/// Returns `TW_RESULT_OK`; `TW_RESULT_NULL_ARGUMENT`; `TW_RESULT_BUFFER_TOO_SMALL`;
+/// `TW_RESULT_INVALID_STATE` (the current request is not a RESTORE, or there is none);
+/// `TW_RESULT_PANIC`.
+///
+/// # Safety
+/// As `tw_session_request_inputs`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn tw_session_request_state(
+    session: *mut tw_session,
+    buf: *mut c_void,
+    buf_len: usize,
+    out_len: *mut usize,
+) -> tw_result {
+    with_session("tw_session_request_state", session, |s| {
+        let bytes = s.session.request_state().ok_or_else(|| no_request("state", "RESTORE"))?;
+        // SAFETY: forwarded contract.
+        unsafe { copy_out(bytes, buf.cast(), buf_len, out_len, "the state") }?;
+        Ok(tw_result::Ok)
+    })
+}
+
+/// P2P: copies the forensic dump of the last desync (after
+/// `TW_SESSION_EVENT_KIND_DESYNC_DUMP_READY`) and releases it, so that the next desync
+/// can be dumped. The format ("TWDS" version 1: the tick, both checksums, the
+/// confirmed inputs around the tick and the engine's state at it) is documented in
+/// the library's `tickwire_proto::rollback::desync`. On `TW_RESULT_BUFFER_TOO_SMALL` the dump is
+/// kept and `*out_len` is its size.
+///
+/// Ownership: the library keeps no pointer passed here after the call; outputs are
+/// caller memory, written only on success.
+/// Thread-safety: a session is used from one thread at a time (it may move between
+/// threads between calls).
+///
+/// Returns `TW_RESULT_OK`; `TW_RESULT_EMPTY` (no dump ready; nothing written);
+/// `TW_RESULT_NULL_ARGUMENT`; `TW_RESULT_BUFFER_TOO_SMALL`; `TW_RESULT_PANIC`.
+///
+/// # Safety
+/// As `tw_session_request_inputs`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn tw_session_take_desync_dump(
+    session: *mut tw_session,
+    buf: *mut c_void,
+    buf_len: usize,
+    out_len: *mut usize,
+) -> tw_result {
+    with_session("tw_session_take_desync_dump", session, |s| {
+        if out_len.is_null() {
+            return Err(Failure::null("out_len"));
+        }
+        let Some(dump) = s.session.desync_dump() else { return Ok(tw_result::Empty) };
+        // SAFETY: forwarded contract.
+        unsafe { copy_out(dump, buf.cast(), buf_len, out_len, "the desync dump") }?;
+        s.session.release_desync_dump();
+        Ok(tw_result::Ok)
+    })
+}
+
+/// P2P: writes the ready desync dump to the file at `path` (UTF-8; created or
+/// replaced) and releases it.
+///
+/// Ownership: the library keeps no pointer passed here after the call; outputs are
+/// caller memory, written only on success.
+/// Thread-safety: a session is used from one thread at a time (it may move between
+/// threads between calls).
+///
+/// Returns `TW_RESULT_OK`; `TW_RESULT_EMPTY` (no dump ready; no file written);
+/// `TW_RESULT_NULL_ARGUMENT`; `TW_RESULT_IO`; `TW_RESULT_PANIC`.
+///
+/// # Safety
+/// `session` must be NULL or a live handle. `path` must be NULL or a NUL-terminated
+/// string.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn tw_session_write_desync_dump(session: *mut tw_session, path: *const c_char) -> tw_result {
+    with_session("tw_session_write_desync_dump", session, |s| {
+        // SAFETY: NULL or NUL-terminated per the contract.
+        let path = unsafe { arg_str(path, "path") }?;
+        let wrote = s.session.write_desync_dump(Path::new(path)).map_err(session_failure)?;
+        Ok(if wrote { tw_result::Ok } else { tw_result::Empty })
+    })
+}
+
+/// P2P, before the first tick is simulated: records every input from tick 0 on, as
+/// each tick becomes final on every peer. `initial_state` is the engine's serialized
+/// state at tick 0 (may be empty, `len` 0, if the game always starts the same way); a
+/// REPLAY session hands it back as a RESTORE request.
+///
+/// Ownership: the bytes are copied before the call returns.
+///
+/// Thread-safety: a session is used from one thread at a time (it may move between
+/// threads between calls).
+///
+/// Returns `TW_RESULT_OK`; `TW_RESULT_NULL_ARGUMENT`; `TW_RESULT_INVALID_STATE` (not
+/// P2P, or ticks already simulated); `TW_RESULT_PANIC`.
+///
+/// # Safety
+/// `session` must be NULL or a live handle. `initial_state` must be NULL or valid for
+/// reading `len` bytes.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn tw_session_start_recording(
+    session: *mut tw_session,
+    initial_state: *const c_void,
+    len: usize,
+) -> tw_result {
+    with_session("tw_session_start_recording", session, |s| {
+        // SAFETY: forwarded contract.
+        let bytes = unsafe { arg_bytes(initial_state.cast(), len, "initial_state") }?;
+        s.session.start_recording(bytes).map_err(session_failure)?;
+        Ok(tw_result::Ok)
+    })
+}
+
+/// P2P: copies the replay recorded so far (a complete replay file of every tick final
+/// on every peer; it grows as the match goes on).
+///
+/// Ownership: the library keeps no pointer passed here after the call; outputs are
+/// caller memory, written only on success.
+/// Thread-safety: a session is used from one thread at a time (it may move between
+/// threads between calls).
+///
+/// Returns `TW_RESULT_OK`; `TW_RESULT_NULL_ARGUMENT`; `TW_RESULT_BUFFER_TOO_SMALL`;
+/// `TW_RESULT_INVALID_STATE` (no recording, or the session is not running yet);
+/// `TW_RESULT_PANIC`.
+///
+/// # Safety
+/// As `tw_session_request_inputs`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn tw_session_copy_replay(
+    session: *mut tw_session,
+    buf: *mut c_void,
+    buf_len: usize,
+    out_len: *mut usize,
+) -> tw_result {
+    with_session("tw_session_copy_replay", session, |s| {
+        let bytes = s.session.replay_bytes().ok_or_else(|| {
+            Failure::new(tw_result::InvalidState, "no replay: call tw_session_start_recording before the first tick")
+        })?;
+        // SAFETY: forwarded contract.
+        unsafe { copy_out(bytes, buf.cast(), buf_len, out_len, "the replay") }?;
+        Ok(tw_result::Ok)
+    })
+}
+
+/// P2P: writes the replay recorded so far to the file at `path` (UTF-8; created or
+/// replaced). Play it back with a REPLAY session (`tw_session_load_replay_file`).
+///
+/// Ownership: the library keeps no pointer passed here after the call; outputs are
+/// caller memory, written only on success.
+/// Thread-safety: a session is used from one thread at a time (it may move between
+/// threads between calls).
+///
+/// Returns `TW_RESULT_OK`; `TW_RESULT_NULL_ARGUMENT`; `TW_RESULT_INVALID_STATE` (no
+/// recording, or not running yet); `TW_RESULT_IO`; `TW_RESULT_PANIC`.
+///
+/// # Safety
+/// `session` must be NULL or a live handle. `path` must be NULL or a NUL-terminated
+/// string.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn tw_session_save_replay(session: *mut tw_session, path: *const c_char) -> tw_result {
+    with_session("tw_session_save_replay", session, |s| {
+        // SAFETY: NULL or NUL-terminated per the contract.
+        let path = unsafe { arg_str(path, "path") }?;
+        s.session.save_replay(Path::new(path)).map_err(session_failure)?;
+        Ok(tw_result::Ok)
+    })
+}

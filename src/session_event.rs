@@ -1,0 +1,432 @@
+//! `tw_session_event`: the fixed-size event `tw_session_poll_event` copies out.
+
+use std::ffi::c_char;
+use std::mem::size_of;
+
+use super::error::copy_c_string;
+use super::event::tw_disconnect_reason;
+use super::guard;
+use tickwire_proto::jitter::KickReason;
+use tickwire_proto::rollback::Event;
+use tickwire_proto::relay::relay_client_session::ClientSessionEvent;
+use tickwire_proto::relay::relay_server_session::{KickCause, RejectReason, ServerSessionEvent};
+use tickwire_runtime::session::SessionEvent;
+
+/// `tw_session_event_peer.player` when no player is behind the connection (a spectator,
+/// the watched host, a refused connection).
+pub const TW_NO_PLAYER: u32 = 0xFFFF_FFFF;
+
+/// What happened (`tw_session_event.kind`). Events inform; the simulation stays
+/// correct whether or not the engine reacts.
+#[repr(u32)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum tw_session_event_kind {
+    /// Never written by the library.
+    None = 0,
+    /// Every peer has been heard from; ticks start being due. No data. RELAY_CLIENT:
+    /// caught up with the server after joining; from now on the engine sees predicted
+    /// ticks (`data.tick.tick` is the authoritative tick).
+    Synchronized = 1,
+    /// A connection is up: a remote player's peer, a spectator or the watched host
+    /// (`data.peer`).
+    PeerConnected = 2,
+    /// Nothing heard from `peer` for `disconnect_notify_ms` (`data.peer`,
+    /// `disconnect_in_us` says when it will be dropped).
+    PeerInterrupted = 3,
+    /// An interrupted peer was heard again (`data.peer`).
+    PeerResumed = 4,
+    /// The session gave up on `peer`, or its connection closed (`data.peer`).
+    PeerDisconnected = 5,
+    /// A player's inputs count as disconnected from `data.player.tick` on; every peer
+    /// agrees on the tick and re-simulates from it (`data.player`).
+    PlayerDisconnected = 6,
+    /// The prediction window is full at `data.tick.tick`, waiting for `peer`'s inputs.
+    PredictionWindowFull = 7,
+    /// A rollback needed a state older than the ring holds (`data.tick.tick`):
+    /// consistency can no longer be guaranteed.
+    RollbackTooFar = 8,
+    /// The checksums of a confirmed tick differ from `peer`'s (`data.desync`).
+    /// RELAY_CLIENT: its authoritative state at the start of `data.desync.tick` differs
+    /// from the server's (`peer` is the server); `tw_session_request_snapshot` recovers.
+    Desync = 9,
+    /// A desync dump is ready: `tw_session_take_desync_dump` or
+    /// `tw_session_write_desync_dump` (`data.tick.tick` is the desync's tick).
+    DesyncDumpReady = 10,
+    /// SYNCTEST: re-simulating a tick gave another checksum (`data.synctest_mismatch`).
+    SynctestMismatch = 11,
+    /// A spectator (`peer`) fell too far behind and was dropped.
+    SpectatorDropped = 12,
+    /// A connection from an address nobody registered was refused and closed (`peer`).
+    /// RELAY_SERVER: a client was refused (`data.rejected.reason`).
+    ConnectionRejected = 13,
+    /// The network thread died (`data.fatal`): destroy the session.
+    Fatal = 14,
+    /// RELAY_SERVER and RELAY_CLIENT: a player is in the canonical steps from
+    /// `data.relay.tick` on (`data.relay.player`). Server: a new client took a free
+    /// slot (`peer` is its connection). Client: another player appeared.
+    PlayerJoined = 15,
+    /// RELAY_SERVER: a player came back on a new connection with its token and has its
+    /// old slot again (`data.relay`; `peer` is the new connection). A snapshot for it
+    /// is asked for with a DUMP_STATE request.
+    PlayerReconnected = 16,
+    /// RELAY_SERVER and RELAY_CLIENT: a player is gone from the canonical steps from
+    /// `data.relay.tick` on. Server: its connection dropped (`data.relay.reason` is a
+    /// `tw_disconnect_reason`); its slot waits `slot_timeout_ms` for it.
+    PlayerLeft = 17,
+    /// RELAY_SERVER: a dropped player did not come back in time: its slot is free and
+    /// its token void (`data.relay.player`).
+    PlayerSlotFreed = 18,
+    /// RELAY_SERVER: a player was removed and its connection closed
+    /// (`data.relay.reason` is a `tw_kick_reason`, `peer` its connection).
+    PlayerKicked = 19,
+    /// RELAY_CLIENT: the server's snapshot arrived: this client is player
+    /// `data.relay.player` from tick `data.relay.tick` on (`data.relay.reconnect`:
+    /// back in its old slot after a drop). The advance that raised it handed out the
+    /// RESTORE request of that tick; the catch-up follows, then SYNCHRONIZED.
+    Joined = 20,
+    /// RELAY_CLIENT: the connection to the server dropped (`data.relay.reason`); the
+    /// client reconnects by itself within `reconnect_window_ms` (JOINED with
+    /// `reconnect` set when it is back).
+    Reconnecting = 21,
+    /// RELAY_CLIENT: the predicted timeline was dropped at `data.relay.tick` and a
+    /// new snapshot asked for (after `tw_session_request_snapshot`, or when steps it
+    /// needed never came); JOINED follows.
+    Resyncing = 22,
+    /// RELAY_CLIENT: the connection to the server is gone for good
+    /// (`data.relay.reason`, a `tw_disconnect_reason`): no more ticks; destroy the
+    /// session.
+    ServerLost = 23,
+}
+
+/// Why a relay server removed a player (`tw_session_event_relay.reason` of
+/// PLAYER_KICKED).
+#[repr(u32)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum tw_kick_reason {
+    /// Its input queue passed `jitter_hard_cap` (far ahead, or flooding).
+    Overflow = 1,
+    /// No input for `jitter_max_starved_ticks` ticks in a row (it cannot keep up).
+    Starved = 2,
+    /// It needed a canonical step older than `step_history` (it cannot catch up).
+    FellBehind = 3,
+}
+
+/// Why a connection was refused (`tw_session_event_rejected.reason`).
+#[repr(u32)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum tw_reject_reason {
+    /// P2P and SPECTATOR: nobody registered the connection's address.
+    UnexpectedAddress = 0,
+    /// RELAY_SERVER: its Hello did not decode.
+    Malformed = 1,
+    /// RELAY_SERVER: a client for another game (another input size or player count).
+    WrongGame = 2,
+    /// RELAY_SERVER: a token no slot has (forged, or its slot was freed).
+    BadToken = 3,
+    /// RELAY_SERVER: every slot is taken.
+    Full = 4,
+    /// RELAY_SERVER: no Hello within `hello_timeout_ms`.
+    NoHello = 5,
+}
+
+/// PEER_CONNECTED, PEER_INTERRUPTED, PEER_RESUMED, PEER_DISCONNECTED.
+#[repr(C)]
+#[derive(Debug, Clone, Copy)]
+pub struct tw_session_event_peer {
+    /// The lowest player index behind the connection, or `TW_NO_PLAYER`.
+    pub player: u32,
+    /// Zero.
+    pub reserved0: u32,
+    /// PEER_INTERRUPTED: microseconds of further silence before the peer is dropped.
+    pub disconnect_in_us: u64,
+}
+
+/// PLAYER_DISCONNECTED.
+#[repr(C)]
+#[derive(Debug, Clone, Copy)]
+pub struct tw_session_event_player {
+    /// The player index.
+    pub player: u32,
+    /// First tick simulated with a disconnected input. A later event for the same
+    /// player with an earlier tick supersedes this one.
+    pub tick: u32,
+}
+
+/// PREDICTION_WINDOW_FULL, ROLLBACK_TOO_FAR, DESYNC_DUMP_READY.
+#[repr(C)]
+#[derive(Debug, Clone, Copy)]
+pub struct tw_session_event_tick {
+    /// The tick concerned.
+    pub tick: u32,
+}
+
+/// DESYNC.
+#[repr(C)]
+#[derive(Debug, Clone, Copy)]
+pub struct tw_session_event_desync {
+    /// The confirmed tick whose checksums differ.
+    pub tick: u32,
+    /// Zero.
+    pub reserved0: u32,
+    /// This peer's checksum.
+    pub local_checksum: u64,
+    /// The other peer's checksum.
+    pub remote_checksum: u64,
+}
+
+/// SYNCTEST_MISMATCH.
+#[repr(C)]
+#[derive(Debug, Clone, Copy)]
+pub struct tw_session_event_mismatch {
+    /// The tick whose starting state differs.
+    pub tick: u32,
+    /// Zero.
+    pub reserved0: u32,
+    /// Checksum of the first simulation.
+    pub expected_checksum: u64,
+    /// Checksum after the rollback.
+    pub actual_checksum: u64,
+}
+
+/// The relay events: PLAYER_JOINED, PLAYER_RECONNECTED, PLAYER_LEFT,
+/// PLAYER_SLOT_FREED, PLAYER_KICKED, JOINED, RECONNECTING, RESYNCING, SERVER_LOST.
+#[repr(C)]
+#[derive(Debug, Clone, Copy)]
+pub struct tw_session_event_relay {
+    /// The player slot concerned (JOINED: this client's), or `TW_NO_PLAYER`
+    /// (RECONNECTING, RESYNCING and SERVER_LOST).
+    pub player: u32,
+    /// The tick concerned: the first tick with (joins) or without (departures) the
+    /// player; RESYNCING: the authoritative tick dropped; otherwise the next tick.
+    pub tick: u32,
+    /// PLAYER_LEFT (server), RECONNECTING, SERVER_LOST: a `tw_disconnect_reason`;
+    /// PLAYER_KICKED: a `tw_kick_reason`; else 0.
+    pub reason: u32,
+    /// JOINED: 1 if this is the client's old slot, back after a dropped connection;
+    /// else 0.
+    pub reconnect: u32,
+}
+
+/// CONNECTION_REJECTED.
+#[repr(C)]
+#[derive(Debug, Clone, Copy)]
+pub struct tw_session_event_rejected {
+    /// A `tw_reject_reason`.
+    pub reason: u32,
+}
+
+/// FATAL.
+#[repr(C)]
+#[derive(Debug, Clone, Copy)]
+pub struct tw_session_event_fatal {
+    /// What went wrong, as NUL-terminated text (cut short if longer).
+    pub message: [c_char; 120],
+}
+
+/// The per-kind part of a `tw_session_event`. Read only the member named by `kind`.
+#[repr(C)]
+#[derive(Clone, Copy)]
+pub union tw_session_event_data {
+    pub peer: tw_session_event_peer,
+    pub player: tw_session_event_player,
+    pub tick: tw_session_event_tick,
+    pub desync: tw_session_event_desync,
+    pub synctest_mismatch: tw_session_event_mismatch,
+    pub relay: tw_session_event_relay,
+    pub rejected: tw_session_event_rejected,
+    pub fatal: tw_session_event_fatal,
+    /// Fixes the size and alignment, so new kinds never change `sizeof(tw_session_event)`.
+    pub reserved: [u64; 15],
+}
+
+/// An event polled with `tw_session_poll_event`. Fixed size (128 bytes), no pointers.
+#[repr(C)]
+#[derive(Clone, Copy)]
+pub struct tw_session_event {
+    /// One of `tw_session_event_kind`.
+    pub kind: u32,
+    /// The connection it concerns (0 if none): a peer id as in `tw_session_peer_stats`.
+    pub peer: u32,
+    /// The member named by `kind`.
+    pub data: tw_session_event_data,
+}
+
+fn relay(player: u32, tick: u32, reason: u32, reconnect: bool) -> tw_session_event_relay {
+    tw_session_event_relay { player, tick, reason, reconnect: u32::from(reconnect) }
+}
+
+fn disconnect(r: tickwire_proto::transport::DisconnectReason) -> u32 {
+    tw_disconnect_reason::from(r) as u32
+}
+
+/// Fills `out` with a relay server event; returns its kind and connection.
+fn server_event(out: &mut tw_session_event, e: ServerSessionEvent, tick: u32) -> (tw_session_event_kind, u32) {
+    use tw_session_event_kind as K;
+    let (kind, peer, data) = match e {
+        ServerSessionEvent::PlayerJoined { player, peer } => (K::PlayerJoined, peer, relay(player, tick, 0, false)),
+        ServerSessionEvent::PlayerReconnected { player, peer } => (K::PlayerReconnected, peer, relay(player, tick, 0, false)),
+        ServerSessionEvent::PlayerInterrupted { player, reason } => (K::PlayerLeft, 0, relay(player, tick, disconnect(reason), false)),
+        ServerSessionEvent::PlayerLeft { player } => (K::PlayerSlotFreed, 0, relay(player, tick, 0, false)),
+        ServerSessionEvent::PlayerKicked { player, peer, cause } => {
+            let reason = match cause {
+                KickCause::Jitter(KickReason::Overflow) => tw_kick_reason::Overflow,
+                KickCause::Jitter(KickReason::Starved) => tw_kick_reason::Starved,
+                KickCause::FellBehind => tw_kick_reason::FellBehind,
+            };
+            (K::PlayerKicked, peer, relay(player, tick, reason as u32, false))
+        }
+        ServerSessionEvent::ConnectionRejected { peer, reason } => {
+            let reason = match reason {
+                RejectReason::Malformed => tw_reject_reason::Malformed,
+                RejectReason::WrongGame => tw_reject_reason::WrongGame,
+                RejectReason::BadToken => tw_reject_reason::BadToken,
+                RejectReason::Full => tw_reject_reason::Full,
+                RejectReason::NoHello => tw_reject_reason::NoHello,
+            };
+            out.data.rejected = tw_session_event_rejected { reason: reason as u32 };
+            return (K::ConnectionRejected, peer);
+        }
+    };
+    out.data.relay = data;
+    (kind, peer)
+}
+
+/// Fills `out` with a relay client event; returns its kind and connection.
+fn client_event(out: &mut tw_session_event, e: ClientSessionEvent, server: u32) -> (tw_session_event_kind, u32) {
+    use tw_session_event_kind as K;
+    let none = TW_NO_PLAYER;
+    let (kind, data) = match e {
+        ClientSessionEvent::Connected { server } => {
+            out.data.peer = tw_session_event_peer { player: none, reserved0: 0, disconnect_in_us: 0 };
+            return (K::PeerConnected, server);
+        }
+        ClientSessionEvent::Synchronized { tick } => {
+            out.data.tick = tw_session_event_tick { tick };
+            return (K::Synchronized, server);
+        }
+        ClientSessionEvent::Desync { tick, local, remote } => {
+            out.data.desync = tw_session_event_desync { tick, reserved0: 0, local_checksum: local, remote_checksum: remote };
+            return (K::Desync, server);
+        }
+        ClientSessionEvent::Joined { player, tick, reconnect } => (K::Joined, relay(player, tick, 0, reconnect)),
+        ClientSessionEvent::PlayerJoined { player, tick } => (K::PlayerJoined, relay(player, tick, 0, false)),
+        ClientSessionEvent::PlayerLeft { player, tick } => (K::PlayerLeft, relay(player, tick, 0, false)),
+        ClientSessionEvent::Resyncing { tick } => (K::Resyncing, relay(none, tick, 0, false)),
+        // The connection these concern is gone: no peer.
+        ClientSessionEvent::Interrupted { reason } => {
+            out.data.relay = relay(none, 0, disconnect(reason), false);
+            return (K::Reconnecting, 0);
+        }
+        ClientSessionEvent::Disconnected { reason } => {
+            out.data.relay = relay(none, 0, disconnect(reason), false);
+            return (K::ServerLost, 0);
+        }
+    };
+    out.data.relay = data;
+    (kind, server)
+}
+
+impl std::fmt::Debug for tw_session_event {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("tw_session_event").field("kind", &self.kind).field("peer", &self.peer).finish_non_exhaustive()
+    }
+}
+
+impl tw_session_event {
+    /// An all-zero event (`TW_SESSION_EVENT_KIND_NONE`).
+    pub fn zeroed() -> Self {
+        tw_session_event { kind: 0, peer: 0, data: tw_session_event_data { reserved: [0; 15] } }
+    }
+
+    /// The C form of `ev`; `player_of` maps a connection to its lowest player index,
+    /// `server` is a relay client's connection to its server (0 if none).
+    pub(crate) fn new(ev: &SessionEvent, player_of: impl Fn(u32) -> Option<usize>, server: u32) -> Self {
+        use tw_session_event_kind as K;
+        let mut out = tw_session_event::zeroed();
+        let peer_data = |peer: u32, disconnect_in_us: u64| tw_session_event_peer {
+            player: player_of(peer).map_or(TW_NO_PLAYER, |p| p as u32),
+            reserved0: 0,
+            disconnect_in_us,
+        };
+        let (kind, peer) = match *ev {
+            SessionEvent::PeerConnected { peer, player } => {
+                out.data.peer = tw_session_event_peer {
+                    player: player.map_or(TW_NO_PLAYER, |p| p as u32),
+                    reserved0: 0,
+                    disconnect_in_us: 0,
+                };
+                (K::PeerConnected, peer)
+            }
+            SessionEvent::ConnectionRejected { peer } => (K::ConnectionRejected, peer),
+            SessionEvent::Fatal(ref message) => {
+                let mut f = tw_session_event_fatal { message: [0; 120] };
+                // SAFETY: `f.message` is a local array of exactly the length passed.
+                unsafe { copy_c_string(message.as_bytes(), f.message.as_mut_ptr(), f.message.len()) };
+                out.data.fatal = f;
+                (K::Fatal, 0)
+            }
+            SessionEvent::Core(e) => match e {
+                Event::Synchronized => (K::Synchronized, 0),
+                Event::PeerInterrupted { peer, disconnect_in_us } => {
+                    out.data.peer = peer_data(peer, disconnect_in_us);
+                    (K::PeerInterrupted, peer)
+                }
+                Event::PeerResumed { peer } => {
+                    out.data.peer = peer_data(peer, 0);
+                    (K::PeerResumed, peer)
+                }
+                Event::PeerDisconnected { peer } => {
+                    out.data.peer = peer_data(peer, 0);
+                    (K::PeerDisconnected, peer)
+                }
+                Event::PlayerDisconnected { player, tick } => {
+                    out.data.player = tw_session_event_player { player: player as u32, tick };
+                    (K::PlayerDisconnected, 0)
+                }
+                Event::PredictionWindowFull { tick, peer } => {
+                    out.data.tick = tw_session_event_tick { tick };
+                    (K::PredictionWindowFull, peer)
+                }
+                Event::RollbackTooFar { tick } => {
+                    out.data.tick = tw_session_event_tick { tick };
+                    (K::RollbackTooFar, 0)
+                }
+                Event::Desync { tick, local, remote, peer } => {
+                    out.data.desync =
+                        tw_session_event_desync { tick, reserved0: 0, local_checksum: local, remote_checksum: remote };
+                    (K::Desync, peer)
+                }
+                Event::DesyncDumpReady { tick } => {
+                    out.data.tick = tw_session_event_tick { tick };
+                    (K::DesyncDumpReady, 0)
+                }
+                Event::SyncTestMismatch { tick, expected, actual } => {
+                    out.data.synctest_mismatch =
+                        tw_session_event_mismatch { tick, reserved0: 0, expected_checksum: expected, actual_checksum: actual };
+                    (K::SynctestMismatch, 0)
+                }
+                Event::SpectatorDropped { peer } => (K::SpectatorDropped, peer),
+            },
+            SessionEvent::RelayServer { event, tick } => server_event(&mut out, event, tick),
+            SessionEvent::RelayClient(e) => client_event(&mut out, e, server),
+        };
+        out.kind = kind as u32;
+        out.peer = peer;
+        out
+    }
+}
+
+/// Returns `sizeof(tw_session_event)` as the library sees it (128). A binding compares it with
+/// its own size of the struct to catch a header from another library version.
+///
+/// Ownership: takes nothing; returns a plain value.
+/// Thread-safety: may be called from any thread.
+///
+/// Returns the size in bytes; never fails.
+///
+/// # Safety
+/// None: takes no arguments.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn tw_session_event_size() -> usize {
+    guard::run_or("tw_session_event_size", 0, size_of::<tw_session_event>)
+}

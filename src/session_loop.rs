@@ -1,0 +1,485 @@
+//! The per-frame `tw_session_*` calls: the engine loop of DESIGN.md, tuning and
+//! statistics.
+//!
+//! ```c
+//! uint32_t n; tw_session_ticks_due(s, &n);
+//! while (n--) {
+//!     tw_session_push_input(s, me, &input, sizeof input);
+//!     tw_session_advance(s);                    /* OK or a positive status */
+//!     tw_request r;
+//!     while (tw_session_poll_request(s, &r) == TW_RESULT_OK) { /* run it */ }
+//! }
+//! tw_session_event e; while (tw_session_poll_event(s, &e) == TW_RESULT_OK) { /* react */ }
+//! ```
+
+use std::ffi::c_void;
+
+use super::args::{arg_bytes, check_peer, write_out};
+use super::error::{Failure, tw_result};
+use super::request::tw_request;
+use super::session::{arg_player, session_failure, tw_session, with_session};
+use super::session_event::tw_session_event;
+use super::session_stats::{tw_relay_player_stats, tw_session_stats};
+use super::stats::tw_peer_stats;
+use tickwire_proto::rollback::AdvanceStatus;
+use tickwire_runtime::session::Mode;
+
+/// `tw_session_push_input`'s `player` on a RELAY_CLIENT: this client's own player,
+/// whichever slot the server gives it (the slot is not known before JOINED, but the
+/// inputs go to the server from the first due tick on).
+pub const TW_LOCAL_PLAYER: u32 = 0xFFFF_FFFE;
+
+/// Pumps the network (received messages, connections, the core's outgoing messages,
+/// a flush) and sets `*out_ticks` to the number of ticks to simulate now: P2P's and a
+/// relay client's tick clocks are dilated by their time sync, the relay server's is the
+/// steady master clock, the other modes tick at `tick_rate_hz`. Call it once per
+/// engine frame, also while nothing is due (it keeps the session's messages flowing),
+/// then advance that many times. 0 until the session runs (a relay client: until the
+/// server's first update).
+///
+/// Thread-safety: one thread at a time per session.
+///
+/// Ownership: the library keeps no pointer passed here after the call; outputs are
+/// caller memory, written only on success.
+///
+/// Returns `TW_RESULT_OK`; `TW_RESULT_NULL_ARGUMENT`; `TW_RESULT_INVALID_STATE` (not
+/// started); `TW_RESULT_NETWORK_THREAD_GONE` (after a FATAL event); `TW_RESULT_PANIC`.
+///
+/// # Safety
+/// `session` must be NULL or a live handle. `out_ticks` must be NULL or valid for
+/// writing a `uint32_t`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn tw_session_ticks_due(session: *mut tw_session, out_ticks: *mut u32) -> tw_result {
+    with_session("tw_session_ticks_due", session, |s| {
+        if out_ticks.is_null() {
+            return Err(Failure::null("out_ticks"));
+        }
+        let n = s.session.ticks_due().map_err(session_failure)?;
+        // SAFETY: checked non-NULL; the caller guarantees it is writable.
+        unsafe { write_out(out_ticks, n) };
+        Ok(tw_result::Ok)
+    })
+}
+
+/// Gives `player`'s input (`len` must equal `input_size`) for the next
+/// `tw_session_advance`. P2P: local players only (a local player without a new input
+/// repeats its last one); SYNCTEST: every player; RELAY_CLIENT: this client's own
+/// player, as `TW_LOCAL_PLAYER` or the slot JOINED gave (it goes to the server with
+/// the next advance; a due tick without a new input repeats the last one).
+///
+/// Ownership: the bytes are copied before the call returns.
+///
+/// Thread-safety: a session is used from one thread at a time (it may move between
+/// threads between calls).
+///
+/// Returns `TW_RESULT_OK`; `TW_RESULT_NULL_ARGUMENT`; `TW_RESULT_INVALID_ARGUMENT` (no
+/// such player, not local, not this relay client's, wrong length);
+/// `TW_RESULT_INVALID_STATE` (SPECTATOR, REPLAY or RELAY_SERVER mode, not started, or
+/// not running yet); `TW_RESULT_PANIC`.
+///
+/// # Safety
+/// `session` must be NULL or a live handle. `input` must be NULL or valid for reading
+/// `len` bytes.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn tw_session_push_input(
+    session: *mut tw_session,
+    player: u32,
+    input: *const c_void,
+    len: usize,
+) -> tw_result {
+    with_session("tw_session_push_input", session, |s| {
+        // SAFETY: forwarded contract.
+        let bytes = unsafe { arg_bytes(input.cast(), len, "input") }?;
+        if player == TW_LOCAL_PLAYER && s.session.mode() == Mode::RelayClient {
+            s.session.add_local_input(bytes).map_err(session_failure)?;
+            return Ok(tw_result::Ok);
+        }
+        let p = arg_player(s, player)?;
+        s.session.add_input(p, bytes).map_err(session_failure)?;
+        Ok(tw_result::Ok)
+    })
+}
+
+/// Runs one tick: rolls back if a prediction was wrong and simulates the current tick,
+/// all as requests to poll with `tw_session_poll_request` (every one, in order, before
+/// the next advance).
+///
+/// Ownership: the library keeps no pointer passed here after the call; outputs are
+/// caller memory, written only on success.
+/// Thread-safety: a session is used from one thread at a time (it may move between
+/// threads between calls).
+///
+/// Returns `TW_RESULT_OK` (requests to run), or a status that is not an error:
+/// `TW_RESULT_NOT_SYNCHRONIZED` (still connecting or waiting to hear every peer; a
+/// relay client before its snapshot arrived, or with no tick due; its input still
+/// goes to the server),
+/// `TW_RESULT_WINDOW_FULL` (P2P: too far ahead of the confirmed inputs; skip the
+/// tick, but poll: the requests may hold a rollback), `TW_RESULT_WAITING_FOR_INPUT`
+/// (SPECTATOR: nothing received for the next tick), `TW_RESULT_FINISHED` (REPLAY: the
+/// end). Errors: `TW_RESULT_NULL_ARGUMENT`; `TW_RESULT_INVALID_STATE` (not started, or
+/// requests of the previous advance left unpolled); `TW_RESULT_NETWORK_THREAD_GONE`;
+/// `TW_RESULT_PANIC`.
+///
+/// # Safety
+/// `session` must be NULL or a live handle.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn tw_session_advance(session: *mut tw_session) -> tw_result {
+    with_session("tw_session_advance", session, |s| {
+        Ok(match s.session.advance().map_err(session_failure)? {
+            AdvanceStatus::Advanced => tw_result::Ok,
+            AdvanceStatus::NotSynchronized => tw_result::NotSynchronized,
+            AdvanceStatus::WindowFull => tw_result::WindowFull,
+            AdvanceStatus::WaitingForInput => tw_result::WaitingForInput,
+            AdvanceStatus::Finished => tw_result::Finished,
+        })
+    })
+}
+
+/// Takes the next request of the last advance and copies it into `*out_request`.
+/// Its inputs, statuses or state bytes can be copied with `tw_session_request_inputs`,
+/// `tw_session_request_input_status` and `tw_session_request_state` until the next
+/// poll or advance. Run each request before polling the next.
+///
+/// Ownership: the library keeps no pointer passed here after the call; outputs are
+/// caller memory, written only on success.
+/// Thread-safety: a session is used from one thread at a time (it may move between
+/// threads between calls).
+///
+/// Returns `TW_RESULT_OK`; `TW_RESULT_EMPTY` (no more requests; `*out_request`
+/// untouched); `TW_RESULT_NULL_ARGUMENT`; `TW_RESULT_PANIC`.
+///
+/// # Safety
+/// `session` must be NULL or a live handle. `out_request` must be NULL or valid for
+/// writing a `tw_request`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn tw_session_poll_request(session: *mut tw_session, out_request: *mut tw_request) -> tw_result {
+    with_session("tw_session_poll_request", session, |s| {
+        if out_request.is_null() {
+            return Err(Failure::null("out_request"));
+        }
+        let Some(r) = s.session.poll_request() else { return Ok(tw_result::Empty) };
+        // SAFETY: checked non-NULL; the caller guarantees it is writable.
+        unsafe { write_out(out_request, tw_request::from(&r)) };
+        Ok(tw_result::Ok)
+    })
+}
+
+/// Reports the checksum of the state the engine saved for `tick` (the answer to a SAVE
+/// request). P2P compares checksums of confirmed ticks with the peers (a tick whose
+/// save is never confirmed is not checked); SYNCTEST compares them across rollbacks
+/// and needs them in the order of the SAVE requests; a relay server sends some to its
+/// clients (every `desync_interval` ticks), which compare them with their own
+/// authoritative ones. Any deterministic 64-bit hash of the state works.
+///
+/// Ownership: the library keeps no pointer passed here after the call; outputs are
+/// caller memory, written only on success.
+/// Thread-safety: a session is used from one thread at a time (it may move between
+/// threads between calls).
+///
+/// Returns `TW_RESULT_OK`; `TW_RESULT_NULL_ARGUMENT`; `TW_RESULT_INVALID_ARGUMENT` (no
+/// save of `tick` is pending); `TW_RESULT_INVALID_STATE` (SPECTATOR or REPLAY, which
+/// never save; not running); `TW_RESULT_PANIC`.
+///
+/// # Safety
+/// `session` must be NULL or a live handle.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn tw_session_confirm_save(session: *mut tw_session, tick: u32, checksum: u64) -> tw_result {
+    with_session("tw_session_confirm_save", session, |s| {
+        s.session.confirm_save(tick, checksum).map_err(session_failure)?;
+        Ok(tw_result::Ok)
+    })
+}
+
+/// P2P and RELAY_SERVER: hands over the serialized state of `tick` (the answer to a
+/// DUMP_STATE request), in the engine's own format, for a desync dump or a joining
+/// spectator (P2P), or for the clients joining or resyncing (RELAY_SERVER: it reaches
+/// them as a RESTORE request).
+///
+/// Ownership: the bytes are copied before the call returns.
+///
+/// Thread-safety: a session is used from one thread at a time (it may move between
+/// threads between calls).
+///
+/// Returns `TW_RESULT_OK`; `TW_RESULT_NULL_ARGUMENT`; `TW_RESULT_INVALID_ARGUMENT` (no
+/// dump of `tick` was requested); `TW_RESULT_INVALID_STATE` (not P2P or RELAY_SERVER,
+/// not running); `TW_RESULT_PANIC`.
+///
+/// # Safety
+/// `session` must be NULL or a live handle. `data` must be NULL or valid for reading
+/// `len` bytes.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn tw_session_provide_state(
+    session: *mut tw_session,
+    tick: u32,
+    data: *const c_void,
+    len: usize,
+) -> tw_result {
+    with_session("tw_session_provide_state", session, |s| {
+        // SAFETY: forwarded contract.
+        let bytes = unsafe { arg_bytes(data.cast(), len, "data") }?;
+        s.session.provide_state(tick, bytes).map_err(session_failure)?;
+        Ok(tw_result::Ok)
+    })
+}
+
+/// Takes the next event and copies it into `*out_event`. Drain it every frame until
+/// `TW_RESULT_EMPTY`.
+///
+/// Ownership: the library keeps no pointer passed here after the call; outputs are
+/// caller memory, written only on success.
+/// Thread-safety: a session is used from one thread at a time (it may move between
+/// threads between calls).
+///
+/// Returns `TW_RESULT_OK`; `TW_RESULT_EMPTY` (`*out_event` untouched);
+/// `TW_RESULT_NULL_ARGUMENT`; `TW_RESULT_PANIC`.
+///
+/// # Safety
+/// `session` must be NULL or a live handle. `out_event` must be NULL or valid for
+/// writing a `tw_session_event`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn tw_session_poll_event(session: *mut tw_session, out_event: *mut tw_session_event) -> tw_result {
+    with_session("tw_session_poll_event", session, |s| {
+        if out_event.is_null() {
+            return Err(Failure::null("out_event"));
+        }
+        let Some(ev) = s.session.poll_event() else { return Ok(tw_result::Empty) };
+        let session = &s.session;
+        let c = tw_session_event::new(&ev, |peer| session.player_of(peer), session.server_peer().unwrap_or(0));
+        // SAFETY: checked non-NULL; the caller guarantees it is writable.
+        unsafe { write_out(out_event, c) };
+        Ok(tw_result::Ok)
+    })
+}
+
+/// P2P: changes the input delay (0..=32 ticks) from the next tick on; before the
+/// session runs it replaces the configured one. A longer delay repeats the last input
+/// over the gap, a shorter one drops inputs until the ticks catch up.
+///
+/// Ownership: the library keeps no pointer passed here after the call; outputs are
+/// caller memory, written only on success.
+/// Thread-safety: a session is used from one thread at a time (it may move between
+/// threads between calls).
+///
+/// Returns `TW_RESULT_OK`; `TW_RESULT_NULL_ARGUMENT`; `TW_RESULT_INVALID_ARGUMENT`
+/// (above 32); `TW_RESULT_INVALID_STATE` (not P2P); `TW_RESULT_PANIC`.
+///
+/// # Safety
+/// `session` must be NULL or a live handle.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn tw_session_set_input_delay(session: *mut tw_session, delay: u32) -> tw_result {
+    with_session("tw_session_set_input_delay", session, |s| {
+        s.session.set_input_delay(delay).map_err(session_failure)?;
+        Ok(tw_result::Ok)
+    })
+}
+
+/// P2P and RELAY_CLIENT: the input to predict for `player` while its real input has
+/// not arrived (`len` = `input_size`), for example "neutral stick, no buttons". NULL
+/// (with `len` 0) goes back to the configured `prediction` (RELAY_CLIENT: repeating the
+/// player's last canonical input). Any time.
+///
+/// Ownership: the bytes are copied before the call returns.
+///
+/// Thread-safety: a session is used from one thread at a time (it may move between
+/// threads between calls).
+///
+/// Returns `TW_RESULT_OK`; `TW_RESULT_NULL_ARGUMENT` (`session`);
+/// `TW_RESULT_INVALID_ARGUMENT` (no such player, wrong length, NULL with `len > 0`);
+/// `TW_RESULT_INVALID_STATE` (not P2P or RELAY_CLIENT); `TW_RESULT_PANIC`.
+///
+/// # Safety
+/// `session` must be NULL or a live handle. `input` must be NULL or valid for reading
+/// `len` bytes.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn tw_session_set_prediction(
+    session: *mut tw_session,
+    player: u32,
+    input: *const c_void,
+    len: usize,
+) -> tw_result {
+    with_session("tw_session_set_prediction", session, |s| {
+        let bytes = if input.is_null() {
+            if len > 0 {
+                return Err(Failure::invalid(format!("input is NULL with len {len} (NULL needs len 0)")));
+            }
+            None
+        } else {
+            // SAFETY: forwarded contract.
+            Some(unsafe { arg_bytes(input.cast(), len, "input") }?)
+        };
+        let p = arg_player(s, player)?;
+        s.session.set_prediction(p, bytes).map_err(session_failure)?;
+        Ok(tw_result::Ok)
+    })
+}
+
+/// Copies the session's figures into `*out_stats`. (Named `_get_` because
+/// `tw_session_stats` is the struct's name.)
+///
+/// Ownership: the library keeps no pointer passed here after the call; outputs are
+/// caller memory, written only on success.
+/// Thread-safety: a session is used from one thread at a time (it may move between
+/// threads between calls).
+///
+/// Returns `TW_RESULT_OK`; `TW_RESULT_NULL_ARGUMENT`; `TW_RESULT_PANIC`.
+///
+/// # Safety
+/// `session` must be NULL or a live handle. `out_stats` must be NULL or valid for
+/// writing a `tw_session_stats`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn tw_session_get_stats(session: *mut tw_session, out_stats: *mut tw_session_stats) -> tw_result {
+    with_session("tw_session_get_stats", session, |s| {
+        if out_stats.is_null() {
+            return Err(Failure::null("out_stats"));
+        }
+        let st = tw_session_stats::new(&s.session.stats(), s.mode);
+        // SAFETY: checked non-NULL; the caller guarantees it is writable.
+        unsafe { write_out(out_stats, st) };
+        Ok(tw_result::Ok)
+    })
+}
+
+/// Copies the transport statistics (RTT, loss, bytes, ...) of the connection `peer`
+/// (a peer id from an event or `tw_session_player_peer`) into `*out_stats`.
+///
+/// Ownership: the library keeps no pointer passed here after the call; outputs are
+/// caller memory, written only on success.
+/// Thread-safety: a session is used from one thread at a time (it may move between
+/// threads between calls).
+///
+/// Returns `TW_RESULT_OK`; `TW_RESULT_NULL_ARGUMENT`; `TW_RESULT_INVALID_ARGUMENT`
+/// (peer 0); `TW_RESULT_UNKNOWN_PEER` (unknown, disconnected, or no socket in this
+/// mode); `TW_RESULT_PANIC`.
+///
+/// # Safety
+/// `session` must be NULL or a live handle. `out_stats` must be NULL or valid for
+/// writing a `tw_peer_stats`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn tw_session_peer_stats(
+    session: *mut tw_session,
+    peer: u32,
+    out_stats: *mut tw_peer_stats,
+) -> tw_result {
+    with_session("tw_session_peer_stats", session, |s| {
+        if out_stats.is_null() {
+            return Err(Failure::null("out_stats"));
+        }
+        let peer = check_peer(peer)?;
+        let st = s
+            .session
+            .peer_stats(peer)
+            .ok_or_else(|| Failure::new(tw_result::UnknownPeer, format!("unknown or disconnected peer {peer}")))?;
+        // SAFETY: checked non-NULL; the caller guarantees it is writable.
+        unsafe { write_out(out_stats, tw_peer_stats::from(&st)) };
+        Ok(tw_result::Ok)
+    })
+}
+
+/// P2P: sets `*out_peer` to the connection of remote `player` (for
+/// `tw_session_peer_stats`), or 0 for a local player. RELAY_SERVER: the connection of
+/// a connected player.
+///
+/// Ownership: the library keeps no pointer passed here after the call; outputs are
+/// caller memory, written only on success.
+/// Thread-safety: a session is used from one thread at a time (it may move between
+/// threads between calls).
+///
+/// Returns `TW_RESULT_OK`; `TW_RESULT_NULL_ARGUMENT`; `TW_RESULT_INVALID_ARGUMENT` (no
+/// such player); `TW_RESULT_INVALID_STATE` (the player was not added, or its peer
+/// has not connected yet; a relay server's slot without a connection; a relay client,
+/// whose only connection is the server); `TW_RESULT_PANIC`.
+///
+/// # Safety
+/// `session` must be NULL or a live handle. `out_peer` must be NULL or valid for
+/// writing a `uint32_t`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn tw_session_player_peer(session: *mut tw_session, player: u32, out_peer: *mut u32) -> tw_result {
+    with_session("tw_session_player_peer", session, |s| {
+        if out_peer.is_null() {
+            return Err(Failure::null("out_peer"));
+        }
+        let p = arg_player(s, player)?;
+        match s.session.mode() {
+            Mode::RelayServer => {
+                let peer = s.session.peer_of(p).ok_or_else(|| {
+                    Failure::new(tw_result::InvalidState, format!("player {p} has no connection now"))
+                })?;
+                // SAFETY: checked non-NULL; the caller guarantees it is writable.
+                unsafe { write_out(out_peer, peer) };
+                return Ok(tw_result::Ok);
+            }
+            Mode::RelayClient => {
+                return Err(Failure::new(
+                    tw_result::InvalidState,
+                    "a relay client has one connection, to the server: its figures are in tw_session_get_stats",
+                ));
+            }
+            _ => {}
+        }
+        let peer = match s.session.is_local_player(p) {
+            Some(true) => 0,
+            Some(false) => s.session.peer_of(p).ok_or_else(|| {
+                Failure::new(tw_result::InvalidState, format!("player {p}'s peer has not connected yet"))
+            })?,
+            None => return Err(Failure::new(tw_result::InvalidState, format!("player {p} was not added"))),
+        };
+        // SAFETY: checked non-NULL; the caller guarantees it is writable.
+        unsafe { write_out(out_peer, peer) };
+        Ok(tw_result::Ok)
+    })
+}
+
+/// RELAY_CLIENT: drops the predicted timeline and asks the server for a new snapshot
+/// on the same connection, for example after a DESYNC: RESYNCING, then JOINED with a
+/// RESTORE request of the server's state, and a catch-up, as when joining.
+///
+/// Ownership: the library keeps no pointer passed here after the call.
+/// Thread-safety: a session is used from one thread at a time (it may move between
+/// threads between calls).
+///
+/// Returns `TW_RESULT_OK`; `TW_RESULT_NULL_ARGUMENT`; `TW_RESULT_INVALID_STATE` (not
+/// RELAY_CLIENT, not started, or not joined yet); `TW_RESULT_PANIC`.
+///
+/// # Safety
+/// `session` must be NULL or a live handle.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn tw_session_request_snapshot(session: *mut tw_session) -> tw_result {
+    with_session("tw_session_request_snapshot", session, |s| {
+        s.session.request_snapshot().map_err(session_failure)?;
+        Ok(tw_result::Ok)
+    })
+}
+
+/// RELAY_SERVER: copies the figures of `player` (its jitter buffer's depth and
+/// counters, its round trip) into `*out_stats`.
+///
+/// Ownership: the library keeps no pointer passed here after the call; outputs are
+/// caller memory, written only on success.
+/// Thread-safety: a session is used from one thread at a time (it may move between
+/// threads between calls).
+///
+/// Returns `TW_RESULT_OK`; `TW_RESULT_EMPTY` (the slot has no connected player now;
+/// `*out_stats` untouched); `TW_RESULT_NULL_ARGUMENT`; `TW_RESULT_INVALID_ARGUMENT` (no
+/// such player); `TW_RESULT_INVALID_STATE` (not RELAY_SERVER); `TW_RESULT_PANIC`.
+///
+/// # Safety
+/// `session` must be NULL or a live handle. `out_stats` must be NULL or valid for
+/// writing a `tw_relay_player_stats`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn tw_session_player_stats(
+    session: *mut tw_session,
+    player: u32,
+    out_stats: *mut tw_relay_player_stats,
+) -> tw_result {
+    with_session("tw_session_player_stats", session, |s| {
+        if out_stats.is_null() {
+            return Err(Failure::null("out_stats"));
+        }
+        let Some(st) = s.session.relay_player_stats(player as usize).map_err(session_failure)? else {
+            return Ok(tw_result::Empty);
+        };
+        // SAFETY: checked non-NULL; the caller guarantees it is writable.
+        unsafe { write_out(out_stats, tw_relay_player_stats::new(&st)) };
+        Ok(tw_result::Ok)
+    })
+}

@@ -18,8 +18,7 @@ pub(crate) unsafe fn arg_str<'a>(p: *const c_char, arg: &str) -> FfiResult<&'a s
     }
     // SAFETY: non-NULL and NUL-terminated per the caller's contract.
     let s = unsafe { CStr::from_ptr(p) };
-    s.to_str()
-        .map_err(|_| Failure::invalid(format!("{arg} is not valid UTF-8")))
+    s.to_str().map_err(|_| Failure::invalid(format!("{arg} is not valid UTF-8")))
 }
 
 /// Parses an `ip:port` argument (no name lookup).
@@ -90,7 +89,13 @@ pub(crate) fn check_out_buf<T>(buf: *mut T, buf_len: usize, out_len: *mut usize)
 ///
 /// # Safety
 /// `buf` must be NULL or valid for writing `buf_len` bytes; `out_len` NULL or writable.
-pub(crate) unsafe fn copy_out(bytes: &[u8], buf: *mut u8, buf_len: usize, out_len: *mut usize, what: &str) -> FfiResult<()> {
+pub(crate) unsafe fn copy_out(
+    bytes: &[u8],
+    buf: *mut u8,
+    buf_len: usize,
+    out_len: *mut usize,
+    what: &str,
+) -> FfiResult<()> {
     check_out_buf(buf, buf_len, out_len)?;
     let n = bytes.len();
     if n > buf_len {

@@ -128,9 +128,7 @@ impl TryFrom<u32> for tw_jitter_kind {
             2 => tw_jitter_kind::Gaussian,
             3 => tw_jitter_kind::Pareto,
             _ => {
-                return Err(Failure::invalid(format!(
-                    "jitter_kind {v} is not a tw_jitter_kind (0..=3)"
-                )));
+                return Err(Failure::invalid(format!("jitter_kind {v} is not a tw_jitter_kind (0..=3)")));
             }
         })
     }
@@ -157,9 +155,7 @@ impl TryFrom<u32> for tw_loss_kind {
             1 => tw_loss_kind::Bernoulli,
             2 => tw_loss_kind::GilbertElliott,
             _ => {
-                return Err(Failure::invalid(format!(
-                    "loss_kind {v} is not a tw_loss_kind (0..=2)"
-                )));
+                return Err(Failure::invalid(format!("loss_kind {v} is not a tw_loss_kind (0..=2)")));
             }
         })
     }
@@ -291,9 +287,7 @@ impl tw_host_config {
         };
         // Check here too, so that the caller gets the reason even if the runtime's
         // error text changes.
-        endpoint
-            .validate()
-            .map_err(|e| Failure::invalid(e.to_string()))?;
+        endpoint.validate().map_err(|e| Failure::invalid(e.to_string()))?;
         Ok(HostConfig {
             endpoint,
             bind,
@@ -351,9 +345,7 @@ impl tw_link_sim_config {
     /// Converts to the simulator's config, checking every field.
     pub(crate) fn to_runtime(self) -> FfiResult<LinkConfig> {
         if self.reserved0 != 0 {
-            return Err(Failure::invalid(
-                "tw_link_sim_config.reserved0 must be zero",
-            ));
+            return Err(Failure::invalid("tw_link_sim_config.reserved0 must be zero"));
         }
         check_zero(&self.reserved, "tw_link_sim_config.reserved")?;
         if self.seed != 0 {
@@ -366,40 +358,27 @@ impl tw_link_sim_config {
             if (0.0..=1.0).contains(&v) {
                 Ok(v)
             } else {
-                Err(Failure::invalid(format!(
-                    "tw_link_sim_config.{name} is {v}, not a fraction in [0, 1]"
-                )))
+                Err(Failure::invalid(format!("tw_link_sim_config.{name} is {v}, not a fraction in [0, 1]")))
             }
         };
         let non_negative = |v: f64, name: &str| -> FfiResult<f64> {
             if v.is_finite() && v >= 0.0 {
                 Ok(v)
             } else {
-                Err(Failure::invalid(format!(
-                    "tw_link_sim_config.{name} is {v}, not a finite value >= 0"
-                )))
+                Err(Failure::invalid(format!("tw_link_sim_config.{name} is {v}, not a finite value >= 0")))
             }
         };
         let jitter_us = non_negative(self.jitter_us, "jitter_us")?;
         let jitter_shape = non_negative(self.jitter_shape, "jitter_shape")?;
         let jitter = match tw_jitter_kind::try_from(self.jitter_kind)? {
             tw_jitter_kind::None => JitterModel::None,
-            tw_jitter_kind::Uniform => JitterModel::Uniform {
-                max_us: jitter_us.round() as u64,
-            },
-            tw_jitter_kind::Gaussian => JitterModel::Gaussian {
-                sigma_us: jitter_us,
-            },
+            tw_jitter_kind::Uniform => JitterModel::Uniform { max_us: jitter_us.round() as u64 },
+            tw_jitter_kind::Gaussian => JitterModel::Gaussian { sigma_us: jitter_us },
             tw_jitter_kind::Pareto => {
                 if jitter_shape <= 0.0 {
-                    return Err(Failure::invalid(
-                        "tw_link_sim_config.jitter_shape must be > 0 for PARETO jitter",
-                    ));
+                    return Err(Failure::invalid("tw_link_sim_config.jitter_shape must be > 0 for PARETO jitter"));
                 }
-                JitterModel::Pareto {
-                    scale_us: jitter_us,
-                    shape: jitter_shape,
-                }
+                JitterModel::Pareto { scale_us: jitter_us, shape: jitter_shape }
             }
         };
         let loss_probability = fraction(self.loss_probability, "loss_probability")?;
@@ -409,21 +388,13 @@ impl tw_link_sim_config {
         let loss_in_bad = fraction(self.loss_in_bad, "loss_in_bad")?;
         let loss = match tw_loss_kind::try_from(self.loss_kind)? {
             tw_loss_kind::None => LossModel::None,
-            tw_loss_kind::Bernoulli => LossModel::Bernoulli {
-                p: loss_probability,
-            },
-            tw_loss_kind::GilbertElliott => LossModel::GilbertElliott {
-                p_good_to_bad,
-                p_bad_to_good,
-                loss_in_good,
-                loss_in_bad,
-            },
+            tw_loss_kind::Bernoulli => LossModel::Bernoulli { p: loss_probability },
+            tw_loss_kind::GilbertElliott => {
+                LossModel::GilbertElliott { p_good_to_bad, p_bad_to_good, loss_in_good, loss_in_bad }
+            }
         };
         let queue_limit_bytes = usize::try_from(self.queue_limit_bytes).map_err(|_| {
-            Failure::invalid(format!(
-                "tw_link_sim_config.queue_limit_bytes {} is too large",
-                self.queue_limit_bytes
-            ))
+            Failure::invalid(format!("tw_link_sim_config.queue_limit_bytes {} is too large", self.queue_limit_bytes))
         })?;
         let link = LinkConfig {
             latency_us: self.latency_us,
@@ -474,9 +445,7 @@ pub unsafe extern "C" fn tw_host_config_init_default(config: *mut tw_host_config
 /// # Safety
 /// `config` must be NULL or point to writable memory of `sizeof(tw_link_sim_config)` bytes.
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn tw_link_sim_config_init_default(
-    config: *mut tw_link_sim_config,
-) -> tw_result {
+pub unsafe extern "C" fn tw_link_sim_config_init_default(config: *mut tw_link_sim_config) -> tw_result {
     guard::run("tw_link_sim_config_init_default", || {
         if config.is_null() {
             return Err(Failure::null("config"));

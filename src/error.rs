@@ -109,10 +109,7 @@ impl tw_result {
 impl TryFrom<i32> for tw_result {
     type Error = i32;
     fn try_from(v: i32) -> Result<Self, i32> {
-        tw_result::all()
-            .into_iter()
-            .find(|r| *r as i32 == v)
-            .ok_or(v)
+        tw_result::all().into_iter().find(|r| *r as i32 == v).ok_or(v)
     }
 }
 
@@ -127,10 +124,7 @@ pub struct Failure {
 impl Failure {
     pub fn new(code: tw_result, message: impl Into<String>) -> Self {
         debug_assert!((code as i32) < 0, "a failure needs a negative code");
-        Failure {
-            code,
-            message: message.into(),
-        }
+        Failure { code, message: message.into() }
     }
     pub fn null(arg: &str) -> Self {
         Failure::new(tw_result::NullArgument, format!("{arg} is NULL"))
@@ -233,12 +227,8 @@ pub unsafe extern "C" fn tw_last_error_message(buf: *mut c_char, buf_len: usize)
 /// None: any integer is accepted.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn tw_result_str(result: i32) -> *const c_char {
-    guard::run_or(
-        "tw_result_str",
-        c"TW_RESULT_UNKNOWN".as_ptr(),
-        || match tw_result::try_from(result) {
-            Ok(r) => r.c_name().as_ptr(),
-            Err(_) => c"TW_RESULT_UNKNOWN".as_ptr(),
-        },
-    )
+    guard::run_or("tw_result_str", c"TW_RESULT_UNKNOWN".as_ptr(), || match tw_result::try_from(result) {
+        Ok(r) => r.c_name().as_ptr(),
+        Err(_) => c"TW_RESULT_UNKNOWN".as_ptr(),
+    })
 }

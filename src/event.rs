@@ -127,21 +127,14 @@ pub struct tw_event {
 
 impl std::fmt::Debug for tw_event {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("tw_event")
-            .field("kind", &self.kind)
-            .field("peer", &self.peer)
-            .finish_non_exhaustive()
+        f.debug_struct("tw_event").field("kind", &self.kind).field("peer", &self.peer).finish_non_exhaustive()
     }
 }
 
 impl tw_event {
     /// An all-zero event (`TW_EVENT_KIND_NONE`).
     pub fn zeroed() -> Self {
-        tw_event {
-            kind: tw_event_kind::None as u32,
-            peer: 0,
-            data: tw_event_data { reserved: [0; 15] },
-        }
+        tw_event { kind: tw_event_kind::None as u32, peer: 0, data: tw_event_data { reserved: [0; 15] } }
     }
 
     /// The C form of a runtime event. For messages only the size is copied; the host
@@ -152,13 +145,7 @@ impl tw_event {
             HostEvent::Connected { peer, addr } => {
                 let mut c = tw_event_connected { address: [0; 64] };
                 // SAFETY: `c.address` is a local array of exactly the length passed.
-                unsafe {
-                    copy_c_string(
-                        addr.to_string().as_bytes(),
-                        c.address.as_mut_ptr(),
-                        c.address.len(),
-                    )
-                };
+                unsafe { copy_c_string(addr.to_string().as_bytes(), c.address.as_mut_ptr(), c.address.len()) };
                 out.kind = tw_event_kind::Connected as u32;
                 out.peer = *peer;
                 out.data.connected = c;
@@ -166,31 +153,19 @@ impl tw_event {
             HostEvent::Disconnected { peer, reason } => {
                 out.kind = tw_event_kind::Disconnected as u32;
                 out.peer = *peer;
-                out.data.disconnected = tw_event_disconnected {
-                    reason: tw_disconnect_reason::from(*reason) as u32,
-                };
+                out.data.disconnected = tw_event_disconnected { reason: tw_disconnect_reason::from(*reason) as u32 };
             }
-            HostEvent::Message {
-                peer,
-                channel,
-                data,
-                ..
-            } => {
+            HostEvent::Message { peer, channel, data, .. } => {
                 out.kind = tw_event_kind::Message as u32;
                 out.peer = *peer;
                 // Messages are at most max_message_size (<= 1 MiB), so this never saturates.
                 let size = u32::try_from(data.len()).unwrap_or(u32::MAX);
-                out.data.message = tw_event_message {
-                    channel: u32::from(*channel),
-                    size,
-                };
+                out.data.message = tw_event_message { channel: u32::from(*channel), size };
             }
             HostEvent::Fatal { message } => {
                 let mut f = tw_event_fatal { message: [0; 120] };
                 // SAFETY: `f.message` is a local array of exactly the length passed.
-                unsafe {
-                    copy_c_string(message.as_bytes(), f.message.as_mut_ptr(), f.message.len())
-                };
+                unsafe { copy_c_string(message.as_bytes(), f.message.as_mut_ptr(), f.message.len()) };
                 out.kind = tw_event_kind::Fatal as u32;
                 out.peer = 0;
                 out.data.fatal = f;

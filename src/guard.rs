@@ -28,10 +28,7 @@ pub(crate) fn run(name: &'static str, body: impl FnOnce() -> FfiResult<tw_result
             f.code
         }
         Err(payload) => {
-            set_last_error(&format!(
-                "panic: {} (in {name})",
-                panic_text(payload.as_ref())
-            ));
+            set_last_error(&format!("panic: {} (in {name})", panic_text(payload.as_ref())));
             tw_result::Panic
         }
     }
@@ -49,7 +46,11 @@ pub(crate) trait Handle {
 /// Runs the body of an export on a handle: [`run`], plus a check of the handle (NULL),
 /// a refusal if it is poisoned, and poisoning it if the body panics (the panic itself
 /// is reported by `run`).
-pub(crate) fn with_handle<H: Handle>(name: &'static str, handle: *mut H, body: impl FnOnce(&mut H) -> FfiResult<tw_result>) -> tw_result {
+pub(crate) fn with_handle<H: Handle>(
+    name: &'static str,
+    handle: *mut H,
+    body: impl FnOnce(&mut H) -> FfiResult<tw_result>,
+) -> tw_result {
     run(name, || {
         // SAFETY: the caller (an export) guarantees `handle` is NULL or a live handle
         // from the object's create function that no other thread uses during this call.
@@ -76,10 +77,7 @@ pub(crate) fn run_or<T>(name: &'static str, default: T, body: impl FnOnce() -> T
     match catch_unwind(AssertUnwindSafe(body)) {
         Ok(v) => v,
         Err(payload) => {
-            set_last_error(&format!(
-                "panic: {} (in {name})",
-                panic_text(payload.as_ref())
-            ));
+            set_last_error(&format!("panic: {} (in {name})", panic_text(payload.as_ref())));
             default
         }
     }

@@ -26,9 +26,7 @@ pub struct tw_host {
 pub(crate) fn host_failure(e: HostError) -> Failure {
     let code = match &e {
         HostError::Config(_) | HostError::BadChannel(_) => tw_result::InvalidArgument,
-        HostError::Io { source, .. } if source.kind() == std::io::ErrorKind::AddrInUse => {
-            tw_result::AddressInUse
-        }
+        HostError::Io { source, .. } if source.kind() == std::io::ErrorKind::AddrInUse => tw_result::AddressInUse,
         HostError::Io { .. } => tw_result::Io,
         HostError::UnknownPeer(_) => tw_result::UnknownPeer,
         HostError::TooLarge { .. } => tw_result::MessageTooLarge,
@@ -47,7 +45,11 @@ impl guard::Handle for tw_host {
 }
 
 /// Runs the body of a host export (see [`guard::with_handle`]).
-pub(crate) fn with_host(name: &'static str, host: *mut tw_host, body: impl FnOnce(&mut tw_host) -> FfiResult<tw_result>) -> tw_result {
+pub(crate) fn with_host(
+    name: &'static str,
+    host: *mut tw_host,
+    body: impl FnOnce(&mut tw_host) -> FfiResult<tw_result>,
+) -> tw_result {
     guard::with_handle(name, host, body)
 }
 
@@ -91,11 +93,7 @@ pub unsafe extern "C" fn tw_host_create(
         let bind = unsafe { arg_addr(bind_address, "bind_address") }?;
         let runtime_cfg = cfg.to_runtime(bind)?;
         let host = Host::start(runtime_cfg).map_err(host_failure)?;
-        let boxed = Box::new(tw_host {
-            host,
-            pending: None,
-            poisoned: false,
-        });
+        let boxed = Box::new(tw_host { host, pending: None, poisoned: false });
         // SAFETY: checked non-NULL above; the caller guarantees it is writable.
         unsafe { write_out(out_host, Box::into_raw(boxed)) };
         Ok(tw_result::Ok)
@@ -148,11 +146,7 @@ pub unsafe extern "C" fn tw_host_destroy(host: *mut tw_host) {
 /// `host` must be NULL or a live handle. `address` must be NULL or a NUL-terminated
 /// string. `out_peer` must be NULL or valid for writing a `uint32_t`.
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn tw_host_connect(
-    host: *mut tw_host,
-    address: *const c_char,
-    out_peer: *mut u32,
-) -> tw_result {
+pub unsafe extern "C" fn tw_host_connect(host: *mut tw_host, address: *const c_char, out_peer: *mut u32) -> tw_result {
     with_host("tw_host_connect", host, |h| {
         if out_peer.is_null() {
             return Err(Failure::null("out_peer"));
@@ -160,9 +154,7 @@ pub unsafe extern "C" fn tw_host_connect(
         // SAFETY: NULL or NUL-terminated per the contract.
         let addr = unsafe { arg_addr(address, "address") }?;
         if addr.port() == 0 || addr.ip().is_unspecified() {
-            return Err(Failure::invalid(format!(
-                "cannot connect to {addr}: need a concrete IP and a non-zero port"
-            )));
+            return Err(Failure::invalid(format!("cannot connect to {addr}: need a concrete IP and a non-zero port")));
         }
         let peer = h.host.connect(addr).map_err(host_failure)?;
         // SAFETY: checked non-NULL; the caller guarantees it is writable.
@@ -210,13 +202,10 @@ pub unsafe extern "C" fn tw_host_send(
             return Err(Failure::null("data"));
         }
         let peer = check_peer(peer)?;
-        let channel = u8::try_from(channel)
-            .map_err(|_| Failure::invalid(format!("channel {channel} is not configured")))?;
+        let channel =
+            u8::try_from(channel).map_err(|_| Failure::invalid(format!("channel {channel} is not configured")))?;
         if len > u32::MAX as usize {
-            return Err(Failure::new(
-                tw_result::MessageTooLarge,
-                format!("message of {len} bytes is far too large"),
-            ));
+            return Err(Failure::new(tw_result::MessageTooLarge, format!("message of {len} bytes is far too large")));
         }
         // SAFETY: forwarded contract (NULL only with len 0, checked first above).
         let bytes = unsafe { arg_bytes(data, len, "data") }?;
@@ -280,10 +269,7 @@ pub unsafe extern "C" fn tw_host_disconnect(host: *mut tw_host, peer: u32) -> tw
 /// `host` must be NULL or a live handle. `out_event` must be NULL or valid for writing
 /// a `tw_event`.
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn tw_host_poll_event(
-    host: *mut tw_host,
-    out_event: *mut tw_event,
-) -> tw_result {
+pub unsafe extern "C" fn tw_host_poll_event(host: *mut tw_host, out_event: *mut tw_event) -> tw_result {
     with_host("tw_host_poll_event", host, |h| {
         if out_event.is_null() {
             return Err(Failure::null("out_event"));
@@ -358,22 +344,16 @@ pub unsafe extern "C" fn tw_host_read_message(
 /// `host` must be NULL or a live handle. `out_stats` must be NULL or valid for writing
 /// a `tw_peer_stats`.
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn tw_host_peer_stats(
-    host: *mut tw_host,
-    peer: u32,
-    out_stats: *mut tw_peer_stats,
-) -> tw_result {
+pub unsafe extern "C" fn tw_host_peer_stats(host: *mut tw_host, peer: u32, out_stats: *mut tw_peer_stats) -> tw_result {
     with_host("tw_host_peer_stats", host, |h| {
         if out_stats.is_null() {
             return Err(Failure::null("out_stats"));
         }
         let peer = check_peer(peer)?;
-        let stats = h.host.stats(peer).ok_or_else(|| {
-            Failure::new(
-                tw_result::UnknownPeer,
-                format!("unknown or disconnected peer {peer}"),
-            )
-        })?;
+        let stats = h
+            .host
+            .stats(peer)
+            .ok_or_else(|| Failure::new(tw_result::UnknownPeer, format!("unknown or disconnected peer {peer}")))?;
         // SAFETY: checked non-NULL; the caller guarantees it is writable.
         unsafe { write_out(out_stats, tw_peer_stats::from(&stats)) };
         Ok(tw_result::Ok)
@@ -392,10 +372,7 @@ pub unsafe extern "C" fn tw_host_peer_stats(
 /// `host` must be NULL or a live handle. `out_stats` must be NULL or valid for writing
 /// a `tw_host_stats`.
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn tw_host_get_stats(
-    host: *mut tw_host,
-    out_stats: *mut tw_host_stats,
-) -> tw_result {
+pub unsafe extern "C" fn tw_host_get_stats(host: *mut tw_host, out_stats: *mut tw_host_stats) -> tw_result {
     with_host("tw_host_get_stats", host, |h| {
         if out_stats.is_null() {
             return Err(Failure::null("out_stats"));
@@ -432,9 +409,7 @@ pub unsafe extern "C" fn tw_host_set_link_sim(
         let dir = tw_direction::try_from(direction)?;
         // SAFETY: the caller guarantees NULL or struct_size readable bytes.
         let link = unsafe { arg_link_sim(config) }?;
-        h.host
-            .set_link_sim(dir.into(), link)
-            .map_err(host_failure)?;
+        h.host.set_link_sim(dir.into(), link).map_err(host_failure)?;
         Ok(tw_result::Ok)
     })
 }
@@ -468,4 +443,3 @@ pub unsafe extern "C" fn tw_host_local_address(
         Ok(tw_result::Ok)
     })
 }
-

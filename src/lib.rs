@@ -36,17 +36,17 @@ mod error;
 mod event;
 mod guard;
 mod host;
-mod stats;
-mod session_config;
 mod request;
-mod session_event;
-mod session_stats;
 mod session;
-mod session_loop;
+mod session_config;
 mod session_data;
-mod version;
+mod session_event;
+mod session_loop;
+mod session_stats;
+mod stats;
 #[cfg(feature = "test-hooks")]
 mod test_hooks;
+mod version;
 
 pub use config::*;
 pub use error::*;
@@ -60,6 +60,6 @@ pub use session_event::*;
 pub use session_loop::*;
 pub use session_stats::*;
 pub use stats::*;
-pub use version::*;
 #[cfg(feature = "test-hooks")]
 pub use test_hooks::*;
+pub use version::*;

@@ -97,7 +97,16 @@ pub struct tw_request {
 impl tw_request {
     /// An all-zero request (`TW_REQUEST_KIND_NONE`).
     pub fn zeroed() -> Self {
-        tw_request { kind: 0, tick: 0, slot: 0, flags: 0, num_players: 0, input_size: 0, data_len: 0, reserved: [0; 32] }
+        tw_request {
+            kind: 0,
+            tick: 0,
+            slot: 0,
+            flags: 0,
+            num_players: 0,
+            input_size: 0,
+            data_len: 0,
+            reserved: [0; 32],
+        }
     }
 }
 

@@ -35,9 +35,10 @@ pub(crate) fn session_failure(e: SessionFailure) -> Failure {
         SessionFailure::State(m) => Failure::new(tw_result::InvalidState, m),
         SessionFailure::Io { .. } => Failure::new(tw_result::Io, e.to_string()),
         SessionFailure::Core(SessionError::InvalidConfig(m)) => Failure::invalid(m),
-        SessionFailure::Config(_) | SessionFailure::Argument(_) | SessionFailure::Core(_) | SessionFailure::Replay(_) => {
-            Failure::invalid(e.to_string())
-        }
+        SessionFailure::Config(_)
+        | SessionFailure::Argument(_)
+        | SessionFailure::Core(_)
+        | SessionFailure::Replay(_) => Failure::invalid(e.to_string()),
     }
 }
 
@@ -281,7 +282,11 @@ pub unsafe extern "C" fn tw_session_set_server(session: *mut tw_session, address
 /// `session` must be NULL or a live handle. `data` must be NULL or valid for reading
 /// `len` bytes.
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn tw_session_load_replay(session: *mut tw_session, data: *const c_void, len: usize) -> tw_result {
+pub unsafe extern "C" fn tw_session_load_replay(
+    session: *mut tw_session,
+    data: *const c_void,
+    len: usize,
+) -> tw_result {
     with_session("tw_session_load_replay", session, |s| {
         // SAFETY: forwarded contract.
         let bytes = unsafe { arg_bytes(data.cast(), len, "data") }?;
@@ -433,4 +438,3 @@ pub unsafe extern "C" fn tw_session_state_slots(session: *mut tw_session, out_sl
         Ok(tw_result::Ok)
     })
 }
-

@@ -10,12 +10,12 @@ use super::config::tw_host_config;
 use super::error::{Failure, FfiResult, copy_c_string, tw_result};
 use super::guard;
 use tickwire_proto::jitter::{JitterConfig, LatePolicy, UnderflowPolicy};
-use tickwire_proto::rollback::{P2pConfig, PredictionMode};
 use tickwire_proto::relay::input_delay::InputDelay;
 use tickwire_proto::relay::relay_client_session::RelayClientSessionConfig;
 use tickwire_proto::relay::relay_server_session::RelayServerSessionConfig;
-use tickwire_runtime::session::{Mode, SessionConfig};
+use tickwire_proto::rollback::{P2pConfig, PredictionMode};
 use tickwire_runtime::HostConfig;
+use tickwire_runtime::session::{Mode, SessionConfig};
 
 /// The topology of a session (`tw_session_config.mode`).
 #[repr(u32)]
@@ -298,7 +298,8 @@ impl tw_session_config {
             ));
         }
         let bind = if mode.is_networked() { self.bind()? } else { SocketAddr::from(([0, 0, 0, 0], 0)) };
-        let host: HostConfig = self.host.to_runtime(bind).map_err(|f| Failure::new(f.code, format!("host: {}", f.message)))?;
+        let host: HostConfig =
+            self.host.to_runtime(bind).map_err(|f| Failure::new(f.code, format!("host: {}", f.message)))?;
         let mut p2p = P2pConfig {
             input_size: self.input_size as usize,
             max_prediction: self.max_prediction,
@@ -380,7 +381,10 @@ impl tw_session_config {
         }
         let input_delay = match self.input_delay_mode {
             0 => InputDelay::Fixed(self.input_delay),
-            1 => InputDelay::FromRtt { share: f64::from(self.input_delay_rtt_percent) / 100.0, max: self.input_delay_max },
+            1 => InputDelay::FromRtt {
+                share: f64::from(self.input_delay_rtt_percent) / 100.0,
+                max: self.input_delay_max,
+            },
             m => return Err(Failure::invalid(format!("input_delay_mode {m} is not a tw_input_delay_mode (0..=1)"))),
         };
         let mut c = RelayClientSessionConfig::default();

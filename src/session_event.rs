@@ -7,9 +7,9 @@ use super::error::copy_c_string;
 use super::event::tw_disconnect_reason;
 use super::guard;
 use tickwire_proto::jitter::KickReason;
-use tickwire_proto::rollback::Event;
 use tickwire_proto::relay::relay_client_session::ClientSessionEvent;
 use tickwire_proto::relay::relay_server_session::{KickCause, RejectReason, ServerSessionEvent};
+use tickwire_proto::rollback::Event;
 use tickwire_runtime::session::SessionEvent;
 
 /// `tw_session_event_peer.player` when no player is behind the connection (a spectator,
@@ -264,8 +264,12 @@ fn server_event(out: &mut tw_session_event, e: ServerSessionEvent, tick: u32) ->
     use tw_session_event_kind as K;
     let (kind, peer, data) = match e {
         ServerSessionEvent::PlayerJoined { player, peer } => (K::PlayerJoined, peer, relay(player, tick, 0, false)),
-        ServerSessionEvent::PlayerReconnected { player, peer } => (K::PlayerReconnected, peer, relay(player, tick, 0, false)),
-        ServerSessionEvent::PlayerInterrupted { player, reason } => (K::PlayerLeft, 0, relay(player, tick, disconnect(reason), false)),
+        ServerSessionEvent::PlayerReconnected { player, peer } => {
+            (K::PlayerReconnected, peer, relay(player, tick, 0, false))
+        }
+        ServerSessionEvent::PlayerInterrupted { player, reason } => {
+            (K::PlayerLeft, 0, relay(player, tick, disconnect(reason), false))
+        }
         ServerSessionEvent::PlayerLeft { player } => (K::PlayerSlotFreed, 0, relay(player, tick, 0, false)),
         ServerSessionEvent::PlayerKicked { player, peer, cause } => {
             let reason = match cause {
@@ -305,7 +309,8 @@ fn client_event(out: &mut tw_session_event, e: ClientSessionEvent, server: u32) 
             return (K::Synchronized, server);
         }
         ClientSessionEvent::Desync { tick, local, remote } => {
-            out.data.desync = tw_session_event_desync { tick, reserved0: 0, local_checksum: local, remote_checksum: remote };
+            out.data.desync =
+                tw_session_event_desync { tick, reserved0: 0, local_checksum: local, remote_checksum: remote };
             return (K::Desync, server);
         }
         ClientSessionEvent::Joined { player, tick, reconnect } => (K::Joined, relay(player, tick, 0, reconnect)),
@@ -401,8 +406,12 @@ impl tw_session_event {
                     (K::DesyncDumpReady, 0)
                 }
                 Event::SyncTestMismatch { tick, expected, actual } => {
-                    out.data.synctest_mismatch =
-                        tw_session_event_mismatch { tick, reserved0: 0, expected_checksum: expected, actual_checksum: actual };
+                    out.data.synctest_mismatch = tw_session_event_mismatch {
+                        tick,
+                        reserved0: 0,
+                        expected_checksum: expected,
+                        actual_checksum: actual,
+                    };
                     (K::SynctestMismatch, 0)
                 }
                 Event::SpectatorDropped { peer } => (K::SpectatorDropped, peer),

@@ -237,7 +237,10 @@ pub unsafe extern "C" fn tw_session_provide_state(
 /// `session` must be NULL or a live handle. `out_event` must be NULL or valid for
 /// writing a `tw_session_event`.
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn tw_session_poll_event(session: *mut tw_session, out_event: *mut tw_session_event) -> tw_result {
+pub unsafe extern "C" fn tw_session_poll_event(
+    session: *mut tw_session,
+    out_event: *mut tw_session_event,
+) -> tw_result {
     with_session("tw_session_poll_event", session, |s| {
         if out_event.is_null() {
             return Err(Failure::null("out_event"));
@@ -393,7 +396,11 @@ pub unsafe extern "C" fn tw_session_peer_stats(
 /// `session` must be NULL or a live handle. `out_peer` must be NULL or valid for
 /// writing a `uint32_t`.
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn tw_session_player_peer(session: *mut tw_session, player: u32, out_peer: *mut u32) -> tw_result {
+pub unsafe extern "C" fn tw_session_player_peer(
+    session: *mut tw_session,
+    player: u32,
+    out_peer: *mut u32,
+) -> tw_result {
     with_session("tw_session_player_peer", session, |s| {
         if out_peer.is_null() {
             return Err(Failure::null("out_peer"));

@@ -36,9 +36,7 @@ const VERSION_STRING: &str = concat!(env!("CARGO_PKG_VERSION"), "\0");
 /// None: takes no arguments.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn tw_version() -> u32 {
-    guard::run_or("tw_version", 0, || {
-        (VERSION_MAJOR << 16) | (VERSION_MINOR << 8) | VERSION_PATCH
-    })
+    guard::run_or("tw_version", 0, || (VERSION_MAJOR << 16) | (VERSION_MINOR << 8) | VERSION_PATCH)
 }
 
 /// Returns the library version as text, for example `"0.1.0"`.
@@ -50,9 +48,7 @@ pub unsafe extern "C" fn tw_version() -> u32 {
 /// None: takes no arguments.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn tw_version_string() -> *const c_char {
-    guard::run_or("tw_version_string", c"".as_ptr(), || {
-        VERSION_STRING.as_ptr().cast()
-    })
+    guard::run_or("tw_version_string", c"".as_ptr(), || VERSION_STRING.as_ptr().cast())
 }
 
 /// Returns the ABI contract number of the library. It must equal `TW_ABI_VERSION` from

@@ -13,11 +13,8 @@ fn root() -> PathBuf {
 
 /// The version macros, from Cargo.toml, so they cannot drift from `tw_version()`.
 fn version_macros() -> String {
-    let (major, minor, patch) = (
-        env!("CARGO_PKG_VERSION_MAJOR"),
-        env!("CARGO_PKG_VERSION_MINOR"),
-        env!("CARGO_PKG_VERSION_PATCH"),
-    );
+    let (major, minor, patch) =
+        (env!("CARGO_PKG_VERSION_MAJOR"), env!("CARGO_PKG_VERSION_MINOR"), env!("CARGO_PKG_VERSION_PATCH"));
     format!(
         "\n/** Version of this header; compare TW_VERSION with tw_version() at run time. */\n\
          #define TW_VERSION_MAJOR {major}\n\
@@ -31,8 +28,7 @@ fn version_macros() -> String {
 
 fn generate() -> Vec<u8> {
     let root = root();
-    let mut config =
-        cbindgen::Config::from_file(root.join("cbindgen.toml")).expect("read cbindgen.toml");
+    let mut config = cbindgen::Config::from_file(root.join("cbindgen.toml")).expect("read cbindgen.toml");
     let after = config.after_includes.take().unwrap_or_default();
     config.after_includes = Some(format!("{after}\n{}", version_macros()));
     let bindings = cbindgen::Builder::new()
@@ -53,11 +49,7 @@ fn first_difference(a: &[u8], b: &[u8]) -> String {
             return format!("line {}:\n  committed: {la}\n  generated: {lb}", i + 1);
         }
     }
-    format!(
-        "line counts differ: committed {}, generated {}",
-        a.lines().count(),
-        b.lines().count()
-    )
+    format!("line counts differ: committed {}, generated {}", a.lines().count(), b.lines().count())
 }
 
 #[test]
@@ -90,10 +82,7 @@ fn header_has_the_contract_pieces() {
         "THREADS",
         "#define TW_SUCCEEDED(r)",
         "#define TW_FAILED(r)",
-        &format!(
-            "#define TW_VERSION_MAJOR {}",
-            env!("CARGO_PKG_VERSION_MAJOR")
-        ),
+        &format!("#define TW_VERSION_MAJOR {}", env!("CARGO_PKG_VERSION_MAJOR")),
         "#define TW_CHANNEL_RELIABLE 2",
         "#define TW_ABI_VERSION",
         "typedef struct tw_host tw_host;",

@@ -18,7 +18,12 @@ fn sentinel_host() -> *mut tw_host {
 fn init_default_rejects_null() {
     // SAFETY: NULL is an accepted argument.
     unsafe {
-        assert_err(tw_host_config_init_default(ptr::null_mut()), tw_result::NullArgument, "tw_host_config_init_default", "config is NULL");
+        assert_err(
+            tw_host_config_init_default(ptr::null_mut()),
+            tw_result::NullArgument,
+            "tw_host_config_init_default",
+            "config is NULL",
+        );
         assert_err(
             tw_link_sim_config_init_default(ptr::null_mut()),
             tw_result::NullArgument,
@@ -35,9 +40,24 @@ fn host_create_rejects_null_arguments_and_writes_nothing() {
     let mut h = sentinel_host();
     // SAFETY: every pointer is NULL or valid.
     unsafe {
-        assert_err(tw_host_create(ptr::null(), addr.as_ptr(), &mut h), tw_result::NullArgument, "tw_host_create", "config is NULL");
-        assert_err(tw_host_create(&cfg, ptr::null(), &mut h), tw_result::NullArgument, "tw_host_create", "bind_address is NULL");
-        assert_err(tw_host_create(&cfg, addr.as_ptr(), ptr::null_mut()), tw_result::NullArgument, "tw_host_create", "out_host is NULL");
+        assert_err(
+            tw_host_create(ptr::null(), addr.as_ptr(), &mut h),
+            tw_result::NullArgument,
+            "tw_host_create",
+            "config is NULL",
+        );
+        assert_err(
+            tw_host_create(&cfg, ptr::null(), &mut h),
+            tw_result::NullArgument,
+            "tw_host_create",
+            "bind_address is NULL",
+        );
+        assert_err(
+            tw_host_create(&cfg, addr.as_ptr(), ptr::null_mut()),
+            tw_result::NullArgument,
+            "tw_host_create",
+            "out_host is NULL",
+        );
     }
     assert_eq!(h, sentinel_host(), "out_host must not be written on failure");
 }
@@ -126,8 +146,18 @@ fn null_host_is_rejected_by_every_host_call() {
     let null = ptr::null_mut();
     // SAFETY: the host is NULL, which every call must reject before touching anything.
     unsafe {
-        assert_err(tw_host_connect(null, addr.as_ptr(), &mut peer), tw_result::NullArgument, "tw_host_connect", "host is NULL");
-        assert_err(tw_host_send(null, 1, TW_CHANNEL_RELIABLE, buf.as_ptr(), 1), tw_result::NullArgument, "tw_host_send", "host is NULL");
+        assert_err(
+            tw_host_connect(null, addr.as_ptr(), &mut peer),
+            tw_result::NullArgument,
+            "tw_host_connect",
+            "host is NULL",
+        );
+        assert_err(
+            tw_host_send(null, 1, TW_CHANNEL_RELIABLE, buf.as_ptr(), 1),
+            tw_result::NullArgument,
+            "tw_host_send",
+            "host is NULL",
+        );
         assert_err(tw_host_flush(null), tw_result::NullArgument, "tw_host_flush", "host is NULL");
         assert_err(tw_host_disconnect(null, 1), tw_result::NullArgument, "tw_host_disconnect", "host is NULL");
         assert_err(tw_host_poll_event(null, &mut ev), tw_result::NullArgument, "tw_host_poll_event", "host is NULL");
@@ -137,8 +167,18 @@ fn null_host_is_rejected_by_every_host_call() {
             "tw_host_read_message",
             "host is NULL",
         );
-        assert_err(tw_host_peer_stats(null, 1, ps.as_mut_ptr()), tw_result::NullArgument, "tw_host_peer_stats", "host is NULL");
-        assert_err(tw_host_get_stats(null, hs.as_mut_ptr()), tw_result::NullArgument, "tw_host_get_stats", "host is NULL");
+        assert_err(
+            tw_host_peer_stats(null, 1, ps.as_mut_ptr()),
+            tw_result::NullArgument,
+            "tw_host_peer_stats",
+            "host is NULL",
+        );
+        assert_err(
+            tw_host_get_stats(null, hs.as_mut_ptr()),
+            tw_result::NullArgument,
+            "tw_host_get_stats",
+            "host is NULL",
+        );
         assert_err(
             tw_host_set_link_sim(null, tw_direction::Outbound as u32, &link),
             tw_result::NullArgument,

@@ -16,12 +16,32 @@ fn null_outputs_on_a_live_host() {
     let mut n = 5usize;
     // SAFETY: live host; NULL outputs must be rejected before anything is written.
     unsafe {
-        assert_err(tw_host_connect(h.0, addr.as_ptr(), ptr::null_mut()), tw_result::NullArgument, "tw_host_connect", "out_peer is NULL");
+        assert_err(
+            tw_host_connect(h.0, addr.as_ptr(), ptr::null_mut()),
+            tw_result::NullArgument,
+            "tw_host_connect",
+            "out_peer is NULL",
+        );
         let mut p = 0u32;
-        assert_err(tw_host_connect(h.0, ptr::null(), &mut p), tw_result::NullArgument, "tw_host_connect", "address is NULL");
+        assert_err(
+            tw_host_connect(h.0, ptr::null(), &mut p),
+            tw_result::NullArgument,
+            "tw_host_connect",
+            "address is NULL",
+        );
         assert_eq!(p, 0);
-        assert_err(tw_host_send(h.0, 1, TW_CHANNEL_RELIABLE, ptr::null(), 4), tw_result::NullArgument, "tw_host_send", "data is NULL");
-        assert_err(tw_host_poll_event(h.0, ptr::null_mut()), tw_result::NullArgument, "tw_host_poll_event", "out_event is NULL");
+        assert_err(
+            tw_host_send(h.0, 1, TW_CHANNEL_RELIABLE, ptr::null(), 4),
+            tw_result::NullArgument,
+            "tw_host_send",
+            "data is NULL",
+        );
+        assert_err(
+            tw_host_poll_event(h.0, ptr::null_mut()),
+            tw_result::NullArgument,
+            "tw_host_poll_event",
+            "out_event is NULL",
+        );
         let mut buf = [0u8; 4];
         assert_err(
             tw_host_read_message(h.0, buf.as_mut_ptr(), buf.len(), ptr::null_mut()),
@@ -29,9 +49,24 @@ fn null_outputs_on_a_live_host() {
             "tw_host_read_message",
             "out_len is NULL",
         );
-        assert_err(tw_host_read_message(h.0, ptr::null_mut(), 4, &mut n), tw_result::NullArgument, "tw_host_read_message", "buf is NULL");
-        assert_err(tw_host_peer_stats(h.0, 1, ptr::null_mut()), tw_result::NullArgument, "tw_host_peer_stats", "out_stats is NULL");
-        assert_err(tw_host_get_stats(h.0, ptr::null_mut()), tw_result::NullArgument, "tw_host_get_stats", "out_stats is NULL");
+        assert_err(
+            tw_host_read_message(h.0, ptr::null_mut(), 4, &mut n),
+            tw_result::NullArgument,
+            "tw_host_read_message",
+            "buf is NULL",
+        );
+        assert_err(
+            tw_host_peer_stats(h.0, 1, ptr::null_mut()),
+            tw_result::NullArgument,
+            "tw_host_peer_stats",
+            "out_stats is NULL",
+        );
+        assert_err(
+            tw_host_get_stats(h.0, ptr::null_mut()),
+            tw_result::NullArgument,
+            "tw_host_get_stats",
+            "out_stats is NULL",
+        );
         let mut cbuf = [0 as c_char; 64];
         assert_err(
             tw_host_local_address(h.0, cbuf.as_mut_ptr(), cbuf.len(), ptr::null_mut()),
@@ -39,7 +74,12 @@ fn null_outputs_on_a_live_host() {
             "tw_host_local_address",
             "out_len is NULL",
         );
-        assert_err(tw_host_local_address(h.0, ptr::null_mut(), 64, &mut n), tw_result::NullArgument, "tw_host_local_address", "buf is NULL");
+        assert_err(
+            tw_host_local_address(h.0, ptr::null_mut(), 64, &mut n),
+            tw_result::NullArgument,
+            "tw_host_local_address",
+            "buf is NULL",
+        );
     }
     assert_eq!(n, 5);
 }
@@ -47,7 +87,9 @@ fn null_outputs_on_a_live_host() {
 #[test]
 fn connect_rejects_bad_addresses() {
     let h = loopback_host(0);
-    for text in ["", "nonsense", "127.0.0.1", "example.com:80", "127.0.0.1:0", "0.0.0.0:7777", "[::]:7777", "[::1]:70000"] {
+    for text in
+        ["", "nonsense", "127.0.0.1", "example.com:80", "127.0.0.1:0", "0.0.0.0:7777", "[::]:7777", "[::1]:70000"]
+    {
         let c = CString::new(text).unwrap();
         let mut peer = 42u32;
         // SAFETY: live host, valid pointers.
@@ -122,12 +164,37 @@ fn unknown_and_invalid_peers() {
     let mut ps = std::mem::MaybeUninit::<tw_peer_stats>::uninit();
     // SAFETY: live host, valid pointers.
     unsafe {
-        assert_err(tw_host_send(h.0, 0, TW_CHANNEL_RELIABLE, data.as_ptr(), 3), tw_result::InvalidArgument, "tw_host_send", "peer 0");
+        assert_err(
+            tw_host_send(h.0, 0, TW_CHANNEL_RELIABLE, data.as_ptr(), 3),
+            tw_result::InvalidArgument,
+            "tw_host_send",
+            "peer 0",
+        );
         assert_err(tw_host_disconnect(h.0, 0), tw_result::InvalidArgument, "tw_host_disconnect", "peer 0");
-        assert_err(tw_host_peer_stats(h.0, 0, ps.as_mut_ptr()), tw_result::InvalidArgument, "tw_host_peer_stats", "peer 0");
-        assert_err(tw_host_send(h.0, 4242, TW_CHANNEL_RELIABLE, data.as_ptr(), 3), tw_result::UnknownPeer, "tw_host_send", "4242");
-        assert_err(tw_host_peer_stats(h.0, 4242, ps.as_mut_ptr()), tw_result::UnknownPeer, "tw_host_peer_stats", "4242");
-        assert_err(tw_host_send(h.0, 4242, 300, data.as_ptr(), 3), tw_result::InvalidArgument, "tw_host_send", "channel 300");
+        assert_err(
+            tw_host_peer_stats(h.0, 0, ps.as_mut_ptr()),
+            tw_result::InvalidArgument,
+            "tw_host_peer_stats",
+            "peer 0",
+        );
+        assert_err(
+            tw_host_send(h.0, 4242, TW_CHANNEL_RELIABLE, data.as_ptr(), 3),
+            tw_result::UnknownPeer,
+            "tw_host_send",
+            "4242",
+        );
+        assert_err(
+            tw_host_peer_stats(h.0, 4242, ps.as_mut_ptr()),
+            tw_result::UnknownPeer,
+            "tw_host_peer_stats",
+            "4242",
+        );
+        assert_err(
+            tw_host_send(h.0, 4242, 300, data.as_ptr(), 3),
+            tw_result::InvalidArgument,
+            "tw_host_send",
+            "channel 300",
+        );
     }
 }
 

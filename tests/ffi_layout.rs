@@ -4,8 +4,8 @@
 use std::ffi::CStr;
 use std::mem::{align_of, offset_of, size_of};
 
-use tickwire_proto::transport::{CHANNEL_RELIABLE, CHANNEL_SEQUENCED, CHANNEL_UNRELIABLE, DisconnectReason};
 use tickwire::*;
+use tickwire_proto::transport::{CHANNEL_RELIABLE, CHANNEL_SEQUENCED, CHANNEL_UNRELIABLE, DisconnectReason};
 
 #[test]
 fn host_config_layout() {
@@ -418,7 +418,10 @@ fn session_constants_are_stable() {
     assert_eq!(TW_NO_PLAYER, u32::MAX);
     assert_eq!(TW_LOCAL_PLAYER, u32::MAX - 1);
     assert_eq!((tw_underflow_policy::RepeatLast as u32, tw_underflow_policy::Empty as u32), (0, 1));
-    assert_eq!((tw_late_policy::Delay as u32, tw_late_policy::Substitute as u32, tw_late_policy::Adaptive as u32), (0, 1, 2));
+    assert_eq!(
+        (tw_late_policy::Delay as u32, tw_late_policy::Substitute as u32, tw_late_policy::Adaptive as u32),
+        (0, 1, 2)
+    );
     assert_eq!((tw_input_delay_mode::Fixed as u32, tw_input_delay_mode::FromRtt as u32), (0, 1));
     assert_eq!(
         (tw_kick_reason::Overflow as u32, tw_kick_reason::Starved as u32, tw_kick_reason::FellBehind as u32),
@@ -466,7 +469,10 @@ fn session_defaults_match_the_core() {
     let (rs, rc) = (RelayServerSessionConfig::default(), RelayClientSessionConfig::default());
     assert_eq!(c.late_rate, rc.sync.lead.late_rate);
     assert_eq!(c.server_send_interval, rs.relay.send_interval);
-    assert_eq!(c.server_send_interval, rc.sync.interp.send_interval, "the client's interpolation follows the server's interval");
+    assert_eq!(
+        c.server_send_interval, rc.sync.interp.send_interval,
+        "the client's interpolation follows the server's interval"
+    );
     assert_eq!(c.client_send_interval, rc.sync.send_interval);
     assert_eq!(c.jitter_max_depth as usize, rs.relay.jitter.max_depth);
     assert_eq!(c.jitter_hard_cap as usize, rs.relay.jitter.hard_cap);

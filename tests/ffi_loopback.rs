@@ -94,7 +94,12 @@ fn round_trip_reliable_and_unreliable() {
         let mut hs = std::mem::MaybeUninit::<tw_host_stats>::uninit();
         // SAFETY: live hosts, writable stats.
         unsafe {
-            assert_eq!(tw_host_peer_stats(client.0, server_on_client, ps.as_mut_ptr()), tw_result::Ok, "{}", last_error());
+            assert_eq!(
+                tw_host_peer_stats(client.0, server_on_client, ps.as_mut_ptr()),
+                tw_result::Ok,
+                "{}",
+                last_error()
+            );
             assert_eq!(tw_host_get_stats(server.0, hs.as_mut_ptr()), tw_result::Ok, "{}", last_error());
         }
         // SAFETY: both written on OK.
@@ -144,11 +149,21 @@ fn read_message_buffer_contract() {
     let mut n = 0usize;
     // SAFETY: live host; buffers valid for the lengths given.
     unsafe {
-        assert_err(tw_host_read_message(server.0, buf.as_mut_ptr(), 10, &mut n), tw_result::BufferTooSmall, "tw_host_read_message", "100 bytes");
+        assert_err(
+            tw_host_read_message(server.0, buf.as_mut_ptr(), 10, &mut n),
+            tw_result::BufferTooSmall,
+            "tw_host_read_message",
+            "100 bytes",
+        );
         assert_eq!(n, 100);
         assert!(buf.iter().all(|&b| b == 0xAA), "nothing copied on BUFFER_TOO_SMALL");
         n = 0;
-        assert_err(tw_host_read_message(server.0, ptr::null_mut(), 0, &mut n), tw_result::BufferTooSmall, "tw_host_read_message", "100 bytes");
+        assert_err(
+            tw_host_read_message(server.0, ptr::null_mut(), 0, &mut n),
+            tw_result::BufferTooSmall,
+            "tw_host_read_message",
+            "100 bytes",
+        );
         assert_eq!(n, 100);
         // The message was kept: read it now.
         assert_eq!(tw_host_read_message(server.0, buf.as_mut_ptr(), buf.len(), &mut n), tw_result::Ok);
@@ -156,7 +171,12 @@ fn read_message_buffer_contract() {
         assert_eq!(&buf[..100], &payload[..]);
         assert_eq!(buf[100], 0xAA, "nothing written past the payload");
         // Read once only.
-        assert_err(tw_host_read_message(server.0, buf.as_mut_ptr(), buf.len(), &mut n), tw_result::InvalidState, "tw_host_read_message", "no unread message");
+        assert_err(
+            tw_host_read_message(server.0, buf.as_mut_ptr(), buf.len(), &mut n),
+            tw_result::InvalidState,
+            "tw_host_read_message",
+            "no unread message",
+        );
     }
 
     // An unread payload is released by the next poll.
@@ -196,7 +216,12 @@ fn send_errors_on_a_connected_peer() {
     let mut pump = Pump::new(&[server.0, client.0]);
     pump.wait(1, WAIT, is_kind(tw_event_kind::Connected));
 
-    assert_err(send(client.0, peer, TW_CHANNEL_RELIABLE, &[0u8; 1001]), tw_result::MessageTooLarge, "tw_host_send", "1001");
+    assert_err(
+        send(client.0, peer, TW_CHANNEL_RELIABLE, &[0u8; 1001]),
+        tw_result::MessageTooLarge,
+        "tw_host_send",
+        "1001",
+    );
     assert_err(send(client.0, peer, 7, b"x"), tw_result::InvalidArgument, "tw_host_send", "channel 7");
     // One datagram is the limit off the reliable channel.
     let fits = vec![2u8; 900];
@@ -264,7 +289,12 @@ fn send_queue_limit_is_enforced_synchronously() {
     }
     assert_eq!(next, LIMIT / SIZE as u32, "accepted exactly what fits in the limit");
     // The limit covers the whole connection, every channel.
-    assert_err(send(client.0, peer, TW_CHANNEL_UNRELIABLE, b"x"), tw_result::QueueFull, "tw_host_send", "send queue to peer");
+    assert_err(
+        send(client.0, peer, TW_CHANNEL_UNRELIABLE, b"x"),
+        tw_result::QueueFull,
+        "tw_host_send",
+        "send queue to peer",
+    );
     assert_eq!(send(client.0, peer, TW_CHANNEL_UNRELIABLE, &[]), tw_result::Ok, "an empty message takes no room");
 
     // Keep sending, retrying refused messages on later "frames" while the queue drains

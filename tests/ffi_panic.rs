@@ -61,7 +61,12 @@ fn a_dead_network_thread_is_reported_as_fatal_then_thread_gone() {
     // SAFETY: live (but broken) host, valid pointers.
     unsafe {
         assert_err(tw_host_flush(h.0), tw_result::NetworkThreadGone, "tw_host_flush", "stopped");
-        assert_err(tw_host_send(h.0, 1, TW_CHANNEL_RELIABLE, data.as_ptr(), 1), tw_result::NetworkThreadGone, "tw_host_send", "");
+        assert_err(
+            tw_host_send(h.0, 1, TW_CHANNEL_RELIABLE, data.as_ptr(), 1),
+            tw_result::NetworkThreadGone,
+            "tw_host_send",
+            "",
+        );
         let a = std::ffi::CString::new("127.0.0.1:9").unwrap();
         let mut p = 0u32;
         assert_err(tw_host_connect(h.0, a.as_ptr(), &mut p), tw_result::NetworkThreadGone, "tw_host_connect", "");

@@ -221,12 +221,21 @@ fn four_clients_match_the_servers_state_over_udp() {
         // The simulated 2 x 25 ms shows in the round trip, and the lead covers half of it.
         assert!(st.rtt_us > 45_000.0 && st.rtt_us < 200_000.0, "client {i}: rtt {}", st.rtt_us);
         assert!(st.lead_ticks > 1.0 && st.lead_ticks < 12.0, "client {i}: lead {}", st.lead_ticks);
-        assert!(st.prediction_distance >= 1 && st.prediction_distance <= 16, "client {i}: P {}", st.prediction_distance);
+        assert!(
+            st.prediction_distance >= 1 && st.prediction_distance <= 16,
+            "client {i}: P {}",
+            st.prediction_distance
+        );
         assert!(st.confirmed_tick <= st.current_tick);
         assert!((0.85..=1.15).contains(&st.time_scale), "client {i}: scale {}", st.time_scale);
         assert!(st.server_buffer_depth <= 8, "client {i}: depth {}", st.server_buffer_depth);
         // Remote inputs change every 5 ticks: predictions of them go wrong and are redone.
-        assert!(st.rollbacks > 10 && st.resimulated_ticks > st.rollbacks, "client {i}: {} / {}", st.rollbacks, st.resimulated_ticks);
+        assert!(
+            st.rollbacks > 10 && st.resimulated_ticks > st.rollbacks,
+            "client {i}: {} / {}",
+            st.rollbacks,
+            st.resimulated_ticks
+        );
         assert!(c.e.resimulated > 0 && c.e.predicted > 0, "RESIMULATING and PREDICTED requests seen");
         // The server's view of this player.
         let ps = player_stats(m.server.0, player).expect("a connected player");
@@ -288,7 +297,10 @@ fn departures_freed_slots_and_refusals_are_events() {
     let l = unsafe { left[0].data.relay };
     assert_eq!((l.player, l.reason), (leaving, tw_disconnect_reason::Client as u32));
     // SAFETY: as above.
-    assert_eq!(unsafe { of_kind(&m.server_events, tw_session_event_kind::PlayerSlotFreed)[0].data.relay.player }, leaving);
+    assert_eq!(
+        unsafe { of_kind(&m.server_events, tw_session_event_kind::PlayerSlotFreed)[0].data.relay.player },
+        leaving
+    );
     let freed_after = freed_after.expect("the slot was freed");
     assert!(freed_after >= Duration::from_millis(550), "freed after {freed_after:?}");
     assert!(player_stats(m.server.0, leaving).is_none(), "no stats for an empty slot");
@@ -333,7 +345,10 @@ fn a_desync_is_reported_and_a_new_snapshot_recovers() {
     assert!(m.assert_in_sync(1) > 60, "in sync after the new snapshot");
     assert!(of_kind(&m.clients[0].events, tw_session_event_kind::Desync).is_empty());
     assert_eq!(stats(m.server.0).resyncs, 1, "the resync, seen by the server");
-    assert!(of_kind(&m.server_events, tw_session_event_kind::PlayerReconnected).is_empty(), "the same connection and slot");
+    assert!(
+        of_kind(&m.server_events, tw_session_event_kind::PlayerReconnected).is_empty(),
+        "the same connection and slot"
+    );
 }
 
 #[test]
@@ -355,7 +370,11 @@ fn a_client_cut_off_for_longer_than_the_timeout_gets_its_slot_back() {
         ok(tw_session_set_link_sim(m.clients[1].s.0, tw_direction::Inbound as u32, &dead));
     }
     m.run_for(Duration::from_millis(1500), |_| {});
-    assert!(!of_kind(&m.clients[1].events, tw_session_event_kind::Reconnecting).is_empty(), "{:?}", kinds(&m.clients[1].events));
+    assert!(
+        !of_kind(&m.clients[1].events, tw_session_event_kind::Reconnecting).is_empty(),
+        "{:?}",
+        kinds(&m.clients[1].events)
+    );
     assert!(!of_kind(&m.server_events, tw_session_event_kind::PlayerLeft).is_empty(), "{:?}", kinds(&m.server_events));
     // SAFETY: live session, valid config.
     unsafe {

@@ -184,7 +184,8 @@ fn synctest_catches_injected_nondeterminism() {
     assert!(events.is_empty());
     let (mismatches, events, _) = run(true);
     assert!(mismatches > 10, "nondeterminism caught: {mismatches}");
-    let first = events.iter().find(|e| e.kind == tw_session_event_kind::SynctestMismatch as u32).expect("mismatch event");
+    let first =
+        events.iter().find(|e| e.kind == tw_session_event_kind::SynctestMismatch as u32).expect("mismatch event");
     // SAFETY: the kind says synctest_mismatch is live.
     let m = unsafe { first.data.synctest_mismatch };
     assert_ne!(m.expected_checksum, m.actual_checksum);
@@ -310,7 +311,10 @@ fn a_spectator_joining_mid_match_ends_in_sync() {
     assert!(kinds(&spec_events).contains(&(tw_session_event_kind::PeerConnected as u32)));
     let host_confirmed = stats(pair.a.0).confirmed_tick;
     let spec_tick = stats(spec.0).current_tick;
-    assert!(host_confirmed.saturating_sub(spec_tick) <= 15, "caught up: host confirmed {host_confirmed}, spectator {spec_tick}");
+    assert!(
+        host_confirmed.saturating_sub(spec_tick) <= 15,
+        "caught up: host confirmed {host_confirmed}, spectator {spec_tick}"
+    );
     let mut compared = 0;
     for &(t, c) in &sums {
         if let Some(Some(h)) = pair.ea.checksums.get(t as usize) {
@@ -345,10 +349,14 @@ fn a_desync_is_reported_and_dumped_and_a_leaving_peer_is_disconnected() {
         ok(unsafe { tw_session_take_desync_dump(p.a.0, bytes.as_mut_ptr().cast(), bytes.len(), &mut n) });
         assert_eq!(n, need);
         // SAFETY: as above; released by the take.
-        assert_eq!(unsafe { tw_session_take_desync_dump(p.a.0, bytes.as_mut_ptr().cast(), bytes.len(), &mut n) }, tw_result::Empty);
+        assert_eq!(
+            unsafe { tw_session_take_desync_dump(p.a.0, bytes.as_mut_ptr().cast(), bytes.len(), &mut n) },
+            tw_result::Empty
+        );
         dump = Some(bytes);
     });
-    let desync = pair.events_a.iter().find(|e| e.kind == tw_session_event_kind::Desync as u32).expect("peer a saw the desync");
+    let desync =
+        pair.events_a.iter().find(|e| e.kind == tw_session_event_kind::Desync as u32).expect("peer a saw the desync");
     // SAFETY: the kind says desync is live.
     let d = unsafe { desync.data.desync };
     assert!(d.tick >= 120 && d.tick < 200, "found soon after it began: tick {}", d.tick);
@@ -356,7 +364,10 @@ fn a_desync_is_reported_and_dumped_and_a_leaving_peer_is_disconnected() {
     assert_eq!(Some(d.local_checksum), pair.ea.checksums[d.tick as usize]);
     assert_eq!(Some(d.remote_checksum), pair.eb.checksums[d.tick as usize]);
     let dump = tickwire_proto::rollback::DesyncDump::decode(&dump.expect("a dump was ready")).expect("a valid dump");
-    assert_eq!((dump.tick, dump.local, dump.remote, dump.peer), (d.tick, d.local_checksum, d.remote_checksum, desync.peer));
+    assert_eq!(
+        (dump.tick, dump.local, dump.remote, dump.peer),
+        (d.tick, d.local_checksum, d.remote_checksum, desync.peer)
+    );
     assert!(!dump.inputs.is_empty(), "the inputs around the tick");
     assert_eq!(dump.state.as_deref().map(<[u8]>::len), Some(2 * 8 * 8), "the engine's state bytes");
     assert!(pair.ea.dumps_provided >= 1);
@@ -380,7 +391,10 @@ fn a_desync_is_reported_and_dumped_and_a_leaving_peer_is_disconnected() {
     }
     let k = kinds(&events);
     assert!(k.contains(&(tw_session_event_kind::PeerDisconnected as u32)), "{k:?}");
-    let pd = events.iter().find(|e| e.kind == tw_session_event_kind::PlayerDisconnected as u32).expect("player disconnected");
+    let pd = events
+        .iter()
+        .find(|e| e.kind == tw_session_event_kind::PlayerDisconnected as u32)
+        .expect("player disconnected");
     // SAFETY: the kind says player is live.
     assert_eq!(unsafe { pd.data.player.player }, 1);
     assert!(stats(a.0).current_tick > before + 30, "the survivor keeps simulating");

@@ -5,9 +5,9 @@
 //! Failures return the documented code, name the function in the last error, and write
 //! no output.
 
-mod common;
 #[path = "support/abi_engine.rs"]
 mod abi_engine;
+mod common;
 
 use std::ffi::c_char;
 use std::ptr;
@@ -62,11 +62,26 @@ fn solo() -> SessionGuard {
 fn config_and_create_reject_bad_arguments() {
     // SAFETY (whole test): every pointer is NULL or valid.
     unsafe {
-        assert_err(tw_session_config_init_default(ptr::null_mut()), tw_result::NullArgument, "tw_session_config_init_default", "config is NULL");
+        assert_err(
+            tw_session_config_init_default(ptr::null_mut()),
+            tw_result::NullArgument,
+            "tw_session_config_init_default",
+            "config is NULL",
+        );
         let good = config(tw_session_mode::P2p, 2);
         let mut s = ptr::null_mut();
-        assert_err(tw_session_create(ptr::null(), &mut s), tw_result::NullArgument, "tw_session_create", "config is NULL");
-        assert_err(tw_session_create(&good, ptr::null_mut()), tw_result::NullArgument, "tw_session_create", "out_session is NULL");
+        assert_err(
+            tw_session_create(ptr::null(), &mut s),
+            tw_result::NullArgument,
+            "tw_session_create",
+            "config is NULL",
+        );
+        assert_err(
+            tw_session_create(&good, ptr::null_mut()),
+            tw_result::NullArgument,
+            "tw_session_create",
+            "out_session is NULL",
+        );
     }
     type Edit = Box<dyn Fn(&mut tw_session_config)>;
     let cases: Vec<(tw_result, &str, Edit)> = vec![
@@ -89,15 +104,27 @@ fn config_and_create_reject_bad_arguments() {
         (tw_result::InvalidArgument, "max_prediction 65", Box::new(|c| c.max_prediction = 65)),
         (tw_result::InvalidArgument, "input_delay 33", Box::new(|c| c.input_delay = 33)),
         (tw_result::InvalidArgument, "notify_after_us", Box::new(|c| c.disconnect_notify_ms = c.disconnect_timeout_ms)),
-        (tw_result::InvalidArgument, "host: invalid endpoint config: keepalive_interval_us", Box::new(|c| c.host.keepalive_interval_ms = 0)),
-        (tw_result::InvalidArgument, "check_distance 0", Box::new(|c| {
-            c.mode = tw_session_mode::Synctest as u32;
-            c.check_distance = 0;
-        })),
-        (tw_result::InvalidArgument, "spectator_catchup_speed 0", Box::new(|c| {
-            c.mode = tw_session_mode::Spectator as u32;
-            c.spectator_catchup_speed = 0;
-        })),
+        (
+            tw_result::InvalidArgument,
+            "host: invalid endpoint config: keepalive_interval_us",
+            Box::new(|c| c.host.keepalive_interval_ms = 0),
+        ),
+        (
+            tw_result::InvalidArgument,
+            "check_distance 0",
+            Box::new(|c| {
+                c.mode = tw_session_mode::Synctest as u32;
+                c.check_distance = 0;
+            }),
+        ),
+        (
+            tw_result::InvalidArgument,
+            "spectator_catchup_speed 0",
+            Box::new(|c| {
+                c.mode = tw_session_mode::Spectator as u32;
+                c.spectator_catchup_speed = 0;
+            }),
+        ),
     ];
     for (code, needle, edit) in cases {
         let mut cfg = config(tw_session_mode::P2p, 2);
@@ -120,10 +147,13 @@ fn config_and_create_reject_bad_arguments() {
         ("server_send_interval 0", server(|c| c.server_send_interval = 0)),
         ("server_send_interval 61", client(|c| c.server_send_interval = 61)),
         ("jitter_max_depth 0", server(|c| c.jitter_max_depth = 0)),
-        ("jitter_hard_cap 7 is not in 8..=4096", server(|c| {
-            c.jitter_max_depth = 8;
-            c.jitter_hard_cap = 7
-        })),
+        (
+            "jitter_hard_cap 7 is not in 8..=4096",
+            server(|c| {
+                c.jitter_max_depth = 8;
+                c.jitter_hard_cap = 7
+            }),
+        ),
         ("jitter_max_starved_ticks 0", server(|c| c.jitter_max_starved_ticks = 0)),
         ("jitter_underflow 2", server(|c| c.jitter_underflow = 2)),
         ("jitter_late_policy 3", server(|c| c.jitter_late_policy = 3)),
@@ -233,45 +263,130 @@ fn setup_checks_players_addresses_modes_and_phases() {
     let (good, bad) = (cstr("127.0.0.1:4000"), cstr("127.0.0.1"));
     // SAFETY (whole test): live sessions and valid pointers.
     unsafe {
-        assert_err(tw_session_add_local_player(s.0, 3), tw_result::InvalidArgument, "tw_session_add_local_player", "player 3 does not exist");
+        assert_err(
+            tw_session_add_local_player(s.0, 3),
+            tw_result::InvalidArgument,
+            "tw_session_add_local_player",
+            "player 3 does not exist",
+        );
         assert_eq!(tw_session_add_local_player(s.0, 0), tw_result::Ok);
-        assert_err(tw_session_add_local_player(s.0, 0), tw_result::InvalidArgument, "tw_session_add_local_player", "already added");
-        assert_err(tw_session_add_remote_player(s.0, 1, ptr::null()), tw_result::NullArgument, "tw_session_add_remote_player", "address is NULL");
-        assert_err(tw_session_add_remote_player(s.0, 1, bad.as_ptr()), tw_result::InvalidArgument, "tw_session_add_remote_player", "not an IP address");
+        assert_err(
+            tw_session_add_local_player(s.0, 0),
+            tw_result::InvalidArgument,
+            "tw_session_add_local_player",
+            "already added",
+        );
+        assert_err(
+            tw_session_add_remote_player(s.0, 1, ptr::null()),
+            tw_result::NullArgument,
+            "tw_session_add_remote_player",
+            "address is NULL",
+        );
+        assert_err(
+            tw_session_add_remote_player(s.0, 1, bad.as_ptr()),
+            tw_result::InvalidArgument,
+            "tw_session_add_remote_player",
+            "not an IP address",
+        );
         for text in ["0.0.0.0:4000", "127.0.0.1:0", "[::]:4000"] {
             let a = cstr(text);
-            assert_err(tw_session_add_remote_player(s.0, 1, a.as_ptr()), tw_result::InvalidArgument, "tw_session_add_remote_player", "concrete IP");
+            assert_err(
+                tw_session_add_remote_player(s.0, 1, a.as_ptr()),
+                tw_result::InvalidArgument,
+                "tw_session_add_remote_player",
+                "concrete IP",
+            );
         }
         let v6 = cstr("[::1]:4000");
-        assert_err(tw_session_add_remote_player(s.0, 1, v6.as_ptr()), tw_result::InvalidArgument, "tw_session_add_remote_player", "cannot reach IPv6");
-        assert_err(tw_session_add_spectator(s.0, v6.as_ptr()), tw_result::InvalidArgument, "tw_session_add_spectator", "cannot reach IPv6");
+        assert_err(
+            tw_session_add_remote_player(s.0, 1, v6.as_ptr()),
+            tw_result::InvalidArgument,
+            "tw_session_add_remote_player",
+            "cannot reach IPv6",
+        );
+        assert_err(
+            tw_session_add_spectator(s.0, v6.as_ptr()),
+            tw_result::InvalidArgument,
+            "tw_session_add_spectator",
+            "cannot reach IPv6",
+        );
         // An IPv4-mapped IPv6 address is an IPv4 address: reachable, and the same
         // registration as its IPv4 spelling.
         let mapped = cstr("[::ffff:127.0.0.1]:4999");
         assert_eq!(tw_session_add_spectator(s.0, mapped.as_ptr()), tw_result::Ok, "{}", last_error());
-        assert_err(tw_session_add_spectator(s.0, cstr("127.0.0.1:4999").as_ptr()), tw_result::InvalidArgument, "tw_session_add_spectator", "already registered");
+        assert_err(
+            tw_session_add_spectator(s.0, cstr("127.0.0.1:4999").as_ptr()),
+            tw_result::InvalidArgument,
+            "tw_session_add_spectator",
+            "already registered",
+        );
         assert_eq!(tw_session_add_remote_player(s.0, 1, good.as_ptr()), tw_result::Ok);
-        assert_err(tw_session_add_remote_player(s.0, 1, good.as_ptr()), tw_result::InvalidArgument, "tw_session_add_remote_player", "already added");
-        assert_err(tw_session_add_spectator(s.0, good.as_ptr()), tw_result::InvalidArgument, "tw_session_add_spectator", "already registered");
-        assert_err(tw_session_spectate(s.0, good.as_ptr()), tw_result::InvalidState, "tw_session_spectate", "not available in P2p mode");
-        assert_err(tw_session_load_replay(s.0, [1u8].as_ptr().cast(), 1), tw_result::InvalidState, "tw_session_load_replay", "not available in P2p mode");
-        assert_err(tw_session_set_link_sim(s.0, 2, ptr::null()), tw_result::InvalidArgument, "tw_session_set_link_sim", "direction 2");
+        assert_err(
+            tw_session_add_remote_player(s.0, 1, good.as_ptr()),
+            tw_result::InvalidArgument,
+            "tw_session_add_remote_player",
+            "already added",
+        );
+        assert_err(
+            tw_session_add_spectator(s.0, good.as_ptr()),
+            tw_result::InvalidArgument,
+            "tw_session_add_spectator",
+            "already registered",
+        );
+        assert_err(
+            tw_session_spectate(s.0, good.as_ptr()),
+            tw_result::InvalidState,
+            "tw_session_spectate",
+            "not available in P2p mode",
+        );
+        assert_err(
+            tw_session_load_replay(s.0, [1u8].as_ptr().cast(), 1),
+            tw_result::InvalidState,
+            "tw_session_load_replay",
+            "not available in P2p mode",
+        );
+        assert_err(
+            tw_session_set_link_sim(s.0, 2, ptr::null()),
+            tw_result::InvalidArgument,
+            "tw_session_set_link_sim",
+            "direction 2",
+        );
         let mut sim = common::default_link();
         sim.struct_size = 1;
-        assert_err(tw_session_set_link_sim(s.0, 0, &sim), tw_result::VersionMismatch, "tw_session_set_link_sim", "struct_size is 1");
+        assert_err(
+            tw_session_set_link_sim(s.0, 0, &sim),
+            tw_result::VersionMismatch,
+            "tw_session_set_link_sim",
+            "struct_size is 1",
+        );
         // Player 2 is missing.
         assert_err(tw_session_start(s.0), tw_result::InvalidState, "tw_session_start", "player 2 was never added");
         let mut u = 0u32;
         assert_err(tw_session_ticks_due(s.0, &mut u), tw_result::InvalidState, "tw_session_ticks_due", "not started");
         assert_err(tw_session_advance(s.0), tw_result::InvalidState, "tw_session_advance", "not started");
-        assert_err(tw_session_push_input(s.0, 0, [0u8; 2].as_ptr().cast(), 2), tw_result::InvalidState, "tw_session_push_input", "not started");
-        assert_err(tw_session_confirm_save(s.0, 0, 1), tw_result::InvalidState, "tw_session_confirm_save", "not started");
+        assert_err(
+            tw_session_push_input(s.0, 0, [0u8; 2].as_ptr().cast(), 2),
+            tw_result::InvalidState,
+            "tw_session_push_input",
+            "not started",
+        );
+        assert_err(
+            tw_session_confirm_save(s.0, 0, 1),
+            tw_result::InvalidState,
+            "tw_session_confirm_save",
+            "not started",
+        );
         let other = cstr("127.0.0.1:4001");
         assert_eq!(tw_session_add_remote_player(s.0, 2, other.as_ptr()), tw_result::Ok);
         assert_eq!(tw_session_start(s.0), tw_result::Ok, "{}", last_error());
         assert_err(tw_session_start(s.0), tw_result::InvalidState, "tw_session_start", "before the session is started");
         let late = cstr("127.0.0.1:4002");
-        assert_err(tw_session_add_remote_player(s.0, 2, late.as_ptr()), tw_result::InvalidState, "tw_session_add_remote_player", "before the session is started");
+        assert_err(
+            tw_session_add_remote_player(s.0, 2, late.as_ptr()),
+            tw_result::InvalidState,
+            "tw_session_add_remote_player",
+            "before the session is started",
+        );
         // Spectators may be registered any time, up to max_spectators (4; the mapped
         // address above is the first).
         for port in 5000..5003 {
@@ -279,16 +394,31 @@ fn setup_checks_players_addresses_modes_and_phases() {
             assert_eq!(tw_session_add_spectator(s.0, a.as_ptr()), tw_result::Ok, "{}", last_error());
         }
         let fifth = cstr("127.0.0.1:5003");
-        assert_err(tw_session_add_spectator(s.0, fifth.as_ptr()), tw_result::InvalidArgument, "tw_session_add_spectator", "max_spectators");
+        assert_err(
+            tw_session_add_spectator(s.0, fifth.as_ptr()),
+            tw_result::InvalidArgument,
+            "tw_session_add_spectator",
+            "max_spectators",
+        );
         // Connecting: nothing is due, advance says NOT_SYNCHRONIZED, inputs are refused.
         assert_eq!(tw_session_ticks_due(s.0, &mut u), tw_result::Ok);
         assert_eq!(u, 0);
         assert_eq!(tw_session_advance(s.0), tw_result::NotSynchronized);
-        assert_err(tw_session_push_input(s.0, 0, [0u8; 2].as_ptr().cast(), 2), tw_result::InvalidState, "tw_session_push_input", "not running yet");
+        assert_err(
+            tw_session_push_input(s.0, 0, [0u8; 2].as_ptr().cast(), 2),
+            tw_result::InvalidState,
+            "tw_session_push_input",
+            "not running yet",
+        );
         let mut peer = 9u32;
         assert_eq!(tw_session_player_peer(s.0, 0, &mut peer), tw_result::Ok);
         assert_eq!(peer, 0, "a local player has no peer");
-        assert_err(tw_session_player_peer(s.0, 3, &mut peer), tw_result::InvalidArgument, "tw_session_player_peer", "player 3");
+        assert_err(
+            tw_session_player_peer(s.0, 3, &mut peer),
+            tw_result::InvalidArgument,
+            "tw_session_player_peer",
+            "player 3",
+        );
     }
 
     // No local player.
@@ -299,7 +429,12 @@ fn setup_checks_players_addresses_modes_and_phases() {
         assert_eq!(tw_session_add_remote_player(s.0, 0, a.as_ptr()), tw_result::Ok);
         assert_err(tw_session_start(s.0), tw_result::InvalidState, "tw_session_start", "at least one local player");
         let mut peer = 9u32;
-        assert_err(tw_session_player_peer(s.0, 0, &mut peer), tw_result::InvalidState, "tw_session_player_peer", "not connected yet");
+        assert_err(
+            tw_session_player_peer(s.0, 0, &mut peer),
+            tw_result::InvalidState,
+            "tw_session_player_peer",
+            "not connected yet",
+        );
         assert_eq!(peer, 9);
     }
     // Spectator without a host; replay without a replay; wrong-mode calls.
@@ -309,21 +444,81 @@ fn setup_checks_players_addresses_modes_and_phases() {
     // SAFETY: live sessions, valid pointers.
     unsafe {
         assert_err(tw_session_start(spec.0), tw_result::InvalidState, "tw_session_start", "watched host");
-        assert_err(tw_session_spectate(spec.0, bad.as_ptr()), tw_result::InvalidArgument, "tw_session_spectate", "not an IP address");
-        assert_err(tw_session_add_local_player(spec.0, 0), tw_result::InvalidState, "tw_session_add_local_player", "Spectator mode");
-        assert_err(tw_session_add_spectator(spec.0, good.as_ptr()), tw_result::InvalidState, "tw_session_add_spectator", "Spectator mode");
+        assert_err(
+            tw_session_spectate(spec.0, bad.as_ptr()),
+            tw_result::InvalidArgument,
+            "tw_session_spectate",
+            "not an IP address",
+        );
+        assert_err(
+            tw_session_add_local_player(spec.0, 0),
+            tw_result::InvalidState,
+            "tw_session_add_local_player",
+            "Spectator mode",
+        );
+        assert_err(
+            tw_session_add_spectator(spec.0, good.as_ptr()),
+            tw_result::InvalidState,
+            "tw_session_add_spectator",
+            "Spectator mode",
+        );
         assert_err(tw_session_start(replay.0), tw_result::InvalidState, "tw_session_start", "load a replay");
-        assert_err(tw_session_load_replay(replay.0, ptr::null(), 4), tw_result::NullArgument, "tw_session_load_replay", "data is NULL");
-        assert_err(tw_session_load_replay(replay.0, b"TWRPnope".as_ptr().cast(), 8), tw_result::InvalidArgument, "tw_session_load_replay", "replay");
+        assert_err(
+            tw_session_load_replay(replay.0, ptr::null(), 4),
+            tw_result::NullArgument,
+            "tw_session_load_replay",
+            "data is NULL",
+        );
+        assert_err(
+            tw_session_load_replay(replay.0, b"TWRPnope".as_ptr().cast(), 8),
+            tw_result::InvalidArgument,
+            "tw_session_load_replay",
+            "replay",
+        );
         let missing = cstr("/nonexistent/tickwire.twrp");
-        assert_err(tw_session_load_replay_file(replay.0, missing.as_ptr()), tw_result::Io, "tw_session_load_replay_file", "/nonexistent");
-        assert_err(tw_session_load_replay_file(replay.0, ptr::null()), tw_result::NullArgument, "tw_session_load_replay_file", "path is NULL");
-        assert_err(tw_session_set_link_sim(sync.0, 0, ptr::null()), tw_result::InvalidState, "tw_session_set_link_sim", "no socket");
-        assert_err(tw_session_set_input_delay(sync.0, 1), tw_result::InvalidState, "tw_session_set_input_delay", "SyncTest mode");
-        assert_err(tw_session_start_recording(sync.0, ptr::null(), 0), tw_result::InvalidState, "tw_session_start_recording", "SyncTest mode");
-        assert_err(tw_session_provide_state(sync.0, 0, ptr::null(), 0), tw_result::InvalidState, "tw_session_provide_state", "SyncTest mode");
+        assert_err(
+            tw_session_load_replay_file(replay.0, missing.as_ptr()),
+            tw_result::Io,
+            "tw_session_load_replay_file",
+            "/nonexistent",
+        );
+        assert_err(
+            tw_session_load_replay_file(replay.0, ptr::null()),
+            tw_result::NullArgument,
+            "tw_session_load_replay_file",
+            "path is NULL",
+        );
+        assert_err(
+            tw_session_set_link_sim(sync.0, 0, ptr::null()),
+            tw_result::InvalidState,
+            "tw_session_set_link_sim",
+            "no socket",
+        );
+        assert_err(
+            tw_session_set_input_delay(sync.0, 1),
+            tw_result::InvalidState,
+            "tw_session_set_input_delay",
+            "SyncTest mode",
+        );
+        assert_err(
+            tw_session_start_recording(sync.0, ptr::null(), 0),
+            tw_result::InvalidState,
+            "tw_session_start_recording",
+            "SyncTest mode",
+        );
+        assert_err(
+            tw_session_provide_state(sync.0, 0, ptr::null(), 0),
+            tw_result::InvalidState,
+            "tw_session_provide_state",
+            "SyncTest mode",
+        );
         let mut slots = 77u32;
-        assert_err(tw_session_state_slots(sync.0, ptr::null_mut()), tw_result::NullArgument, "tw_session_state_slots", "out_slots is NULL");
+        assert_err(
+            tw_session_state_slots(sync.0, ptr::null_mut()),
+            tw_result::NullArgument,
+            "tw_session_state_slots",
+            "out_slots is NULL",
+        );
         assert_eq!(tw_session_state_slots(spec.0, &mut slots), tw_result::Ok);
         assert_eq!(slots, 0, "a spectator never saves");
     }
@@ -359,57 +554,175 @@ fn the_loop_checks_inputs_requests_and_answers() {
     let mut r = tw_request::zeroed();
     // SAFETY (whole test): live session, valid pointers.
     unsafe {
-        assert_err(tw_session_ticks_due(s.0, ptr::null_mut()), tw_result::NullArgument, "tw_session_ticks_due", "out_ticks is NULL");
+        assert_err(
+            tw_session_ticks_due(s.0, ptr::null_mut()),
+            tw_result::NullArgument,
+            "tw_session_ticks_due",
+            "out_ticks is NULL",
+        );
         assert_eq!(tw_session_ticks_due(s.0, &mut u), tw_result::Ok);
-        assert_err(tw_session_push_input(s.0, 1, buf.as_ptr().cast(), 2), tw_result::InvalidArgument, "tw_session_push_input", "player 1 does not exist");
-        assert_err(tw_session_push_input(s.0, 0, buf.as_ptr().cast(), 3), tw_result::InvalidArgument, "tw_session_push_input", "input of 3 bytes, expected 2");
-        assert_err(tw_session_push_input(s.0, 0, ptr::null(), 2), tw_result::NullArgument, "tw_session_push_input", "input is NULL");
+        assert_err(
+            tw_session_push_input(s.0, 1, buf.as_ptr().cast(), 2),
+            tw_result::InvalidArgument,
+            "tw_session_push_input",
+            "player 1 does not exist",
+        );
+        assert_err(
+            tw_session_push_input(s.0, 0, buf.as_ptr().cast(), 3),
+            tw_result::InvalidArgument,
+            "tw_session_push_input",
+            "input of 3 bytes, expected 2",
+        );
+        assert_err(
+            tw_session_push_input(s.0, 0, ptr::null(), 2),
+            tw_result::NullArgument,
+            "tw_session_push_input",
+            "input is NULL",
+        );
         // No current request.
-        assert_err(tw_session_request_inputs(s.0, buf.as_mut_ptr().cast(), buf.len(), &mut n), tw_result::InvalidState, "tw_session_request_inputs", "no current ADVANCE");
-        assert_err(tw_session_request_input_status(s.0, buf.as_mut_ptr(), buf.len(), &mut n), tw_result::InvalidState, "tw_session_request_input_status", "no current ADVANCE");
-        assert_err(tw_session_request_state(s.0, buf.as_mut_ptr().cast(), buf.len(), &mut n), tw_result::InvalidState, "tw_session_request_state", "no current RESTORE");
+        assert_err(
+            tw_session_request_inputs(s.0, buf.as_mut_ptr().cast(), buf.len(), &mut n),
+            tw_result::InvalidState,
+            "tw_session_request_inputs",
+            "no current ADVANCE",
+        );
+        assert_err(
+            tw_session_request_input_status(s.0, buf.as_mut_ptr(), buf.len(), &mut n),
+            tw_result::InvalidState,
+            "tw_session_request_input_status",
+            "no current ADVANCE",
+        );
+        assert_err(
+            tw_session_request_state(s.0, buf.as_mut_ptr().cast(), buf.len(), &mut n),
+            tw_result::InvalidState,
+            "tw_session_request_state",
+            "no current RESTORE",
+        );
         assert_eq!(n, 5);
         assert_eq!(tw_session_push_input(s.0, 0, [3u8, 0].as_ptr().cast(), 2), tw_result::Ok);
         assert_eq!(tw_session_advance(s.0), tw_result::Ok, "{}", last_error());
         // Tick 0: SAVE 0, then ADVANCE 0.
-        assert_err(tw_session_poll_request(s.0, ptr::null_mut()), tw_result::NullArgument, "tw_session_poll_request", "out_request is NULL");
+        assert_err(
+            tw_session_poll_request(s.0, ptr::null_mut()),
+            tw_result::NullArgument,
+            "tw_session_poll_request",
+            "out_request is NULL",
+        );
         assert_eq!(tw_session_poll_request(s.0, &mut r), tw_result::Ok);
         assert_eq!((r.kind, r.tick, r.data_len), (tw_request_kind::Save as u32, 0, 0));
-        assert_err(tw_session_request_inputs(s.0, buf.as_mut_ptr().cast(), buf.len(), &mut n), tw_result::InvalidState, "tw_session_request_inputs", "no current ADVANCE");
+        assert_err(
+            tw_session_request_inputs(s.0, buf.as_mut_ptr().cast(), buf.len(), &mut n),
+            tw_result::InvalidState,
+            "tw_session_request_inputs",
+            "no current ADVANCE",
+        );
         // Advancing with requests left is refused.
-        assert_err(tw_session_advance(s.0), tw_result::InvalidState, "tw_session_advance", "1 request(s) of the previous advance were not polled");
-        assert_err(tw_session_confirm_save(s.0, 5, 1), tw_result::InvalidArgument, "tw_session_confirm_save", "tick 5 was not requested");
+        assert_err(
+            tw_session_advance(s.0),
+            tw_result::InvalidState,
+            "tw_session_advance",
+            "1 request(s) of the previous advance were not polled",
+        );
+        assert_err(
+            tw_session_confirm_save(s.0, 5, 1),
+            tw_result::InvalidArgument,
+            "tw_session_confirm_save",
+            "tick 5 was not requested",
+        );
         assert_eq!(tw_session_confirm_save(s.0, 0, 42), tw_result::Ok);
         assert_eq!(tw_session_poll_request(s.0, &mut r), tw_result::Ok);
-        assert_eq!((r.kind, r.tick, r.num_players, r.input_size, r.data_len), (tw_request_kind::Advance as u32, 0, 1, 2, 2));
+        assert_eq!(
+            (r.kind, r.tick, r.num_players, r.input_size, r.data_len),
+            (tw_request_kind::Advance as u32, 0, 1, 2, 2)
+        );
         // A lone player's own input is final: the tick is authoritative, not predicted.
         assert_eq!(r.flags, TW_REQUEST_FLAG_AUTHORITATIVE);
         // The buffer contract: too small keeps the data and gives the size.
-        assert_err(tw_session_request_inputs(s.0, buf.as_mut_ptr().cast(), 1, &mut n), tw_result::BufferTooSmall, "tw_session_request_inputs", "2 bytes");
+        assert_err(
+            tw_session_request_inputs(s.0, buf.as_mut_ptr().cast(), 1, &mut n),
+            tw_result::BufferTooSmall,
+            "tw_session_request_inputs",
+            "2 bytes",
+        );
         assert_eq!(n, 2);
         assert_eq!(buf[0], 0x55, "nothing written on BUFFER_TOO_SMALL");
-        assert_err(tw_session_request_inputs(s.0, ptr::null_mut(), 4, &mut n), tw_result::NullArgument, "tw_session_request_inputs", "buf is NULL");
-        assert_err(tw_session_request_inputs(s.0, buf.as_mut_ptr().cast(), 4, ptr::null_mut()), tw_result::NullArgument, "tw_session_request_inputs", "out_len is NULL");
+        assert_err(
+            tw_session_request_inputs(s.0, ptr::null_mut(), 4, &mut n),
+            tw_result::NullArgument,
+            "tw_session_request_inputs",
+            "buf is NULL",
+        );
+        assert_err(
+            tw_session_request_inputs(s.0, buf.as_mut_ptr().cast(), 4, ptr::null_mut()),
+            tw_result::NullArgument,
+            "tw_session_request_inputs",
+            "out_len is NULL",
+        );
         assert_eq!(tw_session_request_inputs(s.0, buf.as_mut_ptr().cast(), buf.len(), &mut n), tw_result::Ok);
         assert_eq!((n, &buf[..2]), (2, &[3u8, 0][..]));
         assert_eq!(tw_session_request_input_status(s.0, buf.as_mut_ptr(), buf.len(), &mut n), tw_result::Ok);
         assert_eq!((n, buf[0]), (1, tw_input_status::Confirmed as u8));
-        assert_err(tw_session_request_state(s.0, buf.as_mut_ptr().cast(), buf.len(), &mut n), tw_result::InvalidState, "tw_session_request_state", "no current RESTORE");
+        assert_err(
+            tw_session_request_state(s.0, buf.as_mut_ptr().cast(), buf.len(), &mut n),
+            tw_result::InvalidState,
+            "tw_session_request_state",
+            "no current RESTORE",
+        );
         r.kind = 0xdead;
         assert_eq!(tw_session_poll_request(s.0, &mut r), tw_result::Empty);
         assert_eq!(r.kind, 0xdead, "untouched on EMPTY");
-        assert_err(tw_session_request_inputs(s.0, buf.as_mut_ptr().cast(), buf.len(), &mut n), tw_result::InvalidState, "tw_session_request_inputs", "no current ADVANCE");
+        assert_err(
+            tw_session_request_inputs(s.0, buf.as_mut_ptr().cast(), buf.len(), &mut n),
+            tw_result::InvalidState,
+            "tw_session_request_inputs",
+            "no current ADVANCE",
+        );
         // Recording starts only before the first tick.
-        assert_err(tw_session_start_recording(s.0, ptr::null(), 0), tw_result::InvalidState, "tw_session_start_recording", "before the first tick");
-        assert_err(tw_session_copy_replay(s.0, buf.as_mut_ptr().cast(), buf.len(), &mut n), tw_result::InvalidState, "tw_session_copy_replay", "no replay");
+        assert_err(
+            tw_session_start_recording(s.0, ptr::null(), 0),
+            tw_result::InvalidState,
+            "tw_session_start_recording",
+            "before the first tick",
+        );
+        assert_err(
+            tw_session_copy_replay(s.0, buf.as_mut_ptr().cast(), buf.len(), &mut n),
+            tw_result::InvalidState,
+            "tw_session_copy_replay",
+            "no replay",
+        );
         let path = cstr("/nonexistent-dir/x.twrp");
-        assert_err(tw_session_save_replay(s.0, path.as_ptr()), tw_result::InvalidState, "tw_session_save_replay", "no recording");
-        assert_err(tw_session_save_replay(s.0, ptr::null()), tw_result::NullArgument, "tw_session_save_replay", "path is NULL");
-        assert_err(tw_session_provide_state(s.0, 0, buf.as_ptr().cast(), 4), tw_result::InvalidArgument, "tw_session_provide_state", "tick 0 was not requested");
-        assert_err(tw_session_provide_state(s.0, 0, ptr::null(), 4), tw_result::NullArgument, "tw_session_provide_state", "data is NULL");
+        assert_err(
+            tw_session_save_replay(s.0, path.as_ptr()),
+            tw_result::InvalidState,
+            "tw_session_save_replay",
+            "no recording",
+        );
+        assert_err(
+            tw_session_save_replay(s.0, ptr::null()),
+            tw_result::NullArgument,
+            "tw_session_save_replay",
+            "path is NULL",
+        );
+        assert_err(
+            tw_session_provide_state(s.0, 0, buf.as_ptr().cast(), 4),
+            tw_result::InvalidArgument,
+            "tw_session_provide_state",
+            "tick 0 was not requested",
+        );
+        assert_err(
+            tw_session_provide_state(s.0, 0, ptr::null(), 4),
+            tw_result::NullArgument,
+            "tw_session_provide_state",
+            "data is NULL",
+        );
         // Events and desync dumps.
         let mut e = tw_session_event::zeroed();
-        assert_err(tw_session_poll_event(s.0, ptr::null_mut()), tw_result::NullArgument, "tw_session_poll_event", "out_event is NULL");
+        assert_err(
+            tw_session_poll_event(s.0, ptr::null_mut()),
+            tw_result::NullArgument,
+            "tw_session_poll_event",
+            "out_event is NULL",
+        );
         while tw_session_poll_event(s.0, &mut e) == tw_result::Ok {}
         e.kind = 0xbeef;
         assert_eq!(tw_session_poll_event(s.0, &mut e), tw_result::Empty);
@@ -417,28 +730,87 @@ fn the_loop_checks_inputs_requests_and_answers() {
         n = 5;
         assert_eq!(tw_session_take_desync_dump(s.0, buf.as_mut_ptr().cast(), buf.len(), &mut n), tw_result::Empty);
         assert_eq!(n, 5);
-        assert_err(tw_session_take_desync_dump(s.0, buf.as_mut_ptr().cast(), buf.len(), ptr::null_mut()), tw_result::NullArgument, "tw_session_take_desync_dump", "out_len is NULL");
+        assert_err(
+            tw_session_take_desync_dump(s.0, buf.as_mut_ptr().cast(), buf.len(), ptr::null_mut()),
+            tw_result::NullArgument,
+            "tw_session_take_desync_dump",
+            "out_len is NULL",
+        );
         assert_eq!(tw_session_write_desync_dump(s.0, path.as_ptr()), tw_result::Empty);
-        assert_err(tw_session_write_desync_dump(s.0, ptr::null()), tw_result::NullArgument, "tw_session_write_desync_dump", "path is NULL");
+        assert_err(
+            tw_session_write_desync_dump(s.0, ptr::null()),
+            tw_result::NullArgument,
+            "tw_session_write_desync_dump",
+            "path is NULL",
+        );
         // Tuning.
-        assert_err(tw_session_set_input_delay(s.0, 33), tw_result::InvalidArgument, "tw_session_set_input_delay", "above 32");
+        assert_err(
+            tw_session_set_input_delay(s.0, 33),
+            tw_result::InvalidArgument,
+            "tw_session_set_input_delay",
+            "above 32",
+        );
         assert_eq!(tw_session_set_input_delay(s.0, 2), tw_result::Ok);
-        assert_err(tw_session_set_prediction(s.0, 0, buf.as_ptr().cast(), 3), tw_result::InvalidArgument, "tw_session_set_prediction", "3 bytes");
-        assert_err(tw_session_set_prediction(s.0, 0, ptr::null(), 2), tw_result::InvalidArgument, "tw_session_set_prediction", "NULL needs len 0");
-        assert_err(tw_session_set_prediction(s.0, 4, buf.as_ptr().cast(), 2), tw_result::InvalidArgument, "tw_session_set_prediction", "player 4");
+        assert_err(
+            tw_session_set_prediction(s.0, 0, buf.as_ptr().cast(), 3),
+            tw_result::InvalidArgument,
+            "tw_session_set_prediction",
+            "3 bytes",
+        );
+        assert_err(
+            tw_session_set_prediction(s.0, 0, ptr::null(), 2),
+            tw_result::InvalidArgument,
+            "tw_session_set_prediction",
+            "NULL needs len 0",
+        );
+        assert_err(
+            tw_session_set_prediction(s.0, 4, buf.as_ptr().cast(), 2),
+            tw_result::InvalidArgument,
+            "tw_session_set_prediction",
+            "player 4",
+        );
         assert_eq!(tw_session_set_prediction(s.0, 0, ptr::null(), 0), tw_result::Ok);
         // Stats.
-        assert_err(tw_session_get_stats(s.0, ptr::null_mut()), tw_result::NullArgument, "tw_session_get_stats", "out_stats is NULL");
+        assert_err(
+            tw_session_get_stats(s.0, ptr::null_mut()),
+            tw_result::NullArgument,
+            "tw_session_get_stats",
+            "out_stats is NULL",
+        );
         let mut ps = std::mem::MaybeUninit::<tw_peer_stats>::uninit();
-        assert_err(tw_session_peer_stats(s.0, 0, ps.as_mut_ptr()), tw_result::InvalidArgument, "tw_session_peer_stats", "peer 0");
-        assert_err(tw_session_peer_stats(s.0, 77, ps.as_mut_ptr()), tw_result::UnknownPeer, "tw_session_peer_stats", "peer 77");
-        assert_err(tw_session_peer_stats(s.0, 1, ptr::null_mut()), tw_result::NullArgument, "tw_session_peer_stats", "out_stats is NULL");
-        assert_err(tw_session_player_peer(s.0, 0, ptr::null_mut()), tw_result::NullArgument, "tw_session_player_peer", "out_peer is NULL");
+        assert_err(
+            tw_session_peer_stats(s.0, 0, ps.as_mut_ptr()),
+            tw_result::InvalidArgument,
+            "tw_session_peer_stats",
+            "peer 0",
+        );
+        assert_err(
+            tw_session_peer_stats(s.0, 77, ps.as_mut_ptr()),
+            tw_result::UnknownPeer,
+            "tw_session_peer_stats",
+            "peer 77",
+        );
+        assert_err(
+            tw_session_peer_stats(s.0, 1, ptr::null_mut()),
+            tw_result::NullArgument,
+            "tw_session_peer_stats",
+            "out_stats is NULL",
+        );
+        assert_err(
+            tw_session_player_peer(s.0, 0, ptr::null_mut()),
+            tw_result::NullArgument,
+            "tw_session_player_peer",
+            "out_peer is NULL",
+        );
         let mut st = std::mem::MaybeUninit::<tw_session_stats>::uninit();
         assert_eq!(tw_session_get_stats(s.0, st.as_mut_ptr()), tw_result::Ok);
         let st = st.assume_init();
         assert_eq!((st.running, st.current_tick, st.input_delay, st.mode), (1, 1, 2, tw_session_mode::P2p as u32));
-        assert_eq!((st.local_player, st.players, st.rtt_us, st.lead_ticks), (0, 0, 0.0, 0.0), "no relay figures in P2P");
+        assert_eq!(
+            (st.local_player, st.players, st.rtt_us, st.lead_ticks),
+            (0, 0, 0.0, 0.0),
+            "no relay figures in P2P"
+        );
     }
 }
 
@@ -450,11 +822,31 @@ fn spectator_and_replay_refuse_inputs_and_saves() {
     unsafe {
         assert_eq!(tw_session_spectate(spec.0, host.as_ptr()), tw_result::Ok);
         assert_eq!(tw_session_start(spec.0), tw_result::Ok, "{}", last_error());
-        assert_err(tw_session_spectate(spec.0, host.as_ptr()), tw_result::InvalidState, "tw_session_spectate", "before the session is started");
-        assert_err(tw_session_push_input(spec.0, 0, [0u8; 2].as_ptr().cast(), 2), tw_result::InvalidState, "tw_session_push_input", "Spectator mode");
+        assert_err(
+            tw_session_spectate(spec.0, host.as_ptr()),
+            tw_result::InvalidState,
+            "tw_session_spectate",
+            "before the session is started",
+        );
+        assert_err(
+            tw_session_push_input(spec.0, 0, [0u8; 2].as_ptr().cast(), 2),
+            tw_result::InvalidState,
+            "tw_session_push_input",
+            "Spectator mode",
+        );
         assert_eq!(tw_session_advance(spec.0), tw_result::NotSynchronized, "nobody at 127.0.0.1:9");
-        assert_err(tw_session_confirm_save(spec.0, 0, 0), tw_result::InvalidState, "tw_session_confirm_save", "not running");
-        assert_err(tw_session_set_prediction(spec.0, 0, ptr::null(), 0), tw_result::InvalidState, "tw_session_set_prediction", "Spectator mode");
+        assert_err(
+            tw_session_confirm_save(spec.0, 0, 0),
+            tw_result::InvalidState,
+            "tw_session_confirm_save",
+            "not running",
+        );
+        assert_err(
+            tw_session_set_prediction(spec.0, 0, ptr::null(), 0),
+            tw_result::InvalidState,
+            "tw_session_set_prediction",
+            "Spectator mode",
+        );
     }
 }
 
@@ -468,7 +860,12 @@ fn a_panic_poisons_the_session() {
         assert!(last_error().starts_with("panic: "), "{}", last_error());
         assert!(last_error().contains("tw_debug_session_panic"), "{}", last_error());
         let mut u = 0u32;
-        assert_err(tw_session_ticks_due(s.0, &mut u), tw_result::Panic, "tw_session_ticks_due", "unusable after an earlier panic");
+        assert_err(
+            tw_session_ticks_due(s.0, &mut u),
+            tw_result::Panic,
+            "tw_session_ticks_due",
+            "unusable after an earlier panic",
+        );
         assert_eq!(tw_debug_session_panic(ptr::null_mut()), tw_result::NullArgument);
     }
 }
@@ -486,7 +883,10 @@ fn pump_until(sessions: &[*mut tw_session], mut done: impl FnMut() -> bool) {
                 assert_eq!(tw_session_ticks_due(s, &mut n), tw_result::Ok, "{}", last_error());
                 for _ in 0..n {
                     if stats(s).mode == tw_session_mode::RelayClient as u32 {
-                        assert_eq!(tw_session_push_input(s, TW_LOCAL_PLAYER, [0u8; 2].as_ptr().cast(), 2), tw_result::Ok);
+                        assert_eq!(
+                            tw_session_push_input(s, TW_LOCAL_PLAYER, [0u8; 2].as_ptr().cast(), 2),
+                            tw_result::Ok
+                        );
                     }
                     let _ = tw_session_advance(s);
                     let mut r = tw_request::zeroed();
@@ -518,18 +918,58 @@ fn relay_calls_check_mode_phase_and_arguments() {
     unsafe {
         // Setup: the server's address, on a client only, before start only.
         let good = cstr("127.0.0.1:4000");
-        assert_err(tw_session_set_server(p2p.0, good.as_ptr()), tw_result::InvalidState, "tw_session_set_server", "not available in P2p mode");
-        assert_err(tw_session_set_server(server.0, good.as_ptr()), tw_result::InvalidState, "tw_session_set_server", "RelayServer mode");
-        assert_err(tw_session_set_server(client.0, ptr::null()), tw_result::NullArgument, "tw_session_set_server", "address is NULL");
-        assert_err(tw_session_set_server(client.0, cstr("127.0.0.1").as_ptr()), tw_result::InvalidArgument, "tw_session_set_server", "not an IP address");
+        assert_err(
+            tw_session_set_server(p2p.0, good.as_ptr()),
+            tw_result::InvalidState,
+            "tw_session_set_server",
+            "not available in P2p mode",
+        );
+        assert_err(
+            tw_session_set_server(server.0, good.as_ptr()),
+            tw_result::InvalidState,
+            "tw_session_set_server",
+            "RelayServer mode",
+        );
+        assert_err(
+            tw_session_set_server(client.0, ptr::null()),
+            tw_result::NullArgument,
+            "tw_session_set_server",
+            "address is NULL",
+        );
+        assert_err(
+            tw_session_set_server(client.0, cstr("127.0.0.1").as_ptr()),
+            tw_result::InvalidArgument,
+            "tw_session_set_server",
+            "not an IP address",
+        );
         for text in ["0.0.0.0:4000", "127.0.0.1:0"] {
-            assert_err(tw_session_set_server(client.0, cstr(text).as_ptr()), tw_result::InvalidArgument, "tw_session_set_server", "concrete IP");
+            assert_err(
+                tw_session_set_server(client.0, cstr(text).as_ptr()),
+                tw_result::InvalidArgument,
+                "tw_session_set_server",
+                "concrete IP",
+            );
         }
-        assert_err(tw_session_set_server(client.0, cstr("[::1]:4000").as_ptr()), tw_result::InvalidArgument, "tw_session_set_server", "cannot reach IPv6");
+        assert_err(
+            tw_session_set_server(client.0, cstr("[::1]:4000").as_ptr()),
+            tw_result::InvalidArgument,
+            "tw_session_set_server",
+            "cannot reach IPv6",
+        );
         assert_err(tw_session_start(client.0), tw_result::InvalidState, "tw_session_start", "server's address");
         // Not started yet.
-        assert_err(tw_session_push_input(client.0, TW_LOCAL_PLAYER, buf.as_ptr().cast(), 2), tw_result::InvalidState, "tw_session_push_input", "not started");
-        assert_err(tw_session_request_snapshot(client.0), tw_result::InvalidState, "tw_session_request_snapshot", "not started");
+        assert_err(
+            tw_session_push_input(client.0, TW_LOCAL_PLAYER, buf.as_ptr().cast(), 2),
+            tw_result::InvalidState,
+            "tw_session_push_input",
+            "not started",
+        );
+        assert_err(
+            tw_session_request_snapshot(client.0),
+            tw_result::InvalidState,
+            "tw_session_request_snapshot",
+            "not started",
+        );
         // The slots are known from creation: the server saves 2, the client
         // max_prediction + catchup_ticks + 4 = 8 + 16 + 4.
         assert_eq!(tw_session_state_slots(server.0, &mut u), tw_result::Ok);
@@ -538,9 +978,24 @@ fn relay_calls_check_mode_phase_and_arguments() {
         assert_eq!(u, 28);
         // A prediction set before start is kept; a wrong one refused.
         assert_eq!(tw_session_set_prediction(client.0, 1, buf.as_ptr().cast(), 2), tw_result::Ok, "{}", last_error());
-        assert_err(tw_session_set_prediction(client.0, 1, buf.as_ptr().cast(), 3), tw_result::InvalidArgument, "tw_session_set_prediction", "3 bytes");
-        assert_err(tw_session_set_prediction(client.0, 4, buf.as_ptr().cast(), 2), tw_result::InvalidArgument, "tw_session_set_prediction", "player 4");
-        assert_err(tw_session_set_prediction(server.0, 1, ptr::null(), 0), tw_result::InvalidState, "tw_session_set_prediction", "RelayServer mode");
+        assert_err(
+            tw_session_set_prediction(client.0, 1, buf.as_ptr().cast(), 3),
+            tw_result::InvalidArgument,
+            "tw_session_set_prediction",
+            "3 bytes",
+        );
+        assert_err(
+            tw_session_set_prediction(client.0, 4, buf.as_ptr().cast(), 2),
+            tw_result::InvalidArgument,
+            "tw_session_set_prediction",
+            "player 4",
+        );
+        assert_err(
+            tw_session_set_prediction(server.0, 1, ptr::null(), 0),
+            tw_result::InvalidState,
+            "tw_session_set_prediction",
+            "RelayServer mode",
+        );
 
         assert_eq!(tw_session_start(server.0), tw_result::Ok, "{}", last_error());
         let mut n = 0usize;
@@ -548,31 +1003,125 @@ fn relay_calls_check_mode_phase_and_arguments() {
         assert_eq!(tw_session_local_address(server.0, addr.as_mut_ptr(), addr.len(), &mut n), tw_result::Ok);
         assert_eq!(tw_session_set_server(client.0, addr.as_ptr()), tw_result::Ok, "{}", last_error());
         assert_eq!(tw_session_start(client.0), tw_result::Ok, "{}", last_error());
-        assert_err(tw_session_set_server(client.0, good.as_ptr()), tw_result::InvalidState, "tw_session_set_server", "before the session is started");
+        assert_err(
+            tw_session_set_server(client.0, good.as_ptr()),
+            tw_result::InvalidState,
+            "tw_session_set_server",
+            "before the session is started",
+        );
 
         // The server has no player of its own, provides state only when asked, and
         // has per-player figures only for connected players.
-        assert_err(tw_session_push_input(server.0, 0, buf.as_ptr().cast(), 2), tw_result::InvalidState, "tw_session_push_input", "not available in RelayServer mode");
-        assert_err(tw_session_push_input(server.0, TW_LOCAL_PLAYER, buf.as_ptr().cast(), 2), tw_result::InvalidArgument, "tw_session_push_input", "does not exist");
-        assert_err(tw_session_provide_state(server.0, 5, buf.as_ptr().cast(), 4), tw_result::InvalidArgument, "tw_session_provide_state", "tick 5 was not requested");
-        assert_err(tw_session_confirm_save(server.0, 5, 1), tw_result::InvalidArgument, "tw_session_confirm_save", "tick 5 was not requested");
-        assert_err(tw_session_request_snapshot(server.0), tw_result::InvalidState, "tw_session_request_snapshot", "RelayServer mode");
-        assert_err(tw_session_player_stats(server.0, 0, ptr::null_mut()), tw_result::NullArgument, "tw_session_player_stats", "out_stats is NULL");
-        assert_err(tw_session_player_stats(server.0, 4, st.as_mut_ptr()), tw_result::InvalidArgument, "tw_session_player_stats", "player 4 does not exist");
+        assert_err(
+            tw_session_push_input(server.0, 0, buf.as_ptr().cast(), 2),
+            tw_result::InvalidState,
+            "tw_session_push_input",
+            "not available in RelayServer mode",
+        );
+        assert_err(
+            tw_session_push_input(server.0, TW_LOCAL_PLAYER, buf.as_ptr().cast(), 2),
+            tw_result::InvalidArgument,
+            "tw_session_push_input",
+            "does not exist",
+        );
+        assert_err(
+            tw_session_provide_state(server.0, 5, buf.as_ptr().cast(), 4),
+            tw_result::InvalidArgument,
+            "tw_session_provide_state",
+            "tick 5 was not requested",
+        );
+        assert_err(
+            tw_session_confirm_save(server.0, 5, 1),
+            tw_result::InvalidArgument,
+            "tw_session_confirm_save",
+            "tick 5 was not requested",
+        );
+        assert_err(
+            tw_session_request_snapshot(server.0),
+            tw_result::InvalidState,
+            "tw_session_request_snapshot",
+            "RelayServer mode",
+        );
+        assert_err(
+            tw_session_player_stats(server.0, 0, ptr::null_mut()),
+            tw_result::NullArgument,
+            "tw_session_player_stats",
+            "out_stats is NULL",
+        );
+        assert_err(
+            tw_session_player_stats(server.0, 4, st.as_mut_ptr()),
+            tw_result::InvalidArgument,
+            "tw_session_player_stats",
+            "player 4 does not exist",
+        );
         assert_eq!(tw_session_player_stats(server.0, 0, st.as_mut_ptr()), tw_result::Empty, "nobody has joined yet");
-        assert_err(tw_session_player_peer(server.0, 0, &mut u), tw_result::InvalidState, "tw_session_player_peer", "no connection");
-        assert_err(tw_session_set_input_delay(server.0, 1), tw_result::InvalidState, "tw_session_set_input_delay", "RelayServer mode");
-        assert_err(tw_session_start_recording(server.0, ptr::null(), 0), tw_result::InvalidState, "tw_session_start_recording", "RelayServer mode");
+        assert_err(
+            tw_session_player_peer(server.0, 0, &mut u),
+            tw_result::InvalidState,
+            "tw_session_player_peer",
+            "no connection",
+        );
+        assert_err(
+            tw_session_set_input_delay(server.0, 1),
+            tw_result::InvalidState,
+            "tw_session_set_input_delay",
+            "RelayServer mode",
+        );
+        assert_err(
+            tw_session_start_recording(server.0, ptr::null(), 0),
+            tw_result::InvalidState,
+            "tw_session_start_recording",
+            "RelayServer mode",
+        );
         // The client: per-player server figures and peers are not its business; its
         // input names its own slot, which it does not have yet.
-        assert_err(tw_session_player_stats(client.0, 0, st.as_mut_ptr()), tw_result::InvalidState, "tw_session_player_stats", "RelayClient mode");
-        assert_err(tw_session_player_peer(client.0, 0, &mut u), tw_result::InvalidState, "tw_session_player_peer", "one connection");
-        assert_err(tw_session_provide_state(client.0, 0, buf.as_ptr().cast(), 4), tw_result::InvalidState, "tw_session_provide_state", "RelayClient mode");
-        assert_err(tw_session_push_input(client.0, 0, buf.as_ptr().cast(), 2), tw_result::InvalidArgument, "tw_session_push_input", "not been given a player slot yet");
-        assert_err(tw_session_push_input(client.0, TW_LOCAL_PLAYER, buf.as_ptr().cast(), 3), tw_result::InvalidArgument, "tw_session_push_input", "input of 3 bytes, expected 2");
-        assert_err(tw_session_push_input(client.0, TW_LOCAL_PLAYER, ptr::null(), 2), tw_result::NullArgument, "tw_session_push_input", "input is NULL");
-        assert_err(tw_session_request_snapshot(client.0), tw_result::InvalidState, "tw_session_request_snapshot", "not joined yet");
-        assert_eq!(tw_session_advance(client.0), tw_result::NotSynchronized, "no tick due before the server's first update");
+        assert_err(
+            tw_session_player_stats(client.0, 0, st.as_mut_ptr()),
+            tw_result::InvalidState,
+            "tw_session_player_stats",
+            "RelayClient mode",
+        );
+        assert_err(
+            tw_session_player_peer(client.0, 0, &mut u),
+            tw_result::InvalidState,
+            "tw_session_player_peer",
+            "one connection",
+        );
+        assert_err(
+            tw_session_provide_state(client.0, 0, buf.as_ptr().cast(), 4),
+            tw_result::InvalidState,
+            "tw_session_provide_state",
+            "RelayClient mode",
+        );
+        assert_err(
+            tw_session_push_input(client.0, 0, buf.as_ptr().cast(), 2),
+            tw_result::InvalidArgument,
+            "tw_session_push_input",
+            "not been given a player slot yet",
+        );
+        assert_err(
+            tw_session_push_input(client.0, TW_LOCAL_PLAYER, buf.as_ptr().cast(), 3),
+            tw_result::InvalidArgument,
+            "tw_session_push_input",
+            "input of 3 bytes, expected 2",
+        );
+        assert_err(
+            tw_session_push_input(client.0, TW_LOCAL_PLAYER, ptr::null(), 2),
+            tw_result::NullArgument,
+            "tw_session_push_input",
+            "input is NULL",
+        );
+        assert_err(
+            tw_session_request_snapshot(client.0),
+            tw_result::InvalidState,
+            "tw_session_request_snapshot",
+            "not joined yet",
+        );
+        assert_eq!(
+            tw_session_advance(client.0),
+            tw_result::NotSynchronized,
+            "no tick due before the server's first update"
+        );
     }
     // Once joined: its own slot is accepted as the player, another is not.
     let client_stats = |s: *mut tw_session| {
@@ -590,7 +1139,12 @@ fn relay_calls_check_mode_phase_and_arguments() {
     unsafe {
         assert_eq!(tw_session_push_input(client.0, me, buf.as_ptr().cast(), 2), tw_result::Ok, "{}", last_error());
         let other = (me + 1) % 4;
-        assert_err(tw_session_push_input(client.0, other, buf.as_ptr().cast(), 2), tw_result::InvalidArgument, "tw_session_push_input", "not this relay client's player");
+        assert_err(
+            tw_session_push_input(client.0, other, buf.as_ptr().cast(), 2),
+            tw_result::InvalidArgument,
+            "tw_session_push_input",
+            "not this relay client's player",
+        );
         assert_eq!(tw_session_request_snapshot(client.0), tw_result::Ok, "{}", last_error());
         assert_eq!(tw_session_player_stats(server.0, me, st.as_mut_ptr()), tw_result::Ok);
         let ps = st.assume_init();

@@ -16,8 +16,8 @@ use tickwire_testkit::counting_alloc;
 #[path = "support/abi_engine.rs"]
 mod abi_engine;
 
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use abi_engine::*;
@@ -124,7 +124,8 @@ fn measure(warm_up: Duration) -> Window {
     let before = (stats(first), counting_alloc::allocations(), counting_alloc::set_aside_allocations());
     run(Duration::from_secs(4), &mut events);
     let after = stats(first);
-    let (others, server_allocs) = (counting_alloc::allocations() - before.1, counting_alloc::set_aside_allocations() - before.2);
+    let (others, server_allocs) =
+        (counting_alloc::allocations() - before.1, counting_alloc::set_aside_allocations() - before.2);
     stop.store(true, Ordering::Relaxed);
     server_loop.join().unwrap();
     Window {

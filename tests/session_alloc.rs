@@ -61,7 +61,10 @@ fn steady_state_session_ticks_do_not_allocate() {
     let after = stats(a.0);
     let ticks = after.current_tick - before_stats.current_tick;
     let rollbacks = after.rollbacks - before_stats.rollbacks;
-    println!("{allocs} allocations over {ticks} ticks ({rollbacks} rollbacks, {} checks)", after.checks_compared - before_stats.checks_compared);
+    println!(
+        "{allocs} allocations over {ticks} ticks ({rollbacks} rollbacks, {} checks)",
+        after.checks_compared - before_stats.checks_compared
+    );
     assert!(ticks > 180, "ticks ran: {ticks}");
     assert!(rollbacks > 20, "rollbacks happened: {rollbacks}");
     // As in runtime_alloc: the transport's pools grow to the largest number of buffers

@@ -100,7 +100,9 @@ pub fn link(latency_us: u64, jitter_us: f64, loss: f64) -> tw_link_sim_config {
 
 /// Player `p`'s input for tick `t`: changes every `period` ticks, from a hash.
 pub fn input_for(seed: u64, p: usize, t: u32, period: u32) -> [u8; 2] {
-    let mut x = seed ^ (p as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ ((t / period) as u64).wrapping_mul(0xD1B5_4A32_D192_ED03);
+    let mut x = seed
+        ^ (p as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15)
+        ^ ((t / period) as u64).wrapping_mul(0xD1B5_4A32_D192_ED03);
     x ^= x >> 29;
     x = x.wrapping_mul(0xBF58_476D_1CE4_E5B9);
     x ^= x >> 32;
@@ -225,9 +227,13 @@ impl Engine {
                     assert_eq!(r.input_size as usize, INPUT_SIZE);
                     assert_eq!(r.data_len as usize, players * INPUT_SIZE);
                     let mut n = 0;
-                    ok(unsafe { tw_session_request_inputs(s, self.inputs.as_mut_ptr().cast(), self.inputs.len(), &mut n) });
+                    ok(unsafe {
+                        tw_session_request_inputs(s, self.inputs.as_mut_ptr().cast(), self.inputs.len(), &mut n)
+                    });
                     assert_eq!(n, players * INPUT_SIZE);
-                    ok(unsafe { tw_session_request_input_status(s, self.statuses.as_mut_ptr(), self.statuses.len(), &mut n) });
+                    ok(unsafe {
+                        tw_session_request_input_status(s, self.statuses.as_mut_ptr(), self.statuses.len(), &mut n)
+                    });
                     assert_eq!(n, players);
                     let any_predicted = self.statuses[..players].contains(&(tw_input_status::Predicted as u8));
                     assert_eq!(any_predicted, r.flags & TW_REQUEST_FLAG_PREDICTED != 0, "PREDICTED flag");

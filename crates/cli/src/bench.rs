@@ -22,7 +22,7 @@ use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use crossbeam_channel::{Receiver, Sender};
-use tickwire_proto::transport::{EndpointConfig, PeerId, CHANNEL_UNRELIABLE};
+use tickwire_proto::transport::{CHANNEL_UNRELIABLE, EndpointConfig, PeerId};
 use tickwire_runtime::{Host, HostConfig, HostEvent};
 
 const MAGIC: &[u8; 8] = b"TWBENCH!";
@@ -72,14 +72,7 @@ fn print_row(name: &str, s: &Samples) {
     let mut v = s.micros.clone();
     v.sort_by(f64::total_cmp);
     let q = |p: f64| v.get(((v.len() as f64 * p) as usize).min(v.len().saturating_sub(1))).copied().unwrap_or(f64::NAN);
-    println!(
-        "{:<52} {:>7.1} µs {:>7.1} µs {:>9} {:>6}",
-        name,
-        q(0.50),
-        q(0.99),
-        v.len(),
-        s.lost
-    );
+    println!("{:<52} {:>7.1} µs {:>7.1} µs {:>9} {:>6}", name, q(0.50), q(0.99), v.len(), s.lost);
 }
 
 fn start(max_incoming: u32) -> Result<Host, String> {

@@ -11,8 +11,8 @@ use std::time::{Duration, Instant};
 use tickwire_proto::netsim::{JitterModel, LinkConfig, LossModel};
 use tickwire_proto::relay::relay_client_session::ClientSessionEvent;
 use tickwire_proto::relay::relay_server_session::ServerSessionEvent;
-use tickwire_runtime::session::{Mode, Session, SessionConfig, SessionEvent, SessionFailure, SessionStats};
 use tickwire_runtime::HostConfig;
+use tickwire_runtime::session::{Mode, Session, SessionConfig, SessionEvent, SessionFailure, SessionStats};
 
 use super::boxes::{Engine, INPUT_SIZE, input_for};
 
@@ -126,12 +126,20 @@ fn play(o: &Options) -> Result<bool, SessionFailure> {
         }
         match playing_since {
             None if clients.iter().all(|c| c.synchronized) => {
-                println!("all {} clients joined and caught up after {:.2} s\n", clients.len(), start.elapsed().as_secs_f64());
+                println!(
+                    "all {} clients joined and caught up after {:.2} s\n",
+                    clients.len(),
+                    start.elapsed().as_secs_f64()
+                );
                 playing_since = Some(Instant::now());
             }
             None if start.elapsed() > join_limit => {
                 let n = clients.iter().filter(|c| c.synchronized).count();
-                eprintln!("demo: only {n} of {} clients caught up within {:.1} s", clients.len(), join_limit.as_secs_f64());
+                eprintln!(
+                    "demo: only {n} of {} clients caught up within {:.1} s",
+                    clients.len(),
+                    join_limit.as_secs_f64()
+                );
                 return Ok(false);
             }
             Some(t) if t.elapsed() >= Duration::from_secs(next_graph) => {
@@ -179,7 +187,9 @@ fn client_frame(i: usize, c: &mut Client) -> Result<(), SessionFailure> {
                 println!("client {}: DESYNC at tick {tick}", i + 1);
                 c.desyncs += 1;
             }
-            SessionEvent::RelayClient(ClientSessionEvent::Disconnected { .. }) | SessionEvent::Fatal(_) => c.lost = true,
+            SessionEvent::RelayClient(ClientSessionEvent::Disconnected { .. }) | SessionEvent::Fatal(_) => {
+                c.lost = true
+            }
             _ => {}
         }
     }
@@ -215,7 +225,16 @@ fn summary(server: &mut Session, server_engine: &Engine, clients: &mut [Client])
     );
     println!(
         "\n{:<8} {:>6} {:>6} {:>13} {:>9} {:>6} {:>11} {:>11} {:>8} {:>7}",
-        "client", "player", "joined", "authoritative", "compared", "differ", "re-predict", "resimulated", "checks", "desyncs"
+        "client",
+        "player",
+        "joined",
+        "authoritative",
+        "compared",
+        "differ",
+        "re-predict",
+        "resimulated",
+        "checks",
+        "desyncs"
     );
     let mut all_ok = true;
     for (i, c) in clients.iter_mut().enumerate() {

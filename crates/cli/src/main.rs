@@ -66,7 +66,12 @@ fn run(argv: &[String]) -> Result<ExitCode, UsageError> {
             match a.positional().as_slice() {
                 [what] if what == "loopback" => {}
                 [] => return Err(UsageError("bench: missing benchmark name (loopback)".into())),
-                other => return Err(UsageError(format!("bench: unknown benchmark {:?} (expected: loopback)", other.join(" ")))),
+                other => {
+                    return Err(UsageError(format!(
+                        "bench: unknown benchmark {:?} (expected: loopback)",
+                        other.join(" ")
+                    )));
+                }
             }
             let messages = a.get("messages", 2000usize, 10..=10_000_000)?;
             Ok(bench::run(messages, argv))

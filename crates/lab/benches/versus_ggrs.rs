@@ -163,7 +163,8 @@ impl GameState {
 
 /// Player `p`'s input for frame `f`: 10 buttons from a hash, changing every `period` frames.
 fn input_for(seed: u64, p: usize, f: u64, period: u64) -> [u8; 2] {
-    let mut x = seed ^ (p as u64 + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ (f / period).wrapping_mul(0xC2B2_AE3D_27D4_EB4F);
+    let mut x =
+        seed ^ (p as u64 + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ (f / period).wrapping_mul(0xC2B2_AE3D_27D4_EB4F);
     x = (x ^ (x >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
     x = (x ^ (x >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
     x ^= x >> 31;
@@ -339,7 +340,14 @@ impl Results {
             let _ = write!(out, "\n{:>23} peers at the end:{}", "", self.peers_line);
         }
         for (name, count, bytes) in &self.kinds {
-            let _ = write!(out, "\n{:>23} {name}: {:.3}/f, {:.1} B each, {:.1} B/f", "", pf(*count), *bytes as f64 / *count as f64, pf(*bytes));
+            let _ = write!(
+                out,
+                "\n{:>23} {name}: {:.3}/f, {:.1} B each, {:.1} B/f",
+                "",
+                pf(*count),
+                *bytes as f64 / *count as f64,
+                pf(*bytes)
+            );
         }
         out
     }
@@ -424,11 +432,15 @@ impl TwNet {
         let slots = 8_192;
         TwNet {
             n,
-            links: (0..n * n).map(|k| LinkConditioner::new(link_config(s.latency_ticks), link_seed(s.seed, k / n, k % n))).collect(),
+            links: (0..n * n)
+                .map(|k| LinkConditioner::new(link_config(s.latency_ticks), link_seed(s.seed, k / n, k % n)))
+                .collect(),
             bufs: vec![[0; MAX_DATAGRAM_SIZE]; slots],
             meta: vec![(0, 0); slots],
             free: (0..slots as u32).rev().collect(),
-            addrs: (0..n).map(|i| SocketAddr::V4(SocketAddrV4::new(Ipv4Addr::new(127, 0, 2, i as u8 + 1), 7000))).collect(),
+            addrs: (0..n)
+                .map(|i| SocketAddr::V4(SocketAddrV4::new(Ipv4Addr::new(127, 0, 2, i as u8 + 1), 7000)))
+                .collect(),
             due: Vec::with_capacity(slots),
         }
     }
@@ -466,7 +478,11 @@ fn run_tickwire(s: &Scenario, frames: u64, calib: f64) -> Results {
     let mut peers: Vec<TwPeer> = (0..n)
         .map(|i| TwPeer {
             ep: Endpoint::new(
-                EndpointConfig { max_incoming: n as u32 + 2, seed: s.seed ^ (i as u64 + 1), ..EndpointConfig::default() },
+                EndpointConfig {
+                    max_incoming: n as u32 + 2,
+                    seed: s.seed ^ (i as u64 + 1),
+                    ..EndpointConfig::default()
+                },
                 0,
             )
             .expect("endpoint config"),
@@ -518,7 +534,8 @@ fn run_tickwire(s: &Scenario, frames: u64, calib: f64) -> Results {
     }
     let start = frame;
     for (i, p) in peers.iter_mut().enumerate() {
-        let kinds: Vec<PlayerKind> = (0..n).map(|j| if j == i { PlayerKind::Local } else { PlayerKind::Remote(p.ids[j]) }).collect();
+        let kinds: Vec<PlayerKind> =
+            (0..n).map(|j| if j == i { PlayerKind::Local } else { PlayerKind::Remote(p.ids[j]) }).collect();
         let mut cfg = P2pConfig { desync_interval: DESYNC_INTERVAL, ..P2pConfig::default() };
         if let Some(k) = std::env::var("BENCH_TW_REDUNDANCY").ok().and_then(|v| v.parse().ok()) {
             cfg.input_redundancy = k;
@@ -648,7 +665,11 @@ fn run_tickwire(s: &Scenario, frames: u64, calib: f64) -> Results {
     if detail {
         for p in &peers {
             let st = p.session.as_ref().expect("session").stats();
-            let _ = write!(res.peers_line, " [tick {} ahead {:+.2} scale {:.4}]", st.current_tick, st.frames_ahead, st.time_scale);
+            let _ = write!(
+                res.peers_line,
+                " [tick {} ahead {:+.2} scale {:.4}]",
+                st.current_tick, st.frames_ahead, st.time_scale
+            );
         }
     }
     let desyncs: u64 = peers.iter().map(|p| p.desyncs).sum();
@@ -836,10 +857,19 @@ impl DebugScan {
     fn variant(&self) -> (&'static str, Option<i32>) {
         let text = std::str::from_utf8(&self.buf[..self.len]).expect("utf-8");
         let body = &text[text.find("body: ").expect("message body") + 6..];
-        let name = ["SyncRequest", "SyncReply", "InputAck", "QualityReport", "QualityReply", "ChecksumReport", "KeepAlive", "Input"]
-            .into_iter()
-            .find(|v| body.starts_with(v) && !body[v.len()..].starts_with(|c: char| c.is_ascii_alphanumeric()))
-            .expect("known variant");
+        let name = [
+            "SyncRequest",
+            "SyncReply",
+            "InputAck",
+            "QualityReport",
+            "QualityReply",
+            "ChecksumReport",
+            "KeepAlive",
+            "Input",
+        ]
+        .into_iter()
+        .find(|v| body.starts_with(v) && !body[v.len()..].starts_with(|c: char| c.is_ascii_alphanumeric()))
+        .expect("known variant");
         let start = (name == "Input").then(|| {
             let at = &body[body.find("start_frame: ").expect("start frame") + 13..];
             at[..at.find(|c: char| c != '-' && !c.is_ascii_digit()).unwrap_or(at.len())].parse().expect("frame number")
@@ -881,7 +911,9 @@ fn run_ggrs(s: &Scenario, frames: u64, calib: f64) -> Results {
     let net = Rc::new(RefCell::new(GgrsNet {
         n,
         now: 0,
-        links: (0..n * n).map(|k| LinkConditioner::new(link_config(s.latency_ticks), link_seed(s.seed, k / n, k % n))).collect(),
+        links: (0..n * n)
+            .map(|k| LinkConditioner::new(link_config(s.latency_ticks), link_seed(s.seed, k / n, k % n)))
+            .collect(),
         inbox: (0..n).map(|_| Vec::new()).collect(),
         measuring: false,
         bytes: 0,
@@ -1061,11 +1093,7 @@ fn show(r: &Results, f: impl Fn(&Results) -> String) -> String {
 }
 
 fn ratio(a: f64, b: f64) -> String {
-    if b == 0.0 {
-        if a == 0.0 { "-".into() } else { "inf".into() }
-    } else {
-        format!("{:.2}", a / b)
-    }
+    if b == 0.0 { if a == 0.0 { "-".into() } else { "inf".into() } } else { format!("{:.2}", a / b) }
 }
 
 struct Tally {
@@ -1096,14 +1124,19 @@ fn main() {
     // still works and both libraries still agree, without the suite paying for the
     // full table (minutes in a debug build).
     let smoke = !std::env::args().any(|a| a == "--bench");
-    let frames: u64 = std::env::var("BENCH_FRAMES").ok().and_then(|v| v.parse().ok()).unwrap_or(if smoke { 120 } else { 3_000 });
+    let frames: u64 =
+        std::env::var("BENCH_FRAMES").ok().and_then(|v| v.parse().ok()).unwrap_or(if smoke { 120 } else { 3_000 });
     let only = std::env::var("BENCH_ONLY").unwrap_or(if smoke { "2/1/3,4/5/0".to_string() } else { String::new() });
     if smoke {
-        println!("smoke run (no --bench): figures mean nothing here; `cargo bench -p tickwire-lab --bench versus_ggrs` measures");
+        println!(
+            "smoke run (no --bench): figures mean nothing here; `cargo bench -p tickwire-lab --bench versus_ggrs` measures"
+        );
     }
     let detail = detail_wanted();
     let calib = calibrate();
-    println!("tickwire vs GGRS 0.13.0: {frames} measured frames per run after {WARMUP} warm-up frames, 60 Hz, one player per peer");
+    println!(
+        "tickwire vs GGRS 0.13.0: {frames} measured frames per run after {WARMUP} warm-up frames, 60 Hz, one player per peer"
+    );
     println!(
         "link per direction: latency L ticks + uniform jitter 0-{} ms, {}% loss, same seeds for both; timer overhead {calib:.1} ns per timed call subtracted",
         JITTER_MAX_US / 1000,
@@ -1112,10 +1145,32 @@ fn main() {
     println!();
     println!(
         "{:>2} {:>3} {:>3} | {:<8} | {:>9} {:>9} | {:>11} | {:>8} {:>6} | {:>7} {:>4} {:>6} | {:>6} | sync",
-        "P", "per", "L", "library", "cpu p50", "cpu p99", "allocs/f", "B/f/peer", "dg/f", "rb mean", "max", "rb/s", "tick/f"
+        "P",
+        "per",
+        "L",
+        "library",
+        "cpu p50",
+        "cpu p99",
+        "allocs/f",
+        "B/f/peer",
+        "dg/f",
+        "rb mean",
+        "max",
+        "rb/s",
+        "tick/f"
     );
     println!("{}", "-".repeat(120));
-    let mut tally = Tally { runs: 0, cpu50: 0, cpu99: 0, raw50: 0, raw99: 0, zero_allocs: 0, bytes: 0, bytes_corrected: 0, void: 0 };
+    let mut tally = Tally {
+        runs: 0,
+        cpu50: 0,
+        cpu99: 0,
+        raw50: 0,
+        raw99: 0,
+        zero_allocs: 0,
+        bytes: 0,
+        bytes_corrected: 0,
+        void: 0,
+    };
     let wall = Instant::now();
     let mut seed = 1;
     for peers in [2usize, 4] {
@@ -1129,12 +1184,20 @@ fn main() {
                 let tw = run_tickwire(&s, frames, calib);
                 let gg = run_ggrs(&s, frames, calib);
                 for (name, r) in [("tickwire", &tw), ("ggrs", &gg)] {
-                    let lead = if name == "tickwire" { format!("{peers:>2} {period:>3} {latency_ticks:>3}") } else { " ".repeat(10) };
+                    let lead = if name == "tickwire" {
+                        format!("{peers:>2} {period:>3} {latency_ticks:>3}")
+                    } else {
+                        " ".repeat(10)
+                    };
                     println!(
                         "{lead} | {name:<8} | {:>9} {:>9} | {:>11} | {:>8} {:>6} | {:>7} {:>4} {:>6} | {:>6} | {}",
                         show(r, |r| format!("{:.2}µs", r.percentile(0.50) / 1e3)),
                         show(r, |r| format!("{:.2}µs", r.percentile(0.99) / 1e3)),
-                        show(r, |r| if r.allocs < 100 { format!("{:.3} ({})", r.per_peer_frame(r.allocs), r.allocs) } else { format!("{:.2}", r.per_peer_frame(r.allocs)) }),
+                        show(r, |r| if r.allocs < 100 {
+                            format!("{:.3} ({})", r.per_peer_frame(r.allocs), r.allocs)
+                        } else {
+                            format!("{:.2}", r.per_peer_frame(r.allocs))
+                        }),
                         show(r, |r| format!("{:.1}", r.per_peer_frame(r.bytes))),
                         show(r, |r| format!("{:.2}", r.per_peer_frame(r.datagrams))),
                         show(r, |r| format!("{:.2}", r.depth_mean())),
@@ -1201,7 +1264,10 @@ fn main() {
     );
     println!("total wall time {:.1} s", wall.elapsed().as_secs_f64());
     if smoke && (tally.runs == 0 || tally.void > 0) {
-        eprintln!("smoke run failed: {} of {} runs void (checksums differ or a library stalled)", tally.void, tally.runs);
+        eprintln!(
+            "smoke run failed: {} of {} runs void (checksums differ or a library stalled)",
+            tally.void, tally.runs
+        );
         std::process::exit(1);
     }
 }

@@ -57,7 +57,10 @@ struct Server {
 enum ClientCtl {
     None,
     /// `fresh_from`: reports for inputs before this tick predate the last snap.
-    N4e { margin_ema: Option<f64>, fresh_from: u64 },
+    N4e {
+        margin_ema: Option<f64>,
+        fresh_from: u64,
+    },
     Lightyear,
 }
 
@@ -89,7 +92,14 @@ pub fn run(scenario: &Scenario, controller: Controller, cfg: &LabConfig) -> RunR
     let mut up: LinkConditioner<UpPacket> = LinkConditioner::new(scenario.up, seed ^ 0x55);
     let mut down: LinkConditioner<DownPacket> = LinkConditioner::new(scenario.down, seed ^ 0xAA);
     let policy = match controller {
-        Controller::Seed000 => ServerPolicy::Seed(FixedRuleInterpolation::new(InterpConfig { tick_us: t_us, send_interval: cfg.k_c as u32, ..InterpConfig::default() }), None),
+        Controller::Seed000 => ServerPolicy::Seed(
+            FixedRuleInterpolation::new(InterpConfig {
+                tick_us: t_us,
+                send_interval: cfg.k_c as u32,
+                ..InterpConfig::default()
+            }),
+            None,
+        ),
         _ => ServerPolicy::Aligned,
     };
     let mut server = Server {
@@ -103,7 +113,12 @@ pub fn run(scenario: &Scenario, controller: Controller, cfg: &LabConfig) -> RunR
         hitch_until: 0,
         last_tick_at: 0,
     };
-    let interp_cfg = InterpConfig { tick_us: t_us, send_interval: cfg.k_s as u32, late_rate: cfg.epsilon, ..InterpConfig::default() };
+    let interp_cfg = InterpConfig {
+        tick_us: t_us,
+        send_interval: cfg.k_s as u32,
+        late_rate: cfg.epsilon,
+        ..InterpConfig::default()
+    };
     let mut client = Client {
         clock: None,
         drift: DriftClock::new(scenario.client_drift_ppm, 0),
@@ -139,7 +154,8 @@ pub fn run(scenario: &Scenario, controller: Controller, cfg: &LabConfig) -> RunR
 
     while now < scenario.duration {
         // The next event of each kind, in true time.
-        let next_server = server.clock.true_time_of(((server.tick + 1 - 1000) as f64 * t_us) as Micros).max(server.hitch_until);
+        let next_server =
+            server.clock.true_time_of(((server.tick + 1 - 1000) as f64 * t_us) as Micros).max(server.hitch_until);
         let next_frame = client.drift.true_time_of(client.next_frame_local).max(client.hitch_until);
         let next_change = changes.last().map_or(Micros::MAX, |c| c.0);
         let next_up = up.next_delivery().unwrap_or(Micros::MAX).max(server.hitch_until);
@@ -283,7 +299,8 @@ fn server_tick(server: &mut Server, rec: &mut RunRecord, now: Micros) {
             if rec.input_mut(s).is_some() {
                 server.consumed = Some(s);
             }
-            let depth = (0..64).filter(|k| rec.input_mut(s + 1 + k).is_some_and(|r| r.first_arrival.is_some())).count() as u32;
+            let depth =
+                (0..64).filter(|k| rec.input_mut(s + 1 + k).is_some_and(|r| r.first_arrival.is_some())).count() as u32;
             (kind, depth)
         }
     };
@@ -363,7 +380,8 @@ fn client_frame(
         client.sent_local[i] = local;
         if c % cfg.k_c == 0 {
             let window = client.copies as u64 * cfg.k_c;
-            let oldest = (c + 1).saturating_sub(window).max(client.acked.map_or(rec.first_tick, |a| a + 1)).max(rec.first_tick);
+            let oldest =
+                (c + 1).saturating_sub(window).max(client.acked.map_or(rec.first_tick, |a| a + 1)).max(rec.first_tick);
             let oldest = oldest.min(c);
             up.send(now, 20 + 2 * (c - oldest + 1) as usize, UpPacket { newest: c, oldest });
         }
@@ -412,5 +430,13 @@ fn client_frame(
     let prediction = client.consumed.map_or(0.0, |c| clock.tick() as f64 - c as f64);
     let server_pos = server_pos_now + 1000.0;
     let depth = rec.server_ticks.last().map_or(0, |s| s.depth);
-    rec.frames.push(FrameRecord { at: now, scale: client.last_scale, prediction, server_pos, playback, starved, depth });
+    rec.frames.push(FrameRecord {
+        at: now,
+        scale: client.last_scale,
+        prediction,
+        server_pos,
+        playback,
+        starved,
+        depth,
+    });
 }

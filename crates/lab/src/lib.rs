@@ -119,7 +119,10 @@ pub fn run(opts: &LabOptions, mut print: impl FnMut(&str)) -> Result<(), String>
         print(&report::table(sc, &rows, &cfg));
         print(&report::verdicts(&rows, &cfg));
         if let Some(dir) = &opts.out {
-            let write = |name: String, text: &str| std::fs::write(dir.join(&name), text).map_err(|e| format!("cannot write {}: {e}", dir.join(&name).display()));
+            let write = |name: String, text: &str| {
+                std::fs::write(dir.join(&name), text)
+                    .map_err(|e| format!("cannot write {}: {e}", dir.join(&name).display()))
+            };
             write(format!("{}.csv", sc.id), &csv)?;
             write(format!("{}.svg", sc.id), &report::svg(sc, &plots, &oracle))?;
         }

@@ -91,14 +91,22 @@ pub fn score(rec: &RunRecord, scenario: &Scenario, cfg: &LabConfig) -> Metrics {
     let ticks: Vec<_> = rec.server_ticks.iter().filter(|s| s.at >= warm).collect();
     let bad = ticks.iter().filter(|s| s.kind != StepKind::Normal).count();
     m.late_rate = bad as f64 / ticks.len().max(1) as f64;
-    let frozen: Vec<(Micros, Micros)> =
-        scenario.changes.iter().filter_map(|&(at, c)| if let Change::ClientHitch(d) = c { Some((at, at + d)) } else { None }).collect();
-    let frozen_bad = ticks.iter().filter(|s| s.kind != StepKind::Normal && frozen.iter().any(|&(a, b)| s.at >= a && s.at < b)).count();
+    let frozen: Vec<(Micros, Micros)> = scenario
+        .changes
+        .iter()
+        .filter_map(|&(at, c)| if let Change::ClientHitch(d) = c { Some((at, at + d)) } else { None })
+        .collect();
+    let frozen_bad = ticks
+        .iter()
+        .filter(|s| s.kind != StepKind::Normal && frozen.iter().any(|&(a, b)| s.at >= a && s.at < b))
+        .count();
     m.late_frozen = frozen_bad as f64 / ticks.len().max(1) as f64;
-    let inputs: Vec<_> = rec.inputs.iter().filter(|r| r.sampled >= warm && r.sampled + 2_000_000 < scenario.duration).collect();
+    let inputs: Vec<_> =
+        rec.inputs.iter().filter(|r| r.sampled >= warm && r.sampled + 2_000_000 < scenario.duration).collect();
     let never = inputs.iter().filter(|r| r.first_arrival.is_none()).count();
     m.late_floor = never as f64 / inputs.len().max(1) as f64;
-    m.late_loss = inputs.iter().filter(|r| r.substituted && r.first_arrival.is_none()).count() as f64 / inputs.len().max(1) as f64;
+    m.late_loss = inputs.iter().filter(|r| r.substituted && r.first_arrival.is_none()).count() as f64
+        / inputs.len().max(1) as f64;
 
     // M2: lead per consumed input vs the windowed oracle.
     let need = |r: &super::model::InputRecord| r.first_arrival.map_or(f64::INFINITY, |a| (a - r.sampled) as f64 / t);
@@ -149,7 +157,12 @@ pub fn score(rec: &RunRecord, scenario: &Scenario, cfg: &LabConfig) -> Metrics {
         let mut last_out = at;
         let mut b = at;
         while b < end {
-            let l = mean(inputs.iter().filter(|r| r.sampled + 2_000_000 > b + 500_000 && r.sampled < b + 500_000 && r.sampled >= at).filter_map(|r| lead_of(r)));
+            let l = mean(
+                inputs
+                    .iter()
+                    .filter(|r| r.sampled + 2_000_000 > b + 500_000 && r.sampled < b + 500_000 && r.sampled >= at)
+                    .filter_map(|r| lead_of(r)),
+            );
             if l.is_finite() && (l - oracle).abs() > 0.5 {
                 last_out = b + 500_000;
             }
@@ -172,7 +185,13 @@ pub fn score(rec: &RunRecord, scenario: &Scenario, cfg: &LabConfig) -> Metrics {
     let mut flips = 0;
     let mut sign = 0i8;
     for f in &frames {
-        let s = if f.scale > 1.001 { 1 } else if f.scale < 0.999 { -1 } else { 0 };
+        let s = if f.scale > 1.001 {
+            1
+        } else if f.scale < 0.999 {
+            -1
+        } else {
+            0
+        };
         if s != 0 && s != sign {
             if sign != 0 {
                 flips += 1;
@@ -181,7 +200,8 @@ pub fn score(rec: &RunRecord, scenario: &Scenario, cfg: &LabConfig) -> Metrics {
         }
     }
     m.scale_flips_per_min = flips as f64 / minutes;
-    m.dilated_fraction = frames.iter().filter(|f| (f.scale - 1.0).abs() > 0.005).count() as f64 / frames.len().max(1) as f64;
+    m.dilated_fraction =
+        frames.iter().filter(|f| (f.scale - 1.0).abs() > 0.005).count() as f64 / frames.len().max(1) as f64;
 
     // M9: D behind the minimum-delay timeline vs D* = S_s + Q(j_d) + k S_s.
     let d_min = rec.downlink.iter().map(|d| d.1).min().unwrap_or(0) as f64 / t;

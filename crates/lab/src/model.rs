@@ -31,7 +31,8 @@ pub enum Controller {
 }
 
 impl Controller {
-    pub const ALL: [Controller; 5] = [Controller::Tickwire, Controller::Seed000, Controller::N4e, Controller::Lightyear, Controller::TickwireDelay];
+    pub const ALL: [Controller; 5] =
+        [Controller::Tickwire, Controller::Seed000, Controller::N4e, Controller::Lightyear, Controller::TickwireDelay];
     /// The designs tickwire is compared against.
     pub const BASELINES: [Controller; 3] = [Controller::Seed000, Controller::N4e, Controller::Lightyear];
     pub fn name(self) -> &'static str {
@@ -60,7 +61,15 @@ pub struct LabConfig {
 
 impl Default for LabConfig {
     fn default() -> Self {
-        LabConfig { tick_us: 1e6 / 60.0, k_c: 2, k_s: 3, epsilon: 0.01, frame_hz: 144.0, seed: 1, warmup_us: 10_000_000 }
+        LabConfig {
+            tick_us: 1e6 / 60.0,
+            k_c: 2,
+            k_s: 3,
+            epsilon: 0.01,
+            frame_hz: 144.0,
+            seed: 1,
+            warmup_us: 10_000_000,
+        }
     }
 }
 
@@ -135,6 +144,8 @@ pub fn run(scenario: &Scenario, controller: Controller, cfg: &LabConfig) -> RunR
     match controller {
         Controller::Tickwire => super::relay::run(scenario, cfg, None),
         Controller::TickwireDelay => super::relay::run(scenario, cfg, Some(LatePolicy::Delay)),
-        Controller::Seed000 | Controller::N4e | Controller::Lightyear => super::baselines::run(scenario, controller, cfg),
+        Controller::Seed000 | Controller::N4e | Controller::Lightyear => {
+            super::baselines::run(scenario, controller, cfg)
+        }
     }
 }

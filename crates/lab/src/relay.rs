@@ -20,7 +20,8 @@ use super::scenario::{Change, Scenario};
 /// The session configurations the lab runs for tickwire: the product defaults, with
 /// the lab's tick rate, send intervals and ε.
 pub fn configs(cfg: &LabConfig, late: Option<LatePolicy>) -> (RelayServerConfig, RelayClientConfig) {
-    let mut s = RelayServerConfig { tick_us: cfg.tick_us, send_interval: cfg.k_s as u32, ..RelayServerConfig::default() };
+    let mut s =
+        RelayServerConfig { tick_us: cfg.tick_us, send_interval: cfg.k_s as u32, ..RelayServerConfig::default() };
     if let Some(p) = late {
         s.jitter.late = p;
     }
@@ -105,7 +106,11 @@ pub fn run(scenario: &Scenario, cfg: &LabConfig, late: Option<LatePolicy>) -> Ru
                 }
                 while let Some(e) = server.poll_event() {
                     // The figures assume the one client stays: a kick would void them.
-                    assert!(!matches!(e, RelayServerEvent::Kicked { .. } | RelayServerEvent::Left { .. }), "lab {}: {e:?}", scenario.id);
+                    assert!(
+                        !matches!(e, RelayServerEvent::Kicked { .. } | RelayServerEvent::Left { .. }),
+                        "lab {}: {e:?}",
+                        scenario.id
+                    );
                 }
                 if server.tick() % cfg.k_s == 0 && server.clients().next().is_some() {
                     lab.update_sent.push((server.tick(), now));
@@ -174,7 +179,14 @@ impl Ledger {
 
     /// One server tick: what the jitter buffer's ledger says it did, and which inputs
     /// it consumed (by their payloads) or substituted.
-    fn on_server_step(&mut self, rec: &mut RunRecord, before: &JitterStats, after: &JitterStats, step: &messages::PlayerStep, now: Micros) {
+    fn on_server_step(
+        &mut self,
+        rec: &mut RunRecord,
+        before: &JitterStats,
+        after: &JitterStats,
+        step: &messages::PlayerStep,
+        now: Micros,
+    ) {
         let kind = if after.underflows > before.underflows {
             StepKind::Underflow
         } else if after.lost > before.lost {
@@ -185,7 +197,8 @@ impl Ledger {
             StepKind::Normal
         };
         if kind != StepKind::Underflow {
-            let payload_tick = |i: usize| step.inputs.get(i).and_then(|p| seq_of(p)).and_then(|s| self.seq_tick.get(s).copied());
+            let payload_tick =
+                |i: usize| step.inputs.get(i).and_then(|p| seq_of(p)).and_then(|s| self.seq_tick.get(s).copied());
             let first = *self.server_next.get_or_insert_with(|| payload_tick(0).unwrap_or(0));
             for i in 0..step.accepted as usize {
                 let tick = first + i as u64;
@@ -226,7 +239,15 @@ impl Ledger {
 
     /// One client frame, as an engine runs it: due ticks, one input each, the canonical
     /// steps, then rendering.
-    fn frame(&mut self, rec: &mut RunRecord, client: &mut RelayClient, net: &mut SimNet, cn: usize, now: Micros, server_pos: f64) {
+    fn frame(
+        &mut self,
+        rec: &mut RunRecord,
+        client: &mut RelayClient,
+        net: &mut SimNet,
+        cn: usize,
+        now: Micros,
+        server_pos: f64,
+    ) {
         let local = net.local_now(cn);
         let n = client.ticks_due(local, net.endpoint(cn));
         for _ in 0..n {
@@ -267,6 +288,14 @@ impl Ledger {
         let playback = client.remote_playback(local);
         let starved = matches!((self.newest_update, playback), (Some(n), Some(p)) if p > n as f64);
         let prediction = self.known_consumed.map_or(0.0, |c| self.next_tick as f64 - c as f64);
-        rec.frames.push(FrameRecord { at: now, scale: client.time_scale(), prediction, server_pos, playback, starved, depth: self.depth });
+        rec.frames.push(FrameRecord {
+            at: now,
+            scale: client.time_scale(),
+            prediction,
+            server_pos,
+            playback,
+            starved,
+            depth: self.depth,
+        });
     }
 }

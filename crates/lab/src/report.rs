@@ -32,7 +32,16 @@ pub fn table(scenario: &Scenario, rows: &[(Controller, Metrics)], cfg: &LabConfi
     let _ = writeln!(
         s,
         "  {:<10} {:>14} {:>16} {:>13} {:>13} {:>16} {:>11} {:>7} {:>13} {:>8}",
-        "controller", "M1 late %", "M2 excess tk", "lead/oracle", "M3 P/Pmin", "M6 conv s/limit", "M7 corr/min", "dil %", "M9 D/D* tk", "starve %"
+        "controller",
+        "M1 late %",
+        "M2 excess tk",
+        "lead/oracle",
+        "M3 P/Pmin",
+        "M6 conv s/limit",
+        "M7 corr/min",
+        "dil %",
+        "M9 D/D* tk",
+        "starve %"
     );
     for (c, m) in rows {
         let conv = match (m.convergence_s, m.convergence_limit_s) {
@@ -168,7 +177,10 @@ pub fn svg(scenario: &Scenario, runs: &[(Controller, Vec<SeriesPoint>)], oracle:
     let t_max = scenario.duration as f64 / 1e6;
     let mut s = String::new();
     let h = top + 3.0 * (ph + 30.0) + 30.0;
-    let _ = writeln!(s, r#"<svg xmlns="http://www.w3.org/2000/svg" width="{w}" height="{h}" font-family="sans-serif" font-size="11">"#);
+    let _ = writeln!(
+        s,
+        r#"<svg xmlns="http://www.w3.org/2000/svg" width="{w}" height="{h}" font-family="sans-serif" font-size="11">"#
+    );
     let _ = writeln!(s, r#"<rect width="100%" height="100%" fill="white"/>"#);
     let _ = writeln!(s, r#"<text x="{left}" y="20" font-size="14">{} - {}</text>"#, scenario.id, xml(scenario.about));
     type Get = fn(&SeriesPoint) -> f64;
@@ -196,7 +208,11 @@ pub fn svg(scenario: &Scenario, runs: &[(Controller, Vec<SeriesPoint>)], oracle:
         let (lo, hi) = (lo - pad, hi + pad);
         let x = |t: f64| left + (w - left - 20.0) * t / t_max;
         let y = |v: f64| y0 + ph - ph * ((v - lo) / (hi - lo)).clamp(0.0, 1.0);
-        let _ = writeln!(s, r##"<rect x="{left}" y="{y0}" width="{}" height="{ph}" fill="none" stroke="#999"/>"##, w - left - 20.0);
+        let _ = writeln!(
+            s,
+            r##"<rect x="{left}" y="{y0}" width="{}" height="{ph}" fill="none" stroke="#999"/>"##,
+            w - left - 20.0
+        );
         let _ = writeln!(s, r#"<text x="{left}" y="{}">{label}</text>"#, y0 - 4.0);
         for v in [lo, (lo + hi) / 2.0, hi] {
             let _ = writeln!(s, r#"<text x="{}" y="{}" text-anchor="end">{}</text>"#, left - 4.0, y(v) + 4.0, f(v, 3));
@@ -212,14 +228,20 @@ pub fn svg(scenario: &Scenario, runs: &[(Controller, Vec<SeriesPoint>)], oracle:
                     y(o.2)
                 );
                 if k == 0 {
-                    let _ = writeln!(s, r#"<text x="{:.1}" y="{:.1}">oracle L* (30 s windows)</text>"#, x(o.0) + 4.0, y(o.2) + 12.0);
+                    let _ = writeln!(
+                        s,
+                        r#"<text x="{:.1}" y="{:.1}">oracle L* (30 s windows)</text>"#,
+                        x(o.0) + 4.0,
+                        y(o.2) + 12.0
+                    );
                 }
             }
         }
         if pi == 2 {
             let mut t = 0.0;
             while t <= t_max {
-                let _ = writeln!(s, r#"<text x="{:.1}" y="{}" text-anchor="middle">{}</text>"#, x(t), y0 + ph + 14.0, t);
+                let _ =
+                    writeln!(s, r#"<text x="{:.1}" y="{}" text-anchor="middle">{}</text>"#, x(t), y0 + ph + 14.0, t);
                 t += if t_max > 200.0 { 60.0 } else { 10.0 };
             }
         }
@@ -231,7 +253,13 @@ pub fn svg(scenario: &Scenario, runs: &[(Controller, Vec<SeriesPoint>)], oracle:
             }
             let _ = writeln!(s, r#"<path d="{d}" fill="none" stroke="{color}" stroke-width="1"/>"#);
             if pi == 0 {
-                let _ = writeln!(s, r#"<text x="{}" y="{}" fill="{color}">{}</text>"#, left + 10.0 + 90.0 * ci as f64, y0 + 14.0, c.name());
+                let _ = writeln!(
+                    s,
+                    r#"<text x="{}" y="{}" fill="{color}">{}</text>"#,
+                    left + 10.0 + 90.0 * ci as f64,
+                    y0 + 14.0,
+                    c.name()
+                );
             }
         }
     }

@@ -42,7 +42,16 @@ fn link(latency_ms: u64, sigma_ms: f64) -> LinkConfig {
 }
 
 fn base(id: &'static str, about: &'static str, up: LinkConfig, down: LinkConfig) -> Scenario {
-    Scenario { id, about, duration: 300 * SEC, up, down, client_drift_ppm: 0.0, server_drift_ppm: 0.0, changes: Vec::new() }
+    Scenario {
+        id,
+        about,
+        duration: 300 * SEC,
+        up,
+        down,
+        client_drift_ppm: 0.0,
+        server_drift_ppm: 0.0,
+        changes: Vec::new(),
+    }
 }
 
 /// Every scenario, in order.
@@ -51,11 +60,13 @@ pub fn all() -> Vec<Scenario> {
     let lossy = |p: f64| LinkConfig { loss: LossModel::Bernoulli { p }, ..s1 };
     let heavy = LinkConfig {
         latency_us: 40 * MS,
-        jitter: JitterModel::pareto_with_p99_p999(30_000.0, 80_000.0).unwrap_or(JitterModel::Gaussian { sigma_us: 10_000.0 }),
+        jitter: JitterModel::pareto_with_p99_p999(30_000.0, 80_000.0)
+            .unwrap_or(JitterModel::Gaussian { sigma_us: 10_000.0 }),
         loss: LossModel::bursty(0.01, 3.0),
         ..LinkConfig::perfect()
     };
-    let step = |d: i64, l: LinkConfig| LinkConfig { latency_us: (l.latency_us as i64 + d * MS as i64).max(0) as u64, ..l };
+    let step =
+        |d: i64, l: LinkConfig| LinkConfig { latency_us: (l.latency_us as i64 + d * MS as i64).max(0) as u64, ..l };
     let mut v = vec![
         base("S0", "loopback, same process", link(0, 0.0), link(0, 0.0)),
         base("S1", "50/50 ms, gaussian jitter 5 ms", s1, s1),
@@ -80,13 +91,16 @@ pub fn all() -> Vec<Scenario> {
     s5b.changes = vec![(60 * SEC, Change::Up(step(200, s1))), (150 * SEC, Change::Down(step(-50, s1)))];
     v.push(s5b);
     let mut s5c = base("S5c", "route flap: +/-40 ms every 10 s", s1, s1);
-    s5c.changes = (1..30).map(|k| {
-        let d = if k % 2 == 1 { 40 } else { 0 };
-        (k * 10 * SEC, Change::Up(step(d, s1)))
-    }).flat_map(|(t, c)| {
-        let Change::Up(l) = c else { unreachable!() };
-        [(t, Change::Up(l)), (t, Change::Down(l))]
-    }).collect();
+    s5c.changes = (1..30)
+        .map(|k| {
+            let d = if k % 2 == 1 { 40 } else { 0 };
+            (k * 10 * SEC, Change::Up(step(d, s1)))
+        })
+        .flat_map(|(t, c)| {
+            let Change::Up(l) = c else { unreachable!() };
+            [(t, Change::Up(l)), (t, Change::Down(l))]
+        })
+        .collect();
     v.push(s5c);
     let mut s6 = base("S6", "client +1000 ppm, server -1000 ppm... then a drift step", s1, s1);
     s6.about = "clock drift: client +1000 ppm vs server, flipping to -1000 ppm at 150 s";

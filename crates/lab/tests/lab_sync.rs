@@ -22,7 +22,13 @@ fn scored(id: &str, controller: Controller) -> Metrics {
 fn scored_at(id: &str, controller: Controller, seed: u64) -> Metrics {
     type Runs = Mutex<HashMap<(String, &'static str, u64), Arc<OnceLock<Metrics>>>>;
     static RUNS: OnceLock<Runs> = OnceLock::new();
-    let cell = RUNS.get_or_init(Default::default).lock().unwrap().entry((id.to_string(), controller.name(), seed)).or_default().clone();
+    let cell = RUNS
+        .get_or_init(Default::default)
+        .lock()
+        .unwrap()
+        .entry((id.to_string(), controller.name(), seed))
+        .or_default()
+        .clone();
     *cell.get_or_init(|| {
         let cfg = LabConfig { seed, ..LabConfig::default() };
         let sc = by_id(id).unwrap();
@@ -125,7 +131,12 @@ fn s8_the_clients_own_stop_is_counted_apart() {
     let (m, cfg) = tickwire("S8");
     // 2 s of the scored 290 s: 0.69% of the ticks, less the few the lead had covered.
     assert!(m.late_frozen > 0.0060 && m.late_frozen <= 0.0069, "frozen share {:.3}%", m.late_frozen * 100.0);
-    assert!(m.late_rate - m.late_frozen <= cfg.epsilon, "late {:.2}% with {:.2}% frozen", m.late_rate * 100.0, m.late_frozen * 100.0);
+    assert!(
+        m.late_rate - m.late_frozen <= cfg.epsilon,
+        "late {:.2}% with {:.2}% frozen",
+        m.late_rate * 100.0,
+        m.late_frozen * 100.0
+    );
     assert!(!m.tick_went_back);
     // A scenario without a client stop has none.
     assert_eq!(scored("S1", Controller::Tickwire).late_frozen, 0.0);

@@ -335,7 +335,9 @@ impl JitterBuffer {
             // underflow ticks already ran with substitutes, so they stand in for the
             // lost inputs, which this one step skips. That takes back the slip the wait
             // made instead of substituting each lost input again, a tick apiece.
-            Some(t) if t > next && self.owed > 0 => (StepKind::Merged, ((t - next).min(self.owed) as usize + 1).min(max_merge)),
+            Some(t) if t > next && self.owed > 0 => {
+                (StepKind::Merged, ((t - next).min(self.owed) as usize + 1).min(max_merge))
+            }
             Some(t) if t > next => (StepKind::Lost, 0),
             Some(_) if span > limit => (StepKind::Merged, (span - limit + 1).min(max_merge)),
             Some(_) => (StepKind::Normal, 1),
@@ -406,7 +408,13 @@ mod tests {
     use super::*;
 
     fn cfg() -> JitterConfig {
-        JitterConfig { max_depth: 3, hard_cap: 10, max_starved_ticks: 5, late: LatePolicy::Delay, ..JitterConfig::default() }
+        JitterConfig {
+            max_depth: 3,
+            hard_cap: 10,
+            max_starved_ticks: 5,
+            late: LatePolicy::Delay,
+            ..JitterConfig::default()
+        }
     }
 
     #[test]

@@ -32,7 +32,13 @@ pub struct TickClockConfig {
 
 impl Default for TickClockConfig {
     fn default() -> Self {
-        TickClockConfig { tick_us: 1e6 / 60.0, max_frame_us: 250_000, max_speedup: 0.10, max_slowdown: 0.05, snap_threshold_ticks: 10.0 }
+        TickClockConfig {
+            tick_us: 1e6 / 60.0,
+            max_frame_us: 250_000,
+            max_speedup: 0.10,
+            max_slowdown: 0.05,
+            snap_threshold_ticks: 10.0,
+        }
     }
 }
 
@@ -42,7 +48,10 @@ impl TickClockConfig {
             return Err(format!("tick_us {} must be at least 100", self.tick_us));
         }
         if !(0.0..=0.5).contains(&self.max_speedup) || !(0.0..=0.5).contains(&self.max_slowdown) {
-            return Err(format!("max_speedup {} / max_slowdown {} must be in [0, 0.5]", self.max_speedup, self.max_slowdown));
+            return Err(format!(
+                "max_speedup {} / max_slowdown {} must be in [0, 0.5]",
+                self.max_speedup, self.max_slowdown
+            ));
         }
         if !(self.snap_threshold_ticks.is_finite() && self.snap_threshold_ticks >= 1.0) {
             return Err(format!("snap_threshold_ticks {} must be at least 1", self.snap_threshold_ticks));
@@ -84,7 +93,14 @@ pub struct TickClock {
 
 impl TickClock {
     pub fn new(cfg: TickClockConfig, start_tick: u64) -> Self {
-        TickClock { cfg, tick: start_tick, acc_us: 0.0, scale: 1.0, last_now: None, events: VecDeque::with_capacity(EVENTS_RESERVED) }
+        TickClock {
+            cfg,
+            tick: start_tick,
+            acc_us: 0.0,
+            scale: 1.0,
+            last_now: None,
+            events: VecDeque::with_capacity(EVENTS_RESERVED),
+        }
     }
 
     pub fn config(&self) -> &TickClockConfig {

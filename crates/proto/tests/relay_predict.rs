@@ -13,7 +13,9 @@ use tickwire_proto::relay::input_delay::InputDelay;
 use tickwire_proto::relay::join::{self, Hello, Welcome};
 use tickwire_proto::relay::messages::{self, PlayerStep, UpdateHead};
 use tickwire_proto::relay::relay_client_session::{ClientSessionEvent, RelayClientSessionConfig};
-use tickwire_proto::relay::relay_server_session::{KickCause, RejectReason, RelayServerSessionConfig, ServerSessionEvent};
+use tickwire_proto::relay::relay_server_session::{
+    KickCause, RejectReason, RelayServerSessionConfig, ServerSessionEvent,
+};
 use tickwire_proto::transport::{CHANNEL_RELIABLE, CHANNEL_UNRELIABLE, EndpointConfig, Event};
 
 const SECOND: u64 = 1_000_000;
@@ -21,7 +23,11 @@ const MAX_PREDICTION: u32 = 16;
 
 fn configs() -> (RelayServerSessionConfig, RelayClientSessionConfig) {
     let s = RelayServerSessionConfig { max_players: 8, checksum_interval: 30, ..RelayServerSessionConfig::default() };
-    let c = RelayClientSessionConfig { max_players: 8, max_prediction: MAX_PREDICTION, ..RelayClientSessionConfig::default() };
+    let c = RelayClientSessionConfig {
+        max_players: 8,
+        max_prediction: MAX_PREDICTION,
+        ..RelayClientSessionConfig::default()
+    };
     (s, c)
 }
 
@@ -95,7 +101,11 @@ fn four_clients_ten_minutes_100ms_rtt_jitter_and_5_percent_loss() {
         );
         assert_eq!(s.desyncs, 0, "client {i}: desyncs");
         assert!(!c.events.iter().any(|e| matches!(e, ClientSessionEvent::Desync { .. })));
-        assert!(s.checks_compared as f64 > 0.9 * ticks / 30.0, "client {i}: only {} checksum comparisons", s.checks_compared);
+        assert!(
+            s.checks_compared as f64 > 0.9 * ticks / 30.0,
+            "client {i}: only {} checksum comparisons",
+            s.checks_compared
+        );
         let compared = w.assert_same_states(i, w.joined_tick(i));
         assert!(compared as f64 > 0.99 * ticks, "client {i}: compared {compared} of {ticks} ticks");
         // The local player is mispredicted only where its input was late: by the
@@ -110,7 +120,11 @@ fn four_clients_ten_minutes_100ms_rtt_jitter_and_5_percent_loss() {
             j.ticks - j.normal
         );
         assert!(predicted as f64 > 0.95 * ticks, "client {i}: only {predicted} ticks were predicted");
-        assert!(engine_side <= j.ticks - j.normal, "client {i}: {engine_side} local mispredictions, {} late ticks", j.ticks - j.normal);
+        assert!(
+            engine_side <= j.ticks - j.normal,
+            "client {i}: {engine_side} local mispredictions, {} late ticks",
+            j.ticks - j.normal
+        );
         // Re-simulation is bounded by the maximum prediction.
         assert!(p.max_resim_depth <= MAX_PREDICTION, "client {i}: re-prediction depth {}", p.max_resim_depth);
         assert!(c.distance_max <= MAX_PREDICTION);
@@ -140,7 +154,13 @@ fn a_client_joining_at_minute_5_and_one_reconnecting_reach_the_servers_state() {
     // client reconnects as soon as the link is back and shows its token.
     let player1 = w.clients[1].session.player().expect("player");
     let token1 = w.clients[1].session.token().expect("token");
-    w.set_client_link(1, tickwire_proto::netsim::LinkConfig { loss: tickwire_proto::netsim::LossModel::Bernoulli { p: 1.0 }, ..link(0.0) });
+    w.set_client_link(
+        1,
+        tickwire_proto::netsim::LinkConfig {
+            loss: tickwire_proto::netsim::LossModel::Bernoulli { p: 1.0 },
+            ..link(0.0)
+        },
+    );
     w.run_for(7 * SECOND);
     w.set_client_link(1, link(0.05));
     w.run_for(300 * SECOND - w.net.now());
@@ -156,10 +176,20 @@ fn a_client_joining_at_minute_5_and_one_reconnecting_reach_the_servers_state() {
     assert_eq!(c1.session.stats().reconnects, 1);
     let pos = |f: &dyn Fn(&ClientSessionEvent) -> bool| c1.events.iter().position(f);
     let interrupted = pos(&|e| matches!(e, ClientSessionEvent::Interrupted { .. })).expect("interrupted");
-    let rejoined = pos(&|e| matches!(e, ClientSessionEvent::Joined { reconnect: true, player, .. } if *player == player1)).expect("rejoined");
+    let rejoined =
+        pos(&|e| matches!(e, ClientSessionEvent::Joined { reconnect: true, player, .. } if *player == player1))
+            .expect("rejoined");
     assert!(interrupted < rejoined);
-    assert!(w.server_events.iter().any(|e| matches!(e, ServerSessionEvent::PlayerInterrupted { player, .. } if *player == player1)));
-    assert!(w.server_events.iter().any(|e| matches!(e, ServerSessionEvent::PlayerReconnected { player, .. } if *player == player1)));
+    assert!(
+        w.server_events
+            .iter()
+            .any(|e| matches!(e, ServerSessionEvent::PlayerInterrupted { player, .. } if *player == player1))
+    );
+    assert!(
+        w.server_events
+            .iter()
+            .any(|e| matches!(e, ServerSessionEvent::PlayerReconnected { player, .. } if *player == player1))
+    );
     assert!(!w.server_events.iter().any(|e| matches!(e, ServerSessionEvent::PlayerLeft { .. })), "no slot timed out");
     let rejoin_tick = w.joined_tick(1);
     let n = w.assert_same_states(1, rejoin_tick);
@@ -180,7 +210,11 @@ fn a_client_joining_at_minute_5_and_one_reconnecting_reach_the_servers_state() {
     let tick = w.joined_tick(late);
     assert!(tick as f64 >= joined_at_us as f64 / TICK_US, "snapshot from minute 5 (tick {tick})");
     assert!(c.events.iter().any(|e| matches!(e, ClientSessionEvent::Synchronized { .. })));
-    assert!(c.advances_per_call_max <= catchup + MAX_PREDICTION as u64 + 1, "{} advances in one call", c.advances_per_call_max);
+    assert!(
+        c.advances_per_call_max <= catchup + MAX_PREDICTION as u64 + 1,
+        "{} advances in one call",
+        c.advances_per_call_max
+    );
     let n = w.assert_same_states(late, tick);
     println!("late joiner: same state as the server at all {n} ticks since tick {tick}");
     let st = c.session.stats();
@@ -190,8 +224,16 @@ fn a_client_joining_at_minute_5_and_one_reconnecting_reach_the_servers_state() {
     // Everyone else saw the new player arrive, and client 1 leave and come back.
     let new_player = c.session.player().unwrap();
     for i in [0, 2, 3] {
-        assert!(w.count_events(i, |e| matches!(e, ClientSessionEvent::PlayerJoined { player, .. } if *player == new_player)) >= 1);
-        assert!(w.count_events(i, |e| matches!(e, ClientSessionEvent::PlayerLeft { player, .. } if *player == player1)) >= 1);
+        assert!(
+            w.count_events(
+                i,
+                |e| matches!(e, ClientSessionEvent::PlayerJoined { player, .. } if *player == new_player)
+            ) >= 1
+        );
+        assert!(
+            w.count_events(i, |e| matches!(e, ClientSessionEvent::PlayerLeft { player, .. } if *player == player1))
+                >= 1
+        );
         assert_eq!(w.clients[i].session.stats().desyncs, 0);
         w.assert_same_states(i, w.joined_tick(i));
     }
@@ -242,7 +284,8 @@ fn an_injected_desync_is_detected_with_the_tick_and_both_checksums() {
     assert!(since > tick, "a new snapshot ({since})");
     // Checks of ticks before the new snapshot that were still on their way may fail;
     // none after it.
-    let late_desyncs = c.events.iter().filter(|e| matches!(e, ClientSessionEvent::Desync { tick, .. } if *tick >= since)).count();
+    let late_desyncs =
+        c.events.iter().filter(|e| matches!(e, ClientSessionEvent::Desync { tick, .. } if *tick >= since)).count();
     assert_eq!(late_desyncs, 0);
     assert!(c.session.stats().desyncs - desyncs_before <= 2);
     w.assert_same_states(1, since);
@@ -289,7 +332,11 @@ fn hostile_and_malformed_messages_are_dropped_and_counted() {
     send(&mut w, rogues[3], CHANNEL_UNRELIABLE, &inputs);
     send(&mut w, rogues[4], CHANNEL_RELIABLE, &hello(0, 2));
     w.run_for(SECOND);
-    let welcomed = w.net.take_events(rogues[4].0).into_iter().any(|e| matches!(e, Event::Message { channel: CHANNEL_RELIABLE, .. }));
+    let welcomed = w
+        .net
+        .take_events(rogues[4].0)
+        .into_iter()
+        .any(|e| matches!(e, Event::Message { channel: CHANNEL_RELIABLE, .. }));
     assert!(welcomed, "an honest-looking Hello gets a Welcome");
     for bad in [&[1u8, 2, 3][..], &[1u8][..], &[][..]] {
         messages::encode_client_inputs(&mut inputs, messages::NONE, 5, [bad].into_iter());
@@ -303,7 +350,11 @@ fn hostile_and_malformed_messages_are_dropped_and_counted() {
     assert_eq!(st.bad_hello, 1);
     assert_eq!(st.unknown_peer, 1);
     assert_eq!(st.malformed, 4);
-    let rejected = |r: RejectReason| w.server_events.iter().any(|e| matches!(e, ServerSessionEvent::ConnectionRejected { reason, .. } if *reason == r));
+    let rejected = |r: RejectReason| {
+        w.server_events
+            .iter()
+            .any(|e| matches!(e, ServerSessionEvent::ConnectionRejected { reason, .. } if *reason == r))
+    };
     assert!(rejected(RejectReason::BadToken) && rejected(RejectReason::Malformed) && rejected(RejectReason::WrongGame));
     assert!(rejected(RejectReason::NoHello), "the silent connection is closed after the Hello timeout");
     assert_eq!(st.rejected, 4);
@@ -317,13 +368,29 @@ fn hostile_and_malformed_messages_are_dropped_and_counted() {
     let mut evil: Vec<(u32, u8, Vec<u8>)> = Vec::new();
     let update = |players: &[PlayerStep]| {
         let mut b = Vec::new();
-        let h = UpdateHead { server_tick: 1, your_player: 0, shift: 0, input_ack: messages::NONE, depth: 0, first_input: messages::NONE, substituted: 0 };
+        let h = UpdateHead {
+            server_tick: 1,
+            your_player: 0,
+            shift: 0,
+            input_ack: messages::NONE,
+            depth: 0,
+            first_input: messages::NONE,
+            substituted: 0,
+        };
         messages::encode_server_update_head(&mut b, &h, &[], &[], 1, 1);
         messages::write_step(&mut b, players);
         b
     };
-    evil.push((server_peer, CHANNEL_UNRELIABLE, update(&[PlayerStep { player: 99, accepted: 1, inputs: vec![vec![0, 0]] }])));
-    evil.push((server_peer, CHANNEL_UNRELIABLE, update(&[PlayerStep { player: 0, accepted: 1, inputs: vec![vec![0, 0, 0]] }])));
+    evil.push((
+        server_peer,
+        CHANNEL_UNRELIABLE,
+        update(&[PlayerStep { player: 99, accepted: 1, inputs: vec![vec![0, 0]] }]),
+    ));
+    evil.push((
+        server_peer,
+        CHANNEL_UNRELIABLE,
+        update(&[PlayerStep { player: 0, accepted: 1, inputs: vec![vec![0, 0, 0]] }]),
+    ));
     let good_looking = update(&[PlayerStep { player: 0, accepted: 1, inputs: vec![vec![0, 0]] }]);
     evil.push((server_peer, CHANNEL_UNRELIABLE, good_looking[..good_looking.len() - 1].to_vec()));
     let welcome = |player: u16, input_size: u16, state: &[u8]| {
@@ -350,7 +417,10 @@ fn hostile_and_malformed_messages_are_dropped_and_counted() {
     for _ in 0..20 {
         w.run_for(SECOND);
         let now = w.server.stats();
-        assert!(now.empty_steps >= last.empty_steps && now.substituted_steps >= last.substituted_steps, "{last:?} then {now:?}");
+        assert!(
+            now.empty_steps >= last.empty_steps && now.substituted_steps >= last.substituted_steps,
+            "{last:?} then {now:?}"
+        );
         assert!(now.merged_steps >= last.merged_steps && now.late_inputs >= last.late_inputs, "{last:?} then {now:?}");
         last = now;
     }
@@ -359,7 +429,11 @@ fn hostile_and_malformed_messages_are_dropped_and_counted() {
     // The rogue that joined never acknowledges a step: once the steps it needs are no
     // longer kept, it is dropped.
     let rogue_player = w.server_events.iter().find_map(|e| match *e {
-        ServerSessionEvent::PlayerJoined { player, peer } if w.clients.iter().all(|c| c.session.player() != Some(player)) => Some((player, peer)),
+        ServerSessionEvent::PlayerJoined { player, peer }
+            if w.clients.iter().all(|c| c.session.player() != Some(player)) =>
+        {
+            Some((player, peer))
+        }
         _ => None,
     });
     let (rogue_player, _) = rogue_player.expect("the rogue joined");
@@ -392,7 +466,10 @@ fn latency_beyond_the_maximum_prediction_spills_into_input_delay() {
         let c = &w.clients[i];
         let s = c.session.stats();
         let mean = c.distance_sum / c.distance_n as f64;
-        println!("client {i}: delay {} ticks, prediction distance mean {mean:.2} max {}, {:?}", s.input_delay, c.distance_max, s.prediction);
+        println!(
+            "client {i}: delay {} ticks, prediction distance mean {mean:.2} max {}, {:?}",
+            s.input_delay, c.distance_max, s.prediction
+        );
         assert!(c.distance_max <= 8, "prediction never passes the maximum");
         assert!(s.input_delay >= 15, "the rest of the latency became input delay: {}", s.input_delay);
         assert!(mean > 2.5, "still predicting: {mean}");
@@ -416,7 +493,10 @@ fn fixed_and_rtt_based_input_delay_shorten_prediction() {
         let c = &w.clients[0];
         let s = c.session.stats();
         let mean = c.distance_sum / c.distance_n as f64;
-        println!("{delay:?}: delay {} prediction {mean:.2}, resimulated {}, remote mispredictions {}", s.input_delay, s.prediction.resimulated, s.prediction.remote_mispredictions);
+        println!(
+            "{delay:?}: delay {} prediction {mean:.2}, resimulated {}, remote mispredictions {}",
+            s.input_delay, s.prediction.resimulated, s.prediction.remote_mispredictions
+        );
         assert_eq!(s.prediction.local_mispredicted_on_time, 0);
         assert_eq!(s.desyncs, 0);
         w.assert_same_states(0, w.joined_tick(0));
@@ -446,7 +526,10 @@ fn a_client_back_after_the_slot_timeout_is_refused_and_gives_up() {
     // The server gave the slot up 3 s after the drop; the old token no longer opens
     // anything, and the client, refused, stops trying.
     let left = w.server_events.iter().position(|e| *e == ServerSessionEvent::PlayerLeft { player });
-    let refused = w.server_events.iter().position(|e| matches!(e, ServerSessionEvent::ConnectionRejected { reason: RejectReason::BadToken, .. }));
+    let refused = w
+        .server_events
+        .iter()
+        .position(|e| matches!(e, ServerSessionEvent::ConnectionRejected { reason: RejectReason::BadToken, .. }));
     assert!(left.expect("slot freed") < refused.expect("old token refused"));
     assert_eq!(w.server.stats().bad_tokens, 1, "refused once, not retried");
     let c = &w.clients[1];

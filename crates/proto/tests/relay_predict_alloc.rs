@@ -13,9 +13,9 @@ mod relay_game;
 use std::net::SocketAddr;
 
 use relay_game::{Answer, BoxGame, input_for};
-use tickwire_proto::rollback::AdvanceStatus;
 use tickwire_proto::relay::relay_client_session::{ClientSessionStats, RelayClientSession, RelayClientSessionConfig};
 use tickwire_proto::relay::relay_server_session::{RelayServerSession, RelayServerSessionConfig};
+use tickwire_proto::rollback::AdvanceStatus;
 use tickwire_proto::transport::{Endpoint, EndpointConfig};
 use tickwire_proto::wire::MAX_DATAGRAM_SIZE;
 
@@ -77,8 +77,10 @@ fn a_client_stall_does_not_allocate_either() {
 /// Runs the match; `stall`: when the clients' side does nothing. Returns the clients'
 /// figures.
 fn run_match(stall: Option<std::ops::Range<u64>>) -> Vec<ClientSessionStats> {
-    let addrs: Vec<SocketAddr> = ["127.0.0.1:1000", "127.0.0.1:2001", "127.0.0.1:2002"].iter().map(|a| a.parse().unwrap()).collect();
-    let mut server_ep = Endpoint::new(EndpointConfig { max_incoming: 8, seed: 1, ..EndpointConfig::default() }, 0).unwrap();
+    let addrs: Vec<SocketAddr> =
+        ["127.0.0.1:1000", "127.0.0.1:2001", "127.0.0.1:2002"].iter().map(|a| a.parse().unwrap()).collect();
+    let mut server_ep =
+        Endpoint::new(EndpointConfig { max_incoming: 8, seed: 1, ..EndpointConfig::default() }, 0).unwrap();
     let scfg = RelayServerSessionConfig { max_players: 4, ..RelayServerSessionConfig::default() };
     let mut server = RelayServerSession::new(scfg, 0).unwrap();
     let mut server_game = BoxGame::new(4, server.state_slots());
@@ -92,7 +94,13 @@ fn run_match(stall: Option<std::ops::Range<u64>>) -> Vec<ClientSessionStats> {
             ClientSide { ep, session, game, pushed: 0 }
         })
         .collect();
-    let mut wire = Wire { bufs: vec![[0; MAX_DATAGRAM_SIZE]; WIRE_SLOTS], meta: vec![(0, 0, 0, 0); WIRE_SLOTS], head: 0, len: 0, sent: 0 };
+    let mut wire = Wire {
+        bufs: vec![[0; MAX_DATAGRAM_SIZE]; WIRE_SLOTS],
+        meta: vec![(0, 0, 0, 0); WIRE_SLOTS],
+        head: 0,
+        len: 0,
+        sent: 0,
+    };
     let mut buf = [0u8; MAX_DATAGRAM_SIZE];
     let warmup = 30_000_000;
     let end = 90_000_000;
@@ -180,9 +188,12 @@ fn run_match(stall: Option<std::ops::Range<u64>>) -> Vec<ClientSessionStats> {
             repredictions_before = clients.iter().map(|c| c.session.stats().prediction.repredictions).sum();
         }
     }
-    let repredictions: u64 = clients.iter().map(|c| c.session.stats().prediction.repredictions).sum::<u64>() - repredictions_before;
+    let repredictions: u64 =
+        clients.iter().map(|c| c.session.stats().prediction.repredictions).sum::<u64>() - repredictions_before;
     let resim: u64 = clients.iter().map(|c| c.game.resimulated).sum();
-    println!("{ticks} client ticks, {repredictions} re-predictions, {resim} resimulated ticks, {counted} allocations ({warmup_allocs} while joining)");
+    println!(
+        "{ticks} client ticks, {repredictions} re-predictions, {resim} resimulated ticks, {counted} allocations ({warmup_allocs} while joining)"
+    );
     assert!(warmup_allocs > 0, "the counter sees the clients' side (joining allocates)");
     assert!(ticks > 2 * 55 * 60, "clients ran: {ticks} ticks");
     assert!(repredictions > 100, "the path under test includes re-predictions: {repredictions}");

@@ -26,9 +26,9 @@ use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use relay_game::Answer;
 use relay_world::{FRAME_US, World, link};
 use tickwire_proto::netsim::{LinkConfig, LossModel};
-use tickwire_proto::rollback::AdvanceStatus;
 use tickwire_proto::relay::relay_client_session::RelayClientSessionConfig;
 use tickwire_proto::relay::relay_server_session::{RelayServerSessionConfig, ServerSessionEvent};
+use tickwire_proto::rollback::AdvanceStatus;
 
 #[global_allocator]
 static GLOBAL: counting_alloc::Counting = counting_alloc::Counting;
@@ -70,7 +70,13 @@ struct Tally {
 
 impl Tally {
     fn session(&self) -> u64 {
-        self.on_event + self.ticks_due + self.advance + self.poll_request + self.answers + self.poll_event + self.send_messages
+        self.on_event
+            + self.ticks_due
+            + self.advance
+            + self.poll_request
+            + self.answers
+            + self.poll_event
+            + self.send_messages
     }
 }
 
@@ -101,8 +107,12 @@ fn frame(w: &mut World, t: &mut Tally) -> u64 {
             t.poll_request += counting_alloc::thread_allocations() - before;
             let Some(r) = r else { break };
             match w.server_game.apply(r) {
-                Some(Answer::Saved(tick, c)) => counted(&mut t.answers, || w.server.confirm_save(tick, c)).expect("save requested"),
-                Some(Answer::State(tick, b)) => counted(&mut t.answers, || w.server.provide_state(tick, &b)).expect("dump requested"),
+                Some(Answer::Saved(tick, c)) => {
+                    counted(&mut t.answers, || w.server.confirm_save(tick, c)).expect("save requested")
+                }
+                Some(Answer::State(tick, b)) => {
+                    counted(&mut t.answers, || w.server.provide_state(tick, &b)).expect("dump requested")
+                }
                 None => {}
             }
         }
@@ -120,7 +130,8 @@ fn frame(w: &mut World, t: &mut Tally) -> u64 {
 
 #[test]
 fn steady_state_server_ticks_do_not_allocate() {
-    let scfg = RelayServerSessionConfig { max_players: 4, checksum_interval: 30, ..RelayServerSessionConfig::default() };
+    let scfg =
+        RelayServerSessionConfig { max_players: 4, checksum_interval: 30, ..RelayServerSessionConfig::default() };
     let ccfg = RelayClientSessionConfig { max_players: 4, ..RelayClientSessionConfig::default() };
     let mut w = World::new(23, link(0.05), scfg, ccfg);
     SERVER_NODE.store(w.server_node, Ordering::Relaxed);

@@ -40,7 +40,14 @@ fn run_with(seconds: u64, link: LinkConfig, seed: u64, scfg: RelayServerConfig) 
         let now = net.now();
         clients[i].connect(now, net.endpoint(nodes[i]), saddr).unwrap();
     }
-    let mut out = Run { server_steps: BTreeMap::new(), client_steps: vec![Vec::new(); n], pushed: vec![Vec::new(); n], players: Vec::new(), stats: Vec::new(), jitter: Vec::new() };
+    let mut out = Run {
+        server_steps: BTreeMap::new(),
+        client_steps: vec![Vec::new(); n],
+        pushed: vec![Vec::new(); n],
+        players: Vec::new(),
+        stats: Vec::new(),
+        jitter: Vec::new(),
+    };
     let mut next_server_tick = 0.0f64;
     let mut seq = vec![0u32; n];
     let end = seconds * 1_000_000;
@@ -75,7 +82,8 @@ fn run_with(seconds: u64, link: LinkConfig, seed: u64, scfg: RelayServerConfig) 
     }
     for i in 0..n {
         out.players.push(clients[i].player().expect("player known"));
-        let peer = server.clients().find(|&p| server.player_of(p) == Some(out.players[i])).expect("client still connected");
+        let peer =
+            server.clients().find(|&p| server.player_of(p) == Some(out.players[i])).expect("client still connected");
         out.jitter.push(server.jitter_stats(peer).expect("client still connected"));
         let now = net.now();
         let st = clients[i].stats(now, net.endpoint(nodes[i]));
@@ -85,7 +93,12 @@ fn run_with(seconds: u64, link: LinkConfig, seed: u64, scfg: RelayServerConfig) 
 }
 
 fn s1(loss: f64) -> LinkConfig {
-    LinkConfig { latency_us: 50 * MS, jitter: JitterModel::Gaussian { sigma_us: 5_000.0 }, loss: LossModel::Bernoulli { p: loss }, ..LinkConfig::perfect() }
+    LinkConfig {
+        latency_us: 50 * MS,
+        jitter: JitterModel::Gaussian { sigma_us: 5_000.0 },
+        loss: LossModel::Bernoulli { p: loss },
+        ..LinkConfig::perfect()
+    }
 }
 
 /// The steps each client received, checked against the server's, and each client's
@@ -108,12 +121,18 @@ fn check_steps_and_inputs(r: &Run) -> Vec<usize> {
             .filter(|p| p.accepted > 0)
             .flat_map(|p| p.inputs.clone())
             .collect();
-        let start = r.pushed[i].iter().position(|x| Some(x) == applied.first()).expect("first applied input was pushed");
+        let start =
+            r.pushed[i].iter().position(|x| Some(x) == applied.first()).expect("first applied input was pushed");
         let pushed = &r.pushed[i][start..start + applied.len()];
         let mut substituted = 0;
         for k in 0..applied.len() {
             if applied[k] != pushed[k] {
-                assert!(k > 0 && applied[k] == applied[k - 1], "client {i}: applied input {k} is {:?}, pushed {:?}", applied[k], pushed[k]);
+                assert!(
+                    k > 0 && applied[k] == applied[k - 1],
+                    "client {i}: applied input {k} is {:?}, pushed {:?}",
+                    applied[k],
+                    pushed[k]
+                );
                 substituted += 1;
             }
         }
@@ -162,12 +181,20 @@ fn sync_figures_are_sane_on_a_lossy_jittery_link() {
         let steps = r.client_steps[i].len() as f64;
         // Empty steps include the start-up, before the lead loop has any margin.
         assert!((st.empty_steps as f64) < 0.02 * steps, "client {i}: {} empty steps of {steps}", st.empty_steps);
-        assert!(st.margin_quantile_ticks > -0.5 && st.margin_quantile_ticks < 1.5, "client {i}: margin quantile {}", st.margin_quantile_ticks);
+        assert!(
+            st.margin_quantile_ticks > -0.5 && st.margin_quantile_ticks < 1.5,
+            "client {i}: margin quantile {}",
+            st.margin_quantile_ticks
+        );
         assert!(st.lead_ticks > 3.0 && st.lead_ticks < 9.0, "client {i}: lead {}", st.lead_ticks);
         assert!(st.copies >= 2, "client {i}: 5% loss needs copies, has {}", st.copies);
         assert!(st.uplink_loss > 0.02 && st.uplink_loss < 0.09, "client {i}: loss estimate {}", st.uplink_loss);
         assert!((st.time_scale - 1.0).abs() <= 0.1);
-        assert!(st.interp_delay_ticks > 2.0 && st.interp_delay_ticks < 12.0, "client {i}: interp delay {}", st.interp_delay_ticks);
+        assert!(
+            st.interp_delay_ticks > 2.0 && st.interp_delay_ticks < 12.0,
+            "client {i}: interp delay {}",
+            st.interp_delay_ticks
+        );
         assert!(st.authoritative_tick > 0);
     }
 }

@@ -18,7 +18,6 @@ static GLOBAL: counting_alloc::Counting = counting_alloc::Counting;
 
 const WIRE_SLOTS: usize = 512;
 
-
 /// A preallocated FIFO delay line between two endpoints, dropping every 20th datagram.
 struct Wire {
     bufs: Vec<[u8; MAX_DATAGRAM_SIZE]>,
@@ -98,10 +97,29 @@ fn p2p_steady_state_ticks_do_not_allocate() {
     let a_addr: SocketAddr = "127.0.0.1:1000".parse().unwrap();
     let b_addr: SocketAddr = "127.0.0.1:2000".parse().unwrap();
     let mut sides = [
-        Side { ep: Endpoint::new(EndpointConfig { seed: 1, ..EndpointConfig::default() }, 0).unwrap(), addr: a_addr, session: None, game: Game::new(2, 1), player: 0 },
-        Side { ep: Endpoint::new(EndpointConfig { seed: 2, max_incoming: 2, ..EndpointConfig::default() }, 0).unwrap(), addr: b_addr, session: None, game: Game::new(2, 1), player: 1 },
+        Side {
+            ep: Endpoint::new(EndpointConfig { seed: 1, ..EndpointConfig::default() }, 0).unwrap(),
+            addr: a_addr,
+            session: None,
+            game: Game::new(2, 1),
+            player: 0,
+        },
+        Side {
+            ep: Endpoint::new(EndpointConfig { seed: 2, max_incoming: 2, ..EndpointConfig::default() }, 0).unwrap(),
+            addr: b_addr,
+            session: None,
+            game: Game::new(2, 1),
+            player: 1,
+        },
     ];
-    let mut wire = Wire { bufs: vec![[0; MAX_DATAGRAM_SIZE]; WIRE_SLOTS], meta: vec![(0, 0, 0); WIRE_SLOTS], head: 0, len: 0, latency: 4 * TICK_US, sent: 0 };
+    let mut wire = Wire {
+        bufs: vec![[0; MAX_DATAGRAM_SIZE]; WIRE_SLOTS],
+        meta: vec![(0, 0, 0); WIRE_SLOTS],
+        head: 0,
+        len: 0,
+        latency: 4 * TICK_US,
+        sent: 0,
+    };
     let mut buf = Box::new([0u8; MAX_DATAGRAM_SIZE]);
     let a_peer = sides[0].ep.connect(0, b_addr).unwrap();
     let mut b_peer = None;
@@ -113,7 +131,11 @@ fn p2p_steady_state_ticks_do_not_allocate() {
         assert!(now < 5_000_000, "handshake");
     }
     for (i, remote) in [(0, a_peer), (1, b_peer.unwrap())] {
-        let kinds = if i == 0 { [PlayerKind::Local, PlayerKind::Remote(remote)] } else { [PlayerKind::Remote(remote), PlayerKind::Local] };
+        let kinds = if i == 0 {
+            [PlayerKind::Local, PlayerKind::Remote(remote)]
+        } else {
+            [PlayerKind::Remote(remote), PlayerKind::Local]
+        };
         let session = P2pSession::new(P2pConfig::default(), &kinds, now).unwrap();
         sides[i].game = Game::new(2, session.state_slots());
         sides[i].game.record = false;

@@ -34,7 +34,8 @@ fn a_vanished_peer_times_out_and_the_rest_resimulate_identically() {
         let p = &mesh.peers[i];
         let gone = p.ids[2];
         let pos = |f: &dyn Fn(&Event) -> bool| p.events.iter().position(f);
-        let interrupted = pos(&|e| matches!(e, Event::PeerInterrupted { peer, .. } if *peer == gone)).expect("interrupted");
+        let interrupted =
+            pos(&|e| matches!(e, Event::PeerInterrupted { peer, .. } if *peer == gone)).expect("interrupted");
         let disconnected = pos(&|e| *e == Event::PeerDisconnected { peer: gone }).expect("timed out");
         assert!(interrupted < disconnected);
         assert!(!p.events.iter().any(|e| matches!(e, Event::PeerResumed { .. })));
@@ -69,11 +70,17 @@ fn a_short_silence_is_interrupted_then_resumed() {
     mesh.run_until(start + 20 * SEC);
     for (i, p) in mesh.peers.iter().enumerate() {
         let other = p.ids[1 - i];
-        let interrupted = p.events.iter().position(|e| matches!(e, Event::PeerInterrupted { peer, .. } if *peer == other));
+        let interrupted =
+            p.events.iter().position(|e| matches!(e, Event::PeerInterrupted { peer, .. } if *peer == other));
         let resumed = p.events.iter().position(|e| *e == Event::PeerResumed { peer: other });
         assert!(interrupted.is_some() && resumed > interrupted, "peer {i}: {:?}", p.events);
-        assert!(!p.events.iter().any(|e| matches!(e, Event::PeerDisconnected { .. } | Event::PlayerDisconnected { .. })));
-        assert!(p.events.iter().any(|e| matches!(e, Event::PredictionWindowFull { .. })), "peer {i} stalled at the window");
+        assert!(
+            !p.events.iter().any(|e| matches!(e, Event::PeerDisconnected { .. } | Event::PlayerDisconnected { .. }))
+        );
+        assert!(
+            p.events.iter().any(|e| matches!(e, Event::PredictionWindowFull { .. })),
+            "peer {i} stalled at the window"
+        );
     }
     let end = mesh.confirmed();
     assert!(end > 1_000);

@@ -89,7 +89,12 @@ fn time_sync_pulls_a_fast_clock_back_smoothly() {
     assert!(ticks_diff.abs() <= 2, "ticks stay together: {ticks_diff}");
     assert!((0.95..1.0).contains(&min_scale), "the fast peer was slowed, within bounds: {min_scale}");
     assert!(max_ahead < 2.0, "frames ahead stayed bounded: {max_ahead}");
-    assert!((a.frames_ahead + b.frames_ahead).abs() < 0.1, "both sides see the same offset: {} {}", a.frames_ahead, b.frames_ahead);
+    assert!(
+        (a.frames_ahead + b.frames_ahead).abs() < 0.1,
+        "both sides see the same offset: {} {}",
+        a.frames_ahead,
+        b.frames_ahead
+    );
     assert_eq!(b.window_full + a.window_full, 0, "synced by dilation, never by stalling");
     mesh.assert_in_sync(0, mesh.confirmed());
 }

@@ -31,7 +31,11 @@ fn ten_minutes(peers: usize, per_peer: usize, delay: u32, seed: u64) {
         assert!(st.frames_ahead.abs() < 2.0, "peer {i}: frames ahead {}", st.frames_ahead);
         assert!(p.events.iter().all(|e| !matches!(e, Event::RollbackTooFar { .. })));
         let expected = (peers as u64 - 1) * confirmed as u64 / 10;
-        assert!(st.checks_compared > expected * 9 / 10, "peer {i}: desync detection was active ({} of ~{expected} checks)", st.checks_compared);
+        assert!(
+            st.checks_compared > expected * 9 / 10,
+            "peer {i}: desync detection was active ({} of ~{expected} checks)",
+            st.checks_compared
+        );
         assert_eq!(st.desyncs, 0);
         eprintln!("peer {i}: {st:?}, sims {} resims {}", p.game.advances, p.game.resimulated);
     }
@@ -99,7 +103,9 @@ fn inputs_lost_in_a_long_burst_are_refreshed() {
     let bursty = LinkConfig { latency_us: 3 * TICK_US, loss: LossModel::bursty(0.05, 6.0), ..LinkConfig::perfect() };
     let (all_bytes, all_confirmed, _) = run_pair(23, bursty, 0, 120);
     let (bytes, confirmed, refreshes) = run_pair(23, bursty, 8, 120);
-    eprintln!("bursty: {confirmed} ticks, {bytes} B, {refreshes} refreshes; all unacked every time: {all_confirmed} ticks, {all_bytes} B");
+    eprintln!(
+        "bursty: {confirmed} ticks, {bytes} B, {refreshes} refreshes; all unacked every time: {all_confirmed} ticks, {all_bytes} B"
+    );
     assert!(refreshes > 0, "some bursts outlasted 8 copies");
     assert!(confirmed > 6_800, "2 minutes at 60 Hz confirm ~7200 ticks, got {confirmed}");
     assert!(confirmed * 100 >= all_confirmed * 98, "{confirmed} vs {all_confirmed} ticks");

@@ -23,7 +23,8 @@ fn spectator_joining_at_minute_5_ends_in_sync() {
     let host_addr = mesh.net.addr(mesh.peers[0].node);
     let now = mesh.net.local_now(spec_node);
     let host_on_spec = mesh.net.endpoint(spec_node).connect(now, host_addr).unwrap();
-    let cfg = SpectatorConfig { players: 2, input_size: 2, max_behind: 10, catchup_speed: 3, ..SpectatorConfig::default() };
+    let cfg =
+        SpectatorConfig { players: 2, input_size: 2, max_behind: 10, catchup_speed: 3, ..SpectatorConfig::default() };
     let mut spec = SpectatorSession::new(cfg, host_on_spec).unwrap();
     let mut game = Game::new(2, 1);
     game.state.iter_mut().for_each(|w| *w = 0);
@@ -63,7 +64,11 @@ fn spectator_joining_at_minute_5_ends_in_sync() {
     assert!(restored_at > 17_000, "snapshot from around minute 5, tick {restored_at}");
     let host = &mesh.peers[0];
     let confirmed = host.session.stats().confirmed_tick;
-    assert!(confirmed - spec.current_tick() <= 12, "caught up: host confirmed {confirmed}, spectator at {}", spec.current_tick());
+    assert!(
+        confirmed - spec.current_tick() <= 12,
+        "caught up: host confirmed {confirmed}, spectator at {}",
+        spec.current_tick()
+    );
     let mut compared = 0;
     for &(t, c) in &sums {
         if let Some(Some(h)) = host.game.checksums.get(t as usize) {

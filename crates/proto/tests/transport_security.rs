@@ -5,7 +5,9 @@ use std::net::SocketAddr;
 use tickwire_proto::netsim::LinkConfig;
 use tickwire_proto::rng::Rng;
 use tickwire_proto::sim::SimNet;
-use tickwire_proto::transport::{COOKIE_LIFETIME_US, DisconnectReason, Endpoint, EndpointConfig, Event, CHANNEL_RELIABLE};
+use tickwire_proto::transport::{
+    CHANNEL_RELIABLE, COOKIE_LIFETIME_US, DisconnectReason, Endpoint, EndpointConfig, Event,
+};
 use tickwire_proto::wire::{self, MAX_DATAGRAM_SIZE, PROTOCOL_VERSION, PayloadHeader};
 
 fn pid() -> u32 {
@@ -171,9 +173,9 @@ fn malformed_datagrams_are_counted_and_harmless() {
     let mut cases: Vec<Vec<u8>> = vec![
         vec![],
         vec![6],
-        good[..good.len() - 1].to_vec(),      // truncated header
-        vec![0xFF; 40],                       // random-ish, wrong protocol id
-        vec![0u8; MAX_DATAGRAM_SIZE + 1],     // oversized
+        good[..good.len() - 1].to_vec(),  // truncated header
+        vec![0xFF; 40],                   // random-ish, wrong protocol id
+        vec![0u8; MAX_DATAGRAM_SIZE + 1], // oversized
     ];
     let mut wrong_version = good.clone();
     wrong_version[1] = PROTOCOL_VERSION + 1;
@@ -255,11 +257,11 @@ fn authenticated_peer_with_broken_frames() {
         p => panic!("{p:?}"),
     };
     let lies: [&[u8]; 5] = [
-        &[0x02, 200, 1, 2],                        // unreliable frame longer than the packet
-        &[0xC2, 0, 0, 5, 0, 3, 0, 1, 1],           // fragment index 5 of 3
-        &[0x82, 0, 0, 0x80, 0x80],                 // non-canonical length
+        &[0x02, 200, 1, 2],                          // unreliable frame longer than the packet
+        &[0xC2, 0, 0, 5, 0, 3, 0, 1, 1],             // fragment index 5 of 3
+        &[0x82, 0, 0, 0x80, 0x80],                   // non-canonical length
         &[0xC2, 0, 0, 0, 0, 2, 0, 5, 1, 2, 3, 4, 5], // first of 2 fragments not full-size
-        &[0x40],                                  // sequenced frame with no seq
+        &[0x40],                                     // sequenced frame with no seq
     ];
     for (i, frames) in lies.iter().enumerate() {
         let mut d = Vec::new();

@@ -73,7 +73,11 @@ fn reliable_ordered_exactly_once_in_order_under_hostile_link() {
     // 3000 messages of varied sizes (some fragmented), sent 5 per 16 ms tick.
     let total = 3000u32;
     let msg = |i: u32| -> Vec<u8> {
-        let len = match i % 50 { 0 => 3000, 1 => 0, _ => (i as usize * 37) % 200 + 4 };
+        let len = match i % 50 {
+            0 => 3000,
+            1 => 0,
+            _ => (i as usize * 37) % 200 + 4,
+        };
         let mut v = vec![(i % 251) as u8; len];
         if len >= 4 {
             v[..4].copy_from_slice(&i.to_le_bytes());
@@ -134,16 +138,19 @@ fn one_mebibyte_message_reassembles() {
         let big: Vec<u8> = (0..(1u32 << 20)).map(|i| (i.wrapping_mul(2_654_435_761) >> 24) as u8).collect();
         net.endpoint(c).send(cp, CHANNEL_RELIABLE, &big).unwrap();
         let mut got = None;
-        assert!(net.run_until(16 * MS, 60 * SEC, |n| {
-            n.flush(c);
-            n.flush(s);
-            for e in n.take_events(s) {
-                if let Event::Message { data, .. } = e {
-                    got = Some(data);
+        assert!(
+            net.run_until(16 * MS, 60 * SEC, |n| {
+                n.flush(c);
+                n.flush(s);
+                for e in n.take_events(s) {
+                    if let Event::Message { data, .. } = e {
+                        got = Some(data);
+                    }
                 }
-            }
-            got.is_some()
-        }), "seed {seed}: 1 MiB message not delivered");
+                got.is_some()
+            }),
+            "seed {seed}: 1 MiB message not delivered"
+        );
         assert!(got.unwrap() == big, "seed {seed}: reassembled bytes differ");
     }
 }
@@ -191,7 +198,11 @@ fn silent_peer_times_out_with_reason_timeout() {
     for (side, r) in [("client", cr), ("server", sr)] {
         let (reason, at) = r.unwrap_or_else(|| panic!("{side} never timed out"));
         assert_eq!(reason, DisconnectReason::Timeout, "{side}");
-        assert!(at - t0 >= timeout - 100 * MS && at - t0 <= timeout + 200 * MS, "{side} timed out after {} us", at - t0);
+        assert!(
+            at - t0 >= timeout - 100 * MS && at - t0 <= timeout + 200 * MS,
+            "{side} timed out after {} us",
+            at - t0
+        );
     }
 }
 

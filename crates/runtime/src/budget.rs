@@ -66,11 +66,7 @@ impl EngineBudget {
     /// `Err(pending)` if a message of `len` bytes could take the queue over `limit`.
     pub(crate) fn check(&self, len: usize, limit: usize) -> Result<(), u64> {
         let pending = self.submitted.wrapping_add(self.shared.offset.load(Ordering::Relaxed));
-        if pending.saturating_add(len as u64) > limit as u64 {
-            Err(pending)
-        } else {
-            Ok(())
-        }
+        if pending.saturating_add(len as u64) > limit as u64 { Err(pending) } else { Ok(()) }
     }
 
     /// Records a message of `len` bytes put in the command queue.

@@ -12,16 +12,16 @@ use crossbeam_channel::{Receiver, RecvTimeoutError, Sender, TryRecvError, TrySen
 use super::budget::{EngineBudget, SendBudget};
 use super::pool::BufferPool;
 use super::protocol::Protocol;
-use super::thread::{self, Command, RuntimeStats, Shared, ThreadMsg, ThreadParts, IDLE_CAP};
-use super::{socket, waker, Direction, FullQueue, HostConfig, HostError, HostEvent};
-use tickwire_proto::clock::{Clock, Micros};
-use crate::system_clock::SystemClock;
-use tickwire_proto::netsim::LinkConfig;
+use super::thread::{self, Command, IDLE_CAP, RuntimeStats, Shared, ThreadMsg, ThreadParts};
+use super::{Direction, FullQueue, HostConfig, HostError, HostEvent, socket, waker};
 use crate::os_seed::os_seed;
-use tickwire_proto::wire::MAX_DATAGRAM_SIZE;
+use crate::system_clock::SystemClock;
+use tickwire_proto::clock::{Clock, Micros};
+use tickwire_proto::netsim::LinkConfig;
 use tickwire_proto::transport::{
-    ChannelKind, ConnectionStats, Endpoint, EndpointConfig, EndpointStats, PeerId, PeerIdAllocator, MAX_UNRELIABLE,
+    ChannelKind, ConnectionStats, Endpoint, EndpointConfig, EndpointStats, MAX_UNRELIABLE, PeerId, PeerIdAllocator,
 };
+use tickwire_proto::wire::MAX_DATAGRAM_SIZE;
 
 /// Commands (sends, flushes, connects, ...) that may wait for the network thread.
 /// Beyond this, calls fail with [`HostError::QueueFull`] ([`FullQueue::Commands`])
@@ -108,7 +108,8 @@ impl Host {
         validate_sim(Direction::Outbound, cfg.outbound_sim.as_ref())?;
         validate_sim(Direction::Inbound, cfg.inbound_sim.as_ref())?;
         let clock = SystemClock::new();
-        let endpoint = Endpoint::new(cfg.endpoint.clone(), clock.now_us()).map_err(|e| HostError::Config(e.to_string()))?;
+        let endpoint =
+            Endpoint::new(cfg.endpoint.clone(), clock.now_us()).map_err(|e| HostError::Config(e.to_string()))?;
         let ids = endpoint.peer_id_allocator();
         Self::start_with(cfg, endpoint, ids, clock, IDLE_CAP)
     }
@@ -122,11 +123,12 @@ impl Host {
         idle_cap: Duration,
     ) -> Result<Host, HostError> {
         let socket = socket::bind(&cfg)?;
-        let local_addr = socket
-            .local_addr()
-            .map_err(|source| HostError::Io { context: format!("reading the local address of {}", cfg.bind), source })?;
-        let (waker, waiter) = waker::pair()
-            .map_err(|source| HostError::Io { context: "creating the wake pipe".into(), source })?;
+        let local_addr = socket.local_addr().map_err(|source| HostError::Io {
+            context: format!("reading the local address of {}", cfg.bind),
+            source,
+        })?;
+        let (waker, waiter) =
+            waker::pair().map_err(|source| HostError::Io { context: "creating the wake pipe".into(), source })?;
         let shared = Arc::new(Shared {
             waker,
             shutdown: AtomicBool::new(false),

@@ -45,7 +45,7 @@ use std::net::SocketAddr;
 use tickwire_proto::netsim::LinkConfig;
 use tickwire_proto::transport::{DisconnectReason, EndpointConfig, PeerId};
 
-pub use host::{Host, COMMAND_QUEUE_CAPACITY, SHUTDOWN_WAIT};
+pub use host::{COMMAND_QUEUE_CAPACITY, Host, SHUTDOWN_WAIT};
 pub use session::{Mode, Session, SessionConfig, SessionEvent, SessionFailure, SessionStats};
 pub use system_clock::SystemClock;
 pub use thread::RuntimeStats;

@@ -179,7 +179,8 @@ pub(crate) mod fake {
             None
         }
         fn stats(&self, peer: PeerId) -> Option<ConnectionStats> {
-            self.addr_of(peer).map(|_| ConnectionStats { packets_sent: self.stats.datagrams_sent, ..Default::default() })
+            self.addr_of(peer)
+                .map(|_| ConnectionStats { packets_sent: self.stats.datagrams_sent, ..Default::default() })
         }
         fn endpoint_stats(&self) -> EndpointStats {
             self.stats

@@ -17,7 +17,7 @@ use std::collections::hash_map::Entry;
 use std::collections::{HashMap, VecDeque};
 use std::io;
 use std::net::{SocketAddr, UdpSocket};
-use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
@@ -30,11 +30,11 @@ use super::pool::BufferPool;
 use super::protocol::Protocol;
 use super::waker::{Waiter, Waker};
 use super::{Direction, HostEvent};
-use tickwire_proto::clock::{Clock, Micros};
+use crate::os_seed::os_seed;
 use crate::system_clock::SystemClock;
+use tickwire_proto::clock::{Clock, Micros};
 use tickwire_proto::netsim::{LinkConditioner, LinkConfig};
 use tickwire_proto::rng::Rng;
-use crate::os_seed::os_seed;
 use tickwire_proto::transport::{ConnectionStats, DisconnectReason, EndpointStats, Event, PeerId, SendError};
 use tickwire_proto::wire::MAX_DATAGRAM_SIZE;
 
@@ -62,11 +62,24 @@ const BACKLOG_RETRY_US: Micros = 1_000;
 #[derive(Debug)]
 pub(crate) enum Command {
     /// `budget` is the peer's send-queue accounting, shared with the engine side.
-    Connect { peer: PeerId, addr: SocketAddr, budget: Arc<SendBudget> },
-    Send { peer: PeerId, channel: u8, data: Vec<u8> },
+    Connect {
+        peer: PeerId,
+        addr: SocketAddr,
+        budget: Arc<SendBudget>,
+    },
+    Send {
+        peer: PeerId,
+        channel: u8,
+        data: Vec<u8>,
+    },
     Flush,
-    Disconnect { peer: PeerId },
-    SetSim { dir: Direction, cfg: Option<LinkConfig> },
+    Disconnect {
+        peer: PeerId,
+    },
+    SetSim {
+        dir: Direction,
+        cfg: Option<LinkConfig>,
+    },
 }
 
 /// What the thread tells the engine, in order.

@@ -14,7 +14,9 @@ impl From<HostError> for SendError {
             HostError::BadChannel(c) => SendError::BadChannel(c),
             HostError::TooLarge { size, max } => SendError::TooLarge { size, max },
             // A stalled peer refuses every send: no text to allocate for each.
-            HostError::QueueFull(FullQueue::PeerSendQueue { pending, limit, .. }) => SendError::QueueFull { queued: usize::try_from(pending).unwrap_or(usize::MAX), limit },
+            HostError::QueueFull(FullQueue::PeerSendQueue { pending, limit, .. }) => {
+                SendError::QueueFull { queued: usize::try_from(pending).unwrap_or(usize::MAX), limit }
+            }
             other => SendError::Unavailable(other.to_string()),
         }
     }

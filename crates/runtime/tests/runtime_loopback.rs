@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 
 use tickwire_proto::netsim::{JitterModel, LinkConfig, LossModel};
 use tickwire_proto::transport::{
-    DisconnectReason, EndpointConfig, PeerId, CHANNEL_RELIABLE, CHANNEL_SEQUENCED, CHANNEL_UNRELIABLE, MAX_UNRELIABLE,
+    CHANNEL_RELIABLE, CHANNEL_SEQUENCED, CHANNEL_UNRELIABLE, DisconnectReason, EndpointConfig, MAX_UNRELIABLE, PeerId,
 };
 use tickwire_runtime::{Direction, FullQueue, Host, HostConfig, HostError, HostEvent, SHUTDOWN_WAIT};
 
@@ -273,12 +273,16 @@ fn synchronous_errors() {
     assert!(matches!(p.client.send(999, CHANNEL_RELIABLE, b"x"), Err(HostError::UnknownPeer(999))));
     assert!(matches!(p.client.send(peer, 3, b"x"), Err(HostError::BadChannel(3))));
     let too_big = vec![0u8; MAX_UNRELIABLE + 1];
-    assert!(matches!(p.client.send(peer, CHANNEL_UNRELIABLE, &too_big), Err(HostError::TooLarge { max, .. }) if max == MAX_UNRELIABLE));
+    assert!(
+        matches!(p.client.send(peer, CHANNEL_UNRELIABLE, &too_big), Err(HostError::TooLarge { max, .. }) if max == MAX_UNRELIABLE)
+    );
     p.client.send(peer, CHANNEL_UNRELIABLE, &too_big[..MAX_UNRELIABLE]).unwrap();
     let huge = vec![0u8; (1 << 20) + 1];
     assert!(matches!(p.client.send(peer, CHANNEL_RELIABLE, &huge), Err(HostError::TooLarge { .. })));
     let bad = LinkConfig { loss: LossModel::Bernoulli { p: 1.5 }, ..LinkConfig::perfect() };
-    assert!(matches!(p.client.set_link_sim(Direction::Inbound, Some(bad)), Err(HostError::Config(m)) if m.contains("Inbound")));
+    assert!(
+        matches!(p.client.set_link_sim(Direction::Inbound, Some(bad)), Err(HostError::Config(m)) if m.contains("Inbound"))
+    );
     // Fill the command queue faster than the (unwoken) thread drains it (or, should the
     // thread keep up, the peer's send queue: nothing is flushed).
     let mut full = false;
@@ -366,7 +370,8 @@ fn send_queue_limit_is_enforced_synchronously_and_nothing_accepted_is_lost() {
     }
     let total = 20 * (LIMIT / SIZE);
     p.run_until("every accepted message on both sides", |p| {
-        received(&p.server_log, CHANNEL_RELIABLE).len() >= total && received(&p.client_log, CHANNEL_RELIABLE).len() >= total
+        received(&p.server_log, CHANNEL_RELIABLE).len() >= total
+            && received(&p.client_log, CHANNEL_RELIABLE).len() >= total
     });
     for log in [&p.server_log, &p.client_log] {
         let got = received(log, CHANNEL_RELIABLE);

@@ -157,7 +157,8 @@ mod tests {
     #[test]
     fn inverse_round_trips() {
         let mut rng = Rng::new(11);
-        for &(ppm, offset) in &[(0.0, 0i64), (100.0, 7), (1000.0, -3000), (-100.0, 250), (-1000.0, -42), (350_000.0, 0)] {
+        for &(ppm, offset) in &[(0.0, 0i64), (100.0, 7), (1000.0, -3000), (-100.0, 250), (-1000.0, -42), (350_000.0, 0)]
+        {
             let c = DriftClock::new(ppm, offset);
             for _ in 0..2000 {
                 let t = rng.below(10_000_000_000);

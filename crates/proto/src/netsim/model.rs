@@ -17,18 +17,25 @@ use crate::rng::Rng;
 pub enum JitterModel {
     None,
     /// Extra delay uniform in [0, max_us] (whole microseconds, both ends included).
-    Uniform { max_us: u64 },
+    Uniform {
+        max_us: u64,
+    },
     /// Extra delay |N(0, sigma)|, a folded normal: a one-sided bump whose median is
     /// 0.674 sigma and p99 is 2.576 sigma. Folding (rather than clamping negatives to 0)
     /// avoids a spike of datagrams at exactly the base latency.
-    Gaussian { sigma_us: f64 },
+    Gaussian {
+        sigma_us: f64,
+    },
     /// Heavy-tailed extra delay: the classic Pareto(x_m = `scale_us`, alpha = `shape`)
     /// shifted down by `scale_us` so that it starts at 0 (a Lomax / Pareto II law):
     /// `X = scale * (U^(-1/shape) - 1)`, `P(X > x) = (scale / (scale + x))^shape`.
     /// The shift keeps `latency_us` the true minimum. The mean is infinite for shape <= 1
     /// and the variance for shape <= 2. Build it from target quantiles with
     /// [`JitterModel::pareto_with_p99`] or [`JitterModel::pareto_with_p99_p999`].
-    Pareto { scale_us: f64, shape: f64 },
+    Pareto {
+        scale_us: f64,
+        shape: f64,
+    },
 }
 
 impl JitterModel {
@@ -159,13 +166,20 @@ fn inverse_normal_cdf(p: f64) -> f64 {
 pub enum LossModel {
     None,
     /// Each datagram is lost independently with probability `p`.
-    Bernoulli { p: f64 },
+    Bernoulli {
+        p: f64,
+    },
     /// Two-state Markov chain: good and bad states with their own loss probabilities.
     /// The chain steps once per datagram offered to the path (a transition draw, then a
     /// loss draw in the new state), so bursts are counted in datagrams, not in time,
     /// which is how scenario S3 states them ("mean burst length 3"). It starts in the
     /// good state.
-    GilbertElliott { p_good_to_bad: f64, p_bad_to_good: f64, loss_in_good: f64, loss_in_bad: f64 },
+    GilbertElliott {
+        p_good_to_bad: f64,
+        p_bad_to_good: f64,
+        loss_in_good: f64,
+        loss_in_bad: f64,
+    },
 }
 
 impl LossModel {
@@ -279,7 +293,9 @@ impl LinkConfig {
         prob("duplicate", self.duplicate)?;
         prob("reorder", self.reorder)?;
         if self.reorder > 0.0 && self.reorder_delay_us == 0 {
-            return Err("LinkConfig.reorder_delay_us must be > 0 when reorder > 0 (a zero hold-back reorders nothing)".into());
+            return Err(
+                "LinkConfig.reorder_delay_us must be > 0 when reorder > 0 (a zero hold-back reorders nothing)".into()
+            );
         }
         Ok(())
     }
@@ -296,7 +312,9 @@ mod tests {
     #[test]
     fn inverse_normal_matches_tables() {
         // Table values of the standard normal quantile, both tails and the centre.
-        for (p, z) in [(0.5, 0.0), (0.75, 0.6744897502), (0.975, 1.9599639845), (0.995, 2.5758293035), (0.9995, 3.2905267315)] {
+        for (p, z) in
+            [(0.5, 0.0), (0.75, 0.6744897502), (0.975, 1.9599639845), (0.995, 2.5758293035), (0.9995, 3.2905267315)]
+        {
             assert!((inverse_normal_cdf(p) - z).abs() < 1e-8, "p={p}: {}", inverse_normal_cdf(p));
             assert!((inverse_normal_cdf(1.0 - p) + z).abs() < 1e-8, "p={}", 1.0 - p);
         }
@@ -330,7 +348,8 @@ mod tests {
 
     #[test]
     fn bursty_derives_requested_chain() {
-        let LossModel::GilbertElliott { p_good_to_bad, p_bad_to_good, loss_in_good, loss_in_bad } = LossModel::bursty(0.05, 3.0)
+        let LossModel::GilbertElliott { p_good_to_bad, p_bad_to_good, loss_in_good, loss_in_bad } =
+            LossModel::bursty(0.05, 3.0)
         else {
             unreachable!()
         };

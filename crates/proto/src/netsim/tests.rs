@@ -22,7 +22,11 @@ fn tol(p: f64, n: usize) -> f64 {
 
 fn assert_stats_balance<T: Clone>(link: &LinkConditioner<T>) {
     let s = link.stats();
-    assert_eq!(s.sent - s.dropped_loss - s.dropped_queue + s.duplicated, s.delivered + link.in_flight() as u64, "{s:?}");
+    assert_eq!(
+        s.sent - s.dropped_loss - s.dropped_queue + s.duplicated,
+        s.delivered + link.in_flight() as u64,
+        "{s:?}"
+    );
 }
 
 #[test]
@@ -44,7 +48,10 @@ fn perfect_link_delivers_in_order_at_exactly_latency() {
     assert_eq!(link.next_delivery(), None);
     assert_eq!(link.poll(Micros::MAX), None);
     let s = link.stats();
-    assert_eq!((s.sent, s.delivered, s.dropped_loss, s.dropped_queue, s.duplicated, s.reordered), (1000, 1000, 0, 0, 0, 0));
+    assert_eq!(
+        (s.sent, s.delivered, s.dropped_loss, s.dropped_queue, s.duplicated, s.reordered),
+        (1000, 1000, 0, 0, 0, 0)
+    );
 
     // With no latency a datagram is due the instant it is sent.
     let mut zero = LinkConditioner::new(LinkConfig::perfect(), 1);
@@ -141,7 +148,8 @@ fn gaussian_jitter_is_folded_normal() {
     assert_quantiles(model, &d, &[0.25, 0.5, 0.9, 0.99]);
     // Folded normal: mean sigma*sqrt(2/pi), sd sigma*sqrt(1 - 2/pi).
     let mean = d.iter().sum::<u64>() as f64 / n as f64;
-    let (want, sd) = (5_000.0 * (2.0 / std::f64::consts::PI).sqrt(), 5_000.0 * (1.0 - 2.0 / std::f64::consts::PI).sqrt());
+    let (want, sd) =
+        (5_000.0 * (2.0 / std::f64::consts::PI).sqrt(), 5_000.0 * (1.0 - 2.0 / std::f64::consts::PI).sqrt());
     assert!((mean - want).abs() < 4.5 * sd / (n as f64).sqrt(), "mean {mean} vs {want}");
 }
 
@@ -173,7 +181,8 @@ fn pareto_jitter_hits_requested_tail() {
 #[test]
 fn jitter_alone_never_reorders() {
     let (n, max) = (20_000u64, 20_000);
-    let mut link = LinkConditioner::new(cfg(|c| (c.latency_us, c.jitter) = (10_000, JitterModel::Uniform { max_us: max })), 8);
+    let mut link =
+        LinkConditioner::new(cfg(|c| (c.latency_us, c.jitter) = (10_000, JitterModel::Uniform { max_us: max })), 8);
     for i in 0..n {
         link.send(i * 1_000, 100, i);
     }
@@ -196,10 +205,8 @@ fn jitter_alone_never_reorders() {
 #[test]
 fn reordered_datagrams_are_overtaken() {
     let (n, p) = (100_000u64, 0.02);
-    let mut link = LinkConditioner::new(
-        cfg(|c| (c.latency_us, c.reorder, c.reorder_delay_us) = (20_000, p, 10_000)),
-        9,
-    );
+    let mut link =
+        LinkConditioner::new(cfg(|c| (c.latency_us, c.reorder, c.reorder_delay_us) = (20_000, p, 10_000)), 9);
     for i in 0..n {
         link.send(i * 1_000, 100, i);
     }
@@ -268,8 +275,7 @@ fn bandwidth_cap_serialises_and_tail_drops() {
     // Overdriven twice over for 20 s with a 10 kB buffer: throughput pins at the cap and
     // about half the datagrams are tail-dropped.
     let limit = 10_000;
-    let mut link =
-        LinkConditioner::new(cfg(|c| (c.bandwidth_bytes_per_sec, c.queue_limit_bytes) = (rate, limit)), 12);
+    let mut link = LinkConditioner::new(cfg(|c| (c.bandwidth_bytes_per_sec, c.queue_limit_bytes) = (rate, limit)), 12);
     let n = 4_000u64;
     for i in 0..n {
         link.send(i * 5_000, 1000, i);
@@ -416,7 +422,12 @@ fn invalid_config_never_panics() {
     let bad = LinkConfig {
         latency_us: u64::MAX,
         jitter: JitterModel::Pareto { scale_us: f64::NAN, shape: 0.0 },
-        loss: LossModel::GilbertElliott { p_good_to_bad: 2.0, p_bad_to_good: -1.0, loss_in_good: f64::NAN, loss_in_bad: 5.0 },
+        loss: LossModel::GilbertElliott {
+            p_good_to_bad: 2.0,
+            p_bad_to_good: -1.0,
+            loss_in_good: f64::NAN,
+            loss_in_bad: 5.0,
+        },
         duplicate: 7.0,
         reorder: f64::INFINITY,
         reorder_delay_us: u64::MAX,

@@ -134,7 +134,10 @@ mod tests {
         for n in 0..WELCOME_HEAD_SIZE {
             assert!(decode_welcome(&b[..n]).is_err());
         }
-        assert!(decode_hello(&b).is_err() && decode_welcome(&[KIND_HELLO; 30]).is_err(), "kinds are not interchangeable");
+        assert!(
+            decode_hello(&b).is_err() && decode_welcome(&[KIND_HELLO; 30]).is_err(),
+            "kinds are not interchangeable"
+        );
     }
 
     #[test]

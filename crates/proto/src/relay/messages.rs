@@ -54,7 +54,12 @@ fn write_input(w: &mut Writer<'_>, input: &[u8]) {
 }
 
 /// Encodes a client's inputs for ticks `first_tick ..` (at most 255).
-pub fn encode_client_inputs<'a>(out: &mut Vec<u8>, step_ack: u32, first_tick: u32, inputs: impl ExactSizeIterator<Item = &'a [u8]>) {
+pub fn encode_client_inputs<'a>(
+    out: &mut Vec<u8>,
+    step_ack: u32,
+    first_tick: u32,
+    inputs: impl ExactSizeIterator<Item = &'a [u8]>,
+) {
     out.clear();
     let mut w = Writer::new(out);
     w.u8(KIND_CLIENT_INPUTS);
@@ -68,7 +73,11 @@ pub fn encode_client_inputs<'a>(out: &mut Vec<u8>, step_ack: u32, first_tick: u3
 
 /// Decodes ClientInputs as `(offset, len)` spans into `data` (no allocation once
 /// `spans` has grown), returning `(step_ack, first_tick)`.
-pub fn decode_client_input_spans(data: &[u8], max_input: usize, spans: &mut Vec<(usize, usize)>) -> Result<(u32, u32), DecodeError> {
+pub fn decode_client_input_spans(
+    data: &[u8],
+    max_input: usize,
+    spans: &mut Vec<(usize, usize)>,
+) -> Result<(u32, u32), DecodeError> {
     let mut r = Reader::new(data);
     let kind = r.u8()?;
     if kind != KIND_CLIENT_INPUTS {
@@ -129,7 +138,14 @@ pub fn update_head_size(margins: usize, checks: usize) -> usize {
 
 /// Encodes the header of a ServerUpdate; steps are appended with [`write_step`].
 #[allow(clippy::too_many_arguments)]
-pub fn encode_server_update_head(out: &mut Vec<u8>, head: &UpdateHead, margins: &[MarginReport], checks: &[(u32, u64)], first_step: u32, n_steps: u8) {
+pub fn encode_server_update_head(
+    out: &mut Vec<u8>,
+    head: &UpdateHead,
+    margins: &[MarginReport],
+    checks: &[(u32, u64)],
+    first_step: u32,
+    n_steps: u8,
+) {
     out.clear();
     let mut w = Writer::new(out);
     w.u8(KIND_SERVER_UPDATE);
@@ -166,7 +182,12 @@ pub fn write_step(out: &mut Vec<u8>, players: &[PlayerStep]) {
 }
 
 /// Appends one player's part of a step (a step is its player count, then these).
-pub fn write_step_player<'a>(out: &mut Vec<u8>, player: u32, accepted: u8, inputs: impl ExactSizeIterator<Item = &'a [u8]>) {
+pub fn write_step_player<'a>(
+    out: &mut Vec<u8>,
+    player: u32,
+    accepted: u8,
+    inputs: impl ExactSizeIterator<Item = &'a [u8]>,
+) {
     let mut w = Writer::new(out);
     w.u32(player);
     w.u8(accepted);
@@ -271,7 +292,11 @@ impl StepParts {
     /// `inputs` input buffers of `input_size` bytes, all made now.
     pub fn prefilled(players: usize, inputs_per_player: usize, inputs: usize, input_size: usize) -> Self {
         let mut p = Vec::with_capacity(players);
-        p.extend((0..players).map(|_| PlayerStep { player: 0, accepted: 0, inputs: Vec::with_capacity(inputs_per_player) }));
+        p.extend((0..players).map(|_| PlayerStep {
+            player: 0,
+            accepted: 0,
+            inputs: Vec::with_capacity(inputs_per_player),
+        }));
         let mut i = Vec::with_capacity(inputs);
         i.extend((0..inputs).map(|_| Vec::with_capacity(input_size)));
         StepParts { players: p, inputs: i }
@@ -296,7 +321,11 @@ pub fn decode_step_into(bytes: &[u8], out: &mut Vec<PlayerStep>, parts: &mut Ste
     parts.recycle(out);
     let mut r = Reader::new(bytes);
     for _ in 0..r.u8()? {
-        let ps = parts.players.pop().unwrap_or_else(|| PlayerStep { player: 0, accepted: 0, inputs: Vec::with_capacity(STEP_INPUTS_RESERVED) });
+        let ps = parts.players.pop().unwrap_or_else(|| PlayerStep {
+            player: 0,
+            accepted: 0,
+            inputs: Vec::with_capacity(STEP_INPUTS_RESERVED),
+        });
         // Back in `out` before anything can fail, so nothing is lost on an error.
         out.push(ps);
         let ps = out.last_mut().expect("just pushed");
@@ -401,7 +430,13 @@ pub fn decode_server_update(data: &[u8], max_input: usize) -> Result<ServerUpdat
             s
         })
         .collect();
-    Ok(ServerUpdate { head: v.head.expect("decoded"), margins: v.margins, checks: v.checks, first_step: v.first_step, steps })
+    Ok(ServerUpdate {
+        head: v.head.expect("decoded"),
+        margins: v.margins,
+        checks: v.checks,
+        first_step: v.first_step,
+        steps,
+    })
 }
 
 #[cfg(test)]
@@ -409,7 +444,11 @@ mod tests {
     use super::*;
 
     /// ClientInputs decoded into borrowed slices (allocates; the product decodes spans).
-    fn decode_client_inputs<'a>(data: &'a [u8], max_input: usize, inputs: &mut Vec<&'a [u8]>) -> Result<(u32, u32), DecodeError> {
+    fn decode_client_inputs<'a>(
+        data: &'a [u8],
+        max_input: usize,
+        inputs: &mut Vec<&'a [u8]>,
+    ) -> Result<(u32, u32), DecodeError> {
         let mut spans = Vec::new();
         let head = decode_client_input_spans(data, max_input, &mut spans)?;
         inputs.clear();
@@ -440,13 +479,25 @@ mod tests {
 
     #[test]
     fn server_update_round_trips() {
-        let margins = [MarginReport { tick: 5, margin: -1.5, copy: 1 }, MarginReport { tick: 6, margin: 2.25, copy: 0 }];
+        let margins =
+            [MarginReport { tick: 5, margin: -1.5, copy: 1 }, MarginReport { tick: 6, margin: 2.25, copy: 0 }];
         let steps = vec![
-            vec![PlayerStep { player: 1, accepted: 1, inputs: vec![vec![1, 2]] }, PlayerStep { player: 2, accepted: 0, inputs: vec![vec![]] }],
+            vec![
+                PlayerStep { player: 1, accepted: 1, inputs: vec![vec![1, 2]] },
+                PlayerStep { player: 2, accepted: 0, inputs: vec![vec![]] },
+            ],
             vec![PlayerStep { player: 1, accepted: 2, inputs: vec![vec![3], vec![4]] }],
         ];
         let mut b = Vec::new();
-        let head = UpdateHead { server_tick: 900, your_player: 2, shift: -3, input_ack: 41, depth: 5, first_input: 17, substituted: 0xFFFF_FFFE };
+        let head = UpdateHead {
+            server_tick: 900,
+            your_player: 2,
+            shift: -3,
+            input_ack: 41,
+            depth: 5,
+            first_input: 17,
+            substituted: 0xFFFF_FFFE,
+        };
         let checks = [(870, 0xDEAD_BEEF_0123_4567u64), (900, 1)];
         encode_server_update_head(&mut b, &head, &margins, &checks, 80, steps.len() as u8);
         assert_eq!(b.len(), update_head_size(margins.len(), checks.len()));
@@ -469,7 +520,15 @@ mod tests {
         }
         // accepted 2 with one input is a lie.
         let mut bad = Vec::new();
-        let h = UpdateHead { server_tick: 1, your_player: 1, shift: 0, input_ack: NONE, depth: 0, first_input: NONE, substituted: 0 };
+        let h = UpdateHead {
+            server_tick: 1,
+            your_player: 1,
+            shift: 0,
+            input_ack: NONE,
+            depth: 0,
+            first_input: NONE,
+            substituted: 0,
+        };
         encode_server_update_head(&mut bad, &h, &[], &[], 0, 1);
         write_step(&mut bad, &[PlayerStep { player: 1, accepted: 2, inputs: vec![vec![1]] }]);
         assert_eq!(decode_server_update(&bad, 8), Err(DecodeError::BadLength));
@@ -477,7 +536,15 @@ mod tests {
 
     fn one_step_update(players: &[PlayerStep]) -> Vec<u8> {
         let mut b = Vec::new();
-        let h = UpdateHead { server_tick: 1, your_player: 1, shift: 0, input_ack: NONE, depth: 0, first_input: NONE, substituted: 0 };
+        let h = UpdateHead {
+            server_tick: 1,
+            your_player: 1,
+            shift: 0,
+            input_ack: NONE,
+            depth: 0,
+            first_input: NONE,
+            substituted: 0,
+        };
         encode_server_update_head(&mut b, &h, &[], &[], 1, 1);
         write_step(&mut b, players);
         b

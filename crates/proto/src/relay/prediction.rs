@@ -414,7 +414,8 @@ impl Predictor {
         let (mut local_ok, mut remote_ok) = (true, true);
         for i in 0..n {
             let same = self.used_present[base + i] == self.canon_present[i]
-                && (!self.canon_present[i] || self.used_bytes[(base + i) * s..(base + i + 1) * s] == self.canon_bytes[i * s..(i + 1) * s]);
+                && (!self.canon_present[i]
+                    || self.used_bytes[(base + i) * s..(base + i + 1) * s] == self.canon_bytes[i * s..(i + 1) * s]);
             if Some(i) == self.me {
                 local_ok = same && mine == 1;
             } else {

@@ -16,7 +16,9 @@ fn drain(p: &mut Predictor) -> Vec<(char, Tick, bool, bool, Vec<u8>)> {
             Request::Load { tick, .. } => ('L', tick, false, false, vec![]),
             Request::Save { tick, .. } => ('S', tick, false, false, vec![]),
             Request::Restore { tick, .. } => ('R', tick, false, false, vec![]),
-            Request::Advance { tick, inputs, resimulating, authoritative } => ('A', tick, authoritative, resimulating, inputs.bytes().to_vec()),
+            Request::Advance { tick, inputs, resimulating, authoritative } => {
+                ('A', tick, authoritative, resimulating, inputs.bytes().to_vec())
+            }
             Request::DumpState { tick, .. } => ('D', tick, false, false, vec![]),
         });
     }
@@ -29,13 +31,24 @@ fn drain(p: &mut Predictor) -> Vec<(char, Tick, bool, bool, Vec<u8>)> {
 }
 
 fn predictor() -> Predictor {
-    let mut p = Predictor::new(PredictorConfig { input_size: 1, max_players: 2, max_prediction: 8, max_catchup_ticks: 8, pending_capacity: 64 });
+    let mut p = Predictor::new(PredictorConfig {
+        input_size: 1,
+        max_players: 2,
+        max_prediction: 8,
+        max_catchup_ticks: 8,
+        pending_capacity: 64,
+    });
     p.set_local_player(0);
     p
 }
 
 /// One client tick: our input for `client_tick`, then the steps, then prediction.
-fn tick(p: &mut Predictor, client_tick: u64, input: u8, steps: &[(Tick, Vec<PlayerStep>)]) -> Vec<(char, Tick, bool, bool, Vec<u8>)> {
+fn tick(
+    p: &mut Predictor,
+    client_tick: u64,
+    input: u8,
+    steps: &[(Tick, Vec<PlayerStep>)],
+) -> Vec<(char, Tick, bool, bool, Vec<u8>)> {
     p.push_local(client_tick, &[input]);
     p.begin_batch();
     for (t, s) in steps {
@@ -53,7 +66,15 @@ fn predicts_confirms_for_free_and_repredicts_only_on_a_wrong_guess() {
     p.restore(10, b"state");
     p.on_step(10, &[ps(0, 1, 1), ps(1, 1, 5)], Some(100));
     p.finish_batch(true, 0);
-    assert_eq!(drain(&mut p), vec![('R', 10, false, false, vec![]), ('S', 10, false, false, vec![]), ('A', 10, true, false, vec![1, 5]), ('S', 11, false, false, vec![])]);
+    assert_eq!(
+        drain(&mut p),
+        vec![
+            ('R', 10, false, false, vec![]),
+            ('S', 10, false, false, vec![]),
+            ('A', 10, true, false, vec![1, 5]),
+            ('S', 11, false, false, vec![])
+        ]
+    );
     // Three ticks ahead: our inputs, the other player's last one repeated.
     assert_eq!(tick(&mut p, 101, 2, &[]), vec![('A', 11, false, false, vec![2, 5]), ('S', 12, false, false, vec![])]);
     tick(&mut p, 102, 2, &[]);
@@ -122,7 +143,13 @@ fn accepted_counts_nudge_the_timeline_and_joins_repredict() {
 
 #[test]
 fn catching_up_is_bounded_and_prediction_waits_for_it() {
-    let mut p = Predictor::new(PredictorConfig { input_size: 1, max_players: 1, max_prediction: 8, max_catchup_ticks: 4, pending_capacity: 64 });
+    let mut p = Predictor::new(PredictorConfig {
+        input_size: 1,
+        max_players: 1,
+        max_prediction: 8,
+        max_catchup_ticks: 4,
+        pending_capacity: 64,
+    });
     p.set_local_player(0);
     p.push_local(0, &[1]);
     p.begin_batch();

@@ -12,14 +12,14 @@ use std::collections::VecDeque;
 use std::net::SocketAddr;
 
 use super::messages::{self, PlayerStep, StepRules, UpdateView};
-use super::step_queue::{StepQueue, StepQueueSize};
 use super::relay_server::widen;
+use super::step_queue::{StepQueue, StepQueueSize};
 use crate::clock::Micros;
 use crate::sync::interp::{AdaptiveInterpolation, InterpConfig, RemoteTimeline};
 use crate::sync::redundancy::{RedundancyConfig, RedundancyPlanner};
 use crate::sync::{InputLeadController, LeadConfig};
 use crate::tick::{TickClock, TickClockConfig, TickEvent};
-use crate::transport::{CHANNEL_UNRELIABLE, DisconnectReason, Event, Transport, PeerId, SendError};
+use crate::transport::{CHANNEL_UNRELIABLE, DisconnectReason, Event, PeerId, SendError, Transport};
 use crate::wire::MAX_DATAGRAM_SIZE;
 
 #[derive(Debug, Clone, PartialEq)]
@@ -153,7 +153,8 @@ impl RelayClient {
         spare_inputs.extend((0..=unacked_kept).map(|_| Vec::with_capacity(cfg.max_input_size)));
         let steps = StepQueue::new(step_queue_size(&cfg));
         let last_input = Vec::with_capacity(cfg.max_input_size);
-        let rules = StepRules { max_input: cfg.max_input_size, input_size: cfg.input_size, max_players: cfg.max_players };
+        let rules =
+            StepRules { max_input: cfg.max_input_size, input_size: cfg.input_size, max_players: cfg.max_players };
         RelayClient {
             cfg,
             server: None,
@@ -186,7 +187,12 @@ impl RelayClient {
     }
 
     /// Starts connecting to the server at `addr`.
-    pub fn connect<T: Transport + ?Sized>(&mut self, now: Micros, ep: &mut T, addr: SocketAddr) -> Result<PeerId, SendError> {
+    pub fn connect<T: Transport + ?Sized>(
+        &mut self,
+        now: Micros,
+        ep: &mut T,
+        addr: SocketAddr,
+    ) -> Result<PeerId, SendError> {
         let peer = ep.connect(now, addr)?;
         self.server = Some(peer);
         Ok(peer)
@@ -300,7 +306,12 @@ impl RelayClient {
 
     /// Pushes the local input for the next due tick and returns that tick. Every
     /// `send_interval` ticks the unacknowledged inputs go to the server.
-    pub fn push_input<T: Transport + ?Sized>(&mut self, now: Micros, ep: &mut T, input: &[u8]) -> Result<u64, SessionError> {
+    pub fn push_input<T: Transport + ?Sized>(
+        &mut self,
+        now: Micros,
+        ep: &mut T,
+        input: &[u8],
+    ) -> Result<u64, SessionError> {
         let tick = self.record_input(now, input)?;
         self.send_pending(now, ep)?;
         Ok(tick)
@@ -313,7 +324,11 @@ impl RelayClient {
             return Err(SessionError::InputTooLarge { size: input.len(), max: self.cfg.max_input_size });
         }
         let Some(clock) = self.clock.take() else { return Err(SessionError::NoTickDue(self.next_tick)) };
-        let r = if self.next_tick < clock.tick() { Ok(self.record(now, &clock, Some(input))) } else { Err(SessionError::NoTickDue(self.next_tick)) };
+        let r = if self.next_tick < clock.tick() {
+            Ok(self.record(now, &clock, Some(input)))
+        } else {
+            Err(SessionError::NoTickDue(self.next_tick))
+        };
         self.clock = Some(clock);
         r
     }
@@ -337,7 +352,8 @@ impl RelayClient {
             self.last_input.extend_from_slice(input);
         }
         // The oldest kept input is past every window `send_inputs` can send: reuse it.
-        let reuse = if self.unacked.len() >= unacked_kept(&self.cfg) { self.unacked.pop_front().map(|(_, b)| b) } else { None };
+        let reuse =
+            if self.unacked.len() >= unacked_kept(&self.cfg) { self.unacked.pop_front().map(|(_, b)| b) } else { None };
         let mut buf = reuse.or_else(|| self.spare_inputs.pop()).unwrap_or_default();
         buf.clear();
         buf.extend_from_slice(&self.last_input);
@@ -365,7 +381,9 @@ impl RelayClient {
     /// Handles one event from the endpoint.
     pub fn on_event<T: Transport + ?Sized>(&mut self, now: Micros, ep: &mut T, e: Event) {
         match e {
-            Event::Connected { peer, .. } if Some(peer) == self.server => self.events.push_back(RelayClientEvent::Connected { server: peer }),
+            Event::Connected { peer, .. } if Some(peer) == self.server => {
+                self.events.push_back(RelayClientEvent::Connected { server: peer })
+            }
             Event::Disconnected { peer, reason } if Some(peer) == self.server => {
                 self.server = None;
                 self.events.push_back(RelayClientEvent::Disconnected { reason });

@@ -252,7 +252,12 @@ impl RelayClientSession {
     }
 
     /// Starts connecting to the server at `addr`.
-    pub fn connect<T: Transport + ?Sized>(&mut self, now: Micros, transport: &mut T, addr: SocketAddr) -> Result<PeerId, ClientSessionError> {
+    pub fn connect<T: Transport + ?Sized>(
+        &mut self,
+        now: Micros,
+        transport: &mut T,
+        addr: SocketAddr,
+    ) -> Result<PeerId, ClientSessionError> {
         self.now = self.now.max(now);
         self.server_addr = Some(addr);
         let peer = self.relay.connect(now, transport, addr)?;
@@ -420,7 +425,11 @@ impl RelayClientSession {
             self.events.push_back(ClientSessionEvent::Synchronized { tick: self.predictor.authoritative_tick() });
         }
         while let Some((player, tick, joined)) = self.predictor.poll_presence_change() {
-            let e = if joined { ClientSessionEvent::PlayerJoined { player, tick } } else { ClientSessionEvent::PlayerLeft { player, tick } };
+            let e = if joined {
+                ClientSessionEvent::PlayerJoined { player, tick }
+            } else {
+                ClientSessionEvent::PlayerLeft { player, tick }
+            };
             self.events.push_back(e);
         }
         self.check_desyncs();
@@ -504,7 +513,11 @@ impl RelayClientSession {
     pub fn send_messages<T: Transport + ?Sized>(&mut self, now: Micros, transport: &mut T) {
         self.now = self.now.max(now);
         if let (true, Some(server)) = (self.hello_pending, self.server) {
-            let h = Hello { token: self.token.unwrap_or(0), input_size: self.cfg.input_size as u16, max_players: self.cfg.max_players as u16 };
+            let h = Hello {
+                token: self.token.unwrap_or(0),
+                input_size: self.cfg.input_size as u16,
+                max_players: self.cfg.max_players as u16,
+            };
             join::encode_hello(&mut self.buf, &h);
             if transport.send(server, self.cfg.reliable_channel, &self.buf).is_ok() {
                 self.hello_pending = false;

@@ -335,7 +335,9 @@ impl RelayServer {
         let newest = first_tick as u64 + count as u64;
         if count > 0 {
             let top = newest - 1;
-            if let Some(step) = c.newest_seen.and_then(|prev| top.checked_sub(prev)).filter(|d| (1..=MAX_SEND_INTERVAL).contains(d)) {
+            if let Some(step) =
+                c.newest_seen.and_then(|prev| top.checked_sub(prev)).filter(|d| (1..=MAX_SEND_INTERVAL).contains(d))
+            {
                 c.send_interval = Some(c.send_interval.map_or(step, |k| k.min(step)));
             }
             c.newest_seen = Some(c.newest_seen.map_or(top, |p| p.max(top)));
@@ -483,11 +485,7 @@ impl RelayServer {
 pub fn widen(reference: u64, v: u32) -> u64 {
     let base = reference & !0xFFFF_FFFF;
     let cands = [base.wrapping_sub(1 << 32), base, base.wrapping_add(1 << 32)];
-    cands
-        .iter()
-        .map(|b| b | v as u64)
-        .min_by_key(|&c| c.abs_diff(reference))
-        .expect("three candidates")
+    cands.iter().map(|b| b | v as u64).min_by_key(|&c| c.abs_diff(reference)).expect("three candidates")
 }
 
 #[cfg(test)]

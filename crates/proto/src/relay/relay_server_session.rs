@@ -105,15 +105,33 @@ pub enum KickCause {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ServerSessionEvent {
     /// A new player, in the steps from the next tick on.
-    PlayerJoined { player: u32, peer: PeerId },
+    PlayerJoined {
+        player: u32,
+        peer: PeerId,
+    },
     /// A player came back with its token (or asked for a new snapshot).
-    PlayerReconnected { player: u32, peer: PeerId },
+    PlayerReconnected {
+        player: u32,
+        peer: PeerId,
+    },
     /// A player's connection dropped; its slot waits for it.
-    PlayerInterrupted { player: u32, reason: DisconnectReason },
+    PlayerInterrupted {
+        player: u32,
+        reason: DisconnectReason,
+    },
     /// A dropped player did not come back in time; its slot is free.
-    PlayerLeft { player: u32 },
-    PlayerKicked { player: u32, peer: PeerId, cause: KickCause },
-    ConnectionRejected { peer: PeerId, reason: RejectReason },
+    PlayerLeft {
+        player: u32,
+    },
+    PlayerKicked {
+        player: u32,
+        peer: PeerId,
+        cause: KickCause,
+    },
+    ConnectionRejected {
+        peer: PeerId,
+        reason: RejectReason,
+    },
 }
 
 /// Figures of a server session.
@@ -196,7 +214,10 @@ impl RelayServerSession {
     pub fn new(cfg: RelayServerSessionConfig, now: Micros) -> Result<Self, ServerSessionError> {
         let bad = ServerSessionError::InvalidConfig;
         if !(1..=64).contains(&cfg.input_size) || !(1..=64).contains(&cfg.max_players) {
-            return Err(bad(format!("input_size {} and max_players {} must be in 1..=64", cfg.input_size, cfg.max_players)));
+            return Err(bad(format!(
+                "input_size {} and max_players {} must be in 1..=64",
+                cfg.input_size, cfg.max_players
+            )));
         }
         let mut relay_cfg = cfg.relay.clone();
         relay_cfg.input_size = Some(cfg.input_size);
@@ -386,7 +407,9 @@ impl RelayServerSession {
                 }
             }
         }
-        while let Some(&(peer, _)) = self.connecting.iter().find(|c| self.now.saturating_sub(c.1) >= self.cfg.hello_timeout_us) {
+        while let Some(&(peer, _)) =
+            self.connecting.iter().find(|c| self.now.saturating_sub(c.1) >= self.cfg.hello_timeout_us)
+        {
             self.reject(peer, RejectReason::NoHello);
         }
         self.clock.advance(now)
@@ -436,7 +459,9 @@ impl RelayServerSession {
     fn drain_relay_events(&mut self) {
         while let Some(e) = self.relay.poll_event() {
             let (peer, player, cause, jitter) = match e {
-                RelayServerEvent::Kicked { peer, player, reason, jitter } => (peer, player, KickCause::Jitter(reason), jitter),
+                RelayServerEvent::Kicked { peer, player, reason, jitter } => {
+                    (peer, player, KickCause::Jitter(reason), jitter)
+                }
                 RelayServerEvent::FellBehind { peer, player, jitter } => (peer, player, KickCause::FellBehind, jitter),
                 RelayServerEvent::Joined { .. } | RelayServerEvent::Left { .. } => continue,
             };

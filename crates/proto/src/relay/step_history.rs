@@ -165,7 +165,13 @@ impl<'a> StepView<'a> {
 
     /// An owned copy (allocates; for tests and tools).
     pub fn to_vec(&self) -> Vec<PlayerStep> {
-        self.players().map(|p| PlayerStep { player: p.player, accepted: p.accepted, inputs: p.inputs().map(<[u8]>::to_vec).collect() }).collect()
+        self.players()
+            .map(|p| PlayerStep {
+                player: p.player,
+                accepted: p.accepted,
+                inputs: p.inputs().map(<[u8]>::to_vec).collect(),
+            })
+            .collect()
     }
 }
 

@@ -85,11 +85,7 @@ impl StepQueue {
         let end = newest + len;
         if newest >= oldest {
             // Not wrapped: after the newest, or else from the start up to the oldest.
-            if end + n <= cap {
-                Some(end)
-            } else {
-                (n <= oldest).then_some(0)
-            }
+            if end + n <= cap { Some(end) } else { (n <= oldest).then_some(0) }
         } else {
             (end + n <= oldest).then_some(end)
         }

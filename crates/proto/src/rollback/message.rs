@@ -135,7 +135,12 @@ fn put_delta(out: &mut Vec<u8>, a: Tick, b: Tick) {
 /// Worst-case encoded size of a message with these counts.
 pub fn max_encoded_len(count: usize, players: usize, input_size: usize, disconnects: usize, reports: usize) -> usize {
     let raw = count * players * input_size;
-    MAX_HEADER_SIZE + raw + raw.div_ceil(128) + 2 * MAX_VARINT + disconnects * DISCONNECT_ENTRY + reports * MAX_REPORT_ENTRY
+    MAX_HEADER_SIZE
+        + raw
+        + raw.div_ceil(128)
+        + 2 * MAX_VARINT
+        + disconnects * DISCONNECT_ENTRY
+        + reports * MAX_REPORT_ENTRY
 }
 
 /// Appends a message to `out` (cleared first). `input(i, p)` gives the input of the
@@ -365,7 +370,14 @@ mod tests {
         let inputs: Vec<[u8; 2]> = (0..20u8).map(|x| [(x / 2) / 5, x % 2 + 1]).collect();
         let mut out = Vec::new();
         let h = header(10, 2);
-        encode(&mut out, &h, 2, |i, p| &inputs[i * 2 + p], [(3u16, 90u32)].into_iter(), [(60u32, 0xdead_beefu64)].into_iter());
+        encode(
+            &mut out,
+            &h,
+            2,
+            |i, p| &inputs[i * 2 + p],
+            [(3u16, 90u32)].into_iter(),
+            [(60u32, 0xdead_beefu64)].into_iter(),
+        );
         // 31 bytes of fixed fields and lists here; the 40 input bytes take under 16.
         assert!(out.len() < 31 + 16, "repeats compress: {} bytes", out.len());
         let mut scratch = Vec::new();
@@ -381,19 +393,30 @@ mod tests {
         let mut out = Vec::new();
         let mut scratch = Vec::new();
         // A typical message: ticks close together, no lists, 3 unchanged inputs.
-        let h = Header { kind: KIND_INPUT, tick: 100_000, ack: 99_990, confirmed: 99_989, advantage: 0.25, first: 99_998, count: 3, players: 1 };
+        let h = Header {
+            kind: KIND_INPUT,
+            tick: 100_000,
+            ack: 99_990,
+            confirmed: 99_989,
+            advantage: 0.25,
+            first: 99_998,
+            count: 3,
+            players: 1,
+        };
         encode(&mut out, &h, 2, |_, _| &[7, 0], std::iter::empty(), std::iter::empty());
         assert_eq!(out.len(), 13 + 3, "13 bytes of header, 3 of inputs: {out:?}");
         assert_eq!(decode(&out, 2, &mut scratch).unwrap().header, h);
         for (tick, ack, confirmed, first) in [(u32::MAX, 0, u32::MAX, 0), (0, u32::MAX, 0, u32::MAX), (5, 5, 5, 5)] {
-            let h = Header { kind: KIND_SPECTATE, tick, ack, confirmed, advantage: -128.0, first, count: 0, players: 4 };
+            let h =
+                Header { kind: KIND_SPECTATE, tick, ack, confirmed, advantage: -128.0, first, count: 0, players: 4 };
             encode(&mut out, &h, 2, |_, _| &[], std::iter::empty(), [(confirmed, 1u64), (first, u64::MAX)].into_iter());
             let d = decode(&out, 2, &mut scratch).unwrap();
             assert_eq!(d.header, h);
             assert_eq!(d.reports().collect::<Vec<_>>(), vec![(confirmed, 1), (first, u64::MAX)]);
         }
         // A delta that leaves the u32 range is refused, not wrapped.
-        let h = Header { kind: KIND_INPUT, tick: 3, ack: 3, confirmed: 3, advantage: 0.0, first: 3, count: 0, players: 1 };
+        let h =
+            Header { kind: KIND_INPUT, tick: 3, ack: 3, confirmed: 3, advantage: 0.0, first: 3, count: 0, players: 1 };
         encode(&mut out, &h, 2, |_, _| &[], std::iter::empty(), std::iter::empty());
         out[7] = 7; // tick - first = -4: tick -1
         assert_eq!(decode(&out, 2, &mut scratch).unwrap_err(), MessageError::BadField);
@@ -403,7 +426,14 @@ mod tests {
     fn worst_case_fits_the_bound() {
         let inputs: Vec<u8> = (0..64 * 3 * 5).map(|i| (i * 37 % 255 + 1) as u8).collect();
         let mut out = Vec::new();
-        encode(&mut out, &header(64, 3), 5, |i, p| &inputs[(i * 3 + p) * 5..][..5], std::iter::empty(), std::iter::empty());
+        encode(
+            &mut out,
+            &header(64, 3),
+            5,
+            |i, p| &inputs[(i * 3 + p) * 5..][..5],
+            std::iter::empty(),
+            std::iter::empty(),
+        );
         assert!(out.len() <= max_encoded_len(64, 3, 5, 0, 0));
         let mut scratch = Vec::new();
         assert_eq!(decode(&out, 5, &mut scratch).unwrap().inputs, inputs.as_slice());

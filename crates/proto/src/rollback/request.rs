@@ -98,7 +98,12 @@ enum Item {
     Save(Tick, usize),
     Load(Tick, usize),
     /// `auth: None` derives the flag from the statuses (all final = authoritative).
-    Advance { tick: Tick, at: usize, resim: bool, auth: Option<bool> },
+    Advance {
+        tick: Tick,
+        at: usize,
+        resim: bool,
+        auth: Option<bool>,
+    },
     Restore(Tick),
     Dump(Tick, usize),
 }
@@ -198,7 +203,11 @@ impl RequestQueue {
                 let status = &self.status[at..at + self.players];
                 Request::Advance {
                     tick,
-                    inputs: Inputs { bytes: &self.bytes[at * self.size..(at + self.players) * self.size], status, size: self.size },
+                    inputs: Inputs {
+                        bytes: &self.bytes[at * self.size..(at + self.players) * self.size],
+                        status,
+                        size: self.size,
+                    },
                     resimulating: resim,
                     authoritative: auth.unwrap_or_else(|| status.iter().all(|&s| s != InputStatus::Predicted)),
                 }

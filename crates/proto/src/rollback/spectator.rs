@@ -35,7 +35,14 @@ pub struct SpectatorConfig {
 
 impl Default for SpectatorConfig {
     fn default() -> Self {
-        SpectatorConfig { players: 2, input_size: 2, history: 256, max_behind: 10, catchup_speed: 2, channel: CHANNEL_UNRELIABLE }
+        SpectatorConfig {
+            players: 2,
+            input_size: 2,
+            history: 256,
+            max_behind: 10,
+            catchup_speed: 2,
+            channel: CHANNEL_UNRELIABLE,
+        }
     }
 }
 
@@ -62,7 +69,9 @@ impl SpectatorSession {
             return Err(SessionError::InvalidConfig(format!("spectator config {cfg:?}")));
         }
         Ok(SpectatorSession {
-            queues: (0..cfg.players).map(|_| InputQueue::new(cfg.input_size, cfg.history, PredictionMode::Zero)).collect(),
+            queues: (0..cfg.players)
+                .map(|_| InputQueue::new(cfg.input_size, cfg.history, PredictionMode::Zero))
+                .collect(),
             host,
             current: 0,
             started: false,
@@ -183,7 +192,16 @@ impl SpectatorSession {
         }
         self.last_ack_at = Some(now);
         let ack = if self.started { self.available() } else { 0 };
-        let h = Header { kind: KIND_SPECTATOR_ACK, tick: self.current, ack, confirmed: 0, advantage: 0.0, first: 0, count: 0, players: 0 };
+        let h = Header {
+            kind: KIND_SPECTATOR_ACK,
+            tick: self.current,
+            ack,
+            confirmed: 0,
+            advantage: 0.0,
+            first: 0,
+            count: 0,
+            players: 0,
+        };
         message::encode(&mut self.out, &h, self.cfg.input_size, |_, _| &[], std::iter::empty(), std::iter::empty());
         let _ = endpoint.send(self.host, self.cfg.channel, &self.out);
     }

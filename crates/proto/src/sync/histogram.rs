@@ -22,7 +22,15 @@ impl ForgettingHistogram {
     /// Each new sample multiplies the weight of all older ones by `forget`.
     pub fn new(lo: f64, hi: f64, bin: f64, forget: f64) -> Self {
         let n = ((hi - lo) / bin).ceil().max(1.0) as usize;
-        ForgettingHistogram { lo, bin, bins: vec![0.0; n], blocks: vec![0.0; n.div_ceil(BLOCK)], total: 0.0, forget, next_weight: 1.0 }
+        ForgettingHistogram {
+            lo,
+            bin,
+            bins: vec![0.0; n],
+            blocks: vec![0.0; n.div_ceil(BLOCK)],
+            total: 0.0,
+            forget,
+            next_weight: 1.0,
+        }
     }
 
     pub fn add(&mut self, x: f64) {

@@ -42,7 +42,13 @@ pub struct InterpConfig {
 
 impl Default for InterpConfig {
     fn default() -> Self {
-        InterpConfig { tick_us: 1e6 / 60.0, send_interval: 3, late_rate: 0.01, max_slew: 0.05, reference_window_us: 10_000_000 }
+        InterpConfig {
+            tick_us: 1e6 / 60.0,
+            send_interval: 3,
+            late_rate: 0.01,
+            max_slew: 0.05,
+            reference_window_us: 10_000_000,
+        }
     }
 }
 
@@ -184,7 +190,15 @@ pub struct FixedRuleInterpolation {
 
 impl FixedRuleInterpolation {
     pub fn new(cfg: InterpConfig) -> Self {
-        FixedRuleInterpolation { cfg, remote_tick: None, newest: None, unsynced: false, tick_origin: None, ticks_run: 0, corrections: 0 }
+        FixedRuleInterpolation {
+            cfg,
+            remote_tick: None,
+            newest: None,
+            unsynced: false,
+            tick_origin: None,
+            ticks_run: 0,
+            corrections: 0,
+        }
     }
 
     /// One local tick of seed 000's `synchronize_connection_remote_ticks`.
@@ -315,7 +329,13 @@ mod tests {
             let mut rng = Rng::new(5);
             let mut k = 0u64;
             while k < 6_000 {
-                let run = if burst && rng.chance(0.05 / 3.0) { 3 } else if !burst && rng.chance(0.05) { 1 } else { 0 };
+                let run = if burst && rng.chance(0.05 / 3.0) {
+                    3
+                } else if !burst && rng.chance(0.05) {
+                    1
+                } else {
+                    0
+                };
                 k += run; // lost
                 est.on_packet(3 * k, ((3 * k) as f64 * T + 50_000.0) as Micros);
                 k += 1;

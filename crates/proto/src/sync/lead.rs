@@ -55,7 +55,15 @@ pub struct LeadConfig {
 
 impl Default for LeadConfig {
     fn default() -> Self {
-        LeadConfig { late_rate: 0.01, target_margin_ticks: 0.0, gain: 0.05, forget: 0.995, min_band_ticks: 0.15, snap_threshold_ticks: 10.0, aim: 0.7 }
+        LeadConfig {
+            late_rate: 0.01,
+            target_margin_ticks: 0.0,
+            gain: 0.05,
+            forget: 0.995,
+            min_band_ticks: 0.15,
+            snap_threshold_ticks: 10.0,
+            aim: 0.7,
+        }
     }
 }
 
@@ -247,13 +255,15 @@ impl InputLeadController {
         // Steps this report shows the server ran without our input: a late first copy
         // (it was substituted), any underflows since the last report (one step each),
         // and a merge (one step, however many inputs it took).
-        let slipped = self.last_shift.map_or(0.0, |s| (server_shift - s).max(0) as f64 + (server_shift < s) as u8 as f64);
+        let slipped =
+            self.last_shift.map_or(0.0, |s| (server_shift - s).max(0) as f64 + (server_shift < s) as u8 as f64);
         if margin.is_finite() {
             let late_copy = (margin < 0.0) as u8 as f64;
             // The first report after an update carries its substitutions; a late report
             // is one of them, so what remains never arrived. (Signed: a late copy can be
             // reported an update after its substitution was counted.)
-            let never = (std::mem::take(&mut self.substituted_pending) - late_copy).clamp(-MAX_LATE_PER_REPORT, MAX_LATE_PER_REPORT);
+            let never = (std::mem::take(&mut self.substituted_pending) - late_copy)
+                .clamp(-MAX_LATE_PER_REPORT, MAX_LATE_PER_REPORT);
             self.unrecoverable += (never - self.unrecoverable) / CALIBRATION_SAMPLES;
             let late = late_copy + slipped;
             let mut counted = late.min(MAX_LATE_PER_REPORT);

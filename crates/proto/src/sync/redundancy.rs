@@ -59,7 +59,14 @@ pub fn copies_for_loss(p: f64, p_burst: f64, cfg: &RedundancyConfig) -> u32 {
 /// Loss above ε/2 would take most of the late budget by itself, so copies are sent and
 /// the lead loop covers them; below that, extra copies go only while first copies'
 /// spare margin already covers them.
-pub fn copies_to_send(loss: f64, loss_burst: f64, late_rate: f64, spare_ticks: f64, send_interval_ticks: u32, cfg: &RedundancyConfig) -> u32 {
+pub fn copies_to_send(
+    loss: f64,
+    loss_burst: f64,
+    late_rate: f64,
+    spare_ticks: f64,
+    send_interval_ticks: u32,
+    cfg: &RedundancyConfig,
+) -> u32 {
     let wanted = copies_for_loss(loss, loss_burst, cfg);
     if loss > late_rate / 2.0 {
         return wanted;
@@ -99,7 +106,15 @@ pub struct RedundancyPlanner {
 
 impl RedundancyPlanner {
     pub fn new(cfg: RedundancyConfig, initial_copies: u32) -> Self {
-        RedundancyPlanner { cfg, copies: initial_copies.clamp(1, cfg.max_copies.max(1)), hold_until: 0, window_loss: 0.0, long_loss: 0.0, last_update: None, burst: None }
+        RedundancyPlanner {
+            cfg,
+            copies: initial_copies.clamp(1, cfg.max_copies.max(1)),
+            hold_until: 0,
+            window_loss: 0.0,
+            long_loss: 0.0,
+            last_update: None,
+            burst: None,
+        }
     }
 
     /// The server's report that copy `first_copy` of an input was the first to arrive
@@ -126,7 +141,14 @@ impl RedundancyPlanner {
     /// Takes the transport's recent uplink loss at local time `now` and returns the
     /// copies to send. `spare_ticks`, `late_rate` and `send_interval_ticks` as for
     /// [`copies_to_send`].
-    pub fn update(&mut self, now: u64, window_loss: f64, spare_ticks: f64, late_rate: f64, send_interval_ticks: u32) -> u32 {
+    pub fn update(
+        &mut self,
+        now: u64,
+        window_loss: f64,
+        spare_ticks: f64,
+        late_rate: f64,
+        send_interval_ticks: u32,
+    ) -> u32 {
         let window_loss = if window_loss.is_finite() { window_loss.clamp(0.0, 1.0) } else { 0.0 };
         // The average starts at the first figure, then follows it over a minute.
         let weight = self.last_update.map_or(1.0, |t| (now.saturating_sub(t) as f64 / LONG_LOSS_US).min(1.0));

@@ -46,7 +46,13 @@ impl Default for TailShape {
 
 impl TailShape {
     pub fn new() -> Self {
-        TailShape { recent: [0.0; WINDOW], locations: [0.0; WINDOW], count: 0, settled: false, shape: ForgettingHistogram::new(-64.0, 32.0, 1.0 / 32.0, SHAPE_FORGET) }
+        TailShape {
+            recent: [0.0; WINDOW],
+            locations: [0.0; WINDOW],
+            count: 0,
+            settled: false,
+            shape: ForgettingHistogram::new(-64.0, 32.0, 1.0 / 32.0, SHAPE_FORGET),
+        }
     }
 
     /// The median of the location window, once it is full.

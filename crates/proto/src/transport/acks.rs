@@ -39,7 +39,12 @@ pub struct SentRing {
 
 impl SentRing {
     pub fn new() -> Self {
-        SentRing { slots: vec![SentPacket::default(); SENT_RING], units: vec![(0, 0); UNIT_RING], units_head: 0, packet_start: 0 }
+        SentRing {
+            slots: vec![SentPacket::default(); SENT_RING],
+            units: vec![(0, 0); UNIT_RING],
+            units_head: 0,
+            packet_start: 0,
+        }
     }
     /// Notes that the packet being built carries reliable unit `(channel, seq)`.
     pub fn push_unit(&mut self, channel: u8, seq: u16) {

@@ -11,8 +11,8 @@ use super::reliable::{ReliableReceiver, ReliableSender, Violation, WINDOW, seque
 use super::{ChannelKind, ConnectionStats, Event, PeerId};
 use crate::clock::Micros;
 use crate::wire::{
-    ACK_DELAY_UNIT_US, DecodeError, Frame, FrameKind, FrameReader, MAX_DATAGRAM_SIZE, PAYLOAD_HEADER_SIZE, PayloadHeader,
-    Writer, encode_payload_header, seq_newer, write_frame,
+    ACK_DELAY_UNIT_US, DecodeError, Frame, FrameKind, FrameReader, MAX_DATAGRAM_SIZE, PAYLOAD_HEADER_SIZE,
+    PayloadHeader, Writer, encode_payload_header, seq_newer, write_frame,
 };
 
 /// Largest unreliable or sequenced message: one frame in an otherwise empty packet.
@@ -224,7 +224,13 @@ impl Connection {
                     if u.acked || (mode == PackMode::ResendsOnly && u.last_sent.is_none()) || !u.due(now, rto) {
                         continue;
                     }
-                    let f = Frame { channel: ch as u8, kind: FrameKind::Reliable, seq: u.seq, fragment: u.fragment, data: &u.data };
+                    let f = Frame {
+                        channel: ch as u8,
+                        kind: FrameKind::Reliable,
+                        seq: u.seq,
+                        fragment: u.fragment,
+                        data: &u.data,
+                    };
                     if w.len() + f.encoded_len() > MAX_DATAGRAM_SIZE {
                         continue;
                     }
@@ -246,7 +252,13 @@ impl Connection {
     }
 
     /// A packet with no frames: carries acks and keeps the connection alive.
-    pub fn send_empty(&mut self, now: Micros, protocol_id: u32, pool: &mut BufPool, out: &mut VecDeque<(SocketAddr, Vec<u8>)>) {
+    pub fn send_empty(
+        &mut self,
+        now: Micros,
+        protocol_id: u32,
+        pool: &mut BufPool,
+        out: &mut VecDeque<(SocketAddr, Vec<u8>)>,
+    ) {
         let mut buf = pool.get();
         self.begin_packet(now, protocol_id, &mut buf);
         self.finish_packet(now, buf, out);

@@ -22,9 +22,7 @@ use super::pool::BufPool;
 use super::{ChannelKind, ConfigError, ConnectionStats, DisconnectReason, EndpointConfig, EndpointStats, PeerId};
 use crate::clock::Micros;
 use crate::rng::Rng;
-use crate::wire::{
-    self, DecodeError, MAX_DATAGRAM_SIZE, PROTOCOL_VERSION, Packet, decode_packet, siphash::siphash24,
-};
+use crate::wire::{self, DecodeError, MAX_DATAGRAM_SIZE, PROTOCOL_VERSION, Packet, decode_packet, siphash::siphash24};
 
 /// How long a challenge cookie stays valid.
 pub const COOKIE_LIFETIME_US: Micros = 10_000_000;
@@ -334,7 +332,8 @@ impl Endpoint {
         }
         if version != PROTOCOL_VERSION {
             self.stats.denied += 1;
-            return self.reply(from, |b, pid| wire::encode_denied(b, pid, client_salt, DisconnectReason::VersionMismatch));
+            return self
+                .reply(from, |b, pid| wire::encode_denied(b, pid, client_salt, DisconnectReason::VersionMismatch));
         }
         if self.incoming >= self.cfg.max_incoming {
             self.stats.denied += 1;
@@ -373,7 +372,8 @@ impl Endpoint {
             return self.reply(from, |b, pid| wire::encode_denied(b, pid, client_salt, DisconnectReason::ServerFull));
         }
         let peer = self.ids.next();
-        let mut conn = Connection::new(peer, from, false, client_salt, &self.cfg.channels, self.cfg.max_message_size, now);
+        let mut conn =
+            Connection::new(peer, from, false, client_salt, &self.cfg.channels, self.cfg.max_message_size, now);
         let server_salt = self.rng.next_u64();
         conn.salt = session_salt(client_salt, server_salt);
         self.conns.insert(peer, conn);

@@ -16,7 +16,9 @@ mod pool;
 mod reliable;
 mod stats;
 
-pub use config::{ChannelKind, ConfigError, EndpointConfig, CHANNEL_RELIABLE, CHANNEL_SEQUENCED, CHANNEL_UNRELIABLE, MAX_CHANNELS};
+pub use config::{
+    CHANNEL_RELIABLE, CHANNEL_SEQUENCED, CHANNEL_UNRELIABLE, ChannelKind, ConfigError, EndpointConfig, MAX_CHANNELS,
+};
 pub use connection::MAX_UNRELIABLE;
 pub use endpoint::{COOKIE_LIFETIME_US, Endpoint, Event, MAX_ACK_DELAY_US, PeerIdAllocator, SendError};
 pub use link::Transport;

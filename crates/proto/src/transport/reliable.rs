@@ -59,7 +59,14 @@ impl ReliableSender {
             let mut buf = pool.get();
             buf.extend_from_slice(piece);
             this.queued_bytes += piece.len();
-            this.units.push_back(SendUnit { seq: this.next_seq, data: buf, fragment, last_sent: None, sends: 0, acked: false });
+            this.units.push_back(SendUnit {
+                seq: this.next_seq,
+                data: buf,
+                fragment,
+                last_sent: None,
+                sends: 0,
+                acked: false,
+            });
             this.next_seq = this.next_seq.wrapping_add(1);
         };
         if data.len() <= MAX_UNFRAGMENTED {

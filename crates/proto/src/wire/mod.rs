@@ -13,13 +13,15 @@ mod packet;
 pub mod siphash;
 
 pub use codec::{Reader, Writer, len16_size};
-pub use frame::{Frame, FrameKind, FrameReader, FRAGMENT_HEADER_SIZE, write_frame};
+pub use frame::{FRAGMENT_HEADER_SIZE, Frame, FrameKind, FrameReader, write_frame};
 /// Fragmentation constants, shared with the reliable channel.
 pub mod frame_consts {
     pub use super::frame::{FRAGMENT_SIZE, MAX_FRAGMENTS};
 }
-pub use packet::{Packet, PayloadHeader, decode_packet, encode_accepted, encode_challenge, encode_connect_request,
-    encode_connect_response, encode_denied, encode_disconnect, encode_payload_header};
+pub use packet::{
+    Packet, PayloadHeader, decode_packet, encode_accepted, encode_challenge, encode_connect_request,
+    encode_connect_response, encode_denied, encode_disconnect, encode_payload_header,
+};
 
 /// Wire protocol version. Bumped on any incompatible change.
 pub const PROTOCOL_VERSION: u8 = 2;

@@ -13,9 +13,7 @@
 //! All integers little-endian. `Denied` and the request's size are the same in every
 //! version, so a server can tell an old client why it was refused.
 
-use super::{
-    DecodeError, HANDSHAKE_REQUEST_SIZE, MAX_DATAGRAM_SIZE, PROTOCOL_VERSION, PacketKind, Reader, Writer,
-};
+use super::{DecodeError, HANDSHAKE_REQUEST_SIZE, MAX_DATAGRAM_SIZE, PROTOCOL_VERSION, PacketKind, Reader, Writer};
 use crate::transport::DisconnectReason;
 
 /// The fixed part of a connected packet.
@@ -37,13 +35,36 @@ pub struct PayloadHeader {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Packet<'a> {
     /// `version` may differ from ours: the caller answers with a version-mismatch denial.
-    ConnectRequest { version: u8, client_salt: u64 },
-    Challenge { client_salt: u64, cookie_time: u64, cookie_mac: u64 },
-    ConnectResponse { client_salt: u64, cookie_time: u64, cookie_mac: u64 },
-    Accepted { client_salt: u64, server_salt: u64 },
-    Denied { client_salt: u64, reason: DisconnectReason },
-    Payload { header: PayloadHeader, frames: &'a [u8] },
-    Disconnect { salt: u32, reason: DisconnectReason },
+    ConnectRequest {
+        version: u8,
+        client_salt: u64,
+    },
+    Challenge {
+        client_salt: u64,
+        cookie_time: u64,
+        cookie_mac: u64,
+    },
+    ConnectResponse {
+        client_salt: u64,
+        cookie_time: u64,
+        cookie_mac: u64,
+    },
+    Accepted {
+        client_salt: u64,
+        server_salt: u64,
+    },
+    Denied {
+        client_salt: u64,
+        reason: DisconnectReason,
+    },
+    Payload {
+        header: PayloadHeader,
+        frames: &'a [u8],
+    },
+    Disconnect {
+        salt: u32,
+        reason: DisconnectReason,
+    },
 }
 
 /// Decodes one datagram, checking every length, the protocol id and the version.
@@ -81,12 +102,15 @@ pub fn decode_packet(data: &[u8], protocol_id: u32) -> Result<Packet<'_>, Decode
             r.zero_padding()?;
             p
         }
-        PacketKind::Challenge => Packet::Challenge { client_salt: r.u64()?, cookie_time: r.u64()?, cookie_mac: r.u64()? },
+        PacketKind::Challenge => {
+            Packet::Challenge { client_salt: r.u64()?, cookie_time: r.u64()?, cookie_mac: r.u64()? }
+        }
         PacketKind::Accepted => Packet::Accepted { client_salt: r.u64()?, server_salt: r.u64()? },
         PacketKind::Denied => Packet::Denied { client_salt: r.u64()?, reason: reason(&mut r)? },
         PacketKind::Disconnect => Packet::Disconnect { salt: r.u32()?, reason: reason(&mut r)? },
         PacketKind::Payload => {
-            let header = PayloadHeader { salt: r.u32()?, seq: r.u16()?, ack: r.u16()?, ack_bits: r.u32()?, ack_delay: r.u16()? };
+            let header =
+                PayloadHeader { salt: r.u32()?, seq: r.u16()?, ack: r.u16()?, ack_bits: r.u32()?, ack_delay: r.u16()? };
             let frames = r.bytes(r.remaining())?;
             return Ok(Packet::Payload { header, frames });
         }
@@ -119,7 +143,13 @@ pub fn encode_challenge(out: &mut Vec<u8>, protocol_id: u32, client_salt: u64, c
     w.u64(cookie_mac);
 }
 
-pub fn encode_connect_response(out: &mut Vec<u8>, protocol_id: u32, client_salt: u64, cookie_time: u64, cookie_mac: u64) {
+pub fn encode_connect_response(
+    out: &mut Vec<u8>,
+    protocol_id: u32,
+    client_salt: u64,
+    cookie_time: u64,
+    cookie_mac: u64,
+) {
     let mut w = prefix(out, PacketKind::ConnectResponse, protocol_id);
     w.u64(client_salt);
     w.u64(cookie_time);
@@ -172,7 +202,10 @@ mod tests {
         assert_eq!(b.len(), MAX_HANDSHAKE_REPLY_SIZE);
         assert_eq!(decode_packet(&b, PID), Ok(Packet::Challenge { client_salt: 7, cookie_time: 8, cookie_mac: 9 }));
         encode_connect_response(&mut b, PID, 7, 8, 9);
-        assert_eq!(decode_packet(&b, PID), Ok(Packet::ConnectResponse { client_salt: 7, cookie_time: 8, cookie_mac: 9 }));
+        assert_eq!(
+            decode_packet(&b, PID),
+            Ok(Packet::ConnectResponse { client_salt: 7, cookie_time: 8, cookie_mac: 9 })
+        );
         encode_accepted(&mut b, PID, 1, 2);
         assert!(b.len() <= MAX_HANDSHAKE_REPLY_SIZE);
         assert_eq!(decode_packet(&b, PID), Ok(Packet::Accepted { client_salt: 1, server_salt: 2 }));
@@ -237,7 +270,10 @@ mod tests {
         let mut b = Vec::new();
         encode_connect_request(&mut b, PID, 3);
         b[1] = PROTOCOL_VERSION + 5;
-        assert_eq!(decode_packet(&b, PID), Ok(Packet::ConnectRequest { version: PROTOCOL_VERSION + 5, client_salt: 3 }));
+        assert_eq!(
+            decode_packet(&b, PID),
+            Ok(Packet::ConnectRequest { version: PROTOCOL_VERSION + 5, client_salt: 3 })
+        );
         encode_denied(&mut b, PID, 3, DisconnectReason::VersionMismatch);
         b[1] = PROTOCOL_VERSION + 5;
         assert!(matches!(decode_packet(&b, PID), Ok(Packet::Denied { .. })));

@@ -85,7 +85,11 @@ mod cross_check {
         for len in 0..data.len() {
             let mut h = std::hash::SipHasher::new_with_keys(0x0123_4567_89ab_cdef, 0xfedc_ba98_7654_3210);
             h.write(&data[..len]);
-            assert_eq!(super::siphash24(0x0123_4567_89ab_cdef, 0xfedc_ba98_7654_3210, &data[..len]), h.finish(), "len {len}");
+            assert_eq!(
+                super::siphash24(0x0123_4567_89ab_cdef, 0xfedc_ba98_7654_3210, &data[..len]),
+                h.finish(),
+                "len {len}"
+            );
         }
     }
 }

@@ -166,7 +166,9 @@ impl BoxGame {
                 self.deserialize(state);
                 None
             }
-            Request::DumpState { tick, slot } => Some(Answer::State(tick, self.slots[slot].iter().flat_map(|w| w.to_le_bytes()).collect())),
+            Request::DumpState { tick, slot } => {
+                Some(Answer::State(tick, self.slots[slot].iter().flat_map(|w| w.to_le_bytes()).collect()))
+            }
         }
     }
 }

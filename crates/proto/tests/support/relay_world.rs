@@ -5,9 +5,9 @@
 use std::collections::BTreeMap;
 
 use tickwire_proto::netsim::{JitterModel, LinkConfig, LossModel};
-use tickwire_proto::rollback::{AdvanceStatus, Request};
 use tickwire_proto::relay::relay_client_session::{ClientSessionEvent, RelayClientSession, RelayClientSessionConfig};
 use tickwire_proto::relay::relay_server_session::{RelayServerSession, RelayServerSessionConfig, ServerSessionEvent};
+use tickwire_proto::rollback::{AdvanceStatus, Request};
 use tickwire_proto::sim::{NodeId, SimNet};
 use tickwire_proto::transport::EndpointConfig;
 
@@ -66,7 +66,12 @@ pub fn run_client_requests(session: &mut RelayClientSession, game: &mut BoxGame)
 }
 
 impl World {
-    pub fn new(seed: u64, link: LinkConfig, server_cfg: RelayServerSessionConfig, client_cfg: RelayClientSessionConfig) -> World {
+    pub fn new(
+        seed: u64,
+        link: LinkConfig,
+        server_cfg: RelayServerSessionConfig,
+        client_cfg: RelayClientSessionConfig,
+    ) -> World {
         let mut net = SimNet::new(seed, link);
         let server_node = net.add(EndpointConfig { max_incoming: 16, ..EndpointConfig::default() });
         let now = net.now();
@@ -128,7 +133,10 @@ impl World {
             assert_eq!(self.server.advance(), AdvanceStatus::Advanced);
             while let Some(r) = self.server.poll_request() {
                 let is_advance = matches!(r, Request::Advance { authoritative: true, resimulating: false, .. });
-                assert!(is_advance || !matches!(r, Request::Advance { .. }), "server advances are authoritative, never resimulated");
+                assert!(
+                    is_advance || !matches!(r, Request::Advance { .. }),
+                    "server advances are authoritative, never resimulated"
+                );
                 match self.server_game.apply(r) {
                     Some(Answer::Saved(t, c)) => self.server.confirm_save(t, c).expect("save requested"),
                     Some(Answer::State(t, b)) => self.server.provide_state(t, &b).expect("dump requested"),
@@ -223,7 +231,9 @@ impl World {
         let s = super::relay_game::INPUT_SIZE;
         let (mut n, mut compared) = (0, 0);
         for (t, pred) in c.game.predicted_inputs.iter().enumerate() {
-            let (Some(pred), Some(Some(canon))) = (pred, self.server_game.authoritative_inputs.get(t)) else { continue };
+            let (Some(pred), Some(Some(canon))) = (pred, self.server_game.authoritative_inputs.get(t)) else {
+                continue;
+            };
             if t >= c.session.authoritative_tick() as usize {
                 continue;
             }
@@ -252,6 +262,8 @@ impl World {
 
     /// Per-player server late figures.
     pub fn server_players(&self) -> BTreeMap<u32, tickwire_proto::jitter::JitterStats> {
-        (0..self.server.config().max_players as u32).filter_map(|p| self.server.jitter_stats(p).map(|j| (p, j))).collect()
+        (0..self.server.config().max_players as u32)
+            .filter_map(|p| self.server.jitter_stats(p).map(|j| (p, j)))
+            .collect()
     }
 }

@@ -4,7 +4,9 @@
 #![allow(dead_code)]
 
 use tickwire_proto::netsim::LinkConfig;
-use tickwire_proto::rollback::{AdvanceStatus, Event, InputStatus, Inputs, P2pConfig, P2pSession, PlayerKind, Request, Tick};
+use tickwire_proto::rollback::{
+    AdvanceStatus, Event, InputStatus, Inputs, P2pConfig, P2pSession, PlayerKind, Request, Tick,
+};
 use tickwire_proto::sim::{NodeId, SimNet};
 use tickwire_proto::transport::{EndpointConfig, Event as NetEvent, PeerId};
 
@@ -134,7 +136,9 @@ impl Game {
 
 /// Player `p`'s input for tick `t`: changes every `period` ticks, from a hash.
 pub fn input_for(seed: u64, p: usize, t: Tick, period: u32) -> [u8; 2] {
-    let mut x = seed ^ (p as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ ((t / period) as u64).wrapping_mul(0xD1B5_4A32_D192_ED03);
+    let mut x = seed
+        ^ (p as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15)
+        ^ ((t / period) as u64).wrapping_mul(0xD1B5_4A32_D192_ED03);
     x ^= x >> 29;
     x = x.wrapping_mul(0xBF58_476D_1CE4_E5B9);
     x ^= x >> 32;
@@ -179,7 +183,13 @@ impl Mesh {
     pub fn new(seed: u64, n: usize, per_peer: usize, link: LinkConfig, cfg: P2pConfig) -> Mesh {
         let mut net = SimNet::new(seed, link);
         let nodes: Vec<NodeId> = (0..n)
-            .map(|_| net.add(EndpointConfig { max_incoming: n as u32 + 4, timeout_us: 10_000_000, ..EndpointConfig::default() }))
+            .map(|_| {
+                net.add(EndpointConfig {
+                    max_incoming: n as u32 + 4,
+                    timeout_us: 10_000_000,
+                    ..EndpointConfig::default()
+                })
+            })
             .collect();
         let mut ids = vec![vec![0 as PeerId; n]; n];
         for i in 0..n {
@@ -207,9 +217,12 @@ impl Mesh {
         let players = n * per_peer;
         let peers = (0..n)
             .map(|i| {
-                let kinds: Vec<PlayerKind> = (0..players)
-                    .map(|p| if p / per_peer == i { PlayerKind::Local } else { PlayerKind::Remote(ids[i][p / per_peer]) })
-                    .collect();
+                let kinds: Vec<PlayerKind> =
+                    (0..players)
+                        .map(|p| {
+                            if p / per_peer == i { PlayerKind::Local } else { PlayerKind::Remote(ids[i][p / per_peer]) }
+                        })
+                        .collect();
                 let now = net.local_now(nodes[i]);
                 let session = P2pSession::new(cfg.clone(), &kinds, now).expect("valid session");
                 let game = Game::new(players, session.state_slots());

@@ -1,9 +1,9 @@
 //! What a [`Session`](super::Session) is built from, and how its calls fail.
 
-use tickwire_proto::rollback::{self, P2pConfig, ReplayError};
+use crate::{HostConfig, HostError};
 use tickwire_proto::relay::relay_client_session::{ClientSessionError, RelayClientSessionConfig};
 use tickwire_proto::relay::relay_server_session::{RelayServerSessionConfig, ServerSessionError};
-use crate::{HostConfig, HostError};
+use tickwire_proto::rollback::{self, P2pConfig, ReplayError};
 
 /// Which topology a session runs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -9,14 +9,14 @@
 //! boxing and no dynamic dispatch on the per-tick path.
 
 use super::SessionEvent;
+use crate::session::SessionFailure;
 use tickwire_proto::clock::Micros;
+use tickwire_proto::relay::relay_client_session::RelayClientSession;
+use tickwire_proto::relay::relay_server_session::{RelayServerSession, ServerSessionEvent};
 use tickwire_proto::rollback::{
     AdvanceStatus, P2pSession, ReplaySession, Request, SpectatorSession, SyncTestSession, Tick,
 };
-use tickwire_proto::relay::relay_client_session::RelayClientSession;
-use tickwire_proto::relay::relay_server_session::{RelayServerSession, ServerSessionEvent};
 use tickwire_proto::transport::{Event, PeerId, Transport};
-use crate::session::SessionFailure;
 
 /// One running core. A session holds exactly one, built once and never moved per
 /// tick, so the size difference between the variants costs nothing worth a box.
@@ -179,7 +179,10 @@ fn server_event_tick(s: &RelayServerSession, e: &ServerSessionEvent) -> Tick {
             s.relay().joined_at(player).unwrap_or(next)
         }
         // A jitter kick removes the player from the step being formed.
-        ServerSessionEvent::PlayerKicked { cause: tickwire_proto::relay::relay_server_session::KickCause::Jitter(_), .. } => s.tick(),
+        ServerSessionEvent::PlayerKicked {
+            cause: tickwire_proto::relay::relay_server_session::KickCause::Jitter(_),
+            ..
+        } => s.tick(),
         _ => next,
     };
     t as Tick

@@ -1,9 +1,9 @@
 //! What a [`Session`](super::Session) tells the engine: the core's events plus the
 //! session's own (connections, the network thread's death).
 
-use tickwire_proto::rollback::{Event, Tick};
 use tickwire_proto::relay::relay_client_session::ClientSessionEvent;
 use tickwire_proto::relay::relay_server_session::ServerSessionEvent;
+use tickwire_proto::rollback::{Event, Tick};
 use tickwire_proto::transport::PeerId;
 
 /// A polled session event.

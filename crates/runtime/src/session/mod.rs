@@ -45,15 +45,15 @@ use cores::Core;
 use request::CurrentRequest;
 use roster::Roster;
 
-use tickwire_proto::clock::{Clock, Micros};
 use crate::system_clock::SystemClock;
+use crate::{Direction, Host, HostEvent};
+use tickwire_proto::clock::{Clock, Micros};
 use tickwire_proto::netsim::LinkConfig;
 use tickwire_proto::rollback::{
     P2pSession, Replay, ReplaySession, SpectatorConfig, SpectatorSession, SyncTestSession, p2p::MAX_INPUT_DELAY,
 };
 use tickwire_proto::tick::TickClock;
 use tickwire_proto::transport::PeerId;
-use crate::{Direction, Host, HostEvent};
 
 /// Events kept without allocating (the queue grows past this only in a flood).
 const EVENT_CAPACITY: usize = 64;
@@ -117,7 +117,9 @@ impl Session {
         }
         let relay_slots = relay::prepare(&mut cfg)?;
         let core = match cfg.mode {
-            Mode::SyncTest => Some(Core::SyncTest(SyncTestSession::new(players, cfg.p2p.input_size, cfg.check_distance)?)),
+            Mode::SyncTest => {
+                Some(Core::SyncTest(SyncTestSession::new(players, cfg.p2p.input_size, cfg.check_distance)?))
+            }
             _ => None,
         };
         let host = if cfg.mode.is_networked() {

@@ -15,13 +15,13 @@ use std::net::SocketAddr;
 
 use super::config::{argument, state};
 use super::{Core, Mode, Phase, Session, SessionEvent, SessionFailure, SessionStats};
-use tickwire_proto::jitter::JitterStats;
+use crate::HostEvent;
 use crate::os_seed::os_seed;
-use tickwire_proto::rollback::Tick;
+use tickwire_proto::jitter::JitterStats;
 use tickwire_proto::relay::relay_client_session::{ClientSessionEvent, RelayClientSession};
 use tickwire_proto::relay::relay_server_session::RelayServerSession;
+use tickwire_proto::rollback::Tick;
 use tickwire_proto::transport::{Event, PeerId};
-use crate::HostEvent;
 
 /// A relay server's figures for one connected player.
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
@@ -98,7 +98,9 @@ impl Session {
                 Core::RelayServer(RelayServerSession::new(c, now)?)
             }
             _ => {
-                let addr = self.server_addr.ok_or_else(|| state("a relay client needs the server's address (set_server) before starting"))?;
+                let addr = self
+                    .server_addr
+                    .ok_or_else(|| state("a relay client needs the server's address (set_server) before starting"))?;
                 let mut s = RelayClientSession::new(self.cfg.relay_client.clone())?;
                 for (player, input) in self.pending_predictions.drain(..) {
                     // Checked when it was set.
@@ -118,7 +120,9 @@ impl Session {
     pub(super) fn relay_event(&mut self, ev: HostEvent) {
         let Some(host) = self.host.as_mut() else { return };
         let (at, e) = match ev {
-            HostEvent::Message { peer, channel, data, received_at } => (received_at, Event::Message { peer, channel, data }),
+            HostEvent::Message { peer, channel, data, received_at } => {
+                (received_at, Event::Message { peer, channel, data })
+            }
             HostEvent::Connected { peer, addr } => (host.now_us(), Event::Connected { peer, addr }),
             HostEvent::Disconnected { peer, reason } => (host.now_us(), Event::Disconnected { peer, reason }),
             HostEvent::Fatal { message } => return self.die(message),

@@ -15,8 +15,8 @@
 
 use std::net::{IpAddr, SocketAddr};
 
-use super::config::{argument, state};
 use super::SessionFailure;
+use super::config::{argument, state};
 use tickwire_proto::rollback::PlayerKind;
 use tickwire_proto::transport::PeerId;
 
@@ -93,7 +93,9 @@ impl Roster {
 
     fn free_slot(&self, player: usize) -> Result<(), SessionFailure> {
         match self.slots.get(player) {
-            None => Err(argument(format!("player {player} does not exist (the session has {} players)", self.slots.len()))),
+            None => {
+                Err(argument(format!("player {player} does not exist (the session has {} players)", self.slots.len())))
+            }
             Some(Some(_)) => Err(argument(format!("player {player} was already added"))),
             Some(None) => Ok(()),
         }
@@ -138,7 +140,9 @@ impl Roster {
     /// Checks that every player has a place and decides who dials (module docs).
     pub(super) fn seal(&mut self) -> Result<(), SessionFailure> {
         if let Some(p) = self.slots.iter().position(Option::is_none) {
-            return Err(state(format!("player {p} was never added (add every player, local or remote, before starting)")));
+            return Err(state(format!(
+                "player {p} was never added (add every player, local or remote, before starting)"
+            )));
         }
         let lowest_local = self.slots.iter().position(|s| *s == Some(Slot::Local));
         let Some(lowest_local) = lowest_local else {
@@ -156,7 +160,9 @@ impl Roster {
             .iter()
             .map(|s| match s {
                 Some(Slot::Local) => Some(PlayerKind::Local),
-                Some(Slot::Remote(g)) => self.groups[*g].peer.filter(|_| self.groups[*g].connected).map(PlayerKind::Remote),
+                Some(Slot::Remote(g)) => {
+                    self.groups[*g].peer.filter(|_| self.groups[*g].connected).map(PlayerKind::Remote)
+                }
                 None => None,
             })
             .collect()
@@ -212,7 +218,6 @@ impl Roster {
     }
 
     pub(super) fn connected_peers(&self) -> usize {
-        self.groups.iter().filter(|g| g.connected).count()
-            + self.spectators.iter().filter(|s| s.peer.is_some()).count()
+        self.groups.iter().filter(|g| g.connected).count() + self.spectators.iter().filter(|s| s.peer.is_some()).count()
     }
 }

@@ -5,8 +5,8 @@ use std::path::Path;
 
 use super::config::{argument, state};
 use super::{Core, Mode, Phase, PolledRequest, Session, SessionEvent, SessionFailure};
-use tickwire_proto::rollback::{AdvanceStatus, Tick};
 use crate::HostError;
+use tickwire_proto::rollback::{AdvanceStatus, Tick};
 
 /// Counters and gauges of a session (zero where a mode has no such figure).
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
@@ -274,7 +274,8 @@ impl Session {
                 "no recording: call start_recording before the first tick"
             })
         })?;
-        std::fs::write(path, bytes).map_err(|source| SessionFailure::Io { context: format!("writing {}", path.display()), source })
+        std::fs::write(path, bytes)
+            .map_err(|source| SessionFailure::Io { context: format!("writing {}", path.display()), source })
     }
 
     /// Counters and gauges.
@@ -331,7 +332,10 @@ impl Session {
     /// Checks a player index against the session.
     pub fn check_player(&self, player: usize) -> Result<(), SessionFailure> {
         if player >= self.cfg.players {
-            return Err(argument(format!("player {player} does not exist (the session has {} players)", self.cfg.players)));
+            return Err(argument(format!(
+                "player {player} does not exist (the session has {} players)",
+                self.cfg.players
+            )));
         }
         Ok(())
     }

@@ -157,4 +157,3 @@ pub struct P2pStats {
     /// Desyncs detected.
     pub desyncs: u64,
 }
-

@@ -102,7 +102,11 @@ impl P2pSession {
             self.build_dump(Some(state));
             used = true;
         }
-        for s in self.spectators.iter_mut().filter(|s| s.want_snapshot && s.snapshot_tick == Some(tick) && s.snapshot.is_none()) {
+        for s in self
+            .spectators
+            .iter_mut()
+            .filter(|s| s.want_snapshot && s.snapshot_tick == Some(tick) && s.snapshot.is_none())
+        {
             let mut msg = Vec::with_capacity(5 + state.len());
             msg.push(net::KIND_SNAPSHOT);
             msg.extend_from_slice(&tick.to_le_bytes());

@@ -228,7 +228,8 @@ impl P2pSession {
                 players: self.local.len() as u8,
             };
             let newest_report = self.checks.iter_newest().next().map(|(t, _)| t);
-            let send_reports = newest_report.is_some() && (p.report_tick != newest_report || p.report_sends < REPORT_SENDS);
+            let send_reports =
+                newest_report.is_some() && (p.report_tick != newest_report || p.report_sends < REPORT_SENDS);
             let reports = if send_reports { REPORTS_PER_MESSAGE } else { 0 };
             let (queues, local) = (&self.queues, &self.local);
             message::encode(

@@ -36,17 +36,17 @@ mod error;
 mod event;
 mod guard;
 mod host;
-mod request;
-mod session;
-mod session_config;
-mod session_data;
-mod session_event;
-mod session_loop;
-mod session_stats;
 mod stats;
+mod session_config;
+mod request;
+mod session_event;
+mod session_stats;
+mod session;
+mod session_loop;
+mod session_data;
+mod version;
 #[cfg(feature = "test-hooks")]
 mod test_hooks;
-mod version;
 
 pub use config::*;
 pub use error::*;

@@ -139,27 +139,30 @@ done
 
 # --- C# bindings (Mono) ---------------------------------------------------------------
 CS="$ROOT/build/csharp"
-CS_SRC="$ROOT/bindings/csharp"
 UNITY_PKG="$ROOT/examples-csharp/unity/com.tickwire.runtime"
+# The one copy of the binding is the Unity package's (Unity imports only files inside a
+# package); every build below compiles it. The tests stay out of the package.
+CS_SRC="$UNITY_PKG/Runtime/Tickwire"
+CS_TESTS="$ROOT/bindings/csharp/Tests"
 MCS=(mcs -langversion:7.2 -unsafe -warnaserror)
 mkdir -p "$CS/unity" "$CS/stale" "$CS/pre-relay"
 
 # Every tw_* function of the header has exactly one DllImport of the same name in
 # TwNative.cs, and the other way round; every DllImport is Cdecl with ExactSpelling.
+# (The tw_debug_* test hooks are not in the header; the tests declare them, TestHooks.cs.)
 native_names_match() {
     local header csharp imports
     header="$(grep -E '^[a-z_0-9 ]+[ *]tw_[a-z0-9_]+\(' include/tickwire.h | sed -E 's/^.*[ *](tw_[a-z0-9_]+)\(.*$/\1/' | sort)"
-    csharp="$(grep -E 'static extern .* tw_[a-z0-9_]+\(' "$CS_SRC/Tickwire/Native/TwNative.cs" | sed -E 's/^.* (tw_[a-z0-9_]+)\(.*$/\1/' | sort)"
-    imports="$(grep -c 'DllImport(Lib, CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)' "$CS_SRC/Tickwire/Native/TwNative.cs")"
+    csharp="$(grep -E 'static extern .* tw_[a-z0-9_]+\(' "$CS_SRC/Native/TwNative.cs" | sed -E 's/^.* (tw_[a-z0-9_]+)\(.*$/\1/' | sort)"
+    imports="$(grep -c 'DllImport(Lib, CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)' "$CS_SRC/Native/TwNative.cs")"
     [ -n "$header" ] && [ "$(echo "$header" | wc -l)" -ge 25 ] || { echo "found too few prototypes in the header"; return 1; }
     [ -z "$(echo "$csharp" | uniq -d)" ] || { echo "duplicate imports: $(echo "$csharp" | uniq -d)"; return 1; }
     [ "$imports" -eq "$(echo "$csharp" | wc -l)" ] || { echo "$imports Cdecl+ExactSpelling imports for $(echo "$csharp" | wc -l) externs"; return 1; }
     diff <(echo "$header") <(echo "$csharp") && echo "$(echo "$header" | wc -l) functions, the same in both"
 }
 check "C#: TwNative.cs imports exactly the header's functions" native_names_match
-check "C#: the Unity package's copy of the bindings is identical" scripts/sync-unity-package.sh --check
-check "C#: build Tickwire.dll" "${MCS[@]}" -target:library -out:"$CS/Tickwire.dll" -recurse:"$CS_SRC/Tickwire/*.cs"
-check "C#: build the test program" "${MCS[@]}" -r:"$CS/Tickwire.dll" -out:"$CS/Tickwire.Tests.exe" "$CS_SRC"/Tests/*.cs
+check "C#: build Tickwire.dll" "${MCS[@]}" -target:library -out:"$CS/Tickwire.dll" -recurse:"$CS_SRC/*.cs"
+check "C#: build the test program" "${MCS[@]}" -r:"$CS/Tickwire.dll" -out:"$CS/Tickwire.Tests.exe" "$CS_TESTS"/*.cs
 check "C#: build the relay session example" "${MCS[@]}" -r:"$CS/Tickwire.dll" -out:"$CS/RelaySessionExample.exe" examples-csharp/relay-session/*.cs
 check "C#: build the host-level relay example" "${MCS[@]}" -r:"$CS/Tickwire.dll" -out:"$CS/RelayExample.exe" examples-csharp/relay/*.cs
 check "C#: build the P2P example" "${MCS[@]}" -r:"$CS/Tickwire.dll" -out:"$CS/P2PExample.exe" examples-csharp/p2p/*.cs
@@ -167,13 +170,13 @@ check "C#: build the P2P example" "${MCS[@]}" -r:"$CS/Tickwire.dll" -out:"$CS/P2
 # The Unity code path, against stand-ins of the Unity APIs it uses: the lifecycle hooks
 # (editor defines), the iOS import name, and the package samples.
 build_unity_path() {
-    "${MCS[@]}" -target:library -out:"$CS/unity/UnityStubs.dll" "$CS_SRC/Tests/UnitySim/UnityStubs.cs" &&
+    "${MCS[@]}" -target:library -out:"$CS/unity/UnityStubs.dll" "$CS_TESTS/UnitySim/UnityStubs.cs" &&
         "${MCS[@]}" -target:library -define:UNITY_5_3_OR_NEWER -define:UNITY_EDITOR -r:"$CS/unity/UnityStubs.dll" \
             -out:"$CS/unity/Tickwire.dll" -recurse:"$UNITY_PKG/Runtime/*.cs" &&
         "${MCS[@]}" -target:library -r:"$CS/unity/UnityStubs.dll" -r:"$CS/unity/Tickwire.dll" -out:"$CS/unity/SampleRelay.dll" \
             "$UNITY_PKG/Samples~/Relay"/*.cs &&
         "${MCS[@]}" -r:"$CS/unity/UnityStubs.dll" -r:"$CS/unity/Tickwire.dll" -r:"$CS/unity/SampleRelay.dll" \
-            -out:"$CS/unity/UnitySim.exe" "$CS_SRC/Tests/UnitySim/UnitySim.cs" &&
+            -out:"$CS/unity/UnitySim.exe" "$CS_TESTS/UnitySim/UnitySim.cs" &&
         "${MCS[@]}" -target:library -r:"$CS/unity/UnityStubs.dll" -r:"$CS/unity/Tickwire.dll" -out:"$CS/unity/SampleP2P.dll" \
             "$UNITY_PKG/Samples~/P2P/TickwireP2PPlayer.cs" &&
         mkdir -p "$CS/unity/ios" &&
@@ -186,15 +189,15 @@ check "C#: build the Unity code path against API stand-ins (editor, iOS, samples
 # The C compiler's view of every struct, enum and numeric constant, for the C# test's
 # offset, enumerator and constant comparisons (--offsets).
 offsets() {
-    bash "$CS_SRC/Tests/gen-offsets.sh" include/tickwire.h >"$CS/offsets.c" &&
+    bash "$CS_TESTS/gen-offsets.sh" include/tickwire.h >"$CS/offsets.c" &&
         cc "${CFLAGS[@]}" "$CS/offsets.c" -o "$CS/offsets" && "$CS/offsets" >"$CS/offsets.txt" &&
         echo "$(grep -c '^sizeof' "$CS/offsets.txt") structs, $(grep -c '^offsetof' "$CS/offsets.txt") members," \
             "$(grep -c '^enum' "$CS/offsets.txt") enumerators, $(grep -c '^define' "$CS/offsets.txt") constants"
 }
 check "C#: C offsets of every struct member, values of every enumerator and constant" offsets
-check "C#: build a stale stand-in library" cc "${CFLAGS[@]}" -shared -fPIC "$CS_SRC/Tests/stale_library.c" -o "$CS/stale/libtickwire.so"
+check "C#: build a stale stand-in library" cc "${CFLAGS[@]}" -shared -fPIC "$CS_TESTS/stale_library.c" -o "$CS/stale/libtickwire.so"
 check "C#: build a stand-in library from before the relay additions" cc "${CFLAGS[@]}" -shared -fPIC -DTW_STALE_BEFORE_RELAY \
-    "$CS_SRC/Tests/stale_library.c" -o "$CS/pre-relay/libtickwire.so"
+    "$CS_TESTS/stale_library.c" -o "$CS/pre-relay/libtickwire.so"
 
 # Runs a C# program with the native library from $1 on the path. Its own lines
 # (ok/FAILED per test, "N passed, N failed") are indented under the check's name.

@@ -710,7 +710,7 @@ namespace Tickwire.Tests
         {
             using (TwSession s = new TwSession(SessionConfig(TwSessionMode.SyncTest)))
             {
-                Equal(TwResult.Panic, TwNative.tw_debug_session_panic(s.Handle), "a panic inside a session call (test only)");
+                Equal(TwResult.Panic, TestHooks.tw_debug_session_panic(s.Handle), "a panic inside a session call (test only)");
                 Contains(TwLibrary.LastErrorMessage(), "panic: ", "the last error says it panicked");
                 TwSessionEvent ev;
                 Equal(TwResult.Panic, s.PollEvent(out ev), "poll on a poisoned session");

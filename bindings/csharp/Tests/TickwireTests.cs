@@ -800,7 +800,7 @@ namespace Tickwire.Tests
         {
             using (TwHost h = new TwHost("127.0.0.1:0"))
             {
-                Equal(TwResult.Ok, TwNative.tw_debug_kill_network_thread(h.Handle), "kill the network thread (test only)");
+                Equal(TwResult.Ok, TestHooks.tw_debug_kill_network_thread(h.Handle), "kill the network thread (test only)");
                 TwEvent ev = default(TwEvent);
                 Timer sw = Timer.StartNew();
                 while (!h.TryPollEvent(out ev))
@@ -821,7 +821,7 @@ namespace Tickwire.Tests
         {
             using (TwHost h = new TwHost("127.0.0.1:0"))
             {
-                Equal(TwResult.Panic, TwNative.tw_debug_panic(h.Handle), "a panic inside a host call (test only)");
+                Equal(TwResult.Panic, TestHooks.tw_debug_panic(h.Handle), "a panic inside a host call (test only)");
                 Contains(TwLibrary.LastErrorMessage(), "panic: ", "the last error says it panicked");
                 Equal(TwResult.Panic, h.Flush(), "the host is poisoned");
                 TwEvent ev;

@@ -1,4 +1,5 @@
 using System.Runtime.CompilerServices;
 
-// The test program reaches the raw layer (TwNative) and the test-only debug calls.
+// The test program (bindings/csharp/Tests) reaches the raw layer (TwNative), and
+// declares the native test hooks with TwNative.Lib.
 [assembly: InternalsVisibleTo("Tickwire.Tests")]

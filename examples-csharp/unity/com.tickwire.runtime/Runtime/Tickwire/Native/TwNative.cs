@@ -228,16 +228,5 @@ namespace Tickwire.Native
 
         [DllImport(Lib, CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
         internal static extern TwResult tw_session_save_replay(SessionHandle session, byte* path);
-
-        // --- FOR TESTS ONLY --------------------------------------------------------------
-
-        [DllImport(Lib, CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
-        internal static extern TwResult tw_debug_panic(HostHandle host);
-
-        [DllImport(Lib, CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
-        internal static extern TwResult tw_debug_kill_network_thread(HostHandle host);
-
-        [DllImport(Lib, CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
-        internal static extern TwResult tw_debug_session_panic(SessionHandle session);
     }
 }

@@ -42,6 +42,7 @@ mod request;
 mod session_event;
 mod session_stats;
 mod session;
+mod session_kind;
 mod session_loop;
 mod session_data;
 mod version;

@@ -14,15 +14,17 @@ use super::error::{Failure, FfiResult, tw_result};
 use super::guard;
 use super::host::host_failure;
 use super::session_config::tw_session_config;
+use super::session_kind::{SessionKind, each_kind};
+use tickwire_proto::game::ConfigProblems;
 use tickwire_proto::rollback::SessionError;
-use tickwire_runtime::session::{Session, SessionFailure};
+use tickwire_runtime::EngineLoop;
+use tickwire_runtime::session::SessionFailure;
 
 /// A session: a rollback or relay core (and, in P2P, SPECTATOR and the RELAY modes, a
 /// socket with its network thread). Opaque; created by `tw_session_create`, destroyed
 /// by `tw_session_destroy`.
 pub struct tw_session {
-    pub(crate) session: Session,
-    pub(crate) mode: u32,
+    pub(crate) kind: SessionKind,
     /// Set when a call on this session panicked: every later call (except destroy)
     /// fails with TW_RESULT_PANIC.
     poisoned: bool,
@@ -35,11 +37,32 @@ pub(crate) fn session_failure(e: SessionFailure) -> Failure {
         SessionFailure::State(m) => Failure::new(tw_result::InvalidState, m),
         SessionFailure::Io { .. } => Failure::new(tw_result::Io, e.to_string()),
         SessionFailure::Core(SessionError::InvalidConfig(m)) => Failure::invalid(m),
-        SessionFailure::Config(_)
-        | SessionFailure::Argument(_)
-        | SessionFailure::Core(_)
-        | SessionFailure::Replay(_) => Failure::invalid(e.to_string()),
+        SessionFailure::Config(problems) => Failure::invalid(c_field_names(&problems)),
+        SessionFailure::Argument(_) | SessionFailure::Core(_) | SessionFailure::Replay(_) => {
+            Failure::invalid(e.to_string())
+        }
     }
+}
+
+/// The settings' problems under the names a C caller set (`tw_session_config`'s
+/// fields), where the runtime's names differ.
+fn c_field_names(problems: &ConfigProblems) -> String {
+    let c_name = |field: &str| {
+        match field {
+            "players" => "num_players",
+            "notify_after_us" => "disconnect_notify_ms",
+            "disconnect_timeout_us" => "disconnect_timeout_ms",
+            "max_behind" => "spectator_max_behind",
+            "catchup_speed" => "spectator_catchup_speed",
+            other => other,
+        }
+        .to_string()
+    };
+    let mut renamed = ConfigProblems::new();
+    for p in problems.iter() {
+        renamed.push(c_name(&p.field), p.message.clone());
+    }
+    renamed.to_string()
 }
 
 impl guard::Handle for tw_session {
@@ -62,7 +85,7 @@ pub(crate) fn with_session(
 /// A player index argument, checked against the session.
 pub(crate) fn arg_player(s: &tw_session, player: u32) -> FfiResult<usize> {
     let p = player as usize;
-    s.session.check_player(p).map_err(session_failure)?;
+    each_kind!(&s.kind, k => k.check_player(p)).map_err(session_failure)?;
     Ok(p)
 }
 
@@ -102,9 +125,8 @@ pub unsafe extern "C" fn tw_session_create(
         unsafe { check_struct_size(config, "tw_session_config") }?;
         // SAFETY: struct_size equals sizeof(tw_session_config): the whole struct is there.
         let cfg = unsafe { config.read() };
-        let runtime_cfg = cfg.to_runtime()?;
-        let session = Session::new(runtime_cfg).map_err(session_failure)?;
-        let boxed = Box::new(tw_session { session, mode: cfg.mode, poisoned: false });
+        let kind = SessionKind::new(cfg.to_runtime()?)?;
+        let boxed = Box::new(tw_session { kind, poisoned: false });
         // SAFETY: checked non-NULL; the caller guarantees it is writable.
         unsafe { write_out(out_session, Box::into_raw(boxed)) };
         Ok(tw_result::Ok)
@@ -150,7 +172,8 @@ pub unsafe extern "C" fn tw_session_destroy(session: *mut tw_session) {
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn tw_session_add_local_player(session: *mut tw_session, player: u32) -> tw_result {
     with_session("tw_session_add_local_player", session, |s| {
-        s.session.add_local_player(player as usize).map_err(session_failure)?;
+        let SessionKind::P2p(p) = &mut s.kind else { return Err(s.kind.unavailable("adding players")) };
+        p.add_local_player(player as usize).map_err(session_failure)?;
         Ok(tw_result::Ok)
     })
 }
@@ -185,7 +208,8 @@ pub unsafe extern "C" fn tw_session_add_remote_player(
     with_session("tw_session_add_remote_player", session, |s| {
         // SAFETY: NULL or NUL-terminated per the contract.
         let addr = unsafe { arg_addr(address, "address") }?;
-        s.session.add_remote_player(player as usize, addr).map_err(session_failure)?;
+        let SessionKind::P2p(p) = &mut s.kind else { return Err(s.kind.unavailable("adding players")) };
+        p.add_remote_player(player as usize, addr).map_err(session_failure)?;
         Ok(tw_result::Ok)
     })
 }
@@ -211,7 +235,8 @@ pub unsafe extern "C" fn tw_session_add_spectator(session: *mut tw_session, addr
     with_session("tw_session_add_spectator", session, |s| {
         // SAFETY: NULL or NUL-terminated per the contract.
         let addr = unsafe { arg_addr(address, "address") }?;
-        s.session.add_spectator(addr).map_err(session_failure)?;
+        let SessionKind::P2p(p) = &mut s.kind else { return Err(s.kind.unavailable("serving spectators")) };
+        p.add_spectator(addr).map_err(session_failure)?;
         Ok(tw_result::Ok)
     })
 }
@@ -235,7 +260,8 @@ pub unsafe extern "C" fn tw_session_spectate(session: *mut tw_session, address: 
     with_session("tw_session_spectate", session, |s| {
         // SAFETY: NULL or NUL-terminated per the contract.
         let addr = unsafe { arg_addr(address, "address") }?;
-        s.session.spectate(addr).map_err(session_failure)?;
+        let SessionKind::Spectator(p) = &mut s.kind else { return Err(s.kind.unavailable("watching a host")) };
+        p.spectate(addr).map_err(session_failure)?;
         Ok(tw_result::Ok)
     })
 }
@@ -260,7 +286,10 @@ pub unsafe extern "C" fn tw_session_set_server(session: *mut tw_session, address
     with_session("tw_session_set_server", session, |s| {
         // SAFETY: NULL or NUL-terminated per the contract.
         let addr = unsafe { arg_addr(address, "address") }?;
-        s.session.set_server(addr).map_err(session_failure)?;
+        let SessionKind::RelayClient(c) = &mut s.kind else {
+            return Err(s.kind.unavailable("choosing the relay server"));
+        };
+        c.set_server(addr).map_err(session_failure)?;
         Ok(tw_result::Ok)
     })
 }
@@ -290,7 +319,8 @@ pub unsafe extern "C" fn tw_session_load_replay(
     with_session("tw_session_load_replay", session, |s| {
         // SAFETY: forwarded contract.
         let bytes = unsafe { arg_bytes(data.cast(), len, "data") }?;
-        s.session.load_replay(bytes).map_err(session_failure)?;
+        let SessionKind::Replay(r) = &mut s.kind else { return Err(s.kind.unavailable("loading a replay")) };
+        r.load_replay(bytes).map_err(session_failure)?;
         Ok(tw_result::Ok)
     })
 }
@@ -312,8 +342,9 @@ pub unsafe extern "C" fn tw_session_load_replay_file(session: *mut tw_session, p
     with_session("tw_session_load_replay_file", session, |s| {
         // SAFETY: NULL or NUL-terminated per the contract.
         let path = unsafe { arg_str(path, "path") }?;
+        let SessionKind::Replay(r) = &mut s.kind else { return Err(s.kind.unavailable("loading a replay")) };
         let bytes = std::fs::read(path).map_err(|e| Failure::new(tw_result::Io, format!("reading {path}: {e}")))?;
-        s.session.load_replay(&bytes).map_err(session_failure)?;
+        r.load_replay(&bytes).map_err(session_failure)?;
         Ok(tw_result::Ok)
     })
 }
@@ -345,7 +376,12 @@ pub unsafe extern "C" fn tw_session_set_link_sim(
         let dir = tw_direction::try_from(direction)?;
         // SAFETY: the caller guarantees NULL or struct_size readable bytes.
         let link = unsafe { arg_link_sim(config) }?;
-        s.session.set_link_sim(dir.into(), link).map_err(session_failure)?;
+        let name = s.kind.name();
+        let net = s
+            .kind
+            .networked()
+            .ok_or_else(|| Failure::new(tw_result::InvalidState, format!("{name} mode has no socket")))?;
+        net.set_link_sim(dir.into(), link).map_err(session_failure)?;
         Ok(tw_result::Ok)
     })
 }
@@ -372,7 +408,7 @@ pub unsafe extern "C" fn tw_session_set_link_sim(
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn tw_session_start(session: *mut tw_session) -> tw_result {
     with_session("tw_session_start", session, |s| {
-        s.session.start().map_err(session_failure)?;
+        each_kind!(&mut s.kind, k => k.start()).map_err(session_failure)?;
         Ok(tw_result::Ok)
     })
 }
@@ -403,7 +439,7 @@ pub unsafe extern "C" fn tw_session_local_address(
 ) -> tw_result {
     with_session("tw_session_local_address", session, |s| {
         check_out_buf(buf, buf_len, out_len)?;
-        let addr = s.session.local_addr().ok_or_else(|| {
+        let addr = s.kind.networked().map(|n| n.local_addr()).ok_or_else(|| {
             Failure::new(tw_result::InvalidState, "this mode has no socket (SYNCTEST and REPLAY sessions bind none)")
         })?;
         // SAFETY: forwarded contract.
@@ -434,7 +470,7 @@ pub unsafe extern "C" fn tw_session_state_slots(session: *mut tw_session, out_sl
             return Err(Failure::null("out_slots"));
         }
         // SAFETY: checked non-NULL; the caller guarantees it is writable.
-        unsafe { write_out(out_slots, s.session.state_slots() as u32) };
+        unsafe { write_out(out_slots, each_kind!(&s.kind, k => k.state_slots()) as u32) };
         Ok(tw_result::Ok)
     })
 }

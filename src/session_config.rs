@@ -1,5 +1,5 @@
 //! `tw_session_config`: what `tw_session_create` is built from, its defaults and its
-//! conversion to the runtime's [`SessionConfig`].
+//! conversion to the runtime's settings of one session type ([`ModeSettings`]).
 
 use std::ffi::c_char;
 use std::mem::size_of;
@@ -9,13 +9,26 @@ use super::args::arg_addr;
 use super::config::tw_host_config;
 use super::error::{Failure, FfiResult, copy_c_string, tw_result};
 use super::guard;
+use tickwire_proto::game::GameShape;
 use tickwire_proto::jitter::{JitterConfig, LatePolicy, UnderflowPolicy};
 use tickwire_proto::relay::input_delay::InputDelay;
 use tickwire_proto::relay::relay_client_session::RelayClientSessionConfig;
 use tickwire_proto::relay::relay_server_session::RelayServerSessionConfig;
 use tickwire_proto::rollback::{P2pConfig, PredictionMode};
 use tickwire_runtime::HostConfig;
-use tickwire_runtime::session::{Mode, SessionConfig};
+use tickwire_runtime::session::{
+    P2pSettings, RelayClientSettings, RelayServerSettings, ReplaySettings, SpectatorSettings, SyncTestSettings,
+};
+
+/// The settings of the session type a `tw_session_config` asks for.
+pub(crate) enum ModeSettings {
+    P2p(P2pSettings),
+    SyncTest(SyncTestSettings),
+    Spectator(SpectatorSettings),
+    Replay(ReplaySettings),
+    RelayServer(RelayServerSettings),
+    RelayClient(RelayClientSettings),
+}
 
 /// The topology of a session (`tw_session_config.mode`).
 #[repr(u32)]
@@ -266,19 +279,13 @@ impl tw_session_config {
 
     /// Converts to the runtime's config, checking every field the session itself uses
     /// (the cores check the rest and their messages come back as the error).
-    pub(crate) fn to_runtime(self) -> FfiResult<SessionConfig> {
+    pub(crate) fn to_runtime(self) -> FfiResult<ModeSettings> {
         if self.reserved0 != 0 || self.reserved.iter().any(|&b| b != 0) {
             return Err(Failure::invalid("tw_session_config.reserved0 and reserved must be zero"));
         }
-        let mode = match self.mode {
-            1 => Mode::P2p,
-            2 => Mode::SyncTest,
-            3 => Mode::Spectator,
-            4 => Mode::Replay,
-            5 => Mode::RelayServer,
-            6 => Mode::RelayClient,
-            m => return Err(Failure::invalid(format!("mode {m} is not a tw_session_mode (1..=6)"))),
-        };
+        if !(1..=6).contains(&self.mode) {
+            return Err(Failure::invalid(format!("mode {} is not a tw_session_mode (1..=6)", self.mode)));
+        }
         if !(self.tick_rate_hz.is_finite() && self.tick_rate_hz > 0.0 && self.tick_rate_hz <= 10_000.0) {
             return Err(Failure::invalid(format!("tick_rate_hz {} is not in (0, 10000]", self.tick_rate_hz)));
         }
@@ -297,37 +304,45 @@ impl tw_session_config {
                 ),
             ));
         }
-        let bind = if mode.is_networked() { self.bind()? } else { SocketAddr::from(([0, 0, 0, 0], 0)) };
+        let networked = !matches!(self.mode, 2 | 4);
+        let bind = if networked { self.bind()? } else { SocketAddr::from(([0, 0, 0, 0], 0)) };
         let host: HostConfig =
             self.host.to_runtime(bind).map_err(|f| Failure::new(f.code, format!("host: {}", f.message)))?;
-        let mut p2p = P2pConfig {
-            input_size: self.input_size as usize,
-            max_prediction: self.max_prediction,
-            input_delay: self.input_delay,
-            sparse_saving: self.sparse_saving != 0,
-            desync_interval: self.desync_interval,
-            notify_after_us: u64::from(self.disconnect_notify_ms) * 1000,
-            disconnect_timeout_us: u64::from(self.disconnect_timeout_ms) * 1000,
-            prediction,
-            ..P2pConfig::default()
-        };
-        p2p.clock.tick_us = 1e6 / self.tick_rate_hz;
-        let (relay_server, relay_client) = match mode {
-            Mode::RelayServer => (self.relay_server()?, RelayClientSessionConfig::default()),
-            Mode::RelayClient => (RelayServerSessionConfig::default(), self.relay_client()?),
-            _ => Default::default(),
-        };
-        Ok(SessionConfig {
-            mode,
+        let game = GameShape {
             players: self.num_players as usize,
-            p2p,
-            check_distance: self.check_distance,
-            spectator_max_behind: self.spectator_max_behind,
-            spectator_catchup_speed: self.spectator_catchup_speed,
-            max_spectators: self.max_spectators,
-            host,
-            relay_server,
-            relay_client,
+            input_size: self.input_size as usize,
+            tick_rate_hz: self.tick_rate_hz,
+        };
+        Ok(match self.mode {
+            1 => ModeSettings::P2p(P2pSettings {
+                max_prediction: self.max_prediction,
+                input_delay: self.input_delay,
+                sparse_saving: self.sparse_saving != 0,
+                desync_interval: self.desync_interval,
+                notify_after_us: u64::from(self.disconnect_notify_ms) * 1000,
+                disconnect_timeout_us: u64::from(self.disconnect_timeout_ms) * 1000,
+                prediction,
+                max_spectators: self.max_spectators,
+                ..P2pSettings::new(game, host)
+            }),
+            2 => ModeSettings::SyncTest(SyncTestSettings {
+                check_distance: self.check_distance,
+                ..SyncTestSettings::new(game)
+            }),
+            3 => ModeSettings::Spectator(SpectatorSettings {
+                max_behind: self.spectator_max_behind,
+                catchup_speed: self.spectator_catchup_speed,
+                ..SpectatorSettings::new(game, host)
+            }),
+            4 => ModeSettings::Replay(ReplaySettings { game }),
+            5 => ModeSettings::RelayServer(RelayServerSettings {
+                server: self.relay_server()?,
+                ..RelayServerSettings::new(game, host)
+            }),
+            _ => ModeSettings::RelayClient(RelayClientSettings {
+                client: self.relay_client()?,
+                ..RelayClientSettings::new(game, host)
+            }),
         })
     }
 

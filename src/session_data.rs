@@ -5,8 +5,10 @@
 //! size on success, and to the size needed on `TW_RESULT_BUFFER_TOO_SMALL` (nothing
 //! else is written and the data stays available); `buf` may be NULL when `buf_len` is 0.
 
+use super::session_kind::{SessionKind, each_kind};
 use std::ffi::{c_char, c_void};
 use std::path::Path;
+use tickwire_runtime::EngineLoop;
 
 use super::args::{arg_bytes, arg_str, copy_out};
 use super::error::{Failure, tw_result};
@@ -42,7 +44,7 @@ pub unsafe extern "C" fn tw_session_request_inputs(
     out_len: *mut usize,
 ) -> tw_result {
     with_session("tw_session_request_inputs", session, |s| {
-        let bytes = s.session.request_inputs().ok_or_else(|| no_request("inputs", "ADVANCE"))?;
+        let bytes = each_kind!(&s.kind, k => k.request_inputs()).ok_or_else(|| no_request("inputs", "ADVANCE"))?;
         // SAFETY: forwarded contract.
         unsafe { copy_out(bytes, buf.cast(), buf_len, out_len, "the inputs") }?;
         Ok(tw_result::Ok)
@@ -69,7 +71,8 @@ pub unsafe extern "C" fn tw_session_request_input_status(
     out_len: *mut usize,
 ) -> tw_result {
     with_session("tw_session_request_input_status", session, |s| {
-        let bytes = s.session.request_statuses().ok_or_else(|| no_request("input statuses", "ADVANCE"))?;
+        let bytes =
+            each_kind!(&s.kind, k => k.request_statuses()).ok_or_else(|| no_request("input statuses", "ADVANCE"))?;
         // SAFETY: forwarded contract.
         unsafe { copy_out(bytes, buf, buf_len, out_len, "the statuses") }?;
         Ok(tw_result::Ok)
@@ -98,7 +101,7 @@ pub unsafe extern "C" fn tw_session_request_state(
     out_len: *mut usize,
 ) -> tw_result {
     with_session("tw_session_request_state", session, |s| {
-        let bytes = s.session.request_state().ok_or_else(|| no_request("state", "RESTORE"))?;
+        let bytes = each_kind!(&s.kind, k => k.request_state()).ok_or_else(|| no_request("state", "RESTORE"))?;
         // SAFETY: forwarded contract.
         unsafe { copy_out(bytes, buf.cast(), buf_len, out_len, "the state") }?;
         Ok(tw_result::Ok)
@@ -133,10 +136,11 @@ pub unsafe extern "C" fn tw_session_take_desync_dump(
         if out_len.is_null() {
             return Err(Failure::null("out_len"));
         }
-        let Some(dump) = s.session.desync_dump() else { return Ok(tw_result::Empty) };
+        let SessionKind::P2p(k) = &mut s.kind else { return Ok(tw_result::Empty) };
+        let Some(dump) = k.desync_dump() else { return Ok(tw_result::Empty) };
         // SAFETY: forwarded contract.
         unsafe { copy_out(dump, buf.cast(), buf_len, out_len, "the desync dump") }?;
-        s.session.release_desync_dump();
+        k.release_desync_dump();
         Ok(tw_result::Ok)
     })
 }
@@ -160,7 +164,8 @@ pub unsafe extern "C" fn tw_session_write_desync_dump(session: *mut tw_session, 
     with_session("tw_session_write_desync_dump", session, |s| {
         // SAFETY: NULL or NUL-terminated per the contract.
         let path = unsafe { arg_str(path, "path") }?;
-        let wrote = s.session.write_desync_dump(Path::new(path)).map_err(session_failure)?;
+        let SessionKind::P2p(k) = &mut s.kind else { return Ok(tw_result::Empty) };
+        let wrote = k.write_desync_dump(Path::new(path)).map_err(session_failure)?;
         Ok(if wrote { tw_result::Ok } else { tw_result::Empty })
     })
 }
@@ -190,7 +195,8 @@ pub unsafe extern "C" fn tw_session_start_recording(
     with_session("tw_session_start_recording", session, |s| {
         // SAFETY: forwarded contract.
         let bytes = unsafe { arg_bytes(initial_state.cast(), len, "initial_state") }?;
-        s.session.start_recording(bytes).map_err(session_failure)?;
+        let SessionKind::P2p(k) = &mut s.kind else { return Err(s.kind.unavailable("recording a replay")) };
+        k.start_recording(bytes).map_err(session_failure)?;
         Ok(tw_result::Ok)
     })
 }
@@ -217,7 +223,11 @@ pub unsafe extern "C" fn tw_session_copy_replay(
     out_len: *mut usize,
 ) -> tw_result {
     with_session("tw_session_copy_replay", session, |s| {
-        let bytes = s.session.replay_bytes().ok_or_else(|| {
+        let recorded = match &s.kind {
+            SessionKind::P2p(k) => k.replay_bytes(),
+            _ => None,
+        };
+        let bytes = recorded.ok_or_else(|| {
             Failure::new(tw_result::InvalidState, "no replay: call tw_session_start_recording before the first tick")
         })?;
         // SAFETY: forwarded contract.
@@ -245,7 +255,13 @@ pub unsafe extern "C" fn tw_session_save_replay(session: *mut tw_session, path: 
     with_session("tw_session_save_replay", session, |s| {
         // SAFETY: NULL or NUL-terminated per the contract.
         let path = unsafe { arg_str(path, "path") }?;
-        s.session.save_replay(Path::new(path)).map_err(session_failure)?;
+        let SessionKind::P2p(k) = &s.kind else {
+            return Err(Failure::new(
+                tw_result::InvalidState,
+                "no recording: call start_recording before the first tick",
+            ));
+        };
+        k.save_replay(Path::new(path)).map_err(session_failure)?;
         Ok(tw_result::Ok)
     })
 }

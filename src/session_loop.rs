@@ -19,10 +19,11 @@ use super::error::{Failure, tw_result};
 use super::request::tw_request;
 use super::session::{arg_player, session_failure, tw_session, with_session};
 use super::session_event::tw_session_event;
+use super::session_kind::{SessionKind, each_kind};
 use super::session_stats::{tw_relay_player_stats, tw_session_stats};
 use super::stats::tw_peer_stats;
 use tickwire_proto::rollback::AdvanceStatus;
-use tickwire_runtime::session::Mode;
+use tickwire_runtime::EngineLoop;
 
 /// `tw_session_push_input`'s `player` on a RELAY_CLIENT: this client's own player,
 /// whichever slot the server gives it (the slot is not known before JOINED, but the
@@ -54,7 +55,7 @@ pub unsafe extern "C" fn tw_session_ticks_due(session: *mut tw_session, out_tick
         if out_ticks.is_null() {
             return Err(Failure::null("out_ticks"));
         }
-        let n = s.session.ticks_due().map_err(session_failure)?;
+        let n = each_kind!(&mut s.kind, k => k.ticks_due()).map_err(session_failure)?;
         // SAFETY: checked non-NULL; the caller guarantees it is writable.
         unsafe { write_out(out_ticks, n) };
         Ok(tw_result::Ok)
@@ -90,12 +91,18 @@ pub unsafe extern "C" fn tw_session_push_input(
     with_session("tw_session_push_input", session, |s| {
         // SAFETY: forwarded contract.
         let bytes = unsafe { arg_bytes(input.cast(), len, "input") }?;
-        if player == TW_LOCAL_PLAYER && s.session.mode() == Mode::RelayClient {
-            s.session.add_local_input(bytes).map_err(session_failure)?;
+        if let (TW_LOCAL_PLAYER, SessionKind::RelayClient(c)) = (player, &mut s.kind) {
+            c.add_local_input(bytes).map_err(session_failure)?;
             return Ok(tw_result::Ok);
         }
         let p = arg_player(s, player)?;
-        s.session.add_input(p, bytes).map_err(session_failure)?;
+        match &mut s.kind {
+            SessionKind::P2p(k) => k.add_input(p, bytes),
+            SessionKind::SyncTest(k) => k.add_input(p, bytes),
+            SessionKind::RelayClient(k) => k.add_input(p, bytes),
+            other => return Err(other.unavailable("pushing inputs")),
+        }
+        .map_err(session_failure)?;
         Ok(tw_result::Ok)
     })
 }
@@ -125,7 +132,7 @@ pub unsafe extern "C" fn tw_session_push_input(
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn tw_session_advance(session: *mut tw_session) -> tw_result {
     with_session("tw_session_advance", session, |s| {
-        Ok(match s.session.advance().map_err(session_failure)? {
+        Ok(match each_kind!(&mut s.kind, k => k.advance()).map_err(session_failure)? {
             AdvanceStatus::Advanced => tw_result::Ok,
             AdvanceStatus::NotSynchronized => tw_result::NotSynchronized,
             AdvanceStatus::WindowFull => tw_result::WindowFull,
@@ -157,7 +164,7 @@ pub unsafe extern "C" fn tw_session_poll_request(session: *mut tw_session, out_r
         if out_request.is_null() {
             return Err(Failure::null("out_request"));
         }
-        let Some(r) = s.session.poll_request() else { return Ok(tw_result::Empty) };
+        let Some(r) = each_kind!(&mut s.kind, k => k.poll_request()) else { return Ok(tw_result::Empty) };
         // SAFETY: checked non-NULL; the caller guarantees it is writable.
         unsafe { write_out(out_request, tw_request::from(&r)) };
         Ok(tw_result::Ok)
@@ -185,7 +192,19 @@ pub unsafe extern "C" fn tw_session_poll_request(session: *mut tw_session, out_r
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn tw_session_confirm_save(session: *mut tw_session, tick: u32, checksum: u64) -> tw_result {
     with_session("tw_session_confirm_save", session, |s| {
-        s.session.confirm_save(tick, checksum).map_err(session_failure)?;
+        match &mut s.kind {
+            SessionKind::P2p(k) => k.confirm_save(tick, checksum),
+            SessionKind::SyncTest(k) => k.confirm_save(tick, checksum),
+            SessionKind::RelayServer(k) => k.confirm_save(tick, checksum),
+            SessionKind::RelayClient(k) => k.confirm_save(tick, checksum),
+            other => {
+                return Err(Failure::new(
+                    tw_result::InvalidState,
+                    format!("{} mode never requests saves", other.name()),
+                ));
+            }
+        }
+        .map_err(session_failure)?;
         Ok(tw_result::Ok)
     })
 }
@@ -217,7 +236,12 @@ pub unsafe extern "C" fn tw_session_provide_state(
     with_session("tw_session_provide_state", session, |s| {
         // SAFETY: forwarded contract.
         let bytes = unsafe { arg_bytes(data.cast(), len, "data") }?;
-        s.session.provide_state(tick, bytes).map_err(session_failure)?;
+        match &mut s.kind {
+            SessionKind::P2p(k) => k.provide_state(tick, bytes),
+            SessionKind::RelayServer(k) => k.provide_state(tick, bytes),
+            other => return Err(other.unavailable("providing state")),
+        }
+        .map_err(session_failure)?;
         Ok(tw_result::Ok)
     })
 }
@@ -245,9 +269,13 @@ pub unsafe extern "C" fn tw_session_poll_event(
         if out_event.is_null() {
             return Err(Failure::null("out_event"));
         }
-        let Some(ev) = s.session.poll_event() else { return Ok(tw_result::Empty) };
-        let session = &s.session;
-        let c = tw_session_event::new(&ev, |peer| session.player_of(peer), session.server_peer().unwrap_or(0));
+        let Some(ev) = each_kind!(&mut s.kind, k => k.poll_event()) else { return Ok(tw_result::Empty) };
+        let c = match &s.kind {
+            SessionKind::P2p(k) => tw_session_event::new(&ev, |peer| k.player_of(peer), 0),
+            SessionKind::RelayServer(k) => tw_session_event::new(&ev, |peer| k.player_of(peer), 0),
+            SessionKind::RelayClient(k) => tw_session_event::new(&ev, |_| None, k.server_peer().unwrap_or(0)),
+            _ => tw_session_event::new(&ev, |_| None, 0),
+        };
         // SAFETY: checked non-NULL; the caller guarantees it is writable.
         unsafe { write_out(out_event, c) };
         Ok(tw_result::Ok)
@@ -271,7 +299,8 @@ pub unsafe extern "C" fn tw_session_poll_event(
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn tw_session_set_input_delay(session: *mut tw_session, delay: u32) -> tw_result {
     with_session("tw_session_set_input_delay", session, |s| {
-        s.session.set_input_delay(delay).map_err(session_failure)?;
+        let SessionKind::P2p(k) = &mut s.kind else { return Err(s.kind.unavailable("input delay")) };
+        k.set_input_delay(delay).map_err(session_failure)?;
         Ok(tw_result::Ok)
     })
 }
@@ -311,7 +340,12 @@ pub unsafe extern "C" fn tw_session_set_prediction(
             Some(unsafe { arg_bytes(input.cast(), len, "input") }?)
         };
         let p = arg_player(s, player)?;
-        s.session.set_prediction(p, bytes).map_err(session_failure)?;
+        match &mut s.kind {
+            SessionKind::P2p(k) => k.set_prediction(p, bytes),
+            SessionKind::RelayClient(k) => k.set_prediction(p, bytes),
+            other => return Err(other.unavailable("prediction")),
+        }
+        .map_err(session_failure)?;
         Ok(tw_result::Ok)
     })
 }
@@ -335,7 +369,7 @@ pub unsafe extern "C" fn tw_session_get_stats(session: *mut tw_session, out_stat
         if out_stats.is_null() {
             return Err(Failure::null("out_stats"));
         }
-        let st = tw_session_stats::new(&s.session.stats(), s.mode);
+        let st = tw_session_stats::new(&mut s.kind);
         // SAFETY: checked non-NULL; the caller guarantees it is writable.
         unsafe { write_out(out_stats, st) };
         Ok(tw_result::Ok)
@@ -369,8 +403,9 @@ pub unsafe extern "C" fn tw_session_peer_stats(
         }
         let peer = check_peer(peer)?;
         let st = s
-            .session
-            .peer_stats(peer)
+            .kind
+            .networked()
+            .and_then(|n| n.peer_stats(peer))
             .ok_or_else(|| Failure::new(tw_result::UnknownPeer, format!("unknown or disconnected peer {peer}")))?;
         // SAFETY: checked non-NULL; the caller guarantees it is writable.
         unsafe { write_out(out_stats, tw_peer_stats::from(&st)) };
@@ -406,29 +441,24 @@ pub unsafe extern "C" fn tw_session_player_peer(
             return Err(Failure::null("out_peer"));
         }
         let p = arg_player(s, player)?;
-        match s.session.mode() {
-            Mode::RelayServer => {
-                let peer = s.session.peer_of(p).ok_or_else(|| {
-                    Failure::new(tw_result::InvalidState, format!("player {p} has no connection now"))
-                })?;
-                // SAFETY: checked non-NULL; the caller guarantees it is writable.
-                unsafe { write_out(out_peer, peer) };
-                return Ok(tw_result::Ok);
-            }
-            Mode::RelayClient => {
+        let peer = match &s.kind {
+            SessionKind::RelayServer(k) => k
+                .peer_of(p)
+                .ok_or_else(|| Failure::new(tw_result::InvalidState, format!("player {p} has no connection now")))?,
+            SessionKind::RelayClient(_) => {
                 return Err(Failure::new(
                     tw_result::InvalidState,
                     "a relay client has one connection, to the server: its figures are in tw_session_get_stats",
                 ));
             }
-            _ => {}
-        }
-        let peer = match s.session.is_local_player(p) {
-            Some(true) => 0,
-            Some(false) => s.session.peer_of(p).ok_or_else(|| {
-                Failure::new(tw_result::InvalidState, format!("player {p}'s peer has not connected yet"))
-            })?,
-            None => return Err(Failure::new(tw_result::InvalidState, format!("player {p} was not added"))),
+            SessionKind::P2p(k) => match k.is_local_player(p) {
+                Some(true) => 0,
+                Some(false) => k.peer_of(p).ok_or_else(|| {
+                    Failure::new(tw_result::InvalidState, format!("player {p}'s peer has not connected yet"))
+                })?,
+                None => return Err(Failure::new(tw_result::InvalidState, format!("player {p} was not added"))),
+            },
+            _ => return Err(Failure::new(tw_result::InvalidState, format!("player {p} was not added"))),
         };
         // SAFETY: checked non-NULL; the caller guarantees it is writable.
         unsafe { write_out(out_peer, peer) };
@@ -452,7 +482,8 @@ pub unsafe extern "C" fn tw_session_player_peer(
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn tw_session_request_snapshot(session: *mut tw_session) -> tw_result {
     with_session("tw_session_request_snapshot", session, |s| {
-        s.session.request_snapshot().map_err(session_failure)?;
+        let SessionKind::RelayClient(k) = &mut s.kind else { return Err(s.kind.unavailable("requesting a snapshot")) };
+        k.request_snapshot().map_err(session_failure)?;
         Ok(tw_result::Ok)
     })
 }
@@ -482,7 +513,10 @@ pub unsafe extern "C" fn tw_session_player_stats(
         if out_stats.is_null() {
             return Err(Failure::null("out_stats"));
         }
-        let Some(st) = s.session.relay_player_stats(player as usize).map_err(session_failure)? else {
+        let SessionKind::RelayServer(k) = &mut s.kind else {
+            return Err(s.kind.unavailable("per-player relay statistics"));
+        };
+        let Some(st) = k.player_stats(player as usize).map_err(session_failure)? else {
             return Ok(tw_result::Empty);
         };
         // SAFETY: checked non-NULL; the caller guarantees it is writable.

@@ -5,7 +5,9 @@ use std::mem::size_of;
 use super::guard;
 use super::session_config::tw_session_mode;
 use super::session_event::TW_NO_PLAYER;
-use tickwire_runtime::session::SessionStats;
+use super::session_kind::SessionKind;
+use tickwire_runtime::EngineLoop;
+use tickwire_runtime::session::NetStats;
 
 /// Figures of a session (`tw_session_get_stats`); zero where the mode has no such
 /// figure. Fixed size (256 bytes): new figures take space from `reserved` (the relay
@@ -121,52 +123,140 @@ pub struct tw_session_stats {
 }
 
 impl tw_session_stats {
-    pub(crate) fn new(s: &SessionStats, mode: u32) -> Self {
+    /// The figures of the session `kind` holds. Every mode fills the fields it has and
+    /// leaves the others zero (`local_player` of a relay client without a slot:
+    /// `TW_NO_PLAYER`).
+    pub(crate) fn new(kind: &mut SessionKind) -> Self {
+        let mut st = tw_session_stats { mode: mode_of(kind) as u32, time_scale: 1.0, ..Self::zeroed() };
+        match kind {
+            SessionKind::P2p(k) => {
+                let s = k.stats();
+                let c = s.core;
+                st.running = u32::from(s.running);
+                (st.current_tick, st.confirmed_tick, st.frames_ahead, st.time_scale) =
+                    (c.current_tick, c.confirmed_tick, c.frames_ahead, c.time_scale);
+                (st.rollbacks, st.resimulated_ticks, st.max_rollback, st.window_full_ticks) =
+                    (c.rollbacks, c.resimulated, c.max_rollback, c.window_full);
+                (st.checks_compared, st.desyncs, st.malformed_messages, st.send_errors) =
+                    (c.checks_compared, c.desyncs, c.malformed, c.send_errors);
+                (st.input_delay, st.state_slots) = (s.input_delay, s.state_slots);
+                st.set_net(&s.net);
+            }
+            SessionKind::SyncTest(k) => {
+                let s = k.stats();
+                st.running = u32::from(s.running);
+                (st.current_tick, st.confirmed_tick) = (s.current_tick, s.current_tick);
+                (st.synctest_mismatches, st.state_slots) = (s.mismatches, s.state_slots);
+            }
+            SessionKind::Spectator(k) => {
+                let s = k.stats();
+                st.running = u32::from(s.running);
+                (st.current_tick, st.confirmed_tick) = (s.current_tick, s.current_tick);
+                (st.frames_behind, st.malformed_messages) = (s.frames_behind, s.malformed);
+                st.set_net(&s.net);
+            }
+            SessionKind::Replay(k) => {
+                let s = k.stats();
+                st.running = u32::from(s.running);
+                (st.current_tick, st.confirmed_tick) = (s.current_tick, s.current_tick);
+            }
+            SessionKind::RelayServer(k) => {
+                let s = k.stats();
+                let c = s.core;
+                st.running = u32::from(s.running);
+                (st.current_tick, st.confirmed_tick) = (s.current_tick, s.current_tick);
+                st.players = c.players;
+                st.empty_steps = c.empty_steps + c.substituted_steps;
+                (st.merged_steps, st.late_inputs, st.resyncs) =
+                    (c.merged_steps, c.late_inputs, u32::try_from(c.resyncs).unwrap_or(u32::MAX));
+                st.malformed_messages = c.malformed + c.unknown_peer + c.bad_hello;
+                st.checks_compared = c.checks_sent;
+                st.state_slots = k.state_slots() as u32;
+                st.set_net(&s.net);
+            }
+            SessionKind::RelayClient(k) => {
+                let s = k.stats();
+                let (c, y, p) = (s.core, s.core.sync, s.core.prediction);
+                st.running = u32::from(s.synchronized);
+                (st.current_tick, st.confirmed_tick) = (c.current_tick, c.authoritative_tick);
+                (st.lead_ticks, st.interp_delay_ticks, st.time_scale, st.rtt_us) =
+                    (y.lead_ticks, y.interp_delay_ticks, y.time_scale, s.rtt_us);
+                (st.clock_corrections, st.server_buffer_depth, st.empty_steps, st.merged_steps) =
+                    (y.clock_corrections, y.server_buffer_depth, y.empty_steps, y.merged_steps);
+                (st.late_inputs, st.rollbacks, st.resimulated_ticks, st.max_rollback) =
+                    (p.local_late, p.repredictions, p.resimulated, p.max_resim_depth);
+                (st.local_mispredictions, st.remote_mispredictions) = (p.local_mispredictions, p.remote_mispredictions);
+                (st.prediction_distance, st.input_delay) = (c.prediction_distance, c.input_delay);
+                (st.checks_compared, st.desyncs, st.malformed_messages) = (c.checks_compared, c.desyncs, c.malformed);
+                st.reconnects = u32::try_from(c.reconnects).unwrap_or(u32::MAX);
+                st.resyncs = u32::try_from(c.resyncs).unwrap_or(u32::MAX);
+                st.players = u32::from(s.local_player.is_some());
+                st.local_player = s.local_player.unwrap_or(TW_NO_PLAYER);
+                st.state_slots = k.state_slots() as u32;
+                st.set_net(&s.net);
+            }
+        }
+        st
+    }
+
+    fn set_net(&mut self, n: &NetStats) {
+        (self.connected_peers, self.rejected_connections) = (n.connected_peers, n.rejected_connections);
+        (self.bytes_sent, self.bytes_received) = (n.bytes_sent, n.bytes_received);
+    }
+
+    fn zeroed() -> Self {
         tw_session_stats {
-            running: u32::from(s.running),
-            mode,
-            current_tick: s.current_tick,
-            confirmed_tick: s.confirmed_tick,
-            frames_ahead: s.frames_ahead,
-            max_rollback: s.max_rollback,
-            time_scale: s.time_scale,
-            rollbacks: s.rollbacks,
-            resimulated_ticks: s.resimulated,
-            window_full_ticks: s.window_full,
-            checks_compared: s.checks_compared,
-            desyncs: s.desyncs,
-            malformed_messages: s.malformed,
-            send_errors: s.send_errors,
-            synctest_mismatches: s.synctest_mismatches,
-            rejected_connections: s.rejected_connections,
-            bytes_sent: s.bytes_sent,
-            bytes_received: s.bytes_received,
-            frames_behind: s.frames_behind,
-            connected_peers: s.connected_peers,
-            input_delay: s.input_delay,
-            state_slots: s.state_slots,
-            lead_ticks: s.lead_ticks,
-            interp_delay_ticks: s.interp_delay_ticks,
-            rtt_us: s.rtt_us,
-            late_inputs: s.late_inputs,
-            merged_steps: s.merged_steps,
-            empty_steps: s.empty_steps,
-            clock_corrections: s.clock_corrections,
-            local_mispredictions: s.local_mispredictions,
-            remote_mispredictions: s.remote_mispredictions,
-            server_buffer_depth: s.server_buffer_depth,
-            prediction_distance: s.prediction_distance,
-            players: s.players,
-            // Zero where the mode has no such figure, as everywhere in this struct.
-            local_player: match s.local_player {
-                Some(p) => p,
-                None if mode == tw_session_mode::RelayClient as u32 => TW_NO_PLAYER,
-                None => 0,
-            },
-            reconnects: u32::try_from(s.reconnects).unwrap_or(u32::MAX),
-            resyncs: u32::try_from(s.resyncs).unwrap_or(u32::MAX),
+            running: 0,
+            mode: 0,
+            current_tick: 0,
+            confirmed_tick: 0,
+            frames_ahead: 0.0,
+            max_rollback: 0,
+            time_scale: 0.0,
+            rollbacks: 0,
+            resimulated_ticks: 0,
+            window_full_ticks: 0,
+            checks_compared: 0,
+            desyncs: 0,
+            malformed_messages: 0,
+            send_errors: 0,
+            synctest_mismatches: 0,
+            rejected_connections: 0,
+            bytes_sent: 0,
+            bytes_received: 0,
+            frames_behind: 0,
+            connected_peers: 0,
+            input_delay: 0,
+            state_slots: 0,
+            lead_ticks: 0.0,
+            interp_delay_ticks: 0.0,
+            rtt_us: 0.0,
+            late_inputs: 0,
+            merged_steps: 0,
+            empty_steps: 0,
+            clock_corrections: 0,
+            local_mispredictions: 0,
+            remote_mispredictions: 0,
+            server_buffer_depth: 0,
+            prediction_distance: 0,
+            players: 0,
+            local_player: 0,
+            reconnects: 0,
+            resyncs: 0,
             reserved: [0; 3],
         }
+    }
+}
+
+/// The `tw_session_mode` of a session kind.
+fn mode_of(kind: &SessionKind) -> tw_session_mode {
+    match kind {
+        SessionKind::P2p(_) => tw_session_mode::P2p,
+        SessionKind::SyncTest(_) => tw_session_mode::Synctest,
+        SessionKind::Spectator(_) => tw_session_mode::Spectator,
+        SessionKind::Replay(_) => tw_session_mode::Replay,
+        SessionKind::RelayServer(_) => tw_session_mode::RelayServer,
+        SessionKind::RelayClient(_) => tw_session_mode::RelayClient,
     }
 }
 

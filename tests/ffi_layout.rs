@@ -491,5 +491,13 @@ fn session_defaults_match_the_core() {
 #[test]
 fn session_handle_is_send() {
     fn assert_send<T: Send>() {}
-    assert_send::<tickwire_runtime::Session>();
+    // A tw_session may move between threads between calls: every kind it can hold
+    // must be Send.
+    use tickwire_runtime::session::*;
+    assert_send::<P2pSession>();
+    assert_send::<SyncTest>();
+    assert_send::<Spectator>();
+    assert_send::<ReplayPlayer>();
+    assert_send::<RelayServer>();
+    assert_send::<RelayClient>();
 }

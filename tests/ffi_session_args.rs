@@ -97,13 +97,17 @@ fn config_and_create_reject_bad_arguments() {
         (tw_result::InvalidArgument, "reserved", Box::new(|c| c.reserved0 = 1)),
         (tw_result::InvalidArgument, "bind_address", Box::new(|c| c.bind_address[0] = b'x' as c_char)),
         (tw_result::InvalidArgument, "NUL-terminated", Box::new(|c| c.bind_address = [b'1' as c_char; 64])),
-        (tw_result::InvalidArgument, "0 players", Box::new(|c| c.num_players = 0)),
-        (tw_result::InvalidArgument, "256 players", Box::new(|c| c.num_players = 256)),
-        (tw_result::InvalidArgument, "input_size 0", Box::new(|c| c.input_size = 0)),
-        (tw_result::InvalidArgument, "input_size 65", Box::new(|c| c.input_size = 65)),
-        (tw_result::InvalidArgument, "max_prediction 65", Box::new(|c| c.max_prediction = 65)),
-        (tw_result::InvalidArgument, "input_delay 33", Box::new(|c| c.input_delay = 33)),
-        (tw_result::InvalidArgument, "notify_after_us", Box::new(|c| c.disconnect_notify_ms = c.disconnect_timeout_ms)),
+        (tw_result::InvalidArgument, "num_players: 0 is not in 1..=255", Box::new(|c| c.num_players = 0)),
+        (tw_result::InvalidArgument, "num_players: 256 is not in 1..=255", Box::new(|c| c.num_players = 256)),
+        (tw_result::InvalidArgument, "input_size: 0 is not in 1..=64", Box::new(|c| c.input_size = 0)),
+        (tw_result::InvalidArgument, "input_size: 65 is not in 1..=64", Box::new(|c| c.input_size = 65)),
+        (tw_result::InvalidArgument, "max_prediction: 65 is above 64", Box::new(|c| c.max_prediction = 65)),
+        (tw_result::InvalidArgument, "input_delay: 33 is above 32", Box::new(|c| c.input_delay = 33)),
+        (
+            tw_result::InvalidArgument,
+            "disconnect_notify_ms: must be below the disconnect timeout",
+            Box::new(|c| c.disconnect_notify_ms = c.disconnect_timeout_ms),
+        ),
         (
             tw_result::InvalidArgument,
             "host: invalid endpoint config: keepalive_interval_us",
@@ -111,7 +115,7 @@ fn config_and_create_reject_bad_arguments() {
         ),
         (
             tw_result::InvalidArgument,
-            "check_distance 0",
+            "check_distance: 0 is not in 1..=32",
             Box::new(|c| {
                 c.mode = tw_session_mode::Synctest as u32;
                 c.check_distance = 0;
@@ -119,7 +123,7 @@ fn config_and_create_reject_bad_arguments() {
         ),
         (
             tw_result::InvalidArgument,
-            "spectator_catchup_speed 0",
+            "spectator_catchup_speed: 0 is not in 1..=16",
             Box::new(|c| {
                 c.mode = tw_session_mode::Spectator as u32;
                 c.spectator_catchup_speed = 0;
@@ -160,7 +164,7 @@ fn config_and_create_reject_bad_arguments() {
         ("slot_timeout_ms 0", server(|c| c.slot_timeout_ms = 0)),
         ("hello_timeout_ms 0", server(|c| c.hello_timeout_ms = 0)),
         ("step_history 0", server(|c| c.step_history = 0)),
-        ("max_players 65", server(|c| c.num_players = 65)),
+        ("num_players: 65 is not in 1..=64", server(|c| c.num_players = 65)),
         ("client_send_interval 0", client(|c| c.client_send_interval = 0)),
         ("max_prediction 0 is not in 1..=64", client(|c| c.max_prediction = 0)),
         ("input_delay 33", client(|c| c.input_delay = 33)),
@@ -170,8 +174,8 @@ fn config_and_create_reject_bad_arguments() {
         ("input_delay_rtt_percent 401", client(|c| c.input_delay_rtt_percent = 401)),
         ("input_delay_max 33", client(|c| c.input_delay_max = 33)),
         ("catchup_ticks 0", client(|c| c.catchup_ticks = 0)),
-        ("max_players 65", client(|c| c.num_players = 65)),
-        ("input_size 65", client(|c| c.input_size = 65)),
+        ("num_players: 65 is not in 1..=64", client(|c| c.num_players = 65)),
+        ("input_size: 65 is not in 1..=64", client(|c| c.input_size = 65)),
         ("bind_address", client(|c| c.bind_address[0] = b'x' as c_char)),
     ];
     for (needle, cfg) in relay_cases {
@@ -839,7 +843,7 @@ fn spectator_and_replay_refuse_inputs_and_saves() {
             tw_session_confirm_save(spec.0, 0, 0),
             tw_result::InvalidState,
             "tw_session_confirm_save",
-            "not running",
+            "Spectator mode never requests saves",
         );
         assert_err(
             tw_session_set_prediction(spec.0, 0, ptr::null(), 0),

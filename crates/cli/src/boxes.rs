@@ -8,7 +8,33 @@
 //! each tick's starting state for the end-of-match comparison.
 
 use tickwire_proto::rollback::{InputStatus, fnv1a64};
-use tickwire_runtime::session::{RequestKind, Session, SessionFailure};
+use tickwire_runtime::EngineLoop;
+use tickwire_runtime::session::{RelayClient, RelayServer, RequestKind, SessionFailure};
+
+/// The answers an engine gives its session besides running requests: the checksums of
+/// its saves, and the state a server serializes for joining clients.
+pub trait Answers: EngineLoop {
+    fn confirm_save(&mut self, tick: u32, checksum: u64) -> Result<(), SessionFailure>;
+    fn provide_state(&mut self, tick: u32, bytes: &[u8]) -> Result<(), SessionFailure>;
+}
+
+impl Answers for RelayServer {
+    fn confirm_save(&mut self, tick: u32, checksum: u64) -> Result<(), SessionFailure> {
+        RelayServer::confirm_save(self, tick, checksum)
+    }
+    fn provide_state(&mut self, tick: u32, bytes: &[u8]) -> Result<(), SessionFailure> {
+        RelayServer::provide_state(self, tick, bytes)
+    }
+}
+
+impl Answers for RelayClient {
+    fn confirm_save(&mut self, tick: u32, checksum: u64) -> Result<(), SessionFailure> {
+        RelayClient::confirm_save(self, tick, checksum)
+    }
+    fn provide_state(&mut self, _: u32, _: &[u8]) -> Result<(), SessionFailure> {
+        Err(SessionFailure::State("a relay client never asks for a state dump".into()))
+    }
+}
 
 pub const INPUT_SIZE: usize = 2;
 const W: i32 = 40;
@@ -125,7 +151,7 @@ impl Engine {
     }
 
     /// Runs every request of the session's last advance.
-    pub fn run_requests(&mut self, s: &mut Session) -> Result<(), SessionFailure> {
+    pub fn run_requests(&mut self, s: &mut impl Answers) -> Result<(), SessionFailure> {
         while let Some(r) = s.poll_request() {
             match r.kind {
                 RequestKind::Save => {

@@ -1,5 +1,5 @@
 //! `tickwire demo`: a relay match in this process. One relay server and N clients, each
-//! a [`Session`] with its own UDP socket on 127.0.0.1 and the link simulator on what it
+//! a session ([`RelayServer`], [`RelayClient`]) with its own UDP socket on 127.0.0.1 and the link simulator on what it
 //! sends, play the boxes game ([`super::boxes`]): the server runs the authoritative
 //! simulation, every client predicts ahead of it and re-simulates when a prediction was
 //! wrong. A net-graph line per client every second; at the end, every client's
@@ -8,11 +8,15 @@
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
+use tickwire_proto::game::GameShape;
 use tickwire_proto::netsim::{JitterModel, LinkConfig, LossModel};
 use tickwire_proto::relay::relay_client_session::ClientSessionEvent;
 use tickwire_proto::relay::relay_server_session::ServerSessionEvent;
 use tickwire_runtime::HostConfig;
-use tickwire_runtime::session::{Mode, Session, SessionConfig, SessionEvent, SessionFailure, SessionStats};
+use tickwire_runtime::session::{
+    RelayClient, RelayClientSettings, RelayServer, RelayServerSettings, SessionEvent, SessionFailure,
+};
+use tickwire_runtime::{EngineLoop, Networked};
 
 use super::boxes::{Engine, INPUT_SIZE, input_for};
 
@@ -45,17 +49,18 @@ fn link(o: &Options) -> LinkConfig {
     }
 }
 
-fn config(o: &Options, mode: Mode) -> SessionConfig {
+fn host(o: &Options) -> HostConfig {
     let mut host = HostConfig::new("127.0.0.1:0".parse().expect("an address"));
     host.outbound_sim = Some(link(o));
-    let mut cfg = SessionConfig::new(mode, o.clients, host);
-    cfg.p2p.input_size = INPUT_SIZE;
-    cfg.relay_client.max_prediction = MAX_PREDICTION;
-    cfg
+    host
+}
+
+fn game(o: &Options) -> GameShape {
+    GameShape::new(o.clients, INPUT_SIZE)
 }
 
 struct Client {
-    session: Session,
+    session: RelayClient,
     engine: Engine,
     pushed: u64,
     player: Option<u32>,
@@ -88,13 +93,15 @@ fn play(o: &Options) -> Result<bool, SessionFailure> {
         o.loss_pct,
         2.0 * o.latency_ms + o.jitter_ms,
     );
-    let mut server = Session::new(config(o, Mode::RelayServer))?;
+    let mut server = RelayServer::new(RelayServerSettings::new(game(o), host(o)))?;
     server.start()?;
-    let server_addr = server.local_addr().expect("a relay server has a socket");
+    let server_addr = server.local_addr();
     let mut server_engine = Engine::new(o.clients, server.state_slots(), true);
     let mut clients = Vec::with_capacity(o.clients);
     for _ in 0..o.clients {
-        let mut session = Session::new(config(o, Mode::RelayClient))?;
+        let mut settings = RelayClientSettings::new(game(o), host(o));
+        settings.client.max_prediction = MAX_PREDICTION;
+        let mut session = RelayClient::new(settings)?;
         session.set_server(server_addr)?;
         session.start()?;
         let engine = Engine::new(o.clients, session.state_slots(), false);
@@ -156,7 +163,7 @@ fn play(o: &Options) -> Result<bool, SessionFailure> {
     Ok(summary(&mut server, &server_engine, &mut clients))
 }
 
-fn server_frame(s: &mut Session, engine: &mut Engine) -> Result<(), SessionFailure> {
+fn server_frame(s: &mut RelayServer, engine: &mut Engine) -> Result<(), SessionFailure> {
     for _ in 0..s.ticks_due()? {
         s.advance()?;
         engine.run_requests(s)?;
@@ -199,29 +206,34 @@ fn client_frame(i: usize, c: &mut Client) -> Result<(), SessionFailure> {
 /// One line per client: the net graph of issue 4.
 fn net_graph(second: u64, clients: &mut [Client]) {
     for (i, c) in clients.iter_mut().enumerate() {
-        let st: SessionStats = c.session.stats();
-        let resim_per_s = st.resimulated - c.resimulated_before;
-        c.resimulated_before = st.resimulated;
+        let st = c.session.stats();
+        let (y, p) = (st.core.sync, st.core.prediction);
+        let resim_per_s = p.resimulated - c.resimulated_before;
+        c.resimulated_before = p.resimulated;
         println!(
             "[{second:>3} s] client {:>2}  rtt {:>5.1} ms  lead {:>5.2} ticks  server buffer {:>2}  prediction {:>2}  \
              resimulated {:>4}/s  late inputs {:>3}",
             i + 1,
             st.rtt_us / 1000.0,
-            st.lead_ticks,
-            st.server_buffer_depth,
-            st.prediction_distance,
+            y.lead_ticks,
+            y.server_buffer_depth,
+            st.core.prediction_distance,
             resim_per_s,
-            st.late_inputs,
+            p.local_late,
         );
     }
 }
 
 /// Compares every client's authoritative checksums with the server's; prints a table.
-fn summary(server: &mut Session, server_engine: &Engine, clients: &mut [Client]) -> bool {
+fn summary(server: &mut RelayServer, server_engine: &Engine, clients: &mut [Client]) -> bool {
     let ss = server.stats();
     println!(
         "\nserver: {} ticks, {} players; empty steps {}, merged steps {}, checksums sent {}",
-        ss.current_tick, ss.players, ss.empty_steps, ss.merged_steps, ss.checks_compared
+        ss.current_tick,
+        ss.core.players,
+        ss.core.empty_steps + ss.core.substituted_steps,
+        ss.core.merged_steps,
+        ss.core.checks_sent
     );
     println!(
         "\n{:<8} {:>6} {:>6} {:>13} {:>9} {:>6} {:>11} {:>11} {:>8} {:>7}",
@@ -240,7 +252,8 @@ fn summary(server: &mut Session, server_engine: &Engine, clients: &mut [Client])
     for (i, c) in clients.iter_mut().enumerate() {
         let st = c.session.stats();
         let (mut compared, mut differ) = (0u64, 0u64);
-        for t in c.joined_tick..st.confirmed_tick {
+        let authoritative = st.core.authoritative_tick;
+        for t in c.joined_tick..authoritative {
             let server_sum = server_engine.checksums.get(t as usize).copied().flatten();
             let client_sum = c.engine.checksums.get(t as usize).copied().flatten();
             compared += 1;
@@ -253,12 +266,12 @@ fn summary(server: &mut Session, server_engine: &Engine, clients: &mut [Client])
             i + 1,
             c.player.map_or("-".to_string(), |p| p.to_string()),
             c.joined_tick,
-            st.confirmed_tick,
+            authoritative,
             compared,
             differ,
-            st.rollbacks,
-            st.resimulated,
-            st.checks_compared,
+            st.core.prediction.repredictions,
+            st.core.prediction.resimulated,
+            st.core.checks_compared,
             c.desyncs,
         );
     }

@@ -9,6 +9,7 @@
 #![forbid(unsafe_code)]
 
 pub mod clock;
+pub mod game;
 pub mod jitter;
 pub mod netsim;
 pub mod relay;

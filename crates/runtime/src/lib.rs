@@ -18,8 +18,8 @@
 //! * `pool.rs`: bounded free-lists that recycle message buffers in both directions.
 //! * `budget.rs`: per-peer send-queue accounting shared by both sides, behind the
 //!   synchronous send-queue limit.
-//! * `session/`: [`Session`], a host plus a rollback core (P2P, synctest, spectator,
-//!   replay) driven from the engine thread.
+//! * `session/`: typed sessions (P2P, synctest, spectator, replay, relay server and
+//!   client) driven from the engine thread.
 //! * `protocol.rs`: the small trait the loop drives, so the loop can be tested with a
 //!   scripted fake before (and independently of) the real endpoint.
 
@@ -46,7 +46,7 @@ use tickwire_proto::netsim::LinkConfig;
 use tickwire_proto::transport::{DisconnectReason, EndpointConfig, PeerId};
 
 pub use host::{COMMAND_QUEUE_CAPACITY, Host, SHUTDOWN_WAIT};
-pub use session::{Mode, Session, SessionConfig, SessionEvent, SessionFailure, SessionStats};
+pub use session::{EngineLoop, Networked, SessionEvent, SessionFailure};
 pub use system_clock::SystemClock;
 pub use thread::RuntimeStats;
 

@@ -162,6 +162,7 @@ impl Predictor {
             zero: vec![0; s],
             // One batch saves at most max_catchup + max_prediction + 1 ticks; all of them
             // must still be in the ring when the engine confirms them.
+            // RelayClientSessionConfig::state_slots tells the engine this size up front.
             ring: StateRing::new((cfg.max_prediction + cfg.max_catchup_ticks) as usize + 4, 0),
             requests: RequestQueue::new(n, s, (cfg.max_prediction + cfg.max_catchup_ticks) as usize + 4),
             batch_start_cur: 0,

@@ -70,6 +70,36 @@ impl Default for RelayClientSessionConfig {
     }
 }
 
+impl RelayClientSessionConfig {
+    /// Checks the settings without building a session (what [`RelayClientSession::new`]
+    /// checks).
+    pub fn validate(&self) -> Result<(), ClientSessionError> {
+        let bad = |m: String| Err(ClientSessionError::InvalidConfig(m));
+        if !(1..=64).contains(&self.input_size) {
+            return bad(format!("input_size {} not in 1..=64", self.input_size));
+        }
+        if !(1..=64).contains(&self.max_players) {
+            return bad(format!("max_players {} not in 1..=64", self.max_players));
+        }
+        if !(1..=64).contains(&self.max_prediction) {
+            return bad(format!("max_prediction {} not in 1..=64", self.max_prediction));
+        }
+        if self.max_catchup_ticks == 0 {
+            return bad("max_catchup_ticks must be > 0".into());
+        }
+        if self.sync.send_interval == 0 {
+            return bad("sync.send_interval must be > 0".into());
+        }
+        self.sync.tick.validate().map_err(ClientSessionError::InvalidConfig)
+    }
+
+    /// Snapshots the engine must hold for a client with these settings: the predicted
+    /// window plus the catch-up run, and room for the authoritative anchor.
+    pub fn state_slots(&self) -> usize {
+        (self.max_prediction + self.max_catchup_ticks) as usize + 4
+    }
+}
+
 /// What the client session tells the engine.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ClientSessionEvent {
@@ -164,23 +194,7 @@ pub struct RelayClientSession {
 
 impl RelayClientSession {
     pub fn new(cfg: RelayClientSessionConfig) -> Result<Self, ClientSessionError> {
-        let bad = |m: String| Err(ClientSessionError::InvalidConfig(m));
-        if !(1..=64).contains(&cfg.input_size) {
-            return bad(format!("input_size {} not in 1..=64", cfg.input_size));
-        }
-        if !(1..=64).contains(&cfg.max_players) {
-            return bad(format!("max_players {} not in 1..=64", cfg.max_players));
-        }
-        if !(1..=64).contains(&cfg.max_prediction) {
-            return bad(format!("max_prediction {} not in 1..=64", cfg.max_prediction));
-        }
-        if cfg.max_catchup_ticks == 0 {
-            return bad("max_catchup_ticks must be > 0".into());
-        }
-        if cfg.sync.send_interval == 0 {
-            return bad("sync.send_interval must be > 0".into());
-        }
-        cfg.sync.tick.validate().map_err(ClientSessionError::InvalidConfig)?;
+        cfg.validate()?;
         let predictor = Predictor::new(PredictorConfig {
             input_size: cfg.input_size,
             max_players: cfg.max_players,

@@ -151,19 +151,26 @@ pub struct RelayServer {
     input_spans: Vec<(usize, usize)>,
 }
 
+impl RelayServerConfig {
+    /// Checks the settings without building a server.
+    pub fn validate(&self) -> Result<(), ConfigError> {
+        // NaN fails the tick check too.
+        let tick_ok = self.tick_us.is_finite() && self.tick_us >= 100.0;
+        let size_ok = self.input_size.is_none_or(|n| n <= self.jitter.max_input_size);
+        if self.send_interval == 0 || !tick_ok || self.jitter.max_input_size > 255 || !size_ok {
+            return Err(ConfigError(format!(
+                "relay server: send_interval {} must be > 0, tick_us {} >= 100, max_input_size {} <= 255, input_size {:?} <= max_input_size",
+                self.send_interval, self.tick_us, self.jitter.max_input_size, self.input_size
+            )));
+        }
+        self.endpoint.validate()
+    }
+}
+
 impl RelayServer {
     /// Checks the config; the caller creates the endpoint (with `max_incoming` > 0).
     pub fn new(cfg: RelayServerConfig, now: Micros) -> Result<Self, ConfigError> {
-        // NaN fails the tick check too.
-        let tick_ok = cfg.tick_us.is_finite() && cfg.tick_us >= 100.0;
-        let size_ok = cfg.input_size.is_none_or(|n| n <= cfg.jitter.max_input_size);
-        if cfg.send_interval == 0 || !tick_ok || cfg.jitter.max_input_size > 255 || !size_ok {
-            return Err(ConfigError(format!(
-                "relay server: send_interval {} must be > 0, tick_us {} >= 100, max_input_size {} <= 255, input_size {:?} <= max_input_size",
-                cfg.send_interval, cfg.tick_us, cfg.jitter.max_input_size, cfg.input_size
-            )));
-        }
-        cfg.endpoint.validate()?;
+        cfg.validate()?;
         let history = cfg.step_history.max(4 * cfg.max_steps_per_update);
         Ok(RelayServer {
             steps: StepHistory::new(history),

@@ -68,6 +68,45 @@ impl Default for RelayServerSessionConfig {
     }
 }
 
+/// Snapshots a relay server's engine holds: the tick being sent to a joining client,
+/// and the next one being saved.
+pub const SERVER_STATE_SLOTS: usize = 2;
+
+impl RelayServerSessionConfig {
+    /// Checks the settings without building a session (what [`RelayServerSession::new`]
+    /// checks).
+    pub fn validate(&self) -> Result<(), ServerSessionError> {
+        let bad = ServerSessionError::InvalidConfig;
+        if !(1..=64).contains(&self.input_size) || !(1..=64).contains(&self.max_players) {
+            return Err(bad(format!(
+                "input_size {} and max_players {} must be in 1..=64",
+                self.input_size, self.max_players
+            )));
+        }
+        self.sync_config().validate().map_err(|e| bad(e.0))?;
+        self.clock().validate().map_err(bad)
+    }
+
+    /// Snapshots the engine must hold for a server with these settings.
+    pub fn state_slots(&self) -> usize {
+        SERVER_STATE_SLOTS
+    }
+
+    /// The sync layer's settings as the session runs it.
+    fn sync_config(&self) -> RelayServerConfig {
+        let mut relay_cfg = self.relay.clone();
+        relay_cfg.input_size = Some(self.input_size);
+        relay_cfg.jitter.max_input_size = relay_cfg.jitter.max_input_size.max(self.input_size);
+        relay_cfg.auto_admit = false;
+        relay_cfg
+    }
+
+    /// The server's master clock: steady, at the relay's tick length.
+    fn clock(&self) -> TickClockConfig {
+        TickClockConfig { tick_us: self.relay.tick_us, ..TickClockConfig::default() }
+    }
+}
+
 /// Misuse of a server session, or a bad config.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum ServerSessionError {
@@ -212,28 +251,17 @@ pub struct RelayServerSession {
 
 impl RelayServerSession {
     pub fn new(cfg: RelayServerSessionConfig, now: Micros) -> Result<Self, ServerSessionError> {
+        cfg.validate()?;
         let bad = ServerSessionError::InvalidConfig;
-        if !(1..=64).contains(&cfg.input_size) || !(1..=64).contains(&cfg.max_players) {
-            return Err(bad(format!(
-                "input_size {} and max_players {} must be in 1..=64",
-                cfg.input_size, cfg.max_players
-            )));
-        }
-        let mut relay_cfg = cfg.relay.clone();
-        relay_cfg.input_size = Some(cfg.input_size);
-        relay_cfg.jitter.max_input_size = relay_cfg.jitter.max_input_size.max(cfg.input_size);
-        relay_cfg.auto_admit = false;
-        let relay = RelayServer::new(relay_cfg, now).map_err(|e| bad(e.0))?;
-        let clock_cfg = TickClockConfig { tick_us: cfg.relay.tick_us, ..TickClockConfig::default() };
-        clock_cfg.validate().map_err(bad)?;
-        let mut clock = TickClock::new(clock_cfg, 0);
+        let relay = RelayServer::new(cfg.sync_config(), now).map_err(|e| bad(e.0))?;
+        let mut clock = TickClock::new(cfg.clock(), 0);
         clock.advance(now);
         Ok(RelayServerSession {
             relay,
             clock,
             slots: vec![Slot::FREE; cfg.max_players],
             connecting: Vec::new(),
-            ring: StateRing::new(2, 0),
+            ring: StateRing::new(SERVER_STATE_SLOTS, 0),
             requests: RequestQueue::new(cfg.max_players, cfg.input_size, 2),
             snapshot_tick: None,
             outbox: Vec::with_capacity(cfg.max_players),

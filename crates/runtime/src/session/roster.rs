@@ -15,8 +15,8 @@
 
 use std::net::{IpAddr, SocketAddr};
 
-use super::SessionFailure;
-use super::config::{argument, state};
+use super::failure::SessionFailure;
+use super::failure::{argument, state};
 use tickwire_proto::rollback::PlayerKind;
 use tickwire_proto::transport::PeerId;
 

@@ -1,0 +1,159 @@
+//! The game's shape, and how configurations report what is wrong with them.
+//!
+//! Every session of a match, whatever its topology, agrees on three things: how many
+//! players there are, how many bytes one player's input takes, and how long a tick is.
+//! They are said once, in a [`GameShape`], and every mode's settings sit beside it.
+//!
+//! A configuration is checked without building anything: `check` methods push one
+//! [`ConfigProblem`] per bad field into [`ConfigProblems`], so a caller sees every
+//! mistake at once, each under the name of the field it set.
+
+use std::fmt;
+
+use crate::tick::TickClockConfig;
+
+/// The largest input one player sends per tick, in bytes. The wire formats count
+/// input bytes in one byte; this bound keeps a full step of a wide match inside one
+/// datagram's budget.
+pub const MAX_INPUT_SIZE: usize = 64;
+
+/// Fastest tick rate a session accepts, in Hz.
+pub const MAX_TICK_RATE_HZ: f64 = 10_000.0;
+
+/// What every session of one match agrees on.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct GameShape {
+    /// Players in the match.
+    pub players: usize,
+    /// Bytes per player per tick (1..=[`MAX_INPUT_SIZE`]).
+    pub input_size: usize,
+    /// Simulation ticks per second.
+    pub tick_rate_hz: f64,
+}
+
+impl GameShape {
+    /// A match of `players` players sending `input_size` bytes each at 60 Hz.
+    pub fn new(players: usize, input_size: usize) -> Self {
+        GameShape { players, input_size, tick_rate_hz: 60.0 }
+    }
+
+    /// The length of one tick in microseconds.
+    pub fn tick_us(&self) -> f64 {
+        1e6 / self.tick_rate_hz
+    }
+
+    /// The tick clock of a session of this shape: the default dilation bounds at this
+    /// shape's rate.
+    pub fn clock(&self) -> TickClockConfig {
+        TickClockConfig { tick_us: self.tick_us(), ..TickClockConfig::default() }
+    }
+
+    /// Checks the shape for a topology that holds at most `max_players` players.
+    pub fn check(&self, max_players: usize, problems: &mut ConfigProblems) {
+        if self.players == 0 || self.players > max_players {
+            problems.push("players", format!("{} is not in 1..={max_players}", self.players));
+        }
+        if self.input_size == 0 || self.input_size > MAX_INPUT_SIZE {
+            problems.push("input_size", format!("{} is not in 1..={MAX_INPUT_SIZE}", self.input_size));
+        }
+        // NaN fails the comparison and lands here too.
+        if !(self.tick_rate_hz > 0.0 && self.tick_rate_hz <= MAX_TICK_RATE_HZ) {
+            problems.push("tick_rate_hz", format!("{} is not in (0, {MAX_TICK_RATE_HZ}]", self.tick_rate_hz));
+        }
+    }
+}
+
+/// One field of a configuration that cannot be used, and why.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ConfigProblem {
+    /// The field as the caller named it (for example `max_prediction`).
+    pub field: String,
+    /// What is wrong with its value.
+    pub message: String,
+}
+
+/// Every problem found in one configuration; empty when it is usable.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ConfigProblems(Vec<ConfigProblem>);
+
+impl ConfigProblems {
+    /// No problems yet.
+    pub fn new() -> Self {
+        ConfigProblems(Vec::new())
+    }
+
+    /// Records that `field` is unusable for the reason `message`.
+    pub fn push(&mut self, field: impl Into<String>, message: impl Into<String>) {
+        self.0.push(ConfigProblem { field: field.into(), message: message.into() });
+    }
+
+    /// Records a problem found by an older check that returns one message, under
+    /// `field` (the part of the configuration it looked at).
+    pub fn push_result(&mut self, field: &str, result: Result<(), String>) {
+        if let Err(m) = result {
+            self.push(field, m);
+        }
+    }
+
+    /// True when nothing is wrong.
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+
+    /// The problems, in the order they were found.
+    pub fn iter(&self) -> impl Iterator<Item = &ConfigProblem> {
+        self.0.iter()
+    }
+
+    /// Ok when nothing is wrong, else every problem.
+    pub fn into_result(self) -> Result<(), ConfigProblems> {
+        if self.is_empty() { Ok(()) } else { Err(self) }
+    }
+}
+
+impl fmt::Display for ConfigProblems {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        for (i, p) in self.0.iter().enumerate() {
+            if i > 0 {
+                f.write_str("; ")?;
+            }
+            write!(f, "{}: {}", p.field, p.message)?;
+        }
+        Ok(())
+    }
+}
+
+impl std::error::Error for ConfigProblems {}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_shape_reports_every_bad_field_by_name() {
+        let mut p = ConfigProblems::new();
+        GameShape { players: 0, input_size: 65, tick_rate_hz: f64::NAN }.check(255, &mut p);
+        let fields: Vec<_> = p.iter().map(|p| p.field.as_str()).collect();
+        assert_eq!(fields, ["players", "input_size", "tick_rate_hz"]);
+        assert_eq!(
+            p.to_string(),
+            "players: 0 is not in 1..=255; input_size: 65 is not in 1..=64; tick_rate_hz: NaN is not in (0, 10000]"
+        );
+    }
+
+    #[test]
+    fn a_good_shape_has_no_problems() {
+        let mut p = ConfigProblems::new();
+        GameShape::new(4, 8).check(64, &mut p);
+        assert!(p.into_result().is_ok());
+        let mut p = ConfigProblems::new();
+        GameShape::new(65, 8).check(64, &mut p);
+        assert_eq!(p.to_string(), "players: 65 is not in 1..=64");
+    }
+
+    #[test]
+    fn the_clock_runs_at_the_shape_rate() {
+        let g = GameShape { tick_rate_hz: 30.0, ..GameShape::new(2, 2) };
+        assert!((g.clock().tick_us - 33_333.33).abs() < 0.01);
+    }
+}

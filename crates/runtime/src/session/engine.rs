@@ -1,0 +1,372 @@
+//! The engine loop every session shares ([`EngineLoop`]): ticks due, advance, the
+//! requests in order, events. Each session type supplies its core and how it pumps
+//! the network; the loop itself is written once here.
+//!
+//! The per-tick path has no dynamic dispatch and allocates nothing: the core is a
+//! concrete type per session type, events go to a preallocated queue, and the current
+//! request is copied into buffers reused from poll to poll.
+
+use std::collections::VecDeque;
+
+use super::event::SessionEvent;
+use super::failure::{SessionFailure, argument, state};
+use super::request::{CurrentRequest, PolledRequest, RequestKind};
+use crate::HostError;
+use tickwire_proto::clock::Micros;
+use tickwire_proto::game::GameShape;
+use tickwire_proto::relay::relay_client_session::RelayClientSession;
+use tickwire_proto::relay::relay_server_session::{KickCause, RelayServerSession, ServerSessionEvent};
+use tickwire_proto::rollback::{
+    AdvanceStatus, P2pSession, ReplaySession, Request, SpectatorSession, SyncTestSession, Tick,
+};
+
+/// Events kept without allocating (the queue grows past this only in a flood).
+const EVENT_CAPACITY: usize = 64;
+
+/// What the loop needs of a protocol core. Implemented for the six cores below.
+pub trait Core {
+    /// Requests of the last advance not yet polled.
+    fn pending_requests(&self) -> usize;
+    /// Runs one tick; the requests follow.
+    fn advance(&mut self) -> AdvanceStatus;
+    /// The next request of the last advance.
+    fn poll_request(&mut self) -> Option<Request<'_>>;
+    /// The next event, as a session hands it out.
+    fn poll_event(&mut self) -> Option<SessionEvent>;
+    /// The next tick to simulate.
+    fn current_tick(&self) -> Tick;
+}
+
+/// One impl per core: the loop's operations are the cores' own, same names.
+macro_rules! rollback_core {
+    ($core:ty) => {
+        impl Core for $core {
+            fn pending_requests(&self) -> usize {
+                <$core>::pending_requests(self)
+            }
+            fn advance(&mut self) -> AdvanceStatus {
+                <$core>::advance(self)
+            }
+            fn poll_request(&mut self) -> Option<Request<'_>> {
+                <$core>::poll_request(self)
+            }
+            fn poll_event(&mut self) -> Option<SessionEvent> {
+                <$core>::poll_event(self).map(SessionEvent::Core)
+            }
+            fn current_tick(&self) -> Tick {
+                <$core>::current_tick(self)
+            }
+        }
+    };
+}
+rollback_core!(P2pSession);
+rollback_core!(SyncTestSession);
+rollback_core!(SpectatorSession);
+
+impl Core for ReplaySession {
+    fn pending_requests(&self) -> usize {
+        ReplaySession::pending_requests(self)
+    }
+    fn advance(&mut self) -> AdvanceStatus {
+        ReplaySession::advance(self)
+    }
+    fn poll_request(&mut self) -> Option<Request<'_>> {
+        ReplaySession::poll_request(self)
+    }
+    fn poll_event(&mut self) -> Option<SessionEvent> {
+        None
+    }
+    fn current_tick(&self) -> Tick {
+        ReplaySession::current_tick(self)
+    }
+}
+
+impl Core for RelayServerSession {
+    fn pending_requests(&self) -> usize {
+        RelayServerSession::pending_requests(self)
+    }
+    fn advance(&mut self) -> AdvanceStatus {
+        RelayServerSession::advance(self)
+    }
+    fn poll_request(&mut self) -> Option<Request<'_>> {
+        RelayServerSession::poll_request(self)
+    }
+    fn poll_event(&mut self) -> Option<SessionEvent> {
+        let event = RelayServerSession::poll_event(self)?;
+        Some(SessionEvent::RelayServer { event, tick: server_event_tick(self, &event) })
+    }
+    fn current_tick(&self) -> Tick {
+        (self.tick() + 1) as Tick
+    }
+}
+
+impl Core for RelayClientSession {
+    fn pending_requests(&self) -> usize {
+        RelayClientSession::pending_requests(self)
+    }
+    fn advance(&mut self) -> AdvanceStatus {
+        RelayClientSession::advance(self)
+    }
+    fn poll_request(&mut self) -> Option<Request<'_>> {
+        RelayClientSession::poll_request(self)
+    }
+    fn poll_event(&mut self) -> Option<SessionEvent> {
+        RelayClientSession::poll_event(self).map(SessionEvent::RelayClient)
+    }
+    fn current_tick(&self) -> Tick {
+        RelayClientSession::current_tick(self)
+    }
+}
+
+/// The tick a relay server event concerns (see [`SessionEvent::RelayServer`]). Events
+/// are collected right after the call that raised them, before the next tick runs.
+fn server_event_tick(s: &RelayServerSession, e: &ServerSessionEvent) -> Tick {
+    let next = s.tick() + 1;
+    let t = match *e {
+        ServerSessionEvent::PlayerJoined { player, .. } | ServerSessionEvent::PlayerReconnected { player, .. } => {
+            s.relay().joined_at(player).unwrap_or(next)
+        }
+        // A jitter kick removes the player from the step being formed.
+        ServerSessionEvent::PlayerKicked { cause: KickCause::Jitter(_), .. } => s.tick(),
+        _ => next,
+    };
+    t as Tick
+}
+
+/// Where a session is in its life. The core exists from `Running` on (P2P and a
+/// spectator build it once their connections are up).
+pub enum Phase<C> {
+    /// Before `start`: players, addresses and simulators may still be set.
+    Setup,
+    /// Started; waiting for connections before the core can be built.
+    Connecting,
+    /// The core runs.
+    Running(C),
+    /// The network thread died; every call fails with this message.
+    Dead(String),
+}
+
+/// The state every session keeps around its core: its phase, the request being run,
+/// the events not yet polled.
+pub struct Engine<C> {
+    pub(super) phase: Phase<C>,
+    pub(super) game: GameShape,
+    current: CurrentRequest,
+    pub(super) events: VecDeque<SessionEvent>,
+}
+
+impl<C: Core> Engine<C> {
+    pub(super) fn new(game: GameShape) -> Self {
+        Engine {
+            phase: Phase::Setup,
+            current: CurrentRequest::with_capacity(game.players, game.input_size),
+            game,
+            events: VecDeque::with_capacity(EVENT_CAPACITY),
+        }
+    }
+
+    /// The running core, if any.
+    pub(super) fn core(&self) -> Option<&C> {
+        match &self.phase {
+            Phase::Running(c) => Some(c),
+            _ => None,
+        }
+    }
+
+    /// The running core, if any.
+    pub(super) fn core_mut(&mut self) -> Option<&mut C> {
+        match &mut self.phase {
+            Phase::Running(c) => Some(c),
+            _ => None,
+        }
+    }
+
+    pub(super) fn run(&mut self, core: C) {
+        self.phase = Phase::Running(core);
+    }
+
+    pub(super) fn require_setup(&self, what: &str) -> Result<(), SessionFailure> {
+        match self.phase {
+            Phase::Setup => Ok(()),
+            _ => Err(state(format!("{what} is only possible before the session is started"))),
+        }
+    }
+
+    pub(super) fn require_started(&self, what: &str) -> Result<(), SessionFailure> {
+        match &self.phase {
+            Phase::Setup => Err(state(format!("{what}: the session is not started (call start first)"))),
+            Phase::Dead(m) => Err(SessionFailure::Host(HostError::ThreadGone(m.clone()))),
+            Phase::Connecting | Phase::Running(_) => Ok(()),
+        }
+    }
+
+    /// The session is unusable from now on; the engine hears it once, as `Fatal`.
+    pub(super) fn die(&mut self, message: String) {
+        if !matches!(self.phase, Phase::Dead(_)) {
+            self.events.push_back(SessionEvent::Fatal(message.clone()));
+            self.phase = Phase::Dead(message);
+        }
+    }
+
+    pub(super) fn collect_events(&mut self) {
+        if let Phase::Running(core) = &mut self.phase {
+            while let Some(e) = core.poll_event() {
+                self.events.push_back(e);
+            }
+        }
+    }
+
+    pub(super) fn check_player(&self, player: usize) -> Result<(), SessionFailure> {
+        if player >= self.game.players {
+            return Err(argument(format!(
+                "player {player} does not exist (the session has {} players)",
+                self.game.players
+            )));
+        }
+        Ok(())
+    }
+
+    fn advance(&mut self) -> Result<AdvanceStatus, SessionFailure> {
+        self.require_started("advance")?;
+        self.current.clear();
+        let Phase::Running(core) = &mut self.phase else { return Ok(AdvanceStatus::NotSynchronized) };
+        let left = core.pending_requests();
+        if left > 0 {
+            return Err(state(format!(
+                "{left} request(s) of the previous advance were not polled; poll until there are none before advancing"
+            )));
+        }
+        let status = core.advance();
+        self.collect_events();
+        Ok(status)
+    }
+
+    fn poll_request(&mut self) -> Option<PolledRequest> {
+        let polled = match &mut self.phase {
+            Phase::Running(core) => core.poll_request().map(|r| self.current.set(r)),
+            _ => None,
+        };
+        if polled.is_none() {
+            self.current.clear();
+        }
+        polled
+    }
+}
+
+/// What a session type supplies to the shared loop. Sealed: only this crate's session
+/// types implement it.
+pub(super) mod sealed {
+    use super::*;
+
+    pub trait Driven {
+        type Core: Core;
+        fn engine(&self) -> &Engine<Self::Core>;
+        fn engine_mut(&mut self) -> &mut Engine<Self::Core>;
+        /// Drains the network into the core (no-op without a socket).
+        fn pump(&mut self);
+        /// Ticks due now, on the core's clock or the session's fixed-rate one.
+        fn due(&mut self) -> u32;
+        /// Sends the core's messages and flushes the socket (no-op without one).
+        fn flush(&mut self);
+        /// Snapshots the engine must hold.
+        fn slots(&self) -> usize;
+        /// Now, on the session's timeline.
+        fn now(&self) -> Micros;
+    }
+}
+
+/// The engine loop, the same for every kind of session (DESIGN.md): once per frame
+/// [`ticks_due`](EngineLoop::ticks_due); per due tick push inputs, then
+/// [`advance`](EngineLoop::advance) and [`poll_request`](EngineLoop::poll_request)
+/// until `None`; then [`poll_event`](EngineLoop::poll_event) until `None`.
+///
+/// Pumping happens inside `ticks_due` and `advance`: the network's events are
+/// drained into the core, the core's messages are queued and the socket is flushed.
+pub trait EngineLoop: sealed::Driven {
+    /// Pumps the network and returns how many ticks are due now. Call once per frame.
+    fn ticks_due(&mut self) -> Result<u32, SessionFailure> {
+        self.engine().require_started("ticks_due")?;
+        self.pump();
+        let n = match self.engine().phase {
+            Phase::Running(_) => self.due(),
+            _ => 0,
+        };
+        self.flush();
+        Ok(n)
+    }
+
+    /// Runs one tick: the requests to poll follow. Every request of the previous
+    /// advance must have been polled.
+    fn advance(&mut self) -> Result<AdvanceStatus, SessionFailure> {
+        let status = self.engine_mut().advance()?;
+        if self.engine().core().is_some() {
+            self.flush();
+        }
+        Ok(status)
+    }
+
+    /// The next request of the last advance, in order. Its inputs or state stay
+    /// readable until the next poll (or advance).
+    fn poll_request(&mut self) -> Option<PolledRequest> {
+        self.engine_mut().poll_request()
+    }
+
+    /// The current request, if any.
+    fn current_request(&self) -> Option<PolledRequest> {
+        self.engine().current.polled
+    }
+
+    /// The current Advance request's inputs (players x input_size bytes).
+    fn request_inputs(&self) -> Option<&[u8]> {
+        let c = &self.engine().current;
+        c.polled.filter(|p| p.kind == RequestKind::Advance).map(|_| c.inputs.as_slice())
+    }
+
+    /// The current Advance request's input statuses (one byte per player, as
+    /// [`InputStatus`](tickwire_proto::rollback::InputStatus)).
+    fn request_statuses(&self) -> Option<&[u8]> {
+        let c = &self.engine().current;
+        c.polled.filter(|p| p.kind == RequestKind::Advance).map(|_| c.statuses.as_slice())
+    }
+
+    /// The current Restore request's state bytes.
+    fn request_state(&self) -> Option<&[u8]> {
+        let c = &self.engine().current;
+        c.polled.filter(|p| p.kind == RequestKind::Restore).map(|_| c.state.as_slice())
+    }
+
+    /// The next event.
+    fn poll_event(&mut self) -> Option<SessionEvent> {
+        let e = self.engine_mut();
+        e.collect_events();
+        e.events.pop_front()
+    }
+
+    /// Snapshots the engine must hold: `Save` slots are in `0..state_slots()`. Known
+    /// from creation on.
+    fn state_slots(&self) -> usize {
+        self.slots()
+    }
+
+    /// The match's shape.
+    fn game(&self) -> &GameShape {
+        &self.engine().game
+    }
+
+    /// Now, on the timeline the session's clocks use (the network thread's, if any).
+    fn now_us(&self) -> Micros {
+        self.now()
+    }
+
+    /// True once started and every connection is up (the core runs).
+    fn is_running(&self) -> bool {
+        self.engine().core().is_some()
+    }
+
+    /// Checks a player index against the session.
+    fn check_player(&self, player: usize) -> Result<(), SessionFailure> {
+        self.engine().check_player(player)
+    }
+}
+
+impl<T: sealed::Driven> EngineLoop for T {}

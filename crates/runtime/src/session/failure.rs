@@ -1,0 +1,79 @@
+//! How a session call fails.
+
+use crate::HostError;
+use tickwire_proto::game::ConfigProblems;
+use tickwire_proto::relay::relay_client_session::ClientSessionError;
+use tickwire_proto::relay::relay_server_session::ServerSessionError;
+use tickwire_proto::rollback::{self, ReplayError};
+
+/// Why a session call failed. A failed call had no effect.
+#[derive(Debug, thiserror::Error)]
+pub enum SessionFailure {
+    /// The settings are unusable: every bad field, by name.
+    #[error("{0}")]
+    Config(ConfigProblems),
+    /// An argument is out of range or does not fit the session (player index, address,
+    /// size).
+    #[error("{0}")]
+    Argument(String),
+    /// The call is not valid in the session's current phase.
+    #[error("{0}")]
+    State(String),
+    /// The host refused (socket, queue, network thread).
+    #[error(transparent)]
+    Host(#[from] HostError),
+    /// The rollback core refused (unknown player, input size, unrequested tick).
+    #[error(transparent)]
+    Core(#[from] rollback::SessionError),
+    /// A replay did not decode.
+    #[error("replay: {0}")]
+    Replay(#[from] ReplayError),
+    /// Reading or writing a file failed.
+    #[error("{context}: {source}")]
+    Io {
+        /// The operation and the path.
+        context: String,
+        /// The operating system's error.
+        source: std::io::Error,
+    },
+}
+
+impl From<ConfigProblems> for SessionFailure {
+    fn from(p: ConfigProblems) -> Self {
+        SessionFailure::Config(p)
+    }
+}
+
+impl From<ServerSessionError> for SessionFailure {
+    fn from(e: ServerSessionError) -> Self {
+        match e {
+            ServerSessionError::InvalidConfig(m) => config_problem("relay_server", m),
+            ServerSessionError::UnexpectedTick(_) => SessionFailure::Argument(e.to_string()),
+        }
+    }
+}
+
+impl From<ClientSessionError> for SessionFailure {
+    fn from(e: ClientSessionError) -> Self {
+        match e {
+            ClientSessionError::InvalidConfig(m) => config_problem("relay_client", m),
+            ClientSessionError::Send(s) => SessionFailure::State(format!("the transport refused: {s}")),
+            _ => SessionFailure::Argument(e.to_string()),
+        }
+    }
+}
+
+/// A configuration failure with one problem.
+pub(super) fn config_problem(field: &str, message: impl Into<String>) -> SessionFailure {
+    let mut p = ConfigProblems::new();
+    p.push(field, message);
+    SessionFailure::Config(p)
+}
+
+pub(super) fn state(msg: impl Into<String>) -> SessionFailure {
+    SessionFailure::State(msg.into())
+}
+
+pub(super) fn argument(msg: impl Into<String>) -> SessionFailure {
+    SessionFailure::Argument(msg.into())
+}

@@ -1,0 +1,359 @@
+//! [`P2pSession`]: GGPO-style rollback between peers, over this process's socket.
+//!
+//! Setup names every player (local, or remote at an address) and the spectators this
+//! peer serves; `start` dials the peers this side dials (see `roster.rs`), and the
+//! rollback core is built once every remote player's connection is up, because the
+//! core names each remote player by its connection.
+
+use std::net::SocketAddr;
+use std::path::Path;
+
+use super::engine::{Engine, Phase, sealed::Driven};
+use super::event::SessionEvent;
+use super::failure::{SessionFailure, argument, state};
+use super::net::{Net, NetStats, has_net};
+use super::roster::{self, Roster};
+use super::settings::P2pSettings;
+use crate::HostEvent;
+use tickwire_proto::clock::Micros;
+use tickwire_proto::rollback::{self, P2pConfig, Tick, p2p::MAX_INPUT_DELAY};
+use tickwire_proto::transport::PeerId;
+
+/// A P2P rollback session. Use it from one thread at a time.
+pub struct P2pSession {
+    engine: Engine<rollback::P2pSession>,
+    net: Net,
+    core_config: P2pConfig,
+    roster: Roster,
+    rejected: u64,
+    dump: Option<Vec<u8>>,
+    /// Set before the core exists; handed to it when it is built.
+    pending_recording: Option<Vec<u8>>,
+    pending_predictions: Vec<(usize, Option<Vec<u8>>)>,
+}
+
+/// A P2P session's figures.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct P2pSessionStats {
+    /// Started and every connection up.
+    pub running: bool,
+    /// The rollback core's figures (zero before it runs).
+    pub core: rollback::p2p::P2pStats,
+    /// The input delay now.
+    pub input_delay: u32,
+    /// Snapshots the engine holds.
+    pub state_slots: u32,
+    /// The socket's figures.
+    pub net: NetStats,
+}
+
+impl P2pSession {
+    /// Checks `settings`, binds the socket and starts the network thread.
+    pub fn new(settings: P2pSettings) -> Result<Self, SessionFailure> {
+        settings.validate()?;
+        let players = settings.game.players;
+        let net = Net::start(settings.host.clone(), (players as u32 - 1).saturating_add(settings.max_spectators))?;
+        Ok(P2pSession {
+            engine: Engine::new(settings.game),
+            net,
+            core_config: settings.core_config(),
+            roster: Roster::new(players, settings.max_spectators as usize),
+            rejected: 0,
+            dump: None,
+            pending_recording: None,
+            pending_predictions: Vec::new(),
+        })
+    }
+
+    /// `player` plays on this machine. Setup only.
+    pub fn add_local_player(&mut self, player: usize) -> Result<(), SessionFailure> {
+        self.engine.require_setup("adding a player")?;
+        self.roster.add_local(player)
+    }
+
+    /// `player` plays on the peer at `addr` (several players may share one). Setup only.
+    pub fn add_remote_player(&mut self, player: usize, addr: SocketAddr) -> Result<(), SessionFailure> {
+        self.engine.require_setup("adding a player")?;
+        let addr = self.net.check_reachable(addr, "remote player address")?;
+        self.roster.add_remote(player, addr)
+    }
+
+    /// Accepts a spectator connecting from `addr` (before or during the match; one
+    /// joining mid-match gets a state snapshot first).
+    pub fn add_spectator(&mut self, addr: SocketAddr) -> Result<(), SessionFailure> {
+        let addr = self.net.check_reachable(addr, "spectator address")?;
+        self.roster.add_spectator(addr)
+    }
+
+    /// Ends setup and dials the peers this side dials (roster docs).
+    pub fn start(&mut self) -> Result<(), SessionFailure> {
+        self.engine.require_setup("starting")?;
+        self.roster.seal()?;
+        self.engine.phase = Phase::Connecting;
+        self.ensure_dials();
+        if self.roster.all_connected() {
+            self.build_core();
+        }
+        Ok(())
+    }
+
+    /// Gives a local player's input for the next advance.
+    pub fn add_input(&mut self, player: usize, input: &[u8]) -> Result<(), SessionFailure> {
+        self.engine.require_started("pushing an input")?;
+        match self.engine.core_mut() {
+            Some(s) => Ok(s.add_local_input(player, input)?),
+            None => Err(state("the session is not running yet: push inputs for the ticks ticks_due reports")),
+        }
+    }
+
+    /// The engine's checksum of the state it saved for `tick`.
+    pub fn confirm_save(&mut self, tick: Tick, checksum: u64) -> Result<(), SessionFailure> {
+        self.engine.require_started("confirm_save")?;
+        match self.engine.core_mut() {
+            Some(s) => Ok(s.confirm_save(tick, checksum)?),
+            None => Err(state("no save was requested: the session is not running yet")),
+        }
+    }
+
+    /// The engine's answer to a DumpState request: the serialized state of `tick`.
+    pub fn provide_state(&mut self, tick: Tick, bytes: &[u8]) -> Result<(), SessionFailure> {
+        self.engine.require_started("provide_state")?;
+        match self.engine.core_mut() {
+            Some(s) => s.provide_state(tick, bytes)?,
+            None => return Err(state("no state was requested: the session is not running yet")),
+        }
+        self.engine.collect_events();
+        Ok(())
+    }
+
+    /// Changes the input delay from the next tick on.
+    pub fn set_input_delay(&mut self, delay: u32) -> Result<(), SessionFailure> {
+        if delay > MAX_INPUT_DELAY {
+            return Err(argument(format!("input_delay {delay} above {MAX_INPUT_DELAY}")));
+        }
+        match self.engine.core_mut() {
+            Some(s) => s.set_input_delay(delay)?,
+            None => self.core_config.input_delay = delay,
+        }
+        Ok(())
+    }
+
+    /// Sets the prediction used for a remote player's missing inputs (None: back to
+    /// the configured default).
+    pub fn set_prediction(&mut self, player: usize, input: Option<&[u8]>) -> Result<(), SessionFailure> {
+        self.engine.check_player(player)?;
+        super::check_input_len(input, self.engine.game.input_size)?;
+        match self.engine.core_mut() {
+            Some(s) => s.set_prediction(player, input)?,
+            None => self.pending_predictions.push((player, input.map(<[u8]>::to_vec))),
+        }
+        Ok(())
+    }
+
+    /// Records every confirmed input from tick 0 on; `initial_state` is the engine's
+    /// serialized state at tick 0 (may be empty). Only before the first tick.
+    pub fn start_recording(&mut self, initial_state: &[u8]) -> Result<(), SessionFailure> {
+        match self.engine.core_mut() {
+            Some(s) if s.current_tick() == 0 => s.start_recording(initial_state),
+            Some(_) => return Err(state("recording must start before the first tick")),
+            None => self.pending_recording = Some(initial_state.to_vec()),
+        }
+        Ok(())
+    }
+
+    /// The replay recorded so far (ticks final on every peer).
+    pub fn replay_bytes(&self) -> Option<&[u8]> {
+        self.engine.core()?.replay().map(|r| r.bytes())
+    }
+
+    /// Writes the replay recorded so far to `path`.
+    pub fn save_replay(&self, path: &Path) -> Result<(), SessionFailure> {
+        let bytes = self.replay_bytes().ok_or_else(|| {
+            state(if self.pending_recording.is_some() {
+                "nothing recorded yet: the session is not running"
+            } else {
+                "no recording: call start_recording before the first tick"
+            })
+        })?;
+        super::write_file(path, bytes)
+    }
+
+    /// The forensic dump of the last desync, if one is ready; it stays until
+    /// [`P2pSession::release_desync_dump`].
+    pub fn desync_dump(&mut self) -> Option<&[u8]> {
+        if self.dump.is_none() {
+            self.dump = self.engine.core_mut().and_then(|s| s.take_desync_dump());
+        }
+        self.dump.as_deref()
+    }
+
+    /// Drops the dump returned by [`P2pSession::desync_dump`]; the next desync can be
+    /// dumped.
+    pub fn release_desync_dump(&mut self) {
+        self.dump = None;
+    }
+
+    /// Writes the ready desync dump to `path` and releases it; Ok(false) if none is ready.
+    pub fn write_desync_dump(&mut self, path: &Path) -> Result<bool, SessionFailure> {
+        let Some(bytes) = self.desync_dump() else { return Ok(false) };
+        super::write_file(path, bytes)?;
+        self.release_desync_dump();
+        Ok(true)
+    }
+
+    /// The lowest player index behind the connection `peer`.
+    pub fn player_of(&self, peer: PeerId) -> Option<usize> {
+        self.roster.player_of(peer)
+    }
+
+    /// The connection of a remote `player` (None for local or unknown players).
+    pub fn peer_of(&self, player: usize) -> Option<PeerId> {
+        self.roster.peer_of(player)
+    }
+
+    /// True if `player` plays on this machine (None if no such player was added).
+    pub fn is_local_player(&self, player: usize) -> Option<bool> {
+        self.roster.is_local(player)
+    }
+
+    /// Counters and gauges.
+    pub fn stats(&mut self) -> P2pSessionStats {
+        let (core, input_delay) = match self.engine.core() {
+            Some(s) => (s.stats(), s.input_delay()),
+            None => (rollback::p2p::P2pStats::default(), self.core_config.input_delay),
+        };
+        let running = self.engine.core().is_some();
+        let connected = self.roster.connected_peers() as u32;
+        P2pSessionStats {
+            running,
+            core: rollback::p2p::P2pStats { time_scale: if running { core.time_scale } else { 1.0 }, ..core },
+            input_delay,
+            state_slots: self.slots() as u32,
+            net: NetStats::read(&mut self.net, connected, self.rejected),
+        }
+    }
+
+    /// Dials every connection this side dials that has none (first time, or again
+    /// after a failed attempt before the match runs).
+    fn ensure_dials(&mut self) {
+        if !matches!(self.engine.phase, Phase::Connecting) {
+            return;
+        }
+        for g in self.roster.groups.iter_mut().filter(|g| g.dials && g.peer.is_none()) {
+            // A refused dial (command queue full) is tried again on the next pump.
+            g.peer = self.net.host.connect(g.addr).ok();
+        }
+    }
+
+    /// Builds the core once every remote player's connection is up.
+    fn build_core(&mut self) {
+        let Some(kinds) = self.roster.kinds() else { return };
+        let now = self.net.now_us();
+        match rollback::P2pSession::new(self.core_config.clone(), &kinds, now) {
+            Ok(mut s) => {
+                if let Some(initial) = self.pending_recording.take() {
+                    s.start_recording(&initial);
+                }
+                for (player, input) in self.pending_predictions.drain(..) {
+                    // Checked when it was set.
+                    let _ = s.set_prediction(player, input.as_deref());
+                }
+                for peer in self.roster.spectators.iter().filter_map(|sp| sp.peer) {
+                    s.add_spectator(peer);
+                }
+                self.engine.run(s);
+            }
+            Err(e) => self.engine.die(format!("building the P2P session failed: {e}")),
+        }
+    }
+
+    fn on_connected(&mut self, peer: PeerId, addr: SocketAddr) {
+        match self.roster.arrival(peer, addr) {
+            roster::Arrival::Group(g) => {
+                self.roster.groups[g].connected = true;
+                let player = Some(self.roster.groups[g].players[0]);
+                self.engine.events.push_back(SessionEvent::PeerConnected { peer, player });
+                if matches!(self.engine.phase, Phase::Connecting) && self.roster.all_connected() {
+                    self.build_core();
+                }
+            }
+            roster::Arrival::Spectator => {
+                if let Some(s) = self.engine.core_mut() {
+                    s.add_spectator(peer);
+                }
+                self.engine.events.push_back(SessionEvent::PeerConnected { peer, player: None });
+            }
+            roster::Arrival::Watched | roster::Arrival::Unexpected => {
+                let _ = self.net.host.disconnect(peer);
+                self.rejected += 1;
+                self.engine.events.push_back(SessionEvent::ConnectionRejected { peer });
+            }
+        }
+    }
+
+    fn on_disconnected(&mut self, peer: PeerId) {
+        if let Some(g) = self.roster.group_of(peer) {
+            let group = &mut self.roster.groups[g];
+            group.connected = false;
+            match self.engine.core_mut() {
+                Some(s) => s.peer_disconnected(peer),
+                // Not running yet: forget the attempt; ensure_dials or a new incoming
+                // connection replaces it.
+                None => group.peer = None,
+            }
+        } else if let Some(sp) = self.roster.spectators.iter_mut().find(|s| s.peer == Some(peer)) {
+            sp.peer = None;
+            if let Some(s) = self.engine.core_mut() {
+                s.peer_disconnected(peer);
+            }
+        }
+    }
+}
+
+impl Driven for P2pSession {
+    type Core = rollback::P2pSession;
+    fn engine(&self) -> &Engine<Self::Core> {
+        &self.engine
+    }
+    fn engine_mut(&mut self) -> &mut Engine<Self::Core> {
+        &mut self.engine
+    }
+    fn pump(&mut self) {
+        while let Some(ev) = self.net.host.poll_event() {
+            match ev {
+                HostEvent::Message { peer, data, received_at, .. } => {
+                    if let Some(s) = self.engine.core_mut() {
+                        s.handle_message(received_at, peer, &data);
+                    }
+                    self.net.host.recycle(data);
+                }
+                HostEvent::Connected { peer, addr } => self.on_connected(peer, addr),
+                HostEvent::Disconnected { peer, .. } => self.on_disconnected(peer),
+                HostEvent::Fatal { message } => self.engine.die(message),
+            }
+        }
+        self.ensure_dials();
+        self.engine.collect_events();
+    }
+    fn due(&mut self) -> u32 {
+        let now = self.net.now_us();
+        self.engine.core_mut().map_or(0, |s| s.ticks_due(now))
+    }
+    fn flush(&mut self) {
+        let now = self.net.now_us();
+        if let Some(s) = self.engine.core_mut() {
+            s.send_messages(now, &mut self.net.host);
+            // A full command queue or a dead thread shows up on later calls and as a
+            // Fatal event; the core's messages are redundant and go again next frame.
+            let _ = self.net.host.flush();
+        }
+    }
+    fn slots(&self) -> usize {
+        self.core_config.state_slots()
+    }
+    fn now(&self) -> Micros {
+        self.net.now_us()
+    }
+}
+
+has_net!(P2pSession);

@@ -1,0 +1,216 @@
+//! [`RelayClient`]: a relay client with prediction and reconciliation. It dials the
+//! server given with [`RelayClient::set_server`] at `start`, joins on its own and
+//! reconnects by itself within its window; reconciliation uses the same requests as
+//! rollback (LOAD the authoritative tick, ADVANCE with the canonical inputs, SAVE,
+//! then ADVANCE with the predicted inputs up to now).
+
+use std::net::SocketAddr;
+
+use super::engine::{Engine, sealed::Driven};
+use super::event::SessionEvent;
+use super::failure::{SessionFailure, argument, state};
+use super::net::{Net, NetStats, has_net};
+use super::relay_server::pump_relay;
+use super::settings::RelayClientSettings;
+use tickwire_proto::clock::Micros;
+use tickwire_proto::relay::relay_client_session::{
+    ClientSessionEvent, ClientSessionStats, RelayClientSession, RelayClientSessionConfig,
+};
+use tickwire_proto::rollback::Tick;
+use tickwire_proto::transport::PeerId;
+
+/// A relay client session. Use it from one thread at a time.
+pub struct RelayClient {
+    engine: Engine<RelayClientSession>,
+    net: Net,
+    core_config: RelayClientSessionConfig,
+    server: Option<SocketAddr>,
+    /// The connection to the server is up (from the core's Connected event to its
+    /// Interrupted or Disconnected; the core's server peer exists while dialling too).
+    connected: bool,
+    pending_predictions: Vec<(usize, Option<Vec<u8>>)>,
+}
+
+/// A relay client's figures.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct RelayClientStats {
+    /// Joined and caught up with the server.
+    pub synchronized: bool,
+    /// Its player slot, once the server gave it one.
+    pub local_player: Option<u32>,
+    /// The smoothed round trip to the server, in microseconds (0 if unknown).
+    pub rtt_us: f64,
+    /// The client core's figures (time sync, prediction, checks, reconnects).
+    pub core: ClientSessionStats,
+    /// The socket's figures.
+    pub net: NetStats,
+}
+
+impl RelayClient {
+    /// Checks `settings`, binds the socket and starts the network thread.
+    pub fn new(settings: RelayClientSettings) -> Result<Self, SessionFailure> {
+        settings.validate()?;
+        let net = Net::start(settings.host.clone(), 0)?;
+        Ok(RelayClient {
+            core_config: settings.core_config(),
+            engine: Engine::new(settings.game),
+            net,
+            server: None,
+            connected: false,
+            pending_predictions: Vec::new(),
+        })
+    }
+
+    /// The server to join. Setup only.
+    pub fn set_server(&mut self, addr: SocketAddr) -> Result<(), SessionFailure> {
+        self.engine.require_setup("choosing the relay server")?;
+        self.server = Some(self.net.check_reachable(addr, "server address")?);
+        Ok(())
+    }
+
+    /// Ends setup and dials the server.
+    pub fn start(&mut self) -> Result<(), SessionFailure> {
+        self.engine.require_setup("starting")?;
+        let addr = self
+            .server
+            .ok_or_else(|| state("a relay client needs the server's address (set_server) before starting"))?;
+        let mut s = RelayClientSession::new(self.core_config.clone())?;
+        for (player, input) in self.pending_predictions.drain(..) {
+            // Checked when it was set.
+            let _ = s.set_prediction(player, input.as_deref());
+        }
+        let now = self.net.now_us();
+        s.connect(now, &mut self.net.host, addr)?;
+        self.engine.run(s);
+        Ok(())
+    }
+
+    /// This client's input for the next advance. Its player slot is the one the server
+    /// gives it; inputs go to the server from the first due tick on, before that slot
+    /// is known.
+    pub fn add_local_input(&mut self, input: &[u8]) -> Result<(), SessionFailure> {
+        self.engine.require_started("pushing an input")?;
+        match self.engine.core_mut() {
+            Some(s) => Ok(s.add_local_input(input)?),
+            None => Err(state("the relay client is not running")),
+        }
+    }
+
+    /// The input of `player`, which must be this client's own slot (for engines that
+    /// name the player on every push, as in P2P).
+    pub fn add_input(&mut self, player: usize, input: &[u8]) -> Result<(), SessionFailure> {
+        self.engine.require_started("pushing an input")?;
+        match self.local_player() {
+            Some(p) if p == player => self.add_local_input(input),
+            Some(p) => Err(argument(format!("player {player} is not this relay client's player ({p})"))),
+            None => Err(argument(format!(
+                "player {player}: this relay client has not been given a player slot yet (push its own input without naming a slot)"
+            ))),
+        }
+    }
+
+    /// The engine's checksum of the state it saved for `tick`.
+    pub fn confirm_save(&mut self, tick: Tick, checksum: u64) -> Result<(), SessionFailure> {
+        self.engine.require_started("confirm_save")?;
+        match self.engine.core_mut() {
+            Some(s) => Ok(s.confirm_save(tick, checksum)?),
+            None => Err(state("no save was requested: the session is not running yet")),
+        }
+    }
+
+    /// Sets the prediction used for another player's missing inputs (None: repeat
+    /// their last canonical input).
+    pub fn set_prediction(&mut self, player: usize, input: Option<&[u8]>) -> Result<(), SessionFailure> {
+        self.engine.check_player(player)?;
+        super::check_input_len(input, self.engine.game.input_size)?;
+        match self.engine.core_mut() {
+            Some(s) => s.set_prediction(player, input)?,
+            None => self.pending_predictions.push((player, input.map(<[u8]>::to_vec))),
+        }
+        Ok(())
+    }
+
+    /// Drops the predicted timeline and asks the server for a new snapshot on the same
+    /// connection (for example after a desync).
+    pub fn request_snapshot(&mut self) -> Result<(), SessionFailure> {
+        self.engine.require_started("request_snapshot")?;
+        match self.engine.core_mut() {
+            Some(s) if s.token().is_some() => s.request_snapshot(),
+            _ => return Err(state("the client has not joined yet: there is no snapshot to replace")),
+        }
+        self.engine.collect_events();
+        Ok(())
+    }
+
+    /// Its connection to the server (None before start, while reconnecting between
+    /// attempts, or once gone).
+    pub fn server_peer(&self) -> Option<PeerId> {
+        self.engine.core()?.server_peer()
+    }
+
+    /// The player slot the server gave this client, once joined.
+    pub fn local_player(&self) -> Option<usize> {
+        self.engine.core()?.player().map(|p| p as usize)
+    }
+
+    /// Counters and gauges.
+    pub fn stats(&mut self) -> RelayClientStats {
+        let Some(s) = self.engine.core() else {
+            return RelayClientStats { net: NetStats::read(&mut self.net, 0, 0), ..RelayClientStats::default() };
+        };
+        let (synchronized, local_player, core, server) = (s.is_synchronized(), s.player(), s.stats(), s.server_peer());
+        let rtt_us = server.and_then(|p| self.net.host.stats(p)).map_or(0.0, |c| c.srtt_us);
+        RelayClientStats {
+            synchronized,
+            local_player,
+            rtt_us,
+            core,
+            net: NetStats::read(&mut self.net, u32::from(self.connected), 0),
+        }
+    }
+}
+
+impl Driven for RelayClient {
+    type Core = RelayClientSession;
+    fn engine(&self) -> &Engine<Self::Core> {
+        &self.engine
+    }
+    fn engine_mut(&mut self) -> &mut Engine<Self::Core> {
+        &mut self.engine
+    }
+    fn pump(&mut self) {
+        let before = self.engine.events.len();
+        pump_relay(&mut self.engine, &mut self.net, |core, at, host, e| core.on_event(at, host, e));
+        for e in self.engine.events.range(before..) {
+            match e {
+                SessionEvent::RelayClient(ClientSessionEvent::Connected { .. }) => self.connected = true,
+                SessionEvent::RelayClient(
+                    ClientSessionEvent::Interrupted { .. } | ClientSessionEvent::Disconnected { .. },
+                ) => self.connected = false,
+                _ => {}
+            }
+        }
+    }
+    fn due(&mut self) -> u32 {
+        let now = self.net.now_us();
+        match self.engine.core_mut() {
+            Some(s) => s.ticks_due(now, &mut self.net.host),
+            None => 0,
+        }
+    }
+    fn flush(&mut self) {
+        let now = self.net.now_us();
+        if let Some(s) = self.engine.core_mut() {
+            s.send_messages(now, &mut self.net.host);
+            let _ = self.net.host.flush();
+        }
+    }
+    fn slots(&self) -> usize {
+        self.core_config.state_slots()
+    }
+    fn now(&self) -> Micros {
+        self.net.now_us()
+    }
+}
+
+has_net!(RelayClient);

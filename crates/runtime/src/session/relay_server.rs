@@ -1,0 +1,201 @@
+//! [`RelayServer`]: the relay topology's server as a session. It is the master clock:
+//! it simulates at a steady rate, never waits, keeps one jitter buffer per client and
+//! sends canonical steps to every client.
+//!
+//! Unlike the rollback sessions, the relay core manages its connections itself (the
+//! clients' Hello, the Welcome and snapshot, tokens, reconnects), so every host event
+//! goes to it whole, with the host as its transport. The server listens from `start`
+//! on. Its session tokens are always seeded from the operating system: a token is the
+//! proof of a player's slot, so it must not be predictable.
+
+use super::engine::{Engine, Phase, sealed::Driven};
+use super::failure::SessionFailure;
+use super::net::{Net, NetStats, has_net};
+use super::settings::RelayServerSettings;
+use crate::HostEvent;
+use crate::os_seed::os_seed;
+use tickwire_proto::clock::Micros;
+use tickwire_proto::jitter::JitterStats;
+use tickwire_proto::relay::relay_server_session::{RelayServerSession, RelayServerSessionConfig, ServerSessionStats};
+use tickwire_proto::rollback::Tick;
+use tickwire_proto::transport::{Event, PeerId};
+
+/// A relay server session. Use it from one thread at a time.
+pub struct RelayServer {
+    engine: Engine<RelayServerSession>,
+    net: Net,
+    core_config: RelayServerSessionConfig,
+}
+
+/// A relay server's figures.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct RelayServerStats {
+    /// Started.
+    pub running: bool,
+    /// The next tick to simulate.
+    pub current_tick: Tick,
+    /// The server core's figures.
+    pub core: ServerSessionStats,
+    /// The socket's figures (connected peers are the players).
+    pub net: NetStats,
+}
+
+/// A relay server's figures for one connected player.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct RelayPlayerStats {
+    /// The player slot.
+    pub player: u32,
+    /// Its connection.
+    pub peer: PeerId,
+    /// The first tick whose canonical step included it (since its latest join).
+    pub joined_tick: Tick,
+    /// Inputs waiting in its jitter buffer now.
+    pub buffer_depth: u32,
+    /// Its jitter buffer's counters since its latest join.
+    pub jitter: JitterStats,
+    /// The transport's smoothed round trip to it, in microseconds (0 if unknown).
+    pub rtt_us: f64,
+}
+
+impl RelayServer {
+    /// Checks `settings`, binds the socket and starts the network thread.
+    pub fn new(settings: RelayServerSettings) -> Result<Self, SessionFailure> {
+        settings.validate()?;
+        let net = Net::start(settings.host.clone(), 2 * settings.game.players as u32)?;
+        Ok(RelayServer { core_config: settings.core_config(0), engine: Engine::new(settings.game), net })
+    }
+
+    /// Starts the master clock and listens.
+    pub fn start(&mut self) -> Result<(), SessionFailure> {
+        self.engine.require_setup("starting")?;
+        let mut c = self.core_config.clone();
+        c.seed = os_seed();
+        let core = RelayServerSession::new(c, self.net.now_us())?;
+        self.engine.run(core);
+        Ok(())
+    }
+
+    /// The engine's checksum of the state it saved for `tick`.
+    pub fn confirm_save(&mut self, tick: Tick, checksum: u64) -> Result<(), SessionFailure> {
+        self.engine.require_started("confirm_save")?;
+        match self.engine.core_mut() {
+            Some(s) => Ok(s.confirm_save(tick, checksum)?),
+            None => Err(super::failure::state("no save was requested: the session is not running yet")),
+        }
+    }
+
+    /// The engine's answer to a DumpState request: the serialized state of `tick` (a
+    /// snapshot for joining clients).
+    pub fn provide_state(&mut self, tick: Tick, bytes: &[u8]) -> Result<(), SessionFailure> {
+        self.engine.require_started("provide_state")?;
+        match self.engine.core_mut() {
+            Some(s) => Ok(s.provide_state(tick, bytes)?),
+            None => Err(super::failure::state("no state was requested: the session is not running yet")),
+        }
+    }
+
+    /// The player on the connection `peer`.
+    pub fn player_of(&self, peer: PeerId) -> Option<usize> {
+        let s = self.engine.core()?;
+        (0..self.engine.game.players).find(|&p| s.peer_of(p as u32) == Some(peer))
+    }
+
+    /// The connection of a connected `player`.
+    pub fn peer_of(&self, player: usize) -> Option<PeerId> {
+        self.engine.core()?.peer_of(player as u32)
+    }
+
+    /// The figures of a connected `player` (None if the slot has no connection now).
+    pub fn player_stats(&mut self, player: usize) -> Result<Option<RelayPlayerStats>, SessionFailure> {
+        self.engine.check_player(player)?;
+        let Some(s) = self.engine.core() else { return Ok(None) };
+        let p = player as u32;
+        let (Some(peer), Some(jitter)) = (s.peer_of(p), s.jitter_stats(p)) else { return Ok(None) };
+        let mut st = RelayPlayerStats {
+            player: p,
+            peer,
+            joined_tick: s.relay().joined_at(p).unwrap_or(0) as Tick,
+            buffer_depth: s.relay().jitter_depth(peer).unwrap_or(0) as u32,
+            jitter,
+            rtt_us: 0.0,
+        };
+        if let Some(c) = self.net.host.stats(peer) {
+            st.rtt_us = c.srtt_us;
+        }
+        Ok(Some(st))
+    }
+
+    /// Counters and gauges.
+    pub fn stats(&mut self) -> RelayServerStats {
+        let core = self.engine.core().map(RelayServerSession::stats).unwrap_or_default();
+        RelayServerStats {
+            running: self.engine.core().is_some(),
+            current_tick: self.engine.core().map_or(0, |s| (s.tick() + 1) as Tick),
+            net: NetStats::read(&mut self.net, core.players, core.rejected),
+            core,
+        }
+    }
+}
+
+impl Driven for RelayServer {
+    type Core = RelayServerSession;
+    fn engine(&self) -> &Engine<Self::Core> {
+        &self.engine
+    }
+    fn engine_mut(&mut self) -> &mut Engine<Self::Core> {
+        &mut self.engine
+    }
+    fn pump(&mut self) {
+        pump_relay(&mut self.engine, &mut self.net, |core, at, host, e| core.on_event(at, host, e));
+    }
+    fn due(&mut self) -> u32 {
+        let now = self.net.now_us();
+        self.engine.core_mut().map_or(0, |s| s.ticks_due(now))
+    }
+    fn flush(&mut self) {
+        let now = self.net.now_us();
+        if let Some(s) = self.engine.core_mut() {
+            s.send_messages(now, &mut self.net.host);
+            let _ = self.net.host.flush();
+        }
+    }
+    fn slots(&self) -> usize {
+        self.core_config.state_slots()
+    }
+    fn now(&self) -> Micros {
+        self.net.now_us()
+    }
+}
+
+has_net!(RelayServer);
+
+/// Hands every host event to a relay core (messages with their arrival time); the
+/// relay cores take whole transport events because they run their own handshakes.
+pub(super) fn pump_relay<C: super::engine::Core>(
+    engine: &mut Engine<C>,
+    net: &mut Net,
+    mut on_event: impl FnMut(&mut C, Micros, &mut crate::Host, Event),
+) {
+    while let Some(ev) = net.host.poll_event() {
+        let (at, e) = match ev {
+            HostEvent::Message { peer, channel, data, received_at } => {
+                (received_at, Event::Message { peer, channel, data })
+            }
+            HostEvent::Connected { peer, addr } => (net.host.now_us(), Event::Connected { peer, addr }),
+            HostEvent::Disconnected { peer, reason } => (net.host.now_us(), Event::Disconnected { peer, reason }),
+            HostEvent::Fatal { message } => {
+                engine.die(message);
+                continue;
+            }
+        };
+        match &mut engine.phase {
+            Phase::Running(core) => on_event(core, at, &mut net.host, e),
+            _ => {
+                if let Event::Message { data, .. } = e {
+                    net.host.recycle(data);
+                }
+            }
+        }
+    }
+    engine.collect_events();
+}

@@ -1,0 +1,324 @@
+//! What each kind of session is built from: the [`GameShape`] every mode shares, and
+//! the settings of one mode beside it.
+//!
+//! `validate()` checks a value without building anything (no socket, no thread, no
+//! throwaway core) and returns every problem at once, each under its field's name.
+//! The constructors call it first.
+
+use tickwire_proto::clock::Micros;
+use tickwire_proto::game::{ConfigProblems, GameShape};
+use tickwire_proto::relay::relay_client_session::RelayClientSessionConfig;
+use tickwire_proto::relay::relay_server_session::RelayServerSessionConfig;
+use tickwire_proto::rollback::p2p::MAX_INPUT_DELAY;
+use tickwire_proto::rollback::{P2pConfig, PredictionMode, SpectatorConfig};
+
+use crate::HostConfig;
+
+/// The rollback wire formats count players in one byte.
+const MAX_ROLLBACK_PLAYERS: usize = 255;
+/// The relay wire formats and slot tables hold at most this many players.
+const MAX_RELAY_PLAYERS: usize = 64;
+/// The most ticks a P2P session may predict past its confirmed inputs.
+pub const MAX_PREDICTION: u32 = 64;
+
+/// Settings of a [`P2pSession`](super::P2pSession).
+#[derive(Debug, Clone)]
+pub struct P2pSettings {
+    /// Players, input size, tick rate.
+    pub game: GameShape,
+    /// The socket and transport. An `endpoint.max_incoming` of 0 becomes
+    /// `players - 1 + max_spectators`.
+    pub host: HostConfig,
+    /// Most ticks simulated past the confirmed inputs, 0..=[`MAX_PREDICTION`] (0 =
+    /// lockstep). Default 8.
+    pub max_prediction: u32,
+    /// Local inputs apply this many ticks after they are given, 0..=32 (changeable at
+    /// run time).
+    pub input_delay: u32,
+    /// Save only confirmed ticks (and desync-check ticks): fewer saves, longer
+    /// re-simulations.
+    pub sparse_saving: bool,
+    /// Compare checksums with the peers every this many ticks (0 = off). Default 10.
+    pub desync_interval: u32,
+    /// Silence from a peer before it is reported interrupted. Default 750 ms.
+    pub notify_after_us: Micros,
+    /// Silence before a peer is dropped; above `notify_after_us`. Default 5 s.
+    pub disconnect_timeout_us: Micros,
+    /// How missing remote inputs are guessed.
+    pub prediction: PredictionMode,
+    /// Spectators this peer may serve (only addresses registered with
+    /// `add_spectator` are accepted). Default 4.
+    pub max_spectators: u32,
+}
+
+impl P2pSettings {
+    /// The defaults for `game`, bound to `host.bind`.
+    pub fn new(game: GameShape, host: HostConfig) -> Self {
+        let d = P2pConfig::default();
+        P2pSettings {
+            game,
+            host,
+            max_prediction: d.max_prediction,
+            input_delay: d.input_delay,
+            sparse_saving: d.sparse_saving,
+            desync_interval: d.desync_interval,
+            notify_after_us: d.notify_after_us,
+            disconnect_timeout_us: d.disconnect_timeout_us,
+            prediction: d.prediction,
+            max_spectators: 4,
+        }
+    }
+
+    /// Every problem with these settings, by field name.
+    pub fn validate(&self) -> Result<(), ConfigProblems> {
+        let mut p = ConfigProblems::new();
+        self.game.check(MAX_ROLLBACK_PLAYERS, &mut p);
+        if self.max_prediction > MAX_PREDICTION {
+            p.push("max_prediction", format!("{} is above {MAX_PREDICTION}", self.max_prediction));
+        }
+        if self.input_delay > MAX_INPUT_DELAY {
+            p.push("input_delay", format!("{} is above {MAX_INPUT_DELAY}", self.input_delay));
+        }
+        if self.notify_after_us >= self.disconnect_timeout_us {
+            p.push("notify_after_us", "must be below the disconnect timeout");
+        }
+        p.into_result()
+    }
+
+    /// The rollback core's settings. The input history is sized from the prediction
+    /// window, so that no `max_prediction` the settings accept can be refused by it.
+    pub(super) fn core_config(&self) -> P2pConfig {
+        let d = P2pConfig::default();
+        let need = 2 * (self.max_prediction as usize + MAX_INPUT_DELAY as usize + 64);
+        P2pConfig {
+            input_size: self.game.input_size,
+            max_prediction: self.max_prediction,
+            input_delay: self.input_delay,
+            history: d.history.max(need),
+            sparse_saving: self.sparse_saving,
+            desync_interval: self.desync_interval,
+            notify_after_us: self.notify_after_us,
+            disconnect_timeout_us: self.disconnect_timeout_us,
+            prediction: self.prediction,
+            clock: self.game.clock(),
+            ..d
+        }
+    }
+}
+
+/// Settings of a [`SyncTest`](super::SyncTest).
+#[derive(Debug, Clone)]
+pub struct SyncTestSettings {
+    /// Players, input size, tick rate.
+    pub game: GameShape,
+    /// Ticks rolled back every tick, 1..=32 (default 2, as GGRS).
+    pub check_distance: u32,
+}
+
+impl SyncTestSettings {
+    /// The defaults for `game`.
+    pub fn new(game: GameShape) -> Self {
+        SyncTestSettings { game, check_distance: 2 }
+    }
+
+    /// Every problem with these settings, by field name.
+    pub fn validate(&self) -> Result<(), ConfigProblems> {
+        let mut p = ConfigProblems::new();
+        self.game.check(MAX_ROLLBACK_PLAYERS, &mut p);
+        if !(1..=32).contains(&self.check_distance) {
+            p.push("check_distance", format!("{} is not in 1..=32", self.check_distance));
+        }
+        p.into_result()
+    }
+}
+
+/// Settings of a [`Spectator`](super::Spectator).
+#[derive(Debug, Clone)]
+pub struct SpectatorSettings {
+    /// Players, input size, tick rate (those of the watched match).
+    pub game: GameShape,
+    /// The socket and transport.
+    pub host: HostConfig,
+    /// More than this many received ticks not yet played starts catching up. Default 10.
+    pub max_behind: u32,
+    /// Ticks played per advance while catching up, 1..=16. Default 2.
+    pub catchup_speed: u32,
+}
+
+impl SpectatorSettings {
+    /// The defaults for `game`, bound to `host.bind`.
+    pub fn new(game: GameShape, host: HostConfig) -> Self {
+        SpectatorSettings { game, host, max_behind: 10, catchup_speed: 2 }
+    }
+
+    /// Every problem with these settings, by field name.
+    pub fn validate(&self) -> Result<(), ConfigProblems> {
+        let mut p = ConfigProblems::new();
+        self.game.check(MAX_ROLLBACK_PLAYERS, &mut p);
+        if !(1..=16).contains(&self.catchup_speed) {
+            p.push("catchup_speed", format!("{} is not in 1..=16", self.catchup_speed));
+        }
+        p.into_result()
+    }
+
+    pub(super) fn core_config(&self) -> SpectatorConfig {
+        let rollback = P2pConfig::default();
+        SpectatorConfig {
+            players: self.game.players,
+            input_size: self.game.input_size,
+            history: rollback.history,
+            max_behind: self.max_behind,
+            catchup_speed: self.catchup_speed,
+            channel: rollback.channel,
+        }
+    }
+}
+
+/// Settings of a [`ReplayPlayer`](super::ReplayPlayer). The replay must have been
+/// recorded with the same players and input size.
+#[derive(Debug, Clone)]
+pub struct ReplaySettings {
+    /// Players, input size, and the rate at which ticks come due.
+    pub game: GameShape,
+}
+
+impl ReplaySettings {
+    /// Every problem with these settings, by field name.
+    pub fn validate(&self) -> Result<(), ConfigProblems> {
+        let mut p = ConfigProblems::new();
+        self.game.check(MAX_ROLLBACK_PLAYERS, &mut p);
+        p.into_result()
+    }
+}
+
+/// Settings of a [`RelayServer`](super::RelayServer).
+#[derive(Debug, Clone)]
+pub struct RelayServerSettings {
+    /// Player slots, input size, tick rate.
+    pub game: GameShape,
+    /// The socket and transport. An `endpoint.max_incoming` of 0 becomes
+    /// `2 * players` (room for clients coming back before their old connection timed
+    /// out).
+    pub host: HostConfig,
+    /// The relay server's own settings (send interval, jitter buffers, history, slot
+    /// and hello timeouts, checksums). Its `max_players`, `input_size` and
+    /// `relay.tick_us` are not read: the session takes them from `game`. Its token
+    /// `seed` is not read either: tokens are always seeded from the OS.
+    pub server: RelayServerSessionConfig,
+}
+
+impl RelayServerSettings {
+    /// The defaults for `game`, bound to `host.bind`.
+    pub fn new(game: GameShape, host: HostConfig) -> Self {
+        RelayServerSettings { game, host, server: RelayServerSessionConfig::default() }
+    }
+
+    /// Every problem with these settings, by field name.
+    pub fn validate(&self) -> Result<(), ConfigProblems> {
+        let mut p = ConfigProblems::new();
+        self.game.check(MAX_RELAY_PLAYERS, &mut p);
+        if p.is_empty() {
+            p.push_result("server", self.core_config(0).validate().map_err(|e| e.to_string()));
+        }
+        p.into_result()
+    }
+
+    /// The server core's settings, with the game's shape and the token seed.
+    pub(super) fn core_config(&self, seed: u64) -> RelayServerSessionConfig {
+        let mut c = self.server.clone();
+        c.max_players = self.game.players;
+        c.input_size = self.game.input_size;
+        c.relay.tick_us = self.game.tick_us();
+        c.seed = seed;
+        c
+    }
+}
+
+/// Settings of a [`RelayClient`](super::RelayClient).
+#[derive(Debug, Clone)]
+pub struct RelayClientSettings {
+    /// Player slots, input size, tick rate (the server's).
+    pub game: GameShape,
+    /// The socket and transport.
+    pub host: HostConfig,
+    /// The relay client's own settings (prediction window, input delay, catch-up,
+    /// reconnect window, time sync). Its `max_players`, `input_size` and tick lengths
+    /// are not read: the session takes them from `game`.
+    pub client: RelayClientSessionConfig,
+}
+
+impl RelayClientSettings {
+    /// The defaults for `game`, bound to `host.bind`.
+    pub fn new(game: GameShape, host: HostConfig) -> Self {
+        RelayClientSettings { game, host, client: RelayClientSessionConfig::default() }
+    }
+
+    /// Every problem with these settings, by field name.
+    pub fn validate(&self) -> Result<(), ConfigProblems> {
+        let mut p = ConfigProblems::new();
+        self.game.check(MAX_RELAY_PLAYERS, &mut p);
+        if p.is_empty() {
+            p.push_result("client", self.core_config().validate().map_err(|e| e.to_string()));
+        }
+        p.into_result()
+    }
+
+    /// The client core's settings, with the game's shape.
+    pub(super) fn core_config(&self) -> RelayClientSessionConfig {
+        let mut c = self.client.clone();
+        c.max_players = self.game.players;
+        c.input_size = self.game.input_size;
+        c.sync.tick.tick_us = self.game.tick_us();
+        c.sync.interp.tick_us = self.game.tick_us();
+        c
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use tickwire_proto::relay::relay_client_session::RelayClientSession;
+
+    fn host() -> HostConfig {
+        HostConfig::new("127.0.0.1:0".parse().unwrap())
+    }
+
+    #[test]
+    fn p2p_settings_report_every_bad_field() {
+        let mut s = P2pSettings::new(GameShape::new(0, 2), host());
+        s.max_prediction = 65;
+        s.input_delay = 33;
+        s.notify_after_us = s.disconnect_timeout_us;
+        let e = s.validate().unwrap_err();
+        let fields: Vec<_> = e.iter().map(|p| p.field.as_str()).collect();
+        assert_eq!(fields, ["players", "max_prediction", "input_delay", "notify_after_us"]);
+    }
+
+    #[test]
+    fn every_accepted_max_prediction_builds_a_p2p_core() {
+        // The core's history must fit the window; the settings size it, so no value the
+        // settings accept can fail later (C callers cannot set the history at all).
+        for max_prediction in 0..=MAX_PREDICTION {
+            let mut s = P2pSettings::new(GameShape::new(2, 4), host());
+            s.max_prediction = max_prediction;
+            s.validate().unwrap();
+            s.core_config().validate(2).unwrap_or_else(|e| panic!("max_prediction {max_prediction}: {e}"));
+        }
+    }
+
+    #[test]
+    fn relay_settings_take_the_shape_from_the_game() {
+        let mut s = RelayClientSettings::new(GameShape::new(5, 9), host());
+        s.client.max_players = 1;
+        s.client.input_size = 1;
+        let c = s.core_config();
+        assert_eq!((c.max_players, c.input_size), (5, 9));
+        // The slots the engine sizes its snapshot array by match the built core's.
+        assert_eq!(c.state_slots(), RelayClientSession::new(c.clone()).unwrap().state_slots());
+        let mut bad = RelayServerSettings::new(GameShape::new(65, 2), host());
+        bad.server.relay.send_interval = 0;
+        assert_eq!(bad.validate().unwrap_err().to_string(), "players: 65 is not in 1..=64");
+        bad.game.players = 4;
+        assert!(bad.validate().unwrap_err().to_string().starts_with("server: "), "{:?}", bad.validate());
+    }
+}

@@ -3,17 +3,22 @@
 //! tickwire's rows are the product's relay sessions over the real transport (see
 //! [`relay`]); the baselines are models of other designs (see [`baselines`]).
 
-pub mod baselines;
-pub mod metrics;
-pub mod model;
-pub mod relay;
-pub mod report;
-pub mod scenario;
-pub mod verdict;
+mod baselines;
+mod metrics;
+mod model;
+mod relay;
+mod report;
+mod scenario;
+mod verdict;
+
+// What the lab's tests read besides `run`: one scenario run and its scores.
+pub use metrics::{Metrics, score};
+pub use model::{Controller, LabConfig, run as run_scenario};
+pub use report::late_limit;
+pub use scenario::by_id as scenario;
+pub use verdict::judge;
 
 use std::path::PathBuf;
-
-use model::{Controller, LabConfig};
 
 /// Options of `tickwire lab`.
 #[derive(Debug, Clone)]

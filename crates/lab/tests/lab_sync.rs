@@ -5,11 +5,7 @@
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, OnceLock};
 
-use tickwire_lab::metrics::{Metrics, score};
-use tickwire_lab::model::{Controller, LabConfig, run};
-use tickwire_lab::report::late_limit;
-use tickwire_lab::scenario::by_id;
-use tickwire_lab::verdict::judge;
+use tickwire_lab::{Controller, LabConfig, Metrics, judge, late_limit, run_scenario as run, scenario as by_id, score};
 
 /// Scores `controller` on scenario `id` at the lab's defaults.
 fn scored(id: &str, controller: Controller) -> Metrics {

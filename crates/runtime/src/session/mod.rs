@@ -17,7 +17,7 @@
 //! inputs, `advance` and `poll_request` until `None`, then `poll_event`. The socket
 //! types also have the calls of [`Networked`].
 //!
-//! Layout: `engine.rs` is the shared loop and the lifecycle ([`Phase`]), `net.rs` the
+//! Layout: `engine.rs` is the shared loop and the lifecycle (`Phase`), `net.rs` the
 //! socket side, one file per session type (`local.rs` holds the two without a
 //! socket), `settings.rs` their settings, `roster.rs` P2P's players and connections,
 //! `request.rs` the request being run, `event.rs` what the engine is told.
@@ -37,7 +37,7 @@ mod spectator;
 
 use std::path::Path;
 
-pub use engine::{EngineLoop, Phase};
+pub use engine::EngineLoop;
 pub use event::SessionEvent;
 pub use failure::SessionFailure;
 pub use local::{ReplayPlayer, ReplayStats, SyncTest, SyncTestStats};

@@ -101,7 +101,7 @@ check "the shipped library exports no tw_debug_* hook and holds no lab code (nm)
 CFLAGS=(-std=c11 -Wall -Wextra -Werror -pedantic -I"$ROOT/include")
 CXXFLAGS=(-x c++ -std=c++17 -Wall -Wextra -Werror -fsyntax-only -I"$ROOT/include")
 LDFLAGS=(-L"$LIB_DIR" -ltickwire)
-VALGRIND=(valgrind --quiet --leak-check=full --error-exitcode=99 --suppressions="$ROOT/tests/c/valgrind.supp")
+VALGRIND=(valgrind --quiet --trace-children=yes --leak-check=full --error-exitcode=99 --suppressions="$ROOT/tests/c/valgrind.supp")
 mkdir -p "$OUT"
 
 # The header on its own, included twice, as C11 and as C++17.

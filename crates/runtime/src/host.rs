@@ -102,7 +102,7 @@ impl Host {
     /// [`HostError::Io`] (naming the address) when the socket cannot be bound.
     pub fn start(mut cfg: HostConfig) -> Result<Host, HostError> {
         if cfg.endpoint.seed == 0 {
-            cfg.endpoint.seed = os_seed();
+            cfg.endpoint.seed = seed_from_os()?;
         }
         cfg.endpoint.validate().map_err(|e| HostError::Config(e.to_string()))?;
         validate_sim(Direction::Outbound, cfg.outbound_sim.as_ref())?;
@@ -156,7 +156,7 @@ impl Host {
             msg_pool: msg_pool.clone(),
             outbound_sim: cfg.outbound_sim,
             inbound_sim: cfg.inbound_sim,
-            sim_seed: cfg.sim_seed,
+            sim_seed: if cfg.sim_seed == 0 { seed_from_os()? } else { cfg.sim_seed },
             auto_flush_us: cfg.auto_flush_interval_us,
             idle_cap,
         };
@@ -414,6 +414,11 @@ impl Host {
             }
         }
     }
+}
+
+/// A seed from the OS generator, as a host error naming what it was for.
+fn seed_from_os() -> Result<u64, HostError> {
+    os_seed().map_err(|source| HostError::Io { context: "seeding the host".into(), source })
 }
 
 fn validate_sim(dir: Direction, cfg: Option<&LinkConfig>) -> Result<(), HostError> {

@@ -30,7 +30,6 @@ use super::pool::BufferPool;
 use super::protocol::Protocol;
 use super::waker::{Waiter, Waker};
 use super::{Direction, HostEvent};
-use crate::os_seed::os_seed;
 use crate::system_clock::SystemClock;
 use tickwire_proto::clock::{Clock, Micros};
 use tickwire_proto::netsim::{LinkConditioner, LinkConfig};
@@ -199,7 +198,8 @@ struct NetLoop<P> {
 
 impl<P: Protocol> NetLoop<P> {
     fn new(p: ThreadParts<P>) -> Self {
-        let mut sim_rng = Rng::new(if p.sim_seed == 0 { os_seed() } else { p.sim_seed });
+        // Host::start_with resolved a seed of 0 from the OS.
+        let mut sim_rng = Rng::new(p.sim_seed);
         let sim_out = p.outbound_sim.map(|c| Sim::new(c, sim_rng.next_u64()));
         let sim_in = p.inbound_sim.map(|c| Sim::new(c, sim_rng.next_u64()));
         let now = p.clock.now_us();

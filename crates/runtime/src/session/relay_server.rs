@@ -12,8 +12,8 @@ use super::engine::{Engine, Phase, sealed::Driven};
 use super::failure::SessionFailure;
 use super::net::{Net, NetStats, has_net};
 use super::settings::RelayServerSettings;
-use crate::HostEvent;
 use crate::os_seed::os_seed;
+use crate::{HostError, HostEvent};
 use tickwire_proto::clock::Micros;
 use tickwire_proto::jitter::JitterStats;
 use tickwire_proto::relay::relay_server_session::{RelayServerSession, RelayServerSessionConfig, ServerSessionStats};
@@ -69,7 +69,7 @@ impl RelayServer {
     pub fn start(&mut self) -> Result<(), SessionFailure> {
         self.engine.require_setup("starting")?;
         let mut c = self.core_config.clone();
-        c.seed = os_seed();
+        c.seed = os_seed().map_err(|source| HostError::Io { context: "seeding the session tokens".into(), source })?;
         let core = RelayServerSession::new(c, self.net.now_us())?;
         self.engine.run(core);
         Ok(())

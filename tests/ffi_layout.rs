@@ -394,7 +394,7 @@ fn session_constants_are_stable() {
     assert_eq!(tw_request_kind::DumpState as u32, 5);
     assert_eq!((TW_REQUEST_FLAG_RESIMULATING, TW_REQUEST_FLAG_PREDICTED, TW_REQUEST_FLAG_AUTHORITATIVE), (1, 2, 4));
     // The statuses are the core's InputStatus numbers.
-    use tickwire_proto::rollback::InputStatus;
+    use tickwire_proto::request::InputStatus;
     assert_eq!(tw_input_status::Confirmed as u8, InputStatus::Confirmed as u8);
     assert_eq!(tw_input_status::Predicted as u8, InputStatus::Predicted as u8);
     assert_eq!(tw_input_status::Disconnected as u8, InputStatus::Disconnected as u8);

@@ -13,6 +13,7 @@ pub mod game;
 pub mod jitter;
 pub mod netsim;
 pub mod relay;
+pub mod request;
 pub mod rng;
 pub mod rollback;
 pub mod sim;

@@ -15,7 +15,7 @@ use std::net::SocketAddr;
 use relay_game::{Answer, BoxGame, input_for};
 use tickwire_proto::relay::relay_client_session::{ClientSessionStats, RelayClientSession, RelayClientSessionConfig};
 use tickwire_proto::relay::relay_server_session::{RelayServerSession, RelayServerSessionConfig};
-use tickwire_proto::rollback::AdvanceStatus;
+use tickwire_proto::request::AdvanceStatus;
 use tickwire_proto::transport::{Endpoint, EndpointConfig};
 use tickwire_proto::wire::MAX_DATAGRAM_SIZE;
 

@@ -28,7 +28,7 @@ use relay_world::{FRAME_US, World, link};
 use tickwire_proto::netsim::{LinkConfig, LossModel};
 use tickwire_proto::relay::relay_client_session::RelayClientSessionConfig;
 use tickwire_proto::relay::relay_server_session::{RelayServerSessionConfig, ServerSessionEvent};
-use tickwire_proto::rollback::AdvanceStatus;
+use tickwire_proto::request::AdvanceStatus;
 
 #[global_allocator]
 static GLOBAL: counting_alloc::Counting = counting_alloc::Counting;

@@ -6,7 +6,8 @@
 mod toy_game;
 
 use tickwire_proto::netsim::{LinkConfig, LossModel};
-use tickwire_proto::rollback::{DesyncDump, Event, InputStatus, P2pConfig};
+use tickwire_proto::request::InputStatus;
+use tickwire_proto::rollback::{DesyncDump, Event, P2pConfig};
 use toy_game::{Game, Mesh, TICK_US, input_for};
 
 const SEC: u64 = 1_000_000;

@@ -5,7 +5,8 @@
 mod toy_game;
 
 use tickwire_proto::netsim::{LinkConfig, LossModel};
-use tickwire_proto::rollback::{AdvanceStatus, P2pConfig, Replay, ReplaySession};
+use tickwire_proto::request::AdvanceStatus;
+use tickwire_proto::rollback::{P2pConfig, Replay, ReplaySession};
 use toy_game::{Game, Mesh, TICK_US};
 
 const SEC: u64 = 1_000_000;

@@ -10,7 +10,8 @@ use std::fmt::Write as _;
 use std::net::{Ipv4Addr, SocketAddr, SocketAddrV4};
 
 use tickwire_proto::netsim::LinkConditioner;
-use tickwire_proto::rollback::{AdvanceStatus, Event, P2pConfig, P2pSession, PlayerKind, Request, message};
+use tickwire_proto::request::{AdvanceStatus, Request};
+use tickwire_proto::rollback::{Event, P2pConfig, P2pSession, PlayerKind, message};
 use tickwire_proto::transport::{Endpoint, EndpointConfig, Event as NetEvent, PeerId};
 use tickwire_proto::wire::{FrameReader, MAX_DATAGRAM_SIZE, Packet, decode_packet};
 

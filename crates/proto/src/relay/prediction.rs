@@ -26,7 +26,8 @@
 use std::collections::VecDeque;
 
 use super::messages::PlayerStep;
-use crate::rollback::{InputStatus, Request, RequestQueue, StateRing, Tick};
+use crate::request::{InputStatus, Request, RequestQueue, Tick};
+use crate::rollback::StateRing;
 
 /// Settings of a [`Predictor`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -28,7 +28,7 @@ use super::join::{self, Hello};
 use super::prediction::{Predictor, PredictorConfig, PredictorStats, StepOutcome};
 use super::relay_client::{RelayClient, RelayClientConfig, SyncStats};
 use crate::clock::Micros;
-use crate::rollback::{AdvanceStatus, Request, Tick};
+use crate::request::{AdvanceStatus, Request, Tick};
 use crate::transport::{CHANNEL_RELIABLE, CHANNEL_UNRELIABLE, DisconnectReason, Event, PeerId, SendError, Transport};
 
 /// Settings of a [`RelayClientSession`].

@@ -7,7 +7,8 @@
 //! mismatch, which is where the session rolls back to. Confirmed inputs must arrive
 //! in order (the message layer resends until acked, so gaps never need buffering).
 
-use super::{InputStatus, PredictionMode, Tick};
+use super::PredictionMode;
+use crate::request::{InputStatus, Tick};
 
 /// What [`InputQueue::add_confirmed`] did with an input.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

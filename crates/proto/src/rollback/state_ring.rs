@@ -8,7 +8,7 @@
 
 use std::collections::VecDeque;
 
-use super::Tick;
+use crate::request::Tick;
 
 #[derive(Debug, Clone, Copy, Default)]
 struct Entry {

@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 use tickwire_proto::netsim::{JitterModel, LinkConfig, LossModel};
 use tickwire_proto::relay::relay_client_session::{ClientSessionEvent, RelayClientSession, RelayClientSessionConfig};
 use tickwire_proto::relay::relay_server_session::{RelayServerSession, RelayServerSessionConfig, ServerSessionEvent};
-use tickwire_proto::rollback::{AdvanceStatus, Request};
+use tickwire_proto::request::{AdvanceStatus, Request};
 use tickwire_proto::sim::{NodeId, SimNet};
 use tickwire_proto::transport::EndpointConfig;
 

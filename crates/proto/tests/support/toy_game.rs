@@ -4,9 +4,8 @@
 #![allow(dead_code)]
 
 use tickwire_proto::netsim::LinkConfig;
-use tickwire_proto::rollback::{
-    AdvanceStatus, Event, InputStatus, Inputs, P2pConfig, P2pSession, PlayerKind, Request, Tick,
-};
+use tickwire_proto::request::{AdvanceStatus, InputStatus, Inputs, Request, Tick};
+use tickwire_proto::rollback::{Event, P2pConfig, P2pSession, PlayerKind};
 use tickwire_proto::sim::{NodeId, SimNet};
 use tickwire_proto::transport::{EndpointConfig, Event as NetEvent, PeerId};
 

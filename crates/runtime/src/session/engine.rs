@@ -16,9 +16,8 @@ use tickwire_proto::clock::Micros;
 use tickwire_proto::game::GameShape;
 use tickwire_proto::relay::relay_client_session::RelayClientSession;
 use tickwire_proto::relay::relay_server_session::{KickCause, RelayServerSession, ServerSessionEvent};
-use tickwire_proto::rollback::{
-    AdvanceStatus, P2pSession, ReplaySession, Request, SpectatorSession, SyncTestSession, Tick,
-};
+use tickwire_proto::request::{AdvanceStatus, Request, Tick};
+use tickwire_proto::rollback::{P2pSession, ReplaySession, SpectatorSession, SyncTestSession};
 
 /// Events kept without allocating (the queue grows past this only in a flood).
 const EVENT_CAPACITY: usize = 64;
@@ -323,7 +322,7 @@ pub trait EngineLoop: sealed::Driven {
     }
 
     /// The current Advance request's input statuses (one byte per player, as
-    /// [`InputStatus`](tickwire_proto::rollback::InputStatus)).
+    /// [`InputStatus`](tickwire_proto::request::InputStatus)).
     fn request_statuses(&self) -> Option<&[u8]> {
         let c = &self.engine().current;
         c.polled.filter(|p| p.kind == RequestKind::Advance).map(|_| c.statuses.as_slice())

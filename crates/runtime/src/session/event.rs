@@ -3,7 +3,8 @@
 
 use tickwire_proto::relay::relay_client_session::ClientSessionEvent;
 use tickwire_proto::relay::relay_server_session::ServerSessionEvent;
-use tickwire_proto::rollback::{Event, Tick};
+use tickwire_proto::request::Tick;
+use tickwire_proto::rollback::Event;
 use tickwire_proto::transport::PeerId;
 
 /// A polled session event.

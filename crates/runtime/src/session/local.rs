@@ -6,7 +6,8 @@ use super::failure::{SessionFailure, argument, state};
 use super::settings::{ReplaySettings, SyncTestSettings};
 use crate::system_clock::SystemClock;
 use tickwire_proto::clock::{Clock, Micros};
-use tickwire_proto::rollback::{Replay, ReplaySession, SyncTestSession, Tick};
+use tickwire_proto::request::Tick;
+use tickwire_proto::rollback::{Replay, ReplaySession, SyncTestSession};
 use tickwire_proto::tick::TickClock;
 
 /// A synctest session: every tick is rolled back `check_distance` ticks and

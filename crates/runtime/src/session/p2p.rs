@@ -16,7 +16,10 @@ use super::roster::{self, Roster};
 use super::settings::P2pSettings;
 use crate::HostEvent;
 use tickwire_proto::clock::Micros;
-use tickwire_proto::rollback::{self, P2pConfig, Tick, p2p::MAX_INPUT_DELAY};
+use tickwire_proto::request::Tick;
+use tickwire_proto::rollback;
+use tickwire_proto::rollback::P2pConfig;
+use tickwire_proto::rollback::p2p::MAX_INPUT_DELAY;
 use tickwire_proto::transport::PeerId;
 
 /// A P2P rollback session. Use it from one thread at a time.

@@ -16,7 +16,7 @@ use tickwire_proto::clock::Micros;
 use tickwire_proto::relay::relay_client_session::{
     ClientSessionEvent, ClientSessionStats, RelayClientSession, RelayClientSessionConfig,
 };
-use tickwire_proto::rollback::Tick;
+use tickwire_proto::request::Tick;
 use tickwire_proto::transport::PeerId;
 
 /// A relay client session. Use it from one thread at a time.

@@ -17,7 +17,7 @@ use crate::os_seed::os_seed;
 use tickwire_proto::clock::Micros;
 use tickwire_proto::jitter::JitterStats;
 use tickwire_proto::relay::relay_server_session::{RelayServerSession, RelayServerSessionConfig, ServerSessionStats};
-use tickwire_proto::rollback::Tick;
+use tickwire_proto::request::Tick;
 use tickwire_proto::transport::{Event, PeerId};
 
 /// A relay server session. Use it from one thread at a time.

@@ -10,7 +10,8 @@ use super::net::{Net, NetStats, has_net};
 use super::settings::SpectatorSettings;
 use crate::HostEvent;
 use tickwire_proto::clock::Micros;
-use tickwire_proto::rollback::{Event, SpectatorConfig, SpectatorSession, Tick};
+use tickwire_proto::request::Tick;
+use tickwire_proto::rollback::{Event, SpectatorConfig, SpectatorSession};
 use tickwire_proto::tick::TickClock;
 use tickwire_proto::transport::PeerId;
 

@@ -2,7 +2,7 @@
 
 use crate::clock::Micros;
 use crate::relay::relay_server::RelayServerConfig;
-use crate::rollback::Tick;
+use crate::request::Tick;
 use crate::tick::TickClockConfig;
 use crate::transport::CHANNEL_RELIABLE;
 

@@ -8,7 +8,18 @@
 //! the queue's arena, so producing and polling them allocates nothing once the arena
 //! has grown to its working size.
 
-/// A simulation step number. 32 bits last 2.2 years at 60 Hz.
+/// A simulation step number: one type for every session (rollback and relay), the
+/// wire and the C ABI.
+///
+/// 32 bits, because that is what the wire and the C ABI carry. At 60 Hz they last
+/// 2.27 years of continuous running (1.1 years at 120 Hz), far beyond any match or
+/// server process; a u64 inside would need every tick from the wire widened (guessing
+/// the missing high bits) and every tick to the engine narrowed. Ticks that come from
+/// the wire (a peer's, a client's, the server's) are used with checked or saturating
+/// arithmetic, so a broken or hostile sender near `Tick::MAX` cannot overflow them:
+/// what it sends past the end of the range is refused or held at `Tick::MAX`. A
+/// session's own counter gets there only after those years. Counts of ticks (totals,
+/// not tick numbers) stay u64.
 pub type Tick = u32;
 
 /// Where an input handed to the engine comes from.

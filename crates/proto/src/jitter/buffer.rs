@@ -2,17 +2,20 @@
 
 use std::collections::VecDeque;
 
+use crate::request::Tick;
+
 use super::{JitterConfig, JitterStats, KickReason, LatePolicy, PushOutcome, Step, StepKind, UnderflowPolicy};
 
 #[derive(Debug)]
 pub struct JitterBuffer {
     cfg: JitterConfig,
     /// Queued inputs by client tick, ascending; may have gaps.
-    queue: VecDeque<(u64, Vec<u8>)>,
-    /// The client tick the next step should consume.
-    next_tick: Option<u64>,
+    queue: VecDeque<(Tick, Vec<u8>)>,
+    /// The client tick the next step should consume (a stream that reaches `Tick::MAX`
+    /// stays there).
+    next_tick: Option<Tick>,
     /// Server tick that will consume `next_tick` if nothing underflows or merges.
-    next_server_tick: u64,
+    next_server_tick: Tick,
     last_input: Vec<u8>,
     out: Vec<Vec<u8>>,
     spare: Vec<Vec<u8>>,
@@ -76,10 +79,11 @@ impl JitterBuffer {
 
     /// The highest client tick such that it and every earlier one have been received
     /// (or consumed): what the client may stop resending. None before any input.
-    pub fn contiguous_received(&self) -> Option<u64> {
-        let next = self.next_tick?;
-        let run = self.queue.iter().enumerate().take_while(|(i, (t, _))| *t == next + *i as u64).count() as u64;
-        (next + run).checked_sub(1)
+    pub fn contiguous_received(&self) -> Option<Tick> {
+        // (In u64: the run may end at `Tick::MAX`.)
+        let next = u64::from(self.next_tick?);
+        let run = self.queue.iter().enumerate().take_while(|(i, (t, _))| u64::from(*t) == next + *i as u64).count();
+        (next + run as u64).checked_sub(1).map(|t| t as Tick)
     }
 
     /// Steps waiting.
@@ -95,28 +99,28 @@ impl JitterBuffer {
     /// tick runs, so inputs arriving meanwhile are not late: measuring against the
     /// wall-clock schedule instead would report them late by the length of the hitch
     /// and make every client add lead it does not need.
-    pub fn push(&mut self, arrival: f64, client_tick: u64, input: &[u8]) -> PushOutcome {
+    pub fn push(&mut self, arrival: f64, client_tick: Tick, input: &[u8]) -> PushOutcome {
         if input.len() > self.cfg.max_input_size {
             return PushOutcome::TooLarge;
         }
         let next = *self.next_tick.get_or_insert(client_tick);
         let slot = client_tick as usize % SEEN;
-        let seen_before = self.seen[slot] == client_tick + 1;
+        let seen_before = self.seen[slot] == u64::from(client_tick) + 1;
         if self.queue.is_empty() && self.stats.ticks == 0 && client_tick < next {
             // Before the first step, an older input simply becomes the start.
             self.next_tick = Some(client_tick);
         } else if client_tick < next {
-            if seen_before || next - client_tick >= SEEN as u64 {
+            if seen_before || next - client_tick >= SEEN as Tick {
                 self.stats.duplicates += 1;
                 return PushOutcome::Duplicate;
             }
             // Its tick was substituted: too late to use, but say how late.
-            self.seen[slot] = client_tick + 1;
+            self.seen[slot] = u64::from(client_tick) + 1;
             self.stats.late_arrivals += 1;
             let deadline = self.next_server_tick as f64 - (next - client_tick) as f64;
             return PushOutcome::Late { margin: deadline - arrival };
         }
-        self.seen[slot] = client_tick + 1;
+        self.seen[slot] = u64::from(client_tick) + 1;
         let next = self.next_tick.expect("set above");
         let pos = self.queue.partition_point(|(t, _)| *t < client_tick);
         if self.queue.get(pos).is_some_and(|(t, _)| *t == client_tick) {
@@ -153,7 +157,7 @@ impl JitterBuffer {
     }
 
     /// Consumes this server tick's step. `Err` means the client should be kicked.
-    pub fn pop(&mut self, server_tick: u64) -> Result<Step<'_>, KickReason> {
+    pub fn pop(&mut self, server_tick: Tick) -> Result<Step<'_>, KickReason> {
         self.spare.append(&mut self.out);
         self.stats.ticks += 1;
         self.next_server_tick = server_tick + 1;
@@ -166,7 +170,7 @@ impl JitterBuffer {
             self.substitute();
             return Ok(Step { kind: StepKind::Underflow, accepted: 0, first_client_tick: 0, inputs: &self.out });
         };
-        let span = self.queue.back().map_or(0, |(t, _)| (t + 1).saturating_sub(next) as usize);
+        let span = self.queue.back().map_or(0, |(t, _)| (u64::from(*t) + 1).saturating_sub(u64::from(next)) as usize);
         // Far ahead: the queue reaches beyond the hard cap past what it waited for (a
         // client back from a silence resends from where the server stopped, so the
         // ticks waited for are not its fault). Only a broken or hostile client sends an
@@ -196,7 +200,7 @@ impl JitterBuffer {
             // lost inputs, which this one step skips. That takes back the slip the wait
             // made instead of substituting each lost input again, a tick apiece.
             Some(t) if t > next && self.owed > 0 => {
-                (StepKind::Merged, ((t - next).min(self.owed) as usize + 1).min(max_merge))
+                (StepKind::Merged, (u64::from(t - next).min(self.owed) as usize + 1).min(max_merge))
             }
             Some(t) if t > next => (StepKind::Lost, 0),
             Some(_) if span > limit => (StepKind::Merged, (span - limit + 1).min(max_merge)),
@@ -227,7 +231,7 @@ impl JitterBuffer {
                 }
                 self.stats.lost += 1;
                 self.substitute();
-                self.next_tick = Some(next + 1);
+                self.next_tick = Some(next.saturating_add(1));
                 return Ok(Step { kind, accepted: 1, first_client_tick: next, inputs: &self.out });
             }
             _ => {}
@@ -249,7 +253,7 @@ impl JitterBuffer {
                     self.substitute()
                 }
             }
-            tick += 1;
+            tick = tick.saturating_add(1);
         }
         self.next_tick = Some(tick);
         if kind == StepKind::Merged {

@@ -1,5 +1,7 @@
 //! What the buffer reports: a push's outcome, a tick's step, a kick, its counters.
 
+use crate::request::Tick;
+
 /// Why a client was kicked by its jitter buffer.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum KickReason {
@@ -43,11 +45,12 @@ pub struct Step<'a> {
     pub kind: StepKind,
     pub accepted: u32,
     /// The client tick of the first consumed input (or the one substituted).
-    pub first_client_tick: u64,
+    pub first_client_tick: Tick,
     pub inputs: &'a [Vec<u8>],
 }
 
-/// Counters for metrics (M1, M11).
+/// Counters for metrics (M1, M11): counts since the buffer was made (u64), not tick
+/// numbers. `ticks` counts the pops, the others the steps and pushes of each kind.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct JitterStats {
     pub ticks: u64,

@@ -1,4 +1,5 @@
 use super::*;
+use crate::request::Tick;
 
 fn cfg() -> JitterConfig {
     JitterConfig {
@@ -14,7 +15,7 @@ fn cfg() -> JitterConfig {
 fn steady_inputs_are_consumed_one_per_tick_with_margins() {
     let mut j = JitterBuffer::new(cfg());
     // Inputs for client ticks 100.. arrive 0.5 tick before the server tick that eats them.
-    for i in 0..50u64 {
+    for i in 0..50u32 {
         let out = j.push(i as f64 - 0.5, 100 + i, &[i as u8]);
         if i > 0 {
             assert_eq!(out, PushOutcome::Queued { margin: 0.5 });
@@ -157,8 +158,8 @@ fn merges_a_pile_up_but_not_a_steady_deep_queue() {
     // The client's loop grows its lead from 1 to 12 ticks by dilation (one tick per
     // 20, 5% fast) and holds it: the queue gets 12 deep and is never merged.
     let mut j = JitterBuffer::new(JitterConfig { max_depth: 4, hard_cap: 100, ..cfg() });
-    let mut sent = 0u64;
-    for s in 0..600u64 {
+    let mut sent: Tick = 0;
+    for s in 0..600 {
         let lead = (1 + s / 20).min(12);
         while sent <= s + lead {
             j.push(s as f64, sent, &[0]);

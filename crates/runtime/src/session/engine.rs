@@ -95,7 +95,7 @@ impl Core for RelayServerSession {
         Some(SessionEvent::RelayServer { event, tick: server_event_tick(self, &event) })
     }
     fn current_tick(&self) -> Tick {
-        (self.tick() + 1) as Tick
+        self.tick() + 1
     }
 }
 
@@ -121,15 +121,14 @@ impl Core for RelayClientSession {
 /// are collected right after the call that raised them, before the next tick runs.
 fn server_event_tick(s: &RelayServerSession, e: &ServerSessionEvent) -> Tick {
     let next = s.tick() + 1;
-    let t = match *e {
+    match *e {
         ServerSessionEvent::PlayerJoined { player, .. } | ServerSessionEvent::PlayerReconnected { player, .. } => {
             s.relay().joined_at(player).unwrap_or(next)
         }
         // A jitter kick removes the player from the step being formed.
         ServerSessionEvent::PlayerKicked { cause: KickCause::Jitter(_), .. } => s.tick(),
         _ => next,
-    };
-    t as Tick
+    }
 }
 
 /// Where a session is in its life. The core exists from `Running` on (P2P and a

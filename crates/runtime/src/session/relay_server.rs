@@ -114,7 +114,7 @@ impl RelayServer {
         let mut st = RelayPlayerStats {
             player: p,
             peer,
-            joined_tick: s.relay().joined_at(p).unwrap_or(0) as Tick,
+            joined_tick: s.relay().joined_at(p).unwrap_or(0),
             buffer_depth: s.relay().jitter_depth(peer).unwrap_or(0) as u32,
             jitter,
             rtt_us: 0.0,
@@ -130,7 +130,7 @@ impl RelayServer {
         let core = self.engine.core().map(RelayServerSession::stats).unwrap_or_default();
         RelayServerStats {
             running: self.engine.core().is_some(),
-            current_tick: self.engine.core().map_or(0, |s| (s.tick() + 1) as Tick),
+            current_tick: self.engine.core().map_or(0, |s| s.tick() + 1),
             net: NetStats::read(&mut self.net, core.players, core.rejected),
             core,
         }

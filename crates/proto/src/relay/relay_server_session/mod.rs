@@ -108,7 +108,7 @@ impl RelayServerSession {
     }
 
     /// The last tick run (the next `Advance` is for the one after).
-    pub fn tick(&self) -> u64 {
+    pub fn tick(&self) -> Tick {
         self.relay.tick()
     }
 
@@ -188,7 +188,7 @@ impl RelayServerSession {
     /// with it. Never waits for anyone.
     pub fn advance(&mut self) -> AdvanceStatus {
         self.requests.clear();
-        let t = (self.relay.tick() + 1) as Tick;
+        let t = self.relay.tick() + 1;
         let snapshot = self.slots.iter().any(|s| s.needs_snapshot);
         self.snapshot_tick = None;
         if snapshot || self.is_check(t) {
@@ -254,7 +254,7 @@ impl RelayServerSession {
             return Err(ServerSessionError::UnexpectedTick(tick));
         }
         if self.check_ticks.contains(&Some(tick)) {
-            self.relay.report_checksum(tick as u64, checksum);
+            self.relay.report_checksum(tick, checksum);
             self.stats.checks_sent += 1;
         }
         Ok(())
@@ -269,7 +269,7 @@ impl RelayServerSession {
         self.snapshot_tick = None;
         for i in 0..self.slots.len() {
             let SlotState::Active { peer } = self.slots[i].state else { continue };
-            let joined = self.relay.joined_at(i as u32).is_some_and(|j| j <= tick as u64);
+            let joined = self.relay.joined_at(i as u32).is_some_and(|j| j <= tick);
             if !self.slots[i].needs_snapshot || !joined {
                 continue;
             }

@@ -1,12 +1,13 @@
 //! A server session's figures, summed over the players present and gone.
 
 use crate::jitter::JitterStats;
+use crate::request::Tick;
 
 /// Figures of a server session.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct ServerSessionStats {
     /// The last tick run.
-    pub tick: u64,
+    pub tick: Tick,
     pub players: u32,
     /// Over all players and ticks (M1, M11): ticks without that player's real input
     /// because nothing had arrived (empty), because its input was lost for good

@@ -248,3 +248,17 @@ fn a_stream_back_from_a_long_silence_merges_in_bounded_steps() {
     assert_eq!(last_input, vec![(291 % 256) as u8], "the first input of the new stream is in the last merge");
     assert!(merged.len() >= 3, "290 ticks in steps of at most 120: {merged:?}");
 }
+
+#[test]
+fn a_stream_at_the_end_of_the_tick_range_holds_there() {
+    // Client ticks come from the wire: one reaching Tick::MAX must not overflow.
+    let mut j = JitterBuffer::new(cfg());
+    j.push(0.0, Tick::MAX - 1, &[1]);
+    j.push(0.0, Tick::MAX, &[2]);
+    assert_eq!(j.contiguous_received(), Some(Tick::MAX));
+    assert_eq!(j.pop(0).unwrap().first_client_tick, Tick::MAX - 1);
+    assert_eq!(j.pop(1).unwrap().first_client_tick, Tick::MAX);
+    for s in 2..5 {
+        assert_eq!(j.pop(s).unwrap().kind, StepKind::Underflow, "nothing beyond the end");
+    }
+}

@@ -536,3 +536,40 @@ fn step_queue_size(cfg: &RelayClientConfig) -> StepQueueSize {
 fn unacked_kept(cfg: &RelayClientConfig) -> usize {
     (cfg.redundancy.max_copies.max(1) as usize).saturating_mul(cfg.send_interval.max(1) as usize)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_update_at_the_end_of_the_tick_range_does_not_overflow() {
+        // The server's ticks come from the wire: a clock started from Tick::MAX holds
+        // there, and a step numbered Tick::MAX (which has no next tick) is not taken.
+        let mut client = RelayClient::new(RelayClientConfig::default());
+        let head = messages::UpdateHead {
+            server_tick: Tick::MAX,
+            your_player: 0,
+            shift: 0,
+            input_ack: messages::NONE,
+            depth: 0,
+            first_input: Tick::MAX - 1,
+            substituted: 0,
+        };
+        let mut buf = Vec::new();
+        messages::encode_server_update_head(&mut buf, &head, &[], &[(Tick::MAX, 1)], Tick::MAX - 1, 3);
+        for _ in 0..3 {
+            messages::write_step(&mut buf, &[PlayerStep { player: 0, accepted: 1, inputs: vec![vec![1]] }]);
+        }
+        client.handle_update(0, &buf);
+        assert_eq!(client.malformed(), 0);
+        assert_eq!(client.next_input_tick(), Tick::MAX);
+        assert_eq!(client.queued_steps(), 1, "only the step before the end");
+        assert_eq!(client.peek_step().map(|s| s.0), Some(Tick::MAX - 1));
+        assert_eq!(client.first_input(), Some(Tick::MAX - 1));
+        assert_eq!(client.take_check(), Some((Tick::MAX, 1)));
+        // Time passes: the clock holds at the end, so no input is ever due past it.
+        client.clock.as_mut().expect("started").advance(1_000_000);
+        assert_eq!(client.clock.as_ref().map(TickClock::tick), Some(Tick::MAX));
+        assert!(!client.input_due());
+    }
+}

@@ -517,4 +517,21 @@ mod tests {
         assert!((9..=12).all(|t| copy_of(t) == Some(1)), "{:?}", c.margins);
         assert!((13..=16).all(|t| copy_of(t) == Some(0)), "{:?}", c.margins);
     }
+
+    #[test]
+    fn inputs_at_the_end_of_the_tick_range_do_not_overflow() {
+        // A client's ticks come from the wire: a message running past Tick::MAX is taken
+        // up to the end (the ticks beyond wrap to old ticks: duplicates, dropped).
+        let mut server = RelayServer::new(RelayServerConfig::default(), 0).unwrap();
+        server.admit(7, 1).unwrap();
+        let mut buf = Vec::new();
+        let inputs = [[1u8], [2], [3], [4]];
+        messages::encode_client_inputs(&mut buf, messages::NONE, Tick::MAX - 1, inputs.iter().map(|i| &i[..]));
+        server.handle_inputs(0, 7, &buf);
+        assert_eq!(server.clients[&1].input_ack, Some(Tick::MAX));
+        for _ in 0..4 {
+            server.tick_step(0);
+        }
+        assert_eq!(server.clients[&1].first_input, Some(Tick::MAX - 1));
+    }
 }

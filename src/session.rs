@@ -15,8 +15,7 @@ use super::guard;
 use super::host::host_failure;
 use super::session_config::tw_session_config;
 use super::session_kind::{SessionKind, each_kind};
-use tickwire_proto::game::ConfigProblems;
-use tickwire_proto::rollback::SessionError;
+use tickwire_proto::{ConfigProblems, SessionError};
 use tickwire_runtime::EngineLoop;
 use tickwire_runtime::session::SessionFailure;
 

@@ -7,8 +7,7 @@
 //! the snapshots the session names, runs every request, and records the checksum of
 //! each tick's starting state for the end-of-match comparison.
 
-use tickwire_proto::request::InputStatus;
-use tickwire_proto::rollback::fnv1a64;
+use tickwire_proto::{InputStatus, fnv1a64};
 use tickwire_runtime::EngineLoop;
 use tickwire_runtime::session::{RelayClient, RelayServer, RequestKind, SessionFailure};
 

@@ -7,12 +7,10 @@
 //! open-loop RTT/2 + 4 jitter lead. (tickwire itself is not modelled: its rows run the
 //! product's sessions, see [`super::relay`].)
 
-use tickwire_proto::clock::Micros;
-use tickwire_proto::jitter::StepKind;
-use tickwire_proto::netsim::{DriftClock, LinkConditioner};
-use tickwire_proto::request::Tick;
-use tickwire_proto::sync::interp::{FixedRuleInterpolation, InterpConfig, RemoteTimeline};
-use tickwire_proto::tick::{TickClock, TickClockConfig, TickEvent};
+use tickwire_proto::{
+    DriftClock, FixedRuleInterpolation, InterpConfig, LinkConditioner, Micros, RemoteTimeline, StepKind, Tick,
+    TickClock, TickClockConfig, TickEvent,
+};
 
 use super::model::{Controller, FrameRecord, InputRecord, LabConfig, RunRecord, ServerTickRecord};
 use super::scenario::{Change, Scenario};

@@ -6,9 +6,7 @@
 //! tickwire's rows run the product's relay sessions ([`super::relay`]); the baselines
 //! are models of other designs on the same kind of seeded links ([`super::baselines`]).
 
-use tickwire_proto::clock::Micros;
-use tickwire_proto::jitter::{LatePolicy, StepKind};
-use tickwire_proto::request::Tick;
+use tickwire_proto::{LatePolicy, Micros, StepKind, Tick};
 
 use super::scenario::Scenario;
 

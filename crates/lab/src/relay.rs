@@ -6,14 +6,14 @@
 //! records the ground truth (when each input was sampled, when its first copy reached
 //! the server, when the server consumed it) for the metrics.
 
-use tickwire_proto::clock::Micros;
-use tickwire_proto::jitter::{JitterStats, LatePolicy, StepKind};
-use tickwire_proto::relay::messages::{self, KIND_CLIENT_INPUTS, KIND_SERVER_UPDATE, StepRules, UpdateView};
-use tickwire_proto::relay::relay_client::{RelayClient, RelayClientConfig};
-use tickwire_proto::relay::relay_server::{RelayServer, RelayServerConfig, RelayServerEvent};
-use tickwire_proto::request::Tick;
-use tickwire_proto::sim::SimNet;
-use tickwire_proto::transport::{EndpointConfig, Event};
+use tickwire_proto::wire::relay::{
+    KIND_CLIENT_INPUTS, KIND_SERVER_UPDATE, PlayerStep, StepRules, UpdateView, decode_client_input_spans,
+    decode_server_update_into,
+};
+use tickwire_proto::{
+    EndpointConfig, JitterStats, LatePolicy, Micros, NetEvent as Event, RelayClient, RelayClientConfig, RelayServer,
+    RelayServerConfig, RelayServerEvent, SimNet, StepKind, Tick,
+};
 
 use super::model::{FrameRecord, InputRecord, LabConfig, RunRecord, ServerTickRecord};
 use super::scenario::{Change, Scenario};
@@ -167,7 +167,7 @@ impl Ledger {
         if data.first() != Some(&KIND_CLIENT_INPUTS) {
             return;
         }
-        let Ok((_, first)) = messages::decode_client_input_spans(data, max_input, &mut self.spans) else { return };
+        let Ok((_, first)) = decode_client_input_spans(data, max_input, &mut self.spans) else { return };
         for i in 0..self.spans.len() {
             let tick = first.wrapping_add(i as Tick);
             if let Some(r) = rec.input_mut(tick) {
@@ -183,7 +183,7 @@ impl Ledger {
         rec: &mut RunRecord,
         before: &JitterStats,
         after: &JitterStats,
-        step: &messages::PlayerStep,
+        step: &PlayerStep,
         now: Micros,
     ) {
         let kind = if after.underflows > before.underflows {
@@ -220,7 +220,7 @@ impl Ledger {
         if data.first() != Some(&KIND_SERVER_UPDATE) {
             return;
         }
-        if messages::decode_server_update_into(data, &StepRules::any(max_input), &mut self.view).is_err() {
+        if decode_server_update_into(data, &StepRules::any(max_input), &mut self.view).is_err() {
             return;
         }
         let head = self.view.head.expect("decoded");

@@ -25,10 +25,9 @@ use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 
 use relay_game::Answer;
 use relay_world::{FRAME_US, World, link};
-use tickwire_proto::netsim::{LinkConfig, LossModel};
-use tickwire_proto::relay::relay_client_session::RelayClientSessionConfig;
-use tickwire_proto::relay::relay_server_session::{RelayServerSessionConfig, ServerSessionEvent};
-use tickwire_proto::request::AdvanceStatus;
+use tickwire_proto::{
+    AdvanceStatus, LinkConfig, LossModel, RelayClientSessionConfig, RelayServerSessionConfig, ServerSessionEvent,
+};
 
 #[global_allocator]
 static GLOBAL: counting_alloc::Counting = counting_alloc::Counting;

@@ -2,7 +2,7 @@
 //!
 //! A [`Host`] is the engine-side handle. [`Host::start`] binds a socket2 UDP socket and
 //! spawns one network thread that owns it and the core
-//! [`Endpoint`](tickwire_proto::transport::Endpoint), driven by
+//! [`Endpoint`](tickwire_proto::Endpoint), driven by
 //! [`SystemClock`](crate::system_clock::SystemClock) time. Engine calls never block:
 //! commands go to the thread through a bounded crossbeam channel (full = [`HostError::QueueFull`])
 //! and events and statistics come back the same way. Sends are also checked against the
@@ -42,8 +42,7 @@ mod tests;
 
 use std::net::SocketAddr;
 
-use tickwire_proto::netsim::LinkConfig;
-use tickwire_proto::transport::{DisconnectReason, EndpointConfig, PeerId};
+use tickwire_proto::{DisconnectReason, EndpointConfig, LinkConfig, PeerId};
 
 pub use host::{COMMAND_QUEUE_CAPACITY, Host, SHUTDOWN_WAIT};
 pub use session::{EngineLoop, Networked, SessionEvent, SessionFailure};
@@ -136,7 +135,7 @@ pub enum HostEvent {
         /// When the network thread took the message off the wire, on the
         /// [`Host::now_us`] timeline: time-sync measurements use this rather than the
         /// moment the engine polled it, which may be a frame (or a hitch) later.
-        received_at: tickwire_proto::clock::Micros,
+        received_at: tickwire_proto::Micros,
     },
     /// The network thread died (panic or socket failure). The host is unusable: every
     /// later call returns [`HostError::ThreadGone`].

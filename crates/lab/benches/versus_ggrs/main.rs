@@ -23,11 +23,11 @@
 //!
 //! # The network
 //! Both libraries go through the same in-process simulated network: one
-//! `tickwire_proto::netsim::LinkConditioner` per direction, with the same
+//! `tickwire_proto::LinkConditioner` per direction, with the same
 //! `LinkConfig` and the same seed per direction for both libraries. Time is simulated:
 //! engine frame `f` happens at `f * 16,666.7` µs. Each frame first delivers every
 //! datagram due by then, on every peer, then runs each peer's engine frame.
-//! - tickwire: a `P2pSession` over a `tickwire_proto::transport::Endpoint` per peer (the
+//! - tickwire: a `P2pSession` over a `tickwire_proto::Endpoint` per peer (the
 //!   transport's handshake, acks and headers included); the datagrams the endpoints emit
 //!   are carried by the links in preallocated buffers. Each datagram is handed to its
 //!   endpoint at its arrival time and the session gets every message with that time,

@@ -3,7 +3,7 @@
 
 use crate::TICK_US;
 
-use tickwire_proto::netsim::{JitterModel, LinkConfig, LossModel};
+use tickwire_proto::{JitterModel, LinkConfig, LossModel};
 
 /// Uniform jitter of every link, 0 to this many microseconds.
 pub(crate) const JITTER_MAX_US: u64 = 4_000;

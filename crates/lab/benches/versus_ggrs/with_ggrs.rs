@@ -16,7 +16,7 @@ use ggrs::{
     Config, DesyncDetection, GgrsEvent, GgrsRequest, Message, NonBlockingSocket, P2PSession, PlayerType,
     PredictRepeatLast, SessionBuilder, SessionState,
 };
-use tickwire_proto::netsim::LinkConditioner;
+use tickwire_proto::LinkConditioner;
 
 pub(crate) struct GgrsConfig;
 

@@ -9,11 +9,11 @@ use std::collections::VecDeque;
 use std::fmt::Write as _;
 use std::net::{Ipv4Addr, SocketAddr, SocketAddrV4};
 
-use tickwire_proto::netsim::LinkConditioner;
-use tickwire_proto::request::{AdvanceStatus, Request};
-use tickwire_proto::rollback::{Event, P2pConfig, P2pSession, PlayerKind, message};
-use tickwire_proto::transport::{Endpoint, EndpointConfig, Event as NetEvent, PeerId};
-use tickwire_proto::wire::{FrameReader, MAX_DATAGRAM_SIZE, Packet, decode_packet};
+use tickwire_proto::wire::{FrameReader, MAX_DATAGRAM_SIZE, Packet, decode_packet, p2p};
+use tickwire_proto::{
+    AdvanceStatus, Endpoint, EndpointConfig, LinkConditioner, NetEvent, P2pConfig, P2pSession, PeerId, PlayerKind,
+    Request, RollbackEvent as Event,
+};
 
 /// Datagrams in flight live in preallocated buffers; the links carry buffer indices.
 pub(crate) struct TwNet {
@@ -293,7 +293,7 @@ pub(crate) fn classify_tw(datagram: &[u8], scratch: &mut Vec<u8>, res: &mut Resu
     let mut inputs = 0;
     for f in FrameReader::new(frames) {
         let f = f.expect("own frames decode");
-        if let Ok(d) = message::decode(f.data, 2, scratch) {
+        if let Ok(d) = p2p::decode(f.data, 2, scratch) {
             res.input_msgs += 1;
             res.carried += d.header.count as u64;
             res.reports += d.reports().count() as u64;

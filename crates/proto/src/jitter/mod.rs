@@ -25,6 +25,6 @@ mod step;
 #[cfg(test)]
 mod tests;
 
-pub use buffer::{JitterBuffer, MAX_STEP_INPUTS};
+pub use buffer::JitterBuffer;
 pub use config::{JitterConfig, LatePolicy, UnderflowPolicy};
 pub use step::{JitterStats, KickReason, PushOutcome, Step, StepKind};

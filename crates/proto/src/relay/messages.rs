@@ -199,6 +199,7 @@ pub fn write_step_player<'a>(
 }
 
 /// Encoded size of one step.
+#[cfg(test)]
 pub fn step_size(players: &[PlayerStep]) -> usize {
     1 + players.iter().map(|p| 6 + p.inputs.iter().map(|i| 1 + i.len()).sum::<usize>()).sum::<usize>()
 }

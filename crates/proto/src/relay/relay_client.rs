@@ -86,8 +86,9 @@ pub enum RelayClientEvent {
     Disconnected { reason: DisconnectReason },
 }
 
+/// Why a [`RelayClient`] call failed.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum SessionError {
+pub enum RelayClientError {
     #[error("no tick is due for an input: call ticks_due first (next input tick {0})")]
     NoTickDue(Tick),
     #[error("input of {size} bytes exceeds the maximum of {max}")]
@@ -311,7 +312,7 @@ impl RelayClient {
         now: Micros,
         ep: &mut T,
         input: &[u8],
-    ) -> Result<Tick, SessionError> {
+    ) -> Result<Tick, RelayClientError> {
         let tick = self.record_input(now, input)?;
         self.send_pending(now, ep)?;
         Ok(tick)
@@ -319,15 +320,15 @@ impl RelayClient {
 
     /// [`RelayClient::push_input`] without the sending: records the input for the next
     /// due tick; [`RelayClient::send_pending`] sends when a send boundary has passed.
-    pub fn record_input(&mut self, now: Micros, input: &[u8]) -> Result<Tick, SessionError> {
+    pub fn record_input(&mut self, now: Micros, input: &[u8]) -> Result<Tick, RelayClientError> {
         if input.len() > self.cfg.max_input_size {
-            return Err(SessionError::InputTooLarge { size: input.len(), max: self.cfg.max_input_size });
+            return Err(RelayClientError::InputTooLarge { size: input.len(), max: self.cfg.max_input_size });
         }
-        let Some(clock) = self.clock.take() else { return Err(SessionError::NoTickDue(self.next_tick)) };
+        let Some(clock) = self.clock.take() else { return Err(RelayClientError::NoTickDue(self.next_tick)) };
         let r = if self.next_tick < clock.tick() {
             Ok(self.record(now, &clock, Some(input)))
         } else {
-            Err(SessionError::NoTickDue(self.next_tick))
+            Err(RelayClientError::NoTickDue(self.next_tick))
         };
         self.clock = Some(clock);
         r
@@ -335,7 +336,7 @@ impl RelayClient {
 
     /// Sends the unacknowledged inputs if a send boundary (every `send_interval`
     /// ticks) has passed since the last send.
-    pub fn send_pending<T: Transport + ?Sized>(&mut self, now: Micros, ep: &mut T) -> Result<(), SessionError> {
+    pub fn send_pending<T: Transport + ?Sized>(&mut self, now: Micros, ep: &mut T) -> Result<(), RelayClientError> {
         if std::mem::take(&mut self.send_pending) {
             self.send_inputs(now, ep)?;
         }
@@ -365,7 +366,7 @@ impl RelayClient {
         tick
     }
 
-    fn send_inputs<T: Transport + ?Sized>(&mut self, now: Micros, ep: &mut T) -> Result<(), SessionError> {
+    fn send_inputs<T: Transport + ?Sized>(&mut self, now: Micros, ep: &mut T) -> Result<(), RelayClientError> {
         let Some(server) = self.server else { return Ok(()) };
         let window = self.redundancy.copies() * self.cfg.send_interval;
         let oldest = self.next_tick.saturating_sub(window);

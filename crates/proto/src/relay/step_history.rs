@@ -86,10 +86,6 @@ impl StepHistory {
         self.steps.len()
     }
 
-    pub fn is_empty(&self) -> bool {
-        self.steps.is_empty()
-    }
-
     /// The tick of the oldest step kept.
     pub fn oldest_tick(&self) -> Option<Tick> {
         self.steps.front().map(|s| s.0)

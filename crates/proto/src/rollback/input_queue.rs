@@ -75,11 +75,6 @@ impl InputQueue {
         self.mask + 1
     }
 
-    /// Bytes per input.
-    pub fn input_size(&self) -> usize {
-        self.size
-    }
-
     /// The first tick whose input is not confirmed yet (every earlier one is).
     pub fn next_needed(&self) -> Tick {
         self.next

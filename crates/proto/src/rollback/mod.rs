@@ -33,26 +33,24 @@
 
 #![warn(missing_docs)]
 
-pub mod desync;
-pub mod event;
-pub mod input_queue;
-pub mod message;
-pub mod p2p;
-pub mod replay;
-pub mod spectator;
-pub mod state_ring;
-pub mod synctest;
-pub mod timesync;
+pub(crate) mod desync;
+pub(crate) mod event;
+pub(crate) mod input_queue;
+pub(crate) mod message;
+pub(crate) mod p2p;
+pub(crate) mod replay;
+pub(crate) mod spectator;
+pub(crate) mod state_ring;
+pub(crate) mod synctest;
+pub(crate) mod timesync;
 
 pub use desync::DesyncDump;
 pub use event::Event;
-pub use input_queue::InputQueue;
 pub use p2p::{P2pConfig, P2pSession, PlayerKind, SessionError};
 pub use replay::{Replay, ReplayError, ReplayRecorder, ReplaySession};
 pub use spectator::{SpectatorConfig, SpectatorSession};
 pub use state_ring::StateRing;
 pub use synctest::SyncTestSession;
-pub use timesync::AdvantageTracker;
 
 /// How remote inputs are guessed when they have not arrived.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -50,11 +50,6 @@ impl StateRing {
         self.entries.len()
     }
 
-    /// Always false: a ring has at least one slot.
-    pub fn is_empty(&self) -> bool {
-        false
-    }
-
     fn find(&self, tick: Tick) -> Option<usize> {
         self.entries.iter().position(|e| e.tick == Some(tick))
     }

@@ -3,11 +3,10 @@
 //! harness that runs P2P sessions over a `SimNet` mesh.
 #![allow(dead_code)]
 
-use tickwire_proto::netsim::LinkConfig;
-use tickwire_proto::request::{AdvanceStatus, InputStatus, Inputs, Request, Tick};
-use tickwire_proto::rollback::{Event, P2pConfig, P2pSession, PlayerKind};
-use tickwire_proto::sim::{NodeId, SimNet};
-use tickwire_proto::transport::{EndpointConfig, Event as NetEvent, PeerId};
+use tickwire_proto::{
+    AdvanceStatus, EndpointConfig, InputStatus, Inputs, LinkConfig, NetEvent, NodeId, P2pConfig, P2pSession, PeerId,
+    PlayerKind, Request, RollbackEvent as Event, SimNet, Tick,
+};
 
 pub const INPUT_SIZE: usize = 2;
 pub const WORDS: usize = 8;

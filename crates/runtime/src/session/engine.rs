@@ -12,12 +12,10 @@ use super::event::SessionEvent;
 use super::failure::{SessionFailure, argument, state};
 use super::request::{CurrentRequest, PolledRequest, RequestKind};
 use crate::HostError;
-use tickwire_proto::clock::Micros;
-use tickwire_proto::game::GameShape;
-use tickwire_proto::relay::relay_client_session::RelayClientSession;
-use tickwire_proto::relay::relay_server_session::{KickCause, RelayServerSession, ServerSessionEvent};
-use tickwire_proto::request::{AdvanceStatus, Request, Tick};
-use tickwire_proto::rollback::{P2pSession, ReplaySession, SpectatorSession, SyncTestSession};
+use tickwire_proto::{
+    AdvanceStatus, GameShape, KickCause, Micros, P2pSession, RelayClientSession, RelayServerSession, ReplaySession,
+    Request, ServerSessionEvent, SpectatorSession, SyncTestSession, Tick,
+};
 
 /// Events kept without allocating (the queue grows past this only in a flood).
 const EVENT_CAPACITY: usize = 64;
@@ -321,7 +319,7 @@ pub trait EngineLoop: sealed::Driven {
     }
 
     /// The current Advance request's input statuses (one byte per player, as
-    /// [`InputStatus`](tickwire_proto::request::InputStatus)).
+    /// [`InputStatus`](tickwire_proto::InputStatus)).
     fn request_statuses(&self) -> Option<&[u8]> {
         let c = &self.engine().current;
         c.polled.filter(|p| p.kind == RequestKind::Advance).map(|_| c.statuses.as_slice())

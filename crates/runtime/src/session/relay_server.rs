@@ -14,11 +14,10 @@ use super::net::{Net, NetStats, has_net};
 use super::settings::RelayServerSettings;
 use crate::HostEvent;
 use crate::os_seed::os_seed;
-use tickwire_proto::clock::Micros;
-use tickwire_proto::jitter::JitterStats;
-use tickwire_proto::relay::relay_server_session::{RelayServerSession, RelayServerSessionConfig, ServerSessionStats};
-use tickwire_proto::request::Tick;
-use tickwire_proto::transport::{Event, PeerId};
+use tickwire_proto::{
+    JitterStats, Micros, NetEvent as Event, PeerId, RelayServerSession, RelayServerSessionConfig, ServerSessionStats,
+    Tick,
+};
 
 /// A relay server session. Use it from one thread at a time.
 pub struct RelayServer {

@@ -13,9 +13,9 @@ use tickwire_proto::{
     GameShape, InputDelay, JitterConfig, LatePolicy, P2pConfig, PredictionMode, RelayClientSessionConfig,
     RelayServerSessionConfig, UnderflowPolicy,
 };
-use tickwire_runtime::HostConfig;
-use tickwire_runtime::session::{
-    P2pSettings, RelayClientSettings, RelayServerSettings, ReplaySettings, SpectatorSettings, SyncTestSettings,
+use tickwire_runtime::{
+    HostConfig, P2pSettings, RelayClientSettings, RelayServerSettings, ReplaySettings, SpectatorSettings,
+    SyncTestSettings,
 };
 
 /// The settings of the session type a `tw_session_config` asks for.

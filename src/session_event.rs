@@ -9,7 +9,7 @@ use super::guard;
 use tickwire_proto::{
     ClientSessionEvent, KickCause, KickReason, RejectReason, RollbackEvent as Event, ServerSessionEvent,
 };
-use tickwire_runtime::session::SessionEvent;
+use tickwire_runtime::SessionEvent;
 
 /// `tw_session_event_peer.player` when no player is behind the connection (a spectator,
 /// the watched host, a refused connection).

@@ -493,7 +493,7 @@ fn session_handle_is_send() {
     fn assert_send<T: Send>() {}
     // A tw_session may move between threads between calls: every kind it can hold
     // must be Send.
-    use tickwire_runtime::session::*;
+    use tickwire_runtime::*;
     assert_send::<P2pSession>();
     assert_send::<SyncTest>();
     assert_send::<Spectator>();

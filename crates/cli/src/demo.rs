@@ -9,11 +9,10 @@ use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
 use tickwire_proto::{ClientSessionEvent, GameShape, JitterModel, LinkConfig, LossModel, ServerSessionEvent};
-use tickwire_runtime::HostConfig;
-use tickwire_runtime::session::{
-    RelayClient, RelayClientSettings, RelayServer, RelayServerSettings, SessionEvent, SessionFailure,
+use tickwire_runtime::{
+    EngineLoop, HostConfig, Networked, RelayClient, RelayClientSettings, RelayServer, RelayServerSettings,
+    SessionEvent, SessionFailure,
 };
-use tickwire_runtime::{EngineLoop, Networked};
 
 use super::boxes::{Engine, INPUT_SIZE, input_for};
 

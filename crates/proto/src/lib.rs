@@ -37,7 +37,7 @@ mod transport;
 pub mod wire;
 
 // The engine's vocabulary and the game's shape.
-pub use game::{ConfigProblem, ConfigProblems, GameShape};
+pub use game::{ConfigProblem, ConfigProblems, GameShape, MAX_INPUT_SIZE, MAX_TICK_RATE_HZ};
 pub use request::{AdvanceStatus, InputStatus, Inputs, Request, Tick};
 
 // Rollback sessions (P2P, synctest, spectator, replay).
@@ -84,5 +84,7 @@ pub use transport::{
 };
 
 // The link simulator and the simulated network.
-pub use netsim::{DriftClock, JitterModel, LinkConditioner, LinkConfig, LinkStats, LossModel};
+pub use netsim::{
+    DEFAULT_QUEUE_LIMIT_BYTES, DriftClock, JitterModel, LinkConditioner, LinkConfig, LinkStats, LossModel,
+};
 pub use sim::{EndpointProbe, NodeId, SimNet};

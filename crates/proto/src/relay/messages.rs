@@ -250,8 +250,8 @@ impl UpdateView {
         self.steps.len()
     }
 
-    /// Step `i` as encoded in `data` (the datagram this view was decoded from): what
-    /// [`decode_step_into`] reads.
+    /// Step `i` as encoded in `data` (the datagram this view was decoded from), in the
+    /// format [`write_step`] writes.
     pub fn step_bytes<'a>(&self, data: &'a [u8], i: usize) -> &'a [u8] {
         let (o, n) = self.steps[i];
         &data[o..o + n]

@@ -45,7 +45,7 @@ pub struct PredictorConfig {
     pub pending_capacity: usize,
 }
 
-/// Counters of a [`Predictor`].
+/// Counters of a relay client's prediction and reconciliation (`Predictor`).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct PredictorStats {
     /// Canonical steps applied (authoritative ticks reached).

@@ -15,4 +15,4 @@ pub(crate) mod relay_client_session;
 pub(crate) mod relay_server;
 pub(crate) mod relay_server_session;
 pub(crate) mod step_history;
-pub(crate) mod step_queue;
+mod step_queue;

@@ -34,15 +34,15 @@
 #![warn(missing_docs)]
 
 pub(crate) mod desync;
-pub(crate) mod event;
-pub(crate) mod input_queue;
+mod event;
+mod input_queue;
 pub(crate) mod message;
 pub(crate) mod p2p;
-pub(crate) mod replay;
-pub(crate) mod spectator;
-pub(crate) mod state_ring;
-pub(crate) mod synctest;
-pub(crate) mod timesync;
+mod replay;
+mod spectator;
+mod state_ring;
+mod synctest;
+mod timesync;
 
 pub use desync::DesyncDump;
 pub use event::Event;

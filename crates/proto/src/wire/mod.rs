@@ -38,10 +38,11 @@ pub mod p2p {
     };
 }
 
-pub use codec::{Reader, Writer, len16_size};
-pub use frame::{FRAGMENT_HEADER_SIZE, Frame, FrameKind, FrameReader, write_frame};
+pub(crate) use codec::{Reader, Writer, len16_size};
+pub(crate) use frame::write_frame;
+pub use frame::{FRAGMENT_HEADER_SIZE, Frame, FrameKind, FrameReader};
 /// Fragmentation constants, shared with the reliable channel.
-pub mod frame_consts {
+pub(crate) mod frame_consts {
     pub use super::frame::{FRAGMENT_SIZE, MAX_FRAGMENTS};
 }
 pub use packet::{
@@ -123,6 +124,6 @@ pub enum DecodeError {
 
 /// True if sequence number `a` is newer than `b` in wrapping u16 space.
 #[inline]
-pub fn seq_newer(a: u16, b: u16) -> bool {
+pub(crate) fn seq_newer(a: u16, b: u16) -> bool {
     (a.wrapping_sub(b) as i16) > 0
 }

@@ -13,9 +13,10 @@
 //!   [`RelayClientSession`]);
 //! - the requests every session hands the engine ([`Request`], [`Tick`]) and the game's
 //!   shape ([`GameShape`]);
-//! - the relay's synchronisation layer alone ([`RelayServer`], [`RelayClient`]), its
-//!   jitter buffers' settings and figures ([`JitterConfig`], [`JitterStats`]) and the
-//!   time sync pieces their settings name ([`LeadConfig`], [`InterpConfig`]);
+//! - the relay's synchronisation layer alone ([`RelayServer`], [`RelayClient`]) and the
+//!   pieces it is made of, each usable alone: the server's per-client jitter buffer
+//!   ([`JitterBuffer`]), the client's input-lead loop ([`InputLeadController`]) and the
+//!   interpolation of a remote timeline ([`AdaptiveInterpolation`]);
 //! - the clocks ([`Micros`], [`TickClock`]), the transport ([`Endpoint`], which a
 //!   caller feeds datagrams and drains), and the simulator;
 //! - [`wire`]: the byte formats, for tools that read or write them.

@@ -6,11 +6,10 @@ use std::mem::size_of;
 use super::error::copy_c_string;
 use super::event::tw_disconnect_reason;
 use super::guard;
-use tickwire_proto::jitter::KickReason;
-use tickwire_proto::relay::relay_client_session::ClientSessionEvent;
-use tickwire_proto::relay::relay_server_session::{KickCause, RejectReason, ServerSessionEvent};
-use tickwire_proto::rollback::Event;
-use tickwire_runtime::session::SessionEvent;
+use tickwire_proto::{
+    ClientSessionEvent, KickCause, KickReason, RejectReason, RollbackEvent as Event, ServerSessionEvent,
+};
+use tickwire_runtime::SessionEvent;
 
 /// `tw_session_event_peer.player` when no player is behind the connection (a spectator,
 /// the watched host, a refused connection).
@@ -255,7 +254,7 @@ fn relay(player: u32, tick: u32, reason: u32, reconnect: bool) -> tw_session_eve
     tw_session_event_relay { player, tick, reason, reconnect: u32::from(reconnect) }
 }
 
-fn disconnect(r: tickwire_proto::transport::DisconnectReason) -> u32 {
+fn disconnect(r: tickwire_proto::DisconnectReason) -> u32 {
     tw_disconnect_reason::from(r) as u32
 }
 

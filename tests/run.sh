@@ -43,6 +43,8 @@ echo "== cargo fmt --all --check"
 cargo fmt --all --check || cargo_ok=0
 echo "== cargo clippy --workspace --all-targets -- -D warnings"
 cargo clippy --workspace --all-targets -- -D warnings || cargo_ok=0
+echo "== RUSTDOCFLAGS=\"-D warnings\" cargo doc --workspace --no-deps"
+RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps || cargo_ok=0
 echo "== cargo test --workspace --all-targets"
 cargo test --workspace --all-targets || cargo_ok=0
 echo "== cargo test --workspace --doc"

@@ -16,12 +16,11 @@ use super::thread::{self, Command, IDLE_CAP, RuntimeStats, Shared, ThreadMsg, Th
 use super::{Direction, FullQueue, HostConfig, HostError, HostEvent, socket, waker};
 use crate::os_seed::os_seed;
 use crate::system_clock::SystemClock;
-use tickwire_proto::clock::{Clock, Micros};
-use tickwire_proto::netsim::LinkConfig;
-use tickwire_proto::transport::{
-    ChannelKind, ConnectionStats, Endpoint, EndpointConfig, EndpointStats, MAX_UNRELIABLE, PeerId, PeerIdAllocator,
-};
 use tickwire_proto::wire::MAX_DATAGRAM_SIZE;
+use tickwire_proto::{
+    ChannelKind, Clock, ConnectionStats, Endpoint, EndpointConfig, EndpointStats, LinkConfig, MAX_UNRELIABLE, Micros,
+    PeerId, PeerIdAllocator,
+};
 
 /// Commands (sends, flushes, connects, ...) that may wait for the network thread.
 /// Beyond this, calls fail with [`HostError::QueueFull`] ([`FullQueue::Commands`])

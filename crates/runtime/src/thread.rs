@@ -31,11 +31,11 @@ use super::protocol::Protocol;
 use super::waker::{Waiter, Waker};
 use super::{Direction, HostEvent};
 use crate::system_clock::SystemClock;
-use tickwire_proto::clock::{Clock, Micros};
-use tickwire_proto::netsim::{LinkConditioner, LinkConfig};
-use tickwire_proto::rng::Rng;
-use tickwire_proto::transport::{ConnectionStats, DisconnectReason, EndpointStats, Event, PeerId, SendError};
 use tickwire_proto::wire::MAX_DATAGRAM_SIZE;
+use tickwire_proto::{
+    Clock, ConnectionStats, DisconnectReason, EndpointStats, LinkConditioner, LinkConfig, Micros, NetEvent as Event,
+    PeerId, Rng, SendError,
+};
 
 /// Longest sleep when nothing is due: bounds how stale published statistics get.
 pub(crate) const IDLE_CAP: Duration = Duration::from_millis(10);

@@ -5,9 +5,9 @@
 use std::net::{SocketAddr, UdpSocket};
 use std::time::{Duration, Instant};
 
-use tickwire_proto::netsim::{JitterModel, LinkConfig, LossModel};
-use tickwire_proto::transport::{
-    CHANNEL_RELIABLE, CHANNEL_SEQUENCED, CHANNEL_UNRELIABLE, DisconnectReason, EndpointConfig, MAX_UNRELIABLE, PeerId,
+use tickwire_proto::{
+    CHANNEL_RELIABLE, CHANNEL_SEQUENCED, CHANNEL_UNRELIABLE, DisconnectReason, EndpointConfig, JitterModel, LinkConfig,
+    LossModel, MAX_UNRELIABLE, PeerId,
 };
 use tickwire_runtime::{Direction, FullQueue, Host, HostConfig, HostError, HostEvent, SHUTDOWN_WAIT};
 

@@ -45,7 +45,7 @@ fn predictor() -> Predictor {
 /// One client tick: our input for `client_tick`, then the steps, then prediction.
 fn tick(
     p: &mut Predictor,
-    client_tick: u64,
+    client_tick: Tick,
     input: u8,
     steps: &[(Tick, Vec<PlayerStep>)],
 ) -> Vec<(char, Tick, bool, bool, Vec<u8>)> {

@@ -28,7 +28,7 @@ use super::join::{self, Hello};
 use super::prediction::{Predictor, PredictorConfig, PredictorStats, StepOutcome};
 use super::relay_client::{RelayClient, RelayClientConfig, SyncStats};
 use crate::clock::Micros;
-use crate::rollback::{AdvanceStatus, Request, Tick};
+use crate::request::{AdvanceStatus, Request, Tick};
 use crate::transport::{CHANNEL_RELIABLE, CHANNEL_UNRELIABLE, DisconnectReason, Event, PeerId, SendError, Transport};
 
 /// Settings of a [`RelayClientSession`].
@@ -413,7 +413,6 @@ impl RelayClientSession {
         let first_input = self.relay.first_input();
         let mut broken = false;
         while let Some((tick, players)) = self.relay.peek_step() {
-            let tick = tick as Tick;
             let auth = self.predictor.authoritative_tick();
             if tick < auth {
                 self.predictor.skip_step(players, first_input);
@@ -471,7 +470,6 @@ impl RelayClientSession {
 
     fn check_desyncs(&mut self) {
         while let Some((t, c)) = self.relay.take_check() {
-            let t = t as Tick;
             let done = self.checks_done_upto.is_some_and(|d| t <= d) || t < self.snapshot_tick;
             if done || self.server_checks.iter().any(|&(x, _)| x == t) {
                 continue;

@@ -1,6 +1,6 @@
 //! Things a rollback session tells the engine, polled with `poll_event`.
 
-use super::Tick;
+use crate::request::Tick;
 use crate::transport::PeerId;
 
 /// A session event. Events are informational: correctness never depends on the

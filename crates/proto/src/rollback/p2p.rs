@@ -28,15 +28,15 @@ use forensics::DumpJob;
 
 use std::collections::VecDeque;
 
+use super::PredictionMode;
 use super::desync::{ChecksumLog, DesyncDump, PENDING_REPORTS};
 use super::event::Event;
 use super::input_queue::InputQueue;
 use super::replay::ReplayRecorder;
-use super::request::{Request, RequestQueue};
 use super::state_ring::StateRing;
 use super::timesync::{AdvantageTracker, TimeSyncConfig};
-use super::{AdvanceStatus, InputStatus, PredictionMode, Tick};
 use crate::clock::Micros;
+use crate::request::{AdvanceStatus, InputStatus, Request, RequestQueue, Tick};
 use crate::tick::{TickClock, TickClockConfig};
 use crate::transport::{CHANNEL_RELIABLE, CHANNEL_UNRELIABLE, PeerId};
 

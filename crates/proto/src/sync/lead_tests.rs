@@ -5,7 +5,7 @@ use super::*;
 use crate::rng::Rng;
 
 /// A toy closed loop: margins = phase + offset + noise, reported `delay` inputs late.
-fn run(offset: impl Fn(u64) -> f64, noise: f64, ticks: u64) -> (Vec<f64>, f64) {
+fn run(offset: impl Fn(Tick) -> f64, noise: f64, ticks: Tick) -> (Vec<f64>, f64) {
     let mut c = InputLeadController::new(LeadConfig::default());
     let mut rng = Rng::new(3);
     let mut phase = 0.0;
@@ -57,7 +57,7 @@ fn follows_a_step_and_a_drift() {
 fn learns_the_drift() {
     let mut c = InputLeadController::new(LeadConfig::default());
     let mut phase = 0.0;
-    for t in 0..30_000u64 {
+    for t in 0..30_000 {
         c.on_input_sent(t, phase);
         if t >= 6 {
             // 1000 ppm: the margin falls a thousandth of a tick per tick.
@@ -77,11 +77,11 @@ fn calibrates_the_level_on_the_steps_actually_missed() {
     // falls to its floor; without the slips it rises above the aim.
     // `lost_every`: the server substitutes an input that never arrives (it has no
     // margin report) once per that many reports.
-    let level_after = |slip_every: u64, lost_every: u64| {
+    let level_after = |slip_every: Tick, lost_every: Tick| {
         let mut c = InputLeadController::new(LeadConfig::default());
         let (mut shift, mut substituted) = (0, 0u32);
         c.on_substitutions(substituted);
-        for t in 0..20_000u64 {
+        for t in 0..20_000 {
             c.on_input_sent(t, 0.0);
             if slip_every > 0 && t % slip_every == 0 {
                 shift += 1;
@@ -117,7 +117,7 @@ fn a_stall_counts_in_full_and_a_latency_step_does_not() {
     let level_after = |step: bool| {
         let mut c = InputLeadController::new(LeadConfig::default());
         let mut shift = 0i64;
-        for t in 0..30_000u64 {
+        for t in 0..30_000 {
             c.on_input_sent(t, 0.0);
             if t % 1000 == 500 {
                 shift += 8;

@@ -3,12 +3,10 @@
 //! harness that runs P2P sessions over a `SimNet` mesh.
 #![allow(dead_code)]
 
-use tickwire_proto::netsim::LinkConfig;
-use tickwire_proto::rollback::{
-    AdvanceStatus, Event, InputStatus, Inputs, P2pConfig, P2pSession, PlayerKind, Request, Tick,
+use tickwire_proto::{
+    AdvanceStatus, EndpointConfig, InputStatus, Inputs, LinkConfig, NetEvent, NodeId, P2pConfig, P2pSession, PeerId,
+    PlayerKind, Request, RollbackEvent as Event, SimNet, Tick,
 };
-use tickwire_proto::sim::{NodeId, SimNet};
-use tickwire_proto::transport::{EndpointConfig, Event as NetEvent, PeerId};
 
 pub const INPUT_SIZE: usize = 2;
 pub const WORDS: usize = 8;

@@ -14,11 +14,10 @@ use super::net::{Net, NetStats, has_net};
 use super::settings::RelayServerSettings;
 use crate::os_seed::os_seed;
 use crate::{HostError, HostEvent};
-use tickwire_proto::clock::Micros;
-use tickwire_proto::jitter::JitterStats;
-use tickwire_proto::relay::relay_server_session::{RelayServerSession, RelayServerSessionConfig, ServerSessionStats};
-use tickwire_proto::rollback::Tick;
-use tickwire_proto::transport::{Event, PeerId};
+use tickwire_proto::{
+    JitterStats, Micros, NetEvent as Event, PeerId, RelayServerSession, RelayServerSessionConfig, ServerSessionStats,
+    Tick,
+};
 
 /// A relay server session. Use it from one thread at a time.
 pub struct RelayServer {
@@ -114,7 +113,7 @@ impl RelayServer {
         let mut st = RelayPlayerStats {
             player: p,
             peer,
-            joined_tick: s.relay().joined_at(p).unwrap_or(0) as Tick,
+            joined_tick: s.relay().joined_at(p).unwrap_or(0),
             buffer_depth: s.relay().jitter_depth(peer).unwrap_or(0) as u32,
             jitter,
             rtt_us: 0.0,
@@ -130,7 +129,7 @@ impl RelayServer {
         let core = self.engine.core().map(RelayServerSession::stats).unwrap_or_default();
         RelayServerStats {
             running: self.engine.core().is_some(),
-            current_tick: self.engine.core().map_or(0, |s| (s.tick() + 1) as Tick),
+            current_tick: self.engine.core().map_or(0, |s| s.tick() + 1),
             net: NetStats::read(&mut self.net, core.players, core.rejected),
             core,
         }

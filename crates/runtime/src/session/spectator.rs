@@ -9,10 +9,7 @@ use super::failure::{SessionFailure, state};
 use super::net::{Net, NetStats, has_net};
 use super::settings::SpectatorSettings;
 use crate::HostEvent;
-use tickwire_proto::clock::Micros;
-use tickwire_proto::rollback::{Event, SpectatorConfig, SpectatorSession, Tick};
-use tickwire_proto::tick::TickClock;
-use tickwire_proto::transport::PeerId;
+use tickwire_proto::{Micros, PeerId, RollbackEvent as Event, SpectatorConfig, SpectatorSession, Tick, TickClock};
 
 /// The watched peer: its address, then its connection while one is up.
 #[derive(Debug, Clone, Copy)]

@@ -4,10 +4,16 @@
 #
 #   scripts/windows.sh smoke    the library (DLL, import library, static library), every
 #                               C example and the C ABI misuse test, built with mingw
-#                               as strict C11 and run under Wine (tests/run.sh runs this)
+#                               as strict C11 and run under Wine; the install layout, a
+#                               CMake consumer built with the mingw-w64 toolchain and
+#                               run under Wine, the Unity plugin copy (tests/run.sh runs
+#                               this)
 #   scripts/windows.sh cargo    `cargo test --workspace` with every test binary run under
 #                               Wine (a few minutes; not in the default run)
 #   scripts/windows.sh bench    `tickwire bench loopback`, release, natively and under Wine
+#   scripts/windows.sh package [PREFIX]
+#                               the release DLL, installed into PREFIX (default
+#                               build/windows/tickwire) and copied into the Unity package
 #   scripts/windows.sh all      smoke, cargo, bench
 #
 # Toolchain (see shared/reference/windows.md): rustup cannot download targets here, so
@@ -36,6 +42,8 @@ missing=()
 [ -x /usr/bin/cargo ] || missing+=(cargo-web)
 [ -d /usr/lib/rustlib/src/rust/library ] || missing+=(rust-web-src)
 command -v x86_64-w64-mingw32-gcc >/dev/null 2>&1 || missing+=(gcc-mingw-w64-x86-64)
+command -v x86_64-w64-mingw32-g++-posix >/dev/null 2>&1 || missing+=(g++-mingw-w64-x86-64-posix)
+command -v cmake >/dev/null 2>&1 || missing+=(cmake)
 [ -x "$WINE" ] || missing+=(wine64)
 if [ "${#missing[@]}" -gt 0 ]; then
     SUDO=""
@@ -118,17 +126,81 @@ smoke() {
     }
     mkdir -p "$OUT/static"
     check "loopback linked against libtickwire.a: needs no tickwire.dll, runs" static_link
+
+    local prefix="$OUT/prefix"
+    rm -rf "$prefix"
+    install_layout() {
+        scripts/install.sh "$prefix" --lib-dir "$lib" >/dev/null &&
+            for f in bin/tickwire.dll lib/libtickwire.dll.a lib/libtickwire.a include/tickwire.h \
+                include/tickwire.hpp lib/cmake/tickwire/tickwireConfig.cmake lib/pkgconfig/tickwire.pc; do
+                [ -f "$prefix/$f" ] || { echo "missing $prefix/$f"; return 1; }
+            done
+    }
+    check "install.sh lays out bin/tickwire.dll and lib/libtickwire.{dll.a,a}" install_layout
+    cmake_consumer() {
+        local b="$OUT/cmake-consumer"
+        rm -rf "$b"
+        cmake -S tests/cmake-consumer -B "$b" -DCMAKE_TOOLCHAIN_FILE="$ROOT/tests/cmake-consumer/mingw-w64-x86_64.cmake" \
+            -DCMAKE_PREFIX_PATH="$prefix" >"$OUT/cmake-configure.log" 2>&1 || { cat "$OUT/cmake-configure.log"; return 1; }
+        cmake --build "$b" -j 2 >"$OUT/cmake-build.log" 2>&1 || { cat "$OUT/cmake-build.log"; return 1; }
+        # The static program carries the library inside: no tickwire.dll import.
+        if x86_64-w64-mingw32-objdump -p "$b/loopback_static.exe" | grep -qi 'tickwire.dll'; then
+            echo "loopback_static.exe imports tickwire.dll"
+            return 1
+        fi
+        (cd "$b" && timeout 300 ctest --output-on-failure)
+    }
+    check "CMake consumer with MinGW: find_package(tickwire), C shared, C static and C++ under Wine" cmake_consumer
+    unity_plugins() {
+        local dest="$OUT/unity-plugins"
+        rm -rf "$dest"
+        TICKWIRE_UNITY_PLUGINS="$dest" scripts/unity-plugins.sh "$lib" >/dev/null &&
+            cmp "$lib/tickwire.dll" "$dest/Windows/x86_64/tickwire.dll"
+    }
+    check "unity-plugins.sh puts tickwire.dll in Plugins/Windows/x86_64" unity_plugins
+}
+
+package() {
+    local prefix="${1:-$OUT/tickwire}"
+    local lib="$WIN_TARGET_DIR/$TARGET/release"
+    release_library() { "${CARGO[@]}" build "${BUILD_STD[@]}" --release --lib -p tickwire; }
+    check "build the release tickwire.dll, libtickwire.dll.a and libtickwire.a" release_library
+    check "install into $prefix" scripts/install.sh "$prefix" --lib-dir "$lib"
+    check "copy tickwire.dll into the Unity package" scripts/unity-plugins.sh "$lib"
 }
 
 cargo_tests() {
     check "prepare the Wine prefix (ProcessPrng stand-in)" prepare_wine
-    # binding_a_foreign_address_fails: Wine 8.0 lets bind() to an address the machine
+    # Doctests stay on Linux (they are the same code, and rustdoc would have to be
+    # Debian's too). binding_a_foreign_address_fails: Wine 8.0 lets bind() to an address the machine
     # does not have succeed (it binds 0.0.0.0), so the error it expects cannot happen.
     cargo_under_wine() {
         CARGO_TARGET_X86_64_PC_WINDOWS_GNU_RUNNER="$WINE" "${CARGO[@]}" test "${BUILD_STD[@]}" --workspace \
-            --exclude tickwire-cli -- --skip binding_a_foreign_address_fails
+            --exclude tickwire-cli --lib --bins --tests -- --skip binding_a_foreign_address_fails
     }
     check "cargo test --workspace under Wine" cargo_under_wine
+}
+
+# Under Wine every socket call and every wait is a round trip to wineserver, a user
+# process that stands in for the Windows kernel. The bench's engines busy-poll both of
+# this machine's 2 cores, so at normal priority wineserver waits for a scheduler slice
+# (about 1 ms) on every hop: a cost real Windows does not have, where these are system
+# calls run on the caller's thread. wineserver is given kernel-like priority for the run
+# (root can renice; otherwise the figure is reported as measured, with that caveat).
+wine_bench() {
+    "$WINE" "$@" &
+    local bench_pid=$!
+    local i
+    for i in $(seq 1 50); do
+        if pgrep -x wineserver64 >/dev/null 2>&1 || pgrep -x wineserver >/dev/null 2>&1; then break; fi
+        sleep 0.1
+    done
+    local p
+    for p in $(pgrep -x wineserver64; pgrep -x wineserver); do
+        renice -n -15 -p "$p" >/dev/null 2>&1 && echo "(wineserver $p reniced to -15)" ||
+            echo "(could not renice wineserver: figures include its scheduling delay)"
+    done
+    wait "$bench_pid"
 }
 
 bench() {
@@ -138,7 +210,7 @@ bench() {
             echo "-- native (Linux, rustup toolchain, release):" &&
             (env -u RUSTC -u RUSTC_BOOTSTRAP CARGO_TARGET_DIR="$ROOT/target" cargo run -q --release -p tickwire-cli -- bench loopback) &&
             echo "-- Windows build under Wine (release):" &&
-            run_wine "$WIN_TARGET_DIR/$TARGET/release/tickwire.exe" bench loopback
+            wine_bench "$WIN_TARGET_DIR/$TARGET/release/tickwire.exe" bench loopback
     }
     check "tickwire bench loopback, natively and under Wine" bench_both
 }
@@ -147,6 +219,7 @@ case "$MODE" in
 smoke) smoke ;;
 cargo) cargo_tests ;;
 bench) bench ;;
+package) package "${2:-}" ;;
 all)
     smoke
     cargo_tests

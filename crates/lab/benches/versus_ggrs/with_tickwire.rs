@@ -165,7 +165,7 @@ pub(crate) fn run_tickwire(s: &Scenario, frames: u64, calib: f64) -> Results {
                         session.handle_message(at, peer, &data);
                         p.ep.recycle(data);
                     }
-                    NetEvent::Disconnected { peer, .. } => session.peer_disconnected(peer),
+                    NetEvent::Disconnected { peer, reason } => session.peer_disconnected(peer, reason),
                     NetEvent::Connected { .. } => {}
                 }
             }

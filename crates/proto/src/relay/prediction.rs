@@ -125,7 +125,10 @@ pub struct Predictor {
     canon_advances: u32,
     changes: VecDeque<(u32, Tick, bool)>,
     auth_log: Vec<(Tick, u64)>,
-    auth_logged: Tick,
+    /// The next authoritative tick whose checksum is to be logged. Wider than a tick
+    /// so that "every tick up to `Tick::MAX` logged" has a value: a tick near the end
+    /// of the range can come from the wire (a Welcome), and a tick cursor would wrap.
+    auth_logged: u64,
     stats: PredictorStats,
 }
 
@@ -288,7 +291,7 @@ impl Predictor {
         self.synced = true;
         self.have_canonical = false;
         self.last_present.fill(false);
-        self.auth_logged = tick;
+        self.auth_logged = tick as u64;
         self.save(tick);
     }
 
@@ -444,7 +447,7 @@ impl Predictor {
             return;
         }
         let h = self.pending().saturating_sub(delay as u64).min(self.cfg.max_prediction as u64) as Tick;
-        let target = self.auth + h;
+        let target = self.auth.saturating_add(h);
         let (n, s) = (self.n, self.size);
         while self.cur < target {
             let t = self.cur;
@@ -500,8 +503,11 @@ impl Predictor {
     }
 
     fn log_auth_checksums(&mut self) {
-        while self.synced && self.auth_logged <= self.auth {
-            let t = self.auth_logged;
+        // Only the last AUTH_LOG ticks can be kept: never walk further back than that.
+        let auth = self.auth as u64;
+        self.auth_logged = self.auth_logged.max((auth + 1).saturating_sub(AUTH_LOG as u64));
+        while self.synced && self.auth_logged <= auth {
+            let t = self.auth_logged as Tick;
             match self.ring.checksum(t) {
                 Some(c) => self.auth_log[t as usize % AUTH_LOG] = (t, c),
                 // Saved but not confirmed yet: the engine answers after this batch.
@@ -522,7 +528,7 @@ impl Predictor {
     /// Whether checksums of ticks up to `tick` have been logged (a check older than
     /// that without a checksum will never get one).
     pub fn checksums_logged_past(&self, tick: Tick) -> bool {
-        self.auth_logged > tick
+        self.auth_logged > tick as u64
     }
 }
 

@@ -82,6 +82,11 @@ const RING: usize = 4096;
 const DRIFT_WINDOW: u32 = 300;
 /// Merging more than this many extra steps between two reports is a discontinuity.
 const RESET_SHIFT_TICKS: i64 = 6;
+/// More underflows than this between two reports (2 s of server ticks at 60 Hz, a
+/// report interval no live connection reaches) is not information but garbage or a
+/// lie: the loop re-acquires and learns nothing from that report. The shift comes from
+/// the wire, and a margin offset by it becomes a clock snap of the same size.
+const MAX_SLIP_PER_REPORT: i64 = 120;
 
 #[derive(Debug, Clone)]
 pub struct InputLeadController {
@@ -252,6 +257,11 @@ impl InputLeadController {
         // (the shift rising) are late inputs: exactly what the quantile must learn.
         if self.last_shift.is_some_and(|s| s - server_shift > RESET_SHIFT_TICKS) {
             self.reset();
+        }
+        if self.last_shift.is_some_and(|s| server_shift - s > MAX_SLIP_PER_REPORT) {
+            self.reset();
+            self.last_shift = Some(server_shift);
+            return;
         }
         // Steps this report shows the server ran without our input: a late first copy
         // (it was substituted), any underflows since the last report (one step each),

@@ -143,3 +143,40 @@ fn big_errors_snap() {
     c.on_margin(999, 5.0, 0); // unknown tick: ignored
     assert_eq!(c.samples(), 1);
 }
+
+/// A ServerUpdate whose `shift` is absurd (issue 13: `i32::MAX` froze the client until
+/// it was kicked): the loop re-acquires instead of learning from it, no snap larger
+/// than the real error follows, and the margins settle again.
+#[test]
+fn an_absurd_server_shift_is_not_learned() {
+    for absurd in [i32::MAX as i64, i32::MIN as i64, 100_000, -100_000] {
+        let mut c = InputLeadController::new(LeadConfig::default());
+        let mut rng = Rng::new(5);
+        let mut phase = 0.0;
+        let delay = 6;
+        let mut margins = Vec::new();
+        let mut worst_snap: f64 = 0.0;
+        for t in 0..12_000u32 {
+            c.on_input_sent(t, phase);
+            margins.push(phase - 5.0 + 0.3 * rng.normal());
+            if t >= delay {
+                let tt = t - delay;
+                let shift = if t == 6_000 { absurd } else { 0 };
+                c.on_margin(tt, margins[tt as usize], shift);
+            }
+            let ctl = c.control(phase);
+            if let Some(s) = ctl.snap_ticks {
+                if t > 6_000 {
+                    worst_snap = worst_snap.max(s.abs());
+                }
+                phase += s;
+            } else {
+                phase += ctl.scale.clamp(0.95, 1.10) - 1.0;
+            }
+        }
+        assert!(worst_snap < 20.0, "shift {absurd}: snapped {worst_snap} ticks");
+        let tail = &margins[10_000..];
+        let mean: f64 = tail.iter().sum::<f64>() / tail.len() as f64;
+        assert!(mean > 0.0 && mean < 2.0, "shift {absurd}: margins settle again (mean {mean})");
+    }
+}

@@ -15,7 +15,7 @@ use super::net::{Net, NetStats, has_net};
 use super::roster::{self, Roster};
 use super::settings::P2pSettings;
 use crate::HostEvent;
-use tickwire_proto::{MAX_INPUT_DELAY, Micros, P2pConfig, PeerId, Tick};
+use tickwire_proto::{DisconnectReason, MAX_INPUT_DELAY, Micros, P2pConfig, PeerId, Tick};
 
 /// A P2P rollback session. Use it from one thread at a time.
 pub struct P2pSession {
@@ -289,12 +289,12 @@ impl P2pSession {
         }
     }
 
-    fn on_disconnected(&mut self, peer: PeerId) {
+    fn on_disconnected(&mut self, peer: PeerId, reason: DisconnectReason) {
         if let Some(g) = self.roster.group_of(peer) {
             let group = &mut self.roster.groups[g];
             group.connected = false;
             match self.engine.core_mut() {
-                Some(s) => s.peer_disconnected(peer),
+                Some(s) => s.peer_disconnected(peer, reason),
                 // Not running yet: forget the attempt; ensure_dials or a new incoming
                 // connection replaces it.
                 None => group.peer = None,
@@ -302,7 +302,7 @@ impl P2pSession {
         } else if let Some(sp) = self.roster.spectators.iter_mut().find(|s| s.peer == Some(peer)) {
             sp.peer = None;
             if let Some(s) = self.engine.core_mut() {
-                s.peer_disconnected(peer);
+                s.peer_disconnected(peer, reason);
             }
         }
     }
@@ -326,7 +326,7 @@ impl Driven for P2pSession {
                     self.net.host.recycle(data);
                 }
                 HostEvent::Connected { peer, addr } => self.on_connected(peer, addr),
-                HostEvent::Disconnected { peer, .. } => self.on_disconnected(peer),
+                HostEvent::Disconnected { peer, reason } => self.on_disconnected(peer, reason),
                 HostEvent::Fatal { message } => self.engine.die(message),
             }
         }

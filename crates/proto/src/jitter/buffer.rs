@@ -120,6 +120,13 @@ impl JitterBuffer {
             let deadline = self.next_server_tick as f64 - (next - client_tick) as f64;
             return PushOutcome::Late { margin: deadline - arrival };
         }
+        // Past the cap the next tick kicks this client; until then more inputs would
+        // only cost memory and sorted inserts (a burst between two ticks is bounded
+        // by nothing else).
+        if self.queue.len() > self.cfg.hard_cap {
+            self.stats.refused += 1;
+            return PushOutcome::Overflow;
+        }
         self.seen[slot] = u64::from(client_tick) + 1;
         let next = self.next_tick.expect("set above");
         let pos = self.queue.partition_point(|(t, _)| *t < client_tick);
@@ -154,6 +161,12 @@ impl JitterBuffer {
             b.extend_from_slice(&self.last_input);
         }
         self.out.push(b);
+    }
+
+    /// Inputs queued now.
+    #[cfg(test)]
+    pub(super) fn queued(&self) -> usize {
+        self.queue.len()
     }
 
     /// Consumes this server tick's step. `Err` means the client should be kicked.

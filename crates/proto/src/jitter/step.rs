@@ -23,6 +23,10 @@ pub enum PushOutcome {
     Late { margin: f64 },
     /// Refused: too large.
     TooLarge,
+    /// Refused: the queue already holds more than `hard_cap` inputs, so the next tick
+    /// kicks this client anyway. Bounds the memory and the sorted-insert work a burst
+    /// can cause between two ticks.
+    Overflow,
 }
 
 /// The kind of step a tick consumed.
@@ -61,4 +65,6 @@ pub struct JitterStats {
     pub merged_steps: u64,
     pub late_arrivals: u64,
     pub duplicates: u64,
+    /// Inputs refused because the queue was already past the hard cap.
+    pub refused: u64,
 }

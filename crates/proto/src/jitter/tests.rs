@@ -262,3 +262,23 @@ fn a_stream_at_the_end_of_the_tick_range_holds_there() {
         assert_eq!(j.pop(s).unwrap().kind, StepKind::Underflow, "nothing beyond the end");
     }
 }
+
+/// A burst of inputs between two server ticks (issue 13: the server fell to 22 ticks/s
+/// and kept 64 MB): the queue never holds more than one input past the hard cap, the
+/// rest is refused and counted, and the next tick kicks the client.
+#[test]
+fn a_burst_between_two_ticks_is_bounded_and_kicked() {
+    let mut j = JitterBuffer::new(cfg());
+    let mut refused = 0;
+    // The stream's start, its far end, then everything in between in reverse: every
+    // input lands mid-queue, the costliest insert.
+    let ticks = [0, 100_000].into_iter().chain((1..100_000u32).rev());
+    for t in ticks {
+        if j.push(0.0, t, &[0; 4]) == PushOutcome::Overflow {
+            refused += 1;
+        }
+        assert!(j.queued() <= cfg().hard_cap + 1, "queue bounded at push time ({})", j.queued());
+    }
+    assert_eq!(refused, 100_001 - (cfg().hard_cap + 1));
+    assert_eq!(j.pop(0).unwrap_err(), KickReason::Overflow);
+}

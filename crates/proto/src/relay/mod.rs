@@ -6,6 +6,7 @@
 //! join-in-progress, reconnect and desync detection ([`relay_server_session`],
 //! [`relay_client_session`]).
 
+mod client_phase;
 pub(crate) mod input_delay;
 pub(crate) mod join;
 pub(crate) mod messages;

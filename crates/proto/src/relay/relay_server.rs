@@ -362,7 +362,8 @@ impl RelayServer {
                     }
                     c.margins.push(MarginReport { tick, margin, copy });
                 }
-                PushOutcome::Duplicate | PushOutcome::TooLarge => {}
+                // Overflow: the next tick kicks this client (its queue is past the cap).
+                PushOutcome::Duplicate | PushOutcome::TooLarge | PushOutcome::Overflow => {}
             }
         }
         // Only a contiguous ack lets the client stop resending: an input behind a gap

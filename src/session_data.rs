@@ -30,8 +30,8 @@ fn no_request(what: &str, kind: &str) -> Failure {
 /// threads between calls).
 ///
 /// Returns `TW_RESULT_OK`; `TW_RESULT_NULL_ARGUMENT`; `TW_RESULT_BUFFER_TOO_SMALL`;
-/// `TW_RESULT_INVALID_STATE` (the current request is not an ADVANCE, or there is
-/// none); `TW_RESULT_PANIC`.
+/// `TW_RESULT_INVALID_STATE` (the current request is not an ADVANCE, or there is none);
+/// `TW_RESULT_BUSY` (another call on the session is in progress); `TW_RESULT_PANIC`.
 ///
 /// # Safety
 /// `session` must be NULL or a live handle. `buf` must be NULL or valid for writing
@@ -89,7 +89,7 @@ pub unsafe extern "C" fn tw_session_request_input_status(
 ///
 /// Returns `TW_RESULT_OK`; `TW_RESULT_NULL_ARGUMENT`; `TW_RESULT_BUFFER_TOO_SMALL`;
 /// `TW_RESULT_INVALID_STATE` (the current request is not a RESTORE, or there is none);
-/// `TW_RESULT_PANIC`.
+/// `TW_RESULT_BUSY` (another call on the session is in progress); `TW_RESULT_PANIC`.
 ///
 /// # Safety
 /// As `tw_session_request_inputs`.
@@ -121,7 +121,8 @@ pub unsafe extern "C" fn tw_session_request_state(
 /// threads between calls).
 ///
 /// Returns `TW_RESULT_OK`; `TW_RESULT_EMPTY` (no dump ready; nothing written);
-/// `TW_RESULT_NULL_ARGUMENT`; `TW_RESULT_BUFFER_TOO_SMALL`; `TW_RESULT_PANIC`.
+/// `TW_RESULT_NULL_ARGUMENT`; `TW_RESULT_BUFFER_TOO_SMALL`; `TW_RESULT_BUSY` (another
+/// call on the session is in progress); `TW_RESULT_PANIC`.
 ///
 /// # Safety
 /// As `tw_session_request_inputs`.
@@ -154,7 +155,8 @@ pub unsafe extern "C" fn tw_session_take_desync_dump(
 /// threads between calls).
 ///
 /// Returns `TW_RESULT_OK`; `TW_RESULT_EMPTY` (no dump ready; no file written);
-/// `TW_RESULT_NULL_ARGUMENT`; `TW_RESULT_IO`; `TW_RESULT_PANIC`.
+/// `TW_RESULT_NULL_ARGUMENT`; `TW_RESULT_IO`; `TW_RESULT_BUSY` (another call on the
+/// session is in progress); `TW_RESULT_PANIC`.
 ///
 /// # Safety
 /// `session` must be NULL or a live handle. `path` must be NULL or a NUL-terminated
@@ -181,7 +183,8 @@ pub unsafe extern "C" fn tw_session_write_desync_dump(session: *mut tw_session, 
 /// threads between calls).
 ///
 /// Returns `TW_RESULT_OK`; `TW_RESULT_NULL_ARGUMENT`; `TW_RESULT_INVALID_STATE` (not
-/// P2P, or ticks already simulated); `TW_RESULT_PANIC`.
+/// P2P, or ticks already simulated); `TW_RESULT_BUSY` (another call on the session is
+/// in progress); `TW_RESULT_PANIC`.
 ///
 /// # Safety
 /// `session` must be NULL or a live handle. `initial_state` must be NULL or valid for
@@ -211,7 +214,7 @@ pub unsafe extern "C" fn tw_session_start_recording(
 ///
 /// Returns `TW_RESULT_OK`; `TW_RESULT_NULL_ARGUMENT`; `TW_RESULT_BUFFER_TOO_SMALL`;
 /// `TW_RESULT_INVALID_STATE` (no recording, or the session is not running yet);
-/// `TW_RESULT_PANIC`.
+/// `TW_RESULT_BUSY` (another call on the session is in progress); `TW_RESULT_PANIC`.
 ///
 /// # Safety
 /// As `tw_session_request_inputs`.
@@ -245,7 +248,8 @@ pub unsafe extern "C" fn tw_session_copy_replay(
 /// threads between calls).
 ///
 /// Returns `TW_RESULT_OK`; `TW_RESULT_NULL_ARGUMENT`; `TW_RESULT_INVALID_STATE` (no
-/// recording, or not running yet); `TW_RESULT_IO`; `TW_RESULT_PANIC`.
+/// recording, or not running yet); `TW_RESULT_IO`; `TW_RESULT_BUSY` (another call on
+/// the session is in progress); `TW_RESULT_PANIC`.
 ///
 /// # Safety
 /// `session` must be NULL or a live handle. `path` must be NULL or a NUL-terminated

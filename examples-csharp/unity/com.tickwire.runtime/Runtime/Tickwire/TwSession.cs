@@ -18,6 +18,8 @@ namespace Tickwire
     /// Dispose throws ObjectDisposedException.
     ///
     /// Not thread-safe: call it from one thread at a time (the engine's main thread).
+    /// A call made while another thread is inside one does nothing and gets
+    /// <see cref="TwResult.Busy"/> (or throws with it), never memory corruption.
     /// The network thread (P2P, SPECTATOR, the relay modes) never calls managed code.
     ///
     /// The engine loop, once per frame:

@@ -45,6 +45,8 @@ namespace Tickwire
         /// <summary>A bug inside tickwire panicked; the host is unusable.</summary>
         Panic = -11,
         MessageTooLarge = -12,
+        /// <summary>Another call on the same host or session was in progress (another thread); nothing was done.</summary>
+        Busy = -13,
     }
 
     /// <summary>tw_event_kind.</summary>

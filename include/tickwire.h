@@ -122,6 +122,13 @@
 #define TW_LOCAL_PLAYER 4294967294
 
 /**
+ * The largest replay file `tw_session_load_replay_file` reads (1 GiB), and, less the
+ * replay's 28-byte header, the largest initial state `tw_session_start_recording`
+ * takes. A longer recording still loads from memory with `tw_session_load_replay`.
+ */
+#define TW_MAX_REPLAY_SIZE 1073741824
+
+/**
  * The ABI contract number. Bumped whenever an exported signature, a struct layout, a
  * constant's meaning or a result code changes incompatibly. Bindings compare
  * `tw_abi_version()` with the value they were built against before the first real call.
@@ -2567,14 +2574,21 @@ tw_result tw_session_set_server(struct tw_session *session, const char *address)
 tw_result tw_session_load_replay(struct tw_session *session, const void *data, size_t len);
 
 /**
- * REPLAY, before `tw_session_start`: reads the replay file at `path` (UTF-8).
+ * REPLAY, before `tw_session_start`: reads the replay file at `path` (UTF-8), as
+ * `tw_session_load_replay` with its bytes. The path must name a regular file of at
+ * most `TW_MAX_REPLAY_SIZE` bytes; anything else (a FIFO, a directory, a device, a
+ * larger file) is refused without reading it, and the call never waits for a writer.
  *
  * Ownership: the library keeps no pointer passed here after the call; outputs are
  * caller memory, written only on success.
  * Thread-safety: a session is used from one thread at a time (it may move between
  * threads between calls).
  *
- * Returns as `tw_session_load_replay`, and `TW_RESULT_IO` if the file cannot be read.
+ * Returns as `tw_session_load_replay`: `TW_RESULT_OK`; `TW_RESULT_NULL_ARGUMENT`;
+ * `TW_RESULT_INVALID_ARGUMENT` (not a replay, corrupt, another shape; also a path that
+ * is not UTF-8, not a regular file, or larger than `TW_MAX_REPLAY_SIZE`);
+ * `TW_RESULT_INVALID_STATE` (not REPLAY, or started); `TW_RESULT_BUSY`;
+ * `TW_RESULT_PANIC`; and `TW_RESULT_IO` if the file cannot be opened or read.
  *
  * # Safety
  * `session` must be NULL or a live handle. `path` must be NULL or a NUL-terminated
@@ -3096,16 +3110,19 @@ tw_result tw_session_write_desync_dump(struct tw_session *session, const char *p
  * P2P, before the first tick is simulated: records every input from tick 0 on, as
  * each tick becomes final on every peer. `initial_state` is the engine's serialized
  * state at tick 0 (may be empty, `len` 0, if the game always starts the same way); a
- * REPLAY session hands it back as a RESTORE request.
+ * REPLAY session hands it back as a RESTORE request. With the replay's 28-byte header
+ * it must fit in `TW_MAX_REPLAY_SIZE`; a longer `len` is refused before anything is
+ * read or allocated.
  *
  * Ownership: the bytes are copied before the call returns.
  *
  * Thread-safety: a session is used from one thread at a time (it may move between
  * threads between calls).
  *
- * Returns `TW_RESULT_OK`; `TW_RESULT_NULL_ARGUMENT`; `TW_RESULT_INVALID_STATE` (not
- * P2P, or ticks already simulated); `TW_RESULT_BUSY` (another call on the session is
- * in progress); `TW_RESULT_PANIC`.
+ * Returns `TW_RESULT_OK`; `TW_RESULT_NULL_ARGUMENT`; `TW_RESULT_INVALID_ARGUMENT`
+ * (`len` above `TW_MAX_REPLAY_SIZE` less the header, or memory for the copy could not
+ * be had); `TW_RESULT_INVALID_STATE` (not P2P, or ticks already simulated);
+ * `TW_RESULT_BUSY` (another call on the session is in progress); `TW_RESULT_PANIC`.
  *
  * # Safety
  * `session` must be NULL or a live handle. `initial_state` must be NULL or valid for
@@ -3138,7 +3155,8 @@ tw_result tw_session_copy_replay(struct tw_session *session,
 
 /**
  * P2P: writes the replay recorded so far to the file at `path` (UTF-8; created or
- * replaced). Play it back with a REPLAY session (`tw_session_load_replay_file`).
+ * replaced). Play it back with a REPLAY session (`tw_session_load_replay_file`, up to
+ * `TW_MAX_REPLAY_SIZE` bytes; a longer one with `tw_session_load_replay`).
  *
  * Ownership: the library keeps no pointer passed here after the call; outputs are
  * caller memory, written only on success.

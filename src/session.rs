@@ -7,6 +7,7 @@
 //! every frame, and `tw_session_destroy`.
 
 use std::ffi::{c_char, c_void};
+use std::path::Path;
 
 use super::args::{arg_addr, arg_bytes, arg_str, check_out_buf, copy_address_out, write_out};
 use super::config::{arg_link_sim, check_struct_size, tw_direction, tw_link_sim_config};
@@ -333,14 +334,21 @@ pub unsafe extern "C" fn tw_session_load_replay(
     })
 }
 
-/// REPLAY, before `tw_session_start`: reads the replay file at `path` (UTF-8).
+/// REPLAY, before `tw_session_start`: reads the replay file at `path` (UTF-8), as
+/// `tw_session_load_replay` with its bytes. The path must name a regular file of at
+/// most `TW_MAX_REPLAY_SIZE` bytes; anything else (a FIFO, a directory, a device, a
+/// larger file) is refused without reading it, and the call never waits for a writer.
 ///
 /// Ownership: the library keeps no pointer passed here after the call; outputs are
 /// caller memory, written only on success.
 /// Thread-safety: a session is used from one thread at a time (it may move between
 /// threads between calls).
 ///
-/// Returns as `tw_session_load_replay`, and `TW_RESULT_IO` if the file cannot be read.
+/// Returns as `tw_session_load_replay`: `TW_RESULT_OK`; `TW_RESULT_NULL_ARGUMENT`;
+/// `TW_RESULT_INVALID_ARGUMENT` (not a replay, corrupt, another shape; also a path that
+/// is not UTF-8, not a regular file, or larger than `TW_MAX_REPLAY_SIZE`);
+/// `TW_RESULT_INVALID_STATE` (not REPLAY, or started); `TW_RESULT_BUSY`;
+/// `TW_RESULT_PANIC`; and `TW_RESULT_IO` if the file cannot be opened or read.
 ///
 /// # Safety
 /// `session` must be NULL or a live handle. `path` must be NULL or a NUL-terminated
@@ -351,8 +359,7 @@ pub unsafe extern "C" fn tw_session_load_replay_file(session: *mut tw_session, p
         // SAFETY: NULL or NUL-terminated per the contract.
         let path = unsafe { arg_str(path, "path") }?;
         let SessionKind::Replay(r) = &mut s.kind else { return Err(s.kind.unavailable("loading a replay")) };
-        let bytes = std::fs::read(path).map_err(|e| Failure::new(tw_result::Io, format!("reading {path}: {e}")))?;
-        r.load_replay(&bytes).map_err(session_failure)?;
+        r.load_replay_file(Path::new(path)).map_err(session_failure)?;
         Ok(tw_result::Ok)
     })
 }

@@ -147,6 +147,7 @@ fn constants_match_the_core() {
     assert_eq!(TW_CHANNEL_SEQUENCED, u32::from(CHANNEL_SEQUENCED));
     assert_eq!(TW_CHANNEL_RELIABLE, u32::from(CHANNEL_RELIABLE));
     assert_eq!(TW_MAX_UNRELIABLE_SIZE as usize, tickwire_proto::transport::MAX_UNRELIABLE);
+    assert_eq!(TW_MAX_REPLAY_SIZE as usize, tickwire_runtime::session::MAX_REPLAY_SIZE);
     for n in 1..=7u8 {
         let core = DisconnectReason::from_u8(n).unwrap();
         assert_eq!(tw_disconnect_reason::from(core) as u32, u32::from(n), "{core:?}");

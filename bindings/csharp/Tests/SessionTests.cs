@@ -739,7 +739,7 @@ namespace Tickwire.Tests
                 holder.Start();
                 TwResult r = TwResult.Ok;
                 TwSessionEvent ev;
-                var clock = System.Diagnostics.Stopwatch.StartNew();
+                Timer clock = Timer.StartNew(); // not Stopwatch: System.dll is not AOT-compiled
                 while (clock.ElapsedMilliseconds < 5000)
                 {
                     r = s.PollEvent(out ev);

@@ -103,11 +103,9 @@ impl P2pSession {
             p.remote_tick_at = now;
             p.remote_adv = h.advantage;
         }
-        if first {
-            if !self.running && self.peers.iter().all(|p| p.phase.settled()) {
-                self.running = true;
-                self.events.push_back(Event::Synchronized);
-            }
+        if first && !self.running && self.peers.iter().all(|p| p.phase.settled()) {
+            self.running = true;
+            self.events.push_back(Event::Synchronized);
         }
         // Inputs, in order; never further ahead than half the history (the rest of
         // the ring may still be needed).

@@ -45,3 +45,41 @@ fn resync_requests_every_tick_get_at_most_one_snapshot_a_second() {
     let ticks = w.clients[honest].session.authoritative_tick() - ticks_before;
     assert!(ticks >= 295, "honest player advanced {ticks} ticks in 5 s");
 }
+
+/// A player that bursts inputs for ticks far ahead of its stream, many datagrams
+/// between two server ticks (issue 13: the server fell to 22 ticks/s and kept 64 MB):
+/// its queue is refused past the cap, it is kicked at the next tick, and the honest
+/// player keeps the full tick rate.
+#[test]
+fn a_burst_of_inputs_is_refused_and_its_sender_kicked() {
+    use tickwire_proto::{CHANNEL_UNRELIABLE, KickCause, ServerSessionEvent};
+    let s = RelayServerSessionConfig { max_players: 4, ..RelayServerSessionConfig::default() };
+    let c = RelayClientSessionConfig { max_players: 4, ..RelayClientSessionConfig::default() };
+    let mut w = World::new(52, link(0.0), s, c);
+    let honest = w.add_client();
+    let burster = w.add_client();
+    w.run_for(3 * SECOND);
+    let server = w.clients[burster].session.server_peer().expect("connected");
+    let node = w.clients[burster].node;
+    let ticks_before = w.clients[honest].session.authoritative_tick();
+    let input = [7u8, 7];
+    let mut msg = Vec::new();
+    let mut first = w.clients[burster].session.current_tick() + 50;
+    // 200 datagrams of 255 inputs each, all before the server's next tick.
+    for _ in 0..200 {
+        tickwire_proto::wire::relay::encode_client_inputs(&mut msg, 0, first, std::iter::repeat_n(&input[..], 255));
+        w.net.endpoint(node).send(server, CHANNEL_UNRELIABLE, &msg).unwrap();
+        w.net.flush(node);
+        first += 255;
+    }
+    w.clients[burster].alive = false;
+    w.run_for(2 * SECOND);
+    let kicked = w
+        .server_events
+        .iter()
+        .any(|e| matches!(e, ServerSessionEvent::PlayerKicked { player: 1, cause: KickCause::Jitter(_), .. }));
+    assert!(kicked, "the burster was kicked: {:?}", w.server_events);
+    let ticks = w.clients[honest].session.authoritative_tick() - ticks_before;
+    assert!(ticks >= 115, "honest player advanced {ticks} ticks in 2 s");
+    eprintln!("honest ticks in the 2 s after a burst of 51000 inputs: {ticks}");
+}

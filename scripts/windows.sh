@@ -176,7 +176,7 @@ cargo_tests() {
     # does not have succeed (it binds 0.0.0.0), so the error it expects cannot happen.
     cargo_under_wine() {
         CARGO_TARGET_X86_64_PC_WINDOWS_GNU_RUNNER="$WINE" "${CARGO[@]}" test "${BUILD_STD[@]}" --workspace \
-            --exclude tickwire-cli --lib --bins --tests -- --skip binding_a_foreign_address_fails
+            --exclude tickwire-cli --lib --bins --tests --no-fail-fast -- --skip binding_a_foreign_address_fails
     }
     check "cargo test --workspace under Wine" cargo_under_wine
 }

@@ -95,14 +95,23 @@ fn read_replay_file(path: &Path) -> Result<Vec<u8>, SessionFailure> {
         // (and the type check below refuses it). Regular files ignore the flag.
         open.custom_flags(libc::O_NONBLOCK);
     }
-    let file = open.open(path).map_err(io("opening"))?;
+    let not_a_file = || {
+        failure::argument(format!(
+            "{} is not a regular file (a FIFO, a directory or a device); a replay must be one",
+            path.display()
+        ))
+    };
+    let file = match open.open(path) {
+        Ok(file) => file,
+        // Windows refuses to open a directory as a file ("access denied"): say what
+        // it is rather than pass on a misleading I/O error.
+        Err(_) if std::fs::metadata(path).is_ok_and(|m| m.is_dir()) => return Err(not_a_file()),
+        Err(e) => return Err(io("opening")(e)),
+    };
     // The type and size of what was opened (fstat), not of what the path names now.
     let meta = file.metadata().map_err(io("reading"))?;
     if !meta.is_file() {
-        return Err(failure::argument(format!(
-            "{} is not a regular file (a FIFO, a directory or a device); a replay must be one",
-            path.display()
-        )));
+        return Err(not_a_file());
     }
     let too_big = |size: u64| {
         failure::argument(format!(

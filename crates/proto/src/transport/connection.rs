@@ -40,6 +40,11 @@ pub enum PackMode {
 pub enum PayloadError {
     #[error("malformed frames: {0}")]
     Malformed(#[from] DecodeError),
+    /// A frame whose kind its channel does not carry, or on a channel that does not
+    /// exist. Dropped and counted like a malformed datagram, not fatal: one flipped bit
+    /// must not end a match.
+    #[error("frame kind does not match channel {0}")]
+    WrongChannel(u8),
     #[error("protocol violation: {0}")]
     Violation(#[from] Violation),
 }
@@ -297,10 +302,10 @@ impl Connection {
                 Some(ChannelKind::Unreliable) => FrameKind::Unreliable,
                 Some(ChannelKind::Sequenced) => FrameKind::Sequenced,
                 Some(ChannelKind::Reliable) => FrameKind::Reliable,
-                None => return Err(Violation::ChannelKind(f.channel).into()),
+                None => return Err(PayloadError::WrongChannel(f.channel)),
             };
             if f.kind != expected {
-                return Err(Violation::ChannelKind(f.channel).into());
+                return Err(PayloadError::WrongChannel(f.channel));
             }
             any_frames = true;
         }

@@ -250,7 +250,7 @@ impl Endpoint {
                 let c = self.conns.get_mut(&peer).expect("looked up above");
                 match c.on_payload(now, &header, frames, data.len(), &mut self.pool, &mut self.events) {
                     Ok(()) => {}
-                    Err(PayloadError::Malformed(_)) => {
+                    Err(PayloadError::Malformed(_) | PayloadError::WrongChannel(_)) => {
                         c.malformed += 1;
                         self.stats.malformed += 1;
                     }

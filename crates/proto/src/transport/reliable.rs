@@ -123,8 +123,6 @@ pub enum Violation {
     FragmentOrder { index: u16, count: u16 },
     #[error("message of {size} bytes exceeds the limit of {max}")]
     MessageTooLarge { size: usize, max: usize },
-    #[error("frame kind does not match channel {0}")]
-    ChannelKind(u8),
 }
 
 #[derive(Debug)]

@@ -23,7 +23,8 @@ pub struct ConnectionStats {
     pub bytes_received: u64,
     /// Reliable units sent again after their resend timeout.
     pub resent: u64,
-    /// Datagrams from this peer's address that failed to decode.
+    /// Datagrams from this peer's address that failed to decode, or that carried a frame
+    /// of a kind its channel does not take (dropped whole, the connection goes on).
     pub malformed: u64,
     /// Bytes waiting in this connection's send queues.
     pub send_queue_bytes: u64,

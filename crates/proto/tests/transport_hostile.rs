@@ -137,3 +137,48 @@ fn a_frame_on_the_wrong_channel_is_dropped_and_counted_not_fatal() {
     p.server.handle_datagram(5, p.ca, &later);
     assert_eq!(p.server_messages(), vec![b"real".to_vec(), b"later".to_vec()]);
 }
+
+/// Sends `n` numbered unreliable messages from the client, one datagram each, delivered
+/// at once; returns the numbers the server's owner got.
+fn stream(p: &mut Pair, from: u32, n: u32, now: &mut u64) -> Vec<u32> {
+    let mut got = Vec::new();
+    for i in from..from + n {
+        *now += 16_000;
+        let d = p.client_datagram(*now, CHANNEL_UNRELIABLE, &i.to_le_bytes());
+        p.server.handle_datagram(*now, p.ca, &d);
+        p.shuttle(*now);
+        got.extend(p.server_messages().iter().map(|m| u32::from_le_bytes(m[..4].try_into().unwrap())));
+    }
+    got
+}
+
+/// Issue 13, 4: one packet with a sequence number far ahead (forged by anyone who saw
+/// the connection's salt, or a corrupted header) moved the receive window, and every
+/// later honest packet was "too old": a 10 s outage. A jump beyond what the ack window
+/// can absorb is now only accepted once a second packet confirms it.
+#[test]
+fn a_sequence_jump_does_not_make_honest_packets_too_old() {
+    let mut p = Pair::new();
+    let mut now = 10;
+    assert_eq!(stream(&mut p, 0, 10, &mut now), (0..10).collect::<Vec<_>>());
+    let h = header_of(&p.client_datagram(now, CHANNEL_UNRELIABLE, b"x"));
+    // Forged packets with the salt, far ahead (the last one as far as a 16-bit sequence
+    // can call "newer"), each carrying a message.
+    for jump in [30_000u16, 33, 1_000, 32_766] {
+        let f = PayloadHeader { seq: h.seq.wrapping_add(jump), ..h };
+        p.server.handle_datagram(now, p.ca, &payload(&f, &[0x00, 4, 0xEE, 0xEE, 0xEE, 0xEE]));
+    }
+    assert!(p.server_messages().is_empty(), "a forged far-ahead packet was delivered");
+    assert_eq!(p.server.stats(p.sp).unwrap().implausible_seq, 4, "each one counted");
+    assert_eq!(stream(&mut p, 10, 100, &mut now), (10..110).collect::<Vec<_>>(), "honest packets were dropped");
+    assert!(p.server.is_connected(p.sp));
+
+    // A real burst of loss (200 packets, more than the 32 the ack bits cover) still
+    // resynchronises: at most the first packet after it is lost.
+    for i in 0..200u32 {
+        now += 1_000;
+        p.client_datagram(now, CHANNEL_UNRELIABLE, &i.to_le_bytes());
+    }
+    let after = stream(&mut p, 1_000, 50, &mut now);
+    assert!(after.len() >= 49 && after.iter().all(|&i| i >= 1_000), "after a loss burst: {after:?}");
+}

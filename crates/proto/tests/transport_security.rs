@@ -278,7 +278,7 @@ fn authenticated_peer_with_broken_frames() {
 
     // The next reliable unit is the second of three fragments, with no first: a violation.
     let mut d = Vec::new();
-    let h = PayloadHeader { seq: header.seq.wrapping_add(100), ..header };
+    let h = PayloadHeader { seq: header.seq.wrapping_add(lies.len() as u16 + 1), ..header };
     wire::encode_payload_header(&mut d, pid(), &h);
     d.extend_from_slice(&[0xC2, 1, 0, 1, 0, 3, 0, 0x80, 0x08]);
     d.extend_from_slice(&[0; 1024]);

@@ -4,7 +4,7 @@
 use std::collections::VecDeque;
 use std::net::SocketAddr;
 
-use super::acks::{ACK_WINDOW, LossWindow, RecvAcks, SENT_RING, SentRing};
+use super::acks::{ACK_WINDOW, LossWindow, RecvAcks, SENT_RING, SentRing, SeqVerdict};
 use super::estimators::{RateMeter, RttEstimator};
 use super::pool::BufPool;
 use super::reliable::{ReliableReceiver, ReliableSender, Violation, WINDOW, sequenced_accept};
@@ -69,6 +69,7 @@ pub struct Connection {
     pub last_recv: Micros,
     pub last_send: Micros,
     pub malformed: u64,
+    implausible_seq: u64,
     channels: Vec<ChannelKind>,
     next_seq: u16,
     sent: SentRing,
@@ -115,6 +116,7 @@ impl Connection {
             last_recv: now,
             last_send: now,
             malformed: 0,
+            implausible_seq: 0,
             channels: channels.to_vec(),
             next_seq: 0,
             sent: SentRing::new(),
@@ -309,8 +311,13 @@ impl Connection {
             }
             any_frames = true;
         }
-        if !self.recv.on_receive(header.seq, now) {
-            return Ok(()); // duplicate or hopelessly old
+        match self.recv.classify(header.seq) {
+            SeqVerdict::New => self.recv.accept(header.seq, now),
+            SeqVerdict::Duplicate | SeqVerdict::TooOld => return Ok(()),
+            SeqVerdict::Implausible => {
+                self.implausible_seq += 1;
+                return Ok(());
+            }
         }
         self.last_recv = now;
         self.packets_received += 1;
@@ -406,6 +413,7 @@ impl Connection {
             bytes_received: self.bytes_received,
             resent: self.resent,
             malformed: self.malformed,
+            implausible_seq: self.implausible_seq,
             send_queue_bytes: self.queued_bytes() as u64,
             rto_us: self.rtt.rto(),
         }

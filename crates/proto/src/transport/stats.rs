@@ -26,6 +26,10 @@ pub struct ConnectionStats {
     /// Datagrams from this peer's address that failed to decode, or that carried a frame
     /// of a kind its channel does not take (dropped whole, the connection goes on).
     pub malformed: u64,
+    /// Datagrams dropped because their sequence number jumped further ahead than the ack
+    /// window covers, with no second packet to confirm the jump: forged or corrupted
+    /// headers, or the first packet after a long burst of loss.
+    pub implausible_seq: u64,
     /// Bytes waiting in this connection's send queues.
     pub send_queue_bytes: u64,
     /// Current reliable resend timeout.

@@ -167,10 +167,11 @@ impl RecvAcks {
         }
     }
 
-    /// Classifies and, if new, records packet `seq`. Returns false for a duplicate, a
+    /// Classifies and, if new, records packet `seq` (for tests). Returns false for a duplicate, a
     /// packet too old to be told apart from one (more than 32 behind the newest), or
     /// an implausible jump: the caller drops it, which is what keeps duplicated
     /// datagrams from delivering unreliable messages twice.
+    #[cfg(test)]
     pub fn on_receive(&mut self, seq: u16, now: Micros) -> bool {
         let new = self.classify(seq) == SeqVerdict::New;
         if new {

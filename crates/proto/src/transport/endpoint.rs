@@ -18,6 +18,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU32, Ordering};
 
 use super::connection::{Connection, Handshake, MAX_UNRELIABLE, PackMode, PayloadError};
+use super::inbox::Inbox;
 use super::pool::BufPool;
 use super::{ChannelKind, ConfigError, ConnectionStats, DisconnectReason, EndpointConfig, EndpointStats, PeerId};
 use crate::clock::Micros;
@@ -55,8 +56,17 @@ pub enum Event {
     /// The connection ended. Emitted once per peer that was announced or requested.
     Disconnected { peer: PeerId, reason: DisconnectReason },
     /// A whole message arrived. Give `data` back with [`Endpoint::recycle`] to avoid
-    /// allocating.
+    /// allocating. `data` is sized to the message (an empty one holds no allocation).
     Message { peer: PeerId, channel: u8, data: Vec<u8> },
+}
+
+impl Event {
+    /// The peer the event is about.
+    pub fn peer(&self) -> PeerId {
+        match self {
+            Event::Connected { peer, .. } | Event::Disconnected { peer, .. } | Event::Message { peer, .. } => *peer,
+        }
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -79,8 +89,8 @@ pub enum SendError {
     Unavailable(String),
 }
 
-/// Outgoing datagrams and events the endpoint holds between two drains by its driver
-/// without growing its queues (a burst after a stall may go past it once).
+/// Outgoing datagrams the endpoint holds between two drains by its driver without
+/// growing its queue (a burst after a stall may go past it once).
 const QUEUES_RESERVED: usize = 256;
 
 pub struct Endpoint {
@@ -92,7 +102,8 @@ pub struct Endpoint {
     by_addr: HashMap<SocketAddr, PeerId>,
     incoming: u32,
     transmits: VecDeque<(SocketAddr, Vec<u8>)>,
-    events: VecDeque<Event>,
+    /// Events for the owner, one bounded queue per peer, served round-robin.
+    inbox: Inbox,
     pool: BufPool,
     stats: EndpointStats,
     scratch: Vec<PeerId>,
@@ -114,7 +125,7 @@ impl Endpoint {
             by_addr: HashMap::new(),
             incoming: 0,
             transmits: VecDeque::with_capacity(QUEUES_RESERVED),
-            events: VecDeque::with_capacity(QUEUES_RESERVED),
+            inbox: Inbox::default(),
             pool: BufPool::new(4096),
             stats: EndpointStats::default(),
             scratch: Vec::new(),
@@ -147,7 +158,7 @@ impl Endpoint {
             return Err(SendError::AddressInUse(addr));
         }
         let salt = self.rng.next_u64();
-        let conn = Connection::new(peer, addr, true, salt, &self.cfg.channels, self.cfg.max_message_size, now);
+        let conn = Connection::new(peer, addr, true, salt, &self.cfg, now);
         self.conns.insert(peer, conn);
         self.by_addr.insert(addr, peer);
         self.send_handshake(now, peer);
@@ -227,10 +238,10 @@ impl Endpoint {
             Packet::Accepted { client_salt, server_salt } => match self.initiating(from, client_salt) {
                 Some(c) if c.state != Handshake::Connected => {
                     c.state = Handshake::Connected;
-                    c.salt = session_salt(client_salt, server_salt);
+                    c.salt = wire::session_salt(client_salt, server_salt);
                     c.last_recv = now;
                     let (peer, addr) = (c.peer, c.addr);
-                    self.events.push_back(Event::Connected { peer, addr });
+                    self.inbox.push(Event::Connected { peer, addr });
                 }
                 Some(_) => {}
                 None => self.stats.unknown_sender += 1,
@@ -248,11 +259,17 @@ impl Endpoint {
                     return;
                 };
                 let c = self.conns.get_mut(&peer).expect("looked up above");
-                match c.on_payload(now, &header, frames, data.len(), &mut self.pool, &mut self.events) {
+                match c.on_payload(now, &header, frames, data.len(), &mut self.pool, &mut self.inbox) {
                     Ok(()) => {}
                     Err(PayloadError::Malformed(_) | PayloadError::WrongChannel(_)) => {
                         c.malformed += 1;
                         self.stats.malformed += 1;
+                    }
+                    Err(PayloadError::OverBudget) => self.stats.over_budget += 1,
+                    Err(PayloadError::Flooding) => {
+                        self.stats.over_budget += 1;
+                        self.stats.flooding += 1;
+                        self.close(peer, DisconnectReason::Flooding, true);
                     }
                     Err(PayloadError::Violation(_)) => {
                         let peer = c.peer;
@@ -372,15 +389,14 @@ impl Endpoint {
             return self.reply(from, |b, pid| wire::encode_denied(b, pid, client_salt, DisconnectReason::ServerFull));
         }
         let peer = self.ids.next();
-        let mut conn =
-            Connection::new(peer, from, false, client_salt, &self.cfg.channels, self.cfg.max_message_size, now);
+        let mut conn = Connection::new(peer, from, false, client_salt, &self.cfg, now);
         let server_salt = self.rng.next_u64();
-        conn.salt = session_salt(client_salt, server_salt);
+        conn.salt = wire::session_salt(client_salt, server_salt);
         self.conns.insert(peer, conn);
         self.by_addr.insert(from, peer);
         self.server_salts.insert(peer, server_salt);
         self.incoming += 1;
-        self.events.push_back(Event::Connected { peer, addr: from });
+        self.inbox.push(Event::Connected { peer, addr: from });
         self.reply(from, |b, pid| wire::encode_accepted(b, pid, client_salt, server_salt));
     }
 
@@ -422,7 +438,12 @@ impl Endpoint {
             }
         }
         c.release(&mut self.pool);
-        self.events.push_back(Event::Disconnected { peer, reason });
+        if reason == DisconnectReason::Flooding {
+            // Its backlog is the flood itself: the owner only hears that it ended.
+            let pool = &mut self.pool;
+            self.inbox.discard_messages(peer, |b| pool.put(b));
+        }
+        self.inbox.push(Event::Disconnected { peer, reason });
     }
 
     /// Runs timers: handshake retries and timeouts, connection timeouts, keepalives,
@@ -489,8 +510,15 @@ impl Endpoint {
         Some((addr, n))
     }
 
+    /// The next event. Peers take turns: one peer's backlog never holds back another
+    /// peer's events (each peer's own events keep their order).
     pub fn poll_event(&mut self) -> Option<Event> {
-        self.events.pop_front()
+        self.inbox.pop()
+    }
+
+    /// Events waiting to be polled, all peers.
+    pub fn pending_events(&self) -> usize {
+        self.inbox.len()
     }
 
     /// Gives a message buffer back for reuse.
@@ -499,11 +527,13 @@ impl Endpoint {
     }
 
     pub fn stats(&self, peer: PeerId) -> Option<ConnectionStats> {
-        self.conns.get(&peer).map(|c| c.stats())
+        let mut s = self.conns.get(&peer)?.stats();
+        s.recv_queue_bytes = self.inbox.bytes(peer) as u64;
+        Some(s)
     }
 
     pub fn endpoint_stats(&self) -> EndpointStats {
-        EndpointStats { connections: self.conns.len() as u64, ..self.stats }
+        EndpointStats { connections: self.conns.len() as u64, queued_events: self.inbox.len() as u64, ..self.stats }
     }
 
     pub fn is_connected(&self, peer: PeerId) -> bool {
@@ -518,10 +548,4 @@ impl Endpoint {
     pub fn peer_addr(&self, peer: PeerId) -> Option<SocketAddr> {
         self.conns.get(&peer).map(|c| c.addr)
     }
-}
-
-/// Both sides derive the same 32-bit salt; neither alone chooses it.
-fn session_salt(client_salt: u64, server_salt: u64) -> u32 {
-    let x = client_salt ^ server_salt.rotate_left(32);
-    (x ^ (x >> 32)) as u32
 }

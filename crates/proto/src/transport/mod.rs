@@ -7,10 +7,12 @@
 //! and drain [`Endpoint::poll_transmit`] and [`Endpoint::poll_event`].
 
 mod acks;
+mod budget;
 mod config;
 mod connection;
 mod endpoint;
 mod estimators;
+mod inbox;
 mod link;
 mod pool;
 mod reliable;
@@ -18,6 +20,7 @@ mod stats;
 
 pub use config::{
     CHANNEL_RELIABLE, CHANNEL_SEQUENCED, CHANNEL_UNRELIABLE, ChannelKind, ConfigError, EndpointConfig, MAX_CHANNELS,
+    MAX_FRAMES_PER_DATAGRAM, PeerLimits,
 };
 pub use connection::MAX_UNRELIABLE;
 pub use endpoint::{COOKIE_LIFETIME_US, Endpoint, Event, MAX_ACK_DELAY_US, PeerIdAllocator, SendError};
@@ -47,6 +50,9 @@ pub enum DisconnectReason {
     ServerFull = 6,
     /// The peer broke the protocol (for example an oversized reliable message).
     ProtocolError = 7,
+    /// The peer kept sending far more than its budget (messages or bytes a second,
+    /// messages per datagram: [`PeerLimits`]); it was throttled, then dropped.
+    Flooding = 8,
 }
 
 impl DisconnectReason {
@@ -59,6 +65,7 @@ impl DisconnectReason {
             5 => Self::VersionMismatch,
             6 => Self::ServerFull,
             7 => Self::ProtocolError,
+            8 => Self::Flooding,
             _ => return None,
         })
     }
@@ -71,6 +78,7 @@ impl DisconnectReason {
             Self::VersionMismatch => "protocol version mismatch",
             Self::ServerFull => "server full",
             Self::ProtocolError => "protocol error",
+            Self::Flooding => "flooding: over its traffic budget",
         }
     }
 }

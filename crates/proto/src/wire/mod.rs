@@ -20,7 +20,7 @@ pub mod frame_consts {
 }
 pub use packet::{
     Packet, PayloadHeader, decode_packet, encode_accepted, encode_challenge, encode_connect_request,
-    encode_connect_response, encode_denied, encode_disconnect, encode_payload_header,
+    encode_connect_response, encode_denied, encode_disconnect, encode_payload_header, session_salt,
 };
 
 /// Wire protocol version. Bumped on any incompatible change.

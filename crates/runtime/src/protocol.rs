@@ -21,6 +21,8 @@ pub(crate) trait Protocol: Send + 'static {
     fn update(&mut self, now: Micros);
     fn poll_transmit(&mut self, out: &mut [u8]) -> Option<(SocketAddr, usize)>;
     fn poll_event(&mut self) -> Option<Event>;
+    /// Events waiting to be polled.
+    fn pending_events(&self) -> usize;
     fn recycle(&mut self, buf: Vec<u8>);
     fn next_timeout(&self) -> Option<Micros>;
     fn stats(&self, peer: PeerId) -> Option<ConnectionStats>;
@@ -57,6 +59,9 @@ impl Protocol for Endpoint {
     }
     fn poll_event(&mut self) -> Option<Event> {
         Endpoint::poll_event(self)
+    }
+    fn pending_events(&self) -> usize {
+        Endpoint::pending_events(self)
     }
     fn recycle(&mut self, buf: Vec<u8>) {
         Endpoint::recycle(self, buf)
@@ -171,6 +176,9 @@ pub(crate) mod fake {
         }
         fn poll_event(&mut self) -> Option<Event> {
             self.events.pop_front()
+        }
+        fn pending_events(&self) -> usize {
+            self.events.len()
         }
         fn recycle(&mut self, _buf: Vec<u8>) {
             self.recycled.fetch_add(1, std::sync::atomic::Ordering::Relaxed);

@@ -25,6 +25,7 @@ pub use config::{
 pub use connection::MAX_UNRELIABLE;
 pub use endpoint::{COOKIE_LIFETIME_US, Endpoint, Event, MAX_ACK_DELAY_US, PeerIdAllocator, SendError};
 pub use link::Transport;
+pub use pool::SMALL_BUFFER;
 pub use reliable::MAX_UNFRAGMENTED;
 pub use stats::{ConnectionStats, EndpointStats};
 

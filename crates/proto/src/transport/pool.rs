@@ -7,7 +7,8 @@ use crate::wire::MAX_DATAGRAM_SIZE;
 /// Buffers of each size made when a pool is created.
 const PREFILL: usize = 64;
 
-/// The small size: covers a game's input and update messages.
+/// The small size: covers a game's input and update messages. A received message of at
+/// most this many bytes comes in a buffer of this capacity.
 pub const SMALL_BUFFER: usize = 256;
 
 /// Keeps up to `limit` cleared buffers of each size for reuse.

@@ -5,6 +5,13 @@
 //! [`Endpoint`] is a pure state machine in the quinn-proto / renet style: feed it
 //! datagrams with [`Endpoint::handle_datagram`], drive timers with [`Endpoint::update`],
 //! and drain [`Endpoint::poll_transmit`] and [`Endpoint::poll_event`].
+//!
+//! Whatever a peer sends, what it can make the endpoint hold is bounded: every datagram
+//! of an established connection is charged to the peer's budget ([`PeerLimits`]:
+//! messages per datagram, messages and bytes a second) before anything is delivered;
+//! messages wait for the owner in one queue per peer, bounded in bytes and served
+//! round-robin; a received message's buffer is sized to it. A peer that keeps going
+//! over its budget is dropped with [`DisconnectReason::Flooding`].
 
 mod acks;
 mod budget;

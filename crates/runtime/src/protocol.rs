@@ -20,7 +20,8 @@ pub(crate) trait Protocol: Send + 'static {
     fn handle_datagram(&mut self, now: Micros, from: SocketAddr, data: &[u8]);
     fn update(&mut self, now: Micros);
     fn poll_transmit(&mut self, out: &mut [u8]) -> Option<(SocketAddr, usize)>;
-    fn poll_event(&mut self) -> Option<Event>;
+    /// The next event and when it happened (for a message: when its datagram arrived).
+    fn poll_event(&mut self) -> Option<(Micros, Event)>;
     /// Events waiting to be polled.
     fn pending_events(&self) -> usize;
     fn recycle(&mut self, buf: Vec<u8>);
@@ -57,8 +58,8 @@ impl Protocol for Endpoint {
     fn poll_transmit(&mut self, out: &mut [u8]) -> Option<(SocketAddr, usize)> {
         Endpoint::poll_transmit(self, out)
     }
-    fn poll_event(&mut self) -> Option<Event> {
-        Endpoint::poll_event(self)
+    fn poll_event(&mut self) -> Option<(Micros, Event)> {
+        Endpoint::poll_event_timed(self)
     }
     fn pending_events(&self) -> usize {
         Endpoint::pending_events(self)
@@ -174,8 +175,8 @@ pub(crate) mod fake {
             self.stats.bytes_sent += d.len() as u64;
             Some((addr, d.len()))
         }
-        fn poll_event(&mut self) -> Option<Event> {
-            self.events.pop_front()
+        fn poll_event(&mut self) -> Option<(Micros, Event)> {
+            self.events.pop_front().map(|e| (0, e))
         }
         fn pending_events(&self) -> usize {
             self.events.len()

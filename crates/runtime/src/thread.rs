@@ -461,9 +461,8 @@ impl<P: Protocol> NetLoop<P> {
     /// waits in the endpoint (see `to_engine.rs`).
     fn forward_events(&mut self) {
         self.to_engine.retry_control();
-        let mut received_at = None;
         while self.to_engine.room_for_event() {
-            let Some(ev) = self.p.proto.poll_event() else { break };
+            let Some((at, ev)) = self.p.proto.poll_event() else { break };
             let ev = match ev {
                 Event::Connected { peer, addr } => {
                     if !self.peers.contains(&peer) {
@@ -492,11 +491,8 @@ impl<P: Protocol> NetLoop<P> {
                     }
                     HostEvent::Disconnected { peer, reason }
                 }
-                Event::Message { peer, channel, data } => {
-                    // One clock read per batch: the batch came off the socket together.
-                    let received_at = *received_at.get_or_insert_with(|| self.p.clock.now_us());
-                    HostEvent::Message { peer, channel, data, received_at }
-                }
+                // When its datagram came off the socket, however long it then waited.
+                Event::Message { peer, channel, data } => HostEvent::Message { peer, channel, data, received_at: at },
             };
             self.to_engine.send(ThreadMsg::Event(ev));
         }

@@ -151,6 +151,7 @@ impl Endpoint {
 
     /// Like [`Endpoint::connect`] with an id taken from [`Endpoint::peer_id_allocator`].
     pub fn connect_with_id(&mut self, now: Micros, addr: SocketAddr, peer: PeerId) -> Result<(), SendError> {
+        self.inbox.now = self.inbox.now.max(now);
         if peer == 0 || self.conns.contains_key(&peer) {
             return Err(SendError::PeerIdInUse(peer));
         }
@@ -168,7 +169,8 @@ impl Endpoint {
     /// Closes a connection (or abandons an attempt). The peer is told; a `Disconnected`
     /// event with reason `Client` (we initiated) or `Kicked` (we accepted) follows.
     /// Unknown peers are ignored.
-    pub fn disconnect(&mut self, _now: Micros, peer: PeerId) {
+    pub fn disconnect(&mut self, now: Micros, peer: PeerId) {
+        self.inbox.now = self.inbox.now.max(now);
         if let Some(c) = self.conns.get(&peer) {
             let reason = if c.initiator { DisconnectReason::Client } else { DisconnectReason::Kicked };
             self.close(peer, reason, true);
@@ -176,7 +178,8 @@ impl Endpoint {
     }
 
     /// Closes every connection, telling each peer (reason `Client` or `Server`).
-    pub fn shutdown(&mut self, _now: Micros) {
+    pub fn shutdown(&mut self, now: Micros) {
+        self.inbox.now = self.inbox.now.max(now);
         let peers: Vec<PeerId> = self.conns.keys().copied().collect();
         for peer in peers {
             let reason = if self.conns[&peer].initiator { DisconnectReason::Client } else { DisconnectReason::Server };
@@ -212,6 +215,7 @@ impl Endpoint {
 
     /// Takes one datagram from the network. Anything malformed is counted and dropped.
     pub fn handle_datagram(&mut self, now: Micros, from: SocketAddr, data: &[u8]) {
+        self.inbox.now = self.inbox.now.max(now);
         self.stats.datagrams_received += 1;
         self.stats.bytes_received += data.len() as u64;
         let packet = match decode_packet(data, self.cfg.protocol_id) {
@@ -450,6 +454,7 @@ impl Endpoint {
     /// delayed acks and reliable resends. Call whenever [`Endpoint::next_timeout`] passes
     /// (calling more often is harmless).
     pub fn update(&mut self, now: Micros) {
+        self.inbox.now = self.inbox.now.max(now);
         let mut peers = std::mem::take(&mut self.scratch);
         peers.clear();
         peers.extend(self.conns.keys().copied());
@@ -513,6 +518,13 @@ impl Endpoint {
     /// The next event. Peers take turns: one peer's backlog never holds back another
     /// peer's events (each peer's own events keep their order).
     pub fn poll_event(&mut self) -> Option<Event> {
+        self.inbox.pop().map(|(_, e)| e)
+    }
+
+    /// Like [`Endpoint::poll_event`], with the time the event happened (the `now` of the
+    /// call that produced it): for a message, when its datagram arrived, however long
+    /// it then waited to be polled.
+    pub fn poll_event_timed(&mut self) -> Option<(Micros, Event)> {
         self.inbox.pop()
     }
 

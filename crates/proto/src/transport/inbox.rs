@@ -9,6 +9,7 @@
 use std::collections::{HashMap, VecDeque};
 
 use super::{Event, PeerId};
+use crate::clock::Micros;
 
 /// What a queued event costs besides its payload's buffer: the event itself and its
 /// slot in the queue, rounded up. Charged for every event, so an empty message is not
@@ -30,9 +31,12 @@ pub fn cost(e: &Event) -> usize {
     }
 }
 
+/// An event and when it happened (for a message: when its datagram arrived).
+type Timed = (Micros, Event);
+
 #[derive(Debug, Default)]
 struct PeerQueue {
-    events: VecDeque<Event>,
+    events: VecDeque<Timed>,
     bytes: usize,
 }
 
@@ -41,8 +45,10 @@ pub struct Inbox {
     queues: HashMap<PeerId, PeerQueue>,
     /// Peers with events waiting, in the order they are served.
     ring: VecDeque<PeerId>,
-    spare: Vec<VecDeque<Event>>,
+    spare: Vec<VecDeque<Timed>>,
     len: usize,
+    /// The time pushed events are stamped with: the endpoint's latest `now`.
+    pub now: Micros,
 }
 
 impl Inbox {
@@ -57,17 +63,18 @@ impl Inbox {
         if q.events.is_empty() {
             self.ring.push_back(peer);
         }
-        q.events.push_back(e);
+        q.events.push_back((self.now, e));
         q.bytes += c;
         self.len += 1;
     }
 
-    /// The next event, one peer after the other. A peer's own events keep their order,
-    /// and its `Disconnected` (always its last) lets go of its queue.
-    pub fn pop(&mut self) -> Option<Event> {
+    /// The next event and when it happened, one peer after the other. A peer's own
+    /// events keep their order, and its `Disconnected` (always its last) lets go of its
+    /// queue.
+    pub fn pop(&mut self) -> Option<Timed> {
         let peer = self.ring.pop_front()?;
         let q = self.queues.get_mut(&peer).expect("a peer in the ring has a queue");
-        let e = q.events.pop_front().expect("a peer in the ring has events");
+        let (at, e) = q.events.pop_front().expect("a peer in the ring has events");
         q.bytes -= cost(&e);
         self.len -= 1;
         if !q.events.is_empty() {
@@ -79,7 +86,7 @@ impl Inbox {
                 self.spare.push(q.events);
             }
         }
-        Some(e)
+        Some((at, e))
     }
 
     /// Drops `peer`'s waiting messages (its other events stay), handing their buffers
@@ -88,7 +95,7 @@ impl Inbox {
         let Some(q) = self.queues.get_mut(&peer) else { return };
         let before = q.events.len();
         let mut bytes = q.bytes;
-        q.events.retain_mut(|e| match e {
+        q.events.retain_mut(|(_, e)| match e {
             Event::Message { data, .. } => {
                 bytes -= data.capacity() + EVENT_OVERHEAD;
                 recycle(std::mem::take(data));
@@ -134,7 +141,7 @@ mod tests {
         inbox.push(Event::Disconnected { peer: 2, reason: DisconnectReason::Timeout });
         assert_eq!(inbox.len(), 103);
         let first: Vec<(PeerId, Option<u8>)> = (0..6)
-            .map(|_| match inbox.pop().unwrap() {
+            .map(|_| match inbox.pop().unwrap().1 {
                 Event::Message { peer, data, .. } => (peer, Some(data[0])),
                 e => (e.peer(), None),
             })
@@ -160,14 +167,24 @@ mod tests {
         inbox.discard_messages(1, |_| recycled += 1);
         assert_eq!((recycled, inbox.len(), inbox.bytes(1)), (10, 2, EVENT_OVERHEAD));
         inbox.push(Event::Disconnected { peer: 1, reason: DisconnectReason::Flooding });
-        assert!(matches!(inbox.pop(), Some(Event::Connected { peer: 1, .. })));
-        assert!(matches!(inbox.pop(), Some(Event::Message { peer: 2, .. })));
-        assert!(matches!(inbox.pop(), Some(Event::Disconnected { peer: 1, .. })));
+        assert!(matches!(inbox.pop(), Some((_, Event::Connected { peer: 1, .. }))));
+        assert!(matches!(inbox.pop(), Some((_, Event::Message { peer: 2, .. }))));
+        assert!(matches!(inbox.pop(), Some((_, Event::Disconnected { peer: 1, .. }))));
         assert!(inbox.pop().is_none());
         // A peer with only messages waiting leaves the ring.
         inbox.push(msg(3, 0));
         inbox.discard_messages(3, |_| {});
         assert!(inbox.pop().is_none());
+    }
+
+    #[test]
+    fn events_keep_the_time_they_happened() {
+        let mut inbox = Inbox { now: 5, ..Inbox::default() };
+        inbox.push(msg(1, 0));
+        inbox.now = 9;
+        inbox.push(msg(1, 1));
+        assert_eq!(inbox.pop().map(|t| t.0), Some(5));
+        assert_eq!(inbox.pop().map(|t| t.0), Some(9));
     }
 
     #[test]

@@ -688,6 +688,13 @@ enum tw_session_event_kind
      * session.
      */
     TW_SESSION_EVENT_KIND_SERVER_LOST = 23,
+    /**
+     * P2P: no tick was confirmed for the disconnect timeout although messages may
+     * still flow; `peer` is the connection whose inputs are missing (0: this side's
+     * own local inputs stopped), `data.tick.tick` the first unconfirmed tick. A
+     * remote peer is dropped right after (PEER_DISCONNECTED, reason TIMEOUT).
+     */
+    TW_SESSION_EVENT_KIND_NO_PROGRESS = 24,
 };
 #ifndef __cplusplus
 #if __STDC_VERSION__ >= 202311L
@@ -1488,9 +1495,12 @@ typedef struct tw_session_event_peer {
      */
     uint32_t player;
     /**
-     * Zero.
+     * PEER_DISCONNECTED: why, a `tw_disconnect_reason` (`TIMEOUT`: silence, or no
+     * tick confirmed for the disconnect timeout; `PROTOCOL_ERROR`: its messages
+     * contradicted what this side knows, and its connection was closed; otherwise
+     * how the connection closed). Else 0. (Named `reserved0` before 0.2.)
      */
-    uint32_t reserved0;
+    uint32_t reason;
     /**
      * PEER_INTERRUPTED: microseconds of further silence before the peer is dropped.
      */

@@ -5,11 +5,27 @@
 #   target_link_libraries(game PRIVATE tickwire::tickwire)          # libtickwire.so / .dylib / tickwire.dll
 #   target_link_libraries(game PRIVATE tickwire::tickwire_static)   # libtickwire.a / tickwire.lib
 #
+# On Windows the DLL is PREFIX/bin/tickwire.dll; the link-time files follow the
+# compiler: MinGW links libtickwire.dll.a (import) and libtickwire.a (static), built for
+# x86_64-pc-windows-gnu; MSVC links tickwire.dll.lib and tickwire.lib, built for
+# x86_64-pc-windows-msvc. The MinGW pair is tested (cross-built, run under Wine); the
+# MSVC pair is not.
+#
 # Both targets carry the include directory (tickwire.h, and tickwire.hpp for C++17).
 
 include(CMakeFindDependencyMacro)
 
 get_filename_component(_tickwire_prefix "${CMAKE_CURRENT_LIST_DIR}/../../.." ABSOLUTE)
+
+if(MINGW)
+  set(_tickwire_implib "libtickwire.dll.a")
+  set(_tickwire_static "${_tickwire_prefix}/lib/libtickwire.a")
+elseif(WIN32)
+  set(_tickwire_implib "tickwire.dll.lib")
+  set(_tickwire_static "${_tickwire_prefix}/lib/tickwire.lib")
+else()
+  set(_tickwire_static "${_tickwire_prefix}/lib/libtickwire.a")
+endif()
 
 if(NOT TARGET tickwire::tickwire)
   add_library(tickwire::tickwire SHARED IMPORTED)
@@ -18,7 +34,7 @@ if(NOT TARGET tickwire::tickwire)
   if(WIN32)
     set_target_properties(tickwire::tickwire PROPERTIES
       IMPORTED_LOCATION "${_tickwire_prefix}/bin/tickwire.dll"
-      IMPORTED_IMPLIB "${_tickwire_prefix}/lib/tickwire.dll.lib")
+      IMPORTED_IMPLIB "${_tickwire_prefix}/lib/${_tickwire_implib}")
   elseif(APPLE)
     set_target_properties(tickwire::tickwire PROPERTIES
       IMPORTED_LOCATION "${_tickwire_prefix}/lib/libtickwire.dylib")
@@ -31,11 +47,6 @@ if(NOT TARGET tickwire::tickwire)
   endif()
 endif()
 
-if(WIN32)
-  set(_tickwire_static "${_tickwire_prefix}/lib/tickwire.lib")
-else()
-  set(_tickwire_static "${_tickwire_prefix}/lib/libtickwire.a")
-endif()
 if(NOT TARGET tickwire::tickwire_static AND EXISTS "${_tickwire_static}")
   add_library(tickwire::tickwire_static STATIC IMPORTED)
   set_target_properties(tickwire::tickwire_static PROPERTIES
@@ -43,8 +54,8 @@ if(NOT TARGET tickwire::tickwire_static AND EXISTS "${_tickwire_static}")
     IMPORTED_LINK_INTERFACE_LANGUAGES "C"
     INTERFACE_INCLUDE_DIRECTORIES "${_tickwire_prefix}/include")
   # What the Rust standard library needs from the system (rustc --print
-  # native-static-libs). The Linux list is the one checked by tests/run.sh; the
-  # Windows and macOS lists are the usual ones for Rust staticlibs, not tested here.
+  # native-static-libs). The Linux and MinGW lists are checked by tests/run.sh and
+  # scripts/windows.sh; the macOS list is the usual one for Rust staticlibs, untested.
   if(WIN32)
     set_target_properties(tickwire::tickwire_static PROPERTIES
       INTERFACE_LINK_LIBRARIES "ws2_32;userenv;ntdll;bcrypt;advapi32;kernel32")
@@ -59,4 +70,5 @@ if(NOT TARGET tickwire::tickwire_static AND EXISTS "${_tickwire_static}")
 endif()
 
 unset(_tickwire_static)
+unset(_tickwire_implib)
 unset(_tickwire_prefix)

@@ -6,7 +6,7 @@ use std::ffi::{CStr, c_char};
 use std::net::SocketAddr;
 
 use super::error::{Failure, FfiResult, copy_c_string, tw_result};
-use tickwire_proto::transport::PeerId;
+use tickwire_proto::PeerId;
 
 /// Borrows a NUL-terminated UTF-8 argument.
 ///

@@ -6,8 +6,7 @@ use std::net::SocketAddr;
 
 use super::error::{Failure, FfiResult, tw_result};
 use super::guard;
-use tickwire_proto::netsim::{JitterModel, LinkConfig, LossModel};
-use tickwire_proto::transport::EndpointConfig;
+use tickwire_proto::{EndpointConfig, JitterModel, LinkConfig, LossModel};
 use tickwire_runtime::{Direction, HostConfig};
 
 /// Channel 0 of the default layout: unreliable (may be lost, may arrive in any order).

@@ -5,7 +5,7 @@ use std::mem::size_of;
 
 use super::error::copy_c_string;
 use super::guard;
-use tickwire_proto::transport::DisconnectReason;
+use tickwire_proto::DisconnectReason;
 use tickwire_runtime::HostEvent;
 
 /// What happened (`tw_event.kind`).

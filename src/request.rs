@@ -4,7 +4,7 @@
 use std::mem::size_of;
 
 use super::guard;
-use tickwire_runtime::session::{PolledRequest, RequestKind};
+use tickwire_runtime::{PolledRequest, RequestKind};
 
 /// What a request asks (`tw_request.kind`). Run every request, in order.
 #[repr(u32)]

@@ -15,10 +15,8 @@ use super::guard;
 use super::host::host_failure;
 use super::session_config::tw_session_config;
 use super::session_kind::{SessionKind, each_kind};
-use tickwire_proto::game::ConfigProblems;
-use tickwire_proto::rollback::SessionError;
-use tickwire_runtime::EngineLoop;
-use tickwire_runtime::session::SessionFailure;
+use tickwire_proto::{ConfigProblems, SessionError};
+use tickwire_runtime::{EngineLoop, SessionFailure};
 
 /// A session: a rollback or relay core (and, in P2P, SPECTATOR and the RELAY modes, a
 /// socket with its network thread). Opaque; created by `tw_session_create`, destroyed

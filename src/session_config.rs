@@ -9,15 +9,13 @@ use super::args::arg_addr;
 use super::config::tw_host_config;
 use super::error::{Failure, FfiResult, copy_c_string, tw_result};
 use super::guard;
-use tickwire_proto::game::GameShape;
-use tickwire_proto::jitter::{JitterConfig, LatePolicy, UnderflowPolicy};
-use tickwire_proto::relay::input_delay::InputDelay;
-use tickwire_proto::relay::relay_client_session::RelayClientSessionConfig;
-use tickwire_proto::relay::relay_server_session::RelayServerSessionConfig;
-use tickwire_proto::rollback::{P2pConfig, PredictionMode};
-use tickwire_runtime::HostConfig;
-use tickwire_runtime::session::{
-    P2pSettings, RelayClientSettings, RelayServerSettings, ReplaySettings, SpectatorSettings, SyncTestSettings,
+use tickwire_proto::{
+    GameShape, InputDelay, JitterConfig, LatePolicy, P2pConfig, PredictionMode, RelayClientSessionConfig,
+    RelayServerSessionConfig, UnderflowPolicy,
+};
+use tickwire_runtime::{
+    HostConfig, P2pSettings, RelayClientSettings, RelayServerSettings, ReplaySettings, SpectatorSettings,
+    SyncTestSettings,
 };
 
 /// The settings of the session type a `tw_session_config` asks for.

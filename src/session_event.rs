@@ -6,11 +6,10 @@ use std::mem::size_of;
 use super::error::copy_c_string;
 use super::event::tw_disconnect_reason;
 use super::guard;
-use tickwire_proto::jitter::KickReason;
-use tickwire_proto::relay::relay_client_session::ClientSessionEvent;
-use tickwire_proto::relay::relay_server_session::{KickCause, RejectReason, ServerSessionEvent};
-use tickwire_proto::rollback::Event;
-use tickwire_runtime::session::SessionEvent;
+use tickwire_proto::{
+    ClientSessionEvent, KickCause, KickReason, RejectReason, RollbackEvent as Event, ServerSessionEvent,
+};
+use tickwire_runtime::SessionEvent;
 
 /// `tw_session_event_peer.player` when no player is behind the connection (a spectator,
 /// the watched host, a refused connection).
@@ -96,6 +95,11 @@ pub enum tw_session_event_kind {
     /// (`data.relay.reason`, a `tw_disconnect_reason`): no more ticks; destroy the
     /// session.
     ServerLost = 23,
+    /// P2P: no tick was confirmed for the disconnect timeout although messages may
+    /// still flow; `peer` is the connection whose inputs are missing (0: this side's
+    /// own local inputs stopped), `data.tick.tick` the first unconfirmed tick. A
+    /// remote peer is dropped right after (PEER_DISCONNECTED, reason TIMEOUT).
+    NoProgress = 24,
 }
 
 /// Why a relay server removed a player (`tw_session_event_relay.reason` of
@@ -135,8 +139,11 @@ pub enum tw_reject_reason {
 pub struct tw_session_event_peer {
     /// The lowest player index behind the connection, or `TW_NO_PLAYER`.
     pub player: u32,
-    /// Zero.
-    pub reserved0: u32,
+    /// PEER_DISCONNECTED: why, a `tw_disconnect_reason` (`TIMEOUT`: silence, or no
+    /// tick confirmed for the disconnect timeout; `PROTOCOL_ERROR`: its messages
+    /// contradicted what this side knows, and its connection was closed; otherwise
+    /// how the connection closed). Else 0. (Named `reserved0` before 0.2.)
+    pub reason: u32,
     /// PEER_INTERRUPTED: microseconds of further silence before the peer is dropped.
     pub disconnect_in_us: u64,
 }
@@ -255,7 +262,7 @@ fn relay(player: u32, tick: u32, reason: u32, reconnect: bool) -> tw_session_eve
     tw_session_event_relay { player, tick, reason, reconnect: u32::from(reconnect) }
 }
 
-fn disconnect(r: tickwire_proto::transport::DisconnectReason) -> u32 {
+fn disconnect(r: tickwire_proto::DisconnectReason) -> u32 {
     tw_disconnect_reason::from(r) as u32
 }
 
@@ -301,7 +308,7 @@ fn client_event(out: &mut tw_session_event, e: ClientSessionEvent, server: u32) 
     let none = TW_NO_PLAYER;
     let (kind, data) = match e {
         ClientSessionEvent::Connected { server } => {
-            out.data.peer = tw_session_event_peer { player: none, reserved0: 0, disconnect_in_us: 0 };
+            out.data.peer = tw_session_event_peer { player: none, reason: 0, disconnect_in_us: 0 };
             return (K::PeerConnected, server);
         }
         ClientSessionEvent::Synchronized { tick } => {
@@ -348,16 +355,16 @@ impl tw_session_event {
     pub(crate) fn new(ev: &SessionEvent, player_of: impl Fn(u32) -> Option<usize>, server: u32) -> Self {
         use tw_session_event_kind as K;
         let mut out = tw_session_event::zeroed();
-        let peer_data = |peer: u32, disconnect_in_us: u64| tw_session_event_peer {
+        let peer_data = |peer: u32, reason: u32, disconnect_in_us: u64| tw_session_event_peer {
             player: player_of(peer).map_or(TW_NO_PLAYER, |p| p as u32),
-            reserved0: 0,
+            reason,
             disconnect_in_us,
         };
         let (kind, peer) = match *ev {
             SessionEvent::PeerConnected { peer, player } => {
                 out.data.peer = tw_session_event_peer {
                     player: player.map_or(TW_NO_PLAYER, |p| p as u32),
-                    reserved0: 0,
+                    reason: 0,
                     disconnect_in_us: 0,
                 };
                 (K::PeerConnected, peer)
@@ -373,16 +380,20 @@ impl tw_session_event {
             SessionEvent::Core(e) => match e {
                 Event::Synchronized => (K::Synchronized, 0),
                 Event::PeerInterrupted { peer, disconnect_in_us } => {
-                    out.data.peer = peer_data(peer, disconnect_in_us);
+                    out.data.peer = peer_data(peer, 0, disconnect_in_us);
                     (K::PeerInterrupted, peer)
                 }
                 Event::PeerResumed { peer } => {
-                    out.data.peer = peer_data(peer, 0);
+                    out.data.peer = peer_data(peer, 0, 0);
                     (K::PeerResumed, peer)
                 }
-                Event::PeerDisconnected { peer } => {
-                    out.data.peer = peer_data(peer, 0);
+                Event::PeerDisconnected { peer, reason } => {
+                    out.data.peer = peer_data(peer, disconnect(reason), 0);
                     (K::PeerDisconnected, peer)
+                }
+                Event::NoProgress { tick, peer } => {
+                    out.data.tick = tw_session_event_tick { tick };
+                    (K::NoProgress, peer)
                 }
                 Event::PlayerDisconnected { player, tick } => {
                     out.data.player = tw_session_event_player { player: player as u32, tick };

@@ -5,8 +5,7 @@
 use super::error::{Failure, FfiResult, tw_result};
 use super::session::session_failure;
 use super::session_config::ModeSettings;
-use tickwire_runtime::Networked;
-use tickwire_runtime::session::{P2pSession, RelayClient, RelayServer, ReplayPlayer, Spectator, SyncTest};
+use tickwire_runtime::{Networked, P2pSession, RelayClient, RelayServer, ReplayPlayer, Spectator, SyncTest};
 
 /// The typed session a `tw_session` holds. Built once per handle and never moved per
 /// call (the handle is boxed), so the size difference between the variants costs

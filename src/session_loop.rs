@@ -22,7 +22,7 @@ use super::session_event::tw_session_event;
 use super::session_kind::{SessionKind, each_kind};
 use super::session_stats::{tw_relay_player_stats, tw_session_stats};
 use super::stats::tw_peer_stats;
-use tickwire_proto::rollback::AdvanceStatus;
+use tickwire_proto::AdvanceStatus;
 use tickwire_runtime::EngineLoop;
 
 /// `tw_session_push_input`'s `player` on a RELAY_CLIENT: this client's own player,

@@ -6,8 +6,7 @@ use super::guard;
 use super::session_config::tw_session_mode;
 use super::session_event::TW_NO_PLAYER;
 use super::session_kind::SessionKind;
-use tickwire_runtime::EngineLoop;
-use tickwire_runtime::session::NetStats;
+use tickwire_runtime::{EngineLoop, NetStats};
 
 /// Figures of a session (`tw_session_get_stats`); zero where the mode has no such
 /// figure. Fixed size (256 bytes): new figures take space from `reserved` (the relay
@@ -311,7 +310,7 @@ pub struct tw_relay_player_stats {
 }
 
 impl tw_relay_player_stats {
-    pub(crate) fn new(s: &tickwire_runtime::session::RelayPlayerStats) -> Self {
+    pub(crate) fn new(s: &tickwire_runtime::RelayPlayerStats) -> Self {
         let j = &s.jitter;
         tw_relay_player_stats {
             player: s.player,

@@ -3,7 +3,7 @@
 use std::mem::size_of;
 
 use super::guard;
-use tickwire_proto::transport::{ConnectionStats, EndpointStats};
+use tickwire_proto::{ConnectionStats, EndpointStats};
 use tickwire_runtime::RuntimeStats;
 
 /// Figures for one connection (`tw_host_peer_stats`). Times in microseconds, rates per

@@ -5,7 +5,7 @@ use std::ffi::CStr;
 use std::mem::{align_of, offset_of, size_of};
 
 use tickwire::*;
-use tickwire_proto::transport::{CHANNEL_RELIABLE, CHANNEL_SEQUENCED, CHANNEL_UNRELIABLE, DisconnectReason};
+use tickwire_proto::{CHANNEL_RELIABLE, CHANNEL_SEQUENCED, CHANNEL_UNRELIABLE, DisconnectReason};
 
 #[test]
 fn host_config_layout() {
@@ -145,7 +145,7 @@ fn constants_match_the_core() {
     assert_eq!(TW_CHANNEL_UNRELIABLE, u32::from(CHANNEL_UNRELIABLE));
     assert_eq!(TW_CHANNEL_SEQUENCED, u32::from(CHANNEL_SEQUENCED));
     assert_eq!(TW_CHANNEL_RELIABLE, u32::from(CHANNEL_RELIABLE));
-    assert_eq!(TW_MAX_UNRELIABLE_SIZE as usize, tickwire_proto::transport::MAX_UNRELIABLE);
+    assert_eq!(TW_MAX_UNRELIABLE_SIZE as usize, tickwire_proto::MAX_UNRELIABLE);
     for n in 1..=8u8 {
         let core = DisconnectReason::from_u8(n).unwrap();
         assert_eq!(tw_disconnect_reason::from(core) as u32, u32::from(n), "{core:?}");
@@ -182,7 +182,7 @@ fn defaults_match_the_core_and_are_self_consistent() {
         // SAFETY: fully written.
         unsafe { c.assume_init() }
     };
-    let e = tickwire_proto::transport::EndpointConfig::default();
+    let e = tickwire_proto::EndpointConfig::default();
     assert_eq!(c.struct_size as usize, size_of::<tw_host_config>());
     assert_eq!(c.protocol_id, e.protocol_id);
     assert_eq!(c.max_clients, e.max_incoming);
@@ -394,7 +394,7 @@ fn session_constants_are_stable() {
     assert_eq!(tw_request_kind::DumpState as u32, 5);
     assert_eq!((TW_REQUEST_FLAG_RESIMULATING, TW_REQUEST_FLAG_PREDICTED, TW_REQUEST_FLAG_AUTHORITATIVE), (1, 2, 4));
     // The statuses are the core's InputStatus numbers.
-    use tickwire_proto::rollback::InputStatus;
+    use tickwire_proto::InputStatus;
     assert_eq!(tw_input_status::Confirmed as u8, InputStatus::Confirmed as u8);
     assert_eq!(tw_input_status::Predicted as u8, InputStatus::Predicted as u8);
     assert_eq!(tw_input_status::Disconnected as u8, InputStatus::Disconnected as u8);
@@ -449,7 +449,7 @@ fn session_defaults_match_the_core() {
         // SAFETY: fully written.
         unsafe { c.assume_init() }
     };
-    let p = tickwire_proto::rollback::P2pConfig::default();
+    let p = tickwire_proto::P2pConfig::default();
     assert_eq!(c.struct_size as usize, size_of::<tw_session_config>());
     assert_eq!(c.host.struct_size as usize, size_of::<tw_host_config>());
     assert_eq!(c.mode, tw_session_mode::P2p as u32);
@@ -464,8 +464,8 @@ fn session_defaults_match_the_core() {
     assert_eq!(bind.to_str().unwrap(), "0.0.0.0:0");
     assert!(c.reserved.iter().all(|&b| b == 0) && c.reserved0 == 0);
     // The relay defaults are the cores' own.
-    use tickwire_proto::relay::relay_client_session::RelayClientSessionConfig;
-    use tickwire_proto::relay::relay_server_session::RelayServerSessionConfig;
+    use tickwire_proto::RelayClientSessionConfig;
+    use tickwire_proto::RelayServerSessionConfig;
     let (rs, rc) = (RelayServerSessionConfig::default(), RelayClientSessionConfig::default());
     assert_eq!(c.late_rate, rc.sync.lead.late_rate);
     assert_eq!(c.server_send_interval, rs.relay.send_interval);
@@ -479,7 +479,7 @@ fn session_defaults_match_the_core() {
     assert_eq!(c.jitter_max_starved_ticks, rs.relay.jitter.max_starved_ticks);
     assert_eq!((c.jitter_underflow, c.input_delay_mode), (0, 0));
     // The core's default late policy is adaptive (substitute a short gap, then wait).
-    assert_eq!(rs.relay.jitter.late, tickwire_proto::jitter::LatePolicy::Adaptive { substitute_run: 2 });
+    assert_eq!(rs.relay.jitter.late, tickwire_proto::LatePolicy::Adaptive { substitute_run: 2 });
     assert_eq!(c.jitter_late_policy, tw_late_policy::Adaptive as u32);
     assert_eq!(c.catchup_ticks, rc.max_catchup_ticks);
     assert_eq!(u64::from(c.slot_timeout_ms) * 1000, rs.reconnect_timeout_us);
@@ -493,7 +493,7 @@ fn session_handle_is_send() {
     fn assert_send<T: Send>() {}
     // A tw_session may move between threads between calls: every kind it can hold
     // must be Send.
-    use tickwire_runtime::session::*;
+    use tickwire_runtime::*;
     assert_send::<P2pSession>();
     assert_send::<SyncTest>();
     assert_send::<Spectator>();

@@ -363,7 +363,7 @@ fn a_desync_is_reported_and_dumped_and_a_leaving_peer_is_disconnected() {
     assert_ne!(d.local_checksum, d.remote_checksum);
     assert_eq!(Some(d.local_checksum), pair.ea.checksums[d.tick as usize]);
     assert_eq!(Some(d.remote_checksum), pair.eb.checksums[d.tick as usize]);
-    let dump = tickwire_proto::rollback::DesyncDump::decode(&dump.expect("a dump was ready")).expect("a valid dump");
+    let dump = tickwire_proto::DesyncDump::decode(&dump.expect("a dump was ready")).expect("a valid dump");
     assert_eq!(
         (dump.tick, dump.local, dump.remote, dump.peer),
         (d.tick, d.local_checksum, d.remote_checksum, desync.peer)
@@ -376,7 +376,7 @@ fn a_desync_is_reported_and_dumped_and_a_leaving_peer_is_disconnected() {
     // SAFETY: live session, NUL-terminated path.
     let r = unsafe { tw_session_write_desync_dump(pair.b.0, cpath.as_ptr()) };
     assert_eq!(r, tw_result::Ok, "{}", last_error());
-    assert!(tickwire_proto::rollback::DesyncDump::decode(&std::fs::read(&path).unwrap()).is_ok());
+    assert!(tickwire_proto::DesyncDump::decode(&std::fs::read(&path).unwrap()).is_ok());
     std::fs::remove_file(&path).unwrap();
 
     // Peer b leaves: a is told, agrees on a disconnect tick for player 1, and goes on.

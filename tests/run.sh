@@ -4,8 +4,11 @@
 # syntax-checked as C++17, run, and run under valgrind. Then the bindings: C# (built with mcs -langversion:7.2, tests run
 # under the Mono JIT and under Mono full AOT, the stand-in for IL2CPP), the C++ wrapper
 # and its examples, and packaging (install to a temporary prefix, a CMake consumer and a
-# pkg-config consumer). Installs a C compiler, valgrind, Mono, binutils, cmake and
-# pkg-config from Debian if they are missing. Everything it writes goes under build/.
+# pkg-config consumer). Then Windows: scripts/windows.sh smoke cross-builds the library
+# for x86_64-pc-windows-gnu and runs the C examples, the misuse test and a MinGW CMake
+# consumer under Wine (the full cargo suite under Wine is `scripts/windows.sh cargo`).
+# Installs a C compiler, valgrind, Mono, binutils, cmake, pkg-config, mingw-w64 and Wine
+# from Debian if they are missing. Everything it writes goes under build/ (and target-win/).
 #
 # The last line is "N passed, N failed" for the non-cargo checks; the exit status is
 # non-zero if anything (cargo included) failed.
@@ -43,6 +46,8 @@ echo "== cargo fmt --all --check"
 cargo fmt --all --check || cargo_ok=0
 echo "== cargo clippy --workspace --all-targets -- -D warnings"
 cargo clippy --workspace --all-targets -- -D warnings || cargo_ok=0
+echo "== RUSTDOCFLAGS=\"-D warnings\" cargo doc --workspace --no-deps"
+RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps || cargo_ok=0
 echo "== cargo test --workspace --all-targets"
 cargo test --workspace --all-targets || cargo_ok=0
 echo "== cargo test --workspace --doc"
@@ -101,7 +106,7 @@ check "the shipped library exports no tw_debug_* hook and holds no lab code (nm)
 CFLAGS=(-std=c11 -Wall -Wextra -Werror -pedantic -I"$ROOT/include")
 CXXFLAGS=(-x c++ -std=c++17 -Wall -Wextra -Werror -fsyntax-only -I"$ROOT/include")
 LDFLAGS=(-L"$LIB_DIR" -ltickwire)
-VALGRIND=(valgrind --quiet --leak-check=full --error-exitcode=99 --suppressions="$ROOT/tests/c/valgrind.supp")
+VALGRIND=(valgrind --quiet --trace-children=yes --leak-check=full --error-exitcode=99 --suppressions="$ROOT/tests/c/valgrind.supp")
 mkdir -p "$OUT"
 
 # The header on its own, included twice, as C11 and as C++17.
@@ -270,6 +275,10 @@ pkg_config_consumer() {
         run_program_in "$PKG/prefix/lib" "$PKG/pc-loopback"
 }
 check "pkg-config consumer: build and run the C example" pkg_config_consumer
+
+# --- Windows (cross-built, run under Wine) ----------------------------------------------
+check "Windows smoke: scripts/windows.sh smoke (DLL, C examples, misuse test, CMake consumer under Wine)" \
+    scripts/windows.sh smoke
 
 if [ "$cargo_ok" -ne 1 ]; then
     echo "cargo: FAILED (see above)"

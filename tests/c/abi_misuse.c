@@ -13,9 +13,13 @@
 #include <string.h>
 #include <time.h>
 
+#ifdef _WIN32
+#include <process.h>
+#else
+#include <spawn.h>
 #include <sys/types.h>
 #include <sys/wait.h>
-#include <unistd.h>
+#endif
 
 #include "tickwire.h"
 
@@ -312,9 +316,10 @@ static void live_host(void) {
 
 /*
  * A dead network thread: a FATAL event, then NETWORK_THREAD_GONE from later calls, and
- * tw_host_destroy still returns. Runs in a child process, forked before any host exists
- * (so no other thread is running), so that a crash is reported as a failed check rather
- * than ending the whole test.
+ * tw_host_destroy still returns. Runs in a child process (this program started again
+ * with --fatal-path-child; no fork, so it runs on Windows too), so that a crash, or
+ * death by SIGPIPE at its default action as in any C program, is reported as a failed
+ * check rather than ending the whole test.
  */
 static int fatal_path_child(void) {
     tw_host_config cfg;
@@ -349,35 +354,58 @@ static int fatal_path_child(void) {
     return failed == 0 ? 0 : 1;
 }
 
-static void fatal_path(void) {
-    int status = 0;
-    pid_t pid;
+/* Runs this program again as `argv0 --fatal-path-child` and waits for it: a child
+ * process rather than fork, so the check runs on Windows too. Counts a pass when the
+ * child passed; otherwise records why. */
+static void fatal_path(const char *argv0) {
+    const char *what = "create, kill the network thread, poll FATAL, destroy";
+    char *args[3];
+    args[0] = (char *)argv0;
+    args[1] = (char *)"--fatal-path-child";
+    args[2] = NULL;
     fflush(stdout);
     fflush(stderr);
-    pid = fork();
-    if (pid < 0) {
-        fail(__LINE__, "fork", "cannot fork");
-        return;
+#ifdef _WIN32
+    {
+        intptr_t code = _spawnv(_P_WAIT, argv0, (const char *const *)args);
+        if (code == -1) {
+            fail(__LINE__, "_spawnv", "cannot start the child");
+        } else if (code != 0) {
+            fail(__LINE__, what, "a check failed (see above) or the child crashed");
+        } else {
+            passed++;
+        }
     }
-    if (pid == 0) {
-        _exit(fatal_path_child());
+#else
+    {
+        extern char **environ;
+        int status = 0;
+        pid_t pid;
+        if (posix_spawn(&pid, argv0, NULL, NULL, args, environ) != 0) {
+            fail(__LINE__, "posix_spawn", "cannot start the child");
+            return;
+        }
+        if (waitpid(pid, &status, 0) != pid) {
+            fail(__LINE__, "waitpid", "cannot wait for the child");
+        } else if (WIFSIGNALED(status)) {
+            char why[128];
+            snprintf(why, sizeof why, "the process was killed by signal %d%s", WTERMSIG(status),
+                     WTERMSIG(status) == 13 ? " (SIGPIPE)" : "");
+            fail(__LINE__, what, why);
+        } else if (WEXITSTATUS(status) != 0) {
+            fail(__LINE__, what, "a check failed (see above)");
+        } else {
+            passed++;
+        }
     }
-    if (waitpid(pid, &status, 0) != pid) {
-        fail(__LINE__, "waitpid", "cannot wait for the child");
-    } else if (WIFSIGNALED(status)) {
-        char why[128];
-        snprintf(why, sizeof why, "the process was killed by signal %d%s", WTERMSIG(status),
-                 WTERMSIG(status) == 13 ? " (SIGPIPE)" : "");
-        fail(__LINE__, "create, kill the network thread, poll FATAL, destroy", why);
-    } else if (WEXITSTATUS(status) != 0) {
-        fail(__LINE__, "create, kill the network thread, poll FATAL, destroy", "a check failed (see above)");
-    } else {
-        passed++;
-    }
+#endif
 }
 
-int main(void) {
-    fatal_path();
+int main(int argc, char **argv) {
+    if (argc > 1 && strcmp(argv[1], "--fatal-path-child") == 0) {
+        return fatal_path_child();
+    }
+    fatal_path(argv[0]);
     versions_and_sizes();
     configs();
     null_host();

@@ -22,7 +22,7 @@ use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use crossbeam_channel::{Receiver, Sender};
-use tickwire_proto::transport::{CHANNEL_UNRELIABLE, EndpointConfig, PeerId};
+use tickwire_proto::{CHANNEL_UNRELIABLE, EndpointConfig, PeerId};
 use tickwire_runtime::{Host, HostConfig, HostEvent};
 
 const MAGIC: &[u8; 8] = b"TWBENCH!";

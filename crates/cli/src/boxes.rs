@@ -7,9 +7,8 @@
 //! the snapshots the session names, runs every request, and records the checksum of
 //! each tick's starting state for the end-of-match comparison.
 
-use tickwire_proto::rollback::{InputStatus, fnv1a64};
-use tickwire_runtime::EngineLoop;
-use tickwire_runtime::session::{RelayClient, RelayServer, RequestKind, SessionFailure};
+use tickwire_proto::{InputStatus, fnv1a64};
+use tickwire_runtime::{EngineLoop, RelayClient, RelayServer, RequestKind, SessionFailure};
 
 /// The answers an engine gives its session besides running requests: the checksums of
 /// its saves, and the state a server serializes for joining clients.

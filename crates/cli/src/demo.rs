@@ -8,15 +8,11 @@
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
-use tickwire_proto::game::GameShape;
-use tickwire_proto::netsim::{JitterModel, LinkConfig, LossModel};
-use tickwire_proto::relay::relay_client_session::ClientSessionEvent;
-use tickwire_proto::relay::relay_server_session::ServerSessionEvent;
-use tickwire_runtime::HostConfig;
-use tickwire_runtime::session::{
-    RelayClient, RelayClientSettings, RelayServer, RelayServerSettings, SessionEvent, SessionFailure,
+use tickwire_proto::{ClientSessionEvent, GameShape, JitterModel, LinkConfig, LossModel, ServerSessionEvent};
+use tickwire_runtime::{
+    EngineLoop, HostConfig, Networked, RelayClient, RelayClientSettings, RelayServer, RelayServerSettings,
+    SessionEvent, SessionFailure,
 };
-use tickwire_runtime::{EngineLoop, Networked};
 
 use super::boxes::{Engine, INPUT_SIZE, input_for};
 

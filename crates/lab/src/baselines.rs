@@ -7,48 +7,47 @@
 //! open-loop RTT/2 + 4 jitter lead. (tickwire itself is not modelled: its rows run the
 //! product's sessions, see [`super::relay`].)
 
-use tickwire_proto::clock::Micros;
-use tickwire_proto::jitter::StepKind;
-use tickwire_proto::netsim::{DriftClock, LinkConditioner};
-use tickwire_proto::sync::interp::{FixedRuleInterpolation, InterpConfig, RemoteTimeline};
-use tickwire_proto::tick::{TickClock, TickClockConfig, TickEvent};
+use tickwire_proto::{
+    DriftClock, FixedRuleInterpolation, InterpConfig, LinkConditioner, Micros, RemoteTimeline, StepKind, Tick,
+    TickClock, TickClockConfig, TickEvent,
+};
 
 use super::model::{Controller, FrameRecord, InputRecord, LabConfig, RunRecord, ServerTickRecord};
 use super::scenario::{Change, Scenario};
 
 #[derive(Debug, Clone)]
 struct UpPacket {
-    newest: u64,
-    oldest: u64,
+    newest: Tick,
+    oldest: Tick,
 }
 
 #[derive(Debug, Clone)]
 struct DownPacket {
     sent: Micros,
-    server_tick: u64,
+    server_tick: Tick,
     /// (client tick, arrival margin in ticks) of first copies since the last packet.
-    margins: Vec<(u64, f64)>,
-    ack: Option<u64>,
-    consumed: Option<u64>,
+    margins: Vec<(Tick, f64)>,
+    ack: Option<Tick>,
+    consumed: Option<Tick>,
     /// (client tick, µs the server held it) for an RTT sample.
-    echo: Option<(u64, f64)>,
+    echo: Option<(Tick, f64)>,
 }
 
 enum ServerPolicy {
-    Seed(FixedRuleInterpolation, Option<u64>),
+    Seed(FixedRuleInterpolation, Option<Tick>),
     /// Client tick c is consumed at server tick c.
     Aligned,
 }
 
 struct Server {
     clock: DriftClock,
-    tick: u64,
+    tick: Tick,
     policy: ServerPolicy,
     /// (client tick, arrival margin in ticks) of first copies since the last packet.
-    margins: Vec<(u64, f64)>,
-    ack: Option<u64>,
-    consumed: Option<u64>,
-    echo: Option<(u64, Micros)>,
+    margins: Vec<(Tick, f64)>,
+    ack: Option<Tick>,
+    consumed: Option<Tick>,
+    echo: Option<(Tick, Micros)>,
     hitch_until: Micros,
     /// True time the last tick ran (for the simulation position).
     last_tick_at: Micros,
@@ -59,7 +58,7 @@ enum ClientCtl {
     /// `fresh_from`: reports for inputs before this tick predate the last snap.
     N4e {
         margin_ema: Option<f64>,
-        fresh_from: u64,
+        fresh_from: Tick,
     },
     Lightyear,
 }
@@ -72,9 +71,9 @@ struct Client {
     start_local: Micros,
     start_pos: f64,
     copies: u32,
-    acked: Option<u64>,
-    consumed: Option<u64>,
-    newest_server_tick: Option<u64>,
+    acked: Option<Tick>,
+    consumed: Option<Tick>,
+    newest_server_tick: Option<Tick>,
     newest_server_local: Micros,
     srtt: Option<f64>,
     rtt_jitter: f64,
@@ -95,7 +94,7 @@ pub fn run(scenario: &Scenario, controller: Controller, cfg: &LabConfig) -> RunR
         Controller::Seed000 => ServerPolicy::Seed(
             FixedRuleInterpolation::new(InterpConfig {
                 tick_us: t_us,
-                send_interval: cfg.k_c as u32,
+                send_interval: cfg.k_c,
                 ..InterpConfig::default()
             }),
             None,
@@ -113,12 +112,8 @@ pub fn run(scenario: &Scenario, controller: Controller, cfg: &LabConfig) -> RunR
         hitch_until: 0,
         last_tick_at: 0,
     };
-    let interp_cfg = InterpConfig {
-        tick_us: t_us,
-        send_interval: cfg.k_s as u32,
-        late_rate: cfg.epsilon,
-        ..InterpConfig::default()
-    };
+    let interp_cfg =
+        InterpConfig { tick_us: t_us, send_interval: cfg.k_s, late_rate: cfg.epsilon, ..InterpConfig::default() };
     let mut client = Client {
         clock: None,
         drift: DriftClock::new(scenario.client_drift_ppm, 0),
@@ -262,7 +257,7 @@ fn server_tick(server: &mut Server, rec: &mut RunRecord, now: Micros) {
                 rec.server_ticks.push(ServerTickRecord { at: now, kind: StepKind::Underflow, depth: 0 });
                 return;
             };
-            let target = target.max(0.0) as u64;
+            let target = target.max(0.0) as Tick;
             let from = next.unwrap_or(target);
             let kind = if target < from {
                 StepKind::Underflow
@@ -370,7 +365,7 @@ fn client_frame(
             rec.snaps.push(now);
         }
     }
-    for c in before..before + n as u64 {
+    for c in before..before + n {
         let i = (c - rec.first_tick) as usize;
         if rec.inputs.len() <= i {
             rec.inputs.resize(i + 1, InputRecord::default());
@@ -379,7 +374,7 @@ fn client_frame(
         rec.inputs[i].sampled = now;
         client.sent_local[i] = local;
         if c % cfg.k_c == 0 {
-            let window = client.copies as u64 * cfg.k_c;
+            let window = client.copies * cfg.k_c;
             let oldest =
                 (c + 1).saturating_sub(window).max(client.acked.map_or(rec.first_tick, |a| a + 1)).max(rec.first_tick);
             let oldest = oldest.min(c);

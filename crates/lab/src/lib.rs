@@ -1,7 +1,7 @@
 //! The lab: scenarios S0-S9 on the deterministic simulator, tickwire's time sync and
 //! three baselines on the same kind of seeded networks, scored against the oracle.
 //! tickwire's rows are the product's relay sessions over the real transport (see
-//! [`relay`]); the baselines are models of other designs (see [`baselines`]).
+//! `relay.rs`); the baselines are models of other designs (see `baselines.rs`).
 
 mod baselines;
 mod metrics;

@@ -3,8 +3,7 @@
 
 use super::model::{LabConfig, RunRecord};
 use super::scenario::{Change, Scenario};
-use tickwire_proto::clock::Micros;
-use tickwire_proto::jitter::StepKind;
+use tickwire_proto::{Micros, StepKind};
 
 /// The scored figures of one run. Leads and delays in ticks.
 #[derive(Debug, Clone, Copy, Default, PartialEq)]

@@ -6,8 +6,7 @@
 //! tickwire's rows run the product's relay sessions ([`super::relay`]); the baselines
 //! are models of other designs on the same kind of seeded links ([`super::baselines`]).
 
-use tickwire_proto::clock::Micros;
-use tickwire_proto::jitter::{LatePolicy, StepKind};
+use tickwire_proto::{LatePolicy, Micros, StepKind, Tick};
 
 use super::scenario::Scenario;
 
@@ -50,8 +49,8 @@ impl Controller {
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct LabConfig {
     pub tick_us: f64,
-    pub k_c: u64,
-    pub k_s: u64,
+    pub k_c: u32,
+    pub k_s: u32,
     pub epsilon: f64,
     pub frame_hz: f64,
     pub seed: u64,
@@ -118,7 +117,7 @@ pub struct FrameRecord {
 /// Everything a run recorded.
 #[derive(Debug, Clone, Default)]
 pub struct RunRecord {
-    pub first_tick: u64,
+    pub first_tick: Tick,
     pub inputs: Vec<InputRecord>,
     pub server_ticks: Vec<ServerTickRecord>,
     pub frames: Vec<FrameRecord>,
@@ -133,7 +132,7 @@ pub struct RunRecord {
 
 impl RunRecord {
     /// The record of client tick `tick`, if the client has sampled it.
-    pub fn input_mut(&mut self, tick: u64) -> Option<&mut InputRecord> {
+    pub fn input_mut(&mut self, tick: Tick) -> Option<&mut InputRecord> {
         let i = tick.checked_sub(self.first_tick)? as usize;
         self.inputs.get_mut(i)
     }

@@ -6,13 +6,14 @@
 //! records the ground truth (when each input was sampled, when its first copy reached
 //! the server, when the server consumed it) for the metrics.
 
-use tickwire_proto::clock::Micros;
-use tickwire_proto::jitter::{JitterStats, LatePolicy, StepKind};
-use tickwire_proto::relay::messages::{self, KIND_CLIENT_INPUTS, KIND_SERVER_UPDATE, StepRules, UpdateView};
-use tickwire_proto::relay::relay_client::{RelayClient, RelayClientConfig};
-use tickwire_proto::relay::relay_server::{RelayServer, RelayServerConfig, RelayServerEvent, widen};
-use tickwire_proto::sim::SimNet;
-use tickwire_proto::transport::{EndpointConfig, Event};
+use tickwire_proto::wire::relay::{
+    KIND_CLIENT_INPUTS, KIND_SERVER_UPDATE, PlayerStep, StepRules, UpdateView, decode_client_input_spans,
+    decode_server_update_into,
+};
+use tickwire_proto::{
+    EndpointConfig, JitterStats, LatePolicy, Micros, NetEvent as Event, RelayClient, RelayClientConfig, RelayServer,
+    RelayServerConfig, RelayServerEvent, SimNet, StepKind, Tick,
+};
 
 use super::model::{FrameRecord, InputRecord, LabConfig, RunRecord, ServerTickRecord};
 use super::scenario::{Change, Scenario};
@@ -20,17 +21,16 @@ use super::scenario::{Change, Scenario};
 /// The session configurations the lab runs for tickwire: the product defaults, with
 /// the lab's tick rate, send intervals and ε.
 pub fn configs(cfg: &LabConfig, late: Option<LatePolicy>) -> (RelayServerConfig, RelayClientConfig) {
-    let mut s =
-        RelayServerConfig { tick_us: cfg.tick_us, send_interval: cfg.k_s as u32, ..RelayServerConfig::default() };
+    let mut s = RelayServerConfig { tick_us: cfg.tick_us, send_interval: cfg.k_s, ..RelayServerConfig::default() };
     if let Some(p) = late {
         s.jitter.late = p;
     }
     let mut c = RelayClientConfig::default();
     c.tick.tick_us = cfg.tick_us;
-    c.send_interval = cfg.k_c as u32;
+    c.send_interval = cfg.k_c;
     c.lead.late_rate = cfg.epsilon;
     c.interp.tick_us = cfg.tick_us;
-    c.interp.send_interval = cfg.k_s as u32;
+    c.interp.send_interval = cfg.k_s;
     c.interp.late_rate = cfg.epsilon;
     (s, c)
 }
@@ -140,16 +140,16 @@ pub fn run(scenario: &Scenario, cfg: &LabConfig, late: Option<LatePolicy>) -> Ru
 #[derive(Default)]
 struct Ledger {
     /// Client tick of each input sequence number (the payload is the sequence number).
-    seq_tick: Vec<u64>,
+    seq_tick: Vec<Tick>,
     /// The next client tick the server's steps will consume or substitute.
-    server_next: Option<u64>,
+    server_next: Option<Tick>,
     /// (server tick, true send time) of each update sent to the client.
-    update_sent: Vec<(u64, Micros)>,
-    newest_update: Option<u64>,
+    update_sent: Vec<(Tick, Micros)>,
+    newest_update: Option<Tick>,
     depth: u32,
     /// Newest own input the client has seen consumed in the canonical steps.
-    known_consumed: Option<u64>,
-    next_tick: u64,
+    known_consumed: Option<Tick>,
+    next_tick: Tick,
     snaps: u64,
     /// Decoding buffers, reused for every message the lab reads.
     spans: Vec<(usize, usize)>,
@@ -167,10 +167,9 @@ impl Ledger {
         if data.first() != Some(&KIND_CLIENT_INPUTS) {
             return;
         }
-        let Ok((_, first)) = messages::decode_client_input_spans(data, max_input, &mut self.spans) else { return };
-        let reference = rec.first_tick + rec.inputs.len() as u64;
+        let Ok((_, first)) = decode_client_input_spans(data, max_input, &mut self.spans) else { return };
         for i in 0..self.spans.len() {
-            let tick = widen(reference, first.wrapping_add(i as u32));
+            let tick = first.wrapping_add(i as Tick);
             if let Some(r) = rec.input_mut(tick) {
                 r.first_arrival.get_or_insert(now);
             }
@@ -184,7 +183,7 @@ impl Ledger {
         rec: &mut RunRecord,
         before: &JitterStats,
         after: &JitterStats,
-        step: &messages::PlayerStep,
+        step: &PlayerStep,
         now: Micros,
     ) {
         let kind = if after.underflows > before.underflows {
@@ -201,14 +200,14 @@ impl Ledger {
                 |i: usize| step.inputs.get(i).and_then(|p| seq_of(p)).and_then(|s| self.seq_tick.get(s).copied());
             let first = *self.server_next.get_or_insert_with(|| payload_tick(0).unwrap_or(0));
             for i in 0..step.accepted as usize {
-                let tick = first + i as u64;
+                let tick = first + i as Tick;
                 let real = kind != StepKind::Lost && payload_tick(i) == Some(tick);
                 if let Some(r) = rec.input_mut(tick) {
                     r.consumed = Some(now);
                     r.substituted = !real;
                 }
             }
-            self.server_next = Some(first + step.accepted as u64);
+            self.server_next = Some(first + Tick::from(step.accepted));
         }
         if rec.inputs.is_empty() {
             return; // the client has not started yet: nothing to score
@@ -221,12 +220,11 @@ impl Ledger {
         if data.first() != Some(&KIND_SERVER_UPDATE) {
             return;
         }
-        if messages::decode_server_update_into(data, &StepRules::any(max_input), &mut self.view).is_err() {
+        if decode_server_update_into(data, &StepRules::any(max_input), &mut self.view).is_err() {
             return;
         }
         let head = self.view.head.expect("decoded");
-        let reference = self.update_sent.last().map_or(0, |s| s.0);
-        let tick = widen(reference, head.server_tick);
+        let tick = head.server_tick;
         self.depth = head.depth as u32;
         if self.newest_update.is_none_or(|n| tick > n) {
             self.newest_update = Some(tick);

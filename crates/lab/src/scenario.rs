@@ -1,7 +1,6 @@
 //! The network scenarios S0-S9 of ticksync.md section 3.1.
 
-use tickwire_proto::clock::Micros;
-use tickwire_proto::netsim::{JitterModel, LinkConfig, LossModel};
+use tickwire_proto::{JitterModel, LinkConfig, LossModel, Micros};
 
 const MS: u64 = 1_000;
 const SEC: u64 = 1_000_000;

@@ -3,20 +3,90 @@
 //! No sockets, no threads, no system clock, no OS randomness: every call takes `now`
 //! in microseconds, and every random choice comes from a seed the caller gives. A
 //! whole match of minutes runs in milliseconds over the seeded link simulator
-//! ([`sim`], [`netsim`]) and reproduces exactly. `tickwire-runtime` drives the same
-//! state machines from a socket, a thread and the system clock.
+//! ([`SimNet`], [`LinkConditioner`]) and reproduces exactly. `tickwire-runtime` drives
+//! the same state machines from a socket, a thread and the system clock.
+//!
+//! The modules are private; this root is the crate's surface, by layer:
+//! - the sessions an engine drives, with their settings, events and figures: the
+//!   rollback ones ([`P2pSession`], [`SyncTestSession`], [`SpectatorSession`],
+//!   [`ReplaySession`]) and the relay ones ([`RelayServerSession`],
+//!   [`RelayClientSession`]);
+//! - the requests every session hands the engine ([`Request`], [`Tick`]) and the game's
+//!   shape ([`GameShape`]);
+//! - the relay's synchronisation layer alone ([`RelayServer`], [`RelayClient`]) and the
+//!   pieces it is made of, each usable alone: the server's per-client jitter buffer
+//!   ([`JitterBuffer`]), the client's input-lead loop ([`InputLeadController`]) and the
+//!   interpolation of a remote timeline ([`AdaptiveInterpolation`]);
+//! - the clocks ([`Micros`], [`TickClock`]), the transport ([`Endpoint`], which a
+//!   caller feeds datagrams and drains), and the simulator;
+//! - [`wire`]: the byte formats, for tools that read or write them.
 
 #![forbid(unsafe_code)]
 
-pub mod clock;
-pub mod game;
-pub mod jitter;
-pub mod netsim;
-pub mod relay;
-pub mod rng;
-pub mod rollback;
-pub mod sim;
-pub mod sync;
-pub mod tick;
-pub mod transport;
+mod clock;
+mod game;
+mod jitter;
+mod netsim;
+mod relay;
+mod request;
+mod rng;
+mod rollback;
+mod sim;
+mod sync;
+mod tick;
+mod transport;
 pub mod wire;
+
+// The engine's vocabulary and the game's shape.
+pub use game::{ConfigProblem, ConfigProblems, GameShape, MAX_INPUT_SIZE, MAX_TICK_RATE_HZ};
+pub use request::{AdvanceStatus, InputStatus, Inputs, Request, Tick};
+
+// Rollback sessions (P2P, synctest, spectator, replay).
+pub use rollback::desync::DumpDecodeError;
+pub use rollback::p2p::{MAX_INPUT_DELAY, P2pStats};
+pub use rollback::{
+    DesyncDump, Event as RollbackEvent, P2pConfig, P2pSession, PlayerKind, PredictionMode, Replay, ReplayError,
+    ReplayRecorder, ReplaySession, SessionError, SpectatorConfig, SpectatorSession, SyncTestSession, fnv1a64,
+};
+
+// Relay sessions (server and client, with prediction and reconciliation).
+pub use relay::input_delay::InputDelay;
+pub use relay::prediction::PredictorStats;
+pub use relay::relay_client_session::{
+    ClientSessionError, ClientSessionEvent, ClientSessionStats, RelayClientSession, RelayClientSessionConfig,
+};
+pub use relay::relay_server_session::{
+    KickCause, RejectReason, RelayServerSession, RelayServerSessionConfig, ServerSessionError, ServerSessionEvent,
+    ServerSessionStats,
+};
+
+// The relay's synchronisation layer, and the jitter buffers and time sync it is made of.
+pub use jitter::{
+    JitterBuffer, JitterConfig, JitterStats, KickReason, LatePolicy, PushOutcome, Step, StepKind, UnderflowPolicy,
+};
+pub use relay::messages::PlayerStep;
+pub use relay::relay_client::{RelayClient, RelayClientConfig, RelayClientError, RelayClientEvent, SyncStats};
+pub use relay::relay_server::{AdmitError, RelayServer, RelayServerConfig, RelayServerEvent, RelayServerStats};
+pub use relay::step_history::{StepPlayer, StepPlayers, StepView};
+pub use sync::interp::{AdaptiveInterpolation, FixedRuleInterpolation, InterpConfig, RemoteTimeline};
+pub use sync::redundancy::RedundancyConfig;
+pub use sync::{InputLeadController, LeadConfig, LeadControl};
+
+// Time.
+pub use clock::{Clock, ManualClock, Micros};
+pub use rng::Rng;
+pub use tick::{TickClock, TickClockConfig, TickEvent};
+
+// The transport: connections over datagrams.
+pub use transport::{
+    CHANNEL_RELIABLE, CHANNEL_SEQUENCED, CHANNEL_UNRELIABLE, COOKIE_LIFETIME_US, ChannelKind, ConfigError,
+    ConnectionStats, DisconnectReason, Endpoint, EndpointConfig, EndpointStats, Event as NetEvent, MAX_ACK_DELAY_US,
+    MAX_CHANNELS, MAX_FRAMES_PER_DATAGRAM, MAX_UNFRAGMENTED, MAX_UNRELIABLE, PeerId, PeerIdAllocator, PeerLimits,
+    SMALL_BUFFER, SendError, Transport,
+};
+
+// The link simulator and the simulated network.
+pub use netsim::{
+    DEFAULT_QUEUE_LIMIT_BYTES, DriftClock, JitterModel, LinkConditioner, LinkConfig, LinkStats, LossModel,
+};
+pub use sim::{EndpointProbe, NodeId, SimNet};

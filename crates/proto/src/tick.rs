@@ -13,6 +13,7 @@
 use std::collections::VecDeque;
 
 use crate::clock::Micros;
+use crate::request::Tick;
 
 /// Settings of a [`TickClock`].
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -67,11 +68,11 @@ impl TickClockConfig {
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum TickEvent {
     /// The clock jumped from tick `from` to tick `to` without simulating the ticks between.
-    SnapForward { from: u64, to: u64 },
+    SnapForward { from: Tick, to: Tick },
     /// The clock holds for `ticks` ticks' worth of real time (it never runs backwards).
-    SnapBack { at: u64, ticks: f64 },
+    SnapBack { at: Tick, ticks: f64 },
     /// A frame took `frame_us`; only `max_frame_us` of it was simulated.
-    Hitch { at: u64, frame_us: u64 },
+    Hitch { at: Tick, frame_us: u64 },
 }
 
 /// Events one `advance` and one `snap` can raise, so queueing them never allocates
@@ -82,7 +83,7 @@ const EVENTS_RESERVED: usize = 4;
 #[derive(Debug, Clone)]
 pub struct TickClock {
     cfg: TickClockConfig,
-    tick: u64,
+    tick: Tick,
     /// Simulated time not yet turned into ticks, in microseconds of *tick time*.
     /// Negative while holding after a backward snap.
     acc_us: f64,
@@ -92,7 +93,7 @@ pub struct TickClock {
 }
 
 impl TickClock {
-    pub fn new(cfg: TickClockConfig, start_tick: u64) -> Self {
+    pub fn new(cfg: TickClockConfig, start_tick: Tick) -> Self {
         TickClock {
             cfg,
             tick: start_tick,
@@ -107,8 +108,9 @@ impl TickClock {
         &self.cfg
     }
 
-    /// The number of ticks run so far (the next tick to simulate is this one).
-    pub fn tick(&self) -> u64 {
+    /// The number of ticks run so far (the next tick to simulate is this one). It holds
+    /// at `Tick::MAX`: a relay client starts its clock from the server's tick.
+    pub fn tick(&self) -> Tick {
         self.tick
     }
 
@@ -132,7 +134,7 @@ impl TickClock {
         if ticks > 0.0 {
             let whole = ticks.floor();
             let from = self.tick;
-            self.tick += whole as u64;
+            self.tick = self.tick.saturating_add(whole as Tick);
             self.acc_us += (ticks - whole) * self.cfg.tick_us;
             self.events.push_back(TickEvent::SnapForward { from, to: self.tick });
         } else {
@@ -159,7 +161,7 @@ impl TickClock {
         // boundaries, and one second must be exactly 60 ticks.
         while self.acc_us >= self.cfg.tick_us - 1e-3 {
             self.acc_us -= self.cfg.tick_us;
-            self.tick += 1;
+            self.tick = self.tick.saturating_add(1);
             n += 1;
         }
         n

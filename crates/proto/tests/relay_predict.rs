@@ -8,15 +8,13 @@ mod relay_game;
 mod relay_world;
 
 use relay_world::{MS, TICK_US, World, link};
-use tickwire_proto::netsim::{JitterModel, LinkConfig, LossModel};
-use tickwire_proto::relay::input_delay::InputDelay;
-use tickwire_proto::relay::join::{self, Hello, Welcome};
-use tickwire_proto::relay::messages::{self, PlayerStep, UpdateHead};
-use tickwire_proto::relay::relay_client_session::{ClientSessionEvent, RelayClientSessionConfig};
-use tickwire_proto::relay::relay_server_session::{
-    KickCause, RejectReason, RelayServerSessionConfig, ServerSessionEvent,
+use tickwire_proto::wire::relay;
+use tickwire_proto::wire::relay::{Hello, PlayerStep, UpdateHead, Welcome};
+use tickwire_proto::{
+    CHANNEL_RELIABLE, CHANNEL_UNRELIABLE, ClientSessionEvent, EndpointConfig, InputDelay, JitterModel, KickCause,
+    LinkConfig, LossModel, NetEvent as Event, RejectReason, RelayClientSessionConfig, RelayServerSessionConfig,
+    ServerSessionEvent,
 };
-use tickwire_proto::transport::{CHANNEL_RELIABLE, CHANNEL_UNRELIABLE, EndpointConfig, Event};
 
 const SECOND: u64 = 1_000_000;
 const MAX_PREDICTION: u32 = 16;
@@ -156,10 +154,7 @@ fn a_client_joining_at_minute_5_and_one_reconnecting_reach_the_servers_state() {
     let token1 = w.clients[1].session.token().expect("token");
     w.set_client_link(
         1,
-        tickwire_proto::netsim::LinkConfig {
-            loss: tickwire_proto::netsim::LossModel::Bernoulli { p: 1.0 },
-            ..link(0.0)
-        },
+        tickwire_proto::LinkConfig { loss: tickwire_proto::LossModel::Bernoulli { p: 1.0 }, ..link(0.0) },
     );
     w.run_for(7 * SECOND);
     w.set_client_link(1, link(0.05));
@@ -302,7 +297,7 @@ fn rogue(w: &mut World) -> (usize, u32) {
 
 fn hello(token: u64, input_size: u16) -> Vec<u8> {
     let mut b = Vec::new();
-    join::encode_hello(&mut b, &Hello { token, input_size, max_players: 8 });
+    relay::encode_hello(&mut b, &Hello { token, input_size, max_players: 8 });
     b
 }
 
@@ -328,7 +323,7 @@ fn hostile_and_malformed_messages_are_dropped_and_counted() {
     send(&mut w, rogues[1], CHANNEL_RELIABLE, b"\x03not a hello");
     send(&mut w, rogues[2], CHANNEL_RELIABLE, &hello(0, 3));
     let mut inputs = Vec::new();
-    messages::encode_client_inputs(&mut inputs, messages::NONE, 0, [&[1u8, 2][..]].into_iter());
+    relay::encode_client_inputs(&mut inputs, relay::NONE, 0, [&[1u8, 2][..]].into_iter());
     send(&mut w, rogues[3], CHANNEL_UNRELIABLE, &inputs);
     send(&mut w, rogues[4], CHANNEL_RELIABLE, &hello(0, 2));
     w.run_for(SECOND);
@@ -339,7 +334,7 @@ fn hostile_and_malformed_messages_are_dropped_and_counted() {
         .any(|e| matches!(e, Event::Message { channel: CHANNEL_RELIABLE, .. }));
     assert!(welcomed, "an honest-looking Hello gets a Welcome");
     for bad in [&[1u8, 2, 3][..], &[1u8][..], &[][..]] {
-        messages::encode_client_inputs(&mut inputs, messages::NONE, 5, [bad].into_iter());
+        relay::encode_client_inputs(&mut inputs, relay::NONE, 5, [bad].into_iter());
         send(&mut w, rogues[4], CHANNEL_UNRELIABLE, &inputs);
     }
     send(&mut w, rogues[4], CHANNEL_UNRELIABLE, &[2, 0, 0]);
@@ -372,13 +367,13 @@ fn hostile_and_malformed_messages_are_dropped_and_counted() {
             server_tick: 1,
             your_player: 0,
             shift: 0,
-            input_ack: messages::NONE,
+            input_ack: relay::NONE,
             depth: 0,
-            first_input: messages::NONE,
+            first_input: relay::NONE,
             substituted: 0,
         };
-        messages::encode_server_update_head(&mut b, &h, &[], &[], 1, 1);
-        messages::write_step(&mut b, players);
+        relay::encode_server_update_head(&mut b, &h, &[], &[], 1, 1);
+        relay::write_step(&mut b, players);
         b
     };
     evil.push((
@@ -395,7 +390,7 @@ fn hostile_and_malformed_messages_are_dropped_and_counted() {
     evil.push((server_peer, CHANNEL_UNRELIABLE, good_looking[..good_looking.len() - 1].to_vec()));
     let welcome = |player: u16, input_size: u16, state: &[u8]| {
         let mut b = Vec::new();
-        join::encode_welcome(&mut b, &Welcome { player, token: 1, tick: 5, input_size, max_players: 8, state });
+        relay::encode_welcome(&mut b, &Welcome { player, token: 1, tick: 5, input_size, max_players: 8, state });
         b
     };
     evil.push((server_peer, CHANNEL_RELIABLE, welcome(0, 2, &[1, 2, 3])[..10].to_vec()));

@@ -13,11 +13,11 @@ mod relay_game;
 use std::net::SocketAddr;
 
 use relay_game::{Answer, BoxGame, input_for};
-use tickwire_proto::relay::relay_client_session::{ClientSessionStats, RelayClientSession, RelayClientSessionConfig};
-use tickwire_proto::relay::relay_server_session::{RelayServerSession, RelayServerSessionConfig};
-use tickwire_proto::rollback::AdvanceStatus;
-use tickwire_proto::transport::{Endpoint, EndpointConfig};
 use tickwire_proto::wire::MAX_DATAGRAM_SIZE;
+use tickwire_proto::{
+    AdvanceStatus, ClientSessionStats, Endpoint, EndpointConfig, RelayClientSession, RelayClientSessionConfig,
+    RelayServerSession, RelayServerSessionConfig,
+};
 
 #[global_allocator]
 static GLOBAL: counting_alloc::Counting = counting_alloc::Counting;

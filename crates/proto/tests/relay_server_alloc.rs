@@ -25,10 +25,9 @@ use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 
 use relay_game::Answer;
 use relay_world::{FRAME_US, World, link};
-use tickwire_proto::netsim::{LinkConfig, LossModel};
-use tickwire_proto::relay::relay_client_session::RelayClientSessionConfig;
-use tickwire_proto::relay::relay_server_session::{RelayServerSessionConfig, ServerSessionEvent};
-use tickwire_proto::rollback::AdvanceStatus;
+use tickwire_proto::{
+    AdvanceStatus, LinkConfig, LossModel, RelayClientSessionConfig, RelayServerSessionConfig, ServerSessionEvent,
+};
 
 #[global_allocator]
 static GLOBAL: counting_alloc::Counting = counting_alloc::Counting;
@@ -182,7 +181,7 @@ fn steady_state_server_ticks_do_not_allocate() {
     assert!(st.empty_steps > before.empty_steps, "late inputs left empty steps: {st:?}");
     assert!(st.merged_steps > before.merged_steps, "inputs piled up and were merged: {st:?}");
     assert!(st.checks_sent > before.checks_sent + 100, "checksums went out: {st:?}");
-    assert!(w.clients.iter().all(|c| c.session.authoritative_tick() as u64 + 60 > st.tick), "the clients kept up");
+    assert!(w.clients.iter().all(|c| c.session.authoritative_tick() + 60 > st.tick), "the clients kept up");
 
     assert_eq!(t.session(), 0, "allocations in the server session's steady state: {t:?}");
     assert_eq!(endpoint, 0, "allocations in the server endpoint's steady state");

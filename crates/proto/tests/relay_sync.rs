@@ -3,20 +3,18 @@
 
 use std::collections::BTreeMap;
 
-use tickwire_proto::jitter::{JitterConfig, JitterStats, LatePolicy};
-use tickwire_proto::netsim::{JitterModel, LinkConfig, LossModel};
-use tickwire_proto::relay::messages::PlayerStep;
-use tickwire_proto::relay::relay_client::{RelayClient, RelayClientConfig, SyncStats};
-use tickwire_proto::relay::relay_server::{RelayServer, RelayServerConfig};
-use tickwire_proto::sim::SimNet;
-use tickwire_proto::transport::EndpointConfig;
+use tickwire_proto::wire::relay::PlayerStep;
+use tickwire_proto::{
+    EndpointConfig, JitterConfig, JitterModel, JitterStats, LatePolicy, LinkConfig, LossModel, RelayClient,
+    RelayClientConfig, RelayServer, RelayServerConfig, SimNet, SyncStats, Tick,
+};
 
 const MS: u64 = 1_000;
 const T: f64 = 1e6 / 60.0;
 
 struct Run {
-    server_steps: BTreeMap<u64, Vec<PlayerStep>>,
-    client_steps: Vec<Vec<(u64, Vec<PlayerStep>)>>,
+    server_steps: BTreeMap<Tick, Vec<PlayerStep>>,
+    client_steps: Vec<Vec<(Tick, Vec<PlayerStep>)>>,
     pushed: Vec<Vec<Vec<u8>>>,
     players: Vec<u32>,
     stats: Vec<SyncStats>,

@@ -8,9 +8,8 @@ mod toy_game;
 
 use std::net::SocketAddr;
 
-use tickwire_proto::rollback::{P2pConfig, P2pSession, PlayerKind, SyncTestSession};
-use tickwire_proto::transport::{Endpoint, EndpointConfig, Event as NetEvent};
 use tickwire_proto::wire::MAX_DATAGRAM_SIZE;
+use tickwire_proto::{Endpoint, EndpointConfig, NetEvent, P2pConfig, P2pSession, PlayerKind, SyncTestSession};
 use toy_game::{Answer, Game, TICK_US, input_for, run_requests};
 
 #[global_allocator]

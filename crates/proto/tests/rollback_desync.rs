@@ -5,8 +5,7 @@
 #[path = "support/toy_game.rs"]
 mod toy_game;
 
-use tickwire_proto::netsim::{LinkConfig, LossModel};
-use tickwire_proto::rollback::{DesyncDump, Event, InputStatus, P2pConfig};
+use tickwire_proto::{DesyncDump, InputStatus, LinkConfig, LossModel, P2pConfig, RollbackEvent as Event};
 use toy_game::{Game, Mesh, TICK_US, input_for};
 
 const SEC: u64 = 1_000_000;

@@ -4,8 +4,7 @@
 #[path = "support/toy_game.rs"]
 mod toy_game;
 
-use tickwire_proto::netsim::{LinkConfig, LossModel};
-use tickwire_proto::rollback::{Event, P2pConfig};
+use tickwire_proto::{LinkConfig, LossModel, P2pConfig, RollbackEvent as Event};
 use toy_game::{Mesh, TICK_US};
 
 const SEC: u64 = 1_000_000;
@@ -36,7 +35,9 @@ fn a_vanished_peer_times_out_and_the_rest_resimulate_identically() {
         let pos = |f: &dyn Fn(&Event) -> bool| p.events.iter().position(f);
         let interrupted =
             pos(&|e| matches!(e, Event::PeerInterrupted { peer, .. } if *peer == gone)).expect("interrupted");
-        let disconnected = pos(&|e| *e == Event::PeerDisconnected { peer: gone }).expect("timed out");
+        let disconnected =
+            pos(&|e| *e == Event::PeerDisconnected { peer: gone, reason: tickwire_proto::DisconnectReason::Timeout })
+                .expect("timed out");
         assert!(interrupted < disconnected);
         assert!(!p.events.iter().any(|e| matches!(e, Event::PeerResumed { .. })));
         let d = p

@@ -4,8 +4,7 @@
 #[path = "support/toy_game.rs"]
 mod toy_game;
 
-use tickwire_proto::netsim::{LinkConfig, LossModel};
-use tickwire_proto::rollback::P2pConfig;
+use tickwire_proto::{LinkConfig, LossModel, P2pConfig};
 use toy_game::{Mesh, TICK_US};
 
 const SEC: u64 = 1_000_000;

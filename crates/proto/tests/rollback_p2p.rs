@@ -5,8 +5,7 @@
 #[path = "support/toy_game.rs"]
 mod toy_game;
 
-use tickwire_proto::netsim::{LinkConfig, LossModel};
-use tickwire_proto::rollback::{Event, P2pConfig};
+use tickwire_proto::{LinkConfig, LossModel, P2pConfig, RollbackEvent as Event};
 use toy_game::{Mesh, TICK_US};
 
 const SEC: u64 = 1_000_000;

@@ -4,8 +4,7 @@
 #[path = "support/toy_game.rs"]
 mod toy_game;
 
-use tickwire_proto::netsim::{LinkConfig, LossModel};
-use tickwire_proto::rollback::{AdvanceStatus, P2pConfig, Replay, ReplaySession};
+use tickwire_proto::{AdvanceStatus, LinkConfig, LossModel, P2pConfig, Replay, ReplaySession};
 use toy_game::{Game, Mesh, TICK_US};
 
 const SEC: u64 = 1_000_000;

@@ -5,9 +5,9 @@
 #[path = "support/toy_game.rs"]
 mod toy_game;
 
-use tickwire_proto::netsim::{LinkConfig, LossModel};
-use tickwire_proto::rollback::{AdvanceStatus, P2pConfig, SpectatorConfig, SpectatorSession};
-use tickwire_proto::transport::{EndpointConfig, Event as NetEvent};
+use tickwire_proto::{
+    AdvanceStatus, EndpointConfig, LinkConfig, LossModel, NetEvent, P2pConfig, SpectatorConfig, SpectatorSession,
+};
 use toy_game::{Game, Mesh, TICK_US};
 
 const SEC: u64 = 1_000_000;
@@ -48,7 +48,7 @@ fn spectator_joining_at_minute_5_ends_in_sync() {
         }
         let status = spec.advance();
         while let Some(r) = spec.poll_request() {
-            if let tickwire_proto::rollback::Request::Restore { tick, .. } = r {
+            if let tickwire_proto::Request::Restore { tick, .. } = r {
                 restored_at = Some(tick);
             }
             assert!(game.apply(r).is_none());

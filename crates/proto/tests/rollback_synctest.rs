@@ -4,7 +4,7 @@
 #[path = "support/toy_game.rs"]
 mod toy_game;
 
-use tickwire_proto::rollback::{AdvanceStatus, Event, SyncTestSession};
+use tickwire_proto::{AdvanceStatus, RollbackEvent as Event, SyncTestSession};
 use toy_game::{Answer, Game, input_for};
 
 /// Runs `ticks` ticks; returns the mismatch events.

@@ -3,10 +3,10 @@
 
 use std::net::SocketAddr;
 
-use tickwire_proto::transport::{
-    CHANNEL_RELIABLE, CHANNEL_SEQUENCED, CHANNEL_UNRELIABLE, Endpoint, EndpointConfig, Event,
-};
 use tickwire_proto::wire::MAX_DATAGRAM_SIZE;
+use tickwire_proto::{
+    CHANNEL_RELIABLE, CHANNEL_SEQUENCED, CHANNEL_UNRELIABLE, Endpoint, EndpointConfig, NetEvent as Event,
+};
 
 use tickwire_testkit::counting_alloc;
 

@@ -6,11 +6,11 @@
 use std::collections::HashMap;
 use std::net::SocketAddr;
 
-use tickwire_proto::netsim::{JitterModel, LinkConditioner, LinkConfig, LossModel};
-use tickwire_proto::transport::{
-    CHANNEL_RELIABLE, CHANNEL_UNRELIABLE, DisconnectReason, Endpoint, EndpointConfig, Event, PeerId,
-};
 use tickwire_proto::wire::{self, MAX_DATAGRAM_SIZE, PayloadHeader};
+use tickwire_proto::{
+    CHANNEL_RELIABLE, CHANNEL_UNRELIABLE, DisconnectReason, Endpoint, EndpointConfig, JitterModel, LinkConditioner,
+    LinkConfig, LossModel, NetEvent as Event, PeerId,
+};
 use tickwire_testkit::counting_alloc;
 
 #[global_allocator]

@@ -2,13 +2,11 @@
 
 use std::net::SocketAddr;
 
-use tickwire_proto::netsim::LinkConfig;
-use tickwire_proto::rng::Rng;
-use tickwire_proto::sim::SimNet;
-use tickwire_proto::transport::{
-    CHANNEL_RELIABLE, COOKIE_LIFETIME_US, DisconnectReason, Endpoint, EndpointConfig, Event,
+use tickwire_proto::wire::{MAX_DATAGRAM_SIZE, PROTOCOL_VERSION, PayloadHeader};
+use tickwire_proto::{
+    CHANNEL_RELIABLE, COOKIE_LIFETIME_US, DisconnectReason, Endpoint, EndpointConfig, LinkConfig, NetEvent as Event,
+    Rng, SimNet, wire,
 };
-use tickwire_proto::wire::{self, MAX_DATAGRAM_SIZE, PROTOCOL_VERSION, PayloadHeader};
 
 fn pid() -> u32 {
     EndpointConfig::default().protocol_id

@@ -1,10 +1,9 @@
 //! Deterministic transport tests: endpoints on a simulated timeline joined by seeded
 //! link conditioners. Each runs minutes of simulated time in milliseconds.
 
-use tickwire_proto::netsim::{JitterModel, LinkConfig, LossModel};
-use tickwire_proto::sim::{NodeId, SimNet};
-use tickwire_proto::transport::{
-    CHANNEL_RELIABLE, CHANNEL_SEQUENCED, CHANNEL_UNRELIABLE, DisconnectReason, EndpointConfig, Event, PeerId,
+use tickwire_proto::{
+    CHANNEL_RELIABLE, CHANNEL_SEQUENCED, CHANNEL_UNRELIABLE, DisconnectReason, EndpointConfig, JitterModel, LinkConfig,
+    LossModel, NetEvent as Event, NodeId, PeerId, SimNet,
 };
 
 const MS: u64 = 1_000;

@@ -17,13 +17,11 @@ use super::to_engine::Polled;
 use super::{Direction, FullQueue, HostConfig, HostError, HostEvent, socket, waker};
 use crate::os_seed::os_seed;
 use crate::system_clock::SystemClock;
-use tickwire_proto::clock::{Clock, Micros};
-use tickwire_proto::netsim::LinkConfig;
-use tickwire_proto::transport::{
-    ChannelKind, ConnectionStats, Endpoint, EndpointConfig, EndpointStats, MAX_UNRELIABLE, PeerId, PeerIdAllocator,
-    SMALL_BUFFER,
-};
 use tickwire_proto::wire::MAX_DATAGRAM_SIZE;
+use tickwire_proto::{
+    ChannelKind, Clock, ConnectionStats, Endpoint, EndpointConfig, EndpointStats, LinkConfig, MAX_UNRELIABLE, Micros,
+    PeerId, PeerIdAllocator, SMALL_BUFFER,
+};
 
 /// Commands (sends, flushes, connects, ...) that may wait for the network thread.
 /// Beyond this, calls fail with [`HostError::QueueFull`] ([`FullQueue::Commands`])
@@ -104,7 +102,7 @@ impl Host {
     /// [`HostError::Io`] (naming the address) when the socket cannot be bound.
     pub fn start(mut cfg: HostConfig) -> Result<Host, HostError> {
         if cfg.endpoint.seed == 0 {
-            cfg.endpoint.seed = os_seed();
+            cfg.endpoint.seed = seed_from_os()?;
         }
         cfg.endpoint.validate().map_err(|e| HostError::Config(e.to_string()))?;
         validate_sim(Direction::Outbound, cfg.outbound_sim.as_ref())?;
@@ -161,7 +159,7 @@ impl Host {
             msg_pool: msg_pool.clone(),
             outbound_sim: cfg.outbound_sim,
             inbound_sim: cfg.inbound_sim,
-            sim_seed: cfg.sim_seed,
+            sim_seed: if cfg.sim_seed == 0 { seed_from_os()? } else { cfg.sim_seed },
             auto_flush_us: cfg.auto_flush_interval_us,
             idle_cap,
         };
@@ -421,6 +419,11 @@ impl Host {
             }
         }
     }
+}
+
+/// A seed from the OS generator, as a host error naming what it was for.
+fn seed_from_os() -> Result<u64, HostError> {
+    os_seed().map_err(|source| HostError::Io { context: "seeding the host".into(), source })
 }
 
 fn validate_sim(dir: Direction, cfg: Option<&LinkConfig>) -> Result<(), HostError> {

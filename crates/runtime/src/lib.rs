@@ -2,8 +2,8 @@
 //!
 //! A [`Host`] is the engine-side handle. [`Host::start`] binds a socket2 UDP socket and
 //! spawns one network thread that owns it and the core
-//! [`Endpoint`](tickwire_proto::transport::Endpoint), driven by
-//! [`SystemClock`](crate::system_clock::SystemClock) time. Engine calls never block:
+//! [`Endpoint`](tickwire_proto::Endpoint), driven by
+//! `SystemClock` time (`system_clock.rs`, the crate's only read of the clock). Engine calls never block:
 //! commands go to the thread through a bounded crossbeam channel (full = [`HostError::QueueFull`])
 //! and events and statistics come back the same way. Sends are also checked against the
 //! peer's `send_queue_limit_bytes` on the engine thread, so a send the thread would have
@@ -22,7 +22,7 @@
 //! * `budget.rs`: per-peer send-queue accounting shared by both sides, behind the
 //!   synchronous send-queue limit.
 //! * `session/`: typed sessions (P2P, synctest, spectator, replay, relay server and
-//!   client) driven from the engine thread.
+//!   client) driven from the engine thread ([`P2pSession`], [`RelayClient`], ...).
 //! * `protocol.rs`: the small trait the loop drives, so the loop can be tested with a
 //!   scripted fake before (and independently of) the real endpoint.
 
@@ -33,7 +33,7 @@ mod host;
 mod os_seed;
 mod pool;
 mod protocol;
-pub mod session;
+mod session;
 mod socket;
 mod system_clock;
 mod thread;
@@ -46,12 +46,15 @@ mod tests;
 
 use std::net::SocketAddr;
 
-use tickwire_proto::netsim::LinkConfig;
-use tickwire_proto::transport::{DisconnectReason, EndpointConfig, PeerId};
+use tickwire_proto::{DisconnectReason, EndpointConfig, LinkConfig, PeerId};
 
 pub use host::{COMMAND_QUEUE_CAPACITY, Host, SHUTDOWN_WAIT};
-pub use session::{EngineLoop, Networked, SessionEvent, SessionFailure};
-pub use system_clock::SystemClock;
+pub use session::{
+    EngineLoop, MAX_PREDICTION, NetStats, Networked, P2pSession, P2pSessionStats, P2pSettings, PolledRequest,
+    RelayClient, RelayClientSettings, RelayClientStats, RelayPlayerStats, RelayServer, RelayServerSettings,
+    RelayServerStats, ReplayPlayer, ReplaySettings, ReplayStats, RequestKind, SessionEvent, SessionFailure, Spectator,
+    SpectatorSettings, SpectatorStats, SyncTest, SyncTestSettings, SyncTestStats,
+};
 pub use thread::RuntimeStats;
 
 /// Which way a link simulator applies.
@@ -140,7 +143,7 @@ pub enum HostEvent {
         /// When the network thread took the message off the wire, on the
         /// [`Host::now_us`] timeline: time-sync measurements use this rather than the
         /// moment the engine polled it, which may be a frame (or a hitch) later.
-        received_at: tickwire_proto::clock::Micros,
+        received_at: tickwire_proto::Micros,
     },
     /// The network thread died (panic or socket failure). The host is unusable: every
     /// later call returns [`HostError::ThreadGone`].

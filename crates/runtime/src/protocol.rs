@@ -6,8 +6,7 @@
 
 use std::net::SocketAddr;
 
-use tickwire_proto::clock::Micros;
-use tickwire_proto::transport::{ConnectionStats, Endpoint, EndpointStats, Event, PeerId, SendError};
+use tickwire_proto::{ConnectionStats, Endpoint, EndpointStats, Micros, NetEvent as Event, PeerId, SendError};
 
 /// A sans-IO connection state machine, as the network thread sees it. The methods
 /// mirror [`Endpoint`]'s; see there for their meaning.
@@ -90,7 +89,7 @@ pub(crate) mod fake {
     use std::collections::VecDeque;
 
     use super::*;
-    use tickwire_proto::transport::{DisconnectReason, PeerIdAllocator};
+    use tickwire_proto::{DisconnectReason, PeerIdAllocator};
 
     pub(crate) struct FakeProtocol {
         pub ids: PeerIdAllocator,

@@ -3,7 +3,7 @@
 
 use std::time::Instant;
 
-use tickwire_proto::clock::{Clock, Micros};
+use tickwire_proto::{Clock, Micros};
 
 /// The process's monotonic clock, counted from the moment this value was created.
 #[derive(Debug, Clone, Copy)]

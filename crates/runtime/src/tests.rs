@@ -213,7 +213,7 @@ fn a_message_refused_on_the_thread_closes_the_connection_visibly() {
         HostEvent::Disconnected { peer: p, reason } if p == peer => Some(reason),
         _ => None,
     });
-    assert_eq!(reason, tickwire_proto::transport::DisconnectReason::ProtocolError);
+    assert_eq!(reason, tickwire_proto::DisconnectReason::ProtocolError);
     assert!(matches!(host.send(peer, 0, b"x"), Err(HostError::UnknownPeer(_))));
     let deadline = Instant::now() + Duration::from_secs(10);
     while host.runtime_stats().sends_rejected != 1 {

@@ -32,13 +32,12 @@ use super::protocol::Protocol;
 use super::to_engine::{Polled, ToEngine};
 use super::waker::{Waiter, Waker};
 use super::{Direction, HostEvent};
-use crate::os_seed::os_seed;
 use crate::system_clock::SystemClock;
-use tickwire_proto::clock::{Clock, Micros};
-use tickwire_proto::netsim::{LinkConditioner, LinkConfig};
-use tickwire_proto::rng::Rng;
-use tickwire_proto::transport::{ConnectionStats, DisconnectReason, EndpointStats, Event, PeerId, SendError};
 use tickwire_proto::wire::MAX_DATAGRAM_SIZE;
+use tickwire_proto::{
+    Clock, ConnectionStats, DisconnectReason, EndpointStats, LinkConditioner, LinkConfig, Micros, NetEvent as Event,
+    PeerId, Rng, SendError,
+};
 
 /// Longest sleep when nothing is due: bounds how stale published statistics get.
 pub(crate) const IDLE_CAP: Duration = Duration::from_millis(10);
@@ -204,7 +203,8 @@ struct NetLoop<P> {
 
 impl<P: Protocol> NetLoop<P> {
     fn new(p: ThreadParts<P>) -> Self {
-        let mut sim_rng = Rng::new(if p.sim_seed == 0 { os_seed() } else { p.sim_seed });
+        // Host::start_with resolved a seed of 0 from the OS.
+        let mut sim_rng = Rng::new(p.sim_seed);
         let sim_out = p.outbound_sim.map(|c| Sim::new(c, sim_rng.next_u64()));
         let sim_in = p.inbound_sim.map(|c| Sim::new(c, sim_rng.next_u64()));
         let now = p.clock.now_us();

@@ -4,8 +4,7 @@
 use std::net::SocketAddr;
 
 use super::{FullQueue, Host, HostError};
-use tickwire_proto::clock::Micros;
-use tickwire_proto::transport::{ConnectionStats, PeerId, SendError, Transport};
+use tickwire_proto::{ConnectionStats, Micros, PeerId, SendError, Transport};
 
 impl From<HostError> for SendError {
     fn from(e: HostError) -> Self {

@@ -17,15 +17,24 @@
 //!   ignore SIGPIPE, but C, C++ and C# hosts of this library usually do not. Keeping
 //!   the read end alive makes that impossible by construction rather than by signal
 //!   handling, which a library must not change for its host process.
+//! * Windows: `WSAPoll` on [socket, wake socket]. The wake channel is a UDP socket on
+//!   the loopback interface, connected to itself (so it accepts datagrams from itself
+//!   only); [`Waker::wake`] sends it one byte without blocking, and a full buffer
+//!   (WSAEWOULDBLOCK) means a wake is already pending. Chosen over `WSAEventSelect` +
+//!   `WaitForMultipleObjects` because it is the same shape as the unix code (one poll
+//!   over two sockets, the same timeout rounding and draining), needs no event handles
+//!   whose lifetime must be tied to the sockets, and leaves the data socket in its
+//!   ordinary mode (`WSAEventSelect` forces it non-blocking and keeps event
+//!   associations that outlive the wait).
 //! * elsewhere: no wake primitive. The thread never sleeps longer than
 //!   [`FALLBACK_SLICE`] (1 ms) between socket polls, so a flush reaches the wire within
-//!   about that slice (plus the OS timer granularity, up to ~15 ms on Windows).
+//!   about that slice.
 
 use std::io;
 use std::time::Duration;
 
-/// On targets without the self-pipe, the longest single sleep of the network thread.
-#[cfg_attr(unix, allow(dead_code))]
+/// On targets without a wake primitive, the longest single sleep of the network thread.
+#[cfg_attr(any(unix, windows), allow(dead_code))]
 pub(crate) const FALLBACK_SLICE: Duration = Duration::from_millis(1);
 
 #[cfg(unix)]
@@ -150,7 +159,74 @@ mod imp {
     }
 }
 
-#[cfg(not(unix))]
+#[cfg(windows)]
+mod imp {
+    use std::io;
+    use std::net::{Ipv4Addr, UdpSocket};
+    use std::os::windows::io::AsRawSocket;
+    use std::sync::Arc;
+    use std::time::Duration;
+
+    use windows_sys::Win32::Networking::WinSock::{POLLRDNORM, SOCKET, SOCKET_ERROR, WSAPOLLFD, WSAPoll};
+
+    /// The engine side: sends one byte to the wake socket. Safe to call from any thread.
+    #[derive(Debug)]
+    pub(crate) struct Waker {
+        wake: Arc<UdpSocket>,
+    }
+
+    /// The network-thread side: waits on the data socket and the wake socket.
+    #[derive(Debug)]
+    pub(crate) struct Waiter {
+        wake: Arc<UdpSocket>,
+    }
+
+    pub(crate) fn pair() -> io::Result<(Waker, Waiter)> {
+        let wake = UdpSocket::bind((Ipv4Addr::LOCALHOST, 0))?;
+        // Connected to itself: datagrams from any other source are dropped by the stack,
+        // so another process on this machine cannot keep the thread awake.
+        wake.connect(wake.local_addr()?)?;
+        wake.set_nonblocking(true)?;
+        let wake = Arc::new(wake);
+        Ok((Waker { wake: wake.clone() }, Waiter { wake }))
+    }
+
+    impl Waker {
+        /// Makes the waiter's current or next `wait` return promptly. Never blocks.
+        pub(crate) fn wake(&self) {
+            // WouldBlock means wake bytes are already queued; other errors cannot be
+            // acted upon here. The socket outlives every waiter, so there is no
+            // SIGPIPE-like hazard on this platform.
+            let _ = self.wake.send(&[1]);
+        }
+    }
+
+    impl Waiter {
+        /// Blocks until `socket` is readable, a wake arrives, or `timeout` passes.
+        /// Consumes pending wake bytes.
+        pub(crate) fn wait(&self, socket: &UdpSocket, timeout: Duration) -> io::Result<()> {
+            let mut fds = [
+                WSAPOLLFD { fd: socket.as_raw_socket() as SOCKET, events: POLLRDNORM, revents: 0 },
+                WSAPOLLFD { fd: self.wake.as_raw_socket() as SOCKET, events: POLLRDNORM, revents: 0 },
+            ];
+            // Round up so a sub-millisecond deadline does not turn into a busy loop.
+            let ms = timeout.as_micros().div_ceil(1000).min(i32::MAX as u128) as i32;
+            // SAFETY: `fds` is a valid array of 2 WSAPOLLFD, live for the call; both
+            // sockets are open (borrowed for the call / owned by `self`).
+            let r = unsafe { WSAPoll(fds.as_mut_ptr(), 2, ms) };
+            if r == SOCKET_ERROR {
+                return Err(io::Error::last_os_error());
+            }
+            if fds[1].revents != 0 {
+                let mut buf = [0u8; 64];
+                while self.wake.recv(&mut buf).is_ok() {}
+            }
+            Ok(())
+        }
+    }
+}
+
+#[cfg(not(any(unix, windows)))]
 mod imp {
     use std::io;
     use std::time::Duration;
@@ -186,7 +262,7 @@ pub(crate) fn pair() -> io::Result<(Waker, Waiter)> {
     imp::pair()
 }
 
-#[cfg(all(test, unix))]
+#[cfg(all(test, any(unix, windows)))]
 mod tests {
     use super::*;
     use std::sync::Arc;
@@ -228,11 +304,13 @@ mod tests {
     /// harmless, even with SIGPIPE at its default action, as in a C program: the write
     /// end must never face a closed read end. Runs in a child process so that the old
     /// behaviour (death by SIGPIPE) is a failed assertion rather than a dead test binary.
+    #[cfg(unix)]
     #[test]
     fn wake_after_the_waiter_is_dropped_cannot_raise_sigpipe() {
         crate::tests::run_in_child("waker::tests::child_wake_after_waiter_dropped");
     }
 
+    #[cfg(unix)]
     #[test]
     #[ignore = "runs in a child process started by wake_after_the_waiter_is_dropped_cannot_raise_sigpipe"]
     fn child_wake_after_waiter_dropped() {

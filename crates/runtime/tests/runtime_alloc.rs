@@ -5,7 +5,7 @@
 
 use std::time::{Duration, Instant};
 
-use tickwire_proto::transport::{CHANNEL_RELIABLE, CHANNEL_SEQUENCED, CHANNEL_UNRELIABLE, EndpointConfig, PeerId};
+use tickwire_proto::{CHANNEL_RELIABLE, CHANNEL_SEQUENCED, CHANNEL_UNRELIABLE, EndpointConfig, PeerId};
 use tickwire_runtime::{Host, HostConfig, HostEvent};
 
 use tickwire_testkit::counting_alloc;

@@ -12,16 +12,15 @@ use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-use tickwire_proto::game::GameShape;
-use tickwire_proto::relay::relay_client_session::ClientSessionEvent;
-use tickwire_proto::relay::relay_server_session::ServerSessionEvent;
-use tickwire_proto::rollback::AdvanceStatus;
-use tickwire_proto::transport::{CHANNEL_UNRELIABLE, DisconnectReason, EndpointConfig, MAX_UNRELIABLE, PeerId};
 use tickwire_proto::wire::{self, MAX_DATAGRAM_SIZE, PayloadHeader};
-use tickwire_runtime::session::{
-    RelayClient, RelayClientSettings, RelayServer, RelayServerSettings, RequestKind, SessionEvent,
+use tickwire_proto::{
+    AdvanceStatus, CHANNEL_UNRELIABLE, ClientSessionEvent, DisconnectReason, EndpointConfig, GameShape, MAX_UNRELIABLE,
+    PeerId, ServerSessionEvent,
 };
-use tickwire_runtime::{EngineLoop, Host, HostConfig, HostEvent, Networked};
+use tickwire_runtime::{
+    EngineLoop, Host, HostConfig, HostEvent, Networked, RelayClient, RelayClientSettings, RelayServer,
+    RelayServerSettings, RequestKind, SessionEvent,
+};
 use tickwire_testkit::counting_alloc;
 
 #[global_allocator]

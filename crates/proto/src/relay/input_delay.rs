@@ -86,6 +86,7 @@ impl DelayPolicy {
     }
 
     /// The base delay (before any spill).
+    #[cfg(test)]
     pub fn base(&self) -> u32 {
         self.base
     }

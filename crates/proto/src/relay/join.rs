@@ -14,6 +14,7 @@
 //! player slot; without it nobody can take over someone else's player. Tokens come
 //! from the server's seeded generator: in production seed it from the OS.
 
+use crate::request::Tick;
 use crate::rng::Rng;
 use crate::wire::{DecodeError, Reader, Writer};
 
@@ -61,7 +62,7 @@ pub fn decode_hello(data: &[u8]) -> Result<Hello, DecodeError> {
 pub struct Welcome<'a> {
     pub player: u16,
     pub token: u64,
-    pub tick: u32,
+    pub tick: Tick,
     pub input_size: u16,
     pub max_players: u16,
     /// The engine's serialized state, in its own format.

@@ -11,8 +11,8 @@
 //!               | first_step u32 | n_steps u8 | n x Step
 //! Step          n_players u8 | n x (player u32, accepted u8, n_inputs u8, n_inputs x (len u8, bytes))
 //! ```
-//! `u32::MAX` in an ack means "nothing yet". Ticks are the low 32 bits of the sender's
-//! tick (at 60 Hz that wraps after 2 years). Decoding checks every length and count
+//! `u32::MAX` in an ack means "nothing yet". Ticks are [`Tick`]s, the sender's own
+//! (u32; at 60 Hz they last 2.27 years). Decoding checks every length and count
 //! against the configured maximum input size, and players in a step must be listed in
 //! increasing id order (so none twice).
 //!
@@ -26,18 +26,19 @@
 //! desync detection.
 
 use super::step_history::StepView;
+use crate::request::Tick;
 use crate::wire::{DecodeError, MAX_DATAGRAM_SIZE, Reader, Writer};
 
 pub const KIND_CLIENT_INPUTS: u8 = 1;
 pub const KIND_SERVER_UPDATE: u8 = 2;
 /// "Nothing yet" in an ack field.
-pub const NONE: u32 = u32::MAX;
+pub const NONE: Tick = Tick::MAX;
 
 /// One margin report: how early (ticks, negative = late) the first copy of a client
 /// input arrived, and which copy it was.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct MarginReport {
-    pub tick: u32,
+    pub tick: Tick,
     pub margin: f64,
     pub copy: u8,
 }
@@ -56,8 +57,8 @@ fn write_input(w: &mut Writer<'_>, input: &[u8]) {
 /// Encodes a client's inputs for ticks `first_tick ..` (at most 255).
 pub fn encode_client_inputs<'a>(
     out: &mut Vec<u8>,
-    step_ack: u32,
-    first_tick: u32,
+    step_ack: Tick,
+    first_tick: Tick,
     inputs: impl ExactSizeIterator<Item = &'a [u8]>,
 ) {
     out.clear();
@@ -77,7 +78,7 @@ pub fn decode_client_input_spans(
     data: &[u8],
     max_input: usize,
     spans: &mut Vec<(usize, usize)>,
-) -> Result<(u32, u32), DecodeError> {
+) -> Result<(Tick, Tick), DecodeError> {
     let mut r = Reader::new(data);
     let kind = r.u8()?;
     if kind != KIND_CLIENT_INPUTS {
@@ -115,17 +116,17 @@ pub struct PlayerStep {
 /// The fixed fields of a ServerUpdate.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct UpdateHead {
-    pub server_tick: u32,
+    pub server_tick: Tick,
     /// The receiving client's player id in the steps.
     pub your_player: u32,
     /// The server's consumption shift for this client (see `JitterBuffer::shift`).
     pub shift: i32,
     /// Highest client tick received with every earlier one.
-    pub input_ack: u32,
+    pub input_ack: Tick,
     /// Inputs waiting in this client's jitter buffer (saturating).
     pub depth: u8,
     /// The client tick of the first input consumed from this client, or [`NONE`].
-    pub first_input: u32,
+    pub first_input: Tick,
     /// Steps run on a substitute for this client's missing input, so far (wrapping).
     pub substituted: u32,
 }
@@ -142,8 +143,8 @@ pub fn encode_server_update_head(
     out: &mut Vec<u8>,
     head: &UpdateHead,
     margins: &[MarginReport],
-    checks: &[(u32, u64)],
-    first_step: u32,
+    checks: &[(Tick, u64)],
+    first_step: Tick,
     n_steps: u8,
 ) {
     out.clear();
@@ -198,6 +199,7 @@ pub fn write_step_player<'a>(
 }
 
 /// Encoded size of one step.
+#[cfg(test)]
 pub fn step_size(players: &[PlayerStep]) -> usize {
     1 + players.iter().map(|p| 6 + p.inputs.iter().map(|i| 1 + i.len()).sum::<usize>()).sum::<usize>()
 }
@@ -208,8 +210,8 @@ pub fn step_size(players: &[PlayerStep]) -> usize {
 pub struct ServerUpdate {
     pub head: UpdateHead,
     pub margins: Vec<MarginReport>,
-    pub checks: Vec<(u32, u64)>,
-    pub first_step: u32,
+    pub checks: Vec<(Tick, u64)>,
+    pub first_step: Tick,
     pub steps: Vec<Vec<PlayerStep>>,
 }
 
@@ -237,8 +239,8 @@ impl StepRules {
 pub struct UpdateView {
     pub head: Option<UpdateHead>,
     pub margins: Vec<MarginReport>,
-    pub checks: Vec<(u32, u64)>,
-    pub first_step: u32,
+    pub checks: Vec<(Tick, u64)>,
+    pub first_step: Tick,
     /// (offset, len) of each encoded step in the datagram.
     steps: Vec<(usize, usize)>,
 }
@@ -248,8 +250,8 @@ impl UpdateView {
         self.steps.len()
     }
 
-    /// Step `i` as encoded in `data` (the datagram this view was decoded from): what
-    /// [`decode_step_into`] reads.
+    /// Step `i` as encoded in `data` (the datagram this view was decoded from), in the
+    /// format [`write_step`] writes.
     pub fn step_bytes<'a>(&self, data: &'a [u8], i: usize) -> &'a [u8] {
         let (o, n) = self.steps[i];
         &data[o..o + n]
@@ -448,7 +450,7 @@ mod tests {
         data: &'a [u8],
         max_input: usize,
         inputs: &mut Vec<&'a [u8]>,
-    ) -> Result<(u32, u32), DecodeError> {
+    ) -> Result<(Tick, Tick), DecodeError> {
         let mut spans = Vec::new();
         let head = decode_client_input_spans(data, max_input, &mut spans)?;
         inputs.clear();

@@ -6,13 +6,14 @@
 //! join-in-progress, reconnect and desync detection ([`relay_server_session`],
 //! [`relay_client_session`]).
 
-pub mod input_delay;
-pub mod join;
-pub mod messages;
-pub mod prediction;
-pub mod relay_client;
-pub mod relay_client_session;
-pub mod relay_server;
-pub mod relay_server_session;
-pub mod step_history;
-pub mod step_queue;
+mod client_phase;
+pub(crate) mod input_delay;
+pub(crate) mod join;
+pub(crate) mod messages;
+pub(crate) mod prediction;
+pub(crate) mod relay_client;
+pub(crate) mod relay_client_session;
+pub(crate) mod relay_server;
+pub(crate) mod relay_server_session;
+pub(crate) mod step_history;
+mod step_queue;

@@ -26,7 +26,8 @@
 use std::collections::VecDeque;
 
 use super::messages::PlayerStep;
-use crate::rollback::{InputStatus, Request, RequestQueue, StateRing, Tick};
+use crate::request::{InputStatus, Request, RequestQueue, Tick};
+use crate::rollback::StateRing;
 
 /// Settings of a [`Predictor`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -44,7 +45,7 @@ pub struct PredictorConfig {
     pub pending_capacity: usize,
 }
 
-/// Counters of a [`Predictor`].
+/// Counters of a relay client's prediction and reconciliation (`Predictor`).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct PredictorStats {
     /// Canonical steps applied (authoritative ticks reached).
@@ -98,9 +99,9 @@ pub struct Predictor {
     auth: Tick,
     cur: Tick,
     pend: Vec<u8>,
-    pend_mask: u64,
-    pend_first: u64,
-    pend_next: u64,
+    pend_mask: Tick,
+    pend_first: Tick,
+    pend_next: Tick,
     anchored: bool,
     last_input: Vec<u8>,
     /// The newest canonical step's inputs and presence (the default guess).
@@ -124,7 +125,10 @@ pub struct Predictor {
     canon_advances: u32,
     changes: VecDeque<(u32, Tick, bool)>,
     auth_log: Vec<(Tick, u64)>,
-    auth_logged: Tick,
+    /// The next authoritative tick whose checksum is to be logged. Wider than a tick
+    /// so that "every tick up to `Tick::MAX` logged" has a value: a tick near the end
+    /// of the range can come from the wire (a Welcome), and a tick cursor would wrap.
+    auth_logged: u64,
     stats: PredictorStats,
 }
 
@@ -144,7 +148,7 @@ impl Predictor {
             auth: 0,
             cur: 0,
             pend: vec![0; pend_cap * s],
-            pend_mask: pend_cap as u64 - 1,
+            pend_mask: pend_cap as Tick - 1,
             pend_first: 0,
             pend_next: 0,
             anchored: false,
@@ -202,7 +206,7 @@ impl Predictor {
 
     /// Local inputs the server has not consumed (as far as the steps received tell).
     pub fn pending(&self) -> u64 {
-        self.pend_next - self.pend_first
+        u64::from(self.pend_next - self.pend_first)
     }
 
     /// Forgets the timeline until the next [`Predictor::restore`], keeping the counters
@@ -243,7 +247,7 @@ impl Predictor {
 
     /// Records our input for client tick `client_tick`. Skipped ticks (the engine
     /// pushed nothing) repeat the previous input, as the sync layer sent them.
-    pub fn push_local(&mut self, client_tick: u64, input: &[u8]) {
+    pub fn push_local(&mut self, client_tick: Tick, input: &[u8]) {
         if self.pend_next == self.pend_first && !self.anchored {
             self.pend_first = client_tick;
             self.pend_next = client_tick;
@@ -266,10 +270,10 @@ impl Predictor {
         }
         let at = (self.pend_next & self.pend_mask) as usize * self.size;
         self.pend[at..at + self.size].copy_from_slice(input);
-        self.pend_next += 1;
+        self.pend_next = self.pend_next.saturating_add(1);
     }
 
-    fn pending_input(&self, client_tick: u64) -> &[u8] {
+    fn pending_input(&self, client_tick: Tick) -> &[u8] {
         let at = (client_tick & self.pend_mask) as usize * self.size;
         &self.pend[at..at + self.size]
     }
@@ -287,7 +291,7 @@ impl Predictor {
         self.synced = true;
         self.have_canonical = false;
         self.last_present.fill(false);
-        self.auth_logged = tick;
+        self.auth_logged = tick as u64;
         self.save(tick);
     }
 
@@ -312,11 +316,11 @@ impl Predictor {
     }
 
     /// Our accepted count in `players`, with the canonical inputs staged.
-    fn stage(&mut self, players: &[PlayerStep], first_input: Option<u64>) -> u64 {
+    fn stage(&mut self, players: &[PlayerStep], first_input: Option<Tick>) -> u32 {
         let s = self.size;
         self.canon_bytes.fill(0);
         self.canon_present.fill(false);
-        let mut mine = 0u64;
+        let mut mine = 0u32;
         for p in players {
             let i = p.player as usize;
             if i >= self.n {
@@ -327,7 +331,7 @@ impl Predictor {
                 self.canon_bytes[i * s..(i + 1) * s].copy_from_slice(b);
             }
             if Some(i) == self.me {
-                mine = p.accepted as u64;
+                mine = u32::from(p.accepted);
             }
         }
         // The first step that consumed one of our inputs fixes which input that was.
@@ -342,14 +346,14 @@ impl Predictor {
     }
 
     /// A step from before the snapshot: only its accounting of our inputs matters.
-    pub fn skip_step(&mut self, players: &[PlayerStep], first_input: Option<u64>) {
+    pub fn skip_step(&mut self, players: &[PlayerStep], first_input: Option<Tick>) {
         let mine = self.stage(players, first_input);
-        self.pend_first = (self.pend_first + mine).min(self.pend_next);
+        self.pend_first = self.pend_first.saturating_add(mine).min(self.pend_next);
     }
 
     /// Applies canonical step `tick` (which must be the authoritative tick).
     /// `first_input` is the client tick of our first consumed input, once known.
-    pub fn on_step(&mut self, tick: Tick, players: &[PlayerStep], first_input: Option<u64>) -> StepOutcome {
+    pub fn on_step(&mut self, tick: Tick, players: &[PlayerStep], first_input: Option<Tick>) -> StepOutcome {
         debug_assert_eq!(tick, self.auth);
         let s = self.size;
         let mine = self.stage(players, first_input);
@@ -365,7 +369,7 @@ impl Predictor {
         }
         let predicted = tick < self.cur && self.used_tick[tick as usize & self.used_mask] == Some(tick);
         let matched = predicted && self.compare(tick, mine, on_time);
-        self.pend_first = (self.pend_first + mine).min(self.pend_next);
+        self.pend_first = self.pend_first.saturating_add(mine).min(self.pend_next);
         let outcome = if !self.rewound && matched {
             self.stats.confirmed_predictions += 1;
             self.auth = tick + 1;
@@ -409,7 +413,7 @@ impl Predictor {
     }
 
     /// Whether the prediction of `tick` used exactly the canonical inputs.
-    fn compare(&mut self, tick: Tick, mine: u64, on_time: bool) -> bool {
+    fn compare(&mut self, tick: Tick, mine: u32, on_time: bool) -> bool {
         let (n, s) = (self.n, self.size);
         let base = (tick as usize & self.used_mask) * n;
         let (mut local_ok, mut remote_ok) = (true, true);
@@ -443,7 +447,7 @@ impl Predictor {
             return;
         }
         let h = self.pending().saturating_sub(delay as u64).min(self.cfg.max_prediction as u64) as Tick;
-        let target = self.auth + h;
+        let target = self.auth.saturating_add(h);
         let (n, s) = (self.n, self.size);
         while self.cur < target {
             let t = self.cur;
@@ -453,7 +457,7 @@ impl Predictor {
             self.requests.begin_advance_flagged(t, resim, false);
             for i in 0..n {
                 let (present, status) = if Some(i) == self.me {
-                    let c = self.pend_first + (t - self.auth) as u64;
+                    let c = self.pend_first + (t - self.auth);
                     let at = (c & self.pend_mask) as usize * s;
                     self.used_bytes[(base + i) * s..(base + i + 1) * s].copy_from_slice(&self.pend[at..at + s]);
                     (true, InputStatus::Predicted)
@@ -499,8 +503,11 @@ impl Predictor {
     }
 
     fn log_auth_checksums(&mut self) {
-        while self.synced && self.auth_logged <= self.auth {
-            let t = self.auth_logged;
+        // Only the last AUTH_LOG ticks can be kept: never walk further back than that.
+        let auth = self.auth as u64;
+        self.auth_logged = self.auth_logged.max((auth + 1).saturating_sub(AUTH_LOG as u64));
+        while self.synced && self.auth_logged <= auth {
+            let t = self.auth_logged as Tick;
             match self.ring.checksum(t) {
                 Some(c) => self.auth_log[t as usize % AUTH_LOG] = (t, c),
                 // Saved but not confirmed yet: the engine answers after this batch.
@@ -521,7 +528,7 @@ impl Predictor {
     /// Whether checksums of ticks up to `tick` have been logged (a check older than
     /// that without a checksum will never get one).
     pub fn checksums_logged_past(&self, tick: Tick) -> bool {
-        self.auth_logged > tick
+        self.auth_logged > tick as u64
     }
 }
 

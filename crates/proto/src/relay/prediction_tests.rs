@@ -45,7 +45,7 @@ fn predictor() -> Predictor {
 /// One client tick: our input for `client_tick`, then the steps, then prediction.
 fn tick(
     p: &mut Predictor,
-    client_tick: u64,
+    client_tick: Tick,
     input: u8,
     steps: &[(Tick, Vec<PlayerStep>)],
 ) -> Vec<(char, Tick, bool, bool, Vec<u8>)> {
@@ -188,4 +188,23 @@ fn the_engines_own_guess_replaces_repeat_last() {
     p.set_prediction(1, None);
     let r = tick(&mut p, 103, 2, &[]);
     assert_eq!(r[0].4, vec![2, 7], "back to repeating the last canonical input (7)");
+}
+
+/// A Welcome with tick 0xFFFFFFFF (issue 13): logging the checksums of authoritative
+/// ticks walked `auth_logged..=auth` with `auth_logged += 1`, which wrapped to 0 past
+/// `Tick::MAX` in a release build and looped forever inside `tw_session_advance`.
+/// No loop may be bounded by a number from the wire.
+#[test]
+fn a_snapshot_at_the_last_tick_does_not_hang_the_checksum_log() {
+    for tick in [Tick::MAX, Tick::MAX - 1, Tick::MAX - 300] {
+        let mut p = predictor();
+        p.restore(tick, &[1, 2, 3]);
+        drain(&mut p);
+        for _ in 0..3 {
+            p.begin_batch();
+            p.finish_batch(true, 0);
+            drain(&mut p);
+        }
+        assert_eq!(p.authoritative_checksum(tick), Some(tick as u64), "the restored tick's checksum is logged");
+    }
 }

@@ -12,9 +12,9 @@ use std::collections::VecDeque;
 use std::net::SocketAddr;
 
 use super::messages::{self, PlayerStep, StepRules, UpdateView};
-use super::relay_server::widen;
 use super::step_queue::{StepQueue, StepQueueSize};
 use crate::clock::Micros;
+use crate::request::Tick;
 use crate::sync::interp::{AdaptiveInterpolation, InterpConfig, RemoteTimeline};
 use crate::sync::redundancy::{RedundancyConfig, RedundancyPlanner};
 use crate::sync::{InputLeadController, LeadConfig};
@@ -77,7 +77,7 @@ pub struct SyncStats {
     pub uplink_loss: f64,
     pub drift_ppm: f64,
     /// Newest canonical step received in order.
-    pub authoritative_tick: u64,
+    pub authoritative_tick: Tick,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -86,10 +86,11 @@ pub enum RelayClientEvent {
     Disconnected { reason: DisconnectReason },
 }
 
+/// Why a [`RelayClient`] call failed.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum SessionError {
+pub enum RelayClientError {
     #[error("no tick is due for an input: call ticks_due first (next input tick {0})")]
-    NoTickDue(u64),
+    NoTickDue(Tick),
     #[error("input of {size} bytes exceeds the maximum of {max}")]
     InputTooLarge { size: usize, max: usize },
     #[error(transparent)]
@@ -119,9 +120,9 @@ pub struct RelayClient {
     interp: AdaptiveInterpolation,
     start_local: Micros,
     start_pos: f64,
-    next_tick: u64,
+    next_tick: Tick,
     last_input: Vec<u8>,
-    unacked: VecDeque<(u64, Vec<u8>)>,
+    unacked: VecDeque<(Tick, Vec<u8>)>,
     spare_inputs: Vec<Vec<u8>>,
     /// A send boundary passed since the last send.
     send_pending: bool,
@@ -129,9 +130,9 @@ pub struct RelayClient {
     steps: StepQueue,
     view: UpdateView,
     rules: StepRules,
-    step_next: Option<u64>,
-    first_input: Option<u64>,
-    checks: VecDeque<(u64, u64)>,
+    step_next: Option<Tick>,
+    first_input: Option<Tick>,
+    checks: VecDeque<(Tick, u64)>,
     malformed: u64,
     depth: u32,
     empty: u64,
@@ -215,7 +216,7 @@ impl RelayClient {
     /// The next canonical step, in tick order, each exactly once, as an owned copy
     /// (which allocates): an engine loop uses [`RelayClient::peek_step`] and
     /// [`RelayClient::discard_step`] instead.
-    pub fn poll_step(&mut self) -> Option<(u64, Vec<PlayerStep>)> {
+    pub fn poll_step(&mut self) -> Option<(Tick, Vec<PlayerStep>)> {
         let (tick, players) = self.steps.front()?;
         let step = (tick, players.to_vec());
         self.steps.pop_front();
@@ -224,7 +225,7 @@ impl RelayClient {
 
     /// The next canonical step without taking it (no allocation): follow with
     /// [`RelayClient::discard_step`].
-    pub fn peek_step(&self) -> Option<(u64, &[PlayerStep])> {
+    pub fn peek_step(&self) -> Option<(Tick, &[PlayerStep])> {
         self.steps.front()
     }
 
@@ -240,13 +241,13 @@ impl RelayClient {
 
     /// The client tick of the first of our inputs the server consumed (with the
     /// accepted counts, which input each step used), once the server has said.
-    pub fn first_input(&self) -> Option<u64> {
+    pub fn first_input(&self) -> Option<Tick> {
         self.first_input
     }
 
     /// The next server checksum report `(tick, checksum)` received (in arrival order,
     /// each at most once per update carrying it; duplicates are possible).
-    pub fn take_check(&mut self) -> Option<(u64, u64)> {
+    pub fn take_check(&mut self) -> Option<(Tick, u64)> {
         self.checks.pop_front()
     }
 
@@ -256,7 +257,7 @@ impl RelayClient {
     }
 
     /// The client tick the next input is for.
-    pub fn next_input_tick(&self) -> u64 {
+    pub fn next_input_tick(&self) -> Tick {
         self.next_tick
     }
 
@@ -311,7 +312,7 @@ impl RelayClient {
         now: Micros,
         ep: &mut T,
         input: &[u8],
-    ) -> Result<u64, SessionError> {
+    ) -> Result<Tick, RelayClientError> {
         let tick = self.record_input(now, input)?;
         self.send_pending(now, ep)?;
         Ok(tick)
@@ -319,15 +320,15 @@ impl RelayClient {
 
     /// [`RelayClient::push_input`] without the sending: records the input for the next
     /// due tick; [`RelayClient::send_pending`] sends when a send boundary has passed.
-    pub fn record_input(&mut self, now: Micros, input: &[u8]) -> Result<u64, SessionError> {
+    pub fn record_input(&mut self, now: Micros, input: &[u8]) -> Result<Tick, RelayClientError> {
         if input.len() > self.cfg.max_input_size {
-            return Err(SessionError::InputTooLarge { size: input.len(), max: self.cfg.max_input_size });
+            return Err(RelayClientError::InputTooLarge { size: input.len(), max: self.cfg.max_input_size });
         }
-        let Some(clock) = self.clock.take() else { return Err(SessionError::NoTickDue(self.next_tick)) };
+        let Some(clock) = self.clock.take() else { return Err(RelayClientError::NoTickDue(self.next_tick)) };
         let r = if self.next_tick < clock.tick() {
             Ok(self.record(now, &clock, Some(input)))
         } else {
-            Err(SessionError::NoTickDue(self.next_tick))
+            Err(RelayClientError::NoTickDue(self.next_tick))
         };
         self.clock = Some(clock);
         r
@@ -335,7 +336,7 @@ impl RelayClient {
 
     /// Sends the unacknowledged inputs if a send boundary (every `send_interval`
     /// ticks) has passed since the last send.
-    pub fn send_pending<T: Transport + ?Sized>(&mut self, now: Micros, ep: &mut T) -> Result<(), SessionError> {
+    pub fn send_pending<T: Transport + ?Sized>(&mut self, now: Micros, ep: &mut T) -> Result<(), RelayClientError> {
         if std::mem::take(&mut self.send_pending) {
             self.send_inputs(now, ep)?;
         }
@@ -343,9 +344,10 @@ impl RelayClient {
     }
 
     /// Records `input` (None: the previous one again) for the next input tick.
-    fn record(&mut self, now: Micros, clock: &TickClock, input: Option<&[u8]>) -> u64 {
+    fn record(&mut self, now: Micros, clock: &TickClock, input: Option<&[u8]>) -> Tick {
         let tick = self.next_tick;
-        self.next_tick += 1;
+        // (It starts from the server's tick: held at `Tick::MAX`, as the clock is.)
+        self.next_tick = self.next_tick.saturating_add(1);
         self.lead.on_input_sent(tick, self.phase(clock, now));
         if let Some(input) = input {
             self.last_input.clear();
@@ -358,21 +360,21 @@ impl RelayClient {
         buf.clear();
         buf.extend_from_slice(&self.last_input);
         self.unacked.push_back((tick, buf));
-        if (tick + 1) % self.cfg.send_interval as u64 == 0 {
+        if (u64::from(tick) + 1) % u64::from(self.cfg.send_interval) == 0 {
             self.send_pending = true;
         }
         tick
     }
 
-    fn send_inputs<T: Transport + ?Sized>(&mut self, now: Micros, ep: &mut T) -> Result<(), SessionError> {
+    fn send_inputs<T: Transport + ?Sized>(&mut self, now: Micros, ep: &mut T) -> Result<(), RelayClientError> {
         let Some(server) = self.server else { return Ok(()) };
-        let window = (self.redundancy.copies() * self.cfg.send_interval) as u64;
+        let window = self.redundancy.copies() * self.cfg.send_interval;
         let oldest = self.next_tick.saturating_sub(window);
         let skip = self.unacked.iter().take_while(|(t, _)| *t < oldest).count();
         let first = self.unacked.get(skip).map_or(self.next_tick, |u| u.0);
-        let step_ack = self.step_next.map_or(messages::NONE, |n| n.wrapping_sub(1) as u32);
+        let step_ack = self.step_next.map_or(messages::NONE, |n| n.wrapping_sub(1));
         let inputs = self.unacked.iter().skip(skip).map(|(_, i)| i.as_slice());
-        messages::encode_client_inputs(&mut self.buf, step_ack, first as u32, inputs);
+        messages::encode_client_inputs(&mut self.buf, step_ack, first, inputs);
         ep.send(server, CHANNEL_UNRELIABLE, &self.buf)?;
         ep.flush(now);
         Ok(())
@@ -410,10 +412,10 @@ impl RelayClient {
 
     fn on_update(&mut self, now: Micros, data: &[u8], u: &UpdateView) {
         let head = u.head.expect("decoded");
-        let server_tick = head.server_tick as u64;
+        let server_tick = head.server_tick;
         if self.clock.is_none() {
             // Start two ticks ahead of the server's stamp; the loop takes it from there.
-            let start = server_tick + 2;
+            let start = server_tick.saturating_add(2);
             let mut clock = TickClock::new(self.cfg.tick, start);
             clock.advance(now);
             self.start_local = now;
@@ -424,23 +426,21 @@ impl RelayClient {
         self.my_player = Some(head.your_player);
         self.depth = head.depth as u32;
         if head.first_input != messages::NONE && self.first_input.is_none() {
-            self.first_input = Some(widen(self.next_tick, head.first_input));
+            self.first_input = Some(head.first_input);
         }
         for &(tick, checksum) in &u.checks {
             if self.checks.len() == CHECKS_QUEUED {
                 self.checks.pop_front();
             }
-            self.checks.push_back((widen(server_tick, tick), checksum));
+            self.checks.push_back((tick, checksum));
         }
-        let reference = self.next_tick;
         self.lead.on_substitutions(head.substituted);
         for m in &u.margins {
-            let tick = widen(reference, m.tick);
-            self.lead.on_margin(tick, m.margin, head.shift as i64);
+            self.lead.on_margin(m.tick, m.margin, head.shift as i64);
             self.redundancy.on_first_copy(m.copy);
         }
         if head.input_ack != messages::NONE {
-            let ack = widen(reference, head.input_ack);
+            let ack = head.input_ack;
             while self.unacked.front().is_some_and(|(t, _)| *t <= ack) {
                 let (_, buf) = self.unacked.pop_front().expect("front exists");
                 self.spare_inputs.push(buf);
@@ -448,7 +448,9 @@ impl RelayClient {
         }
         let mine = head.your_player;
         for i in 0..u.n_steps() {
-            let tick = widen(server_tick, u.first_step.wrapping_add(i as u32));
+            // A step numbered past the end of the tick range, or at its end (which has no
+            // next tick), is never taken.
+            let Some(tick) = u.first_step.checked_add(i as Tick).filter(|&t| t < Tick::MAX) else { break };
             let next = *self.step_next.get_or_insert(tick);
             if tick != next {
                 continue; // a repeat, or beyond a gap the server will fill
@@ -534,4 +536,41 @@ fn step_queue_size(cfg: &RelayClientConfig) -> StepQueueSize {
 /// Unacknowledged inputs worth keeping: the most `send_inputs` ever sends.
 fn unacked_kept(cfg: &RelayClientConfig) -> usize {
     (cfg.redundancy.max_copies.max(1) as usize).saturating_mul(cfg.send_interval.max(1) as usize)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_update_at_the_end_of_the_tick_range_does_not_overflow() {
+        // The server's ticks come from the wire: a clock started from Tick::MAX holds
+        // there, and a step numbered Tick::MAX (which has no next tick) is not taken.
+        let mut client = RelayClient::new(RelayClientConfig::default());
+        let head = messages::UpdateHead {
+            server_tick: Tick::MAX,
+            your_player: 0,
+            shift: 0,
+            input_ack: messages::NONE,
+            depth: 0,
+            first_input: Tick::MAX - 1,
+            substituted: 0,
+        };
+        let mut buf = Vec::new();
+        messages::encode_server_update_head(&mut buf, &head, &[], &[(Tick::MAX, 1)], Tick::MAX - 1, 3);
+        for _ in 0..3 {
+            messages::write_step(&mut buf, &[PlayerStep { player: 0, accepted: 1, inputs: vec![vec![1]] }]);
+        }
+        client.handle_update(0, &buf);
+        assert_eq!(client.malformed(), 0);
+        assert_eq!(client.next_input_tick(), Tick::MAX);
+        assert_eq!(client.queued_steps(), 1, "only the step before the end");
+        assert_eq!(client.peek_step().map(|s| s.0), Some(Tick::MAX - 1));
+        assert_eq!(client.first_input(), Some(Tick::MAX - 1));
+        assert_eq!(client.take_check(), Some((Tick::MAX, 1)));
+        // Time passes: the clock holds at the end, so no input is ever due past it.
+        client.clock.as_mut().expect("started").advance(1_000_000);
+        assert_eq!(client.clock.as_ref().map(TickClock::tick), Some(Tick::MAX));
+        assert!(!client.input_due());
+    }
 }

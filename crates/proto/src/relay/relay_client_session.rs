@@ -23,12 +23,13 @@
 use std::collections::VecDeque;
 use std::net::SocketAddr;
 
+use super::client_phase::{Phase, Reattempt, backoff_us, is_transient};
 use super::input_delay::{DelayPolicy, InputDelay};
 use super::join::{self, Hello};
 use super::prediction::{Predictor, PredictorConfig, PredictorStats, StepOutcome};
 use super::relay_client::{RelayClient, RelayClientConfig, SyncStats};
 use crate::clock::Micros;
-use crate::rollback::{AdvanceStatus, Request, Tick};
+use crate::request::{AdvanceStatus, Request, Tick};
 use crate::transport::{CHANNEL_RELIABLE, CHANNEL_UNRELIABLE, DisconnectReason, Event, PeerId, SendError, Transport};
 
 /// Settings of a [`RelayClientSession`].
@@ -48,8 +49,11 @@ pub struct RelayClientSessionConfig {
     pub input_delay: InputDelay,
     /// Most authoritative ticks simulated per `advance` while catching up.
     pub max_catchup_ticks: u32,
-    /// Reconnect by ourselves for this long after the connection times out (0:
-    /// never). A connection the server closed on purpose is not retried.
+    /// Reconnect by ourselves for this long after the connection drops for a reason
+    /// worth retrying (silence, a full server, a broken message), backing off from
+    /// 250 ms to 4 s between attempts; the same for a first join that fails so (0:
+    /// never). A connection the server closed on purpose (kicked, another version,
+    /// shut down) is not retried.
     pub reconnect_window_us: Micros,
     /// The transport's reliable channel (for the join handshake).
     pub reliable_channel: u8,
@@ -173,16 +177,10 @@ pub struct RelayClientSession {
     predictor: Predictor,
     delay: DelayPolicy,
     server_addr: Option<SocketAddr>,
-    server: Option<PeerId>,
+    phase: Phase,
     token: Option<u64>,
     player: Option<u32>,
-    hello_pending: bool,
-    awaiting_welcome: bool,
-    /// A snapshot waiting for the next `advance`: (tick, state).
-    welcome: Option<(Tick, Vec<u8>)>,
     snapshot_tick: Tick,
-    announced_sync: bool,
-    dropped_at: Option<Micros>,
     now: Micros,
     local_input: Vec<u8>,
     server_checks: VecDeque<(Tick, u64)>,
@@ -211,15 +209,10 @@ impl RelayClientSession {
             predictor,
             delay: DelayPolicy::new(cfg.input_delay, cfg.max_prediction),
             server_addr: None,
-            server: None,
+            phase: Phase::Idle,
             token: None,
             player: None,
-            hello_pending: false,
-            awaiting_welcome: false,
-            welcome: None,
             snapshot_tick: 0,
-            announced_sync: false,
-            dropped_at: None,
             now: 0,
             local_input: vec![0; cfg.input_size],
             server_checks: VecDeque::with_capacity(SERVER_CHECKS),
@@ -262,7 +255,7 @@ impl RelayClientSession {
 
     /// True once caught up after the (latest) snapshot.
     pub fn is_synchronized(&self) -> bool {
-        self.announced_sync
+        matches!(self.phase, Phase::Playing { .. })
     }
 
     /// Starts connecting to the server at `addr`.
@@ -275,7 +268,7 @@ impl RelayClientSession {
         self.now = self.now.max(now);
         self.server_addr = Some(addr);
         let peer = self.relay.connect(now, transport, addr)?;
-        self.server = Some(peer);
+        self.phase = Phase::Connecting { peer, retry: None };
         Ok(peer)
     }
 
@@ -283,14 +276,15 @@ impl RelayClientSession {
     pub fn on_event<T: Transport + ?Sized>(&mut self, now: Micros, transport: &mut T, e: Event) {
         self.now = self.now.max(now);
         match e {
-            Event::Connected { peer, .. } if Some(peer) == self.server => {
-                self.hello_pending = true;
-                self.awaiting_welcome = true;
-                self.events.push_back(ClientSessionEvent::Connected { server: peer });
+            Event::Connected { peer, .. } if Some(peer) == self.phase.peer() => {
+                if let Phase::Connecting { peer, retry } = self.phase {
+                    self.phase = Phase::Joining { peer, hello_sent: false, retry };
+                    self.events.push_back(ClientSessionEvent::Connected { server: peer });
+                }
             }
-            Event::Disconnected { peer, reason } if Some(peer) == self.server => self.on_lost(transport, reason),
+            Event::Disconnected { peer, reason } if Some(peer) == self.phase.peer() => self.on_lost(reason),
             Event::Message { peer, channel, data } => {
-                if Some(peer) != self.server {
+                if Some(peer) != self.phase.peer() {
                     self.stats.malformed += 1;
                 } else if channel == CHANNEL_UNRELIABLE {
                     self.relay.handle_update(self.now, &data);
@@ -313,45 +307,64 @@ impl RelayClientSession {
         let ours = w.input_size as usize == self.cfg.input_size && w.max_players as usize == self.cfg.max_players;
         // A returning client must get its own token back; a new one any token.
         let token_ok = self.token.is_none_or(|t| t == w.token);
-        if !ours || !token_ok || !self.awaiting_welcome {
+        let Phase::Joining { peer, retry, .. } = self.phase else {
+            self.stats.malformed += 1;
+            return;
+        };
+        if !ours || !token_ok {
             self.stats.malformed += 1;
             return;
         }
-        self.awaiting_welcome = false;
         self.token = Some(w.token);
         self.player = Some(w.player as u32);
         self.predictor.set_local_player(w.player as u32);
-        self.welcome = Some((w.tick, w.state.to_vec()));
+        self.phase = Phase::Welcomed { peer, tick: w.tick, state: w.state.to_vec(), retry };
     }
 
-    fn on_lost<T: Transport + ?Sized>(&mut self, transport: &mut T, reason: DisconnectReason) {
-        self.server = None;
-        let first = self.dropped_at.is_none();
-        let since = *self.dropped_at.get_or_insert(self.now);
-        // Only silence is worth retrying: a server that closed the connection (kicked
-        // us, refused our token, is full) would do it again.
-        let within = reason == DisconnectReason::Timeout
+    /// The connection dropped (or a join failed): retry within the window when the
+    /// reason is worth it, else the session is over.
+    fn on_lost(&mut self, reason: DisconnectReason) {
+        let run = self.phase.reattempt();
+        let retry = Reattempt {
+            since: run.map_or(self.now, |r| r.since),
+            attempt: run.map_or(0, |r| r.attempt + 1),
+            had_slot: run.map_or(self.token.is_some(), |r| r.had_slot),
+        };
+        let within = is_transient(reason)
+            && self.server_addr.is_some()
             && self.cfg.reconnect_window_us > 0
-            && self.now.saturating_sub(since) <= self.cfg.reconnect_window_us;
-        if let (Some(_), Some(addr), true) = (self.token, self.server_addr, within) {
+            && self.now.saturating_sub(retry.since) <= self.cfg.reconnect_window_us;
+        if within {
+            // The timeline is dropped at once: nothing is simulated on a dead link.
             self.relay = RelayClient::new(self.cfg.sync.clone());
             self.predictor.reset(true);
             self.delay.reset();
-            self.welcome = None;
-            self.awaiting_welcome = false;
-            self.hello_pending = false;
-            self.announced_sync = false;
             self.server_checks.clear();
-            if let Ok(peer) = self.relay.connect(self.now, transport, addr) {
-                self.server = Some(peer);
-                if first {
-                    self.events.push_back(ClientSessionEvent::Interrupted { reason });
-                }
-                return;
+            if run.is_none() {
+                self.events.push_back(ClientSessionEvent::Interrupted { reason });
+            }
+            self.phase = Phase::Retrying { at: self.now + backoff_us(retry.attempt), retry, reason };
+        } else {
+            self.phase = Phase::Lost;
+            self.events.push_back(ClientSessionEvent::Disconnected { reason });
+        }
+    }
+
+    /// A retry whose time has come: a new connection (the token, if any, goes in the
+    /// Hello and gets the slot back).
+    fn retry_if_due<T: Transport + ?Sized>(&mut self, transport: &mut T) {
+        let Phase::Retrying { at, retry, reason } = self.phase else { return };
+        let Some(addr) = self.server_addr else { return };
+        if self.now < at {
+            return;
+        }
+        match self.relay.connect(self.now, transport, addr) {
+            Ok(peer) => self.phase = Phase::Connecting { peer, retry: Some(retry) },
+            Err(_) => {
+                self.phase = Phase::Lost;
+                self.events.push_back(ClientSessionEvent::Disconnected { reason });
             }
         }
-        self.dropped_at = None;
-        self.events.push_back(ClientSessionEvent::Disconnected { reason });
     }
 
     /// Runs the tick clock (steered by the server's feedback); returns how many ticks
@@ -359,9 +372,10 @@ impl RelayClientSession {
     /// [`RelayClientSession::advance`]. Ticks the engine skips repeat its last input.
     pub fn ticks_due<T: Transport + ?Sized>(&mut self, now: Micros, transport: &mut T) -> u32 {
         self.now = self.now.max(now);
+        self.retry_if_due(transport);
         let n = self.relay.ticks_due(now, transport);
         self.stats.sync = self.relay.stats(now, transport);
-        if let Some(st) = self.server.and_then(|p| transport.stats(p)) {
+        if let Some(st) = self.phase.peer().and_then(|p| transport.stats(p)) {
             self.delay.on_rtt(now, st.srtt_us, self.cfg.sync.tick.tick_us);
         }
         n
@@ -401,11 +415,14 @@ impl RelayClientSession {
         self.delay.on_tick(self.predictor.pending());
         self.predictor.begin_batch();
         if !self.predictor.synced() {
-            let Some((tick, state)) = self.welcome.take() else { return AdvanceStatus::NotSynchronized };
-            self.predictor.restore(tick, &state);
+            let Phase::Welcomed { peer, tick, ref state, retry } = self.phase else {
+                return AdvanceStatus::NotSynchronized;
+            };
+            self.predictor.restore(tick, state);
+            self.phase = Phase::CatchingUp { peer };
             self.snapshot_tick = tick;
             self.checks_done_upto = None;
-            let reconnect = self.dropped_at.take().is_some();
+            let reconnect = retry.is_some_and(|r| r.had_slot);
             self.stats.reconnects += reconnect as u64;
             let player = self.player.unwrap_or(0);
             self.events.push_back(ClientSessionEvent::Joined { player, tick, reconnect });
@@ -413,7 +430,6 @@ impl RelayClientSession {
         let first_input = self.relay.first_input();
         let mut broken = false;
         while let Some((tick, players)) = self.relay.peek_step() {
-            let tick = tick as Tick;
             let auth = self.predictor.authoritative_tick();
             if tick < auth {
                 self.predictor.skip_step(players, first_input);
@@ -434,8 +450,8 @@ impl RelayClientSession {
         }
         let caught_up = self.relay.queued_steps() == 0;
         self.predictor.finish_batch(caught_up, self.delay.effective());
-        if caught_up && !self.announced_sync {
-            self.announced_sync = true;
+        if let (true, Phase::CatchingUp { peer }) = (caught_up, &self.phase) {
+            self.phase = Phase::Playing { peer: *peer };
             self.events.push_back(ClientSessionEvent::Synchronized { tick: self.predictor.authoritative_tick() });
         }
         while let Some((player, tick, joined)) = self.predictor.poll_presence_change() {
@@ -454,24 +470,21 @@ impl RelayClientSession {
     /// for example to recover from a desync: a `Restore` of the server's state and a
     /// catch-up follow, as when joining.
     pub fn request_snapshot(&mut self) {
-        if self.token.is_some() {
-            self.resync();
-        }
+        self.resync();
     }
 
+    /// Only a client with a timeline (restored, on a connection) can drop it.
     fn resync(&mut self) {
+        let (Phase::CatchingUp { peer } | Phase::Playing { peer }) = self.phase else { return };
         let tick = self.predictor.authoritative_tick();
         self.predictor.reset(false);
-        self.announced_sync = false;
-        self.hello_pending = true;
-        self.awaiting_welcome = true;
+        self.phase = Phase::Joining { peer, hello_sent: false, retry: None };
         self.stats.resyncs += 1;
         self.events.push_back(ClientSessionEvent::Resyncing { tick });
     }
 
     fn check_desyncs(&mut self) {
         while let Some((t, c)) = self.relay.take_check() {
-            let t = t as Tick;
             let done = self.checks_done_upto.is_some_and(|d| t <= d) || t < self.snapshot_tick;
             if done || self.server_checks.iter().any(|&(x, _)| x == t) {
                 continue;
@@ -510,7 +523,7 @@ impl RelayClientSession {
 
     /// The connection to the server (None while reconnecting or after it is gone).
     pub fn server_peer(&self) -> Option<PeerId> {
-        self.server
+        self.phase.peer()
     }
 
     /// The engine's checksum of the state it saved for `tick` (answer to `Save`).
@@ -526,7 +539,7 @@ impl RelayClientSession {
     /// and the join handshake. Call once per frame, after advancing.
     pub fn send_messages<T: Transport + ?Sized>(&mut self, now: Micros, transport: &mut T) {
         self.now = self.now.max(now);
-        if let (true, Some(server)) = (self.hello_pending, self.server) {
+        if let Phase::Joining { peer: server, hello_sent: false, .. } = self.phase {
             let h = Hello {
                 token: self.token.unwrap_or(0),
                 input_size: self.cfg.input_size as u16,
@@ -534,7 +547,9 @@ impl RelayClientSession {
             };
             join::encode_hello(&mut self.buf, &h);
             if transport.send(server, self.cfg.reliable_channel, &self.buf).is_ok() {
-                self.hello_pending = false;
+                if let Phase::Joining { hello_sent, .. } = &mut self.phase {
+                    *hello_sent = true;
+                }
                 transport.flush(now);
             }
         }

@@ -14,6 +14,7 @@ use super::messages::{self, MarginReport};
 use super::step_history::{StepHistory, StepView};
 use crate::clock::Micros;
 use crate::jitter::{JitterBuffer, JitterConfig, JitterStats, KickReason, PushOutcome};
+use crate::request::Tick;
 use crate::transport::{CHANNEL_UNRELIABLE, ConfigError, DisconnectReason, EndpointConfig, Event, PeerId, Transport};
 use crate::wire::MAX_DATAGRAM_SIZE;
 
@@ -94,32 +95,32 @@ struct Client {
     /// [`MARGINS_SENT`] are ever sent, so older ones are dropped in batches.
     margins: Vec<MarginReport>,
     /// Highest client tick received with all before it (for the client's redundancy).
-    input_ack: Option<u32>,
+    input_ack: Option<Tick>,
     /// Highest step tick the client has acknowledged.
-    step_ack: Option<u64>,
+    step_ack: Option<Tick>,
     /// The first step that includes this client (it needs nothing earlier).
-    joined_at: u64,
+    joined_at: Tick,
     /// The client tick of the first input consumed (real or substituted).
-    first_input: Option<u64>,
+    first_input: Option<Tick>,
     /// Newest input tick of any packet so far, and the client's send interval as
     /// seen: the smallest step between the newest inputs of successive packets (loss
     /// only makes steps longer, and reordered packets are not steps forward).
-    newest_seen: Option<u64>,
-    send_interval: Option<u64>,
+    newest_seen: Option<Tick>,
+    send_interval: Option<u32>,
 }
 
 impl Client {
     /// The oldest step this client still needs.
-    fn needs_from(&self) -> u64 {
-        self.step_ack.map_or(self.joined_at, |a| a + 1).max(self.joined_at)
+    fn needs_from(&self) -> Tick {
+        self.step_ack.map_or(self.joined_at, |a| a.saturating_add(1)).max(self.joined_at)
     }
 }
 
 /// A client's send interval (ticks) until two of its packets show it: the default
 /// client's.
-const ASSUMED_SEND_INTERVAL: u64 = 2;
+const ASSUMED_SEND_INTERVAL: u32 = 2;
 /// Longest send interval a client may use (ticks).
-const MAX_SEND_INTERVAL: u64 = 32;
+const MAX_SEND_INTERVAL: u32 = 32;
 
 /// Checksum reports repeated in every update (a check every few dozen ticks is then
 /// sent in many updates, so loss rarely hides one).
@@ -136,7 +137,7 @@ pub struct RelayServer {
     /// By player id (steps list players in this order).
     clients: BTreeMap<u32, Client>,
     by_peer: BTreeMap<PeerId, u32>,
-    tick: u64,
+    tick: Tick,
     last_tick_at: Micros,
     /// Recent canonical steps, oldest first, for redundancy until acknowledged.
     steps: StepHistory,
@@ -144,7 +145,7 @@ pub struct RelayServer {
     /// Peers to disconnect at the next flush (kicked during a tick).
     to_disconnect: Vec<PeerId>,
     updates_due: bool,
-    checks: [(u32, u64); CHECKS_KEPT],
+    checks: [(Tick, u64); CHECKS_KEPT],
     n_checks: usize,
     stats: RelayServerStats,
     buf: Vec<u8>,
@@ -195,7 +196,7 @@ impl RelayServer {
     }
 
     /// The last step run.
-    pub fn tick(&self) -> u64 {
+    pub fn tick(&self) -> Tick {
         self.tick
     }
 
@@ -214,7 +215,7 @@ impl RelayServer {
     }
 
     /// The first step that includes `player`.
-    pub fn joined_at(&self, player: u32) -> Option<u64> {
+    pub fn joined_at(&self, player: u32) -> Option<Tick> {
         self.clients.get(&player).map(|c| c.joined_at)
     }
 
@@ -275,12 +276,12 @@ impl RelayServer {
 
     /// The server engine's checksum of its state at the start of `tick`; the newest
     /// few go out with every update for the clients' desync checks.
-    pub fn report_checksum(&mut self, tick: u64, checksum: u64) {
+    pub fn report_checksum(&mut self, tick: Tick, checksum: u64) {
         if self.n_checks == CHECKS_KEPT {
             self.checks.copy_within(1.., 0);
             self.n_checks -= 1;
         }
-        self.checks[self.n_checks] = (tick as u32, checksum);
+        self.checks[self.n_checks] = (tick, checksum);
         self.n_checks += 1;
     }
 
@@ -336,12 +337,12 @@ impl RelayServer {
         let count = self.input_spans.len();
         if step_ack != messages::NONE {
             // Never beyond the last step run: a lying ack must not stop resends.
-            let ack = widen(self.tick, step_ack).min(self.tick);
+            let ack = step_ack.min(self.tick);
             c.step_ack = Some(c.step_ack.map_or(ack, |a| a.max(ack)));
         }
-        let newest = first_tick as u64 + count as u64;
         if count > 0 {
-            let top = newest - 1;
+            // Ticks from the wire: a message reaching past `Tick::MAX` is held there.
+            let top = first_tick.saturating_add(count as Tick - 1);
             if let Some(step) =
                 c.newest_seen.and_then(|prev| top.checked_sub(prev)).filter(|d| (1..=MAX_SEND_INTERVAL).contains(d))
             {
@@ -353,20 +354,21 @@ impl RelayServer {
         let k = c.send_interval.unwrap_or(ASSUMED_SEND_INTERVAL);
         for (i, input) in inputs.enumerate() {
             let tick = first_tick.wrapping_add(i as u32);
-            let copy = ((newest - 1 - (first_tick as u64 + i as u64)) / k).min(u8::MAX as u64) as u8;
-            match c.jitter.push(pos, tick as u64, input) {
+            let copy = ((count - 1 - i) as u32 / k).min(u8::MAX as u32) as u8;
+            match c.jitter.push(pos, tick, input) {
                 PushOutcome::Queued { margin } | PushOutcome::Late { margin } => {
                     if c.margins.len() == 2 * MARGINS_SENT {
                         c.margins.drain(..MARGINS_SENT);
                     }
                     c.margins.push(MarginReport { tick, margin, copy });
                 }
-                PushOutcome::Duplicate | PushOutcome::TooLarge => {}
+                // Overflow: the next tick kicks this client (its queue is past the cap).
+                PushOutcome::Duplicate | PushOutcome::TooLarge | PushOutcome::Overflow => {}
             }
         }
         // Only a contiguous ack lets the client stop resending: an input behind a gap
         // must keep being sent until it arrives.
-        c.input_ack = c.jitter.contiguous_received().map(|t| t as u32);
+        c.input_ack = c.jitter.contiguous_received();
     }
 
     /// Runs one server tick: consumes one step per client and forms the canonical
@@ -423,7 +425,7 @@ impl RelayServer {
                 break;
             }
         }
-        if tick % self.cfg.send_interval as u64 == 0 {
+        if tick % self.cfg.send_interval == 0 {
             self.updates_due = true;
         }
         self.steps.newest()
@@ -471,28 +473,21 @@ impl RelayServer {
             }
             let first_step = self.steps.tick_at(first_idx).unwrap_or(self.tick + 1);
             let uh = messages::UpdateHead {
-                server_tick: self.tick as u32,
+                server_tick: self.tick,
                 your_player: player,
                 shift: c.jitter.shift() as i32,
                 input_ack: c.input_ack.unwrap_or(messages::NONE),
                 depth: c.jitter.depth().min(255) as u8,
-                first_input: c.first_input.map_or(messages::NONE, |t| t as u32),
+                first_input: c.first_input.unwrap_or(messages::NONE),
                 substituted: c.jitter.stats().lost as u32,
             };
-            messages::encode_server_update_head(&mut self.buf, &uh, margins, checks, first_step as u32, n as u8);
+            messages::encode_server_update_head(&mut self.buf, &uh, margins, checks, first_step, n as u8);
             self.steps.write_steps(&mut self.buf, first_idx, n);
             c.margins.clear();
             let _ = ep.send(c.peer, CHANNEL_UNRELIABLE, &self.buf);
         }
         ep.flush(now);
     }
-}
-
-/// The u64 tick nearest `reference` whose low 32 bits are `v`.
-pub fn widen(reference: u64, v: u32) -> u64 {
-    let base = reference & !0xFFFF_FFFF;
-    let cands = [base.wrapping_sub(1 << 32), base, base.wrapping_add(1 << 32)];
-    cands.iter().map(|b| b | v as u64).min_by_key(|&c| c.abs_diff(reference)).expect("three candidates")
 }
 
 #[cfg(test)]
@@ -525,10 +520,19 @@ mod tests {
     }
 
     #[test]
-    fn widen_picks_the_nearest() {
-        assert_eq!(widen(100, 99), 99);
-        assert_eq!(widen(100, 101), 101);
-        assert_eq!(widen((1 << 32) + 5, 0xFFFF_FFFE), (1 << 32) - 2);
-        assert_eq!(widen((1 << 32) - 2, 3), (1 << 32) + 3);
+    fn inputs_at_the_end_of_the_tick_range_do_not_overflow() {
+        // A client's ticks come from the wire: a message running past Tick::MAX is taken
+        // up to the end (the ticks beyond wrap to old ticks: duplicates, dropped).
+        let mut server = RelayServer::new(RelayServerConfig::default(), 0).unwrap();
+        server.admit(7, 1).unwrap();
+        let mut buf = Vec::new();
+        let inputs = [[1u8], [2], [3], [4]];
+        messages::encode_client_inputs(&mut buf, messages::NONE, Tick::MAX - 1, inputs.iter().map(|i| &i[..]));
+        server.handle_inputs(0, 7, &buf);
+        assert_eq!(server.clients[&1].input_ack, Some(Tick::MAX));
+        for _ in 0..4 {
+            server.tick_step(0);
+        }
+        assert_eq!(server.clients[&1].first_input, Some(Tick::MAX - 1));
     }
 }

@@ -10,6 +10,7 @@
 use std::collections::VecDeque;
 
 use super::messages::{self, PlayerStep};
+use crate::request::Tick;
 use crate::wire::{MAX_DATAGRAM_SIZE, Reader};
 
 /// Most players a step can list (its count is one byte).
@@ -21,7 +22,7 @@ pub struct StepHistory {
     /// The kept steps' encodings, back to back, oldest first.
     bytes: VecDeque<u8>,
     /// Per kept step, oldest first: its tick and the length of its encoding.
-    steps: VecDeque<(u64, usize)>,
+    steps: VecDeque<(Tick, usize)>,
     /// The newest step's encoding (while it is formed, and after).
     current: Vec<u8>,
     /// Players written into `current`.
@@ -69,7 +70,7 @@ impl StepHistory {
     }
 
     /// Ends the step being formed as the step of `tick` and keeps it.
-    pub fn finish(&mut self, tick: u64) {
+    pub fn finish(&mut self, tick: Tick) {
         self.current[0] = self.current_players as u8;
         self.bytes.extend(self.current.iter());
         self.steps.push_back((tick, self.current.len()));
@@ -85,12 +86,8 @@ impl StepHistory {
         self.steps.len()
     }
 
-    pub fn is_empty(&self) -> bool {
-        self.steps.is_empty()
-    }
-
     /// The tick of the oldest step kept.
-    pub fn oldest_tick(&self) -> Option<u64> {
+    pub fn oldest_tick(&self) -> Option<Tick> {
         self.steps.front().map(|s| s.0)
     }
 
@@ -102,12 +99,12 @@ impl StepHistory {
     }
 
     /// The index of the first step kept with a tick of at least `tick` (`len()` if none).
-    pub fn first_from(&self, tick: u64) -> usize {
+    pub fn first_from(&self, tick: Tick) -> usize {
         self.steps.partition_point(|s| s.0 < tick)
     }
 
     /// The tick of the step at `index`.
-    pub fn tick_at(&self, index: usize) -> Option<u64> {
+    pub fn tick_at(&self, index: usize) -> Option<Tick> {
         self.steps.get(index).map(|s| s.0)
     }
 
@@ -246,7 +243,7 @@ impl<'a> StepPlayer<'a> {
 mod tests {
     use super::*;
 
-    fn step(history: &mut StepHistory, tick: u64, players: &[PlayerStep]) {
+    fn step(history: &mut StepHistory, tick: Tick, players: &[PlayerStep]) {
         history.begin();
         for p in players {
             history.push_player(p.player, p.accepted, p.inputs.iter().map(Vec::as_slice));
@@ -289,7 +286,7 @@ mod tests {
         h.reserve(1, 1);
         let cap = h.bytes.capacity();
         let mut expected = VecDeque::new();
-        for t in 0..100u64 {
+        for t in 0..100u32 {
             let p = [PlayerStep { player: 7, accepted: 1, inputs: vec![vec![t as u8]] }];
             step(&mut h, t, &p);
             expected.push_back(p);

@@ -11,6 +11,7 @@
 use std::collections::VecDeque;
 
 use super::messages::{self, PlayerStep, StepParts};
+use crate::request::Tick;
 
 /// Steps waiting for the engine (see the module docs).
 #[derive(Debug)]
@@ -18,7 +19,7 @@ pub struct StepQueue {
     /// Encoded steps; `entries` say where each one is.
     ring: Vec<u8>,
     /// (tick, offset in `ring`, length), oldest first.
-    entries: VecDeque<(u64, usize, usize)>,
+    entries: VecDeque<(Tick, usize, usize)>,
     max_steps: usize,
     /// The oldest step, decoded (empty when there is none).
     front: Vec<PlayerStep>,
@@ -56,13 +57,14 @@ impl StepQueue {
         self.entries.len()
     }
 
+    #[cfg(test)]
     pub fn is_empty(&self) -> bool {
         self.entries.is_empty()
     }
 
     /// Appends step `tick`, encoded as `bytes` (checked by the caller's decoding).
     /// False when the queue is full: nothing was kept.
-    pub fn push(&mut self, tick: u64, bytes: &[u8]) -> bool {
+    pub fn push(&mut self, tick: Tick, bytes: &[u8]) -> bool {
         if self.entries.len() >= self.max_steps {
             return false;
         }
@@ -92,7 +94,7 @@ impl StepQueue {
     }
 
     /// The oldest step.
-    pub fn front(&self) -> Option<(u64, &[PlayerStep])> {
+    pub fn front(&self) -> Option<(Tick, &[PlayerStep])> {
         self.entries.front().map(|&(t, _, _)| (t, self.front.as_slice()))
     }
 
@@ -135,8 +137,8 @@ mod tests {
     #[test]
     fn delivers_in_order_through_wrap_arounds() {
         let mut q = StepQueue::new(size(8, 1200));
-        let mut next_in = 0u64;
-        let mut next_out = 0u64;
+        let mut next_in: Tick = 0;
+        let mut next_out: Tick = 0;
         for round in 0..200 {
             // Uneven sizes so the ring wraps at every possible place.
             for _ in 0..(round % 3 + 1) {
@@ -155,7 +157,7 @@ mod tests {
             }
         }
         assert!(next_out > 150, "steps went through: {next_out}");
-        assert_eq!(q.len() as u64, next_in - next_out);
+        assert_eq!(q.len(), (next_in - next_out) as usize);
     }
 
     #[test]

@@ -13,7 +13,7 @@
 //! u8 has_state, u32 state length, state bytes         the engine's state at the tick
 //! ```
 
-use super::{InputStatus, Tick};
+use crate::request::{InputStatus, Tick};
 use crate::transport::PeerId;
 
 const MAGIC: &[u8; 4] = b"TWDS";

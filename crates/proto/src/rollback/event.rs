@@ -1,7 +1,7 @@
 //! Things a rollback session tells the engine, polled with `poll_event`.
 
-use super::Tick;
-use crate::transport::PeerId;
+use crate::request::Tick;
+use crate::transport::{DisconnectReason, PeerId};
 
 /// A session event. Events are informational: correctness never depends on the
 /// engine reacting to them.
@@ -22,9 +22,25 @@ pub enum Event {
         /// The peer.
         peer: PeerId,
     },
-    /// The session gave up on `peer` (timeout, or the connection closed).
+    /// The session gave up on `peer`: silence or no progress past the timeout
+    /// (`Timeout`), a message contradicting what this side knows (`ProtocolError`;
+    /// the connection is closed too), or the connection closed (the transport's
+    /// reason).
     PeerDisconnected {
         /// The peer.
+        peer: PeerId,
+        /// Why.
+        reason: DisconnectReason,
+    },
+    /// No tick has been confirmed for the disconnect timeout although the session is
+    /// running: `peer`'s inputs are the ones missing (0: this side's own local inputs,
+    /// so the engine itself stalls). A remote `peer` is dropped right after (a
+    /// `PeerDisconnected` with reason `Timeout` follows). Raised again every timeout
+    /// while it lasts.
+    NoProgress {
+        /// The first tick not confirmed.
+        tick: Tick,
+        /// Whose inputs are missing (0: local).
         peer: PeerId,
     },
     /// `player`'s inputs count as disconnected from `tick` on. Every peer converges

@@ -7,7 +7,8 @@
 //! mismatch, which is where the session rolls back to. Confirmed inputs must arrive
 //! in order (the message layer resends until acked, so gaps never need buffering).
 
-use super::{InputStatus, PredictionMode, Tick};
+use super::PredictionMode;
+use crate::request::{InputStatus, Tick};
 
 /// What [`InputQueue::add_confirmed`] did with an input.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -72,11 +73,6 @@ impl InputQueue {
     /// Ticks remembered.
     pub fn capacity(&self) -> usize {
         self.mask + 1
-    }
-
-    /// Bytes per input.
-    pub fn input_size(&self) -> usize {
-        self.size
     }
 
     /// The first tick whose input is not confirmed yet (every earlier one is).

@@ -26,7 +26,7 @@
 //! nothing but the redundancy; with inputs that rarely change, the XOR makes repeats
 //! compress to a couple of bytes per tick.
 
-use super::Tick;
+use crate::request::Tick;
 use crate::wire::{DecodeError, Reader};
 
 /// Format version, carried in the high nibble of the first byte.

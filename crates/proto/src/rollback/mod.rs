@@ -33,60 +33,24 @@
 
 #![warn(missing_docs)]
 
-pub mod desync;
-pub mod event;
-pub mod input_queue;
-pub mod message;
-pub mod p2p;
-pub mod replay;
-pub mod request;
-pub mod spectator;
-pub mod state_ring;
-pub mod synctest;
-pub mod timesync;
+pub(crate) mod desync;
+mod event;
+mod input_queue;
+pub(crate) mod message;
+pub(crate) mod p2p;
+mod replay;
+mod spectator;
+mod state_ring;
+mod synctest;
+mod timesync;
 
 pub use desync::DesyncDump;
 pub use event::Event;
-pub use input_queue::InputQueue;
 pub use p2p::{P2pConfig, P2pSession, PlayerKind, SessionError};
 pub use replay::{Replay, ReplayError, ReplayRecorder, ReplaySession};
-pub use request::{Inputs, Request, RequestQueue};
 pub use spectator::{SpectatorConfig, SpectatorSession};
 pub use state_ring::StateRing;
 pub use synctest::SyncTestSession;
-pub use timesync::AdvantageTracker;
-
-/// A simulation step number. 32 bits last 2.2 years at 60 Hz.
-pub type Tick = u32;
-
-/// Where an input handed to the engine comes from.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-#[repr(u8)]
-pub enum InputStatus {
-    /// The real input: it will never change.
-    Confirmed = 0,
-    /// A guess; a rollback follows if the real input differs.
-    Predicted = 1,
-    /// The player is gone from this tick on; the bytes are zeros.
-    Disconnected = 2,
-}
-
-/// What [`P2pSession::advance`] (and the other sessions' `advance`) did.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum AdvanceStatus {
-    /// Requests for this tick are ready to poll.
-    Advanced,
-    /// Some peer has not been heard yet; nothing to simulate. Not an error.
-    NotSynchronized,
-    /// The prediction window is full: advancing would predict more than
-    /// `max_prediction` ticks. Skip this tick; requests may still contain a rollback.
-    /// Not an error: the session resumes by itself when inputs arrive.
-    WindowFull,
-    /// A replay or spectator session has no input for the next tick (yet).
-    WaitingForInput,
-    /// A replay reached its end.
-    Finished,
-}
 
 /// How remote inputs are guessed when they have not arrived.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -22,21 +22,23 @@
 mod config;
 mod forensics;
 mod net;
+mod peer;
 
 pub use config::{P2pConfig, P2pStats, SessionError};
 use forensics::DumpJob;
+use peer::{Peer, Spectator};
 
 use std::collections::VecDeque;
 
-use super::desync::{ChecksumLog, DesyncDump, PENDING_REPORTS};
+use super::PredictionMode;
+use super::desync::{ChecksumLog, DesyncDump};
 use super::event::Event;
 use super::input_queue::InputQueue;
 use super::replay::ReplayRecorder;
-use super::request::{Request, RequestQueue};
 use super::state_ring::StateRing;
-use super::timesync::{AdvantageTracker, TimeSyncConfig};
-use super::{AdvanceStatus, InputStatus, PredictionMode, Tick};
+use super::timesync::TimeSyncConfig;
 use crate::clock::Micros;
+use crate::request::{AdvanceStatus, InputStatus, Request, RequestQueue, Tick};
 use crate::tick::{TickClock, TickClockConfig};
 use crate::transport::{CHANNEL_RELIABLE, CHANNEL_UNRELIABLE, PeerId};
 
@@ -59,51 +61,6 @@ pub enum PlayerKind {
     Local,
     /// Input comes from the peer behind this connection (several players may share it).
     Remote(PeerId),
-}
-
-#[derive(Debug, Clone)]
-struct Peer {
-    id: PeerId,
-    players: Vec<usize>,
-    /// The next tick of our local inputs this peer waits for.
-    acked: Tick,
-    /// Every input before this tick is confirmed at the peer (as last reported).
-    remote_confirmed: Tick,
-    heard: bool,
-    last_recv: Micros,
-    interrupted: bool,
-    disconnected: bool,
-    remote_tick: Tick,
-    remote_tick_at: Micros,
-    remote_adv: f32,
-    local_adv: f32,
-    rtt_us: f64,
-    adv: AdvantageTracker,
-    pending: [(Tick, u64); PENDING_REPORTS],
-    npending: usize,
-    last_sent_at: Option<Micros>,
-    last_sent_next: Tick,
-    /// The newest checksum report this peer has been sent, and how many times.
-    report_tick: Option<Tick>,
-    report_sends: u8,
-    /// Per tick of our local inputs (ring indexed like the input queues): when it was
-    /// last sent to this peer and how many messages carried it.
-    input_sent_at: Vec<Micros>,
-    input_sends: Vec<u8>,
-}
-
-#[derive(Debug, Clone)]
-struct Spectator {
-    id: PeerId,
-    /// The next tick the spectator waits for.
-    acked: Tick,
-    /// Joined mid-match: needs a state snapshot before the inputs mean anything.
-    want_snapshot: bool,
-    /// The tick of the snapshot asked of the engine.
-    snapshot_tick: Option<Tick>,
-    /// The snapshot message, until it has been handed to the endpoint.
-    snapshot: Option<Vec<u8>>,
-    last_sent_at: Option<Micros>,
 }
 
 /// A P2P rollback session. See the module docs.
@@ -136,6 +93,10 @@ pub struct P2pSession {
     scratch: Vec<u8>,
     out: Vec<u8>,
     max_ticks_per_msg: usize,
+    /// The confirmed tick and when it last moved (see `check_progress`).
+    progress: (Tick, Micros),
+    /// Connections to close at the next `send_messages` (peers that broke the protocol).
+    to_close: Vec<PeerId>,
     stats: P2pStats,
 }
 
@@ -193,6 +154,8 @@ impl P2pSession {
             scratch: Vec::with_capacity(255 * k * cfg.input_size),
             out: Vec::with_capacity(crate::wire::MAX_DATAGRAM_SIZE),
             max_ticks_per_msg,
+            progress: (0, now),
+            to_close: Vec::new(),
             stats: P2pStats { time_scale: 1.0, ..P2pStats::default() },
             cfg,
         })
@@ -539,55 +502,5 @@ impl P2pSession {
             p.local_adv = (me - est) as f32;
             p.adv.record(p.local_adv, p.remote_adv);
         }
-    }
-}
-
-impl Peer {
-    /// `ring` is the input queues' capacity (a power of two).
-    fn new(id: PeerId, player: usize, now: Micros, ring: usize) -> Self {
-        Peer {
-            id,
-            players: vec![player],
-            acked: 0,
-            remote_confirmed: 0,
-            heard: false,
-            last_recv: now,
-            interrupted: false,
-            disconnected: false,
-            remote_tick: 0,
-            remote_tick_at: now,
-            remote_adv: 0.0,
-            local_adv: 0.0,
-            rtt_us: 0.0,
-            adv: AdvantageTracker::default(),
-            pending: [(0, 0); PENDING_REPORTS],
-            npending: 0,
-            last_sent_at: None,
-            last_sent_next: 0,
-            report_tick: None,
-            report_sends: 0,
-            input_sent_at: vec![0; ring],
-            input_sends: vec![0; ring],
-        }
-    }
-
-    fn take_pending(&mut self, tick: Tick) -> Option<u64> {
-        let i = self.pending[..self.npending].iter().position(|e| e.0 == tick)?;
-        let c = self.pending[i].1;
-        self.pending.copy_within(i + 1..self.npending, i);
-        self.npending -= 1;
-        Some(c)
-    }
-
-    fn add_pending(&mut self, tick: Tick, checksum: u64) {
-        if self.pending[..self.npending].iter().any(|e| e.0 == tick) {
-            return;
-        }
-        if self.npending == PENDING_REPORTS {
-            self.pending.copy_within(1.., 0);
-            self.npending -= 1;
-        }
-        self.pending[self.npending] = (tick, checksum);
-        self.npending += 1;
     }
 }

@@ -12,8 +12,7 @@
 //! does not add up exactly is an error.
 
 use super::desync::{Reader, status_from};
-use super::request::{Request, RequestQueue};
-use super::{AdvanceStatus, InputStatus, Tick};
+use crate::request::{AdvanceStatus, InputStatus, Request, RequestQueue, Tick};
 
 const MAGIC: &[u8; 4] = b"TWRP";
 const VERSION: u16 = 1;

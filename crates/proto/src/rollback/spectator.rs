@@ -7,13 +7,13 @@
 
 use std::collections::VecDeque;
 
+use super::PredictionMode;
 use super::event::Event;
 use super::input_queue::InputQueue;
 use super::message::{self, Header, KIND_SPECTATE, KIND_SPECTATOR_ACK};
 use super::p2p::SessionError;
-use super::request::{Request, RequestQueue};
-use super::{AdvanceStatus, PredictionMode, Tick};
 use crate::clock::Micros;
+use crate::request::{AdvanceStatus, Request, RequestQueue, Tick};
 use crate::transport::{CHANNEL_UNRELIABLE, PeerId, Transport};
 
 /// Settings of a [`SpectatorSession`].

@@ -8,7 +8,7 @@
 
 use std::collections::VecDeque;
 
-use super::Tick;
+use crate::request::Tick;
 
 #[derive(Debug, Clone, Copy, Default)]
 struct Entry {
@@ -48,11 +48,6 @@ impl StateRing {
     /// Number of slots: the engine keeps this many snapshots.
     pub fn len(&self) -> usize {
         self.entries.len()
-    }
-
-    /// Always false: a ring has at least one slot.
-    pub fn is_empty(&self) -> bool {
-        false
     }
 
     fn find(&self, tick: Tick) -> Option<usize> {

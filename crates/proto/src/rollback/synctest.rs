@@ -11,8 +11,7 @@ use std::collections::VecDeque;
 
 use super::event::Event;
 use super::p2p::SessionError;
-use super::request::{Request, RequestQueue};
-use super::{AdvanceStatus, InputStatus, Tick};
+use crate::request::{AdvanceStatus, InputStatus, Request, RequestQueue, Tick};
 
 /// The synctest session. Allocates nothing per tick after construction.
 #[derive(Debug, Clone)]

@@ -16,11 +16,12 @@ use std::collections::VecDeque;
 
 use super::histogram::ForgettingHistogram;
 use crate::clock::Micros;
+use crate::request::Tick;
 
 /// Common interface of the estimators, for the lab and the sessions.
 pub trait RemoteTimeline {
     /// A packet stamped with remote tick `remote_tick` arrived at local time `now`.
-    fn on_packet(&mut self, remote_tick: u64, now: Micros);
+    fn on_packet(&mut self, remote_tick: Tick, now: Micros);
     /// The remote tick (fractional) to render at local time `now`; None before any packet.
     fn playback(&mut self, now: Micros) -> Option<f64>;
     /// Discrete corrections made so far (stalls, skips, step-backs, resets).
@@ -66,8 +67,8 @@ pub struct AdaptiveInterpolation {
     /// Recent (arrival time, offset) pairs, kept as a monotone deque for the window max.
     window: VecDeque<(Micros, f64)>,
     jitter: ForgettingHistogram,
-    newest: Option<u64>,
-    expected_next: Option<u64>,
+    newest: Option<Tick>,
+    expected_next: Option<Tick>,
     /// `run_over[j]`: the share of expected packets that were the j-th or later loss in
     /// a row (an average over the last [`RUN_MEMORY`] packets or so; `run_over[1]` is
     /// the loss rate). Loss cover
@@ -125,7 +126,7 @@ impl AdaptiveInterpolation {
 }
 
 impl RemoteTimeline for AdaptiveInterpolation {
-    fn on_packet(&mut self, remote_tick: u64, now: Micros) {
+    fn on_packet(&mut self, remote_tick: Tick, now: Micros) {
         let o = remote_tick as f64 - now as f64 / self.cfg.tick_us;
         // Window maximum: drop samples that can never be the max again.
         while self.window.back().is_some_and(|&(_, x)| x <= o) {
@@ -139,7 +140,7 @@ impl RemoteTimeline for AdaptiveInterpolation {
         self.jitter.add(reference - o);
         if let Some(exp) = self.expected_next {
             if remote_tick >= exp {
-                let missed = ((remote_tick - exp) / self.cfg.send_interval.max(1) as u64) as f64;
+                let missed = ((remote_tick - exp) / self.cfg.send_interval.max(1)) as f64;
                 // One update per expected packet: `missed` losses then one arrival.
                 for i in 1..=missed.min(16.0) as usize {
                     for (j, r) in self.run_over.iter_mut().enumerate().skip(1) {
@@ -153,7 +154,7 @@ impl RemoteTimeline for AdaptiveInterpolation {
         }
         if self.newest.is_none_or(|n| remote_tick > n) {
             self.newest = Some(remote_tick);
-            self.expected_next = Some(remote_tick + self.cfg.send_interval as u64);
+            self.expected_next = Some(remote_tick.saturating_add(self.cfg.send_interval));
         }
         if !self.started {
             self.started = true;
@@ -228,8 +229,8 @@ impl FixedRuleInterpolation {
 }
 
 impl RemoteTimeline for FixedRuleInterpolation {
-    fn on_packet(&mut self, remote_tick: u64, now: Micros) {
-        let r = remote_tick as i64;
+    fn on_packet(&mut self, remote_tick: Tick, now: Micros) {
+        let r = i64::from(remote_tick);
         if self.remote_tick.is_none() {
             self.remote_tick = Some(r - 2 * self.cfg.send_interval as i64);
             self.tick_origin = Some(now);
@@ -266,8 +267,8 @@ mod tests {
     /// every 4 ms and returns (mean delay behind the newest, starvation rate).
     fn run(est: &mut dyn RemoteTimeline, loss: f64, seed: u64) -> (f64, f64) {
         let mut rng = Rng::new(seed);
-        let mut arrivals: Vec<(Micros, u64)> = Vec::new();
-        for k in 0..18_000u64 {
+        let mut arrivals: Vec<(Micros, Tick)> = Vec::new();
+        for k in 0..18_000 {
             let r = 3 * k;
             if rng.chance(loss) {
                 continue;
@@ -276,7 +277,7 @@ mod tests {
             arrivals.push(((r as f64 * T + d) as Micros, r));
         }
         arrivals.sort();
-        let (mut i, mut newest) = (0, 0u64);
+        let (mut i, mut newest) = (0, 0);
         let (mut frames, mut starved, mut behind) = (0u64, 0u64, 0.0);
         let mut t = 0;
         while t < 900_000_000 {
@@ -327,7 +328,7 @@ mod tests {
         let feed = |burst: bool| {
             let mut est = AdaptiveInterpolation::new(InterpConfig::default());
             let mut rng = Rng::new(5);
-            let mut k = 0u64;
+            let mut k: Tick = 0;
             while k < 6_000 {
                 let run = if burst && rng.chance(0.05 / 3.0) {
                     3
@@ -355,7 +356,7 @@ mod tests {
         f.on_packet(100, at(0.0));
         assert_eq!(f.playback(at(0.0)), Some(94.0), "starts two send intervals behind");
         // Packets keep coming on time: the sweet spot, no corrections.
-        for k in 1..=10u64 {
+        for k in 1..=10 {
             f.on_packet(100 + 3 * k, at(3.0 * k as f64));
             f.playback(at(3.0 * k as f64 + 0.5));
         }

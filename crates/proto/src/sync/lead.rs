@@ -34,6 +34,7 @@
 
 use super::histogram::ForgettingHistogram;
 use super::tail_shape::TailShape;
+use crate::request::Tick;
 
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct LeadConfig {
@@ -81,6 +82,11 @@ const RING: usize = 4096;
 const DRIFT_WINDOW: u32 = 300;
 /// Merging more than this many extra steps between two reports is a discontinuity.
 const RESET_SHIFT_TICKS: i64 = 6;
+/// More underflows than this between two reports (2 s of server ticks at 60 Hz, a
+/// report interval no live connection reaches) is not information but garbage or a
+/// lie: the loop re-acquires and learns nothing from that report. The shift comes from
+/// the wire, and a margin offset by it becomes a clock snap of the same size.
+const MAX_SLIP_PER_REPORT: i64 = 120;
 
 #[derive(Debug, Clone)]
 pub struct InputLeadController {
@@ -90,7 +96,7 @@ pub struct InputLeadController {
     /// of what the short memory and the long shape call for.
     tail: TailShape,
     /// Phase at which the input of each recent client tick was sent.
-    sent_phase: Vec<(u64, f64)>,
+    sent_phase: Vec<(Tick, f64)>,
     committed: Option<f64>,
     /// The histogram holds `margin − Φ_sent + base`; `base` is a whole number of ticks.
     base: f64,
@@ -114,8 +120,8 @@ pub struct InputLeadController {
     slope_count: u32,
     drift_acc: f64,
     /// Reports for inputs sent before this tick predate the last reset.
-    fresh_from: u64,
-    last_sent: u64,
+    fresh_from: Tick,
+    last_sent: Tick,
     last_shift: Option<i64>,
     resets: u64,
     /// Calibration of the quantile level against the realized late rate: slow averages
@@ -162,7 +168,7 @@ impl InputLeadController {
             hist: ForgettingHistogram::new(-32.0, 64.0, 1.0 / 32.0, cfg.forget),
             tail: TailShape::new(),
             base: 0.0,
-            sent_phase: vec![(u64::MAX, 0.0); RING],
+            sent_phase: vec![(Tick::MAX, 0.0); RING],
             committed: None,
             raw_mean: 0.0,
             raw_dev: 0.0,
@@ -213,7 +219,7 @@ impl InputLeadController {
     }
 
     /// Records the phase at the moment the input for client tick `tick` was sent.
-    pub fn on_input_sent(&mut self, tick: u64, phase: f64) {
+    pub fn on_input_sent(&mut self, tick: Tick, phase: f64) {
         self.sent_phase[tick as usize % RING] = (tick, phase);
         self.last_sent = self.last_sent.max(tick);
     }
@@ -233,7 +239,7 @@ impl InputLeadController {
         self.drift_ref = None;
         self.drift_samples = 0;
         self.drift_acc = 0.0;
-        self.fresh_from = self.last_sent + 1;
+        self.fresh_from = self.last_sent.saturating_add(1);
         self.resets += 1;
     }
 
@@ -245,12 +251,17 @@ impl InputLeadController {
     /// Takes the server's margin report for client tick `tick` (ticks; negative = late)
     /// with the server's consumption shift at that moment (see
     /// [`JitterBuffer::shift`](crate::jitter::JitterBuffer::shift)).
-    pub fn on_margin(&mut self, tick: u64, margin: f64, server_shift: i64) {
+    pub fn on_margin(&mut self, tick: Tick, margin: f64, server_shift: i64) {
         // Many merges at once mean the server is draining a pile-up (after our own
         // hitch, or a burst of arrivals): re-acquire instead of chasing it. Underflows
         // (the shift rising) are late inputs: exactly what the quantile must learn.
         if self.last_shift.is_some_and(|s| s - server_shift > RESET_SHIFT_TICKS) {
             self.reset();
+        }
+        if self.last_shift.is_some_and(|s| server_shift - s > MAX_SLIP_PER_REPORT) {
+            self.reset();
+            self.last_shift = Some(server_shift);
+            return;
         }
         // Steps this report shows the server ran without our input: a late first copy
         // (it was substituted), any underflows since the last report (one step each),
@@ -470,7 +481,7 @@ impl InputLeadController {
     }
 
     #[cfg(test)]
-    fn sent_phase_of(&self, tick: u64) -> f64 {
+    fn sent_phase_of(&self, tick: Tick) -> f64 {
         self.sent_phase[tick as usize % RING].1
     }
 

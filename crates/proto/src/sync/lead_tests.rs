@@ -5,7 +5,7 @@ use super::*;
 use crate::rng::Rng;
 
 /// A toy closed loop: margins = phase + offset + noise, reported `delay` inputs late.
-fn run(offset: impl Fn(u64) -> f64, noise: f64, ticks: u64) -> (Vec<f64>, f64) {
+fn run(offset: impl Fn(Tick) -> f64, noise: f64, ticks: Tick) -> (Vec<f64>, f64) {
     let mut c = InputLeadController::new(LeadConfig::default());
     let mut rng = Rng::new(3);
     let mut phase = 0.0;
@@ -57,7 +57,7 @@ fn follows_a_step_and_a_drift() {
 fn learns_the_drift() {
     let mut c = InputLeadController::new(LeadConfig::default());
     let mut phase = 0.0;
-    for t in 0..30_000u64 {
+    for t in 0..30_000 {
         c.on_input_sent(t, phase);
         if t >= 6 {
             // 1000 ppm: the margin falls a thousandth of a tick per tick.
@@ -77,11 +77,11 @@ fn calibrates_the_level_on_the_steps_actually_missed() {
     // falls to its floor; without the slips it rises above the aim.
     // `lost_every`: the server substitutes an input that never arrives (it has no
     // margin report) once per that many reports.
-    let level_after = |slip_every: u64, lost_every: u64| {
+    let level_after = |slip_every: Tick, lost_every: Tick| {
         let mut c = InputLeadController::new(LeadConfig::default());
         let (mut shift, mut substituted) = (0, 0u32);
         c.on_substitutions(substituted);
-        for t in 0..20_000u64 {
+        for t in 0..20_000 {
             c.on_input_sent(t, 0.0);
             if slip_every > 0 && t % slip_every == 0 {
                 shift += 1;
@@ -117,7 +117,7 @@ fn a_stall_counts_in_full_and_a_latency_step_does_not() {
     let level_after = |step: bool| {
         let mut c = InputLeadController::new(LeadConfig::default());
         let mut shift = 0i64;
-        for t in 0..30_000u64 {
+        for t in 0..30_000 {
             c.on_input_sent(t, 0.0);
             if t % 1000 == 500 {
                 shift += 8;
@@ -142,4 +142,41 @@ fn big_errors_snap() {
     assert!(matches!(c.control(0.0).snap_ticks, Some(s) if s > 29.0));
     c.on_margin(999, 5.0, 0); // unknown tick: ignored
     assert_eq!(c.samples(), 1);
+}
+
+/// A ServerUpdate whose `shift` is absurd (issue 13: `i32::MAX` froze the client until
+/// it was kicked): the loop re-acquires instead of learning from it, no snap larger
+/// than the real error follows, and the margins settle again.
+#[test]
+fn an_absurd_server_shift_is_not_learned() {
+    for absurd in [i32::MAX as i64, i32::MIN as i64, 100_000, -100_000] {
+        let mut c = InputLeadController::new(LeadConfig::default());
+        let mut rng = Rng::new(5);
+        let mut phase = 0.0;
+        let delay = 6;
+        let mut margins = Vec::new();
+        let mut worst_snap: f64 = 0.0;
+        for t in 0..12_000u32 {
+            c.on_input_sent(t, phase);
+            margins.push(phase - 5.0 + 0.3 * rng.normal());
+            if t >= delay {
+                let tt = t - delay;
+                let shift = if t == 6_000 { absurd } else { 0 };
+                c.on_margin(tt, margins[tt as usize], shift);
+            }
+            let ctl = c.control(phase);
+            if let Some(s) = ctl.snap_ticks {
+                if t > 6_000 {
+                    worst_snap = worst_snap.max(s.abs());
+                }
+                phase += s;
+            } else {
+                phase += ctl.scale.clamp(0.95, 1.10) - 1.0;
+            }
+        }
+        assert!(worst_snap < 20.0, "shift {absurd}: snapped {worst_snap} ticks");
+        let tail = &margins[10_000..];
+        let mean: f64 = tail.iter().sum::<f64>() / tail.len() as f64;
+        assert!(mean > 0.0 && mean < 2.0, "shift {absurd}: margins settle again (mean {mean})");
+    }
 }

@@ -56,6 +56,7 @@ impl TailShape {
     }
 
     /// The median of the location window, once it is full.
+    #[cfg(test)]
     pub fn location(&self) -> Option<f64> {
         (self.count >= WINDOW).then(|| self.locations[(self.count - 1) % WINDOW])
     }

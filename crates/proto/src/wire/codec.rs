@@ -82,9 +82,6 @@ impl<'a> Writer<'a> {
     pub fn len(&self) -> usize {
         self.buf.len()
     }
-    pub fn is_empty(&self) -> bool {
-        self.buf.is_empty()
-    }
     pub fn u8(&mut self, v: u8) {
         self.buf.push(v);
     }

@@ -1,4 +1,7 @@
-//! Packet formats and strict decoding.
+//! The byte formats: packets and frames (here), the relay's messages ([`relay`]) and
+//! the P2P message ([`p2p`]), with strict decoding. Public for tools that read or write
+//! tickwire's bytes (the lab, benchmarks, tests that forge hostile packets); a session
+//! never needs them.
 //!
 //! Every datagram starts with a 6-byte prefix: `kind u8, version u8, protocol_id u32`.
 //! Handshake requests from an unauthenticated client are padded to
@@ -10,12 +13,36 @@
 mod codec;
 mod frame;
 mod packet;
-pub mod siphash;
+pub(crate) mod siphash;
 
-pub use codec::{Reader, Writer, len16_size};
-pub use frame::{FRAGMENT_HEADER_SIZE, Frame, FrameKind, FrameReader, write_frame};
+/// The relay's messages: a client's inputs, the server's updates (canonical steps,
+/// margins, acks, checksums), and the join handshake on the reliable channel.
+pub mod relay {
+    pub use crate::relay::join::{
+        HELLO_SIZE, Hello, KIND_HELLO, KIND_WELCOME, WELCOME_HEAD_SIZE, Welcome, decode_hello, decode_welcome,
+        encode_hello, encode_welcome,
+    };
+    pub use crate::relay::messages::{
+        KIND_CLIENT_INPUTS, KIND_SERVER_UPDATE, MarginReport, NONE, PlayerStep, StepRules, UpdateHead, UpdateView,
+        decode_client_input_spans, decode_server_update_into, encode_client_inputs, encode_server_update_head,
+        write_step,
+    };
+}
+
+/// The P2P rollback message: one per peer per tick, with the redundant unacknowledged
+/// inputs, acks, frame advantage, disconnects and checksums.
+pub mod p2p {
+    pub use crate::rollback::message::{
+        Decoded, Header, KIND_INPUT, KIND_SPECTATE, KIND_SPECTATOR_ACK, MESSAGE_VERSION, MessageError, decode, encode,
+        max_encoded_len,
+    };
+}
+
+pub(crate) use codec::{Reader, Writer, len16_size};
+pub(crate) use frame::write_frame;
+pub use frame::{FRAGMENT_HEADER_SIZE, Frame, FrameKind, FrameReader};
 /// Fragmentation constants, shared with the reliable channel.
-pub mod frame_consts {
+pub(crate) mod frame_consts {
     pub use super::frame::{FRAGMENT_SIZE, MAX_FRAGMENTS};
 }
 pub use packet::{
@@ -100,6 +127,6 @@ pub enum DecodeError {
 
 /// True if sequence number `a` is newer than `b` in wrapping u16 space.
 #[inline]
-pub fn seq_newer(a: u16, b: u16) -> bool {
+pub(crate) fn seq_newer(a: u16, b: u16) -> bool {
     (a.wrapping_sub(b) as i16) > 0
 }

@@ -5,7 +5,7 @@
 //! serialized state) of every tick's starting state.
 #![allow(dead_code)]
 
-use tickwire_proto::rollback::{InputStatus, Inputs, Request, Tick, fnv1a64};
+use tickwire_proto::{InputStatus, Inputs, Request, Tick, fnv1a64};
 
 pub const INPUT_SIZE: usize = 2;
 const W: i32 = 64;

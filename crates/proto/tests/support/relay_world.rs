@@ -4,12 +4,10 @@
 
 use std::collections::BTreeMap;
 
-use tickwire_proto::netsim::{JitterModel, LinkConfig, LossModel};
-use tickwire_proto::relay::relay_client_session::{ClientSessionEvent, RelayClientSession, RelayClientSessionConfig};
-use tickwire_proto::relay::relay_server_session::{RelayServerSession, RelayServerSessionConfig, ServerSessionEvent};
-use tickwire_proto::rollback::{AdvanceStatus, Request};
-use tickwire_proto::sim::{NodeId, SimNet};
-use tickwire_proto::transport::EndpointConfig;
+use tickwire_proto::{
+    AdvanceStatus, ClientSessionEvent, EndpointConfig, JitterModel, LinkConfig, LossModel, NodeId, RelayClientSession,
+    RelayClientSessionConfig, RelayServerSession, RelayServerSessionConfig, Request, ServerSessionEvent, SimNet,
+};
 
 use super::relay_game::{Answer, BoxGame, input_for};
 
@@ -261,7 +259,7 @@ impl World {
     }
 
     /// Per-player server late figures.
-    pub fn server_players(&self) -> BTreeMap<u32, tickwire_proto::jitter::JitterStats> {
+    pub fn server_players(&self) -> BTreeMap<u32, tickwire_proto::JitterStats> {
         (0..self.server.config().max_players as u32)
             .filter_map(|p| self.server.jitter_stats(p).map(|j| (p, j)))
             .collect()

@@ -3,12 +3,10 @@
 //! harness that runs P2P sessions over a `SimNet` mesh.
 #![allow(dead_code)]
 
-use tickwire_proto::netsim::LinkConfig;
-use tickwire_proto::rollback::{
-    AdvanceStatus, Event, InputStatus, Inputs, P2pConfig, P2pSession, PlayerKind, Request, Tick,
+use tickwire_proto::{
+    AdvanceStatus, EndpointConfig, InputStatus, Inputs, LinkConfig, NetEvent, NodeId, P2pConfig, P2pSession, PeerId,
+    PlayerKind, Request, RollbackEvent as Event, SimNet, Tick,
 };
-use tickwire_proto::sim::{NodeId, SimNet};
-use tickwire_proto::transport::{EndpointConfig, Event as NetEvent, PeerId};
 
 pub const INPUT_SIZE: usize = 2;
 pub const WORDS: usize = 8;
@@ -155,6 +153,9 @@ pub struct Peer {
     pub ids: Vec<PeerId>,
     pub events: Vec<Event>,
     pub alive: bool,
+    /// A stalled engine: it keeps receiving and sending messages but adds no input
+    /// and simulates nothing.
+    pub frozen: bool,
     /// Connections accepted after the mesh was built (spectators).
     pub connected: Vec<(PeerId, std::net::SocketAddr)>,
 }
@@ -234,6 +235,7 @@ impl Mesh {
                     ids: ids[i].clone(),
                     events: Vec::new(),
                     alive: true,
+                    frozen: false,
                     connected: Vec::new(),
                 }
             })
@@ -249,12 +251,12 @@ impl Mesh {
             for (at, e) in self.net.take_events_timed(peer.node) {
                 match e {
                     NetEvent::Message { peer: from, data, .. } => peer.session.handle_message(at, from, &data),
-                    NetEvent::Disconnected { peer: from, .. } => peer.session.peer_disconnected(from),
+                    NetEvent::Disconnected { peer: from, reason } => peer.session.peer_disconnected(from, reason),
                     NetEvent::Connected { peer: from, addr } => peer.connected.push((from, addr)),
                 }
             }
             let due = peer.session.ticks_due(now);
-            for _ in 0..due {
+            for _ in 0..if peer.frozen { 0 } else { due } {
                 let t = peer.session.current_tick() + peer.session.input_delay();
                 for &p in &peer.local {
                     let input = input_for(self.input_seed, p, t, self.period);

@@ -12,12 +12,9 @@ use super::event::SessionEvent;
 use super::failure::{SessionFailure, argument, state};
 use super::request::{CurrentRequest, PolledRequest, RequestKind};
 use crate::HostError;
-use tickwire_proto::clock::Micros;
-use tickwire_proto::game::GameShape;
-use tickwire_proto::relay::relay_client_session::RelayClientSession;
-use tickwire_proto::relay::relay_server_session::{KickCause, RelayServerSession, ServerSessionEvent};
-use tickwire_proto::rollback::{
-    AdvanceStatus, P2pSession, ReplaySession, Request, SpectatorSession, SyncTestSession, Tick,
+use tickwire_proto::{
+    AdvanceStatus, GameShape, KickCause, Micros, P2pSession, RelayClientSession, RelayServerSession, ReplaySession,
+    Request, ServerSessionEvent, SpectatorSession, SyncTestSession, Tick,
 };
 
 /// Events kept without allocating (the queue grows past this only in a flood).
@@ -96,7 +93,7 @@ impl Core for RelayServerSession {
         Some(SessionEvent::RelayServer { event, tick: server_event_tick(self, &event) })
     }
     fn current_tick(&self) -> Tick {
-        (self.tick() + 1) as Tick
+        self.tick() + 1
     }
 }
 
@@ -122,15 +119,14 @@ impl Core for RelayClientSession {
 /// are collected right after the call that raised them, before the next tick runs.
 fn server_event_tick(s: &RelayServerSession, e: &ServerSessionEvent) -> Tick {
     let next = s.tick() + 1;
-    let t = match *e {
+    match *e {
         ServerSessionEvent::PlayerJoined { player, .. } | ServerSessionEvent::PlayerReconnected { player, .. } => {
             s.relay().joined_at(player).unwrap_or(next)
         }
         // A jitter kick removes the player from the step being formed.
         ServerSessionEvent::PlayerKicked { cause: KickCause::Jitter(_), .. } => s.tick(),
         _ => next,
-    };
-    t as Tick
+    }
 }
 
 /// Where a session is in its life. The core exists from `Running` on (P2P and a
@@ -323,7 +319,7 @@ pub trait EngineLoop: sealed::Driven {
     }
 
     /// The current Advance request's input statuses (one byte per player, as
-    /// [`InputStatus`](tickwire_proto::rollback::InputStatus)).
+    /// [`InputStatus`](tickwire_proto::InputStatus)).
     fn request_statuses(&self) -> Option<&[u8]> {
         let c = &self.engine().current;
         c.polled.filter(|p| p.kind == RequestKind::Advance).map(|_| c.statuses.as_slice())

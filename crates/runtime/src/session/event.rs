@@ -1,10 +1,7 @@
 //! What a [`Session`](super::Session) tells the engine: the core's events plus the
 //! session's own (connections, the network thread's death).
 
-use tickwire_proto::relay::relay_client_session::ClientSessionEvent;
-use tickwire_proto::relay::relay_server_session::ServerSessionEvent;
-use tickwire_proto::rollback::{Event, Tick};
-use tickwire_proto::transport::PeerId;
+use tickwire_proto::{ClientSessionEvent, PeerId, RollbackEvent as Event, ServerSessionEvent, Tick};
 
 /// A polled session event.
 #[derive(Debug, Clone, PartialEq, Eq)]

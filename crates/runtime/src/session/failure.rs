@@ -1,10 +1,7 @@
 //! How a session call fails.
 
 use crate::HostError;
-use tickwire_proto::game::ConfigProblems;
-use tickwire_proto::relay::relay_client_session::ClientSessionError;
-use tickwire_proto::relay::relay_server_session::ServerSessionError;
-use tickwire_proto::rollback::{self, ReplayError};
+use tickwire_proto::{ClientSessionError, ConfigProblems, ReplayError, ServerSessionError, SessionError};
 
 /// Why a session call failed. A failed call had no effect.
 #[derive(Debug, thiserror::Error)]
@@ -24,7 +21,7 @@ pub enum SessionFailure {
     Host(#[from] HostError),
     /// The rollback core refused (unknown player, input size, unrequested tick).
     #[error(transparent)]
-    Core(#[from] rollback::SessionError),
+    Core(#[from] SessionError),
     /// A replay did not decode.
     #[error("replay: {0}")]
     Replay(#[from] ReplayError),

@@ -5,9 +5,7 @@ use super::engine::{Engine, Phase, sealed::Driven};
 use super::failure::{SessionFailure, argument, state};
 use super::settings::{ReplaySettings, SyncTestSettings};
 use crate::system_clock::SystemClock;
-use tickwire_proto::clock::{Clock, Micros};
-use tickwire_proto::rollback::{Replay, ReplaySession, SyncTestSession, Tick};
-use tickwire_proto::tick::TickClock;
+use tickwire_proto::{Clock, Micros, Replay, ReplaySession, SyncTestSession, Tick, TickClock};
 
 /// A synctest session: every tick is rolled back `check_distance` ticks and
 /// re-simulated, and the checksums must agree. Use it from one thread at a time.

@@ -11,7 +11,7 @@
 //! | [`RelayClient`] | a relay client with prediction and reconciliation | yes |
 //!
 //! Each is built from its settings ([`P2pSettings`], ...), which share one
-//! [`GameShape`](tickwire_proto::game::GameShape) and check themselves with
+//! [`GameShape`](tickwire_proto::GameShape) and check themselves with
 //! `validate()`. Setup calls come first, then `start`, then the engine loop of
 //! [`EngineLoop`], which every type has: `ticks_due` once per frame, per due tick the
 //! inputs, `advance` and `poll_request` until `None`, then `poll_event`. The socket

@@ -6,9 +6,7 @@ use std::net::SocketAddr;
 use super::failure::{SessionFailure, argument};
 use super::roster;
 use crate::{Direction, Host, HostConfig};
-use tickwire_proto::clock::Micros;
-use tickwire_proto::netsim::LinkConfig;
-use tickwire_proto::transport::{ConnectionStats, PeerId};
+use tickwire_proto::{ConnectionStats, LinkConfig, Micros, PeerId};
 
 /// A networked session's socket and network thread.
 pub struct Net {

@@ -15,13 +15,11 @@ use super::net::{Net, NetStats, has_net};
 use super::roster::{self, Roster};
 use super::settings::P2pSettings;
 use crate::HostEvent;
-use tickwire_proto::clock::Micros;
-use tickwire_proto::rollback::{self, P2pConfig, Tick, p2p::MAX_INPUT_DELAY};
-use tickwire_proto::transport::PeerId;
+use tickwire_proto::{DisconnectReason, MAX_INPUT_DELAY, Micros, P2pConfig, PeerId, Tick};
 
 /// A P2P rollback session. Use it from one thread at a time.
 pub struct P2pSession {
-    engine: Engine<rollback::P2pSession>,
+    engine: Engine<tickwire_proto::P2pSession>,
     net: Net,
     core_config: P2pConfig,
     roster: Roster,
@@ -38,7 +36,7 @@ pub struct P2pSessionStats {
     /// Started and every connection up.
     pub running: bool,
     /// The rollback core's figures (zero before it runs).
-    pub core: rollback::p2p::P2pStats,
+    pub core: tickwire_proto::P2pStats,
     /// The input delay now.
     pub input_delay: u32,
     /// Snapshots the engine holds.
@@ -220,13 +218,13 @@ impl P2pSession {
     pub fn stats(&mut self) -> P2pSessionStats {
         let (core, input_delay) = match self.engine.core() {
             Some(s) => (s.stats(), s.input_delay()),
-            None => (rollback::p2p::P2pStats::default(), self.core_config.input_delay),
+            None => (tickwire_proto::P2pStats::default(), self.core_config.input_delay),
         };
         let running = self.engine.core().is_some();
         let connected = self.roster.connected_peers() as u32;
         P2pSessionStats {
             running,
-            core: rollback::p2p::P2pStats { time_scale: if running { core.time_scale } else { 1.0 }, ..core },
+            core: tickwire_proto::P2pStats { time_scale: if running { core.time_scale } else { 1.0 }, ..core },
             input_delay,
             state_slots: self.slots() as u32,
             net: NetStats::read(&mut self.net, connected, self.rejected),
@@ -249,7 +247,7 @@ impl P2pSession {
     fn build_core(&mut self) {
         let Some(kinds) = self.roster.kinds() else { return };
         let now = self.net.now_us();
-        match rollback::P2pSession::new(self.core_config.clone(), &kinds, now) {
+        match tickwire_proto::P2pSession::new(self.core_config.clone(), &kinds, now) {
             Ok(mut s) => {
                 if let Some(initial) = self.pending_recording.take() {
                     s.start_recording(&initial);
@@ -291,12 +289,12 @@ impl P2pSession {
         }
     }
 
-    fn on_disconnected(&mut self, peer: PeerId) {
+    fn on_disconnected(&mut self, peer: PeerId, reason: DisconnectReason) {
         if let Some(g) = self.roster.group_of(peer) {
             let group = &mut self.roster.groups[g];
             group.connected = false;
             match self.engine.core_mut() {
-                Some(s) => s.peer_disconnected(peer),
+                Some(s) => s.peer_disconnected(peer, reason),
                 // Not running yet: forget the attempt; ensure_dials or a new incoming
                 // connection replaces it.
                 None => group.peer = None,
@@ -304,14 +302,14 @@ impl P2pSession {
         } else if let Some(sp) = self.roster.spectators.iter_mut().find(|s| s.peer == Some(peer)) {
             sp.peer = None;
             if let Some(s) = self.engine.core_mut() {
-                s.peer_disconnected(peer);
+                s.peer_disconnected(peer, reason);
             }
         }
     }
 }
 
 impl Driven for P2pSession {
-    type Core = rollback::P2pSession;
+    type Core = tickwire_proto::P2pSession;
     fn engine(&self) -> &Engine<Self::Core> {
         &self.engine
     }
@@ -328,7 +326,7 @@ impl Driven for P2pSession {
                     self.net.host.recycle(data);
                 }
                 HostEvent::Connected { peer, addr } => self.on_connected(peer, addr),
-                HostEvent::Disconnected { peer, .. } => self.on_disconnected(peer),
+                HostEvent::Disconnected { peer, reason } => self.on_disconnected(peer, reason),
                 HostEvent::Fatal { message } => self.engine.die(message),
             }
         }

@@ -12,12 +12,9 @@ use super::failure::{SessionFailure, argument, state};
 use super::net::{Net, NetStats, has_net};
 use super::relay_server::pump_relay;
 use super::settings::RelayClientSettings;
-use tickwire_proto::clock::Micros;
-use tickwire_proto::relay::relay_client_session::{
-    ClientSessionEvent, ClientSessionStats, RelayClientSession, RelayClientSessionConfig,
+use tickwire_proto::{
+    ClientSessionEvent, ClientSessionStats, Micros, PeerId, RelayClientSession, RelayClientSessionConfig, Tick,
 };
-use tickwire_proto::rollback::Tick;
-use tickwire_proto::transport::PeerId;
 
 /// A relay client session. Use it from one thread at a time.
 pub struct RelayClient {

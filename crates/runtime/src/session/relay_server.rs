@@ -12,13 +12,12 @@ use super::engine::{Engine, Phase, sealed::Driven};
 use super::failure::SessionFailure;
 use super::net::{Net, NetStats, has_net};
 use super::settings::RelayServerSettings;
-use crate::HostEvent;
 use crate::os_seed::os_seed;
-use tickwire_proto::clock::Micros;
-use tickwire_proto::jitter::JitterStats;
-use tickwire_proto::relay::relay_server_session::{RelayServerSession, RelayServerSessionConfig, ServerSessionStats};
-use tickwire_proto::rollback::Tick;
-use tickwire_proto::transport::{Event, PeerId};
+use crate::{HostError, HostEvent};
+use tickwire_proto::{
+    JitterStats, Micros, NetEvent as Event, PeerId, RelayServerSession, RelayServerSessionConfig, ServerSessionStats,
+    Tick,
+};
 
 /// A relay server session. Use it from one thread at a time.
 pub struct RelayServer {
@@ -69,7 +68,7 @@ impl RelayServer {
     pub fn start(&mut self) -> Result<(), SessionFailure> {
         self.engine.require_setup("starting")?;
         let mut c = self.core_config.clone();
-        c.seed = os_seed();
+        c.seed = os_seed().map_err(|source| HostError::Io { context: "seeding the session tokens".into(), source })?;
         let core = RelayServerSession::new(c, self.net.now_us())?;
         self.engine.run(core);
         Ok(())
@@ -114,7 +113,7 @@ impl RelayServer {
         let mut st = RelayPlayerStats {
             player: p,
             peer,
-            joined_tick: s.relay().joined_at(p).unwrap_or(0) as Tick,
+            joined_tick: s.relay().joined_at(p).unwrap_or(0),
             buffer_depth: s.relay().jitter_depth(peer).unwrap_or(0) as u32,
             jitter,
             rtt_us: 0.0,
@@ -130,7 +129,7 @@ impl RelayServer {
         let core = self.engine.core().map(RelayServerSession::stats).unwrap_or_default();
         RelayServerStats {
             running: self.engine.core().is_some(),
-            current_tick: self.engine.core().map_or(0, |s| (s.tick() + 1) as Tick),
+            current_tick: self.engine.core().map_or(0, |s| s.tick() + 1),
             net: NetStats::read(&mut self.net, core.players, core.rejected),
             core,
         }

@@ -2,7 +2,7 @@
 //! so that the engine can fetch its inputs or state bytes through separate calls (the C
 //! ABI has no borrowed slices).
 
-use tickwire_proto::rollback::{InputStatus, Request, Tick};
+use tickwire_proto::{InputStatus, Request, Tick};
 
 /// What kind of work a request asks of the engine (numbers as in the C ABI).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -17,8 +17,7 @@ use std::net::{IpAddr, SocketAddr};
 
 use super::failure::SessionFailure;
 use super::failure::{argument, state};
-use tickwire_proto::rollback::PlayerKind;
-use tickwire_proto::transport::PeerId;
+use tickwire_proto::{PeerId, PlayerKind};
 
 /// Folds IPv4-mapped IPv6 addresses to IPv4, so both spellings match.
 pub(super) fn canonical(a: SocketAddr) -> SocketAddr {

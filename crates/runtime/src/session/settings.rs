@@ -5,12 +5,10 @@
 //! throwaway core) and returns every problem at once, each under its field's name.
 //! The constructors call it first.
 
-use tickwire_proto::clock::Micros;
-use tickwire_proto::game::{ConfigProblems, GameShape};
-use tickwire_proto::relay::relay_client_session::RelayClientSessionConfig;
-use tickwire_proto::relay::relay_server_session::RelayServerSessionConfig;
-use tickwire_proto::rollback::p2p::MAX_INPUT_DELAY;
-use tickwire_proto::rollback::{P2pConfig, PredictionMode, SpectatorConfig};
+use tickwire_proto::{
+    ConfigProblems, GameShape, MAX_INPUT_DELAY, Micros, P2pConfig, PredictionMode, RelayClientSessionConfig,
+    RelayServerSessionConfig, SpectatorConfig,
+};
 
 use crate::HostConfig;
 
@@ -277,7 +275,7 @@ impl RelayClientSettings {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use tickwire_proto::relay::relay_client_session::RelayClientSession;
+    use tickwire_proto::RelayClientSession;
 
     fn host() -> HostConfig {
         HostConfig::new("127.0.0.1:0".parse().unwrap())

@@ -9,10 +9,9 @@ use super::failure::{SessionFailure, state};
 use super::net::{Net, NetStats, has_net};
 use super::settings::SpectatorSettings;
 use crate::HostEvent;
-use tickwire_proto::clock::Micros;
-use tickwire_proto::rollback::{Event, SpectatorConfig, SpectatorSession, Tick};
-use tickwire_proto::tick::TickClock;
-use tickwire_proto::transport::PeerId;
+use tickwire_proto::{
+    DisconnectReason, Micros, PeerId, RollbackEvent as Event, SpectatorConfig, SpectatorSession, Tick, TickClock,
+};
 
 /// The watched peer: its address, then its connection while one is up.
 #[derive(Debug, Clone, Copy)]
@@ -133,7 +132,7 @@ impl Spectator {
         }
     }
 
-    fn on_disconnected(&mut self, gone: PeerId) {
+    fn on_disconnected(&mut self, gone: PeerId, reason: DisconnectReason) {
         let running = self.engine.core().is_some();
         if let Watched::At { peer: peer @ Some(_), up, .. } = &mut self.watched {
             if *peer != Some(gone) {
@@ -141,7 +140,7 @@ impl Spectator {
             }
             *up = false;
             if running {
-                self.engine.events.push_back(SessionEvent::Core(Event::PeerDisconnected { peer: gone }));
+                self.engine.events.push_back(SessionEvent::Core(Event::PeerDisconnected { peer: gone, reason }));
             } else {
                 // Not watching yet: forget the attempt and dial again.
                 *peer = None;
@@ -168,7 +167,7 @@ impl Driven for Spectator {
                     self.net.host.recycle(data);
                 }
                 HostEvent::Connected { peer, .. } => self.on_connected(peer),
-                HostEvent::Disconnected { peer, .. } => self.on_disconnected(peer),
+                HostEvent::Disconnected { peer, reason } => self.on_disconnected(peer, reason),
                 HostEvent::Fatal { message } => self.engine.die(message),
             }
         }

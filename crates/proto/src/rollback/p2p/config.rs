@@ -150,6 +150,9 @@ pub struct P2pStats {
     pub input_refreshes: u64,
     /// Messages refused by strict decoding or from unknown peers.
     pub malformed: u64,
+    /// Messages whose numbers contradicted what this side knows (an ack of inputs
+    /// never sent, a confirmed tick past the sender's own); each closed its sender.
+    pub violations: u64,
     /// Messages the endpoint refused to queue.
     pub send_errors: u64,
     /// Checksums of confirmed ticks compared with a peer.

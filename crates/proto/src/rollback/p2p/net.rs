@@ -5,7 +5,7 @@ use super::{Event, P2pSession, PeerId, Spectator, Tick};
 use crate::clock::Micros;
 use crate::rollback::input_queue::AddOutcome;
 use crate::rollback::message::{self, Header, KIND_INPUT, KIND_SPECTATE, KIND_SPECTATOR_ACK};
-use crate::transport::{Endpoint, Transport};
+use crate::transport::{DisconnectReason, Endpoint, Transport};
 
 /// Host to spectator, reliable: `u8 kind, u32 tick, state bytes`.
 pub(crate) const KIND_SNAPSHOT: u8 = 0x24;
@@ -39,6 +39,12 @@ impl P2pSession {
         if let Some(s) = self.spectators.iter_mut().find(|s| s.id == peer) {
             let mut scratch = std::mem::take(&mut self.scratch);
             match message::decode(data, self.cfg.input_size, &mut scratch) {
+                // An ack of ticks never sent would stop the stream to it for good.
+                Ok(d) if d.header.kind == KIND_SPECTATOR_ACK && d.header.ack > s.sent_end => {
+                    self.stats.violations += 1;
+                    let peer = s.id;
+                    self.drop_spectator(peer);
+                }
                 Ok(d) if d.header.kind == KIND_SPECTATOR_ACK => s.acked = s.acked.max(d.header.ack),
                 _ => self.stats.malformed += 1,
             }
@@ -64,13 +70,31 @@ impl P2pSession {
             self.scratch = scratch;
             return;
         }
+        // Numbers this side can check: the peer cannot need inputs beyond those sent
+        // to it, nor have confirmed ticks it has not simulated. A lie here (or a
+        // corrupted datagram) would stop the inputs it needs for good: the
+        // connection is closed instead, and the session goes on without it.
+        let h = d.header;
+        if h.ack > p.sent_end || h.confirmed > h.tick {
+            self.scratch = scratch;
+            self.stats.violations += 1;
+            let id = self.peers[pi].id;
+            self.to_close.push(id);
+            self.peer_disconnected(id, DisconnectReason::ProtocolError);
+            return;
+        }
+        let p = &mut self.peers[pi];
         p.last_recv = now;
         if p.interrupted {
             p.interrupted = false;
             self.events.push_back(Event::PeerResumed { peer: p.id });
         }
-        let h = d.header;
-        p.acked = p.acked.max(h.ack);
+        // The latest message's ack is the truth, even when lower than an earlier one
+        // (which then was corrupted or forged): keeping the maximum would stop the
+        // resends the peer still needs. Ordering by the sender's tick would not help,
+        // a forged tick from the future would freeze it. A reordered older message
+        // only costs a few redundant resends.
+        p.acked = h.ack;
         p.remote_confirmed = p.remote_confirmed.max(h.confirmed);
         if !p.heard || h.tick >= p.remote_tick {
             p.remote_tick = h.tick;
@@ -129,13 +153,13 @@ impl P2pSession {
         }
     }
 
-    /// Tells the session that the endpoint closed the connection to `peer` (or call it
-    /// to drop a peer on purpose). Its players are proposed disconnected from the first
-    /// tick whose input is missing.
-    pub fn peer_disconnected(&mut self, peer: PeerId) {
+    /// Tells the session that the endpoint closed the connection to `peer` for
+    /// `reason` (or call it to drop a peer on purpose). Its players are proposed
+    /// disconnected from the first tick whose input is missing.
+    pub fn peer_disconnected(&mut self, peer: PeerId, reason: DisconnectReason) {
         if let Some(pi) = self.peers.iter().position(|p| p.id == peer && !p.disconnected) {
             self.peers[pi].disconnected = true;
-            self.events.push_back(Event::PeerDisconnected { peer });
+            self.events.push_back(Event::PeerDisconnected { peer, reason });
             for j in 0..self.peers[pi].players.len() {
                 let player = self.peers[pi].players[j];
                 let tick = self.queues[player].next_needed();
@@ -151,6 +175,42 @@ impl P2pSession {
         }
     }
 
+    /// Drops a spectator that broke the protocol and closes its connection.
+    fn drop_spectator(&mut self, peer: PeerId) {
+        if let Some(i) = self.spectators.iter().position(|s| s.id == peer) {
+            self.spectators.remove(i);
+            self.to_close.push(peer);
+            self.events.push_back(Event::SpectatorDropped { peer });
+        }
+    }
+
+    /// While running, no confirmed tick for the disconnect timeout means someone's
+    /// inputs stopped although messages may still flow (a peer that talks but never
+    /// progresses would otherwise hold the match forever: silence is what the
+    /// timeout watches). The peer whose inputs are missing is named and dropped; if
+    /// the missing inputs are local, the engine is told and nobody is dropped.
+    fn check_progress(&mut self) {
+        let confirmed = self.confirmed_all();
+        if !self.running || confirmed != self.progress.0 {
+            self.progress = (confirmed, self.now);
+            return;
+        }
+        if self.now.saturating_sub(self.progress.1) < self.cfg.disconnect_timeout_us {
+            return;
+        }
+        self.progress.1 = self.now;
+        let blocker = (0..self.queues.len()).find(|&i| self.queues[i].confirmed_until() == confirmed);
+        let peer = match blocker.map(|i| self.kinds[i]) {
+            Some(super::PlayerKind::Remote(id)) => id,
+            _ => 0,
+        };
+        self.events.push_back(Event::NoProgress { tick: confirmed, peer });
+        if peer != 0 {
+            self.to_close.push(peer);
+            self.peer_disconnected(peer, DisconnectReason::Timeout);
+        }
+    }
+
     /// Runs the silence timers. [`P2pSession::ticks_due`] calls it.
     pub fn update(&mut self, now: Micros) {
         self.now = self.now.max(now);
@@ -162,18 +222,19 @@ impl P2pSession {
             let silent = self.now.saturating_sub(p.last_recv);
             if silent >= self.cfg.disconnect_timeout_us {
                 let id = p.id;
-                self.peer_disconnected(id);
+                self.peer_disconnected(id, DisconnectReason::Timeout);
             } else if silent >= self.cfg.notify_after_us && !p.interrupted {
                 p.interrupted = true;
                 let left = self.cfg.disconnect_timeout_us - silent;
                 self.events.push_back(Event::PeerInterrupted { peer: p.id, disconnect_in_us: left });
             }
         }
+        self.check_progress();
     }
 
     /// Adds a spectator behind `peer`. Before the first tick it simply receives every
     /// confirmed input; later, the engine is first asked (through
-    /// [`crate::rollback::Request::DumpState`]) for a snapshot that is sent on the
+    /// [`crate::request::Request::DumpState`]) for a snapshot that is sent on the
     /// reliable channel, and inputs follow from the snapshot's tick.
     pub fn add_spectator(&mut self, peer: PeerId) {
         if peer == 0 || self.spectators.iter().any(|s| s.id == peer) || self.peers.iter().any(|p| p.id == peer) {
@@ -183,6 +244,7 @@ impl P2pSession {
         self.spectators.push(Spectator {
             id: peer,
             acked: 0,
+            sent_end: 0,
             want_snapshot: mid_match,
             snapshot_tick: None,
             snapshot: None,
@@ -196,6 +258,9 @@ impl P2pSession {
     /// then flush the endpoint.
     pub fn send_messages<T: Transport + ?Sized>(&mut self, now: Micros, endpoint: &mut T) {
         self.now = self.now.max(now);
+        for peer in self.to_close.drain(..) {
+            endpoint.disconnect(self.now, peer);
+        }
         let tick_us = self.cfg.clock.tick_us as Micros;
         let s = self.cfg.input_size;
         let local_next = self.local.first().map_or(self.current, |&p| self.queues[p].next_needed());
@@ -245,6 +310,7 @@ impl P2pSession {
             }
             let p = &mut self.peers[pi];
             let mask = p.input_sends.len() - 1;
+            p.sent_end = p.sent_end.max(first + count as Tick);
             for t in first..first + count as Tick {
                 let i = t as usize & mask;
                 p.input_sends[i] = p.input_sends[i].saturating_add(1);
@@ -329,6 +395,7 @@ impl P2pSession {
                 sp.last_sent_at = Some(self.now);
                 let first = sp.acked.min(confirmed);
                 let count = ((confirmed - first) as usize).min(self.max_ticks_per_msg);
+                sp.sent_end = sp.sent_end.max(first + count as Tick);
                 let h = Header {
                     kind: KIND_SPECTATE,
                     tick: self.current,
@@ -372,7 +439,7 @@ impl P2pSession {
                     self.handle_message(now, peer, &data);
                     endpoint.recycle(data);
                 }
-                crate::transport::Event::Disconnected { peer, .. } => self.peer_disconnected(peer),
+                crate::transport::Event::Disconnected { peer, reason } => self.peer_disconnected(peer, reason),
                 crate::transport::Event::Connected { .. } => {}
             }
         }

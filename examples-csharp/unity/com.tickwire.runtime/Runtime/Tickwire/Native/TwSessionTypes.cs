@@ -181,6 +181,13 @@ namespace Tickwire
         /// no more ticks; dispose the session.
         /// </summary>
         ServerLost = 23,
+        /// <summary>
+        /// P2P: no tick confirmed for the disconnect timeout although messages may still flow;
+        /// Peer is the connection whose inputs are missing (0: the local inputs stopped),
+        /// Data.Tick.Tick the first unconfirmed tick. A remote peer is dropped right after
+        /// (PeerDisconnected, reason Timeout).
+        /// </summary>
+        NoProgress = 24,
     }
 
     /// <summary>
@@ -405,7 +412,12 @@ namespace Tickwire
     {
         /// <summary>The lowest player index behind the connection, or TwConstants.NoPlayer.</summary>
         public uint Player;
-        public uint Reserved0;
+        /// <summary>
+        /// PEER_DISCONNECTED: why, a TwDisconnectReason (Timeout: silence, or no tick confirmed
+        /// for the disconnect timeout; ProtocolError: its messages contradicted what this side
+        /// knows, and its connection was closed). Else 0.
+        /// </summary>
+        public uint Reason;
         /// <summary>PEER_INTERRUPTED: microseconds of further silence before the peer is dropped.</summary>
         public ulong DisconnectInUs;
     }

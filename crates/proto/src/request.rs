@@ -1,11 +1,55 @@
-//! The requests a session hands the engine, and the preallocated queue they live in.
+//! The engine's request vocabulary, shared by every session (rollback and relay): the
+//! tick numbers, the requests a session hands the engine (`Save`, `Load`, `Advance`,
+//! `Restore`, `DumpState`) with their inputs and flags, the preallocated queue they
+//! live in, and what an `advance` call did.
 //!
 //! Requests are polled (never callbacks) and must be run in order, all of them,
 //! before the session is advanced again. Advance requests borrow their inputs from
 //! the queue's arena, so producing and polling them allocates nothing once the arena
 //! has grown to its working size.
 
-use super::{InputStatus, Tick};
+/// A simulation step number: one type for every session (rollback and relay), the
+/// wire and the C ABI.
+///
+/// 32 bits, because that is what the wire and the C ABI carry. At 60 Hz they last
+/// 2.27 years of continuous running (1.1 years at 120 Hz), far beyond any match or
+/// server process; a u64 inside would need every tick from the wire widened (guessing
+/// the missing high bits) and every tick to the engine narrowed. Ticks that come from
+/// the wire (a peer's, a client's, the server's) are used with checked or saturating
+/// arithmetic, so a broken or hostile sender near `Tick::MAX` cannot overflow them:
+/// what it sends past the end of the range is refused or held at `Tick::MAX`. A
+/// session's own counter gets there only after those years. Counts of ticks (totals,
+/// not tick numbers) stay u64.
+pub type Tick = u32;
+
+/// Where an input handed to the engine comes from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[repr(u8)]
+pub enum InputStatus {
+    /// The real input: it will never change.
+    Confirmed = 0,
+    /// A guess; a rollback follows if the real input differs.
+    Predicted = 1,
+    /// The player is gone from this tick on; the bytes are zeros.
+    Disconnected = 2,
+}
+
+/// What [`P2pSession::advance`](crate::rollback::P2pSession::advance) (and the other sessions' `advance`) did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AdvanceStatus {
+    /// Requests for this tick are ready to poll.
+    Advanced,
+    /// Some peer has not been heard yet; nothing to simulate. Not an error.
+    NotSynchronized,
+    /// The prediction window is full: advancing would predict more than
+    /// `max_prediction` ticks. Skip this tick; requests may still contain a rollback.
+    /// Not an error: the session resumes by itself when inputs arrive.
+    WindowFull,
+    /// A replay or spectator session has no input for the next tick (yet).
+    WaitingForInput,
+    /// A replay reached its end.
+    Finished,
+}
 
 /// The inputs of one tick, one per player in player order.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -20,207 +20,27 @@
 //! times `advance()` and run every request (answering `Save` with `confirm_save`,
 //! `DumpState` with `provide_state`); `poll_event` until None; `send_messages`.
 
+mod admission;
+mod config;
+mod events;
+mod stats;
+
 use std::collections::VecDeque;
 
 use super::join::{self, Welcome};
-use super::relay_server::{RelayServer, RelayServerConfig, RelayServerEvent};
+use super::relay_server::{RelayServer, RelayServerEvent};
 use crate::clock::Micros;
-use crate::jitter::{JitterStats, KickReason};
+use crate::jitter::JitterStats;
+use crate::request::{AdvanceStatus, InputStatus, Request, RequestQueue, Tick};
 use crate::rng::Rng;
-use crate::rollback::{AdvanceStatus, InputStatus, Request, RequestQueue, StateRing, Tick};
-use crate::tick::{TickClock, TickClockConfig};
-use crate::transport::{CHANNEL_RELIABLE, CHANNEL_UNRELIABLE, DisconnectReason, Event, PeerId, Transport};
-
-/// Settings of a [`RelayServerSession`].
-#[derive(Debug, Clone, PartialEq)]
-pub struct RelayServerSessionConfig {
-    /// The sync layer (tick rate, send interval, jitter buffers). Its input size and
-    /// admission are set by the session.
-    pub relay: RelayServerConfig,
-    /// Bytes per input, 1..=64.
-    pub input_size: usize,
-    /// Player slots, 1..=64.
-    pub max_players: usize,
-    /// Send the engine's checksum every this many ticks (0: no desync detection).
-    pub checksum_interval: u32,
-    /// A dropped player's slot waits this long for it to come back with its token.
-    pub reconnect_timeout_us: Micros,
-    /// A connection that has not said Hello within this time is closed.
-    pub hello_timeout_us: Micros,
-    /// The transport's reliable channel (join handshake and snapshots).
-    pub reliable_channel: u8,
-    /// Seeds the session tokens. Pass OS randomness in production.
-    pub seed: u64,
-}
-
-impl Default for RelayServerSessionConfig {
-    fn default() -> Self {
-        RelayServerSessionConfig {
-            relay: RelayServerConfig::default(),
-            input_size: 2,
-            max_players: 8,
-            checksum_interval: 30,
-            reconnect_timeout_us: 30_000_000,
-            hello_timeout_us: 5_000_000,
-            reliable_channel: CHANNEL_RELIABLE,
-            seed: 0x7469_636b_7769_7265,
-        }
-    }
-}
-
-/// Snapshots a relay server's engine holds: the tick being sent to a joining client,
-/// and the next one being saved.
-pub const SERVER_STATE_SLOTS: usize = 2;
-
-impl RelayServerSessionConfig {
-    /// Checks the settings without building a session (what [`RelayServerSession::new`]
-    /// checks).
-    pub fn validate(&self) -> Result<(), ServerSessionError> {
-        let bad = ServerSessionError::InvalidConfig;
-        if !(1..=64).contains(&self.input_size) || !(1..=64).contains(&self.max_players) {
-            return Err(bad(format!(
-                "input_size {} and max_players {} must be in 1..=64",
-                self.input_size, self.max_players
-            )));
-        }
-        self.sync_config().validate().map_err(|e| bad(e.0))?;
-        self.clock().validate().map_err(bad)
-    }
-
-    /// Snapshots the engine must hold for a server with these settings.
-    pub fn state_slots(&self) -> usize {
-        SERVER_STATE_SLOTS
-    }
-
-    /// The sync layer's settings as the session runs it.
-    fn sync_config(&self) -> RelayServerConfig {
-        let mut relay_cfg = self.relay.clone();
-        relay_cfg.input_size = Some(self.input_size);
-        relay_cfg.jitter.max_input_size = relay_cfg.jitter.max_input_size.max(self.input_size);
-        relay_cfg.auto_admit = false;
-        relay_cfg
-    }
-
-    /// The server's master clock: steady, at the relay's tick length.
-    fn clock(&self) -> TickClockConfig {
-        TickClockConfig { tick_us: self.relay.tick_us, ..TickClockConfig::default() }
-    }
-}
-
-/// Misuse of a server session, or a bad config.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum ServerSessionError {
-    #[error("invalid relay server config: {0}")]
-    InvalidConfig(String),
-    #[error("tick {0} was not requested")]
-    UnexpectedTick(Tick),
-}
-
-/// Why a connection was refused.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum RejectReason {
-    /// The Hello did not decode.
-    Malformed,
-    /// Another input size or player count: a client for another game.
-    WrongGame,
-    /// A token no slot has (forged, or its slot timed out).
-    BadToken,
-    /// Every slot is taken.
-    Full,
-    /// No Hello within the timeout.
-    NoHello,
-}
-
-/// Why a player was removed.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum KickCause {
-    /// Its jitter buffer overflowed or starved.
-    Jitter(KickReason),
-    /// It needed a step the server no longer keeps.
-    FellBehind,
-}
-
-/// What the server session tells the engine.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ServerSessionEvent {
-    /// A new player, in the steps from the next tick on.
-    PlayerJoined {
-        player: u32,
-        peer: PeerId,
-    },
-    /// A player came back with its token (or asked for a new snapshot).
-    PlayerReconnected {
-        player: u32,
-        peer: PeerId,
-    },
-    /// A player's connection dropped; its slot waits for it.
-    PlayerInterrupted {
-        player: u32,
-        reason: DisconnectReason,
-    },
-    /// A dropped player did not come back in time; its slot is free.
-    PlayerLeft {
-        player: u32,
-    },
-    PlayerKicked {
-        player: u32,
-        peer: PeerId,
-        cause: KickCause,
-    },
-    ConnectionRejected {
-        peer: PeerId,
-        reason: RejectReason,
-    },
-}
-
-/// Figures of a server session.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct ServerSessionStats {
-    /// The last tick run.
-    pub tick: u64,
-    pub players: u32,
-    /// Over all players and ticks (M1, M11): ticks without that player's real input
-    /// because nothing had arrived (empty), because its input was lost for good
-    /// (substituted), and ticks that merged several inputs.
-    pub empty_steps: u64,
-    pub substituted_steps: u64,
-    pub merged_steps: u64,
-    /// Inputs whose first copy arrived after the tick that needed it (substituted, so
-    /// dropped). Under the `Delay` late policy lateness shows as empty steps instead
-    /// (the input is used a tick later), and this stays 0.
-    pub late_inputs: u64,
-    /// Input messages refused: malformed or wrong-size, or from non-players.
-    pub malformed: u64,
-    pub unknown_peer: u64,
-    /// Reliable messages that were not a valid Hello.
-    pub bad_hello: u64,
-    pub bad_tokens: u64,
-    pub rejected: u64,
-    pub snapshots_sent: u64,
-    /// Players that asked for a new snapshot on their own connection.
-    pub resyncs: u64,
-    pub checks_sent: u64,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum SlotState {
-    Free,
-    Active { peer: PeerId },
-    Away { since: Micros },
-}
-
-#[derive(Debug, Clone, Copy)]
-struct Slot {
-    state: SlotState,
-    token: u64,
-    /// Waiting for a snapshot (just joined, came back, or resyncing).
-    needs_snapshot: bool,
-    reconnected: bool,
-}
-
-impl Slot {
-    const FREE: Slot = Slot { state: SlotState::Free, token: 0, needs_snapshot: false, reconnected: false };
-}
+use crate::rollback::StateRing;
+use crate::tick::TickClock;
+use crate::transport::{CHANNEL_UNRELIABLE, Event, PeerId, Transport};
+use admission::{Slot, SlotState};
+pub use config::{RelayServerSessionConfig, SERVER_STATE_SLOTS, ServerSessionError};
+pub use events::{KickCause, RejectReason, ServerSessionEvent};
+pub use stats::ServerSessionStats;
+use stats::add_jitter;
 
 /// The relay server session. See the module docs.
 pub struct RelayServerSession {
@@ -288,7 +108,7 @@ impl RelayServerSession {
     }
 
     /// The last tick run (the next `Advance` is for the one after).
-    pub fn tick(&self) -> u64 {
+    pub fn tick(&self) -> Tick {
         self.relay.tick()
     }
 
@@ -311,10 +131,6 @@ impl RelayServerSession {
             SlotState::Active { peer } => Some(peer),
             _ => None,
         }
-    }
-
-    fn slot_of_peer(&self, peer: PeerId) -> Option<usize> {
-        self.slots.iter().position(|s| s.state == SlotState::Active { peer })
     }
 
     /// Handles one transport event (call for every event the transport produces).
@@ -343,86 +159,6 @@ impl RelayServerSession {
             }
         }
     }
-
-    /// Removes `peer` from the sync layer, keeping its counters.
-    fn forget_peer(&mut self, peer: PeerId) {
-        if let Some(j) = self.relay.jitter_stats(peer) {
-            add_jitter(&mut self.gone, &j);
-        }
-        self.relay.remove(peer);
-    }
-
-    fn reject(&mut self, peer: PeerId, reason: RejectReason) {
-        self.connecting.retain(|c| c.0 != peer);
-        self.to_disconnect.push(peer);
-        self.stats.rejected += 1;
-        self.events.push_back(ServerSessionEvent::ConnectionRejected { peer, reason });
-    }
-
-    fn on_hello(&mut self, peer: PeerId, data: &[u8]) {
-        let Ok(h) = join::decode_hello(data) else {
-            self.stats.bad_hello += 1;
-            if self.connecting.iter().any(|c| c.0 == peer) {
-                self.reject(peer, RejectReason::Malformed);
-            }
-            return;
-        };
-        if h.input_size as usize != self.cfg.input_size || h.max_players as usize != self.cfg.max_players {
-            return self.reject(peer, RejectReason::WrongGame);
-        }
-        if let Some(i) = self.slot_of_peer(peer) {
-            // A player asking again on its own connection wants a new snapshot.
-            if h.token == self.slots[i].token {
-                self.slots[i].needs_snapshot = true;
-                self.stats.resyncs += 1;
-            } else {
-                self.stats.bad_tokens += 1;
-            }
-            return;
-        }
-        if !self.connecting.iter().any(|c| c.0 == peer) {
-            self.stats.bad_hello += 1;
-            return;
-        }
-        let slot = if h.token == 0 {
-            match self.slots.iter().position(|s| s.state == SlotState::Free) {
-                Some(i) => {
-                    self.slots[i].token = join::new_token(&mut self.rng);
-                    self.slots[i].reconnected = false;
-                    i
-                }
-                None => return self.reject(peer, RejectReason::Full),
-            }
-        } else {
-            match self.slots.iter().position(|s| s.state != SlotState::Free && s.token == h.token) {
-                Some(i) => {
-                    if let SlotState::Active { peer: old } = self.slots[i].state {
-                        // The old connection is stale (the client gave up on it first).
-                        self.forget_peer(old);
-                        self.to_disconnect.push(old);
-                    }
-                    self.slots[i].reconnected = true;
-                    i
-                }
-                None => {
-                    self.stats.bad_tokens += 1;
-                    return self.reject(peer, RejectReason::BadToken);
-                }
-            }
-        };
-        self.connecting.retain(|c| c.0 != peer);
-        self.relay.admit(peer, slot as u32).expect("slot and peer are free");
-        self.slots[slot].state = SlotState::Active { peer };
-        self.slots[slot].needs_snapshot = true;
-        let player = slot as u32;
-        let e = if self.slots[slot].reconnected {
-            ServerSessionEvent::PlayerReconnected { player, peer }
-        } else {
-            ServerSessionEvent::PlayerJoined { player, peer }
-        };
-        self.events.push_back(e);
-    }
-
     /// Runs the steady tick clock (never dilated) and the timers; returns how many
     /// ticks to simulate now.
     pub fn ticks_due(&mut self, now: Micros) -> u32 {
@@ -452,7 +188,7 @@ impl RelayServerSession {
     /// with it. Never waits for anyone.
     pub fn advance(&mut self) -> AdvanceStatus {
         self.requests.clear();
-        let t = (self.relay.tick() + 1) as Tick;
+        let t = self.relay.tick() + 1;
         let snapshot = self.slots.iter().any(|s| s.needs_snapshot);
         self.snapshot_tick = None;
         if snapshot || self.is_check(t) {
@@ -518,7 +254,7 @@ impl RelayServerSession {
             return Err(ServerSessionError::UnexpectedTick(tick));
         }
         if self.check_ticks.contains(&Some(tick)) {
-            self.relay.report_checksum(tick as u64, checksum);
+            self.relay.report_checksum(tick, checksum);
             self.stats.checks_sent += 1;
         }
         Ok(())
@@ -533,7 +269,7 @@ impl RelayServerSession {
         self.snapshot_tick = None;
         for i in 0..self.slots.len() {
             let SlotState::Active { peer } = self.slots[i].state else { continue };
-            let joined = self.relay.joined_at(i as u32).is_some_and(|j| j <= tick as u64);
+            let joined = self.relay.joined_at(i as u32).is_some_and(|j| j <= tick);
             if !self.slots[i].needs_snapshot || !joined {
                 continue;
             }
@@ -600,15 +336,4 @@ impl RelayServerSession {
             ..self.stats
         }
     }
-}
-
-fn add_jitter(a: &mut JitterStats, b: &JitterStats) {
-    a.ticks += b.ticks;
-    a.normal += b.normal;
-    a.underflows += b.underflows;
-    a.lost += b.lost;
-    a.merges += b.merges;
-    a.merged_steps += b.merged_steps;
-    a.late_arrivals += b.late_arrivals;
-    a.duplicates += b.duplicates;
 }

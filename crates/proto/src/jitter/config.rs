@@ -1,0 +1,64 @@
+//! What the buffer is told to do: its policies for missing and late inputs, its limits.
+
+/// What the server uses when a client's input is missing.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum UnderflowPolicy {
+    /// Repeat the client's last input (keys held stay held).
+    RepeatLast,
+    /// An empty (zero-length) input.
+    Empty,
+}
+
+/// What a tick does when the client's next input has not arrived.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LatePolicy {
+    /// Hypersomnia's ledger: accept nothing this tick (accepted 0) and consume the
+    /// input when it comes, one tick later. Nothing is lost, but every later input
+    /// shifts a tick, which the client's lead loop then removes.
+    Delay,
+    /// Tick-aligned: substitute the missing input (accepted 1) and move on; if the real
+    /// one arrives later it is dropped, reporting how late it was. Consumption never
+    /// shifts, so the lead stays steadier, at the price of a misprediction per late input.
+    Substitute,
+    /// Substitute while at most `substitute_run` consecutive inputs are missing, then
+    /// delay. One packet late by less than its send interval is jitter: substituting
+    /// costs one step per missing input and no slip. A longer silence means the
+    /// client's stream itself is late (a latency step, a hitch, a burst of loss, a
+    /// drifting clock): substituting would drop every input until the client's lead
+    /// catches up, while waiting costs one step per tick of delay and keeps the rest.
+    Adaptive { substitute_run: u32 },
+}
+
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct JitterConfig {
+    /// Ticks queued (from the next input to the newest, gaps included) beyond this
+    /// many *above the queue's usual span* are merged into the current tick. That cuts
+    /// a pile-up (a client that hitched and then sent a burst) but leaves alone a queue
+    /// that a long lead keeps deep (on a lossy link the lead covers late copies, ten
+    /// ticks or more): merging there would take back the very lead the client's loop
+    /// asked for, every few ticks. The usual span is a one-second average.
+    pub max_depth: usize,
+    /// A client is kicked (flooding, or far ahead) whose queue holds more inputs than
+    /// this, or reaches more ticks than this beyond the ticks the server has waited
+    /// for it. Merges take at most this many inputs (and at most 255) per step.
+    pub hard_cap: usize,
+    pub underflow: UnderflowPolicy,
+    /// A client with this many consecutive underflows is kicked (it cannot keep up).
+    pub max_starved_ticks: u32,
+    /// Largest input in bytes.
+    pub max_input_size: usize,
+    pub late: LatePolicy,
+}
+
+impl Default for JitterConfig {
+    fn default() -> Self {
+        JitterConfig {
+            max_depth: 64,
+            hard_cap: 120,
+            underflow: UnderflowPolicy::RepeatLast,
+            max_starved_ticks: 300,
+            max_input_size: 256,
+            late: LatePolicy::Adaptive { substitute_run: 2 },
+        }
+    }
+}

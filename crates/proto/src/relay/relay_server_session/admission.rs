@@ -1,0 +1,113 @@
+//! Who plays: the player slots, the Hello that claims one (new, or back with its
+//! token), and refusals.
+
+use super::join;
+use super::stats::add_jitter;
+use super::{RejectReason, RelayServerSession, ServerSessionEvent};
+use crate::clock::Micros;
+use crate::transport::PeerId;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum SlotState {
+    Free,
+    Active { peer: PeerId },
+    Away { since: Micros },
+}
+
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Slot {
+    pub(super) state: SlotState,
+    pub(super) token: u64,
+    /// Waiting for a snapshot (just joined, came back, or resyncing).
+    pub(super) needs_snapshot: bool,
+    pub(super) reconnected: bool,
+}
+
+impl Slot {
+    pub(super) const FREE: Slot = Slot { state: SlotState::Free, token: 0, needs_snapshot: false, reconnected: false };
+}
+
+impl RelayServerSession {
+    pub(super) fn slot_of_peer(&self, peer: PeerId) -> Option<usize> {
+        self.slots.iter().position(|s| s.state == SlotState::Active { peer })
+    }
+
+    /// Removes `peer` from the sync layer, keeping its counters.
+    pub(super) fn forget_peer(&mut self, peer: PeerId) {
+        if let Some(j) = self.relay.jitter_stats(peer) {
+            add_jitter(&mut self.gone, &j);
+        }
+        self.relay.remove(peer);
+    }
+
+    pub(super) fn reject(&mut self, peer: PeerId, reason: RejectReason) {
+        self.connecting.retain(|c| c.0 != peer);
+        self.to_disconnect.push(peer);
+        self.stats.rejected += 1;
+        self.events.push_back(ServerSessionEvent::ConnectionRejected { peer, reason });
+    }
+
+    pub(super) fn on_hello(&mut self, peer: PeerId, data: &[u8]) {
+        let Ok(h) = join::decode_hello(data) else {
+            self.stats.bad_hello += 1;
+            if self.connecting.iter().any(|c| c.0 == peer) {
+                self.reject(peer, RejectReason::Malformed);
+            }
+            return;
+        };
+        if h.input_size as usize != self.cfg.input_size || h.max_players as usize != self.cfg.max_players {
+            return self.reject(peer, RejectReason::WrongGame);
+        }
+        if let Some(i) = self.slot_of_peer(peer) {
+            // A player asking again on its own connection wants a new snapshot.
+            if h.token == self.slots[i].token {
+                self.slots[i].needs_snapshot = true;
+                self.stats.resyncs += 1;
+            } else {
+                self.stats.bad_tokens += 1;
+            }
+            return;
+        }
+        if !self.connecting.iter().any(|c| c.0 == peer) {
+            self.stats.bad_hello += 1;
+            return;
+        }
+        let slot = if h.token == 0 {
+            match self.slots.iter().position(|s| s.state == SlotState::Free) {
+                Some(i) => {
+                    self.slots[i].token = join::new_token(&mut self.rng);
+                    self.slots[i].reconnected = false;
+                    i
+                }
+                None => return self.reject(peer, RejectReason::Full),
+            }
+        } else {
+            match self.slots.iter().position(|s| s.state != SlotState::Free && s.token == h.token) {
+                Some(i) => {
+                    if let SlotState::Active { peer: old } = self.slots[i].state {
+                        // The old connection is stale (the client gave up on it first).
+                        self.forget_peer(old);
+                        self.to_disconnect.push(old);
+                    }
+                    self.slots[i].reconnected = true;
+                    i
+                }
+                None => {
+                    self.stats.bad_tokens += 1;
+                    return self.reject(peer, RejectReason::BadToken);
+                }
+            }
+        };
+        self.connecting.retain(|c| c.0 != peer);
+        self.relay.admit(peer, slot as u32).expect("slot and peer are free");
+        self.slots[slot].state = SlotState::Active { peer };
+        self.slots[slot].needs_snapshot = true;
+        let player = slot as u32;
+        let e = if self.slots[slot].reconnected {
+            ServerSessionEvent::PlayerReconnected { player, peer }
+        } else {
+            ServerSessionEvent::PlayerJoined { player, peer }
+        };
+        self.events.push_back(e);
+    }
+}

@@ -1,0 +1,61 @@
+//! What a server session tells the engine: joins, drops and kicks, and refused connections.
+
+use crate::jitter::KickReason;
+use crate::transport::{DisconnectReason, PeerId};
+
+/// Why a connection was refused.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RejectReason {
+    /// The Hello did not decode.
+    Malformed,
+    /// Another input size or player count: a client for another game.
+    WrongGame,
+    /// A token no slot has (forged, or its slot timed out).
+    BadToken,
+    /// Every slot is taken.
+    Full,
+    /// No Hello within the timeout.
+    NoHello,
+}
+
+/// Why a player was removed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum KickCause {
+    /// Its jitter buffer overflowed or starved.
+    Jitter(KickReason),
+    /// It needed a step the server no longer keeps.
+    FellBehind,
+}
+
+/// What the server session tells the engine.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ServerSessionEvent {
+    /// A new player, in the steps from the next tick on.
+    PlayerJoined {
+        player: u32,
+        peer: PeerId,
+    },
+    /// A player came back with its token (or asked for a new snapshot).
+    PlayerReconnected {
+        player: u32,
+        peer: PeerId,
+    },
+    /// A player's connection dropped; its slot waits for it.
+    PlayerInterrupted {
+        player: u32,
+        reason: DisconnectReason,
+    },
+    /// A dropped player did not come back in time; its slot is free.
+    PlayerLeft {
+        player: u32,
+    },
+    PlayerKicked {
+        player: u32,
+        peer: PeerId,
+        cause: KickCause,
+    },
+    ConnectionRejected {
+        peer: PeerId,
+        reason: RejectReason,
+    },
+}

@@ -1,0 +1,44 @@
+//! A server session's figures, summed over the players present and gone.
+
+use crate::jitter::JitterStats;
+use crate::request::Tick;
+
+/// Figures of a server session.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ServerSessionStats {
+    /// The last tick run.
+    pub tick: Tick,
+    pub players: u32,
+    /// Over all players and ticks (M1, M11): ticks without that player's real input
+    /// because nothing had arrived (empty), because its input was lost for good
+    /// (substituted), and ticks that merged several inputs.
+    pub empty_steps: u64,
+    pub substituted_steps: u64,
+    pub merged_steps: u64,
+    /// Inputs whose first copy arrived after the tick that needed it (substituted, so
+    /// dropped). Under the `Delay` late policy lateness shows as empty steps instead
+    /// (the input is used a tick later), and this stays 0.
+    pub late_inputs: u64,
+    /// Input messages refused: malformed or wrong-size, or from non-players.
+    pub malformed: u64,
+    pub unknown_peer: u64,
+    /// Reliable messages that were not a valid Hello.
+    pub bad_hello: u64,
+    pub bad_tokens: u64,
+    pub rejected: u64,
+    pub snapshots_sent: u64,
+    /// Players that asked for a new snapshot on their own connection.
+    pub resyncs: u64,
+    pub checks_sent: u64,
+}
+
+pub(super) fn add_jitter(a: &mut JitterStats, b: &JitterStats) {
+    a.ticks += b.ticks;
+    a.normal += b.normal;
+    a.underflows += b.underflows;
+    a.lost += b.lost;
+    a.merges += b.merges;
+    a.merged_steps += b.merged_steps;
+    a.late_arrivals += b.late_arrivals;
+    a.duplicates += b.duplicates;
+}

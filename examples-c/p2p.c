@@ -36,6 +36,10 @@ typedef struct peer {
     game *slots;     /* tw_session_state_slots() snapshots */
     uint32_t saved_tick[HISTORY];
     uint64_t saved_sum[HISTORY];
+    /* The confirmed tick as of the last advance. Inputs that arrive later move
+     * confirmed_tick at once, but the rollback onto them (and the SAVEs of the corrected
+     * ticks) only comes with the next advance: until then only this much is settled. */
+    uint32_t settled;
     int failed;
 } peer;
 
@@ -129,6 +133,11 @@ static void frame(peer *p) {
         r = tw_session_advance(p->s); /* OK, or a status such as TW_RESULT_WINDOW_FULL */
         if (TW_FAILED(r)) fail(p, "advance", r);
         run_requests(p);
+        if (TW_FAILED(r = tw_session_get_stats(p->s, &st))) {
+            fail(p, "get_stats", r);
+            return;
+        }
+        p->settled = st.confirmed_tick;
     }
     tw_session_event e;
     while (tw_session_poll_event(p->s, &e) == TW_RESULT_OK) {
@@ -208,8 +217,9 @@ int main(int argc, char **argv) {
     memset(&sb, 0, sizeof sb);
     if (a.s) tw_session_get_stats(a.s, &sa);
     if (b.s) tw_session_get_stats(b.s, &sb);
-    /* Compare every tick confirmed on both peers that both still remember. */
-    uint32_t confirmed = sa.confirmed_tick < sb.confirmed_tick ? sa.confirmed_tick : sb.confirmed_tick;
+    /* Compare every tick confirmed on both peers, and saved since, that both still
+     * remember. */
+    uint32_t confirmed = a.settled < b.settled ? a.settled : b.settled;
     uint32_t compared = 0, differ = 0;
     for (uint32_t k = confirmed > HISTORY ? confirmed - HISTORY : 0; k < confirmed; k++) {
         uint32_t i = k % HISTORY;

@@ -8,9 +8,14 @@
  *   - Functions that take no tw_host or tw_session (tw_version*, tw_abi_version,
  *     tw_result_str, tw_last_error_message, *_init_default, *_size) may be called from
  *     any thread.
- *   - A tw_host or tw_session is not safe for concurrent use: serialize all calls on
- *     one object (the engine's main thread is the intended caller). It may move
- *     between threads between calls. Different objects are independent.
+ *   - A tw_host or tw_session is for one thread at a time: serialize all calls on one
+ *     object (the engine's main thread is the intended caller). It may move between
+ *     threads between calls. Different objects are independent. A call made while
+ *     another call on the same object is in progress (on another thread, or from inside
+ *     that call) does nothing and returns TW_RESULT_BUSY; it is never undefined behaviour.
+ *   - tw_host_destroy / tw_session_destroy while another thread is inside a call on the
+ *     same object returns at once; the object is freed when that call returns. No call
+ *     may start on an object once its destroy has been called: that is a use after free.
  *   - Each host, and each networked session (P2P, SPECTATOR, RELAY_SERVER,
  *     RELAY_CLIENT), owns one internal network thread. That thread never calls your
  *     code and never touches your memory; no call here blocks on the network except
@@ -117,6 +122,13 @@
 #define TW_LOCAL_PLAYER 4294967294
 
 /**
+ * The largest replay file `tw_session_load_replay_file` reads (1 GiB), and, less the
+ * replay's 28-byte header, the largest initial state `tw_session_start_recording`
+ * takes. A longer recording still loads from memory with `tw_session_load_replay`.
+ */
+#define TW_MAX_REPLAY_SIZE 1073741824
+
+/**
  * The ABI contract number. Bumped whenever an exported signature, a struct layout, a
  * constant's meaning or a result code changes incompatibly. Bindings compare
  * `tw_abi_version()` with the value they were built against before the first real call.
@@ -212,6 +224,12 @@ enum tw_result
      * The message is larger than the configured maximum (`max_message_size`).
      */
     TW_RESULT_MESSAGE_TOO_LARGE = -12,
+    /**
+     * Another call on the same handle (`tw_host` or `tw_session`) was in progress, on
+     * another thread or further up this thread's stack. Nothing was done; a handle is
+     * for one thread at a time (see the thread-safety rules at the top).
+     */
+    TW_RESULT_BUSY = -13,
 };
 #ifndef __cplusplus
 #if __STDC_VERSION__ >= 202311L
@@ -864,14 +882,15 @@ typedef uint32_t tw_reject_reason;
 
 /**
  * A host: one UDP socket, the network thread that owns it, and its connections.
- * Opaque; created by `tw_host_create`, destroyed by `tw_host_destroy`.
+ * Opaque; created by `tw_host_create`, destroyed by `tw_host_destroy`. Its calls run
+ * one at a time (`guard::Guarded`).
  */
 typedef struct tw_host tw_host;
 
 /**
  * A session: a rollback or relay core (and, in P2P, SPECTATOR and the RELAY modes, a
  * socket with its network thread). Opaque; created by `tw_session_create`, destroyed
- * by `tw_session_destroy`.
+ * by `tw_session_destroy`. Its calls run one at a time (`guard::Guarded`).
  */
 typedef struct tw_session tw_session;
 
@@ -2056,11 +2075,16 @@ tw_result tw_host_create(const struct tw_host_config *config,
  *
  * Ownership: `host` is invalid afterwards. NULL is a no-op. Destroying the same host
  * twice is undefined behaviour.
- * Thread-safety: no other call may be using `host` concurrently.
- * Never fails; a panic inside is caught and recorded as the last error.
+ * Thread-safety: if another thread is inside a call on `host` at this moment, this
+ * returns at once without blocking and that call frees the host (and does the
+ * blocking above) as it returns. No call may start on `host` once this has been
+ * called, from any thread: that is a use after free.
+ * Never fails (returns nothing); a panic inside is caught and recorded as the last
+ * error, as is a second destroy while the first is still waiting for a call.
  *
  * # Safety
- * `host` must be NULL or a handle from `tw_host_create` not yet destroyed.
+ * `host` must be NULL or a handle from `tw_host_create` not yet destroyed, and no
+ * call on it may start after this one.
  */
 void tw_host_destroy(struct tw_host *host);
 
@@ -2074,11 +2098,13 @@ void tw_host_destroy(struct tw_host *host);
  *
  * Ownership: `address` is only read during the call; `*out_peer` (a peer id, never 0)
  * is written on success only.
- * Thread-safety: not safe for concurrent use of the same host.
+ * Thread-safety: one call at a time per host; a call while another is in progress
+ * returns `TW_RESULT_BUSY`.
  *
- * Returns `TW_RESULT_OK`; `TW_RESULT_NULL_ARGUMENT`; `TW_RESULT_INVALID_ARGUMENT` for an
- * unparsable address, port 0 or an unspecified IP (`0.0.0.0`, `::`);
- * `TW_RESULT_QUEUE_FULL`; `TW_RESULT_NETWORK_THREAD_GONE`; `TW_RESULT_PANIC`.
+ * Returns `TW_RESULT_OK`; `TW_RESULT_NULL_ARGUMENT`; `TW_RESULT_INVALID_ARGUMENT` for
+ * an unparsable address, port 0 or an unspecified IP (`0.0.0.0`, `::`);
+ * `TW_RESULT_QUEUE_FULL`; `TW_RESULT_NETWORK_THREAD_GONE`; `TW_RESULT_BUSY` (another
+ * call on the host is in progress); `TW_RESULT_PANIC`.
  *
  * # Safety
  * `host` must be NULL or a live handle. `address` must be NULL or a NUL-terminated
@@ -2097,7 +2123,8 @@ tw_result tw_host_connect(struct tw_host *host, const char *address, uint32_t *o
  *
  * Ownership: the bytes are copied before the call returns. `data` may be NULL when
  * `len` is 0 (an empty message).
- * Thread-safety: not safe for concurrent use of the same host.
+ * Thread-safety: one call at a time per host; a call while another is in progress
+ * returns `TW_RESULT_BUSY`.
  *
  * Returns `TW_RESULT_OK`; `TW_RESULT_NULL_ARGUMENT` (`data` NULL with `len > 0`);
  * `TW_RESULT_INVALID_ARGUMENT` (peer 0, channel not configured);
@@ -2108,7 +2135,8 @@ tw_result tw_host_connect(struct tw_host *host, const char *address, uint32_t *o
  * holds unflushed messages and reliable ones the peer has not acknowledged yet), or
  * the queue of calls to the network thread. The last error says which. Flush, and
  * retry on a later frame: the queue drains as the peer acknowledges;
- * `TW_RESULT_NETWORK_THREAD_GONE`; `TW_RESULT_PANIC`.
+ * `TW_RESULT_NETWORK_THREAD_GONE`; `TW_RESULT_BUSY` (another call on the host is in
+ * progress); `TW_RESULT_PANIC`.
  *
  * # Safety
  * `host` must be NULL or a live handle. `data` must be NULL or valid for reading
@@ -2124,10 +2152,12 @@ tw_result tw_host_send(struct tw_host *host,
  * Sends everything queued by `tw_host_send` since the last flush, batched into as few
  * datagrams as possible. Call it once per engine frame, after the sends. Does not block.
  *
- * Thread-safety: not safe for concurrent use of the same host.
+ * Thread-safety: one call at a time per host; a call while another is in progress
+ * returns `TW_RESULT_BUSY`.
  *
  * Returns `TW_RESULT_OK`; `TW_RESULT_NULL_ARGUMENT`; `TW_RESULT_QUEUE_FULL`;
- * `TW_RESULT_NETWORK_THREAD_GONE`; `TW_RESULT_PANIC`.
+ * `TW_RESULT_NETWORK_THREAD_GONE`; `TW_RESULT_BUSY` (another call on the host is in
+ * progress); `TW_RESULT_PANIC`.
  *
  * # Safety
  * `host` must be NULL or a live handle.
@@ -2138,11 +2168,13 @@ tw_result tw_host_flush(struct tw_host *host);
  * Closes the connection to `peer`. The peer is told (best effort); a
  * `TW_EVENT_KIND_DISCONNECTED` event for it follows. Does not block.
  *
- * Thread-safety: not safe for concurrent use of the same host.
+ * Thread-safety: one call at a time per host; a call while another is in progress
+ * returns `TW_RESULT_BUSY`.
  *
  * Returns `TW_RESULT_OK`; `TW_RESULT_NULL_ARGUMENT`; `TW_RESULT_INVALID_ARGUMENT`
  * (peer 0); `TW_RESULT_UNKNOWN_PEER`; `TW_RESULT_QUEUE_FULL`;
- * `TW_RESULT_NETWORK_THREAD_GONE`; `TW_RESULT_PANIC`.
+ * `TW_RESULT_NETWORK_THREAD_GONE`; `TW_RESULT_BUSY` (another call on the host is in
+ * progress); `TW_RESULT_PANIC`.
  *
  * # Safety
  * `host` must be NULL or a live handle.
@@ -2158,10 +2190,12 @@ tw_result tw_host_disconnect(struct tw_host *host, uint32_t peer);
  *
  * Ownership: `*out_event` is a plain copy in caller memory, written only when the
  * result is `TW_RESULT_OK`.
- * Thread-safety: not safe for concurrent use of the same host.
+ * Thread-safety: one call at a time per host; a call while another is in progress
+ * returns `TW_RESULT_BUSY`.
  *
  * Returns `TW_RESULT_OK` (an event was written); `TW_RESULT_EMPTY` (no event now,
- * `*out_event` untouched); `TW_RESULT_NULL_ARGUMENT`; `TW_RESULT_PANIC`.
+ * `*out_event` untouched); `TW_RESULT_NULL_ARGUMENT`; `TW_RESULT_BUSY` (another call
+ * on the host is in progress); `TW_RESULT_PANIC`.
  *
  * # Safety
  * `host` must be NULL or a live handle. `out_event` must be NULL or valid for writing
@@ -2179,11 +2213,13 @@ tw_result tw_host_poll_event(struct tw_host *host, struct tw_event *out_event);
  * buffer. `buf` may be NULL when `buf_len` is 0.
  *
  * Ownership: `buf` and `out_len` are the caller's; only written during the call.
- * Thread-safety: not safe for concurrent use of the same host.
+ * Thread-safety: one call at a time per host; a call while another is in progress
+ * returns `TW_RESULT_BUSY`.
  *
- * Returns `TW_RESULT_OK`; `TW_RESULT_NULL_ARGUMENT` (`out_len` NULL, or `buf` NULL with
- * `buf_len > 0`); `TW_RESULT_BUFFER_TOO_SMALL`; `TW_RESULT_INVALID_STATE` (the last
- * polled event was not a message, or it was already read); `TW_RESULT_PANIC`.
+ * Returns `TW_RESULT_OK`; `TW_RESULT_NULL_ARGUMENT` (`out_len` NULL, or `buf` NULL
+ * with `buf_len > 0`); `TW_RESULT_BUFFER_TOO_SMALL`; `TW_RESULT_INVALID_STATE` (the
+ * last polled event was not a message, or it was already read); `TW_RESULT_BUSY`
+ * (another call on the host is in progress); `TW_RESULT_PANIC`.
  *
  * # Safety
  * `host` must be NULL or a live handle. `buf` must be NULL or valid for writing
@@ -2195,10 +2231,12 @@ tw_result tw_host_read_message(struct tw_host *host, uint8_t *buf, size_t buf_le
  * Copies the statistics of the connection to `peer` into `*out_stats`.
  *
  * Ownership: `*out_stats` is written on success only.
- * Thread-safety: not safe for concurrent use of the same host.
+ * Thread-safety: one call at a time per host; a call while another is in progress
+ * returns `TW_RESULT_BUSY`.
  *
  * Returns `TW_RESULT_OK`; `TW_RESULT_NULL_ARGUMENT`; `TW_RESULT_INVALID_ARGUMENT`
- * (peer 0); `TW_RESULT_UNKNOWN_PEER`; `TW_RESULT_PANIC`.
+ * (peer 0); `TW_RESULT_UNKNOWN_PEER`; `TW_RESULT_BUSY` (another call on the host is in
+ * progress); `TW_RESULT_PANIC`.
  *
  * # Safety
  * `host` must be NULL or a live handle. `out_stats` must be NULL or valid for writing
@@ -2211,9 +2249,11 @@ tw_result tw_host_peer_stats(struct tw_host *host, uint32_t peer, struct tw_peer
  * `tw_host_stats` is the struct's name.)
  *
  * Ownership: `*out_stats` is written on success only.
- * Thread-safety: not safe for concurrent use of the same host.
+ * Thread-safety: one call at a time per host; a call while another is in progress
+ * returns `TW_RESULT_BUSY`.
  *
- * Returns `TW_RESULT_OK`; `TW_RESULT_NULL_ARGUMENT`; `TW_RESULT_PANIC`.
+ * Returns `TW_RESULT_OK`; `TW_RESULT_NULL_ARGUMENT`; `TW_RESULT_BUSY` (another call on
+ * the host is in progress); `TW_RESULT_PANIC`.
  *
  * # Safety
  * `host` must be NULL or a live handle. `out_stats` must be NULL or valid for writing
@@ -2227,12 +2267,14 @@ tw_result tw_host_get_stats(struct tw_host *host, struct tw_host_stats *out_stat
  * and development: it delays, drops, duplicates and reorders real datagrams.
  *
  * Ownership: `config` is only read during the call.
- * Thread-safety: not safe for concurrent use of the same host.
+ * Thread-safety: one call at a time per host; a call while another is in progress
+ * returns `TW_RESULT_BUSY`.
  *
  * Returns `TW_RESULT_OK`; `TW_RESULT_NULL_ARGUMENT` (`host`);
  * `TW_RESULT_INVALID_ARGUMENT` (unknown direction, kind, or a field out of range);
  * `TW_RESULT_VERSION_MISMATCH` (unknown `struct_size`); `TW_RESULT_QUEUE_FULL`;
- * `TW_RESULT_NETWORK_THREAD_GONE`; `TW_RESULT_PANIC`.
+ * `TW_RESULT_NETWORK_THREAD_GONE`; `TW_RESULT_BUSY` (another call on the host is in
+ * progress); `TW_RESULT_PANIC`.
  *
  * # Safety
  * `host` must be NULL or a live handle. `config` must be NULL or point to a readable
@@ -2251,10 +2293,12 @@ tw_result tw_host_set_link_sim(struct tw_host *host,
  * 64 bytes are always enough.
  *
  * Ownership: `buf` and `out_len` are the caller's; only written during the call.
- * Thread-safety: not safe for concurrent use of the same host.
+ * Thread-safety: one call at a time per host; a call while another is in progress
+ * returns `TW_RESULT_BUSY`.
  *
- * Returns `TW_RESULT_OK`; `TW_RESULT_NULL_ARGUMENT` (`out_len` NULL, or `buf` NULL with
- * `buf_len > 0`); `TW_RESULT_BUFFER_TOO_SMALL`; `TW_RESULT_PANIC`.
+ * Returns `TW_RESULT_OK`; `TW_RESULT_NULL_ARGUMENT` (`out_len` NULL, or `buf` NULL
+ * with `buf_len > 0`); `TW_RESULT_BUFFER_TOO_SMALL`; `TW_RESULT_BUSY` (another call on
+ * the host is in progress); `TW_RESULT_PANIC`.
  *
  * # Safety
  * `host` must be NULL or a live handle. `buf` must be NULL or valid for writing
@@ -2406,11 +2450,16 @@ tw_result tw_session_create(const struct tw_session_config *config,
  *
  * Ownership: `session` is invalid afterwards. NULL is a no-op. Destroying twice is
  * undefined behaviour.
- * Thread-safety: no other call may be using `session` concurrently.
- * Never fails; a panic inside is caught and recorded as the last error.
+ * Thread-safety: if another thread is inside a call on `session` at this moment, this
+ * returns at once without blocking and that call frees the session (and stops its
+ * network thread) as it returns. No call may start on `session` once this has been
+ * called, from any thread: that is a use after free.
+ * Never fails (returns nothing); a panic inside is caught and recorded as the last
+ * error, as is a second destroy while the first is still waiting for a call.
  *
  * # Safety
- * `session` must be NULL or a handle from `tw_session_create` not yet destroyed.
+ * `session` must be NULL or a handle from `tw_session_create` not yet destroyed, and
+ * no call on it may start after this one.
  */
 void tw_session_destroy(struct tw_session *session);
 
@@ -2426,7 +2475,7 @@ void tw_session_destroy(struct tw_session *session);
  *
  * Returns `TW_RESULT_OK`; `TW_RESULT_NULL_ARGUMENT`; `TW_RESULT_INVALID_ARGUMENT` (no
  * such player, or already added); `TW_RESULT_INVALID_STATE` (not P2P, or started);
- * `TW_RESULT_PANIC`.
+ * `TW_RESULT_BUSY` (another call on the session is in progress); `TW_RESULT_PANIC`.
  *
  * # Safety
  * `session` must be NULL or a live handle.
@@ -2449,8 +2498,8 @@ tw_result tw_session_add_local_player(struct tw_session *session, uint32_t playe
  *
  * Returns `TW_RESULT_OK`; `TW_RESULT_NULL_ARGUMENT`; `TW_RESULT_INVALID_ARGUMENT` (no
  * such player, already added, unparsable address, port 0 or an unspecified IP, an
- * address registered as a spectator); `TW_RESULT_INVALID_STATE` (not P2P, or
- * started); `TW_RESULT_PANIC`.
+ * address registered as a spectator); `TW_RESULT_INVALID_STATE` (not P2P, or started);
+ * `TW_RESULT_BUSY` (another call on the session is in progress); `TW_RESULT_PANIC`.
  *
  * # Safety
  * `session` must be NULL or a live handle. `address` must be NULL or a
@@ -2470,9 +2519,10 @@ tw_result tw_session_add_remote_player(struct tw_session *session,
  * Thread-safety: a session is used from one thread at a time (it may move between
  * threads between calls).
  *
- * Returns `TW_RESULT_OK`; `TW_RESULT_NULL_ARGUMENT`; `TW_RESULT_INVALID_ARGUMENT`
- * (bad address, already registered, `max_spectators` reached);
- * `TW_RESULT_INVALID_STATE` (not P2P); `TW_RESULT_PANIC`.
+ * Returns `TW_RESULT_OK`; `TW_RESULT_NULL_ARGUMENT`; `TW_RESULT_INVALID_ARGUMENT` (bad
+ * address, already registered, `max_spectators` reached); `TW_RESULT_INVALID_STATE`
+ * (not P2P); `TW_RESULT_BUSY` (another call on the session is in progress);
+ * `TW_RESULT_PANIC`.
  *
  * # Safety
  * `session` must be NULL or a live handle. `address` must be NULL or a
@@ -2490,7 +2540,8 @@ tw_result tw_session_add_spectator(struct tw_session *session, const char *addre
  * threads between calls).
  *
  * Returns `TW_RESULT_OK`; `TW_RESULT_NULL_ARGUMENT`; `TW_RESULT_INVALID_ARGUMENT` (bad
- * address); `TW_RESULT_INVALID_STATE` (not SPECTATOR, or started); `TW_RESULT_PANIC`.
+ * address); `TW_RESULT_INVALID_STATE` (not SPECTATOR, or started); `TW_RESULT_BUSY`
+ * (another call on the session is in progress); `TW_RESULT_PANIC`.
  *
  * # Safety
  * `session` must be NULL or a live handle. `address` must be NULL or a
@@ -2507,9 +2558,9 @@ tw_result tw_session_spectate(struct tw_session *session, const char *address);
  * threads between calls).
  *
  * Returns `TW_RESULT_OK`; `TW_RESULT_NULL_ARGUMENT`; `TW_RESULT_INVALID_ARGUMENT`
- * (unparsable address, port 0, an unspecified IP, an address family the socket
- * cannot reach); `TW_RESULT_INVALID_STATE` (not RELAY_CLIENT, or started);
- * `TW_RESULT_PANIC`.
+ * (unparsable address, port 0, an unspecified IP, an address family the socket cannot
+ * reach); `TW_RESULT_INVALID_STATE` (not RELAY_CLIENT, or started); `TW_RESULT_BUSY`
+ * (another call on the session is in progress); `TW_RESULT_PANIC`.
  *
  * # Safety
  * `session` must be NULL or a live handle. `address` must be NULL or a
@@ -2529,7 +2580,8 @@ tw_result tw_session_set_server(struct tw_session *session, const char *address)
  *
  * Returns `TW_RESULT_OK`; `TW_RESULT_NULL_ARGUMENT`; `TW_RESULT_INVALID_ARGUMENT` (not
  * a replay, corrupt, or another shape); `TW_RESULT_INVALID_STATE` (not REPLAY, or
- * started); `TW_RESULT_PANIC`.
+ * started); `TW_RESULT_BUSY` (another call on the session is in progress);
+ * `TW_RESULT_PANIC`.
  *
  * # Safety
  * `session` must be NULL or a live handle. `data` must be NULL or valid for reading
@@ -2538,14 +2590,21 @@ tw_result tw_session_set_server(struct tw_session *session, const char *address)
 tw_result tw_session_load_replay(struct tw_session *session, const void *data, size_t len);
 
 /**
- * REPLAY, before `tw_session_start`: reads the replay file at `path` (UTF-8).
+ * REPLAY, before `tw_session_start`: reads the replay file at `path` (UTF-8), as
+ * `tw_session_load_replay` with its bytes. The path must name a regular file of at
+ * most `TW_MAX_REPLAY_SIZE` bytes; anything else (a FIFO, a directory, a device, a
+ * larger file) is refused without reading it, and the call never waits for a writer.
  *
  * Ownership: the library keeps no pointer passed here after the call; outputs are
  * caller memory, written only on success.
  * Thread-safety: a session is used from one thread at a time (it may move between
  * threads between calls).
  *
- * Returns as `tw_session_load_replay`, and `TW_RESULT_IO` if the file cannot be read.
+ * Returns as `tw_session_load_replay`: `TW_RESULT_OK`; `TW_RESULT_NULL_ARGUMENT`;
+ * `TW_RESULT_INVALID_ARGUMENT` (not a replay, corrupt, another shape; also a path that
+ * is not UTF-8, not a regular file, or larger than `TW_MAX_REPLAY_SIZE`);
+ * `TW_RESULT_INVALID_STATE` (not REPLAY, or started); `TW_RESULT_BUSY`;
+ * `TW_RESULT_PANIC`; and `TW_RESULT_IO` if the file cannot be opened or read.
  *
  * # Safety
  * `session` must be NULL or a live handle. `path` must be NULL or a NUL-terminated
@@ -2564,9 +2623,10 @@ tw_result tw_session_load_replay_file(struct tw_session *session, const char *pa
  * threads between calls).
  *
  * Returns `TW_RESULT_OK`; `TW_RESULT_NULL_ARGUMENT` (`session`);
- * `TW_RESULT_INVALID_ARGUMENT`; `TW_RESULT_VERSION_MISMATCH`; `TW_RESULT_INVALID_STATE`
- * (a mode without a socket); `TW_RESULT_QUEUE_FULL`; `TW_RESULT_NETWORK_THREAD_GONE`;
- * `TW_RESULT_PANIC`.
+ * `TW_RESULT_INVALID_ARGUMENT`; `TW_RESULT_VERSION_MISMATCH`;
+ * `TW_RESULT_INVALID_STATE` (a mode without a socket); `TW_RESULT_QUEUE_FULL`;
+ * `TW_RESULT_NETWORK_THREAD_GONE`; `TW_RESULT_BUSY` (another call on the session is in
+ * progress); `TW_RESULT_PANIC`.
  *
  * # Safety
  * `session` must be NULL or a live handle. `config` must be NULL or point to a
@@ -2590,9 +2650,10 @@ tw_result tw_session_set_link_sim(struct tw_session *session,
  * Thread-safety: a session is used from one thread at a time (it may move between
  * threads between calls).
  *
- * Returns `TW_RESULT_OK`; `TW_RESULT_NULL_ARGUMENT`; `TW_RESULT_INVALID_STATE` (already
- * started, a player missing, no local player, no watched host, no replay loaded, no
- * server address); `TW_RESULT_PANIC`.
+ * Returns `TW_RESULT_OK`; `TW_RESULT_NULL_ARGUMENT`; `TW_RESULT_INVALID_STATE`
+ * (already started, a player missing, no local player, no watched host, no replay
+ * loaded, no server address); `TW_RESULT_BUSY` (another call on the session is in
+ * progress); `TW_RESULT_PANIC`.
  *
  * # Safety
  * `session` must be NULL or a live handle.
@@ -2610,9 +2671,10 @@ tw_result tw_session_start(struct tw_session *session);
  * Thread-safety: a session is used from one thread at a time (it may move between
  * threads between calls).
  *
- * Returns `TW_RESULT_OK`; `TW_RESULT_NULL_ARGUMENT` (`out_len`, or `buf` with
- * `buf_len > 0`); `TW_RESULT_BUFFER_TOO_SMALL`; `TW_RESULT_INVALID_STATE` (no socket
- * in this mode); `TW_RESULT_PANIC`.
+ * Returns `TW_RESULT_OK`; `TW_RESULT_NULL_ARGUMENT` (`out_len`, or `buf` with `buf_len
+ * > 0`); `TW_RESULT_BUFFER_TOO_SMALL`; `TW_RESULT_INVALID_STATE` (no socket in this
+ * mode); `TW_RESULT_BUSY` (another call on the session is in progress);
+ * `TW_RESULT_PANIC`.
  *
  * # Safety
  * `session` must be NULL or a live handle. `buf` must be NULL or valid for writing
@@ -2634,7 +2696,8 @@ tw_result tw_session_local_address(struct tw_session *session,
  * Thread-safety: a session is used from one thread at a time (it may move between
  * threads between calls).
  *
- * Returns `TW_RESULT_OK`; `TW_RESULT_NULL_ARGUMENT`; `TW_RESULT_PANIC`.
+ * Returns `TW_RESULT_OK`; `TW_RESULT_NULL_ARGUMENT`; `TW_RESULT_BUSY` (another call on
+ * the session is in progress); `TW_RESULT_PANIC`.
  *
  * # Safety
  * `session` must be NULL or a live handle. `out_slots` must be NULL or valid for
@@ -2657,7 +2720,8 @@ tw_result tw_session_state_slots(struct tw_session *session, uint32_t *out_slots
  * caller memory, written only on success.
  *
  * Returns `TW_RESULT_OK`; `TW_RESULT_NULL_ARGUMENT`; `TW_RESULT_INVALID_STATE` (not
- * started); `TW_RESULT_NETWORK_THREAD_GONE` (after a FATAL event); `TW_RESULT_PANIC`.
+ * started); `TW_RESULT_NETWORK_THREAD_GONE` (after a FATAL event); `TW_RESULT_BUSY`
+ * (another call on the session is in progress); `TW_RESULT_PANIC`.
  *
  * # Safety
  * `session` must be NULL or a live handle. `out_ticks` must be NULL or valid for
@@ -2680,7 +2744,8 @@ tw_result tw_session_ticks_due(struct tw_session *session, uint32_t *out_ticks);
  * Returns `TW_RESULT_OK`; `TW_RESULT_NULL_ARGUMENT`; `TW_RESULT_INVALID_ARGUMENT` (no
  * such player, not local, not this relay client's, wrong length);
  * `TW_RESULT_INVALID_STATE` (SPECTATOR, REPLAY or RELAY_SERVER mode, not started, or
- * not running yet); `TW_RESULT_PANIC`.
+ * not running yet); `TW_RESULT_BUSY` (another call on the session is in progress);
+ * `TW_RESULT_PANIC`.
  *
  * # Safety
  * `session` must be NULL or a live handle. `input` must be NULL or valid for reading
@@ -2703,14 +2768,14 @@ tw_result tw_session_push_input(struct tw_session *session,
  *
  * Returns `TW_RESULT_OK` (requests to run), or a status that is not an error:
  * `TW_RESULT_NOT_SYNCHRONIZED` (still connecting or waiting to hear every peer; a
- * relay client before its snapshot arrived, or with no tick due; its input still
- * goes to the server),
- * `TW_RESULT_WINDOW_FULL` (P2P: too far ahead of the confirmed inputs; skip the
- * tick, but poll: the requests may hold a rollback), `TW_RESULT_WAITING_FOR_INPUT`
- * (SPECTATOR: nothing received for the next tick), `TW_RESULT_FINISHED` (REPLAY: the
- * end). Errors: `TW_RESULT_NULL_ARGUMENT`; `TW_RESULT_INVALID_STATE` (not started, or
- * requests of the previous advance left unpolled); `TW_RESULT_NETWORK_THREAD_GONE`;
- * `TW_RESULT_PANIC`.
+ * relay client before its snapshot arrived, or with no tick due; its input still goes
+ * to the server), `TW_RESULT_WINDOW_FULL` (P2P: too far ahead of the confirmed inputs;
+ * skip the tick, but poll: the requests may hold a rollback),
+ * `TW_RESULT_WAITING_FOR_INPUT` (SPECTATOR: nothing received for the next tick),
+ * `TW_RESULT_FINISHED` (REPLAY: the end). Errors: `TW_RESULT_NULL_ARGUMENT`;
+ * `TW_RESULT_INVALID_STATE` (not started, or requests of the previous advance left
+ * unpolled); `TW_RESULT_NETWORK_THREAD_GONE`; `TW_RESULT_BUSY` (another call on the
+ * session is in progress); `TW_RESULT_PANIC`.
  *
  * # Safety
  * `session` must be NULL or a live handle.
@@ -2729,7 +2794,8 @@ tw_result tw_session_advance(struct tw_session *session);
  * threads between calls).
  *
  * Returns `TW_RESULT_OK`; `TW_RESULT_EMPTY` (no more requests; `*out_request`
- * untouched); `TW_RESULT_NULL_ARGUMENT`; `TW_RESULT_PANIC`.
+ * untouched); `TW_RESULT_NULL_ARGUMENT`; `TW_RESULT_BUSY` (another call on the session
+ * is in progress); `TW_RESULT_PANIC`.
  *
  * # Safety
  * `session` must be NULL or a live handle. `out_request` must be NULL or valid for
@@ -2752,7 +2818,8 @@ tw_result tw_session_poll_request(struct tw_session *session, struct tw_request 
  *
  * Returns `TW_RESULT_OK`; `TW_RESULT_NULL_ARGUMENT`; `TW_RESULT_INVALID_ARGUMENT` (no
  * save of `tick` is pending); `TW_RESULT_INVALID_STATE` (SPECTATOR or REPLAY, which
- * never save; not running); `TW_RESULT_PANIC`.
+ * never save; not running); `TW_RESULT_BUSY` (another call on the session is in
+ * progress); `TW_RESULT_PANIC`.
  *
  * # Safety
  * `session` must be NULL or a live handle.
@@ -2772,7 +2839,8 @@ tw_result tw_session_confirm_save(struct tw_session *session, uint32_t tick, uin
  *
  * Returns `TW_RESULT_OK`; `TW_RESULT_NULL_ARGUMENT`; `TW_RESULT_INVALID_ARGUMENT` (no
  * dump of `tick` was requested); `TW_RESULT_INVALID_STATE` (not P2P or RELAY_SERVER,
- * not running); `TW_RESULT_PANIC`.
+ * not running); `TW_RESULT_BUSY` (another call on the session is in progress);
+ * `TW_RESULT_PANIC`.
  *
  * # Safety
  * `session` must be NULL or a live handle. `data` must be NULL or valid for reading
@@ -2793,7 +2861,8 @@ tw_result tw_session_provide_state(struct tw_session *session,
  * threads between calls).
  *
  * Returns `TW_RESULT_OK`; `TW_RESULT_EMPTY` (`*out_event` untouched);
- * `TW_RESULT_NULL_ARGUMENT`; `TW_RESULT_PANIC`.
+ * `TW_RESULT_NULL_ARGUMENT`; `TW_RESULT_BUSY` (another call on the session is in
+ * progress); `TW_RESULT_PANIC`.
  *
  * # Safety
  * `session` must be NULL or a live handle. `out_event` must be NULL or valid for
@@ -2812,7 +2881,8 @@ tw_result tw_session_poll_event(struct tw_session *session, struct tw_session_ev
  * threads between calls).
  *
  * Returns `TW_RESULT_OK`; `TW_RESULT_NULL_ARGUMENT`; `TW_RESULT_INVALID_ARGUMENT`
- * (above 32); `TW_RESULT_INVALID_STATE` (not P2P); `TW_RESULT_PANIC`.
+ * (above 32); `TW_RESULT_INVALID_STATE` (not P2P); `TW_RESULT_BUSY` (another call on
+ * the session is in progress); `TW_RESULT_PANIC`.
  *
  * # Safety
  * `session` must be NULL or a live handle.
@@ -2832,7 +2902,8 @@ tw_result tw_session_set_input_delay(struct tw_session *session, uint32_t delay)
  *
  * Returns `TW_RESULT_OK`; `TW_RESULT_NULL_ARGUMENT` (`session`);
  * `TW_RESULT_INVALID_ARGUMENT` (no such player, wrong length, NULL with `len > 0`);
- * `TW_RESULT_INVALID_STATE` (not P2P or RELAY_CLIENT); `TW_RESULT_PANIC`.
+ * `TW_RESULT_INVALID_STATE` (not P2P or RELAY_CLIENT); `TW_RESULT_BUSY` (another call
+ * on the session is in progress); `TW_RESULT_PANIC`.
  *
  * # Safety
  * `session` must be NULL or a live handle. `input` must be NULL or valid for reading
@@ -2852,7 +2923,8 @@ tw_result tw_session_set_prediction(struct tw_session *session,
  * Thread-safety: a session is used from one thread at a time (it may move between
  * threads between calls).
  *
- * Returns `TW_RESULT_OK`; `TW_RESULT_NULL_ARGUMENT`; `TW_RESULT_PANIC`.
+ * Returns `TW_RESULT_OK`; `TW_RESULT_NULL_ARGUMENT`; `TW_RESULT_BUSY` (another call on
+ * the session is in progress); `TW_RESULT_PANIC`.
  *
  * # Safety
  * `session` must be NULL or a live handle. `out_stats` must be NULL or valid for
@@ -2871,7 +2943,8 @@ tw_result tw_session_get_stats(struct tw_session *session, struct tw_session_sta
  *
  * Returns `TW_RESULT_OK`; `TW_RESULT_NULL_ARGUMENT`; `TW_RESULT_INVALID_ARGUMENT`
  * (peer 0); `TW_RESULT_UNKNOWN_PEER` (unknown, disconnected, or no socket in this
- * mode); `TW_RESULT_PANIC`.
+ * mode); `TW_RESULT_BUSY` (another call on the session is in progress);
+ * `TW_RESULT_PANIC`.
  *
  * # Safety
  * `session` must be NULL or a live handle. `out_stats` must be NULL or valid for
@@ -2892,9 +2965,10 @@ tw_result tw_session_peer_stats(struct tw_session *session,
  * threads between calls).
  *
  * Returns `TW_RESULT_OK`; `TW_RESULT_NULL_ARGUMENT`; `TW_RESULT_INVALID_ARGUMENT` (no
- * such player); `TW_RESULT_INVALID_STATE` (the player was not added, or its peer
- * has not connected yet; a relay server's slot without a connection; a relay client,
- * whose only connection is the server); `TW_RESULT_PANIC`.
+ * such player); `TW_RESULT_INVALID_STATE` (the player was not added, or its peer has
+ * not connected yet; a relay server's slot without a connection; a relay client, whose
+ * only connection is the server); `TW_RESULT_BUSY` (another call on the session is in
+ * progress); `TW_RESULT_PANIC`.
  *
  * # Safety
  * `session` must be NULL or a live handle. `out_peer` must be NULL or valid for
@@ -2912,7 +2986,8 @@ tw_result tw_session_player_peer(struct tw_session *session, uint32_t player, ui
  * threads between calls).
  *
  * Returns `TW_RESULT_OK`; `TW_RESULT_NULL_ARGUMENT`; `TW_RESULT_INVALID_STATE` (not
- * RELAY_CLIENT, not started, or not joined yet); `TW_RESULT_PANIC`.
+ * RELAY_CLIENT, not started, or not joined yet); `TW_RESULT_BUSY` (another call on the
+ * session is in progress); `TW_RESULT_PANIC`.
  *
  * # Safety
  * `session` must be NULL or a live handle.
@@ -2930,7 +3005,8 @@ tw_result tw_session_request_snapshot(struct tw_session *session);
  *
  * Returns `TW_RESULT_OK`; `TW_RESULT_EMPTY` (the slot has no connected player now;
  * `*out_stats` untouched); `TW_RESULT_NULL_ARGUMENT`; `TW_RESULT_INVALID_ARGUMENT` (no
- * such player); `TW_RESULT_INVALID_STATE` (not RELAY_SERVER); `TW_RESULT_PANIC`.
+ * such player); `TW_RESULT_INVALID_STATE` (not RELAY_SERVER); `TW_RESULT_BUSY`
+ * (another call on the session is in progress); `TW_RESULT_PANIC`.
  *
  * # Safety
  * `session` must be NULL or a live handle. `out_stats` must be NULL or valid for
@@ -2950,8 +3026,8 @@ tw_result tw_session_player_stats(struct tw_session *session,
  * threads between calls).
  *
  * Returns `TW_RESULT_OK`; `TW_RESULT_NULL_ARGUMENT`; `TW_RESULT_BUFFER_TOO_SMALL`;
- * `TW_RESULT_INVALID_STATE` (the current request is not an ADVANCE, or there is
- * none); `TW_RESULT_PANIC`.
+ * `TW_RESULT_INVALID_STATE` (the current request is not an ADVANCE, or there is none);
+ * `TW_RESULT_BUSY` (another call on the session is in progress); `TW_RESULT_PANIC`.
  *
  * # Safety
  * `session` must be NULL or a live handle. `buf` must be NULL or valid for writing
@@ -2992,7 +3068,7 @@ tw_result tw_session_request_input_status(struct tw_session *session,
  *
  * Returns `TW_RESULT_OK`; `TW_RESULT_NULL_ARGUMENT`; `TW_RESULT_BUFFER_TOO_SMALL`;
  * `TW_RESULT_INVALID_STATE` (the current request is not a RESTORE, or there is none);
- * `TW_RESULT_PANIC`.
+ * `TW_RESULT_BUSY` (another call on the session is in progress); `TW_RESULT_PANIC`.
  *
  * # Safety
  * As `tw_session_request_inputs`.
@@ -3016,7 +3092,8 @@ tw_result tw_session_request_state(struct tw_session *session,
  * threads between calls).
  *
  * Returns `TW_RESULT_OK`; `TW_RESULT_EMPTY` (no dump ready; nothing written);
- * `TW_RESULT_NULL_ARGUMENT`; `TW_RESULT_BUFFER_TOO_SMALL`; `TW_RESULT_PANIC`.
+ * `TW_RESULT_NULL_ARGUMENT`; `TW_RESULT_BUFFER_TOO_SMALL`; `TW_RESULT_BUSY` (another
+ * call on the session is in progress); `TW_RESULT_PANIC`.
  *
  * # Safety
  * As `tw_session_request_inputs`.
@@ -3036,7 +3113,8 @@ tw_result tw_session_take_desync_dump(struct tw_session *session,
  * threads between calls).
  *
  * Returns `TW_RESULT_OK`; `TW_RESULT_EMPTY` (no dump ready; no file written);
- * `TW_RESULT_NULL_ARGUMENT`; `TW_RESULT_IO`; `TW_RESULT_PANIC`.
+ * `TW_RESULT_NULL_ARGUMENT`; `TW_RESULT_IO`; `TW_RESULT_BUSY` (another call on the
+ * session is in progress); `TW_RESULT_PANIC`.
  *
  * # Safety
  * `session` must be NULL or a live handle. `path` must be NULL or a NUL-terminated
@@ -3048,15 +3126,19 @@ tw_result tw_session_write_desync_dump(struct tw_session *session, const char *p
  * P2P, before the first tick is simulated: records every input from tick 0 on, as
  * each tick becomes final on every peer. `initial_state` is the engine's serialized
  * state at tick 0 (may be empty, `len` 0, if the game always starts the same way); a
- * REPLAY session hands it back as a RESTORE request.
+ * REPLAY session hands it back as a RESTORE request. With the replay's 28-byte header
+ * it must fit in `TW_MAX_REPLAY_SIZE`; a longer `len` is refused before anything is
+ * read or allocated.
  *
  * Ownership: the bytes are copied before the call returns.
  *
  * Thread-safety: a session is used from one thread at a time (it may move between
  * threads between calls).
  *
- * Returns `TW_RESULT_OK`; `TW_RESULT_NULL_ARGUMENT`; `TW_RESULT_INVALID_STATE` (not
- * P2P, or ticks already simulated); `TW_RESULT_PANIC`.
+ * Returns `TW_RESULT_OK`; `TW_RESULT_NULL_ARGUMENT`; `TW_RESULT_INVALID_ARGUMENT`
+ * (`len` above `TW_MAX_REPLAY_SIZE` less the header, or memory for the copy could not
+ * be had); `TW_RESULT_INVALID_STATE` (not P2P, or ticks already simulated);
+ * `TW_RESULT_BUSY` (another call on the session is in progress); `TW_RESULT_PANIC`.
  *
  * # Safety
  * `session` must be NULL or a live handle. `initial_state` must be NULL or valid for
@@ -3077,7 +3159,7 @@ tw_result tw_session_start_recording(struct tw_session *session,
  *
  * Returns `TW_RESULT_OK`; `TW_RESULT_NULL_ARGUMENT`; `TW_RESULT_BUFFER_TOO_SMALL`;
  * `TW_RESULT_INVALID_STATE` (no recording, or the session is not running yet);
- * `TW_RESULT_PANIC`.
+ * `TW_RESULT_BUSY` (another call on the session is in progress); `TW_RESULT_PANIC`.
  *
  * # Safety
  * As `tw_session_request_inputs`.
@@ -3089,7 +3171,8 @@ tw_result tw_session_copy_replay(struct tw_session *session,
 
 /**
  * P2P: writes the replay recorded so far to the file at `path` (UTF-8; created or
- * replaced). Play it back with a REPLAY session (`tw_session_load_replay_file`).
+ * replaced). Play it back with a REPLAY session (`tw_session_load_replay_file`, up to
+ * `TW_MAX_REPLAY_SIZE` bytes; a longer one with `tw_session_load_replay`).
  *
  * Ownership: the library keeps no pointer passed here after the call; outputs are
  * caller memory, written only on success.
@@ -3097,7 +3180,8 @@ tw_result tw_session_copy_replay(struct tw_session *session,
  * threads between calls).
  *
  * Returns `TW_RESULT_OK`; `TW_RESULT_NULL_ARGUMENT`; `TW_RESULT_INVALID_STATE` (no
- * recording, or not running yet); `TW_RESULT_IO`; `TW_RESULT_PANIC`.
+ * recording, or not running yet); `TW_RESULT_IO`; `TW_RESULT_BUSY` (another call on
+ * the session is in progress); `TW_RESULT_PANIC`.
  *
  * # Safety
  * `session` must be NULL or a live handle. `path` must be NULL or a NUL-terminated

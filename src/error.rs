@@ -54,11 +54,15 @@ pub enum tw_result {
     Panic = -11,
     /// The message is larger than the configured maximum (`max_message_size`).
     MessageTooLarge = -12,
+    /// Another call on the same handle (`tw_host` or `tw_session`) was in progress, on
+    /// another thread or further up this thread's stack. Nothing was done; a handle is
+    /// for one thread at a time (see the thread-safety rules at the top).
+    Busy = -13,
 }
 
 impl tw_result {
     /// Every code, in declaration order.
-    pub fn all() -> [tw_result; 18] {
+    pub fn all() -> [tw_result; 19] {
         [
             tw_result::Ok,
             tw_result::Empty,
@@ -74,6 +78,7 @@ impl tw_result {
             tw_result::NetworkThreadGone,
             tw_result::Panic,
             tw_result::MessageTooLarge,
+            tw_result::Busy,
             tw_result::NotSynchronized,
             tw_result::WindowFull,
             tw_result::WaitingForInput,
@@ -98,6 +103,7 @@ impl tw_result {
             tw_result::NetworkThreadGone => c"TW_RESULT_NETWORK_THREAD_GONE",
             tw_result::Panic => c"TW_RESULT_PANIC",
             tw_result::MessageTooLarge => c"TW_RESULT_MESSAGE_TOO_LARGE",
+            tw_result::Busy => c"TW_RESULT_BUSY",
             tw_result::NotSynchronized => c"TW_RESULT_NOT_SYNCHRONIZED",
             tw_result::WindowFull => c"TW_RESULT_WINDOW_FULL",
             tw_result::WaitingForInput => c"TW_RESULT_WAITING_FOR_INPUT",

@@ -11,15 +11,18 @@ use super::stats::{tw_host_stats, tw_peer_stats};
 use tickwire_runtime::{Host, HostError, HostEvent};
 
 /// A host: one UDP socket, the network thread that owns it, and its connections.
-/// Opaque; created by `tw_host_create`, destroyed by `tw_host_destroy`.
+/// Opaque; created by `tw_host_create`, destroyed by `tw_host_destroy`. Its calls run
+/// one at a time (`guard::Guarded`).
 pub struct tw_host {
+    guarded: guard::Guarded<HostState>,
+}
+
+/// What a `tw_host`'s calls work on.
+pub(crate) struct HostState {
     pub(crate) host: Host,
     /// The payload of the MESSAGE event most recently polled, until it is read or the
     /// next event is polled.
     pending: Option<Vec<u8>>,
-    /// Set when a call on this host panicked: its state may be half-updated, so every
-    /// later call (except destroy) fails with TW_RESULT_PANIC.
-    poisoned: bool,
 }
 
 /// Maps a runtime error to a result code; the message is the error's text.
@@ -39,8 +42,9 @@ pub(crate) fn host_failure(e: HostError) -> Failure {
 impl guard::Handle for tw_host {
     const ARG: &'static str = "host";
     const DESTROY: &'static str = "tw_host_destroy";
-    fn poisoned(&mut self) -> &mut bool {
-        &mut self.poisoned
+    type Inner = HostState;
+    fn guarded(&self) -> &guard::Guarded<HostState> {
+        &self.guarded
     }
 }
 
@@ -48,7 +52,7 @@ impl guard::Handle for tw_host {
 pub(crate) fn with_host(
     name: &'static str,
     host: *mut tw_host,
-    body: impl FnOnce(&mut tw_host) -> FfiResult<tw_result>,
+    body: impl FnOnce(&mut HostState) -> FfiResult<tw_result>,
 ) -> tw_result {
     guard::with_handle(name, host, body)
 }
@@ -93,7 +97,7 @@ pub unsafe extern "C" fn tw_host_create(
         let bind = unsafe { arg_addr(bind_address, "bind_address") }?;
         let runtime_cfg = cfg.to_runtime(bind)?;
         let host = Host::start(runtime_cfg).map_err(host_failure)?;
-        let boxed = Box::new(tw_host { host, pending: None, poisoned: false });
+        let boxed = Box::new(tw_host { guarded: guard::Guarded::new(HostState { host, pending: None }) });
         // SAFETY: checked non-NULL above; the caller guarantees it is writable.
         unsafe { write_out(out_host, Box::into_raw(boxed)) };
         Ok(tw_result::Ok)
@@ -110,21 +114,21 @@ pub unsafe extern "C" fn tw_host_create(
 ///
 /// Ownership: `host` is invalid afterwards. NULL is a no-op. Destroying the same host
 /// twice is undefined behaviour.
-/// Thread-safety: no other call may be using `host` concurrently.
-/// Never fails; a panic inside is caught and recorded as the last error.
+/// Thread-safety: if another thread is inside a call on `host` at this moment, this
+/// returns at once without blocking and that call frees the host (and does the
+/// blocking above) as it returns. No call may start on `host` once this has been
+/// called, from any thread: that is a use after free.
+/// Never fails (returns nothing); a panic inside is caught and recorded as the last
+/// error, as is a second destroy while the first is still waiting for a call.
 ///
 /// # Safety
-/// `host` must be NULL or a handle from `tw_host_create` not yet destroyed.
+/// `host` must be NULL or a handle from `tw_host_create` not yet destroyed, and no
+/// call on it may start after this one.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn tw_host_destroy(host: *mut tw_host) {
-    guard::run_or("tw_host_destroy", (), || {
-        if host.is_null() {
-            return;
-        }
-        // SAFETY: the handle came from Box::into_raw in tw_host_create and, per the
-        // contract, is destroyed only once.
-        drop(unsafe { Box::from_raw(host) });
-    })
+    // SAFETY: NULL or from Box::into_raw in tw_host_create, destroyed only once, and no
+    // call starts on it after this one (the contract above).
+    guard::run_or("tw_host_destroy", (), || unsafe { guard::destroy("tw_host_destroy", host) })
 }
 
 /// Starts connecting to a server at `address` (IP and port as text, for example
@@ -136,11 +140,13 @@ pub unsafe extern "C" fn tw_host_destroy(host: *mut tw_host) {
 ///
 /// Ownership: `address` is only read during the call; `*out_peer` (a peer id, never 0)
 /// is written on success only.
-/// Thread-safety: not safe for concurrent use of the same host.
+/// Thread-safety: one call at a time per host; a call while another is in progress
+/// returns `TW_RESULT_BUSY`.
 ///
-/// Returns `TW_RESULT_OK`; `TW_RESULT_NULL_ARGUMENT`; `TW_RESULT_INVALID_ARGUMENT` for an
-/// unparsable address, port 0 or an unspecified IP (`0.0.0.0`, `::`);
-/// `TW_RESULT_QUEUE_FULL`; `TW_RESULT_NETWORK_THREAD_GONE`; `TW_RESULT_PANIC`.
+/// Returns `TW_RESULT_OK`; `TW_RESULT_NULL_ARGUMENT`; `TW_RESULT_INVALID_ARGUMENT` for
+/// an unparsable address, port 0 or an unspecified IP (`0.0.0.0`, `::`);
+/// `TW_RESULT_QUEUE_FULL`; `TW_RESULT_NETWORK_THREAD_GONE`; `TW_RESULT_BUSY` (another
+/// call on the host is in progress); `TW_RESULT_PANIC`.
 ///
 /// # Safety
 /// `host` must be NULL or a live handle. `address` must be NULL or a NUL-terminated
@@ -173,7 +179,8 @@ pub unsafe extern "C" fn tw_host_connect(host: *mut tw_host, address: *const c_c
 ///
 /// Ownership: the bytes are copied before the call returns. `data` may be NULL when
 /// `len` is 0 (an empty message).
-/// Thread-safety: not safe for concurrent use of the same host.
+/// Thread-safety: one call at a time per host; a call while another is in progress
+/// returns `TW_RESULT_BUSY`.
 ///
 /// Returns `TW_RESULT_OK`; `TW_RESULT_NULL_ARGUMENT` (`data` NULL with `len > 0`);
 /// `TW_RESULT_INVALID_ARGUMENT` (peer 0, channel not configured);
@@ -184,7 +191,8 @@ pub unsafe extern "C" fn tw_host_connect(host: *mut tw_host, address: *const c_c
 /// holds unflushed messages and reliable ones the peer has not acknowledged yet), or
 /// the queue of calls to the network thread. The last error says which. Flush, and
 /// retry on a later frame: the queue drains as the peer acknowledges;
-/// `TW_RESULT_NETWORK_THREAD_GONE`; `TW_RESULT_PANIC`.
+/// `TW_RESULT_NETWORK_THREAD_GONE`; `TW_RESULT_BUSY` (another call on the host is in
+/// progress); `TW_RESULT_PANIC`.
 ///
 /// # Safety
 /// `host` must be NULL or a live handle. `data` must be NULL or valid for reading
@@ -217,10 +225,12 @@ pub unsafe extern "C" fn tw_host_send(
 /// Sends everything queued by `tw_host_send` since the last flush, batched into as few
 /// datagrams as possible. Call it once per engine frame, after the sends. Does not block.
 ///
-/// Thread-safety: not safe for concurrent use of the same host.
+/// Thread-safety: one call at a time per host; a call while another is in progress
+/// returns `TW_RESULT_BUSY`.
 ///
 /// Returns `TW_RESULT_OK`; `TW_RESULT_NULL_ARGUMENT`; `TW_RESULT_QUEUE_FULL`;
-/// `TW_RESULT_NETWORK_THREAD_GONE`; `TW_RESULT_PANIC`.
+/// `TW_RESULT_NETWORK_THREAD_GONE`; `TW_RESULT_BUSY` (another call on the host is in
+/// progress); `TW_RESULT_PANIC`.
 ///
 /// # Safety
 /// `host` must be NULL or a live handle.
@@ -235,11 +245,13 @@ pub unsafe extern "C" fn tw_host_flush(host: *mut tw_host) -> tw_result {
 /// Closes the connection to `peer`. The peer is told (best effort); a
 /// `TW_EVENT_KIND_DISCONNECTED` event for it follows. Does not block.
 ///
-/// Thread-safety: not safe for concurrent use of the same host.
+/// Thread-safety: one call at a time per host; a call while another is in progress
+/// returns `TW_RESULT_BUSY`.
 ///
 /// Returns `TW_RESULT_OK`; `TW_RESULT_NULL_ARGUMENT`; `TW_RESULT_INVALID_ARGUMENT`
 /// (peer 0); `TW_RESULT_UNKNOWN_PEER`; `TW_RESULT_QUEUE_FULL`;
-/// `TW_RESULT_NETWORK_THREAD_GONE`; `TW_RESULT_PANIC`.
+/// `TW_RESULT_NETWORK_THREAD_GONE`; `TW_RESULT_BUSY` (another call on the host is in
+/// progress); `TW_RESULT_PANIC`.
 ///
 /// # Safety
 /// `host` must be NULL or a live handle.
@@ -260,10 +272,12 @@ pub unsafe extern "C" fn tw_host_disconnect(host: *mut tw_host, peer: u32) -> tw
 ///
 /// Ownership: `*out_event` is a plain copy in caller memory, written only when the
 /// result is `TW_RESULT_OK`.
-/// Thread-safety: not safe for concurrent use of the same host.
+/// Thread-safety: one call at a time per host; a call while another is in progress
+/// returns `TW_RESULT_BUSY`.
 ///
 /// Returns `TW_RESULT_OK` (an event was written); `TW_RESULT_EMPTY` (no event now,
-/// `*out_event` untouched); `TW_RESULT_NULL_ARGUMENT`; `TW_RESULT_PANIC`.
+/// `*out_event` untouched); `TW_RESULT_NULL_ARGUMENT`; `TW_RESULT_BUSY` (another call
+/// on the host is in progress); `TW_RESULT_PANIC`.
 ///
 /// # Safety
 /// `host` must be NULL or a live handle. `out_event` must be NULL or valid for writing
@@ -299,11 +313,13 @@ pub unsafe extern "C" fn tw_host_poll_event(host: *mut tw_host, out_event: *mut 
 /// buffer. `buf` may be NULL when `buf_len` is 0.
 ///
 /// Ownership: `buf` and `out_len` are the caller's; only written during the call.
-/// Thread-safety: not safe for concurrent use of the same host.
+/// Thread-safety: one call at a time per host; a call while another is in progress
+/// returns `TW_RESULT_BUSY`.
 ///
-/// Returns `TW_RESULT_OK`; `TW_RESULT_NULL_ARGUMENT` (`out_len` NULL, or `buf` NULL with
-/// `buf_len > 0`); `TW_RESULT_BUFFER_TOO_SMALL`; `TW_RESULT_INVALID_STATE` (the last
-/// polled event was not a message, or it was already read); `TW_RESULT_PANIC`.
+/// Returns `TW_RESULT_OK`; `TW_RESULT_NULL_ARGUMENT` (`out_len` NULL, or `buf` NULL
+/// with `buf_len > 0`); `TW_RESULT_BUFFER_TOO_SMALL`; `TW_RESULT_INVALID_STATE` (the
+/// last polled event was not a message, or it was already read); `TW_RESULT_BUSY`
+/// (another call on the host is in progress); `TW_RESULT_PANIC`.
 ///
 /// # Safety
 /// `host` must be NULL or a live handle. `buf` must be NULL or valid for writing
@@ -335,10 +351,12 @@ pub unsafe extern "C" fn tw_host_read_message(
 /// Copies the statistics of the connection to `peer` into `*out_stats`.
 ///
 /// Ownership: `*out_stats` is written on success only.
-/// Thread-safety: not safe for concurrent use of the same host.
+/// Thread-safety: one call at a time per host; a call while another is in progress
+/// returns `TW_RESULT_BUSY`.
 ///
 /// Returns `TW_RESULT_OK`; `TW_RESULT_NULL_ARGUMENT`; `TW_RESULT_INVALID_ARGUMENT`
-/// (peer 0); `TW_RESULT_UNKNOWN_PEER`; `TW_RESULT_PANIC`.
+/// (peer 0); `TW_RESULT_UNKNOWN_PEER`; `TW_RESULT_BUSY` (another call on the host is in
+/// progress); `TW_RESULT_PANIC`.
 ///
 /// # Safety
 /// `host` must be NULL or a live handle. `out_stats` must be NULL or valid for writing
@@ -364,9 +382,11 @@ pub unsafe extern "C" fn tw_host_peer_stats(host: *mut tw_host, peer: u32, out_s
 /// `tw_host_stats` is the struct's name.)
 ///
 /// Ownership: `*out_stats` is written on success only.
-/// Thread-safety: not safe for concurrent use of the same host.
+/// Thread-safety: one call at a time per host; a call while another is in progress
+/// returns `TW_RESULT_BUSY`.
 ///
-/// Returns `TW_RESULT_OK`; `TW_RESULT_NULL_ARGUMENT`; `TW_RESULT_PANIC`.
+/// Returns `TW_RESULT_OK`; `TW_RESULT_NULL_ARGUMENT`; `TW_RESULT_BUSY` (another call on
+/// the host is in progress); `TW_RESULT_PANIC`.
 ///
 /// # Safety
 /// `host` must be NULL or a live handle. `out_stats` must be NULL or valid for writing
@@ -389,12 +409,14 @@ pub unsafe extern "C" fn tw_host_get_stats(host: *mut tw_host, out_stats: *mut t
 /// and development: it delays, drops, duplicates and reorders real datagrams.
 ///
 /// Ownership: `config` is only read during the call.
-/// Thread-safety: not safe for concurrent use of the same host.
+/// Thread-safety: one call at a time per host; a call while another is in progress
+/// returns `TW_RESULT_BUSY`.
 ///
 /// Returns `TW_RESULT_OK`; `TW_RESULT_NULL_ARGUMENT` (`host`);
 /// `TW_RESULT_INVALID_ARGUMENT` (unknown direction, kind, or a field out of range);
 /// `TW_RESULT_VERSION_MISMATCH` (unknown `struct_size`); `TW_RESULT_QUEUE_FULL`;
-/// `TW_RESULT_NETWORK_THREAD_GONE`; `TW_RESULT_PANIC`.
+/// `TW_RESULT_NETWORK_THREAD_GONE`; `TW_RESULT_BUSY` (another call on the host is in
+/// progress); `TW_RESULT_PANIC`.
 ///
 /// # Safety
 /// `host` must be NULL or a live handle. `config` must be NULL or point to a readable
@@ -422,10 +444,12 @@ pub unsafe extern "C" fn tw_host_set_link_sim(
 /// 64 bytes are always enough.
 ///
 /// Ownership: `buf` and `out_len` are the caller's; only written during the call.
-/// Thread-safety: not safe for concurrent use of the same host.
+/// Thread-safety: one call at a time per host; a call while another is in progress
+/// returns `TW_RESULT_BUSY`.
 ///
-/// Returns `TW_RESULT_OK`; `TW_RESULT_NULL_ARGUMENT` (`out_len` NULL, or `buf` NULL with
-/// `buf_len > 0`); `TW_RESULT_BUFFER_TOO_SMALL`; `TW_RESULT_PANIC`.
+/// Returns `TW_RESULT_OK`; `TW_RESULT_NULL_ARGUMENT` (`out_len` NULL, or `buf` NULL
+/// with `buf_len > 0`); `TW_RESULT_BUFFER_TOO_SMALL`; `TW_RESULT_BUSY` (another call on
+/// the host is in progress); `TW_RESULT_PANIC`.
 ///
 /// # Safety
 /// `host` must be NULL or a live handle. `buf` must be NULL or valid for writing

@@ -7,6 +7,7 @@
 //! every frame, and `tw_session_destroy`.
 
 use std::ffi::{c_char, c_void};
+use std::path::Path;
 
 use super::args::{arg_addr, arg_bytes, arg_str, check_out_buf, copy_address_out, write_out};
 use super::config::{arg_link_sim, check_struct_size, tw_direction, tw_link_sim_config};
@@ -20,12 +21,14 @@ use tickwire_runtime::{EngineLoop, SessionFailure};
 
 /// A session: a rollback or relay core (and, in P2P, SPECTATOR and the RELAY modes, a
 /// socket with its network thread). Opaque; created by `tw_session_create`, destroyed
-/// by `tw_session_destroy`.
+/// by `tw_session_destroy`. Its calls run one at a time (`guard::Guarded`).
 pub struct tw_session {
+    guarded: guard::Guarded<SessionState>,
+}
+
+/// What a `tw_session`'s calls work on.
+pub(crate) struct SessionState {
     pub(crate) kind: SessionKind,
-    /// Set when a call on this session panicked: every later call (except destroy)
-    /// fails with TW_RESULT_PANIC.
-    poisoned: bool,
 }
 
 /// Maps a session failure to a result code; the message is the failure's text.
@@ -66,8 +69,9 @@ fn c_field_names(problems: &ConfigProblems) -> String {
 impl guard::Handle for tw_session {
     const ARG: &'static str = "session";
     const DESTROY: &'static str = "tw_session_destroy";
-    fn poisoned(&mut self) -> &mut bool {
-        &mut self.poisoned
+    type Inner = SessionState;
+    fn guarded(&self) -> &guard::Guarded<SessionState> {
+        &self.guarded
     }
 }
 
@@ -75,13 +79,13 @@ impl guard::Handle for tw_session {
 pub(crate) fn with_session(
     name: &'static str,
     session: *mut tw_session,
-    body: impl FnOnce(&mut tw_session) -> FfiResult<tw_result>,
+    body: impl FnOnce(&mut SessionState) -> FfiResult<tw_result>,
 ) -> tw_result {
     guard::with_handle(name, session, body)
 }
 
 /// A player index argument, checked against the session.
-pub(crate) fn arg_player(s: &tw_session, player: u32) -> FfiResult<usize> {
+pub(crate) fn arg_player(s: &SessionState, player: u32) -> FfiResult<usize> {
     let p = player as usize;
     each_kind!(&s.kind, k => k.check_player(p)).map_err(session_failure)?;
     Ok(p)
@@ -124,7 +128,7 @@ pub unsafe extern "C" fn tw_session_create(
         // SAFETY: struct_size equals sizeof(tw_session_config): the whole struct is there.
         let cfg = unsafe { config.read() };
         let kind = SessionKind::new(cfg.to_runtime()?)?;
-        let boxed = Box::new(tw_session { kind, poisoned: false });
+        let boxed = Box::new(tw_session { guarded: guard::Guarded::new(SessionState { kind }) });
         // SAFETY: checked non-NULL; the caller guarantees it is writable.
         unsafe { write_out(out_session, Box::into_raw(boxed)) };
         Ok(tw_result::Ok)
@@ -137,19 +141,21 @@ pub unsafe extern "C" fn tw_session_create(
 ///
 /// Ownership: `session` is invalid afterwards. NULL is a no-op. Destroying twice is
 /// undefined behaviour.
-/// Thread-safety: no other call may be using `session` concurrently.
-/// Never fails; a panic inside is caught and recorded as the last error.
+/// Thread-safety: if another thread is inside a call on `session` at this moment, this
+/// returns at once without blocking and that call frees the session (and stops its
+/// network thread) as it returns. No call may start on `session` once this has been
+/// called, from any thread: that is a use after free.
+/// Never fails (returns nothing); a panic inside is caught and recorded as the last
+/// error, as is a second destroy while the first is still waiting for a call.
 ///
 /// # Safety
-/// `session` must be NULL or a handle from `tw_session_create` not yet destroyed.
+/// `session` must be NULL or a handle from `tw_session_create` not yet destroyed, and
+/// no call on it may start after this one.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn tw_session_destroy(session: *mut tw_session) {
-    guard::run_or("tw_session_destroy", (), || {
-        if !session.is_null() {
-            // SAFETY: from Box::into_raw in tw_session_create, destroyed only once.
-            drop(unsafe { Box::from_raw(session) });
-        }
-    })
+    // SAFETY: NULL or from Box::into_raw in tw_session_create, destroyed only once,
+    // and no call starts on it after this one (the contract above).
+    guard::run_or("tw_session_destroy", (), || unsafe { guard::destroy("tw_session_destroy", session) })
 }
 
 /// P2P, before `tw_session_start`: `player` (0-based, below `num_players`) plays on
@@ -163,7 +169,7 @@ pub unsafe extern "C" fn tw_session_destroy(session: *mut tw_session) {
 ///
 /// Returns `TW_RESULT_OK`; `TW_RESULT_NULL_ARGUMENT`; `TW_RESULT_INVALID_ARGUMENT` (no
 /// such player, or already added); `TW_RESULT_INVALID_STATE` (not P2P, or started);
-/// `TW_RESULT_PANIC`.
+/// `TW_RESULT_BUSY` (another call on the session is in progress); `TW_RESULT_PANIC`.
 ///
 /// # Safety
 /// `session` must be NULL or a live handle.
@@ -191,8 +197,8 @@ pub unsafe extern "C" fn tw_session_add_local_player(session: *mut tw_session, p
 ///
 /// Returns `TW_RESULT_OK`; `TW_RESULT_NULL_ARGUMENT`; `TW_RESULT_INVALID_ARGUMENT` (no
 /// such player, already added, unparsable address, port 0 or an unspecified IP, an
-/// address registered as a spectator); `TW_RESULT_INVALID_STATE` (not P2P, or
-/// started); `TW_RESULT_PANIC`.
+/// address registered as a spectator); `TW_RESULT_INVALID_STATE` (not P2P, or started);
+/// `TW_RESULT_BUSY` (another call on the session is in progress); `TW_RESULT_PANIC`.
 ///
 /// # Safety
 /// `session` must be NULL or a live handle. `address` must be NULL or a
@@ -221,9 +227,10 @@ pub unsafe extern "C" fn tw_session_add_remote_player(
 /// Thread-safety: a session is used from one thread at a time (it may move between
 /// threads between calls).
 ///
-/// Returns `TW_RESULT_OK`; `TW_RESULT_NULL_ARGUMENT`; `TW_RESULT_INVALID_ARGUMENT`
-/// (bad address, already registered, `max_spectators` reached);
-/// `TW_RESULT_INVALID_STATE` (not P2P); `TW_RESULT_PANIC`.
+/// Returns `TW_RESULT_OK`; `TW_RESULT_NULL_ARGUMENT`; `TW_RESULT_INVALID_ARGUMENT` (bad
+/// address, already registered, `max_spectators` reached); `TW_RESULT_INVALID_STATE`
+/// (not P2P); `TW_RESULT_BUSY` (another call on the session is in progress);
+/// `TW_RESULT_PANIC`.
 ///
 /// # Safety
 /// `session` must be NULL or a live handle. `address` must be NULL or a
@@ -248,7 +255,8 @@ pub unsafe extern "C" fn tw_session_add_spectator(session: *mut tw_session, addr
 /// threads between calls).
 ///
 /// Returns `TW_RESULT_OK`; `TW_RESULT_NULL_ARGUMENT`; `TW_RESULT_INVALID_ARGUMENT` (bad
-/// address); `TW_RESULT_INVALID_STATE` (not SPECTATOR, or started); `TW_RESULT_PANIC`.
+/// address); `TW_RESULT_INVALID_STATE` (not SPECTATOR, or started); `TW_RESULT_BUSY`
+/// (another call on the session is in progress); `TW_RESULT_PANIC`.
 ///
 /// # Safety
 /// `session` must be NULL or a live handle. `address` must be NULL or a
@@ -272,9 +280,9 @@ pub unsafe extern "C" fn tw_session_spectate(session: *mut tw_session, address: 
 /// threads between calls).
 ///
 /// Returns `TW_RESULT_OK`; `TW_RESULT_NULL_ARGUMENT`; `TW_RESULT_INVALID_ARGUMENT`
-/// (unparsable address, port 0, an unspecified IP, an address family the socket
-/// cannot reach); `TW_RESULT_INVALID_STATE` (not RELAY_CLIENT, or started);
-/// `TW_RESULT_PANIC`.
+/// (unparsable address, port 0, an unspecified IP, an address family the socket cannot
+/// reach); `TW_RESULT_INVALID_STATE` (not RELAY_CLIENT, or started); `TW_RESULT_BUSY`
+/// (another call on the session is in progress); `TW_RESULT_PANIC`.
 ///
 /// # Safety
 /// `session` must be NULL or a live handle. `address` must be NULL or a
@@ -303,7 +311,8 @@ pub unsafe extern "C" fn tw_session_set_server(session: *mut tw_session, address
 ///
 /// Returns `TW_RESULT_OK`; `TW_RESULT_NULL_ARGUMENT`; `TW_RESULT_INVALID_ARGUMENT` (not
 /// a replay, corrupt, or another shape); `TW_RESULT_INVALID_STATE` (not REPLAY, or
-/// started); `TW_RESULT_PANIC`.
+/// started); `TW_RESULT_BUSY` (another call on the session is in progress);
+/// `TW_RESULT_PANIC`.
 ///
 /// # Safety
 /// `session` must be NULL or a live handle. `data` must be NULL or valid for reading
@@ -323,14 +332,21 @@ pub unsafe extern "C" fn tw_session_load_replay(
     })
 }
 
-/// REPLAY, before `tw_session_start`: reads the replay file at `path` (UTF-8).
+/// REPLAY, before `tw_session_start`: reads the replay file at `path` (UTF-8), as
+/// `tw_session_load_replay` with its bytes. The path must name a regular file of at
+/// most `TW_MAX_REPLAY_SIZE` bytes; anything else (a FIFO, a directory, a device, a
+/// larger file) is refused without reading it, and the call never waits for a writer.
 ///
 /// Ownership: the library keeps no pointer passed here after the call; outputs are
 /// caller memory, written only on success.
 /// Thread-safety: a session is used from one thread at a time (it may move between
 /// threads between calls).
 ///
-/// Returns as `tw_session_load_replay`, and `TW_RESULT_IO` if the file cannot be read.
+/// Returns as `tw_session_load_replay`: `TW_RESULT_OK`; `TW_RESULT_NULL_ARGUMENT`;
+/// `TW_RESULT_INVALID_ARGUMENT` (not a replay, corrupt, another shape; also a path that
+/// is not UTF-8, not a regular file, or larger than `TW_MAX_REPLAY_SIZE`);
+/// `TW_RESULT_INVALID_STATE` (not REPLAY, or started); `TW_RESULT_BUSY`;
+/// `TW_RESULT_PANIC`; and `TW_RESULT_IO` if the file cannot be opened or read.
 ///
 /// # Safety
 /// `session` must be NULL or a live handle. `path` must be NULL or a NUL-terminated
@@ -341,8 +357,7 @@ pub unsafe extern "C" fn tw_session_load_replay_file(session: *mut tw_session, p
         // SAFETY: NULL or NUL-terminated per the contract.
         let path = unsafe { arg_str(path, "path") }?;
         let SessionKind::Replay(r) = &mut s.kind else { return Err(s.kind.unavailable("loading a replay")) };
-        let bytes = std::fs::read(path).map_err(|e| Failure::new(tw_result::Io, format!("reading {path}: {e}")))?;
-        r.load_replay(&bytes).map_err(session_failure)?;
+        r.load_replay_file(Path::new(path)).map_err(session_failure)?;
         Ok(tw_result::Ok)
     })
 }
@@ -357,9 +372,10 @@ pub unsafe extern "C" fn tw_session_load_replay_file(session: *mut tw_session, p
 /// threads between calls).
 ///
 /// Returns `TW_RESULT_OK`; `TW_RESULT_NULL_ARGUMENT` (`session`);
-/// `TW_RESULT_INVALID_ARGUMENT`; `TW_RESULT_VERSION_MISMATCH`; `TW_RESULT_INVALID_STATE`
-/// (a mode without a socket); `TW_RESULT_QUEUE_FULL`; `TW_RESULT_NETWORK_THREAD_GONE`;
-/// `TW_RESULT_PANIC`.
+/// `TW_RESULT_INVALID_ARGUMENT`; `TW_RESULT_VERSION_MISMATCH`;
+/// `TW_RESULT_INVALID_STATE` (a mode without a socket); `TW_RESULT_QUEUE_FULL`;
+/// `TW_RESULT_NETWORK_THREAD_GONE`; `TW_RESULT_BUSY` (another call on the session is in
+/// progress); `TW_RESULT_PANIC`.
 ///
 /// # Safety
 /// `session` must be NULL or a live handle. `config` must be NULL or point to a
@@ -397,9 +413,10 @@ pub unsafe extern "C" fn tw_session_set_link_sim(
 /// Thread-safety: a session is used from one thread at a time (it may move between
 /// threads between calls).
 ///
-/// Returns `TW_RESULT_OK`; `TW_RESULT_NULL_ARGUMENT`; `TW_RESULT_INVALID_STATE` (already
-/// started, a player missing, no local player, no watched host, no replay loaded, no
-/// server address); `TW_RESULT_PANIC`.
+/// Returns `TW_RESULT_OK`; `TW_RESULT_NULL_ARGUMENT`; `TW_RESULT_INVALID_STATE`
+/// (already started, a player missing, no local player, no watched host, no replay
+/// loaded, no server address); `TW_RESULT_BUSY` (another call on the session is in
+/// progress); `TW_RESULT_PANIC`.
 ///
 /// # Safety
 /// `session` must be NULL or a live handle.
@@ -421,9 +438,10 @@ pub unsafe extern "C" fn tw_session_start(session: *mut tw_session) -> tw_result
 /// Thread-safety: a session is used from one thread at a time (it may move between
 /// threads between calls).
 ///
-/// Returns `TW_RESULT_OK`; `TW_RESULT_NULL_ARGUMENT` (`out_len`, or `buf` with
-/// `buf_len > 0`); `TW_RESULT_BUFFER_TOO_SMALL`; `TW_RESULT_INVALID_STATE` (no socket
-/// in this mode); `TW_RESULT_PANIC`.
+/// Returns `TW_RESULT_OK`; `TW_RESULT_NULL_ARGUMENT` (`out_len`, or `buf` with `buf_len
+/// > 0`); `TW_RESULT_BUFFER_TOO_SMALL`; `TW_RESULT_INVALID_STATE` (no socket in this
+/// mode); `TW_RESULT_BUSY` (another call on the session is in progress);
+/// `TW_RESULT_PANIC`.
 ///
 /// # Safety
 /// `session` must be NULL or a live handle. `buf` must be NULL or valid for writing
@@ -456,7 +474,8 @@ pub unsafe extern "C" fn tw_session_local_address(
 /// Thread-safety: a session is used from one thread at a time (it may move between
 /// threads between calls).
 ///
-/// Returns `TW_RESULT_OK`; `TW_RESULT_NULL_ARGUMENT`; `TW_RESULT_PANIC`.
+/// Returns `TW_RESULT_OK`; `TW_RESULT_NULL_ARGUMENT`; `TW_RESULT_BUSY` (another call on
+/// the session is in progress); `TW_RESULT_PANIC`.
 ///
 /// # Safety
 /// `session` must be NULL or a live handle. `out_slots` must be NULL or valid for

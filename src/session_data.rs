@@ -9,10 +9,17 @@ use super::session_kind::{SessionKind, each_kind};
 use std::ffi::{c_char, c_void};
 use std::path::Path;
 use tickwire_runtime::EngineLoop;
+use tickwire_runtime::{MAX_INITIAL_STATE, MAX_REPLAY_SIZE};
 
 use super::args::{arg_bytes, arg_str, copy_out};
 use super::error::{Failure, tw_result};
 use super::session::{session_failure, tw_session, with_session};
+
+/// The largest replay file `tw_session_load_replay_file` reads (1 GiB), and, less the
+/// replay's 28-byte header, the largest initial state `tw_session_start_recording`
+/// takes. A longer recording still loads from memory with `tw_session_load_replay`.
+pub const TW_MAX_REPLAY_SIZE: u32 = 1_073_741_824;
+const _: () = assert!(TW_MAX_REPLAY_SIZE as usize == MAX_REPLAY_SIZE);
 
 fn no_request(what: &str, kind: &str) -> Failure {
     Failure::new(
@@ -30,8 +37,8 @@ fn no_request(what: &str, kind: &str) -> Failure {
 /// threads between calls).
 ///
 /// Returns `TW_RESULT_OK`; `TW_RESULT_NULL_ARGUMENT`; `TW_RESULT_BUFFER_TOO_SMALL`;
-/// `TW_RESULT_INVALID_STATE` (the current request is not an ADVANCE, or there is
-/// none); `TW_RESULT_PANIC`.
+/// `TW_RESULT_INVALID_STATE` (the current request is not an ADVANCE, or there is none);
+/// `TW_RESULT_BUSY` (another call on the session is in progress); `TW_RESULT_PANIC`.
 ///
 /// # Safety
 /// `session` must be NULL or a live handle. `buf` must be NULL or valid for writing
@@ -89,7 +96,7 @@ pub unsafe extern "C" fn tw_session_request_input_status(
 ///
 /// Returns `TW_RESULT_OK`; `TW_RESULT_NULL_ARGUMENT`; `TW_RESULT_BUFFER_TOO_SMALL`;
 /// `TW_RESULT_INVALID_STATE` (the current request is not a RESTORE, or there is none);
-/// `TW_RESULT_PANIC`.
+/// `TW_RESULT_BUSY` (another call on the session is in progress); `TW_RESULT_PANIC`.
 ///
 /// # Safety
 /// As `tw_session_request_inputs`.
@@ -121,7 +128,8 @@ pub unsafe extern "C" fn tw_session_request_state(
 /// threads between calls).
 ///
 /// Returns `TW_RESULT_OK`; `TW_RESULT_EMPTY` (no dump ready; nothing written);
-/// `TW_RESULT_NULL_ARGUMENT`; `TW_RESULT_BUFFER_TOO_SMALL`; `TW_RESULT_PANIC`.
+/// `TW_RESULT_NULL_ARGUMENT`; `TW_RESULT_BUFFER_TOO_SMALL`; `TW_RESULT_BUSY` (another
+/// call on the session is in progress); `TW_RESULT_PANIC`.
 ///
 /// # Safety
 /// As `tw_session_request_inputs`.
@@ -154,7 +162,8 @@ pub unsafe extern "C" fn tw_session_take_desync_dump(
 /// threads between calls).
 ///
 /// Returns `TW_RESULT_OK`; `TW_RESULT_EMPTY` (no dump ready; no file written);
-/// `TW_RESULT_NULL_ARGUMENT`; `TW_RESULT_IO`; `TW_RESULT_PANIC`.
+/// `TW_RESULT_NULL_ARGUMENT`; `TW_RESULT_IO`; `TW_RESULT_BUSY` (another call on the
+/// session is in progress); `TW_RESULT_PANIC`.
 ///
 /// # Safety
 /// `session` must be NULL or a live handle. `path` must be NULL or a NUL-terminated
@@ -173,15 +182,19 @@ pub unsafe extern "C" fn tw_session_write_desync_dump(session: *mut tw_session, 
 /// P2P, before the first tick is simulated: records every input from tick 0 on, as
 /// each tick becomes final on every peer. `initial_state` is the engine's serialized
 /// state at tick 0 (may be empty, `len` 0, if the game always starts the same way); a
-/// REPLAY session hands it back as a RESTORE request.
+/// REPLAY session hands it back as a RESTORE request. With the replay's 28-byte header
+/// it must fit in `TW_MAX_REPLAY_SIZE`; a longer `len` is refused before anything is
+/// read or allocated.
 ///
 /// Ownership: the bytes are copied before the call returns.
 ///
 /// Thread-safety: a session is used from one thread at a time (it may move between
 /// threads between calls).
 ///
-/// Returns `TW_RESULT_OK`; `TW_RESULT_NULL_ARGUMENT`; `TW_RESULT_INVALID_STATE` (not
-/// P2P, or ticks already simulated); `TW_RESULT_PANIC`.
+/// Returns `TW_RESULT_OK`; `TW_RESULT_NULL_ARGUMENT`; `TW_RESULT_INVALID_ARGUMENT`
+/// (`len` above `TW_MAX_REPLAY_SIZE` less the header, or memory for the copy could not
+/// be had); `TW_RESULT_INVALID_STATE` (not P2P, or ticks already simulated);
+/// `TW_RESULT_BUSY` (another call on the session is in progress); `TW_RESULT_PANIC`.
 ///
 /// # Safety
 /// `session` must be NULL or a live handle. `initial_state` must be NULL or valid for
@@ -193,6 +206,14 @@ pub unsafe extern "C" fn tw_session_start_recording(
     len: usize,
 ) -> tw_result {
     with_session("tw_session_start_recording", session, |s| {
+        // Before the bytes are touched: a length the caller got wrong is refused, not read.
+        if len > MAX_INITIAL_STATE {
+            return Err(Failure::invalid(format!(
+                "initial_state of {len} bytes: a replay holds at most TW_MAX_REPLAY_SIZE ({TW_MAX_REPLAY_SIZE}) \
+                 bytes, its {}-byte header included",
+                MAX_REPLAY_SIZE - MAX_INITIAL_STATE
+            )));
+        }
         // SAFETY: forwarded contract.
         let bytes = unsafe { arg_bytes(initial_state.cast(), len, "initial_state") }?;
         let SessionKind::P2p(k) = &mut s.kind else { return Err(s.kind.unavailable("recording a replay")) };
@@ -211,7 +232,7 @@ pub unsafe extern "C" fn tw_session_start_recording(
 ///
 /// Returns `TW_RESULT_OK`; `TW_RESULT_NULL_ARGUMENT`; `TW_RESULT_BUFFER_TOO_SMALL`;
 /// `TW_RESULT_INVALID_STATE` (no recording, or the session is not running yet);
-/// `TW_RESULT_PANIC`.
+/// `TW_RESULT_BUSY` (another call on the session is in progress); `TW_RESULT_PANIC`.
 ///
 /// # Safety
 /// As `tw_session_request_inputs`.
@@ -237,7 +258,8 @@ pub unsafe extern "C" fn tw_session_copy_replay(
 }
 
 /// P2P: writes the replay recorded so far to the file at `path` (UTF-8; created or
-/// replaced). Play it back with a REPLAY session (`tw_session_load_replay_file`).
+/// replaced). Play it back with a REPLAY session (`tw_session_load_replay_file`, up to
+/// `TW_MAX_REPLAY_SIZE` bytes; a longer one with `tw_session_load_replay`).
 ///
 /// Ownership: the library keeps no pointer passed here after the call; outputs are
 /// caller memory, written only on success.
@@ -245,7 +267,8 @@ pub unsafe extern "C" fn tw_session_copy_replay(
 /// threads between calls).
 ///
 /// Returns `TW_RESULT_OK`; `TW_RESULT_NULL_ARGUMENT`; `TW_RESULT_INVALID_STATE` (no
-/// recording, or not running yet); `TW_RESULT_IO`; `TW_RESULT_PANIC`.
+/// recording, or not running yet); `TW_RESULT_IO`; `TW_RESULT_BUSY` (another call on
+/// the session is in progress); `TW_RESULT_PANIC`.
 ///
 /// # Safety
 /// `session` must be NULL or a live handle. `path` must be NULL or a NUL-terminated

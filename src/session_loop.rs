@@ -44,7 +44,8 @@ pub const TW_LOCAL_PLAYER: u32 = 0xFFFF_FFFE;
 /// caller memory, written only on success.
 ///
 /// Returns `TW_RESULT_OK`; `TW_RESULT_NULL_ARGUMENT`; `TW_RESULT_INVALID_STATE` (not
-/// started); `TW_RESULT_NETWORK_THREAD_GONE` (after a FATAL event); `TW_RESULT_PANIC`.
+/// started); `TW_RESULT_NETWORK_THREAD_GONE` (after a FATAL event); `TW_RESULT_BUSY`
+/// (another call on the session is in progress); `TW_RESULT_PANIC`.
 ///
 /// # Safety
 /// `session` must be NULL or a live handle. `out_ticks` must be NULL or valid for
@@ -76,7 +77,8 @@ pub unsafe extern "C" fn tw_session_ticks_due(session: *mut tw_session, out_tick
 /// Returns `TW_RESULT_OK`; `TW_RESULT_NULL_ARGUMENT`; `TW_RESULT_INVALID_ARGUMENT` (no
 /// such player, not local, not this relay client's, wrong length);
 /// `TW_RESULT_INVALID_STATE` (SPECTATOR, REPLAY or RELAY_SERVER mode, not started, or
-/// not running yet); `TW_RESULT_PANIC`.
+/// not running yet); `TW_RESULT_BUSY` (another call on the session is in progress);
+/// `TW_RESULT_PANIC`.
 ///
 /// # Safety
 /// `session` must be NULL or a live handle. `input` must be NULL or valid for reading
@@ -118,14 +120,14 @@ pub unsafe extern "C" fn tw_session_push_input(
 ///
 /// Returns `TW_RESULT_OK` (requests to run), or a status that is not an error:
 /// `TW_RESULT_NOT_SYNCHRONIZED` (still connecting or waiting to hear every peer; a
-/// relay client before its snapshot arrived, or with no tick due; its input still
-/// goes to the server),
-/// `TW_RESULT_WINDOW_FULL` (P2P: too far ahead of the confirmed inputs; skip the
-/// tick, but poll: the requests may hold a rollback), `TW_RESULT_WAITING_FOR_INPUT`
-/// (SPECTATOR: nothing received for the next tick), `TW_RESULT_FINISHED` (REPLAY: the
-/// end). Errors: `TW_RESULT_NULL_ARGUMENT`; `TW_RESULT_INVALID_STATE` (not started, or
-/// requests of the previous advance left unpolled); `TW_RESULT_NETWORK_THREAD_GONE`;
-/// `TW_RESULT_PANIC`.
+/// relay client before its snapshot arrived, or with no tick due; its input still goes
+/// to the server), `TW_RESULT_WINDOW_FULL` (P2P: too far ahead of the confirmed inputs;
+/// skip the tick, but poll: the requests may hold a rollback),
+/// `TW_RESULT_WAITING_FOR_INPUT` (SPECTATOR: nothing received for the next tick),
+/// `TW_RESULT_FINISHED` (REPLAY: the end). Errors: `TW_RESULT_NULL_ARGUMENT`;
+/// `TW_RESULT_INVALID_STATE` (not started, or requests of the previous advance left
+/// unpolled); `TW_RESULT_NETWORK_THREAD_GONE`; `TW_RESULT_BUSY` (another call on the
+/// session is in progress); `TW_RESULT_PANIC`.
 ///
 /// # Safety
 /// `session` must be NULL or a live handle.
@@ -153,7 +155,8 @@ pub unsafe extern "C" fn tw_session_advance(session: *mut tw_session) -> tw_resu
 /// threads between calls).
 ///
 /// Returns `TW_RESULT_OK`; `TW_RESULT_EMPTY` (no more requests; `*out_request`
-/// untouched); `TW_RESULT_NULL_ARGUMENT`; `TW_RESULT_PANIC`.
+/// untouched); `TW_RESULT_NULL_ARGUMENT`; `TW_RESULT_BUSY` (another call on the session
+/// is in progress); `TW_RESULT_PANIC`.
 ///
 /// # Safety
 /// `session` must be NULL or a live handle. `out_request` must be NULL or valid for
@@ -185,7 +188,8 @@ pub unsafe extern "C" fn tw_session_poll_request(session: *mut tw_session, out_r
 ///
 /// Returns `TW_RESULT_OK`; `TW_RESULT_NULL_ARGUMENT`; `TW_RESULT_INVALID_ARGUMENT` (no
 /// save of `tick` is pending); `TW_RESULT_INVALID_STATE` (SPECTATOR or REPLAY, which
-/// never save; not running); `TW_RESULT_PANIC`.
+/// never save; not running); `TW_RESULT_BUSY` (another call on the session is in
+/// progress); `TW_RESULT_PANIC`.
 ///
 /// # Safety
 /// `session` must be NULL or a live handle.
@@ -221,7 +225,8 @@ pub unsafe extern "C" fn tw_session_confirm_save(session: *mut tw_session, tick:
 ///
 /// Returns `TW_RESULT_OK`; `TW_RESULT_NULL_ARGUMENT`; `TW_RESULT_INVALID_ARGUMENT` (no
 /// dump of `tick` was requested); `TW_RESULT_INVALID_STATE` (not P2P or RELAY_SERVER,
-/// not running); `TW_RESULT_PANIC`.
+/// not running); `TW_RESULT_BUSY` (another call on the session is in progress);
+/// `TW_RESULT_PANIC`.
 ///
 /// # Safety
 /// `session` must be NULL or a live handle. `data` must be NULL or valid for reading
@@ -255,7 +260,8 @@ pub unsafe extern "C" fn tw_session_provide_state(
 /// threads between calls).
 ///
 /// Returns `TW_RESULT_OK`; `TW_RESULT_EMPTY` (`*out_event` untouched);
-/// `TW_RESULT_NULL_ARGUMENT`; `TW_RESULT_PANIC`.
+/// `TW_RESULT_NULL_ARGUMENT`; `TW_RESULT_BUSY` (another call on the session is in
+/// progress); `TW_RESULT_PANIC`.
 ///
 /// # Safety
 /// `session` must be NULL or a live handle. `out_event` must be NULL or valid for
@@ -292,7 +298,8 @@ pub unsafe extern "C" fn tw_session_poll_event(
 /// threads between calls).
 ///
 /// Returns `TW_RESULT_OK`; `TW_RESULT_NULL_ARGUMENT`; `TW_RESULT_INVALID_ARGUMENT`
-/// (above 32); `TW_RESULT_INVALID_STATE` (not P2P); `TW_RESULT_PANIC`.
+/// (above 32); `TW_RESULT_INVALID_STATE` (not P2P); `TW_RESULT_BUSY` (another call on
+/// the session is in progress); `TW_RESULT_PANIC`.
 ///
 /// # Safety
 /// `session` must be NULL or a live handle.
@@ -317,7 +324,8 @@ pub unsafe extern "C" fn tw_session_set_input_delay(session: *mut tw_session, de
 ///
 /// Returns `TW_RESULT_OK`; `TW_RESULT_NULL_ARGUMENT` (`session`);
 /// `TW_RESULT_INVALID_ARGUMENT` (no such player, wrong length, NULL with `len > 0`);
-/// `TW_RESULT_INVALID_STATE` (not P2P or RELAY_CLIENT); `TW_RESULT_PANIC`.
+/// `TW_RESULT_INVALID_STATE` (not P2P or RELAY_CLIENT); `TW_RESULT_BUSY` (another call
+/// on the session is in progress); `TW_RESULT_PANIC`.
 ///
 /// # Safety
 /// `session` must be NULL or a live handle. `input` must be NULL or valid for reading
@@ -358,7 +366,8 @@ pub unsafe extern "C" fn tw_session_set_prediction(
 /// Thread-safety: a session is used from one thread at a time (it may move between
 /// threads between calls).
 ///
-/// Returns `TW_RESULT_OK`; `TW_RESULT_NULL_ARGUMENT`; `TW_RESULT_PANIC`.
+/// Returns `TW_RESULT_OK`; `TW_RESULT_NULL_ARGUMENT`; `TW_RESULT_BUSY` (another call on
+/// the session is in progress); `TW_RESULT_PANIC`.
 ///
 /// # Safety
 /// `session` must be NULL or a live handle. `out_stats` must be NULL or valid for
@@ -386,7 +395,8 @@ pub unsafe extern "C" fn tw_session_get_stats(session: *mut tw_session, out_stat
 ///
 /// Returns `TW_RESULT_OK`; `TW_RESULT_NULL_ARGUMENT`; `TW_RESULT_INVALID_ARGUMENT`
 /// (peer 0); `TW_RESULT_UNKNOWN_PEER` (unknown, disconnected, or no socket in this
-/// mode); `TW_RESULT_PANIC`.
+/// mode); `TW_RESULT_BUSY` (another call on the session is in progress);
+/// `TW_RESULT_PANIC`.
 ///
 /// # Safety
 /// `session` must be NULL or a live handle. `out_stats` must be NULL or valid for
@@ -423,9 +433,10 @@ pub unsafe extern "C" fn tw_session_peer_stats(
 /// threads between calls).
 ///
 /// Returns `TW_RESULT_OK`; `TW_RESULT_NULL_ARGUMENT`; `TW_RESULT_INVALID_ARGUMENT` (no
-/// such player); `TW_RESULT_INVALID_STATE` (the player was not added, or its peer
-/// has not connected yet; a relay server's slot without a connection; a relay client,
-/// whose only connection is the server); `TW_RESULT_PANIC`.
+/// such player); `TW_RESULT_INVALID_STATE` (the player was not added, or its peer has
+/// not connected yet; a relay server's slot without a connection; a relay client, whose
+/// only connection is the server); `TW_RESULT_BUSY` (another call on the session is in
+/// progress); `TW_RESULT_PANIC`.
 ///
 /// # Safety
 /// `session` must be NULL or a live handle. `out_peer` must be NULL or valid for
@@ -475,7 +486,8 @@ pub unsafe extern "C" fn tw_session_player_peer(
 /// threads between calls).
 ///
 /// Returns `TW_RESULT_OK`; `TW_RESULT_NULL_ARGUMENT`; `TW_RESULT_INVALID_STATE` (not
-/// RELAY_CLIENT, not started, or not joined yet); `TW_RESULT_PANIC`.
+/// RELAY_CLIENT, not started, or not joined yet); `TW_RESULT_BUSY` (another call on the
+/// session is in progress); `TW_RESULT_PANIC`.
 ///
 /// # Safety
 /// `session` must be NULL or a live handle.
@@ -498,7 +510,8 @@ pub unsafe extern "C" fn tw_session_request_snapshot(session: *mut tw_session) -
 ///
 /// Returns `TW_RESULT_OK`; `TW_RESULT_EMPTY` (the slot has no connected player now;
 /// `*out_stats` untouched); `TW_RESULT_NULL_ARGUMENT`; `TW_RESULT_INVALID_ARGUMENT` (no
-/// such player); `TW_RESULT_INVALID_STATE` (not RELAY_SERVER); `TW_RESULT_PANIC`.
+/// such player); `TW_RESULT_INVALID_STATE` (not RELAY_SERVER); `TW_RESULT_BUSY`
+/// (another call on the session is in progress); `TW_RESULT_PANIC`.
 ///
 /// # Safety
 /// `session` must be NULL or a live handle. `out_stats` must be NULL or valid for

@@ -104,7 +104,7 @@ fn stats_layout() {
 
 #[test]
 fn result_codes_are_stable() {
-    let expected: [(tw_result, i32, &str); 18] = [
+    let expected: [(tw_result, i32, &str); 19] = [
         (tw_result::Ok, 0, "TW_RESULT_OK"),
         (tw_result::Empty, 1, "TW_RESULT_EMPTY"),
         (tw_result::NotSynchronized, 2, "TW_RESULT_NOT_SYNCHRONIZED"),
@@ -123,6 +123,7 @@ fn result_codes_are_stable() {
         (tw_result::NetworkThreadGone, -10, "TW_RESULT_NETWORK_THREAD_GONE"),
         (tw_result::Panic, -11, "TW_RESULT_PANIC"),
         (tw_result::MessageTooLarge, -12, "TW_RESULT_MESSAGE_TOO_LARGE"),
+        (tw_result::Busy, -13, "TW_RESULT_BUSY"),
     ];
     assert_eq!(size_of::<tw_result>(), 4);
     for (r, n, name) in expected {
@@ -133,7 +134,7 @@ fn result_codes_are_stable() {
         assert_eq!(s.to_str().unwrap(), name);
     }
     assert_eq!(tw_result::all().len(), expected.len(), "every code is listed here");
-    for unknown in [6, -13, 1000, i32::MIN, i32::MAX] {
+    for unknown in [6, -14, 1000, i32::MIN, i32::MAX] {
         // SAFETY: as above.
         let s = unsafe { CStr::from_ptr(tw_result_str(unknown)) };
         assert_eq!(s.to_str().unwrap(), "TW_RESULT_UNKNOWN");
@@ -146,6 +147,7 @@ fn constants_match_the_core() {
     assert_eq!(TW_CHANNEL_SEQUENCED, u32::from(CHANNEL_SEQUENCED));
     assert_eq!(TW_CHANNEL_RELIABLE, u32::from(CHANNEL_RELIABLE));
     assert_eq!(TW_MAX_UNRELIABLE_SIZE as usize, tickwire_proto::MAX_UNRELIABLE);
+    assert_eq!(TW_MAX_REPLAY_SIZE as usize, tickwire_runtime::MAX_REPLAY_SIZE);
     for n in 1..=8u8 {
         let core = DisconnectReason::from_u8(n).unwrap();
         assert_eq!(tw_disconnect_reason::from(core) as u32, u32::from(n), "{core:?}");

@@ -16,7 +16,8 @@
  * ticks_due, push_input, advance, poll_request, read_inputs, confirm_save, poll_event,
  * stats, request_snapshot, player_stats, ...) are noexcept, return the tw_result (or a bool) and never allocate. The
  * threading rules are the C API's: a Host or Session is not safe for concurrent use;
- * serialize calls on it (the engine's main thread); its network thread never calls
+ * serialize calls on it (the engine's main thread); a call made while another thread is
+ * inside one gets TW_RESULT_BUSY (or an Error with it); its network thread never calls
  * your code.
  *
  * Link with -ltickwire (or CMake's tickwire::tickwire). Nothing here is compiled

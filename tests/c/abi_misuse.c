@@ -1,6 +1,7 @@
 /*
  * Misuse of the tickwire C ABI from C: NULL pointers, too-small buffers, bad address
- * strings, unknown struct sizes and enum values, a panic. Every call must return the
+ * strings, unknown struct sizes and enum values, a panic, two threads on one host and a
+ * destroy during a call on another thread. Every call must return the
  * documented code, set a last-error message that names the function, write no output
  * on failure, and never crash.
  *
@@ -12,6 +13,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+
+#include <pthread.h>
 
 #ifdef _WIN32
 #include <process.h>
@@ -30,6 +33,7 @@ extern "C" {
 #endif
 tw_result tw_debug_panic(tw_host *host);
 tw_result tw_debug_kill_network_thread(tw_host *host);
+tw_result tw_debug_hold_host(tw_host *host, uint32_t ms);
 #ifdef __cplusplus
 }
 #endif
@@ -123,6 +127,7 @@ static void versions_and_sizes(void) {
     CHECK(sizeof(tw_event) == 128);
     CHECK(strcmp(tw_result_str(TW_RESULT_OK), "TW_RESULT_OK") == 0);
     CHECK(strcmp(tw_result_str(TW_RESULT_MESSAGE_TOO_LARGE), "TW_RESULT_MESSAGE_TOO_LARGE") == 0);
+    CHECK(TW_RESULT_BUSY == -13 && strcmp(tw_result_str(TW_RESULT_BUSY), "TW_RESULT_BUSY") == 0);
     CHECK(strcmp(tw_result_str(-999), "TW_RESULT_UNKNOWN") == 0);
     CHECK(TW_SUCCEEDED(TW_RESULT_EMPTY) && TW_FAILED(TW_RESULT_NULL_ARGUMENT) && !TW_FAILED(TW_RESULT_OK));
 }
@@ -314,6 +319,69 @@ static void live_host(void) {
     tw_host_destroy(h);
 }
 
+static void sleep_ms(long ms) {
+    struct timespec ts;
+    ts.tv_sec = ms / 1000;
+    ts.tv_nsec = (ms % 1000) * 1000000L;
+    nanosleep(&ts, NULL);
+}
+
+struct hold_args {
+    tw_host *host;
+    tw_result result;
+};
+
+/* Stays inside a call on the host for 300 ms (retrying while the main thread's own
+ * call holds it). */
+static void *hold_host_thread(void *p) {
+    struct hold_args *a = (struct hold_args *)p;
+    do {
+        a->result = tw_debug_hold_host(a->host, 300);
+    } while (a->result == TW_RESULT_BUSY);
+    return NULL;
+}
+
+/*
+ * Two threads on one host: a call while another thread is inside one returns
+ * TW_RESULT_BUSY with a message, and tw_host_destroy during that call returns at once;
+ * the call frees the host as it returns (valgrind checks nothing is used after free or
+ * leaked).
+ */
+static void concurrent_calls(void) {
+    tw_host_config cfg;
+    tw_host *h = NULL;
+    pthread_t holder;
+    struct hold_args args;
+    tw_result r = TW_RESULT_OK;
+    int spins;
+
+    tw_host_config_init_default(&cfg);
+    EXPECT_OK(tw_host_create(&cfg, "127.0.0.1:0", &h));
+    if (h == NULL) {
+        return;
+    }
+    args.host = h;
+    args.result = TW_RESULT_PANIC;
+    if (pthread_create(&holder, NULL, hold_host_thread, &args) != 0) {
+        fail(__LINE__, "pthread_create", "cannot start a thread");
+        tw_host_destroy(h);
+        return;
+    }
+    for (spins = 0; spins < 5000; spins++) {
+        prime_last_error("tw_host_flush");
+        r = tw_host_flush(h);
+        if (r == TW_RESULT_BUSY) {
+            break;
+        }
+        sleep_ms(1);
+    }
+    check_err(__LINE__, "tw_host_flush while another thread is inside tw_debug_hold_host", r, TW_RESULT_BUSY,
+              "tw_host_flush", "host is in use by another call");
+    tw_host_destroy(h); /* the holding call frees it when it returns */
+    pthread_join(holder, NULL);
+    CHECK(args.result == TW_RESULT_OK);
+}
+
 /*
  * A dead network thread: a FATAL event, then NETWORK_THREAD_GONE from later calls, and
  * tw_host_destroy still returns. Runs in a child process (this program started again
@@ -412,6 +480,7 @@ int main(int argc, char **argv) {
     last_error_buffer();
     EXPECT_ERR(tw_debug_panic(NULL), TW_RESULT_PANIC, "tw_debug_panic", "panic: ");
     live_host();
+    concurrent_calls();
     printf("%d passed, %d failed\n", passed, failed);
     return failed == 0 ? 0 : 1;
 }

@@ -25,6 +25,7 @@ namespace Tickwire.Tests
             Run("session: a spectator joining mid-match ends in sync", SessionSpectator);
             Run("session: a desync is reported and dumped; a leaving peer is disconnected", SessionDesyncAndDisconnect);
             Run("session: panic inside a call: PANIC code, session poisoned, no crash", SessionPanic);
+            Run("session: a call while another thread is inside one gets Busy, no crash", SessionBusy);
             Run("session: use after Dispose: ObjectDisposedException, no crash", SessionUseAfterDispose);
             Run("session: DisposeAll releases every live session", SessionDisposeAll);
             Run("session allocation: 0 bytes over 100,000 synctest frames of push+advance+poll", SessionZeroAllocationSyncTest);
@@ -719,6 +720,41 @@ namespace Tickwire.Tests
                 TwSessionStats st;
                 Equal(TwResult.Panic, s.GetStats(out st), "stats on a poisoned session");
                 ThrowsTw(TwResult.Panic, () => s.Start(), "Start on a poisoned session");
+            }
+        }
+
+        private static void SessionBusy()
+        {
+            using (TwSession s = new TwSession(SessionConfig(TwSessionMode.SyncTest)))
+            {
+                TwResult held = TwResult.Panic;
+                var holder = new System.Threading.Thread(() =>
+                {
+                    // Retried while this thread's own call holds the session.
+                    do
+                    {
+                        held = TestHooks.tw_debug_hold_session(s.Handle, 300);
+                    } while (held == TwResult.Busy);
+                });
+                holder.Start();
+                TwResult r = TwResult.Ok;
+                TwSessionEvent ev;
+                Timer clock = Timer.StartNew(); // not Stopwatch: System.dll is not AOT-compiled
+                while (clock.ElapsedMilliseconds < 5000)
+                {
+                    r = s.PollEvent(out ev);
+                    if (r == TwResult.Busy)
+                    {
+                        break;
+                    }
+                    System.Threading.Thread.Sleep(1);
+                }
+                string message = TwLibrary.LastErrorMessage();
+                holder.Join();
+                Equal(TwResult.Busy, r, "PollEvent while another thread is inside a call on the session");
+                Contains(message, "session is in use by another call", "the last error says why");
+                Equal(TwResult.Ok, held, "the other thread's call");
+                Check(s.PollEvent(out ev) != TwResult.Busy, "free again once that call returned");
             }
         }
 

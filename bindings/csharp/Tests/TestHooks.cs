@@ -1,8 +1,9 @@
 // The native library's test hooks: a forced panic inside a host call and inside a
-// session call, and a killed network thread. They are not part of include/tickwire.h
-// (so not of TwNative): only a library built with the cargo feature `test-hooks`
-// exports them, as tests/run.sh builds it. A test that calls one against a library
-// built without the feature fails with EntryPointNotFoundException; the others run.
+// session call, a killed network thread, and a session call held open. They are not
+// part of include/tickwire.h (so not of TwNative): only a library built with the cargo
+// feature `test-hooks` exports them, as tests/run.sh builds it. A test that calls one
+// against a library built without the feature fails with EntryPointNotFoundException;
+// the others run.
 // Part of the test program.
 
 using System.Runtime.InteropServices;
@@ -25,5 +26,9 @@ namespace Tickwire.Tests
         // Panics inside a session call: returns TwResult.Panic and poisons the session.
         [DllImport(TwNative.Lib, CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
         internal static extern TwResult tw_debug_session_panic(SessionHandle session);
+
+        // Stays inside a call on the session for ms milliseconds (a concurrent call gets TwResult.Busy).
+        [DllImport(TwNative.Lib, CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
+        internal static extern TwResult tw_debug_hold_session(SessionHandle session, uint ms);
     }
 }

@@ -157,4 +157,21 @@ mod tests {
         let b = new_token(&mut rng);
         assert!(a != 0 && b != 0 && a != b);
     }
+
+    /// A Welcome has no length field to lie: its state is the rest of the message,
+    /// borrowed, never copied or reserved by the decoder (issue 13, item 4).
+    #[test]
+    fn a_welcome_state_is_the_rest_of_the_message_borrowed() {
+        let mut b = Vec::new();
+        let w =
+            Welcome { player: 0, token: 9, tick: u32::MAX, input_size: u16::MAX, max_players: u16::MAX, state: &[] };
+        encode_welcome(&mut b, &w);
+        b.extend_from_slice(&[0xAB; 100]);
+        let d = decode_welcome(&b).unwrap();
+        assert_eq!(d.state.len(), 100);
+        assert!(std::ptr::eq(d.state.as_ptr(), b[WELCOME_HEAD_SIZE..].as_ptr()), "the state is borrowed");
+        // No players at all: nobody can be player 0.
+        encode_welcome(&mut b, &Welcome { max_players: 0, ..w });
+        assert_eq!(decode_welcome(&b), Err(DecodeError::BadLength));
+    }
 }

@@ -572,4 +572,38 @@ mod tests {
             assert!(v.head.is_none());
         }
     }
+
+    /// Counts on the wire are u8 and every entry takes bytes, so a message that claims
+    /// more entries than it holds fails at the first missing one: nothing is reserved
+    /// from a count (issue 13, item 4).
+    #[test]
+    fn claimed_counts_never_reserve_more_than_the_bytes_hold() {
+        // ClientInputs claiming 255 inputs but holding two.
+        let mut spans = Vec::new();
+        let ci = [KIND_CLIENT_INPUTS, 0, 0, 0, 0, 0, 0, 0, 0, 255, 1, 7, 0];
+        assert!(decode_client_input_spans(&ci, 8, &mut spans).is_err());
+        assert!(spans.len() <= 2 && spans.capacity() < 255, "{} spans, capacity {}", spans.len(), spans.capacity());
+        // A step claiming 255 players, then one player claiming 255 inputs, holding none.
+        let mut parts = StepParts::default();
+        let mut out = Vec::new();
+        assert!(decode_step_into(&[255], &mut out, &mut parts).is_err());
+        assert!(out.len() <= 1 && out.capacity() < 255);
+        assert!(decode_step_into(&[1, 0, 0, 0, 0, 1, 255], &mut out, &mut parts).is_err());
+        assert_eq!(out.len(), 1);
+        assert!(out[0].inputs.is_empty() && out[0].inputs.capacity() < 255);
+        // A ServerUpdate claiming 255 margins, checksums or steps and holding none.
+        let mut v = UpdateView::default();
+        let mut head = one_step_update(&[])[..update_head_size(0, 0)].to_vec();
+        // No margins, checksums or steps: it decodes.
+        let (margins_at, checks_at, steps_at) = (26, 27, 32);
+        head[steps_at] = 0;
+        assert_eq!(decode_server_update_into(&head, &StepRules::any(8), &mut v), Ok(()));
+        for count_at in [margins_at, checks_at, steps_at] {
+            let mut b = head.clone();
+            b[count_at] = 255;
+            assert!(decode_server_update_into(&b, &StepRules::any(8), &mut v).is_err(), "count at {count_at}");
+            assert!(v.head.is_none());
+            assert!(v.margins.capacity() < 255 && v.checks.capacity() < 255 && v.n_steps() == 0);
+        }
+    }
 }

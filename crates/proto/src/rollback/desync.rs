@@ -123,7 +123,11 @@ impl DesyncDump {
         let input_size = r.u32()? as usize;
         let first_tick = r.u32()?;
         let ticks = r.u32()? as usize;
-        if ticks.saturating_mul(players).saturating_mul(1 + input_size) > data.len() {
+        // Every count is checked against the bytes left before anything is allocated:
+        // a tick takes `players * (1 + input_size)` bytes, so a tick that takes none
+        // (no players) cannot be repeated, and no more ticks than the bytes left hold.
+        let tick_bytes = input_size.checked_add(1).and_then(|n| n.checked_mul(players)).ok_or(DumpDecodeError)?;
+        if (ticks > 0 && tick_bytes == 0) || ticks.checked_mul(tick_bytes).is_none_or(|n| n > r.b.len() - r.at) {
             return Err(DumpDecodeError);
         }
         let mut inputs = Vec::with_capacity(ticks);
@@ -212,5 +216,58 @@ mod tests {
         assert_eq!(log.get(99), Some(100));
         assert_eq!(log.get(10), None);
         assert_eq!(log.iter_newest().next(), Some((99, 100)));
+    }
+
+    /// A dump's header with these counts (then nothing: the caller appends the rest).
+    fn head(players: u32, input_size: u32, ticks: u32) -> Vec<u8> {
+        let mut b = Vec::new();
+        b.extend_from_slice(MAGIC);
+        b.extend_from_slice(&VERSION.to_le_bytes());
+        b.extend_from_slice(&50u32.to_le_bytes());
+        b.extend_from_slice(&1u64.to_le_bytes());
+        b.extend_from_slice(&2u64.to_le_bytes());
+        for v in [3, players, input_size, 48, ticks] {
+            b.extend_from_slice(&v.to_le_bytes());
+        }
+        b
+    }
+
+    /// No state: `has_state` 0, length 0.
+    fn no_state(mut b: Vec<u8>) -> Vec<u8> {
+        b.push(0);
+        b.extend_from_slice(&0u32.to_le_bytes());
+        b
+    }
+
+    #[test]
+    fn counts_that_the_bytes_left_cannot_hold_are_refused_before_allocating() {
+        // Issue 13: these 51 bytes (no players, 2^32 - 1 ticks) asked for 103 GB.
+        let b = no_state(head(0, 0, u32::MAX));
+        assert_eq!(b.len(), 51);
+        assert_eq!(DesyncDump::decode(&b), Err(DumpDecodeError));
+        for (players, input_size, ticks) in [
+            (0, 7, u32::MAX),
+            (0, u32::MAX, 1),
+            (u32::MAX, 0, 1),
+            (1, u32::MAX, 1),
+            (u32::MAX, u32::MAX, u32::MAX),
+            (1, 0, u32::MAX),
+            (2, 2, 1_000_000),
+        ] {
+            let b = no_state(head(players, input_size, ticks));
+            assert_eq!(DesyncDump::decode(&b), Err(DumpDecodeError), "{players} {input_size} {ticks}");
+        }
+        // One tick of two 2-byte inputs is 6 bytes: a byte short, and exact.
+        let mut b = head(2, 2, 1);
+        b.extend_from_slice(&[0, 1, 2, 2, 0, 0]);
+        let exact = no_state(b.clone());
+        assert!(DesyncDump::decode(&exact).is_ok());
+        b.pop();
+        assert_eq!(DesyncDump::decode(&no_state(b)), Err(DumpDecodeError));
+        // A state length past the end.
+        let mut b = head(1, 1, 0);
+        b.push(1);
+        b.extend_from_slice(&u32::MAX.to_le_bytes());
+        assert_eq!(DesyncDump::decode(&b), Err(DumpDecodeError));
     }
 }

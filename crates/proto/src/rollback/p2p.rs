@@ -206,7 +206,7 @@ impl P2pSession {
     /// Mean over connected peers of how many ticks this peer is ahead (ungated).
     pub fn frames_ahead(&self) -> f32 {
         let (mut s, mut n) = (0.0, 0);
-        for p in self.peers.iter().filter(|p| !p.disconnected && p.heard) {
+        for p in self.peers.iter().filter(|p| p.phase.heard()) {
             s += p.adv.frames_ahead();
             n += 1;
         }
@@ -215,7 +215,7 @@ impl P2pSession {
 
     fn agreed_ahead(&self) -> f32 {
         let (mut s, mut n) = (0.0, 0);
-        for p in self.peers.iter().filter(|p| !p.disconnected && p.heard) {
+        for p in self.peers.iter().filter(|p| p.phase.heard()) {
             s += p.adv.agreed_ahead();
             n += 1;
         }
@@ -423,7 +423,7 @@ impl P2pSession {
     /// this bound; checksums, replays and spectators only ever see final ticks.
     fn safe_bound(&self) -> Tick {
         let mut b = self.confirmed_all().min(self.current);
-        for p in self.peers.iter().filter(|p| !p.disconnected) {
+        for p in self.peers.iter().filter(|p| !p.phase.is_gone()) {
             b = b.min(p.remote_confirmed);
         }
         b
@@ -496,7 +496,7 @@ impl P2pSession {
         // count before this tick: a tick toward "I am behind"), and the agreement gate
         // then never corrects an offset smaller than the bias.
         let me = (self.current + pending) as f64 + self.clock.alpha();
-        for p in self.peers.iter_mut().filter(|p| p.heard && !p.disconnected) {
+        for p in self.peers.iter_mut().filter(|p| p.phase.heard()) {
             let elapsed = self.now.saturating_sub(p.remote_tick_at) as f64 + p.rtt_us / 2.0;
             let est = p.remote_tick as f64 + elapsed / tick_us;
             p.local_adv = (me - est) as f32;

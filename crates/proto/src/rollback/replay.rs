@@ -8,8 +8,9 @@
 //! u32 initial state length, initial state bytes (the engine's own format)
 //! ticks * players * (u8 status (0 confirmed, 2 disconnected), input_size bytes)
 //! ```
-//! Decoding is strict: wrong magic, version, flags, status bytes, or any length that
-//! does not add up exactly is an error.
+//! Decoding is strict: wrong magic, version, flags, status bytes, any length that
+//! does not add up exactly, or ticks past `u32::MAX` is an error. Every length is
+//! checked against the bytes left before anything is allocated.
 
 use super::desync::{Reader, status_from};
 use crate::request::{AdvanceStatus, InputStatus, Request, RequestQueue, Tick};
@@ -117,6 +118,9 @@ impl Replay {
         let ticks = r.u32().map_err(trunc)?;
         if players == 0 || input_size == 0 {
             return Err(ReplayError::Corrupt("no players or empty inputs"));
+        }
+        if start.checked_add(ticks).is_none() {
+            return Err(ReplayError::Corrupt("ticks run past the last tick number"));
         }
         let len = r.u32().map_err(trunc)? as usize;
         let initial_state = r.take(len).map_err(trunc)?.to_vec();
@@ -241,6 +245,58 @@ mod tests {
         assert!(matches!(s.poll_request(), Some(Request::Restore { tick: 0, state: [7, 7, 7] })));
         assert!(matches!(s.poll_request(), Some(Request::Advance { tick: 0, .. })));
         for _ in 1..5 {
+            assert_eq!(s.advance(), AdvanceStatus::Advanced);
+        }
+        assert_eq!(s.advance(), AdvanceStatus::Finished);
+    }
+
+    /// A replay header with these fields, an empty initial state, then `body`.
+    fn crafted(players: u32, input_size: u32, start: u32, ticks: u32, body: &[u8]) -> Vec<u8> {
+        let mut b = Vec::new();
+        b.extend_from_slice(MAGIC);
+        b.extend_from_slice(&VERSION.to_le_bytes());
+        b.extend_from_slice(&0u16.to_le_bytes());
+        for v in [players, input_size, start, ticks, 0] {
+            b.extend_from_slice(&v.to_le_bytes());
+        }
+        b.extend_from_slice(body);
+        b
+    }
+
+    #[test]
+    fn counts_that_the_bytes_left_cannot_hold_are_refused_before_allocating() {
+        let corrupt = |b: &[u8]| matches!(Replay::decode(b), Err(ReplayError::Corrupt(_)));
+        for (players, input_size, ticks) in [
+            (u32::MAX, u32::MAX, u32::MAX),
+            (1, 1, u32::MAX),
+            (u32::MAX, 1, 1),
+            (1, u32::MAX, 1),
+            (255, 64, 1_000_000),
+            (0, 1, 5),
+            (1, 0, 5),
+        ] {
+            assert!(corrupt(&crafted(players, input_size, 0, ticks, &[0; 64])), "{players} {input_size} {ticks}");
+        }
+        // An initial state longer than the bytes left.
+        let mut b = crafted(1, 1, 0, 0, &[]);
+        b[HEADER - 4..HEADER].copy_from_slice(&u32::MAX.to_le_bytes());
+        assert!(corrupt(&b));
+        // Two ticks of one 1-byte input: exact, then a byte short.
+        assert!(Replay::decode(&crafted(1, 1, 0, 2, &[0, 7, 0, 8])).is_ok());
+        assert!(corrupt(&crafted(1, 1, 0, 2, &[0, 7, 0])));
+    }
+
+    #[test]
+    fn ticks_running_past_the_last_tick_number_are_refused() {
+        // The session would count its ticks past u32::MAX (a panic in a debug build).
+        let body = [0, 1, 0, 2, 0, 3];
+        assert_eq!(
+            Replay::decode(&crafted(1, 1, u32::MAX - 1, 3, &body)),
+            Err(ReplayError::Corrupt("ticks run past the last tick number"))
+        );
+        let last = Replay::decode(&crafted(1, 1, u32::MAX - 3, 3, &body)).unwrap();
+        let mut s = ReplaySession::new(last);
+        for _ in 0..3 {
             assert_eq!(s.advance(), AdvanceStatus::Advanced);
         }
         assert_eq!(s.advance(), AdvanceStatus::Finished);

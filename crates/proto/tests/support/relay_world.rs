@@ -70,8 +70,25 @@ impl World {
         server_cfg: RelayServerSessionConfig,
         client_cfg: RelayClientSessionConfig,
     ) -> World {
+        Self::with_server_endpoint(
+            seed,
+            link,
+            server_cfg,
+            client_cfg,
+            EndpointConfig { max_incoming: 16, ..EndpointConfig::default() },
+        )
+    }
+
+    /// Like [`World::new`], with the server's endpoint configured by the caller.
+    pub fn with_server_endpoint(
+        seed: u64,
+        link: LinkConfig,
+        server_cfg: RelayServerSessionConfig,
+        client_cfg: RelayClientSessionConfig,
+        endpoint: EndpointConfig,
+    ) -> World {
         let mut net = SimNet::new(seed, link);
-        let server_node = net.add(EndpointConfig { max_incoming: 16, ..EndpointConfig::default() });
+        let server_node = net.add(endpoint);
         let now = net.now();
         let server = RelayServerSession::new(server_cfg.clone(), now).expect("server config");
         let mut server_game = BoxGame::new(server_cfg.max_players, server.state_slots());

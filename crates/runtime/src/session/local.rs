@@ -1,6 +1,8 @@
 //! The sessions without a socket: [`SyncTest`] (the determinism check) and
 //! [`ReplayPlayer`] (plays a recorded match back). Both run on a fixed-rate clock.
 
+use std::path::Path;
+
 use super::engine::{Engine, Phase, sealed::Driven};
 use super::failure::{SessionFailure, argument, state};
 use super::settings::{ReplaySettings, SyncTestSettings};
@@ -150,6 +152,16 @@ impl ReplayPlayer {
         }
         self.replay = Some(replay);
         Ok(())
+    }
+
+    /// Reads the replay file at `path` and loads it as [`ReplayPlayer::load_replay`].
+    /// Setup only. Refused without reading it: a path that is not a regular file (a
+    /// FIFO, a directory, a device) and a file larger than
+    /// [`MAX_REPLAY_SIZE`](super::MAX_REPLAY_SIZE).
+    pub fn load_replay_file(&mut self, path: &Path) -> Result<(), SessionFailure> {
+        self.engine.require_setup("loading a replay")?;
+        let bytes = super::read_replay_file(path)?;
+        self.load_replay(&bytes)
     }
 
     /// Ends setup: the replay plays from now on.

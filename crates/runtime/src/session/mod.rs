@@ -62,8 +62,82 @@ fn check_input_len(input: Option<&[u8]>, input_size: usize) -> Result<(), Sessio
     }
 }
 
+/// The largest replay file [`ReplayPlayer::load_replay_file`] reads: 1 GiB. A replay is
+/// read whole into memory, so this bounds what a path the caller names (a file someone
+/// else may have put there) can make the process allocate. At 60 ticks a second that
+/// is 34 days of 2 players with 2-byte inputs, or 18 minutes of 255 players with
+/// 64-byte inputs. A recording can grow past it; such a replay still loads from memory
+/// ([`ReplayPlayer::load_replay`]).
+pub const MAX_REPLAY_SIZE: usize = 1 << 30;
+
+/// Bytes a replay takes before its initial state (the replay
+/// format).
+const REPLAY_HEADER: usize = 28;
+
+/// The largest initial state [`P2pSession::start_recording`] takes: with the replay's
+/// header it fits in [`MAX_REPLAY_SIZE`].
+pub const MAX_INITIAL_STATE: usize = MAX_REPLAY_SIZE - REPLAY_HEADER;
+
+/// Reads the replay file at `path`: a regular file of at most [`MAX_REPLAY_SIZE`]
+/// bytes. Anything else (a FIFO, a directory, a device, a larger file) is refused
+/// without reading it; on unix the file is opened non-blocking, so a FIFO with no
+/// writer cannot hold the call.
+fn read_replay_file(path: &Path) -> Result<Vec<u8>, SessionFailure> {
+    use std::io::Read;
+    let io =
+        |what: &'static str| move |source| SessionFailure::Io { context: format!("{what} {}", path.display()), source };
+    let mut open = std::fs::OpenOptions::new();
+    open.read(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        // Opening a FIFO for reading waits for a writer; non-blocking it returns at once
+        // (and the type check below refuses it). Regular files ignore the flag.
+        open.custom_flags(libc::O_NONBLOCK);
+    }
+    let file = open.open(path).map_err(io("opening"))?;
+    // The type and size of what was opened (fstat), not of what the path names now.
+    let meta = file.metadata().map_err(io("reading"))?;
+    if !meta.is_file() {
+        return Err(failure::argument(format!(
+            "{} is not a regular file (a FIFO, a directory or a device); a replay must be one",
+            path.display()
+        )));
+    }
+    let too_big = |size: u64| {
+        failure::argument(format!(
+            "{} is {size} bytes, larger than a replay file may be ({MAX_REPLAY_SIZE} bytes)",
+            path.display()
+        ))
+    };
+    if meta.len() > MAX_REPLAY_SIZE as u64 {
+        return Err(too_big(meta.len()));
+    }
+    let mut bytes = Vec::new();
+    bytes
+        .try_reserve_exact(meta.len() as usize)
+        .map_err(|_| failure::argument(format!("cannot allocate {} bytes to read {}", meta.len(), path.display())))?;
+    // The file may grow while it is read: never read more than one byte past the limit.
+    file.take(MAX_REPLAY_SIZE as u64 + 1).read_to_end(&mut bytes).map_err(io("reading"))?;
+    if bytes.len() > MAX_REPLAY_SIZE {
+        return Err(too_big(bytes.len() as u64));
+    }
+    Ok(bytes)
+}
+
 /// Writes `bytes` to `path`, naming both in the error.
 fn write_file(path: &Path, bytes: &[u8]) -> Result<(), SessionFailure> {
     std::fs::write(path, bytes)
         .map_err(|source| SessionFailure::Io { context: format!("writing {}", path.display()), source })
+}
+
+#[cfg(test)]
+mod replay_file_tests {
+    use super::*;
+
+    #[test]
+    fn the_replay_header_size_is_the_formats() {
+        let empty = tickwire_proto::ReplayRecorder::new(2, 2, 0, &[]);
+        assert_eq!(empty.bytes().len(), REPLAY_HEADER);
+    }
 }

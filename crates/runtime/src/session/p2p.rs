@@ -149,12 +149,29 @@ impl P2pSession {
     }
 
     /// Records every confirmed input from tick 0 on; `initial_state` is the engine's
-    /// serialized state at tick 0 (may be empty). Only before the first tick.
+    /// serialized state at tick 0 (may be empty, at most
+    /// [`MAX_INITIAL_STATE`](super::MAX_INITIAL_STATE) bytes, so that the replay fits in
+    /// a replay file). Only before the first tick.
     pub fn start_recording(&mut self, initial_state: &[u8]) -> Result<(), SessionFailure> {
+        if initial_state.len() > super::MAX_INITIAL_STATE {
+            return Err(argument(format!(
+                "initial state of {} bytes; a replay file holds at most {} bytes, its {}-byte header included",
+                initial_state.len(),
+                super::MAX_REPLAY_SIZE,
+                super::MAX_REPLAY_SIZE - super::MAX_INITIAL_STATE
+            )));
+        }
         match self.engine.core_mut() {
             Some(s) if s.current_tick() == 0 => s.start_recording(initial_state),
             Some(_) => return Err(state("recording must start before the first tick")),
-            None => self.pending_recording = Some(initial_state.to_vec()),
+            None => {
+                let mut copy = Vec::new();
+                copy.try_reserve_exact(initial_state.len()).map_err(|_| {
+                    argument(format!("cannot allocate {} bytes for the initial state", initial_state.len()))
+                })?;
+                copy.extend_from_slice(initial_state);
+                self.pending_recording = Some(copy);
+            }
         }
         Ok(())
     }

@@ -20,11 +20,25 @@ pub(super) struct Slot {
     pub(super) token: u64,
     /// Waiting for a snapshot (just joined, came back, or resyncing).
     pub(super) needs_snapshot: bool,
+    /// When this slot was last sent a snapshot: a player gets at most one per
+    /// [`MIN_SNAPSHOT_INTERVAL_US`], however often it asks (each costs the engine a
+    /// dump and the link the whole state).
+    pub(super) snapshot_at: Option<Micros>,
     pub(super) reconnected: bool,
 }
 
+/// The shortest time between two snapshots to one player. A real resync (a desync, a
+/// broken timeline) needs one; asking every tick only multiplies the server's output.
+pub(crate) const MIN_SNAPSHOT_INTERVAL_US: Micros = 1_000_000;
+
 impl Slot {
-    pub(super) const FREE: Slot = Slot { state: SlotState::Free, token: 0, needs_snapshot: false, reconnected: false };
+    pub(super) const FREE: Slot =
+        Slot { state: SlotState::Free, token: 0, needs_snapshot: false, snapshot_at: None, reconnected: false };
+
+    /// Waiting for a snapshot, and allowed one now.
+    pub(super) fn snapshot_due(&self, now: Micros) -> bool {
+        self.needs_snapshot && self.snapshot_at.is_none_or(|t| now.saturating_sub(t) >= MIN_SNAPSHOT_INTERVAL_US)
+    }
 }
 
 impl RelayServerSession {

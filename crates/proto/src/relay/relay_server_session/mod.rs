@@ -189,7 +189,8 @@ impl RelayServerSession {
     pub fn advance(&mut self) -> AdvanceStatus {
         self.requests.clear();
         let t = self.relay.tick() + 1;
-        let snapshot = self.slots.iter().any(|s| s.needs_snapshot);
+        let now = self.now;
+        let snapshot = self.slots.iter().any(|s| s.snapshot_due(now));
         self.snapshot_tick = None;
         if snapshot || self.is_check(t) {
             let slot = self.ring.slot_for_save(t);
@@ -270,7 +271,7 @@ impl RelayServerSession {
         for i in 0..self.slots.len() {
             let SlotState::Active { peer } = self.slots[i].state else { continue };
             let joined = self.relay.joined_at(i as u32).is_some_and(|j| j <= tick);
-            if !self.slots[i].needs_snapshot || !joined {
+            if !self.slots[i].snapshot_due(self.now) || !joined {
                 continue;
             }
             self.slots[i].needs_snapshot = false;
@@ -301,10 +302,15 @@ impl RelayServerSession {
             transport.disconnect(now, peer);
         }
         for (peer, msg) in self.outbox.drain(..) {
+            // (`slot_of_peer` spelled out: the outbox is borrowed.)
+            let slot = self.slots.iter().position(|s| s.state == SlotState::Active { peer });
             if transport.send(peer, self.cfg.reliable_channel, &msg).is_ok() {
                 self.stats.snapshots_sent += 1;
-            } else if let Some(i) = self.slots.iter().position(|s| s.state == SlotState::Active { peer }) {
-                // (`slot_of_peer` spelled out: the outbox is borrowed.) Try again next tick.
+                if let Some(i) = slot {
+                    self.slots[i].snapshot_at = Some(now);
+                }
+            } else if let Some(i) = slot {
+                // Try again next tick.
                 self.slots[i].needs_snapshot = true;
             }
             if self.spare_messages.len() < self.cfg.max_players {

@@ -3,6 +3,7 @@
 //! confirmed inputs around the tick and the engine's state bytes for it, asked for
 //! through a `DumpState` request).
 
+use super::peer::SpectatorFeed;
 use super::*;
 
 #[derive(Debug, Clone, Copy)]
@@ -41,9 +42,10 @@ impl P2pSession {
             }
         }
         let bound = self.safe_bound();
-        for s in self.spectators.iter_mut().filter(|s| s.want_snapshot && s.snapshot.is_none()) {
+        for s in self.spectators.iter_mut() {
+            let SpectatorFeed::NeedsSnapshot { asked } = &mut s.feed else { continue };
             if let Some((t, slot)) = self.ring.latest_at_or_before(bound) {
-                s.snapshot_tick = Some(t);
+                *asked = Some(t);
                 self.requests.push_dump(t, slot);
             }
         }
@@ -102,16 +104,12 @@ impl P2pSession {
             self.build_dump(Some(state));
             used = true;
         }
-        for s in self
-            .spectators
-            .iter_mut()
-            .filter(|s| s.want_snapshot && s.snapshot_tick == Some(tick) && s.snapshot.is_none())
-        {
+        for s in self.spectators.iter_mut().filter(|s| s.feed == SpectatorFeed::NeedsSnapshot { asked: Some(tick) }) {
             let mut msg = Vec::with_capacity(5 + state.len());
             msg.push(net::KIND_SNAPSHOT);
             msg.extend_from_slice(&tick.to_le_bytes());
             msg.extend_from_slice(state);
-            s.snapshot = Some(msg);
+            s.feed = SpectatorFeed::SnapshotReady(msg);
             s.acked = tick;
             used = true;
         }

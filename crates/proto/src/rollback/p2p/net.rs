@@ -1,6 +1,7 @@
 //! The network side of [`P2pSession`]: receiving and sending messages, timers,
 //! disconnects and spectators.
 
+use super::peer::{PeerPhase, SpectatorFeed};
 use super::{Event, P2pSession, PeerId, Spectator, Tick};
 use crate::clock::Micros;
 use crate::rollback::input_queue::AddOutcome;
@@ -66,7 +67,7 @@ impl P2pSession {
         };
         let now = self.now;
         let p = &mut self.peers[pi];
-        if p.disconnected {
+        if p.phase.is_gone() {
             self.scratch = scratch;
             return;
         }
@@ -85,10 +86,11 @@ impl P2pSession {
         }
         let p = &mut self.peers[pi];
         p.last_recv = now;
-        if p.interrupted {
-            p.interrupted = false;
+        let first = !p.phase.heard();
+        if matches!(p.phase, PeerPhase::Interrupted { .. }) {
             self.events.push_back(Event::PeerResumed { peer: p.id });
         }
+        p.phase = PeerPhase::Live;
         // The latest message's ack is the truth, even when lower than an earlier one
         // (which then was corrupted or forged): keeping the maximum would stop the
         // resends the peer still needs. Ordering by the sender's tick would not help,
@@ -96,17 +98,14 @@ impl P2pSession {
         // only costs a few redundant resends.
         p.acked = h.ack;
         p.remote_confirmed = p.remote_confirmed.max(h.confirmed);
-        if !p.heard || h.tick >= p.remote_tick {
+        if first || h.tick >= p.remote_tick {
             p.remote_tick = h.tick;
             p.remote_tick_at = now;
             p.remote_adv = h.advantage;
         }
-        if !p.heard {
-            p.heard = true;
-            if !self.running && self.peers.iter().all(|p| p.heard || p.disconnected) {
-                self.running = true;
-                self.events.push_back(Event::Synchronized);
-            }
+        if first && !self.running && self.peers.iter().all(|p| p.phase.settled()) {
+            self.running = true;
+            self.events.push_back(Event::Synchronized);
         }
         // Inputs, in order; never further ahead than half the history (the rest of
         // the ring may still be needed).
@@ -157,15 +156,15 @@ impl P2pSession {
     /// `reason` (or call it to drop a peer on purpose). Its players are proposed
     /// disconnected from the first tick whose input is missing.
     pub fn peer_disconnected(&mut self, peer: PeerId, reason: DisconnectReason) {
-        if let Some(pi) = self.peers.iter().position(|p| p.id == peer && !p.disconnected) {
-            self.peers[pi].disconnected = true;
+        if let Some(pi) = self.peers.iter().position(|p| p.id == peer && !p.phase.is_gone()) {
+            self.peers[pi].phase = PeerPhase::Gone;
             self.events.push_back(Event::PeerDisconnected { peer, reason });
             for j in 0..self.peers[pi].players.len() {
                 let player = self.peers[pi].players[j];
                 let tick = self.queues[player].next_needed();
                 self.disconnect_player(player, tick);
             }
-            if !self.running && self.peers.iter().all(|p| p.heard || p.disconnected) {
+            if !self.running && self.peers.iter().all(|p| p.phase.settled()) {
                 self.running = true;
                 self.events.push_back(Event::Synchronized);
             }
@@ -216,15 +215,15 @@ impl P2pSession {
         self.now = self.now.max(now);
         for i in 0..self.peers.len() {
             let p = &mut self.peers[i];
-            if p.disconnected {
+            if p.phase.is_gone() {
                 continue;
             }
             let silent = self.now.saturating_sub(p.last_recv);
             if silent >= self.cfg.disconnect_timeout_us {
                 let id = p.id;
                 self.peer_disconnected(id, DisconnectReason::Timeout);
-            } else if silent >= self.cfg.notify_after_us && !p.interrupted {
-                p.interrupted = true;
+            } else if silent >= self.cfg.notify_after_us && !matches!(p.phase, PeerPhase::Interrupted { .. }) {
+                p.phase = PeerPhase::Interrupted { heard: p.phase.heard() };
                 let left = self.cfg.disconnect_timeout_us - silent;
                 self.events.push_back(Event::PeerInterrupted { peer: p.id, disconnect_in_us: left });
             }
@@ -245,9 +244,7 @@ impl P2pSession {
             id: peer,
             acked: 0,
             sent_end: 0,
-            want_snapshot: mid_match,
-            snapshot_tick: None,
-            snapshot: None,
+            feed: if mid_match { SpectatorFeed::NeedsSnapshot { asked: None } } else { SpectatorFeed::Inputs },
             last_sent_at: None,
         });
     }
@@ -269,7 +266,7 @@ impl P2pSession {
         let mut out = std::mem::take(&mut self.out);
         for pi in 0..self.peers.len() {
             let p = &self.peers[pi];
-            if p.disconnected {
+            if p.phase.is_gone() {
                 continue;
             }
             let due = p.last_sent_at.is_none_or(|t| self.now >= t + tick_us) || local_next > p.last_sent_next;
@@ -375,15 +372,20 @@ impl P2pSession {
         let mut i = 0;
         while i < self.spectators.len() {
             let sp = &mut self.spectators[i];
-            if sp.want_snapshot {
-                if let Some(msg) = sp.snapshot.take() {
+            match std::mem::replace(&mut sp.feed, SpectatorFeed::Inputs) {
+                SpectatorFeed::SnapshotReady(msg) => {
                     if endpoint.send(sp.id, self.cfg.reliable_channel, &msg).is_err() {
                         self.stats.send_errors += 1;
                     }
-                    sp.want_snapshot = false;
+                    i += 1;
+                    continue;
                 }
-                i += 1;
-                continue;
+                waiting @ SpectatorFeed::NeedsSnapshot { .. } => {
+                    sp.feed = waiting;
+                    i += 1;
+                    continue;
+                }
+                SpectatorFeed::Inputs => {}
             }
             if confirmed.saturating_sub(sp.acked) > history / 2 {
                 let peer = sp.id;

@@ -6,6 +6,36 @@ use crate::clock::Micros;
 use crate::request::Tick;
 use crate::transport::PeerId;
 
+/// Where a peer stands, as far as this side has heard.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum PeerPhase {
+    /// Nothing heard yet: the session does not start while a peer waits here.
+    Waiting,
+    /// Messages arrive.
+    Live,
+    /// Silent past the notify delay (PeerInterrupted was raised); dropped at the
+    /// timeout. `heard`: whether it was ever heard before.
+    Interrupted { heard: bool },
+    /// Dropped: its players are disconnected and its messages ignored.
+    Gone,
+}
+
+impl PeerPhase {
+    /// Heard at least once and not dropped: its time-sync figures mean something.
+    pub(super) fn heard(self) -> bool {
+        matches!(self, PeerPhase::Live | PeerPhase::Interrupted { heard: true })
+    }
+
+    pub(super) fn is_gone(self) -> bool {
+        self == PeerPhase::Gone
+    }
+
+    /// Nothing more to wait for before the session starts: heard, or dropped.
+    pub(super) fn settled(self) -> bool {
+        self.heard() || self.is_gone()
+    }
+}
+
 #[derive(Debug, Clone)]
 pub(super) struct Peer {
     pub(super) id: PeerId,
@@ -17,10 +47,8 @@ pub(super) struct Peer {
     pub(super) sent_end: Tick,
     /// Every input before this tick is confirmed at the peer (as last reported).
     pub(super) remote_confirmed: Tick,
-    pub(super) heard: bool,
+    pub(super) phase: PeerPhase,
     pub(super) last_recv: Micros,
-    pub(super) interrupted: bool,
-    pub(super) disconnected: bool,
     pub(super) remote_tick: Tick,
     pub(super) remote_tick_at: Micros,
     pub(super) remote_adv: f32,
@@ -40,6 +68,18 @@ pub(super) struct Peer {
     pub(super) input_sends: Vec<u8>,
 }
 
+/// What a spectator is being sent.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(super) enum SpectatorFeed {
+    /// Joined mid-match: needs a state snapshot before inputs mean anything. `asked`:
+    /// the tick of the state asked of the engine (asked again each tick until given).
+    NeedsSnapshot { asked: Option<Tick> },
+    /// The snapshot message, until it is handed to the endpoint.
+    SnapshotReady(Vec<u8>),
+    /// Confirmed inputs, from its ack on.
+    Inputs,
+}
+
 #[derive(Debug, Clone)]
 pub(super) struct Spectator {
     pub(super) id: PeerId,
@@ -47,12 +87,7 @@ pub(super) struct Spectator {
     pub(super) acked: Tick,
     /// One past the newest tick sent to the spectator.
     pub(super) sent_end: Tick,
-    /// Joined mid-match: needs a state snapshot before the inputs mean anything.
-    pub(super) want_snapshot: bool,
-    /// The tick of the snapshot asked of the engine.
-    pub(super) snapshot_tick: Option<Tick>,
-    /// The snapshot message, until it has been handed to the endpoint.
-    pub(super) snapshot: Option<Vec<u8>>,
+    pub(super) feed: SpectatorFeed,
     pub(super) last_sent_at: Option<Micros>,
 }
 
@@ -65,10 +100,8 @@ impl Peer {
             acked: 0,
             sent_end: 0,
             remote_confirmed: 0,
-            heard: false,
+            phase: PeerPhase::Waiting,
             last_recv: now,
-            interrupted: false,
-            disconnected: false,
             remote_tick: 0,
             remote_tick_at: now,
             remote_adv: 0.0,

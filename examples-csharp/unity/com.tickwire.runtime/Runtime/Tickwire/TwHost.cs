@@ -13,6 +13,8 @@ namespace Tickwire
     /// Any call after Dispose throws ObjectDisposedException.
     ///
     /// Not thread-safe: call it from one thread at a time (the engine's main thread).
+    /// A call made while another thread is inside one does nothing and gets
+    /// <see cref="TwResult.Busy"/> (or throws with it), never memory corruption.
     /// The network thread never calls managed code.
     ///
     /// The engine loop, once per frame: Send what you have, Flush, then drain

@@ -18,6 +18,8 @@ namespace Tickwire
     /// Dispose throws ObjectDisposedException.
     ///
     /// Not thread-safe: call it from one thread at a time (the engine's main thread).
+    /// A call made while another thread is inside one does nothing and gets
+    /// <see cref="TwResult.Busy"/> (or throws with it), never memory corruption.
     /// The network thread (P2P, SPECTATOR, the relay modes) never calls managed code.
     ///
     /// The engine loop, once per frame:
@@ -197,7 +199,11 @@ namespace Tickwire
             }
         }
 
-        /// <summary>REPLAY, before Start: reads the replay file at path.</summary>
+        /// <summary>
+        /// REPLAY, before Start: reads the replay file at path: a regular file of at most
+        /// TwConstants.MaxReplaySize bytes (a FIFO, a directory, a device or a larger file
+        /// throws InvalidArgument without being read).
+        /// </summary>
         public void LoadReplayFile(string path)
         {
             ThrowIfDisposed();
@@ -243,7 +249,8 @@ namespace Tickwire
         /// <summary>
         /// P2P, before the first tick: records every input from tick 0 on, as ticks
         /// become final. initialState is the engine's serialized state at tick 0 (may be
-        /// empty); a REPLAY session hands it back as a RESTORE request.
+        /// empty, at most TwConstants.MaxReplaySize less the 28-byte replay header); a REPLAY
+        /// session hands it back as a RESTORE request.
         /// </summary>
         public void StartRecording(ReadOnlySpan<byte> initialState)
         {

@@ -45,6 +45,8 @@ namespace Tickwire
         /// <summary>A bug inside tickwire panicked; the host is unusable.</summary>
         Panic = -11,
         MessageTooLarge = -12,
+        /// <summary>Another call on the same host or session was in progress (another thread); nothing was done.</summary>
+        Busy = -13,
     }
 
     /// <summary>tw_event_kind.</summary>
@@ -123,6 +125,12 @@ namespace Tickwire
         /// event, but inputs go to the server from the first due tick on).
         /// </summary>
         public const uint LocalPlayer = 0xFFFFFFFE;
+
+        /// <summary>
+        /// TW_MAX_REPLAY_SIZE: the largest replay file LoadReplayFile reads (1 GiB), and, less
+        /// the 28-byte replay header, the largest initial state StartRecording takes.
+        /// </summary>
+        public const int MaxReplaySize = 1073741824;
     }
 
     /// <summary>

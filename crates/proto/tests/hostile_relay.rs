@@ -1,0 +1,47 @@
+//! A relay client that speaks the protocol but abuses it (issue 13): a player that
+//! asks for a new snapshot (a Hello with its own token on its own connection) every
+//! frame made the server dump and send its whole state as fast as its reliable channel
+//! took it (35 snapshots in 1.2 s here). Snapshots to one player are now at most one per
+//! second.
+
+#[path = "support/relay_game.rs"]
+mod relay_game;
+#[path = "support/relay_world.rs"]
+mod relay_world;
+
+use relay_world::{World, link};
+use tickwire_proto::wire::relay::{self, Hello};
+use tickwire_proto::{CHANNEL_RELIABLE, RelayClientSessionConfig, RelayServerSessionConfig};
+
+const SECOND: u64 = 1_000_000;
+
+#[test]
+fn resync_requests_every_tick_get_at_most_one_snapshot_a_second() {
+    let s = RelayServerSessionConfig { max_players: 4, ..RelayServerSessionConfig::default() };
+    let c = RelayClientSessionConfig { max_players: 4, ..RelayClientSessionConfig::default() };
+    let mut w = World::new(51, link(0.0), s, c);
+    let honest = w.add_client();
+    let spammer = w.add_client();
+    w.run_for(3 * SECOND);
+    let token = w.clients[spammer].session.token().expect("joined");
+    let server = w.clients[spammer].session.server_peer().expect("connected");
+    let before = w.server.stats().snapshots_sent;
+    let mut hello = Vec::new();
+    relay::encode_hello(&mut hello, &Hello { token, input_size: 2, max_players: 4 });
+    let node = w.clients[spammer].node;
+    let ticks_before = w.clients[honest].session.authoritative_tick();
+    let end = w.net.now() + 5 * SECOND;
+    let mut asked = 0;
+    while w.net.now() < end {
+        asked += 1;
+        w.net.endpoint(node).send(server, CHANNEL_RELIABLE, &hello).unwrap();
+        w.frame();
+    }
+    let sent = w.server.stats().snapshots_sent - before;
+    eprintln!("snapshots sent for {asked} resync requests in 5 s: {sent} (server: {} asked)", w.server.stats().resyncs);
+    assert!(sent <= 6, "{sent} snapshots in 5 s");
+    assert!(sent >= 3, "resyncs are still served ({sent})");
+    // The honest player kept the full tick rate.
+    let ticks = w.clients[honest].session.authoritative_tick() - ticks_before;
+    assert!(ticks >= 295, "honest player advanced {ticks} ticks in 5 s");
+}

@@ -318,6 +318,12 @@ enum tw_disconnect_reason
      * not queue a message `tw_host_send` had accepted.
      */
     TW_DISCONNECT_REASON_PROTOCOL_ERROR = 7,
+    /**
+     * The peer kept sending far more than its budget (messages or bytes a second,
+     * messages per datagram): it was throttled, then dropped. Seen by the side that
+     * dropped it and, through its disconnect packet, by the peer.
+     */
+    TW_DISCONNECT_REASON_FLOODING = 8,
 };
 #ifndef __cplusplus
 #if __STDC_VERSION__ >= 202311L

@@ -48,6 +48,10 @@ pub enum tw_disconnect_reason {
     /// safeguard that should never fire) a connection this host closed because it could
     /// not queue a message `tw_host_send` had accepted.
     ProtocolError = 7,
+    /// The peer kept sending far more than its budget (messages or bytes a second,
+    /// messages per datagram): it was throttled, then dropped. Seen by the side that
+    /// dropped it and, through its disconnect packet, by the peer.
+    Flooding = 8,
 }
 
 impl From<DisconnectReason> for tw_disconnect_reason {
@@ -60,6 +64,7 @@ impl From<DisconnectReason> for tw_disconnect_reason {
             DisconnectReason::VersionMismatch => tw_disconnect_reason::VersionMismatch,
             DisconnectReason::ServerFull => tw_disconnect_reason::ServerFull,
             DisconnectReason::ProtocolError => tw_disconnect_reason::ProtocolError,
+            DisconnectReason::Flooding => tw_disconnect_reason::Flooding,
         }
     }
 }

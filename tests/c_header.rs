@@ -88,6 +88,7 @@ fn header_has_the_contract_pieces() {
         "typedef struct tw_host tw_host;",
         "TW_RESULT_MESSAGE_TOO_LARGE = -12",
         "TW_DISCONNECT_REASON_PROTOCOL_ERROR = 7",
+        "TW_DISCONNECT_REASON_FLOODING = 8",
     ] {
         assert!(h.contains(needle), "generated header lacks {needle:?}");
     }

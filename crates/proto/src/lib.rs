@@ -81,7 +81,8 @@ pub use tick::{TickClock, TickClockConfig, TickEvent};
 pub use transport::{
     CHANNEL_RELIABLE, CHANNEL_SEQUENCED, CHANNEL_UNRELIABLE, COOKIE_LIFETIME_US, ChannelKind, ConfigError,
     ConnectionStats, DisconnectReason, Endpoint, EndpointConfig, EndpointStats, Event as NetEvent, MAX_ACK_DELAY_US,
-    MAX_CHANNELS, MAX_UNFRAGMENTED, MAX_UNRELIABLE, PeerId, PeerIdAllocator, SendError, Transport,
+    MAX_CHANNELS, MAX_FRAMES_PER_DATAGRAM, MAX_UNFRAGMENTED, MAX_UNRELIABLE, PeerId, PeerIdAllocator, PeerLimits,
+    SMALL_BUFFER, SendError, Transport,
 };
 
 // The link simulator and the simulated network.

@@ -233,9 +233,10 @@ fn shuttle(a: &mut Endpoint, aa: SocketAddr, b: &mut Endpoint, ba: SocketAddr, n
     }
 }
 
-/// A peer that passed the handshake sends frames that lie about lengths, fragments
-/// or channels: length lies are dropped and counted; a frame of the wrong kind for its
-/// channel is a protocol violation that closes the connection with a reason.
+/// A peer that passed the handshake sends frames that lie about lengths or fragments:
+/// they are dropped and counted. (A frame of the wrong kind for its channel is dropped
+/// and counted too: `transport_hostile.rs`.) Fragments of a reliable message out of
+/// order are a protocol violation that closes the connection with a reason.
 #[test]
 fn authenticated_peer_with_broken_frames() {
     let mut server = server();
@@ -273,11 +274,12 @@ fn authenticated_peer_with_broken_frames() {
     server.handle_datagram(3, ca, &real);
     assert!(matches!(server.poll_event(), Some(Event::Message { data, .. }) if data == b"real"));
 
-    // Reliable frame on the unreliable channel (0): a violation.
+    // The next reliable unit is the second of three fragments, with no first: a violation.
     let mut d = Vec::new();
-    let h = PayloadHeader { seq: header.seq.wrapping_add(100), ..header };
+    let h = PayloadHeader { seq: header.seq.wrapping_add(lies.len() as u16 + 1), ..header };
     wire::encode_payload_header(&mut d, pid(), &h);
-    d.extend_from_slice(&[0x80, 0, 0, 1, 7]);
+    d.extend_from_slice(&[0xC2, 1, 0, 1, 0, 3, 0, 0x80, 0x08]);
+    d.extend_from_slice(&[0; 1024]);
     server.handle_datagram(4, ca, &d);
     assert_eq!(server.poll_event(), Some(Event::Disconnected { peer: sp, reason: DisconnectReason::ProtocolError }));
     shuttle(&mut server, sa, &mut client, ca, 5);

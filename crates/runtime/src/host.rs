@@ -13,13 +13,14 @@ use super::budget::{EngineBudget, SendBudget};
 use super::pool::BufferPool;
 use super::protocol::Protocol;
 use super::thread::{self, Command, IDLE_CAP, RuntimeStats, Shared, ThreadMsg, ThreadParts};
+use super::to_engine::Polled;
 use super::{Direction, FullQueue, HostConfig, HostError, HostEvent, socket, waker};
 use crate::os_seed::os_seed;
 use crate::system_clock::SystemClock;
 use tickwire_proto::wire::MAX_DATAGRAM_SIZE;
 use tickwire_proto::{
     ChannelKind, Clock, ConnectionStats, Endpoint, EndpointConfig, EndpointStats, LinkConfig, MAX_UNRELIABLE, Micros,
-    PeerId, PeerIdAllocator,
+    PeerId, PeerIdAllocator, SMALL_BUFFER,
 };
 
 /// Commands (sends, flushes, connects, ...) that may wait for the network thread.
@@ -27,8 +28,8 @@ use tickwire_proto::{
 /// instead of blocking.
 pub const COMMAND_QUEUE_CAPACITY: usize = 4096;
 
-/// Events and statistics snapshots that may wait for the engine in the channel; more
-/// wait in a backlog on the network thread.
+/// Events and statistics snapshots that may wait for the engine in the channel (received
+/// messages fewer, `to_engine.rs`); more wait in the endpoint, per peer.
 const EVENT_QUEUE_CAPACITY: usize = 8192;
 
 /// Events that statistics calls may move off the channel ahead of `poll_event` (kept
@@ -133,11 +134,14 @@ impl Host {
             shutdown: AtomicBool::new(false),
             inject_panic: AtomicBool::new(false),
             fatal: Mutex::new(None),
+            polled: Polled::default(),
         });
         let (cmd_tx, cmd_rx) = crossbeam_channel::bounded(COMMAND_QUEUE_CAPACITY);
         let (ev_tx, ev_rx) = crossbeam_channel::bounded(EVENT_QUEUE_CAPACITY);
         let (done_tx, done_rx) = crossbeam_channel::bounded(1);
-        let (send_pool, msg_pool) = (BufferPool::new(1), BufferPool::new(MAX_DATAGRAM_SIZE));
+        // Received messages come in buffers sized to them, down to the endpoint's small
+        // ones: those come back too.
+        let (send_pool, msg_pool) = (BufferPool::new(1), BufferPool::new(SMALL_BUFFER));
         // Sends waiting for the network thread each hold a buffer until it has taken
         // them; a datagram's worth each covers every unreliable message.
         send_pool.prefill(SEND_BUFFERS_PREFILLED, MAX_DATAGRAM_SIZE);
@@ -302,7 +306,7 @@ impl Host {
 
     /// Gives a message buffer (from [`HostEvent::Message`]) back to the network thread
     /// for reuse. Optional; never blocks; a full free-list simply frees the buffer, and
-    /// so does one smaller than a datagram (not one the host handed out).
+    /// so does one too small to be reused (an empty message's, which holds nothing).
     pub fn recycle(&mut self, buf: Vec<u8>) {
         self.msg_pool.give(buf);
     }
@@ -382,8 +386,10 @@ impl Host {
             }
             match self.events.try_recv() {
                 Ok(ThreadMsg::Event(ev)) => {
-                    if matches!(ev, HostEvent::Fatal { .. }) {
-                        self.fatal_reported = true;
+                    match &ev {
+                        HostEvent::Fatal { .. } => self.fatal_reported = true,
+                        HostEvent::Message { data, .. } => self.shared.polled.took(data),
+                        _ => {}
                     }
                     self.pending.push_back(ev);
                     if until_event {

@@ -13,6 +13,9 @@
 //! * `host.rs`: the engine side ([`Host`]): synchronous checks, command queue, event
 //!   and statistics cache.
 //! * `thread.rs`: the network loop: socket, endpoint, link simulators, timers.
+//! * `to_engine.rs`: the bounded way from the thread to the engine (nothing piles up
+//!   beside the event channel; what the engine has not taken waits in the endpoint,
+//!   per peer, round-robin).
 //! * `socket.rs`: socket2 setup (address family, buffer sizes, non-blocking).
 //! * `waker.rs`: how the engine wakes the sleeping thread (a self-pipe on unix).
 //! * `pool.rs`: bounded free-lists that recycle message buffers in both directions.
@@ -34,6 +37,7 @@ mod session;
 mod socket;
 mod system_clock;
 mod thread;
+mod to_engine;
 mod transport;
 mod waker;
 

@@ -19,7 +19,10 @@ pub(crate) trait Protocol: Send + 'static {
     fn handle_datagram(&mut self, now: Micros, from: SocketAddr, data: &[u8]);
     fn update(&mut self, now: Micros);
     fn poll_transmit(&mut self, out: &mut [u8]) -> Option<(SocketAddr, usize)>;
-    fn poll_event(&mut self) -> Option<Event>;
+    /// The next event and when it happened (for a message: when its datagram arrived).
+    fn poll_event(&mut self) -> Option<(Micros, Event)>;
+    /// Events waiting to be polled.
+    fn pending_events(&self) -> usize;
     fn recycle(&mut self, buf: Vec<u8>);
     fn next_timeout(&self) -> Option<Micros>;
     fn stats(&self, peer: PeerId) -> Option<ConnectionStats>;
@@ -54,8 +57,11 @@ impl Protocol for Endpoint {
     fn poll_transmit(&mut self, out: &mut [u8]) -> Option<(SocketAddr, usize)> {
         Endpoint::poll_transmit(self, out)
     }
-    fn poll_event(&mut self) -> Option<Event> {
-        Endpoint::poll_event(self)
+    fn poll_event(&mut self) -> Option<(Micros, Event)> {
+        Endpoint::poll_event_timed(self)
+    }
+    fn pending_events(&self) -> usize {
+        Endpoint::pending_events(self)
     }
     fn recycle(&mut self, buf: Vec<u8>) {
         Endpoint::recycle(self, buf)
@@ -168,8 +174,11 @@ pub(crate) mod fake {
             self.stats.bytes_sent += d.len() as u64;
             Some((addr, d.len()))
         }
-        fn poll_event(&mut self) -> Option<Event> {
-            self.events.pop_front()
+        fn poll_event(&mut self) -> Option<(Micros, Event)> {
+            self.events.pop_front().map(|e| (0, e))
+        }
+        fn pending_events(&self) -> usize {
+            self.events.len()
         }
         fn recycle(&mut self, _buf: Vec<u8>) {
             self.recycled.fetch_add(1, std::sync::atomic::Ordering::Relaxed);

@@ -7,14 +7,15 @@
 //! time, or at most the idle cap (10 ms). The engine ends the sleep early through the
 //! [`Waker`](super::waker::Waker).
 //!
-//! The thread never blocks on the engine: events go through a bounded channel and, when
-//! it is full, wait in a local backlog that is retried every millisecond.
+//! The thread never blocks on the engine: events go through a bounded channel
+//! (`to_engine.rs`). When it is full the thread leaves them in the endpoint, one bounded
+//! queue per peer served round-robin, and looks again every millisecond.
 //!
 //! At the end of every turn the thread publishes each peer's send-queue figures (see
 //! `budget.rs`), which the engine side checks sends against.
 
+use std::collections::HashMap;
 use std::collections::hash_map::Entry;
-use std::collections::{HashMap, VecDeque};
 use std::io;
 use std::net::{SocketAddr, UdpSocket};
 use std::panic::{AssertUnwindSafe, catch_unwind};
@@ -23,11 +24,12 @@ use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::Duration;
 
-use crossbeam_channel::{Receiver, Sender, TrySendError};
+use crossbeam_channel::{Receiver, Sender};
 
 use super::budget::{SendBudget, ThreadBudget};
 use super::pool::BufferPool;
 use super::protocol::Protocol;
+use super::to_engine::{Polled, ToEngine};
 use super::waker::{Waiter, Waker};
 use super::{Direction, HostEvent};
 use crate::system_clock::SystemClock;
@@ -54,7 +56,7 @@ const SIM_POOL_LIMIT: usize = 4096;
 /// room made when it is turned on): a second of traffic at 128 datagrams a second,
 /// so a stall of the network thread does not grow them either.
 const SIM_PREFILL: usize = 128;
-/// Retry interval for events waiting in the backlog.
+/// How often events waiting for room in the channel to the engine are looked at again.
 const BACKLOG_RETRY_US: Micros = 1_000;
 
 /// What the engine asks of the thread, in order.
@@ -110,7 +112,8 @@ pub struct RuntimeStats {
     pub socket_send_errors: u64,
     /// Socket receive failures other than "nothing to read".
     pub socket_recv_errors: u64,
-    /// Events waiting on the thread because the engine is not polling fast enough.
+    /// Events waiting for room in the channel to the engine because the engine is not
+    /// polling fast enough (in the endpoint, one bounded queue per peer).
     pub event_backlog: u64,
 }
 
@@ -123,6 +126,8 @@ pub(crate) struct Shared {
     pub inject_panic: AtomicBool,
     /// Why the thread stopped, for when the `Fatal` event could not be queued.
     pub fatal: Mutex<Option<String>>,
+    /// What the engine has taken out of the event channel.
+    pub polled: Polled,
 }
 
 /// Everything the thread owns, assembled by the host before spawning.
@@ -180,7 +185,7 @@ struct NetLoop<P> {
     sim_pool: Vec<Vec<u8>>,
     rx_buf: Vec<u8>,
     tx_buf: Vec<u8>,
-    backlog: VecDeque<ThreadMsg>,
+    to_engine: ToEngine,
     /// Peers whose statistics are published: requested or announced, not yet gone.
     peers: Vec<PeerId>,
     /// Send-queue accounting per peer (requested or announced, not yet gone).
@@ -203,6 +208,7 @@ impl<P: Protocol> NetLoop<P> {
         let sim_out = p.outbound_sim.map(|c| Sim::new(c, sim_rng.next_u64()));
         let sim_in = p.inbound_sim.map(|c| Sim::new(c, sim_rng.next_u64()));
         let now = p.clock.now_us();
+        let to_engine = ToEngine::new(p.events.clone(), p.shared.clone());
         let mut l = NetLoop {
             next_auto_flush: (p.auto_flush_us > 0).then(|| now + p.auto_flush_us),
             p,
@@ -212,7 +218,7 @@ impl<P: Protocol> NetLoop<P> {
             sim_pool: Vec::new(),
             rx_buf: vec![0; DATAGRAM_BUFFER],
             tx_buf: vec![0; DATAGRAM_BUFFER],
-            backlog: VecDeque::new(),
+            to_engine,
             peers: Vec::new(),
             budgets: HashMap::new(),
             broken: Vec::new(),
@@ -290,7 +296,8 @@ impl<P: Protocol> NetLoop<P> {
             self.sim_in.as_ref().and_then(|s| s.next_delivery()),
             self.sim_out.as_ref().and_then(|s| s.next_delivery()),
             self.next_auto_flush,
-            (!self.backlog.is_empty() || self.linger_until.is_some()).then_some(now + BACKLOG_RETRY_US),
+            (self.to_engine.waiting() > 0 || self.p.proto.pending_events() > 0 || self.linger_until.is_some())
+                .then_some(now + BACKLOG_RETRY_US),
         ];
         for d in candidates.into_iter().flatten() {
             deadline = deadline.min(d);
@@ -333,7 +340,7 @@ impl<P: Protocol> NetLoop<P> {
                         // end; the engine still needs one.
                         self.rt.connects_rejected += 1;
                         let reason = DisconnectReason::ProtocolError;
-                        self.emit(ThreadMsg::Event(HostEvent::Disconnected { peer, reason }));
+                        self.to_engine.control(ThreadMsg::Event(HostEvent::Disconnected { peer, reason }));
                     }
                 },
                 Command::Disconnect { peer } => self.p.proto.disconnect(now, peer),
@@ -450,9 +457,12 @@ impl<P: Protocol> NetLoop<P> {
         recycle_sim_buffer(&mut self.sim_pool, buf);
     }
 
+    /// Moves events from the endpoint to the engine while the channel has room; the rest
+    /// waits in the endpoint (see `to_engine.rs`).
     fn forward_events(&mut self) {
-        let mut received_at = None;
-        while let Some(ev) = self.p.proto.poll_event() {
+        self.to_engine.retry_control();
+        while self.to_engine.room_for_event() {
+            let Some((at, ev)) = self.p.proto.poll_event() else { break };
             let ev = match ev {
                 Event::Connected { peer, addr } => {
                     if !self.peers.contains(&peer) {
@@ -463,12 +473,12 @@ impl<P: Protocol> NetLoop<P> {
                         // before) the Connected event, before it can send to it.
                         let budget = SendBudget::new();
                         slot.insert(ThreadBudget::new(budget.clone()));
-                        self.emit(ThreadMsg::PeerBudget(peer, budget));
+                        self.to_engine.send(ThreadMsg::PeerBudget(peer, budget));
                     }
                     // Statistics first, so `Host::stats` answers as soon as the engine
                     // has seen the connection.
                     if let Some(s) = self.p.proto.stats(peer) {
-                        self.emit(ThreadMsg::PeerStats(peer, s));
+                        self.to_engine.send(ThreadMsg::PeerStats(peer, s));
                     }
                     HostEvent::Connected { peer, addr }
                 }
@@ -481,47 +491,18 @@ impl<P: Protocol> NetLoop<P> {
                     }
                     HostEvent::Disconnected { peer, reason }
                 }
-                Event::Message { peer, channel, data } => {
-                    // One clock read per batch: the batch came off the socket together.
-                    let received_at = *received_at.get_or_insert_with(|| self.p.clock.now_us());
-                    HostEvent::Message { peer, channel, data, received_at }
-                }
+                // When its datagram came off the socket, however long it then waited.
+                Event::Message { peer, channel, data } => HostEvent::Message { peer, channel, data, received_at: at },
             };
-            self.emit(ThreadMsg::Event(ev));
+            self.to_engine.send(ThreadMsg::Event(ev));
         }
-        self.retry_backlog();
+        self.rt.event_backlog = (self.p.proto.pending_events() + self.to_engine.waiting()) as u64;
     }
 
-    /// Queues a message for the engine without ever blocking.
-    fn emit(&mut self, msg: ThreadMsg) {
-        if !self.backlog.is_empty() {
-            self.backlog.push_back(msg);
-            return;
-        }
-        match self.p.events.try_send(msg) {
-            Ok(()) => {}
-            Err(TrySendError::Full(msg)) => self.backlog.push_back(msg),
-            // The engine side is gone (it is shutting us down): nothing to deliver to.
-            Err(TrySendError::Disconnected(_)) => {}
-        }
-    }
-
-    fn retry_backlog(&mut self) {
-        while let Some(msg) = self.backlog.pop_front() {
-            match self.p.events.try_send(msg) {
-                Ok(()) => {}
-                Err(TrySendError::Full(msg)) => {
-                    self.backlog.push_front(msg);
-                    break;
-                }
-                Err(TrySendError::Disconnected(_)) => self.backlog.clear(),
-            }
-        }
-        self.rt.event_backlog = self.backlog.len() as u64;
-    }
-
+    /// Statistics are snapshots: when the channel has no room for them all (the engine
+    /// is behind), they are published a turn later rather than queued.
     fn publish_stats(&mut self, now: Micros) {
-        if now < self.next_stats {
+        if now < self.next_stats || !self.to_engine.room_for(self.peers.len() + 1) {
             return;
         }
         self.next_stats = now + STATS_INTERVAL_US;
@@ -533,10 +514,10 @@ impl<P: Protocol> NetLoop<P> {
         for i in 0..self.peers.len() {
             let peer = self.peers[i];
             if let Some(s) = self.p.proto.stats(peer) {
-                self.emit(ThreadMsg::PeerStats(peer, s));
+                self.to_engine.send(ThreadMsg::PeerStats(peer, s));
             }
         }
-        self.emit(ThreadMsg::Stats(current.0, current.1));
+        self.to_engine.send(ThreadMsg::Stats(current.0, current.1));
     }
 }
 

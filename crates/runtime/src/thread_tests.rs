@@ -12,6 +12,7 @@ fn parts(events: Sender<ThreadMsg>) -> (ThreadParts<FakeProtocol>, Sender<Comman
         shutdown: AtomicBool::new(false),
         inject_panic: AtomicBool::new(false),
         fatal: Mutex::new(None),
+        polled: Default::default(),
     });
     let p = ThreadParts {
         proto: FakeProtocol::new(),
@@ -39,28 +40,61 @@ fn event_no(m: ThreadMsg) -> u8 {
     }
 }
 
+/// Feeds `n` one-byte datagrams `[channel 0, i]` from one address to the loop's fake
+/// protocol (the first also creates the peer: a `Connected` event).
+fn feed(l: &mut NetLoop<FakeProtocol>, n: u8) {
+    let from: SocketAddr = "127.0.0.1:9".parse().unwrap();
+    for i in 0..n {
+        l.p.proto.handle_datagram(0, from, &[0, i]);
+    }
+}
+
 #[test]
-fn full_event_channel_spills_to_an_ordered_backlog() {
-    let (tx, rx) = crossbeam_channel::bounded(2);
+fn a_full_event_channel_leaves_events_in_the_protocol_in_order() {
+    let (tx, rx) = crossbeam_channel::bounded(4);
     let (p, _cmd) = parts(tx);
     let mut l = NetLoop::new(p);
-    for i in 0..5u8 {
-        l.emit(ThreadMsg::Event(HostEvent::Message { peer: 1, channel: 0, data: vec![i], received_at: 0 }));
+    feed(&mut l, 10);
+    // The accepted peer's Connected brings its budget and statistics: three of four.
+    l.forward_events();
+    let first: Vec<ThreadMsg> = rx.try_iter().collect();
+    assert!(matches!(first[..], [ThreadMsg::PeerBudget(..), ThreadMsg::PeerStats(..), ThreadMsg::Event(_)]));
+    // Nothing waits on the thread: the rest is still in the protocol.
+    assert_eq!((l.to_engine.waiting(), l.rt.event_backlog), (0, 10));
+    let mut got = Vec::new();
+    for _ in 0..10 {
+        l.forward_events();
+        got.extend(rx.try_iter().map(event_no));
     }
-    l.retry_backlog();
-    assert_eq!(l.rt.event_backlog, 3);
-    assert_eq!(event_no(rx.try_recv().unwrap()), 0);
-    assert_eq!(event_no(rx.try_recv().unwrap()), 1);
-    // A newer event must queue behind the backlog, not overtake it.
-    l.emit(ThreadMsg::Event(HostEvent::Message { peer: 1, channel: 0, data: vec![5], received_at: 0 }));
-    l.retry_backlog();
-    let mut got: Vec<u8> = rx.try_iter().map(event_no).collect();
-    l.retry_backlog();
-    got.extend(rx.try_iter().map(event_no));
-    l.retry_backlog();
-    got.extend(rx.try_iter().map(event_no));
-    assert_eq!(got, vec![2, 3, 4, 5]);
+    assert_eq!(got, (0..10).collect::<Vec<_>>(), "all of them, in order");
     assert_eq!(l.rt.event_backlog, 0);
+}
+
+#[test]
+fn received_messages_in_the_channel_are_limited_until_the_engine_takes_them() {
+    use crate::to_engine::{MAX_BYTES_IN_CHANNEL, MAX_MESSAGES_IN_CHANNEL, MESSAGE_OVERHEAD};
+    let (tx, rx) = crossbeam_channel::bounded(8192);
+    let (p, _cmd) = parts(tx);
+    let shared = p.shared.clone();
+    let mut l = NetLoop::new(p);
+    for _ in 0..10 {
+        feed(&mut l, 200);
+    }
+    // The fake's messages come in datagram-sized buffers: the bytes bind first.
+    let per = (tickwire_proto::wire::MAX_DATAGRAM_SIZE as u64) + MESSAGE_OVERHEAD;
+    let limit = MAX_BYTES_IN_CHANNEL.div_ceil(per).min(MAX_MESSAGES_IN_CHANNEL);
+    l.forward_events();
+    assert_eq!(rx.len() as u64, 3 + limit, "the Connected with its figures, and the limit");
+    assert_eq!(l.rt.event_backlog, 2000 - limit);
+    // The engine takes 100 messages (and the first three events): 100 more come.
+    for m in rx.try_iter().take(103) {
+        if let ThreadMsg::Event(HostEvent::Message { data, .. }) = m {
+            shared.polled.took(&data);
+        }
+    }
+    l.forward_events();
+    assert_eq!(rx.len() as u64, limit);
+    assert_eq!(l.rt.event_backlog, 2000 - limit - 100);
 }
 
 #[test]

@@ -85,6 +85,25 @@ impl SentRing {
     }
 }
 
+/// The largest forward jump of the sequence number one packet may make on its own: one
+/// the ack bits still cover, so no honest packet still in flight becomes "too old".
+pub const MAX_SEQ_JUMP: u16 = ACK_WINDOW - 1;
+
+/// What a packet's sequence number says about it, before anything is changed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SeqVerdict {
+    /// Not seen before, and plausible: take it (then [`RecvAcks::accept`]).
+    New,
+    /// Seen already.
+    Duplicate,
+    /// More than 32 behind the newest: cannot be told apart from a duplicate.
+    TooOld,
+    /// More than [`MAX_SEQ_JUMP`] ahead of the newest, with no packet yet to confirm the
+    /// jump: a forged or corrupted header, or the first packet after a long burst of
+    /// loss. Dropped; the next packet just after it confirms a real jump.
+    Implausible,
+}
+
 /// Which of the peer's packets we have seen: the newest and a 32-bit history.
 #[derive(Debug, Default)]
 pub struct RecvAcks {
@@ -92,34 +111,73 @@ pub struct RecvAcks {
     newest: u16,
     bits: u32,
     newest_at: Micros,
+    /// The last implausibly far packet: a packet at most [`MAX_SEQ_JUMP`] after it
+    /// confirms that the peer's sequence really moved there.
+    candidate: Option<u16>,
 }
 
 impl RecvAcks {
-    /// Records packet `seq`. Returns false for a duplicate or for a packet too old to be
-    /// told apart from one (more than 32 behind the newest): the caller drops it, which
-    /// is what keeps duplicated datagrams from delivering unreliable messages twice.
-    pub fn on_receive(&mut self, seq: u16, now: Micros) -> bool {
+    /// Judges packet `seq` without recording it (only a far jump is remembered, as the
+    /// candidate a later packet may confirm). A jump is never taken from one packet
+    /// alone: a forged or corrupted sequence number would otherwise make every later
+    /// honest packet "too old" until the connection timed out.
+    pub fn classify(&mut self, seq: u16) -> SeqVerdict {
         if !self.any {
-            *self = RecvAcks { any: true, newest: seq, bits: 0, newest_at: now };
-            return true;
+            return SeqVerdict::New;
+        }
+        if seq_newer(seq, self.newest) {
+            if seq.wrapping_sub(self.newest) <= MAX_SEQ_JUMP {
+                return SeqVerdict::New;
+            }
+            return match self.candidate {
+                Some(c) if seq_newer(seq, c) && seq.wrapping_sub(c) <= MAX_SEQ_JUMP => SeqVerdict::New,
+                _ => {
+                    self.candidate = Some(seq);
+                    SeqVerdict::Implausible
+                }
+            };
+        }
+        let diff = self.newest.wrapping_sub(seq) as u32;
+        if diff == 0 || (diff <= 32 && self.bits & (1u32 << (diff - 1)) != 0) {
+            SeqVerdict::Duplicate
+        } else if diff > 32 {
+            SeqVerdict::TooOld
+        } else {
+            SeqVerdict::New
+        }
+    }
+
+    /// Records packet `seq`, which [`RecvAcks::classify`] called [`SeqVerdict::New`].
+    pub fn accept(&mut self, seq: u16, now: Micros) {
+        self.candidate = None;
+        if !self.any {
+            *self = RecvAcks { any: true, newest: seq, bits: 0, newest_at: now, candidate: None };
+            return;
         }
         if seq_newer(seq, self.newest) {
             let shift = seq.wrapping_sub(self.newest) as u32;
             self.bits = if shift <= 32 { (((self.bits as u64) << shift) | (1u64 << (shift - 1))) as u32 } else { 0 };
             self.newest = seq;
             self.newest_at = now;
-            return true;
+            return;
         }
         let diff = self.newest.wrapping_sub(seq) as u32;
-        if diff == 0 || diff > 32 {
-            return false;
+        if (1..=32).contains(&diff) {
+            self.bits |= 1u32 << (diff - 1);
         }
-        let bit = 1u32 << (diff - 1);
-        if self.bits & bit != 0 {
-            return false;
+    }
+
+    /// Classifies and, if new, records packet `seq` (for tests). Returns false for a duplicate, a
+    /// packet too old to be told apart from one (more than 32 behind the newest), or
+    /// an implausible jump: the caller drops it, which is what keeps duplicated
+    /// datagrams from delivering unreliable messages twice.
+    #[cfg(test)]
+    pub fn on_receive(&mut self, seq: u16, now: Micros) -> bool {
+        let new = self.classify(seq) == SeqVerdict::New;
+        if new {
+            self.accept(seq, now);
         }
-        self.bits |= bit;
-        true
+        new
     }
     /// `(ack, ack_bits, microseconds since the newest arrived)` for an outgoing header.
     pub fn header_fields(&self, now: Micros) -> (u16, u32, Micros) {
@@ -182,6 +240,21 @@ mod tests {
         assert_eq!(bits, 1 << 31);
         assert_eq!(age, 4);
         assert!(!r.on_receive(11, 11), "too old to tell");
+        // A jump of 33 waits for a second packet to confirm it.
+        assert_eq!(r.classify(77), SeqVerdict::Implausible);
+        assert_eq!(r.classify(44), SeqVerdict::Duplicate, "nothing moved");
+        assert!(r.on_receive(78, 12), "confirmed by the next packet");
+        assert_eq!(r.header_fields(12).0, 78);
+        // A far packet followed by an honest one in the window: the candidate is
+        // forgotten, and a later packet near it no longer confirms anything.
+        assert_eq!(r.classify(10_000), SeqVerdict::Implausible);
+        assert!(r.on_receive(79, 13));
+        assert_eq!(r.classify(10_001), SeqVerdict::Implausible);
+        assert_eq!(r.classify(10_100), SeqVerdict::Implausible, "too far from the candidate");
+        assert_eq!(r.classify(9_000), SeqVerdict::Implausible, "behind the candidate");
+        assert_eq!(r.classify(9_001), SeqVerdict::New, "just after the latest candidate");
+        // Half the sequence space away is "older", not a jump.
+        assert_eq!(r.classify(79u16.wrapping_add(32_768)), SeqVerdict::TooOld);
         // Wrapping.
         let mut w = RecvAcks::default();
         assert!(w.on_receive(65535, 0));

@@ -1,6 +1,7 @@
 //! Endpoint configuration and its validation.
 
 use crate::clock::Micros;
+use crate::wire::{MAX_DATAGRAM_SIZE, PAYLOAD_HEADER_SIZE};
 
 /// The delivery guarantee of a channel.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -51,6 +52,10 @@ pub struct EndpointConfig {
     pub max_datagrams_per_flush: u32,
     /// Channel layout: index = channel id.
     pub channels: Vec<ChannelKind>,
+    /// What one peer may make this endpoint do (messages and bytes per second,
+    /// messages per datagram, bytes waiting for the owner). Also the pace this endpoint
+    /// sends at, so both sides of a connection should use the same limits.
+    pub limits: PeerLimits,
     /// Seeds salts and the cookie secret. The runtime passes OS randomness; tests pass
     /// a fixed value to be reproducible.
     pub seed: u64,
@@ -69,8 +74,116 @@ impl Default for EndpointConfig {
             send_queue_limit_bytes: 4 << 20,
             max_datagrams_per_flush: 64,
             channels: vec![ChannelKind::Unreliable, ChannelKind::Sequenced, ChannelKind::Reliable],
+            limits: PeerLimits::default(),
             seed: 0,
         }
+    }
+}
+
+/// The most frames a datagram can hold: empty unreliable frames (2 bytes each) after
+/// the payload header.
+pub const MAX_FRAMES_PER_DATAGRAM: u32 = ((MAX_DATAGRAM_SIZE - PAYLOAD_HEADER_SIZE) / 2) as u32;
+
+/// Budgets per peer, checked on every datagram from an established connection
+/// (`budget.rs`). The defaults are sized from what honest traffic needs, with a wide
+/// margin: a 60 Hz game sends each peer one input or update message per tick plus acks
+/// and keepalives (under 200 messages and a few tens of KB a second); 240 Hz with a
+/// few messages per tick stays under 2,000 messages a second; the largest honest burst
+/// is a reliable snapshot, at most `max_message_size` (1 MiB: 1,024 fragments).
+///
+/// A datagram over a budget is dropped unread and counted (the peer is throttled; what
+/// it sent reliably is sent again). A peer that keeps sending more than twice its
+/// rates, so that what was dropped adds up to more than one burst, is disconnected with
+/// [`DisconnectReason::Flooding`](super::DisconnectReason::Flooding). An endpoint paces
+/// what it sends itself at three quarters of the same rates, so an honest peer with the
+/// same limits is never throttled.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PeerLimits {
+    /// Frames (messages, or pieces of a fragmented reliable message) in one datagram;
+    /// our own datagrams never carry more. Default 64: a game puts a handful of messages
+    /// in a datagram, and 64 still batches many small ones, where a 1,200-byte datagram
+    /// of empty frames holds 590.
+    pub max_frames_per_datagram: u32,
+    /// Messages a second: frames, plus one for each datagram without frames (an ack or a
+    /// keepalive). Default 8,192: four times a busy 240 Hz game's traffic, and a 1 MiB
+    /// snapshot's 1,024 fragments fit in one burst many times over.
+    pub max_messages_per_sec: u32,
+    /// Datagram bytes a second. Default 4 MiB: a game's inputs and updates take tens of
+    /// KB a second; this leaves room for a few 1 MiB snapshots a second.
+    pub max_bytes_per_sec: u32,
+    /// How much a peer may send at once, as time at the rates above (the depth of its
+    /// token buckets). Default 1 s: a whole second's budget in one burst, which covers
+    /// a snapshot sent at once and packets bunched up by network jitter.
+    pub burst_us: Micros,
+    /// Bytes of this peer's received messages waiting for the owner to poll them, each
+    /// counted as its buffer's capacity plus a fixed overhead (so an empty message is
+    /// not free). Beyond it the peer's datagrams are dropped unacknowledged (it sends
+    /// its reliable data again later): a slow engine slows that peer down, and no other.
+    /// One datagram's messages and one reassembled reliable message may go past it.
+    /// Default 256 KiB: 20 s of a 60 Hz game's inputs from one peer.
+    pub max_recv_queue_bytes: usize,
+}
+
+impl Default for PeerLimits {
+    fn default() -> Self {
+        PeerLimits {
+            max_frames_per_datagram: 64,
+            max_messages_per_sec: 8192,
+            max_bytes_per_sec: 4 << 20,
+            burst_us: 1_000_000,
+            max_recv_queue_bytes: 256 << 10,
+        }
+    }
+}
+
+impl PeerLimits {
+    /// Messages in one burst.
+    pub fn burst_messages(&self) -> u64 {
+        self.max_messages_per_sec as u64 * self.burst_us / 1_000_000
+    }
+
+    /// Bytes in one burst.
+    pub fn burst_bytes(&self) -> u64 {
+        self.max_bytes_per_sec as u64 * self.burst_us / 1_000_000
+    }
+
+    pub fn validate(&self) -> Result<(), ConfigError> {
+        let err = |m: String| Err(ConfigError(format!("limits.{m}")));
+        if !(1..=MAX_FRAMES_PER_DATAGRAM).contains(&self.max_frames_per_datagram) {
+            return err(format!(
+                "max_frames_per_datagram {} not in 1..={MAX_FRAMES_PER_DATAGRAM}",
+                self.max_frames_per_datagram
+            ));
+        }
+        if !(1_000..=10_000_000).contains(&self.burst_us) {
+            return err(format!("burst_us {} not in 1000..=10000000", self.burst_us));
+        }
+        // Our own pace is three quarters of the budget; it must still let two full
+        // datagrams through at once, or a full datagram could never be sent.
+        let (messages, bytes) = (self.burst_messages() * 3 / 4, self.burst_bytes() * 3 / 4);
+        if messages < 2 * self.max_frames_per_datagram as u64 {
+            return err(format!(
+                "max_messages_per_sec {} gives a burst of {} messages in burst_us {}: below two full datagrams \
+                 (2 x max_frames_per_datagram {}) at three quarters of it",
+                self.max_messages_per_sec,
+                self.burst_messages(),
+                self.burst_us,
+                self.max_frames_per_datagram
+            ));
+        }
+        if bytes < 2 * MAX_DATAGRAM_SIZE as u64 {
+            return err(format!(
+                "max_bytes_per_sec {} gives a burst of {} bytes in burst_us {}: below two {MAX_DATAGRAM_SIZE}-byte \
+                 datagrams at three quarters of it",
+                self.max_bytes_per_sec,
+                self.burst_bytes(),
+                self.burst_us
+            ));
+        }
+        if self.max_recv_queue_bytes < MAX_DATAGRAM_SIZE {
+            return err(format!("max_recv_queue_bytes {} below {MAX_DATAGRAM_SIZE}", self.max_recv_queue_bytes));
+        }
+        Ok(())
     }
 }
 
@@ -107,6 +220,31 @@ impl EndpointConfig {
         if self.max_incoming > 65_536 {
             return err(format!("max_incoming {} above 65536", self.max_incoming));
         }
-        Ok(())
+        self.limits.validate()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn default_limits_are_valid_and_bad_ones_are_named() {
+        assert_eq!(EndpointConfig::default().validate(), Ok(()));
+        let bad = |f: fn(&mut PeerLimits)| {
+            let mut cfg = EndpointConfig::default();
+            f(&mut cfg.limits);
+            cfg.validate().unwrap_err().0
+        };
+        assert!(bad(|l| l.max_frames_per_datagram = 0).contains("limits.max_frames_per_datagram 0"));
+        assert!(bad(|l| l.max_frames_per_datagram = MAX_FRAMES_PER_DATAGRAM + 1).contains("max_frames_per_datagram"));
+        assert!(bad(|l| l.burst_us = 999).contains("limits.burst_us 999"));
+        // A budget that could never let a full datagram through.
+        assert!(bad(|l| l.max_messages_per_sec = 127).contains("limits.max_messages_per_sec 127"));
+        assert!(bad(|l| l.max_bytes_per_sec = 3_000).contains("limits.max_bytes_per_sec 3000"));
+        assert!(bad(|l| l.max_recv_queue_bytes = 100).contains("limits.max_recv_queue_bytes 100"));
+        let mut ok = EndpointConfig::default();
+        ok.limits.max_messages_per_sec = 171; // 3/4 of it is 128: two datagrams of 64
+        assert_eq!(ok.validate(), Ok(()));
     }
 }

@@ -4,11 +4,13 @@
 use std::collections::VecDeque;
 use std::net::SocketAddr;
 
-use super::acks::{ACK_WINDOW, LossWindow, RecvAcks, SENT_RING, SentRing};
+use super::acks::{ACK_WINDOW, LossWindow, RecvAcks, SENT_RING, SentRing, SeqVerdict};
+use super::budget::{Admit, RecvBudget, SendPace};
 use super::estimators::{RateMeter, RttEstimator};
+use super::inbox::Inbox;
 use super::pool::BufPool;
 use super::reliable::{ReliableReceiver, ReliableSender, Violation, WINDOW, sequenced_accept};
-use super::{ChannelKind, ConnectionStats, Event, PeerId};
+use super::{ChannelKind, ConnectionStats, EndpointConfig, Event, PeerId};
 use crate::clock::Micros;
 use crate::wire::{
     ACK_DELAY_UNIT_US, DecodeError, Frame, FrameKind, FrameReader, MAX_DATAGRAM_SIZE, PAYLOAD_HEADER_SIZE,
@@ -40,6 +42,17 @@ pub enum PackMode {
 pub enum PayloadError {
     #[error("malformed frames: {0}")]
     Malformed(#[from] DecodeError),
+    /// A frame whose kind its channel does not carry, or on a channel that does not
+    /// exist. Dropped and counted like a malformed datagram, not fatal: one flipped bit
+    /// must not end a match.
+    #[error("frame kind does not match channel {0}")]
+    WrongChannel(u8),
+    /// Over the peer's budget: dropped unread, counted.
+    #[error("over the peer's budget")]
+    OverBudget,
+    /// Over the peer's budget for long enough: close the connection.
+    #[error("flooding: over the peer's budget for too long")]
+    Flooding,
     #[error("protocol violation: {0}")]
     Violation(#[from] Violation),
 }
@@ -64,6 +77,12 @@ pub struct Connection {
     pub last_recv: Micros,
     pub last_send: Micros,
     pub malformed: u64,
+    implausible_seq: u64,
+    over_budget: u64,
+    backpressured: u64,
+    budget: RecvBudget,
+    pace: SendPace,
+    max_recv_queue_bytes: usize,
     channels: Vec<ChannelKind>,
     next_seq: u16,
     sent: SentRing,
@@ -94,10 +113,10 @@ impl Connection {
         addr: SocketAddr,
         initiator: bool,
         client_salt: u64,
-        channels: &[ChannelKind],
-        max_message_size: usize,
+        cfg: &EndpointConfig,
         now: Micros,
     ) -> Self {
+        let (channels, limits) = (&cfg.channels, &cfg.limits);
         let n = channels.len();
         Connection {
             peer,
@@ -110,6 +129,12 @@ impl Connection {
             last_recv: now,
             last_send: now,
             malformed: 0,
+            implausible_seq: 0,
+            over_budget: 0,
+            backpressured: 0,
+            budget: RecvBudget::new(limits, now),
+            pace: SendPace::new(limits, now),
+            max_recv_queue_bytes: limits.max_recv_queue_bytes,
             channels: channels.to_vec(),
             next_seq: 0,
             sent: SentRing::new(),
@@ -126,7 +151,7 @@ impl Connection {
             reliable_send: (0..n).map(|_| ReliableSender::default()).collect(),
             reliable_recv: channels
                 .iter()
-                .map(|k| (*k == ChannelKind::Reliable).then(|| ReliableReceiver::new(max_message_size)))
+                .map(|k| (*k == ChannelKind::Reliable).then(|| ReliableReceiver::new(cfg.max_message_size)))
                 .collect(),
             packets_sent: 0,
             packets_received: 0,
@@ -159,7 +184,7 @@ impl Connection {
                 } else {
                     (FrameKind::Unreliable, 0)
                 };
-                let mut buf = pool.get();
+                let mut buf = pool.get_for(data.len());
                 buf.extend_from_slice(data);
                 self.unreliable_bytes += data.len();
                 self.unreliable.push_back(QueuedMessage { channel, kind, seq, data: buf });
@@ -203,24 +228,33 @@ impl Connection {
         out: &mut VecDeque<(SocketAddr, Vec<u8>)>,
     ) {
         let rto = self.rtt.rto() as Micros;
+        let max_frames = self.pace.max_frames();
         for _ in 0..max_datagrams {
+            if !self.pace.ready(now) {
+                return; // paced: the rest waits for a later flush or resend
+            }
             let mut buf = pool.get();
             self.begin_packet(now, protocol_id, &mut buf);
             let mut w = Writer::new(&mut buf);
+            let mut frames = 0u32;
             if mode == PackMode::Flush {
                 while let Some(m) = self.unreliable.front() {
                     let f = Frame { channel: m.channel, kind: m.kind, seq: m.seq, fragment: None, data: &m.data };
-                    if w.len() + f.encoded_len() > MAX_DATAGRAM_SIZE {
+                    if frames == max_frames || w.len() + f.encoded_len() > MAX_DATAGRAM_SIZE {
                         break;
                     }
                     write_frame(&mut w, &f);
+                    frames += 1;
                     let m = self.unreliable.pop_front().expect("front exists");
                     self.unreliable_bytes -= m.data.len();
                     pool.put(m.data);
                 }
             }
-            for (ch, sender) in self.reliable_send.iter_mut().enumerate() {
+            'channels: for (ch, sender) in self.reliable_send.iter_mut().enumerate() {
                 for u in sender.units.iter_mut().take(WINDOW as usize) {
+                    if frames == max_frames {
+                        break 'channels;
+                    }
                     if u.acked || (mode == PackMode::ResendsOnly && u.last_sent.is_none()) || !u.due(now, rto) {
                         continue;
                     }
@@ -235,6 +269,7 @@ impl Connection {
                         continue;
                     }
                     write_frame(&mut w, &f);
+                    frames += 1;
                     if u.sends > 0 {
                         self.resent += 1;
                     }
@@ -243,10 +278,11 @@ impl Connection {
                     self.sent.push_unit(ch as u8, u.seq);
                 }
             }
-            if buf.len() == PAYLOAD_HEADER_SIZE {
+            if frames == 0 {
                 pool.put(buf);
                 return;
             }
+            self.pace.sent(now, frames, buf.len());
             self.finish_packet(now, buf, out);
         }
     }
@@ -261,6 +297,7 @@ impl Connection {
     ) {
         let mut buf = pool.get();
         self.begin_packet(now, protocol_id, &mut buf);
+        self.pace.sent(now, 0, buf.len());
         self.finish_packet(now, buf, out);
     }
 
@@ -279,8 +316,13 @@ impl Connection {
         self.reliable_send.iter().filter_map(|s| s.next_resend(rto)).min()
     }
 
-    /// Handles a connected packet whose salt matched. Frames are validated in full before
-    /// any state changes, so a malformed packet leaves no trace but a counter.
+    /// Handles a connected packet whose salt matched, in this order: its sequence number
+    /// (duplicates, stale and implausibly far packets are dropped for free); its frames,
+    /// counted (up to one past the per-datagram limit) and checked against their channels;
+    /// the peer's budget, charged whatever the content; the owner's backlog of this
+    /// peer's messages; and only then delivery. Nothing changes before the datagram is
+    /// accepted, so a dropped one leaves no trace but a counter (a backpressured one
+    /// also gives its acks).
     pub fn on_payload(
         &mut self,
         now: Micros,
@@ -288,34 +330,73 @@ impl Connection {
         frames: &[u8],
         datagram_len: usize,
         pool: &mut BufPool,
-        events: &mut VecDeque<Event>,
+        inbox: &mut Inbox,
     ) -> Result<(), PayloadError> {
-        let mut any_frames = false;
-        for f in FrameReader::new(frames) {
-            let f = f?;
-            let expected = match self.channels.get(f.channel as usize) {
-                Some(ChannelKind::Unreliable) => FrameKind::Unreliable,
-                Some(ChannelKind::Sequenced) => FrameKind::Sequenced,
-                Some(ChannelKind::Reliable) => FrameKind::Reliable,
-                None => return Err(Violation::ChannelKind(f.channel).into()),
-            };
-            if f.kind != expected {
-                return Err(Violation::ChannelKind(f.channel).into());
+        match self.recv.classify(header.seq) {
+            SeqVerdict::New => {}
+            SeqVerdict::Duplicate | SeqVerdict::TooOld => return Ok(()),
+            SeqVerdict::Implausible => {
+                self.implausible_seq += 1;
+                return Ok(());
             }
-            any_frames = true;
         }
-        if !self.recv.on_receive(header.seq, now) {
-            return Ok(()); // duplicate or hopelessly old
+        let mut count = 0u32;
+        let mut bad = None;
+        for f in FrameReader::new(frames) {
+            count += 1;
+            if count > self.pace.max_frames() {
+                break; // over the limit already: no need to read further
+            }
+            let f = match f {
+                Ok(f) => f,
+                Err(e) => {
+                    bad = Some(PayloadError::Malformed(e));
+                    break;
+                }
+            };
+            let expected = self.channels.get(f.channel as usize).map(|k| match k {
+                ChannelKind::Unreliable => FrameKind::Unreliable,
+                ChannelKind::Sequenced => FrameKind::Sequenced,
+                ChannelKind::Reliable => FrameKind::Reliable,
+            });
+            if expected != Some(f.kind) {
+                bad = Some(PayloadError::WrongChannel(f.channel));
+                break;
+            }
         }
+        match self.budget.admit(now, count, datagram_len) {
+            Admit::Within => {}
+            Admit::Throttled => {
+                self.over_budget += 1;
+                return Err(PayloadError::OverBudget);
+            }
+            Admit::Flooding => {
+                self.over_budget += 1;
+                return Err(PayloadError::Flooding);
+            }
+        }
+        if let Some(e) = bad {
+            return Err(e);
+        }
+        let peer = self.peer;
+        if count > 0 && inbox.bytes(peer) >= self.max_recv_queue_bytes {
+            // The owner has not taken this peer's earlier messages: drop this datagram
+            // without acknowledging it (reliable data comes again), but take its acks
+            // and its sign of life.
+            self.backpressured += 1;
+            self.last_recv = now;
+            self.process_acks(now, header, pool);
+            return Ok(());
+        }
+        self.recv.accept(header.seq, now);
         self.last_recv = now;
         self.packets_received += 1;
         self.bytes_received += datagram_len as u64;
         self.recv_rate.record(now, datagram_len);
         self.process_acks(now, header, pool);
-        if any_frames {
+        if count > 0 {
             self.ack_pending_since.get_or_insert(now);
         }
-        let peer = self.peer;
         for f in FrameReader::new(frames) {
             let f = f?;
             let ch = f.channel as usize;
@@ -329,14 +410,14 @@ impl Connection {
                 FrameKind::Reliable => {
                     let rx = self.reliable_recv[ch].as_mut().expect("reliable channel has a receiver");
                     rx.on_unit(f.seq, f.fragment, f.data, pool, |data| {
-                        events.push_back(Event::Message { peer, channel: f.channel, data })
+                        inbox.push(Event::Message { peer, channel: f.channel, data })
                     })?;
                     continue;
                 }
             }
-            let mut data = pool.get();
+            let mut data = pool.get_for(f.data.len());
             data.extend_from_slice(f.data);
-            events.push_back(Event::Message { peer, channel: f.channel, data });
+            inbox.push(Event::Message { peer, channel: f.channel, data });
         }
         Ok(())
     }
@@ -401,6 +482,10 @@ impl Connection {
             bytes_received: self.bytes_received,
             resent: self.resent,
             malformed: self.malformed,
+            implausible_seq: self.implausible_seq,
+            over_budget: self.over_budget,
+            backpressured: self.backpressured,
+            recv_queue_bytes: 0, // the endpoint fills it in: the queue is its own
             send_queue_bytes: self.queued_bytes() as u64,
             rto_us: self.rtt.rto(),
         }

@@ -18,6 +18,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU32, Ordering};
 
 use super::connection::{Connection, Handshake, MAX_UNRELIABLE, PackMode, PayloadError};
+use super::inbox::Inbox;
 use super::pool::BufPool;
 use super::{ChannelKind, ConfigError, ConnectionStats, DisconnectReason, EndpointConfig, EndpointStats, PeerId};
 use crate::clock::Micros;
@@ -55,8 +56,17 @@ pub enum Event {
     /// The connection ended. Emitted once per peer that was announced or requested.
     Disconnected { peer: PeerId, reason: DisconnectReason },
     /// A whole message arrived. Give `data` back with [`Endpoint::recycle`] to avoid
-    /// allocating.
+    /// allocating. `data` is sized to the message (an empty one holds no allocation).
     Message { peer: PeerId, channel: u8, data: Vec<u8> },
+}
+
+impl Event {
+    /// The peer the event is about.
+    pub fn peer(&self) -> PeerId {
+        match self {
+            Event::Connected { peer, .. } | Event::Disconnected { peer, .. } | Event::Message { peer, .. } => *peer,
+        }
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -79,8 +89,8 @@ pub enum SendError {
     Unavailable(String),
 }
 
-/// Outgoing datagrams and events the endpoint holds between two drains by its driver
-/// without growing its queues (a burst after a stall may go past it once).
+/// Outgoing datagrams the endpoint holds between two drains by its driver without
+/// growing its queue (a burst after a stall may go past it once).
 const QUEUES_RESERVED: usize = 256;
 
 pub struct Endpoint {
@@ -92,7 +102,8 @@ pub struct Endpoint {
     by_addr: HashMap<SocketAddr, PeerId>,
     incoming: u32,
     transmits: VecDeque<(SocketAddr, Vec<u8>)>,
-    events: VecDeque<Event>,
+    /// Events for the owner, one bounded queue per peer, served round-robin.
+    inbox: Inbox,
     pool: BufPool,
     stats: EndpointStats,
     scratch: Vec<PeerId>,
@@ -114,7 +125,7 @@ impl Endpoint {
             by_addr: HashMap::new(),
             incoming: 0,
             transmits: VecDeque::with_capacity(QUEUES_RESERVED),
-            events: VecDeque::with_capacity(QUEUES_RESERVED),
+            inbox: Inbox::default(),
             pool: BufPool::new(4096),
             stats: EndpointStats::default(),
             scratch: Vec::new(),
@@ -140,6 +151,7 @@ impl Endpoint {
 
     /// Like [`Endpoint::connect`] with an id taken from [`Endpoint::peer_id_allocator`].
     pub fn connect_with_id(&mut self, now: Micros, addr: SocketAddr, peer: PeerId) -> Result<(), SendError> {
+        self.inbox.now = self.inbox.now.max(now);
         if peer == 0 || self.conns.contains_key(&peer) {
             return Err(SendError::PeerIdInUse(peer));
         }
@@ -147,7 +159,7 @@ impl Endpoint {
             return Err(SendError::AddressInUse(addr));
         }
         let salt = self.rng.next_u64();
-        let conn = Connection::new(peer, addr, true, salt, &self.cfg.channels, self.cfg.max_message_size, now);
+        let conn = Connection::new(peer, addr, true, salt, &self.cfg, now);
         self.conns.insert(peer, conn);
         self.by_addr.insert(addr, peer);
         self.send_handshake(now, peer);
@@ -157,7 +169,8 @@ impl Endpoint {
     /// Closes a connection (or abandons an attempt). The peer is told; a `Disconnected`
     /// event with reason `Client` (we initiated) or `Kicked` (we accepted) follows.
     /// Unknown peers are ignored.
-    pub fn disconnect(&mut self, _now: Micros, peer: PeerId) {
+    pub fn disconnect(&mut self, now: Micros, peer: PeerId) {
+        self.inbox.now = self.inbox.now.max(now);
         if let Some(c) = self.conns.get(&peer) {
             let reason = if c.initiator { DisconnectReason::Client } else { DisconnectReason::Kicked };
             self.close(peer, reason, true);
@@ -165,7 +178,8 @@ impl Endpoint {
     }
 
     /// Closes every connection, telling each peer (reason `Client` or `Server`).
-    pub fn shutdown(&mut self, _now: Micros) {
+    pub fn shutdown(&mut self, now: Micros) {
+        self.inbox.now = self.inbox.now.max(now);
         let peers: Vec<PeerId> = self.conns.keys().copied().collect();
         for peer in peers {
             let reason = if self.conns[&peer].initiator { DisconnectReason::Client } else { DisconnectReason::Server };
@@ -201,6 +215,7 @@ impl Endpoint {
 
     /// Takes one datagram from the network. Anything malformed is counted and dropped.
     pub fn handle_datagram(&mut self, now: Micros, from: SocketAddr, data: &[u8]) {
+        self.inbox.now = self.inbox.now.max(now);
         self.stats.datagrams_received += 1;
         self.stats.bytes_received += data.len() as u64;
         let packet = match decode_packet(data, self.cfg.protocol_id) {
@@ -227,10 +242,10 @@ impl Endpoint {
             Packet::Accepted { client_salt, server_salt } => match self.initiating(from, client_salt) {
                 Some(c) if c.state != Handshake::Connected => {
                     c.state = Handshake::Connected;
-                    c.salt = session_salt(client_salt, server_salt);
+                    c.salt = wire::session_salt(client_salt, server_salt);
                     c.last_recv = now;
                     let (peer, addr) = (c.peer, c.addr);
-                    self.events.push_back(Event::Connected { peer, addr });
+                    self.inbox.push(Event::Connected { peer, addr });
                 }
                 Some(_) => {}
                 None => self.stats.unknown_sender += 1,
@@ -248,11 +263,17 @@ impl Endpoint {
                     return;
                 };
                 let c = self.conns.get_mut(&peer).expect("looked up above");
-                match c.on_payload(now, &header, frames, data.len(), &mut self.pool, &mut self.events) {
+                match c.on_payload(now, &header, frames, data.len(), &mut self.pool, &mut self.inbox) {
                     Ok(()) => {}
-                    Err(PayloadError::Malformed(_)) => {
+                    Err(PayloadError::Malformed(_) | PayloadError::WrongChannel(_)) => {
                         c.malformed += 1;
                         self.stats.malformed += 1;
+                    }
+                    Err(PayloadError::OverBudget) => self.stats.over_budget += 1,
+                    Err(PayloadError::Flooding) => {
+                        self.stats.over_budget += 1;
+                        self.stats.flooding += 1;
+                        self.close(peer, DisconnectReason::Flooding, true);
                     }
                     Err(PayloadError::Violation(_)) => {
                         let peer = c.peer;
@@ -372,15 +393,14 @@ impl Endpoint {
             return self.reply(from, |b, pid| wire::encode_denied(b, pid, client_salt, DisconnectReason::ServerFull));
         }
         let peer = self.ids.next();
-        let mut conn =
-            Connection::new(peer, from, false, client_salt, &self.cfg.channels, self.cfg.max_message_size, now);
+        let mut conn = Connection::new(peer, from, false, client_salt, &self.cfg, now);
         let server_salt = self.rng.next_u64();
-        conn.salt = session_salt(client_salt, server_salt);
+        conn.salt = wire::session_salt(client_salt, server_salt);
         self.conns.insert(peer, conn);
         self.by_addr.insert(from, peer);
         self.server_salts.insert(peer, server_salt);
         self.incoming += 1;
-        self.events.push_back(Event::Connected { peer, addr: from });
+        self.inbox.push(Event::Connected { peer, addr: from });
         self.reply(from, |b, pid| wire::encode_accepted(b, pid, client_salt, server_salt));
     }
 
@@ -422,13 +442,19 @@ impl Endpoint {
             }
         }
         c.release(&mut self.pool);
-        self.events.push_back(Event::Disconnected { peer, reason });
+        if reason == DisconnectReason::Flooding {
+            // Its backlog is the flood itself: the owner only hears that it ended.
+            let pool = &mut self.pool;
+            self.inbox.discard_messages(peer, |b| pool.put(b));
+        }
+        self.inbox.push(Event::Disconnected { peer, reason });
     }
 
     /// Runs timers: handshake retries and timeouts, connection timeouts, keepalives,
     /// delayed acks and reliable resends. Call whenever [`Endpoint::next_timeout`] passes
     /// (calling more often is harmless).
     pub fn update(&mut self, now: Micros) {
+        self.inbox.now = self.inbox.now.max(now);
         let mut peers = std::mem::take(&mut self.scratch);
         peers.clear();
         peers.extend(self.conns.keys().copied());
@@ -489,8 +515,22 @@ impl Endpoint {
         Some((addr, n))
     }
 
+    /// The next event. Peers take turns: one peer's backlog never holds back another
+    /// peer's events (each peer's own events keep their order).
     pub fn poll_event(&mut self) -> Option<Event> {
-        self.events.pop_front()
+        self.inbox.pop().map(|(_, e)| e)
+    }
+
+    /// Like [`Endpoint::poll_event`], with the time the event happened (the `now` of the
+    /// call that produced it): for a message, when its datagram arrived, however long
+    /// it then waited to be polled.
+    pub fn poll_event_timed(&mut self) -> Option<(Micros, Event)> {
+        self.inbox.pop()
+    }
+
+    /// Events waiting to be polled, all peers.
+    pub fn pending_events(&self) -> usize {
+        self.inbox.len()
     }
 
     /// Gives a message buffer back for reuse.
@@ -499,11 +539,13 @@ impl Endpoint {
     }
 
     pub fn stats(&self, peer: PeerId) -> Option<ConnectionStats> {
-        self.conns.get(&peer).map(|c| c.stats())
+        let mut s = self.conns.get(&peer)?.stats();
+        s.recv_queue_bytes = self.inbox.bytes(peer) as u64;
+        Some(s)
     }
 
     pub fn endpoint_stats(&self) -> EndpointStats {
-        EndpointStats { connections: self.conns.len() as u64, ..self.stats }
+        EndpointStats { connections: self.conns.len() as u64, queued_events: self.inbox.len() as u64, ..self.stats }
     }
 
     pub fn is_connected(&self, peer: PeerId) -> bool {
@@ -518,10 +560,4 @@ impl Endpoint {
     pub fn peer_addr(&self, peer: PeerId) -> Option<SocketAddr> {
         self.conns.get(&peer).map(|c| c.addr)
     }
-}
-
-/// Both sides derive the same 32-bit salt; neither alone chooses it.
-fn session_salt(client_salt: u64, server_salt: u64) -> u32 {
-    let x = client_salt ^ server_salt.rotate_left(32);
-    (x ^ (x >> 32)) as u32
 }

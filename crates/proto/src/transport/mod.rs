@@ -5,12 +5,21 @@
 //! [`Endpoint`] is a pure state machine in the quinn-proto / renet style: feed it
 //! datagrams with [`Endpoint::handle_datagram`], drive timers with [`Endpoint::update`],
 //! and drain [`Endpoint::poll_transmit`] and [`Endpoint::poll_event`].
+//!
+//! Whatever a peer sends, what it can make the endpoint hold is bounded: every datagram
+//! of an established connection is charged to the peer's budget ([`PeerLimits`]:
+//! messages per datagram, messages and bytes a second) before anything is delivered;
+//! messages wait for the owner in one queue per peer, bounded in bytes and served
+//! round-robin; a received message's buffer is sized to it. A peer that keeps going
+//! over its budget is dropped with [`DisconnectReason::Flooding`].
 
 mod acks;
+mod budget;
 mod config;
 mod connection;
 mod endpoint;
 mod estimators;
+mod inbox;
 mod link;
 mod pool;
 mod reliable;
@@ -18,10 +27,12 @@ mod stats;
 
 pub use config::{
     CHANNEL_RELIABLE, CHANNEL_SEQUENCED, CHANNEL_UNRELIABLE, ChannelKind, ConfigError, EndpointConfig, MAX_CHANNELS,
+    MAX_FRAMES_PER_DATAGRAM, PeerLimits,
 };
 pub use connection::MAX_UNRELIABLE;
 pub use endpoint::{COOKIE_LIFETIME_US, Endpoint, Event, MAX_ACK_DELAY_US, PeerIdAllocator, SendError};
 pub use link::Transport;
+pub use pool::SMALL_BUFFER;
 pub use reliable::MAX_UNFRAGMENTED;
 pub use stats::{ConnectionStats, EndpointStats};
 
@@ -47,6 +58,9 @@ pub enum DisconnectReason {
     ServerFull = 6,
     /// The peer broke the protocol (for example an oversized reliable message).
     ProtocolError = 7,
+    /// The peer kept sending far more than its budget (messages or bytes a second,
+    /// messages per datagram: [`PeerLimits`]); it was throttled, then dropped.
+    Flooding = 8,
 }
 
 impl DisconnectReason {
@@ -59,6 +73,7 @@ impl DisconnectReason {
             5 => Self::VersionMismatch,
             6 => Self::ServerFull,
             7 => Self::ProtocolError,
+            8 => Self::Flooding,
             _ => return None,
         })
     }
@@ -71,6 +86,7 @@ impl DisconnectReason {
             Self::VersionMismatch => "protocol version mismatch",
             Self::ServerFull => "server full",
             Self::ProtocolError => "protocol error",
+            Self::Flooding => "flooding: over its traffic budget",
         }
     }
 }

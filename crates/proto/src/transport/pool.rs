@@ -1,36 +1,96 @@
-//! A free list of byte buffers, so steady-state traffic allocates nothing.
+//! Free lists of byte buffers, so steady-state traffic allocates nothing. Two sizes: a
+//! datagram's worth, and small ones for small messages, so that a message is held in a
+//! buffer sized to it (an empty message in none at all), not in a datagram's worth.
 
 use crate::wire::MAX_DATAGRAM_SIZE;
 
-/// Buffers made when a pool is created.
+/// Buffers of each size made when a pool is created.
 const PREFILL: usize = 64;
 
-/// Keeps up to `limit` cleared buffers for reuse.
+/// The small size: covers a game's input and update messages. A received message of at
+/// most this many bytes comes in a buffer of this capacity.
+pub const SMALL_BUFFER: usize = 256;
+
+/// Keeps up to `limit` cleared buffers of each size for reuse.
 #[derive(Debug)]
 pub struct BufPool {
+    /// Capacity at least [`MAX_DATAGRAM_SIZE`].
     free: Vec<Vec<u8>>,
+    /// Capacity in `SMALL_BUFFER..MAX_DATAGRAM_SIZE`.
+    small: Vec<Vec<u8>>,
     limit: usize,
 }
 
 impl BufPool {
-    /// A pool holding up to `limit` buffers. The free list is reserved up front and a
-    /// few buffers are made now, so a new traffic peak after warm-up does not allocate.
+    /// A pool holding up to `limit` buffers of each size. The free lists are reserved
+    /// up front and a few buffers are made now, so a new traffic peak after warm-up does
+    /// not allocate.
     pub fn new(limit: usize) -> Self {
+        let n = PREFILL.min(limit);
         let mut free = Vec::with_capacity(limit);
-        free.extend((0..PREFILL.min(limit)).map(|_| Vec::with_capacity(MAX_DATAGRAM_SIZE)));
-        BufPool { free, limit }
+        free.extend((0..n).map(|_| Vec::with_capacity(MAX_DATAGRAM_SIZE)));
+        let mut small = Vec::with_capacity(limit);
+        small.extend((0..n).map(|_| Vec::with_capacity(SMALL_BUFFER)));
+        BufPool { free, small, limit }
     }
+
     /// An empty buffer with room for at least one datagram.
     pub fn get(&mut self) -> Vec<u8> {
         self.free.pop().unwrap_or_else(|| Vec::with_capacity(MAX_DATAGRAM_SIZE))
     }
+
+    /// An empty buffer for a message of `len` bytes (at most a datagram): none at all
+    /// for an empty one, a small one for a small one.
+    pub fn get_for(&mut self, len: usize) -> Vec<u8> {
+        match len {
+            0 => Vec::new(),
+            1..=SMALL_BUFFER => self.small.pop().unwrap_or_else(|| Vec::with_capacity(SMALL_BUFFER)),
+            _ => self.get(),
+        }
+    }
+
     /// Returns a buffer. Oversized buffers (reassembled messages) are dropped so the
-    /// pool's memory stays bounded, and undersized ones so `get` keeps its promise.
+    /// pool's memory stays bounded, and tiny ones so `get_for` keeps its promise.
     pub fn put(&mut self, mut buf: Vec<u8>) {
         let cap = buf.capacity();
-        if self.free.len() < self.limit && (MAX_DATAGRAM_SIZE..=4 * MAX_DATAGRAM_SIZE).contains(&cap) {
+        let list = if (MAX_DATAGRAM_SIZE..=4 * MAX_DATAGRAM_SIZE).contains(&cap) {
+            &mut self.free
+        } else if (SMALL_BUFFER..MAX_DATAGRAM_SIZE).contains(&cap) {
+            &mut self.small
+        } else {
+            return;
+        };
+        if list.len() < self.limit {
             buf.clear();
-            self.free.push(buf);
+            list.push(buf);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn buffers_are_sized_to_the_message_and_come_back_to_their_list() {
+        let mut pool = BufPool::new(2);
+        assert_eq!(pool.get_for(0).capacity(), 0);
+        let small = pool.get_for(1);
+        assert_eq!(small.capacity(), SMALL_BUFFER);
+        let big = pool.get_for(SMALL_BUFFER + 1);
+        assert!(big.capacity() >= MAX_DATAGRAM_SIZE);
+        let (ps, pb) = (small.as_ptr(), big.as_ptr());
+        pool.put(small);
+        pool.put(big);
+        let (small, big) = (pool.get_for(SMALL_BUFFER), pool.get());
+        assert_eq!((small.as_ptr(), big.as_ptr()), (ps, pb));
+        // Tiny and huge buffers are not kept; each list keeps at most `limit`.
+        pool.put(Vec::with_capacity(8));
+        pool.put(Vec::with_capacity(1 << 20));
+        for _ in 0..5 {
+            pool.put(Vec::with_capacity(SMALL_BUFFER));
+        }
+        assert_eq!(pool.small.len(), 2);
+        assert_eq!(pool.free.len(), 1);
     }
 }

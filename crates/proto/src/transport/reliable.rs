@@ -56,7 +56,7 @@ impl ReliableSender {
     /// Splits `data` into units and queues them.
     pub fn push(&mut self, data: &[u8], pool: &mut BufPool) {
         let mut push_unit = |this: &mut Self, piece: &[u8], fragment| {
-            let mut buf = pool.get();
+            let mut buf = pool.get_for(piece.len());
             buf.extend_from_slice(piece);
             this.queued_bytes += piece.len();
             this.units.push_back(SendUnit {
@@ -123,8 +123,6 @@ pub enum Violation {
     FragmentOrder { index: u16, count: u16 },
     #[error("message of {size} bytes exceeds the limit of {max}")]
     MessageTooLarge { size: usize, max: usize },
-    #[error("frame kind does not match channel {0}")]
-    ChannelKind(u8),
 }
 
 #[derive(Debug)]
@@ -172,7 +170,7 @@ impl ReliableReceiver {
         if slot.is_some() {
             return Ok(());
         }
-        let mut buf = pool.get();
+        let mut buf = pool.get_for(data.len());
         buf.extend_from_slice(data);
         *slot = Some(Buffered { seq, data: buf, fragment });
 

@@ -23,8 +23,23 @@ pub struct ConnectionStats {
     pub bytes_received: u64,
     /// Reliable units sent again after their resend timeout.
     pub resent: u64,
-    /// Datagrams from this peer's address that failed to decode.
+    /// Datagrams from this peer's address that failed to decode, or that carried a frame
+    /// of a kind its channel does not take (dropped whole, the connection goes on).
     pub malformed: u64,
+    /// Datagrams dropped because their sequence number jumped further ahead than the ack
+    /// window covers, with no second packet to confirm the jump: forged or corrupted
+    /// headers, or the first packet after a long burst of loss.
+    pub implausible_seq: u64,
+    /// Datagrams dropped unread because the peer went over its budget (`PeerLimits`:
+    /// messages or bytes a second, messages per datagram).
+    pub over_budget: u64,
+    /// Datagrams dropped unacknowledged because this peer's received messages waiting
+    /// for the owner had reached `PeerLimits::max_recv_queue_bytes` (the owner is slow;
+    /// the peer sends reliable data again).
+    pub backpressured: u64,
+    /// Bytes of this peer's received messages waiting for the owner to poll them
+    /// (buffer capacities plus a fixed overhead per message).
+    pub recv_queue_bytes: u64,
     /// Bytes waiting in this connection's send queues.
     pub send_queue_bytes: u64,
     /// Current reliable resend timeout.
@@ -55,4 +70,11 @@ pub struct EndpointStats {
     pub denied: u64,
     /// Open connections, any state.
     pub connections: u64,
+    /// Datagrams from established connections dropped because the peer went over its
+    /// budget (all connections, also closed ones).
+    pub over_budget: u64,
+    /// Connections closed with [`DisconnectReason::Flooding`](super::DisconnectReason::Flooding).
+    pub flooding: u64,
+    /// Events waiting for the owner to poll them (all peers).
+    pub queued_events: u64,
 }

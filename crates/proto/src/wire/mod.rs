@@ -47,11 +47,14 @@ pub(crate) mod frame_consts {
 }
 pub use packet::{
     Packet, PayloadHeader, decode_packet, encode_accepted, encode_challenge, encode_connect_request,
-    encode_connect_response, encode_denied, encode_disconnect, encode_payload_header,
+    encode_connect_response, encode_denied, encode_disconnect, encode_payload_header, session_salt,
 };
 
-/// Wire protocol version. Bumped on any incompatible change.
-pub const PROTOCOL_VERSION: u8 = 2;
+/// Wire protocol version. Bumped on any incompatible change. 3: a peer's datagrams are
+/// held to its budget (`transport::PeerLimits`: at most 64 frames per datagram by
+/// default, messages and bytes a second), which a version-2 sender does not pace
+/// itself by, and a disconnect may carry reason 8 (flooding).
+pub const PROTOCOL_VERSION: u8 = 3;
 /// No datagram is larger than this (safe under common path MTUs, as in netcode/renet).
 pub const MAX_DATAGRAM_SIZE: usize = 1200;
 /// Size every handshake request and response is padded to.

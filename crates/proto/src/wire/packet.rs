@@ -175,6 +175,14 @@ pub fn encode_disconnect(out: &mut Vec<u8>, protocol_id: u32, salt: u32, reason:
     w.u8(reason as u8);
 }
 
+/// The salt of an established connection (carried in every Payload and Disconnect),
+/// from the client's salt and the server's in `Accepted`: both sides derive it, neither
+/// alone chooses it.
+pub fn session_salt(client_salt: u64, server_salt: u64) -> u32 {
+    let x = client_salt ^ server_salt.rotate_left(32);
+    (x ^ (x >> 32)) as u32
+}
+
 /// Writes the connected-packet header; frames are appended after it.
 pub fn encode_payload_header(out: &mut Vec<u8>, protocol_id: u32, h: &PayloadHeader) {
     let mut w = prefix(out, PacketKind::Payload, protocol_id);

@@ -69,6 +69,7 @@ namespace Tickwire
         VersionMismatch = 5,
         ServerFull = 6,
         ProtocolError = 7,
+        Flooding = 8,
     }
 
     /// <summary>tw_direction (tw_host_set_link_sim).</summary>

@@ -1,0 +1,258 @@
+//! Per-peer budgets ([`PeerLimits`]): what one peer may make this endpoint do, and the
+//! pace at which this endpoint sends so that it never goes over the same budget at an
+//! honest peer.
+//!
+//! Both are token buckets fed by `now`, in millionths of a token so that a rate in
+//! units a second times microseconds is exact integer arithmetic.
+
+use super::PeerLimits;
+use crate::clock::Micros;
+use crate::wire::MAX_DATAGRAM_SIZE;
+
+/// A bucket counts millionths of a token.
+const SCALE: i64 = 1_000_000;
+
+/// Fills at `rate` tokens a second up to `cap` (millionths); may be drawn below zero.
+#[derive(Debug, Clone, Copy)]
+struct Bucket {
+    level: i64,
+    rate: i64,
+    cap: i64,
+    last: Micros,
+}
+
+impl Bucket {
+    fn new(rate: u64, burst_us: Micros, full: bool, now: Micros) -> Self {
+        let rate = rate.min(i64::MAX as u64 / 10_000_000) as i64;
+        let cap = rate * burst_us.min(10_000_000) as i64;
+        Bucket { level: if full { cap } else { 0 }, rate, cap, last: now }
+    }
+
+    /// `now` minus the last update, in microseconds, and moves `last` on.
+    fn elapsed(&mut self, now: Micros) -> i64 {
+        let dt = now.saturating_sub(self.last).min(10_000_000) as i64;
+        self.last = self.last.max(now);
+        dt
+    }
+
+    fn refill(&mut self, now: Micros) {
+        let dt = self.elapsed(now);
+        self.level = (self.level + dt * self.rate).min(self.cap);
+    }
+
+    /// The other way round: drains at `rate` down to zero (an excess that fades).
+    fn drain(&mut self, now: Micros) {
+        let dt = self.elapsed(now);
+        self.level = (self.level - dt * self.rate).max(0);
+    }
+
+    fn has(&self, tokens: u64) -> bool {
+        self.level >= tokens as i64 * SCALE
+    }
+
+    fn take(&mut self, tokens: u64) {
+        self.level -= tokens as i64 * SCALE;
+    }
+
+    fn add(&mut self, tokens: u64) {
+        self.level = self.level.saturating_add(tokens as i64 * SCALE);
+    }
+
+    fn over_cap(&self) -> bool {
+        self.level > self.cap
+    }
+}
+
+/// What [`RecvBudget::admit`] decides about one datagram.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Admit {
+    /// Within the budget: charged, go on.
+    Within,
+    /// Over the budget: drop it unread.
+    Throttled,
+    /// Over the budget and over it for long enough: close the connection.
+    Flooding,
+}
+
+/// The receive side: messages and bytes a second, messages per datagram.
+#[derive(Debug)]
+pub struct RecvBudget {
+    max_frames: u32,
+    messages: Bucket,
+    bytes: Bucket,
+    /// What was dropped for being over the budget, fading at the budget's own rate:
+    /// more than one burst of it means the peer has been sending more than twice its
+    /// rates for a while.
+    excess_messages: Bucket,
+    excess_bytes: Bucket,
+}
+
+impl RecvBudget {
+    pub fn new(limits: &PeerLimits, now: Micros) -> Self {
+        let (m, b, burst) = (limits.max_messages_per_sec as u64, limits.max_bytes_per_sec as u64, limits.burst_us);
+        RecvBudget {
+            max_frames: limits.max_frames_per_datagram,
+            messages: Bucket::new(m, burst, true, now),
+            bytes: Bucket::new(b, burst, true, now),
+            excess_messages: Bucket::new(m, burst, false, now),
+            excess_bytes: Bucket::new(b, burst, false, now),
+        }
+    }
+
+    /// Charges a datagram of `len` bytes with `frames` frames (a datagram without
+    /// frames costs one message: acks and keepalives are traffic too).
+    pub fn admit(&mut self, now: Micros, frames: u32, len: usize) -> Admit {
+        for b in [&mut self.messages, &mut self.bytes] {
+            b.refill(now);
+        }
+        for b in [&mut self.excess_messages, &mut self.excess_bytes] {
+            b.drain(now);
+        }
+        let (messages, bytes) = (frames.max(1) as u64, len as u64);
+        if frames <= self.max_frames && self.messages.has(messages) && self.bytes.has(bytes) {
+            self.messages.take(messages);
+            self.bytes.take(bytes);
+            return Admit::Within;
+        }
+        self.excess_messages.add(messages);
+        self.excess_bytes.add(bytes);
+        if self.excess_messages.over_cap() || self.excess_bytes.over_cap() { Admit::Flooding } else { Admit::Throttled }
+    }
+}
+
+/// The send side: this endpoint paces each connection at three quarters of the
+/// budget it grants, so a peer with the same limits never throttles it. The quarter
+/// left covers our acks and keepalives, datagrams the network duplicates, and bursts
+/// that jitter bunches together on the way.
+#[derive(Debug)]
+pub struct SendPace {
+    max_frames: u32,
+    messages: Bucket,
+    bytes: Bucket,
+}
+
+impl SendPace {
+    pub fn new(limits: &PeerLimits, now: Micros) -> Self {
+        let three_quarters = |r: u32| r as u64 * 3 / 4;
+        SendPace {
+            max_frames: limits.max_frames_per_datagram,
+            messages: Bucket::new(three_quarters(limits.max_messages_per_sec), limits.burst_us, true, now),
+            bytes: Bucket::new(three_quarters(limits.max_bytes_per_sec), limits.burst_us, true, now),
+        }
+    }
+
+    /// Most frames one of our datagrams may carry.
+    pub fn max_frames(&self) -> u32 {
+        self.max_frames
+    }
+
+    /// Whether a full datagram (the most frames, the most bytes) may leave now.
+    pub fn ready(&mut self, now: Micros) -> bool {
+        self.messages.refill(now);
+        self.bytes.refill(now);
+        self.messages.has(self.max_frames as u64) && self.bytes.has(MAX_DATAGRAM_SIZE as u64)
+    }
+
+    /// Charges a datagram that left, counted as the receiver counts it. Acks and
+    /// keepalives are never held back; they may draw the buckets below zero.
+    pub fn sent(&mut self, now: Micros, frames: u32, len: usize) {
+        self.messages.refill(now);
+        self.bytes.refill(now);
+        self.messages.take(frames.max(1) as u64);
+        self.bytes.take(len as u64);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn limits() -> PeerLimits {
+        PeerLimits {
+            max_frames_per_datagram: 10,
+            max_messages_per_sec: 1_000,
+            max_bytes_per_sec: 100_000,
+            burst_us: 100_000,
+            max_recv_queue_bytes: 10_000,
+        }
+    }
+
+    #[test]
+    fn a_burst_then_the_rate_then_throttled() {
+        let mut b = RecvBudget::new(&limits(), 0);
+        // A burst of 100 messages at once.
+        for _ in 0..10 {
+            assert_eq!(b.admit(0, 10, 100), Admit::Within);
+        }
+        assert_eq!(b.admit(0, 1, 100), Admit::Throttled);
+        // One message a millisecond is exactly the rate.
+        for t in 1..=500 {
+            assert_eq!(b.admit(t * 1_000, 1, 100), Admit::Within, "at {t} ms");
+        }
+        // A datagram without frames costs one message.
+        assert_eq!(b.admit(500_000, 0, 20), Admit::Throttled);
+        assert_eq!(b.admit(501_000, 0, 20), Admit::Within);
+    }
+
+    #[test]
+    fn too_many_frames_in_one_datagram_is_over_budget() {
+        let mut b = RecvBudget::new(&limits(), 0);
+        assert_eq!(b.admit(0, 11, 100), Admit::Throttled);
+        assert_eq!(b.admit(0, 10, 100), Admit::Within, "nothing was charged");
+    }
+
+    #[test]
+    fn bytes_are_a_budget_of_their_own() {
+        let mut b = RecvBudget::new(&limits(), 0);
+        // 10,000 bytes of burst: eight 1,200-byte datagrams fit, the ninth does not.
+        for _ in 0..8 {
+            assert_eq!(b.admit(0, 1, 1_200), Admit::Within);
+        }
+        assert_eq!(b.admit(0, 1, 1_200), Admit::Throttled);
+    }
+
+    #[test]
+    fn more_than_twice_the_rate_for_a_while_is_flooding_less_is_only_throttled() {
+        // 1.5 times the message rate for 10 s: throttled, never flooding.
+        let mut b = RecvBudget::new(&limits(), 0);
+        let (mut within, mut throttled) = (0, 0);
+        for i in 0..15_000u64 {
+            match b.admit(i * 10_000 / 15, 1, 10) {
+                Admit::Within => within += 1,
+                Admit::Throttled => throttled += 1,
+                Admit::Flooding => panic!("flooding at 1.5x, datagram {i}"),
+            }
+        }
+        assert!(throttled > 4_000 && within >= 10_000, "{within} within, {throttled} throttled");
+        // Three times the rate: flooding once the dropped excess passes one burst (100
+        // messages) net of its fading (at the rate): after about 100 ms.
+        let mut b = RecvBudget::new(&limits(), 0);
+        let first = (0..10_000u64).find(|i| b.admit(i * 1_000 / 3, 1, 10) == Admit::Flooding).unwrap();
+        let at_us = first * 1_000 / 3;
+        assert!((100_000..=200_000).contains(&at_us), "flooding after {at_us} us");
+    }
+
+    #[test]
+    fn the_pace_lets_three_quarters_of_the_budget_through() {
+        let l = limits();
+        let mut pace = SendPace::new(&l, 0);
+        let mut budget = RecvBudget::new(&l, 0);
+        let mut sent = 0;
+        // Full datagrams (10 frames, 1,200 bytes) as fast as the pace allows for 10 s.
+        for t in 0..10_000u64 {
+            let now = t * 1_000;
+            while pace.ready(now) {
+                pace.sent(now, 10, 1_200);
+                assert_eq!(budget.admit(now, 10, 1_200), Admit::Within, "at {t} ms");
+                sent += 1;
+            }
+            // An ack-only datagram every 10 ms is never held back.
+            if t % 10 == 0 {
+                pace.sent(now, 0, 20);
+                assert_eq!(budget.admit(now, 0, 20), Admit::Within, "ack at {t} ms");
+            }
+        }
+        // Bytes bind: 75,000 B/s minus 2,000 of acks, in 1,200-byte datagrams.
+        assert!((590..=620).contains(&sent), "{sent} datagrams in 10 s");
+    }
+}

@@ -19,8 +19,8 @@ use crate::os_seed::os_seed;
 use crate::system_clock::SystemClock;
 use tickwire_proto::wire::MAX_DATAGRAM_SIZE;
 use tickwire_proto::{
-    ChannelKind, Clock, ConnectionStats, Endpoint, EndpointConfig, EndpointStats, LinkConfig, MAX_UNRELIABLE, Micros,
-    PeerId, PeerIdAllocator, SMALL_BUFFER,
+    ChannelKind, Clock, ConnectionStats, DisconnectReason, Endpoint, EndpointConfig, EndpointStats, LinkConfig,
+    MAX_UNRELIABLE, Micros, PeerId, PeerIdAllocator, SMALL_BUFFER,
 };
 
 /// Commands (sends, flushes, connects, ...) that may wait for the network thread.
@@ -273,7 +273,19 @@ impl Host {
         if !self.live.contains_key(&peer) {
             return Err(HostError::UnknownPeer(peer));
         }
-        self.command(Command::Disconnect { peer })?;
+        self.command(Command::Disconnect { peer, reason: None })?;
+        self.live.remove(&peer);
+        Ok(())
+    }
+
+    /// Like [`Host::disconnect`], telling the peer `reason` (what its `Disconnected`
+    /// event will say: for example `ServerFull`, so that it knows to try again later).
+    pub fn disconnect_with(&mut self, peer: PeerId, reason: DisconnectReason) -> Result<(), HostError> {
+        self.check_alive()?;
+        if !self.live.contains_key(&peer) {
+            return Err(HostError::UnknownPeer(peer));
+        }
+        self.command(Command::Disconnect { peer, reason: Some(reason) })?;
         self.live.remove(&peer);
         Ok(())
     }

@@ -6,13 +6,16 @@
 
 use std::net::SocketAddr;
 
-use tickwire_proto::{ConnectionStats, Endpoint, EndpointStats, Micros, NetEvent as Event, PeerId, SendError};
+use tickwire_proto::{
+    ConnectionStats, DisconnectReason, Endpoint, EndpointStats, Micros, NetEvent as Event, PeerId, SendError,
+};
 
 /// A sans-IO connection state machine, as the network thread sees it. The methods
 /// mirror [`Endpoint`]'s; see there for their meaning.
 pub(crate) trait Protocol: Send + 'static {
     fn connect_with_id(&mut self, now: Micros, addr: SocketAddr, peer: PeerId) -> Result<(), SendError>;
-    fn disconnect(&mut self, now: Micros, peer: PeerId);
+    /// `reason`: what the peer is told (None: the endpoint's own choice).
+    fn disconnect(&mut self, now: Micros, peer: PeerId, reason: Option<DisconnectReason>);
     fn shutdown(&mut self, now: Micros);
     fn send(&mut self, peer: PeerId, channel: u8, data: &[u8]) -> Result<(), SendError>;
     fn flush(&mut self, now: Micros);
@@ -36,8 +39,11 @@ impl Protocol for Endpoint {
     fn connect_with_id(&mut self, now: Micros, addr: SocketAddr, peer: PeerId) -> Result<(), SendError> {
         Endpoint::connect_with_id(self, now, addr, peer)
     }
-    fn disconnect(&mut self, now: Micros, peer: PeerId) {
-        Endpoint::disconnect(self, now, peer)
+    fn disconnect(&mut self, now: Micros, peer: PeerId, reason: Option<DisconnectReason>) {
+        match reason {
+            Some(r) => Endpoint::disconnect_with(self, now, peer, r),
+            None => Endpoint::disconnect(self, now, peer),
+        }
     }
     fn shutdown(&mut self, now: Micros) {
         Endpoint::shutdown(self, now)
@@ -129,9 +135,9 @@ pub(crate) mod fake {
             self.events.push_back(Event::Connected { peer, addr });
             Ok(())
         }
-        fn disconnect(&mut self, _now: Micros, peer: PeerId) {
+        fn disconnect(&mut self, _now: Micros, peer: PeerId, reason: Option<DisconnectReason>) {
             self.peers.retain(|p| p.0 != peer);
-            self.events.push_back(Event::Disconnected { peer, reason: DisconnectReason::Client });
+            self.events.push_back(Event::Disconnected { peer, reason: reason.unwrap_or(DisconnectReason::Client) });
         }
         fn shutdown(&mut self, _now: Micros) {}
         fn send(&mut self, peer: PeerId, channel: u8, data: &[u8]) -> Result<(), SendError> {

@@ -76,6 +76,8 @@ pub(crate) enum Command {
     Flush,
     Disconnect {
         peer: PeerId,
+        /// What the peer is told (None: the endpoint's own choice).
+        reason: Option<DisconnectReason>,
     },
     SetSim {
         dir: Direction,
@@ -343,7 +345,7 @@ impl<P: Protocol> NetLoop<P> {
                         self.to_engine.control(ThreadMsg::Event(HostEvent::Disconnected { peer, reason }));
                     }
                 },
-                Command::Disconnect { peer } => self.p.proto.disconnect(now, peer),
+                Command::Disconnect { peer, reason } => self.p.proto.disconnect(now, peer, reason),
                 Command::SetSim { dir, cfg } => self.set_sim(now, dir, cfg),
             }
         }
@@ -354,7 +356,7 @@ impl<P: Protocol> NetLoop<P> {
     fn break_connection(&mut self, now: Micros, peer: PeerId) {
         if !self.broken.contains(&peer) {
             self.broken.push(peer);
-            self.p.proto.disconnect(now, peer);
+            self.p.proto.disconnect(now, peer, None);
         }
     }
 

@@ -4,7 +4,7 @@
 use std::net::SocketAddr;
 
 use super::{FullQueue, Host, HostError};
-use tickwire_proto::{ConnectionStats, Micros, PeerId, SendError, Transport};
+use tickwire_proto::{ConnectionStats, DisconnectReason, Micros, PeerId, SendError, Transport};
 
 impl From<HostError> for SendError {
     fn from(e: HostError) -> Self {
@@ -29,6 +29,9 @@ impl Transport for Host {
         // Unknown peers are ignored, as the trait promises; a stopped thread reports
         // itself through the host's Fatal event.
         let _ = Host::disconnect(self, peer);
+    }
+    fn disconnect_with(&mut self, _now: Micros, peer: PeerId, reason: DisconnectReason) {
+        let _ = Host::disconnect_with(self, peer, reason);
     }
     fn send(&mut self, peer: PeerId, channel: u8, data: &[u8]) -> Result<(), SendError> {
         Ok(Host::send(self, peer, channel, data)?)

@@ -35,6 +35,13 @@ pub struct EndpointConfig {
     pub protocol_id: u32,
     /// How many incoming connections may be open at once; 0 refuses all (a pure client).
     pub max_incoming: u32,
+    /// How many of those one IP address may hold at once (0: no limit of its own).
+    /// Past it, that address is refused with SERVER_FULL (the relay client retries
+    /// with backoff). Players behind one NAT share an address: the default of 8 covers
+    /// a household or a small LAN party, and keeps one address from holding every
+    /// connection of a bigger server by reconnecting idle ones. Spoofed sources cannot
+    /// use it: a connection exists only after the cookie proved the address.
+    pub max_incoming_per_ip: u32,
     /// Send an empty packet (acks only) after this long without sending anything.
     pub keepalive_interval_us: Micros,
     /// Drop a connection after this long without a valid packet from the peer.
@@ -66,6 +73,7 @@ impl Default for EndpointConfig {
         EndpointConfig {
             protocol_id: 0x5457_0001,
             max_incoming: 0,
+            max_incoming_per_ip: 8,
             keepalive_interval_us: 100_000,
             timeout_us: 5_000_000,
             connect_timeout_us: 5_000_000,

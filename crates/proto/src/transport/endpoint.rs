@@ -101,6 +101,8 @@ pub struct Endpoint {
     conns: BTreeMap<PeerId, Connection>,
     by_addr: HashMap<SocketAddr, PeerId>,
     incoming: u32,
+    /// Incoming connections per source IP (only addresses that hold one).
+    incoming_per_ip: HashMap<IpAddr, u32>,
     transmits: VecDeque<(SocketAddr, Vec<u8>)>,
     /// Events for the owner, one bounded queue per peer, served round-robin.
     inbox: Inbox,
@@ -124,6 +126,7 @@ impl Endpoint {
             conns: BTreeMap::new(),
             by_addr: HashMap::new(),
             incoming: 0,
+            incoming_per_ip: HashMap::new(),
             transmits: VecDeque::with_capacity(QUEUES_RESERVED),
             inbox: Inbox::default(),
             pool: BufPool::new(4096),
@@ -173,6 +176,17 @@ impl Endpoint {
         self.inbox.now = self.inbox.now.max(now);
         if let Some(c) = self.conns.get(&peer) {
             let reason = if c.initiator { DisconnectReason::Client } else { DisconnectReason::Kicked };
+            self.close(peer, reason, true);
+        }
+    }
+
+    /// Closes a connection telling the peer why: `reason` is what its `Disconnected`
+    /// event says (for example `ServerFull` or `VersionMismatch` for a client the
+    /// game refused, so that it knows whether trying again can help). Our own event
+    /// carries the same reason. Unknown peers are ignored.
+    pub fn disconnect_with(&mut self, now: Micros, peer: PeerId, reason: DisconnectReason) {
+        self.inbox.now = self.inbox.now.max(now);
+        if self.conns.contains_key(&peer) {
             self.close(peer, reason, true);
         }
     }
@@ -356,7 +370,7 @@ impl Endpoint {
             return self
                 .reply(from, |b, pid| wire::encode_denied(b, pid, client_salt, DisconnectReason::VersionMismatch));
         }
-        if self.incoming >= self.cfg.max_incoming {
+        if self.incoming >= self.cfg.max_incoming || self.address_full(from) {
             self.stats.denied += 1;
             return self.reply(from, |b, pid| wire::encode_denied(b, pid, client_salt, DisconnectReason::ServerFull));
         }
@@ -388,7 +402,7 @@ impl Endpoint {
             // The same address proved itself with a new salt: the client restarted.
             self.close(peer, DisconnectReason::Client, false);
         }
-        if self.incoming >= self.cfg.max_incoming {
+        if self.incoming >= self.cfg.max_incoming || self.address_full(from) {
             self.stats.denied += 1;
             return self.reply(from, |b, pid| wire::encode_denied(b, pid, client_salt, DisconnectReason::ServerFull));
         }
@@ -400,8 +414,15 @@ impl Endpoint {
         self.by_addr.insert(from, peer);
         self.server_salts.insert(peer, server_salt);
         self.incoming += 1;
+        *self.incoming_per_ip.entry(from.ip()).or_insert(0) += 1;
         self.inbox.push(Event::Connected { peer, addr: from });
         self.reply(from, |b, pid| wire::encode_accepted(b, pid, client_salt, server_salt));
+    }
+
+    /// Whether `from`'s IP already holds its share of the incoming connections.
+    fn address_full(&self, from: SocketAddr) -> bool {
+        let limit = self.cfg.max_incoming_per_ip;
+        limit > 0 && self.incoming_per_ip.get(&from.ip()).is_some_and(|&n| n >= limit)
     }
 
     fn server_salt_of(&self, peer: PeerId) -> u64 {
@@ -433,6 +454,12 @@ impl Endpoint {
         self.server_salts.remove(&peer);
         if !c.initiator {
             self.incoming -= 1;
+            if let Some(n) = self.incoming_per_ip.get_mut(&c.addr.ip()) {
+                *n -= 1;
+                if *n == 0 {
+                    self.incoming_per_ip.remove(&c.addr.ip());
+                }
+            }
         }
         if notify && c.is_connected() {
             for _ in 0..DISCONNECT_COPIES {

@@ -7,7 +7,7 @@
 
 use std::net::SocketAddr;
 
-use super::{ConnectionStats, Endpoint, PeerId, SendError};
+use super::{ConnectionStats, DisconnectReason, Endpoint, PeerId, SendError};
 use crate::clock::Micros;
 
 /// Connections and messages, as a session uses them. Incoming traffic is not part of
@@ -18,6 +18,12 @@ pub trait Transport {
     fn connect(&mut self, now: Micros, addr: SocketAddr) -> Result<PeerId, SendError>;
     /// Closes the connection to `peer` (unknown peers are ignored).
     fn disconnect(&mut self, now: Micros, peer: PeerId);
+    /// Closes the connection to `peer`, telling it `reason` (a transport that cannot
+    /// carry one closes it plainly).
+    fn disconnect_with(&mut self, now: Micros, peer: PeerId, reason: DisconnectReason) {
+        let _ = reason;
+        self.disconnect(now, peer);
+    }
     /// Queues a message for the next flush. A refused message had no effect.
     fn send(&mut self, peer: PeerId, channel: u8, data: &[u8]) -> Result<(), SendError>;
     /// Puts everything queued on the wire.
@@ -34,6 +40,9 @@ impl Transport for Endpoint {
     }
     fn disconnect(&mut self, now: Micros, peer: PeerId) {
         Endpoint::disconnect(self, now, peer)
+    }
+    fn disconnect_with(&mut self, now: Micros, peer: PeerId, reason: DisconnectReason) {
+        Endpoint::disconnect_with(self, now, peer, reason)
     }
     fn send(&mut self, peer: PeerId, channel: u8, data: &[u8]) -> Result<(), SendError> {
         Endpoint::send(self, peer, channel, data)

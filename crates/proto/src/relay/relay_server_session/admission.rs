@@ -5,7 +5,7 @@ use super::join;
 use super::stats::add_jitter;
 use super::{RejectReason, RelayServerSession, ServerSessionEvent};
 use crate::clock::Micros;
-use crate::transport::PeerId;
+use crate::transport::{DisconnectReason, PeerId};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(super) enum SlotState {
@@ -56,7 +56,7 @@ impl RelayServerSession {
 
     pub(super) fn reject(&mut self, peer: PeerId, reason: RejectReason) {
         self.connecting.retain(|c| c.0 != peer);
-        self.to_disconnect.push(peer);
+        self.to_disconnect.push((peer, reason.told()));
         self.stats.rejected += 1;
         self.events.push_back(ServerSessionEvent::ConnectionRejected { peer, reason });
     }
@@ -101,7 +101,7 @@ impl RelayServerSession {
                     if let SlotState::Active { peer: old } = self.slots[i].state {
                         // The old connection is stale (the client gave up on it first).
                         self.forget_peer(old);
-                        self.to_disconnect.push(old);
+                        self.to_disconnect.push((old, DisconnectReason::Kicked));
                     }
                     self.slots[i].reconnected = true;
                     i

@@ -18,6 +18,20 @@ pub enum RejectReason {
     NoHello,
 }
 
+impl RejectReason {
+    /// What the refused client is told, so that it knows whether trying again can
+    /// help: a full server may free a slot (it retries with backoff); another game or
+    /// a bad token will not change.
+    pub(crate) fn told(self) -> DisconnectReason {
+        match self {
+            RejectReason::Full => DisconnectReason::ServerFull,
+            RejectReason::WrongGame => DisconnectReason::VersionMismatch,
+            RejectReason::Malformed => DisconnectReason::ProtocolError,
+            RejectReason::BadToken | RejectReason::NoHello => DisconnectReason::Kicked,
+        }
+    }
+}
+
 /// Why a player was removed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum KickCause {

@@ -35,7 +35,7 @@ use crate::request::{AdvanceStatus, InputStatus, Request, RequestQueue, Tick};
 use crate::rng::Rng;
 use crate::rollback::StateRing;
 use crate::tick::TickClock;
-use crate::transport::{CHANNEL_UNRELIABLE, Event, PeerId, Transport};
+use crate::transport::{CHANNEL_UNRELIABLE, DisconnectReason, Event, PeerId, Transport};
 use admission::{Slot, SlotState};
 pub use config::{RelayServerSessionConfig, SERVER_STATE_SLOTS, ServerSessionError};
 pub use events::{KickCause, RejectReason, ServerSessionEvent};
@@ -57,7 +57,8 @@ pub struct RelayServerSession {
     /// Welcomes to send, and their buffers once sent (reused by the next ones).
     outbox: Vec<(PeerId, Vec<u8>)>,
     spare_messages: Vec<Vec<u8>>,
-    to_disconnect: Vec<PeerId>,
+    /// Connections to close, with what each is told.
+    to_disconnect: Vec<(PeerId, DisconnectReason)>,
     /// Ticks whose save was asked for a checksum report.
     check_ticks: [Option<Tick>; 2],
     rng: Rng,
@@ -298,8 +299,8 @@ impl RelayServerSession {
     /// connections. Call once per frame, after advancing.
     pub fn send_messages<T: Transport + ?Sized>(&mut self, now: Micros, transport: &mut T) {
         self.now = self.now.max(now);
-        for peer in self.to_disconnect.drain(..) {
-            transport.disconnect(now, peer);
+        for (peer, reason) in self.to_disconnect.drain(..) {
+            transport.disconnect_with(now, peer, reason);
         }
         for (peer, msg) in self.outbox.drain(..) {
             // (`slot_of_peer` spelled out: the outbox is borrowed.)

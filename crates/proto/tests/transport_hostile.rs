@@ -16,6 +16,14 @@ use tickwire_testkit::counting_alloc;
 #[global_allocator]
 static GLOBAL: counting_alloc::Counting = counting_alloc::Counting;
 
+/// The flood test reads the process's heap peak: the tests of this file run one at a
+/// time so that no other test's allocations land in its window.
+static ALONE: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+fn alone() -> std::sync::MutexGuard<'static, ()> {
+    ALONE.lock().unwrap_or_else(|e| e.into_inner())
+}
+
 fn pid() -> u32 {
     EndpointConfig::default().protocol_id
 }
@@ -121,6 +129,7 @@ fn payload(header: &PayloadHeader, frames: &[u8]) -> Vec<u8> {
 /// Such a datagram is now dropped whole and counted; the connection goes on.
 #[test]
 fn a_frame_on_the_wrong_channel_is_dropped_and_counted_not_fatal() {
+    let _alone = alone();
     let mut p = Pair::new();
     let real = p.client_datagram(2, CHANNEL_RELIABLE, b"real");
     let h = header_of(&real);
@@ -166,6 +175,7 @@ fn stream(p: &mut Pair, from: u32, n: u32, now: &mut u64) -> Vec<u32> {
 /// can absorb is now only accepted once a second packet confirms it.
 #[test]
 fn a_sequence_jump_does_not_make_honest_packets_too_old() {
+    let _alone = alone();
     let mut p = Pair::new();
     let mut now = 10;
     assert_eq!(stream(&mut p, 0, 10, &mut now), (0..10).collect::<Vec<_>>());
@@ -443,6 +453,7 @@ impl Raw {
 /// reach the engine within one frame of arriving, round-robin between the peers.
 #[test]
 fn a_flood_of_empty_frames_is_throttled_then_dropped_and_honest_inputs_flow() {
+    let _alone = alone();
     let mut a = Arena::new();
     while !a.honest.iter().all(|h| h.ep.is_connected(h.to_server)) {
         a.step();
@@ -543,4 +554,54 @@ fn a_flood_of_empty_frames_is_throttled_then_dropped_and_honest_inputs_flow() {
         let sent = a.honest[i].reliable_sent;
         assert!(got.iter().copied().eq(0..got.len() as u32) && got.len() + 2 >= sent as usize, "client {i}: {got:?}");
     }
+}
+
+/// Issue 13, 5: a peer that keeps its connection alive but never acknowledges
+/// anything. The server kept resending its reliable data (every 8 RTO at most) for as
+/// long as the peer kept talking. Now reliable data that sees no acknowledgement for the
+/// connection timeout (or four of the longest resend intervals, if longer) closes the
+/// connection (TIMEOUT), which bounds what the peer can make the server send.
+#[test]
+fn a_peer_that_never_acknowledges_is_dropped_at_the_timeout() {
+    let _alone = alone();
+    let mut p = Pair::new();
+    let timeout = EndpointConfig::default().timeout_us;
+    // The server has a reliable message for the peer (a snapshot, say: 20 KB).
+    p.server.send(p.sp, CHANNEL_RELIABLE, &vec![7u8; 20_000]).unwrap();
+    p.server.flush(10);
+    let mut out_bytes: usize = drain(&mut p.server).iter().map(|d| d.1.len()).sum();
+    let mut in_bytes = 0usize;
+    // The peer sends a valid keepalive every 100 ms whose acks acknowledge nothing.
+    let real = p.client_datagram(20, CHANNEL_UNRELIABLE, b"x");
+    let h = header_of(&real);
+    let mut now = 20;
+    let mut i = 0u16;
+    let mut closed_at = None;
+    while now < 3 * timeout {
+        now += 100_000;
+        i += 1;
+        let d = payload(&PayloadHeader { seq: h.seq.wrapping_add(i), ack: 0, ack_bits: 0, ..h }, &[]);
+        in_bytes += d.len();
+        p.server.handle_datagram(now, p.ca, &d);
+        p.server.update(now);
+        out_bytes += drain(&mut p.server).iter().map(|d| d.1.len()).sum::<usize>();
+        while let Some(e) = p.server.poll_event() {
+            if let Event::Disconnected { reason, .. } = e {
+                assert_eq!(reason, DisconnectReason::Timeout);
+                closed_at = Some(now);
+            }
+        }
+        if closed_at.is_some() {
+            break;
+        }
+    }
+    let closed_at = closed_at.expect("the non-acknowledging peer was dropped");
+    // The limit is the timeout, but never under four of the longest resend intervals
+    // (8 RTO): with no round trip measured after the handshake, that is about 10 s.
+    assert!(closed_at <= 20 + 2 * timeout + 200_000, "dropped at {closed_at} µs, timeout {timeout} µs");
+    eprintln!(
+        "never-acknowledging peer: {in_bytes} bytes in, {out_bytes} bytes out ({:.0}x) until dropped after {:.1} s",
+        out_bytes as f64 / in_bytes as f64,
+        closed_at as f64 / 1e6
+    );
 }

@@ -75,6 +75,8 @@ pub struct Connection {
     pub salt: u32,
     pub created_at: Micros,
     pub last_recv: Micros,
+    /// When the peer last acknowledged a reliable unit (see `unacked_since`).
+    reliable_acked_at: Option<Micros>,
     pub last_send: Micros,
     pub malformed: u64,
     implausible_seq: u64,
@@ -127,6 +129,7 @@ impl Connection {
             salt: 0,
             created_at: now,
             last_recv: now,
+            reliable_acked_at: None,
             last_send: now,
             malformed: 0,
             implausible_seq: 0,
@@ -275,6 +278,7 @@ impl Connection {
                     }
                     u.sends += 1;
                     u.last_sent = Some(now);
+                    u.first_sent.get_or_insert(now);
                     self.sent.push_unit(ch as u8, u.seq);
                 }
             }
@@ -309,6 +313,24 @@ impl Connection {
 
     pub fn ack_deadline(&self, max_delay: Micros) -> Option<Micros> {
         self.ack_pending_since.map(|t| t + max_delay)
+    }
+
+    /// Since when reliable data has waited for the peer without any progress: the
+    /// later of when the oldest unacknowledged unit was first sent and when the peer
+    /// last acknowledged any unit. None when nothing sent is unacknowledged. A bad link
+    /// delays single units (resends back off to 8 RTO) but keeps acknowledging others;
+    /// a peer that acknowledges nothing while it talks makes no progress at all.
+    pub fn unacked_since(&self) -> Option<Micros> {
+        let oldest = self.reliable_send.iter().filter_map(ReliableSender::oldest_unacked).min()?;
+        Some(self.reliable_acked_at.map_or(oldest, |a| a.max(oldest)))
+    }
+
+    /// How long reliable data may wait without any acknowledgement before the peer
+    /// counts as not acknowledging: the connection timeout, but never less than four
+    /// of the longest resend intervals (8 RTO), so that a slow, lossy link whose
+    /// resends have backed off is not mistaken for it.
+    pub fn unacked_limit(&self, timeout_us: Micros) -> Micros {
+        timeout_us.max(4 * ((self.rtt.rto() as Micros) << 3))
     }
 
     pub fn next_resend(&self) -> Option<Micros> {
@@ -436,7 +458,9 @@ impl Connection {
                 self.rtt.sample(now.saturating_sub(p.sent_at).saturating_sub(ack_delay) as f64);
             }
             for (ch, useq) in self.sent.units_of(&p) {
-                self.reliable_send[ch as usize].ack(useq, pool);
+                if self.reliable_send[ch as usize].ack(useq, pool) {
+                    self.reliable_acked_at = Some(now);
+                }
             }
         }
         // Packets that fell out of the peer's ack window without an ack are resolved as

@@ -496,7 +496,13 @@ impl Endpoint {
                 }
                 continue;
             }
-            if now.saturating_sub(c.last_recv) >= self.cfg.timeout_us {
+            // Silence, or data never acknowledged although the peer talks: a peer that
+            // keeps a connection alive without acknowledging would otherwise be sent
+            // resends for as long as it likes.
+            let unacked_for = c.unacked_since().map_or(0, |t| now.saturating_sub(t));
+            let not_acknowledging = unacked_for >= c.unacked_limit(self.cfg.timeout_us);
+            if now.saturating_sub(c.last_recv) >= self.cfg.timeout_us || not_acknowledging {
+                self.stats.unacknowledged_drops += not_acknowledging as u64;
                 self.close(peer, DisconnectReason::Timeout, false);
                 continue;
             }
@@ -523,6 +529,9 @@ impl Endpoint {
                 }
                 if let Some(r) = c.next_resend() {
                     t = t.min(r);
+                }
+                if let Some(o) = c.unacked_since() {
+                    t = t.min(o + c.unacked_limit(self.cfg.timeout_us));
                 }
                 t
             })

@@ -25,6 +25,9 @@ pub struct SendUnit {
     pub data: Vec<u8>,
     pub fragment: Option<(u16, u16)>,
     pub last_sent: Option<Micros>,
+    /// When it was first sent: data the peer has not acknowledged for the connection
+    /// timeout means a peer that talks but never acknowledges.
+    pub first_sent: Option<Micros>,
     pub sends: u32,
     pub acked: bool,
 }
@@ -64,6 +67,7 @@ impl ReliableSender {
                 data: buf,
                 fragment,
                 last_sent: None,
+                first_sent: None,
                 sends: 0,
                 acked: false,
             });
@@ -96,6 +100,12 @@ impl ReliableSender {
             pool.put(u.data);
         }
         newly
+    }
+
+    /// When the oldest unit still unacknowledged was first sent (units are acked in
+    /// order at the front, and sent in order, so the front one is the oldest).
+    pub fn oldest_unacked(&self) -> Option<Micros> {
+        self.units.iter().find(|u| !u.acked).and_then(|u| u.first_sent)
     }
 
     /// Earliest time a sent, unacked unit in the window becomes due again.

@@ -75,6 +75,9 @@ pub struct EndpointStats {
     pub over_budget: u64,
     /// Connections closed with [`DisconnectReason::Flooding`](super::DisconnectReason::Flooding).
     pub flooding: u64,
+    /// Connections closed (reason Timeout) because reliable data stayed
+    /// unacknowledged for the connection timeout while the peer kept talking.
+    pub unacknowledged_drops: u64,
     /// Events waiting for the owner to poll them (all peers).
     pub queued_events: u64,
 }

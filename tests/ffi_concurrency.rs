@@ -151,7 +151,17 @@ fn two_threads_on_one_host_get_ok_or_busy() {
     println!("host: {} calls through, {} BUSY", tally.ok, tally.busy);
     // SAFETY: live host, destroyed once.
     unsafe {
-        ok(tw_host_flush(h));
+        // Right after the hammering the command queue may still be full (the network
+        // thread is behind, as under Wine): that is QUEUE_FULL, a single caller's result.
+        let mut r = tw_host_flush(h);
+        for _ in 0..1000 {
+            if r != tw_result::QueueFull {
+                break;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(1));
+            r = tw_host_flush(h);
+        }
+        ok(r);
         tw_host_destroy(h);
     }
 }

@@ -25,11 +25,13 @@ mod engine;
 mod fake;
 mod p2p;
 mod relay;
+mod seeds;
 
 pub use decoders::{desync_dump, p2p_message, relay_messages, replay, wire_packet};
 pub use endpoint::{endpoint, endpoint_pair};
 pub use p2p::{p2p_session, spectator};
 pub use relay::{relay_client, relay_server};
+pub use seeds::corpus;
 
 /// A fuzz target.
 pub type Target = fn(&[u8]);

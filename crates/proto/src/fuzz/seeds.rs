@@ -526,4 +526,12 @@ fn p2p(c: &mut Vec<Entry>) {
         s.u8(0x03).u16(170).u8(1);
     }
     put(c, "spectator", "snapshot", s.done());
+    // Found by fuzzing: a snapshot at the last tick numbers, then inputs counted past it.
+    let mut s = B::default();
+    s.u8(0x02).any(u32::MAX - 3).blob(b"snapshot");
+    for _ in 0..3 {
+        spectate(&mut s, 0);
+        s.u8(0x03).u16(170).u8(3);
+    }
+    put(c, "spectator", "regress-snapshot-at-the-last-tick", s.done());
 }

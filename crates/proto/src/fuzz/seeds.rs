@@ -228,6 +228,19 @@ fn decoders(c: &mut Vec<Entry>) {
         h[at..at + 4].copy_from_slice(&v.to_le_bytes());
     }
     put(c, "replay", "regress-replay-huge-counts", h);
+    // Found by fuzzing: no ticks, so nothing checks 2^32 - 1 players of 2^32 - 1 bytes,
+    // and playing reserved their product (a capacity-overflow panic).
+    let mut h = ReplayRecorder::new(1, 1, 0x0200_0000, &[]).bytes().to_vec();
+    h[8..16].fill(0xff);
+    put(c, "replay", "regress-no-ticks-huge-players", h);
+    // Found by fuzzing: ticks that run past u32::MAX (the last advance counted past it).
+    let mut r = ReplayRecorder::new(2, 2, u32::MAX - 2, b"initial");
+    for t in 0..6u8 {
+        r.begin_tick();
+        r.push(&[t, 1], InputStatus::Confirmed);
+        r.push(&[t, 2], InputStatus::Confirmed);
+    }
+    put(c, "replay", "regress-ticks-past-the-last-tick", r.bytes().to_vec());
 }
 
 /// `endpoint`: the op byte is `address << 4 | kind`.

@@ -468,6 +468,18 @@ fn relay_client(c: &mut Vec<Entry>) {
         frame(&mut s, 2);
     }
     put(c, "relay_client", "regress-update-shift-max", s.done());
+    // A shift of i32::MAX in the first report, then honest ones: the lead loop keeps a
+    // margin sample 2^31 ticks off, snaps the clock 2^31 ticks ahead, and `ticks_due`
+    // records an input for each of those ticks (a hang).
+    let mut s = B::default();
+    s.u8(0x00);
+    frame(&mut s, 2);
+    welcome(&mut s, None);
+    for k in 0..40 {
+        update(&mut s, Some(if k == 0 { i32::MAX as u32 } else { 0 }), 1);
+        frame(&mut s, 1);
+    }
+    put(c, "relay_client", "regress-first-shift-max-snaps-the-clock", s.done());
 }
 
 /// `p2p_session` and `spectator`.
@@ -520,6 +532,18 @@ fn p2p(c: &mut Vec<Entry>) {
         frame(&mut s, 1);
     }
     put(c, "p2p_session", "regress-ack-from-the-future", s.done());
+    // Found by fuzzing: a peer proposes its player disconnected from a tick long
+    // confirmed (35 back): the session rolls back past its state ring, and a save it
+    // asks for is overwritten by a later one of the same batch (confirm_save refuses it).
+    let mut s = B::default();
+    s.u8(0x08);
+    for _ in 0..40 {
+        msg(&mut s, 0x00, 1, None);
+        frame(&mut s, 1);
+    }
+    s.u8(0x00).u8(0x11).near(1).near(0).near(0).u8(0).near(0).u8(0).u8(1).u8(1).near(-35).u8(0);
+    frame(&mut s, 3);
+    put(c, "p2p_session", "regress-disconnect-before-confirmed", s.done());
 
     // spectator: spectate messages from tick 0, and a snapshot mid-match.
     let spectate = |s: &mut B, first: i8| {

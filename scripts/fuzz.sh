@@ -12,6 +12,8 @@
 # "N passed, N failed", and the exit status is non-zero if a target failed.
 #
 # Usage: scripts/fuzz.sh [SECONDS] [TARGET...]
+# FUZZ_ARGS adds libFuzzer flags, e.g. FUZZ_ARGS="-fork=1 -ignore_crashes=1
+# -ignore_timeouts=1" to go on past known crashes and collect them all.
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -73,7 +75,7 @@ for t in "${targets[@]}"; do
     status=0
     (cd fuzz && cargo +nightly fuzz run "$t" "$OUT/corpus/$t" "$OUT/seeds/$t" -- \
         -max_total_time="$secs" -timeout=10 -rss_limit_mb=2048 -max_len=8192 \
-        -print_final_stats=1 -artifact_prefix="$OUT/artifacts/$t/") >"$log" 2>&1 || status=$?
+        -print_final_stats=1 -artifact_prefix="$OUT/artifacts/$t/" ${FUZZ_ARGS:-}) >"$log" 2>&1 || status=$?
     execs="$(grep -oE 'stat::number_of_executed_units: *[0-9]+' "$log" | grep -oE '[0-9]+$' | tail -1 || true)"
     cov="$(grep -oE 'cov: [0-9]+ ft: [0-9]+ corp: [0-9]+' "$log" | tail -1 || true)"
     if [ "$status" -eq 0 ]; then

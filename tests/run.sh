@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Everything: cargo test (all targets, plus doctests), then the C ABI checks: the C
+# Everything: cargo test (all targets, plus doctests, and the committed fuzz corpus
+# replayed through the fuzz targets), then the C ABI checks: the C
 # examples (loopback, P2P, relay) and the C misuse test built as strict C11,
 # syntax-checked as C++17, run, and run under valgrind. Then the bindings: C# (built with mcs -langversion:7.2, tests run
 # under the Mono JIT and under Mono full AOT, the stand-in for IL2CPP), the C++ wrapper
@@ -52,6 +53,12 @@ echo "== cargo test --workspace --all-targets"
 cargo test --workspace --all-targets || cargo_ok=0
 echo "== cargo test --workspace --doc"
 cargo test --workspace --doc || cargo_ok=0
+# The fuzz targets (tickwire-proto's `fuzzing` feature, off in every other build): lint
+# them, and replay every committed input of fuzz/corpus/ through them on stable.
+echo "== cargo clippy -p tickwire-proto --all-targets --features fuzzing -- -D warnings"
+cargo clippy -p tickwire-proto --all-targets --features fuzzing -- -D warnings || cargo_ok=0
+echo "== cargo test -p tickwire-proto --features fuzzing --test fuzz_corpus"
+cargo test -p tickwire-proto --features fuzzing --test fuzz_corpus || cargo_ok=0
 # The shipped library first (no test hooks), kept aside for the layering checks; then
 # the library the C programs link, with the tw_debug_* hooks the misuse test calls.
 SHIPPED="$ROOT/build/shipped"

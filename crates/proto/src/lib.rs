@@ -19,11 +19,16 @@
 //!   interpolation of a remote timeline ([`AdaptiveInterpolation`]);
 //! - the clocks ([`Micros`], [`TickClock`]), the transport ([`Endpoint`], which a
 //!   caller feeds datagrams and drains), and the simulator;
-//! - [`wire`]: the byte formats, for tools that read or write them.
+//! - [`wire`]: the byte formats, for tools that read or write them;
+//! - `fuzz`, with the `fuzzing` feature only: the fuzz targets (`fuzz/`, and the corpus
+//!   replay test).
 
 #![forbid(unsafe_code)]
 
 mod clock;
+// The fuzz targets: the fuzzers (fuzz/) and tests/fuzz_corpus.rs turn this on.
+#[cfg(feature = "fuzzing")]
+pub mod fuzz;
 mod game;
 mod jitter;
 mod netsim;

@@ -9,8 +9,9 @@
 //! ticks * players * (u8 status (0 confirmed, 2 disconnected), input_size bytes)
 //! ```
 //! Decoding is strict: wrong magic, version, flags, status bytes, any length that
-//! does not add up exactly, or ticks past `u32::MAX` is an error. Every length is
-//! checked against the bytes left before anything is allocated.
+//! does not add up exactly, ticks past `u32::MAX`, or more players (65535) or larger
+//! inputs ([`MAX_INPUT_SIZE`](crate::MAX_INPUT_SIZE)) than a session has is an error.
+//! Every length is checked against the bytes left before anything is allocated.
 
 use super::desync::{Reader, status_from};
 use crate::request::{AdvanceStatus, InputStatus, Request, RequestQueue, Tick};
@@ -121,6 +122,10 @@ impl Replay {
         }
         if start.checked_add(ticks).is_none() {
             return Err(ReplayError::Corrupt("ticks run past the last tick number"));
+        }
+        // Playing reserves players x input size, which no tick may back (with none).
+        if players > u16::MAX as usize || input_size > crate::game::MAX_INPUT_SIZE {
+            return Err(ReplayError::Corrupt("more players or larger inputs than a session has"));
         }
         let len = r.u32().map_err(trunc)? as usize;
         let initial_state = r.take(len).map_err(trunc)?.to_vec();
@@ -300,5 +305,22 @@ mod tests {
             assert_eq!(s.advance(), AdvanceStatus::Advanced);
         }
         assert_eq!(s.advance(), AdvanceStatus::Finished);
+    }
+
+    /// Found by fuzzing: with no ticks no input bytes back the player count and input
+    /// size, and playing the replay reserved their product (2^32 - 1 of each: a
+    /// capacity-overflow panic; less, an allocation failure). No session records more
+    /// than 65535 players or inputs over `MAX_INPUT_SIZE` bytes, so no replay has them.
+    #[test]
+    fn player_counts_and_input_sizes_no_session_has_are_refused() {
+        let max = crate::game::MAX_INPUT_SIZE as u32;
+        for (players, input_size) in [(u32::MAX, u32::MAX), (65_536, 1), (1, max + 1)] {
+            assert!(
+                matches!(Replay::decode(&crafted(players, input_size, 0, 0, &[])), Err(ReplayError::Corrupt(_))),
+                "{players} players of {input_size} bytes"
+            );
+        }
+        let largest = Replay::decode(&crafted(65_535, max, 0, 0, &[])).expect("the largest a session records");
+        assert_eq!(ReplaySession::new(largest).advance(), AdvanceStatus::Finished);
     }
 }

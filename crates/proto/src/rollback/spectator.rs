@@ -145,10 +145,13 @@ impl SpectatorSession {
                     }
                     let s = self.cfg.input_size;
                     for i in 0..h.count as usize {
-                        let t = h.first + i as Tick;
-                        if t as u64 >= self.current as u64 + (self.cfg.history / 2) as u64 {
+                        // Ticks from the wire: never further ahead than half the history,
+                        // and never the last tick number (it has no next).
+                        let t = h.first as u64 + i as u64;
+                        if t >= self.current as u64 + (self.cfg.history / 2) as u64 || t >= Tick::MAX as u64 {
                             break;
                         }
+                        let t = t as Tick;
                         for (p, q) in self.queues.iter_mut().enumerate() {
                             let at = (i * self.cfg.players + p) * s;
                             q.add_confirmed(t, &d.inputs[at..at + s]);
@@ -219,5 +222,48 @@ impl SpectatorSession {
     /// The next event.
     pub fn poll_event(&mut self) -> Option<Event> {
         self.events.pop_front()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The host's inputs for `count` ticks from `first`, every player's input `[7, 7]`.
+    fn spectate(first: Tick, count: u8, players: usize) -> Vec<u8> {
+        let h = Header {
+            kind: KIND_SPECTATE,
+            tick: first.saturating_add(count as Tick),
+            ack: 0,
+            confirmed: first.saturating_add(count as Tick),
+            advantage: 0.0,
+            first,
+            count,
+            players: players as u8,
+        };
+        let mut out = Vec::new();
+        message::encode(&mut out, &h, 2, |_, _| &[7, 7], std::iter::empty(), std::iter::empty());
+        out
+    }
+
+    /// Found by fuzzing: a join snapshot near the last tick number, then the inputs
+    /// after it, counted ticks past `Tick::MAX` (an overflow panic in a debug build).
+    /// The last tick number has no next: inputs stop before it and so does play.
+    #[test]
+    fn inputs_never_run_past_the_last_tick_number() {
+        let cfg = SpectatorConfig::default();
+        let mut s = SpectatorSession::new(cfg, 1).unwrap();
+        let mut snapshot = vec![crate::rollback::p2p::KIND_SNAPSHOT_BYTE];
+        snapshot.extend_from_slice(&(Tick::MAX - 3).to_le_bytes());
+        s.handle_message(1, &snapshot);
+        s.handle_message(1, &spectate(Tick::MAX - 3, 8, cfg.players));
+        assert_eq!(s.frames_behind(), 3, "the inputs of MAX-3..MAX-1 are taken");
+        for _ in 0..10 {
+            s.advance();
+            while s.poll_request().is_some() {}
+        }
+        assert_eq!(s.current_tick(), Tick::MAX);
+        assert_eq!(s.advance(), AdvanceStatus::WaitingForInput);
+        assert_eq!(s.malformed(), 0);
     }
 }

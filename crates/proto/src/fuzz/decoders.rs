@@ -1,0 +1,238 @@
+//! The decoder targets: every byte format a peer or a file controls. Decoding is
+//! strict (one encoding per value), so the oracle of most is that whatever decodes
+//! re-encodes to exactly the bytes it came from.
+
+use crate::relay::join;
+use crate::relay::messages::{self, PlayerStep, StepParts, StepRules, UpdateView};
+use crate::request::{AdvanceStatus, InputStatus, Request};
+use crate::rollback::message;
+use crate::rollback::{DesyncDump, Replay, ReplayRecorder, ReplaySession};
+use crate::wire::{
+    self, Frame, FrameReader, MAX_DATAGRAM_SIZE, PREFIX_SIZE, PROTOCOL_VERSION, Packet, Writer, decode_packet,
+};
+
+/// The protocol id the wire targets speak.
+pub(crate) const PID: u32 = 0x5457_0001;
+
+/// Writes our version and protocol id over a datagram's prefix (the first byte of
+/// the input says whether to), so that the corpus stays meaningful across version
+/// bumps and the fuzzer need not guess the id.
+pub(crate) fn patch_prefix(d: &mut [u8]) {
+    if d.len() >= PREFIX_SIZE {
+        d[1] = PROTOCOL_VERSION;
+        d[2..PREFIX_SIZE].copy_from_slice(&PID.to_le_bytes());
+    }
+}
+
+/// `wire::decode_packet`, then the frame reader over every frame of a payload.
+/// Input: a flags byte (bit 0: patch the prefix), then the datagram.
+pub fn wire_packet(data: &[u8]) {
+    let Some((&flags, rest)) = data.split_first() else { return };
+    let mut d = rest.to_vec();
+    if flags & 1 == 1 {
+        patch_prefix(&mut d);
+    }
+    // The frame reader alone, over raw bytes.
+    for f in FrameReader::new(&d) {
+        let Ok(f) = f else { break };
+        check_frame(&f);
+    }
+    let Ok(p) = decode_packet(&d, PID) else { return };
+    assert!(d.len() <= MAX_DATAGRAM_SIZE);
+    let mut out = Vec::new();
+    match p {
+        Packet::ConnectRequest { version, client_salt } => {
+            wire::encode_connect_request(&mut out, PID, client_salt);
+            out[1] = version;
+        }
+        Packet::Challenge { client_salt, cookie_time, cookie_mac } => {
+            wire::encode_challenge(&mut out, PID, client_salt, cookie_time, cookie_mac);
+            assert!(out.len() <= wire::MAX_HANDSHAKE_REPLY_SIZE);
+        }
+        Packet::ConnectResponse { client_salt, cookie_time, cookie_mac } => {
+            wire::encode_connect_response(&mut out, PID, client_salt, cookie_time, cookie_mac)
+        }
+        Packet::Accepted { client_salt, server_salt } => {
+            wire::encode_accepted(&mut out, PID, client_salt, server_salt);
+            assert!(out.len() <= wire::MAX_HANDSHAKE_REPLY_SIZE);
+        }
+        Packet::Denied { client_salt, reason } => {
+            wire::encode_denied(&mut out, PID, client_salt, reason);
+            out[1] = d[1]; // denials keep their layout across versions
+            assert!(out.len() <= wire::MAX_HANDSHAKE_REPLY_SIZE);
+        }
+        Packet::Disconnect { salt, reason } => wire::encode_disconnect(&mut out, PID, salt, reason),
+        Packet::Payload { header, frames } => {
+            wire::encode_payload_header(&mut out, PID, &header);
+            let mut w = Writer::new(&mut out);
+            for f in FrameReader::new(frames) {
+                let Ok(f) = f else { return }; // the connection drops such a packet
+                check_frame(&f);
+                let before = w.len();
+                wire::write_frame(&mut w, &f);
+                assert_eq!(w.len() - before, f.encoded_len());
+            }
+        }
+    }
+    assert_eq!(out, d, "{p:?} does not re-encode to its bytes");
+}
+
+fn check_frame(f: &Frame<'_>) {
+    assert!(f.channel < 64);
+    if let Some((index, count)) = f.fragment {
+        assert!(index < count && (2..=wire::frame_consts::MAX_FRAGMENTS).contains(&count));
+        assert!(!f.data.is_empty() && f.data.len() <= wire::frame_consts::FRAGMENT_SIZE);
+    }
+}
+
+/// `wire::p2p::decode` at a few input sizes. Input: a byte choosing the input size,
+/// then the message.
+pub fn p2p_message(data: &[u8]) {
+    let Some((&sel, msg)) = data.split_first() else { return };
+    let input_size = [1, 2, 3, 8, 16, 64][sel as usize % 6];
+    let mut scratch = Vec::new();
+    let Ok(d) = message::decode(msg, input_size, &mut scratch) else { return };
+    let h = d.header;
+    let (count, players) = (h.count as usize, h.players as usize);
+    assert_eq!(d.inputs.len(), count * players * input_size);
+    let disconnects: Vec<_> = d.disconnects().collect();
+    let reports: Vec<_> = d.reports().collect();
+    // Every report the decoder validated is readable.
+    let inputs = d.inputs.to_vec();
+    let mut out = Vec::new();
+    message::encode(
+        &mut out,
+        &h,
+        input_size,
+        |i, p| &inputs[(i * players + p) * input_size..][..input_size],
+        disconnects.iter().copied(),
+        reports.iter().copied(),
+    );
+    let bound = message::max_encoded_len(count, players, input_size, disconnects.len(), reports.len());
+    assert!(out.len() <= bound, "{} bytes encoded, bound {bound}", out.len());
+    let mut scratch2 = Vec::new();
+    let back = message::decode(&out, input_size, &mut scratch2).expect("a re-encoded message decodes");
+    assert_eq!(back.header, h);
+    assert_eq!(back.inputs, inputs.as_slice());
+    assert_eq!(back.disconnects().collect::<Vec<_>>(), disconnects);
+    assert_eq!(back.reports().collect::<Vec<_>>(), reports);
+}
+
+/// The relay's decoders: Hello, Welcome, ClientInputs and ServerUpdate. Input: a byte
+/// choosing the decoder and its limits, then the message.
+pub fn relay_messages(data: &[u8]) {
+    let Some((&sel, msg)) = data.split_first() else { return };
+    let mut out = Vec::new();
+    match sel % 4 {
+        0 => {
+            let Ok(h) = join::decode_hello(msg) else { return };
+            join::encode_hello(&mut out, &h);
+            assert_eq!(out.len(), join::HELLO_SIZE);
+        }
+        1 => {
+            let Ok(w) = join::decode_welcome(msg) else { return };
+            assert!(w.player < w.max_players && w.token != 0);
+            join::encode_welcome(&mut out, &w);
+        }
+        2 => {
+            let max_input = (sel >> 2) as usize;
+            let mut spans = Vec::new();
+            let Ok((step_ack, first)) = messages::decode_client_input_spans(msg, max_input, &mut spans) else {
+                return;
+            };
+            assert!(spans.len() <= 255);
+            assert!(spans.iter().all(|&(o, n)| n <= max_input && o + n <= msg.len()));
+            messages::encode_client_inputs(&mut out, step_ack, first, spans.iter().map(|&(o, n)| &msg[o..o + n]));
+        }
+        _ => {
+            let rules = StepRules {
+                max_input: [0, 1, 2, 8, 64, 255][(sel >> 2) as usize % 6],
+                input_size: (sel & 0x20 != 0).then_some(2),
+                max_players: (sel & 0x40 != 0).then_some(4),
+            };
+            let mut view = UpdateView::with_datagram_capacity();
+            if messages::decode_server_update_into(msg, &rules, &mut view).is_err() {
+                assert!(view.head.is_none(), "a refused update leaves no head");
+                return;
+            }
+            let head = view.head.expect("decoded");
+            let mut parts = StepParts::default();
+            let mut steps: Vec<Vec<PlayerStep>> = Vec::new();
+            for i in 0..view.n_steps() {
+                let mut s = Vec::new();
+                messages::decode_step_into(view.step_bytes(msg, i), &mut s, &mut parts)
+                    .expect("a step of a decoded update decodes");
+                let mut prev = None;
+                for p in &s {
+                    assert!(prev.is_none_or(|q| p.player > q), "players in increasing order");
+                    assert!(rules.max_players.is_none_or(|m| p.player < m));
+                    assert_eq!(p.inputs.len(), p.accepted.max(1) as usize);
+                    assert!(p.inputs.iter().all(|b| b.len() <= rules.max_input));
+                    assert!(p.inputs.iter().all(|b| rules.input_size.is_none_or(|n| b.len() == n)));
+                    let accepted = messages::step_accepted(view.step_bytes(msg, i), p.player);
+                    assert_eq!(accepted, Some(p.accepted));
+                    prev = Some(p.player);
+                }
+                steps.push(s);
+            }
+            messages::encode_server_update_head(
+                &mut out,
+                &head,
+                &view.margins,
+                &view.checks,
+                view.first_step,
+                steps.len() as u8,
+            );
+            for s in &steps {
+                messages::write_step(&mut out, s);
+            }
+        }
+    }
+    assert_eq!(out, msg, "a decoded relay message re-encodes to its bytes");
+}
+
+/// `DesyncDump::decode`; what decodes re-encodes to the same bytes.
+pub fn desync_dump(data: &[u8]) {
+    let Ok(d) = DesyncDump::decode(data) else { return };
+    assert_eq!(d.inputs.iter().map(Vec::len).sum::<usize>(), d.inputs.len() * d.players);
+    assert_eq!(d.encode(), data, "a decoded dump re-encodes to its bytes");
+}
+
+/// `Replay::decode`, then a `ReplaySession` plays it to the end; a replay re-recorded
+/// from what was played is the same bytes.
+pub fn replay(data: &[u8]) {
+    let Ok(r) = Replay::decode(data) else { return };
+    let (players, input_size) = (r.players, r.input_size);
+    let mut rec = ReplayRecorder::new(players, input_size, r.start, &r.initial_state);
+    let (start, ticks) = (r.start, r.ticks);
+    let mut s = ReplaySession::new(r);
+    let mut played = 0u64;
+    // One advance per tick, plus the one that says it is over.
+    for _ in 0..=ticks as u64 {
+        let status = s.advance();
+        while let Some(q) = s.poll_request() {
+            match q {
+                Request::Restore { tick, .. } => assert_eq!(tick, start),
+                Request::Advance { tick, inputs, .. } => {
+                    assert_eq!(tick as u64, start as u64 + played, "ticks play in order");
+                    assert_eq!(inputs.len(), players);
+                    rec.begin_tick();
+                    for i in 0..players {
+                        let (b, st) = inputs.get(i);
+                        assert_eq!(b.len(), input_size);
+                        assert!(st != InputStatus::Predicted);
+                        rec.push(b, st);
+                    }
+                    played += 1;
+                }
+                other => panic!("a replay asked for {other:?}"),
+            }
+        }
+        if status == AdvanceStatus::Finished {
+            break;
+        }
+    }
+    assert_eq!(played, ticks as u64, "every recorded tick plays once");
+    assert_eq!(s.advance(), AdvanceStatus::Finished);
+    assert_eq!(rec.bytes(), data, "a played replay re-records to its bytes");
+}

@@ -1,0 +1,127 @@
+//! Fuzz targets (the `fuzzing` cargo feature; never part of a shipped build).
+//!
+//! One plain function per target, `fn(&[u8])`, that must return for every input
+//! without panicking, hanging or allocating without bound, and that checks the
+//! target's oracles with `assert!`. They live inside the crate so they can reach its
+//! private decoders and state machines. Two drivers call them: the cargo-fuzz crate in
+//! `fuzz/` (one `fuzz_targets/<name>.rs` per target, `scripts/fuzz.sh` runs them on
+//! nightly) and the stable test `tests/fuzz_corpus.rs`, which replays every committed
+//! input of `fuzz/corpus/<name>/` under a time budget.
+//!
+//! | target | what it drives | oracles |
+//! |---|---|---|
+//! | [`wire_packet`] | `decode_packet` and the frame reader | a decoded packet re-encodes to the same bytes |
+//! | [`p2p_message`] | the P2P message decoder | re-encoding decodes to the same values, within `max_encoded_len` |
+//! | [`relay_messages`] | Hello, Welcome, ClientInputs, ServerUpdate | decoded messages re-encode to the same bytes |
+//! | [`desync_dump`] | `DesyncDump::decode` | re-encodes to the same bytes |
+//! | [`replay`] | `Replay::decode` and a `ReplaySession` | re-records to the same bytes, plays every tick once |
+//! | [`endpoint`] | one `Endpoint`, datagrams from a few addresses | no reply to an unproven address is larger than what caused it |
+//! | [`endpoint_pair`] | two endpoints over a lossy in-memory link | reliable: exactly once, in order; unreliable: at most once |
+//! | [`relay_server`], [`relay_client`], [`p2p_session`], [`spectator`] | a session fed messages, time and engine answers | the engine contract (slots, ticks, input sizes), dumps and replays it writes decode |
+
+mod decoders;
+mod endpoint;
+mod engine;
+mod fake;
+mod p2p;
+mod relay;
+mod seeds;
+
+pub use decoders::{desync_dump, p2p_message, relay_messages, replay, wire_packet};
+pub use endpoint::{endpoint, endpoint_pair};
+pub use p2p::{p2p_session, spectator};
+pub use relay::{relay_client, relay_server};
+pub use seeds::corpus;
+
+/// A fuzz target.
+pub type Target = fn(&[u8]);
+
+/// Every target by name, for drivers that take the name from the command line or a
+/// directory (`fuzz/corpus/<name>/`).
+pub const TARGETS: &[(&str, Target)] = &[
+    ("wire_packet", wire_packet),
+    ("p2p_message", p2p_message),
+    ("relay_messages", relay_messages),
+    ("desync_dump", desync_dump),
+    ("replay", replay),
+    ("endpoint", endpoint),
+    ("endpoint_pair", endpoint_pair),
+    ("relay_server", relay_server),
+    ("relay_client", relay_client),
+    ("p2p_session", p2p_session),
+    ("spectator", spectator),
+];
+
+/// The fuzz input read as a stream of choices. Past its end every read gives zeros,
+/// so a harness never checks lengths; its loops stop when [`Input::is_empty`].
+pub(crate) struct Input<'a> {
+    data: &'a [u8],
+    at: usize,
+}
+
+impl<'a> Input<'a> {
+    pub(crate) fn new(data: &'a [u8]) -> Self {
+        Input { data, at: 0 }
+    }
+
+    pub(crate) fn is_empty(&self) -> bool {
+        self.at >= self.data.len()
+    }
+
+    /// Up to `n` bytes (fewer at the end).
+    pub(crate) fn bytes(&mut self, n: usize) -> &'a [u8] {
+        let end = self.at.saturating_add(n).min(self.data.len());
+        let s = &self.data[self.at.min(end)..end];
+        self.at = end;
+        s
+    }
+
+    fn array<const N: usize>(&mut self) -> [u8; N] {
+        let mut a = [0u8; N];
+        let b = self.bytes(N);
+        a[..b.len()].copy_from_slice(b);
+        a
+    }
+
+    pub(crate) fn u8(&mut self) -> u8 {
+        self.array::<1>()[0]
+    }
+
+    pub(crate) fn u16(&mut self) -> u16 {
+        u16::from_le_bytes(self.array())
+    }
+
+    pub(crate) fn u32(&mut self) -> u32 {
+        u32::from_le_bytes(self.array())
+    }
+
+    pub(crate) fn u64(&mut self) -> u64 {
+        u64::from_le_bytes(self.array())
+    }
+
+    pub(crate) fn bool(&mut self) -> bool {
+        self.u8() & 1 == 1
+    }
+
+    /// A number in `0..n` (`n` > 0).
+    pub(crate) fn below(&mut self, n: usize) -> usize {
+        self.u8() as usize % n
+    }
+
+    /// A length-prefixed byte string (one length byte, so at most 255 bytes).
+    pub(crate) fn blob(&mut self) -> &'a [u8] {
+        let n = self.u8() as usize;
+        self.bytes(n)
+    }
+
+    /// A tick near `base` (within ±128) or, one time in eight, any tick at all: the
+    /// sessions only look deep at numbers that are plausible.
+    pub(crate) fn tick_near(&mut self, base: u32) -> u32 {
+        let sel = self.u8();
+        if sel & 7 == 0 {
+            return self.u32();
+        }
+        let d = self.u8() as i64 - 128;
+        (base as i64 + d).clamp(0, u32::MAX as i64) as u32
+    }
+}

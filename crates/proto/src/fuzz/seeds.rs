@@ -1,0 +1,574 @@
+//! The committed corpus: a handful of valid inputs per target, built from real
+//! messages, and a regression input for each defect of issue 13 a target can express
+//! (`regress-<what>`). `cargo test -p tickwire-proto --features fuzzing --test
+//! fuzz_corpus -- --ignored write_corpus` writes them to `fuzz/corpus/<target>/`.
+//!
+//! The session and endpoint inputs are operation streams: each builder below writes
+//! the bytes in the order its target reads them (see the targets' match arms).
+
+use crate::relay::join::{self, Hello, Welcome};
+use crate::relay::messages::{self, MarginReport, PlayerStep, UpdateHead};
+use crate::request::InputStatus;
+use crate::rollback::message::{self, Header, KIND_INPUT, KIND_SPECTATE, KIND_SPECTATOR_ACK};
+use crate::rollback::{DesyncDump, ReplayRecorder};
+use crate::transport::DisconnectReason;
+use crate::wire::{self, PayloadHeader};
+
+use super::decoders::PID;
+
+/// An operation stream under construction.
+#[derive(Default, Clone)]
+struct B(Vec<u8>);
+
+impl B {
+    fn u8(&mut self, v: u8) -> &mut Self {
+        self.0.push(v);
+        self
+    }
+    fn u16(&mut self, v: u16) -> &mut Self {
+        self.0.extend_from_slice(&v.to_le_bytes());
+        self
+    }
+    fn u32(&mut self, v: u32) -> &mut Self {
+        self.0.extend_from_slice(&v.to_le_bytes());
+        self
+    }
+    fn u64(&mut self, v: u64) -> &mut Self {
+        self.0.extend_from_slice(&v.to_le_bytes());
+        self
+    }
+    fn bytes(&mut self, b: &[u8]) -> &mut Self {
+        self.0.extend_from_slice(b);
+        self
+    }
+    /// A length byte and the bytes.
+    fn blob(&mut self, b: &[u8]) -> &mut Self {
+        self.u8(b.len() as u8).bytes(b)
+    }
+    /// `Input::tick_near`: the base tick moved by `d`.
+    fn near(&mut self, d: i8) -> &mut Self {
+        self.u8(1).u8((d as i16 + 128) as u8)
+    }
+    /// `Input::tick_near`: any tick.
+    fn any(&mut self, t: u32) -> &mut Self {
+        self.u8(0).u32(t)
+    }
+    fn done(&self) -> Vec<u8> {
+        self.0.clone()
+    }
+}
+
+type Entry = (&'static str, String, Vec<u8>);
+
+/// Every seed and regression input, as `(target, file name, bytes)`.
+pub fn corpus() -> Vec<Entry> {
+    let mut c = Vec::new();
+    decoders(&mut c);
+    endpoint(&mut c);
+    endpoint_pair(&mut c);
+    relay_server(&mut c);
+    relay_client(&mut c);
+    p2p(&mut c);
+    c
+}
+
+fn put(c: &mut Vec<Entry>, target: &'static str, name: &str, bytes: Vec<u8>) {
+    c.push((target, name.to_string(), bytes));
+}
+
+fn with(first: u8, rest: &[u8]) -> Vec<u8> {
+    let mut v = vec![first];
+    v.extend_from_slice(rest);
+    v
+}
+
+fn p2p_msg(h: &Header, inputs: &[u8], disconnects: &[(u16, u32)], reports: &[(u32, u64)]) -> Vec<u8> {
+    let mut out = Vec::new();
+    let p = h.players as usize;
+    message::encode(
+        &mut out,
+        h,
+        2,
+        |i, j| &inputs[(i * p + j) * 2..][..2],
+        disconnects.iter().copied(),
+        reports.iter().copied(),
+    );
+    out
+}
+
+fn update(head: &UpdateHead, margins: &[MarginReport], checks: &[(u32, u64)], first: u32, steps: usize) -> Vec<u8> {
+    let mut out = Vec::new();
+    messages::encode_server_update_head(&mut out, head, margins, checks, first, steps as u8);
+    for i in 0..steps {
+        let players = [
+            PlayerStep { player: 0, accepted: 1, inputs: vec![vec![i as u8, 1]] },
+            PlayerStep { player: 2, accepted: 0, inputs: vec![vec![0, 0]] },
+        ];
+        messages::write_step(&mut out, &players);
+    }
+    out
+}
+
+const HEAD: UpdateHead = UpdateHead {
+    server_tick: 120,
+    your_player: 0,
+    shift: -2,
+    input_ack: 118,
+    depth: 3,
+    first_input: 4,
+    substituted: 1,
+};
+
+fn decoders(c: &mut Vec<Entry>) {
+    // wire_packet: every kind of datagram, and payloads with every kind of frame.
+    let mut b = Vec::new();
+    type Encode<'a> = &'a dyn Fn(&mut Vec<u8>);
+    let kinds: [(&str, Encode); 6] = [
+        ("connect-request", &|b| wire::encode_connect_request(b, PID, 7)),
+        ("challenge", &|b| wire::encode_challenge(b, PID, 7, 1_000_000, 0xfeed)),
+        ("connect-response", &|b| wire::encode_connect_response(b, PID, 7, 1_000_000, 0xfeed)),
+        ("accepted", &|b| wire::encode_accepted(b, PID, 7, 8)),
+        ("denied", &|b| wire::encode_denied(b, PID, 7, DisconnectReason::ServerFull)),
+        ("disconnect", &|b| wire::encode_disconnect(b, PID, 99, DisconnectReason::Kicked)),
+    ];
+    for (name, enc) in kinds {
+        enc(&mut b);
+        put(c, "wire_packet", name, with(1, &b));
+    }
+    let h = PayloadHeader { salt: 0x1234_5678, seq: 9, ack: 4, ack_bits: 0b1011, ack_delay: 25 };
+    wire::encode_payload_header(&mut b, PID, &h);
+    b.extend_from_slice(&[0x00, 2, b'h', b'i', 0x41, 3, 0, 1, b'x', 0x82, 7, 0, 3, b'a', b'b', b'c']);
+    put(c, "wire_packet", "payload-frames", with(1, &b));
+    wire::encode_payload_header(&mut b, PID, &h);
+    b.extend_from_slice(&[0xC2, 5, 0, 0, 0, 2, 0, 0x80, 8]);
+    b.extend_from_slice(&[0xAB; 1024]);
+    b.extend_from_slice(&[0xC2, 6, 0, 1, 0, 2, 0, 3, 1, 2, 3]);
+    put(c, "wire_packet", "payload-fragments", with(1, &b));
+
+    // p2p_message (input size 2: selector 1).
+    let h = Header {
+        kind: KIND_INPUT,
+        tick: 130,
+        ack: 127,
+        confirmed: 125,
+        advantage: -0.75,
+        first: 126,
+        count: 4,
+        players: 1,
+    };
+    put(c, "p2p_message", "inputs", with(1, &p2p_msg(&h, &[1, 0, 1, 0, 2, 0, 2, 0], &[], &[])));
+    let h2 = Header { players: 2, count: 2, ..h };
+    let m = p2p_msg(&h2, &[1, 2, 3, 4, 5, 6, 7, 8], &[(2, 128)], &[(120, 0xdead), (110, 7)]);
+    put(c, "p2p_message", "lists", with(1, &m));
+    let s = Header { kind: KIND_SPECTATE, players: 3, count: 2, ..h };
+    put(c, "p2p_message", "spectate", with(1, &p2p_msg(&s, &[9; 12], &[], &[])));
+    let a = Header { kind: KIND_SPECTATOR_ACK, count: 0, players: 0, ..h };
+    put(c, "p2p_message", "spectator-ack", with(1, &p2p_msg(&a, &[], &[], &[])));
+    // Issue 13, 2: an ack 100000 ticks past the sender's tick.
+    let lie = Header { ack: 100_130, count: 0, ..h };
+    put(c, "p2p_message", "regress-ack-from-the-future", with(1, &p2p_msg(&lie, &[], &[], &[])));
+
+    // relay_messages: Hello (0), Welcome (1), ClientInputs (2, max input 8), ServerUpdate (3).
+    join::encode_hello(&mut b, &Hello { token: 0, input_size: 2, max_players: 4 });
+    put(c, "relay_messages", "hello", with(0, &b));
+    let w = Welcome { player: 1, token: 0xabcdef, tick: 300, input_size: 2, max_players: 4, state: b"state" };
+    join::encode_welcome(&mut b, &w);
+    put(c, "relay_messages", "welcome", with(1, &b));
+    // Issue 13, 3: a Welcome at the last tick.
+    join::encode_welcome(&mut b, &Welcome { tick: u32::MAX, ..w });
+    put(c, "relay_messages", "regress-welcome-tick-max", with(1, &b));
+    let ins: [&[u8]; 3] = [&[1, 0], &[1, 0], &[2, 0]];
+    messages::encode_client_inputs(&mut b, 99, 140, ins.into_iter());
+    put(c, "relay_messages", "client-inputs", with(2 | 8 << 2, &b));
+    let margins =
+        [MarginReport { tick: 139, margin: 1.5, copy: 0 }, MarginReport { tick: 140, margin: -0.25, copy: 1 }];
+    // ServerUpdate with max input 2 (index 2), fixed size 2 (0x20) and 4 players (0x40).
+    let sel = 3 | 2 << 2 | 0x20 | 0x40;
+    put(c, "relay_messages", "server-update", with(sel, &update(&HEAD, &margins, &[(110, 5)], 117, 3)));
+    // Issue 13, 4: a shift of i32::MAX.
+    let big = UpdateHead { shift: i32::MAX, ..HEAD };
+    put(c, "relay_messages", "regress-update-shift-max", with(sel, &update(&big, &margins, &[], 117, 1)));
+
+    // desync_dump.
+    let row = vec![(InputStatus::Confirmed, vec![1, 2]), (InputStatus::Disconnected, vec![0, 0])];
+    let dump = DesyncDump {
+        tick: 50,
+        local: 1,
+        remote: 2,
+        peer: 3,
+        players: 2,
+        input_size: 2,
+        first_tick: 48,
+        inputs: vec![row; 3],
+        state: Some(b"engine state".to_vec()),
+    };
+    put(c, "desync_dump", "with-state", dump.encode());
+    put(c, "desync_dump", "no-state", DesyncDump { state: None, inputs: Vec::new(), ..dump.clone() }.encode());
+    // Issue 13, 4: 51 bytes, no players and 2^32 - 1 ticks (asked for 103 GB).
+    let mut d = DesyncDump { state: None, inputs: Vec::new(), players: 0, input_size: 0, ..dump }.encode();
+    d[42..46].copy_from_slice(&u32::MAX.to_le_bytes());
+    assert_eq!(d.len(), 51);
+    put(c, "desync_dump", "regress-dump-103gb", d);
+
+    // replay.
+    let mut r = ReplayRecorder::new(2, 2, 0, b"initial");
+    for t in 0..6u8 {
+        r.begin_tick();
+        r.push(&[t, 1], InputStatus::Confirmed);
+        if t < 4 { r.push(&[t, 2], InputStatus::Confirmed) } else { r.push(&[], InputStatus::Disconnected) }
+    }
+    put(c, "replay", "two-players", r.bytes().to_vec());
+    let mut r = ReplayRecorder::new(1, 3, 5000, &[]);
+    r.begin_tick();
+    r.push(&[1, 2, 3], InputStatus::Confirmed);
+    put(c, "replay", "mid-match", r.bytes().to_vec());
+    // Counts no file can hold: every one is refused before anything is reserved.
+    let mut h = ReplayRecorder::new(1, 1, 0, &[]).bytes().to_vec();
+    for (at, v) in [(8, u32::MAX), (12, u32::MAX), (20, u32::MAX)] {
+        h[at..at + 4].copy_from_slice(&v.to_le_bytes());
+    }
+    put(c, "replay", "regress-replay-huge-counts", h);
+    // Found by fuzzing: no ticks, so nothing checks 2^32 - 1 players of 2^32 - 1 bytes,
+    // and playing reserved their product (a capacity-overflow panic).
+    let mut h = ReplayRecorder::new(1, 1, 0x0200_0000, &[]).bytes().to_vec();
+    h[8..16].fill(0xff);
+    put(c, "replay", "regress-no-ticks-huge-players", h);
+    // Found by fuzzing: ticks that run past u32::MAX (the last advance counted past it).
+    let mut r = ReplayRecorder::new(2, 2, u32::MAX - 2, b"initial");
+    for t in 0..6u8 {
+        r.begin_tick();
+        r.push(&[t, 1], InputStatus::Confirmed);
+        r.push(&[t, 2], InputStatus::Confirmed);
+    }
+    put(c, "replay", "regress-ticks-past-the-last-tick", r.bytes().to_vec());
+}
+
+/// `endpoint`: the op byte is `address << 4 | kind`.
+fn endpoint(c: &mut Vec<Entry>) {
+    // Address 0 connects, talks on every channel, and leaves.
+    let mut hs = B::default();
+    hs.u8(0x02).u64(0x5a17).u8(0x03).u8(1).u8(0).u8(0x0a).u16(2000);
+    let frames = [0x00, 2, b'h', b'i', 0x41, 0, 0, 1, b'x', 0x82, 0, 0, 3, b'a', b'b', b'c'];
+    let mut s = hs.clone();
+    s.u8(0x04).u16(0).u32(0).u16(0).u16(frames.len() as u16).bytes(&frames);
+    s.u8(0x0b).u8(2).u16(10).bytes(b"0123456789").u8(0);
+    s.u8(0x0a).u16(500);
+    s.u8(0x04).u16(1).u32(1).u16(10).u16(0);
+    s.u8(0x06).u8(1);
+    put(c, "endpoint", "handshake-talk-leave", s.done());
+    // The endpoint dials address 1, which answers as a server.
+    let mut s = B::default();
+    s.u8(0x1c).u8(0x17).u64(1_000_000).u64(0xc00c).u8(0x18).u64(0x5e4e).u8(0x0a).u16(2000);
+    s.u8(0x14).u16(0).u32(0).u16(0).u16(5).bytes(&[0x00, 3, 1, 2, 3]);
+    s.u8(0x0b).u8(0).u16(4).bytes(b"ping").u8(0);
+    s.u8(0x0d).u8(0).u8(1);
+    put(c, "endpoint", "dial-and-talk", s.done());
+    // Strangers: junk, an old version, more clients than slots, a stale cookie.
+    let mut req = Vec::new();
+    wire::encode_connect_request(&mut req, PID, 1);
+    req[1] = 1;
+    let mut s = B::default();
+    s.u8(0x20).u16(5).bytes(b"junk!").u8(0x30).u16(req.len() as u16).bytes(&req);
+    for a in 0..4u8 {
+        s.u8(a << 4 | 0x02).u64(100 + a as u64).u8(a << 4 | 0x03).u8(1).u8(0);
+    }
+    s.u8(0x0a).u16(60_000).u8(0x0a).u16(60_000).u8(0x03).u8(1).u8(0);
+    put(c, "endpoint", "strangers", s.done());
+    // Issue 13, 4: a sequence number far ahead, then the honest ones.
+    let mut s = hs.clone();
+    for seq in [1u16, 0x8000, 2, 3, 4] {
+        s.u8(0x05).u16(seq).u16(0).u32(0).u16(0).u16(4).bytes(&[0x00, 2, b'o', b'k']);
+    }
+    put(c, "endpoint", "regress-seq-jump", s.done());
+    // Issue 13, 4: a reliable frame on the unreliable channel.
+    let mut s = hs.clone();
+    s.u8(0x04).u16(0).u32(0).u16(0).u16(5).bytes(&[0x80, 0, 0, 1, b'r']);
+    s.u8(0x04).u16(0).u32(0).u16(0).u16(4).bytes(&[0x00, 2, b'o', b'k']);
+    put(c, "endpoint", "regress-wrong-channel-frame", s.done());
+    // Issue 13, 1: full datagrams of empty frames.
+    let mut s = hs.clone();
+    let empties = [0u8; 1180];
+    for _ in 0..6 {
+        s.u8(0x04).u16(0).u32(0).u16(0).u16(empties.len() as u16).bytes(&empties);
+    }
+    put(c, "endpoint", "regress-empty-frame-flood", s.done());
+    // Issue 13, 5: one address reconnecting with new salts, again and again.
+    let mut s = B::default();
+    for salt in 1..40u64 {
+        s.u8(0x02).u64(salt).u8(0x03).u8(1).u8(0).u8(0x0a).u16(50);
+    }
+    put(c, "endpoint", "regress-squat-reconnect", s.done());
+}
+
+/// `endpoint_pair`: the op byte is `side << 7 | detail << 3 | kind`.
+fn endpoint_pair(c: &mut Vec<Entry>) {
+    let mut s = B::default();
+    s.u8(0);
+    s.u8(0x00).u16(100).u8(0x80).u16(2000).u8(0x02).u16(10).u8(0x8a).u16(20);
+    s.u8(0x03).u8(0x83).u8(0x7f).u8(0x06).u16(400).u8(0x7f);
+    put(c, "endpoint_pair", "clean", s.done());
+    // Drops, duplicates and reordering: send, then decide each datagram's fate.
+    let mut s = B::default();
+    s.u8(0);
+    for _ in 0..4 {
+        s.u8(0x00).u16(1500).u8(0x0a).u16(30);
+    }
+    s.u8(0x03);
+    s.u8(0x04).u16(0).u8(0x1c).u16(1).u8(0x34).u16(2).u8(0x7f);
+    for _ in 0..6 {
+        s.u8(0x06).u16(4000).u8(0x34).u16(3).u8(0x7f);
+    }
+    put(c, "endpoint_pair", "lossy", s.done());
+    // Corruption allowed: a flipped byte in a datagram.
+    let mut s = B::default();
+    s.u8(1).u8(0x00).u16(50).u8(0x03).u8(0x2c).u16(0).u16(30).u8(0x40).u8(0x06).u16(4000).u8(0x7f);
+    put(c, "endpoint_pair", "corrupt", s.done());
+}
+
+/// `relay_server`: op, peer pick, then the op's fields.
+fn relay_server(c: &mut Vec<Entry>) {
+    let frame = |s: &mut B, n: usize| {
+        for _ in 0..n {
+            s.u8(0x06).u8(0).u16(170);
+        }
+    };
+    let inputs = |s: &mut B, pick: u8, n: u8| {
+        s.u8(0x01).u8(pick).u8(0).near(0).near(0).u8(n);
+        for i in 0..n {
+            s.u8(1).u8(i).u8(0);
+        }
+    };
+    let mut s = B::default();
+    s.u8(0x00).u8(0).u8(0x03).u8(0).u8(0x11).u8(0);
+    frame(&mut s, 3);
+    for _ in 0..10 {
+        inputs(&mut s, 0, 2);
+        frame(&mut s, 2);
+    }
+    s.u8(0x00).u8(0).u8(0x03).u8(1).u8(0x11).u8(0);
+    frame(&mut s, 3);
+    s.u8(0x05).u8(0);
+    frame(&mut s, 3);
+    s.u8(0x00).u8(0).u8(0x03).u8(1).u8(0x11).u8(2);
+    frame(&mut s, 5);
+    put(c, "relay_server", "join-play-reconnect", s.done());
+    // Strangers: no Hello, a wrong game, a bad token, a raw message.
+    let mut s = B::default();
+    s.u8(0x00).u8(0).u8(0x00).u8(0).u8(0x00).u8(0);
+    s.u8(0x03).u8(1).u8(0x30).u8(0).u8(0x03).u8(2).u8(0x11).u8(1).u64(77);
+    s.u8(0x04).u8(0).blob(b"\x03junk");
+    frame(&mut s, 80);
+    put(c, "relay_server", "strangers", s.done());
+    // Issue 13, 5: a player that asks for a snapshot every frame.
+    let mut s = B::default();
+    s.u8(0x00).u8(0).u8(0x03).u8(0).u8(0x11).u8(0);
+    frame(&mut s, 3);
+    for _ in 0..60 {
+        s.u8(0x03).u8(0).u8(0x11).u8(2);
+        frame(&mut s, 1);
+    }
+    put(c, "relay_server", "regress-resync-spam", s.done());
+    // Issue 13, 5: bursts of inputs between two ticks.
+    let mut s = B::default();
+    s.u8(0x00).u8(0).u8(0x03).u8(0).u8(0x11).u8(0);
+    frame(&mut s, 3);
+    for k in 0..40u8 {
+        s.u8(0x01).u8(0).u8(0).near(0).near((k as i8).wrapping_mul(3)).u8(23);
+        for i in 0..23 {
+            s.u8(1).u8(i).u8(k);
+        }
+    }
+    frame(&mut s, 10);
+    put(c, "relay_server", "regress-input-burst", s.done());
+    // Issue 13, 5: connections that take every slot and come back when dropped.
+    let mut s = B::default();
+    for round in 0..6u8 {
+        for p in 0..5u8 {
+            s.u8(0x00).u8(0).u8(0x03).u8(p + round * 5).u8(0x11).u8(0);
+        }
+        frame(&mut s, 20);
+        for _ in 0..5 {
+            s.u8(0x05).u8(0);
+        }
+    }
+    put(c, "relay_server", "regress-slot-squat", s.done());
+}
+
+/// `relay_client`: op (bit 7: pick another connection), then the op's fields.
+fn relay_client(c: &mut Vec<Entry>) {
+    let frame = |s: &mut B, n: usize| {
+        for i in 0..n {
+            s.u8(0x07).u16(170).u8(i as u8).u8(0);
+        }
+    };
+    let welcome = |s: &mut B, tick: Option<u32>| {
+        s.u8(0x02).u8(0x11);
+        match tick {
+            Some(t) => s.any(t),
+            None => s.near(0),
+        };
+        s.blob(b"state");
+    };
+    let update = |s: &mut B, shift: Option<u32>, steps: u8| {
+        s.u8(0x03).near(2).u8(1);
+        match shift {
+            Some(v) => s.u8(0).u32(v),
+            None => s.u8(1).u8(0xff),
+        };
+        s.u8(1).u8(2).u8(1).u8(0);
+        s.u8(1).near(1).u16(200).u8(0);
+        s.u8(0);
+        s.near(0).u8(steps);
+        for i in 0..steps {
+            s.u8(0b0011).u8(1).u8(1).u8(i).u8(0).u8(0).u8(1).u8(0).u8(0);
+        }
+    };
+    let mut s = B::default();
+    s.u8(0x00);
+    frame(&mut s, 2);
+    welcome(&mut s, None);
+    for _ in 0..30 {
+        update(&mut s, None, 3);
+        frame(&mut s, 1);
+    }
+    s.u8(0x06).u8(0);
+    frame(&mut s, 3);
+    put(c, "relay_client", "join-play-resync", s.done());
+    // A drop, the retry and the rejoin with the token.
+    let mut s = B::default();
+    s.u8(0x00);
+    frame(&mut s, 2);
+    welcome(&mut s, None);
+    frame(&mut s, 2);
+    s.u8(0x01 | 2 << 3);
+    frame(&mut s, 20);
+    s.u8(0x00);
+    frame(&mut s, 2);
+    welcome(&mut s, None);
+    update(&mut s, None, 2);
+    frame(&mut s, 4);
+    put(c, "relay_client", "drop-and-rejoin", s.done());
+    // Issue 13, 3: a Welcome at tick 0xFFFFFFFF.
+    let mut s = B::default();
+    s.u8(0x00);
+    frame(&mut s, 2);
+    welcome(&mut s, Some(u32::MAX));
+    for _ in 0..5 {
+        update(&mut s, None, 2);
+        frame(&mut s, 2);
+    }
+    put(c, "relay_client", "regress-welcome-tick-max", s.done());
+    // Issue 13, 4: updates with a shift of i32::MAX.
+    let mut s = B::default();
+    s.u8(0x00);
+    frame(&mut s, 2);
+    welcome(&mut s, None);
+    for k in 0..20 {
+        update(&mut s, Some(if k % 2 == 0 { i32::MAX as u32 } else { 0 }), 1);
+        frame(&mut s, 2);
+    }
+    put(c, "relay_client", "regress-update-shift-max", s.done());
+    // A shift of i32::MAX in the first report, then honest ones: the lead loop keeps a
+    // margin sample 2^31 ticks off, snaps the clock 2^31 ticks ahead, and `ticks_due`
+    // records an input for each of those ticks (a hang).
+    let mut s = B::default();
+    s.u8(0x00);
+    frame(&mut s, 2);
+    welcome(&mut s, None);
+    for k in 0..40 {
+        update(&mut s, Some(if k == 0 { i32::MAX as u32 } else { 0 }), 1);
+        frame(&mut s, 1);
+    }
+    put(c, "relay_client", "regress-first-shift-max-snaps-the-clock", s.done());
+}
+
+/// `p2p_session` and `spectator`.
+fn p2p(c: &mut Vec<Entry>) {
+    let frame = |s: &mut B, n: usize| {
+        for i in 0..n {
+            s.u8(0x06).u16(170).u8(i as u8).u8(0);
+        }
+    };
+    // A message from peer `op >> 5` (0: peer 1) with one tick of inputs.
+    let msg = |s: &mut B, op: u8, players: usize, ack: Option<u32>| {
+        s.u8(op).u8(0x11).near(1);
+        match ack {
+            Some(a) => s.any(a),
+            None => s.near(0),
+        };
+        s.near(0).u8(0).near(-2).u8(3).bytes(&[1, 0].repeat(3 * players)).u8(0);
+        // A checksum report of the tick 5 back (a desync when it is a check tick).
+        if op == 0x20 {
+            s.u8(1).near(-5).u64(1)
+        } else {
+            s.u8(0)
+        };
+    };
+    // (name, setup byte, players of peer 1 and of peer 2): see the target's layouts.
+    for (name, setup, peers) in
+        [("two-peers", 0x08u8, [1, 0]), ("three-peers-recording", 0x89, [1, 1]), ("shared-peer-sparse", 0x2a, [2, 0])]
+    {
+        let mut s = B::default();
+        s.u8(setup);
+        for _ in 0..40 {
+            for (op, players) in [(0x00, peers[0]), (0x20, peers[1])] {
+                if players > 0 {
+                    msg(&mut s, op, players, None);
+                }
+            }
+            frame(&mut s, 1);
+        }
+        s.u8(0x05).u8(0);
+        frame(&mut s, 5);
+        s.u8(0x04).u8(2);
+        frame(&mut s, 5);
+        put(c, "p2p_session", name, s.done());
+    }
+    // Issue 13, 2: an ack 100000 ticks ahead of anything sent.
+    let mut s = B::default();
+    s.u8(0x08);
+    for k in 0..30 {
+        msg(&mut s, 0x00, 1, (k == 10).then_some(100_010));
+        frame(&mut s, 1);
+    }
+    put(c, "p2p_session", "regress-ack-from-the-future", s.done());
+    // Found by fuzzing: a peer proposes its player disconnected from a tick long
+    // confirmed (35 back): the session rolls back past its state ring, and a save it
+    // asks for is overwritten by a later one of the same batch (confirm_save refuses it).
+    let mut s = B::default();
+    s.u8(0x08);
+    for _ in 0..40 {
+        msg(&mut s, 0x00, 1, None);
+        frame(&mut s, 1);
+    }
+    s.u8(0x00).u8(0x11).near(1).near(0).near(0).u8(0).near(0).u8(0).u8(1).u8(1).near(-35).u8(0);
+    frame(&mut s, 3);
+    put(c, "p2p_session", "regress-disconnect-before-confirmed", s.done());
+
+    // spectator: spectate messages from tick 0, and a snapshot mid-match.
+    let spectate = |s: &mut B, first: i8| {
+        s.u8(0x00).u8(0x11).near(first + 8).near(0).near(first).u8(0).near(first).u8(8);
+        s.bytes(&[3; 48]).u8(0).u8(0);
+    };
+    let mut s = B::default();
+    for k in 0..10 {
+        spectate(&mut s, 0);
+        s.u8(0x03).u16(170).u8(k % 4);
+    }
+    put(c, "spectator", "from-the-start", s.done());
+    let mut s = B::default();
+    s.u8(0x02).near(100).blob(b"snapshot");
+    for _ in 0..10 {
+        spectate(&mut s, 0);
+        s.u8(0x03).u16(170).u8(1);
+    }
+    put(c, "spectator", "snapshot", s.done());
+    // Found by fuzzing: a snapshot at the last tick numbers, then inputs counted past it.
+    let mut s = B::default();
+    s.u8(0x02).any(u32::MAX - 3).blob(b"snapshot");
+    for _ in 0..3 {
+        spectate(&mut s, 0);
+        s.u8(0x03).u16(170).u8(3);
+    }
+    put(c, "spectator", "regress-snapshot-at-the-last-tick", s.done());
+}

@@ -21,9 +21,7 @@ const BUDGET: Duration = Duration::from_secs(2);
 /// of its seeds). An input that aborts the process (an allocation that fails) cannot
 /// be caught by a thread: it must wait here for its fix. Each must name a file.
 const SKIP: &[&str] = &[
-    "p2p_session/regress-disconnect-before-confirmed: issue 13, build 2: a peer proposes its player disconnected from a tick long confirmed; the session rolls back past its state ring (rollback/p2p/net.rs)",
     "p2p_session/regress-two-dumps-of-one-tick: a desync dump and a spectator snapshot of the same tick are two DumpState requests in one batch; provide_state refuses the second (rollback/p2p/forensics.rs)",
-    "relay_client/regress-first-shift-max-snaps-the-clock: issue 13, 4: an absurd ServerUpdate shift (the first report's, or the one after a slip reset) is learned; the lead loop snaps 2^31 ticks and RelayClient::ticks_due records an input for each",
 ];
 
 /// `(target, file, why)` of each [`SKIP`] entry.

@@ -108,6 +108,8 @@ const QUEUED_STEPS: usize = 128;
 const QUEUED_MERGE_DATAGRAMS: usize = 4;
 /// Player entries per step made up front when the config sets no player limit.
 const DEFAULT_STEP_PLAYERS: usize = 8;
+/// Most missing inputs `ticks_due` fills in at once (repeating the last one).
+const MAX_REPEATED_INPUTS: Tick = 1024;
 /// Packets the transport must have sent before its loss figure steers redundancy.
 const LOSS_ESTIMATE_PACKETS: u64 = 200;
 
@@ -275,7 +277,12 @@ impl RelayClient {
     /// the previous one.
     pub fn ticks_due<T: Transport + ?Sized>(&mut self, now: Micros, ep: &mut T) -> u32 {
         let Some(mut clock) = self.clock.take() else { return 0 };
-        // Inputs the engine did not push for earlier due ticks: repeat the last one.
+        // Inputs the engine did not push for earlier due ticks: repeat the last one. At
+        // most a bounded run of them (the clock only jumps that far on garbage): the
+        // server substitutes for any skipped.
+        if clock.tick().saturating_sub(self.next_tick) > MAX_REPEATED_INPUTS {
+            self.next_tick = clock.tick() - MAX_REPEATED_INPUTS;
+        }
         while self.next_tick < clock.tick() {
             self.record(now, &clock, None);
             let _ = self.send_pending(now, ep);

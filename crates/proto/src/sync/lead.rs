@@ -87,6 +87,10 @@ const RESET_SHIFT_TICKS: i64 = 6;
 /// lie: the loop re-acquires and learns nothing from that report. The shift comes from
 /// the wire, and a margin offset by it becomes a clock snap of the same size.
 const MAX_SLIP_PER_REPORT: i64 = 120;
+/// The largest clock correction the loop makes at once: 1024 ticks is 17 s at 60 Hz
+/// and 4 s at 256 Hz, beyond any lead a reachable server needs. A larger error can
+/// only come from numbers the wire made up (an absurd first shift, say).
+const MAX_SNAP_TICKS: f64 = 1024.0;
 
 #[derive(Debug, Clone)]
 pub struct InputLeadController {
@@ -501,6 +505,12 @@ impl InputLeadController {
             return LeadControl { scale: 1.0, snap_ticks: None };
         };
         let err = target - phase;
+        if err.abs() > MAX_SNAP_TICKS {
+            // No honest lead is this far off (it is the one-way latency plus jitter): the
+            // estimate learned garbage from the wire. Re-acquire rather than jump there.
+            self.reset();
+            return LeadControl { scale: 1.0, snap_ticks: None };
+        }
         if err.abs() >= self.cfg.snap_threshold_ticks {
             return LeadControl { scale: 1.0, snap_ticks: Some(err) };
         }

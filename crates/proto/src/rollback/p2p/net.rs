@@ -124,11 +124,30 @@ impl P2pSession {
                 }
             }
         }
+        let bound = self.safe_bound();
+        let mut violated = false;
         for (player, tick) in d.disconnects() {
             let player = player as usize;
-            if player < self.kinds.len() && self.kinds[player] != super::PlayerKind::Local {
-                self.disconnect_player(player, tick);
+            if player >= self.kinds.len() || self.kinds[player] == super::PlayerKind::Local {
+                continue;
             }
+            // A new proposal reaching back before the ticks final everywhere cannot come
+            // from an honest peer (a proposal is at or after its proposer's confirmed
+            // tick): it would roll back past what the state ring holds.
+            let new = self.queues[player].disconnect_tick().is_none_or(|d| d > tick);
+            if new && tick < bound {
+                violated = true;
+                break;
+            }
+            self.disconnect_player(player, tick);
+        }
+        if violated {
+            self.scratch = scratch;
+            self.stats.violations += 1;
+            let id = self.peers[pi].id;
+            self.to_close.push(id);
+            self.peer_disconnected(id, DisconnectReason::ProtocolError);
+            return;
         }
         for (tick, checksum) in d.reports() {
             match self.checks.get(tick) {

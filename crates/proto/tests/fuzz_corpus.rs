@@ -20,9 +20,7 @@ const BUDGET: Duration = Duration::from_secs(2);
 /// (one string per line: `scripts/fuzz.sh` reads this list too, and leaves them out
 /// of its seeds). An input that aborts the process (an allocation that fails) cannot
 /// be caught by a thread: it must wait here for its fix. Each must name a file.
-const SKIP: &[&str] = &[
-    "p2p_session/regress-two-dumps-of-one-tick: a desync dump and a spectator snapshot of the same tick are two DumpState requests in one batch; provide_state refuses the second (rollback/p2p/forensics.rs)",
-];
+const SKIP: &[&str] = &[];
 
 /// `(target, file, why)` of each [`SKIP`] entry.
 fn skips() -> impl Iterator<Item = (&'static str, &'static str, &'static str)> {

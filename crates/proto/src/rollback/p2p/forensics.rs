@@ -33,11 +33,18 @@ impl P2pSession {
     }
 
     /// Requests state bytes for a pending desync dump or spectator snapshot.
+    /// One request per tick: `provide_state` serves everyone waiting for that tick's
+    /// state at once (the dump and every spectator), so a second request for the same
+    /// tick would have its answer refused.
     pub(super) fn queue_state_dumps(&mut self) {
+        let mut requested: Option<Tick> = None;
         if let Some(job) = self.dump_job.as_mut().filter(|j| !j.requested) {
             job.requested = true;
             match self.ring.slot_of(job.tick) {
-                Some(slot) => self.requests.push_dump(job.tick, slot),
+                Some(slot) => {
+                    self.requests.push_dump(job.tick, slot);
+                    requested = Some(job.tick);
+                }
                 None => self.build_dump(None),
             }
         }
@@ -46,7 +53,10 @@ impl P2pSession {
             let SpectatorFeed::NeedsSnapshot { asked } = &mut s.feed else { continue };
             if let Some((t, slot)) = self.ring.latest_at_or_before(bound) {
                 *asked = Some(t);
-                self.requests.push_dump(t, slot);
+                if requested != Some(t) {
+                    self.requests.push_dump(t, slot);
+                    requested = Some(t);
+                }
             }
         }
     }

@@ -1,8 +1,8 @@
 //! A relay client that speaks the protocol but abuses it (issue 13): a player that
 //! asks for a new snapshot (a Hello with its own token on its own connection) every
 //! frame made the server dump and send its whole state as fast as its reliable channel
-//! took it (35 snapshots in 1.2 s here). Snapshots to one player are now at most one per
-//! second.
+//! took it (35 snapshots in 1.2 s here). Snapshots to one player are now at most two back
+//! to back, then one a second.
 
 #[path = "support/relay_game.rs"]
 mod relay_game;
@@ -16,7 +16,7 @@ use tickwire_proto::{CHANNEL_RELIABLE, RelayClientSessionConfig, RelayServerSess
 const SECOND: u64 = 1_000_000;
 
 #[test]
-fn resync_requests_every_tick_get_at_most_one_snapshot_a_second() {
+fn resync_requests_every_tick_get_at_most_one_snapshot_a_second_after_a_burst_of_two() {
     let s = RelayServerSessionConfig { max_players: 4, ..RelayServerSessionConfig::default() };
     let c = RelayClientSessionConfig { max_players: 4, ..RelayClientSessionConfig::default() };
     let mut w = World::new(51, link(0.0), s, c);
@@ -39,7 +39,8 @@ fn resync_requests_every_tick_get_at_most_one_snapshot_a_second() {
     }
     let sent = w.server.stats().snapshots_sent - before;
     eprintln!("snapshots sent for {asked} resync requests in 5 s: {sent} (server: {} asked)", w.server.stats().resyncs);
-    assert!(sent <= 6, "{sent} snapshots in 5 s");
+    // Two back to back (a resync right after a join is served at once), then one a second.
+    assert!(sent <= 7, "{sent} snapshots in 5 s");
     assert!(sent >= 3, "resyncs are still served ({sent})");
     // The honest player kept the full tick rate.
     let ticks = w.clients[honest].session.authoritative_tick() - ticks_before;

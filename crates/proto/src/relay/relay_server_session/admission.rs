@@ -20,10 +20,11 @@ pub(super) struct Slot {
     pub(super) token: u64,
     /// Waiting for a snapshot (just joined, came back, or resyncing).
     pub(super) needs_snapshot: bool,
-    /// When this slot was last sent a snapshot: a player gets at most one per
-    /// [`MIN_SNAPSHOT_INTERVAL_US`], however often it asks (each costs the engine a
+    /// The snapshot schedule of this slot (a "theoretical arrival time"): a player gets
+    /// two snapshots back to back (a join and a resync right after it), then at most one
+    /// per [`MIN_SNAPSHOT_INTERVAL_US`], however often it asks (each costs the engine a
     /// dump and the link the whole state).
-    pub(super) snapshot_at: Option<Micros>,
+    pub(super) snapshot_tat: Micros,
     pub(super) reconnected: bool,
 }
 
@@ -33,11 +34,16 @@ pub(crate) const MIN_SNAPSHOT_INTERVAL_US: Micros = 1_000_000;
 
 impl Slot {
     pub(super) const FREE: Slot =
-        Slot { state: SlotState::Free, token: 0, needs_snapshot: false, snapshot_at: None, reconnected: false };
+        Slot { state: SlotState::Free, token: 0, needs_snapshot: false, snapshot_tat: 0, reconnected: false };
 
     /// Waiting for a snapshot, and allowed one now.
     pub(super) fn snapshot_due(&self, now: Micros) -> bool {
-        self.needs_snapshot && self.snapshot_at.is_none_or(|t| now.saturating_sub(t) >= MIN_SNAPSHOT_INTERVAL_US)
+        self.needs_snapshot && now + MIN_SNAPSHOT_INTERVAL_US >= self.snapshot_tat
+    }
+
+    /// Books a snapshot sent at `now` against the schedule.
+    pub(super) fn snapshot_sent(&mut self, now: Micros) {
+        self.snapshot_tat = self.snapshot_tat.max(now) + MIN_SNAPSHOT_INTERVAL_US;
     }
 }
 

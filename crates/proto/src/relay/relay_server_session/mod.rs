@@ -308,7 +308,7 @@ impl RelayServerSession {
             if transport.send(peer, self.cfg.reliable_channel, &msg).is_ok() {
                 self.stats.snapshots_sent += 1;
                 if let Some(i) = slot {
-                    self.slots[i].snapshot_at = Some(now);
+                    self.slots[i].snapshot_sent(now);
                 }
             } else if let Some(i) = slot {
                 // Try again next tick.

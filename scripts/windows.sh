@@ -66,20 +66,9 @@ BUILD_STD=(-Z build-std=std,panic_unwind --target "$TARGET")
 WIN_CFLAGS=(-std=c11 -Wall -Wextra -Werror -pedantic -I"$ROOT/include")
 mkdir -p "$OUT"
 
-passed=0
-failed=0
-check() {
-    local name="$1"
-    shift
-    echo "== windows: $name"
-    if "$@"; then
-        passed=$((passed + 1))
-        echo "ok: windows: $name"
-    else
-        failed=$((failed + 1))
-        echo "FAILED: windows: $name"
-    fi
-}
+CHECK_PREFIX="windows: "
+# shellcheck source=tests/check.sh
+source "$ROOT/tests/check.sh"
 
 # A Wine prefix of our own, with the ProcessPrng stand-in in system32.
 prepare_wine() {

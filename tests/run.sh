@@ -69,20 +69,8 @@ echo "== cargo build --lib -p tickwire --features test-hooks (the library the C 
 cargo build --lib -p tickwire --features test-hooks || cargo_ok=0
 
 # --- C checks ------------------------------------------------------------------------
-passed=0
-failed=0
-check() {
-    local name="$1"
-    shift
-    echo "== $name"
-    if "$@"; then
-        passed=$((passed + 1))
-        echo "ok: $name"
-    else
-        failed=$((failed + 1))
-        echo "FAILED: $name"
-    fi
-}
+# shellcheck source=tests/check.sh
+source "$ROOT/tests/check.sh"
 
 # --- layering: what each crate may contain ---------------------------------------------
 # The protocol crate is sans-IO: no socket, thread-pool, channel or libc crate below it.

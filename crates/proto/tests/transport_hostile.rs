@@ -3,6 +3,10 @@
 //! attack that used to work; the attacker builds its packets with the crate's own wire
 //! encoders.
 
+#[path = "support/datagrams.rs"]
+mod datagrams;
+
+use datagrams::drain;
 use std::collections::HashMap;
 use std::net::SocketAddr;
 
@@ -26,15 +30,6 @@ fn alone() -> std::sync::MutexGuard<'static, ()> {
 
 fn pid() -> u32 {
     EndpointConfig::default().protocol_id
-}
-
-fn drain(ep: &mut Endpoint) -> Vec<(SocketAddr, Vec<u8>)> {
-    let mut out = Vec::new();
-    let mut buf = [0u8; MAX_DATAGRAM_SIZE];
-    while let Some((to, n)) = ep.poll_transmit(&mut buf) {
-        out.push((to, buf[..n].to_vec()));
-    }
-    out
 }
 
 fn addr(i: u32) -> SocketAddr {

@@ -3,19 +3,13 @@
 //! `max_incoming_per_ip`, its handshakes are refused with SERVER_FULL while another
 //! address still gets in; a slot it gives back is usable again.
 
+#[path = "support/datagrams.rs"]
+mod datagrams;
+
+use datagrams::drain;
 use std::net::SocketAddr;
 
-use tickwire_proto::wire::MAX_DATAGRAM_SIZE;
 use tickwire_proto::{DisconnectReason, Endpoint, EndpointConfig, NetEvent as Event, PeerId};
-
-fn drain(ep: &mut Endpoint) -> Vec<(SocketAddr, Vec<u8>)> {
-    let mut out = Vec::new();
-    let mut buf = [0u8; MAX_DATAGRAM_SIZE];
-    while let Some((to, n)) = ep.poll_transmit(&mut buf) {
-        out.push((to, buf[..n].to_vec()));
-    }
-    out
-}
 
 struct Client {
     ep: Endpoint,

@@ -1,5 +1,9 @@
 //! Hostile input: spoofed handshakes, amplification, malformed datagrams.
 
+#[path = "support/datagrams.rs"]
+mod datagrams;
+
+use datagrams::drain;
 use std::net::SocketAddr;
 
 use tickwire_proto::wire::{MAX_DATAGRAM_SIZE, PROTOCOL_VERSION, PayloadHeader};
@@ -14,15 +18,6 @@ fn pid() -> u32 {
 
 fn server() -> Endpoint {
     Endpoint::new(EndpointConfig { max_incoming: 8, seed: 11, ..EndpointConfig::default() }, 0).unwrap()
-}
-
-fn drain(ep: &mut Endpoint) -> Vec<(SocketAddr, Vec<u8>)> {
-    let mut out = Vec::new();
-    let mut buf = [0u8; MAX_DATAGRAM_SIZE];
-    while let Some((to, n)) = ep.poll_transmit(&mut buf) {
-        out.push((to, buf[..n].to_vec()));
-    }
-    out
 }
 
 fn addr(i: u32) -> SocketAddr {

@@ -269,23 +269,21 @@ impl Host {
     /// (not even after a `Connected` for it that was already on its way); a
     /// [`HostEvent::Disconnected`] follows. Wakes the network thread.
     pub fn disconnect(&mut self, peer: PeerId) -> Result<(), HostError> {
-        self.check_alive()?;
-        if !self.live.contains_key(&peer) {
-            return Err(HostError::UnknownPeer(peer));
-        }
-        self.command(Command::Disconnect { peer, reason: None })?;
-        self.live.remove(&peer);
-        Ok(())
+        self.close(peer, None)
     }
 
     /// Like [`Host::disconnect`], telling the peer `reason` (what its `Disconnected`
     /// event will say: for example `ServerFull`, so that it knows to try again later).
     pub fn disconnect_with(&mut self, peer: PeerId, reason: DisconnectReason) -> Result<(), HostError> {
+        self.close(peer, Some(reason))
+    }
+
+    fn close(&mut self, peer: PeerId, reason: Option<DisconnectReason>) -> Result<(), HostError> {
         self.check_alive()?;
         if !self.live.contains_key(&peer) {
             return Err(HostError::UnknownPeer(peer));
         }
-        self.command(Command::Disconnect { peer, reason: Some(reason) })?;
+        self.command(Command::Disconnect { peer, reason })?;
         self.live.remove(&peer);
         Ok(())
     }

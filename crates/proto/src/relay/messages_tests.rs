@@ -78,23 +78,15 @@ fn server_update_round_trips() {
     }
     // accepted 2 with one input is a lie.
     let mut bad = Vec::new();
-    let h = UpdateHead {
-        server_tick: 1,
-        your_player: 1,
-        shift: 0,
-        input_ack: NONE,
-        depth: 0,
-        first_input: NONE,
-        substituted: 0,
-    };
+    let h = plain_head();
     encode_server_update_head(&mut bad, &h, &[], &[], 0, 1);
     write_step(&mut bad, &[PlayerStep { player: 1, accepted: 2, inputs: vec![vec![1]] }]);
     assert_eq!(decode_server_update(&bad, 8), Err(DecodeError::BadLength));
 }
 
-fn one_step_update(players: &[PlayerStep]) -> Vec<u8> {
-    let mut b = Vec::new();
-    let h = UpdateHead {
+/// A server update head for player 1 at tick 1 with nothing else in it.
+fn plain_head() -> UpdateHead {
+    UpdateHead {
         server_tick: 1,
         your_player: 1,
         shift: 0,
@@ -102,7 +94,12 @@ fn one_step_update(players: &[PlayerStep]) -> Vec<u8> {
         depth: 0,
         first_input: NONE,
         substituted: 0,
-    };
+    }
+}
+
+fn one_step_update(players: &[PlayerStep]) -> Vec<u8> {
+    let mut b = Vec::new();
+    let h = plain_head();
     encode_server_update_head(&mut b, &h, &[], &[], 1, 1);
     write_step(&mut b, players);
     b

@@ -173,10 +173,9 @@ impl Endpoint {
     /// event with reason `Client` (we initiated) or `Kicked` (we accepted) follows.
     /// Unknown peers are ignored.
     pub fn disconnect(&mut self, now: Micros, peer: PeerId) {
-        self.inbox.now = self.inbox.now.max(now);
         if let Some(c) = self.conns.get(&peer) {
             let reason = if c.initiator { DisconnectReason::Client } else { DisconnectReason::Kicked };
-            self.close(peer, reason, true);
+            self.disconnect_with(now, peer, reason);
         }
     }
 

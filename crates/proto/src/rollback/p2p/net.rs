@@ -78,11 +78,7 @@ impl P2pSession {
         let h = d.header;
         if h.ack > p.sent_end || h.confirmed > h.tick {
             self.scratch = scratch;
-            self.stats.violations += 1;
-            let id = self.peers[pi].id;
-            self.to_close.push(id);
-            self.peer_disconnected(id, DisconnectReason::ProtocolError);
-            return;
+            return self.close_violator(pi);
         }
         let p = &mut self.peers[pi];
         p.last_recv = now;
@@ -143,11 +139,7 @@ impl P2pSession {
         }
         if violated {
             self.scratch = scratch;
-            self.stats.violations += 1;
-            let id = self.peers[pi].id;
-            self.to_close.push(id);
-            self.peer_disconnected(id, DisconnectReason::ProtocolError);
-            return;
+            return self.close_violator(pi);
         }
         for (tick, checksum) in d.reports() {
             match self.checks.get(tick) {
@@ -193,6 +185,19 @@ impl P2pSession {
         }
     }
 
+    /// Drops peer `pi` for a message that contradicted what this side knows, and closes
+    /// its connection.
+    fn close_violator(&mut self, pi: usize) {
+        self.stats.violations += 1;
+        self.close_peer(self.peers[pi].id, DisconnectReason::ProtocolError);
+    }
+
+    /// Drops `peer` for `reason` and closes its connection at the next `send_messages`.
+    fn close_peer(&mut self, peer: PeerId, reason: DisconnectReason) {
+        self.to_close.push(peer);
+        self.peer_disconnected(peer, reason);
+    }
+
     /// Drops a spectator that broke the protocol and closes its connection.
     fn drop_spectator(&mut self, peer: PeerId) {
         if let Some(i) = self.spectators.iter().position(|s| s.id == peer) {
@@ -224,8 +229,7 @@ impl P2pSession {
         };
         self.events.push_back(Event::NoProgress { tick: confirmed, peer });
         if peer != 0 {
-            self.to_close.push(peer);
-            self.peer_disconnected(peer, DisconnectReason::Timeout);
+            self.close_peer(peer, DisconnectReason::Timeout);
         }
     }
 

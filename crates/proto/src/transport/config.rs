@@ -1,5 +1,7 @@
 //! Endpoint configuration and its validation.
 
+use super::crypto::{KEY_SIZE, Secret};
+use super::security::Security;
 use crate::clock::Micros;
 use crate::wire::{MAX_DATAGRAM_SIZE, PAYLOAD_HEADER_SIZE};
 
@@ -63,9 +65,15 @@ pub struct EndpointConfig {
     /// messages per datagram, bytes waiting for the owner). Also the pace this endpoint
     /// sends at, so both sides of a connection should use the same limits.
     pub limits: PeerLimits,
-    /// Seeds salts and the cookie secret. The runtime passes OS randomness; tests pass
-    /// a fixed value to be reproducible.
+    /// Encryption, and who may connect (default: encrypted, open to anyone).
+    pub security: Security,
+    /// Seeds salts, the cookie secret and the ephemeral keys, with `key_seed`. Tests
+    /// pass a fixed value to be reproducible.
     pub seed: u64,
+    /// 32 bytes of secret randomness mixed into the endpoint's ChaCha20 generator (every
+    /// key, salt and cookie secret comes from it). The runtime always fills it from the
+    /// OS; left zero, a run is reproducible from `seed`, and its keys are predictable.
+    pub key_seed: Secret,
 }
 
 impl Default for EndpointConfig {
@@ -83,7 +91,9 @@ impl Default for EndpointConfig {
             max_datagrams_per_flush: 64,
             channels: vec![ChannelKind::Unreliable, ChannelKind::Sequenced, ChannelKind::Reliable],
             limits: PeerLimits::default(),
+            security: Security::default(),
             seed: 0,
+            key_seed: Secret([0; KEY_SIZE]),
         }
     }
 }
@@ -228,6 +238,7 @@ impl EndpointConfig {
         if self.max_incoming > 65_536 {
             return err(format!("max_incoming {} above 65536", self.max_incoming));
         }
+        self.security.validate(self.protocol_id)?;
         self.limits.validate()
     }
 }

@@ -6,6 +6,7 @@ use std::net::SocketAddr;
 
 use super::acks::{ACK_WINDOW, LossWindow, RecvAcks, SENT_RING, SentRing, SeqVerdict};
 use super::budget::{Admit, RecvBudget, SendPace};
+use super::crypto::{Ephemeral, PacketKeys, ReplayWindow, full_sequence};
 use super::estimators::{RateMeter, RttEstimator};
 use super::inbox::Inbox;
 use super::pool::BufPool;
@@ -13,12 +14,31 @@ use super::reliable::{ReliableReceiver, ReliableSender, Violation, WINDOW, seque
 use super::{ChannelKind, ConnectionStats, EndpointConfig, Event, PeerId};
 use crate::clock::Micros;
 use crate::wire::{
-    ACK_DELAY_UNIT_US, DecodeError, Frame, FrameKind, FrameReader, MAX_DATAGRAM_SIZE, PAYLOAD_HEADER_SIZE,
-    PayloadHeader, Writer, encode_payload_header, seq_newer, write_frame,
+    ACK_DELAY_UNIT_US, DecodeError, Frame, FrameKind, FrameReader, MAX_DATAGRAM_SIZE, MAX_FRAMES_SIZE,
+    PAYLOAD_HEADER_SIZE, PayloadHeader, TAG_SIZE, Writer, encode_payload_header, seq_newer, write_frame,
 };
 
 /// Largest unreliable or sequenced message: one frame in an otherwise empty packet.
-pub const MAX_UNRELIABLE: usize = MAX_DATAGRAM_SIZE - PAYLOAD_HEADER_SIZE - 3 - 2;
+pub const MAX_UNRELIABLE: usize = MAX_FRAMES_SIZE - 3 - 2;
+
+/// Where frames may end in a datagram: room is left for the tag.
+const FRAMES_END: usize = MAX_DATAGRAM_SIZE - TAG_SIZE;
+
+/// An encrypted connection's keys and what it has authenticated so far.
+pub struct Sealing {
+    pub keys: PacketKeys,
+    pub replay: ReplayWindow,
+}
+
+/// Why a received packet was refused before anything was read from it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Unsealed {
+    /// Already received, or older than the replay window.
+    Replayed,
+    /// The tag does not authenticate it (forged, tampered, truncated, or sealed with
+    /// another connection's keys).
+    Forged,
+}
 
 /// Where the handshake stands (for the initiating side; an accepted connection starts
 /// `Connected`).
@@ -73,6 +93,16 @@ pub struct Connection {
     pub state: Handshake,
     pub client_salt: u64,
     pub salt: u32,
+    /// The initiator's ephemeral key until the server's `Accepted` arrives.
+    pub ephemeral: Option<Ephemeral>,
+    /// Keys once the handshake is done; `None` on an insecure plaintext connection.
+    pub sealing: Option<Sealing>,
+    /// Drop the connection after this long without a valid packet (the endpoint's
+    /// timeout, or the one a connect token names).
+    pub timeout_us: Micros,
+    /// Packets refused: replayed, or failing authentication.
+    replayed: u64,
+    forged: u64,
     pub created_at: Micros,
     pub last_recv: Micros,
     /// When the peer last acknowledged a reliable unit (see `unacked_since`).
@@ -86,7 +116,9 @@ pub struct Connection {
     pace: SendPace,
     max_recv_queue_bytes: usize,
     channels: Vec<ChannelKind>,
-    next_seq: u16,
+    /// The full sequence number of our next packet (the nonce; the header has its low
+    /// 16 bits).
+    next_seq: u64,
     sent: SentRing,
     recv: RecvAcks,
     newest_ack: Option<u16>,
@@ -127,6 +159,11 @@ impl Connection {
             state: if initiator { Handshake::Requesting } else { Handshake::Connected },
             client_salt,
             salt: 0,
+            ephemeral: None,
+            sealing: None,
+            timeout_us: cfg.timeout_us,
+            replayed: 0,
+            forged: 0,
             created_at: now,
             last_recv: now,
             reliable_acked_at: None,
@@ -199,7 +236,7 @@ impl Connection {
         let (ack, ack_bits, age) = self.recv.header_fields(now);
         let header = PayloadHeader {
             salt: self.salt,
-            seq: self.next_seq,
+            seq: self.next_seq as u16,
             ack,
             ack_bits,
             ack_delay: (age / ACK_DELAY_UNIT_US).min(u16::MAX as u64) as u16,
@@ -207,9 +244,14 @@ impl Connection {
         encode_payload_header(buf, protocol_id, &header);
     }
 
-    fn finish_packet(&mut self, now: Micros, buf: Vec<u8>, out: &mut VecDeque<(SocketAddr, Vec<u8>)>) {
-        self.sent.insert(self.next_seq, now);
-        self.next_seq = self.next_seq.wrapping_add(1);
+    fn finish_packet(&mut self, now: Micros, mut buf: Vec<u8>, out: &mut VecDeque<(SocketAddr, Vec<u8>)>) {
+        if let Some(s) = &self.sealing {
+            let (header, body) = buf.split_at_mut(PAYLOAD_HEADER_SIZE);
+            let tag = s.keys.seal(self.next_seq, header, body);
+            buf.extend_from_slice(&tag);
+        }
+        self.sent.insert(self.next_seq as u16, now);
+        self.next_seq += 1;
         self.last_send = now;
         self.ack_pending_since = None;
         self.packets_sent += 1;
@@ -243,7 +285,7 @@ impl Connection {
             if mode == PackMode::Flush {
                 while let Some(m) = self.unreliable.front() {
                     let f = Frame { channel: m.channel, kind: m.kind, seq: m.seq, fragment: None, data: &m.data };
-                    if frames == max_frames || w.len() + f.encoded_len() > MAX_DATAGRAM_SIZE {
+                    if frames == max_frames || w.len() + f.encoded_len() > FRAMES_END {
                         break;
                     }
                     write_frame(&mut w, &f);
@@ -268,7 +310,7 @@ impl Connection {
                         fragment: u.fragment,
                         data: &u.data,
                     };
-                    if w.len() + f.encoded_len() > MAX_DATAGRAM_SIZE {
+                    if w.len() + f.encoded_len() > FRAMES_END {
                         continue;
                     }
                     write_frame(&mut w, &f);
@@ -336,6 +378,56 @@ impl Connection {
     pub fn next_resend(&self) -> Option<Micros> {
         let rto = self.rtt.rto() as Micros;
         self.reliable_send.iter().filter_map(|s| s.next_resend(rto)).min()
+    }
+
+    /// Opens an encrypted packet into `out` (its frames), in this order: the full
+    /// sequence number rebuilt, the replay window (before any decryption), then the tag.
+    /// Only an authenticated packet is recorded. On a plaintext connection the frames
+    /// are copied as they are. `bytes` is the whole datagram, `header_len` the part the
+    /// tag covers as associated data.
+    pub fn unseal(&mut self, low_seq: u16, bytes: &[u8], header_len: usize, out: &mut Vec<u8>) -> Result<(), Unsealed> {
+        out.clear();
+        let Some(s) = &mut self.sealing else {
+            out.extend_from_slice(&bytes[header_len..]);
+            return Ok(());
+        };
+        let refuse = |c: &mut u64, why| {
+            *c += 1;
+            Err(why)
+        };
+        if bytes.len() < header_len + TAG_SIZE {
+            return refuse(&mut self.forged, Unsealed::Forged);
+        }
+        let Some(seq) = full_sequence(low_seq, s.replay.newest()) else {
+            return refuse(&mut self.replayed, Unsealed::Replayed);
+        };
+        if !s.replay.is_fresh(seq) {
+            return refuse(&mut self.replayed, Unsealed::Replayed);
+        }
+        let (header, rest) = bytes.split_at(header_len);
+        let (body, tag) = rest.split_at(rest.len() - TAG_SIZE);
+        out.extend_from_slice(body);
+        if !s.keys.open(seq, header, out, tag.try_into().expect("16 bytes")) {
+            out.clear();
+            return refuse(&mut self.forged, Unsealed::Forged);
+        }
+        s.replay.record(seq);
+        Ok(())
+    }
+
+    /// The sequence number a disconnect packet goes out with (it takes one, like a
+    /// packet), and the tag that authenticates `packet` (its bytes so far) if the
+    /// connection is encrypted.
+    pub fn seal_disconnect(&mut self, packet: &mut Vec<u8>) {
+        if let Some(s) = &self.sealing {
+            let tag = s.keys.seal(self.next_seq, packet, &mut []);
+            packet.extend_from_slice(&tag);
+        }
+        self.next_seq += 1;
+    }
+
+    pub fn next_seq(&self) -> u16 {
+        self.next_seq as u16
     }
 
     /// Handles a connected packet whose salt matched, in this order: its sequence number
@@ -506,6 +598,8 @@ impl Connection {
             bytes_received: self.bytes_received,
             resent: self.resent,
             malformed: self.malformed,
+            replayed: self.replayed,
+            forged: self.forged,
             implausible_seq: self.implausible_seq,
             over_budget: self.over_budget,
             backpressured: self.backpressured,

@@ -1,29 +1,22 @@
 //! The endpoint: every connection of one socket, the stateless handshake, and the
 //! dispatch of datagrams to connections.
 //!
-//! Handshake (the initiator is the "client" of a connection):
-//! ```text
-//! client                                    server
-//! ConnectRequest(client_salt, padded)  ->   no state kept; cookie = MAC(secret; addr, salt, time)
-//!                                      <-   Challenge(client_salt, time, cookie)   (smaller than the request)
-//! ConnectResponse(salt, time, cookie)  ->   cookie verified and fresh: now a slot is allocated
-//!                                      <-   Accepted(client_salt, server_salt) or Denied(reason)
-//! ```
-//! Until a response echoes a valid cookie the server holds nothing per client, so a
-//! spoofed source address costs it nothing, and no reply is larger than its request.
+//! The handshake is in `handshake.rs`; this file holds the connections and the
+//! dispatch of what arrives for them.
 
 use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::net::{IpAddr, SocketAddr};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU32, Ordering};
 
-use super::connection::{Connection, Handshake, MAX_UNRELIABLE, PackMode, PayloadError};
+use super::connection::{Connection, MAX_UNRELIABLE, PackMode, PayloadError, Unsealed};
+use super::crypto::SecretRng;
 use super::inbox::Inbox;
 use super::pool::BufPool;
+use super::token::TOKEN_NONCE_SIZE;
 use super::{ChannelKind, ConfigError, ConnectionStats, DisconnectReason, EndpointConfig, EndpointStats, PeerId};
 use crate::clock::Micros;
-use crate::rng::Rng;
-use crate::wire::{self, DecodeError, MAX_DATAGRAM_SIZE, PROTOCOL_VERSION, Packet, decode_packet, siphash::siphash24};
+use crate::wire::{self, DecodeError, MAX_DATAGRAM_SIZE, PAYLOAD_HEADER_SIZE, Packet, decode_packet};
 
 /// How long a challenge cookie stays valid.
 pub const COOKIE_LIFETIME_US: Micros = 10_000_000;
@@ -94,35 +87,41 @@ pub enum SendError {
 const QUEUES_RESERVED: usize = 256;
 
 pub struct Endpoint {
-    cfg: EndpointConfig,
-    ids: PeerIdAllocator,
-    rng: Rng,
-    secret: (u64, u64),
-    conns: BTreeMap<PeerId, Connection>,
-    by_addr: HashMap<SocketAddr, PeerId>,
-    incoming: u32,
+    pub(super) cfg: EndpointConfig,
+    pub(super) ids: PeerIdAllocator,
+    /// Every salt, cookie secret and ephemeral key comes from here.
+    pub(super) rng: SecretRng,
+    pub(super) cookie_secret: (u64, u64),
+    pub(super) conns: BTreeMap<PeerId, Connection>,
+    pub(super) by_addr: HashMap<SocketAddr, PeerId>,
+    pub(super) incoming: u32,
     /// Incoming connections per source IP (only addresses that hold one).
-    incoming_per_ip: HashMap<IpAddr, u32>,
-    transmits: VecDeque<(SocketAddr, Vec<u8>)>,
+    pub(super) incoming_per_ip: HashMap<IpAddr, u32>,
+    pub(super) transmits: VecDeque<(SocketAddr, Vec<u8>)>,
     /// Events for the owner, one bounded queue per peer, served round-robin.
-    inbox: Inbox,
-    pool: BufPool,
-    stats: EndpointStats,
+    pub(super) inbox: Inbox,
+    pub(super) pool: BufPool,
+    pub(super) stats: EndpointStats,
     scratch: Vec<PeerId>,
-    /// Our half of each accepted connection's salt, to repeat a lost `Accepted`.
-    server_salts: HashMap<PeerId, u64>,
+    /// A received packet's frames, decrypted.
+    opened: Vec<u8>,
+    /// Each accepted connection's `Accepted` datagram, to repeat it if it was lost.
+    pub(super) accepted: HashMap<PeerId, Vec<u8>>,
+    /// Connect tokens held by live connections (by nonce), and each peer's.
+    pub(super) tokens_in_use: HashMap<[u8; TOKEN_NONCE_SIZE], PeerId>,
+    pub(super) token_of: HashMap<PeerId, [u8; TOKEN_NONCE_SIZE]>,
 }
 
 impl Endpoint {
     pub fn new(cfg: EndpointConfig, _now: Micros) -> Result<Self, ConfigError> {
         cfg.validate()?;
-        let mut rng = Rng::new(cfg.seed);
-        let secret = (rng.next_u64(), rng.next_u64());
+        let mut rng = SecretRng::new(cfg.seed, &cfg.key_seed.0);
+        let cookie_secret = (rng.next_u64(), rng.next_u64());
         Ok(Endpoint {
             cfg,
             ids: PeerIdAllocator::default(),
             rng,
-            secret,
+            cookie_secret,
             conns: BTreeMap::new(),
             by_addr: HashMap::new(),
             incoming: 0,
@@ -132,7 +131,10 @@ impl Endpoint {
             pool: BufPool::new(4096),
             stats: EndpointStats::default(),
             scratch: Vec::new(),
-            server_salts: HashMap::new(),
+            opened: Vec::with_capacity(MAX_DATAGRAM_SIZE),
+            accepted: HashMap::new(),
+            tokens_in_use: HashMap::new(),
+            token_of: HashMap::new(),
         })
     }
 
@@ -162,7 +164,8 @@ impl Endpoint {
             return Err(SendError::AddressInUse(addr));
         }
         let salt = self.rng.next_u64();
-        let conn = Connection::new(peer, addr, true, salt, &self.cfg, now);
+        let mut conn = Connection::new(peer, addr, true, salt, &self.cfg, now);
+        self.prepare_initiator(&mut conn);
         self.conns.insert(peer, conn);
         self.by_addr.insert(addr, peer);
         self.send_handshake(now, peer);
@@ -236,47 +239,28 @@ impl Endpoint {
             Err(e) => return self.count_decode_error(from, e),
         };
         match packet {
-            Packet::ConnectRequest { version, client_salt } => self.on_request(now, from, version, client_salt),
-            Packet::ConnectResponse { client_salt, cookie_time, cookie_mac } => {
-                self.on_response(now, from, client_salt, cookie_time, cookie_mac)
+            Packet::ConnectRequest { version, client_salt, encrypted } => {
+                self.on_request(now, from, version, client_salt, encrypted)
             }
+            Packet::ConnectResponse(r) => self.on_response(now, from, &r),
             Packet::Challenge { client_salt, cookie_time, cookie_mac } => {
-                match self.initiating(from, client_salt) {
-                    Some(c) if c.state == Handshake::Requesting => {
-                        c.state = Handshake::Responding { cookie_time, cookie_mac };
-                        c.last_recv = now;
-                        let peer = c.peer;
-                        self.send_handshake(now, peer);
-                    }
-                    Some(_) => {} // a late copy of a challenge we already answered
-                    None => self.stats.unknown_sender += 1,
-                }
+                self.on_challenge(now, from, client_salt, cookie_time, cookie_mac)
             }
-            Packet::Accepted { client_salt, server_salt } => match self.initiating(from, client_salt) {
-                Some(c) if c.state != Handshake::Connected => {
-                    c.state = Handshake::Connected;
-                    c.salt = wire::session_salt(client_salt, server_salt);
-                    c.last_recv = now;
-                    let (peer, addr) = (c.peer, c.addr);
-                    self.inbox.push(Event::Connected { peer, addr });
-                }
-                Some(_) => {}
-                None => self.stats.unknown_sender += 1,
-            },
-            Packet::Denied { client_salt, reason } => match self.initiating(from, client_salt) {
-                Some(c) if c.state != Handshake::Connected => {
-                    let peer = c.peer;
-                    self.close(peer, reason, false);
-                }
-                _ => self.stats.unknown_sender += 1,
-            },
-            Packet::Payload { header, frames } => {
+            Packet::Accepted { client_salt, server_salt, server_public, confirm } => {
+                let head = &data[..data.len() - confirm.len()];
+                self.on_accepted(now, from, client_salt, server_salt, &server_public, head, &confirm)
+            }
+            Packet::Denied { client_salt, reason } => self.on_denied(from, client_salt, reason),
+            Packet::Payload { header, .. } => {
                 let Some(peer) = self.connected(from, header.salt).map(|c| c.peer) else {
                     self.stats.unknown_sender += 1;
                     return;
                 };
                 let c = self.conns.get_mut(&peer).expect("looked up above");
-                match c.on_payload(now, &header, frames, data.len(), &mut self.pool, &mut self.inbox) {
+                if let Err(why) = c.unseal(header.seq, data, PAYLOAD_HEADER_SIZE, &mut self.opened) {
+                    return self.count_unsealed(why);
+                }
+                match c.on_payload(now, &header, &self.opened, data.len(), &mut self.pool, &mut self.inbox) {
                     Ok(()) => {}
                     Err(PayloadError::Malformed(_) | PayloadError::WrongChannel(_)) => {
                         c.malformed += 1;
@@ -294,13 +278,25 @@ impl Endpoint {
                     }
                 }
             }
-            Packet::Disconnect { salt, reason } => match self.connected(from, salt) {
-                Some(c) => {
-                    let peer = c.peer;
-                    self.close(peer, reason, false);
+            Packet::Disconnect { salt, seq, reason, tag } => {
+                let Some(peer) = self.connected(from, salt).map(|c| c.peer) else {
+                    self.stats.unknown_sender += 1;
+                    return;
+                };
+                let c = self.conns.get_mut(&peer).expect("looked up above");
+                let head_len = data.len() - tag.len();
+                if let Err(why) = c.unseal(seq, data, head_len, &mut self.opened) {
+                    return self.count_unsealed(why);
                 }
-                None => self.stats.unknown_sender += 1,
-            },
+                self.close(peer, reason, false);
+            }
+        }
+    }
+
+    fn count_unsealed(&mut self, why: Unsealed) {
+        match why {
+            Unsealed::Replayed => self.stats.replayed += 1,
+            Unsealed::Forged => self.stats.forged += 1,
         }
     }
 
@@ -318,7 +314,7 @@ impl Endpoint {
     }
 
     /// The connection we are initiating to `from` with this salt.
-    fn initiating(&mut self, from: SocketAddr, client_salt: u64) -> Option<&mut Connection> {
+    pub(super) fn initiating(&mut self, from: SocketAddr, client_salt: u64) -> Option<&mut Connection> {
         let peer = *self.by_addr.get(&from)?;
         self.conns.get_mut(&peer).filter(|c| c.initiator && c.client_salt == client_salt)
     }
@@ -329,128 +325,15 @@ impl Endpoint {
         self.conns.get_mut(&peer).filter(|c| c.is_connected() && c.salt == salt)
     }
 
-    fn cookie(&self, from: SocketAddr, client_salt: u64, time: u64) -> u64 {
-        let mut msg = [0u8; 16 + 2 + 8 + 8 + 4];
-        let ip = match from.ip() {
-            IpAddr::V4(v4) => v4.to_ipv6_mapped().octets(),
-            IpAddr::V6(v6) => v6.octets(),
-        };
-        msg[..16].copy_from_slice(&ip);
-        msg[16..18].copy_from_slice(&from.port().to_le_bytes());
-        msg[18..26].copy_from_slice(&client_salt.to_le_bytes());
-        msg[26..34].copy_from_slice(&time.to_le_bytes());
-        msg[34..38].copy_from_slice(&self.cfg.protocol_id.to_le_bytes());
-        siphash24(self.secret.0, self.secret.1, &msg)
-    }
-
-    /// Replies to an unauthenticated packet. Every such reply is smaller than the
-    /// padded request it answers.
-    fn reply(&mut self, to: SocketAddr, encode: impl FnOnce(&mut Vec<u8>, u32)) {
-        let mut buf = self.pool.get();
-        encode(&mut buf, self.cfg.protocol_id);
-        debug_assert!(buf.len() <= wire::MAX_HANDSHAKE_REPLY_SIZE);
-        self.transmits.push_back((to, buf));
-    }
-
-    fn on_request(&mut self, now: Micros, from: SocketAddr, version: u8, client_salt: u64) {
-        if self.cfg.max_incoming == 0 {
-            self.stats.unknown_sender += 1;
-            return;
-        }
-        if let Some(c) = self.by_addr.get(&from).and_then(|p| self.conns.get(p)) {
-            if c.initiator || c.client_salt == client_salt {
-                // We are dialling that address ourselves, or this is a stale copy from a
-                // client we already accepted: say nothing.
-                return;
-            }
-        }
-        if version != PROTOCOL_VERSION {
-            self.stats.denied += 1;
-            return self
-                .reply(from, |b, pid| wire::encode_denied(b, pid, client_salt, DisconnectReason::VersionMismatch));
-        }
-        if self.incoming >= self.cfg.max_incoming || self.address_full(from) {
-            self.stats.denied += 1;
-            return self.reply(from, |b, pid| wire::encode_denied(b, pid, client_salt, DisconnectReason::ServerFull));
-        }
-        let mac = self.cookie(from, client_salt, now);
-        self.stats.challenges_sent += 1;
-        self.reply(from, |b, pid| wire::encode_challenge(b, pid, client_salt, now, mac));
-    }
-
-    fn on_response(&mut self, now: Micros, from: SocketAddr, client_salt: u64, cookie_time: u64, cookie_mac: u64) {
-        if self.cfg.max_incoming == 0 {
-            self.stats.unknown_sender += 1;
-            return;
-        }
-        let fresh = cookie_time <= now && now - cookie_time <= COOKIE_LIFETIME_US;
-        if !fresh || cookie_mac != self.cookie(from, client_salt, cookie_time) {
-            self.stats.bad_cookie += 1;
-            return;
-        }
-        if let Some(&peer) = self.by_addr.get(&from) {
-            let c = &self.conns[&peer];
-            if c.initiator {
-                return;
-            }
-            if c.client_salt == client_salt {
-                // Our Accepted was lost: say it again.
-                let server_salt = self.server_salt_of(peer);
-                return self.reply(from, |b, pid| wire::encode_accepted(b, pid, client_salt, server_salt));
-            }
-            // The same address proved itself with a new salt: the client restarted.
-            self.close(peer, DisconnectReason::Client, false);
-        }
-        if self.incoming >= self.cfg.max_incoming || self.address_full(from) {
-            self.stats.denied += 1;
-            return self.reply(from, |b, pid| wire::encode_denied(b, pid, client_salt, DisconnectReason::ServerFull));
-        }
-        let peer = self.ids.next();
-        let mut conn = Connection::new(peer, from, false, client_salt, &self.cfg, now);
-        let server_salt = self.rng.next_u64();
-        conn.salt = wire::session_salt(client_salt, server_salt);
-        self.conns.insert(peer, conn);
-        self.by_addr.insert(from, peer);
-        self.server_salts.insert(peer, server_salt);
-        self.incoming += 1;
-        *self.incoming_per_ip.entry(from.ip()).or_insert(0) += 1;
-        self.inbox.push(Event::Connected { peer, addr: from });
-        self.reply(from, |b, pid| wire::encode_accepted(b, pid, client_salt, server_salt));
-    }
-
-    /// Whether `from`'s IP already holds its share of the incoming connections.
-    fn address_full(&self, from: SocketAddr) -> bool {
-        let limit = self.cfg.max_incoming_per_ip;
-        limit > 0 && self.incoming_per_ip.get(&from.ip()).is_some_and(|&n| n >= limit)
-    }
-
-    fn server_salt_of(&self, peer: PeerId) -> u64 {
-        self.server_salts.get(&peer).copied().unwrap_or(0)
-    }
-
-    fn send_handshake(&mut self, now: Micros, peer: PeerId) {
-        let Some(c) = self.conns.get_mut(&peer) else { return };
-        let mut buf = self.pool.get();
-        match c.state {
-            Handshake::Requesting => wire::encode_connect_request(&mut buf, self.cfg.protocol_id, c.client_salt),
-            Handshake::Responding { cookie_time, cookie_mac } => {
-                wire::encode_connect_response(&mut buf, self.cfg.protocol_id, c.client_salt, cookie_time, cookie_mac)
-            }
-            Handshake::Connected => {
-                self.pool.put(buf);
-                return;
-            }
-        }
-        c.last_send = now;
-        self.transmits.push_back((c.addr, buf));
-    }
-
     /// Removes a connection and reports it. `notify` sends the peer redundant
     /// disconnect packets (only meaningful once connected).
-    fn close(&mut self, peer: PeerId, reason: DisconnectReason, notify: bool) {
+    pub(super) fn close(&mut self, peer: PeerId, reason: DisconnectReason, notify: bool) {
         let Some(mut c) = self.conns.remove(&peer) else { return };
         self.by_addr.remove(&c.addr);
-        self.server_salts.remove(&peer);
+        self.accepted.remove(&peer);
+        if let Some(nonce) = self.token_of.remove(&peer) {
+            self.tokens_in_use.remove(&nonce);
+        }
         if !c.initiator {
             self.incoming -= 1;
             if let Some(n) = self.incoming_per_ip.get_mut(&c.addr.ip()) {
@@ -461,11 +344,17 @@ impl Endpoint {
             }
         }
         if notify && c.is_connected() {
-            for _ in 0..DISCONNECT_COPIES {
-                let mut buf = self.pool.get();
-                wire::encode_disconnect(&mut buf, self.cfg.protocol_id, c.salt, reason);
-                self.transmits.push_back((c.addr, buf));
+            // The copies are the same packet (one sequence number, one tag): the peer
+            // takes the first that arrives and its replay window drops the others.
+            let mut first = self.pool.get();
+            wire::encode_disconnect(&mut first, self.cfg.protocol_id, c.salt, c.next_seq(), reason);
+            c.seal_disconnect(&mut first);
+            for _ in 1..DISCONNECT_COPIES {
+                let mut copy = self.pool.get();
+                copy.extend_from_slice(&first);
+                self.transmits.push_back((c.addr, copy));
             }
+            self.transmits.push_back((c.addr, first));
         }
         c.release(&mut self.pool);
         if reason == DisconnectReason::Flooding {
@@ -499,8 +388,8 @@ impl Endpoint {
             // keeps a connection alive without acknowledging would otherwise be sent
             // resends for as long as it likes.
             let unacked_for = c.unacked_since().map_or(0, |t| now.saturating_sub(t));
-            let not_acknowledging = unacked_for >= c.unacked_limit(self.cfg.timeout_us);
-            if now.saturating_sub(c.last_recv) >= self.cfg.timeout_us || not_acknowledging {
+            let not_acknowledging = unacked_for >= c.unacked_limit(c.timeout_us);
+            if now.saturating_sub(c.last_recv) >= c.timeout_us || not_acknowledging {
                 self.stats.unacknowledged_drops += not_acknowledging as u64;
                 self.close(peer, DisconnectReason::Timeout, false);
                 continue;
@@ -522,7 +411,7 @@ impl Endpoint {
                 if !c.is_connected() {
                     return (c.last_send + self.cfg.handshake_retry_us).min(c.created_at + self.cfg.connect_timeout_us);
                 }
-                let mut t = (c.last_send + self.cfg.keepalive_interval_us).min(c.last_recv + self.cfg.timeout_us);
+                let mut t = (c.last_send + self.cfg.keepalive_interval_us).min(c.last_recv + c.timeout_us);
                 if let Some(a) = c.ack_deadline(MAX_ACK_DELAY_US) {
                     t = t.min(a);
                 }
@@ -530,7 +419,7 @@ impl Endpoint {
                     t = t.min(r);
                 }
                 if let Some(o) = c.unacked_since() {
-                    t = t.min(o + c.unacked_limit(self.cfg.timeout_us));
+                    t = t.min(o + c.unacked_limit(c.timeout_us));
                 }
                 t
             })

@@ -12,28 +12,41 @@
 //! messages wait for the owner in one queue per peer, bounded in bytes and served
 //! round-robin; a received message's buffer is sized to it. A peer that keeps going
 //! over its budget is dropped with [`DisconnectReason::Flooding`].
+//!
+//! Every connection is encrypted and authenticated unless both ends chose
+//! [`Security::InsecurePlaintext`]: ephemeral X25519 once the cookie has proven the
+//! client's address, then ChaCha20-Poly1305 per packet with a key per direction, the
+//! packet's sequence number as nonce and its header as associated data, and a replay
+//! window (`crypto.rs`). Who may connect is the endpoint's [`Admission`]: anyone, holders
+//! of a match secret, or holders of a connect token ([`token`]).
 
 mod acks;
 mod budget;
 mod config;
 mod connection;
+mod crypto;
 mod endpoint;
+mod handshake;
 mod estimators;
 mod inbox;
 mod link;
 mod pool;
 mod reliable;
+mod security;
 mod stats;
+pub mod token;
 
 pub use config::{
     CHANNEL_RELIABLE, CHANNEL_SEQUENCED, CHANNEL_UNRELIABLE, ChannelKind, ConfigError, EndpointConfig, MAX_CHANNELS,
     MAX_FRAMES_PER_DATAGRAM, PeerLimits,
 };
 pub use connection::MAX_UNRELIABLE;
+pub use crypto::{KEY_SIZE, Secret};
 pub use endpoint::{COOKIE_LIFETIME_US, Endpoint, Event, MAX_ACK_DELAY_US, PeerIdAllocator, SendError};
 pub use link::Transport;
 pub use pool::SMALL_BUFFER;
 pub use reliable::MAX_UNFRAGMENTED;
+pub use security::{Admission, Presented, Security, TokenAdmission};
 pub use stats::{ConnectionStats, EndpointStats};
 
 /// Identifies a connection on one endpoint. Never 0; never reused while the endpoint lives.
@@ -61,6 +74,16 @@ pub enum DisconnectReason {
     /// The peer kept sending far more than its budget (messages or bytes a second,
     /// messages per datagram: [`PeerLimits`]); it was throttled, then dropped.
     Flooding = 8,
+    /// One end is set to insecure plaintext and the other is not: both must choose it.
+    SecurityMismatch = 9,
+    /// The handshake did not prove what the other end requires: a wrong or missing
+    /// match secret, or a connect token that is forged, for another server address or
+    /// another game.
+    AuthFailed = 10,
+    /// The connect token has expired: ask the backend for a new one.
+    TokenExpired = 11,
+    /// The connect token is already in use by a live connection (one at a time).
+    TokenInUse = 12,
 }
 
 impl DisconnectReason {
@@ -74,6 +97,10 @@ impl DisconnectReason {
             6 => Self::ServerFull,
             7 => Self::ProtocolError,
             8 => Self::Flooding,
+            9 => Self::SecurityMismatch,
+            10 => Self::AuthFailed,
+            11 => Self::TokenExpired,
+            12 => Self::TokenInUse,
             _ => return None,
         })
     }
@@ -87,6 +114,10 @@ impl DisconnectReason {
             Self::ServerFull => "server full",
             Self::ProtocolError => "protocol error",
             Self::Flooding => "flooding: over its traffic budget",
+            Self::SecurityMismatch => "security mismatch: one end is insecure plaintext, the other encrypted",
+            Self::AuthFailed => "authentication failed: wrong or missing match secret or connect token",
+            Self::TokenExpired => "connect token expired",
+            Self::TokenInUse => "connect token already in use by another connection",
         }
     }
 }

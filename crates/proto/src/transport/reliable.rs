@@ -10,14 +10,14 @@ use std::collections::VecDeque;
 
 use super::pool::BufPool;
 use crate::clock::Micros;
-use crate::wire::{FRAGMENT_HEADER_SIZE, MAX_DATAGRAM_SIZE, PAYLOAD_HEADER_SIZE, seq_newer};
+use crate::wire::{FRAGMENT_HEADER_SIZE, MAX_FRAMES_SIZE, seq_newer};
 
 pub use crate::wire::frame_consts::{FRAGMENT_SIZE, MAX_FRAGMENTS};
 
 /// Units in flight (sender) and buffered out of order (receiver).
 pub const WINDOW: u16 = 256;
 /// Largest message sent as a single unit.
-pub const MAX_UNFRAGMENTED: usize = MAX_DATAGRAM_SIZE - PAYLOAD_HEADER_SIZE - FRAGMENT_HEADER_SIZE;
+pub const MAX_UNFRAGMENTED: usize = MAX_FRAMES_SIZE - FRAGMENT_HEADER_SIZE;
 
 #[derive(Debug)]
 pub struct SendUnit {

@@ -26,6 +26,12 @@ pub struct ConnectionStats {
     /// Datagrams from this peer's address that failed to decode, or that carried a frame
     /// of a kind its channel does not take (dropped whole, the connection goes on).
     pub malformed: u64,
+    /// Encrypted packets refused before decryption: already received, or older than the
+    /// replay window.
+    pub replayed: u64,
+    /// Encrypted packets whose tag did not authenticate them (forged, tampered with,
+    /// truncated): dropped, nothing changed.
+    pub forged: u64,
     /// Datagrams dropped because their sequence number jumped further ahead than the ack
     /// window covers, with no second packet to confirm the jump: forged or corrupted
     /// headers, or the first packet after a long burst of loss.
@@ -64,6 +70,15 @@ pub struct EndpointStats {
     pub unknown_sender: u64,
     /// Handshake responses whose cookie did not verify or had expired.
     pub bad_cookie: u64,
+    /// Handshakes refused because one end is insecure plaintext and the other not.
+    pub security_mismatch: u64,
+    /// Handshakes refused for their credentials: wrong or missing match secret, a
+    /// forged, expired, foreign or in-use connect token, or a bad key.
+    pub auth_refused: u64,
+    /// Encrypted packets (all connections) refused as replayed or failing
+    /// authentication, and server confirmations that failed.
+    pub replayed: u64,
+    pub forged: u64,
     /// Connection requests answered with a challenge.
     pub challenges_sent: u64,
     /// Connection requests refused (full, version).

@@ -46,25 +46,35 @@ pub(crate) mod frame_consts {
     pub use super::frame::{FRAGMENT_SIZE, MAX_FRAGMENTS};
 }
 pub use packet::{
-    Packet, PayloadHeader, decode_packet, encode_accepted, encode_challenge, encode_connect_request,
-    encode_connect_response, encode_denied, encode_disconnect, encode_payload_header, session_salt,
+    ConnectResponse, Packet, PayloadHeader, TokenPart, decode_packet, encode_accepted_head, encode_challenge,
+    encode_connect_request, encode_connect_response, encode_denied, encode_disconnect, encode_payload_header,
+    session_salt,
 };
 
 /// Wire protocol version. Bumped on any incompatible change. 3: a peer's datagrams are
 /// held to its budget (`transport::PeerLimits`: at most 64 frames per datagram by
 /// default, messages and bytes a second), which a version-2 sender does not pace
-/// itself by, and a disconnect may carry reason 8 (flooding).
-pub const PROTOCOL_VERSION: u8 = 3;
+/// itself by, and a disconnect may carry reason 8 (flooding). 4: the handshake agrees
+/// on keys (X25519) and proves a secret or a connect token; packets and disconnects
+/// carry an authentication tag; disconnects carry a sequence number; reasons 9-12.
+pub const PROTOCOL_VERSION: u8 = 4;
 /// No datagram is larger than this (safe under common path MTUs, as in netcode/renet).
 pub const MAX_DATAGRAM_SIZE: usize = 1200;
-/// Size every handshake request and response is padded to.
+/// Size every connection request is padded to.
 pub const HANDSHAKE_REQUEST_SIZE: usize = 300;
-/// The largest reply to an unauthenticated packet (a challenge).
-pub const MAX_HANDSHAKE_REPLY_SIZE: usize = 30;
+/// Size every connect response is padded to (it may carry a connect token's sealed part).
+pub const CONNECT_RESPONSE_SIZE: usize = 640;
+/// The largest reply to a handshake packet (an `Accepted`): far below either request.
+pub const MAX_HANDSHAKE_REPLY_SIZE: usize = 70;
+/// Bytes of the authentication tag at the end of every encrypted packet.
+pub const TAG_SIZE: usize = 16;
 /// `kind + version + protocol_id`.
 pub const PREFIX_SIZE: usize = 6;
 /// Prefix plus `salt u32, seq u16, ack u16, ack_bits u32, ack_delay u16`.
 pub const PAYLOAD_HEADER_SIZE: usize = PREFIX_SIZE + 14;
+/// The most frame bytes a datagram carries: what is left after the header and the tag
+/// (the same with or without encryption, so that message limits do not depend on it).
+pub const MAX_FRAMES_SIZE: usize = MAX_DATAGRAM_SIZE - PAYLOAD_HEADER_SIZE - TAG_SIZE;
 /// Ack delay is carried in units of this many microseconds (u16: up to ~0.5 s).
 pub const ACK_DELAY_UNIT_US: u64 = 8;
 
@@ -119,6 +129,8 @@ pub enum DecodeError {
     BadFrame(u8),
     #[error("bad fragment index {index} of {count}")]
     BadFragment { index: u16, count: u16 },
+    #[error("bad security or token flag {0}")]
+    BadSecurity(u8),
     #[error("unknown disconnect reason {0}")]
     BadReason(u8),
     #[error("trailing bytes after packet")]

@@ -2,26 +2,41 @@
 //!
 //! ```text
 //! prefix           kind u8 | version u8 | protocol_id u32
-//! ConnectRequest   prefix | client_salt u64 | zero padding to 300 bytes
-//! Challenge        prefix | client_salt u64 | cookie_time u64 | cookie_mac u64      (30 bytes)
-//! ConnectResponse  prefix | client_salt u64 | cookie_time u64 | cookie_mac u64 | zero padding to 300
-//! Accepted         prefix | client_salt u64 | server_salt u64                       (22 bytes)
-//! Denied           prefix | client_salt u64 | reason u8                             (15 bytes)
-//! Payload          prefix | salt u32 | seq u16 | ack u16 | ack_bits u32 | ack_delay u16 | frames
-//! Disconnect       prefix | salt u32 | reason u8                                    (11 bytes)
+//! ConnectRequest   prefix | client_salt u64 | security u8 | zero padding to 300 bytes
+//! Challenge        prefix | client_salt u64 | cookie_time u64 | cookie_mac u64                     (30 bytes)
+//! ConnectResponse  prefix | client_salt u64 | cookie_time u64 | cookie_mac u64 | security u8
+//!                  | client_public [32] | proof [16] | has_token u8
+//!                  | token_expires u64 | token_nonce [24] | token_sealed [496] (zero without a token)
+//!                  | zero padding to 640 bytes
+//! Accepted         prefix | client_salt u64 | server_salt u64 | server_public [32] | confirm [16]  (70 bytes)
+//! Denied           prefix | client_salt u64 | reason u8                                           (15 bytes)
+//! Payload          prefix | salt u32 | seq u16 | ack u16 | ack_bits u32 | ack_delay u16 | frames [| tag 16]
+//! Disconnect       prefix | salt u32 | seq u16 | reason u8 [| tag 16]
 //! ```
-//! All integers little-endian. `Denied` and the request's size are the same in every
-//! version, so a server can tell an old client why it was refused.
+//! All integers little-endian. `security` is 0 (encrypted) or 1 (insecure plaintext);
+//! a plaintext handshake leaves the key fields zero, and its packets have no tag.
+//! `Denied` and the request's first fields are the same in every version, so a server
+//! can tell an old client why it was refused.
 
-use super::{DecodeError, HANDSHAKE_REQUEST_SIZE, MAX_DATAGRAM_SIZE, PROTOCOL_VERSION, PacketKind, Reader, Writer};
+use super::{
+    CONNECT_RESPONSE_SIZE, DecodeError, HANDSHAKE_REQUEST_SIZE, MAX_DATAGRAM_SIZE, PROTOCOL_VERSION, PacketKind,
+    Reader, Writer,
+};
 use crate::transport::DisconnectReason;
+use crate::transport::token::{SEALED_PRIVATE_SIZE, TOKEN_NONCE_SIZE};
+
+/// Key sizes in the handshake (X25519 public key, proof, AEAD tag).
+const PUBLIC_SIZE: usize = 32;
+const PROOF_SIZE: usize = 16;
+const TAG_SIZE: usize = 16;
 
 /// The fixed part of a connected packet.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct PayloadHeader {
     /// Connection salt: proves the sender completed the handshake with us.
     pub salt: u32,
-    /// This packet's sequence number.
+    /// The low 16 bits of this packet's sequence number (the full number is the
+    /// encryption nonce; the receiver rebuilds it).
     pub seq: u16,
     /// Newest sequence number received from the peer.
     pub ack: u16,
@@ -31,40 +46,77 @@ pub struct PayloadHeader {
     pub ack_delay: u16,
 }
 
+/// A connect token's part of a connect response: what the server needs to open it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TokenPart<'a> {
+    pub expires: u64,
+    pub nonce: &'a [u8; TOKEN_NONCE_SIZE],
+    pub sealed: &'a [u8; SEALED_PRIVATE_SIZE],
+}
+
+/// The client's answer to a challenge: the cookie back, its ephemeral key, and its
+/// proof of the secret or token it holds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ConnectResponse<'a> {
+    pub client_salt: u64,
+    pub cookie_time: u64,
+    pub cookie_mac: u64,
+    pub encrypted: bool,
+    pub client_public: [u8; PUBLIC_SIZE],
+    pub proof: [u8; PROOF_SIZE],
+    pub token: Option<TokenPart<'a>>,
+}
+
 /// A decoded datagram, borrowing the frames from the input.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Packet<'a> {
-    /// `version` may differ from ours: the caller answers with a version-mismatch denial.
+    /// `version` may differ from ours: the caller answers with a version-mismatch
+    /// denial (`encrypted` is then not read and is `true`).
     ConnectRequest {
         version: u8,
         client_salt: u64,
+        encrypted: bool,
     },
     Challenge {
         client_salt: u64,
         cookie_time: u64,
         cookie_mac: u64,
     },
-    ConnectResponse {
-        client_salt: u64,
-        cookie_time: u64,
-        cookie_mac: u64,
-    },
+    ConnectResponse(ConnectResponse<'a>),
     Accepted {
         client_salt: u64,
         server_salt: u64,
+        server_public: [u8; PUBLIC_SIZE],
+        confirm: [u8; TAG_SIZE],
     },
     Denied {
         client_salt: u64,
         reason: DisconnectReason,
     },
+    /// `frames` includes the tag of an encrypted packet (the connection knows which).
     Payload {
         header: PayloadHeader,
         frames: &'a [u8],
     },
+    /// `tag` is what follows the reason: 16 bytes on an encrypted connection, else none.
     Disconnect {
         salt: u32,
+        seq: u16,
         reason: DisconnectReason,
+        tag: &'a [u8],
     },
+}
+
+fn security(r: &mut Reader) -> Result<bool, DecodeError> {
+    match r.u8()? {
+        0 => Ok(true),
+        1 => Ok(false),
+        b => Err(DecodeError::BadSecurity(b)),
+    }
+}
+
+fn array<const N: usize>(r: &mut Reader) -> Result<[u8; N], DecodeError> {
+    Ok(r.bytes(N)?.try_into().expect("N bytes"))
 }
 
 /// Decodes one datagram, checking every length, the protocol id and the version.
@@ -89,25 +141,65 @@ pub fn decode_packet(data: &[u8], protocol_id: u32) -> Result<Packet<'_>, Decode
         DisconnectReason::from_u8(b).ok_or(DecodeError::BadReason(b))
     };
     let packet = match kind {
-        PacketKind::ConnectRequest | PacketKind::ConnectResponse => {
+        PacketKind::ConnectRequest => {
             if data.len() != HANDSHAKE_REQUEST_SIZE {
                 return Err(DecodeError::BadHandshakeSize(data.len()));
             }
             let client_salt = r.u64()?;
-            let p = if kind == PacketKind::ConnectRequest {
-                Packet::ConnectRequest { version, client_salt }
-            } else {
-                Packet::ConnectResponse { client_salt, cookie_time: r.u64()?, cookie_mac: r.u64()? }
+            if version != PROTOCOL_VERSION {
+                return Ok(Packet::ConnectRequest { version, client_salt, encrypted: true });
+            }
+            let encrypted = security(&mut r)?;
+            r.zero_padding()?;
+            Packet::ConnectRequest { version, client_salt, encrypted }
+        }
+        PacketKind::ConnectResponse => {
+            if data.len() != CONNECT_RESPONSE_SIZE {
+                return Err(DecodeError::BadHandshakeSize(data.len()));
+            }
+            let (client_salt, cookie_time, cookie_mac) = (r.u64()?, r.u64()?, r.u64()?);
+            let encrypted = security(&mut r)?;
+            let client_public = array(&mut r)?;
+            let proof = array(&mut r)?;
+            let has_token = r.u8()?;
+            let token = match has_token {
+                0 => None,
+                1 => Some(TokenPart {
+                    expires: r.u64()?,
+                    nonce: r.bytes(TOKEN_NONCE_SIZE)?.try_into().expect("nonce size"),
+                    sealed: r.bytes(SEALED_PRIVATE_SIZE)?.try_into().expect("sealed size"),
+                }),
+                b => return Err(DecodeError::BadSecurity(b)),
             };
             r.zero_padding()?;
-            p
+            Packet::ConnectResponse(ConnectResponse {
+                client_salt,
+                cookie_time,
+                cookie_mac,
+                encrypted,
+                client_public,
+                proof,
+                token,
+            })
         }
         PacketKind::Challenge => {
             Packet::Challenge { client_salt: r.u64()?, cookie_time: r.u64()?, cookie_mac: r.u64()? }
         }
-        PacketKind::Accepted => Packet::Accepted { client_salt: r.u64()?, server_salt: r.u64()? },
+        PacketKind::Accepted => Packet::Accepted {
+            client_salt: r.u64()?,
+            server_salt: r.u64()?,
+            server_public: array(&mut r)?,
+            confirm: array(&mut r)?,
+        },
         PacketKind::Denied => Packet::Denied { client_salt: r.u64()?, reason: reason(&mut r)? },
-        PacketKind::Disconnect => Packet::Disconnect { salt: r.u32()?, reason: reason(&mut r)? },
+        PacketKind::Disconnect => {
+            let (salt, seq, reason) = (r.u32()?, r.u16()?, reason(&mut r)?);
+            let tag = r.bytes(r.remaining())?;
+            if !tag.is_empty() && tag.len() != TAG_SIZE {
+                return Err(DecodeError::Trailing);
+            }
+            return Ok(Packet::Disconnect { salt, seq, reason, tag });
+        }
         PacketKind::Payload => {
             let header =
                 PayloadHeader { salt: r.u32()?, seq: r.u16()?, ack: r.u16()?, ack_bits: r.u32()?, ack_delay: r.u16()? };
@@ -130,9 +222,10 @@ fn prefix(out: &mut Vec<u8>, kind: PacketKind, protocol_id: u32) -> Writer<'_> {
     w
 }
 
-pub fn encode_connect_request(out: &mut Vec<u8>, protocol_id: u32, client_salt: u64) {
+pub fn encode_connect_request(out: &mut Vec<u8>, protocol_id: u32, client_salt: u64, encrypted: bool) {
     let mut w = prefix(out, PacketKind::ConnectRequest, protocol_id);
     w.u64(client_salt);
+    w.u8(!encrypted as u8);
     w.pad_to(HANDSHAKE_REQUEST_SIZE);
 }
 
@@ -143,24 +236,39 @@ pub fn encode_challenge(out: &mut Vec<u8>, protocol_id: u32, client_salt: u64, c
     w.u64(cookie_mac);
 }
 
-pub fn encode_connect_response(
+pub fn encode_connect_response(out: &mut Vec<u8>, protocol_id: u32, p: &ConnectResponse) {
+    let mut w = prefix(out, PacketKind::ConnectResponse, protocol_id);
+    w.u64(p.client_salt);
+    w.u64(p.cookie_time);
+    w.u64(p.cookie_mac);
+    w.u8(!p.encrypted as u8);
+    w.bytes(&p.client_public);
+    w.bytes(&p.proof);
+    match &p.token {
+        None => w.u8(0),
+        Some(t) => {
+            w.u8(1);
+            w.u64(t.expires);
+            w.bytes(t.nonce);
+            w.bytes(t.sealed);
+        }
+    }
+    w.pad_to(CONNECT_RESPONSE_SIZE);
+}
+
+/// Writes an `Accepted` without its confirmation tag (the caller computes it over
+/// these bytes and appends it).
+pub fn encode_accepted_head(
     out: &mut Vec<u8>,
     protocol_id: u32,
     client_salt: u64,
-    cookie_time: u64,
-    cookie_mac: u64,
+    server_salt: u64,
+    server_public: &[u8; PUBLIC_SIZE],
 ) {
-    let mut w = prefix(out, PacketKind::ConnectResponse, protocol_id);
-    w.u64(client_salt);
-    w.u64(cookie_time);
-    w.u64(cookie_mac);
-    w.pad_to(HANDSHAKE_REQUEST_SIZE);
-}
-
-pub fn encode_accepted(out: &mut Vec<u8>, protocol_id: u32, client_salt: u64, server_salt: u64) {
     let mut w = prefix(out, PacketKind::Accepted, protocol_id);
     w.u64(client_salt);
     w.u64(server_salt);
+    w.bytes(server_public);
 }
 
 pub fn encode_denied(out: &mut Vec<u8>, protocol_id: u32, client_salt: u64, reason: DisconnectReason) {
@@ -169,9 +277,11 @@ pub fn encode_denied(out: &mut Vec<u8>, protocol_id: u32, client_salt: u64, reas
     w.u8(reason as u8);
 }
 
-pub fn encode_disconnect(out: &mut Vec<u8>, protocol_id: u32, salt: u32, reason: DisconnectReason) {
+/// Writes a `Disconnect` without its tag (an encrypted connection appends one).
+pub fn encode_disconnect(out: &mut Vec<u8>, protocol_id: u32, salt: u32, seq: u16, reason: DisconnectReason) {
     let mut w = prefix(out, PacketKind::Disconnect, protocol_id);
     w.u32(salt);
+    w.u16(seq);
     w.u8(reason as u8);
 }
 
@@ -200,28 +310,58 @@ mod tests {
 
     const PID: u32 = 0xABCD_0001;
 
+    fn response(token: Option<TokenPart<'_>>) -> ConnectResponse<'_> {
+        ConnectResponse {
+            client_salt: 7,
+            cookie_time: 8,
+            cookie_mac: 9,
+            encrypted: true,
+            client_public: [1; 32],
+            proof: [2; 16],
+            token,
+        }
+    }
+
     #[test]
     fn every_kind_round_trips() {
         let mut b = Vec::new();
-        encode_connect_request(&mut b, PID, 7);
-        assert_eq!(b.len(), HANDSHAKE_REQUEST_SIZE);
-        assert_eq!(decode_packet(&b, PID), Ok(Packet::ConnectRequest { version: PROTOCOL_VERSION, client_salt: 7 }));
+        for encrypted in [true, false] {
+            encode_connect_request(&mut b, PID, 7, encrypted);
+            assert_eq!(b.len(), HANDSHAKE_REQUEST_SIZE);
+            assert_eq!(
+                decode_packet(&b, PID),
+                Ok(Packet::ConnectRequest { version: PROTOCOL_VERSION, client_salt: 7, encrypted })
+            );
+        }
         encode_challenge(&mut b, PID, 7, 8, 9);
-        assert_eq!(b.len(), MAX_HANDSHAKE_REPLY_SIZE);
+        assert!(b.len() <= MAX_HANDSHAKE_REPLY_SIZE);
         assert_eq!(decode_packet(&b, PID), Ok(Packet::Challenge { client_salt: 7, cookie_time: 8, cookie_mac: 9 }));
-        encode_connect_response(&mut b, PID, 7, 8, 9);
+        let (nonce, sealed) = ([3u8; TOKEN_NONCE_SIZE], [4u8; SEALED_PRIVATE_SIZE]);
+        for r in [response(None), response(Some(TokenPart { expires: 99, nonce: &nonce, sealed: &sealed }))] {
+            encode_connect_response(&mut b, PID, &r);
+            assert_eq!(b.len(), CONNECT_RESPONSE_SIZE);
+            assert_eq!(decode_packet(&b, PID), Ok(Packet::ConnectResponse(r)));
+        }
+        encode_accepted_head(&mut b, PID, 1, 2, &[5; 32]);
+        b.extend_from_slice(&[6; 16]);
+        assert_eq!(b.len(), MAX_HANDSHAKE_REPLY_SIZE);
         assert_eq!(
             decode_packet(&b, PID),
-            Ok(Packet::ConnectResponse { client_salt: 7, cookie_time: 8, cookie_mac: 9 })
+            Ok(Packet::Accepted { client_salt: 1, server_salt: 2, server_public: [5; 32], confirm: [6; 16] })
         );
-        encode_accepted(&mut b, PID, 1, 2);
-        assert!(b.len() <= MAX_HANDSHAKE_REPLY_SIZE);
-        assert_eq!(decode_packet(&b, PID), Ok(Packet::Accepted { client_salt: 1, server_salt: 2 }));
         encode_denied(&mut b, PID, 1, DisconnectReason::ServerFull);
         assert!(b.len() <= MAX_HANDSHAKE_REPLY_SIZE);
         assert_eq!(decode_packet(&b, PID), Ok(Packet::Denied { client_salt: 1, reason: DisconnectReason::ServerFull }));
-        encode_disconnect(&mut b, PID, 5, DisconnectReason::Kicked);
-        assert_eq!(decode_packet(&b, PID), Ok(Packet::Disconnect { salt: 5, reason: DisconnectReason::Kicked }));
+        encode_disconnect(&mut b, PID, 5, 6, DisconnectReason::Kicked);
+        assert_eq!(
+            decode_packet(&b, PID),
+            Ok(Packet::Disconnect { salt: 5, seq: 6, reason: DisconnectReason::Kicked, tag: &[] })
+        );
+        b.extend_from_slice(&[7; 16]);
+        assert_eq!(
+            decode_packet(&b, PID),
+            Ok(Packet::Disconnect { salt: 5, seq: 6, reason: DisconnectReason::Kicked, tag: &[7; 16] })
+        );
         let h = PayloadHeader { salt: 1, seq: 2, ack: 3, ack_bits: 4, ack_delay: 5 };
         encode_payload_header(&mut b, PID, &h);
         assert_eq!(b.len(), PAYLOAD_HEADER_SIZE);
@@ -236,13 +376,14 @@ mod tests {
         assert_eq!(decode_packet(&b, PID + 1), Err(DecodeError::WrongProtocol(PID)));
         // Every truncation of every kind is an error, never a panic.
         let mut samples = Vec::new();
-        encode_connect_request(&mut b, PID, 1);
+        encode_connect_request(&mut b, PID, 1, true);
         samples.push(b.clone());
         encode_challenge(&mut b, PID, 1, 2, 3);
         samples.push(b.clone());
-        encode_accepted(&mut b, PID, 1, 2);
+        encode_accepted_head(&mut b, PID, 1, 2, &[0; 32]);
+        b.extend_from_slice(&[0; 16]);
         samples.push(b.clone());
-        encode_disconnect(&mut b, PID, 1, DisconnectReason::Client);
+        encode_connect_response(&mut b, PID, &response(None));
         samples.push(b.clone());
         encode_payload_header(&mut b, PID, &PayloadHeader::default());
         samples.push(b.clone());
@@ -257,7 +398,11 @@ mod tests {
                 assert!(decode_packet(&t, PID).is_err());
             }
         }
-        // Unknown kind, oversized, wrong version, non-zero padding, bad reason.
+        // A disconnect's tag is 16 bytes or none.
+        encode_disconnect(&mut b, PID, 1, 0, DisconnectReason::Client);
+        b.extend_from_slice(&[0; 5]);
+        assert_eq!(decode_packet(&b, PID), Err(DecodeError::Trailing));
+        // Unknown kind, oversized, wrong version, non-zero padding, bad reason, bad security byte.
         let mut u = samples[1].clone();
         u[0] = 99;
         assert_eq!(decode_packet(&u, PID), Err(DecodeError::UnknownKind(99)));
@@ -268,19 +413,23 @@ mod tests {
         let mut p = samples[0].clone();
         p[200] = 1;
         assert_eq!(decode_packet(&p, PID), Err(DecodeError::BadPadding));
-        let mut d = samples[3].clone();
-        *d.last_mut().unwrap() = 0;
-        assert_eq!(decode_packet(&d, PID), Err(DecodeError::BadReason(0)));
+        let mut p = samples[0].clone();
+        p[14] = 2;
+        assert_eq!(decode_packet(&p, PID), Err(DecodeError::BadSecurity(2)));
+        encode_disconnect(&mut b, PID, 1, 0, DisconnectReason::Client);
+        *b.last_mut().unwrap() = 0;
+        assert_eq!(decode_packet(&b, PID), Err(DecodeError::BadReason(0)));
     }
 
     #[test]
     fn other_versions_can_still_ask_and_be_told() {
         let mut b = Vec::new();
-        encode_connect_request(&mut b, PID, 3);
+        encode_connect_request(&mut b, PID, 3, true);
         b[1] = PROTOCOL_VERSION + 5;
+        b[20] = 0xFF; // whatever another version puts after the salt
         assert_eq!(
             decode_packet(&b, PID),
-            Ok(Packet::ConnectRequest { version: PROTOCOL_VERSION + 5, client_salt: 3 })
+            Ok(Packet::ConnectRequest { version: PROTOCOL_VERSION + 5, client_salt: 3, encrypted: true })
         );
         encode_denied(&mut b, PID, 3, DisconnectReason::VersionMismatch);
         b[1] = PROTOCOL_VERSION + 5;

@@ -1,0 +1,381 @@
+//! The handshake (the initiator is the "client" of a connection):
+//! ```text
+//! client                                        server
+//! ConnectRequest(client_salt, security, padded) ->  no state kept; cookie = SipHash(secret; addr, salt, time)
+//!                                               <-  Challenge(client_salt, time, cookie)    (far smaller)
+//! ConnectResponse(cookie, security, client_pub,  ->  cookie verified and fresh; then the proof (and the
+//!   proof, [connect token], padded)                  token) checked; then X25519 and a slot
+//!                                               <-  Accepted(client_salt, server_salt, server_pub, confirm)
+//!                                                   or Denied(reason)
+//! ```
+//! Until a response echoes a valid cookie the server holds nothing and computes nothing
+//! costly per client, so a spoofed source address costs it a SipHash, and no reply is
+//! larger than the request it answers. The keys, the proof and the confirmation are in
+//! `crypto.rs`; the client's first encrypted packet is its first payload, so the
+//! handshake takes two round trips before it, as netcode's does.
+
+use std::net::{IpAddr, SocketAddr};
+
+use super::connection::{Connection, Handshake, Sealing};
+use super::crypto::{Ephemeral, KEY_SIZE, KeyContext, OPEN_PSK, PacketKeys, ProofInput, proof, proof_holds};
+use super::endpoint::{COOKIE_LIFETIME_US, Endpoint, Event};
+use super::security::{Admission, Presented, Security};
+use super::token::{self, TOKEN_NONCE_SIZE};
+use super::{DisconnectReason, PeerId};
+use crate::clock::Micros;
+use crate::wire::{self, ConnectResponse, PROTOCOL_VERSION, TokenPart, siphash::siphash24};
+
+/// What a verified connect response lets in.
+struct Admitted {
+    psk: [u8; KEY_SIZE],
+    token: Option<([u8; TOKEN_NONCE_SIZE], u32)>,
+}
+
+impl Endpoint {
+    /// Gives a new outgoing connection its ephemeral key (when encrypted) and the
+    /// timeout its connect token names.
+    pub(super) fn prepare_initiator(&mut self, c: &mut Connection) {
+        if let Security::Encrypted { presented, .. } = &self.cfg.security {
+            c.ephemeral = Some(Ephemeral::generate(&mut self.rng));
+            if let Presented::Token(t) = presented {
+                c.timeout_us = self.token_timeout(t.timeout_secs);
+            }
+        }
+    }
+
+    /// A token's timeout, kept between two keepalives and an hour (0: ours).
+    fn token_timeout(&self, secs: u32) -> Micros {
+        if secs == 0 {
+            return self.cfg.timeout_us;
+        }
+        (secs as Micros * 1_000_000).clamp(2 * self.cfg.keepalive_interval_us, 3_600_000_000)
+    }
+
+    fn cookie(&self, from: SocketAddr, client_salt: u64, time: u64) -> u64 {
+        let mut msg = [0u8; 16 + 2 + 8 + 8 + 4];
+        let ip = match from.ip() {
+            IpAddr::V4(v4) => v4.to_ipv6_mapped().octets(),
+            IpAddr::V6(v6) => v6.octets(),
+        };
+        msg[..16].copy_from_slice(&ip);
+        msg[16..18].copy_from_slice(&from.port().to_le_bytes());
+        msg[18..26].copy_from_slice(&client_salt.to_le_bytes());
+        msg[26..34].copy_from_slice(&time.to_le_bytes());
+        msg[34..38].copy_from_slice(&self.cfg.protocol_id.to_le_bytes());
+        siphash24(self.cookie_secret.0, self.cookie_secret.1, &msg)
+    }
+
+    /// Replies to a handshake packet. Every such reply is smaller than the padded
+    /// request it answers.
+    fn reply(&mut self, to: SocketAddr, encode: impl FnOnce(&mut Vec<u8>, u32)) {
+        let mut buf = self.pool.get();
+        encode(&mut buf, self.cfg.protocol_id);
+        debug_assert!(buf.len() <= wire::MAX_HANDSHAKE_REPLY_SIZE);
+        self.transmits.push_back((to, buf));
+    }
+
+    fn deny(&mut self, to: SocketAddr, client_salt: u64, reason: DisconnectReason) {
+        self.stats.denied += 1;
+        self.reply(to, |b, pid| wire::encode_denied(b, pid, client_salt, reason));
+    }
+
+    /// Whether the other end's choice of encryption is ours; counts a mismatch.
+    fn same_security(&mut self, encrypted: bool) -> bool {
+        let same = encrypted != self.cfg.security.is_plaintext();
+        self.stats.security_mismatch += !same as u64;
+        same
+    }
+
+    pub(super) fn on_request(&mut self, now: Micros, from: SocketAddr, version: u8, client_salt: u64, encrypted: bool) {
+        if self.cfg.max_incoming == 0 {
+            self.stats.unknown_sender += 1;
+            return;
+        }
+        if let Some(c) = self.by_addr.get(&from).and_then(|p| self.conns.get(p)) {
+            if c.initiator || c.client_salt == client_salt {
+                // We are dialling that address ourselves, or this is a stale copy from a
+                // client we already accepted: say nothing.
+                return;
+            }
+        }
+        if version != PROTOCOL_VERSION {
+            return self.deny(from, client_salt, DisconnectReason::VersionMismatch);
+        }
+        if !self.same_security(encrypted) {
+            return self.deny(from, client_salt, DisconnectReason::SecurityMismatch);
+        }
+        if self.incoming >= self.cfg.max_incoming || self.address_full(from) {
+            return self.deny(from, client_salt, DisconnectReason::ServerFull);
+        }
+        let mac = self.cookie(from, client_salt, now);
+        self.stats.challenges_sent += 1;
+        self.reply(from, |b, pid| wire::encode_challenge(b, pid, client_salt, now, mac));
+    }
+
+    pub(super) fn on_response(&mut self, now: Micros, from: SocketAddr, r: &ConnectResponse) {
+        if self.cfg.max_incoming == 0 {
+            self.stats.unknown_sender += 1;
+            return;
+        }
+        let fresh = r.cookie_time <= now && now - r.cookie_time <= COOKIE_LIFETIME_US;
+        if !fresh || r.cookie_mac != self.cookie(from, r.client_salt, r.cookie_time) {
+            self.stats.bad_cookie += 1;
+            return;
+        }
+        // The address is proven: from here on, work for this client is allowed.
+        if !self.same_security(r.encrypted) {
+            return self.deny(from, r.client_salt, DisconnectReason::SecurityMismatch);
+        }
+        if let Some(&peer) = self.by_addr.get(&from) {
+            let c = &self.conns[&peer];
+            if c.initiator {
+                return;
+            }
+            if c.client_salt == r.client_salt {
+                // Our Accepted was lost: say it again (the same bytes).
+                if let Some(accepted) = self.accepted.get(&peer) {
+                    let mut buf = self.pool.get();
+                    buf.extend_from_slice(accepted);
+                    self.transmits.push_back((from, buf));
+                }
+                return;
+            }
+            // The same address proved itself with a new salt: the client restarted.
+            self.close(peer, DisconnectReason::Client, false);
+        }
+        if self.incoming >= self.cfg.max_incoming || self.address_full(from) {
+            return self.deny(from, r.client_salt, DisconnectReason::ServerFull);
+        }
+        let admitted = match self.admit(now, r) {
+            Ok(a) => a,
+            Err(reason) => {
+                self.stats.auth_refused += 1;
+                return self.deny(from, r.client_salt, reason);
+            }
+        };
+        let server_salt = self.rng.next_u64();
+        let mut sealing = None;
+        let mut server_public = [0u8; KEY_SIZE];
+        if r.encrypted {
+            let ephemeral = Ephemeral::generate(&mut self.rng);
+            let Some(shared) = ephemeral.agree(&r.client_public) else {
+                self.stats.auth_refused += 1;
+                return self.deny(from, r.client_salt, DisconnectReason::AuthFailed);
+            };
+            server_public = ephemeral.public;
+            let cx = KeyContext {
+                protocol_id: self.cfg.protocol_id,
+                client_salt: r.client_salt,
+                server_salt,
+                client_public: &r.client_public,
+                server_public: &server_public,
+            };
+            sealing = Some(Sealing { keys: PacketKeys::derive(&shared, &admitted.psk, &cx, false), replay: Default::default() });
+        }
+        let mut accepted = self.pool.get();
+        wire::encode_accepted_head(&mut accepted, self.cfg.protocol_id, r.client_salt, server_salt, &server_public);
+        let confirm = sealing.as_ref().map_or([0; wire::TAG_SIZE], |s| s.keys.confirm(&accepted));
+        accepted.extend_from_slice(&confirm);
+
+        let peer = self.ids.next();
+        let mut conn = Connection::new(peer, from, false, r.client_salt, &self.cfg, now);
+        conn.salt = wire::session_salt(r.client_salt, server_salt);
+        conn.sealing = sealing;
+        if let Some((nonce, timeout_secs)) = admitted.token {
+            conn.timeout_us = self.token_timeout(timeout_secs);
+            self.tokens_in_use.insert(nonce, peer);
+            self.token_of.insert(peer, nonce);
+        }
+        self.conns.insert(peer, conn);
+        self.by_addr.insert(from, peer);
+        self.accepted.insert(peer, accepted.clone());
+        self.incoming += 1;
+        *self.incoming_per_ip.entry(from.ip()).or_insert(0) += 1;
+        self.inbox.push(Event::Connected { peer, addr: from });
+        debug_assert!(accepted.len() <= wire::MAX_HANDSHAKE_REPLY_SIZE);
+        self.transmits.push_back((from, accepted));
+    }
+
+    /// Checks a response's proof (and token) against our admission; on success, the
+    /// key it proved.
+    fn admit(&self, now: Micros, r: &ConnectResponse) -> Result<Admitted, DisconnectReason> {
+        let Security::Encrypted { admission, .. } = &self.cfg.security else {
+            return Ok(Admitted { psk: OPEN_PSK, token: None });
+        };
+        let input = ProofInput {
+            protocol_id: self.cfg.protocol_id,
+            client_salt: r.client_salt,
+            cookie_time: r.cookie_time,
+            cookie_mac: r.cookie_mac,
+            security: !r.encrypted as u8,
+            client_public: &r.client_public,
+        };
+        match admission {
+            Admission::Secrets { players, spectators } => {
+                if r.token.is_some() {
+                    return Err(DisconnectReason::AuthFailed); // we take no tokens
+                }
+                let players = players.as_ref().map_or(&OPEN_PSK, |s| &s.0);
+                std::iter::once(players)
+                    .chain(spectators.as_ref().map(|s| &s.0))
+                    .find(|psk| proof_holds(psk, &input, &r.proof))
+                    .map(|psk| Admitted { psk: *psk, token: None })
+                    .ok_or(DisconnectReason::AuthFailed)
+            }
+            Admission::Tokens(t) => {
+                let part = r.token.as_ref().ok_or(DisconnectReason::AuthFailed)?;
+                if part.expires <= t.unix_secs(now) {
+                    return Err(DisconnectReason::TokenExpired);
+                }
+                // The expiry is bound to the seal: a changed one does not open.
+                let claims = token::open(&t.key, self.cfg.protocol_id, part.expires, part.nonce, part.sealed)
+                    .map_err(|_| DisconnectReason::AuthFailed)?;
+                if !claims.addresses.iter().any(|a| t.public_addresses.contains(a)) {
+                    return Err(DisconnectReason::AuthFailed);
+                }
+                if !proof_holds(&claims.key.0, &input, &r.proof) {
+                    return Err(DisconnectReason::AuthFailed); // read off the wire: no key
+                }
+                if self.tokens_in_use.contains_key(part.nonce) {
+                    return Err(DisconnectReason::TokenInUse);
+                }
+                Ok(Admitted { psk: claims.key.0, token: Some((*part.nonce, claims.timeout_secs)) })
+            }
+        }
+    }
+
+    /// Whether `from`'s IP already holds its share of the incoming connections.
+    fn address_full(&self, from: SocketAddr) -> bool {
+        let limit = self.cfg.max_incoming_per_ip;
+        limit > 0 && self.incoming_per_ip.get(&from.ip()).is_some_and(|&n| n >= limit)
+    }
+
+    fn initiating_peer(&self, from: SocketAddr, client_salt: u64) -> Option<PeerId> {
+        let peer = *self.by_addr.get(&from)?;
+        self.conns.get(&peer).filter(|c| c.initiator && c.client_salt == client_salt).map(|c| c.peer)
+    }
+
+    pub(super) fn on_challenge(
+        &mut self,
+        now: Micros,
+        from: SocketAddr,
+        client_salt: u64,
+        cookie_time: u64,
+        cookie_mac: u64,
+    ) {
+        match self.initiating(from, client_salt) {
+            Some(c) if c.state == Handshake::Requesting => {
+                c.state = Handshake::Responding { cookie_time, cookie_mac };
+                c.last_recv = now;
+                let peer = c.peer;
+                self.send_handshake(now, peer);
+            }
+            Some(_) => {} // a late copy of a challenge we already answered
+            None => self.stats.unknown_sender += 1,
+        }
+    }
+
+    /// The server's `Accepted`: on an encrypted endpoint it must carry a confirmation
+    /// that the server derived our keys (so it knew our secret); a forged one is counted
+    /// and ignored, and the genuine one may still come.
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn on_accepted(
+        &mut self,
+        now: Micros,
+        from: SocketAddr,
+        client_salt: u64,
+        server_salt: u64,
+        server_public: &[u8; KEY_SIZE],
+        head: &[u8],
+        confirm: &[u8; wire::TAG_SIZE],
+    ) {
+        let Some(peer) = self.initiating_peer(from, client_salt) else {
+            self.stats.unknown_sender += 1;
+            return;
+        };
+        let protocol_id = self.cfg.protocol_id;
+        let psk = match &self.cfg.security {
+            Security::Encrypted { presented, .. } => Some(*presented.psk()),
+            Security::InsecurePlaintext => None,
+        };
+        let c = self.conns.get_mut(&peer).expect("looked up above");
+        if c.is_connected() {
+            return;
+        }
+        if let (Some(psk), Some(ephemeral)) = (psk, &c.ephemeral) {
+            let Some(shared) = ephemeral.agree(server_public) else {
+                self.stats.forged += 1;
+                return;
+            };
+            let cx = KeyContext {
+                protocol_id,
+                client_salt,
+                server_salt,
+                client_public: &ephemeral.public,
+                server_public,
+            };
+            let keys = PacketKeys::derive(&shared, &psk, &cx, true);
+            if !keys.confirmed(head, confirm) {
+                self.stats.forged += 1;
+                return;
+            }
+            c.sealing = Some(Sealing { keys, replay: Default::default() });
+            c.ephemeral = None;
+        }
+        c.state = Handshake::Connected;
+        c.salt = wire::session_salt(client_salt, server_salt);
+        c.last_recv = now;
+        let addr = c.addr;
+        self.inbox.push(Event::Connected { peer, addr });
+    }
+
+    pub(super) fn on_denied(&mut self, from: SocketAddr, client_salt: u64, reason: DisconnectReason) {
+        match self.initiating_peer(from, client_salt) {
+            Some(peer) if !self.conns[&peer].is_connected() => self.close(peer, reason, false),
+            _ => self.stats.unknown_sender += 1,
+        }
+    }
+
+    pub(super) fn send_handshake(&mut self, now: Micros, peer: PeerId) {
+        let Some(c) = self.conns.get_mut(&peer) else { return };
+        let mut buf = self.pool.get();
+        let pid = self.cfg.protocol_id;
+        let encrypted = !self.cfg.security.is_plaintext();
+        match c.state {
+            Handshake::Requesting => wire::encode_connect_request(&mut buf, pid, c.client_salt, encrypted),
+            Handshake::Responding { cookie_time, cookie_mac } => {
+                let client_public = c.ephemeral.as_ref().map_or([0; KEY_SIZE], |e| e.public);
+                let mut response = ConnectResponse {
+                    client_salt: c.client_salt,
+                    cookie_time,
+                    cookie_mac,
+                    encrypted,
+                    client_public,
+                    proof: [0; 16],
+                    token: None,
+                };
+                if let Security::Encrypted { presented, .. } = &self.cfg.security {
+                    let input = ProofInput {
+                        protocol_id: pid,
+                        client_salt: c.client_salt,
+                        cookie_time,
+                        cookie_mac,
+                        security: 0,
+                        client_public: &client_public,
+                    };
+                    response.proof = proof(presented.psk(), &input);
+                    if let Presented::Token(t) = presented {
+                        response.token = Some(TokenPart { expires: t.expires, nonce: &t.nonce, sealed: &t.sealed });
+                    }
+                }
+                wire::encode_connect_response(&mut buf, pid, &response)
+            }
+            Handshake::Connected => {
+                self.pool.put(buf);
+                return;
+            }
+        }
+        c.last_send = now;
+        self.transmits.push_back((c.addr, buf));
+    }
+}

@@ -1,0 +1,127 @@
+//! What an endpoint asks of whoever connects to it, and what it shows when it connects.
+//!
+//! Every connection is encrypted unless both ends chose [`Security::InsecurePlaintext`].
+//! Who may complete a handshake is the [`Admission`]: anyone (open: encrypted but not
+//! authenticated, fine on a LAN or for a first test), holders of a match secret (P2P;
+//! spectators may have a secret of their own), or holders of a connect token minted by
+//! the game's backend (relay servers). The initiating side shows a [`Presented`]
+//! credential: nothing, a secret, or a token. Nothing of a secret or of a token's key
+//! ever goes on the wire; the client proves it holds one (`crypto.rs`).
+
+use std::net::SocketAddr;
+
+use super::ConfigError;
+use super::crypto::{KEY_SIZE, OPEN_PSK, Secret};
+use super::token::ConnectToken;
+use crate::clock::Micros;
+
+/// How an endpoint protects its connections.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Security {
+    /// Every packet after the handshake is encrypted and authenticated (ChaCha20-Poly1305
+    /// with per-connection, per-direction keys from ephemeral X25519). The default.
+    Encrypted { admission: Admission, presented: Presented },
+    /// Nothing is encrypted or authenticated beyond the connection salt: anyone on the
+    /// path can read, forge and replay packets. For benchmarks and debugging only. Both
+    /// ends must choose it; a mismatch is refused with a clear reason on both ends.
+    InsecurePlaintext,
+}
+
+impl Default for Security {
+    fn default() -> Self {
+        Security::Encrypted { admission: Admission::default(), presented: Presented::Open }
+    }
+}
+
+/// Who may complete a handshake with us.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Admission {
+    /// Those who prove a secret. `players: None` is an open endpoint: anyone may connect
+    /// (encrypted, unauthenticated). With `players` set, only holders of that secret or
+    /// of `spectators` may.
+    Secrets { players: Option<Secret>, spectators: Option<Secret> },
+    /// Those who present a valid, unexpired connect token minted with this key for one
+    /// of our addresses, one connection per token at a time.
+    Tokens(TokenAdmission),
+}
+
+impl Default for Admission {
+    fn default() -> Self {
+        Admission::Secrets { players: None, spectators: None }
+    }
+}
+
+/// A relay server's check of connect tokens.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TokenAdmission {
+    /// The 32-byte key the backend mints tokens with.
+    pub key: Secret,
+    /// The addresses clients reach us at; a token must name one of them.
+    pub public_addresses: Vec<SocketAddr>,
+    /// Unix time, in seconds, at the endpoint's time 0 (tokens expire in Unix time; the
+    /// endpoint is fed monotonic microseconds). The runtime sets it from the system clock.
+    pub unix_secs_at_zero: u64,
+}
+
+impl TokenAdmission {
+    /// Unix time at endpoint time `now`.
+    pub fn unix_secs(&self, now: Micros) -> u64 {
+        self.unix_secs_at_zero.saturating_add(now / 1_000_000)
+    }
+}
+
+/// What we show when we connect.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub enum Presented {
+    /// Nothing: only an open endpoint lets us in.
+    #[default]
+    Open,
+    /// A match secret (or a spectators' secret).
+    Secret(Secret),
+    /// A connect token from the game's backend.
+    Token(Box<ConnectToken>),
+}
+
+impl Presented {
+    /// The key we prove we hold.
+    pub(crate) fn psk(&self) -> &[u8; KEY_SIZE] {
+        match self {
+            Presented::Open => &OPEN_PSK,
+            Presented::Secret(s) => &s.0,
+            Presented::Token(t) => &t.key.0,
+        }
+    }
+}
+
+impl Security {
+    pub(crate) fn validate(&self, protocol_id: u32) -> Result<(), ConfigError> {
+        let Security::Encrypted { admission, presented } = self else { return Ok(()) };
+        match admission {
+            Admission::Secrets { players: None, spectators: Some(_) } => {
+                return Err(ConfigError(
+                    "spectator_secret is set without a match secret: the match would be open to anyone anyway".into(),
+                ));
+            }
+            Admission::Tokens(t) if t.public_addresses.is_empty() => {
+                return Err(ConfigError(
+                    "a connect-token key needs the server's public address (tokens name the addresses they are for)"
+                        .into(),
+                ));
+            }
+            _ => {}
+        }
+        if let Presented::Token(t) = presented {
+            if t.protocol_id != protocol_id {
+                return Err(ConfigError(format!(
+                    "the connect token is for protocol id {:#x}, the endpoint's protocol_id is {protocol_id:#x}",
+                    t.protocol_id
+                )));
+            }
+        }
+        Ok(())
+    }
+
+    pub fn is_plaintext(&self) -> bool {
+        matches!(self, Security::InsecurePlaintext)
+    }
+}

@@ -12,6 +12,7 @@ use std::net::SocketAddr;
 
 use tickwire_proto::wire::{self, MAX_DATAGRAM_SIZE, PayloadHeader};
 use tickwire_proto::{
+    Security,
     CHANNEL_RELIABLE, CHANNEL_UNRELIABLE, DisconnectReason, Endpoint, EndpointConfig, JitterModel, LinkConditioner,
     LinkConfig, LossModel, NetEvent as Event, PeerId,
 };
@@ -48,10 +49,15 @@ struct Pair {
 }
 
 impl Pair {
+    /// Insecure plaintext: the tests forge the client's packets by hand (on an
+    /// encrypted connection a forged packet fails authentication first:
+    /// `transport_crypto.rs`).
     fn new() -> Pair {
-        let server =
-            Endpoint::new(EndpointConfig { max_incoming: 8, seed: 11, ..EndpointConfig::default() }, 0).unwrap();
-        let client = Endpoint::new(EndpointConfig { seed: 4, ..EndpointConfig::default() }, 0).unwrap();
+        let plain = |max_incoming, seed| {
+            let security = Security::InsecurePlaintext;
+            Endpoint::new(EndpointConfig { max_incoming, seed, security, ..EndpointConfig::default() }, 0).unwrap()
+        };
+        let (server, client) = (plain(8, 11), plain(0, 4));
         let mut p = Pair { server, client, sa: addr(20), ca: addr(21), sp: 0, cp: 0 };
         p.cp = p.client.connect(0, p.sa).unwrap();
         p.shuttle(1);
@@ -251,7 +257,16 @@ fn link(seed: u64) -> LinkConditioner<Vec<u8>> {
 
 impl Arena {
     fn new() -> Arena {
-        let cfg = EndpointConfig { max_incoming: 16, seed: 1, ..EndpointConfig::default() };
+        // Insecure plaintext, so that the raw attackers can forge their packets without
+        // a cryptographic client of their own: budgets are charged after a packet is
+        // opened, on the same path encrypted or not, and what an authenticated but
+        // malicious peer can send is what these raw peers send.
+        let cfg = EndpointConfig {
+            max_incoming: 16,
+            seed: 1,
+            security: Security::InsecurePlaintext,
+            ..EndpointConfig::default()
+        };
         let mut a = Arena {
             now: 0,
             server: Endpoint::new(cfg, 0).unwrap(),
@@ -265,8 +280,12 @@ impl Arena {
             buf: vec![0; MAX_DATAGRAM_SIZE],
         };
         for i in 0..HONEST {
-            let mut ep =
-                Endpoint::new(EndpointConfig { seed: 100 + i as u64, ..EndpointConfig::default() }, 0).unwrap();
+            let cfg = EndpointConfig {
+                seed: 100 + i as u64,
+                security: Security::InsecurePlaintext,
+                ..EndpointConfig::default()
+            };
+            let mut ep = Endpoint::new(cfg, 0).unwrap();
             let to_server = ep.connect(0, a.sa).unwrap();
             a.honest.push(Honest {
                 ep,
@@ -383,7 +402,7 @@ impl Arena {
     /// client would; returns the connection's salt.
     fn raw_connect(&mut self, from: SocketAddr, client_salt: u64) -> u32 {
         let mut d = Vec::new();
-        wire::encode_connect_request(&mut d, pid(), client_salt);
+        wire::encode_connect_request(&mut d, pid(), client_salt, false);
         self.server.handle_datagram(self.now, from, &d);
         self.route();
         let reply = self.raw_reply(from);
@@ -391,7 +410,16 @@ impl Arena {
             Ok(wire::Packet::Challenge { cookie_time, cookie_mac, .. }) => (cookie_time, cookie_mac),
             p => panic!("{p:?}"),
         };
-        wire::encode_connect_response(&mut d, pid(), client_salt, cookie_time, cookie_mac);
+        let response = wire::ConnectResponse {
+            client_salt,
+            cookie_time,
+            cookie_mac,
+            encrypted: false,
+            client_public: [0; 32],
+            proof: [0; 16],
+            token: None,
+        };
+        wire::encode_connect_response(&mut d, pid(), &response);
         self.server.handle_datagram(self.now, from, &d);
         self.route();
         let reply = self.raw_reply(from);

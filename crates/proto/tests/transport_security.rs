@@ -1,4 +1,5 @@
-//! Hostile input: spoofed handshakes, amplification, malformed datagrams.
+//! Hostile input: spoofed handshakes, amplification, malformed datagrams. (Forged,
+//! tampered and replayed packets on encrypted connections: `transport_crypto.rs`.)
 
 #[path = "support/datagrams.rs"]
 mod datagrams;
@@ -9,7 +10,7 @@ use std::net::SocketAddr;
 use tickwire_proto::wire::{MAX_DATAGRAM_SIZE, PROTOCOL_VERSION, PayloadHeader};
 use tickwire_proto::{
     CHANNEL_RELIABLE, COOKIE_LIFETIME_US, DisconnectReason, Endpoint, EndpointConfig, LinkConfig, NetEvent as Event,
-    Rng, SimNet, wire,
+    Rng, Security, SimNet, wire,
 };
 
 fn pid() -> u32 {
@@ -18,6 +19,28 @@ fn pid() -> u32 {
 
 fn server() -> Endpoint {
     Endpoint::new(EndpointConfig { max_incoming: 8, seed: 11, ..EndpointConfig::default() }, 0).unwrap()
+}
+
+/// An insecure plaintext endpoint: a test that forges a client's handshake or frames
+/// by hand needs no cryptography for it, and what it tests (the cookie, the frame
+/// parser) is the same code either way.
+fn plain(max_incoming: u32, seed: u64) -> Endpoint {
+    let cfg = EndpointConfig { max_incoming, seed, security: Security::InsecurePlaintext, ..EndpointConfig::default() };
+    Endpoint::new(cfg, 0).unwrap()
+}
+
+/// A plaintext connect response as a hand-made client writes it.
+fn response(out: &mut Vec<u8>, client_salt: u64, cookie_time: u64, cookie_mac: u64) {
+    let r = wire::ConnectResponse {
+        client_salt,
+        cookie_time,
+        cookie_mac,
+        encrypted: false,
+        client_public: [0; 32],
+        proof: [0; 16],
+        token: None,
+    };
+    wire::encode_connect_response(out, pid(), &r);
 }
 
 fn addr(i: u32) -> SocketAddr {
@@ -29,7 +52,7 @@ fn spoofed_requests_leave_no_state_and_replies_are_never_larger() {
     let mut ep = server();
     let mut req = Vec::new();
     for i in 0..5_000u32 {
-        wire::encode_connect_request(&mut req, pid(), i as u64 * 7919);
+        wire::encode_connect_request(&mut req, pid(), i as u64 * 7919, true);
         ep.handle_datagram(i as u64 * 100, addr(i), &req);
         let replies = drain(&mut ep);
         assert_eq!(replies.len(), 1, "one challenge per request");
@@ -45,10 +68,10 @@ fn spoofed_requests_leave_no_state_and_replies_are_never_larger() {
 
 #[test]
 fn forged_or_stale_cookies_are_refused() {
-    let mut ep = server();
+    let mut ep = plain(8, 11);
     let a = addr(1);
     let mut req = Vec::new();
-    wire::encode_connect_request(&mut req, pid(), 99);
+    wire::encode_connect_request(&mut req, pid(), 99, false);
     ep.handle_datagram(1_000, a, &req);
     let challenge = drain(&mut ep).pop().unwrap().1;
     let (time, mac) = match wire::decode_packet(&challenge, pid()).unwrap() {
@@ -59,17 +82,17 @@ fn forged_or_stale_cookies_are_refused() {
     let mut rng = Rng::new(5);
     // Random MACs, the right MAC from another address, another salt, or a changed time.
     for _ in 0..1000 {
-        wire::encode_connect_response(&mut resp, pid(), 99, time, rng.next_u64());
+        response(&mut resp, 99, time, rng.next_u64());
         ep.handle_datagram(2_000, a, &resp);
     }
-    wire::encode_connect_response(&mut resp, pid(), 99, time, mac);
+    response(&mut resp, 99, time, mac);
     ep.handle_datagram(2_000, addr(2), &resp);
-    wire::encode_connect_response(&mut resp, pid(), 100, time, mac);
+    response(&mut resp, 100, time, mac);
     ep.handle_datagram(2_000, a, &resp);
-    wire::encode_connect_response(&mut resp, pid(), 99, time + 1, mac);
+    response(&mut resp, 99, time + 1, mac);
     ep.handle_datagram(2_000, a, &resp);
     // The genuine cookie, but too late.
-    wire::encode_connect_response(&mut resp, pid(), 99, time, mac);
+    response(&mut resp, 99, time, mac);
     ep.handle_datagram(time + COOKIE_LIFETIME_US + 1, a, &resp);
     assert!(drain(&mut ep).is_empty(), "nothing answers a bad cookie");
     let st = ep.endpoint_stats();
@@ -94,20 +117,23 @@ fn no_amplification_for_any_unauthenticated_input() {
     let mut rng = Rng::new(77);
     let mut b = Vec::new();
     let mut inputs: Vec<Vec<u8>> = Vec::new();
-    wire::encode_connect_request(&mut b, pid(), 1);
-    inputs.push(b.clone());
+    for encrypted in [true, false] {
+        wire::encode_connect_request(&mut b, pid(), 1, encrypted);
+        inputs.push(b.clone());
+    }
     let mut old = b.clone();
     old[1] = PROTOCOL_VERSION + 1;
     inputs.push(old);
-    wire::encode_connect_response(&mut b, pid(), 1, 0, 0);
+    response(&mut b, 1, 0, 0);
     inputs.push(b.clone());
     wire::encode_challenge(&mut b, pid(), 1, 2, 3);
     inputs.push(b.clone());
-    wire::encode_accepted(&mut b, pid(), 1, 2);
+    wire::encode_accepted_head(&mut b, pid(), 1, 2, &[0; 32]);
+    b.extend_from_slice(&[0; 16]);
     inputs.push(b.clone());
     wire::encode_denied(&mut b, pid(), 1, DisconnectReason::Kicked);
     inputs.push(b.clone());
-    wire::encode_disconnect(&mut b, pid(), 1, DisconnectReason::Client);
+    wire::encode_disconnect(&mut b, pid(), 1, 0, DisconnectReason::Client);
     inputs.push(b.clone());
     wire::encode_payload_header(&mut b, pid(), &PayloadHeader::default());
     inputs.push(b.clone());
@@ -234,8 +260,8 @@ fn shuttle(a: &mut Endpoint, aa: SocketAddr, b: &mut Endpoint, ba: SocketAddr, n
 /// order are a protocol violation that closes the connection with a reason.
 #[test]
 fn authenticated_peer_with_broken_frames() {
-    let mut server = server();
-    let mut client = Endpoint::new(EndpointConfig { seed: 4, ..EndpointConfig::default() }, 0).unwrap();
+    let mut server = plain(8, 11);
+    let mut client = plain(0, 4);
     let (sa, ca) = (addr(20), addr(21));
     let cp = client.connect(0, sa).unwrap();
     shuttle(&mut client, ca, &mut server, sa, 1);

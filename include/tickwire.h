@@ -83,7 +83,7 @@
  * Largest message on the unreliable and sequenced channels: one datagram's payload.
  * Larger messages must go on `TW_CHANNEL_RELIABLE`, which fragments them.
  */
-#define TW_MAX_UNRELIABLE_SIZE 1175
+#define TW_MAX_UNRELIABLE_SIZE 1159
 
 /**
  * `tw_request.flags`, ADVANCE: re-simulating after a rollback (mute sounds and effects).
@@ -107,6 +107,26 @@
  * client); skip effects while `TW_REQUEST_FLAG_RESIMULATING` is set.
  */
 #define TW_REQUEST_FLAG_AUTHORITATIVE 4
+
+/**
+ * Bytes of a key: a match secret, a spectators' secret, a connect-token key.
+ */
+#define TW_KEY_SIZE 32
+
+/**
+ * Bytes of a connect token (`tw_connect_token_generate`).
+ */
+#define TW_CONNECT_TOKEN_SIZE 1024
+
+/**
+ * Most server addresses one connect token names.
+ */
+#define TW_CONNECT_TOKEN_MAX_ADDRESSES 8
+
+/**
+ * Most bytes of game data in a connect token.
+ */
+#define TW_CONNECT_TOKEN_USER_DATA_SIZE 256
 
 /**
  * `tw_session_event_peer.player` when no player is behind the connection (a spectator,
@@ -324,6 +344,25 @@ enum tw_disconnect_reason
      * dropped it and, through its disconnect packet, by the peer.
      */
     TW_DISCONNECT_REASON_FLOODING = 8,
+    /**
+     * One end is set to `TW_SECURITY_MODE_INSECURE_PLAINTEXT` and the other is not:
+     * both must choose it. Seen by the connecting side.
+     */
+    TW_DISCONNECT_REASON_SECURITY_MISMATCH = 9,
+    /**
+     * The handshake did not prove what the other end requires: a wrong or missing
+     * match secret, or a connect token that is forged, made with another key, for
+     * another server address or another game.
+     */
+    TW_DISCONNECT_REASON_AUTH_FAILED = 10,
+    /**
+     * The connect token has expired: get a new one from the backend.
+     */
+    TW_DISCONNECT_REASON_TOKEN_EXPIRED = 11,
+    /**
+     * The connect token is held by another live connection (one at a time).
+     */
+    TW_DISCONNECT_REASON_TOKEN_IN_USE = 12,
 };
 #ifndef __cplusplus
 #if __STDC_VERSION__ >= 202311L
@@ -881,6 +920,37 @@ typedef uint32_t tw_reject_reason;
 #endif // __cplusplus
 
 /**
+ * `tw_security_config.mode`.
+ */
+enum tw_security_mode
+#if defined(__cplusplus) || __STDC_VERSION__ >= 202311L
+  : uint32_t
+#endif // defined(__cplusplus) || __STDC_VERSION__ >= 202311L
+ {
+    /**
+     * Every packet after the handshake is encrypted and authenticated (X25519 key
+     * agreement, then ChaCha20-Poly1305 with a key per connection and direction). The
+     * default.
+     */
+    TW_SECURITY_MODE_ENCRYPTED = 0,
+    /**
+     * Nothing is encrypted or authenticated: anyone on the path can read, forge and
+     * replay packets. For benchmarks and debugging only. Both ends must choose it;
+     * otherwise the connection is refused with `TW_DISCONNECT_REASON_SECURITY_MISMATCH`
+     * on the connecting side (the accepting side counts it in
+     * `tw_host_stats.security_mismatch`).
+     */
+    TW_SECURITY_MODE_INSECURE_PLAINTEXT = 1,
+};
+#ifndef __cplusplus
+#if __STDC_VERSION__ >= 202311L
+typedef enum tw_security_mode tw_security_mode;
+#else
+typedef uint32_t tw_security_mode;
+#endif // __STDC_VERSION__ >= 202311L
+#endif // __cplusplus
+
+/**
  * A host: one UDP socket, the network thread that owns it, and its connections.
  * Opaque; created by `tw_host_create`, destroyed by `tw_host_destroy`. Its calls run
  * one at a time (`guard::Guarded`).
@@ -893,6 +963,69 @@ typedef struct tw_host tw_host;
  * by `tw_session_destroy`. Its calls run one at a time (`guard::Guarded`).
  */
 typedef struct tw_session tw_session;
+
+/**
+ * Security settings, pointed to by `tw_host_config.security` (NULL: encrypted, and
+ * open to anyone, which suits a LAN or a first test).
+ *
+ * Fill it with `tw_security_config_init_default` first, then change fields. The
+ * library copies it while `tw_host_create` or `tw_session_create` runs; it is not
+ * kept. Keys are secrets: wipe your copy once the host or session is created.
+ *
+ * Who may connect to this host, and what it shows when it connects:
+ * - P2P: set `match_secret` (from the matchmaker) on every peer; a stranger without
+ *   it cannot complete a handshake. Set `spectator_secret` too to let spectators in
+ *   with a secret of their own; a SPECTATOR session sets only `spectator_secret`.
+ * - RELAY_SERVER: set `connect_key` (the backend's 32-byte key) and `public_address`;
+ *   only clients with a valid, unexpired connect token for that address get in, one
+ *   connection per token at a time.
+ * - RELAY_CLIENT: set `connect_token` from the backend (`tw_connect_token_generate`).
+ *
+ * A host connecting shows its connect token if it has one, else its match secret,
+ * else its spectators' secret.
+ */
+typedef struct tw_security_config {
+    /**
+     * `sizeof(tw_security_config)`, set by `tw_security_config_init_default`.
+     */
+    uint32_t struct_size;
+    /**
+     * One of `tw_security_mode` (default `TW_SECURITY_MODE_ENCRYPTED`).
+     */
+    uint32_t mode;
+    /**
+     * Non-zero: `match_secret` holds the match's secret.
+     */
+    uint32_t has_match_secret;
+    /**
+     * Non-zero: `spectator_secret` holds the spectators' secret (P2P peers with a
+     * `match_secret` also admit it; a SPECTATOR session shows it).
+     */
+    uint32_t has_spectator_secret;
+    /**
+     * Non-zero: `connect_key` holds the backend's key; this host admits only
+     * connect-token holders.
+     */
+    uint32_t has_connect_key;
+    /**
+     * 0 (no token) or `TW_CONNECT_TOKEN_SIZE`: `connect_token` holds a token to show.
+     */
+    uint32_t connect_token_size;
+    uint8_t match_secret[32];
+    uint8_t spectator_secret[32];
+    uint8_t connect_key[32];
+    /**
+     * With `has_connect_key`: the address clients reach this host at, NUL-terminated,
+     * e.g. `"203.0.113.7:7000"`; tokens must name it. Empty: the bind address, which
+     * must then be a specific IP.
+     */
+    char public_address[64];
+    uint8_t connect_token[1024];
+    /**
+     * Must be zero.
+     */
+    uint8_t reserved[32];
+} tw_security_config;
 
 /**
  * Settings of a host, passed to `tw_host_create`.
@@ -965,9 +1098,15 @@ typedef struct tw_host_config {
      */
     uint64_t sim_seed;
     /**
+     * Encryption, secrets, connect key or token (`tw_security_config`), read only
+     * while the host or session is created. NULL (the default): encrypted, open to
+     * anyone.
+     */
+    const struct tw_security_config *security;
+    /**
      * Must be zero.
      */
-    uint8_t reserved[40];
+    uint8_t reserved[32];
 } tw_host_config;
 
 /**
@@ -1192,9 +1331,19 @@ typedef struct tw_peer_stats {
      */
     uint64_t send_queue_bytes;
     /**
+     * Encrypted packets from this peer refused before decryption: already received,
+     * or older than the replay window.
+     */
+    uint64_t replayed;
+    /**
+     * Encrypted packets from this peer's address whose authentication tag failed
+     * (forged, tampered with, truncated): dropped, nothing changed.
+     */
+    uint64_t forged;
+    /**
      * Zero.
      */
-    uint64_t reserved[15];
+    uint64_t reserved[13];
 } tw_peer_stats;
 
 /**
@@ -1268,9 +1417,27 @@ typedef struct tw_host_stats {
      */
     uint64_t event_backlog;
     /**
+     * Handshakes refused because one end is insecure plaintext and the other not.
+     */
+    uint64_t security_mismatch;
+    /**
+     * Handshakes refused for their credentials: a wrong or missing match secret, a
+     * forged, expired, foreign or in-use connect token.
+     */
+    uint64_t auth_refused;
+    /**
+     * Encrypted packets (all connections) refused as already received or too old.
+     */
+    uint64_t replayed;
+    /**
+     * Encrypted packets and handshake confirmations (all connections) whose
+     * authentication failed: forged, tampered with, truncated.
+     */
+    uint64_t forged;
+    /**
      * Zero.
      */
-    uint64_t reserved[14];
+    uint64_t reserved[10];
 } tw_host_stats;
 
 /**
@@ -2047,8 +2214,8 @@ size_t tw_event_size(void);
  * `"127.0.0.1:0"` / `"[::]:0"` (any free port) for a client; names are not looked up.
  *
  * Ownership: on success `*out_host` receives a new host that the caller owns and must
- * release with `tw_host_destroy`. `config` and `bind_address` are only read during the
- * call. Nothing is written on failure.
+ * release with `tw_host_destroy`. `config`, its `security` and `bind_address` are only
+ * read during the call. Nothing is written on failure.
  * Thread-safety: may be called from any thread.
  *
  * Returns `TW_RESULT_OK`; `TW_RESULT_NULL_ARGUMENT`; `TW_RESULT_VERSION_MISMATCH` if
@@ -2057,7 +2224,8 @@ size_t tw_event_size(void);
  *
  * # Safety
  * `config` must be NULL or point to a readable `tw_host_config` (at least its
- * `struct_size` field, which decides how much is read). `bind_address` must be NULL or
+ * `struct_size` field, which decides how much is read), and its `security` must be
+ * NULL or point to a readable `tw_security_config`. `bind_address` must be NULL or
  * a NUL-terminated string. `out_host` must be NULL or valid for writing a pointer.
  */
 tw_result tw_host_create(const struct tw_host_config *config,
@@ -2377,6 +2545,80 @@ size_t tw_session_config_size(void);
 size_t tw_request_size(void);
 
 /**
+ * Fills `config` with the defaults: encrypted, no secret, no key, no token.
+ *
+ * Ownership: `config` is the caller's; it is only written during the call.
+ * Thread-safety: may be called from any thread.
+ *
+ * Returns `TW_RESULT_OK`, or `TW_RESULT_NULL_ARGUMENT` if `config` is NULL.
+ *
+ * # Safety
+ * `config` must be NULL or point to writable memory of `sizeof(tw_security_config)` bytes.
+ */
+tw_result tw_security_config_init_default(struct tw_security_config *config);
+
+/**
+ * `sizeof(tw_security_config)` as this library knows it (bindings check their layout
+ * against it).
+ */
+size_t tw_security_config_size(void);
+
+/**
+ * Writes `TW_KEY_SIZE` (32) bytes from the operating system's secure random generator
+ * to `out`: a new match secret, spectators' secret or connect-token key.
+ *
+ * Ownership: `out` is the caller's. Thread-safety: any thread.
+ *
+ * Returns `TW_RESULT_OK`; `TW_RESULT_NULL_ARGUMENT` if `out` is NULL;
+ * `TW_RESULT_INVALID_ARGUMENT` if `out_size` is not 32; `TW_RESULT_IO` if the OS
+ * generator failed (nothing usable was written).
+ *
+ * # Safety
+ * `out` must be NULL or point to `out_size` writable bytes.
+ */
+tw_result tw_generate_key(uint8_t *out, size_t out_size);
+
+/**
+ * Mints a connect token for one client, as a game backend does (netcode.io style):
+ * the client sends it to a RELAY_SERVER whose `tw_security_config.connect_key` is
+ * `key`, and gets in only while the token is valid, only at one of
+ * `server_addresses`, and one connection at a time. Hand the token to the client
+ * over your own secure channel (HTTPS): whoever holds it can use it.
+ *
+ * - `key`: the 32-byte key shared by the backend and the servers (`tw_generate_key`).
+ * - `protocol_id`: the game's `tw_host_config.protocol_id`.
+ * - `client_id`: the player's id in the backend.
+ * - `server_addresses`: NUL-terminated, comma-separated, 1 to 8 addresses, e.g.
+ *   `"203.0.113.7:7000,[2001:db8::7]:7000"`.
+ * - `expire_seconds`: how long from now the token can be used to connect, >= 1.
+ *   Reconnects after a dropped connection need a valid token too: cover the match.
+ * - `timeout_seconds`: the connection timeout both ends use (0: each end's own).
+ * - `user_data`, `user_data_size`: up to 256 bytes of game data (may be NULL with 0).
+ * - `out_token`, `out_size`: receives `TW_CONNECT_TOKEN_SIZE` bytes.
+ *
+ * Uses the system clock and the OS random generator. Ownership: every argument is
+ * the caller's and only read or written during the call. Thread-safety: any thread.
+ *
+ * Returns `TW_RESULT_OK`; `TW_RESULT_NULL_ARGUMENT`; `TW_RESULT_INVALID_ARGUMENT`
+ * (sizes, addresses, lifetime; the message names the argument); `TW_RESULT_IO` if
+ * the OS generator or clock failed.
+ *
+ * # Safety
+ * Pointers must be NULL or valid for their sizes; `server_addresses` NUL-terminated.
+ */
+tw_result tw_connect_token_generate(const uint8_t *key,
+                                    size_t key_size,
+                                    uint32_t protocol_id,
+                                    uint64_t client_id,
+                                    const char *server_addresses,
+                                    uint32_t expire_seconds,
+                                    uint32_t timeout_seconds,
+                                    const uint8_t *user_data,
+                                    size_t user_data_size,
+                                    uint8_t *out_token,
+                                    size_t out_size);
+
+/**
  * Returns `sizeof(tw_session_event)` as the library sees it (128). A binding compares it with
  * its own size of the struct to catch a header from another library version.
  *
@@ -2426,8 +2668,8 @@ size_t tw_relay_player_stats_size(void);
  * (RELAY_CLIENT), and call `tw_session_start`.
  *
  * Ownership: on success `*out_session` receives a new session that the caller owns
- * and must release with `tw_session_destroy`. `config` is only read during the call.
- * Nothing is written on failure.
+ * and must release with `tw_session_destroy`. `config` (and `host.security`) is only
+ * read during the call. Nothing is written on failure.
  * Thread-safety: may be called from any thread.
  *
  * Returns `TW_RESULT_OK`; `TW_RESULT_NULL_ARGUMENT`; `TW_RESULT_VERSION_MISMATCH`
@@ -2437,7 +2679,8 @@ size_t tw_relay_player_stats_size(void);
  *
  * # Safety
  * `config` must be NULL or point to a readable `tw_session_config` (at least its
- * `struct_size` field, which decides how much is read). `out_session` must be NULL
+ * `struct_size` field, which decides how much is read), and its `host.security` must
+ * be NULL or point to a readable `tw_security_config`. `out_session` must be NULL
  * or valid for writing a pointer.
  */
 tw_result tw_session_create(const struct tw_session_config *config,

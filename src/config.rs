@@ -6,6 +6,7 @@ use std::net::SocketAddr;
 
 use super::error::{Failure, FfiResult, tw_result};
 use super::guard;
+use super::security::{arg_security, tw_security_config};
 use tickwire_proto::{EndpointConfig, JitterModel, LinkConfig, LossModel};
 use tickwire_runtime::{Direction, HostConfig};
 
@@ -20,7 +21,7 @@ pub const TW_CHANNEL_RELIABLE: u32 = 2;
 
 /// Largest message on the unreliable and sequenced channels: one datagram's payload.
 /// Larger messages must go on `TW_CHANNEL_RELIABLE`, which fragments them.
-pub const TW_MAX_UNRELIABLE_SIZE: u32 = 1175;
+pub const TW_MAX_UNRELIABLE_SIZE: u32 = 1159;
 
 /// Settings of a host, passed to `tw_host_create`.
 ///
@@ -66,8 +67,12 @@ pub struct tw_host_config {
     /// Seed of the link simulators (`tw_host_set_link_sim`); 0 (the default) takes one
     /// from the OS. Set it to make simulated loss and jitter reproducible.
     pub sim_seed: u64,
+    /// Encryption, secrets, connect key or token (`tw_security_config`), read only
+    /// while the host or session is created. NULL (the default): encrypted, open to
+    /// anyone.
+    pub security: *const tw_security_config,
     /// Must be zero.
-    pub reserved: [u8; 40],
+    pub reserved: [u8; 32],
 }
 
 /// The direction a link simulator applies to (`tw_host_set_link_sim`).
@@ -264,13 +269,17 @@ impl tw_host_config {
             send_buffer_bytes: 0,
             auto_flush_interval_us: 0,
             sim_seed: 0,
-            reserved: [0; 40],
+            security: std::ptr::null(),
+            reserved: [0; 32],
         }
     }
 
     /// Converts to the runtime's config; the endpoint's own rules (timeouts ordered,
     /// sizes in range) are checked by the runtime and reported as its error.
-    pub(crate) fn to_runtime(self, bind: SocketAddr) -> FfiResult<HostConfig> {
+    ///
+    /// # Safety
+    /// `self.security` must be NULL or point to at least its `struct_size` readable bytes.
+    pub(crate) unsafe fn to_runtime(self, bind: SocketAddr) -> FfiResult<HostConfig> {
         check_zero(&self.reserved, "tw_host_config.reserved")?;
         let us = |ms: u32| u64::from(ms) * 1000;
         let endpoint = EndpointConfig {
@@ -282,6 +291,9 @@ impl tw_host_config {
             handshake_retry_us: us(self.handshake_retry_ms),
             max_message_size: self.max_message_size as usize,
             send_queue_limit_bytes: self.send_queue_limit_bytes as usize,
+            // SAFETY: forwarded contract.
+            security: unsafe { arg_security(self.security, self.protocol_id, bind) }
+                .map_err(|f| Failure::new(f.code, format!("security: {}", f.message)))?,
             ..EndpointConfig::default()
         };
         // Check here too, so that the caller gets the reason even if the runtime's

@@ -52,6 +52,17 @@ pub enum tw_disconnect_reason {
     /// messages per datagram): it was throttled, then dropped. Seen by the side that
     /// dropped it and, through its disconnect packet, by the peer.
     Flooding = 8,
+    /// One end is set to `TW_SECURITY_MODE_INSECURE_PLAINTEXT` and the other is not:
+    /// both must choose it. Seen by the connecting side.
+    SecurityMismatch = 9,
+    /// The handshake did not prove what the other end requires: a wrong or missing
+    /// match secret, or a connect token that is forged, made with another key, for
+    /// another server address or another game.
+    AuthFailed = 10,
+    /// The connect token has expired: get a new one from the backend.
+    TokenExpired = 11,
+    /// The connect token is held by another live connection (one at a time).
+    TokenInUse = 12,
 }
 
 impl From<DisconnectReason> for tw_disconnect_reason {
@@ -65,6 +76,10 @@ impl From<DisconnectReason> for tw_disconnect_reason {
             DisconnectReason::ServerFull => tw_disconnect_reason::ServerFull,
             DisconnectReason::ProtocolError => tw_disconnect_reason::ProtocolError,
             DisconnectReason::Flooding => tw_disconnect_reason::Flooding,
+            DisconnectReason::SecurityMismatch => tw_disconnect_reason::SecurityMismatch,
+            DisconnectReason::AuthFailed => tw_disconnect_reason::AuthFailed,
+            DisconnectReason::TokenExpired => tw_disconnect_reason::TokenExpired,
+            DisconnectReason::TokenInUse => tw_disconnect_reason::TokenInUse,
         }
     }
 }

@@ -64,8 +64,8 @@ pub(crate) fn with_host(
 /// `"127.0.0.1:0"` / `"[::]:0"` (any free port) for a client; names are not looked up.
 ///
 /// Ownership: on success `*out_host` receives a new host that the caller owns and must
-/// release with `tw_host_destroy`. `config` and `bind_address` are only read during the
-/// call. Nothing is written on failure.
+/// release with `tw_host_destroy`. `config`, its `security` and `bind_address` are only
+/// read during the call. Nothing is written on failure.
 /// Thread-safety: may be called from any thread.
 ///
 /// Returns `TW_RESULT_OK`; `TW_RESULT_NULL_ARGUMENT`; `TW_RESULT_VERSION_MISMATCH` if
@@ -74,7 +74,8 @@ pub(crate) fn with_host(
 ///
 /// # Safety
 /// `config` must be NULL or point to a readable `tw_host_config` (at least its
-/// `struct_size` field, which decides how much is read). `bind_address` must be NULL or
+/// `struct_size` field, which decides how much is read), and its `security` must be
+/// NULL or point to a readable `tw_security_config`. `bind_address` must be NULL or
 /// a NUL-terminated string. `out_host` must be NULL or valid for writing a pointer.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn tw_host_create(
@@ -95,7 +96,9 @@ pub unsafe extern "C" fn tw_host_create(
         let cfg = unsafe { config.read() };
         // SAFETY: NULL or NUL-terminated per the contract.
         let bind = unsafe { arg_addr(bind_address, "bind_address") }?;
-        let runtime_cfg = cfg.to_runtime(bind)?;
+        // SAFETY: the caller guarantees config->security is NULL or a valid
+        // tw_security_config (the contract above).
+        let runtime_cfg = unsafe { cfg.to_runtime(bind) }?;
         let host = Host::start(runtime_cfg).map_err(host_failure)?;
         let boxed = Box::new(tw_host { guarded: guard::Guarded::new(HostState { host, pending: None }) });
         // SAFETY: checked non-NULL above; the caller guarantees it is writable.

@@ -98,8 +98,8 @@ pub(crate) fn arg_player(s: &SessionState, player: u32) -> FfiResult<usize> {
 /// (RELAY_CLIENT), and call `tw_session_start`.
 ///
 /// Ownership: on success `*out_session` receives a new session that the caller owns
-/// and must release with `tw_session_destroy`. `config` is only read during the call.
-/// Nothing is written on failure.
+/// and must release with `tw_session_destroy`. `config` (and `host.security`) is only
+/// read during the call. Nothing is written on failure.
 /// Thread-safety: may be called from any thread.
 ///
 /// Returns `TW_RESULT_OK`; `TW_RESULT_NULL_ARGUMENT`; `TW_RESULT_VERSION_MISMATCH`
@@ -109,7 +109,8 @@ pub(crate) fn arg_player(s: &SessionState, player: u32) -> FfiResult<usize> {
 ///
 /// # Safety
 /// `config` must be NULL or point to a readable `tw_session_config` (at least its
-/// `struct_size` field, which decides how much is read). `out_session` must be NULL
+/// `struct_size` field, which decides how much is read), and its `host.security` must
+/// be NULL or point to a readable `tw_security_config`. `out_session` must be NULL
 /// or valid for writing a pointer.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn tw_session_create(
@@ -127,7 +128,8 @@ pub unsafe extern "C" fn tw_session_create(
         unsafe { check_struct_size(config, "tw_session_config") }?;
         // SAFETY: struct_size equals sizeof(tw_session_config): the whole struct is there.
         let cfg = unsafe { config.read() };
-        let kind = SessionKind::new(cfg.to_runtime()?)?;
+        // SAFETY: the caller guarantees config->host.security is NULL or valid.
+        let kind = SessionKind::new(unsafe { cfg.to_runtime() }?)?;
         let boxed = Box::new(tw_session { guarded: guard::Guarded::new(SessionState { kind }) });
         // SAFETY: checked non-NULL; the caller guarantees it is writable.
         unsafe { write_out(out_session, Box::into_raw(boxed)) };

@@ -277,7 +277,10 @@ impl tw_session_config {
 
     /// Converts to the runtime's config, checking every field the session itself uses
     /// (the cores check the rest and their messages come back as the error).
-    pub(crate) fn to_runtime(self) -> FfiResult<ModeSettings> {
+    /// # Safety
+    /// `self.host.security` must be NULL or point to at least its `struct_size`
+    /// readable bytes.
+    pub(crate) unsafe fn to_runtime(self) -> FfiResult<ModeSettings> {
         if self.reserved0 != 0 || self.reserved.iter().any(|&b| b != 0) {
             return Err(Failure::invalid("tw_session_config.reserved0 and reserved must be zero"));
         }
@@ -304,8 +307,9 @@ impl tw_session_config {
         }
         let networked = !matches!(self.mode, 2 | 4);
         let bind = if networked { self.bind()? } else { SocketAddr::from(([0, 0, 0, 0], 0)) };
+        // SAFETY: forwarded contract (host.security NULL or valid).
         let host: HostConfig =
-            self.host.to_runtime(bind).map_err(|f| Failure::new(f.code, format!("host: {}", f.message)))?;
+            unsafe { self.host.to_runtime(bind) }.map_err(|f| Failure::new(f.code, format!("host: {}", f.message)))?;
         let game = GameShape {
             players: self.num_players as usize,
             input_size: self.input_size as usize,

@@ -38,8 +38,14 @@ pub struct tw_peer_stats {
     pub malformed: u64,
     /// Bytes waiting in this connection's send queues.
     pub send_queue_bytes: u64,
+    /// Encrypted packets from this peer refused before decryption: already received,
+    /// or older than the replay window.
+    pub replayed: u64,
+    /// Encrypted packets from this peer's address whose authentication tag failed
+    /// (forged, tampered with, truncated): dropped, nothing changed.
+    pub forged: u64,
     /// Zero.
-    pub reserved: [u64; 15],
+    pub reserved: [u64; 13],
 }
 
 impl From<&ConnectionStats> for tw_peer_stats {
@@ -62,7 +68,9 @@ impl From<&ConnectionStats> for tw_peer_stats {
             resent: s.resent,
             malformed: s.malformed,
             send_queue_bytes: s.send_queue_bytes,
-            reserved: [0; 15],
+            replayed: s.replayed,
+            forged: s.forged,
+            reserved: [0; 13],
         }
     }
 }
@@ -109,8 +117,18 @@ pub struct tw_host_stats {
     pub socket_recv_errors: u64,
     /// Events waiting on the network thread because the engine polls too slowly.
     pub event_backlog: u64,
+    /// Handshakes refused because one end is insecure plaintext and the other not.
+    pub security_mismatch: u64,
+    /// Handshakes refused for their credentials: a wrong or missing match secret, a
+    /// forged, expired, foreign or in-use connect token.
+    pub auth_refused: u64,
+    /// Encrypted packets (all connections) refused as already received or too old.
+    pub replayed: u64,
+    /// Encrypted packets and handshake confirmations (all connections) whose
+    /// authentication failed: forged, tampered with, truncated.
+    pub forged: u64,
     /// Zero.
-    pub reserved: [u64; 14],
+    pub reserved: [u64; 10],
 }
 
 impl tw_host_stats {
@@ -134,7 +152,11 @@ impl tw_host_stats {
             socket_send_errors: r.socket_send_errors,
             socket_recv_errors: r.socket_recv_errors,
             event_backlog: r.event_backlog,
-            reserved: [0; 14],
+            security_mismatch: s.security_mismatch,
+            auth_refused: s.auth_refused,
+            replayed: s.replayed,
+            forged: s.forged,
+            reserved: [0; 10],
         }
     }
 }

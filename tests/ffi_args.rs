@@ -111,7 +111,7 @@ fn host_create_rejects_bad_config_fields() {
     let addr = CString::new("127.0.0.1:0").unwrap();
     type Edit = Box<dyn Fn(&mut tw_host_config)>;
     let cases: Vec<(&str, Edit)> = vec![
-        ("reserved", Box::new(|c| c.reserved[39] = 1)),
+        ("reserved", Box::new(|c| c.reserved[31] = 1)),
         ("keepalive_interval_us", Box::new(|c| c.keepalive_interval_ms = c.timeout_ms)),
         ("keepalive_interval_us", Box::new(|c| c.keepalive_interval_ms = 0)),
         ("handshake_retry_us", Box::new(|c| c.handshake_retry_ms = 0)),

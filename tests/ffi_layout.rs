@@ -24,9 +24,40 @@ fn host_config_layout() {
     assert_eq!(offset_of!(tw_host_config, send_buffer_bytes), 40);
     assert_eq!(offset_of!(tw_host_config, auto_flush_interval_us), 44);
     assert_eq!(offset_of!(tw_host_config, sim_seed), 48);
-    assert_eq!(offset_of!(tw_host_config, reserved), 56);
+    assert_eq!(offset_of!(tw_host_config, security), 56);
+    assert_eq!(offset_of!(tw_host_config, reserved), 64);
     // SAFETY: no arguments.
     assert_eq!(unsafe { tw_host_config_size() }, size_of::<tw_host_config>());
+}
+
+#[test]
+fn security_config_layout() {
+    assert_eq!(size_of::<tw_security_config>(), 1240);
+    assert_eq!(align_of::<tw_security_config>(), 4);
+    let offsets = [
+        (offset_of!(tw_security_config, struct_size), 0),
+        (offset_of!(tw_security_config, mode), 4),
+        (offset_of!(tw_security_config, has_match_secret), 8),
+        (offset_of!(tw_security_config, has_spectator_secret), 12),
+        (offset_of!(tw_security_config, has_connect_key), 16),
+        (offset_of!(tw_security_config, connect_token_size), 20),
+        (offset_of!(tw_security_config, match_secret), 24),
+        (offset_of!(tw_security_config, spectator_secret), 56),
+        (offset_of!(tw_security_config, connect_key), 88),
+        (offset_of!(tw_security_config, public_address), 120),
+        (offset_of!(tw_security_config, connect_token), 184),
+        (offset_of!(tw_security_config, reserved), 1208),
+    ];
+    for (i, (got, want)) in offsets.iter().enumerate() {
+        assert_eq!(got, want, "field #{i}");
+    }
+    assert_eq!(tw_security_config_size(), size_of::<tw_security_config>());
+    assert_eq!(TW_CONNECT_TOKEN_SIZE as usize, tickwire_proto::token::CONNECT_TOKEN_SIZE);
+    assert_eq!(TW_KEY_SIZE as usize, tickwire_proto::KEY_SIZE);
+    assert_eq!(TW_CONNECT_TOKEN_MAX_ADDRESSES as usize, tickwire_proto::token::MAX_TOKEN_ADDRESSES);
+    assert_eq!(TW_CONNECT_TOKEN_USER_DATA_SIZE as usize, tickwire_proto::token::USER_DATA_SIZE);
+    assert_eq!(tw_security_mode::Encrypted as u32, 0);
+    assert_eq!(tw_security_mode::InsecurePlaintext as u32, 1);
 }
 
 #[test]
@@ -88,13 +119,17 @@ fn stats_layout() {
     assert_eq!(offset_of!(tw_peer_stats, recv_packets_per_sec), 72);
     assert_eq!(offset_of!(tw_peer_stats, packets_sent), 80);
     assert_eq!(offset_of!(tw_peer_stats, send_queue_bytes), 128);
-    assert_eq!(offset_of!(tw_peer_stats, reserved), 136);
+    assert_eq!(offset_of!(tw_peer_stats, replayed), 136);
+    assert_eq!(offset_of!(tw_peer_stats, forged), 144);
+    assert_eq!(offset_of!(tw_peer_stats, reserved), 152);
     assert_eq!(size_of::<tw_host_stats>(), 256);
     assert_eq!(offset_of!(tw_host_stats, datagrams_received), 0);
     assert_eq!(offset_of!(tw_host_stats, connections), 88);
     assert_eq!(offset_of!(tw_host_stats, sends_rejected), 96);
     assert_eq!(offset_of!(tw_host_stats, event_backlog), 136);
-    assert_eq!(offset_of!(tw_host_stats, reserved), 144);
+    assert_eq!(offset_of!(tw_host_stats, security_mismatch), 144);
+    assert_eq!(offset_of!(tw_host_stats, forged), 168);
+    assert_eq!(offset_of!(tw_host_stats, reserved), 176);
     // SAFETY: no arguments.
     unsafe {
         assert_eq!(tw_peer_stats_size(), 256);
@@ -148,12 +183,12 @@ fn constants_match_the_core() {
     assert_eq!(TW_CHANNEL_RELIABLE, u32::from(CHANNEL_RELIABLE));
     assert_eq!(TW_MAX_UNRELIABLE_SIZE as usize, tickwire_proto::MAX_UNRELIABLE);
     assert_eq!(TW_MAX_REPLAY_SIZE as usize, tickwire_runtime::MAX_REPLAY_SIZE);
-    for n in 1..=8u8 {
+    for n in 1..=12u8 {
         let core = DisconnectReason::from_u8(n).unwrap();
         assert_eq!(tw_disconnect_reason::from(core) as u32, u32::from(n), "{core:?}");
     }
     assert!(DisconnectReason::from_u8(0).is_none());
-    assert!(DisconnectReason::from_u8(9).is_none());
+    assert!(DisconnectReason::from_u8(13).is_none());
     assert_eq!(tw_direction::Outbound as u32, 0);
     assert_eq!(tw_direction::Inbound as u32, 1);
     assert_eq!(tw_jitter_kind::Pareto as u32, 3);

@@ -5,7 +5,7 @@ use std::net::SocketAddr;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
-use std::time::Duration;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use crossbeam_channel::{Receiver, RecvTimeoutError, Sender, TryRecvError, TrySendError};
 
@@ -15,10 +15,11 @@ use super::protocol::Protocol;
 use super::thread::{self, Command, IDLE_CAP, RuntimeStats, Shared, ThreadMsg, ThreadParts};
 use super::to_engine::Polled;
 use super::{Direction, FullQueue, HostConfig, HostError, HostEvent, socket, waker};
-use crate::os_seed::os_seed;
+use crate::os_seed::{os_key_seed, os_seed};
 use crate::system_clock::SystemClock;
 use tickwire_proto::wire::MAX_DATAGRAM_SIZE;
 use tickwire_proto::{
+    Admission, Secret, Security,
     ChannelKind, Clock, ConnectionStats, DisconnectReason, Endpoint, EndpointConfig, EndpointStats, LinkConfig,
     MAX_UNRELIABLE, Micros, PeerId, PeerIdAllocator, SMALL_BUFFER,
 };
@@ -104,10 +105,20 @@ impl Host {
         if cfg.endpoint.seed == 0 {
             cfg.endpoint.seed = seed_from_os()?;
         }
+        // Every key, salt and cookie secret of the endpoint comes from a generator this
+        // seeds: always the OS's, whatever seed the caller gave for reproducibility.
+        cfg.endpoint.key_seed =
+            Secret(os_key_seed().map_err(|source| HostError::Io { context: "seeding the host".into(), source })?);
         cfg.endpoint.validate().map_err(|e| HostError::Config(e.to_string()))?;
         validate_sim(Direction::Outbound, cfg.outbound_sim.as_ref())?;
         validate_sim(Direction::Inbound, cfg.inbound_sim.as_ref())?;
         let clock = SystemClock::new();
+        if let Security::Encrypted { admission: Admission::Tokens(t), .. } = &mut cfg.endpoint.security {
+            // Tokens expire in Unix time; the endpoint counts microseconds from the
+            // clock's start.
+            let unix_now = SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_secs());
+            t.unix_secs_at_zero = unix_now.saturating_sub(clock.now_us() / 1_000_000);
+        }
         let endpoint =
             Endpoint::new(cfg.endpoint.clone(), clock.now_us()).map_err(|e| HostError::Config(e.to_string()))?;
         let ids = endpoint.peer_id_allocator();

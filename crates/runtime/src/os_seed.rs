@@ -15,6 +15,13 @@ pub fn os_seed() -> io::Result<u64> {
     getrandom::u64().map_err(|e| io::Error::other(format!("the OS random generator failed: {e}")))
 }
 
+/// 32 bytes from the operating system's generator (an endpoint's `key_seed`).
+pub fn os_key_seed() -> io::Result<[u8; 32]> {
+    let mut out = [0u8; 32];
+    getrandom::fill(&mut out).map_err(|e| io::Error::other(format!("the OS random generator failed: {e}")))?;
+    Ok(out)
+}
+
 #[cfg(test)]
 mod tests {
     #[test]

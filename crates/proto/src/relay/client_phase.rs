@@ -70,12 +70,20 @@ impl Phase {
     }
 }
 
-/// Reasons worth another attempt: silence, a full server (a slot may free up), and a
-/// broken message (a corrupted datagram looks the same as a bug). A server that
-/// kicked us, runs another version, or shut down would answer the same again, and a
-/// close of our own is final.
+/// Reasons worth another attempt: silence, a full server (a slot may free up), a
+/// broken message (a corrupted datagram looks the same as a bug), and our connect
+/// token still held by our previous connection (the server frees it when that one
+/// times out). A server that kicked us, runs another version, refused our credentials
+/// or our security setting, or shut down would answer the same again; an expired
+/// token needs a new one from the backend; a close of our own is final.
 pub(super) fn is_transient(reason: DisconnectReason) -> bool {
-    matches!(reason, DisconnectReason::Timeout | DisconnectReason::ServerFull | DisconnectReason::ProtocolError)
+    matches!(
+        reason,
+        DisconnectReason::Timeout
+            | DisconnectReason::ServerFull
+            | DisconnectReason::ProtocolError
+            | DisconnectReason::TokenInUse
+    )
 }
 
 /// The first retry after a drop goes at once (a timeout already waited); later
@@ -104,10 +112,10 @@ mod tests {
     #[test]
     fn only_transient_reasons_are_retried() {
         use DisconnectReason::*;
-        for r in [Timeout, ServerFull, ProtocolError] {
+        for r in [Timeout, ServerFull, ProtocolError, TokenInUse] {
             assert!(is_transient(r), "{r:?}");
         }
-        for r in [Client, Server, Kicked, VersionMismatch] {
+        for r in [Client, Server, Kicked, VersionMismatch, SecurityMismatch, AuthFailed, TokenExpired] {
             assert!(!is_transient(r), "{r:?}");
         }
     }

@@ -111,7 +111,7 @@ namespace Tickwire
     public static class TwConstants
     {
         /// <summary>TW_MAX_UNRELIABLE_SIZE: largest message on the unreliable and sequenced channels.</summary>
-        public const int MaxUnreliableSize = 1175;
+        public const int MaxUnreliableSize = 1159;
 
         /// <summary>
         /// TW_NO_PLAYER: TwSessionEventPeer.Player when no player is behind the connection;

@@ -49,7 +49,8 @@ pub enum tw_security_mode {
 /// - P2P: set `match_secret` (from the matchmaker) on every peer; a stranger without
 ///   it cannot complete a handshake. Set `spectator_secret` too to let spectators in
 ///   with a secret of their own; a SPECTATOR session sets only `spectator_secret`.
-/// - RELAY_SERVER: set `connect_key` (the backend's 32-byte key) and `public_address`;
+/// - RELAY_SERVER: set `connect_key` (the backend's 32-byte key) and `public_address`
+///   (or bind a specific IP and leave it empty: the bound address, port included);
 ///   only clients with a valid, unexpired connect token for that address get in, one
 ///   connection per token at a time.
 /// - RELAY_CLIENT: set `connect_token` from the backend (`tw_connect_token_generate`).
@@ -77,8 +78,8 @@ pub struct tw_security_config {
     pub spectator_secret: [u8; 32],
     pub connect_key: [u8; 32],
     /// With `has_connect_key`: the address clients reach this host at, NUL-terminated,
-    /// e.g. `"203.0.113.7:7000"`; tokens must name it. Empty: the bind address, which
-    /// must then be a specific IP.
+    /// e.g. `"203.0.113.7:7000"`; tokens must name it. Empty: the address the socket
+    /// is bound to (its port once bound), whose IP must then be a specific one.
     pub public_address: [c_char; 64],
     pub connect_token: [u8; 1024],
     /// Must be zero.
@@ -143,7 +144,8 @@ impl tw_security_config {
             }
             Admission::Tokens(TokenAdmission {
                 key: Secret(self.connect_key),
-                public_addresses: vec![self.public_address(bind)?],
+                // Empty: the runtime puts the bound socket's address (port included).
+                public_addresses: self.public_address(bind)?.into_iter().collect(),
                 unix_secs_at_zero: 0, // the runtime sets it from the system clock
             })
         } else {
@@ -176,23 +178,26 @@ impl tw_security_config {
         Ok(security)
     }
 
-    fn public_address(&self, bind: SocketAddr) -> FfiResult<SocketAddr> {
+    /// The public address, or `None` for the bound socket's (a specific IP is needed).
+    fn public_address(&self, bind: SocketAddr) -> FfiResult<Option<SocketAddr>> {
         let field = "tw_security_config.public_address";
         if !self.public_address.contains(&0) {
             return Err(Failure::invalid(format!("{field} is not NUL-terminated within its 64 bytes")));
         }
         if self.public_address[0] == 0 {
-            if bind.ip().is_unspecified() || bind.port() == 0 {
+            if bind.ip().is_unspecified() {
                 return Err(Failure::invalid(format!(
                     "{field} is empty and the bind address {bind} is not one clients can be given: a server with a \
                      connect key needs the address clients reach it at (connect tokens name it)"
                 )));
             }
-            return Ok(bind);
+            return Ok(None);
         }
         // SAFETY: a NUL-terminated array of the struct, alive for the call.
         let s = unsafe { arg_str(self.public_address.as_ptr(), field) }?;
-        s.parse().map_err(|_| Failure::invalid(format!("{field} \"{}\" is not an IP address with a port", s.escape_debug())))
+        s.parse()
+            .map(Some)
+            .map_err(|_| Failure::invalid(format!("{field} \"{}\" is not an IP address with a port", s.escape_debug())))
     }
 }
 

@@ -58,6 +58,11 @@ impl Args {
         }
     }
 
+    /// The option's text, if given.
+    pub fn text(&self, name: &str) -> Result<Option<&str>, UsageError> {
+        Ok(self.options.iter().find(|(n, _)| n == name).map(|(_, v)| v.as_str()))
+    }
+
     /// The option's value parsed as `T`, or `default`; must lie in `range`.
     pub fn get<T>(&self, name: &str, default: T, range: RangeInclusive<T>) -> Result<T, UsageError>
     where

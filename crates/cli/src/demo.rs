@@ -15,6 +15,13 @@ use tickwire_runtime::{
 };
 
 use super::boxes::{Engine, INPUT_SIZE, input_for};
+use super::token::{self, MintOptions};
+use tickwire_proto::token::ConnectToken;
+use tickwire_proto::{Admission, EndpointConfig, KEY_SIZE, Presented, Secret, Security, TokenAdmission};
+
+fn server_host_protocol_id() -> u32 {
+    EndpointConfig::default().protocol_id
+}
 
 /// Parsed `demo` options.
 pub struct Options {
@@ -89,13 +96,40 @@ fn play(o: &Options) -> Result<bool, SessionFailure> {
         o.loss_pct,
         2.0 * o.latency_ms + o.jitter_ms,
     );
-    let mut server = RelayServer::new(RelayServerSettings::new(game(o), host(o)))?;
+    // A backend's key: the server admits only clients with a connect token minted with
+    // it for its address, and every connection is encrypted.
+    let key = tickwire_runtime::os_random_bytes::<KEY_SIZE>().map_err(|e| SessionFailure::Argument(e.to_string()))?;
+    let mut server_host = host(o);
+    server_host.endpoint.security = Security::Encrypted {
+        admission: Admission::Tokens(TokenAdmission {
+            key: Secret(key),
+            public_addresses: Vec::new(), // the bound socket's
+            unix_secs_at_zero: 0,
+        }),
+        presented: Presented::Open,
+    };
+    let mut server = RelayServer::new(RelayServerSettings::new(game(o), server_host))?;
     server.start()?;
     let server_addr = server.local_addr();
+    println!("encrypted; clients admitted by connect tokens minted for {server_addr}\n");
     let mut server_engine = Engine::new(o.clients, server.state_slots(), true);
     let mut clients = Vec::with_capacity(o.clients);
-    for _ in 0..o.clients {
-        let mut settings = RelayClientSettings::new(game(o), host(o));
+    for i in 0..o.clients {
+        let token = token::mint(&MintOptions {
+            key: Secret(key),
+            protocol_id: server_host_protocol_id(),
+            client_id: i as u64 + 1,
+            addresses: vec![server_addr],
+            expire_secs: o.seconds + 600,
+            timeout_secs: 0,
+            user_data: Vec::new(),
+        })
+        .map_err(SessionFailure::Argument)?;
+        let token = ConnectToken::decode(&token).map_err(|e| SessionFailure::Argument(e.to_string()))?;
+        let mut client_host = host(o);
+        client_host.endpoint.security =
+            Security::Encrypted { admission: Admission::default(), presented: Presented::Token(Box::new(token)) };
+        let mut settings = RelayClientSettings::new(game(o), client_host);
         settings.client.max_prediction = MAX_PREDICTION;
         let mut session = RelayClient::new(settings)?;
         session.set_server(server_addr)?;

@@ -8,6 +8,7 @@ mod args;
 mod bench;
 mod boxes;
 mod demo;
+mod token;
 
 use std::process::ExitCode;
 
@@ -31,6 +32,14 @@ usage:
       Time-sync scenarios S0-S9 on the deterministic simulator: tickwire against three
       baselines, one table per scenario beside the oracle limits; --out writes CSV and
       SVG plots. Default: every scenario, 300 s of game time each.
+  tickwire token key
+      Prints a new random 32-byte key (hex): a relay server's connect key, shared with
+      the game backend, or a P2P match secret.
+  tickwire token mint --key HEX --addresses IP:PORT[,IP:PORT...] [--client-id N]
+                      [--protocol-id N] [--expire-secs S] [--timeout-secs S] [--user-data HEX]
+      Prints a connect token (hex, 1024 bytes) for one client, as a backend mints it
+      (tw_connect_token_generate does the same from C). Defaults: --client-id 1, the
+      default protocol id, --expire-secs 3600, --timeout-secs 0 (the endpoints' own).
   tickwire help";
 
 fn main() -> ExitCode {
@@ -93,6 +102,7 @@ fn run(argv: &[String]) -> Result<ExitCode, UsageError> {
                 }
             }
         }
+        "token" => token::run(rest),
         "help" | "--help" | "-h" => {
             println!("{USAGE}");
             Ok(ExitCode::SUCCESS)

@@ -109,7 +109,8 @@ impl Host {
         // seeds: always the OS's, whatever seed the caller gave for reproducibility.
         cfg.endpoint.key_seed =
             Secret(os_key_seed().map_err(|source| HostError::Io { context: "seeding the host".into(), source })?);
-        cfg.endpoint.validate().map_err(|e| HostError::Config(e.to_string()))?;
+        // (The endpoint's config is checked when it is built, once the socket is bound:
+        // a connect-token server may take its public address from the socket.)
         validate_sim(Direction::Outbound, cfg.outbound_sim.as_ref())?;
         validate_sim(Direction::Inbound, cfg.inbound_sim.as_ref())?;
         let clock = SystemClock::new();
@@ -119,25 +120,43 @@ impl Host {
             let unix_now = SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_secs());
             t.unix_secs_at_zero = unix_now.saturating_sub(clock.now_us() / 1_000_000);
         }
-        let endpoint =
-            Endpoint::new(cfg.endpoint.clone(), clock.now_us()).map_err(|e| HostError::Config(e.to_string()))?;
-        let ids = endpoint.peer_id_allocator();
-        Self::start_with(cfg, endpoint, ids, clock, IDLE_CAP)
+        let endpoint_cfg = cfg.endpoint.clone();
+        let now = clock.now_us();
+        Self::start_with(cfg, clock, IDLE_CAP, |local| {
+            let mut endpoint_cfg = endpoint_cfg;
+            if let Security::Encrypted { admission: Admission::Tokens(t), .. } = &mut endpoint_cfg.security {
+                // No public address given: the one this socket is bound to (its port
+                // known only now), which must then be one clients can be told.
+                if t.public_addresses.is_empty() {
+                    if local.ip().is_unspecified() {
+                        return Err(HostError::Config(format!(
+                            "a server with a connect key needs its public address (connect tokens name it): it is \
+                             bound to {local}, which clients cannot be given"
+                        )));
+                    }
+                    t.public_addresses.push(local);
+                }
+            }
+            let endpoint = Endpoint::new(endpoint_cfg, now).map_err(|e| HostError::Config(e.to_string()))?;
+            let ids = endpoint.peer_id_allocator();
+            Ok((endpoint, ids))
+        })
     }
 
     /// Starts a host around any [`Protocol`]; `idle_cap` bounds the thread's sleep.
+    /// `make` builds the protocol once the socket is bound, from its local address.
     pub(crate) fn start_with<P: Protocol>(
         cfg: HostConfig,
-        proto: P,
-        ids: PeerIdAllocator,
         clock: SystemClock,
         idle_cap: Duration,
+        make: impl FnOnce(SocketAddr) -> Result<(P, PeerIdAllocator), HostError>,
     ) -> Result<Host, HostError> {
         let socket = socket::bind(&cfg)?;
         let local_addr = socket.local_addr().map_err(|source| HostError::Io {
             context: format!("reading the local address of {}", cfg.bind),
             source,
         })?;
+        let (proto, ids) = make(local_addr)?;
         let (waker, waiter) =
             waker::pair().map_err(|source| HostError::Io { context: "creating the wake pipe".into(), source })?;
         let shared = Arc::new(Shared {

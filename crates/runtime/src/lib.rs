@@ -57,6 +57,14 @@ pub use session::{
 };
 pub use thread::RuntimeStats;
 
+/// 32 bytes from the operating system's secure generator: a new match secret or
+/// connect-token key, or the randomness `tickwire_proto::token::mint` takes.
+pub fn os_random_bytes<const N: usize>() -> std::io::Result<[u8; N]> {
+    let mut out = [0u8; N];
+    getrandom::fill(&mut out).map_err(|e| std::io::Error::other(format!("the OS random generator failed: {e}")))?;
+    Ok(out)
+}
+
 /// Which way a link simulator applies.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Direction {

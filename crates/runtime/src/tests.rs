@@ -26,7 +26,7 @@ fn fake_host_with(cfg: HostConfig, idle_cap: Duration) -> (Host, FakeHandles) {
     let proto = FakeProtocol::new();
     let ids = proto.ids.clone();
     let handles = FakeHandles { recycled: proto.recycled.clone(), refuse_sends: proto.refuse_sends.clone() };
-    let host = Host::start_with(cfg, proto, ids, SystemClock::new(), idle_cap).unwrap();
+    let host = Host::start_with(cfg, SystemClock::new(), idle_cap, |_| Ok((proto, ids))).unwrap();
     (host, handles)
 }
 

@@ -1,0 +1,118 @@
+//! `tickwire token`: what a game backend does with the relay server's key. `key` makes a
+//! new 32-byte key; `mint` makes a connect token for one client (netcode.io style); both
+//! print hex on one line, so that a script can pass them on.
+
+use std::net::SocketAddr;
+use std::process::ExitCode;
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use tickwire_proto::token::{self, ConnectToken, TokenParams};
+use tickwire_proto::{KEY_SIZE, Secret};
+
+use super::args::{Args, UsageError};
+
+pub fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+pub fn unhex(s: &str, what: &str) -> Result<Vec<u8>, UsageError> {
+    let s = s.trim();
+    if s.len() % 2 != 0 || !s.bytes().all(|b| b.is_ascii_hexdigit()) {
+        return Err(UsageError(format!("{what}: not an even number of hex digits")));
+    }
+    Ok((0..s.len()).step_by(2).map(|i| u8::from_str_radix(&s[i..i + 2], 16).expect("checked hex")).collect())
+}
+
+/// A token's fields as a backend would set them.
+pub struct MintOptions {
+    pub key: Secret,
+    pub protocol_id: u32,
+    pub client_id: u64,
+    pub addresses: Vec<SocketAddr>,
+    pub expire_secs: u64,
+    pub timeout_secs: u32,
+    pub user_data: Vec<u8>,
+}
+
+/// Mints a token valid from now (system clock) with OS randomness.
+pub fn mint(o: &MintOptions) -> Result<Vec<u8>, String> {
+    let now = SystemTime::now().duration_since(UNIX_EPOCH).map_err(|e| e.to_string())?.as_secs();
+    let params = TokenParams {
+        protocol_id: o.protocol_id,
+        client_id: o.client_id,
+        created: now,
+        expires: now + o.expire_secs,
+        timeout_secs: o.timeout_secs,
+        addresses: o.addresses.clone(),
+        user_data: o.user_data.clone(),
+    };
+    let random = tickwire_runtime::os_random_bytes::<56>().map_err(|e| e.to_string())?;
+    token::mint(&o.key, &params, &random).map_err(|e| e.to_string())
+}
+
+pub fn run(rest: &[String]) -> Result<ExitCode, UsageError> {
+    let mut a = Args::parse(
+        rest,
+        &["key", "protocol-id", "client-id", "addresses", "expire-secs", "timeout-secs", "user-data"],
+    )?;
+    match a.positional().as_slice() {
+        [what] if what == "key" => {
+            let key = tickwire_runtime::os_random_bytes::<KEY_SIZE>()
+                .map_err(|e| UsageError(format!("token key: {e}")))?;
+            println!("{}", hex(&key));
+            Ok(ExitCode::SUCCESS)
+        }
+        [what] if what == "mint" => {
+            let key = unhex(a.text("key")?.ok_or_else(|| UsageError("token mint: --key is required".into()))?, "--key")?;
+            let key: [u8; KEY_SIZE] =
+                key.try_into().map_err(|_| UsageError(format!("--key: a key is {KEY_SIZE} bytes (64 hex digits)")))?;
+            let addresses = a
+                .text("addresses")?
+                .ok_or_else(|| UsageError("token mint: --addresses is required (the server's, comma-separated)".into()))?
+                .split(',')
+                .map(|s| s.trim().parse().map_err(|_| UsageError(format!("--addresses: {s:?} is not an IP:port"))))
+                .collect::<Result<Vec<SocketAddr>, _>>()?;
+            let opts = MintOptions {
+                key: Secret(key),
+                protocol_id: a.get("protocol-id", tickwire_proto::EndpointConfig::default().protocol_id, 0..=u32::MAX)?,
+                client_id: a.get("client-id", 1u64, 0..=u64::MAX)?,
+                addresses,
+                expire_secs: a.get("expire-secs", 3600u64, 1..=365 * 86_400)?,
+                timeout_secs: a.get("timeout-secs", 0u32, 0..=3600)?,
+                user_data: match a.text("user-data")? {
+                    Some(h) => unhex(h, "--user-data")?,
+                    None => Vec::new(),
+                },
+            };
+            let bytes = mint(&opts).map_err(|e| UsageError(format!("token mint: {e}")))?;
+            debug_assert!(ConnectToken::decode(&bytes).is_ok());
+            println!("{}", hex(&bytes));
+            Ok(ExitCode::SUCCESS)
+        }
+        [] => Err(UsageError("token: missing action (key or mint)".into())),
+        other => Err(UsageError(format!("token: unknown action {:?} (expected key or mint)", other.join(" ")))),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_minted_token_opens_with_the_key_it_was_minted_with() {
+        let o = MintOptions {
+            key: Secret([7; KEY_SIZE]),
+            protocol_id: 9,
+            client_id: 5,
+            addresses: vec!["127.0.0.1:7000".parse().unwrap()],
+            expire_secs: 60,
+            timeout_secs: 0,
+            user_data: vec![1, 2, 3],
+        };
+        let bytes = mint(&o).unwrap();
+        let t = ConnectToken::decode(&unhex(&hex(&bytes), "t").unwrap()).unwrap();
+        let claims = token::open(&o.key, 9, t.expires, &t.nonce, &t.sealed).unwrap();
+        assert_eq!((claims.client_id, &claims.user_data[..3]), (5, &[1u8, 2, 3][..]));
+        assert!(unhex("abc", "x").is_err() && unhex("zz", "x").is_err());
+    }
+}

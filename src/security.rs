@@ -148,6 +148,10 @@ impl tw_security_config {
                 public_addresses: self.public_address(bind)?.into_iter().collect(),
                 unix_secs_at_zero: 0, // the runtime sets it from the system clock
             })
+        } else if players.is_none() {
+            // Only a spectators' secret (a SPECTATOR session): the one secret it shows
+            // is also the one it would require.
+            Admission::Secrets { players: spectators.clone(), spectators: None }
         } else {
             Admission::Secrets { players: players.clone(), spectators: spectators.clone() }
         };

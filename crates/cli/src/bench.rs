@@ -12,7 +12,9 @@
 //!     engines busy-poll (yielding the CPU between polls: there are only 2 cores for 2
 //!     engines and 2 network threads).
 //! (c) UDP payload bytes on the wire per 32-byte unreliable message at 60 Hz, from the
-//!     endpoints' byte counters (acks and keepalives amortised in).
+//!     endpoints' byte counters (acks and keepalives amortised in), encrypted (the
+//!     default) and insecure plaintext.
+//! (d) What encryption costs per packet on the endpoint itself (`bench_crypto.rs`).
 
 use std::net::{SocketAddr, UdpSocket};
 use std::process::ExitCode;
@@ -22,7 +24,7 @@ use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use crossbeam_channel::{Receiver, Sender};
-use tickwire_proto::{CHANNEL_UNRELIABLE, EndpointConfig, PeerId};
+use tickwire_proto::{CHANNEL_UNRELIABLE, EndpointConfig, PeerId, Security};
 use tickwire_runtime::{Host, HostConfig, HostEvent};
 
 const MAGIC: &[u8; 8] = b"TWBENCH!";
@@ -40,18 +42,24 @@ pub fn run(messages: usize, argv: &[String]) -> ExitCode {
     println!("build: {build}; {cores} cores; 127.0.0.1; {messages} samples after {WARMUP} warm-up\n");
     let result = (|| -> Result<(), String> {
         let (a0, a) = push_to_wire(messages)?;
-        let b = engine_rtt(messages)?;
-        let c = bytes_per_message()?;
-        println!("{:<52} {:>10} {:>10} {:>9} {:>6}", "measurement", "p50", "p99", "samples", "lost");
+        let b = engine_rtt(messages, Security::default())?;
+        let b_plain = engine_rtt(messages, Security::InsecurePlaintext)?;
+        let c = bytes_per_message(Security::default())?;
+        let plain = bytes_per_message(Security::InsecurePlaintext)?;
+        println!("{:<60} {:>10} {:>10} {:>9} {:>6}", "measurement", "p50", "p99", "samples", "lost");
         print_row("(a0) baseline: plain send_to -> datagram at proxy", &a0);
-        print_row("(a) push-to-wire: send+flush -> datagram at proxy", &a);
-        print_row("(b) engine-to-engine RTT, 32 B unreliable", &b);
+        print_row("(a) push-to-wire: send+flush -> datagram at proxy (plain)", &a);
+        print_row("(b) engine-to-engine RTT, 32 B unreliable, encrypted", &b);
+        print_row("(b) the same, insecure plaintext", &b_plain);
         println!("\n(c) wire bytes per 32 B unreliable message at 60 Hz ({RATE_MESSAGES} messages):");
-        println!(
-            "    client -> server: {:.1} B of UDP payload and {:.2} datagrams per message",
-            c.up_bytes, c.up_datagrams
-        );
-        println!("    server -> client: {:.1} B per message (acks and keepalives only)", c.down_bytes);
+        for (mode, c) in [("encrypted", &c), ("insecure plaintext", &plain)] {
+            println!(
+                "    {mode:<18} client -> server: {:.1} B of UDP payload and {:.2} datagrams per message; \
+                 server -> client: {:.1} B (acks and keepalives only)",
+                c.up_bytes, c.up_datagrams, c.down_bytes
+            );
+        }
+        super::bench_crypto::print_cost()?;
         Ok(())
     })();
     match result {
@@ -72,12 +80,12 @@ fn print_row(name: &str, s: &Samples) {
     let mut v = s.micros.clone();
     v.sort_by(f64::total_cmp);
     let q = |p: f64| v.get(((v.len() as f64 * p) as usize).min(v.len().saturating_sub(1))).copied().unwrap_or(f64::NAN);
-    println!("{:<52} {:>7.1} µs {:>7.1} µs {:>9} {:>6}", name, q(0.50), q(0.99), v.len(), s.lost);
+    println!("{:<60} {:>7.1} µs {:>7.1} µs {:>9} {:>6}", name, q(0.50), q(0.99), v.len(), s.lost);
 }
 
-fn start(max_incoming: u32) -> Result<Host, String> {
+fn start_with(max_incoming: u32, security: Security) -> Result<Host, String> {
     let mut cfg = HostConfig::new("127.0.0.1:0".parse().unwrap());
-    cfg.endpoint = EndpointConfig { max_incoming, ..EndpointConfig::default() };
+    cfg.endpoint = EndpointConfig { max_incoming, security, ..EndpointConfig::default() };
     Host::start(cfg).map_err(|e| e.to_string())
 }
 
@@ -195,12 +203,14 @@ fn record(s: &mut Samples, i: u32, t0: Instant, at: Option<Instant>) {
 
 /// (a0) the observer's own cost: the same probes sent with a plain socket from the
 /// engine thread; (a) through the host.
+/// Insecure plaintext on both ends: the proxy finds each probe by reading it. What
+/// encryption adds is measured apart, in (d).
 fn push_to_wire(messages: usize) -> Result<(Samples, Samples), String> {
-    let mut server = start(1)?;
+    let mut server = start_with(1, Security::InsecurePlaintext)?;
     let proxy = Proxy::start(server.local_addr()).map_err(|e| format!("proxy: {e}"))?;
     let plain = UdpSocket::bind("127.0.0.1:0").map_err(|e| e.to_string())?;
     let mut base = Samples { micros: Vec::with_capacity(messages), lost: 0 };
-    let mut client = start(0)?;
+    let mut client = start_with(0, Security::InsecurePlaintext)?;
     // The host connects first: the proxy sends replies to the first address it saw.
     let peer = connect(&mut client, &mut server, proxy.addr)?;
     // Baseline probes are numbered from 2^31 so they never match the host's.
@@ -228,9 +238,9 @@ fn push_to_wire(messages: usize) -> Result<(Samples, Samples), String> {
     Ok((base, s))
 }
 
-fn engine_rtt(messages: usize) -> Result<Samples, String> {
-    let mut server = start(1)?;
-    let mut client = start(0)?;
+fn engine_rtt(messages: usize, security: Security) -> Result<Samples, String> {
+    let mut server = start_with(1, security.clone())?;
+    let mut client = start_with(0, security)?;
     let addr = server.local_addr();
     let peer = connect(&mut client, &mut server, addr)?;
     let stop = Arc::new(AtomicBool::new(false));
@@ -288,9 +298,9 @@ struct WireBytes {
     down_bytes: f64,
 }
 
-fn bytes_per_message() -> Result<WireBytes, String> {
-    let mut server = start(1)?;
-    let mut client = start(0)?;
+fn bytes_per_message(security: Security) -> Result<WireBytes, String> {
+    let mut server = start_with(1, security.clone())?;
+    let mut client = start_with(0, security)?;
     let addr = server.local_addr();
     let peer = connect(&mut client, &mut server, addr)?;
     let settle = |c: &mut Host, s: &mut Host| {

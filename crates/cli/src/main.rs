@@ -6,6 +6,7 @@
 
 mod args;
 mod bench;
+mod bench_crypto;
 mod boxes;
 mod demo;
 mod token;
@@ -27,7 +28,8 @@ usage:
       (latency, jitter and loss apply to each direction).
   tickwire bench loopback [--messages N]
       Push-to-wire latency, engine-to-engine RTT and wire bytes per message on
-      127.0.0.1. Default --messages 2000. Build with --release for meaningful numbers.
+      127.0.0.1 (encrypted and insecure plaintext), and what sealing and opening a
+      packet costs. Default --messages 2000. Build with --release for meaningful numbers.
   tickwire lab [--scenario ID[,ID...]] [--seconds N] [--seed N] [--out DIR]
       Time-sync scenarios S0-S9 on the deterministic simulator: tickwire against three
       baselines, one table per scenario beside the oracle limits; --out writes CSV and

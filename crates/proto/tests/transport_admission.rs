@@ -234,3 +234,69 @@ fn a_tokens_timeout_is_the_connections() {
     }
     assert_eq!(dropped, [Some(2_000_000), Some(2_000_000)], "server and client time out after the token's 2 s");
 }
+
+/// An on-path attacker that can send from a player's address and read what is sent
+/// there, but holds no secret or token, starts a handshake of its own from that address
+/// (a new salt, as a restarted client would). It is refused, and the player keeps its
+/// connection: only a client that passes admission replaces the connection at its
+/// address. A genuine restart from the same address (same credential) still does.
+#[test]
+fn a_stranger_at_a_players_address_does_not_end_its_connection() {
+    let secret = Secret([1; KEY_SIZE]);
+    let secrets = Admission::Secrets { players: Some(secret.clone()), spectators: None };
+    let tokens = |net: &mut HandNet| token_server(net, 5_000_000);
+    for with_tokens in [false, true] {
+        let mut net = HandNet::new();
+        let s =
+            if with_tokens { tokens(&mut net) } else { net.add(encrypted(secrets.clone(), Presented::Open, 8, 11)) };
+        let sa = net.addr(s);
+        let credential =
+            if with_tokens { token(KEY, vec![sa], T0 + 600, 0, 1) } else { Presented::Secret(secret.clone()) };
+        let player = net.add(client(credential.clone(), 20));
+        let pp = net.connect(player, s);
+        assert!(connected(&mut net, player, pp));
+        let sp = net.peer_of(s, player).unwrap();
+        net.events(s);
+
+        // The attacker's datagrams leave from the player's address; the server's
+        // replies to that address reach the attacker (and the player, who ignores them).
+        let pa = net.addr(player);
+        let attacker = net.add(client(Presented::Open, 66));
+        let ap = net.ep(attacker).connect(0, sa).unwrap();
+        for _ in 0..4 {
+            for (_, d) in net.take(attacker) {
+                net.inject(pa, s, &d);
+            }
+            for (_, d) in net.take(s) {
+                net.inject(sa, attacker, &d);
+                net.inject(sa, player, &d);
+            }
+        }
+        let why = if with_tokens { "tokens" } else { "secrets" };
+        assert_eq!(
+            net.events(attacker),
+            vec![Event::Disconnected { peer: ap, reason: DisconnectReason::AuthFailed }],
+            "{why}"
+        );
+        assert!(net.events(s).is_empty(), "{why}: the server dropped its player");
+        assert!(net.ep(s).is_connected(sp) && net.ep(player).is_connected(pp), "{why}");
+
+        // The player restarts (a new endpoint, same address, same credential): its new
+        // connection replaces the old one.
+        let restarted = net.add(client(credential, 21));
+        let rp = net.ep(restarted).connect(0, sa).unwrap();
+        for _ in 0..4 {
+            for (_, d) in net.take(restarted) {
+                net.inject(pa, s, &d);
+            }
+            for (_, d) in net.take(s) {
+                net.inject(sa, restarted, &d);
+            }
+        }
+        assert!(connected(&mut net, restarted, rp), "{why}: the restarted client connects");
+        let events = net.events(s);
+        assert_eq!(events[0], Event::Disconnected { peer: sp, reason: DisconnectReason::Client }, "{why}");
+        assert!(matches!(events[1], Event::Connected { addr, .. } if addr == pa), "{why}");
+        assert_eq!(net.ep(s).endpoint_stats().connections, 1, "{why}");
+    }
+}

@@ -126,6 +126,7 @@ impl Endpoint {
         if !self.same_security(r.encrypted) {
             return self.deny(from, r.client_salt, DisconnectReason::SecurityMismatch);
         }
+        let mut replacing = None;
         if let Some(&peer) = self.by_addr.get(&from) {
             let c = &self.conns[&peer];
             if c.initiator {
@@ -140,13 +141,16 @@ impl Endpoint {
                 }
                 return;
             }
-            // The same address proved itself with a new salt: the client restarted.
-            self.close(peer, DisconnectReason::Client, false);
+            // The same address proved itself with a new salt: the client restarted. Its
+            // old connection makes way only once the new one passes admission: someone
+            // on the path who can send from that address, but holds no credential, must
+            // not end it. (It frees the slot the new one takes.)
+            replacing = Some(peer);
         }
-        if self.incoming >= self.cfg.max_incoming || self.address_full(from) {
+        if replacing.is_none() && (self.incoming >= self.cfg.max_incoming || self.address_full(from)) {
             return self.deny(from, r.client_salt, DisconnectReason::ServerFull);
         }
-        let admitted = match self.admit(now, r) {
+        let admitted = match self.admit(now, r, replacing) {
             Ok(a) => a,
             Err(reason) => {
                 self.stats.auth_refused += 1;
@@ -170,7 +174,13 @@ impl Endpoint {
                 client_public: &r.client_public,
                 server_public: &server_public,
             };
-            sealing = Some(Sealing { keys: PacketKeys::derive(&shared, &admitted.psk, &cx, false), replay: Default::default() });
+            sealing = Some(Sealing {
+                keys: PacketKeys::derive(&shared, &admitted.psk, &cx, false),
+                replay: Default::default(),
+            });
+        }
+        if let Some(old) = replacing {
+            self.close(old, DisconnectReason::Client, false);
         }
         let mut accepted = self.pool.get();
         wire::encode_accepted_head(&mut accepted, self.cfg.protocol_id, r.client_salt, server_salt, &server_public);
@@ -197,8 +207,9 @@ impl Endpoint {
     }
 
     /// Checks a response's proof (and token) against our admission; on success, the
-    /// key it proved.
-    fn admit(&self, now: Micros, r: &ConnectResponse) -> Result<Admitted, DisconnectReason> {
+    /// key it proved. `replacing`: the connection the client restarted from, which may
+    /// hold the same token.
+    fn admit(&self, now: Micros, r: &ConnectResponse, replacing: Option<PeerId>) -> Result<Admitted, DisconnectReason> {
         let Security::Encrypted { admission, .. } = &self.cfg.security else {
             return Ok(Admitted { psk: OPEN_PSK, token: None });
         };
@@ -236,7 +247,7 @@ impl Endpoint {
                 if !proof_holds(&claims.key.0, &input, &r.proof) {
                     return Err(DisconnectReason::AuthFailed); // read off the wire: no key
                 }
-                if self.tokens_in_use.contains_key(part.nonce) {
+                if self.tokens_in_use.get(part.nonce).is_some_and(|&p| Some(p) != replacing) {
                     return Err(DisconnectReason::TokenInUse);
                 }
                 Ok(Admitted { psk: claims.key.0, token: Some((*part.nonce, claims.timeout_secs)) })
@@ -307,13 +318,8 @@ impl Endpoint {
                 self.stats.forged += 1;
                 return;
             };
-            let cx = KeyContext {
-                protocol_id,
-                client_salt,
-                server_salt,
-                client_public: &ephemeral.public,
-                server_public,
-            };
+            let cx =
+                KeyContext { protocol_id, client_salt, server_salt, client_public: &ephemeral.public, server_public };
             let keys = PacketKeys::derive(&shared, &psk, &cx, true);
             if !keys.confirmed(head, confirm) {
                 self.stats.forged += 1;

@@ -285,10 +285,23 @@ fn a_replayed_connect_response_is_refused() {
     assert!(net.events(S).is_empty() && net.events(C).is_empty(), "no second connection");
     assert_eq!(net.ep(S).endpoint_stats().connections, 1);
 
+    // The client leaves; the captured response, replayed from its address while the
+    // cookie is still fresh, opens nothing: its cookie is spent.
+    let now = net.now;
+    net.ep(C).disconnect(now, cp);
+    for (_, d) in net.take(C) {
+        net.inject(ca, S, &d);
+    }
+    assert!(matches!(net.events(S).as_slice(), [Event::Disconnected { .. }]));
+    net.inject(ca, S, &response);
+    assert!(net.take(S).is_empty() && net.events(S).is_empty(), "a spent cookie opens no connection");
+    let st = net.ep(S).endpoint_stats();
+    assert_eq!((st.bad_cookie, st.connections), (3, 0));
+
     net.now = COOKIE_LIFETIME_US + 1;
     net.inject(ca, S, &response);
     assert!(net.take(S).is_empty());
-    assert_eq!(net.ep(S).endpoint_stats().bad_cookie, 3, "stale");
+    assert_eq!(net.ep(S).endpoint_stats().bad_cookie, 4, "stale");
 }
 
 /// Plaintext only when both ends chose it: either mismatch is refused, with the reason

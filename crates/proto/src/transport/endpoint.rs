@@ -11,6 +11,7 @@ use std::sync::atomic::{AtomicU32, Ordering};
 
 use super::connection::{Connection, MAX_UNRELIABLE, PackMode, PayloadError, Unsealed};
 use super::crypto::SecretRng;
+use super::handshake::SpentCookies;
 use super::inbox::Inbox;
 use super::pool::BufPool;
 use super::token::TOKEN_NONCE_SIZE;
@@ -110,6 +111,8 @@ pub struct Endpoint {
     /// Connect tokens held by live connections (by nonce), and each peer's.
     pub(super) tokens_in_use: HashMap<[u8; TOKEN_NONCE_SIZE], PeerId>,
     pub(super) token_of: HashMap<PeerId, [u8; TOKEN_NONCE_SIZE]>,
+    /// Cookies that opened a connection (none opens a second).
+    pub(super) spent_cookies: SpentCookies,
 }
 
 impl Endpoint {
@@ -135,6 +138,7 @@ impl Endpoint {
             accepted: HashMap::new(),
             tokens_in_use: HashMap::new(),
             token_of: HashMap::new(),
+            spent_cookies: SpentCookies::default(),
         })
     }
 

@@ -14,6 +14,7 @@
 //! `crypto.rs`; the client's first encrypted packet is its first payload, so the
 //! handshake takes two round trips before it, as netcode's does.
 
+use std::collections::{HashSet, VecDeque};
 use std::net::{IpAddr, SocketAddr};
 
 use super::connection::{Connection, Handshake, Sealing};
@@ -24,6 +25,45 @@ use super::token::{self, TOKEN_NONCE_SIZE};
 use super::{DisconnectReason, PeerId};
 use crate::clock::Micros;
 use crate::wire::{self, ConnectResponse, PROTOCOL_VERSION, TokenPart, siphash::siphash24};
+
+/// Cookies that opened a connection, until they expire anyway. Bounded: past
+/// [`SPENT_COOKIES_MAX`] the oldest is forgotten (it has the least life left).
+#[derive(Default)]
+pub(super) struct SpentCookies {
+    order: VecDeque<(Micros, u64)>,
+    set: HashSet<u64>,
+}
+
+/// Cookies remembered at most: more connections than one endpoint accepts in a cookie
+/// lifetime.
+const SPENT_COOKIES_MAX: usize = 65_536;
+
+impl SpentCookies {
+    fn contains(&self, mac: u64) -> bool {
+        self.set.contains(&mac)
+    }
+
+    fn spend(&mut self, mac: u64, expires: Micros) {
+        if self.order.len() == SPENT_COOKIES_MAX {
+            self.forget_oldest();
+        }
+        if self.set.insert(mac) {
+            self.order.push_back((expires, mac));
+        }
+    }
+
+    fn forget_before(&mut self, now: Micros) {
+        while self.order.front().is_some_and(|&(expires, _)| expires < now) {
+            self.forget_oldest();
+        }
+    }
+
+    fn forget_oldest(&mut self) {
+        if let Some((_, mac)) = self.order.pop_front() {
+            self.set.remove(&mac);
+        }
+    }
+}
 
 /// What a verified connect response lets in.
 struct Admitted {
@@ -147,6 +187,15 @@ impl Endpoint {
             // not end it. (It frees the slot the new one takes.)
             replacing = Some(peer);
         }
+        // A cookie that already opened a connection opens no other: a response
+        // captured on the path and replayed from the same address after that
+        // connection ended would otherwise open one that holds its slot and its
+        // token until it times out.
+        self.spent_cookies.forget_before(now);
+        if self.spent_cookies.contains(r.cookie_mac) {
+            self.stats.bad_cookie += 1;
+            return;
+        }
         if replacing.is_none() && (self.incoming >= self.cfg.max_incoming || self.address_full(from)) {
             return self.deny(from, r.client_salt, DisconnectReason::ServerFull);
         }
@@ -187,6 +236,7 @@ impl Endpoint {
         let confirm = sealing.as_ref().map_or([0; wire::TAG_SIZE], |s| s.keys.confirm(&accepted));
         accepted.extend_from_slice(&confirm);
 
+        self.spent_cookies.spend(r.cookie_mac, r.cookie_time + COOKIE_LIFETIME_US);
         let peer = self.ids.next();
         let mut conn = Connection::new(peer, from, false, r.client_salt, &self.cfg, now);
         conn.salt = wire::session_salt(r.client_salt, server_salt);

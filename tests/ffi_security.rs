@@ -37,7 +37,19 @@ fn token(key: &[u8; 32], client_id: u64, addresses: &str, expire: u32) -> [u8; 1
     let pid = session_config(tw_session_mode::RelayClient, 2).host.protocol_id;
     // SAFETY: valid pointers and sizes.
     ok(unsafe {
-        tw_connect_token_generate(key.as_ptr(), 32, pid, client_id, a.as_ptr(), expire, 0, std::ptr::null(), 0, t.as_mut_ptr(), t.len())
+        tw_connect_token_generate(
+            key.as_ptr(),
+            32,
+            pid,
+            client_id,
+            a.as_ptr(),
+            expire,
+            0,
+            std::ptr::null(),
+            0,
+            t.as_mut_ptr(),
+            t.len(),
+        )
     });
     t
 }
@@ -159,7 +171,10 @@ fn a_connect_key_admits_only_holders_of_a_token_for_this_server() {
     }
     // A token in use is worth retrying (the old connection may be timing out).
     let retries = m.reasons(reuse, tw_session_event_kind::Reconnecting);
-    assert!(!retries.is_empty() && retries.iter().all(|&r| r == tw_disconnect_reason::TokenInUse as u32), "{retries:?}");
+    assert!(
+        !retries.is_empty() && retries.iter().all(|&r| r == tw_disconnect_reason::TokenInUse as u32),
+        "{retries:?}"
+    );
     for i in refused.into_iter().chain([reuse]) {
         assert!(!m.joined(i), "client {i} got in");
     }
@@ -337,7 +352,11 @@ fn token_generation_checks_its_arguments() {
     let cases: [(tw_result, String, &str); 6] = [
         (call(31, &addrs, 60, b"", &mut out).0, call(31, &addrs, 60, b"", &mut out).1, "key_size"),
         (call(32, &cstr(""), 60, b"", &mut out).0, call(32, &cstr(""), 60, b"", &mut out).1, "server_addresses"),
-        (call(32, &cstr("nowhere"), 60, b"", &mut out).0, call(32, &cstr("nowhere"), 60, b"", &mut out).1, "server_addresses"),
+        (
+            call(32, &cstr("nowhere"), 60, b"", &mut out).0,
+            call(32, &cstr("nowhere"), 60, b"", &mut out).1,
+            "server_addresses",
+        ),
         (call(32, &addrs, 0, b"", &mut out).0, call(32, &addrs, 0, b"", &mut out).1, "expire_seconds"),
         (call(32, &addrs, 60, &[0; 257], &mut out).0, call(32, &addrs, 60, &[0; 257], &mut out).1, "user_data"),
         (call(32, &addrs, 60, b"", &mut out[..100]).0, call(32, &addrs, 60, b"", &mut out[..100]).1, "out_size"),

@@ -28,7 +28,11 @@ fn pair(security: &Security) -> Result<Pair, String> {
         seed,
         security: security.clone(),
         // No pacing in the way: this measures the cost of one packet.
-        limits: tickwire_proto::PeerLimits { max_messages_per_sec: 1 << 30, max_bytes_per_sec: u32::MAX, ..Default::default() },
+        limits: tickwire_proto::PeerLimits {
+            max_messages_per_sec: 1 << 30,
+            max_bytes_per_sec: u32::MAX,
+            ..Default::default()
+        },
         ..EndpointConfig::default()
     };
     let mut p = Pair {
@@ -96,8 +100,13 @@ fn median(mut v: Vec<f64>) -> f64 {
 
 /// Prints the table: per-packet send and receive cost, encrypted and plaintext.
 pub fn print_cost() -> Result<(), String> {
-    println!("\n(d) endpoint cost per packet, one message per packet, median of {ROUNDS} alternating rounds of {BATCH}:");
-    println!("    {:>8} {:>14} {:>14} {:>14} {:>14} {:>12} {:>12}", "message", "send enc", "send plain", "recv enc", "recv plain", "seal", "open");
+    println!(
+        "\n(d) endpoint cost per packet, one message per packet, median of {ROUNDS} alternating rounds of {BATCH}:"
+    );
+    println!(
+        "    {:>8} {:>14} {:>14} {:>14} {:>14} {:>12} {:>12}",
+        "message", "send enc", "send plain", "recv enc", "recv plain", "seal", "open"
+    );
     let modes = [Security::default(), Security::InsecurePlaintext];
     for size in [32usize, 1_100] {
         let mut pairs = [pair(&modes[0])?, pair(&modes[1])?];

@@ -57,24 +57,31 @@ pub fn run(rest: &[String]) -> Result<ExitCode, UsageError> {
     )?;
     match a.positional().as_slice() {
         [what] if what == "key" => {
-            let key = tickwire_runtime::os_random_bytes::<KEY_SIZE>()
-                .map_err(|e| UsageError(format!("token key: {e}")))?;
+            let key =
+                tickwire_runtime::os_random_bytes::<KEY_SIZE>().map_err(|e| UsageError(format!("token key: {e}")))?;
             println!("{}", hex(&key));
             Ok(ExitCode::SUCCESS)
         }
         [what] if what == "mint" => {
-            let key = unhex(a.text("key")?.ok_or_else(|| UsageError("token mint: --key is required".into()))?, "--key")?;
+            let key =
+                unhex(a.text("key")?.ok_or_else(|| UsageError("token mint: --key is required".into()))?, "--key")?;
             let key: [u8; KEY_SIZE] =
                 key.try_into().map_err(|_| UsageError(format!("--key: a key is {KEY_SIZE} bytes (64 hex digits)")))?;
             let addresses = a
                 .text("addresses")?
-                .ok_or_else(|| UsageError("token mint: --addresses is required (the server's, comma-separated)".into()))?
+                .ok_or_else(|| {
+                    UsageError("token mint: --addresses is required (the server's, comma-separated)".into())
+                })?
                 .split(',')
                 .map(|s| s.trim().parse().map_err(|_| UsageError(format!("--addresses: {s:?} is not an IP:port"))))
                 .collect::<Result<Vec<SocketAddr>, _>>()?;
             let opts = MintOptions {
                 key: Secret(key),
-                protocol_id: a.get("protocol-id", tickwire_proto::EndpointConfig::default().protocol_id, 0..=u32::MAX)?,
+                protocol_id: a.get(
+                    "protocol-id",
+                    tickwire_proto::EndpointConfig::default().protocol_id,
+                    0..=u32::MAX,
+                )?,
                 client_id: a.get("client-id", 1u64, 0..=u64::MAX)?,
                 addresses,
                 expire_secs: a.get("expire-secs", 3600u64, 1..=365 * 86_400)?,

@@ -347,6 +347,23 @@ impl Connection {
         self.finish_packet(now, buf, out);
     }
 
+    /// A packet carrying `frames` as they are, valid or not, sealed like any other (the
+    /// `test-hooks` feature: hostile-peer tests play a peer with valid credentials).
+    #[cfg(feature = "test-hooks")]
+    pub fn send_raw(
+        &mut self,
+        now: Micros,
+        protocol_id: u32,
+        frames: &[u8],
+        pool: &mut BufPool,
+        out: &mut VecDeque<(SocketAddr, Vec<u8>)>,
+    ) {
+        let mut buf = pool.get();
+        self.begin_packet(now, protocol_id, &mut buf);
+        buf.extend_from_slice(&frames[..frames.len().min(FRAMES_END - buf.len())]);
+        self.finish_packet(now, buf, out);
+    }
+
     /// Whether an ack-only packet is owed: something with frames arrived and nothing has
     /// gone back for `max_delay`.
     pub fn ack_due(&self, now: Micros, max_delay: Micros) -> bool {

@@ -233,6 +233,17 @@ impl Endpoint {
         }
     }
 
+    /// Sends `frames` (raw frame bytes, truncated to what a datagram holds) to a
+    /// connected peer in one packet, sealed with the connection's key: a test plays a
+    /// peer that holds valid credentials and breaks the protocol or floods. Only with
+    /// the `test-hooks` feature; returns false for a peer that is not connected.
+    #[cfg(feature = "test-hooks")]
+    pub fn send_raw_frames(&mut self, now: Micros, peer: PeerId, frames: &[u8]) -> bool {
+        let Some(c) = self.conns.get_mut(&peer).filter(|c| c.is_connected()) else { return false };
+        c.send_raw(now, self.cfg.protocol_id, frames, &mut self.pool, &mut self.transmits);
+        true
+    }
+
     /// Takes one datagram from the network. Anything malformed is counted and dropped.
     pub fn handle_datagram(&mut self, now: Micros, from: SocketAddr, data: &[u8]) {
         self.inbox.now = self.inbox.now.max(now);

@@ -976,7 +976,8 @@ typedef struct tw_session tw_session;
  * - P2P: set `match_secret` (from the matchmaker) on every peer; a stranger without
  *   it cannot complete a handshake. Set `spectator_secret` too to let spectators in
  *   with a secret of their own; a SPECTATOR session sets only `spectator_secret`.
- * - RELAY_SERVER: set `connect_key` (the backend's 32-byte key) and `public_address`;
+ * - RELAY_SERVER: set `connect_key` (the backend's 32-byte key) and `public_address`
+ *   (or bind a specific IP and leave it empty: the bound address, port included);
  *   only clients with a valid, unexpired connect token for that address get in, one
  *   connection per token at a time.
  * - RELAY_CLIENT: set `connect_token` from the backend (`tw_connect_token_generate`).
@@ -1016,8 +1017,8 @@ typedef struct tw_security_config {
     uint8_t connect_key[32];
     /**
      * With `has_connect_key`: the address clients reach this host at, NUL-terminated,
-     * e.g. `"203.0.113.7:7000"`; tokens must name it. Empty: the bind address, which
-     * must then be a specific IP.
+     * e.g. `"203.0.113.7:7000"`; tokens must name it. Empty: the address the socket
+     * is bound to (its port once bound), whose IP must then be a specific one.
      */
     char public_address[64];
     uint8_t connect_token[1024];
@@ -1104,9 +1105,38 @@ typedef struct tw_host_config {
      */
     const struct tw_security_config *security;
     /**
+     * Incoming connections one IP address may hold at once (default 8: a household or
+     * a LAN party behind one NAT); 0: no limit of its own. Past it that address is
+     * refused with `TW_DISCONNECT_REASON_SERVER_FULL`.
+     */
+    uint32_t max_clients_per_ip;
+    /**
+     * A peer's budget, checked on every datagram it sends: messages a second (frames,
+     * plus one per datagram without any; default 8192). A peer over its budget is
+     * throttled (its datagrams dropped unread), then dropped with
+     * `TW_DISCONNECT_REASON_FLOODING`. This host paces itself at three quarters of
+     * the same budget, so both ends of a connection should use the same values.
+     */
+    uint32_t max_messages_per_sec;
+    /**
+     * A peer's budget of datagram bytes a second (default 4194304).
+     */
+    uint32_t max_bytes_per_sec;
+    /**
+     * Bytes of one peer's received messages that may wait for the engine to poll
+     * them (default 262144); past it that peer's datagrams are dropped unacknowledged
+     * (its reliable data comes again): a slow engine slows that peer down, no other.
+     * At least 1200.
+     */
+    uint32_t max_recv_queue_bytes;
+    /**
+     * Messages in one datagram, 1..=582 (default 64); ours never carry more.
+     */
+    uint32_t max_frames_per_datagram;
+    /**
      * Must be zero.
      */
-    uint8_t reserved[32];
+    uint8_t reserved[12];
 } tw_host_config;
 
 /**

@@ -7,7 +7,7 @@ use std::net::SocketAddr;
 use super::error::{Failure, FfiResult, tw_result};
 use super::guard;
 use super::security::{arg_security, tw_security_config};
-use tickwire_proto::{EndpointConfig, JitterModel, LinkConfig, LossModel};
+use tickwire_proto::{EndpointConfig, JitterModel, LinkConfig, LossModel, PeerLimits};
 use tickwire_runtime::{Direction, HostConfig};
 
 /// Channel 0 of the default layout: unreliable (may be lost, may arrive in any order).
@@ -71,8 +71,27 @@ pub struct tw_host_config {
     /// while the host or session is created. NULL (the default): encrypted, open to
     /// anyone.
     pub security: *const tw_security_config,
+    /// Incoming connections one IP address may hold at once (default 8: a household or
+    /// a LAN party behind one NAT); 0: no limit of its own. Past it that address is
+    /// refused with `TW_DISCONNECT_REASON_SERVER_FULL`.
+    pub max_clients_per_ip: u32,
+    /// A peer's budget, checked on every datagram it sends: messages a second (frames,
+    /// plus one per datagram without any; default 8192). A peer over its budget is
+    /// throttled (its datagrams dropped unread), then dropped with
+    /// `TW_DISCONNECT_REASON_FLOODING`. This host paces itself at three quarters of
+    /// the same budget, so both ends of a connection should use the same values.
+    pub max_messages_per_sec: u32,
+    /// A peer's budget of datagram bytes a second (default 4194304).
+    pub max_bytes_per_sec: u32,
+    /// Bytes of one peer's received messages that may wait for the engine to poll
+    /// them (default 262144); past it that peer's datagrams are dropped unacknowledged
+    /// (its reliable data comes again): a slow engine slows that peer down, no other.
+    /// At least 1200.
+    pub max_recv_queue_bytes: u32,
+    /// Messages in one datagram, 1..=582 (default 64); ours never carry more.
+    pub max_frames_per_datagram: u32,
     /// Must be zero.
-    pub reserved: [u8; 32],
+    pub reserved: [u8; 12],
 }
 
 /// The direction a link simulator applies to (`tw_host_set_link_sim`).
@@ -270,7 +289,12 @@ impl tw_host_config {
             auto_flush_interval_us: 0,
             sim_seed: 0,
             security: std::ptr::null(),
-            reserved: [0; 32],
+            max_clients_per_ip: e.max_incoming_per_ip,
+            max_messages_per_sec: e.limits.max_messages_per_sec,
+            max_bytes_per_sec: e.limits.max_bytes_per_sec,
+            max_recv_queue_bytes: u32::try_from(e.limits.max_recv_queue_bytes).unwrap_or(u32::MAX),
+            max_frames_per_datagram: e.limits.max_frames_per_datagram,
+            reserved: [0; 12],
         }
     }
 
@@ -291,6 +315,14 @@ impl tw_host_config {
             handshake_retry_us: us(self.handshake_retry_ms),
             max_message_size: self.max_message_size as usize,
             send_queue_limit_bytes: self.send_queue_limit_bytes as usize,
+            max_incoming_per_ip: self.max_clients_per_ip,
+            limits: PeerLimits {
+                max_frames_per_datagram: self.max_frames_per_datagram,
+                max_messages_per_sec: self.max_messages_per_sec,
+                max_bytes_per_sec: self.max_bytes_per_sec,
+                max_recv_queue_bytes: self.max_recv_queue_bytes as usize,
+                ..PeerLimits::default()
+            },
             // SAFETY: forwarded contract.
             security: unsafe { arg_security(self.security, self.protocol_id, bind) }
                 .map_err(|f| Failure::new(f.code, format!("security: {}", f.message)))?,
@@ -300,9 +332,10 @@ impl tw_host_config {
         // error text changes.
         // (Its security part was checked above; a connect-key server without a public
         // address gets its bound socket's from the runtime.)
+        // The budgets are `limits.*` in the endpoint and plain fields here.
         EndpointConfig { security: Default::default(), ..endpoint.clone() }
             .validate()
-            .map_err(|e| Failure::invalid(e.to_string()))?;
+            .map_err(|e| Failure::invalid(e.to_string().replace("limits.", "")))?;
         Ok(HostConfig {
             endpoint,
             bind,

@@ -25,7 +25,12 @@ fn host_config_layout() {
     assert_eq!(offset_of!(tw_host_config, auto_flush_interval_us), 44);
     assert_eq!(offset_of!(tw_host_config, sim_seed), 48);
     assert_eq!(offset_of!(tw_host_config, security), 56);
-    assert_eq!(offset_of!(tw_host_config, reserved), 64);
+    assert_eq!(offset_of!(tw_host_config, max_clients_per_ip), 64);
+    assert_eq!(offset_of!(tw_host_config, max_messages_per_sec), 68);
+    assert_eq!(offset_of!(tw_host_config, max_bytes_per_sec), 72);
+    assert_eq!(offset_of!(tw_host_config, max_recv_queue_bytes), 76);
+    assert_eq!(offset_of!(tw_host_config, max_frames_per_datagram), 80);
+    assert_eq!(offset_of!(tw_host_config, reserved), 84);
     // SAFETY: no arguments.
     assert_eq!(unsafe { tw_host_config_size() }, size_of::<tw_host_config>());
 }

@@ -212,21 +212,34 @@ fn p2p_pair(sec_a: &tw_security_config, sec_b: &tw_security_config) -> (SessionG
     (a, b)
 }
 
-/// A host that dials `to` showing `sec`; returns how its connection ended, if it did
-/// within `limit`, and whether it ever connected.
-fn stranger(sec: &tw_security_config, to: &CString, limit: Duration) -> (Option<u32>, bool) {
+fn host_config() -> tw_host_config {
     let mut cfg = std::mem::MaybeUninit::<tw_host_config>::uninit();
     // SAFETY: writable storage.
     ok(unsafe { tw_host_config_init_default(cfg.as_mut_ptr()) });
     // SAFETY: fully written.
-    let mut cfg = unsafe { cfg.assume_init() };
+    unsafe { cfg.assume_init() }
+}
+
+/// A host that dials `to` showing `sec`; returns how its connection ended, if it did
+/// within `limit`, and whether it ever connected.
+fn stranger(sec: &tw_security_config, to: &CString, limit: Duration) -> (Option<u32>, bool) {
+    let mut cfg = host_config();
     cfg.security = sec;
+    let (how, host) = dial(&cfg, to, limit);
+    // SAFETY: live host, destroyed once.
+    unsafe { tw_host_destroy(host) };
+    how
+}
+
+/// A host made from `cfg` that dials `to`: how its connection ended within `limit`,
+/// whether it connected, and the host (the caller destroys it).
+fn dial(cfg: &tw_host_config, to: &CString, limit: Duration) -> ((Option<u32>, bool), *mut tw_host) {
     let bind = cstr("127.0.0.1:0");
     let mut host = std::ptr::null_mut();
     let mut peer = 0;
     // SAFETY: valid pointers.
     unsafe {
-        ok(tw_host_create(&cfg, bind.as_ptr(), &mut host));
+        ok(tw_host_create(cfg, bind.as_ptr(), &mut host));
         ok(tw_host_connect(host, to.as_ptr(), &mut peer));
     }
     let (mut ended, mut connected) = (None, false);
@@ -243,9 +256,48 @@ fn stranger(sec: &tw_security_config, to: &CString, limit: Duration) -> (Option<
         }
         std::thread::sleep(Duration::from_millis(5));
     }
-    // SAFETY: live host, destroyed once.
-    unsafe { tw_host_destroy(host) };
-    (ended, connected)
+    ((ended, connected), host)
+}
+
+#[test]
+fn the_per_address_limit_comes_from_the_host_config() {
+    let mut server_cfg = host_config();
+    server_cfg.max_clients = 8;
+    server_cfg.max_clients_per_ip = 1;
+    let bind = cstr("127.0.0.1:0");
+    let mut server = std::ptr::null_mut();
+    // SAFETY: valid pointers.
+    ok(unsafe { tw_host_create(&server_cfg, bind.as_ptr(), &mut server) });
+    let mut addr = [0 as std::ffi::c_char; 64];
+    let mut len = 0usize;
+    // SAFETY: live host, a 64-byte buffer, writable length.
+    ok(unsafe { tw_host_local_address(server, addr.as_mut_ptr(), addr.len(), &mut len) });
+    // SAFETY: NUL-terminated by the call.
+    let to = unsafe { std::ffi::CStr::from_ptr(addr.as_ptr()) }.to_owned();
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let stop2 = stop.clone();
+    let s = server as usize;
+    let pump = std::thread::spawn(move || {
+        let mut e = tw_event::zeroed();
+        while !stop2.load(std::sync::atomic::Ordering::Relaxed) {
+            // SAFETY: live host, used only by this thread until joined.
+            while unsafe { tw_host_poll_event(s as *mut tw_host, &mut e) } == tw_result::Ok {}
+            std::thread::sleep(Duration::from_millis(2));
+        }
+    });
+    let client = host_config();
+    let (first, h1) = dial(&client, &to, Duration::from_millis(500));
+    assert_eq!(first, (None, true), "the first client from 127.0.0.1 connects and stays");
+    let (second, h2) = dial(&client, &to, Duration::from_secs(2));
+    assert_eq!(second, (Some(tw_disconnect_reason::ServerFull as u32), false), "a second one from the same IP");
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    pump.join().unwrap();
+    // SAFETY: live hosts, each destroyed once.
+    unsafe {
+        tw_host_destroy(h1);
+        tw_host_destroy(h2);
+        tw_host_destroy(server);
+    }
 }
 
 #[test]

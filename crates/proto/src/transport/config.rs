@@ -3,7 +3,7 @@
 use super::crypto::{KEY_SIZE, Secret};
 use super::security::Security;
 use crate::clock::Micros;
-use crate::wire::{MAX_DATAGRAM_SIZE, PAYLOAD_HEADER_SIZE};
+use crate::wire::{MAX_DATAGRAM_SIZE, MAX_FRAMES_SIZE};
 
 /// The delivery guarantee of a channel.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -100,7 +100,7 @@ impl Default for EndpointConfig {
 
 /// The most frames a datagram can hold: empty unreliable frames (2 bytes each) after
 /// the payload header.
-pub const MAX_FRAMES_PER_DATAGRAM: u32 = ((MAX_DATAGRAM_SIZE - PAYLOAD_HEADER_SIZE) / 2) as u32;
+pub const MAX_FRAMES_PER_DATAGRAM: u32 = (MAX_FRAMES_SIZE / 2) as u32;
 
 /// Budgets per peer, checked on every datagram from an established connection
 /// (`budget.rs`). The defaults are sized from what honest traffic needs, with a wide

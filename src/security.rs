@@ -107,7 +107,7 @@ impl tw_security_config {
 
     /// Converts to the transport's settings, checking every field. `bind` stands in
     /// for an empty `public_address`.
-    pub(crate) fn to_runtime(&self, protocol_id: u32, bind: SocketAddr) -> FfiResult<Security> {
+    pub(crate) fn security(&self, protocol_id: u32, bind: SocketAddr) -> FfiResult<Security> {
         let name = "tw_security_config";
         if self.reserved.iter().any(|&b| b != 0) {
             return Err(Failure::invalid(format!("{name}.reserved must be zero")));
@@ -221,7 +221,7 @@ pub(crate) unsafe fn arg_security(
     unsafe { check_struct_size(config, "tw_security_config") }?;
     // SAFETY: struct_size equals sizeof(tw_security_config): the whole struct is there.
     let c = unsafe { &*config };
-    c.to_runtime(protocol_id, bind)
+    c.security(protocol_id, bind)
 }
 
 /// Fills `config` with the defaults: encrypted, no secret, no key, no token.

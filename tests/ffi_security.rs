@@ -417,7 +417,7 @@ fn token_generation_checks_its_arguments() {
         assert_eq!(r, tw_result::InvalidArgument, "{field}: {msg}");
         assert!(msg.contains(field), "the message names {field}: {msg}");
     }
-    let nine = cstr(&vec!["127.0.0.1:1"; 9].join(","));
+    let nine = cstr(&["127.0.0.1:1"; 9].join(","));
     assert_eq!(call(32, &nine, 60, b"", &mut out).0, tw_result::InvalidArgument);
     // A security config with a broken token or impossible mix is refused at create.
     let mut sec = with_token(&out);

@@ -15,8 +15,8 @@
 //! | [`relay_messages`] | Hello, Welcome, ClientInputs, ServerUpdate | decoded messages re-encode to the same bytes |
 //! | [`desync_dump`] | `DesyncDump::decode` | re-encodes to the same bytes |
 //! | [`replay`] | `Replay::decode` and a `ReplaySession` | re-records to the same bytes, plays every tick once |
-//! | [`endpoint`] | one `Endpoint`, datagrams from a few addresses | no reply to an unproven address is larger than what caused it |
-//! | [`endpoint_pair`] | two endpoints over a lossy in-memory link | reliable: exactly once, in order; unreliable: at most once |
+//! | [`endpoint`] | one insecure-plaintext `Endpoint`, datagrams forged from a few addresses | no reply to an unproven address is larger than what caused it |
+//! | [`endpoint_pair`] | two encrypted endpoints over a lossy, corrupting in-memory link | reliable: exactly once, in order; unreliable: at most once; a corrupted datagram is never delivered |
 //! | [`relay_server`], [`relay_client`], [`p2p_session`], [`spectator`] | a session fed messages, time and engine answers | the engine contract (slots, ticks, input sizes), dumps and replays it writes decode |
 
 mod decoders;
@@ -76,7 +76,7 @@ impl<'a> Input<'a> {
         s
     }
 
-    fn array<const N: usize>(&mut self) -> [u8; N] {
+    pub(crate) fn array<const N: usize>(&mut self) -> [u8; N] {
         let mut a = [0u8; N];
         let b = self.bytes(N);
         a[..b.len()].copy_from_slice(b);

@@ -12,7 +12,8 @@ use crate::request::InputStatus;
 use crate::rollback::message::{self, Header, KIND_INPUT, KIND_SPECTATE, KIND_SPECTATOR_ACK};
 use crate::rollback::{DesyncDump, ReplayRecorder};
 use crate::transport::DisconnectReason;
-use crate::wire::{self, PayloadHeader};
+use crate::transport::token::{SEALED_PRIVATE_SIZE, TOKEN_NONCE_SIZE};
+use crate::wire::{self, ConnectResponse, PayloadHeader, TokenPart};
 
 use super::decoders::PID;
 
@@ -123,13 +124,36 @@ fn decoders(c: &mut Vec<Entry>) {
     // wire_packet: every kind of datagram, and payloads with every kind of frame.
     let mut b = Vec::new();
     type Encode<'a> = &'a dyn Fn(&mut Vec<u8>);
-    let kinds: [(&str, Encode); 6] = [
-        ("connect-request", &|b| wire::encode_connect_request(b, PID, 7)),
+    let (nonce, sealed) = ([3u8; TOKEN_NONCE_SIZE], [4u8; SEALED_PRIVATE_SIZE]);
+    let response = |token| ConnectResponse {
+        client_salt: 7,
+        cookie_time: 1_000_000,
+        cookie_mac: 0xfeed,
+        encrypted: true,
+        client_public: [1; 32],
+        proof: [2; 16],
+        token,
+    };
+    let kinds: [(&str, Encode); 10] = [
+        ("connect-request", &|b| wire::encode_connect_request(b, PID, 7, true)),
+        ("connect-request-plaintext", &|b| wire::encode_connect_request(b, PID, 7, false)),
         ("challenge", &|b| wire::encode_challenge(b, PID, 7, 1_000_000, 0xfeed)),
-        ("connect-response", &|b| wire::encode_connect_response(b, PID, 7, 1_000_000, 0xfeed)),
-        ("accepted", &|b| wire::encode_accepted(b, PID, 7, 8)),
+        ("connect-response", &|b| wire::encode_connect_response(b, PID, &response(None))),
+        ("connect-response-token", &|b| {
+            let token = TokenPart { expires: 1_700_000_000, nonce: &nonce, sealed: &sealed };
+            wire::encode_connect_response(b, PID, &response(Some(token)))
+        }),
+        ("accepted", &|b| {
+            wire::encode_accepted_head(b, PID, 7, 8, &[5; 32]);
+            b.extend_from_slice(&[6; 16]);
+        }),
         ("denied", &|b| wire::encode_denied(b, PID, 7, DisconnectReason::ServerFull)),
-        ("disconnect", &|b| wire::encode_disconnect(b, PID, 99, DisconnectReason::Kicked)),
+        ("denied-auth-failed", &|b| wire::encode_denied(b, PID, 7, DisconnectReason::AuthFailed)),
+        ("disconnect", &|b| wire::encode_disconnect(b, PID, 99, 3, DisconnectReason::Kicked)),
+        ("disconnect-tagged", &|b| {
+            wire::encode_disconnect(b, PID, 99, 3, DisconnectReason::Kicked);
+            b.extend_from_slice(&[7; 16]);
+        }),
     ];
     for (name, enc) in kinds {
         enc(&mut b);
@@ -265,7 +289,7 @@ fn endpoint(c: &mut Vec<Entry>) {
     put(c, "endpoint", "dial-and-talk", s.done());
     // Strangers: junk, an old version, more clients than slots, a stale cookie.
     let mut req = Vec::new();
-    wire::encode_connect_request(&mut req, PID, 1);
+    wire::encode_connect_request(&mut req, PID, 1, false);
     req[1] = 1;
     let mut s = B::default();
     s.u8(0x20).u16(5).bytes(b"junk!").u8(0x30).u16(req.len() as u16).bytes(&req);

@@ -126,33 +126,43 @@ impl Endpoint {
         if !self.same_security(r.encrypted) {
             return self.deny(from, r.client_salt, DisconnectReason::SecurityMismatch);
         }
-        if let Some(&peer) = self.by_addr.get(&from) {
-            let c = &self.conns[&peer];
-            if c.initiator {
-                return;
-            }
-            if c.client_salt == r.client_salt {
-                // Our Accepted was lost: say it again (the same bytes).
-                if let Some(accepted) = self.accepted.get(&peer) {
-                    let mut buf = self.pool.get();
-                    buf.extend_from_slice(accepted);
-                    self.transmits.push_back((from, buf));
+        let restarted = match self.by_addr.get(&from) {
+            Some(&peer) => {
+                let c = &self.conns[&peer];
+                if c.initiator {
+                    return;
                 }
-                return;
+                if c.client_salt == r.client_salt {
+                    // Our Accepted was lost: say it again (the same bytes).
+                    if let Some(accepted) = self.accepted.get(&peer) {
+                        let mut buf = self.pool.get();
+                        buf.extend_from_slice(accepted);
+                        self.transmits.push_back((from, buf));
+                    }
+                    return;
+                }
+                Some(peer)
             }
-            // The same address proved itself with a new salt: the client restarted.
-            self.close(peer, DisconnectReason::Client, false);
-        }
-        if self.incoming >= self.cfg.max_incoming || self.address_full(from) {
-            return self.deny(from, r.client_salt, DisconnectReason::ServerFull);
-        }
-        let admitted = match self.admit(now, r) {
+            None => None,
+        };
+        // The proof comes before anything that changes: a cookie proves only the
+        // address, so a response that proves no credential must not end the connection
+        // an authenticated client holds there (anyone who sees that address's traffic
+        // could otherwise send one).
+        let admitted = match self.admit(now, from, r) {
             Ok(a) => a,
             Err(reason) => {
                 self.stats.auth_refused += 1;
                 return self.deny(from, r.client_salt, reason);
             }
         };
+        if let Some(peer) = restarted {
+            // The same address proved itself with a new salt: the client restarted.
+            self.close(peer, DisconnectReason::Client, false);
+        }
+        if self.incoming >= self.cfg.max_incoming || self.address_full(from) {
+            return self.deny(from, r.client_salt, DisconnectReason::ServerFull);
+        }
         let server_salt = self.rng.next_u64();
         let mut sealing = None;
         let mut server_public = [0u8; KEY_SIZE];
@@ -170,7 +180,10 @@ impl Endpoint {
                 client_public: &r.client_public,
                 server_public: &server_public,
             };
-            sealing = Some(Sealing { keys: PacketKeys::derive(&shared, &admitted.psk, &cx, false), replay: Default::default() });
+            sealing = Some(Sealing {
+                keys: PacketKeys::derive(&shared, &admitted.psk, &cx, false),
+                replay: Default::default(),
+            });
         }
         let mut accepted = self.pool.get();
         wire::encode_accepted_head(&mut accepted, self.cfg.protocol_id, r.client_salt, server_salt, &server_public);
@@ -197,8 +210,9 @@ impl Endpoint {
     }
 
     /// Checks a response's proof (and token) against our admission; on success, the
-    /// key it proved.
-    fn admit(&self, now: Micros, r: &ConnectResponse) -> Result<Admitted, DisconnectReason> {
+    /// key it proved. A token held by the connection at `from` (which a restarted
+    /// client replaces) is not in use.
+    fn admit(&self, now: Micros, from: SocketAddr, r: &ConnectResponse) -> Result<Admitted, DisconnectReason> {
         let Security::Encrypted { admission, .. } = &self.cfg.security else {
             return Ok(Admitted { psk: OPEN_PSK, token: None });
         };
@@ -236,7 +250,7 @@ impl Endpoint {
                 if !proof_holds(&claims.key.0, &input, &r.proof) {
                     return Err(DisconnectReason::AuthFailed); // read off the wire: no key
                 }
-                if self.tokens_in_use.contains_key(part.nonce) {
+                if self.tokens_in_use.get(part.nonce).is_some_and(|p| self.conns[p].addr != from) {
                     return Err(DisconnectReason::TokenInUse);
                 }
                 Ok(Admitted { psk: claims.key.0, token: Some((*part.nonce, claims.timeout_secs)) })
@@ -307,13 +321,8 @@ impl Endpoint {
                 self.stats.forged += 1;
                 return;
             };
-            let cx = KeyContext {
-                protocol_id,
-                client_salt,
-                server_salt,
-                client_public: &ephemeral.public,
-                server_public,
-            };
+            let cx =
+                KeyContext { protocol_id, client_salt, server_salt, client_public: &ephemeral.public, server_public };
             let keys = PacketKeys::derive(&shared, &psk, &cx, true);
             if !keys.confirmed(head, confirm) {
                 self.stats.forged += 1;

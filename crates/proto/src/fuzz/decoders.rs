@@ -41,19 +41,28 @@ pub fn wire_packet(data: &[u8]) {
     assert!(d.len() <= MAX_DATAGRAM_SIZE);
     let mut out = Vec::new();
     match p {
-        Packet::ConnectRequest { version, client_salt } => {
-            wire::encode_connect_request(&mut out, PID, client_salt);
-            out[1] = version;
+        Packet::ConnectRequest { version, client_salt, encrypted } => {
+            wire::encode_connect_request(&mut out, PID, client_salt, encrypted);
+            if version != PROTOCOL_VERSION {
+                // Another version's request: only its prefix and salt are read (what it
+                // puts after them is its own), so only those must match.
+                out[1] = version;
+                assert_eq!(out.len(), d.len());
+                assert_eq!(out[..PREFIX_SIZE + 8], d[..PREFIX_SIZE + 8], "{p:?} does not re-encode to its bytes");
+                return;
+            }
         }
         Packet::Challenge { client_salt, cookie_time, cookie_mac } => {
             wire::encode_challenge(&mut out, PID, client_salt, cookie_time, cookie_mac);
             assert!(out.len() <= wire::MAX_HANDSHAKE_REPLY_SIZE);
         }
-        Packet::ConnectResponse { client_salt, cookie_time, cookie_mac } => {
-            wire::encode_connect_response(&mut out, PID, client_salt, cookie_time, cookie_mac)
+        Packet::ConnectResponse(r) => {
+            wire::encode_connect_response(&mut out, PID, &r);
+            assert_eq!(out.len(), wire::CONNECT_RESPONSE_SIZE);
         }
-        Packet::Accepted { client_salt, server_salt } => {
-            wire::encode_accepted(&mut out, PID, client_salt, server_salt);
+        Packet::Accepted { client_salt, server_salt, server_public, confirm } => {
+            wire::encode_accepted_head(&mut out, PID, client_salt, server_salt, &server_public);
+            out.extend_from_slice(&confirm);
             assert!(out.len() <= wire::MAX_HANDSHAKE_REPLY_SIZE);
         }
         Packet::Denied { client_salt, reason } => {
@@ -61,7 +70,11 @@ pub fn wire_packet(data: &[u8]) {
             out[1] = d[1]; // denials keep their layout across versions
             assert!(out.len() <= wire::MAX_HANDSHAKE_REPLY_SIZE);
         }
-        Packet::Disconnect { salt, reason } => wire::encode_disconnect(&mut out, PID, salt, reason),
+        Packet::Disconnect { salt, seq, reason, tag } => {
+            assert!(tag.is_empty() || tag.len() == wire::TAG_SIZE);
+            wire::encode_disconnect(&mut out, PID, salt, seq, reason);
+            out.extend_from_slice(tag);
+        }
         Packet::Payload { header, frames } => {
             wire::encode_payload_header(&mut out, PID, &header);
             let mut w = Writer::new(&mut out);

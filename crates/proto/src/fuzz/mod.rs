@@ -15,20 +15,23 @@
 //! | [`relay_messages`] | Hello, Welcome, ClientInputs, ServerUpdate | decoded messages re-encode to the same bytes |
 //! | [`desync_dump`] | `DesyncDump::decode` | re-encodes to the same bytes |
 //! | [`replay`] | `Replay::decode` and a `ReplaySession` | re-records to the same bytes, plays every tick once |
-//! | [`endpoint`] | one `Endpoint`, datagrams from a few addresses | no reply to an unproven address is larger than what caused it |
-//! | [`endpoint_pair`] | two endpoints over a lossy in-memory link | reliable: exactly once, in order; unreliable: at most once |
+//! | [`endpoint`] | one insecure-plaintext `Endpoint`, datagrams forged from a few addresses | no reply to an unproven address is larger than what caused it |
+//! | [`endpoint_pair`] | two encrypted endpoints over a lossy, corrupting in-memory link | reliable: exactly once, in order; unreliable: at most once; a corrupted datagram is never delivered |
+//! | [`handshake`] | an encrypted server (match secrets or connect tokens), a real client over a hostile link, forged handshake packets | only the right credential connects; forged or flipped packets deliver, open and close nothing; no amplification; at most `max_incoming` connections |
 //! | [`relay_server`], [`relay_client`], [`p2p_session`], [`spectator`] | a session fed messages, time and engine answers | the engine contract (slots, ticks, input sizes), dumps and replays it writes decode |
 
 mod decoders;
 mod endpoint;
 mod engine;
 mod fake;
+mod handshake;
 mod p2p;
 mod relay;
 mod seeds;
 
 pub use decoders::{desync_dump, p2p_message, relay_messages, replay, wire_packet};
 pub use endpoint::{endpoint, endpoint_pair};
+pub use handshake::handshake;
 pub use p2p::{p2p_session, spectator};
 pub use relay::{relay_client, relay_server};
 pub use seeds::corpus;
@@ -46,6 +49,7 @@ pub const TARGETS: &[(&str, Target)] = &[
     ("replay", replay),
     ("endpoint", endpoint),
     ("endpoint_pair", endpoint_pair),
+    ("handshake", handshake),
     ("relay_server", relay_server),
     ("relay_client", relay_client),
     ("p2p_session", p2p_session),
@@ -76,7 +80,7 @@ impl<'a> Input<'a> {
         s
     }
 
-    fn array<const N: usize>(&mut self) -> [u8; N] {
+    pub(crate) fn array<const N: usize>(&mut self) -> [u8; N] {
         let mut a = [0u8; N];
         let b = self.bytes(N);
         a[..b.len()].copy_from_slice(b);

@@ -12,7 +12,8 @@ use crate::request::InputStatus;
 use crate::rollback::message::{self, Header, KIND_INPUT, KIND_SPECTATE, KIND_SPECTATOR_ACK};
 use crate::rollback::{DesyncDump, ReplayRecorder};
 use crate::transport::DisconnectReason;
-use crate::wire::{self, PayloadHeader};
+use crate::transport::token::{SEALED_PRIVATE_SIZE, TOKEN_NONCE_SIZE};
+use crate::wire::{self, ConnectResponse, PayloadHeader, TokenPart};
 
 use super::decoders::PID;
 
@@ -66,6 +67,7 @@ pub fn corpus() -> Vec<Entry> {
     decoders(&mut c);
     endpoint(&mut c);
     endpoint_pair(&mut c);
+    handshake(&mut c);
     relay_server(&mut c);
     relay_client(&mut c);
     p2p(&mut c);
@@ -123,13 +125,36 @@ fn decoders(c: &mut Vec<Entry>) {
     // wire_packet: every kind of datagram, and payloads with every kind of frame.
     let mut b = Vec::new();
     type Encode<'a> = &'a dyn Fn(&mut Vec<u8>);
-    let kinds: [(&str, Encode); 6] = [
-        ("connect-request", &|b| wire::encode_connect_request(b, PID, 7)),
+    let (nonce, sealed) = ([3u8; TOKEN_NONCE_SIZE], [4u8; SEALED_PRIVATE_SIZE]);
+    let response = |token| ConnectResponse {
+        client_salt: 7,
+        cookie_time: 1_000_000,
+        cookie_mac: 0xfeed,
+        encrypted: true,
+        client_public: [1; 32],
+        proof: [2; 16],
+        token,
+    };
+    let kinds: [(&str, Encode); 10] = [
+        ("connect-request", &|b| wire::encode_connect_request(b, PID, 7, true)),
+        ("connect-request-plaintext", &|b| wire::encode_connect_request(b, PID, 7, false)),
         ("challenge", &|b| wire::encode_challenge(b, PID, 7, 1_000_000, 0xfeed)),
-        ("connect-response", &|b| wire::encode_connect_response(b, PID, 7, 1_000_000, 0xfeed)),
-        ("accepted", &|b| wire::encode_accepted(b, PID, 7, 8)),
+        ("connect-response", &|b| wire::encode_connect_response(b, PID, &response(None))),
+        ("connect-response-token", &|b| {
+            let token = TokenPart { expires: 1_700_000_000, nonce: &nonce, sealed: &sealed };
+            wire::encode_connect_response(b, PID, &response(Some(token)))
+        }),
+        ("accepted", &|b| {
+            wire::encode_accepted_head(b, PID, 7, 8, &[5; 32]);
+            b.extend_from_slice(&[6; 16]);
+        }),
         ("denied", &|b| wire::encode_denied(b, PID, 7, DisconnectReason::ServerFull)),
-        ("disconnect", &|b| wire::encode_disconnect(b, PID, 99, DisconnectReason::Kicked)),
+        ("denied-auth-failed", &|b| wire::encode_denied(b, PID, 7, DisconnectReason::AuthFailed)),
+        ("disconnect", &|b| wire::encode_disconnect(b, PID, 99, 3, DisconnectReason::Kicked)),
+        ("disconnect-tagged", &|b| {
+            wire::encode_disconnect(b, PID, 99, 3, DisconnectReason::Kicked);
+            b.extend_from_slice(&[7; 16]);
+        }),
     ];
     for (name, enc) in kinds {
         enc(&mut b);
@@ -265,7 +290,7 @@ fn endpoint(c: &mut Vec<Entry>) {
     put(c, "endpoint", "dial-and-talk", s.done());
     // Strangers: junk, an old version, more clients than slots, a stale cookie.
     let mut req = Vec::new();
-    wire::encode_connect_request(&mut req, PID, 1);
+    wire::encode_connect_request(&mut req, PID, 1, false);
     req[1] = 1;
     let mut s = B::default();
     s.u8(0x20).u16(5).bytes(b"junk!").u8(0x30).u16(req.len() as u16).bytes(&req);
@@ -323,6 +348,126 @@ fn endpoint_pair(c: &mut Vec<Entry>) {
     let mut s = B::default();
     s.u8(1).u8(0x00).u16(50).u8(0x03).u8(0x2c).u16(0).u16(30).u8(0x40).u8(0x06).u16(4000).u8(0x7f);
     put(c, "endpoint_pair", "corrupt", s.done());
+}
+
+/// `handshake`: a setup (`setup, unix u16, key, wrong key, credential, token random,
+/// token life`), then operations (`detail << 4 | kind`): 0 deliver, 1 a datagram's fate,
+/// 3 time, 4 and 5 send, 6 to 8 forged request, response, Accepted, 9 forged Disconnect
+/// or Denied, 10 the client leaves or dials, or the server kicks it.
+fn handshake(c: &mut Vec<Entry>) {
+    let setup = |setup: u8, k: u8, cred: u8| {
+        let mut s = B::default();
+        s.u8(setup).u16(0).u8(k).u8(9).u8(cred).u8(5).u8(10);
+        s
+    };
+    // The link delivers all that is in flight (16 at a time), and time passes.
+    let settle = |s: &mut B| {
+        s.u8(0xf0).u8(0xf0).u8(0x03).u16(1000).u8(0xf0);
+    };
+    // Messages both ways on every channel.
+    let talk = |s: &mut B| {
+        s.u8(0x04).u16(20).u8(0x14).u16(40).u8(0x24).u16(1500).u8(0x05).u16(30).u8(0x25).u16(2000);
+        settle(s);
+    };
+    // Secrets: the players' key (k = 1), the spectators' (k = 3, credential 4), a wrong
+    // one, none, a token instead; an open endpoint (k = 0) and an open client.
+    for (name, k, cred) in [
+        ("secret-right", 1, 0),
+        ("secret-spectator", 3, 4),
+        ("secret-wrong", 1, 1),
+        ("secret-none", 1, 2),
+        ("secret-token-instead", 1, 3),
+        ("open", 0, 0),
+    ] {
+        let mut s = setup(0, k, cred);
+        settle(&mut s);
+        talk(&mut s);
+        s.u8(0x0a);
+        settle(&mut s);
+        put(c, "handshake", name, s.done());
+    }
+    // Tokens (public address: the server's): good, minted with another key, for
+    // another address, expired; a secret instead, none. Then 60 s pass, and the client
+    // dials again with its token, expired by then.
+    for (name, cred) in [
+        ("token-right", 0),
+        ("token-wrong-key", 4),
+        ("token-other-address", 8),
+        ("token-expired", 12),
+        ("token-secret-instead", 1),
+        ("token-none", 2),
+    ] {
+        let mut s = setup(1, 7, cred);
+        settle(&mut s);
+        talk(&mut s);
+        for _ in 0..10 {
+            s.u8(0x03).u16(60_000).u8(0xf0);
+        }
+        s.u8(0x0a);
+        settle(&mut s);
+        put(c, "handshake", name, s.done());
+    }
+    // Three slots, and the attacker's good tokens: it asks for a cookie from both its
+    // addresses and connects with its own token, and with the client's (no key).
+    let mut s = setup(1 | 2 << 1 | 0x80, 7, 0);
+    settle(&mut s);
+    for a in [1u8, 2] {
+        s.u8(a << 4 | 0x06).u64(0xa77ac + a as u64);
+        s.u8(a << 4 | 0x07).u8(0).u8(1).u8(3);
+        s.u8(a << 4 | 0x07).u8(0).u8(2).u8(0);
+    }
+    talk(&mut s);
+    put(c, "handshake", "token-attacker-slots", s.done());
+    // An open server with two slots, filled by the attacker proving the open key.
+    let mut s = setup(1 << 1, 0, 0);
+    for a in [1u8, 2] {
+        s.u8(a << 4 | 0x06).u64(0xa77ac + a as u64);
+        s.u8(a << 4 | 0x07).u8(0).u8(0).u8(0);
+    }
+    settle(&mut s);
+    put(c, "handshake", "open-server-full", s.done());
+    // A hostile link: the handshake's datagrams duplicated and held back; once
+    // connected, truncations, flips, duplicates delivered late (replays), and
+    // datagrams delivered from the attacker's addresses.
+    let mut s = setup(0, 1, 0);
+    for _ in 0..4 {
+        s.u8(0x11).u16(0).u8(0x21).u16(0).u8(0x00);
+    }
+    settle(&mut s);
+    for i in 0..4 {
+        s.u8(0x04).u16(20).u8(0x25).u16(1500).u8(0x31).u16(i).u16(7).u8(0x41).u16(0).u16(20 + i).u8(1 << i);
+    }
+    settle(&mut s);
+    talk(&mut s);
+    // The client's datagram (first in flight, before the server's two fragments) is
+    // duplicated twice (each copy a replay), the last copy delivered from an attacker
+    // address.
+    for i in 0..6 {
+        s.u8(0x04).u16(20 + i).u8(0x25).u16(1500);
+        s.u8(0x11).u16(0).u8(0x11).u16(2).u8(0x51).u16(2).u8(0x03).u16(300).u8(0xf0);
+    }
+    settle(&mut s);
+    s.u8(0x0a).u8(0x11).u16(0);
+    settle(&mut s);
+    talk(&mut s);
+    put(c, "handshake", "hostile-link", s.done());
+    // Forgeries once connected: Accepteds (the genuine fields with a zero key, the
+    // attacker's key, any), Disconnects with and without a tag each way, a Denied, junk.
+    let mut s = setup(0, 1, 0);
+    settle(&mut s);
+    s.u8(0x08).u8(1).u8(0x08).u8(2).u8(0x48).u8(3).bytes(&[7; 32]).bytes(&[8; 16]);
+    s.u8(0x09).u8(1).bytes(&[9; 16]).u8(0x49).u8(4).u8(0x19).u8(1).bytes(&[9; 16]).u8(0x89).u8(6);
+    s.u8(0x1d).u16(20).bytes(&[2; 20]);
+    talk(&mut s);
+    put(c, "handshake", "forgeries", s.done());
+    // Once the client is connected, the attacker, on the path, spoofs the client's
+    // address: it asks for a cookie with a salt of its own, and answers the challenge
+    // it saw with a proof of nothing (two slots: a full server would not challenge).
+    let mut s = setup(1 << 1, 1, 0);
+    settle(&mut s);
+    s.u8(0x06).u64(0x5ca1ab1e).u8(0x07).u8(0).u8(0).u8(5).bytes(&[0xee; 16]);
+    talk(&mut s);
+    put(c, "handshake", "regress-spoofed-response-closes-the-connection", s.done());
 }
 
 /// `relay_server`: op, peer pick, then the op's fields.

@@ -106,6 +106,8 @@ impl tw_security_config {
 
     /// Converts to the transport's settings, checking every field. `bind` stands in
     /// for an empty `public_address`.
+    // By reference, unlike the other configs' `to_runtime(self)`: the struct is 1,240 bytes.
+    #[allow(clippy::wrong_self_convention)]
     pub(crate) fn to_runtime(&self, protocol_id: u32, bind: SocketAddr) -> FfiResult<Security> {
         let name = "tw_security_config";
         if self.reserved.iter().any(|&b| b != 0) {

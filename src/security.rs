@@ -194,7 +194,8 @@ impl tw_security_config {
         }
         // SAFETY: a NUL-terminated array of the struct, alive for the call.
         let s = unsafe { arg_str(self.public_address.as_ptr(), field) }?;
-        s.parse().map_err(|_| Failure::invalid(format!("{field} \"{}\" is not an IP address with a port", s.escape_debug())))
+        s.parse()
+            .map_err(|_| Failure::invalid(format!("{field} \"{}\" is not an IP address with a port", s.escape_debug())))
     }
 }
 
@@ -263,7 +264,9 @@ pub unsafe extern "C" fn tw_generate_key(out: *mut u8, out_size: usize) -> tw_re
             return Err(Failure::null("out"));
         }
         if out_size != TW_KEY_SIZE as usize {
-            return Err(Failure::invalid(format!("out_size is {out_size}: a key is TW_KEY_SIZE ({TW_KEY_SIZE}) bytes")));
+            return Err(Failure::invalid(format!(
+                "out_size is {out_size}: a key is TW_KEY_SIZE ({TW_KEY_SIZE}) bytes"
+            )));
         }
         let mut key = [0u8; 32];
         getrandom::fill(&mut key).map_err(|e| Failure::new(tw_result::Io, format!("the OS random generator: {e}")))?;
@@ -350,7 +353,8 @@ pub unsafe extern "C" fn tw_connect_token_generate(
             user_data: user_data.to_vec(),
         };
         let mut random = [0u8; 56];
-        getrandom::fill(&mut random).map_err(|e| Failure::new(tw_result::Io, format!("the OS random generator: {e}")))?;
+        getrandom::fill(&mut random)
+            .map_err(|e| Failure::new(tw_result::Io, format!("the OS random generator: {e}")))?;
         let bytes = token::mint(&Secret(key), &params, &random).map_err(|e| Failure::invalid(e.to_string()))?;
         // SAFETY: the caller guarantees out_size (checked: the token's size) writable bytes.
         unsafe { std::ptr::copy_nonoverlapping(bytes.as_ptr(), out_token, bytes.len()) };

@@ -83,14 +83,14 @@ pub use rng::Rng;
 pub use tick::{TickClock, TickClockConfig, TickEvent};
 
 // The transport: connections over datagrams.
+/// Connect tokens: minting (a game backend), reading (a client) and opening (a server).
+pub use transport::token;
 pub use transport::{
     Admission, CHANNEL_RELIABLE, CHANNEL_SEQUENCED, CHANNEL_UNRELIABLE, COOKIE_LIFETIME_US, ChannelKind, ConfigError,
     ConnectionStats, DisconnectReason, Endpoint, EndpointConfig, EndpointStats, Event as NetEvent, KEY_SIZE,
     MAX_ACK_DELAY_US, MAX_CHANNELS, MAX_FRAMES_PER_DATAGRAM, MAX_UNFRAGMENTED, MAX_UNRELIABLE, PeerId, PeerIdAllocator,
     PeerLimits, Presented, SMALL_BUFFER, Secret, Security, SendError, TokenAdmission, Transport,
 };
-/// Connect tokens: minting (a game backend), reading (a client) and opening (a server).
-pub use transport::token;
 
 // The link simulator and the simulated network.
 pub use netsim::{

@@ -12,9 +12,8 @@ use std::net::SocketAddr;
 
 use tickwire_proto::wire::{self, MAX_DATAGRAM_SIZE, PayloadHeader};
 use tickwire_proto::{
-    Security,
     CHANNEL_RELIABLE, CHANNEL_UNRELIABLE, DisconnectReason, Endpoint, EndpointConfig, JitterModel, LinkConditioner,
-    LinkConfig, LossModel, NetEvent as Event, PeerId,
+    LinkConfig, LossModel, NetEvent as Event, PeerId, Security,
 };
 use tickwire_testkit::counting_alloc;
 

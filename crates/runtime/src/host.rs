@@ -19,9 +19,8 @@ use crate::os_seed::{os_key_seed, os_seed};
 use crate::system_clock::SystemClock;
 use tickwire_proto::wire::MAX_DATAGRAM_SIZE;
 use tickwire_proto::{
-    Admission, Secret, Security,
-    ChannelKind, Clock, ConnectionStats, DisconnectReason, Endpoint, EndpointConfig, EndpointStats, LinkConfig,
-    MAX_UNRELIABLE, Micros, PeerId, PeerIdAllocator, SMALL_BUFFER,
+    Admission, ChannelKind, Clock, ConnectionStats, DisconnectReason, Endpoint, EndpointConfig, EndpointStats,
+    LinkConfig, MAX_UNRELIABLE, Micros, PeerId, PeerIdAllocator, SMALL_BUFFER, Secret, Security,
 };
 
 /// Commands (sends, flushes, connects, ...) that may wait for the network thread.

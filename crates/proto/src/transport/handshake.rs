@@ -170,7 +170,10 @@ impl Endpoint {
                 client_public: &r.client_public,
                 server_public: &server_public,
             };
-            sealing = Some(Sealing { keys: PacketKeys::derive(&shared, &admitted.psk, &cx, false), replay: Default::default() });
+            sealing = Some(Sealing {
+                keys: PacketKeys::derive(&shared, &admitted.psk, &cx, false),
+                replay: Default::default(),
+            });
         }
         let mut accepted = self.pool.get();
         wire::encode_accepted_head(&mut accepted, self.cfg.protocol_id, r.client_salt, server_salt, &server_public);
@@ -307,13 +310,8 @@ impl Endpoint {
                 self.stats.forged += 1;
                 return;
             };
-            let cx = KeyContext {
-                protocol_id,
-                client_salt,
-                server_salt,
-                client_public: &ephemeral.public,
-                server_public,
-            };
+            let cx =
+                KeyContext { protocol_id, client_salt, server_salt, client_public: &ephemeral.public, server_public };
             let keys = PacketKeys::derive(&shared, &psk, &cx, true);
             if !keys.confirmed(head, confirm) {
                 self.stats.forged += 1;

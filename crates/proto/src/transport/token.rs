@@ -300,7 +300,10 @@ mod tests {
         assert_eq!(claims.key, t.key, "the server learns the key the client proves");
         assert_eq!(claims.addresses, params().addresses);
         assert_eq!(&claims.user_data[..10], b"account 42");
-        assert_eq!(open(&Secret([4; KEY_SIZE]), t.protocol_id, t.expires, &t.nonce, &t.sealed), Err(TokenError::BadSeal));
+        assert_eq!(
+            open(&Secret([4; KEY_SIZE]), t.protocol_id, t.expires, &t.nonce, &t.sealed),
+            Err(TokenError::BadSeal)
+        );
         // The expiry and the protocol id are bound to the seal: neither can be changed.
         assert_eq!(open(&key, t.protocol_id, t.expires + 3600, &t.nonce, &t.sealed), Err(TokenError::BadSeal));
         assert_eq!(open(&key, 1, t.expires, &t.nonce, &t.sealed), Err(TokenError::BadSeal));

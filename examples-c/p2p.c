@@ -4,6 +4,10 @@
  * loss). A tiny deterministic game runs for a few seconds; at the end both peers must
  * have the same checksum at every tick they have both confirmed.
  *
+ * The connection is encrypted, and only a peer holding the match's secret can complete a
+ * handshake: a matchmaker would generate the secret (tw_generate_key) and give it to
+ * both players; here it is generated once and set on both peers.
+ *
  *   cargo build
  *   cc -std=c11 -Wall -Wextra -pedantic -Iinclude examples-c/p2p.c \
  *      -Ltarget/debug -ltickwire -o build/p2p
@@ -154,17 +158,23 @@ static void frame(peer *p) {
     }
 }
 
-static int setup(peer *p, const char *name, uint32_t me) {
+static int setup(peer *p, const char *name, uint32_t me, const uint8_t match_secret[TW_KEY_SIZE]) {
     tw_session_config cfg;
+    tw_security_config security; /* read only while the session is created */
     tw_session_config_init_default(&cfg); /* mode P2P, 60 Hz, 8 ticks of prediction */
     cfg.num_players = PLAYERS;
     cfg.input_size = 1;
     cfg.host.sim_seed = 42 + me; /* reproducible simulated loss and jitter */
+    tw_security_config_init_default(&security); /* encrypted */
+    security.has_match_secret = 1;
+    memcpy(security.match_secret, match_secret, TW_KEY_SIZE);
+    cfg.host.security = &security;
     strcpy(cfg.bind_address, "127.0.0.1:0");
     memset(p, 0, sizeof *p);
     p->name = name;
     p->me = me;
     tw_result r = tw_session_create(&cfg, &p->s);
+    memset(&security, 0, sizeof security); /* the session has its own copy */
     if (TW_FAILED(r)) {
         fail(p, "create", r);
         return 0;
@@ -191,7 +201,15 @@ static void sleep_ms(long ms) {
 int main(int argc, char **argv) {
     double seconds = argc > 1 ? atof(argv[1]) : 3.0;
     peer a, b;
-    int ok = setup(&a, "peer A", 0) & setup(&b, "peer B", 1);
+    uint8_t match_secret[TW_KEY_SIZE]; /* from the matchmaker, in a real game */
+    tw_result r = tw_generate_key(match_secret, sizeof match_secret);
+    if (r != TW_RESULT_OK) {
+        fprintf(stderr, "p2p: tw_generate_key: %s\n", tw_result_str(r));
+        return 1;
+    }
+    int ok = setup(&a, "peer A", 0, match_secret) & setup(&b, "peer B", 1, match_secret);
+    memset(match_secret, 0, sizeof match_secret);
+    printf("p2p: encrypted; both peers share a match secret\n");
     char addr_a[64], addr_b[64];
     size_t n;
     ok = ok && ok_or_fail(&a, "local_address", tw_session_local_address(a.s, addr_a, sizeof addr_a, &n)) &&

@@ -7,6 +7,12 @@
  * line per client is printed. At the end, every client's authoritative checksums must
  * equal the server's at every tick both still remember.
  *
+ * Every connection is encrypted. The server admits only clients holding a connect token:
+ * the example plays the game backend too, generating the backend's key
+ * (tw_generate_key), giving it to the server with the address clients reach it at, and
+ * minting one token per client for that address (tw_connect_token_generate); a real
+ * backend hands tokens to clients over HTTPS.
+ *
  *   cargo build
  *   cc -std=c11 -Wall -Wextra -pedantic -Iinclude examples-c/relay.c \
  *      -Ltarget/debug -ltickwire -o build/relay
@@ -208,7 +214,10 @@ static void frame(node *n, uint32_t index) {
     }
 }
 
-static int create(node *n, const char *name, uint32_t mode, uint64_t seed) {
+/* Creates a node's session bound to `bind`, with its security settings (read only
+ * during tw_session_create: the caller may wipe them afterwards). */
+static int create(node *n, const char *name, uint32_t mode, uint64_t seed, const char *bind,
+                  const tw_security_config *security) {
     tw_session_config cfg;
     tw_session_config_init_default(&cfg);
     cfg.mode = mode;
@@ -216,7 +225,8 @@ static int create(node *n, const char *name, uint32_t mode, uint64_t seed) {
     cfg.input_size = 2;
     cfg.max_prediction = 16; /* covers the 100 ms round trip at 60 Hz */
     cfg.host.sim_seed = seed; /* reproducible simulated loss and jitter */
-    strcpy(cfg.bind_address, "127.0.0.1:0");
+    cfg.host.security = security;
+    snprintf(cfg.bind_address, sizeof cfg.bind_address, "%s", bind);
     memset(n, 0, sizeof *n);
     snprintf(n->name, sizeof n->name, "%s", name);
     n->is_server = mode == TW_SESSION_MODE_RELAY_SERVER;
@@ -251,6 +261,20 @@ static void print_net_graph(node *clients, double second) {
     }
 }
 
+/* A free address on 127.0.0.1 (bind port 0, read the port, let it go). The server needs
+ * its address before it is created: its connect tokens name it. A real server binds the
+ * port it is configured with ("0.0.0.0:7000") and is told its public address. */
+static int free_local_address(char *out, size_t size) {
+    tw_host_config cfg;
+    tw_host *probe = NULL;
+    size_t len = 0;
+    tw_host_config_init_default(&cfg);
+    if (TW_FAILED(tw_host_create(&cfg, "127.0.0.1:0", &probe))) return 0;
+    int ok = tw_host_local_address(probe, out, size, &len) == TW_RESULT_OK;
+    tw_host_destroy(probe);
+    return ok;
+}
+
 static double seconds_since(const struct timespec *t0) {
     struct timespec t;
     clock_gettime(CLOCK_MONOTONIC, &t);
@@ -283,18 +307,41 @@ int main(int argc, char **argv) {
     double seconds = argc > 1 ? atof(argv[1]) : 4.0;
     static node server, clients[CLIENTS]; /* static: the checksum histories are large */
     char addr[64] = "", name[16];
-    size_t len;
-    int ok = create(&server, "server", TW_SESSION_MODE_RELAY_SERVER, 100) &&
-             ok_or_fail(&server, "local_address", tw_session_local_address(server.s, addr, sizeof addr, &len)) &&
-             ok_or_fail(&server, "start", tw_session_start(server.s));
+    tw_session_config defaults;
+    tw_security_config security; /* 1.2 KB: the keys, the address and a token */
+    uint8_t backend_key[TW_KEY_SIZE];
+    tw_session_config_init_default(&defaults);
+
+    /* The backend: one key, shared with the servers (and nobody else). */
+    tw_result r = tw_generate_key(backend_key, sizeof backend_key);
+    int ok = r == TW_RESULT_OK && free_local_address(addr, sizeof addr);
+    if (!ok) fprintf(stderr, "relay: no key (%s) or no free address on 127.0.0.1\n", tw_result_str(r));
+    /* The server: the key, and the address its clients use, which their tokens name. */
+    tw_security_config_init_default(&security);
+    security.has_connect_key = 1;
+    memcpy(security.connect_key, backend_key, TW_KEY_SIZE);
+    snprintf(security.public_address, sizeof security.public_address, "%s", addr);
+    ok = ok && create(&server, "server", TW_SESSION_MODE_RELAY_SERVER, 100, addr, &security) &&
+         ok_or_fail(&server, "start", tw_session_start(server.s));
     for (int i = 0; ok && i < CLIENTS; i++) {
         snprintf(name, sizeof name, "client %d", i + 1);
-        ok = create(&clients[i], name, TW_SESSION_MODE_RELAY_CLIENT, 101 + (uint64_t)i) &&
+        /* The backend mints a token for this player and this server, good for the whole
+         * match (reconnects need a valid one too); the client shows it when it connects. */
+        tw_security_config_init_default(&security);
+        security.connect_token_size = TW_CONNECT_TOKEN_SIZE;
+        r = tw_connect_token_generate(backend_key, sizeof backend_key, defaults.host.protocol_id, 1000 + (uint64_t)i,
+                                      addr, 300, 0, NULL, 0, security.connect_token, sizeof security.connect_token);
+        ok = ok_or_fail(&server, "tw_connect_token_generate", r) &&
+             create(&clients[i], name, TW_SESSION_MODE_RELAY_CLIENT, 101 + (uint64_t)i, "127.0.0.1:0", &security) &&
              ok_or_fail(&clients[i], "set_server", tw_session_set_server(clients[i].s, addr)) &&
              ok_or_fail(&clients[i], "start", tw_session_start(clients[i].s));
     }
+    /* The sessions keep what they need: wipe our copies of the secrets. */
+    memset(&security, 0, sizeof security);
+    memset(backend_key, 0, sizeof backend_key);
     if (!ok) fprintf(stderr, "relay: setup failed\n");
     printf("relay: a server on %s and %d clients, 50 ms each way, 0-5 ms jitter, 1%% loss\n", addr, CLIENTS);
+    printf("relay: encrypted; clients admitted by connect tokens minted with the backend's key\n");
 
     /* Play until every client has been caught up for `seconds` (under valgrind joining
      * takes longer; the wall-clock cap ends a run that never gets there). */

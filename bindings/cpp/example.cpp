@@ -2,7 +2,11 @@
  * tickwire C++ example: a relay server and two clients in one process over 127.0.0.1,
  * through tickwire.hpp. Each client sends its "input" every frame on the sequenced
  * channel and a hello on the reliable one; the server relays every input to the other
- * client. Also shows the exception a setup call throws, and the RAII cleanup.
+ * client. Every connection is encrypted, and the server admits only clients holding a
+ * connect token: the example plays the game backend too (tickwire::generate_key for the
+ * backend's key, tickwire::connect_token_generate for each client's token, and
+ * tickwire::SecurityConfig for each host). Also shows the exception a setup call throws,
+ * and the RAII cleanup.
  *
  *   cargo build
  *   c++ -std=c++17 -Wall -Wextra -Werror -Iinclude -Ibindings/cpp bindings/cpp/example.cpp \
@@ -96,15 +100,28 @@ int main() {
             }
         }
 
+        // The backend: one key, shared with the servers and nobody else.
+        const tickwire::key_bytes backend_key = tickwire::generate_key();
+        // Tokens name the address clients reach the server at, so the server knows it before
+        // it binds: its public IP and configured port on a real network; here a free port
+        // on 127.0.0.1 (bind port 0, read the port, let it go).
+        const std::string address = tickwire::Host("127.0.0.1:0").local_address();
         tw_host_config server_config = tickwire::default_config();
         server_config.max_clients = 8;
-        tickwire::Host server("127.0.0.1:0", server_config);
-        const std::string address = server.local_address();
-        std::printf("relay listening on %s\n", address.c_str());
+        tickwire::Host server(address, server_config, tickwire::SecurityConfig::relay_server(backend_key, address));
+        std::printf("relay listening on %s\n", server.local_address().c_str());
+        std::printf("relay: encrypted; clients admitted by connect token\n");
 
+        // The backend mints each player a token for this server (sent over HTTPS in a game).
+        const tw_host_config client_config = tickwire::default_config();
+        auto client_host = [&](std::uint64_t player_id) {
+            const tickwire::connect_token token =
+                tickwire::connect_token_generate(backend_key, client_config.protocol_id, player_id, address, 300);
+            return tickwire::Host("127.0.0.1:0", client_config, tickwire::SecurityConfig::relay_client(token));
+        };
         std::vector<Client> clients;
-        clients.push_back(Client{"alice", tickwire::Host("127.0.0.1:0")});
-        clients.push_back(Client{"bob", tickwire::Host("127.0.0.1:0")});  // Host is moved into the vector
+        clients.push_back(Client{"alice", client_host(1)});
+        clients.push_back(Client{"bob", client_host(2)});  // Host is moved into the vector
         for (Client &c : clients) {
             c.server = c.host.connect(address);
         }

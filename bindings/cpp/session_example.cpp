@@ -4,12 +4,15 @@
  *      back and simulated again), and catches a deliberately nondeterministic variant;
  *   2. two P2P peers in one process, over 127.0.0.1 through the link simulator, play
  *      the game for a couple of seconds and must agree on the checksum of every tick
- *      both have confirmed;
+ *      both have confirmed; the connection is encrypted and both peers hold the match's
+ *      secret (tickwire::generate_key, tickwire::SecurityConfig::match);
  *   3. a relay match: a RELAY_SERVER session and two RELAY_CLIENT sessions predicting
- *      ahead of it, over 127.0.0.1 through the link simulator; early on one client asks
- *      for a new snapshot (request_snapshot); at the end every client's authoritative
- *      checksums must equal the server's, and the server's per-player figures
- *      (player_stats) must show each client.
+ *      ahead of it, over 127.0.0.1 through the link simulator; the server admits only
+ *      clients with a connect token (the example plays the backend: one key, one token
+ *      per client, tickwire::connect_token_generate); early on one client asks for a new
+ *      snapshot (request_snapshot); at the end every client's authoritative checksums
+ *      must equal the server's, and the server's per-player figures (player_stats) must
+ *      show each client.
  * Also shows the exception a setup call throws and the RAII cleanup.
  *
  *   cargo build
@@ -87,6 +90,8 @@ struct Engine {
 
     Engine(const char *n, const tw_session_config &config)
         : name(n), session(config), slots(session.state_slots()) {}
+    Engine(const char *n, const tw_session_config &config, const tickwire::SecurityConfig &security)
+        : name(n), session(config, security), slots(session.state_slots()) {}
 
     void fail(const char *what, tw_result r) {
         std::fprintf(stderr, "%s: %s: %s: %s\n", name, what, tickwire::result_name(r),
@@ -221,7 +226,8 @@ struct RelayNode {
     std::uint32_t player = TW_NO_PLAYER, join_tick = 0, joins = 0, resyncs = 0;
     bool synchronized = false;
 
-    RelayNode(const char *name, const tw_session_config &config) : e(name, config) {}
+    RelayNode(const char *name, const tw_session_config &config, const tickwire::SecurityConfig &security)
+        : e(name, config, security) {}
 };
 
 // One engine frame of a relay node: a client pushes its input as TW_LOCAL_PLAYER every
@@ -281,6 +287,11 @@ void relay_frame(RelayNode &n, bool client) {
     }
 }
 
+// A free address on 127.0.0.1 (bind port 0, read the port, let it go). A relay server with a
+// connect key needs its address before it is created: the clients' tokens name it. (A real
+// server binds its configured port, "0.0.0.0:7000", and is told its public address.)
+std::string free_local_address() { return tickwire::Host("127.0.0.1:0").local_address(); }
+
 // A relay server and two clients for `seconds` once both are caught up; client 2 asks for a
 // new snapshot a quarter of the way in. Returns true when every client agrees with the server.
 bool relay_match(double seconds) {
@@ -291,10 +302,14 @@ bool relay_match(double seconds) {
     sim.loss_kind = TW_LOSS_KIND_BERNOULLI;
     sim.loss_probability = 0.01;
 
-    tw_session_config scfg = tickwire::relay_server_config(kPlayers, 1, "127.0.0.1:0");
+    // The backend: one key, shared with the servers and nobody else.
+    const tickwire::key_bytes backend_key = tickwire::generate_key();
+    const std::string address = free_local_address();
+    tw_session_config scfg = tickwire::relay_server_config(kPlayers, 1, address);
     scfg.desync_interval = 10;  // the clients compare their state with the server's every 10 ticks
     scfg.host.sim_seed = 60;
-    RelayNode server("relay server", scfg);
+    RelayNode server("relay server", scfg, tickwire::SecurityConfig::relay_server(backend_key, address));
+    std::printf("relay: encrypted; relay clients admitted by connect token\n");
     server.e.record_after_advance = true;
     server.e.session.set_link_sim(TW_DIRECTION_OUTBOUND, sim);
     server.e.session.start();
@@ -305,11 +320,15 @@ bool relay_match(double seconds) {
         tw_session_config ccfg = tickwire::relay_client_config(kPlayers, 1, "127.0.0.1:0");
         ccfg.max_prediction = 16;
         ccfg.host.sim_seed = 61 + i;
-        clients.emplace_back(i == 0 ? "relay client 1" : "relay client 2", ccfg);
+        // The backend mints each player a token for this server, good for the match (a client
+        // gets it over HTTPS in a game); the client shows it when it connects.
+        const tickwire::connect_token token =
+            tickwire::connect_token_generate(backend_key, ccfg.host.protocol_id, 100 + i, address, 300);
+        clients.emplace_back(i == 0 ? "relay client 1" : "relay client 2", ccfg, tickwire::SecurityConfig::relay_client(token));
         RelayNode &c = clients.back();
         c.index = i;
         c.e.session.set_link_sim(TW_DIRECTION_OUTBOUND, sim);
-        c.e.session.set_server(server.e.session.local_address());
+        c.e.session.set_server(address);
         c.e.session.start();
     }
 
@@ -382,6 +401,20 @@ int main(int argc, char **argv) {
             if (e.code() != TW_RESULT_INVALID_ARGUMENT) return 1;
         }
 
+        // A bad security setting is refused at creation, the message naming the field.
+        try {
+            tickwire::SecurityConfig plain = tickwire::SecurityConfig::insecure_plaintext();
+            plain.set_match_secret(tickwire::generate_key());  // plaintext cannot prove a secret
+            tickwire::Session s(tickwire::default_session_config(TW_SESSION_MODE_P2P), plain);
+            std::fprintf(stderr, "expected an error for plaintext with a match secret\n");
+            return 1;
+        } catch (const tickwire::Error &e) {
+            std::printf("as expected: %s\n", e.what());
+            if (e.code() != TW_RESULT_INVALID_ARGUMENT || e.native_message().find("tw_security_config.mode") == std::string::npos) {
+                return 1;
+            }
+        }
+
         const std::uint64_t clean = synctest(false);
         const std::uint64_t caught = synctest(true);
         std::printf("synctest: %llu mismatches for the game, %llu for a nondeterministic variant\n",
@@ -392,10 +425,14 @@ int main(int argc, char **argv) {
         cfg.num_players = kPlayers;
         cfg.input_size = 1;
         tickwire::set_bind_address(cfg, "127.0.0.1:0");
+        // The matchmaker's job: one secret per match, given to both players. Encrypted, and a
+        // stranger without it cannot complete a handshake. (SecurityConfig wipes its copy.)
+        const tickwire::SecurityConfig match = tickwire::SecurityConfig::match(tickwire::generate_key());
         cfg.host.sim_seed = 42;
-        Engine a("peer A", cfg);
+        Engine a("peer A", cfg, match);
         cfg.host.sim_seed = 43;
-        Engine b("peer B", cfg);
+        Engine b("peer B", cfg, match);
+        std::printf("p2p: encrypted; both peers share a match secret\n");
         tw_link_sim_config sim = tickwire::default_link_sim();
         sim.latency_us = 25000;
         sim.jitter_kind = TW_JITTER_KIND_UNIFORM;

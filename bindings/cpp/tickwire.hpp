@@ -4,10 +4,17 @@
  *   tickwire::Host     owns one tw_host (move-only; the destructor calls tw_host_destroy)
  *   tickwire::Session  owns one tw_session (P2P, SYNCTEST, SPECTATOR, REPLAY, RELAY_SERVER,
  *                      RELAY_CLIENT; move-only; the destructor calls tw_session_destroy)
+ *   tickwire::SecurityConfig   a tw_security_config by value (encryption, match and
+ *                      spectator secrets, a relay server's connect key and public
+ *                      address, a relay client's connect token), wiped when destroyed;
+ *                      Host and Session take one at creation
+ *   tickwire::generate_key, tickwire::connect_token_generate
+ *                      a new 32-byte key from the OS; a connect token minted as a game
+ *                      backend does (tw_generate_key, tw_connect_token_generate)
  *   tickwire::Error    std::runtime_error with the tw_result code and the library's
  *                      last-error message; thrown by setup calls only (create, connect,
  *                      players, set_server, start, recording, link simulator,
- *                      local_address, check_abi)
+ *                      local_address, check_abi, keys and tokens)
  *   bytes / mutable_bytes   pointer + size views for payloads and inputs (a small
  *                      std::span stand-in: built from containers of bytes, arrays,
  *                      string_view)
@@ -27,6 +34,7 @@
 #define TICKWIRE_HPP
 
 #include <algorithm>
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <iterator>
@@ -130,6 +138,7 @@ inline void check_abi() {
     size("tw_session_event", tw_session_event_size(), sizeof(tw_session_event));
     size("tw_session_stats", tw_session_stats_size(), sizeof(tw_session_stats));
     size("tw_relay_player_stats", tw_relay_player_stats_size(), sizeof(tw_relay_player_stats));
+    size("tw_security_config", tw_security_config_size(), sizeof(tw_security_config));
     if (!diff.empty()) {
         throw Error(TW_RESULT_VERSION_MISMATCH,
                     "the tickwire library does not match tickwire.h (" + diff + "); is a stale libtickwire on the library path?");
@@ -206,6 +215,219 @@ inline std::string_view connected_address(const tw_event &ev) noexcept {
 /** The message of a TW_EVENT_KIND_FATAL event (a view into the event). */
 inline std::string_view fatal_message(const tw_event &ev) noexcept { return detail::field_text(ev.data.fatal.message); }
 
+/** A key: a match secret, a spectators' secret or a connect-token key (TW_KEY_SIZE bytes). */
+using key_bytes = std::array<std::uint8_t, TW_KEY_SIZE>;
+
+/** A connect token (TW_CONNECT_TOKEN_SIZE bytes), from connect_token_generate. */
+using connect_token = std::array<std::uint8_t, TW_CONNECT_TOKEN_SIZE>;
+
+namespace detail {
+
+/** Zeroes n bytes at p through volatile writes, which the compiler may not drop. */
+inline void wipe(void *p, std::size_t n) noexcept {
+    volatile std::uint8_t *v = static_cast<volatile std::uint8_t *>(p);
+    while (n--) {
+        *v++ = 0;
+    }
+}
+
+}  // namespace detail
+
+/** A new key from the operating system's secure random generator (tw_generate_key). Throws Error. */
+inline key_bytes generate_key() {
+    key_bytes key{};
+    detail::throw_if_failed(tw_generate_key(key.data(), key.size()));
+    return key;
+}
+
+/**
+ * Mints a connect token for one client, as a game backend does (tw_connect_token_generate):
+ * key is the backend's and the servers' key (TW_KEY_SIZE bytes); protocol_id the game's
+ * tw_host_config.protocol_id; client_id the player's id in the backend; server_addresses
+ * 1 to TW_CONNECT_TOKEN_MAX_ADDRESSES comma-separated addresses ("203.0.113.7:7000,[::1]:7000");
+ * expire_seconds how long from now it can be used to connect (>= 1; reconnects need a valid
+ * token too); timeout_seconds the connection timeout both ends use (0: each end's own);
+ * user_data up to TW_CONNECT_TOKEN_USER_DATA_SIZE bytes of game data. Hand the token to the
+ * client over your own secure channel. Throws Error (TW_RESULT_INVALID_ARGUMENT naming the
+ * argument; TW_RESULT_IO if the OS generator or clock failed).
+ */
+inline connect_token connect_token_generate(bytes key, std::uint32_t protocol_id, std::uint64_t client_id,
+                                            const char *server_addresses, std::uint32_t expire_seconds,
+                                            std::uint32_t timeout_seconds = 0, bytes user_data = bytes()) {
+    connect_token token{};
+    detail::throw_if_failed(tw_connect_token_generate(key.data(), key.size(), protocol_id, client_id, server_addresses,
+                                                      expire_seconds, timeout_seconds, user_data.data(),
+                                                      user_data.size(), token.data(), token.size()));
+    return token;
+}
+/** As above, for a std::string. */
+inline connect_token connect_token_generate(bytes key, std::uint32_t protocol_id, std::uint64_t client_id,
+                                            const std::string &server_addresses, std::uint32_t expire_seconds,
+                                            std::uint32_t timeout_seconds = 0, bytes user_data = bytes()) {
+    return connect_token_generate(key, protocol_id, client_id, server_addresses.c_str(), expire_seconds,
+                                  timeout_seconds, user_data);
+}
+
+/**
+ * Security settings (a tw_security_config held by value), for Host and Session at
+ * creation: the library copies them while the host or session is created. The
+ * destructor wipes the keys and token it holds (a moved-from one is wiped too).
+ *
+ * - P2P: every peer uses the same match secret (SecurityConfig::match, from the
+ *   matchmaker); a stranger without it cannot complete a handshake. A spectators' secret
+ *   lets spectators in with their own (a SPECTATOR session sets only that).
+ * - RELAY_SERVER: the backend's connect key and the address clients reach the server at
+ *   (SecurityConfig::relay_server); only clients with a valid, unexpired connect token
+ *   for that address get in, one connection per token at a time.
+ * - RELAY_CLIENT: the connect token the backend minted (SecurityConfig::relay_client).
+ *
+ * Without one, connections are still encrypted, and open to anyone. The setters throw
+ * std::invalid_argument for a wrong length; the library checks the rest at creation
+ * (Error, TW_RESULT_INVALID_ARGUMENT naming the tw_security_config field).
+ */
+class SecurityConfig {
+public:
+    /** The defaults (tw_security_config_init_default): encrypted, no secret, key or token. */
+    SecurityConfig() {
+        check_abi_once();  // the init call writes the library's sizeof: it must be ours
+        detail::throw_if_failed(tw_security_config_init_default(&config_));
+    }
+    ~SecurityConfig() { detail::wipe(&config_, sizeof config_); }
+    SecurityConfig(const SecurityConfig &) = default;
+    SecurityConfig &operator=(const SecurityConfig &) = default;
+    SecurityConfig(SecurityConfig &&other) noexcept : config_(other.config_) { other.reset(); }
+    SecurityConfig &operator=(SecurityConfig &&other) noexcept {
+        if (this != &other) {
+            config_ = other.config_;
+            other.reset();
+        }
+        return *this;
+    }
+
+    /** A P2P peer: the match's secret (TW_KEY_SIZE bytes), the same on every peer. */
+    static SecurityConfig match(bytes match_secret) {
+        SecurityConfig s;
+        s.set_match_secret(match_secret);
+        return s;
+    }
+    /** A SPECTATOR session: the spectators' secret the P2P peers were given. */
+    static SecurityConfig spectator(bytes spectator_secret) {
+        SecurityConfig s;
+        s.set_spectator_secret(spectator_secret);
+        return s;
+    }
+    /** A relay server admitting only connect-token holders: the backend's key and the address clients use. */
+    static SecurityConfig relay_server(bytes connect_key, std::string_view public_address) {
+        SecurityConfig s;
+        s.set_connect_key(connect_key, public_address);
+        return s;
+    }
+    /** A relay client: the connect token from the backend. */
+    static SecurityConfig relay_client(bytes token) {
+        SecurityConfig s;
+        s.set_connect_token(token);
+        return s;
+    }
+    /** No encryption or authentication (benchmarks, debugging); both ends must choose it. */
+    static SecurityConfig insecure_plaintext() {
+        SecurityConfig s;
+        s.set_mode(TW_SECURITY_MODE_INSECURE_PLAINTEXT);
+        return s;
+    }
+
+    /** TW_SECURITY_MODE_ENCRYPTED (the default) or TW_SECURITY_MODE_INSECURE_PLAINTEXT. */
+    SecurityConfig &set_mode(tw_security_mode mode) noexcept {
+        config_.mode = static_cast<std::uint32_t>(mode);
+        return *this;
+    }
+    /** P2P: the match's secret (TW_KEY_SIZE bytes, copied). */
+    SecurityConfig &set_match_secret(bytes secret) {
+        copy_exact(secret, config_.match_secret, "a match secret");
+        config_.has_match_secret = 1;
+        return *this;
+    }
+    SecurityConfig &clear_match_secret() noexcept {
+        detail::wipe(config_.match_secret, sizeof config_.match_secret);
+        config_.has_match_secret = 0;
+        return *this;
+    }
+    /** The spectators' secret (TW_KEY_SIZE bytes, copied): P2P peers admit it; a SPECTATOR shows it. */
+    SecurityConfig &set_spectator_secret(bytes secret) {
+        copy_exact(secret, config_.spectator_secret, "a spectators' secret");
+        config_.has_spectator_secret = 1;
+        return *this;
+    }
+    SecurityConfig &clear_spectator_secret() noexcept {
+        detail::wipe(config_.spectator_secret, sizeof config_.spectator_secret);
+        config_.has_spectator_secret = 0;
+        return *this;
+    }
+    /**
+     * Admit only holders of a connect token made with key (TW_KEY_SIZE bytes, copied) for
+     * public_address, the address clients reach this host at ("203.0.113.7:7000", at most
+     * 63 bytes; empty: the bind address, which must then be a specific IP and port).
+     */
+    SecurityConfig &set_connect_key(bytes key, std::string_view public_address) {
+        if (public_address.size() >= sizeof config_.public_address) {
+            throw std::invalid_argument("a public address has at most 63 bytes");
+        }
+        copy_exact(key, config_.connect_key, "a connect key");
+        std::fill(std::begin(config_.public_address), std::end(config_.public_address), '\0');
+        std::copy(public_address.begin(), public_address.end(), config_.public_address);
+        config_.has_connect_key = 1;
+        return *this;
+    }
+    SecurityConfig &clear_connect_key() noexcept {
+        detail::wipe(config_.connect_key, sizeof config_.connect_key);
+        detail::wipe(config_.public_address, sizeof config_.public_address);
+        config_.has_connect_key = 0;
+        return *this;
+    }
+    /** RELAY_CLIENT: the connect token to show (TW_CONNECT_TOKEN_SIZE bytes, copied). */
+    SecurityConfig &set_connect_token(bytes token) {
+        copy_exact(token, config_.connect_token, "a connect token");
+        config_.connect_token_size = TW_CONNECT_TOKEN_SIZE;
+        return *this;
+    }
+    SecurityConfig &clear_connect_token() noexcept {
+        detail::wipe(config_.connect_token, sizeof config_.connect_token);
+        config_.connect_token_size = 0;
+        return *this;
+    }
+
+    /** The struct, for the C API. */
+    const tw_security_config &get() const noexcept { return config_; }
+    tw_security_config &get() noexcept { return config_; }
+
+    /**
+     * Points config.security at this object, for a tw_host_create call of your own: this
+     * object must outlive that call. (Host and Session take a SecurityConfig directly.)
+     */
+    void attach(tw_host_config &config) const noexcept { config.security = &config_; }
+    /** Points config.host.security at this object; it must outlive the tw_session_create call. */
+    void attach(tw_session_config &config) const noexcept { config.host.security = &config_; }
+
+private:
+    template <std::size_t N>
+    static void copy_exact(bytes from, std::uint8_t (&to)[N], const char *what) {
+        if (from.size() != N) {
+            throw std::invalid_argument(std::string(what) + " is " + std::to_string(N) + " bytes, got " +
+                                        std::to_string(from.size()));
+        }
+        std::copy(from.data(), from.data() + N, to);
+    }
+
+    /** Back to the defaults, the secrets wiped (what a move leaves behind). */
+    void reset() noexcept {
+        const std::uint32_t size = config_.struct_size;
+        detail::wipe(&config_, sizeof config_);
+        config_.struct_size = size;
+        config_.mode = TW_SECURITY_MODE_ENCRYPTED;
+    }
+
+    tw_security_config config_;
+};
+
 /**
  * One tickwire host: a UDP socket, its network thread and its connections. Unique
  * ownership: move-only; the destructor destroys the host (joining the network thread,
@@ -221,6 +443,18 @@ public:
     }
     explicit Host(const std::string &bind_address, const tw_host_config &config = default_config())
         : Host(bind_address.c_str(), config) {}
+    /**
+     * As above, with security settings (a match secret, a connect key and public address,
+     * a connect token, or insecure plaintext): config.security points at them during the
+     * create call only; the host keeps its own copy. Throws Error for a bad setting.
+     */
+    Host(const char *bind_address, tw_host_config config, const SecurityConfig &security) {
+        check_abi_once();
+        security.attach(config);
+        detail::throw_if_failed(tw_host_create(&config, bind_address, &host_));
+    }
+    Host(const std::string &bind_address, const tw_host_config &config, const SecurityConfig &security)
+        : Host(bind_address.c_str(), config, security) {}
 
     /** Takes ownership of a handle from tw_host_create. */
     static Host adopt(tw_host *raw) noexcept { return Host(raw); }
@@ -405,6 +639,17 @@ public:
     /** Creates the session (P2P, SPECTATOR and the relay modes bind their socket now). Throws Error. */
     explicit Session(const tw_session_config &config) {
         check_abi_once();
+        detail::throw_if_failed(tw_session_create(&config, &session_));
+    }
+    /**
+     * As above, with security settings (P2P: the match secret; SPECTATOR: the spectators'
+     * secret; RELAY_SERVER: the connect key and public address; RELAY_CLIENT: the connect
+     * token): config.host.security points at them during the create call only; the session
+     * keeps its own copy. Throws Error for a bad setting.
+     */
+    Session(tw_session_config config, const SecurityConfig &security) {
+        check_abi_once();
+        security.attach(config);
         detail::throw_if_failed(tw_session_create(&config, &session_));
     }
 

@@ -18,6 +18,7 @@ namespace TickwireExamples
         public int LatencyMs;             // simulated one-way latency (link simulator), 0 = none
         public double Loss;               // simulated packet loss, 0..1
         public bool RecordReplay;         // record the match (CopyReplay afterwards)
+        public byte[] MatchSecret;        // from the matchmaker: the same on both peers (TwSecurity.GenerateKey)
 
         /// <summary>Checksums of saved ticks kept for the example's final comparison.</summary>
         public const int History = 8192;
@@ -52,7 +53,12 @@ namespace TickwireExamples
             config.TickRateHz = 60;
             config.Host.SimSeed = 1 + LocalPlayer;        // reproducible simulated loss and jitter
             config.SetBindAddress("127.0.0.1:0");         // "0.0.0.0:7000" on a real network
-            _session = new TwSession(config);              // throws TickwireException, with the reason
+            // Encrypted, and only a peer showing the match's secret completes a handshake. The
+            // session keeps its own copy: the settings are wiped as soon as it exists.
+            using (TwSecurity security = TwSecurity.ForMatch(MatchSecret))
+            {
+                _session = new TwSession(config, security); // throws TickwireException, with the reason
+            }
             _snapshots = new Arena[_session.StateSlots];   // allocated once
             if (LatencyMs > 0 || Loss > 0)
             {

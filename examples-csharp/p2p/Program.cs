@@ -5,6 +5,8 @@
 // Unity's Update. Each peer runs the same tiny deterministic game (Arena.cs); at the
 // end both must have the same checksum at every tick they have both confirmed. Peer A
 // records the match, and a replay of the recording must end in the state peer A had.
+// The connection is encrypted, and only peers holding the match's secret (generated once
+// here, by the matchmaker in a game) can complete a handshake.
 //
 //   mono P2PExample.exe [--seconds S] [--latency-ms MS] [--loss P]
 //
@@ -60,11 +62,17 @@ namespace TickwireExamples
             P2PPeer a = new P2PPeer { Name = "peer A", LocalPlayer = 0, LatencyMs = latencyMs, Loss = loss, RecordReplay = true };
             P2PPeer b = new P2PPeer { Name = "peer B", LocalPlayer = 1, LatencyMs = latencyMs, Loss = loss };
             ReplayViewer viewer = new ReplayViewer();
+            byte[] matchSecret = null;
             try
             {
                 TwLibrary.EnsureCompatible(); // a stale native library fails here, clearly
                 Log.Info("tickwire " + TwLibrary.NativeVersionString + " (ABI " + TwLibrary.NativeAbiVersion + "), " +
                          latencyMs + " ms latency, " + (loss * 100) + "% loss each way");
+                // The matchmaker's job: one secret per match, given to both players.
+                matchSecret = TwSecurity.GenerateKey();
+                a.MatchSecret = matchSecret;
+                b.MatchSecret = matchSecret;
+                Log.Info("p2p: encrypted; both peers share a match secret");
                 a.Start();
                 b.Start();
                 // In a game the addresses come from a lobby or matchmaking.
@@ -132,6 +140,10 @@ namespace TickwireExamples
             }
             finally
             {
+                if (matchSecret != null)
+                {
+                    Array.Clear(matchSecret, 0, matchSecret.Length);
+                }
                 viewer.OnDestroy();
                 a.OnDestroy();
                 b.OnDestroy();

@@ -18,6 +18,7 @@ namespace TickwireExamples
         public string Name = "client";
         public uint Index;                        // which bot plays (the example's stand-in for a gamepad)
         public string ServerAddress;              // from a lobby or a config file, in a real game
+        public byte[] ConnectToken;               // from the backend (over HTTPS): lets this client into the server
         public int LatencyMs;                     // simulated one-way latency of what it sends
         public double Loss;                       // simulated loss of what it sends, 0..1
 
@@ -58,7 +59,10 @@ namespace TickwireExamples
             TwSessionConfig config = TwSessionConfig.RelayClient(Boxes.MaxPlayers, Boxes.InputSize, "127.0.0.1:0");
             config.MaxPrediction = 16;                     // predict up to 16 ticks: covers 100+ ms round trips
             config.Host.SimSeed = 200 + Index;             // reproducible simulated loss and jitter
-            _session = new TwSession(config);               // throws TickwireException, with the reason
+            using (TwSecurity security = TwSecurity.ForRelayClient(ConnectToken))
+            {
+                _session = new TwSession(config, security); // throws TickwireException, with the reason
+            }
             _snapshots = new Boxes[_session.StateSlots];    // allocated once
             if (LatencyMs > 0 || Loss > 0)
             {

@@ -6,7 +6,10 @@
 // of it and re-simulates when a prediction was wrong. The last client joins a second
 // late and gets a mid-match snapshot. Once a second a net-graph line per client (and per
 // player on the server) is printed. At the end every client's authoritative checksum
-// must equal the server's at every tick both still remember.
+// must equal the server's at every tick both still remember. Every connection is
+// encrypted, and the server admits only clients with a connect token: the example plays
+// the game backend too, generating the backend's key and minting one token per client for
+// the server's address.
 //
 //   mono RelaySessionExample.exe [--clients N] [--seconds S] [--latency-ms MS] [--loss P]
 //
@@ -85,18 +88,28 @@ namespace TickwireExamples
 
             ServerNode server = new ServerNode { LatencyMs = latencyMs, Loss = loss };
             ClientNode[] players = new ClientNode[clients];
+            byte[] backendKey = null;
             try
             {
                 TwLibrary.EnsureCompatible(); // a stale native library fails here, clearly
                 Log.Info("tickwire " + TwLibrary.NativeVersionString + " (ABI " + TwLibrary.NativeAbiVersion + ")");
+                // The backend: one key, shared with the servers and nobody else.
+                backendKey = TwSecurity.GenerateKey();
+                server.ConnectKey = backendKey;
                 server.Start();
                 Log.Info("relay: a server on " + server.Address + " and " + clients + " clients, " + latencyMs +
                          " ms each way (+0-20% jitter), " + (loss * 100) + "% loss");
+                Log.Info("relay: encrypted; relay clients admitted by connect token");
+                uint protocolId = TwSessionConfig.Default().Host.ProtocolId; // the game's: tokens are for one game
                 for (int i = 0; i < clients; i++)
                 {
+                    // The backend mints each player a token for this server, good for the match
+                    // (reconnects need a valid one too).
+                    byte[] token = TwConnectToken.Generate(backendKey, protocolId, (ulong)(i + 1), server.Address, 300);
                     players[i] = new ClientNode
                     {
-                        Name = "client " + (i + 1), Index = (uint)i, ServerAddress = server.Address, LatencyMs = latencyMs, Loss = loss,
+                        Name = "client " + (i + 1), Index = (uint)i, ServerAddress = server.Address, ConnectToken = token,
+                        LatencyMs = latencyMs, Loss = loss,
                     };
                 }
                 // All but the last start now; the last joins a second later, mid-match.
@@ -185,6 +198,10 @@ namespace TickwireExamples
             }
             finally
             {
+                if (backendKey != null)
+                {
+                    Array.Clear(backendKey, 0, backendKey.Length);
+                }
                 foreach (ClientNode p in players)
                 {
                     if (p != null)

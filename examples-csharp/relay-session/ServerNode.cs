@@ -14,7 +14,8 @@ namespace TickwireExamples
     public sealed unsafe class ServerNode
     {
         public string Name = "server";
-        public string BindAddress = "127.0.0.1:0";   // "0.0.0.0:7777" on a real network
+        public string BindAddress = "127.0.0.1:0";   // "0.0.0.0:7777" on a real network; port 0: a free port, found first
+        public byte[] ConnectKey;                     // the backend's key: only its connect-token holders get in
         public int LatencyMs;                         // simulated one-way latency of what it sends
         public double Loss;                           // simulated loss of what it sends, 0..1
 
@@ -32,7 +33,7 @@ namespace TickwireExamples
         public bool Failed { get; private set; }
         public int SnapshotsProvided { get; private set; }
 
-        /// <summary>The address clients pass to SetServer (the real port when bound to port 0).</summary>
+        /// <summary>The address clients pass to SetServer, and their connect tokens name.</summary>
         public string Address
         {
             get { return _session.LocalAddress; }
@@ -45,16 +46,32 @@ namespace TickwireExamples
 
         public void Start()
         {
-            TwSessionConfig config = TwSessionConfig.RelayServer(Boxes.MaxPlayers, Boxes.InputSize, BindAddress);
+            // Connect tokens name the address clients reach the server at, so the server knows it
+            // before it binds (on a real network: its public IP and configured port).
+            string address = BindAddress.EndsWith(":0", StringComparison.Ordinal) ? FreeLocalAddress() : BindAddress;
+            TwSessionConfig config = TwSessionConfig.RelayServer(Boxes.MaxPlayers, Boxes.InputSize, address);
             config.DesyncInterval = 10;                    // clients compare their state with this every 10 ticks
             config.Host.SimSeed = 100;                     // reproducible simulated loss and jitter
-            _session = new TwSession(config);               // throws TickwireException, with the reason
+            // Encrypted; only holders of a token minted with ConnectKey for this address get in.
+            using (TwSecurity security = TwSecurity.ForRelayServer(ConnectKey, address))
+            {
+                _session = new TwSession(config, security); // throws TickwireException, with the reason
+            }
             _snapshots = new Boxes[_session.StateSlots];    // allocated once
             if (LatencyMs > 0 || Loss > 0)
             {
                 _session.SetLinkSim(TwDirection.Outbound, LinkSim.Make(LatencyMs, Loss));
             }
             _session.Start();                               // the clock runs; clients may join
+        }
+
+        /// <summary>A free address on 127.0.0.1: bind port 0, read the port, let it go.</summary>
+        private static string FreeLocalAddress()
+        {
+            using (TwHost probe = new TwHost("127.0.0.1:0"))
+            {
+                return probe.LocalAddress;
+            }
         }
 
         public void Update()

@@ -3,7 +3,9 @@
 // A relay server and N clients in one process over 127.0.0.1, driven by a fixed
 // 60 Hz loop standing in for Unity's Update. Each client sends its input every frame;
 // the server relays it to everyone else. At the end every client must have heard every
-// other client.
+// other client. Every connection is encrypted, and the server admits only clients with a
+// connect token: the example plays the game backend too, generating the backend's key and
+// minting one token per client for the server's address.
 //
 //   mono RelayExample.exe [--clients N] [--seconds S] [--latency-ms MS]
 //
@@ -74,14 +76,25 @@ namespace TickwireExamples
 
             RelayServer server = new RelayServer();
             RelayClient[] players = new RelayClient[clients];
+            byte[] backendKey = null;
             try
             {
                 TwLibrary.EnsureCompatible(); // a stale native library fails here, clearly
                 Log.Info("tickwire " + TwLibrary.NativeVersionString + " (ABI " + TwLibrary.NativeAbiVersion + ")");
+                // The backend: one key, shared with the servers and nobody else.
+                backendKey = TwSecurity.GenerateKey();
+                server.ConnectKey = backendKey;
                 server.Start();
+                Log.Info("relay: encrypted; clients admitted by connect token");
+                uint protocolId = TwHostConfig.Default().ProtocolId; // the game's: tokens are for one game
                 for (int i = 0; i < clients; i++)
                 {
-                    players[i] = new RelayClient { Name = "player" + (i + 1), ServerAddress = server.Address, LatencyMs = latencyMs };
+                    // The backend mints each player a token for this server, valid for 5 minutes.
+                    byte[] token = TwConnectToken.Generate(backendKey, protocolId, (ulong)(i + 1), server.Address, 300);
+                    players[i] = new RelayClient
+                    {
+                        Name = "player" + (i + 1), ServerAddress = server.Address, ConnectToken = token, LatencyMs = latencyMs,
+                    };
                     players[i].Start();
                 }
 
@@ -125,6 +138,10 @@ namespace TickwireExamples
             }
             finally
             {
+                if (backendKey != null)
+                {
+                    Array.Clear(backendKey, 0, backendKey.Length);
+                }
                 foreach (RelayClient p in players)
                 {
                     if (p != null)

@@ -13,6 +13,7 @@ namespace TickwireExamples
     {
         public string Name = "player";
         public string ServerAddress;
+        public byte[] ConnectToken;  // from the backend (over HTTPS in a game): lets this client into the server
         public int LatencyMs; // optional simulated latency (link simulator), both ways
 
         private TwHost _host;
@@ -33,7 +34,10 @@ namespace TickwireExamples
 
         public void Start()
         {
-            _host = new TwHost("127.0.0.1:0");
+            using (TwSecurity security = TwSecurity.ForRelayClient(ConnectToken))
+            {
+                _host = new TwHost(TwHostConfig.Default(), "127.0.0.1:0", security);
+            }
             if (LatencyMs > 0)
             {
                 TwLinkSimConfig sim = TwLinkSimConfig.Default();

@@ -15,8 +15,9 @@ namespace TickwireExamples
     /// </summary>
     public sealed class RelayServer
     {
-        public string BindAddress = "127.0.0.1:0";
+        public string BindAddress = "127.0.0.1:0";   // port 0: a free port, found before binding
         public int MaxClients = 16;
+        public byte[] ConnectKey;                     // the backend's key: only its connect-token holders get in
 
         private TwHost _host;
         private readonly List<uint> _clients = new List<uint>();
@@ -32,9 +33,25 @@ namespace TickwireExamples
         {
             TwHostConfig config = TwHostConfig.Default();
             config.MaxClients = (uint)MaxClients;
-            _host = new TwHost(config, BindAddress); // throws TickwireException on a bad address or a port in use
+            // Connect tokens name the address clients reach the server at, so the server knows
+            // it before it binds: "0.0.0.0:7777" with its public IP on a real network; here a
+            // free port on 127.0.0.1.
+            string address = BindAddress.EndsWith(":0", StringComparison.Ordinal) ? FreeLocalAddress() : BindAddress;
+            using (TwSecurity security = TwSecurity.ForRelayServer(ConnectKey, address))
+            {
+                _host = new TwHost(config, address, security); // throws TickwireException on a bad address or a port in use
+            }
             Address = _host.LocalAddress;
             Log.Info("relay: listening on " + Address);
+        }
+
+        /// <summary>A free address on 127.0.0.1: bind port 0, read the port, let it go.</summary>
+        private static string FreeLocalAddress()
+        {
+            using (TwHost probe = new TwHost("127.0.0.1:0"))
+            {
+                return probe.LocalAddress;
+            }
         }
 
         public void Update()

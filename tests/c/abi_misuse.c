@@ -1,7 +1,7 @@
 /*
  * Misuse of the tickwire C ABI from C: NULL pointers, too-small buffers, bad address
- * strings, unknown struct sizes and enum values, a panic, two threads on one host and a
- * destroy during a call on another thread. Every call must return the
+ * strings, unknown struct sizes and enum values, bad security settings, keys and connect
+ * tokens, a panic, two threads on one host and a destroy during a call on another thread. Every call must return the
  * documented code, set a last-error message that names the function, write no output
  * on failure, and never crash.
  *
@@ -124,6 +124,8 @@ static void versions_and_sizes(void) {
     CHECK(tw_event_size() == sizeof(tw_event));
     CHECK(tw_peer_stats_size() == sizeof(tw_peer_stats));
     CHECK(tw_host_stats_size() == sizeof(tw_host_stats));
+    CHECK(tw_security_config_size() == sizeof(tw_security_config));
+    CHECK(sizeof(tw_security_config) == 1240 && sizeof(tw_host_config) == 96);
     CHECK(sizeof(tw_event) == 128);
     CHECK(strcmp(tw_result_str(TW_RESULT_OK), "TW_RESULT_OK") == 0);
     CHECK(strcmp(tw_result_str(TW_RESULT_MESSAGE_TOO_LARGE), "TW_RESULT_MESSAGE_TOO_LARGE") == 0);
@@ -171,6 +173,215 @@ static void configs(void) {
     EXPECT_ERR(tw_host_create(&cfg, "127.0.0.1:0", &h), TW_RESULT_INVALID_ARGUMENT, "tw_host_create",
                "max_message_size");
     CHECK(h == SENTINEL_HOST); /* never written on failure */
+}
+
+/* True when all n bytes at p are `byte` (an output left untouched by a failed call). */
+static int all_bytes(const void *p, size_t n, unsigned char byte) {
+    const unsigned char *b = (const unsigned char *)p;
+    size_t i;
+    for (i = 0; i < n; i++) {
+        if (b[i] != byte) {
+            return 0;
+        }
+    }
+    return 1;
+}
+
+/* tw_generate_key and tw_connect_token_generate: NULL arguments, wrong sizes, bad address
+ * lists, no lifetime; a failed call writes nothing. */
+static void keys_and_tokens(void) {
+    static const char *bad_lists[] = {"",
+                                      ",",
+                                      "localhost:7000",
+                                      "127.0.0.1",
+                                      "127.0.0.1:7000;127.0.0.1:7001",
+                                      "127.0.0.1:99999",
+                                      "127.0.0.1:1,127.0.0.1:2,127.0.0.1:3,127.0.0.1:4,127.0.0.1:5,127.0.0.1:6,"
+                                      "127.0.0.1:7,127.0.0.1:8,127.0.0.1:9"};
+    const char *fn = "tw_connect_token_generate";
+    const char *addr = "127.0.0.1:7000";
+    uint8_t key[TW_KEY_SIZE];
+    uint8_t user[TW_CONNECT_TOKEN_USER_DATA_SIZE + 1];
+    static uint8_t token[TW_CONNECT_TOKEN_SIZE];
+    size_t i;
+
+    memset(key, 0xAA, sizeof key);
+    EXPECT_ERR(tw_generate_key(NULL, TW_KEY_SIZE), TW_RESULT_NULL_ARGUMENT, "tw_generate_key", "out");
+    EXPECT_ERR(tw_generate_key(key, TW_KEY_SIZE - 1), TW_RESULT_INVALID_ARGUMENT, "tw_generate_key", "out_size");
+    EXPECT_ERR(tw_generate_key(key, 0), TW_RESULT_INVALID_ARGUMENT, "tw_generate_key", "out_size");
+    EXPECT_ERR(tw_generate_key(key, TW_KEY_SIZE + 1), TW_RESULT_INVALID_ARGUMENT, "tw_generate_key", "out_size");
+    CHECK(all_bytes(key, sizeof key, 0xAA));
+    EXPECT_OK(tw_generate_key(key, sizeof key));
+    CHECK(!all_bytes(key, sizeof key, 0xAA) && !all_bytes(key, sizeof key, 0));
+
+    memset(user, 7, sizeof user);
+    memset(token, 0xAA, sizeof token);
+    EXPECT_ERR(tw_connect_token_generate(NULL, TW_KEY_SIZE, 1, 1, addr, 60, 0, NULL, 0, token, sizeof token),
+               TW_RESULT_NULL_ARGUMENT, fn, "key");
+    EXPECT_ERR(tw_connect_token_generate(key, TW_KEY_SIZE - 1, 1, 1, addr, 60, 0, NULL, 0, token, sizeof token),
+               TW_RESULT_INVALID_ARGUMENT, fn, "key_size");
+    EXPECT_ERR(tw_connect_token_generate(key, 0, 1, 1, addr, 60, 0, NULL, 0, token, sizeof token),
+               TW_RESULT_INVALID_ARGUMENT, fn, "key_size");
+    EXPECT_ERR(tw_connect_token_generate(key, sizeof key, 1, 1, NULL, 60, 0, NULL, 0, token, sizeof token),
+               TW_RESULT_NULL_ARGUMENT, fn, "server_addresses");
+    for (i = 0; i < sizeof bad_lists / sizeof bad_lists[0]; i++) {
+        EXPECT_ERR(tw_connect_token_generate(key, sizeof key, 1, 1, bad_lists[i], 60, 0, NULL, 0, token, sizeof token),
+                   TW_RESULT_INVALID_ARGUMENT, fn, "server_addresses");
+    }
+    EXPECT_ERR(tw_connect_token_generate(key, sizeof key, 1, 1, addr, 0, 0, NULL, 0, token, sizeof token),
+               TW_RESULT_INVALID_ARGUMENT, fn, "expire_seconds");
+    EXPECT_ERR(tw_connect_token_generate(key, sizeof key, 1, 1, addr, 60, 0, NULL, 4, token, sizeof token),
+               TW_RESULT_NULL_ARGUMENT, fn, "user_data");
+    EXPECT_ERR(tw_connect_token_generate(key, sizeof key, 1, 1, addr, 60, 0, user, sizeof user, token, sizeof token),
+               TW_RESULT_INVALID_ARGUMENT, fn, "user_data");
+    EXPECT_ERR(tw_connect_token_generate(key, sizeof key, 1, 1, addr, 60, 0, NULL, 0, NULL, TW_CONNECT_TOKEN_SIZE),
+               TW_RESULT_NULL_ARGUMENT, fn, "out_token");
+    EXPECT_ERR(tw_connect_token_generate(key, sizeof key, 1, 1, addr, 60, 0, NULL, 0, token, sizeof token - 1),
+               TW_RESULT_INVALID_ARGUMENT, fn, "out_size");
+    EXPECT_ERR(tw_connect_token_generate(key, sizeof key, 1, 1, addr, 60, 0, NULL, 0, token, 0),
+               TW_RESULT_INVALID_ARGUMENT, fn, "out_size");
+    CHECK(all_bytes(token, sizeof token, 0xAA)); /* never written on failure */
+    EXPECT_OK(tw_connect_token_generate(key, sizeof key, 1, 1, "127.0.0.1:7000, [::1]:7000", 60, 5, user,
+                                        TW_CONNECT_TOKEN_USER_DATA_SIZE, token, sizeof token));
+    CHECK(token[0] == 1); /* the token format's version */
+    EXPECT_OK(tw_connect_token_generate(key, sizeof key, 1, 1, addr, 1, 0, NULL, 0, token, sizeof token));
+    memset(key, 0, sizeof key);
+}
+
+/* tw_security_config through tw_host_create (and tw_session_create): every field checked,
+ * the code documented, the message naming the field; nothing written on failure. */
+static void security_configs(void) {
+    const char *fn = "tw_host_create";
+    tw_host_config cfg;
+    tw_security_config *sec = (tw_security_config *)malloc(sizeof *sec); /* freed while the host lives */
+    tw_session_config scfg;
+    tw_session *session = NULL;
+    tw_host *h = SENTINEL_HOST;
+    tw_host *live = NULL;
+    uint8_t key[TW_KEY_SIZE];
+    uint32_t peer = 0;
+
+    if (sec == NULL) {
+        fail(__LINE__, "malloc", "no memory");
+        return;
+    }
+    EXPECT_ERR(tw_security_config_init_default(NULL), TW_RESULT_NULL_ARGUMENT, "tw_security_config_init_default",
+               "config");
+    memset(sec, 0xAA, sizeof *sec);
+    EXPECT_OK(tw_security_config_init_default(sec));
+    CHECK(sec->struct_size == sizeof *sec && sec->mode == TW_SECURITY_MODE_ENCRYPTED && sec->has_match_secret == 0 &&
+          sec->has_spectator_secret == 0 && sec->has_connect_key == 0 && sec->connect_token_size == 0 &&
+          all_bytes(sec->match_secret, sizeof sec->match_secret, 0) && sec->public_address[0] == '\0' &&
+          all_bytes(sec->connect_token, sizeof sec->connect_token, 0) && all_bytes(sec->reserved, sizeof sec->reserved, 0));
+    tw_host_config_init_default(&cfg);
+    CHECK(cfg.security == NULL);
+    cfg.security = sec;
+    tw_generate_key(key, sizeof key);
+
+    /* struct_size */
+    sec->struct_size = 0;
+    EXPECT_ERR(tw_host_create(&cfg, "127.0.0.1:0", &h), TW_RESULT_VERSION_MISMATCH, fn, "tw_security_config.struct_size");
+    sec->struct_size = (uint32_t)sizeof *sec - 8;
+    EXPECT_ERR(tw_host_create(&cfg, "127.0.0.1:0", &h), TW_RESULT_VERSION_MISMATCH, fn, "tw_security_config.struct_size");
+    sec->struct_size = (uint32_t)sizeof *sec + 8;
+    EXPECT_ERR(tw_host_create(&cfg, "127.0.0.1:0", &h), TW_RESULT_VERSION_MISMATCH, fn, "tw_security_config.struct_size");
+
+    /* mode */
+    tw_security_config_init_default(sec);
+    sec->mode = 7;
+    EXPECT_ERR(tw_host_create(&cfg, "127.0.0.1:0", &h), TW_RESULT_INVALID_ARGUMENT, fn, "tw_security_config.mode 7");
+    tw_security_config_init_default(sec);
+    sec->mode = TW_SECURITY_MODE_INSECURE_PLAINTEXT;
+    sec->has_match_secret = 1;
+    memcpy(sec->match_secret, key, sizeof key);
+    EXPECT_ERR(tw_host_create(&cfg, "127.0.0.1:0", &h), TW_RESULT_INVALID_ARGUMENT, fn, "tw_security_config.mode");
+    EXPECT_ERR(tw_host_create(&cfg, "127.0.0.1:0", &h), TW_RESULT_INVALID_ARGUMENT, fn, "has_match_secret");
+    sec->has_match_secret = 0;
+    sec->has_spectator_secret = 1;
+    EXPECT_ERR(tw_host_create(&cfg, "127.0.0.1:0", &h), TW_RESULT_INVALID_ARGUMENT, fn, "tw_security_config.mode");
+    sec->has_spectator_secret = 0;
+    sec->has_connect_key = 1;
+    EXPECT_ERR(tw_host_create(&cfg, "127.0.0.1:0", &h), TW_RESULT_INVALID_ARGUMENT, fn, "tw_security_config.mode");
+    sec->has_connect_key = 0;
+    sec->connect_token_size = TW_CONNECT_TOKEN_SIZE;
+    EXPECT_ERR(tw_host_create(&cfg, "127.0.0.1:0", &h), TW_RESULT_INVALID_ARGUMENT, fn, "tw_security_config.mode");
+
+    /* reserved */
+    tw_security_config_init_default(sec);
+    sec->reserved[31] = 1;
+    EXPECT_ERR(tw_host_create(&cfg, "127.0.0.1:0", &h), TW_RESULT_INVALID_ARGUMENT, fn, "tw_security_config.reserved");
+
+    /* connect tokens: the size, the bytes, the game */
+    tw_security_config_init_default(sec);
+    sec->connect_token_size = 5;
+    EXPECT_ERR(tw_host_create(&cfg, "127.0.0.1:0", &h), TW_RESULT_INVALID_ARGUMENT, fn,
+               "tw_security_config.connect_token_size is 5");
+    sec->connect_token_size = TW_CONNECT_TOKEN_SIZE; /* all zeros: version 0 */
+    EXPECT_ERR(tw_host_create(&cfg, "127.0.0.1:0", &h), TW_RESULT_INVALID_ARGUMENT, fn, "tw_security_config.connect_token");
+    EXPECT_OK(tw_connect_token_generate(key, sizeof key, cfg.protocol_id, 9, "127.0.0.1:7000", 60, 0, NULL, 0,
+                                        sec->connect_token, sizeof sec->connect_token));
+    sec->connect_token[0] ^= 0xFF; /* the version byte */
+    EXPECT_ERR(tw_host_create(&cfg, "127.0.0.1:0", &h), TW_RESULT_INVALID_ARGUMENT, fn, "tw_security_config.connect_token");
+    EXPECT_ERR(tw_host_create(&cfg, "127.0.0.1:0", &h), TW_RESULT_INVALID_ARGUMENT, fn, "version");
+    sec->connect_token[0] ^= 0xFF;
+    sec->connect_token[TW_CONNECT_TOKEN_SIZE - 1] = 1; /* the zero padding at the end */
+    EXPECT_ERR(tw_host_create(&cfg, "127.0.0.1:0", &h), TW_RESULT_INVALID_ARGUMENT, fn, "tw_security_config.connect_token");
+    sec->connect_token[TW_CONNECT_TOKEN_SIZE - 1] = 0;
+    cfg.protocol_id ^= 1; /* a token for another game */
+    EXPECT_ERR(tw_host_create(&cfg, "127.0.0.1:0", &h), TW_RESULT_INVALID_ARGUMENT, fn, "protocol");
+    cfg.protocol_id ^= 1;
+
+    /* a connect key: with secrets, and the public address */
+    tw_security_config_init_default(sec);
+    sec->has_connect_key = 1;
+    memcpy(sec->connect_key, key, sizeof key);
+    strcpy(sec->public_address, "127.0.0.1:7000");
+    sec->has_match_secret = 1;
+    EXPECT_ERR(tw_host_create(&cfg, "127.0.0.1:0", &h), TW_RESULT_INVALID_ARGUMENT, fn, "has_connect_key");
+    sec->has_match_secret = 0;
+    strcpy(sec->public_address, "localhost:7000");
+    EXPECT_ERR(tw_host_create(&cfg, "127.0.0.1:0", &h), TW_RESULT_INVALID_ARGUMENT, fn,
+               "tw_security_config.public_address");
+    memset(sec->public_address, 'x', sizeof sec->public_address); /* no NUL */
+    EXPECT_ERR(tw_host_create(&cfg, "127.0.0.1:0", &h), TW_RESULT_INVALID_ARGUMENT, fn, "NUL-terminated");
+    memset(sec->public_address, 0, sizeof sec->public_address); /* empty: the bind address, which has port 0 */
+    EXPECT_ERR(tw_host_create(&cfg, "127.0.0.1:0", &h), TW_RESULT_INVALID_ARGUMENT, fn,
+               "tw_security_config.public_address");
+    EXPECT_ERR(tw_host_create(&cfg, "0.0.0.0:7000", &h), TW_RESULT_INVALID_ARGUMENT, fn,
+               "tw_security_config.public_address");
+    CHECK(h == SENTINEL_HOST); /* never written on failure */
+
+    /* tw_session_create reads host.security the same way. */
+    tw_session_config_init_default(&scfg);
+    strcpy(scfg.bind_address, "127.0.0.1:0");
+    tw_security_config_init_default(sec);
+    sec->mode = TW_SECURITY_MODE_INSECURE_PLAINTEXT;
+    sec->has_match_secret = 1;
+    scfg.host.security = sec;
+    EXPECT_ERR(tw_session_create(&scfg, &session), TW_RESULT_INVALID_ARGUMENT, "tw_session_create",
+               "tw_security_config.mode");
+    sec->mode = 2;
+    EXPECT_ERR(tw_session_create(&scfg, &session), TW_RESULT_INVALID_ARGUMENT, "tw_session_create",
+               "tw_security_config.mode 2");
+    sec->struct_size = 4;
+    EXPECT_ERR(tw_session_create(&scfg, &session), TW_RESULT_VERSION_MISMATCH, "tw_session_create",
+               "tw_security_config.struct_size");
+    CHECK(session == NULL);
+
+    /* A valid config is only read during the call: free it, then use the host (valgrind
+     * would see a later read). */
+    tw_security_config_init_default(sec);
+    sec->has_match_secret = 1;
+    memcpy(sec->match_secret, key, sizeof key);
+    EXPECT_OK(tw_host_create(&cfg, "127.0.0.1:0", &live));
+    memset(sec, 0, sizeof *sec);
+    free(sec);
+    memset(key, 0, sizeof key);
+    if (live != NULL) {
+        EXPECT_OK(tw_host_connect(live, "127.0.0.1:9", &peer));
+        EXPECT_OK(tw_host_flush(live));
+        tw_host_destroy(live);
+    }
 }
 
 static void null_host(void) {
@@ -476,6 +687,8 @@ int main(int argc, char **argv) {
     fatal_path(argv[0]);
     versions_and_sizes();
     configs();
+    keys_and_tokens();
+    security_configs();
     null_host();
     last_error_buffer();
     EXPECT_ERR(tw_debug_panic(NULL), TW_RESULT_PANIC, "tw_debug_panic", "panic: ");

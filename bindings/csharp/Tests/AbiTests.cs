@@ -1,5 +1,6 @@
 // The ABI tests of the test program: the load-time check against the native library's
-// size getters (and its messages for a stale, a pre-relay and a missing library), and
+// size getters (and its messages for a stale, a pre-relay, a pre-security and a missing
+// library), and
 // the whole header against the C# mirrors: every struct's size and field offsets, every
 // enumerator's value and every numeric constant, as the C compiler sees them (the
 // --offsets file from gen-offsets.sh). Part of the test program (Program is partial).
@@ -31,6 +32,7 @@ namespace Tickwire.Tests
             Equal((ulong)sizeof(TwSessionEvent), (ulong)TwNative.tw_session_event_size(), "tw_session_event size");
             Equal((ulong)sizeof(TwSessionStats), (ulong)TwNative.tw_session_stats_size(), "tw_session_stats size");
             Equal((ulong)sizeof(TwRelayPlayerStats), (ulong)TwNative.tw_relay_player_stats_size(), "tw_relay_player_stats size");
+            Equal((ulong)sizeof(TwSecurityConfig), (ulong)TwNative.tw_security_config_size(), "tw_security_config size");
             Equal(96, Marshal.SizeOf(typeof(TwHostConfig)), "Marshal.SizeOf(TwHostConfig)");
             Equal(160, Marshal.SizeOf(typeof(TwLinkSimConfig)), "Marshal.SizeOf(TwLinkSimConfig)");
             Equal(128, Marshal.SizeOf(typeof(TwEvent)), "Marshal.SizeOf(TwEvent)");
@@ -44,6 +46,8 @@ namespace Tickwire.Tests
             Equal(120, Marshal.SizeOf(typeof(TwSessionEventData)), "Marshal.SizeOf(TwSessionEventData)");
             Equal(256, Marshal.SizeOf(typeof(TwSessionStats)), "Marshal.SizeOf(TwSessionStats)");
             Equal(128, Marshal.SizeOf(typeof(TwRelayPlayerStats)), "Marshal.SizeOf(TwRelayPlayerStats)");
+            Equal(1240, Marshal.SizeOf(typeof(TwSecurityConfig)), "Marshal.SizeOf(TwSecurityConfig)");
+            Equal(56, (int)Marshal.OffsetOf(typeof(TwHostConfig), "Security"), "offset of TwHostConfig.Security");
             Equal(16, Marshal.SizeOf(typeof(TwSessionEventRelay)), "Marshal.SizeOf(TwSessionEventRelay)");
             Equal(8, (int)Marshal.OffsetOf(typeof(TwSessionEvent), "Data"), "offset of TwSessionEvent.Data");
             Equal(1, sizeof(TwInputStatus), "tw_input_status is one byte");
@@ -56,10 +60,10 @@ namespace Tickwire.Tests
         {
             // The order of TwLibrary.CheckedStructs: host config, link sim config, event,
             // peer stats, host stats, session config, request, session event, session stats,
-            // relay player stats.
-            ulong[] right = { 96, 160, 128, 256, 256, 320, 64, 128, 256, 128 };
+            // relay player stats, security config.
+            ulong[] right = { 96, 160, 128, 256, 256, 320, 64, 128, 256, 128, 1240 };
             Check(TwLibrary.FindMismatch(TwLibrary.AbiVersion, right) == null, "no mismatch on the right numbers");
-            string m = TwLibrary.FindMismatch(TwLibrary.AbiVersion + 1, new ulong[] { 96, 160, 136, 256, 256, 320, 64, 128, 264, 128 });
+            string m = TwLibrary.FindMismatch(TwLibrary.AbiVersion + 1, new ulong[] { 96, 160, 136, 256, 256, 320, 64, 128, 264, 128, 1240 });
             Check(m != null, "a mismatch is found");
             Contains(m, "tw_abi_version() is " + (TwLibrary.AbiVersion + 1), "names the ABI version");
             Contains(m, "sizeof(tw_event) is 136 in the library, 128 in C#", "names the struct size");
@@ -67,11 +71,14 @@ namespace Tickwire.Tests
             Contains(m, "stale native library", "names the likely cause");
             Check(m.IndexOf("tw_host_config", StringComparison.Ordinal) < 0, "does not blame a struct that matches");
             Check(m.IndexOf("tw_session_event", StringComparison.Ordinal) < 0, "does not blame a session struct that matches");
-            m = TwLibrary.FindMismatch(TwLibrary.AbiVersion, new ulong[] { 96, 160, 128, 256, 256, 320, 72, 128, 256, 128 });
+            m = TwLibrary.FindMismatch(TwLibrary.AbiVersion, new ulong[] { 96, 160, 128, 256, 256, 320, 72, 128, 256, 128, 1240 });
             Contains(m, "sizeof(tw_request) is 72 in the library, 64 in C#", "a request of another size");
-            m = TwLibrary.FindMismatch(TwLibrary.AbiVersion, new ulong[] { 96, 160, 128, 256, 256, 320, 64, 128, 256, 136 });
+            m = TwLibrary.FindMismatch(TwLibrary.AbiVersion, new ulong[] { 96, 160, 128, 256, 256, 320, 64, 128, 256, 136, 1240 });
             Contains(m, "sizeof(tw_relay_player_stats) is 136 in the library, 128 in C#", "relay player stats of another size");
             Check(m.IndexOf("tw_request", StringComparison.Ordinal) < 0, "only the relay struct is blamed");
+            m = TwLibrary.FindMismatch(TwLibrary.AbiVersion, new ulong[] { 96, 160, 128, 256, 256, 320, 64, 128, 256, 128, 1248 });
+            Contains(m, "sizeof(tw_security_config) is 1248 in the library, 1240 in C#", "a security config of another size");
+            Check(m.IndexOf("tw_relay_player_stats", StringComparison.Ordinal) < 0, "only the security struct is blamed");
             Throws<ArgumentException>(() => TwLibrary.FindMismatch(TwLibrary.AbiVersion, new ulong[] { 96 }), "too few sizes");
         }
 
@@ -101,6 +108,21 @@ namespace Tickwire.Tests
             Check(e.InnerException is EntryPointNotFoundException, "the EntryPointNotFoundException is the inner exception");
             Throws<TickwireAbiException>(() => TwSessionConfig.RelayServer(2, 2, "127.0.0.1:0"), "TwSessionConfig.RelayServer");
             Throws<TickwireAbiException>(() => new TwSession(new TwSessionConfig()), "new TwSession");
+        }
+
+        private static void PreSecurityLibraryIsRefused()
+        {
+            // Its ABI number and struct sizes match (the security pointer and counters took
+            // reserved bytes): only the missing size getter tells it apart. Accepted, it would
+            // read TwHostConfig.Security as reserved bytes and speak an unencrypted protocol.
+            TickwireAbiException e = Throws<TickwireAbiException>(() => TwLibrary.EnsureCompatible(), "EnsureCompatible");
+            Console.WriteLine("  the message: " + e.Message);
+            Contains(e.Message, "lacks a function these bindings need", "message");
+            Contains(e.Message, "tw_security_config_size", "names the missing function");
+            Check(e.InnerException is EntryPointNotFoundException, "the EntryPointNotFoundException is the inner exception");
+            Throws<TickwireAbiException>(() => new TwSecurity(), "new TwSecurity");
+            Throws<TickwireAbiException>(() => TwSecurity.GenerateKey(), "TwSecurity.GenerateKey");
+            Throws<TickwireAbiException>(() => new TwHost("127.0.0.1:0"), "new TwHost");
         }
 
         private static void MissingLibrary()
@@ -139,6 +161,7 @@ namespace Tickwire.Tests
             { "tw_session_event", typeof(TwSessionEvent) },
             { "tw_session_stats", typeof(TwSessionStats) },
             { "tw_relay_player_stats", typeof(TwRelayPlayerStats) },
+            { "tw_security_config", typeof(TwSecurityConfig) },
         };
 
         private static string Pascal(string snake)
@@ -239,7 +262,7 @@ namespace Tickwire.Tests
                 }
                 Equal(inHeader, members, "members of " + e.Value.Name + " (the header's " + e.Key + "* constants)");
             }
-            Check(enumerators > 90 && seen.Count == 16, "compared " + enumerators + " enumerators of " + seen.Count + " enums");
+            Check(enumerators > 90 && seen.Count == 17, "compared " + enumerators + " enumerators of " + seen.Count + " enums");
             Check(defines >= 13, "compared " + defines + " constants");
         }
 

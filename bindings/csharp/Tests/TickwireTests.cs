@@ -1,11 +1,12 @@
 // The C# bindings test program: the whole tw_host and tw_session API through the
 // idiomatic layer (and the raw layer where a test needs it), over real UDP on 127.0.0.1.
-// The ABI tests are in AbiTests.cs; the session tests in SessionTests.cs,
-// SessionRelayTests.cs and SessionAllocationTests.cs, their game in SessionGame.cs (one
-// program: Program is partial).
+// The ABI tests are in AbiTests.cs; the security tests in SecurityTests.cs; the session
+// tests in SessionTests.cs, SessionRelayTests.cs and SessionAllocationTests.cs, their
+// game in SessionGame.cs (one program: Program is partial).
 //
 //   mono Tickwire.Tests.exe [--offsets FILE]
-//                           [--expect-stale-library | --expect-pre-relay-library | --expect-missing-library]
+//                           [--expect-stale-library | --expect-pre-relay-library |
+//                            --expect-pre-security-library | --expect-missing-library]
 //
 // --offsets FILE        compare every C# field offset with the C compiler's offsetof
 //                       (FILE is printed by Tests/offsets.c).
@@ -14,6 +15,8 @@
 // --expect-pre-relay-library   the library on the path is a stand-in built before the relay
 //                          additions (stale_library.c, -DTW_STALE_BEFORE_RELAY): only check
 //                          that the bindings refuse it, naming the missing function.
+// --expect-pre-security-library   likewise, a stand-in built before encryption
+//                          (stale_library.c, -DTW_STALE_BEFORE_SECURITY).
 // --expect-missing-library there is no native library: only check the error says so.
 // --only TEXT              run only the tests whose name contains TEXT (while developing).
 //
@@ -78,6 +81,7 @@ namespace Tickwire.Tests
             bool expectStale = false;
             bool expectMissing = false;
             bool expectPreRelay = false;
+            bool expectPreSecurity = false;
             for (int i = 0; i < args.Length; i++)
             {
                 if (args[i] == "--offsets" && i + 1 < args.Length)
@@ -95,6 +99,10 @@ namespace Tickwire.Tests
                 else if (args[i] == "--expect-pre-relay-library")
                 {
                     expectPreRelay = true;
+                }
+                else if (args[i] == "--expect-pre-security-library")
+                {
+                    expectPreSecurity = true;
                 }
                 else if (args[i] == "--expect-missing-library")
                 {
@@ -114,6 +122,10 @@ namespace Tickwire.Tests
             else if (expectPreRelay)
             {
                 Run("abi: a library from before the relay additions is refused, naming the missing function", PreRelayLibraryIsRefused);
+            }
+            else if (expectPreSecurity)
+            {
+                Run("abi: a library from before encryption is refused, naming the missing function", PreSecurityLibraryIsRefused);
             }
             else if (expectMissing)
             {
@@ -148,6 +160,7 @@ namespace Tickwire.Tests
                 Run("use after Dispose: ObjectDisposedException, no crash", UseAfterDispose);
                 Run("DisposeAll releases every live host", DisposeAll);
                 Run("allocation: 0 bytes over 100,000 frames of send+flush+poll+read", ZeroAllocation);
+                RunSecurityTests();
                 RunSessionTests();
             }
 
@@ -746,7 +759,7 @@ namespace Tickwire.Tests
                 Equal(TwResult.Ok, c.Send(p.ClientPeer, TwChannel.Unreliable, new ReadOnlySpan<byte>(unreliableTooBig, 0, TwConstants.MaxUnreliableSize)), "exactly the unreliable maximum");
                 Equal(TwResult.MessageTooLarge, c.Send(p.ClientPeer, TwChannel.Unreliable, unreliableTooBig), "one byte over the unreliable maximum");
                 Equal(TwResult.MessageTooLarge, c.Send(p.ClientPeer, TwChannel.Sequenced, unreliableTooBig), "sequenced too");
-                Contains(TwLibrary.LastErrorMessage(), "1176", "names the size");
+                Contains(TwLibrary.LastErrorMessage(), (TwConstants.MaxUnreliableSize + 1).ToString(), "names the size");
                 Equal(TwResult.MessageTooLarge, c.Send(p.ClientPeer, TwChannel.Reliable, new byte[4097]), "over max_message_size");
                 Equal(TwResult.Ok, c.Send(p.ClientPeer, TwChannel.Reliable, new byte[4096]), "exactly max_message_size");
                 TwPeerStats ps;

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Writes a C program that prints the size of every struct and union of the header, the
-# offset of every member, the value of every enumerator and of every numeric #define,
-# as the C compiler sees them:
+# offset of every member (pointer members too), the value of every enumerator and of
+# every numeric #define, as the C compiler sees them:
 #   sizeof <struct> <bytes>
 #   offsetof <struct> <member> <bytes>
 #   enum <enum> <ENUMERATOR> <value>
@@ -29,10 +29,11 @@ awk '
         name = ""
         next
     }
-    name != "" && /^    [a-z0-9_ ]+ [a-z0-9_]+(\[[0-9]+\])?;$/ {
+    name != "" && /^    [a-z0-9_ ]+ \*?[a-z0-9_]+(\[[0-9]+\])?;$/ {
         member = $NF
         sub(/;$/, "", member)
         sub(/\[[0-9]+\]$/, "", member)
+        sub(/^\*/, "", member)
         printf "    printf(\"offsetof %s %s %%zu\\n\", offsetof(%s, %s));\n", name, member, name, member
     }
     /^enum tw_[a-z0-9_]+$/ { enum_name = $2; next }

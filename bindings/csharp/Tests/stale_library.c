@@ -7,22 +7,35 @@
  *   with a clear TickwireAbiException before any other call.
  * - with -DTW_STALE_BEFORE_RELAY, a build from before the relay additions: the same
  *   ABI number and struct sizes (the relay fields took reserved bytes), but no
- *   tw_relay_player_stats_size. The C# test runs against it with
- *   --expect-pre-relay-library and checks that the bindings name the missing function.
+ *   tw_relay_player_stats_size (nor tw_security_config_size). The C# test runs against
+ *   it with --expect-pre-relay-library and checks that the bindings name the missing
+ *   function.
+ * - with -DTW_STALE_BEFORE_SECURITY, a build from before encryption: the same ABI
+ *   number and struct sizes (tw_host_config.security and the security counters took
+ *   reserved bytes), but no tw_security_config_size. The C# test runs against it with
+ *   --expect-pre-security-library and checks that the bindings name the missing
+ *   function (such a library would read TwHostConfig.Security as reserved bytes, and
+ *   speak an unencrypted protocol).
  *
  *   cc -shared -fPIC stale_library.c -o stale/libtickwire.so
  *   cc -shared -fPIC -DTW_STALE_BEFORE_RELAY stale_library.c -o pre-relay/libtickwire.so
+ *   cc -shared -fPIC -DTW_STALE_BEFORE_SECURITY stale_library.c -o pre-security/libtickwire.so
  */
 #include <stddef.h>
 #include <stdint.h>
 
-#ifdef TW_STALE_BEFORE_RELAY
+#if defined(TW_STALE_BEFORE_RELAY)
 uint32_t tw_abi_version(void) { return 1; }
 size_t tw_event_size(void) { return 128; }
+#elif defined(TW_STALE_BEFORE_SECURITY)
+uint32_t tw_abi_version(void) { return 1; }
+size_t tw_event_size(void) { return 128; }
+size_t tw_relay_player_stats_size(void) { return 128; }
 #else
 uint32_t tw_abi_version(void) { return 0; }
 size_t tw_event_size(void) { return 64; }
 size_t tw_relay_player_stats_size(void) { return 128; }
+size_t tw_security_config_size(void) { return 1240; }
 #endif
 size_t tw_host_config_size(void) { return 96; }
 size_t tw_link_sim_config_size(void) { return 160; }

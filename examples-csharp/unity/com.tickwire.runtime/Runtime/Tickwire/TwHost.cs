@@ -40,15 +40,43 @@ namespace Tickwire
         /// or "[::]:0" for any free port) and starts the network thread. Get config from
         /// TwHostConfig.Default() and change fields (MaxClients on a server).
         /// </summary>
-        public TwHost(TwHostConfig config, string bindAddress)
+        public TwHost(TwHostConfig config, string bindAddress) : this(config, bindAddress, null)
+        {
+        }
+
+        /// <summary>
+        /// As above, with security settings: a match secret, a connect key and public address
+        /// (a relay server admitting only connect-token holders), a connect token, or insecure
+        /// plaintext. config.Security points at them during this call only; dispose security
+        /// afterwards (the host keeps its own copy). Null keeps config.Security (IntPtr.Zero by
+        /// default: encrypted and open to anyone). A bad setting throws TickwireException
+        /// (InvalidArgument, the message naming the tw_security_config field).
+        /// </summary>
+        public TwHost(TwHostConfig config, string bindAddress, TwSecurity security)
         {
             TwLibrary.EnsureCompatible();
             byte[] address = TwText.ToUtf8Z(bindAddress);
             IntPtr raw = IntPtr.Zero;
             TwResult r;
-            fixed (byte* a = address)
+            bool held = false;
+            try
             {
-                r = TwNative.tw_host_create(&config, a, &raw);
+                if (security != null)
+                {
+                    config.Security = security.AcquirePointer();
+                    held = true;
+                }
+                fixed (byte* a = address)
+                {
+                    r = TwNative.tw_host_create(&config, a, &raw);
+                }
+            }
+            finally
+            {
+                if (held)
+                {
+                    security.ReleasePointer();
+                }
             }
             ThrowUnlessOk(r);
             _handle = new HostHandle(raw);

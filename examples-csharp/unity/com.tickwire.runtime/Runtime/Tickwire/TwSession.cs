@@ -56,11 +56,40 @@ namespace Tickwire
         /// (SPECTATOR), the server (RELAY_CLIENT: SetServer) or the replay (REPLAY), and
         /// call Start.
         /// </summary>
-        public TwSession(TwSessionConfig config)
+        public TwSession(TwSessionConfig config) : this(config, null)
+        {
+        }
+
+        /// <summary>
+        /// As above, with security settings (P2P: the match secret; SPECTATOR: the spectators'
+        /// secret; RELAY_SERVER: the connect key and public address; RELAY_CLIENT: the connect
+        /// token from the backend). config.Host.Security points at them during this call
+        /// only; dispose security afterwards (the session keeps its own copy). Null keeps
+        /// config.Host.Security (IntPtr.Zero by default: encrypted and open to anyone). A bad
+        /// setting throws TickwireException (InvalidArgument, naming the tw_security_config field).
+        /// </summary>
+        public TwSession(TwSessionConfig config, TwSecurity security)
         {
             TwLibrary.EnsureCompatible();
             IntPtr raw = IntPtr.Zero;
-            TwResult r = TwNative.tw_session_create(&config, &raw);
+            TwResult r;
+            bool held = false;
+            try
+            {
+                if (security != null)
+                {
+                    config.Host.Security = security.AcquirePointer();
+                    held = true;
+                }
+                r = TwNative.tw_session_create(&config, &raw);
+            }
+            finally
+            {
+                if (held)
+                {
+                    security.ReleasePointer();
+                }
+            }
             if (r != TwResult.Ok)
             {
                 throw TickwireException.FromLastError(r);

@@ -80,6 +80,23 @@ namespace Tickwire.Native
         [DllImport(Lib, CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
         internal static extern UIntPtr tw_relay_player_stats_size();
 
+        // --- security: settings, keys, connect tokens (any thread) -----------------------
+
+        [DllImport(Lib, CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
+        internal static extern TwResult tw_security_config_init_default(TwSecurityConfig* config);
+
+        [DllImport(Lib, CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
+        internal static extern UIntPtr tw_security_config_size();
+
+        [DllImport(Lib, CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
+        internal static extern TwResult tw_generate_key(byte* @out, UIntPtr out_size);
+
+        [DllImport(Lib, CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
+        internal static extern TwResult tw_connect_token_generate(byte* key, UIntPtr key_size, uint protocol_id, ulong client_id,
+                                                                  byte* server_addresses, uint expire_seconds, uint timeout_seconds,
+                                                                  byte* user_data, UIntPtr user_data_size, byte* out_token,
+                                                                  UIntPtr out_size);
+
         // --- tw_host (serialize calls on one host) ---------------------------------------
 
         [DllImport(Lib, CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]

@@ -70,6 +70,34 @@ namespace Tickwire
         ServerFull = 6,
         ProtocolError = 7,
         Flooding = 8,
+        /// <summary>One end is InsecurePlaintext and the other is not: both must choose it. Seen by the connecting side.</summary>
+        SecurityMismatch = 9,
+        /// <summary>
+        /// The handshake did not prove what the other end requires: a wrong or missing match
+        /// secret, or a connect token that is forged, made with another key, for another
+        /// server address or another game.
+        /// </summary>
+        AuthFailed = 10,
+        /// <summary>The connect token has expired: get a new one from the backend.</summary>
+        TokenExpired = 11,
+        /// <summary>The connect token is held by another live connection (one at a time).</summary>
+        TokenInUse = 12,
+    }
+
+    /// <summary>tw_security_mode (TwSecurityConfig.Mode, TwSecurity.Mode).</summary>
+    public enum TwSecurityMode : uint
+    {
+        /// <summary>
+        /// Every packet after the handshake is encrypted and authenticated (X25519, then
+        /// ChaCha20-Poly1305 with a key per connection and direction). The default.
+        /// </summary>
+        Encrypted = 0,
+        /// <summary>
+        /// Nothing is encrypted or authenticated: anyone on the path can read, forge and replay
+        /// packets. Benchmarks and debugging only. Both ends must choose it (else the connecting
+        /// side gets TwDisconnectReason.SecurityMismatch); it cannot carry a secret, key or token.
+        /// </summary>
+        InsecurePlaintext = 1,
     }
 
     /// <summary>tw_direction (tw_host_set_link_sim).</summary>
@@ -131,6 +159,18 @@ namespace Tickwire
         /// the 28-byte replay header, the largest initial state StartRecording takes.
         /// </summary>
         public const int MaxReplaySize = 1073741824;
+
+        /// <summary>TW_KEY_SIZE: bytes of a key (a match secret, a spectators' secret, a connect-token key).</summary>
+        public const int KeySize = 32;
+
+        /// <summary>TW_CONNECT_TOKEN_SIZE: bytes of a connect token (TwConnectToken.Generate).</summary>
+        public const int ConnectTokenSize = 1024;
+
+        /// <summary>TW_CONNECT_TOKEN_MAX_ADDRESSES: most server addresses one connect token names.</summary>
+        public const int ConnectTokenMaxAddresses = 8;
+
+        /// <summary>TW_CONNECT_TOKEN_USER_DATA_SIZE: most bytes of game data in a connect token.</summary>
+        public const int ConnectTokenUserDataSize = 256;
     }
 
     /// <summary>
@@ -153,8 +193,15 @@ namespace Tickwire
         public uint SendBufferBytes;
         public uint AutoFlushIntervalUs;
         public ulong SimSeed;
+        /// <summary>
+        /// const tw_security_config*: read only while the host or session is created; IntPtr.Zero
+        /// (the default) is encrypted and open to anyone. Leave it zero and pass a
+        /// <see cref="TwSecurity"/> to the TwHost or TwSession constructor instead: it sets this
+        /// for the duration of the create call only.
+        /// </summary>
+        public IntPtr Security;
         /// <summary>Must stay zero.</summary>
-        public fixed byte Reserved[40];
+        public fixed byte Reserved[32];
 
         /// <summary>The library's defaults (tw_host_config_init_default), with StructSize set.</summary>
         public static TwHostConfig Default()
@@ -305,7 +352,11 @@ namespace Tickwire
         public ulong Resent;
         public ulong Malformed;
         public ulong SendQueueBytes;
-        public fixed ulong Reserved[15];
+        /// <summary>Encrypted packets from this peer refused before decryption: already received, or too old.</summary>
+        public ulong Replayed;
+        /// <summary>Encrypted packets from this peer's address whose authentication failed (forged, tampered, truncated).</summary>
+        public ulong Forged;
+        public fixed ulong Reserved[13];
     }
 
     /// <summary>tw_host_stats (256 bytes): counters since the host started.</summary>
@@ -330,7 +381,15 @@ namespace Tickwire
         public ulong SocketSendErrors;
         public ulong SocketRecvErrors;
         public ulong EventBacklog;
-        public fixed ulong Reserved[14];
+        /// <summary>Handshakes refused because one end is insecure plaintext and the other not.</summary>
+        public ulong SecurityMismatch;
+        /// <summary>Handshakes refused for their credentials: a wrong or missing match secret, a bad or in-use token.</summary>
+        public ulong AuthRefused;
+        /// <summary>Encrypted packets (all connections) refused as already received or too old.</summary>
+        public ulong Replayed;
+        /// <summary>Encrypted packets and handshake confirmations (all connections) whose authentication failed.</summary>
+        public ulong Forged;
+        public fixed ulong Reserved[10];
     }
 
     /// <summary>UTF-8 helpers for the few strings that cross the ABI (setup time only).</summary>

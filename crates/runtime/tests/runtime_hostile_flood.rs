@@ -110,11 +110,13 @@ impl Attacker {
         }
     }
 
-    /// Connects (the real handshake) and waits up to 1 s for it.
+    /// Connects (the real handshake) and waits for it, as long as the endpoint's own
+    /// connect timeout (a new attempt from the same socket would replace a connection
+    /// the server made meanwhile, which the tests would see as a drop).
     fn connect(&mut self) -> bool {
         let now = self.now();
         let Ok(peer) = self.ep.connect(now, self.server) else { return false };
-        let deadline = Instant::now() + Duration::from_secs(1);
+        let deadline = Instant::now() + Duration::from_secs(6);
         while Instant::now() < deadline {
             self.pump();
             if self.ep.is_connected(peer) {

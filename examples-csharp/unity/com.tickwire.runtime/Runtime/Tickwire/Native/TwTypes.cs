@@ -200,8 +200,18 @@ namespace Tickwire
         /// for the duration of the create call only.
         /// </summary>
         public IntPtr Security;
+        /// <summary>Incoming connections one IP address may hold (default 8; 0: no limit).</summary>
+        public uint MaxClientsPerIp;
+        /// <summary>A peer's budget: messages a second (default 8192).</summary>
+        public uint MaxMessagesPerSec;
+        /// <summary>A peer's budget: datagram bytes a second (default 4194304).</summary>
+        public uint MaxBytesPerSec;
+        /// <summary>Bytes of one peer's messages waiting to be polled (default 262144).</summary>
+        public uint MaxRecvQueueBytes;
+        /// <summary>Messages in one datagram, 1..=582 (default 64).</summary>
+        public uint MaxFramesPerDatagram;
         /// <summary>Must stay zero.</summary>
-        public fixed byte Reserved[32];
+        public fixed byte Reserved[12];
 
         /// <summary>The library's defaults (tw_host_config_init_default), with StructSize set.</summary>
         public static TwHostConfig Default()

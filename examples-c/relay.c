@@ -261,20 +261,6 @@ static void print_net_graph(node *clients, double second) {
     }
 }
 
-/* A free address on 127.0.0.1 (bind port 0, read the port, let it go). The server needs
- * its address before it is created: its connect tokens name it. A real server binds the
- * port it is configured with ("0.0.0.0:7000") and is told its public address. */
-static int free_local_address(char *out, size_t size) {
-    tw_host_config cfg;
-    tw_host *probe = NULL;
-    size_t len = 0;
-    tw_host_config_init_default(&cfg);
-    if (TW_FAILED(tw_host_create(&cfg, "127.0.0.1:0", &probe))) return 0;
-    int ok = tw_host_local_address(probe, out, size, &len) == TW_RESULT_OK;
-    tw_host_destroy(probe);
-    return ok;
-}
-
 static double seconds_since(const struct timespec *t0) {
     struct timespec t;
     clock_gettime(CLOCK_MONOTONIC, &t);
@@ -314,14 +300,18 @@ int main(int argc, char **argv) {
 
     /* The backend: one key, shared with the servers (and nobody else). */
     tw_result r = tw_generate_key(backend_key, sizeof backend_key);
-    int ok = r == TW_RESULT_OK && free_local_address(addr, sizeof addr);
-    if (!ok) fprintf(stderr, "relay: no key (%s) or no free address on 127.0.0.1\n", tw_result_str(r));
-    /* The server: the key, and the address its clients use, which their tokens name. */
+    int ok = r == TW_RESULT_OK;
+    if (!ok) fprintf(stderr, "relay: no key (%s)\n", tw_result_str(r));
+    /* The server: the key, and the address its clients use, which their tokens name. A
+     * real server sets public_address (what the internet sees, "203.0.113.7:7000");
+     * left empty it is the address the server is bound to, here 127.0.0.1 and a free
+     * port, read back once the server exists. */
     tw_security_config_init_default(&security);
     security.has_connect_key = 1;
     memcpy(security.connect_key, backend_key, TW_KEY_SIZE);
-    snprintf(security.public_address, sizeof security.public_address, "%s", addr);
-    ok = ok && create(&server, "server", TW_SESSION_MODE_RELAY_SERVER, 100, addr, &security) &&
+    size_t addr_len = 0;
+    ok = ok && create(&server, "server", TW_SESSION_MODE_RELAY_SERVER, 100, "127.0.0.1:0", &security) &&
+         ok_or_fail(&server, "local_address", tw_session_local_address(server.s, addr, sizeof addr, &addr_len)) &&
          ok_or_fail(&server, "start", tw_session_start(server.s));
     for (int i = 0; ok && i < CLIENTS; i++) {
         snprintf(name, sizeof name, "client %d", i + 1);

@@ -102,13 +102,13 @@ int main() {
 
         // The backend: one key, shared with the servers and nobody else.
         const tickwire::key_bytes backend_key = tickwire::generate_key();
-        // Tokens name the address clients reach the server at, so the server knows it before
-        // it binds: its public IP and configured port on a real network; here a free port
-        // on 127.0.0.1 (bind port 0, read the port, let it go).
-        const std::string address = tickwire::Host("127.0.0.1:0").local_address();
+        // Tokens name the address clients reach the server at: on a real network its public
+        // IP and port, given as public_address; left empty, as here, the address it is bound
+        // to (127.0.0.1 and a free port), read back once it exists.
         tw_host_config server_config = tickwire::default_config();
         server_config.max_clients = 8;
-        tickwire::Host server(address, server_config, tickwire::SecurityConfig::relay_server(backend_key, address));
+        tickwire::Host server("127.0.0.1:0", server_config, tickwire::SecurityConfig::relay_server(backend_key, ""));
+        const std::string address = server.local_address();
         std::printf("relay listening on %s\n", server.local_address().c_str());
         std::printf("relay: encrypted; clients admitted by connect token\n");
 

@@ -287,11 +287,6 @@ void relay_frame(RelayNode &n, bool client) {
     }
 }
 
-// A free address on 127.0.0.1 (bind port 0, read the port, let it go). A relay server with a
-// connect key needs its address before it is created: the clients' tokens name it. (A real
-// server binds its configured port, "0.0.0.0:7000", and is told its public address.)
-std::string free_local_address() { return tickwire::Host("127.0.0.1:0").local_address(); }
-
 // A relay server and two clients for `seconds` once both are caught up; client 2 asks for a
 // new snapshot a quarter of the way in. Returns true when every client agrees with the server.
 bool relay_match(double seconds) {
@@ -304,11 +299,14 @@ bool relay_match(double seconds) {
 
     // The backend: one key, shared with the servers and nobody else.
     const tickwire::key_bytes backend_key = tickwire::generate_key();
-    const std::string address = free_local_address();
-    tw_session_config scfg = tickwire::relay_server_config(kPlayers, 1, address);
+    // The clients' tokens name the server's address: a real server is told its public one
+    // (public_address); left empty, as here, it is the address the server is bound to
+    // (127.0.0.1 and a free port), read back once the server exists.
+    tw_session_config scfg = tickwire::relay_server_config(kPlayers, 1, "127.0.0.1:0");
     scfg.desync_interval = 10;  // the clients compare their state with the server's every 10 ticks
     scfg.host.sim_seed = 60;
-    RelayNode server("relay server", scfg, tickwire::SecurityConfig::relay_server(backend_key, address));
+    RelayNode server("relay server", scfg, tickwire::SecurityConfig::relay_server(backend_key, ""));
+    const std::string address = server.e.session.local_address();
     std::printf("relay: encrypted; relay clients admitted by connect token\n");
     server.e.record_after_advance = true;
     server.e.session.set_link_sim(TW_DIRECTION_OUTBOUND, sim);

@@ -14,7 +14,7 @@ namespace TickwireExamples
     public sealed unsafe class ServerNode
     {
         public string Name = "server";
-        public string BindAddress = "127.0.0.1:0";   // "0.0.0.0:7777" on a real network; port 0: a free port, found first
+        public string BindAddress = "127.0.0.1:0";   // port 0: a free port; on a real network "0.0.0.0:7777", with its public address in the security settings
         public byte[] ConnectKey;                     // the backend's key: only its connect-token holders get in
         public int LatencyMs;                         // simulated one-way latency of what it sends
         public double Loss;                           // simulated loss of what it sends, 0..1
@@ -46,14 +46,14 @@ namespace TickwireExamples
 
         public void Start()
         {
-            // Connect tokens name the address clients reach the server at, so the server knows it
-            // before it binds (on a real network: its public IP and configured port).
-            string address = BindAddress.EndsWith(":0", StringComparison.Ordinal) ? FreeLocalAddress() : BindAddress;
-            TwSessionConfig config = TwSessionConfig.RelayServer(Boxes.MaxPlayers, Boxes.InputSize, address);
+            // Connect tokens name the address clients reach the server at: on a real network its
+            // public IP and port, given as the public address; left empty, as here, the address
+            // it is bound to (LocalAddress once it exists).
+            TwSessionConfig config = TwSessionConfig.RelayServer(Boxes.MaxPlayers, Boxes.InputSize, BindAddress);
             config.DesyncInterval = 10;                    // clients compare their state with this every 10 ticks
             config.Host.SimSeed = 100;                     // reproducible simulated loss and jitter
             // Encrypted; only holders of a token minted with ConnectKey for this address get in.
-            using (TwSecurity security = TwSecurity.ForRelayServer(ConnectKey, address))
+            using (TwSecurity security = TwSecurity.ForRelayServer(ConnectKey, ""))
             {
                 _session = new TwSession(config, security); // throws TickwireException, with the reason
             }
@@ -63,15 +63,6 @@ namespace TickwireExamples
                 _session.SetLinkSim(TwDirection.Outbound, LinkSim.Make(LatencyMs, Loss));
             }
             _session.Start();                               // the clock runs; clients may join
-        }
-
-        /// <summary>A free address on 127.0.0.1: bind port 0, read the port, let it go.</summary>
-        private static string FreeLocalAddress()
-        {
-            using (TwHost probe = new TwHost("127.0.0.1:0"))
-            {
-                return probe.LocalAddress;
-            }
         }
 
         public void Update()

@@ -15,7 +15,7 @@ namespace TickwireExamples
     /// </summary>
     public sealed class RelayServer
     {
-        public string BindAddress = "127.0.0.1:0";   // port 0: a free port, found before binding
+        public string BindAddress = "127.0.0.1:0";   // port 0: a free port; on a real network "0.0.0.0:7777", with its public address in the security settings
         public int MaxClients = 16;
         public byte[] ConnectKey;                     // the backend's key: only its connect-token holders get in
 
@@ -33,25 +33,15 @@ namespace TickwireExamples
         {
             TwHostConfig config = TwHostConfig.Default();
             config.MaxClients = (uint)MaxClients;
-            // Connect tokens name the address clients reach the server at, so the server knows
-            // it before it binds: "0.0.0.0:7777" with its public IP on a real network; here a
-            // free port on 127.0.0.1.
-            string address = BindAddress.EndsWith(":0", StringComparison.Ordinal) ? FreeLocalAddress() : BindAddress;
-            using (TwSecurity security = TwSecurity.ForRelayServer(ConnectKey, address))
+            // Connect tokens name the address clients reach the server at: on a real network its
+            // public IP and port, given as the public address; left empty, as here, the address
+            // it is bound to (Address below).
+            using (TwSecurity security = TwSecurity.ForRelayServer(ConnectKey, ""))
             {
-                _host = new TwHost(config, address, security); // throws TickwireException on a bad address or a port in use
+                _host = new TwHost(config, BindAddress, security); // throws TickwireException on a bad address or a port in use
             }
             Address = _host.LocalAddress;
             Log.Info("relay: listening on " + Address);
-        }
-
-        /// <summary>A free address on 127.0.0.1: bind port 0, read the port, let it go.</summary>
-        private static string FreeLocalAddress()
-        {
-            using (TwHost probe = new TwHost("127.0.0.1:0"))
-            {
-                return probe.LocalAddress;
-            }
         }
 
         public void Update()

@@ -223,7 +223,8 @@ namespace Tickwire.Tests
             }
             using (TwSecurity s = TwSecurity.ForRelayServer(key, ""))
             {
-                e = ThrowsTw(TwResult.InvalidArgument, () => new TwHost(ServerConfig(), "127.0.0.1:0", s), "no public address, port 0");
+                // Empty: the bound address (port included), which 0.0.0.0 is not.
+                e = ThrowsTw(TwResult.InvalidArgument, () => new TwHost(ServerConfig(), "0.0.0.0:0", s), "no public address, any IP");
                 Contains(e.NativeMessage, "public_address", "names public_address (empty)");
             }
             using (TwSecurity s = TwSecurity.ForRelayServer(key, "127.0.0.1:7000"))

@@ -426,10 +426,12 @@ namespace Tickwire.Tests
             Equal(0u, c.MaxClients, "a default host is a client");
             Check(c.TimeoutMs > c.KeepaliveIntervalMs, "timeout above keepalive");
             Check(c.MaxMessageSize >= TwConstants.MaxUnreliableSize, "max message size");
-            for (int i = 0; i < 40; i++)
+            for (int i = 0; i < 12; i++)
             {
                 Equal((byte)0, c.Reserved[i], "reserved byte " + i);
             }
+            Equal(8u, c.MaxClientsPerIp, "max_clients_per_ip");
+            Equal(64u, c.MaxFramesPerDatagram, "max_frames_per_datagram");
             TwLinkSimConfig l = TwLinkSimConfig.Default();
             Equal(160u, l.StructSize, "link sim struct_size");
             Equal(TwJitterKind.None, l.JitterKind, "perfect link: no jitter");

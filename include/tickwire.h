@@ -869,6 +869,11 @@ enum tw_kick_reason
      * It needed a canonical step older than `step_history` (it cannot catch up).
      */
     TW_KICK_REASON_FELL_BEHIND = 3,
+    /**
+     * It kept asking for new snapshots far faster than it could be served: more than
+     * 16 at once, then more than one a second (an honest client asks once per desync).
+     */
+    TW_KICK_REASON_RESYNC_FLOOD = 4,
 };
 #ifndef __cplusplus
 #if __STDC_VERSION__ >= 202311L

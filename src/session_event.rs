@@ -113,6 +113,9 @@ pub enum tw_kick_reason {
     Starved = 2,
     /// It needed a canonical step older than `step_history` (it cannot catch up).
     FellBehind = 3,
+    /// It kept asking for new snapshots far faster than it could be served: more than
+    /// 16 at once, then more than one a second (an honest client asks once per desync).
+    ResyncFlood = 4,
 }
 
 /// Why a connection was refused (`tw_session_event_rejected.reason`).
@@ -283,6 +286,7 @@ fn server_event(out: &mut tw_session_event, e: ServerSessionEvent, tick: u32) ->
                 KickCause::Jitter(KickReason::Overflow) => tw_kick_reason::Overflow,
                 KickCause::Jitter(KickReason::Starved) => tw_kick_reason::Starved,
                 KickCause::FellBehind => tw_kick_reason::FellBehind,
+                KickCause::ResyncFlood => tw_kick_reason::ResyncFlood,
             };
             (K::PlayerKicked, peer, relay(player, tick, reason as u32, false))
         }

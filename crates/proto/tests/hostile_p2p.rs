@@ -6,6 +6,8 @@
 //! from the peer's connection (what a corrupted or hostile datagram becomes once the
 //! transport has accepted it).
 
+#[path = "support/heap.rs"]
+mod heap;
 #[path = "support/toy_game.rs"]
 mod toy_game;
 
@@ -45,6 +47,7 @@ fn confirmed(mesh: &Mesh, i: usize) -> Tick {
 /// messages (so the silence timeout never fired), with no event at all.
 #[test]
 fn an_ack_beyond_every_input_sent_closes_that_peer_and_play_goes_on() {
+    let heap = heap::HeapWatch::start();
     let mut mesh = Mesh::new(31, 3, 1, link(), P2pConfig::default());
     mesh.run_until(2 * SEC);
     let before = confirmed(&mesh, 0);
@@ -64,10 +67,12 @@ fn an_ack_beyond_every_input_sent_closes_that_peer_and_play_goes_on() {
         let c = confirmed(&mesh, i);
         assert!(c > before + 300, "peer {i} kept confirming ticks: {before} -> {c}");
     }
+    heap.report("an_ack_beyond_every_input_sent_closes_that_peer_and_play_goes_on", 16 << 20);
 }
 
 #[test]
 fn two_peers_an_ack_from_the_future_is_not_a_deadlock() {
+    let heap = heap::HeapWatch::start();
     let mut mesh = Mesh::new(32, 2, 1, link(), P2pConfig::default());
     mesh.run_until(2 * SEC);
     let before = confirmed(&mesh, 0);
@@ -83,17 +88,20 @@ fn two_peers_an_ack_from_the_future_is_not_a_deadlock() {
             "peer {i} was told its peer is gone"
         );
     }
+    heap.report("two_peers_an_ack_from_the_future_is_not_a_deadlock", 16 << 20);
 }
 
 /// A peer cannot have confirmed ticks it has not simulated.
 #[test]
 fn confirmed_beyond_the_senders_own_tick_closes_that_peer() {
+    let heap = heap::HeapWatch::start();
     let mut mesh = Mesh::new(33, 2, 1, link(), P2pConfig::default());
     mesh.run_until(2 * SEC);
     let tick = mesh.peers[0].session.current_tick();
     forge(&mut mesh, 0, 1, tick, 1, tick + 5_000);
     mesh.run_until(3 * SEC);
     assert_eq!(dropped(&mesh, 0, mesh.peers[0].ids[1]), Some(DisconnectReason::ProtocolError));
+    heap.report("confirmed_beyond_the_senders_own_tick_closes_that_peer", 16 << 20);
 }
 
 /// An ack within range but ahead of what the peer really has (a corrupted datagram
@@ -101,6 +109,7 @@ fn confirmed_beyond_the_senders_own_tick_closes_that_peer() {
 /// message, with its real ack, brings them back.
 #[test]
 fn an_ack_ahead_of_the_truth_is_corrected_by_the_next_message() {
+    let heap = heap::HeapWatch::start();
     let mut mesh = Mesh::new(34, 2, 1, link(), P2pConfig::default());
     mesh.run_until(2 * SEC);
     // Peer 1 stops hearing peer 0 for a moment, so it really lacks some inputs...
@@ -117,12 +126,14 @@ fn an_ack_ahead_of_the_truth_is_corrected_by_the_next_message() {
     let after = confirmed(&mesh, 1);
     assert!(after > before + 150, "peer 1 got the missing inputs again: {before} -> {after}");
     assert_eq!(dropped(&mesh, 0, mesh.peers[0].ids[1]), None, "a plausible ack closes nothing");
+    heap.report("an_ack_ahead_of_the_truth_is_corrected_by_the_next_message", 16 << 20);
 }
 
 /// A peer that keeps talking but whose inputs stop coming blocks every tick: after
 /// the disconnect timeout the others are told (NoProgress) and drop it, and play on.
 #[test]
 fn a_peer_that_talks_but_never_progresses_is_dropped_at_the_timeout() {
+    let heap = heap::HeapWatch::start();
     let cfg = P2pConfig::default();
     let timeout = cfg.disconnect_timeout_us;
     let mut mesh = Mesh::new(35, 2, 1, link(), cfg);
@@ -144,4 +155,5 @@ fn a_peer_that_talks_but_never_progresses_is_dropped_at_the_timeout() {
         "{:?}",
         mesh.peers[1].events
     );
+    heap.report("a_peer_that_talks_but_never_progresses_is_dropped_at_the_timeout", 16 << 20);
 }

@@ -5,6 +5,8 @@
 
 #[path = "support/datagrams.rs"]
 mod datagrams;
+#[path = "support/heap.rs"]
+mod heap;
 
 use datagrams::drain;
 use std::net::SocketAddr;
@@ -52,6 +54,7 @@ fn refused_full(c: &mut Client) -> bool {
 
 #[test]
 fn one_address_holds_at_most_its_share_of_the_incoming_connections() {
+    let heap = heap::HeapWatch::start();
     let cfg = EndpointConfig { max_incoming: 64, max_incoming_per_ip: 4, seed: 1, ..EndpointConfig::default() };
     let mut server = Endpoint::new(cfg, 0).unwrap();
     let sa = SocketAddr::from(([10, 0, 0, 1], 7000));
@@ -73,4 +76,5 @@ fn one_address_holds_at_most_its_share_of_the_incoming_connections() {
     let mut again = vec![client([192, 0, 2, 9], 5100, sa, 55)];
     shuttle(&mut server, sa, &mut again, 4);
     assert!(again[0].ep.is_connected(again[0].peer), "a freed place is usable again");
+    heap.report("one_address_holds_at_most_its_share_of_the_incoming_connections", 8 << 20);
 }

@@ -3,7 +3,7 @@
 
 use super::join;
 use super::stats::add_jitter;
-use super::{RejectReason, RelayServerSession, ServerSessionEvent};
+use super::{KickCause, RejectReason, RelayServerSession, ServerSessionEvent};
 use crate::clock::Micros;
 use crate::transport::{DisconnectReason, PeerId};
 
@@ -25,6 +25,10 @@ pub(super) struct Slot {
     /// per [`MIN_SNAPSHOT_INTERVAL_US`], however often it asks (each costs the engine a
     /// dump and the link the whole state).
     pub(super) snapshot_tat: Micros,
+    /// The resync-request schedule (the same kind): one request a
+    /// [`MIN_SNAPSHOT_INTERVAL_US`] with a burst of [`RESYNC_BURST`]; a player past it
+    /// keeps asking far faster than it could be served, and is kicked.
+    pub(super) resync_tat: Micros,
     pub(super) reconnected: bool,
 }
 
@@ -32,9 +36,20 @@ pub(super) struct Slot {
 /// broken timeline) needs one; asking every tick only multiplies the server's output.
 pub(crate) const MIN_SNAPSHOT_INTERVAL_US: Micros = 1_000_000;
 
+/// Resync requests a player may make at once. An honest client asks once per desync or
+/// broken timeline; a few in a row are a bad moment, sixteen in a row (with one more a
+/// second allowed) are a player asking every frame.
+pub(crate) const RESYNC_BURST: u64 = 16;
+
 impl Slot {
-    pub(super) const FREE: Slot =
-        Slot { state: SlotState::Free, token: 0, needs_snapshot: false, snapshot_tat: 0, reconnected: false };
+    pub(super) const FREE: Slot = Slot {
+        state: SlotState::Free,
+        token: 0,
+        needs_snapshot: false,
+        snapshot_tat: 0,
+        resync_tat: 0,
+        reconnected: false,
+    };
 
     /// Waiting for a snapshot, and allowed one now.
     pub(super) fn snapshot_due(&self, now: Micros) -> bool {
@@ -44,6 +59,12 @@ impl Slot {
     /// Books a snapshot sent at `now` against the schedule.
     pub(super) fn snapshot_sent(&mut self, now: Micros) {
         self.snapshot_tat = self.snapshot_tat.max(now) + MIN_SNAPSHOT_INTERVAL_US;
+    }
+
+    /// Books a resync request at `now`; false once the player is past its burst.
+    fn resync_asked(&mut self, now: Micros) -> bool {
+        self.resync_tat = self.resync_tat.max(now) + MIN_SNAPSHOT_INTERVAL_US;
+        self.resync_tat - now <= RESYNC_BURST * MIN_SNAPSHOT_INTERVAL_US
     }
 }
 
@@ -58,6 +79,15 @@ impl RelayServerSession {
             add_jitter(&mut self.gone, &j);
         }
         self.relay.remove(peer);
+    }
+
+    /// Removes the player of `slot` (on connection `peer`) for `cause`: its slot is
+    /// freed, its connection closed as kicked.
+    fn kick(&mut self, slot: usize, peer: PeerId, cause: KickCause) {
+        self.forget_peer(peer);
+        self.slots[slot] = Slot::FREE;
+        self.to_disconnect.push((peer, DisconnectReason::Kicked));
+        self.events.push_back(ServerSessionEvent::PlayerKicked { player: slot as u32, peer, cause });
     }
 
     pub(super) fn reject(&mut self, peer: PeerId, reason: RejectReason) {
@@ -81,6 +111,9 @@ impl RelayServerSession {
         if let Some(i) = self.slot_of_peer(peer) {
             // A player asking again on its own connection wants a new snapshot.
             if h.token == self.slots[i].token {
+                if !self.slots[i].resync_asked(self.now) {
+                    return self.kick(i, peer, KickCause::ResyncFlood);
+                }
                 self.slots[i].needs_snapshot = true;
                 self.stats.resyncs += 1;
             } else {

@@ -39,6 +39,9 @@ pub enum KickCause {
     Jitter(KickReason),
     /// It needed a step the server no longer keeps.
     FellBehind,
+    /// It kept asking for new snapshots far faster than it could be served (more than
+    /// 16 at once, then more than one a second).
+    ResyncFlood,
 }
 
 /// What the server session tells the engine.

@@ -52,6 +52,8 @@ namespace Tickwire
         Starved = 2,
         /// <summary>It needed a canonical step older than StepHistory (it cannot catch up).</summary>
         FellBehind = 3,
+        /// <summary>It kept asking for new snapshots far faster than it could be served (16 at once, then one a second).</summary>
+        ResyncFlood = 4,
     }
 
     /// <summary>tw_reject_reason: why a connection was refused (ConnectionRejected).</summary>

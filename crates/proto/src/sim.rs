@@ -41,6 +41,8 @@ pub struct SimNet {
     rng: Rng,
     scratch: Vec<u8>,
     probe: Option<EndpointProbe>,
+    /// Every datagram sent, as (from, to, bytes), while recording.
+    recorded: Option<Vec<(SocketAddr, SocketAddr, Vec<u8>)>>,
     /// Datagrams addressed to no node (counted, dropped).
     pub unroutable: u64,
 }
@@ -55,8 +57,20 @@ impl SimNet {
             rng: Rng::new(seed),
             scratch: vec![0; MAX_DATAGRAM_SIZE],
             probe: None,
+            recorded: None,
             unroutable: 0,
         }
+    }
+
+    /// Starts keeping a copy of every datagram sent from now on (what someone on the
+    /// path would see), for [`SimNet::take_recorded`].
+    pub fn record_datagrams(&mut self) {
+        self.recorded.get_or_insert_with(Vec::new);
+    }
+
+    /// The datagrams recorded so far, as (from, to, bytes); recording goes on.
+    pub fn take_recorded(&mut self) -> Vec<(SocketAddr, SocketAddr, Vec<u8>)> {
+        self.recorded.as_mut().map(std::mem::take).unwrap_or_default()
     }
 
     pub fn now(&self) -> Micros {
@@ -249,6 +263,9 @@ impl SimNet {
                 self.set_link(n, dst, cfg);
             }
             let from = self.nodes[n].addr;
+            if let Some(r) = &mut self.recorded {
+                r.push((from, to, self.scratch[..len].to_vec()));
+            }
             let datagram = (from, self.scratch[..len].to_vec());
             self.links.get_mut(&(n, dst)).expect("just ensured").send(now, len, datagram);
         }

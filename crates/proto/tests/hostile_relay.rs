@@ -15,7 +15,8 @@ mod relay_world;
 use relay_world::{World, link};
 use tickwire_proto::wire::relay::{self, Hello};
 use tickwire_proto::{
-    CHANNEL_RELIABLE, KickCause, RelayClientSessionConfig, RelayServerSessionConfig, ServerSessionEvent,
+    CHANNEL_RELIABLE, EndpointConfig, KickCause, RelayClientSessionConfig, RelayServerSessionConfig, Security,
+    ServerSessionEvent,
 };
 
 const SECOND: u64 = 1_000_000;
@@ -100,4 +101,28 @@ fn a_burst_of_inputs_is_refused_and_its_sender_kicked() {
     assert!(ticks >= 115, "honest player advanced {ticks} ticks in 2 s");
     eprintln!("honest ticks in the 2 s after a burst of 51000 inputs: {ticks}");
     heap.report("a_burst_of_inputs_is_refused_and_its_sender_kicked", 16 << 20);
+}
+
+/// Issue 14: the relay's session token, which brings a player back to its slot, was read
+/// off the wire and replayed from another port to take over the player's slot. On an
+/// encrypted connection (the default) it never appears on the wire; in insecure
+/// plaintext it does, which is how the attack read it.
+#[test]
+fn the_session_token_never_crosses_the_wire_in_clear() {
+    let heap = heap::HeapWatch::start();
+    for security in [Security::default(), Security::InsecurePlaintext] {
+        let s = RelayServerSessionConfig { max_players: 2, ..RelayServerSessionConfig::default() };
+        let c = RelayClientSessionConfig { max_players: 2, ..RelayClientSessionConfig::default() };
+        let server = EndpointConfig { max_incoming: 16, security: security.clone(), ..EndpointConfig::default() };
+        let mut w = World::with_server_endpoint(61, link(0.02), s, c, server);
+        w.net.record_datagrams();
+        let i = w.add_client_with(EndpointConfig { security: security.clone(), ..EndpointConfig::default() });
+        w.run_for(2 * SECOND);
+        let token = w.clients[i].session.token().expect("joined").to_le_bytes();
+        let recorded = w.net.take_recorded();
+        let seen = recorded.iter().filter(|(_, _, d)| d.windows(token.len()).any(|x| x == token)).count();
+        eprintln!("{security:?}: the session token in {seen} of {} datagrams", recorded.len());
+        assert_eq!(seen > 0, security.is_plaintext(), "{security:?}: token on the wire in {seen} datagrams");
+    }
+    heap.report("the_session_token_never_crosses_the_wire_in_clear", 16 << 20);
 }

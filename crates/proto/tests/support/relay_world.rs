@@ -113,7 +113,13 @@ impl World {
 
     /// Adds a client and starts its connection.
     pub fn add_client(&mut self) -> usize {
-        let node = self.net.add(EndpointConfig::default());
+        self.add_client_with(EndpointConfig::default())
+    }
+
+    /// Like [`World::add_client`], with the client's endpoint configured by the caller.
+    #[allow(dead_code)] // not every test binary uses it
+    pub fn add_client_with(&mut self, endpoint: EndpointConfig) -> usize {
+        let node = self.net.add(endpoint);
         let mut session = RelayClientSession::new(self.client_cfg.clone()).expect("client config");
         let mut game = BoxGame::new(self.client_cfg.max_players, session.state_slots());
         game.record_inputs = true;

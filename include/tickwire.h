@@ -1532,7 +1532,9 @@ typedef struct tw_session_config {
      */
     uint32_t desync_interval;
     /**
-     * P2P: drop a silent peer after this long (default 5000).
+     * P2P: drop a silent peer after this long (default 5000). It holds whatever
+     * `host.timeout_ms` says: the session's transport waits a second longer than this
+     * when `host.timeout_ms` is shorter.
      */
     uint32_t disconnect_timeout_ms;
     /**

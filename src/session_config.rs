@@ -143,7 +143,9 @@ pub struct tw_session_config {
     /// RELAY_SERVER: send the checksum of its state every this many ticks, for the
     /// clients' desync checks (0 = off).
     pub desync_interval: u32,
-    /// P2P: drop a silent peer after this long (default 5000).
+    /// P2P: drop a silent peer after this long (default 5000). It holds whatever
+    /// `host.timeout_ms` says: the session's transport waits a second longer than this
+    /// when `host.timeout_ms` is shorter.
     pub disconnect_timeout_ms: u32,
     /// P2P: report a silent peer (`TW_SESSION_EVENT_KIND_PEER_INTERRUPTED`) after this
     /// long (default 750); below `disconnect_timeout_ms`.

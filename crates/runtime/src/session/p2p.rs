@@ -45,12 +45,21 @@ pub struct P2pSessionStats {
     pub net: NetStats,
 }
 
+/// How much longer than the session's disconnect timeout the transport waits for a
+/// silent peer.
+const TRANSPORT_SLACK_US: Micros = 1_000_000;
+
 impl P2pSession {
     /// Checks `settings`, binds the socket and starts the network thread.
     pub fn new(settings: P2pSettings) -> Result<Self, SessionFailure> {
         settings.validate()?;
         let players = settings.game.players;
-        let net = Net::start(settings.host.clone(), (players as u32 - 1).saturating_add(settings.max_spectators))?;
+        // The session decides when a silent peer is gone (disconnect_timeout_us, with its
+        // interruption notice first): the transport's own silence timeout must not cut
+        // that short, so it waits a little longer.
+        let mut host = settings.host.clone();
+        host.endpoint.timeout_us = host.endpoint.timeout_us.max(settings.disconnect_timeout_us + TRANSPORT_SLACK_US);
+        let net = Net::start(host, (players as u32 - 1).saturating_add(settings.max_spectators))?;
         Ok(P2pSession {
             engine: Engine::new(settings.game),
             net,

@@ -19,14 +19,9 @@ fn the_sessions_disconnect_timeout_holds_past_the_hosts_timeout() {
     let mut cfg = session_config(tw_session_mode::P2p, 2);
     cfg.host.timeout_ms = 1_500;
     cfg.disconnect_timeout_ms = 3_000;
-    let (a, b) = (create(&cfg), create(&cfg));
-    let (addr_a, addr_b) = (cstr(&local_address(a.0)), cstr(&local_address(b.0)));
-    // SAFETY: live sessions, NUL-terminated addresses.
+    let (a, b) = p2p_pair(&cfg, &cfg);
+    // SAFETY: live sessions.
     unsafe {
-        ok(tw_session_add_local_player(a.0, 0));
-        ok(tw_session_add_remote_player(a.0, 1, addr_b.as_ptr()));
-        ok(tw_session_add_remote_player(b.0, 0, addr_a.as_ptr()));
-        ok(tw_session_add_local_player(b.0, 1));
         ok(tw_session_start(a.0));
         ok(tw_session_start(b.0));
     }

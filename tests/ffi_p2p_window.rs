@@ -57,15 +57,7 @@ fn run_pair(mp: u32, input_delay: u32, sparse_saving: bool) {
     let mut cfg = p2p_config(mp);
     cfg.input_delay = input_delay;
     cfg.sparse_saving = u32::from(sparse_saving);
-    let (a, b) = (create(&cfg), create(&cfg));
-    let (addr_a, addr_b) = (cstr(&local_address(a.0)), cstr(&local_address(b.0)));
-    // SAFETY: live sessions, NUL-terminated addresses.
-    unsafe {
-        ok(tw_session_add_local_player(a.0, 0));
-        ok(tw_session_add_remote_player(a.0, 1, addr_b.as_ptr()));
-        ok(tw_session_add_remote_player(b.0, 0, addr_a.as_ptr()));
-        ok(tw_session_add_local_player(b.0, 1));
-    }
+    let (a, b) = p2p_pair(&cfg, &cfg);
     let mut slots = 0u32;
     // SAFETY: live session, writable out.
     ok(unsafe { tw_session_state_slots(a.0, &mut slots) });

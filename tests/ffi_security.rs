@@ -195,21 +195,12 @@ fn an_expired_token_is_refused_with_its_reason() {
     assert!(!m.joined(c));
 }
 
-fn p2p_pair(sec_a: &tw_security_config, sec_b: &tw_security_config) -> (SessionGuard, SessionGuard) {
+fn secured_pair(sec_a: &tw_security_config, sec_b: &tw_security_config) -> (SessionGuard, SessionGuard) {
     let mut ca = session_config(tw_session_mode::P2p, 2);
     ca.host.security = sec_a;
     let mut cb = session_config(tw_session_mode::P2p, 2);
     cb.host.security = sec_b;
-    let (a, b) = (create(&ca), create(&cb));
-    let (addr_a, addr_b) = (cstr(&local_address(a.0)), cstr(&local_address(b.0)));
-    // SAFETY: live sessions, NUL-terminated addresses.
-    unsafe {
-        ok(tw_session_add_local_player(a.0, 0));
-        ok(tw_session_add_remote_player(a.0, 1, addr_b.as_ptr()));
-        ok(tw_session_add_remote_player(b.0, 0, addr_a.as_ptr()));
-        ok(tw_session_add_local_player(b.0, 1));
-    }
-    (a, b)
+    p2p_pair(&ca, &cb)
 }
 
 fn host_config() -> tw_host_config {
@@ -308,7 +299,7 @@ fn a_match_secret_keeps_strangers_out_and_lets_spectators_with_theirs_in() {
     sec.match_secret = secret;
     sec.has_spectator_secret = 1;
     sec.spectator_secret = spectators;
-    let (a, b) = p2p_pair(&sec, &sec);
+    let (a, b) = secured_pair(&sec, &sec);
     let mut spec_sec = security();
     spec_sec.has_spectator_secret = 1;
     spec_sec.spectator_secret = spectators;

@@ -270,6 +270,21 @@ impl Engine {
     }
 }
 
+/// Two P2P sessions made from `cfg_a` and `cfg_b`, each told of the other (player 0
+/// local on the first, player 1 on the second); not started.
+pub fn p2p_pair(cfg_a: &tw_session_config, cfg_b: &tw_session_config) -> (SessionGuard, SessionGuard) {
+    let (a, b) = (create(cfg_a), create(cfg_b));
+    let (addr_a, addr_b) = (cstr(&local_address(a.0)), cstr(&local_address(b.0)));
+    // SAFETY: live sessions, NUL-terminated addresses.
+    unsafe {
+        ok(tw_session_add_local_player(a.0, 0));
+        ok(tw_session_add_remote_player(a.0, 1, addr_b.as_ptr()));
+        ok(tw_session_add_remote_player(b.0, 0, addr_a.as_ptr()));
+        ok(tw_session_add_local_player(b.0, 1));
+    }
+    (a, b)
+}
+
 /// One engine frame of the DESIGN.md loop: ticks due, inputs, advance, requests,
 /// events. Returns the events polled.
 pub fn frame(

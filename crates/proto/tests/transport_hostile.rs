@@ -409,16 +409,7 @@ impl Arena {
             Ok(wire::Packet::Challenge { cookie_time, cookie_mac, .. }) => (cookie_time, cookie_mac),
             p => panic!("{p:?}"),
         };
-        let response = wire::ConnectResponse {
-            client_salt,
-            cookie_time,
-            cookie_mac,
-            encrypted: false,
-            client_public: [0; 32],
-            proof: [0; 16],
-            token: None,
-        };
-        wire::encode_connect_response(&mut d, pid(), &response);
+        datagrams::plain_response(&mut d, pid(), client_salt, cookie_time, cookie_mac);
         self.server.handle_datagram(self.now, from, &d);
         self.route();
         let reply = self.raw_reply(from);

@@ -31,16 +31,7 @@ fn plain(max_incoming: u32, seed: u64) -> Endpoint {
 
 /// A plaintext connect response as a hand-made client writes it.
 fn response(out: &mut Vec<u8>, client_salt: u64, cookie_time: u64, cookie_mac: u64) {
-    let r = wire::ConnectResponse {
-        client_salt,
-        cookie_time,
-        cookie_mac,
-        encrypted: false,
-        client_public: [0; 32],
-        proof: [0; 16],
-        token: None,
-    };
-    wire::encode_connect_response(out, pid(), &r);
+    datagrams::plain_response(out, pid(), client_salt, cookie_time, cookie_mac);
 }
 
 fn addr(i: u32) -> SocketAddr {

@@ -79,7 +79,9 @@ impl Pair {
     /// Asserts equal checksums at every tick before both peers' confirmed tick;
     /// returns that tick.
     fn assert_in_sync(&self) -> u32 {
-        let confirmed = stats(self.a.0).confirmed_tick.min(stats(self.b.0).confirmed_tick);
+        // Not the confirmed ticks read now: inputs received after a peer's last advance
+        // are confirmed already, but their corrections wait for its next one.
+        let confirmed = self.ea.confirmed_at_advance.min(self.eb.confirmed_at_advance);
         for t in 0..confirmed as usize {
             let (ca, cb) = (self.ea.checksums.get(t).copied().flatten(), self.eb.checksums.get(t).copied().flatten());
             assert!(ca.is_some(), "peer a saved no checksum for confirmed tick {t}");

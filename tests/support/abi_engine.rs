@@ -134,6 +134,10 @@ pub struct Engine {
     pub dumps_provided: u32,
     /// The last ADVANCE's tick, and the state checksum after it.
     pub last_advanced: Option<(u32, u64)>,
+    /// The session's confirmed tick as `frame`'s last advance began: every tick before
+    /// it has been (re)simulated with confirmed inputs. One read later may include
+    /// inputs received since, whose corrections wait for the next advance.
+    pub confirmed_at_advance: u32,
 }
 
 impl Engine {
@@ -157,6 +161,7 @@ impl Engine {
             restored_at: None,
             dumps_provided: 0,
             last_advanced: None,
+            confirmed_at_advance: 0,
         }
     }
 
@@ -300,6 +305,7 @@ pub fn frame(
     ok(unsafe { tw_session_ticks_due(s, &mut n) });
     for _ in 0..n {
         let st = stats(s);
+        engine.confirmed_at_advance = st.confirmed_tick;
         let t = st.current_tick + st.input_delay;
         for &p in local {
             let input = input_for(seed, p, t, period);

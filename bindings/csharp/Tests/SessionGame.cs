@@ -39,6 +39,12 @@ namespace Tickwire.Tests
         /// tick) instead of at SAVEs: a relay server saves only now and then.
         /// </summary>
         public bool RecordAfterAdvance;
+        /// <summary>
+        /// The session's confirmed tick as the last advance began: every tick before it has
+        /// been (re)simulated with confirmed inputs. The confirmed tick read later may
+        /// include inputs received since, whose corrections the next advance makes.
+        /// </summary>
+        public uint ConfirmedAtLastAdvance;
         /// <summary>A relay client's inputs pushed so far (its input clock).</summary>
         public uint Pushed;
 
@@ -318,6 +324,7 @@ namespace Tickwire.Tests
             {
                 TwSessionStats st;
                 s.GetStats(out st);
+                ConfirmedAtLastAdvance = st.ConfirmedTick;
                 r = PushInput(s, local, st.CurrentTick + st.InputDelay);
                 if (r != TwResult.Ok)
                 {

@@ -147,7 +147,9 @@ namespace Tickwire.Tests
             /// </summary>
             public uint AssertInSync()
             {
-                uint confirmed = Math.Min(StatsOf(A).ConfirmedTick, StatsOf(B).ConfirmedTick);
+                // Not the confirmed ticks read now: inputs received after a peer's last
+                // advance are confirmed already, but their corrections wait for its next one.
+                uint confirmed = Math.Min(GameA.ConfirmedAtLastAdvance, GameB.ConfirmedAtLastAdvance);
                 Check(confirmed < SessionGame.History, "the history holds every confirmed tick");
                 for (uint t = 0; t < confirmed; t++)
                 {

@@ -665,7 +665,9 @@ enum tw_session_event_kind
      */
     TW_SESSION_EVENT_KIND_ROLLBACK_TOO_FAR = 8,
     /**
-     * The checksums of a confirmed tick differ from `peer`'s (`data.desync`).
+     * The checksums of a confirmed tick differ from `peer`'s (`data.desync`): once per
+     * check tick and peer (every later check tick that still differs is reported too;
+     * only the first is dumped).
      * RELAY_CLIENT: its authoritative state at the start of `data.desync.tick` differs
      * from the server's (`peer` is the server); `tw_session_request_snapshot` recovers.
      */
@@ -3360,8 +3362,9 @@ tw_result tw_session_request_state(struct tw_session *session,
 
 /**
  * P2P: copies the forensic dump of the last desync (after
- * `TW_SESSION_EVENT_KIND_DESYNC_DUMP_READY`) and releases it, so that the next desync
- * can be dumped. The format ("TWDS" version 1: the tick, both checksums, the
+ * `TW_SESSION_EVENT_KIND_DESYNC_DUMP_READY`) and releases it, so that a desync with
+ * another peer can be dumped (each desynced peer is dumped once, at its first
+ * mismatched tick). The format ("TWDS" version 1: the tick, both checksums, the
  * confirmed inputs around the tick and the engine's state at it) is documented in
  * the library's `tickwire_proto::rollback::desync`. On `TW_RESULT_BUFFER_TOO_SMALL` the dump is
  * kept and `*out_len` is its size.

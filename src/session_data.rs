@@ -116,8 +116,9 @@ pub unsafe extern "C" fn tw_session_request_state(
 }
 
 /// P2P: copies the forensic dump of the last desync (after
-/// `TW_SESSION_EVENT_KIND_DESYNC_DUMP_READY`) and releases it, so that the next desync
-/// can be dumped. The format ("TWDS" version 1: the tick, both checksums, the
+/// `TW_SESSION_EVENT_KIND_DESYNC_DUMP_READY`) and releases it, so that a desync with
+/// another peer can be dumped (each desynced peer is dumped once, at its first
+/// mismatched tick). The format ("TWDS" version 1: the tick, both checksums, the
 /// confirmed inputs around the tick and the engine's state at it) is documented in
 /// the library's `tickwire_proto::rollback::desync`. On `TW_RESULT_BUFFER_TOO_SMALL` the dump is
 /// kept and `*out_len` is its size.

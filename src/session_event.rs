@@ -44,7 +44,9 @@ pub enum tw_session_event_kind {
     /// A rollback needed a state older than the ring holds (`data.tick.tick`):
     /// consistency can no longer be guaranteed.
     RollbackTooFar = 8,
-    /// The checksums of a confirmed tick differ from `peer`'s (`data.desync`).
+    /// The checksums of a confirmed tick differ from `peer`'s (`data.desync`): once per
+    /// check tick and peer (every later check tick that still differs is reported too;
+    /// only the first is dumped).
     /// RELAY_CLIENT: its authoritative state at the start of `data.desync.tick` differs
     /// from the server's (`peer` is the server); `tw_session_request_snapshot` recovers.
     Desync = 9,

@@ -24,6 +24,16 @@ fn a_real_desync_is_detected_and_dumped() {
         let Some(&Event::Desync { tick, local, remote, .. }) = desyncs.first() else {
             panic!("peer {i}: no desync detected");
         };
+        // Issue 18, 3: one DESYNC per tick (the peer repeats its checksum reports, and
+        // each copy used to be compared and reported again), and one dump.
+        let mut ticks: Vec<u32> =
+            desyncs.iter().map(|e| if let Event::Desync { tick, .. } = e { *tick } else { 0 }).collect();
+        let reported = ticks.len();
+        ticks.sort_unstable();
+        ticks.dedup();
+        assert_eq!(ticks.len(), reported, "peer {i}: a tick reported twice: {ticks:?}");
+        let dumps = peer.events.iter().filter(|e| matches!(e, Event::DesyncDumpReady { .. })).count();
+        assert_eq!(dumps, 1, "peer {i}: one dump per desynced peer");
         assert!(tick > diverge && tick <= diverge + 10, "peer {i}: first check tick after the divergence, got {tick}");
         assert_ne!(local, remote);
         assert_eq!(Some(local), peer.game.checksums[tick as usize], "peer {i}: local checksum is the engine's");

@@ -211,8 +211,8 @@ impl P2pSession {
         self.dump.as_deref()
     }
 
-    /// Drops the dump returned by [`P2pSession::desync_dump`]; the next desync can be
-    /// dumped.
+    /// Drops the dump returned by [`P2pSession::desync_dump`]; a desync with another
+    /// peer can then be dumped (each peer's first mismatch is dumped, once).
     pub fn release_desync_dump(&mut self) {
         self.dump = None;
     }

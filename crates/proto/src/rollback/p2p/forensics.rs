@@ -16,15 +16,24 @@ pub(super) struct DumpJob {
 }
 
 impl P2pSession {
+    /// Compares our checksum of check tick `tick` with a peer's report, once per tick
+    /// and peer (its reports come again in later messages, against loss). A mismatch is
+    /// a `Desync` event; the first one with each peer is also dumped.
     pub(super) fn compare(&mut self, peer_index: usize, tick: Tick, local: u64, remote: u64) {
+        let p = &mut self.peers[peer_index];
+        if p.compared_until.is_some_and(|t| tick <= t) {
+            return;
+        }
+        p.compared_until = Some(tick);
         self.stats.checks_compared += 1;
         if local == remote {
             return;
         }
-        let peer = self.peers[peer_index].id;
+        let first_with_peer = !std::mem::replace(&mut p.desynced, true);
+        let peer = p.id;
         self.stats.desyncs += 1;
         self.events.push_back(Event::Desync { tick, local, remote, peer });
-        if self.dump_job.is_none() && self.dump.is_none() {
+        if first_with_peer && self.dump_job.is_none() && self.dump.is_none() {
             self.dump_job = Some(DumpJob { tick, local, remote, peer, requested: false });
             if self.ring.slot_of(tick).is_none() {
                 self.build_dump(None);
@@ -102,7 +111,8 @@ impl P2pSession {
     }
 
     /// The forensic dump of the last desync, ready to be written to a file
-    /// (format: [`DesyncDump`]). Taking it allows the next desync to be dumped.
+    /// (format: [`DesyncDump`]). Taking it allows a desync with another peer to be dumped
+    /// (each peer's first mismatch is dumped, once).
     pub fn take_desync_dump(&mut self) -> Option<Vec<u8>> {
         self.dump.take()
     }

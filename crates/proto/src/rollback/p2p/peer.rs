@@ -57,6 +57,11 @@ pub(super) struct Peer {
     pub(super) adv: AdvantageTracker,
     pub(super) pending: [(Tick, u64); PENDING_REPORTS],
     pub(super) npending: usize,
+    /// The newest check tick compared with this peer's report: the peer repeats its
+    /// reports (against loss), and each tick is compared, and a desync reported, once.
+    pub(super) compared_until: Option<Tick>,
+    /// A desync with this peer was found (and dumped once).
+    pub(super) desynced: bool,
     pub(super) last_sent_at: Option<Micros>,
     pub(super) last_sent_next: Tick,
     /// The newest checksum report this peer has been sent, and how many times.
@@ -110,6 +115,8 @@ impl Peer {
             adv: AdvantageTracker::default(),
             pending: [(0, 0); PENDING_REPORTS],
             npending: 0,
+            compared_until: None,
+            desynced: false,
             last_sent_at: None,
             last_sent_next: 0,
             report_tick: None,

@@ -627,7 +627,8 @@ enum tw_session_event_kind
      */
     TW_SESSION_EVENT_KIND_NONE = 0,
     /**
-     * Every peer has been heard from; ticks start being due. No data. RELAY_CLIENT:
+     * Every peer has been heard from; ticks start being due. No data. SPECTATOR: its
+     * starting point arrived (the host's snapshot, or the inputs from tick 0). RELAY_CLIENT:
      * caught up with the server after joining; from now on the engine sees predicted
      * ticks (`data.tick.tick` is the authoritative tick).
      */

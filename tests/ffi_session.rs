@@ -311,6 +311,10 @@ fn a_spectator_joining_mid_match_ends_in_sync() {
     assert!(restored > 30, "a mid-match snapshot, tick {restored}");
     assert_eq!(pair.ea.dumps_provided, 1, "the host engine was asked for the snapshot once");
     assert!(kinds(&spec_events).contains(&(tw_session_event_kind::PeerConnected as u32)));
+    // Issue 18, 4: a spectator says when it can play (its snapshot or the first inputs
+    // arrived), once, as P2P does.
+    let synced = kinds(&spec_events).iter().filter(|&&k| k == tw_session_event_kind::Synchronized as u32).count();
+    assert_eq!(synced, 1, "SYNCHRONIZED once: {:?}", kinds(&spec_events));
     let host_confirmed = stats(pair.a.0).confirmed_tick;
     let spec_tick = stats(spec.0).current_tick;
     assert!(

@@ -7,7 +7,8 @@ use crate::transport::{DisconnectReason, PeerId};
 /// engine reacting to them.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Event {
-    /// Every peer has been heard from; ticks start counting.
+    /// Every peer has been heard from; ticks start counting. A spectator: its starting
+    /// point (the host's snapshot, or the first inputs from tick 0) arrived.
     Synchronized,
     /// Nothing heard from `peer` for the notify delay; it will be dropped after
     /// `disconnect_in_us` more microseconds of silence.

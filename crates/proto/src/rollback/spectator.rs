@@ -127,6 +127,7 @@ impl SpectatorSession {
             }
             self.current = tick;
             self.started = true;
+            self.events.push_back(Event::Synchronized);
             self.restore = Some((tick, data[5..].to_vec()));
             return;
         }
@@ -136,6 +137,7 @@ impl SpectatorSession {
                 let h = d.header;
                 if !self.started && h.first == 0 {
                     self.started = true;
+                    self.events.push_back(Event::Synchronized);
                 }
                 if self.started {
                     for (p, t) in d.disconnects() {

@@ -352,8 +352,8 @@ impl P2pSession {
         // advances without asking `ticks_due`).
         let pending = self.due_left.max(1);
         self.due_left = self.due_left.saturating_sub(1);
-        self.queue_state_dumps();
         if !self.running {
+            self.queue_state_dumps();
             return AdvanceStatus::NotSynchronized;
         }
         self.add_local_inputs();
@@ -364,6 +364,11 @@ impl P2pSession {
                 self.rollback(m);
             }
         }
+        // After the rollback: the inputs that made a tick final may also be the ones
+        // that corrected it, and a state dumped before this batch's re-simulation would
+        // be the mispredicted one (a spectator joined with it stayed out of sync). The
+        // dump requests follow this batch's saves, so they read the corrected states.
+        self.queue_state_dumps();
         let confirmed = self.confirmed_all();
         if self.current as u64 >= confirmed as u64 + self.cfg.max_prediction as u64 {
             self.stats.window_full += 1;

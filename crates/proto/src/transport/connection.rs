@@ -399,15 +399,19 @@ impl Connection {
 
     /// Opens an encrypted packet into `out` (its frames), in this order: the full
     /// sequence number rebuilt, the replay window (before any decryption), then the tag.
-    /// Only an authenticated packet is recorded. On a plaintext connection the frames
-    /// are copied as they are. `bytes` is the whole datagram, `header_len` the part the
-    /// tag covers as associated data.
-    pub fn unseal(&mut self, low_seq: u16, bytes: &[u8], header_len: usize, out: &mut Vec<u8>) -> Result<(), Unsealed> {
+    /// Only an authenticated packet is recorded. `bytes` is the whole datagram,
+    /// `header_len` the part the tag covers as associated data. `Ok(true)`: the frames
+    /// are in `out`; `Ok(false)`: an insecure plaintext connection, whose frames are
+    /// `bytes[header_len..]` as they are (not copied).
+    pub fn unseal(
+        &mut self,
+        low_seq: u16,
+        bytes: &[u8],
+        header_len: usize,
+        out: &mut Vec<u8>,
+    ) -> Result<bool, Unsealed> {
+        let Some(s) = &mut self.sealing else { return Ok(false) };
         out.clear();
-        let Some(s) = &mut self.sealing else {
-            out.extend_from_slice(&bytes[header_len..]);
-            return Ok(());
-        };
         let refuse = |c: &mut u64, why| {
             *c += 1;
             Err(why)
@@ -429,7 +433,7 @@ impl Connection {
             return refuse(&mut self.forged, Unsealed::Forged);
         }
         s.replay.record(seq);
-        Ok(())
+        Ok(true)
     }
 
     /// The sequence number a disconnect packet goes out with (it takes one, like a

@@ -272,10 +272,12 @@ impl Endpoint {
                     return;
                 };
                 let c = self.conns.get_mut(&peer).expect("looked up above");
-                if let Err(why) = c.unseal(header.seq, data, PAYLOAD_HEADER_SIZE, &mut self.opened) {
-                    return self.count_unsealed(why);
-                }
-                match c.on_payload(now, &header, &self.opened, data.len(), &mut self.pool, &mut self.inbox) {
+                let frames = match c.unseal(header.seq, data, PAYLOAD_HEADER_SIZE, &mut self.opened) {
+                    Ok(true) => &self.opened[..],
+                    Ok(false) => &data[PAYLOAD_HEADER_SIZE..],
+                    Err(why) => return self.count_unsealed(why),
+                };
+                match c.on_payload(now, &header, frames, data.len(), &mut self.pool, &mut self.inbox) {
                     Ok(()) => {}
                     Err(PayloadError::Malformed(_) | PayloadError::WrongChannel(_)) => {
                         c.malformed += 1;
@@ -326,12 +328,6 @@ impl Endpoint {
                 }
             }
         }
-    }
-
-    /// The connection we are initiating to `from` with this salt.
-    pub(super) fn initiating(&mut self, from: SocketAddr, client_salt: u64) -> Option<&mut Connection> {
-        let peer = *self.by_addr.get(&from)?;
-        self.conns.get_mut(&peer).filter(|c| c.initiator && c.client_salt == client_salt)
     }
 
     /// The established connection at `from`, if `salt` proves the sender is its peer.

@@ -311,6 +311,7 @@ impl Endpoint {
         limit > 0 && self.incoming_per_ip.get(&from.ip()).is_some_and(|&n| n >= limit)
     }
 
+    /// The connection we are initiating to `from` with this salt.
     fn initiating_peer(&self, from: SocketAddr, client_salt: u64) -> Option<PeerId> {
         let peer = *self.by_addr.get(&from)?;
         self.conns.get(&peer).filter(|c| c.initiator && c.client_salt == client_salt).map(|c| c.peer)
@@ -324,16 +325,16 @@ impl Endpoint {
         cookie_time: u64,
         cookie_mac: u64,
     ) {
-        match self.initiating(from, client_salt) {
-            Some(c) if c.state == Handshake::Requesting => {
-                c.state = Handshake::Responding { cookie_time, cookie_mac };
-                c.last_recv = now;
-                let peer = c.peer;
-                self.send_handshake(now, peer);
-            }
-            Some(_) => {} // a late copy of a challenge we already answered
-            None => self.stats.unknown_sender += 1,
-        }
+        let Some(peer) = self.initiating_peer(from, client_salt) else {
+            self.stats.unknown_sender += 1;
+            return;
+        };
+        let c = self.conns.get_mut(&peer).expect("looked up above");
+        if c.state == Handshake::Requesting {
+            c.state = Handshake::Responding { cookie_time, cookie_mac };
+            c.last_recv = now;
+            self.send_handshake(now, peer);
+        } // else: a late copy of a challenge we already answered
     }
 
     /// The server's `Accepted`: on an encrypted endpoint it must carry a confirmation

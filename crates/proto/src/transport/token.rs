@@ -21,6 +21,7 @@ use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
 
 use chacha20poly1305::aead::AeadInPlace;
 use chacha20poly1305::{KeyInit, Tag, XChaCha20Poly1305, XNonce};
+use zeroize::Zeroize;
 
 use super::crypto::{KEY_SIZE, Secret, TAG_SIZE};
 use crate::wire::{Reader, Writer};
@@ -39,7 +40,14 @@ pub const PRIVATE_SIZE: usize = 480;
 pub const SEALED_PRIVATE_SIZE: usize = PRIVATE_SIZE + TAG_SIZE;
 /// The token layout's version.
 pub const TOKEN_VERSION: u8 = 1;
+/// family u8, ip [16], port u16.
 const ADDRESS_SIZE: usize = 19;
+// Both layouts fit their fixed sizes (the rest is zero padding).
+const _: () = assert!(8 + 4 + KEY_SIZE + 1 + MAX_TOKEN_ADDRESSES * ADDRESS_SIZE + USER_DATA_SIZE <= PRIVATE_SIZE);
+const _: () = assert!(
+    1 + 4 + 8 + 8 + 4 + TOKEN_NONCE_SIZE + SEALED_PRIVATE_SIZE + KEY_SIZE + 1 + MAX_TOKEN_ADDRESSES * ADDRESS_SIZE
+        <= CONNECT_TOKEN_SIZE
+);
 
 /// Why a token could not be minted, read or accepted.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -193,8 +201,7 @@ pub fn mint(key: &Secret, p: &TokenParams, random: &[u8; TOKEN_NONCE_SIZE + KEY_
     w.bytes(token_key);
     write_addresses(&mut w, &p.addresses);
     w.bytes(&p.user_data);
-    w.pad_to(8 + 4 + KEY_SIZE + 1 + MAX_TOKEN_ADDRESSES * ADDRESS_SIZE + USER_DATA_SIZE);
-    w.pad_to(PRIVATE_SIZE);
+    w.pad_to(PRIVATE_SIZE); // user data zero-padded to its full size, and the rest
     let cipher = XChaCha20Poly1305::new_from_slice(&key.0).expect("32-byte key");
     let tag = cipher
         .encrypt_in_place_detached(XNonce::from_slice(&nonce), &associated_data(p.protocol_id, p.expires), &mut private)
@@ -212,7 +219,6 @@ pub fn mint(key: &Secret, p: &TokenParams, random: &[u8; TOKEN_NONCE_SIZE + KEY_
     w.bytes(token_key);
     write_addresses(&mut w, &p.addresses);
     w.pad_to(CONNECT_TOKEN_SIZE);
-    use zeroize::Zeroize;
     private.zeroize();
     Ok(out)
 }
@@ -266,7 +272,6 @@ pub fn open(
     let token_key = Secret(r.bytes(KEY_SIZE).map_err(bad)?.try_into().expect("32 bytes"));
     let addresses = read_addresses(&mut r)?;
     let user_data = Box::new(r.bytes(USER_DATA_SIZE).map_err(bad)?.try_into().expect("user data size"));
-    use zeroize::Zeroize;
     private.zeroize();
     Ok(TokenClaims { client_id, timeout_secs, key: token_key, addresses, user_data })
 }

@@ -2598,8 +2598,16 @@ size_t tw_request_size(void);
 tw_result tw_security_config_init_default(struct tw_security_config *config);
 
 /**
- * `sizeof(tw_security_config)` as this library knows it (bindings check their layout
- * against it).
+ * Returns `sizeof(tw_security_config)` as the library sees it. A binding compares it
+ * with its own size of the struct to catch a header from another library version.
+ *
+ * Ownership: takes nothing; returns a plain value.
+ * Thread-safety: may be called from any thread.
+ *
+ * Returns the size in bytes; never fails.
+ *
+ * # Safety
+ * None: takes no arguments.
  */
 size_t tw_security_config_size(void);
 

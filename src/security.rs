@@ -12,6 +12,7 @@ use super::error::{Failure, FfiResult, tw_result};
 use super::guard;
 use tickwire_proto::token::{self, ConnectToken, TokenParams};
 use tickwire_proto::{Admission, Presented, Secret, Security, TokenAdmission};
+use tickwire_runtime::os_random_bytes;
 
 /// Bytes of a key: a match secret, a spectators' secret, a connect-token key.
 pub const TW_KEY_SIZE: u32 = 32;
@@ -245,11 +246,19 @@ pub unsafe extern "C" fn tw_security_config_init_default(config: *mut tw_securit
     })
 }
 
-/// `sizeof(tw_security_config)` as this library knows it (bindings check their layout
-/// against it).
+/// Returns `sizeof(tw_security_config)` as the library sees it. A binding compares it
+/// with its own size of the struct to catch a header from another library version.
+///
+/// Ownership: takes nothing; returns a plain value.
+/// Thread-safety: may be called from any thread.
+///
+/// Returns the size in bytes; never fails.
+///
+/// # Safety
+/// None: takes no arguments.
 #[unsafe(no_mangle)]
-pub extern "C" fn tw_security_config_size() -> usize {
-    size_of::<tw_security_config>()
+pub unsafe extern "C" fn tw_security_config_size() -> usize {
+    guard::run_or("tw_security_config_size", 0, size_of::<tw_security_config>)
 }
 
 /// Writes `TW_KEY_SIZE` (32) bytes from the operating system's secure random generator
@@ -274,8 +283,7 @@ pub unsafe extern "C" fn tw_generate_key(out: *mut u8, out_size: usize) -> tw_re
                 "out_size is {out_size}: a key is TW_KEY_SIZE ({TW_KEY_SIZE}) bytes"
             )));
         }
-        let mut key = [0u8; 32];
-        getrandom::fill(&mut key).map_err(|e| Failure::new(tw_result::Io, format!("the OS random generator: {e}")))?;
+        let key: [u8; 32] = os_random_bytes().map_err(|e| Failure::new(tw_result::Io, e.to_string()))?;
         // SAFETY: the caller guarantees 32 writable bytes at `out` (checked size).
         unsafe { std::ptr::copy_nonoverlapping(key.as_ptr(), out, key.len()) };
         Ok(tw_result::Ok)
@@ -358,9 +366,7 @@ pub unsafe extern "C" fn tw_connect_token_generate(
             addresses,
             user_data: user_data.to_vec(),
         };
-        let mut random = [0u8; 56];
-        getrandom::fill(&mut random)
-            .map_err(|e| Failure::new(tw_result::Io, format!("the OS random generator: {e}")))?;
+        let random: [u8; 56] = os_random_bytes().map_err(|e| Failure::new(tw_result::Io, e.to_string()))?;
         let bytes = token::mint(&Secret(key), &params, &random).map_err(|e| Failure::invalid(e.to_string()))?;
         // SAFETY: the caller guarantees out_size (checked: the token's size) writable bytes.
         unsafe { std::ptr::copy_nonoverlapping(bytes.as_ptr(), out_token, bytes.len()) };

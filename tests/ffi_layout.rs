@@ -56,7 +56,8 @@ fn security_config_layout() {
     for (i, (got, want)) in offsets.iter().enumerate() {
         assert_eq!(got, want, "field #{i}");
     }
-    assert_eq!(tw_security_config_size(), size_of::<tw_security_config>());
+    // SAFETY: no arguments.
+    assert_eq!(unsafe { tw_security_config_size() }, size_of::<tw_security_config>());
     assert_eq!(TW_CONNECT_TOKEN_SIZE as usize, tickwire_proto::token::CONNECT_TOKEN_SIZE);
     assert_eq!(TW_KEY_SIZE as usize, tickwire_proto::KEY_SIZE);
     assert_eq!(TW_CONNECT_TOKEN_MAX_ADDRESSES as usize, tickwire_proto::token::MAX_TOKEN_ADDRESSES);

@@ -15,7 +15,7 @@ use super::protocol::Protocol;
 use super::thread::{self, Command, IDLE_CAP, RuntimeStats, Shared, ThreadMsg, ThreadParts};
 use super::to_engine::Polled;
 use super::{Direction, FullQueue, HostConfig, HostError, HostEvent, socket, waker};
-use crate::os_seed::{os_key_seed, os_seed};
+use crate::os_seed::{os_random_bytes, os_seed};
 use crate::system_clock::SystemClock;
 use tickwire_proto::wire::MAX_DATAGRAM_SIZE;
 use tickwire_proto::{
@@ -107,23 +107,20 @@ impl Host {
         // Every key, salt and cookie secret of the endpoint comes from a generator this
         // seeds: always the OS's, whatever seed the caller gave for reproducibility.
         cfg.endpoint.key_seed =
-            Secret(os_key_seed().map_err(|source| HostError::Io { context: "seeding the host".into(), source })?);
+            Secret(os_random_bytes().map_err(|source| HostError::Io { context: "seeding the host".into(), source })?);
         // (The endpoint's config is checked when it is built, once the socket is bound:
         // a connect-token server may take its public address from the socket.)
         validate_sim(Direction::Outbound, cfg.outbound_sim.as_ref())?;
         validate_sim(Direction::Inbound, cfg.inbound_sim.as_ref())?;
         let clock = SystemClock::new();
-        if let Security::Encrypted { admission: Admission::Tokens(t), .. } = &mut cfg.endpoint.security {
-            // Tokens expire in Unix time; the endpoint counts microseconds from the
-            // clock's start.
-            let unix_now = SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_secs());
-            t.unix_secs_at_zero = unix_now.saturating_sub(clock.now_us() / 1_000_000);
-        }
-        let endpoint_cfg = cfg.endpoint.clone();
+        let mut endpoint_cfg = cfg.endpoint.clone();
         let now = clock.now_us();
-        Self::start_with(cfg, clock, IDLE_CAP, |local| {
-            let mut endpoint_cfg = endpoint_cfg;
+        Self::start_with(cfg, clock, IDLE_CAP, move |local| {
             if let Security::Encrypted { admission: Admission::Tokens(t), .. } = &mut endpoint_cfg.security {
+                // Tokens expire in Unix time; the endpoint counts microseconds from the
+                // clock's start.
+                let unix_now = SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_secs());
+                t.unix_secs_at_zero = unix_now.saturating_sub(now / 1_000_000);
                 // No public address given: the one this socket is bound to (its port
                 // known only now), which must then be one clients can be told.
                 if t.public_addresses.is_empty() {

@@ -49,6 +49,7 @@ use std::net::SocketAddr;
 use tickwire_proto::{DisconnectReason, EndpointConfig, LinkConfig, PeerId};
 
 pub use host::{COMMAND_QUEUE_CAPACITY, Host, SHUTDOWN_WAIT};
+pub use os_seed::os_random_bytes;
 pub use session::{
     EngineLoop, MAX_INITIAL_STATE, MAX_PREDICTION, MAX_REPLAY_SIZE, NetStats, Networked, P2pSession, P2pSessionStats,
     P2pSettings, PolledRequest, RelayClient, RelayClientSettings, RelayClientStats, RelayPlayerStats, RelayServer,
@@ -56,14 +57,6 @@ pub use session::{
     SessionFailure, Spectator, SpectatorSettings, SpectatorStats, SyncTest, SyncTestSettings, SyncTestStats,
 };
 pub use thread::RuntimeStats;
-
-/// 32 bytes from the operating system's secure generator: a new match secret or
-/// connect-token key, or the randomness `tickwire_proto::token::mint` takes.
-pub fn os_random_bytes<const N: usize>() -> std::io::Result<[u8; N]> {
-    let mut out = [0u8; N];
-    getrandom::fill(&mut out).map_err(|e| std::io::Error::other(format!("the OS random generator failed: {e}")))?;
-    Ok(out)
-}
 
 /// Which way a link simulator applies.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

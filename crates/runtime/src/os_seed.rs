@@ -15,9 +15,11 @@ pub fn os_seed() -> io::Result<u64> {
     getrandom::u64().map_err(|e| io::Error::other(format!("the OS random generator failed: {e}")))
 }
 
-/// 32 bytes from the operating system's generator (an endpoint's `key_seed`).
-pub fn os_key_seed() -> io::Result<[u8; 32]> {
-    let mut out = [0u8; 32];
+/// `N` bytes from the operating system's generator: an endpoint's `key_seed`, a new
+/// match secret or connect-token key, or the randomness `tickwire_proto::token::mint`
+/// takes.
+pub fn os_random_bytes<const N: usize>() -> io::Result<[u8; N]> {
+    let mut out = [0u8; N];
     getrandom::fill(&mut out).map_err(|e| io::Error::other(format!("the OS random generator failed: {e}")))?;
     Ok(out)
 }

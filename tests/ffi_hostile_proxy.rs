@@ -285,21 +285,7 @@ struct Client {
 }
 
 fn client_frame(i: usize, c: &mut Client) {
-    let mut n = 0u32;
-    // SAFETY (whole function): live session, valid pointers.
-    ok(unsafe { tw_session_ticks_due(c.s.0, &mut n) });
-    for _ in 0..n {
-        let input = input_for(SEED, i, c.pushed, PERIOD);
-        c.pushed += 1;
-        ok(unsafe { tw_session_push_input(c.s.0, TW_LOCAL_PLAYER, input.as_ptr().cast(), input.len()) });
-        let r = unsafe { tw_session_advance(c.s.0) };
-        assert!(r == tw_result::Ok || r == tw_result::NotSynchronized, "advance: {r:?}: {}", last_error());
-        c.e.run_requests(c.s.0);
-    }
-    let mut e = tw_session_event::zeroed();
-    while unsafe { tw_session_poll_event(c.s.0, &mut e) } == tw_result::Ok {
-        c.events.push(e);
-    }
+    relay_client_frame(c.s.0, &mut c.e, i, &mut c.pushed, (SEED, PERIOD), &mut c.events);
 }
 
 #[test]

@@ -110,21 +110,7 @@ impl Relay {
         while Instant::now() < end {
             frame(self.server.0, &mut self.es, &[], SEED, PERIOD, &mut self.server_events);
             for (i, (s, e, events, pushed)) in self.clients.iter_mut().enumerate() {
-                let mut n = 0u32;
-                // SAFETY (block): live session, valid pointers.
-                ok(unsafe { tw_session_ticks_due(s.0, &mut n) });
-                for _ in 0..n {
-                    let input = input_for(SEED, i, *pushed, PERIOD);
-                    *pushed += 1;
-                    ok(unsafe { tw_session_push_input(s.0, TW_LOCAL_PLAYER, input.as_ptr().cast(), input.len()) });
-                    let r = unsafe { tw_session_advance(s.0) };
-                    assert!(!r.is_err(), "advance: {r:?}: {}", last_error());
-                    e.run_requests(s.0);
-                }
-                let mut ev = tw_session_event::zeroed();
-                while unsafe { tw_session_poll_event(s.0, &mut ev) } == tw_result::Ok {
-                    events.push(ev);
-                }
+                relay_client_frame(s.0, e, i, pushed, (SEED, PERIOD), events);
             }
             std::thread::sleep(Duration::from_millis(2));
         }

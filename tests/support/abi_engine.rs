@@ -321,6 +321,34 @@ pub fn frame(
     }
 }
 
+/// One engine frame of a relay client: for each tick due, its next input
+/// (`input_for(seed, index, *pushed, period)`) as `TW_LOCAL_PLAYER`, an advance (OK, or
+/// NOT_SYNCHRONIZED until it has joined) and its requests; then the events.
+pub fn relay_client_frame(
+    s: *mut tw_session,
+    engine: &mut Engine,
+    index: usize,
+    pushed: &mut u32,
+    (seed, period): (u64, u32),
+    events: &mut Vec<tw_session_event>,
+) {
+    let mut n = 0u32;
+    // SAFETY (whole function): live session, valid pointers.
+    ok(unsafe { tw_session_ticks_due(s, &mut n) });
+    for _ in 0..n {
+        let input = input_for(seed, index, *pushed, period);
+        *pushed += 1;
+        ok(unsafe { tw_session_push_input(s, TW_LOCAL_PLAYER, input.as_ptr().cast(), input.len()) });
+        let r = unsafe { tw_session_advance(s) };
+        assert!(r == tw_result::Ok || r == tw_result::NotSynchronized, "advance: {r:?}: {}", last_error());
+        engine.run_requests(s);
+    }
+    let mut e = tw_session_event::zeroed();
+    while unsafe { tw_session_poll_event(s, &mut e) } == tw_result::Ok {
+        events.push(e);
+    }
+}
+
 pub trait ResultExt {
     fn is_err(&self) -> bool;
 }

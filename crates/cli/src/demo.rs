@@ -17,11 +17,7 @@ use tickwire_runtime::{
 use super::boxes::{Engine, INPUT_SIZE, input_for};
 use super::token::{self, MintOptions};
 use tickwire_proto::token::ConnectToken;
-use tickwire_proto::{Admission, EndpointConfig, KEY_SIZE, Presented, Secret, Security, TokenAdmission};
-
-fn server_host_protocol_id() -> u32 {
-    EndpointConfig::default().protocol_id
-}
+use tickwire_proto::{Admission, KEY_SIZE, Presented, Secret, Security, TokenAdmission};
 
 /// Parsed `demo` options.
 pub struct Options {
@@ -108,6 +104,7 @@ fn play(o: &Options) -> Result<bool, SessionFailure> {
         }),
         presented: Presented::Open,
     };
+    let protocol_id = server_host.endpoint.protocol_id;
     let mut server = RelayServer::new(RelayServerSettings::new(game(o), server_host))?;
     server.start()?;
     let server_addr = server.local_addr();
@@ -117,7 +114,7 @@ fn play(o: &Options) -> Result<bool, SessionFailure> {
     for i in 0..o.clients {
         let token = token::mint(&MintOptions {
             key: Secret(key),
-            protocol_id: server_host_protocol_id(),
+            protocol_id,
             client_id: i as u64 + 1,
             addresses: vec![server_addr],
             expire_secs: o.seconds + 600,

@@ -755,6 +755,13 @@ enum tw_session_event_kind
      * remote peer is dropped right after (PEER_DISCONNECTED, reason TIMEOUT).
      */
     TW_SESSION_EVENT_KIND_NO_PROGRESS = 24,
+    /**
+     * RELAY_SERVER: player `data.relay.player` needed a canonical step older than
+     * `step_history` (it fell far behind, or its link stalled for that long). It is
+     * not kicked: it is sent a snapshot of a coming tick (a DUMP_STATE request) and
+     * the steps from there; its client sees RESYNCING, then JOINED and SYNCHRONIZED.
+     */
+    TW_SESSION_EVENT_KIND_PLAYER_CATCHING_UP = 25,
 };
 #ifndef __cplusplus
 #if __STDC_VERSION__ >= 202311L
@@ -869,7 +876,9 @@ enum tw_kick_reason
      */
     TW_KICK_REASON_STARVED = 2,
     /**
-     * It needed a canonical step older than `step_history` (it cannot catch up).
+     * No longer raised: a player that needs a canonical step older than
+     * `step_history` is sent a snapshot instead (PLAYER_CATCHING_UP). The value stays
+     * reserved.
      */
     TW_KICK_REASON_FELL_BEHIND = 3,
     /**

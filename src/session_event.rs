@@ -103,6 +103,11 @@ pub enum tw_session_event_kind {
     /// own local inputs stopped), `data.tick.tick` the first unconfirmed tick. A
     /// remote peer is dropped right after (PEER_DISCONNECTED, reason TIMEOUT).
     NoProgress = 24,
+    /// RELAY_SERVER: player `data.relay.player` needed a canonical step older than
+    /// `step_history` (it fell far behind, or its link stalled for that long). It is
+    /// not kicked: it is sent a snapshot of a coming tick (a DUMP_STATE request) and
+    /// the steps from there; its client sees RESYNCING, then JOINED and SYNCHRONIZED.
+    PlayerCatchingUp = 25,
 }
 
 /// Why a relay server removed a player (`tw_session_event_relay.reason` of
@@ -114,7 +119,9 @@ pub enum tw_kick_reason {
     Overflow = 1,
     /// No input for `jitter_max_starved_ticks` ticks in a row (it cannot keep up).
     Starved = 2,
-    /// It needed a canonical step older than `step_history` (it cannot catch up).
+    /// No longer raised: a player that needs a canonical step older than
+    /// `step_history` is sent a snapshot instead (PLAYER_CATCHING_UP). The value stays
+    /// reserved.
     FellBehind = 3,
     /// It kept asking for new snapshots far faster than it could be served: more than
     /// 16 at once, then more than one a second (an honest client asks once per desync).
@@ -284,6 +291,9 @@ fn server_event(out: &mut tw_session_event, e: ServerSessionEvent, tick: u32) ->
             (K::PlayerLeft, 0, relay(player, tick, disconnect(reason), false))
         }
         ServerSessionEvent::PlayerLeft { player } => (K::PlayerSlotFreed, 0, relay(player, tick, 0, false)),
+        ServerSessionEvent::PlayerCatchingUp { player, peer } => {
+            (K::PlayerCatchingUp, peer, relay(player, tick, 0, false))
+        }
         ServerSessionEvent::PlayerKicked { player, peer, cause } => {
             let reason = match cause {
                 KickCause::Jitter(KickReason::Overflow) => tw_kick_reason::Overflow,

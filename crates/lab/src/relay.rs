@@ -167,7 +167,8 @@ impl Ledger {
         if data.first() != Some(&KIND_CLIENT_INPUTS) {
             return;
         }
-        let Ok((_, first)) = decode_client_input_spans(data, max_input, &mut self.spans) else { return };
+        let Ok(head) = decode_client_input_spans(data, max_input, &mut self.spans) else { return };
+        let first = head.first_tick;
         for i in 0..self.spans.len() {
             let tick = first.wrapping_add(i as Tick);
             if let Some(r) = rec.input_mut(tick) {

@@ -85,7 +85,13 @@ fn a_burst_of_inputs_is_refused_and_its_sender_kicked() {
     let mut first = w.clients[burster].session.current_tick() + 50;
     // 200 datagrams of 255 inputs each, all before the server's next tick.
     for _ in 0..200 {
-        tickwire_proto::wire::relay::encode_client_inputs(&mut msg, 0, first, std::iter::repeat_n(&input[..], 255));
+        tickwire_proto::wire::relay::encode_client_inputs(
+            &mut msg,
+            0,
+            &[],
+            first,
+            std::iter::repeat_n(&input[..], 255),
+        );
         w.net.endpoint(node).send(server, CHANNEL_UNRELIABLE, &msg).unwrap();
         w.net.flush(node);
         first += 255;

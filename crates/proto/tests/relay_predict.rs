@@ -11,9 +11,8 @@ use relay_world::{MS, TICK_US, World, link};
 use tickwire_proto::wire::relay;
 use tickwire_proto::wire::relay::{Hello, PlayerStep, UpdateHead, Welcome};
 use tickwire_proto::{
-    CHANNEL_RELIABLE, CHANNEL_UNRELIABLE, ClientSessionEvent, EndpointConfig, InputDelay, JitterModel, KickCause,
-    LinkConfig, LossModel, NetEvent as Event, RejectReason, RelayClientSessionConfig, RelayServerSessionConfig,
-    ServerSessionEvent,
+    CHANNEL_RELIABLE, CHANNEL_UNRELIABLE, ClientSessionEvent, EndpointConfig, InputDelay, JitterModel, LinkConfig,
+    LossModel, NetEvent as Event, RejectReason, RelayClientSessionConfig, RelayServerSessionConfig, ServerSessionEvent,
 };
 
 const SECOND: u64 = 1_000_000;
@@ -323,7 +322,7 @@ fn hostile_and_malformed_messages_are_dropped_and_counted() {
     send(&mut w, rogues[1], CHANNEL_RELIABLE, b"\x03not a hello");
     send(&mut w, rogues[2], CHANNEL_RELIABLE, &hello(0, 3));
     let mut inputs = Vec::new();
-    relay::encode_client_inputs(&mut inputs, relay::NONE, 0, [&[1u8, 2][..]].into_iter());
+    relay::encode_client_inputs(&mut inputs, relay::NONE, &[], 0, [&[1u8, 2][..]].into_iter());
     send(&mut w, rogues[3], CHANNEL_UNRELIABLE, &inputs);
     send(&mut w, rogues[4], CHANNEL_RELIABLE, &hello(0, 2));
     w.run_for(SECOND);
@@ -334,7 +333,7 @@ fn hostile_and_malformed_messages_are_dropped_and_counted() {
         .any(|e| matches!(e, Event::Message { channel: CHANNEL_RELIABLE, .. }));
     assert!(welcomed, "an honest-looking Hello gets a Welcome");
     for bad in [&[1u8, 2, 3][..], &[1u8][..], &[][..]] {
-        relay::encode_client_inputs(&mut inputs, relay::NONE, 5, [bad].into_iter());
+        relay::encode_client_inputs(&mut inputs, relay::NONE, &[], 5, [bad].into_iter());
         send(&mut w, rogues[4], CHANNEL_UNRELIABLE, &inputs);
     }
     send(&mut w, rogues[4], CHANNEL_UNRELIABLE, &[2, 0, 0]);
@@ -372,8 +371,11 @@ fn hostile_and_malformed_messages_are_dropped_and_counted() {
             first_input: relay::NONE,
             substituted: 0,
         };
-        relay::encode_server_update_head(&mut b, &h, &[], &[], 1, 1);
-        relay::write_step(&mut b, players);
+        relay::encode_server_update_head(&mut b, &h, &[], &[], 1);
+        let mut step = Vec::new();
+        relay::write_step(&mut step, players);
+        relay::write_entry(&mut b, 0, relay::StepForm::Full, &step);
+        relay::set_entry_count(&mut b, 0, 0, 1);
         b
     };
     evil.push((
@@ -422,7 +424,8 @@ fn hostile_and_malformed_messages_are_dropped_and_counted() {
 
     // Nobody was hurt: the honest clients are in sync and no player was added.
     // The rogue that joined never acknowledges a step: once the steps it needs are no
-    // longer kept, it is dropped.
+    // longer kept, it is sent a snapshot to start again from (not kicked: its inputs
+    // still come).
     let rogue_player = w.server_events.iter().find_map(|e| match *e {
         ServerSessionEvent::PlayerJoined { player, peer }
             if w.clients.iter().all(|c| c.session.player() != Some(player)) =>
@@ -432,9 +435,14 @@ fn hostile_and_malformed_messages_are_dropped_and_counted() {
         _ => None,
     });
     let (rogue_player, _) = rogue_player.expect("the rogue joined");
-    assert!(w.server_events.iter().any(|e| matches!(e, ServerSessionEvent::PlayerKicked { player, cause: KickCause::FellBehind, .. } if *player == rogue_player)));
+    assert!(
+        w.server_events
+            .iter()
+            .any(|e| matches!(e, ServerSessionEvent::PlayerCatchingUp { player, .. } if *player == rogue_player))
+    );
+    assert!(!w.server_events.iter().any(|e| matches!(e, ServerSessionEvent::PlayerKicked { .. })));
     assert!(!w.server_events.iter().any(|e| matches!(e, ServerSessionEvent::PlayerInterrupted { .. })));
-    assert_eq!(w.server.stats().players, players_before);
+    assert_eq!(w.server.stats().players, players_before + 1, "the honest clients and the rogue that joined");
     for i in 0..2 {
         assert_eq!(w.clients[i].session.stats().desyncs, 0);
         assert_eq!(w.clients[i].session.stats().resyncs, 0);

@@ -3,7 +3,8 @@
 //! re-encodes to exactly the bytes it came from.
 
 use crate::relay::join;
-use crate::relay::messages::{self, PlayerStep, StepParts, StepRules, UpdateView};
+use crate::relay::messages::{self, StepParts, StepRules, UpdateView};
+use crate::relay::step_codec::{self, StepForm};
 use crate::request::{AdvanceStatus, InputStatus, Request};
 use crate::rollback::message;
 use crate::rollback::{DesyncDump, Replay, ReplayRecorder, ReplaySession};
@@ -150,12 +151,13 @@ pub fn relay_messages(data: &[u8]) {
         2 => {
             let max_input = (sel >> 2) as usize;
             let mut spans = Vec::new();
-            let Ok((step_ack, first)) = messages::decode_client_input_spans(msg, max_input, &mut spans) else {
+            let Ok(head) = messages::decode_client_input_spans(msg, max_input, &mut spans) else {
                 return;
             };
             assert!(spans.len() <= 255);
             assert!(spans.iter().all(|&(o, n)| n <= max_input && o + n <= msg.len()));
-            messages::encode_client_inputs(&mut out, step_ack, first, spans.iter().map(|&(o, n)| &msg[o..o + n]));
+            let inputs = spans.iter().map(|&(o, n)| &msg[o..o + n]);
+            messages::encode_client_inputs(&mut out, head.step_ack, head.sack, head.first_tick, inputs);
         }
         _ => {
             let rules = StepRules {
@@ -170,11 +172,15 @@ pub fn relay_messages(data: &[u8]) {
             }
             let head = view.head.expect("decoded");
             let mut parts = StepParts::default();
-            let mut steps: Vec<Vec<PlayerStep>> = Vec::new();
-            for i in 0..view.n_steps() {
+            let entries: Vec<_> = view.entries(msg, &rules).collect();
+            assert_eq!(entries.len(), view.n_entries(), "every entry of a decoded update reads");
+            for e in &entries {
+                if e.fragment.is_some() || e.form != StepForm::Full {
+                    continue;
+                }
                 let mut s = Vec::new();
-                messages::decode_step_into(view.step_bytes(msg, i), &mut s, &mut parts)
-                    .expect("a step of a decoded update decodes");
+                messages::decode_step_into(e.bytes, &mut s, &mut parts)
+                    .expect("a full step of a decoded update decodes");
                 let mut prev = None;
                 for p in &s {
                     assert!(prev.is_none_or(|q| p.player > q), "players in increasing order");
@@ -182,23 +188,23 @@ pub fn relay_messages(data: &[u8]) {
                     assert_eq!(p.inputs.len(), p.accepted.max(1) as usize);
                     assert!(p.inputs.iter().all(|b| b.len() <= rules.max_input));
                     assert!(p.inputs.iter().all(|b| rules.input_size.is_none_or(|n| b.len() == n)));
-                    let accepted = messages::step_accepted(view.step_bytes(msg, i), p.player);
-                    assert_eq!(accepted, Some(p.accepted));
+                    assert_eq!(messages::step_accepted(e.bytes, p.player), Some(p.accepted));
                     prev = Some(p.player);
                 }
-                steps.push(s);
             }
-            messages::encode_server_update_head(
-                &mut out,
-                &head,
-                &view.margins,
-                &view.checks,
-                view.first_step,
-                steps.len() as u8,
-            );
-            for s in &steps {
-                messages::write_step(&mut out, s);
+            let base = view.base();
+            messages::encode_server_update_head(&mut out, &head, &view.margins, &view.checks, base);
+            for e in &entries {
+                let offset = (e.tick - base) as u16;
+                match e.fragment {
+                    None => step_codec::write_entry(&mut out, offset, e.form, e.bytes),
+                    Some((i, n)) => {
+                        step_codec::write_fragment_head(&mut out, offset, e.form, i, n, e.bytes.len());
+                        out.extend_from_slice(e.bytes);
+                    }
+                }
             }
+            messages::set_entry_count(&mut out, view.margins.len(), view.checks.len(), entries.len() as u8);
         }
     }
     assert_eq!(out, msg, "a decoded relay message re-encodes to its bytes");

@@ -11,6 +11,7 @@ use crate::relay::join::{self, Hello, Welcome};
 use crate::relay::messages::{self, MarginReport, NONE, PlayerStep, UpdateHead};
 use crate::relay::relay_client_session::{ClientSessionEvent, RelayClientSession, RelayClientSessionConfig};
 use crate::relay::relay_server_session::{RelayServerSession, RelayServerSessionConfig, ServerSessionEvent};
+use crate::relay::step_codec::{self, StepForm};
 use crate::request::{AdvanceStatus, Tick};
 use crate::transport::{CHANNEL_RELIABLE, CHANNEL_SEQUENCED, CHANNEL_UNRELIABLE, DisconnectReason, Event, PeerId};
 
@@ -94,7 +95,8 @@ pub fn relay_server(data: &[u8]) {
                 let first = inp.tick_near(s.tick());
                 let n = inp.u8() as usize % 24;
                 let inputs: Vec<&[u8]> = (0..n).map(|_| input(&mut inp)).collect();
-                messages::encode_client_inputs(&mut msg, step_ack, first, inputs.into_iter());
+                let sack: Vec<u8> = (0..inp.u8() % 4).map(|_| inp.u8()).collect();
+                messages::encode_client_inputs(&mut msg, step_ack, &sack, first, inputs.into_iter());
                 let data = msg.clone();
                 s.on_event(now, &mut t, Event::Message { peer, channel: CHANNEL_UNRELIABLE, data });
             }
@@ -172,10 +174,14 @@ fn server_update(inp: &mut Input<'_>, s: &RelayClientSession, out: &mut Vec<u8>)
         .map(|_| MarginReport { tick: inp.tick_near(cur), margin: inp.u16() as i16 as f64 / 256.0, copy: inp.u8() })
         .collect();
     let checks: Vec<(Tick, u64)> = (0..inp.u8() % 3).map(|_| (inp.tick_near(auth), inp.u64() % 4)).collect();
-    let first_step = inp.tick_near(auth);
+    // Entries around the client's position: a full step (where a stream starts, or a
+    // restart), then deltas against the step before, some cut in pieces or reordered.
+    let base = inp.tick_near(auth);
+    messages::encode_server_update_head(out, &head, &margins, &checks, base);
     let n_steps = inp.u8() % 8;
-    messages::encode_server_update_head(out, &head, &margins, &checks, first_step, n_steps);
-    for _ in 0..n_steps {
+    let (mut prev, mut full, mut delta) = (Vec::new(), Vec::new(), Vec::new());
+    let mut n = 0u8;
+    for i in 0..n_steps {
         let present = inp.u8();
         let players: Vec<PlayerStep> = (0..PLAYERS as u32)
             .filter(|p| present & (1 << p) != 0)
@@ -185,8 +191,24 @@ fn server_update(inp: &mut Input<'_>, s: &RelayClientSession, out: &mut Vec<u8>)
                 PlayerStep { player, accepted, inputs }
             })
             .collect();
-        messages::write_step(out, &players);
+        full.clear();
+        messages::write_step(&mut full, &players);
+        step_codec::encode_delta(&mut delta, &prev, &full);
+        let offset = if inp.u8() & 7 == 0 { inp.u16() % 300 } else { i as u16 };
+        let (form, body) =
+            if i == 0 || inp.u8() & 15 == 0 { (StepForm::Full, &full) } else { (StepForm::Delta, &delta) };
+        if inp.u8() & 15 == 0 && body.len() > 1 {
+            // Two pieces of a body cut short (the first is not FRAGMENT_BYTES long: refused).
+            let half = body.len() / 2;
+            step_codec::write_fragment_head(out, offset, form, 0, 2, half);
+            out.extend_from_slice(&body[..half]);
+        } else {
+            step_codec::write_entry(out, offset, form, body);
+        }
+        n += 1;
+        std::mem::swap(&mut prev, &mut full);
     }
+    messages::set_entry_count(out, margins.len(), checks.len(), n);
 }
 
 /// A relay client session (4 players, 2-byte inputs) that dials a server the harness

@@ -8,6 +8,7 @@
 
 use crate::relay::join::{self, Hello, Welcome};
 use crate::relay::messages::{self, MarginReport, PlayerStep, UpdateHead};
+use crate::relay::step_codec::{self, StepForm};
 use crate::request::InputStatus;
 use crate::rollback::message::{self, Header, KIND_INPUT, KIND_SPECTATE, KIND_SPECTATOR_ACK};
 use crate::rollback::{DesyncDump, ReplayRecorder};
@@ -100,14 +101,21 @@ fn p2p_msg(h: &Header, inputs: &[u8], disconnects: &[(u16, u32)], reports: &[(u3
 
 fn update(head: &UpdateHead, margins: &[MarginReport], checks: &[(u32, u64)], first: u32, steps: usize) -> Vec<u8> {
     let mut out = Vec::new();
-    messages::encode_server_update_head(&mut out, head, margins, checks, first, steps as u8);
+    messages::encode_server_update_head(&mut out, head, margins, checks, first);
+    let (mut prev, mut full, mut delta) = (Vec::new(), Vec::new(), Vec::new());
     for i in 0..steps {
         let players = [
-            PlayerStep { player: 0, accepted: 1, inputs: vec![vec![i as u8, 1]] },
+            PlayerStep { player: 0, accepted: 1, inputs: vec![vec![(i / 2) as u8, 1]] },
             PlayerStep { player: 2, accepted: 0, inputs: vec![vec![0, 0]] },
         ];
-        messages::write_step(&mut out, &players);
+        full.clear();
+        messages::write_step(&mut full, &players);
+        step_codec::encode_delta(&mut delta, &prev, &full);
+        let (form, body) = if i == 0 { (StepForm::Full, &full) } else { (StepForm::Delta, &delta) };
+        step_codec::write_entry(&mut out, i as u16, form, body);
+        std::mem::swap(&mut prev, &mut full);
     }
+    messages::set_entry_count(&mut out, margins.len(), checks.len(), steps as u8);
     out
 }
 
@@ -203,7 +211,7 @@ fn decoders(c: &mut Vec<Entry>) {
     join::encode_welcome(&mut b, &Welcome { tick: u32::MAX, ..w });
     put(c, "relay_messages", "regress-welcome-tick-max", with(1, &b));
     let ins: [&[u8]; 3] = [&[1, 0], &[1, 0], &[2, 0]];
-    messages::encode_client_inputs(&mut b, 99, 140, ins.into_iter());
+    messages::encode_client_inputs(&mut b, 99, &[0b11], 140, ins.into_iter());
     put(c, "relay_messages", "client-inputs", with(2 | 8 << 2, &b));
     let margins =
         [MarginReport { tick: 139, margin: 1.5, copy: 0 }, MarginReport { tick: 140, margin: -0.25, copy: 1 }];

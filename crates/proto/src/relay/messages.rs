@@ -3,14 +3,19 @@
 //! them, steps until the client has them).
 //!
 //! ```text
-//! ClientInputs  kind=1 | step_ack u32 | first_tick u32 | count u8 | count x (len u8, bytes)
+//! ClientInputs  kind=1 | step_ack u32 | n_sack u8 | n_sack bytes
+//!               | first_tick u32 | count u8 | count x (len u8, bytes)
 //! ServerUpdate  kind=2 | server_tick u32 | your_player u32 | shift i32 | input_ack u32 | depth u8
 //!               | first_input u32 | substituted u32
 //!               | n_margins u8 | n x (tick u32, margin i16 in 1/256 tick, copy u8)
 //!               | n_checks u8 | n x (tick u32, checksum u64)
-//!               | first_step u32 | n_steps u8 | n x Step
-//! Step          n_players u8 | n x (player u32, accepted u8, n_inputs u8, n_inputs x (len u8, bytes))
+//!               | base_tick u32 | n_entries u8 | n x Entry
 //! ```
+//! An entry carries one step, whole or a piece of it, in full or as a delta against
+//! the step before it ([`super::step_codec`]). `step_ack` is the last step the client
+//! took in order; bit j of sack byte i says it also holds step `step_ack + 2 + 8i + j`
+//! (at most [`SACK_BYTES`] bytes). One update may take several datagrams: the margins
+//! go in the first one only.
 //! `u32::MAX` in an ack means "nothing yet". Ticks are [`Tick`]s, the sender's own
 //! (u32; at 60 Hz they last 2.27 years). Decoding checks every length and count
 //! against the configured maximum input size, and players in a step must be listed in
@@ -25,7 +30,9 @@
 //! `checks` are the server engine's checksums of its state at the start of a tick, for
 //! desync detection.
 
+use super::step_codec::{self, Entry};
 use super::step_history::StepView;
+use super::step_sender::SACK_BYTES;
 use crate::request::Tick;
 use crate::wire::{DecodeError, MAX_DATAGRAM_SIZE, Reader, Writer};
 
@@ -54,17 +61,22 @@ fn write_input(w: &mut Writer<'_>, input: &[u8]) {
     w.bytes(input);
 }
 
-/// Encodes a client's inputs for ticks `first_tick ..` (at most 255).
+/// Encodes a client's inputs for ticks `first_tick ..` (at most 255), with its step
+/// acknowledgement (`sack`: at most [`SACK_BYTES`] are sent).
 pub fn encode_client_inputs<'a>(
     out: &mut Vec<u8>,
     step_ack: Tick,
+    sack: &[u8],
     first_tick: Tick,
     inputs: impl ExactSizeIterator<Item = &'a [u8]>,
 ) {
     out.clear();
+    let sack = &sack[..sack.len().min(SACK_BYTES)];
     let mut w = Writer::new(out);
     w.u8(KIND_CLIENT_INPUTS);
     w.u32(step_ack);
+    w.u8(sack.len() as u8);
+    w.bytes(sack);
     w.u32(first_tick);
     w.u8(inputs.len().min(255) as u8);
     for i in inputs.take(255) {
@@ -72,19 +84,32 @@ pub fn encode_client_inputs<'a>(
     }
 }
 
-/// Decodes ClientInputs as `(offset, len)` spans into `data` (no allocation once
-/// `spans` has grown), returning `(step_ack, first_tick)`.
-pub fn decode_client_input_spans(
-    data: &[u8],
+/// The fields of a ClientInputs besides its inputs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct InputsHead<'a> {
+    pub step_ack: Tick,
+    pub sack: &'a [u8],
+    pub first_tick: Tick,
+}
+
+/// Decodes ClientInputs, its inputs as `(offset, len)` spans into `data` (no allocation
+/// once `spans` has grown).
+pub fn decode_client_input_spans<'a>(
+    data: &'a [u8],
     max_input: usize,
     spans: &mut Vec<(usize, usize)>,
-) -> Result<(Tick, Tick), DecodeError> {
+) -> Result<InputsHead<'a>, DecodeError> {
     let mut r = Reader::new(data);
     let kind = r.u8()?;
     if kind != KIND_CLIENT_INPUTS {
         return Err(DecodeError::UnknownKind(kind));
     }
     let step_ack = r.u32()?;
+    let n_sack = r.u8()? as usize;
+    if n_sack > SACK_BYTES {
+        return Err(DecodeError::BadLength);
+    }
+    let sack = r.bytes(n_sack)?;
     let first_tick = r.u32()?;
     let n = r.u8()?;
     spans.clear();
@@ -100,7 +125,7 @@ pub fn decode_client_input_spans(
     if !r.is_empty() {
         return Err(DecodeError::Trailing);
     }
-    Ok((step_ack, first_tick))
+    Ok(InputsHead { step_ack, sack, first_tick })
 }
 
 /// One player's part of a canonical step, as sent.
@@ -137,15 +162,15 @@ pub fn update_head_size(margins: usize, checks: usize) -> usize {
     33 + 7 * margins + 12 * checks
 }
 
-/// Encodes the header of a ServerUpdate; steps are appended with [`write_step`].
-#[allow(clippy::too_many_arguments)]
+/// Encodes the header of a ServerUpdate with no entries yet: append them with
+/// [`step_codec::write_entry`], ticks relative to `base`, then count them with
+/// [`set_entry_count`].
 pub fn encode_server_update_head(
     out: &mut Vec<u8>,
     head: &UpdateHead,
     margins: &[MarginReport],
     checks: &[(Tick, u64)],
-    first_step: Tick,
-    n_steps: u8,
+    base: Tick,
 ) {
     out.clear();
     let mut w = Writer::new(out);
@@ -170,8 +195,14 @@ pub fn encode_server_update_head(
         w.u32(tick);
         w.u64(checksum);
     }
-    w.u32(first_step);
-    w.u8(n_steps);
+    w.u32(base);
+    w.u8(0);
+}
+
+/// Sets the entry count of a ServerUpdate encoded by [`encode_server_update_head`]
+/// with `margins` and `checks` reports.
+pub fn set_entry_count(out: &mut [u8], margins: usize, checks: usize, n: u8) {
+    out[update_head_size(margins, checks) - 1] = n;
 }
 
 /// Appends one step (players in the order given).
@@ -204,16 +235,19 @@ pub fn step_size(players: &[PlayerStep]) -> usize {
     1 + players.iter().map(|p| 6 + p.inputs.iter().map(|i| 1 + i.len()).sum::<usize>()).sum::<usize>()
 }
 
-/// A decoded ServerUpdate, owned (tests).
+/// A decoded ServerUpdate, owned (tests): its entries as (tick, form, piece, bytes).
 #[cfg(test)]
 #[derive(Debug, Clone, PartialEq)]
 pub struct ServerUpdate {
     pub head: UpdateHead,
     pub margins: Vec<MarginReport>,
     pub checks: Vec<(Tick, u64)>,
-    pub first_step: Tick,
-    pub steps: Vec<Vec<PlayerStep>>,
+    pub entries: Vec<OwnedEntry>,
 }
+
+/// One entry, owned (tests): tick, form, piece, bytes.
+#[cfg(test)]
+pub type OwnedEntry = (Tick, step_codec::StepForm, Option<(u8, u8)>, Vec<u8>);
 
 /// What a step may contain, beyond the wire format's own limits.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -234,35 +268,34 @@ impl StepRules {
 
 /// A ServerUpdate decoded without allocating (once its vectors have grown, or from
 /// the start with [`UpdateView::with_datagram_capacity`]): the fixed fields are copied
-/// out, the steps stay in the datagram as byte ranges. Reuse one per receiver.
+/// out, the entries stay in the datagram. Reuse one per receiver.
 #[derive(Debug, Clone, Default)]
 pub struct UpdateView {
     pub head: Option<UpdateHead>,
     pub margins: Vec<MarginReport>,
     pub checks: Vec<(Tick, u64)>,
-    pub first_step: Tick,
-    /// (offset, len) of each encoded step in the datagram.
-    steps: Vec<(usize, usize)>,
+    /// Where the entries start in the datagram, their base tick and count.
+    entries_at: usize,
+    base: Tick,
+    n_entries: u8,
 }
 
 impl UpdateView {
-    pub fn n_steps(&self) -> usize {
-        self.steps.len()
+    pub fn n_entries(&self) -> usize {
+        self.n_entries as usize
     }
 
-    /// Step `i` as encoded in `data` (the datagram this view was decoded from), in the
-    /// format [`write_step`] writes.
-    pub fn step_bytes<'a>(&self, data: &'a [u8], i: usize) -> &'a [u8] {
-        let (o, n) = self.steps[i];
-        &data[o..o + n]
+    /// The tick the entries' offsets count from.
+    pub fn base(&self) -> Tick {
+        self.base
     }
 
-    /// Copies step `i` of `data` (the datagram this view was decoded from) into `out`
-    /// (tests: the product reads steps in place).
-    #[cfg(test)]
-    pub fn step_into(&self, data: &[u8], i: usize, out: &mut Vec<PlayerStep>) {
-        // Checked in full when the view was decoded.
-        let _ = decode_step_into(self.step_bytes(data, i), out, &mut StepParts::default());
+    /// The entries of `data` (the datagram this view was decoded from), checked when
+    /// it was decoded.
+    pub fn entries<'a>(&self, data: &'a [u8], rules: &StepRules) -> impl Iterator<Item = Entry<'a>> + 'a {
+        let mut r = Reader::new(data.get(self.entries_at..).unwrap_or(&[]));
+        let (base, rules) = (self.base, *rules);
+        (0..self.n_entries).map_while(move |_| step_codec::read_entry(&mut r, base, &rules).ok())
     }
 
     /// A view whose vectors hold any ServerUpdate that fits in a datagram, so decoding
@@ -274,9 +307,9 @@ impl UpdateView {
             head: None,
             margins: Vec::with_capacity((MAX_DATAGRAM_SIZE / MARGIN_BYTES).min(255)),
             checks: Vec::with_capacity((MAX_DATAGRAM_SIZE / CHECK_BYTES).min(255)),
-            first_step: 0,
-            // A step is at least its player count.
-            steps: Vec::with_capacity(MAX_DATAGRAM_SIZE.min(255)),
+            entries_at: 0,
+            base: 0,
+            n_entries: 0,
         }
     }
 }
@@ -356,11 +389,12 @@ pub fn step_accepted(bytes: &[u8], player: u32) -> Option<u8> {
 pub const STEP_INPUTS_RESERVED: usize = 4;
 
 /// Decodes a ServerUpdate into `out` (all or nothing: on error `out.head` is None).
+/// Every entry is checked (see [`step_codec::read_entry`]).
 pub fn decode_server_update_into(data: &[u8], rules: &StepRules, out: &mut UpdateView) -> Result<(), DecodeError> {
     out.head = None;
     out.margins.clear();
     out.checks.clear();
-    out.steps.clear();
+    out.n_entries = 0;
     let mut r = Reader::new(data);
     let kind = r.u8()?;
     if kind != KIND_SERVER_UPDATE {
@@ -385,37 +419,18 @@ pub fn decode_server_update_into(data: &[u8], rules: &StepRules, out: &mut Updat
         let tick = r.u32()?;
         out.checks.push((tick, r.u64()?));
     }
-    out.first_step = r.u32()?;
-    let n_steps = r.u8()?;
-    for _ in 0..n_steps {
-        let start = data.len() - r.remaining();
-        let np = r.u8()? as usize;
-        let mut prev: Option<u32> = None;
-        for _ in 0..np {
-            let player = r.u32()?;
-            if prev.is_some_and(|p| player <= p) || rules.max_players.is_some_and(|m| player >= m) {
-                return Err(DecodeError::BadLength);
-            }
-            prev = Some(player);
-            let accepted = r.u8()?;
-            let ni = r.u8()?;
-            // A step applies `accepted` inputs, or one substitute when nothing was accepted.
-            if ni != accepted.max(1) {
-                return Err(DecodeError::BadLength);
-            }
-            for _ in 0..ni {
-                let len = r.u8()? as usize;
-                if len > rules.max_input || rules.input_size.is_some_and(|s| s != len) {
-                    return Err(DecodeError::BadLength);
-                }
-                r.bytes(len)?;
-            }
-        }
-        out.steps.push((start, data.len() - r.remaining() - start));
+    let base = r.u32()?;
+    let n = r.u8()?;
+    let entries_at = data.len() - r.remaining();
+    for _ in 0..n {
+        step_codec::read_entry(&mut r, base, rules)?;
     }
     if !r.is_empty() {
         return Err(DecodeError::Trailing);
     }
+    out.entries_at = entries_at;
+    out.base = base;
+    out.n_entries = n;
     out.head = Some(head);
     Ok(())
 }
@@ -424,21 +439,10 @@ pub fn decode_server_update_into(data: &[u8], rules: &StepRules, out: &mut Updat
 #[cfg(test)]
 pub fn decode_server_update(data: &[u8], max_input: usize) -> Result<ServerUpdate, DecodeError> {
     let mut v = UpdateView::default();
-    decode_server_update_into(data, &StepRules::any(max_input), &mut v)?;
-    let steps = (0..v.n_steps())
-        .map(|i| {
-            let mut s = Vec::new();
-            v.step_into(data, i, &mut s);
-            s
-        })
-        .collect();
-    Ok(ServerUpdate {
-        head: v.head.expect("decoded"),
-        margins: v.margins,
-        checks: v.checks,
-        first_step: v.first_step,
-        steps,
-    })
+    let rules = StepRules::any(max_input);
+    decode_server_update_into(data, &rules, &mut v)?;
+    let entries = v.entries(data, &rules).map(|e| (e.tick, e.form, e.fragment, e.bytes.to_vec())).collect();
+    Ok(ServerUpdate { head: v.head.expect("decoded"), margins: v.margins, checks: v.checks, entries })
 }
 
 #[cfg(test)]

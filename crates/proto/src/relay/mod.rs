@@ -15,5 +15,8 @@ pub(crate) mod relay_client;
 pub(crate) mod relay_client_session;
 pub(crate) mod relay_server;
 pub(crate) mod relay_server_session;
+pub(crate) mod step_codec;
 pub(crate) mod step_history;
 mod step_queue;
+mod step_receiver;
+pub(crate) mod step_sender;

@@ -13,6 +13,8 @@ use std::net::SocketAddr;
 
 use super::messages::{self, PlayerStep, StepRules, UpdateView};
 use super::step_queue::{StepQueue, StepQueueSize};
+use super::step_receiver::{StepReceiver, Taken};
+use super::step_sender::SACK_BYTES;
 use crate::clock::Micros;
 use crate::request::Tick;
 use crate::sync::interp::{AdaptiveInterpolation, InterpConfig, RemoteTimeline};
@@ -130,9 +132,13 @@ pub struct RelayClient {
     send_pending: bool,
     redundancy: RedundancyPlanner,
     steps: StepQueue,
+    /// Steps that arrived out of order or in pieces, until they can go in `steps`.
+    receiver: StepReceiver,
+    sack: [u8; SACK_BYTES],
+    /// The server started our step stream again at this tick (we fell behind it).
+    restarted: Option<Tick>,
     view: UpdateView,
     rules: StepRules,
-    step_next: Option<Tick>,
     first_input: Option<Tick>,
     checks: VecDeque<(Tick, u64)>,
     malformed: u64,
@@ -154,7 +160,12 @@ impl RelayClient {
         let unacked_kept = unacked_kept(&cfg);
         let mut spare_inputs = Vec::with_capacity(unacked_kept + 1);
         spare_inputs.extend((0..=unacked_kept).map(|_| Vec::with_capacity(cfg.max_input_size)));
-        let steps = StepQueue::new(step_queue_size(&cfg));
+        let size = step_queue_size(&cfg);
+        let steps = StepQueue::new(size);
+        // Deltas of one-input steps, with room for a merge; in full, what a datagram
+        // holds (the step queue's own bound on a merged step).
+        let one_input_step = 1 + size.players * (7 + cfg.max_input_size);
+        let receiver = StepReceiver::new(one_input_step + 64, one_input_step.max(MAX_DATAGRAM_SIZE));
         let last_input = Vec::with_capacity(cfg.max_input_size);
         let rules =
             StepRules { max_input: cfg.max_input_size, input_size: cfg.input_size, max_players: cfg.max_players };
@@ -174,9 +185,11 @@ impl RelayClient {
             send_pending: false,
             redundancy,
             steps,
+            receiver,
+            sack: [0; SACK_BYTES],
+            restarted: None,
             view: UpdateView::with_datagram_capacity(),
             rules,
-            step_next: None,
             first_input: None,
             checks: VecDeque::with_capacity(CHECKS_QUEUED),
             malformed: 0,
@@ -234,6 +247,24 @@ impl RelayClient {
     /// Drops the step [`RelayClient::peek_step`] showed, keeping its buffers for reuse.
     pub fn discard_step(&mut self) {
         self.steps.pop_front();
+        self.deliver_steps();
+    }
+
+    /// The tick the server started our step stream again at, once (we had fallen
+    /// behind the steps it keeps; a snapshot of that tick is on its way).
+    pub fn take_restart(&mut self) -> Option<Tick> {
+        self.restarted.take()
+    }
+
+    /// Moves the steps that are complete and in order to the queue.
+    fn deliver_steps(&mut self) {
+        let mine = self.my_player.unwrap_or(u32::MAX);
+        let (empty, merged) = (&mut self.empty, &mut self.merged);
+        self.receiver.deliver(&mut self.steps, &self.rules, |_, bytes| match messages::step_accepted(bytes, mine) {
+            Some(0) => *empty += 1,
+            Some(1) | None => {}
+            Some(_) => *merged += 1,
+        });
     }
 
     /// Canonical steps received and not yet taken.
@@ -379,9 +410,9 @@ impl RelayClient {
         let oldest = self.next_tick.saturating_sub(window);
         let skip = self.unacked.iter().take_while(|(t, _)| *t < oldest).count();
         let first = self.unacked.get(skip).map_or(self.next_tick, |u| u.0);
-        let step_ack = self.step_next.map_or(messages::NONE, |n| n.wrapping_sub(1));
+        let (step_ack, n) = self.receiver.ack(&mut self.sack);
         let inputs = self.unacked.iter().skip(skip).map(|(_, i)| i.as_slice());
-        messages::encode_client_inputs(&mut self.buf, step_ack, first, inputs);
+        messages::encode_client_inputs(&mut self.buf, step_ack, &self.sack[..n], first, inputs);
         ep.send(server, CHANNEL_UNRELIABLE, &self.buf)?;
         ep.flush(now);
         Ok(())
@@ -453,27 +484,14 @@ impl RelayClient {
                 self.spare_inputs.push(buf);
             }
         }
-        let mine = head.your_player;
-        for i in 0..u.n_steps() {
-            // A step numbered past the end of the tick range, or at its end (which has no
-            // next tick), is never taken.
-            let Some(tick) = u.first_step.checked_add(i as Tick).filter(|&t| t < Tick::MAX) else { break };
-            let next = *self.step_next.get_or_insert(tick);
-            if tick != next {
-                continue; // a repeat, or beyond a gap the server will fill
+        for e in u.entries(data, &self.rules) {
+            match self.receiver.take(&e) {
+                Taken::Restarted => self.restarted = Some(e.tick),
+                Taken::Refused => self.malformed += 1,
+                Taken::Kept | Taken::Ignored => {}
             }
-            if !self.steps.push(tick, u.step_bytes(data, i)) {
-                break; // not acknowledged, so the server sends it again
-            }
-            if let Some(accepted) = messages::step_accepted(u.step_bytes(data, i), mine) {
-                match accepted {
-                    0 => self.empty += 1,
-                    1 => {}
-                    _ => self.merged += 1,
-                }
-            }
-            self.step_next = Some(tick + 1);
         }
+        self.deliver_steps();
         self.interp.on_packet(server_tick, now);
     }
 
@@ -494,7 +512,7 @@ impl RelayClient {
             copies: self.redundancy.copies(),
             uplink_loss: self.redundancy.loss(),
             drift_ppm: self.lead.drift() * 1e6,
-            authoritative_tick: self.step_next.map_or(0, |n| n.saturating_sub(1)),
+            authoritative_tick: self.receiver.next().map_or(0, |n| n.saturating_sub(1)),
         }
     }
 }
@@ -548,6 +566,7 @@ fn unacked_kept(cfg: &RelayClientConfig) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::relay::step_codec::{self, StepForm};
 
     #[test]
     fn an_update_at_the_end_of_the_tick_range_does_not_overflow() {
@@ -564,12 +583,20 @@ mod tests {
             substituted: 0,
         };
         let mut buf = Vec::new();
-        messages::encode_server_update_head(&mut buf, &head, &[], &[(Tick::MAX, 1)], Tick::MAX - 1, 3);
-        for _ in 0..3 {
-            messages::write_step(&mut buf, &[PlayerStep { player: 0, accepted: 1, inputs: vec![vec![1]] }]);
-        }
+        messages::encode_server_update_head(&mut buf, &head, &[], &[(Tick::MAX, 1)], Tick::MAX - 1);
+        let mut step = Vec::new();
+        messages::write_step(&mut step, &[PlayerStep { player: 0, accepted: 1, inputs: vec![vec![1]] }]);
+        let mut delta = Vec::new();
+        step_codec::encode_delta(&mut delta, &step, &step);
+        step_codec::write_entry(&mut buf, 0, StepForm::Full, &step);
+        messages::set_entry_count(&mut buf, 0, 1, 1);
         client.handle_update(0, &buf);
         assert_eq!(client.malformed(), 0);
+        // The step numbered Tick::MAX: the whole update is refused.
+        step_codec::write_entry(&mut buf, 1, StepForm::Delta, &delta);
+        messages::set_entry_count(&mut buf, 0, 1, 2);
+        client.handle_update(0, &buf);
+        assert_eq!(client.malformed(), 1);
         assert_eq!(client.next_input_tick(), Tick::MAX);
         assert_eq!(client.queued_steps(), 1, "only the step before the end");
         assert_eq!(client.peek_step().map(|s| s.0), Some(Tick::MAX - 1));

@@ -288,6 +288,9 @@ impl RelayClientSession {
                     self.stats.malformed += 1;
                 } else if channel == CHANNEL_UNRELIABLE {
                     self.relay.handle_update(self.now, &data);
+                    if let Some(tick) = self.relay.take_restart() {
+                        self.on_restart(tick);
+                    }
                 } else if channel == self.cfg.reliable_channel {
                     self.on_welcome(&data);
                 } else {
@@ -307,14 +310,23 @@ impl RelayClientSession {
         let ours = w.input_size as usize == self.cfg.input_size && w.max_players as usize == self.cfg.max_players;
         // A returning client must get its own token back; a new one any token.
         let token_ok = self.token.is_none_or(|t| t == w.token);
-        let Phase::Joining { peer, retry, .. } = self.phase else {
-            self.stats.malformed += 1;
-            return;
-        };
         if !ours || !token_ok {
             self.stats.malformed += 1;
             return;
         }
+        let (peer, retry) = match self.phase {
+            Phase::Joining { peer, retry, .. } => (peer, retry),
+            // A snapshot we did not ask for, from the server that gave us our token: we
+            // fell behind the steps it keeps, and it starts us again from there.
+            Phase::CatchingUp { peer } | Phase::Playing { peer } if self.token.is_some() => {
+                self.drop_timeline();
+                (peer, None)
+            }
+            _ => {
+                self.stats.malformed += 1;
+                return;
+            }
+        };
         self.token = Some(w.token);
         self.player = Some(w.player as u32);
         self.predictor.set_local_player(w.player as u32);
@@ -476,11 +488,34 @@ impl RelayClientSession {
     /// Only a client with a timeline (restored, on a connection) can drop it.
     fn resync(&mut self) {
         let (Phase::CatchingUp { peer } | Phase::Playing { peer }) = self.phase else { return };
+        self.drop_timeline();
+        self.phase = Phase::Joining { peer, hello_sent: false, retry: None };
+    }
+
+    /// Drops the timeline (a snapshot restores a new one).
+    fn drop_timeline(&mut self) {
         let tick = self.predictor.authoritative_tick();
         self.predictor.reset(false);
-        self.phase = Phase::Joining { peer, hello_sent: false, retry: None };
         self.stats.resyncs += 1;
         self.events.push_back(ClientSessionEvent::Resyncing { tick });
+    }
+
+    /// The server started our steps again at `tick`: we fell behind the steps it keeps,
+    /// and a snapshot of that tick is on its way (unless it is here already).
+    fn on_restart(&mut self, tick: Tick) {
+        match self.phase {
+            Phase::Welcomed { tick: t, .. } if t == tick => {}
+            Phase::CatchingUp { .. } if self.snapshot_tick == tick => {}
+            Phase::Welcomed { peer, retry, .. } => {
+                // An older snapshot: the steps after it will not come.
+                self.phase = Phase::Joining { peer, hello_sent: true, retry };
+            }
+            Phase::CatchingUp { peer } | Phase::Playing { peer } => {
+                self.drop_timeline();
+                self.phase = Phase::Joining { peer, hello_sent: true, retry: None };
+            }
+            Phase::Idle | Phase::Connecting { .. } | Phase::Joining { .. } | Phase::Retrying { .. } | Phase::Lost => {}
+        }
     }
 
     fn check_desyncs(&mut self) {

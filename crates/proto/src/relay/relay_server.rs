@@ -11,10 +11,13 @@ use std::collections::{BTreeMap, VecDeque};
 use std::ops::Bound;
 
 use super::messages::{self, MarginReport};
+use super::step_codec::{self, ENTRY_HEAD, FRAGMENT_BYTES, FRAGMENT_HEAD, StepForm};
 use super::step_history::{StepHistory, StepView};
+use super::step_sender::{CLIENT_STEP_WINDOW, Reason, SendPlan, StepSender};
 use crate::clock::Micros;
 use crate::jitter::{JitterBuffer, JitterConfig, JitterStats, KickReason, PushOutcome};
 use crate::request::Tick;
+use crate::sync::redundancy::{RedundancyConfig, copies_for_loss};
 use crate::transport::{CHANNEL_UNRELIABLE, ConfigError, DisconnectReason, EndpointConfig, Event, PeerId, Transport};
 use crate::wire::MAX_DATAGRAM_SIZE;
 
@@ -26,8 +29,17 @@ pub struct RelayServerConfig {
     /// Server ticks between updates to each client (k_s).
     pub send_interval: u32,
     pub jitter: JitterConfig,
-    /// Most steps one update repeats for a client that has not acknowledged them.
-    pub max_steps_per_update: usize,
+    /// Most steps past a client's acknowledged one that are sent (the window also
+    /// follows the measured round trip and loss; this caps it). 16..=256.
+    pub step_window: usize,
+    /// Most datagrams one update to one client takes (new steps beyond them wait for
+    /// the next update). 1..=64.
+    pub max_update_datagrams: usize,
+    /// Bytes per second one client's updates may take before redundant copies of
+    /// steps are left out (new steps and resends always go). 0: no cap.
+    pub bandwidth_cap: u64,
+    /// Copies of each step on lossy links (the measured downlink loss picks how many).
+    pub redundancy: RedundancyConfig,
     /// Every input must be exactly this many bytes (None: any length up to
     /// `jitter.max_input_size`). A message breaking it is dropped and counted, and
     /// empty substitutes are zero-filled to this size, so every input in a step has it.
@@ -48,7 +60,10 @@ impl Default for RelayServerConfig {
             tick_us: 1e6 / 60.0,
             send_interval: 3,
             jitter: JitterConfig { max_input_size: 64, ..JitterConfig::default() },
-            max_steps_per_update: 32,
+            step_window: CLIENT_STEP_WINDOW,
+            max_update_datagrams: 16,
+            bandwidth_cap: 0,
+            redundancy: RedundancyConfig::default(),
             input_size: None,
             step_history: 600,
             auto_admit: true,
@@ -66,8 +81,10 @@ pub enum RelayServerEvent {
     /// The jitter buffer asked for this client to be removed. `jitter`: its counters
     /// at removal (the server no longer has them).
     Kicked { peer: PeerId, player: u32, reason: KickReason, jitter: JitterStats },
-    /// The client needs a step the server no longer keeps; it was removed.
-    FellBehind { peer: PeerId, player: u32, jitter: JitterStats },
+    /// The client needs a step the server no longer keeps. It stays a player, with
+    /// updates but no steps, until its owner sends it a snapshot and restarts its
+    /// stream there ([`RelayServer::rebase`]).
+    FellBehind { peer: PeerId, player: u32 },
 }
 
 /// Why [`RelayServer::admit`] refused.
@@ -79,6 +96,22 @@ pub enum AdmitError {
     PeerInUse(PeerId),
 }
 
+/// What the server sent one client of the step stream.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct StreamStats {
+    /// Update datagrams and their bytes (relay payload, before the transport's header).
+    pub datagrams: u64,
+    pub bytes: u64,
+    /// Steps sent for the first time, sent again after their resend timeout, sent as
+    /// redundant copies, and copies left out under the bandwidth cap.
+    pub steps: u64,
+    pub resent: u64,
+    pub copies: u64,
+    pub copies_capped: u64,
+    /// Updates that could not take every step due (they went in the next one).
+    pub full_updates: u64,
+}
+
 /// Counters of messages the server refused.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct RelayServerStats {
@@ -86,6 +119,9 @@ pub struct RelayServerStats {
     pub malformed: u64,
     /// Input messages from peers that are not players.
     pub unknown_peer: u64,
+    /// Players' parts left out of a step: past the 255th player, or past the largest
+    /// step the wire carries (merges of many inputs from many players).
+    pub left_out: u64,
 }
 
 struct Client {
@@ -96,8 +132,14 @@ struct Client {
     margins: Vec<MarginReport>,
     /// Highest client tick received with all before it (for the client's redundancy).
     input_ack: Option<Tick>,
-    /// Highest step tick the client has acknowledged.
-    step_ack: Option<Tick>,
+    /// What this client was sent of the step stream and what it acknowledged.
+    stream: StepSender,
+    sent: StreamStats,
+    /// Bytes the bandwidth cap still allows (negative: over it), and when it was filled.
+    allowance: f64,
+    allowance_at: Micros,
+    /// It needs a step the server no longer keeps: no steps until [`RelayServer::rebase`].
+    behind: bool,
     /// The first step that includes this client (it needs nothing earlier).
     joined_at: Tick,
     /// The client tick of the first input consumed (real or substituted).
@@ -112,7 +154,7 @@ struct Client {
 impl Client {
     /// The oldest step this client still needs.
     fn needs_from(&self) -> Tick {
-        self.step_ack.map_or(self.joined_at, |a| a.saturating_add(1)).max(self.joined_at)
+        self.stream.needs_from()
     }
 }
 
@@ -128,6 +170,13 @@ const CHECKS_KEPT: usize = 2;
 
 /// Margin reports one update carries at most (the newest).
 const MARGINS_SENT: usize = 64;
+
+/// Copies of each step before the transport has seen enough packets to measure loss.
+const STARTING_COPIES: u8 = 2;
+/// Packets the transport must have sent before its loss figure sets the copies.
+const LOSS_ESTIMATE_PACKETS: u64 = 200;
+/// Round trip assumed before the transport has measured one.
+const ASSUMED_RTT_US: f64 = 200_000.0;
 
 /// Zero bytes that empty substitutes are filled with (inputs are at most 255 bytes).
 const ZEROS: [u8; 255] = [0; 255];
@@ -150,6 +199,8 @@ pub struct RelayServer {
     stats: RelayServerStats,
     buf: Vec<u8>,
     input_spans: Vec<(usize, usize)>,
+    /// The steps chosen for one client's update.
+    chosen: Vec<(Tick, Reason)>,
 }
 
 impl RelayServerConfig {
@@ -164,6 +215,12 @@ impl RelayServerConfig {
                 self.send_interval, self.tick_us, self.jitter.max_input_size, self.input_size
             )));
         }
+        if !(16..=CLIENT_STEP_WINDOW).contains(&self.step_window) || !(1..=64).contains(&self.max_update_datagrams) {
+            return Err(ConfigError(format!(
+                "relay server: step_window {} must be in 16..={CLIENT_STEP_WINDOW}, max_update_datagrams {} in 1..=64",
+                self.step_window, self.max_update_datagrams
+            )));
+        }
         self.endpoint.validate()
     }
 }
@@ -172,9 +229,8 @@ impl RelayServer {
     /// Checks the config; the caller creates the endpoint (with `max_incoming` > 0).
     pub fn new(cfg: RelayServerConfig, now: Micros) -> Result<Self, ConfigError> {
         cfg.validate()?;
-        let history = cfg.step_history.max(4 * cfg.max_steps_per_update);
         Ok(RelayServer {
-            steps: StepHistory::new(history),
+            steps: StepHistory::new(cfg.step_history.max(1)),
             cfg,
             clients: BTreeMap::new(),
             by_peer: BTreeMap::new(),
@@ -188,6 +244,7 @@ impl RelayServer {
             stats: RelayServerStats::default(),
             buf: Vec::with_capacity(MAX_DATAGRAM_SIZE),
             input_spans: Vec::with_capacity(255),
+            chosen: Vec::with_capacity(2 * CLIENT_STEP_WINDOW),
         })
     }
 
@@ -217,6 +274,11 @@ impl RelayServer {
     /// The first step that includes `player`.
     pub fn joined_at(&self, player: u32) -> Option<Tick> {
         self.clients.get(&player).map(|c| c.joined_at)
+    }
+
+    /// What `peer` was sent of the step stream.
+    pub fn stream_stats(&self, peer: PeerId) -> Option<StreamStats> {
+        self.by_peer.get(&peer).map(|p| self.clients[p].sent)
     }
 
     pub fn jitter_stats(&self, peer: PeerId) -> Option<JitterStats> {
@@ -249,7 +311,11 @@ impl RelayServer {
             jitter: JitterBuffer::new(self.cfg.jitter),
             margins: Vec::with_capacity(2 * MARGINS_SENT),
             input_ack: None,
-            step_ack: None,
+            stream: StepSender::new(self.tick + 1),
+            sent: StreamStats::default(),
+            allowance: 0.0,
+            allowance_at: self.last_tick_at,
+            behind: false,
             joined_at: self.tick + 1,
             first_input: None,
             newest_seen: None,
@@ -260,6 +326,20 @@ impl RelayServer {
         let input_size = self.cfg.input_size.unwrap_or(self.cfg.jitter.max_input_size);
         self.steps.reserve(self.clients.len(), input_size);
         Ok(())
+    }
+
+    /// Starts `peer`'s step stream again at `tick` (it was sent a snapshot of the state
+    /// at the start of that tick), whether it fell behind or not.
+    pub fn rebase(&mut self, peer: PeerId, tick: Tick) {
+        if let Some(c) = self.by_peer.get(&peer).and_then(|p| self.clients.get_mut(p)) {
+            c.stream.rebase(tick);
+            c.behind = false;
+        }
+    }
+
+    /// Whether `peer` fell behind the steps kept and waits for a snapshot.
+    pub fn is_behind(&self, peer: PeerId) -> bool {
+        self.by_peer.get(&peer).is_some_and(|p| self.clients[p].behind)
     }
 
     /// Removes `peer`'s player (from the next step on); returns its id.
@@ -323,10 +403,11 @@ impl RelayServer {
             self.stats.unknown_peer += 1;
             return;
         };
-        let Ok((step_ack, first_tick)) = messages::decode_client_input_spans(data, max, &mut self.input_spans) else {
+        let Ok(head) = messages::decode_client_input_spans(data, max, &mut self.input_spans) else {
             self.stats.malformed += 1;
             return;
         };
+        let first_tick = head.first_tick;
         if let Some(n) = self.cfg.input_size {
             if self.input_spans.iter().any(|&(_, len)| len != n) {
                 self.stats.malformed += 1;
@@ -335,10 +416,8 @@ impl RelayServer {
         }
         let inputs = self.input_spans.iter().map(|&(o, n)| &data[o..o + n]);
         let count = self.input_spans.len();
-        if step_ack != messages::NONE {
-            // Never beyond the last step run: a lying ack must not stop resends.
-            let ack = step_ack.min(self.tick);
-            c.step_ack = Some(c.step_ack.map_or(ack, |a| a.max(ack)));
+        if head.step_ack != messages::NONE {
+            c.stream.on_ack(head.step_ack, head.sack, self.tick);
         }
         if count > 0 {
             // Ticks from the wire: a message reaching past `Tick::MAX` is held there.
@@ -402,7 +481,9 @@ impl RelayServer {
                         Some(n) if i.is_empty() => &ZEROS[..n],
                         _ => i.as_slice(),
                     });
-                    self.steps.push_player(player, accepted, inputs);
+                    if !self.steps.push_player(player, accepted, inputs) {
+                        self.stats.left_out += 1;
+                    }
                 }
                 Err(reason) => {
                     let (peer, jitter) = (c.peer, c.jitter.stats());
@@ -413,13 +494,13 @@ impl RelayServer {
             }
         }
         self.steps.finish(tick);
-        // Keep what some client still needs, within the history limit.
-        let needed = self.clients.values().map(Client::needs_from).min();
-        let keep = 4 * self.cfg.max_steps_per_update;
+        // Keep what some client still needs, within the history limit (and the newest
+        // step, which the next one is a delta against).
+        let needed = self.clients.values().filter(|c| !c.behind).map(Client::needs_from).min();
         while let Some(t) = self.steps.oldest_tick() {
             let len = self.steps.len();
             let acked_by_all = needed.is_none_or(|n| t < n);
-            if len > self.cfg.step_history.max(keep) || (len > keep && acked_by_all) {
+            if len > self.cfg.step_history.max(1) || (len > 1 && acked_by_all) {
                 self.steps.pop_oldest();
             } else {
                 break;
@@ -443,50 +524,181 @@ impl RelayServer {
 
     fn send_updates<T: Transport + ?Sized>(&mut self, now: Micros, ep: &mut T) {
         let oldest = self.steps.oldest_tick().unwrap_or(self.tick + 1);
-        let checks = &self.checks[..self.n_checks];
         // Walks the players by id so that ones fallen behind can go at once.
         let mut after = Bound::Unbounded;
         while let Some((&player, c)) = self.clients.range_mut((after, Bound::Unbounded)).next() {
             after = Bound::Excluded(player);
-            let from = c.needs_from();
-            if from < oldest {
-                let (peer, jitter) = (c.peer, c.jitter.stats());
-                // (Not `remove`: `checks` borrows the server.)
-                self.clients.remove(&player);
-                self.by_peer.remove(&peer);
-                ep.disconnect(now, peer);
-                self.events.push_back(RelayServerEvent::FellBehind { peer, player, jitter });
-                continue;
+            if c.needs_from() < oldest && !c.behind {
+                c.behind = true;
+                self.events.push_back(RelayServerEvent::FellBehind { peer: c.peer, player });
             }
-            let first_idx = self.steps.first_from(from);
-            // Newest margins first if they do not all fit; steps fill the rest.
-            let take_margins = c.margins.len().min(MARGINS_SENT);
-            let margins = &c.margins[c.margins.len() - take_margins..];
-            let mut n = 0usize;
-            let mut size = messages::update_head_size(take_margins, checks.len());
-            for sz in self.steps.sizes_from(first_idx).take(self.cfg.max_steps_per_update) {
-                if size + sz > crate::transport::MAX_UNRELIABLE {
-                    break;
+            let plan = send_plan(&self.cfg, c, ep);
+            let cap = self.cfg.bandwidth_cap as f64;
+            if cap > 0.0 {
+                // At most a tenth of a second's allowance (or two datagrams) saved up.
+                let dt = now.saturating_sub(c.allowance_at) as f64 / 1e6;
+                c.allowance = (c.allowance + cap * dt).min((cap / 10.0).max(2.0 * MAX_DATAGRAM_SIZE as f64));
+            }
+            c.allowance_at = now;
+            self.chosen.clear();
+            if !c.behind {
+                self.chosen.extend(c.stream.due(now, self.tick, &plan));
+            }
+            let checks = &self.checks[..self.n_checks];
+            let mut update = Update::new(c, player, self.tick, checks);
+            update.begin(&mut self.buf, c, true);
+            'steps: for &(tick, reason) in &self.chosen {
+                let Some(index) = self.steps.index_of(tick) else { continue };
+                let form = if tick == c.stream.base() { StepForm::Full } else { StepForm::Delta };
+                let len = self.steps.body_len(index, form);
+                let pieces = if ENTRY_HEAD + len <= update.room_empty() { 1 } else { step_codec::fragments_of(len) };
+                let size = if pieces == 1 { ENTRY_HEAD + len } else { len + pieces * FRAGMENT_HEAD };
+                if reason == Reason::Copy && cap > 0.0 && c.allowance < size as f64 {
+                    c.sent.copies_capped += 1;
+                    continue;
                 }
-                size += sz;
-                n += 1;
+                for piece in 0..pieces {
+                    let piece_len = if pieces == 1 { len } else { FRAGMENT_BYTES.min(len - piece * FRAGMENT_BYTES) };
+                    let head = if pieces == 1 { ENTRY_HEAD } else { FRAGMENT_HEAD };
+                    if !update.fits(&self.buf, head + piece_len) {
+                        update.send(&mut self.buf, c, ep);
+                        if update.datagrams == self.cfg.max_update_datagrams {
+                            c.sent.full_updates += 1;
+                            break 'steps;
+                        }
+                        update.begin(&mut self.buf, c, false);
+                    }
+                    let offset = (tick - update.base) as u16;
+                    if pieces == 1 {
+                        step_codec::write_entry_head(&mut self.buf, offset, form, len);
+                        self.steps.write_body(&mut self.buf, index, form, 0..len);
+                    } else {
+                        let at = piece * FRAGMENT_BYTES;
+                        step_codec::write_fragment_head(
+                            &mut self.buf,
+                            offset,
+                            form,
+                            piece as u8,
+                            pieces as u8,
+                            piece_len,
+                        );
+                        self.steps.write_body(&mut self.buf, index, form, at..at + piece_len);
+                    }
+                    update.entries += 1;
+                }
+                let again = c.stream.sent(tick, now, reason);
+                match reason {
+                    Reason::Due if again => c.sent.resent += 1,
+                    Reason::Due => c.sent.steps += 1,
+                    Reason::Copy => c.sent.copies += 1,
+                }
             }
-            let first_step = self.steps.tick_at(first_idx).unwrap_or(self.tick + 1);
-            let uh = messages::UpdateHead {
-                server_tick: self.tick,
+            if update.entries > 0 || update.datagrams == 0 {
+                update.send(&mut self.buf, c, ep);
+            }
+            if cap > 0.0 {
+                c.allowance -= update.bytes as f64;
+            }
+        }
+        ep.flush(now);
+    }
+}
+
+/// How to send to `c` now: copies from the measured downlink loss, the resend timeout
+/// and the window from the measured round trip.
+fn send_plan<T: Transport + ?Sized>(cfg: &RelayServerConfig, c: &Client, ep: &mut T) -> SendPlan {
+    let st = ep.stats(c.peer);
+    let copies = match st {
+        Some(s) if s.packets_sent >= LOSS_ESTIMATE_PACKETS => {
+            copies_for_loss(s.loss, s.loss, &cfg.redundancy).clamp(1, u8::MAX as u32) as u8
+        }
+        _ => STARTING_COPIES.min(cfg.redundancy.max_copies.max(1) as u8),
+    };
+    let (rtt, var) = match st {
+        Some(s) if s.srtt_us > 0.0 => (s.srtt_us, s.rtt_var_us),
+        _ => (ASSUMED_RTT_US, ASSUMED_RTT_US / 2.0),
+    };
+    // The client acknowledges in its next input packet: its send interval, ours, and
+    // a tick of slack on top of the round trip and its spread.
+    let ack_delay = (c.send_interval.unwrap_or(ASSUMED_SEND_INTERVAL) + cfg.send_interval + 1) as f64 * cfg.tick_us;
+    let resend_after = (rtt + 4.0 * var + ack_delay) as Micros;
+    // Enough for a round trip and a resend timeout of steps in flight, and the copies.
+    let in_flight = (2.0 * (rtt + 4.0 * var) + ack_delay) / cfg.tick_us;
+    let window = in_flight as usize + copies as usize * cfg.send_interval as usize + 32;
+    SendPlan { copies, resend_after, window: window.clamp(16, cfg.step_window) }
+}
+
+/// One update to one client being written: its datagrams so far, and the one in `buf`.
+struct Update<'a> {
+    head: messages::UpdateHead,
+    checks: &'a [(Tick, u64)],
+    /// Entries' ticks are relative to this: the oldest step the client needs.
+    base: Tick,
+    /// Reports in the datagram being written.
+    margins: usize,
+    n_checks: usize,
+    entries: u8,
+    datagrams: usize,
+    bytes: u64,
+}
+
+impl<'a> Update<'a> {
+    fn new(c: &Client, player: u32, tick: Tick, checks: &'a [(Tick, u64)]) -> Self {
+        Update {
+            head: messages::UpdateHead {
+                server_tick: tick,
                 your_player: player,
                 shift: c.jitter.shift() as i32,
                 input_ack: c.input_ack.unwrap_or(messages::NONE),
                 depth: c.jitter.depth().min(255) as u8,
                 first_input: c.first_input.unwrap_or(messages::NONE),
                 substituted: c.jitter.stats().lost as u32,
-            };
-            messages::encode_server_update_head(&mut self.buf, &uh, margins, checks, first_step, n as u8);
-            self.steps.write_steps(&mut self.buf, first_idx, n);
-            c.margins.clear();
-            let _ = ep.send(c.peer, CHANNEL_UNRELIABLE, &self.buf);
+            },
+            checks,
+            base: c.needs_from(),
+            margins: 0,
+            n_checks: 0,
+            entries: 0,
+            datagrams: 0,
+            bytes: 0,
         }
-        ep.flush(now);
+    }
+
+    /// Room for entries in a datagram without reports.
+    fn room_empty(&self) -> usize {
+        crate::transport::MAX_UNRELIABLE - messages::update_head_size(0, 0)
+    }
+
+    /// Starts a datagram in `buf`; the first carries the margins and checks.
+    fn begin(&mut self, buf: &mut Vec<u8>, c: &Client, first: bool) {
+        let (margins, checks) = if first {
+            let take = c.margins.len().min(MARGINS_SENT);
+            (&c.margins[c.margins.len() - take..], self.checks)
+        } else {
+            (&[][..], &[][..])
+        };
+        messages::encode_server_update_head(buf, &self.head, margins, checks, self.base);
+        self.margins = margins.len();
+        self.n_checks = checks.len();
+        self.entries = 0;
+    }
+
+    /// Whether `n` more bytes fit in the datagram in `buf`.
+    fn fits(&self, buf: &[u8], n: usize) -> bool {
+        self.entries < u8::MAX && buf.len() + n <= crate::transport::MAX_UNRELIABLE
+    }
+
+    /// Sends the datagram in `buf`.
+    fn send<T: Transport + ?Sized>(&mut self, buf: &mut [u8], c: &mut Client, ep: &mut T) {
+        messages::set_entry_count(buf, self.margins, self.n_checks, self.entries);
+        if self.datagrams == 0 {
+            c.margins.clear();
+        }
+        self.datagrams += 1;
+        self.bytes += buf.len() as u64;
+        c.sent.datagrams += 1;
+        c.sent.bytes += buf.len() as u64;
+        let _ = ep.send(c.peer, CHANNEL_UNRELIABLE, buf);
     }
 }
 
@@ -504,7 +716,7 @@ mod tests {
         let mut buf = Vec::new();
         let mut send = |server: &mut RelayServer, first: u32, last: u32| {
             let inputs: Vec<[u8; 1]> = (first..=last).map(|t| [t as u8]).collect();
-            messages::encode_client_inputs(&mut buf, messages::NONE, first, inputs.iter().map(|i| &i[..]));
+            messages::encode_client_inputs(&mut buf, messages::NONE, &[], first, inputs.iter().map(|i| &i[..]));
             server.handle_inputs(0, 7, &buf);
         };
         send(&mut server, 1, 4);
@@ -527,7 +739,7 @@ mod tests {
         server.admit(7, 1).unwrap();
         let mut buf = Vec::new();
         let inputs = [[1u8], [2], [3], [4]];
-        messages::encode_client_inputs(&mut buf, messages::NONE, Tick::MAX - 1, inputs.iter().map(|i| &i[..]));
+        messages::encode_client_inputs(&mut buf, messages::NONE, &[], Tick::MAX - 1, inputs.iter().map(|i| &i[..]));
         server.handle_inputs(0, 7, &buf);
         assert_eq!(server.clients[&1].input_ack, Some(Tick::MAX));
         for _ in 0..4 {

@@ -10,21 +10,38 @@
 use std::collections::VecDeque;
 
 use super::messages::{self, PlayerStep};
+use super::step_codec::{self, StepForm};
 use crate::request::Tick;
 use crate::wire::{MAX_DATAGRAM_SIZE, Reader};
 
 /// Most players a step can list (its count is one byte).
 pub const MAX_STEP_PLAYERS: usize = u8::MAX as usize;
 
+/// One kept step: its tick, where its encodings start in the ring (counted from the
+/// first byte ever kept), and their lengths (the full one, then the delta).
+#[derive(Debug, Clone, Copy)]
+struct Kept {
+    tick: Tick,
+    at: u64,
+    full: usize,
+    delta: usize,
+}
+
 /// Recent canonical steps, oldest first, and the step being formed.
 #[derive(Debug)]
 pub struct StepHistory {
-    /// The kept steps' encodings, back to back, oldest first.
+    /// The kept steps' encodings (each full, then as a delta against the step
+    /// before it), back to back, oldest first.
     bytes: VecDeque<u8>,
-    /// Per kept step, oldest first: its tick and the length of its encoding.
-    steps: VecDeque<(Tick, usize)>,
-    /// The newest step's encoding (while it is formed, and after).
+    /// Bytes dropped from the front of `bytes` so far.
+    dropped: u64,
+    steps: VecDeque<Kept>,
+    /// The newest step's full encoding (while it is formed, and after).
     current: Vec<u8>,
+    /// The step before it, in full (an empty step before the first).
+    previous: Vec<u8>,
+    /// The newest step as a delta.
+    delta: Vec<u8>,
     /// Players written into `current`.
     current_players: usize,
     /// Most steps kept at once.
@@ -36,8 +53,11 @@ impl StepHistory {
     pub fn new(capacity: usize) -> Self {
         StepHistory {
             bytes: VecDeque::new(),
+            dropped: 0,
             steps: VecDeque::with_capacity(capacity + 1),
             current: Vec::with_capacity(MAX_DATAGRAM_SIZE),
+            previous: vec![0],
+            delta: Vec::with_capacity(MAX_DATAGRAM_SIZE),
             current_players: 0,
             capacity,
         }
@@ -46,34 +66,56 @@ impl StepHistory {
     /// Makes room for full histories of `players` players with inputs of up to
     /// `input_size` bytes (call when a player is admitted).
     pub fn reserve(&mut self, players: usize, input_size: usize) {
-        let step = 1 + players.min(MAX_STEP_PLAYERS) * (6 + 2 * (1 + input_size));
-        let total = (self.capacity + 1) * step;
+        let players = players.min(MAX_STEP_PLAYERS);
+        let step = 1 + players * (6 + 2 * (1 + input_size));
+        // A delta is at most the full step plus its roster flag and bitmap.
+        let both = 2 * step + 1 + players.div_ceil(8);
+        let total = (self.capacity + 1) * both;
         self.bytes.reserve(total.saturating_sub(self.bytes.len()));
-        self.current.reserve(step.saturating_sub(self.current.len()));
+        for v in [&mut self.current, &mut self.previous, &mut self.delta] {
+            v.reserve(both.saturating_sub(v.len()));
+        }
     }
 
     /// Starts forming a step (its players follow with [`StepHistory::push_player`]).
     pub fn begin(&mut self) {
+        std::mem::swap(&mut self.current, &mut self.previous);
         self.current.clear();
         self.current.push(0);
         self.current_players = 0;
     }
 
     /// Adds one player's part to the step being formed, in player order. Players past
-    /// the 255th cannot be listed and are left out.
-    pub fn push_player<'a>(&mut self, player: u32, accepted: u8, inputs: impl ExactSizeIterator<Item = &'a [u8]>) {
+    /// the 255th cannot be listed, nor a part past [`step_codec::MAX_STEP_BYTES`] (255
+    /// pieces on the wire; only merges of many inputs from many players reach it): they
+    /// are left out of this step, and false is returned.
+    pub fn push_player<'a>(
+        &mut self,
+        player: u32,
+        accepted: u8,
+        inputs: impl ExactSizeIterator<Item = &'a [u8]>,
+    ) -> bool {
         if self.current_players == MAX_STEP_PLAYERS {
-            return;
+            return false;
         }
+        let before = self.current.len();
         messages::write_step_player(&mut self.current, player, accepted, inputs);
+        if self.current.len() > step_codec::MAX_STEP_BYTES {
+            self.current.truncate(before);
+            return false;
+        }
         self.current_players += 1;
+        true
     }
 
     /// Ends the step being formed as the step of `tick` and keeps it.
     pub fn finish(&mut self, tick: Tick) {
         self.current[0] = self.current_players as u8;
+        step_codec::encode_delta(&mut self.delta, &self.previous, &self.current);
+        let at = self.dropped + self.bytes.len() as u64;
         self.bytes.extend(self.current.iter());
-        self.steps.push_back((tick, self.current.len()));
+        self.bytes.extend(self.delta.iter());
+        self.steps.push_back(Kept { tick, at, full: self.current.len(), delta: self.delta.len() });
     }
 
     /// The newest step (the one last formed).
@@ -88,38 +130,43 @@ impl StepHistory {
 
     /// The tick of the oldest step kept.
     pub fn oldest_tick(&self) -> Option<Tick> {
-        self.steps.front().map(|s| s.0)
+        self.steps.front().map(|s| s.tick)
     }
 
     /// Drops the oldest step.
     pub fn pop_oldest(&mut self) {
-        if let Some((_, len)) = self.steps.pop_front() {
-            self.bytes.drain(..len);
+        if let Some(k) = self.steps.pop_front() {
+            self.bytes.drain(..k.full + k.delta);
+            self.dropped += (k.full + k.delta) as u64;
         }
     }
 
-    /// The index of the first step kept with a tick of at least `tick` (`len()` if none).
-    pub fn first_from(&self, tick: Tick) -> usize {
-        self.steps.partition_point(|s| s.0 < tick)
+    /// The index of the step of `tick`, if it is kept (steps are one per tick).
+    pub fn index_of(&self, tick: Tick) -> Option<usize> {
+        let i = tick.checked_sub(self.oldest_tick()?)? as usize;
+        (i < self.steps.len()).then_some(i)
     }
 
-    /// The tick of the step at `index`.
-    pub fn tick_at(&self, index: usize) -> Option<Tick> {
-        self.steps.get(index).map(|s| s.0)
+    /// The byte range in `bytes` of step `index`'s encoding in `form`.
+    fn range(&self, index: usize, form: StepForm) -> std::ops::Range<usize> {
+        let k = self.steps[index];
+        let start = (k.at - self.dropped) as usize;
+        match form {
+            StepForm::Full => start..start + k.full,
+            StepForm::Delta => start + k.full..start + k.full + k.delta,
+        }
     }
 
-    /// Encoded sizes of the steps from `index` on, oldest first.
-    pub fn sizes_from(&self, index: usize) -> impl Iterator<Item = usize> + '_ {
-        self.steps.range(index.min(self.steps.len())..).map(|s| s.1)
+    /// The length of step `index`'s encoding in `form`.
+    pub fn body_len(&self, index: usize, form: StepForm) -> usize {
+        self.range(index, form).len()
     }
 
-    /// Appends the encodings of `n` steps from `index` on to `out` (a ServerUpdate's
-    /// steps).
-    pub fn write_steps(&self, out: &mut Vec<u8>, index: usize, n: usize) {
-        let start: usize = self.steps.range(..index).map(|s| s.1).sum();
-        let len: usize = self.steps.range(index..index + n).map(|s| s.1).sum();
+    /// Appends bytes `part` of step `index`'s encoding in `form` to `out`.
+    pub fn write_body(&self, out: &mut Vec<u8>, index: usize, form: StepForm, part: std::ops::Range<usize>) {
+        let whole = self.range(index, form);
+        let (start, end) = (whole.start + part.start, (whole.start + part.end).min(whole.end));
         let (a, b) = self.bytes.as_slices();
-        let end = start + len;
         if start < a.len() {
             out.extend_from_slice(&a[start..end.min(a.len())]);
         }
@@ -242,6 +289,7 @@ impl<'a> StepPlayer<'a> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::relay::step_codec;
 
     fn step(history: &mut StepHistory, tick: Tick, players: &[PlayerStep]) {
         history.begin();
@@ -269,15 +317,23 @@ mod tests {
         step(&mut h, 11, &b);
         messages::write_step(&mut wire, &b);
         assert_eq!(h.newest().to_vec(), b);
-        assert_eq!((h.len(), h.oldest_tick(), h.first_from(11), h.tick_at(1)), (2, Some(10), 1, Some(11)));
-        assert_eq!(h.sizes_from(0).collect::<Vec<_>>(), vec![messages::step_size(&a), messages::step_size(&b)]);
-        let mut out = Vec::new();
-        h.write_steps(&mut out, 0, 2);
-        assert_eq!(out, wire, "both steps, back to back");
+        assert_eq!((h.len(), h.oldest_tick(), h.index_of(11), h.index_of(12)), (2, Some(10), Some(1), None));
+        let body = |h: &StepHistory, i, form| {
+            let mut out = Vec::new();
+            h.write_body(&mut out, i, form, 0..h.body_len(i, form));
+            out
+        };
+        let (wa, wb) = wire.split_at(messages::step_size(&a));
+        assert_eq!(body(&h, 0, StepForm::Full), wa);
+        assert_eq!(body(&h, 1, StepForm::Full), wb);
+        let mut expanded = Vec::new();
+        step_codec::expand_delta(&mut expanded, wa, &body(&h, 1, StepForm::Delta)).unwrap();
+        assert_eq!(expanded, wb, "the delta is against the step before");
         h.pop_oldest();
-        out.clear();
-        h.write_steps(&mut out, 0, 1);
-        assert_eq!(out, wire[messages::step_size(&a)..]);
+        assert_eq!(body(&h, 0, StepForm::Full), wb);
+        let mut part = Vec::new();
+        h.write_body(&mut part, 0, StepForm::Full, 1..3);
+        assert_eq!(part, wb[1..3]);
     }
 
     #[test]
@@ -294,13 +350,13 @@ mod tests {
                 h.pop_oldest();
                 expected.pop_front();
             }
-            let mut out = Vec::new();
-            h.write_steps(&mut out, 1, h.len() - 1);
-            let mut wire = Vec::new();
-            for s in expected.iter().skip(1) {
+            for (i, s) in expected.iter().enumerate() {
+                let mut out = Vec::new();
+                h.write_body(&mut out, i, StepForm::Full, 0..h.body_len(i, StepForm::Full));
+                let mut wire = Vec::new();
                 messages::write_step(&mut wire, s);
+                assert_eq!(out, wire, "tick {t}");
             }
-            assert_eq!(out, wire, "tick {t}");
         }
         assert_eq!(h.bytes.capacity(), cap);
     }

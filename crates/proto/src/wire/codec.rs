@@ -6,6 +6,7 @@
 use super::DecodeError;
 
 /// Reads from a borrowed datagram.
+#[derive(Clone)]
 pub struct Reader<'a> {
     buf: &'a [u8],
     pos: usize,

@@ -25,8 +25,9 @@ pub mod relay {
     pub use crate::relay::messages::{
         KIND_CLIENT_INPUTS, KIND_SERVER_UPDATE, MarginReport, NONE, PlayerStep, StepRules, UpdateHead, UpdateView,
         decode_client_input_spans, decode_server_update_into, encode_client_inputs, encode_server_update_head,
-        write_step,
+        set_entry_count, write_step,
     };
+    pub use crate::relay::step_codec::{StepForm, encode_delta, write_entry};
 }
 
 /// The P2P rollback message: one per peer per tick, with the redundant unacknowledged
@@ -57,7 +58,7 @@ pub use packet::{
 /// itself by, and a disconnect may carry reason 8 (flooding). 4: the handshake agrees
 /// on keys (X25519) and proves a secret or a connect token; packets and disconnects
 /// carry an authentication tag; disconnects carry a sequence number; reasons 9-12.
-pub const PROTOCOL_VERSION: u8 = 4;
+pub const PROTOCOL_VERSION: u8 = 5;
 /// No datagram is larger than this (safe under common path MTUs, as in netcode/renet).
 pub const MAX_DATAGRAM_SIZE: usize = 1200;
 /// Size every connection request is padded to.

@@ -37,7 +37,8 @@ impl RejectReason {
 pub enum KickCause {
     /// Its jitter buffer overflowed or starved.
     Jitter(KickReason),
-    /// It needed a step the server no longer keeps.
+    /// It needed a step the server no longer keeps. No longer a kick: such a player
+    /// gets a snapshot instead ([`ServerSessionEvent::PlayerCatchingUp`]).
     FellBehind,
     /// It kept asking for new snapshots far faster than it could be served (more than
     /// 16 at once, then more than one a second).
@@ -65,6 +66,13 @@ pub enum ServerSessionEvent {
     /// A dropped player did not come back in time; its slot is free.
     PlayerLeft {
         player: u32,
+    },
+    /// A player needed a step the server no longer keeps (far behind, or its link
+    /// stalled for longer than the history): it is sent a snapshot and its steps from
+    /// there. It stays in the game.
+    PlayerCatchingUp {
+        player: u32,
+        peer: PeerId,
     },
     PlayerKicked {
         player: u32,

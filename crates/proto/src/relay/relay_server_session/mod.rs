@@ -28,7 +28,7 @@ mod stats;
 use std::collections::VecDeque;
 
 use super::join::{self, Welcome};
-use super::relay_server::{RelayServer, RelayServerEvent};
+use super::relay_server::{RelayServer, RelayServerEvent, StreamStats};
 use crate::clock::Micros;
 use crate::jitter::JitterStats;
 use crate::request::{AdvanceStatus, InputStatus, Request, RequestQueue, Tick};
@@ -124,6 +124,11 @@ impl RelayServerSession {
             SlotState::Active { peer } => self.relay.jitter_stats(peer),
             _ => None,
         }
+    }
+
+    /// What `player` was sent of the step stream, while it is connected.
+    pub fn stream_stats(&self, player: u32) -> Option<StreamStats> {
+        self.relay.stream_stats(self.peer_of(player)?)
     }
 
     /// The peer playing `player` now.
@@ -228,7 +233,15 @@ impl RelayServerSession {
                 RelayServerEvent::Kicked { peer, player, reason, jitter } => {
                     (peer, player, KickCause::Jitter(reason), jitter)
                 }
-                RelayServerEvent::FellBehind { peer, player, jitter } => (peer, player, KickCause::FellBehind, jitter),
+                RelayServerEvent::FellBehind { peer, player } => {
+                    // A snapshot of a coming tick, and its steps from there.
+                    if let Some(slot) = self.slots.get_mut(player as usize) {
+                        slot.needs_snapshot = true;
+                    }
+                    self.stats.catch_ups += 1;
+                    self.events.push_back(ServerSessionEvent::PlayerCatchingUp { player, peer });
+                    continue;
+                }
                 RelayServerEvent::Joined { .. } | RelayServerEvent::Left { .. } => continue,
             };
             // The sync layer has already let go of the player: keep its counters.
@@ -276,6 +289,9 @@ impl RelayServerSession {
                 continue;
             }
             self.slots[i].needs_snapshot = false;
+            if self.relay.is_behind(peer) {
+                self.relay.rebase(peer, tick);
+            }
             let mut msg = self.spare_messages.pop().unwrap_or_default();
             let w = Welcome {
                 player: i as u16,

@@ -29,6 +29,8 @@ pub struct ServerSessionStats {
     pub snapshots_sent: u64,
     /// Players that asked for a new snapshot on their own connection.
     pub resyncs: u64,
+    /// Players that fell behind the steps kept and were sent a snapshot instead.
+    pub catch_ups: u64,
     pub checks_sent: u64,
 }
 

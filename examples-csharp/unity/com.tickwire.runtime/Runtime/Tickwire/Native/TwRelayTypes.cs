@@ -50,7 +50,7 @@ namespace Tickwire
         Overflow = 1,
         /// <summary>No input for JitterMaxStarvedTicks ticks in a row (it cannot keep up).</summary>
         Starved = 2,
-        /// <summary>It needed a canonical step older than StepHistory (it cannot catch up).</summary>
+        /// <summary>No longer raised: a player behind StepHistory is sent a snapshot instead (PlayerCatchingUp). Reserved.</summary>
         FellBehind = 3,
         /// <summary>It kept asking for new snapshots far faster than it could be served (16 at once, then one a second).</summary>
         ResyncFlood = 4,

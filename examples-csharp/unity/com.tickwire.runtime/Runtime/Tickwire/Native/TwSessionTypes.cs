@@ -188,6 +188,12 @@ namespace Tickwire
         /// (PeerDisconnected, reason Timeout).
         /// </summary>
         NoProgress = 24,
+        /// <summary>
+        /// RELAY_SERVER: player Data.Relay.Player needed a canonical step older than StepHistory
+        /// (far behind, or its link stalled that long). It is not kicked: it is sent a snapshot
+        /// of a coming tick and the steps from there; its client sees Resyncing, then Joined.
+        /// </summary>
+        PlayerCatchingUp = 25,
     }
 
     /// <summary>

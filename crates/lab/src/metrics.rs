@@ -40,6 +40,11 @@ pub struct Metrics {
     pub interp_oracle: f64,
     pub starvation: f64,
     pub tick_went_back: bool,
+    /// Players the server removed during the run (kicked, fell behind, left).
+    pub kicks: usize,
+    /// The slowest client's canonical steps received per second over the last 30 s
+    /// (or the last half of a shorter run): 60 when every client keeps up.
+    pub step_rate: f64,
 }
 
 fn quantile(v: &mut [f64], q: f64) -> f64 {
@@ -211,5 +216,20 @@ pub fn score(rec: &RunRecord, scenario: &Scenario, cfg: &LabConfig) -> Metrics {
     m.interp_oracle = s_s + qj + k * s_s;
     m.interp_delay = mean(frames.iter().filter_map(|f| f.playback.map(|pb| f.server_pos - d_min - pb)));
     m.starvation = frames.iter().filter(|f| f.starved).count() as f64 / frames.len().max(1) as f64;
+
+    m.kicks = rec.kicks.len();
+    m.step_rate = step_rate(rec, scenario);
     m
+}
+
+/// The slowest client's steps per second over the end of the run (see
+/// [`Metrics::step_rate`]).
+fn step_rate(rec: &RunRecord, scenario: &Scenario) -> f64 {
+    let (Some(&(end_at, end)), Some(_)) = (rec.slowest_step.last(), rec.slowest_step.first()) else { return 0.0 };
+    let from = end_at.saturating_sub((scenario.duration / 2).min(30_000_000));
+    let Some(&(start_at, start)) = rec.slowest_step.iter().find(|s| s.0 >= from) else { return 0.0 };
+    if end_at <= start_at {
+        return 0.0;
+    }
+    end.saturating_sub(start) as f64 / ((end_at - start_at) as f64 / 1e6)
 }

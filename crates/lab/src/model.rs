@@ -34,6 +34,11 @@ impl Controller {
         [Controller::Tickwire, Controller::Seed000, Controller::N4e, Controller::Lightyear, Controller::TickwireDelay];
     /// The designs tickwire is compared against.
     pub const BASELINES: [Controller; 3] = [Controller::Seed000, Controller::N4e, Controller::Lightyear];
+    /// The product's own sessions (the rows that run a real step stream).
+    pub fn is_tickwire(self) -> bool {
+        matches!(self, Controller::Tickwire | Controller::TickwireDelay)
+    }
+
     pub fn name(self) -> &'static str {
         match self {
             Controller::Tickwire => "tickwire",
@@ -128,6 +133,11 @@ pub struct RunRecord {
     pub seed_corrections: u64,
     /// Set if the client's tick ever decreased (it must not).
     pub tick_went_back: bool,
+    /// Players the server removed (kicked, fell behind, left), with when and why.
+    pub kicks: Vec<(Micros, String)>,
+    /// Once a second: the newest canonical step the slowest client of the match has
+    /// received (0 before its first).
+    pub slowest_step: Vec<(Micros, Tick)>,
 }
 
 impl RunRecord {

@@ -1,7 +1,8 @@
 //! tickwire's rows of the lab: the product's own [`RelayServer`] and [`RelayClient`]
 //! (tick clock, input-lead loop, jitter buffer, redundancy, interpolation, wire
-//! messages and the real transport) on the deterministic [`SimNet`], one client, with
-//! the scenario's links, drift, hitches and frame rates. Nothing of the sync logic is
+//! messages and the real transport) on the deterministic [`SimNet`], one measured
+//! client (player 0) and, in the wide scenarios, more clients beside it, with the
+//! scenario's links, drift, hitches and frame rates. Nothing of the sync logic is
 //! modelled here: this file only drives the sessions the way an engine does and
 //! records the ground truth (when each input was sampled, when its first copy reached
 //! the server, when the server consumed it) for the metrics.
@@ -11,8 +12,8 @@ use tickwire_proto::wire::relay::{
     decode_server_update_into,
 };
 use tickwire_proto::{
-    EndpointConfig, JitterStats, LatePolicy, Micros, NetEvent as Event, RelayClient, RelayClientConfig, RelayServer,
-    RelayServerConfig, RelayServerEvent, SimNet, StepKind, Tick,
+    EndpointConfig, JitterStats, LatePolicy, Micros, NetEvent as Event, NodeId, PeerId, RelayClient, RelayClientConfig,
+    RelayServer, RelayServerConfig, RelayServerEvent, SimNet, StepKind, Tick,
 };
 
 use super::model::{FrameRecord, InputRecord, LabConfig, RunRecord, ServerTickRecord};
@@ -43,17 +44,30 @@ pub fn run(scenario: &Scenario, cfg: &LabConfig, late: Option<LatePolicy>) -> Ru
     let (scfg, ccfg) = configs(cfg, late);
     let max_input = scfg.jitter.max_input_size;
     let mut net = SimNet::new(seed ^ 0x5157, scenario.up);
-    let sn = net.add(EndpointConfig { seed: seed ^ 0x11, ..scfg.endpoint.clone() });
+    let max_incoming = scfg.endpoint.max_incoming.max(scenario.clients as u32 + 4);
+    let sn = net.add(EndpointConfig { seed: seed ^ 0x11, max_incoming, ..scfg.endpoint.clone() });
     let cn = net.add(EndpointConfig { seed: seed ^ 0x22, ..EndpointConfig::default() });
     net.set_link(cn, sn, scenario.up);
     net.set_link(sn, cn, scenario.down);
     net.set_drift(sn, scenario.server_drift_ppm);
     net.set_drift(cn, scenario.client_drift_ppm);
     let mut server = RelayServer::new(scfg, net.local_now(sn)).expect("valid server config");
-    let mut client = RelayClient::new(ccfg);
+    let mut client = RelayClient::new(ccfg.clone());
     let saddr = net.addr(sn);
     let local = net.local_now(cn);
     client.connect(local, net.endpoint(cn), saddr).expect("connect");
+    // The other clients of a wide match connect once the measured one is player 0.
+    let mut others: Vec<Other> = (1..scenario.clients.max(1))
+        .map(|i| {
+            let node = net.add(EndpointConfig { seed: seed ^ (0x33 + i as u64), ..EndpointConfig::default() });
+            net.set_link(node, sn, scenario.up);
+            net.set_link(sn, node, scenario.down);
+            net.set_drift(node, scenario.client_drift_ppm);
+            Other { node, client: RelayClient::new(ccfg.clone()), newest: 0, pushed: 0, connected: false }
+        })
+        .collect();
+    let mut input = vec![0u8; scenario.input_size.max(4)];
+    let mut next_sample: Micros = 1_000_000;
 
     let mut rec = RunRecord::default();
     let mut changes = scenario.changes.clone();
@@ -78,8 +92,18 @@ pub fn run(scenario: &Scenario, cfg: &LabConfig, late: Option<LatePolicy>) -> Ru
         if now == next_change {
             let (_, c) = changes.pop().expect("next change exists");
             match c {
-                Change::Up(l) => net.set_link(cn, sn, l),
-                Change::Down(l) => net.set_link(sn, cn, l),
+                Change::Up(l) => {
+                    net.set_link(cn, sn, l);
+                    for o in &others {
+                        net.set_link(o.node, sn, l);
+                    }
+                }
+                Change::Down(l) => {
+                    net.set_link(sn, cn, l);
+                    for o in &others {
+                        net.set_link(sn, o.node, l);
+                    }
+                }
                 Change::ClientDrift(ppm) => net.set_drift(cn, ppm),
                 Change::ServerHitch(d) => server_hitch_until = now + d,
                 Change::ClientHitch(d) => client_hitch_until = now + d,
@@ -97,22 +121,26 @@ pub fn run(scenario: &Scenario, cfg: &LabConfig, late: Option<LatePolicy>) -> Ru
             }
             while net.true_time_of(sn, ((server.tick() + 1) as f64 * t_us) as Micros).max(server_hitch_until) <= now {
                 let local = net.local_now(sn);
-                let before = server.clients().next().and_then(|p| server.jitter_stats(p));
+                let before = measured_peer(&server).and_then(|p| server.jitter_stats(p));
                 let step = server.step(local, net.endpoint(sn));
-                let mine = step.to_vec().into_iter().next();
-                let after = server.clients().next().and_then(|p| server.jitter_stats(p));
+                let mine = step.to_vec().into_iter().find(|p| p.player == 0);
+                let after = measured_peer(&server).and_then(|p| server.jitter_stats(p));
                 if let (Some(b), Some(a), Some(p)) = (before, after, mine) {
                     lab.on_server_step(&mut rec, &b, &a, &p, now);
                 }
                 while let Some(e) = server.poll_event() {
-                    // The figures assume the one client stays: a kick would void them.
-                    assert!(
-                        !matches!(e, RelayServerEvent::Kicked { .. } | RelayServerEvent::Left { .. }),
-                        "lab {}: {e:?}",
-                        scenario.id
-                    );
+                    // A removed player voids the figures from then on: the tests check
+                    // that there is none.
+                    if matches!(
+                        e,
+                        RelayServerEvent::Kicked { .. }
+                            | RelayServerEvent::Left { .. }
+                            | RelayServerEvent::FellBehind { .. }
+                    ) {
+                        rec.kicks.push((now, format!("{e:?}")));
+                    }
                 }
-                if server.tick() % cfg.k_s == 0 && server.clients().next().is_some() {
+                if server.tick() % cfg.k_s == 0 && measured_peer(&server).is_some() {
                     lab.update_sent.push((server.tick(), now));
                     rec.downlink_sent += 1;
                 }
@@ -129,11 +157,69 @@ pub fn run(scenario: &Scenario, cfg: &LabConfig, late: Option<LatePolicy>) -> Ru
             if now == next_frame {
                 next_frame_local = local + frame_us as Micros;
                 let server_pos = net.local_now(sn) as f64 / t_us;
-                lab.frame(&mut rec, &mut client, &mut net, cn, now, server_pos);
+                lab.frame(&mut rec, &mut client, &mut net, cn, now, server_pos, &mut input);
             }
+        }
+        let first_admitted = measured_peer(&server).is_some();
+        for (i, o) in others.iter_mut().enumerate() {
+            if !o.connected && first_admitted {
+                let local = net.local_now(o.node);
+                o.client.connect(local, net.endpoint(o.node), saddr).expect("connect");
+                o.connected = true;
+            }
+            o.frame(&mut net, i + 1, &mut input, now == next_frame);
+        }
+        if now >= next_sample {
+            next_sample += 1_000_000;
+            let slowest = others.iter().map(|o| o.newest).fold(lab.newest_step, Tick::min);
+            rec.slowest_step.push((now, slowest));
         }
     }
     rec
+}
+
+/// The measured client's connection at the server: player 0's.
+fn measured_peer(server: &RelayServer) -> Option<PeerId> {
+    server.players().find(|&(p, _)| p == 0).map(|(_, peer)| peer)
+}
+
+/// Another client of a wide match: it sends inputs that change every tick and takes
+/// the steps, on the measured client's frames; nothing of it is scored but how far its
+/// steps got.
+struct Other {
+    node: NodeId,
+    client: RelayClient,
+    /// The newest canonical step it received.
+    newest: Tick,
+    pushed: u64,
+    connected: bool,
+}
+
+impl Other {
+    fn frame(&mut self, net: &mut SimNet, i: usize, input: &mut [u8], run: bool) {
+        // Its events wait for its frame: only the measured client's timing is scored.
+        if !run {
+            return;
+        }
+        let local = net.local_now(self.node);
+        for e in net.take_events(self.node) {
+            self.client.on_event(local, net.endpoint(self.node), e);
+        }
+        for _ in 0..self.client.ticks_due(local, net.endpoint(self.node)) {
+            let mut x =
+                (i as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ self.pushed.wrapping_mul(0xD1B5_4A32_D192_ED03);
+            for b in input.iter_mut() {
+                x ^= x >> 29;
+                x = x.wrapping_mul(0xBF58_476D_1CE4_E5B9);
+                *b = (x >> 56) as u8;
+            }
+            self.pushed += 1;
+            let _ = self.client.push_input(local, net.endpoint(self.node), input);
+        }
+        while let Some((tick, _)) = self.client.poll_step() {
+            self.newest = self.newest.max(tick);
+        }
+    }
 }
 
 /// What the lab knows that the sessions do not: the ground truth, per input.
@@ -151,6 +237,8 @@ struct Ledger {
     known_consumed: Option<Tick>,
     next_tick: Tick,
     snaps: u64,
+    /// The newest canonical step the measured client received.
+    newest_step: Tick,
     /// Decoding buffers, reused for every message the lab reads.
     spans: Vec<(usize, usize)>,
     view: UpdateView,
@@ -237,7 +325,9 @@ impl Ledger {
     }
 
     /// One client frame, as an engine runs it: due ticks, one input each, the canonical
-    /// steps, then rendering.
+    /// steps, then rendering. An input is its sequence number, then (wider inputs)
+    /// bytes that change every tick.
+    #[allow(clippy::too_many_arguments)]
     fn frame(
         &mut self,
         rec: &mut RunRecord,
@@ -246,12 +336,17 @@ impl Ledger {
         cn: usize,
         now: Micros,
         server_pos: f64,
+        input: &mut [u8],
     ) {
         let local = net.local_now(cn);
         let n = client.ticks_due(local, net.endpoint(cn));
         for _ in 0..n {
             let seq = self.seq_tick.len() as u32;
-            let Ok(tick) = client.push_input(local, net.endpoint(cn), &seq.to_le_bytes()) else { continue };
+            input[..4].copy_from_slice(&seq.to_le_bytes());
+            for (k, b) in input[4..].iter_mut().enumerate() {
+                *b = (seq as u8).wrapping_mul(31).wrapping_add(k as u8);
+            }
+            let Ok(tick) = client.push_input(local, net.endpoint(cn), input) else { continue };
             self.seq_tick.push(tick);
             if rec.inputs.is_empty() {
                 rec.first_tick = tick;
@@ -266,7 +361,8 @@ impl Ledger {
             }
             rec.inputs[i].sampled = now;
         }
-        while let Some((_, step)) = client.poll_step() {
+        while let Some((tick, step)) = client.poll_step() {
+            self.newest_step = self.newest_step.max(tick);
             let me = client.player();
             if let Some(p) = step.iter().find(|p| Some(p.player) == me) {
                 for input in &p.inputs {

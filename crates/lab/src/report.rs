@@ -31,7 +31,7 @@ pub fn table(scenario: &Scenario, rows: &[(Controller, Metrics)], cfg: &LabConfi
     let _ = writeln!(s, "{}  {}", scenario.id, scenario.about);
     let _ = writeln!(
         s,
-        "  {:<10} {:>14} {:>16} {:>13} {:>13} {:>16} {:>11} {:>7} {:>13} {:>8}",
+        "  {:<10} {:>14} {:>16} {:>13} {:>13} {:>16} {:>11} {:>7} {:>13} {:>8} {:>8} {:>5}",
         "controller",
         "M1 late %",
         "M2 excess tk",
@@ -41,7 +41,9 @@ pub fn table(scenario: &Scenario, rows: &[(Controller, Metrics)], cfg: &LabConfi
         "M7 corr/min",
         "dil %",
         "M9 D/D* tk",
-        "starve %"
+        "starve %",
+        "steps/s",
+        "kicks"
     );
     for (c, m) in rows {
         let conv = match (m.convergence_s, m.convergence_limit_s) {
@@ -51,7 +53,7 @@ pub fn table(scenario: &Scenario, rows: &[(Controller, Metrics)], cfg: &LabConfi
         };
         let _ = writeln!(
             s,
-            "  {:<10} {:>14} {:>16} {:>13} {:>13} {:>16} {:>11} {:>7} {:>13} {:>8}",
+            "  {:<10} {:>14} {:>16} {:>13} {:>13} {:>16} {:>11} {:>7} {:>13} {:>8} {:>8} {:>5}",
             c.name(),
             format!("{}/{}", f(m.late_rate * 100.0, 2), f(late_limit(m, cfg) * 100.0, 2)),
             format!("{} (>=0)", f(m.lead_excess, 2)),
@@ -62,6 +64,8 @@ pub fn table(scenario: &Scenario, rows: &[(Controller, Metrics)], cfg: &LabConfi
             f(m.dilated_fraction * 100.0, 1),
             format!("{}/{}", f(m.interp_delay, 2), f(m.interp_oracle, 2)),
             f(m.starvation * 100.0, 2),
+            if c.is_tickwire() { f(m.step_rate, 1) } else { "-".into() },
+            if c.is_tickwire() { m.kicks.to_string() } else { "-".into() },
         );
     }
     s
@@ -79,13 +83,13 @@ pub fn verdicts(rows: &[(Controller, Metrics)], cfg: &LabConfig) -> String {
 }
 
 /// Header of the summary CSV.
-pub const SUMMARY_HEADER: &str = "scenario,controller,late_rate,late_floor,late_frozen,late_limit,lead_ticks,lead_oracle_ticks,lead_excess_ticks,prediction_ticks,prediction_min_ticks,convergence_s,convergence_limit_s,corrections_per_min,scale_flips_per_min,dilated_fraction,lead_std_ticks,interp_delay_ticks,interp_oracle_ticks,starvation";
+pub const SUMMARY_HEADER: &str = "scenario,controller,late_rate,late_floor,late_frozen,late_limit,lead_ticks,lead_oracle_ticks,lead_excess_ticks,prediction_ticks,prediction_min_ticks,convergence_s,convergence_limit_s,corrections_per_min,scale_flips_per_min,dilated_fraction,lead_std_ticks,interp_delay_ticks,interp_oracle_ticks,starvation,step_rate,kicks";
 
 /// One summary CSV line.
 pub fn summary_row(scenario: &Scenario, c: Controller, m: &Metrics, cfg: &LabConfig) -> String {
     let o = |x: Option<f64>| x.map_or(String::new(), |v| format!("{v:.4}"));
     format!(
-        "{},{},{:.6},{:.6},{:.6},{:.6},{:.4},{:.4},{:.4},{:.4},{:.4},{},{},{:.4},{:.4},{:.4},{:.4},{:.4},{:.4},{:.6}",
+        "{},{},{:.6},{:.6},{:.6},{:.6},{:.4},{:.4},{:.4},{:.4},{:.4},{},{},{:.4},{:.4},{:.4},{:.4},{:.4},{:.4},{:.6},{:.2},{}",
         scenario.id,
         c.name(),
         m.late_rate,
@@ -105,7 +109,9 @@ pub fn summary_row(scenario: &Scenario, c: Controller, m: &Metrics, cfg: &LabCon
         m.lead_std,
         m.interp_delay,
         m.interp_oracle,
-        m.starvation
+        m.starvation,
+        m.step_rate,
+        m.kicks
     )
 }
 

@@ -1,4 +1,5 @@
-//! The network scenarios S0-S9 of ticksync.md section 3.1.
+//! The network scenarios S0-S9 of ticksync.md section 3.1, and issue 15's far links
+//! (F1, F2) and wide matches (W1-W4).
 
 use tickwire_proto::{JitterModel, LinkConfig, LossModel, Micros};
 
@@ -33,6 +34,14 @@ pub struct Scenario {
     pub server_drift_ppm: f64,
     /// Timed changes, in order.
     pub changes: Vec<(Micros, Change)>,
+    /// Clients in the match: the measured one (player 0) and `clients - 1` more on
+    /// links like its own, each sending inputs of `input_size` bytes that change
+    /// every tick. Only tickwire runs a match of more than one client (the baselines
+    /// model one client's time sync, not a server's step stream).
+    pub clients: usize,
+    /// Bytes per input (at least 4: the measured client's inputs start with their
+    /// sequence number).
+    pub input_size: usize,
 }
 
 fn link(latency_ms: u64, sigma_ms: f64) -> LinkConfig {
@@ -50,7 +59,46 @@ fn base(id: &'static str, about: &'static str, up: LinkConfig, down: LinkConfig)
         client_drift_ppm: 0.0,
         server_drift_ppm: 0.0,
         changes: Vec::new(),
+        clients: 1,
+        input_size: 4,
     }
+}
+
+/// Issue 15's far links and wide matches, 300 s like the others.
+fn scale() -> Vec<Scenario> {
+    let far = LinkConfig { latency_us: 400 * MS, ..LinkConfig::perfect() };
+    let far_lossy = LinkConfig {
+        latency_us: 400 * MS,
+        jitter: JitterModel::Uniform { max_us: 200 * MS },
+        loss: LossModel::Bernoulli { p: 0.25 },
+        duplicate: 0.25,
+        reorder: 0.10,
+        reorder_delay_us: 100 * MS,
+        ..LinkConfig::perfect()
+    };
+    let busy = LinkConfig {
+        latency_us: 70 * MS,
+        jitter: JitterModel::Uniform { max_us: 60 * MS },
+        loss: LossModel::Bernoulli { p: 0.08 },
+        ..LinkConfig::perfect()
+    };
+    let perfect = LinkConfig::perfect();
+    let wide =
+        |id, about, clients, input_size, l: LinkConfig| Scenario { clients, input_size, ..base(id, about, l, l) };
+    vec![
+        wide("F1", "far link: 400 ms each way, no loss, 3 clients", 3, 4, far),
+        wide(
+            "F2",
+            "far link: 500±100 ms each way, 25% loss, 25% duplicates, 10% reordering, 3 clients",
+            3,
+            4,
+            far_lossy,
+        ),
+        wide("W1", "wide match: 16 clients x 64 B inputs, perfect link", 16, 64, perfect),
+        wide("W2", "wide match: 64 clients x 16 B inputs, perfect link", 64, 16, perfect),
+        wide("W3", "wide match: 16 clients on 100±30 ms, 8% loss", 16, 4, busy),
+        wide("W4", "wide match: 32 clients on 100±30 ms, 8% loss", 32, 4, busy),
+    ]
 }
 
 /// Every scenario, in order.
@@ -119,6 +167,7 @@ pub fn all() -> Vec<Scenario> {
     s8.changes.sort_by_key(|c| c.0);
     v.push(s8);
     v.push(base("S9", "RTT 400 ms (200/200), jitter 5 ms", link(200, 5.0), link(200, 5.0)));
+    v.extend(scale());
     v
 }
 

@@ -28,7 +28,10 @@ fn scored_at(id: &str, controller: Controller, seed: u64) -> Metrics {
     *cell.get_or_init(|| {
         let cfg = LabConfig { seed, ..LabConfig::default() };
         let sc = by_id(id).unwrap();
-        score(&run(&sc, controller, &cfg), &sc, &cfg)
+        let m = score(&run(&sc, controller, &cfg), &sc, &cfg);
+        // The figures assume the one client stays: a kick would void them.
+        assert_eq!(m.kicks, 0, "{id} {}: the client was removed", controller.name());
+        m
     })
 }
 

@@ -96,4 +96,4 @@ pub use transport::{
 pub use netsim::{
     DEFAULT_QUEUE_LIMIT_BYTES, DriftClock, JitterModel, LinkConditioner, LinkConfig, LinkStats, LossModel,
 };
-pub use sim::{EndpointProbe, NodeId, SimNet};
+pub use sim::{EndpointProbe, NodeId, SimNet, Traffic};

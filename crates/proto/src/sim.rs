@@ -14,6 +14,14 @@ use crate::wire::MAX_DATAGRAM_SIZE;
 /// Index of a node in a [`SimNet`].
 pub type NodeId = usize;
 
+/// What one node sent to another over a [`SimNet`]: datagrams and their bytes (the
+/// UDP payload as it leaves the sender, before the link's loss or duplication).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Traffic {
+    pub datagrams: u64,
+    pub bytes: u64,
+}
+
 /// Called with `(node, true)` right before and `(node, false)` right after every call
 /// the net makes into a node's endpoint, so a test can attribute work done inside the
 /// net's step (allocations, say) to one node and not to the net's own bookkeeping.
@@ -43,6 +51,8 @@ pub struct SimNet {
     probe: Option<EndpointProbe>,
     /// Every datagram sent, as (from, to, bytes), while recording.
     recorded: Option<Vec<(SocketAddr, SocketAddr, Vec<u8>)>>,
+    /// What each node sent to each other node, by (from, to).
+    traffic: BTreeMap<(NodeId, NodeId), Traffic>,
     /// Datagrams addressed to no node (counted, dropped).
     pub unroutable: u64,
 }
@@ -58,6 +68,7 @@ impl SimNet {
             scratch: vec![0; MAX_DATAGRAM_SIZE],
             probe: None,
             recorded: None,
+            traffic: BTreeMap::new(),
             unroutable: 0,
         }
     }
@@ -71,6 +82,12 @@ impl SimNet {
     /// The datagrams recorded so far, as (from, to, bytes); recording goes on.
     pub fn take_recorded(&mut self) -> Vec<(SocketAddr, SocketAddr, Vec<u8>)> {
         self.recorded.as_mut().map(std::mem::take).unwrap_or_default()
+    }
+
+    /// What node `from` has sent to node `to` so far (counted whether or not the link
+    /// then lost it).
+    pub fn traffic(&self, from: NodeId, to: NodeId) -> Traffic {
+        self.traffic.get(&(from, to)).copied().unwrap_or_default()
     }
 
     pub fn now(&self) -> Micros {
@@ -262,6 +279,9 @@ impl SimNet {
                 let cfg = self.default_link;
                 self.set_link(n, dst, cfg);
             }
+            let t = self.traffic.entry((n, dst)).or_default();
+            t.datagrams += 1;
+            t.bytes += len as u64;
             let from = self.nodes[n].addr;
             if let Some(r) = &mut self.recorded {
                 r.push((from, to, self.scratch[..len].to_vec()));

@@ -95,7 +95,7 @@ impl BoxGame {
             let (b, status) = inputs.get(p);
             let f = p * FIELDS;
             if status == InputStatus::Disconnected {
-                assert_eq!(b, &[0, 0][..], "absent players' inputs are zero");
+                assert!(b.iter().all(|&x| x == 0), "absent players' inputs are zero");
                 self.state[f] = 0;
                 continue;
             }
@@ -105,7 +105,13 @@ impl BoxGame {
                 self.state[f + 2] = (p as i64 * 13) % H as i64;
             }
             let mut dx = (b[0] % 3) as i64 - 1;
-            let dy = (b[1] % 3) as i64 - 1;
+            let dy = (b[b.len().min(2) - 1] % 3) as i64 - 1;
+            // Bytes past the second (wider games) count too: they go into the score,
+            // so a client that got any byte of any input wrong diverges.
+            if b.len() > 2 {
+                let extra = b[2..].iter().fold(0i64, |h, &x| h.wrapping_mul(31).wrapping_add(x as i64));
+                self.state[f + 3] = self.state[f + 3].wrapping_add(extra);
+            }
             if p == 0 && self.desync_from.is_some_and(|d| tick >= d) {
                 dx += 1;
             }
@@ -187,4 +193,20 @@ pub fn input_for(seed: u64, c: usize, k: u64) -> [u8; 2] {
     let s = if k >= cut { seg } else { seg.wrapping_sub(1) };
     let x = mix(s.wrapping_mul(0xD1B5_4A32_D192_ED03) ^ 0x55);
     [(x & 0xff) as u8, ((x >> 8) & 0xff) as u8]
+}
+
+/// Client `c`'s input number `k` for the scale tests, `out.len()` bytes: every byte
+/// drawn afresh each `period` ticks (1: a new input every tick, the worst case for a
+/// step stream that compresses unchanged inputs), the same in between.
+pub fn input_bytes(seed: u64, c: usize, k: u64, period: u64, out: &mut [u8]) {
+    let seg = k / period.max(1);
+    let mut x = seed ^ (c as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ seg.wrapping_mul(0xD1B5_4A32_D192_ED03);
+    for chunk in out.chunks_mut(8) {
+        x ^= x >> 29;
+        x = x.wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        x ^= x >> 32;
+        let b = x.to_le_bytes();
+        chunk.copy_from_slice(&b[..chunk.len()]);
+        x = x.wrapping_add(0x9E37_79B9_7F4A_7C15);
+    }
 }

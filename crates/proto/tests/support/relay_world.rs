@@ -9,7 +9,7 @@ use tickwire_proto::{
     RelayClientSessionConfig, RelayServerSession, RelayServerSessionConfig, Request, ServerSessionEvent, SimNet,
 };
 
-use super::relay_game::{Answer, BoxGame, input_for};
+use super::relay_game::{Answer, BoxGame, input_bytes, input_for};
 
 pub const MS: u64 = 1_000;
 pub const FRAME_US: u64 = 4 * MS;
@@ -53,6 +53,10 @@ pub struct World {
     pub client_cfg: RelayClientSessionConfig,
     pub input_seed: u64,
     pub warmup_us: u64,
+    /// How the clients' inputs change: 0, the default 2-byte pattern (a direction
+    /// held 5 to 35 ticks, [`input_for`]); n > 0, every byte of an input of the
+    /// client config's `input_size` drawn afresh every n ticks ([`input_bytes`]).
+    pub input_period: u64,
 }
 
 pub fn run_client_requests(session: &mut RelayClientSession, game: &mut BoxGame) {
@@ -108,6 +112,7 @@ impl World {
             client_cfg,
             input_seed: seed ^ 0xA5A5,
             warmup_us: 10_000_000,
+            input_period: 0,
         }
     }
 
@@ -176,6 +181,8 @@ impl World {
 
     pub fn client_frame(&mut self, i: usize) {
         let seed = self.input_seed;
+        let (period, size) = (self.input_period, self.client_cfg.input_size);
+        let mut wide = [0u8; 64];
         let warm = self.net.now() >= self.warmup_us;
         let c = &mut self.clients[i];
         let node = c.node;
@@ -190,9 +197,15 @@ impl World {
         let due = c.session.ticks_due(now, self.net.endpoint(node));
         let resim_before = c.game.resimulated;
         for _ in 0..due {
-            let input = input_for(seed, i, c.inputs_pushed);
+            let held = input_for(seed, i, c.inputs_pushed);
+            let input: &[u8] = if period == 0 {
+                &held
+            } else {
+                input_bytes(seed, i, c.inputs_pushed, period, &mut wide[..size]);
+                &wide[..size]
+            };
             c.inputs_pushed += 1;
-            c.session.add_local_input(&input).unwrap();
+            c.session.add_local_input(input).unwrap();
             let status = c.session.advance();
             let before = c.game.advances;
             run_client_requests(&mut c.session, &mut c.game);

@@ -51,8 +51,6 @@ fn link(o: &Options) -> LinkConfig {
 fn host(o: &Options) -> HostConfig {
     let mut host = HostConfig::new("127.0.0.1:0".parse().expect("an address"));
     host.outbound_sim = Some(link(o));
-    // Every client of the demo comes from 127.0.0.1: no per-address limit.
-    host.endpoint.max_incoming_per_ip = 0;
     host
 }
 

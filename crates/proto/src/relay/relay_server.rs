@@ -63,7 +63,9 @@ impl Default for RelayServerConfig {
             step_window: CLIENT_STEP_WINDOW,
             max_update_datagrams: 16,
             bandwidth_cap: 0,
-            redundancy: RedundancyConfig::default(),
+            // A step lost in every copy stalls the client's whole timeline for a
+            // resend timeout (unlike an input, which costs one substitute): aim lower.
+            redundancy: RedundancyConfig { residual_loss: 1e-4, ..RedundancyConfig::default() },
             input_size: None,
             step_history: 600,
             auto_admit: true,

@@ -1670,14 +1670,33 @@ typedef struct tw_session_config {
      */
     uint32_t reconnect_window_ms;
     /**
-     * RELAY_SERVER: canonical steps kept for clients that have not acknowledged them
-     * (a client needing an older one is dropped), 1..=100000 (default 600).
+     * RELAY_SERVER: canonical steps kept for clients that have not acknowledged them,
+     * 1..=100000 (default 600). A client needing an older one is sent a snapshot and
+     * its steps from there (`TW_SESSION_EVENT_KIND_PLAYER_CATCHING_UP`).
      */
     uint32_t step_history;
     /**
+     * RELAY_SERVER: most canonical steps past a client's acknowledged one that are
+     * sent to it, 16..=256 (default 256). The server also sizes the window from the
+     * client's measured round trip and loss; this caps it.
+     */
+    uint32_t step_window;
+    /**
+     * RELAY_SERVER: bytes per second one client's updates may take before redundant
+     * copies of steps are left out; new steps and resends always go, so a cap never
+     * stalls the match, it only makes it more fragile on lossy links. 0 = no cap
+     * (default 0).
+     */
+    uint32_t bandwidth_cap;
+    /**
+     * RELAY_SERVER: most datagrams one update (every `server_send_interval` ticks) to
+     * one client takes, 1..=64 (default 16); steps beyond them wait for the next update.
+     */
+    uint32_t max_update_datagrams;
+    /**
      * Must be zero.
      */
-    uint8_t reserved[20];
+    uint8_t reserved[8];
 } tw_session_config;
 
 /**

@@ -219,11 +219,24 @@ pub struct tw_session_config {
     /// for this long and gets its slot back (0 = never; default 30000). A server that
     /// closed the connection on purpose is not retried.
     pub reconnect_window_ms: u32,
-    /// RELAY_SERVER: canonical steps kept for clients that have not acknowledged them
-    /// (a client needing an older one is dropped), 1..=100000 (default 600).
+    /// RELAY_SERVER: canonical steps kept for clients that have not acknowledged them,
+    /// 1..=100000 (default 600). A client needing an older one is sent a snapshot and
+    /// its steps from there (`TW_SESSION_EVENT_KIND_PLAYER_CATCHING_UP`).
     pub step_history: u32,
+    /// RELAY_SERVER: most canonical steps past a client's acknowledged one that are
+    /// sent to it, 16..=256 (default 256). The server also sizes the window from the
+    /// client's measured round trip and loss; this caps it.
+    pub step_window: u32,
+    /// RELAY_SERVER: bytes per second one client's updates may take before redundant
+    /// copies of steps are left out; new steps and resends always go, so a cap never
+    /// stalls the match, it only makes it more fragile on lossy links. 0 = no cap
+    /// (default 0).
+    pub bandwidth_cap: u32,
+    /// RELAY_SERVER: most datagrams one update (every `server_send_interval` ticks) to
+    /// one client takes, 1..=64 (default 16); steps beyond them wait for the next update.
+    pub max_update_datagrams: u32,
     /// Must be zero.
-    pub reserved: [u8; 20],
+    pub reserved: [u8; 8],
 }
 
 impl tw_session_config {
@@ -273,7 +286,10 @@ impl tw_session_config {
             hello_timeout_ms: ms(rs.hello_timeout_us),
             reconnect_window_ms: ms(rc.reconnect_window_us),
             step_history: rs.relay.step_history as u32,
-            reserved: [0; 20],
+            step_window: rs.relay.step_window as u32,
+            bandwidth_cap: rs.relay.bandwidth_cap as u32,
+            max_update_datagrams: rs.relay.max_update_datagrams as u32,
+            reserved: [0; 8],
         }
     }
 
@@ -360,6 +376,8 @@ impl tw_session_config {
         range("slot_timeout_ms", self.slot_timeout_ms, 1, u32::MAX)?;
         range("hello_timeout_ms", self.hello_timeout_ms, 1, u32::MAX)?;
         range("step_history", self.step_history, 1, 100_000)?;
+        range("step_window", self.step_window, 16, 256)?;
+        range("max_update_datagrams", self.max_update_datagrams, 1, 64)?;
         let underflow = match self.jitter_underflow {
             0 => UnderflowPolicy::RepeatLast,
             1 => UnderflowPolicy::Empty,
@@ -374,6 +392,9 @@ impl tw_session_config {
         let mut c = RelayServerSessionConfig::default();
         c.relay.send_interval = self.server_send_interval;
         c.relay.step_history = self.step_history as usize;
+        c.relay.step_window = self.step_window as usize;
+        c.relay.bandwidth_cap = u64::from(self.bandwidth_cap);
+        c.relay.max_update_datagrams = self.max_update_datagrams as usize;
         c.relay.jitter.max_depth = self.jitter_max_depth as usize;
         c.relay.jitter.hard_cap = self.jitter_hard_cap as usize;
         c.relay.jitter.max_starved_ticks = self.jitter_max_starved_ticks;

@@ -299,7 +299,10 @@ fn session_config_layout() {
         (offset_of!(tw_session_config, hello_timeout_ms), 288),
         (offset_of!(tw_session_config, reconnect_window_ms), 292),
         (offset_of!(tw_session_config, step_history), 296),
-        (offset_of!(tw_session_config, reserved), 300),
+        (offset_of!(tw_session_config, step_window), 300),
+        (offset_of!(tw_session_config, bandwidth_cap), 304),
+        (offset_of!(tw_session_config, max_update_datagrams), 308),
+        (offset_of!(tw_session_config, reserved), 312),
     ];
     for (i, (got, want)) in offsets.iter().enumerate() {
         assert_eq!(got, want, "field #{i}");
@@ -529,6 +532,9 @@ fn session_defaults_match_the_core() {
     assert_eq!(u64::from(c.hello_timeout_ms) * 1000, rs.hello_timeout_us);
     assert_eq!(u64::from(c.reconnect_window_ms) * 1000, rc.reconnect_window_us);
     assert_eq!(c.step_history as usize, rs.relay.step_history);
+    assert_eq!(c.step_window as usize, rs.relay.step_window);
+    assert_eq!(u64::from(c.bandwidth_cap), rs.relay.bandwidth_cap);
+    assert_eq!(c.max_update_datagrams as usize, rs.relay.max_update_datagrams);
 }
 
 #[test]

@@ -241,8 +241,11 @@ namespace Tickwire.Tests
                 Equal(5000u, d.HelloTimeoutMs, "hello_timeout_ms");
                 Equal(30000u, d.ReconnectWindowMs, "reconnect_window_ms");
                 Equal(600u, d.StepHistory, "step_history");
+                Equal(256u, d.StepWindow, "step_window");
+                Equal(0u, d.BandwidthCap, "bandwidth_cap");
+                Equal(16u, d.MaxUpdateDatagrams, "max_update_datagrams");
                 Equal(8u, d.MaxPrediction, "max_prediction");
-                for (int i = 0; i < 20; i++)
+                for (int i = 0; i < 8; i++)
                 {
                     Equal((byte)0, d.Reserved[i], "reserved byte " + i);
                 }

@@ -290,10 +290,16 @@ namespace Tickwire
         public uint HelloTimeoutMs;
         /// <summary>RELAY_CLIENT: how long it reconnects by itself after its connection timed out (0 = never).</summary>
         public uint ReconnectWindowMs;
-        /// <summary>RELAY_SERVER: canonical steps kept for clients that have not acknowledged them, 1..=100000.</summary>
+        /// <summary>RELAY_SERVER: canonical steps kept for clients that have not acknowledged them, 1..=100000 (one further behind is sent a snapshot: PlayerCatchingUp).</summary>
         public uint StepHistory;
+        /// <summary>RELAY_SERVER: most steps past a client's acknowledged one sent to it, 16..=256 (default 256; the RTT and loss size it below that).</summary>
+        public uint StepWindow;
+        /// <summary>RELAY_SERVER: bytes per second per client before redundant step copies are left out (0 = no cap); never stalls.</summary>
+        public uint BandwidthCap;
+        /// <summary>RELAY_SERVER: most datagrams one update to one client takes, 1..=64 (default 16).</summary>
+        public uint MaxUpdateDatagrams;
         /// <summary>Must stay zero.</summary>
-        public fixed byte Reserved[20];
+        public fixed byte Reserved[8];
 
         /// <summary>
         /// The library's defaults (tw_session_config_init_default, P2P, 2 players, 2-byte

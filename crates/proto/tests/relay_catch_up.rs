@@ -1,0 +1,71 @@
+//! Issue 15, 2: behind is not a kick. A client whose downlink stalls for longer than
+//! the steps the server keeps used to be dropped as FELL_BEHIND, its slot freed; now
+//! it is sent a snapshot and its steps from there, and it plays on in sync.
+
+#[path = "support/relay_game.rs"]
+mod relay_game;
+#[path = "support/relay_world.rs"]
+mod relay_world;
+
+use relay_world::{World, link};
+use tickwire_proto::{
+    ClientSessionEvent, LinkConfig, LossModel, RelayClientSessionConfig, RelayServerSessionConfig, ServerSessionEvent,
+};
+
+const SECOND: u64 = 1_000_000;
+
+#[test]
+fn a_client_whose_downlink_stalls_past_the_history_catches_up_from_a_snapshot() {
+    let mut scfg = RelayServerSessionConfig { max_players: 4, ..RelayServerSessionConfig::default() };
+    // One second of steps kept: a 3 s stall is far past it, and short of the
+    // transport's 5 s timeout (the client's inputs reach the server all along).
+    scfg.relay.step_history = 60;
+    let ccfg = RelayClientSessionConfig { max_players: 4, max_prediction: 16, ..RelayClientSessionConfig::default() };
+    let mut w = World::new(7, link(0.0), scfg, ccfg);
+    w.add_client();
+    w.add_client();
+    w.run_for(5 * SECOND);
+    assert!(w.clients.iter().all(|c| c.events.iter().any(|e| matches!(e, ClientSessionEvent::Synchronized { .. }))));
+    let (server, stalled) = (w.server_node, w.clients[0].node);
+    let dark = LinkConfig { loss: LossModel::Bernoulli { p: 1.0 }, ..link(0.0) };
+    w.net.set_link(server, stalled, dark);
+    w.run_for(3 * SECOND);
+    w.net.set_link(server, stalled, link(0.0));
+    let events_before = w.clients[0].events.len();
+    w.run_for(10 * SECOND);
+
+    let player = w.clients[0].session.player().expect("still a player");
+    println!("server events: {:?}", w.server_events);
+    println!("client events after the stall: {:?}", &w.clients[0].events[events_before..]);
+    assert!(
+        w.server_events
+            .iter()
+            .any(|e| matches!(e, ServerSessionEvent::PlayerCatchingUp { player: p, .. } if *p == player)),
+        "the server starts the stalled client again from a snapshot"
+    );
+    assert!(
+        !w.server_events.iter().any(|e| matches!(
+            e,
+            ServerSessionEvent::PlayerKicked { .. }
+                | ServerSessionEvent::PlayerInterrupted { .. }
+                | ServerSessionEvent::PlayerLeft { .. }
+        )),
+        "nobody was kicked or dropped"
+    );
+    // The client dropped its timeline, restored the snapshot and caught up.
+    let ev = &w.clients[0].events;
+    let resync = ev.iter().rposition(|e| matches!(e, ClientSessionEvent::Resyncing { .. })).expect("resyncing");
+    let joined = ev.iter().rposition(|e| matches!(e, ClientSessionEvent::Joined { .. })).expect("joined");
+    let synced = ev.iter().rposition(|e| matches!(e, ClientSessionEvent::Synchronized { .. })).expect("synchronized");
+    assert!(resync < joined && joined < synced, "{:?}", &ev[events_before..]);
+    let ClientSessionEvent::Joined { tick: from, player: p, .. } = ev[joined] else { unreachable!() };
+    assert_eq!(p, player, "its own slot");
+    let server_tick = w.server.tick();
+    let auth = w.clients[0].session.authoritative_tick();
+    assert!(server_tick - auth < 30, "caught up: authoritative tick {auth}, server {server_tick}");
+    let compared = w.assert_same_states(0, from);
+    // The other client never noticed.
+    assert_eq!(w.clients[1].session.stats().resyncs, 0);
+    w.assert_same_states(1, w.joined_tick(1));
+    println!("caught up from tick {from}: {compared} ticks compared, authoritative {auth} of {server_tick}");
+}

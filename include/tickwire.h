@@ -307,7 +307,9 @@ enum tw_disconnect_reason
 #endif // defined(__cplusplus) || __STDC_VERSION__ >= 202311L
  {
     /**
-     * The client (the side that initiated the connection) closed it.
+     * The client (the side that initiated the connection) closed it on purpose
+     * (`tw_host_disconnect`, `tw_host_destroy`, `tw_session_destroy`). A relay
+     * server frees that player's slot at once.
      */
     TW_DISCONNECT_REASON_CLIENT = 1,
     /**
@@ -363,6 +365,13 @@ enum tw_disconnect_reason
      * The connect token is held by another live connection (one at a time).
      */
     TW_DISCONNECT_REASON_TOKEN_IN_USE = 12,
+    /**
+     * A new connection from the same address replaced this one: the peer restarted,
+     * or dialled again after losing this connection (it did not close it; a relay
+     * server keeps the player's slot for the token the new connection brings). Seen by
+     * the accepting side only.
+     */
+    TW_DISCONNECT_REASON_REPLACED = 13,
 };
 #ifndef __cplusplus
 #if __STDC_VERSION__ >= 202311L
@@ -709,13 +718,16 @@ enum tw_session_event_kind
     TW_SESSION_EVENT_KIND_PLAYER_RECONNECTED = 16,
     /**
      * RELAY_SERVER and RELAY_CLIENT: a player is gone from the canonical steps from
-     * `data.relay.tick` on. Server: its connection dropped (`data.relay.reason` is a
-     * `tw_disconnect_reason`); its slot waits `slot_timeout_ms` for it.
+     * `data.relay.tick` on. Server: its connection ended (`data.relay.reason` is a
+     * `tw_disconnect_reason`); its slot waits `slot_timeout_ms` for it, unless the
+     * client left on purpose (reason `CLIENT`: it destroyed its session): then
+     * PLAYER_SLOT_FREED follows at once.
      */
     TW_SESSION_EVENT_KIND_PLAYER_LEFT = 17,
     /**
-     * RELAY_SERVER: a dropped player did not come back in time: its slot is free and
-     * its token void (`data.relay.player`).
+     * RELAY_SERVER: a player's slot is free and its token void (`data.relay.player`):
+     * it left on purpose, or it dropped and did not come back within
+     * `slot_timeout_ms`.
      */
     TW_SESSION_EVENT_KIND_PLAYER_SLOT_FREED = 18,
     /**
@@ -1646,7 +1658,8 @@ typedef struct tw_session_config {
     uint32_t catchup_ticks;
     /**
      * RELAY_SERVER: a dropped player's slot waits this long for it to come back with
-     * its token, >= 1 (default 30000).
+     * its token, >= 1 (default 30000). A client that left on purpose (destroyed its
+     * session) frees its slot at once.
      */
     uint32_t slot_timeout_ms;
     /**

@@ -210,7 +210,8 @@ pub struct tw_session_config {
     /// after joining or a stall, 1..=256 (default 16).
     pub catchup_ticks: u32,
     /// RELAY_SERVER: a dropped player's slot waits this long for it to come back with
-    /// its token, >= 1 (default 30000).
+    /// its token, >= 1 (default 30000). A client that left on purpose (destroyed its
+    /// session) frees its slot at once.
     pub slot_timeout_ms: u32,
     /// RELAY_SERVER: a connection that has not said Hello within this time is closed
     /// (`TW_REJECT_REASON_NO_HELLO`), >= 1 (default 5000).

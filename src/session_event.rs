@@ -72,11 +72,14 @@ pub enum tw_session_event_kind {
     /// is asked for with a DUMP_STATE request.
     PlayerReconnected = 16,
     /// RELAY_SERVER and RELAY_CLIENT: a player is gone from the canonical steps from
-    /// `data.relay.tick` on. Server: its connection dropped (`data.relay.reason` is a
-    /// `tw_disconnect_reason`); its slot waits `slot_timeout_ms` for it.
+    /// `data.relay.tick` on. Server: its connection ended (`data.relay.reason` is a
+    /// `tw_disconnect_reason`); its slot waits `slot_timeout_ms` for it, unless the
+    /// client left on purpose (reason `CLIENT`: it destroyed its session): then
+    /// PLAYER_SLOT_FREED follows at once.
     PlayerLeft = 17,
-    /// RELAY_SERVER: a dropped player did not come back in time: its slot is free and
-    /// its token void (`data.relay.player`).
+    /// RELAY_SERVER: a player's slot is free and its token void (`data.relay.player`):
+    /// it left on purpose, or it dropped and did not come back within
+    /// `slot_timeout_ms`.
     PlayerSlotFreed = 18,
     /// RELAY_SERVER: a player was removed and its connection closed
     /// (`data.relay.reason` is a `tw_kick_reason`, `peer` its connection).

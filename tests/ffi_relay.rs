@@ -241,6 +241,7 @@ fn departures_freed_slots_and_refusals_are_events() {
     let mut m = Match::new(link(10_000, 2_000.0, 0.0), |c| {
         c.num_players = 2;
         c.slot_timeout_ms = 600;
+        c.host.timeout_ms = 700;
     });
     let edit = |c: &mut tw_session_config| c.num_players = 2;
     m.add_client(edit);
@@ -276,30 +277,37 @@ fn departures_freed_slots_and_refusals_are_events() {
     for i in [2, 3] {
         assert!(latest_join(&m.clients[i].events).is_none());
     }
-    // Client 0 leaves: the server keeps its slot for 600 ms, then frees it; client 1
-    // sees player 0 gone from the canonical steps.
+    // Client 0 drops without a word (its datagrams stop; the engine is gone): the
+    // server times it out after 700 ms, keeps its slot for 600 ms more, then frees it;
+    // client 1 sees player 0 gone from the canonical steps.
     let leaving = latest_join(&m.clients[0].events).unwrap().0;
     let c0 = m.clients.remove(0);
-    drop(c0);
-    let left_at = Instant::now();
+    // SAFETY: live session, valid config.
+    unsafe { ok(tw_session_set_link_sim(c0.s.0, tw_direction::Outbound as u32, &link(10_000, 0.0, 1.0))) };
+    let mut left_at = None;
     let mut freed_after = None;
-    m.run_for(Duration::from_millis(1500), |m| {
-        if freed_after.is_none() && !of_kind(&m.server_events, tw_session_event_kind::PlayerSlotFreed).is_empty() {
-            freed_after = Some(left_at.elapsed());
+    m.run_for(Duration::from_millis(2500), |m| {
+        if left_at.is_none() && !of_kind(&m.server_events, tw_session_event_kind::PlayerLeft).is_empty() {
+            left_at = Some(Instant::now());
+        }
+        let freed = !of_kind(&m.server_events, tw_session_event_kind::PlayerSlotFreed).is_empty();
+        if let (Some(at), None, true) = (left_at, freed_after, freed) {
+            freed_after = Some(at.elapsed());
         }
     });
+    drop(c0);
     let left = of_kind(&m.server_events, tw_session_event_kind::PlayerLeft);
     assert_eq!(left.len(), 1, "{:?}", kinds(&m.server_events));
     // SAFETY: the kind says the relay member is live.
     let l = unsafe { left[0].data.relay };
-    assert_eq!((l.player, l.reason), (leaving, tw_disconnect_reason::Client as u32));
+    assert_eq!((l.player, l.reason), (leaving, tw_disconnect_reason::Timeout as u32));
     // SAFETY: as above.
     assert_eq!(
         unsafe { of_kind(&m.server_events, tw_session_event_kind::PlayerSlotFreed)[0].data.relay.player },
         leaving
     );
     let freed_after = freed_after.expect("the slot was freed");
-    assert!(freed_after >= Duration::from_millis(550), "freed after {freed_after:?}");
+    assert!(freed_after >= Duration::from_millis(550), "freed {freed_after:?} after PLAYER_LEFT");
     let client_left = of_kind(&m.clients[0].events, tw_session_event_kind::PlayerLeft);
     // SAFETY: as above.
     assert!(client_left.iter().any(|e| unsafe { e.data.relay.player } == leaving), "{:?}", kinds(&m.clients[0].events));
@@ -311,6 +319,42 @@ fn departures_freed_slots_and_refusals_are_events() {
     assert_eq!(player, leaving, "it took the freed slot");
     assert_eq!(stats(m.server.0).players, 2);
     m.assert_in_sync(1);
+}
+
+/// Issue 18, 6: a client that quits (`tw_session_destroy`) frees its slot at once. A
+/// one-slot server whose slot waits 30 s for a dropped player takes the next one now.
+#[test]
+fn a_client_that_quits_frees_its_slot_at_once() {
+    let one = |c: &mut tw_session_config| c.num_players = 1;
+    let mut m = Match::new(link(10_000, 2_000.0, 0.0), |c| {
+        c.num_players = 1;
+        assert_eq!(c.slot_timeout_ms, 30_000);
+    });
+    m.add_client(one);
+    m.run_for(Duration::from_secs(1), |_| {});
+    assert_eq!(latest_join(&m.clients[0].events).map(|j| j.0), Some(0), "{:?}", kinds(&m.clients[0].events));
+    let quitter = m.clients.remove(0);
+    let quit_at = Instant::now();
+    drop(quitter); // tw_session_destroy
+    let mut freed_after = None;
+    m.run_for(Duration::from_millis(1500), |m| {
+        if freed_after.is_none() && !of_kind(&m.server_events, tw_session_event_kind::PlayerSlotFreed).is_empty() {
+            freed_after = Some(quit_at.elapsed());
+        }
+    });
+    let left = of_kind(&m.server_events, tw_session_event_kind::PlayerLeft);
+    assert_eq!(left.len(), 1, "{:?}", kinds(&m.server_events));
+    // SAFETY: the kind says the relay member is live.
+    let l = unsafe { left[0].data.relay };
+    assert_eq!((l.player, l.reason), (0, tw_disconnect_reason::Client as u32));
+    let freed_after = freed_after.unwrap_or_else(|| panic!("slot not freed: {:?}", kinds(&m.server_events)));
+    assert!(freed_after < Duration::from_secs(1), "freed {freed_after:?} after the quit");
+    // The next player takes the slot at once.
+    m.add_client(one);
+    m.run_for(Duration::from_secs(2), |_| {});
+    assert_eq!(latest_join(&m.clients[0].events).map(|j| j.0), Some(0), "{:?}", kinds(&m.clients[0].events));
+    assert!(of_kind(&m.server_events, tw_session_event_kind::ConnectionRejected).is_empty());
+    assert_eq!(stats(m.server.0).players, 1);
 }
 
 #[test]

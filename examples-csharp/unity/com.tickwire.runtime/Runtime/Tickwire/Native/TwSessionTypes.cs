@@ -151,11 +151,15 @@ namespace Tickwire
         PlayerReconnected = 16,
         /// <summary>
         /// RELAY_SERVER and RELAY_CLIENT: a player is gone from the canonical steps from
-        /// Data.Relay.Tick on. Server: its connection dropped (Data.Relay.DisconnectReason); its
-        /// slot waits SlotTimeoutMs for it.
+        /// Data.Relay.Tick on. Server: its connection ended (Data.Relay.DisconnectReason); its
+        /// slot waits SlotTimeoutMs for it, unless the client left on purpose (reason Client: it
+        /// disposed its session): then PlayerSlotFreed follows at once.
         /// </summary>
         PlayerLeft = 17,
-        /// <summary>RELAY_SERVER: a dropped player did not come back in time: its slot is free (Data.Relay.Player).</summary>
+        /// <summary>
+        /// RELAY_SERVER: a player's slot is free and its token void (Data.Relay.Player): it left
+        /// on purpose, or it dropped and did not come back within SlotTimeoutMs.
+        /// </summary>
         PlayerSlotFreed = 18,
         /// <summary>RELAY_SERVER: a player was removed and its connection closed (Data.Relay.KickReason).</summary>
         PlayerKicked = 19,

@@ -62,6 +62,10 @@ namespace Tickwire
     /// <summary>tw_disconnect_reason.</summary>
     public enum TwDisconnectReason : uint
     {
+        /// <summary>
+        /// The client (the side that dialled) closed the connection on purpose (disposed its
+        /// session or host). A relay server frees that player's slot at once.
+        /// </summary>
         Client = 1,
         Server = 2,
         Timeout = 3,
@@ -82,6 +86,12 @@ namespace Tickwire
         TokenExpired = 11,
         /// <summary>The connect token is held by another live connection (one at a time).</summary>
         TokenInUse = 12,
+        /// <summary>
+        /// A new connection from the same address replaced this one: the peer restarted, or
+        /// dialled again after losing this connection (it did not close it; a relay server
+        /// keeps the player's slot for its token). Seen by the accepting side only.
+        /// </summary>
+        Replaced = 13,
     }
 
     /// <summary>tw_security_mode (TwSecurityConfig.Mode, TwSecurity.Mode).</summary>

@@ -182,8 +182,8 @@ enum tw_result
      */
     TW_RESULT_NOT_SYNCHRONIZED = 2,
     /**
-     * `tw_session_advance`: the prediction window is full; skip this tick. The
-     * requests may still hold a rollback: poll them. Not an error.
+     * `tw_session_advance` (P2P and RELAY_CLIENT): the prediction window is full;
+     * skip this tick. The requests may still hold a rollback: poll them. Not an error.
      */
     TW_RESULT_WINDOW_FULL = 3,
     /**
@@ -191,7 +191,8 @@ enum tw_result
      */
     TW_RESULT_WAITING_FOR_INPUT = 4,
     /**
-     * `tw_session_advance`: the replay has ended. Not an error.
+     * `tw_session_advance`: the session is over: the replay has ended, or a relay
+     * client's server is lost for good (after SERVER_LOST). No request. Not an error.
      */
     TW_RESULT_FINISHED = 5,
     /**
@@ -666,7 +667,10 @@ enum tw_session_event_kind
      */
     TW_SESSION_EVENT_KIND_PLAYER_DISCONNECTED = 6,
     /**
-     * The prediction window is full at `data.tick.tick`, waiting for `peer`'s inputs.
+     * The prediction window is full at `data.tick.tick`, waiting for `peer`'s inputs
+     * (P2P), or for the server's canonical steps (RELAY_CLIENT, `peer` is the server):
+     * `tw_session_advance` answers `TW_RESULT_WINDOW_FULL` until they come. Once per
+     * stall.
      */
     TW_SESSION_EVENT_KIND_PREDICTION_WINDOW_FULL = 7,
     /**
@@ -756,8 +760,9 @@ enum tw_session_event_kind
     TW_SESSION_EVENT_KIND_RESYNCING = 22,
     /**
      * RELAY_CLIENT: the connection to the server is gone for good
-     * (`data.relay.reason`, a `tw_disconnect_reason`): no more ticks; destroy the
-     * session.
+     * (`data.relay.reason`, a `tw_disconnect_reason`): no more ticks
+     * (`tw_session_ticks_due` gives 0, `tw_session_advance` answers
+     * `TW_RESULT_FINISHED`); destroy the session.
      */
     TW_SESSION_EVENT_KIND_SERVER_LOST = 23,
     /**
@@ -3015,8 +3020,16 @@ tw_result tw_session_state_slots(struct tw_session *session, uint32_t *out_slots
  * relay client's tick clocks are dilated by their time sync, the relay server's is the
  * steady master clock, the other modes tick at `tick_rate_hz`. Call it once per
  * engine frame, also while nothing is due (it keeps the session's messages flowing),
- * then advance that many times. 0 until the session runs (a relay client: until the
- * server's first update).
+ * then advance that many times.
+ *
+ * What it answers, state by state (the same in every mode):
+ * - before `tw_session_start`: `TW_RESULT_INVALID_STATE`;
+ * - started, not running yet (P2P and SPECTATOR connecting, a RELAY_CLIENT before
+ *   the server's first update or while it reconnects): `TW_RESULT_OK`, 0 ticks;
+ * - running: `TW_RESULT_OK` and the ticks due (REPLAY: also past its end, where
+ *   `tw_session_advance` answers `TW_RESULT_FINISHED`);
+ * - RELAY_CLIENT after SERVER_LOST: `TW_RESULT_OK`, 0 ticks from then on;
+ * - after FATAL: `TW_RESULT_NETWORK_THREAD_GONE`.
  *
  * Thread-safety: one thread at a time per session.
  *
@@ -3070,13 +3083,26 @@ tw_result tw_session_push_input(struct tw_session *session,
  * Thread-safety: a session is used from one thread at a time (it may move between
  * threads between calls).
  *
- * Returns `TW_RESULT_OK` (requests to run), or a status that is not an error:
- * `TW_RESULT_NOT_SYNCHRONIZED` (still connecting or waiting to hear every peer; a
- * relay client before its snapshot arrived, or with no tick due; its input still goes
- * to the server), `TW_RESULT_WINDOW_FULL` (P2P: too far ahead of the confirmed inputs;
- * skip the tick, but poll: the requests may hold a rollback),
- * `TW_RESULT_WAITING_FOR_INPUT` (SPECTATOR: nothing received for the next tick),
- * `TW_RESULT_FINISHED` (REPLAY: the end). Errors: `TW_RESULT_NULL_ARGUMENT`;
+ * What it answers, state by state; P2P and RELAY_CLIENT answer alike where their
+ * states mean the same:
+ * - before `tw_session_start`: `TW_RESULT_INVALID_STATE`;
+ * - started, not synchronized: `TW_RESULT_NOT_SYNCHRONIZED` (P2P and SPECTATOR still
+ *   connecting or waiting to hear every peer; a RELAY_CLIENT before its snapshot
+ *   arrived, while it reconnects, or with no tick due; its input still goes to the
+ *   server);
+ * - running: `TW_RESULT_OK` (requests to run);
+ * - P2P and RELAY_CLIENT at the prediction cap: `TW_RESULT_WINDOW_FULL`: the
+ *   prediction is already `max_prediction` ticks past the confirmed inputs (P2P) or
+ *   the authoritative state (RELAY_CLIENT) and nothing came to confirm it, so no new
+ *   tick is simulated: skip the tick, but poll, the requests may hold a rollback.
+ *   PREDICTION_WINDOW_FULL comes once per stall; `TW_RESULT_OK` again when the inputs
+ *   (or steps) arrive;
+ * - SPECTATOR with nothing received for the next tick: `TW_RESULT_WAITING_FOR_INPUT`;
+ * - the session is over: `TW_RESULT_FINISHED`, with no request (REPLAY at its end; a
+ *   RELAY_CLIENT after SERVER_LOST, whose `tw_session_ticks_due` gives 0 from then on);
+ * - after FATAL: `TW_RESULT_NETWORK_THREAD_GONE`.
+ *
+ * The statuses above are not errors. Errors: `TW_RESULT_NULL_ARGUMENT`;
  * `TW_RESULT_INVALID_STATE` (not started, or requests of the previous advance left
  * unpolled); `TW_RESULT_NETWORK_THREAD_GONE`; `TW_RESULT_BUSY` (another call on the
  * session is in progress); `TW_RESULT_PANIC`.

@@ -35,8 +35,16 @@ pub const TW_LOCAL_PLAYER: u32 = 0xFFFF_FFFE;
 /// relay client's tick clocks are dilated by their time sync, the relay server's is the
 /// steady master clock, the other modes tick at `tick_rate_hz`. Call it once per
 /// engine frame, also while nothing is due (it keeps the session's messages flowing),
-/// then advance that many times. 0 until the session runs (a relay client: until the
-/// server's first update).
+/// then advance that many times.
+///
+/// What it answers, state by state (the same in every mode):
+/// - before `tw_session_start`: `TW_RESULT_INVALID_STATE`;
+/// - started, not running yet (P2P and SPECTATOR connecting, a RELAY_CLIENT before
+///   the server's first update or while it reconnects): `TW_RESULT_OK`, 0 ticks;
+/// - running: `TW_RESULT_OK` and the ticks due (REPLAY: also past its end, where
+///   `tw_session_advance` answers `TW_RESULT_FINISHED`);
+/// - RELAY_CLIENT after SERVER_LOST: `TW_RESULT_OK`, 0 ticks from then on;
+/// - after FATAL: `TW_RESULT_NETWORK_THREAD_GONE`.
 ///
 /// Thread-safety: one thread at a time per session.
 ///
@@ -118,13 +126,26 @@ pub unsafe extern "C" fn tw_session_push_input(
 /// Thread-safety: a session is used from one thread at a time (it may move between
 /// threads between calls).
 ///
-/// Returns `TW_RESULT_OK` (requests to run), or a status that is not an error:
-/// `TW_RESULT_NOT_SYNCHRONIZED` (still connecting or waiting to hear every peer; a
-/// relay client before its snapshot arrived, or with no tick due; its input still goes
-/// to the server), `TW_RESULT_WINDOW_FULL` (P2P: too far ahead of the confirmed inputs;
-/// skip the tick, but poll: the requests may hold a rollback),
-/// `TW_RESULT_WAITING_FOR_INPUT` (SPECTATOR: nothing received for the next tick),
-/// `TW_RESULT_FINISHED` (REPLAY: the end). Errors: `TW_RESULT_NULL_ARGUMENT`;
+/// What it answers, state by state; P2P and RELAY_CLIENT answer alike where their
+/// states mean the same:
+/// - before `tw_session_start`: `TW_RESULT_INVALID_STATE`;
+/// - started, not synchronized: `TW_RESULT_NOT_SYNCHRONIZED` (P2P and SPECTATOR still
+///   connecting or waiting to hear every peer; a RELAY_CLIENT before its snapshot
+///   arrived, while it reconnects, or with no tick due; its input still goes to the
+///   server);
+/// - running: `TW_RESULT_OK` (requests to run);
+/// - P2P and RELAY_CLIENT at the prediction cap: `TW_RESULT_WINDOW_FULL`: the
+///   prediction is already `max_prediction` ticks past the confirmed inputs (P2P) or
+///   the authoritative state (RELAY_CLIENT) and nothing came to confirm it, so no new
+///   tick is simulated: skip the tick, but poll, the requests may hold a rollback.
+///   PREDICTION_WINDOW_FULL comes once per stall; `TW_RESULT_OK` again when the inputs
+///   (or steps) arrive;
+/// - SPECTATOR with nothing received for the next tick: `TW_RESULT_WAITING_FOR_INPUT`;
+/// - the session is over: `TW_RESULT_FINISHED`, with no request (REPLAY at its end; a
+///   RELAY_CLIENT after SERVER_LOST, whose `tw_session_ticks_due` gives 0 from then on);
+/// - after FATAL: `TW_RESULT_NETWORK_THREAD_GONE`.
+///
+/// The statuses above are not errors. Errors: `TW_RESULT_NULL_ARGUMENT`;
 /// `TW_RESULT_INVALID_STATE` (not started, or requests of the previous advance left
 /// unpolled); `TW_RESULT_NETWORK_THREAD_GONE`; `TW_RESULT_BUSY` (another call on the
 /// session is in progress); `TW_RESULT_PANIC`.

@@ -355,9 +355,11 @@ namespace Tickwire
         /// <summary>
         /// Runs one tick as requests to poll (all of them, in order, before the next
         /// Advance). Ok, or a status that is not an error: NotSynchronized, WindowFull
-        /// (skip the tick, but poll: the requests may hold a rollback), WaitingForInput
-        /// (SPECTATOR), Finished (REPLAY); a relay client answers NotSynchronized until it
-        /// has joined. Negative on an error.
+        /// (P2P and a relay client at the prediction cap: skip the tick, but poll: the
+        /// requests may hold a rollback), WaitingForInput (SPECTATOR), Finished (REPLAY at
+        /// its end; a relay client after ServerLost, whose TicksDue is 0 from then on); a
+        /// relay client answers NotSynchronized until it has joined and while it
+        /// reconnects. Negative on an error.
         /// </summary>
         public TwResult Advance()
         {

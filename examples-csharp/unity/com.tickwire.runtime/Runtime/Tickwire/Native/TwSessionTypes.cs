@@ -116,7 +116,11 @@ namespace Tickwire
         PeerDisconnected = 5,
         /// <summary>A player's inputs count as disconnected from Data.Player.Tick on.</summary>
         PlayerDisconnected = 6,
-        /// <summary>The prediction window is full at Data.Tick.Tick, waiting for the peer's inputs.</summary>
+        /// <summary>
+        /// The prediction window is full at Data.Tick.Tick, waiting for the peer's inputs (P2P) or
+        /// the server's steps (relay client; Peer is the server): Advance answers WindowFull
+        /// until they come. Once per stall.
+        /// </summary>
         PredictionWindowFull = 7,
         /// <summary>A rollback needed a state older than the ring holds (Data.Tick.Tick).</summary>
         RollbackTooFar = 8,
@@ -182,7 +186,7 @@ namespace Tickwire
         Resyncing = 22,
         /// <summary>
         /// RELAY_CLIENT: the connection to the server is gone for good (Data.Relay.DisconnectReason):
-        /// no more ticks; dispose the session.
+        /// no more ticks (TicksDue gives 0, Advance answers Finished); dispose the session.
         /// </summary>
         ServerLost = 23,
         /// <summary>

@@ -22,11 +22,11 @@ namespace Tickwire
         Empty = 1,
         /// <summary>TwSession.Advance: not every peer has been heard from yet. Not an error.</summary>
         NotSynchronized = 2,
-        /// <summary>TwSession.Advance: the prediction window is full; skip the tick but poll its requests.</summary>
+        /// <summary>TwSession.Advance (P2P, relay client): the prediction window is full; skip the tick but poll its requests.</summary>
         WindowFull = 3,
         /// <summary>TwSession.Advance (spectator): no input for the next tick yet. Not an error.</summary>
         WaitingForInput = 4,
-        /// <summary>TwSession.Advance (replay): the replay has ended. Not an error.</summary>
+        /// <summary>TwSession.Advance: the session is over (a replay at its end, a relay client after ServerLost). Not an error.</summary>
         Finished = 5,
         NullArgument = -1,
         InvalidArgument = -2,

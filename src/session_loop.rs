@@ -15,15 +15,24 @@
 use std::ffi::c_void;
 
 use super::args::{arg_bytes, check_peer, write_out};
-use super::error::{Failure, tw_result};
+use super::error::{Failure, FfiResult, tw_result};
 use super::request::tw_request;
-use super::session::{arg_player, session_failure, tw_session, with_session};
+use super::session::{SessionState, arg_player, session_failure, tw_session, with_session};
 use super::session_event::tw_session_event;
 use super::session_kind::{SessionKind, each_kind};
 use super::session_stats::{tw_relay_player_stats, tw_session_stats};
 use super::stats::tw_peer_stats;
-use tickwire_proto::AdvanceStatus;
+use tickwire_proto::{AdvanceStatus, MAX_INPUT_DELAY};
 use tickwire_runtime::EngineLoop;
+
+/// An input's `len` against the session's `input_size`, by the names the caller used.
+fn check_input_len(s: &SessionState, len: usize) -> FfiResult<()> {
+    let size = each_kind!(&s.kind, k => k.game().input_size);
+    if len != size {
+        return Err(Failure::invalid(format!("len is {len}: an input is tw_session_config.input_size ({size}) bytes")));
+    }
+    Ok(())
+}
 
 /// `tw_session_push_input`'s `player` on a RELAY_CLIENT: this client's own player,
 /// whichever slot the server gives it (the slot is not known before JOINED, but the
@@ -101,6 +110,9 @@ pub unsafe extern "C" fn tw_session_push_input(
     with_session("tw_session_push_input", session, |s| {
         // SAFETY: forwarded contract.
         let bytes = unsafe { arg_bytes(input.cast(), len, "input") }?;
+        if matches!(s.kind, SessionKind::P2p(_) | SessionKind::SyncTest(_) | SessionKind::RelayClient(_)) {
+            check_input_len(s, len)?;
+        }
         if let (TW_LOCAL_PLAYER, SessionKind::RelayClient(c)) = (player, &mut s.kind) {
             c.add_local_input(bytes).map_err(session_failure)?;
             return Ok(tw_result::Ok);
@@ -328,6 +340,9 @@ pub unsafe extern "C" fn tw_session_poll_event(
 pub unsafe extern "C" fn tw_session_set_input_delay(session: *mut tw_session, delay: u32) -> tw_result {
     with_session("tw_session_set_input_delay", session, |s| {
         let SessionKind::P2p(k) = &mut s.kind else { return Err(s.kind.unavailable("input delay")) };
+        if delay > MAX_INPUT_DELAY {
+            return Err(Failure::invalid(format!("delay {delay} is above {MAX_INPUT_DELAY}")));
+        }
         k.set_input_delay(delay).map_err(session_failure)?;
         Ok(tw_result::Ok)
     })
@@ -369,6 +384,9 @@ pub unsafe extern "C" fn tw_session_set_prediction(
             Some(unsafe { arg_bytes(input.cast(), len, "input") }?)
         };
         let p = arg_player(s, player)?;
+        if bytes.is_some() {
+            check_input_len(s, len)?;
+        }
         match &mut s.kind {
             SessionKind::P2p(k) => k.set_prediction(p, bytes),
             SessionKind::RelayClient(k) => k.set_prediction(p, bytes),

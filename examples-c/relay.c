@@ -175,7 +175,7 @@ static void frame(node *n, uint32_t index) {
             input_at(index, n->pushed++, in);
             if (TW_FAILED(r = tw_session_push_input(n->s, TW_LOCAL_PLAYER, in, sizeof in))) fail(n, "push_input", r);
         }
-        r = tw_session_advance(n->s); /* OK, or NOT_SYNCHRONIZED before a client has joined */
+        r = tw_session_advance(n->s); /* OK; NOT_SYNCHRONIZED before a client has joined; WINDOW_FULL at its prediction cap */
         if (TW_FAILED(r)) fail(n, "advance", r);
         run_requests(n);
     }

@@ -182,8 +182,8 @@ enum tw_result
      */
     TW_RESULT_NOT_SYNCHRONIZED = 2,
     /**
-     * `tw_session_advance`: the prediction window is full; skip this tick. The
-     * requests may still hold a rollback: poll them. Not an error.
+     * `tw_session_advance` (P2P and RELAY_CLIENT): the prediction window is full;
+     * skip this tick. The requests may still hold a rollback: poll them. Not an error.
      */
     TW_RESULT_WINDOW_FULL = 3,
     /**
@@ -191,7 +191,8 @@ enum tw_result
      */
     TW_RESULT_WAITING_FOR_INPUT = 4,
     /**
-     * `tw_session_advance`: the replay has ended. Not an error.
+     * `tw_session_advance`: the session is over: the replay has ended, or a relay
+     * client's server is lost for good (after SERVER_LOST). No request. Not an error.
      */
     TW_RESULT_FINISHED = 5,
     /**
@@ -307,7 +308,9 @@ enum tw_disconnect_reason
 #endif // defined(__cplusplus) || __STDC_VERSION__ >= 202311L
  {
     /**
-     * The client (the side that initiated the connection) closed it.
+     * The client (the side that initiated the connection) closed it on purpose
+     * (`tw_host_disconnect`, `tw_host_destroy`, `tw_session_destroy`). A relay
+     * server frees that player's slot at once.
      */
     TW_DISCONNECT_REASON_CLIENT = 1,
     /**
@@ -363,6 +366,13 @@ enum tw_disconnect_reason
      * The connect token is held by another live connection (one at a time).
      */
     TW_DISCONNECT_REASON_TOKEN_IN_USE = 12,
+    /**
+     * A new connection from the same address replaced this one: the peer restarted,
+     * or dialled again after losing this connection (it did not close it; a relay
+     * server keeps the player's slot for the token the new connection brings). Seen by
+     * the accepting side only.
+     */
+    TW_DISCONNECT_REASON_REPLACED = 13,
 };
 #ifndef __cplusplus
 #if __STDC_VERSION__ >= 202311L
@@ -657,7 +667,10 @@ enum tw_session_event_kind
      */
     TW_SESSION_EVENT_KIND_PLAYER_DISCONNECTED = 6,
     /**
-     * The prediction window is full at `data.tick.tick`, waiting for `peer`'s inputs.
+     * The prediction window is full at `data.tick.tick`, waiting for `peer`'s inputs
+     * (P2P), or for the server's canonical steps (RELAY_CLIENT, `peer` is the server):
+     * `tw_session_advance` answers `TW_RESULT_WINDOW_FULL` until they come. Once per
+     * stall.
      */
     TW_SESSION_EVENT_KIND_PREDICTION_WINDOW_FULL = 7,
     /**
@@ -709,13 +722,16 @@ enum tw_session_event_kind
     TW_SESSION_EVENT_KIND_PLAYER_RECONNECTED = 16,
     /**
      * RELAY_SERVER and RELAY_CLIENT: a player is gone from the canonical steps from
-     * `data.relay.tick` on. Server: its connection dropped (`data.relay.reason` is a
-     * `tw_disconnect_reason`); its slot waits `slot_timeout_ms` for it.
+     * `data.relay.tick` on. Server: its connection ended (`data.relay.reason` is a
+     * `tw_disconnect_reason`); its slot waits `slot_timeout_ms` for it, unless the
+     * client left on purpose (reason `CLIENT`: it destroyed its session): then
+     * PLAYER_SLOT_FREED follows at once.
      */
     TW_SESSION_EVENT_KIND_PLAYER_LEFT = 17,
     /**
-     * RELAY_SERVER: a dropped player did not come back in time: its slot is free and
-     * its token void (`data.relay.player`).
+     * RELAY_SERVER: a player's slot is free and its token void (`data.relay.player`):
+     * it left on purpose, or it dropped and did not come back within
+     * `slot_timeout_ms`.
      */
     TW_SESSION_EVENT_KIND_PLAYER_SLOT_FREED = 18,
     /**
@@ -744,8 +760,9 @@ enum tw_session_event_kind
     TW_SESSION_EVENT_KIND_RESYNCING = 22,
     /**
      * RELAY_CLIENT: the connection to the server is gone for good
-     * (`data.relay.reason`, a `tw_disconnect_reason`): no more ticks; destroy the
-     * session.
+     * (`data.relay.reason`, a `tw_disconnect_reason`): no more ticks
+     * (`tw_session_ticks_due` gives 0, `tw_session_advance` answers
+     * `TW_RESULT_FINISHED`); destroy the session.
      */
     TW_SESSION_EVENT_KIND_SERVER_LOST = 23,
     /**
@@ -1132,11 +1149,13 @@ typedef struct tw_host_config {
      * plus one per datagram without any; default 8192). A peer over its budget is
      * throttled (its datagrams dropped unread), then dropped with
      * `TW_DISCONNECT_REASON_FLOODING`. This host paces itself at three quarters of
-     * the same budget, so both ends of a connection should use the same values.
+     * the same budget, so both ends of a connection should use the same values. At
+     * least 4/3 of two full datagrams, `2 * max_frames_per_datagram` (171 with 64).
      */
     uint32_t max_messages_per_sec;
     /**
-     * A peer's budget of datagram bytes a second (default 4194304).
+     * A peer's budget of datagram bytes a second (default 4194304); at least 3200
+     * (three quarters of it hold two 1200-byte datagrams).
      */
     uint32_t max_bytes_per_sec;
     /**
@@ -1655,7 +1674,8 @@ typedef struct tw_session_config {
     uint32_t catchup_ticks;
     /**
      * RELAY_SERVER: a dropped player's slot waits this long for it to come back with
-     * its token, >= 1 (default 30000).
+     * its token, >= 1 (default 30000). A client that left on purpose (destroyed its
+     * session) frees its slot at once.
      */
     uint32_t slot_timeout_ms;
     /**
@@ -3030,8 +3050,16 @@ tw_result tw_session_state_slots(struct tw_session *session, uint32_t *out_slots
  * relay client's tick clocks are dilated by their time sync, the relay server's is the
  * steady master clock, the other modes tick at `tick_rate_hz`. Call it once per
  * engine frame, also while nothing is due (it keeps the session's messages flowing),
- * then advance that many times. 0 until the session runs (a relay client: until the
- * server's first update).
+ * then advance that many times.
+ *
+ * What it answers, state by state (the same in every mode):
+ * - before `tw_session_start`: `TW_RESULT_INVALID_STATE`;
+ * - started, not running yet (P2P and SPECTATOR connecting, a RELAY_CLIENT before
+ *   the server's first update or while it reconnects): `TW_RESULT_OK`, 0 ticks;
+ * - running: `TW_RESULT_OK` and the ticks due (REPLAY: also past its end, where
+ *   `tw_session_advance` answers `TW_RESULT_FINISHED`);
+ * - RELAY_CLIENT after SERVER_LOST: `TW_RESULT_OK`, 0 ticks from then on;
+ * - after FATAL: `TW_RESULT_NETWORK_THREAD_GONE`.
  *
  * Thread-safety: one thread at a time per session.
  *
@@ -3085,13 +3113,26 @@ tw_result tw_session_push_input(struct tw_session *session,
  * Thread-safety: a session is used from one thread at a time (it may move between
  * threads between calls).
  *
- * Returns `TW_RESULT_OK` (requests to run), or a status that is not an error:
- * `TW_RESULT_NOT_SYNCHRONIZED` (still connecting or waiting to hear every peer; a
- * relay client before its snapshot arrived, or with no tick due; its input still goes
- * to the server), `TW_RESULT_WINDOW_FULL` (P2P: too far ahead of the confirmed inputs;
- * skip the tick, but poll: the requests may hold a rollback),
- * `TW_RESULT_WAITING_FOR_INPUT` (SPECTATOR: nothing received for the next tick),
- * `TW_RESULT_FINISHED` (REPLAY: the end). Errors: `TW_RESULT_NULL_ARGUMENT`;
+ * What it answers, state by state; P2P and RELAY_CLIENT answer alike where their
+ * states mean the same:
+ * - before `tw_session_start`: `TW_RESULT_INVALID_STATE`;
+ * - started, not synchronized: `TW_RESULT_NOT_SYNCHRONIZED` (P2P and SPECTATOR still
+ *   connecting or waiting to hear every peer; a RELAY_CLIENT before its snapshot
+ *   arrived, while it reconnects, or with no tick due; its input still goes to the
+ *   server);
+ * - running: `TW_RESULT_OK` (requests to run);
+ * - P2P and RELAY_CLIENT at the prediction cap: `TW_RESULT_WINDOW_FULL`: the
+ *   prediction is already `max_prediction` ticks past the confirmed inputs (P2P) or
+ *   the authoritative state (RELAY_CLIENT) and nothing came to confirm it, so no new
+ *   tick is simulated: skip the tick, but poll, the requests may hold a rollback.
+ *   PREDICTION_WINDOW_FULL comes once per stall; `TW_RESULT_OK` again when the inputs
+ *   (or steps) arrive;
+ * - SPECTATOR with nothing received for the next tick: `TW_RESULT_WAITING_FOR_INPUT`;
+ * - the session is over: `TW_RESULT_FINISHED`, with no request (REPLAY at its end; a
+ *   RELAY_CLIENT after SERVER_LOST, whose `tw_session_ticks_due` gives 0 from then on);
+ * - after FATAL: `TW_RESULT_NETWORK_THREAD_GONE`.
+ *
+ * The statuses above are not errors. Errors: `TW_RESULT_NULL_ARGUMENT`;
  * `TW_RESULT_INVALID_STATE` (not started, or requests of the previous advance left
  * unpolled); `TW_RESULT_NETWORK_THREAD_GONE`; `TW_RESULT_BUSY` (another call on the
  * session is in progress); `TW_RESULT_PANIC`.

@@ -101,7 +101,10 @@ pub(crate) unsafe fn copy_out(
     if n > buf_len {
         // SAFETY: checked non-NULL; the caller guarantees it is writable.
         unsafe { write_out(out_len, n) };
-        return Err(Failure::new(tw_result::BufferTooSmall, format!("{what} has {n} bytes, the buffer {buf_len}")));
+        return Err(Failure::new(
+            tw_result::BufferTooSmall,
+            format!("{what}: {n} bytes, more than buf_len ({buf_len})"),
+        ));
     }
     if n > 0 {
         // SAFETY: buf is non-NULL (buf_len >= n > 0) and valid for buf_len bytes; the
@@ -132,7 +135,7 @@ pub(crate) unsafe fn copy_address_out(
         unsafe { write_out(out_len, needed) };
         return Err(Failure::new(
             tw_result::BufferTooSmall,
-            format!("the address needs {needed} bytes, the buffer has {buf_len}"),
+            format!("the address: {needed} bytes with its NUL, more than buf_len ({buf_len})"),
         ));
     }
     // SAFETY: buf is non-NULL (buf_len >= needed > 0) and valid for buf_len bytes.

@@ -7,7 +7,8 @@ use std::net::SocketAddr;
 use super::error::{Failure, FfiResult, tw_result};
 use super::guard;
 use super::security::{arg_security, tw_security_config};
-use tickwire_proto::{EndpointConfig, JitterModel, LinkConfig, LossModel, PeerLimits};
+use tickwire_proto::wire::MAX_DATAGRAM_SIZE;
+use tickwire_proto::{EndpointConfig, JitterModel, LinkConfig, LossModel, MAX_FRAMES_PER_DATAGRAM, PeerLimits};
 use tickwire_runtime::{Direction, HostConfig};
 
 /// Channel 0 of the default layout: unreliable (may be lost, may arrive in any order).
@@ -79,9 +80,11 @@ pub struct tw_host_config {
     /// plus one per datagram without any; default 8192). A peer over its budget is
     /// throttled (its datagrams dropped unread), then dropped with
     /// `TW_DISCONNECT_REASON_FLOODING`. This host paces itself at three quarters of
-    /// the same budget, so both ends of a connection should use the same values.
+    /// the same budget, so both ends of a connection should use the same values. At
+    /// least 4/3 of two full datagrams, `2 * max_frames_per_datagram` (171 with 64).
     pub max_messages_per_sec: u32,
-    /// A peer's budget of datagram bytes a second (default 4194304).
+    /// A peer's budget of datagram bytes a second (default 4194304); at least 3200
+    /// (three quarters of it hold two 1200-byte datagrams).
     pub max_bytes_per_sec: u32,
     /// Bytes of one peer's received messages that may wait for the engine to poll
     /// them (default 262144); past it that peer's datagrams are dropped unacknowledged
@@ -270,6 +273,69 @@ fn check_zero(bytes: &[u8], what: &str) -> FfiResult<()> {
 }
 
 impl tw_host_config {
+    /// The transport's rules (`EndpointConfig::validate`, `PeerLimits::validate`) for
+    /// the fields a C caller sets, in its units and by its names.
+    fn check(&self, name: &str) -> FfiResult<()> {
+        let bad = |m: String| Err(Failure::invalid(m));
+        let max_message = 1u32 << 20;
+        if !(1..=max_message).contains(&self.max_message_size) {
+            return bad(format!("{name}.max_message_size {} is not in 1..={max_message}", self.max_message_size));
+        }
+        if self.keepalive_interval_ms == 0 || self.keepalive_interval_ms >= self.timeout_ms {
+            return bad(format!(
+                "{name}.keepalive_interval_ms {} must be above 0 and below {name}.timeout_ms ({})",
+                self.keepalive_interval_ms, self.timeout_ms
+            ));
+        }
+        if self.handshake_retry_ms == 0 || self.handshake_retry_ms >= self.connect_timeout_ms {
+            return bad(format!(
+                "{name}.handshake_retry_ms {} must be above 0 and below {name}.connect_timeout_ms ({})",
+                self.handshake_retry_ms, self.connect_timeout_ms
+            ));
+        }
+        if self.send_queue_limit_bytes < self.max_message_size {
+            return bad(format!(
+                "{name}.send_queue_limit_bytes {} is below {name}.max_message_size ({})",
+                self.send_queue_limit_bytes, self.max_message_size
+            ));
+        }
+        let max_clients = 65_536;
+        if self.max_clients > max_clients {
+            return bad(format!("{name}.max_clients {} is above {max_clients}", self.max_clients));
+        }
+        let frames = self.max_frames_per_datagram;
+        if !(1..=MAX_FRAMES_PER_DATAGRAM).contains(&frames) {
+            return bad(format!("{name}.max_frames_per_datagram {frames} is not in 1..={MAX_FRAMES_PER_DATAGRAM}"));
+        }
+        // A host paces itself at three quarters of the budgets it grants its peers (one
+        // second's worth at once); that pace must still let two full datagrams through.
+        let at_least = |need: u64| (4 * need).div_ceil(3);
+        let min_messages = at_least(2 * u64::from(frames));
+        if u64::from(self.max_messages_per_sec) < min_messages {
+            return bad(format!(
+                "{name}.max_messages_per_sec {} is below {min_messages}: three quarters of it (this host's own pace) \
+                 must hold two full datagrams, 2 x {name}.max_frames_per_datagram ({frames}) messages",
+                self.max_messages_per_sec
+            ));
+        }
+        let datagram = MAX_DATAGRAM_SIZE as u64;
+        let min_bytes = at_least(2 * datagram);
+        if u64::from(self.max_bytes_per_sec) < min_bytes {
+            return bad(format!(
+                "{name}.max_bytes_per_sec {} is below {min_bytes}: three quarters of it (this host's own pace) must \
+                 hold two {datagram}-byte datagrams",
+                self.max_bytes_per_sec
+            ));
+        }
+        if (self.max_recv_queue_bytes as usize) < MAX_DATAGRAM_SIZE {
+            return bad(format!(
+                "{name}.max_recv_queue_bytes {} is below {MAX_DATAGRAM_SIZE} (one datagram)",
+                self.max_recv_queue_bytes
+            ));
+        }
+        Ok(())
+    }
+
     /// The defaults `tw_host_config_init_default` writes.
     pub fn default_values() -> Self {
         let e = EndpointConfig::default();
@@ -298,13 +364,16 @@ impl tw_host_config {
         }
     }
 
-    /// Converts to the runtime's config; the endpoint's own rules (timeouts ordered,
-    /// sizes in range) are checked by the runtime and reported as its error.
+    /// Converts to the runtime's config, checking every rule of the transport in the
+    /// caller's terms: each failure names the field as the header spells it, under
+    /// `name` (`tw_host_config`, or `tw_session_config.host` inside a session's config),
+    /// with the values the caller set (milliseconds, not the transport's microseconds).
     ///
     /// # Safety
     /// `self.security` must be NULL or point to at least its `struct_size` readable bytes.
-    pub(crate) unsafe fn to_runtime(self, bind: SocketAddr) -> FfiResult<HostConfig> {
-        check_zero(&self.reserved, "tw_host_config.reserved")?;
+    pub(crate) unsafe fn to_runtime(self, bind: SocketAddr, name: &str) -> FfiResult<HostConfig> {
+        check_zero(&self.reserved, &format!("{name}.reserved"))?;
+        self.check(name)?;
         let us = |ms: u32| u64::from(ms) * 1000;
         let endpoint = EndpointConfig {
             protocol_id: self.protocol_id,
@@ -323,19 +392,18 @@ impl tw_host_config {
                 max_recv_queue_bytes: self.max_recv_queue_bytes as usize,
                 ..PeerLimits::default()
             },
-            // SAFETY: forwarded contract.
-            security: unsafe { arg_security(self.security, self.protocol_id, bind) }
-                .map_err(|f| Failure::new(f.code, format!("security: {}", f.message)))?,
+            // SAFETY: forwarded contract. Its messages name `tw_security_config`'s fields.
+            security: unsafe { arg_security(self.security, self.protocol_id, bind) }?,
             ..EndpointConfig::default()
         };
-        // Check here too, so that the caller gets the reason even if the runtime's
-        // error text changes.
+        // The checks above are the endpoint's rules in C terms; should the endpoint ever
+        // refuse something they let through, say so under the struct's name rather than
+        // pass its words on as if the caller had used them.
         // (Its security part was checked above; a connect-key server without a public
         // address gets its bound socket's from the runtime.)
-        // The budgets are `limits.*` in the endpoint and plain fields here.
-        EndpointConfig { security: Default::default(), ..endpoint.clone() }
-            .validate()
-            .map_err(|e| Failure::invalid(e.to_string().replace("limits.", "")))?;
+        EndpointConfig { security: Default::default(), ..endpoint.clone() }.validate().map_err(|e| {
+            Failure::invalid(format!("{name}: the transport refuses these settings ({e}); please report this"))
+        })?;
         Ok(HostConfig {
             endpoint,
             bind,

@@ -21,12 +21,13 @@ pub enum tw_result {
     /// `tw_session_advance`: not every peer has been heard from yet (or a connection is
     /// still being made); nothing to simulate. Not an error.
     NotSynchronized = 2,
-    /// `tw_session_advance`: the prediction window is full; skip this tick. The
-    /// requests may still hold a rollback: poll them. Not an error.
+    /// `tw_session_advance` (P2P and RELAY_CLIENT): the prediction window is full;
+    /// skip this tick. The requests may still hold a rollback: poll them. Not an error.
     WindowFull = 3,
     /// `tw_session_advance`: a spectator has no input for the next tick yet. Not an error.
     WaitingForInput = 4,
-    /// `tw_session_advance`: the replay has ended. Not an error.
+    /// `tw_session_advance`: the session is over: the replay has ended, or a relay
+    /// client's server is lost for good (after SERVER_LOST). No request. Not an error.
     Finished = 5,
     /// A required pointer argument was NULL.
     NullArgument = -1,

@@ -30,7 +30,9 @@ pub enum tw_event_kind {
 #[repr(u32)]
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum tw_disconnect_reason {
-    /// The client (the side that initiated the connection) closed it.
+    /// The client (the side that initiated the connection) closed it on purpose
+    /// (`tw_host_disconnect`, `tw_host_destroy`, `tw_session_destroy`). A relay
+    /// server frees that player's slot at once.
     Client = 1,
     /// The server (the side that accepted the connection) closed it or shut down.
     Server = 2,
@@ -63,6 +65,11 @@ pub enum tw_disconnect_reason {
     TokenExpired = 11,
     /// The connect token is held by another live connection (one at a time).
     TokenInUse = 12,
+    /// A new connection from the same address replaced this one: the peer restarted,
+    /// or dialled again after losing this connection (it did not close it; a relay
+    /// server keeps the player's slot for the token the new connection brings). Seen by
+    /// the accepting side only.
+    Replaced = 13,
 }
 
 impl From<DisconnectReason> for tw_disconnect_reason {
@@ -80,6 +87,7 @@ impl From<DisconnectReason> for tw_disconnect_reason {
             DisconnectReason::AuthFailed => tw_disconnect_reason::AuthFailed,
             DisconnectReason::TokenExpired => tw_disconnect_reason::TokenExpired,
             DisconnectReason::TokenInUse => tw_disconnect_reason::TokenInUse,
+            DisconnectReason::Replaced => tw_disconnect_reason::Replaced,
         }
     }
 }

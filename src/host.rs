@@ -98,7 +98,7 @@ pub unsafe extern "C" fn tw_host_create(
         let bind = unsafe { arg_addr(bind_address, "bind_address") }?;
         // SAFETY: the caller guarantees config->security is NULL or a valid
         // tw_security_config (the contract above).
-        let runtime_cfg = unsafe { cfg.to_runtime(bind) }?;
+        let runtime_cfg = unsafe { cfg.to_runtime(bind, "tw_host_config") }?;
         let host = Host::start(runtime_cfg).map_err(host_failure)?;
         let boxed = Box::new(tw_host { guarded: guard::Guarded::new(HostState { host, pending: None }) });
         // SAFETY: checked non-NULL above; the caller guarantees it is writable.

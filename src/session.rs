@@ -14,7 +14,7 @@ use super::config::{arg_link_sim, check_struct_size, tw_direction, tw_link_sim_c
 use super::error::{Failure, FfiResult, tw_result};
 use super::guard;
 use super::host::host_failure;
-use super::session_config::tw_session_config;
+use super::session_config::{CFG, tw_session_config};
 use super::session_kind::{SessionKind, each_kind};
 use tickwire_proto::{ConfigProblems, SessionError};
 use tickwire_runtime::{EngineLoop, SessionFailure};
@@ -38,30 +38,52 @@ pub(crate) fn session_failure(e: SessionFailure) -> Failure {
         SessionFailure::State(m) => Failure::new(tw_result::InvalidState, m),
         SessionFailure::Io { .. } => Failure::new(tw_result::Io, e.to_string()),
         SessionFailure::Core(SessionError::InvalidConfig(m)) => Failure::invalid(m),
-        SessionFailure::Config(problems) => Failure::invalid(c_field_names(&problems)),
+        SessionFailure::Config(problems) => Failure::invalid(c_problems(&problems, None)),
         SessionFailure::Argument(_) | SessionFailure::Core(_) | SessionFailure::Replay(_) => {
             Failure::invalid(e.to_string())
         }
     }
 }
 
-/// The settings' problems under the names a C caller set (`tw_session_config`'s
-/// fields), where the runtime's names differ.
-fn c_field_names(problems: &ConfigProblems) -> String {
-    let c_name = |field: &str| {
-        match field {
-            "players" => "num_players",
-            "notify_after_us" => "disconnect_notify_ms",
-            "disconnect_timeout_us" => "disconnect_timeout_ms",
-            "max_behind" => "spectator_max_behind",
-            "catchup_speed" => "spectator_catchup_speed",
-            other => other,
-        }
-        .to_string()
-    };
+/// A failure of `tw_session_create` from `cfg`: the settings' problems as
+/// [`c_problems`] words them, with `cfg`'s values.
+pub(crate) fn create_failure(e: SessionFailure, cfg: &tw_session_config) -> Failure {
+    match e {
+        SessionFailure::Config(problems) => Failure::invalid(c_problems(&problems, Some(cfg))),
+        other => session_failure(other),
+    }
+}
+
+/// The settings' problems as a C caller set them: each under
+/// `tw_session_config.<field>`, the field's name in the header (where the runtime's
+/// differs: `players` is `num_players`, `notify_after_us` is `disconnect_notify_ms`),
+/// and in the caller's units where the runtime's message would say microseconds.
+fn c_problems(problems: &ConfigProblems, cfg: Option<&tw_session_config>) -> String {
     let mut renamed = ConfigProblems::new();
     for p in problems.iter() {
-        renamed.push(c_name(&p.field), p.message.clone());
+        let (field, message) = match p.field.as_str() {
+            "players" => ("num_players", p.message.clone()),
+            "notify_after_us" | "disconnect_timeout_us" => (
+                "disconnect_notify_ms",
+                match cfg {
+                    Some(c) => format!(
+                        "{} must be below {CFG}.disconnect_timeout_ms ({})",
+                        c.disconnect_notify_ms, c.disconnect_timeout_ms
+                    ),
+                    None => format!("must be below {CFG}.disconnect_timeout_ms"),
+                },
+            ),
+            "max_behind" => ("spectator_max_behind", p.message.clone()),
+            "catchup_speed" => ("spectator_catchup_speed", p.message.clone()),
+            // A relay core's own check, past the fields the C config checks itself:
+            // its text names the core's settings, not the caller's.
+            "server" | "client" | "relay_server" | "relay_client" => {
+                renamed.push(CFG, format!("the relay settings were refused ({}); please report this", p.message));
+                continue;
+            }
+            other => (other, p.message.clone()),
+        };
+        renamed.push(format!("{CFG}.{field}"), message);
     }
     renamed.to_string()
 }
@@ -129,7 +151,7 @@ pub unsafe extern "C" fn tw_session_create(
         // SAFETY: struct_size equals sizeof(tw_session_config): the whole struct is there.
         let cfg = unsafe { config.read() };
         // SAFETY: the caller guarantees config->host.security is NULL or valid.
-        let kind = SessionKind::new(unsafe { cfg.to_runtime() }?)?;
+        let kind = SessionKind::new(unsafe { cfg.to_runtime() }?, |e| create_failure(e, &cfg))?;
         let boxed = Box::new(tw_session { guarded: guard::Guarded::new(SessionState { kind }) });
         // SAFETY: checked non-NULL; the caller guarantees it is writable.
         unsafe { write_out(out_session, Box::into_raw(boxed)) };

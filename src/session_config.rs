@@ -210,7 +210,8 @@ pub struct tw_session_config {
     /// after joining or a stall, 1..=256 (default 16).
     pub catchup_ticks: u32,
     /// RELAY_SERVER: a dropped player's slot waits this long for it to come back with
-    /// its token, >= 1 (default 30000).
+    /// its token, >= 1 (default 30000). A client that left on purpose (destroyed its
+    /// session) frees its slot at once.
     pub slot_timeout_ms: u32,
     /// RELAY_SERVER: a connection that has not said Hello within this time is closed
     /// (`TW_REJECT_REASON_NO_HELLO`), >= 1 (default 5000).
@@ -300,18 +301,18 @@ impl tw_session_config {
     /// readable bytes.
     pub(crate) unsafe fn to_runtime(self) -> FfiResult<ModeSettings> {
         if self.reserved0 != 0 || self.reserved.iter().any(|&b| b != 0) {
-            return Err(Failure::invalid("tw_session_config.reserved0 and reserved must be zero"));
+            return Err(Failure::invalid(format!("{CFG}.reserved0 and {CFG}.reserved must be zero")));
         }
         if !(1..=6).contains(&self.mode) {
-            return Err(Failure::invalid(format!("mode {} is not a tw_session_mode (1..=6)", self.mode)));
+            return Err(Failure::invalid(format!("{CFG}.mode {} is not a tw_session_mode (1..=6)", self.mode)));
         }
         if !(self.tick_rate_hz.is_finite() && self.tick_rate_hz > 0.0 && self.tick_rate_hz <= 10_000.0) {
-            return Err(Failure::invalid(format!("tick_rate_hz {} is not in (0, 10000]", self.tick_rate_hz)));
+            return Err(Failure::invalid(format!("{CFG}.tick_rate_hz {} is not in (0, 10000]", self.tick_rate_hz)));
         }
         let prediction = match self.prediction {
             0 => PredictionMode::RepeatLast,
             1 => PredictionMode::Zero,
-            p => return Err(Failure::invalid(format!("prediction {p} is not a tw_prediction (0..=1)"))),
+            p => return Err(Failure::invalid(format!("{CFG}.prediction {p} is not a tw_prediction (0..=1)"))),
         };
         if self.host.struct_size as usize != size_of::<tw_host_config>() {
             return Err(Failure::new(
@@ -326,8 +327,7 @@ impl tw_session_config {
         let networked = !matches!(self.mode, 2 | 4);
         let bind = if networked { self.bind()? } else { SocketAddr::from(([0, 0, 0, 0], 0)) };
         // SAFETY: forwarded contract (host.security NULL or valid).
-        let host: HostConfig =
-            unsafe { self.host.to_runtime(bind) }.map_err(|f| Failure::new(f.code, format!("host: {}", f.message)))?;
+        let host: HostConfig = unsafe { self.host.to_runtime(bind, "tw_session_config.host") }?;
         let game = GameShape {
             players: self.num_players as usize,
             input_size: self.input_size as usize,
@@ -381,13 +381,17 @@ impl tw_session_config {
         let underflow = match self.jitter_underflow {
             0 => UnderflowPolicy::RepeatLast,
             1 => UnderflowPolicy::Empty,
-            u => return Err(Failure::invalid(format!("jitter_underflow {u} is not a tw_underflow_policy (0..=1)"))),
+            u => {
+                return Err(Failure::invalid(format!(
+                    "{CFG}.jitter_underflow {u} is not a tw_underflow_policy (0..=1)"
+                )));
+            }
         };
         let late = match self.jitter_late_policy {
             0 => LatePolicy::Delay,
             1 => LatePolicy::Substitute,
             2 => LatePolicy::Adaptive { substitute_run: ADAPTIVE_SUBSTITUTE_RUN },
-            l => return Err(Failure::invalid(format!("jitter_late_policy {l} is not a tw_late_policy (0..=2)"))),
+            l => return Err(Failure::invalid(format!("{CFG}.jitter_late_policy {l} is not a tw_late_policy (0..=2)"))),
         };
         let mut c = RelayServerSessionConfig::default();
         c.relay.send_interval = self.server_send_interval;
@@ -417,7 +421,7 @@ impl tw_session_config {
         range("input_delay_max", self.input_delay_max, 0, 32)?;
         range("catchup_ticks", self.catchup_ticks, 1, 256)?;
         if !(self.late_rate > 0.0 && self.late_rate <= 0.5) {
-            return Err(Failure::invalid(format!("late_rate {} is not in (0, 0.5]", self.late_rate)));
+            return Err(Failure::invalid(format!("{CFG}.late_rate {} is not in (0, 0.5]", self.late_rate)));
         }
         let input_delay = match self.input_delay_mode {
             0 => InputDelay::Fixed(self.input_delay),
@@ -425,7 +429,11 @@ impl tw_session_config {
                 share: f64::from(self.input_delay_rtt_percent) / 100.0,
                 max: self.input_delay_max,
             },
-            m => return Err(Failure::invalid(format!("input_delay_mode {m} is not a tw_input_delay_mode (0..=1)"))),
+            m => {
+                return Err(Failure::invalid(format!(
+                    "{CFG}.input_delay_mode {m} is not a tw_input_delay_mode (0..=1)"
+                )));
+            }
         };
         let mut c = RelayClientSessionConfig::default();
         c.sync.send_interval = self.client_send_interval;
@@ -487,10 +495,13 @@ pub unsafe extern "C" fn tw_session_config_size() -> usize {
 /// Checks that config field `name` is in `lo..=hi`.
 fn range(name: &str, v: u32, lo: u32, hi: u32) -> FfiResult<()> {
     if v < lo || v > hi {
-        return Err(Failure::invalid(format!("{name} {v} is not in {lo}..={hi}")));
+        return Err(Failure::invalid(format!("{CFG}.{name} {v} is not in {lo}..={hi}")));
     }
     Ok(())
 }
+
+/// The struct's name, which every message about one of its fields starts with.
+pub(crate) const CFG: &str = "tw_session_config";
 
 /// The run of missing inputs `TW_LATE_POLICY_ADAPTIVE` substitutes before it waits.
 const ADAPTIVE_SUBSTITUTE_RUN: u32 = 2;

@@ -53,7 +53,7 @@ pub unsafe extern "C" fn tw_session_request_inputs(
     with_session("tw_session_request_inputs", session, |s| {
         let bytes = each_kind!(&s.kind, k => k.request_inputs()).ok_or_else(|| no_request("inputs", "ADVANCE"))?;
         // SAFETY: forwarded contract.
-        unsafe { copy_out(bytes, buf.cast(), buf_len, out_len, "the inputs") }?;
+        unsafe { copy_out(bytes, buf.cast(), buf_len, out_len, "the request's inputs") }?;
         Ok(tw_result::Ok)
     })
 }
@@ -81,7 +81,7 @@ pub unsafe extern "C" fn tw_session_request_input_status(
         let bytes =
             each_kind!(&s.kind, k => k.request_statuses()).ok_or_else(|| no_request("input statuses", "ADVANCE"))?;
         // SAFETY: forwarded contract.
-        unsafe { copy_out(bytes, buf, buf_len, out_len, "the statuses") }?;
+        unsafe { copy_out(bytes, buf, buf_len, out_len, "the request's input statuses") }?;
         Ok(tw_result::Ok)
     })
 }
@@ -110,7 +110,7 @@ pub unsafe extern "C" fn tw_session_request_state(
     with_session("tw_session_request_state", session, |s| {
         let bytes = each_kind!(&s.kind, k => k.request_state()).ok_or_else(|| no_request("state", "RESTORE"))?;
         // SAFETY: forwarded contract.
-        unsafe { copy_out(bytes, buf.cast(), buf_len, out_len, "the state") }?;
+        unsafe { copy_out(bytes, buf.cast(), buf_len, out_len, "the request's state") }?;
         Ok(tw_result::Ok)
     })
 }

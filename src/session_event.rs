@@ -40,7 +40,10 @@ pub enum tw_session_event_kind {
     /// A player's inputs count as disconnected from `data.player.tick` on; every peer
     /// agrees on the tick and re-simulates from it (`data.player`).
     PlayerDisconnected = 6,
-    /// The prediction window is full at `data.tick.tick`, waiting for `peer`'s inputs.
+    /// The prediction window is full at `data.tick.tick`, waiting for `peer`'s inputs
+    /// (P2P), or for the server's canonical steps (RELAY_CLIENT, `peer` is the server):
+    /// `tw_session_advance` answers `TW_RESULT_WINDOW_FULL` until they come. Once per
+    /// stall.
     PredictionWindowFull = 7,
     /// A rollback needed a state older than the ring holds (`data.tick.tick`):
     /// consistency can no longer be guaranteed.
@@ -72,11 +75,14 @@ pub enum tw_session_event_kind {
     /// is asked for with a DUMP_STATE request.
     PlayerReconnected = 16,
     /// RELAY_SERVER and RELAY_CLIENT: a player is gone from the canonical steps from
-    /// `data.relay.tick` on. Server: its connection dropped (`data.relay.reason` is a
-    /// `tw_disconnect_reason`); its slot waits `slot_timeout_ms` for it.
+    /// `data.relay.tick` on. Server: its connection ended (`data.relay.reason` is a
+    /// `tw_disconnect_reason`); its slot waits `slot_timeout_ms` for it, unless the
+    /// client left on purpose (reason `CLIENT`: it destroyed its session): then
+    /// PLAYER_SLOT_FREED follows at once.
     PlayerLeft = 17,
-    /// RELAY_SERVER: a dropped player did not come back in time: its slot is free and
-    /// its token void (`data.relay.player`).
+    /// RELAY_SERVER: a player's slot is free and its token void (`data.relay.player`):
+    /// it left on purpose, or it dropped and did not come back within
+    /// `slot_timeout_ms`.
     PlayerSlotFreed = 18,
     /// RELAY_SERVER: a player was removed and its connection closed
     /// (`data.relay.reason` is a `tw_kick_reason`, `peer` its connection).
@@ -95,8 +101,9 @@ pub enum tw_session_event_kind {
     /// needed never came); JOINED follows.
     Resyncing = 22,
     /// RELAY_CLIENT: the connection to the server is gone for good
-    /// (`data.relay.reason`, a `tw_disconnect_reason`): no more ticks; destroy the
-    /// session.
+    /// (`data.relay.reason`, a `tw_disconnect_reason`): no more ticks
+    /// (`tw_session_ticks_due` gives 0, `tw_session_advance` answers
+    /// `TW_RESULT_FINISHED`); destroy the session.
     ServerLost = 23,
     /// P2P: no tick was confirmed for the disconnect timeout although messages may
     /// still flow; `peer` is the connection whose inputs are missing (0: this side's
@@ -331,6 +338,10 @@ fn client_event(out: &mut tw_session_event, e: ClientSessionEvent, server: u32) 
         ClientSessionEvent::Synchronized { tick } => {
             out.data.tick = tw_session_event_tick { tick };
             return (K::Synchronized, server);
+        }
+        ClientSessionEvent::PredictionWindowFull { tick } => {
+            out.data.tick = tw_session_event_tick { tick };
+            return (K::PredictionWindowFull, server);
         }
         ClientSessionEvent::Desync { tick, local, remote } => {
             out.data.desync =

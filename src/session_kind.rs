@@ -3,9 +3,10 @@
 //! the held session does not have is an `TW_RESULT_INVALID_STATE` naming the mode.
 
 use super::error::{Failure, FfiResult, tw_result};
-use super::session::session_failure;
 use super::session_config::ModeSettings;
-use tickwire_runtime::{Networked, P2pSession, RelayClient, RelayServer, ReplayPlayer, Spectator, SyncTest};
+use tickwire_runtime::{
+    Networked, P2pSession, RelayClient, RelayServer, ReplayPlayer, SessionFailure, Spectator, SyncTest,
+};
 
 /// The typed session a `tw_session` holds. Built once per handle and never moved per
 /// call (the handle is boxed), so the size difference between the variants costs
@@ -38,14 +39,16 @@ pub(crate) use each_kind;
 
 impl SessionKind {
     /// Builds the session `settings` ask for (networked kinds bind their socket).
-    pub(crate) fn new(settings: ModeSettings) -> FfiResult<SessionKind> {
+    /// Builds the session; `failure` words a refusal (the settings' problems under the
+    /// C config's field names).
+    pub(crate) fn new(settings: ModeSettings, failure: impl Fn(SessionFailure) -> Failure) -> FfiResult<SessionKind> {
         Ok(match settings {
-            ModeSettings::P2p(c) => SessionKind::P2p(P2pSession::new(c).map_err(session_failure)?),
-            ModeSettings::SyncTest(c) => SessionKind::SyncTest(SyncTest::new(c).map_err(session_failure)?),
-            ModeSettings::Spectator(c) => SessionKind::Spectator(Spectator::new(c).map_err(session_failure)?),
-            ModeSettings::Replay(c) => SessionKind::Replay(ReplayPlayer::new(c).map_err(session_failure)?),
-            ModeSettings::RelayServer(c) => SessionKind::RelayServer(RelayServer::new(c).map_err(session_failure)?),
-            ModeSettings::RelayClient(c) => SessionKind::RelayClient(RelayClient::new(c).map_err(session_failure)?),
+            ModeSettings::P2p(c) => SessionKind::P2p(P2pSession::new(c).map_err(failure)?),
+            ModeSettings::SyncTest(c) => SessionKind::SyncTest(SyncTest::new(c).map_err(failure)?),
+            ModeSettings::Spectator(c) => SessionKind::Spectator(Spectator::new(c).map_err(failure)?),
+            ModeSettings::Replay(c) => SessionKind::Replay(ReplayPlayer::new(c).map_err(failure)?),
+            ModeSettings::RelayServer(c) => SessionKind::RelayServer(RelayServer::new(c).map_err(failure)?),
+            ModeSettings::RelayClient(c) => SessionKind::RelayClient(RelayClient::new(c).map_err(failure)?),
         })
     }
 

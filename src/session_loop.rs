@@ -15,15 +15,24 @@
 use std::ffi::c_void;
 
 use super::args::{arg_bytes, check_peer, write_out};
-use super::error::{Failure, tw_result};
+use super::error::{Failure, FfiResult, tw_result};
 use super::request::tw_request;
-use super::session::{arg_player, session_failure, tw_session, with_session};
+use super::session::{SessionState, arg_player, session_failure, tw_session, with_session};
 use super::session_event::tw_session_event;
 use super::session_kind::{SessionKind, each_kind};
 use super::session_stats::{tw_relay_player_stats, tw_session_stats};
 use super::stats::tw_peer_stats;
-use tickwire_proto::AdvanceStatus;
+use tickwire_proto::{AdvanceStatus, MAX_INPUT_DELAY};
 use tickwire_runtime::EngineLoop;
+
+/// An input's `len` against the session's `input_size`, by the names the caller used.
+fn check_input_len(s: &SessionState, len: usize) -> FfiResult<()> {
+    let size = each_kind!(&s.kind, k => k.game().input_size);
+    if len != size {
+        return Err(Failure::invalid(format!("len is {len}: an input is tw_session_config.input_size ({size}) bytes")));
+    }
+    Ok(())
+}
 
 /// `tw_session_push_input`'s `player` on a RELAY_CLIENT: this client's own player,
 /// whichever slot the server gives it (the slot is not known before JOINED, but the
@@ -35,8 +44,16 @@ pub const TW_LOCAL_PLAYER: u32 = 0xFFFF_FFFE;
 /// relay client's tick clocks are dilated by their time sync, the relay server's is the
 /// steady master clock, the other modes tick at `tick_rate_hz`. Call it once per
 /// engine frame, also while nothing is due (it keeps the session's messages flowing),
-/// then advance that many times. 0 until the session runs (a relay client: until the
-/// server's first update).
+/// then advance that many times.
+///
+/// What it answers, state by state (the same in every mode):
+/// - before `tw_session_start`: `TW_RESULT_INVALID_STATE`;
+/// - started, not running yet (P2P and SPECTATOR connecting, a RELAY_CLIENT before
+///   the server's first update or while it reconnects): `TW_RESULT_OK`, 0 ticks;
+/// - running: `TW_RESULT_OK` and the ticks due (REPLAY: also past its end, where
+///   `tw_session_advance` answers `TW_RESULT_FINISHED`);
+/// - RELAY_CLIENT after SERVER_LOST: `TW_RESULT_OK`, 0 ticks from then on;
+/// - after FATAL: `TW_RESULT_NETWORK_THREAD_GONE`.
 ///
 /// Thread-safety: one thread at a time per session.
 ///
@@ -93,6 +110,9 @@ pub unsafe extern "C" fn tw_session_push_input(
     with_session("tw_session_push_input", session, |s| {
         // SAFETY: forwarded contract.
         let bytes = unsafe { arg_bytes(input.cast(), len, "input") }?;
+        if matches!(s.kind, SessionKind::P2p(_) | SessionKind::SyncTest(_) | SessionKind::RelayClient(_)) {
+            check_input_len(s, len)?;
+        }
         if let (TW_LOCAL_PLAYER, SessionKind::RelayClient(c)) = (player, &mut s.kind) {
             c.add_local_input(bytes).map_err(session_failure)?;
             return Ok(tw_result::Ok);
@@ -118,13 +138,26 @@ pub unsafe extern "C" fn tw_session_push_input(
 /// Thread-safety: a session is used from one thread at a time (it may move between
 /// threads between calls).
 ///
-/// Returns `TW_RESULT_OK` (requests to run), or a status that is not an error:
-/// `TW_RESULT_NOT_SYNCHRONIZED` (still connecting or waiting to hear every peer; a
-/// relay client before its snapshot arrived, or with no tick due; its input still goes
-/// to the server), `TW_RESULT_WINDOW_FULL` (P2P: too far ahead of the confirmed inputs;
-/// skip the tick, but poll: the requests may hold a rollback),
-/// `TW_RESULT_WAITING_FOR_INPUT` (SPECTATOR: nothing received for the next tick),
-/// `TW_RESULT_FINISHED` (REPLAY: the end). Errors: `TW_RESULT_NULL_ARGUMENT`;
+/// What it answers, state by state; P2P and RELAY_CLIENT answer alike where their
+/// states mean the same:
+/// - before `tw_session_start`: `TW_RESULT_INVALID_STATE`;
+/// - started, not synchronized: `TW_RESULT_NOT_SYNCHRONIZED` (P2P and SPECTATOR still
+///   connecting or waiting to hear every peer; a RELAY_CLIENT before its snapshot
+///   arrived, while it reconnects, or with no tick due; its input still goes to the
+///   server);
+/// - running: `TW_RESULT_OK` (requests to run);
+/// - P2P and RELAY_CLIENT at the prediction cap: `TW_RESULT_WINDOW_FULL`: the
+///   prediction is already `max_prediction` ticks past the confirmed inputs (P2P) or
+///   the authoritative state (RELAY_CLIENT) and nothing came to confirm it, so no new
+///   tick is simulated: skip the tick, but poll, the requests may hold a rollback.
+///   PREDICTION_WINDOW_FULL comes once per stall; `TW_RESULT_OK` again when the inputs
+///   (or steps) arrive;
+/// - SPECTATOR with nothing received for the next tick: `TW_RESULT_WAITING_FOR_INPUT`;
+/// - the session is over: `TW_RESULT_FINISHED`, with no request (REPLAY at its end; a
+///   RELAY_CLIENT after SERVER_LOST, whose `tw_session_ticks_due` gives 0 from then on);
+/// - after FATAL: `TW_RESULT_NETWORK_THREAD_GONE`.
+///
+/// The statuses above are not errors. Errors: `TW_RESULT_NULL_ARGUMENT`;
 /// `TW_RESULT_INVALID_STATE` (not started, or requests of the previous advance left
 /// unpolled); `TW_RESULT_NETWORK_THREAD_GONE`; `TW_RESULT_BUSY` (another call on the
 /// session is in progress); `TW_RESULT_PANIC`.
@@ -307,6 +340,9 @@ pub unsafe extern "C" fn tw_session_poll_event(
 pub unsafe extern "C" fn tw_session_set_input_delay(session: *mut tw_session, delay: u32) -> tw_result {
     with_session("tw_session_set_input_delay", session, |s| {
         let SessionKind::P2p(k) = &mut s.kind else { return Err(s.kind.unavailable("input delay")) };
+        if delay > MAX_INPUT_DELAY {
+            return Err(Failure::invalid(format!("delay {delay} is above {MAX_INPUT_DELAY}")));
+        }
         k.set_input_delay(delay).map_err(session_failure)?;
         Ok(tw_result::Ok)
     })
@@ -348,6 +384,9 @@ pub unsafe extern "C" fn tw_session_set_prediction(
             Some(unsafe { arg_bytes(input.cast(), len, "input") }?)
         };
         let p = arg_player(s, player)?;
+        if bytes.is_some() {
+            check_input_len(s, len)?;
+        }
         match &mut s.kind {
             SessionKind::P2p(k) => k.set_prediction(p, bytes),
             SessionKind::RelayClient(k) => k.set_prediction(p, bytes),

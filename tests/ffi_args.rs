@@ -111,20 +111,20 @@ fn host_create_rejects_bad_config_fields() {
     let addr = CString::new("127.0.0.1:0").unwrap();
     type Edit = Box<dyn Fn(&mut tw_host_config)>;
     let cases: Vec<(&str, Edit)> = vec![
-        ("reserved", Box::new(|c| c.reserved[11] = 1)),
-        ("keepalive_interval_us", Box::new(|c| c.keepalive_interval_ms = c.timeout_ms)),
-        ("keepalive_interval_us", Box::new(|c| c.keepalive_interval_ms = 0)),
-        ("handshake_retry_us", Box::new(|c| c.handshake_retry_ms = 0)),
-        ("handshake_retry_us", Box::new(|c| c.handshake_retry_ms = c.connect_timeout_ms)),
-        ("max_message_size", Box::new(|c| c.max_message_size = 0)),
-        ("max_message_size", Box::new(|c| c.max_message_size = (1 << 20) + 1)),
-        ("send_queue_limit_bytes", Box::new(|c| c.send_queue_limit_bytes = c.max_message_size - 1)),
-        ("max_incoming", Box::new(|c| c.max_clients = 65_537)),
-        ("max_frames_per_datagram", Box::new(|c| c.max_frames_per_datagram = 0)),
-        ("max_frames_per_datagram", Box::new(|c| c.max_frames_per_datagram = 583)),
-        ("max_messages_per_sec", Box::new(|c| c.max_messages_per_sec = 10)),
-        ("max_bytes_per_sec", Box::new(|c| c.max_bytes_per_sec = 100)),
-        ("max_recv_queue_bytes", Box::new(|c| c.max_recv_queue_bytes = 100)),
+        ("tw_host_config.reserved", Box::new(|c| c.reserved[11] = 1)),
+        ("tw_host_config.keepalive_interval_ms 5000", Box::new(|c| c.keepalive_interval_ms = c.timeout_ms)),
+        ("tw_host_config.keepalive_interval_ms 0", Box::new(|c| c.keepalive_interval_ms = 0)),
+        ("tw_host_config.handshake_retry_ms 0", Box::new(|c| c.handshake_retry_ms = 0)),
+        ("tw_host_config.handshake_retry_ms 5000", Box::new(|c| c.handshake_retry_ms = c.connect_timeout_ms)),
+        ("tw_host_config.max_message_size 0", Box::new(|c| c.max_message_size = 0)),
+        ("tw_host_config.max_message_size 1048577", Box::new(|c| c.max_message_size = (1 << 20) + 1)),
+        ("tw_host_config.send_queue_limit_bytes", Box::new(|c| c.send_queue_limit_bytes = c.max_message_size - 1)),
+        ("tw_host_config.max_clients 65537", Box::new(|c| c.max_clients = 65_537)),
+        ("tw_host_config.max_frames_per_datagram 0", Box::new(|c| c.max_frames_per_datagram = 0)),
+        ("tw_host_config.max_frames_per_datagram 583", Box::new(|c| c.max_frames_per_datagram = 583)),
+        ("tw_host_config.max_messages_per_sec 10", Box::new(|c| c.max_messages_per_sec = 10)),
+        ("tw_host_config.max_bytes_per_sec 100", Box::new(|c| c.max_bytes_per_sec = 100)),
+        ("tw_host_config.max_recv_queue_bytes 100", Box::new(|c| c.max_recv_queue_bytes = 100)),
     ];
     for (needle, edit) in cases {
         let mut cfg = default_config();

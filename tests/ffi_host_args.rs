@@ -113,7 +113,7 @@ fn local_address_reports_the_bound_port_and_checks_the_buffer() {
         let p = if len == 0 { ptr::null_mut() } else { buf.as_mut_ptr() };
         // SAFETY: live host; buf NULL only with length 0.
         let r = unsafe { tw_host_local_address(h.0, p, len, &mut n) };
-        assert_err(r, tw_result::BufferTooSmall, "tw_host_local_address", "needs");
+        assert_err(r, tw_result::BufferTooSmall, "tw_host_local_address", "more than buf_len");
         assert_eq!(n, need, "out_len must give the size needed");
         assert!(buf.iter().all(|&c| c == 0x55), "buffer written on BUFFER_TOO_SMALL");
     }

@@ -189,12 +189,12 @@ fn constants_match_the_core() {
     assert_eq!(TW_CHANNEL_RELIABLE, u32::from(CHANNEL_RELIABLE));
     assert_eq!(TW_MAX_UNRELIABLE_SIZE as usize, tickwire_proto::MAX_UNRELIABLE);
     assert_eq!(TW_MAX_REPLAY_SIZE as usize, tickwire_runtime::MAX_REPLAY_SIZE);
-    for n in 1..=12u8 {
+    for n in 1..=13u8 {
         let core = DisconnectReason::from_u8(n).unwrap();
         assert_eq!(tw_disconnect_reason::from(core) as u32, u32::from(n), "{core:?}");
     }
     assert!(DisconnectReason::from_u8(0).is_none());
-    assert!(DisconnectReason::from_u8(13).is_none());
+    assert!(DisconnectReason::from_u8(14).is_none());
     assert_eq!(tw_direction::Outbound as u32, 0);
     assert_eq!(tw_direction::Inbound as u32, 1);
     assert_eq!(tw_jitter_kind::Pareto as u32, 3);

@@ -241,6 +241,7 @@ fn departures_freed_slots_and_refusals_are_events() {
     let mut m = Match::new(link(10_000, 2_000.0, 0.0), |c| {
         c.num_players = 2;
         c.slot_timeout_ms = 600;
+        c.host.timeout_ms = 700;
     });
     let edit = |c: &mut tw_session_config| c.num_players = 2;
     m.add_client(edit);
@@ -276,30 +277,37 @@ fn departures_freed_slots_and_refusals_are_events() {
     for i in [2, 3] {
         assert!(latest_join(&m.clients[i].events).is_none());
     }
-    // Client 0 leaves: the server keeps its slot for 600 ms, then frees it; client 1
-    // sees player 0 gone from the canonical steps.
+    // Client 0 drops without a word (its datagrams stop; the engine is gone): the
+    // server times it out after 700 ms, keeps its slot for 600 ms more, then frees it;
+    // client 1 sees player 0 gone from the canonical steps.
     let leaving = latest_join(&m.clients[0].events).unwrap().0;
     let c0 = m.clients.remove(0);
-    drop(c0);
-    let left_at = Instant::now();
+    // SAFETY: live session, valid config.
+    unsafe { ok(tw_session_set_link_sim(c0.s.0, tw_direction::Outbound as u32, &link(10_000, 0.0, 1.0))) };
+    let mut left_at = None;
     let mut freed_after = None;
-    m.run_for(Duration::from_millis(1500), |m| {
-        if freed_after.is_none() && !of_kind(&m.server_events, tw_session_event_kind::PlayerSlotFreed).is_empty() {
-            freed_after = Some(left_at.elapsed());
+    m.run_for(Duration::from_millis(2500), |m| {
+        if left_at.is_none() && !of_kind(&m.server_events, tw_session_event_kind::PlayerLeft).is_empty() {
+            left_at = Some(Instant::now());
+        }
+        let freed = !of_kind(&m.server_events, tw_session_event_kind::PlayerSlotFreed).is_empty();
+        if let (Some(at), None, true) = (left_at, freed_after, freed) {
+            freed_after = Some(at.elapsed());
         }
     });
+    drop(c0);
     let left = of_kind(&m.server_events, tw_session_event_kind::PlayerLeft);
     assert_eq!(left.len(), 1, "{:?}", kinds(&m.server_events));
     // SAFETY: the kind says the relay member is live.
     let l = unsafe { left[0].data.relay };
-    assert_eq!((l.player, l.reason), (leaving, tw_disconnect_reason::Client as u32));
+    assert_eq!((l.player, l.reason), (leaving, tw_disconnect_reason::Timeout as u32));
     // SAFETY: as above.
     assert_eq!(
         unsafe { of_kind(&m.server_events, tw_session_event_kind::PlayerSlotFreed)[0].data.relay.player },
         leaving
     );
     let freed_after = freed_after.expect("the slot was freed");
-    assert!(freed_after >= Duration::from_millis(550), "freed after {freed_after:?}");
+    assert!(freed_after >= Duration::from_millis(550), "freed {freed_after:?} after PLAYER_LEFT");
     let client_left = of_kind(&m.clients[0].events, tw_session_event_kind::PlayerLeft);
     // SAFETY: as above.
     assert!(client_left.iter().any(|e| unsafe { e.data.relay.player } == leaving), "{:?}", kinds(&m.clients[0].events));
@@ -311,6 +319,153 @@ fn departures_freed_slots_and_refusals_are_events() {
     assert_eq!(player, leaving, "it took the freed slot");
     assert_eq!(stats(m.server.0).players, 2);
     m.assert_in_sync(1);
+}
+
+/// Issue 18, 6: a client that quits (`tw_session_destroy`) frees its slot at once. A
+/// one-slot server whose slot waits 30 s for a dropped player takes the next one now.
+#[test]
+fn a_client_that_quits_frees_its_slot_at_once() {
+    let one = |c: &mut tw_session_config| c.num_players = 1;
+    let mut m = Match::new(link(10_000, 2_000.0, 0.0), |c| {
+        c.num_players = 1;
+        assert_eq!(c.slot_timeout_ms, 30_000);
+    });
+    m.add_client(one);
+    m.run_for(Duration::from_secs(1), |_| {});
+    assert_eq!(latest_join(&m.clients[0].events).map(|j| j.0), Some(0), "{:?}", kinds(&m.clients[0].events));
+    let quitter = m.clients.remove(0);
+    let quit_at = Instant::now();
+    drop(quitter); // tw_session_destroy
+    let mut freed_after = None;
+    m.run_for(Duration::from_millis(1500), |m| {
+        if freed_after.is_none() && !of_kind(&m.server_events, tw_session_event_kind::PlayerSlotFreed).is_empty() {
+            freed_after = Some(quit_at.elapsed());
+        }
+    });
+    let left = of_kind(&m.server_events, tw_session_event_kind::PlayerLeft);
+    assert_eq!(left.len(), 1, "{:?}", kinds(&m.server_events));
+    // SAFETY: the kind says the relay member is live.
+    let l = unsafe { left[0].data.relay };
+    assert_eq!((l.player, l.reason), (0, tw_disconnect_reason::Client as u32));
+    let freed_after = freed_after.unwrap_or_else(|| panic!("slot not freed: {:?}", kinds(&m.server_events)));
+    assert!(freed_after < Duration::from_secs(1), "freed {freed_after:?} after the quit");
+    // The next player takes the slot at once.
+    m.add_client(one);
+    m.run_for(Duration::from_secs(2), |_| {});
+    assert_eq!(latest_join(&m.clients[0].events).map(|j| j.0), Some(0), "{:?}", kinds(&m.clients[0].events));
+    assert!(of_kind(&m.server_events, tw_session_event_kind::ConnectionRejected).is_empty());
+    assert_eq!(stats(m.server.0).players, 1);
+}
+
+/// One relay client frame like [`client_frame`], returning what each advance answered
+/// (any status; an error fails).
+fn client_frame_answers(c: &mut Client) -> Vec<tw_result> {
+    let mut n = 0u32;
+    let mut answers = Vec::new();
+    // SAFETY (whole function): live session, valid pointers.
+    ok(unsafe { tw_session_ticks_due(c.s.0, &mut n) });
+    for _ in 0..n {
+        let input = input_for(SEED, c.index, c.pushed, PERIOD);
+        c.pushed += 1;
+        ok(unsafe { tw_session_push_input(c.s.0, TW_LOCAL_PLAYER, input.as_ptr().cast(), input.len()) });
+        let r = unsafe { tw_session_advance(c.s.0) };
+        assert!(!r.is_err(), "advance: {r:?}: {}", last_error());
+        answers.push(r);
+        c.e.run_requests(c.s.0);
+    }
+    let mut e = tw_session_event::zeroed();
+    while unsafe { tw_session_poll_event(c.s.0, &mut e) } == tw_result::Ok {
+        c.events.push(e);
+    }
+    answers
+}
+
+/// Issue 18, 7: at the prediction cap a relay client's advance answers WINDOW_FULL, as
+/// P2P's does (`ffi_p2p_window`), with one PREDICTION_WINDOW_FULL naming the server; OK
+/// again once the server's steps come back.
+#[test]
+fn a_relay_client_at_the_prediction_cap_answers_window_full() {
+    let mut m = Match::new(link(10_000, 2_000.0, 0.0), |_| {});
+    m.add_client(|_| {});
+    m.run_for(Duration::from_secs(2), |_| {});
+    assert!(
+        !of_kind(&m.clients[0].events, tw_session_event_kind::Synchronized).is_empty(),
+        "{:?}",
+        kinds(&m.clients[0].events)
+    );
+    // The server's datagrams are lost for a second (less than the transport's timeout).
+    let dead = link(10_000, 0.0, 1.0);
+    // SAFETY: live session, valid config.
+    unsafe { ok(tw_session_set_link_sim(m.server.0, tw_direction::Outbound as u32, &dead)) };
+    let mut answers = Vec::new();
+    let end = Instant::now() + Duration::from_secs(1);
+    while Instant::now() < end {
+        frame(m.server.0, &mut m.es, &[], SEED, PERIOD, &mut m.server_events);
+        answers.extend(client_frame_answers(&mut m.clients[0]));
+        std::thread::sleep(Duration::from_millis(2));
+    }
+    let full = answers.iter().filter(|&&r| r == tw_result::WindowFull).count();
+    assert!(full > 20, "WINDOW_FULL at the cap: {answers:?}");
+    assert_eq!(answers.last(), Some(&tw_result::WindowFull));
+    let st = stats(m.clients[0].s.0);
+    assert_eq!(st.current_tick - st.confirmed_tick, 16, "predicting max_prediction ticks ahead: {st:?}");
+    let events = of_kind(&m.clients[0].events, tw_session_event_kind::PredictionWindowFull);
+    assert_eq!(events.len(), 1, "one event per stall: {:?}", kinds(&m.clients[0].events));
+    // SAFETY: the kind says the tick member is live.
+    assert_eq!(unsafe { events[0].data.tick.tick }, st.current_tick);
+    assert_ne!(events[0].peer, 0, "the server's connection");
+    // The steps come back: OK again, and in sync.
+    // SAFETY: live session, valid config.
+    unsafe { ok(tw_session_set_link_sim(m.server.0, tw_direction::Outbound as u32, &m.sim)) };
+    let mut after = Vec::new();
+    let end = Instant::now() + Duration::from_secs(2);
+    while Instant::now() < end {
+        frame(m.server.0, &mut m.es, &[], SEED, PERIOD, &mut m.server_events);
+        after.extend(client_frame_answers(&mut m.clients[0]));
+        std::thread::sleep(Duration::from_millis(2));
+    }
+    assert_eq!(after.last(), Some(&tw_result::Ok), "{after:?}");
+    m.assert_in_sync(0);
+}
+
+/// Issue 18, 7: after SERVER_LOST no tick is due any more, and advance answers FINISHED
+/// with no request (it used to keep giving ticks, and OK with nothing to run).
+#[test]
+fn after_server_lost_no_tick_is_due_and_advance_answers_finished() {
+    let mut m = Match::new(link(10_000, 2_000.0, 0.0), |_| {});
+    m.add_client(|_| {});
+    m.run_for(Duration::from_secs(2), |_| {});
+    let Match { server, clients, .. } = m;
+    drop(server); // the server shuts down: final
+    let mut c = clients.into_iter().next().unwrap();
+    let end = Instant::now() + Duration::from_secs(2);
+    while of_kind(&c.events, tw_session_event_kind::ServerLost).is_empty() {
+        assert!(Instant::now() < end, "no SERVER_LOST: {:?}", kinds(&c.events));
+        client_frame_answers(&mut c);
+        std::thread::sleep(Duration::from_millis(2));
+    }
+    let lost = of_kind(&c.events, tw_session_event_kind::ServerLost);
+    // SAFETY: the kind says the relay member is live.
+    assert_eq!(unsafe { lost[0].data.relay.reason }, tw_disconnect_reason::Server as u32);
+    let tick = stats(c.s.0).current_tick;
+    let mut due = 0;
+    let end = Instant::now() + Duration::from_millis(500);
+    while Instant::now() < end {
+        let mut n = 0u32;
+        let mut r = tw_request::zeroed();
+        let input = [1u8, 2];
+        // SAFETY: live session, valid pointers.
+        unsafe {
+            ok(tw_session_ticks_due(c.s.0, &mut n));
+            due += n;
+            ok(tw_session_push_input(c.s.0, TW_LOCAL_PLAYER, input.as_ptr().cast(), input.len()));
+            assert_eq!(tw_session_advance(c.s.0), tw_result::Finished, "{}", last_error());
+            assert_eq!(tw_session_poll_request(c.s.0, &mut r), tw_result::Empty);
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    assert_eq!(due, 0, "no tick is due once the server is lost");
+    assert_eq!(stats(c.s.0).current_tick, tick, "nothing was simulated");
 }
 
 #[test]

@@ -105,12 +105,12 @@ fn config_and_create_reject_bad_arguments() {
         (tw_result::InvalidArgument, "input_delay: 33 is above 32", Box::new(|c| c.input_delay = 33)),
         (
             tw_result::InvalidArgument,
-            "disconnect_notify_ms: must be below the disconnect timeout",
+            "tw_session_config.disconnect_notify_ms: 5000 must be below tw_session_config.disconnect_timeout_ms (5000)",
             Box::new(|c| c.disconnect_notify_ms = c.disconnect_timeout_ms),
         ),
         (
             tw_result::InvalidArgument,
-            "host: invalid endpoint config: keepalive_interval_us",
+            "tw_session_config.host.keepalive_interval_ms 0 must be above 0",
             Box::new(|c| c.host.keepalive_interval_ms = 0),
         ),
         (
@@ -543,7 +543,7 @@ fn a_replay_of_another_shape_is_refused() {
     let mut n = 0usize;
     // SAFETY: as above.
     let r = unsafe { tw_session_copy_replay(s.0, ptr::null_mut(), 0, &mut n) };
-    assert_err(r, tw_result::BufferTooSmall, "tw_session_copy_replay", "the replay has");
+    assert_err(r, tw_result::BufferTooSmall, "tw_session_copy_replay", "the replay: ");
     let mut bytes = vec![0u8; n];
     // SAFETY: buffer valid for its length.
     assert_eq!(unsafe { tw_session_copy_replay(s.0, bytes.as_mut_ptr().cast(), bytes.len(), &mut n) }, tw_result::Ok);
@@ -579,7 +579,7 @@ fn the_loop_checks_inputs_requests_and_answers() {
             tw_session_push_input(s.0, 0, buf.as_ptr().cast(), 3),
             tw_result::InvalidArgument,
             "tw_session_push_input",
-            "input of 3 bytes, expected 2",
+            "len is 3: an input is tw_session_config.input_size (2) bytes",
         );
         assert_err(
             tw_session_push_input(s.0, 0, ptr::null(), 2),
@@ -763,7 +763,7 @@ fn the_loop_checks_inputs_requests_and_answers() {
             tw_session_set_prediction(s.0, 0, buf.as_ptr().cast(), 3),
             tw_result::InvalidArgument,
             "tw_session_set_prediction",
-            "3 bytes",
+            "len is 3: an input is tw_session_config.input_size (2) bytes",
         );
         assert_err(
             tw_session_set_prediction(s.0, 0, ptr::null(), 2),
@@ -990,7 +990,7 @@ fn relay_calls_check_mode_phase_and_arguments() {
             tw_session_set_prediction(client.0, 1, buf.as_ptr().cast(), 3),
             tw_result::InvalidArgument,
             "tw_session_set_prediction",
-            "3 bytes",
+            "len is 3: an input is tw_session_config.input_size (2) bytes",
         );
         assert_err(
             tw_session_set_prediction(client.0, 4, buf.as_ptr().cast(), 2),
@@ -1111,7 +1111,7 @@ fn relay_calls_check_mode_phase_and_arguments() {
             tw_session_push_input(client.0, TW_LOCAL_PLAYER, buf.as_ptr().cast(), 3),
             tw_result::InvalidArgument,
             "tw_session_push_input",
-            "input of 3 bytes, expected 2",
+            "len is 3: an input is tw_session_config.input_size (2) bytes",
         );
         assert_err(
             tw_session_push_input(client.0, TW_LOCAL_PLAYER, ptr::null(), 2),

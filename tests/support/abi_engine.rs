@@ -322,8 +322,9 @@ pub fn frame(
 }
 
 /// One engine frame of a relay client: for each tick due, its next input
-/// (`input_for(seed, index, *pushed, period)`) as `TW_LOCAL_PLAYER`, an advance (OK, or
-/// NOT_SYNCHRONIZED until it has joined) and its requests; then the events.
+/// (`input_for(seed, index, *pushed, period)`) as `TW_LOCAL_PLAYER`, an advance (OK,
+/// NOT_SYNCHRONIZED until it has joined, or WINDOW_FULL at the prediction cap) and its
+/// requests; then the events.
 pub fn relay_client_frame(
     s: *mut tw_session,
     engine: &mut Engine,
@@ -340,7 +341,11 @@ pub fn relay_client_frame(
         *pushed += 1;
         ok(unsafe { tw_session_push_input(s, TW_LOCAL_PLAYER, input.as_ptr().cast(), input.len()) });
         let r = unsafe { tw_session_advance(s) };
-        assert!(r == tw_result::Ok || r == tw_result::NotSynchronized, "advance: {r:?}: {}", last_error());
+        assert!(
+            matches!(r, tw_result::Ok | tw_result::NotSynchronized | tw_result::WindowFull),
+            "advance: {r:?}: {}",
+            last_error()
+        );
         engine.run_requests(s);
     }
     let mut e = tw_session_event::zeroed();

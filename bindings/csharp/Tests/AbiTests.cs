@@ -133,6 +133,32 @@ namespace Tickwire.Tests
             Check(e.InnerException is DllNotFoundException, "the DllNotFoundException is the inner exception");
             e = Throws<TickwireAbiException>(() => new TwSession(new TwSessionConfig()), "new TwSession");
             Contains(e.Message, "native tickwire library was not found", "the same message for a session");
+            // Issue 18, 10: the TwLibrary helpers threw the raw DllNotFoundException.
+            Action[] helpers =
+            {
+                () => { uint v = TwLibrary.NativeVersion; },
+                () => { string v = TwLibrary.NativeVersionString; },
+                () => { uint v = TwLibrary.NativeAbiVersion; },
+                () => TwLibrary.ResultName(TwResult.Ok),
+                () => TwLibrary.LastErrorMessage(),
+                () => TwLibrary.EnsureCompatible(),
+                () => TwSecurity.GenerateKey(),
+            };
+            string[] names =
+            {
+                "NativeVersion", "NativeVersionString", "NativeAbiVersion", "ResultName", "LastErrorMessage",
+                "EnsureCompatible", "TwSecurity.GenerateKey",
+            };
+            string file = Path.DirectorySeparatorChar == '\\' ? "tickwire.dll" : "libtickwire.so";
+            for (int i = 0; i < helpers.Length; i++)
+            {
+                e = Throws<TickwireAbiException>(helpers[i], names[i]);
+                Contains(e.Message, "native tickwire library was not found", names[i] + ": says what is missing");
+                Contains(e.Message, file, names[i] + ": names the library file");
+                Contains(e.Message, AppDomain.CurrentDomain.BaseDirectory, names[i] + ": names where it was looked for");
+                Contains(e.Message, Path.DirectorySeparatorChar == '\\' ? "PATH" : "LD_LIBRARY_PATH", names[i] + ": and the library path");
+                Check(e.InnerException is DllNotFoundException, names[i] + ": the DllNotFoundException is the inner exception");
+            }
         }
 
         private static readonly Dictionary<string, Type> s_mirrors = new Dictionary<string, Type>

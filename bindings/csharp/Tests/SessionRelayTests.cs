@@ -474,8 +474,8 @@ namespace Tickwire.Tests
                 Check(m.AssertInSync(3) > 40, "the late client is in sync");
                 GameOk(m.ClientGames[3], "client 3");
 
-                // Client 0 leaves: the server keeps its slot for 600 ms, then frees it; the other
-                // clients see the player gone from the canonical steps.
+                // Client 0 leaves (disposes its session): the server frees its slot at once; the
+                // other clients see the player gone from the canonical steps.
                 uint leaving = m.LatestJoin(0).Player;
                 m.Clients[0].Dispose();
                 m.RunFor(2000, () => OfKind(m.ServerGame, TwSessionEventKind.PlayerSlotFreed).Count > 0 &&

@@ -28,6 +28,7 @@ namespace Tickwire.Tests
             Run("session: a call while another thread is inside one gets Busy, no crash", SessionBusy);
             Run("session: use after Dispose: ObjectDisposedException, no crash", SessionUseAfterDispose);
             Run("session: DisposeAll releases every live session", SessionDisposeAll);
+            Run("session and host: forgotten ones leave no entries in the live lists", LiveListsForgetCollectedHandles);
             Run("session allocation: 0 bytes over 100,000 synctest frames of push+advance+poll", SessionZeroAllocationSyncTest);
             Run("session allocation: 0 bytes over a P2P pair's frames over UDP", SessionZeroAllocationP2P);
             RunRelayTests();
@@ -763,8 +764,17 @@ namespace Tickwire.Tests
         private static void SessionUseAfterDispose()
         {
             TwSession s = new TwSession(SessionConfig(TwSessionMode.P2P));
+            string address = s.LocalAddress; // cached from here on
+            Check(address.StartsWith("127.0.0.1:", StringComparison.Ordinal), "bound: " + address);
             s.Dispose();
             s.Dispose(); // twice is fine
+            Check(s.IsDisposed, "IsDisposed answers after Dispose");
+            // Issue 18, 10: the properties known from creation answered after Dispose.
+            Throws<ObjectDisposedException>(() => { TwSessionMode m = s.Mode; }, "Mode");
+            Throws<ObjectDisposedException>(() => { int x = s.NumPlayers; }, "NumPlayers");
+            Throws<ObjectDisposedException>(() => { int x = s.InputSize; }, "InputSize");
+            Throws<ObjectDisposedException>(() => { int x = s.StateSlots; }, "StateSlots");
+            Throws<ObjectDisposedException>(() => { string a = s.LocalAddress; }, "LocalAddress, cached before Dispose");
             byte[] b = new byte[8];
             int n;
             int due;
@@ -815,6 +825,47 @@ namespace Tickwire.Tests
             Throws<ObjectDisposedException>(() => s.TryGetPlayerStats(0, out rs), "TryGetPlayerStats");
             // The raw layer refuses a closed handle too (the SafeHandle marshaller).
             Throws<ObjectDisposedException>(() => TwNative.tw_session_advance(s.Handle), "raw tw_session_advance on a closed handle");
+        }
+
+        // Created in their own frame, so that nothing on the caller's stack keeps them.
+        [System.Runtime.CompilerServices.MethodImpl(System.Runtime.CompilerServices.MethodImplOptions.NoInlining)]
+        private static void ForgetSessionsAndHosts(int sessions, int hosts)
+        {
+            for (int i = 0; i < sessions; i++)
+            {
+                new TwSession(SessionConfig(TwSessionMode.SyncTest));
+            }
+            for (int i = 0; i < hosts; i++)
+            {
+                new TwHost("127.0.0.1:0");
+            }
+        }
+
+        private static void LiveListsForgetCollectedHandles()
+        {
+            TwSession.DisposeAll();
+            TwHost.DisposeAll();
+            Equal(0, TwSession.LiveEntries, "no session entries to begin with");
+            Equal(0, TwHost.LiveEntries, "no host entries to begin with");
+            // Issue 18, 10: a session or host the game forgot (never disposed) is finalized,
+            // but its weak entry stayed in the live list for good: the list only grew.
+            ForgetSessionsAndHosts(200, 20);
+            for (int i = 0; i < 3; i++)
+            {
+                GC.Collect();
+                GC.WaitForPendingFinalizers();
+            }
+            // (Mono's GC scans stacks conservatively: a few may survive a while.)
+            Check(TwSession.LiveCount <= 5, "the forgotten sessions were finalized: " + TwSession.LiveCount + " left");
+            using (TwSession s = new TwSession(SessionConfig(TwSessionMode.SyncTest)))
+            using (TwHost h = new TwHost("127.0.0.1:0"))
+            {
+                Check(TwSession.LiveEntries <= 6, "session entries pruned: " + TwSession.LiveEntries + " of 201");
+                Check(TwHost.LiveEntries <= 6, "host entries pruned: " + TwHost.LiveEntries + " of 21");
+                Check(TwSession.LiveCount >= 1 && TwHost.LiveCount >= 1, "the live ones are counted");
+            }
+            TwSession.DisposeAll();
+            TwHost.DisposeAll();
         }
 
         private static void SessionDisposeAll()

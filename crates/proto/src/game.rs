@@ -61,6 +61,28 @@ impl GameShape {
             problems.push("tick_rate_hz", format!("{} is not in (0, {MAX_TICK_RATE_HZ}]", self.tick_rate_hz));
         }
     }
+
+    /// Checks that one tick fits in the longest frame the tick clock simulates at once
+    /// ([`TickClockConfig::max_frame_us`], 250 ms): the sessions that run a dilated tick
+    /// clock (P2P and the relay) need at least 4 ticks a second. Reported under
+    /// `tick_rate_hz`; a rate [`GameShape::check`] refuses is left to it.
+    pub fn check_clock(&self, problems: &mut ConfigProblems) {
+        if !(self.tick_rate_hz > 0.0 && self.tick_rate_hz <= MAX_TICK_RATE_HZ) {
+            return;
+        }
+        let clock = self.clock();
+        if clock.validate().is_err() && (clock.max_frame_us as f64) < clock.tick_us {
+            let min_hz = 1e6 / clock.max_frame_us as f64;
+            problems.push(
+                "tick_rate_hz",
+                format!(
+                    "{} is below {min_hz}: a tick must fit in the tick clock's longest frame ({} ms)",
+                    self.tick_rate_hz,
+                    clock.max_frame_us / 1000
+                ),
+            );
+        }
+    }
 }
 
 /// One field of a configuration that cannot be used, and why.
@@ -149,6 +171,21 @@ mod tests {
         let mut p = ConfigProblems::new();
         GameShape::new(65, 8).check(64, &mut p);
         assert_eq!(p.to_string(), "players: 65 is not in 1..=64");
+    }
+
+    #[test]
+    fn a_tick_longer_than_the_clock_frame_is_a_problem() {
+        let mut p = ConfigProblems::new();
+        GameShape { tick_rate_hz: 0.5, ..GameShape::new(2, 2) }.check_clock(&mut p);
+        assert_eq!(
+            p.to_string(),
+            "tick_rate_hz: 0.5 is below 4: a tick must fit in the tick clock's longest frame (250 ms)"
+        );
+        let mut p = ConfigProblems::new();
+        for hz in [4.0, 60.0, MAX_TICK_RATE_HZ, 0.0, f64::NAN] {
+            GameShape { tick_rate_hz: hz, ..GameShape::new(2, 2) }.check_clock(&mut p);
+        }
+        assert!(p.is_empty(), "{p}");
     }
 
     #[test]

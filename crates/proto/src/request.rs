@@ -42,12 +42,14 @@ pub enum AdvanceStatus {
     /// Some peer has not been heard yet; nothing to simulate. Not an error.
     NotSynchronized,
     /// The prediction window is full: advancing would predict more than
-    /// `max_prediction` ticks. Skip this tick; requests may still contain a rollback.
-    /// Not an error: the session resumes by itself when inputs arrive.
+    /// `max_prediction` ticks (P2P: past the confirmed inputs; a relay client: past the
+    /// authoritative state). Skip this tick; requests may still contain a rollback.
+    /// Not an error: the session resumes by itself when inputs (or steps) arrive.
     WindowFull,
     /// A replay or spectator session has no input for the next tick (yet).
     WaitingForInput,
-    /// A replay reached its end.
+    /// The session is over: a replay reached its end, or a relay client's server is
+    /// lost for good. No request.
     Finished,
 }
 

@@ -282,7 +282,8 @@ fn a_stranger_at_a_players_address_does_not_end_its_connection() {
         assert!(net.ep(s).is_connected(sp) && net.ep(player).is_connected(pp), "{why}");
 
         // The player restarts (a new endpoint, same address, same credential): its new
-        // connection replaces the old one.
+        // connection replaces the old one, which ends as `Replaced` (the player did not
+        // close it: `Client` would tell a relay server it left).
         let restarted = net.add(client(credential, 21));
         let rp = net.ep(restarted).connect(0, sa).unwrap();
         for _ in 0..4 {
@@ -295,7 +296,7 @@ fn a_stranger_at_a_players_address_does_not_end_its_connection() {
         }
         assert!(connected(&mut net, restarted, rp), "{why}: the restarted client connects");
         let events = net.events(s);
-        assert_eq!(events[0], Event::Disconnected { peer: sp, reason: DisconnectReason::Client }, "{why}");
+        assert_eq!(events[0], Event::Disconnected { peer: sp, reason: DisconnectReason::Replaced }, "{why}");
         assert!(matches!(events[1], Event::Connected { addr, .. } if addr == pa), "{why}");
         assert_eq!(net.ep(s).endpoint_stats().connections, 1, "{why}");
     }

@@ -115,7 +115,7 @@ mod tests {
         for r in [Timeout, ServerFull, ProtocolError, TokenInUse] {
             assert!(is_transient(r), "{r:?}");
         }
-        for r in [Client, Server, Kicked, VersionMismatch, SecurityMismatch, AuthFailed, TokenExpired] {
+        for r in [Client, Server, Kicked, VersionMismatch, SecurityMismatch, AuthFailed, TokenExpired, Replaced] {
             assert!(!is_transient(r), "{r:?}");
         }
     }

@@ -482,6 +482,13 @@ impl Predictor {
         }
     }
 
+    /// True when this batch simulated no new tick because the prediction is already
+    /// `max_prediction` ticks past the authoritative state: the window is full (its
+    /// requests may still hold a correction). Call after [`Predictor::finish_batch`].
+    pub fn window_full(&self) -> bool {
+        self.synced && self.cur <= self.batch_start_cur && self.cur.saturating_sub(self.auth) >= self.cfg.max_prediction
+    }
+
     /// The next request of this batch.
     pub fn poll_request(&mut self) -> Option<Request<'_>> {
         self.requests.poll()

@@ -122,6 +122,10 @@ pub enum ClientSessionEvent {
     Desync { tick: Tick, local: u64, remote: u64 },
     /// The timeline broke (a snapshot it needed is gone): a new snapshot was asked for.
     Resyncing { tick: Tick },
+    /// The prediction is `max_prediction` ticks past the authoritative state at `tick`
+    /// and no canonical step came: `advance` answers `WindowFull` until one does. Once
+    /// per stall.
+    PredictionWindowFull { tick: Tick },
     /// The connection dropped; reconnecting.
     Interrupted { reason: DisconnectReason },
     /// The connection is gone for good.
@@ -185,6 +189,8 @@ pub struct RelayClientSession {
     local_input: Vec<u8>,
     server_checks: VecDeque<(Tick, u64)>,
     checks_done_upto: Option<Tick>,
+    /// The last advance found the prediction window full (one event per stall).
+    stalled: bool,
     events: VecDeque<ClientSessionEvent>,
     stats: ClientSessionStats,
     buf: Vec<u8>,
@@ -217,6 +223,7 @@ impl RelayClientSession {
             local_input: vec![0; cfg.input_size],
             server_checks: VecDeque::with_capacity(SERVER_CHECKS),
             checks_done_upto: None,
+            stalled: false,
             events: VecDeque::with_capacity(64),
             stats: ClientSessionStats::default(),
             buf: Vec::with_capacity(64),
@@ -382,8 +389,12 @@ impl RelayClientSession {
     /// Runs the tick clock (steered by the server's feedback); returns how many ticks
     /// to simulate now. For each: [`RelayClientSession::add_local_input`], then
     /// [`RelayClientSession::advance`]. Ticks the engine skips repeat its last input.
+    /// 0 once the server is lost for good ([`ClientSessionEvent::Disconnected`]).
     pub fn ticks_due<T: Transport + ?Sized>(&mut self, now: Micros, transport: &mut T) -> u32 {
         self.now = self.now.max(now);
+        if self.phase == Phase::Lost {
+            return 0;
+        }
         self.retry_if_due(transport);
         let n = self.relay.ticks_due(now, transport);
         self.stats.sync = self.relay.stats(now, transport);
@@ -416,9 +427,17 @@ impl RelayClientSession {
 
     /// Runs one due tick: sends our input, applies the canonical steps that arrived
     /// (re-predicting only when a prediction was wrong) and predicts up to the target
-    /// tick, all as requests to poll. `NotSynchronized` when no tick is due or no
-    /// snapshot has arrived yet (the input still goes to the server).
+    /// tick, all as requests to poll. The answers, as P2P's where they mean the same:
+    /// `Advanced`; `NotSynchronized` when no tick is due, no snapshot has arrived yet
+    /// or the client is reconnecting (the input still goes to the server);
+    /// `WindowFull` when the prediction is already `max_prediction` ticks past the
+    /// authoritative state and no step came (no new tick; the requests may still hold a
+    /// correction: poll them); `Finished` once the server is lost for good (no request).
     pub fn advance(&mut self) -> AdvanceStatus {
+        if self.phase == Phase::Lost {
+            self.predictor.begin_batch();
+            return AdvanceStatus::Finished;
+        }
         if !self.relay.input_due() {
             return AdvanceStatus::NotSynchronized;
         }
@@ -462,6 +481,12 @@ impl RelayClientSession {
         }
         let caught_up = self.relay.queued_steps() == 0;
         self.predictor.finish_batch(caught_up, self.delay.effective());
+        let full = self.predictor.window_full();
+        if full && !self.stalled {
+            let tick = self.predictor.current_tick();
+            self.events.push_back(ClientSessionEvent::PredictionWindowFull { tick });
+        }
+        self.stalled = full;
         if let (true, Phase::CatchingUp { peer }) = (caught_up, &self.phase) {
             self.phase = Phase::Playing { peer: *peer };
             self.events.push_back(ClientSessionEvent::Synchronized { tick: self.predictor.authoritative_tick() });
@@ -475,7 +500,7 @@ impl RelayClientSession {
             self.events.push_back(e);
         }
         self.check_desyncs();
-        AdvanceStatus::Advanced
+        if full { AdvanceStatus::WindowFull } else { AdvanceStatus::Advanced }
     }
 
     /// Drops the timeline and asks the server for a new snapshot on this connection,

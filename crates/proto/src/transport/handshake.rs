@@ -184,7 +184,9 @@ impl Endpoint {
             // The same address proved itself with a new salt: the client restarted. Its
             // old connection makes way only once the new one passes admission: someone
             // on the path who can send from that address, but holds no credential, must
-            // not end it. (It frees the slot the new one takes.)
+            // not end it. (It frees the slot the new one takes.) Its owner hears
+            // `Replaced`, not `Client`: the client did not leave (a relay server keeps
+            // its player's slot for the token the new connection brings).
             replacing = Some(peer);
         }
         // A cookie that already opened a connection opens no other: a response
@@ -229,7 +231,7 @@ impl Endpoint {
             });
         }
         if let Some(old) = replacing {
-            self.close(old, DisconnectReason::Client, false);
+            self.close(old, DisconnectReason::Replaced, false);
         }
         let mut accepted = self.pool.get();
         wire::encode_accepted_head(&mut accepted, self.cfg.protocol_id, r.client_salt, server_salt, &server_public);

@@ -56,7 +56,9 @@ pub type PeerId = u32;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 #[repr(u8)]
 pub enum DisconnectReason {
-    /// The client (the side that initiated the connection) closed it.
+    /// The client (the side that initiated the connection) closed it on purpose: it
+    /// disconnected or shut down and said so. A relay server frees the player's slot at
+    /// once (a timeout keeps it for the player to come back).
     Client = 1,
     /// The server (the side that accepted the connection) closed it or shut down.
     Server = 2,
@@ -84,6 +86,10 @@ pub enum DisconnectReason {
     TokenExpired = 11,
     /// The connect token is already in use by a live connection (one at a time).
     TokenInUse = 12,
+    /// A new connection from the same address replaced this one (the peer restarted,
+    /// or dialled again after losing this connection): the peer did not close it. Seen
+    /// by the side that accepted both; never sent.
+    Replaced = 13,
 }
 
 impl DisconnectReason {
@@ -101,6 +107,7 @@ impl DisconnectReason {
             10 => Self::AuthFailed,
             11 => Self::TokenExpired,
             12 => Self::TokenInUse,
+            13 => Self::Replaced,
             _ => return None,
         })
     }
@@ -118,6 +125,7 @@ impl DisconnectReason {
             Self::AuthFailed => "authentication failed: wrong or missing match secret or connect token",
             Self::TokenExpired => "connect token expired",
             Self::TokenInUse => "connect token already in use by another connection",
+            Self::Replaced => "replaced by a new connection from the same address",
         }
     }
 }

@@ -41,6 +41,9 @@ pub struct Client {
     pub resim_per_frame_max: u64,
     /// Advance requests of one `advance` call, max.
     pub advances_per_call_max: u64,
+    /// Advances that answered `WindowFull`, and the latest answer.
+    pub window_full: u64,
+    pub last_status: Option<AdvanceStatus>,
 }
 
 pub struct World {
@@ -143,6 +146,8 @@ impl World {
             distance_max: 0,
             resim_per_frame_max: 0,
             advances_per_call_max: 0,
+            window_full: 0,
+            last_status: None,
         });
         self.clients.len() - 1
     }
@@ -207,6 +212,8 @@ impl World {
             c.inputs_pushed += 1;
             c.session.add_local_input(input).unwrap();
             let status = c.session.advance();
+            c.window_full += u64::from(status == AdvanceStatus::WindowFull);
+            c.last_status = Some(status);
             let before = c.game.advances;
             run_client_requests(&mut c.session, &mut c.game);
             c.advances_per_call_max = c.advances_per_call_max.max(c.game.advances - before);

@@ -71,6 +71,7 @@ impl P2pSettings {
     pub fn validate(&self) -> Result<(), ConfigProblems> {
         let mut p = ConfigProblems::new();
         self.game.check(MAX_ROLLBACK_PLAYERS, &mut p);
+        self.game.check_clock(&mut p);
         if self.max_prediction > MAX_PREDICTION {
             p.push("max_prediction", format!("{} is above {MAX_PREDICTION}", self.max_prediction));
         }
@@ -78,7 +79,13 @@ impl P2pSettings {
             p.push("input_delay", format!("{} is above {MAX_INPUT_DELAY}", self.input_delay));
         }
         if self.notify_after_us >= self.disconnect_timeout_us {
-            p.push("notify_after_us", "must be below the disconnect timeout");
+            p.push(
+                "notify_after_us",
+                format!(
+                    "{} us must be below disconnect_timeout_us ({} us)",
+                    self.notify_after_us, self.disconnect_timeout_us
+                ),
+            );
         }
         p.into_result()
     }
@@ -215,6 +222,7 @@ impl RelayServerSettings {
     pub fn validate(&self) -> Result<(), ConfigProblems> {
         let mut p = ConfigProblems::new();
         self.game.check(MAX_RELAY_PLAYERS, &mut p);
+        self.game.check_clock(&mut p);
         if p.is_empty() {
             p.push_result("server", self.core_config(0).validate().map_err(|e| e.to_string()));
         }
@@ -255,6 +263,7 @@ impl RelayClientSettings {
     pub fn validate(&self) -> Result<(), ConfigProblems> {
         let mut p = ConfigProblems::new();
         self.game.check(MAX_RELAY_PLAYERS, &mut p);
+        self.game.check_clock(&mut p);
         if p.is_empty() {
             p.push_result("client", self.core_config().validate().map_err(|e| e.to_string()));
         }

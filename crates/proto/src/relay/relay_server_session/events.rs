@@ -58,12 +58,14 @@ pub enum ServerSessionEvent {
         player: u32,
         peer: PeerId,
     },
-    /// A player's connection dropped; its slot waits for it.
+    /// A player's connection ended (`reason`); its slot waits for it, unless it left
+    /// on purpose (`DisconnectReason::Client`): then `PlayerLeft` follows at once.
     PlayerInterrupted {
         player: u32,
         reason: DisconnectReason,
     },
-    /// A dropped player did not come back in time; its slot is free.
+    /// A player's slot is free and its token void: it left on purpose, or it dropped
+    /// and did not come back in time.
     PlayerLeft {
         player: u32,
     },

@@ -13,8 +13,10 @@
 //!   canonical step from that tick on;
 //! - every `checksum_interval` ticks the engine saves its state and its checksum goes
 //!   out with the updates, for the clients' desync checks;
-//! - a dropped client's slot is kept for `reconnect_timeout_us`; a wrong token, a
-//!   malformed Hello or a client built for another game is refused and counted.
+//! - a dropped client's slot is kept for `reconnect_timeout_us`, and freed at once
+//!   when the client closed its connection on purpose (reason `Client`); a wrong
+//!   token, a malformed Hello or a client built for another game is refused and
+//!   counted.
 //!
 //! The engine loop: `on_event` for every transport event; `ticks_due(now)`; that many
 //! times `advance()` and run every request (answering `Save` with `confirm_save`,
@@ -148,9 +150,15 @@ impl RelayServerSession {
                 self.connecting.retain(|c| c.0 != peer);
                 if let Some(i) = self.slot_of_peer(peer) {
                     self.forget_peer(peer);
-                    self.slots[i].state = SlotState::Away { since: self.now };
-                    self.slots[i].needs_snapshot = false;
                     self.events.push_back(ServerSessionEvent::PlayerInterrupted { player: i as u32, reason });
+                    if reason == DisconnectReason::Client {
+                        // It said it is leaving: nobody comes back with its token.
+                        self.slots[i] = Slot::FREE;
+                        self.events.push_back(ServerSessionEvent::PlayerLeft { player: i as u32 });
+                    } else {
+                        self.slots[i].state = SlotState::Away { since: self.now };
+                        self.slots[i].needs_snapshot = false;
+                    }
                 }
             }
             Event::Message { peer, channel, data } => {

@@ -13,16 +13,28 @@ namespace Tickwire
     {
         private readonly List<WeakReference> _items = new List<WeakReference>();
 
-        /// <summary>Registers a new handle; keep the token to unregister it on Dispose.</summary>
+        /// <summary>
+        /// Registers a new handle; keep the token to unregister it on Dispose. Entries of
+        /// handles that were collected (a host or session the game forgot, finalized) or
+        /// closed are dropped here, so the list holds about as many entries as there are
+        /// live handles, however many were forgotten before.
+        /// </summary>
         internal WeakReference Add(SafeHandle handle)
         {
             WeakReference token = new WeakReference(handle);
             lock (_items)
             {
+                _items.RemoveAll(IsStale);
                 _items.Add(token);
             }
             return token;
         }
+
+        private static readonly Predicate<WeakReference> IsStale = entry =>
+        {
+            SafeHandle h = entry.Target as SafeHandle;
+            return h == null || h.IsClosed;
+        };
 
         internal void Remove(WeakReference token)
         {
@@ -47,6 +59,18 @@ namespace Tickwire
                 if (h != null)
                 {
                     h.Dispose();
+                }
+            }
+        }
+
+        /// <summary>Entries in the list, reachable or not (for tests).</summary>
+        internal int Count
+        {
+            get
+            {
+                lock (_items)
+                {
+                    return _items.Count;
                 }
             }
         }

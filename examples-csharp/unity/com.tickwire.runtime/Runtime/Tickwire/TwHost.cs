@@ -272,6 +272,12 @@ namespace Tickwire
             get { return s_live.CountOpen(); }
         }
 
+        /// <summary>Entries of the live list, collected ones included (for tests).</summary>
+        internal static int LiveEntries
+        {
+            get { return s_live.Count; }
+        }
+
         private static void ThrowUnlessOk(TwResult r)
         {
             if (r != TwResult.Ok)

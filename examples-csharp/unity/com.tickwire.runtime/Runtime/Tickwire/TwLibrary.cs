@@ -1,4 +1,5 @@
 using System;
+using System.IO;
 using System.Runtime.InteropServices;
 using System.Text;
 using Tickwire.Native;
@@ -16,22 +17,76 @@ namespace Tickwire
 
         private static volatile bool s_compatible;
 
+        // Every helper here calls the native library: where it is missing (or lacks a
+        // function) they throw TickwireAbiException saying what was looked for and where,
+        // never the runtime's bare DllNotFoundException.
+
         /// <summary>tw_version(): (major &lt;&lt; 16) | (minor &lt;&lt; 8) | patch.</summary>
         public static uint NativeVersion
         {
-            get { return TwNative.tw_version(); }
+            get
+            {
+                try
+                {
+                    return TwNative.tw_version();
+                }
+                catch (DllNotFoundException e)
+                {
+                    throw LibraryNotFound(e);
+                }
+            }
         }
 
         /// <summary>tw_version_string(), for example "0.1.0".</summary>
         public static string NativeVersionString
         {
-            get { return TwText.FromUtf8(TwNative.tw_version_string()); }
+            get
+            {
+                try
+                {
+                    return TwText.FromUtf8(TwNative.tw_version_string());
+                }
+                catch (DllNotFoundException e)
+                {
+                    throw LibraryNotFound(e);
+                }
+            }
         }
 
         /// <summary>tw_abi_version(): must equal <see cref="AbiVersion"/>.</summary>
         public static uint NativeAbiVersion
         {
-            get { return TwNative.tw_abi_version(); }
+            get
+            {
+                try
+                {
+                    return TwNative.tw_abi_version();
+                }
+                catch (DllNotFoundException e)
+                {
+                    throw LibraryNotFound(e);
+                }
+            }
+        }
+
+        /// <summary>
+        /// The exception for a native library the runtime could not load: the file it
+        /// looked for on this platform, and where (next to the executable, the library
+        /// path variable and its value), with the runtime's own exception inside.
+        /// </summary>
+        internal static TickwireAbiException LibraryNotFound(DllNotFoundException e)
+        {
+            bool windows = Path.DirectorySeparatorChar == '\\';
+            bool mac = !windows && Directory.Exists("/System/Library/Frameworks");
+            string file = windows ? "tickwire.dll" : mac ? "libtickwire.dylib" : "libtickwire.so";
+            string pathVariable = windows ? "PATH" : mac ? "DYLD_LIBRARY_PATH" : "LD_LIBRARY_PATH";
+            string path = Environment.GetEnvironmentVariable(pathVariable);
+            return new TickwireAbiException(
+                "the native tickwire library was not found: " + file + " (DllImport \"" + TwNative.Lib +
+                "\") is not next to the executable (" + AppDomain.CurrentDomain.BaseDirectory + "), on " +
+                pathVariable + " (" + (string.IsNullOrEmpty(path) ? "not set" : path) + ") or in the system's " +
+                "library directories. Put it in one of them, or in a Unity Plugins folder set for this platform. " +
+                "(The runtime said: " + e.Message + ")", e);
         }
 
         /// <summary>
@@ -81,10 +136,7 @@ namespace Tickwire
             }
             catch (DllNotFoundException e)
             {
-                throw new TickwireAbiException(
-                    "the native tickwire library was not found (" + e.Message + "). Put libtickwire.so / " +
-                    "libtickwire.dylib / tickwire.dll where the runtime looks: a Unity Plugins folder set " +
-                    "for this platform, next to the executable, or on the library path.", e);
+                throw LibraryNotFound(e);
             }
             catch (EntryPointNotFoundException e)
             {
@@ -174,7 +226,14 @@ namespace Tickwire
         /// <summary>The C name of a result code, for example "TW_RESULT_QUEUE_FULL" (tw_result_str).</summary>
         public static string ResultName(TwResult result)
         {
-            return TwText.FromUtf8(TwNative.tw_result_str((int)result));
+            try
+            {
+                return TwText.FromUtf8(TwNative.tw_result_str((int)result));
+            }
+            catch (DllNotFoundException e)
+            {
+                throw LibraryNotFound(e);
+            }
         }
 
         /// <summary>
@@ -185,7 +244,15 @@ namespace Tickwire
         {
             const int StackBytes = 512;
             byte* small = stackalloc byte[StackBytes];
-            ulong needed = (ulong)TwNative.tw_last_error_message(small, (UIntPtr)StackBytes);
+            ulong needed;
+            try
+            {
+                needed = (ulong)TwNative.tw_last_error_message(small, (UIntPtr)StackBytes);
+            }
+            catch (DllNotFoundException e)
+            {
+                throw LibraryNotFound(e);
+            }
             if (needed == 0)
             {
                 return string.Empty;

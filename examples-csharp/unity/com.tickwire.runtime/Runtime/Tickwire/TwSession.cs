@@ -122,32 +122,49 @@ namespace Tickwire
             get { return _handle.IsClosed; }
         }
 
-        /// <summary>The topology the session was created with (the config's Mode).</summary>
+        /// <summary>The topology the session was created with (the config's Mode). Throws ObjectDisposedException after Dispose.</summary>
         public TwSessionMode Mode
         {
-            get { return _mode; }
+            get
+            {
+                ThrowIfDisposed();
+                return _mode;
+            }
         }
 
-        /// <summary>Players in the match (the config's NumPlayers).</summary>
+        /// <summary>Players in the match (the config's NumPlayers). Throws ObjectDisposedException after Dispose.</summary>
         public int NumPlayers
         {
-            get { return _numPlayers; }
+            get
+            {
+                ThrowIfDisposed();
+                return _numPlayers;
+            }
         }
 
-        /// <summary>Bytes per input (the config's InputSize).</summary>
+        /// <summary>Bytes per input (the config's InputSize). Throws ObjectDisposedException after Dispose.</summary>
         public int InputSize
         {
-            get { return _inputSize; }
+            get
+            {
+                ThrowIfDisposed();
+                return _inputSize;
+            }
         }
 
         /// <summary>
         /// How many state snapshots the engine must hold: every SAVE, LOAD and
         /// DUMP_STATE request names a slot in 0..StateSlots. Known from creation, so the
-        /// engine allocates its snapshot array once. 0 for SPECTATOR and REPLAY.
+        /// engine allocates its snapshot array once. 0 for SPECTATOR and REPLAY. Throws
+        /// ObjectDisposedException after Dispose.
         /// </summary>
         public int StateSlots
         {
-            get { return _stateSlots; }
+            get
+            {
+                ThrowIfDisposed();
+                return _stateSlots;
+            }
         }
 
         /// <summary>
@@ -355,9 +372,11 @@ namespace Tickwire
         /// <summary>
         /// Runs one tick as requests to poll (all of them, in order, before the next
         /// Advance). Ok, or a status that is not an error: NotSynchronized, WindowFull
-        /// (skip the tick, but poll: the requests may hold a rollback), WaitingForInput
-        /// (SPECTATOR), Finished (REPLAY); a relay client answers NotSynchronized until it
-        /// has joined. Negative on an error.
+        /// (P2P and a relay client at the prediction cap: skip the tick, but poll: the
+        /// requests may hold a rollback), WaitingForInput (SPECTATOR), Finished (REPLAY at
+        /// its end; a relay client after ServerLost, whose TicksDue is 0 from then on); a
+        /// relay client answers NotSynchronized until it has joined and while it
+        /// reconnects. Negative on an error.
         /// </summary>
         public TwResult Advance()
         {
@@ -486,6 +505,12 @@ namespace Tickwire
         public static int LiveCount
         {
             get { return s_live.CountOpen(); }
+        }
+
+        /// <summary>Entries of the live list, collected ones included (for tests).</summary>
+        internal static int LiveEntries
+        {
+            get { return s_live.Count; }
         }
 
         private void ThrowIfDisposed()

@@ -116,7 +116,11 @@ namespace Tickwire
         PeerDisconnected = 5,
         /// <summary>A player's inputs count as disconnected from Data.Player.Tick on.</summary>
         PlayerDisconnected = 6,
-        /// <summary>The prediction window is full at Data.Tick.Tick, waiting for the peer's inputs.</summary>
+        /// <summary>
+        /// The prediction window is full at Data.Tick.Tick, waiting for the peer's inputs (P2P) or
+        /// the server's steps (relay client; Peer is the server): Advance answers WindowFull
+        /// until they come. Once per stall.
+        /// </summary>
         PredictionWindowFull = 7,
         /// <summary>A rollback needed a state older than the ring holds (Data.Tick.Tick).</summary>
         RollbackTooFar = 8,
@@ -151,11 +155,15 @@ namespace Tickwire
         PlayerReconnected = 16,
         /// <summary>
         /// RELAY_SERVER and RELAY_CLIENT: a player is gone from the canonical steps from
-        /// Data.Relay.Tick on. Server: its connection dropped (Data.Relay.DisconnectReason); its
-        /// slot waits SlotTimeoutMs for it.
+        /// Data.Relay.Tick on. Server: its connection ended (Data.Relay.DisconnectReason); its
+        /// slot waits SlotTimeoutMs for it, unless the client left on purpose (reason Client: it
+        /// disposed its session): then PlayerSlotFreed follows at once.
         /// </summary>
         PlayerLeft = 17,
-        /// <summary>RELAY_SERVER: a dropped player did not come back in time: its slot is free (Data.Relay.Player).</summary>
+        /// <summary>
+        /// RELAY_SERVER: a player's slot is free and its token void (Data.Relay.Player): it left
+        /// on purpose, or it dropped and did not come back within SlotTimeoutMs.
+        /// </summary>
         PlayerSlotFreed = 18,
         /// <summary>RELAY_SERVER: a player was removed and its connection closed (Data.Relay.KickReason).</summary>
         PlayerKicked = 19,
@@ -178,7 +186,7 @@ namespace Tickwire
         Resyncing = 22,
         /// <summary>
         /// RELAY_CLIENT: the connection to the server is gone for good (Data.Relay.DisconnectReason):
-        /// no more ticks; dispose the session.
+        /// no more ticks (TicksDue gives 0, Advance answers Finished); dispose the session.
         /// </summary>
         ServerLost = 23,
         /// <summary>

@@ -22,11 +22,11 @@ namespace Tickwire
         Empty = 1,
         /// <summary>TwSession.Advance: not every peer has been heard from yet. Not an error.</summary>
         NotSynchronized = 2,
-        /// <summary>TwSession.Advance: the prediction window is full; skip the tick but poll its requests.</summary>
+        /// <summary>TwSession.Advance (P2P, relay client): the prediction window is full; skip the tick but poll its requests.</summary>
         WindowFull = 3,
         /// <summary>TwSession.Advance (spectator): no input for the next tick yet. Not an error.</summary>
         WaitingForInput = 4,
-        /// <summary>TwSession.Advance (replay): the replay has ended. Not an error.</summary>
+        /// <summary>TwSession.Advance: the session is over (a replay at its end, a relay client after ServerLost). Not an error.</summary>
         Finished = 5,
         NullArgument = -1,
         InvalidArgument = -2,
@@ -62,6 +62,10 @@ namespace Tickwire
     /// <summary>tw_disconnect_reason.</summary>
     public enum TwDisconnectReason : uint
     {
+        /// <summary>
+        /// The client (the side that dialled) closed the connection on purpose (disposed its
+        /// session or host). A relay server frees that player's slot at once.
+        /// </summary>
         Client = 1,
         Server = 2,
         Timeout = 3,
@@ -82,6 +86,12 @@ namespace Tickwire
         TokenExpired = 11,
         /// <summary>The connect token is held by another live connection (one at a time).</summary>
         TokenInUse = 12,
+        /// <summary>
+        /// A new connection from the same address replaced this one: the peer restarted, or
+        /// dialled again after losing this connection (it did not close it; a relay server
+        /// keeps the player's slot for its token). Seen by the accepting side only.
+        /// </summary>
+        Replaced = 13,
     }
 
     /// <summary>tw_security_mode (TwSecurityConfig.Mode, TwSecurity.Mode).</summary>

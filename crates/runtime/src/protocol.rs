@@ -97,6 +97,9 @@ pub(crate) mod fake {
     use super::*;
     use tickwire_proto::{DisconnectReason, PeerIdAllocator};
 
+    /// The disconnects a [`FakeProtocol`] was asked for, with the reason for the peer.
+    pub(crate) type Told = std::sync::Arc<std::sync::Mutex<Vec<(PeerId, Option<DisconnectReason>)>>>;
+
     pub(crate) struct FakeProtocol {
         pub ids: PeerIdAllocator,
         peers: Vec<(PeerId, SocketAddr)>,
@@ -109,6 +112,8 @@ pub(crate) mod fake {
         /// While set, `send` refuses every message with `QueueFull`, as an endpoint
         /// that disagrees with the engine's accounting would.
         pub refuse_sends: std::sync::Arc<std::sync::atomic::AtomicBool>,
+        /// Every `disconnect` asked for, with the reason the peer would be told.
+        pub told: Told,
     }
 
     impl FakeProtocol {
@@ -122,6 +127,7 @@ pub(crate) mod fake {
                 stats: EndpointStats::default(),
                 recycled: Default::default(),
                 refuse_sends: Default::default(),
+                told: Default::default(),
             }
         }
         fn addr_of(&self, peer: PeerId) -> Option<SocketAddr> {
@@ -136,6 +142,7 @@ pub(crate) mod fake {
             Ok(())
         }
         fn disconnect(&mut self, _now: Micros, peer: PeerId, reason: Option<DisconnectReason>) {
+            self.told.lock().unwrap().push((peer, reason));
             self.peers.retain(|p| p.0 != peer);
             self.events.push_back(Event::Disconnected { peer, reason: reason.unwrap_or(DisconnectReason::Client) });
         }

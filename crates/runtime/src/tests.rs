@@ -6,7 +6,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
-use super::protocol::fake::FakeProtocol;
+use super::protocol::fake::{FakeProtocol, Told};
 use super::*;
 use crate::system_clock::SystemClock;
 
@@ -20,12 +20,17 @@ fn fake_host(idle_cap: Duration) -> (Host, Arc<AtomicUsize>) {
 struct FakeHandles {
     recycled: Arc<AtomicUsize>,
     refuse_sends: Arc<AtomicBool>,
+    told: Told,
 }
 
 fn fake_host_with(cfg: HostConfig, idle_cap: Duration) -> (Host, FakeHandles) {
     let proto = FakeProtocol::new();
     let ids = proto.ids.clone();
-    let handles = FakeHandles { recycled: proto.recycled.clone(), refuse_sends: proto.refuse_sends.clone() };
+    let handles = FakeHandles {
+        recycled: proto.recycled.clone(),
+        refuse_sends: proto.refuse_sends.clone(),
+        told: proto.told.clone(),
+    };
     let host = Host::start_with(cfg, SystemClock::new(), idle_cap, |_| Ok((proto, ids))).unwrap();
     (host, handles)
 }
@@ -214,6 +219,9 @@ fn a_message_refused_on_the_thread_closes_the_connection_visibly() {
         _ => None,
     });
     assert_eq!(reason, tickwire_proto::DisconnectReason::ProtocolError);
+    // The peer is told the same: not `Client`, which a relay server takes for a client
+    // leaving on purpose (its slot freed, its token void).
+    assert_eq!(*fake.told.lock().unwrap(), [(peer, Some(tickwire_proto::DisconnectReason::ProtocolError))]);
     assert!(matches!(host.send(peer, 0, b"x"), Err(HostError::UnknownPeer(_))));
     let deadline = Instant::now() + Duration::from_secs(10);
     while host.runtime_stats().sends_rejected != 1 {

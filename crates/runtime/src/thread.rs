@@ -352,11 +352,13 @@ impl<P: Protocol> NetLoop<P> {
     }
 
     /// Closes the connection to `peer` after the endpoint refused a message the engine
-    /// had accepted; its `Disconnected` is reported with reason `ProtocolError`.
+    /// had accepted; its `Disconnected` is reported with reason `ProtocolError`, and
+    /// the peer is told the same (the default, `Client` from a dialling side, would
+    /// tell a relay server its player left on purpose).
     fn break_connection(&mut self, now: Micros, peer: PeerId) {
         if !self.broken.contains(&peer) {
             self.broken.push(peer);
-            self.p.proto.disconnect(now, peer, None);
+            self.p.proto.disconnect(now, peer, Some(DisconnectReason::ProtocolError));
         }
     }
 

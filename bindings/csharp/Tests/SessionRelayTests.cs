@@ -291,7 +291,7 @@ namespace Tickwire.Tests
             e = ThrowsTw(TwResult.InvalidArgument, () => new TwSession(Tweaked(TwSessionMode.RelayClient, c => { c.MaxPrediction = 0; return c; })), "a relay client predicts at least 1 tick");
             Contains(e.NativeMessage, "max_prediction", "names the field");
             ThrowsTw(TwResult.InvalidArgument, () => new TwSession(Tweaked(TwSessionMode.RelayClient, c => { c.InputDelayMode = (TwInputDelayMode)2; return c; })), "input delay mode 2");
-            ThrowsTw(TwResult.InvalidArgument, () => new TwSession(Tweaked(TwSessionMode.RelayClient, c => { c.Reserved[19] = 1; return c; })), "non-zero reserved bytes");
+            ThrowsTw(TwResult.InvalidArgument, () => new TwSession(Tweaked(TwSessionMode.RelayClient, c => { c.Reserved[7] = 1; return c; })), "non-zero reserved bytes");
 
             using (TwSession server = new TwSession(RelayConfig(TwSessionMode.RelayServer)))
             using (TwSession client = new TwSession(RelayConfig(TwSessionMode.RelayClient)))

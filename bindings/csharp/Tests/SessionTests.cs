@@ -193,7 +193,7 @@ namespace Tickwire.Tests
             Equal(96u, c.Host.StructSize, "the embedded host config is initialized");
             Equal("0.0.0.0:0", c.GetBindAddress(), "bind address");
             Equal(0u, c.Reserved0, "reserved0");
-            for (int i = 0; i < 20; i++)
+            for (int i = 0; i < 8; i++)
             {
                 Equal((byte)0, c.Reserved[i], "reserved byte " + i);
             }

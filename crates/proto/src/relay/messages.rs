@@ -14,7 +14,7 @@
 //! An entry carries one step, whole or a piece of it, in full or as a delta against
 //! the step before it ([`super::step_codec`]). `step_ack` is the last step the client
 //! took in order; bit j of sack byte i says it also holds step `step_ack + 2 + 8i + j`
-//! (at most [`SACK_BYTES`] bytes). One update may take several datagrams: the margins
+//! (at most `SACK_BYTES` bytes). One update may take several datagrams: the margins
 //! go in the first one only.
 //! `u32::MAX` in an ack means "nothing yet". Ticks are [`Tick`]s, the sender's own
 //! (u32; at 60 Hz they last 2.27 years). Decoding checks every length and count
@@ -62,7 +62,7 @@ fn write_input(w: &mut Writer<'_>, input: &[u8]) {
 }
 
 /// Encodes a client's inputs for ticks `first_tick ..` (at most 255), with its step
-/// acknowledgement (`sack`: at most [`SACK_BYTES`] are sent).
+/// acknowledgement (`sack`: at most `SACK_BYTES` are sent).
 pub fn encode_client_inputs<'a>(
     out: &mut Vec<u8>,
     step_ack: Tick,
@@ -389,7 +389,7 @@ pub fn step_accepted(bytes: &[u8], player: u32) -> Option<u8> {
 pub const STEP_INPUTS_RESERVED: usize = 4;
 
 /// Decodes a ServerUpdate into `out` (all or nothing: on error `out.head` is None).
-/// Every entry is checked (see [`step_codec::read_entry`]).
+/// Every entry is checked (see `step_codec::read_entry`).
 pub fn decode_server_update_into(data: &[u8], rules: &StepRules, out: &mut UpdateView) -> Result<(), DecodeError> {
     out.head = None;
     out.margins.clear();

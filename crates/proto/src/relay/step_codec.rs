@@ -246,23 +246,25 @@ pub fn expand_delta(out: &mut Vec<u8>, prev: &[u8], delta: &[u8]) -> Result<(), 
     let n = r.u8()? as usize;
     let listed = r.u8()? == 1;
     let mut ids = Reader::new(if listed { r.bytes(4 * n)? } else { &[] });
-    if !listed && full_parts(prev).count() != n {
+    let prev_n = prev.first().copied().unwrap_or(0) as usize;
+    if !listed && prev_n != n {
         return Err(DecodeError::BadLength);
     }
     let same = r.bytes(n.div_ceil(8))?;
     out.push(n as u8);
     let rules = StepRules::any(u8::MAX as usize);
-    let mut prev_ids = full_parts(prev);
-    let mut before = full_parts(prev).peekable();
+    // Two walks through the previous step: its players in order (the roster when it is
+    // not listed), and the search for a player's part. Plain readers and counts rather
+    // than iterator adapters over options: an optimized build then never compares a
+    // player id that was not read (valgrind runs the optimized library too).
+    let body = prev.get(1..).unwrap_or(&[]);
+    let mut roster = PrevWalk { r: Reader::new(body), left: prev_n };
+    let mut search = PrevWalk { r: Reader::new(body), left: prev_n };
     for i in 0..n {
-        let player = if listed { ids.u32()? } else { prev_ids.next().ok_or(DecodeError::BadLength)?.0 };
+        let player = if listed { ids.u32()? } else { roster.next_part(&rules)?.0 };
         Writer::new(out).u32(player);
         if same[i / 8] & (1 << (i % 8)) != 0 {
-            while before.next_if(|p| p.0 < player).is_some() {}
-            match before.peek() {
-                Some(&(p, part)) if p == player => out.extend_from_slice(part),
-                _ => return Err(DecodeError::BadLength),
-            }
+            out.extend_from_slice(search.find(player, &rules)?);
         } else {
             let start = delta.len() - r.remaining();
             read_part(&mut r, &rules)?;
@@ -273,6 +275,40 @@ pub fn expand_delta(out: &mut Vec<u8>, prev: &[u8], delta: &[u8]) -> Result<(), 
         return Err(DecodeError::Trailing);
     }
     Ok(())
+}
+
+/// A walk through a full step's players, in order.
+struct PrevWalk<'a> {
+    r: Reader<'a>,
+    left: usize,
+}
+
+impl<'a> PrevWalk<'a> {
+    /// The next player and its part's bytes.
+    fn next_part(&mut self, rules: &StepRules) -> Result<(u32, &'a [u8]), DecodeError> {
+        if self.left == 0 {
+            return Err(DecodeError::BadLength);
+        }
+        self.left -= 1;
+        let player = self.r.u32()?;
+        let mut probe = self.r.clone();
+        read_part(&mut probe, rules)?;
+        let len = self.r.remaining() - probe.remaining();
+        Ok((player, self.r.bytes(len)?))
+    }
+
+    /// The part of `player`, walking forward (players are in increasing order).
+    fn find(&mut self, player: u32, rules: &StepRules) -> Result<&'a [u8], DecodeError> {
+        loop {
+            let (p, part) = self.next_part(rules)?;
+            if p == player {
+                return Ok(part);
+            }
+            if p > player {
+                return Err(DecodeError::BadLength);
+            }
+        }
+    }
 }
 
 #[cfg(test)]

@@ -323,7 +323,8 @@ enum tw_disconnect_reason
      */
     TW_DISCONNECT_REASON_TIMEOUT = 3,
     /**
-     * The server removed this client.
+     * The server removed this client. A relay client that held a slot reconnects
+     * with its token within its reconnect window (the slot waits for it).
      */
     TW_DISCONNECT_REASON_KICKED = 4,
     /**
@@ -736,7 +737,9 @@ enum tw_session_event_kind
     TW_SESSION_EVENT_KIND_PLAYER_SLOT_FREED = 18,
     /**
      * RELAY_SERVER: a player was removed and its connection closed
-     * (`data.relay.reason` is a `tw_kick_reason`, `peer` its connection).
+     * (`data.relay.reason` is a `tw_kick_reason`, `peer` its connection). Its slot
+     * waits `slot_timeout_ms` for it, as after a drop: its client reconnects by itself
+     * with its token (PLAYER_RECONNECTED), or PLAYER_SLOT_FREED follows.
      */
     TW_SESSION_EVENT_KIND_PLAYER_KICKED = 19,
     /**
@@ -747,8 +750,9 @@ enum tw_session_event_kind
      */
     TW_SESSION_EVENT_KIND_JOINED = 20,
     /**
-     * RELAY_CLIENT: the connection to the server dropped (`data.relay.reason`); the
-     * client reconnects by itself within `reconnect_window_ms` (JOINED with
+     * RELAY_CLIENT: the connection to the server dropped (`data.relay.reason`: a
+     * timeout, a full server, a broken message, or a kick of a client that held a
+     * slot); the client reconnects by itself within `reconnect_window_ms` (JOINED with
      * `reconnect` set when it is back).
      */
     TW_SESSION_EVENT_KIND_RECONNECTING = 21,
@@ -933,7 +937,8 @@ enum tw_reject_reason
      */
     TW_REJECT_REASON_WRONG_GAME = 2,
     /**
-     * RELAY_SERVER: a token no slot has (forged, or its slot was freed).
+     * RELAY_SERVER: a token no slot has (forged, or its slot was freed). The client
+     * is told `TW_DISCONNECT_REASON_AUTH_FAILED` and does not try again.
      */
     TW_REJECT_REASON_BAD_TOKEN = 3,
     /**

@@ -39,7 +39,8 @@ pub enum tw_disconnect_reason {
     /// Nothing was heard from the peer for `timeout_ms`, or the handshake never
     /// completed within `connect_timeout_ms`.
     Timeout = 3,
-    /// The server removed this client.
+    /// The server removed this client. A relay client that held a slot reconnects
+    /// with its token within its reconnect window (the slot waits for it).
     Kicked = 4,
     /// The two sides speak different protocol versions.
     VersionMismatch = 5,

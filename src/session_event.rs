@@ -85,15 +85,18 @@ pub enum tw_session_event_kind {
     /// `slot_timeout_ms`.
     PlayerSlotFreed = 18,
     /// RELAY_SERVER: a player was removed and its connection closed
-    /// (`data.relay.reason` is a `tw_kick_reason`, `peer` its connection).
+    /// (`data.relay.reason` is a `tw_kick_reason`, `peer` its connection). Its slot
+    /// waits `slot_timeout_ms` for it, as after a drop: its client reconnects by itself
+    /// with its token (PLAYER_RECONNECTED), or PLAYER_SLOT_FREED follows.
     PlayerKicked = 19,
     /// RELAY_CLIENT: the server's snapshot arrived: this client is player
     /// `data.relay.player` from tick `data.relay.tick` on (`data.relay.reconnect`:
     /// back in its old slot after a drop). The advance that raised it handed out the
     /// RESTORE request of that tick; the catch-up follows, then SYNCHRONIZED.
     Joined = 20,
-    /// RELAY_CLIENT: the connection to the server dropped (`data.relay.reason`); the
-    /// client reconnects by itself within `reconnect_window_ms` (JOINED with
+    /// RELAY_CLIENT: the connection to the server dropped (`data.relay.reason`: a
+    /// timeout, a full server, a broken message, or a kick of a client that held a
+    /// slot); the client reconnects by itself within `reconnect_window_ms` (JOINED with
     /// `reconnect` set when it is back).
     Reconnecting = 21,
     /// RELAY_CLIENT: the predicted timeline was dropped at `data.relay.tick` and a
@@ -145,7 +148,8 @@ pub enum tw_reject_reason {
     Malformed = 1,
     /// RELAY_SERVER: a client for another game (another input size or player count).
     WrongGame = 2,
-    /// RELAY_SERVER: a token no slot has (forged, or its slot was freed).
+    /// RELAY_SERVER: a token no slot has (forged, or its slot was freed). The client
+    /// is told `TW_DISCONNECT_REASON_AUTH_FAILED` and does not try again.
     BadToken = 3,
     /// RELAY_SERVER: every slot is taken.
     Full = 4,

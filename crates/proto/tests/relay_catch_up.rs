@@ -1,6 +1,7 @@
 //! Issue 15, 2: behind is not a kick. A client whose downlink stalls for longer than
 //! the steps the server keeps used to be dropped as FELL_BEHIND, its slot freed; now
-//! it is sent a snapshot and its steps from there, and it plays on in sync.
+//! it is sent a snapshot and its steps from there, and it plays on in sync. And a
+//! client that is kicked comes back to its slot by itself.
 
 #[path = "support/relay_game.rs"]
 mod relay_game;
@@ -9,7 +10,8 @@ mod relay_world;
 
 use relay_world::{World, link};
 use tickwire_proto::{
-    ClientSessionEvent, LinkConfig, LossModel, RelayClientSessionConfig, RelayServerSessionConfig, ServerSessionEvent,
+    ClientSessionEvent, DisconnectReason, KickCause, KickReason, LinkConfig, LossModel, RelayClientSessionConfig,
+    RelayServerSessionConfig, ServerSessionEvent,
 };
 
 const SECOND: u64 = 1_000_000;
@@ -68,4 +70,50 @@ fn a_client_whose_downlink_stalls_past_the_history_catches_up_from_a_snapshot() 
     assert_eq!(w.clients[1].session.stats().resyncs, 0);
     w.assert_same_states(1, w.joined_tick(1));
     println!("caught up from tick {from}: {compared} ticks compared, authoritative {auth} of {server_tick}");
+}
+
+/// A kick is not the end either: a client kicked by the sync layer (here its inputs
+/// starved while its engine stalled) comes back with its token by itself, within the
+/// reconnect window, and gets its own slot back.
+#[test]
+fn a_kicked_client_comes_back_to_its_slot() {
+    let mut scfg = RelayServerSessionConfig { max_players: 4, ..RelayServerSessionConfig::default() };
+    // One second without inputs is a starvation kick; the stall below is 2 s, short of
+    // the transport's 5 s timeout.
+    scfg.relay.jitter.max_starved_ticks = 60;
+    let ccfg = RelayClientSessionConfig { max_players: 4, max_prediction: 16, ..RelayClientSessionConfig::default() };
+    let mut w = World::new(9, link(0.0), scfg, ccfg);
+    w.add_client();
+    w.add_client();
+    w.run_for(5 * SECOND);
+    let player = w.clients[0].session.player().expect("joined");
+    w.clients[0].alive = false;
+    w.run_for(2 * SECOND);
+    w.clients[0].alive = true;
+    w.run_for(10 * SECOND);
+
+    println!("server events: {:?}", w.server_events);
+    println!("client events: {:?}", w.clients[0].events);
+    let kicked = w.server_events.iter().position(|e| {
+        matches!(e, ServerSessionEvent::PlayerKicked { player: p, cause: KickCause::Jitter(KickReason::Starved), .. } if *p == player)
+    });
+    let back = w
+        .server_events
+        .iter()
+        .position(|e| matches!(e, ServerSessionEvent::PlayerReconnected { player: p, .. } if *p == player));
+    assert!(kicked.expect("kicked for starving") < back.expect("back in its slot"));
+    assert!(!w.server_events.iter().any(|e| matches!(e, ServerSessionEvent::PlayerLeft { .. })), "the slot was kept");
+    let ev = &w.clients[0].events;
+    assert!(ev.iter().any(|e| matches!(e, ClientSessionEvent::Interrupted { reason: DisconnectReason::Kicked })));
+    assert!(!ev.iter().any(|e| matches!(e, ClientSessionEvent::Disconnected { .. })), "never lost for good");
+    let joined = ev.iter().rposition(|e| matches!(e, ClientSessionEvent::Joined { reconnect: true, .. }));
+    let ClientSessionEvent::Joined { tick: from, player: p, .. } = ev[joined.expect("joined again")] else {
+        unreachable!()
+    };
+    assert_eq!((p, w.clients[0].session.stats().reconnects), (player, 1));
+    let server_tick = w.server.tick();
+    let auth = w.clients[0].session.authoritative_tick();
+    assert!(server_tick - auth < 30, "caught up: authoritative tick {auth}, server {server_tick}");
+    w.assert_same_states(0, from);
+    w.assert_same_states(1, w.joined_tick(1));
 }

@@ -71,19 +71,23 @@ impl Phase {
 }
 
 /// Reasons worth another attempt: silence, a full server (a slot may free up), a
-/// broken message (a corrupted datagram looks the same as a bug), and our connect
-/// token still held by our previous connection (the server frees it when that one
-/// times out). A server that kicked us, runs another version, refused our credentials
-/// or our security setting, or shut down would answer the same again; an expired
-/// token needs a new one from the backend; a close of our own is final.
-pub(super) fn is_transient(reason: DisconnectReason) -> bool {
-    matches!(
-        reason,
+/// broken message (a corrupted datagram looks the same as a bug), our connect token
+/// still held by our previous connection (the server frees it when that one times
+/// out), and, for a client that holds a slot, a kick by the server's sync layer (its
+/// input queue overflowed or starved, or it asked for snapshots too often): the slot
+/// waits for its token, and it starts again from a snapshot. A server that runs
+/// another version, refused our credentials or our security setting, or shut down
+/// would answer the same again; an expired token needs a new one from the backend; a
+/// close of our own is final.
+pub(super) fn is_transient(reason: DisconnectReason, had_slot: bool) -> bool {
+    match reason {
         DisconnectReason::Timeout
-            | DisconnectReason::ServerFull
-            | DisconnectReason::ProtocolError
-            | DisconnectReason::TokenInUse
-    )
+        | DisconnectReason::ServerFull
+        | DisconnectReason::ProtocolError
+        | DisconnectReason::TokenInUse => true,
+        DisconnectReason::Kicked => had_slot,
+        _ => false,
+    }
 }
 
 /// The first retry after a drop goes at once (a timeout already waited); later
@@ -113,10 +117,11 @@ mod tests {
     fn only_transient_reasons_are_retried() {
         use DisconnectReason::*;
         for r in [Timeout, ServerFull, ProtocolError, TokenInUse] {
-            assert!(is_transient(r), "{r:?}");
+            assert!(is_transient(r, false) && is_transient(r, true), "{r:?}");
         }
-        for r in [Client, Server, Kicked, VersionMismatch, SecurityMismatch, AuthFailed, TokenExpired, Replaced] {
-            assert!(!is_transient(r), "{r:?}");
+        assert!(is_transient(Kicked, true) && !is_transient(Kicked, false), "a kick is retried with a slot's token");
+        for r in [Client, Server, VersionMismatch, SecurityMismatch, AuthFailed, TokenExpired, Replaced] {
+            assert!(!is_transient(r, false) && !is_transient(r, true), "{r:?}");
         }
     }
 }

@@ -349,7 +349,7 @@ impl RelayClientSession {
             attempt: run.map_or(0, |r| r.attempt + 1),
             had_slot: run.map_or(self.token.is_some(), |r| r.had_slot),
         };
-        let within = is_transient(reason)
+        let within = is_transient(reason, retry.had_slot)
             && self.server_addr.is_some()
             && self.cfg.reconnect_window_us > 0
             && self.now.saturating_sub(retry.since) <= self.cfg.reconnect_window_us;

@@ -65,7 +65,8 @@ pub enum DisconnectReason {
     /// Nothing was heard from the peer for the configured timeout (or the handshake
     /// never completed).
     Timeout = 3,
-    /// The server removed this client.
+    /// The server removed this client. A relay client that held a slot reconnects
+    /// with its token within its reconnect window (the slot waits for it).
     Kicked = 4,
     /// The two sides speak different protocol versions.
     VersionMismatch = 5,

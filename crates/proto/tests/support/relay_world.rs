@@ -192,10 +192,11 @@ impl World {
         let c = &mut self.clients[i];
         let node = c.node;
         let now = self.net.local_now(node);
-        let events = self.net.take_events(node);
         if !c.alive {
+            // A stalled engine: what arrives waits for it.
             return;
         }
+        let events = self.net.take_events(node);
         for e in events {
             c.session.on_event(now, self.net.endpoint(node), e);
         }

@@ -51,6 +51,13 @@ impl Slot {
         reconnected: false,
     };
 
+    /// The player is gone for now; the slot waits for its token (until
+    /// `reconnect_timeout_us` after `now`).
+    pub(super) fn set_away(&mut self, now: Micros) {
+        self.state = SlotState::Away { since: now };
+        self.needs_snapshot = false;
+    }
+
     /// Waiting for a snapshot, and allowed one now.
     pub(super) fn snapshot_due(&self, now: Micros) -> bool {
         self.needs_snapshot && now + MIN_SNAPSHOT_INTERVAL_US >= self.snapshot_tat
@@ -81,11 +88,11 @@ impl RelayServerSession {
         self.relay.remove(peer);
     }
 
-    /// Removes the player of `slot` (on connection `peer`) for `cause`: its slot is
-    /// freed, its connection closed as kicked.
+    /// Removes the player of `slot` (on connection `peer`) for `cause`: its connection
+    /// is closed as kicked, and its slot waits for its token as after a drop.
     fn kick(&mut self, slot: usize, peer: PeerId, cause: KickCause) {
         self.forget_peer(peer);
-        self.slots[slot] = Slot::FREE;
+        self.slots[slot].set_away(self.now);
         self.to_disconnect.push((peer, DisconnectReason::Kicked));
         self.events.push_back(ServerSessionEvent::PlayerKicked { player: slot as u32, peer, cause });
     }

@@ -21,13 +21,14 @@ pub enum RejectReason {
 impl RejectReason {
     /// What the refused client is told, so that it knows whether trying again can
     /// help: a full server may free a slot (it retries with backoff); another game or
-    /// a bad token will not change.
+    /// a bad token (its slot is gone) will not change.
     pub(crate) fn told(self) -> DisconnectReason {
         match self {
             RejectReason::Full => DisconnectReason::ServerFull,
             RejectReason::WrongGame => DisconnectReason::VersionMismatch,
             RejectReason::Malformed => DisconnectReason::ProtocolError,
-            RejectReason::BadToken | RejectReason::NoHello => DisconnectReason::Kicked,
+            RejectReason::BadToken => DisconnectReason::AuthFailed,
+            RejectReason::NoHello => DisconnectReason::Kicked,
         }
     }
 }
@@ -76,6 +77,8 @@ pub enum ServerSessionEvent {
         player: u32,
         peer: PeerId,
     },
+    /// A player was removed for `cause`. Its slot waits `reconnect_timeout_us` for it to
+    /// come back with its token (its client retries by itself), as after a drop.
     PlayerKicked {
         player: u32,
         peer: PeerId,

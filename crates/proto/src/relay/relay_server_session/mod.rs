@@ -156,8 +156,7 @@ impl RelayServerSession {
                         self.slots[i] = Slot::FREE;
                         self.events.push_back(ServerSessionEvent::PlayerLeft { player: i as u32 });
                     } else {
-                        self.slots[i].state = SlotState::Away { since: self.now };
-                        self.slots[i].needs_snapshot = false;
+                        self.slots[i].set_away(self.now);
                     }
                 }
             }
@@ -252,10 +251,11 @@ impl RelayServerSession {
                 }
                 RelayServerEvent::Joined { .. } | RelayServerEvent::Left { .. } => continue,
             };
-            // The sync layer has already let go of the player: keep its counters.
+            // The sync layer has already let go of the player: keep its counters. Its
+            // slot waits for its token, as after a drop.
             add_jitter(&mut self.gone, &jitter);
             if let Some(slot) = self.slots.get_mut(player as usize) {
-                *slot = Slot::FREE;
+                slot.set_away(self.now);
             }
             self.events.push_back(ServerSessionEvent::PlayerKicked { player, peer, cause });
         }

@@ -2185,9 +2185,29 @@ typedef struct tw_relay_player_stats {
      */
     double rtt_us;
     /**
+     * Bytes of updates (canonical steps and time-sync feedback, before the
+     * transport's header and tag) sent to it since its latest (re)join: with
+     * `tw_session_peer_stats` over time, its share of the server's bandwidth.
+     */
+    uint64_t update_bytes;
+    /**
+     * Steps sent to it again after their resend timeout (every copy lost, or its
+     * acknowledgement).
+     */
+    uint64_t steps_resent;
+    /**
+     * Redundant copies of steps sent to it (as many per step as its measured loss
+     * asks for).
+     */
+    uint64_t step_copies;
+    /**
+     * Redundant copies left out under `bandwidth_cap`.
+     */
+    uint64_t copies_capped;
+    /**
      * Zero.
      */
-    uint64_t reserved[5];
+    uint64_t reserved[1];
 } tw_relay_player_stats;
 
 #ifdef __cplusplus

@@ -305,8 +305,20 @@ pub struct tw_relay_player_stats {
     pub duplicates: u64,
     /// The transport's smoothed round trip to it, in microseconds (0 if unknown).
     pub rtt_us: f64,
+    /// Bytes of updates (canonical steps and time-sync feedback, before the
+    /// transport's header and tag) sent to it since its latest (re)join: with
+    /// `tw_session_peer_stats` over time, its share of the server's bandwidth.
+    pub update_bytes: u64,
+    /// Steps sent to it again after their resend timeout (every copy lost, or its
+    /// acknowledgement).
+    pub steps_resent: u64,
+    /// Redundant copies of steps sent to it (as many per step as its measured loss
+    /// asks for).
+    pub step_copies: u64,
+    /// Redundant copies left out under `bandwidth_cap`.
+    pub copies_capped: u64,
     /// Zero.
-    pub reserved: [u64; 5],
+    pub reserved: [u64; 1],
 }
 
 impl tw_relay_player_stats {
@@ -326,7 +338,11 @@ impl tw_relay_player_stats {
             late_inputs: j.late_arrivals,
             duplicates: j.duplicates,
             rtt_us: s.rtt_us,
-            reserved: [0; 5],
+            update_bytes: s.stream.bytes,
+            steps_resent: s.stream.resent,
+            step_copies: s.stream.copies,
+            copies_capped: s.stream.copies_capped,
+            reserved: [0; 1],
         }
     }
 }

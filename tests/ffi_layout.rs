@@ -414,7 +414,11 @@ fn relay_player_stats_layout() {
         (offset_of!(tw_relay_player_stats, late_inputs), 64),
         (offset_of!(tw_relay_player_stats, duplicates), 72),
         (offset_of!(tw_relay_player_stats, rtt_us), 80),
-        (offset_of!(tw_relay_player_stats, reserved), 88),
+        (offset_of!(tw_relay_player_stats, update_bytes), 88),
+        (offset_of!(tw_relay_player_stats, steps_resent), 96),
+        (offset_of!(tw_relay_player_stats, step_copies), 104),
+        (offset_of!(tw_relay_player_stats, copies_capped), 112),
+        (offset_of!(tw_relay_player_stats, reserved), 120),
     ];
     for (i, (got, want)) in offsets.iter().enumerate() {
         assert_eq!(got, want, "field #{i}");

@@ -233,6 +233,10 @@ fn four_clients_match_the_servers_state_over_udp() {
         assert!(ps.ticks > 200 && ps.normal_steps > ps.ticks / 2, "{ps:?}");
         assert!(ps.rtt_us > 45_000.0, "{ps:?}");
         assert!(ps.duplicates > 0, "inputs are sent with redundancy: {ps:?}");
+        // The step stream to it over ~6 s at 1% loss: updates every 3 ticks, with
+        // copies of steps (the loss asks for some), nothing capped without a cap.
+        assert!(ps.update_bytes > 6 * 20 * 40, "{ps:?}");
+        assert!(ps.step_copies > 0 && ps.copies_capped == 0, "{ps:?}");
     }
 }
 

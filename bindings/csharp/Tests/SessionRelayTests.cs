@@ -424,6 +424,7 @@ namespace Tickwire.Tests
                     Check(ps.Ticks > 120 && ps.NormalSteps > ps.Ticks / 2, "ticks " + ps.Ticks + ", normal " + ps.NormalSteps);
                     Check(ps.RttUs > 35000, "the server's round trip to it: " + ps.RttUs);
                     Check(ps.Duplicates > 0, "inputs are sent with redundancy");
+                    Check(ps.UpdateBytes > 1000 && ps.StepCopies > 0 && ps.CopiesCapped == 0, "the step stream to it: " + ps.UpdateBytes + " bytes, " + ps.StepCopies + " copies");
                     TwPeerStats peerStats;
                     Equal(TwResult.Ok, m.Server.GetPeerStats(peer, out peerStats), "transport stats of the connection");
                     Check(peerStats.SrttUs > 35000, "the transport's round trip: " + peerStats.SrttUs);

@@ -71,7 +71,9 @@ pub use jitter::{
 };
 pub use relay::messages::PlayerStep;
 pub use relay::relay_client::{RelayClient, RelayClientConfig, RelayClientError, RelayClientEvent, SyncStats};
-pub use relay::relay_server::{AdmitError, RelayServer, RelayServerConfig, RelayServerEvent, RelayServerStats};
+pub use relay::relay_server::{
+    AdmitError, RelayServer, RelayServerConfig, RelayServerEvent, RelayServerStats, StreamStats,
+};
 pub use relay::step_history::{StepPlayer, StepPlayers, StepView};
 pub use sync::interp::{AdaptiveInterpolation, FixedRuleInterpolation, InterpConfig, RemoteTimeline};
 pub use sync::redundancy::RedundancyConfig;

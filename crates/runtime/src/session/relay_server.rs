@@ -16,7 +16,7 @@ use crate::os_seed::os_seed;
 use crate::{HostError, HostEvent};
 use tickwire_proto::{
     JitterStats, Micros, NetEvent as Event, PeerId, RelayServerSession, RelayServerSessionConfig, ServerSessionStats,
-    Tick,
+    StreamStats, Tick,
 };
 
 /// A relay server session. Use it from one thread at a time.
@@ -54,6 +54,8 @@ pub struct RelayPlayerStats {
     pub jitter: JitterStats,
     /// The transport's smoothed round trip to it, in microseconds (0 if unknown).
     pub rtt_us: f64,
+    /// What it was sent of the step stream since its latest join.
+    pub stream: StreamStats,
 }
 
 impl RelayServer {
@@ -117,6 +119,7 @@ impl RelayServer {
             buffer_depth: s.relay().jitter_depth(peer).unwrap_or(0) as u32,
             jitter,
             rtt_us: 0.0,
+            stream: s.stream_stats(p).unwrap_or_default(),
         };
         if let Some(c) = self.net.host.stats(peer) {
             st.rtt_us = c.srtt_us;

@@ -154,6 +154,14 @@ namespace Tickwire
         public ulong Duplicates;
         /// <summary>The transport's smoothed round trip to it, in microseconds (0 if unknown).</summary>
         public double RttUs;
-        public fixed ulong Reserved[5];
+        /// <summary>Bytes of updates (steps and sync feedback) sent to it since its latest (re)join.</summary>
+        public ulong UpdateBytes;
+        /// <summary>Steps sent to it again after their resend timeout.</summary>
+        public ulong StepsResent;
+        /// <summary>Redundant copies of steps sent to it (as many as its measured loss asks for).</summary>
+        public ulong StepCopies;
+        /// <summary>Redundant copies left out under BandwidthCap.</summary>
+        public ulong CopiesCapped;
+        public fixed ulong Reserved[1];
     }
 }

@@ -165,10 +165,10 @@ impl RelayClient {
         // Deltas of one-input steps, with room for a merge; in full, what a datagram
         // holds (the step queue's own bound on a merged step).
         let one_input_step = 1 + size.players * (7 + cfg.max_input_size);
-        let receiver = StepReceiver::new(one_input_step + 64, one_input_step.max(MAX_DATAGRAM_SIZE));
-        let last_input = Vec::with_capacity(cfg.max_input_size);
         let rules =
             StepRules { max_input: cfg.max_input_size, input_size: cfg.input_size, max_players: cfg.max_players };
+        let receiver = StepReceiver::new(one_input_step + 64, one_input_step.max(MAX_DATAGRAM_SIZE), &rules);
+        let last_input = Vec::with_capacity(cfg.max_input_size);
         RelayClient {
             cfg,
             server: None,

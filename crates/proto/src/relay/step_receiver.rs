@@ -4,7 +4,11 @@
 //! Room for [`CLIENT_STEP_WINDOW`] steps from the next one expected is made up front
 //! (one slot per tick, reused in a ring). What arrives outside it is dropped: the
 //! server sends nothing there unless it is lying or far ahead of what we told it, and
-//! it sends again whatever we do not acknowledge.
+//! it sends again whatever we do not acknowledge. A server is authenticated, but a
+//! hostile or broken one must not take the client's memory either: a body larger than
+//! the largest step the game's rules allow is refused, and all slots together hold at
+//! most [`HELD_BUDGET`] bytes (what does not fit is dropped, and a correct server sends
+//! it again once the steps before it have gone to the engine).
 
 use super::messages::{self, StepRules};
 use super::step_codec::{self, Entry, FRAGMENT_BYTES, StepForm};
@@ -32,6 +36,10 @@ struct Slot {
     bytes: Vec<u8>,
 }
 
+/// Bytes all slots may hold at once (the largest step of 64 players with
+/// 64-byte inputs, all changed, is about 4.4 KB: a full window of them is 1.1 MB).
+pub const HELD_BUDGET: usize = 4 << 20;
+
 /// What one entry did.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Taken {
@@ -54,6 +62,11 @@ pub struct StepReceiver {
     /// The full encoding of step `next - 1` (deltas are against it).
     last_full: Vec<u8>,
     slots: Vec<Slot>,
+    /// What each slot's buffer is made with; one grown far past it shrinks back when
+    /// it empties.
+    slot_capacity: usize,
+    /// The largest body the rules allow.
+    max_body: usize,
     scratch: Vec<u8>,
     /// Steps whose delta did not fit the step before (never from a correct server).
     pub broken: u64,
@@ -63,7 +76,7 @@ impl StepReceiver {
     /// Room for steps of up to `step_bytes` bytes as they arrive (one slot per step in
     /// the window) and `full_bytes` in full (the one being rebuilt and the one before
     /// it). A larger step grows its buffer once.
-    pub fn new(step_bytes: usize, full_bytes: usize) -> Self {
+    pub fn new(step_bytes: usize, full_bytes: usize, rules: &StepRules) -> Self {
         let slots = (0..CLIENT_STEP_WINDOW)
             .map(|_| Slot {
                 tick: 0,
@@ -76,9 +89,16 @@ impl StepReceiver {
             next: None,
             last_full: Vec::with_capacity(full_bytes),
             slots,
+            slot_capacity: step_bytes,
+            max_body: max_body(rules),
             scratch: Vec::with_capacity(full_bytes),
             broken: 0,
         }
+    }
+
+    /// Bytes the slots hold now.
+    fn held(&self) -> usize {
+        self.slots.iter().filter(|s| s.state != SlotState::Empty).map(|s| s.bytes.len()).sum()
     }
 
     /// The next step expected in order.
@@ -91,7 +111,7 @@ impl StepReceiver {
         self.next = None;
         self.last_full.clear();
         for s in &mut self.slots {
-            s.state = SlotState::Empty;
+            empty(s, self.slot_capacity);
         }
     }
 
@@ -114,27 +134,36 @@ impl StepReceiver {
             Some(next) if e.tick < next || e.tick - next >= CLIENT_STEP_WINDOW as Tick => return Taken::Ignored,
             Some(_) => {}
         }
+        // The bytes this entry would add: more than a step can hold, or than the
+        // budget has left, is refused.
+        let (index, count) = e.fragment.unwrap_or((0, 1));
+        let end = index as usize * FRAGMENT_BYTES + e.bytes.len();
+        let least = (count as usize - 1) * FRAGMENT_BYTES + 1;
+        if end > self.max_body || least > self.max_body || self.held() + e.bytes.len() > HELD_BUDGET {
+            return Taken::Refused;
+        }
+        let capacity = self.slot_capacity;
         let slot = self.slot(e.tick);
         if slot.tick != e.tick || slot.form != e.form {
-            slot.state = SlotState::Empty;
+            empty(slot, capacity);
         }
         slot.tick = e.tick;
         slot.form = e.form;
-        let Some((index, count)) = e.fragment else {
+        if e.fragment.is_none() {
             if slot.state != SlotState::Complete {
                 slot.bytes.clear();
                 slot.bytes.extend_from_slice(e.bytes);
                 slot.state = SlotState::Complete;
             }
             return outcome;
-        };
+        }
         if slot.state == SlotState::Empty {
             slot.state = SlotState::Partial { count, seen: [0; 4], last_len: None };
             slot.bytes.clear();
         }
         let SlotState::Partial { count: c, ref mut seen, ref mut last_len } = slot.state else { return Taken::Ignored };
         if c != count {
-            slot.state = SlotState::Empty;
+            empty(slot, capacity);
             return Taken::Refused;
         }
         let (word, bit) = (index as usize / 64, index as usize % 64);
@@ -185,14 +214,14 @@ impl StepReceiver {
             if !ok {
                 // A correct server never sends this: drop it; it is not acknowledged,
                 // so it comes again.
-                slot.state = SlotState::Empty;
+                empty(slot, self.slot_capacity);
                 self.broken += 1;
                 return;
             }
             if !queue.push(next, &self.scratch) {
                 return;
             }
-            slot.state = SlotState::Empty;
+            empty(slot, self.slot_capacity);
             on_step(next, &self.scratch);
             std::mem::swap(&mut self.last_full, &mut self.scratch);
             self.next = Some(next + 1);
@@ -217,6 +246,24 @@ impl StepReceiver {
         }
         (next.wrapping_sub(1), len)
     }
+}
+
+/// Empties a slot; a buffer grown far past `capacity` (by a rare big step) shrinks back.
+fn empty(slot: &mut Slot, capacity: usize) {
+    slot.state = SlotState::Empty;
+    slot.bytes.clear();
+    if slot.bytes.capacity() > 4 * capacity.max(64) {
+        slot.bytes.shrink_to(capacity);
+    }
+}
+
+/// The largest body `rules` allow: every player (up to 255) with a merge of 255 inputs
+/// of the largest size, as a delta with a listed roster; at most what 255 pieces carry.
+fn max_body(rules: &StepRules) -> usize {
+    let players = rules.max_players.map_or(255, |m| (m as usize).min(255));
+    let input = rules.input_size.unwrap_or(rules.max_input);
+    let part = 2 + 255 * (1 + input);
+    (2 + players * (4 + part) + players.div_ceil(8)).min(step_codec::MAX_FRAGMENTS * FRAGMENT_BYTES)
 }
 
 #[cfg(test)]
@@ -266,7 +313,7 @@ mod tests {
     #[test]
     fn steps_out_of_order_leave_in_order_and_gaps_are_acknowledged_past() {
         let rules = StepRules::any(255);
-        let mut r = StepReceiver::new(64, 4096);
+        let mut r = StepReceiver::new(64, 4096, &StepRules::any(255));
         let mut q = queue();
         let steps: Vec<_> = (10..20).map(|t| full(t, false)).collect();
         let deltas: Vec<_> = (1..10).map(|i| delta(&steps[i - 1], &steps[i])).collect();
@@ -295,7 +342,7 @@ mod tests {
     #[test]
     fn pieces_are_put_together_in_any_order() {
         let rules = StepRules::any(255);
-        let mut r = StepReceiver::new(64, 4096);
+        let mut r = StepReceiver::new(64, 4096, &StepRules::any(255));
         let mut q = queue();
         let (a, b) = (full(1, true), full(2, true));
         let d = delta(&a, &b);
@@ -321,9 +368,39 @@ mod tests {
     }
 
     #[test]
+    fn a_hostile_server_cannot_take_the_clients_memory() {
+        // 4 players of 2-byte inputs: a body of more than 4 × 771 bytes is no step.
+        let rules = StepRules { max_input: 2, input_size: Some(2), max_players: Some(4) };
+        let mut r = StepReceiver::new(64, 4096, &rules);
+        let big = vec![0u8; FRAGMENT_BYTES];
+        let first = Entry { tick: 0, form: StepForm::Full, fragment: Some((0, 200)), bytes: &big };
+        assert_eq!(r.take(&first), Taken::Refused, "a body claimed 200 pieces long");
+        let piece = |tick, i| Entry { tick, form: StepForm::Full, fragment: Some((i, 3)), bytes: &big };
+        assert_eq!(r.take(&piece(0, 0)), Taken::Kept, "3 pieces fit 4 players' merges");
+        // Pieces for every slot of the window, past the budget of held bytes.
+        let rules = StepRules::any(255);
+        let mut r = StepReceiver::new(64, 4096, &rules);
+        let mut refused = 0;
+        for t in 0..CLIENT_STEP_WINDOW as Tick {
+            // (The stream starts at a full step; every later one is a delta.)
+            let form = if t == 0 { StepForm::Full } else { StepForm::Delta };
+            for i in 0..20u8 {
+                let e = Entry { tick: t, form, fragment: Some((i, 250)), bytes: &big };
+                refused += (r.take(&e) == Taken::Refused) as u32;
+            }
+        }
+        assert!(r.held() <= HELD_BUDGET, "{} bytes held", r.held());
+        assert!(refused > 0 && r.held() > HELD_BUDGET - FRAGMENT_BYTES);
+        // Emptied slots give their room back.
+        r.reset();
+        assert_eq!(r.held(), 0);
+        assert!(r.slots.iter().all(|s| s.bytes.capacity() <= 4 * 64), "grown buffers shrink back");
+    }
+
+    #[test]
     fn a_full_step_ahead_restarts_the_stream() {
         let rules = StepRules::any(255);
-        let mut r = StepReceiver::new(64, 4096);
+        let mut r = StepReceiver::new(64, 4096, &StepRules::any(255));
         let mut q = queue();
         let steps: Vec<_> = (0..3).map(|t| full(t, false)).collect();
         r.take(&whole(0, StepForm::Full, &steps[0]));

@@ -56,3 +56,33 @@ fn a_bandwidth_cap_leaves_out_copies_first_and_never_stalls() {
     // Under the cap the new steps and resends still go: every client keeps up.
     assert!(tick_capped - slowest_capped < 40, "slowest client {slowest_capped} of {tick_capped}");
 }
+
+/// `max_update_datagrams` bounds each update: 16 players' 64-byte inputs changing every
+/// tick make about 1 KB a step, 3 steps and their copies an update, and one datagram
+/// each is all that goes (the rest waits; nothing is sent twice).
+#[test]
+fn an_update_takes_at_most_max_update_datagrams() {
+    let mut scfg = RelayServerSessionConfig { max_players: 16, input_size: 64, ..RelayServerSessionConfig::default() };
+    scfg.relay.max_update_datagrams = 1;
+    let ccfg = RelayClientSessionConfig {
+        max_players: 16,
+        input_size: 64,
+        max_prediction: 16,
+        ..RelayClientSessionConfig::default()
+    };
+    let mut w = World::new(13, link(0.0), scfg, ccfg);
+    w.input_period = 1;
+    for _ in 0..16 {
+        w.add_client();
+    }
+    w.run_for(3 * SECOND);
+    let before = w.server.stream_stats(0).expect("connected");
+    let tick_before = w.server.tick();
+    w.run_for(5 * SECOND);
+    let after = w.server.stream_stats(0).expect("connected");
+    let updates = u64::from((w.server.tick() - tick_before) / 3);
+    let datagrams = after.datagrams - before.datagrams;
+    println!("{datagrams} datagrams in {updates} updates; {} updates could not take every step", after.full_updates);
+    assert!(datagrams <= updates + 1, "{datagrams} datagrams in {updates} updates");
+    assert!(after.full_updates > before.full_updates, "the cap was reached");
+}

@@ -690,9 +690,10 @@ impl<'a> Update<'a> {
         self.entries < u8::MAX && buf.len() + n <= crate::transport::MAX_UNRELIABLE
     }
 
-    /// Sends the datagram in `buf`.
+    /// Sends the datagram in `buf` (its entries are then spent: a datagram goes once).
     fn send<T: Transport + ?Sized>(&mut self, buf: &mut [u8], c: &mut Client, ep: &mut T) {
         messages::set_entry_count(buf, self.margins, self.n_checks, self.entries);
+        self.entries = 0;
         if self.datagrams == 0 {
             c.margins.clear();
         }

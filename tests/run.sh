@@ -5,8 +5,9 @@
 # syntax-checked as C++17, run, and run under valgrind (against the debug and the
 # optimized library). Then the bindings: C# (built with mcs -langversion:7.2, tests run
 # under the Mono JIT and under Mono full AOT, the stand-in for IL2CPP), the C++ wrapper
-# and its examples (run, and under valgrind), and packaging (install to a temporary prefix, a CMake consumer and a
-# pkg-config consumer). Then Windows: scripts/windows.sh smoke cross-builds the library
+# and its examples (run, and under valgrind), the Unity package (scripts/unity-package-check.sh),
+# and packaging (the SONAME, install to a temporary prefix, a CMake consumer, a
+# pkg-config consumer, shared and static). Then Windows: scripts/windows.sh smoke cross-builds the library
 # for x86_64-pc-windows-gnu and runs the C examples, the misuse test and a MinGW CMake
 # consumer under Wine (the full cargo suite under Wine is `scripts/windows.sh cargo`).
 # Installs a C compiler, valgrind, Mono, binutils, cmake, pkg-config, mingw-w64 and Wine
@@ -34,6 +35,7 @@ command -v mono >/dev/null 2>&1 || missing+=(mono-runtime)
 command -v as >/dev/null 2>&1 && command -v ld >/dev/null 2>&1 || missing+=(binutils) # full AOT assembles and links
 command -v cmake >/dev/null 2>&1 || missing+=(cmake)
 command -v pkg-config >/dev/null 2>&1 || missing+=(pkgconf)
+command -v jq >/dev/null 2>&1 || missing+=(jq) # scripts/unity-package-check.sh reads the asmdefs
 if [ "${#missing[@]}" -gt 0 ]; then
     SUDO=""
     if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
@@ -206,6 +208,12 @@ build_unity_path() {
         grep -q __Internal "$CS/unity/ios/Tickwire.dll" && ! grep -q __Internal "$CS/Tickwire.dll"
 }
 check "C#: build the Unity code path against API stand-ins (editor, iOS, samples)" build_unity_path
+# The Unity package as a user installs it (from a tarball): .meta files and unique GUIDs,
+# valid asmdefs, the Linux and Windows plugins, license files, and each sample compiled
+# on its own asmdef against the same API stand-ins. Its lines are indented under this one.
+run_indented() { "$@" 2>&1 | sed -u 's/^/    /'; }
+check "Unity package: scripts/unity-package-check.sh (tarball, .meta files, asmdefs, plugins, samples compile with mcs)" \
+    run_indented scripts/unity-package-check.sh
 
 # The C compiler's view of every struct, enum and numeric constant, for the C# test's
 # offset, enumerator and constant comparisons (--offsets).

@@ -12,6 +12,13 @@ namespace Tickwire.Samples.Relay
     /// joins; every request is answered in RunRequests. NetGraph shows the connection's
     /// figures. The per-frame path allocates nothing (NetGraph's text is rebuilt twice a
     /// second).
+    /// <para>
+    /// Not Unity Relay: tickwire's relay is its own authoritative server with client-side
+    /// prediction, a TwSession you run yourself (a dedicated server build or the host's
+    /// scene) that simulates the game and sends every client the canonical inputs. It is
+    /// not Unity Relay, the Unity Gaming Services product that forwards packets between
+    /// players through Unity's servers, and needs neither that service nor Unity Transport.
+    /// </para>
     /// </summary>
     public sealed unsafe class TickwireRelayClient : MonoBehaviour
     {

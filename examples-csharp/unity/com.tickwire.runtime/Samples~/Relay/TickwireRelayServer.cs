@@ -10,6 +10,13 @@ namespace Tickwire.Samples.Relay
     /// (TickwireRelayClient) join by address and get a snapshot of its state; it has no
     /// input of its own, every ADVANCE it runs is final, and a joining client's snapshot is
     /// a DUMP_STATE request. The per-frame path allocates nothing.
+    /// <para>
+    /// Not Unity Relay: tickwire's relay is its own authoritative server with client-side
+    /// prediction, a TwSession you run yourself (a dedicated server build or the host's
+    /// scene) that simulates the game and sends every client the canonical inputs. It is
+    /// not Unity Relay, the Unity Gaming Services product that forwards packets between
+    /// players through Unity's servers, and needs neither that service nor Unity Transport.
+    /// </para>
     /// </summary>
     public sealed unsafe class TickwireRelayServer : MonoBehaviour
     {

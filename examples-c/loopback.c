@@ -4,6 +4,7 @@
  * answers, both print their connection stats, then everything is cleaned up.
  *
  *   cargo build
+ *   ln -sf libtickwire.so target/debug/libtickwire.so.1   # its SONAME (the ABI version)
  *   cc -std=c11 -Wall -Wextra -pedantic -Iinclude examples-c/loopback.c \
  *      -Ltarget/debug -ltickwire -o build/loopback
  *   LD_LIBRARY_PATH=target/debug build/loopback

@@ -9,6 +9,7 @@
  * both players; here it is generated once and set on both peers.
  *
  *   cargo build
+ *   ln -sf libtickwire.so target/debug/libtickwire.so.1   # its SONAME (the ABI version)
  *   cc -std=c11 -Wall -Wextra -pedantic -Iinclude examples-c/p2p.c \
  *      -Ltarget/debug -ltickwire -o build/p2p
  *   LD_LIBRARY_PATH=target/debug build/p2p [seconds]

@@ -14,6 +14,7 @@
  * backend hands tokens to clients over HTTPS.
  *
  *   cargo build
+ *   ln -sf libtickwire.so target/debug/libtickwire.so.1   # its SONAME (the ABI version)
  *   cc -std=c11 -Wall -Wextra -pedantic -Iinclude examples-c/relay.c \
  *      -Ltarget/debug -ltickwire -o build/relay
  *   LD_LIBRARY_PATH=target/debug build/relay [seconds]

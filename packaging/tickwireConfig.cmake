@@ -39,11 +39,18 @@ if(NOT TARGET tickwire::tickwire)
     set_target_properties(tickwire::tickwire PROPERTIES
       IMPORTED_LOCATION "${_tickwire_prefix}/lib/libtickwire.dylib")
   else()
-    # Rust gives the library no SONAME: link it as -ltickwire so that programs record
-    # "libtickwire.so" rather than this absolute path.
+    # The library's SONAME carries the ABI version (build.rs): programs record
+    # libtickwire.so.N, the installed file; libtickwire.so links to it.
+    file(GLOB _tickwire_sonames "${_tickwire_prefix}/lib/libtickwire.so.[0-9]*")
     set_target_properties(tickwire::tickwire PROPERTIES
-      IMPORTED_LOCATION "${_tickwire_prefix}/lib/libtickwire.so"
-      IMPORTED_NO_SONAME TRUE)
+      IMPORTED_LOCATION "${_tickwire_prefix}/lib/libtickwire.so")
+    if(_tickwire_sonames)
+      list(GET _tickwire_sonames 0 _tickwire_soname_path)
+      get_filename_component(_tickwire_soname "${_tickwire_soname_path}" NAME)
+      set_target_properties(tickwire::tickwire PROPERTIES IMPORTED_SONAME "${_tickwire_soname}")
+    else()
+      set_target_properties(tickwire::tickwire PROPERTIES IMPORTED_NO_SONAME TRUE)
+    endif()
   endif()
 endif()
 

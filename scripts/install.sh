@@ -3,9 +3,11 @@
 #
 #   PREFIX/include/tickwire.h           the C header (the contract)
 #   PREFIX/include/tickwire.hpp         the C++17 RAII wrapper (header-only)
-#   PREFIX/lib/libtickwire.so           shared library (.dylib on macOS)
+#   PREFIX/lib/libtickwire.so.N         shared library, named as its SONAME (N: the ABI
+#   PREFIX/lib/libtickwire.so           version), and the link to it (.dylib on macOS)
 #   PREFIX/lib/libtickwire.a            static library
-#   PREFIX/lib/pkgconfig/tickwire.pc    pkg-config: cflags, libs, Libs.private for static
+#   PREFIX/lib/pkgconfig/tickwire.pc    pkg-config: cflags, libs, Libs.private for
+#                                        pkg-config --static (with cc -static)
 #   PREFIX/lib/cmake/tickwire/          find_package(tickwire) -> tickwire::tickwire,
 #                                        tickwire::tickwire_static
 #
@@ -16,35 +18,69 @@
 # x86_64-pc-windows-msvc. tickwireConfig.cmake picks the pair that matches the compiler
 # (MINGW or MSVC). scripts/windows.sh package cross-builds the MinGW one from Linux.
 #
-# Usage:
-#   scripts/install.sh PREFIX                  builds with cargo build --release --lib first
-#   scripts/install.sh PREFIX --lib-dir DIR    installs the libraries already built in DIR
-#                                              (for example target/debug, or
-#                                              target-win/x86_64-pc-windows-gnu/release)
-#                                              without building
-#
-# Then: pkg-config --cflags --libs tickwire (PKG_CONFIG_PATH=PREFIX/lib/pkgconfig), or
-# cmake -DCMAKE_PREFIX_PATH=PREFIX. Every file is relocatable: move PREFIX as a whole.
+# Run `scripts/install.sh --help` for the options; usage() below is the one list of them.
+# Every file is relocatable: move PREFIX as a whole.
 set -euo pipefail
 
 usage() {
-    echo "usage: $0 PREFIX [--lib-dir DIR]" >&2
+    cat <<'USAGE'
+usage: scripts/install.sh PREFIX [--lib-dir DIR]
+       scripts/install.sh --help
+
+Installs tickwire's header, libraries, pkg-config file and CMake package into PREFIX.
+
+Arguments and options:
+  PREFIX          where to install (created if missing): PREFIX/include, PREFIX/lib
+                  (and PREFIX/bin for a Windows build). Relocatable: move it as a whole.
+  --lib-dir DIR   install the libraries already built in DIR (for example target/debug,
+                  or target-win/x86_64-pc-windows-gnu/release) without building.
+                  Without it: cargo build --release --lib, then install from
+                  ${CARGO_TARGET_DIR:-target}/release.
+  -h, --help      print this help and exit.
+
+Environment:
+  CARGO_TARGET_DIR              where cargo builds (without --lib-dir); default target/.
+  TICKWIRE_NATIVE_STATIC_LIBS   the system libraries a static link needs (the .pc
+                                file's Libs.private); the default is the platform's list
+                                from rustc --print native-static-libs.
+
+Linux: the shared library is installed as libtickwire.so.N, its SONAME (N is
+TW_ABI_VERSION of include/tickwire.h), with the link libtickwire.so -> libtickwire.so.N
+for -ltickwire; programs record libtickwire.so.N.
+
+Then:
+  cc game.c $(PKG_CONFIG_PATH=PREFIX/lib/pkgconfig pkg-config --cflags --libs tickwire)
+  cc -static game.c $(PKG_CONFIG_PATH=PREFIX/lib/pkgconfig pkg-config --static --cflags --libs tickwire)
+  cmake -DCMAKE_PREFIX_PATH=PREFIX ...   (find_package(tickwire): tickwire::tickwire,
+                                          tickwire::tickwire_static)
+USAGE
+}
+bad_usage() {
+    usage >&2
     exit 2
 }
-[ $# -ge 1 ] || usage
-PREFIX="$1"
-shift
+PREFIX=""
 LIB_DIR=""
 while [ $# -gt 0 ]; do
     case "$1" in
+    -h | --help)
+        usage
+        exit 0
+        ;;
     --lib-dir)
-        [ $# -ge 2 ] || usage
+        [ $# -ge 2 ] || bad_usage
         LIB_DIR="$2"
         shift 2
         ;;
-    *) usage ;;
+    -*) bad_usage ;;
+    *)
+        [ -z "$PREFIX" ] || bad_usage
+        PREFIX="$1"
+        shift
+        ;;
     esac
 done
+[ -n "$PREFIX" ] || bad_usage
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 if [ -z "$LIB_DIR" ]; then
@@ -79,14 +115,34 @@ else
         ;;
     *)
         SHARED=libtickwire.so
-        NATIVE_STATIC_LIBS="${TICKWIRE_NATIVE_STATIC_LIBS:--lgcc_s -lutil -lrt -lpthread -lm -ldl -lc}"
+        # rustc --print native-static-libs says -lgcc_s too: the unwinder, which the C
+        # compiler's driver links by itself (libgcc_s, or libgcc_eh with -static, where
+        # -lgcc_s would fail: there is no libgcc_s.a).
+        NATIVE_STATIC_LIBS="${TICKWIRE_NATIVE_STATIC_LIBS:--lutil -lrt -lpthread -lm -ldl -lc}"
         ;;
     esac
     for f in "$SHARED" libtickwire.a; do
         [ -f "$LIB_DIR/$f" ] || { echo "install.sh: $LIB_DIR/$f not found (build it first)" >&2; exit 1; }
     done
     mkdir -p "$PREFIX/lib"
-    install -m 0755 "$LIB_DIR/$SHARED" "$PREFIX/lib/"
+    if [ "$SHARED" = libtickwire.so ]; then
+        # The file takes its SONAME (build.rs), libtickwire.so links to it for -ltickwire.
+        ABI="$(sed -n 's/^#define TW_ABI_VERSION \([0-9]*\)$/\1/p' "$ROOT/include/tickwire.h")"
+        [ -n "$ABI" ] || { echo "install.sh: no TW_ABI_VERSION in include/tickwire.h" >&2; exit 1; }
+        SONAME="libtickwire.so.$ABI"
+        if command -v readelf >/dev/null 2>&1; then
+            built="$(readelf -d "$LIB_DIR/$SHARED" | sed -n 's/.*Library soname: \[\(.*\)\].*/\1/p')"
+            [ "$built" = "$SONAME" ] || {
+                echo "install.sh: $LIB_DIR/$SHARED has SONAME '${built}', expected $SONAME (rebuild it)" >&2
+                exit 1
+            }
+        fi
+        rm -f "$PREFIX/lib/$SHARED" "$PREFIX/lib/$SONAME"
+        install -m 0755 "$LIB_DIR/$SHARED" "$PREFIX/lib/$SONAME"
+        ln -s "$SONAME" "$PREFIX/lib/$SHARED"
+    else
+        install -m 0755 "$LIB_DIR/$SHARED" "$PREFIX/lib/"
+    fi
     install -m 0644 "$LIB_DIR/libtickwire.a" "$PREFIX/lib/"
 fi
 

@@ -10,6 +10,13 @@
 # TICKWIRE_UNITY_PLUGINS overrides the destination (the tests copy into build/).
 # Runtime/Plugins/README.md lists the other platforms. The C# sources need no copying:
 # the package's Runtime/Tickwire is the binding itself.
+#
+# The copies lose their debug information (strip --strip-debug; the release profile
+# keeps line tables, debug = 1): the package is committed to git, libraries included,
+# so that git-URL and tarball installs carry them. The exported symbols stay. Then
+# scripts/unity-meta.sh writes their .meta files (import settings per platform), and
+# scripts/unity-package-check.sh checks the package. Commit the libraries built from
+# `cargo build --release --lib -p tickwire` (no test hooks) and `scripts/windows.sh package`.
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -20,13 +27,13 @@ copied=0
 for dir in "$@"; do
     if [ -f "$dir/libtickwire.so" ]; then
         mkdir -p "$PLUGINS/Linux/x86_64"
-        cp "$dir/libtickwire.so" "$PLUGINS/Linux/x86_64/"
+        strip --strip-debug -o "$PLUGINS/Linux/x86_64/libtickwire.so" "$dir/libtickwire.so"
         echo "copied $dir/libtickwire.so into Plugins/Linux/x86_64/"
         copied=$((copied + 1))
     fi
     if [ -f "$dir/tickwire.dll" ]; then
         mkdir -p "$PLUGINS/Windows/x86_64"
-        cp "$dir/tickwire.dll" "$PLUGINS/Windows/x86_64/"
+        x86_64-w64-mingw32-strip --strip-debug -o "$PLUGINS/Windows/x86_64/tickwire.dll" "$dir/tickwire.dll"
         echo "copied $dir/tickwire.dll into Plugins/Windows/x86_64/"
         copied=$((copied + 1))
     fi

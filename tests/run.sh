@@ -5,8 +5,9 @@
 # syntax-checked as C++17, run, and run under valgrind (against the debug and the
 # optimized library). Then the bindings: C# (built with mcs -langversion:7.2, tests run
 # under the Mono JIT and under Mono full AOT, the stand-in for IL2CPP), the C++ wrapper
-# and its examples (run, and under valgrind), and packaging (install to a temporary prefix, a CMake consumer and a
-# pkg-config consumer). Then Windows: scripts/windows.sh smoke cross-builds the library
+# and its examples (run, and under valgrind), the Unity package (scripts/unity-package-check.sh),
+# and packaging (the SONAME, install to a temporary prefix, a CMake consumer, a
+# pkg-config consumer, shared and static). Then Windows: scripts/windows.sh smoke cross-builds the library
 # for x86_64-pc-windows-gnu and runs the C examples, the misuse test and a MinGW CMake
 # consumer under Wine (the full cargo suite under Wine is `scripts/windows.sh cargo`).
 # Installs a C compiler, valgrind, Mono, binutils, cmake, pkg-config, mingw-w64 and Wine
@@ -34,6 +35,7 @@ command -v mono >/dev/null 2>&1 || missing+=(mono-runtime)
 command -v as >/dev/null 2>&1 && command -v ld >/dev/null 2>&1 || missing+=(binutils) # full AOT assembles and links
 command -v cmake >/dev/null 2>&1 || missing+=(cmake)
 command -v pkg-config >/dev/null 2>&1 || missing+=(pkgconf)
+command -v jq >/dev/null 2>&1 || missing+=(jq) # scripts/unity-package-check.sh reads the asmdefs
 if [ "${#missing[@]}" -gt 0 ]; then
     SUDO=""
     if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
@@ -71,6 +73,15 @@ cargo build --lib -p tickwire --features test-hooks || cargo_ok=0
 # The same, optimized: the C programs run under valgrind against it too (below).
 echo "== cargo build --release --lib -p tickwire --features test-hooks (valgrind on optimized code)"
 cargo build --release --lib -p tickwire --features test-hooks || cargo_ok=0
+
+# The shared library's SONAME is libtickwire.so.N (build.rs; N = TW_ABI_VERSION), the
+# name programs linked with -ltickwire look for at run time. cargo writes only
+# libtickwire.so: give each build directory the SONAME link, as install.sh does.
+ABI="$(sed -n 's/^#define TW_ABI_VERSION \([0-9]*\)$/\1/p' include/tickwire.h)"
+SONAME="libtickwire.so.$ABI"
+for dir in "$LIB_DIR" "$TARGET_DIR/release"; do
+    [ -f "$dir/libtickwire.so" ] && ln -sfn libtickwire.so "$dir/$SONAME"
+done
 
 # --- C checks ------------------------------------------------------------------------
 # shellcheck source=tests/check.sh
@@ -197,6 +208,12 @@ build_unity_path() {
         grep -q __Internal "$CS/unity/ios/Tickwire.dll" && ! grep -q __Internal "$CS/Tickwire.dll"
 }
 check "C#: build the Unity code path against API stand-ins (editor, iOS, samples)" build_unity_path
+# The Unity package as a user installs it (from a tarball): .meta files and unique GUIDs,
+# valid asmdefs, the Linux and Windows plugins, license files, and each sample compiled
+# on its own asmdef against the same API stand-ins. Its lines are indented under this one.
+run_indented() { "$@" 2>&1 | sed -u 's/^/    /'; }
+check "Unity package: scripts/unity-package-check.sh (tarball, .meta files, asmdefs, plugins, samples compile with mcs)" \
+    run_indented scripts/unity-package-check.sh
 
 # The C compiler's view of every struct, enum and numeric constant, for the C# test's
 # offset, enumerator and constant comparisons (--offsets).
@@ -266,7 +283,49 @@ check "C++: the session example under valgrind" run_program "${VALGRIND[@]}" "$C
 PKG="$ROOT/build/cmake-consumer"
 rm -rf "$PKG"
 mkdir -p "$PKG"
+# The shipped .so names its ABI version (build.rs), and install.sh installs it as that.
+soname_is_abi_version() {
+    local got
+    got="$(readelf -d "$SHIPPED/libtickwire.so" | sed -n 's/.*Library soname: \[\(.*\)\].*/\1/p')"
+    echo "SONAME: '$got' (TW_ABI_VERSION $ABI)"
+    [ -n "$ABI" ] && [ "$got" = "$SONAME" ]
+}
+check "native library: the SONAME is libtickwire.so.TW_ABI_VERSION (readelf -d)" soname_is_abi_version
+# --help lists every option the argument loop takes and every variable the script reads.
+install_help_documents_every_option() {
+    local help options vars missing=0 o
+    help="$(scripts/install.sh --help)" || return 1
+    echo "$help" | head -n 1 | grep -q '^usage:' || { echo "--help does not start with usage:"; return 1; }
+    options="$(grep -oE '^ +(-[a-z-]+ \| )?--[a-z-]+\)' scripts/install.sh | tr -d ' )' | tr '|' '\n' | sort -u)"
+    vars="$(grep -oE '\$\{(TICKWIRE|CARGO)_[A-Z_]+' scripts/install.sh | tr -d '${' | sort -u)"
+    [ "$(echo "$options" | wc -l)" -ge 3 ] || { echo "found too few options in install.sh: $options"; return 1; }
+    for o in $options $vars; do
+        if ! echo "$help" | grep -qE "(^|[ ,])$o([ ,]|\$)"; then
+            echo "--help does not document $o"
+            missing=1
+        fi
+    done
+    echo "documented: $(echo $options $vars)"
+    # A wrong option is refused with the usage on stderr and status 2.
+    local rc=0
+    scripts/install.sh "$PKG/unused" --no-such-option 2>/dev/null || rc=$?
+    [ "$rc" -eq 2 ] && [ ! -e "$PKG/unused" ] || { echo "an unknown option gave status $rc"; missing=1; }
+    return "$missing"
+}
+check "install.sh --help documents every option and variable it reads" install_help_documents_every_option
 check "install.sh into a temporary prefix" scripts/install.sh "$PKG/prefix" --lib-dir "$LIB_DIR"
+installed_soname_layout() {
+    [ -f "$PKG/prefix/lib/$SONAME" ] && [ ! -L "$PKG/prefix/lib/$SONAME" ] || { echo "no file lib/$SONAME"; return 1; }
+    [ "$(readlink "$PKG/prefix/lib/libtickwire.so")" = "$SONAME" ] || { echo "lib/libtickwire.so is not a link to $SONAME"; return 1; }
+}
+check "install.sh: lib/$SONAME, and lib/libtickwire.so linking to it" installed_soname_layout
+# A program linked with -ltickwire records the SONAME, not libtickwire.so.
+records_soname() {
+    local needed
+    needed="$(readelf -d "$1" | sed -n 's/.*Shared library: \[\(libtickwire[^]]*\)\].*/\1/p')"
+    echo "$(basename "$1") needs: $needed"
+    [ "$needed" = "$SONAME" ]
+}
 cmake_consumer() {
     cmake -S tests/cmake-consumer -B "$PKG/build" -DCMAKE_PREFIX_PATH="$PKG/prefix" >"$PKG/configure.log" 2>&1 ||
         { cat "$PKG/configure.log"; return 1; }
@@ -276,6 +335,7 @@ cmake_consumer() {
         echo "loopback_static depends on libtickwire.so"
         return 1
     fi
+    records_soname "$PKG/build/loopback" || return 1
     (cd "$PKG/build" && timeout 300 ctest --output-on-failure)
 }
 check "CMake consumer: find_package(tickwire), build and ctest (C shared, C static, C++)" cmake_consumer
@@ -284,9 +344,31 @@ pkg_config_consumer() {
     [ "$("${pc[@]}" --modversion tickwire)" = "$(sed -n 's/^version = "\(.*\)"$/\1/p' Cargo.toml | head -n 1)" ] || return 1
     # shellcheck disable=SC2046
     cc "${CFLAGS[@]}" examples-c/loopback.c $("${pc[@]}" --cflags --libs tickwire) -o "$PKG/pc-loopback" &&
+        records_soname "$PKG/pc-loopback" &&
         run_program_in "$PKG/prefix/lib" "$PKG/pc-loopback"
 }
-check "pkg-config consumer: build and run the C example" pkg_config_consumer
+check "pkg-config consumer: build and run the C example (records $SONAME)" pkg_config_consumer
+# pkg-config --static: the installed libtickwire.a and Libs.private make a whole static
+# program (glibc warns that getaddrinfo and getpwuid_r want its shared libraries at run
+# time: that is a warning, and this program uses neither).
+pkg_config_static_consumer() {
+    local pc=(env PKG_CONFIG_PATH="$PKG/prefix/lib/pkgconfig" pkg-config)
+    local libs
+    libs="$("${pc[@]}" --static --libs tickwire)" || return 1
+    echo "pkg-config --static --libs tickwire: $libs"
+    # shellcheck disable=SC2046,SC2086
+    cc "${CFLAGS[@]}" -static examples-c/loopback.c $("${pc[@]}" --cflags tickwire) $libs -o "$PKG/pc-static-loopback" \
+        2>"$PKG/pc-static.log" || { cat "$PKG/pc-static.log"; return 1; }
+    if readelf -d "$PKG/pc-static-loopback" 2>/dev/null | grep -q NEEDED; then
+        echo "the program still needs shared libraries:"
+        readelf -d "$PKG/pc-static-loopback" | grep NEEDED
+        return 1
+    fi
+    # No library path at all: nothing to load.
+    run_program_in "" "$PKG/pc-static-loopback"
+}
+check "pkg-config --static consumer: cc -static links the installed libtickwire.a, no shared library needed, runs" \
+    pkg_config_static_consumer
 
 # --- Windows (cross-built, run under Wine) ----------------------------------------------
 check "Windows smoke: scripts/windows.sh smoke (DLL, C examples, misuse test, CMake consumer under Wine)" \

@@ -9,6 +9,7 @@
  * and the RAII cleanup.
  *
  *   cargo build
+ *   ln -sf libtickwire.so target/debug/libtickwire.so.1   # its SONAME (the ABI version)
  *   c++ -std=c++17 -Wall -Wextra -Werror -Iinclude -Ibindings/cpp bindings/cpp/example.cpp \
  *       -Ltarget/debug -ltickwire -o build/cpp-example
  *   LD_LIBRARY_PATH=target/debug build/cpp-example

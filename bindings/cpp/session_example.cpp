@@ -16,6 +16,7 @@
  * Also shows the exception a setup call throws and the RAII cleanup.
  *
  *   cargo build
+ *   ln -sf libtickwire.so target/debug/libtickwire.so.1   # its SONAME (the ABI version)
  *   c++ -std=c++17 -Wall -Wextra -Werror -Iinclude -Ibindings/cpp bindings/cpp/session_example.cpp \
  *       -Ltarget/debug -ltickwire -o build/cpp-session-example
  *   LD_LIBRARY_PATH=target/debug build/cpp-session-example [seconds]

@@ -11,6 +11,7 @@
 using System;
 using System.Reflection;
 using Tickwire;
+using Tickwire.Samples.Relay;
 using UnityEditor;
 using UnityEngine;
 

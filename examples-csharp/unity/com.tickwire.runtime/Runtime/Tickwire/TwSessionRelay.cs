@@ -11,6 +11,12 @@ namespace Tickwire
     // pushes its input as TwConstants.LocalPlayer every due tick, advances and runs the
     // requests (RESTORE when it joins, then SAVE / LOAD / ADVANCE as in rollback); a server
     // advances with no input of its own and answers DUMP_STATE for joining clients.
+    //
+    // Not Unity Relay: tickwire's relay is its own authoritative server with client-side
+    // prediction, a TwSession you run yourself (a dedicated server build or the host's
+    // scene) that simulates the game and sends every client the canonical inputs. It is
+    // not Unity Relay, the Unity Gaming Services product that forwards packets between
+    // players through Unity's servers, and needs neither that service nor Unity Transport.
     public sealed unsafe partial class TwSession
     {
         /// <summary>

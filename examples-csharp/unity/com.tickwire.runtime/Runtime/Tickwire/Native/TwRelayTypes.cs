@@ -76,6 +76,13 @@ namespace Tickwire
     /// <summary>
     /// tw_session_event_relay: PlayerJoined, PlayerReconnected, PlayerLeft, PlayerSlotFreed,
     /// PlayerKicked, Joined, Reconnecting, Resyncing, ServerLost.
+    /// <para>
+    /// Not Unity Relay: tickwire's relay is its own authoritative server with client-side
+    /// prediction, a TwSession you run yourself (a dedicated server build or the host's
+    /// scene) that simulates the game and sends every client the canonical inputs. It is
+    /// not Unity Relay, the Unity Gaming Services product that forwards packets between
+    /// players through Unity's servers, and needs neither that service nor Unity Transport.
+    /// </para>
     /// </summary>
     [StructLayout(LayoutKind.Sequential)]
     public struct TwSessionEventRelay
@@ -124,6 +131,13 @@ namespace Tickwire
     /// <summary>
     /// tw_relay_player_stats (128 bytes): a relay server's figures for one player, from
     /// TwSession.GetPlayerStats. New figures take space from Reserved.
+    /// <para>
+    /// Not Unity Relay: tickwire's relay is its own authoritative server with client-side
+    /// prediction, a TwSession you run yourself (a dedicated server build or the host's
+    /// scene) that simulates the game and sends every client the canonical inputs. It is
+    /// not Unity Relay, the Unity Gaming Services product that forwards packets between
+    /// players through Unity's servers, and needs neither that service nor Unity Transport.
+    /// </para>
     /// </summary>
     [StructLayout(LayoutKind.Sequential)]
     public unsafe struct TwRelayPlayerStats

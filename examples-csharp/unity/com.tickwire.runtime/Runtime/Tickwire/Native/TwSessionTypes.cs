@@ -34,6 +34,13 @@ namespace Tickwire
         /// (NumPlayers slots). Its clock is the master: it never waits. It has no player of its
         /// own: every ADVANCE it hands out is final, and a joining client's snapshot is asked
         /// for with a DUMP_STATE request.
+        /// <para>
+        /// Not Unity Relay: tickwire's relay is its own authoritative server with client-side
+        /// prediction, a TwSession you run yourself (a dedicated server build or the host's
+        /// scene) that simulates the game and sends every client the canonical inputs. It is
+        /// not Unity Relay, the Unity Gaming Services product that forwards packets between
+        /// players through Unity's servers, and needs neither that service nor Unity Transport.
+        /// </para>
         /// </summary>
         RelayServer = 5,
         /// <summary>
@@ -41,6 +48,13 @@ namespace Tickwire
         /// tick as player TwConstants.LocalPlayer. It joins with a snapshot of the server's
         /// state (a RESTORE request), predicts ahead of the authoritative state and
         /// re-simulates from it when a prediction was wrong.
+        /// <para>
+        /// Not Unity Relay: tickwire's relay is its own authoritative server with client-side
+        /// prediction, a TwSession you run yourself (a dedicated server build or the host's
+        /// scene) that simulates the game and sends every client the canonical inputs. It is
+        /// not Unity Relay, the Unity Gaming Services product that forwards packets between
+        /// players through Unity's servers, and needs neither that service nor Unity Transport.
+        /// </para>
         /// </summary>
         RelayClient = 6,
     }
@@ -330,6 +344,13 @@ namespace Tickwire
         /// A relay server's config: the library's defaults with numPlayers player slots of
         /// inputSize-byte inputs, bound to bindAddress ("0.0.0.0:7777"). Its clients use the
         /// same numPlayers, inputSize, TickRateHz and ServerSendInterval.
+        /// <para>
+        /// Not Unity Relay: tickwire's relay is its own authoritative server with client-side
+        /// prediction, a TwSession you run yourself (a dedicated server build or the host's
+        /// scene) that simulates the game and sends every client the canonical inputs. It is
+        /// not Unity Relay, the Unity Gaming Services product that forwards packets between
+        /// players through Unity's servers, and needs neither that service nor Unity Transport.
+        /// </para>
         /// </summary>
         public static TwSessionConfig RelayServer(uint numPlayers, uint inputSize, string bindAddress)
         {
@@ -345,6 +366,13 @@ namespace Tickwire
         /// inputSize-byte inputs (the server's), bound to bindAddress (default any port).
         /// Name the server with TwSession.SetServer before Start. Raise MaxPrediction above its
         /// default for round trips beyond about 60 ms at 60 Hz.
+        /// <para>
+        /// Not Unity Relay: tickwire's relay is its own authoritative server with client-side
+        /// prediction, a TwSession you run yourself (a dedicated server build or the host's
+        /// scene) that simulates the game and sends every client the canonical inputs. It is
+        /// not Unity Relay, the Unity Gaming Services product that forwards packets between
+        /// players through Unity's servers, and needs neither that service nor Unity Transport.
+        /// </para>
         /// </summary>
         public static TwSessionConfig RelayClient(uint numPlayers, uint inputSize, string bindAddress = "0.0.0.0:0")
         {

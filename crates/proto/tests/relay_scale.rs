@@ -62,6 +62,9 @@ struct Outcome {
     /// The slowest client's authoritative tick each second (`(s, tick)`), for the
     /// failure message: where it stopped.
     slowest_trace: Vec<(u64, Tick)>,
+    /// The step stream to the players connected at the end, summed: steps sent once,
+    /// resent, redundant copies.
+    stream: (u64, u64, u64),
 }
 
 impl Outcome {
@@ -170,6 +173,9 @@ fn run(sc: &Scenario) -> (World, Outcome) {
         down_datagrams: dgrams as f64 / n / secs,
         window_down_bps: (down_bytes(&w) - window_down_start) as f64 / n / sc.window as f64,
         slowest_trace,
+        stream: (0..sc.clients as u32)
+            .filter_map(|p| w.server.stream_stats(p))
+            .fold((0, 0, 0), |a, s| (a.0 + s.steps, a.1 + s.resent, a.2 + s.copies)),
     };
     report(sc, &out);
     (w, out)
@@ -187,7 +193,8 @@ fn report(sc: &Scenario, o: &Outcome) {
     println!(
         "{}: {} clients x {} B inputs, {} s of game time; server tick {}; slowest client: authoritative tick {} \
          ({}), {:.2} ticks/s over the last {} s, {:.1} ticks/s from its first step on while it moved; server to each client {:.0} B/s in {:.1} datagrams/s \
-         up to the first kick or the end ({:.0} B/s over the last {} s), each client to the server {:.0} B/s; {}; interrupted {}, left {}; desyncs {}",
+         up to the first kick or the end ({:.0} B/s over the last {} s), each client to the server {:.0} B/s; {}; interrupted {}, left {}; desyncs {}; \
+         steps sent {}, resent {}, copies {}",
         sc.name,
         sc.clients,
         sc.input_size,
@@ -207,6 +214,9 @@ fn report(sc: &Scenario, o: &Outcome) {
         o.interrupted,
         o.left,
         o.desyncs,
+        o.stream.0,
+        o.stream.1,
+        o.stream.2,
     );
 }
 

@@ -88,8 +88,9 @@ struct Client {
 pub fn run(scenario: &Scenario, controller: Controller, cfg: &LabConfig) -> RunRecord {
     let t_us = cfg.tick_us;
     let seed = cfg.run_seed(scenario);
-    let mut up: LinkConditioner<UpPacket> = LinkConditioner::new(scenario.up, seed ^ 0x55);
-    let mut down: LinkConditioner<DownPacket> = LinkConditioner::new(scenario.down, seed ^ 0xAA);
+    let (up_seed, down_seed) = cfg.link_seeds(scenario, 0);
+    let mut up: LinkConditioner<UpPacket> = LinkConditioner::new(scenario.up, up_seed);
+    let mut down: LinkConditioner<DownPacket> = LinkConditioner::new(scenario.down, down_seed);
     let policy = match controller {
         Controller::Seed000 => ServerPolicy::Seed(
             FixedRuleInterpolation::new(InterpConfig {

@@ -83,6 +83,15 @@ impl LabConfig {
     pub fn run_seed(&self, scenario: &Scenario) -> u64 {
         self.seed ^ (scenario.id.bytes().fold(0u64, |h, b| h.wrapping_mul(31).wrapping_add(b as u64)) << 8)
     }
+
+    /// The seeds of client `client`'s uplink and downlink in `scenario` (client 0 is
+    /// the measured one). Every controller's run takes its links from here, so all of
+    /// them meet the same realisation of the scenario's links, not only the same
+    /// distribution.
+    pub fn link_seeds(&self, scenario: &Scenario, client: usize) -> (u64, u64) {
+        let seed = self.run_seed(scenario) ^ (client as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        (seed ^ 0x55, seed ^ 0xAA)
+    }
 }
 
 /// What happened to one client input (times in true µs).

@@ -47,8 +47,10 @@ pub fn run(scenario: &Scenario, cfg: &LabConfig, late: Option<LatePolicy>) -> Ru
     let max_incoming = scfg.endpoint.max_incoming.max(scenario.clients as u32 + 4);
     let sn = net.add(EndpointConfig { seed: seed ^ 0x11, max_incoming, ..scfg.endpoint.clone() });
     let cn = net.add(EndpointConfig { seed: seed ^ 0x22, ..EndpointConfig::default() });
-    net.set_link(cn, sn, scenario.up);
-    net.set_link(sn, cn, scenario.down);
+    // The measured client's links realise the scenario exactly as the baselines' do.
+    let (up_seed, down_seed) = cfg.link_seeds(scenario, 0);
+    net.set_link_seeded(cn, sn, scenario.up, up_seed);
+    net.set_link_seeded(sn, cn, scenario.down, down_seed);
     net.set_drift(sn, scenario.server_drift_ppm);
     net.set_drift(cn, scenario.client_drift_ppm);
     let mut server = RelayServer::new(scfg, net.local_now(sn)).expect("valid server config");
@@ -60,8 +62,9 @@ pub fn run(scenario: &Scenario, cfg: &LabConfig, late: Option<LatePolicy>) -> Ru
     let mut others: Vec<Other> = (1..scenario.clients.max(1))
         .map(|i| {
             let node = net.add(EndpointConfig { seed: seed ^ (0x33 + i as u64), ..EndpointConfig::default() });
-            net.set_link(node, sn, scenario.up);
-            net.set_link(sn, node, scenario.down);
+            let (up_seed, down_seed) = cfg.link_seeds(scenario, i);
+            net.set_link_seeded(node, sn, scenario.up, up_seed);
+            net.set_link_seeded(sn, node, scenario.down, down_seed);
             net.set_drift(node, scenario.client_drift_ppm);
             Other { node, client: RelayClient::new(ccfg.clone()), newest: 0, pushed: 0, connected: false }
         })

@@ -152,6 +152,19 @@ impl SimNet {
         }
     }
 
+    /// Sets the link from `a` to `b` as [`SimNet::set_link`] does, and if it is new,
+    /// seeds its randomness with `seed`: a link conditioner made elsewhere with the same
+    /// settings and seed drops, delays and reorders the same sends the same way (the lab
+    /// gives every controller of a scenario the same link realisation).
+    pub fn set_link_seeded(&mut self, a: NodeId, b: NodeId, cfg: LinkConfig, seed: u64) {
+        match self.links.get_mut(&(a, b)) {
+            Some(l) => l.set_config(cfg),
+            None => {
+                self.links.insert((a, b), LinkConditioner::new(cfg, seed));
+            }
+        }
+    }
+
     /// Sets both directions between `a` and `b`.
     pub fn set_links(&mut self, a: NodeId, b: NodeId, cfg: LinkConfig) {
         self.set_link(a, b, cfg);
@@ -302,5 +315,47 @@ impl SimNet {
             self.step(dt);
         }
         done(self)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::netsim::{JitterModel, LossModel};
+
+    /// A seeded link in the net and a conditioner made alone with the same settings and
+    /// seed treat the same sends alike: the lab relies on it to give tickwire's run the
+    /// baselines' link realisation.
+    #[test]
+    fn a_seeded_link_realises_like_a_conditioner_with_that_seed() {
+        let cfg = LinkConfig {
+            latency_us: 30_000,
+            jitter: JitterModel::Uniform { max_us: 20_000 },
+            loss: LossModel::Bernoulli { p: 0.2 },
+            duplicate: 0.1,
+            reorder: 0.1,
+            reorder_delay_us: 15_000,
+            ..LinkConfig::perfect()
+        };
+        let mut net = SimNet::new(1, LinkConfig::perfect());
+        let (a, b) = (net.add(EndpointConfig::default()), net.add(EndpointConfig::default()));
+        net.set_link(b, a, cfg); // drawn from the net's generator: another realisation
+        net.set_link_seeded(a, b, cfg, 0xBEEF);
+        let mut alone: LinkConditioner<u32> = LinkConditioner::new(cfg, 0xBEEF);
+        let from = net.addr(a);
+        let (mut in_net, mut by_itself) = (Vec::new(), Vec::new());
+        for i in 0..2_000u32 {
+            let now = i as Micros * 1_000;
+            net.links.get_mut(&(a, b)).unwrap().send(now, 100, (from, i.to_le_bytes().to_vec()));
+            alone.send(now, 100, i);
+            while let Some((t, (_, d))) = net.links.get_mut(&(a, b)).unwrap().poll_timed(now) {
+                in_net.push((t, u32::from_le_bytes(d[..4].try_into().unwrap())));
+            }
+            while let Some(x) = alone.poll_timed(now) {
+                by_itself.push(x);
+            }
+        }
+        assert!(in_net.len() > 1_500 && in_net.len() < 2_000, "{} delivered", in_net.len());
+        assert_eq!(in_net, by_itself);
     }
 }

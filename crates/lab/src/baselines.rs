@@ -87,7 +87,6 @@ struct Client {
 /// Runs one scenario with one of the baselines and returns the record.
 pub fn run(scenario: &Scenario, controller: Controller, cfg: &LabConfig) -> RunRecord {
     let t_us = cfg.tick_us;
-    let seed = cfg.run_seed(scenario);
     let (up_seed, down_seed) = cfg.link_seeds(scenario, 0);
     let mut up: LinkConditioner<UpPacket> = LinkConditioner::new(scenario.up, up_seed);
     let mut down: LinkConditioner<DownPacket> = LinkConditioner::new(scenario.down, down_seed);

@@ -374,6 +374,15 @@ enum tw_disconnect_reason
      * the accepting side only.
      */
     TW_DISCONNECT_REASON_REPLACED = 13,
+    /**
+     * The engine at the other end removed this side on purpose, for good: a relay
+     * server's engine kicked this client (`tw_session_kick_player`: SERVER_LOST, no
+     * reconnect, its slot is freed), or a P2P peer's engine dropped this peer
+     * (`tw_session_disconnect_player`: PEER_DISCONNECTED, on both sides). Unlike
+     * `KICKED` (the relay's own kick of a client that fell out of step, which keeps
+     * the slot and reconnects), it is final.
+     */
+    TW_DISCONNECT_REASON_KICKED_BY_ENGINE = 14,
 };
 #ifndef __cplusplus
 #if __STDC_VERSION__ >= 202311L
@@ -739,7 +748,10 @@ enum tw_session_event_kind
      * RELAY_SERVER: a player was removed and its connection closed
      * (`data.relay.reason` is a `tw_kick_reason`, `peer` its connection). Its slot
      * waits `slot_timeout_ms` for it, as after a drop: its client reconnects by itself
-     * with its token (PLAYER_RECONNECTED), or PLAYER_SLOT_FREED follows.
+     * with its token (PLAYER_RECONNECTED), or PLAYER_SLOT_FREED follows. Reason
+     * `TW_KICK_REASON_ENGINE` (`tw_session_kick_player`, its code in
+     * `data.relay.code`) is final: PLAYER_SLOT_FREED follows at once and the client,
+     * told `TW_DISCONNECT_REASON_KICKED_BY_ENGINE`, does not come back.
      */
     TW_SESSION_EVENT_KIND_PLAYER_KICKED = 19,
     /**
@@ -907,6 +919,11 @@ enum tw_kick_reason
      * 16 at once, then more than one a second (an honest client asks once per desync).
      */
     TW_KICK_REASON_RESYNC_FLOOD = 4,
+    /**
+     * The engine kicked it (`tw_session_kick_player`); `data.relay.code` is the
+     * engine's `reason_code`. Final: the slot is freed (PLAYER_SLOT_FREED follows).
+     */
+    TW_KICK_REASON_ENGINE = 5,
 };
 #ifndef __cplusplus
 #if __STDC_VERSION__ >= 202311L
@@ -1880,6 +1897,12 @@ typedef struct tw_session_event_relay {
      * else 0.
      */
     uint32_t reconnect;
+    /**
+     * PLAYER_KICKED with reason `TW_KICK_REASON_ENGINE`: the `reason_code` given to
+     * `tw_session_kick_player` (it stays on the server: the client sees only
+     * `TW_DISCONNECT_REASON_KICKED_BY_ENGINE`); else 0.
+     */
+    uint32_t code;
 } tw_session_event_relay;
 
 /**
@@ -3400,6 +3423,55 @@ tw_result tw_session_request_snapshot(struct tw_session *session);
 tw_result tw_session_player_stats(struct tw_session *session,
                                   uint32_t player,
                                   struct tw_relay_player_stats *out_stats);
+
+/**
+ * P2P: drops remote `player` on purpose, like GGPO's `ggpo_disconnect_player`. Its
+ * peer (with every player behind it) is dropped and its connection closed:
+ * PEER_DISCONNECTED follows here (reason `TW_DISCONNECT_REASON_KICKED_BY_ENGINE`),
+ * the peer sees PEER_DISCONNECTED with the same reason, and the match goes on, that
+ * player's inputs marked `TW_INPUT_STATUS_DISCONNECTED` from the first tick not
+ * received. Final: the peer is not dialled again. Only once the match runs (after
+ * SYNCHRONIZED).
+ *
+ * Ownership: the library keeps no pointer passed here after the call.
+ * Thread-safety: a session is used from one thread at a time (it may move between
+ * threads between calls).
+ *
+ * Returns `TW_RESULT_OK`; `TW_RESULT_NULL_ARGUMENT` (`session`);
+ * `TW_RESULT_INVALID_ARGUMENT` (no such player, or a local player);
+ * `TW_RESULT_INVALID_STATE` (not P2P, the match not running yet, or the player's peer
+ * already gone); `TW_RESULT_BUSY` (another call on the session is in progress);
+ * `TW_RESULT_PANIC`.
+ *
+ * # Safety
+ * `session` must be NULL or a live handle.
+ */
+tw_result tw_session_disconnect_player(struct tw_session *session, uint32_t player);
+
+/**
+ * RELAY_SERVER: removes `player` on purpose, for good. Its connection is closed and
+ * its client sees SERVER_LOST with reason `TW_DISCONNECT_REASON_KICKED_BY_ENGINE`
+ * (it does not reconnect); here PLAYER_KICKED (reason `TW_KICK_REASON_ENGINE`,
+ * `data.relay.code` = `reason_code`) then PLAYER_SLOT_FREED follow, and the slot is
+ * free for the next player at once. A slot waiting for a dropped player (after
+ * PLAYER_LEFT) is freed the same way (PLAYER_SLOT_FREED only). `reason_code` is the
+ * engine's own, any value; it stays on the server (the wire carries the reason
+ * only). Unlike the relay's own kicks (`tw_kick_reason` OVERFLOW, STARVED,
+ * RESYNC_FLOOD), which keep the slot for a reconnect.
+ *
+ * Ownership: the library keeps no pointer passed here after the call.
+ * Thread-safety: a session is used from one thread at a time (it may move between
+ * threads between calls).
+ *
+ * Returns `TW_RESULT_OK`; `TW_RESULT_NULL_ARGUMENT` (`session`);
+ * `TW_RESULT_INVALID_ARGUMENT` (no such player); `TW_RESULT_INVALID_STATE` (not
+ * RELAY_SERVER, not started, or the slot is free); `TW_RESULT_BUSY` (another call on
+ * the session is in progress); `TW_RESULT_PANIC`.
+ *
+ * # Safety
+ * `session` must be NULL or a live handle.
+ */
+tw_result tw_session_kick_player(struct tw_session *session, uint32_t player, uint32_t reason_code);
 
 /**
  * Copies the inputs of the current ADVANCE request: `num_players * input_size` bytes,

@@ -576,3 +576,64 @@ pub unsafe extern "C" fn tw_session_player_stats(
         Ok(tw_result::Ok)
     })
 }
+
+/// P2P: drops remote `player` on purpose, like GGPO's `ggpo_disconnect_player`. Its
+/// peer (with every player behind it) is dropped and its connection closed:
+/// PEER_DISCONNECTED follows here (reason `TW_DISCONNECT_REASON_KICKED_BY_ENGINE`),
+/// the peer sees PEER_DISCONNECTED with the same reason, and the match goes on, that
+/// player's inputs marked `TW_INPUT_STATUS_DISCONNECTED` from the first tick not
+/// received. Final: the peer is not dialled again. Only once the match runs (after
+/// SYNCHRONIZED).
+///
+/// Ownership: the library keeps no pointer passed here after the call.
+/// Thread-safety: a session is used from one thread at a time (it may move between
+/// threads between calls).
+///
+/// Returns `TW_RESULT_OK`; `TW_RESULT_NULL_ARGUMENT` (`session`);
+/// `TW_RESULT_INVALID_ARGUMENT` (no such player, or a local player);
+/// `TW_RESULT_INVALID_STATE` (not P2P, the match not running yet, or the player's peer
+/// already gone); `TW_RESULT_BUSY` (another call on the session is in progress);
+/// `TW_RESULT_PANIC`.
+///
+/// # Safety
+/// `session` must be NULL or a live handle.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn tw_session_disconnect_player(session: *mut tw_session, player: u32) -> tw_result {
+    with_session("tw_session_disconnect_player", session, |s| {
+        let p = arg_player(s, player)?;
+        let SessionKind::P2p(k) = &mut s.kind else { return Err(s.kind.unavailable("disconnecting a player")) };
+        k.disconnect_player(p).map_err(session_failure)?;
+        Ok(tw_result::Ok)
+    })
+}
+
+/// RELAY_SERVER: removes `player` on purpose, for good. Its connection is closed and
+/// its client sees SERVER_LOST with reason `TW_DISCONNECT_REASON_KICKED_BY_ENGINE`
+/// (it does not reconnect); here PLAYER_KICKED (reason `TW_KICK_REASON_ENGINE`,
+/// `data.relay.code` = `reason_code`) then PLAYER_SLOT_FREED follow, and the slot is
+/// free for the next player at once. A slot waiting for a dropped player (after
+/// PLAYER_LEFT) is freed the same way (PLAYER_SLOT_FREED only). `reason_code` is the
+/// engine's own, any value; it stays on the server (the wire carries the reason
+/// only). Unlike the relay's own kicks (`tw_kick_reason` OVERFLOW, STARVED,
+/// RESYNC_FLOOD), which keep the slot for a reconnect.
+///
+/// Ownership: the library keeps no pointer passed here after the call.
+/// Thread-safety: a session is used from one thread at a time (it may move between
+/// threads between calls).
+///
+/// Returns `TW_RESULT_OK`; `TW_RESULT_NULL_ARGUMENT` (`session`);
+/// `TW_RESULT_INVALID_ARGUMENT` (no such player); `TW_RESULT_INVALID_STATE` (not
+/// RELAY_SERVER, not started, or the slot is free); `TW_RESULT_BUSY` (another call on
+/// the session is in progress); `TW_RESULT_PANIC`.
+///
+/// # Safety
+/// `session` must be NULL or a live handle.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn tw_session_kick_player(session: *mut tw_session, player: u32, reason_code: u32) -> tw_result {
+    with_session("tw_session_kick_player", session, |s| {
+        let p = arg_player(s, player)?;
+        let SessionKind::RelayServer(k) = &mut s.kind else { return Err(s.kind.unavailable("kicking a player")) };
+        k.kick_player(p, reason_code).map_err(session_failure)?;
+        Ok(tw_result::Ok)
+    })
+}

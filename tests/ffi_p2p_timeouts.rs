@@ -56,3 +56,68 @@ fn the_sessions_disconnect_timeout_holds_past_the_hosts_timeout() {
     assert!(after >= Duration::from_millis(2_900), "dropped after {after:?}: the host's 1.5 s cut it short");
     assert!(after < Duration::from_millis(4_500), "dropped after {after:?}");
 }
+
+/// Issue 18, missing 1: `tw_session_disconnect_player` drops a remote player on
+/// purpose, as `ggpo_disconnect_player` does. Both sides see PEER_DISCONNECTED with
+/// reason KICKED_BY_ENGINE, and the match goes on with that player's inputs marked
+/// disconnected.
+#[test]
+fn disconnect_player_drops_the_peer_and_the_match_goes_on() {
+    let cfg = session_config(tw_session_mode::P2p, 2);
+    let (a, b) = p2p_pair(&cfg, &cfg);
+    // SAFETY: live sessions.
+    unsafe {
+        ok(tw_session_start(a.0));
+        ok(tw_session_start(b.0));
+        // Not running yet: nothing to disconnect.
+        assert_eq!(tw_session_disconnect_player(a.0, 1), tw_result::InvalidState, "{}", last_error());
+        assert!(last_error().contains("not running"), "{}", last_error());
+    }
+    let (mut ea, mut eb) = (Engine::new(2, 18), Engine::new(2, 18));
+    let (mut va, mut vb) = (Vec::new(), Vec::new());
+    let end = Instant::now() + Duration::from_millis(1500);
+    while Instant::now() < end {
+        frame(a.0, &mut ea, &[0], SEED, PERIOD, &mut va);
+        frame(b.0, &mut eb, &[1], SEED, PERIOD, &mut vb);
+        std::thread::sleep(Duration::from_millis(2));
+    }
+    assert!(va.iter().any(|e| e.kind == tw_session_event_kind::Synchronized as u32));
+    assert_eq!(ea.disconnected_inputs, 0);
+    // SAFETY: live session.
+    unsafe {
+        assert_eq!(tw_session_disconnect_player(a.0, 0), tw_result::InvalidArgument);
+        assert!(last_error().contains("player 0 plays on this machine"), "{}", last_error());
+        assert_eq!(tw_session_disconnect_player(a.0, 2), tw_result::InvalidArgument);
+        assert!(last_error().contains("player 2"), "{}", last_error());
+        ok(tw_session_disconnect_player(a.0, 1));
+        assert_eq!(tw_session_disconnect_player(a.0, 1), tw_result::InvalidState);
+        assert!(last_error().contains("already disconnected"), "{}", last_error());
+    }
+    let tick_at_drop = stats(a.0).current_tick;
+    va.clear();
+    vb.clear();
+    let end = Instant::now() + Duration::from_millis(1000);
+    while Instant::now() < end {
+        frame(a.0, &mut ea, &[0], SEED, PERIOD, &mut va);
+        frame(b.0, &mut eb, &[1], SEED, PERIOD, &mut vb);
+        std::thread::sleep(Duration::from_millis(2));
+    }
+    let reason_of = |events: &[tw_session_event]| -> Vec<u32> {
+        events
+            .iter()
+            .filter(|e| e.kind == tw_session_event_kind::PeerDisconnected as u32)
+            // SAFETY: the kind says the peer member is live.
+            .map(|e| unsafe { e.data.peer.reason })
+            .collect()
+    };
+    let kicked = tw_disconnect_reason::KickedByEngine as u32;
+    assert_eq!(reason_of(&va), [kicked], "the dropping side");
+    assert_eq!(reason_of(&vb), [kicked], "the dropped side is told why");
+    let after = stats(a.0).current_tick;
+    assert!(after > tick_at_drop + 30, "the match went on: tick {tick_at_drop} -> {after}");
+    assert!(ea.disconnected_inputs > 30, "player 1's inputs are marked disconnected: {}", ea.disconnected_inputs);
+    // A relay or local session has no such call.
+    let sync = create(&session_config(tw_session_mode::Synctest, 2));
+    // SAFETY: live session.
+    assert_eq!(unsafe { tw_session_disconnect_player(sync.0, 1) }, tw_result::InvalidState);
+}

@@ -20,6 +20,7 @@ namespace Tickwire.Tests
             Run("relay: config builders carry the library's defaults; create both modes", RelayConfigAndCreate);
             Run("relay: setup and per-frame errors (bad server address, wrong mode)", RelayErrors);
             Run("relay: a server and 3 clients over 127.0.0.1 agree on every authoritative tick; joins and departures", RelayMatchAgrees);
+            Run("relay: KickPlayer removes a player for good: ServerLost KickedByEngine, no reconnect, the slot freed", RelayKickPlayer);
             Run("relay: a desync is reported; RequestSnapshot brings the server's state back", RelayDesyncAndResnapshot);
             Run("relay allocation: 0 bytes over the frames of a server and 3 clients over UDP, a resync included", SessionZeroAllocationRelay);
         }
@@ -207,6 +208,39 @@ namespace Tickwire.Tests
                 sb.Append(sb.Length == 0 ? "" : " ").Append(e.Kind);
             }
             return sb.ToString();
+        }
+
+        private static void RelayKickPlayer()
+        {
+            Func<TwSessionConfig, TwSessionConfig> one = c => { c.NumPlayers = 1; return c; };
+            using (RelayMatch m = new RelayMatch(Link(10000, 2000, 0.0), one))
+            {
+                Equal(TwResult.InvalidState, m.Server.KickPlayer(0, 7), "a free slot");
+                Contains(TwLibrary.LastErrorMessage(), "free", "the message says why");
+                Equal(TwResult.InvalidArgument, m.Server.KickPlayer(1, 7), "no such player");
+                Contains(TwLibrary.LastErrorMessage(), "tw_session_kick_player", "names the function");
+                m.AddClient(one);
+                m.RunFor(3000, () => OfKind(m.ClientGames[0], TwSessionEventKind.Joined).Count > 0);
+                Equal(0u, m.LatestJoin(0).Player, "the client joined slot 0");
+                Equal(TwResult.InvalidState, m.Clients[0].KickPlayer(0, 7), "a client cannot kick");
+                Equal(TwResult.Ok, m.Server.KickPlayer(0, 0xC0FFEE), "kick");
+                m.RunFor(1500, null);
+                List<TwSessionEvent> kicked = OfKind(m.ServerGame, TwSessionEventKind.PlayerKicked);
+                Equal(1, kicked.Count, "server: PLAYER_KICKED (" + Kinds(m.ServerGame) + ")");
+                Equal(TwKickReason.Engine, kicked[0].Data.Relay.KickReason, "by the engine");
+                Equal(0xC0FFEEu, kicked[0].Data.Relay.Code, "the engine's code");
+                Equal(1, OfKind(m.ServerGame, TwSessionEventKind.PlayerSlotFreed).Count, "the slot freed at once");
+                List<TwSessionEvent> lost = OfKind(m.ClientGames[0], TwSessionEventKind.ServerLost);
+                Equal(1, lost.Count, "client: SERVER_LOST (" + Kinds(m.ClientGames[0]) + ")");
+                Equal(TwDisconnectReason.KickedByEngine, lost[0].Data.Relay.DisconnectReason, "kicked by the server's engine");
+                Equal(0, OfKind(m.ClientGames[0], TwSessionEventKind.Reconnecting).Count, "final: no reconnect");
+                Equal(0, OfKind(m.ServerGame, TwSessionEventKind.PlayerReconnected).Count, "nobody came back");
+                // The next player takes the slot at once.
+                m.AddClient(one);
+                m.RunFor(3000, () => OfKind(m.ClientGames[1], TwSessionEventKind.Joined).Count > 0);
+                Equal(0u, m.LatestJoin(1).Player, "the next player took slot 0");
+                Equal(0, OfKind(m.ServerGame, TwSessionEventKind.ConnectionRejected).Count, "nobody refused");
+            }
         }
 
         // --- config, create, errors -------------------------------------------------------------

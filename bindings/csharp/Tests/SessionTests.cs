@@ -24,6 +24,7 @@ namespace Tickwire.Tests
             Run("session: a recorded replay reproduces the checksums (bytes and file)", SessionReplayRoundTrip);
             Run("session: a spectator joining mid-match ends in sync", SessionSpectator);
             Run("session: a desync is reported and dumped; a leaving peer is disconnected", SessionDesyncAndDisconnect);
+            Run("session: DisconnectPlayer drops a remote player on purpose; both sides see KickedByEngine; the match goes on", SessionDisconnectPlayer);
             Run("session: panic inside a call: PANIC code, session poisoned, no crash", SessionPanic);
             Run("session: a call while another thread is inside one gets Busy, no crash", SessionBusy);
             Run("session: use after Dispose: ObjectDisposedException, no crash", SessionUseAfterDispose);
@@ -701,6 +702,42 @@ namespace Tickwire.Tests
                 Check(pd.Data.Player.Tick > 0, "from a tick on: " + pd.Data.Player.Tick);
                 Check(StatsOf(pair.A).CurrentTick > before + 30, "the survivor keeps simulating");
                 Equal(0u, StatsOf(pair.A).ConnectedPeers, "no connections left");
+            }
+            finally
+            {
+                pair.Dispose();
+            }
+        }
+
+        private static void SessionDisconnectPlayer()
+        {
+            SessionPair pair = new SessionPair(10000, 2000, 0.0, null);
+            try
+            {
+                Equal(TwResult.InvalidState, pair.A.DisconnectPlayer(1), "not running yet");
+                Contains(TwLibrary.LastErrorMessage(), "not running", "the message says why");
+                pair.RunFor(4000, () => pair.GameA.Count(TwSessionEventKind.Synchronized) > 0 &&
+                                        pair.GameB.Count(TwSessionEventKind.Synchronized) > 0 &&
+                                        StatsOf(pair.A).CurrentTick > 30);
+                Equal(0L, pair.GameA.DisconnectedInputs, "nobody disconnected yet");
+                Equal(TwResult.InvalidArgument, pair.A.DisconnectPlayer(0), "a local player");
+                Contains(TwLibrary.LastErrorMessage(), "player 0 plays on this machine", "the message says why");
+                Equal(TwResult.InvalidArgument, pair.A.DisconnectPlayer(2), "no such player");
+                Contains(TwLibrary.LastErrorMessage(), "tw_session_disconnect_player", "names the function");
+                Equal(TwResult.Ok, pair.A.DisconnectPlayer(1), "drop player 1");
+                Equal(TwResult.InvalidState, pair.A.DisconnectPlayer(1), "already gone");
+                Contains(TwLibrary.LastErrorMessage(), "already disconnected", "the message says why");
+                uint before = StatsOf(pair.A).CurrentTick;
+                pair.RunFor(1000, null);
+                GameOk(pair.GameA, "peer A");
+                TwSessionEvent pd;
+                Check(pair.GameA.Find(TwSessionEventKind.PeerDisconnected, out pd), "A: PEER_DISCONNECTED");
+                Equal((uint)TwDisconnectReason.KickedByEngine, pd.Data.Peer.Reason, "A: dropped by its engine");
+                Equal(1, pair.GameA.Count(TwSessionEventKind.PeerDisconnected), "once");
+                Check(pair.GameB.Find(TwSessionEventKind.PeerDisconnected, out pd), "B: PEER_DISCONNECTED");
+                Equal((uint)TwDisconnectReason.KickedByEngine, pd.Data.Peer.Reason, "B is told why");
+                Check(StatsOf(pair.A).CurrentTick > before + 30, "the match goes on");
+                Check(pair.GameA.DisconnectedInputs > 30, "player 1's inputs are marked disconnected: " + pair.GameA.DisconnectedInputs);
             }
             finally
             {

@@ -157,6 +157,24 @@ impl P2pSession {
         Ok(())
     }
 
+    /// Drops remote `player` on purpose (GGPO's `ggpo_disconnect_player`): its peer,
+    /// with every player behind it, is dropped and told so (reason `KickedByEngine`), a
+    /// `PeerDisconnected` event follows, and the match goes on with those players'
+    /// inputs marked disconnected. Only while the match runs.
+    pub fn disconnect_player(&mut self, player: usize) -> Result<(), SessionFailure> {
+        self.engine.check_player(player)?;
+        let Some(s) = self.engine.core_mut() else {
+            return Err(state("the match is not running yet: a player can be disconnected once SYNCHRONIZED"));
+        };
+        match s.disconnect_player(player) {
+            Ok(()) => {}
+            Err(e @ tickwire_proto::SessionError::AlreadyDisconnected(_)) => return Err(state(e.to_string())),
+            Err(e) => return Err(argument(e.to_string())),
+        }
+        self.engine.collect_events();
+        Ok(())
+    }
+
     /// Records every confirmed input from tick 0 on; `initial_state` is the engine's
     /// serialized state at tick 0 (may be empty, at most
     /// [`MAX_INITIAL_STATE`](super::MAX_INITIAL_STATE) bytes, so that the replay fits in

@@ -89,4 +89,8 @@ pub enum ServerSessionError {
     InvalidConfig(String),
     #[error("tick {0} was not requested")]
     UnexpectedTick(Tick),
+    #[error("player {0} is not a slot of this server")]
+    NoSuchPlayer(u32),
+    #[error("player {0}'s slot is free: nobody to kick")]
+    SlotFree(u32),
 }

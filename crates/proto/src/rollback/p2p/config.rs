@@ -124,6 +124,12 @@ pub enum SessionError {
     /// `confirm_save` or `provide_state` for a tick the session did not ask about.
     #[error("tick {0} was not requested")]
     UnexpectedTick(Tick),
+    /// `disconnect_player` of a player on this machine.
+    #[error("player {0} plays on this machine: only a remote player can be disconnected")]
+    IsLocal(usize),
+    /// `disconnect_player` of a player whose peer is already gone.
+    #[error("player {0} is already disconnected")]
+    AlreadyDisconnected(usize),
 }
 
 /// Counters and gauges of a session.

@@ -307,6 +307,20 @@ namespace Tickwire
             }
         }
 
+        /// <summary>
+        /// P2P: drops remote player on purpose, like GGPO's ggpo_disconnect_player. Its peer (with
+        /// every player behind it) is dropped: PeerDisconnected follows here and on the peer
+        /// (TwDisconnectReason.KickedByEngine), and the match goes on with that player's inputs
+        /// marked TwInputStatus.Disconnected. Ok; InvalidArgument for no such player or a local
+        /// one; InvalidState in another mode, before the match runs, or when the peer is already
+        /// gone (TwLibrary.LastErrorMessage says which).
+        /// </summary>
+        public TwResult DisconnectPlayer(uint player)
+        {
+            ThrowIfDisposed();
+            return TwNative.tw_session_disconnect_player(_handle, player);
+        }
+
         /// <summary>P2P: the input delay (0..=32 ticks) from the next tick on.</summary>
         public void SetInputDelay(uint ticks)
         {

@@ -1585,14 +1585,18 @@ typedef struct tw_session_config {
      */
     uint32_t desync_interval;
     /**
-     * P2P: drop a silent peer after this long (default 5000). It holds whatever
+     * P2P: drop a silent peer (or one whose inputs stopped confirming ticks) after
+     * this long (default 5000); 0 = never, as `ggpo_set_disconnect_timeout(0)`: the
+     * transport then never times the connection out either. It holds whatever
      * `host.timeout_ms` says: the session's transport waits a second longer than this
-     * when `host.timeout_ms` is shorter.
+     * when `host.timeout_ms` is shorter. Changeable later with
+     * `tw_session_set_timeouts`.
      */
     uint32_t disconnect_timeout_ms;
     /**
      * P2P: report a silent peer (`TW_SESSION_EVENT_KIND_PEER_INTERRUPTED`) after this
-     * long (default 750); below `disconnect_timeout_ms`.
+     * long (default 750); 0 = no notice. Below `disconnect_timeout_ms` unless either
+     * is 0. Changeable later with `tw_session_set_timeouts`.
      */
     uint32_t disconnect_notify_ms;
     /**
@@ -1798,7 +1802,8 @@ typedef struct tw_session_event_peer {
      */
     uint32_t reason;
     /**
-     * PEER_INTERRUPTED: microseconds of further silence before the peer is dropped.
+     * PEER_INTERRUPTED: microseconds of further silence before the peer is dropped;
+     * `UINT64_MAX` when `disconnect_timeout_ms` is 0 (never dropped).
      */
     uint64_t disconnect_in_us;
 } tw_session_event_peer;
@@ -3472,6 +3477,34 @@ tw_result tw_session_disconnect_player(struct tw_session *session, uint32_t play
  * `session` must be NULL or a live handle.
  */
 tw_result tw_session_kick_player(struct tw_session *session, uint32_t player, uint32_t reason_code);
+
+/**
+ * P2P: changes the silence timeouts from now on, as the `tw_session_config` fields of
+ * the same names (GGPO's `ggpo_set_disconnect_timeout` and
+ * `ggpo_set_disconnect_notify_start`): a peer silent for `disconnect_timeout_ms` (or
+ * whose inputs confirm no tick for that long) is dropped, 0 = never (the transport
+ * then never times the connection out either); PEER_INTERRUPTED comes after
+ * `disconnect_notify_ms` of silence, 0 = no notice. `disconnect_notify_ms` must be
+ * below `disconnect_timeout_ms` unless either is 0, as at create. Any time: before
+ * `tw_session_start` it replaces the configured values. A peer already reported
+ * interrupted stays so until it is heard again.
+ *
+ * Ownership: the library keeps no pointer passed here after the call.
+ * Thread-safety: a session is used from one thread at a time (it may move between
+ * threads between calls).
+ *
+ * Returns `TW_RESULT_OK`; `TW_RESULT_NULL_ARGUMENT` (`session`);
+ * `TW_RESULT_INVALID_ARGUMENT` (`disconnect_notify_ms` not below
+ * `disconnect_timeout_ms` while both are on); `TW_RESULT_INVALID_STATE` (not P2P);
+ * `TW_RESULT_BUSY` (another call on the session is in progress); the host's codes if
+ * its network thread is gone; `TW_RESULT_PANIC`.
+ *
+ * # Safety
+ * `session` must be NULL or a live handle.
+ */
+tw_result tw_session_set_timeouts(struct tw_session *session,
+                                  uint32_t disconnect_timeout_ms,
+                                  uint32_t disconnect_notify_ms);
 
 /**
  * Copies the inputs of the current ADVANCE request: `num_players * input_size` bytes,

@@ -67,10 +67,10 @@ fn c_problems(problems: &ConfigProblems, cfg: Option<&tw_session_config>) -> Str
                 "disconnect_notify_ms",
                 match cfg {
                     Some(c) => format!(
-                        "{} must be below {CFG}.disconnect_timeout_ms ({})",
+                        "{} must be below {CFG}.disconnect_timeout_ms ({}), unless either is 0 (off)",
                         c.disconnect_notify_ms, c.disconnect_timeout_ms
                     ),
-                    None => format!("must be below {CFG}.disconnect_timeout_ms"),
+                    None => format!("must be below {CFG}.disconnect_timeout_ms, unless either is 0 (off)"),
                 },
             ),
             "max_behind" => ("spectator_max_behind", p.message.clone()),

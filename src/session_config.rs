@@ -143,12 +143,16 @@ pub struct tw_session_config {
     /// RELAY_SERVER: send the checksum of its state every this many ticks, for the
     /// clients' desync checks (0 = off).
     pub desync_interval: u32,
-    /// P2P: drop a silent peer after this long (default 5000). It holds whatever
+    /// P2P: drop a silent peer (or one whose inputs stopped confirming ticks) after
+    /// this long (default 5000); 0 = never, as `ggpo_set_disconnect_timeout(0)`: the
+    /// transport then never times the connection out either. It holds whatever
     /// `host.timeout_ms` says: the session's transport waits a second longer than this
-    /// when `host.timeout_ms` is shorter.
+    /// when `host.timeout_ms` is shorter. Changeable later with
+    /// `tw_session_set_timeouts`.
     pub disconnect_timeout_ms: u32,
     /// P2P: report a silent peer (`TW_SESSION_EVENT_KIND_PEER_INTERRUPTED`) after this
-    /// long (default 750); below `disconnect_timeout_ms`.
+    /// long (default 750); 0 = no notice. Below `disconnect_timeout_ms` unless either
+    /// is 0. Changeable later with `tw_session_set_timeouts`.
     pub disconnect_notify_ms: u32,
     /// SPECTATOR: ticks played per advance while catching up, 1..=16 (default 2).
     pub spectator_catchup_speed: u32,

@@ -174,7 +174,8 @@ pub struct tw_session_event_peer {
     /// contradicted what this side knows, and its connection was closed; otherwise
     /// how the connection closed). Else 0. (Named `reserved0` before 0.2.)
     pub reason: u32,
-    /// PEER_INTERRUPTED: microseconds of further silence before the peer is dropped.
+    /// PEER_INTERRUPTED: microseconds of further silence before the peer is dropped;
+    /// `UINT64_MAX` when `disconnect_timeout_ms` is 0 (never dropped).
     pub disconnect_in_us: u64,
 }
 

@@ -637,3 +637,45 @@ pub unsafe extern "C" fn tw_session_kick_player(session: *mut tw_session, player
         Ok(tw_result::Ok)
     })
 }
+
+/// P2P: changes the silence timeouts from now on, as the `tw_session_config` fields of
+/// the same names (GGPO's `ggpo_set_disconnect_timeout` and
+/// `ggpo_set_disconnect_notify_start`): a peer silent for `disconnect_timeout_ms` (or
+/// whose inputs confirm no tick for that long) is dropped, 0 = never (the transport
+/// then never times the connection out either); PEER_INTERRUPTED comes after
+/// `disconnect_notify_ms` of silence, 0 = no notice. `disconnect_notify_ms` must be
+/// below `disconnect_timeout_ms` unless either is 0, as at create. Any time: before
+/// `tw_session_start` it replaces the configured values. A peer already reported
+/// interrupted stays so until it is heard again.
+///
+/// Ownership: the library keeps no pointer passed here after the call.
+/// Thread-safety: a session is used from one thread at a time (it may move between
+/// threads between calls).
+///
+/// Returns `TW_RESULT_OK`; `TW_RESULT_NULL_ARGUMENT` (`session`);
+/// `TW_RESULT_INVALID_ARGUMENT` (`disconnect_notify_ms` not below
+/// `disconnect_timeout_ms` while both are on); `TW_RESULT_INVALID_STATE` (not P2P);
+/// `TW_RESULT_BUSY` (another call on the session is in progress); the host's codes if
+/// its network thread is gone; `TW_RESULT_PANIC`.
+///
+/// # Safety
+/// `session` must be NULL or a live handle.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn tw_session_set_timeouts(
+    session: *mut tw_session,
+    disconnect_timeout_ms: u32,
+    disconnect_notify_ms: u32,
+) -> tw_result {
+    with_session("tw_session_set_timeouts", session, |s| {
+        let SessionKind::P2p(k) = &mut s.kind else { return Err(s.kind.unavailable("setting the timeouts")) };
+        let (timeout_us, notify_us) = (u64::from(disconnect_timeout_ms) * 1000, u64::from(disconnect_notify_ms) * 1000);
+        if !tickwire_proto::p2p_timeouts_fit(notify_us, timeout_us) {
+            return Err(Failure::invalid(format!(
+                "disconnect_notify_ms ({disconnect_notify_ms}) must be below disconnect_timeout_ms \
+                 ({disconnect_timeout_ms}), unless either is 0 (off)"
+            )));
+        }
+        k.set_timeouts(timeout_us, notify_us).map_err(session_failure)?;
+        Ok(tw_result::Ok)
+    })
+}

@@ -413,7 +413,8 @@ static void null_host(void) {
 
 /* Dropping a player on purpose: tw_session_disconnect_player (P2P) and
  * tw_session_kick_player (RELAY_SERVER) with a NULL handle, the wrong mode, a player out
- * of range, and before the session runs. */
+ * of range, and before the session runs. tw_session_set_timeouts (P2P) the same way,
+ * and with a notice not below the drop. */
 static void drop_player(void) {
     tw_session_config cfg;
     tw_session *s = NULL;
@@ -421,6 +422,8 @@ static void drop_player(void) {
     EXPECT_ERR(tw_session_disconnect_player(NULL, 1), TW_RESULT_NULL_ARGUMENT, "tw_session_disconnect_player",
                "session");
     EXPECT_ERR(tw_session_kick_player(NULL, 0, 7), TW_RESULT_NULL_ARGUMENT, "tw_session_kick_player", "session");
+    EXPECT_ERR(tw_session_set_timeouts(NULL, 1000, 500), TW_RESULT_NULL_ARGUMENT, "tw_session_set_timeouts",
+               "session");
 
     tw_session_config_init_default(&cfg);
     cfg.mode = TW_SESSION_MODE_SYNCTEST;
@@ -433,6 +436,8 @@ static void drop_player(void) {
         EXPECT_ERR(tw_session_kick_player(s, 0, 7), TW_RESULT_INVALID_STATE, "tw_session_kick_player", "SyncTest");
         EXPECT_ERR(tw_session_disconnect_player(s, 2), TW_RESULT_INVALID_ARGUMENT, "tw_session_disconnect_player",
                    "player 2");
+        EXPECT_ERR(tw_session_set_timeouts(s, 1000, 500), TW_RESULT_INVALID_STATE, "tw_session_set_timeouts",
+                   "SyncTest");
         tw_session_destroy(s);
         s = NULL;
     }
@@ -445,6 +450,9 @@ static void drop_player(void) {
                    "not running");
         EXPECT_ERR(tw_session_disconnect_player(s, 9), TW_RESULT_INVALID_ARGUMENT, "tw_session_disconnect_player",
                    "player 9");
+        EXPECT_ERR(tw_session_set_timeouts(s, 800, 900), TW_RESULT_INVALID_ARGUMENT, "tw_session_set_timeouts",
+                   "disconnect_notify_ms (900) must be below disconnect_timeout_ms (800)");
+        EXPECT_OK(tw_session_set_timeouts(s, 0, 900));
         tw_session_destroy(s);
         s = NULL;
     }

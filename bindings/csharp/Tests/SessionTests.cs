@@ -25,6 +25,7 @@ namespace Tickwire.Tests
             Run("session: a spectator joining mid-match ends in sync", SessionSpectator);
             Run("session: a desync is reported and dumped; a leaving peer is disconnected", SessionDesyncAndDisconnect);
             Run("session: DisconnectPlayer drops a remote player on purpose; both sides see KickedByEngine; the match goes on", SessionDisconnectPlayer);
+            Run("session: SetTimeouts: 0 never drops a silent peer; changed while running, a shorter one drops it", SessionSetTimeouts);
             Run("session: panic inside a call: PANIC code, session poisoned, no crash", SessionPanic);
             Run("session: a call while another thread is inside one gets Busy, no crash", SessionBusy);
             Run("session: use after Dispose: ObjectDisposedException, no crash", SessionUseAfterDispose);
@@ -738,6 +739,43 @@ namespace Tickwire.Tests
                 Equal((uint)TwDisconnectReason.KickedByEngine, pd.Data.Peer.Reason, "B is told why");
                 Check(StatsOf(pair.A).CurrentTick > before + 30, "the match goes on");
                 Check(pair.GameA.DisconnectedInputs > 30, "player 1's inputs are marked disconnected: " + pair.GameA.DisconnectedInputs);
+            }
+            finally
+            {
+                pair.Dispose();
+            }
+        }
+
+        private static void SessionSetTimeouts()
+        {
+            using (TwSession sync = new TwSession(SessionConfig(TwSessionMode.SyncTest)))
+            {
+                ThrowsTw(TwResult.InvalidState, () => sync.SetTimeouts(1000, 500), "not P2P");
+            }
+            // Before Start it replaces the configured values: never dropped, noticed after 300 ms.
+            SessionPair pair = new SessionPair(10000, 2000, 0.0, a => a.SetTimeouts(0, 300));
+            try
+            {
+                TickwireException e = ThrowsTw(TwResult.InvalidArgument, () => pair.A.SetTimeouts(800, 800), "notice not below the drop");
+                Contains(e.NativeMessage, "disconnect_notify_ms (800) must be below disconnect_timeout_ms (800)", "names the arguments");
+                pair.RunFor(4000, () => pair.GameA.Count(TwSessionEventKind.Synchronized) > 0 &&
+                                        pair.GameB.Count(TwSessionEventKind.Synchronized) > 0 &&
+                                        StatsOf(pair.A).CurrentTick > 30);
+                // B goes silent: everything it sends is lost.
+                pair.B.SetLinkSim(TwDirection.Outbound, Link(0, 0, 1.0));
+                pair.RunFor(2000, null);
+                TwSessionEvent ev;
+                Check(pair.GameA.Find(TwSessionEventKind.PeerInterrupted, out ev), "A: PEER_INTERRUPTED after 300 ms");
+                Equal(ulong.MaxValue, ev.Data.Peer.DisconnectInUs, "never dropped");
+                Equal(0, pair.GameA.Count(TwSessionEventKind.PeerDisconnected), "timeout 0: not dropped after 2 s of silence");
+                // Changed while running: a silent peer is dropped after 800 ms.
+                pair.A.SetTimeouts(800, 300);
+                Timer sw = Timer.StartNew();
+                pair.RunFor(3000, () => pair.GameA.Count(TwSessionEventKind.PeerDisconnected) > 0);
+                Equal(1, pair.GameA.Count(TwSessionEventKind.PeerDisconnected), "dropped once the timeout is 800 ms");
+                Check(sw.ElapsedMilliseconds < 2000, "soon after the change: " + sw.ElapsedMilliseconds + " ms");
+                Check(pair.GameA.Find(TwSessionEventKind.PeerDisconnected, out ev), "PEER_DISCONNECTED");
+                Equal((uint)TwDisconnectReason.Timeout, ev.Data.Peer.Reason, "for silence");
             }
             finally
             {

@@ -7,7 +7,7 @@
 
 use tickwire_proto::{
     ConfigProblems, GameShape, MAX_INPUT_DELAY, Micros, P2pConfig, PredictionMode, RelayClientSessionConfig,
-    RelayServerSessionConfig, SpectatorConfig,
+    RelayServerSessionConfig, SpectatorConfig, p2p_timeouts_fit,
 };
 
 use crate::HostConfig;
@@ -38,9 +38,11 @@ pub struct P2pSettings {
     pub sparse_saving: bool,
     /// Compare checksums with the peers every this many ticks (0 = off). Default 10.
     pub desync_interval: u32,
-    /// Silence from a peer before it is reported interrupted. Default 750 ms.
+    /// Silence from a peer before it is reported interrupted. Default 750 ms; 0 = no
+    /// notice.
     pub notify_after_us: Micros,
-    /// Silence before a peer is dropped; above `notify_after_us`. Default 5 s.
+    /// Silence before a peer is dropped; above `notify_after_us`. Default 5 s; 0 =
+    /// never (the transport then never times the connection out either).
     pub disconnect_timeout_us: Micros,
     /// How missing remote inputs are guessed.
     pub prediction: PredictionMode,
@@ -78,11 +80,11 @@ impl P2pSettings {
         if self.input_delay > MAX_INPUT_DELAY {
             p.push("input_delay", format!("{} is above {MAX_INPUT_DELAY}", self.input_delay));
         }
-        if self.notify_after_us >= self.disconnect_timeout_us {
+        if !p2p_timeouts_fit(self.notify_after_us, self.disconnect_timeout_us) {
             p.push(
                 "notify_after_us",
                 format!(
-                    "{} us must be below disconnect_timeout_us ({} us)",
+                    "{} us must be below disconnect_timeout_us ({} us), unless either is 0 (off)",
                     self.notify_after_us, self.disconnect_timeout_us
                 ),
             );

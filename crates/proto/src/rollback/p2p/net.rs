@@ -238,7 +238,9 @@ impl P2pSession {
             self.progress = (confirmed, self.now);
             return;
         }
-        if self.now.saturating_sub(self.progress.1) < self.cfg.disconnect_timeout_us {
+        if self.cfg.disconnect_timeout_us == 0
+            || self.now.saturating_sub(self.progress.1) < self.cfg.disconnect_timeout_us
+        {
             return;
         }
         self.progress.1 = self.now;
@@ -253,6 +255,25 @@ impl P2pSession {
         }
     }
 
+    /// Changes the silence timeouts from now on (0 = off, as in [`P2pConfig`]): the
+    /// drop after `disconnect_timeout_us` and the notice after `notify_after_us`. A
+    /// peer already reported interrupted stays so until it is heard again. Error: the
+    /// notice not below the drop while both are on.
+    pub fn set_timeouts(&mut self, disconnect_timeout_us: Micros, notify_after_us: Micros) -> Result<(), SessionError> {
+        if !super::config::p2p_timeouts_fit(notify_after_us, disconnect_timeout_us) {
+            return Err(SessionError::InvalidConfig(format!(
+                "notify_after_us {notify_after_us} must be below disconnect_timeout_us {disconnect_timeout_us} \
+                 (unless either is 0: off)"
+            )));
+        }
+        self.cfg.notify_after_us = notify_after_us;
+        self.cfg.disconnect_timeout_us = disconnect_timeout_us;
+        // The no-progress watch starts over: a shorter timeout does not fire at once
+        // for a stall that began under the longer one.
+        self.progress.1 = self.now;
+        Ok(())
+    }
+
     /// Runs the silence timers. [`P2pSession::ticks_due`] calls it.
     pub fn update(&mut self, now: Micros) {
         self.now = self.now.max(now);
@@ -262,12 +283,14 @@ impl P2pSession {
                 continue;
             }
             let silent = self.now.saturating_sub(p.last_recv);
-            if silent >= self.cfg.disconnect_timeout_us {
+            let (notify, timeout) = (self.cfg.notify_after_us, self.cfg.disconnect_timeout_us);
+            if timeout != 0 && silent >= timeout {
                 let id = p.id;
                 self.peer_disconnected(id, DisconnectReason::Timeout);
-            } else if silent >= self.cfg.notify_after_us && !matches!(p.phase, PeerPhase::Interrupted { .. }) {
+            } else if notify != 0 && silent >= notify && !matches!(p.phase, PeerPhase::Interrupted { .. }) {
                 p.phase = PeerPhase::Interrupted { heard: p.phase.heard() };
-                let left = self.cfg.disconnect_timeout_us - silent;
+                // Never dropped (timeout 0): "never" is the largest time.
+                let left = if timeout == 0 { Micros::MAX } else { timeout - silent };
                 self.events.push_back(Event::PeerInterrupted { peer: p.id, disconnect_in_us: left });
             }
         }

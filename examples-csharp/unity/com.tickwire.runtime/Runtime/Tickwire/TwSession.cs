@@ -321,6 +321,19 @@ namespace Tickwire
             return TwNative.tw_session_disconnect_player(_handle, player);
         }
 
+        /// <summary>
+        /// P2P: the silence timeouts from now on, as TwSessionConfig.DisconnectTimeoutMs (0 =
+        /// never dropped) and DisconnectNotifyMs (0 = no PeerInterrupted notice), checked as at
+        /// create: the notice below the drop unless either is 0. Any time; before Start it
+        /// replaces the configured values. Throws TickwireException: InvalidArgument for a
+        /// notice not below the drop, InvalidState in another mode.
+        /// </summary>
+        public void SetTimeouts(uint disconnectTimeoutMs, uint disconnectNotifyMs)
+        {
+            ThrowIfDisposed();
+            ThrowIfFailed(TwNative.tw_session_set_timeouts(_handle, disconnectTimeoutMs, disconnectNotifyMs));
+        }
+
         /// <summary>P2P: the input delay (0..=32 ticks) from the next tick on.</summary>
         public void SetInputDelay(uint ticks)
         {

@@ -242,7 +242,15 @@ namespace Tickwire
         /// send the checksum of its state every this many ticks, for the clients' desync checks.
         /// </summary>
         public uint DesyncInterval;
+        /// <summary>
+        /// P2P: drop a silent peer (or one whose inputs stopped confirming ticks) after this
+        /// long; 0 = never. Changeable later with TwSession.SetTimeouts.
+        /// </summary>
         public uint DisconnectTimeoutMs;
+        /// <summary>
+        /// P2P: report a silent peer (PeerInterrupted) after this long; 0 = no notice. Below
+        /// DisconnectTimeoutMs unless either is 0. Changeable later with TwSession.SetTimeouts.
+        /// </summary>
         public uint DisconnectNotifyMs;
         /// <summary>SPECTATOR: ticks played per advance while catching up, 1..=16.</summary>
         public uint SpectatorCatchupSpeed;

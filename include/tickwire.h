@@ -1740,9 +1740,21 @@ typedef struct tw_session_config {
      */
     uint32_t max_update_datagrams;
     /**
+     * Every mode: the catch-up cap of `tw_session_ticks_due`, in milliseconds,
+     * 1..=10000 (default 250) and at least one tick. When more time than this passed
+     * since the previous call (a hitch: a load, a breakpoint, a stalled frame), only
+     * this much is turned into ticks and the rest is dropped, not simulated, so one
+     * call hands out at most about `max_catch_up_ms * tick_rate_hz / 1000` ticks (15 at
+     * 60 Hz by default; P2P and RELAY_CLIENT up to 10% more while their time sync runs
+     * fast). A P2P peer or relay client that dropped time is behind the others
+     * afterwards and its time sync catches it up. Zero is refused: initialise with
+     * `tw_session_config_init_default`.
+     */
+    uint32_t max_catch_up_ms;
+    /**
      * Must be zero.
      */
-    uint8_t reserved[8];
+    uint8_t reserved[4];
 } tw_session_config;
 
 /**
@@ -3104,6 +3116,13 @@ tw_result tw_session_state_slots(struct tw_session *session, uint32_t *out_slots
  * steady master clock, the other modes tick at `tick_rate_hz`. Call it once per
  * engine frame, also while nothing is due (it keeps the session's messages flowing),
  * then advance that many times.
+ *
+ * The catch-up cap: the ticks due cover the time since the previous call, but at most
+ * `tw_session_config.max_catch_up_ms` of it (default 250 ms: 15 ticks at 60 Hz, up to
+ * 10% more while a P2P or relay client's time sync runs fast). After a longer hitch
+ * (a load, a breakpoint) the excess is dropped, not simulated: the engine never gets
+ * a burst of hundreds of ticks to run in one frame, and a P2P peer or relay client
+ * that fell behind is caught up by its time sync instead.
  *
  * What it answers, state by state (the same in every mode):
  * - before `tw_session_start`: `TW_RESULT_INVALID_STATE`;

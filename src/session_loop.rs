@@ -46,6 +46,13 @@ pub const TW_LOCAL_PLAYER: u32 = 0xFFFF_FFFE;
 /// engine frame, also while nothing is due (it keeps the session's messages flowing),
 /// then advance that many times.
 ///
+/// The catch-up cap: the ticks due cover the time since the previous call, but at most
+/// `tw_session_config.max_catch_up_ms` of it (default 250 ms: 15 ticks at 60 Hz, up to
+/// 10% more while a P2P or relay client's time sync runs fast). After a longer hitch
+/// (a load, a breakpoint) the excess is dropped, not simulated: the engine never gets
+/// a burst of hundreds of ticks to run in one frame, and a P2P peer or relay client
+/// that fell behind is caught up by its time sync instead.
+///
 /// What it answers, state by state (the same in every mode):
 /// - before `tw_session_start`: `TW_RESULT_INVALID_STATE`;
 /// - started, not running yet (P2P and SPECTATOR connecting, a RELAY_CLIENT before

@@ -302,7 +302,8 @@ fn session_config_layout() {
         (offset_of!(tw_session_config, step_window), 300),
         (offset_of!(tw_session_config, bandwidth_cap), 304),
         (offset_of!(tw_session_config, max_update_datagrams), 308),
-        (offset_of!(tw_session_config, reserved), 312),
+        (offset_of!(tw_session_config, max_catch_up_ms), 312),
+        (offset_of!(tw_session_config, reserved), 316),
     ];
     for (i, (got, want)) in offsets.iter().enumerate() {
         assert_eq!(got, want, "field #{i}");
@@ -510,6 +511,8 @@ fn session_defaults_match_the_core() {
     assert_eq!(u64::from(c.disconnect_timeout_ms) * 1000, p.disconnect_timeout_us);
     assert_eq!(u64::from(c.disconnect_notify_ms) * 1000, p.notify_after_us);
     assert!((1e6 / c.tick_rate_hz - p.clock.tick_us).abs() < 1e-6);
+    assert_eq!(u64::from(c.max_catch_up_ms) * 1000, p.clock.max_frame_us);
+    assert_eq!(c.max_catch_up_ms, 250);
     // SAFETY: init_default NUL-terminates the text.
     let bind = unsafe { std::ffi::CStr::from_ptr(c.bind_address.as_ptr()) };
     assert_eq!(bind.to_str().unwrap(), "0.0.0.0:0");

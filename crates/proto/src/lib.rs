@@ -43,7 +43,9 @@ mod transport;
 pub mod wire;
 
 // The engine's vocabulary and the game's shape.
-pub use game::{ConfigProblem, ConfigProblems, GameShape, MAX_INPUT_SIZE, MAX_TICK_RATE_HZ};
+pub use game::{
+    ConfigProblem, ConfigProblems, DEFAULT_MAX_FRAME_US, GameShape, MAX_INPUT_SIZE, MAX_MAX_FRAME_US, MAX_TICK_RATE_HZ,
+};
 pub use request::{AdvanceStatus, InputStatus, Inputs, Request, Tick};
 
 // Rollback sessions (P2P, synctest, spectator, replay).

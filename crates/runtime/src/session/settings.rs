@@ -132,6 +132,7 @@ impl SyncTestSettings {
     pub fn validate(&self) -> Result<(), ConfigProblems> {
         let mut p = ConfigProblems::new();
         self.game.check(MAX_ROLLBACK_PLAYERS, &mut p);
+        self.game.check_catch_up(&mut p);
         if !(1..=32).contains(&self.check_distance) {
             p.push("check_distance", format!("{} is not in 1..=32", self.check_distance));
         }
@@ -162,6 +163,7 @@ impl SpectatorSettings {
     pub fn validate(&self) -> Result<(), ConfigProblems> {
         let mut p = ConfigProblems::new();
         self.game.check(MAX_ROLLBACK_PLAYERS, &mut p);
+        self.game.check_catch_up(&mut p);
         if !(1..=16).contains(&self.catchup_speed) {
             p.push("catchup_speed", format!("{} is not in 1..=16", self.catchup_speed));
         }
@@ -194,6 +196,7 @@ impl ReplaySettings {
     pub fn validate(&self) -> Result<(), ConfigProblems> {
         let mut p = ConfigProblems::new();
         self.game.check(MAX_ROLLBACK_PLAYERS, &mut p);
+        self.game.check_catch_up(&mut p);
         p.into_result()
     }
 }
@@ -237,6 +240,7 @@ impl RelayServerSettings {
         c.max_players = self.game.players;
         c.input_size = self.game.input_size;
         c.relay.tick_us = self.game.tick_us();
+        c.max_frame_us = self.game.max_frame_us;
         c.seed = seed;
         c
     }
@@ -278,6 +282,7 @@ impl RelayClientSettings {
         c.max_players = self.game.players;
         c.input_size = self.game.input_size;
         c.sync.tick.tick_us = self.game.tick_us();
+        c.sync.tick.max_frame_us = self.game.max_frame_us;
         c.sync.interp.tick_us = self.game.tick_us();
         c
     }

@@ -369,7 +369,9 @@ namespace Tickwire
 
         /// <summary>
         /// Pumps the network and sets ticks to the number of ticks to simulate now. Call
-        /// it once per frame, also while nothing is due; then advance that many times.
+        /// it once per frame, also while nothing is due; then advance that many times. It
+        /// covers at most TwSessionConfig.MaxCatchUpMs of time (default 250 ms, 15 ticks at
+        /// 60 Hz): after a longer hitch the excess is dropped, not simulated.
         /// InvalidState before Start; NetworkThreadGone after a Fatal event.
         /// </summary>
         public TwResult TicksDue(out int ticks)

@@ -314,8 +314,16 @@ namespace Tickwire
         public uint BandwidthCap;
         /// <summary>RELAY_SERVER: most datagrams one update to one client takes, 1..=64 (default 16).</summary>
         public uint MaxUpdateDatagrams;
+        /// <summary>
+        /// Every mode: the catch-up cap of TwSession.TicksDue in milliseconds, 1..=10000 (default
+        /// 250) and at least one tick. After a longer hitch only this much time is turned into
+        /// ticks and the rest is dropped, not simulated: one call hands out at most about
+        /// MaxCatchUpMs * TickRateHz / 1000 ticks (15 at 60 Hz; P2P and relay clients up to 10%
+        /// more while their time sync runs fast). 0 is refused.
+        /// </summary>
+        public uint MaxCatchUpMs;
         /// <summary>Must stay zero.</summary>
-        public fixed byte Reserved[8];
+        public fixed byte Reserved[4];
 
         /// <summary>
         /// The library's defaults (tw_session_config_init_default, P2P, 2 players, 2-byte

@@ -195,7 +195,8 @@ namespace Tickwire.Tests
             Equal(96u, c.Host.StructSize, "the embedded host config is initialized");
             Equal("0.0.0.0:0", c.GetBindAddress(), "bind address");
             Equal(0u, c.Reserved0, "reserved0");
-            for (int i = 0; i < 8; i++)
+            Equal(250u, c.MaxCatchUpMs, "max_catch_up_ms");
+            for (int i = 0; i < 4; i++) // Reserved is 4 bytes since max_catch_up_ms took 4
             {
                 Equal((byte)0, c.Reserved[i], "reserved byte " + i);
             }
@@ -280,7 +281,7 @@ namespace Tickwire.Tests
             ThrowsTw(TwResult.VersionMismatch, () => new TwSession(new TwSessionConfig()), "a zeroed config (forgot Default())");
             e = ThrowsTw(TwResult.VersionMismatch, () => new TwSession(Tweaked(TwSessionMode.P2P, c => { c.Host.StructSize = 8; return c; })), "host.struct_size 8");
             Contains(e.NativeMessage, "host.struct_size", "names the nested field");
-            ThrowsTw(TwResult.InvalidArgument, () => new TwSession(Tweaked(TwSessionMode.SyncTest, c => { c.Reserved[5] = 1; return c; })), "non-zero reserved bytes");
+            ThrowsTw(TwResult.InvalidArgument, () => new TwSession(Tweaked(TwSessionMode.SyncTest, c => { c.Reserved[3] = 1; return c; })), "non-zero reserved bytes");
             e = ThrowsTw(TwResult.InvalidArgument, () => new TwSession(Tweaked(TwSessionMode.P2P, c => { c.SetBindAddress("not an address"); return c; })), "bad bind address");
             Contains(e.NativeMessage, "bind_address", "names the field");
 

@@ -255,7 +255,7 @@ impl P2pSession {
         }
     }
 
-    /// Changes the silence timeouts from now on (0 = off, as in [`P2pConfig`]): the
+    /// Changes the silence timeouts from now on (0 = off, as in [`P2pConfig`](super::P2pConfig)): the
     /// drop after `disconnect_timeout_us` and the notice after `notify_after_us`. A
     /// peer already reported interrupted stays so until it is heard again. Error: the
     /// notice not below the drop while both are on.

@@ -374,6 +374,15 @@ enum tw_disconnect_reason
      * the accepting side only.
      */
     TW_DISCONNECT_REASON_REPLACED = 13,
+    /**
+     * The engine at the other end removed this side on purpose, for good: a relay
+     * server's engine kicked this client (`tw_session_kick_player`: SERVER_LOST, no
+     * reconnect, its slot is freed), or a P2P peer's engine dropped this peer
+     * (`tw_session_disconnect_player`: PEER_DISCONNECTED, on both sides). Unlike
+     * `KICKED` (the relay's own kick of a client that fell out of step, which keeps
+     * the slot and reconnects), it is final.
+     */
+    TW_DISCONNECT_REASON_KICKED_BY_ENGINE = 14,
 };
 #ifndef __cplusplus
 #if __STDC_VERSION__ >= 202311L
@@ -739,7 +748,10 @@ enum tw_session_event_kind
      * RELAY_SERVER: a player was removed and its connection closed
      * (`data.relay.reason` is a `tw_kick_reason`, `peer` its connection). Its slot
      * waits `slot_timeout_ms` for it, as after a drop: its client reconnects by itself
-     * with its token (PLAYER_RECONNECTED), or PLAYER_SLOT_FREED follows.
+     * with its token (PLAYER_RECONNECTED), or PLAYER_SLOT_FREED follows. Reason
+     * `TW_KICK_REASON_ENGINE` (`tw_session_kick_player`, its code in
+     * `data.relay.code`) is final: PLAYER_SLOT_FREED follows at once and the client,
+     * told `TW_DISCONNECT_REASON_KICKED_BY_ENGINE`, does not come back.
      */
     TW_SESSION_EVENT_KIND_PLAYER_KICKED = 19,
     /**
@@ -907,6 +919,11 @@ enum tw_kick_reason
      * 16 at once, then more than one a second (an honest client asks once per desync).
      */
     TW_KICK_REASON_RESYNC_FLOOD = 4,
+    /**
+     * The engine kicked it (`tw_session_kick_player`); `data.relay.code` is the
+     * engine's `reason_code`. Final: the slot is freed (PLAYER_SLOT_FREED follows).
+     */
+    TW_KICK_REASON_ENGINE = 5,
 };
 #ifndef __cplusplus
 #if __STDC_VERSION__ >= 202311L
@@ -1568,14 +1585,18 @@ typedef struct tw_session_config {
      */
     uint32_t desync_interval;
     /**
-     * P2P: drop a silent peer after this long (default 5000). It holds whatever
+     * P2P: drop a silent peer (or one whose inputs stopped confirming ticks) after
+     * this long (default 5000); 0 = never, as `ggpo_set_disconnect_timeout(0)`: the
+     * transport then never times the connection out either. It holds whatever
      * `host.timeout_ms` says: the session's transport waits a second longer than this
-     * when `host.timeout_ms` is shorter.
+     * when `host.timeout_ms` is shorter. Changeable later with
+     * `tw_session_set_timeouts`.
      */
     uint32_t disconnect_timeout_ms;
     /**
      * P2P: report a silent peer (`TW_SESSION_EVENT_KIND_PEER_INTERRUPTED`) after this
-     * long (default 750); below `disconnect_timeout_ms`.
+     * long (default 750); 0 = no notice. Below `disconnect_timeout_ms` unless either
+     * is 0. Changeable later with `tw_session_set_timeouts`.
      */
     uint32_t disconnect_notify_ms;
     /**
@@ -1719,9 +1740,21 @@ typedef struct tw_session_config {
      */
     uint32_t max_update_datagrams;
     /**
+     * Every mode: the catch-up cap of `tw_session_ticks_due`, in milliseconds,
+     * 1..=10000 (default 250) and at least one tick. When more time than this passed
+     * since the previous call (a hitch: a load, a breakpoint, a stalled frame), only
+     * this much is turned into ticks and the rest is dropped, not simulated, so one
+     * call hands out at most about `max_catch_up_ms * tick_rate_hz / 1000` ticks (15 at
+     * 60 Hz by default; P2P and RELAY_CLIENT up to 10% more while their time sync runs
+     * fast). A P2P peer or relay client that dropped time is behind the others
+     * afterwards and its time sync catches it up. Zero is refused: initialise with
+     * `tw_session_config_init_default`.
+     */
+    uint32_t max_catch_up_ms;
+    /**
      * Must be zero.
      */
-    uint8_t reserved[8];
+    uint8_t reserved[4];
 } tw_session_config;
 
 /**
@@ -1781,7 +1814,8 @@ typedef struct tw_session_event_peer {
      */
     uint32_t reason;
     /**
-     * PEER_INTERRUPTED: microseconds of further silence before the peer is dropped.
+     * PEER_INTERRUPTED: microseconds of further silence before the peer is dropped;
+     * `UINT64_MAX` when `disconnect_timeout_ms` is 0 (never dropped).
      */
     uint64_t disconnect_in_us;
 } tw_session_event_peer;
@@ -1880,6 +1914,12 @@ typedef struct tw_session_event_relay {
      * else 0.
      */
     uint32_t reconnect;
+    /**
+     * PLAYER_KICKED with reason `TW_KICK_REASON_ENGINE`: the `reason_code` given to
+     * `tw_session_kick_player` (it stays on the server: the client sees only
+     * `TW_DISCONNECT_REASON_KICKED_BY_ENGINE`); else 0.
+     */
+    uint32_t code;
 } tw_session_event_relay;
 
 /**
@@ -3077,6 +3117,13 @@ tw_result tw_session_state_slots(struct tw_session *session, uint32_t *out_slots
  * engine frame, also while nothing is due (it keeps the session's messages flowing),
  * then advance that many times.
  *
+ * The catch-up cap: the ticks due cover the time since the previous call, but at most
+ * `tw_session_config.max_catch_up_ms` of it (default 250 ms: 15 ticks at 60 Hz, up to
+ * 10% more while a P2P or relay client's time sync runs fast). After a longer hitch
+ * (a load, a breakpoint) the excess is dropped, not simulated: the engine never gets
+ * a burst of hundreds of ticks to run in one frame, and a P2P peer or relay client
+ * that fell behind is caught up by its time sync instead.
+ *
  * What it answers, state by state (the same in every mode):
  * - before `tw_session_start`: `TW_RESULT_INVALID_STATE`;
  * - started, not running yet (P2P and SPECTATOR connecting, a RELAY_CLIENT before
@@ -3400,6 +3447,83 @@ tw_result tw_session_request_snapshot(struct tw_session *session);
 tw_result tw_session_player_stats(struct tw_session *session,
                                   uint32_t player,
                                   struct tw_relay_player_stats *out_stats);
+
+/**
+ * P2P: drops remote `player` on purpose, like GGPO's `ggpo_disconnect_player`. Its
+ * peer (with every player behind it) is dropped and its connection closed:
+ * PEER_DISCONNECTED follows here (reason `TW_DISCONNECT_REASON_KICKED_BY_ENGINE`),
+ * the peer sees PEER_DISCONNECTED with the same reason, and the match goes on, that
+ * player's inputs marked `TW_INPUT_STATUS_DISCONNECTED` from the first tick not
+ * received. Final: the peer is not dialled again. Only once the match runs (after
+ * SYNCHRONIZED).
+ *
+ * Ownership: the library keeps no pointer passed here after the call.
+ * Thread-safety: a session is used from one thread at a time (it may move between
+ * threads between calls).
+ *
+ * Returns `TW_RESULT_OK`; `TW_RESULT_NULL_ARGUMENT` (`session`);
+ * `TW_RESULT_INVALID_ARGUMENT` (no such player, or a local player);
+ * `TW_RESULT_INVALID_STATE` (not P2P, the match not running yet, or the player's peer
+ * already gone); `TW_RESULT_BUSY` (another call on the session is in progress);
+ * `TW_RESULT_PANIC`.
+ *
+ * # Safety
+ * `session` must be NULL or a live handle.
+ */
+tw_result tw_session_disconnect_player(struct tw_session *session, uint32_t player);
+
+/**
+ * RELAY_SERVER: removes `player` on purpose, for good. Its connection is closed and
+ * its client sees SERVER_LOST with reason `TW_DISCONNECT_REASON_KICKED_BY_ENGINE`
+ * (it does not reconnect); here PLAYER_KICKED (reason `TW_KICK_REASON_ENGINE`,
+ * `data.relay.code` = `reason_code`) then PLAYER_SLOT_FREED follow, and the slot is
+ * free for the next player at once. A slot waiting for a dropped player (after
+ * PLAYER_LEFT) is freed the same way (PLAYER_SLOT_FREED only). `reason_code` is the
+ * engine's own, any value; it stays on the server (the wire carries the reason
+ * only). Unlike the relay's own kicks (`tw_kick_reason` OVERFLOW, STARVED,
+ * RESYNC_FLOOD), which keep the slot for a reconnect.
+ *
+ * Ownership: the library keeps no pointer passed here after the call.
+ * Thread-safety: a session is used from one thread at a time (it may move between
+ * threads between calls).
+ *
+ * Returns `TW_RESULT_OK`; `TW_RESULT_NULL_ARGUMENT` (`session`);
+ * `TW_RESULT_INVALID_ARGUMENT` (no such player); `TW_RESULT_INVALID_STATE` (not
+ * RELAY_SERVER, not started, or the slot is free); `TW_RESULT_BUSY` (another call on
+ * the session is in progress); `TW_RESULT_PANIC`.
+ *
+ * # Safety
+ * `session` must be NULL or a live handle.
+ */
+tw_result tw_session_kick_player(struct tw_session *session, uint32_t player, uint32_t reason_code);
+
+/**
+ * P2P: changes the silence timeouts from now on, as the `tw_session_config` fields of
+ * the same names (GGPO's `ggpo_set_disconnect_timeout` and
+ * `ggpo_set_disconnect_notify_start`): a peer silent for `disconnect_timeout_ms` (or
+ * whose inputs confirm no tick for that long) is dropped, 0 = never (the transport
+ * then never times the connection out either); PEER_INTERRUPTED comes after
+ * `disconnect_notify_ms` of silence, 0 = no notice. `disconnect_notify_ms` must be
+ * below `disconnect_timeout_ms` unless either is 0, as at create. Any time: before
+ * `tw_session_start` it replaces the configured values. A peer already reported
+ * interrupted stays so until it is heard again.
+ *
+ * Ownership: the library keeps no pointer passed here after the call.
+ * Thread-safety: a session is used from one thread at a time (it may move between
+ * threads between calls).
+ *
+ * Returns `TW_RESULT_OK`; `TW_RESULT_NULL_ARGUMENT` (`session`);
+ * `TW_RESULT_INVALID_ARGUMENT` (`disconnect_notify_ms` not below
+ * `disconnect_timeout_ms` while both are on); `TW_RESULT_INVALID_STATE` (not P2P);
+ * `TW_RESULT_BUSY` (another call on the session is in progress); the host's codes if
+ * its network thread is gone; `TW_RESULT_PANIC`.
+ *
+ * # Safety
+ * `session` must be NULL or a live handle.
+ */
+tw_result tw_session_set_timeouts(struct tw_session *session,
+                                  uint32_t disconnect_timeout_ms,
+                                  uint32_t disconnect_notify_ms);
 
 /**
  * Copies the inputs of the current ADVANCE request: `num_players * input_size` bytes,

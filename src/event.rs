@@ -71,6 +71,13 @@ pub enum tw_disconnect_reason {
     /// server keeps the player's slot for the token the new connection brings). Seen by
     /// the accepting side only.
     Replaced = 13,
+    /// The engine at the other end removed this side on purpose, for good: a relay
+    /// server's engine kicked this client (`tw_session_kick_player`: SERVER_LOST, no
+    /// reconnect, its slot is freed), or a P2P peer's engine dropped this peer
+    /// (`tw_session_disconnect_player`: PEER_DISCONNECTED, on both sides). Unlike
+    /// `KICKED` (the relay's own kick of a client that fell out of step, which keeps
+    /// the slot and reconnects), it is final.
+    KickedByEngine = 14,
 }
 
 impl From<DisconnectReason> for tw_disconnect_reason {
@@ -89,6 +96,7 @@ impl From<DisconnectReason> for tw_disconnect_reason {
             DisconnectReason::TokenExpired => tw_disconnect_reason::TokenExpired,
             DisconnectReason::TokenInUse => tw_disconnect_reason::TokenInUse,
             DisconnectReason::Replaced => tw_disconnect_reason::Replaced,
+            DisconnectReason::KickedByEngine => tw_disconnect_reason::KickedByEngine,
         }
     }
 }

@@ -56,8 +56,19 @@ pub(crate) fn create_failure(e: SessionFailure, cfg: &tw_session_config) -> Fail
 
 /// The settings' problems as a C caller set them: each under
 /// `tw_session_config.<field>`, the field's name in the header (where the runtime's
-/// differs: `players` is `num_players`, `notify_after_us` is `disconnect_notify_ms`),
+/// differs: `players` is `num_players`, `notify_after_us` is `disconnect_notify_ms`,
+/// `max_frame_us` is `max_catch_up_ms`),
 /// and in the caller's units where the runtime's message would say microseconds.
+/// `x` with at most 3 decimals and no trailing zeros (the default tick rate is
+/// 59.99999999999999 in a double: it reads 60).
+fn short_number(x: f64) -> String {
+    let t = format!("{x:.3}");
+    t.trim_end_matches('0').trim_end_matches('.').to_string()
+}
+
+/// `tw_session_config.max_catch_up_ms`'s largest value (the runtime's cap in ms).
+const MAX_CATCH_UP_MS: u32 = (tickwire_proto::MAX_MAX_FRAME_US / 1000) as u32;
+
 fn c_problems(problems: &ConfigProblems, cfg: Option<&tw_session_config>) -> String {
     let mut renamed = ConfigProblems::new();
     for p in problems.iter() {
@@ -67,10 +78,23 @@ fn c_problems(problems: &ConfigProblems, cfg: Option<&tw_session_config>) -> Str
                 "disconnect_notify_ms",
                 match cfg {
                     Some(c) => format!(
-                        "{} must be below {CFG}.disconnect_timeout_ms ({})",
+                        "{} must be below {CFG}.disconnect_timeout_ms ({}), unless either is 0 (off)",
                         c.disconnect_notify_ms, c.disconnect_timeout_ms
                     ),
-                    None => format!("must be below {CFG}.disconnect_timeout_ms"),
+                    None => format!("must be below {CFG}.disconnect_timeout_ms, unless either is 0 (off)"),
+                },
+            ),
+            "max_frame_us" => (
+                "max_catch_up_ms",
+                match cfg {
+                    Some(c) if (1..=MAX_CATCH_UP_MS).contains(&c.max_catch_up_ms) => format!(
+                        "{} is shorter than one tick ({:.3} ms at {CFG}.tick_rate_hz {})",
+                        c.max_catch_up_ms,
+                        1000.0 / c.tick_rate_hz,
+                        short_number(c.tick_rate_hz)
+                    ),
+                    Some(c) => format!("{} is not in 1..={MAX_CATCH_UP_MS}", c.max_catch_up_ms),
+                    None => p.message.clone(),
                 },
             ),
             "max_behind" => ("spectator_max_behind", p.message.clone()),

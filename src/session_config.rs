@@ -143,12 +143,16 @@ pub struct tw_session_config {
     /// RELAY_SERVER: send the checksum of its state every this many ticks, for the
     /// clients' desync checks (0 = off).
     pub desync_interval: u32,
-    /// P2P: drop a silent peer after this long (default 5000). It holds whatever
+    /// P2P: drop a silent peer (or one whose inputs stopped confirming ticks) after
+    /// this long (default 5000); 0 = never, as `ggpo_set_disconnect_timeout(0)`: the
+    /// transport then never times the connection out either. It holds whatever
     /// `host.timeout_ms` says: the session's transport waits a second longer than this
-    /// when `host.timeout_ms` is shorter.
+    /// when `host.timeout_ms` is shorter. Changeable later with
+    /// `tw_session_set_timeouts`.
     pub disconnect_timeout_ms: u32,
     /// P2P: report a silent peer (`TW_SESSION_EVENT_KIND_PEER_INTERRUPTED`) after this
-    /// long (default 750); below `disconnect_timeout_ms`.
+    /// long (default 750); 0 = no notice. Below `disconnect_timeout_ms` unless either
+    /// is 0. Changeable later with `tw_session_set_timeouts`.
     pub disconnect_notify_ms: u32,
     /// SPECTATOR: ticks played per advance while catching up, 1..=16 (default 2).
     pub spectator_catchup_speed: u32,
@@ -236,8 +240,18 @@ pub struct tw_session_config {
     /// RELAY_SERVER: most datagrams one update (every `server_send_interval` ticks) to
     /// one client takes, 1..=64 (default 16); steps beyond them wait for the next update.
     pub max_update_datagrams: u32,
+    /// Every mode: the catch-up cap of `tw_session_ticks_due`, in milliseconds,
+    /// 1..=10000 (default 250) and at least one tick. When more time than this passed
+    /// since the previous call (a hitch: a load, a breakpoint, a stalled frame), only
+    /// this much is turned into ticks and the rest is dropped, not simulated, so one
+    /// call hands out at most about `max_catch_up_ms * tick_rate_hz / 1000` ticks (15 at
+    /// 60 Hz by default; P2P and RELAY_CLIENT up to 10% more while their time sync runs
+    /// fast). A P2P peer or relay client that dropped time is behind the others
+    /// afterwards and its time sync catches it up. Zero is refused: initialise with
+    /// `tw_session_config_init_default`.
+    pub max_catch_up_ms: u32,
     /// Must be zero.
-    pub reserved: [u8; 8],
+    pub reserved: [u8; 4],
 }
 
 impl tw_session_config {
@@ -290,7 +304,8 @@ impl tw_session_config {
             step_window: rs.relay.step_window as u32,
             bandwidth_cap: rs.relay.bandwidth_cap as u32,
             max_update_datagrams: rs.relay.max_update_datagrams as u32,
-            reserved: [0; 8],
+            max_catch_up_ms: ms(p.clock.max_frame_us),
+            reserved: [0; 4],
         }
     }
 
@@ -332,6 +347,7 @@ impl tw_session_config {
             players: self.num_players as usize,
             input_size: self.input_size as usize,
             tick_rate_hz: self.tick_rate_hz,
+            max_frame_us: u64::from(self.max_catch_up_ms) * 1000,
         };
         Ok(match self.mode {
             1 => ModeSettings::P2p(P2pSettings {

@@ -87,7 +87,10 @@ pub enum tw_session_event_kind {
     /// RELAY_SERVER: a player was removed and its connection closed
     /// (`data.relay.reason` is a `tw_kick_reason`, `peer` its connection). Its slot
     /// waits `slot_timeout_ms` for it, as after a drop: its client reconnects by itself
-    /// with its token (PLAYER_RECONNECTED), or PLAYER_SLOT_FREED follows.
+    /// with its token (PLAYER_RECONNECTED), or PLAYER_SLOT_FREED follows. Reason
+    /// `TW_KICK_REASON_ENGINE` (`tw_session_kick_player`, its code in
+    /// `data.relay.code`) is final: PLAYER_SLOT_FREED follows at once and the client,
+    /// told `TW_DISCONNECT_REASON_KICKED_BY_ENGINE`, does not come back.
     PlayerKicked = 19,
     /// RELAY_CLIENT: the server's snapshot arrived: this client is player
     /// `data.relay.player` from tick `data.relay.tick` on (`data.relay.reconnect`:
@@ -136,6 +139,9 @@ pub enum tw_kick_reason {
     /// It kept asking for new snapshots far faster than it could be served: more than
     /// 16 at once, then more than one a second (an honest client asks once per desync).
     ResyncFlood = 4,
+    /// The engine kicked it (`tw_session_kick_player`); `data.relay.code` is the
+    /// engine's `reason_code`. Final: the slot is freed (PLAYER_SLOT_FREED follows).
+    Engine = 5,
 }
 
 /// Why a connection was refused (`tw_session_event_rejected.reason`).
@@ -168,7 +174,8 @@ pub struct tw_session_event_peer {
     /// contradicted what this side knows, and its connection was closed; otherwise
     /// how the connection closed). Else 0. (Named `reserved0` before 0.2.)
     pub reason: u32,
-    /// PEER_INTERRUPTED: microseconds of further silence before the peer is dropped.
+    /// PEER_INTERRUPTED: microseconds of further silence before the peer is dropped;
+    /// `UINT64_MAX` when `disconnect_timeout_ms` is 0 (never dropped).
     pub disconnect_in_us: u64,
 }
 
@@ -236,6 +243,10 @@ pub struct tw_session_event_relay {
     /// JOINED: 1 if this is the client's old slot, back after a dropped connection;
     /// else 0.
     pub reconnect: u32,
+    /// PLAYER_KICKED with reason `TW_KICK_REASON_ENGINE`: the `reason_code` given to
+    /// `tw_session_kick_player` (it stays on the server: the client sees only
+    /// `TW_DISCONNECT_REASON_KICKED_BY_ENGINE`); else 0.
+    pub code: u32,
 }
 
 /// CONNECTION_REJECTED.
@@ -283,7 +294,7 @@ pub struct tw_session_event {
 }
 
 fn relay(player: u32, tick: u32, reason: u32, reconnect: bool) -> tw_session_event_relay {
-    tw_session_event_relay { player, tick, reason, reconnect: u32::from(reconnect) }
+    tw_session_event_relay { player, tick, reason, reconnect: u32::from(reconnect), code: 0 }
 }
 
 fn disconnect(r: tickwire_proto::DisconnectReason) -> u32 {
@@ -306,13 +317,14 @@ fn server_event(out: &mut tw_session_event, e: ServerSessionEvent, tick: u32) ->
             (K::PlayerCatchingUp, peer, relay(player, tick, 0, false))
         }
         ServerSessionEvent::PlayerKicked { player, peer, cause } => {
-            let reason = match cause {
-                KickCause::Jitter(KickReason::Overflow) => tw_kick_reason::Overflow,
-                KickCause::Jitter(KickReason::Starved) => tw_kick_reason::Starved,
-                KickCause::FellBehind => tw_kick_reason::FellBehind,
-                KickCause::ResyncFlood => tw_kick_reason::ResyncFlood,
+            let (reason, code) = match cause {
+                KickCause::Jitter(KickReason::Overflow) => (tw_kick_reason::Overflow, 0),
+                KickCause::Jitter(KickReason::Starved) => (tw_kick_reason::Starved, 0),
+                KickCause::FellBehind => (tw_kick_reason::FellBehind, 0),
+                KickCause::ResyncFlood => (tw_kick_reason::ResyncFlood, 0),
+                KickCause::Engine { code } => (tw_kick_reason::Engine, code),
             };
-            (K::PlayerKicked, peer, relay(player, tick, reason as u32, false))
+            (K::PlayerKicked, peer, tw_session_event_relay { code, ..relay(player, tick, reason as u32, false) })
         }
         ServerSessionEvent::ConnectionRejected { peer, reason } => {
             let reason = match reason {

@@ -46,6 +46,13 @@ pub const TW_LOCAL_PLAYER: u32 = 0xFFFF_FFFE;
 /// engine frame, also while nothing is due (it keeps the session's messages flowing),
 /// then advance that many times.
 ///
+/// The catch-up cap: the ticks due cover the time since the previous call, but at most
+/// `tw_session_config.max_catch_up_ms` of it (default 250 ms: 15 ticks at 60 Hz, up to
+/// 10% more while a P2P or relay client's time sync runs fast). After a longer hitch
+/// (a load, a breakpoint) the excess is dropped, not simulated: the engine never gets
+/// a burst of hundreds of ticks to run in one frame, and a P2P peer or relay client
+/// that fell behind is caught up by its time sync instead.
+///
 /// What it answers, state by state (the same in every mode):
 /// - before `tw_session_start`: `TW_RESULT_INVALID_STATE`;
 /// - started, not running yet (P2P and SPECTATOR connecting, a RELAY_CLIENT before
@@ -573,6 +580,109 @@ pub unsafe extern "C" fn tw_session_player_stats(
         };
         // SAFETY: checked non-NULL; the caller guarantees it is writable.
         unsafe { write_out(out_stats, tw_relay_player_stats::new(&st)) };
+        Ok(tw_result::Ok)
+    })
+}
+
+/// P2P: drops remote `player` on purpose, like GGPO's `ggpo_disconnect_player`. Its
+/// peer (with every player behind it) is dropped and its connection closed:
+/// PEER_DISCONNECTED follows here (reason `TW_DISCONNECT_REASON_KICKED_BY_ENGINE`),
+/// the peer sees PEER_DISCONNECTED with the same reason, and the match goes on, that
+/// player's inputs marked `TW_INPUT_STATUS_DISCONNECTED` from the first tick not
+/// received. Final: the peer is not dialled again. Only once the match runs (after
+/// SYNCHRONIZED).
+///
+/// Ownership: the library keeps no pointer passed here after the call.
+/// Thread-safety: a session is used from one thread at a time (it may move between
+/// threads between calls).
+///
+/// Returns `TW_RESULT_OK`; `TW_RESULT_NULL_ARGUMENT` (`session`);
+/// `TW_RESULT_INVALID_ARGUMENT` (no such player, or a local player);
+/// `TW_RESULT_INVALID_STATE` (not P2P, the match not running yet, or the player's peer
+/// already gone); `TW_RESULT_BUSY` (another call on the session is in progress);
+/// `TW_RESULT_PANIC`.
+///
+/// # Safety
+/// `session` must be NULL or a live handle.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn tw_session_disconnect_player(session: *mut tw_session, player: u32) -> tw_result {
+    with_session("tw_session_disconnect_player", session, |s| {
+        let p = arg_player(s, player)?;
+        let SessionKind::P2p(k) = &mut s.kind else { return Err(s.kind.unavailable("disconnecting a player")) };
+        k.disconnect_player(p).map_err(session_failure)?;
+        Ok(tw_result::Ok)
+    })
+}
+
+/// RELAY_SERVER: removes `player` on purpose, for good. Its connection is closed and
+/// its client sees SERVER_LOST with reason `TW_DISCONNECT_REASON_KICKED_BY_ENGINE`
+/// (it does not reconnect); here PLAYER_KICKED (reason `TW_KICK_REASON_ENGINE`,
+/// `data.relay.code` = `reason_code`) then PLAYER_SLOT_FREED follow, and the slot is
+/// free for the next player at once. A slot waiting for a dropped player (after
+/// PLAYER_LEFT) is freed the same way (PLAYER_SLOT_FREED only). `reason_code` is the
+/// engine's own, any value; it stays on the server (the wire carries the reason
+/// only). Unlike the relay's own kicks (`tw_kick_reason` OVERFLOW, STARVED,
+/// RESYNC_FLOOD), which keep the slot for a reconnect.
+///
+/// Ownership: the library keeps no pointer passed here after the call.
+/// Thread-safety: a session is used from one thread at a time (it may move between
+/// threads between calls).
+///
+/// Returns `TW_RESULT_OK`; `TW_RESULT_NULL_ARGUMENT` (`session`);
+/// `TW_RESULT_INVALID_ARGUMENT` (no such player); `TW_RESULT_INVALID_STATE` (not
+/// RELAY_SERVER, not started, or the slot is free); `TW_RESULT_BUSY` (another call on
+/// the session is in progress); `TW_RESULT_PANIC`.
+///
+/// # Safety
+/// `session` must be NULL or a live handle.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn tw_session_kick_player(session: *mut tw_session, player: u32, reason_code: u32) -> tw_result {
+    with_session("tw_session_kick_player", session, |s| {
+        let p = arg_player(s, player)?;
+        let SessionKind::RelayServer(k) = &mut s.kind else { return Err(s.kind.unavailable("kicking a player")) };
+        k.kick_player(p, reason_code).map_err(session_failure)?;
+        Ok(tw_result::Ok)
+    })
+}
+
+/// P2P: changes the silence timeouts from now on, as the `tw_session_config` fields of
+/// the same names (GGPO's `ggpo_set_disconnect_timeout` and
+/// `ggpo_set_disconnect_notify_start`): a peer silent for `disconnect_timeout_ms` (or
+/// whose inputs confirm no tick for that long) is dropped, 0 = never (the transport
+/// then never times the connection out either); PEER_INTERRUPTED comes after
+/// `disconnect_notify_ms` of silence, 0 = no notice. `disconnect_notify_ms` must be
+/// below `disconnect_timeout_ms` unless either is 0, as at create. Any time: before
+/// `tw_session_start` it replaces the configured values. A peer already reported
+/// interrupted stays so until it is heard again.
+///
+/// Ownership: the library keeps no pointer passed here after the call.
+/// Thread-safety: a session is used from one thread at a time (it may move between
+/// threads between calls).
+///
+/// Returns `TW_RESULT_OK`; `TW_RESULT_NULL_ARGUMENT` (`session`);
+/// `TW_RESULT_INVALID_ARGUMENT` (`disconnect_notify_ms` not below
+/// `disconnect_timeout_ms` while both are on); `TW_RESULT_INVALID_STATE` (not P2P);
+/// `TW_RESULT_BUSY` (another call on the session is in progress); the host's codes if
+/// its network thread is gone; `TW_RESULT_PANIC`.
+///
+/// # Safety
+/// `session` must be NULL or a live handle.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn tw_session_set_timeouts(
+    session: *mut tw_session,
+    disconnect_timeout_ms: u32,
+    disconnect_notify_ms: u32,
+) -> tw_result {
+    with_session("tw_session_set_timeouts", session, |s| {
+        let SessionKind::P2p(k) = &mut s.kind else { return Err(s.kind.unavailable("setting the timeouts")) };
+        let (timeout_us, notify_us) = (u64::from(disconnect_timeout_ms) * 1000, u64::from(disconnect_notify_ms) * 1000);
+        if !tickwire_proto::p2p_timeouts_fit(notify_us, timeout_us) {
+            return Err(Failure::invalid(format!(
+                "disconnect_notify_ms ({disconnect_notify_ms}) must be below disconnect_timeout_ms \
+                 ({disconnect_timeout_ms}), unless either is 0 (off)"
+            )));
+        }
+        k.set_timeouts(timeout_us, notify_us).map_err(session_failure)?;
         Ok(tw_result::Ok)
     })
 }

@@ -189,12 +189,12 @@ fn constants_match_the_core() {
     assert_eq!(TW_CHANNEL_RELIABLE, u32::from(CHANNEL_RELIABLE));
     assert_eq!(TW_MAX_UNRELIABLE_SIZE as usize, tickwire_proto::MAX_UNRELIABLE);
     assert_eq!(TW_MAX_REPLAY_SIZE as usize, tickwire_runtime::MAX_REPLAY_SIZE);
-    for n in 1..=13u8 {
+    for n in 1..=14u8 {
         let core = DisconnectReason::from_u8(n).unwrap();
         assert_eq!(tw_disconnect_reason::from(core) as u32, u32::from(n), "{core:?}");
     }
     assert!(DisconnectReason::from_u8(0).is_none());
-    assert!(DisconnectReason::from_u8(14).is_none());
+    assert!(DisconnectReason::from_u8(15).is_none());
     assert_eq!(tw_direction::Outbound as u32, 0);
     assert_eq!(tw_direction::Inbound as u32, 1);
     assert_eq!(tw_jitter_kind::Pareto as u32, 3);
@@ -302,7 +302,8 @@ fn session_config_layout() {
         (offset_of!(tw_session_config, step_window), 300),
         (offset_of!(tw_session_config, bandwidth_cap), 304),
         (offset_of!(tw_session_config, max_update_datagrams), 308),
-        (offset_of!(tw_session_config, reserved), 312),
+        (offset_of!(tw_session_config, max_catch_up_ms), 312),
+        (offset_of!(tw_session_config, reserved), 316),
     ];
     for (i, (got, want)) in offsets.iter().enumerate() {
         assert_eq!(got, want, "field #{i}");
@@ -346,11 +347,12 @@ fn session_event_layout() {
     assert_eq!(size_of::<tw_session_event_mismatch>(), 24);
     assert_eq!(offset_of!(tw_session_event_mismatch, actual_checksum), 16);
     assert_eq!(size_of::<tw_session_event_fatal>(), 120);
-    assert_eq!(size_of::<tw_session_event_relay>(), 16);
+    assert_eq!(size_of::<tw_session_event_relay>(), 20);
     assert_eq!(offset_of!(tw_session_event_relay, player), 0);
     assert_eq!(offset_of!(tw_session_event_relay, tick), 4);
     assert_eq!(offset_of!(tw_session_event_relay, reason), 8);
     assert_eq!(offset_of!(tw_session_event_relay, reconnect), 12);
+    assert_eq!(offset_of!(tw_session_event_relay, code), 16);
     assert_eq!(size_of::<tw_session_event_rejected>(), 4);
     // SAFETY: no arguments.
     assert_eq!(unsafe { tw_session_event_size() }, size_of::<tw_session_event>());
@@ -509,6 +511,8 @@ fn session_defaults_match_the_core() {
     assert_eq!(u64::from(c.disconnect_timeout_ms) * 1000, p.disconnect_timeout_us);
     assert_eq!(u64::from(c.disconnect_notify_ms) * 1000, p.notify_after_us);
     assert!((1e6 / c.tick_rate_hz - p.clock.tick_us).abs() < 1e-6);
+    assert_eq!(u64::from(c.max_catch_up_ms) * 1000, p.clock.max_frame_us);
+    assert_eq!(c.max_catch_up_ms, 250);
     // SAFETY: init_default NUL-terminates the text.
     let bind = unsafe { std::ffi::CStr::from_ptr(c.bind_address.as_ptr()) };
     assert_eq!(bind.to_str().unwrap(), "0.0.0.0:0");

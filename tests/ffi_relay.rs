@@ -555,3 +555,57 @@ fn a_client_cut_off_for_longer_than_the_timeout_gets_its_slot_back() {
     assert!(m.assert_in_sync(1) > 60);
     m.assert_in_sync(0);
 }
+
+/// Issue 18, missing 1: the server's engine kicks a player on purpose. The client sees
+/// SERVER_LOST with reason KICKED_BY_ENGINE and does not reconnect; the server sees
+/// PLAYER_KICKED (reason ENGINE, the engine's code) and PLAYER_SLOT_FREED, and the slot
+/// takes the next player at once. (The relay's own kicks keep the slot: see
+/// `relay_catch_up::a_kicked_client_comes_back_to_its_slot`.)
+#[test]
+fn the_servers_engine_kicks_a_player_for_good_and_frees_its_slot() {
+    let one = |c: &mut tw_session_config| c.num_players = 1;
+    let mut m = Match::new(link(10_000, 2_000.0, 0.0), one);
+    // SAFETY: live session.
+    unsafe {
+        assert_eq!(tw_session_kick_player(m.server.0, 0, 7), tw_result::InvalidState, "{}", last_error());
+        assert!(last_error().contains("free"), "{}", last_error());
+        assert_eq!(tw_session_kick_player(m.server.0, 1, 7), tw_result::InvalidArgument);
+        assert!(last_error().contains("player 1"), "{}", last_error());
+    }
+    m.add_client(one);
+    m.run_for(Duration::from_secs(1), |_| {});
+    assert_eq!(latest_join(&m.clients[0].events).map(|j| j.0), Some(0), "{:?}", kinds(&m.clients[0].events));
+    let mut peer = 0;
+    // SAFETY: live session, valid pointer.
+    unsafe {
+        ok(tw_session_player_peer(m.server.0, 0, &mut peer));
+        ok(tw_session_kick_player(m.server.0, 0, 0xC0FFEE));
+        assert_eq!(tw_session_kick_player(m.server.0, 0, 7), tw_result::InvalidState, "the slot is free now");
+        // A client has no such call.
+        assert_eq!(tw_session_kick_player(m.clients[0].s.0, 0, 7), tw_result::InvalidState);
+    }
+    m.run_for(Duration::from_millis(1500), |_| {});
+    let kicked = of_kind(&m.server_events, tw_session_event_kind::PlayerKicked);
+    assert_eq!(kicked.len(), 1, "{:?}", kinds(&m.server_events));
+    // SAFETY: the kind says the relay member is live.
+    let k = unsafe { kicked[0].data.relay };
+    assert_eq!((k.player, k.reason, k.code), (0, tw_kick_reason::Engine as u32, 0xC0FFEE));
+    assert_eq!(kicked[0].peer, peer);
+    let freed = of_kind(&m.server_events, tw_session_event_kind::PlayerSlotFreed);
+    assert_eq!(freed.len(), 1, "freed at once: {:?}", kinds(&m.server_events));
+    let c = &m.clients[0];
+    let lost = of_kind(&c.events, tw_session_event_kind::ServerLost);
+    assert_eq!(lost.len(), 1, "{:?}", kinds(&c.events));
+    // SAFETY: as above.
+    assert_eq!(unsafe { lost[0].data.relay.reason }, tw_disconnect_reason::KickedByEngine as u32);
+    assert!(of_kind(&c.events, tw_session_event_kind::Reconnecting).is_empty(), "final: {:?}", kinds(&c.events));
+    assert!(of_kind(&m.server_events, tw_session_event_kind::PlayerReconnected).is_empty());
+    assert_eq!(stats(m.server.0).players, 0);
+    // The next player takes the slot at once.
+    m.clients.clear();
+    m.add_client(one);
+    m.run_for(Duration::from_secs(2), |_| {});
+    assert_eq!(latest_join(&m.clients[0].events).map(|j| j.0), Some(0), "{:?}", kinds(&m.clients[0].events));
+    assert!(of_kind(&m.server_events, tw_session_event_kind::ConnectionRejected).is_empty());
+    assert_eq!(stats(m.server.0).players, 1);
+}

@@ -411,6 +411,63 @@ static void null_host(void) {
     CHECK(peer == 77 && ev.kind == 0 && n == 99);
 }
 
+/* Dropping a player on purpose: tw_session_disconnect_player (P2P) and
+ * tw_session_kick_player (RELAY_SERVER) with a NULL handle, the wrong mode, a player out
+ * of range, and before the session runs. tw_session_set_timeouts (P2P) the same way,
+ * and with a notice not below the drop. */
+static void drop_player(void) {
+    tw_session_config cfg;
+    tw_session *s = NULL;
+
+    EXPECT_ERR(tw_session_disconnect_player(NULL, 1), TW_RESULT_NULL_ARGUMENT, "tw_session_disconnect_player",
+               "session");
+    EXPECT_ERR(tw_session_kick_player(NULL, 0, 7), TW_RESULT_NULL_ARGUMENT, "tw_session_kick_player", "session");
+    EXPECT_ERR(tw_session_set_timeouts(NULL, 1000, 500), TW_RESULT_NULL_ARGUMENT, "tw_session_set_timeouts",
+               "session");
+
+    tw_session_config_init_default(&cfg);
+    cfg.mode = TW_SESSION_MODE_SYNCTEST;
+    cfg.num_players = 2;
+    cfg.input_size = 2;
+    EXPECT_OK(tw_session_create(&cfg, &s));
+    if (s != NULL) {
+        EXPECT_ERR(tw_session_disconnect_player(s, 1), TW_RESULT_INVALID_STATE, "tw_session_disconnect_player",
+                   "SyncTest");
+        EXPECT_ERR(tw_session_kick_player(s, 0, 7), TW_RESULT_INVALID_STATE, "tw_session_kick_player", "SyncTest");
+        EXPECT_ERR(tw_session_disconnect_player(s, 2), TW_RESULT_INVALID_ARGUMENT, "tw_session_disconnect_player",
+                   "player 2");
+        EXPECT_ERR(tw_session_set_timeouts(s, 1000, 500), TW_RESULT_INVALID_STATE, "tw_session_set_timeouts",
+                   "SyncTest");
+        tw_session_destroy(s);
+        s = NULL;
+    }
+
+    cfg.mode = TW_SESSION_MODE_P2P;
+    strcpy(cfg.bind_address, "127.0.0.1:0");
+    EXPECT_OK(tw_session_create(&cfg, &s));
+    if (s != NULL) {
+        EXPECT_ERR(tw_session_disconnect_player(s, 1), TW_RESULT_INVALID_STATE, "tw_session_disconnect_player",
+                   "not running");
+        EXPECT_ERR(tw_session_disconnect_player(s, 9), TW_RESULT_INVALID_ARGUMENT, "tw_session_disconnect_player",
+                   "player 9");
+        EXPECT_ERR(tw_session_set_timeouts(s, 800, 900), TW_RESULT_INVALID_ARGUMENT, "tw_session_set_timeouts",
+                   "disconnect_notify_ms (900) must be below disconnect_timeout_ms (800)");
+        EXPECT_OK(tw_session_set_timeouts(s, 0, 900));
+        tw_session_destroy(s);
+        s = NULL;
+    }
+
+    cfg.mode = TW_SESSION_MODE_RELAY_SERVER;
+    EXPECT_OK(tw_session_create(&cfg, &s));
+    if (s != NULL) {
+        EXPECT_ERR(tw_session_kick_player(s, 0, 7), TW_RESULT_INVALID_STATE, "tw_session_kick_player", "not running");
+        EXPECT_ERR(tw_session_kick_player(s, 2, 7), TW_RESULT_INVALID_ARGUMENT, "tw_session_kick_player", "player 2");
+        EXPECT_OK(tw_session_start(s));
+        EXPECT_ERR(tw_session_kick_player(s, 1, 7), TW_RESULT_INVALID_STATE, "tw_session_kick_player", "free");
+        tw_session_destroy(s);
+    }
+}
+
 static void last_error_buffer(void) {
     char small[8];
     size_t need;
@@ -688,6 +745,7 @@ int main(int argc, char **argv) {
     keys_and_tokens();
     security_configs();
     null_host();
+    drop_player();
     last_error_buffer();
     EXPECT_ERR(tw_debug_panic(NULL), TW_RESULT_PANIC, "tw_debug_panic", "panic: ");
     live_host();

@@ -138,6 +138,8 @@ pub struct Engine {
     /// it has been (re)simulated with confirmed inputs. One read later may include
     /// inputs received since, whose corrections wait for the next advance.
     pub confirmed_at_advance: u32,
+    /// Inputs the ADVANCE requests marked `TW_INPUT_STATUS_DISCONNECTED`.
+    pub disconnected_inputs: u64,
 }
 
 impl Engine {
@@ -162,6 +164,7 @@ impl Engine {
             dumps_provided: 0,
             last_advanced: None,
             confirmed_at_advance: 0,
+            disconnected_inputs: 0,
         }
     }
 
@@ -183,6 +186,7 @@ impl Engine {
             let b = &self.inputs[p * INPUT_SIZE..(p + 1) * INPUT_SIZE];
             let mut v = u16::from_le_bytes([b[0], b[1]]) as i64;
             if self.statuses[p] == tw_input_status::Disconnected as u8 {
+                self.disconnected_inputs += 1;
                 v = -1;
             }
             if p == 0 && self.desync_from.is_some_and(|d| tick >= d) {

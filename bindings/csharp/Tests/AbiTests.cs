@@ -48,7 +48,7 @@ namespace Tickwire.Tests
             Equal(128, Marshal.SizeOf(typeof(TwRelayPlayerStats)), "Marshal.SizeOf(TwRelayPlayerStats)");
             Equal(1240, Marshal.SizeOf(typeof(TwSecurityConfig)), "Marshal.SizeOf(TwSecurityConfig)");
             Equal(56, (int)Marshal.OffsetOf(typeof(TwHostConfig), "Security"), "offset of TwHostConfig.Security");
-            Equal(16, Marshal.SizeOf(typeof(TwSessionEventRelay)), "Marshal.SizeOf(TwSessionEventRelay)");
+            Equal(20, Marshal.SizeOf(typeof(TwSessionEventRelay)), "Marshal.SizeOf(TwSessionEventRelay)");
             Equal(8, (int)Marshal.OffsetOf(typeof(TwSessionEvent), "Data"), "offset of TwSessionEvent.Data");
             Equal(1, sizeof(TwInputStatus), "tw_input_status is one byte");
             ulong[] native = TwLibrary.NativeSizes();

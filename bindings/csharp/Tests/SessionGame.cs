@@ -56,6 +56,8 @@ namespace Tickwire.Tests
         public long Saves;
         public long RestoredAt = -1;
         public int DumpsProvided;
+        /// <summary>Inputs the ADVANCE requests marked TwInputStatus.Disconnected.</summary>
+        public long DisconnectedInputs;
         /// <summary>The tick of the last ADVANCE, and the checksum of the state after it.</summary>
         public long LastAdvancedTick = -1;
         public ulong LastAdvancedSum;
@@ -149,6 +151,7 @@ namespace Tickwire.Tests
                 long v = _inputs[p * InputSize] | (_inputs[p * InputSize + 1] << 8);
                 if (_statuses[p] == (byte)TwInputStatus.Disconnected)
                 {
+                    DisconnectedInputs++;
                     v = -1;
                 }
                 if (p == 0 && DesyncFrom >= 0 && tick >= DesyncFrom)

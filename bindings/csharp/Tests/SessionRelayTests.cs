@@ -20,6 +20,8 @@ namespace Tickwire.Tests
             Run("relay: config builders carry the library's defaults; create both modes", RelayConfigAndCreate);
             Run("relay: setup and per-frame errors (bad server address, wrong mode)", RelayErrors);
             Run("relay: a server and 3 clients over 127.0.0.1 agree on every authoritative tick; joins and departures", RelayMatchAgrees);
+            Run("relay: KickPlayer removes a player for good: ServerLost KickedByEngine, no reconnect, the slot freed", RelayKickPlayer);
+            Run("session: TicksDue after a hitch hands out at most MaxCatchUpMs of ticks; a bad cap is refused", SessionCatchUpCap);
             Run("relay: a desync is reported; RequestSnapshot brings the server's state back", RelayDesyncAndResnapshot);
             Run("relay allocation: 0 bytes over the frames of a server and 3 clients over UDP, a resync included", SessionZeroAllocationRelay);
         }
@@ -209,6 +211,80 @@ namespace Tickwire.Tests
             return sb.ToString();
         }
 
+        /// <summary>Ticks one TicksDue hands out after a 600 ms hitch of a relay server with the catch-up cap capMs.</summary>
+        private static int TicksAfterHitch(uint capMs)
+        {
+            TwSessionConfig cfg = RelayConfig(TwSessionMode.RelayServer);
+            cfg.MaxCatchUpMs = capMs;
+            using (TwSession s = new TwSession(cfg))
+            {
+                SessionGame g = new SessionGame((int)cfg.NumPlayers, s.StateSlots);
+                g.RecordAfterAdvance = true;
+                s.Start();
+                for (int i = 0; i < 20; i++)
+                {
+                    g.RelayFrame(s, 0);
+                    System.Threading.Thread.Sleep(5);
+                }
+                GameOk(g, "server");
+                System.Threading.Thread.Sleep(600);
+                int due;
+                Equal(TwResult.Ok, s.TicksDue(out due), "TicksDue");
+                return due;
+            }
+        }
+
+        private static void SessionCatchUpCap()
+        {
+            Equal(250u, TwSessionConfig.Default().MaxCatchUpMs, "the default cap");
+            int dflt = TicksAfterHitch(250);
+            Check(dflt >= 14 && dflt <= 16, "600 ms of hitch at 60 Hz, 250 ms cap: " + dflt + " ticks");
+            int shortCap = TicksAfterHitch(100);
+            Check(shortCap >= 5 && shortCap <= 7, "100 ms cap: " + shortCap + " ticks");
+            int longCap = TicksAfterHitch(2000);
+            Check(longCap >= 35 && longCap <= 60, "2 s cap, the whole hitch: " + longCap + " ticks");
+            TwSessionConfig bad = RelayConfig(TwSessionMode.RelayServer);
+            bad.MaxCatchUpMs = 0;
+            TickwireException e = ThrowsTw(TwResult.InvalidArgument, () => new TwSession(bad), "a zero cap");
+            Contains(e.NativeMessage, "tw_session_config.max_catch_up_ms: 0 is not in 1..=10000", "names the field");
+            bad.MaxCatchUpMs = 10;
+            e = ThrowsTw(TwResult.InvalidArgument, () => new TwSession(bad), "a cap shorter than a tick");
+            Contains(e.NativeMessage, "tw_session_config.max_catch_up_ms: 10 is shorter than one tick", "names the field");
+        }
+
+        private static void RelayKickPlayer()
+        {
+            Func<TwSessionConfig, TwSessionConfig> one = c => { c.NumPlayers = 1; return c; };
+            using (RelayMatch m = new RelayMatch(Link(10000, 2000, 0.0), one))
+            {
+                Equal(TwResult.InvalidState, m.Server.KickPlayer(0, 7), "a free slot");
+                Contains(TwLibrary.LastErrorMessage(), "free", "the message says why");
+                Equal(TwResult.InvalidArgument, m.Server.KickPlayer(1, 7), "no such player");
+                Contains(TwLibrary.LastErrorMessage(), "tw_session_kick_player", "names the function");
+                m.AddClient(one);
+                m.RunFor(3000, () => OfKind(m.ClientGames[0], TwSessionEventKind.Joined).Count > 0);
+                Equal(0u, m.LatestJoin(0).Player, "the client joined slot 0");
+                Equal(TwResult.InvalidState, m.Clients[0].KickPlayer(0, 7), "a client cannot kick");
+                Equal(TwResult.Ok, m.Server.KickPlayer(0, 0xC0FFEE), "kick");
+                m.RunFor(1500, null);
+                List<TwSessionEvent> kicked = OfKind(m.ServerGame, TwSessionEventKind.PlayerKicked);
+                Equal(1, kicked.Count, "server: PLAYER_KICKED (" + Kinds(m.ServerGame) + ")");
+                Equal(TwKickReason.Engine, kicked[0].Data.Relay.KickReason, "by the engine");
+                Equal(0xC0FFEEu, kicked[0].Data.Relay.Code, "the engine's code");
+                Equal(1, OfKind(m.ServerGame, TwSessionEventKind.PlayerSlotFreed).Count, "the slot freed at once");
+                List<TwSessionEvent> lost = OfKind(m.ClientGames[0], TwSessionEventKind.ServerLost);
+                Equal(1, lost.Count, "client: SERVER_LOST (" + Kinds(m.ClientGames[0]) + ")");
+                Equal(TwDisconnectReason.KickedByEngine, lost[0].Data.Relay.DisconnectReason, "kicked by the server's engine");
+                Equal(0, OfKind(m.ClientGames[0], TwSessionEventKind.Reconnecting).Count, "final: no reconnect");
+                Equal(0, OfKind(m.ServerGame, TwSessionEventKind.PlayerReconnected).Count, "nobody came back");
+                // The next player takes the slot at once.
+                m.AddClient(one);
+                m.RunFor(3000, () => OfKind(m.ClientGames[1], TwSessionEventKind.Joined).Count > 0);
+                Equal(0u, m.LatestJoin(1).Player, "the next player took slot 0");
+                Equal(0, OfKind(m.ServerGame, TwSessionEventKind.ConnectionRejected).Count, "nobody refused");
+            }
+        }
+
         // --- config, create, errors -------------------------------------------------------------
 
         private static void RelayConfigAndCreate()
@@ -245,7 +321,8 @@ namespace Tickwire.Tests
                 Equal(0u, d.BandwidthCap, "bandwidth_cap");
                 Equal(16u, d.MaxUpdateDatagrams, "max_update_datagrams");
                 Equal(8u, d.MaxPrediction, "max_prediction");
-                for (int i = 0; i < 8; i++)
+                Equal(250u, d.MaxCatchUpMs, "max_catch_up_ms");
+                for (int i = 0; i < 4; i++)
                 {
                     Equal((byte)0, d.Reserved[i], "reserved byte " + i);
                 }
@@ -291,7 +368,7 @@ namespace Tickwire.Tests
             e = ThrowsTw(TwResult.InvalidArgument, () => new TwSession(Tweaked(TwSessionMode.RelayClient, c => { c.MaxPrediction = 0; return c; })), "a relay client predicts at least 1 tick");
             Contains(e.NativeMessage, "max_prediction", "names the field");
             ThrowsTw(TwResult.InvalidArgument, () => new TwSession(Tweaked(TwSessionMode.RelayClient, c => { c.InputDelayMode = (TwInputDelayMode)2; return c; })), "input delay mode 2");
-            ThrowsTw(TwResult.InvalidArgument, () => new TwSession(Tweaked(TwSessionMode.RelayClient, c => { c.Reserved[7] = 1; return c; })), "non-zero reserved bytes");
+            ThrowsTw(TwResult.InvalidArgument, () => new TwSession(Tweaked(TwSessionMode.RelayClient, c => { c.Reserved[3] = 1; return c; })), "non-zero reserved bytes");
 
             using (TwSession server = new TwSession(RelayConfig(TwSessionMode.RelayServer)))
             using (TwSession client = new TwSession(RelayConfig(TwSessionMode.RelayClient)))

@@ -24,6 +24,8 @@ namespace Tickwire.Tests
             Run("session: a recorded replay reproduces the checksums (bytes and file)", SessionReplayRoundTrip);
             Run("session: a spectator joining mid-match ends in sync", SessionSpectator);
             Run("session: a desync is reported and dumped; a leaving peer is disconnected", SessionDesyncAndDisconnect);
+            Run("session: DisconnectPlayer drops a remote player on purpose; both sides see KickedByEngine; the match goes on", SessionDisconnectPlayer);
+            Run("session: SetTimeouts: 0 never drops a silent peer; changed while running, a shorter one drops it", SessionSetTimeouts);
             Run("session: panic inside a call: PANIC code, session poisoned, no crash", SessionPanic);
             Run("session: a call while another thread is inside one gets Busy, no crash", SessionBusy);
             Run("session: use after Dispose: ObjectDisposedException, no crash", SessionUseAfterDispose);
@@ -193,7 +195,8 @@ namespace Tickwire.Tests
             Equal(96u, c.Host.StructSize, "the embedded host config is initialized");
             Equal("0.0.0.0:0", c.GetBindAddress(), "bind address");
             Equal(0u, c.Reserved0, "reserved0");
-            for (int i = 0; i < 8; i++)
+            Equal(250u, c.MaxCatchUpMs, "max_catch_up_ms");
+            for (int i = 0; i < 4; i++) // Reserved is 4 bytes since max_catch_up_ms took 4
             {
                 Equal((byte)0, c.Reserved[i], "reserved byte " + i);
             }
@@ -278,7 +281,7 @@ namespace Tickwire.Tests
             ThrowsTw(TwResult.VersionMismatch, () => new TwSession(new TwSessionConfig()), "a zeroed config (forgot Default())");
             e = ThrowsTw(TwResult.VersionMismatch, () => new TwSession(Tweaked(TwSessionMode.P2P, c => { c.Host.StructSize = 8; return c; })), "host.struct_size 8");
             Contains(e.NativeMessage, "host.struct_size", "names the nested field");
-            ThrowsTw(TwResult.InvalidArgument, () => new TwSession(Tweaked(TwSessionMode.SyncTest, c => { c.Reserved[5] = 1; return c; })), "non-zero reserved bytes");
+            ThrowsTw(TwResult.InvalidArgument, () => new TwSession(Tweaked(TwSessionMode.SyncTest, c => { c.Reserved[3] = 1; return c; })), "non-zero reserved bytes");
             e = ThrowsTw(TwResult.InvalidArgument, () => new TwSession(Tweaked(TwSessionMode.P2P, c => { c.SetBindAddress("not an address"); return c; })), "bad bind address");
             Contains(e.NativeMessage, "bind_address", "names the field");
 
@@ -701,6 +704,79 @@ namespace Tickwire.Tests
                 Check(pd.Data.Player.Tick > 0, "from a tick on: " + pd.Data.Player.Tick);
                 Check(StatsOf(pair.A).CurrentTick > before + 30, "the survivor keeps simulating");
                 Equal(0u, StatsOf(pair.A).ConnectedPeers, "no connections left");
+            }
+            finally
+            {
+                pair.Dispose();
+            }
+        }
+
+        private static void SessionDisconnectPlayer()
+        {
+            SessionPair pair = new SessionPair(10000, 2000, 0.0, null);
+            try
+            {
+                Equal(TwResult.InvalidState, pair.A.DisconnectPlayer(1), "not running yet");
+                Contains(TwLibrary.LastErrorMessage(), "not running", "the message says why");
+                pair.RunFor(4000, () => pair.GameA.Count(TwSessionEventKind.Synchronized) > 0 &&
+                                        pair.GameB.Count(TwSessionEventKind.Synchronized) > 0 &&
+                                        StatsOf(pair.A).CurrentTick > 30);
+                Equal(0L, pair.GameA.DisconnectedInputs, "nobody disconnected yet");
+                Equal(TwResult.InvalidArgument, pair.A.DisconnectPlayer(0), "a local player");
+                Contains(TwLibrary.LastErrorMessage(), "player 0 plays on this machine", "the message says why");
+                Equal(TwResult.InvalidArgument, pair.A.DisconnectPlayer(2), "no such player");
+                Contains(TwLibrary.LastErrorMessage(), "tw_session_disconnect_player", "names the function");
+                Equal(TwResult.Ok, pair.A.DisconnectPlayer(1), "drop player 1");
+                Equal(TwResult.InvalidState, pair.A.DisconnectPlayer(1), "already gone");
+                Contains(TwLibrary.LastErrorMessage(), "already disconnected", "the message says why");
+                uint before = StatsOf(pair.A).CurrentTick;
+                pair.RunFor(1000, null);
+                GameOk(pair.GameA, "peer A");
+                TwSessionEvent pd;
+                Check(pair.GameA.Find(TwSessionEventKind.PeerDisconnected, out pd), "A: PEER_DISCONNECTED");
+                Equal((uint)TwDisconnectReason.KickedByEngine, pd.Data.Peer.Reason, "A: dropped by its engine");
+                Equal(1, pair.GameA.Count(TwSessionEventKind.PeerDisconnected), "once");
+                Check(pair.GameB.Find(TwSessionEventKind.PeerDisconnected, out pd), "B: PEER_DISCONNECTED");
+                Equal((uint)TwDisconnectReason.KickedByEngine, pd.Data.Peer.Reason, "B is told why");
+                Check(StatsOf(pair.A).CurrentTick > before + 30, "the match goes on");
+                Check(pair.GameA.DisconnectedInputs > 30, "player 1's inputs are marked disconnected: " + pair.GameA.DisconnectedInputs);
+            }
+            finally
+            {
+                pair.Dispose();
+            }
+        }
+
+        private static void SessionSetTimeouts()
+        {
+            using (TwSession sync = new TwSession(SessionConfig(TwSessionMode.SyncTest)))
+            {
+                ThrowsTw(TwResult.InvalidState, () => sync.SetTimeouts(1000, 500), "not P2P");
+            }
+            // Before Start it replaces the configured values: never dropped, noticed after 300 ms.
+            SessionPair pair = new SessionPair(10000, 2000, 0.0, a => a.SetTimeouts(0, 300));
+            try
+            {
+                TickwireException e = ThrowsTw(TwResult.InvalidArgument, () => pair.A.SetTimeouts(800, 800), "notice not below the drop");
+                Contains(e.NativeMessage, "disconnect_notify_ms (800) must be below disconnect_timeout_ms (800)", "names the arguments");
+                pair.RunFor(4000, () => pair.GameA.Count(TwSessionEventKind.Synchronized) > 0 &&
+                                        pair.GameB.Count(TwSessionEventKind.Synchronized) > 0 &&
+                                        StatsOf(pair.A).CurrentTick > 30);
+                // B goes silent: everything it sends is lost.
+                pair.B.SetLinkSim(TwDirection.Outbound, Link(0, 0, 1.0));
+                pair.RunFor(2000, null);
+                TwSessionEvent ev;
+                Check(pair.GameA.Find(TwSessionEventKind.PeerInterrupted, out ev), "A: PEER_INTERRUPTED after 300 ms");
+                Equal(ulong.MaxValue, ev.Data.Peer.DisconnectInUs, "never dropped");
+                Equal(0, pair.GameA.Count(TwSessionEventKind.PeerDisconnected), "timeout 0: not dropped after 2 s of silence");
+                // Changed while running: a silent peer is dropped after 800 ms.
+                pair.A.SetTimeouts(800, 300);
+                Timer sw = Timer.StartNew();
+                pair.RunFor(3000, () => pair.GameA.Count(TwSessionEventKind.PeerDisconnected) > 0);
+                Equal(1, pair.GameA.Count(TwSessionEventKind.PeerDisconnected), "dropped once the timeout is 800 ms");
+                Check(sw.ElapsedMilliseconds < 2000, "soon after the change: " + sw.ElapsedMilliseconds + " ms");
+                Check(pair.GameA.Find(TwSessionEventKind.PeerDisconnected, out ev), "PEER_DISCONNECTED");
+                Equal((uint)TwDisconnectReason.Timeout, ev.Data.Peer.Reason, "for silence");
             }
             finally
             {

@@ -20,6 +20,12 @@ pub const MAX_INPUT_SIZE: usize = 64;
 /// Fastest tick rate a session accepts, in Hz.
 pub const MAX_TICK_RATE_HZ: f64 = 10_000.0;
 
+/// The default catch-up cap ([`GameShape::max_frame_us`]): 250 ms.
+pub const DEFAULT_MAX_FRAME_US: u64 = 250_000;
+
+/// The largest catch-up cap a session accepts: 10 s.
+pub const MAX_MAX_FRAME_US: u64 = 10_000_000;
+
 /// What every session of one match agrees on.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct GameShape {
@@ -29,12 +35,18 @@ pub struct GameShape {
     pub input_size: usize,
     /// Simulation ticks per second.
     pub tick_rate_hz: f64,
+    /// The catch-up cap: the longest stretch of time between two frames that the tick
+    /// clock turns into ticks ([`TickClockConfig::max_frame_us`]). After a longer
+    /// hitch the excess is dropped, not simulated, so one `ticks_due` hands out at most
+    /// about this long's worth of ticks (plus the time sync's speed-up). Default
+    /// [`DEFAULT_MAX_FRAME_US`], at most [`MAX_MAX_FRAME_US`], and at least one tick.
+    pub max_frame_us: u64,
 }
 
 impl GameShape {
     /// A match of `players` players sending `input_size` bytes each at 60 Hz.
     pub fn new(players: usize, input_size: usize) -> Self {
-        GameShape { players, input_size, tick_rate_hz: 60.0 }
+        GameShape { players, input_size, tick_rate_hz: 60.0, max_frame_us: DEFAULT_MAX_FRAME_US }
     }
 
     /// The length of one tick in microseconds.
@@ -45,7 +57,7 @@ impl GameShape {
     /// The tick clock of a session of this shape: the default dilation bounds at this
     /// shape's rate.
     pub fn clock(&self) -> TickClockConfig {
-        TickClockConfig { tick_us: self.tick_us(), ..TickClockConfig::default() }
+        TickClockConfig { tick_us: self.tick_us(), max_frame_us: self.max_frame_us, ..TickClockConfig::default() }
     }
 
     /// Checks the shape for a topology that holds at most `max_players` players.
@@ -62,16 +74,39 @@ impl GameShape {
         }
     }
 
-    /// Checks that one tick fits in the longest frame the tick clock simulates at once
-    /// ([`TickClockConfig::max_frame_us`], 250 ms): the sessions that run a dilated tick
-    /// clock (P2P and the relay) need at least 4 ticks a second. Reported under
-    /// `tick_rate_hz`; a rate [`GameShape::check`] refuses is left to it.
+    /// Checks the catch-up cap's range alone ([`GameShape::max_frame_us`], reported
+    /// under `max_frame_us`), for the sessions whose clock is not dilated (a tick longer
+    /// than the cap still comes, over several frames); false if it is out of range.
+    pub fn check_catch_up(&self, problems: &mut ConfigProblems) -> bool {
+        let ok = (1..=MAX_MAX_FRAME_US).contains(&self.max_frame_us);
+        if !ok {
+            problems.push("max_frame_us", format!("{} us is not in 1..={MAX_MAX_FRAME_US} us", self.max_frame_us));
+        }
+        ok
+    }
+
+    /// Checks the catch-up cap ([`GameShape::max_frame_us`], under `max_frame_us`) and
+    /// that one tick fits in it: with the default 250 ms, the sessions that run a
+    /// dilated tick clock (P2P and the relay) need at least 4 ticks a second. Reported
+    /// under `tick_rate_hz` while the cap is the default, else under `max_frame_us`; a
+    /// rate [`GameShape::check`] refuses is left to it.
     pub fn check_clock(&self, problems: &mut ConfigProblems) {
+        if !self.check_catch_up(problems) {
+            return;
+        }
         if !(self.tick_rate_hz > 0.0 && self.tick_rate_hz <= MAX_TICK_RATE_HZ) {
             return;
         }
         let clock = self.clock();
-        if clock.validate().is_err() && (clock.max_frame_us as f64) < clock.tick_us {
+        if (clock.max_frame_us as f64) < clock.tick_us && self.max_frame_us != DEFAULT_MAX_FRAME_US {
+            problems.push(
+                "max_frame_us",
+                format!(
+                    "{} us is shorter than one tick ({:.0} us at tick_rate_hz {})",
+                    self.max_frame_us, clock.tick_us, self.tick_rate_hz
+                ),
+            );
+        } else if clock.validate().is_err() && (clock.max_frame_us as f64) < clock.tick_us {
             let min_hz = 1e6 / clock.max_frame_us as f64;
             problems.push(
                 "tick_rate_hz",
@@ -154,7 +189,8 @@ mod tests {
     #[test]
     fn a_shape_reports_every_bad_field_by_name() {
         let mut p = ConfigProblems::new();
-        GameShape { players: 0, input_size: 65, tick_rate_hz: f64::NAN }.check(255, &mut p);
+        GameShape { players: 0, input_size: 65, tick_rate_hz: f64::NAN, max_frame_us: DEFAULT_MAX_FRAME_US }
+            .check(255, &mut p);
         let fields: Vec<_> = p.iter().map(|p| p.field.as_str()).collect();
         assert_eq!(fields, ["players", "input_size", "tick_rate_hz"]);
         assert_eq!(
@@ -186,6 +222,27 @@ mod tests {
             GameShape { tick_rate_hz: hz, ..GameShape::new(2, 2) }.check_clock(&mut p);
         }
         assert!(p.is_empty(), "{p}");
+    }
+
+    #[test]
+    fn the_catch_up_cap_is_checked_and_reaches_the_clock() {
+        let shape = |hz: f64, max_frame_us: u64| GameShape { tick_rate_hz: hz, max_frame_us, ..GameShape::new(2, 2) };
+        for (g, want) in [
+            (shape(60.0, 0), "max_frame_us: 0 us is not in 1..=10000000 us"),
+            (shape(60.0, 10_000_001), "max_frame_us: 10000001 us is not in 1..=10000000 us"),
+            (shape(60.0, 10_000), "max_frame_us: 10000 us is shorter than one tick (16667 us at tick_rate_hz 60)"),
+        ] {
+            let mut p = ConfigProblems::new();
+            g.check_clock(&mut p);
+            assert_eq!(p.to_string(), want);
+        }
+        let mut p = ConfigProblems::new();
+        for g in [shape(60.0, 16_667), shape(60.0, MAX_MAX_FRAME_US), shape(0.5, 2_000_000)] {
+            g.check_clock(&mut p);
+        }
+        assert!(p.is_empty(), "{p}");
+        assert_eq!(shape(60.0, 1_000_000).clock().max_frame_us, 1_000_000);
+        assert_eq!(GameShape::new(2, 2).clock().max_frame_us, TickClockConfig::default().max_frame_us);
     }
 
     #[test]

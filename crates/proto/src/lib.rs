@@ -43,12 +43,14 @@ mod transport;
 pub mod wire;
 
 // The engine's vocabulary and the game's shape.
-pub use game::{ConfigProblem, ConfigProblems, GameShape, MAX_INPUT_SIZE, MAX_TICK_RATE_HZ};
+pub use game::{
+    ConfigProblem, ConfigProblems, DEFAULT_MAX_FRAME_US, GameShape, MAX_INPUT_SIZE, MAX_MAX_FRAME_US, MAX_TICK_RATE_HZ,
+};
 pub use request::{AdvanceStatus, InputStatus, Inputs, Request, Tick};
 
 // Rollback sessions (P2P, synctest, spectator, replay).
 pub use rollback::desync::DumpDecodeError;
-pub use rollback::p2p::{MAX_INPUT_DELAY, P2pStats};
+pub use rollback::p2p::{MAX_INPUT_DELAY, P2pStats, p2p_timeouts_fit};
 pub use rollback::{
     DesyncDump, Event as RollbackEvent, P2pConfig, P2pSession, PlayerKind, PredictionMode, Replay, ReplayError,
     ReplayRecorder, ReplaySession, SessionError, SpectatorConfig, SpectatorSession, SyncTestSession, fnv1a64,

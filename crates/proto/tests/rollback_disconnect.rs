@@ -88,3 +88,43 @@ fn a_short_silence_is_interrupted_then_resumed() {
     mesh.assert_in_sync(0, end);
     assert_eq!(mesh.desyncs(), 0);
 }
+
+/// Issue 18, missing 2: a disconnect timeout of 0 never drops a silent peer (8 s of
+/// silence, past the default 5 s); set later to 2 s, the next silence drops it.
+#[test]
+fn a_zero_disconnect_timeout_never_drops_and_a_later_one_does() {
+    let cfg = P2pConfig { disconnect_timeout_us: 0, ..P2pConfig::default() };
+    let mut mesh = Mesh::new(53, 2, 1, link(0.05), cfg);
+    let start = mesh.net.now();
+    mesh.run_until(start + 5 * SEC);
+    cut(&mut mesh, 0, 1, 1.0);
+    mesh.run_until(start + 13 * SEC);
+    cut(&mut mesh, 0, 1, 0.05);
+    mesh.run_until(start + 18 * SEC);
+    for (i, p) in mesh.peers.iter().enumerate() {
+        let other = p.ids[1 - i];
+        let interrupted: Vec<u64> = p
+            .events
+            .iter()
+            .filter_map(|e| match *e {
+                Event::PeerInterrupted { peer, disconnect_in_us } if peer == other => Some(disconnect_in_us),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(interrupted, [u64::MAX], "peer {i}: noticed once, never dropped");
+        assert!(p.events.contains(&Event::PeerResumed { peer: other }), "peer {i}: {:?}", p.events);
+        assert!(!p.events.iter().any(|e| matches!(e, Event::PeerDisconnected { .. })), "peer {i}");
+    }
+    mesh.assert_in_sync(0, mesh.confirmed());
+    for p in &mut mesh.peers {
+        assert!(p.session.set_timeouts(1_000, 1_000).is_err(), "the notice must come before the drop");
+        p.session.set_timeouts(2 * SEC, SEC / 2).unwrap();
+    }
+    cut(&mut mesh, 0, 1, 1.0);
+    mesh.run_until(start + 23 * SEC);
+    for (i, p) in mesh.peers.iter().enumerate() {
+        let other = p.ids[1 - i];
+        let timeout = Event::PeerDisconnected { peer: other, reason: tickwire_proto::DisconnectReason::Timeout };
+        assert!(p.events.contains(&timeout), "peer {i}: dropped after 2 s: {:?}", p.events);
+    }
+}

@@ -77,6 +77,8 @@ pub struct Host {
     channel_limits: Vec<usize>,
     /// `send_queue_limit_bytes`: the most a peer's send queue may hold.
     send_queue_limit: usize,
+    /// `keepalive_interval_us`: a silence timeout must be above it.
+    keepalive_us: Micros,
     local_addr: SocketAddr,
     /// Peers the engine may send to (connected or connecting, as far as it has seen),
     /// with their send-queue budgets.
@@ -173,6 +175,7 @@ impl Host {
         send_pool.prefill(SEND_BUFFERS_PREFILLED, MAX_DATAGRAM_SIZE);
         let channel_limits = channel_limits(&cfg.endpoint);
         let send_queue_limit = cfg.endpoint.send_queue_limit_bytes;
+        let keepalive_us = cfg.endpoint.keepalive_interval_us;
         let parts = ThreadParts {
             proto,
             socket,
@@ -201,6 +204,7 @@ impl Host {
             ids,
             channel_limits,
             send_queue_limit,
+            keepalive_us,
             local_addr,
             live: HashMap::new(),
             announced: HashMap::new(),
@@ -376,6 +380,21 @@ impl Host {
         self.check_alive()?;
         validate_sim(dir, cfg.as_ref())?;
         self.command(Command::SetSim { dir, cfg })
+    }
+
+    /// Changes the silence timeout of every connection (and of those to come) to
+    /// `timeout_us` (`Micros::MAX`: never); a connection admitted with a connect token
+    /// keeps its token's. Fails with [`HostError::Config`] when it is not above the
+    /// keepalive interval. Wakes the network thread.
+    pub fn set_timeout(&mut self, timeout_us: Micros) -> Result<(), HostError> {
+        self.check_alive()?;
+        if timeout_us <= self.keepalive_us {
+            return Err(HostError::Config(format!(
+                "timeout {timeout_us} us must be above the keepalive interval {} us",
+                self.keepalive_us
+            )));
+        }
+        self.command(Command::SetTimeout { timeout_us })
     }
 
     /// Makes the network thread panic, to test the `Fatal` path. Only in test builds

@@ -17,6 +17,9 @@ pub(crate) trait Protocol: Send + 'static {
     /// `reason`: what the peer is told (None: the endpoint's own choice).
     fn disconnect(&mut self, now: Micros, peer: PeerId, reason: Option<DisconnectReason>);
     fn shutdown(&mut self, now: Micros);
+    /// The silence timeout of every connection (`Micros::MAX`: never); the caller has
+    /// checked it against the keepalive interval.
+    fn set_timeout(&mut self, timeout_us: Micros);
     fn send(&mut self, peer: PeerId, channel: u8, data: &[u8]) -> Result<(), SendError>;
     fn flush(&mut self, now: Micros);
     fn handle_datagram(&mut self, now: Micros, from: SocketAddr, data: &[u8]);
@@ -47,6 +50,10 @@ impl Protocol for Endpoint {
     }
     fn shutdown(&mut self, now: Micros) {
         Endpoint::shutdown(self, now)
+    }
+    fn set_timeout(&mut self, timeout_us: Micros) {
+        // Checked by `Host::set_timeout`; a refusal changes nothing.
+        let _ = Endpoint::set_timeout(self, timeout_us);
     }
     fn send(&mut self, peer: PeerId, channel: u8, data: &[u8]) -> Result<(), SendError> {
         Endpoint::send(self, peer, channel, data)
@@ -147,6 +154,7 @@ pub(crate) mod fake {
             self.events.push_back(Event::Disconnected { peer, reason: reason.unwrap_or(DisconnectReason::Client) });
         }
         fn shutdown(&mut self, _now: Micros) {}
+        fn set_timeout(&mut self, _timeout_us: Micros) {}
         fn send(&mut self, peer: PeerId, channel: u8, data: &[u8]) -> Result<(), SendError> {
             let addr = self.addr_of(peer).ok_or(SendError::UnknownPeer(peer))?;
             if self.refuse_sends.load(std::sync::atomic::Ordering::Relaxed) {

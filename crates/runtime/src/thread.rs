@@ -83,6 +83,10 @@ pub(crate) enum Command {
         dir: Direction,
         cfg: Option<LinkConfig>,
     },
+    /// The connections' silence timeout (checked by the host).
+    SetTimeout {
+        timeout_us: Micros,
+    },
 }
 
 /// What the thread tells the engine, in order.
@@ -347,6 +351,7 @@ impl<P: Protocol> NetLoop<P> {
                 },
                 Command::Disconnect { peer, reason } => self.p.proto.disconnect(now, peer, reason),
                 Command::SetSim { dir, cfg } => self.set_sim(now, dir, cfg),
+                Command::SetTimeout { timeout_us } => self.p.proto.set_timeout(timeout_us),
             }
         }
     }

@@ -78,7 +78,8 @@ impl Phase {
 /// waits for its token, and it starts again from a snapshot. A server that runs
 /// another version, refused our credentials or our security setting, or shut down
 /// would answer the same again; an expired token needs a new one from the backend; a
-/// close of our own is final.
+/// kick by the server's engine (`KickedByEngine`, its slot freed) and a close of our
+/// own are final.
 pub(super) fn is_transient(reason: DisconnectReason, had_slot: bool) -> bool {
     match reason {
         DisconnectReason::Timeout
@@ -120,7 +121,8 @@ mod tests {
             assert!(is_transient(r, false) && is_transient(r, true), "{r:?}");
         }
         assert!(is_transient(Kicked, true) && !is_transient(Kicked, false), "a kick is retried with a slot's token");
-        for r in [Client, Server, VersionMismatch, SecurityMismatch, AuthFailed, TokenExpired, Replaced] {
+        for r in [Client, Server, VersionMismatch, SecurityMismatch, AuthFailed, TokenExpired, Replaced, KickedByEngine]
+        {
             assert!(!is_transient(r, false) && !is_transient(r, true), "{r:?}");
         }
     }

@@ -24,7 +24,7 @@ mod forensics;
 mod net;
 mod peer;
 
-pub use config::{P2pConfig, P2pStats, SessionError};
+pub use config::{P2pConfig, P2pStats, SessionError, p2p_timeouts_fit};
 use forensics::DumpJob;
 use peer::{Peer, Spectator};
 
@@ -40,7 +40,7 @@ use super::timesync::TimeSyncConfig;
 use crate::clock::Micros;
 use crate::request::{AdvanceStatus, InputStatus, Request, RequestQueue, Tick};
 use crate::tick::{TickClock, TickClockConfig};
-use crate::transport::{CHANNEL_RELIABLE, CHANNEL_UNRELIABLE, PeerId};
+use crate::transport::{CHANNEL_RELIABLE, CHANNEL_UNRELIABLE, DisconnectReason, PeerId};
 
 #[allow(unused_imports)]
 use crate::transport::Endpoint;
@@ -96,7 +96,9 @@ pub struct P2pSession {
     /// The confirmed tick and when it last moved (see `check_progress`).
     progress: (Tick, Micros),
     /// Connections to close at the next `send_messages` (peers that broke the protocol).
-    to_close: Vec<PeerId>,
+    /// Connections to close at the next `send_messages`, with what the peer is told
+    /// (None: the plain close of this side, `Client` or `Server`).
+    to_close: Vec<(PeerId, Option<DisconnectReason>)>,
     stats: P2pStats,
 }
 

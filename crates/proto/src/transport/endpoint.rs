@@ -197,6 +197,27 @@ impl Endpoint {
         }
     }
 
+    /// Changes the silence timeout (`EndpointConfig::timeout_us`; `Micros::MAX`: never)
+    /// of every connection, and of those to come. A connection admitted with a
+    /// connect token keeps the timeout its token names. Error: not above
+    /// `keepalive_interval_us`.
+    pub fn set_timeout(&mut self, timeout_us: Micros) -> Result<(), ConfigError> {
+        if timeout_us <= self.cfg.keepalive_interval_us {
+            return Err(ConfigError(format!(
+                "timeout_us {timeout_us} must be above keepalive_interval_us {}",
+                self.cfg.keepalive_interval_us
+            )));
+        }
+        let old = self.cfg.timeout_us;
+        self.cfg.timeout_us = timeout_us;
+        for c in self.conns.values_mut() {
+            if c.timeout_us == old {
+                c.timeout_us = timeout_us;
+            }
+        }
+        Ok(())
+    }
+
     /// Closes every connection, telling each peer (reason `Client` or `Server`).
     pub fn shutdown(&mut self, now: Micros) {
         self.inbox.now = self.inbox.now.max(now);
@@ -422,7 +443,9 @@ impl Endpoint {
                 if !c.is_connected() {
                     return (c.last_send + self.cfg.handshake_retry_us).min(c.created_at + self.cfg.connect_timeout_us);
                 }
-                let mut t = (c.last_send + self.cfg.keepalive_interval_us).min(c.last_recv + c.timeout_us);
+                // (`timeout_us` may be `Micros::MAX`: never.)
+                let mut t =
+                    (c.last_send + self.cfg.keepalive_interval_us).min(c.last_recv.saturating_add(c.timeout_us));
                 if let Some(a) = c.ack_deadline(MAX_ACK_DELAY_US) {
                     t = t.min(a);
                 }
@@ -430,7 +453,7 @@ impl Endpoint {
                     t = t.min(r);
                 }
                 if let Some(o) = c.unacked_since() {
-                    t = t.min(o + c.unacked_limit(c.timeout_us));
+                    t = t.min(o.saturating_add(c.unacked_limit(c.timeout_us)));
                 }
                 t
             })

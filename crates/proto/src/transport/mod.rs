@@ -91,6 +91,10 @@ pub enum DisconnectReason {
     /// or dialled again after losing this connection): the peer did not close it. Seen
     /// by the side that accepted both; never sent.
     Replaced = 13,
+    /// The engine at the other end removed this peer on purpose: a relay server's
+    /// engine kicked this client, or a P2P peer's engine dropped this one. Final: a
+    /// relay client does not reconnect, and its slot is freed.
+    KickedByEngine = 14,
 }
 
 impl DisconnectReason {
@@ -109,6 +113,7 @@ impl DisconnectReason {
             11 => Self::TokenExpired,
             12 => Self::TokenInUse,
             13 => Self::Replaced,
+            14 => Self::KickedByEngine,
             _ => return None,
         })
     }
@@ -127,6 +132,7 @@ impl DisconnectReason {
             Self::TokenExpired => "connect token expired",
             Self::TokenInUse => "connect token already in use by another connection",
             Self::Replaced => "replaced by a new connection from the same address",
+            Self::KickedByEngine => "removed on purpose by the engine at the other end",
         }
     }
 }

@@ -45,7 +45,10 @@ impl From<ServerSessionError> for SessionFailure {
     fn from(e: ServerSessionError) -> Self {
         match e {
             ServerSessionError::InvalidConfig(m) => config_problem("relay_server", m),
-            ServerSessionError::UnexpectedTick(_) => SessionFailure::Argument(e.to_string()),
+            ServerSessionError::UnexpectedTick(_) | ServerSessionError::NoSuchPlayer(_) => {
+                SessionFailure::Argument(e.to_string())
+            }
+            ServerSessionError::SlotFree(_) => SessionFailure::State(e.to_string()),
         }
     }
 }

@@ -28,6 +28,9 @@ pub struct P2pSession {
     /// Set before the core exists; handed to it when it is built.
     pending_recording: Option<Vec<u8>>,
     pending_predictions: Vec<(usize, Option<Vec<u8>>)>,
+    /// The host's own silence timeout (`HostConfig`): the transport waits at least
+    /// this long, and longer when the session's disconnect timeout asks it to.
+    host_timeout_us: Micros,
 }
 
 /// A P2P session's figures.
@@ -49,6 +52,18 @@ pub struct P2pSessionStats {
 /// silent peer.
 const TRANSPORT_SLACK_US: Micros = 1_000_000;
 
+/// The transport's silence timeout for a session that drops a silent peer after
+/// `disconnect_timeout_us` (0: never, and then the transport never times out either):
+/// the session decides, with its interruption notice first, so the transport waits a
+/// little longer, and at least the host's own `host_timeout_us`.
+fn transport_timeout(host_timeout_us: Micros, disconnect_timeout_us: Micros) -> Micros {
+    if disconnect_timeout_us == 0 {
+        Micros::MAX
+    } else {
+        host_timeout_us.max(disconnect_timeout_us.saturating_add(TRANSPORT_SLACK_US))
+    }
+}
+
 impl P2pSession {
     /// Checks `settings`, binds the socket and starts the network thread.
     pub fn new(settings: P2pSettings) -> Result<Self, SessionFailure> {
@@ -58,7 +73,8 @@ impl P2pSession {
         // interruption notice first): the transport's own silence timeout must not cut
         // that short, so it waits a little longer.
         let mut host = settings.host.clone();
-        host.endpoint.timeout_us = host.endpoint.timeout_us.max(settings.disconnect_timeout_us + TRANSPORT_SLACK_US);
+        let host_timeout_us = host.endpoint.timeout_us;
+        host.endpoint.timeout_us = transport_timeout(host_timeout_us, settings.disconnect_timeout_us);
         let net = Net::start(host, (players as u32 - 1).saturating_add(settings.max_spectators))?;
         Ok(P2pSession {
             engine: Engine::new(settings.game),
@@ -69,6 +85,7 @@ impl P2pSession {
             dump: None,
             pending_recording: None,
             pending_predictions: Vec::new(),
+            host_timeout_us,
         })
     }
 
@@ -145,6 +162,29 @@ impl P2pSession {
         Ok(())
     }
 
+    /// Changes the silence timeouts from now on, as `disconnect_timeout_us` and
+    /// `notify_after_us` of the settings (0 = off; the notice below the drop while both
+    /// are on), checked the same way; the transport's timeout follows. Any time.
+    pub fn set_timeouts(
+        &mut self,
+        disconnect_timeout_us: Micros,
+        notify_after_us: Micros,
+    ) -> Result<(), SessionFailure> {
+        if !tickwire_proto::p2p_timeouts_fit(notify_after_us, disconnect_timeout_us) {
+            return Err(argument(format!(
+                "notify_after_us ({notify_after_us} us) must be below disconnect_timeout_us ({disconnect_timeout_us} \
+                 us), unless either is 0 (off)"
+            )));
+        }
+        self.net.host.set_timeout(transport_timeout(self.host_timeout_us, disconnect_timeout_us))?;
+        if let Some(s) = self.engine.core_mut() {
+            s.set_timeouts(disconnect_timeout_us, notify_after_us)?;
+        }
+        self.core_config.disconnect_timeout_us = disconnect_timeout_us;
+        self.core_config.notify_after_us = notify_after_us;
+        Ok(())
+    }
+
     /// Sets the prediction used for a remote player's missing inputs (None: back to
     /// the configured default).
     pub fn set_prediction(&mut self, player: usize, input: Option<&[u8]>) -> Result<(), SessionFailure> {
@@ -154,6 +194,24 @@ impl P2pSession {
             Some(s) => s.set_prediction(player, input)?,
             None => self.pending_predictions.push((player, input.map(<[u8]>::to_vec))),
         }
+        Ok(())
+    }
+
+    /// Drops remote `player` on purpose (GGPO's `ggpo_disconnect_player`): its peer,
+    /// with every player behind it, is dropped and told so (reason `KickedByEngine`), a
+    /// `PeerDisconnected` event follows, and the match goes on with those players'
+    /// inputs marked disconnected. Only while the match runs.
+    pub fn disconnect_player(&mut self, player: usize) -> Result<(), SessionFailure> {
+        self.engine.check_player(player)?;
+        let Some(s) = self.engine.core_mut() else {
+            return Err(state("the match is not running yet: a player can be disconnected once SYNCHRONIZED"));
+        };
+        match s.disconnect_player(player) {
+            Ok(()) => {}
+            Err(e @ tickwire_proto::SessionError::AlreadyDisconnected(_)) => return Err(state(e.to_string())),
+            Err(e) => return Err(argument(e.to_string())),
+        }
+        self.engine.collect_events();
         Ok(())
     }
 

@@ -95,6 +95,19 @@ impl RelayServer {
         }
     }
 
+    /// Removes `player` on purpose, for good: its client is told `KickedByEngine` and
+    /// does not reconnect, its slot is freed at once (PlayerKicked with `code`, then
+    /// PlayerLeft). A slot waiting for a dropped player is freed the same way.
+    pub fn kick_player(&mut self, player: usize, code: u32) -> Result<(), SessionFailure> {
+        self.engine.check_player(player)?;
+        match self.engine.core_mut() {
+            Some(s) => s.kick_player(player as u32, code)?,
+            None => return Err(super::failure::state("the server is not running yet: no player to kick")),
+        }
+        self.engine.collect_events();
+        Ok(())
+    }
+
     /// The player on the connection `peer`.
     pub fn player_of(&self, peer: PeerId) -> Option<usize> {
         let s = self.engine.core()?;

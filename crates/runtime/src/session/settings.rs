@@ -7,7 +7,7 @@
 
 use tickwire_proto::{
     ConfigProblems, GameShape, MAX_INPUT_DELAY, Micros, P2pConfig, PredictionMode, RelayClientSessionConfig,
-    RelayServerSessionConfig, SpectatorConfig,
+    RelayServerSessionConfig, SpectatorConfig, p2p_timeouts_fit,
 };
 
 use crate::HostConfig;
@@ -38,9 +38,11 @@ pub struct P2pSettings {
     pub sparse_saving: bool,
     /// Compare checksums with the peers every this many ticks (0 = off). Default 10.
     pub desync_interval: u32,
-    /// Silence from a peer before it is reported interrupted. Default 750 ms.
+    /// Silence from a peer before it is reported interrupted. Default 750 ms; 0 = no
+    /// notice.
     pub notify_after_us: Micros,
-    /// Silence before a peer is dropped; above `notify_after_us`. Default 5 s.
+    /// Silence before a peer is dropped; above `notify_after_us`. Default 5 s; 0 =
+    /// never (the transport then never times the connection out either).
     pub disconnect_timeout_us: Micros,
     /// How missing remote inputs are guessed.
     pub prediction: PredictionMode,
@@ -78,11 +80,11 @@ impl P2pSettings {
         if self.input_delay > MAX_INPUT_DELAY {
             p.push("input_delay", format!("{} is above {MAX_INPUT_DELAY}", self.input_delay));
         }
-        if self.notify_after_us >= self.disconnect_timeout_us {
+        if !p2p_timeouts_fit(self.notify_after_us, self.disconnect_timeout_us) {
             p.push(
                 "notify_after_us",
                 format!(
-                    "{} us must be below disconnect_timeout_us ({} us)",
+                    "{} us must be below disconnect_timeout_us ({} us), unless either is 0 (off)",
                     self.notify_after_us, self.disconnect_timeout_us
                 ),
             );
@@ -130,6 +132,7 @@ impl SyncTestSettings {
     pub fn validate(&self) -> Result<(), ConfigProblems> {
         let mut p = ConfigProblems::new();
         self.game.check(MAX_ROLLBACK_PLAYERS, &mut p);
+        self.game.check_catch_up(&mut p);
         if !(1..=32).contains(&self.check_distance) {
             p.push("check_distance", format!("{} is not in 1..=32", self.check_distance));
         }
@@ -160,6 +163,7 @@ impl SpectatorSettings {
     pub fn validate(&self) -> Result<(), ConfigProblems> {
         let mut p = ConfigProblems::new();
         self.game.check(MAX_ROLLBACK_PLAYERS, &mut p);
+        self.game.check_catch_up(&mut p);
         if !(1..=16).contains(&self.catchup_speed) {
             p.push("catchup_speed", format!("{} is not in 1..=16", self.catchup_speed));
         }
@@ -192,6 +196,7 @@ impl ReplaySettings {
     pub fn validate(&self) -> Result<(), ConfigProblems> {
         let mut p = ConfigProblems::new();
         self.game.check(MAX_ROLLBACK_PLAYERS, &mut p);
+        self.game.check_catch_up(&mut p);
         p.into_result()
     }
 }
@@ -235,6 +240,7 @@ impl RelayServerSettings {
         c.max_players = self.game.players;
         c.input_size = self.game.input_size;
         c.relay.tick_us = self.game.tick_us();
+        c.max_frame_us = self.game.max_frame_us;
         c.seed = seed;
         c
     }
@@ -276,6 +282,7 @@ impl RelayClientSettings {
         c.max_players = self.game.players;
         c.input_size = self.game.input_size;
         c.sync.tick.tick_us = self.game.tick_us();
+        c.sync.tick.max_frame_us = self.game.max_frame_us;
         c.sync.interp.tick_us = self.game.tick_us();
         c
     }

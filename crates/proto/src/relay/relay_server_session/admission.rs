@@ -3,7 +3,7 @@
 
 use super::join;
 use super::stats::add_jitter;
-use super::{KickCause, RejectReason, RelayServerSession, ServerSessionEvent};
+use super::{KickCause, RejectReason, RelayServerSession, ServerSessionError, ServerSessionEvent};
 use crate::clock::Micros;
 use crate::transport::{DisconnectReason, PeerId};
 
@@ -95,6 +95,34 @@ impl RelayServerSession {
         self.slots[slot].set_away(self.now);
         self.to_disconnect.push((peer, DisconnectReason::Kicked));
         self.events.push_back(ServerSessionEvent::PlayerKicked { player: slot as u32, peer, cause });
+    }
+
+    /// The engine removes `player` on purpose (`code` is the engine's own, reported
+    /// back in the event): its connection is closed as `KickedByEngine`, its slot freed
+    /// and its token void at once (final: its client does not come back). A slot
+    /// waiting for a dropped player is freed the same way. Errors: no such player, or
+    /// the slot is free.
+    pub fn kick_player(&mut self, player: u32, code: u32) -> Result<(), ServerSessionError> {
+        let slot = player as usize;
+        let Some(s) = self.slots.get(slot) else {
+            return Err(ServerSessionError::NoSuchPlayer(player));
+        };
+        match s.state {
+            SlotState::Free => return Err(ServerSessionError::SlotFree(player)),
+            SlotState::Active { peer } => {
+                self.forget_peer(peer);
+                self.to_disconnect.push((peer, DisconnectReason::KickedByEngine));
+                self.events.push_back(ServerSessionEvent::PlayerKicked {
+                    player,
+                    peer,
+                    cause: KickCause::Engine { code },
+                });
+            }
+            SlotState::Away { .. } => {}
+        }
+        self.slots[slot] = Slot::FREE;
+        self.events.push_back(ServerSessionEvent::PlayerLeft { player });
+        Ok(())
     }
 
     pub(super) fn reject(&mut self, peer: PeerId, reason: RejectReason) {

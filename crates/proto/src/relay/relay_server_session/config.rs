@@ -26,6 +26,9 @@ pub struct RelayServerSessionConfig {
     pub reliable_channel: u8,
     /// Seeds the session tokens. Pass OS randomness in production.
     pub seed: u64,
+    /// The master clock's catch-up cap ([`crate::GameShape::max_frame_us`]): after a
+    /// longer hitch of the server the excess is dropped, not simulated. Default 250 ms.
+    pub max_frame_us: Micros,
 }
 
 impl Default for RelayServerSessionConfig {
@@ -39,6 +42,7 @@ impl Default for RelayServerSessionConfig {
             hello_timeout_us: 5_000_000,
             reliable_channel: CHANNEL_RELIABLE,
             seed: 0x7469_636b_7769_7265,
+            max_frame_us: crate::game::DEFAULT_MAX_FRAME_US,
         }
     }
 }
@@ -78,7 +82,7 @@ impl RelayServerSessionConfig {
 
     /// The server's master clock: steady, at the relay's tick length.
     pub(super) fn clock(&self) -> TickClockConfig {
-        TickClockConfig { tick_us: self.relay.tick_us, ..TickClockConfig::default() }
+        TickClockConfig { tick_us: self.relay.tick_us, max_frame_us: self.max_frame_us, ..TickClockConfig::default() }
     }
 }
 
@@ -89,4 +93,8 @@ pub enum ServerSessionError {
     InvalidConfig(String),
     #[error("tick {0} was not requested")]
     UnexpectedTick(Tick),
+    #[error("player {0} is not a slot of this server")]
+    NoSuchPlayer(u32),
+    #[error("player {0}'s slot is free: nobody to kick")]
+    SlotFree(u32),
 }

@@ -44,6 +44,10 @@ pub enum KickCause {
     /// It kept asking for new snapshots far faster than it could be served (more than
     /// 16 at once, then more than one a second).
     ResyncFlood,
+    /// The engine removed it on purpose (`RelayServerSession::kick_player`), with its
+    /// own `code`. Final: the slot is freed (`PlayerLeft` follows) and the client is
+    /// told `DisconnectReason::KickedByEngine`, so it does not reconnect.
+    Engine { code: u32 },
 }
 
 /// What the server session tells the engine.
@@ -78,7 +82,8 @@ pub enum ServerSessionEvent {
         peer: PeerId,
     },
     /// A player was removed for `cause`. Its slot waits `reconnect_timeout_us` for it to
-    /// come back with its token (its client retries by itself), as after a drop.
+    /// come back with its token (its client retries by itself), as after a drop; but
+    /// for [`KickCause::Engine`] it is freed at once (`PlayerLeft` follows).
     PlayerKicked {
         player: u32,
         peer: PeerId,

@@ -26,9 +26,10 @@ pub struct P2pConfig {
     pub input_redundancy: u8,
     /// Snapshots of check ticks kept for forensics (extra state slots). Default 8.
     pub check_slots: usize,
-    /// Silence before [`Event::PeerInterrupted`]. Default 750 ms.
+    /// Silence before [`Event::PeerInterrupted`]. Default 750 ms; 0 = no notice.
     pub notify_after_us: Micros,
-    /// Silence before a peer is dropped. Default 5 s.
+    /// Silence (or no confirmed tick) before a peer is dropped. Default 5 s; 0 = never
+    /// (as GGPO's `ggpo_set_disconnect_timeout(0)`).
     pub disconnect_timeout_us: Micros,
     /// How missing remote inputs are guessed.
     pub prediction: PredictionMode,
@@ -64,6 +65,11 @@ impl Default for P2pConfig {
     }
 }
 
+/// The silence notice must come before the drop, unless either is off (0).
+pub fn p2p_timeouts_fit(notify_after_us: Micros, disconnect_timeout_us: Micros) -> bool {
+    notify_after_us == 0 || disconnect_timeout_us == 0 || notify_after_us < disconnect_timeout_us
+}
+
 impl P2pConfig {
     /// Checks the settings for a session of `players` players (what
     /// [`P2pSession::new`] checks before looking at the player list).
@@ -85,8 +91,8 @@ impl P2pConfig {
         if self.history < need || self.history > 1 << 16 {
             return bad(format!("history {} must be in {need}..=65536 for this max_prediction", self.history));
         }
-        if self.notify_after_us >= self.disconnect_timeout_us {
-            return bad("notify_after_us must be below disconnect_timeout_us".into());
+        if !p2p_timeouts_fit(self.notify_after_us, self.disconnect_timeout_us) {
+            return bad("notify_after_us must be below disconnect_timeout_us (unless either is 0: off)".into());
         }
         self.clock.validate().map_err(SessionError::InvalidConfig)
     }
@@ -124,6 +130,12 @@ pub enum SessionError {
     /// `confirm_save` or `provide_state` for a tick the session did not ask about.
     #[error("tick {0} was not requested")]
     UnexpectedTick(Tick),
+    /// `disconnect_player` of a player on this machine.
+    #[error("player {0} plays on this machine: only a remote player can be disconnected")]
+    IsLocal(usize),
+    /// `disconnect_player` of a player whose peer is already gone.
+    #[error("player {0} is already disconnected")]
+    AlreadyDisconnected(usize),
 }
 
 /// Counters and gauges of a session.

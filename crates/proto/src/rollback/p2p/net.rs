@@ -2,7 +2,7 @@
 //! disconnects and spectators.
 
 use super::peer::{PeerPhase, SpectatorFeed};
-use super::{Event, P2pSession, PeerId, Spectator, Tick};
+use super::{Event, P2pSession, PeerId, SessionError, Spectator, Tick};
 use crate::clock::Micros;
 use crate::rollback::input_queue::AddOutcome;
 use crate::rollback::message::{self, Header, KIND_INPUT, KIND_SPECTATE, KIND_SPECTATOR_ACK};
@@ -135,7 +135,7 @@ impl P2pSession {
                 violated = true;
                 break;
             }
-            self.disconnect_player(player, tick);
+            self.mark_disconnected(player, tick);
         }
         if violated {
             self.scratch = scratch;
@@ -153,7 +153,7 @@ impl P2pSession {
 
     /// Declares `player` disconnected from `tick` on (the earliest proposal wins) and
     /// rolls back to it if that tick was already simulated.
-    fn disconnect_player(&mut self, player: usize, tick: Tick) {
+    fn mark_disconnected(&mut self, player: usize, tick: Tick) {
         let q = &mut self.queues[player];
         if q.disconnect(tick) {
             if tick < self.current {
@@ -173,7 +173,7 @@ impl P2pSession {
             for j in 0..self.peers[pi].players.len() {
                 let player = self.peers[pi].players[j];
                 let tick = self.queues[player].next_needed();
-                self.disconnect_player(player, tick);
+                self.mark_disconnected(player, tick);
             }
             if !self.running && self.peers.iter().all(|p| p.phase.settled()) {
                 self.running = true;
@@ -194,15 +194,35 @@ impl P2pSession {
 
     /// Drops `peer` for `reason` and closes its connection at the next `send_messages`.
     fn close_peer(&mut self, peer: PeerId, reason: DisconnectReason) {
-        self.to_close.push(peer);
+        self.to_close.push((peer, None));
         self.peer_disconnected(peer, reason);
+    }
+
+    /// The engine drops remote `player` on purpose (GGPO's `ggpo_disconnect_player`):
+    /// its peer (with every player behind it) is dropped as after a timeout
+    /// (`PeerDisconnected`, reason `KickedByEngine`), its connection closed and the peer
+    /// told `KickedByEngine`; the match goes on with that peer's inputs marked
+    /// disconnected from the first tick not yet received. Errors: no such player, a
+    /// local player, or a peer already gone.
+    pub fn disconnect_player(&mut self, player: usize) -> Result<(), SessionError> {
+        let peer = match self.kinds.get(player) {
+            None => return Err(SessionError::UnknownPlayer(player)),
+            Some(super::PlayerKind::Local) => return Err(SessionError::IsLocal(player)),
+            Some(super::PlayerKind::Remote(id)) => *id,
+        };
+        if !self.peers.iter().any(|p| p.id == peer && !p.phase.is_gone()) {
+            return Err(SessionError::AlreadyDisconnected(player));
+        }
+        self.to_close.push((peer, Some(DisconnectReason::KickedByEngine)));
+        self.peer_disconnected(peer, DisconnectReason::KickedByEngine);
+        Ok(())
     }
 
     /// Drops a spectator that broke the protocol and closes its connection.
     fn drop_spectator(&mut self, peer: PeerId) {
         if let Some(i) = self.spectators.iter().position(|s| s.id == peer) {
             self.spectators.remove(i);
-            self.to_close.push(peer);
+            self.to_close.push((peer, None));
             self.events.push_back(Event::SpectatorDropped { peer });
         }
     }
@@ -218,7 +238,9 @@ impl P2pSession {
             self.progress = (confirmed, self.now);
             return;
         }
-        if self.now.saturating_sub(self.progress.1) < self.cfg.disconnect_timeout_us {
+        if self.cfg.disconnect_timeout_us == 0
+            || self.now.saturating_sub(self.progress.1) < self.cfg.disconnect_timeout_us
+        {
             return;
         }
         self.progress.1 = self.now;
@@ -233,6 +255,25 @@ impl P2pSession {
         }
     }
 
+    /// Changes the silence timeouts from now on (0 = off, as in [`P2pConfig`](super::P2pConfig)): the
+    /// drop after `disconnect_timeout_us` and the notice after `notify_after_us`. A
+    /// peer already reported interrupted stays so until it is heard again. Error: the
+    /// notice not below the drop while both are on.
+    pub fn set_timeouts(&mut self, disconnect_timeout_us: Micros, notify_after_us: Micros) -> Result<(), SessionError> {
+        if !super::config::p2p_timeouts_fit(notify_after_us, disconnect_timeout_us) {
+            return Err(SessionError::InvalidConfig(format!(
+                "notify_after_us {notify_after_us} must be below disconnect_timeout_us {disconnect_timeout_us} \
+                 (unless either is 0: off)"
+            )));
+        }
+        self.cfg.notify_after_us = notify_after_us;
+        self.cfg.disconnect_timeout_us = disconnect_timeout_us;
+        // The no-progress watch starts over: a shorter timeout does not fire at once
+        // for a stall that began under the longer one.
+        self.progress.1 = self.now;
+        Ok(())
+    }
+
     /// Runs the silence timers. [`P2pSession::ticks_due`] calls it.
     pub fn update(&mut self, now: Micros) {
         self.now = self.now.max(now);
@@ -242,12 +283,14 @@ impl P2pSession {
                 continue;
             }
             let silent = self.now.saturating_sub(p.last_recv);
-            if silent >= self.cfg.disconnect_timeout_us {
+            let (notify, timeout) = (self.cfg.notify_after_us, self.cfg.disconnect_timeout_us);
+            if timeout != 0 && silent >= timeout {
                 let id = p.id;
                 self.peer_disconnected(id, DisconnectReason::Timeout);
-            } else if silent >= self.cfg.notify_after_us && !matches!(p.phase, PeerPhase::Interrupted { .. }) {
+            } else if notify != 0 && silent >= notify && !matches!(p.phase, PeerPhase::Interrupted { .. }) {
                 p.phase = PeerPhase::Interrupted { heard: p.phase.heard() };
-                let left = self.cfg.disconnect_timeout_us - silent;
+                // Never dropped (timeout 0): "never" is the largest time.
+                let left = if timeout == 0 { Micros::MAX } else { timeout - silent };
                 self.events.push_back(Event::PeerInterrupted { peer: p.id, disconnect_in_us: left });
             }
         }
@@ -278,8 +321,11 @@ impl P2pSession {
     /// then flush the endpoint.
     pub fn send_messages<T: Transport + ?Sized>(&mut self, now: Micros, endpoint: &mut T) {
         self.now = self.now.max(now);
-        for peer in self.to_close.drain(..) {
-            endpoint.disconnect(self.now, peer);
+        for (peer, told) in self.to_close.drain(..) {
+            match told {
+                Some(reason) => endpoint.disconnect_with(self.now, peer, reason),
+                None => endpoint.disconnect(self.now, peer),
+            }
         }
         let tick_us = self.cfg.clock.tick_us as Micros;
         let s = self.cfg.input_size;

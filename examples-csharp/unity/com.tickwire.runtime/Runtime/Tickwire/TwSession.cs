@@ -307,6 +307,33 @@ namespace Tickwire
             }
         }
 
+        /// <summary>
+        /// P2P: drops remote player on purpose, like GGPO's ggpo_disconnect_player. Its peer (with
+        /// every player behind it) is dropped: PeerDisconnected follows here and on the peer
+        /// (TwDisconnectReason.KickedByEngine), and the match goes on with that player's inputs
+        /// marked TwInputStatus.Disconnected. Ok; InvalidArgument for no such player or a local
+        /// one; InvalidState in another mode, before the match runs, or when the peer is already
+        /// gone (TwLibrary.LastErrorMessage says which).
+        /// </summary>
+        public TwResult DisconnectPlayer(uint player)
+        {
+            ThrowIfDisposed();
+            return TwNative.tw_session_disconnect_player(_handle, player);
+        }
+
+        /// <summary>
+        /// P2P: the silence timeouts from now on, as TwSessionConfig.DisconnectTimeoutMs (0 =
+        /// never dropped) and DisconnectNotifyMs (0 = no PeerInterrupted notice), checked as at
+        /// create: the notice below the drop unless either is 0. Any time; before Start it
+        /// replaces the configured values. Throws TickwireException: InvalidArgument for a
+        /// notice not below the drop, InvalidState in another mode.
+        /// </summary>
+        public void SetTimeouts(uint disconnectTimeoutMs, uint disconnectNotifyMs)
+        {
+            ThrowIfDisposed();
+            ThrowIfFailed(TwNative.tw_session_set_timeouts(_handle, disconnectTimeoutMs, disconnectNotifyMs));
+        }
+
         /// <summary>P2P: the input delay (0..=32 ticks) from the next tick on.</summary>
         public void SetInputDelay(uint ticks)
         {
@@ -342,7 +369,9 @@ namespace Tickwire
 
         /// <summary>
         /// Pumps the network and sets ticks to the number of ticks to simulate now. Call
-        /// it once per frame, also while nothing is due; then advance that many times.
+        /// it once per frame, also while nothing is due; then advance that many times. It
+        /// covers at most TwSessionConfig.MaxCatchUpMs of time (default 250 ms, 15 ticks at
+        /// 60 Hz): after a longer hitch the excess is dropped, not simulated.
         /// InvalidState before Start; NetworkThreadGone after a Fatal event.
         /// </summary>
         public TwResult TicksDue(out int ticks)

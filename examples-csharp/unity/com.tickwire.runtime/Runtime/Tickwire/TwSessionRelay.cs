@@ -48,6 +48,20 @@ namespace Tickwire
         }
 
         /// <summary>
+        /// RELAY_SERVER: removes player on purpose, for good. Its client sees ServerLost with
+        /// TwDisconnectReason.KickedByEngine and does not reconnect; here PlayerKicked
+        /// (TwKickReason.Engine, TwSessionEventRelay.Code = reasonCode) then PlayerSlotFreed
+        /// follow, and the slot takes the next player at once. reasonCode is the engine's own and
+        /// stays on the server. Ok; InvalidArgument for a player beyond NumPlayers; InvalidState
+        /// in another mode, before Start, or when the slot is free (the message says which).
+        /// </summary>
+        public TwResult KickPlayer(uint player, uint reasonCode)
+        {
+            ThrowIfDisposed();
+            return TwNative.tw_session_kick_player(_handle, player, reasonCode);
+        }
+
+        /// <summary>
         /// RELAY_SERVER: the figures of player (its jitter buffer's depth and counters, its
         /// round trip). Ok; Empty when the slot has no connected player now (stats zeroed);
         /// InvalidArgument for a player beyond NumPlayers; InvalidState in another mode.

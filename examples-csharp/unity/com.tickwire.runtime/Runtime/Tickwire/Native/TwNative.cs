@@ -220,6 +220,15 @@ namespace Tickwire.Native
         [DllImport(Lib, CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
         internal static extern TwResult tw_session_player_stats(SessionHandle session, uint player, TwRelayPlayerStats* out_stats);
 
+        [DllImport(Lib, CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
+        internal static extern TwResult tw_session_kick_player(SessionHandle session, uint player, uint reason_code);
+
+        [DllImport(Lib, CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
+        internal static extern TwResult tw_session_disconnect_player(SessionHandle session, uint player);
+
+        [DllImport(Lib, CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
+        internal static extern TwResult tw_session_set_timeouts(SessionHandle session, uint disconnect_timeout_ms, uint disconnect_notify_ms);
+
         // --- tw_session: byte copies (request data, desync dumps, replays) ---------------
 
         [DllImport(Lib, CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]

@@ -54,6 +54,8 @@ namespace Tickwire
         FellBehind = 3,
         /// <summary>It kept asking for new snapshots far faster than it could be served (16 at once, then one a second).</summary>
         ResyncFlood = 4,
+        /// <summary>The engine kicked it (TwSession.KickPlayer; TwSessionEventRelay.Code is its reason code). Final: PlayerSlotFreed follows.</summary>
+        Engine = 5,
     }
 
     /// <summary>tw_reject_reason: why a connection was refused (ConnectionRejected).</summary>
@@ -101,6 +103,11 @@ namespace Tickwire
         public uint Reason;
         /// <summary>Joined: 1 if this is the client's old slot, back after a dropped connection; else 0.</summary>
         public uint Reconnect;
+        /// <summary>
+        /// PlayerKicked with TwKickReason.Engine: the reasonCode given to TwSession.KickPlayer (it
+        /// stays on the server: the client sees only TwDisconnectReason.KickedByEngine); else 0.
+        /// </summary>
+        public uint Code;
 
         /// <summary>Reason as a TwDisconnectReason (PlayerLeft on the server, Reconnecting, ServerLost).</summary>
         public TwDisconnectReason DisconnectReason

@@ -256,7 +256,15 @@ namespace Tickwire
         /// send the checksum of its state every this many ticks, for the clients' desync checks.
         /// </summary>
         public uint DesyncInterval;
+        /// <summary>
+        /// P2P: drop a silent peer (or one whose inputs stopped confirming ticks) after this
+        /// long; 0 = never. Changeable later with TwSession.SetTimeouts.
+        /// </summary>
         public uint DisconnectTimeoutMs;
+        /// <summary>
+        /// P2P: report a silent peer (PeerInterrupted) after this long; 0 = no notice. Below
+        /// DisconnectTimeoutMs unless either is 0. Changeable later with TwSession.SetTimeouts.
+        /// </summary>
         public uint DisconnectNotifyMs;
         /// <summary>SPECTATOR: ticks played per advance while catching up, 1..=16.</summary>
         public uint SpectatorCatchupSpeed;
@@ -320,8 +328,16 @@ namespace Tickwire
         public uint BandwidthCap;
         /// <summary>RELAY_SERVER: most datagrams one update to one client takes, 1..=64 (default 16).</summary>
         public uint MaxUpdateDatagrams;
+        /// <summary>
+        /// Every mode: the catch-up cap of TwSession.TicksDue in milliseconds, 1..=10000 (default
+        /// 250) and at least one tick. After a longer hitch only this much time is turned into
+        /// ticks and the rest is dropped, not simulated: one call hands out at most about
+        /// MaxCatchUpMs * TickRateHz / 1000 ticks (15 at 60 Hz; P2P and relay clients up to 10%
+        /// more while their time sync runs fast). 0 is refused.
+        /// </summary>
+        public uint MaxCatchUpMs;
         /// <summary>Must stay zero.</summary>
-        public fixed byte Reserved[8];
+        public fixed byte Reserved[4];
 
         /// <summary>
         /// The library's defaults (tw_session_config_init_default, P2P, 2 players, 2-byte

@@ -92,6 +92,14 @@ namespace Tickwire
         /// keeps the player's slot for its token). Seen by the accepting side only.
         /// </summary>
         Replaced = 13,
+        /// <summary>
+        /// The engine at the other end removed this side on purpose, for good: a relay
+        /// server's engine kicked this client (TwSession.KickPlayer: ServerLost, no reconnect,
+        /// its slot freed), or a P2P peer's engine dropped this peer (TwSession.DisconnectPlayer:
+        /// PeerDisconnected on both sides). Unlike Kicked (the relay's own kick, which keeps
+        /// the slot and reconnects), it is final.
+        /// </summary>
+        KickedByEngine = 14,
     }
 
     /// <summary>tw_security_mode (TwSecurityConfig.Mode, TwSecurity.Mode).</summary>

@@ -158,7 +158,7 @@ pub struct UpdateHead {
 
 /// Encoded size of a ServerUpdate's header with `margins` margin and `checks` checksum
 /// reports (before the steps).
-pub fn update_head_size(margins: usize, checks: usize) -> usize {
+pub const fn update_head_size(margins: usize, checks: usize) -> usize {
     33 + 7 * margins + 12 * checks
 }
 

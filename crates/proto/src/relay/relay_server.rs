@@ -526,10 +526,7 @@ impl RelayServer {
 
     fn send_updates<T: Transport + ?Sized>(&mut self, now: Micros, ep: &mut T) {
         let oldest = self.steps.oldest_tick().unwrap_or(self.tick + 1);
-        // Walks the players by id so that ones fallen behind can go at once.
-        let mut after = Bound::Unbounded;
-        while let Some((&player, c)) = self.clients.range_mut((after, Bound::Unbounded)).next() {
-            after = Bound::Excluded(player);
+        for (&player, c) in self.clients.iter_mut() {
             if c.needs_from() < oldest && !c.behind {
                 c.behind = true;
                 self.events.push_back(RelayServerEvent::FellBehind { peer: c.peer, player });
@@ -553,9 +550,11 @@ impl RelayServer {
                 let Some(index) = self.steps.index_of(tick) else { continue };
                 let form = if tick == c.stream.base() { StepForm::Full } else { StepForm::Delta };
                 let len = self.steps.body_len(index, form);
-                let pieces = if ENTRY_HEAD + len <= update.room_empty() { 1 } else { step_codec::fragments_of(len) };
+                let pieces = if ENTRY_HEAD + len <= Update::ROOM_EMPTY { 1 } else { step_codec::fragments_of(len) };
                 let size = if pieces == 1 { ENTRY_HEAD + len } else { len + pieces * FRAGMENT_HEAD };
-                if reason == Reason::Copy && cap > 0.0 && c.allowance < size as f64 {
+                // What this update has taken so far counts against the allowance too.
+                let spent = update.bytes as usize + self.buf.len();
+                if reason == Reason::Copy && cap > 0.0 && c.allowance < (spent + size) as f64 {
                     c.sent.copies_capped += 1;
                     continue;
                 }
@@ -667,9 +666,7 @@ impl<'a> Update<'a> {
     }
 
     /// Room for entries in a datagram without reports.
-    fn room_empty(&self) -> usize {
-        crate::transport::MAX_UNRELIABLE - messages::update_head_size(0, 0)
-    }
+    const ROOM_EMPTY: usize = crate::transport::MAX_UNRELIABLE - messages::update_head_size(0, 0);
 
     /// Starts a datagram in `buf`; the first carries the margins and checks.
     fn begin(&mut self, buf: &mut Vec<u8>, c: &Client, first: bool) {

@@ -89,12 +89,25 @@ impl RelayServerSession {
     }
 
     /// Removes the player of `slot` (on connection `peer`) for `cause`: its connection
-    /// is closed as kicked, and its slot waits for its token as after a drop.
+    /// is closed as kicked. The sync layer's kicks keep the slot for its token, as after
+    /// a drop; the engine's ([`KickCause::Engine`]) free it at once.
     fn kick(&mut self, slot: usize, peer: PeerId, cause: KickCause) {
         self.forget_peer(peer);
-        self.slots[slot].set_away(self.now);
-        self.to_disconnect.push((peer, DisconnectReason::Kicked));
+        let by_engine = matches!(cause, KickCause::Engine { .. });
+        let told = if by_engine { DisconnectReason::KickedByEngine } else { DisconnectReason::Kicked };
+        self.to_disconnect.push((peer, told));
         self.events.push_back(ServerSessionEvent::PlayerKicked { player: slot as u32, peer, cause });
+        if by_engine {
+            self.free_slot(slot);
+        } else {
+            self.slots[slot].set_away(self.now);
+        }
+    }
+
+    /// Frees `slot` and voids its token.
+    pub(super) fn free_slot(&mut self, slot: usize) {
+        self.slots[slot] = Slot::FREE;
+        self.events.push_back(ServerSessionEvent::PlayerLeft { player: slot as u32 });
     }
 
     /// The engine removes `player` on purpose (`code` is the engine's own, reported
@@ -109,19 +122,9 @@ impl RelayServerSession {
         };
         match s.state {
             SlotState::Free => return Err(ServerSessionError::SlotFree(player)),
-            SlotState::Active { peer } => {
-                self.forget_peer(peer);
-                self.to_disconnect.push((peer, DisconnectReason::KickedByEngine));
-                self.events.push_back(ServerSessionEvent::PlayerKicked {
-                    player,
-                    peer,
-                    cause: KickCause::Engine { code },
-                });
-            }
-            SlotState::Away { .. } => {}
+            SlotState::Active { peer } => self.kick(slot, peer, KickCause::Engine { code }),
+            SlotState::Away { .. } => self.free_slot(slot),
         }
-        self.slots[slot] = Slot::FREE;
-        self.events.push_back(ServerSessionEvent::PlayerLeft { player });
         Ok(())
     }
 

@@ -153,8 +153,7 @@ impl RelayServerSession {
                     self.events.push_back(ServerSessionEvent::PlayerInterrupted { player: i as u32, reason });
                     if reason == DisconnectReason::Client {
                         // It said it is leaving: nobody comes back with its token.
-                        self.slots[i] = Slot::FREE;
-                        self.events.push_back(ServerSessionEvent::PlayerLeft { player: i as u32 });
+                        self.free_slot(i);
                     } else {
                         self.slots[i].set_away(self.now);
                     }
@@ -179,8 +178,7 @@ impl RelayServerSession {
         for i in 0..self.slots.len() {
             if let SlotState::Away { since } = self.slots[i].state {
                 if self.now.saturating_sub(since) >= self.cfg.reconnect_timeout_us {
-                    self.slots[i] = Slot::FREE;
-                    self.events.push_back(ServerSessionEvent::PlayerLeft { player: i as u32 });
+                    self.free_slot(i);
                 }
             }
         }

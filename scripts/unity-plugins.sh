@@ -33,7 +33,12 @@ for dir in "$@"; do
     fi
     if [ -f "$dir/tickwire.dll" ]; then
         mkdir -p "$PLUGINS/Windows/x86_64"
-        x86_64-w64-mingw32-strip --strip-debug -o "$PLUGINS/Windows/x86_64/tickwire.dll" "$dir/tickwire.dll"
+        # strip writes the current time into the PE header's TimeDateStamp unless
+        # SOURCE_DATE_EPOCH is set: 0 makes the copy a function of the input alone, so
+        # rebuilding the package does not churn the committed DLL and the smoke test can
+        # compare bytes (it failed when the two strips fell in different seconds).
+        SOURCE_DATE_EPOCH=0 x86_64-w64-mingw32-strip --strip-debug \
+            -o "$PLUGINS/Windows/x86_64/tickwire.dll" "$dir/tickwire.dll"
         echo "copied $dir/tickwire.dll into Plugins/Windows/x86_64/"
         copied=$((copied + 1))
     fi

@@ -262,16 +262,43 @@ impl Host {
     /// on a later frame, after a flush and once the peer has acknowledged some of the
     /// queue.
     pub fn send(&mut self, peer: PeerId, channel: u8, data: &[u8]) -> Result<(), HostError> {
+        self.check_send(peer, channel, data.len(), None)?;
+        self.submit(peer, channel, data)
+    }
+
+    /// Checks what [`Host::send`] checks (a live thread, the channel, the size, the
+    /// peer, its send queue) without sending. With `Some(limit)` the peer's whole send
+    /// queue (every channel) must also stay within `limit` bytes: a session's message
+    /// side channel uses a smaller bound than the host's, so that chat can never fill
+    /// the queue the game's own traffic needs.
+    pub(crate) fn check_send(
+        &mut self,
+        peer: PeerId,
+        channel: u8,
+        len: usize,
+        message_limit: Option<usize>,
+    ) -> Result<(), HostError> {
         self.check_alive()?;
         let max = *self.channel_limits.get(channel as usize).ok_or(HostError::BadChannel(channel))?;
-        if data.len() > max {
-            return Err(HostError::TooLarge { size: data.len(), max });
+        if len > max {
+            return Err(HostError::TooLarge { size: len, max });
         }
-        let budget = self.live.get_mut(&peer).ok_or(HostError::UnknownPeer(peer))?;
+        let budget = self.live.get(&peer).ok_or(HostError::UnknownPeer(peer))?;
         let limit = self.send_queue_limit;
-        if let Err(pending) = budget.check(data.len(), limit) {
-            return Err(HostError::QueueFull(FullQueue::PeerSendQueue { peer, pending, size: data.len(), limit }));
+        if let Err(pending) = budget.check(len, limit) {
+            return Err(HostError::QueueFull(FullQueue::PeerSendQueue { peer, pending, size: len, limit }));
         }
+        if let Some(limit) = message_limit
+            && let Err(pending) = budget.check(len, limit)
+        {
+            return Err(HostError::QueueFull(FullQueue::MessageQueue { peer, pending, size: len, limit }));
+        }
+        Ok(())
+    }
+
+    /// Puts a checked message ([`Host::check_send`]) in the command queue.
+    pub(crate) fn submit(&mut self, peer: PeerId, channel: u8, data: &[u8]) -> Result<(), HostError> {
+        let budget = self.live.get_mut(&peer).ok_or(HostError::UnknownPeer(peer))?;
         let mut buf = self.send_pool.take();
         buf.extend_from_slice(data);
         match self.commands.try_send(Command::Send { peer, channel, data: buf }) {

@@ -51,7 +51,8 @@ use tickwire_proto::{DisconnectReason, EndpointConfig, LinkConfig, PeerId};
 pub use host::{COMMAND_QUEUE_CAPACITY, Host, SHUTDOWN_WAIT};
 pub use os_seed::os_random_bytes;
 pub use session::{
-    EngineLoop, MAX_INITIAL_STATE, MAX_PREDICTION, MAX_REPLAY_SIZE, NetStats, Networked, P2pSession, P2pSessionStats,
+    EngineLoop, MAX_INITIAL_STATE, MAX_MESSAGE_SIZE, MAX_PREDICTION, MAX_QUEUED_MESSAGE_BYTES, MAX_REPLAY_SIZE,
+    MAX_UNREAD_MESSAGE_BYTES, MESSAGE_CHANNEL, MessageStats, MessageTarget, NetStats, UNREAD_OVERHEAD, Networked, P2pSession, P2pSessionStats,
     P2pSettings, PolledRequest, RelayClient, RelayClientSettings, RelayClientStats, RelayPlayerStats, RelayServer,
     RelayServerSettings, RelayServerStats, ReplayPlayer, ReplaySettings, ReplayStats, RequestKind, SessionEvent,
     SessionFailure, Spectator, SpectatorSettings, SpectatorStats, SyncTest, SyncTestSettings, SyncTestStats,
@@ -178,6 +179,24 @@ pub enum FullQueue {
         /// The refused message's size in bytes.
         size: usize,
         /// The configured limit in bytes.
+        limit: usize,
+    },
+    /// A session message ([`P2pSession::send_message`] and the others) could take the
+    /// peer's send queue, every channel counted, over
+    /// [`MAX_QUEUED_MESSAGE_BYTES`]: the side channel waits until the peer has
+    /// acknowledged what is queued, so that it never crowds out the game's traffic.
+    #[error(
+        "send queue to peer {peer} is too full for a session message: {pending} bytes queued or on their way + \
+         {size} > {limit}"
+    )]
+    MessageQueue {
+        /// The peer the message was for.
+        peer: PeerId,
+        /// Bytes already queued for the peer (an upper bound).
+        pending: u64,
+        /// The refused message's size in bytes.
+        size: usize,
+        /// The side channel's limit in bytes ([`MAX_QUEUED_MESSAGE_BYTES`]).
         limit: usize,
     },
 }

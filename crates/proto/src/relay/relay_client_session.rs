@@ -260,6 +260,12 @@ impl RelayClientSession {
         self.predictor.authoritative_tick()
     }
 
+    /// True from the server's Welcome on the current connection until it drops: the
+    /// server knows this connection as a player's (it took the Hello).
+    pub fn is_welcomed(&self) -> bool {
+        matches!(self.phase, Phase::Welcomed { .. } | Phase::CatchingUp { .. } | Phase::Playing { .. })
+    }
+
     /// True once caught up after the (latest) snapshot.
     pub fn is_synchronized(&self) -> bool {
         matches!(self.phase, Phase::Playing { .. })

@@ -10,6 +10,7 @@ use std::collections::VecDeque;
 
 use super::event::SessionEvent;
 use super::failure::{SessionFailure, argument, state};
+use super::messages::{Inbox, MessageStats};
 use super::request::{CurrentRequest, PolledRequest, RequestKind};
 use crate::HostError;
 use tickwire_proto::{
@@ -149,6 +150,8 @@ pub struct Engine<C> {
     pub(super) game: GameShape,
     current: CurrentRequest,
     pub(super) events: VecDeque<SessionEvent>,
+    /// Session messages received and not yet polled (`messages.rs`).
+    pub(super) messages: Inbox,
 }
 
 impl<C: Core> Engine<C> {
@@ -158,6 +161,7 @@ impl<C: Core> Engine<C> {
             current: CurrentRequest::with_capacity(game.players, game.input_size),
             game,
             events: VecDeque::with_capacity(EVENT_CAPACITY),
+            messages: Inbox::default(),
         }
     }
 
@@ -201,6 +205,14 @@ impl<C: Core> Engine<C> {
         if !matches!(self.phase, Phase::Dead(_)) {
             self.events.push_back(SessionEvent::Fatal(message.clone()));
             self.phase = Phase::Dead(message);
+        }
+    }
+
+    /// A message arrived on the message channel from `peer` (`member`: the session
+    /// counts it as one): queued with its event, or dropped and counted.
+    pub(super) fn receive_message(&mut self, peer: tickwire_proto::PeerId, data: &[u8], member: bool) {
+        if self.messages.accept(peer, data, member) {
+            self.events.push_back(SessionEvent::Message { peer, len: data.len() });
         }
     }
 
@@ -331,11 +343,31 @@ pub trait EngineLoop: sealed::Driven {
         c.polled.filter(|p| p.kind == RequestKind::Restore).map(|_| c.state.as_slice())
     }
 
-    /// The next event.
+    /// The next event. A [`SessionEvent::Message`]'s payload is
+    /// [`message`](EngineLoop::message) until the next poll.
     fn poll_event(&mut self) -> Option<SessionEvent> {
         let e = self.engine_mut();
         e.collect_events();
-        e.events.pop_front()
+        let ev = e.events.pop_front();
+        e.messages.polled(matches!(ev, Some(SessionEvent::Message { .. })));
+        ev
+    }
+
+    /// The payload of the [`SessionEvent::Message`] polled last, until the next poll
+    /// or [`release_message`](EngineLoop::release_message).
+    fn message(&self) -> Option<&[u8]> {
+        self.engine().messages.current()
+    }
+
+    /// Gives the payload of the message polled last back for reuse (the next poll does
+    /// it too).
+    fn release_message(&mut self) {
+        self.engine_mut().messages.release();
+    }
+
+    /// The message side channel's figures (zero in the modes without one).
+    fn message_stats(&self) -> MessageStats {
+        self.engine().messages.stats
     }
 
     /// Snapshots the engine must hold: `Save` slots are in `0..state_slots()`. Known

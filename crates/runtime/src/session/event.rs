@@ -33,4 +33,13 @@ pub enum SessionEvent {
     },
     /// The network thread died: the session is unusable; destroy it.
     Fatal(String),
+    /// A session message arrived from the member on `peer` (a P2P peer, a relay
+    /// server's client, a relay client's server). Its payload is
+    /// [`EngineLoop::message`](super::EngineLoop::message) until the next poll.
+    Message {
+        /// The connection it came on.
+        peer: PeerId,
+        /// Its size in bytes.
+        len: usize,
+    },
 }

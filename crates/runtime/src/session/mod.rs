@@ -20,12 +20,14 @@
 //! Layout: `engine.rs` is the shared loop and the lifecycle (`Phase`), `net.rs` the
 //! socket side, one file per session type (`local.rs` holds the two without a
 //! socket), `settings.rs` their settings, `roster.rs` P2P's players and connections,
-//! `request.rs` the request being run, `event.rs` what the engine is told.
+//! `request.rs` the request being run, `event.rs` what the engine is told,
+//! `messages.rs` the reliable side channel (chat, settings) of the networked kinds.
 
 mod engine;
 mod event;
 mod failure;
 mod local;
+mod messages;
 mod net;
 mod p2p;
 mod relay_client;
@@ -41,6 +43,10 @@ pub use engine::EngineLoop;
 pub use event::SessionEvent;
 pub use failure::SessionFailure;
 pub use local::{ReplayPlayer, ReplayStats, SyncTest, SyncTestStats};
+pub use messages::{
+    MAX_MESSAGE_SIZE, MAX_QUEUED_MESSAGE_BYTES, MAX_UNREAD_MESSAGE_BYTES, MESSAGE_CHANNEL, MessageStats, MessageTarget,
+    UNREAD_OVERHEAD,
+};
 pub use net::{NetStats, Networked};
 pub use p2p::{P2pSession, P2pSessionStats};
 pub use relay_client::{RelayClient, RelayClientStats};

@@ -20,6 +20,7 @@ impl Net {
         if cfg.endpoint.max_incoming == 0 {
             cfg.endpoint.max_incoming = max_incoming;
         }
+        super::messages::add_channel(&mut cfg.endpoint.channels)?;
         Ok(Net { host: Host::start(cfg)? })
     }
 

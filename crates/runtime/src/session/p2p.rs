@@ -11,6 +11,7 @@ use std::path::Path;
 use super::engine::{Engine, Phase, sealed::Driven};
 use super::event::SessionEvent;
 use super::failure::{SessionFailure, argument, state};
+use super::messages::{self, MESSAGE_CHANNEL, MessageTarget};
 use super::net::{Net, NetStats, has_net};
 use super::roster::{self, Roster};
 use super::settings::P2pSettings;
@@ -283,6 +284,48 @@ impl P2pSession {
         Ok(true)
     }
 
+    /// Sends `data` (at most [`MAX_MESSAGE_SIZE`](super::MAX_MESSAGE_SIZE) bytes) on the
+    /// session's reliable side channel to a remote player's peer, or to every
+    /// connected remote player's peer (each once): delivered in order, exactly once,
+    /// unless the connection ends; it arrives as [`SessionEvent::Message`]. Any time
+    /// after `start` once the peer is connected, before the match runs too (lobby
+    /// settings, loadouts). Spectators neither send nor receive messages: their feed is
+    /// one-way, and a host's spectator slots must not become a way into the match.
+    ///
+    /// Refused, with nothing sent: a local or unknown player; a peer not connected
+    /// (`All` with no peer connected sends nothing and succeeds); a message over the
+    /// size limit ([`HostError::TooLarge`](crate::HostError::TooLarge)); a peer whose
+    /// send queue would go past
+    /// [`MAX_QUEUED_MESSAGE_BYTES`](super::MAX_QUEUED_MESSAGE_BYTES)
+    /// ([`FullQueue::MessageQueue`](crate::FullQueue::MessageQueue): try again on a
+    /// later frame).
+    pub fn send_message(&mut self, to: MessageTarget, data: &[u8]) -> Result<(), SessionFailure> {
+        self.engine.require_started("sending a message")?;
+        let groups = &self.roster.groups;
+        let only = match to {
+            MessageTarget::All => None,
+            MessageTarget::Player(player) => {
+                self.engine.check_player(player)?;
+                if self.roster.is_local(player) == Some(true) {
+                    return Err(argument(format!(
+                        "player {player} plays on this machine: messages go to remote players' peers"
+                    )));
+                }
+                let g = groups.iter().position(|g| g.players.contains(&player));
+                match g.filter(|&g| groups[g].connected) {
+                    Some(g) => Some(g),
+                    None => return Err(state(format!("player {player}'s peer is not connected"))),
+                }
+            }
+        };
+        let peers = groups
+            .iter()
+            .enumerate()
+            .filter(move |(i, g)| g.connected && only.is_none_or(|o| o == *i))
+            .filter_map(|(_, g)| g.peer);
+        Ok(messages::send_to(&mut self.net.host, peers, data, &mut self.engine.messages.stats)?)
+    }
+
     /// The lowest player index behind the connection `peer`.
     pub fn player_of(&self, peer: PeerId) -> Option<usize> {
         self.roster.player_of(peer)
@@ -403,6 +446,13 @@ impl Driven for P2pSession {
     fn pump(&mut self) {
         while let Some(ev) = self.net.host.poll_event() {
             match ev {
+                HostEvent::Message { peer, channel: MESSAGE_CHANNEL, data, .. } => {
+                    // Members are the remote players' peers while connected; a
+                    // spectator's connection is not one (see `send_message`).
+                    let member = self.roster.group_of(peer).is_some_and(|g| self.roster.groups[g].connected);
+                    self.engine.receive_message(peer, &data, member);
+                    self.net.host.recycle(data);
+                }
                 HostEvent::Message { peer, data, received_at, .. } => {
                     if let Some(s) = self.engine.core_mut() {
                         s.handle_message(received_at, peer, &data);

@@ -9,6 +9,7 @@ use std::net::SocketAddr;
 use super::engine::{Engine, sealed::Driven};
 use super::event::SessionEvent;
 use super::failure::{SessionFailure, argument, state};
+use super::messages;
 use super::net::{Net, NetStats, has_net};
 use super::relay_server::pump_relay;
 use super::settings::RelayClientSettings;
@@ -150,6 +151,27 @@ impl RelayClient {
         self.engine.core()?.player().map(|p| p as usize)
     }
 
+    /// Sends `data` (at most [`MAX_MESSAGE_SIZE`](super::MAX_MESSAGE_SIZE) bytes) to the
+    /// server on the session's reliable side channel: delivered in order, exactly once,
+    /// unless the connection ends; it arrives there as
+    /// [`SessionEvent::Message`](super::SessionEvent::Message). Only once the server's
+    /// Welcome has arrived on the current connection (it comes just before JOINED, and
+    /// again after a reconnect): before that the server would not know the connection
+    /// as a player's and would drop the message.
+    ///
+    /// Refused, with nothing sent: not joined; over the size limit; the send queue
+    /// would go past [`MAX_QUEUED_MESSAGE_BYTES`](super::MAX_QUEUED_MESSAGE_BYTES)
+    /// (try again on a later frame).
+    pub fn send_message(&mut self, data: &[u8]) -> Result<(), SessionFailure> {
+        self.engine.require_started("sending a message")?;
+        let server = self.engine.core().and_then(|s| s.server_peer()).filter(|_| self.connected);
+        let server = server.filter(|_| self.engine.core().is_some_and(|s| s.is_welcomed()));
+        let Some(server) = server else {
+            return Err(state("not joined: messages go to the server once it has welcomed this client (JOINED; again after a reconnect)"));
+        };
+        Ok(messages::send_to(&mut self.net.host, std::iter::once(server), data, &mut self.engine.messages.stats)?)
+    }
+
     /// Counters and gauges.
     pub fn stats(&mut self) -> RelayClientStats {
         let Some(s) = self.engine.core() else {
@@ -177,7 +199,9 @@ impl Driven for RelayClient {
     }
     fn pump(&mut self) {
         let before = self.engine.events.len();
-        pump_relay(&mut self.engine, &mut self.net, |core, at, host, e| core.on_event(at, host, e));
+        // The only member is the server.
+        let member = |core: &RelayClientSession, peer| core.server_peer() == Some(peer);
+        pump_relay(&mut self.engine, &mut self.net, member, |core, at, host, e| core.on_event(at, host, e));
         for e in self.engine.events.range(before..) {
             match e {
                 SessionEvent::RelayClient(ClientSessionEvent::Connected { .. }) => self.connected = true,

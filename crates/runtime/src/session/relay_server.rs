@@ -10,6 +10,7 @@
 
 use super::engine::{Engine, Phase, sealed::Driven};
 use super::failure::SessionFailure;
+use super::messages::{self, MESSAGE_CHANNEL, MessageTarget};
 use super::net::{Net, NetStats, has_net};
 use super::settings::RelayServerSettings;
 use crate::os_seed::os_seed;
@@ -108,6 +109,36 @@ impl RelayServer {
         Ok(())
     }
 
+    /// Sends `data` (at most [`MAX_MESSAGE_SIZE`](super::MAX_MESSAGE_SIZE) bytes) on the
+    /// session's reliable side channel to one player's client or to every connected
+    /// player's client: delivered in order, exactly once, unless the connection ends;
+    /// it arrives as [`SessionEvent::Message`](super::SessionEvent::Message).
+    ///
+    /// Refused, with nothing sent: an unknown player or one not connected now (`All`
+    /// with nobody connected sends nothing and succeeds); a message over the size
+    /// limit; a client whose send queue would go past
+    /// [`MAX_QUEUED_MESSAGE_BYTES`](super::MAX_QUEUED_MESSAGE_BYTES) (also while a
+    /// snapshot to it is in flight: try again on a later frame).
+    pub fn send_message(&mut self, to: MessageTarget, data: &[u8]) -> Result<(), SessionFailure> {
+        // The phase, not `core()`: the borrow must leave the message figures free.
+        let Phase::Running(core) = &self.engine.phase else {
+            return Err(super::failure::state("the server is not running yet: start it first"));
+        };
+        let players = self.engine.game.players as u32;
+        let only = match to {
+            MessageTarget::All => None,
+            MessageTarget::Player(player) => {
+                self.engine.check_player(player)?;
+                if core.peer_of(player as u32).is_none() {
+                    return Err(super::failure::state(format!("player {player} is not connected")));
+                }
+                Some(player as u32)
+            }
+        };
+        let peers = (0..players).filter(move |&p| only.is_none_or(|o| o == p)).filter_map(|p| core.peer_of(p));
+        Ok(messages::send_to(&mut self.net.host, peers, data, &mut self.engine.messages.stats)?)
+    }
+
     /// The player on the connection `peer`.
     pub fn player_of(&self, peer: PeerId) -> Option<usize> {
         let s = self.engine.core()?;
@@ -161,7 +192,10 @@ impl Driven for RelayServer {
         &mut self.engine
     }
     fn pump(&mut self) {
-        pump_relay(&mut self.engine, &mut self.net, |core, at, host, e| core.on_event(at, host, e));
+        // Members are the connections that hold a player slot (their Hello was taken).
+        let players = self.engine.game.players as u32;
+        let member = |core: &RelayServerSession, peer| (0..players).any(|p| core.peer_of(p) == Some(peer));
+        pump_relay(&mut self.engine, &mut self.net, member, |core, at, host, e| core.on_event(at, host, e));
     }
     fn due(&mut self) -> u32 {
         let now = self.net.now_us();
@@ -186,13 +220,23 @@ has_net!(RelayServer);
 
 /// Hands every host event to a relay core (messages with their arrival time); the
 /// relay cores take whole transport events because they run their own handshakes.
+///
+/// Session messages ([`MESSAGE_CHANNEL`]) go to the engine's inbox instead, kept when
+/// `member` says their connection is one of the session's.
 pub(super) fn pump_relay<C: super::engine::Core>(
     engine: &mut Engine<C>,
     net: &mut Net,
+    member: impl Fn(&C, PeerId) -> bool,
     mut on_event: impl FnMut(&mut C, Micros, &mut crate::Host, Event),
 ) {
     while let Some(ev) = net.host.poll_event() {
         let (at, e) = match ev {
+            HostEvent::Message { peer, channel: MESSAGE_CHANNEL, data, .. } => {
+                let is_member = engine.core().is_some_and(|c| member(c, peer));
+                engine.receive_message(peer, &data, is_member);
+                net.host.recycle(data);
+                continue;
+            }
             HostEvent::Message { peer, channel, data, received_at } => {
                 (received_at, Event::Message { peer, channel, data })
             }

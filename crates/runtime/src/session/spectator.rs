@@ -6,6 +6,7 @@ use std::net::SocketAddr;
 use super::engine::{Engine, Phase, sealed::Driven};
 use super::event::SessionEvent;
 use super::failure::{SessionFailure, state};
+use super::messages::MESSAGE_CHANNEL;
 use super::net::{Net, NetStats, has_net};
 use super::settings::SpectatorSettings;
 use crate::HostEvent;
@@ -160,6 +161,11 @@ impl Driven for Spectator {
     fn pump(&mut self) {
         while let Some(ev) = self.net.host.poll_event() {
             match ev {
+                // A spectator takes no session messages (P2pSession::send_message).
+                HostEvent::Message { peer, channel: MESSAGE_CHANNEL, data, .. } => {
+                    self.engine.receive_message(peer, &data, false);
+                    self.net.host.recycle(data);
+                }
                 HostEvent::Message { peer, data, .. } => {
                     if let Some(s) = self.engine.core_mut() {
                         s.handle_message(peer, &data);

@@ -1,0 +1,263 @@
+//! The sessions' reliable side channel over real loopback sockets: P2P both ways
+//! (before and during the match), relay client and server both ways, the bounds on
+//! both sides, and a member whose messages pile up unread costing no other member.
+
+use std::net::SocketAddr;
+use std::time::{Duration, Instant};
+
+use tickwire_proto::{ClientSessionEvent, GameShape, PeerId};
+use tickwire_runtime::{
+    EngineLoop, FullQueue, HostConfig, HostError, MAX_MESSAGE_SIZE, MAX_UNREAD_MESSAGE_BYTES, MessageTarget,
+    Networked, P2pSession, P2pSettings, RelayClient, RelayClientSettings, RelayServer, RelayServerSettings,
+    RequestKind, SessionEvent, SessionFailure, UNREAD_OVERHEAD,
+};
+
+fn local() -> SocketAddr {
+    "127.0.0.1:0".parse().unwrap()
+}
+
+/// What each session type calls to confirm a save; every machine agrees on the checksum.
+trait Saves: EngineLoop {
+    fn save(&mut self, tick: u32);
+}
+impl Saves for P2pSession {
+    fn save(&mut self, tick: u32) {
+        self.confirm_save(tick, u64::from(tick)).unwrap();
+    }
+}
+impl Saves for RelayClient {
+    fn save(&mut self, tick: u32) {
+        self.confirm_save(tick, u64::from(tick)).unwrap();
+    }
+}
+
+/// Runs one frame of a session the way a trivial game would.
+fn frame<S: Saves>(s: &mut S, mut input: impl FnMut(&mut S)) {
+    for _ in 0..s.ticks_due().unwrap() {
+        input(s);
+        s.advance().unwrap();
+        while let Some(r) = s.poll_request() {
+            if r.kind == RequestKind::Save {
+                s.save(r.tick);
+            }
+        }
+    }
+}
+
+/// The messages polled now, with their connection.
+fn messages<S: EngineLoop>(s: &mut S) -> Vec<(PeerId, Vec<u8>)> {
+    let mut out = Vec::new();
+    while let Some(e) = s.poll_event() {
+        if let SessionEvent::Message { peer, len } = e {
+            let payload = s.message().expect("a message event has its payload").to_vec();
+            assert_eq!(payload.len(), len);
+            out.push((peer, payload));
+        }
+    }
+    out
+}
+
+fn p2p_pair() -> (P2pSession, P2pSession) {
+    let game = GameShape::new(2, 2);
+    let mut a = P2pSession::new(P2pSettings::new(game, HostConfig::new(local()))).unwrap();
+    let mut b = P2pSession::new(P2pSettings::new(game, HostConfig::new(local()))).unwrap();
+    a.add_local_player(0).unwrap();
+    a.add_remote_player(1, b.local_addr()).unwrap();
+    b.add_remote_player(0, a.local_addr()).unwrap();
+    b.add_local_player(1).unwrap();
+    a.start().unwrap();
+    b.start().unwrap();
+    (a, b)
+}
+
+fn both(a: &mut P2pSession, b: &mut P2pSession) {
+    frame(a, |s| s.add_input(0, &[1, 0]).unwrap());
+    frame(b, |s| s.add_input(1, &[2, 0]).unwrap());
+}
+
+/// Frames until `got` returns Some, or panics after 5 s.
+fn until<T>(mut step: impl FnMut() -> Option<T>) -> T {
+    let deadline = Instant::now() + Duration::from_secs(5);
+    loop {
+        if let Some(t) = step() {
+            return t;
+        }
+        assert!(Instant::now() < deadline, "timed out");
+        std::thread::sleep(Duration::from_millis(2));
+    }
+}
+
+#[test]
+fn p2p_peers_exchange_messages_in_order_before_and_during_the_match() {
+    let (mut a, mut b) = p2p_pair();
+    // Before the connection is up the peer is not connected.
+    assert!(matches!(a.send_message(MessageTarget::Player(1), b"early"), Err(SessionFailure::State(_))));
+    until(|| {
+        both(&mut a, &mut b);
+        (a.peer_of(1).is_some() && a.send_message(MessageTarget::Player(1), b"loadout:red").is_ok()).then_some(())
+    });
+    let mut got = Vec::new();
+    until(|| {
+        both(&mut a, &mut b);
+        got.extend(messages(&mut b));
+        (!got.is_empty()).then_some(())
+    });
+    assert_eq!(got, vec![(b.peer_of(0).unwrap(), b"loadout:red".to_vec())]);
+    assert_eq!(b.player_of(got[0].0), Some(0));
+
+    // During the match, both ways, in order, a large one among small ones.
+    until(|| {
+        both(&mut a, &mut b);
+        a.is_running().then_some(())
+    });
+    let big = vec![9u8; MAX_MESSAGE_SIZE];
+    for m in [&b"one"[..], &big, b"", b"three"] {
+        b.send_message(MessageTarget::All, m).unwrap();
+    }
+    a.send_message(MessageTarget::Player(1), b"hello b").unwrap();
+    let (mut at_a, mut at_b) = (Vec::new(), Vec::new());
+    until(|| {
+        both(&mut a, &mut b);
+        at_a.extend(messages(&mut a).into_iter().map(|m| m.1));
+        at_b.extend(messages(&mut b).into_iter().map(|m| m.1));
+        (at_a.len() == 4 && !at_b.is_empty()).then_some(())
+    });
+    assert_eq!(at_a, vec![b"one".to_vec(), big.clone(), Vec::new(), b"three".to_vec()]);
+    assert_eq!(at_b, vec![b"hello b".to_vec()]);
+    assert_eq!(b.message_stats().sent, 4);
+    assert_eq!(a.message_stats().received, 4);
+
+    // Bad targets and sizes are refused with nothing sent.
+    assert!(matches!(a.send_message(MessageTarget::Player(0), b"x"), Err(SessionFailure::Argument(_))));
+    assert!(matches!(a.send_message(MessageTarget::Player(2), b"x"), Err(SessionFailure::Argument(_))));
+    let too_big = vec![0u8; MAX_MESSAGE_SIZE + 1];
+    assert!(matches!(
+        a.send_message(MessageTarget::All, &too_big),
+        Err(SessionFailure::Host(HostError::TooLarge { .. }))
+    ));
+    // The send side is bounded: four of the largest fill the room, the fifth waits.
+    let mut refused = None;
+    for i in 0..8 {
+        if let Err(e) = a.send_message(MessageTarget::Player(1), &big) {
+            refused = Some((i, e));
+            break;
+        }
+    }
+    let (i, e) = refused.expect("the send queue bound refused a message");
+    assert!(i <= 4, "{i} messages of {MAX_MESSAGE_SIZE} bytes were accepted");
+    assert!(matches!(e, SessionFailure::Host(HostError::QueueFull(FullQueue::MessageQueue { .. }))), "{e:?}");
+    // And recovers once the peer has acknowledged them.
+    until(|| {
+        both(&mut a, &mut b);
+        messages(&mut b);
+        a.send_message(MessageTarget::Player(1), b"again").is_ok().then_some(())
+    });
+}
+
+fn relay() -> (RelayServer, RelayClient, RelayClient) {
+    let game = GameShape::new(2, 2);
+    let mut server = RelayServer::new(RelayServerSettings::new(game, HostConfig::new(local()))).unwrap();
+    server.start().unwrap();
+    let client = || {
+        let mut c = RelayClient::new(RelayClientSettings::new(game, HostConfig::new(local()))).unwrap();
+        c.set_server(server.local_addr()).unwrap();
+        c.start().unwrap();
+        c
+    };
+    let (c0, c1) = (client(), client());
+    (server, c0, c1)
+}
+
+fn serve(server: &mut RelayServer) {
+    for _ in 0..server.ticks_due().unwrap() {
+        server.advance().unwrap();
+        while let Some(r) = server.poll_request() {
+            match r.kind {
+                RequestKind::Save => server.confirm_save(r.tick, u64::from(r.tick)).unwrap(),
+                RequestKind::DumpState => server.provide_state(r.tick, &[7; 8]).unwrap(),
+                _ => {}
+            }
+        }
+    }
+}
+
+/// Runs a client's frame; true once it has seen JOINED.
+fn play(c: &mut RelayClient, joined: &mut bool, inbox: &mut Vec<Vec<u8>>) {
+    frame(c, |c| c.add_local_input(&[3, 3]).unwrap());
+    while let Some(e) = c.poll_event() {
+        match e {
+            SessionEvent::RelayClient(ClientSessionEvent::Joined { .. }) => *joined = true,
+            SessionEvent::Message { peer, .. } => {
+                assert_eq!(Some(peer), c.server_peer());
+                inbox.push(c.message().unwrap().to_vec());
+            }
+            _ => {}
+        }
+    }
+}
+
+#[test]
+fn relay_clients_and_server_exchange_messages_and_a_flood_left_unread_costs_only_its_sender() {
+    let (mut server, mut c0, mut c1) = relay();
+    assert!(matches!(c0.send_message(b"too soon"), Err(SessionFailure::State(_))));
+    let (mut j0, mut j1) = (false, false);
+    let (mut in0, mut in1) = (Vec::new(), Vec::new());
+    until(|| {
+        serve(&mut server);
+        messages(&mut server);
+        play(&mut c0, &mut j0, &mut in0);
+        play(&mut c1, &mut j1, &mut in1);
+        (j0 && j1).then_some(())
+    });
+    let p0 = server.player_of(server.peer_of(0).unwrap()).unwrap();
+    assert_eq!(p0, 0);
+
+    // Client to server, server to one client and to all.
+    c0.send_message(b"gg from 0").unwrap();
+    c1.send_message(b"gg from 1").unwrap();
+    server.send_message(MessageTarget::Player(1), b"only 1").unwrap();
+    server.send_message(MessageTarget::All, b"everyone").unwrap();
+    let mut at_server = Vec::new();
+    until(|| {
+        serve(&mut server);
+        at_server.extend(messages(&mut server).into_iter().map(|(peer, m)| (server.player_of(peer).unwrap(), m)));
+        play(&mut c0, &mut j0, &mut in0);
+        play(&mut c1, &mut j1, &mut in1);
+        (at_server.len() == 2 && in0.len() == 1 && in1.len() == 2).then_some(())
+    });
+    at_server.sort();
+    assert_eq!(at_server, vec![(0, b"gg from 0".to_vec()), (1, b"gg from 1".to_vec())]);
+    assert_eq!(in0, vec![b"everyone".to_vec()]);
+    assert_eq!(in1, vec![b"only 1".to_vec(), b"everyone".to_vec()]);
+
+    // Client 0 sends as fast as its bound allows while the server's engine ticks but
+    // polls no event: client 0's unread messages stop at MAX_UNREAD_MESSAGE_BYTES and the
+    // rest are dropped and counted; client 1's message still gets through.
+    let chunk = vec![5u8; 4096];
+    let room = MAX_UNREAD_MESSAGE_BYTES / (chunk.len() + UNREAD_OVERHEAD);
+    let mut sent = 0u64;
+    until(|| {
+        serve(&mut server);
+        for _ in 0..8 {
+            if c0.send_message(&chunk).is_ok() {
+                sent += 1;
+            }
+        }
+        play(&mut c0, &mut j0, &mut in0);
+        play(&mut c1, &mut j1, &mut in1);
+        (server.message_stats().dropped_unread > 0).then_some(())
+    });
+    c1.send_message(b"still here").unwrap();
+    let stats_before = server.message_stats();
+    until(|| {
+        serve(&mut server);
+        play(&mut c0, &mut j0, &mut in0);
+        play(&mut c1, &mut j1, &mut in1);
+        (server.message_stats().received > stats_before.received).then_some(())
+    });
+    let polled = messages(&mut server);
+    let from0 = polled.iter().filter(|(p, _)| server.player_of(*p) == Some(0)).count();
+    assert!(from0 <= room + 1, "{from0} unread messages from client 0 were kept (room for {room})");
+    assert!(polled.iter().any(|(p, m)| server.player_of(*p) == Some(1) && m == b"still here"));
+    eprintln!("flood: client 0 sent {sent}, kept {from0}, dropped {}", server.message_stats().dropped_unread);
+}

@@ -149,6 +149,33 @@
 #define TW_MAX_REPLAY_SIZE 1073741824
 
 /**
+ * The largest session message in bytes (`tw_session_send_message`).
+ */
+#define TW_SESSION_MESSAGE_MAX_SIZE 16384
+
+/**
+ * `tw_session_send_message`'s `target` for every connected member (P2P: every remote
+ * player's peer, once each; RELAY_SERVER: every connected player's client;
+ * RELAY_CLIENT: the server, its only one).
+ */
+#define TW_SESSION_MESSAGE_TARGET_ALL 4294967295
+
+/**
+ * A message is refused with `TW_RESULT_QUEUE_FULL` while its peer's send queue
+ * (every channel: unsent data, unacknowledged reliable messages) would hold more than
+ * this many bytes with it.
+ */
+#define TW_SESSION_MESSAGE_QUEUE_BYTES 65536
+
+/**
+ * Bytes of one member's received messages that may wait for the engine to poll them
+ * (each message counted with 64 bytes more); past it that member's further messages
+ * are dropped and counted (`tw_session_message_stats.dropped_unread`) until the engine
+ * polls.
+ */
+#define TW_SESSION_MESSAGE_UNREAD_BYTES 131072
+
+/**
  * The ABI contract number. Bumped whenever an exported signature, a struct layout, a
  * constant's meaning or a result code changes incompatibly. Bindings compare
  * `tw_abi_version()` with the value they were built against before the first real call.
@@ -795,6 +822,12 @@ enum tw_session_event_kind
      * the steps from there; its client sees RESYNCING, then JOINED and SYNCHRONIZED.
      */
     TW_SESSION_EVENT_KIND_PLAYER_CATCHING_UP = 25,
+    /**
+     * P2P, RELAY_SERVER and RELAY_CLIENT: a message sent with
+     * `tw_session_send_message` arrived from the member on `peer` (`data.message`):
+     * copy it with `tw_session_read_message` before polling again.
+     */
+    TW_SESSION_EVENT_KIND_MESSAGE = 26,
 };
 #ifndef __cplusplus
 #if __STDC_VERSION__ >= 202311L
@@ -1943,6 +1976,24 @@ typedef struct tw_session_event_fatal {
 } tw_session_event_fatal;
 
 /**
+ * MESSAGE.
+ */
+typedef struct tw_session_event_message {
+    /**
+     * The sender's lowest player index (P2P: a player of the sending peer;
+     * RELAY_SERVER: the client's slot), or `TW_NO_PLAYER` when a relay server sent it.
+     * Pass it to `tw_session_send_message` to answer (a relay client answers with
+     * `TW_SESSION_MESSAGE_TARGET_ALL`).
+     */
+    uint32_t player;
+    /**
+     * Payload size in bytes, at most `TW_SESSION_MESSAGE_MAX_SIZE`;
+     * `tw_session_read_message` copies the payload.
+     */
+    uint32_t size;
+} tw_session_event_message;
+
+/**
  * The per-kind part of a `tw_session_event`. Read only the member named by `kind`.
  */
 typedef union tw_session_event_data {
@@ -1954,6 +2005,7 @@ typedef union tw_session_event_data {
     struct tw_session_event_relay relay;
     struct tw_session_event_rejected rejected;
     struct tw_session_event_fatal fatal;
+    struct tw_session_event_message message;
     /**
      * Fixes the size and alignment, so new kinds never change `sizeof(tw_session_event)`.
      */
@@ -2249,6 +2301,37 @@ typedef struct tw_relay_player_stats {
      */
     uint64_t reserved[1];
 } tw_relay_player_stats;
+
+/**
+ * Figures of a session's message side channel (`tw_session_message_stats`). Fixed
+ * size (64 bytes): new figures take space from `reserved`.
+ */
+typedef struct tw_session_message_stats {
+    /**
+     * Messages accepted by `tw_session_send_message` (a message to several
+     * connections counts once per connection).
+     */
+    uint64_t sent;
+    /**
+     * Messages received and handed to the engine as MESSAGE events.
+     */
+    uint64_t received;
+    /**
+     * Messages dropped on arrival because their sender already had
+     * `TW_SESSION_MESSAGE_UNREAD_BYTES` waiting for the engine to poll.
+     */
+    uint64_t dropped_unread;
+    /**
+     * Messages dropped on arrival from a connection that is not a member (a spectator,
+     * a relay client that has not joined, any other connection) or over
+     * `TW_SESSION_MESSAGE_MAX_SIZE` bytes.
+     */
+    uint64_t dropped_refused;
+    /**
+     * Zero.
+     */
+    uint64_t reserved[4];
+} tw_session_message_stats;
 
 #ifdef __cplusplus
 extern "C" {
@@ -3698,6 +3781,115 @@ tw_result tw_session_copy_replay(struct tw_session *session,
  * string.
  */
 tw_result tw_session_save_replay(struct tw_session *session, const char *path);
+
+/**
+ * Sends `len` bytes from `data` on the session's reliable side channel: chat,
+ * settings, a loadout, anything the engine wants to tell the other members outside
+ * the inputs. It rides the session's own connections on a reliable channel of its
+ * own: delivered once and in order (per sender), and never ahead of or in the way of
+ * the inputs (they go first in every datagram, on their own channel). It arrives as
+ * `TW_SESSION_EVENT_KIND_MESSAGE`, read with `tw_session_read_message`.
+ *
+ * `target`: P2P, a remote player (its peer gets it once, even if it has several
+ * players) or `TW_SESSION_MESSAGE_TARGET_ALL` (every connected remote player's peer);
+ * usable once that peer is connected, also before the match runs (lobby settings).
+ * RELAY_SERVER: a connected player's client, or `TW_SESSION_MESSAGE_TARGET_ALL`.
+ * RELAY_CLIENT: `TW_SESSION_MESSAGE_TARGET_ALL` (the server), once the server has
+ * welcomed it (JOINED; again after a reconnect). SPECTATOR, SYNCTEST and REPLAY have
+ * no side channel: a spectator's feed is one-way, so that a peer's spectator slots
+ * never become a way into the match. Sending to all with nobody connected sends
+ * nothing and returns `TW_RESULT_OK`.
+ *
+ * A message is accepted for every target or refused for all (only a full command
+ * queue to the network thread, found mid-way through a broadcast, could leave it with
+ * some). `len` may be 0.
+ *
+ * Ownership: `data` is copied during the call; the library keeps no pointer to it.
+ * Thread-safety: a session is used from one thread at a time (it may move between
+ * threads between calls).
+ *
+ * Returns `TW_RESULT_OK`; `TW_RESULT_NULL_ARGUMENT` (`data` NULL with `len > 0`);
+ * `TW_RESULT_INVALID_ARGUMENT` (no such player, a local player, a RELAY_CLIENT target
+ * other than ALL); `TW_RESULT_INVALID_STATE` (not started, the player's connection is
+ * not up, a relay client not joined, a mode without messages);
+ * `TW_RESULT_MESSAGE_TOO_LARGE` (over `TW_SESSION_MESSAGE_MAX_SIZE`);
+ * `TW_RESULT_QUEUE_FULL` (a target's send queue would go past
+ * `TW_SESSION_MESSAGE_QUEUE_BYTES`, or the command queue is full: nothing was sent,
+ * try again on a later frame, once the peer has acknowledged what it was sent);
+ * `TW_RESULT_NETWORK_THREAD_GONE`; `TW_RESULT_BUSY` (another call on the session is
+ * in progress); `TW_RESULT_PANIC`.
+ *
+ * # Safety
+ * `session` must be NULL or a live handle. `data` must be NULL or valid for reading
+ * `len` bytes.
+ */
+tw_result tw_session_send_message(struct tw_session *session,
+                                  uint32_t target,
+                                  const void *data,
+                                  size_t len);
+
+/**
+ * Copies the payload of the `TW_SESSION_EVENT_KIND_MESSAGE` event most recently
+ * polled into `buf` and sets `*out_len` to its size (`event.data.message.size`).
+ *
+ * The contract of `tw_host_read_message`: a payload can be read once, and after a
+ * successful read it is released. If `buf_len` is too small, nothing is copied,
+ * `*out_len` is set to the size needed, the payload is kept, and the result is
+ * `TW_RESULT_BUFFER_TOO_SMALL`: call again with a larger buffer
+ * (`TW_SESSION_MESSAGE_MAX_SIZE` bytes are always enough). The next
+ * `tw_session_poll_event` releases an unread payload. `buf` may be NULL when
+ * `buf_len` is 0.
+ *
+ * Ownership: `buf` and `out_len` are the caller's; only written during the call.
+ * Thread-safety: a session is used from one thread at a time (it may move between
+ * threads between calls).
+ *
+ * Returns `TW_RESULT_OK`; `TW_RESULT_NULL_ARGUMENT` (`out_len` NULL, or `buf` NULL
+ * with `buf_len > 0`); `TW_RESULT_BUFFER_TOO_SMALL`; `TW_RESULT_INVALID_STATE` (the
+ * last polled event was not a message, or it was already read); `TW_RESULT_BUSY`
+ * (another call on the session is in progress); `TW_RESULT_PANIC`.
+ *
+ * # Safety
+ * `session` must be NULL or a live handle. `buf` must be NULL or valid for writing
+ * `buf_len` bytes. `out_len` must be NULL or valid for writing a `size_t`.
+ */
+tw_result tw_session_read_message(struct tw_session *session,
+                                  uint8_t *buf,
+                                  size_t buf_len,
+                                  size_t *out_len);
+
+/**
+ * Copies the figures of the session's message side channel into `*out_stats` (all
+ * zero in the modes without one).
+ *
+ * Ownership: `*out_stats` is caller memory, written on success only.
+ * Thread-safety: a session is used from one thread at a time (it may move between
+ * threads between calls).
+ *
+ * Returns `TW_RESULT_OK`; `TW_RESULT_NULL_ARGUMENT`; `TW_RESULT_BUSY` (another call on
+ * the session is in progress); `TW_RESULT_PANIC`.
+ *
+ * # Safety
+ * `session` must be NULL or a live handle. `out_stats` must be NULL or valid for
+ * writing a `tw_session_message_stats`.
+ */
+tw_result tw_session_message_stats(struct tw_session *session,
+                                   struct tw_session_message_stats *out_stats);
+
+/**
+ * Returns `sizeof(tw_session_message_stats)` as the library sees it (64). A binding
+ * compares it with its own size of the struct to catch a header from another library
+ * version.
+ *
+ * Ownership: takes nothing; returns a plain value.
+ * Thread-safety: may be called from any thread.
+ *
+ * Returns the size in bytes; never fails.
+ *
+ * # Safety
+ * None: takes no arguments.
+ */
+size_t tw_session_message_stats_size(void);
 
 /**
  * Returns the library version packed as `(major << 16) | (minor << 8) | patch`, the

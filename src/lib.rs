@@ -46,6 +46,7 @@ mod session;
 mod session_kind;
 mod session_loop;
 mod session_data;
+mod session_message;
 mod version;
 #[cfg(feature = "test-hooks")]
 mod test_hooks;
@@ -61,6 +62,7 @@ pub use session_config::*;
 pub use session_data::*;
 pub use session_event::*;
 pub use session_loop::*;
+pub use session_message::*;
 pub use session_stats::*;
 pub use stats::*;
 #[cfg(feature = "test-hooks")]

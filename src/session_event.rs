@@ -121,6 +121,10 @@ pub enum tw_session_event_kind {
     /// not kicked: it is sent a snapshot of a coming tick (a DUMP_STATE request) and
     /// the steps from there; its client sees RESYNCING, then JOINED and SYNCHRONIZED.
     PlayerCatchingUp = 25,
+    /// P2P, RELAY_SERVER and RELAY_CLIENT: a message sent with
+    /// `tw_session_send_message` arrived from the member on `peer` (`data.message`):
+    /// copy it with `tw_session_read_message` before polling again.
+    Message = 26,
 }
 
 /// Why a relay server removed a player (`tw_session_event_relay.reason` of
@@ -257,6 +261,20 @@ pub struct tw_session_event_rejected {
     pub reason: u32,
 }
 
+/// MESSAGE.
+#[repr(C)]
+#[derive(Debug, Clone, Copy)]
+pub struct tw_session_event_message {
+    /// The sender's lowest player index (P2P: a player of the sending peer;
+    /// RELAY_SERVER: the client's slot), or `TW_NO_PLAYER` when a relay server sent it.
+    /// Pass it to `tw_session_send_message` to answer (a relay client answers with
+    /// `TW_SESSION_MESSAGE_TARGET_ALL`).
+    pub player: u32,
+    /// Payload size in bytes, at most `TW_SESSION_MESSAGE_MAX_SIZE`;
+    /// `tw_session_read_message` copies the payload.
+    pub size: u32,
+}
+
 /// FATAL.
 #[repr(C)]
 #[derive(Debug, Clone, Copy)]
@@ -277,6 +295,7 @@ pub union tw_session_event_data {
     pub relay: tw_session_event_relay,
     pub rejected: tw_session_event_rejected,
     pub fatal: tw_session_event_fatal,
+    pub message: tw_session_event_message,
     /// Fixes the size and alignment, so new kinds never change `sizeof(tw_session_event)`.
     pub reserved: [u64; 15],
 }
@@ -473,6 +492,13 @@ impl tw_session_event {
             },
             SessionEvent::RelayServer { event, tick } => server_event(&mut out, event, tick),
             SessionEvent::RelayClient(e) => client_event(&mut out, e, server),
+            SessionEvent::Message { peer, len } => {
+                out.data.message = tw_session_event_message {
+                    player: player_of(peer).map_or(TW_NO_PLAYER, |p| p as u32),
+                    size: len as u32,
+                };
+                (K::Message, peer)
+            }
         };
         out.kind = kind as u32;
         out.peer = peer;

@@ -261,3 +261,41 @@ fn relay_clients_and_server_exchange_messages_and_a_flood_left_unread_costs_only
     assert!(polled.iter().any(|(p, m)| server.player_of(*p) == Some(1) && m == b"still here"));
     eprintln!("flood: client 0 sent {sent}, kept {from0}, dropped {}", server.message_stats().dropped_unread);
 }
+
+/// A connection that never said Hello (not a player) sends on the message channel: the
+/// relay server drops and counts it, and the engine never sees it. A player's
+/// connection on the same server still gets through.
+#[test]
+fn a_relay_server_drops_messages_from_connections_that_hold_no_slot() {
+    let (mut server, mut c0, _c1) = relay();
+    let mut stranger_cfg = HostConfig::new(local());
+    stranger_cfg.endpoint.channels.push(tickwire_proto::ChannelKind::Reliable);
+    let mut stranger = tickwire_runtime::Host::start(stranger_cfg).unwrap();
+    let peer = stranger.connect(server.local_addr()).unwrap();
+    let mut joined = false;
+    let mut inbox = Vec::new();
+    let mut at_server = Vec::new();
+    let mut connected = false;
+    until(|| {
+        serve(&mut server);
+        at_server.extend(messages(&mut server));
+        play(&mut c0, &mut joined, &mut inbox);
+        while let Some(e) = stranger.poll_event() {
+            if matches!(e, tickwire_runtime::HostEvent::Connected { .. }) {
+                connected = true;
+                stranger.send(peer, tickwire_runtime::MESSAGE_CHANNEL, b"let me in").unwrap();
+                stranger.flush().unwrap();
+            }
+        }
+        (connected && joined && server.message_stats().dropped_refused == 1).then_some(())
+    });
+    c0.send_message(b"a player").unwrap();
+    until(|| {
+        serve(&mut server);
+        at_server.extend(messages(&mut server));
+        play(&mut c0, &mut joined, &mut inbox);
+        (!at_server.is_empty()).then_some(())
+    });
+    assert_eq!(at_server, vec![(server.peer_of(0).unwrap(), b"a player".to_vec())]);
+    assert_eq!(server.message_stats().received, 1);
+}

@@ -2,7 +2,9 @@
  * tickwire P2P rollback example: two peers in one process, each with its own
  * tw_session, talking over 127.0.0.1 through the link simulator (latency, jitter,
  * loss). A tiny deterministic game runs for a few seconds; at the end both peers must
- * have the same checksum at every tick they have both confirmed.
+ * have the same checksum at every tick they have both confirmed. Once synchronized,
+ * each peer greets the other over the session's reliable message side channel
+ * (tw_session_send_message; MESSAGE events, tw_session_read_message).
  *
  * The connection is encrypted, and only a peer holding the match's secret can complete a
  * handshake: a matchmaker would generate the secret (tw_generate_key) and give it to
@@ -14,7 +16,7 @@
  *      -Ltarget/debug -ltickwire -o build/p2p
  *   LD_LIBRARY_PATH=target/debug build/p2p [seconds]
  *
- * Exit status 0 when the peers agree, 1 otherwise.
+ * Exit status 0 when the peers agree and each heard the other's greeting, 1 otherwise.
  */
 #define _POSIX_C_SOURCE 200809L
 
@@ -45,6 +47,9 @@ typedef struct peer {
      * confirmed_tick at once, but the rollback onto them (and the SAVEs of the corrected
      * ticks) only comes with the next advance: until then only this much is settled. */
     uint32_t settled;
+    int synchronized;
+    int chat_sent;    /* its greeting went out (the side channel refuses only for a while) */
+    int chat_heard;   /* the other peer's greeting arrived, intact */
     int failed;
 } peer;
 
@@ -144,9 +149,38 @@ static void frame(peer *p) {
         }
         p->settled = st.confirmed_tick;
     }
+    /* Chat rides the session's own connection on a reliable channel of its own; it
+     * never delays inputs. QUEUE_FULL would only mean "try again next frame". */
+    if (p->synchronized && !p->chat_sent) {
+        char line[64];
+        int len = snprintf(line, sizeof line, "gl hf from player %u", (unsigned)p->me);
+        r = tw_session_send_message(p->s, TW_SESSION_MESSAGE_TARGET_ALL, line, (size_t)len);
+        if (r == TW_RESULT_OK) p->chat_sent = 1;
+        else if (r != TW_RESULT_QUEUE_FULL) fail(p, "send_message", r);
+    }
     tw_session_event e;
     while (tw_session_poll_event(p->s, &e) == TW_RESULT_OK) {
-        if (e.kind == TW_SESSION_EVENT_KIND_SYNCHRONIZED) printf("%s: synchronized\n", p->name);
+        if (e.kind == TW_SESSION_EVENT_KIND_SYNCHRONIZED) {
+            printf("%s: synchronized\n", p->name);
+            p->synchronized = 1;
+        }
+        if (e.kind == TW_SESSION_EVENT_KIND_MESSAGE) {
+            /* Read it now: the next poll releases it. TW_SESSION_MESSAGE_MAX_SIZE bytes
+             * always fit; this game's lines are short, and a longer one would say
+             * TW_RESULT_BUFFER_TOO_SMALL with the size it needs. */
+            char text[128];
+            size_t n = 0;
+            r = tw_session_read_message(p->s, (uint8_t *)text, sizeof text - 1, &n);
+            if (TW_FAILED(r)) {
+                fail(p, "read_message", r);
+                continue;
+            }
+            text[n] = '\0';
+            printf("%s: chat from player %u: %s\n", p->name, (unsigned)e.data.message.player, text);
+            char expected[64];
+            snprintf(expected, sizeof expected, "gl hf from player %u", (unsigned)(1 - p->me));
+            p->chat_heard = strcmp(text, expected) == 0 && e.data.message.player == 1 - p->me;
+        }
         if (e.kind == TW_SESSION_EVENT_KIND_DESYNC) {
             printf("%s: DESYNC at tick %u\n", p->name, (unsigned)e.data.desync.tick);
             p->failed = 1;
@@ -251,7 +285,8 @@ int main(int argc, char **argv) {
            (unsigned long long)sa.rollbacks, (unsigned long long)sb.rollbacks, (unsigned)sa.max_rollback);
     printf("checksums compared: %u, different: %u; bytes sent A %llu, B %llu\n", (unsigned)compared,
            (unsigned)differ, (unsigned long long)sa.bytes_sent, (unsigned long long)sb.bytes_sent);
-    int success = ok && !a.failed && !b.failed && compared > 10 && differ == 0;
+    printf("chat: A heard B: %s, B heard A: %s\n", a.chat_heard ? "yes" : "no", b.chat_heard ? "yes" : "no");
+    int success = ok && !a.failed && !b.failed && compared > 10 && differ == 0 && a.chat_heard && b.chat_heard;
     tw_session_destroy(a.s);
     tw_session_destroy(b.s);
     free(a.slots);

@@ -2303,7 +2303,7 @@ typedef struct tw_relay_player_stats {
 } tw_relay_player_stats;
 
 /**
- * Figures of a session's message side channel (`tw_session_message_stats`). Fixed
+ * Figures of a session's message side channel (`tw_session_get_message_stats`). Fixed
  * size (64 bytes): new figures take space from `reserved`.
  */
 typedef struct tw_session_message_stats {
@@ -3873,8 +3873,8 @@ tw_result tw_session_read_message(struct tw_session *session,
  * `session` must be NULL or a live handle. `out_stats` must be NULL or valid for
  * writing a `tw_session_message_stats`.
  */
-tw_result tw_session_message_stats(struct tw_session *session,
-                                   struct tw_session_message_stats *out_stats);
+tw_result tw_session_get_message_stats(struct tw_session *session,
+                                       struct tw_session_message_stats *out_stats);
 
 /**
  * Returns `sizeof(tw_session_message_stats)` as the library sees it (64). A binding

@@ -32,7 +32,7 @@ pub const TW_SESSION_MESSAGE_QUEUE_BYTES: u32 = 65536;
 /// polls.
 pub const TW_SESSION_MESSAGE_UNREAD_BYTES: u32 = 131072;
 
-/// Figures of a session's message side channel (`tw_session_message_stats`). Fixed
+/// Figures of a session's message side channel (`tw_session_get_message_stats`). Fixed
 /// size (64 bytes): new figures take space from `reserved`.
 #[repr(C)]
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -199,11 +199,11 @@ pub unsafe extern "C" fn tw_session_read_message(
 /// `session` must be NULL or a live handle. `out_stats` must be NULL or valid for
 /// writing a `tw_session_message_stats`.
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn tw_session_message_stats(
+pub unsafe extern "C" fn tw_session_get_message_stats(
     session: *mut tw_session,
     out_stats: *mut tw_session_message_stats,
 ) -> tw_result {
-    with_session("tw_session_message_stats", session, |s| {
+    with_session("tw_session_get_message_stats", session, |s| {
         if out_stats.is_null() {
             return Err(Failure::null("out_stats"));
         }

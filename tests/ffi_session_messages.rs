@@ -78,7 +78,7 @@ fn send(s: *mut tw_session, target: u32, data: &[u8]) -> tw_result {
 fn message_stats(s: *mut tw_session) -> tw_session_message_stats {
     let mut st = tw_session_message_stats::default();
     // SAFETY: live session, writable storage.
-    ok(unsafe { tw_session_message_stats(s, &mut st) });
+    ok(unsafe { tw_session_get_message_stats(s, &mut st) });
     st
 }
 
@@ -183,7 +183,7 @@ fn p2p_peers_message_each_other_and_the_buffer_contract_holds() {
         assert_eq!(tw_session_send_message(a.0, 1, ptr::null(), 1), tw_result::NullArgument);
         ok(tw_session_send_message(a.0, 1, ptr::null(), 0));
         assert_eq!(tw_session_read_message(a.0, ptr::null_mut(), 0, ptr::null_mut()), tw_result::NullArgument);
-        assert_eq!(tw_session_message_stats(a.0, ptr::null_mut()), tw_result::NullArgument);
+        assert_eq!(tw_session_get_message_stats(a.0, ptr::null_mut()), tw_result::NullArgument);
         assert_eq!(tw_session_message_stats_size(), 64);
     }
     // The send side is bounded: four of the largest fit, then QUEUE_FULL until acked.

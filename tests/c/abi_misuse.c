@@ -735,6 +735,72 @@ static void fatal_path(const char *argv0) {
 #endif
 }
 
+/* The session message side channel: NULLs, sizes, targets, the modes without it, and
+ * the read contract with nothing to read. */
+static void session_messages(void) {
+    tw_session_config cfg;
+    tw_session *s = NULL;
+    tw_session_message_stats st;
+    uint8_t buf[8];
+    size_t n = 99;
+    static uint8_t big[TW_SESSION_MESSAGE_MAX_SIZE + 1];
+
+    CHECK(tw_session_message_stats_size() == sizeof(tw_session_message_stats) && sizeof st == 64);
+    CHECK(TW_SESSION_EVENT_KIND_MESSAGE == 26);
+    EXPECT_ERR(tw_session_send_message(NULL, 0, "x", 1), TW_RESULT_NULL_ARGUMENT, "tw_session_send_message",
+               "session");
+    EXPECT_ERR(tw_session_read_message(NULL, buf, sizeof buf, &n), TW_RESULT_NULL_ARGUMENT,
+               "tw_session_read_message", "session");
+    EXPECT_ERR(tw_session_get_message_stats(NULL, &st), TW_RESULT_NULL_ARGUMENT, "tw_session_get_message_stats",
+               "session");
+
+    tw_session_config_init_default(&cfg);
+    cfg.mode = TW_SESSION_MODE_SYNCTEST;
+    cfg.num_players = 2;
+    cfg.input_size = 2;
+    EXPECT_OK(tw_session_create(&cfg, &s));
+    if (s != NULL) {
+        EXPECT_ERR(tw_session_send_message(s, TW_SESSION_MESSAGE_TARGET_ALL, "x", 1), TW_RESULT_INVALID_STATE,
+                   "tw_session_send_message", "SyncTest");
+        EXPECT_OK(tw_session_get_message_stats(s, &st));
+        CHECK(st.sent == 0 && st.received == 0 && st.dropped_unread == 0 && st.dropped_refused == 0);
+        tw_session_destroy(s);
+        s = NULL;
+    }
+
+    cfg.mode = TW_SESSION_MODE_P2P;
+    strcpy(cfg.bind_address, "127.0.0.1:0");
+    EXPECT_OK(tw_session_create(&cfg, &s));
+    if (s != NULL) {
+        EXPECT_ERR(tw_session_send_message(s, 1, "x", 1), TW_RESULT_INVALID_STATE, "tw_session_send_message",
+                   "not started");
+        EXPECT_ERR(tw_session_send_message(s, 1, NULL, 1), TW_RESULT_NULL_ARGUMENT, "tw_session_send_message",
+                   "data");
+        EXPECT_OK(tw_session_add_local_player(s, 0));
+        EXPECT_OK(tw_session_add_remote_player(s, 1, "127.0.0.1:9"));
+        EXPECT_OK(tw_session_start(s));
+        EXPECT_ERR(tw_session_send_message(s, 1, big, sizeof big), TW_RESULT_MESSAGE_TOO_LARGE,
+                   "tw_session_send_message", "16384");
+        EXPECT_ERR(tw_session_send_message(s, 0, "x", 1), TW_RESULT_INVALID_ARGUMENT, "tw_session_send_message",
+                   "player 0");
+        EXPECT_ERR(tw_session_send_message(s, 5, "x", 1), TW_RESULT_INVALID_ARGUMENT, "tw_session_send_message",
+                   "player 5");
+        EXPECT_ERR(tw_session_send_message(s, 1, "x", 1), TW_RESULT_INVALID_STATE, "tw_session_send_message",
+                   "not connected");
+        EXPECT_OK(tw_session_send_message(s, TW_SESSION_MESSAGE_TARGET_ALL, "nobody is there yet", 19));
+        EXPECT_ERR(tw_session_read_message(s, buf, sizeof buf, NULL), TW_RESULT_NULL_ARGUMENT,
+                   "tw_session_read_message", "out_len");
+        EXPECT_ERR(tw_session_read_message(s, NULL, sizeof buf, &n), TW_RESULT_NULL_ARGUMENT,
+                   "tw_session_read_message", "buf");
+        EXPECT_ERR(tw_session_read_message(s, buf, sizeof buf, &n), TW_RESULT_INVALID_STATE,
+                   "tw_session_read_message", "no unread message");
+        CHECK(n == 99); /* never written on failure */
+        EXPECT_ERR(tw_session_get_message_stats(s, NULL), TW_RESULT_NULL_ARGUMENT, "tw_session_get_message_stats",
+                   "out_stats");
+        tw_session_destroy(s);
+    }
+}
+
 int main(int argc, char **argv) {
     if (argc > 1 && strcmp(argv[1], "--fatal-path-child") == 0) {
         return fatal_path_child();
@@ -746,6 +812,7 @@ int main(int argc, char **argv) {
     security_configs();
     null_host();
     drop_player();
+    session_messages();
     last_error_buffer();
     EXPECT_ERR(tw_debug_panic(NULL), TW_RESULT_PANIC, "tw_debug_panic", "panic: ");
     live_host();

@@ -172,9 +172,7 @@ pub(super) fn send_to<I>(host: &mut Host, peers: I, data: &[u8], stats: &mut Mes
 where
     I: Iterator<Item = PeerId> + Clone,
 {
-    if data.len() > MAX_MESSAGE_SIZE {
-        return Err(HostError::TooLarge { size: data.len(), max: MAX_MESSAGE_SIZE });
-    }
+    check_size(data)?;
     for peer in peers.clone() {
         host.check_send(peer, MESSAGE_CHANNEL, data.len(), Some(MAX_QUEUED_MESSAGE_BYTES))?;
     }
@@ -183,6 +181,14 @@ where
         stats.sent += 1;
     }
     host.flush()
+}
+
+/// Refuses a message over [`MAX_MESSAGE_SIZE`] (checked first, whatever the target).
+pub(super) fn check_size(data: &[u8]) -> Result<(), HostError> {
+    if data.len() > MAX_MESSAGE_SIZE {
+        return Err(HostError::TooLarge { size: data.len(), max: MAX_MESSAGE_SIZE });
+    }
+    Ok(())
 }
 
 /// Adds the message channel to a session host's channel layout: the default layout

@@ -301,6 +301,7 @@ impl P2pSession {
     /// later frame).
     pub fn send_message(&mut self, to: MessageTarget, data: &[u8]) -> Result<(), SessionFailure> {
         self.engine.require_started("sending a message")?;
+        messages::check_size(data)?;
         let groups = &self.roster.groups;
         let only = match to {
             MessageTarget::All => None,

@@ -164,6 +164,7 @@ impl RelayClient {
     /// (try again on a later frame).
     pub fn send_message(&mut self, data: &[u8]) -> Result<(), SessionFailure> {
         self.engine.require_started("sending a message")?;
+        messages::check_size(data)?;
         let server = self.engine.core().and_then(|s| s.server_peer()).filter(|_| self.connected);
         let server = server.filter(|_| self.engine.core().is_some_and(|s| s.is_welcomed()));
         let Some(server) = server else {

@@ -120,6 +120,7 @@ impl RelayServer {
     /// [`MAX_QUEUED_MESSAGE_BYTES`](super::MAX_QUEUED_MESSAGE_BYTES) (also while a
     /// snapshot to it is in flight: try again on a later frame).
     pub fn send_message(&mut self, to: MessageTarget, data: &[u8]) -> Result<(), SessionFailure> {
+        messages::check_size(data)?;
         // The phase, not `core()`: the borrow must leave the message figures free.
         let Phase::Running(core) = &self.engine.phase else {
             return Err(super::failure::state("the server is not running yet: start it first"));

@@ -67,6 +67,11 @@ namespace Tickwire.Tests
         public TwSessionEventRelay LastJoined;
         public bool RecordEvents = true;
         public readonly List<TwSessionEvent> Events = new List<TwSessionEvent>();
+        /// <summary>Session messages read (DrainEvents reads each one right after its event), the latest kept in MessageBuffer.</summary>
+        public long MessagesRead;
+        public readonly byte[] MessageBuffer = new byte[TwConstants.SessionMessageMaxSize];
+        public int LastMessageLength;
+        public uint LastMessagePlayer;
 
         /// <summary>The first failure seen (a code and what failed), Ok if none.</summary>
         public TwResult Failure = TwResult.Ok;
@@ -302,6 +307,18 @@ namespace Tickwire.Tests
                 if (ev.Kind == TwSessionEventKind.Joined)
                 {
                     LastJoined = ev.Data.Relay;
+                }
+                if (ev.Kind == TwSessionEventKind.Message)
+                {
+                    int n;
+                    TwResult r = s.ReadMessage(MessageBuffer, out n);
+                    if (r != TwResult.Ok || n != (int)ev.Data.Message.Size)
+                    {
+                        Fail("ReadMessage", r == TwResult.Ok ? TwResult.InvalidState : r);
+                    }
+                    MessagesRead++;
+                    LastMessageLength = n;
+                    LastMessagePlayer = ev.Data.Message.Player;
                 }
                 if (RecordEvents)
                 {

@@ -34,6 +34,7 @@ namespace Tickwire.Tests
             Run("session allocation: 0 bytes over 100,000 synctest frames of push+advance+poll", SessionZeroAllocationSyncTest);
             Run("session allocation: 0 bytes over a P2P pair's frames over UDP", SessionZeroAllocationP2P);
             RunRelayTests();
+            RunSessionMessageTests();
         }
 
         // --- helpers ---------------------------------------------------------------------------

@@ -254,5 +254,19 @@ namespace Tickwire.Native
 
         [DllImport(Lib, CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
         internal static extern TwResult tw_session_save_replay(SessionHandle session, byte* path);
+
+        // --- tw_session: the message side channel (chat, settings, loadouts) ----------------
+
+        [DllImport(Lib, CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
+        internal static extern TwResult tw_session_send_message(SessionHandle session, uint target, byte* data, UIntPtr len);
+
+        [DllImport(Lib, CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
+        internal static extern TwResult tw_session_read_message(SessionHandle session, byte* buf, UIntPtr buf_len, UIntPtr* out_len);
+
+        [DllImport(Lib, CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
+        internal static extern TwResult tw_session_get_message_stats(SessionHandle session, TwSessionMessageStats* out_stats);
+
+        [DllImport(Lib, CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
+        internal static extern UIntPtr tw_session_message_stats_size();
     }
 }

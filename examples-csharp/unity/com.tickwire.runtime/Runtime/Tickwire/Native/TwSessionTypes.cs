@@ -216,6 +216,12 @@ namespace Tickwire
         /// of a coming tick and the steps from there; its client sees Resyncing, then Joined.
         /// </summary>
         PlayerCatchingUp = 25,
+        /// <summary>
+        /// P2P, RELAY_SERVER and RELAY_CLIENT: a message sent with TwSession.SendMessage arrived
+        /// from the member on Peer (Data.Message): copy it with TwSession.ReadMessage before
+        /// polling again.
+        /// </summary>
+        Message = 26,
     }
 
     /// <summary>
@@ -542,6 +548,39 @@ namespace Tickwire
         }
     }
 
+    /// <summary>tw_session_event_message: MESSAGE.</summary>
+    [StructLayout(LayoutKind.Sequential)]
+    public struct TwSessionEventMessage
+    {
+        /// <summary>
+        /// The sender's lowest player index (P2P: a player of the sending peer; RELAY_SERVER:
+        /// the client's slot), or TwConstants.NoPlayer when a relay server sent it. Pass it to
+        /// SendMessage to answer (a relay client answers with SessionMessageTargetAll).
+        /// </summary>
+        public uint Player;
+        /// <summary>Payload size in bytes, at most TwConstants.SessionMessageMaxSize; ReadMessage copies it.</summary>
+        public uint Size;
+    }
+
+    /// <summary>
+    /// tw_session_message_stats (64 bytes): the figures of a session's message side channel
+    /// (TwSession.GetMessageStats), zero in the modes without one. New figures take space from
+    /// Reserved.
+    /// </summary>
+    [StructLayout(LayoutKind.Sequential)]
+    public unsafe struct TwSessionMessageStats
+    {
+        /// <summary>Messages SendMessage accepted (once per connection a message went to).</summary>
+        public ulong Sent;
+        /// <summary>Messages received and handed out as Message events.</summary>
+        public ulong Received;
+        /// <summary>Messages dropped on arrival: their sender already had SessionMessageUnreadBytes waiting.</summary>
+        public ulong DroppedUnread;
+        /// <summary>Messages dropped on arrival from a non-member (a spectator, a client not joined) or oversized.</summary>
+        public ulong DroppedRefused;
+        public fixed ulong Reserved[4];
+    }
+
     /// <summary>
     /// tw_session_event_data: the union. Read only the member named by TwSessionEvent.Kind
     /// (Relay for the relay kinds 15..23, Rejected for ConnectionRejected).
@@ -557,6 +596,7 @@ namespace Tickwire
         [FieldOffset(0)] public TwSessionEventRelay Relay;
         [FieldOffset(0)] public TwSessionEventRejected Rejected;
         [FieldOffset(0)] public TwSessionEventFatal Fatal;
+        [FieldOffset(0)] public TwSessionEventMessage Message;
         /// <summary>Fixes the size and the 8-byte alignment of the union.</summary>
         [FieldOffset(0)] public fixed ulong Reserved[15];
     }

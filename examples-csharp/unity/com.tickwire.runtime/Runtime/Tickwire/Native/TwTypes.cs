@@ -189,6 +189,27 @@ namespace Tickwire
 
         /// <summary>TW_CONNECT_TOKEN_USER_DATA_SIZE: most bytes of game data in a connect token.</summary>
         public const int ConnectTokenUserDataSize = 256;
+
+        /// <summary>TW_SESSION_MESSAGE_MAX_SIZE: the largest session message (TwSession.SendMessage), 16 KiB.</summary>
+        public const int SessionMessageMaxSize = 16384;
+
+        /// <summary>
+        /// TW_SESSION_MESSAGE_TARGET_ALL: TwSession.SendMessage's target for every connected member
+        /// (P2P: every remote player's peer; RELAY_SERVER: every player's client; RELAY_CLIENT: the server).
+        /// </summary>
+        public const uint SessionMessageTargetAll = 0xFFFFFFFF;
+
+        /// <summary>
+        /// TW_SESSION_MESSAGE_QUEUE_BYTES: SendMessage answers QueueFull while the peer's send queue
+        /// (every channel) would hold more than this with the message.
+        /// </summary>
+        public const int SessionMessageQueueBytes = 65536;
+
+        /// <summary>
+        /// TW_SESSION_MESSAGE_UNREAD_BYTES: bytes of one member's messages that may wait for PollEvent
+        /// (each counted with 64 more); past it that member's messages are dropped and counted.
+        /// </summary>
+        public const int SessionMessageUnreadBytes = 131072;
     }
 
     /// <summary>

@@ -5,7 +5,9 @@
  *   2. two P2P peers in one process, over 127.0.0.1 through the link simulator, play
  *      the game for a couple of seconds and must agree on the checksum of every tick
  *      both have confirmed; the connection is encrypted and both peers hold the match's
- *      secret (tickwire::generate_key, tickwire::SecurityConfig::match);
+ *      secret (tickwire::generate_key, tickwire::SecurityConfig::match); once synchronized
+ *      each greets the other on the session's message side channel (send_message, a
+ *      MESSAGE event, read_message);
  *   3. a relay match: a RELAY_SERVER session and two RELAY_CLIENT sessions predicting
  *      ahead of it, over 127.0.0.1 through the link simulator; the server admits only
  *      clients with a connect token (the example plays the backend: one key, one token
@@ -86,6 +88,9 @@ struct Engine {
     std::array<std::uint32_t, kHistory> saved_tick{};  // tick + 1; 0 = none
     std::array<std::uint64_t, kHistory> saved_sum{};
     bool failed = false;
+    bool synchronized = false;
+    bool greeted = false;   // its chat line went out on the message side channel
+    std::string heard;      // the other peer's chat line, as read
     // A relay server records the state after every ADVANCE (it saves only now and then).
     bool record_after_advance = false;
 
@@ -204,9 +209,31 @@ void frame(Engine &e, std::uint32_t me) {
         if (tw_result r = e.session.advance(); TW_FAILED(r)) e.fail("advance", r);  // statuses are not errors
         e.run_requests();
     }
+    // Chat rides the session's own connection, never in the way of the inputs.
+    // TW_RESULT_QUEUE_FULL only means: try again next frame.
+    if (e.synchronized && !e.greeted) {
+        const std::string line = "gg from player " + std::to_string(me);
+        const tw_result r = e.session.send_message(TW_SESSION_MESSAGE_TARGET_ALL, tickwire::bytes(line.data(), line.size()));
+        if (r == TW_RESULT_OK) e.greeted = true;
+        else if (r != TW_RESULT_QUEUE_FULL) e.fail("send_message", r);
+    }
     tw_session_event ev;
     while (e.session.poll_event(ev)) {
-        if (ev.kind == TW_SESSION_EVENT_KIND_SYNCHRONIZED) std::printf("%s: synchronized\n", e.name);
+        if (ev.kind == TW_SESSION_EVENT_KIND_SYNCHRONIZED) {
+            std::printf("%s: synchronized\n", e.name);
+            e.synchronized = true;
+        }
+        if (ev.kind == TW_SESSION_EVENT_KIND_MESSAGE) {  // read it before polling again
+            std::array<std::uint8_t, 64> text{};
+            std::size_t n = 0;
+            if (tw_result r = e.session.read_message(text, n); TW_FAILED(r)) {
+                e.fail("read_message", r);
+            } else {
+                e.heard.assign(reinterpret_cast<const char *>(text.data()), n);
+                std::printf("%s: chat from player %u: %s\n", e.name, static_cast<unsigned>(ev.data.message.player),
+                            e.heard.c_str());
+            }
+        }
         if (ev.kind == TW_SESSION_EVENT_KIND_DESYNC) {
             std::fprintf(stderr, "%s: DESYNC at tick %u\n", e.name, static_cast<unsigned>(ev.data.desync.tick));
             e.failed = true;
@@ -474,7 +501,8 @@ int main(int argc, char **argv) {
                     static_cast<unsigned>(confirmed), static_cast<unsigned>(compared), static_cast<unsigned>(differ),
                     static_cast<unsigned long long>(sa.rollbacks), static_cast<unsigned long long>(sb.rollbacks),
                     rtt ? ps.srtt_us / 1000.0 : -1.0);
-        if (a.failed || b.failed || compared < 30 || differ != 0 || !rtt) {
+        const bool chatted = a.heard == "gg from player 1" && b.heard == "gg from player 0";
+        if (a.failed || b.failed || compared < 30 || differ != 0 || !rtt || !chatted) {
             std::printf("cpp session example: FAILED\n");
             return 1;
         }

@@ -21,6 +21,7 @@
  *
  * Per-frame calls (Host: send, flush, poll_event, read_message, stats; Session:
  * ticks_due, push_input, advance, poll_request, read_inputs, confirm_save, poll_event,
+ * send_message, read_message,
  * stats, request_snapshot, player_stats, ...) are noexcept, return the tw_result (or a bool) and never allocate. The
  * threading rules are the C API's: a Host or Session is not safe for concurrent use;
  * serialize calls on it (the engine's main thread); a call made while another thread is
@@ -805,6 +806,45 @@ public:
      */
     tw_result player_stats(std::uint32_t player, tw_relay_player_stats &out) noexcept {
         return tw_session_player_stats(session_, player, &out);
+    }
+
+    // --- the message side channel (chat, settings, loadouts) ---------------------------------
+
+    /**
+     * P2P, RELAY_SERVER, RELAY_CLIENT: sends data (at most TW_SESSION_MESSAGE_MAX_SIZE bytes)
+     * on the session's reliable side channel; it arrives as a MESSAGE event. target: a
+     * player (P2P: a remote one's peer; RELAY_SERVER: a connected player's client) or
+     * TW_SESSION_MESSAGE_TARGET_ALL (a relay client's only target: the server).
+     * TW_RESULT_QUEUE_FULL: nothing was sent, try again on a later frame.
+     */
+    tw_result send_message(std::uint32_t target, bytes data) noexcept {
+        return tw_session_send_message(session_, target, data.data(), data.size());
+    }
+    /**
+     * Copies the payload of the MESSAGE event just polled (before polling again: the next
+     * poll releases it). TW_RESULT_BUFFER_TOO_SMALL sets out_len to the size needed and
+     * keeps the payload for another try; TW_SESSION_MESSAGE_MAX_SIZE bytes always fit.
+     */
+    tw_result read_message(mutable_bytes buffer, std::size_t &out_len) noexcept {
+        return tw_session_read_message(session_, buffer.data(), buffer.size(), &out_len);
+    }
+    /** Allocating convenience: the payload of the MESSAGE event just polled. Throws on error. */
+    std::vector<std::uint8_t> read_message() {
+        std::size_t len = 0;
+        tw_result r = tw_session_read_message(session_, nullptr, 0, &len);
+        if (r == TW_RESULT_OK) {
+            return std::vector<std::uint8_t>();
+        }
+        if (r != TW_RESULT_BUFFER_TOO_SMALL) {
+            throw Error::last(r);
+        }
+        std::vector<std::uint8_t> out(len);
+        check(tw_session_read_message(session_, out.data(), out.size(), &len));
+        return out;
+    }
+    /** The side channel's figures: sent, received, dropped on arrival (unread flood, strangers). */
+    tw_result message_stats(tw_session_message_stats &out) noexcept {
+        return tw_session_get_message_stats(session_, &out);
     }
 
     // --- desync dumps and replays ------------------------------------------------------------

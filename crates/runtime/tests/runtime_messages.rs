@@ -7,9 +7,9 @@ use std::time::{Duration, Instant};
 
 use tickwire_proto::{ClientSessionEvent, GameShape, PeerId};
 use tickwire_runtime::{
-    EngineLoop, FullQueue, HostConfig, HostError, MAX_MESSAGE_SIZE, MAX_UNREAD_MESSAGE_BYTES, MessageTarget,
-    Networked, P2pSession, P2pSettings, RelayClient, RelayClientSettings, RelayServer, RelayServerSettings,
-    RequestKind, SessionEvent, SessionFailure, UNREAD_OVERHEAD,
+    EngineLoop, FullQueue, HostConfig, HostError, MAX_MESSAGE_SIZE, MAX_UNREAD_MESSAGE_BYTES, MessageTarget, Networked,
+    P2pSession, P2pSettings, RelayClient, RelayClientSettings, RelayServer, RelayServerSettings, RequestKind,
+    SessionEvent, SessionFailure, UNREAD_OVERHEAD,
 };
 
 fn local() -> SocketAddr {

@@ -168,7 +168,9 @@ impl RelayClient {
         let server = self.engine.core().and_then(|s| s.server_peer()).filter(|_| self.connected);
         let server = server.filter(|_| self.engine.core().is_some_and(|s| s.is_welcomed()));
         let Some(server) = server else {
-            return Err(state("not joined: messages go to the server once it has welcomed this client (JOINED; again after a reconnect)"));
+            return Err(state(
+                "not joined: messages go to the server once it has welcomed this client (JOINED; again after a reconnect)",
+            ));
         };
         Ok(messages::send_to(&mut self.net.host, std::iter::once(server), data, &mut self.engine.messages.stats)?)
     }

@@ -88,6 +88,9 @@ fn steady_state_messages_do_not_allocate() {
     println!("{allocs} allocations over {ticks} ticks and {messages} messages");
     assert!(messages > 200, "messages received: {messages}");
     // As in session_alloc: pools grow to the most buffers in flight at once, which
-    // depends on scheduling. Allocating per message would show hundreds here.
-    assert!(allocs <= u64::from(ticks) / 30, "{allocs} allocations over {ticks} ticks");
+    // depends on scheduling (a busy machine raises that high-water mark a few times; a
+    // loaded run saw 9 here). Both peers send a message every loop turn, over ten a
+    // tick, far past any chat: allocating per message would show thousands.
+    let bound = (messages / 100).max(u64::from(ticks) / 30);
+    assert!(allocs <= bound, "{allocs} allocations over {ticks} ticks and {messages} messages (bound {bound})");
 }

@@ -1758,6 +1758,93 @@ typedef struct tw_session_config {
 } tw_session_config;
 
 /**
+ * A P2P session's figures for one remote player (`tw_session_network_stats`): what a
+ * net overlay shows, as GGPO's `GGPONetworkStats` from `ggpo_get_network_stats`.
+ * Fixed size (128 bytes): new figures take space from `reserved`.
+ *
+ * | GGPO | here |
+ * |---|---|
+ * | `network.ping` (ms) | `rtt_us` (µs, smoothed, acknowledgement delay removed) |
+ * | `network.kbps_sent` | `kbps_sent` (and `kbps_received`, which GGPO lacks) |
+ * | `network.send_queue_len` | `send_queue` |
+ * | `network.recv_queue_len` (never filled by GGPO) | `recv_queue` |
+ * | `timesync.local_frames_behind` | `-local_frame_advantage` |
+ * | `timesync.remote_frames_behind` | `-remote_frame_advantage` |
+ *
+ * Frame advantages are in ticks, fractional, positive when the side that measured
+ * is ahead. GGPO estimates the remote frame with the whole RTT; this with half.
+ */
+typedef struct tw_network_stats {
+    /**
+     * The remote player asked about.
+     */
+    uint32_t player;
+    /**
+     * The connection it plays behind (for `tw_session_peer_stats`, which has the
+     * connection's other figures).
+     */
+    uint32_t peer;
+    /**
+     * Smoothed round-trip time to the peer, in microseconds.
+     */
+    double rtt_us;
+    /**
+     * Fraction of recent packets to the peer never acknowledged, in [0, 1].
+     */
+    double loss;
+    /**
+     * Kilobits per second sent to the peer (UDP payload, 1 kbit = 1000 bits),
+     * averaged over the last second.
+     */
+    double kbps_sent;
+    /**
+     * Kilobits per second received from the peer.
+     */
+    double kbps_received;
+    /**
+     * Ticks this side is ahead of the peer, measured here on the latest tick: this
+     * side's tick less the peer's last reported tick moved on by the time since and
+     * half the RTT. GGPO's `local_frames_behind` with the sign turned.
+     */
+    float local_frame_advantage;
+    /**
+     * Ticks the peer is ahead of this side, as the peer measured it (its latest
+     * message). GGPO's `remote_frames_behind` with the sign turned.
+     */
+    float remote_frame_advantage;
+    /**
+     * What the time sync acts on: `(local - remote) / 2` averaged over the last 32
+     * ticks, in which an error in the latency estimate cancels. The clock slows down
+     * the side that is ahead.
+     */
+    float frames_ahead;
+    /**
+     * Ticks of this side's local inputs the peer has not acknowledged yet (they are
+     * sent again until it does). About the RTT in ticks plus the input delay.
+     */
+    uint32_t send_queue;
+    /**
+     * Ticks of the peer's inputs received for ticks this side has not run yet: the
+     * margin before they would have to be predicted.
+     */
+    uint32_t recv_queue;
+    /**
+     * Ticks run on a prediction of the peer's inputs (from its first input not
+     * received to the current tick): a rollback of up to this many ticks is pending.
+     * At `max_prediction` the session stops advancing (WINDOW_FULL).
+     */
+    uint32_t predicted_ticks;
+    /**
+     * Time since the peer was last heard from, in microseconds.
+     */
+    uint64_t silent_us;
+    /**
+     * Zero.
+     */
+    uint64_t reserved[7];
+} tw_network_stats;
+
+/**
  * A request polled with `tw_session_poll_request`. Fixed size (64 bytes), no
  * pointers: the inputs or state bytes it refers to are copied out with
  * `tw_session_request_inputs`, `tw_session_request_input_status` and
@@ -2820,6 +2907,46 @@ size_t tw_session_stats_size(void);
  * None: takes no arguments.
  */
 size_t tw_relay_player_stats_size(void);
+
+/**
+ * Returns `sizeof(tw_network_stats)` as the library sees it (128). A binding compares
+ * it with its own size of the struct to catch a header from another library version.
+ *
+ * Ownership: takes nothing; returns a plain value.
+ * Thread-safety: may be called from any thread.
+ *
+ * Returns the size in bytes; never fails.
+ *
+ * # Safety
+ * None: takes no arguments.
+ */
+size_t tw_network_stats_size(void);
+
+/**
+ * P2P: copies the net-overlay figures of remote `player` into `*out_stats`: round
+ * trip, loss, rates, the frame advantage both ways and the input queues, as GGPO's
+ * `ggpo_get_network_stats` (see `tw_network_stats` for the field-by-field mapping).
+ * Cheap enough to call every frame. The sync figures are zero until the match runs
+ * (SYNCHRONIZED) and the peer is heard from.
+ *
+ * Ownership: the library keeps no pointer passed here after the call; outputs are
+ * caller memory, written only on success.
+ * Thread-safety: a session is used from one thread at a time (it may move between
+ * threads between calls).
+ *
+ * Returns `TW_RESULT_OK`; `TW_RESULT_EMPTY` (the player's peer is not connected: not
+ * yet, or dropped; `*out_stats` untouched); `TW_RESULT_NULL_ARGUMENT`;
+ * `TW_RESULT_INVALID_ARGUMENT` (no such player, or a local player);
+ * `TW_RESULT_INVALID_STATE` (not P2P, or the player was not added);
+ * `TW_RESULT_BUSY` (another call on the session is in progress); `TW_RESULT_PANIC`.
+ *
+ * # Safety
+ * `session` must be NULL or a live handle. `out_stats` must be NULL or valid for
+ * writing a `tw_network_stats`.
+ */
+tw_result tw_session_network_stats(struct tw_session *session,
+                                   uint32_t player,
+                                   struct tw_network_stats *out_stats);
 
 /**
  * Creates a session from `config`. In P2P, SPECTATOR, RELAY_SERVER and RELAY_CLIENT

@@ -15,7 +15,9 @@ use super::net::{Net, NetStats, has_net};
 use super::roster::{self, Roster};
 use super::settings::P2pSettings;
 use crate::HostEvent;
-use tickwire_proto::{DisconnectReason, MAX_INPUT_DELAY, Micros, P2pConfig, PeerId, Tick};
+use tickwire_proto::{
+    ConnectionStats, DisconnectReason, MAX_INPUT_DELAY, Micros, P2pConfig, PeerId, PeerSyncStats, Tick,
+};
 
 /// A P2P rollback session. Use it from one thread at a time.
 pub struct P2pSession {
@@ -46,6 +48,18 @@ pub struct P2pSessionStats {
     pub state_slots: u32,
     /// The socket's figures.
     pub net: NetStats,
+}
+
+/// The figures of a net overlay for one remote player: its connection's and the sync
+/// with its peer. Like GGPO's `ggpo_get_network_stats`.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct P2pPeerStats {
+    /// The connection the player plays behind.
+    pub peer: PeerId,
+    /// RTT, loss, rates and counters of that connection.
+    pub connection: ConnectionStats,
+    /// Frame advantage and queues (zero until the match runs and the peer is heard).
+    pub sync: PeerSyncStats,
 }
 
 /// How much longer than the session's disconnect timeout the transport waits for a
@@ -313,6 +327,22 @@ impl P2pSession {
             state_slots: self.slots() as u32,
             net: NetStats::read(&mut self.net, connected, self.rejected),
         }
+    }
+
+    /// The overlay figures of remote `player`; `Ok(None)` while its peer is not
+    /// connected (before it connects, or after it was dropped). An error for an unknown
+    /// or a local player.
+    pub fn peer_stats_of(&mut self, player: usize) -> Result<Option<P2pPeerStats>, SessionFailure> {
+        self.engine.check_player(player)?;
+        match self.roster.is_local(player) {
+            Some(false) => {}
+            Some(true) => return Err(argument(format!("player {player} is local: it has no peer"))),
+            None => return Err(state(format!("player {player} was not added"))),
+        }
+        let Some(peer) = self.roster.peer_of(player) else { return Ok(None) };
+        let Some(connection) = self.net.host.stats(peer) else { return Ok(None) };
+        let sync = self.engine.core().and_then(|s| s.peer_sync_stats(player)).unwrap_or_default();
+        Ok(Some(P2pPeerStats { peer, connection, sync }))
     }
 
     /// Dials every connection this side dials that has none (first time, or again

@@ -721,7 +721,9 @@ enum tw_session_event_kind
     /**
      * RELAY_SERVER and RELAY_CLIENT: a player is in the canonical steps from
      * `data.relay.tick` on (`data.relay.player`). Server: a new client took a free
-     * slot (`peer` is its connection). Client: another player appeared.
+     * slot (`peer` is its connection). Client: another player appeared; a client that
+     * joins a match in progress is told of every player already there (once, at the
+     * tick of its snapshot; a resync does not repeat them), never of itself (JOINED).
      */
     TW_SESSION_EVENT_KIND_PLAYER_JOINED = 15,
     /**

@@ -68,7 +68,9 @@ pub enum tw_session_event_kind {
     Fatal = 14,
     /// RELAY_SERVER and RELAY_CLIENT: a player is in the canonical steps from
     /// `data.relay.tick` on (`data.relay.player`). Server: a new client took a free
-    /// slot (`peer` is its connection). Client: another player appeared.
+    /// slot (`peer` is its connection). Client: another player appeared; a client that
+    /// joins a match in progress is told of every player already there (once, at the
+    /// tick of its snapshot; a resync does not repeat them), never of itself (JOINED).
     PlayerJoined = 15,
     /// RELAY_SERVER: a player came back on a new connection with its token and has its
     /// old slot again (`data.relay`; `peer` is the new connection). A snapshot for it

@@ -159,7 +159,9 @@ namespace Tickwire
         /// <summary>
         /// RELAY_SERVER and RELAY_CLIENT: a player is in the canonical steps from Data.Relay.Tick
         /// on (Data.Relay.Player). Server: a new client took a free slot (Peer is its
-        /// connection). Client: another player appeared.
+        /// connection). Client: another player appeared; a client that joins a match in
+        /// progress is told of every player already there (once, at the tick of its
+        /// snapshot), never of itself (Joined).
         /// </summary>
         PlayerJoined = 15,
         /// <summary>

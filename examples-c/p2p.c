@@ -146,6 +146,14 @@ static void frame(peer *p) {
     }
     tw_session_event e;
     while (tw_session_poll_event(p->s, &e) == TW_RESULT_OK) {
+        if (e.kind == TW_SESSION_EVENT_KIND_SYNCHRONIZING_WITH_PEER) {
+            printf("%s: synchronizing with player %u (%s)\n", p->name, (unsigned)e.data.progress.player,
+                   e.data.progress.step == 0 ? "connecting" : "connected");
+        }
+        if (e.kind == TW_SESSION_EVENT_KIND_SYNCHRONIZED_WITH_PEER) {
+            printf("%s: synchronized with player %u (%u of %u peers)\n", p->name, (unsigned)e.data.progress.player,
+                   (unsigned)e.data.progress.synchronized, (unsigned)e.data.progress.total);
+        }
         if (e.kind == TW_SESSION_EVENT_KIND_SYNCHRONIZED) printf("%s: synchronized\n", p->name);
         if (e.kind == TW_SESSION_EVENT_KIND_DESYNC) {
             printf("%s: DESYNC at tick %u\n", p->name, (unsigned)e.data.desync.tick);

@@ -797,6 +797,21 @@ enum tw_session_event_kind
      * the steps from there; its client sees RESYNCING, then JOINED and SYNCHRONIZED.
      */
     TW_SESSION_EVENT_KIND_PLAYER_CATCHING_UP = 25,
+    /**
+     * P2P, before the match runs: progress with one remote peer (`data.progress`;
+     * `peer` is its connection, 0 while this side waits for it to dial). Raised for
+     * every remote peer at `tw_session_start` (`step` 0: connecting), and again when
+     * its connection is up (`step` 1: connected, waiting for its first message; after
+     * PEER_CONNECTED). A loading screen's "synchronizing with player P".
+     */
+    TW_SESSION_EVENT_KIND_SYNCHRONIZING_WITH_PEER = 30,
+    /**
+     * P2P, before the match runs: this side has heard from the remote peer of
+     * `data.progress.player` (`peer`): `data.progress.synchronized` of
+     * `data.progress.total` remote peers are synchronized now. SYNCHRONIZED follows
+     * once all are (or the others are dropped).
+     */
+    TW_SESSION_EVENT_KIND_SYNCHRONIZED_WITH_PEER = 31,
 };
 #ifndef __cplusplus
 #if __STDC_VERSION__ >= 202311L
@@ -2032,6 +2047,32 @@ typedef struct tw_session_event_fatal {
 } tw_session_event_fatal;
 
 /**
+ * SYNCHRONIZING_WITH_PEER, SYNCHRONIZED_WITH_PEER: a P2P session's connection
+ * progress, like GGPO's `GGPO_EVENTCODE_SYNCHRONIZING_WITH_PEER` and
+ * `GGPO_EVENTCODE_SYNCHRONIZED_WITH_PEER`.
+ */
+typedef struct tw_session_event_progress {
+    /**
+     * The lowest player index behind the remote peer.
+     */
+    uint32_t player;
+    /**
+     * SYNCHRONIZING_WITH_PEER: 0 (connecting) or 1 (connected, waiting for its first
+     * message). SYNCHRONIZED_WITH_PEER: 2.
+     */
+    uint32_t step;
+    /**
+     * Remote peers this side is synchronized with now (SYNCHRONIZED_WITH_PEER: this
+     * one included).
+     */
+    uint32_t synchronized;
+    /**
+     * Remote peers of the match (players behind one address count once).
+     */
+    uint32_t total;
+} tw_session_event_progress;
+
+/**
  * The per-kind part of a `tw_session_event`. Read only the member named by `kind`.
  */
 typedef union tw_session_event_data {
@@ -2043,6 +2084,7 @@ typedef union tw_session_event_data {
     struct tw_session_event_relay relay;
     struct tw_session_event_rejected rejected;
     struct tw_session_event_fatal fatal;
+    struct tw_session_event_progress progress;
     /**
      * Fixes the size and alignment, so new kinds never change `sizeof(tw_session_event)`.
      */

@@ -439,6 +439,15 @@ namespace Tickwire.Tests
                 Check(sa.TimeScale > 0.5 && sa.TimeScale < 1.5, "time scale near 1: " + sa.TimeScale);
 
                 Equal(1, pair.GameA.Count(TwSessionEventKind.Synchronized), "A: one SYNCHRONIZED");
+                // Connection progress: connecting, connected, then synchronized 1 of 1.
+                Equal(2, pair.GameA.Count(TwSessionEventKind.SynchronizingWithPeer), "A: SYNCHRONIZING_WITH_PEER twice");
+                Equal(1, pair.GameA.Count(TwSessionEventKind.SynchronizedWithPeer), "A: one SYNCHRONIZED_WITH_PEER");
+                TwSessionEvent synced;
+                Check(pair.GameA.Find(TwSessionEventKind.SynchronizedWithPeer, out synced), "A: SYNCHRONIZED_WITH_PEER");
+                Equal(1u, synced.Data.Progress.Player, "synchronized with player 1's peer");
+                Equal(1u, synced.Data.Progress.Synchronized, "1 of");
+                Equal(1u, synced.Data.Progress.Total, "1 remote peer");
+                Equal(2u, synced.Data.Progress.Step, "step 2: synchronized");
                 Equal(1, pair.GameB.Count(TwSessionEventKind.Synchronized), "B: one SYNCHRONIZED");
                 Equal(0, pair.GameA.Count(TwSessionEventKind.Desync), "A: no DESYNC");
                 TwSessionEvent connected;

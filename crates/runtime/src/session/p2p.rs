@@ -129,6 +129,11 @@ impl P2pSession {
         self.roster.seal()?;
         self.engine.phase = Phase::Connecting;
         self.ensure_dials();
+        let total = self.roster.groups.len() as u32;
+        for g in &self.roster.groups {
+            let (peer, player, connected) = (g.peer.unwrap_or(0), g.players[0], g.connected);
+            self.engine.events.push_back(SessionEvent::SynchronizingWithPeer { peer, player, connected, total });
+        }
         if self.roster.all_connected() {
             self.build_core();
         }
@@ -385,8 +390,14 @@ impl P2pSession {
                 self.roster.groups[g].connected = true;
                 let player = Some(self.roster.groups[g].players[0]);
                 self.engine.events.push_back(SessionEvent::PeerConnected { peer, player });
-                if matches!(self.engine.phase, Phase::Connecting) && self.roster.all_connected() {
-                    self.build_core();
+                if matches!(self.engine.phase, Phase::Connecting) {
+                    let total = self.roster.groups.len() as u32;
+                    let player = self.roster.groups[g].players[0];
+                    let e = SessionEvent::SynchronizingWithPeer { peer, player, connected: true, total };
+                    self.engine.events.push_back(e);
+                    if self.roster.all_connected() {
+                        self.build_core();
+                    }
                 }
             }
             roster::Arrival::Spectator => {

@@ -703,6 +703,9 @@ enum tw_session_event_kind
     TW_SESSION_EVENT_KIND_DESYNC_DUMP_READY = 10,
     /**
      * SYNCTEST: re-simulating a tick gave another checksum (`data.synctest_mismatch`).
+     * Two DUMP_STATE requests of that tick follow (the saved state, then the
+     * resimulated one; answer each with `tw_session_provide_state`), then
+     * SYNCTEST_STATES_READY.
      */
     TW_SESSION_EVENT_KIND_SYNCTEST_MISMATCH = 11,
     /**
@@ -812,6 +815,13 @@ enum tw_session_event_kind
      * once all are (or the others are dropped).
      */
     TW_SESSION_EVENT_KIND_SYNCHRONIZED_WITH_PEER = 31,
+    /**
+     * SYNCTEST: both states of a mismatch at `data.tick.tick` are in hand, the saved
+     * one and the resimulated one: take them with `tw_session_take_synctest_state`
+     * and diff them (GGPO's `log_game_state`). One pair is held at a time; once both
+     * are taken the next mismatch is captured.
+     */
+    TW_SESSION_EVENT_KIND_SYNCTEST_STATES_READY = 32,
 };
 #ifndef __cplusplus
 #if __STDC_VERSION__ >= 202311L
@@ -1020,6 +1030,31 @@ enum tw_security_mode
 typedef enum tw_security_mode tw_security_mode;
 #else
 typedef uint32_t tw_security_mode;
+#endif // __STDC_VERSION__ >= 202311L
+#endif // __cplusplus
+
+/**
+ * Which state of a synctest mismatch `tw_session_take_synctest_state` copies.
+ */
+enum tw_synctest_state
+#if defined(__cplusplus) || __STDC_VERSION__ >= 202311L
+  : uint32_t
+#endif // defined(__cplusplus) || __STDC_VERSION__ >= 202311L
+ {
+    /**
+     * The state the first simulation of the tick saved.
+     */
+    TW_SYNCTEST_STATE_SAVED = 0,
+    /**
+     * The state after the rollback and resimulation.
+     */
+    TW_SYNCTEST_STATE_RESIMULATED = 1,
+};
+#ifndef __cplusplus
+#if __STDC_VERSION__ >= 202311L
+typedef enum tw_synctest_state tw_synctest_state;
+#else
+typedef uint32_t tw_synctest_state;
 #endif // __STDC_VERSION__ >= 202311L
 #endif // __cplusplus
 
@@ -3430,10 +3465,11 @@ tw_result tw_session_poll_request(struct tw_session *session, struct tw_request 
 tw_result tw_session_confirm_save(struct tw_session *session, uint32_t tick, uint64_t checksum);
 
 /**
- * P2P and RELAY_SERVER: hands over the serialized state of `tick` (the answer to a
- * DUMP_STATE request), in the engine's own format, for a desync dump or a joining
- * spectator (P2P), or for the clients joining or resyncing (RELAY_SERVER: it reaches
- * them as a RESTORE request).
+ * P2P, SYNCTEST and RELAY_SERVER: hands over the serialized state of `tick` (the
+ * answer to a DUMP_STATE request), in the engine's own format, for a desync dump or a
+ * joining spectator (P2P), for the clients joining or resyncing (RELAY_SERVER: it
+ * reaches them as a RESTORE request), or the two states of a mismatch (SYNCTEST: the
+ * saved one, then the resimulated one, at most 256 MiB each).
  *
  * Ownership: the bytes are copied before the call returns.
  *
@@ -3441,8 +3477,8 @@ tw_result tw_session_confirm_save(struct tw_session *session, uint32_t tick, uin
  * threads between calls).
  *
  * Returns `TW_RESULT_OK`; `TW_RESULT_NULL_ARGUMENT`; `TW_RESULT_INVALID_ARGUMENT` (no
- * dump of `tick` was requested); `TW_RESULT_INVALID_STATE` (not P2P or RELAY_SERVER,
- * not running); `TW_RESULT_BUSY` (another call on the session is in progress);
+ * dump of `tick` was requested); `TW_RESULT_INVALID_STATE` (not P2P, SYNCTEST or
+ * RELAY_SERVER, not running); `TW_RESULT_BUSY` (another call on the session is in progress);
  * `TW_RESULT_PANIC`.
  *
  * # Safety
@@ -3869,6 +3905,34 @@ tw_result tw_session_copy_replay(struct tw_session *session,
  * string.
  */
 tw_result tw_session_save_replay(struct tw_session *session, const char *path);
+
+/**
+ * SYNCTEST: copies the state `which` (a `tw_synctest_state`) of the captured mismatch
+ * (after `TW_SESSION_EVENT_KIND_SYNCTEST_STATES_READY`) and releases it; once both
+ * are taken the next mismatch is captured. The bytes are the engine's own answers to
+ * the two DUMP_STATE requests that followed the SYNCTEST_MISMATCH: write both to
+ * files and diff them, as GGPO users do with `log_game_state`. On
+ * `TW_RESULT_BUFFER_TOO_SMALL` the state is kept and `*out_len` is its size.
+ *
+ * Ownership: the library keeps no pointer passed here after the call; outputs are
+ * caller memory, written only on success.
+ * Thread-safety: a session is used from one thread at a time (it may move between
+ * threads between calls).
+ *
+ * Returns `TW_RESULT_OK`; `TW_RESULT_EMPTY` (no state ready, or this one already
+ * taken; nothing written); `TW_RESULT_NULL_ARGUMENT`; `TW_RESULT_INVALID_ARGUMENT`
+ * (`which` unknown); `TW_RESULT_INVALID_STATE` (not SYNCTEST);
+ * `TW_RESULT_BUFFER_TOO_SMALL`; `TW_RESULT_BUSY` (another call on the session is in
+ * progress); `TW_RESULT_PANIC`.
+ *
+ * # Safety
+ * As `tw_session_request_inputs`.
+ */
+tw_result tw_session_take_synctest_state(struct tw_session *session,
+                                         uint32_t which,
+                                         void *buf,
+                                         size_t buf_len,
+                                         size_t *out_len);
 
 /**
  * Returns the library version packed as `(major << 16) | (minor << 8) | patch`, the

@@ -58,6 +58,9 @@ pub enum tw_session_event_kind {
     /// `tw_session_write_desync_dump` (`data.tick.tick` is the desync's tick).
     DesyncDumpReady = 10,
     /// SYNCTEST: re-simulating a tick gave another checksum (`data.synctest_mismatch`).
+    /// Two DUMP_STATE requests of that tick follow (the saved state, then the
+    /// resimulated one; answer each with `tw_session_provide_state`), then
+    /// SYNCTEST_STATES_READY.
     SynctestMismatch = 11,
     /// A spectator (`peer`) fell too far behind and was dropped.
     SpectatorDropped = 12,
@@ -134,6 +137,11 @@ pub enum tw_session_event_kind {
     /// `data.progress.total` remote peers are synchronized now. SYNCHRONIZED follows
     /// once all are (or the others are dropped).
     SynchronizedWithPeer = 31,
+    /// SYNCTEST: both states of a mismatch at `data.tick.tick` are in hand, the saved
+    /// one and the resimulated one: take them with `tw_session_take_synctest_state`
+    /// and diff them (GGPO's `log_game_state`). One pair is held at a time; once both
+    /// are taken the next mismatch is captured.
+    SynctestStatesReady = 32,
 }
 
 /// Why a relay server removed a player (`tw_session_event_relay.reason` of
@@ -501,6 +509,10 @@ impl tw_session_event {
                 Event::DesyncDumpReady { tick } => {
                     out.data.tick = tw_session_event_tick { tick };
                     (K::DesyncDumpReady, 0)
+                }
+                Event::SyncTestStatesReady { tick } => {
+                    out.data.tick = tw_session_event_tick { tick };
+                    (K::SynctestStatesReady, 0)
                 }
                 Event::SyncTestMismatch { tick, expected, actual } => {
                     out.data.synctest_mismatch = tw_session_event_mismatch {

@@ -253,10 +253,11 @@ pub unsafe extern "C" fn tw_session_confirm_save(session: *mut tw_session, tick:
     })
 }
 
-/// P2P and RELAY_SERVER: hands over the serialized state of `tick` (the answer to a
-/// DUMP_STATE request), in the engine's own format, for a desync dump or a joining
-/// spectator (P2P), or for the clients joining or resyncing (RELAY_SERVER: it reaches
-/// them as a RESTORE request).
+/// P2P, SYNCTEST and RELAY_SERVER: hands over the serialized state of `tick` (the
+/// answer to a DUMP_STATE request), in the engine's own format, for a desync dump or a
+/// joining spectator (P2P), for the clients joining or resyncing (RELAY_SERVER: it
+/// reaches them as a RESTORE request), or the two states of a mismatch (SYNCTEST: the
+/// saved one, then the resimulated one, at most 256 MiB each).
 ///
 /// Ownership: the bytes are copied before the call returns.
 ///
@@ -264,8 +265,8 @@ pub unsafe extern "C" fn tw_session_confirm_save(session: *mut tw_session, tick:
 /// threads between calls).
 ///
 /// Returns `TW_RESULT_OK`; `TW_RESULT_NULL_ARGUMENT`; `TW_RESULT_INVALID_ARGUMENT` (no
-/// dump of `tick` was requested); `TW_RESULT_INVALID_STATE` (not P2P or RELAY_SERVER,
-/// not running); `TW_RESULT_BUSY` (another call on the session is in progress);
+/// dump of `tick` was requested); `TW_RESULT_INVALID_STATE` (not P2P, SYNCTEST or
+/// RELAY_SERVER, not running); `TW_RESULT_BUSY` (another call on the session is in progress);
 /// `TW_RESULT_PANIC`.
 ///
 /// # Safety
@@ -284,6 +285,7 @@ pub unsafe extern "C" fn tw_session_provide_state(
         match &mut s.kind {
             SessionKind::P2p(k) => k.provide_state(tick, bytes),
             SessionKind::RelayServer(k) => k.provide_state(tick, bytes),
+            SessionKind::SyncTest(k) => k.provide_state(tick, bytes),
             other => return Err(other.unavailable("providing state")),
         }
         .map_err(session_failure)?;

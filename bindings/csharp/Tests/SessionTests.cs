@@ -237,7 +237,7 @@ namespace Tickwire.Tests
             TwSessionConfig stc = SessionConfig(TwSessionMode.SyncTest);
             stc.CheckDistance = 3;
             TwSession synctest = new TwSession(stc);
-            Equal(3 + 2, synctest.StateSlots, "SYNCTEST: check_distance + 2");
+            Equal(2 * (3 + 2), synctest.StateSlots, "SYNCTEST: check_distance + 2, twice (saved and resimulated states)");
             TickwireException e = ThrowsTw(TwResult.InvalidState, () => { string s = synctest.LocalAddress; }, "no socket in SYNCTEST");
             Contains(e.NativeMessage, "tw_session_local_address", "names the function");
             TwSession replay = new TwSession(SessionConfig(TwSessionMode.Replay));
@@ -350,7 +350,7 @@ namespace Tickwire.Tests
                 Contains(TwLibrary.LastErrorMessage(), "tw_session_request_inputs", "names the function");
                 Equal(0, n, "no length on failure");
                 Equal(TwResult.InvalidArgument, s.ConfirmSave(999, 1), "no save of tick 999 pending");
-                Equal(TwResult.InvalidState, s.ProvideState(0, input), "no DUMP_STATE in SYNCTEST");
+                Equal(TwResult.InvalidArgument, s.ProvideState(0, input), "no DUMP_STATE of tick 0 waiting in SYNCTEST");
                 TwPeerStats ps;
                 Equal(TwResult.InvalidArgument, s.GetPeerStats(0, out ps), "peer 0");
                 Equal(TwResult.UnknownPeer, s.GetPeerStats(5, out ps), "no peers in SYNCTEST");
@@ -519,6 +519,17 @@ namespace Tickwire.Tests
                     Check(m.ExpectedChecksum != m.ActualChecksum, "the checksums differ");
                     Check(m.Tick > 0 && m.Tick < 20, "caught early: tick " + m.Tick);
                     Equal(st.SynctestMismatches, (ulong)g.Count(TwSessionEventKind.SynctestMismatch), "one event per mismatch");
+                    // Both states of the first mismatch, held until taken (GGPO's log_game_state).
+                    Equal(1, g.Count(TwSessionEventKind.SynctestStatesReady), "one pair captured, held until taken");
+                    byte[] saved = s.TakeSynctestState(TwSynctestState.Saved);
+                    byte[] resimulated = s.TakeSynctestState(TwSynctestState.Resimulated);
+                    Check(saved != null && resimulated != null, "both states handed over");
+                    Equal(null, s.TakeSynctestState(TwSynctestState.Saved), "taken once");
+                    SessionGame probe = new SessionGame(2, 1);
+                    Buffer.BlockCopy(saved, 0, probe.State, 0, saved.Length);
+                    Equal(m.ExpectedChecksum, probe.Checksum(), "the saved state is the one first simulated");
+                    Buffer.BlockCopy(resimulated, 0, probe.State, 0, resimulated.Length);
+                    Equal(m.ActualChecksum, probe.Checksum(), "the resimulated state is the one compared");
                 }
             }
         }

@@ -250,6 +250,9 @@ namespace Tickwire.Native
         internal static extern TwResult tw_session_take_desync_dump(SessionHandle session, byte* buf, UIntPtr buf_len, UIntPtr* out_len);
 
         [DllImport(Lib, CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
+        internal static extern TwResult tw_session_take_synctest_state(SessionHandle session, uint which, byte* buf, UIntPtr buf_len, UIntPtr* out_len);
+
+        [DllImport(Lib, CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
         internal static extern TwResult tw_session_write_desync_dump(SessionHandle session, byte* path);
 
         [DllImport(Lib, CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]

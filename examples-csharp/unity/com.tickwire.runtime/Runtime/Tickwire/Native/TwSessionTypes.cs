@@ -145,7 +145,11 @@ namespace Tickwire
         Desync = 9,
         /// <summary>A desync dump is ready: TwSession.TakeDesyncDump or WriteDesyncDump (Data.Tick.Tick).</summary>
         DesyncDumpReady = 10,
-        /// <summary>SYNCTEST: re-simulating a tick gave another checksum (Data.SynctestMismatch).</summary>
+        /// <summary>
+        /// SYNCTEST: re-simulating a tick gave another checksum (Data.SynctestMismatch). Two
+        /// DumpState requests of that tick follow (saved, then resimulated), then
+        /// SynctestStatesReady.
+        /// </summary>
         SynctestMismatch = 11,
         /// <summary>A spectator fell too far behind and was dropped.</summary>
         SpectatorDropped = 12,
@@ -230,6 +234,20 @@ namespace Tickwire
         /// are synchronized now. Synchronized follows once all are.
         /// </summary>
         SynchronizedWithPeer = 31,
+        /// <summary>
+        /// SYNCTEST: both states of a mismatch at Data.Tick.Tick are in hand:
+        /// TwSession.TakeSynctestState(Saved / Resimulated), then diff them.
+        /// </summary>
+        SynctestStatesReady = 32,
+    }
+
+    /// <summary>tw_synctest_state: which state of a synctest mismatch TakeSynctestState copies.</summary>
+    public enum TwSynctestState : uint
+    {
+        /// <summary>The state the first simulation of the tick saved.</summary>
+        Saved = 0,
+        /// <summary>The state after the rollback and resimulation.</summary>
+        Resimulated = 1,
     }
 
     /// <summary>

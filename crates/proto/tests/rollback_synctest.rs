@@ -110,7 +110,7 @@ fn a_mismatch_hands_over_the_saved_and_the_resimulated_state() {
     for (tick, saved, resim) in &captured {
         // A tick is resimulated in several batches; the pair is one of its mismatches.
         assert!(
-            mismatches.iter().any(|m| *m == (*tick, *saved, *resim)),
+            mismatches.contains(&(*tick, *saved, *resim)),
             "tick {tick}: the states hash to the checksums compared ({saved:x}, {resim:x}): {mismatches:x?}"
         );
     }

@@ -3510,9 +3510,10 @@ tw_result tw_session_provide_state(struct tw_session *session,
 tw_result tw_session_poll_event(struct tw_session *session, struct tw_session_event *out_event);
 
 /**
- * P2P: changes the input delay (0..=32 ticks) from the next tick on; before the
- * session runs it replaces the configured one. A longer delay repeats the last input
- * over the gap, a shorter one drops inputs until the ticks catch up.
+ * P2P: changes every local player's input delay (0..=32 ticks) from the next tick
+ * on; before the session runs it replaces the configured one. A longer delay repeats
+ * the last input over the gap, a shorter one drops inputs until the ticks catch up.
+ * One local player's own: `tw_session_set_player_input_delay`.
  *
  * Ownership: the library keeps no pointer passed here after the call; outputs are
  * caller memory, written only on success.
@@ -3527,6 +3528,30 @@ tw_result tw_session_poll_event(struct tw_session *session, struct tw_session_ev
  * `session` must be NULL or a live handle.
  */
 tw_result tw_session_set_input_delay(struct tw_session *session, uint32_t delay);
+
+/**
+ * P2P: changes local `player`'s input delay (0..=32 ticks) from the next tick on, as
+ * GGPO's `ggpo_set_frame_delay(session, player, delay)`; the other local players keep
+ * theirs (a later `tw_session_set_input_delay` sets all again). Any time after the
+ * player is added. The local players' inputs go to the peers together, tick by tick,
+ * so a player with a longer delay than another gains nothing on the wire from it; it
+ * still sees its input that many ticks later, on every peer alike.
+ *
+ * Ownership: the library keeps no pointer passed here after the call.
+ * Thread-safety: a session is used from one thread at a time (it may move between
+ * threads between calls).
+ *
+ * Returns `TW_RESULT_OK`; `TW_RESULT_NULL_ARGUMENT`; `TW_RESULT_INVALID_ARGUMENT`
+ * (no such player, a remote player, or above 32); `TW_RESULT_INVALID_STATE` (not P2P,
+ * or the player was not added); `TW_RESULT_BUSY` (another call on the session is in
+ * progress); `TW_RESULT_PANIC`.
+ *
+ * # Safety
+ * `session` must be NULL or a live handle.
+ */
+tw_result tw_session_set_player_input_delay(struct tw_session *session,
+                                            uint32_t player,
+                                            uint32_t delay);
 
 /**
  * P2P and RELAY_CLIENT: the input to predict for `player` while its real input has

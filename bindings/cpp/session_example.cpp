@@ -481,6 +481,7 @@ int main(int argc, char **argv) {
         b.session.set_link_sim(TW_DIRECTION_OUTBOUND, sim);
         // Every peer lists the same players in the same order.
         a.session.add_local_player(0);
+        a.session.set_player_input_delay(0, 1);  // GGPO's ggpo_set_frame_delay
         a.session.add_remote_player(1, b.session.local_address());
         b.session.add_remote_player(0, a.session.local_address());
         b.session.add_local_player(1);

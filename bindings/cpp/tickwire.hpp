@@ -722,8 +722,12 @@ public:
     void start_recording(bytes initial_state) {
         check(tw_session_start_recording(session_, initial_state.data(), initial_state.size()));
     }
-    /** P2P: the input delay in ticks (0..=32) from the next tick on. */
+    /** P2P: every local player's input delay in ticks (0..=32) from the next tick on. */
     void set_input_delay(std::uint32_t ticks) { check(tw_session_set_input_delay(session_, ticks)); }
+    /** P2P: local player's own input delay (0..=32), as GGPO's ggpo_set_frame_delay. */
+    void set_player_input_delay(std::uint32_t player, std::uint32_t ticks) {
+        check(tw_session_set_player_input_delay(session_, player, ticks));
+    }
     /** P2P: the input to predict for player while its real one has not arrived (input_size bytes). */
     void set_prediction(std::uint32_t player, bytes input) {
         static const std::uint8_t none = 0;  // an empty view stays a (wrong-length) input, not "clear"

@@ -479,6 +479,14 @@ static void network_stats(void) {
         EXPECT_OK(tw_session_add_remote_player(s, 1, "127.0.0.1:9"));
         EXPECT_ERR(tw_session_network_stats(s, 1, NULL), TW_RESULT_NULL_ARGUMENT, "tw_session_network_stats",
                    "out_stats");
+        /* Input delay per local player: a remote one, too long, out of range. */
+        EXPECT_OK(tw_session_set_player_input_delay(s, 0, 2));
+        EXPECT_ERR(tw_session_set_player_input_delay(s, 1, 2), TW_RESULT_INVALID_ARGUMENT,
+                   "tw_session_set_player_input_delay", "remote");
+        EXPECT_ERR(tw_session_set_player_input_delay(s, 0, 33), TW_RESULT_INVALID_ARGUMENT,
+                   "tw_session_set_player_input_delay", "above 32");
+        EXPECT_ERR(tw_session_set_player_input_delay(s, 3, 1), TW_RESULT_INVALID_ARGUMENT,
+                   "tw_session_set_player_input_delay", "player 3");
         EXPECT_ERR(tw_session_network_stats(s, 0, &ns), TW_RESULT_INVALID_ARGUMENT, "tw_session_network_stats",
                    "local");
         EXPECT_ERR(tw_session_network_stats(s, 2, &ns), TW_RESULT_INVALID_STATE, "tw_session_network_stats",

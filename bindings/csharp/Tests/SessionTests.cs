@@ -301,6 +301,10 @@ namespace Tickwire.Tests
                 ThrowsTw(TwResult.InvalidState, () => p.Spectate("127.0.0.1:9"), "Spectate is for SPECTATOR sessions");
                 ThrowsTw(TwResult.InvalidState, () => p.LoadReplay(new byte[16]), "LoadReplay is for REPLAY sessions");
                 ThrowsTw(TwResult.InvalidArgument, () => p.SetInputDelay(33), "input delay 33");
+                ThrowsTw(TwResult.InvalidArgument, () => p.SetPlayerInputDelay(0, 33), "player input delay 33");
+                ThrowsTw(TwResult.InvalidArgument, () => p.SetPlayerInputDelay(9, 1), "no player 9");
+                p.SetPlayerInputDelay(0, 2);
+                Equal(2u, StatsOf(p).InputDelay, "player 0's delay, set before start");
                 ThrowsTw(TwResult.InvalidArgument, () => p.SetPrediction(0, new byte[1]), "a 1-byte prediction for 2-byte inputs");
                 ThrowsTw(TwResult.InvalidArgument, () => p.SetPrediction(0, ReadOnlySpan<byte>.Empty), "an empty prediction");
                 p.SetPrediction(1, new byte[] { 0, 0 });
@@ -907,6 +911,7 @@ namespace Tickwire.Tests
             Throws<ObjectDisposedException>(() => s.Start(), "Start");
             Throws<ObjectDisposedException>(() => s.StartRecording(b), "StartRecording");
             Throws<ObjectDisposedException>(() => s.SetInputDelay(1), "SetInputDelay");
+            Throws<ObjectDisposedException>(() => s.SetPlayerInputDelay(0, 1), "SetPlayerInputDelay");
             Throws<ObjectDisposedException>(() => s.SetPrediction(0, b), "SetPrediction");
             Throws<ObjectDisposedException>(() => s.ClearPrediction(0), "ClearPrediction");
             Throws<ObjectDisposedException>(() => { string a = s.LocalAddress; }, "LocalAddress");

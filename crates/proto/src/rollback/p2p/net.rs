@@ -335,7 +335,7 @@ impl P2pSession {
         }
         let tick_us = self.cfg.clock.tick_us as Micros;
         let s = self.cfg.input_size;
-        let local_next = self.local.first().map_or(self.current, |&p| self.queues[p].next_needed());
+        let local_next = self.local_next();
         let history = self.queues[0].capacity() as Tick;
         let own_confirmed = self.confirmed_all().min(self.current);
         let mut out = std::mem::take(&mut self.out);

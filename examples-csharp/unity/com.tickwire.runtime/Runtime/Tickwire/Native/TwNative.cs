@@ -206,6 +206,9 @@ namespace Tickwire.Native
         internal static extern TwResult tw_session_set_input_delay(SessionHandle session, uint delay);
 
         [DllImport(Lib, CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
+        internal static extern TwResult tw_session_set_player_input_delay(SessionHandle session, uint player, uint delay);
+
+        [DllImport(Lib, CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
         internal static extern TwResult tw_session_set_prediction(SessionHandle session, uint player, byte* input, UIntPtr len);
 
         [DllImport(Lib, CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]

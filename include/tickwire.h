@@ -730,6 +730,9 @@ enum tw_session_event_kind
     TW_SESSION_EVENT_KIND_DESYNC_DUMP_READY = 10,
     /**
      * SYNCTEST: re-simulating a tick gave another checksum (`data.synctest_mismatch`).
+     * Two DUMP_STATE requests of that tick follow (the saved state, then the
+     * resimulated one; answer each with `tw_session_provide_state`), then
+     * SYNCTEST_STATES_READY.
      */
     TW_SESSION_EVENT_KIND_SYNCTEST_MISMATCH = 11,
     /**
@@ -748,7 +751,9 @@ enum tw_session_event_kind
     /**
      * RELAY_SERVER and RELAY_CLIENT: a player is in the canonical steps from
      * `data.relay.tick` on (`data.relay.player`). Server: a new client took a free
-     * slot (`peer` is its connection). Client: another player appeared.
+     * slot (`peer` is its connection). Client: another player appeared; a client that
+     * joins a match in progress is told of every player already there (once, at the
+     * tick of its snapshot; a resync does not repeat them), never of itself (JOINED).
      */
     TW_SESSION_EVENT_KIND_PLAYER_JOINED = 15,
     /**
@@ -828,6 +833,28 @@ enum tw_session_event_kind
      * copy it with `tw_session_read_message` before polling again.
      */
     TW_SESSION_EVENT_KIND_MESSAGE = 26,
+    /**
+     * P2P, before the match runs: progress with one remote peer (`data.progress`;
+     * `peer` is its connection, 0 while this side waits for it to dial). Raised for
+     * every remote peer at `tw_session_start` (`step` 0: connecting), and again when
+     * its connection is up (`step` 1: connected, waiting for its first message; after
+     * PEER_CONNECTED). A loading screen's "synchronizing with player P".
+     */
+    TW_SESSION_EVENT_KIND_SYNCHRONIZING_WITH_PEER = 30,
+    /**
+     * P2P, before the match runs: this side has heard from the remote peer of
+     * `data.progress.player` (`peer`): `data.progress.synchronized` of
+     * `data.progress.total` remote peers are synchronized now. SYNCHRONIZED follows
+     * once all are (or the others are dropped).
+     */
+    TW_SESSION_EVENT_KIND_SYNCHRONIZED_WITH_PEER = 31,
+    /**
+     * SYNCTEST: both states of a mismatch at `data.tick.tick` are in hand, the saved
+     * one and the resimulated one: take them with `tw_session_take_synctest_state`
+     * and diff them (GGPO's `log_game_state`). One pair is held at a time; once both
+     * are taken the next mismatch is captured.
+     */
+    TW_SESSION_EVENT_KIND_SYNCTEST_STATES_READY = 32,
 };
 #ifndef __cplusplus
 #if __STDC_VERSION__ >= 202311L
@@ -1036,6 +1063,31 @@ enum tw_security_mode
 typedef enum tw_security_mode tw_security_mode;
 #else
 typedef uint32_t tw_security_mode;
+#endif // __STDC_VERSION__ >= 202311L
+#endif // __cplusplus
+
+/**
+ * Which state of a synctest mismatch `tw_session_take_synctest_state` copies.
+ */
+enum tw_synctest_state
+#if defined(__cplusplus) || __STDC_VERSION__ >= 202311L
+  : uint32_t
+#endif // defined(__cplusplus) || __STDC_VERSION__ >= 202311L
+ {
+    /**
+     * The state the first simulation of the tick saved.
+     */
+    TW_SYNCTEST_STATE_SAVED = 0,
+    /**
+     * The state after the rollback and resimulation.
+     */
+    TW_SYNCTEST_STATE_RESIMULATED = 1,
+};
+#ifndef __cplusplus
+#if __STDC_VERSION__ >= 202311L
+typedef enum tw_synctest_state tw_synctest_state;
+#else
+typedef uint32_t tw_synctest_state;
 #endif // __STDC_VERSION__ >= 202311L
 #endif // __cplusplus
 
@@ -1791,6 +1843,93 @@ typedef struct tw_session_config {
 } tw_session_config;
 
 /**
+ * A P2P session's figures for one remote player (`tw_session_network_stats`): what a
+ * net overlay shows, as GGPO's `GGPONetworkStats` from `ggpo_get_network_stats`.
+ * Fixed size (128 bytes): new figures take space from `reserved`.
+ *
+ * | GGPO | here |
+ * |---|---|
+ * | `network.ping` (ms) | `rtt_us` (µs, smoothed, acknowledgement delay removed) |
+ * | `network.kbps_sent` | `kbps_sent` (and `kbps_received`, which GGPO lacks) |
+ * | `network.send_queue_len` | `send_queue` |
+ * | `network.recv_queue_len` (never filled by GGPO) | `recv_queue` |
+ * | `timesync.local_frames_behind` | `-local_frame_advantage` |
+ * | `timesync.remote_frames_behind` | `-remote_frame_advantage` |
+ *
+ * Frame advantages are in ticks, fractional, positive when the side that measured
+ * is ahead. GGPO estimates the remote frame with the whole RTT; this with half.
+ */
+typedef struct tw_network_stats {
+    /**
+     * The remote player asked about.
+     */
+    uint32_t player;
+    /**
+     * The connection it plays behind (for `tw_session_peer_stats`, which has the
+     * connection's other figures).
+     */
+    uint32_t peer;
+    /**
+     * Smoothed round-trip time to the peer, in microseconds.
+     */
+    double rtt_us;
+    /**
+     * Fraction of recent packets to the peer never acknowledged, in [0, 1].
+     */
+    double loss;
+    /**
+     * Kilobits per second sent to the peer (UDP payload, 1 kbit = 1000 bits),
+     * averaged over the last second.
+     */
+    double kbps_sent;
+    /**
+     * Kilobits per second received from the peer.
+     */
+    double kbps_received;
+    /**
+     * Ticks this side is ahead of the peer, measured here on the latest tick: this
+     * side's tick less the peer's last reported tick moved on by the time since and
+     * half the RTT. GGPO's `local_frames_behind` with the sign turned.
+     */
+    float local_frame_advantage;
+    /**
+     * Ticks the peer is ahead of this side, as the peer measured it (its latest
+     * message). GGPO's `remote_frames_behind` with the sign turned.
+     */
+    float remote_frame_advantage;
+    /**
+     * What the time sync acts on: `(local - remote) / 2` averaged over the last 32
+     * ticks, in which an error in the latency estimate cancels. The clock slows down
+     * the side that is ahead.
+     */
+    float frames_ahead;
+    /**
+     * Ticks of this side's local inputs the peer has not acknowledged yet (they are
+     * sent again until it does). About the RTT in ticks plus the input delay.
+     */
+    uint32_t send_queue;
+    /**
+     * Ticks of the peer's inputs received for ticks this side has not run yet: the
+     * margin before they would have to be predicted.
+     */
+    uint32_t recv_queue;
+    /**
+     * Ticks run on a prediction of the peer's inputs (from its first input not
+     * received to the current tick): a rollback of up to this many ticks is pending.
+     * At `max_prediction` the session stops advancing (WINDOW_FULL).
+     */
+    uint32_t predicted_ticks;
+    /**
+     * Time since the peer was last heard from, in microseconds.
+     */
+    uint64_t silent_us;
+    /**
+     * Zero.
+     */
+    uint64_t reserved[7];
+} tw_network_stats;
+
+/**
  * A request polled with `tw_session_poll_request`. Fixed size (64 bytes), no
  * pointers: the inputs or state bytes it refers to are copied out with
  * `tw_session_request_inputs`, `tw_session_request_input_status` and
@@ -1994,6 +2133,32 @@ typedef struct tw_session_event_message {
 } tw_session_event_message;
 
 /**
+ * SYNCHRONIZING_WITH_PEER, SYNCHRONIZED_WITH_PEER: a P2P session's connection
+ * progress, like GGPO's `GGPO_EVENTCODE_SYNCHRONIZING_WITH_PEER` and
+ * `GGPO_EVENTCODE_SYNCHRONIZED_WITH_PEER`.
+ */
+typedef struct tw_session_event_progress {
+    /**
+     * The lowest player index behind the remote peer.
+     */
+    uint32_t player;
+    /**
+     * SYNCHRONIZING_WITH_PEER: 0 (connecting) or 1 (connected, waiting for its first
+     * message). SYNCHRONIZED_WITH_PEER: 2.
+     */
+    uint32_t step;
+    /**
+     * Remote peers this side is synchronized with now (SYNCHRONIZED_WITH_PEER: this
+     * one included).
+     */
+    uint32_t synchronized;
+    /**
+     * Remote peers of the match (players behind one address count once).
+     */
+    uint32_t total;
+} tw_session_event_progress;
+
+/**
  * The per-kind part of a `tw_session_event`. Read only the member named by `kind`.
  */
 typedef union tw_session_event_data {
@@ -2006,6 +2171,7 @@ typedef union tw_session_event_data {
     struct tw_session_event_rejected rejected;
     struct tw_session_event_fatal fatal;
     struct tw_session_event_message message;
+    struct tw_session_event_progress progress;
     /**
      * Fixes the size and alignment, so new kinds never change `sizeof(tw_session_event)`.
      */
@@ -2905,6 +3071,46 @@ size_t tw_session_stats_size(void);
 size_t tw_relay_player_stats_size(void);
 
 /**
+ * Returns `sizeof(tw_network_stats)` as the library sees it (128). A binding compares
+ * it with its own size of the struct to catch a header from another library version.
+ *
+ * Ownership: takes nothing; returns a plain value.
+ * Thread-safety: may be called from any thread.
+ *
+ * Returns the size in bytes; never fails.
+ *
+ * # Safety
+ * None: takes no arguments.
+ */
+size_t tw_network_stats_size(void);
+
+/**
+ * P2P: copies the net-overlay figures of remote `player` into `*out_stats`: round
+ * trip, loss, rates, the frame advantage both ways and the input queues, as GGPO's
+ * `ggpo_get_network_stats` (see `tw_network_stats` for the field-by-field mapping).
+ * Cheap enough to call every frame. The sync figures are zero until the match runs
+ * (SYNCHRONIZED) and the peer is heard from.
+ *
+ * Ownership: the library keeps no pointer passed here after the call; outputs are
+ * caller memory, written only on success.
+ * Thread-safety: a session is used from one thread at a time (it may move between
+ * threads between calls).
+ *
+ * Returns `TW_RESULT_OK`; `TW_RESULT_EMPTY` (the player's peer is not connected: not
+ * yet, or dropped; `*out_stats` untouched); `TW_RESULT_NULL_ARGUMENT`;
+ * `TW_RESULT_INVALID_ARGUMENT` (no such player, or a local player);
+ * `TW_RESULT_INVALID_STATE` (not P2P, or the player was not added);
+ * `TW_RESULT_BUSY` (another call on the session is in progress); `TW_RESULT_PANIC`.
+ *
+ * # Safety
+ * `session` must be NULL or a live handle. `out_stats` must be NULL or valid for
+ * writing a `tw_network_stats`.
+ */
+tw_result tw_session_network_stats(struct tw_session *session,
+                                   uint32_t player,
+                                   struct tw_network_stats *out_stats);
+
+/**
  * Creates a session from `config`. In P2P, SPECTATOR, RELAY_SERVER and RELAY_CLIENT
  * mode this binds the UDP socket (`config->bind_address`) and starts its network
  * thread; SYNCTEST and REPLAY have no socket. Then: add players (P2P), spectators
@@ -3342,10 +3548,11 @@ tw_result tw_session_poll_request(struct tw_session *session, struct tw_request 
 tw_result tw_session_confirm_save(struct tw_session *session, uint32_t tick, uint64_t checksum);
 
 /**
- * P2P and RELAY_SERVER: hands over the serialized state of `tick` (the answer to a
- * DUMP_STATE request), in the engine's own format, for a desync dump or a joining
- * spectator (P2P), or for the clients joining or resyncing (RELAY_SERVER: it reaches
- * them as a RESTORE request).
+ * P2P, SYNCTEST and RELAY_SERVER: hands over the serialized state of `tick` (the
+ * answer to a DUMP_STATE request), in the engine's own format, for a desync dump or a
+ * joining spectator (P2P), for the clients joining or resyncing (RELAY_SERVER: it
+ * reaches them as a RESTORE request), or the two states of a mismatch (SYNCTEST: the
+ * saved one, then the resimulated one, at most 256 MiB each).
  *
  * Ownership: the bytes are copied before the call returns.
  *
@@ -3353,8 +3560,8 @@ tw_result tw_session_confirm_save(struct tw_session *session, uint32_t tick, uin
  * threads between calls).
  *
  * Returns `TW_RESULT_OK`; `TW_RESULT_NULL_ARGUMENT`; `TW_RESULT_INVALID_ARGUMENT` (no
- * dump of `tick` was requested); `TW_RESULT_INVALID_STATE` (not P2P or RELAY_SERVER,
- * not running); `TW_RESULT_BUSY` (another call on the session is in progress);
+ * dump of `tick` was requested); `TW_RESULT_INVALID_STATE` (not P2P, SYNCTEST or
+ * RELAY_SERVER, not running); `TW_RESULT_BUSY` (another call on the session is in progress);
  * `TW_RESULT_PANIC`.
  *
  * # Safety
@@ -3386,9 +3593,10 @@ tw_result tw_session_provide_state(struct tw_session *session,
 tw_result tw_session_poll_event(struct tw_session *session, struct tw_session_event *out_event);
 
 /**
- * P2P: changes the input delay (0..=32 ticks) from the next tick on; before the
- * session runs it replaces the configured one. A longer delay repeats the last input
- * over the gap, a shorter one drops inputs until the ticks catch up.
+ * P2P: changes every local player's input delay (0..=32 ticks) from the next tick
+ * on; before the session runs it replaces the configured one. A longer delay repeats
+ * the last input over the gap, a shorter one drops inputs until the ticks catch up.
+ * One local player's own: `tw_session_set_player_input_delay`.
  *
  * Ownership: the library keeps no pointer passed here after the call; outputs are
  * caller memory, written only on success.
@@ -3403,6 +3611,30 @@ tw_result tw_session_poll_event(struct tw_session *session, struct tw_session_ev
  * `session` must be NULL or a live handle.
  */
 tw_result tw_session_set_input_delay(struct tw_session *session, uint32_t delay);
+
+/**
+ * P2P: changes local `player`'s input delay (0..=32 ticks) from the next tick on, as
+ * GGPO's `ggpo_set_frame_delay(session, player, delay)`; the other local players keep
+ * theirs (a later `tw_session_set_input_delay` sets all again). Any time after the
+ * player is added. The local players' inputs go to the peers together, tick by tick,
+ * so a player with a longer delay than another gains nothing on the wire from it; it
+ * still sees its input that many ticks later, on every peer alike.
+ *
+ * Ownership: the library keeps no pointer passed here after the call.
+ * Thread-safety: a session is used from one thread at a time (it may move between
+ * threads between calls).
+ *
+ * Returns `TW_RESULT_OK`; `TW_RESULT_NULL_ARGUMENT`; `TW_RESULT_INVALID_ARGUMENT`
+ * (no such player, a remote player, or above 32); `TW_RESULT_INVALID_STATE` (not P2P,
+ * or the player was not added); `TW_RESULT_BUSY` (another call on the session is in
+ * progress); `TW_RESULT_PANIC`.
+ *
+ * # Safety
+ * `session` must be NULL or a live handle.
+ */
+tw_result tw_session_set_player_input_delay(struct tw_session *session,
+                                            uint32_t player,
+                                            uint32_t delay);
 
 /**
  * P2P and RELAY_CLIENT: the input to predict for `player` while its real input has
@@ -3781,6 +4013,34 @@ tw_result tw_session_copy_replay(struct tw_session *session,
  * string.
  */
 tw_result tw_session_save_replay(struct tw_session *session, const char *path);
+
+/**
+ * SYNCTEST: copies the state `which` (a `tw_synctest_state`) of the captured mismatch
+ * (after `TW_SESSION_EVENT_KIND_SYNCTEST_STATES_READY`) and releases it; once both
+ * are taken the next mismatch is captured. The bytes are the engine's own answers to
+ * the two DUMP_STATE requests that followed the SYNCTEST_MISMATCH: write both to
+ * files and diff them, as GGPO users do with `log_game_state`. On
+ * `TW_RESULT_BUFFER_TOO_SMALL` the state is kept and `*out_len` is its size.
+ *
+ * Ownership: the library keeps no pointer passed here after the call; outputs are
+ * caller memory, written only on success.
+ * Thread-safety: a session is used from one thread at a time (it may move between
+ * threads between calls).
+ *
+ * Returns `TW_RESULT_OK`; `TW_RESULT_EMPTY` (no state ready, or this one already
+ * taken; nothing written); `TW_RESULT_NULL_ARGUMENT`; `TW_RESULT_INVALID_ARGUMENT`
+ * (`which` unknown); `TW_RESULT_INVALID_STATE` (not SYNCTEST);
+ * `TW_RESULT_BUFFER_TOO_SMALL`; `TW_RESULT_BUSY` (another call on the session is in
+ * progress); `TW_RESULT_PANIC`.
+ *
+ * # Safety
+ * As `tw_session_request_inputs`.
+ */
+tw_result tw_session_take_synctest_state(struct tw_session *session,
+                                         uint32_t which,
+                                         void *buf,
+                                         size_t buf_len,
+                                         size_t *out_len);
 
 /**
  * Sends `len` bytes from `data` on the session's reliable side channel: chat,

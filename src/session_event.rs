@@ -58,6 +58,9 @@ pub enum tw_session_event_kind {
     /// `tw_session_write_desync_dump` (`data.tick.tick` is the desync's tick).
     DesyncDumpReady = 10,
     /// SYNCTEST: re-simulating a tick gave another checksum (`data.synctest_mismatch`).
+    /// Two DUMP_STATE requests of that tick follow (the saved state, then the
+    /// resimulated one; answer each with `tw_session_provide_state`), then
+    /// SYNCTEST_STATES_READY.
     SynctestMismatch = 11,
     /// A spectator (`peer`) fell too far behind and was dropped.
     SpectatorDropped = 12,
@@ -68,7 +71,9 @@ pub enum tw_session_event_kind {
     Fatal = 14,
     /// RELAY_SERVER and RELAY_CLIENT: a player is in the canonical steps from
     /// `data.relay.tick` on (`data.relay.player`). Server: a new client took a free
-    /// slot (`peer` is its connection). Client: another player appeared.
+    /// slot (`peer` is its connection). Client: another player appeared; a client that
+    /// joins a match in progress is told of every player already there (once, at the
+    /// tick of its snapshot; a resync does not repeat them), never of itself (JOINED).
     PlayerJoined = 15,
     /// RELAY_SERVER: a player came back on a new connection with its token and has its
     /// old slot again (`data.relay`; `peer` is the new connection). A snapshot for it
@@ -125,6 +130,22 @@ pub enum tw_session_event_kind {
     /// `tw_session_send_message` arrived from the member on `peer` (`data.message`):
     /// copy it with `tw_session_read_message` before polling again.
     Message = 26,
+    /// P2P, before the match runs: progress with one remote peer (`data.progress`;
+    /// `peer` is its connection, 0 while this side waits for it to dial). Raised for
+    /// every remote peer at `tw_session_start` (`step` 0: connecting), and again when
+    /// its connection is up (`step` 1: connected, waiting for its first message; after
+    /// PEER_CONNECTED). A loading screen's "synchronizing with player P".
+    SynchronizingWithPeer = 30,
+    /// P2P, before the match runs: this side has heard from the remote peer of
+    /// `data.progress.player` (`peer`): `data.progress.synchronized` of
+    /// `data.progress.total` remote peers are synchronized now. SYNCHRONIZED follows
+    /// once all are (or the others are dropped).
+    SynchronizedWithPeer = 31,
+    /// SYNCTEST: both states of a mismatch at `data.tick.tick` are in hand, the saved
+    /// one and the resimulated one: take them with `tw_session_take_synctest_state`
+    /// and diff them (GGPO's `log_game_state`). One pair is held at a time; once both
+    /// are taken the next mismatch is captured.
+    SynctestStatesReady = 32,
 }
 
 /// Why a relay server removed a player (`tw_session_event_relay.reason` of
@@ -275,6 +296,24 @@ pub struct tw_session_event_message {
     pub size: u32,
 }
 
+/// SYNCHRONIZING_WITH_PEER, SYNCHRONIZED_WITH_PEER: a P2P session's connection
+/// progress, like GGPO's `GGPO_EVENTCODE_SYNCHRONIZING_WITH_PEER` and
+/// `GGPO_EVENTCODE_SYNCHRONIZED_WITH_PEER`.
+#[repr(C)]
+#[derive(Debug, Clone, Copy)]
+pub struct tw_session_event_progress {
+    /// The lowest player index behind the remote peer.
+    pub player: u32,
+    /// SYNCHRONIZING_WITH_PEER: 0 (connecting) or 1 (connected, waiting for its first
+    /// message). SYNCHRONIZED_WITH_PEER: 2.
+    pub step: u32,
+    /// Remote peers this side is synchronized with now (SYNCHRONIZED_WITH_PEER: this
+    /// one included).
+    pub synchronized: u32,
+    /// Remote peers of the match (players behind one address count once).
+    pub total: u32,
+}
+
 /// FATAL.
 #[repr(C)]
 #[derive(Debug, Clone, Copy)]
@@ -296,6 +335,7 @@ pub union tw_session_event_data {
     pub rejected: tw_session_event_rejected,
     pub fatal: tw_session_event_fatal,
     pub message: tw_session_event_message,
+    pub progress: tw_session_event_progress,
     /// Fixes the size and alignment, so new kinds never change `sizeof(tw_session_event)`.
     pub reserved: [u64; 15],
 }
@@ -433,6 +473,11 @@ impl tw_session_event {
                 (K::PeerConnected, peer)
             }
             SessionEvent::ConnectionRejected { peer } => (K::ConnectionRejected, peer),
+            SessionEvent::SynchronizingWithPeer { peer, player, connected, total } => {
+                let step = u32::from(connected);
+                out.data.progress = tw_session_event_progress { player: player as u32, step, synchronized: 0, total };
+                (K::SynchronizingWithPeer, peer)
+            }
             SessionEvent::Fatal(ref message) => {
                 let mut f = tw_session_event_fatal { message: [0; 120] };
                 // SAFETY: `f.message` is a local array of exactly the length passed.
@@ -442,6 +487,11 @@ impl tw_session_event {
             }
             SessionEvent::Core(e) => match e {
                 Event::Synchronized => (K::Synchronized, 0),
+                Event::PeerSynchronized { peer, synchronized, total } => {
+                    let player = player_of(peer).map_or(TW_NO_PLAYER, |p| p as u32);
+                    out.data.progress = tw_session_event_progress { player, step: 2, synchronized, total };
+                    (K::SynchronizedWithPeer, peer)
+                }
                 Event::PeerInterrupted { peer, disconnect_in_us } => {
                     out.data.peer = peer_data(peer, 0, disconnect_in_us);
                     (K::PeerInterrupted, peer)
@@ -478,6 +528,10 @@ impl tw_session_event {
                 Event::DesyncDumpReady { tick } => {
                     out.data.tick = tw_session_event_tick { tick };
                     (K::DesyncDumpReady, 0)
+                }
+                Event::SyncTestStatesReady { tick } => {
+                    out.data.tick = tw_session_event_tick { tick };
+                    (K::SynctestStatesReady, 0)
                 }
                 Event::SyncTestMismatch { tick, expected, actual } => {
                     out.data.synctest_mismatch = tw_session_event_mismatch {

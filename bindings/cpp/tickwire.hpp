@@ -140,6 +140,7 @@ inline void check_abi() {
     size("tw_session_stats", tw_session_stats_size(), sizeof(tw_session_stats));
     size("tw_relay_player_stats", tw_relay_player_stats_size(), sizeof(tw_relay_player_stats));
     size("tw_security_config", tw_security_config_size(), sizeof(tw_security_config));
+    size("tw_network_stats", tw_network_stats_size(), sizeof(tw_network_stats));
     if (!diff.empty()) {
         throw Error(TW_RESULT_VERSION_MISMATCH,
                     "the tickwire library does not match tickwire.h (" + diff + "); is a stale libtickwire on the library path?");
@@ -722,8 +723,12 @@ public:
     void start_recording(bytes initial_state) {
         check(tw_session_start_recording(session_, initial_state.data(), initial_state.size()));
     }
-    /** P2P: the input delay in ticks (0..=32) from the next tick on. */
+    /** P2P: every local player's input delay in ticks (0..=32) from the next tick on. */
     void set_input_delay(std::uint32_t ticks) { check(tw_session_set_input_delay(session_, ticks)); }
+    /** P2P: local player's own input delay (0..=32), as GGPO's ggpo_set_frame_delay. */
+    void set_player_input_delay(std::uint32_t player, std::uint32_t ticks) {
+        check(tw_session_set_player_input_delay(session_, player, ticks));
+    }
     /** P2P: the input to predict for player while its real one has not arrived (input_size bytes). */
     void set_prediction(std::uint32_t player, bytes input) {
         static const std::uint8_t none = 0;  // an empty view stays a (wrong-length) input, not "clear"
@@ -731,6 +736,22 @@ public:
     }
     /** P2P: back to the configured prediction for player. */
     void clear_prediction(std::uint32_t player) { check(tw_session_set_prediction(session_, player, nullptr, 0)); }
+    /**
+     * P2P: drops remote player (with every player of its peer) on purpose, like GGPO's
+     * ggpo_disconnect_player; PEER_DISCONNECTED follows on both sides. Once SYNCHRONIZED.
+     */
+    void disconnect_player(std::uint32_t player) { check(tw_session_disconnect_player(session_, player)); }
+    /**
+     * RELAY_SERVER: removes player for good; its client sees SERVER_LOST (KICKED_BY_ENGINE)
+     * with reason_code, the server PLAYER_KICKED.
+     */
+    void kick_player(std::uint32_t player, std::uint32_t reason_code) {
+        check(tw_session_kick_player(session_, player, reason_code));
+    }
+    /** P2P: the silence timeouts from now on (0 = never), as the tw_session_config fields. */
+    void set_timeouts(std::uint32_t disconnect_timeout_ms, std::uint32_t disconnect_notify_ms) {
+        check(tw_session_set_timeouts(session_, disconnect_timeout_ms, disconnect_notify_ms));
+    }
 
     /** P2P, SPECTATOR and the relay modes: the bound address, with the real port ("127.0.0.1:40123"). */
     std::string local_address() const {
@@ -789,6 +810,14 @@ public:
     /** The transport figures (RTT, loss, bytes) of connection peer (from an event or player_peer). */
     tw_result peer_stats(std::uint32_t peer, tw_peer_stats &out) noexcept {
         return tw_session_peer_stats(session_, peer, &out);
+    }
+    /**
+     * P2P: the net-overlay figures of remote player (RTT, loss, kbps, frame advantage both
+     * ways, input queues), as GGPO's ggpo_get_network_stats. TW_RESULT_EMPTY while its peer
+     * is not connected (out untouched).
+     */
+    tw_result network_stats(std::uint32_t player, tw_network_stats &out) noexcept {
+        return tw_session_network_stats(session_, player, &out);
     }
     /** P2P: the connection of remote player (0 for a local one). RELAY_SERVER: a connected player's. */
     tw_result player_peer(std::uint32_t player, std::uint32_t &out_peer) noexcept {
@@ -861,6 +890,19 @@ public:
         check(r);
         return r == TW_RESULT_OK;
     }
+    /**
+     * SYNCTEST: copies and releases state which (TW_SYNCTEST_STATE_SAVED or _RESIMULATED) of the
+     * captured mismatch, after SYNCTEST_STATES_READY; TW_RESULT_EMPTY if none (or taken).
+     */
+    tw_result take_synctest_state(std::uint32_t which, mutable_bytes buffer, std::size_t &out_len) noexcept {
+        return tw_session_take_synctest_state(session_, which, buffer.data(), buffer.size(), &out_len);
+    }
+    /** Allocating convenience: state which of the captured mismatch, released; empty if none. Throws on error. */
+    std::vector<std::uint8_t> take_synctest_state(std::uint32_t which) {
+        return copy_all([which](tw_session *s, void *buf, std::size_t len, std::size_t *out) {
+            return tw_session_take_synctest_state(s, which, buf, len, out);
+        });
+    }
     /** P2P: copies the replay recorded so far. */
     tw_result copy_replay(mutable_bytes buffer, std::size_t &out_len) noexcept {
         return tw_session_copy_replay(session_, buffer.data(), buffer.size(), &out_len);
@@ -875,10 +917,10 @@ private:
 
     static void check(tw_result r) { detail::throw_if_failed(r); }
 
-    using copy_fn = tw_result (*)(tw_session *, void *, std::size_t, std::size_t *);
-
-    /** Asks for the size, then copies; empty on TW_RESULT_EMPTY. */
-    std::vector<std::uint8_t> copy_all(copy_fn copy) {
+    /** Asks for the size, then copies; empty on TW_RESULT_EMPTY. copy is a function (or lambda) of
+     * (tw_session *, void *buf, size_t len, size_t *out_len) with the buffer contract. */
+    template <class CopyFn>
+    std::vector<std::uint8_t> copy_all(CopyFn copy) {
         std::size_t len = 0;
         tw_result r = copy(session_, nullptr, 0, &len);
         std::vector<std::uint8_t> out;

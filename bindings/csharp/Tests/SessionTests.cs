@@ -238,7 +238,7 @@ namespace Tickwire.Tests
             TwSessionConfig stc = SessionConfig(TwSessionMode.SyncTest);
             stc.CheckDistance = 3;
             TwSession synctest = new TwSession(stc);
-            Equal(3 + 2, synctest.StateSlots, "SYNCTEST: check_distance + 2");
+            Equal(2 * (3 + 2), synctest.StateSlots, "SYNCTEST: check_distance + 2, twice (saved and resimulated states)");
             TickwireException e = ThrowsTw(TwResult.InvalidState, () => { string s = synctest.LocalAddress; }, "no socket in SYNCTEST");
             Contains(e.NativeMessage, "tw_session_local_address", "names the function");
             TwSession replay = new TwSession(SessionConfig(TwSessionMode.Replay));
@@ -302,6 +302,10 @@ namespace Tickwire.Tests
                 ThrowsTw(TwResult.InvalidState, () => p.Spectate("127.0.0.1:9"), "Spectate is for SPECTATOR sessions");
                 ThrowsTw(TwResult.InvalidState, () => p.LoadReplay(new byte[16]), "LoadReplay is for REPLAY sessions");
                 ThrowsTw(TwResult.InvalidArgument, () => p.SetInputDelay(33), "input delay 33");
+                ThrowsTw(TwResult.InvalidArgument, () => p.SetPlayerInputDelay(0, 33), "player input delay 33");
+                ThrowsTw(TwResult.InvalidArgument, () => p.SetPlayerInputDelay(9, 1), "no player 9");
+                p.SetPlayerInputDelay(0, 2);
+                Equal(2u, StatsOf(p).InputDelay, "player 0's delay, set before start");
                 ThrowsTw(TwResult.InvalidArgument, () => p.SetPrediction(0, new byte[1]), "a 1-byte prediction for 2-byte inputs");
                 ThrowsTw(TwResult.InvalidArgument, () => p.SetPrediction(0, ReadOnlySpan<byte>.Empty), "an empty prediction");
                 p.SetPrediction(1, new byte[] { 0, 0 });
@@ -351,7 +355,7 @@ namespace Tickwire.Tests
                 Contains(TwLibrary.LastErrorMessage(), "tw_session_request_inputs", "names the function");
                 Equal(0, n, "no length on failure");
                 Equal(TwResult.InvalidArgument, s.ConfirmSave(999, 1), "no save of tick 999 pending");
-                Equal(TwResult.InvalidState, s.ProvideState(0, input), "no DUMP_STATE in SYNCTEST");
+                Equal(TwResult.InvalidArgument, s.ProvideState(0, input), "no DUMP_STATE of tick 0 waiting in SYNCTEST");
                 TwPeerStats ps;
                 Equal(TwResult.InvalidArgument, s.GetPeerStats(0, out ps), "peer 0");
                 Equal(TwResult.UnknownPeer, s.GetPeerStats(5, out ps), "no peers in SYNCTEST");
@@ -440,6 +444,15 @@ namespace Tickwire.Tests
                 Check(sa.TimeScale > 0.5 && sa.TimeScale < 1.5, "time scale near 1: " + sa.TimeScale);
 
                 Equal(1, pair.GameA.Count(TwSessionEventKind.Synchronized), "A: one SYNCHRONIZED");
+                // Connection progress: connecting, connected, then synchronized 1 of 1.
+                Equal(2, pair.GameA.Count(TwSessionEventKind.SynchronizingWithPeer), "A: SYNCHRONIZING_WITH_PEER twice");
+                Equal(1, pair.GameA.Count(TwSessionEventKind.SynchronizedWithPeer), "A: one SYNCHRONIZED_WITH_PEER");
+                TwSessionEvent synced;
+                Check(pair.GameA.Find(TwSessionEventKind.SynchronizedWithPeer, out synced), "A: SYNCHRONIZED_WITH_PEER");
+                Equal(1u, synced.Data.Progress.Player, "synchronized with player 1's peer");
+                Equal(1u, synced.Data.Progress.Synchronized, "1 of");
+                Equal(1u, synced.Data.Progress.Total, "1 remote peer");
+                Equal(2u, synced.Data.Progress.Step, "step 2: synchronized");
                 Equal(1, pair.GameB.Count(TwSessionEventKind.Synchronized), "B: one SYNCHRONIZED");
                 Equal(0, pair.GameA.Count(TwSessionEventKind.Desync), "A: no DESYNC");
                 TwSessionEvent connected;
@@ -456,6 +469,23 @@ namespace Tickwire.Tests
                 TwPeerStats ps;
                 Equal(TwResult.Ok, pair.A.GetPeerStats(connected.Peer, out ps), "peer stats");
                 Check(ps.SrttUs > 40000, "the simulated 2 x 30 ms shows in the RTT: " + ps.SrttUs);
+                // The net overlay (GGPO's ggpo_get_network_stats): the same connection,
+                // the round trip, and about 30 ms of B's inputs predicted at A (no delay).
+                TwNetworkStats ns;
+                Equal(TwResult.Ok, pair.A.GetNetworkStats(1, out ns), "network stats of player 1");
+                Console.WriteLine("  A's overlay of player 1: rtt " + ns.RttUs.ToString("F0") + " us, kbps " +
+                                  ns.KbpsSent.ToString("F1") + "/" + ns.KbpsReceived.ToString("F1") + ", advantage " +
+                                  ns.LocalFrameAdvantage.ToString("F2") + "/" + ns.RemoteFrameAdvantage.ToString("F2") +
+                                  ", send queue " + ns.SendQueue + ", recv queue " + ns.RecvQueue + ", predicted " +
+                                  ns.PredictedTicks);
+                Equal(1u, ns.Player, "the player asked about");
+                Equal(connected.Peer, ns.Peer, "its connection");
+                Check(ns.RttUs > 40000, "the RTT: " + ns.RttUs);
+                Check(ns.KbpsSent > 0 && ns.KbpsReceived > 0, "inputs flow both ways");
+                Check(ns.SendQueue >= 1 && ns.SendQueue <= 12, "about a round trip of A's inputs unacknowledged: " + ns.SendQueue);
+                Check(Math.Abs(ns.FramesAhead) < 2, "in step: " + ns.FramesAhead);
+                Equal(TwResult.InvalidArgument, pair.A.GetNetworkStats(0, out ns), "a local player has no overlay");
+                Equal(TwResult.InvalidArgument, pair.A.GetNetworkStats(9, out ns), "no such player");
             }
         }
 
@@ -494,6 +524,17 @@ namespace Tickwire.Tests
                     Check(m.ExpectedChecksum != m.ActualChecksum, "the checksums differ");
                     Check(m.Tick > 0 && m.Tick < 20, "caught early: tick " + m.Tick);
                     Equal(st.SynctestMismatches, (ulong)g.Count(TwSessionEventKind.SynctestMismatch), "one event per mismatch");
+                    // Both states of the first mismatch, held until taken (GGPO's log_game_state).
+                    Equal(1, g.Count(TwSessionEventKind.SynctestStatesReady), "one pair captured, held until taken");
+                    byte[] saved = s.TakeSynctestState(TwSynctestState.Saved);
+                    byte[] resimulated = s.TakeSynctestState(TwSynctestState.Resimulated);
+                    Check(saved != null && resimulated != null, "both states handed over");
+                    Equal(null, s.TakeSynctestState(TwSynctestState.Saved), "taken once");
+                    SessionGame probe = new SessionGame(2, 1);
+                    Buffer.BlockCopy(saved, 0, probe.State, 0, saved.Length);
+                    Equal(m.ExpectedChecksum, probe.Checksum(), "the saved state is the one first simulated");
+                    Buffer.BlockCopy(resimulated, 0, probe.State, 0, resimulated.Length);
+                    Equal(m.ActualChecksum, probe.Checksum(), "the resimulated state is the one compared");
                 }
             }
         }
@@ -871,6 +912,7 @@ namespace Tickwire.Tests
             Throws<ObjectDisposedException>(() => s.Start(), "Start");
             Throws<ObjectDisposedException>(() => s.StartRecording(b), "StartRecording");
             Throws<ObjectDisposedException>(() => s.SetInputDelay(1), "SetInputDelay");
+            Throws<ObjectDisposedException>(() => s.SetPlayerInputDelay(0, 1), "SetPlayerInputDelay");
             Throws<ObjectDisposedException>(() => s.SetPrediction(0, b), "SetPrediction");
             Throws<ObjectDisposedException>(() => s.ClearPrediction(0), "ClearPrediction");
             Throws<ObjectDisposedException>(() => { string a = s.LocalAddress; }, "LocalAddress");
@@ -889,6 +931,8 @@ namespace Tickwire.Tests
             Throws<ObjectDisposedException>(() => s.GetStats(out st), "GetStats");
             Throws<ObjectDisposedException>(() => s.GetPeerStats(1, out ps), "GetPeerStats");
             Throws<ObjectDisposedException>(() => s.GetPlayerPeer(1, out peer), "GetPlayerPeer");
+            TwNetworkStats ns;
+            Throws<ObjectDisposedException>(() => s.GetNetworkStats(1, out ns), "GetNetworkStats");
             Throws<ObjectDisposedException>(() => s.TakeDesyncDump(b, out n), "TakeDesyncDump(span)");
             Throws<ObjectDisposedException>(() => s.TakeDesyncDump(), "TakeDesyncDump()");
             Throws<ObjectDisposedException>(() => s.WriteDesyncDump("x"), "WriteDesyncDump");

@@ -52,11 +52,11 @@ pub use host::{COMMAND_QUEUE_CAPACITY, Host, SHUTDOWN_WAIT};
 pub use os_seed::os_random_bytes;
 pub use session::{
     EngineLoop, MAX_INITIAL_STATE, MAX_MESSAGE_SIZE, MAX_PREDICTION, MAX_QUEUED_MESSAGE_BYTES, MAX_REPLAY_SIZE,
-    MAX_UNREAD_MESSAGE_BYTES, MESSAGE_CHANNEL, MessageStats, MessageTarget, NetStats, Networked, P2pSession,
-    P2pSessionStats, P2pSettings, PolledRequest, RelayClient, RelayClientSettings, RelayClientStats, RelayPlayerStats,
-    RelayServer, RelayServerSettings, RelayServerStats, ReplayPlayer, ReplaySettings, ReplayStats, RequestKind,
-    SessionEvent, SessionFailure, Spectator, SpectatorSettings, SpectatorStats, SyncTest, SyncTestSettings,
-    SyncTestStats, UNREAD_OVERHEAD,
+    MAX_UNREAD_MESSAGE_BYTES, MESSAGE_CHANNEL, MessageStats, MessageTarget, NetStats, Networked, P2pPeerStats,
+    P2pSession, P2pSessionStats, P2pSettings, PolledRequest, RelayClient, RelayClientSettings, RelayClientStats,
+    RelayPlayerStats, RelayServer, RelayServerSettings, RelayServerStats, ReplayPlayer, ReplaySettings, ReplayStats,
+    RequestKind, SessionEvent, SessionFailure, Spectator, SpectatorSettings, SpectatorStats, SyncTest,
+    SyncTestSettings, SyncTestStats, UNREAD_OVERHEAD,
 };
 pub use thread::RuntimeStats;
 

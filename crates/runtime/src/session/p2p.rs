@@ -16,7 +16,9 @@ use super::net::{Net, NetStats, has_net};
 use super::roster::{self, Roster};
 use super::settings::P2pSettings;
 use crate::HostEvent;
-use tickwire_proto::{DisconnectReason, MAX_INPUT_DELAY, Micros, P2pConfig, PeerId, Tick};
+use tickwire_proto::{
+    ConnectionStats, DisconnectReason, MAX_INPUT_DELAY, Micros, P2pConfig, PeerId, PeerSyncStats, Tick,
+};
 
 /// A P2P rollback session. Use it from one thread at a time.
 pub struct P2pSession {
@@ -29,6 +31,8 @@ pub struct P2pSession {
     /// Set before the core exists; handed to it when it is built.
     pending_recording: Option<Vec<u8>>,
     pending_predictions: Vec<(usize, Option<Vec<u8>>)>,
+    /// Per-player input delays set before the core exists.
+    pending_delays: Vec<(usize, u32)>,
     /// The host's own silence timeout (`HostConfig`): the transport waits at least
     /// this long, and longer when the session's disconnect timeout asks it to.
     host_timeout_us: Micros,
@@ -47,6 +51,18 @@ pub struct P2pSessionStats {
     pub state_slots: u32,
     /// The socket's figures.
     pub net: NetStats,
+}
+
+/// The figures of a net overlay for one remote player: its connection's and the sync
+/// with its peer. Like GGPO's `ggpo_get_network_stats`.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct P2pPeerStats {
+    /// The connection the player plays behind.
+    pub peer: PeerId,
+    /// RTT, loss, rates and counters of that connection.
+    pub connection: ConnectionStats,
+    /// Frame advantage and queues (zero until the match runs and the peer is heard).
+    pub sync: PeerSyncStats,
 }
 
 /// How much longer than the session's disconnect timeout the transport waits for a
@@ -86,6 +102,7 @@ impl P2pSession {
             dump: None,
             pending_recording: None,
             pending_predictions: Vec::new(),
+            pending_delays: Vec::new(),
             host_timeout_us,
         })
     }
@@ -116,6 +133,11 @@ impl P2pSession {
         self.roster.seal()?;
         self.engine.phase = Phase::Connecting;
         self.ensure_dials();
+        let total = self.roster.groups.len() as u32;
+        for g in &self.roster.groups {
+            let (peer, player, connected) = (g.peer.unwrap_or(0), g.players[0], g.connected);
+            self.engine.events.push_back(SessionEvent::SynchronizingWithPeer { peer, player, connected, total });
+        }
         if self.roster.all_connected() {
             self.build_core();
         }
@@ -158,7 +180,33 @@ impl P2pSession {
         }
         match self.engine.core_mut() {
             Some(s) => s.set_input_delay(delay)?,
-            None => self.core_config.input_delay = delay,
+            None => {
+                self.core_config.input_delay = delay;
+                self.pending_delays.clear();
+            }
+        }
+        Ok(())
+    }
+
+    /// Changes local `player`'s input delay from the next tick on (GGPO's
+    /// `ggpo_set_frame_delay`); the others keep theirs. A later
+    /// [`P2pSession::set_input_delay`] sets every local player's again.
+    pub fn set_player_input_delay(&mut self, player: usize, delay: u32) -> Result<(), SessionFailure> {
+        self.engine.check_player(player)?;
+        if delay > MAX_INPUT_DELAY {
+            return Err(argument(format!("input_delay {delay} above {MAX_INPUT_DELAY}")));
+        }
+        match self.roster.is_local(player) {
+            Some(true) => {}
+            Some(false) => return Err(argument(format!("player {player} is remote: its peer sets its delay"))),
+            None => return Err(state(format!("player {player} was not added"))),
+        }
+        match self.engine.core_mut() {
+            Some(s) => s.set_player_input_delay(player, delay)?,
+            None => {
+                self.pending_delays.retain(|&(p, _)| p != player);
+                self.pending_delays.push((player, delay));
+            }
         }
         Ok(())
     }
@@ -346,7 +394,7 @@ impl P2pSession {
     pub fn stats(&mut self) -> P2pSessionStats {
         let (core, input_delay) = match self.engine.core() {
             Some(s) => (s.stats(), s.input_delay()),
-            None => (tickwire_proto::P2pStats::default(), self.core_config.input_delay),
+            None => (tickwire_proto::P2pStats::default(), self.pending_input_delay()),
         };
         let running = self.engine.core().is_some();
         let connected = self.roster.connected_peers() as u32;
@@ -357,6 +405,31 @@ impl P2pSession {
             state_slots: self.slots() as u32,
             net: NetStats::read(&mut self.net, connected, self.rejected),
         }
+    }
+
+    /// The overlay figures of remote `player`; `Ok(None)` while its peer is not
+    /// connected (before it connects, or after it was dropped). An error for an unknown
+    /// or a local player.
+    pub fn peer_stats_of(&mut self, player: usize) -> Result<Option<P2pPeerStats>, SessionFailure> {
+        self.engine.check_player(player)?;
+        match self.roster.is_local(player) {
+            Some(false) => {}
+            Some(true) => return Err(argument(format!("player {player} is local: it has no peer"))),
+            None => return Err(state(format!("player {player} was not added"))),
+        }
+        let Some(peer) = self.roster.peer_of(player) else { return Ok(None) };
+        let Some(connection) = self.net.host.stats(peer) else { return Ok(None) };
+        let sync = self.engine.core().and_then(|s| s.peer_sync_stats(player)).unwrap_or_default();
+        Ok(Some(P2pPeerStats { peer, connection, sync }))
+    }
+
+    /// Before the core exists: the delay the first local player will start with (the
+    /// core reports its first local player's).
+    fn pending_input_delay(&self) -> u32 {
+        let first_local = (0..self.engine.game.players).find(|&p| self.roster.is_local(p) == Some(true));
+        first_local
+            .and_then(|p| self.pending_delays.iter().find(|&&(q, _)| q == p))
+            .map_or(self.core_config.input_delay, |&(_, d)| d)
     }
 
     /// Dials every connection this side dials that has none (first time, or again
@@ -380,6 +453,10 @@ impl P2pSession {
                 if let Some(initial) = self.pending_recording.take() {
                     s.start_recording(&initial);
                 }
+                for (player, delay) in self.pending_delays.drain(..) {
+                    // Checked when it was set.
+                    let _ = s.set_player_input_delay(player, delay);
+                }
                 for (player, input) in self.pending_predictions.drain(..) {
                     // Checked when it was set.
                     let _ = s.set_prediction(player, input.as_deref());
@@ -399,8 +476,14 @@ impl P2pSession {
                 self.roster.groups[g].connected = true;
                 let player = Some(self.roster.groups[g].players[0]);
                 self.engine.events.push_back(SessionEvent::PeerConnected { peer, player });
-                if matches!(self.engine.phase, Phase::Connecting) && self.roster.all_connected() {
-                    self.build_core();
+                if matches!(self.engine.phase, Phase::Connecting) {
+                    let total = self.roster.groups.len() as u32;
+                    let player = self.roster.groups[g].players[0];
+                    let e = SessionEvent::SynchronizingWithPeer { peer, player, connected: true, total };
+                    self.engine.events.push_back(e);
+                    if self.roster.all_connected() {
+                        self.build_core();
+                    }
                 }
             }
             roster::Arrival::Spectator => {

@@ -334,11 +334,21 @@ namespace Tickwire
             ThrowIfFailed(TwNative.tw_session_set_timeouts(_handle, disconnectTimeoutMs, disconnectNotifyMs));
         }
 
-        /// <summary>P2P: the input delay (0..=32 ticks) from the next tick on.</summary>
+        /// <summary>P2P: every local player's input delay (0..=32 ticks) from the next tick on.</summary>
         public void SetInputDelay(uint ticks)
         {
             ThrowIfDisposed();
             ThrowIfFailed(TwNative.tw_session_set_input_delay(_handle, ticks));
+        }
+
+        /// <summary>
+        /// P2P: local player's own input delay (0..=32 ticks) from the next tick on, as GGPO's
+        /// ggpo_set_frame_delay; the other local players keep theirs.
+        /// </summary>
+        public void SetPlayerInputDelay(uint player, uint ticks)
+        {
+            ThrowIfDisposed();
+            ThrowIfFailed(TwNative.tw_session_set_player_input_delay(_handle, player, ticks));
         }
 
         /// <summary>
@@ -489,6 +499,22 @@ namespace Tickwire
             fixed (TwPeerStats* p = &stats)
             {
                 return TwNative.tw_session_peer_stats(_handle, peer, p);
+            }
+        }
+
+        /// <summary>
+        /// P2P: the net-overlay figures of remote player (RTT, loss, kbps, the frame
+        /// advantage both ways, the input queues), as GGPO's ggpo_get_network_stats; see
+        /// <see cref="TwNetworkStats"/>. Empty while its peer is not connected. Allocates
+        /// nothing: call it every frame.
+        /// </summary>
+        public TwResult GetNetworkStats(uint player, out TwNetworkStats stats)
+        {
+            ThrowIfDisposed();
+            stats = default(TwNetworkStats);
+            fixed (TwNetworkStats* p = &stats)
+            {
+                return TwNative.tw_session_network_stats(_handle, player, p);
             }
         }
 

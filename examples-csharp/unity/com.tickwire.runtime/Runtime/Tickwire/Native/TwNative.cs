@@ -80,6 +80,9 @@ namespace Tickwire.Native
         [DllImport(Lib, CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
         internal static extern UIntPtr tw_relay_player_stats_size();
 
+        [DllImport(Lib, CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
+        internal static extern UIntPtr tw_network_stats_size();
+
         // --- security: settings, keys, connect tokens (any thread) -----------------------
 
         [DllImport(Lib, CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
@@ -203,6 +206,9 @@ namespace Tickwire.Native
         internal static extern TwResult tw_session_set_input_delay(SessionHandle session, uint delay);
 
         [DllImport(Lib, CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
+        internal static extern TwResult tw_session_set_player_input_delay(SessionHandle session, uint player, uint delay);
+
+        [DllImport(Lib, CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
         internal static extern TwResult tw_session_set_prediction(SessionHandle session, uint player, byte* input, UIntPtr len);
 
         [DllImport(Lib, CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
@@ -219,6 +225,9 @@ namespace Tickwire.Native
 
         [DllImport(Lib, CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
         internal static extern TwResult tw_session_player_stats(SessionHandle session, uint player, TwRelayPlayerStats* out_stats);
+
+        [DllImport(Lib, CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
+        internal static extern TwResult tw_session_network_stats(SessionHandle session, uint player, TwNetworkStats* out_stats);
 
         [DllImport(Lib, CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
         internal static extern TwResult tw_session_kick_player(SessionHandle session, uint player, uint reason_code);
@@ -242,6 +251,9 @@ namespace Tickwire.Native
 
         [DllImport(Lib, CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
         internal static extern TwResult tw_session_take_desync_dump(SessionHandle session, byte* buf, UIntPtr buf_len, UIntPtr* out_len);
+
+        [DllImport(Lib, CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
+        internal static extern TwResult tw_session_take_synctest_state(SessionHandle session, uint which, byte* buf, UIntPtr buf_len, UIntPtr* out_len);
 
         [DllImport(Lib, CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
         internal static extern TwResult tw_session_write_desync_dump(SessionHandle session, byte* path);

@@ -145,7 +145,11 @@ namespace Tickwire
         Desync = 9,
         /// <summary>A desync dump is ready: TwSession.TakeDesyncDump or WriteDesyncDump (Data.Tick.Tick).</summary>
         DesyncDumpReady = 10,
-        /// <summary>SYNCTEST: re-simulating a tick gave another checksum (Data.SynctestMismatch).</summary>
+        /// <summary>
+        /// SYNCTEST: re-simulating a tick gave another checksum (Data.SynctestMismatch). Two
+        /// DumpState requests of that tick follow (saved, then resimulated), then
+        /// SynctestStatesReady.
+        /// </summary>
         SynctestMismatch = 11,
         /// <summary>A spectator fell too far behind and was dropped.</summary>
         SpectatorDropped = 12,
@@ -159,7 +163,9 @@ namespace Tickwire
         /// <summary>
         /// RELAY_SERVER and RELAY_CLIENT: a player is in the canonical steps from Data.Relay.Tick
         /// on (Data.Relay.Player). Server: a new client took a free slot (Peer is its
-        /// connection). Client: another player appeared.
+        /// connection). Client: another player appeared; a client that joins a match in
+        /// progress is told of every player already there (once, at the tick of its
+        /// snapshot), never of itself (Joined).
         /// </summary>
         PlayerJoined = 15,
         /// <summary>
@@ -222,6 +228,32 @@ namespace Tickwire
         /// polling again.
         /// </summary>
         Message = 26,
+        /// <summary>
+        /// P2P, before the match runs: progress with one remote peer (Data.Progress; Peer is
+        /// its connection, 0 while this side waits for it to dial). Raised for every remote
+        /// peer at Start (Step 0: connecting) and when its connection is up (Step 1).
+        /// </summary>
+        SynchronizingWithPeer = 30,
+        /// <summary>
+        /// P2P, before the match runs: this side has heard from the peer of
+        /// Data.Progress.Player: Data.Progress.Synchronized of Data.Progress.Total remote peers
+        /// are synchronized now. Synchronized follows once all are.
+        /// </summary>
+        SynchronizedWithPeer = 31,
+        /// <summary>
+        /// SYNCTEST: both states of a mismatch at Data.Tick.Tick are in hand:
+        /// TwSession.TakeSynctestState(Saved / Resimulated), then diff them.
+        /// </summary>
+        SynctestStatesReady = 32,
+    }
+
+    /// <summary>tw_synctest_state: which state of a synctest mismatch TakeSynctestState copies.</summary>
+    public enum TwSynctestState : uint
+    {
+        /// <summary>The state the first simulation of the tick saved.</summary>
+        Saved = 0,
+        /// <summary>The state after the rollback and resimulation.</summary>
+        Resimulated = 1,
     }
 
     /// <summary>
@@ -532,6 +564,24 @@ namespace Tickwire
         public ulong ActualChecksum;
     }
 
+    /// <summary>
+    /// tw_session_event_progress: SynchronizingWithPeer and SynchronizedWithPeer, a P2P
+    /// session's connection progress (GGPO's SYNCHRONIZING_WITH_PEER and
+    /// SYNCHRONIZED_WITH_PEER).
+    /// </summary>
+    [StructLayout(LayoutKind.Sequential)]
+    public struct TwSessionEventProgress
+    {
+        /// <summary>The lowest player index behind the remote peer.</summary>
+        public uint Player;
+        /// <summary>0 connecting, 1 connected (waiting for its first message), 2 synchronized.</summary>
+        public uint Step;
+        /// <summary>Remote peers this side is synchronized with now.</summary>
+        public uint Synchronized;
+        /// <summary>Remote peers of the match.</summary>
+        public uint Total;
+    }
+
     /// <summary>tw_session_event_fatal: FATAL, what went wrong as NUL-terminated UTF-8.</summary>
     [StructLayout(LayoutKind.Sequential)]
     public unsafe struct TwSessionEventFatal
@@ -597,6 +647,7 @@ namespace Tickwire
         [FieldOffset(0)] public TwSessionEventRejected Rejected;
         [FieldOffset(0)] public TwSessionEventFatal Fatal;
         [FieldOffset(0)] public TwSessionEventMessage Message;
+        [FieldOffset(0)] public TwSessionEventProgress Progress;
         /// <summary>Fixes the size and the 8-byte alignment of the union.</summary>
         [FieldOffset(0)] public fixed ulong Reserved[15];
     }

@@ -86,6 +86,11 @@
 #define TW_MAX_UNRELIABLE_SIZE 1159
 
 /**
+ * The largest `tw_session_config.input_size`: bytes of one player's input per tick.
+ */
+#define TW_MAX_INPUT_SIZE 255
+
+/**
  * `tw_request.flags`, ADVANCE: re-simulating after a rollback (mute sounds and effects).
  */
 #define TW_REQUEST_FLAG_RESIMULATING 1
@@ -1606,7 +1611,11 @@ typedef struct tw_session_config {
      */
     uint32_t num_players;
     /**
-     * Bytes per input, 1..=64 (default 2); the same for every player.
+     * Bytes per input, 1..=`TW_MAX_INPUT_SIZE` (255; default 2); the same for every
+     * player. P2P: one tick of every player's input must fit one datagram (room for
+     * disconnect entries and checksum reports included: 4 players of 255 bytes, 8 of
+     * 129, 16 of 61), else `tw_session_create` says the most that fits. The relay
+     * sends larger steps in pieces: 255 bytes for every slot is fine there.
      */
     uint32_t input_size;
     /**
@@ -1661,8 +1670,14 @@ typedef struct tw_session_config {
      */
     uint32_t spectator_max_behind;
     /**
-     * P2P: spectators this peer may serve (default 4); only addresses registered with
-     * `tw_session_add_spectator` are accepted.
+     * P2P: spectators this peer may serve (default 4; 0: none); only addresses
+     * registered with `tw_session_add_spectator` are accepted, at most this many.
+     * Each spectator costs this peer the upload of one more peer: every confirmed
+     * tick of every player's input (`num_players * input_size` bytes plus about 30
+     * bytes of headers, 60 times a second: about 2.3 KB/s for 4 players of 2 bytes)
+     * and a state snapshot when it joins mid-match. The default keeps a home
+     * connection's upload small (GGPO allows 32); a peer with upload to spare raises
+     * it. The host's `max_clients` (when 0) grows with it.
      */
     uint32_t max_spectators;
     /**

@@ -38,7 +38,7 @@ pub struct RelayClientSessionConfig {
     /// The sync layer (tick rate, send interval, lead loop, redundancy). Its input
     /// size and player limits are set from the fields below.
     pub sync: RelayClientConfig,
-    /// Bytes per input (every player's), 1..=64.
+    /// Bytes per input (every player's), 1..=[`MAX_INPUT_SIZE`](crate::MAX_INPUT_SIZE).
     pub input_size: usize,
     /// Player slots in the game, 1..=64 (must match the server).
     pub max_players: usize,
@@ -79,8 +79,8 @@ impl RelayClientSessionConfig {
     /// checks).
     pub fn validate(&self) -> Result<(), ClientSessionError> {
         let bad = |m: String| Err(ClientSessionError::InvalidConfig(m));
-        if !(1..=64).contains(&self.input_size) {
-            return bad(format!("input_size {} not in 1..=64", self.input_size));
+        if !(1..=crate::game::MAX_INPUT_SIZE).contains(&self.input_size) {
+            return bad(format!("input_size {} not in 1..={}", self.input_size, crate::game::MAX_INPUT_SIZE));
         }
         if !(1..=64).contains(&self.max_players) {
             return bad(format!("max_players {} not in 1..=64", self.max_players));

@@ -266,7 +266,11 @@ namespace Tickwire
         /// and RELAY_CLIENT: the player slots, 1..=64, the same on the server and its clients.
         /// </summary>
         public uint NumPlayers;
-        /// <summary>Bytes per input, 1..=64; the same for every player.</summary>
+        /// <summary>
+        /// Bytes per input, 1..=TwConstants.MaxInputSize (255); the same for every player. P2P:
+        /// one tick of every player's input must fit one datagram (4 players of 255 bytes, 8 of
+        /// 129, 16 of 61).
+        /// </summary>
         public uint InputSize;
         /// <summary>Ticks per second, in (0, 10000].</summary>
         public double TickRateHz;
@@ -302,7 +306,11 @@ namespace Tickwire
         public uint SpectatorCatchupSpeed;
         /// <summary>SPECTATOR: more than this many received ticks not yet played starts catching up.</summary>
         public uint SpectatorMaxBehind;
-        /// <summary>P2P: spectators this peer may serve.</summary>
+        /// <summary>
+        /// P2P: spectators this peer may serve (default 4; 0: none). Each costs the upload of one
+        /// more peer (every player's confirmed inputs, about 2.3 KB/s for 4 players of 2 bytes,
+        /// and a snapshot when it joins mid-match); GGPO allows 32.
+        /// </summary>
         public uint MaxSpectators;
         /// <summary>P2P: non-zero saves only confirmed ticks: fewer saves, longer re-simulations.</summary>
         public uint SparseSaving;

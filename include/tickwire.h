@@ -827,6 +827,13 @@ enum tw_session_event_kind
      * are taken the next mismatch is captured.
      */
     TW_SESSION_EVENT_KIND_SYNCTEST_STATES_READY = 32,
+    /**
+     * RELAY_CLIENT: the input delay in force changed (`data.input_delay`): the part
+     * of the round trip beyond `max_prediction` shows as input delay (`spill`), or a
+     * delay from `input_delay_mode` changed. Raise `max_prediction` to hide more of a
+     * long round trip by prediction instead. At most once a second.
+     */
+    TW_SESSION_EVENT_KIND_INPUT_DELAY_CHANGED = 33,
 };
 #ifndef __cplusplus
 #if __STDC_VERSION__ >= 202311L
@@ -1626,7 +1633,8 @@ typedef struct tw_session_config {
      * P2P: most ticks simulated past the confirmed inputs, 0..=64 (default 8);
      * 0 is lockstep. RELAY_CLIENT: most ticks predicted past the authoritative state,
      * 1..=64; latency beyond it becomes input delay (about one round trip plus the
-     * server's buffering is needed: 12 at 100 ms and 60 Hz).
+     * server's buffering is needed: 12 at 100 ms and 60 Hz), and the event
+     * INPUT_DELAY_CHANGED says how much (`data.input_delay.spill`).
      */
     uint32_t max_prediction;
     /**
@@ -2123,6 +2131,22 @@ typedef struct tw_session_event_progress {
 } tw_session_event_progress;
 
 /**
+ * INPUT_DELAY_CHANGED: a relay client's input delay in force.
+ */
+typedef struct tw_session_event_input_delay {
+    /**
+     * The input delay now, in ticks: a local input takes effect this many ticks after
+     * the tick it was pushed for.
+     */
+    uint32_t ticks;
+    /**
+     * The part of it that is latency beyond `max_prediction` (0: none; the delay is
+     * the configured one).
+     */
+    uint32_t spill;
+} tw_session_event_input_delay;
+
+/**
  * The per-kind part of a `tw_session_event`. Read only the member named by `kind`.
  */
 typedef union tw_session_event_data {
@@ -2135,6 +2159,7 @@ typedef union tw_session_event_data {
     struct tw_session_event_rejected rejected;
     struct tw_session_event_fatal fatal;
     struct tw_session_event_progress progress;
+    struct tw_session_event_input_delay input_delay;
     /**
      * Fixes the size and alignment, so new kinds never change `sizeof(tw_session_event)`.
      */

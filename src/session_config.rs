@@ -139,7 +139,8 @@ pub struct tw_session_config {
     /// P2P: most ticks simulated past the confirmed inputs, 0..=64 (default 8);
     /// 0 is lockstep. RELAY_CLIENT: most ticks predicted past the authoritative state,
     /// 1..=64; latency beyond it becomes input delay (about one round trip plus the
-    /// server's buffering is needed: 12 at 100 ms and 60 Hz).
+    /// server's buffering is needed: 12 at 100 ms and 60 Hz), and the event
+    /// INPUT_DELAY_CHANGED says how much (`data.input_delay.spill`).
     pub max_prediction: u32,
     /// P2P: local inputs apply this many ticks later, 0..=32 (default 0);
     /// changeable at run time with `tw_session_set_input_delay`. RELAY_CLIENT with

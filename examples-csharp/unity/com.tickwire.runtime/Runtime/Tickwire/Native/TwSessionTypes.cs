@@ -239,6 +239,12 @@ namespace Tickwire
         /// TwSession.TakeSynctestState(Saved / Resimulated), then diff them.
         /// </summary>
         SynctestStatesReady = 32,
+        /// <summary>
+        /// RELAY_CLIENT: the input delay in force changed (Data.InputDelay): the part of the
+        /// round trip beyond MaxPrediction shows as input delay (Spill). Raise MaxPrediction to
+        /// hide more of a long round trip. At most once a second.
+        /// </summary>
+        InputDelayChanged = 33,
     }
 
     /// <summary>tw_synctest_state: which state of a synctest mismatch TakeSynctestState copies.</summary>
@@ -566,6 +572,16 @@ namespace Tickwire
         public ulong ActualChecksum;
     }
 
+    /// <summary>tw_session_event_input_delay: InputDelayChanged, a relay client's input delay in force.</summary>
+    [StructLayout(LayoutKind.Sequential)]
+    public struct TwSessionEventInputDelay
+    {
+        /// <summary>The input delay now, in ticks.</summary>
+        public uint Ticks;
+        /// <summary>The part of it that is latency beyond MaxPrediction (0: none).</summary>
+        public uint Spill;
+    }
+
     /// <summary>
     /// tw_session_event_progress: SynchronizingWithPeer and SynchronizedWithPeer, a P2P
     /// session's connection progress (GGPO's SYNCHRONIZING_WITH_PEER and
@@ -616,6 +632,7 @@ namespace Tickwire
         [FieldOffset(0)] public TwSessionEventRejected Rejected;
         [FieldOffset(0)] public TwSessionEventFatal Fatal;
         [FieldOffset(0)] public TwSessionEventProgress Progress;
+        [FieldOffset(0)] public TwSessionEventInputDelay InputDelay;
         /// <summary>Fixes the size and the 8-byte alignment of the union.</summary>
         [FieldOffset(0)] public fixed ulong Reserved[15];
     }

@@ -86,6 +86,11 @@
 #define TW_MAX_UNRELIABLE_SIZE 1159
 
 /**
+ * The largest `tw_session_config.input_size`: bytes of one player's input per tick.
+ */
+#define TW_MAX_INPUT_SIZE 255
+
+/**
  * `tw_request.flags`, ADVANCE: re-simulating after a rollback (mute sounds and effects).
  */
 #define TW_REQUEST_FLAG_RESIMULATING 1
@@ -855,6 +860,13 @@ enum tw_session_event_kind
      * are taken the next mismatch is captured.
      */
     TW_SESSION_EVENT_KIND_SYNCTEST_STATES_READY = 32,
+    /**
+     * RELAY_CLIENT: the input delay in force changed (`data.input_delay`): the part
+     * of the round trip beyond `max_prediction` shows as input delay (`spill`), or a
+     * delay from `input_delay_mode` changed. Raise `max_prediction` to hide more of a
+     * long round trip by prediction instead. At most once a second.
+     */
+    TW_SESSION_EVENT_KIND_INPUT_DELAY_CHANGED = 33,
 };
 #ifndef __cplusplus
 #if __STDC_VERSION__ >= 202311L
@@ -1639,7 +1651,11 @@ typedef struct tw_session_config {
      */
     uint32_t num_players;
     /**
-     * Bytes per input, 1..=64 (default 2); the same for every player.
+     * Bytes per input, 1..=`TW_MAX_INPUT_SIZE` (255; default 2); the same for every
+     * player. P2P: one tick of every player's input must fit one datagram (room for
+     * disconnect entries and checksum reports included: 4 players of 255 bytes, 8 of
+     * 129, 16 of 61), else `tw_session_create` says the most that fits. The relay
+     * sends larger steps in pieces: 255 bytes for every slot is fine there.
      */
     uint32_t input_size;
     /**
@@ -1650,7 +1666,8 @@ typedef struct tw_session_config {
      * P2P: most ticks simulated past the confirmed inputs, 0..=64 (default 8);
      * 0 is lockstep. RELAY_CLIENT: most ticks predicted past the authoritative state,
      * 1..=64; latency beyond it becomes input delay (about one round trip plus the
-     * server's buffering is needed: 12 at 100 ms and 60 Hz).
+     * server's buffering is needed: 12 at 100 ms and 60 Hz), and the event
+     * INPUT_DELAY_CHANGED says how much (`data.input_delay.spill`).
      */
     uint32_t max_prediction;
     /**
@@ -1694,8 +1711,14 @@ typedef struct tw_session_config {
      */
     uint32_t spectator_max_behind;
     /**
-     * P2P: spectators this peer may serve (default 4); only addresses registered with
-     * `tw_session_add_spectator` are accepted.
+     * P2P: spectators this peer may serve (default 4; 0: none); only addresses
+     * registered with `tw_session_add_spectator` are accepted, at most this many.
+     * Each spectator costs this peer the upload of one more peer: every confirmed
+     * tick of every player's input (`num_players * input_size` bytes plus about 30
+     * bytes of headers, 60 times a second: about 2.3 KB/s for 4 players of 2 bytes)
+     * and a state snapshot when it joins mid-match. The default keeps a home
+     * connection's upload small (GGPO allows 32); a peer with upload to spare raises
+     * it. The host's `max_clients` (when 0) grows with it.
      */
     uint32_t max_spectators;
     /**
@@ -2159,6 +2182,22 @@ typedef struct tw_session_event_progress {
 } tw_session_event_progress;
 
 /**
+ * INPUT_DELAY_CHANGED: a relay client's input delay in force.
+ */
+typedef struct tw_session_event_input_delay {
+    /**
+     * The input delay now, in ticks: a local input takes effect this many ticks after
+     * the tick it was pushed for.
+     */
+    uint32_t ticks;
+    /**
+     * The part of it that is latency beyond `max_prediction` (0: none; the delay is
+     * the configured one).
+     */
+    uint32_t spill;
+} tw_session_event_input_delay;
+
+/**
  * The per-kind part of a `tw_session_event`. Read only the member named by `kind`.
  */
 typedef union tw_session_event_data {
@@ -2172,6 +2211,7 @@ typedef union tw_session_event_data {
     struct tw_session_event_fatal fatal;
     struct tw_session_event_message message;
     struct tw_session_event_progress progress;
+    struct tw_session_event_input_delay input_delay;
     /**
      * Fixes the size and alignment, so new kinds never change `sizeof(tw_session_event)`.
      */

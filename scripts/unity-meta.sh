@@ -15,7 +15,7 @@
 # those do get one), and not the .meta files.
 #
 # The importer follows the file type: folders, C# scripts, assembly definitions, the
-# package manifest, text, and native plugins, which are enabled for exactly their own
+# package manifest, text, scenes, and native plugins, which are enabled for exactly their own
 # platform and CPU (Linux/x86_64/libtickwire.so: Editor and Standalone on Linux x86_64;
 # Windows/x86_64/tickwire.dll: Editor and Standalone on Windows x86_64).
 # scripts/unity-package-check.sh checks the result.
@@ -106,6 +106,11 @@ write_meta() {
             ;;
         package.json)
             printf 'PackageManifestImporter:\n  externalObjects: {}\n'
+            tail_lines
+            ;;
+        *.unity)
+            # A scene.
+            printf 'DefaultImporter:\n  externalObjects: {}\n'
             tail_lines
             ;;
         *.md | *.txt | *.json)

@@ -33,6 +33,7 @@ ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 SRC_PKG="$(cd "${1:-$ROOT/examples-csharp/unity/com.tickwire.runtime}" && pwd)"
 OUT="$ROOT/build/unity-package"
 STUBS_CS="$ROOT/bindings/csharp/Tests/UnitySim/UnityStubs.cs"
+INPUT_SYSTEM_STUBS_CS="$ROOT/bindings/csharp/Tests/UnitySim/InputSystemStubs.cs"
 MCS=(mcs -langversion:7.2 -warnaserror)
 rm -rf "$OUT"
 mkdir -p "$OUT/extracted" "$OUT/asm"
@@ -208,6 +209,37 @@ legal_files() {
 }
 check "LICENSE.md, CHANGELOG.md, Third Party Notices.md (every crate of the library named)" legal_files
 
+# --- each sample has a scene ---------------------------------------------------------------------
+# $1: the sample's folder. It holds a .unity scene; every script the scene uses
+# (m_Script guid) is a .cs of the sample (by its .meta's guid), named after its class, and
+# every field the scene sets on it is one of that script's [SerializeField]s.
+sample_scene() {
+    local dir="$1" scene guid meta cs fields f bad=0 n=0
+    mapfile -t scenes < <(find "$dir" -name '*.unity' | sort)
+    [ "${#scenes[@]}" -gt 0 ] || { echo "no .unity scene in $dir"; return 1; }
+    for scene in "${scenes[@]}"; do
+        head -n 1 "$scene" | grep -q '^%YAML 1.1$' || { echo "$scene: not a Unity YAML scene"; bad=1; }
+        while IFS= read -r guid; do
+            meta="$(grep -l "^guid: $guid\$" "$dir"/*.cs.meta 2>/dev/null | head -n 1)"
+            [ -n "$meta" ] || { echo "$scene: script guid $guid is no script of the sample"; bad=1; continue; }
+            cs="${meta%.meta}"
+            grep -q "class $(basename "$cs" .cs)\b" "$cs" || { echo "$cs: no class named after the file"; bad=1; }
+            # The fields set under this script's MonoBehaviour blocks.
+            fields="$(awk -v g="$guid" '
+                /^--- / { inside = 0 }
+                $0 ~ "m_Script: .*guid: " g { inside = 1; next }
+                inside && /^  [a-zA-Z_]+:/ && $1 !~ /^m_/ { sub(":", "", $1); print $1 }' "$scene" | sort -u)"
+            for f in $fields; do
+                grep -q "\[SerializeField\] private [a-z]* $f\b" "$cs" ||
+                    { echo "$scene sets $f, which $(basename "$cs") does not serialize"; bad=1; }
+                n=$((n + 1))
+            done
+        done < <(grep -o 'm_Script: {fileID: 11500000, guid: [0-9a-f]*' "$scene" | awk '{print $NF}' | sort -u)
+    done
+    echo "${#scenes[@]} scene(s), $n serialized fields checked"
+    return "$bad"
+}
+
 # --- compile as Unity does: one assembly per asmdef --------------------------------------------
 # $1: the asmdef; the assembly is named after it and compiled from the .cs files below its
 # folder (the runtime's: Runtime/), with the assemblies it references and the defines.
@@ -227,14 +259,24 @@ compile_asmdef() {
     "${MCS[@]}" "${unsafe[@]}" -target:library "$@" -r:"$OUT/asm/UnityEngine.dll" "${refs[@]}" \
         -out:"$OUT/asm/$name.dll" "${sources[@]}" && echo "$name.dll from ${#sources[@]} scripts ${unsafe[*]}"
 }
-# The stand-ins of UnityEngine and UnityEditor (one assembly, as the tests build them).
+# The stand-ins of UnityEngine and UnityEditor (one assembly, as the tests build them), and
+# of the Input System package (Unity.InputSystem), which the samples reference.
 check "build the Unity API stand-ins" "${MCS[@]}" -target:library -out:"$OUT/asm/UnityEngine.dll" "$STUBS_CS"
+check "build the Input System stand-ins (Unity.InputSystem)" "${MCS[@]}" -target:library \
+    -out:"$OUT/asm/Unity.InputSystem.dll" "$INPUT_SYSTEM_STUBS_CS"
 check "compile Tickwire.Runtime (editor defines) from the unpacked package" \
     compile_asmdef "$RUNTIME_ASMDEF" -define:UNITY_5_3_OR_NEWER -define:UNITY_EDITOR
 for s in "${SAMPLES[@]}"; do
     def="$(find "$PKG/$s" -name '*.asmdef' | head -n 1)"
     if [ -n "$def" ]; then
-        check "sample $s compiles as imported, with its asmdef" compile_asmdef "$def" -define:UNITY_5_3_OR_NEWER
+        check "sample $s compiles as imported, with its asmdef (legacy Input Manager)" \
+            compile_asmdef "$def" -define:UNITY_5_3_OR_NEWER
+        # With com.unity.inputsystem installed and active: the asmdef's versionDefines set
+        # TICKWIRE_INPUT_SYSTEM, and Unity sets ENABLE_INPUT_SYSTEM.
+        check "sample $s compiles with the Input System package active" compile_asmdef "$def" \
+            -define:UNITY_5_3_OR_NEWER -define:ENABLE_INPUT_SYSTEM \
+            -define:"$(jq -r '.versionDefines[] | select(.name == "com.unity.inputsystem") | .define' "$def")"
+        check "sample $s: a scene whose scripts and fields are the sample's" sample_scene "$PKG/$s"
     else
         check "sample $s compiles as imported (no asmdef)" false
     fi

@@ -146,6 +146,11 @@ pub enum tw_session_event_kind {
     /// and diff them (GGPO's `log_game_state`). One pair is held at a time; once both
     /// are taken the next mismatch is captured.
     SynctestStatesReady = 32,
+    /// RELAY_CLIENT: the input delay in force changed (`data.input_delay`): the part
+    /// of the round trip beyond `max_prediction` shows as input delay (`spill`), or a
+    /// delay from `input_delay_mode` changed. Raise `max_prediction` to hide more of a
+    /// long round trip by prediction instead. At most once a second.
+    InputDelayChanged = 33,
 }
 
 /// Why a relay server removed a player (`tw_session_event_relay.reason` of
@@ -314,6 +319,18 @@ pub struct tw_session_event_progress {
     pub total: u32,
 }
 
+/// INPUT_DELAY_CHANGED: a relay client's input delay in force.
+#[repr(C)]
+#[derive(Debug, Clone, Copy)]
+pub struct tw_session_event_input_delay {
+    /// The input delay now, in ticks: a local input takes effect this many ticks after
+    /// the tick it was pushed for.
+    pub ticks: u32,
+    /// The part of it that is latency beyond `max_prediction` (0: none; the delay is
+    /// the configured one).
+    pub spill: u32,
+}
+
 /// FATAL.
 #[repr(C)]
 #[derive(Debug, Clone, Copy)]
@@ -336,6 +353,7 @@ pub union tw_session_event_data {
     pub fatal: tw_session_event_fatal,
     pub message: tw_session_event_message,
     pub progress: tw_session_event_progress,
+    pub input_delay: tw_session_event_input_delay,
     /// Fixes the size and alignment, so new kinds never change `sizeof(tw_session_event)`.
     pub reserved: [u64; 15],
 }
@@ -417,6 +435,10 @@ fn client_event(out: &mut tw_session_event, e: ClientSessionEvent, server: u32) 
         ClientSessionEvent::PredictionWindowFull { tick } => {
             out.data.tick = tw_session_event_tick { tick };
             return (K::PredictionWindowFull, server);
+        }
+        ClientSessionEvent::InputDelayChanged { delay, spill } => {
+            out.data.input_delay = tw_session_event_input_delay { ticks: delay, spill };
+            return (K::InputDelayChanged, server);
         }
         ClientSessionEvent::Desync { tick, local, remote } => {
             out.data.desync =

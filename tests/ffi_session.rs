@@ -262,6 +262,15 @@ fn a_replay_recorded_over_udp_reproduces_the_checksums() {
             }
         };
         assert_eq!(e.checksum(), expected, "final checksum at tick {end}");
+        // Played to the end: no tick is due any more, as after a relay client's
+        // SERVER_LOST (it kept giving ticks that only answered FINISHED).
+        std::thread::sleep(Duration::from_millis(60));
+        let mut due = 99;
+        // SAFETY: live session, valid pointer.
+        ok(unsafe { tw_session_ticks_due(s.0, &mut due) });
+        assert_eq!(due, 0, "no tick due after the end");
+        // SAFETY: live session.
+        assert_eq!(unsafe { tw_session_advance(s.0) }, tw_result::Finished);
     }
     std::fs::remove_file(&path).unwrap();
 }

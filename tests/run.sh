@@ -201,7 +201,7 @@ build_unity_path() {
         "${MCS[@]}" -r:"$CS/unity/UnityStubs.dll" -r:"$CS/unity/Tickwire.dll" -r:"$CS/unity/SampleRelay.dll" \
             -out:"$CS/unity/UnitySim.exe" "$CS_TESTS/UnitySim/UnitySim.cs" &&
         "${MCS[@]}" -target:library -r:"$CS/unity/UnityStubs.dll" -r:"$CS/unity/Tickwire.dll" -out:"$CS/unity/SampleP2P.dll" \
-            "$UNITY_PKG/Samples~/P2P/TickwireP2PPlayer.cs" &&
+            "$UNITY_PKG/Samples~/P2P"/*.cs &&
         mkdir -p "$CS/unity/ios" &&
         "${MCS[@]}" -target:library -define:UNITY_5_3_OR_NEWER -define:UNITY_IOS -r:"$CS/unity/UnityStubs.dll" \
             -out:"$CS/unity/ios/Tickwire.dll" -recurse:"$UNITY_PKG/Runtime/*.cs" &&

@@ -191,6 +191,7 @@ namespace Tickwire.Tests
             { "tw_session_event_fatal", typeof(TwSessionEventFatal) },
             { "tw_session_event_message", typeof(TwSessionEventMessage) },
             { "tw_session_event_progress", typeof(TwSessionEventProgress) },
+            { "tw_session_event_input_delay", typeof(TwSessionEventInputDelay) },
             { "tw_session_event_data", typeof(TwSessionEventData) },
             { "tw_session_event", typeof(TwSessionEvent) },
             { "tw_session_stats", typeof(TwSessionStats) },

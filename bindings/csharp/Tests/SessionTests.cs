@@ -274,7 +274,7 @@ namespace Tickwire.Tests
             Contains(e.NativeMessage, "tw_session_create", "names the function");
             Contains(e.NativeMessage, "mode 99", "names the field and value");
             ThrowsTw(TwResult.InvalidArgument, () => new TwSession(Tweaked(TwSessionMode.SyncTest, c => { c.NumPlayers = 0; return c; })), "0 players");
-            ThrowsTw(TwResult.InvalidArgument, () => new TwSession(Tweaked(TwSessionMode.SyncTest, c => { c.InputSize = 65; return c; })), "65-byte inputs");
+            ThrowsTw(TwResult.InvalidArgument, () => new TwSession(Tweaked(TwSessionMode.SyncTest, c => { c.InputSize = TwConstants.MaxInputSize + 1; return c; })), "256-byte inputs");
             e = ThrowsTw(TwResult.InvalidArgument, () => new TwSession(Tweaked(TwSessionMode.SyncTest, c => { c.TickRateHz = 0; return c; })), "0 Hz");
             Contains(e.NativeMessage, "tick_rate_hz", "names the field");
             e = ThrowsTw(TwResult.VersionMismatch, () => new TwSession(Tweaked(TwSessionMode.SyncTest, c => { c.StructSize = 12; return c; })), "struct_size 12");

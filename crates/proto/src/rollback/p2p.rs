@@ -48,6 +48,14 @@ use crate::transport::Endpoint;
 /// Largest input delay accepted, in ticks.
 pub const MAX_INPUT_DELAY: u32 = 32;
 
+/// Whether one tick of every player's input fits one datagram: P2P inputs go
+/// unreliable, one message each, never in pieces, and a spectator's message carries
+/// every player's (with room for a disconnect entry per player and two checksum
+/// reports): 4 players of 255 bytes, 8 of 129, 16 of 61.
+pub fn p2p_inputs_fit(players: usize, input_size: usize) -> bool {
+    super::message::max_encoded_len(1, players, input_size, players, 2) <= crate::transport::MAX_UNRELIABLE
+}
+
 fn check_delay(delay: u32) -> Result<(), SessionError> {
     if delay > MAX_INPUT_DELAY {
         return Err(SessionError::InvalidConfig(format!("input_delay {delay} above {MAX_INPUT_DELAY}")));
@@ -128,6 +136,13 @@ impl P2pSession {
             }
         }
         let k = local.len().max(players.len());
+        if !p2p_inputs_fit(players.len(), cfg.input_size) {
+            return Err(SessionError::InvalidConfig(format!(
+                "{} players with {} bytes of input each do not fit one datagram: fewer players or smaller inputs",
+                players.len(),
+                cfg.input_size
+            )));
+        }
         let max_ticks_per_msg = (1..=255usize)
             .take_while(|&c| {
                 super::message::max_encoded_len(c, k, cfg.input_size, players.len(), 2)

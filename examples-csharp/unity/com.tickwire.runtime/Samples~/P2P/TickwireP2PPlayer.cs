@@ -105,9 +105,9 @@ namespace Tickwire.Samples.P2P
 
         private static byte ReadInput()
         {
-            float h = Input.GetAxisRaw("Horizontal");
-            float v = Input.GetAxisRaw("Vertical");
-            return (byte)((h < 0 ? 1 : 0) | (h > 0 ? 2 : 0) | (v < 0 ? 4 : 0) | (v > 0 ? 8 : 0));
+            int dx, dy;
+            SampleInput.Read(out dx, out dy);
+            return (byte)((dx < 0 ? 1 : 0) | (dx > 0 ? 2 : 0) | (dy < 0 ? 4 : 0) | (dy > 0 ? 8 : 0));
         }
 
         private void RunRequests()

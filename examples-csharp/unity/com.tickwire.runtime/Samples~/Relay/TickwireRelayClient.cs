@@ -90,10 +90,10 @@ namespace Tickwire.Samples.Relay
             }
             for (int i = 0; i < due; i++)
             {
-                float h = Input.GetAxisRaw("Horizontal");
-                float v = Input.GetAxisRaw("Vertical");
-                _input[0] = (byte)(h < 0 ? 0 : (h > 0 ? 2 : 1)); // dx + 1
-                _input[1] = (byte)(v < 0 ? 0 : (v > 0 ? 2 : 1)); // dy + 1
+                int dx, dy;
+                SampleInput.Read(out dx, out dy);
+                _input[0] = (byte)(dx + 1);
+                _input[1] = (byte)(dy + 1);
                 _session.PushInput(TwConstants.LocalPlayer, _input); // this client's player, whichever slot it has
                 _session.Advance();                                  // Ok, or NotSynchronized before it joined
                 RunRequests();

@@ -78,6 +78,11 @@ pub enum tw_disconnect_reason {
     /// `KICKED` (the relay's own kick of a client that fell out of step, which keeps
     /// the slot and reconnects), it is final.
     KickedByEngine = 14,
+    /// The address was a host name that gave no usable address (no such name, no
+    /// DNS, or only addresses of the other family than the bound socket's); nothing
+    /// was sent. Final. On a host: the DISCONNECTED of the peer `tw_host_connect`
+    /// returned; a relay client: SERVER_LOST. Seen by the dialling side only.
+    ResolveFailed = 15,
 }
 
 impl From<DisconnectReason> for tw_disconnect_reason {
@@ -97,6 +102,7 @@ impl From<DisconnectReason> for tw_disconnect_reason {
             DisconnectReason::TokenInUse => tw_disconnect_reason::TokenInUse,
             DisconnectReason::Replaced => tw_disconnect_reason::Replaced,
             DisconnectReason::KickedByEngine => tw_disconnect_reason::KickedByEngine,
+            DisconnectReason::ResolveFailed => tw_disconnect_reason::ResolveFailed,
         }
     }
 }

@@ -2,7 +2,9 @@
 
 use std::ffi::c_char;
 
-use super::args::{AUTOMATIC_BIND, arg_bind, arg_bytes, arg_target, check_out_buf, check_peer, copy_address_out, copy_out, write_out};
+use super::args::{
+    AUTOMATIC_BIND, arg_bind, arg_bytes, arg_target, check_out_buf, check_peer, copy_address_out, copy_out, write_out,
+};
 use super::config::{arg_link_sim, check_struct_size, tw_direction, tw_host_config, tw_link_sim_config};
 use super::error::{Failure, FfiResult, tw_result};
 use super::event::tw_event;
@@ -79,8 +81,9 @@ pub(crate) fn with_host(
 /// # Safety
 /// `config` must be NULL or point to a readable `tw_host_config` (at least its
 /// `struct_size` field, which decides how much is read), and its `security` must be
-/// NULL or point to a readable `tw_security_config`. `bind_address` must be NULL or
-/// a NUL-terminated string (NULL is allowed: the automatic bind). `out_host` must be NULL or valid for writing a pointer.
+/// NULL or point to a readable `tw_security_config`. `bind_address` must be NULL (the
+/// automatic bind) or a NUL-terminated string. `out_host` must be NULL or valid for
+/// writing a pointer.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn tw_host_create(
     config: *const tw_host_config,
@@ -118,7 +121,9 @@ pub unsafe extern "C" fn tw_host_create(
 /// Blocks while the network thread tells its peers goodbye and exits: normally a few
 /// milliseconds, never more than 1 second. If the thread has not finished by then it is
 /// detached and exits on its own shortly after; the socket closes when it does. The
-/// thread never waits on the caller, so this cannot deadlock.
+/// thread never waits on the caller, so this cannot deadlock. A host-name lookup still
+/// running (they cannot be cancelled) adds at most 0.2 s; its thread is then detached
+/// and exits when the system's resolver returns.
 ///
 /// Ownership: `host` is invalid afterwards. NULL is a no-op. Destroying the same host
 /// twice is undefined behaviour.

@@ -11,8 +11,8 @@ use crossbeam_channel::{Receiver, RecvTimeoutError, Sender, TryRecvError, TrySen
 
 use super::budget::{EngineBudget, SendBudget};
 use super::pool::BufferPool;
-use super::resolve::{Resolution, Resolver, Ticket};
 use super::protocol::Protocol;
+use super::resolve::{Resolution, Resolver, Ticket};
 use super::thread::{self, Command, IDLE_CAP, RuntimeStats, Shared, ThreadMsg, ThreadParts};
 use super::to_engine::Polled;
 use super::{Direction, FullQueue, HostConfig, HostError, HostEvent, socket, waker};

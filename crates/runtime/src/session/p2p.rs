@@ -31,6 +31,9 @@ pub struct P2pSession {
     /// The host's own silence timeout (`HostConfig`): the transport waits at least
     /// this long, and longer when the session's disconnect timeout asks it to.
     host_timeout_us: Micros,
+    /// Connections accepted while a remote player's name was still being looked up
+    /// and from no known address: sorted once every name has its address.
+    unsorted: Vec<(PeerId, SocketAddr)>,
 }
 
 /// A P2P session's figures.
@@ -86,6 +89,7 @@ impl P2pSession {
             pending_recording: None,
             pending_predictions: Vec::new(),
             host_timeout_us,
+            unsorted: Vec::new(),
         })
     }
 
@@ -351,6 +355,9 @@ impl P2pSession {
     /// Takes the answers of the remote players' host names; one that gives no address
     /// ends the session: the match cannot start without that peer.
     fn settle_names(&mut self) {
+        if !self.roster.resolving() {
+            return;
+        }
         for g in 0..self.roster.groups.len() {
             let Some((ticket, text)) = self.roster.groups[g].name.clone() else { continue };
             let mut remote = Remote::Resolving(ticket, text.clone());
@@ -365,6 +372,11 @@ impl P2pSession {
                     let player = self.roster.groups[g].players[0];
                     return self.engine.die(format!("remote player {player}'s address: {why}"));
                 }
+            }
+        }
+        if !self.roster.resolving() {
+            for (peer, addr) in std::mem::take(&mut self.unsorted) {
+                self.on_connected(peer, addr);
             }
         }
     }
@@ -407,6 +419,9 @@ impl P2pSession {
                 }
                 self.engine.events.push_back(SessionEvent::PeerConnected { peer, player: None });
             }
+            // A remote player's name is still being looked up: this may be that peer,
+            // which dialled before the answer came. Decided once the names are settled.
+            roster::Arrival::Unexpected if self.roster.resolving() => self.unsorted.push((peer, addr)),
             roster::Arrival::Watched | roster::Arrival::Unexpected => {
                 let _ = self.net.host.disconnect(peer);
                 self.rejected += 1;
@@ -416,6 +431,7 @@ impl P2pSession {
     }
 
     fn on_disconnected(&mut self, peer: PeerId, reason: DisconnectReason) {
+        self.unsorted.retain(|(p, _)| *p != peer);
         if let Some(g) = self.roster.group_of(peer) {
             let group = &mut self.roster.groups[g];
             group.connected = false;
@@ -443,6 +459,9 @@ impl Driven for P2pSession {
         &mut self.engine
     }
     fn pump(&mut self) {
+        if matches!(self.engine.phase, Phase::Connecting) {
+            self.settle_names();
+        }
         while let Some(ev) = self.net.host.poll_event() {
             match ev {
                 HostEvent::Message { peer, data, received_at, .. } => {

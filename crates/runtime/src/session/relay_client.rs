@@ -14,7 +14,8 @@ use super::relay_server::pump_relay;
 use super::settings::RelayClientSettings;
 use crate::Target;
 use tickwire_proto::{
-    ClientSessionEvent, DisconnectReason, ClientSessionStats, Micros, PeerId, RelayClientSession, RelayClientSessionConfig, Tick,
+    ClientSessionEvent, ClientSessionStats, DisconnectReason, Micros, PeerId, RelayClientSession,
+    RelayClientSessionConfig, Tick,
 };
 
 /// A relay client session. Use it from one thread at a time.

@@ -222,6 +222,11 @@ impl Roster {
             .collect()
     }
 
+    /// Some remote player's host name is still being looked up.
+    pub(super) fn resolving(&self) -> bool {
+        self.groups.iter().any(|g| g.name.is_some())
+    }
+
     pub(super) fn all_connected(&self) -> bool {
         self.groups.iter().all(|g| g.connected)
     }
@@ -240,7 +245,9 @@ impl Roster {
         if let Some(g) = self.groups.iter().position(|g| g.peer == Some(peer)) {
             return Arrival::Group(g);
         }
-        if let Some(g) = self.groups.iter().position(|g| !g.dials && g.peer.is_none() && g.name.is_none() && g.addr == addr) {
+        if let Some(g) =
+            self.groups.iter().position(|g| !g.dials && g.peer.is_none() && g.name.is_none() && g.addr == addr)
+        {
             self.groups[g].peer = Some(peer);
             return Arrival::Group(g);
         }

@@ -192,7 +192,8 @@ fn hostile_addresses_are_refused_at_once() {
     let r = unsafe { tw_host_connect(h.0, bytes.as_ptr().cast::<c_char>(), &mut peer) };
     assert_eq!(r, tw_result::InvalidArgument);
     // Not UTF-8.
-    let r = unsafe { tw_host_connect(h.0, b"\xff\xfe:80\0".as_ptr().cast::<c_char>(), &mut peer) };
+    // SAFETY: live host, NUL-terminated, writable out pointer.
+    let r = unsafe { tw_host_connect(h.0, c"\xff\xfe:80".as_ptr(), &mut peer) };
     assert_eq!(r, tw_result::InvalidArgument);
 }
 

@@ -225,3 +225,69 @@ fn session_addresses_refuse_bad_names_at_once() {
         assert!(last_error().starts_with("tw_session_set_server: "), "{}", last_error());
     }
 }
+
+/// Pumps `sessions` (ticks due, events) until `done` holds for the events of the last
+/// one, or panics after `limit`.
+fn pump_until(
+    sessions: &[*mut tw_session],
+    limit: Duration,
+    mut done: impl FnMut(&[tw_session_event]) -> bool,
+) -> Vec<tw_session_event> {
+    let mut last = Vec::new();
+    let end = Instant::now() + limit;
+    while !done(&last) {
+        assert!(Instant::now() < end, "not done: {:?}", kinds(&last));
+        for (i, &s) in sessions.iter().enumerate() {
+            let mut n = 0u32;
+            // SAFETY: live session, writable out.
+            let r = unsafe { tw_session_ticks_due(s, &mut n) };
+            assert!(!r.is_err(), "{r:?}: {}", last_error());
+            let mut ev = tw_session_event::zeroed();
+            // SAFETY: live session, writable event.
+            while unsafe { tw_session_poll_event(s, &mut ev) } == tw_result::Ok {
+                if i + 1 == sessions.len() {
+                    last.push(ev);
+                }
+            }
+        }
+        std::thread::sleep(Duration::from_millis(2));
+    }
+    last
+}
+
+#[test]
+fn a_spectator_reaches_its_host_by_localhost() {
+    let spec = create(&session_config(tw_session_mode::Spectator, 2));
+    let spec_addr = cstr(&local_address(spec.0));
+    // The watched peer: its own remote player never comes, so its match never runs,
+    // but it accepts the spectator it registered.
+    let host = create(&session_config(tw_session_mode::P2p, 2));
+    let nobody = cstr("127.0.0.1:9");
+    let name = cstr(&format!("localhost:{}", port_of(&local_address(host.0))));
+    // SAFETY: live sessions, NUL-terminated addresses.
+    unsafe {
+        ok(tw_session_add_local_player(host.0, 0));
+        ok(tw_session_add_remote_player(host.0, 1, nobody.as_ptr()));
+        ok(tw_session_add_spectator(host.0, spec_addr.as_ptr()));
+        ok(tw_session_start(host.0));
+        quick(|| ok(tw_session_spectate(spec.0, name.as_ptr())));
+        quick(|| ok(tw_session_start(spec.0)));
+    }
+    pump_until(&[host.0, spec.0], Duration::from_secs(15), |ev| has_kind(ev, tw_session_event_kind::PeerConnected));
+}
+
+#[test]
+fn a_spectator_whose_host_name_does_not_resolve_ends_with_a_fatal_event() {
+    let spec = create(&session_config(tw_session_mode::Spectator, 2));
+    let name = cstr("host.example.invalid:7000");
+    // SAFETY: live session, NUL-terminated address.
+    unsafe {
+        quick(|| ok(tw_session_spectate(spec.0, name.as_ptr())));
+        ok(tw_session_start(spec.0));
+    }
+    let events = pump_until(&[spec.0], Duration::from_secs(20), |ev| has_kind(ev, tw_session_event_kind::Fatal));
+    let fatal = events.iter().find(|e| e.kind == tw_session_event_kind::Fatal as u32).unwrap();
+    // SAFETY: a FATAL event's member, NUL-terminated.
+    let msg = unsafe { CStr::from_ptr(fatal.data.fatal.message.as_ptr()) }.to_string_lossy().into_owned();
+    assert!(msg.contains("watched host") && msg.contains("example.invalid"), "{msg}");
+}

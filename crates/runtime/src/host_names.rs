@@ -83,12 +83,22 @@ impl Host {
         true
     }
 
-    /// Forgets a named peer the engine disconnects before its `Connect` was queued;
-    /// its `Disconnected` (reason `Client`, as for any peer closed here) is queued.
+    /// A named peer the engine disconnects: true if its `Connect` was not queued yet,
+    /// then it is forgotten here and its `Disconnected` (reason `Client`, as for any
+    /// peer closed by this side) is queued. False if the network thread knows the peer
+    /// (the caller closes it there; held sends are dropped with the connection) or it
+    /// is not a named peer.
     pub(super) fn cancel_named(&mut self, peer: PeerId) -> bool {
         let Some(ticket) = self.named.iter().find(|(_, n)| n.peer == peer).map(|(t, _)| *t) else { return false };
-        self.named.remove(&ticket);
-        self.cancelled.push(ticket);
+        let Some(named) = self.named.remove(&ticket) else { return false };
+        let connect_queued = named.resolved && named.addr.is_none();
+        if connect_queued {
+            return false;
+        }
+        if !named.resolved {
+            // Its answer is still to come: dropped when it does.
+            self.cancelled.push(ticket);
+        }
         self.live.remove(&peer);
         self.pending.push_back(HostEvent::Disconnected { peer, reason: DisconnectReason::Client });
         true

@@ -10,6 +10,7 @@
 //! the other; at most [`MAX_PENDING_RESOLUTIONS`] wait at once, so hostile or buggy
 //! callers cannot grow it without bound.
 
+use std::collections::VecDeque;
 use std::fmt;
 use std::net::{SocketAddr, ToSocketAddrs};
 use std::thread::JoinHandle;
@@ -175,8 +176,9 @@ pub type Resolution = Result<SocketAddr, String>;
 pub(crate) struct Resolver {
     running: Option<Running>,
     next: Ticket,
-    /// Lookups submitted whose answer has not been taken.
-    pending: usize,
+    /// Lookups submitted whose answer has not been taken, oldest first: the thread
+    /// answers in that order, so should it ever stop, these are the ones to fail.
+    waiting: VecDeque<Ticket>,
 }
 
 struct Running {
@@ -188,13 +190,13 @@ struct Running {
 
 impl Resolver {
     pub(crate) fn new() -> Self {
-        Resolver { running: None, next: 1, pending: 0 }
+        Resolver { running: None, next: 1, waiting: VecDeque::with_capacity(MAX_PENDING_RESOLUTIONS) }
     }
 
     /// Queues a lookup of `host` for a socket bound to `local`; never blocks. Fails
     /// when [`MAX_PENDING_RESOLUTIONS`] are waiting or the thread cannot start.
     pub(crate) fn submit(&mut self, host: &str, port: u16, local: SocketAddr) -> Result<Ticket, HostError> {
-        if self.pending >= MAX_PENDING_RESOLUTIONS {
+        if self.waiting.len() >= MAX_PENDING_RESOLUTIONS {
             return Err(HostError::QueueFull(FullQueue::Resolutions));
         }
         if self.running.is_none() {
@@ -205,29 +207,37 @@ impl Resolver {
         let job = Job { ticket, host: host.to_string(), port, local };
         match r.jobs.try_send(job) {
             Ok(()) => {}
-            // The channel holds MAX_PENDING_RESOLUTIONS: full means pending is wrong.
+            // The channel holds MAX_PENDING_RESOLUTIONS: never full while `waiting` is not.
             Err(TrySendError::Full(_)) => return Err(HostError::QueueFull(FullQueue::Resolutions)),
             Err(TrySendError::Disconnected(_)) => {
                 return Err(HostError::Config("the resolver thread has stopped".into()));
             }
         }
         self.next += 1;
-        self.pending += 1;
+        self.waiting.push_back(ticket);
         Ok(ticket)
     }
 
     /// The next finished lookup, if any; never blocks.
     pub(crate) fn poll(&mut self) -> Option<(Ticket, Resolution)> {
         let r = self.running.as_ref()?;
-        match r.answers.try_recv() {
-            Ok(answer) => {
-                self.pending -= 1;
-                Some(answer)
+        let answer = match r.answers.try_recv() {
+            Ok(answer) => answer,
+            Err(TryRecvError::Empty) => return None,
+            // Only a panic in a lookup ends the thread early: fail what was waiting,
+            // one per poll (and start a new thread for the next lookup).
+            Err(TryRecvError::Disconnected) => {
+                let ticket = self.waiting.front().copied();
+                if ticket.is_none() {
+                    self.running = None;
+                }
+                (ticket?, Err("the resolver thread stopped unexpectedly".to_string()))
             }
-            Err(TryRecvError::Empty) => None,
-            // Only a panic in a lookup ends the thread early; fail what was waiting.
-            Err(TryRecvError::Disconnected) => None,
+        };
+        if let Some(i) = self.waiting.iter().position(|t| *t == answer.0) {
+            self.waiting.remove(i);
         }
+        Some(answer)
     }
 }
 

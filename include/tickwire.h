@@ -729,7 +729,8 @@ enum tw_session_event_kind
      */
     TW_SESSION_EVENT_KIND_CONNECTION_REJECTED = 13,
     /**
-     * The network thread died (`data.fatal`): destroy the session.
+     * The network thread died, or (P2P, SPECTATOR) a peer's host name gave no address
+     * (`data.fatal` says which): destroy the session.
      */
     TW_SESSION_EVENT_KIND_FATAL = 14,
     /**
@@ -2399,8 +2400,9 @@ size_t tw_event_size(void);
  * # Safety
  * `config` must be NULL or point to a readable `tw_host_config` (at least its
  * `struct_size` field, which decides how much is read), and its `security` must be
- * NULL or point to a readable `tw_security_config`. `bind_address` must be NULL or
- * a NUL-terminated string (NULL is allowed: the automatic bind). `out_host` must be NULL or valid for writing a pointer.
+ * NULL or point to a readable `tw_security_config`. `bind_address` must be NULL (the
+ * automatic bind) or a NUL-terminated string. `out_host` must be NULL or valid for
+ * writing a pointer.
  */
 tw_result tw_host_create(const struct tw_host_config *config,
                          const char *bind_address,
@@ -2413,7 +2415,9 @@ tw_result tw_host_create(const struct tw_host_config *config,
  * Blocks while the network thread tells its peers goodbye and exits: normally a few
  * milliseconds, never more than 1 second. If the thread has not finished by then it is
  * detached and exits on its own shortly after; the socket closes when it does. The
- * thread never waits on the caller, so this cannot deadlock.
+ * thread never waits on the caller, so this cannot deadlock. A host-name lookup still
+ * running (they cannot be cancelled) adds at most 0.2 s; its thread is then detached
+ * and exits when the system's resolver returns.
  *
  * Ownership: `host` is invalid afterwards. NULL is a no-op. Destroying the same host
  * twice is undefined behaviour.
@@ -2960,8 +2964,9 @@ tw_result tw_session_add_remote_player(struct tw_session *session,
                                        const char *address);
 
 /**
- * P2P, any time: accept a spectator connecting from `address` (at most
- * `max_spectators`). A spectator joining mid-match first receives a state snapshot
+ * P2P, any time: accept a spectator connecting from `address`, an IP literal with its
+ * port (names are not looked up here: it is matched against where the spectator's
+ * connection comes from) (at most `max_spectators`). A spectator joining mid-match first receives a state snapshot
  * (the engine is asked for it with a DUMP_STATE request), then the confirmed inputs.
  *
  * Ownership: `address` is only read during the call.
@@ -2978,7 +2983,8 @@ tw_result tw_session_add_remote_player(struct tw_session *session,
  * `session` must be NULL or a live handle. `address` must be NULL or a
  * NUL-terminated string.
  */
-tw_result tw_session_add_spectator(struct tw_session *session, const char *address);
+tw_result tw_session_add_spectator(struct tw_session *session,
+                                   const char *address);
 
 /**
  * SPECTATOR, before `tw_session_start`: the P2P peer whose match to watch, at

@@ -276,8 +276,9 @@ pub unsafe extern "C" fn tw_session_add_remote_player(
     })
 }
 
-/// P2P, any time: accept a spectator connecting from `address` (at most
-/// `max_spectators`). A spectator joining mid-match first receives a state snapshot
+/// P2P, any time: accept a spectator connecting from `address`, an IP literal with its
+/// port (names are not looked up here: it is matched against where the spectator's
+/// connection comes from) (at most `max_spectators`). A spectator joining mid-match first receives a state snapshot
 /// (the engine is asked for it with a DUMP_STATE request), then the confirmed inputs.
 ///
 /// Ownership: `address` is only read during the call.

@@ -1310,7 +1310,7 @@ typedef struct tw_link_sim_config {
 typedef struct tw_event_connected {
     /**
      * The peer's address as NUL-terminated text, for example `"127.0.0.1:40000"` or
-     * `"[::1]:40000"`.
+     * `"[::1]:40000"` (an IPv4 peer of a dual-stack socket too is shown as IPv4).
      */
     char address[64];
 } tw_event_connected;

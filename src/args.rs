@@ -161,6 +161,19 @@ pub(crate) unsafe fn copy_out(
     Ok(())
 }
 
+/// An address as the engine is shown it: an IPv4 peer of a dual-stack socket as
+/// `"127.0.0.1:7777"` rather than the socket's `"[::ffff:127.0.0.1]:7777"`, so that
+/// it reads (and compares) as the address the engine gave, whatever the bind.
+pub(crate) fn shown(addr: SocketAddr) -> SocketAddr {
+    match addr {
+        SocketAddr::V6(v6) => match v6.ip().to_ipv4_mapped() {
+            Some(v4) => SocketAddr::new(IpAddr::V4(v4), v6.port()),
+            None => addr,
+        },
+        SocketAddr::V4(_) => addr,
+    }
+}
+
 /// Copies `addr` as NUL-terminated text under the same contract, `*out_len` counting
 /// the NUL (64 bytes are always enough).
 ///
@@ -173,7 +186,7 @@ pub(crate) unsafe fn copy_address_out(
     out_len: *mut usize,
 ) -> FfiResult<()> {
     check_out_buf(buf, buf_len, out_len)?;
-    let text = addr.to_string();
+    let text = shown(addr).to_string();
     let needed = text.len() + 1;
     if needed > buf_len {
         // SAFETY: checked non-NULL; the caller guarantees it is writable.

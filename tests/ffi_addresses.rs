@@ -57,6 +57,9 @@ fn connect_and_talk(server: &HostGuard, client: &HostGuard, text: &str) {
     let mut pump = Pump::new(&[server.0, client.0]);
     let c = pump.wait(1, Duration::from_secs(10), is_kind(tw_event_kind::Connected));
     assert_eq!(c.peer, peer);
+    // SAFETY: a CONNECTED event's member, NUL-terminated.
+    let seen = unsafe { std::ffi::CStr::from_ptr(c.event.data.connected.address.as_ptr()) };
+    assert_eq!(seen.to_str().unwrap(), local_address(server.0), "shown as the server's own address, IPv4 unmapped");
     for want in [&b"one"[..], b"two"] {
         let m = pump.wait(0, Duration::from_secs(10), is_kind(tw_event_kind::Message));
         assert_eq!(m.payload.as_deref(), Some(want), "{text}");
@@ -144,6 +147,7 @@ fn disconnecting_while_the_name_resolves_reports_the_disconnect_once() {
     let until = Instant::now() + Duration::from_millis(300);
     while Instant::now() < until {
         pump.step();
+        std::thread::sleep(Duration::from_millis(1));
     }
     assert!(pump.backlog[0].iter().all(|p| p.peer != peer), "{:?}", pump.backlog[0].len());
 }

@@ -59,7 +59,7 @@ impl Target {
             return Err(format!("is {} bytes long, more than any host name and port", text.len()));
         }
         let Some((host, port)) = text.rsplit_once(':') else {
-            return Err("has no port: write \"host:port\", \"a.b.c.d:port\" or \"[v6]:port\"".into());
+            return Err("has no port".into());
         };
         if host.starts_with('[') || host.contains(':') {
             return Err("is not a valid IPv6 address with a port: write it in brackets, like \"[::1]:7777\"".into());

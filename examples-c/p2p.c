@@ -146,6 +146,14 @@ static void frame(peer *p) {
     }
     tw_session_event e;
     while (tw_session_poll_event(p->s, &e) == TW_RESULT_OK) {
+        if (e.kind == TW_SESSION_EVENT_KIND_SYNCHRONIZING_WITH_PEER) {
+            printf("%s: synchronizing with player %u (%s)\n", p->name, (unsigned)e.data.progress.player,
+                   e.data.progress.step == 0 ? "connecting" : "connected");
+        }
+        if (e.kind == TW_SESSION_EVENT_KIND_SYNCHRONIZED_WITH_PEER) {
+            printf("%s: synchronized with player %u (%u of %u peers)\n", p->name, (unsigned)e.data.progress.player,
+                   (unsigned)e.data.progress.synchronized, (unsigned)e.data.progress.total);
+        }
         if (e.kind == TW_SESSION_EVENT_KIND_SYNCHRONIZED) printf("%s: synchronized\n", p->name);
         if (e.kind == TW_SESSION_EVENT_KIND_DESYNC) {
             printf("%s: DESYNC at tick %u\n", p->name, (unsigned)e.data.desync.tick);
@@ -251,7 +259,20 @@ int main(int argc, char **argv) {
            (unsigned long long)sa.rollbacks, (unsigned long long)sb.rollbacks, (unsigned)sa.max_rollback);
     printf("checksums compared: %u, different: %u; bytes sent A %llu, B %llu\n", (unsigned)compared,
            (unsigned)differ, (unsigned long long)sa.bytes_sent, (unsigned long long)sb.bytes_sent);
-    int success = ok && !a.failed && !b.failed && compared > 10 && differ == 0;
+    /* What a net overlay shows of the other player (GGPO's ggpo_get_network_stats). */
+    tw_network_stats ns;
+    memset(&ns, 0, sizeof ns);
+    tw_result nr = a.s ? tw_session_network_stats(a.s, 1, &ns) : TW_RESULT_NULL_ARGUMENT;
+    if (nr == TW_RESULT_OK) {
+        printf("A's overlay of player 1: rtt %.1f ms, %.1f kbps out, %.1f kbps in, frame advantage %.2f here, "
+               "%.2f there, send queue %u, recv queue %u, predicted %u ticks\n",
+               ns.rtt_us / 1000.0, ns.kbps_sent, ns.kbps_received, (double)ns.local_frame_advantage,
+               (double)ns.remote_frame_advantage, (unsigned)ns.send_queue, (unsigned)ns.recv_queue,
+               (unsigned)ns.predicted_ticks);
+    } else {
+        fail(&a, "tw_session_network_stats", nr);
+    }
+    int success = ok && !a.failed && !b.failed && compared > 10 && differ == 0 && nr == TW_RESULT_OK && ns.rtt_us > 0;
     tw_session_destroy(a.s);
     tw_session_destroy(b.s);
     free(a.slots);

@@ -736,7 +736,9 @@ enum tw_session_event_kind
     /**
      * RELAY_SERVER and RELAY_CLIENT: a player is in the canonical steps from
      * `data.relay.tick` on (`data.relay.player`). Server: a new client took a free
-     * slot (`peer` is its connection). Client: another player appeared.
+     * slot (`peer` is its connection). Client: another player appeared; a client that
+     * joins a match in progress is told of every player already there (once, at the
+     * tick of its snapshot; a resync does not repeat them), never of itself (JOINED).
      */
     TW_SESSION_EVENT_KIND_PLAYER_JOINED = 15,
     /**
@@ -810,6 +812,21 @@ enum tw_session_event_kind
      * the steps from there; its client sees RESYNCING, then JOINED and SYNCHRONIZED.
      */
     TW_SESSION_EVENT_KIND_PLAYER_CATCHING_UP = 25,
+    /**
+     * P2P, before the match runs: progress with one remote peer (`data.progress`;
+     * `peer` is its connection, 0 while this side waits for it to dial). Raised for
+     * every remote peer at `tw_session_start` (`step` 0: connecting), and again when
+     * its connection is up (`step` 1: connected, waiting for its first message; after
+     * PEER_CONNECTED). A loading screen's "synchronizing with player P".
+     */
+    TW_SESSION_EVENT_KIND_SYNCHRONIZING_WITH_PEER = 30,
+    /**
+     * P2P, before the match runs: this side has heard from the remote peer of
+     * `data.progress.player` (`peer`): `data.progress.synchronized` of
+     * `data.progress.total` remote peers are synchronized now. SYNCHRONIZED follows
+     * once all are (or the others are dropped).
+     */
+    TW_SESSION_EVENT_KIND_SYNCHRONIZED_WITH_PEER = 31,
 };
 #ifndef __cplusplus
 #if __STDC_VERSION__ >= 202311L
@@ -1776,6 +1793,93 @@ typedef struct tw_session_config {
 } tw_session_config;
 
 /**
+ * A P2P session's figures for one remote player (`tw_session_network_stats`): what a
+ * net overlay shows, as GGPO's `GGPONetworkStats` from `ggpo_get_network_stats`.
+ * Fixed size (128 bytes): new figures take space from `reserved`.
+ *
+ * | GGPO | here |
+ * |---|---|
+ * | `network.ping` (ms) | `rtt_us` (µs, smoothed, acknowledgement delay removed) |
+ * | `network.kbps_sent` | `kbps_sent` (and `kbps_received`, which GGPO lacks) |
+ * | `network.send_queue_len` | `send_queue` |
+ * | `network.recv_queue_len` (never filled by GGPO) | `recv_queue` |
+ * | `timesync.local_frames_behind` | `-local_frame_advantage` |
+ * | `timesync.remote_frames_behind` | `-remote_frame_advantage` |
+ *
+ * Frame advantages are in ticks, fractional, positive when the side that measured
+ * is ahead. GGPO estimates the remote frame with the whole RTT; this with half.
+ */
+typedef struct tw_network_stats {
+    /**
+     * The remote player asked about.
+     */
+    uint32_t player;
+    /**
+     * The connection it plays behind (for `tw_session_peer_stats`, which has the
+     * connection's other figures).
+     */
+    uint32_t peer;
+    /**
+     * Smoothed round-trip time to the peer, in microseconds.
+     */
+    double rtt_us;
+    /**
+     * Fraction of recent packets to the peer never acknowledged, in [0, 1].
+     */
+    double loss;
+    /**
+     * Kilobits per second sent to the peer (UDP payload, 1 kbit = 1000 bits),
+     * averaged over the last second.
+     */
+    double kbps_sent;
+    /**
+     * Kilobits per second received from the peer.
+     */
+    double kbps_received;
+    /**
+     * Ticks this side is ahead of the peer, measured here on the latest tick: this
+     * side's tick less the peer's last reported tick moved on by the time since and
+     * half the RTT. GGPO's `local_frames_behind` with the sign turned.
+     */
+    float local_frame_advantage;
+    /**
+     * Ticks the peer is ahead of this side, as the peer measured it (its latest
+     * message). GGPO's `remote_frames_behind` with the sign turned.
+     */
+    float remote_frame_advantage;
+    /**
+     * What the time sync acts on: `(local - remote) / 2` averaged over the last 32
+     * ticks, in which an error in the latency estimate cancels. The clock slows down
+     * the side that is ahead.
+     */
+    float frames_ahead;
+    /**
+     * Ticks of this side's local inputs the peer has not acknowledged yet (they are
+     * sent again until it does). About the RTT in ticks plus the input delay.
+     */
+    uint32_t send_queue;
+    /**
+     * Ticks of the peer's inputs received for ticks this side has not run yet: the
+     * margin before they would have to be predicted.
+     */
+    uint32_t recv_queue;
+    /**
+     * Ticks run on a prediction of the peer's inputs (from its first input not
+     * received to the current tick): a rollback of up to this many ticks is pending.
+     * At `max_prediction` the session stops advancing (WINDOW_FULL).
+     */
+    uint32_t predicted_ticks;
+    /**
+     * Time since the peer was last heard from, in microseconds.
+     */
+    uint64_t silent_us;
+    /**
+     * Zero.
+     */
+    uint64_t reserved[7];
+} tw_network_stats;
+
+/**
  * A request polled with `tw_session_poll_request`. Fixed size (64 bytes), no
  * pointers: the inputs or state bytes it refers to are copied out with
  * `tw_session_request_inputs`, `tw_session_request_input_status` and
@@ -1961,6 +2065,32 @@ typedef struct tw_session_event_fatal {
 } tw_session_event_fatal;
 
 /**
+ * SYNCHRONIZING_WITH_PEER, SYNCHRONIZED_WITH_PEER: a P2P session's connection
+ * progress, like GGPO's `GGPO_EVENTCODE_SYNCHRONIZING_WITH_PEER` and
+ * `GGPO_EVENTCODE_SYNCHRONIZED_WITH_PEER`.
+ */
+typedef struct tw_session_event_progress {
+    /**
+     * The lowest player index behind the remote peer.
+     */
+    uint32_t player;
+    /**
+     * SYNCHRONIZING_WITH_PEER: 0 (connecting) or 1 (connected, waiting for its first
+     * message). SYNCHRONIZED_WITH_PEER: 2.
+     */
+    uint32_t step;
+    /**
+     * Remote peers this side is synchronized with now (SYNCHRONIZED_WITH_PEER: this
+     * one included).
+     */
+    uint32_t synchronized;
+    /**
+     * Remote peers of the match (players behind one address count once).
+     */
+    uint32_t total;
+} tw_session_event_progress;
+
+/**
  * The per-kind part of a `tw_session_event`. Read only the member named by `kind`.
  */
 typedef union tw_session_event_data {
@@ -1972,6 +2102,7 @@ typedef union tw_session_event_data {
     struct tw_session_event_relay relay;
     struct tw_session_event_rejected rejected;
     struct tw_session_event_fatal fatal;
+    struct tw_session_event_progress progress;
     /**
      * Fixes the size and alignment, so new kinds never change `sizeof(tw_session_event)`.
      */
@@ -2860,6 +2991,46 @@ size_t tw_session_stats_size(void);
  * None: takes no arguments.
  */
 size_t tw_relay_player_stats_size(void);
+
+/**
+ * Returns `sizeof(tw_network_stats)` as the library sees it (128). A binding compares
+ * it with its own size of the struct to catch a header from another library version.
+ *
+ * Ownership: takes nothing; returns a plain value.
+ * Thread-safety: may be called from any thread.
+ *
+ * Returns the size in bytes; never fails.
+ *
+ * # Safety
+ * None: takes no arguments.
+ */
+size_t tw_network_stats_size(void);
+
+/**
+ * P2P: copies the net-overlay figures of remote `player` into `*out_stats`: round
+ * trip, loss, rates, the frame advantage both ways and the input queues, as GGPO's
+ * `ggpo_get_network_stats` (see `tw_network_stats` for the field-by-field mapping).
+ * Cheap enough to call every frame. The sync figures are zero until the match runs
+ * (SYNCHRONIZED) and the peer is heard from.
+ *
+ * Ownership: the library keeps no pointer passed here after the call; outputs are
+ * caller memory, written only on success.
+ * Thread-safety: a session is used from one thread at a time (it may move between
+ * threads between calls).
+ *
+ * Returns `TW_RESULT_OK`; `TW_RESULT_EMPTY` (the player's peer is not connected: not
+ * yet, or dropped; `*out_stats` untouched); `TW_RESULT_NULL_ARGUMENT`;
+ * `TW_RESULT_INVALID_ARGUMENT` (no such player, or a local player);
+ * `TW_RESULT_INVALID_STATE` (not P2P, or the player was not added);
+ * `TW_RESULT_BUSY` (another call on the session is in progress); `TW_RESULT_PANIC`.
+ *
+ * # Safety
+ * `session` must be NULL or a live handle. `out_stats` must be NULL or valid for
+ * writing a `tw_network_stats`.
+ */
+tw_result tw_session_network_stats(struct tw_session *session,
+                                   uint32_t player,
+                                   struct tw_network_stats *out_stats);
 
 /**
  * Creates a session from `config`. In P2P, SPECTATOR, RELAY_SERVER and RELAY_CLIENT

@@ -16,6 +16,8 @@
 //! * `request`: `tw_request`, one piece of work for the engine.
 //! * `session_event`: `tw_session_event`, the fixed-size polled session event.
 //! * `session_stats`: the `tw_session_stats` figures.
+//! * `network_stats`: `tw_network_stats`, a P2P session's overlay figures per remote
+//!   player (GGPO's `ggpo_get_network_stats`).
 //! * `session`: the `tw_session` object: create, setup, start, destroy.
 //! * `session_loop`: the per-frame session calls (ticks, inputs, advance, requests,
 //!   events), tuning and statistics.
@@ -42,6 +44,7 @@ mod request;
 mod security;
 mod session_event;
 mod session_stats;
+mod network_stats;
 mod session;
 mod session_kind;
 mod session_loop;
@@ -54,6 +57,7 @@ pub use config::*;
 pub use error::*;
 pub use event::*;
 pub use host::*;
+pub use network_stats::*;
 pub use request::*;
 pub use security::*;
 pub use session::*;

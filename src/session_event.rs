@@ -69,7 +69,9 @@ pub enum tw_session_event_kind {
     Fatal = 14,
     /// RELAY_SERVER and RELAY_CLIENT: a player is in the canonical steps from
     /// `data.relay.tick` on (`data.relay.player`). Server: a new client took a free
-    /// slot (`peer` is its connection). Client: another player appeared.
+    /// slot (`peer` is its connection). Client: another player appeared; a client that
+    /// joins a match in progress is told of every player already there (once, at the
+    /// tick of its snapshot; a resync does not repeat them), never of itself (JOINED).
     PlayerJoined = 15,
     /// RELAY_SERVER: a player came back on a new connection with its token and has its
     /// old slot again (`data.relay`; `peer` is the new connection). A snapshot for it
@@ -122,6 +124,17 @@ pub enum tw_session_event_kind {
     /// not kicked: it is sent a snapshot of a coming tick (a DUMP_STATE request) and
     /// the steps from there; its client sees RESYNCING, then JOINED and SYNCHRONIZED.
     PlayerCatchingUp = 25,
+    /// P2P, before the match runs: progress with one remote peer (`data.progress`;
+    /// `peer` is its connection, 0 while this side waits for it to dial). Raised for
+    /// every remote peer at `tw_session_start` (`step` 0: connecting), and again when
+    /// its connection is up (`step` 1: connected, waiting for its first message; after
+    /// PEER_CONNECTED). A loading screen's "synchronizing with player P".
+    SynchronizingWithPeer = 30,
+    /// P2P, before the match runs: this side has heard from the remote peer of
+    /// `data.progress.player` (`peer`): `data.progress.synchronized` of
+    /// `data.progress.total` remote peers are synchronized now. SYNCHRONIZED follows
+    /// once all are (or the others are dropped).
+    SynchronizedWithPeer = 31,
 }
 
 /// Why a relay server removed a player (`tw_session_event_relay.reason` of
@@ -258,6 +271,24 @@ pub struct tw_session_event_rejected {
     pub reason: u32,
 }
 
+/// SYNCHRONIZING_WITH_PEER, SYNCHRONIZED_WITH_PEER: a P2P session's connection
+/// progress, like GGPO's `GGPO_EVENTCODE_SYNCHRONIZING_WITH_PEER` and
+/// `GGPO_EVENTCODE_SYNCHRONIZED_WITH_PEER`.
+#[repr(C)]
+#[derive(Debug, Clone, Copy)]
+pub struct tw_session_event_progress {
+    /// The lowest player index behind the remote peer.
+    pub player: u32,
+    /// SYNCHRONIZING_WITH_PEER: 0 (connecting) or 1 (connected, waiting for its first
+    /// message). SYNCHRONIZED_WITH_PEER: 2.
+    pub step: u32,
+    /// Remote peers this side is synchronized with now (SYNCHRONIZED_WITH_PEER: this
+    /// one included).
+    pub synchronized: u32,
+    /// Remote peers of the match (players behind one address count once).
+    pub total: u32,
+}
+
 /// FATAL.
 #[repr(C)]
 #[derive(Debug, Clone, Copy)]
@@ -278,6 +309,7 @@ pub union tw_session_event_data {
     pub relay: tw_session_event_relay,
     pub rejected: tw_session_event_rejected,
     pub fatal: tw_session_event_fatal,
+    pub progress: tw_session_event_progress,
     /// Fixes the size and alignment, so new kinds never change `sizeof(tw_session_event)`.
     pub reserved: [u64; 15],
 }
@@ -415,6 +447,11 @@ impl tw_session_event {
                 (K::PeerConnected, peer)
             }
             SessionEvent::ConnectionRejected { peer } => (K::ConnectionRejected, peer),
+            SessionEvent::SynchronizingWithPeer { peer, player, connected, total } => {
+                let step = u32::from(connected);
+                out.data.progress = tw_session_event_progress { player: player as u32, step, synchronized: 0, total };
+                (K::SynchronizingWithPeer, peer)
+            }
             SessionEvent::Fatal(ref message) => {
                 let mut f = tw_session_event_fatal { message: [0; 120] };
                 // SAFETY: `f.message` is a local array of exactly the length passed.
@@ -424,6 +461,11 @@ impl tw_session_event {
             }
             SessionEvent::Core(e) => match e {
                 Event::Synchronized => (K::Synchronized, 0),
+                Event::PeerSynchronized { peer, synchronized, total } => {
+                    let player = player_of(peer).map_or(TW_NO_PLAYER, |p| p as u32);
+                    out.data.progress = tw_session_event_progress { player, step: 2, synchronized, total };
+                    (K::SynchronizedWithPeer, peer)
+                }
                 Event::PeerInterrupted { peer, disconnect_in_us } => {
                     out.data.peer = peer_data(peer, 0, disconnect_in_us);
                     (K::PeerInterrupted, peer)

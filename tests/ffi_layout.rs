@@ -561,3 +561,30 @@ fn session_handle_is_send() {
     assert_send::<RelayServer>();
     assert_send::<RelayClient>();
 }
+
+#[test]
+fn network_stats_layout() {
+    assert_eq!(size_of::<tw_network_stats>(), 128);
+    assert_eq!(align_of::<tw_network_stats>(), 8);
+    let offsets = [
+        (offset_of!(tw_network_stats, player), 0),
+        (offset_of!(tw_network_stats, peer), 4),
+        (offset_of!(tw_network_stats, rtt_us), 8),
+        (offset_of!(tw_network_stats, loss), 16),
+        (offset_of!(tw_network_stats, kbps_sent), 24),
+        (offset_of!(tw_network_stats, kbps_received), 32),
+        (offset_of!(tw_network_stats, local_frame_advantage), 40),
+        (offset_of!(tw_network_stats, remote_frame_advantage), 44),
+        (offset_of!(tw_network_stats, frames_ahead), 48),
+        (offset_of!(tw_network_stats, send_queue), 52),
+        (offset_of!(tw_network_stats, recv_queue), 56),
+        (offset_of!(tw_network_stats, predicted_ticks), 60),
+        (offset_of!(tw_network_stats, silent_us), 64),
+        (offset_of!(tw_network_stats, reserved), 72),
+    ];
+    for (i, (got, want)) in offsets.iter().enumerate() {
+        assert_eq!(got, want, "field #{i}");
+    }
+    // SAFETY: no arguments.
+    assert_eq!(unsafe { tw_network_stats_size() }, 128);
+}

@@ -226,6 +226,9 @@ struct RelayNode {
     std::uint32_t pushed = 0;  // a client's inputs so far
     std::uint32_t player = TW_NO_PLAYER, join_tick = 0, joins = 0, resyncs = 0;
     bool synchronized = false;
+    bool expect_kick = false;  // the server kicks this client: SERVER_LOST is then the answer
+    std::uint32_t lost_reason = 0;  // a client's SERVER_LOST
+    std::uint32_t kick_code = 0;    // the server's PLAYER_KICKED: the engine's reason_code
 
     RelayNode(const char *name, const tw_session_config &config, const tickwire::SecurityConfig &security)
         : e(name, config, security) {}
@@ -265,6 +268,10 @@ void relay_frame(RelayNode &n, bool client) {
         case TW_SESSION_EVENT_KIND_SYNCHRONIZED:
             n.synchronized = true;
             break;
+        case TW_SESSION_EVENT_KIND_PLAYER_KICKED:
+            // The code stays on the server; the client sees KICKED_BY_ENGINE only.
+            if (ev.data.relay.reason == TW_KICK_REASON_ENGINE) n.kick_code = ev.data.relay.code;
+            break;
         case TW_SESSION_EVENT_KIND_RESYNCING:
             ++n.resyncs;
             break;
@@ -273,6 +280,11 @@ void relay_frame(RelayNode &n, bool client) {
             n.e.failed = true;
             break;
         case TW_SESSION_EVENT_KIND_SERVER_LOST:
+            n.lost_reason = ev.data.relay.reason;
+            if (n.expect_kick) {
+                std::printf("%s: kicked by the server (tw_disconnect_reason %u)\n", n.e.name, static_cast<unsigned>(n.lost_reason));
+                break;
+            }
             std::fprintf(stderr, "%s: lost the server (tw_disconnect_reason %u)\n", n.e.name, static_cast<unsigned>(ev.data.relay.reason));
             n.e.failed = true;
             break;
@@ -380,6 +392,21 @@ bool relay_match(double seconds) {
     ok = ok && clients[0].joins == 1 && clients[1].joins == 2 && clients[1].resyncs == 1;
     tw_relay_player_stats none{};
     ok = ok && server.e.session.player_stats(kPlayers, none) == TW_RESULT_INVALID_ARGUMENT;
+
+    // The engine's own kick: client 1 sees SERVER_LOST with KICKED_BY_ENGINE, the server
+    // PLAYER_KICKED with the engine's code.
+    clients[0].expect_kick = true;
+    server.e.session.kick_player(clients[0].player, 7);
+    const auto kick_end = clock::now() + std::chrono::seconds(3);
+    while (clock::now() < kick_end && clients[0].lost_reason == 0) {
+        relay_frame(server, false);
+        for (RelayNode &c : clients) relay_frame(c, true);
+        std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    }
+    std::printf("kick: client 1 saw reason %u, the server code %u\n", static_cast<unsigned>(clients[0].lost_reason),
+                static_cast<unsigned>(server.kick_code));
+    ok = ok && clients[0].lost_reason == TW_DISCONNECT_REASON_KICKED_BY_ENGINE && server.kick_code == 7 &&
+         !clients[1].e.failed && !server.e.failed;
     return ok;
 }
 
@@ -477,6 +504,28 @@ int main(int argc, char **argv) {
         if (a.failed || b.failed || compared < 30 || differ != 0 || !rtt) {
             std::printf("cpp session example: FAILED\n");
             return 1;
+        }
+        // A net overlay's figures of the remote player (GGPO's ggpo_get_network_stats).
+        tw_network_stats ns{};
+        if (a.session.network_stats(1, ns) != TW_RESULT_OK || ns.peer != peer || ns.rtt_us <= 0.0) {
+            std::printf("cpp session example: network_stats FAILED\n");
+            return 1;
+        }
+        std::printf("p2p overlay of player 1: rtt %.1f ms, %.1f/%.1f kbps, advantage %.2f/%.2f, send queue %u, "
+                    "recv queue %u, predicted %u\n",
+                    ns.rtt_us / 1000.0, ns.kbps_sent, ns.kbps_received, static_cast<double>(ns.local_frame_advantage),
+                    static_cast<double>(ns.remote_frame_advantage), static_cast<unsigned>(ns.send_queue),
+                    static_cast<unsigned>(ns.recv_queue), static_cast<unsigned>(ns.predicted_ticks));
+        // Timeouts after create, then dropping the peer on purpose (ggpo_disconnect_player).
+        a.session.set_timeouts(10000, 500);
+        a.session.disconnect_player(1);
+        try {
+            a.session.disconnect_player(1);
+            std::fprintf(stderr, "expected an error for a player already dropped\n");
+            return 1;
+        } catch (const tickwire::Error &e) {
+            std::printf("as expected: %s\n", e.what());
+            if (e.code() != TW_RESULT_INVALID_STATE) return 1;
         }
 
         // Moving a Session transfers ownership; the moved-from one holds nothing.

@@ -139,6 +139,7 @@ inline void check_abi() {
     size("tw_session_stats", tw_session_stats_size(), sizeof(tw_session_stats));
     size("tw_relay_player_stats", tw_relay_player_stats_size(), sizeof(tw_relay_player_stats));
     size("tw_security_config", tw_security_config_size(), sizeof(tw_security_config));
+    size("tw_network_stats", tw_network_stats_size(), sizeof(tw_network_stats));
     if (!diff.empty()) {
         throw Error(TW_RESULT_VERSION_MISMATCH,
                     "the tickwire library does not match tickwire.h (" + diff + "); is a stale libtickwire on the library path?");
@@ -737,6 +738,22 @@ public:
     }
     /** P2P: back to the configured prediction for player. */
     void clear_prediction(std::uint32_t player) { check(tw_session_set_prediction(session_, player, nullptr, 0)); }
+    /**
+     * P2P: drops remote player (with every player of its peer) on purpose, like GGPO's
+     * ggpo_disconnect_player; PEER_DISCONNECTED follows on both sides. Once SYNCHRONIZED.
+     */
+    void disconnect_player(std::uint32_t player) { check(tw_session_disconnect_player(session_, player)); }
+    /**
+     * RELAY_SERVER: removes player for good; its client sees SERVER_LOST (KICKED_BY_ENGINE)
+     * with reason_code, the server PLAYER_KICKED.
+     */
+    void kick_player(std::uint32_t player, std::uint32_t reason_code) {
+        check(tw_session_kick_player(session_, player, reason_code));
+    }
+    /** P2P: the silence timeouts from now on (0 = never), as the tw_session_config fields. */
+    void set_timeouts(std::uint32_t disconnect_timeout_ms, std::uint32_t disconnect_notify_ms) {
+        check(tw_session_set_timeouts(session_, disconnect_timeout_ms, disconnect_notify_ms));
+    }
 
     /** P2P, SPECTATOR and the relay modes: the bound address, with the real port ("127.0.0.1:40123"). */
     std::string local_address() const {
@@ -795,6 +812,14 @@ public:
     /** The transport figures (RTT, loss, bytes) of connection peer (from an event or player_peer). */
     tw_result peer_stats(std::uint32_t peer, tw_peer_stats &out) noexcept {
         return tw_session_peer_stats(session_, peer, &out);
+    }
+    /**
+     * P2P: the net-overlay figures of remote player (RTT, loss, kbps, frame advantage both
+     * ways, input queues), as GGPO's ggpo_get_network_stats. TW_RESULT_EMPTY while its peer
+     * is not connected (out untouched).
+     */
+    tw_result network_stats(std::uint32_t player, tw_network_stats &out) noexcept {
+        return tw_session_network_stats(session_, player, &out);
     }
     /** P2P: the connection of remote player (0 for a local one). RELAY_SERVER: a connected player's. */
     tw_result player_peer(std::uint32_t player, std::uint32_t &out_peer) noexcept {

@@ -411,6 +411,50 @@ static void null_host(void) {
     CHECK(peer == 77 && ev.kind == 0 && n == 99);
 }
 
+/* The net overlay's figures (tw_session_network_stats): a NULL handle or output, the
+ * wrong mode, a local player, a player not added, one out of range, and a remote player
+ * whose peer has not connected (EMPTY, the output untouched). */
+static void network_stats(void) {
+    tw_session_config cfg;
+    tw_session *s = NULL;
+    tw_network_stats ns;
+
+    CHECK(tw_network_stats_size() == sizeof(tw_network_stats));
+    memset(&ns, 0xAB, sizeof ns);
+    EXPECT_ERR(tw_session_network_stats(NULL, 1, &ns), TW_RESULT_NULL_ARGUMENT, "tw_session_network_stats", "session");
+
+    tw_session_config_init_default(&cfg);
+    cfg.mode = TW_SESSION_MODE_SYNCTEST;
+    cfg.num_players = 3;
+    cfg.input_size = 2;
+    EXPECT_OK(tw_session_create(&cfg, &s));
+    if (s != NULL) {
+        EXPECT_ERR(tw_session_network_stats(s, 1, &ns), TW_RESULT_INVALID_STATE, "tw_session_network_stats", "SyncTest");
+        tw_session_destroy(s);
+        s = NULL;
+    }
+
+    cfg.mode = TW_SESSION_MODE_P2P;
+    strcpy(cfg.bind_address, "127.0.0.1:0");
+    EXPECT_OK(tw_session_create(&cfg, &s));
+    if (s != NULL) {
+        EXPECT_OK(tw_session_add_local_player(s, 0));
+        /* Nobody listens there: the peer never connects. */
+        EXPECT_OK(tw_session_add_remote_player(s, 1, "127.0.0.1:9"));
+        EXPECT_ERR(tw_session_network_stats(s, 1, NULL), TW_RESULT_NULL_ARGUMENT, "tw_session_network_stats",
+                   "out_stats");
+        EXPECT_ERR(tw_session_network_stats(s, 0, &ns), TW_RESULT_INVALID_ARGUMENT, "tw_session_network_stats",
+                   "local");
+        EXPECT_ERR(tw_session_network_stats(s, 2, &ns), TW_RESULT_INVALID_STATE, "tw_session_network_stats",
+                   "not added");
+        EXPECT_ERR(tw_session_network_stats(s, 3, &ns), TW_RESULT_INVALID_ARGUMENT, "tw_session_network_stats",
+                   "player 3");
+        CHECK(tw_session_network_stats(s, 1, &ns) == TW_RESULT_EMPTY);
+        CHECK(ns.player == 0xABABABABu && ns.peer == 0xABABABABu); /* untouched */
+        tw_session_destroy(s);
+    }
+}
+
 /* Dropping a player on purpose: tw_session_disconnect_player (P2P) and
  * tw_session_kick_player (RELAY_SERVER) with a NULL handle, the wrong mode, a player out
  * of range, and before the session runs. tw_session_set_timeouts (P2P) the same way,
@@ -746,6 +790,7 @@ int main(int argc, char **argv) {
     security_configs();
     null_host();
     drop_player();
+    network_stats();
     last_error_buffer();
     EXPECT_ERR(tw_debug_panic(NULL), TW_RESULT_PANIC, "tw_debug_panic", "panic: ");
     live_host();

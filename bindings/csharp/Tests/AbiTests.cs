@@ -33,6 +33,7 @@ namespace Tickwire.Tests
             Equal((ulong)sizeof(TwSessionStats), (ulong)TwNative.tw_session_stats_size(), "tw_session_stats size");
             Equal((ulong)sizeof(TwRelayPlayerStats), (ulong)TwNative.tw_relay_player_stats_size(), "tw_relay_player_stats size");
             Equal((ulong)sizeof(TwSecurityConfig), (ulong)TwNative.tw_security_config_size(), "tw_security_config size");
+            Equal((ulong)sizeof(TwNetworkStats), (ulong)TwNative.tw_network_stats_size(), "tw_network_stats size");
             Equal(96, Marshal.SizeOf(typeof(TwHostConfig)), "Marshal.SizeOf(TwHostConfig)");
             Equal(160, Marshal.SizeOf(typeof(TwLinkSimConfig)), "Marshal.SizeOf(TwLinkSimConfig)");
             Equal(128, Marshal.SizeOf(typeof(TwEvent)), "Marshal.SizeOf(TwEvent)");
@@ -47,6 +48,7 @@ namespace Tickwire.Tests
             Equal(256, Marshal.SizeOf(typeof(TwSessionStats)), "Marshal.SizeOf(TwSessionStats)");
             Equal(128, Marshal.SizeOf(typeof(TwRelayPlayerStats)), "Marshal.SizeOf(TwRelayPlayerStats)");
             Equal(1240, Marshal.SizeOf(typeof(TwSecurityConfig)), "Marshal.SizeOf(TwSecurityConfig)");
+            Equal(128, Marshal.SizeOf(typeof(TwNetworkStats)), "Marshal.SizeOf(TwNetworkStats)");
             Equal(56, (int)Marshal.OffsetOf(typeof(TwHostConfig), "Security"), "offset of TwHostConfig.Security");
             Equal(20, Marshal.SizeOf(typeof(TwSessionEventRelay)), "Marshal.SizeOf(TwSessionEventRelay)");
             Equal(8, (int)Marshal.OffsetOf(typeof(TwSessionEvent), "Data"), "offset of TwSessionEvent.Data");
@@ -60,10 +62,10 @@ namespace Tickwire.Tests
         {
             // The order of TwLibrary.CheckedStructs: host config, link sim config, event,
             // peer stats, host stats, session config, request, session event, session stats,
-            // relay player stats, security config.
-            ulong[] right = { 96, 160, 128, 256, 256, 320, 64, 128, 256, 128, 1240 };
+            // relay player stats, security config, network stats.
+            ulong[] right = { 96, 160, 128, 256, 256, 320, 64, 128, 256, 128, 1240, 128 };
             Check(TwLibrary.FindMismatch(TwLibrary.AbiVersion, right) == null, "no mismatch on the right numbers");
-            string m = TwLibrary.FindMismatch(TwLibrary.AbiVersion + 1, new ulong[] { 96, 160, 136, 256, 256, 320, 64, 128, 264, 128, 1240 });
+            string m = TwLibrary.FindMismatch(TwLibrary.AbiVersion + 1, new ulong[] { 96, 160, 136, 256, 256, 320, 64, 128, 264, 128, 1240, 128 });
             Check(m != null, "a mismatch is found");
             Contains(m, "tw_abi_version() is " + (TwLibrary.AbiVersion + 1), "names the ABI version");
             Contains(m, "sizeof(tw_event) is 136 in the library, 128 in C#", "names the struct size");
@@ -71,14 +73,16 @@ namespace Tickwire.Tests
             Contains(m, "stale native library", "names the likely cause");
             Check(m.IndexOf("tw_host_config", StringComparison.Ordinal) < 0, "does not blame a struct that matches");
             Check(m.IndexOf("tw_session_event", StringComparison.Ordinal) < 0, "does not blame a session struct that matches");
-            m = TwLibrary.FindMismatch(TwLibrary.AbiVersion, new ulong[] { 96, 160, 128, 256, 256, 320, 72, 128, 256, 128, 1240 });
+            m = TwLibrary.FindMismatch(TwLibrary.AbiVersion, new ulong[] { 96, 160, 128, 256, 256, 320, 72, 128, 256, 128, 1240, 128 });
             Contains(m, "sizeof(tw_request) is 72 in the library, 64 in C#", "a request of another size");
-            m = TwLibrary.FindMismatch(TwLibrary.AbiVersion, new ulong[] { 96, 160, 128, 256, 256, 320, 64, 128, 256, 136, 1240 });
+            m = TwLibrary.FindMismatch(TwLibrary.AbiVersion, new ulong[] { 96, 160, 128, 256, 256, 320, 64, 128, 256, 136, 1240, 128 });
             Contains(m, "sizeof(tw_relay_player_stats) is 136 in the library, 128 in C#", "relay player stats of another size");
             Check(m.IndexOf("tw_request", StringComparison.Ordinal) < 0, "only the relay struct is blamed");
-            m = TwLibrary.FindMismatch(TwLibrary.AbiVersion, new ulong[] { 96, 160, 128, 256, 256, 320, 64, 128, 256, 128, 1248 });
+            m = TwLibrary.FindMismatch(TwLibrary.AbiVersion, new ulong[] { 96, 160, 128, 256, 256, 320, 64, 128, 256, 128, 1248, 128 });
             Contains(m, "sizeof(tw_security_config) is 1248 in the library, 1240 in C#", "a security config of another size");
             Check(m.IndexOf("tw_relay_player_stats", StringComparison.Ordinal) < 0, "only the security struct is blamed");
+            m = TwLibrary.FindMismatch(TwLibrary.AbiVersion, new ulong[] { 96, 160, 128, 256, 256, 320, 64, 128, 256, 128, 1240, 136 });
+            Contains(m, "sizeof(tw_network_stats) is 136 in the library, 128 in C#", "network stats of another size");
             Throws<ArgumentException>(() => TwLibrary.FindMismatch(TwLibrary.AbiVersion, new ulong[] { 96 }), "too few sizes");
         }
 
@@ -183,11 +187,13 @@ namespace Tickwire.Tests
             { "tw_session_event_relay", typeof(TwSessionEventRelay) },
             { "tw_session_event_rejected", typeof(TwSessionEventRejected) },
             { "tw_session_event_fatal", typeof(TwSessionEventFatal) },
+            { "tw_session_event_progress", typeof(TwSessionEventProgress) },
             { "tw_session_event_data", typeof(TwSessionEventData) },
             { "tw_session_event", typeof(TwSessionEvent) },
             { "tw_session_stats", typeof(TwSessionStats) },
             { "tw_relay_player_stats", typeof(TwRelayPlayerStats) },
             { "tw_security_config", typeof(TwSecurityConfig) },
+            { "tw_network_stats", typeof(TwNetworkStats) },
         };
 
         private static string Pascal(string snake)

@@ -62,7 +62,7 @@ namespace Tickwire.Tests
         public long LastAdvancedTick = -1;
         public ulong LastAdvancedSum;
 
-        public readonly int[] EventCounts = new int[32];
+        public readonly int[] EventCounts = new int[64];
         /// <summary>A relay client's latest Joined event (kept whether or not events are recorded).</summary>
         public TwSessionEventRelay LastJoined;
         public bool RecordEvents = true;
@@ -298,7 +298,7 @@ namespace Tickwire.Tests
             TwSessionEvent ev;
             while (s.TryPollEvent(out ev))
             {
-                EventCounts[(int)ev.Kind & 31]++;
+                EventCounts[(int)ev.Kind & 63]++;
                 if (ev.Kind == TwSessionEventKind.Joined)
                 {
                     LastJoined = ev.Data.Relay;

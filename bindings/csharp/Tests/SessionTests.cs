@@ -439,6 +439,15 @@ namespace Tickwire.Tests
                 Check(sa.TimeScale > 0.5 && sa.TimeScale < 1.5, "time scale near 1: " + sa.TimeScale);
 
                 Equal(1, pair.GameA.Count(TwSessionEventKind.Synchronized), "A: one SYNCHRONIZED");
+                // Connection progress: connecting, connected, then synchronized 1 of 1.
+                Equal(2, pair.GameA.Count(TwSessionEventKind.SynchronizingWithPeer), "A: SYNCHRONIZING_WITH_PEER twice");
+                Equal(1, pair.GameA.Count(TwSessionEventKind.SynchronizedWithPeer), "A: one SYNCHRONIZED_WITH_PEER");
+                TwSessionEvent synced;
+                Check(pair.GameA.Find(TwSessionEventKind.SynchronizedWithPeer, out synced), "A: SYNCHRONIZED_WITH_PEER");
+                Equal(1u, synced.Data.Progress.Player, "synchronized with player 1's peer");
+                Equal(1u, synced.Data.Progress.Synchronized, "1 of");
+                Equal(1u, synced.Data.Progress.Total, "1 remote peer");
+                Equal(2u, synced.Data.Progress.Step, "step 2: synchronized");
                 Equal(1, pair.GameB.Count(TwSessionEventKind.Synchronized), "B: one SYNCHRONIZED");
                 Equal(0, pair.GameA.Count(TwSessionEventKind.Desync), "A: no DESYNC");
                 TwSessionEvent connected;
@@ -455,6 +464,23 @@ namespace Tickwire.Tests
                 TwPeerStats ps;
                 Equal(TwResult.Ok, pair.A.GetPeerStats(connected.Peer, out ps), "peer stats");
                 Check(ps.SrttUs > 40000, "the simulated 2 x 30 ms shows in the RTT: " + ps.SrttUs);
+                // The net overlay (GGPO's ggpo_get_network_stats): the same connection,
+                // the round trip, and about 30 ms of B's inputs predicted at A (no delay).
+                TwNetworkStats ns;
+                Equal(TwResult.Ok, pair.A.GetNetworkStats(1, out ns), "network stats of player 1");
+                Console.WriteLine("  A's overlay of player 1: rtt " + ns.RttUs.ToString("F0") + " us, kbps " +
+                                  ns.KbpsSent.ToString("F1") + "/" + ns.KbpsReceived.ToString("F1") + ", advantage " +
+                                  ns.LocalFrameAdvantage.ToString("F2") + "/" + ns.RemoteFrameAdvantage.ToString("F2") +
+                                  ", send queue " + ns.SendQueue + ", recv queue " + ns.RecvQueue + ", predicted " +
+                                  ns.PredictedTicks);
+                Equal(1u, ns.Player, "the player asked about");
+                Equal(connected.Peer, ns.Peer, "its connection");
+                Check(ns.RttUs > 40000, "the RTT: " + ns.RttUs);
+                Check(ns.KbpsSent > 0 && ns.KbpsReceived > 0, "inputs flow both ways");
+                Check(ns.SendQueue >= 1 && ns.SendQueue <= 12, "about a round trip of A's inputs unacknowledged: " + ns.SendQueue);
+                Check(Math.Abs(ns.FramesAhead) < 2, "in step: " + ns.FramesAhead);
+                Equal(TwResult.InvalidArgument, pair.A.GetNetworkStats(0, out ns), "a local player has no overlay");
+                Equal(TwResult.InvalidArgument, pair.A.GetNetworkStats(9, out ns), "no such player");
             }
         }
 
@@ -888,6 +914,8 @@ namespace Tickwire.Tests
             Throws<ObjectDisposedException>(() => s.GetStats(out st), "GetStats");
             Throws<ObjectDisposedException>(() => s.GetPeerStats(1, out ps), "GetPeerStats");
             Throws<ObjectDisposedException>(() => s.GetPlayerPeer(1, out peer), "GetPlayerPeer");
+            TwNetworkStats ns;
+            Throws<ObjectDisposedException>(() => s.GetNetworkStats(1, out ns), "GetNetworkStats");
             Throws<ObjectDisposedException>(() => s.TakeDesyncDump(b, out n), "TakeDesyncDump(span)");
             Throws<ObjectDisposedException>(() => s.TakeDesyncDump(), "TakeDesyncDump()");
             Throws<ObjectDisposedException>(() => s.WriteDesyncDump("x"), "WriteDesyncDump");

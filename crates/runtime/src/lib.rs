@@ -53,10 +53,11 @@ pub use host::{COMMAND_QUEUE_CAPACITY, Host, SHUTDOWN_WAIT};
 pub use os_seed::os_random_bytes;
 pub use resolve::{MAX_HOST_NAME_LEN, MAX_PENDING_RESOLUTIONS, Resolution, Target, Ticket, pick};
 pub use session::{
-    EngineLoop, MAX_INITIAL_STATE, MAX_PREDICTION, MAX_REPLAY_SIZE, NetStats, Networked, P2pSession, P2pSessionStats,
-    P2pSettings, PolledRequest, RelayClient, RelayClientSettings, RelayClientStats, RelayPlayerStats, RelayServer,
-    RelayServerSettings, RelayServerStats, ReplayPlayer, ReplaySettings, ReplayStats, RequestKind, SessionEvent,
-    SessionFailure, Spectator, SpectatorSettings, SpectatorStats, SyncTest, SyncTestSettings, SyncTestStats,
+    EngineLoop, MAX_INITIAL_STATE, MAX_PREDICTION, MAX_REPLAY_SIZE, NetStats, Networked, P2pPeerStats, P2pSession,
+    P2pSessionStats, P2pSettings, PolledRequest, RelayClient, RelayClientSettings, RelayClientStats, RelayPlayerStats,
+    RelayServer, RelayServerSettings, RelayServerStats, ReplayPlayer, ReplaySettings, ReplayStats, RequestKind,
+    SessionEvent, SessionFailure, Spectator, SpectatorSettings, SpectatorStats, SyncTest, SyncTestSettings,
+    SyncTestStats,
 };
 pub use thread::RuntimeStats;
 

@@ -124,6 +124,11 @@ pub struct Predictor {
     rewound: bool,
     canon_advances: u32,
     changes: VecDeque<(u32, Tick, bool)>,
+    /// Who the engine has been told is present (by the changes above), ourselves
+    /// aside. Kept across resets: a snapshot after a resync or a reconnect shows the
+    /// same players again, and only a difference is news; a late joiner's first
+    /// canonical step announces everyone already there.
+    announced: Vec<bool>,
     auth_log: Vec<(Tick, u64)>,
     /// The next authoritative tick whose checksum is to be logged. Wider than a tick
     /// so that "every tick up to `Tick::MAX` logged" has a value: a tick near the end
@@ -173,6 +178,7 @@ impl Predictor {
             rewound: false,
             canon_advances: 0,
             changes: VecDeque::with_capacity(64),
+            announced: vec![false; n],
             auth_log: vec![(Tick::MAX, 0); AUTH_LOG],
             auth_logged: 0,
             stats: PredictorStats::default(),
@@ -229,6 +235,10 @@ impl Predictor {
     /// Our player slot.
     pub fn set_local_player(&mut self, player: u32) {
         self.me = Some(player as usize).filter(|&p| p < self.n);
+        if let Some(me) = self.me {
+            // Our own slot is told by Joined, never as another player.
+            self.announced[me] = false;
+        }
     }
 
     /// The engine's guess for `player` (None: repeat its last canonical input).
@@ -401,7 +411,8 @@ impl Predictor {
             StepOutcome::Applied
         };
         for i in 0..self.n {
-            if self.canon_present[i] != self.last_present[i] && self.have_canonical {
+            if self.canon_present[i] != self.announced[i] && Some(i) != self.me {
+                self.announced[i] = self.canon_present[i];
                 self.changes.push_back((i as u32, tick, self.canon_present[i]));
             }
         }

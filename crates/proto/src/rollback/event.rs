@@ -10,6 +10,17 @@ pub enum Event {
     /// Every peer has been heard from; ticks start counting. A spectator: its starting
     /// point (the host's snapshot, or the first inputs from tick 0) arrived.
     Synchronized,
+    /// `peer` was heard from for the first time before the match started: this side
+    /// is synchronized with it, `synchronized` of the `total` remote peers so far (a
+    /// loading screen's progress). `Synchronized` follows once all are.
+    PeerSynchronized {
+        /// The peer.
+        peer: PeerId,
+        /// Remote peers synchronized now, this one included.
+        synchronized: u32,
+        /// Remote peers of the match.
+        total: u32,
+    },
     /// Nothing heard from `peer` for the notify delay; it will be dropped after
     /// `disconnect_in_us` more microseconds of silence.
     PeerInterrupted {

@@ -24,7 +24,7 @@ mod forensics;
 mod net;
 mod peer;
 
-pub use config::{P2pConfig, P2pStats, SessionError, p2p_timeouts_fit};
+pub use config::{P2pConfig, P2pStats, PeerSyncStats, SessionError, p2p_timeouts_fit};
 use forensics::DumpJob;
 use peer::{Peer, Spectator};
 

@@ -26,6 +26,21 @@ pub enum SessionEvent {
         /// The lowest player index behind it (None for spectators and the watched host).
         player: Option<usize>,
     },
+    /// P2P, before the match runs: progress with the remote peer of `player` (the
+    /// lowest player behind it), one of `total` remote peers. `connected` false: its
+    /// connection is not up yet (this side dials it, or waits for it to dial);
+    /// true: connected, waiting for its first message. The core's
+    /// `PeerSynchronized` follows when it is heard.
+    SynchronizingWithPeer {
+        /// The connection (0 while this side waits for the peer to dial).
+        peer: PeerId,
+        /// The lowest player index behind it.
+        player: usize,
+        /// Whether its connection is up.
+        connected: bool,
+        /// Remote peers of the match.
+        total: u32,
+    },
     /// The session refused a connection from an address it does not expect.
     ConnectionRejected {
         /// The refused connection (already closed).

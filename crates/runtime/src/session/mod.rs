@@ -42,7 +42,7 @@ pub use event::SessionEvent;
 pub use failure::SessionFailure;
 pub use local::{ReplayPlayer, ReplayStats, SyncTest, SyncTestStats};
 pub use net::{NetStats, Networked};
-pub use p2p::{P2pSession, P2pSessionStats};
+pub use p2p::{P2pPeerStats, P2pSession, P2pSessionStats};
 pub use relay_client::{RelayClient, RelayClientStats};
 pub use relay_server::{RelayPlayerStats, RelayServer, RelayServerStats};
 pub use request::{PolledRequest, RequestKind};

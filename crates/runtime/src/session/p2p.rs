@@ -15,8 +15,9 @@ use super::net::{Net, NetStats, Remote, has_net};
 use super::roster::{self, Roster};
 use super::settings::P2pSettings;
 use crate::{HostEvent, Target};
-use tickwire_proto::{DisconnectReason, MAX_INPUT_DELAY, Micros, P2pConfig, PeerId, Tick};
-
+use tickwire_proto::{
+    ConnectionStats, DisconnectReason, MAX_INPUT_DELAY, Micros, P2pConfig, PeerId, PeerSyncStats, Tick,
+};
 /// A P2P rollback session. Use it from one thread at a time.
 pub struct P2pSession {
     engine: Engine<tickwire_proto::P2pSession>,
@@ -49,6 +50,18 @@ pub struct P2pSessionStats {
     pub state_slots: u32,
     /// The socket's figures.
     pub net: NetStats,
+}
+
+/// The figures of a net overlay for one remote player: its connection's and the sync
+/// with its peer. Like GGPO's `ggpo_get_network_stats`.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct P2pPeerStats {
+    /// The connection the player plays behind.
+    pub peer: PeerId,
+    /// RTT, loss, rates and counters of that connection.
+    pub connection: ConnectionStats,
+    /// Frame advantage and queues (zero until the match runs and the peer is heard).
+    pub sync: PeerSyncStats,
 }
 
 /// How much longer than the session's disconnect timeout the transport waits for a
@@ -139,6 +152,11 @@ impl P2pSession {
         self.roster.seal()?;
         self.engine.phase = Phase::Connecting;
         self.ensure_dials();
+        let total = self.roster.groups.len() as u32;
+        for g in &self.roster.groups {
+            let (peer, player, connected) = (g.peer.unwrap_or(0), g.players[0], g.connected);
+            self.engine.events.push_back(SessionEvent::SynchronizingWithPeer { peer, player, connected, total });
+        }
         if self.roster.all_connected() {
             self.build_core();
         }
@@ -339,6 +357,22 @@ impl P2pSession {
         }
     }
 
+    /// The overlay figures of remote `player`; `Ok(None)` while its peer is not
+    /// connected (before it connects, or after it was dropped). An error for an unknown
+    /// or a local player.
+    pub fn peer_stats_of(&mut self, player: usize) -> Result<Option<P2pPeerStats>, SessionFailure> {
+        self.engine.check_player(player)?;
+        match self.roster.is_local(player) {
+            Some(false) => {}
+            Some(true) => return Err(argument(format!("player {player} is local: it has no peer"))),
+            None => return Err(state(format!("player {player} was not added"))),
+        }
+        let Some(peer) = self.roster.peer_of(player) else { return Ok(None) };
+        let Some(connection) = self.net.host.stats(peer) else { return Ok(None) };
+        let sync = self.engine.core().and_then(|s| s.peer_sync_stats(player)).unwrap_or_default();
+        Ok(Some(P2pPeerStats { peer, connection, sync }))
+    }
+
     /// Dials every connection this side dials that has none (first time, or again
     /// after a failed attempt before the match runs).
     fn ensure_dials(&mut self) {
@@ -409,8 +443,14 @@ impl P2pSession {
                 self.roster.groups[g].connected = true;
                 let player = Some(self.roster.groups[g].players[0]);
                 self.engine.events.push_back(SessionEvent::PeerConnected { peer, player });
-                if matches!(self.engine.phase, Phase::Connecting) && self.roster.all_connected() {
-                    self.build_core();
+                if matches!(self.engine.phase, Phase::Connecting) {
+                    let total = self.roster.groups.len() as u32;
+                    let player = self.roster.groups[g].players[0];
+                    let e = SessionEvent::SynchronizingWithPeer { peer, player, connected: true, total };
+                    self.engine.events.push_back(e);
+                    if self.roster.all_connected() {
+                        self.build_core();
+                    }
                 }
             }
             roster::Arrival::Spectator => {

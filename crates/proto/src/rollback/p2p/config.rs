@@ -172,3 +172,33 @@ pub struct P2pStats {
     /// Desyncs detected.
     pub desyncs: u64,
 }
+
+/// What a session knows of its sync with one remote peer: the figures of a net overlay,
+/// GGPO's `ggpo_get_network_stats` less the transport's (RTT, loss and rates come from
+/// the connection). Signs: positive means this side is ahead.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct PeerSyncStats {
+    /// How many ticks this side is ahead of the peer, as measured here on the latest
+    /// tick: our tick count less the peer's last reported tick moved on by the time
+    /// since and half the RTT. GGPO's `timesync.local_frames_behind` with the sign
+    /// turned (GGPO adds the whole RTT).
+    pub local_frame_advantage: f32,
+    /// How many ticks the peer is ahead of this side, as the peer measured it (from its
+    /// latest message). GGPO's `timesync.remote_frames_behind` with the sign turned.
+    pub remote_frame_advantage: f32,
+    /// The averaged estimate the clock works from: `(local - remote) / 2` over the
+    /// last 32 ticks, in which an error in the latency estimate cancels.
+    pub frames_ahead: f32,
+    /// Ticks of this side's local inputs the peer has not acknowledged yet (GGPO's
+    /// `network.send_queue_len`). They are sent again until it does.
+    pub send_queue: u32,
+    /// Ticks of the peer's inputs received for ticks this side has not run yet: the
+    /// margin before its inputs would have to be predicted (GGPO documents
+    /// `network.recv_queue_len` but never fills it).
+    pub recv_queue: u32,
+    /// Ticks run on a prediction of the peer's inputs: from its first input not
+    /// received to the current tick. A rollback of up to this many ticks is pending.
+    pub predicted_ticks: u32,
+    /// Time since the peer was last heard from, in microseconds.
+    pub silent_us: Micros,
+}

@@ -99,9 +99,15 @@ impl P2pSession {
             p.remote_tick_at = now;
             p.remote_adv = h.advantage;
         }
-        if first && !self.running && self.peers.iter().all(|p| p.phase.settled()) {
-            self.running = true;
-            self.events.push_back(Event::Synchronized);
+        if first && !self.running {
+            let synchronized = self.peers.iter().filter(|p| p.phase.heard()).count() as u32;
+            let total = self.peers.len() as u32;
+            let peer = self.peers[pi].id;
+            self.events.push_back(Event::PeerSynchronized { peer, synchronized, total });
+            if self.peers.iter().all(|p| p.phase.settled()) {
+                self.running = true;
+                self.events.push_back(Event::Synchronized);
+            }
         }
         // Inputs, in order; never further ahead than half the history (the rest of
         // the ring may still be needed).

@@ -2,6 +2,7 @@
 
 use super::super::desync::PENDING_REPORTS;
 use super::super::timesync::AdvantageTracker;
+use super::{P2pSession, PeerSyncStats};
 use crate::clock::Micros;
 use crate::request::Tick;
 use crate::transport::PeerId;
@@ -144,5 +145,28 @@ impl Peer {
         }
         self.pending[self.npending] = (tick, checksum);
         self.npending += 1;
+    }
+}
+
+impl P2pSession {
+    /// The sync figures of the peer that `player` (a remote player) plays on; None for
+    /// a local or unknown player, or one whose peer was never heard from or is gone.
+    pub fn peer_sync_stats(&self, player: usize) -> Option<PeerSyncStats> {
+        let p = self.peers.iter().find(|p| p.players.contains(&player))?;
+        if !p.phase.heard() {
+            return None;
+        }
+        // The next tick of local input to be pushed: the peer has acked up to `acked`.
+        let local_next = self.local.iter().map(|&l| self.queues[l].next_needed()).min();
+        let theirs = p.players.iter().map(|&i| self.queues[i].confirmed_until()).min().unwrap_or(Tick::MAX);
+        Some(PeerSyncStats {
+            local_frame_advantage: p.local_adv,
+            remote_frame_advantage: p.remote_adv,
+            frames_ahead: p.adv.frames_ahead(),
+            send_queue: local_next.map_or(0, |n| n.saturating_sub(p.acked)),
+            recv_queue: if theirs == Tick::MAX { 0 } else { theirs.saturating_sub(self.current) },
+            predicted_ticks: self.current.saturating_sub(theirs),
+            silent_us: self.now.saturating_sub(p.last_recv),
+        })
     }
 }

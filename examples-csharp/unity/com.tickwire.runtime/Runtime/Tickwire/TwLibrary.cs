@@ -99,21 +99,21 @@ namespace Tickwire
         {
             "tw_host_config", "tw_link_sim_config", "tw_event", "tw_peer_stats", "tw_host_stats",
             "tw_session_config", "tw_request", "tw_session_event", "tw_session_stats", "tw_relay_player_stats",
-            "tw_security_config",
+            "tw_security_config", "tw_network_stats",
         };
 
         private static readonly Type[] s_checkedTypes =
         {
             typeof(TwHostConfig), typeof(TwLinkSimConfig), typeof(TwEvent), typeof(TwPeerStats), typeof(TwHostStats),
             typeof(TwSessionConfig), typeof(TwRequest), typeof(TwSessionEvent), typeof(TwSessionStats),
-            typeof(TwRelayPlayerStats), typeof(TwSecurityConfig),
+            typeof(TwRelayPlayerStats), typeof(TwSecurityConfig), typeof(TwNetworkStats),
         };
 
         private static readonly int[] s_checkedSizeofs =
         {
             sizeof(TwHostConfig), sizeof(TwLinkSimConfig), sizeof(TwEvent), sizeof(TwPeerStats), sizeof(TwHostStats),
             sizeof(TwSessionConfig), sizeof(TwRequest), sizeof(TwSessionEvent), sizeof(TwSessionStats),
-            sizeof(TwRelayPlayerStats), sizeof(TwSecurityConfig),
+            sizeof(TwRelayPlayerStats), sizeof(TwSecurityConfig), sizeof(TwNetworkStats),
         };
 
         /// <summary>
@@ -167,6 +167,7 @@ namespace Tickwire
                 (ulong)TwNative.tw_session_stats_size(),
                 (ulong)TwNative.tw_relay_player_stats_size(),
                 (ulong)TwNative.tw_security_config_size(),
+                (ulong)TwNative.tw_network_stats_size(),
             };
         }
 

@@ -500,6 +500,22 @@ namespace Tickwire
         }
 
         /// <summary>
+        /// P2P: the net-overlay figures of remote player (RTT, loss, kbps, the frame
+        /// advantage both ways, the input queues), as GGPO's ggpo_get_network_stats; see
+        /// <see cref="TwNetworkStats"/>. Empty while its peer is not connected. Allocates
+        /// nothing: call it every frame.
+        /// </summary>
+        public TwResult GetNetworkStats(uint player, out TwNetworkStats stats)
+        {
+            ThrowIfDisposed();
+            stats = default(TwNetworkStats);
+            fixed (TwNetworkStats* p = &stats)
+            {
+                return TwNative.tw_session_network_stats(_handle, player, p);
+            }
+        }
+
+        /// <summary>
         /// P2P: the connection of remote player (0 for a local player). RELAY_SERVER: the
         /// connection of player's slot (InvalidState when the slot has none).
         /// </summary>

@@ -159,7 +159,9 @@ namespace Tickwire
         /// <summary>
         /// RELAY_SERVER and RELAY_CLIENT: a player is in the canonical steps from Data.Relay.Tick
         /// on (Data.Relay.Player). Server: a new client took a free slot (Peer is its
-        /// connection). Client: another player appeared.
+        /// connection). Client: another player appeared; a client that joins a match in
+        /// progress is told of every player already there (once, at the tick of its
+        /// snapshot), never of itself (Joined).
         /// </summary>
         PlayerJoined = 15,
         /// <summary>
@@ -216,6 +218,18 @@ namespace Tickwire
         /// of a coming tick and the steps from there; its client sees Resyncing, then Joined.
         /// </summary>
         PlayerCatchingUp = 25,
+        /// <summary>
+        /// P2P, before the match runs: progress with one remote peer (Data.Progress; Peer is
+        /// its connection, 0 while this side waits for it to dial). Raised for every remote
+        /// peer at Start (Step 0: connecting) and when its connection is up (Step 1).
+        /// </summary>
+        SynchronizingWithPeer = 30,
+        /// <summary>
+        /// P2P, before the match runs: this side has heard from the peer of
+        /// Data.Progress.Player: Data.Progress.Synchronized of Data.Progress.Total remote peers
+        /// are synchronized now. Synchronized follows once all are.
+        /// </summary>
+        SynchronizedWithPeer = 31,
     }
 
     /// <summary>
@@ -528,6 +542,24 @@ namespace Tickwire
         public ulong ActualChecksum;
     }
 
+    /// <summary>
+    /// tw_session_event_progress: SynchronizingWithPeer and SynchronizedWithPeer, a P2P
+    /// session's connection progress (GGPO's SYNCHRONIZING_WITH_PEER and
+    /// SYNCHRONIZED_WITH_PEER).
+    /// </summary>
+    [StructLayout(LayoutKind.Sequential)]
+    public struct TwSessionEventProgress
+    {
+        /// <summary>The lowest player index behind the remote peer.</summary>
+        public uint Player;
+        /// <summary>0 connecting, 1 connected (waiting for its first message), 2 synchronized.</summary>
+        public uint Step;
+        /// <summary>Remote peers this side is synchronized with now.</summary>
+        public uint Synchronized;
+        /// <summary>Remote peers of the match.</summary>
+        public uint Total;
+    }
+
     /// <summary>tw_session_event_fatal: FATAL, what went wrong as NUL-terminated UTF-8.</summary>
     [StructLayout(LayoutKind.Sequential)]
     public unsafe struct TwSessionEventFatal
@@ -559,6 +591,7 @@ namespace Tickwire
         [FieldOffset(0)] public TwSessionEventRelay Relay;
         [FieldOffset(0)] public TwSessionEventRejected Rejected;
         [FieldOffset(0)] public TwSessionEventFatal Fatal;
+        [FieldOffset(0)] public TwSessionEventProgress Progress;
         /// <summary>Fixes the size and the 8-byte alignment of the union.</summary>
         [FieldOffset(0)] public fixed ulong Reserved[15];
     }

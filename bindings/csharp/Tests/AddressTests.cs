@@ -89,18 +89,18 @@ namespace Tickwire.Tests
             }
         }
 
+        /// <summary>Whether this machine has an IPv6 loopback (containers may not). Asks the library
+        /// itself: System.Net would pull System.dll into the full-AOT run, which compiles mscorlib only.</summary>
         private static bool HasIpv6Loopback()
         {
             try
             {
-                using (var s = new System.Net.Sockets.Socket(System.Net.Sockets.AddressFamily.InterNetworkV6,
-                    System.Net.Sockets.SocketType.Dgram, System.Net.Sockets.ProtocolType.Udp))
+                using (new TwHost("[::1]:0"))
                 {
-                    s.Bind(new System.Net.IPEndPoint(System.Net.IPAddress.IPv6Loopback, 0));
                     return true;
                 }
             }
-            catch (Exception)
+            catch (TickwireException)
             {
                 return false;
             }

@@ -195,6 +195,11 @@ static void frame(node *n, uint32_t index) {
             n->synchronized = 1;
             printf("%s: player %u, caught up at tick %u\n", n->name, (unsigned)n->player, (unsigned)e.data.tick.tick);
             break;
+        case TW_SESSION_EVENT_KIND_INPUT_DELAY_CHANGED:
+            /* The round trip outgrew max_prediction: the rest shows as input delay. */
+            printf("%s: input delay now %u ticks (%u beyond max_prediction)\n", n->name,
+                   (unsigned)e.data.input_delay.ticks, (unsigned)e.data.input_delay.spill);
+            break;
         case TW_SESSION_EVENT_KIND_DESYNC:
             printf("%s: DESYNC at tick %u\n", n->name, (unsigned)e.data.desync.tick);
             n->desyncs++;

@@ -93,6 +93,11 @@
 #define TW_MAX_PENDING_RESOLUTIONS 16
 
 /**
+ * The largest `tw_session_config.input_size`: bytes of one player's input per tick.
+ */
+#define TW_MAX_INPUT_SIZE 255
+
+/**
  * `tw_request.flags`, ADVANCE: re-simulating after a rollback (mute sounds and effects).
  */
 #define TW_REQUEST_FLAG_RESIMULATING 1
@@ -717,6 +722,9 @@ enum tw_session_event_kind
     TW_SESSION_EVENT_KIND_DESYNC_DUMP_READY = 10,
     /**
      * SYNCTEST: re-simulating a tick gave another checksum (`data.synctest_mismatch`).
+     * Two DUMP_STATE requests of that tick follow (the saved state, then the
+     * resimulated one; answer each with `tw_session_provide_state`), then
+     * SYNCTEST_STATES_READY.
      */
     TW_SESSION_EVENT_KIND_SYNCTEST_MISMATCH = 11,
     /**
@@ -827,6 +835,20 @@ enum tw_session_event_kind
      * once all are (or the others are dropped).
      */
     TW_SESSION_EVENT_KIND_SYNCHRONIZED_WITH_PEER = 31,
+    /**
+     * SYNCTEST: both states of a mismatch at `data.tick.tick` are in hand, the saved
+     * one and the resimulated one: take them with `tw_session_take_synctest_state`
+     * and diff them (GGPO's `log_game_state`). One pair is held at a time; once both
+     * are taken the next mismatch is captured.
+     */
+    TW_SESSION_EVENT_KIND_SYNCTEST_STATES_READY = 32,
+    /**
+     * RELAY_CLIENT: the input delay in force changed (`data.input_delay`): the part
+     * of the round trip beyond `max_prediction` shows as input delay (`spill`), or a
+     * delay from `input_delay_mode` changed. Raise `max_prediction` to hide more of a
+     * long round trip by prediction instead. At most once a second.
+     */
+    TW_SESSION_EVENT_KIND_INPUT_DELAY_CHANGED = 33,
 };
 #ifndef __cplusplus
 #if __STDC_VERSION__ >= 202311L
@@ -1035,6 +1057,31 @@ enum tw_security_mode
 typedef enum tw_security_mode tw_security_mode;
 #else
 typedef uint32_t tw_security_mode;
+#endif // __STDC_VERSION__ >= 202311L
+#endif // __cplusplus
+
+/**
+ * Which state of a synctest mismatch `tw_session_take_synctest_state` copies.
+ */
+enum tw_synctest_state
+#if defined(__cplusplus) || __STDC_VERSION__ >= 202311L
+  : uint32_t
+#endif // defined(__cplusplus) || __STDC_VERSION__ >= 202311L
+ {
+    /**
+     * The state the first simulation of the tick saved.
+     */
+    TW_SYNCTEST_STATE_SAVED = 0,
+    /**
+     * The state after the rollback and resimulation.
+     */
+    TW_SYNCTEST_STATE_RESIMULATED = 1,
+};
+#ifndef __cplusplus
+#if __STDC_VERSION__ >= 202311L
+typedef enum tw_synctest_state tw_synctest_state;
+#else
+typedef uint32_t tw_synctest_state;
 #endif // __STDC_VERSION__ >= 202311L
 #endif // __cplusplus
 
@@ -1586,7 +1633,11 @@ typedef struct tw_session_config {
      */
     uint32_t num_players;
     /**
-     * Bytes per input, 1..=64 (default 2); the same for every player.
+     * Bytes per input, 1..=`TW_MAX_INPUT_SIZE` (255; default 2); the same for every
+     * player. P2P: one tick of every player's input must fit one datagram (room for
+     * disconnect entries and checksum reports included: 4 players of 255 bytes, 8 of
+     * 129, 16 of 61), else `tw_session_create` says the most that fits. The relay
+     * sends larger steps in pieces: 255 bytes for every slot is fine there.
      */
     uint32_t input_size;
     /**
@@ -1597,7 +1648,8 @@ typedef struct tw_session_config {
      * P2P: most ticks simulated past the confirmed inputs, 0..=64 (default 8);
      * 0 is lockstep. RELAY_CLIENT: most ticks predicted past the authoritative state,
      * 1..=64; latency beyond it becomes input delay (about one round trip plus the
-     * server's buffering is needed: 12 at 100 ms and 60 Hz).
+     * server's buffering is needed: 12 at 100 ms and 60 Hz), and the event
+     * INPUT_DELAY_CHANGED says how much (`data.input_delay.spill`).
      */
     uint32_t max_prediction;
     /**
@@ -1641,8 +1693,14 @@ typedef struct tw_session_config {
      */
     uint32_t spectator_max_behind;
     /**
-     * P2P: spectators this peer may serve (default 4); only addresses registered with
-     * `tw_session_add_spectator` are accepted.
+     * P2P: spectators this peer may serve (default 4; 0: none); only addresses
+     * registered with `tw_session_add_spectator` are accepted, at most this many.
+     * Each spectator costs this peer the upload of one more peer: every confirmed
+     * tick of every player's input (`num_players * input_size` bytes plus about 30
+     * bytes of headers, 60 times a second: about 2.3 KB/s for 4 players of 2 bytes)
+     * and a state snapshot when it joins mid-match. The default keeps a home
+     * connection's upload small (GGPO allows 32); a peer with upload to spare raises
+     * it. The host's `max_clients` (when 0) grows with it.
      */
     uint32_t max_spectators;
     /**
@@ -2091,6 +2149,22 @@ typedef struct tw_session_event_progress {
 } tw_session_event_progress;
 
 /**
+ * INPUT_DELAY_CHANGED: a relay client's input delay in force.
+ */
+typedef struct tw_session_event_input_delay {
+    /**
+     * The input delay now, in ticks: a local input takes effect this many ticks after
+     * the tick it was pushed for.
+     */
+    uint32_t ticks;
+    /**
+     * The part of it that is latency beyond `max_prediction` (0: none; the delay is
+     * the configured one).
+     */
+    uint32_t spill;
+} tw_session_event_input_delay;
+
+/**
  * The per-kind part of a `tw_session_event`. Read only the member named by `kind`.
  */
 typedef union tw_session_event_data {
@@ -2103,6 +2177,7 @@ typedef union tw_session_event_data {
     struct tw_session_event_rejected rejected;
     struct tw_session_event_fatal fatal;
     struct tw_session_event_progress progress;
+    struct tw_session_event_input_delay input_delay;
     /**
      * Fixes the size and alignment, so new kinds never change `sizeof(tw_session_event)`.
      */
@@ -3493,10 +3568,11 @@ tw_result tw_session_poll_request(struct tw_session *session, struct tw_request 
 tw_result tw_session_confirm_save(struct tw_session *session, uint32_t tick, uint64_t checksum);
 
 /**
- * P2P and RELAY_SERVER: hands over the serialized state of `tick` (the answer to a
- * DUMP_STATE request), in the engine's own format, for a desync dump or a joining
- * spectator (P2P), or for the clients joining or resyncing (RELAY_SERVER: it reaches
- * them as a RESTORE request).
+ * P2P, SYNCTEST and RELAY_SERVER: hands over the serialized state of `tick` (the
+ * answer to a DUMP_STATE request), in the engine's own format, for a desync dump or a
+ * joining spectator (P2P), for the clients joining or resyncing (RELAY_SERVER: it
+ * reaches them as a RESTORE request), or the two states of a mismatch (SYNCTEST: the
+ * saved one, then the resimulated one, at most 256 MiB each).
  *
  * Ownership: the bytes are copied before the call returns.
  *
@@ -3504,8 +3580,8 @@ tw_result tw_session_confirm_save(struct tw_session *session, uint32_t tick, uin
  * threads between calls).
  *
  * Returns `TW_RESULT_OK`; `TW_RESULT_NULL_ARGUMENT`; `TW_RESULT_INVALID_ARGUMENT` (no
- * dump of `tick` was requested); `TW_RESULT_INVALID_STATE` (not P2P or RELAY_SERVER,
- * not running); `TW_RESULT_BUSY` (another call on the session is in progress);
+ * dump of `tick` was requested); `TW_RESULT_INVALID_STATE` (not P2P, SYNCTEST or
+ * RELAY_SERVER, not running); `TW_RESULT_BUSY` (another call on the session is in progress);
  * `TW_RESULT_PANIC`.
  *
  * # Safety
@@ -3537,9 +3613,10 @@ tw_result tw_session_provide_state(struct tw_session *session,
 tw_result tw_session_poll_event(struct tw_session *session, struct tw_session_event *out_event);
 
 /**
- * P2P: changes the input delay (0..=32 ticks) from the next tick on; before the
- * session runs it replaces the configured one. A longer delay repeats the last input
- * over the gap, a shorter one drops inputs until the ticks catch up.
+ * P2P: changes every local player's input delay (0..=32 ticks) from the next tick
+ * on; before the session runs it replaces the configured one. A longer delay repeats
+ * the last input over the gap, a shorter one drops inputs until the ticks catch up.
+ * One local player's own: `tw_session_set_player_input_delay`.
  *
  * Ownership: the library keeps no pointer passed here after the call; outputs are
  * caller memory, written only on success.
@@ -3554,6 +3631,30 @@ tw_result tw_session_poll_event(struct tw_session *session, struct tw_session_ev
  * `session` must be NULL or a live handle.
  */
 tw_result tw_session_set_input_delay(struct tw_session *session, uint32_t delay);
+
+/**
+ * P2P: changes local `player`'s input delay (0..=32 ticks) from the next tick on, as
+ * GGPO's `ggpo_set_frame_delay(session, player, delay)`; the other local players keep
+ * theirs (a later `tw_session_set_input_delay` sets all again). Any time after the
+ * player is added. The local players' inputs go to the peers together, tick by tick,
+ * so a player with a longer delay than another gains nothing on the wire from it; it
+ * still sees its input that many ticks later, on every peer alike.
+ *
+ * Ownership: the library keeps no pointer passed here after the call.
+ * Thread-safety: a session is used from one thread at a time (it may move between
+ * threads between calls).
+ *
+ * Returns `TW_RESULT_OK`; `TW_RESULT_NULL_ARGUMENT`; `TW_RESULT_INVALID_ARGUMENT`
+ * (no such player, a remote player, or above 32); `TW_RESULT_INVALID_STATE` (not P2P,
+ * or the player was not added); `TW_RESULT_BUSY` (another call on the session is in
+ * progress); `TW_RESULT_PANIC`.
+ *
+ * # Safety
+ * `session` must be NULL or a live handle.
+ */
+tw_result tw_session_set_player_input_delay(struct tw_session *session,
+                                            uint32_t player,
+                                            uint32_t delay);
 
 /**
  * P2P and RELAY_CLIENT: the input to predict for `player` while its real input has
@@ -3932,6 +4033,34 @@ tw_result tw_session_copy_replay(struct tw_session *session,
  * string.
  */
 tw_result tw_session_save_replay(struct tw_session *session, const char *path);
+
+/**
+ * SYNCTEST: copies the state `which` (a `tw_synctest_state`) of the captured mismatch
+ * (after `TW_SESSION_EVENT_KIND_SYNCTEST_STATES_READY`) and releases it; once both
+ * are taken the next mismatch is captured. The bytes are the engine's own answers to
+ * the two DUMP_STATE requests that followed the SYNCTEST_MISMATCH: write both to
+ * files and diff them, as GGPO users do with `log_game_state`. On
+ * `TW_RESULT_BUFFER_TOO_SMALL` the state is kept and `*out_len` is its size.
+ *
+ * Ownership: the library keeps no pointer passed here after the call; outputs are
+ * caller memory, written only on success.
+ * Thread-safety: a session is used from one thread at a time (it may move between
+ * threads between calls).
+ *
+ * Returns `TW_RESULT_OK`; `TW_RESULT_EMPTY` (no state ready, or this one already
+ * taken; nothing written); `TW_RESULT_NULL_ARGUMENT`; `TW_RESULT_INVALID_ARGUMENT`
+ * (`which` unknown); `TW_RESULT_INVALID_STATE` (not SYNCTEST);
+ * `TW_RESULT_BUFFER_TOO_SMALL`; `TW_RESULT_BUSY` (another call on the session is in
+ * progress); `TW_RESULT_PANIC`.
+ *
+ * # Safety
+ * As `tw_session_request_inputs`.
+ */
+tw_result tw_session_take_synctest_state(struct tw_session *session,
+                                         uint32_t which,
+                                         void *buf,
+                                         size_t buf_len,
+                                         size_t *out_len);
 
 /**
  * Returns the library version packed as `(major << 16) | (minor << 8) | patch`, the

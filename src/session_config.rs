@@ -28,6 +28,10 @@ pub(crate) enum ModeSettings {
     RelayClient(RelayClientSettings),
 }
 
+/// The largest `tw_session_config.input_size`: bytes of one player's input per tick.
+pub const TW_MAX_INPUT_SIZE: u32 = 255;
+const _: () = assert!(TW_MAX_INPUT_SIZE as usize == tickwire_proto::MAX_INPUT_SIZE);
+
 /// The topology of a session (`tw_session_config.mode`).
 #[repr(u32)]
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -124,14 +128,19 @@ pub struct tw_session_config {
     /// a match uses the same number and the same player order. RELAY_SERVER and
     /// RELAY_CLIENT: the player slots, 1..=64, the same on the server and its clients.
     pub num_players: u32,
-    /// Bytes per input, 1..=64 (default 2); the same for every player.
+    /// Bytes per input, 1..=`TW_MAX_INPUT_SIZE` (255; default 2); the same for every
+    /// player. P2P: one tick of every player's input must fit one datagram (room for
+    /// disconnect entries and checksum reports included: 4 players of 255 bytes, 8 of
+    /// 129, 16 of 61), else `tw_session_create` says the most that fits. The relay
+    /// sends larger steps in pieces: 255 bytes for every slot is fine there.
     pub input_size: u32,
     /// Ticks per second (default 60), in (0, 10000].
     pub tick_rate_hz: f64,
     /// P2P: most ticks simulated past the confirmed inputs, 0..=64 (default 8);
     /// 0 is lockstep. RELAY_CLIENT: most ticks predicted past the authoritative state,
     /// 1..=64; latency beyond it becomes input delay (about one round trip plus the
-    /// server's buffering is needed: 12 at 100 ms and 60 Hz).
+    /// server's buffering is needed: 12 at 100 ms and 60 Hz), and the event
+    /// INPUT_DELAY_CHANGED says how much (`data.input_delay.spill`).
     pub max_prediction: u32,
     /// P2P: local inputs apply this many ticks later, 0..=32 (default 0);
     /// changeable at run time with `tw_session_set_input_delay`. RELAY_CLIENT with
@@ -159,8 +168,14 @@ pub struct tw_session_config {
     /// SPECTATOR: more than this many received ticks not yet played starts catching
     /// up (default 10).
     pub spectator_max_behind: u32,
-    /// P2P: spectators this peer may serve (default 4); only addresses registered with
-    /// `tw_session_add_spectator` are accepted.
+    /// P2P: spectators this peer may serve (default 4; 0: none); only addresses
+    /// registered with `tw_session_add_spectator` are accepted, at most this many.
+    /// Each spectator costs this peer the upload of one more peer: every confirmed
+    /// tick of every player's input (`num_players * input_size` bytes plus about 30
+    /// bytes of headers, 60 times a second: about 2.3 KB/s for 4 players of 2 bytes)
+    /// and a state snapshot when it joins mid-match. The default keeps a home
+    /// connection's upload small (GGPO allows 32); a peer with upload to spare raises
+    /// it. The host's `max_clients` (when 0) grows with it.
     pub max_spectators: u32,
     /// P2P: non-zero saves only confirmed ticks (and desync-check ticks): fewer saves,
     /// longer re-simulations (default 0).

@@ -8,6 +8,7 @@
 use super::session_kind::{SessionKind, each_kind};
 use std::ffi::{c_char, c_void};
 use std::path::Path;
+use tickwire_proto::SyncTestState;
 use tickwire_runtime::EngineLoop;
 use tickwire_runtime::{MAX_INITIAL_STATE, MAX_REPLAY_SIZE};
 
@@ -286,6 +287,67 @@ pub unsafe extern "C" fn tw_session_save_replay(session: *mut tw_session, path: 
             ));
         };
         k.save_replay(Path::new(path)).map_err(session_failure)?;
+        Ok(tw_result::Ok)
+    })
+}
+
+/// Which state of a synctest mismatch `tw_session_take_synctest_state` copies.
+#[repr(u32)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum tw_synctest_state {
+    /// The state the first simulation of the tick saved.
+    Saved = 0,
+    /// The state after the rollback and resimulation.
+    Resimulated = 1,
+}
+
+/// SYNCTEST: copies the state `which` (a `tw_synctest_state`) of the captured mismatch
+/// (after `TW_SESSION_EVENT_KIND_SYNCTEST_STATES_READY`) and releases it; once both
+/// are taken the next mismatch is captured. The bytes are the engine's own answers to
+/// the two DUMP_STATE requests that followed the SYNCTEST_MISMATCH: write both to
+/// files and diff them, as GGPO users do with `log_game_state`. On
+/// `TW_RESULT_BUFFER_TOO_SMALL` the state is kept and `*out_len` is its size.
+///
+/// Ownership: the library keeps no pointer passed here after the call; outputs are
+/// caller memory, written only on success.
+/// Thread-safety: a session is used from one thread at a time (it may move between
+/// threads between calls).
+///
+/// Returns `TW_RESULT_OK`; `TW_RESULT_EMPTY` (no state ready, or this one already
+/// taken; nothing written); `TW_RESULT_NULL_ARGUMENT`; `TW_RESULT_INVALID_ARGUMENT`
+/// (`which` unknown); `TW_RESULT_INVALID_STATE` (not SYNCTEST);
+/// `TW_RESULT_BUFFER_TOO_SMALL`; `TW_RESULT_BUSY` (another call on the session is in
+/// progress); `TW_RESULT_PANIC`.
+///
+/// # Safety
+/// As `tw_session_request_inputs`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn tw_session_take_synctest_state(
+    session: *mut tw_session,
+    which: u32,
+    buf: *mut c_void,
+    buf_len: usize,
+    out_len: *mut usize,
+) -> tw_result {
+    with_session("tw_session_take_synctest_state", session, |s| {
+        if out_len.is_null() {
+            return Err(Failure::null("out_len"));
+        }
+        let which = match which {
+            w if w == tw_synctest_state::Saved as u32 => SyncTestState::Saved,
+            w if w == tw_synctest_state::Resimulated as u32 => SyncTestState::Resimulated,
+            w => {
+                return Err(Failure::new(
+                    tw_result::InvalidArgument,
+                    format!("which is {w}: not a tw_synctest_state (SAVED 0, RESIMULATED 1)"),
+                ));
+            }
+        };
+        let SessionKind::SyncTest(k) = &mut s.kind else { return Err(s.kind.unavailable("a synctest state")) };
+        let Some(state) = k.mismatch_state(which) else { return Ok(tw_result::Empty) };
+        // SAFETY: forwarded contract.
+        unsafe { copy_out(state, buf.cast(), buf_len, out_len, "the synctest state") }?;
+        k.release_mismatch_state(which);
         Ok(tw_result::Ok)
     })
 }

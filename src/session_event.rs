@@ -58,6 +58,9 @@ pub enum tw_session_event_kind {
     /// `tw_session_write_desync_dump` (`data.tick.tick` is the desync's tick).
     DesyncDumpReady = 10,
     /// SYNCTEST: re-simulating a tick gave another checksum (`data.synctest_mismatch`).
+    /// Two DUMP_STATE requests of that tick follow (the saved state, then the
+    /// resimulated one; answer each with `tw_session_provide_state`), then
+    /// SYNCTEST_STATES_READY.
     SynctestMismatch = 11,
     /// A spectator (`peer`) fell too far behind and was dropped.
     SpectatorDropped = 12,
@@ -135,6 +138,16 @@ pub enum tw_session_event_kind {
     /// `data.progress.total` remote peers are synchronized now. SYNCHRONIZED follows
     /// once all are (or the others are dropped).
     SynchronizedWithPeer = 31,
+    /// SYNCTEST: both states of a mismatch at `data.tick.tick` are in hand, the saved
+    /// one and the resimulated one: take them with `tw_session_take_synctest_state`
+    /// and diff them (GGPO's `log_game_state`). One pair is held at a time; once both
+    /// are taken the next mismatch is captured.
+    SynctestStatesReady = 32,
+    /// RELAY_CLIENT: the input delay in force changed (`data.input_delay`): the part
+    /// of the round trip beyond `max_prediction` shows as input delay (`spill`), or a
+    /// delay from `input_delay_mode` changed. Raise `max_prediction` to hide more of a
+    /// long round trip by prediction instead. At most once a second.
+    InputDelayChanged = 33,
 }
 
 /// Why a relay server removed a player (`tw_session_event_relay.reason` of
@@ -289,6 +302,18 @@ pub struct tw_session_event_progress {
     pub total: u32,
 }
 
+/// INPUT_DELAY_CHANGED: a relay client's input delay in force.
+#[repr(C)]
+#[derive(Debug, Clone, Copy)]
+pub struct tw_session_event_input_delay {
+    /// The input delay now, in ticks: a local input takes effect this many ticks after
+    /// the tick it was pushed for.
+    pub ticks: u32,
+    /// The part of it that is latency beyond `max_prediction` (0: none; the delay is
+    /// the configured one).
+    pub spill: u32,
+}
+
 /// FATAL.
 #[repr(C)]
 #[derive(Debug, Clone, Copy)]
@@ -310,6 +335,7 @@ pub union tw_session_event_data {
     pub rejected: tw_session_event_rejected,
     pub fatal: tw_session_event_fatal,
     pub progress: tw_session_event_progress,
+    pub input_delay: tw_session_event_input_delay,
     /// Fixes the size and alignment, so new kinds never change `sizeof(tw_session_event)`.
     pub reserved: [u64; 15],
 }
@@ -391,6 +417,10 @@ fn client_event(out: &mut tw_session_event, e: ClientSessionEvent, server: u32) 
         ClientSessionEvent::PredictionWindowFull { tick } => {
             out.data.tick = tw_session_event_tick { tick };
             return (K::PredictionWindowFull, server);
+        }
+        ClientSessionEvent::InputDelayChanged { delay, spill } => {
+            out.data.input_delay = tw_session_event_input_delay { ticks: delay, spill };
+            return (K::InputDelayChanged, server);
         }
         ClientSessionEvent::Desync { tick, local, remote } => {
             out.data.desync =
@@ -502,6 +532,10 @@ impl tw_session_event {
                 Event::DesyncDumpReady { tick } => {
                     out.data.tick = tw_session_event_tick { tick };
                     (K::DesyncDumpReady, 0)
+                }
+                Event::SyncTestStatesReady { tick } => {
+                    out.data.tick = tw_session_event_tick { tick };
+                    (K::SynctestStatesReady, 0)
                 }
                 Event::SyncTestMismatch { tick, expected, actual } => {
                     out.data.synctest_mismatch = tw_session_event_mismatch {

@@ -253,10 +253,11 @@ pub unsafe extern "C" fn tw_session_confirm_save(session: *mut tw_session, tick:
     })
 }
 
-/// P2P and RELAY_SERVER: hands over the serialized state of `tick` (the answer to a
-/// DUMP_STATE request), in the engine's own format, for a desync dump or a joining
-/// spectator (P2P), or for the clients joining or resyncing (RELAY_SERVER: it reaches
-/// them as a RESTORE request).
+/// P2P, SYNCTEST and RELAY_SERVER: hands over the serialized state of `tick` (the
+/// answer to a DUMP_STATE request), in the engine's own format, for a desync dump or a
+/// joining spectator (P2P), for the clients joining or resyncing (RELAY_SERVER: it
+/// reaches them as a RESTORE request), or the two states of a mismatch (SYNCTEST: the
+/// saved one, then the resimulated one, at most 256 MiB each).
 ///
 /// Ownership: the bytes are copied before the call returns.
 ///
@@ -264,8 +265,8 @@ pub unsafe extern "C" fn tw_session_confirm_save(session: *mut tw_session, tick:
 /// threads between calls).
 ///
 /// Returns `TW_RESULT_OK`; `TW_RESULT_NULL_ARGUMENT`; `TW_RESULT_INVALID_ARGUMENT` (no
-/// dump of `tick` was requested); `TW_RESULT_INVALID_STATE` (not P2P or RELAY_SERVER,
-/// not running); `TW_RESULT_BUSY` (another call on the session is in progress);
+/// dump of `tick` was requested); `TW_RESULT_INVALID_STATE` (not P2P, SYNCTEST or
+/// RELAY_SERVER, not running); `TW_RESULT_BUSY` (another call on the session is in progress);
 /// `TW_RESULT_PANIC`.
 ///
 /// # Safety
@@ -284,6 +285,7 @@ pub unsafe extern "C" fn tw_session_provide_state(
         match &mut s.kind {
             SessionKind::P2p(k) => k.provide_state(tick, bytes),
             SessionKind::RelayServer(k) => k.provide_state(tick, bytes),
+            SessionKind::SyncTest(k) => k.provide_state(tick, bytes),
             other => return Err(other.unavailable("providing state")),
         }
         .map_err(session_failure)?;
@@ -328,9 +330,10 @@ pub unsafe extern "C" fn tw_session_poll_event(
     })
 }
 
-/// P2P: changes the input delay (0..=32 ticks) from the next tick on; before the
-/// session runs it replaces the configured one. A longer delay repeats the last input
-/// over the gap, a shorter one drops inputs until the ticks catch up.
+/// P2P: changes every local player's input delay (0..=32 ticks) from the next tick
+/// on; before the session runs it replaces the configured one. A longer delay repeats
+/// the last input over the gap, a shorter one drops inputs until the ticks catch up.
+/// One local player's own: `tw_session_set_player_input_delay`.
 ///
 /// Ownership: the library keeps no pointer passed here after the call; outputs are
 /// caller memory, written only on success.
@@ -351,6 +354,40 @@ pub unsafe extern "C" fn tw_session_set_input_delay(session: *mut tw_session, de
             return Err(Failure::invalid(format!("delay {delay} is above {MAX_INPUT_DELAY}")));
         }
         k.set_input_delay(delay).map_err(session_failure)?;
+        Ok(tw_result::Ok)
+    })
+}
+
+/// P2P: changes local `player`'s input delay (0..=32 ticks) from the next tick on, as
+/// GGPO's `ggpo_set_frame_delay(session, player, delay)`; the other local players keep
+/// theirs (a later `tw_session_set_input_delay` sets all again). Any time after the
+/// player is added. The local players' inputs go to the peers together, tick by tick,
+/// so a player with a longer delay than another gains nothing on the wire from it; it
+/// still sees its input that many ticks later, on every peer alike.
+///
+/// Ownership: the library keeps no pointer passed here after the call.
+/// Thread-safety: a session is used from one thread at a time (it may move between
+/// threads between calls).
+///
+/// Returns `TW_RESULT_OK`; `TW_RESULT_NULL_ARGUMENT`; `TW_RESULT_INVALID_ARGUMENT`
+/// (no such player, a remote player, or above 32); `TW_RESULT_INVALID_STATE` (not P2P,
+/// or the player was not added); `TW_RESULT_BUSY` (another call on the session is in
+/// progress); `TW_RESULT_PANIC`.
+///
+/// # Safety
+/// `session` must be NULL or a live handle.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn tw_session_set_player_input_delay(
+    session: *mut tw_session,
+    player: u32,
+    delay: u32,
+) -> tw_result {
+    with_session("tw_session_set_player_input_delay", session, |s| {
+        let SessionKind::P2p(k) = &mut s.kind else { return Err(s.kind.unavailable("input delay")) };
+        if delay > MAX_INPUT_DELAY {
+            return Err(Failure::invalid(format!("delay {delay} is above {MAX_INPUT_DELAY}")));
+        }
+        k.set_player_input_delay(player as usize, delay).map_err(session_failure)?;
         Ok(tw_result::Ok)
     })
 }

@@ -65,7 +65,7 @@ fn a_bad_session_config_is_named_by_its_c_fields() {
         ),
         (with(P2p, |c| c.num_players = 0), &["tw_session_config.num_players", "1..=255"]),
         (with(RelayServer, |c| c.num_players = 65), &["tw_session_config.num_players", "1..=64"]),
-        (with(RelayClient, |c| c.input_size = 65), &["tw_session_config.input_size"]),
+        (with(RelayClient, |c| c.input_size = 256), &["tw_session_config.input_size"]),
         (with(P2p, |c| c.max_prediction = 65), &["tw_session_config.max_prediction"]),
         (with(RelayClient, |c| c.max_prediction = 0), &["tw_session_config.max_prediction"]),
         (with(RelayServer, |c| c.server_send_interval = 0), &["tw_session_config.server_send_interval"]),

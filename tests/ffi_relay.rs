@@ -609,3 +609,24 @@ fn the_servers_engine_kicks_a_player_for_good_and_frees_its_slot() {
     assert!(of_kind(&m.server_events, tw_session_event_kind::ConnectionRejected).is_empty());
     assert_eq!(stats(m.server.0).players, 1);
 }
+
+/// Issue 18, defect 8: a relay client whose round trip outgrows `max_prediction` gets
+/// input delay for the rest, and says so with INPUT_DELAY_CHANGED (it was silent).
+#[test]
+fn latency_past_max_prediction_is_told_as_input_delay() {
+    let mut m = Match::new(link(40_000, 2_000.0, 0.0), |_| {});
+    m.add_client(|c| c.max_prediction = 3);
+    m.run_for(Duration::from_secs(4), |_| {});
+    let events = of_kind(&m.clients[0].events, tw_session_event_kind::InputDelayChanged);
+    // SAFETY: the kind says the input_delay member is live.
+    let told: Vec<(u32, u32)> =
+        events.iter().map(|e| unsafe { (e.data.input_delay.ticks, e.data.input_delay.spill) }).collect();
+    let st = stats(m.clients[0].s.0);
+    eprintln!("told {told:?}; input delay now {}, rtt {:.0} us", st.input_delay, st.rtt_us);
+    let &(ticks, spill) = told.last().expect("INPUT_DELAY_CHANGED");
+    assert!(spill >= 1 && ticks == spill, "the delay is the spill past max_prediction: {told:?}");
+    assert_eq!(ticks, st.input_delay, "the last event says the delay in force");
+    assert!(told.len() <= 5, "at most once a second: {told:?}");
+    assert_ne!(events[0].peer, 0, "the server's connection");
+    m.assert_in_sync(0);
+}

@@ -154,7 +154,7 @@ fn synctest_catches_injected_nondeterminism() {
         let mut slots = 0;
         // SAFETY: live session, valid pointers.
         ok(unsafe { tw_session_state_slots(s.0, &mut slots) });
-        assert_eq!(slots, 5);
+        assert_eq!(slots, 2 * 5, "check_distance + 2 for the saved states, as many for the resimulated");
         let mut e = Engine::new(2, slots as usize);
         e.nondeterministic = nondeterministic;
         // SAFETY: live session.

@@ -88,6 +88,7 @@ struct Engine {
     bool failed = false;
     // A relay server records the state after every ADVANCE (it saves only now and then).
     bool record_after_advance = false;
+    std::uint32_t state_pairs = 0;  // SYNCTEST: mismatch state pairs taken
 
     Engine(const char *n, const tw_session_config &config)
         : name(n), session(config), slots(session.state_slots()) {}
@@ -178,10 +179,21 @@ std::uint64_t synctest(bool nondeterministic) {
         e.run_requests();
         tw_session_event ev;
         while (e.session.poll_event(ev)) {
+            if (ev.kind == TW_SESSION_EVENT_KIND_SYNCTEST_STATES_READY) {
+                // Both states of the mismatch, to write out and diff (GGPO's log_game_state).
+                const auto saved = e.session.take_synctest_state(TW_SYNCTEST_STATE_SAVED);
+                const auto resimulated = e.session.take_synctest_state(TW_SYNCTEST_STATE_RESIMULATED);
+                if (saved.empty() || saved.size() != resimulated.size() || saved == resimulated) e.failed = true;
+                ++e.state_pairs;
+            }
         }
     }
     tw_session_stats st;
     e.session.stats(st);
+    if (nondeterministic != (e.state_pairs > 0)) {
+        std::fprintf(stderr, "synctest: %u mismatch state pairs\n", static_cast<unsigned>(e.state_pairs));
+        std::exit(1);
+    }
     if (e.failed || st.current_tick != 300) {
         std::fprintf(stderr, "synctest: stopped at tick %u\n", static_cast<unsigned>(st.current_tick));
         std::exit(1);
@@ -469,6 +481,7 @@ int main(int argc, char **argv) {
         b.session.set_link_sim(TW_DIRECTION_OUTBOUND, sim);
         // Every peer lists the same players in the same order.
         a.session.add_local_player(0);
+        a.session.set_player_input_delay(0, 1);  // GGPO's ggpo_set_frame_delay
         a.session.add_remote_player(1, b.session.local_address());
         b.session.add_remote_player(0, a.session.local_address());
         b.session.add_local_player(1);

@@ -729,8 +729,12 @@ public:
     void start_recording(bytes initial_state) {
         check(tw_session_start_recording(session_, initial_state.data(), initial_state.size()));
     }
-    /** P2P: the input delay in ticks (0..=32) from the next tick on. */
+    /** P2P: every local player's input delay in ticks (0..=32) from the next tick on. */
     void set_input_delay(std::uint32_t ticks) { check(tw_session_set_input_delay(session_, ticks)); }
+    /** P2P: local player's own input delay (0..=32), as GGPO's ggpo_set_frame_delay. */
+    void set_player_input_delay(std::uint32_t player, std::uint32_t ticks) {
+        check(tw_session_set_player_input_delay(session_, player, ticks));
+    }
     /** P2P: the input to predict for player while its real one has not arrived (input_size bytes). */
     void set_prediction(std::uint32_t player, bytes input) {
         static const std::uint8_t none = 0;  // an empty view stays a (wrong-length) input, not "clear"
@@ -853,6 +857,19 @@ public:
         check(r);
         return r == TW_RESULT_OK;
     }
+    /**
+     * SYNCTEST: copies and releases state which (TW_SYNCTEST_STATE_SAVED or _RESIMULATED) of the
+     * captured mismatch, after SYNCTEST_STATES_READY; TW_RESULT_EMPTY if none (or taken).
+     */
+    tw_result take_synctest_state(std::uint32_t which, mutable_bytes buffer, std::size_t &out_len) noexcept {
+        return tw_session_take_synctest_state(session_, which, buffer.data(), buffer.size(), &out_len);
+    }
+    /** Allocating convenience: state which of the captured mismatch, released; empty if none. Throws on error. */
+    std::vector<std::uint8_t> take_synctest_state(std::uint32_t which) {
+        return copy_all([which](tw_session *s, void *buf, std::size_t len, std::size_t *out) {
+            return tw_session_take_synctest_state(s, which, buf, len, out);
+        });
+    }
     /** P2P: copies the replay recorded so far. */
     tw_result copy_replay(mutable_bytes buffer, std::size_t &out_len) noexcept {
         return tw_session_copy_replay(session_, buffer.data(), buffer.size(), &out_len);
@@ -867,10 +884,10 @@ private:
 
     static void check(tw_result r) { detail::throw_if_failed(r); }
 
-    using copy_fn = tw_result (*)(tw_session *, void *, std::size_t, std::size_t *);
-
-    /** Asks for the size, then copies; empty on TW_RESULT_EMPTY. */
-    std::vector<std::uint8_t> copy_all(copy_fn copy) {
+    /** Asks for the size, then copies; empty on TW_RESULT_EMPTY. copy is a function (or lambda) of
+     * (tw_session *, void *buf, size_t len, size_t *out_len) with the buffer contract. */
+    template <class CopyFn>
+    std::vector<std::uint8_t> copy_all(CopyFn copy) {
         std::size_t len = 0;
         tw_result r = copy(session_, nullptr, 0, &len);
         std::vector<std::uint8_t> out;

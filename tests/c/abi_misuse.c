@@ -411,6 +411,42 @@ static void null_host(void) {
     CHECK(peer == 77 && ev.kind == 0 && n == 99);
 }
 
+/* The two states of a synctest mismatch (tw_session_take_synctest_state): a NULL
+ * handle or length, an unknown state, the wrong mode, and nothing ready yet. */
+static void synctest_states(void) {
+    tw_session_config cfg;
+    tw_session *s = NULL;
+    unsigned char buf[16];
+    size_t n = 99;
+
+    EXPECT_ERR(tw_session_take_synctest_state(NULL, TW_SYNCTEST_STATE_SAVED, buf, sizeof buf, &n),
+               TW_RESULT_NULL_ARGUMENT, "tw_session_take_synctest_state", "session");
+    tw_session_config_init_default(&cfg);
+    cfg.mode = TW_SESSION_MODE_SYNCTEST;
+    cfg.num_players = 2;
+    cfg.input_size = 2;
+    EXPECT_OK(tw_session_create(&cfg, &s));
+    if (s != NULL) {
+        EXPECT_ERR(tw_session_take_synctest_state(s, TW_SYNCTEST_STATE_SAVED, buf, sizeof buf, NULL),
+                   TW_RESULT_NULL_ARGUMENT, "tw_session_take_synctest_state", "out_len");
+        EXPECT_ERR(tw_session_take_synctest_state(s, 2, buf, sizeof buf, &n), TW_RESULT_INVALID_ARGUMENT,
+                   "tw_session_take_synctest_state", "which is 2");
+        CHECK(tw_session_take_synctest_state(s, TW_SYNCTEST_STATE_RESIMULATED, buf, sizeof buf, &n) ==
+              TW_RESULT_EMPTY);
+        CHECK(n == 99); /* untouched */
+        tw_session_destroy(s);
+        s = NULL;
+    }
+    cfg.mode = TW_SESSION_MODE_P2P;
+    strcpy(cfg.bind_address, "127.0.0.1:0");
+    EXPECT_OK(tw_session_create(&cfg, &s));
+    if (s != NULL) {
+        EXPECT_ERR(tw_session_take_synctest_state(s, TW_SYNCTEST_STATE_SAVED, buf, sizeof buf, &n),
+                   TW_RESULT_INVALID_STATE, "tw_session_take_synctest_state", "P2p mode");
+        tw_session_destroy(s);
+    }
+}
+
 /* The net overlay's figures (tw_session_network_stats): a NULL handle or output, the
  * wrong mode, a local player, a player not added, one out of range, and a remote player
  * whose peer has not connected (EMPTY, the output untouched). */
@@ -443,6 +479,14 @@ static void network_stats(void) {
         EXPECT_OK(tw_session_add_remote_player(s, 1, "127.0.0.1:9"));
         EXPECT_ERR(tw_session_network_stats(s, 1, NULL), TW_RESULT_NULL_ARGUMENT, "tw_session_network_stats",
                    "out_stats");
+        /* Input delay per local player: a remote one, too long, out of range. */
+        EXPECT_OK(tw_session_set_player_input_delay(s, 0, 2));
+        EXPECT_ERR(tw_session_set_player_input_delay(s, 1, 2), TW_RESULT_INVALID_ARGUMENT,
+                   "tw_session_set_player_input_delay", "remote");
+        EXPECT_ERR(tw_session_set_player_input_delay(s, 0, 33), TW_RESULT_INVALID_ARGUMENT,
+                   "tw_session_set_player_input_delay", "above 32");
+        EXPECT_ERR(tw_session_set_player_input_delay(s, 3, 1), TW_RESULT_INVALID_ARGUMENT,
+                   "tw_session_set_player_input_delay", "player 3");
         EXPECT_ERR(tw_session_network_stats(s, 0, &ns), TW_RESULT_INVALID_ARGUMENT, "tw_session_network_stats",
                    "local");
         EXPECT_ERR(tw_session_network_stats(s, 2, &ns), TW_RESULT_INVALID_STATE, "tw_session_network_stats",
@@ -791,6 +835,7 @@ int main(int argc, char **argv) {
     null_host();
     drop_player();
     network_stats();
+    synctest_states();
     last_error_buffer();
     EXPECT_ERR(tw_debug_panic(NULL), TW_RESULT_PANIC, "tw_debug_panic", "panic: ");
     live_host();

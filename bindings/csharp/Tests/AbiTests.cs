@@ -188,6 +188,7 @@ namespace Tickwire.Tests
             { "tw_session_event_rejected", typeof(TwSessionEventRejected) },
             { "tw_session_event_fatal", typeof(TwSessionEventFatal) },
             { "tw_session_event_progress", typeof(TwSessionEventProgress) },
+            { "tw_session_event_input_delay", typeof(TwSessionEventInputDelay) },
             { "tw_session_event_data", typeof(TwSessionEventData) },
             { "tw_session_event", typeof(TwSessionEvent) },
             { "tw_session_stats", typeof(TwSessionStats) },
@@ -294,7 +295,7 @@ namespace Tickwire.Tests
                 }
                 Equal(inHeader, members, "members of " + e.Value.Name + " (the header's " + e.Key + "* constants)");
             }
-            Check(enumerators > 90 && seen.Count == 17, "compared " + enumerators + " enumerators of " + seen.Count + " enums");
+            Check(enumerators > 90 && seen.Count == 18, "compared " + enumerators + " enumerators of " + seen.Count + " enums");
             Check(defines >= 13, "compared " + defines + " constants");
         }
 

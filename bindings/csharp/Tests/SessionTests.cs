@@ -237,7 +237,7 @@ namespace Tickwire.Tests
             TwSessionConfig stc = SessionConfig(TwSessionMode.SyncTest);
             stc.CheckDistance = 3;
             TwSession synctest = new TwSession(stc);
-            Equal(3 + 2, synctest.StateSlots, "SYNCTEST: check_distance + 2");
+            Equal(2 * (3 + 2), synctest.StateSlots, "SYNCTEST: check_distance + 2, twice (saved and resimulated states)");
             TickwireException e = ThrowsTw(TwResult.InvalidState, () => { string s = synctest.LocalAddress; }, "no socket in SYNCTEST");
             Contains(e.NativeMessage, "tw_session_local_address", "names the function");
             TwSession replay = new TwSession(SessionConfig(TwSessionMode.Replay));
@@ -273,7 +273,7 @@ namespace Tickwire.Tests
             Contains(e.NativeMessage, "tw_session_create", "names the function");
             Contains(e.NativeMessage, "mode 99", "names the field and value");
             ThrowsTw(TwResult.InvalidArgument, () => new TwSession(Tweaked(TwSessionMode.SyncTest, c => { c.NumPlayers = 0; return c; })), "0 players");
-            ThrowsTw(TwResult.InvalidArgument, () => new TwSession(Tweaked(TwSessionMode.SyncTest, c => { c.InputSize = 65; return c; })), "65-byte inputs");
+            ThrowsTw(TwResult.InvalidArgument, () => new TwSession(Tweaked(TwSessionMode.SyncTest, c => { c.InputSize = TwConstants.MaxInputSize + 1; return c; })), "256-byte inputs");
             e = ThrowsTw(TwResult.InvalidArgument, () => new TwSession(Tweaked(TwSessionMode.SyncTest, c => { c.TickRateHz = 0; return c; })), "0 Hz");
             Contains(e.NativeMessage, "tick_rate_hz", "names the field");
             e = ThrowsTw(TwResult.VersionMismatch, () => new TwSession(Tweaked(TwSessionMode.SyncTest, c => { c.StructSize = 12; return c; })), "struct_size 12");
@@ -301,6 +301,10 @@ namespace Tickwire.Tests
                 ThrowsTw(TwResult.InvalidState, () => p.Spectate("127.0.0.1:9"), "Spectate is for SPECTATOR sessions");
                 ThrowsTw(TwResult.InvalidState, () => p.LoadReplay(new byte[16]), "LoadReplay is for REPLAY sessions");
                 ThrowsTw(TwResult.InvalidArgument, () => p.SetInputDelay(33), "input delay 33");
+                ThrowsTw(TwResult.InvalidArgument, () => p.SetPlayerInputDelay(0, 33), "player input delay 33");
+                ThrowsTw(TwResult.InvalidArgument, () => p.SetPlayerInputDelay(9, 1), "no player 9");
+                p.SetPlayerInputDelay(0, 2);
+                Equal(2u, StatsOf(p).InputDelay, "player 0's delay, set before start");
                 ThrowsTw(TwResult.InvalidArgument, () => p.SetPrediction(0, new byte[1]), "a 1-byte prediction for 2-byte inputs");
                 ThrowsTw(TwResult.InvalidArgument, () => p.SetPrediction(0, ReadOnlySpan<byte>.Empty), "an empty prediction");
                 p.SetPrediction(1, new byte[] { 0, 0 });
@@ -350,7 +354,7 @@ namespace Tickwire.Tests
                 Contains(TwLibrary.LastErrorMessage(), "tw_session_request_inputs", "names the function");
                 Equal(0, n, "no length on failure");
                 Equal(TwResult.InvalidArgument, s.ConfirmSave(999, 1), "no save of tick 999 pending");
-                Equal(TwResult.InvalidState, s.ProvideState(0, input), "no DUMP_STATE in SYNCTEST");
+                Equal(TwResult.InvalidArgument, s.ProvideState(0, input), "no DUMP_STATE of tick 0 waiting in SYNCTEST");
                 TwPeerStats ps;
                 Equal(TwResult.InvalidArgument, s.GetPeerStats(0, out ps), "peer 0");
                 Equal(TwResult.UnknownPeer, s.GetPeerStats(5, out ps), "no peers in SYNCTEST");
@@ -519,6 +523,17 @@ namespace Tickwire.Tests
                     Check(m.ExpectedChecksum != m.ActualChecksum, "the checksums differ");
                     Check(m.Tick > 0 && m.Tick < 20, "caught early: tick " + m.Tick);
                     Equal(st.SynctestMismatches, (ulong)g.Count(TwSessionEventKind.SynctestMismatch), "one event per mismatch");
+                    // Both states of the first mismatch, held until taken (GGPO's log_game_state).
+                    Equal(1, g.Count(TwSessionEventKind.SynctestStatesReady), "one pair captured, held until taken");
+                    byte[] saved = s.TakeSynctestState(TwSynctestState.Saved);
+                    byte[] resimulated = s.TakeSynctestState(TwSynctestState.Resimulated);
+                    Check(saved != null && resimulated != null, "both states handed over");
+                    Equal(null, s.TakeSynctestState(TwSynctestState.Saved), "taken once");
+                    SessionGame probe = new SessionGame(2, 1);
+                    Buffer.BlockCopy(saved, 0, probe.State, 0, saved.Length);
+                    Equal(m.ExpectedChecksum, probe.Checksum(), "the saved state is the one first simulated");
+                    Buffer.BlockCopy(resimulated, 0, probe.State, 0, resimulated.Length);
+                    Equal(m.ActualChecksum, probe.Checksum(), "the resimulated state is the one compared");
                 }
             }
         }
@@ -896,6 +911,7 @@ namespace Tickwire.Tests
             Throws<ObjectDisposedException>(() => s.Start(), "Start");
             Throws<ObjectDisposedException>(() => s.StartRecording(b), "StartRecording");
             Throws<ObjectDisposedException>(() => s.SetInputDelay(1), "SetInputDelay");
+            Throws<ObjectDisposedException>(() => s.SetPlayerInputDelay(0, 1), "SetPlayerInputDelay");
             Throws<ObjectDisposedException>(() => s.SetPrediction(0, b), "SetPrediction");
             Throws<ObjectDisposedException>(() => s.ClearPrediction(0), "ClearPrediction");
             Throws<ObjectDisposedException>(() => { string a = s.LocalAddress; }, "LocalAddress");

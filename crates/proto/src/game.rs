@@ -12,10 +12,11 @@ use std::fmt;
 
 use crate::tick::TickClockConfig;
 
-/// The largest input one player sends per tick, in bytes. The wire formats count
-/// input bytes in one byte; this bound keeps a full step of a wide match inside one
-/// datagram's budget.
-pub const MAX_INPUT_SIZE: usize = 64;
+/// The largest input one player sends per tick, in bytes: the wire formats count input
+/// bytes in one byte. A relay step larger than a datagram goes in pieces; in P2P the
+/// inputs of one peer's local players for one tick must fit one datagram together
+/// (`p2p_inputs_fit`: 4 players of 255 bytes do, 16 of 61).
+pub const MAX_INPUT_SIZE: usize = 255;
 
 /// Fastest tick rate a session accepts, in Hz.
 pub const MAX_TICK_RATE_HZ: f64 = 10_000.0;
@@ -189,13 +190,13 @@ mod tests {
     #[test]
     fn a_shape_reports_every_bad_field_by_name() {
         let mut p = ConfigProblems::new();
-        GameShape { players: 0, input_size: 65, tick_rate_hz: f64::NAN, max_frame_us: DEFAULT_MAX_FRAME_US }
+        GameShape { players: 0, input_size: 256, tick_rate_hz: f64::NAN, max_frame_us: DEFAULT_MAX_FRAME_US }
             .check(255, &mut p);
         let fields: Vec<_> = p.iter().map(|p| p.field.as_str()).collect();
         assert_eq!(fields, ["players", "input_size", "tick_rate_hz"]);
         assert_eq!(
             p.to_string(),
-            "players: 0 is not in 1..=255; input_size: 65 is not in 1..=64; tick_rate_hz: NaN is not in (0, 10000]"
+            "players: 0 is not in 1..=255; input_size: 256 is not in 1..=255; tick_rate_hz: NaN is not in (0, 10000]"
         );
     }
 

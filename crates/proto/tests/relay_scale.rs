@@ -373,3 +373,11 @@ fn thirty_two_clients_100ms_jitter_8pct_loss_no_kicks() {
     let (_, o) = run(&sc);
     assert_no_kicks_or_desyncs(&sc, &o);
 }
+
+/// Issue 18, missing 7: inputs up to `MAX_INPUT_SIZE` (255 bytes). 8 clients whose
+/// 255-byte inputs change every tick: a step of 2 KB, in pieces, at the full rate.
+#[test]
+fn eight_clients_255_byte_inputs_changing_every_tick_at_60hz() {
+    assert_eq!(tickwire_proto::MAX_INPUT_SIZE, 255);
+    wide_match(wide("8 x 255 B, new input every tick, perfect link", 8, 255, 1));
+}

@@ -60,3 +60,84 @@ fn injected_nondeterminism_is_caught_with_tick_and_both_checksums() {
     }
     assert!(ev.len() > 10, "keeps reporting: {}", ev.len());
 }
+
+/// Issue 18, missing 5: the two states of a mismatch are handed over, as GGPO users
+/// diff them with `log_game_state`: the saved one hashes to the expected checksum,
+/// the resimulated one to the actual one. One pair at a time; taking both lets the
+/// next mismatch be captured.
+#[test]
+fn a_mismatch_hands_over_the_saved_and_the_resimulated_state() {
+    use tickwire_proto::SyncTestState;
+    let players = 2;
+    let mut s = SyncTestSession::new(players, 2, 2).unwrap();
+    let mut g = Game::new(players, s.state_slots());
+    g.nondeterministic = true;
+    let checksum_of = |bytes: &[u8]| {
+        let mut probe = Game::new(players, 1);
+        probe.deserialize(bytes);
+        probe.checksum()
+    };
+    let (mut mismatches, mut captured) = (Vec::new(), Vec::new());
+    for t in 0..120 {
+        for p in 0..players {
+            s.add_input(p, &input_for(3, p, t, 3)).unwrap();
+        }
+        s.advance();
+        while let Some(r) = s.poll_request() {
+            match g.apply(r) {
+                Some(Answer::Saved(tick, c)) => s.confirm_save(tick, c).unwrap(),
+                Some(Answer::State(tick, b)) => s.provide_state(tick, &b).unwrap(),
+                None => {}
+            }
+        }
+        while let Some(e) = s.poll_event() {
+            match e {
+                Event::SyncTestMismatch { tick, expected, actual } => mismatches.push((tick, expected, actual)),
+                Event::SyncTestStatesReady { tick } => {
+                    assert_eq!(s.ready_states(), Some(tick));
+                    let saved = s.take_state(SyncTestState::Saved).expect("saved state");
+                    assert_eq!(s.take_state(SyncTestState::Saved), None, "taken once");
+                    let resimulated = s.take_state(SyncTestState::Resimulated).expect("resimulated state");
+                    assert_eq!(s.ready_states(), None, "both taken: released");
+                    captured.push((tick, checksum_of(&saved), checksum_of(&resimulated)));
+                }
+                e => panic!("unexpected {e:?}"),
+            }
+        }
+    }
+    assert!(mismatches.len() > 10, "a nondeterministic game keeps mismatching");
+    assert!(captured.len() > 5, "one pair per mismatch taken in time: {}", captured.len());
+    for (tick, saved, resim) in &captured {
+        // A tick is resimulated in several batches; the pair is one of its mismatches.
+        assert!(
+            mismatches.contains(&(*tick, *saved, *resim)),
+            "tick {tick}: the states hash to the checksums compared ({saved:x}, {resim:x}): {mismatches:x?}"
+        );
+    }
+    // A state not asked for is refused.
+    assert!(s.provide_state(5, &[0; 8]).is_err());
+}
+
+/// An engine that ignores DumpState requests loses nothing but the capture: the next
+/// mismatch is asked for again.
+#[test]
+fn unanswered_dumps_are_asked_again_at_the_next_mismatch() {
+    let mut s = SyncTestSession::new(2, 2, 2).unwrap();
+    let mut g = Game::new(2, s.state_slots());
+    g.nondeterministic = true;
+    let mut dumps = 0;
+    for t in 0..60 {
+        for p in 0..2 {
+            s.add_input(p, &input_for(3, p, t, 3)).unwrap();
+        }
+        s.advance();
+        while let Some(r) = s.poll_request() {
+            dumps += matches!(r, tickwire_proto::Request::DumpState { .. }) as u32;
+            if let Some(Answer::Saved(tick, c)) = g.apply(r) {
+                s.confirm_save(tick, c).unwrap();
+            }
+        }
+        assert!(s.ready_states().is_none());
+    }
+    assert!(dumps > 10, "asked again and again: {dumps}");
+}

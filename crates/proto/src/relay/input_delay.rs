@@ -93,9 +93,14 @@ impl DelayPolicy {
 
     /// The delay in force: the base, or the spill past `max_prediction` if larger.
     pub fn effective(&self) -> u32 {
+        self.base.max(self.spill())
+    }
+
+    /// The pending inputs' recent peak past `max_prediction`: latency that prediction
+    /// does not hide and that shows as input delay (when above the base).
+    pub fn spill(&self) -> u32 {
         let peak = self.peak.max(self.peak_prev);
-        let spill = peak.saturating_sub(self.max_prediction as u64).min(u32::MAX as u64) as u32;
-        self.base.max(spill)
+        peak.saturating_sub(self.max_prediction as u64).min(u32::MAX as u64) as u32
     }
 }
 

@@ -38,7 +38,7 @@ pub struct RelayClientSessionConfig {
     /// The sync layer (tick rate, send interval, lead loop, redundancy). Its input
     /// size and player limits are set from the fields below.
     pub sync: RelayClientConfig,
-    /// Bytes per input (every player's), 1..=64.
+    /// Bytes per input (every player's), 1..=[`MAX_INPUT_SIZE`](crate::MAX_INPUT_SIZE).
     pub input_size: usize,
     /// Player slots in the game, 1..=64 (must match the server).
     pub max_players: usize,
@@ -79,8 +79,8 @@ impl RelayClientSessionConfig {
     /// checks).
     pub fn validate(&self) -> Result<(), ClientSessionError> {
         let bad = |m: String| Err(ClientSessionError::InvalidConfig(m));
-        if !(1..=64).contains(&self.input_size) {
-            return bad(format!("input_size {} not in 1..=64", self.input_size));
+        if !(1..=crate::game::MAX_INPUT_SIZE).contains(&self.input_size) {
+            return bad(format!("input_size {} not in 1..={}", self.input_size, crate::game::MAX_INPUT_SIZE));
         }
         if !(1..=64).contains(&self.max_players) {
             return bad(format!("max_players {} not in 1..=64", self.max_players));
@@ -104,6 +104,9 @@ impl RelayClientSessionConfig {
     }
 }
 
+/// The shortest time between two `InputDelayChanged` events.
+const DELAY_REPORT_US: Micros = 1_000_000;
+
 /// What the client session tells the engine.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ClientSessionEvent {
@@ -122,6 +125,11 @@ pub enum ClientSessionEvent {
     Desync { tick: Tick, local: u64, remote: u64 },
     /// The timeline broke (a snapshot it needed is gone): a new snapshot was asked for.
     Resyncing { tick: Tick },
+    /// The input delay in force changed to `delay` ticks. `spill` is the part of it
+    /// that is latency beyond `max_prediction`: prediction stops there and the rest
+    /// shows as delay (raise `max_prediction` to hide more of a long round trip).
+    /// At most once per second (the spill follows a one-second peak).
+    InputDelayChanged { delay: u32, spill: u32 },
     /// The prediction is `max_prediction` ticks past the authoritative state at `tick`
     /// and no canonical step came: `advance` answers `WindowFull` until one does. Once
     /// per stall.
@@ -180,6 +188,9 @@ pub struct RelayClientSession {
     relay: RelayClient,
     predictor: Predictor,
     delay: DelayPolicy,
+    /// The input delay the engine was last told of (`InputDelayChanged`), and when.
+    delay_told: u32,
+    delay_told_at: Option<Micros>,
     server_addr: Option<SocketAddr>,
     phase: Phase,
     token: Option<u64>,
@@ -214,6 +225,8 @@ impl RelayClientSession {
             relay: RelayClient::new(cfg.sync.clone()),
             predictor,
             delay: DelayPolicy::new(cfg.input_delay, cfg.max_prediction),
+            delay_told: DelayPolicy::new(cfg.input_delay, cfg.max_prediction).effective(),
+            delay_told_at: None,
             server_addr: None,
             phase: Phase::Idle,
             token: None,
@@ -444,6 +457,15 @@ impl RelayClientSession {
         let Ok(c) = self.relay.record_input(self.now, &self.local_input) else { return AdvanceStatus::NotSynchronized };
         self.predictor.push_local(c, &self.local_input);
         self.delay.on_tick(self.predictor.pending());
+        let delay = self.delay.effective();
+        // At most once a second: while the pending inputs ramp up after a join the
+        // delay climbs a tick at a time; the engine hears where it settles.
+        let quiet = self.delay_told_at.is_none_or(|t| self.now >= t + DELAY_REPORT_US);
+        if delay != self.delay_told && quiet {
+            self.delay_told = delay;
+            self.delay_told_at = Some(self.now);
+            self.events.push_back(ClientSessionEvent::InputDelayChanged { delay, spill: self.delay.spill() });
+        }
         self.predictor.begin_batch();
         if !self.predictor.synced() {
             let Phase::Welcomed { peer, tick, ref state, retry } = self.phase else {

@@ -103,6 +103,13 @@ pub enum Event {
         /// Checksum after the rollback.
         actual: u64,
     },
+    /// Both states of the first mismatch not yet taken are in hand: the state saved
+    /// by the first simulation of `tick` and the resimulated one (the engine's answers
+    /// to the two `DumpState` requests that followed the `SyncTestMismatch`).
+    SyncTestStatesReady {
+        /// The tick whose starting states differ.
+        tick: Tick,
+    },
     /// A spectator fell too far behind and was dropped.
     SpectatorDropped {
         /// The spectator's connection.

@@ -50,7 +50,7 @@ pub use p2p::{P2pConfig, P2pSession, PlayerKind, SessionError};
 pub use replay::{Replay, ReplayError, ReplayRecorder, ReplaySession};
 pub use spectator::{SpectatorConfig, SpectatorSession};
 pub use state_ring::StateRing;
-pub use synctest::SyncTestSession;
+pub use synctest::{SyncTestSession, SyncTestState};
 
 /// How remote inputs are guessed when they have not arrived.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

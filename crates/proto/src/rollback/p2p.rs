@@ -47,6 +47,21 @@ use crate::transport::Endpoint;
 
 /// Largest input delay accepted, in ticks.
 pub const MAX_INPUT_DELAY: u32 = 32;
+
+/// Whether one tick of every player's input fits one datagram: P2P inputs go
+/// unreliable, one message each, never in pieces, and a spectator's message carries
+/// every player's (with room for a disconnect entry per player and two checksum
+/// reports): 4 players of 255 bytes, 8 of 129, 16 of 61.
+pub fn p2p_inputs_fit(players: usize, input_size: usize) -> bool {
+    super::message::max_encoded_len(1, players, input_size, players, 2) <= crate::transport::MAX_UNRELIABLE
+}
+
+fn check_delay(delay: u32) -> Result<(), SessionError> {
+    if delay > MAX_INPUT_DELAY {
+        return Err(SessionError::InvalidConfig(format!("input_delay {delay} above {MAX_INPUT_DELAY}")));
+    }
+    Ok(())
+}
 /// First byte of the snapshot message a host sends a spectator joining mid-match
 /// (reliable channel): `u8 0x24, u32 tick, state bytes`.
 pub const KIND_SNAPSHOT_BYTE: u8 = net::KIND_SNAPSHOT;
@@ -76,7 +91,8 @@ pub struct P2pSession {
     spectators: Vec<Spectator>,
     current: Tick,
     running: bool,
-    delay: u32,
+    /// Input delay per local player (same order as `local`).
+    delays: Vec<u32>,
     ring: StateRing,
     requests: RequestQueue,
     events: VecDeque<Event>,
@@ -120,6 +136,13 @@ impl P2pSession {
             }
         }
         let k = local.len().max(players.len());
+        if !p2p_inputs_fit(players.len(), cfg.input_size) {
+            return Err(SessionError::InvalidConfig(format!(
+                "{} players with {} bytes of input each do not fit one datagram: fewer players or smaller inputs",
+                players.len(),
+                cfg.input_size
+            )));
+        }
         let max_ticks_per_msg = (1..=255usize)
             .take_while(|&c| {
                 super::message::max_encoded_len(c, k, cfg.input_size, players.len(), 2)
@@ -133,6 +156,7 @@ impl P2pSession {
             queues: (0..n).map(|_| InputQueue::new(cfg.input_size, cfg.history, cfg.prediction)).collect(),
             kinds: players.to_vec(),
             local_input: vec![0; local.len() * cfg.input_size],
+            delays: vec![cfg.input_delay; local.len()],
             tmp: vec![0; cfg.input_size],
             zero: vec![0; cfg.input_size],
             local,
@@ -140,7 +164,6 @@ impl P2pSession {
             peers,
             spectators: Vec::new(),
             current: 0,
-            delay: cfg.input_delay,
             ring: StateRing::new(window + 2, cfg.state_slots() - (window + 2)),
             requests: RequestQueue::new(n, cfg.input_size, window + 2),
             events: VecDeque::with_capacity(64),
@@ -225,18 +248,48 @@ impl P2pSession {
     }
 
     /// The current input delay.
+    /// The input delay of the first local player (every local player's, unless set
+    /// per player); the configured one without local players.
     pub fn input_delay(&self) -> u32 {
-        self.delay
+        self.delays.first().copied().unwrap_or(self.cfg.input_delay)
     }
 
-    /// Changes the input delay from the next tick on. A longer delay repeats the last
-    /// input to fill the gap; a shorter one drops inputs until the ticks catch up.
+    /// The input delay of local `player`.
+    pub fn player_input_delay(&self, player: usize) -> Result<u32, SessionError> {
+        Ok(self.delays[self.local_index(player)?])
+    }
+
+    /// Changes every local player's input delay from the next tick on. A longer delay
+    /// repeats the last input to fill the gap; a shorter one drops inputs until the
+    /// ticks catch up.
     pub fn set_input_delay(&mut self, delay: u32) -> Result<(), SessionError> {
-        if delay > MAX_INPUT_DELAY {
-            return Err(SessionError::InvalidConfig(format!("input_delay {delay} above {MAX_INPUT_DELAY}")));
-        }
-        self.delay = delay;
+        check_delay(delay)?;
+        self.delays.fill(delay);
         Ok(())
+    }
+
+    /// Changes local `player`'s input delay from the next tick on (GGPO's
+    /// `ggpo_set_frame_delay`), as [`P2pSession::set_input_delay`] does for all.
+    pub fn set_player_input_delay(&mut self, player: usize, delay: u32) -> Result<(), SessionError> {
+        check_delay(delay)?;
+        let li = self.local_index(player)?;
+        self.delays[li] = delay;
+        Ok(())
+    }
+
+    /// `player`'s place among the local players.
+    fn local_index(&self, player: usize) -> Result<usize, SessionError> {
+        match self.kinds.get(player) {
+            None => Err(SessionError::UnknownPlayer(player)),
+            Some(PlayerKind::Local) => Ok(self.local.iter().position(|&p| p == player).expect("local player listed")),
+            Some(_) => Err(SessionError::NotLocal(player)),
+        }
+    }
+
+    /// The next tick of local input every peer can be sent: the local players' inputs
+    /// go out together, tick by tick, so the one with the shortest delay sets it.
+    fn local_next(&self) -> Tick {
+        self.local.iter().map(|&p| self.queues[p].next_needed()).min().unwrap_or(self.current)
     }
 
     /// Sets the engine's prediction for a remote player (None: back to the default).
@@ -326,9 +379,9 @@ impl P2pSession {
     }
 
     fn add_local_inputs(&mut self) {
-        let target = self.current + self.delay;
         let s = self.cfg.input_size;
         for (li, &p) in self.local.iter().enumerate() {
+            let target = self.current + self.delays[li];
             let q = &mut self.queues[p];
             while q.next_needed() < target {
                 // The delay grew: repeat the last input over the gap.

@@ -6,6 +6,14 @@
 //! and `Save` up to `c+1` again. Each `Save` of a tick already saved is compared with
 //! the reference when the engine confirms its checksum; a difference is reported as
 //! [`Event::SyncTestMismatch`] with the tick and both checksums.
+//!
+//! The reference saves and the resimulated ones go to separate slots (the second half
+//! of [`SyncTestSession::state_slots`]), so that after a mismatch both states still
+//! exist: two `DumpState` requests follow it, the saved state first, and once the
+//! engine has given both ([`SyncTestSession::provide_state`]) they are
+//! [`Event::SyncTestStatesReady`] to take ([`SyncTestSession::take_state`]) and diff,
+//! as GGPO users do with `log_game_state`. One pair is held at a time: mismatches
+//! while one waits are counted, not captured.
 
 use std::collections::VecDeque;
 
@@ -13,7 +21,29 @@ use super::event::Event;
 use super::p2p::SessionError;
 use crate::request::{AdvanceStatus, InputStatus, Request, RequestQueue, Tick};
 
-/// The synctest session. Allocates nothing per tick after construction.
+/// Which state of a mismatch.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SyncTestState {
+    /// The state the first simulation saved.
+    Saved,
+    /// The state after the rollback and resimulation.
+    Resimulated,
+}
+
+/// The two states of one mismatch, as the engine hands them over.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Capture {
+    /// Dumps of `tick` requested; `saved` holds the first answer once given.
+    Asked { tick: Tick, saved: Option<Vec<u8>> },
+    /// Both in hand; each is None once taken.
+    Ready { tick: Tick, saved: Option<Vec<u8>>, resimulated: Option<Vec<u8>> },
+}
+
+/// The largest state a capture keeps (a state is copied twice per mismatch).
+pub const MAX_CAPTURED_STATE: usize = 256 << 20;
+
+/// The synctest session. Allocates nothing per tick after construction (a mismatch
+/// copies the two states the engine hands over).
 #[derive(Debug, Clone)]
 pub struct SyncTestSession {
     players: usize,
@@ -29,6 +59,7 @@ pub struct SyncTestSession {
     requests: RequestQueue,
     events: VecDeque<Event>,
     mismatches: u64,
+    capture: Option<Capture>,
 }
 
 impl SyncTestSession {
@@ -54,12 +85,14 @@ impl SyncTestSession {
             requests: RequestQueue::new(players, input_size, slots),
             events: VecDeque::with_capacity(16),
             mismatches: 0,
+            capture: None,
         })
     }
 
-    /// Snapshots the engine must hold: `Save` slots are in `0..state_slots()`.
+    /// Snapshots the engine must hold: `Save` slots are in `0..state_slots()`, the
+    /// first half for the first simulation, the second for the resimulation.
     pub fn state_slots(&self) -> usize {
-        self.slots
+        2 * self.slots
     }
 
     /// The next tick to simulate.
@@ -99,8 +132,12 @@ impl SyncTestSession {
         }
     }
 
+    fn slot(&self, t: Tick, reference: bool) -> usize {
+        t as usize % self.slots + if reference { 0 } else { self.slots }
+    }
+
     fn push_save(&mut self, t: Tick, reference: bool) {
-        self.requests.push_save(t, t as usize % self.slots);
+        self.requests.push_save(t, self.slot(t, reference));
         self.expected.push_back((t, reference));
     }
 
@@ -108,6 +145,10 @@ impl SyncTestSession {
     pub fn advance(&mut self) -> AdvanceStatus {
         self.requests.clear();
         self.expected.clear();
+        // Dumps not answered by now went with the cleared requests: the slots move on.
+        if matches!(self.capture, Some(Capture::Asked { .. })) {
+            self.capture = None;
+        }
         let c = self.current;
         let r = self.row(c);
         self.inputs[r].copy_from_slice(&self.staged);
@@ -139,11 +180,79 @@ impl SyncTestSession {
                 } else if let Some(expected) = self.reference[i].filter(|&e| e != checksum) {
                     self.mismatches += 1;
                     self.events.push_back(Event::SyncTestMismatch { tick, expected, actual: checksum });
+                    if self.capture.is_none() {
+                        // After this advance's other requests; no later save of this
+                        // batch reuses either slot (the batch spans fewer ticks).
+                        self.requests.push_dump(tick, self.slot(tick, true));
+                        self.requests.push_dump(tick, self.slot(tick, false));
+                        self.capture = Some(Capture::Asked { tick, saved: None });
+                    }
                 }
                 Ok(())
             }
             _ => Err(SessionError::UnexpectedTick(tick)),
         }
+    }
+
+    /// The engine's answer to a `DumpState` request of `tick`: the saved state, then
+    /// the resimulated one. Errors for a tick not asked for, or a state too large.
+    pub fn provide_state(&mut self, tick: Tick, bytes: &[u8]) -> Result<(), SessionError> {
+        match self.capture.take() {
+            Some(Capture::Asked { tick: t, saved }) if t == tick => {
+                if bytes.len() > MAX_CAPTURED_STATE {
+                    self.capture = Some(Capture::Asked { tick: t, saved });
+                    return Err(SessionError::InvalidConfig(format!(
+                        "a state of {} bytes; a synctest keeps at most {MAX_CAPTURED_STATE}",
+                        bytes.len()
+                    )));
+                }
+                self.capture = Some(match saved {
+                    None => Capture::Asked { tick, saved: Some(bytes.to_vec()) },
+                    Some(saved) => {
+                        self.events.push_back(Event::SyncTestStatesReady { tick });
+                        Capture::Ready { tick, saved: Some(saved), resimulated: Some(bytes.to_vec()) }
+                    }
+                });
+                Ok(())
+            }
+            other => {
+                self.capture = other;
+                Err(SessionError::UnexpectedTick(tick))
+            }
+        }
+    }
+
+    /// The tick of the states ready to take, if any.
+    pub fn ready_states(&self) -> Option<Tick> {
+        match self.capture {
+            Some(Capture::Ready { tick, .. }) => Some(tick),
+            _ => None,
+        }
+    }
+
+    /// The ready state `which` (see [`SyncTestSession::take_state`]) without taking it.
+    pub fn peek_state(&self, which: SyncTestState) -> Option<&[u8]> {
+        match &self.capture {
+            Some(Capture::Ready { saved, resimulated, .. }) => match which {
+                SyncTestState::Saved => saved.as_deref(),
+                SyncTestState::Resimulated => resimulated.as_deref(),
+            },
+            _ => None,
+        }
+    }
+
+    /// Takes the ready state `which`; once both are taken the next mismatch is
+    /// captured.
+    pub fn take_state(&mut self, which: SyncTestState) -> Option<Vec<u8>> {
+        let Some(Capture::Ready { saved, resimulated, .. }) = &mut self.capture else { return None };
+        let taken = match which {
+            SyncTestState::Saved => saved.take(),
+            SyncTestState::Resimulated => resimulated.take(),
+        };
+        if matches!(&self.capture, Some(Capture::Ready { saved: None, resimulated: None, .. })) {
+            self.capture = None;
+        }
+        taken
     }
 
     /// The next request, in order.

@@ -187,7 +187,7 @@ impl World {
     pub fn client_frame(&mut self, i: usize) {
         let seed = self.input_seed;
         let (period, size) = (self.input_period, self.client_cfg.input_size);
-        let mut wide = [0u8; 64];
+        let mut wide = [0u8; tickwire_proto::MAX_INPUT_SIZE];
         let warm = self.net.now() >= self.warmup_us;
         let c = &mut self.clients[i];
         let node = c.node;

@@ -7,7 +7,7 @@ use super::engine::{Engine, Phase, sealed::Driven};
 use super::failure::{SessionFailure, argument, state};
 use super::settings::{ReplaySettings, SyncTestSettings};
 use crate::system_clock::SystemClock;
-use tickwire_proto::{Clock, Micros, Replay, ReplaySession, SyncTestSession, Tick, TickClock};
+use tickwire_proto::{Clock, Micros, Replay, ReplaySession, SyncTestSession, SyncTestState, Tick, TickClock};
 
 /// A synctest session: every tick is rolled back `check_distance` ticks and
 /// re-simulated, and the checksums must agree. Use it from one thread at a time.
@@ -73,6 +73,37 @@ impl SyncTest {
         match self.engine.core_mut() {
             Some(s) => Ok(s.confirm_save(tick, checksum)?),
             None => Err(state("no save was requested: the session is not running yet")),
+        }
+    }
+
+    /// The engine's answer to a `DumpState` request after a mismatch: the saved state,
+    /// then the resimulated one.
+    pub fn provide_state(&mut self, tick: Tick, bytes: &[u8]) -> Result<(), SessionFailure> {
+        self.engine.require_started("provide_state")?;
+        match self.engine.core_mut() {
+            Some(s) => s.provide_state(tick, bytes).map_err(|e| match e {
+                tickwire_proto::SessionError::UnexpectedTick(_) => {
+                    argument(format!("no DUMP_STATE request of tick {tick} is waiting for an answer"))
+                }
+                other => argument(other.to_string()),
+            })?,
+            None => return Err(state("no state was requested: the session is not running yet")),
+        }
+        self.engine.collect_events();
+        Ok(())
+    }
+
+    /// The ready state `which` of the captured mismatch (after `SyncTestStatesReady`),
+    /// not taken yet.
+    pub fn mismatch_state(&self, which: SyncTestState) -> Option<&[u8]> {
+        self.engine.core().and_then(|s| s.peek_state(which))
+    }
+
+    /// Releases the state `which` of the captured mismatch; once both are released the
+    /// next mismatch is captured.
+    pub fn release_mismatch_state(&mut self, which: SyncTestState) {
+        if let Some(s) = self.engine.core_mut() {
+            s.take_state(which);
         }
     }
 

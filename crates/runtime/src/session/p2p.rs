@@ -29,6 +29,8 @@ pub struct P2pSession {
     /// Set before the core exists; handed to it when it is built.
     pending_recording: Option<Vec<u8>>,
     pending_predictions: Vec<(usize, Option<Vec<u8>>)>,
+    /// Per-player input delays set before the core exists.
+    pending_delays: Vec<(usize, u32)>,
     /// The host's own silence timeout (`HostConfig`): the transport waits at least
     /// this long, and longer when the session's disconnect timeout asks it to.
     host_timeout_us: Micros,
@@ -101,6 +103,7 @@ impl P2pSession {
             dump: None,
             pending_recording: None,
             pending_predictions: Vec::new(),
+            pending_delays: Vec::new(),
             host_timeout_us,
             unsorted: Vec::new(),
         })
@@ -199,7 +202,33 @@ impl P2pSession {
         }
         match self.engine.core_mut() {
             Some(s) => s.set_input_delay(delay)?,
-            None => self.core_config.input_delay = delay,
+            None => {
+                self.core_config.input_delay = delay;
+                self.pending_delays.clear();
+            }
+        }
+        Ok(())
+    }
+
+    /// Changes local `player`'s input delay from the next tick on (GGPO's
+    /// `ggpo_set_frame_delay`); the others keep theirs. A later
+    /// [`P2pSession::set_input_delay`] sets every local player's again.
+    pub fn set_player_input_delay(&mut self, player: usize, delay: u32) -> Result<(), SessionFailure> {
+        self.engine.check_player(player)?;
+        if delay > MAX_INPUT_DELAY {
+            return Err(argument(format!("input_delay {delay} above {MAX_INPUT_DELAY}")));
+        }
+        match self.roster.is_local(player) {
+            Some(true) => {}
+            Some(false) => return Err(argument(format!("player {player} is remote: its peer sets its delay"))),
+            None => return Err(state(format!("player {player} was not added"))),
+        }
+        match self.engine.core_mut() {
+            Some(s) => s.set_player_input_delay(player, delay)?,
+            None => {
+                self.pending_delays.retain(|&(p, _)| p != player);
+                self.pending_delays.push((player, delay));
+            }
         }
         Ok(())
     }
@@ -344,7 +373,7 @@ impl P2pSession {
     pub fn stats(&mut self) -> P2pSessionStats {
         let (core, input_delay) = match self.engine.core() {
             Some(s) => (s.stats(), s.input_delay()),
-            None => (tickwire_proto::P2pStats::default(), self.core_config.input_delay),
+            None => (tickwire_proto::P2pStats::default(), self.pending_input_delay()),
         };
         let running = self.engine.core().is_some();
         let connected = self.roster.connected_peers() as u32;
@@ -371,6 +400,15 @@ impl P2pSession {
         let Some(connection) = self.net.host.stats(peer) else { return Ok(None) };
         let sync = self.engine.core().and_then(|s| s.peer_sync_stats(player)).unwrap_or_default();
         Ok(Some(P2pPeerStats { peer, connection, sync }))
+    }
+
+    /// Before the core exists: the delay the first local player will start with (the
+    /// core reports its first local player's).
+    fn pending_input_delay(&self) -> u32 {
+        let first_local = (0..self.engine.game.players).find(|&p| self.roster.is_local(p) == Some(true));
+        first_local
+            .and_then(|p| self.pending_delays.iter().find(|&&(q, _)| q == p))
+            .map_or(self.core_config.input_delay, |&(_, d)| d)
     }
 
     /// Dials every connection this side dials that has none (first time, or again
@@ -423,6 +461,10 @@ impl P2pSession {
             Ok(mut s) => {
                 if let Some(initial) = self.pending_recording.take() {
                     s.start_recording(&initial);
+                }
+                for (player, delay) in self.pending_delays.drain(..) {
+                    // Checked when it was set.
+                    let _ = s.set_player_input_delay(player, delay);
                 }
                 for (player, input) in self.pending_predictions.drain(..) {
                     // Checked when it was set.

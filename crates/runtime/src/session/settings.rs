@@ -6,8 +6,8 @@
 //! The constructors call it first.
 
 use tickwire_proto::{
-    ConfigProblems, GameShape, MAX_INPUT_DELAY, Micros, P2pConfig, PredictionMode, RelayClientSessionConfig,
-    RelayServerSessionConfig, SpectatorConfig, p2p_timeouts_fit,
+    ConfigProblems, GameShape, MAX_INPUT_DELAY, MAX_INPUT_SIZE, Micros, P2pConfig, PredictionMode,
+    RelayClientSessionConfig, RelayServerSessionConfig, SpectatorConfig, p2p_inputs_fit, p2p_timeouts_fit,
 };
 
 use crate::HostConfig;
@@ -79,6 +79,18 @@ impl P2pSettings {
         }
         if self.input_delay > MAX_INPUT_DELAY {
             p.push("input_delay", format!("{} is above {MAX_INPUT_DELAY}", self.input_delay));
+        }
+        let g = &self.game;
+        if g.players > 0 && (1..=MAX_INPUT_SIZE).contains(&g.input_size) && !p2p_inputs_fit(g.players, g.input_size) {
+            let most = (1..=MAX_INPUT_SIZE).take_while(|&n| p2p_inputs_fit(g.players, n)).last().unwrap_or(0);
+            p.push(
+                "input_size",
+                format!(
+                    "{} bytes for each of {} players do not fit one datagram (a P2P tick of every input goes \
+                     in one): at most {most} bytes with this many players",
+                    g.input_size, g.players
+                ),
+            );
         }
         if !p2p_timeouts_fit(self.notify_after_us, self.disconnect_timeout_us) {
             p.push(

@@ -12,7 +12,7 @@ pub struct RelayServerSessionConfig {
     /// The sync layer (tick rate, send interval, jitter buffers). Its input size and
     /// admission are set by the session.
     pub relay: RelayServerConfig,
-    /// Bytes per input, 1..=64.
+    /// Bytes per input, 1..=[`MAX_INPUT_SIZE`](crate::MAX_INPUT_SIZE).
     pub input_size: usize,
     /// Player slots, 1..=64.
     pub max_players: usize,
@@ -56,9 +56,10 @@ impl RelayServerSessionConfig {
     /// checks).
     pub fn validate(&self) -> Result<(), ServerSessionError> {
         let bad = ServerSessionError::InvalidConfig;
-        if !(1..=64).contains(&self.input_size) || !(1..=64).contains(&self.max_players) {
+        let max_input = crate::game::MAX_INPUT_SIZE;
+        if !(1..=max_input).contains(&self.input_size) || !(1..=64).contains(&self.max_players) {
             return Err(bad(format!(
-                "input_size {} and max_players {} must be in 1..=64",
+                "input_size {} must be in 1..={max_input} and max_players {} in 1..=64",
                 self.input_size, self.max_players
             )));
         }

@@ -78,8 +78,8 @@ impl P2pConfig {
         if players == 0 || players > u16::MAX as usize {
             return bad(format!("{players} players; need 1..=65535"));
         }
-        if self.input_size == 0 || self.input_size > 64 {
-            return bad(format!("input_size {} not in 1..=64", self.input_size));
+        if self.input_size == 0 || self.input_size > crate::game::MAX_INPUT_SIZE {
+            return bad(format!("input_size {} not in 1..={}", self.input_size, crate::game::MAX_INPUT_SIZE));
         }
         if self.input_delay > MAX_INPUT_DELAY {
             return bad(format!("input_delay {} above {MAX_INPUT_DELAY}", self.input_delay));

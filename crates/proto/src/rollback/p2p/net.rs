@@ -335,7 +335,7 @@ impl P2pSession {
         }
         let tick_us = self.cfg.clock.tick_us as Micros;
         let s = self.cfg.input_size;
-        let local_next = self.local.first().map_or(self.current, |&p| self.queues[p].next_needed());
+        let local_next = self.local_next();
         let history = self.queues[0].capacity() as Tick;
         let own_confirmed = self.confirmed_all().min(self.current);
         let mut out = std::mem::take(&mut self.out);
@@ -351,6 +351,7 @@ impl P2pSession {
             let rtt = endpoint.stats(p.id).map(|st| st.srtt_us);
             let oldest = p.acked.max(local_next.saturating_sub(history - 1)).min(local_next);
             let first = self.first_input_to_send(pi, oldest, local_next);
+            let first = self.fit_range(pi, first, local_next);
             let count = ((local_next - first) as usize).min(self.max_ticks_per_msg);
             let p = &self.peers[pi];
             let ack = p.players.iter().map(|&i| self.queues[i].next_needed()).min().unwrap_or(0);
@@ -434,6 +435,30 @@ impl P2pSession {
             first += 1;
         }
         first
+    }
+
+    /// Where a message to peer `pi` starts when `first..local_next` is longer than a
+    /// message carries (large inputs, many players, a long round trip): at the oldest
+    /// input never sent or due a refresh, else at the newest ticks that fit. Starting
+    /// at `first` every time would send the same old ticks again and again and the
+    /// new ones never: with 255-byte inputs (2 ticks a message) and a round trip of 4
+    /// ticks the match stalled at the prediction window.
+    fn fit_range(&self, pi: usize, first: Tick, local_next: Tick) -> Tick {
+        let cap = self.max_ticks_per_msg as Tick;
+        if local_next - first <= cap {
+            return first;
+        }
+        let p = &self.peers[pi];
+        let mask = p.input_sends.len() - 1;
+        // A refresh is due once the acknowledgement is late: past a round trip (and a
+        // tick of slack), never sooner than INPUT_REFRESH_US. A refresh at 50 ms on a
+        // 100 ms round trip would resend every input before its ack could come.
+        let refresh_us = INPUT_REFRESH_US.max((p.rtt_us * 1.25) as Micros + self.cfg.clock.tick_us as Micros);
+        let due = |t: Tick| {
+            let i = t as usize & mask;
+            p.input_sends[i] == 0 || self.now >= p.input_sent_at[i] + refresh_us
+        };
+        (first..local_next - cap).find(|&t| due(t)).unwrap_or(local_next - cap)
     }
 
     fn disconnect_entries(&self) -> impl Iterator<Item = (u16, Tick)> + Clone + '_ {

@@ -341,11 +341,21 @@ namespace Tickwire
             ThrowIfFailed(TwNative.tw_session_set_timeouts(_handle, disconnectTimeoutMs, disconnectNotifyMs));
         }
 
-        /// <summary>P2P: the input delay (0..=32 ticks) from the next tick on.</summary>
+        /// <summary>P2P: every local player's input delay (0..=32 ticks) from the next tick on.</summary>
         public void SetInputDelay(uint ticks)
         {
             ThrowIfDisposed();
             ThrowIfFailed(TwNative.tw_session_set_input_delay(_handle, ticks));
+        }
+
+        /// <summary>
+        /// P2P: local player's own input delay (0..=32 ticks) from the next tick on, as GGPO's
+        /// ggpo_set_frame_delay; the other local players keep theirs.
+        /// </summary>
+        public void SetPlayerInputDelay(uint player, uint ticks)
+        {
+            ThrowIfDisposed();
+            ThrowIfFailed(TwNative.tw_session_set_player_input_delay(_handle, player, ticks));
         }
 
         /// <summary>

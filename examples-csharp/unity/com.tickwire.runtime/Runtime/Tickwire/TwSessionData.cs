@@ -20,6 +20,8 @@ namespace Tickwire
             State,
             DesyncDump,
             Replay,
+            SynctestSaved,
+            SynctestResimulated,
         }
 
         /// <summary>
@@ -89,6 +91,27 @@ namespace Tickwire
         public TwResult TakeDesyncDump(Span<byte> buffer, out int length)
         {
             return CopyOut(CopySource.DesyncDump, buffer, out length);
+        }
+
+        /// <summary>
+        /// SYNCTEST: copies the state which of the captured mismatch (after a
+        /// SynctestStatesReady event) and releases it: the saved state and the resimulated
+        /// one, in the engine's own format, to write out and diff (GGPO's log_game_state).
+        /// Empty when none is ready or it was taken.
+        /// </summary>
+        public TwResult TakeSynctestState(TwSynctestState which, Span<byte> buffer, out int length)
+        {
+            return CopyOut(which == TwSynctestState.Saved ? CopySource.SynctestSaved : CopySource.SynctestResimulated,
+                           buffer, out length);
+        }
+
+        /// <summary>
+        /// SYNCTEST: the state which of the captured mismatch as a new array, released from
+        /// the session; null when none is ready. Allocates; throws on an error.
+        /// </summary>
+        public byte[] TakeSynctestState(TwSynctestState which)
+        {
+            return CopyAll(which == TwSynctestState.Saved ? CopySource.SynctestSaved : CopySource.SynctestResimulated);
         }
 
         /// <summary>P2P: copies the replay recorded so far (a complete replay file).</summary>
@@ -171,6 +194,11 @@ namespace Tickwire
                     break;
                 case CopySource.DesyncDump:
                     r = TwNative.tw_session_take_desync_dump(_handle, buf, cap, &len);
+                    break;
+                case CopySource.SynctestSaved:
+                case CopySource.SynctestResimulated:
+                    uint which = (uint)(source == CopySource.SynctestSaved ? TwSynctestState.Saved : TwSynctestState.Resimulated);
+                    r = TwNative.tw_session_take_synctest_state(_handle, which, buf, cap, &len);
                     break;
                 default:
                     r = TwNative.tw_session_copy_replay(_handle, buf, cap, &len);

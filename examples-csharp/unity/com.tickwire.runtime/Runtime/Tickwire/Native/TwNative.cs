@@ -206,6 +206,9 @@ namespace Tickwire.Native
         internal static extern TwResult tw_session_set_input_delay(SessionHandle session, uint delay);
 
         [DllImport(Lib, CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
+        internal static extern TwResult tw_session_set_player_input_delay(SessionHandle session, uint player, uint delay);
+
+        [DllImport(Lib, CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
         internal static extern TwResult tw_session_set_prediction(SessionHandle session, uint player, byte* input, UIntPtr len);
 
         [DllImport(Lib, CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
@@ -248,6 +251,9 @@ namespace Tickwire.Native
 
         [DllImport(Lib, CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
         internal static extern TwResult tw_session_take_desync_dump(SessionHandle session, byte* buf, UIntPtr buf_len, UIntPtr* out_len);
+
+        [DllImport(Lib, CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
+        internal static extern TwResult tw_session_take_synctest_state(SessionHandle session, uint which, byte* buf, UIntPtr buf_len, UIntPtr* out_len);
 
         [DllImport(Lib, CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
         internal static extern TwResult tw_session_write_desync_dump(SessionHandle session, byte* path);

@@ -145,7 +145,11 @@ namespace Tickwire
         Desync = 9,
         /// <summary>A desync dump is ready: TwSession.TakeDesyncDump or WriteDesyncDump (Data.Tick.Tick).</summary>
         DesyncDumpReady = 10,
-        /// <summary>SYNCTEST: re-simulating a tick gave another checksum (Data.SynctestMismatch).</summary>
+        /// <summary>
+        /// SYNCTEST: re-simulating a tick gave another checksum (Data.SynctestMismatch). Two
+        /// DumpState requests of that tick follow (saved, then resimulated), then
+        /// SynctestStatesReady.
+        /// </summary>
         SynctestMismatch = 11,
         /// <summary>A spectator fell too far behind and was dropped.</summary>
         SpectatorDropped = 12,
@@ -230,6 +234,26 @@ namespace Tickwire
         /// are synchronized now. Synchronized follows once all are.
         /// </summary>
         SynchronizedWithPeer = 31,
+        /// <summary>
+        /// SYNCTEST: both states of a mismatch at Data.Tick.Tick are in hand:
+        /// TwSession.TakeSynctestState(Saved / Resimulated), then diff them.
+        /// </summary>
+        SynctestStatesReady = 32,
+        /// <summary>
+        /// RELAY_CLIENT: the input delay in force changed (Data.InputDelay): the part of the
+        /// round trip beyond MaxPrediction shows as input delay (Spill). Raise MaxPrediction to
+        /// hide more of a long round trip. At most once a second.
+        /// </summary>
+        InputDelayChanged = 33,
+    }
+
+    /// <summary>tw_synctest_state: which state of a synctest mismatch TakeSynctestState copies.</summary>
+    public enum TwSynctestState : uint
+    {
+        /// <summary>The state the first simulation of the tick saved.</summary>
+        Saved = 0,
+        /// <summary>The state after the rollback and resimulation.</summary>
+        Resimulated = 1,
     }
 
     /// <summary>
@@ -248,7 +272,11 @@ namespace Tickwire
         /// and RELAY_CLIENT: the player slots, 1..=64, the same on the server and its clients.
         /// </summary>
         public uint NumPlayers;
-        /// <summary>Bytes per input, 1..=64; the same for every player.</summary>
+        /// <summary>
+        /// Bytes per input, 1..=TwConstants.MaxInputSize (255); the same for every player. P2P:
+        /// one tick of every player's input must fit one datagram (4 players of 255 bytes, 8 of
+        /// 129, 16 of 61).
+        /// </summary>
         public uint InputSize;
         /// <summary>Ticks per second, in (0, 10000].</summary>
         public double TickRateHz;
@@ -284,7 +312,11 @@ namespace Tickwire
         public uint SpectatorCatchupSpeed;
         /// <summary>SPECTATOR: more than this many received ticks not yet played starts catching up.</summary>
         public uint SpectatorMaxBehind;
-        /// <summary>P2P: spectators this peer may serve.</summary>
+        /// <summary>
+        /// P2P: spectators this peer may serve (default 4; 0: none). Each costs the upload of one
+        /// more peer (every player's confirmed inputs, about 2.3 KB/s for 4 players of 2 bytes,
+        /// and a snapshot when it joins mid-match); GGPO allows 32.
+        /// </summary>
         public uint MaxSpectators;
         /// <summary>P2P: non-zero saves only confirmed ticks: fewer saves, longer re-simulations.</summary>
         public uint SparseSaving;
@@ -542,6 +574,16 @@ namespace Tickwire
         public ulong ActualChecksum;
     }
 
+    /// <summary>tw_session_event_input_delay: InputDelayChanged, a relay client's input delay in force.</summary>
+    [StructLayout(LayoutKind.Sequential)]
+    public struct TwSessionEventInputDelay
+    {
+        /// <summary>The input delay now, in ticks.</summary>
+        public uint Ticks;
+        /// <summary>The part of it that is latency beyond MaxPrediction (0: none).</summary>
+        public uint Spill;
+    }
+
     /// <summary>
     /// tw_session_event_progress: SynchronizingWithPeer and SynchronizedWithPeer, a P2P
     /// session's connection progress (GGPO's SYNCHRONIZING_WITH_PEER and
@@ -592,6 +634,7 @@ namespace Tickwire
         [FieldOffset(0)] public TwSessionEventRejected Rejected;
         [FieldOffset(0)] public TwSessionEventFatal Fatal;
         [FieldOffset(0)] public TwSessionEventProgress Progress;
+        [FieldOffset(0)] public TwSessionEventInputDelay InputDelay;
         /// <summary>Fixes the size and the 8-byte alignment of the union.</summary>
         [FieldOffset(0)] public fixed ulong Reserved[15];
     }

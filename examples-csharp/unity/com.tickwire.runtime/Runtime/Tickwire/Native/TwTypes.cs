@@ -192,6 +192,12 @@ namespace Tickwire
         /// </summary>
         public const int MaxReplaySize = 1073741824;
 
+        /// <summary>
+        /// TW_MAX_INPUT_SIZE: the largest TwSessionConfig.InputSize (bytes of one player's input
+        /// per tick). P2P: one tick of every player's input must also fit one datagram.
+        /// </summary>
+        public const int MaxInputSize = 255;
+
         /// <summary>TW_KEY_SIZE: bytes of a key (a match secret, a spectators' secret, a connect-token key).</summary>
         public const int KeySize = 32;
 

@@ -86,6 +86,13 @@
 #define TW_MAX_UNRELIABLE_SIZE 1159
 
 /**
+ * Host names one host (or networked session) may be looking up at once: connects by
+ * name beyond this fail with `TW_RESULT_QUEUE_FULL` until some lookups have answered
+ * (their CONNECTED or DISCONNECTED has come).
+ */
+#define TW_MAX_PENDING_RESOLUTIONS 16
+
+/**
  * The largest `tw_session_config.input_size`: bytes of one player's input per tick.
  */
 #define TW_MAX_INPUT_SIZE 255
@@ -415,6 +422,13 @@ enum tw_disconnect_reason
      * the slot and reconnects), it is final.
      */
     TW_DISCONNECT_REASON_KICKED_BY_ENGINE = 14,
+    /**
+     * The address was a host name that gave no usable address (no such name, no
+     * DNS, or only addresses of the other family than the bound socket's); nothing
+     * was sent. Final. On a host: the DISCONNECTED of the peer `tw_host_connect`
+     * returned; a relay client: SERVER_LOST. Seen by the dialling side only.
+     */
+    TW_DISCONNECT_REASON_RESOLVE_FAILED = 15,
 };
 #ifndef __cplusplus
 #if __STDC_VERSION__ >= 202311L
@@ -750,7 +764,8 @@ enum tw_session_event_kind
      */
     TW_SESSION_EVENT_KIND_CONNECTION_REJECTED = 13,
     /**
-     * The network thread died (`data.fatal`): destroy the session.
+     * The network thread died, or (P2P, SPECTATOR) a peer's host name gave no address
+     * (`data.fatal` says which): destroy the session.
      */
     TW_SESSION_EVENT_KIND_FATAL = 14,
     /**
@@ -1392,7 +1407,7 @@ typedef struct tw_link_sim_config {
 typedef struct tw_event_connected {
     /**
      * The peer's address as NUL-terminated text, for example `"127.0.0.1:40000"` or
-     * `"[::1]:40000"`.
+     * `"[::1]:40000"` (an IPv4 peer of a dual-stack socket too is shown as IPv4).
      */
     char address[64];
 } tw_event_connected;
@@ -1744,8 +1759,11 @@ typedef struct tw_session_config {
     struct tw_host_config host;
     /**
      * P2P, SPECTATOR, RELAY_SERVER and RELAY_CLIENT: the address to bind,
-     * NUL-terminated, e.g. `"0.0.0.0:7000"` (default `"0.0.0.0:0"`: any free port;
-     * read it with `tw_session_local_address`).
+     * NUL-terminated, e.g. `"0.0.0.0:7000"` (default `"0.0.0.0:0"`: any free port,
+     * IPv4 only; read it with `tw_session_local_address`). Empty (`""`) is the
+     * automatic bind: any free port on a dual-stack IPv6 socket that reaches IPv4 and
+     * IPv6 peers (`0.0.0.0` where the system has no IPv6), the choice for a session
+     * whose remote addresses may be IPv6 (`tw_host_create` says more).
      */
     char bind_address[64];
     /**
@@ -2654,6 +2672,10 @@ size_t tw_event_size(void);
  * `config` comes from `tw_host_config_init_default`, then edited. `bind_address` is
  * an IP address and port as text, for example `"0.0.0.0:7777"` for a server or
  * `"127.0.0.1:0"` / `"[::]:0"` (any free port) for a client; names are not looked up.
+ * NULL or `""` is the automatic bind: any free port on a dual-stack IPv6 socket
+ * (`[::]` with IPV6_V6ONLY off) that reaches IPv4 and IPv6 peers alike, or on
+ * `0.0.0.0` where the system has no IPv6. An explicit address keeps the OS defaults
+ * (an explicit `"[::]:port"` is dual-stack on Linux, IPv6-only on Windows).
  *
  * Ownership: on success `*out_host` receives a new host that the caller owns and must
  * release with `tw_host_destroy`. `config`, its `security` and `bind_address` are only
@@ -2667,8 +2689,9 @@ size_t tw_event_size(void);
  * # Safety
  * `config` must be NULL or point to a readable `tw_host_config` (at least its
  * `struct_size` field, which decides how much is read), and its `security` must be
- * NULL or point to a readable `tw_security_config`. `bind_address` must be NULL or
- * a NUL-terminated string. `out_host` must be NULL or valid for writing a pointer.
+ * NULL or point to a readable `tw_security_config`. `bind_address` must be NULL (the
+ * automatic bind) or a NUL-terminated string. `out_host` must be NULL or valid for
+ * writing a pointer.
  */
 tw_result tw_host_create(const struct tw_host_config *config,
                          const char *bind_address,
@@ -2681,7 +2704,9 @@ tw_result tw_host_create(const struct tw_host_config *config,
  * Blocks while the network thread tells its peers goodbye and exits: normally a few
  * milliseconds, never more than 1 second. If the thread has not finished by then it is
  * detached and exits on its own shortly after; the socket closes when it does. The
- * thread never waits on the caller, so this cannot deadlock.
+ * thread never waits on the caller, so this cannot deadlock. A host-name lookup still
+ * running (they cannot be cancelled) adds at most 0.2 s; its thread is then detached
+ * and exits when the system's resolver returns.
  *
  * Ownership: `host` is invalid afterwards. NULL is a no-op. Destroying the same host
  * twice is undefined behaviour.
@@ -2699,12 +2724,25 @@ tw_result tw_host_create(const struct tw_host_config *config,
 void tw_host_destroy(struct tw_host *host);
 
 /**
- * Starts connecting to a server at `address` (IP and port as text, for example
- * `"127.0.0.1:7777"` or `"[::1]:7777"`).
+ * Starts connecting to a server at `address`: an IP address and port as text
+ * (`"127.0.0.1:7777"`, `"[::1]:7777"`: IPv6 in brackets) or a host name and port
+ * (`"localhost:7777"`, `"game.example.com:7777"`; at most 253 characters of letters,
+ * digits, `-`, `_` and dots, international names in their `xn--` form). The port is
+ * required.
  *
- * Does not block: the handshake runs on the network thread. The result arrives as a
- * `TW_EVENT_KIND_CONNECTED` event for `*out_peer`, or `TW_EVENT_KIND_DISCONNECTED`
- * with reason `TW_DISCONNECT_REASON_TIMEOUT` (or `SERVER_FULL`, ...) if it fails.
+ * Does not block: a host name is looked up on the host's resolver thread (one per
+ * host, started on the first name; at most `TW_MAX_PENDING_RESOLUTIONS` lookups wait
+ * at once), then the handshake runs on the network thread. Of a name's addresses the
+ * host uses one its socket can reach: an IPv4 socket the first IPv4 address; a
+ * dual-stack socket (`[::]`, the automatic bind) the first IPv4 address if the name
+ * has one, else the first IPv6 one (a server bound to `0.0.0.0` is reachable only
+ * over IPv4); a socket bound to a specific IPv6 address the first IPv6 address.
+ * Messages may be sent to the peer at once: they wait for the connection. The result
+ * arrives as a `TW_EVENT_KIND_CONNECTED` event for `*out_peer`, or
+ * `TW_EVENT_KIND_DISCONNECTED` with reason `TW_DISCONNECT_REASON_TIMEOUT` (or
+ * `SERVER_FULL`, ...) if it fails, or `TW_DISCONNECT_REASON_RESOLVE_FAILED` if the
+ * name gives no usable address. An IPv6 literal from an IPv4-bound host is refused
+ * here (`TW_RESULT_INVALID_ARGUMENT`).
  *
  * Ownership: `address` is only read during the call; `*out_peer` (a peer id, never 0)
  * is written on success only.
@@ -2712,8 +2750,10 @@ void tw_host_destroy(struct tw_host *host);
  * returns `TW_RESULT_BUSY`.
  *
  * Returns `TW_RESULT_OK`; `TW_RESULT_NULL_ARGUMENT`; `TW_RESULT_INVALID_ARGUMENT` for
- * an unparsable address, port 0 or an unspecified IP (`0.0.0.0`, `::`);
- * `TW_RESULT_QUEUE_FULL`; `TW_RESULT_NETWORK_THREAD_GONE`; `TW_RESULT_BUSY` (another
+ * an unparsable address (no port, a malformed name or IP), port 0, an unspecified IP
+ * (`0.0.0.0`, `::`) or an IPv6 address from an IPv4 socket; `TW_RESULT_QUEUE_FULL`
+ * (the network thread's queue, or `TW_MAX_PENDING_RESOLUTIONS` names being looked
+ * up); `TW_RESULT_NETWORK_THREAD_GONE`; `TW_RESULT_BUSY` (another
  * call on the host is in progress); `TW_RESULT_PANIC`.
  *
  * # Safety
@@ -3217,8 +3257,16 @@ tw_result tw_session_add_local_player(struct tw_session *session, uint32_t playe
 
 /**
  * P2P, before `tw_session_start`: `player` plays on the peer at `address` (IP and
- * port as text, e.g. `"192.0.2.7:7000"`). Players sharing an address share one
- * connection. Every peer lists the same players in the same order.
+ * port as text, e.g. `"192.0.2.7:7000"` or `"[2001:db8::7]:7000"`, or a host name and
+ * port, e.g. `"peer.lan:7000"`: the syntax of `tw_host_connect`). Players sharing an
+ * address share one connection (for names: the same text). Every peer lists the same
+ * players in the same order.
+ *
+ * A host name is looked up on the session's resolver thread from this call on; the
+ * call does not wait, nor does `tw_session_start`: that peer is neither dialled nor
+ * accepted until its address is known (chosen as `tw_host_connect` says). A name that
+ * gives no address ends the session: a `TW_SESSION_EVENT_KIND_FATAL` event whose
+ * message names the player and the name.
  *
  * Who connects: of two peers, the one whose lowest player index is lower dials; the
  * other accepts the connection whose source address equals `address` (as seen from
@@ -3231,7 +3279,9 @@ tw_result tw_session_add_local_player(struct tw_session *session, uint32_t playe
  *
  * Returns `TW_RESULT_OK`; `TW_RESULT_NULL_ARGUMENT`; `TW_RESULT_INVALID_ARGUMENT` (no
  * such player, already added, unparsable address, port 0 or an unspecified IP, an
- * address registered as a spectator); `TW_RESULT_INVALID_STATE` (not P2P, or started);
+ * address registered as a spectator, an IPv6 address from an IPv4 socket);
+ * `TW_RESULT_QUEUE_FULL` (`TW_MAX_PENDING_RESOLUTIONS` names being looked up);
+ * `TW_RESULT_INVALID_STATE` (not P2P, or started);
  * `TW_RESULT_BUSY` (another call on the session is in progress); `TW_RESULT_PANIC`.
  *
  * # Safety
@@ -3243,8 +3293,9 @@ tw_result tw_session_add_remote_player(struct tw_session *session,
                                        const char *address);
 
 /**
- * P2P, any time: accept a spectator connecting from `address` (at most
- * `max_spectators`). A spectator joining mid-match first receives a state snapshot
+ * P2P, any time: accept a spectator connecting from `address`, an IP literal with its
+ * port (names are not looked up here: it is matched against where the spectator's
+ * connection comes from) (at most `max_spectators`). A spectator joining mid-match first receives a state snapshot
  * (the engine is asked for it with a DUMP_STATE request), then the confirmed inputs.
  *
  * Ownership: `address` is only read during the call.
@@ -3261,11 +3312,15 @@ tw_result tw_session_add_remote_player(struct tw_session *session,
  * `session` must be NULL or a live handle. `address` must be NULL or a
  * NUL-terminated string.
  */
-tw_result tw_session_add_spectator(struct tw_session *session, const char *address);
+tw_result tw_session_add_spectator(struct tw_session *session,
+                                   const char *address);
 
 /**
- * SPECTATOR, before `tw_session_start`: the P2P peer whose match to watch (it must
- * have registered this session's address with `tw_session_add_spectator`).
+ * SPECTATOR, before `tw_session_start`: the P2P peer whose match to watch, at
+ * `address` (an IP literal or a host name with its port, as `tw_host_connect`). It
+ * must have registered this session's address with `tw_session_add_spectator`. A
+ * host name is looked up off the caller's thread; the dial waits for it, and a name
+ * that gives no address ends the session (a `TW_SESSION_EVENT_KIND_FATAL` event).
  *
  * Ownership: the library keeps no pointer passed here after the call; outputs are
  * caller memory, written only on success.
@@ -3273,7 +3328,8 @@ tw_result tw_session_add_spectator(struct tw_session *session, const char *addre
  * threads between calls).
  *
  * Returns `TW_RESULT_OK`; `TW_RESULT_NULL_ARGUMENT`; `TW_RESULT_INVALID_ARGUMENT` (bad
- * address); `TW_RESULT_INVALID_STATE` (not SPECTATOR, or started); `TW_RESULT_BUSY`
+ * address); `TW_RESULT_QUEUE_FULL` (too many names being looked up);
+ * `TW_RESULT_INVALID_STATE` (not SPECTATOR, or started); `TW_RESULT_BUSY`
  * (another call on the session is in progress); `TW_RESULT_PANIC`.
  *
  * # Safety
@@ -3284,7 +3340,13 @@ tw_result tw_session_spectate(struct tw_session *session, const char *address);
 
 /**
  * RELAY_CLIENT, before `tw_session_start`: the relay server to join, at `address` (IP
- * and port as text, e.g. `"192.0.2.7:7000"`). `tw_session_start` connects.
+ * and port as text, e.g. `"192.0.2.7:7000"`, or a host name and port, e.g.
+ * `"relay.example.com:7000"`: the syntax of `tw_host_connect`). `tw_session_start`
+ * connects. A host name is looked up on the session's resolver thread from this call
+ * on, and neither call waits for it: the client dials once the address is known
+ * (chosen as `tw_host_connect` says). A name that gives no address is reported as
+ * `TW_SESSION_EVENT_KIND_SERVER_LOST` with reason `TW_DISCONNECT_REASON_RESOLVE_FAILED`
+ * (no ticks follow; nothing is retried).
  *
  * Ownership: `address` is only read during the call.
  * Thread-safety: a session is used from one thread at a time (it may move between
@@ -3292,7 +3354,8 @@ tw_result tw_session_spectate(struct tw_session *session, const char *address);
  *
  * Returns `TW_RESULT_OK`; `TW_RESULT_NULL_ARGUMENT`; `TW_RESULT_INVALID_ARGUMENT`
  * (unparsable address, port 0, an unspecified IP, an address family the socket cannot
- * reach); `TW_RESULT_INVALID_STATE` (not RELAY_CLIENT, or started); `TW_RESULT_BUSY`
+ * reach); `TW_RESULT_QUEUE_FULL` (too many names being looked up);
+ * `TW_RESULT_INVALID_STATE` (not RELAY_CLIENT, or started); `TW_RESULT_BUSY`
  * (another call on the session is in progress); `TW_RESULT_PANIC`.
  *
  * # Safety

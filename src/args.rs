@@ -3,10 +3,11 @@
 //! and the guard prefixes the function's name.
 
 use std::ffi::{CStr, c_char};
-use std::net::SocketAddr;
+use std::net::{IpAddr, Ipv6Addr, SocketAddr};
 
 use super::error::{Failure, FfiResult, copy_c_string, tw_result};
 use tickwire_proto::PeerId;
+use tickwire_runtime::Target;
 
 /// Borrows a NUL-terminated UTF-8 argument.
 ///
@@ -29,11 +30,55 @@ pub(crate) unsafe fn arg_addr(p: *const c_char, arg: &str) -> FfiResult<SocketAd
     // SAFETY: forwarded contract.
     let s = unsafe { arg_str(p, arg) }?;
     s.parse::<SocketAddr>().map_err(|_| {
+        let shown: String = s.chars().take(80).collect();
+        let more = if shown.len() < s.len() { "..." } else { "" };
         Failure::invalid(format!(
-            "{arg} \"{}\" is not an IP address with a port, like \"127.0.0.1:7777\" or \"[::1]:7777\"",
-            s.escape_debug()
+            "{arg} \"{}{more}\" is not an IP address with a port, like \"127.0.0.1:7777\" or \"[::1]:7777\"",
+            shown.escape_debug()
         ))
     })
+}
+
+/// Parses a remote address argument: an IP literal with its port, or a host name
+/// with its port (looked up later, off the caller's thread). Only the syntax is
+/// checked here; what the text says (port 0, an unspecified IP) is the caller's.
+///
+/// # Safety
+/// As [`arg_str`].
+pub(crate) unsafe fn arg_target(p: *const c_char, arg: &str) -> FfiResult<Target> {
+    // SAFETY: forwarded contract.
+    let s = unsafe { arg_str(p, arg) }?;
+    Target::parse(s).map_err(|why| {
+        // Hostile input may be long: quote at most the start of it.
+        let shown: String = s.chars().take(80).collect();
+        let more = if shown.len() < s.len() { "..." } else { "" };
+        Failure::invalid(format!(
+            "{arg} \"{}{more}\" {why} (an address is \"127.0.0.1:7777\", \"[::1]:7777\" or \"host.name:7777\")",
+            shown.escape_debug()
+        ))
+    })
+}
+
+/// The automatic bind address (a NULL or empty one): `[::]` on port 0 with IPV6_V6ONLY
+/// off, so that the socket reaches IPv4 and IPv6 peers alike (`0.0.0.0:0` where the
+/// system cannot: `HostConfig::dual_stack`).
+pub(crate) const AUTOMATIC_BIND: SocketAddr = SocketAddr::new(IpAddr::V6(Ipv6Addr::UNSPECIFIED), 0);
+
+/// Parses a bind address: an IP literal with a port, or NULL / empty for the automatic
+/// one (`None`; see [`AUTOMATIC_BIND`]). Names are not looked up for binding.
+///
+/// # Safety
+/// `p` must be NULL or point to a NUL-terminated string that stays valid during the call.
+pub(crate) unsafe fn arg_bind(p: *const c_char, arg: &str) -> FfiResult<Option<SocketAddr>> {
+    if p.is_null() {
+        return Ok(None);
+    }
+    // SAFETY: non-NULL; forwarded contract.
+    if unsafe { *p } == 0 {
+        return Ok(None);
+    }
+    // SAFETY: forwarded contract.
+    unsafe { arg_addr(p, arg) }.map(Some)
 }
 
 pub(crate) fn check_peer(peer: u32) -> FfiResult<PeerId> {
@@ -116,6 +161,19 @@ pub(crate) unsafe fn copy_out(
     Ok(())
 }
 
+/// An address as the engine is shown it: an IPv4 peer of a dual-stack socket as
+/// `"127.0.0.1:7777"` rather than the socket's `"[::ffff:127.0.0.1]:7777"`, so that
+/// it reads (and compares) as the address the engine gave, whatever the bind.
+pub(crate) fn shown(addr: SocketAddr) -> SocketAddr {
+    match addr {
+        SocketAddr::V6(v6) => match v6.ip().to_ipv4_mapped() {
+            Some(v4) => SocketAddr::new(IpAddr::V4(v4), v6.port()),
+            None => addr,
+        },
+        SocketAddr::V4(_) => addr,
+    }
+}
+
 /// Copies `addr` as NUL-terminated text under the same contract, `*out_len` counting
 /// the NUL (64 bytes are always enough).
 ///
@@ -128,7 +186,7 @@ pub(crate) unsafe fn copy_address_out(
     out_len: *mut usize,
 ) -> FfiResult<()> {
     check_out_buf(buf, buf_len, out_len)?;
-    let text = addr.to_string();
+    let text = shown(addr).to_string();
     let needed = text.len() + 1;
     if needed > buf_len {
         // SAFETY: checked non-NULL; the caller guarantees it is writable.

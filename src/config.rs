@@ -24,6 +24,12 @@ pub const TW_CHANNEL_RELIABLE: u32 = 2;
 /// Larger messages must go on `TW_CHANNEL_RELIABLE`, which fragments them.
 pub const TW_MAX_UNRELIABLE_SIZE: u32 = 1159;
 
+/// Host names one host (or networked session) may be looking up at once: connects by
+/// name beyond this fail with `TW_RESULT_QUEUE_FULL` until some lookups have answered
+/// (their CONNECTED or DISCONNECTED has come).
+pub const TW_MAX_PENDING_RESOLUTIONS: u32 = 16;
+const _: () = assert!(TW_MAX_PENDING_RESOLUTIONS as usize == tickwire_runtime::MAX_PENDING_RESOLUTIONS);
+
 /// Settings of a host, passed to `tw_host_create`.
 ///
 /// Always fill it with `tw_host_config_init_default` first, then change fields. The
@@ -407,6 +413,8 @@ impl tw_host_config {
         Ok(HostConfig {
             endpoint,
             bind,
+            // The callers set it for an empty bind address.
+            dual_stack: false,
             recv_buffer_bytes: self.recv_buffer_bytes as usize,
             send_buffer_bytes: self.send_buffer_bytes as usize,
             outbound_sim: None,

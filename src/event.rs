@@ -3,6 +3,7 @@
 use std::ffi::c_char;
 use std::mem::size_of;
 
+use super::args::shown;
 use super::error::copy_c_string;
 use super::guard;
 use tickwire_proto::DisconnectReason;
@@ -78,6 +79,11 @@ pub enum tw_disconnect_reason {
     /// `KICKED` (the relay's own kick of a client that fell out of step, which keeps
     /// the slot and reconnects), it is final.
     KickedByEngine = 14,
+    /// The address was a host name that gave no usable address (no such name, no
+    /// DNS, or only addresses of the other family than the bound socket's); nothing
+    /// was sent. Final. On a host: the DISCONNECTED of the peer `tw_host_connect`
+    /// returned; a relay client: SERVER_LOST. Seen by the dialling side only.
+    ResolveFailed = 15,
 }
 
 impl From<DisconnectReason> for tw_disconnect_reason {
@@ -97,6 +103,7 @@ impl From<DisconnectReason> for tw_disconnect_reason {
             DisconnectReason::TokenInUse => tw_disconnect_reason::TokenInUse,
             DisconnectReason::Replaced => tw_disconnect_reason::Replaced,
             DisconnectReason::KickedByEngine => tw_disconnect_reason::KickedByEngine,
+            DisconnectReason::ResolveFailed => tw_disconnect_reason::ResolveFailed,
         }
     }
 }
@@ -106,7 +113,7 @@ impl From<DisconnectReason> for tw_disconnect_reason {
 #[derive(Debug, Clone, Copy)]
 pub struct tw_event_connected {
     /// The peer's address as NUL-terminated text, for example `"127.0.0.1:40000"` or
-    /// `"[::1]:40000"`.
+    /// `"[::1]:40000"` (an IPv4 peer of a dual-stack socket too is shown as IPv4).
     pub address: [c_char; 64],
 }
 
@@ -181,8 +188,9 @@ impl tw_event {
         match ev {
             HostEvent::Connected { peer, addr } => {
                 let mut c = tw_event_connected { address: [0; 64] };
+                let text = shown(*addr).to_string();
                 // SAFETY: `c.address` is a local array of exactly the length passed.
-                unsafe { copy_c_string(addr.to_string().as_bytes(), c.address.as_mut_ptr(), c.address.len()) };
+                unsafe { copy_c_string(text.as_bytes(), c.address.as_mut_ptr(), c.address.len()) };
                 out.kind = tw_event_kind::Connected as u32;
                 out.peer = *peer;
                 out.data.connected = c;

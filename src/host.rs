@@ -2,13 +2,15 @@
 
 use std::ffi::c_char;
 
-use super::args::{arg_addr, arg_bytes, check_out_buf, check_peer, copy_address_out, copy_out, write_out};
+use super::args::{
+    AUTOMATIC_BIND, arg_bind, arg_bytes, arg_target, check_out_buf, check_peer, copy_address_out, copy_out, write_out,
+};
 use super::config::{arg_link_sim, check_struct_size, tw_direction, tw_host_config, tw_link_sim_config};
 use super::error::{Failure, FfiResult, tw_result};
 use super::event::tw_event;
 use super::guard;
 use super::stats::{tw_host_stats, tw_peer_stats};
-use tickwire_runtime::{Host, HostError, HostEvent};
+use tickwire_runtime::{Host, HostError, HostEvent, Target};
 
 /// A host: one UDP socket, the network thread that owns it, and its connections.
 /// Opaque; created by `tw_host_create`, destroyed by `tw_host_destroy`. Its calls run
@@ -62,6 +64,10 @@ pub(crate) fn with_host(
 /// `config` comes from `tw_host_config_init_default`, then edited. `bind_address` is
 /// an IP address and port as text, for example `"0.0.0.0:7777"` for a server or
 /// `"127.0.0.1:0"` / `"[::]:0"` (any free port) for a client; names are not looked up.
+/// NULL or `""` is the automatic bind: any free port on a dual-stack IPv6 socket
+/// (`[::]` with IPV6_V6ONLY off) that reaches IPv4 and IPv6 peers alike, or on
+/// `0.0.0.0` where the system has no IPv6. An explicit address keeps the OS defaults
+/// (an explicit `"[::]:port"` is dual-stack on Linux, IPv6-only on Windows).
 ///
 /// Ownership: on success `*out_host` receives a new host that the caller owns and must
 /// release with `tw_host_destroy`. `config`, its `security` and `bind_address` are only
@@ -75,8 +81,9 @@ pub(crate) fn with_host(
 /// # Safety
 /// `config` must be NULL or point to a readable `tw_host_config` (at least its
 /// `struct_size` field, which decides how much is read), and its `security` must be
-/// NULL or point to a readable `tw_security_config`. `bind_address` must be NULL or
-/// a NUL-terminated string. `out_host` must be NULL or valid for writing a pointer.
+/// NULL or point to a readable `tw_security_config`. `bind_address` must be NULL (the
+/// automatic bind) or a NUL-terminated string. `out_host` must be NULL or valid for
+/// writing a pointer.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn tw_host_create(
     config: *const tw_host_config,
@@ -95,10 +102,11 @@ pub unsafe extern "C" fn tw_host_create(
         // SAFETY: struct_size equals sizeof(tw_host_config), so the whole struct is there.
         let cfg = unsafe { config.read() };
         // SAFETY: NULL or NUL-terminated per the contract.
-        let bind = unsafe { arg_addr(bind_address, "bind_address") }?;
+        let bind = unsafe { arg_bind(bind_address, "bind_address") }?;
         // SAFETY: the caller guarantees config->security is NULL or a valid
         // tw_security_config (the contract above).
-        let runtime_cfg = unsafe { cfg.to_runtime(bind, "tw_host_config") }?;
+        let mut runtime_cfg = unsafe { cfg.to_runtime(bind.unwrap_or(AUTOMATIC_BIND), "tw_host_config") }?;
+        runtime_cfg.dual_stack = bind.is_none();
         let host = Host::start(runtime_cfg).map_err(host_failure)?;
         let boxed = Box::new(tw_host { guarded: guard::Guarded::new(HostState { host, pending: None }) });
         // SAFETY: checked non-NULL above; the caller guarantees it is writable.
@@ -113,7 +121,9 @@ pub unsafe extern "C" fn tw_host_create(
 /// Blocks while the network thread tells its peers goodbye and exits: normally a few
 /// milliseconds, never more than 1 second. If the thread has not finished by then it is
 /// detached and exits on its own shortly after; the socket closes when it does. The
-/// thread never waits on the caller, so this cannot deadlock.
+/// thread never waits on the caller, so this cannot deadlock. A host-name lookup still
+/// running (they cannot be cancelled) adds at most 0.2 s; its thread is then detached
+/// and exits when the system's resolver returns.
 ///
 /// Ownership: `host` is invalid afterwards. NULL is a no-op. Destroying the same host
 /// twice is undefined behaviour.
@@ -134,12 +144,25 @@ pub unsafe extern "C" fn tw_host_destroy(host: *mut tw_host) {
     guard::run_or("tw_host_destroy", (), || unsafe { guard::destroy("tw_host_destroy", host) })
 }
 
-/// Starts connecting to a server at `address` (IP and port as text, for example
-/// `"127.0.0.1:7777"` or `"[::1]:7777"`).
+/// Starts connecting to a server at `address`: an IP address and port as text
+/// (`"127.0.0.1:7777"`, `"[::1]:7777"`: IPv6 in brackets) or a host name and port
+/// (`"localhost:7777"`, `"game.example.com:7777"`; at most 253 characters of letters,
+/// digits, `-`, `_` and dots, international names in their `xn--` form). The port is
+/// required.
 ///
-/// Does not block: the handshake runs on the network thread. The result arrives as a
-/// `TW_EVENT_KIND_CONNECTED` event for `*out_peer`, or `TW_EVENT_KIND_DISCONNECTED`
-/// with reason `TW_DISCONNECT_REASON_TIMEOUT` (or `SERVER_FULL`, ...) if it fails.
+/// Does not block: a host name is looked up on the host's resolver thread (one per
+/// host, started on the first name; at most `TW_MAX_PENDING_RESOLUTIONS` lookups wait
+/// at once), then the handshake runs on the network thread. Of a name's addresses the
+/// host uses one its socket can reach: an IPv4 socket the first IPv4 address; a
+/// dual-stack socket (`[::]`, the automatic bind) the first IPv4 address if the name
+/// has one, else the first IPv6 one (a server bound to `0.0.0.0` is reachable only
+/// over IPv4); a socket bound to a specific IPv6 address the first IPv6 address.
+/// Messages may be sent to the peer at once: they wait for the connection. The result
+/// arrives as a `TW_EVENT_KIND_CONNECTED` event for `*out_peer`, or
+/// `TW_EVENT_KIND_DISCONNECTED` with reason `TW_DISCONNECT_REASON_TIMEOUT` (or
+/// `SERVER_FULL`, ...) if it fails, or `TW_DISCONNECT_REASON_RESOLVE_FAILED` if the
+/// name gives no usable address. An IPv6 literal from an IPv4-bound host is refused
+/// here (`TW_RESULT_INVALID_ARGUMENT`).
 ///
 /// Ownership: `address` is only read during the call; `*out_peer` (a peer id, never 0)
 /// is written on success only.
@@ -147,8 +170,10 @@ pub unsafe extern "C" fn tw_host_destroy(host: *mut tw_host) {
 /// returns `TW_RESULT_BUSY`.
 ///
 /// Returns `TW_RESULT_OK`; `TW_RESULT_NULL_ARGUMENT`; `TW_RESULT_INVALID_ARGUMENT` for
-/// an unparsable address, port 0 or an unspecified IP (`0.0.0.0`, `::`);
-/// `TW_RESULT_QUEUE_FULL`; `TW_RESULT_NETWORK_THREAD_GONE`; `TW_RESULT_BUSY` (another
+/// an unparsable address (no port, a malformed name or IP), port 0, an unspecified IP
+/// (`0.0.0.0`, `::`) or an IPv6 address from an IPv4 socket; `TW_RESULT_QUEUE_FULL`
+/// (the network thread's queue, or `TW_MAX_PENDING_RESOLUTIONS` names being looked
+/// up); `TW_RESULT_NETWORK_THREAD_GONE`; `TW_RESULT_BUSY` (another
 /// call on the host is in progress); `TW_RESULT_PANIC`.
 ///
 /// # Safety
@@ -161,11 +186,13 @@ pub unsafe extern "C" fn tw_host_connect(host: *mut tw_host, address: *const c_c
             return Err(Failure::null("out_peer"));
         }
         // SAFETY: NULL or NUL-terminated per the contract.
-        let addr = unsafe { arg_addr(address, "address") }?;
-        if addr.port() == 0 || addr.ip().is_unspecified() {
-            return Err(Failure::invalid(format!("cannot connect to {addr}: need a concrete IP and a non-zero port")));
+        let target = unsafe { arg_target(address, "address") }?;
+        if target.port() == 0 || matches!(target, Target::Addr(a) if a.ip().is_unspecified()) {
+            return Err(Failure::invalid(format!(
+                "cannot connect to {target}: need a concrete IP or a host name, and a non-zero port"
+            )));
         }
-        let peer = h.host.connect(addr).map_err(host_failure)?;
+        let peer = h.host.connect_target(&target).map_err(host_failure)?;
         // SAFETY: checked non-NULL; the caller guarantees it is writable.
         unsafe { write_out(out_peer, peer) };
         Ok(tw_result::Ok)

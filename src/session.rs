@@ -9,7 +9,7 @@
 use std::ffi::{c_char, c_void};
 use std::path::Path;
 
-use super::args::{arg_addr, arg_bytes, arg_str, check_out_buf, copy_address_out, write_out};
+use super::args::{arg_addr, arg_bytes, arg_str, arg_target, check_out_buf, copy_address_out, write_out};
 use super::config::{arg_link_sim, check_struct_size, tw_direction, tw_link_sim_config};
 use super::error::{Failure, FfiResult, tw_result};
 use super::guard;
@@ -231,8 +231,16 @@ pub unsafe extern "C" fn tw_session_add_local_player(session: *mut tw_session, p
 }
 
 /// P2P, before `tw_session_start`: `player` plays on the peer at `address` (IP and
-/// port as text, e.g. `"192.0.2.7:7000"`). Players sharing an address share one
-/// connection. Every peer lists the same players in the same order.
+/// port as text, e.g. `"192.0.2.7:7000"` or `"[2001:db8::7]:7000"`, or a host name and
+/// port, e.g. `"peer.lan:7000"`: the syntax of `tw_host_connect`). Players sharing an
+/// address share one connection (for names: the same text). Every peer lists the same
+/// players in the same order.
+///
+/// A host name is looked up on the session's resolver thread from this call on; the
+/// call does not wait, nor does `tw_session_start`: that peer is neither dialled nor
+/// accepted until its address is known (chosen as `tw_host_connect` says). A name that
+/// gives no address ends the session: a `TW_SESSION_EVENT_KIND_FATAL` event whose
+/// message names the player and the name.
 ///
 /// Who connects: of two peers, the one whose lowest player index is lower dials; the
 /// other accepts the connection whose source address equals `address` (as seen from
@@ -245,7 +253,9 @@ pub unsafe extern "C" fn tw_session_add_local_player(session: *mut tw_session, p
 ///
 /// Returns `TW_RESULT_OK`; `TW_RESULT_NULL_ARGUMENT`; `TW_RESULT_INVALID_ARGUMENT` (no
 /// such player, already added, unparsable address, port 0 or an unspecified IP, an
-/// address registered as a spectator); `TW_RESULT_INVALID_STATE` (not P2P, or started);
+/// address registered as a spectator, an IPv6 address from an IPv4 socket);
+/// `TW_RESULT_QUEUE_FULL` (`TW_MAX_PENDING_RESOLUTIONS` names being looked up);
+/// `TW_RESULT_INVALID_STATE` (not P2P, or started);
 /// `TW_RESULT_BUSY` (another call on the session is in progress); `TW_RESULT_PANIC`.
 ///
 /// # Safety
@@ -259,15 +269,16 @@ pub unsafe extern "C" fn tw_session_add_remote_player(
 ) -> tw_result {
     with_session("tw_session_add_remote_player", session, |s| {
         // SAFETY: NULL or NUL-terminated per the contract.
-        let addr = unsafe { arg_addr(address, "address") }?;
+        let target = unsafe { arg_target(address, "address") }?;
         let SessionKind::P2p(p) = &mut s.kind else { return Err(s.kind.unavailable("adding players")) };
-        p.add_remote_player(player as usize, addr).map_err(session_failure)?;
+        p.add_remote_target(player as usize, &target).map_err(session_failure)?;
         Ok(tw_result::Ok)
     })
 }
 
-/// P2P, any time: accept a spectator connecting from `address` (at most
-/// `max_spectators`). A spectator joining mid-match first receives a state snapshot
+/// P2P, any time: accept a spectator connecting from `address`, an IP literal with its
+/// port (names are not looked up here: it is matched against where the spectator's
+/// connection comes from) (at most `max_spectators`). A spectator joining mid-match first receives a state snapshot
 /// (the engine is asked for it with a DUMP_STATE request), then the confirmed inputs.
 ///
 /// Ownership: `address` is only read during the call.
@@ -294,8 +305,11 @@ pub unsafe extern "C" fn tw_session_add_spectator(session: *mut tw_session, addr
     })
 }
 
-/// SPECTATOR, before `tw_session_start`: the P2P peer whose match to watch (it must
-/// have registered this session's address with `tw_session_add_spectator`).
+/// SPECTATOR, before `tw_session_start`: the P2P peer whose match to watch, at
+/// `address` (an IP literal or a host name with its port, as `tw_host_connect`). It
+/// must have registered this session's address with `tw_session_add_spectator`. A
+/// host name is looked up off the caller's thread; the dial waits for it, and a name
+/// that gives no address ends the session (a `TW_SESSION_EVENT_KIND_FATAL` event).
 ///
 /// Ownership: the library keeps no pointer passed here after the call; outputs are
 /// caller memory, written only on success.
@@ -303,7 +317,8 @@ pub unsafe extern "C" fn tw_session_add_spectator(session: *mut tw_session, addr
 /// threads between calls).
 ///
 /// Returns `TW_RESULT_OK`; `TW_RESULT_NULL_ARGUMENT`; `TW_RESULT_INVALID_ARGUMENT` (bad
-/// address); `TW_RESULT_INVALID_STATE` (not SPECTATOR, or started); `TW_RESULT_BUSY`
+/// address); `TW_RESULT_QUEUE_FULL` (too many names being looked up);
+/// `TW_RESULT_INVALID_STATE` (not SPECTATOR, or started); `TW_RESULT_BUSY`
 /// (another call on the session is in progress); `TW_RESULT_PANIC`.
 ///
 /// # Safety
@@ -313,15 +328,21 @@ pub unsafe extern "C" fn tw_session_add_spectator(session: *mut tw_session, addr
 pub unsafe extern "C" fn tw_session_spectate(session: *mut tw_session, address: *const c_char) -> tw_result {
     with_session("tw_session_spectate", session, |s| {
         // SAFETY: NULL or NUL-terminated per the contract.
-        let addr = unsafe { arg_addr(address, "address") }?;
+        let target = unsafe { arg_target(address, "address") }?;
         let SessionKind::Spectator(p) = &mut s.kind else { return Err(s.kind.unavailable("watching a host")) };
-        p.spectate(addr).map_err(session_failure)?;
+        p.spectate_target(&target).map_err(session_failure)?;
         Ok(tw_result::Ok)
     })
 }
 
 /// RELAY_CLIENT, before `tw_session_start`: the relay server to join, at `address` (IP
-/// and port as text, e.g. `"192.0.2.7:7000"`). `tw_session_start` connects.
+/// and port as text, e.g. `"192.0.2.7:7000"`, or a host name and port, e.g.
+/// `"relay.example.com:7000"`: the syntax of `tw_host_connect`). `tw_session_start`
+/// connects. A host name is looked up on the session's resolver thread from this call
+/// on, and neither call waits for it: the client dials once the address is known
+/// (chosen as `tw_host_connect` says). A name that gives no address is reported as
+/// `TW_SESSION_EVENT_KIND_SERVER_LOST` with reason `TW_DISCONNECT_REASON_RESOLVE_FAILED`
+/// (no ticks follow; nothing is retried).
 ///
 /// Ownership: `address` is only read during the call.
 /// Thread-safety: a session is used from one thread at a time (it may move between
@@ -329,7 +350,8 @@ pub unsafe extern "C" fn tw_session_spectate(session: *mut tw_session, address: 
 ///
 /// Returns `TW_RESULT_OK`; `TW_RESULT_NULL_ARGUMENT`; `TW_RESULT_INVALID_ARGUMENT`
 /// (unparsable address, port 0, an unspecified IP, an address family the socket cannot
-/// reach); `TW_RESULT_INVALID_STATE` (not RELAY_CLIENT, or started); `TW_RESULT_BUSY`
+/// reach); `TW_RESULT_QUEUE_FULL` (too many names being looked up);
+/// `TW_RESULT_INVALID_STATE` (not RELAY_CLIENT, or started); `TW_RESULT_BUSY`
 /// (another call on the session is in progress); `TW_RESULT_PANIC`.
 ///
 /// # Safety
@@ -339,11 +361,11 @@ pub unsafe extern "C" fn tw_session_spectate(session: *mut tw_session, address: 
 pub unsafe extern "C" fn tw_session_set_server(session: *mut tw_session, address: *const c_char) -> tw_result {
     with_session("tw_session_set_server", session, |s| {
         // SAFETY: NULL or NUL-terminated per the contract.
-        let addr = unsafe { arg_addr(address, "address") }?;
+        let target = unsafe { arg_target(address, "address") }?;
         let SessionKind::RelayClient(c) = &mut s.kind else {
             return Err(s.kind.unavailable("choosing the relay server"));
         };
-        c.set_server(addr).map_err(session_failure)?;
+        c.set_server_target(&target).map_err(session_failure)?;
         Ok(tw_result::Ok)
     })
 }

@@ -5,7 +5,7 @@ use std::ffi::c_char;
 use std::mem::size_of;
 use std::net::SocketAddr;
 
-use super::args::arg_addr;
+use super::args::{AUTOMATIC_BIND, arg_bind};
 use super::config::tw_host_config;
 use super::error::{Failure, FfiResult, copy_c_string, tw_result};
 use super::guard;
@@ -191,8 +191,11 @@ pub struct tw_session_config {
     /// Its own `struct_size` must be `sizeof(tw_host_config)`.
     pub host: tw_host_config,
     /// P2P, SPECTATOR, RELAY_SERVER and RELAY_CLIENT: the address to bind,
-    /// NUL-terminated, e.g. `"0.0.0.0:7000"` (default `"0.0.0.0:0"`: any free port;
-    /// read it with `tw_session_local_address`).
+    /// NUL-terminated, e.g. `"0.0.0.0:7000"` (default `"0.0.0.0:0"`: any free port,
+    /// IPv4 only; read it with `tw_session_local_address`). Empty (`""`) is the
+    /// automatic bind: any free port on a dual-stack IPv6 socket that reaches IPv4 and
+    /// IPv6 peers (`0.0.0.0` where the system has no IPv6), the choice for a session
+    /// whose remote addresses may be IPv6 (`tw_host_create` says more).
     pub bind_address: [c_char; 64],
     /// RELAY_CLIENT: the late rate its input-lead loop aims for: the share of inputs
     /// allowed to reach the server after their tick, in (0, 0.5] (default 0.01).
@@ -355,9 +358,11 @@ impl tw_session_config {
             ));
         }
         let networked = !matches!(self.mode, 2 | 4);
-        let bind = if networked { self.bind()? } else { SocketAddr::from(([0, 0, 0, 0], 0)) };
+        let bind = if networked { self.bind()? } else { Some(SocketAddr::from(([0, 0, 0, 0], 0))) };
         // SAFETY: forwarded contract (host.security NULL or valid).
-        let host: HostConfig = unsafe { self.host.to_runtime(bind, "tw_session_config.host") }?;
+        let mut host: HostConfig =
+            unsafe { self.host.to_runtime(bind.unwrap_or(AUTOMATIC_BIND), "tw_session_config.host") }?;
+        host.dual_stack = bind.is_none();
         let game = GameShape {
             players: self.num_players as usize,
             input_size: self.input_size as usize,
@@ -477,12 +482,13 @@ impl tw_session_config {
         Ok(c)
     }
 
-    fn bind(&self) -> FfiResult<SocketAddr> {
+    /// The bind address; `None` for an empty one (the automatic bind).
+    fn bind(&self) -> FfiResult<Option<SocketAddr>> {
         if !self.bind_address.contains(&0) {
             return Err(Failure::invalid("tw_session_config.bind_address is not NUL-terminated within its 64 bytes"));
         }
         // SAFETY: non-NULL and NUL-terminated within the array, which outlives the call.
-        unsafe { arg_addr(self.bind_address.as_ptr(), "tw_session_config.bind_address") }
+        unsafe { arg_bind(self.bind_address.as_ptr(), "tw_session_config.bind_address") }
     }
 }
 

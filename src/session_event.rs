@@ -67,7 +67,8 @@ pub enum tw_session_event_kind {
     /// A connection from an address nobody registered was refused and closed (`peer`).
     /// RELAY_SERVER: a client was refused (`data.rejected.reason`).
     ConnectionRejected = 13,
-    /// The network thread died (`data.fatal`): destroy the session.
+    /// The network thread died, or (P2P, SPECTATOR) a peer's host name gave no address
+    /// (`data.fatal` says which): destroy the session.
     Fatal = 14,
     /// RELAY_SERVER and RELAY_CLIENT: a player is in the canonical steps from
     /// `data.relay.tick` on (`data.relay.player`). Server: a new client took a free

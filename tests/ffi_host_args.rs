@@ -88,7 +88,7 @@ fn null_outputs_on_a_live_host() {
 fn connect_rejects_bad_addresses() {
     let h = loopback_host(0);
     for text in
-        ["", "nonsense", "127.0.0.1", "example.com:80", "127.0.0.1:0", "0.0.0.0:7777", "[::]:7777", "[::1]:70000"]
+        ["", "nonsense", "127.0.0.1", "example..com:80", "127.0.0.1:0", "0.0.0.0:7777", "[::]:7777", "[::1]:70000"]
     {
         let c = CString::new(text).unwrap();
         let mut peer = 42u32;

@@ -194,7 +194,10 @@ fn constants_match_the_core() {
         assert_eq!(tw_disconnect_reason::from(core) as u32, u32::from(n), "{core:?}");
     }
     assert!(DisconnectReason::from_u8(0).is_none());
+    // 15, RESOLVE_FAILED, is this side's own finding: never sent, so never decoded.
+    assert_eq!(tw_disconnect_reason::from(DisconnectReason::ResolveFailed) as u32, 15);
     assert!(DisconnectReason::from_u8(15).is_none());
+    assert_eq!(TW_MAX_PENDING_RESOLUTIONS as usize, tickwire_runtime::MAX_PENDING_RESOLUTIONS);
     assert_eq!(tw_direction::Outbound as u32, 0);
     assert_eq!(tw_direction::Inbound as u32, 1);
     assert_eq!(tw_jitter_kind::Pareto as u32, 3);

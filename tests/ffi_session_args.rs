@@ -302,7 +302,7 @@ fn setup_checks_players_addresses_modes_and_phases() {
             tw_session_add_remote_player(s.0, 1, bad.as_ptr()),
             tw_result::InvalidArgument,
             "tw_session_add_remote_player",
-            "not an IP address",
+            "has no port",
         );
         for text in ["0.0.0.0:4000", "127.0.0.1:0", "[::]:4000"] {
             let a = cstr(text);
@@ -464,7 +464,7 @@ fn setup_checks_players_addresses_modes_and_phases() {
             tw_session_spectate(spec.0, bad.as_ptr()),
             tw_result::InvalidArgument,
             "tw_session_spectate",
-            "not an IP address",
+            "has no port",
         );
         assert_err(
             tw_session_add_local_player(spec.0, 0),
@@ -958,7 +958,7 @@ fn relay_calls_check_mode_phase_and_arguments() {
             tw_session_set_server(client.0, cstr("127.0.0.1").as_ptr()),
             tw_result::InvalidArgument,
             "tw_session_set_server",
-            "not an IP address",
+            "has no port",
         );
         for text in ["0.0.0.0:4000", "127.0.0.1:0"] {
             assert_err(

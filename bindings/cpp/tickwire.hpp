@@ -438,7 +438,10 @@ private:
  */
 class Host {
 public:
-    /** Binds to bind_address ("0.0.0.0:7777", "127.0.0.1:0", "[::]:0") and starts the network thread. */
+    /**
+     * Binds to bind_address ("0.0.0.0:7777", "127.0.0.1:0", "[::]:0"; "" or nullptr: the
+     * automatic dual-stack bind) and starts the network thread.
+     */
     explicit Host(const char *bind_address, const tw_host_config &config = default_config()) {
         check_abi_once();
         detail::throw_if_failed(tw_host_create(&config, bind_address, &host_));
@@ -484,7 +487,11 @@ public:
     }
     explicit operator bool() const noexcept { return host_ != nullptr; }
 
-    /** Starts connecting ("127.0.0.1:7777"); returns the peer id. A CONNECTED or DISCONNECTED event follows. */
+    /**
+     * Starts connecting ("127.0.0.1:7777", "[::1]:7777", "localhost:7777": names are looked
+     * up off this thread); returns the peer id. A CONNECTED or DISCONNECTED event follows
+     * (reason TW_DISCONNECT_REASON_RESOLVE_FAILED for a name without an address).
+     */
     std::uint32_t connect(const char *address) {
         std::uint32_t peer = 0;
         detail::throw_if_failed(tw_host_connect(host_, address, &peer));
@@ -685,7 +692,7 @@ public:
 
     /** P2P, before start: player plays on this machine. */
     void add_local_player(std::uint32_t player) { check(tw_session_add_local_player(session_, player)); }
-    /** P2P, before start: player plays on the peer at address ("192.0.2.7:7000"). */
+    /** P2P, before start: player plays on the peer at address ("192.0.2.7:7000", "peer.lan:7000"). */
     void add_remote_player(std::uint32_t player, const char *address) {
         check(tw_session_add_remote_player(session_, player, address));
     }
@@ -699,7 +706,7 @@ public:
     void spectate(const char *address) { check(tw_session_spectate(session_, address)); }
     /** As above, for a std::string. */
     void spectate(const std::string &address) { spectate(address.c_str()); }
-    /** RELAY_CLIENT, before start: the relay server to join ("192.0.2.7:7777"; no name lookup). */
+    /** RELAY_CLIENT, before start: the relay server to join ("192.0.2.7:7777", "relay.example.com:7777"). */
     void set_server(const char *address) { check(tw_session_set_server(session_, address)); }
     /** As above, for a std::string. */
     void set_server(const std::string &address) { set_server(address.c_str()); }

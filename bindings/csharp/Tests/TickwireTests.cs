@@ -161,6 +161,7 @@ namespace Tickwire.Tests
                 Run("DisposeAll releases every live host", DisposeAll);
                 Run("allocation: 0 bytes over 100,000 frames of send+flush+poll+read", ZeroAllocation);
                 RunSecurityTests();
+                RunAddressTests();
                 RunSessionTests();
             }
 

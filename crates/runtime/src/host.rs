@@ -12,6 +12,7 @@ use crossbeam_channel::{Receiver, RecvTimeoutError, Sender, TryRecvError, TrySen
 use super::budget::{EngineBudget, SendBudget};
 use super::pool::BufferPool;
 use super::protocol::Protocol;
+use super::resolve::{Resolution, Resolver, Ticket};
 use super::thread::{self, Command, IDLE_CAP, RuntimeStats, Shared, ThreadMsg, ThreadParts};
 use super::to_engine::Polled;
 use super::{Direction, FullQueue, HostConfig, HostError, HostEvent, socket, waker};
@@ -96,7 +97,18 @@ pub struct Host {
     clock: SystemClock,
     done: Receiver<()>,
     thread: Option<JoinHandle<()>>,
+    /// Host names being looked up, started on the first (`resolve.rs`).
+    resolver: Resolver,
+    /// Peers dialled by name whose `Connect` is not queued yet, by lookup.
+    named: HashMap<Ticket, names::NamedPeer>,
+    /// Lookups of named peers the engine disconnected before the answer came.
+    cancelled: Vec<Ticket>,
+    /// Answers to [`Host::resolve`] not taken yet.
+    answers: HashMap<Ticket, Resolution>,
 }
+
+#[path = "host_names.rs"]
+mod names;
 
 impl Host {
     /// Binds the socket described by `cfg`, builds the endpoint and starts the network
@@ -216,6 +228,10 @@ impl Host {
             clock,
             done: done_rx,
             thread: Some(handle),
+            resolver: Resolver::new(),
+            named: HashMap::new(),
+            cancelled: Vec::new(),
+            answers: HashMap::new(),
         })
     }
 
@@ -298,7 +314,13 @@ impl Host {
 
     /// Puts a checked message ([`Host::check_send`]) in the command queue.
     pub(crate) fn submit(&mut self, peer: PeerId, channel: u8, data: &[u8]) -> Result<(), HostError> {
+        // A peer dialled by name whose connection is not queued yet keeps it here.
+        let held = !self.named.is_empty() && self.hold_send(peer, channel, data);
         let budget = self.live.get_mut(&peer).ok_or(HostError::UnknownPeer(peer))?;
+        if held {
+            budget.submitted(data.len());
+            return Ok(());
+        }
         let mut buf = self.send_pool.take();
         buf.extend_from_slice(data);
         match self.commands.try_send(Command::Send { peer, channel, data: buf }) {
@@ -339,6 +361,9 @@ impl Host {
         self.check_alive()?;
         if !self.live.contains_key(&peer) {
             return Err(HostError::UnknownPeer(peer));
+        }
+        if !self.named.is_empty() && self.cancel_named(peer) {
+            return Ok(());
         }
         self.command(Command::Disconnect { peer, reason })?;
         self.live.remove(&peer);
@@ -462,6 +487,7 @@ impl Host {
     /// Otherwise it stops when `pending` is full: statistics behind many unpolled events
     /// wait until the engine polls, rather than `pending` growing.
     fn pump(&mut self, until_event: bool) {
+        self.drain_resolver();
         loop {
             if self.pending.len() == self.pending.capacity() {
                 return;

@@ -32,6 +32,7 @@ mod budget;
 mod host;
 mod os_seed;
 mod pool;
+mod resolve;
 mod protocol;
 mod session;
 mod socket;
@@ -50,6 +51,7 @@ use tickwire_proto::{DisconnectReason, EndpointConfig, LinkConfig, PeerId};
 
 pub use host::{COMMAND_QUEUE_CAPACITY, Host, SHUTDOWN_WAIT};
 pub use os_seed::os_random_bytes;
+pub use resolve::{MAX_HOST_NAME_LEN, MAX_PENDING_RESOLUTIONS, Resolution, Target, Ticket, pick};
 pub use session::{
     EngineLoop, MAX_INITIAL_STATE, MAX_MESSAGE_SIZE, MAX_PREDICTION, MAX_QUEUED_MESSAGE_BYTES, MAX_REPLAY_SIZE,
     MAX_UNREAD_MESSAGE_BYTES, MESSAGE_CHANNEL, MessageStats, MessageTarget, NetStats, Networked, P2pPeerStats,
@@ -77,7 +79,12 @@ pub struct HostConfig {
     pub endpoint: EndpointConfig,
     /// Address to bind (IPv4 or IPv6; port 0 picks a free port). The socket's family
     /// follows this address; an IPv6 socket keeps the OS default for dual-stack.
+    /// Ignored but for its port when `dual_stack` is set.
     pub bind: SocketAddr,
+    /// Bind `[::]` with IPV6_V6ONLY off (reaching IPv4 and IPv6 peers), on `bind`'s
+    /// port; where the system cannot, `0.0.0.0` on that port. What an empty bind
+    /// address means in the C ABI. Default false.
+    pub dual_stack: bool,
     /// SO_RCVBUF in bytes; 0 keeps the OS default.
     pub recv_buffer_bytes: usize,
     /// SO_SNDBUF in bytes; 0 keeps the OS default.
@@ -100,6 +107,7 @@ impl HostConfig {
         HostConfig {
             endpoint: EndpointConfig::default(),
             bind,
+            dual_stack: false,
             recv_buffer_bytes: 0,
             send_buffer_bytes: 0,
             outbound_sim: None,
@@ -200,6 +208,10 @@ pub enum FullQueue {
         /// The side channel's limit in bytes ([`MAX_QUEUED_MESSAGE_BYTES`]).
         limit: usize,
     },
+    /// [`MAX_PENDING_RESOLUTIONS`] host names are already being looked up; retry once
+    /// their connections (or failures) have been reported.
+    #[error("too many host names are being looked up at once (at most {MAX_PENDING_RESOLUTIONS})")]
+    Resolutions,
 }
 
 /// Why a [`Host`] call failed. Nothing here means the call blocked or partly happened:

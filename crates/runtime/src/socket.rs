@@ -4,7 +4,7 @@
 //! from the bind address); the result is converted to a `std::net::UdpSocket`, whose
 //! safe `recv_from(&mut [u8])` the loop uses.
 
-use std::net::{SocketAddr, UdpSocket};
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr, UdpSocket};
 
 use socket2::{Domain, Protocol, Socket, Type};
 
@@ -12,8 +12,25 @@ use super::{HostConfig, HostError};
 
 /// Builds the non-blocking UDP socket described by `cfg`. Every error names the
 /// operation and the bind address.
+///
+/// With `cfg.dual_stack` the socket is IPv6 on `[::]` with IPV6_V6ONLY off, so that it
+/// reaches IPv4 peers too (as `::ffff:a.b.c.d`): Linux, macOS and Windows (Vista on)
+/// all allow that, but the default differs (Windows and some BSDs start IPv6-only), so
+/// it is set, not assumed. Where the system has no IPv6 or refuses dual-stack, the
+/// socket is IPv4 on `0.0.0.0` with the same port instead: IPv4 is what most peers
+/// reach.
 pub(crate) fn bind(cfg: &HostConfig) -> Result<UdpSocket, HostError> {
-    let addr = cfg.bind;
+    if cfg.dual_stack {
+        let v6 = SocketAddr::new(Ipv6Addr::UNSPECIFIED.into(), cfg.bind.port());
+        if let Ok(socket) = bind_to(cfg, v6, true) {
+            return Ok(socket);
+        }
+        return bind_to(cfg, SocketAddr::new(Ipv4Addr::UNSPECIFIED.into(), cfg.bind.port()), false);
+    }
+    bind_to(cfg, cfg.bind, false)
+}
+
+fn bind_to(cfg: &HostConfig, addr: SocketAddr, dual_stack: bool) -> Result<UdpSocket, HostError> {
     let ctx = |what: &str| {
         let context = format!("{what} (bind address {addr})");
         move |source| HostError::Io { context, source }
@@ -21,6 +38,9 @@ pub(crate) fn bind(cfg: &HostConfig) -> Result<UdpSocket, HostError> {
     let family = if addr.is_ipv4() { "IPv4" } else { "IPv6" };
     let socket = Socket::new(Domain::for_address(addr), Type::DGRAM, Some(Protocol::UDP))
         .map_err(ctx(&format!("creating an {family} UDP socket")))?;
+    if dual_stack {
+        socket.set_only_v6(false).map_err(ctx("turning IPV6_V6ONLY off"))?;
+    }
     if cfg.recv_buffer_bytes > 0 {
         socket.set_recv_buffer_size(cfg.recv_buffer_bytes).map_err(ctx("setting SO_RCVBUF"))?;
     }
@@ -37,10 +57,19 @@ pub(crate) fn bind(cfg: &HostConfig) -> Result<UdpSocket, HostError> {
 pub(crate) fn reachable(local: SocketAddr, addr: SocketAddr) -> Result<SocketAddr, HostError> {
     match (local, addr) {
         (SocketAddr::V4(_), SocketAddr::V4(_)) | (SocketAddr::V6(_), SocketAddr::V6(_)) => Ok(addr),
-        (SocketAddr::V6(_), SocketAddr::V4(v4)) => Ok(SocketAddr::new(v4.ip().to_ipv6_mapped().into(), v4.port())),
+        (SocketAddr::V6(_), SocketAddr::V4(v4)) => Ok(SocketAddr::new(mapped(IpAddr::V4(*v4.ip())), v4.port())),
         (SocketAddr::V4(_), SocketAddr::V6(_)) => Err(HostError::Config(format!(
-            "cannot reach IPv6 address {addr} from a socket bound to IPv4 address {local}"
+            "cannot reach IPv6 address {addr} from a socket bound to IPv4 address {local} (bind an IPv6 \
+             address, or leave the bind address empty for a dual-stack socket)"
         ))),
+    }
+}
+
+/// An address as an IPv6 socket writes it: IPv4 as `::ffff:a.b.c.d`.
+pub(crate) fn mapped(ip: IpAddr) -> IpAddr {
+    match ip {
+        IpAddr::V4(v4) => IpAddr::V6(v4.to_ipv6_mapped()),
+        v6 => v6,
     }
 }
 
@@ -69,6 +98,27 @@ mod tests {
         // default maximum for these small values.
         assert_eq!(s.recv_buffer_size().unwrap(), 32 * 1024);
         assert_eq!(s.send_buffer_size().unwrap(), 48 * 1024);
+    }
+
+    #[test]
+    fn dual_stack_reaches_both_families() {
+        let mut cfg = HostConfig::new("0.0.0.0:0".parse().unwrap());
+        cfg.dual_stack = true;
+        let s = bind(&cfg).unwrap();
+        let local = s.local_addr().unwrap();
+        if local.is_ipv4() {
+            return; // no IPv6 on this machine: the fallback is what there is to test
+        }
+        assert!(local.ip().is_unspecified());
+        assert!(!Socket::from(s.try_clone().unwrap()).only_v6().unwrap());
+        for peer in ["127.0.0.1:0", "[::1]:0"] {
+            let Ok(other) = UdpSocket::bind(peer) else { continue }; // no ::1 (IPv6 off)
+            let to = reachable(local, other.local_addr().unwrap()).unwrap();
+            s.send_to(b"hi", to).unwrap();
+            let mut buf = [0u8; 8];
+            other.set_read_timeout(Some(std::time::Duration::from_secs(2))).unwrap();
+            assert_eq!(other.recv_from(&mut buf).unwrap().0, 2, "to {peer}");
+        }
     }
 
     #[test]

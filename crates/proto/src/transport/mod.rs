@@ -95,6 +95,10 @@ pub enum DisconnectReason {
     /// engine kicked this client, or a P2P peer's engine dropped this one. Final: a
     /// relay client does not reconnect, and its slot is freed.
     KickedByEngine = 14,
+    /// The address was a host name that gave no usable address: the lookup failed
+    /// (no such name, no DNS), or the name has only addresses of the other family
+    /// than the socket's. Seen by the side that dialled; never sent (nothing was).
+    ResolveFailed = 15,
 }
 
 impl DisconnectReason {
@@ -133,6 +137,7 @@ impl DisconnectReason {
             Self::TokenInUse => "connect token already in use by another connection",
             Self::Replaced => "replaced by a new connection from the same address",
             Self::KickedByEngine => "removed on purpose by the engine at the other end",
+            Self::ResolveFailed => "the host name gave no usable address",
         }
     }
 }

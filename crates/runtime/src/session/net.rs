@@ -5,7 +5,7 @@ use std::net::SocketAddr;
 
 use super::failure::{SessionFailure, argument};
 use super::roster;
-use crate::{Direction, Host, HostConfig};
+use crate::{Direction, Host, HostConfig, Target, Ticket};
 use tickwire_proto::{ConnectionStats, LinkConfig, Micros, PeerId};
 
 /// A networked session's socket and network thread.
@@ -36,6 +36,47 @@ impl Net {
         let addr = roster::check_remote(addr, what)?;
         crate::socket::reachable(self.host.local_addr(), addr).map_err(|e| argument(e.to_string()))?;
         Ok(addr)
+    }
+}
+
+/// A remote address a session was given: known, or a host name being looked up on
+/// the host's resolver thread (the engine never waits for it: the session looks for
+/// the answer each time it pumps).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(super) enum Remote {
+    /// Checked and canonical (`roster::canonical`).
+    Known(SocketAddr),
+    /// The lookup's ticket and the text as given (`name:port`), for messages.
+    Resolving(Ticket, String),
+}
+
+impl Net {
+    /// Checks `target` (`what` names it in errors): an IP literal as
+    /// [`Net::check_reachable`]; a name with a non-zero port starts its lookup.
+    pub(super) fn remote(&mut self, target: &Target, what: &str) -> Result<Remote, SessionFailure> {
+        match target {
+            Target::Addr(a) => Ok(Remote::Known(self.check_reachable(*a, what)?)),
+            Target::Name { port: 0, .. } => Err(argument(format!("{what} {target}: the port is 0"))),
+            Target::Name { host, port } => Ok(Remote::Resolving(self.host.resolve(host, *port)?, target.to_string())),
+        }
+    }
+
+    /// Where `remote` stands: `Ok(Some(addr))` once known (it becomes `Known`),
+    /// `Ok(None)` while the lookup runs, `Err(why)` if the name gave no address.
+    pub(super) fn settle(&mut self, remote: &mut Remote) -> Result<Option<SocketAddr>, String> {
+        let ticket = match remote {
+            Remote::Known(a) => return Ok(Some(*a)),
+            Remote::Resolving(ticket, _) => *ticket,
+        };
+        match self.host.take_resolution(ticket) {
+            None => Ok(None),
+            Some(Ok(a)) => {
+                let a = roster::canonical(a);
+                *remote = Remote::Known(a);
+                Ok(Some(a))
+            }
+            Some(Err(why)) => Err(why),
+        }
     }
 }
 

@@ -12,14 +12,13 @@ use super::engine::{Engine, Phase, sealed::Driven};
 use super::event::SessionEvent;
 use super::failure::{SessionFailure, argument, state};
 use super::messages::{self, MESSAGE_CHANNEL, MessageTarget};
-use super::net::{Net, NetStats, has_net};
+use super::net::{Net, NetStats, Remote, has_net};
 use super::roster::{self, Roster};
 use super::settings::P2pSettings;
-use crate::HostEvent;
+use crate::{HostEvent, Target};
 use tickwire_proto::{
     ConnectionStats, DisconnectReason, MAX_INPUT_DELAY, Micros, P2pConfig, PeerId, PeerSyncStats, Tick,
 };
-
 /// A P2P rollback session. Use it from one thread at a time.
 pub struct P2pSession {
     engine: Engine<tickwire_proto::P2pSession>,
@@ -36,6 +35,9 @@ pub struct P2pSession {
     /// The host's own silence timeout (`HostConfig`): the transport waits at least
     /// this long, and longer when the session's disconnect timeout asks it to.
     host_timeout_us: Micros,
+    /// Connections accepted while a remote player's name was still being looked up
+    /// and from no known address: sorted once every name has its address.
+    unsorted: Vec<(PeerId, SocketAddr)>,
 }
 
 /// A P2P session's figures.
@@ -104,6 +106,7 @@ impl P2pSession {
             pending_predictions: Vec::new(),
             pending_delays: Vec::new(),
             host_timeout_us,
+            unsorted: Vec::new(),
         })
     }
 
@@ -115,9 +118,29 @@ impl P2pSession {
 
     /// `player` plays on the peer at `addr` (several players may share one). Setup only.
     pub fn add_remote_player(&mut self, player: usize, addr: SocketAddr) -> Result<(), SessionFailure> {
+        self.add_remote_target(player, &Target::Addr(addr))
+    }
+
+    /// `player` plays on the peer at `target`, an IP literal or a host name. A name is
+    /// looked up on the host's resolver thread from now on; the session neither dials
+    /// nor accepts that peer until its address is known (`start` does not wait), and
+    /// a name that gives no address ends the session (a `Fatal` event saying so).
+    /// Players given the same name text share a connection. Setup only.
+    pub fn add_remote_target(&mut self, player: usize, target: &Target) -> Result<(), SessionFailure> {
         self.engine.require_setup("adding a player")?;
-        let addr = self.net.check_reachable(addr, "remote player address")?;
-        self.roster.add_remote(player, addr)
+        if let Target::Name { .. } = target {
+            // Checked before a lookup starts for nothing; the same text joins its group.
+            self.roster.check_free(player)?;
+            let text = target.to_string();
+            if let Some(g) = self.roster.named_group(&text) {
+                let ticket = self.roster.groups[g].name.as_ref().map_or(0, |n| n.0);
+                return self.roster.add_remote_named(player, ticket, text);
+            }
+        }
+        match self.net.remote(target, "remote player address")? {
+            Remote::Resolving(ticket, text) => self.roster.add_remote_named(player, ticket, text),
+            Remote::Known(addr) => self.roster.add_remote(player, addr),
+        }
     }
 
     /// Accepts a spectator connecting from `addr` (before or during the match; one
@@ -438,9 +461,39 @@ impl P2pSession {
         if !matches!(self.engine.phase, Phase::Connecting) {
             return;
         }
-        for g in self.roster.groups.iter_mut().filter(|g| g.dials && g.peer.is_none()) {
+        self.settle_names();
+        for g in self.roster.groups.iter_mut().filter(|g| g.dials && g.peer.is_none() && g.name.is_none()) {
             // A refused dial (command queue full) is tried again on the next pump.
             g.peer = self.net.host.connect(g.addr).ok();
+        }
+    }
+
+    /// Takes the answers of the remote players' host names; one that gives no address
+    /// ends the session: the match cannot start without that peer.
+    fn settle_names(&mut self) {
+        if !self.roster.resolving() {
+            return;
+        }
+        for g in 0..self.roster.groups.len() {
+            let Some((ticket, text)) = self.roster.groups[g].name.clone() else { continue };
+            let mut remote = Remote::Resolving(ticket, text.clone());
+            match self.net.settle(&mut remote) {
+                Ok(None) => {}
+                Ok(Some(addr)) => {
+                    let group = &mut self.roster.groups[g];
+                    group.addr = addr;
+                    group.name = None;
+                }
+                Err(why) => {
+                    let player = self.roster.groups[g].players[0];
+                    return self.engine.die(format!("remote player {player}'s address: {why}"));
+                }
+            }
+        }
+        if !self.roster.resolving() {
+            for (peer, addr) in std::mem::take(&mut self.unsorted) {
+                self.on_connected(peer, addr);
+            }
         }
     }
 
@@ -492,6 +545,9 @@ impl P2pSession {
                 }
                 self.engine.events.push_back(SessionEvent::PeerConnected { peer, player: None });
             }
+            // A remote player's name is still being looked up: this may be that peer,
+            // which dialled before the answer came. Decided once the names are settled.
+            roster::Arrival::Unexpected if self.roster.resolving() => self.unsorted.push((peer, addr)),
             roster::Arrival::Watched | roster::Arrival::Unexpected => {
                 let _ = self.net.host.disconnect(peer);
                 self.rejected += 1;
@@ -501,6 +557,7 @@ impl P2pSession {
     }
 
     fn on_disconnected(&mut self, peer: PeerId, reason: DisconnectReason) {
+        self.unsorted.retain(|(p, _)| *p != peer);
         if let Some(g) = self.roster.group_of(peer) {
             let group = &mut self.roster.groups[g];
             group.connected = false;
@@ -528,6 +585,9 @@ impl Driven for P2pSession {
         &mut self.engine
     }
     fn pump(&mut self) {
+        if matches!(self.engine.phase, Phase::Connecting) {
+            self.settle_names();
+        }
         while let Some(ev) = self.net.host.poll_event() {
             match ev {
                 HostEvent::Message { peer, channel: MESSAGE_CHANNEL, data, .. } => {

@@ -6,15 +6,17 @@
 
 use std::net::SocketAddr;
 
-use super::engine::{Engine, sealed::Driven};
+use super::engine::{Engine, Phase, sealed::Driven};
 use super::event::SessionEvent;
 use super::failure::{SessionFailure, argument, state};
 use super::messages;
-use super::net::{Net, NetStats, has_net};
+use super::net::{Net, NetStats, Remote, has_net};
 use super::relay_server::pump_relay;
 use super::settings::RelayClientSettings;
+use crate::Target;
 use tickwire_proto::{
-    ClientSessionEvent, ClientSessionStats, Micros, PeerId, RelayClientSession, RelayClientSessionConfig, Tick,
+    ClientSessionEvent, ClientSessionStats, DisconnectReason, Micros, PeerId, RelayClientSession,
+    RelayClientSessionConfig, Tick,
 };
 
 /// A relay client session. Use it from one thread at a time.
@@ -22,7 +24,10 @@ pub struct RelayClient {
     engine: Engine<RelayClientSession>,
     net: Net,
     core_config: RelayClientSessionConfig,
-    server: Option<SocketAddr>,
+    server: Option<Remote>,
+    /// Started with a server name not resolved yet: the core, built, waits here
+    /// (the session is `Connecting` meanwhile).
+    waiting: Option<RelayClientSession>,
     /// The connection to the server is up (from the core's Connected event to its
     /// Interrupted or Disconnected; the core's server peer exists while dialling too).
     connected: bool,
@@ -54,6 +59,7 @@ impl RelayClient {
             engine: Engine::new(settings.game),
             net,
             server: None,
+            waiting: None,
             connected: false,
             pending_predictions: Vec::new(),
         })
@@ -61,26 +67,63 @@ impl RelayClient {
 
     /// The server to join. Setup only.
     pub fn set_server(&mut self, addr: SocketAddr) -> Result<(), SessionFailure> {
+        self.set_server_target(&Target::Addr(addr))
+    }
+
+    /// The server to join, by IP literal or host name. A name is looked up on the
+    /// host's resolver thread from now on; `start` does not wait for it: the client
+    /// dials once the address is known, or reports a `Disconnected` event (reason
+    /// `ResolveFailed`) if the name gives none. Setup only.
+    pub fn set_server_target(&mut self, target: &Target) -> Result<(), SessionFailure> {
         self.engine.require_setup("choosing the relay server")?;
-        self.server = Some(self.net.check_reachable(addr, "server address")?);
+        self.server = Some(self.net.remote(target, "server address")?);
         Ok(())
     }
 
     /// Ends setup and dials the server.
     pub fn start(&mut self) -> Result<(), SessionFailure> {
         self.engine.require_setup("starting")?;
-        let addr = self
-            .server
-            .ok_or_else(|| state("a relay client needs the server's address (set_server) before starting"))?;
+        if self.server.is_none() {
+            return Err(state("a relay client needs the server's address (set_server) before starting"));
+        }
         let mut s = RelayClientSession::new(self.core_config.clone())?;
         for (player, input) in self.pending_predictions.drain(..) {
             // Checked when it was set.
             let _ = s.set_prediction(player, input.as_deref());
         }
-        let now = self.net.now_us();
-        s.connect(now, &mut self.net.host, addr)?;
-        self.engine.run(s);
+        if let Some(Remote::Known(addr)) = self.server {
+            let now = self.net.now_us();
+            s.connect(now, &mut self.net.host, addr)?;
+            self.engine.run(s);
+        } else {
+            self.waiting = Some(s);
+            self.engine.phase = Phase::Connecting;
+            self.dial_when_resolved();
+        }
         Ok(())
+    }
+
+    /// Started by name: dials once the lookup has answered; a name without an
+    /// address ends the session as a lost server would (`Disconnected`, reason
+    /// `ResolveFailed`: no ticks, nothing to retry).
+    fn dial_when_resolved(&mut self) {
+        let (Some(server), Some(_)) = (&mut self.server, &self.waiting) else { return };
+        match self.net.settle(server) {
+            Ok(None) => {}
+            Ok(Some(addr)) => {
+                let Some(mut s) = self.waiting.take() else { return };
+                let now = self.net.now_us();
+                match s.connect(now, &mut self.net.host, addr) {
+                    Ok(_) => self.engine.run(s),
+                    Err(e) => self.engine.die(format!("dialling the relay server at {addr} failed: {e}")),
+                }
+            }
+            Err(_) => {
+                self.waiting = None;
+                let reason = DisconnectReason::ResolveFailed;
+                self.engine.events.push_back(SessionEvent::RelayClient(ClientSessionEvent::Disconnected { reason }));
+            }
+        }
     }
 
     /// This client's input for the next advance. Its player slot is the one the server
@@ -201,6 +244,7 @@ impl Driven for RelayClient {
         &mut self.engine
     }
     fn pump(&mut self) {
+        self.dial_when_resolved();
         let before = self.engine.events.len();
         // The only member is the server.
         let member = |core: &RelayClientSession, peer| core.server_peer() == Some(peer);

@@ -17,6 +17,7 @@ use std::net::{IpAddr, SocketAddr};
 
 use super::failure::SessionFailure;
 use super::failure::{argument, state};
+use crate::Ticket;
 use tickwire_proto::{PeerId, PlayerKind};
 
 /// Folds IPv4-mapped IPv6 addresses to IPv4, so both spellings match.
@@ -47,7 +48,12 @@ enum Slot {
 /// The players behind one remote address.
 #[derive(Debug, Clone)]
 pub(super) struct RemoteGroup {
+    /// Meaningful once `name` is None (unspecified until then, which no connection
+    /// comes from).
     pub(super) addr: SocketAddr,
+    /// Given as a host name being looked up: its lookup and text (`name:port`). The
+    /// group neither dials nor accepts until the address is known.
+    pub(super) name: Option<(Ticket, String)>,
     pub(super) players: Vec<usize>,
     pub(super) peer: Option<PeerId>,
     pub(super) dials: bool,
@@ -115,13 +121,62 @@ impl Roster {
         let g = match self.groups.iter().position(|g| g.addr == addr) {
             Some(g) => g,
             None => {
-                self.groups.push(RemoteGroup { addr, players: Vec::new(), peer: None, dials: false, connected: false });
+                self.groups.push(RemoteGroup {
+                    addr,
+                    name: None,
+                    players: Vec::new(),
+                    peer: None,
+                    dials: false,
+                    connected: false,
+                });
                 self.groups.len() - 1
             }
         };
+        self.join(player, g);
+        Ok(())
+    }
+
+    fn join(&mut self, player: usize, g: usize) {
         self.groups[g].players.push(player);
         self.slots[player] = Some(Slot::Remote(g));
+    }
+
+    /// The group of players already given as the host name `text`, if any (the same
+    /// text is the same peer: one lookup, one connection).
+    pub(super) fn named_group(&self, text: &str) -> Option<usize> {
+        self.groups.iter().position(|g| g.name.as_ref().is_some_and(|(_, t)| t == text))
+    }
+
+    /// Like [`Roster::add_remote`], for a host name whose lookup is `ticket` (a group
+    /// of its own unless [`Roster::named_group`] found one).
+    pub(super) fn add_remote_named(
+        &mut self,
+        player: usize,
+        ticket: Ticket,
+        text: String,
+    ) -> Result<(), SessionFailure> {
+        self.free_slot(player)?;
+        let g = match self.named_group(&text) {
+            Some(g) => g,
+            None => {
+                self.groups.push(RemoteGroup {
+                    addr: SocketAddr::from(([0, 0, 0, 0], 0)),
+                    name: Some((ticket, text)),
+                    players: Vec::new(),
+                    peer: None,
+                    dials: false,
+                    connected: false,
+                });
+                self.groups.len() - 1
+            }
+        };
+        self.join(player, g);
         Ok(())
+    }
+
+    /// Checks that a player of this free slot could be added (before a lookup starts).
+    pub(super) fn check_free(&self, player: usize) -> Result<(), SessionFailure> {
+        self.free_slot(player)
     }
 
     pub(super) fn add_spectator(&mut self, addr: SocketAddr) -> Result<(), SessionFailure> {
@@ -167,6 +222,11 @@ impl Roster {
             .collect()
     }
 
+    /// Some remote player's host name is still being looked up.
+    pub(super) fn resolving(&self) -> bool {
+        self.groups.iter().any(|g| g.name.is_some())
+    }
+
     pub(super) fn all_connected(&self) -> bool {
         self.groups.iter().all(|g| g.connected)
     }
@@ -185,7 +245,9 @@ impl Roster {
         if let Some(g) = self.groups.iter().position(|g| g.peer == Some(peer)) {
             return Arrival::Group(g);
         }
-        if let Some(g) = self.groups.iter().position(|g| !g.dials && g.peer.is_none() && g.addr == addr) {
+        if let Some(g) =
+            self.groups.iter().position(|g| !g.dials && g.peer.is_none() && g.name.is_none() && g.addr == addr)
+        {
             self.groups[g].peer = Some(peer);
             return Arrival::Group(g);
         }

@@ -7,20 +7,21 @@ use super::engine::{Engine, Phase, sealed::Driven};
 use super::event::SessionEvent;
 use super::failure::{SessionFailure, state};
 use super::messages::MESSAGE_CHANNEL;
-use super::net::{Net, NetStats, has_net};
+use super::net::{Net, NetStats, Remote, has_net};
 use super::settings::SpectatorSettings;
-use crate::HostEvent;
+use crate::{HostEvent, Target};
 use tickwire_proto::{
     DisconnectReason, Micros, PeerId, RollbackEvent as Event, SpectatorConfig, SpectatorSession, Tick, TickClock,
 };
 
 /// The watched peer: its address, then its connection while one is up.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 enum Watched {
     /// Not chosen yet (setup).
     Unset,
-    /// The address; `peer` is the connection while dialling or up.
-    At { addr: SocketAddr, peer: Option<PeerId>, up: bool },
+    /// The address (or a name being looked up); `peer` is the connection while
+    /// dialling or up.
+    At { addr: Remote, peer: Option<PeerId>, up: bool },
 }
 
 /// A spectator session. Use it from one thread at a time.
@@ -67,8 +68,15 @@ impl Spectator {
 
     /// The peer whose match to watch. Setup only.
     pub fn spectate(&mut self, addr: SocketAddr) -> Result<(), SessionFailure> {
+        self.spectate_target(&Target::Addr(addr))
+    }
+
+    /// The peer whose match to watch, by IP literal or host name. A name is looked up
+    /// on the host's resolver thread; the dial waits for it, and a name that gives no
+    /// address ends the session (a `Fatal` event saying so). Setup only.
+    pub fn spectate_target(&mut self, target: &Target) -> Result<(), SessionFailure> {
         self.engine.require_setup("choosing the watched host")?;
-        let addr = self.net.check_reachable(addr, "watched host address")?;
+        let addr = self.net.remote(target, "watched host address")?;
         self.watched = Watched::At { addr, peer: None, up: false };
         Ok(())
     }
@@ -107,9 +115,16 @@ impl Spectator {
     }
 
     fn ensure_dial(&mut self) {
+        if !matches!(self.engine.phase, Phase::Connecting | Phase::Running(_)) {
+            return;
+        }
         if let Watched::At { addr, peer: peer @ None, .. } = &mut self.watched {
-            // A refused dial (command queue full) is tried again on the next pump.
-            *peer = self.net.host.connect(*addr).ok();
+            match self.net.settle(addr) {
+                // A refused dial (command queue full) is tried again on the next pump.
+                Ok(Some(addr)) => *peer = self.net.host.connect(addr).ok(),
+                Ok(None) => {}
+                Err(why) => self.engine.die(format!("the watched host's address: {why}")),
+            }
         }
     }
 

@@ -38,7 +38,10 @@ namespace Tickwire
         /// <summary>
         /// Binds a UDP socket to bindAddress ("0.0.0.0:7777" for a server, "127.0.0.1:0"
         /// or "[::]:0" for any free port) and starts the network thread. Get config from
-        /// TwHostConfig.Default() and change fields (MaxClients on a server).
+        /// TwHostConfig.Default() and change fields (MaxClients on a server). An empty
+        /// bindAddress ("") is the automatic bind: any free port on a dual-stack IPv6 socket
+        /// that reaches IPv4 and IPv6 servers alike ("0.0.0.0" where the system has no
+        /// IPv6); an explicit address keeps the OS defaults. Names are not looked up here.
         /// </summary>
         public TwHost(TwHostConfig config, string bindAddress) : this(config, bindAddress, null)
         {
@@ -116,9 +119,18 @@ namespace Tickwire
         }
 
         /// <summary>
-        /// Starts connecting to a server ("127.0.0.1:7777", "[::1]:7777"; no name
-        /// lookup) and returns the new peer id. Does not block: a Connected event (or a
-        /// Disconnected one with a reason) follows. Messages may be sent right away.
+        /// Starts connecting to a server, by IP and port ("127.0.0.1:7777", "[::1]:7777":
+        /// IPv6 in brackets) or host name and port ("localhost:7777",
+        /// "game.example.com:7777"), and returns the new peer id. Does not block: a name is
+        /// looked up on the host's resolver thread (at most TwConstants.MaxPendingResolutions
+        /// at once), then a Connected event (or a Disconnected one with a reason:
+        /// TwDisconnectReason.ResolveFailed when the name gives no usable address) follows.
+        /// Of a name's addresses an IPv4 socket uses the first IPv4 one; a dual-stack socket
+        /// (the automatic bind, "") the first IPv4 one if any, else the first IPv6 one; a
+        /// socket bound to a specific IPv6 address the first IPv6 one. Messages may be sent
+        /// right away. Throws TickwireException: InvalidArgument for a malformed address (no
+        /// port, a bad name), port 0, an unspecified IP, or IPv6 from an IPv4 socket;
+        /// QueueFull.
         /// </summary>
         public uint Connect(string address)
         {

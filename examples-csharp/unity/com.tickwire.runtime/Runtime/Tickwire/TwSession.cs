@@ -199,9 +199,12 @@ namespace Tickwire
         }
 
         /// <summary>
-        /// P2P, before Start: player plays on the peer at address ("192.0.2.7:7000"; no
-        /// name lookup). Players sharing an address share a connection. Every peer lists
-        /// the same players in the same order.
+        /// P2P, before Start: player plays on the peer at address ("192.0.2.7:7000",
+        /// "[2001:db8::7]:7000", or a host name and port: "peer.lan:7000", as
+        /// TwHost.Connect). Players sharing an address share a connection (names: the same
+        /// text). Every peer lists the same players in the same order. A name is looked up
+        /// off this thread; neither this call nor Start waits for it, and a name that gives
+        /// no address ends the session with a Fatal event naming it.
         /// </summary>
         public void AddRemotePlayer(uint player, string address)
         {
@@ -224,7 +227,11 @@ namespace Tickwire
             }
         }
 
-        /// <summary>SPECTATOR, before Start: the P2P peer whose match to watch (it must have added this address).</summary>
+        /// <summary>
+        /// SPECTATOR, before Start: the P2P peer whose match to watch, by IP or host name with
+        /// its port (as TwHost.Connect; it must have added this session's address). A name that
+        /// gives no address ends the session with a Fatal event.
+        /// </summary>
         public void Spectate(string address)
         {
             ThrowIfDisposed();

@@ -21,9 +21,13 @@ namespace Tickwire
     {
         /// <summary>
         /// RELAY_CLIENT, before Start: the relay server to join, as an IP address and port
-        /// ("192.0.2.7:7777"; no name lookup). Start connects. Throws TickwireException:
-        /// InvalidArgument for an address that is none (or port 0, or an unspecified IP),
-        /// InvalidState in another mode or after Start.
+        /// ("192.0.2.7:7777", "[2001:db8::7]:7777") or a host name and port
+        /// ("relay.example.com:7777", as TwHost.Connect). Start connects; a name is looked up
+        /// off this thread and neither call waits for it. A name that gives no address comes
+        /// as a ServerLost event with TwDisconnectReason.ResolveFailed. Throws
+        /// TickwireException: InvalidArgument for an address that is none (or port 0, or an
+        /// unspecified IP, or IPv6 from an IPv4 bind: use an empty bind address),
+        /// QueueFull, InvalidState in another mode or after Start.
         /// </summary>
         public void SetServer(string address)
         {

@@ -461,8 +461,10 @@ namespace Tickwire
         }
 
         /// <summary>
-        /// Sets the address to bind ("0.0.0.0:7000", "127.0.0.1:0", "[::]:0"). Throws
-        /// ArgumentException if its UTF-8 form does not fit in 63 bytes.
+        /// Sets the address to bind ("0.0.0.0:7000", "127.0.0.1:0", "[::]:0"; the default is
+        /// "0.0.0.0:0", IPv4 only). "" is the automatic bind: any free port on a dual-stack
+        /// socket that reaches IPv4 and IPv6 peers. Throws ArgumentException if its UTF-8
+        /// form does not fit in 63 bytes.
         /// </summary>
         public void SetBindAddress(string address)
         {

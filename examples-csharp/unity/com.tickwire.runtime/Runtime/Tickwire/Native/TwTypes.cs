@@ -100,6 +100,13 @@ namespace Tickwire
         /// the slot and reconnects), it is final.
         /// </summary>
         KickedByEngine = 14,
+        /// <summary>
+        /// The address was a host name that gave no usable address (no such name, no DNS,
+        /// or only addresses of the other family than the bound socket's); nothing was
+        /// sent. Final. On a TwHost: the Disconnected of the peer Connect returned; a relay
+        /// client: ServerLost. Seen by the dialling side only.
+        /// </summary>
+        ResolveFailed = 15,
     }
 
     /// <summary>tw_security_mode (TwSecurityConfig.Mode, TwSecurity.Mode).</summary>
@@ -158,6 +165,13 @@ namespace Tickwire
     {
         /// <summary>TW_MAX_UNRELIABLE_SIZE: largest message on the unreliable and sequenced channels.</summary>
         public const int MaxUnreliableSize = 1159;
+
+        /// <summary>
+        /// TW_MAX_PENDING_RESOLUTIONS: host names one host (or networked session) may be
+        /// looking up at once; connects by name beyond this throw TickwireException
+        /// (QueueFull) until some lookups have answered.
+        /// </summary>
+        public const int MaxPendingResolutions = 16;
 
         /// <summary>
         /// TW_NO_PLAYER: TwSessionEventPeer.Player when no player is behind the connection;

@@ -138,7 +138,7 @@ impl LogHook {
 
 /// A disconnect reason's name (`tw_disconnect_reason`).
 fn disconnect_name(r: u32) -> &'static str {
-    const NAMES: [&str; 14] = [
+    const NAMES: [&str; 15] = [
         "none",
         "closed by the client",
         "closed by the server",
@@ -153,6 +153,7 @@ fn disconnect_name(r: u32) -> &'static str {
         "connect token expired",
         "connect token in use",
         "replaced by a newer connection",
+        "removed by the other side's engine",
     ];
     NAMES.get(r as usize).copied().unwrap_or("other")
 }

@@ -162,6 +162,7 @@ namespace Tickwire.Tests
                 Run("allocation: 0 bytes over 100,000 frames of send+flush+poll+read", ZeroAllocation);
                 RunSecurityTests();
                 RunSessionTests();
+                RunLogTests();
             }
 
             Console.WriteLine(s_passed + " passed, " + s_failed + " failed");

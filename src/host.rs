@@ -103,7 +103,9 @@ pub unsafe extern "C" fn tw_host_create(
         // tw_security_config (the contract above).
         let runtime_cfg = unsafe { cfg.to_runtime(bind, "tw_host_config") }?;
         let host = Host::start(runtime_cfg).map_err(host_failure)?;
-        let boxed = Box::new(tw_host { guarded: guard::Guarded::new(HostState { host, pending: None, log: LogHook::default() }) });
+        let boxed = Box::new(tw_host {
+            guarded: guard::Guarded::new(HostState { host, pending: None, log: LogHook::default() }),
+        });
         // SAFETY: checked non-NULL above; the caller guarantees it is writable.
         unsafe { write_out(out_host, Box::into_raw(boxed)) };
         Ok(tw_result::Ok)

@@ -13,8 +13,8 @@ use super::args::{arg_addr, arg_bytes, arg_str, check_out_buf, copy_address_out,
 use super::config::{arg_link_sim, check_struct_size, tw_direction, tw_link_sim_config};
 use super::error::{Failure, FfiResult, tw_result};
 use super::guard;
-use super::log::LogHook;
 use super::host::host_failure;
+use super::log::LogHook;
 use super::session_config::{CFG, tw_session_config};
 use super::session_kind::{SessionKind, each_kind};
 use tickwire_proto::{ConfigProblems, SessionError};
@@ -179,7 +179,8 @@ pub unsafe extern "C" fn tw_session_create(
         let cfg = unsafe { config.read() };
         // SAFETY: the caller guarantees config->host.security is NULL or valid.
         let kind = SessionKind::new(unsafe { cfg.to_runtime() }?, |e| create_failure(e, &cfg))?;
-        let boxed = Box::new(tw_session { guarded: guard::Guarded::new(SessionState { kind, log: LogHook::default() }) });
+        let boxed =
+            Box::new(tw_session { guarded: guard::Guarded::new(SessionState { kind, log: LogHook::default() }) });
         // SAFETY: checked non-NULL; the caller guarantees it is writable.
         unsafe { write_out(out_session, Box::into_raw(boxed)) };
         Ok(tw_result::Ok)

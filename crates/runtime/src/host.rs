@@ -9,8 +9,8 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use crossbeam_channel::{Receiver, RecvTimeoutError, Sender, TryRecvError, TrySendError};
 
-use super::log::LogQueue;
 use super::budget::{EngineBudget, SendBudget};
+use super::log::LogQueue;
 use super::pool::BufferPool;
 use super::protocol::Protocol;
 use super::thread::{self, Command, IDLE_CAP, RuntimeStats, Shared, ThreadMsg, ThreadParts};

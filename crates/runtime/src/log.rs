@@ -224,12 +224,7 @@ pub(crate) struct DropTally {
 
 impl DropTally {
     pub(crate) fn new(now: Micros) -> Self {
-        DropTally {
-            window_start: now,
-            base: EndpointStats::default(),
-            sources: [(None, 0); TALLY_SOURCES],
-            others: 0,
-        }
+        DropTally { window_start: now, base: EndpointStats::default(), sources: [(None, 0); TALLY_SOURCES], others: 0 }
     }
 
     /// The counter the caller compares before and after handing a datagram over.
@@ -352,7 +347,10 @@ mod tests {
         t.roll(1_000_000, &s, &q);
         let mut out = String::new();
         assert_eq!(q.pop_into(&mut out), Some(LogLevel::Warn));
-        assert!(out.starts_with("dropped 600 datagrams in the last 1.0 s: 600 malformed; from 10.0.0.1:5000 (300)"), "{out}");
+        assert!(
+            out.starts_with("dropped 600 datagrams in the last 1.0 s: 600 malformed; from 10.0.0.1:5000 (300)"),
+            "{out}"
+        );
         assert!(out.ends_with("from other addresses"), "{out}");
         t.roll(2_500_000, &s, &q);
         assert_eq!(q.pop_into(&mut out), None, "a quiet window says nothing");

@@ -251,11 +251,14 @@ impl DropTally {
     }
 
     /// Once a window has passed: writes its summary to `log` if anything was refused,
-    /// and starts the next window from `stats`.
-    pub(crate) fn roll(&mut self, now: Micros, stats: &EndpointStats, log: &LogQueue) {
+    /// and starts the next window from the endpoint's counters (read only then, once a
+    /// second, and also while the log is off, so a log turned on later does not
+    /// report old refusals as new).
+    pub(crate) fn roll(&mut self, now: Micros, stats: impl FnOnce() -> EndpointStats, log: &LogQueue) {
         if now < self.window_start + TALLY_WINDOW_US {
             return;
         }
+        let stats = &stats();
         let total = refused_total(stats).saturating_sub(refused_total(&self.base));
         if total > 0 && log.wants(LogLevel::Warn) {
             let secs = (now - self.window_start) as f64 / 1e6;
@@ -341,10 +344,10 @@ mod tests {
         for i in 0..600u64 {
             s.malformed += 1;
             t.note(if i % 2 == 0 { a } else { SocketAddr::from(([10, 0, 0, 2], 1000 + (i % 10) as u16)) }, 1);
-            t.roll(1000 + i, &s, &q);
+            t.roll(1000 + i, || s, &q);
         }
         assert_eq!(q.pending.load(Ordering::Relaxed), 0, "no summary before the window ends");
-        t.roll(1_000_000, &s, &q);
+        t.roll(1_000_000, || s, &q);
         let mut out = String::new();
         assert_eq!(q.pop_into(&mut out), Some(LogLevel::Warn));
         assert!(
@@ -352,7 +355,7 @@ mod tests {
             "{out}"
         );
         assert!(out.ends_with("from other addresses"), "{out}");
-        t.roll(2_500_000, &s, &q);
+        t.roll(2_500_000, || s, &q);
         assert_eq!(q.pop_into(&mut out), None, "a quiet window says nothing");
     }
 }

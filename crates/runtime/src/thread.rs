@@ -290,7 +290,7 @@ impl<P: Protocol> NetLoop<P> {
             self.forward_events();
             self.publish_budgets();
             self.publish_stats(now);
-            self.tally.roll(now, &self.p.proto.endpoint_stats(), &self.p.shared.log);
+            self.tally.roll(now, || self.p.proto.endpoint_stats(), &self.p.shared.log);
             if let Some(until) = self.linger_until {
                 let sim_empty = self.sim_out.as_ref().is_none_or(|s| s.next_delivery().is_none());
                 if sim_empty || now >= until {

@@ -22,6 +22,8 @@
 //! * `session_loop`: the per-frame session calls (ticks, inputs, advance, requests,
 //!   events), tuning and statistics.
 //! * `session_data`: byte copies (request inputs and state, desync dumps, replays).
+//! * `log`: the log hook (`tw_session_set_log`, `tw_host_set_log`), fed from
+//!   `poll_event` only.
 //! * `test_hooks`: `tw_debug_*`, only with the `test-hooks` feature (tests).
 //!
 //! The exports are `pub unsafe extern "C" fn`, so Rust callers (the integration tests)
@@ -49,6 +51,7 @@ mod session;
 mod session_kind;
 mod session_loop;
 mod session_data;
+mod log;
 mod version;
 #[cfg(feature = "test-hooks")]
 mod test_hooks;
@@ -57,6 +60,7 @@ pub use config::*;
 pub use error::*;
 pub use event::*;
 pub use host::*;
+pub use log::*;
 pub use network_stats::*;
 pub use request::*;
 pub use security::*;

@@ -173,7 +173,8 @@ fn describe(e: &tw_session_event) -> Option<(LogLevel, Described<'_>)> {
             || k == K::PlayerKicked as u32
             || k == K::Reconnecting as u32
             || k == K::Resyncing as u32
-            || k == K::NoProgress as u32 =>
+            || k == K::NoProgress as u32
+            || k == K::InputDelayChanged as u32 =>
         {
             Warn
         }
@@ -287,6 +288,20 @@ impl fmt::Display for Described<'_> {
                 write!(f, ", tw_kick_reason {}", r.reason)?;
             }
             return Ok(());
+        }
+        if k == K::InputDelayChanged as u32 {
+            // SAFETY: the member named by the kind.
+            let d = unsafe { e.data.input_delay };
+            return write!(
+                f,
+                "input delay now {} ticks ({} of them latency beyond max_prediction; raise it to predict more)",
+                d.ticks, d.spill
+            );
+        }
+        if k == K::SynctestStatesReady as u32 {
+            // SAFETY: the member named by the kind.
+            let t = unsafe { e.data.tick.tick };
+            return write!(f, "synctest: the saved and the resimulated state of tick {t} are ready to take");
         }
         write!(f, "session event {k} (peer {})", e.peer)
     }

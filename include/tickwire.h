@@ -20,6 +20,10 @@
  *     RELAY_CLIENT), owns one internal network thread. That thread never calls your
  *     code and never touches your memory; no call here blocks on the network except
  *     tw_host_destroy and tw_session_destroy, which join the thread.
+ *   - The one callback is the optional log function (tw_session_set_log,
+ *     tw_host_set_log). It is called only from inside tw_session_poll_event /
+ *     tw_host_poll_event, on the thread that polls: the network thread only queues
+ *     its records. It must return normally (no longjmp, no exception through it).
  *
  * SESSIONS
  *   A tw_session runs the rollback topologies (P2P, SYNCTEST, SPECTATOR, REPLAY) and the
@@ -1115,6 +1119,50 @@ enum tw_synctest_state
 typedef enum tw_synctest_state tw_synctest_state;
 #else
 typedef uint32_t tw_synctest_state;
+#endif // __STDC_VERSION__ >= 202311L
+#endif // __cplusplus
+
+/**
+ * How much a log record matters (`tw_log_fn`'s `level`, the `min_level` of
+ * `tw_session_set_log` and `tw_host_set_log`). A log set to a level gets that level
+ * and the ones with smaller numbers.
+ */
+enum tw_log_level
+#if defined(__cplusplus) || __STDC_VERSION__ >= 202311L
+  : uint32_t
+#endif // defined(__cplusplus) || __STDC_VERSION__ >= 202311L
+ {
+    /**
+     * As a `min_level`: no records (the log is off).
+     */
+    TW_LOG_LEVEL_OFF = 0,
+    /**
+     * Something failed: a desync, a synctest mismatch, a lost relay server, a fault
+     * of the network thread.
+     */
+    TW_LOG_LEVEL_ERROR = 1,
+    /**
+     * Something went wrong and was handled: datagrams dropped as malformed, forged,
+     * replayed or refused (summarized, at most one record a second), connections
+     * lost or timed out, peers interrupted, kicks, rejected connections, log records
+     * dropped because the queue was full.
+     */
+    TW_LOG_LEVEL_WARN = 2,
+    /**
+     * The story of a match: connections up and down, synchronization, players
+     * joining and leaving, the notes of `set_log`.
+     */
+    TW_LOG_LEVEL_INFO = 3,
+    /**
+     * Detail: dials, prediction-window stalls, connection progress.
+     */
+    TW_LOG_LEVEL_DEBUG = 4,
+};
+#ifndef __cplusplus
+#if __STDC_VERSION__ >= 202311L
+typedef enum tw_log_level tw_log_level;
+#else
+typedef uint32_t tw_log_level;
 #endif // __STDC_VERSION__ >= 202311L
 #endif // __cplusplus
 
@@ -2556,6 +2604,21 @@ typedef struct tw_session_message_stats {
      */
     uint64_t reserved[4];
 } tw_session_message_stats;
+
+/**
+ * The engine's log function: one record, `level` a `tw_log_level` (1..=4), `message`
+ * UTF-8 text of `len` bytes (at most 255) followed by a NUL.
+ *
+ * Called only from inside `tw_session_poll_event` / `tw_host_poll_event`, on the
+ * thread that called it, never from the network thread. `message` is valid only
+ * during the call: copy it to keep it. Messages never hold keys, secrets or tokens.
+ *
+ * The function must return normally: no `longjmp`, no C++ exception, no managed
+ * exception may leave it (catch them inside). Calls on the same session or host from
+ * inside it return `TW_RESULT_BUSY` (it runs inside a call on that object); do not
+ * destroy that object from it. Other sessions and hosts may be used.
+ */
+typedef void (*tw_log_fn)(void *user, uint32_t level, const char *message, size_t len);
 
 #ifdef __cplusplus
 extern "C" {
@@ -4253,6 +4316,64 @@ tw_result tw_session_get_message_stats(struct tw_session *session,
  * None: takes no arguments.
  */
 size_t tw_session_message_stats_size(void);
+
+/**
+ * Sets (or, with `callback` NULL or `min_level` 0, clears) the session's log
+ * function. Records at `min_level` and the more serious levels are passed to
+ * `callback` from inside later `tw_session_poll_event` calls, on their thread: the
+ * network thread only queues its records (connections up and down with reasons,
+ * refused datagrams summarized once a second by reason and source address, its own
+ * faults), and the session's events are described as they are polled (desyncs,
+ * disconnections, timeouts, players joining and leaving). When on, a note with the
+ * mode and address is queued first. Each call to `tw_session_poll_event` delivers
+ * what is queued before its event, even when it returns `TW_RESULT_EMPTY`.
+ *
+ * Bounds: the network thread's queue holds 32 records of at most 255 bytes; when it
+ * is full new records are dropped and counted, and a WARN record says how many
+ * after the queue's records are delivered. A flood of hostile datagrams yields at most
+ * one summary a second. With the log off nothing is formatted.
+ *
+ * Ownership: `user` is passed back to `callback` as is, never read or freed by the
+ * library; it must stay valid until the log is cleared or the session destroyed.
+ * Thread-safety: a session is used from one thread at a time; `callback` runs on the
+ * thread that polls. See `tw_log_fn` for what it may do.
+ *
+ * Returns `TW_RESULT_OK`; `TW_RESULT_NULL_ARGUMENT`; `TW_RESULT_INVALID_ARGUMENT`
+ * (`min_level` above `TW_LOG_LEVEL_DEBUG`); `TW_RESULT_BUSY` (another call on the
+ * session is in progress, for example from inside its own log function);
+ * `TW_RESULT_PANIC`.
+ *
+ * # Safety
+ * `session` must be NULL or a live handle. `callback` must be NULL or a function of
+ * the `tw_log_fn` signature that stays callable while set.
+ */
+tw_result tw_session_set_log(struct tw_session *session,
+                             tw_log_fn callback,
+                             void *user,
+                             uint32_t min_level);
+
+/**
+ * Sets (or, with `callback` NULL or `min_level` 0, clears) the host's log function:
+ * like `tw_session_set_log`, with the records of the host's network thread
+ * (connections up and down with reasons, dials at DEBUG, refused datagrams
+ * summarized once a second, faults), passed to `callback` from inside later
+ * `tw_host_poll_event` calls on their thread.
+ *
+ * Ownership: `user` is passed back to `callback` as is, never read or freed by the
+ * library; it must stay valid until the log is cleared or the host destroyed.
+ * Thread-safety: a host is used from one thread at a time; `callback` runs on the
+ * thread that polls. See `tw_log_fn` for what it may do.
+ *
+ * Returns `TW_RESULT_OK`; `TW_RESULT_NULL_ARGUMENT`; `TW_RESULT_INVALID_ARGUMENT`
+ * (`min_level` above `TW_LOG_LEVEL_DEBUG`); `TW_RESULT_BUSY` (another call on the
+ * host is in progress, for example from inside its own log function);
+ * `TW_RESULT_PANIC`.
+ *
+ * # Safety
+ * `host` must be NULL or a live handle. `callback` must be NULL or a function of the
+ * `tw_log_fn` signature that stays callable while set.
+ */
+tw_result tw_host_set_log(struct tw_host *host, tw_log_fn callback, void *user, uint32_t min_level);
 
 /**
  * Returns the library version packed as `(major << 16) | (minor << 8) | patch`, the

@@ -9,6 +9,7 @@ use super::config::{arg_link_sim, check_struct_size, tw_direction, tw_host_confi
 use super::error::{Failure, FfiResult, tw_result};
 use super::event::tw_event;
 use super::guard;
+use super::log::LogHook;
 use super::stats::{tw_host_stats, tw_peer_stats};
 use tickwire_runtime::{Host, HostError, HostEvent, Target};
 
@@ -25,6 +26,8 @@ pub(crate) struct HostState {
     /// The payload of the MESSAGE event most recently polled, until it is read or the
     /// next event is polled.
     pending: Option<Vec<u8>>,
+    /// The engine's log function (`tw_host_set_log`).
+    pub(crate) log: LogHook,
 }
 
 /// Maps a runtime error to a result code; the message is the error's text.
@@ -108,7 +111,9 @@ pub unsafe extern "C" fn tw_host_create(
         let mut runtime_cfg = unsafe { cfg.to_runtime(bind.unwrap_or(AUTOMATIC_BIND), "tw_host_config") }?;
         runtime_cfg.dual_stack = bind.is_none();
         let host = Host::start(runtime_cfg).map_err(host_failure)?;
-        let boxed = Box::new(tw_host { guarded: guard::Guarded::new(HostState { host, pending: None }) });
+        let boxed = Box::new(tw_host {
+            guarded: guard::Guarded::new(HostState { host, pending: None, log: LogHook::default() }),
+        });
         // SAFETY: checked non-NULL above; the caller guarantees it is writable.
         unsafe { write_out(out_host, Box::into_raw(boxed)) };
         Ok(tw_result::Ok)
@@ -321,6 +326,7 @@ pub unsafe extern "C" fn tw_host_poll_event(host: *mut tw_host, out_event: *mut 
         if let Some(old) = h.pending.take() {
             h.host.recycle(old);
         }
+        h.log.drain(Some(h.host.log()));
         let Some(ev) = h.host.poll_event() else {
             return Ok(tw_result::Empty);
         };

@@ -22,6 +22,8 @@
 //! * `session_loop`: the per-frame session calls (ticks, inputs, advance, requests,
 //!   events), tuning and statistics.
 //! * `session_data`: byte copies (request inputs and state, desync dumps, replays).
+//! * `log`: the log hook (`tw_session_set_log`, `tw_host_set_log`), fed from
+//!   `poll_event` only.
 //! * `test_hooks`: `tw_debug_*`, only with the `test-hooks` feature (tests).
 //!
 //! The exports are `pub unsafe extern "C" fn`, so Rust callers (the integration tests)
@@ -50,6 +52,7 @@ mod session_kind;
 mod session_loop;
 mod session_data;
 mod session_message;
+mod log;
 mod version;
 #[cfg(feature = "test-hooks")]
 mod test_hooks;
@@ -58,6 +61,7 @@ pub use config::*;
 pub use error::*;
 pub use event::*;
 pub use host::*;
+pub use log::*;
 pub use network_stats::*;
 pub use request::*;
 pub use security::*;

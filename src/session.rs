@@ -14,6 +14,7 @@ use super::config::{arg_link_sim, check_struct_size, tw_direction, tw_link_sim_c
 use super::error::{Failure, FfiResult, tw_result};
 use super::guard;
 use super::host::host_failure;
+use super::log::LogHook;
 use super::session_config::{CFG, tw_session_config};
 use super::session_kind::{SessionKind, each_kind};
 use tickwire_proto::{ConfigProblems, SessionError};
@@ -29,6 +30,8 @@ pub struct tw_session {
 /// What a `tw_session`'s calls work on.
 pub(crate) struct SessionState {
     pub(crate) kind: SessionKind,
+    /// The engine's log function (`tw_session_set_log`).
+    pub(crate) log: LogHook,
 }
 
 /// Maps a session failure to a result code; the message is the failure's text.
@@ -176,7 +179,8 @@ pub unsafe extern "C" fn tw_session_create(
         let cfg = unsafe { config.read() };
         // SAFETY: the caller guarantees config->host.security is NULL or valid.
         let kind = SessionKind::new(unsafe { cfg.to_runtime() }?, |e| create_failure(e, &cfg))?;
-        let boxed = Box::new(tw_session { guarded: guard::Guarded::new(SessionState { kind }) });
+        let boxed =
+            Box::new(tw_session { guarded: guard::Guarded::new(SessionState { kind, log: LogHook::default() }) });
         // SAFETY: checked non-NULL; the caller guarantees it is writable.
         unsafe { write_out(out_session, Box::into_raw(boxed)) };
         Ok(tw_result::Ok)

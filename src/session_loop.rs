@@ -16,6 +16,7 @@ use std::ffi::c_void;
 
 use super::args::{arg_bytes, check_peer, write_out};
 use super::error::{Failure, FfiResult, tw_result};
+use super::log::session_queue;
 use super::request::tw_request;
 use super::session::{SessionState, arg_player, session_failure, tw_session, with_session};
 use super::session_event::tw_session_event;
@@ -317,6 +318,7 @@ pub unsafe extern "C" fn tw_session_poll_event(
         if out_event.is_null() {
             return Err(Failure::null("out_event"));
         }
+        s.log.drain(session_queue(&mut s.kind));
         let Some(ev) = each_kind!(&mut s.kind, k => k.poll_event()) else { return Ok(tw_result::Empty) };
         let c = match &s.kind {
             SessionKind::P2p(k) => tw_session_event::new(&ev, |peer| k.player_of(peer), 0),
@@ -324,6 +326,7 @@ pub unsafe extern "C" fn tw_session_poll_event(
             SessionKind::RelayClient(k) => tw_session_event::new(&ev, |_| None, k.server_peer().unwrap_or(0)),
             _ => tw_session_event::new(&ev, |_| None, 0),
         };
+        s.log.session_event(&c);
         // SAFETY: checked non-NULL; the caller guarantees it is writable.
         unsafe { write_out(out_event, c) };
         Ok(tw_result::Ok)

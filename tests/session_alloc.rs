@@ -2,12 +2,16 @@
 //! `tw_session`s over 127.0.0.1 with simulated latency, jitter and loss (so there are
 //! rollbacks and checksum reports), driven through the C ABI, counted with
 //! the counting allocator (which sees every thread, network threads included) after a
-//! warm-up. One test in this binary, so nothing else is counted.
+//! warm-up. One test in this binary, so nothing else is counted. Both sessions have
+//! a log function at DEBUG: a log that is on costs nothing either (its records reuse
+//! buffers made when it was set).
 
 use tickwire_testkit::counting_alloc;
 #[path = "support/abi_engine.rs"]
 mod abi_engine;
 
+use std::ffi::{c_char, c_void};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use abi_engine::*;
@@ -15,6 +19,12 @@ use tickwire::*;
 
 #[global_allocator]
 static GLOBAL: counting_alloc::Counting = counting_alloc::Counting;
+
+static LOG_RECORDS: AtomicUsize = AtomicUsize::new(0);
+
+unsafe extern "C" fn count_log(_user: *mut c_void, _level: u32, _message: *const c_char, _len: usize) {
+    LOG_RECORDS.fetch_add(1, Ordering::Relaxed);
+}
 
 #[test]
 fn steady_state_session_ticks_do_not_allocate() {
@@ -30,6 +40,7 @@ fn steady_state_session_ticks_do_not_allocate() {
     unsafe {
         for s in [a.0, b.0] {
             ok(tw_session_set_link_sim(s, tw_direction::Outbound as u32, &sim));
+            ok(tw_session_set_log(s, Some(count_log), std::ptr::null_mut(), tw_log_level::Debug as u32));
         }
         ok(tw_session_add_local_player(a.0, 0));
         ok(tw_session_add_remote_player(a.0, 1, addr_b.as_ptr()));
@@ -72,4 +83,6 @@ fn steady_state_session_ticks_do_not_allocate() {
     // raise that high-water mark once or twice. Allocating per tick would show
     // hundreds here.
     assert!(allocs <= u64::from(ticks) / 30, "{allocs} allocations over {ticks} ticks");
+    // The log was on and heard the start (the note, connections, synchronization).
+    assert!(LOG_RECORDS.load(Ordering::Relaxed) >= 4, "{} log records", LOG_RECORDS.load(Ordering::Relaxed));
 }

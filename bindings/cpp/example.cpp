@@ -87,6 +87,9 @@ bool client_frame(Client &c, std::uint32_t frame) {
 
 }  // namespace
 
+/* A tw_log_fn: counts the records of the host it is set on. */
+static void count_log(void *user, std::uint32_t, const char *, std::size_t) { ++*static_cast<int *>(user); }
+
 int main() {
     try {
         // A setup call that fails throws tickwire::Error with the code and the message.
@@ -112,6 +115,15 @@ int main() {
         const std::string address = server.local_address();
         std::printf("relay listening on %s\n", server.local_address().c_str());
         std::printf("relay: encrypted; clients admitted by connect token\n");
+        // The log: a std::function, called from inside server.poll_event on this thread.
+        int server_records = 0;
+        server.set_log(
+            [&server_records](tw_log_level level, std::string_view text) {
+                ++server_records;
+                std::printf("[relay log %u] %.*s\n", static_cast<unsigned>(level), static_cast<int>(text.size()),
+                            text.data());
+            },
+            TW_LOG_LEVEL_INFO);
 
         // The backend mints each player a token for this server (sent over HTTPS in a game).
         const tw_host_config client_config = tickwire::default_config();
@@ -123,6 +135,12 @@ int main() {
         std::vector<Client> clients;
         clients.push_back(Client{"alice", client_host(1)});
         clients.push_back(Client{"bob", client_host(2)});  // Host is moved into the vector
+        // A plain C function and user pointer work too (here: counting alice's records).
+        int alice_records = 0;
+        if (clients[0].host.set_log(&count_log, &alice_records, TW_LOG_LEVEL_DEBUG) != TW_RESULT_OK) {
+            std::fprintf(stderr, "set_log failed\n");
+            return 1;
+        }
         for (Client &c : clients) {
             c.server = c.host.connect(address);
         }
@@ -183,6 +201,13 @@ int main() {
         std::printf("relay: %llu datagrams in, %llu out, %llu connections\n",
                     static_cast<unsigned long long>(hs.datagrams_received),
                     static_cast<unsigned long long>(hs.datagrams_sent), static_cast<unsigned long long>(hs.connections));
+
+        // Both logs heard the connections (the server's lambda, alice's C function).
+        if (server_records < 3 || alice_records < 2) {
+            std::fprintf(stderr, "log records: server %d, alice %d\n", server_records, alice_records);
+            return 1;
+        }
+        std::printf("log: %d server records, %d of alice's\n", server_records, alice_records);
 
         // Moving a Host transfers ownership; the moved-from one holds nothing.
         tickwire::Host moved = std::move(clients[0].host);

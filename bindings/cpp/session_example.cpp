@@ -512,6 +512,16 @@ int main(int argc, char **argv) {
         a.session.add_remote_player(1, b.session.local_address());
         b.session.add_remote_player(0, a.session.local_address());
         b.session.add_local_player(1);
+        // Peer A's log, through a std::function: connections, synchronization, and a
+        // desync if there were one, printed from inside poll_event (frame() polls).
+        int log_records = 0;
+        a.session.set_log(
+            [&log_records](tw_log_level level, std::string_view text) {
+                ++log_records;
+                std::printf("[peer A log %u] %.*s\n", static_cast<unsigned>(level), static_cast<int>(text.size()),
+                            text.data());
+            },
+            TW_LOG_LEVEL_INFO);
         a.session.start();
         b.session.start();
 
@@ -542,7 +552,7 @@ int main(int argc, char **argv) {
                     static_cast<unsigned long long>(sa.rollbacks), static_cast<unsigned long long>(sb.rollbacks),
                     rtt ? ps.srtt_us / 1000.0 : -1.0);
         const bool chatted = a.heard == "gg from player 1" && b.heard == "gg from player 0";
-        if (a.failed || b.failed || compared < 30 || differ != 0 || !rtt || !chatted) {
+        if (a.failed || b.failed || compared < 30 || differ != 0 || !rtt || log_records < 3 || !chatted) {
             std::printf("cpp session example: FAILED\n");
             return 1;
         }

@@ -15,6 +15,10 @@
  *                      last-error message; thrown by setup calls only (create, connect,
  *                      players, set_server, start, recording, link simulator,
  *                      local_address, check_abi, keys and tokens)
+ *   tickwire::LogHandler   std::function<void(tw_log_level, std::string_view)>: what
+ *                      Host::set_log and Session::set_log call, from inside poll_event
+ *                      on the polling thread (exceptions it throws are swallowed: none
+ *                      may cross the C ABI); a plain tw_log_fn + user pointer works too
  *   bytes / mutable_bytes   pointer + size views for payloads and inputs (a small
  *                      std::span stand-in: built from containers of bytes, arrays,
  *                      string_view)
@@ -38,7 +42,9 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <iterator>
+#include <memory>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -68,6 +74,24 @@ inline std::string last_error_message() {
 
 /** The C name of a result code, for example "TW_RESULT_QUEUE_FULL". */
 inline const char *result_name(tw_result r) noexcept { return tw_result_str(r); }
+
+/**
+ * A log handler: one record, its level and its text (valid only during the call; copy
+ * it to keep it). Called only from inside poll_event, on the thread that polls.
+ */
+using LogHandler = std::function<void(tw_log_level, std::string_view)>;
+
+namespace detail {
+/** The tw_log_fn behind LogHandler: user is the handler, owned by the Host or Session. */
+inline void log_trampoline(void *user, std::uint32_t level, const char *message, std::size_t len) noexcept {
+    try {
+        (*static_cast<LogHandler *>(user))(static_cast<tw_log_level>(level), std::string_view(message, len));
+    } catch (...) {
+        // An exception must not unwind through the C library: the record is lost, the
+        // game goes on.
+    }
+}
+}  // namespace detail
 
 /** A failed setup call: the code and the library's message naming the function and the reason. */
 class Error : public std::runtime_error {
@@ -465,11 +489,12 @@ public:
     static Host adopt(tw_host *raw) noexcept { return Host(raw); }
 
     ~Host() { reset(); }
-    Host(Host &&other) noexcept : host_(std::exchange(other.host_, nullptr)) {}
+    Host(Host &&other) noexcept : host_(std::exchange(other.host_, nullptr)), log_(std::move(other.log_)) {}
     Host &operator=(Host &&other) noexcept {
         if (this != &other) {
             reset();
             host_ = std::exchange(other.host_, nullptr);
+            log_ = std::move(other.log_);
         }
         return *this;
     }
@@ -480,10 +505,11 @@ public:
     tw_host *get() const noexcept { return host_; }
     /** Gives up ownership: the caller must tw_host_destroy the result. */
     tw_host *release() noexcept { return std::exchange(host_, nullptr); }
-    /** Destroys the host now (no-op if empty). */
+    /** Destroys the host now (no-op if empty), then its log handler. */
     void reset() noexcept {
         tw_host_destroy(host_);
         host_ = nullptr;
+        log_.reset();
     }
     explicit operator bool() const noexcept { return host_ != nullptr; }
 
@@ -562,9 +588,33 @@ public:
         return std::string(buf, len > 0 ? len - 1 : 0);
     }
 
+    /**
+     * Logs through handler, records at min_level and above (tw_host_set_log), called
+     * from inside poll_event on the polling thread; the Host keeps the handler (moves
+     * with it). An empty handler or TW_LOG_LEVEL_OFF turns the log off. Throws Error.
+     */
+    void set_log(LogHandler handler, tw_log_level min_level = TW_LOG_LEVEL_INFO) {
+        if (!handler || min_level == TW_LOG_LEVEL_OFF) {
+            detail::throw_if_failed(tw_host_set_log(host_, nullptr, nullptr, TW_LOG_LEVEL_OFF));
+            log_.reset();
+            return;
+        }
+        auto next = std::make_unique<LogHandler>(std::move(handler));
+        detail::throw_if_failed(tw_host_set_log(host_, &detail::log_trampoline, next.get(), min_level));
+        log_ = std::move(next);
+    }
+    /** A plain C log function and its user pointer (NULL: off); see tw_host_set_log. */
+    tw_result set_log(tw_log_fn fn, void *user, tw_log_level min_level) noexcept {
+        tw_result r = tw_host_set_log(host_, fn, user, min_level);
+        if (r == TW_RESULT_OK) log_.reset();
+        return r;
+    }
+
 private:
     explicit Host(tw_host *raw) noexcept : host_(raw) {}
     tw_host *host_ = nullptr;
+    /** The handler set_log passed as the user pointer; freed after the host. */
+    std::unique_ptr<LogHandler> log_;
 };
 
 /**
@@ -666,11 +716,13 @@ public:
     static Session adopt(tw_session *raw) noexcept { return Session(raw); }
 
     ~Session() { reset(); }
-    Session(Session &&other) noexcept : session_(std::exchange(other.session_, nullptr)) {}
+    Session(Session &&other) noexcept
+        : session_(std::exchange(other.session_, nullptr)), log_(std::move(other.log_)) {}
     Session &operator=(Session &&other) noexcept {
         if (this != &other) {
             reset();
             session_ = std::exchange(other.session_, nullptr);
+            log_ = std::move(other.log_);
         }
         return *this;
     }
@@ -681,10 +733,11 @@ public:
     tw_session *get() const noexcept { return session_; }
     /** Gives up ownership: the caller must tw_session_destroy the result. */
     tw_session *release() noexcept { return std::exchange(session_, nullptr); }
-    /** Destroys the session now (no-op if empty). */
+    /** Destroys the session now (no-op if empty), then its log handler. */
     void reset() noexcept {
         tw_session_destroy(session_);
         session_ = nullptr;
+        log_.reset();
     }
     explicit operator bool() const noexcept { return session_ != nullptr; }
 
@@ -919,6 +972,29 @@ public:
     /** P2P: writes the replay recorded so far to path. Throws on error. */
     void save_replay(const char *path) { check(tw_session_save_replay(session_, path)); }
 
+    /**
+     * Logs through handler, records at min_level and above (tw_session_set_log), called
+     * from inside poll_event on the polling thread; the Session keeps the handler
+     * (moves with it). An empty handler or TW_LOG_LEVEL_OFF turns the log off. Throws
+     * Error.
+     */
+    void set_log(LogHandler handler, tw_log_level min_level = TW_LOG_LEVEL_INFO) {
+        if (!handler || min_level == TW_LOG_LEVEL_OFF) {
+            check(tw_session_set_log(session_, nullptr, nullptr, TW_LOG_LEVEL_OFF));
+            log_.reset();
+            return;
+        }
+        auto next = std::make_unique<LogHandler>(std::move(handler));
+        check(tw_session_set_log(session_, &detail::log_trampoline, next.get(), min_level));
+        log_ = std::move(next);
+    }
+    /** A plain C log function and its user pointer (NULL: off); see tw_session_set_log. */
+    tw_result set_log(tw_log_fn fn, void *user, tw_log_level min_level) noexcept {
+        tw_result r = tw_session_set_log(session_, fn, user, min_level);
+        if (r == TW_RESULT_OK) log_.reset();
+        return r;
+    }
+
 private:
     explicit Session(tw_session *raw) noexcept : session_(raw) {}
 
@@ -941,6 +1017,8 @@ private:
     }
 
     tw_session *session_ = nullptr;
+    /** The handler set_log passed as the user pointer; freed after the session. */
+    std::unique_ptr<LogHandler> log_;
 };
 
 }  // namespace tickwire

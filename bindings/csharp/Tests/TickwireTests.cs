@@ -163,6 +163,7 @@ namespace Tickwire.Tests
                 RunSecurityTests();
                 RunAddressTests();
                 RunSessionTests();
+                RunLogTests();
             }
 
             Console.WriteLine(s_passed + " passed, " + s_failed + " failed");

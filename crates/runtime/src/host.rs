@@ -10,6 +10,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use crossbeam_channel::{Receiver, RecvTimeoutError, Sender, TryRecvError, TrySendError};
 
 use super::budget::{EngineBudget, SendBudget};
+use super::log::LogQueue;
 use super::pool::BufferPool;
 use super::protocol::Protocol;
 use super::resolve::{Resolution, Resolver, Ticket};
@@ -175,6 +176,7 @@ impl Host {
             inject_panic: AtomicBool::new(false),
             fatal: Mutex::new(None),
             polled: Polled::default(),
+            log: LogQueue::new(),
         });
         let (cmd_tx, cmd_rx) = crossbeam_channel::bounded(COMMAND_QUEUE_CAPACITY);
         let (ev_tx, ev_rx) = crossbeam_channel::bounded(EVENT_QUEUE_CAPACITY);
@@ -233,6 +235,13 @@ impl Host {
             cancelled: Vec::new(),
             answers: HashMap::new(),
         })
+    }
+
+    /// The host's log queue: records from its network thread (connections, refused
+    /// datagrams a second at a time, faults), off until a level is set. Drain it on
+    /// the engine's thread.
+    pub fn log(&self) -> &LogQueue {
+        &self.shared.log
     }
 
     /// Now, in microseconds on the network thread's clock: the timeline of

@@ -19,6 +19,8 @@
 //! * `socket.rs`: socket2 setup (address family, buffer sizes, non-blocking).
 //! * `waker.rs`: how the engine wakes the sleeping thread (a self-pipe on unix).
 //! * `pool.rs`: bounded free-lists that recycle message buffers in both directions.
+//! * `log.rs`: the bounded queue of log records for the engine and the per-second
+//!   summary of refused datagrams.
 //! * `budget.rs`: per-peer send-queue accounting shared by both sides, behind the
 //!   synchronous send-queue limit.
 //! * `session/`: typed sessions (P2P, synctest, spectator, replay, relay server and
@@ -30,6 +32,7 @@
 
 mod budget;
 mod host;
+mod log;
 mod os_seed;
 mod pool;
 mod resolve;
@@ -50,6 +53,7 @@ use std::net::SocketAddr;
 use tickwire_proto::{DisconnectReason, EndpointConfig, LinkConfig, PeerId};
 
 pub use host::{COMMAND_QUEUE_CAPACITY, Host, SHUTDOWN_WAIT};
+pub use log::{Bounded, LOG_QUEUE_CAPACITY, LogLevel, LogQueue, MAX_RECORD_LEN};
 pub use os_seed::os_random_bytes;
 pub use resolve::{MAX_HOST_NAME_LEN, MAX_PENDING_RESOLUTIONS, Resolution, Target, Ticket, pick};
 pub use session::{

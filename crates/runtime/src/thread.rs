@@ -27,6 +27,7 @@ use std::time::Duration;
 use crossbeam_channel::{Receiver, Sender};
 
 use super::budget::{SendBudget, ThreadBudget};
+use super::log::{DropTally, LogLevel, LogQueue};
 use super::pool::BufferPool;
 use super::protocol::Protocol;
 use super::to_engine::{Polled, ToEngine};
@@ -134,6 +135,8 @@ pub(crate) struct Shared {
     pub fatal: Mutex<Option<String>>,
     /// What the engine has taken out of the event channel.
     pub polled: Polled,
+    /// Log records for the engine (see `log.rs`): the thread only queues them.
+    pub log: LogQueue,
 }
 
 /// Everything the thread owns, assembled by the host before spawning.
@@ -174,6 +177,7 @@ pub(crate) fn spawn<P: Protocol>(parts: ThreadParts<P>, done: Sender<()>) -> io:
                 format!("network thread panicked: {what}")
             }
         };
+        shared.log.push(LogLevel::Error, format_args!("{message}"));
         *shared.fatal.lock().unwrap_or_else(|p| p.into_inner()) = Some(message.clone());
         let _ = events.try_send(ThreadMsg::Event(HostEvent::Fatal { message }));
     })
@@ -205,6 +209,8 @@ struct NetLoop<P> {
     rt: RuntimeStats,
     /// Set once shutdown began: the time by which the thread exits regardless.
     linger_until: Option<Micros>,
+    /// Refused datagrams of the current second, for the log's summary.
+    tally: DropTally,
 }
 
 impl<P: Protocol> NetLoop<P> {
@@ -232,6 +238,7 @@ impl<P: Protocol> NetLoop<P> {
             published: Default::default(),
             rt: RuntimeStats::default(),
             linger_until: None,
+            tally: DropTally::new(now),
         };
         l.prefill_sims();
         l
@@ -283,6 +290,7 @@ impl<P: Protocol> NetLoop<P> {
             self.forward_events();
             self.publish_budgets();
             self.publish_stats(now);
+            self.tally.roll(now, || self.p.proto.endpoint_stats(), &self.p.shared.log);
             if let Some(until) = self.linger_until {
                 let sim_empty = self.sim_out.as_ref().is_none_or(|s| s.next_delivery().is_none());
                 if sim_empty || now >= until {
@@ -338,6 +346,7 @@ impl<P: Protocol> NetLoop<P> {
                 Command::Flush => self.p.proto.flush(now),
                 Command::Connect { peer, addr, budget } => match self.p.proto.connect_with_id(now, addr, peer) {
                     Ok(()) => {
+                        self.p.shared.log.push(LogLevel::Debug, format_args!("connecting to {addr} (peer {peer})"));
                         self.peers.push(peer);
                         self.budgets.insert(peer, ThreadBudget::new(budget));
                     }
@@ -394,7 +403,7 @@ impl<P: Protocol> NetLoop<P> {
                 while let Some((addr, buf)) = old.poll(Micros::MAX) {
                     match dir {
                         Direction::Outbound => self.send_datagram(&buf, addr),
-                        Direction::Inbound => self.p.proto.handle_datagram(now, addr, &buf),
+                        Direction::Inbound => hand_over(&mut self.p, &mut self.tally, now, addr, &buf),
                     }
                     self.reuse_sim_buffer(buf);
                 }
@@ -407,7 +416,7 @@ impl<P: Protocol> NetLoop<P> {
             match self.p.socket.recv_from(&mut self.rx_buf) {
                 Ok((n, from)) => match &mut self.sim_in {
                     Some(sim) => simulate(sim, &mut self.sim_pool, now, from, &self.rx_buf[..n]),
-                    None => self.p.proto.handle_datagram(now, from, &self.rx_buf[..n]),
+                    None => hand_over(&mut self.p, &mut self.tally, now, from, &self.rx_buf[..n]),
                 },
                 Err(e) => match e.kind() {
                     io::ErrorKind::WouldBlock => break,
@@ -428,7 +437,7 @@ impl<P: Protocol> NetLoop<P> {
 
     fn deliver_inbound(&mut self, now: Micros) {
         while let Some((from, buf)) = self.sim_in.as_mut().and_then(|s| s.poll(now)) {
-            self.p.proto.handle_datagram(now, from, &buf);
+            hand_over(&mut self.p, &mut self.tally, now, from, &buf);
             self.reuse_sim_buffer(buf);
         }
     }
@@ -489,6 +498,7 @@ impl<P: Protocol> NetLoop<P> {
                     if let Some(s) = self.p.proto.stats(peer) {
                         self.to_engine.send(ThreadMsg::PeerStats(peer, s));
                     }
+                    self.p.shared.log.push(LogLevel::Info, format_args!("connection up: peer {peer} at {addr}"));
                     HostEvent::Connected { peer, addr }
                 }
                 Event::Disconnected { peer, mut reason } => {
@@ -498,6 +508,7 @@ impl<P: Protocol> NetLoop<P> {
                         self.broken.swap_remove(i);
                         reason = DisconnectReason::ProtocolError;
                     }
+                    log_disconnect(&self.p.shared.log, peer, reason);
                     HostEvent::Disconnected { peer, reason }
                 }
                 // When its datagram came off the socket, however long it then waited.
@@ -528,6 +539,32 @@ impl<P: Protocol> NetLoop<P> {
         }
         self.to_engine.send(ThreadMsg::Stats(current.0, current.1));
     }
+}
+
+/// Hands a received datagram to the endpoint; one it refuses is counted for the log's
+/// summary by source (only while someone wants warnings: the comparison is two copies
+/// of the counters).
+fn hand_over<P: Protocol>(p: &mut ThreadParts<P>, tally: &mut DropTally, now: Micros, from: SocketAddr, data: &[u8]) {
+    if !p.shared.log.wants(LogLevel::Warn) {
+        p.proto.handle_datagram(now, from, data);
+        return;
+    }
+    let before = DropTally::refused(&p.proto.endpoint_stats());
+    p.proto.handle_datagram(now, from, data);
+    let after = DropTally::refused(&p.proto.endpoint_stats());
+    if after > before {
+        tally.note(from, after - before);
+    }
+}
+
+/// A connection's end, for the log: the ends either side chose are news (INFO), the
+/// others say something went wrong (WARN).
+fn log_disconnect(log: &LogQueue, peer: PeerId, reason: DisconnectReason) {
+    let level = match reason {
+        DisconnectReason::Client | DisconnectReason::Server => LogLevel::Info,
+        _ => LogLevel::Warn,
+    };
+    log.push(level, format_args!("connection down: peer {peer}, reason {reason:?}"));
 }
 
 /// Hands a copy of `data` to a link simulator in a buffer from the pool; the buffer

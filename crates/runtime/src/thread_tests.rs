@@ -13,6 +13,7 @@ fn parts(events: Sender<ThreadMsg>) -> (ThreadParts<FakeProtocol>, Sender<Comman
         inject_panic: AtomicBool::new(false),
         fatal: Mutex::new(None),
         polled: Default::default(),
+        log: Default::default(),
     });
     let p = ThreadParts {
         proto: FakeProtocol::new(),

@@ -61,8 +61,32 @@ internal static class UnitySim
             Check(AssemblyReloadEvents.BeforeReloadHandlerCount == 1, "beforeAssemblyReload still registered once");
         });
         Run("the relay sample: a server and two client components play a match, no desync", RelaySample);
+        Run("TwUnityLog forwards a session's records to the console by level", UnityLog);
         Console.WriteLine(s_passed + " passed, " + s_failed + " failed");
         return s_failed == 0 ? 0 : 1;
+    }
+
+    private static void UnityLog()
+    {
+        TwUnityLog.Forward(TwLogLevel.Error, "e");
+        Check(Debug.SimulatedLastCall == "LogError" && Debug.SimulatedLastMessage == "[tickwire] e", "ERROR -> LogError");
+        TwUnityLog.Forward(TwLogLevel.Warn, "w");
+        Check(Debug.SimulatedLastCall == "LogWarning", "WARN -> LogWarning");
+        TwUnityLog.Forward(TwLogLevel.Debug, "d");
+        Check(Debug.SimulatedLastCall == "Log", "DEBUG -> Log");
+        // Through the library: a P2P session's note of SetLog arrives at its first poll.
+        Debug.SimulatedLastMessage = null;
+        using (TwSession s = new TwSession(P2PConfig()))
+        {
+            s.SetLog(TwUnityLog.Handler, TwLogLevel.Info);
+            TwSessionEvent ev;
+            while (s.TryPollEvent(out ev))
+            {
+            }
+            Check(Debug.SimulatedLastCall == "Log" && Debug.SimulatedLastMessage != null &&
+                  Debug.SimulatedLastMessage.StartsWith("[tickwire] log on: P2p session bound to", StringComparison.Ordinal),
+                  "the note reached the console: " + Debug.SimulatedLastMessage);
+        }
     }
 
     private static void RelaySample()

@@ -1,4 +1,5 @@
-// Stand-ins for the few Unity APIs that Tickwire/Unity/TwUnityLifecycle.cs and the
+// Stand-ins for the few Unity APIs that Tickwire/Unity/ (the lifecycle hooks, the log
+// forwarder), TwLog.cs's AOT attribute and the
 // package sample use, with the same namespaces, names and signatures as Unity's, plus
 // Simulate* helpers that do what the editor does. Test-only: they let mcs compile the
 // Unity code path and let UnitySim.cs drive it. Not shipped.
@@ -55,14 +56,32 @@ namespace UnityEngine
 
     public static class Debug
     {
+        /// <summary>Test-only: the last message and which call wrote it ("Log", "LogWarning", "LogError").</summary>
+        public static string SimulatedLastMessage;
+        public static string SimulatedLastCall;
+
         public static void Log(object message)
         {
+            Record("Log", message);
+            Console.WriteLine(message);
+        }
+
+        public static void LogWarning(object message)
+        {
+            Record("LogWarning", message);
             Console.WriteLine(message);
         }
 
         public static void LogError(object message)
         {
+            Record("LogError", message);
             Console.Error.WriteLine(message);
+        }
+
+        private static void Record(string call, object message)
+        {
+            SimulatedLastCall = call;
+            SimulatedLastMessage = message == null ? null : message.ToString();
         }
     }
 
@@ -94,6 +113,18 @@ namespace UnityEngine
             {
                 q();
             }
+        }
+    }
+}
+
+namespace AOT
+{
+    /// <summary>UnityEngine's attribute for static methods native code calls (IL2CPP makes their wrappers ahead of time).</summary>
+    [AttributeUsage(AttributeTargets.Method)]
+    public sealed class MonoPInvokeCallbackAttribute : Attribute
+    {
+        public MonoPInvokeCallbackAttribute(Type type)
+        {
         }
     }
 }

@@ -121,6 +121,11 @@ pub trait Networked: sealed::HasNet {
         Ok(self.net_mut().host.set_link_sim(dir, cfg)?)
     }
 
+    /// The log queue of the session's host (see [`Host::log`]).
+    fn log(&self) -> &crate::LogQueue {
+        self.net().host.log()
+    }
+
     /// The latest statistics of the connection to `peer`.
     fn peer_stats(&mut self, peer: PeerId) -> Option<ConnectionStats> {
         self.net_mut().host.stats(peer)

@@ -24,6 +24,8 @@ namespace Tickwire
     public sealed unsafe class TwHost : IDisposable
     {
         private readonly HostHandle _handle;
+        /// <summary>This host's entry in TwLog's handler table (0: no log).</summary>
+        private int _logId;
         private string _localAddress;
 
         // Live hosts, so that DisposeAll can release them before a Unity domain reload.
@@ -255,6 +257,21 @@ namespace Tickwire
         }
 
         /// <summary>
+        /// Logs through handler: records at minLevel and above (tw_host_set_log), called from
+        /// inside PollEvent / TryPollEvent on the polling thread, never from the network
+        /// thread. Connections up and down with reasons, malformed or forged datagrams
+        /// summarized once a second, network-thread faults. Null or TwLogLevel.Off
+        /// turns it off. Use a handler that does not allocate per frame itself; the
+        /// library calls it only when there is a record. Throws TickwireException.
+        /// </summary>
+        public void SetLog(TwLogHandler handler, TwLogLevel minLevel = TwLogLevel.Info)
+        {
+            ThrowIfDisposed();
+            HostHandle h = _handle;
+            ThrowUnlessOk(TwLog.Set(ref _logId, handler, minLevel, (fn, user, level) => TwNative.tw_host_set_log(h, fn, user, level)));
+        }
+
+        /// <summary>
         /// Destroys the native host: peers are told goodbye, the network thread is
         /// joined (at most 1 second), the socket is closed. Safe to call twice.
         /// </summary>
@@ -266,6 +283,7 @@ namespace Tickwire
             }
             _handle.Dispose();
             s_live.Remove(_liveToken);
+            TwLog.Unregister(ref _logId);
         }
 
         /// <summary>

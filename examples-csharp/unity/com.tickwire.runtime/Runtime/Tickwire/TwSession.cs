@@ -38,6 +38,8 @@ namespace Tickwire
     public sealed unsafe partial class TwSession : IDisposable
     {
         private readonly SessionHandle _handle;
+        /// <summary>This session's entry in TwLog's handler table (0: no log).</summary>
+        private int _logId;
         private readonly TwSessionMode _mode;
         private readonly int _numPlayers;
         private readonly int _inputSize;
@@ -552,6 +554,23 @@ namespace Tickwire
             }
             _handle.Dispose();
             s_live.Remove(_liveToken);
+            TwLog.Unregister(ref _logId);
+        }
+
+        /// <summary>
+        /// Logs through handler: records at minLevel and above (tw_session_set_log), called from
+        /// inside PollEvent / TryPollEvent on the polling thread, never from the network
+        /// thread. Connections up and down with reasons, malformed or forged datagrams
+        /// summarized once a second, network-thread faults; and the session's events as they are polled: desyncs, peers interrupted and
+        /// disconnected, players joining and leaving. Null or TwLogLevel.Off
+        /// turns it off. Use a handler that does not allocate per frame itself; the
+        /// library calls it only when there is a record. Throws TickwireException.
+        /// </summary>
+        public void SetLog(TwLogHandler handler, TwLogLevel minLevel = TwLogLevel.Info)
+        {
+            ThrowIfDisposed();
+            SessionHandle h = _handle;
+            ThrowIfFailed(TwLog.Set(ref _logId, handler, minLevel, (fn, user, level) => TwNative.tw_session_set_log(h, fn, user, level)));
         }
 
         /// <summary>

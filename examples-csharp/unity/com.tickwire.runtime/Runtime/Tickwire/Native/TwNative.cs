@@ -280,5 +280,17 @@ namespace Tickwire.Native
 
         [DllImport(Lib, CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
         internal static extern UIntPtr tw_session_message_stats_size();
+
+        // --- the log hook (TwLog.cs) ------------------------------------------------------
+
+        /// <summary>tw_log_fn: callback is a pointer to a static [MonoPInvokeCallback] method of this type.</summary>
+        [UnmanagedFunctionPointer(CallingConvention.Cdecl)]
+        internal delegate void TwLogFn(IntPtr user, uint level, byte* message, UIntPtr len);
+
+        [DllImport(Lib, CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
+        internal static extern TwResult tw_session_set_log(SessionHandle session, IntPtr callback, IntPtr user, uint min_level);
+
+        [DllImport(Lib, CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
+        internal static extern TwResult tw_host_set_log(HostHandle host, IntPtr callback, IntPtr user, uint min_level);
     }
 }

@@ -23,6 +23,7 @@ namespace Tickwire
         {
             TwSession.DisposeAll();
             TwHost.DisposeAll();
+            TwLog.Clear();
         }
 
         [RuntimeInitializeOnLoadMethod(RuntimeInitializeLoadType.SubsystemRegistration)]

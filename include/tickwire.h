@@ -864,28 +864,28 @@ enum tw_session_event_kind
      * its connection is up (`step` 1: connected, waiting for its first message; after
      * PEER_CONNECTED). A loading screen's "synchronizing with player P".
      */
-    TW_SESSION_EVENT_KIND_SYNCHRONIZING_WITH_PEER = 30,
+    TW_SESSION_EVENT_KIND_SYNCHRONIZING_WITH_PEER = 27,
     /**
      * P2P, before the match runs: this side has heard from the remote peer of
      * `data.progress.player` (`peer`): `data.progress.synchronized` of
      * `data.progress.total` remote peers are synchronized now. SYNCHRONIZED follows
      * once all are (or the others are dropped).
      */
-    TW_SESSION_EVENT_KIND_SYNCHRONIZED_WITH_PEER = 31,
+    TW_SESSION_EVENT_KIND_SYNCHRONIZED_WITH_PEER = 28,
     /**
      * SYNCTEST: both states of a mismatch at `data.tick.tick` are in hand, the saved
      * one and the resimulated one: take them with `tw_session_take_synctest_state`
      * and diff them (GGPO's `log_game_state`). One pair is held at a time; once both
      * are taken the next mismatch is captured.
      */
-    TW_SESSION_EVENT_KIND_SYNCTEST_STATES_READY = 32,
+    TW_SESSION_EVENT_KIND_SYNCTEST_STATES_READY = 29,
     /**
      * RELAY_CLIENT: the input delay in force changed (`data.input_delay`): the part
      * of the round trip beyond `max_prediction` shows as input delay (`spill`), or a
      * delay from `input_delay_mode` changed. Raise `max_prediction` to hide more of a
      * long round trip by prediction instead. At most once a second.
      */
-    TW_SESSION_EVENT_KIND_INPUT_DELAY_CHANGED = 33,
+    TW_SESSION_EVENT_KIND_INPUT_DELAY_CHANGED = 30,
 };
 #ifndef __cplusplus
 #if __STDC_VERSION__ >= 202311L

@@ -136,22 +136,22 @@ pub enum tw_session_event_kind {
     /// every remote peer at `tw_session_start` (`step` 0: connecting), and again when
     /// its connection is up (`step` 1: connected, waiting for its first message; after
     /// PEER_CONNECTED). A loading screen's "synchronizing with player P".
-    SynchronizingWithPeer = 30,
+    SynchronizingWithPeer = 27,
     /// P2P, before the match runs: this side has heard from the remote peer of
     /// `data.progress.player` (`peer`): `data.progress.synchronized` of
     /// `data.progress.total` remote peers are synchronized now. SYNCHRONIZED follows
     /// once all are (or the others are dropped).
-    SynchronizedWithPeer = 31,
+    SynchronizedWithPeer = 28,
     /// SYNCTEST: both states of a mismatch at `data.tick.tick` are in hand, the saved
     /// one and the resimulated one: take them with `tw_session_take_synctest_state`
     /// and diff them (GGPO's `log_game_state`). One pair is held at a time; once both
     /// are taken the next mismatch is captured.
-    SynctestStatesReady = 32,
+    SynctestStatesReady = 29,
     /// RELAY_CLIENT: the input delay in force changed (`data.input_delay`): the part
     /// of the round trip beyond `max_prediction` shows as input delay (`spill`), or a
     /// delay from `input_delay_mode` changed. Raise `max_prediction` to hide more of a
     /// long round trip by prediction instead. At most once a second.
-    InputDelayChanged = 33,
+    InputDelayChanged = 30,
 }
 
 /// Why a relay server removed a player (`tw_session_event_relay.reason` of

@@ -233,24 +233,24 @@ namespace Tickwire
         /// its connection, 0 while this side waits for it to dial). Raised for every remote
         /// peer at Start (Step 0: connecting) and when its connection is up (Step 1).
         /// </summary>
-        SynchronizingWithPeer = 30,
+        SynchronizingWithPeer = 27,
         /// <summary>
         /// P2P, before the match runs: this side has heard from the peer of
         /// Data.Progress.Player: Data.Progress.Synchronized of Data.Progress.Total remote peers
         /// are synchronized now. Synchronized follows once all are.
         /// </summary>
-        SynchronizedWithPeer = 31,
+        SynchronizedWithPeer = 28,
         /// <summary>
         /// SYNCTEST: both states of a mismatch at Data.Tick.Tick are in hand:
         /// TwSession.TakeSynctestState(Saved / Resimulated), then diff them.
         /// </summary>
-        SynctestStatesReady = 32,
+        SynctestStatesReady = 29,
         /// <summary>
         /// RELAY_CLIENT: the input delay in force changed (Data.InputDelay): the part of the
         /// round trip beyond MaxPrediction shows as input delay (Spill). Raise MaxPrediction to
         /// hide more of a long round trip. At most once a second.
         /// </summary>
-        InputDelayChanged = 33,
+        InputDelayChanged = 30,
     }
 
     /// <summary>tw_synctest_state: which state of a synctest mismatch TakeSynctestState copies.</summary>

@@ -48,6 +48,8 @@ typedef struct peer {
      * ticks) only comes with the next advance: until then only this much is settled. */
     uint32_t settled;
     int synchronized;
+    /* Connection progress: SYNCHRONIZED_WITH_PEER events seen before SYNCHRONIZED. */
+    int peers_synchronized;
     int chat_sent;    /* its greeting went out (the side channel refuses only for a while) */
     int chat_heard;   /* the other peer's greeting arrived, intact */
     int failed;
@@ -167,6 +169,9 @@ static void frame(peer *p) {
         if (e.kind == TW_SESSION_EVENT_KIND_SYNCHRONIZED_WITH_PEER) {
             printf("%s: synchronized with player %u (%u of %u peers)\n", p->name, (unsigned)e.data.progress.player,
                    (unsigned)e.data.progress.synchronized, (unsigned)e.data.progress.total);
+            if (!p->synchronized && e.data.progress.player == 1 - p->me && e.data.progress.total == 1) {
+                p->peers_synchronized++;
+            }
         }
         if (e.kind == TW_SESSION_EVENT_KIND_SYNCHRONIZED) {
             printf("%s: synchronized\n", p->name);
@@ -308,7 +313,7 @@ int main(int argc, char **argv) {
     }
     printf("chat: A heard B: %s, B heard A: %s\n", a.chat_heard ? "yes" : "no", b.chat_heard ? "yes" : "no");
     int success = ok && !a.failed && !b.failed && compared > 10 && differ == 0 && nr == TW_RESULT_OK && ns.rtt_us > 0 &&
-                  a.chat_heard && b.chat_heard;
+                  a.chat_heard && b.chat_heard && a.peers_synchronized == 1 && b.peers_synchronized == 1;
     tw_session_destroy(a.s);
     tw_session_destroy(b.s);
     free(a.slots);

@@ -21,6 +21,7 @@ namespace Tickwire.Tests
             Run("relay: setup and per-frame errors (bad server address, wrong mode)", RelayErrors);
             Run("relay: a server and 3 clients over 127.0.0.1 agree on every authoritative tick; joins and departures", RelayMatchAgrees);
             Run("relay: KickPlayer removes a player for good: ServerLost KickedByEngine, no reconnect, the slot freed", RelayKickPlayer);
+            Run("relay: a round trip past MaxPrediction becomes input delay, told by InputDelayChanged", RelayInputDelayChanged);
             Run("session: TicksDue after a hitch hands out at most MaxCatchUpMs of ticks; a bad cap is refused", SessionCatchUpCap);
             Run("relay: a desync is reported; RequestSnapshot brings the server's state back", RelayDesyncAndResnapshot);
             Run("relay allocation: 0 bytes over the frames of a server and 3 clients over UDP, a resync included", SessionZeroAllocationRelay);
@@ -282,6 +283,23 @@ namespace Tickwire.Tests
                 m.RunFor(3000, () => OfKind(m.ClientGames[1], TwSessionEventKind.Joined).Count > 0);
                 Equal(0u, m.LatestJoin(1).Player, "the next player took slot 0");
                 Equal(0, OfKind(m.ServerGame, TwSessionEventKind.ConnectionRejected).Count, "nobody refused");
+            }
+        }
+
+        private static void RelayInputDelayChanged()
+        {
+            using (RelayMatch m = new RelayMatch(Link(40000, 2000, 0.0), null))
+            {
+                m.AddClient(c => { c.MaxPrediction = 3; return c; });
+                m.RunFor(4000, null);
+                List<TwSessionEvent> told = OfKind(m.ClientGames[0], TwSessionEventKind.InputDelayChanged);
+                Check(told.Count >= 1 && told.Count <= 5, "told, at most once a second: " + Kinds(m.ClientGames[0]));
+                TwSessionEventInputDelay last = told[told.Count - 1].Data.InputDelay;
+                Console.WriteLine("  input delay " + last.Ticks + " ticks, " + last.Spill + " beyond MaxPrediction 3");
+                Check(last.Spill >= 1 && last.Ticks == last.Spill, "the delay is latency beyond MaxPrediction");
+                TwSessionStats st;
+                Equal(TwResult.Ok, m.Clients[0].GetStats(out st), "stats");
+                Equal(last.Ticks, st.InputDelay, "the last event says the delay in force");
             }
         }
 

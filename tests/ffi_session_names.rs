@@ -211,6 +211,9 @@ fn a_relay_server_name_that_does_not_resolve_is_server_lost_with_its_reason() {
     // SAFETY: live session.
     ok(unsafe { tw_session_ticks_due(client.0, &mut n) });
     assert_eq!(n, 0);
+    // And advance answers as after any SERVER_LOST (issue 18, 7: both ways the same).
+    // SAFETY: live session.
+    assert_eq!(unsafe { tw_session_advance(client.0) }, tw_result::Finished);
 }
 
 #[test]

@@ -298,6 +298,16 @@ impl RelayClientSession {
         Ok(peer)
     }
 
+    /// Ends the session before any connection, as a lost server does (`Disconnected`
+    /// with `reason`, then no ticks and `Finished`): the server's name gave no address.
+    pub fn give_up(&mut self, reason: DisconnectReason) {
+        if self.phase == Phase::Lost {
+            return;
+        }
+        self.phase = Phase::Lost;
+        self.events.push_back(ClientSessionEvent::Disconnected { reason });
+    }
+
     /// Handles one transport event (call for every event the transport produces).
     pub fn on_event<T: Transport + ?Sized>(&mut self, now: Micros, transport: &mut T, e: Event) {
         self.now = self.now.max(now);

@@ -119,9 +119,11 @@ impl RelayClient {
                 }
             }
             Err(_) => {
-                self.waiting = None;
-                let reason = DisconnectReason::ResolveFailed;
-                self.engine.events.push_back(SessionEvent::RelayClient(ClientSessionEvent::Disconnected { reason }));
+                // The core ends as after a lost server: SERVER_LOST, no ticks, FINISHED.
+                let Some(mut s) = self.waiting.take() else { return };
+                s.give_up(DisconnectReason::ResolveFailed);
+                self.engine.run(s);
+                self.engine.collect_events();
             }
         }
     }

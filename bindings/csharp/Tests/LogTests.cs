@@ -181,6 +181,27 @@ namespace Tickwire.Tests
                 client.SetLog(sink.Handle, TwLogLevel.Debug);
                 client.Connect(server.LocalAddress);
                 PollUntil(server, client, () => sink.Texts.Count >= 4, "the connection records");
+                // Let the connection's records settle (both sides, the dial, the handshake:
+                // one more can still be on its way under load) before measuring.
+                int settled = -1;
+                Timer quiet = Timer.StartNew();
+                while (quiet.ElapsedMilliseconds < 5000)
+                {
+                    int count = sink.Texts.Count;
+                    PollAll(server);
+                    PollAll(client);
+                    System.Threading.Thread.Sleep(50);
+                    PollAll(server);
+                    PollAll(client);
+                    if (sink.Texts.Count == count)
+                    {
+                        if (settled == count)
+                        {
+                            break;
+                        }
+                        settled = count;
+                    }
+                }
                 int records = sink.Texts.Count;
                 TwEvent ev;
                 long before = GC.GetAllocatedBytesForCurrentThread();

@@ -221,11 +221,12 @@ impl RelayClientSession {
         cfg.sync.max_input_size = cfg.input_size;
         cfg.sync.input_size = Some(cfg.input_size);
         cfg.sync.max_players = Some(cfg.max_players as u32);
+        let delay = DelayPolicy::new(cfg.input_delay, cfg.max_prediction);
         Ok(RelayClientSession {
             relay: RelayClient::new(cfg.sync.clone()),
             predictor,
-            delay: DelayPolicy::new(cfg.input_delay, cfg.max_prediction),
-            delay_told: DelayPolicy::new(cfg.input_delay, cfg.max_prediction).effective(),
+            delay_told: delay.effective(),
+            delay,
             delay_told_at: None,
             server_addr: None,
             phase: Phase::Idle,

@@ -1271,12 +1271,14 @@ typedef struct tw_host_config {
      */
     uint32_t max_message_size;
     /**
-     * Send an empty packet (acks only) after this long without sending (default 100).
+     * Send an empty packet (acks only) after this long without sending (default
+     * 1000), or after a quarter of the connection's timeout when that is shorter: any
+     * interval holds any timeout. Above 0.
      */
     uint32_t keepalive_interval_ms;
     /**
-     * Drop a connection after this long without a valid packet (default 5000).
-     * Must be above `keepalive_interval_ms`.
+     * Drop a connection after this long without a valid packet (default 5000). Above
+     * 0.
      */
     uint32_t timeout_ms;
     /**
@@ -2739,6 +2741,13 @@ size_t tw_event_size(void);
  * (`[::]` with IPV6_V6ONLY off) that reaches IPv4 and IPv6 peers alike, or on
  * `0.0.0.0` where the system has no IPv6. An explicit address keeps the OS defaults
  * (an explicit `"[::]:port"` is dual-stack on Linux, IPv6-only on Windows).
+ *
+ * Acknowledgements: reliable data is acknowledged within 20 ms. Packets of
+ * unreliable or sequenced data alone are acknowledged by whatever the host sends back
+ * anyway, or every 16 packets when it sends nothing (a server that only receives
+ * inputs answers with 1/16 of a small packet per input); the sender's RTT and loss
+ * figures stay exact. (Sessions acknowledge those within 20 ms too: their time sync
+ * is measured with it.)
  *
  * Ownership: on success `*out_host` receives a new host that the caller owns and must
  * release with `tw_host_destroy`. `config`, its `security` and `bind_address` are only

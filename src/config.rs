@@ -48,10 +48,12 @@ pub struct tw_host_config {
     /// Largest message in bytes (default 1048576, the maximum). Unreliable and
     /// sequenced messages are also limited to `TW_MAX_UNRELIABLE_SIZE`.
     pub max_message_size: u32,
-    /// Send an empty packet (acks only) after this long without sending (default 100).
+    /// Send an empty packet (acks only) after this long without sending (default
+    /// 1000), or after a quarter of the connection's timeout when that is shorter: any
+    /// interval holds any timeout. Above 0.
     pub keepalive_interval_ms: u32,
-    /// Drop a connection after this long without a valid packet (default 5000).
-    /// Must be above `keepalive_interval_ms`.
+    /// Drop a connection after this long without a valid packet (default 5000). Above
+    /// 0.
     pub timeout_ms: u32,
     /// Give up on a connection attempt after this long (default 5000).
     pub connect_timeout_ms: u32,
@@ -287,11 +289,11 @@ impl tw_host_config {
         if !(1..=max_message).contains(&self.max_message_size) {
             return bad(format!("{name}.max_message_size {} is not in 1..={max_message}", self.max_message_size));
         }
-        if self.keepalive_interval_ms == 0 || self.keepalive_interval_ms >= self.timeout_ms {
-            return bad(format!(
-                "{name}.keepalive_interval_ms {} must be above 0 and below {name}.timeout_ms ({})",
-                self.keepalive_interval_ms, self.timeout_ms
-            ));
+        if self.keepalive_interval_ms == 0 {
+            return bad(format!("{name}.keepalive_interval_ms 0 must be above 0"));
+        }
+        if self.timeout_ms == 0 {
+            return bad(format!("{name}.timeout_ms 0 must be above 0"));
         }
         if self.handshake_retry_ms == 0 || self.handshake_retry_ms >= self.connect_timeout_ms {
             return bad(format!(

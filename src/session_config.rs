@@ -19,6 +19,9 @@ use tickwire_runtime::{
 };
 
 /// The settings of the session type a `tw_session_config` asks for.
+// Built once per session create and consumed at once: the variants' sizes cost
+// nothing worth an indirection.
+#[allow(clippy::large_enum_variant)]
 pub(crate) enum ModeSettings {
     P2p(P2pSettings),
     SyncTest(SyncTestSettings),

@@ -107,7 +107,7 @@ fn host_create_rejects_bad_config_fields() {
     type Edit = Box<dyn Fn(&mut tw_host_config)>;
     let cases: Vec<(&str, Edit)> = vec![
         ("tw_host_config.reserved", Box::new(|c| c.reserved[11] = 1)),
-        ("tw_host_config.keepalive_interval_ms 5000", Box::new(|c| c.keepalive_interval_ms = c.timeout_ms)),
+        ("tw_host_config.timeout_ms 0", Box::new(|c| c.timeout_ms = 0)),
         ("tw_host_config.keepalive_interval_ms 0", Box::new(|c| c.keepalive_interval_ms = 0)),
         ("tw_host_config.handshake_retry_ms 0", Box::new(|c| c.handshake_retry_ms = 0)),
         ("tw_host_config.handshake_retry_ms 5000", Box::new(|c| c.handshake_retry_ms = c.connect_timeout_ms)),

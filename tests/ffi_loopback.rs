@@ -409,3 +409,38 @@ fn destroy_with_live_connections_returns_promptly() {
     // The documented bound is about 1 s each; allow slack for a loaded machine.
     assert!(t.elapsed() < Duration::from_secs(5), "destroy took {:?}", t.elapsed());
 }
+
+/// A bare host acknowledges a one-way stream of unreliable messages sparsely: a server
+/// that only receives 160 inputs, 8 ms apart, answers with about 10 ack-only packets
+/// (one per 16), not one per 20 ms ack delay (about 60).
+#[test]
+fn one_way_unreliable_inputs_cost_the_receiver_one_ack_per_16() {
+    let (server, client, _client_on_server, server_on_client, mut pump) = connected_pair(4);
+    // Quiet first: the handshake's packets are behind us.
+    std::thread::sleep(Duration::from_millis(100));
+    pump.step();
+    let stats = |h: *mut tw_host| {
+        let mut st = std::mem::MaybeUninit::<tw_host_stats>::uninit();
+        // SAFETY: live host, writable stats.
+        assert_eq!(unsafe { tw_host_get_stats(h, st.as_mut_ptr()) }, tw_result::Ok, "{}", last_error());
+        // SAFETY: filled on OK.
+        unsafe { st.assume_init() }
+    };
+    let before = stats(server.0).datagrams_sent;
+    let inputs = 160;
+    for i in 0..inputs {
+        assert_eq!(send(client.0, server_on_client, TW_CHANNEL_UNRELIABLE, &[i as u8; 32]), tw_result::Ok);
+        pump.step();
+        std::thread::sleep(Duration::from_millis(8));
+    }
+    // Statistics are published within 20 ms of a change.
+    std::thread::sleep(Duration::from_millis(60));
+    pump.step();
+    let received = pump.backlog[0].iter().filter(|p| p.kind == tw_event_kind::Message as u32).count();
+    let acks = stats(server.0).datagrams_sent - before;
+    println!("{received} inputs received, {acks} packets sent back");
+    assert!(received >= inputs * 9 / 10, "{received} of {inputs} arrived");
+    // One per 16 received, and at most a keepalive (1 s apart) on top.
+    let expected = received as u64 / 16;
+    assert!(acks >= expected.saturating_sub(1) && acks <= expected + 2, "{acks} packets for {received} inputs");
+}

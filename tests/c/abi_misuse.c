@@ -166,7 +166,7 @@ static void configs(void) {
     cfg.reserved[0] = 1;
     EXPECT_ERR(tw_host_create(&cfg, "127.0.0.1:0", &h), TW_RESULT_INVALID_ARGUMENT, "tw_host_create", "reserved");
     tw_host_config_init_default(&cfg);
-    cfg.keepalive_interval_ms = cfg.timeout_ms;
+    cfg.keepalive_interval_ms = 0;
     EXPECT_ERR(tw_host_create(&cfg, "127.0.0.1:0", &h), TW_RESULT_INVALID_ARGUMENT, "tw_host_create", "keepalive");
     tw_host_config_init_default(&cfg);
     cfg.max_message_size = 0;

@@ -426,7 +426,8 @@ namespace Tickwire.Tests
             TwHostConfig c = TwHostConfig.Default();
             Equal(96u, c.StructSize, "struct_size");
             Equal(0u, c.MaxClients, "a default host is a client");
-            Check(c.TimeoutMs > c.KeepaliveIntervalMs, "timeout above keepalive");
+            Equal(1000u, c.KeepaliveIntervalMs, "keepalive interval");
+            Equal(5000u, c.TimeoutMs, "timeout");
             Check(c.MaxMessageSize >= TwConstants.MaxUnreliableSize, "max message size");
             for (int i = 0; i < 12; i++)
             {
@@ -495,8 +496,8 @@ namespace Tickwire.Tests
         private static void BadConfigField()
         {
             TwHostConfig c = TwHostConfig.Default();
-            c.TimeoutMs = c.KeepaliveIntervalMs;
-            TickwireException e = ThrowsTw(TwResult.InvalidArgument, () => new TwHost(c, "127.0.0.1:0"), "timeout not above keepalive");
+            c.TimeoutMs = 0;
+            TickwireException e = ThrowsTw(TwResult.InvalidArgument, () => new TwHost(c, "127.0.0.1:0"), "timeout 0");
             Contains(e.NativeMessage, "timeout", "names the field");
             TwHostConfig dirty = DirtyReserved();
             ThrowsTw(TwResult.InvalidArgument, () => new TwHost(dirty, "127.0.0.1:0"), "non-zero reserved bytes");

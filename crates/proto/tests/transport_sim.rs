@@ -2,8 +2,8 @@
 //! link conditioners. Each runs minutes of simulated time in milliseconds.
 
 use tickwire_proto::{
-    CHANNEL_RELIABLE, CHANNEL_SEQUENCED, CHANNEL_UNRELIABLE, DisconnectReason, EndpointConfig, JitterModel, LinkConfig,
-    LossModel, NetEvent as Event, NodeId, PeerId, SimNet,
+    ACK_EVERY_UNRELIABLE, CHANNEL_RELIABLE, CHANNEL_SEQUENCED, CHANNEL_UNRELIABLE, DisconnectReason, EndpointConfig,
+    JitterModel, LinkConfig, LossModel, NetEvent as Event, NodeId, PeerId, SimNet, UnreliableAcks,
 };
 
 const MS: u64 = 1_000;
@@ -420,4 +420,59 @@ fn drifting_clocks_still_connect_and_measure_rtt() {
     let st = net.endpoint(c).stats(cp).unwrap();
     assert!((st.srtt_us - 79_920.0).abs() < 300.0, "srtt {}", st.srtt_us);
     assert!(net.local_now(s) > net.local_now(c) + 200 * MS, "clocks diverged by 2000 ppm over 2 min");
+}
+
+/// With sparse acks, a one-way stream of unreliable messages (a client's inputs with
+/// nothing coming back) is acknowledged every 16 packets, not every ack delay: the
+/// receiver sends about 1/16 of what it receives, and the sender's loss and RTT
+/// figures stay right. Reliable data is still acknowledged within the ack delay.
+#[test]
+fn one_way_unreliable_stream_is_acked_sparingly_and_loss_stays_exact() {
+    let sparse = EndpointConfig { max_incoming: 4, unreliable_acks: UnreliableAcks::Sparse, ..Default::default() };
+    for (seed, p) in [(11, 0.0), (12, 0.05), (13, 0.10), (14, 0.20)] {
+        let link = LinkConfig { latency_us: 30 * MS, loss: LossModel::Bernoulli { p }, ..LinkConfig::perfect() };
+        let mut net = SimNet::new(seed, link);
+        let s = net.add(sparse.clone());
+        let c = net.add(EndpointConfig::default());
+        let (cp, _) = connect(&mut net, c, s, 5 * SEC).unwrap();
+        let (c0, s0) =
+            (net.endpoint(c).endpoint_stats().datagrams_sent, net.endpoint(s).endpoint_stats().datagrams_sent);
+        net.run_until(16 * MS, 20 * SEC, |n| {
+            n.endpoint(c).send(cp, CHANNEL_UNRELIABLE, &[0; 32]).unwrap();
+            n.flush(c);
+            n.flush(s);
+            n.take_events(s);
+            false
+        });
+        let sent = net.endpoint(c).endpoint_stats().datagrams_sent - c0;
+        let acks = net.endpoint(s).endpoint_stats().datagrams_sent - s0;
+        let received = sent as f64 * (1.0 - p);
+        let expected = received / ACK_EVERY_UNRELIABLE as f64;
+        assert!(sent > 1200, "seed {seed}: {sent} sent");
+        assert!(
+            (acks as f64) < expected + 3.0 && (acks as f64) > expected - 3.0,
+            "seed {seed}, loss {p}: {acks} acks for {received:.0} packets received"
+        );
+        let st = net.endpoint(c).stats(cp).unwrap();
+        assert!((st.loss - p).abs() < 0.04, "seed {seed}: loss {} on a {p} link", st.loss);
+        assert!((st.srtt_us - 60_000.0).abs() < 2_000.0, "seed {seed}: srtt {}", st.srtt_us);
+    }
+    // One reliable message: its ack comes back within the ack delay.
+    let mut net = SimNet::new(15, LinkConfig { latency_us: 30 * MS, ..LinkConfig::perfect() });
+    let s = net.add(sparse);
+    let c = net.add(EndpointConfig::default());
+    let (cp, _) = connect(&mut net, c, s, 5 * SEC).unwrap();
+    // Quiet first: the handshake's traffic has settled.
+    net.run_until(MS, 2 * SEC, |n| {
+        n.take_events(s);
+        n.take_events(c);
+        false
+    });
+    let s0 = net.endpoint(s).endpoint_stats().datagrams_sent;
+    net.endpoint(c).send(cp, CHANNEL_RELIABLE, b"once").unwrap();
+    net.flush(c);
+    let start = net.now();
+    net.run_until(MS, SEC, |n| n.endpoint(s).endpoint_stats().datagrams_sent > s0);
+    let waited = net.now() - start;
+    assert!(waited <= 30 * MS + tickwire_proto::MAX_ACK_DELAY_US + MS, "reliable data acked after {waited} us");
 }

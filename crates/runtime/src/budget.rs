@@ -26,7 +26,8 @@
 //! as on their way. So the endpoint's queue, when a message arrives there, is never
 //! larger than the `pending` the engine checked it against: a send the engine accepted
 //! is never over the endpoint's limit. The estimate lags the truth by at most one loop
-//! turn (bounded by the idle cap, 10 ms), and only ever in the safe direction.
+//! turn (the acknowledgements that shrink the queue arrive in a turn, which publishes
+//! them), and only ever in the safe direction.
 //!
 //! Totals are `u64` and do not wrap in the life of a host; the published difference
 //! wraps by design and is added back with wrapping arithmetic, which is exact because

@@ -79,8 +79,6 @@ pub struct Host {
     channel_limits: Vec<usize>,
     /// `send_queue_limit_bytes`: the most a peer's send queue may hold.
     send_queue_limit: usize,
-    /// `keepalive_interval_us`: a silence timeout must be above it.
-    keepalive_us: Micros,
     local_addr: SocketAddr,
     /// Peers the engine may send to (connected or connecting, as far as it has seen),
     /// with their send-queue budgets.
@@ -189,7 +187,6 @@ impl Host {
         send_pool.prefill(SEND_BUFFERS_PREFILLED, MAX_DATAGRAM_SIZE);
         let channel_limits = channel_limits(&cfg.endpoint);
         let send_queue_limit = cfg.endpoint.send_queue_limit_bytes;
-        let keepalive_us = cfg.endpoint.keepalive_interval_us;
         let parts = ThreadParts {
             proto,
             socket,
@@ -218,7 +215,6 @@ impl Host {
             ids,
             channel_limits,
             send_queue_limit,
-            keepalive_us,
             local_addr,
             live: HashMap::new(),
             announced: HashMap::new(),
@@ -412,9 +408,9 @@ impl Host {
         self.msg_pool.give(buf);
     }
 
-    /// The latest statistics the thread published for `peer` (typically under 30 ms
-    /// old: published every 20 ms when they change, by a thread that wakes at least
-    /// every 10 ms), or
+    /// The latest statistics the thread published for `peer` (at most about 20 ms
+    /// behind a change: the thread publishes within 20 ms of any turn that changed
+    /// them; an idle connection's change only at its keepalives), or
     /// `None` if the peer is unknown or the engine has seen it disconnect. Never blocks.
     pub fn stats(&mut self, peer: PeerId) -> Option<ConnectionStats> {
         self.pump(false);
@@ -445,15 +441,13 @@ impl Host {
 
     /// Changes the silence timeout of every connection (and of those to come) to
     /// `timeout_us` (`Micros::MAX`: never); a connection admitted with a connect token
-    /// keeps its token's. Fails with [`HostError::Config`] when it is not above the
-    /// keepalive interval. Wakes the network thread.
+    /// keeps its token's. Keepalives follow (a connection sends one after a quarter of
+    /// its timeout at most). Fails with [`HostError::Config`] for 0. Wakes the network
+    /// thread.
     pub fn set_timeout(&mut self, timeout_us: Micros) -> Result<(), HostError> {
         self.check_alive()?;
-        if timeout_us <= self.keepalive_us {
-            return Err(HostError::Config(format!(
-                "timeout {timeout_us} us must be above the keepalive interval {} us",
-                self.keepalive_us
-            )));
+        if timeout_us == 0 {
+            return Err(HostError::Config("timeout 0 us must be above 0".into()));
         }
         self.command(Command::SetTimeout { timeout_us })
     }

@@ -254,6 +254,12 @@ impl DropTally {
     /// and starts the next window from the endpoint's counters (read only then, once a
     /// second, and also while the log is off, so a log turned on later does not
     /// report old refusals as new).
+    /// When the current window's summary is due, if it has anything to say: the
+    /// network thread wakes for it, and sleeps through quiet windows.
+    pub(crate) fn deadline(&self) -> Option<Micros> {
+        (self.sources[0].0.is_some() || self.others > 0).then_some(self.window_start + TALLY_WINDOW_US)
+    }
+
     pub(crate) fn roll(&mut self, now: Micros, stats: impl FnOnce() -> EndpointStats, log: &LogQueue) {
         if now < self.window_start + TALLY_WINDOW_US {
             return;

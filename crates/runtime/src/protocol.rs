@@ -18,7 +18,7 @@ pub(crate) trait Protocol: Send + 'static {
     fn disconnect(&mut self, now: Micros, peer: PeerId, reason: Option<DisconnectReason>);
     fn shutdown(&mut self, now: Micros);
     /// The silence timeout of every connection (`Micros::MAX`: never); the caller has
-    /// checked it against the keepalive interval.
+    /// checked that it is above 0.
     fn set_timeout(&mut self, timeout_us: Micros);
     fn send(&mut self, peer: PeerId, channel: u8, data: &[u8]) -> Result<(), SendError>;
     fn flush(&mut self, now: Micros);

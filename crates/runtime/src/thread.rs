@@ -40,10 +40,17 @@ use tickwire_proto::{
     PeerId, Rng, SendError,
 };
 
-/// Longest sleep when nothing is due: bounds how stale published statistics get.
-pub(crate) const IDLE_CAP: Duration = Duration::from_millis(10);
-/// How often statistics are published (when they changed).
+/// Longest sleep when nothing is due. Nothing depends on it (statistics and log
+/// summaries that are owed are deadlines of their own); it only bounds the damage of a
+/// wake that was somehow missed.
+pub(crate) const IDLE_CAP: Duration = Duration::from_secs(5);
+/// How often statistics are published (when they changed), on average.
 const STATS_INTERVAL_US: Micros = 20_000;
+/// Publications allowed back to back before the interval applies: an idle
+/// connection's few turns (its keepalive, the peer's) each publish at once instead of
+/// waking the thread again 20 ms later, while a busy one still publishes 50 times a
+/// second at most.
+const STATS_BURST: u32 = 3;
 /// How long a shutting-down thread keeps running so that disconnect packets held by the
 /// outbound simulator still leave. Well inside [`super::SHUTDOWN_WAIT`].
 const SHUTDOWN_LINGER_US: Micros = 250_000;
@@ -122,6 +129,9 @@ pub struct RuntimeStats {
     /// Events waiting for room in the channel to the engine because the engine is not
     /// polling fast enough (in the endpoint, one bounded queue per peer).
     pub event_backlog: u64,
+    /// Times the network thread woke from its sleep (a datagram, the engine, a timer).
+    /// Not a change worth publishing statistics for by itself.
+    pub wakeups: u64,
 }
 
 /// State shared by both sides for the signals that must work even when the command
@@ -203,7 +213,14 @@ struct NetLoop<P> {
     /// Peers this thread is closing because the endpoint refused a message the engine
     /// had been told was accepted; their `Disconnected` gets reason `ProtocolError`.
     broken: Vec<PeerId>,
-    next_stats: Micros,
+    /// Publications the thread may make now (at most [`STATS_BURST`]); one more is
+    /// earned every [`STATS_INTERVAL_US`] after `stats_earned_at`.
+    stats_credits: u32,
+    stats_earned_at: Micros,
+    /// When statistics that may have changed but could not be published yet (no
+    /// credit, or no room in the channel) are looked at again: a deadline of the
+    /// thread's sleep.
+    stats_owed_at: Option<Micros>,
     published: (EndpointStats, RuntimeStats),
     next_auto_flush: Option<Micros>,
     rt: RuntimeStats,
@@ -234,7 +251,9 @@ impl<P: Protocol> NetLoop<P> {
             peers: Vec::new(),
             budgets: HashMap::new(),
             broken: Vec::new(),
-            next_stats: now,
+            stats_credits: STATS_BURST,
+            stats_earned_at: now,
+            stats_owed_at: None,
             published: Default::default(),
             rt: RuntimeStats::default(),
             linger_until: None,
@@ -299,6 +318,7 @@ impl<P: Protocol> NetLoop<P> {
             }
             let timeout = self.sleep_time();
             self.p.waiter.wait(&self.p.socket, timeout)?;
+            self.rt.wakeups += 1;
         }
     }
 
@@ -310,6 +330,8 @@ impl<P: Protocol> NetLoop<P> {
             self.sim_in.as_ref().and_then(|s| s.next_delivery()),
             self.sim_out.as_ref().and_then(|s| s.next_delivery()),
             self.next_auto_flush,
+            self.stats_owed_at,
+            self.tally.deadline(),
             (self.to_engine.waiting() > 0 || self.p.proto.pending_events() > 0 || self.linger_until.is_some())
                 .then_some(now + BACKLOG_RETRY_US),
         ];
@@ -522,14 +544,28 @@ impl<P: Protocol> NetLoop<P> {
     /// Statistics are snapshots: when the channel has no room for them all (the engine
     /// is behind), they are published a turn later rather than queued.
     fn publish_stats(&mut self, now: Micros) {
-        if now < self.next_stats || !self.to_engine.room_for(self.peers.len() + 1) {
+        let earned = (now.saturating_sub(self.stats_earned_at) / STATS_INTERVAL_US) as u32;
+        if earned > 0 {
+            self.stats_credits = (self.stats_credits + earned).min(STATS_BURST);
+            self.stats_earned_at += earned as Micros * STATS_INTERVAL_US;
+        }
+        if self.stats_credits == 0 {
+            self.stats_owed_at = Some(self.stats_earned_at + STATS_INTERVAL_US);
             return;
         }
-        self.next_stats = now + STATS_INTERVAL_US;
+        if !self.to_engine.room_for(self.peers.len() + 1) {
+            // The engine is behind: look again an interval later.
+            self.stats_owed_at = Some(now + STATS_INTERVAL_US);
+            return;
+        }
+        self.stats_owed_at = None;
         let current = (self.p.proto.endpoint_stats(), self.rt);
-        if current == self.published {
+        let unchanged =
+            |a: &RuntimeStats, b: &RuntimeStats| RuntimeStats { wakeups: 0, ..*a } == RuntimeStats { wakeups: 0, ..*b };
+        if current.0 == self.published.0 && unchanged(&current.1, &self.published.1) {
             return;
         }
+        self.stats_credits -= 1;
         self.published = current;
         for i in 0..self.peers.len() {
             let peer = self.peers[i];

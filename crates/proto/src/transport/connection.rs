@@ -7,16 +7,21 @@ use std::net::SocketAddr;
 use super::acks::{ACK_WINDOW, LossWindow, RecvAcks, SENT_RING, SentRing, SeqVerdict};
 use super::budget::{Admit, RecvBudget, SendPace};
 use super::crypto::{Ephemeral, PacketKeys, ReplayWindow, full_sequence};
+use super::endpoint::MAX_ACK_DELAY_US;
 use super::estimators::{RateMeter, RttEstimator};
 use super::inbox::Inbox;
 use super::pool::BufPool;
 use super::reliable::{ReliableReceiver, ReliableSender, Violation, WINDOW, sequenced_accept};
-use super::{ChannelKind, ConnectionStats, EndpointConfig, Event, PeerId};
+use super::{ChannelKind, ConnectionStats, EndpointConfig, Event, PeerId, UnreliableAcks};
 use crate::clock::Micros;
 use crate::wire::{
     ACK_DELAY_UNIT_US, DecodeError, Frame, FrameKind, FrameReader, MAX_DATAGRAM_SIZE, MAX_FRAMES_SIZE,
     PAYLOAD_HEADER_SIZE, PayloadHeader, TAG_SIZE, Writer, encode_payload_header, seq_newer, write_frame,
 };
+
+/// Packets of unreliable data received without sending anything before an ack-only
+/// packet goes back (see `Connection::owe_ack`): half the ack window.
+pub const ACK_EVERY_UNRELIABLE: u16 = 16;
 
 /// Largest unreliable or sequenced message: one frame in an otherwise empty packet.
 pub const MAX_UNRELIABLE: usize = MAX_FRAMES_SIZE - 3 - 2;
@@ -125,7 +130,14 @@ pub struct Connection {
     loss_cursor: u16,
     loss: LossWindow,
     rtt: RttEstimator,
-    ack_pending_since: Option<Micros>,
+    /// When an ack-only packet is due if nothing else goes back first (see
+    /// `Connection::owe_ack`).
+    ack_due_at: Option<Micros>,
+    unreliable_acks: UnreliableAcks,
+    /// Packets with only unreliable or sequenced frames received since we last sent
+    /// anything: they are acknowledged by whatever we send next, and on their own only
+    /// every [`ACK_EVERY_UNRELIABLE`] packets.
+    unacked_unreliable: u16,
     unreliable: VecDeque<QueuedMessage>,
     unreliable_bytes: usize,
     seq_send: Vec<u16>,
@@ -183,7 +195,9 @@ impl Connection {
             loss_cursor: 0,
             loss: LossWindow::new(),
             rtt: RttEstimator::default(),
-            ack_pending_since: None,
+            ack_due_at: None,
+            unreliable_acks: cfg.unreliable_acks,
+            unacked_unreliable: 0,
             unreliable: VecDeque::new(),
             unreliable_bytes: 0,
             seq_send: vec![0; n],
@@ -253,7 +267,8 @@ impl Connection {
         self.sent.insert(self.next_seq as u16, now);
         self.next_seq += 1;
         self.last_send = now;
-        self.ack_pending_since = None;
+        self.ack_due_at = None;
+        self.unacked_unreliable = 0;
         self.packets_sent += 1;
         self.bytes_sent += buf.len() as u64;
         self.send_rate.record(now, buf.len());
@@ -364,14 +379,43 @@ impl Connection {
         self.finish_packet(now, buf, out);
     }
 
-    /// Whether an ack-only packet is owed: something with frames arrived and nothing has
-    /// gone back for `max_delay`.
-    pub fn ack_due(&self, now: Micros, max_delay: Micros) -> bool {
-        self.ack_pending_since.is_some_and(|t| now.saturating_sub(t) >= max_delay)
+    /// Notes the ack a packet with frames is owed. Reliable data is acknowledged within
+    /// the ack delay: the sender's resends and its window wait for it. Unreliable data
+    /// needs acks only for the sender's loss and RTT figures: with
+    /// [`UnreliableAcks::Sparse`] a one-way stream (a client's inputs) is acknowledged
+    /// by the traffic going back, or every [`ACK_EVERY_UNRELIABLE`] packets when there
+    /// is none. That spacing keeps
+    /// every packet inside some ack's window ([`ACK_WINDOW`] = 33) even when one ack
+    /// in a row is lost, so the sender's loss figure stays exact.
+    fn owe_ack(&mut self, now: Micros, frames: &[u8]) {
+        let prompt = self.unreliable_acks == UnreliableAcks::Prompt
+            || FrameReader::new(frames).any(|f| f.is_ok_and(|f| f.kind == FrameKind::Reliable));
+        if prompt {
+            self.ack_due_at.get_or_insert(now + MAX_ACK_DELAY_US);
+            return;
+        }
+        self.unacked_unreliable = self.unacked_unreliable.saturating_add(1);
+        if self.unacked_unreliable >= ACK_EVERY_UNRELIABLE {
+            // Due now: the next `update` sends it.
+            self.ack_due_at = Some(now);
+        }
     }
 
-    pub fn ack_deadline(&self, max_delay: Micros) -> Option<Micros> {
-        self.ack_pending_since.map(|t| t + max_delay)
+    /// The longest this connection stays silent: the endpoint's keepalive interval, or
+    /// a quarter of the connection's own timeout when that is shorter.
+    pub fn keepalive_us(&self, interval_us: Micros) -> Micros {
+        interval_us.min(self.timeout_us / 4).max(1)
+    }
+
+    /// Whether an ack-only packet is owed now: reliable data arrived and nothing has
+    /// gone back for [`MAX_ACK_DELAY_US`], or enough unreliable packets arrived (see
+    /// `owe_ack`).
+    pub fn ack_due(&self, now: Micros) -> bool {
+        self.ack_due_at.is_some_and(|t| now >= t)
+    }
+
+    pub fn ack_deadline(&self) -> Option<Micros> {
+        self.ack_due_at
     }
 
     /// Since when reliable data has waited for the peer without any progress: the
@@ -530,7 +574,7 @@ impl Connection {
         self.recv_rate.record(now, datagram_len);
         self.process_acks(now, header, pool);
         if count > 0 {
-            self.ack_pending_since.get_or_insert(now);
+            self.owe_ack(now, frames);
         }
         for f in FrameReader::new(frames) {
             let f = f?;

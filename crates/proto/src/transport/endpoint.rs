@@ -199,14 +199,11 @@ impl Endpoint {
 
     /// Changes the silence timeout (`EndpointConfig::timeout_us`; `Micros::MAX`: never)
     /// of every connection, and of those to come. A connection admitted with a
-    /// connect token keeps the timeout its token names. Error: not above
-    /// `keepalive_interval_us`.
+    /// connect token keeps the timeout its token names. Keepalives follow: a
+    /// connection sends one after a quarter of its timeout at most. Error: 0.
     pub fn set_timeout(&mut self, timeout_us: Micros) -> Result<(), ConfigError> {
-        if timeout_us <= self.cfg.keepalive_interval_us {
-            return Err(ConfigError(format!(
-                "timeout_us {timeout_us} must be above keepalive_interval_us {}",
-                self.cfg.keepalive_interval_us
-            )));
+        if timeout_us == 0 {
+            return Err(ConfigError("timeout_us must be > 0".into()));
         }
         let old = self.cfg.timeout_us;
         self.cfg.timeout_us = timeout_us;
@@ -427,7 +424,7 @@ impl Endpoint {
                 continue;
             }
             c.pack(now, PackMode::ResendsOnly, pid, max, &mut self.pool, &mut self.transmits);
-            if now.saturating_sub(c.last_send) >= self.cfg.keepalive_interval_us || c.ack_due(now, MAX_ACK_DELAY_US) {
+            if now.saturating_sub(c.last_send) >= c.keepalive_us(self.cfg.keepalive_interval_us) || c.ack_due(now) {
                 c.send_empty(now, pid, &mut self.pool, &mut self.transmits);
             }
             c.roll_rates(now);
@@ -444,9 +441,9 @@ impl Endpoint {
                     return (c.last_send + self.cfg.handshake_retry_us).min(c.created_at + self.cfg.connect_timeout_us);
                 }
                 // (`timeout_us` may be `Micros::MAX`: never.)
-                let mut t =
-                    (c.last_send + self.cfg.keepalive_interval_us).min(c.last_recv.saturating_add(c.timeout_us));
-                if let Some(a) = c.ack_deadline(MAX_ACK_DELAY_US) {
+                let mut t = (c.last_send + c.keepalive_us(self.cfg.keepalive_interval_us))
+                    .min(c.last_recv.saturating_add(c.timeout_us));
+                if let Some(a) = c.ack_deadline() {
                     t = t.min(a);
                 }
                 if let Some(r) = c.next_resend() {

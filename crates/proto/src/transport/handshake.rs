@@ -83,12 +83,12 @@ impl Endpoint {
         }
     }
 
-    /// A token's timeout, kept between two keepalives and an hour (0: ours).
+    /// A token's timeout, at most an hour (0: ours). Keepalives follow any timeout.
     fn token_timeout(&self, secs: u32) -> Micros {
         if secs == 0 {
             return self.cfg.timeout_us;
         }
-        (secs as Micros * 1_000_000).clamp(2 * self.cfg.keepalive_interval_us, 3_600_000_000)
+        (secs as Micros * 1_000_000).min(3_600_000_000)
     }
 
     fn cookie(&self, from: SocketAddr, client_salt: u64, time: u64) -> u64 {

@@ -38,9 +38,9 @@ pub mod token;
 
 pub use config::{
     CHANNEL_RELIABLE, CHANNEL_SEQUENCED, CHANNEL_UNRELIABLE, ChannelKind, ConfigError, EndpointConfig, MAX_CHANNELS,
-    MAX_FRAMES_PER_DATAGRAM, PeerLimits,
+    MAX_FRAMES_PER_DATAGRAM, PeerLimits, UnreliableAcks,
 };
-pub use connection::MAX_UNRELIABLE;
+pub use connection::{ACK_EVERY_UNRELIABLE, MAX_UNRELIABLE};
 pub use crypto::{KEY_SIZE, Secret};
 pub use endpoint::{COOKIE_LIFETIME_US, Endpoint, Event, MAX_ACK_DELAY_US, PeerIdAllocator, SendError};
 pub use link::Transport;

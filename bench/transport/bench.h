@@ -43,6 +43,7 @@ typedef struct bt_lib {
     int (*create)(const struct bt_lib *lib, uint16_t port, uint32_t max_peers, void **out_host);
     int (*local_port)(void *host, uint16_t *out_port);
     int (*connect)(void *host, uint16_t port, uint32_t *out_peer);
+    /* 1 (nothing printed): the peer has disconnected, as a relay meets now and then. */
     int (*send)(void *host, uint32_t peer, bt_delivery delivery, const uint8_t *data, size_t len);
     int (*flush)(void *host);
     /* 1: *ev written (a message's payload copied into buf), 0: nothing now, -1: error. */

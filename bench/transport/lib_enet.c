@@ -80,6 +80,9 @@ static int en_send(void *host, uint32_t peer, bt_delivery d, const uint8_t *data
         fprintf(stderr, "enet: send to unknown peer %u\n", (unsigned)peer);
         return -1;
     }
+    if (h->peers[peer - 1].state != ENET_PEER_STATE_CONNECTED) {
+        return 1;
+    }
     ENetPacket *pkt = enet_packet_create(data, len, d == BT_RELIABLE ? ENET_PACKET_FLAG_RELIABLE : 0);
     if (pkt == NULL) {
         fprintf(stderr, "enet: enet_packet_create failed\n");

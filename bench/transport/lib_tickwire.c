@@ -80,8 +80,11 @@ static int tw_connect(void *host, uint16_t port, uint32_t *out_peer) {
 }
 
 static int tw_send(void *host, uint32_t peer, bt_delivery d, const uint8_t *data, size_t len) {
-    CHECK(tw_host_send(host, peer, d == BT_RELIABLE ? TW_CHANNEL_RELIABLE : TW_CHANNEL_UNRELIABLE, data, len));
-    return 0;
+    tw_result r = tw_host_send(host, peer, d == BT_RELIABLE ? TW_CHANNEL_RELIABLE : TW_CHANNEL_UNRELIABLE, data, len);
+    if (r == TW_RESULT_UNKNOWN_PEER) {
+        return 1;
+    }
+    return TW_FAILED(r) ? fail("tw_host_send", r) : 0;
 }
 
 static int tw_flush(void *host) {

@@ -133,6 +133,20 @@ static int print_table(bt_result res[NLIBS]) {
     return not_finite;
 }
 
+/* The machine's load average (/proc/loadavg), printed before and after the run: on a
+ * shared machine other work lands in the timed rows, and the reader should know. */
+static void print_load(const char *when) {
+    char buf[128] = "?";
+    FILE *f = fopen("/proc/loadavg", "r");
+    if (f != NULL) {
+        if (fgets(buf, sizeof buf, f) == NULL) {
+            snprintf(buf, sizeof buf, "?\n");
+        }
+        fclose(f);
+    }
+    printf("load average %s: %s", when, buf);
+}
+
 /* --- the smoke's checks ------------------------------------------------------------- */
 static int passed, failed;
 
@@ -213,6 +227,7 @@ int main(int argc, char **argv) {
             return 1;
         }
     }
+    print_load("before");
     bt_result res[NLIBS];
     memset(res, 0, sizeof res);
     for (int rep = 0; rep < reps; rep++) {
@@ -227,6 +242,7 @@ int main(int argc, char **argv) {
             }
         }
     }
+    print_load("after");
     printf("\n");
     int not_finite = print_table(res);
     printf("\nBytes are UDP payload counted at the harness's proxy (IP and UDP headers, 28 B per "

@@ -47,13 +47,9 @@ command -v x86_64-w64-mingw32-gcc >/dev/null 2>&1 || missing+=(gcc-mingw-w64-x86
 command -v x86_64-w64-mingw32-g++-posix >/dev/null 2>&1 || missing+=(g++-mingw-w64-x86-64-posix)
 command -v cmake >/dev/null 2>&1 || missing+=(cmake)
 [ -x "$WINE" ] || missing+=(wine64)
-if [ "${#missing[@]}" -gt 0 ]; then
-    SUDO=""
-    if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
-    echo "== installing: ${missing[*]}"
-    $SUDO apt-get update
-    $SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends "${missing[@]}"
-fi
+# shellcheck source=scripts/apt-install.sh
+source "$ROOT/scripts/apt-install.sh"
+apt_install_missing ${missing[@]+"${missing[@]}"}
 
 export RUSTC=/usr/bin/rustc
 export RUSTC_BOOTSTRAP=1

@@ -7,11 +7,12 @@
 # under the Mono JIT and under Mono full AOT, the stand-in for IL2CPP), the C++ wrapper
 # and its examples (run, and under valgrind), the Unity package (scripts/unity-package-check.sh),
 # and packaging (the SONAME, install to a temporary prefix, a CMake consumer, a
-# pkg-config consumer, shared and static). Then Windows: scripts/windows.sh smoke cross-builds the library
+# pkg-config consumer, shared and static), and the transport benchmark's smoke
+# (scripts/bench-transport.sh --smoke, against ENet). Then Windows: scripts/windows.sh smoke cross-builds the library
 # for x86_64-pc-windows-gnu and runs the C examples, the misuse test and a MinGW CMake
 # consumer under Wine (the full cargo suite under Wine is `scripts/windows.sh cargo`).
-# Installs a C compiler, valgrind, Mono, binutils, cmake, pkg-config, mingw-w64 and Wine
-# from Debian if they are missing. Everything it writes goes under build/ (and target-win/).
+# Installs a C compiler, valgrind, Mono, binutils, cmake, pkg-config, libenet-dev, mingw-w64
+# and Wine from Debian if they are missing. Everything it writes goes under build/ (and target-win/).
 #
 # The last line is "N passed, N failed" for the non-cargo checks; the exit status is
 # non-zero if anything (cargo included) failed.
@@ -36,13 +37,10 @@ command -v as >/dev/null 2>&1 && command -v ld >/dev/null 2>&1 || missing+=(binu
 command -v cmake >/dev/null 2>&1 || missing+=(cmake)
 command -v pkg-config >/dev/null 2>&1 || missing+=(pkgconf)
 command -v jq >/dev/null 2>&1 || missing+=(jq) # scripts/unity-package-check.sh reads the asmdefs
-if [ "${#missing[@]}" -gt 0 ]; then
-    SUDO=""
-    if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
-    echo "== installing: ${missing[*]}"
-    $SUDO apt-get update
-    $SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends "${missing[@]}"
-fi
+[ -e /usr/include/enet/enet.h ] || missing+=(libenet-dev) # the transport benchmark's smoke compares with ENet
+# shellcheck source=scripts/apt-install.sh
+source "$ROOT/scripts/apt-install.sh"
+apt_install_missing ${missing[@]+"${missing[@]}"}
 
 # --- cargo ---------------------------------------------------------------------------
 cargo_ok=1
@@ -369,6 +367,13 @@ pkg_config_static_consumer() {
 }
 check "pkg-config --static consumer: cc -static links the installed libtickwire.a, no shared library needed, runs" \
     pkg_config_static_consumer
+
+# --- benchmarks: the short forms, which check behaviour and never speed ----------------
+# bench/transport (issue 17): ENet and tickwire, plaintext and encrypted, through the
+# same harness; every message of the ping-pongs echoed, every reliable message through
+# the lossy proxy delivered, every figure finite. Its lines are indented under this one.
+check "transport benchmark smoke: scripts/bench-transport.sh --smoke (ENet vs tickwire; delivery, not speed)" \
+    run_indented scripts/bench-transport.sh --smoke
 
 # --- Windows (cross-built, run under Wine) ----------------------------------------------
 check "Windows smoke: scripts/windows.sh smoke (DLL, C examples, misuse test, CMake consumer under Wine)" \

@@ -1,0 +1,269 @@
+/*
+ * bench/transport: tickwire's transport against ENet 1.3.17, side by side, in one run
+ * (issue 17). Both libraries are driven through their C APIs by the same code
+ * (bench.h's interface): the same 32-byte messages, the same loops, the same proxy.
+ * The order of the libraries alternates between repetitions (forward, then reversed),
+ * and each measurement runs for every library before the next measurement starts, so
+ * that a slow moment of the machine does not land on one library only. Samples and
+ * counters of all repetitions are pooled into one table.
+ *
+ *   bench-transport [--smoke] [--reps N]
+ *
+ * --smoke: a few seconds; it checks behaviour (every message of the RTT rows and every
+ * reliable message through the lossy proxy delivered, the figures finite), never speed,
+ * prints "N passed, N failed" and exits 1 on a failure. Without it the run takes a few
+ * minutes and only a failure to measure makes it exit 1.
+ */
+#define _POSIX_C_SOURCE 200809L
+
+#include <enet/enet.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "bench.h"
+#include "tickwire.h"
+
+#define NLIBS 3
+
+static const bt_lib *const LIBS[NLIBS] = {&bt_lib_enet, &bt_lib_tickwire_plain, &bt_lib_tickwire_encrypted};
+
+typedef int (*measure_fn)(const bt_lib *, const bt_plan *, bt_result *);
+static const measure_fn MEASURES[] = {bt_measure_pingpong, bt_measure_game_loop, bt_measure_relay};
+static const char *const MEASURE_NAMES[] = {"ping-pong (rows 1, 2, 8)", "60 Hz through the proxy (rows 3, 4)",
+                                            "relay, 64 clients (rows 5, 6, 7)"};
+
+static const bt_plan FULL = {200, 10000, 2000, 900, 120, 300, 60, 300, 3000, 17};
+static const bt_plan SMOKE = {20, 200, 200, 90, 15, 60, 15, 30, 500, 17};
+
+/* --- the table ---------------------------------------------------------------------- */
+typedef double (*figure_fn)(bt_result *);
+
+static double per(uint64_t a, uint64_t b) {
+    return b == 0 ? NAN : (double)a / (double)b;
+}
+static double f_urtt50(bt_result *r) { return bt_samples_quantile(&r->rtt_us[BT_UNRELIABLE], 0.50); }
+static double f_urtt99(bt_result *r) { return bt_samples_quantile(&r->rtt_us[BT_UNRELIABLE], 0.99); }
+static double f_rrtt50(bt_result *r) { return bt_samples_quantile(&r->rtt_us[BT_RELIABLE], 0.50); }
+static double f_rrtt99(bt_result *r) { return bt_samples_quantile(&r->rtt_us[BT_RELIABLE], 0.99); }
+static double f_imp50(bt_result *r) { return bt_samples_quantile(&r->impaired_ms, 0.50); }
+static double f_imp99(bt_result *r) { return bt_samples_quantile(&r->impaired_ms, 0.99); }
+/* Per input that arrived: ENet's packet throttle drops some unreliable inputs before
+ * they reach the wire (row "arrived"), and bytes never sent are not a saving. */
+static double f_up(bt_result *r) { return per(r->wire_up_bytes, r->wire_delivered); }
+static double f_down(bt_result *r) { return per(r->wire_down_bytes, r->wire_delivered); }
+static double f_arrived(bt_result *r) { return 100.0 * per(r->wire_delivered, r->wire_inputs); }
+static double f_cpu_all(bt_result *r) { return per(r->cpu_all_ns, r->cpu_ticks) / 1e3; }
+static double f_cpu_engine(bt_result *r) { return per(r->cpu_engine_ns, r->cpu_ticks) / 1e3; }
+static double f_threads(bt_result *r) { return (double)r->threads; }
+static double f_idle(bt_result *r) { return r->idle_seconds > 0 ? (double)r->idle_switches / r->idle_seconds : NAN; }
+static double f_idle_host(bt_result *r) { return f_idle(r) / BT_RELAY_CLIENTS; }
+static double f_alloc_send(bt_result *r) { return per(r->alloc[BT_BUCKET_SEND], r->alloc_messages); }
+static double f_alloc_recv(bt_result *r) { return per(r->alloc[BT_BUCKET_RECV], r->alloc_messages); }
+static double f_alloc_other(bt_result *r) { return per(r->alloc[BT_BUCKET_OTHER], r->alloc_messages); }
+
+typedef struct row {
+    const char *label;
+    const char *format;
+    figure_fn f;
+    const char *goal;
+    int ratio; /* print tickwire / ENet */
+} row;
+
+static const row ROWS[] = {
+    {"1. unreliable RTT engine to engine, busy poll, p50 (µs)", "%.1f", f_urtt50, "≤ 1.5×", 1},
+    {"1. unreliable RTT, p99 (µs)", "%.1f", f_urtt99, "", 1},
+    {"2. reliable RTT, p50 (µs)", "%.1f", f_rrtt50, "≤ 1.5×", 1},
+    {"2. reliable RTT, p99 (µs)", "%.1f", f_rrtt99, "", 1},
+    {"3. reliable 60 Hz at 5% loss and 20 ms, one-way latency p50 (ms)", "%.1f", f_imp50, "", 1},
+    {"3. reliable 60 Hz at 5% loss and 20 ms, one-way latency p99 (ms)", "%.1f", f_imp99, "≤ 1×", 1},
+    {"4. bytes up per 32-byte unreliable input at 60 Hz (UDP payload, per input that arrived)", "%.1f", f_up,
+     "≤ 1× plaintext; + 16 B encrypted", 1},
+    {"4. bytes down per input (acks only)", "%.1f", f_down, "≤ 2×", 1},
+    {"4. inputs sent that arrived at the server engine (%), clean link", "%.1f", f_arrived, "", 0},
+    {"5. server CPU per tick, 64 clients, all threads (µs)", "%.1f", f_cpu_all, "≤ 1×", 1},
+    {"5. of which engine thread (µs)", "%.1f", f_cpu_engine, "", 1},
+    {"6. threads of a process with 64 client hosts", "%.0f", f_threads, "≤ 2", 0},
+    {"7. idle wakeups/s, process of 64 connected client hosts, no library calls", "%.1f", f_idle, "", 1},
+    {"7. the same per client host", "%.1f", f_idle_host, "≤ 2/s without timers due", 1},
+    {"8. heap allocations per message sent (send + flush calls)", "%.2f", f_alloc_send, "0", 0},
+    {"8. heap allocations per message received (poll + read calls)", "%.2f", f_alloc_recv, "0", 0},
+    {"8. heap allocations on the library's own threads, per message", "%.2f", f_alloc_other, "0", 0},
+};
+#define NROWS (sizeof ROWS / sizeof ROWS[0])
+
+static void cell(char *buf, size_t len, const char *format, double v) {
+    if (isfinite(v)) {
+        snprintf(buf, len, format, v);
+    } else {
+        snprintf(buf, len, "n/a");
+    }
+}
+
+static void ratio_cell(char *buf, size_t len, double tw, double en) {
+    if (isfinite(tw) && isfinite(en) && en > 0) {
+        snprintf(buf, len, "%.2f×", tw / en);
+    } else {
+        snprintf(buf, len, "n/a");
+    }
+}
+
+/* Prints the table; returns how many figures are not finite. */
+static int print_table(bt_result res[NLIBS]) {
+    int not_finite = 0;
+    printf("| row | %s | %s | %s | plaintext / ENet | encrypted / ENet | goal |\n", LIBS[0]->name, LIBS[1]->name,
+           LIBS[2]->name);
+    printf("|---|---:|---:|---:|---:|---:|---|\n");
+    for (size_t i = 0; i < NROWS; i++) {
+        double v[NLIBS];
+        char c[NLIBS][32], r1[32] = "", r2[32] = "";
+        for (int l = 0; l < NLIBS; l++) {
+            v[l] = ROWS[i].f(&res[l]);
+            not_finite += !isfinite(v[l]);
+            cell(c[l], sizeof c[l], ROWS[i].format, v[l]);
+        }
+        if (ROWS[i].ratio) {
+            ratio_cell(r1, sizeof r1, v[1], v[0]);
+            ratio_cell(r2, sizeof r2, v[2], v[0]);
+        }
+        printf("| %s | %s | %s | %s | %s | %s | %s |\n", ROWS[i].label, c[0], c[1], c[2], r1, r2, ROWS[i].goal);
+    }
+    return not_finite;
+}
+
+/* The machine's load average (/proc/loadavg), printed before and after the run: on a
+ * shared machine other work lands in the timed rows, and the reader should know. */
+static void print_load(const char *when) {
+    char buf[128] = "?";
+    FILE *f = fopen("/proc/loadavg", "r");
+    if (f != NULL) {
+        if (fgets(buf, sizeof buf, f) == NULL) {
+            snprintf(buf, sizeof buf, "?\n");
+        }
+        fclose(f);
+    }
+    printf("load average %s: %s", when, buf);
+}
+
+/* --- the smoke's checks ------------------------------------------------------------- */
+static int passed, failed;
+
+static void check(int ok, const char *lib, const char *what) {
+    printf("%s: %s%s%s\n", ok ? "ok" : "FAILED", lib ? lib : "", lib ? ": " : "", what);
+    ok ? passed++ : failed++;
+}
+
+/* The interposed allocator sees the harness's own malloc: row 8 counts at all. */
+static int allocation_counter_works(void) {
+    uint64_t counts[BT_BUCKETS];
+    bt_alloc_start();
+    void *volatile p = malloc(64);
+    bt_alloc_stop(counts);
+    free(p);
+    return counts[BT_BUCKET_OTHER] >= 1;
+}
+
+/* ... and a library's: creating a host allocates in both, so a zero in row 8 is the
+ * library's, not a counter that libtickwire.so or libenet.so bypass. */
+static int library_allocations_counted(const bt_lib *lib) {
+    uint64_t counts[BT_BUCKETS];
+    void *h = NULL;
+    bt_alloc_start();
+    int rc = lib->create(lib, 0, 0, &h);
+    bt_alloc_stop(counts);
+    if (rc == 0) {
+        lib->destroy(h);
+    }
+    return rc == 0 && counts[BT_BUCKET_OTHER] >= 1;
+}
+
+static void smoke_checks(bt_result res[NLIBS], int not_finite) {
+    check(allocation_counter_works(), NULL, "the allocation counter counts a malloc of the harness");
+    for (int l = 0; l < NLIBS; l++) {
+        const char *n = LIBS[l]->name;
+        bt_result *r = &res[l];
+        check(!r->failed, n, "every measurement ran");
+        check(library_allocations_counted(LIBS[l]), n, "the allocation counter sees its allocations (creating a host)");
+        check(r->rtt_sent[BT_RELIABLE] > 0 && r->rtt_lost[BT_RELIABLE] == 0, n, "reliable ping-pong: every message echoed");
+        /* Loopback does not lose datagrams unless a buffer overflows; one in a hundred
+         * is room for that, not for a library that fails to deliver. */
+        check(r->rtt_sent[BT_UNRELIABLE] > 0 && r->rtt_lost[BT_UNRELIABLE] * 100 <= r->rtt_sent[BT_UNRELIABLE], n,
+              "unreliable ping-pong: at least 99% echoed");
+        check(r->impaired_sent > 0 && r->impaired_delivered == r->impaired_sent && r->impaired_dropped > 0, n,
+              "reliable through 5% loss: the proxy dropped datagrams and every message arrived");
+        check(f_up(r) >= BT_MSG_SIZE, n, "bytes up per input hold the 32-byte input");
+        check(r->relay_inputs > 0 && r->relay_echoes > 0 && r->threads >= 1, n,
+              "relay: the server received inputs and the clients their echoes");
+    }
+    check(not_finite == 0, NULL, "every figure of the table is finite");
+}
+
+int main(int argc, char **argv) {
+    int smoke = 0, reps = 2;
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "--smoke") == 0) {
+            smoke = 1;
+        } else if (strcmp(argv[i], "--reps") == 0 && i + 1 < argc && atoi(argv[i + 1]) > 0) {
+            reps = atoi(argv[++i]);
+        } else {
+            fprintf(stderr, "usage: %s [--smoke] [--reps N]\n", argv[0]);
+            return 2;
+        }
+    }
+    if (smoke) {
+        reps = 1;
+    }
+    const bt_plan *plan = smoke ? &SMOKE : &FULL;
+    ENetVersion ev = enet_linked_version();
+    printf("ENet %u.%u.%u; tickwire %u.%u.%u (ABI %u); %ld cores; 127.0.0.1; %d repetition%s; %s\n",
+           ENET_VERSION_GET_MAJOR(ev), ENET_VERSION_GET_MINOR(ev), ENET_VERSION_GET_PATCH(ev),
+           (unsigned)(tw_version() >> 16), (unsigned)((tw_version() >> 8) & 0xff), (unsigned)(tw_version() & 0xff),
+           (unsigned)tw_abi_version(), sysconf(_SC_NPROCESSORS_ONLN), reps, reps == 1 ? "" : "s",
+           smoke ? "smoke (short: the figures are rough)" : "full");
+    for (int l = 0; l < NLIBS; l++) {
+        if (LIBS[l]->init() != 0) {
+            return 1;
+        }
+    }
+    print_load("before");
+    bt_result res[NLIBS];
+    memset(res, 0, sizeof res);
+    for (int rep = 0; rep < reps; rep++) {
+        for (size_t m = 0; m < sizeof MEASURES / sizeof MEASURES[0]; m++) {
+            for (int k = 0; k < NLIBS; k++) {
+                int l = rep % 2 == 0 ? k : NLIBS - 1 - k;
+                /* Progress on stderr: the table on stdout stays clean. */
+                fprintf(stderr, "repetition %d: %s: %s\n", rep + 1, MEASURE_NAMES[m], LIBS[l]->name);
+                if (!res[l].failed && MEASURES[m](LIBS[l], plan, &res[l]) != 0) {
+                    res[l].failed = 1;
+                }
+            }
+        }
+    }
+    print_load("after");
+    printf("\n");
+    int not_finite = print_table(res);
+    printf("\nBytes are UDP payload counted at the harness's proxy (IP and UDP headers, 28 B per "
+           "datagram, not included). ENet's unreliable messages are its default unreliable-sequenced.\n\n");
+    int any_failed = 0;
+    for (int l = 0; l < NLIBS; l++) {
+        any_failed |= res[l].failed;
+    }
+    if (smoke) {
+        smoke_checks(res, not_finite);
+    }
+    for (int l = 0; l < NLIBS; l++) {
+        LIBS[l]->fini();
+        for (int d = 0; d < 2; d++) {
+            bt_samples_free(&res[l].rtt_us[d]);
+        }
+        bt_samples_free(&res[l].impaired_ms);
+    }
+    if (smoke) {
+        printf("%d passed, %d failed\n", passed, failed);
+        return failed == 0 ? 0 : 1;
+    }
+    return any_failed ? 1 : 0;
+}

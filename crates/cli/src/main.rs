@@ -41,7 +41,7 @@ usage:
       100±30 ms with 8% loss); with any, one run (defaults: 16 clients, 2 B inputs new
       every tick, a perfect link). Latency ± jitter is uniform, each direction. Default
       --seconds 60 of game time. Build with --release for meaningful numbers.
-  tickwire lab [--scenario ID[,ID...]] [--seconds N] [--seed N] [--out DIR]
+  tickwire lab [--scenario ID[,ID...]] [--seconds N] [--seeds K] [--seed N] [--out DIR]
       Time-sync scenarios S0-S9 on the deterministic simulator: tickwire against three
       baselines, one table per scenario beside the oracle limits; issue 15's far links
       (F1, F2) and wide matches (W1-W4), tickwire only, with the slowest client's steps

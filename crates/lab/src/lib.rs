@@ -23,7 +23,7 @@ pub use metrics::{Metrics, score, score_with};
 pub use model::{Controller, LabConfig, run as run_scenario};
 pub use oracle::Oracle;
 pub use report::late_limit;
-pub use scenario::by_id as scenario;
+pub use scenario::{Scenario, by_id as scenario};
 pub use verdict::{Decided, Outcome, PairVerdict, judge};
 
 use std::path::PathBuf;

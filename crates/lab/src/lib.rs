@@ -42,7 +42,8 @@ pub struct LabOptions {
 /// Seeds per scenario unless `--seeds` says otherwise (issue 19: 20 by default).
 pub const DEFAULT_SEEDS: u64 = 20;
 
-pub const LAB_USAGE: &str = "usage: tickwire lab [--scenario ID[,ID...]] [--seconds N] [--seeds K] [--seed N] [--out DIR]
+pub const LAB_USAGE: &str =
+    "usage: tickwire lab [--scenario ID[,ID...]] [--seconds N] [--seeds K] [--seed N] [--out DIR]
   Runs scenarios S0-S9 (and variants) on the deterministic simulator with tickwire's
   relay sessions (the product's RelayServer and RelayClient over the real transport)
   and three modelled baselines (seed000, n4e, lightyear), K seeds each (default 20,
@@ -120,11 +121,20 @@ fn run_seed(sc: &scenario::Scenario, controllers: &[Controller], cfg: &LabConfig
 }
 
 /// Runs `seeds` on `sc`, on as many threads as the machine has cores, in seed order.
-pub fn run_seeds(sc: &scenario::Scenario, controllers: &[Controller], seeds: &[u64]) -> Vec<Vec<(Controller, Metrics)>> {
+pub fn run_seeds(
+    sc: &scenario::Scenario,
+    controllers: &[Controller],
+    seeds: &[u64],
+) -> Vec<Vec<(Controller, Metrics)>> {
     run_seeds_keeping(sc, controllers, seeds, false).into_iter().map(|r| r.metrics).collect()
 }
 
-fn run_seeds_keeping(sc: &scenario::Scenario, controllers: &[Controller], seeds: &[u64], keep_first: bool) -> Vec<SeedRun> {
+fn run_seeds_keeping(
+    sc: &scenario::Scenario,
+    controllers: &[Controller],
+    seeds: &[u64],
+    keep_first: bool,
+) -> Vec<SeedRun> {
     let threads = std::thread::available_parallelism().map_or(1, |n| n.get()).min(seeds.len()).max(1);
     let slots: Vec<std::sync::Mutex<Option<SeedRun>>> = seeds.iter().map(|_| Default::default()).collect();
     std::thread::scope(|s| {
@@ -191,11 +201,8 @@ pub fn run(opts: &LabOptions, mut print: impl FnMut(&str)) -> Result<(), String>
         let controllers: Vec<Controller> =
             Controller::ALL.into_iter().filter(|c| sc.clients == 1 || c.is_tickwire()).collect();
         let runs = run_seeds_keeping(sc, &controllers, &seeds, opts.out.is_some());
-        let rows: Vec<(Controller, Vec<Metrics>)> = controllers
-            .iter()
-            .enumerate()
-            .map(|(i, &c)| (c, runs.iter().map(|r| r.metrics[i].1).collect()))
-            .collect();
+        let rows: Vec<(Controller, Vec<Metrics>)> =
+            controllers.iter().enumerate().map(|(i, &c)| (c, runs.iter().map(|r| r.metrics[i].1).collect())).collect();
         for (k, r) in runs.iter().enumerate() {
             for (c, m) in &r.metrics {
                 summary.push_str(&report::summary_row(sc, *c, seeds[k], m, &cfg));

@@ -22,8 +22,9 @@ pub struct Metrics {
     /// in the excess (it is never dropped); this says how often ε was missed.
     pub windows_missed: u32,
     pub windows: u32,
-    /// M2: mean lead, the scenario's oracle lead for ε ([`super::oracle`]), and the
-    /// excess: the mean over consumed inputs of their lead minus their window's oracle.
+    /// M2: mean lead, the scenario's oracle lead for ε ([`Oracle`](crate::Oracle)), and
+    /// the excess: the mean over consumed inputs of their lead minus their window's
+    /// oracle.
     pub lead: f64,
     pub lead_oracle: f64,
     pub lead_excess: f64,
@@ -31,9 +32,9 @@ pub struct Metrics {
     pub prediction: f64,
     pub prediction_min: f64,
     /// M6: how long after the first latency step the controller's own clock action
-    /// ([`super::model::FrameRecord::clock_lead`]) took to settle within T/2 of where
-    /// it settled (s), the limit, and the server ticks without the real input from
-    /// the step to the end of its window (the price of the dead time).
+    /// (the client's tick minus the tick the server consumes now) took to settle within
+    /// T/2 of where it settled (s), the limit, and the server ticks without the real
+    /// input from the step to the end of its window (the price of the dead time).
     pub convergence_s: Option<f64>,
     pub convergence_limit_s: Option<f64>,
     pub step_late_ticks: Option<u64>,
@@ -155,9 +156,8 @@ pub fn score_with(rec: &RunRecord, scenario: &Scenario, cfg: &LabConfig, oracle:
         let mut b = at;
         while b < end {
             let hi = b + 500_000;
-            let l = mean(
-                frames.iter().filter(|f| f.at + 2_000_000 > hi && f.at < hi && f.at >= at).map(|f| f.clock_lead),
-            );
+            let l =
+                mean(frames.iter().filter(|f| f.at + 2_000_000 > hi && f.at < hi && f.at >= at).map(|f| f.clock_lead));
             if l.is_finite() && (l - settled).abs() > 0.5 {
                 last_out = hi;
             }

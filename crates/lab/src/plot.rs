@@ -4,7 +4,7 @@
 
 use std::fmt::Write as _;
 
-use super::model::{Controller, RunRecord, LabConfig};
+use super::model::{Controller, LabConfig, RunRecord};
 use super::oracle::Oracle;
 use super::scenario::Scenario;
 
@@ -95,7 +95,7 @@ pub fn svg(scenario: &Scenario, runs: &[(Controller, Vec<SeriesPoint>)], oracle:
         );
         let _ = writeln!(s, r#"<text x="{left}" y="{}">{label}</text>"#, y0 - 4.0);
         for v in [lo, (lo + hi) / 2.0, hi] {
-            let _ = writeln!(s, r#"<text x="{}" y="{}" text-anchor="end">{}</text>"#, left - 4.0, y(v) + 4.0, format!("{v:.3}"));
+            let _ = writeln!(s, r#"<text x="{}" y="{}" text-anchor="end">{v:.3}</text>"#, left - 4.0, y(v) + 4.0);
         }
         if pi == 0 {
             for (k, o) in oracle.iter().enumerate() {

@@ -76,12 +76,7 @@ pub fn table(scenario: &Scenario, rows: &[(Controller, Vec<Metrics>)], cfg: &Lab
             s,
             "  {:<10} {:>19} {:>9} {:>17} {:>13} {:>11} {:>15} {:>11} {:>6} {:>12} {:>8} {:>7} {:>5}",
             c.name(),
-            format!(
-                "{} w{}/{}",
-                f(late_med, 2),
-                f(late_worst, 2),
-                f(med(runs, |m| late_limit(m, cfg)) * 100.0, 2)
-            ),
+            format!("{} w{}/{}", f(late_med, 2), f(late_worst, 2), f(med(runs, |m| late_limit(m, cfg)) * 100.0, 2)),
             format!("{missed}/{windows}"),
             format!("{} w{}", f(ex_med, 2), f(ex_worst, 2)),
             format!("{}/{}", f(med(runs, |m| m.lead), 2), f(med(runs, |m| m.lead_oracle), 2)),

@@ -64,8 +64,7 @@ pub fn spread(v: &[f64]) -> (f64, f64, f64, usize) {
     let mut s = v.to_vec();
     let med = quantile(&mut s, 0.5);
     let p90 = quantile(&mut s, 0.9);
-    let (worst_i, worst) =
-        v.iter().copied().enumerate().max_by(|a, b| a.1.total_cmp(&b.1)).unwrap_or((0, f64::NAN));
+    let (worst_i, worst) = v.iter().copied().enumerate().max_by(|a, b| a.1.total_cmp(&b.1)).unwrap_or((0, f64::NAN));
     (med, p90, worst, worst_i)
 }
 

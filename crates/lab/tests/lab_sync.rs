@@ -90,7 +90,12 @@ fn goals(id: &str, late_allowed: f64) -> Vec<Metrics> {
 /// late policy, so there is no slip to take back by slowing down.
 fn rarely_dilated(id: &str, runs: &[Metrics]) {
     let (med, _, worst) = spread(runs, |m| m.dilated_fraction);
-    assert!(med < 0.03, "{id}: dilated in {:.1}% of frames at the median seed (worst {:.1}%)", med * 100.0, worst * 100.0);
+    assert!(
+        med < 0.03,
+        "{id}: dilated in {:.1}% of frames at the median seed (worst {:.1}%)",
+        med * 100.0,
+        worst * 100.0
+    );
 }
 
 #[test]
@@ -171,7 +176,10 @@ fn s5_latency_step_costs_at_most_the_dead_time() {
         println!("seed {}: clock settled after {:.1} s, {late} ticks without input", i + 1, m.convergence_s.unwrap());
     }
     let (med, p90, worst) = spread(&runs, |m| m.step_late_ticks.unwrap() as f64);
-    assert!(p90 <= dead_time, "{med} ticks without the real input at the median, {p90} at the 90th percentile (worst {worst})");
+    assert!(
+        p90 <= dead_time,
+        "{med} ticks without the real input at the median, {p90} at the 90th percentile (worst {worst})"
+    );
     let (med, p90, worst) = spread(&runs, |m| m.convergence_s.unwrap());
     assert!(p90 <= 0.2 + 0.6, "settled after {med} s at the median, {p90} s at the 90th percentile (worst {worst})");
 }

@@ -228,3 +228,42 @@ fn step_rate(rec: &RunRecord, scenario: &Scenario) -> f64 {
     }
     end.saturating_sub(start) as f64 / ((end_at - start_at) as f64 / 1e6)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::super::model::{InputRecord, ServerTickRecord};
+    use super::*;
+
+    /// A run on S0 (no delay: the oracle is the one tick an input may wait for the next
+    /// send) where every input is consumed 3 ticks after it was sampled, and the server
+    /// ran without the real input in 5% of the second window's ticks.
+    #[test]
+    fn a_window_over_epsilon_counts_against_the_run_and_is_never_dropped() {
+        let cfg = LabConfig::default();
+        let mut sc = super::super::scenario::by_id("S0").expect("S0 exists");
+        sc.duration = 70_000_000;
+        let oracle = Oracle::measure(&sc, &cfg);
+        assert_eq!(oracle.windows().len(), 2);
+        let t = cfg.tick_us;
+        let n = (sc.duration as f64 / t) as u32;
+        let mut rec = RunRecord::default();
+        for i in 0..n {
+            let sampled = (i as f64 * t) as Micros;
+            rec.inputs.push(InputRecord {
+                sampled,
+                first_arrival: Some(sampled),
+                consumed: Some((sampled as f64 + 3.0 * t) as Micros),
+                substituted: false,
+            });
+            let at = (sampled as f64 + 3.0 * t) as Micros;
+            let late = at >= oracle.windows()[1].0 && i % 20 == 0;
+            let kind = if late { StepKind::Lost } else { StepKind::Normal };
+            rec.server_ticks.push(ServerTickRecord { at, kind, depth: 0 });
+        }
+        let m = score_with(&rec, &sc, &cfg, &oracle);
+        assert_eq!((m.windows_missed, m.windows), (1, 2));
+        // Every consumed input of both windows is in the excess: 3 ticks over 1.
+        assert!((m.lead_excess - 2.0).abs() < 0.01, "excess {}", m.lead_excess);
+        assert!((m.lead_oracle - 1.0).abs() < 0.01, "oracle {}", m.lead_oracle);
+    }
+}

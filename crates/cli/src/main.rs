@@ -48,7 +48,8 @@ usage:
       95% interval of the paired differences; issue 15's far links
       (F1, F2) and wide matches (W1-W4), tickwire only, with the slowest client's steps
       per second and the kicks; --out writes CSV and SVG plots (lead, server buffer,
-      time scale). Default: every scenario, 300 s of game time each.
+      time scale). Default: every scenario but W1-W4 (they run when named), 300 s of
+      game time each.
   tickwire token key
       Prints a new random 32-byte key (hex): a relay server's connect key, shared with
       the game backend, or a P2P match secret.

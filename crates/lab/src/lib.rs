@@ -160,7 +160,7 @@ pub fn run(opts: &LabOptions, mut print: impl FnMut(&str)) -> Result<(), String>
     let mut list = if opts.scenarios.is_empty() {
         // The wide matches (16-64 clients) take minutes per seed at 300 s: they run
         // when named.
-        scenario::all().into_iter().filter(|s| s.clients <= 3).collect()
+        scenario::all().into_iter().filter(|s| s.clients <= 3).collect::<Vec<_>>()
     } else {
         opts.scenarios.iter().filter_map(|id| scenario::by_id(id)).collect()
     };

@@ -19,9 +19,9 @@ pub enum Controller {
     Tickwire,
     /// (a) seed 000: fixed rule, two send intervals behind, stall/skip/step-back/reset.
     Seed000,
-    /// (b) Unity N4E style: slack 2 ticks, proportional dilation ±10%, gain 0.1.
+    /// (b) Unity N4E: command-age EMA, slack 2 ticks, dead-time ring, dilation 0.9-1.1.
     N4e,
-    /// (c) lightyear style: open loop, lead = RTT/2 + 4 jitter + 1 tick.
+    /// (c) lightyear: open loop, lead = RTT/2 + 4 jitter + 3 ticks, dead band, 10 copies.
     Lightyear,
     /// tickwire with the server's late policy set to Delay (Hypersomnia's ledger: a
     /// late input shifts every later one; the default before the adaptive policy): an

@@ -33,7 +33,7 @@ fn med(runs: &[Metrics], get: impl Fn(&Metrics) -> f64) -> f64 {
 }
 
 /// One table for one scenario: each figure is the median over the seeds; M1 and M2
-/// add the worst seed's figure after a slash-free "w".
+/// also give the worst seed's figure (after "w").
 pub fn table(scenario: &Scenario, rows: &[(Controller, Vec<Metrics>)], cfg: &LabConfig) -> String {
     let mut s = String::new();
     let seeds = rows.first().map_or(0, |r| r.1.len());

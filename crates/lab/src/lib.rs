@@ -1,23 +1,30 @@
 //! The lab: scenarios S0-S9 (and issue 15's far links F1-F2 and wide matches W1-W4)
-//! on the deterministic simulator, tickwire's time sync and
-//! three baselines on the same kind of seeded networks, scored against the oracle.
-//! tickwire's rows are the product's relay sessions over the real transport (see
-//! `relay.rs`); the baselines are models of other designs (see `baselines.rs`).
+//! on the deterministic simulator, tickwire's time sync and three baselines on the
+//! same seeded link realisations, scored against one oracle per scenario and seed
+//! (`oracle.rs`), over many seeds, with each pair judged by the 95% interval of its
+//! paired differences (`verdict.rs`). tickwire's rows are the product's relay sessions
+//! over the real transport (`relay.rs`); the baselines are models of other designs,
+//! each citing what it models (`baselines/`).
 
 mod baselines;
 mod metrics;
 mod model;
+mod oracle;
+mod plot;
 mod relay;
 mod report;
 mod scenario;
+mod stats;
 mod verdict;
 
-// What the lab's tests read besides `run`: one scenario run and its scores.
-pub use metrics::{Metrics, score};
+// What the lab's tests read besides `run`: one scenario run and its scores, the
+// oracle, and the verdict of a pair over seeds.
+pub use metrics::{Metrics, score, score_with};
 pub use model::{Controller, LabConfig, run as run_scenario};
+pub use oracle::Oracle;
 pub use report::late_limit;
-pub use scenario::by_id as scenario;
-pub use verdict::judge;
+pub use scenario::{Scenario, by_id as scenario};
+pub use verdict::{Decided, Outcome, PairVerdict, judge};
 
 use std::path::PathBuf;
 
@@ -26,23 +33,33 @@ use std::path::PathBuf;
 pub struct LabOptions {
     pub scenarios: Vec<String>,
     pub out: Option<PathBuf>,
+    /// The first seed; the run takes `seeds` consecutive ones from it.
     pub seed: u64,
+    pub seeds: u64,
     pub seconds: Option<u64>,
 }
 
-pub const LAB_USAGE: &str = "usage: tickwire lab [--scenario ID[,ID...]] [--seconds N] [--seed N] [--out DIR]
+/// Seeds per scenario unless `--seeds` says otherwise (issue 19: 20 by default).
+pub const DEFAULT_SEEDS: u64 = 20;
+
+pub const LAB_USAGE: &str =
+    "usage: tickwire lab [--scenario ID[,ID...]] [--seconds N] [--seeds K] [--seed N] [--out DIR]
   Runs scenarios S0-S9 (and variants) on the deterministic simulator with tickwire's
   relay sessions (the product's RelayServer and RelayClient over the real transport)
-  and three modelled baselines (seed000, n4e, lightyear), prints one table per
-  scenario with M1, M2, M3, M6, M7 and M9 beside their oracle limits and whether
-  tickwire beats each baseline, the slowest client's steps per second and the kicks
-  (F1-F2 far links and W1-W4 wide matches of issue 15: tickwire only), and with --out writes summary.csv plus <scenario>.csv
-  and <scenario>.svg (lead, buffer depth and time scale over time). Default: every
-  scenario, 300 s of game time each.";
+  and three modelled baselines (seed000, n4e, lightyear), K seeds each (default 20,
+  seeds N..N+K-1, N default 1), every controller of a seed on the same links and
+  against the same oracle. Prints one table per scenario with the medians over the
+  seeds of M1, M2, M3, M6, M7 and M9 beside their oracle limits, tickwire's goals
+  (median, 90th percentile, worst seed), and each pair won, tied or lost by the 95%
+  interval of the paired differences, then the tally of pairs. F1-F2 far links and
+  W1-W4 wide matches of issue 15 run tickwire only. With --out writes summary.csv (one
+  line per scenario, controller and seed) plus <scenario>.csv and <scenario>.svg (lead,
+  buffer depth and time scale over time, first seed). Default: every scenario but the
+  wide matches W1-W4 (named, they run too), 300 s of game time each.";
 
 /// Parses `lab` arguments (after the subcommand).
 pub fn parse_args(args: &[String]) -> Result<LabOptions, String> {
-    let mut o = LabOptions { scenarios: Vec::new(), out: None, seed: 1, seconds: None };
+    let mut o = LabOptions { scenarios: Vec::new(), out: None, seed: 1, seeds: DEFAULT_SEEDS, seconds: None };
     let mut it = args.iter();
     while let Some(a) = it.next() {
         let mut value = |name: &str| it.next().cloned().ok_or_else(|| format!("{name} needs a value"));
@@ -58,6 +75,14 @@ pub fn parse_args(args: &[String]) -> Result<LabOptions, String> {
             }
             "--out" => o.out = Some(PathBuf::from(value(a)?)),
             "--seed" => o.seed = value(a)?.parse().map_err(|_| "--seed needs a non-negative integer".to_string())?,
+            "--seeds" => {
+                let k: u64 = value(a)?.parse().map_err(|_| "--seeds needs a positive integer".to_string())?;
+                // Two seeds are the fewest that give an interval.
+                if !(2..=1000).contains(&k) {
+                    return Err(format!("--seeds {k} not in 2..=1000"));
+                }
+                o.seeds = k;
+            }
             "--seconds" => {
                 let s: u64 = value(a)?.parse().map_err(|_| "--seconds needs a positive integer".to_string())?;
                 if !(20..=3600).contains(&s) {
@@ -72,12 +97,70 @@ pub fn parse_args(args: &[String]) -> Result<LabOptions, String> {
     Ok(o)
 }
 
+/// One seed of one scenario: every controller's figures, and (for plots) the records.
+struct SeedRun {
+    metrics: Vec<(Controller, Metrics)>,
+    records: Vec<(Controller, model::RunRecord)>,
+    oracle: Oracle,
+}
+
+/// Runs every controller of `controllers` on `sc` at `cfg`'s seed, against the one
+/// oracle of that seed. `keep` keeps the records (for plots).
+fn run_seed(sc: &scenario::Scenario, controllers: &[Controller], cfg: &LabConfig, keep: bool) -> SeedRun {
+    let oracle = Oracle::measure(sc, cfg);
+    let mut out = SeedRun { metrics: Vec::new(), records: Vec::new(), oracle: Oracle::default() };
+    for &c in controllers {
+        let rec = model::run(sc, c, cfg);
+        out.metrics.push((c, metrics::score_with(&rec, sc, cfg, &oracle)));
+        if keep {
+            out.records.push((c, rec));
+        }
+    }
+    out.oracle = oracle;
+    out
+}
+
+/// Runs `seeds` on `sc`, on as many threads as the machine has cores, in seed order.
+pub fn run_seeds(
+    sc: &scenario::Scenario,
+    controllers: &[Controller],
+    seeds: &[u64],
+) -> Vec<Vec<(Controller, Metrics)>> {
+    run_seeds_keeping(sc, controllers, seeds, false).into_iter().map(|r| r.metrics).collect()
+}
+
+fn run_seeds_keeping(
+    sc: &scenario::Scenario,
+    controllers: &[Controller],
+    seeds: &[u64],
+    keep_first: bool,
+) -> Vec<SeedRun> {
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get()).min(seeds.len()).max(1);
+    let slots: Vec<std::sync::Mutex<Option<SeedRun>>> = seeds.iter().map(|_| Default::default()).collect();
+    std::thread::scope(|s| {
+        for t in 0..threads {
+            let slots = &slots;
+            s.spawn(move || {
+                for (i, &seed) in seeds.iter().enumerate().skip(t).step_by(threads) {
+                    let cfg = LabConfig { seed, ..LabConfig::default() };
+                    let r = run_seed(sc, controllers, &cfg, keep_first && i == 0);
+                    *slots[i].lock().expect("no panic holds it") = Some(r);
+                }
+            });
+        }
+    });
+    slots.into_iter().map(|m| m.into_inner().expect("no panic holds it").expect("every seed ran")).collect()
+}
+
 /// Runs the lab; returns the text to print, or an error (for example an unwritable
 /// output directory).
 pub fn run(opts: &LabOptions, mut print: impl FnMut(&str)) -> Result<(), String> {
     let cfg = LabConfig { seed: opts.seed, ..LabConfig::default() };
+    let seeds: Vec<u64> = (opts.seed..opts.seed + opts.seeds).collect();
     let mut list = if opts.scenarios.is_empty() {
-        scenario::all()
+        // The wide matches (16-64 clients) take minutes per seed at 300 s: they run
+        // when named.
+        scenario::all().into_iter().filter(|s| s.clients <= 3).collect::<Vec<_>>()
     } else {
         opts.scenarios.iter().filter_map(|id| scenario::by_id(id)).collect()
     };
@@ -93,55 +176,78 @@ pub fn run(opts: &LabOptions, mut print: impl FnMut(&str)) -> Result<(), String>
     let mut summary = String::from(report::SUMMARY_HEADER);
     summary.push('\n');
     print(&format!(
-        "tickwire lab: 60 Hz, client sends every {} ticks, server every {}, epsilon {}, seed {}, {} frames/s\n\
-         M1 late %/limit (limit: epsilon, or the share of inputs that never arrived, plus ticks run while the client itself\n\
-         was stopped by the scenario, when no input existed); M2 lead excess over the oracle (ticks);\n\
-         M3 prediction distance/P_min; M6 convergence after the first step (2 s moving average within T/2 of the new oracle);\n\
-         M7 discrete corrections/min / time-scale sign changes per min, and the share of frames dilated by more than 0.5%;\n\
-         M9 interpolation delay/D* and starvation. tw-delay is tickwire with the Delay late policy (an experiment).\n\
-         Beats (crates/lab/src/verdict.rs): against a baseline within epsilon, tickwire within epsilon with a lower excess; against\n\
-         one beyond epsilon, a lower late rate and either within epsilon or also a lower excess.\n",
-        cfg.k_c, cfg.k_s, cfg.epsilon, cfg.seed, cfg.frame_hz
+        "tickwire lab: 60 Hz, client sends every {} ticks, server every {}, epsilon {}, seeds {}..={} ({} per scenario), {} frames/s\n\
+         Oracle (crates/lab/src/oracle.rs): one per scenario and seed, from the uplink itself (a reference pattern of {} copies\n\
+         per input over the same link realisation), the same 30 s windows and lead for every controller.\n\
+         M1 late % (median, w worst seed)/limit (epsilon, or the share of inputs that never arrived); win miss: 30 s windows\n\
+         over epsilon / windows, all seeds; M2 lead excess over the oracle (ticks, every window counted); M3 prediction\n\
+         distance/P_min; M6 after the first latency step: seconds until the controller's own clock action settles (2 s average\n\
+         within T/2 of where it settles) / limit / server ticks without the real input in the step's window; M7 discrete\n\
+         corrections/min (snaps, lead-loop resets, seed 000's stalls/skips/resets); dil %: frames dilated by more than 0.5%;\n\
+         M9 interpolation delay/D* and starvation. tw-delay is tickwire with the Delay late policy (an experiment, not judged).\n\
+         Pairs (crates/lab/src/verdict.rs): both within epsilon (mean late over the seeds), the lead excess decides; otherwise\n\
+         the late rate. Won/lost when the 95% t-interval of the paired per-seed differences (tickwire - baseline) excludes 0.\n",
+        cfg.k_c,
+        cfg.k_s,
+        cfg.epsilon,
+        seeds[0],
+        seeds[seeds.len() - 1],
+        seeds.len(),
+        cfg.frame_hz,
+        oracle::REFERENCE_COPIES
     ));
+    let mut all_verdicts = Vec::new();
     for sc in &list {
-        let mut rows = Vec::new();
-        let mut plots = Vec::new();
-        let mut oracle = Vec::new();
-        let mut csv = String::from("controller,time_s,lead_ticks,buffer_depth,time_scale\n");
-        for c in Controller::ALL {
-            // The baselines model one client's time sync: a match of several clients
-            // (its step stream) is tickwire's alone.
-            if sc.clients > 1 && !c.is_tickwire() {
-                continue;
+        // The baselines model one client's time sync: a match of several clients (its
+        // step stream) is tickwire's alone.
+        let controllers: Vec<Controller> =
+            Controller::ALL.into_iter().filter(|c| sc.clients == 1 || c.is_tickwire()).collect();
+        let runs = run_seeds_keeping(sc, &controllers, &seeds, opts.out.is_some());
+        let rows: Vec<(Controller, Vec<Metrics>)> =
+            controllers.iter().enumerate().map(|(i, &c)| (c, runs.iter().map(|r| r.metrics[i].1).collect())).collect();
+        for (k, r) in runs.iter().enumerate() {
+            for (c, m) in &r.metrics {
+                summary.push_str(&report::summary_row(sc, *c, seeds[k], m, &cfg));
+                summary.push('\n');
             }
-            let rec = model::run(sc, c, &cfg);
-            let m = metrics::score(&rec, sc, &cfg);
-            summary.push_str(&report::summary_row(sc, c, &m, &cfg));
-            summary.push('\n');
-            let pts = report::series(&rec, &cfg, sc.duration);
-            for p in &pts {
-                csv.push_str(&format!("{},{:.2},{:.4},{:.3},{:.5}\n", c.name(), p.0, p.1, p.2, p.3));
-            }
-            if c == Controller::Tickwire {
-                oracle = report::oracle_series(&rec, &cfg, sc.duration);
-            }
-            plots.push((c, pts));
-            rows.push((c, m));
         }
         print(&report::table(sc, &rows, &cfg));
-        print(&report::verdicts(&rows, &cfg));
-        if let Some(dir) = &opts.out {
-            let write = |name: String, text: &str| {
-                std::fs::write(dir.join(&name), text)
-                    .map_err(|e| format!("cannot write {}: {e}", dir.join(&name).display()))
-            };
-            write(format!("{}.csv", sc.id), &csv)?;
-            write(format!("{}.svg", sc.id), &report::svg(sc, &plots, &oracle))?;
+        if let Some((_, tw)) = rows.iter().find(|r| r.0 == Controller::Tickwire) {
+            print(&report::goals(tw, &seeds));
         }
+        let (text, v) = report::verdicts(&rows, &cfg);
+        print(&text);
+        all_verdicts.extend(v.into_iter().map(|(c, p)| (sc.id, c, p)));
+        if let Some(dir) = &opts.out {
+            write_plots(dir, sc, &runs[0], &cfg)?;
+        }
+    }
+    if !all_verdicts.is_empty() {
+        let v: Vec<_> = all_verdicts.iter().map(|x| (x.1, x.2)).collect();
+        let [won, tied, lost] = report::tally(&v);
+        print(&format!("pairs over {} seeds: {won} won, {tied} tied, {lost} lost of {}\n", seeds.len(), v.len()));
     }
     if let Some(dir) = &opts.out {
         std::fs::write(dir.join("summary.csv"), &summary).map_err(|e| format!("cannot write summary.csv: {e}"))?;
         print(&format!("wrote summary.csv and one .csv and .svg per scenario to {}\n", dir.display()));
     }
     Ok(())
+}
+
+/// The first seed's time series and plot of a scenario.
+fn write_plots(dir: &std::path::Path, sc: &scenario::Scenario, first: &SeedRun, cfg: &LabConfig) -> Result<(), String> {
+    let mut csv = String::from("controller,time_s,lead_ticks,buffer_depth,time_scale\n");
+    let mut plots = Vec::new();
+    for (c, rec) in &first.records {
+        let pts = plot::series(rec, cfg, sc.duration);
+        for p in &pts {
+            csv.push_str(&format!("{},{:.2},{:.4},{:.3},{:.5}\n", c.name(), p.0, p.1, p.2, p.3));
+        }
+        plots.push((*c, pts));
+    }
+    let write = |name: String, text: &str| {
+        std::fs::write(dir.join(&name), text).map_err(|e| format!("cannot write {}: {e}", dir.join(&name).display()))
+    };
+    write(format!("{}.csv", sc.id), &csv)?;
+    write(format!("{}.svg", sc.id), &plot::svg(sc, &plots, &plot::oracle_series(&first.oracle)))
 }

@@ -19,9 +19,9 @@ pub enum Controller {
     Tickwire,
     /// (a) seed 000: fixed rule, two send intervals behind, stall/skip/step-back/reset.
     Seed000,
-    /// (b) Unity N4E style: slack 2 ticks, proportional dilation ±10%, gain 0.1.
+    /// (b) Unity N4E: command-age EMA, slack 2 ticks, dead-time ring, dilation 0.9-1.1.
     N4e,
-    /// (c) lightyear style: open loop, lead = RTT/2 + 4 jitter + 1 tick.
+    /// (c) lightyear: open loop, lead = RTT/2 + 4 jitter + 3 ticks, dead band, 10 copies.
     Lightyear,
     /// tickwire with the server's late policy set to Delay (Hypersomnia's ledger: a
     /// late input shifts every later one; the default before the adaptive policy): an
@@ -126,6 +126,11 @@ pub struct FrameRecord {
     pub starved: bool,
     /// Queued client inputs at the server (jitter-buffer depth), last server tick.
     pub depth: u32,
+    /// The controller's own clock action (M6): the client's tick minus the server
+    /// tick that consumes inputs now (the server's tick on a tick-aligned server, the
+    /// remote-tick estimate of seed 000's server), in ticks. Unlike the lead measured
+    /// at consumption it does not move when the server slips its stream.
+    pub clock_lead: f64,
 }
 
 /// Everything a run recorded.
@@ -139,7 +144,11 @@ pub struct RunRecord {
     pub downlink: Vec<(Micros, Micros)>,
     pub downlink_sent: u64,
     pub snaps: Vec<Micros>,
+    /// Seed 000's server-side tick corrections (stall, skip, step back, reset).
     pub seed_corrections: u64,
+    /// When the client's lead loop re-acquired (forgot its history and started over):
+    /// a correction as much as a snap (M7).
+    pub resets: Vec<Micros>,
     /// Set if the client's tick ever decreased (it must not).
     pub tick_went_back: bool,
     /// Players the server removed (kicked, fell behind, left), with when and why.

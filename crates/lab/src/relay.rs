@@ -159,7 +159,7 @@ pub fn run(scenario: &Scenario, cfg: &LabConfig, late: Option<LatePolicy>) -> Ru
             }
             if now == next_frame {
                 next_frame_local = local + frame_us as Micros;
-                let server_pos = net.local_now(sn) as f64 / t_us;
+                let server_pos = (net.local_now(sn) as f64 / t_us, server.tick());
                 lab.frame(&mut rec, &mut client, &mut net, cn, now, server_pos, &mut input);
             }
         }
@@ -240,6 +240,7 @@ struct Ledger {
     known_consumed: Option<Tick>,
     next_tick: Tick,
     snaps: u64,
+    resets: u64,
     /// The newest canonical step the measured client received.
     newest_step: Tick,
     /// Decoding buffers, reused for every message the lab reads.
@@ -329,7 +330,8 @@ impl Ledger {
 
     /// One client frame, as an engine runs it: due ticks, one input each, the canonical
     /// steps, then rendering. An input is its sequence number, then (wider inputs)
-    /// bytes that change every tick.
+    /// bytes that change every tick. `server` is the server's local time in ticks and
+    /// its tick.
     #[allow(clippy::too_many_arguments)]
     fn frame(
         &mut self,
@@ -338,9 +340,10 @@ impl Ledger {
         net: &mut SimNet,
         cn: usize,
         now: Micros,
-        server_pos: f64,
+        server: (f64, Tick),
         input: &mut [u8],
     ) {
+        let (server_pos, server_tick) = server;
         let local = net.local_now(cn);
         let n = client.ticks_due(local, net.endpoint(cn));
         for _ in 0..n {
@@ -380,6 +383,12 @@ impl Ledger {
             rec.snaps.push(now);
         }
         self.snaps = snaps;
+        // The client's corrections are its snaps and its lead loop's re-acquisitions.
+        let resets = client.stats(local, net.endpoint(cn)).clock_corrections - snaps;
+        for _ in self.resets..resets {
+            rec.resets.push(now);
+        }
+        self.resets = resets;
         if !client.started() {
             return;
         }
@@ -394,6 +403,9 @@ impl Ledger {
             playback,
             starved,
             depth: self.depth,
+            // The tick the client samples next against the tick the server runs: the
+            // client clock's own action (the server runs ticks of the same numbering).
+            clock_lead: self.next_tick as f64 - server_tick as f64,
         });
     }
 }

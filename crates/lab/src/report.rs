@@ -1,12 +1,14 @@
-//! The lab's output: one table per scenario (each metric beside its oracle limit), a
-//! CSV of the same figures, and per scenario a CSV time series and an SVG plot of lead,
-//! server buffer depth and time scale.
+//! The lab's tables: per scenario each controller's figures over the seeds (medians,
+//! with the worst seed where it matters) beside their oracle limits, tickwire's goals,
+//! the verdict of each pair, and a CSV of every run.
 
 use std::fmt::Write as _;
 
 use super::metrics::Metrics;
-use super::model::{Controller, LabConfig, RunRecord};
+use super::model::{Controller, LabConfig};
 use super::scenario::Scenario;
+use super::stats::{quantile, spread};
+use super::verdict::{Outcome, PairVerdict, judge};
 
 fn f(x: f64, prec: usize) -> String {
     if x.is_nan() {
@@ -18,26 +20,34 @@ fn f(x: f64, prec: usize) -> String {
     }
 }
 
-/// The M1 limit: ε, or the fraction of inputs that never arrived if that is higher,
-/// plus the ticks that ran while the client itself was stopped (see
-/// [`Metrics::late_frozen`]).
+/// The M1 limit of one run: ε, or the fraction of inputs that never arrived if that is
+/// higher.
 pub fn late_limit(m: &Metrics, cfg: &LabConfig) -> f64 {
-    cfg.epsilon.max(m.late_floor) + m.late_frozen
+    cfg.epsilon.max(m.late_floor)
 }
 
-/// One table for one scenario.
-pub fn table(scenario: &Scenario, rows: &[(Controller, Metrics)], cfg: &LabConfig) -> String {
+/// The median over seeds of one figure (NaN-free figures only).
+fn med(runs: &[Metrics], get: impl Fn(&Metrics) -> f64) -> f64 {
+    let mut v: Vec<f64> = runs.iter().map(get).filter(|x| !x.is_nan()).collect();
+    quantile(&mut v, 0.5)
+}
+
+/// One table for one scenario: each figure is the median over the seeds; M1 and M2
+/// also give the worst seed's figure (after "w").
+pub fn table(scenario: &Scenario, rows: &[(Controller, Vec<Metrics>)], cfg: &LabConfig) -> String {
     let mut s = String::new();
-    let _ = writeln!(s, "{}  {}", scenario.id, scenario.about);
+    let seeds = rows.first().map_or(0, |r| r.1.len());
+    let _ = writeln!(s, "{}  {}  (medians over {seeds} seeds; w = worst seed)", scenario.id, scenario.about);
     let _ = writeln!(
         s,
-        "  {:<10} {:>14} {:>16} {:>13} {:>13} {:>16} {:>11} {:>7} {:>13} {:>8} {:>8} {:>5}",
+        "  {:<10} {:>19} {:>9} {:>17} {:>13} {:>11} {:>15} {:>11} {:>6} {:>12} {:>8} {:>7} {:>5}",
         "controller",
-        "M1 late %",
+        "M1 late %/limit",
+        "win miss",
         "M2 excess tk",
         "lead/oracle",
         "M3 P/Pmin",
-        "M6 conv s/limit",
+        "M6 s/lim/late",
         "M7 corr/min",
         "dil %",
         "M9 D/D* tk",
@@ -45,57 +55,114 @@ pub fn table(scenario: &Scenario, rows: &[(Controller, Metrics)], cfg: &LabConfi
         "steps/s",
         "kicks"
     );
-    for (c, m) in rows {
-        let conv = match (m.convergence_s, m.convergence_limit_s) {
-            (Some(a), Some(b)) if b.is_finite() => format!("{}/{}", f(a, 1), f(b, 2)),
-            (Some(a), _) => format!("{}/-", f(a, 1)),
-            _ => "-".into(),
+    for (c, runs) in rows {
+        let late: Vec<f64> = runs.iter().map(|m| m.late_rate * 100.0).collect();
+        let excess: Vec<f64> = runs.iter().map(|m| m.lead_excess).collect();
+        let (late_med, _, late_worst, _) = spread(&late);
+        let (ex_med, _, ex_worst, _) = spread(&excess);
+        let missed: u32 = runs.iter().map(|m| m.windows_missed).sum();
+        let windows: u32 = runs.iter().map(|m| m.windows).sum();
+        let conv = if runs.iter().any(|m| m.convergence_s.is_some()) {
+            format!(
+                "{}/{}/{}",
+                f(med(runs, |m| m.convergence_s.unwrap_or(f64::NAN)), 1),
+                f(med(runs, |m| m.convergence_limit_s.unwrap_or(f64::NAN)), 1),
+                f(med(runs, |m| m.step_late_ticks.map_or(f64::NAN, |n| n as f64)), 0)
+            )
+        } else {
+            "-".into()
         };
         let _ = writeln!(
             s,
-            "  {:<10} {:>14} {:>16} {:>13} {:>13} {:>16} {:>11} {:>7} {:>13} {:>8} {:>8} {:>5}",
+            "  {:<10} {:>19} {:>9} {:>17} {:>13} {:>11} {:>15} {:>11} {:>6} {:>12} {:>8} {:>7} {:>5}",
             c.name(),
-            format!("{}/{}", f(m.late_rate * 100.0, 2), f(late_limit(m, cfg) * 100.0, 2)),
-            format!("{} (>=0)", f(m.lead_excess, 2)),
-            format!("{}/{}", f(m.lead, 2), f(m.lead_oracle, 2)),
-            format!("{}/{}", f(m.prediction, 1), f(m.prediction_min, 1)),
+            format!("{} w{}/{}", f(late_med, 2), f(late_worst, 2), f(med(runs, |m| late_limit(m, cfg)) * 100.0, 2)),
+            format!("{missed}/{windows}"),
+            format!("{} w{}", f(ex_med, 2), f(ex_worst, 2)),
+            format!("{}/{}", f(med(runs, |m| m.lead), 2), f(med(runs, |m| m.lead_oracle), 2)),
+            format!("{}/{}", f(med(runs, |m| m.prediction), 1), f(med(runs, |m| m.prediction_min), 1)),
             conv,
-            format!("{}/{}", f(m.corrections_per_min, 2), f(m.scale_flips_per_min, 0)),
-            f(m.dilated_fraction * 100.0, 1),
-            format!("{}/{}", f(m.interp_delay, 2), f(m.interp_oracle, 2)),
-            f(m.starvation * 100.0, 2),
-            if c.is_tickwire() { f(m.step_rate, 1) } else { "-".into() },
-            if c.is_tickwire() { m.kicks.to_string() } else { "-".into() },
+            f(med(runs, |m| m.corrections_per_min), 2),
+            f(med(runs, |m| m.dilated_fraction) * 100.0, 1),
+            format!("{}/{}", f(med(runs, |m| m.interp_delay), 2), f(med(runs, |m| m.interp_oracle), 2)),
+            f(med(runs, |m| m.starvation) * 100.0, 2),
+            if c.is_tickwire() { f(med(runs, |m| m.step_rate), 1) } else { "-".into() },
+            if c.is_tickwire() { runs.iter().map(|m| m.kicks).sum::<usize>().to_string() } else { "-".into() },
         );
     }
     s
 }
 
-/// One line: tickwire against each baseline, by the rule of [`super::verdict`].
-pub fn verdicts(rows: &[(Controller, Metrics)], cfg: &LabConfig) -> String {
-    let Some((_, tw)) = rows.iter().find(|r| r.0 == Controller::Tickwire) else { return String::new() };
-    let parts: Vec<String> = rows
-        .iter()
-        .filter(|r| Controller::BASELINES.contains(&r.0))
-        .map(|(c, m)| format!("{}: {}", c.name(), super::verdict::judge(tw, m, cfg).label()))
-        .collect();
-    if parts.is_empty() { String::new() } else { format!("  tickwire vs {}\n", parts.join(", ")) }
+/// tickwire's goals in a scenario (late ≤ ε, excess ≤ 0.5 tick): median, 90th
+/// percentile and worst seed of each, with the worst seed's number.
+pub fn goals(runs: &[Metrics], seeds: &[u64]) -> String {
+    let late: Vec<f64> = runs.iter().map(|m| m.late_rate * 100.0).collect();
+    let excess: Vec<f64> = runs.iter().map(|m| m.lead_excess).collect();
+    let (lm, lp, lw, li) = spread(&late);
+    let (em, ep, ew, ei) = spread(&excess);
+    let over = late.iter().filter(|&&l| l > 1.0).count();
+    format!(
+        "  tickwire goals over {} seeds: late % median {} p90 {} worst {} (seed {}), {} seeds over 1%; \
+         excess tk median {} p90 {} worst {} (seed {})\n",
+        runs.len(),
+        f(lm, 2),
+        f(lp, 2),
+        f(lw, 2),
+        seeds.get(li).copied().unwrap_or(0),
+        over,
+        f(em, 2),
+        f(ep, 2),
+        f(ew, 2),
+        seeds.get(ei).copied().unwrap_or(0)
+    )
 }
 
-/// Header of the summary CSV.
-pub const SUMMARY_HEADER: &str = "scenario,controller,late_rate,late_floor,late_frozen,late_limit,lead_ticks,lead_oracle_ticks,lead_excess_ticks,prediction_ticks,prediction_min_ticks,convergence_s,convergence_limit_s,corrections_per_min,scale_flips_per_min,dilated_fraction,lead_std_ticks,interp_delay_ticks,interp_oracle_ticks,starvation,step_rate,kicks";
+/// The verdict of tickwire against each baseline in a scenario (see
+/// [`super::verdict`]), as lines and as verdicts.
+pub fn verdicts(rows: &[(Controller, Vec<Metrics>)], cfg: &LabConfig) -> (String, Vec<(Controller, PairVerdict)>) {
+    let Some((_, tw)) = rows.iter().find(|r| r.0 == Controller::Tickwire) else { return (String::new(), Vec::new()) };
+    let v: Vec<(Controller, PairVerdict)> = rows
+        .iter()
+        .filter(|r| Controller::BASELINES.contains(&r.0))
+        .map(|(c, runs)| (*c, judge(tw, runs, cfg)))
+        .collect();
+    let mut s = String::new();
+    for (c, p) in &v {
+        let _ = writeln!(
+            s,
+            "  tickwire vs {:<9} {} (tickwire {} ε, {} {} ε)",
+            c.name(),
+            p.label(),
+            if p.tw_meets { "meets" } else { "misses" },
+            c.name(),
+            if p.baseline_meets { "meets" } else { "misses" }
+        );
+    }
+    (s, v)
+}
+
+/// The tally of pairs over the run: won, tied, lost.
+pub fn tally(v: &[(Controller, PairVerdict)]) -> [usize; 3] {
+    let count = |o: Outcome| v.iter().filter(|p| p.1.outcome == o).count();
+    [count(Outcome::Won), count(Outcome::Tied), count(Outcome::Lost)]
+}
+
+/// Header of the summary CSV: one line per scenario, controller and seed.
+pub const SUMMARY_HEADER: &str = "scenario,controller,seed,late_rate,late_floor,late_limit,windows_missed,windows,lead_ticks,lead_oracle_ticks,lead_excess_ticks,prediction_ticks,prediction_min_ticks,convergence_s,convergence_limit_s,step_late_ticks,corrections_per_min,scale_flips_per_min,dilated_fraction,lead_std_ticks,interp_delay_ticks,interp_oracle_ticks,starvation,step_rate,kicks";
 
 /// One summary CSV line.
-pub fn summary_row(scenario: &Scenario, c: Controller, m: &Metrics, cfg: &LabConfig) -> String {
+pub fn summary_row(scenario: &Scenario, c: Controller, seed: u64, m: &Metrics, cfg: &LabConfig) -> String {
     let o = |x: Option<f64>| x.map_or(String::new(), |v| format!("{v:.4}"));
     format!(
-        "{},{},{:.6},{:.6},{:.6},{:.6},{:.4},{:.4},{:.4},{:.4},{:.4},{},{},{:.4},{:.4},{:.4},{:.4},{:.4},{:.4},{:.6},{:.2},{}",
+        "{},{},{},{:.6},{:.6},{:.6},{},{},{:.4},{:.4},{:.4},{:.4},{:.4},{},{},{},{:.4},{:.4},{:.4},{:.4},{:.4},{:.4},{:.6},{:.2},{}",
         scenario.id,
         c.name(),
+        seed,
         m.late_rate,
         m.late_floor,
-        m.late_frozen,
         late_limit(m, cfg),
+        m.windows_missed,
+        m.windows,
         m.lead,
         m.lead_oracle,
         m.lead_excess,
@@ -103,6 +170,7 @@ pub fn summary_row(scenario: &Scenario, c: Controller, m: &Metrics, cfg: &LabCon
         m.prediction_min,
         o(m.convergence_s),
         o(m.convergence_limit_s),
+        m.step_late_ticks.map_or(String::new(), |n| n.to_string()),
         m.corrections_per_min,
         m.scale_flips_per_min,
         m.dilated_fraction,
@@ -113,167 +181,4 @@ pub fn summary_row(scenario: &Scenario, c: Controller, m: &Metrics, cfg: &LabCon
         m.step_rate,
         m.kicks
     )
-}
-
-/// Half-second series of (time s, lead ticks, buffer depth, time scale).
-pub fn series(rec: &RunRecord, cfg: &LabConfig, duration: u64) -> Vec<SeriesPoint> {
-    let bin = 500_000u64;
-    let n = (duration / bin) as usize + 1;
-    let mut lead = vec![(0.0, 0usize); n];
-    for r in &rec.inputs {
-        if let Some(c) = r.consumed {
-            let i = (r.sampled / bin) as usize;
-            if i < n {
-                lead[i].0 += (c as f64 - r.sampled as f64) / cfg.tick_us;
-                lead[i].1 += 1;
-            }
-        }
-    }
-    let mut frame = vec![(0.0, 0.0, 0usize); n];
-    for fr in &rec.frames {
-        let i = (fr.at / bin) as usize;
-        if i < n {
-            frame[i].0 += fr.depth as f64;
-            frame[i].1 += fr.scale;
-            frame[i].2 += 1;
-        }
-    }
-    (0..n)
-        .filter(|&i| lead[i].1 > 0 && frame[i].2 > 0)
-        .map(|i| {
-            let k = frame[i].2 as f64;
-            ((i as u64 * bin) as f64 / 1e6, lead[i].0 / lead[i].1 as f64, frame[i].0 / k, frame[i].1 / k)
-        })
-        .collect()
-}
-
-/// The oracle lead (ticks) per 30 s window: (window start s, window end s, L*_ε).
-pub fn oracle_series(rec: &RunRecord, cfg: &LabConfig, duration: u64) -> Vec<(f64, f64, f64)> {
-    let window = 30_000_000u64;
-    let mut out = Vec::new();
-    let mut start = 0;
-    while start < duration {
-        let mut need: Vec<f64> = rec
-            .inputs
-            .iter()
-            .filter(|r| r.sampled >= start && r.sampled < start + window)
-            .map(|r| r.first_arrival.map_or(f64::INFINITY, |a| (a - r.sampled) as f64 / cfg.tick_us))
-            .collect();
-        if need.len() > 100 {
-            need.sort_by(|a, b| a.total_cmp(b));
-            let q = need[((need.len() - 1) as f64 * (1.0 - cfg.epsilon)).round() as usize];
-            if q.is_finite() {
-                out.push((start as f64 / 1e6, ((start + window).min(duration)) as f64 / 1e6, q));
-            }
-        }
-        start += window;
-    }
-    out
-}
-
-/// (time s, lead ticks, buffer depth, time scale), one point per half second.
-pub type SeriesPoint = (f64, f64, f64, f64);
-
-const COLORS: [&str; 5] = ["#d62728", "#1f77b4", "#2ca02c", "#9467bd", "#ff7f0e"];
-
-/// An SVG with three panels (lead, server buffer depth, time scale) over time, one
-/// line per controller, and the oracle lead as a dashed line.
-pub fn svg(scenario: &Scenario, runs: &[(Controller, Vec<SeriesPoint>)], oracle: &[(f64, f64, f64)]) -> String {
-    let (w, ph, left, top) = (900.0, 170.0, 60.0, 40.0);
-    let t_max = scenario.duration as f64 / 1e6;
-    let mut s = String::new();
-    let h = top + 3.0 * (ph + 30.0) + 30.0;
-    let _ = writeln!(
-        s,
-        r#"<svg xmlns="http://www.w3.org/2000/svg" width="{w}" height="{h}" font-family="sans-serif" font-size="11">"#
-    );
-    let _ = writeln!(s, r#"<rect width="100%" height="100%" fill="white"/>"#);
-    let _ = writeln!(s, r#"<text x="{left}" y="20" font-size="14">{} - {}</text>"#, scenario.id, xml(scenario.about));
-    type Get = fn(&SeriesPoint) -> f64;
-    let panels: [(&str, Get); 3] =
-        [("lead (ticks)", |p| p.1), ("server buffer depth (inputs)", |p| p.2), ("time scale", |p| p.3)];
-    for (pi, (label, get)) in panels.iter().enumerate() {
-        let y0 = top + pi as f64 * (ph + 30.0);
-        // A robust range: 0.5th to 99.5th percentile over the runs, so a start-up
-        // outlier does not flatten the plot (points outside are clipped to the frame).
-        let mut vals: Vec<f64> = runs.iter().flat_map(|r| r.1.iter().map(get)).filter(|v| v.is_finite()).collect();
-        vals.sort_by(|a, b| a.total_cmp(b));
-        let pick = |q: f64| vals.get(((vals.len().max(1) - 1) as f64 * q) as usize).copied().unwrap_or(0.0);
-        let (mut lo, mut hi) = (pick(0.005), pick(0.995));
-        if pi == 0 {
-            for o in oracle {
-                lo = lo.min(o.2);
-                hi = hi.max(o.2);
-            }
-        }
-        if !(lo.is_finite() && hi.is_finite()) || hi - lo < 1e-9 {
-            lo -= 0.5;
-            hi += 0.5;
-        }
-        let pad = (hi - lo) * 0.05;
-        let (lo, hi) = (lo - pad, hi + pad);
-        let x = |t: f64| left + (w - left - 20.0) * t / t_max;
-        let y = |v: f64| y0 + ph - ph * ((v - lo) / (hi - lo)).clamp(0.0, 1.0);
-        let _ = writeln!(
-            s,
-            r##"<rect x="{left}" y="{y0}" width="{}" height="{ph}" fill="none" stroke="#999"/>"##,
-            w - left - 20.0
-        );
-        let _ = writeln!(s, r#"<text x="{left}" y="{}">{label}</text>"#, y0 - 4.0);
-        for v in [lo, (lo + hi) / 2.0, hi] {
-            let _ = writeln!(s, r#"<text x="{}" y="{}" text-anchor="end">{}</text>"#, left - 4.0, y(v) + 4.0, f(v, 3));
-        }
-        if pi == 0 {
-            for (k, o) in oracle.iter().enumerate() {
-                let _ = writeln!(
-                    s,
-                    r##"<line x1="{:.1}" x2="{:.1}" y1="{:.1}" y2="{:.1}" stroke="#000" stroke-dasharray="4 3"/>"##,
-                    x(o.0),
-                    x(o.1),
-                    y(o.2),
-                    y(o.2)
-                );
-                if k == 0 {
-                    let _ = writeln!(
-                        s,
-                        r#"<text x="{:.1}" y="{:.1}">oracle L* (30 s windows)</text>"#,
-                        x(o.0) + 4.0,
-                        y(o.2) + 12.0
-                    );
-                }
-            }
-        }
-        if pi == 2 {
-            let mut t = 0.0;
-            while t <= t_max {
-                let _ =
-                    writeln!(s, r#"<text x="{:.1}" y="{}" text-anchor="middle">{}</text>"#, x(t), y0 + ph + 14.0, t);
-                t += if t_max > 200.0 { 60.0 } else { 10.0 };
-            }
-        }
-        for (ci, (c, pts)) in runs.iter().enumerate() {
-            let color = COLORS[ci % COLORS.len()];
-            let mut d = String::new();
-            for (k, p) in pts.iter().enumerate() {
-                let _ = write!(d, "{}{:.1},{:.1}", if k == 0 { "M" } else { " L" }, x(p.0), y(get(p)));
-            }
-            let _ = writeln!(s, r#"<path d="{d}" fill="none" stroke="{color}" stroke-width="1"/>"#);
-            if pi == 0 {
-                let _ = writeln!(
-                    s,
-                    r#"<text x="{}" y="{}" fill="{color}">{}</text>"#,
-                    left + 10.0 + 90.0 * ci as f64,
-                    y0 + 14.0,
-                    c.name()
-                );
-            }
-        }
-    }
-    let _ = writeln!(s, r#"<text x="{}" y="{}" text-anchor="middle">time (s)</text>"#, w / 2.0, h - 8.0);
-    s.push_str("</svg>\n");
-    s
-}
-
-fn xml(s: &str) -> String {
-    s.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;")
 }

@@ -1,118 +1,135 @@
-//! Whether tickwire beats a baseline in a scenario (issue 3's claim), by one stated
-//! rule applied to the lab's table.
+//! Whether tickwire beats a baseline in a scenario, over K seeds (issue 19, build 4),
+//! by one stated rule.
 //!
-//! Lead excess (M2) is measured against the oracle lead for the late-rate target ε, so
-//! it only compares like with like between controllers that reach ε. A controller that
-//! misses ε holds less lead than that oracle by being late more often; its lower
-//! excess is not a saving at the target. So the late-rate target comes first, then the
-//! excess:
+//! Each seed gives both controllers the same link realisation and the same oracle, so
+//! the seeds pair them: the rule reads the per-seed differences tickwire − baseline
+//! and their 95% t-interval ([`super::stats::t_interval`]; the seeds are independent
+//! draws of the scenario, and the interval is that of the mean difference). A pair is
+//! won when the interval lies wholly on tickwire's side, lost when it lies wholly on
+//! the baseline's, and tied otherwise: a difference smaller than the seed-to-seed
+//! noise decides nothing.
 //!
-//! The target counts the ticks the controller could have saved: ticks that ran while
-//! the scenario had stopped the client itself (S8's 2 s hitch: 0.7% of the run, every
-//! controller alike) had no input in existence and are left out of it. The late
-//! rates compared below are the whole ones.
+//! Lead excess (M2) only compares like with like between controllers that reach the
+//! late-rate target ε: one that misses it holds less lead by being late more often. A
+//! controller meets ε when its late rate averaged over the seeds is at most ε. So:
 //!
-//! - the baseline meets the target (late rate ≤ ε, finite oracle): tickwire must meet
-//!   it too and have a strictly lower lead excess;
-//! - the baseline misses the target: tickwire must have a strictly lower late rate,
-//!   and either meet the target itself, or (missing it as well) also have a strictly
-//!   lower excess. If the baseline's oracle is infinite (it loses more than ε of its
-//!   inputs for good, so no lead gets it to ε) its excess is undefined and the late
-//!   rate alone decides.
-//!
-//! The verdict says which of these cases decided it, so a reader can tell a win on
-//! excess from a win on the target.
+//! - both meet ε: the excess decides (lower is better);
+//! - either misses ε: the late rate decides (lower is better). tickwire cannot win
+//!   on excess while it misses ε, and a baseline that misses ε is not beaten by
+//!   tickwire missing it too unless tickwire is significantly less late.
 
 use super::metrics::Metrics;
 use super::model::LabConfig;
+use super::stats::{Interval, mean, t_interval};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Verdict {
-    /// Lower lead excess at an equal (both within ε) or lower late rate.
+pub enum Outcome {
+    Won,
+    Tied,
+    Lost,
+}
+
+/// Which figure decided a pair.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Decided {
+    /// Lead excess, ticks (both met ε).
     Excess,
-    /// The baseline misses ε and tickwire meets it; the baseline's excess is lower
-    /// (it under-leads) or equal.
-    Target,
-    /// Both miss ε; lower late rate, and the baseline's excess is undefined.
+    /// Late rate, a fraction (one or both missed ε).
     LateRate,
-    /// Not beaten by the rule.
-    NotBeaten,
 }
 
-impl Verdict {
-    pub fn is_win(self) -> bool {
-        self != Verdict::NotBeaten
-    }
+/// The verdict of one pair over the seeds.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct PairVerdict {
+    pub outcome: Outcome,
+    pub by: Decided,
+    /// The deciding difference tickwire − baseline: mean and 95% interval.
+    pub diff: Interval,
+    pub tw_meets: bool,
+    pub baseline_meets: bool,
+}
 
-    pub fn label(self) -> &'static str {
-        match self {
-            Verdict::Excess => "beats on excess",
-            Verdict::Target => "beats on the target",
-            Verdict::LateRate => "beats on late rate",
-            Verdict::NotBeaten => "NOT beaten",
-        }
+impl PairVerdict {
+    /// "won on excess by 0.41 [0.37, 0.45] tk", "lost on late rate by 0.52 [...] %".
+    pub fn label(&self) -> String {
+        let (what, unit, k) = match self.by {
+            Decided::Excess => ("excess", "tk", 1.0),
+            Decided::LateRate => ("late rate", "%", 100.0),
+        };
+        let word = match self.outcome {
+            Outcome::Won => "won",
+            Outcome::Tied => "tied",
+            Outcome::Lost => "lost",
+        };
+        let d = self.diff;
+        format!("{word} on {what}: {:+.2} [{:+.2}, {:+.2}] {unit}", d.mean * k, d.lo * k, d.hi * k)
     }
 }
 
-/// Whether a run met the late-rate target: at most ε late, not counting the ticks
-/// that ran while the client itself was stopped (no input existed; see
-/// [`Metrics::late_frozen`]), with a finite oracle.
-pub fn meets_target(m: &Metrics, cfg: &LabConfig) -> bool {
-    m.late_rate - m.late_frozen <= cfg.epsilon && m.lead_excess.is_finite()
+/// Whether a controller met the late-rate target over the seeds: mean late rate ≤ ε.
+pub fn meets_target(runs: &[Metrics], cfg: &LabConfig) -> bool {
+    mean(runs.iter().map(|m| m.late_rate)) <= cfg.epsilon
 }
 
-/// The rule in the module docs: tickwire's figures `tw` against a baseline's `b`.
-pub fn judge(tw: &Metrics, b: &Metrics, cfg: &LabConfig) -> Verdict {
-    let (tw_ok, b_ok) = (meets_target(tw, cfg), meets_target(b, cfg));
-    if b_ok {
-        return if tw_ok && tw.lead_excess < b.lead_excess { Verdict::Excess } else { Verdict::NotBeaten };
-    }
-    if tw.late_rate >= b.late_rate {
-        return Verdict::NotBeaten;
-    }
-    if tw.lead_excess < b.lead_excess {
-        Verdict::Excess
-    } else if tw_ok {
-        Verdict::Target
-    } else if !b.lead_excess.is_finite() && tw.lead_excess.is_finite() {
-        Verdict::LateRate
+/// The rule in the module docs: tickwire's runs `tw` against a baseline's `b`, seed by
+/// seed (the same seeds, in the same order).
+pub fn judge(tw: &[Metrics], b: &[Metrics], cfg: &LabConfig) -> PairVerdict {
+    assert_eq!(tw.len(), b.len(), "paired seeds");
+    let (tw_meets, baseline_meets) = (meets_target(tw, cfg), meets_target(b, cfg));
+    let (by, d): (Decided, Vec<f64>) = if tw_meets && baseline_meets {
+        (Decided::Excess, tw.iter().zip(b).map(|(x, y)| x.lead_excess - y.lead_excess).collect())
     } else {
-        Verdict::NotBeaten
-    }
+        (Decided::LateRate, tw.iter().zip(b).map(|(x, y)| x.late_rate - y.late_rate).collect())
+    };
+    let diff = t_interval(&d);
+    let outcome = if diff.hi < 0.0 {
+        Outcome::Won
+    } else if diff.lo > 0.0 {
+        Outcome::Lost
+    } else {
+        Outcome::Tied
+    };
+    PairVerdict { outcome, by, diff, tw_meets, baseline_meets }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    fn m(late_pct: f64, excess: f64) -> Metrics {
-        Metrics { late_rate: late_pct / 100.0, lead_excess: excess, ..Metrics::default() }
+    /// Runs with late rates (percent) and excesses: one per seed.
+    fn runs(late_pct: &[f64], excess: &[f64]) -> Vec<Metrics> {
+        late_pct
+            .iter()
+            .zip(excess)
+            .map(|(&l, &e)| Metrics { late_rate: l / 100.0, lead_excess: e, ..Metrics::default() })
+            .collect()
     }
 
     #[test]
-    fn the_target_comes_first_then_the_excess() {
+    fn both_within_epsilon_the_excess_interval_decides() {
         let cfg = LabConfig::default();
-        // Both within ε: only the excess counts, whichever is later.
-        assert_eq!(judge(&m(0.9, 0.1), &m(0.0, 0.2), &cfg), Verdict::Excess);
-        assert_eq!(judge(&m(0.5, 0.1), &m(0.9, 0.05), &cfg), Verdict::NotBeaten);
-        // tickwire misses ε against a baseline that meets it: never a win.
-        assert_eq!(judge(&m(1.2, -1.0), &m(0.5, 2.0), &cfg), Verdict::NotBeaten);
-        // The baseline under-leads and misses ε; tickwire meets it.
-        assert_eq!(judge(&m(0.8, 0.3), &m(5.0, -1.5), &cfg), Verdict::Target);
-        assert_eq!(judge(&m(0.8, 0.3), &m(5.0, 1.5), &cfg), Verdict::Excess);
-        // Both miss: lower late rate and lower excess, or an undefined baseline excess.
-        assert_eq!(judge(&m(1.2, 0.3), &m(1.5, 0.5), &cfg), Verdict::Excess);
-        assert_eq!(judge(&m(1.2, 0.3), &m(1.5, -0.5), &cfg), Verdict::NotBeaten);
-        assert_eq!(judge(&m(1.2, 0.3), &m(5.0, f64::NAN), &cfg), Verdict::LateRate);
-        assert_eq!(judge(&m(1.6, 0.3), &m(1.5, 0.5), &cfg), Verdict::NotBeaten);
-        // An infinite tickwire oracle never meets the target.
-        assert_eq!(judge(&m(0.5, f64::NAN), &m(0.9, 1.0), &cfg), Verdict::NotBeaten);
-        // Ticks run while the client was stopped do not count against the target, but
-        // the late rates are still compared whole.
-        let frozen = |late_pct: f64, excess: f64| Metrics { late_frozen: 0.007, ..m(late_pct, excess) };
-        assert_eq!(judge(&frozen(1.5, 0.1), &frozen(4.2, -0.5), &cfg), Verdict::Target);
-        assert_eq!(judge(&frozen(1.8, 0.1), &frozen(4.2, -0.5), &cfg), Verdict::NotBeaten);
-        assert_eq!(judge(&frozen(1.5, 0.6), &frozen(1.4, 0.5), &cfg), Verdict::NotBeaten);
-        assert_eq!(judge(&frozen(1.5, 0.4), &frozen(1.4, 0.5), &cfg), Verdict::Excess);
+        let tw = runs(&[0.5, 0.6, 0.4, 0.5], &[0.1, 0.2, 0.1, 0.15]);
+        let b = runs(&[0.9, 0.8, 0.7, 0.9], &[0.5, 0.6, 0.5, 0.55]);
+        let v = judge(&tw, &b, &cfg);
+        assert_eq!((v.outcome, v.by), (Outcome::Won, Decided::Excess));
+        assert_eq!(judge(&b, &tw, &cfg).outcome, Outcome::Lost);
+        // A lower mean inside the noise is a tie.
+        let noisy = runs(&[0.5; 4], &[0.0, 1.0, 0.2, 0.9]);
+        let close = runs(&[0.5; 4], &[0.5, 0.6, 0.4, 0.55]);
+        assert_eq!(judge(&noisy, &close, &cfg).outcome, Outcome::Tied);
+    }
+
+    #[test]
+    fn missing_epsilon_never_wins_on_excess() {
+        let cfg = LabConfig::default();
+        // tickwire misses ε with far less lead: the late rate decides, and it is worse.
+        let tw = runs(&[1.5, 1.6, 1.4, 1.5], &[-1.0, -1.1, -0.9, -1.0]);
+        let b = runs(&[0.5, 0.6, 0.4, 0.5], &[2.0, 2.1, 1.9, 2.0]);
+        let v = judge(&tw, &b, &cfg);
+        assert_eq!((v.outcome, v.by), (Outcome::Lost, Decided::LateRate));
+        assert!(!v.tw_meets && v.baseline_meets);
+        // Both miss: the less late one wins, whatever the excess.
+        let worse = runs(&[5.0, 5.5, 4.5, 5.0], &[-3.0; 4]);
+        assert_eq!(judge(&tw, &worse, &cfg).outcome, Outcome::Won);
     }
 }

@@ -1,35 +1,39 @@
 //! Issue 15's lab scenarios: far links (F1, F2) and wide matches (W1-W4), tickwire's
-//! relay sessions on the simulator, shortened (the lab's own runs are 300 s). Every
-//! client of the match must stay in it and receive the server's steps at its 60 Hz.
+//! relay sessions on the simulator, shortened (the lab's own runs are 300 s), over 20
+//! seeds. Every client of the match must stay in it and receive the server's steps at
+//! its 60 Hz (measured over the second half of the run; the lossy links run 20 s or
+//! more, so one packet late at the end does not read as a slow client).
 
-use tickwire_lab::{Controller, LabConfig, Metrics, run_scenario as run, scenario as by_id, score};
+use tickwire_lab::{Controller, Metrics, run_seeds, scenario as by_id};
 
 const SEC: u64 = 1_000_000;
 
-fn scored(id: &str, seconds: u64) -> Metrics {
-    let cfg = LabConfig::default();
+/// Seeds per scenario: issue 19's 20, never one seed alone.
+const SEEDS: u64 = 20;
+
+fn scored(id: &str, seconds: u64) -> Vec<Metrics> {
     let mut sc = by_id(id).unwrap();
     sc.duration = seconds * SEC;
     sc.changes.retain(|c| c.0 < sc.duration);
-    let rec = run(&sc, Controller::Tickwire, &cfg);
-    let m = score(&rec, &sc, &cfg);
+    let seeds: Vec<u64> = (1..=SEEDS).collect();
+    let runs: Vec<Metrics> = run_seeds(&sc, &[Controller::Tickwire], &seeds).iter().map(|r| r[0].1).collect();
+    let slowest = runs.iter().map(|m| m.step_rate).fold(f64::INFINITY, f64::min);
+    let kicks: usize = runs.iter().map(|m| m.kicks).sum();
     println!(
-        "{id} ({}), {seconds} s: slowest client {:.2} steps/s over the end of the run, {} kicks{}; late {:.2}%, lead {:.2} ticks",
-        sc.about,
-        m.step_rate,
-        m.kicks,
-        rec.kicks.first().map_or(String::new(), |(at, e)| format!(" (the first at {:.1} s: {e})", *at as f64 / 1e6)),
-        m.late_rate * 100.0,
-        m.lead
+        "{id} ({}), {seconds} s x {SEEDS} seeds: slowest client {slowest:.2} steps/s over the end of the run at the worst seed, {kicks} kicks",
+        sc.about
     );
-    m
+    runs
 }
 
+/// Every client stays and receives the server's steps at 60 Hz, at every seed.
 fn keeps_every_client_at_60hz(id: &str, seconds: u64) {
-    let m = scored(id, seconds);
-    assert_eq!(m.kicks, 0, "{id}: {} players removed", m.kicks);
-    assert!(m.step_rate >= 59.0, "{id}: the slowest client received {:.2} steps/s", m.step_rate);
-    assert!(!m.tick_went_back, "{id}: the tick went backwards");
+    for (i, m) in scored(id, seconds).iter().enumerate() {
+        let seed = i + 1;
+        assert_eq!(m.kicks, 0, "{id} seed {seed}: {} players removed", m.kicks);
+        assert!(m.step_rate >= 59.0, "{id} seed {seed}: the slowest client received {:.2} steps/s", m.step_rate);
+        assert!(!m.tick_went_back, "{id} seed {seed}: the tick went backwards");
+    }
 }
 
 #[test]
@@ -39,25 +43,29 @@ fn f1_far_link_400ms_each_way() {
 
 #[test]
 fn f2_far_link_1s_rtt_lossy_duplicating_reordering() {
-    keeps_every_client_at_60hz("F2", 60);
+    keeps_every_client_at_60hz("F2", 40);
 }
 
 #[test]
 fn w1_sixteen_clients_64_byte_inputs() {
-    keeps_every_client_at_60hz("W1", 30);
+    keeps_every_client_at_60hz("W1", 10);
 }
 
+// The two widest matches cost about 45 s of CPU each over 20 seeds even this short:
+// run them with `cargo test -p tickwire-lab --test lab_scale -- --ignored`.
 #[test]
+#[ignore = "64 clients over 20 seeds: about 45 s of CPU"]
 fn w2_sixty_four_clients_16_byte_inputs() {
-    keeps_every_client_at_60hz("W2", 30);
+    keeps_every_client_at_60hz("W2", 6);
 }
 
 #[test]
 fn w3_sixteen_clients_100ms_8pct_loss() {
-    keeps_every_client_at_60hz("W3", 30);
+    keeps_every_client_at_60hz("W3", 20);
 }
 
 #[test]
+#[ignore = "32 clients over 20 seeds: about 45 s of CPU"]
 fn w4_thirty_two_clients_100ms_8pct_loss() {
-    keeps_every_client_at_60hz("W4", 30);
+    keeps_every_client_at_60hz("W4", 10);
 }

@@ -1,11 +1,17 @@
 //! The baselines, modelled: one client and one server on seeded simulated links, in
 //! true time, each with its own (drifting) clock: the input path of a relay topology.
 //! The client samples an input per tick and sends every `k_c` ticks; the server
-//! consumes inputs once per tick and answers every `k_s` ticks with margins, acks and
-//! its tick. Three designs from ticksync.md: (a) seed 000's fixed rule, (b) Unity
-//! N4E's slack and proportional dilation on the server's command age, (c) lightyear's
-//! open-loop RTT/2 + 4 jitter lead. (tickwire itself is not modelled: its rows run the
-//! product's sessions, see [`super::relay`].)
+//! consumes inputs once per tick and answers every `k_s` ticks with its command age,
+//! acks and its tick. Three designs from ticksync.md, each in its own file with the
+//! lines it models: (a) seed 000's fixed rule ([`seed000`]), (b) Unity N4E's slack and
+//! proportional dilation on the server's command age with dead-time compensation
+//! ([`n4e`]), (c) lightyear's open-loop `RTT/2 + 4·jitter` timeline ([`lightyear`]).
+//! (tickwire itself is not modelled: its rows run the product's sessions, see
+//! [`super::relay`].)
+
+mod lightyear;
+mod n4e;
+mod seed000;
 
 use tickwire_proto::{
     DriftClock, FixedRuleInterpolation, InterpConfig, LinkConditioner, Micros, RemoteTimeline, StepKind, Tick,
@@ -14,6 +20,8 @@ use tickwire_proto::{
 
 use super::model::{Controller, FrameRecord, InputRecord, LabConfig, RunRecord, ServerTickRecord};
 use super::scenario::{Change, Scenario};
+use lightyear::LightyearClient;
+use n4e::{N4eClient, ServerAge};
 
 #[derive(Debug, Clone)]
 struct UpPacket {
@@ -25,8 +33,8 @@ struct UpPacket {
 struct DownPacket {
     sent: Micros,
     server_tick: Tick,
-    /// (client tick, arrival margin in ticks) of first copies since the last packet.
-    margins: Vec<(Tick, f64)>,
+    /// N4E's `ServerCommandAge` (ticks), which only the N4E client reads.
+    age: Option<f64>,
     ack: Option<Tick>,
     consumed: Option<Tick>,
     /// (client tick, µs the server held it) for an RTT sample.
@@ -34,6 +42,7 @@ struct DownPacket {
 }
 
 enum ServerPolicy {
+    /// Seed 000's remote tick, and the next input to integrate.
     Seed(FixedRuleInterpolation, Option<Tick>),
     /// Client tick c is consumed at server tick c.
     Aligned,
@@ -43,24 +52,23 @@ struct Server {
     clock: DriftClock,
     tick: Tick,
     policy: ServerPolicy,
-    /// (client tick, arrival margin in ticks) of first copies since the last packet.
-    margins: Vec<(Tick, f64)>,
+    /// The newest client tick received, and the command age kept from it.
+    newest: Option<Tick>,
+    age: ServerAge,
     ack: Option<Tick>,
     consumed: Option<Tick>,
     echo: Option<(Tick, Micros)>,
     hitch_until: Micros,
-    /// True time the last tick ran (for the simulation position).
-    last_tick_at: Micros,
+    /// The client tick the server is consuming now (the server's tick, or seed 000's
+    /// remote tick): what the client's clock action is measured against.
+    consuming: f64,
 }
 
 enum ClientCtl {
     None,
-    /// `fresh_from`: reports for inputs before this tick predate the last snap.
-    N4e {
-        margin_ema: Option<f64>,
-        fresh_from: Tick,
-    },
-    Lightyear,
+    /// Boxed: its 64-slot ring makes it ten times the others.
+    N4e(Box<N4eClient>),
+    Lightyear(LightyearClient),
 }
 
 struct Client {
@@ -68,20 +76,35 @@ struct Client {
     drift: DriftClock,
     ctl: ClientCtl,
     interp: Box<dyn RemoteTimeline>,
-    start_local: Micros,
-    start_pos: f64,
     copies: u32,
     acked: Option<Tick>,
     consumed: Option<Tick>,
     newest_server_tick: Option<Tick>,
-    newest_server_local: Micros,
-    srtt: Option<f64>,
-    rtt_jitter: f64,
     sent_local: Vec<Micros>,
     next_frame_local: Micros,
     frame_us: f64,
     hitch_until: Micros,
-    last_scale: f64,
+}
+
+/// Copies of each input each design sends.
+fn copies(controller: Controller) -> u32 {
+    match controller {
+        Controller::Seed000 => seed000::COPIES,
+        Controller::N4e => n4e::COPIES,
+        _ => lightyear::COPIES,
+    }
+}
+
+/// The client's tick clock: N4E and lightyear dilate within ±10% (ticksync.md lines
+/// 50 and 90) and decide their snaps themselves; seed 000's client does not steer.
+fn clock_config(cfg: &LabConfig) -> TickClockConfig {
+    TickClockConfig {
+        tick_us: cfg.tick_us,
+        max_speedup: 0.10,
+        max_slowdown: 0.10,
+        snap_threshold_ticks: 0.0,
+        ..TickClockConfig::default()
+    }
 }
 
 /// Runs one scenario with one of the baselines and returns the record.
@@ -105,12 +128,13 @@ pub fn run(scenario: &Scenario, controller: Controller, cfg: &LabConfig) -> RunR
         clock: DriftClock::new(scenario.server_drift_ppm, 0),
         tick: 1000,
         policy,
-        margins: Vec::new(),
+        newest: None,
+        age: ServerAge::default(),
         ack: None,
         consumed: None,
         echo: None,
         hitch_until: 0,
-        last_tick_at: 0,
+        consuming: 1000.0,
     };
     let interp_cfg =
         InterpConfig { tick_us: t_us, send_interval: cfg.k_s, late_rate: cfg.epsilon, ..InterpConfig::default() };
@@ -118,33 +142,24 @@ pub fn run(scenario: &Scenario, controller: Controller, cfg: &LabConfig) -> RunR
         clock: None,
         drift: DriftClock::new(scenario.client_drift_ppm, 0),
         ctl: match controller {
-            Controller::N4e => ClientCtl::N4e { margin_ema: None, fresh_from: 0 },
-            Controller::Lightyear => ClientCtl::Lightyear,
+            Controller::N4e => ClientCtl::N4e(Box::default()),
+            Controller::Lightyear => ClientCtl::Lightyear(LightyearClient::default()),
             _ => ClientCtl::None,
         },
         interp: Box::new(FixedRuleInterpolation::new(interp_cfg)),
-        start_local: 0,
-        start_pos: 0.0,
-        copies: match controller {
-            Controller::Seed000 => 1,
-            _ => 2,
-        },
+        copies: copies(controller),
         acked: None,
         consumed: None,
         newest_server_tick: None,
-        newest_server_local: 0,
-        srtt: None,
-        rtt_jitter: 0.0,
         sent_local: Vec::new(),
         next_frame_local: 0,
         frame_us: 1e6 / cfg.frame_hz,
         hitch_until: 0,
-        last_scale: 1.0,
     };
     let mut rec = RunRecord::default();
     let mut changes = scenario.changes.clone();
     changes.reverse();
-    let tick_clock_cfg = TickClockConfig { tick_us: t_us, ..TickClockConfig::default() };
+    let tick_clock_cfg = clock_config(cfg);
     let mut now: Micros = 0;
 
     while now < scenario.duration {
@@ -173,7 +188,7 @@ pub fn run(scenario: &Scenario, controller: Controller, cfg: &LabConfig) -> RunR
         }
         if now == next_up {
             while let Some(p) = up.poll(now) {
-                server_receive(&mut server, &mut rec, p, now, cfg);
+                server_receive(&mut server, &mut rec, p, now);
             }
             continue;
         }
@@ -186,19 +201,17 @@ pub fn run(scenario: &Scenario, controller: Controller, cfg: &LabConfig) -> RunR
         }
         if now == next_server {
             server.tick += 1;
-            server.last_tick_at = now;
-            server_tick(&mut server, &mut rec, now);
+            server_tick(&mut server, &mut rec, now, cfg);
             if server.tick % cfg.k_s == 0 {
                 let p = DownPacket {
                     sent: now,
                     server_tick: server.tick,
-                    margins: std::mem::take(&mut server.margins),
+                    age: server.age.report(),
                     ack: server.ack,
                     consumed: server.consumed,
                     echo: server.echo.map(|(tick, at)| (tick, server.clock.local(now).saturating_sub(at) as f64)),
                 };
-                let size = 24 + 6 * p.margins.len();
-                down.send(now, size, p);
+                down.send(now, 32, p);
                 rec.downlink_sent += 1;
             }
             continue;
@@ -207,7 +220,7 @@ pub fn run(scenario: &Scenario, controller: Controller, cfg: &LabConfig) -> RunR
         let local = client.drift.local(now);
         client.next_frame_local = local + client.frame_us as Micros;
         let server_pos = server.clock.local(now) as f64 / t_us;
-        client_frame(&mut client, &mut rec, &mut up, now, local, server_pos, cfg);
+        client_frame(&mut client, &mut rec, &mut up, now, local, (server_pos, server.consuming), cfg);
     }
     if let ServerPolicy::Seed(est, _) = &server.policy {
         rec.seed_corrections = est.corrections();
@@ -215,26 +228,14 @@ pub fn run(scenario: &Scenario, controller: Controller, cfg: &LabConfig) -> RunR
     rec
 }
 
-fn server_receive(server: &mut Server, rec: &mut RunRecord, p: UpPacket, now: Micros, cfg: &LabConfig) {
+fn server_receive(server: &mut Server, rec: &mut RunRecord, p: UpPacket, now: Micros) {
     let local = server.clock.local(now);
-    // Simulation position: the last tick run plus the elapsed part of a tick, capped.
-    let since = server.clock.local(now).saturating_sub(server.clock.local(server.last_tick_at)) as f64 / cfg.tick_us;
-    let pos = server.tick as f64 + since.min(1.0);
     for c in p.oldest..=p.newest {
-        let first = match rec.input_mut(c) {
-            Some(r) if r.first_arrival.is_none() => {
-                r.first_arrival = Some(now);
-                true
-            }
-            _ => false,
-        };
-        if !first {
-            continue;
-        }
-        if let ServerPolicy::Aligned = server.policy {
-            server.margins.push((c, c as f64 - pos));
+        if let Some(r) = rec.input_mut(c) {
+            r.first_arrival.get_or_insert(now);
         }
     }
+    server.newest = Some(server.newest.map_or(p.newest, |n| n.max(p.newest)));
     if let ServerPolicy::Seed(est, _) = &mut server.policy {
         est.on_packet(p.newest, local);
     }
@@ -249,8 +250,18 @@ fn server_receive(server: &mut Server, rec: &mut RunRecord, p: UpPacket, now: Mi
     server.echo = Some((p.newest, local));
 }
 
-fn server_tick(server: &mut Server, rec: &mut RunRecord, now: Micros) {
+/// Marks input `c` consumed now; whether its first copy was there in time.
+fn consume(rec: &mut RunRecord, c: Tick, now: Micros) -> bool {
+    let Some(r) = rec.input_mut(c) else { return true };
+    r.consumed = Some(now);
+    let on_time = r.first_arrival.is_some_and(|a| a <= now);
+    r.substituted = !on_time;
+    on_time
+}
+
+fn server_tick(server: &mut Server, rec: &mut RunRecord, now: Micros, cfg: &LabConfig) {
     let s = server.tick;
+    server.age.tick(s, server.newest);
     let (kind, depth) = match &mut server.policy {
         ServerPolicy::Seed(est, next) => {
             let Some(target) = est.playback(server.clock.local(now)) else {
@@ -258,38 +269,39 @@ fn server_tick(server: &mut Server, rec: &mut RunRecord, now: Micros) {
                 return;
             };
             let target = target.max(0.0) as Tick;
+            let before = server.consuming as Tick;
+            server.consuming = target as f64;
             let from = next.unwrap_or(target);
-            let kind = if target < from {
+            let through = seed000::integrated_through(target, cfg.k_c);
+            for c in from..=through {
+                consume(rec, c, now);
+            }
+            if through >= from {
+                *next = Some(through + 1);
+                server.consumed = Some(through);
+            }
+            // Per simulated remote tick, as M1 counts for the other designs: it stalled
+            // or stepped back (no new tick ran), skipped ahead (several at once), or
+            // ran the tick whose input was integrated in time or missing.
+            let kind = if target <= before {
                 StepKind::Underflow
+            } else if target > before + 1 {
+                StepKind::Merged
+            } else if rec.input_mut(target).is_some_and(|r| r.substituted) {
+                StepKind::Lost
             } else {
-                let mut kind = if target > from { StepKind::Merged } else { StepKind::Normal };
-                for c in from..=target {
-                    if let Some(r) = rec.input_mut(c) {
-                        r.consumed = Some(now);
-                        if r.first_arrival.is_none_or(|a| a > now) {
-                            r.substituted = true;
-                            kind = StepKind::Lost;
-                        }
-                    }
-                }
-                *next = Some(target + 1);
-                server.consumed = Some(target);
-                kind
+                StepKind::Normal
             };
             (kind, 0)
         }
         ServerPolicy::Aligned => {
-            let kind = match rec.input_mut(s) {
-                Some(r) => {
-                    r.consumed = Some(now);
-                    if r.first_arrival.is_some_and(|a| a <= now) {
-                        StepKind::Normal
-                    } else {
-                        r.substituted = true;
-                        StepKind::Lost
-                    }
-                }
-                None => StepKind::Underflow,
+            server.consuming = s as f64;
+            let kind = if rec.input_mut(s).is_none() {
+                StepKind::Underflow
+            } else if consume(rec, s, now) {
+                StepKind::Normal
+            } else {
+                StepKind::Lost
             };
             if rec.input_mut(s).is_some() {
                 server.consumed = Some(s);
@@ -313,47 +325,55 @@ fn client_receive(client: &mut Client, rec: &mut RunRecord, p: DownPacket, now: 
         let mut clock = TickClock::new(*tcfg, start);
         clock.advance(local);
         client.clock = Some(clock);
-        client.start_local = local;
-        client.start_pos = start as f64;
         client.next_frame_local = local;
         rec.first_tick = start;
     }
-    for &(tick, margin) in &p.margins {
-        if let ClientCtl::N4e { margin_ema, fresh_from } = &mut client.ctl {
-            if tick < *fresh_from {
-                continue;
-            }
-            let e = margin_ema.get_or_insert(margin);
-            *e += (margin - *e) * 0.1;
-        }
-    }
     client.acked = p.ack.or(client.acked);
     client.consumed = p.consumed.or(client.consumed);
-    if let Some((tick, held)) = p.echo {
-        if let Some(&sent) = tick.checked_sub(rec.first_tick).and_then(|i| client.sent_local.get(i as usize)) {
-            let rtt = local.saturating_sub(sent) as f64 - held;
-            let s = client.srtt.get_or_insert(rtt);
-            client.rtt_jitter += ((rtt - *s).abs() - client.rtt_jitter) / 8.0;
-            *s += (rtt - *s) / 8.0;
+    let rtt = p.echo.and_then(|(tick, held)| {
+        let sent = *tick.checked_sub(rec.first_tick).and_then(|i| client.sent_local.get(i as usize))?;
+        Some(local.saturating_sub(sent) as f64 - held)
+    });
+    let clock = client.clock.as_mut().expect("started");
+    let local_ticks = local as f64 / tcfg.tick_us;
+    match &mut client.ctl {
+        ClientCtl::None => {}
+        ClientCtl::N4e(n) => {
+            if let Some(r) = rtt {
+                n.on_rtt(r);
+            }
+            n.on_snapshot(p.server_tick as f64, local_ticks, p.age);
+        }
+        ClientCtl::Lightyear(l) => {
+            if let Some(r) = rtt {
+                l.rtt.sample(r);
+            }
+            l.on_packet(p.server_tick as f64, local_ticks, tcfg.tick_us);
+            // Each packet is a sync sample; the tick being simulated is position − 1
+            // (tick c runs when the clock's position passes c + 1).
+            let (speed, snap) = l.sample(clock.position() - 1.0, local_ticks, tcfg.tick_us);
+            if let Some(s) = snap {
+                clock.snap(s);
+            }
+            clock.set_scale(speed);
         }
     }
     if client.newest_server_tick.is_none_or(|n| p.server_tick > n) {
         client.newest_server_tick = Some(p.server_tick);
-        client.newest_server_local = local;
     }
     client.interp.on_packet(p.server_tick, local);
 }
 
-#[allow(clippy::too_many_arguments)]
 fn client_frame(
     client: &mut Client,
     rec: &mut RunRecord,
     up: &mut LinkConditioner<UpPacket>,
     now: Micros,
     local: Micros,
-    server_pos_now: f64,
+    server: (f64, f64),
     cfg: &LabConfig,
 ) {
+    let (server_pos_now, server_consuming) = server;
     let Some(clock) = client.clock.as_mut() else { return };
     let before = clock.tick();
     let n = clock.advance(local);
@@ -373,6 +393,9 @@ fn client_frame(
         }
         rec.inputs[i].sampled = now;
         client.sent_local[i] = local;
+        if let ClientCtl::N4e(n4e) = &mut client.ctl {
+            n4e.on_tick(clock.scale());
+        }
         if c % cfg.k_c == 0 {
             let window = client.copies * cfg.k_c;
             let oldest =
@@ -381,57 +404,29 @@ fn client_frame(
             up.send(now, 20 + 2 * (c - oldest + 1) as usize, UpPacket { newest: c, oldest });
         }
     }
-    // Steer the clock.
-    let clock = client.clock.as_mut().expect("started");
-    let position = clock.position();
-    let (scale, snap) = match &mut client.ctl {
-        ClientCtl::None => (1.0, None),
-        ClientCtl::N4e { margin_ema, fresh_from } => match *margin_ema {
-            Some(m) => {
-                let err = 2.0 - m;
-                if err.abs() >= 10.0 {
-                    // After a snap, wait for margins of inputs sent after it.
-                    *margin_ema = None;
-                    *fresh_from = clock.tick() + 1;
-                    (1.0, Some(err))
-                } else {
-                    ((1.0 + 0.1 * err).clamp(0.9, 1.1), None)
-                }
-            }
-            None => (1.0, None),
-        },
-        ClientCtl::Lightyear => match (client.srtt, client.newest_server_tick) {
-            (Some(rtt), Some(st)) => {
-                let since = local.saturating_sub(client.newest_server_local) as f64;
-                let server_now = st as f64 + (since + rtt / 2.0) / cfg.tick_us;
-                let lead = (rtt / 2.0 + 4.0 * client.rtt_jitter) / cfg.tick_us + 1.0;
-                // Tick c runs when the clock's position passes c + 1, so the tick being
-                // simulated (lightyear's "client tick") is position - 1.
-                let err = server_now + lead - (position - 1.0);
-                if err.abs() >= 10.0 { (1.0, Some(err)) } else { ((1.0 + 0.1 * err).clamp(0.9, 1.1), None) }
-            }
-            _ => (1.0, None),
-        },
-    };
-    if let Some(s) = snap {
-        clock.snap(s);
+    // Steer the clock: N4E every frame on its last report; lightyear on each packet
+    // (in `client_receive`); seed 000's client not at all.
+    if let ClientCtl::N4e(n4e) = &mut client.ctl {
+        let (scale, snap) = n4e.steer(clock.tick() as f64, local as f64 / cfg.tick_us, cfg.tick_us);
+        if let Some(s) = snap {
+            clock.snap(s);
+        }
+        clock.set_scale(scale);
     }
-    clock.set_scale(scale);
-    client.last_scale = clock.scale();
     // Render-side figures.
     let newest = client.newest_server_tick;
     let playback = client.interp.playback(local);
     let starved = matches!((newest, playback), (Some(n), Some(p)) if p > n as f64);
     let prediction = client.consumed.map_or(0.0, |c| clock.tick() as f64 - c as f64);
-    let server_pos = server_pos_now + 1000.0;
     let depth = rec.server_ticks.last().map_or(0, |s| s.depth);
     rec.frames.push(FrameRecord {
         at: now,
-        scale: client.last_scale,
+        scale: clock.scale(),
         prediction,
-        server_pos,
+        server_pos: server_pos_now + 1000.0,
         playback,
         starved,
         depth,
+        clock_lead: clock.tick() as f64 - server_consuming,
     });
 }

@@ -270,6 +270,8 @@ pub unsafe extern "C" fn tw_host_send(
 
 /// Sends everything queued by `tw_host_send` since the last flush, batched into as few
 /// datagrams as possible. Call it once per engine frame, after the sends. Does not block.
+/// The datagrams are written to the socket on the calling thread (no hop to the network
+/// thread), unless the network thread is in the middle of a turn: then it sends them.
 ///
 /// Thread-safety: one call at a time per host; a call while another is in progress
 /// returns `TW_RESULT_BUSY`.
@@ -311,7 +313,10 @@ pub unsafe extern "C" fn tw_host_disconnect(host: *mut tw_host, peer: u32) -> tw
 }
 
 /// Takes the next event, if any, and copies it into `*out_event`. Never blocks. Call it
-/// in a loop every frame until it returns `TW_RESULT_EMPTY`.
+/// in a loop every frame until it returns `TW_RESULT_EMPTY`. When nothing is waiting,
+/// it reads what the socket holds on the calling thread (unless the network thread is
+/// in the middle of a turn), so a busy-polling engine gets a datagram without waiting
+/// for the network thread to wake.
 ///
 /// For a `TW_EVENT_KIND_MESSAGE` event, copy the payload with `tw_host_read_message`
 /// before polling again: the next poll releases an unread payload.

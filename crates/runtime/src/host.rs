@@ -14,7 +14,7 @@ use super::log::LogQueue;
 use super::pool::BufferPool;
 use super::protocol::Protocol;
 use super::resolve::{Resolution, Resolver, Ticket};
-use super::thread::{self, Command, IDLE_CAP, RuntimeStats, Shared, ThreadMsg, ThreadParts};
+use super::thread::{self, Command, DirectPath, IDLE_CAP, NetLoop, RuntimeStats, Shared, ThreadMsg, ThreadParts};
 use super::to_engine::Polled;
 use super::{Direction, FullQueue, HostConfig, HostError, HostEvent, socket, waker};
 use crate::os_seed::{os_random_bytes, os_seed};
@@ -49,16 +49,23 @@ pub const SHUTDOWN_WAIT: Duration = Duration::from_secs(1);
 /// The engine-side handle of one UDP endpoint and its network thread.
 ///
 /// Every method returns without waiting for the network. Messages pushed with
-/// [`send`](Self::send) leave on the next [`flush`](Self::flush) (or auto-flush), which
-/// wakes the thread at once. Events, including received messages, arrive through
+/// [`send`](Self::send) leave on the next [`flush`](Self::flush) (or auto-flush).
+/// Events, including received messages, arrive through
 /// [`poll_event`](Self::poll_event).
+///
+/// No thread hop: `flush` writes to the socket from the caller's thread, and a
+/// `poll_event` that finds nothing published reads the socket itself, whenever the
+/// network thread is not in the middle of a turn (it never waits for it; then the
+/// thread does the work). The network thread runs timers, resends and keepalives, and
+/// receives while the engine does not poll.
 ///
 /// Threading: a `Host` is `Send` (it may move to another thread) but its methods take
 /// `&mut self`; use it from one thread at a time.
 ///
-/// Waking: on unix `flush`, `connect`, `disconnect` and `set_link_sim` wake the
-/// thread through a self-pipe, so a flushed message leaves at once. On other targets the
-/// thread polls the socket every millisecond instead (see `waker.rs`).
+/// Waking: on unix and Windows `connect`, `disconnect`, `set_link_sim` and a `flush`
+/// the thread does wake it (a self-pipe, a loopback socket), as does a direct flush
+/// or poll that made a timer due earlier than the thread means to wake. On other
+/// targets the thread polls the socket every millisecond instead (see `waker.rs`).
 ///
 /// Drop: the thread disconnects every peer gracefully and exits. Dropping waits for
 /// that at most [`SHUTDOWN_WAIT`] (1 s), then detaches the thread.
@@ -68,6 +75,9 @@ pub const SHUTDOWN_WAIT: Duration = Duration::from_secs(1);
 /// [`HostError::ThreadGone`].
 pub struct Host {
     shared: Arc<Shared>,
+    /// The core the network thread runs, for the work the engine's thread does itself
+    /// (`thread::DirectPath`: flushing, and receiving while it polls).
+    direct: Arc<Mutex<dyn DirectPath>>,
     commands: Sender<Command>,
     events: Receiver<ThreadMsg>,
     /// Events taken off the channel while refreshing statistics, not yet polled.
@@ -175,6 +185,7 @@ impl Host {
             fatal: Mutex::new(None),
             polled: Polled::default(),
             log: LogQueue::new(),
+            exited: AtomicBool::new(false),
         });
         let (cmd_tx, cmd_rx) = crossbeam_channel::bounded(COMMAND_QUEUE_CAPACITY);
         let (ev_tx, ev_rx) = crossbeam_channel::bounded(EVENT_QUEUE_CAPACITY);
@@ -187,10 +198,13 @@ impl Host {
         send_pool.prefill(SEND_BUFFERS_PREFILLED, MAX_DATAGRAM_SIZE);
         let channel_limits = channel_limits(&cfg.endpoint);
         let send_queue_limit = cfg.endpoint.send_queue_limit_bytes;
+        // The thread sleeps on its own handle of the socket, without the core's lock.
+        let wait_socket = socket
+            .try_clone()
+            .map_err(|source| HostError::Io { context: "duplicating the socket handle".into(), source })?;
         let parts = ThreadParts {
             proto,
             socket,
-            waiter,
             shared: shared.clone(),
             clock,
             commands: cmd_rx,
@@ -203,10 +217,13 @@ impl Host {
             auto_flush_us: cfg.auto_flush_interval_us,
             idle_cap,
         };
-        let handle = thread::spawn(parts, done_tx)
+        let core = Arc::new(Mutex::new(NetLoop::new(parts)));
+        let direct: Arc<Mutex<dyn DirectPath>> = core.clone();
+        let handle = thread::spawn(core, waiter, wait_socket, done_tx)
             .map_err(|source| HostError::Io { context: "spawning the network thread".into(), source })?;
         Ok(Host {
             shared,
+            direct,
             commands: cmd_tx,
             events: ev_rx,
             pending: VecDeque::with_capacity(PENDING_CAPACITY),
@@ -326,6 +343,9 @@ impl Host {
             budget.submitted(data.len());
             return Ok(());
         }
+        if self.shared.exited.load(Ordering::Acquire) {
+            return Err(self.thread_gone());
+        }
         let mut buf = self.send_pool.take();
         buf.extend_from_slice(data);
         match self.commands.try_send(Command::Send { peer, channel, data: buf }) {
@@ -343,10 +363,31 @@ impl Host {
         }
     }
 
-    /// Asks the thread to put everything queued on the wire now, and wakes it.
+    /// Puts everything queued on the wire now. Done on the caller's thread when the
+    /// network thread is not in the middle of a turn (the usual case: no thread hop,
+    /// no wake); otherwise the thread is asked to, and woken.
     pub fn flush(&mut self) -> Result<(), HostError> {
         self.check_alive()?;
-        self.command(Command::Flush)
+        match self.directly(|core| core.flush_now()) {
+            Some(()) => Ok(()),
+            None => self.command(Command::Flush),
+        }
+    }
+
+    /// Runs `work` on the core from this thread, if the network thread is alive and
+    /// not in a turn (never waits for it), and wakes the thread when `work` says it
+    /// must replan. `None`: not run.
+    fn directly(&mut self, work: impl FnOnce(&mut dyn DirectPath) -> bool) -> Option<()> {
+        if self.shared.exited.load(Ordering::Acquire) {
+            return None;
+        }
+        // WouldBlock: the thread is in a turn. Poisoned: an earlier call panicked
+        // inside the core, and the thread stops on it; the command path reports that.
+        let replan = work(&mut *self.direct.try_lock().ok()?);
+        if replan {
+            self.shared.waker.wake();
+        }
+        Some(())
     }
 
     /// Closes the connection to `peer` gracefully. The engine may no longer send to it
@@ -470,6 +511,9 @@ impl Host {
     /// Queues a command and wakes the thread (also when the queue is full: the thread
     /// then catches up sooner).
     fn command(&mut self, cmd: Command) -> Result<(), HostError> {
+        if self.shared.exited.load(Ordering::Acquire) {
+            return Err(self.thread_gone());
+        }
         let r = self.commands.try_send(cmd);
         self.shared.waker.wake();
         match r {
@@ -491,6 +535,9 @@ impl Host {
     /// wait until the engine polls, rather than `pending` growing.
     fn pump(&mut self, until_event: bool) {
         self.drain_resolver();
+        // Whether this thread has read the socket itself (polling only), and whether
+        // it has looked at the channel once more after seeing the thread exit.
+        let (mut received, mut exit_seen) = (!until_event, false);
         loop {
             if self.pending.len() == self.pending.capacity() {
                 return;
@@ -517,17 +564,44 @@ impl Host {
                     self.endpoint_stats = e;
                     self.runtime_stats = r;
                 }
-                Err(TryRecvError::Empty) => return,
-                Err(TryRecvError::Disconnected) => {
-                    // The thread exited without its Fatal getting through (the channel
-                    // was full, or it died before sending): report it once.
-                    if !self.fatal_reported {
-                        self.fatal_reported = true;
-                        self.pending.push_back(HostEvent::Fatal { message: fatal_message(&self.shared) });
+                Err(TryRecvError::Empty) => {
+                    // Nothing published: read the socket here rather than wait for the
+                    // network thread to wake for it (a busy-polling engine then pays
+                    // no thread hop on receive).
+                    if !received {
+                        received = true;
+                        if self.directly(|core| core.receive_now()).is_some() {
+                            continue;
+                        }
                     }
+                    if !self.shared.exited.load(Ordering::Acquire) {
+                        return;
+                    }
+                    // The thread queues its Fatal before it marks its exit: one more
+                    // look sees it.
+                    if !exit_seen {
+                        exit_seen = true;
+                        continue;
+                    }
+                    self.report_exit();
+                    return;
+                }
+                Err(TryRecvError::Disconnected) => {
+                    self.report_exit();
                     return;
                 }
             }
+        }
+    }
+}
+
+impl Host {
+    /// The thread exited without its Fatal getting through (the channel was full, or it
+    /// died before sending): report it once.
+    fn report_exit(&mut self) {
+        if !self.fatal_reported {
+            self.fatal_reported = true;
+            self.pending.push_back(HostEvent::Fatal { message: fatal_message(&self.shared) });
         }
     }
 }

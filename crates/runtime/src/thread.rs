@@ -1,5 +1,12 @@
 //! The network thread: owns the socket, the endpoint and the link simulators.
 //!
+//! They live in a core (`NetLoop`) behind a mutex that the engine's thread may take
+//! too, never waiting for it ([`DirectPath`]): a flush writes to the socket from the
+//! engine's thread, and a poll that finds nothing published reads the socket itself.
+//! A message so crosses no thread on its way, as with a library without a thread of
+//! its own. The network thread does the rest, and everything while the engine does
+//! not call: timers, resends, keepalives, the simulators, receiving.
+//!
 //! Each turn of the loop: apply the engine's commands, take back message buffers, read
 //! every datagram the socket has, run the endpoint's timers, transmit, forward events
 //! and (every ~20 ms, when something changed) statistics, then sleep until the earliest
@@ -147,13 +154,16 @@ pub(crate) struct Shared {
     pub polled: Polled,
     /// Log records for the engine (see `log.rs`): the thread only queues them.
     pub log: LogQueue,
+    /// Set by the thread as its very last step (after its `Fatal`, if any, is queued):
+    /// the engine's calls then fail with `ThreadGone`. (The channels cannot say so: the
+    /// core the engine shares keeps both their ends alive.)
+    pub exited: AtomicBool,
 }
 
 /// Everything the thread owns, assembled by the host before spawning.
 pub(crate) struct ThreadParts<P> {
     pub proto: P,
     pub socket: UdpSocket,
-    pub waiter: Waiter,
     pub shared: Arc<Shared>,
     pub clock: SystemClock,
     pub commands: Receiver<Command>,
@@ -167,16 +177,71 @@ pub(crate) struct ThreadParts<P> {
     pub idle_cap: Duration,
 }
 
-/// Starts the thread. `done` is dropped as the thread's very last action, so the host
-/// can wait for the exit with a timeout (std's `join` has none).
-pub(crate) fn spawn<P: Protocol>(parts: ThreadParts<P>, done: Sender<()>) -> io::Result<JoinHandle<()>> {
+/// What the engine's thread may run itself, under the core's lock, instead of asking
+/// the network thread and waiting for it to wake: the two hops a message used to pay
+/// (engine to thread on send, thread to engine on receive). The network thread keeps
+/// everything else: timers, resends, the simulators, and receiving while the engine
+/// does not poll. Both return whether the network thread must be woken to replan (the
+/// work made something due before it means to wake).
+pub(crate) trait DirectPath: Send {
+    /// Applies the queued commands, flushes, and writes what is due to the socket.
+    fn flush_now(&mut self) -> bool;
+    /// Reads what the socket holds and moves the events to the channel to the engine.
+    fn receive_now(&mut self) -> bool;
+}
+
+impl<P: Protocol> DirectPath for NetLoop<P> {
+    fn flush_now(&mut self) -> bool {
+        let now = self.p.clock.now_us();
+        self.apply_commands(now);
+        self.p.proto.flush(now);
+        self.transmit(now);
+        self.forward_events();
+        self.publish_budgets();
+        self.must_replan(now)
+    }
+
+    fn receive_now(&mut self) -> bool {
+        let now = self.p.clock.now_us();
+        while let Some(buf) = self.p.msg_pool.try_take() {
+            self.p.proto.recycle(buf);
+        }
+        self.receive(now);
+        self.deliver_inbound(now);
+        self.transmit(now);
+        self.forward_events();
+        self.publish_budgets();
+        self.publish_stats(now);
+        self.must_replan(now)
+    }
+}
+
+/// The core both threads run (one at a time): the network thread for its turns, the
+/// engine's for [`DirectPath`].
+pub(crate) type Core<P> = Mutex<NetLoop<P>>;
+
+/// Starts the thread over `core`; it sleeps in `waiter` on `socket` (a handle to the
+/// core's socket, so the lock is not held while sleeping). `done` is dropped as the
+/// thread's very last action, so the host can wait for the exit with a timeout (std's
+/// `join` has none).
+pub(crate) fn spawn<P: Protocol>(
+    core: Arc<Core<P>>,
+    waiter: Waiter,
+    socket: UdpSocket,
+    done: Sender<()>,
+) -> io::Result<JoinHandle<()>> {
+    let (shared, events) = {
+        let l = core.lock().unwrap_or_else(|p| p.into_inner());
+        (l.p.shared.clone(), l.p.events.clone())
+    };
     std::thread::Builder::new().name("tickwire-net".into()).spawn(move || {
         let _done = done;
-        let shared = parts.shared.clone();
-        let events = parts.events.clone();
-        let outcome = catch_unwind(AssertUnwindSafe(move || NetLoop::new(parts).run()));
+        let outcome = catch_unwind(AssertUnwindSafe(|| run(&core, &waiter, &socket)));
         let message = match outcome {
-            Ok(Ok(())) => return,
+            Ok(Ok(())) => {
+                shared.exited.store(true, Ordering::Release);
+                return;
+            }
             Ok(Err(e)) => format!("network thread stopped: {e}"),
             Err(payload) => {
                 let what = payload
@@ -190,12 +255,29 @@ pub(crate) fn spawn<P: Protocol>(parts: ThreadParts<P>, done: Sender<()>) -> io:
         shared.log.push(LogLevel::Error, format_args!("{message}"));
         *shared.fatal.lock().unwrap_or_else(|p| p.into_inner()) = Some(message.clone());
         let _ = events.try_send(ThreadMsg::Event(HostEvent::Fatal { message }));
+        shared.exited.store(true, Ordering::Release);
     })
+}
+
+/// The network thread's loop: a turn under the lock, then a sleep without it.
+fn run<P: Protocol>(core: &Core<P>, waiter: &Waiter, socket: &UdpSocket) -> io::Result<()> {
+    loop {
+        let timeout = {
+            // Poisoned: an engine call panicked inside the core, whose state is then
+            // unknown; the thread stops and says so.
+            let mut l = core.lock().map_err(|_| io::Error::other("an engine call panicked inside the network core"))?;
+            match l.turn() {
+                Some(t) => t,
+                None => return Ok(()),
+            }
+        };
+        waiter.wait(socket, timeout)?;
+    }
 }
 
 type Sim = LinkConditioner<(SocketAddr, Vec<u8>)>;
 
-struct NetLoop<P> {
+pub(crate) struct NetLoop<P> {
     p: ThreadParts<P>,
     sim_out: Option<Sim>,
     sim_in: Option<Sim>,
@@ -226,12 +308,15 @@ struct NetLoop<P> {
     rt: RuntimeStats,
     /// Set once shutdown began: the time by which the thread exits regardless.
     linger_until: Option<Micros>,
+    /// When the network thread will wake next without a datagram or a wake: the
+    /// engine's direct work wakes it when it makes something due earlier.
+    planned_wake: Micros,
     /// Refused datagrams of the current second, for the log's summary.
     tally: DropTally,
 }
 
 impl<P: Protocol> NetLoop<P> {
-    fn new(p: ThreadParts<P>) -> Self {
+    pub(crate) fn new(p: ThreadParts<P>) -> Self {
         // Host::start_with resolved a seed of 0 from the OS.
         let mut sim_rng = Rng::new(p.sim_seed);
         let sim_out = p.outbound_sim.map(|c| Sim::new(c, sim_rng.next_u64()));
@@ -257,6 +342,7 @@ impl<P: Protocol> NetLoop<P> {
             published: Default::default(),
             rt: RuntimeStats::default(),
             linger_until: None,
+            planned_wake: now,
             tally: DropTally::new(now),
         };
         l.prefill_sims();
@@ -278,53 +364,67 @@ impl<P: Protocol> NetLoop<P> {
         }
     }
 
-    fn run(&mut self) -> io::Result<()> {
-        loop {
-            let now = self.p.clock.now_us();
-            if self.p.shared.inject_panic.load(Ordering::Acquire) {
-                panic!("injected panic (debug_inject_panic)");
-            }
-            if self.linger_until.is_none() && self.p.shared.shutdown.load(Ordering::Acquire) {
-                // Commands queued before the drop still apply (a last send + flush).
-                self.apply_commands(now);
-                self.p.proto.shutdown(now);
-                self.p.proto.flush(now);
-                self.linger_until = Some(now + SHUTDOWN_LINGER_US);
-            }
-            if self.linger_until.is_none() {
-                self.apply_commands(now);
-            }
-            while let Some(buf) = self.p.msg_pool.try_take() {
-                self.p.proto.recycle(buf);
-            }
-            self.receive(now);
-            self.deliver_inbound(now);
-            self.p.proto.update(now);
-            if let Some(t) = self.next_auto_flush.filter(|&t| now >= t) {
-                self.p.proto.flush(now);
-                // Keep the cadence, but never schedule in the past after a stall.
-                self.next_auto_flush = Some((t + self.p.auto_flush_us).max(now + 1));
-            }
-            self.transmit(now);
-            self.forward_events();
-            self.publish_budgets();
-            self.publish_stats(now);
-            self.tally.roll(now, || self.p.proto.endpoint_stats(), &self.p.shared.log);
-            if let Some(until) = self.linger_until {
-                let sim_empty = self.sim_out.as_ref().is_none_or(|s| s.next_delivery().is_none());
-                if sim_empty || now >= until {
-                    return Ok(());
-                }
-            }
-            let timeout = self.sleep_time();
-            self.p.waiter.wait(&self.p.socket, timeout)?;
-            self.rt.wakeups += 1;
+    /// One turn of the network thread's loop. Returns how long to sleep, or `None` once
+    /// a shutdown has finished lingering (the thread then exits).
+    fn turn(&mut self) -> Option<Duration> {
+        self.rt.wakeups += 1;
+        let now = self.p.clock.now_us();
+        if self.p.shared.inject_panic.load(Ordering::Acquire) {
+            panic!("injected panic (debug_inject_panic)");
         }
+        if self.linger_until.is_none() && self.p.shared.shutdown.load(Ordering::Acquire) {
+            // Commands queued before the drop still apply (a last send + flush).
+            self.apply_commands(now);
+            self.p.proto.shutdown(now);
+            self.p.proto.flush(now);
+            self.linger_until = Some(now + SHUTDOWN_LINGER_US);
+        }
+        if self.linger_until.is_none() {
+            self.apply_commands(now);
+        }
+        while let Some(buf) = self.p.msg_pool.try_take() {
+            self.p.proto.recycle(buf);
+        }
+        self.receive(now);
+        self.deliver_inbound(now);
+        self.p.proto.update(now);
+        if let Some(t) = self.next_auto_flush.filter(|&t| now >= t) {
+            self.p.proto.flush(now);
+            // Keep the cadence, but never schedule in the past after a stall.
+            self.next_auto_flush = Some((t + self.p.auto_flush_us).max(now + 1));
+        }
+        self.transmit(now);
+        self.forward_events();
+        self.publish_budgets();
+        self.publish_stats(now);
+        self.tally.roll(now, || self.p.proto.endpoint_stats(), &self.p.shared.log);
+        if let Some(until) = self.linger_until {
+            let sim_empty = self.sim_out.as_ref().is_none_or(|s| s.next_delivery().is_none());
+            if sim_empty || now >= until {
+                return None;
+            }
+        }
+        let now = self.p.clock.now_us();
+        self.planned_wake = self.wake_at(now);
+        Some(Duration::from_micros(self.planned_wake.saturating_sub(now)))
     }
 
+    /// When the thread should wake if nothing arrives: the next work due, within the
+    /// idle cap.
+    fn wake_at(&self, now: Micros) -> Micros {
+        let cap = now + self.p.idle_cap.as_micros() as Micros;
+        self.next_due(now).map_or(cap, |d| d.min(cap))
+    }
+
+    #[cfg(test)]
     fn sleep_time(&self) -> Duration {
         let now = self.p.clock.now_us();
-        let mut deadline = now + self.p.idle_cap.as_micros() as Micros;
+        Duration::from_micros(self.wake_at(now).saturating_sub(now))
+    }
+
+    /// The earliest time the loop has work to do, if any: every source of work that
+    /// does not arrive on the socket or through the waker.
+    fn next_due(&self, now: Micros) -> Option<Micros> {
         let candidates = [
             self.p.proto.next_timeout(),
             self.sim_in.as_ref().and_then(|s| s.next_delivery()),
@@ -335,10 +435,13 @@ impl<P: Protocol> NetLoop<P> {
             (self.to_engine.waiting() > 0 || self.p.proto.pending_events() > 0 || self.linger_until.is_some())
                 .then_some(now + BACKLOG_RETRY_US),
         ];
-        for d in candidates.into_iter().flatten() {
-            deadline = deadline.min(d);
-        }
-        Duration::from_micros(deadline.saturating_sub(now))
+        candidates.into_iter().flatten().min()
+    }
+
+    /// Whether work done outside the thread's turn (on the engine's thread) made
+    /// something due before the thread means to wake: it must be woken to replan.
+    fn must_replan(&self, now: Micros) -> bool {
+        self.next_due(now).is_some_and(|d| d < self.planned_wake)
     }
 
     fn apply_commands(&mut self, now: Micros) {

@@ -19,7 +19,9 @@
  *   - Each host, and each networked session (P2P, SPECTATOR, RELAY_SERVER,
  *     RELAY_CLIENT), owns one internal network thread. That thread never calls your
  *     code and never touches your memory; no call here blocks on the network except
- *     tw_host_destroy and tw_session_destroy, which join the thread.
+ *     tw_host_destroy and tw_session_destroy, which join the thread. Flushes and polls
+ *     do their socket work on your thread when the network thread is idle (non-blocking
+ *     sends and receives, never waiting for it), so a message crosses no thread.
  *   - The one callback is the optional log function (tw_session_set_log,
  *     tw_host_set_log). It is called only from inside tw_session_poll_event /
  *     tw_host_poll_event, on the thread that polls: the network thread only queues

@@ -121,6 +121,10 @@ pub(crate) mod fake {
         pub refuse_sends: std::sync::Arc<std::sync::atomic::AtomicBool>,
         /// Every `disconnect` asked for, with the reason the peer would be told.
         pub told: Told,
+        /// `update` calls so far.
+        pub updates: std::sync::Arc<std::sync::atomic::AtomicUsize>,
+        /// What `next_timeout` answers (`u64::MAX`: no timer).
+        pub timer: std::sync::Arc<std::sync::atomic::AtomicU64>,
     }
 
     impl FakeProtocol {
@@ -135,6 +139,8 @@ pub(crate) mod fake {
                 recycled: Default::default(),
                 refuse_sends: Default::default(),
                 told: Default::default(),
+                updates: Default::default(),
+                timer: std::sync::Arc::new(std::sync::atomic::AtomicU64::new(u64::MAX)),
             }
         }
         fn addr_of(&self, peer: PeerId) -> Option<SocketAddr> {
@@ -187,7 +193,9 @@ pub(crate) mod fake {
                 self.events.push_back(Event::Message { peer, channel, data: buf });
             }
         }
-        fn update(&mut self, _now: Micros) {}
+        fn update(&mut self, _now: Micros) {
+            self.updates.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        }
         fn poll_transmit(&mut self, out: &mut [u8]) -> Option<(SocketAddr, usize)> {
             let (addr, d) = self.out.pop_front()?;
             out[..d.len()].copy_from_slice(&d);
@@ -205,7 +213,7 @@ pub(crate) mod fake {
             self.recycled.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         }
         fn next_timeout(&self) -> Option<Micros> {
-            None
+            Some(self.timer.load(std::sync::atomic::Ordering::Relaxed)).filter(|&t| t != u64::MAX)
         }
         fn stats(&self, peer: PeerId) -> Option<ConnectionStats> {
             self.addr_of(peer)

@@ -311,6 +311,9 @@ pub(crate) struct NetLoop<P> {
     /// When the network thread will wake next without a datagram or a wake: the
     /// engine's direct work wakes it when it makes something due earlier.
     planned_wake: Micros,
+    /// The endpoint's next timer as of the end of the last turn, lowered by direct
+    /// work: turns before it skip `Protocol::update`.
+    timers_at: Micros,
     /// Refused datagrams of the current second, for the log's summary.
     tally: DropTally,
 }
@@ -343,6 +346,7 @@ impl<P: Protocol> NetLoop<P> {
             rt: RuntimeStats::default(),
             linger_until: None,
             planned_wake: now,
+            timers_at: 0,
             tally: DropTally::new(now),
         };
         l.prefill_sims();
@@ -387,7 +391,11 @@ impl<P: Protocol> NetLoop<P> {
         }
         self.receive(now);
         self.deliver_inbound(now);
-        self.p.proto.update(now);
+        // The endpoint's timers walk every connection: run them when one is due, not on
+        // every datagram's turn (a server's thread turns thousands of times a second).
+        if now >= self.timers_at {
+            self.p.proto.update(now);
+        }
         if let Some(t) = self.next_auto_flush.filter(|&t| now >= t) {
             self.p.proto.flush(now);
             // Keep the cadence, but never schedule in the past after a stall.
@@ -405,28 +413,31 @@ impl<P: Protocol> NetLoop<P> {
             }
         }
         let now = self.p.clock.now_us();
-        self.planned_wake = self.wake_at(now);
+        let timers = self.p.proto.next_timeout();
+        self.timers_at = timers.unwrap_or(Micros::MAX);
+        self.planned_wake = self.wake_at(now, timers);
         Some(Duration::from_micros(self.planned_wake.saturating_sub(now)))
     }
 
     /// When the thread should wake if nothing arrives: the next work due, within the
     /// idle cap.
-    fn wake_at(&self, now: Micros) -> Micros {
+    fn wake_at(&self, now: Micros, endpoint_timers: Option<Micros>) -> Micros {
         let cap = now + self.p.idle_cap.as_micros() as Micros;
-        self.next_due(now).map_or(cap, |d| d.min(cap))
+        self.next_due(now, endpoint_timers).map_or(cap, |d| d.min(cap))
     }
 
     #[cfg(test)]
     fn sleep_time(&self) -> Duration {
         let now = self.p.clock.now_us();
-        Duration::from_micros(self.wake_at(now).saturating_sub(now))
+        Duration::from_micros(self.wake_at(now, self.p.proto.next_timeout()).saturating_sub(now))
     }
 
     /// The earliest time the loop has work to do, if any: every source of work that
-    /// does not arrive on the socket or through the waker.
-    fn next_due(&self, now: Micros) -> Option<Micros> {
+    /// does not arrive on the socket or through the waker. `endpoint_timers`: the
+    /// endpoint's `next_timeout` (it walks every connection: computed once a turn).
+    fn next_due(&self, now: Micros, endpoint_timers: Option<Micros>) -> Option<Micros> {
         let candidates = [
-            self.p.proto.next_timeout(),
+            endpoint_timers,
             self.sim_in.as_ref().and_then(|s| s.next_delivery()),
             self.sim_out.as_ref().and_then(|s| s.next_delivery()),
             self.next_auto_flush,
@@ -439,9 +450,13 @@ impl<P: Protocol> NetLoop<P> {
     }
 
     /// Whether work done outside the thread's turn (on the engine's thread) made
-    /// something due before the thread means to wake: it must be woken to replan.
-    fn must_replan(&self, now: Micros) -> bool {
-        self.next_due(now).is_some_and(|d| d < self.planned_wake)
+    /// something due before the thread means to wake: it must be woken to replan. Also
+    /// brings an endpoint timer that work made earlier into `timers_at`, so that the
+    /// thread's next turn runs it.
+    fn must_replan(&mut self, now: Micros) -> bool {
+        let timers = self.p.proto.next_timeout();
+        self.timers_at = self.timers_at.min(timers.unwrap_or(Micros::MAX));
+        self.next_due(now, timers).is_some_and(|d| d < self.planned_wake)
     }
 
     fn apply_commands(&mut self, now: Micros) {

@@ -180,3 +180,38 @@ fn direct_work_that_makes_something_due_asks_the_thread_to_replan() {
     cmd.send(Command::Send { peer: 7, channel: 0, data: vec![2] }).unwrap();
     assert!(!l.flush_now());
 }
+
+/// A turn runs the endpoint's timers (which walk every connection) only when one is
+/// due: datagram after datagram turns without. A timer that the engine's direct work
+/// makes earlier is run by the thread's next turn.
+#[test]
+fn turns_run_the_endpoint_timers_only_when_one_is_due() {
+    use std::sync::atomic::Ordering::Relaxed;
+    let (tx, _rx) = crossbeam_channel::bounded(4096);
+    let (p, _cmd) = parts(tx);
+    p.socket.set_nonblocking(true).unwrap();
+    let local = p.socket.local_addr().unwrap();
+    let (updates, timer) = (p.proto.updates.clone(), p.proto.timer.clone());
+    let mut l = NetLoop::new(p);
+    let sender = UdpSocket::bind("127.0.0.1:0").unwrap();
+    let turn_with_a_datagram = |l: &mut NetLoop<FakeProtocol>| {
+        sender.send_to(&[0, 1], local).unwrap();
+        std::thread::sleep(Duration::from_millis(2));
+        assert!(l.turn().is_some());
+    };
+    turn_with_a_datagram(&mut l);
+    assert_eq!(updates.load(Relaxed), 1, "the first turn runs them");
+    for _ in 0..20 {
+        turn_with_a_datagram(&mut l);
+    }
+    assert_eq!(updates.load(Relaxed), 1, "no timer was due in 20 turns");
+    // A timer due now (as the endpoint would report after a connect).
+    timer.store(0, Relaxed);
+    // Direct work notices it and asks for a replan; the next turn runs it.
+    assert!(l.flush_now());
+    turn_with_a_datagram(&mut l);
+    assert_eq!(updates.load(Relaxed), 2);
+    // Still due (the fake's timer does not move): every turn runs it.
+    turn_with_a_datagram(&mut l);
+    assert_eq!(updates.load(Relaxed), 3);
+}

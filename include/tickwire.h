@@ -16,12 +16,16 @@
  *   - tw_host_destroy / tw_session_destroy while another thread is inside a call on the
  *     same object returns at once; the object is freed when that call returns. No call
  *     may start on an object once its destroy has been called: that is a use after free.
- *   - Each host, and each networked session (P2P, SPECTATOR, RELAY_SERVER,
- *     RELAY_CLIENT), owns one internal network thread. That thread never calls your
- *     code and never touches your memory; no call here blocks on the network except
- *     tw_host_destroy and tw_session_destroy, which join the thread. Flushes and polls
- *     do their socket work on your thread when the network thread is idle (non-blocking
- *     sends and receives, never waiting for it), so a message crosses no thread.
+ *   - Every host and networked session (P2P, SPECTATOR, RELAY_SERVER, RELAY_CLIENT)
+ *     of the process shares one internal network thread, started with the first and
+ *     ended with the last. It runs each object's timers, resends and receiving on its
+ *     own (a fault in one object's part stops that object only, with its FATAL
+ *     event). It never calls your code and never touches your memory; no call here
+ *     blocks on the network except tw_host_destroy and tw_session_destroy, which wait
+ *     at most 1 s for the goodbye (the last one also joins the thread). Flushes and
+ *     polls do their socket work on your thread when the network thread is not
+ *     running that object (non-blocking sends and receives, never waiting for it), so
+ *     a message crosses no thread.
  *   - The one callback is the optional log function (tw_session_set_log,
  *     tw_host_set_log). It is called only from inside tw_session_poll_event /
  *     tw_host_poll_event, on the thread that polls: the network thread only queues
@@ -279,7 +283,8 @@ enum tw_result
      */
     TW_RESULT_UNKNOWN_PEER = -9,
     /**
-     * The network thread has stopped; the host is unusable and should be destroyed.
+     * The host's part of the network thread has stopped (a fault in it, which stops that
+     * host or session alone); it is unusable and should be destroyed.
      */
     TW_RESULT_NETWORK_THREAD_GONE = -10,
     /**

@@ -49,7 +49,8 @@ pub enum tw_result {
     QueueFull = -8,
     /// The peer id is unknown or the peer has disconnected.
     UnknownPeer = -9,
-    /// The network thread has stopped; the host is unusable and should be destroyed.
+    /// The host's part of the network thread has stopped (a fault in it, which stops that
+    /// host or session alone); it is unusable and should be destroyed.
     NetworkThreadGone = -10,
     /// A bug inside tickwire panicked. The object involved is unusable (destroy it).
     Panic = -11,

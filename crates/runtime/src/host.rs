@@ -4,7 +4,6 @@ use std::collections::{HashMap, VecDeque};
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
-use std::thread::JoinHandle;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use crossbeam_channel::{Receiver, RecvTimeoutError, Sender, TryRecvError, TrySendError};
@@ -14,9 +13,10 @@ use super::log::LogQueue;
 use super::pool::BufferPool;
 use super::protocol::Protocol;
 use super::resolve::{Resolution, Resolver, Ticket};
-use super::thread::{self, Command, DirectPath, IDLE_CAP, NetLoop, RuntimeStats, Shared, ThreadMsg, ThreadParts};
+use super::service::{self, Joining};
+use super::thread::{Command, DirectPath, Hosted, IDLE_CAP, NetLoop, RuntimeStats, Shared, ThreadMsg, ThreadParts};
 use super::to_engine::Polled;
-use super::{Direction, FullQueue, HostConfig, HostError, HostEvent, socket, waker};
+use super::{Direction, FullQueue, HostConfig, HostError, HostEvent, socket};
 use crate::os_seed::{os_random_bytes, os_seed};
 use crate::system_clock::SystemClock;
 use tickwire_proto::wire::MAX_DATAGRAM_SIZE;
@@ -104,8 +104,8 @@ pub struct Host {
     fatal_reported: bool,
     /// The network thread's clock: message arrival times are on this timeline.
     clock: SystemClock,
+    /// Disconnected once the service thread has finished with this host.
     done: Receiver<()>,
-    thread: Option<JoinHandle<()>>,
     /// Host names being looked up, started on the first (`resolve.rs`).
     resolver: Resolver,
     /// Peers dialled by name whose `Connect` is not queued yet, by lookup.
@@ -176,17 +176,6 @@ impl Host {
             source,
         })?;
         let (proto, ids) = make(local_addr)?;
-        let (waker, waiter) =
-            waker::pair().map_err(|source| HostError::Io { context: "creating the wake pipe".into(), source })?;
-        let shared = Arc::new(Shared {
-            waker,
-            shutdown: AtomicBool::new(false),
-            inject_panic: AtomicBool::new(false),
-            fatal: Mutex::new(None),
-            polled: Polled::default(),
-            log: LogQueue::new(),
-            exited: AtomicBool::new(false),
-        });
         let (cmd_tx, cmd_rx) = crossbeam_channel::bounded(COMMAND_QUEUE_CAPACITY);
         let (ev_tx, ev_rx) = crossbeam_channel::bounded(EVENT_QUEUE_CAPACITY);
         let (done_tx, done_rx) = crossbeam_channel::bounded(1);
@@ -202,25 +191,39 @@ impl Host {
         let wait_socket = socket
             .try_clone()
             .map_err(|source| HostError::Io { context: "duplicating the socket handle".into(), source })?;
-        let parts = ThreadParts {
-            proto,
-            socket,
-            shared: shared.clone(),
-            clock,
-            commands: cmd_rx,
-            events: ev_tx,
-            send_pool: send_pool.clone(),
-            msg_pool: msg_pool.clone(),
-            outbound_sim: cfg.outbound_sim,
-            inbound_sim: cfg.inbound_sim,
-            sim_seed: if cfg.sim_seed == 0 { seed_from_os()? } else { cfg.sim_seed },
-            auto_flush_us: cfg.auto_flush_interval_us,
-            idle_cap,
-        };
-        let core = Arc::new(Mutex::new(NetLoop::new(parts)));
-        let direct: Arc<Mutex<dyn DirectPath>> = core.clone();
-        let handle = thread::spawn(core, waiter, wait_socket, done_tx)
-            .map_err(|source| HostError::Io { context: "spawning the network thread".into(), source })?;
+        let sim_seed = if cfg.sim_seed == 0 { seed_from_os()? } else { cfg.sim_seed };
+        let joined = service::join(|waker| {
+            let shared = Arc::new(Shared {
+                waker,
+                shutdown: AtomicBool::new(false),
+                inject_panic: AtomicBool::new(false),
+                fatal: Mutex::new(None),
+                polled: Polled::default(),
+                log: LogQueue::new(),
+                exited: AtomicBool::new(false),
+            });
+            let parts = ThreadParts {
+                proto,
+                socket,
+                shared: shared.clone(),
+                clock,
+                commands: cmd_rx,
+                events: ev_tx.clone(),
+                send_pool: send_pool.clone(),
+                msg_pool: msg_pool.clone(),
+                outbound_sim: cfg.outbound_sim,
+                inbound_sim: cfg.inbound_sim,
+                sim_seed,
+                auto_flush_us: cfg.auto_flush_interval_us,
+                idle_cap,
+            };
+            let core = Arc::new(Mutex::new(NetLoop::new(parts)));
+            let direct: Arc<Mutex<dyn DirectPath>> = core.clone();
+            let hosted = Hosted { core, shared: shared.clone(), events: ev_tx };
+            (Joining { turn: Arc::new(hosted), socket: wait_socket, done: done_tx }, (shared, direct))
+        });
+        let (shared, direct) =
+            joined.map_err(|source| HostError::Io { context: "starting the network thread".into(), source })?;
         Ok(Host {
             shared,
             direct,
@@ -242,7 +245,6 @@ impl Host {
             fatal_reported: false,
             clock,
             done: done_rx,
-            thread: Some(handle),
             resolver: Resolver::new(),
             named: HashMap::new(),
             cancelled: Vec::new(),
@@ -643,14 +645,11 @@ impl Drop for Host {
     fn drop(&mut self) {
         self.shared.shutdown.store(true, Ordering::Release);
         self.shared.waker.wake();
-        let Some(handle) = self.thread.take() else { return };
-        match self.done.recv_timeout(SHUTDOWN_WAIT) {
-            // The thread has finished its work; joining only reaps it.
-            Ok(()) | Err(RecvTimeoutError::Disconnected) => {
-                let _ = handle.join();
-            }
-            // Detach: it exits by itself once its linger deadline passes.
-            Err(RecvTimeoutError::Timeout) => drop(handle),
+        // Disconnected: the service thread has finished with this host (its peers were
+        // told). Timeout: it still lingers, and finishes on its own.
+        if self.done.recv_timeout(SHUTDOWN_WAIT) != Err(RecvTimeoutError::Timeout) {
+            // The last host's thread exits with it: reap it, so nothing is left running.
+            service::reap();
         }
     }
 }

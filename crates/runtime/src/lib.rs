@@ -1,9 +1,10 @@
 //! The only code that owns a socket and a thread.
 //!
-//! A [`Host`] is the engine-side handle. [`Host::start`] binds a socket2 UDP socket and
-//! spawns one network thread that owns it and the core
-//! [`Endpoint`](tickwire_proto::Endpoint), driven by
-//! `SystemClock` time (`system_clock.rs`, the crate's only read of the clock). Engine calls never block:
+//! A [`Host`] is the engine-side handle. [`Host::start`] binds a socket2 UDP socket,
+//! builds the core [`Endpoint`](tickwire_proto::Endpoint) around it, driven by
+//! `SystemClock` time (`system_clock.rs`, the crate's only read of the clock), and hands
+//! both to the process's one network thread, which serves every host (started with the
+//! first host, gone with the last). Engine calls never block:
 //! commands go to the thread through a bounded crossbeam channel (full = [`HostError::QueueFull`])
 //! and events and statistics come back the same way. Sends are also checked against the
 //! peer's `send_queue_limit_bytes` on the engine thread, so a send the thread would have
@@ -12,12 +13,16 @@
 //! Layout, one concept per file:
 //! * `host.rs`: the engine side ([`Host`]): synchronous checks, command queue, event
 //!   and statistics cache.
-//! * `thread.rs`: the network loop: socket, endpoint, link simulators, timers.
+//! * `thread.rs`: one host's network core and its turn: socket, endpoint, link
+//!   simulators, timers; the direct path the engine's thread runs.
+//! * `service.rs`: the one network thread of the process, which waits on every host's
+//!   socket and runs the turns that are due; a host's fault stays that host's.
 //! * `to_engine.rs`: the bounded way from the thread to the engine (nothing piles up
 //!   beside the event channel; what the engine has not taken waits in the endpoint,
 //!   per peer, round-robin).
 //! * `socket.rs`: socket2 setup (address family, buffer sizes, non-blocking).
-//! * `waker.rs`: how the engine wakes the sleeping thread (a self-pipe on unix).
+//! * `waker.rs`: how an engine wakes the sleeping thread for its host (a flag per host
+//!   and one self-pipe on unix), and the wait over every host's socket.
 //! * `pool.rs`: bounded free-lists that recycle message buffers in both directions.
 //! * `log.rs`: the bounded queue of log records for the engine and the per-second
 //!   summary of refused datagrams.
@@ -37,6 +42,7 @@ mod os_seed;
 mod pool;
 mod resolve;
 mod protocol;
+mod service;
 mod session;
 mod socket;
 mod system_clock;

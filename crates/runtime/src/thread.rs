@@ -1,34 +1,34 @@
-//! The network thread: owns the socket, the endpoint and the link simulators.
+//! A host's network core: its socket, endpoint and link simulators.
 //!
 //! They live in a core (`NetLoop`) behind a mutex that the engine's thread may take
 //! too, never waiting for it ([`DirectPath`]): a flush writes to the socket from the
 //! engine's thread, and a poll that finds nothing published reads the socket itself.
 //! A message so crosses no thread on its way, as with a library without a thread of
-//! its own. The network thread does the rest, and everything while the engine does
-//! not call: timers, resends, keepalives, the simulators, receiving.
+//! its own. The network thread (the process's one service thread, `service.rs`, which
+//! runs every host's core) does the rest, and everything while the engine does not
+//! call: timers, resends, keepalives, the simulators, receiving.
 //!
-//! Each turn of the loop: apply the engine's commands, take back message buffers, read
-//! every datagram the socket has, run the endpoint's timers, transmit, forward events
-//! and (every ~20 ms, when something changed) statistics, then sleep until the earliest
-//! deadline: the endpoint's next timer, a simulator's next delivery, the auto-flush
-//! time, or at most the idle cap (10 ms). The engine ends the sleep early through the
-//! [`Waker`](super::waker::Waker).
+//! Each turn of a host: apply the engine's commands, take back message buffers, read
+//! the datagrams the socket has (a bounded number), run the endpoint's timers when one
+//! is due, transmit, forward events and (every ~20 ms, when something changed)
+//! statistics, then say when the next turn is due: the endpoint's next timer, a
+//! simulator's next delivery, the auto-flush time, or at most the idle cap. The
+//! service thread also runs a turn when the host's socket is readable or its engine
+//! woke it through its [`Waker`](super::waker::Waker).
 //!
-//! The thread never blocks on the engine: events go through a bounded channel
-//! (`to_engine.rs`). When it is full the thread leaves them in the endpoint, one bounded
-//! queue per peer served round-robin, and looks again every millisecond.
+//! A turn never blocks on the engine: events go through a bounded channel
+//! (`to_engine.rs`). When it is full they wait in the endpoint, one bounded queue per
+//! peer served round-robin, and are looked at again every millisecond.
 //!
-//! At the end of every turn the thread publishes each peer's send-queue figures (see
+//! At the end of every turn the core publishes each peer's send-queue figures (see
 //! `budget.rs`), which the engine side checks sends against.
 
 use std::collections::HashMap;
 use std::collections::hash_map::Entry;
 use std::io;
 use std::net::{SocketAddr, UdpSocket};
-use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
-use std::thread::JoinHandle;
 use std::time::Duration;
 
 use crossbeam_channel::{Receiver, Sender};
@@ -37,8 +37,9 @@ use super::budget::{SendBudget, ThreadBudget};
 use super::log::{DropTally, LogLevel, LogQueue};
 use super::pool::BufferPool;
 use super::protocol::Protocol;
+use super::service::Turn;
 use super::to_engine::{Polled, ToEngine};
-use super::waker::{Waiter, Waker};
+use super::waker::Waker;
 use super::{Direction, HostEvent};
 use crate::system_clock::SystemClock;
 use tickwire_proto::wire::MAX_DATAGRAM_SIZE;
@@ -220,58 +221,33 @@ impl<P: Protocol> DirectPath for NetLoop<P> {
 /// engine's for [`DirectPath`].
 pub(crate) type Core<P> = Mutex<NetLoop<P>>;
 
-/// Starts the thread over `core`; it sleeps in `waiter` on `socket` (a handle to the
-/// core's socket, so the lock is not held while sleeping). `done` is dropped as the
-/// thread's very last action, so the host can wait for the exit with a timeout (std's
-/// `join` has none).
-pub(crate) fn spawn<P: Protocol>(
-    core: Arc<Core<P>>,
-    waiter: Waiter,
-    socket: UdpSocket,
-    done: Sender<()>,
-) -> io::Result<JoinHandle<()>> {
-    let (shared, events) = {
-        let l = core.lock().unwrap_or_else(|p| p.into_inner());
-        (l.p.shared.clone(), l.p.events.clone())
-    };
-    std::thread::Builder::new().name("tickwire-net".into()).spawn(move || {
-        let _done = done;
-        let outcome = catch_unwind(AssertUnwindSafe(|| run(&core, &waiter, &socket)));
-        let message = match outcome {
-            Ok(Ok(())) => {
-                shared.exited.store(true, Ordering::Release);
-                return;
-            }
-            Ok(Err(e)) => format!("network thread stopped: {e}"),
-            Err(payload) => {
-                let what = payload
-                    .downcast_ref::<&str>()
-                    .map(|s| s.to_string())
-                    .or_else(|| payload.downcast_ref::<String>().cloned())
-                    .unwrap_or_else(|| "non-string panic payload".into());
-                format!("network thread panicked: {what}")
-            }
-        };
-        shared.log.push(LogLevel::Error, format_args!("{message}"));
-        *shared.fatal.lock().unwrap_or_else(|p| p.into_inner()) = Some(message.clone());
-        let _ = events.try_send(ThreadMsg::Event(HostEvent::Fatal { message }));
-        shared.exited.store(true, Ordering::Release);
-    })
+/// A host's core as the service thread (`service.rs`) runs it, with what it needs to
+/// tell the engine that the host's network side stopped.
+pub(crate) struct Hosted<P> {
+    pub core: Arc<Core<P>>,
+    pub shared: Arc<Shared>,
+    pub events: Sender<ThreadMsg>,
 }
 
-/// The network thread's loop: a turn under the lock, then a sleep without it.
-fn run<P: Protocol>(core: &Core<P>, waiter: &Waiter, socket: &UdpSocket) -> io::Result<()> {
-    loop {
-        let timeout = {
-            // Poisoned: an engine call panicked inside the core, whose state is then
-            // unknown; the thread stops and says so.
-            let mut l = core.lock().map_err(|_| io::Error::other("an engine call panicked inside the network core"))?;
-            match l.turn() {
-                Some(t) => t,
-                None => return Ok(()),
-            }
-        };
-        waiter.wait(socket, timeout)?;
+impl<P: Protocol> Turn for Hosted<P> {
+    fn turn(&self) -> Result<Option<Duration>, String> {
+        // Poisoned: an engine call panicked inside the core, whose state is then
+        // unknown; the host stops and says so.
+        let mut l = self
+            .core
+            .lock()
+            .map_err(|_| "network thread stopped: an engine call panicked inside the network core".to_string())?;
+        Ok(l.turn())
+    }
+
+    fn failed(&self, message: String) {
+        self.shared.log.push(LogLevel::Error, format_args!("{message}"));
+        *self.shared.fatal.lock().unwrap_or_else(|p| p.into_inner()) = Some(message.clone());
+        let _ = self.events.try_send(ThreadMsg::Event(HostEvent::Fatal { message }));
+    }
+
+    fn exited(&self) {
+        self.shared.exited.store(true, Ordering::Release);
     }
 }
 

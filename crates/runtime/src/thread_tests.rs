@@ -5,7 +5,7 @@ use crate::protocol::fake::FakeProtocol;
 use crate::waker;
 
 fn parts(events: Sender<ThreadMsg>) -> (ThreadParts<FakeProtocol>, Sender<Command>) {
-    let (waker, _waiter) = waker::pair().unwrap();
+    let (waker, _woken) = waker::WakeChannel::new().unwrap().waker();
     let (cmd_tx, cmd_rx) = crossbeam_channel::bounded(16);
     let shared = Arc::new(Shared {
         waker,

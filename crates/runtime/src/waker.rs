@@ -1,67 +1,148 @@
-//! Waking the network thread from the engine thread.
+//! Waking the service thread (`service.rs`) from engine threads, and its wait.
 //!
-//! The thread sleeps in one blocking call until the socket is readable, the engine
-//! wakes it, or its next deadline (endpoint timer, simulator delivery) arrives. A
-//! message the engine flushes must reach the wire without waiting for that deadline.
+//! The service thread sleeps in one blocking call until a host's socket is readable,
+//! an engine wakes it, or the earliest host's deadline arrives. A message an engine
+//! flushes through the thread must reach the wire without waiting for that deadline.
 //!
-//! * unix: a self-pipe. The thread `poll()`s [socket, pipe read end] (`ppoll` on Linux
-//!   for microsecond timeouts); [`Waker::wake`] writes one byte to the non-blocking write
-//!   end. A full pipe (EAGAIN) means a wake is already pending, so it is ignored.
+//! One wake channel serves the whole service: each host's [`Waker`] sets the host's own
+//! flag, then signals the channel, and the thread runs a turn for every host whose
+//! flag it finds set. The thread drains the channel *before* it reads the flags, so a
+//! wake is never lost: a flag set after the read is followed by a signal after the
+//! drain, which ends the next wait.
 //!
-//!   Both ends of the pipe belong to one object that the [`Waker`] and the [`Waiter`]
-//!   share through an `Arc`, and are closed only when the last of them is dropped. So
-//!   the read end is open whenever a write can happen: the network thread exiting
-//!   (normally, or after a panic) drops its `Waiter` but cannot close the read end under
-//!   a `Waker` the engine still holds. A write to a pipe without readers fails with
-//!   EPIPE *and raises SIGPIPE*, whose default action kills the process; Rust programs
-//!   ignore SIGPIPE, but C, C++ and C# hosts of this library usually do not. Keeping
-//!   the read end alive makes that impossible by construction rather than by signal
-//!   handling, which a library must not change for its host process.
-//! * Windows: `WSAPoll` on [socket, wake socket]. The wake channel is a UDP socket on
-//!   the loopback interface, connected to itself (so it accepts datagrams from itself
-//!   only); [`Waker::wake`] sends it one byte without blocking, and a full buffer
+//! * unix: a self-pipe. The thread `poll()`s [pipe read end, every host's socket]
+//!   (`ppoll` on Linux for microsecond timeouts); a wake writes one byte to the
+//!   non-blocking write end. A full pipe (EAGAIN) means a wake is already pending.
+//!
+//!   Both ends of the pipe belong to one object that every [`Waker`] and the
+//!   [`Poller`] share through an `Arc`, and are closed only when the last of them is
+//!   dropped. So the read end is open whenever a write can happen: the service thread
+//!   exiting (normally, or after a panic) drops its `Poller` but cannot close the read
+//!   end under a `Waker` an engine still holds. A write to a pipe without readers fails
+//!   with EPIPE *and raises SIGPIPE*, whose default action kills the process; Rust
+//!   programs ignore SIGPIPE, but C, C++ and C# hosts of this library usually do not.
+//!   Keeping the read end alive makes that impossible by construction rather than by
+//!   signal handling, which a library must not change for its host process.
+//! * Windows: `WSAPoll` on [wake socket, every host's socket]. The wake channel is a
+//!   UDP socket on the loopback interface, connected to itself (so it accepts datagrams
+//!   from itself only); a wake sends it one byte without blocking, and a full buffer
 //!   (WSAEWOULDBLOCK) means a wake is already pending. Chosen over `WSAEventSelect` +
 //!   `WaitForMultipleObjects` because it is the same shape as the unix code (one poll
-//!   over two sockets, the same timeout rounding and draining), needs no event handles
-//!   whose lifetime must be tied to the sockets, and leaves the data socket in its
-//!   ordinary mode (`WSAEventSelect` forces it non-blocking and keeps event
-//!   associations that outlive the wait).
+//!   over sockets, the same timeout rounding and draining), needs no event handles
+//!   whose lifetime must be tied to the sockets, is not limited to 64 handles, and
+//!   leaves the data sockets in their ordinary mode.
 //! * elsewhere: no wake primitive. The thread never sleeps longer than
-//!   [`FALLBACK_SLICE`] (1 ms) between socket polls, so a flush reaches the wire within
-//!   about that slice.
+//!   [`FALLBACK_SLICE`] (1 ms) and treats every socket as readable, so a flush reaches
+//!   the wire within about that slice.
+//!
+//! The poll set is a vector rebuilt only when hosts come or go: a wait allocates
+//! nothing.
 
 use std::io;
+use std::net::UdpSocket;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
-/// On targets without a wake primitive, the longest single sleep of the network thread.
+/// On targets without a wake primitive, the longest single sleep of the service thread.
 #[cfg_attr(any(unix, windows), allow(dead_code))]
 pub(crate) const FALLBACK_SLICE: Duration = Duration::from_millis(1);
+
+/// The service thread's wake channel (see the module docs), shared by every waker.
+#[derive(Debug, Clone)]
+pub(crate) struct WakeChannel {
+    chan: Arc<imp::Channel>,
+}
+
+impl WakeChannel {
+    pub(crate) fn new() -> io::Result<WakeChannel> {
+        Ok(WakeChannel { chan: Arc::new(imp::Channel::new()?) })
+    }
+
+    /// Signals the channel: the thread's current or next wait returns promptly.
+    pub(crate) fn signal(&self) {
+        self.chan.signal();
+    }
+
+    /// A waker for one host, and the flag the thread reads to know it was that host.
+    pub(crate) fn waker(&self) -> (Waker, Arc<AtomicBool>) {
+        let flag = Arc::new(AtomicBool::new(false));
+        (Waker { flag: flag.clone(), chan: self.clone() }, flag)
+    }
+}
+
+/// One host's way to wake the service thread for a turn of that host. Never blocks;
+/// safe to call from any thread.
+#[derive(Debug)]
+pub(crate) struct Waker {
+    flag: Arc<AtomicBool>,
+    chan: WakeChannel,
+}
+
+impl Waker {
+    /// Makes the service thread run a turn of this waker's host promptly.
+    pub(crate) fn wake(&self) {
+        // The flag before the signal: the thread drains the channel before reading
+        // flags (see the module docs).
+        self.flag.store(true, Ordering::Release);
+        self.chan.signal();
+    }
+}
+
+/// The service thread's side: waits on the wake channel and the hosts' sockets.
+pub(crate) struct Poller {
+    chan: WakeChannel,
+    fds: Vec<imp::PollFd>,
+}
+
+impl Poller {
+    pub(crate) fn new(chan: WakeChannel) -> Poller {
+        let fds = vec![chan.chan.poll_fd()];
+        Poller { chan, fds }
+    }
+
+    /// Sets the sockets the next waits watch, in order (socket `i` is
+    /// [`readable`](Self::readable)`(i)`). Allocates only when the set outgrows its room.
+    pub(crate) fn watch<'a>(&mut self, sockets: impl Iterator<Item = &'a UdpSocket>) {
+        self.fds.truncate(1);
+        self.fds.extend(sockets.map(imp::socket_poll_fd));
+    }
+
+    /// Blocks until a watched socket is readable, the channel is signalled, or
+    /// `timeout` passes. Drains the channel. EINTR counts as a (spurious) wake.
+    pub(crate) fn wait(&mut self, timeout: Duration) -> io::Result<()> {
+        for fd in &mut self.fds {
+            imp::clear(fd);
+        }
+        imp::poll(&mut self.fds, timeout)?;
+        if imp::ready(&self.fds[0]) {
+            self.chan.chan.drain();
+        }
+        Ok(())
+    }
+
+    /// Whether watched socket `i` was readable (or in error) at the last wait; false
+    /// for an index the last [`watch`](Self::watch) did not cover.
+    pub(crate) fn readable(&self, i: usize) -> bool {
+        self.fds.get(i + 1).is_some_and(imp::ready)
+    }
+}
 
 #[cfg(unix)]
 mod imp {
     use std::io;
+    use std::net::UdpSocket;
     use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
-    use std::sync::Arc;
     use std::time::Duration;
 
-    /// Both ends of the self-pipe, closed together when the last [`Waker`] or [`Waiter`]
-    /// holding them is dropped (see the module docs: this is what rules out SIGPIPE).
+    pub(super) type PollFd = libc::pollfd;
+
+    /// Both ends of the self-pipe, closed together when the last holder is dropped (see
+    /// the module docs: this is what rules out SIGPIPE).
     #[derive(Debug)]
-    struct Pipe {
+    pub(super) struct Channel {
         read: OwnedFd,
         write: OwnedFd,
-    }
-
-    /// The engine side: cheap to clone through an `Arc`, safe to call from any thread.
-    #[derive(Debug)]
-    pub(crate) struct Waker {
-        pipe: Arc<Pipe>,
-    }
-
-    /// The network-thread side: waits on the socket and the pipe.
-    #[derive(Debug)]
-    pub(crate) struct Waiter {
-        pipe: Arc<Pipe>,
     }
 
     fn set_nonblocking_cloexec(fd: RawFd) -> io::Result<()> {
@@ -79,83 +160,88 @@ mod imp {
         Ok(())
     }
 
-    pub(crate) fn pair() -> io::Result<(Waker, Waiter)> {
-        let mut fds: [RawFd; 2] = [-1; 2];
-        // SAFETY: `fds` is a valid array of two ints that pipe() fills on success.
-        if unsafe { libc::pipe(fds.as_mut_ptr()) } != 0 {
-            return Err(io::Error::last_os_error());
+    impl Channel {
+        pub(super) fn new() -> io::Result<Channel> {
+            let mut fds: [RawFd; 2] = [-1; 2];
+            // SAFETY: `fds` is a valid array of two ints that pipe() fills on success.
+            if unsafe { libc::pipe(fds.as_mut_ptr()) } != 0 {
+                return Err(io::Error::last_os_error());
+            }
+            // SAFETY: on success pipe() returned two fresh descriptors that nothing else
+            // owns; each is wrapped exactly once, so each is closed exactly once.
+            let (read, write) = unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) };
+            set_nonblocking_cloexec(read.as_raw_fd())?;
+            set_nonblocking_cloexec(write.as_raw_fd())?;
+            Ok(Channel { read, write })
         }
-        // SAFETY: on success pipe() returned two fresh descriptors that nothing else owns;
-        // each is wrapped exactly once, so each is closed exactly once.
-        let (read, write) = unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) };
-        set_nonblocking_cloexec(read.as_raw_fd())?;
-        set_nonblocking_cloexec(write.as_raw_fd())?;
-        let pipe = Arc::new(Pipe { read, write });
-        Ok((Waker { pipe: pipe.clone() }, Waiter { pipe }))
-    }
 
-    impl Waker {
-        /// Makes the waiter's current or next `wait` return promptly. Never blocks.
-        pub(crate) fn wake(&self) {
+        pub(super) fn signal(&self) {
             let b = 1u8;
             // SAFETY: writes at most 1 byte from a live local to the pipe's write end,
-            // which `self.pipe` keeps open. The read end is open too (the same `Pipe`
-            // owns it), so the write cannot fail with EPIPE or raise SIGPIPE.
-            // Errors are ignored on purpose: EAGAIN means the pipe already holds wake
-            // bytes (the thread will wake, or has exited and needs no wake), and other
-            // errors cannot be acted upon here.
-            let _ = unsafe { libc::write(self.pipe.write.as_raw_fd(), (&b as *const u8).cast(), 1) };
-        }
-    }
-
-    impl Waiter {
-        /// Blocks until `socket` is readable, a wake arrives, or `timeout` passes.
-        /// Consumes pending wake bytes. EINTR counts as a (spurious) wake.
-        pub(crate) fn wait(&self, socket: &std::net::UdpSocket, timeout: Duration) -> io::Result<()> {
-            let mut fds = [
-                libc::pollfd { fd: socket.as_raw_fd(), events: libc::POLLIN, revents: 0 },
-                libc::pollfd { fd: self.pipe.read.as_raw_fd(), events: libc::POLLIN, revents: 0 },
-            ];
-            let r = poll(&mut fds, timeout);
-            if r < 0 {
-                let e = io::Error::last_os_error();
-                return if e.kind() == io::ErrorKind::Interrupted { Ok(()) } else { Err(e) };
-            }
-            if fds[1].revents != 0 {
-                self.drain();
-            }
-            Ok(())
+            // which `self` keeps open. The read end is open too (`self` owns it), so the
+            // write cannot fail with EPIPE or raise SIGPIPE. Errors are ignored on
+            // purpose: EAGAIN means the pipe already holds wake bytes (the thread will
+            // wake, or has exited and needs no wake), and other errors cannot be acted
+            // upon here.
+            let _ = unsafe { libc::write(self.write.as_raw_fd(), (&b as *const u8).cast(), 1) };
         }
 
-        fn drain(&self) {
+        pub(super) fn drain(&self) {
             let mut buf = [0u8; 64];
             loop {
                 // SAFETY: reads at most buf.len() bytes into a live local buffer from an
                 // fd we own; the fd is non-blocking, so this ends at EAGAIN.
-                let n = unsafe { libc::read(self.pipe.read.as_raw_fd(), buf.as_mut_ptr().cast(), buf.len()) };
+                let n = unsafe { libc::read(self.read.as_raw_fd(), buf.as_mut_ptr().cast(), buf.len()) };
                 if n < buf.len() as isize {
                     break;
                 }
             }
         }
+
+        pub(super) fn poll_fd(&self) -> PollFd {
+            libc::pollfd { fd: self.read.as_raw_fd(), events: libc::POLLIN, revents: 0 }
+        }
+    }
+
+    pub(super) fn socket_poll_fd(socket: &UdpSocket) -> PollFd {
+        libc::pollfd { fd: socket.as_raw_fd(), events: libc::POLLIN, revents: 0 }
+    }
+
+    pub(super) fn clear(fd: &mut PollFd) {
+        fd.revents = 0;
+    }
+
+    pub(super) fn ready(fd: &PollFd) -> bool {
+        fd.revents != 0
+    }
+
+    pub(super) fn poll(fds: &mut [PollFd], timeout: Duration) -> io::Result<()> {
+        let r = poll_raw(fds, timeout);
+        if r < 0 {
+            let e = io::Error::last_os_error();
+            return if e.kind() == io::ErrorKind::Interrupted { Ok(()) } else { Err(e) };
+        }
+        Ok(())
     }
 
     #[cfg(target_os = "linux")]
-    fn poll(fds: &mut [libc::pollfd; 2], timeout: Duration) -> libc::c_int {
-        // Cap far below time_t overflow; callers cap at milliseconds anyway.
+    fn poll_raw(fds: &mut [PollFd], timeout: Duration) -> libc::c_int {
+        // Cap far below time_t overflow; callers cap at seconds anyway.
         let timeout = timeout.min(Duration::from_secs(3600));
         let ts = libc::timespec { tv_sec: timeout.as_secs() as libc::time_t, tv_nsec: timeout.subsec_nanos() as _ };
-        // SAFETY: `fds` is a valid array of 2 pollfd and `ts` a valid timespec, both live
-        // for the call; a null sigmask keeps the thread's mask.
-        unsafe { libc::ppoll(fds.as_mut_ptr(), 2, &ts, std::ptr::null()) }
+        // SAFETY: `fds` is a valid slice of pollfd and `ts` a valid timespec, both live
+        // for the call; the count is the slice's length; a null sigmask keeps the
+        // thread's mask.
+        unsafe { libc::ppoll(fds.as_mut_ptr(), fds.len() as libc::nfds_t, &ts, std::ptr::null()) }
     }
 
     #[cfg(not(target_os = "linux"))]
-    fn poll(fds: &mut [libc::pollfd; 2], timeout: Duration) -> libc::c_int {
+    fn poll_raw(fds: &mut [PollFd], timeout: Duration) -> libc::c_int {
         // Round up so a sub-millisecond deadline does not turn into a busy loop.
         let ms = timeout.as_micros().div_ceil(1000).min(i32::MAX as u128) as libc::c_int;
-        // SAFETY: `fds` is a valid array of 2 pollfd, live for the call.
-        unsafe { libc::poll(fds.as_mut_ptr(), 2, ms) }
+        // SAFETY: `fds` is a valid slice of pollfd, live for the call; the count is its
+        // length.
+        unsafe { libc::poll(fds.as_mut_ptr(), fds.len() as libc::nfds_t, ms) }
     }
 }
 
@@ -164,160 +250,170 @@ mod imp {
     use std::io;
     use std::net::{Ipv4Addr, UdpSocket};
     use std::os::windows::io::AsRawSocket;
-    use std::sync::Arc;
     use std::time::Duration;
 
     use windows_sys::Win32::Networking::WinSock::{POLLRDNORM, SOCKET, SOCKET_ERROR, WSAPOLLFD, WSAPoll};
 
-    /// The engine side: sends one byte to the wake socket. Safe to call from any thread.
+    pub(super) type PollFd = WSAPOLLFD;
+
+    /// The wake socket (see the module docs).
     #[derive(Debug)]
-    pub(crate) struct Waker {
-        wake: Arc<UdpSocket>,
+    pub(super) struct Channel {
+        wake: UdpSocket,
     }
 
-    /// The network-thread side: waits on the data socket and the wake socket.
-    #[derive(Debug)]
-    pub(crate) struct Waiter {
-        wake: Arc<UdpSocket>,
-    }
+    impl Channel {
+        pub(super) fn new() -> io::Result<Channel> {
+            let wake = UdpSocket::bind((Ipv4Addr::LOCALHOST, 0))?;
+            // Connected to itself: datagrams from any other source are dropped by the
+            // stack, so another process on this machine cannot keep the thread awake.
+            wake.connect(wake.local_addr()?)?;
+            wake.set_nonblocking(true)?;
+            Ok(Channel { wake })
+        }
 
-    pub(crate) fn pair() -> io::Result<(Waker, Waiter)> {
-        let wake = UdpSocket::bind((Ipv4Addr::LOCALHOST, 0))?;
-        // Connected to itself: datagrams from any other source are dropped by the stack,
-        // so another process on this machine cannot keep the thread awake.
-        wake.connect(wake.local_addr()?)?;
-        wake.set_nonblocking(true)?;
-        let wake = Arc::new(wake);
-        Ok((Waker { wake: wake.clone() }, Waiter { wake }))
-    }
-
-    impl Waker {
-        /// Makes the waiter's current or next `wait` return promptly. Never blocks.
-        pub(crate) fn wake(&self) {
+        pub(super) fn signal(&self) {
             // WouldBlock means wake bytes are already queued; other errors cannot be
-            // acted upon here. The socket outlives every waiter, so there is no
-            // SIGPIPE-like hazard on this platform.
+            // acted upon here. There is no SIGPIPE-like hazard on this platform.
             let _ = self.wake.send(&[1]);
         }
+
+        pub(super) fn drain(&self) {
+            let mut buf = [0u8; 64];
+            while self.wake.recv(&mut buf).is_ok() {}
+        }
+
+        pub(super) fn poll_fd(&self) -> PollFd {
+            socket_poll_fd(&self.wake)
+        }
     }
 
-    impl Waiter {
-        /// Blocks until `socket` is readable, a wake arrives, or `timeout` passes.
-        /// Consumes pending wake bytes.
-        pub(crate) fn wait(&self, socket: &UdpSocket, timeout: Duration) -> io::Result<()> {
-            let mut fds = [
-                WSAPOLLFD { fd: socket.as_raw_socket() as SOCKET, events: POLLRDNORM, revents: 0 },
-                WSAPOLLFD { fd: self.wake.as_raw_socket() as SOCKET, events: POLLRDNORM, revents: 0 },
-            ];
-            // Round up so a sub-millisecond deadline does not turn into a busy loop.
-            let ms = timeout.as_micros().div_ceil(1000).min(i32::MAX as u128) as i32;
-            // SAFETY: `fds` is a valid array of 2 WSAPOLLFD, live for the call; both
-            // sockets are open (borrowed for the call / owned by `self`).
-            let r = unsafe { WSAPoll(fds.as_mut_ptr(), 2, ms) };
-            if r == SOCKET_ERROR {
-                return Err(io::Error::last_os_error());
-            }
-            if fds[1].revents != 0 {
-                let mut buf = [0u8; 64];
-                while self.wake.recv(&mut buf).is_ok() {}
-            }
-            Ok(())
+    pub(super) fn socket_poll_fd(socket: &UdpSocket) -> PollFd {
+        WSAPOLLFD { fd: socket.as_raw_socket() as SOCKET, events: POLLRDNORM, revents: 0 }
+    }
+
+    pub(super) fn clear(fd: &mut PollFd) {
+        fd.revents = 0;
+    }
+
+    pub(super) fn ready(fd: &PollFd) -> bool {
+        fd.revents != 0
+    }
+
+    pub(super) fn poll(fds: &mut [PollFd], timeout: Duration) -> io::Result<()> {
+        // Round up so a sub-millisecond deadline does not turn into a busy loop.
+        let ms = timeout.as_micros().div_ceil(1000).min(i32::MAX as u128) as i32;
+        // SAFETY: `fds` is a valid slice of WSAPOLLFD, live for the call, and the count
+        // is its length; every socket in it is open (the wake socket is owned by the
+        // poller's channel, the hosts' sockets by the service's slots, which outlive
+        // the set they are in).
+        let r = unsafe { WSAPoll(fds.as_mut_ptr(), fds.len() as u32, ms) };
+        if r == SOCKET_ERROR {
+            return Err(io::Error::last_os_error());
         }
+        Ok(())
     }
 }
 
 #[cfg(not(any(unix, windows)))]
 mod imp {
     use std::io;
+    use std::net::UdpSocket;
     use std::time::Duration;
 
-    /// No wake primitive off unix: the waiter sleeps in short slices instead.
+    /// No wake primitive: every socket counts as readable, and a wait is a short sleep.
+    pub(super) type PollFd = ();
+
     #[derive(Debug)]
-    pub(crate) struct Waker;
+    pub(super) struct Channel;
 
-    /// See the module docs: sleeps at most [`super::FALLBACK_SLICE`].
-    #[derive(Debug)]
-    pub(crate) struct Waiter;
-
-    pub(crate) fn pair() -> io::Result<(Waker, Waiter)> {
-        Ok((Waker, Waiter))
-    }
-
-    impl Waker {
-        pub(crate) fn wake(&self) {}
-    }
-
-    impl Waiter {
-        pub(crate) fn wait(&self, _socket: &std::net::UdpSocket, timeout: Duration) -> io::Result<()> {
-            std::thread::sleep(timeout.min(super::FALLBACK_SLICE));
-            Ok(())
+    impl Channel {
+        pub(super) fn new() -> io::Result<Channel> {
+            Ok(Channel)
         }
+        pub(super) fn signal(&self) {}
+        pub(super) fn drain(&self) {}
+        pub(super) fn poll_fd(&self) -> PollFd {}
     }
-}
 
-pub(crate) use imp::{Waiter, Waker};
-
-/// Creates a connected waker / waiter pair.
-pub(crate) fn pair() -> io::Result<(Waker, Waiter)> {
-    imp::pair()
+    pub(super) fn socket_poll_fd(_socket: &UdpSocket) -> PollFd {}
+    pub(super) fn clear(_fd: &mut PollFd) {}
+    pub(super) fn ready(_fd: &PollFd) -> bool {
+        true
+    }
+    pub(super) fn poll(_fds: &mut [PollFd], timeout: Duration) -> io::Result<()> {
+        std::thread::sleep(timeout.min(super::FALLBACK_SLICE));
+        Ok(())
+    }
 }
 
 #[cfg(all(test, any(unix, windows)))]
 mod tests {
     use super::*;
-    use std::sync::Arc;
     use std::time::Instant;
 
+    fn poller_on(sock: &UdpSocket) -> (WakeChannel, Poller) {
+        let chan = WakeChannel::new().unwrap();
+        let mut poller = Poller::new(chan.clone());
+        poller.watch(std::iter::once(sock));
+        (chan, poller)
+    }
+
     #[test]
-    fn wake_interrupts_a_long_wait() {
-        let sock = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
-        let (waker, waiter) = pair().unwrap();
-        let waker = Arc::new(waker);
-        let w2 = waker.clone();
+    fn wake_interrupts_a_long_wait_and_sets_only_its_flag() {
+        let sock = UdpSocket::bind("127.0.0.1:0").unwrap();
+        let (chan, mut poller) = poller_on(&sock);
+        let (waker, flag) = chan.waker();
+        let (_other, other_flag) = chan.waker();
         let t = std::thread::spawn(move || {
             std::thread::sleep(Duration::from_millis(50));
-            w2.wake();
+            waker.wake();
         });
         let start = Instant::now();
-        waiter.wait(&sock, Duration::from_secs(30)).unwrap();
+        poller.wait(Duration::from_secs(30)).unwrap();
         // Without the wake this would take 30 s; the margin is huge on purpose.
         assert!(start.elapsed() < Duration::from_secs(10), "{:?}", start.elapsed());
+        assert!(flag.load(Ordering::Acquire));
+        assert!(!other_flag.load(Ordering::Acquire));
+        assert!(!poller.readable(0));
         t.join().unwrap();
     }
 
     #[test]
     fn many_wakes_never_block_and_are_drained() {
-        let sock = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
-        let (waker, waiter) = pair().unwrap();
+        let sock = UdpSocket::bind("127.0.0.1:0").unwrap();
+        let (chan, mut poller) = poller_on(&sock);
+        let (waker, _flag) = chan.waker();
         // Far more than a pipe holds: the writes past capacity must return (EAGAIN).
         for _ in 0..200_000 {
             waker.wake();
         }
-        waiter.wait(&sock, Duration::from_secs(30)).unwrap();
+        poller.wait(Duration::from_secs(30)).unwrap();
         // After draining, a short wait times out rather than returning at once forever.
         let start = Instant::now();
-        waiter.wait(&sock, Duration::from_millis(30)).unwrap();
+        poller.wait(Duration::from_millis(30)).unwrap();
         assert!(start.elapsed() >= Duration::from_millis(20), "{:?}", start.elapsed());
     }
 
-    /// A wake after the waiter (the network thread's side) has been dropped is
+    /// A wake after the poller (the service thread's side) has been dropped is
     /// harmless, even with SIGPIPE at its default action, as in a C program: the write
-    /// end must never face a closed read end. Runs in a child process so that the old
-    /// behaviour (death by SIGPIPE) is a failed assertion rather than a dead test binary.
+    /// end must never face a closed read end. Runs in a child process so that death by
+    /// SIGPIPE is a failed assertion rather than a dead test binary.
     #[cfg(unix)]
     #[test]
-    fn wake_after_the_waiter_is_dropped_cannot_raise_sigpipe() {
-        crate::tests::run_in_child("waker::tests::child_wake_after_waiter_dropped");
+    fn wake_after_the_poller_is_dropped_cannot_raise_sigpipe() {
+        crate::tests::run_in_child("waker::tests::child_wake_after_poller_dropped");
     }
 
     #[cfg(unix)]
     #[test]
-    #[ignore = "runs in a child process started by wake_after_the_waiter_is_dropped_cannot_raise_sigpipe"]
-    fn child_wake_after_waiter_dropped() {
+    #[ignore = "runs in a child process started by wake_after_the_poller_is_dropped_cannot_raise_sigpipe"]
+    fn child_wake_after_poller_dropped() {
         crate::tests::child_with_default_sigpipe();
-        let (waker, waiter) = pair().unwrap();
-        drop(waiter);
-        // From another thread too, as the engine does after the network thread exits.
+        let chan = WakeChannel::new().unwrap();
+        let (waker, _flag) = chan.waker();
+        drop(Poller::new(chan));
+        // From another thread too, as an engine does after the service thread exits.
         let waker = Arc::new(waker);
         let w2 = waker.clone();
         std::thread::spawn(move || w2.wake()).join().unwrap();
@@ -328,13 +424,16 @@ mod tests {
     }
 
     #[test]
-    fn readable_socket_ends_the_wait() {
-        let sock = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
-        let (_waker, waiter) = pair().unwrap();
-        let other = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
-        other.send_to(b"x", sock.local_addr().unwrap()).unwrap();
+    fn a_readable_socket_ends_the_wait_and_is_named() {
+        let socks: Vec<UdpSocket> = (0..3).map(|_| UdpSocket::bind("127.0.0.1:0").unwrap()).collect();
+        let chan = WakeChannel::new().unwrap();
+        let mut poller = Poller::new(chan);
+        poller.watch(socks.iter());
+        let other = UdpSocket::bind("127.0.0.1:0").unwrap();
+        other.send_to(b"x", socks[1].local_addr().unwrap()).unwrap();
         let start = Instant::now();
-        waiter.wait(&sock, Duration::from_secs(30)).unwrap();
+        poller.wait(Duration::from_secs(30)).unwrap();
         assert!(start.elapsed() < Duration::from_secs(10));
+        assert_eq!((0..4).map(|i| poller.readable(i)).collect::<Vec<_>>(), [false, true, false, false]);
     }
 }

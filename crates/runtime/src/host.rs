@@ -96,9 +96,13 @@ pub struct Host {
     /// Budgets the thread created for accepted peers whose `Connected` the engine has
     /// not polled yet.
     announced: HashMap<PeerId, Arc<SendBudget>>,
-    peer_stats: HashMap<PeerId, ConnectionStats>,
+    /// The newest statistics seen per peer, with when they were taken: read from the
+    /// core directly, or published by the thread (whichever is newer wins).
+    peer_stats: HashMap<PeerId, (ConnectionStats, Micros)>,
     endpoint_stats: EndpointStats,
     runtime_stats: RuntimeStats,
+    /// When `endpoint_stats` and `runtime_stats` were taken.
+    totals_at: Micros,
     /// Why the thread stopped, once the engine has been told (or should have been).
     gone: Option<String>,
     fatal_reported: bool,
@@ -241,6 +245,7 @@ impl Host {
             peer_stats: HashMap::new(),
             endpoint_stats: EndpointStats::default(),
             runtime_stats: RuntimeStats::default(),
+            totals_at: 0,
             gone: None,
             fatal_reported: false,
             clock,
@@ -451,26 +456,58 @@ impl Host {
         self.msg_pool.give(buf);
     }
 
-    /// The latest statistics the thread published for `peer` (at most about 20 ms
-    /// behind a change: the thread publishes within 20 ms of any turn that changed
-    /// them; an idle connection's change only at its keepalives), or
-    /// `None` if the peer is unknown or the engine has seen it disconnect. Never blocks.
+    /// The statistics of the connection to `peer`, or `None` if the peer is unknown
+    /// or the engine has seen it disconnect. Read from the network core on this
+    /// thread when the network thread is not in its turn (the usual case); otherwise
+    /// the latest the thread published (at most about 100 ms behind a change; an idle
+    /// connection changes only at its keepalives). Never blocks; never goes back to
+    /// older figures.
     pub fn stats(&mut self, peer: PeerId) -> Option<ConnectionStats> {
         self.pump(false);
-        self.peer_stats.get(&peer).copied()
+        let (cached, at) = self.peer_stats.get(&peer).copied()?;
+        match self.read_directly(|core| core.peer_stats(peer)).flatten() {
+            Some((fresh, now)) if now >= at => {
+                self.peer_stats.insert(peer, (fresh, now));
+                Some(fresh)
+            }
+            _ => Some(cached),
+        }
     }
 
-    /// The latest endpoint-wide statistics (as fresh as [`stats`](Self::stats)).
-    /// Never blocks.
+    /// The endpoint-wide statistics (as fresh as [`stats`](Self::stats)). Never
+    /// blocks.
     pub fn endpoint_stats(&mut self) -> EndpointStats {
-        self.pump(false);
+        self.refresh_totals();
         self.endpoint_stats
     }
 
-    /// Counters of the runtime layer (dropped sends, socket errors, event backlog).
+    /// Counters of the runtime layer (dropped sends, socket errors, event backlog), as
+    /// fresh as [`stats`](Self::stats).
     pub fn runtime_stats(&mut self) -> RuntimeStats {
-        self.pump(false);
+        self.refresh_totals();
         self.runtime_stats
+    }
+
+    fn refresh_totals(&mut self) {
+        self.pump(false);
+        if let Some((e, r, at)) = self.read_directly(|core| core.totals()) {
+            self.set_totals(e, r, at);
+        }
+    }
+
+    fn set_totals(&mut self, e: EndpointStats, r: RuntimeStats, at: Micros) {
+        if at >= self.totals_at {
+            (self.endpoint_stats, self.runtime_stats, self.totals_at) = (e, r, at);
+        }
+    }
+
+    /// Runs `read` on the core from this thread if the network thread is alive and not
+    /// in its turn (never waits for it). `None`: not run.
+    fn read_directly<T>(&self, read: impl FnOnce(&dyn DirectPath) -> T) -> Option<T> {
+        if self.shared.exited.load(Ordering::Acquire) {
+            return None;
+        }
+        Some(read(&*self.direct.try_lock().ok()?))
     }
 
     /// Turns a link simulator on, reconfigures it (`Some`) or turns it off (`None`).
@@ -556,16 +593,16 @@ impl Host {
                         return;
                     }
                 }
-                Ok(ThreadMsg::PeerStats(peer, s)) => {
-                    self.peer_stats.insert(peer, s);
+                Ok(ThreadMsg::PeerStats(peer, s, at)) => {
+                    let newer = self.peer_stats.get(&peer).is_none_or(|&(_, seen)| at >= seen);
+                    if newer {
+                        self.peer_stats.insert(peer, (s, at));
+                    }
                 }
                 Ok(ThreadMsg::PeerBudget(peer, budget)) => {
                     self.announced.insert(peer, budget);
                 }
-                Ok(ThreadMsg::Stats(e, r)) => {
-                    self.endpoint_stats = e;
-                    self.runtime_stats = r;
-                }
+                Ok(ThreadMsg::Stats(e, r, at)) => self.set_totals(e, r, at),
                 Err(TryRecvError::Empty) => {
                     // Nothing published: read the socket here rather than wait for the
                     // network thread to wake for it (a busy-polling engine then pays

@@ -96,6 +96,32 @@ fn received_messages_arrive_and_their_buffers_come_back() {
 
 const IDLE_TEST_CAP: Duration = Duration::from_millis(10);
 
+/// Statistics come from the core itself when the network thread is not in its turn:
+/// what a flush just sent is counted at once, not after the thread's next publication
+/// (which a minute-long sleep would put off for a minute).
+#[test]
+fn stats_are_read_fresh_from_the_core() {
+    let (mut host, _) = fake_host(Duration::from_secs(60));
+    let (obs, obs_addr) = observer();
+    let peer = host.connect(obs_addr).unwrap();
+    wait_event(&mut host, |e| matches!(e, HostEvent::Connected { .. }).then_some(()));
+    // Let the thread publish what it had and go back to its one-minute sleep.
+    std::thread::sleep(Duration::from_millis(50));
+    let before = host.stats(peer).unwrap().packets_sent;
+    let sent_before = host.endpoint_stats().datagrams_sent;
+    for i in 0..5u8 {
+        host.send(peer, 0, &[i]).unwrap();
+        host.flush().unwrap();
+    }
+    let mut buf = [0u8; 16];
+    for _ in 0..5 {
+        obs.recv_from(&mut buf).expect("each flush sent its datagram");
+    }
+    // Read at once: the thread (asleep) has published nothing since.
+    assert_eq!(host.stats(peer).unwrap().packets_sent, before + 5);
+    assert_eq!(host.endpoint_stats().datagrams_sent, sent_before + 5);
+}
+
 #[test]
 fn panic_becomes_fatal_then_thread_gone() {
     let (mut host, _) = fake_host(Duration::from_secs(60));

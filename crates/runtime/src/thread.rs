@@ -10,7 +10,7 @@
 //!
 //! Each turn of a host: apply the engine's commands, take back message buffers, read
 //! the datagrams the socket has (a bounded number), run the endpoint's timers when one
-//! is due, transmit, forward events and (every ~20 ms, when something changed)
+//! is due, transmit, forward events and (every ~100 ms, when something changed)
 //! statistics, then say when the next turn is due: the endpoint's next timer, a
 //! simulator's next delivery, the auto-flush time, or at most the idle cap. The
 //! service thread also runs a turn when the host's socket is readable or its engine
@@ -52,12 +52,16 @@ use tickwire_proto::{
 /// summaries that are owed are deadlines of their own); it only bounds the damage of a
 /// wake that was somehow missed.
 pub(crate) const IDLE_CAP: Duration = Duration::from_secs(5);
-/// How often statistics are published (when they changed), on average.
-const STATS_INTERVAL_US: Micros = 20_000;
+/// How often statistics are published (when they changed), on average. The engine
+/// reads them from the core itself whenever the network thread is not in a turn
+/// (`DirectPath::peer_stats`), so these copies only stand in while it is: each costs a
+/// snapshot and a message per peer on both threads, which a server with many peers
+/// pays on every publication.
+const STATS_INTERVAL_US: Micros = 100_000;
 /// Publications allowed back to back before the interval applies: an idle
 /// connection's few turns (its keepalive, the peer's) each publish at once instead of
-/// waking the thread again 20 ms later, while a busy one still publishes 50 times a
-/// second at most.
+/// waking the thread again an interval later, while a busy one still publishes 10
+/// times a second at most.
 const STATS_BURST: u32 = 3;
 /// How long a shutting-down thread keeps running so that disconnect packets held by the
 /// outbound simulator still leave. Well inside [`super::SHUTDOWN_WAIT`].
@@ -109,12 +113,13 @@ pub(crate) enum Command {
 #[derive(Debug)]
 pub(crate) enum ThreadMsg {
     Event(HostEvent),
-    /// Snapshot of one connection; sent before its `Connected` event and then
-    /// periodically.
-    PeerStats(PeerId, ConnectionStats),
+    /// Snapshot of one connection, taken at the time given (the core's clock); sent
+    /// before its `Connected` event and then periodically.
+    PeerStats(PeerId, ConnectionStats, Micros),
     /// The send-queue accounting of an accepted peer; sent before its `Connected`.
     PeerBudget(PeerId, Arc<SendBudget>),
-    Stats(EndpointStats, RuntimeStats),
+    /// The endpoint's and the runtime's counters, taken at the time given.
+    Stats(EndpointStats, RuntimeStats, Micros),
 }
 
 /// Counters of the runtime layer itself (what the endpoint cannot see).
@@ -189,6 +194,10 @@ pub(crate) trait DirectPath: Send {
     fn flush_now(&mut self) -> bool;
     /// Reads what the socket holds and moves the events to the channel to the engine.
     fn receive_now(&mut self) -> bool;
+    /// The connection's statistics now, with the time (the core's clock).
+    fn peer_stats(&self, peer: PeerId) -> Option<(ConnectionStats, Micros)>;
+    /// The endpoint's and the runtime's counters now, with the time.
+    fn totals(&self) -> (EndpointStats, RuntimeStats, Micros);
 }
 
 impl<P: Protocol> DirectPath for NetLoop<P> {
@@ -212,8 +221,15 @@ impl<P: Protocol> DirectPath for NetLoop<P> {
         self.transmit(now);
         self.forward_events();
         self.publish_budgets();
-        self.publish_stats(now);
         self.must_replan(now)
+    }
+
+    fn peer_stats(&self, peer: PeerId) -> Option<(ConnectionStats, Micros)> {
+        Some((self.p.proto.stats(peer)?, self.p.clock.now_us()))
+    }
+
+    fn totals(&self) -> (EndpointStats, RuntimeStats, Micros) {
+        (self.p.proto.endpoint_stats(), self.rt, self.p.clock.now_us())
     }
 }
 
@@ -612,7 +628,7 @@ impl<P: Protocol> NetLoop<P> {
                     // Statistics first, so `Host::stats` answers as soon as the engine
                     // has seen the connection.
                     if let Some(s) = self.p.proto.stats(peer) {
-                        self.to_engine.send(ThreadMsg::PeerStats(peer, s));
+                        self.to_engine.send(ThreadMsg::PeerStats(peer, s, self.p.clock.now_us()));
                     }
                     self.p.shared.log.push(LogLevel::Info, format_args!("connection up: peer {peer} at {addr}"));
                     HostEvent::Connected { peer, addr }
@@ -664,10 +680,10 @@ impl<P: Protocol> NetLoop<P> {
         for i in 0..self.peers.len() {
             let peer = self.peers[i];
             if let Some(s) = self.p.proto.stats(peer) {
-                self.to_engine.send(ThreadMsg::PeerStats(peer, s));
+                self.to_engine.send(ThreadMsg::PeerStats(peer, s, now));
             }
         }
-        self.to_engine.send(ThreadMsg::Stats(current.0, current.1));
+        self.to_engine.send(ThreadMsg::Stats(current.0, current.1, now));
     }
 }
 

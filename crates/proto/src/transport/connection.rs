@@ -1,6 +1,7 @@
 //! One connection's protocol state once the handshake has started: packet sequence and
 //! acks, the per-channel queues, packing into datagrams, and delivery of what arrives.
 
+use std::cell::Cell;
 use std::collections::VecDeque;
 use std::net::SocketAddr;
 
@@ -151,6 +152,9 @@ pub struct Connection {
     resent: u64,
     send_rate: RateMeter,
     recv_rate: RateMeter,
+    /// When this connection next has timer work, as last computed; `None` once
+    /// anything may have changed it (see `endpoint::touched`).
+    pub next_timer: Cell<Option<Micros>>,
 }
 
 impl Connection {
@@ -214,6 +218,7 @@ impl Connection {
             resent: 0,
             send_rate: RateMeter::new(now),
             recv_rate: RateMeter::new(now),
+            next_timer: Cell::new(None),
         }
     }
 

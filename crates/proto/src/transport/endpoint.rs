@@ -208,6 +208,7 @@ impl Endpoint {
         let old = self.cfg.timeout_us;
         self.cfg.timeout_us = timeout_us;
         for c in self.conns.values_mut() {
+            c.next_timer.set(None);
             if c.timeout_us == old {
                 c.timeout_us = timeout_us;
             }
@@ -233,7 +234,7 @@ impl Endpoint {
         if data.len() > max {
             return Err(SendError::TooLarge { size: data.len(), max });
         }
-        let conn = self.conns.get_mut(&peer).ok_or(SendError::UnknownPeer(peer))?;
+        let conn = touched(&mut self.conns, peer).ok_or(SendError::UnknownPeer(peer))?;
         let queued = conn.queued_bytes();
         if queued + data.len() > self.cfg.send_queue_limit_bytes {
             return Err(SendError::QueueFull { queued, limit: self.cfg.send_queue_limit_bytes });
@@ -247,6 +248,7 @@ impl Endpoint {
     pub fn flush(&mut self, now: Micros) {
         let (pid, max) = (self.cfg.protocol_id, self.cfg.max_datagrams_per_flush);
         for c in self.conns.values_mut().filter(|c| c.is_connected()) {
+            c.next_timer.set(None);
             c.pack(now, PackMode::Flush, pid, max, &mut self.pool, &mut self.transmits);
         }
     }
@@ -257,7 +259,7 @@ impl Endpoint {
     /// the `test-hooks` feature; returns false for a peer that is not connected.
     #[cfg(feature = "test-hooks")]
     pub fn send_raw_frames(&mut self, now: Micros, peer: PeerId, frames: &[u8]) -> bool {
-        let Some(c) = self.conns.get_mut(&peer).filter(|c| c.is_connected()) else { return false };
+        let Some(c) = touched(&mut self.conns, peer).filter(|c| c.is_connected()) else { return false };
         c.send_raw(now, self.cfg.protocol_id, frames, &mut self.pool, &mut self.transmits);
         true
     }
@@ -289,7 +291,7 @@ impl Endpoint {
                     self.stats.unknown_sender += 1;
                     return;
                 };
-                let c = self.conns.get_mut(&peer).expect("looked up above");
+                let c = touched(&mut self.conns, peer).expect("looked up above");
                 let frames = match c.unseal(header.seq, data, PAYLOAD_HEADER_SIZE, &mut self.opened) {
                     Ok(true) => &self.opened[..],
                     Ok(false) => &data[PAYLOAD_HEADER_SIZE..],
@@ -318,7 +320,7 @@ impl Endpoint {
                     self.stats.unknown_sender += 1;
                     return;
                 };
-                let c = self.conns.get_mut(&peer).expect("looked up above");
+                let c = touched(&mut self.conns, peer).expect("looked up above");
                 let head_len = data.len() - tag.len();
                 if let Err(why) = c.unseal(seq, data, head_len, &mut self.opened) {
                     return self.count_unsealed(why);
@@ -341,7 +343,7 @@ impl Endpoint {
             DecodeError::WrongVersion(_) => self.stats.wrong_version += 1,
             _ => {
                 self.stats.malformed += 1;
-                if let Some(c) = self.by_addr.get(&from).and_then(|p| self.conns.get_mut(p)) {
+                if let Some(c) = self.by_addr.get(&from).and_then(|p| touched(&mut self.conns, *p)) {
                     c.malformed += 1;
                 }
             }
@@ -351,7 +353,7 @@ impl Endpoint {
     /// The established connection at `from`, if `salt` proves the sender is its peer.
     fn connected(&mut self, from: SocketAddr, salt: u32) -> Option<&mut Connection> {
         let peer = *self.by_addr.get(&from)?;
-        self.conns.get_mut(&peer).filter(|c| c.is_connected() && c.salt == salt)
+        touched(&mut self.conns, peer).filter(|c| c.is_connected() && c.salt == salt)
     }
 
     /// Removes a connection and reports it. `notify` sends the peer redundant
@@ -404,7 +406,7 @@ impl Endpoint {
         peers.extend(self.conns.keys().copied());
         let (pid, max) = (self.cfg.protocol_id, self.cfg.max_datagrams_per_flush);
         for &peer in &peers {
-            let Some(c) = self.conns.get_mut(&peer) else { continue };
+            let Some(c) = touched(&mut self.conns, peer) else { continue };
             if !c.is_connected() {
                 if now.saturating_sub(c.created_at) >= self.cfg.connect_timeout_us {
                     self.close(peer, DisconnectReason::Timeout, false);
@@ -434,24 +436,20 @@ impl Endpoint {
 
     /// The next time [`Endpoint::update`] has work to do, if any connection exists.
     pub fn next_timeout(&self) -> Option<Micros> {
+        // Each connection's own next timer is kept until something touches the
+        // connection (`touched`, or a walk over all of them), so a turn that handled
+        // one peer's datagram recomputes one connection's, not every one's.
         self.conns
             .values()
             .map(|c| {
-                if !c.is_connected() {
-                    return (c.last_send + self.cfg.handshake_retry_us).min(c.created_at + self.cfg.connect_timeout_us);
-                }
-                // (`timeout_us` may be `Micros::MAX`: never.)
-                let mut t = (c.last_send + c.keepalive_us(self.cfg.keepalive_interval_us))
-                    .min(c.last_recv.saturating_add(c.timeout_us));
-                if let Some(a) = c.ack_deadline() {
-                    t = t.min(a);
-                }
-                if let Some(r) = c.next_resend() {
-                    t = t.min(r);
-                }
-                if let Some(o) = c.unacked_since() {
-                    t = t.min(o.saturating_add(c.unacked_limit(c.timeout_us)));
-                }
+                let t = c.next_timer.get().unwrap_or_else(|| {
+                    let t = timer_of(c, &self.cfg);
+                    c.next_timer.set(Some(t));
+                    t
+                });
+                // Every test run checks that nothing changed a connection without
+                // forgetting its timer.
+                debug_assert_eq!(t, timer_of(c, &self.cfg), "a stale timer for peer {}", c.peer);
                 t
             })
             .min()
@@ -503,6 +501,13 @@ impl Endpoint {
         EndpointStats { connections: self.conns.len() as u64, queued_events: self.inbox.len() as u64, ..self.stats }
     }
 
+    /// The bytes queued for `peer` that `send` checks `send_queue_limit_bytes` against
+    /// (unsent messages, unacknowledged reliable ones): `ConnectionStats::
+    /// send_queue_bytes` without building the rest of the statistics.
+    pub fn queued_bytes(&self, peer: PeerId) -> Option<usize> {
+        self.conns.get(&peer).map(Connection::queued_bytes)
+    }
+
     pub fn is_connected(&self, peer: PeerId) -> bool {
         self.conns.get(&peer).is_some_and(|c| c.is_connected())
     }
@@ -515,4 +520,32 @@ impl Endpoint {
     pub fn peer_addr(&self, peer: PeerId) -> Option<SocketAddr> {
         self.conns.get(&peer).map(|c| c.addr)
     }
+}
+
+/// When `c` next has timer work (a handshake retry or its timeout, a keepalive, the
+/// silence timeout, an owed ack, a resend, the not-acknowledging limit).
+fn timer_of(c: &Connection, cfg: &EndpointConfig) -> Micros {
+    if !c.is_connected() {
+        return (c.last_send + cfg.handshake_retry_us).min(c.created_at + cfg.connect_timeout_us);
+    }
+    // (`timeout_us` may be `Micros::MAX`: never.)
+    let mut t = (c.last_send + c.keepalive_us(cfg.keepalive_interval_us)).min(c.last_recv.saturating_add(c.timeout_us));
+    if let Some(a) = c.ack_deadline() {
+        t = t.min(a);
+    }
+    if let Some(r) = c.next_resend() {
+        t = t.min(r);
+    }
+    if let Some(o) = c.unacked_since() {
+        t = t.min(o.saturating_add(c.unacked_limit(c.timeout_us)));
+    }
+    t
+}
+
+/// The connection to `peer` for a change: its kept timer is forgotten. Takes the map
+/// alone, so the endpoint's other fields stay free to borrow beside it.
+pub(super) fn touched(conns: &mut BTreeMap<PeerId, Connection>, peer: PeerId) -> Option<&mut Connection> {
+    let c = conns.get_mut(&peer)?;
+    c.next_timer.set(None);
+    Some(c)
 }

@@ -12,7 +12,10 @@
 //! - a turn is bounded (it reads at most a fixed number of datagrams), so a flooded
 //!   host costs the others at most one such turn per round;
 //! - a turn that panics (or finds its core poisoned by an engine call that panicked)
-//!   ends that host alone, with its `Fatal` event, as its own thread's death used to;
+//!   ends that host alone, with its `Fatal` event, as its own thread's death used to.
+//!   The process's panic hook runs first, on this thread: with backtraces on
+//!   (`RUST_BACKTRACE`), capturing one holds every host for as long as that takes
+//!   (milliseconds natively, seconds under Wine);
 //! - the engine's side only ever `try_lock`s a core, and only for a bounded piece of
 //!   work, so the thread's `lock` of a core waits for at most that.
 //!

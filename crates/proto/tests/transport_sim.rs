@@ -480,3 +480,36 @@ fn one_way_unreliable_stream_is_acked_sparingly_and_loss_stays_exact() {
     let waited = net.now() - start;
     assert!(waited <= 30 * MS + tickwire_proto::MAX_ACK_DELAY_US + MS, "reliable data acked after {waited} us");
 }
+
+/// `drain_changed` lists exactly the connections something touched since the last
+/// drain, each once with its send queue, and never a closed one (the list is bounded
+/// by the live connections).
+#[test]
+fn drain_changed_lists_the_touched_connections_once() {
+    let mut net = SimNet::new(11, LinkConfig::perfect());
+    let s = net.add(server_cfg(4));
+    let (c1, c2) = (net.add(EndpointConfig::default()), net.add(EndpointConfig::default()));
+    let (_, p1) = connect(&mut net, c1, s, 5 * SEC).expect("c1 connects");
+    let (_, p2) = connect(&mut net, c2, s, 5 * SEC).expect("c2 connects");
+    let drained = |net: &mut SimNet| {
+        let mut v = Vec::new();
+        net.endpoint(s).drain_changed(|peer, queued| v.push((peer, queued)));
+        v.sort();
+        v
+    };
+    drained(&mut net);
+    assert_eq!(drained(&mut net), [], "nothing touched since");
+    net.endpoint(s).send(p1, CHANNEL_RELIABLE, &[7; 100]).unwrap();
+    net.endpoint(s).send(p1, CHANNEL_RELIABLE, &[8; 50]).unwrap();
+    let queued = net.endpoint(s).queued_bytes(p1).unwrap();
+    assert_eq!(queued, 150);
+    assert_eq!(drained(&mut net), [(p1, 150)], "p1 once, with its queue");
+    let now = net.now();
+    net.endpoint(s).flush(now);
+    let mut both = [(p1, net.endpoint(s).queued_bytes(p1).unwrap()), (p2, 0)];
+    both.sort();
+    assert_eq!(drained(&mut net), both, "a flush touches every connection");
+    net.endpoint(s).send(p2, CHANNEL_RELIABLE, &[9; 10]).unwrap();
+    net.endpoint(s).disconnect(now, p2);
+    assert_eq!(drained(&mut net), [], "a closed connection is not listed");
+}

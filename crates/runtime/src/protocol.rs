@@ -33,9 +33,11 @@ pub(crate) trait Protocol: Send + 'static {
     fn next_timeout(&self) -> Option<Micros>;
     fn stats(&self, peer: PeerId) -> Option<ConnectionStats>;
     fn endpoint_stats(&self) -> EndpointStats;
-    /// The bytes queued for `peer` in the sense of `send_queue_limit_bytes` (what the
-    /// endpoint's `send` checks the limit against); `None` for an unknown peer.
-    fn queued_bytes(&self, peer: PeerId) -> Option<usize>;
+    /// Calls `f` with the bytes queued for it, in the sense of `send_queue_limit_bytes`
+    /// (what the endpoint's `send` checks the limit against), of every peer whose
+    /// connection changed since the last call (at least those; a protocol may report
+    /// more).
+    fn drain_changed(&mut self, f: &mut dyn FnMut(PeerId, usize));
 }
 
 impl Protocol for Endpoint {
@@ -88,11 +90,8 @@ impl Protocol for Endpoint {
     fn endpoint_stats(&self) -> EndpointStats {
         Endpoint::endpoint_stats(self)
     }
-    fn queued_bytes(&self, peer: PeerId) -> Option<usize> {
-        // The figure `Endpoint::send` compares with the limit. (It once came from
-        // `Endpoint::stats`, which builds every statistic: a server's thread did that
-        // for every peer on every turn.)
-        Endpoint::queued_bytes(self, peer)
+    fn drain_changed(&mut self, f: &mut dyn FnMut(PeerId, usize)) {
+        Endpoint::drain_changed(self, f)
     }
 }
 
@@ -143,6 +142,11 @@ pub(crate) mod fake {
                 updates: Default::default(),
                 timer: std::sync::Arc::new(std::sync::atomic::AtomicU64::new(u64::MAX)),
             }
+        }
+        pub(crate) fn queued_bytes(&self, peer: PeerId) -> Option<usize> {
+            let addr = self.addr_of(peer)?;
+            // Payload bytes not yet flushed (each queued datagram starts with its channel).
+            Some(self.queued.iter().filter(|q| q.0 == addr).map(|q| q.1.len() - 1).sum())
         }
         fn addr_of(&self, peer: PeerId) -> Option<SocketAddr> {
             self.peers.iter().find(|p| p.0 == peer).map(|p| p.1)
@@ -223,10 +227,11 @@ pub(crate) mod fake {
         fn endpoint_stats(&self) -> EndpointStats {
             self.stats
         }
-        fn queued_bytes(&self, peer: PeerId) -> Option<usize> {
-            let addr = self.addr_of(peer)?;
-            // Payload bytes not yet flushed (each queued datagram starts with its channel).
-            Some(self.queued.iter().filter(|q| q.0 == addr).map(|q| q.1.len() - 1).sum())
+        fn drain_changed(&mut self, f: &mut dyn FnMut(PeerId, usize)) {
+            // Every peer, every time: the fake keeps no list.
+            for &(peer, _) in &self.peers {
+                f(peer, self.queued_bytes(peer).unwrap_or(0));
+            }
         }
     }
 }

@@ -508,12 +508,17 @@ impl<P: Protocol> NetLoop<P> {
         }
     }
 
-    /// Publishes every peer's send-queue figures for the engine's synchronous check.
-    fn publish_budgets(&self) {
-        let proto = &self.p.proto;
-        for (&peer, b) in &self.budgets {
-            b.publish(proto.queued_bytes(peer).unwrap_or(0));
-        }
+    /// Publishes the send-queue figures of every peer whose connection changed since
+    /// the last publication (the endpoint lists them), for the engine's synchronous
+    /// check. (Walking every peer cost a server's thread a lookup per peer on every
+    /// turn.)
+    fn publish_budgets(&mut self) {
+        let budgets = &self.budgets;
+        self.p.proto.drain_changed(&mut |peer, queued| {
+            if let Some(b) = budgets.get(&peer) {
+                b.publish(queued);
+            }
+        });
     }
 
     /// Turns a simulator on, reconfigures it, or turns it off. A reconfigured simulator

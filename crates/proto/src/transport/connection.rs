@@ -155,6 +155,8 @@ pub struct Connection {
     /// When this connection next has timer work, as last computed; `None` once
     /// anything may have changed it (see `endpoint::touched`).
     pub next_timer: Cell<Option<Micros>>,
+    /// Listed in the endpoint's changed connections (see `endpoint::touched`).
+    pub listed_changed: bool,
 }
 
 impl Connection {
@@ -219,6 +221,7 @@ impl Connection {
             send_rate: RateMeter::new(now),
             recv_rate: RateMeter::new(now),
             next_timer: Cell::new(None),
+            listed_changed: false,
         }
     }
 

@@ -104,6 +104,9 @@ pub struct Endpoint {
     pub(super) pool: BufPool,
     pub(super) stats: EndpointStats,
     scratch: Vec<PeerId>,
+    /// Connections touched since the last `drain_changed`, each once (its
+    /// `listed_changed` flag); at most one entry per live connection.
+    pub(super) changed: Vec<PeerId>,
     /// A received packet's frames, decrypted.
     opened: Vec<u8>,
     /// Each accepted connection's `Accepted` datagram, to repeat it if it was lost.
@@ -134,6 +137,7 @@ impl Endpoint {
             pool: BufPool::new(4096),
             stats: EndpointStats::default(),
             scratch: Vec::new(),
+            changed: Vec::new(),
             opened: Vec::with_capacity(MAX_DATAGRAM_SIZE),
             accepted: HashMap::new(),
             tokens_in_use: HashMap::new(),
@@ -208,7 +212,7 @@ impl Endpoint {
         let old = self.cfg.timeout_us;
         self.cfg.timeout_us = timeout_us;
         for c in self.conns.values_mut() {
-            c.next_timer.set(None);
+            mark_changed(c, &mut self.changed);
             if c.timeout_us == old {
                 c.timeout_us = timeout_us;
             }
@@ -234,7 +238,7 @@ impl Endpoint {
         if data.len() > max {
             return Err(SendError::TooLarge { size: data.len(), max });
         }
-        let conn = touched(&mut self.conns, peer).ok_or(SendError::UnknownPeer(peer))?;
+        let conn = touched(&mut self.conns, &mut self.changed, peer).ok_or(SendError::UnknownPeer(peer))?;
         let queued = conn.queued_bytes();
         if queued + data.len() > self.cfg.send_queue_limit_bytes {
             return Err(SendError::QueueFull { queued, limit: self.cfg.send_queue_limit_bytes });
@@ -248,7 +252,7 @@ impl Endpoint {
     pub fn flush(&mut self, now: Micros) {
         let (pid, max) = (self.cfg.protocol_id, self.cfg.max_datagrams_per_flush);
         for c in self.conns.values_mut().filter(|c| c.is_connected()) {
-            c.next_timer.set(None);
+            mark_changed(c, &mut self.changed);
             c.pack(now, PackMode::Flush, pid, max, &mut self.pool, &mut self.transmits);
         }
     }
@@ -259,7 +263,9 @@ impl Endpoint {
     /// the `test-hooks` feature; returns false for a peer that is not connected.
     #[cfg(feature = "test-hooks")]
     pub fn send_raw_frames(&mut self, now: Micros, peer: PeerId, frames: &[u8]) -> bool {
-        let Some(c) = touched(&mut self.conns, peer).filter(|c| c.is_connected()) else { return false };
+        let Some(c) = touched(&mut self.conns, &mut self.changed, peer).filter(|c| c.is_connected()) else {
+            return false;
+        };
         c.send_raw(now, self.cfg.protocol_id, frames, &mut self.pool, &mut self.transmits);
         true
     }
@@ -291,7 +297,7 @@ impl Endpoint {
                     self.stats.unknown_sender += 1;
                     return;
                 };
-                let c = touched(&mut self.conns, peer).expect("looked up above");
+                let c = touched(&mut self.conns, &mut self.changed, peer).expect("looked up above");
                 let frames = match c.unseal(header.seq, data, PAYLOAD_HEADER_SIZE, &mut self.opened) {
                     Ok(true) => &self.opened[..],
                     Ok(false) => &data[PAYLOAD_HEADER_SIZE..],
@@ -320,7 +326,7 @@ impl Endpoint {
                     self.stats.unknown_sender += 1;
                     return;
                 };
-                let c = touched(&mut self.conns, peer).expect("looked up above");
+                let c = touched(&mut self.conns, &mut self.changed, peer).expect("looked up above");
                 let head_len = data.len() - tag.len();
                 if let Err(why) = c.unseal(seq, data, head_len, &mut self.opened) {
                     return self.count_unsealed(why);
@@ -343,7 +349,7 @@ impl Endpoint {
             DecodeError::WrongVersion(_) => self.stats.wrong_version += 1,
             _ => {
                 self.stats.malformed += 1;
-                if let Some(c) = self.by_addr.get(&from).and_then(|p| touched(&mut self.conns, *p)) {
+                if let Some(c) = self.by_addr.get(&from).and_then(|p| touched(&mut self.conns, &mut self.changed, *p)) {
                     c.malformed += 1;
                 }
             }
@@ -353,13 +359,17 @@ impl Endpoint {
     /// The established connection at `from`, if `salt` proves the sender is its peer.
     fn connected(&mut self, from: SocketAddr, salt: u32) -> Option<&mut Connection> {
         let peer = *self.by_addr.get(&from)?;
-        touched(&mut self.conns, peer).filter(|c| c.is_connected() && c.salt == salt)
+        touched(&mut self.conns, &mut self.changed, peer).filter(|c| c.is_connected() && c.salt == salt)
     }
 
     /// Removes a connection and reports it. `notify` sends the peer redundant
     /// disconnect packets (only meaningful once connected).
     pub(super) fn close(&mut self, peer: PeerId, reason: DisconnectReason, notify: bool) {
         let Some(mut c) = self.conns.remove(&peer) else { return };
+        if c.listed_changed {
+            // The list holds live connections only, so it never outgrows them.
+            self.changed.retain(|&p| p != peer);
+        }
         self.by_addr.remove(&c.addr);
         self.accepted.remove(&peer);
         if let Some(nonce) = self.token_of.remove(&peer) {
@@ -406,7 +416,7 @@ impl Endpoint {
         peers.extend(self.conns.keys().copied());
         let (pid, max) = (self.cfg.protocol_id, self.cfg.max_datagrams_per_flush);
         for &peer in &peers {
-            let Some(c) = touched(&mut self.conns, peer) else { continue };
+            let Some(c) = touched(&mut self.conns, &mut self.changed, peer) else { continue };
             if !c.is_connected() {
                 if now.saturating_sub(c.created_at) >= self.cfg.connect_timeout_us {
                     self.close(peer, DisconnectReason::Timeout, false);
@@ -508,6 +518,19 @@ impl Endpoint {
         self.conns.get(&peer).map(Connection::queued_bytes)
     }
 
+    /// Calls `f` with the queued bytes (as [`Endpoint::queued_bytes`]) of every
+    /// connection that anything touched since the last call, and forgets them: what a
+    /// caller that mirrors the send queues needs to look at, instead of every
+    /// connection each time.
+    pub fn drain_changed(&mut self, mut f: impl FnMut(PeerId, usize)) {
+        for peer in self.changed.drain(..) {
+            if let Some(c) = self.conns.get_mut(&peer) {
+                c.listed_changed = false;
+                f(peer, c.queued_bytes());
+            }
+        }
+    }
+
     pub fn is_connected(&self, peer: PeerId) -> bool {
         self.conns.get(&peer).is_some_and(|c| c.is_connected())
     }
@@ -542,10 +565,23 @@ fn timer_of(c: &Connection, cfg: &EndpointConfig) -> Micros {
     t
 }
 
-/// The connection to `peer` for a change: its kept timer is forgotten. Takes the map
-/// alone, so the endpoint's other fields stay free to borrow beside it.
-pub(super) fn touched(conns: &mut BTreeMap<PeerId, Connection>, peer: PeerId) -> Option<&mut Connection> {
+/// The connection to `peer` for a change: its kept timer is forgotten, and it is listed
+/// among the changed connections (`Endpoint::drain_changed`). Takes the two fields
+/// alone, so the endpoint's others stay free to borrow beside them.
+pub(super) fn touched<'a>(
+    conns: &'a mut BTreeMap<PeerId, Connection>,
+    changed: &mut Vec<PeerId>,
+    peer: PeerId,
+) -> Option<&'a mut Connection> {
     let c = conns.get_mut(&peer)?;
-    c.next_timer.set(None);
+    mark_changed(c, changed);
     Some(c)
+}
+
+fn mark_changed(c: &mut Connection, changed: &mut Vec<PeerId>) {
+    c.next_timer.set(None);
+    if !c.listed_changed {
+        c.listed_changed = true;
+        changed.push(c.peer);
+    }
 }

@@ -331,7 +331,7 @@ impl Endpoint {
             self.stats.unknown_sender += 1;
             return;
         };
-        let c = super::endpoint::touched(&mut self.conns, peer).expect("looked up above");
+        let c = super::endpoint::touched(&mut self.conns, &mut self.changed, peer).expect("looked up above");
         if c.state == Handshake::Requesting {
             c.state = Handshake::Responding { cookie_time, cookie_mac };
             c.last_recv = now;
@@ -362,7 +362,7 @@ impl Endpoint {
             Security::Encrypted { presented, .. } => Some(*presented.psk()),
             Security::InsecurePlaintext => None,
         };
-        let c = super::endpoint::touched(&mut self.conns, peer).expect("looked up above");
+        let c = super::endpoint::touched(&mut self.conns, &mut self.changed, peer).expect("looked up above");
         if c.is_connected() {
             return;
         }
@@ -396,7 +396,7 @@ impl Endpoint {
     }
 
     pub(super) fn send_handshake(&mut self, now: Micros, peer: PeerId) {
-        let Some(c) = super::endpoint::touched(&mut self.conns, peer) else { return };
+        let Some(c) = super::endpoint::touched(&mut self.conns, &mut self.changed, peer) else { return };
         let mut buf = self.pool.get();
         let pid = self.cfg.protocol_id;
         let encrypted = !self.cfg.security.is_plaintext();

@@ -21,6 +21,7 @@
 //!   beside the event channel; what the engine has not taken waits in the endpoint,
 //!   per peer, round-robin).
 //! * `socket.rs`: socket2 setup (address family, buffer sizes, non-blocking).
+//! * `recv_batch.rs`: reading a batch of datagrams per call (`recvmmsg` on Linux).
 //! * `waker.rs`: how an engine wakes the sleeping thread for its host (a flag per host
 //!   and one self-pipe on unix), and the wait over every host's socket.
 //! * `pool.rs`: bounded free-lists that recycle message buffers in both directions.
@@ -42,6 +43,7 @@ mod os_seed;
 mod pool;
 mod resolve;
 mod protocol;
+mod recv_batch;
 mod service;
 mod session;
 mod socket;

@@ -1,8 +1,8 @@
 //! Creating the host's UDP socket with socket2.
 //!
 //! socket2 is used for what std cannot do before binding (buffer sizes, address family
-//! from the bind address); the result is converted to a `std::net::UdpSocket`, whose
-//! safe `recv_from(&mut [u8])` the loop uses.
+//! from the bind address); the result is converted to a `std::net::UdpSocket`, which
+//! `recv_batch.rs` reads (`recvmmsg` on Linux, `recv_from` elsewhere).
 
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr, UdpSocket};
 

@@ -37,6 +37,7 @@ use super::budget::{SendBudget, ThreadBudget};
 use super::log::{DropTally, LogLevel, LogQueue};
 use super::pool::BufferPool;
 use super::protocol::Protocol;
+use super::recv_batch::{Received, RecvBatch};
 use super::service::Turn;
 use super::to_engine::{Polled, ToEngine};
 use super::waker::Waker;
@@ -277,7 +278,7 @@ pub(crate) struct NetLoop<P> {
     /// Idle buffers for datagrams held by the simulators (a dropped datagram's buffer
     /// comes back here too, so a lossy simulator allocates nothing in steady state).
     sim_pool: Vec<Vec<u8>>,
-    rx_buf: Vec<u8>,
+    rx: RecvBatch,
     tx_buf: Vec<u8>,
     to_engine: ToEngine,
     /// Peers whose statistics are published: requested or announced, not yet gone.
@@ -325,7 +326,7 @@ impl<P: Protocol> NetLoop<P> {
             sim_in,
             sim_rng,
             sim_pool: Vec::new(),
-            rx_buf: vec![0; DATAGRAM_BUFFER],
+            rx: RecvBatch::new(),
             tx_buf: vec![0; DATAGRAM_BUFFER],
             to_engine,
             peers: Vec::new(),
@@ -548,16 +549,29 @@ impl<P: Protocol> NetLoop<P> {
         }
     }
 
-    fn receive(&mut self, now: Micros) {
-        for _ in 0..MAX_RECV_PER_TURN {
-            match self.p.socket.recv_from(&mut self.rx_buf) {
-                Ok((n, from)) => match &mut self.sim_in {
-                    Some(sim) => simulate(sim, &mut self.sim_pool, now, from, &self.rx_buf[..n]),
-                    None => hand_over(&mut self.p, &mut self.tally, now, from, &self.rx_buf[..n]),
-                },
+    /// Reads what the socket holds, a batch at a time, at most [`MAX_RECV_PER_TURN`]
+    /// datagrams; returns how many.
+    fn receive(&mut self, now: Micros) -> usize {
+        let mut read = 0;
+        while read < MAX_RECV_PER_TURN {
+            match self.rx.receive(&self.p.socket) {
+                Ok(Received::Empty) => break,
+                Ok(Received::Some { n, drained }) => {
+                    for i in 0..n {
+                        let (data, from) = self.rx.datagram(i);
+                        // (A UDP socket of ours reports IPv4 and IPv6 senders only.)
+                        let Some(from) = from else { continue };
+                        match &mut self.sim_in {
+                            Some(sim) => simulate(sim, &mut self.sim_pool, now, from, data),
+                            None => hand_over(&mut self.p, &mut self.tally, now, from, data),
+                        }
+                    }
+                    read += n;
+                    if drained {
+                        break;
+                    }
+                }
                 Err(e) => match e.kind() {
-                    io::ErrorKind::WouldBlock => break,
-                    io::ErrorKind::Interrupted => continue,
                     // An ICMP "port unreachable" for an earlier send (reported on some
                     // platforms even for unconnected sockets): more datagrams may follow.
                     io::ErrorKind::ConnectionReset | io::ErrorKind::ConnectionRefused => {
@@ -570,6 +584,7 @@ impl<P: Protocol> NetLoop<P> {
                 },
             }
         }
+        read
     }
 
     fn deliver_inbound(&mut self, now: Micros) {

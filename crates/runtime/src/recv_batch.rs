@@ -192,7 +192,7 @@ mod tests {
             match batch.receive(&sock).unwrap() {
                 Received::Empty => break,
                 Received::Some { n, drained } => {
-                    assert!(n >= 1 && n <= BATCH);
+                    assert!((1..=BATCH).contains(&n));
                     for i in 0..n {
                         let (d, from) = batch.datagram(i);
                         got.push((d.to_vec(), from.unwrap()));

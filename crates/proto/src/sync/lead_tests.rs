@@ -180,3 +180,49 @@ fn an_absurd_server_shift_is_not_learned() {
         assert!(mean > 0.0 && mean < 2.0, "shift {absurd}: margins settle again (mean {mean})");
     }
 }
+
+#[test]
+fn lost_updates_do_not_inflate_the_late_steps() {
+    // The server slips a step every 250 inputs and substitutes an input lost in every
+    // copy every 200: 0.4% of steps slipped and 0.5% lost for good, whichever updates
+    // arrive. Updates cover 3 ticks each and carry the margin reports of those ticks
+    // once, with the input ack; the running counts (shift, substitutions) cover every
+    // input. With a third
+    // of the updates lost, the late steps per report received must stay what they are
+    // when every update arrives, not grow by half.
+    let calibrated = |lose_every: u32| {
+        let mut c = InputLeadController::new(LeadConfig::default());
+        let (mut shift, mut substituted) = (0i64, 0u32);
+        let mut reports: Vec<(Tick, f64, i64)> = Vec::new();
+        for t in 0..60_000u32 {
+            c.on_input_sent(t, 0.0);
+            if t % 250 == 0 {
+                shift += 1;
+            }
+            if t % 200 == 100 {
+                substituted = substituted.wrapping_add(1);
+            } else {
+                reports.push((t, 2.0 + shift as f64 + (t % 7) as f64 * 0.1, shift));
+            }
+            if t % 3 == 2 {
+                let lost = lose_every > 0 && (t / 3) % lose_every == 0;
+                if !lost {
+                    c.on_input_ack(t);
+                    c.on_substitutions(substituted);
+                    for &(tick, margin, s) in &reports {
+                        c.on_margin(tick, margin, s);
+                    }
+                }
+                reports.clear();
+            }
+        }
+        (c.quantile_level(), c.unrecoverable(), c.reports_received())
+    };
+    let (level, lost_for_good, received) = calibrated(0);
+    assert!(received > 0.99, "every report arrives: {received}");
+    assert!((lost_for_good - 0.005).abs() < 0.001, "{lost_for_good}");
+    let (level_lossy, lost_lossy, received_lossy) = calibrated(3);
+    assert!((received_lossy - 2.0 / 3.0).abs() < 0.02, "a third of the reports lost: {received_lossy}");
+    assert!((lost_lossy - 0.005).abs() < 0.001, "lost for good, measured with lost updates: {lost_lossy}");
+    assert!((level_lossy / level - 1.0).abs() < 0.15, "level {level} with every update, {level_lossy} with 2 in 3");
+}

@@ -472,9 +472,6 @@ impl RelayClient {
             }
             self.checks.push_back((tick, checksum));
         }
-        if head.input_ack != messages::NONE {
-            self.lead.on_input_ack(head.input_ack);
-        }
         self.lead.on_substitutions(head.substituted);
         for m in &u.margins {
             self.lead.on_margin(m.tick, m.margin, head.shift as i64);

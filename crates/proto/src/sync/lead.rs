@@ -149,20 +149,11 @@ pub struct InputLeadController {
     /// and the report count at which that is known.
     held_late: f64,
     held_until: u64,
-    /// The share of the server's margin reports that reach the client (see
-    /// `on_input_ack`): decaying counts of reports taken and of inputs the received
-    /// acks moved over, and the newest ack.
-    reports_seen: f64,
-    inputs_covered: f64,
-    last_ack: Option<Tick>,
 }
 
 /// Reports per calibration memory (≈ 40 s at one input per 60 Hz tick): long enough to
 /// see a few dozen late steps at ε = 1%.
 const CALIBRATION_SAMPLES: f64 = 2400.0;
-/// Inputs the acks must have covered before the share of reports received is
-/// trusted.
-const REPORTS_MEASURED: f64 = 300.0;
 /// A raw target this many noise deviations off its mean is a step, not noise.
 const STEP_SIGMAS: f64 = 4.0;
 /// Tail samples the margin histogram's memory should hold at the calibrated level.
@@ -213,9 +204,6 @@ impl InputLeadController {
             substituted_pending: 0.0,
             held_late: 0.0,
             held_until: 0,
-            reports_seen: 0.0,
-            inputs_covered: 0.0,
-            last_ack: None,
         }
     }
 
@@ -229,39 +217,6 @@ impl InputLeadController {
             self.substituted_pending += total.wrapping_sub(prev) as f64;
         }
         self.substituted_total = Some(total);
-    }
-
-    /// Takes an update's input ack (the highest client tick the server has received
-    /// with every earlier one, or consumed), before its margin reports. Reports travel
-    /// once, in one update: when updates are lost, the late steps the server's running
-    /// counts show (substitutions, slips) span every input while the reports received
-    /// span only some of them, so per received report they would be counted
-    /// `1 / received` times over (1.5 times at 33% downlink loss), and the loop would
-    /// hold more lead than its aim. The share of reports received is measured as
-    /// reports taken per input the acks moved over (an update that is lost leaves its
-    /// inputs to the next ack; a client that sent nothing moves no ack), over the
-    /// calibration's memory.
-    pub fn on_input_ack(&mut self, ack: Tick) {
-        if let Some(prev) = self.last_ack {
-            // Acks only move forward; a jump longer than the memory (a reconnect, a
-            // restart) starts over.
-            let inputs = ack.wrapping_sub(prev) as f64;
-            if ack > prev && inputs < CALIBRATION_SAMPLES {
-                let keep = (1.0 - 1.0 / CALIBRATION_SAMPLES).powf(inputs);
-                self.reports_seen *= keep;
-                self.inputs_covered = self.inputs_covered * keep + inputs;
-            }
-        }
-        self.last_ack = Some(self.last_ack.map_or(ack, |p| p.max(ack)));
-    }
-
-    /// The measured share of the server's margin reports that reach the client (1
-    /// until measured; at least 1/10).
-    pub fn reports_received(&self) -> f64 {
-        if self.inputs_covered < REPORTS_MEASURED {
-            return 1.0;
-        }
-        (self.reports_seen / self.inputs_covered).clamp(0.1, 1.0)
     }
 
     /// The measured share of inputs lost in every copy (per report).
@@ -321,18 +276,14 @@ impl InputLeadController {
         // Steps this report shows the server ran without our input: a late first copy
         // (it was substituted), any underflows since the last report (one step each),
         // and a merge (one step, however many inputs it took).
-        // The running counts cover every input, the reports only those received: scaled
-        // by the share received, they count per report (see `on_input_ack`).
-        let received = self.reports_received();
-        self.reports_seen += 1.0;
-        let slipped = received
-            * self.last_shift.map_or(0.0, |s| (server_shift - s).max(0) as f64 + (server_shift < s) as u8 as f64);
+        let slipped =
+            self.last_shift.map_or(0.0, |s| (server_shift - s).max(0) as f64 + (server_shift < s) as u8 as f64);
         if margin.is_finite() {
             let late_copy = (margin < 0.0) as u8 as f64;
             // The first report after an update carries its substitutions; a late report
             // is one of them, so what remains never arrived. (Signed: a late copy can be
             // reported an update after its substitution was counted.)
-            let never = (received * std::mem::take(&mut self.substituted_pending) - late_copy)
+            let never = (std::mem::take(&mut self.substituted_pending) - late_copy)
                 .clamp(-MAX_LATE_PER_REPORT, MAX_LATE_PER_REPORT);
             self.unrecoverable += (never - self.unrecoverable) / CALIBRATION_SAMPLES;
             let late = late_copy + slipped;

@@ -123,7 +123,7 @@ impl JitterBuffer {
         // Past the cap the next tick kicks this client; until then more inputs would
         // only cost memory and sorted inserts (a burst between two ticks is bounded
         // by nothing else).
-        if self.queue.len() > self.cfg.hard_cap {
+        if self.queue.len() > self.room() {
             self.stats.refused += 1;
             return PushOutcome::Overflow;
         }
@@ -145,6 +145,18 @@ impl JitterBuffer {
             self.stats.late_arrivals += 1;
         }
         PushOutcome::Queued { margin }
+    }
+
+    /// The most inputs the queue may hold: `hard_cap`, plus the ticks the server has
+    /// waited for this client (at most `max_starved_ticks`, past which it is kicked
+    /// anyway). A stream held up on its path (a stall on a FIFO route) arrives all at
+    /// once when the path clears, every input the server waited for in one burst: those
+    /// inputs are not a flood, and the wait they end is taken back by merges (see
+    /// `pop`). Counted as the span rule counts them, so a client is never kicked for
+    /// the inputs of a wait the server already accepted. (The buffers made at creation
+    /// cover `hard_cap` inputs; a longer queue after a wait allocates.)
+    fn room(&self) -> usize {
+        self.cfg.hard_cap + self.owed.min(u64::from(self.cfg.max_starved_ticks)) as usize
     }
 
     /// The most inputs one step takes. A step's inputs are counted in a byte on the
@@ -174,7 +186,7 @@ impl JitterBuffer {
         self.spare.append(&mut self.out);
         self.stats.ticks += 1;
         self.next_server_tick = server_tick + 1;
-        if self.queue.len() > self.cfg.hard_cap {
+        if self.queue.len() > self.room() {
             return Err(KickReason::Overflow);
         }
         let Some(next) = self.next_tick else {

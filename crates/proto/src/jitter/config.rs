@@ -39,7 +39,7 @@ pub struct JitterConfig {
     /// asked for, every few ticks. The usual span is a one-second average.
     pub max_depth: usize,
     /// A client is kicked (flooding, or far ahead) whose queue holds more inputs than
-    /// this, or reaches more ticks than this beyond the ticks the server has waited
+    /// this, or reaches more ticks than this, beyond the ticks the server has waited
     /// for it. Merges take at most this many inputs (and at most 255) per step.
     pub hard_cap: usize,
     pub underflow: UnderflowPolicy,

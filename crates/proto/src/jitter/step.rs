@@ -23,9 +23,10 @@ pub enum PushOutcome {
     Late { margin: f64 },
     /// Refused: too large.
     TooLarge,
-    /// Refused: the queue already holds more than `hard_cap` inputs, so the next tick
-    /// kicks this client anyway. Bounds the memory and the sorted-insert work a burst
-    /// can cause between two ticks.
+    /// Refused: the queue already holds more than `hard_cap` inputs beyond the ticks
+    /// the server has waited for this client, so the next tick kicks this client
+    /// anyway. Bounds the memory and the sorted-insert work a burst can cause between
+    /// two ticks.
     Overflow,
 }
 

@@ -282,3 +282,49 @@ fn a_burst_between_two_ticks_is_bounded_and_kicked() {
     assert_eq!(refused, 100_001 - (cfg().hard_cap + 1));
     assert_eq!(j.pop(0).unwrap_err(), KickReason::Overflow);
 }
+
+/// A stream held up on its path (a FIFO route that stalls for 200 ticks): the server
+/// waits, then every input sent meanwhile arrives in one burst, more than `hard_cap`
+/// of them. They are the inputs the server waited for, not a flood: the client stays,
+/// the wait is taken back by merges, and no input is lost. The same burst without a
+/// wait is still refused past the cap and kicked
+/// (`a_burst_between_two_ticks_is_bounded_and_kicked`).
+#[test]
+fn a_stalled_path_delivering_its_backlog_at_once_is_not_kicked() {
+    let cfg = JitterConfig::default();
+    let mut j = JitterBuffer::new(cfg);
+    // Steady state: input t arrives before tick t.
+    let mut server = 0;
+    for t in 0..100u32 {
+        assert_eq!(j.push(server as f64, t, &[t as u8]), PushOutcome::Queued { margin: 0.0 });
+        assert_eq!(j.pop(server).unwrap().kind, StepKind::Normal);
+        server += 1;
+    }
+    // The path stalls for 200 ticks: nothing arrives, the server substitutes, then waits.
+    for _ in 0..200 {
+        assert!(j.pop(server).is_ok());
+        server += 1;
+    }
+    assert!(j.stats().underflows > 150, "{:?}", j.stats());
+    // The backlog arrives between two ticks: 200 inputs, well past the hard cap (120).
+    let mut refused = 0;
+    for t in 100..300u32 {
+        if !matches!(j.push(server as f64, t, &[t as u8]), PushOutcome::Queued { .. }) {
+            refused += 1;
+        }
+    }
+    assert_eq!(refused, 2, "only the two substituted at the start of the wait come too late");
+    // No kick; merges take the wait back within a few steps, and every input from the
+    // wait on is consumed.
+    let mut consumed = Vec::new();
+    for _ in 0..20 {
+        let s = j.pop(server).expect("not kicked");
+        server += 1;
+        if s.kind != StepKind::Lost {
+            consumed.extend(s.inputs.iter().map(|i| i[0]));
+        }
+    }
+    assert!(j.queued() < cfg.hard_cap, "the backlog drained: {} queued", j.queued());
+    let first = consumed.first().copied();
+    assert_eq!(first, Some(102), "the stream resumes with the first input not substituted");
+}

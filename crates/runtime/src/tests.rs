@@ -58,14 +58,20 @@ fn wait_event<T>(host: &mut Host, mut f: impl FnMut(HostEvent) -> Option<T>) -> 
     panic!("event not seen within 10 s");
 }
 
-#[test]
-fn flush_wakes_a_thread_that_would_sleep_for_a_minute() {
+/// A fake host connected to an observer socket, whose thread has published what it had
+/// and gone back to a one-minute sleep.
+fn asleep_for_a_minute() -> (Host, UdpSocket, PeerId) {
     let (mut host, _) = fake_host(Duration::from_secs(60));
     let (obs, obs_addr) = observer();
     let peer = host.connect(obs_addr).unwrap();
     wait_event(&mut host, |e| matches!(e, HostEvent::Connected { .. }).then_some(()));
-    // Let the thread go back to its (one-minute) sleep.
     std::thread::sleep(Duration::from_millis(50));
+    (host, obs, peer)
+}
+
+#[test]
+fn flush_wakes_a_thread_that_would_sleep_for_a_minute() {
+    let (mut host, obs, peer) = asleep_for_a_minute();
     let start = Instant::now();
     host.send(peer, 0, b"ping").unwrap();
     host.flush().unwrap();
@@ -101,12 +107,7 @@ const IDLE_TEST_CAP: Duration = Duration::from_millis(10);
 /// (which a minute-long sleep would put off for a minute).
 #[test]
 fn stats_are_read_fresh_from_the_core() {
-    let (mut host, _) = fake_host(Duration::from_secs(60));
-    let (obs, obs_addr) = observer();
-    let peer = host.connect(obs_addr).unwrap();
-    wait_event(&mut host, |e| matches!(e, HostEvent::Connected { .. }).then_some(()));
-    // Let the thread publish what it had and go back to its one-minute sleep.
-    std::thread::sleep(Duration::from_millis(50));
+    let (mut host, obs, peer) = asleep_for_a_minute();
     let before = host.stats(peer).unwrap().packets_sent;
     let sent_before = host.endpoint_stats().datagrams_sent;
     for i in 0..5u8 {

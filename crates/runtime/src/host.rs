@@ -3,7 +3,7 @@
 use std::collections::{HashMap, VecDeque};
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use crossbeam_channel::{Receiver, RecvTimeoutError, Sender, TryRecvError, TrySendError};
@@ -385,12 +385,7 @@ impl Host {
     /// not in a turn (never waits for it), and wakes the thread when `work` says it
     /// must replan. `None`: not run.
     fn directly(&mut self, work: impl FnOnce(&mut dyn DirectPath) -> bool) -> Option<()> {
-        if self.shared.exited.load(Ordering::Acquire) {
-            return None;
-        }
-        // WouldBlock: the thread is in a turn. Poisoned: an earlier call panicked
-        // inside the core, and the thread stops on it; the command path reports that.
-        let replan = work(&mut *self.direct.try_lock().ok()?);
+        let replan = work(&mut *self.core()?);
         if replan {
             self.shared.waker.wake();
         }
@@ -464,14 +459,11 @@ impl Host {
     /// older figures.
     pub fn stats(&mut self, peer: PeerId) -> Option<ConnectionStats> {
         self.pump(false);
-        let (cached, at) = self.peer_stats.get(&peer).copied()?;
-        match self.read_directly(|core| core.peer_stats(peer)).flatten() {
-            Some((fresh, now)) if now >= at => {
-                self.peer_stats.insert(peer, (fresh, now));
-                Some(fresh)
-            }
-            _ => Some(cached),
+        self.peer_stats.get(&peer)?;
+        if let Some((fresh, now)) = self.read_directly(|core| core.peer_stats(peer)).flatten() {
+            self.keep_newer_stats(peer, fresh, now);
         }
+        self.peer_stats.get(&peer).map(|&(s, _)| s)
     }
 
     /// The endpoint-wide statistics (as fresh as [`stats`](Self::stats)). Never
@@ -504,10 +496,24 @@ impl Host {
     /// Runs `read` on the core from this thread if the network thread is alive and not
     /// in its turn (never waits for it). `None`: not run.
     fn read_directly<T>(&self, read: impl FnOnce(&dyn DirectPath) -> T) -> Option<T> {
+        Some(read(&*self.core()?))
+    }
+
+    /// The core, if the network thread is alive and not in this host's turn; never
+    /// waits. (WouldBlock: the thread is in the turn. Poisoned: an earlier call panicked
+    /// inside the core, and the thread stops on it; the command path reports that.)
+    fn core(&self) -> Option<MutexGuard<'_, dyn DirectPath + 'static>> {
         if self.shared.exited.load(Ordering::Acquire) {
             return None;
         }
-        Some(read(&*self.direct.try_lock().ok()?))
+        self.direct.try_lock().ok()
+    }
+
+    /// Keeps `s`, taken at `at`, as `peer`'s statistics unless newer ones were seen.
+    fn keep_newer_stats(&mut self, peer: PeerId, s: ConnectionStats, at: Micros) {
+        if self.peer_stats.get(&peer).is_none_or(|&(_, seen)| at >= seen) {
+            self.peer_stats.insert(peer, (s, at));
+        }
     }
 
     /// Turns a link simulator on, reconfigures it (`Some`) or turns it off (`None`).
@@ -593,12 +599,7 @@ impl Host {
                         return;
                     }
                 }
-                Ok(ThreadMsg::PeerStats(peer, s, at)) => {
-                    let newer = self.peer_stats.get(&peer).is_none_or(|&(_, seen)| at >= seen);
-                    if newer {
-                        self.peer_stats.insert(peer, (s, at));
-                    }
-                }
+                Ok(ThreadMsg::PeerStats(peer, s, at)) => self.keep_newer_stats(peer, s, at),
                 Ok(ThreadMsg::PeerBudget(peer, budget)) => {
                     self.announced.insert(peer, budget);
                 }

@@ -168,6 +168,12 @@ pub(crate) mod fake {
         fn set_timeout(&mut self, _timeout_us: Micros) {}
         fn send(&mut self, peer: PeerId, channel: u8, data: &[u8]) -> Result<(), SendError> {
             let addr = self.addr_of(peer).ok_or(SendError::UnknownPeer(peer))?;
+            // Unfragmented, a message is one datagram: at most what one holds, as the
+            // endpoint's datagrams are (the loop's transmit buffer is that size).
+            let max = tickwire_proto::wire::MAX_DATAGRAM_SIZE - 1;
+            if data.len() > max {
+                return Err(SendError::TooLarge { size: data.len(), max });
+            }
             if self.refuse_sends.load(std::sync::atomic::Ordering::Relaxed) {
                 let queued = self.queued_bytes(peer).unwrap_or(0);
                 return Err(SendError::QueueFull { queued, limit: queued });

@@ -69,8 +69,6 @@ const STATS_BURST: u32 = 3;
 const SHUTDOWN_LINGER_US: Micros = 250_000;
 /// Datagrams read per loop turn before commands get another look.
 const MAX_RECV_PER_TURN: usize = 1024;
-/// Large enough for any UDP datagram, so nothing is silently truncated.
-const DATAGRAM_BUFFER: usize = 65_536;
 /// Idle datagram buffers the simulators may keep.
 const SIM_POOL_LIMIT: usize = 4096;
 /// Datagrams each simulator holds at once without allocating (buffers and queue
@@ -327,7 +325,8 @@ impl<P: Protocol> NetLoop<P> {
             sim_rng,
             sim_pool: Vec::new(),
             rx: RecvBatch::new(),
-            tx_buf: vec![0; DATAGRAM_BUFFER],
+            // (What `Protocol::poll_transmit` writes into: one datagram at most.)
+            tx_buf: vec![0; MAX_DATAGRAM_SIZE],
             to_engine,
             peers: Vec::new(),
             budgets: HashMap::new(),
@@ -550,8 +549,8 @@ impl<P: Protocol> NetLoop<P> {
     }
 
     /// Reads what the socket holds, a batch at a time, at most [`MAX_RECV_PER_TURN`]
-    /// datagrams; returns how many.
-    fn receive(&mut self, now: Micros) -> usize {
+    /// datagrams.
+    fn receive(&mut self, now: Micros) {
         let mut read = 0;
         while read < MAX_RECV_PER_TURN {
             match self.rx.receive(&self.p.socket) {
@@ -584,7 +583,6 @@ impl<P: Protocol> NetLoop<P> {
                 },
             }
         }
-        read
     }
 
     fn deliver_inbound(&mut self, now: Micros) {

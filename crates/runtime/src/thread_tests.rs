@@ -18,7 +18,12 @@ fn parts(events: Sender<ThreadMsg>) -> (ThreadParts<FakeProtocol>, Sender<Comman
     });
     let p = ThreadParts {
         proto: FakeProtocol::new(),
-        socket: UdpSocket::bind("127.0.0.1:0").unwrap(),
+        socket: {
+            // Non-blocking, as `socket::bind` leaves it for the loop.
+            let s = UdpSocket::bind("127.0.0.1:0").unwrap();
+            s.set_nonblocking(true).unwrap();
+            s
+        },
         shared,
         clock: SystemClock::new(),
         commands: cmd_rx,
@@ -131,8 +136,6 @@ fn send_buffers_go_back_to_the_engine_pool() {
 fn the_direct_path_sends_and_receives_on_the_calling_thread() {
     let (tx, rx) = crossbeam_channel::bounded(64);
     let (p, cmd) = parts(tx);
-    // As `socket::bind` leaves it for the loop.
-    p.socket.set_nonblocking(true).unwrap();
     let local = p.socket.local_addr().unwrap();
     let mut l = NetLoop::new(p);
     l.planned_wake = Micros::MAX;
@@ -189,7 +192,6 @@ fn turns_run_the_endpoint_timers_only_when_one_is_due() {
     use std::sync::atomic::Ordering::Relaxed;
     let (tx, _rx) = crossbeam_channel::bounded(4096);
     let (p, _cmd) = parts(tx);
-    p.socket.set_nonblocking(true).unwrap();
     let local = p.socket.local_addr().unwrap();
     let (updates, timer) = (p.proto.updates.clone(), p.proto.timer.clone());
     let mut l = NetLoop::new(p);

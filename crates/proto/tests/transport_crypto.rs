@@ -14,7 +14,8 @@ use std::net::SocketAddr;
 
 use hand_net::{HandNet, messages};
 use tickwire_proto::wire::{
-    self, MAX_DATAGRAM_SIZE, PAYLOAD_HEADER_SIZE, PROTOCOL_VERSION, Packet, PayloadHeader, TAG_SIZE,
+    self, MAX_DATAGRAM_SIZE, PAYLOAD_HEADER_NO_ACKS_SIZE, PAYLOAD_HEADER_SIZE, PROTOCOL_VERSION, Packet, PayloadHeader,
+    TAG_SIZE,
 };
 use tickwire_proto::{
     CHANNEL_RELIABLE, CHANNEL_UNRELIABLE, COOKIE_LIFETIME_US, DisconnectReason, Endpoint, EndpointConfig, JitterModel,
@@ -71,20 +72,37 @@ fn tampered_truncated_replayed_and_reordered_packets() {
     let (mut forged, mut replayed) = (0u64, 0u64);
     for k in 0..3 {
         let p = &packets[k];
-        let n = p.len();
+        let (n, h) = (p.len(), header_of(p).encoded_len());
         let mut altered = Vec::new();
-        // seq (low byte, high byte), ack, ack_bits, ack_delay; frames; last ciphertext
-        // byte; first and last tag bytes.
-        let bits =
-            [(10, 6), (11, 0), (12, 0), (14, 3), (18, 7), (20, 0), (23, 5), (n - 17, 1), (n - 16, 0), (n - 1, 7)];
+        // seq (low byte, high byte); frames; last ciphertext byte; first and last tag
+        // bytes; and ack, ack_bits, ack_delay when the packet has them.
+        let mut bits = vec![(5, 6), (6, 0), (h, 0), (h + 3, 5), (n - 17, 1), (n - 16, 0), (n - 1, 7)];
+        if h == PAYLOAD_HEADER_SIZE {
+            bits.extend([(7, 0), (9, 3), (13, 7)]);
+        }
         for (byte, bit) in bits {
             let mut d = p.clone();
             d[byte] ^= 1 << bit;
             altered.push(d);
         }
-        for len in [n - 1, n - TAG_SIZE, PAYLOAD_HEADER_SIZE] {
+        for len in [n - 1, n - TAG_SIZE, h] {
             altered.push(p[..len].to_vec());
         }
+        // The kind says whether the ack fields are there, and it is authenticated: the
+        // same bytes read with acks stripped (or invented) do not open.
+        let mut other_form = vec![0u8; 1];
+        if h == PAYLOAD_HEADER_SIZE {
+            other_form[0] = 8;
+            other_form.extend_from_slice(&p[1..PAYLOAD_HEADER_NO_ACKS_SIZE]);
+            other_form.extend_from_slice(&p[PAYLOAD_HEADER_SIZE..]);
+        } else {
+            other_form[0] = 6;
+            other_form.extend_from_slice(&p[1..h]);
+            other_form.extend_from_slice(&[0; PAYLOAD_HEADER_SIZE - PAYLOAD_HEADER_NO_ACKS_SIZE]);
+            other_form.extend_from_slice(&p[h..]);
+        }
+        assert_ne!(header_of(&other_form).encoded_len(), h);
+        altered.push(other_form);
         let before = net.ep(S).stats(sp).unwrap();
         for d in &altered {
             net.inject(ca, S, d);
@@ -108,19 +126,19 @@ fn tampered_truncated_replayed_and_reordered_packets() {
         replayed += 1;
     }
 
-    // Fields outside the tag's reach are checked before it: a flipped kind, version,
-    // protocol id or salt is dropped as malformed, foreign or from a stranger.
+    // Fields read before the tag is checked: a kind flipped to another one, or a
+    // flipped salt, is dropped as malformed, foreign or from a stranger.
     let counted = |net: &mut HandNet| {
         let s = net.ep(S).endpoint_stats();
         s.malformed + s.wrong_version + s.wrong_protocol + s.unknown_sender
     };
     let before = counted(&mut net);
-    for (byte, bit) in [(0, 1), (1, 0), (3, 4), (7, 2)] {
+    for (byte, bit) in [(0, 0), (0, 4), (1, 0), (3, 4), (4, 2)] {
         let mut d = packets[3].clone();
         d[byte] ^= 1 << bit;
         net.inject(ca, S, &d);
     }
-    assert_eq!(counted(&mut net) - before, 4);
+    assert_eq!(counted(&mut net) - before, 5);
     assert!(net.events(S).is_empty());
 
     // Out of order: each packet is delivered once (the replay window takes a fresh
@@ -350,13 +368,13 @@ fn keys_differ_per_connection_and_per_direction() {
     assert_eq!((ha.seq, pa.len()), (hb.seq, pb.len()));
     assert_eq!((header_of(&down).seq, down.len()), (ha.seq, pa.len()));
     assert_ne!(ha.salt, hb.salt);
-    let body = |d: &[u8]| d[PAYLOAD_HEADER_SIZE..].to_vec();
+    let body = |d: &[u8]| d[header_of(d).encoded_len()..].to_vec();
     assert_ne!(body(&pa), body(&pb), "two connections, one key");
     assert_ne!(body(&pa), body(&down), "two directions, one key");
 
     let (sa, aa, ba) = (net.addr(S), net.addr(a), net.addr(b));
     let mut moved = pa.clone();
-    moved[6..10].copy_from_slice(&hb.salt.to_le_bytes());
+    moved[1..5].copy_from_slice(&hb.salt.to_le_bytes());
     net.inject(ba, S, &moved);
     assert!(net.events(S).is_empty());
     let sb = net.ep(S).stats(sbp).unwrap();
@@ -424,8 +442,8 @@ fn relay_traffic(security: Security) -> Capture {
         for (ep, link, is_up) in [(&mut client, &mut up, true), (&mut server, &mut down, false)] {
             while let Some((_, n)) = ep.poll_transmit(&mut buf) {
                 let d = buf[..n].to_vec();
-                if let Ok(Packet::Payload { .. }) = wire::decode_packet(&d, pid()) {
-                    cap.past_header.extend_from_slice(&d[PAYLOAD_HEADER_SIZE..]);
+                if let Ok(Packet::Payload { header, .. }) = wire::decode_packet(&d, pid()) {
+                    cap.past_header.extend_from_slice(&d[header.encoded_len()..]);
                     if is_up {
                         cap.up_packets += 1;
                         cap.up_bytes += n;

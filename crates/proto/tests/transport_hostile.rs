@@ -10,7 +10,7 @@ use datagrams::drain;
 use std::collections::HashMap;
 use std::net::SocketAddr;
 
-use tickwire_proto::wire::{self, MAX_DATAGRAM_SIZE, PayloadHeader};
+use tickwire_proto::wire::{self, AckFields, MAX_DATAGRAM_SIZE, PayloadHeader};
 use tickwire_proto::{
     CHANNEL_RELIABLE, CHANNEL_UNRELIABLE, DisconnectReason, Endpoint, EndpointConfig, JitterModel, LinkConditioner,
     LinkConfig, LossModel, NetEvent as Event, PeerId, Security,
@@ -117,7 +117,7 @@ fn header_of(datagram: &[u8]) -> PayloadHeader {
 /// A payload datagram with `header` and raw frame bytes.
 fn payload(header: &PayloadHeader, frames: &[u8]) -> Vec<u8> {
     let mut d = Vec::new();
-    wire::encode_payload_header(&mut d, pid(), header);
+    wire::encode_payload_header(&mut d, header);
     d.extend_from_slice(frames);
     d
 }
@@ -441,9 +441,10 @@ struct Raw {
 }
 
 impl Raw {
-    /// A well-formed datagram of `frames` empty unreliable frames (590 fill 1,200 bytes).
+    /// A well-formed datagram of `frames` empty unreliable frames after a 7-byte header
+    /// (596 fill a datagram to 1,199 bytes).
     fn empty_frames(&mut self, frames: usize) -> Vec<u8> {
-        let h = PayloadHeader { salt: self.salt, seq: self.seq, ack: u16::MAX, ack_bits: 0, ack_delay: 0 };
+        let h = PayloadHeader { salt: self.salt, seq: self.seq, acks: None };
         self.seq = self.seq.wrapping_add(1);
         let mut d = payload(&h, &[]);
         for _ in 0..frames {
@@ -459,7 +460,7 @@ impl Raw {
 /// used to become an event with a 1,200-byte buffer in one FIFO queue without a bound:
 /// memory grew by gigabytes in seconds and honest inputs waited behind the flood.
 ///
-/// Now: the issue's attacker (590 empty frames per datagram) and one sending 64-frame
+/// Now: the issue's attacker (full datagrams of empty frames, 596 each) and one sending 64-frame
 /// datagrams far over its rate are throttled, then dropped with reason FLOODING within
 /// 100 ms; one at 1.5 times its message rate is throttled and kept. Every peer's queue
 /// toward the engine stays under its budget, the heap stays small, and honest inputs
@@ -494,8 +495,8 @@ fn a_flood_of_empty_frames_is_throttled_then_dropped_and_honest_inputs_flow() {
     let mut max_queue = 0u64;
     while a.now < start + 3_000_000 {
         for _ in 0..5 {
-            let d = issue.empty_frames(590);
-            assert_eq!(d.len(), MAX_DATAGRAM_SIZE);
+            let d = issue.empty_frames(596);
+            assert_eq!(d.len(), MAX_DATAGRAM_SIZE - 1);
             a.server.handle_datagram(a.now, issue.addr, &d);
         }
         if a.now < start + 500_000 {
@@ -593,7 +594,8 @@ fn a_peer_that_never_acknowledges_is_dropped_at_the_timeout() {
     while now < 3 * timeout {
         now += 100_000;
         i += 1;
-        let d = payload(&PayloadHeader { seq: h.seq.wrapping_add(i), ack: 0, ack_bits: 0, ..h }, &[]);
+        let acks = AckFields { ack: 0, ack_bits: 0, ack_delay: 0 };
+        let d = payload(&PayloadHeader { seq: h.seq.wrapping_add(i), acks: Some(acks), ..h }, &[]);
         in_bytes += d.len();
         p.server.handle_datagram(now, p.ca, &d);
         p.server.update(now);

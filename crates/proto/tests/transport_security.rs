@@ -126,14 +126,16 @@ fn no_amplification_for_any_unauthenticated_input() {
     inputs.push(b.clone());
     wire::encode_disconnect(&mut b, pid(), 1, 0, DisconnectReason::Client);
     inputs.push(b.clone());
-    wire::encode_payload_header(&mut b, pid(), &PayloadHeader::default());
+    wire::encode_payload_header(&mut b, &PayloadHeader::default());
+    inputs.push(b.clone());
+    wire::encode_payload_header(&mut b, &PayloadHeader { acks: Some(Default::default()), ..Default::default() });
     inputs.push(b.clone());
     for _ in 0..2000 {
         let len = rng.below(MAX_DATAGRAM_SIZE as u64 + 50) as usize;
         let mut d: Vec<u8> = (0..len).map(|_| rng.next_u32() as u8).collect();
         if len >= 6 && rng.chance(0.7) {
             // Give most random datagrams our prefix so they reach the deeper parsers.
-            d[0] = 1 + rng.below(7) as u8;
+            d[0] = 1 + rng.below(8) as u8;
             d[1] = PROTOCOL_VERSION;
             d[2..6].copy_from_slice(&pid().to_le_bytes());
         }
@@ -179,14 +181,18 @@ fn malformed_datagrams_are_counted_and_harmless() {
     let before = net.endpoint(s).endpoint_stats();
 
     let mut good = Vec::new();
-    wire::encode_payload_header(&mut good, pid(), &PayloadHeader::default());
+    wire::encode_payload_header(&mut good, &PayloadHeader::default());
     let mut cases: Vec<Vec<u8>> = vec![
         vec![],
         vec![6],
+        vec![8],
         good[..good.len() - 1].to_vec(),  // truncated header
-        vec![0xFF; 40],                   // random-ish, wrong protocol id
+        vec![0xFF; 40],                   // random-ish, unknown kind
         vec![0u8; MAX_DATAGRAM_SIZE + 1], // oversized
     ];
+    // Connected packets carry no version or protocol id: a disconnect does.
+    let mut good = Vec::new();
+    wire::encode_disconnect(&mut good, pid(), 0, 0, DisconnectReason::Client);
     let mut wrong_version = good.clone();
     wrong_version[1] = PROTOCOL_VERSION + 1;
     cases.push(wrong_version);
@@ -277,7 +283,7 @@ fn authenticated_peer_with_broken_frames() {
     for (i, frames) in lies.iter().enumerate() {
         let mut d = Vec::new();
         let h = PayloadHeader { seq: header.seq.wrapping_add(1 + i as u16), ..header };
-        wire::encode_payload_header(&mut d, pid(), &h);
+        wire::encode_payload_header(&mut d, &h);
         d.extend_from_slice(frames);
         server.handle_datagram(3, ca, &d);
     }
@@ -289,7 +295,7 @@ fn authenticated_peer_with_broken_frames() {
     // The next reliable unit is the second of three fragments, with no first: a violation.
     let mut d = Vec::new();
     let h = PayloadHeader { seq: header.seq.wrapping_add(lies.len() as u16 + 1), ..header };
-    wire::encode_payload_header(&mut d, pid(), &h);
+    wire::encode_payload_header(&mut d, &h);
     d.extend_from_slice(&[0xC2, 1, 0, 1, 0, 3, 0, 0x80, 0x08]);
     d.extend_from_slice(&[0; 1024]);
     server.handle_datagram(4, ca, &d);

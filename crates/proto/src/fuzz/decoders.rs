@@ -19,7 +19,9 @@ pub(crate) const PID: u32 = 0x5457_0001;
 /// the input says whether to), so that the corpus stays meaningful across version
 /// bumps and the fuzzer need not guess the id.
 pub(crate) fn patch_prefix(d: &mut [u8]) {
-    if d.len() >= PREFIX_SIZE {
+    // Connected packets have no prefix: their bytes after the kind are the salt.
+    let connected = [wire::PacketKind::Payload as u8, wire::PacketKind::PayloadNoAcks as u8];
+    if d.len() >= PREFIX_SIZE && !connected.contains(&d[0]) {
         d[1] = PROTOCOL_VERSION;
         d[2..PREFIX_SIZE].copy_from_slice(&PID.to_le_bytes());
     }
@@ -77,7 +79,7 @@ pub fn wire_packet(data: &[u8]) {
             out.extend_from_slice(tag);
         }
         Packet::Payload { header, frames } => {
-            wire::encode_payload_header(&mut out, PID, &header);
+            wire::encode_payload_header(&mut out, &header);
             let mut w = Writer::new(&mut out);
             for f in FrameReader::new(frames) {
                 let Ok(f) = f else { return }; // the connection drops such a packet

@@ -12,7 +12,9 @@ use crate::transport::{
     CHANNEL_RELIABLE, CHANNEL_SEQUENCED, CHANNEL_UNRELIABLE, DisconnectReason, Endpoint, EndpointConfig, Event,
     MAX_UNRELIABLE, PeerId, Security,
 };
-use crate::wire::{self, ConnectResponse, MAX_DATAGRAM_SIZE, Packet, PayloadHeader, TAG_SIZE, decode_packet};
+use crate::wire::{
+    self, AckFields, ConnectResponse, MAX_DATAGRAM_SIZE, Packet, PayloadHeader, TAG_SIZE, decode_packet,
+};
 
 /// Operations one input may ask for (each takes at least one byte anyway).
 const MAX_OPS: usize = 4096;
@@ -194,12 +196,14 @@ pub fn endpoint(data: &[u8]) {
                 };
                 wire::encode_connect_response(&mut d, PID, &r);
             }
-            // A connected packet with the salt this address learnt.
+            // A connected packet with the salt this address learnt, without its ack
+            // fields if odd (they are read from the input either way).
             4 | 5 => {
                 let seq = if op & 1 == 0 { f.next_seq } else { inp.u16() };
                 one.forged[a].next_seq = seq.wrapping_add(1);
-                let h = PayloadHeader { salt: f.salt, seq, ack: inp.u16(), ack_bits: inp.u32(), ack_delay: inp.u16() };
-                wire::encode_payload_header(&mut d, PID, &h);
+                let acks = AckFields { ack: inp.u16(), ack_bits: inp.u32(), ack_delay: inp.u16() };
+                let h = PayloadHeader { salt: f.salt, seq, acks: (!odd).then_some(acks) };
+                wire::encode_payload_header(&mut d, &h);
                 let len = inp.u16() as usize % MAX_DATAGRAM_SIZE;
                 d.extend_from_slice(inp.bytes(len));
             }

@@ -14,7 +14,7 @@ use crate::rollback::message::{self, Header, KIND_INPUT, KIND_SPECTATE, KIND_SPE
 use crate::rollback::{DesyncDump, ReplayRecorder};
 use crate::transport::DisconnectReason;
 use crate::transport::token::{SEALED_PRIVATE_SIZE, TOKEN_NONCE_SIZE};
-use crate::wire::{self, ConnectResponse, PayloadHeader, TokenPart};
+use crate::wire::{self, AckFields, ConnectResponse, PayloadHeader, TokenPart};
 
 use super::decoders::PID;
 
@@ -168,11 +168,15 @@ fn decoders(c: &mut Vec<Entry>) {
         enc(&mut b);
         put(c, "wire_packet", name, with(1, &b));
     }
-    let h = PayloadHeader { salt: 0x1234_5678, seq: 9, ack: 4, ack_bits: 0b1011, ack_delay: 25 };
-    wire::encode_payload_header(&mut b, PID, &h);
+    let acks = AckFields { ack: 4, ack_bits: 0b1011, ack_delay: 25 };
+    let h = PayloadHeader { salt: 0x1234_5678, seq: 9, acks: Some(acks) };
+    wire::encode_payload_header(&mut b, &h);
     b.extend_from_slice(&[0x00, 2, b'h', b'i', 0x41, 3, 0, 1, b'x', 0x82, 7, 0, 3, b'a', b'b', b'c']);
     put(c, "wire_packet", "payload-frames", with(1, &b));
-    wire::encode_payload_header(&mut b, PID, &h);
+    wire::encode_payload_header(&mut b, &PayloadHeader { acks: None, ..h });
+    b.extend_from_slice(&[0x00, 2, b'h', b'i']);
+    put(c, "wire_packet", "payload-no-acks", with(1, &b));
+    wire::encode_payload_header(&mut b, &h);
     b.extend_from_slice(&[0xC2, 5, 0, 0, 0, 2, 0, 0x80, 8]);
     b.extend_from_slice(&[0xAB; 1024]);
     b.extend_from_slice(&[0xC2, 6, 0, 1, 0, 2, 0, 3, 1, 2, 3]);

@@ -16,13 +16,18 @@ use super::reliable::{ReliableReceiver, ReliableSender, Violation, WINDOW, seque
 use super::{ChannelKind, ConnectionStats, EndpointConfig, Event, PeerId, UnreliableAcks};
 use crate::clock::Micros;
 use crate::wire::{
-    ACK_DELAY_UNIT_US, DecodeError, Frame, FrameKind, FrameReader, MAX_DATAGRAM_SIZE, MAX_FRAMES_SIZE,
+    ACK_DELAY_UNIT_US, AckFields, DecodeError, Frame, FrameKind, FrameReader, MAX_DATAGRAM_SIZE, MAX_FRAMES_SIZE,
     PAYLOAD_HEADER_SIZE, PayloadHeader, TAG_SIZE, Writer, encode_payload_header, seq_newer, write_frame,
 };
 
 /// Packets of unreliable data received without sending anything before an ack-only
 /// packet goes back (see `Connection::owe_ack`): half the ack window.
 pub const ACK_EVERY_UNRELIABLE: u16 = 16;
+
+/// How many of our next packets carry the ack fields after a packet with reliable
+/// frames arrives. A lost ack of reliable data costs the peer a resend timeout, so it
+/// goes out a few times; after anything else, once (see `Connection::acks_owed`).
+const RELIABLE_ACK_REPEATS: u8 = 3;
 
 /// Largest unreliable or sequenced message: one frame in an otherwise empty packet.
 pub const MAX_UNRELIABLE: usize = MAX_FRAMES_SIZE - 3 - 2;
@@ -139,6 +144,11 @@ pub struct Connection {
     /// anything: they are acknowledged by whatever we send next, and on their own only
     /// every [`ACK_EVERY_UNRELIABLE`] packets.
     unacked_unreliable: u16,
+    /// How many of our next packets carry the ack fields: set when a packet arrives,
+    /// counted down by each packet that carries them. At zero there is nothing new to
+    /// acknowledge, and a packet goes without them (8 bytes fewer): the acks already
+    /// sent said it all.
+    acks_owed: u8,
     unreliable: VecDeque<QueuedMessage>,
     unreliable_bytes: usize,
     seq_send: Vec<u16>,
@@ -204,6 +214,7 @@ impl Connection {
             ack_due_at: None,
             unreliable_acks: cfg.unreliable_acks,
             unacked_unreliable: 0,
+            acks_owed: 0,
             unreliable: VecDeque::new(),
             unreliable_bytes: 0,
             seq_send: vec![0; n],
@@ -254,23 +265,34 @@ impl Connection {
         }
     }
 
-    fn begin_packet(&self, now: Micros, protocol_id: u32, buf: &mut Vec<u8>) {
-        let (ack, ack_bits, age) = self.recv.header_fields(now);
-        let header = PayloadHeader {
-            salt: self.salt,
-            seq: self.next_seq as u16,
-            ack,
-            ack_bits,
-            ack_delay: (age / ACK_DELAY_UNIT_US).min(u16::MAX as u64) as u16,
-        };
-        encode_payload_header(buf, protocol_id, &header);
+    /// Writes the header of our next packet into `buf` and returns its length: with
+    /// the ack fields while `acks_owed`.
+    fn begin_packet(&self, now: Micros, buf: &mut Vec<u8>) -> usize {
+        let acks = (self.acks_owed > 0).then(|| {
+            let (ack, ack_bits, age) = self.recv.header_fields(now);
+            AckFields { ack, ack_bits, ack_delay: (age / ACK_DELAY_UNIT_US).min(u16::MAX as u64) as u16 }
+        });
+        let header = PayloadHeader { salt: self.salt, seq: self.next_seq as u16, acks };
+        encode_payload_header(buf, &header);
+        header.encoded_len()
     }
 
-    fn finish_packet(&mut self, now: Micros, mut buf: Vec<u8>, out: &mut VecDeque<(SocketAddr, Vec<u8>)>) {
+    /// Seals and queues a packet begun by `begin_packet` (`header_len` is what it
+    /// returned).
+    fn finish_packet(
+        &mut self,
+        now: Micros,
+        mut buf: Vec<u8>,
+        header_len: usize,
+        out: &mut VecDeque<(SocketAddr, Vec<u8>)>,
+    ) {
         if let Some(s) = &self.sealing {
-            let (header, body) = buf.split_at_mut(PAYLOAD_HEADER_SIZE);
+            let (header, body) = buf.split_at_mut(header_len);
             let tag = s.keys.seal(self.next_seq, header, body);
             buf.extend_from_slice(&tag);
+        }
+        if header_len == PAYLOAD_HEADER_SIZE {
+            self.acks_owed = self.acks_owed.saturating_sub(1);
         }
         self.sent.insert(self.next_seq as u16, now);
         self.next_seq += 1;
@@ -290,7 +312,6 @@ impl Connection {
         &mut self,
         now: Micros,
         mode: PackMode,
-        protocol_id: u32,
         max_datagrams: u32,
         pool: &mut BufPool,
         out: &mut VecDeque<(SocketAddr, Vec<u8>)>,
@@ -302,7 +323,7 @@ impl Connection {
                 return; // paced: the rest waits for a later flush or resend
             }
             let mut buf = pool.get();
-            self.begin_packet(now, protocol_id, &mut buf);
+            let header_len = self.begin_packet(now, &mut buf);
             let mut w = Writer::new(&mut buf);
             let mut frames = 0u32;
             if mode == PackMode::Flush {
@@ -352,22 +373,16 @@ impl Connection {
                 return;
             }
             self.pace.sent(now, frames, buf.len());
-            self.finish_packet(now, buf, out);
+            self.finish_packet(now, buf, header_len, out);
         }
     }
 
     /// A packet with no frames: carries acks and keeps the connection alive.
-    pub fn send_empty(
-        &mut self,
-        now: Micros,
-        protocol_id: u32,
-        pool: &mut BufPool,
-        out: &mut VecDeque<(SocketAddr, Vec<u8>)>,
-    ) {
+    pub fn send_empty(&mut self, now: Micros, pool: &mut BufPool, out: &mut VecDeque<(SocketAddr, Vec<u8>)>) {
         let mut buf = pool.get();
-        self.begin_packet(now, protocol_id, &mut buf);
+        let header_len = self.begin_packet(now, &mut buf);
         self.pace.sent(now, 0, buf.len());
-        self.finish_packet(now, buf, out);
+        self.finish_packet(now, buf, header_len, out);
     }
 
     /// A packet carrying `frames` as they are, valid or not, sealed like any other (the
@@ -376,18 +391,18 @@ impl Connection {
     pub fn send_raw(
         &mut self,
         now: Micros,
-        protocol_id: u32,
         frames: &[u8],
         pool: &mut BufPool,
         out: &mut VecDeque<(SocketAddr, Vec<u8>)>,
     ) {
         let mut buf = pool.get();
-        self.begin_packet(now, protocol_id, &mut buf);
+        let header_len = self.begin_packet(now, &mut buf);
         buf.extend_from_slice(&frames[..frames.len().min(FRAMES_END - buf.len())]);
-        self.finish_packet(now, buf, out);
+        self.finish_packet(now, buf, header_len, out);
     }
 
-    /// Notes the ack a packet with frames is owed. Reliable data is acknowledged within
+    /// Notes the ack-only packet a packet with frames (`reliable` ones or not) may be
+    /// owed. Reliable data is acknowledged within
     /// the ack delay: the sender's resends and its window wait for it. Unreliable data
     /// needs acks only for the sender's loss and RTT figures: with
     /// [`UnreliableAcks::Sparse`] a one-way stream (a client's inputs) is acknowledged
@@ -395,10 +410,8 @@ impl Connection {
     /// is none. That spacing keeps
     /// every packet inside some ack's window ([`ACK_WINDOW`] = 33) even when one ack
     /// in a row is lost, so the sender's loss figure stays exact.
-    fn owe_ack(&mut self, now: Micros, frames: &[u8]) {
-        let prompt = self.unreliable_acks == UnreliableAcks::Prompt
-            || FrameReader::new(frames).any(|f| f.is_ok_and(|f| f.kind == FrameKind::Reliable));
-        if prompt {
+    fn owe_ack(&mut self, now: Micros, reliable: bool) {
+        if reliable || self.unreliable_acks == UnreliableAcks::Prompt {
             self.ack_due_at.get_or_insert(now + MAX_ACK_DELAY_US);
             return;
         }
@@ -529,6 +542,7 @@ impl Connection {
         }
         let mut count = 0u32;
         let mut bad = None;
+        let mut reliable = false;
         for f in FrameReader::new(frames) {
             count += 1;
             if count > self.pace.max_frames() {
@@ -550,6 +564,7 @@ impl Connection {
                 bad = Some(PayloadError::WrongChannel(f.channel));
                 break;
             }
+            reliable |= f.kind == FrameKind::Reliable;
         }
         match self.budget.admit(now, count, datagram_len) {
             Admit::Within => {}
@@ -572,17 +587,22 @@ impl Connection {
             // and its sign of life.
             self.backpressured += 1;
             self.last_recv = now;
-            self.process_acks(now, header, pool);
+            if let Some(acks) = &header.acks {
+                self.process_acks(now, acks, pool);
+            }
             return Ok(());
         }
         self.recv.accept(header.seq, now);
+        self.acks_owed = self.acks_owed.max(if reliable { RELIABLE_ACK_REPEATS } else { 1 });
         self.last_recv = now;
         self.packets_received += 1;
         self.bytes_received += datagram_len as u64;
         self.recv_rate.record(now, datagram_len);
-        self.process_acks(now, header, pool);
+        if let Some(acks) = &header.acks {
+            self.process_acks(now, acks, pool);
+        }
         if count > 0 {
-            self.owe_ack(now, frames);
+            self.owe_ack(now, reliable);
         }
         for f in FrameReader::new(frames) {
             let f = f?;
@@ -609,7 +629,7 @@ impl Connection {
         Ok(())
     }
 
-    fn process_acks(&mut self, now: Micros, header: &PayloadHeader, pool: &mut BufPool) {
+    fn process_acks(&mut self, now: Micros, header: &AckFields, pool: &mut BufPool) {
         let ack_delay = header.ack_delay as u64 * ACK_DELAY_UNIT_US;
         for i in 0..ACK_WINDOW {
             if i > 0 && header.ack_bits & (1 << (i - 1)) == 0 {

@@ -17,7 +17,7 @@ use super::pool::BufPool;
 use super::token::TOKEN_NONCE_SIZE;
 use super::{ChannelKind, ConfigError, ConnectionStats, DisconnectReason, EndpointConfig, EndpointStats, PeerId};
 use crate::clock::Micros;
-use crate::wire::{self, DecodeError, MAX_DATAGRAM_SIZE, PAYLOAD_HEADER_SIZE, Packet, decode_packet};
+use crate::wire::{self, DecodeError, MAX_DATAGRAM_SIZE, Packet, decode_packet};
 
 /// How long a challenge cookie stays valid.
 pub const COOKIE_LIFETIME_US: Micros = 10_000_000;
@@ -250,10 +250,10 @@ impl Endpoint {
     /// Packs everything queued into datagrams (at most `max_datagrams_per_flush` per
     /// connection; the rest waits for the next flush). Call once per tick.
     pub fn flush(&mut self, now: Micros) {
-        let (pid, max) = (self.cfg.protocol_id, self.cfg.max_datagrams_per_flush);
+        let max = self.cfg.max_datagrams_per_flush;
         for c in self.conns.values_mut().filter(|c| c.is_connected()) {
             mark_changed(c, &mut self.changed);
-            c.pack(now, PackMode::Flush, pid, max, &mut self.pool, &mut self.transmits);
+            c.pack(now, PackMode::Flush, max, &mut self.pool, &mut self.transmits);
         }
     }
 
@@ -266,7 +266,7 @@ impl Endpoint {
         let Some(c) = touched(&mut self.conns, &mut self.changed, peer).filter(|c| c.is_connected()) else {
             return false;
         };
-        c.send_raw(now, self.cfg.protocol_id, frames, &mut self.pool, &mut self.transmits);
+        c.send_raw(now, frames, &mut self.pool, &mut self.transmits);
         true
     }
 
@@ -298,9 +298,10 @@ impl Endpoint {
                     return;
                 };
                 let c = touched(&mut self.conns, &mut self.changed, peer).expect("looked up above");
-                let frames = match c.unseal(header.seq, data, PAYLOAD_HEADER_SIZE, &mut self.opened) {
+                let header_len = header.encoded_len();
+                let frames = match c.unseal(header.seq, data, header_len, &mut self.opened) {
                     Ok(true) => &self.opened[..],
-                    Ok(false) => &data[PAYLOAD_HEADER_SIZE..],
+                    Ok(false) => &data[header_len..],
                     Err(why) => return self.count_unsealed(why),
                 };
                 match c.on_payload(now, &header, frames, data.len(), &mut self.pool, &mut self.inbox) {
@@ -414,7 +415,7 @@ impl Endpoint {
         let mut peers = std::mem::take(&mut self.scratch);
         peers.clear();
         peers.extend(self.conns.keys().copied());
-        let (pid, max) = (self.cfg.protocol_id, self.cfg.max_datagrams_per_flush);
+        let max = self.cfg.max_datagrams_per_flush;
         for &peer in &peers {
             let Some(c) = touched(&mut self.conns, &mut self.changed, peer) else { continue };
             if !c.is_connected() {
@@ -435,9 +436,9 @@ impl Endpoint {
                 self.close(peer, DisconnectReason::Timeout, false);
                 continue;
             }
-            c.pack(now, PackMode::ResendsOnly, pid, max, &mut self.pool, &mut self.transmits);
+            c.pack(now, PackMode::ResendsOnly, max, &mut self.pool, &mut self.transmits);
             if now.saturating_sub(c.last_send) >= c.keepalive_us(self.cfg.keepalive_interval_us) || c.ack_due(now) {
-                c.send_empty(now, pid, &mut self.pool, &mut self.transmits);
+                c.send_empty(now, &mut self.pool, &mut self.transmits);
             }
             c.roll_rates(now);
         }

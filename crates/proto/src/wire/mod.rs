@@ -3,7 +3,8 @@
 //! tickwire's bytes (the lab, benchmarks, tests that forge hostile packets); a session
 //! never needs them.
 //!
-//! Every datagram starts with a 6-byte prefix: `kind u8, version u8, protocol_id u32`.
+//! Every handshake and disconnect datagram starts with a 6-byte prefix: `kind u8,
+//! version u8, protocol_id u32`; a connected packet with the kind byte alone.
 //! Handshake requests from an unauthenticated client are padded to
 //! [`HANDSHAKE_REQUEST_SIZE`] so that no reply (at most [`MAX_HANDSHAKE_REPLY_SIZE`])
 //! is ever larger than the request that caused it: the server cannot be used as an
@@ -47,9 +48,9 @@ pub(crate) mod frame_consts {
     pub use super::frame::{FRAGMENT_SIZE, MAX_FRAGMENTS};
 }
 pub use packet::{
-    ConnectResponse, Packet, PayloadHeader, TokenPart, decode_packet, encode_accepted_head, encode_challenge,
-    encode_connect_request, encode_connect_response, encode_denied, encode_disconnect, encode_payload_header,
-    session_salt,
+    AckFields, ConnectResponse, Packet, PayloadHeader, TokenPart, decode_packet, encode_accepted_head,
+    encode_challenge, encode_connect_request, encode_connect_response, encode_denied, encode_disconnect,
+    encode_payload_header, session_salt,
 };
 
 /// Wire protocol version. Bumped on any incompatible change. 3: a peer's datagrams are
@@ -58,7 +59,9 @@ pub use packet::{
 /// itself by, and a disconnect may carry reason 8 (flooding). 4: the handshake agrees
 /// on keys (X25519) and proves a secret or a connect token; packets and disconnects
 /// carry an authentication tag; disconnects carry a sequence number; reasons 9-12.
-pub const PROTOCOL_VERSION: u8 = 5;
+/// 6: connected packets have no version or protocol id, and carry their ack fields
+/// only when they have something new to acknowledge (kind 8 without them).
+pub const PROTOCOL_VERSION: u8 = 6;
 /// No datagram is larger than this (safe under common path MTUs, as in netcode/renet).
 pub const MAX_DATAGRAM_SIZE: usize = 1200;
 /// Size every connection request is padded to.
@@ -71,11 +74,17 @@ pub const MAX_HANDSHAKE_REPLY_SIZE: usize = 70;
 pub const TAG_SIZE: usize = 16;
 /// `kind + version + protocol_id`.
 pub const PREFIX_SIZE: usize = 6;
-/// Prefix plus `salt u32, seq u16, ack u16, ack_bits u32, ack_delay u16`.
-pub const PAYLOAD_HEADER_SIZE: usize = PREFIX_SIZE + 14;
-/// The most frame bytes a datagram carries: what is left after the header and the tag
-/// (the same with or without encryption, so that message limits do not depend on it).
-pub const MAX_FRAMES_SIZE: usize = MAX_DATAGRAM_SIZE - PAYLOAD_HEADER_SIZE - TAG_SIZE;
+/// A connected packet's header with acks: `kind u8, salt u32, seq u16, ack u16,
+/// ack_bits u32, ack_delay u16`.
+pub const PAYLOAD_HEADER_SIZE: usize = 15;
+/// A connected packet's header without acks: `kind u8, salt u32, seq u16`.
+pub const PAYLOAD_HEADER_NO_ACKS_SIZE: usize = 7;
+/// The most frame bytes a datagram carries, the same with or without encryption or
+/// acks, so that message limits depend on neither. It is what version 5's 20-byte
+/// header left, kept so that `TW_MAX_UNRELIABLE_SIZE` did not change with the shorter
+/// header; every header plus this plus the tag fits [`MAX_DATAGRAM_SIZE`].
+pub const MAX_FRAMES_SIZE: usize = MAX_DATAGRAM_SIZE - 20 - TAG_SIZE;
+const _: () = assert!(PAYLOAD_HEADER_SIZE + MAX_FRAMES_SIZE + TAG_SIZE <= MAX_DATAGRAM_SIZE);
 /// Ack delay is carried in units of this many microseconds (u16: up to ~0.5 s).
 pub const ACK_DELAY_UNIT_US: u64 = 8;
 
@@ -88,8 +97,11 @@ pub enum PacketKind {
     ConnectResponse = 3,
     Accepted = 4,
     Denied = 5,
+    /// A connected packet with ack fields.
     Payload = 6,
     Disconnect = 7,
+    /// A connected packet without ack fields (from version 6).
+    PayloadNoAcks = 8,
 }
 
 impl PacketKind {
@@ -102,6 +114,7 @@ impl PacketKind {
             5 => Self::Denied,
             6 => Self::Payload,
             7 => Self::Disconnect,
+            8 => Self::PayloadNoAcks,
             _ => return None,
         })
     }

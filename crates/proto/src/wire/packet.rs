@@ -10,17 +10,23 @@
 //!                  | zero padding to 640 bytes
 //! Accepted         prefix | client_salt u64 | server_salt u64 | server_public [32] | confirm [16]  (70 bytes)
 //! Denied           prefix | client_salt u64 | reason u8                                           (15 bytes)
-//! Payload          prefix | salt u32 | seq u16 | ack u16 | ack_bits u32 | ack_delay u16 | frames [| tag 16]
 //! Disconnect       prefix | salt u32 | seq u16 | reason u8 [| tag 16]
+//! Payload          kind u8 | salt u32 | seq u16 | ack u16 | ack_bits u32 | ack_delay u16 | frames [| tag 16]
+//! PayloadNoAcks    kind u8 | salt u32 | seq u16 | frames [| tag 16]
 //! ```
-//! All integers little-endian. `security` is 0 (encrypted) or 1 (insecure plaintext);
+//! Connected packets (the two payload kinds) have no version or protocol id: the
+//! handshake checked both, and the salt names the connection, as netcode.io's one-byte
+//! prefix does. They are most of the traffic, so these 5 bytes count: a 32-byte input
+//! goes in 41 bytes. A packet carries the ack fields only when there is something new
+//! to acknowledge (see `Connection::acks_owed`), another 8 bytes saved on a one-way
+//! stream. All integers little-endian. `security` is 0 (encrypted) or 1 (insecure plaintext);
 //! a plaintext handshake leaves the key fields zero, and its packets have no tag.
 //! `Denied` and the request's first fields are the same in every version, so a server
 //! can tell an old client why it was refused.
 
 use super::{
-    CONNECT_RESPONSE_SIZE, DecodeError, HANDSHAKE_REQUEST_SIZE, MAX_DATAGRAM_SIZE, PROTOCOL_VERSION, PacketKind,
-    Reader, Writer,
+    CONNECT_RESPONSE_SIZE, DecodeError, HANDSHAKE_REQUEST_SIZE, MAX_DATAGRAM_SIZE, PAYLOAD_HEADER_NO_ACKS_SIZE,
+    PAYLOAD_HEADER_SIZE, PROTOCOL_VERSION, PacketKind, Reader, Writer,
 };
 use crate::transport::DisconnectReason;
 use crate::transport::token::{SEALED_PRIVATE_SIZE, TOKEN_NONCE_SIZE};
@@ -38,6 +44,21 @@ pub struct PayloadHeader {
     /// The low 16 bits of this packet's sequence number (the full number is the
     /// encryption nonce; the receiver rebuilds it).
     pub seq: u16,
+    /// What the sender has received from us, when it has something new to say.
+    pub acks: Option<AckFields>,
+}
+
+impl PayloadHeader {
+    /// Bytes of this header on the wire ([`PAYLOAD_HEADER_SIZE`] with acks,
+    /// [`PAYLOAD_HEADER_NO_ACKS_SIZE`] without).
+    pub fn encoded_len(&self) -> usize {
+        if self.acks.is_some() { PAYLOAD_HEADER_SIZE } else { PAYLOAD_HEADER_NO_ACKS_SIZE }
+    }
+}
+
+/// The acknowledgement part of a connected packet's header.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct AckFields {
     /// Newest sequence number received from the peer.
     pub ack: u16,
     /// Bit i set = packet `ack - 1 - i` was received too.
@@ -126,12 +147,21 @@ pub fn decode_packet(data: &[u8], protocol_id: u32) -> Result<Packet<'_>, Decode
     }
     let mut r = Reader::new(data);
     let kind_byte = r.u8()?;
+    let kind = PacketKind::from_u8(kind_byte).ok_or(DecodeError::UnknownKind(kind_byte))?;
+    if let PacketKind::Payload | PacketKind::PayloadNoAcks = kind {
+        let (salt, seq) = (r.u32()?, r.u16()?);
+        let acks = match kind {
+            PacketKind::Payload => Some(AckFields { ack: r.u16()?, ack_bits: r.u32()?, ack_delay: r.u16()? }),
+            _ => None,
+        };
+        let frames = r.bytes(r.remaining())?;
+        return Ok(Packet::Payload { header: PayloadHeader { salt, seq, acks }, frames });
+    }
     let version = r.u8()?;
     let pid = r.u32()?;
     if pid != protocol_id {
         return Err(DecodeError::WrongProtocol(pid));
     }
-    let kind = PacketKind::from_u8(kind_byte).ok_or(DecodeError::UnknownKind(kind_byte))?;
     // Requests and denials keep their layout across versions; everything else must match.
     if version != PROTOCOL_VERSION && !matches!(kind, PacketKind::ConnectRequest | PacketKind::Denied) {
         return Err(DecodeError::WrongVersion(version));
@@ -200,12 +230,8 @@ pub fn decode_packet(data: &[u8], protocol_id: u32) -> Result<Packet<'_>, Decode
             }
             return Ok(Packet::Disconnect { salt, seq, reason, tag });
         }
-        PacketKind::Payload => {
-            let header =
-                PayloadHeader { salt: r.u32()?, seq: r.u16()?, ack: r.u16()?, ack_bits: r.u32()?, ack_delay: r.u16()? };
-            let frames = r.bytes(r.remaining())?;
-            return Ok(Packet::Payload { header, frames });
-        }
+        // Decoded before the prefix, above; not reached.
+        PacketKind::Payload | PacketKind::PayloadNoAcks => return Err(DecodeError::UnknownKind(kind_byte)),
     };
     if !r.is_empty() {
         return Err(DecodeError::Trailing);
@@ -293,20 +319,25 @@ pub fn session_salt(client_salt: u64, server_salt: u64) -> u32 {
     (x ^ (x >> 32)) as u32
 }
 
-/// Writes the connected-packet header; frames are appended after it.
-pub fn encode_payload_header(out: &mut Vec<u8>, protocol_id: u32, h: &PayloadHeader) {
-    let mut w = prefix(out, PacketKind::Payload, protocol_id);
+/// Writes the connected-packet header ([`PayloadHeader::encoded_len`] bytes); frames
+/// are appended after it.
+pub fn encode_payload_header(out: &mut Vec<u8>, h: &PayloadHeader) {
+    out.clear();
+    let mut w = Writer::new(out);
+    w.u8(if h.acks.is_some() { PacketKind::Payload } else { PacketKind::PayloadNoAcks } as u8);
     w.u32(h.salt);
     w.u16(h.seq);
-    w.u16(h.ack);
-    w.u32(h.ack_bits);
-    w.u16(h.ack_delay);
+    if let Some(a) = &h.acks {
+        w.u16(a.ack);
+        w.u32(a.ack_bits);
+        w.u16(a.ack_delay);
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::wire::{MAX_HANDSHAKE_REPLY_SIZE, PAYLOAD_HEADER_SIZE};
+    use crate::wire::MAX_HANDSHAKE_REPLY_SIZE;
 
     const PID: u32 = 0xABCD_0001;
 
@@ -362,11 +393,39 @@ mod tests {
             decode_packet(&b, PID),
             Ok(Packet::Disconnect { salt: 5, seq: 6, reason: DisconnectReason::Kicked, tag: &[7; 16] })
         );
-        let h = PayloadHeader { salt: 1, seq: 2, ack: 3, ack_bits: 4, ack_delay: 5 };
-        encode_payload_header(&mut b, PID, &h);
-        assert_eq!(b.len(), PAYLOAD_HEADER_SIZE);
-        b.extend_from_slice(&[9, 9]);
-        assert_eq!(decode_packet(&b, PID), Ok(Packet::Payload { header: h, frames: &[9, 9] }));
+        let acks = AckFields { ack: 3, ack_bits: 4, ack_delay: 5 };
+        for (h, len) in [
+            (PayloadHeader { salt: 1, seq: 2, acks: Some(acks) }, PAYLOAD_HEADER_SIZE),
+            (PayloadHeader { salt: 1, seq: 2, acks: None }, PAYLOAD_HEADER_NO_ACKS_SIZE),
+        ] {
+            encode_payload_header(&mut b, &h);
+            assert_eq!((b.len(), h.encoded_len()), (len, len));
+            b.extend_from_slice(&[9, 9]);
+            assert_eq!(decode_packet(&b, PID), Ok(Packet::Payload { header: h, frames: &[9, 9] }));
+        }
+    }
+
+    #[test]
+    fn connected_packets_are_short_and_carry_no_protocol_id() {
+        // The salt names the connection; a connected packet is read whatever the
+        // protocol id the endpoint has, and its 5-byte header (7 with kind and seq)
+        // is what a 32-byte input pays without acks.
+        let mut b = Vec::new();
+        encode_payload_header(&mut b, &PayloadHeader { salt: 0xDDCC_BBAA, seq: 0x0201, acks: None });
+        assert_eq!(b, [PacketKind::PayloadNoAcks as u8, 0xAA, 0xBB, 0xCC, 0xDD, 0x01, 0x02]);
+        assert!(matches!(
+            decode_packet(&b, PID + 1),
+            Ok(Packet::Payload { header: PayloadHeader { acks: None, .. }, .. })
+        ));
+        encode_payload_header(
+            &mut b,
+            &PayloadHeader {
+                salt: 1,
+                seq: 2,
+                acks: Some(AckFields { ack: 0x0403, ack_bits: 0x0807_0605, ack_delay: 0x0A09 }),
+            },
+        );
+        assert_eq!(b, [PacketKind::Payload as u8, 1, 0, 0, 0, 2, 0, 3, 4, 5, 6, 7, 8, 9, 10]);
     }
 
     #[test]
@@ -385,7 +444,9 @@ mod tests {
         samples.push(b.clone());
         encode_connect_response(&mut b, PID, &response(None));
         samples.push(b.clone());
-        encode_payload_header(&mut b, PID, &PayloadHeader::default());
+        encode_payload_header(&mut b, &PayloadHeader::default());
+        samples.push(b.clone());
+        encode_payload_header(&mut b, &PayloadHeader { acks: Some(AckFields::default()), ..Default::default() });
         samples.push(b.clone());
         for s in &samples {
             for n in 0..s.len() {
@@ -394,7 +455,7 @@ mod tests {
             // trailing garbage on fixed-size kinds
             let mut t = s.clone();
             t.push(0);
-            if s[0] != PacketKind::Payload as u8 {
+            if s[0] != PacketKind::Payload as u8 && s[0] != PacketKind::PayloadNoAcks as u8 {
                 assert!(decode_packet(&t, PID).is_err());
             }
         }

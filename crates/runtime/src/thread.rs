@@ -38,7 +38,7 @@ use super::log::{DropTally, LogLevel, LogQueue};
 use super::pool::BufferPool;
 use super::protocol::Protocol;
 use super::recv_batch::{Received, RecvBatch};
-use super::service::Turn;
+use super::service::{Plan, Turn};
 use super::to_engine::{Polled, ToEngine};
 use super::waker::Waker;
 use super::{Direction, HostEvent};
@@ -77,6 +77,11 @@ const SIM_POOL_LIMIT: usize = 4096;
 const SIM_PREFILL: usize = 128;
 /// How often events waiting for room in the channel to the engine are looked at again.
 const BACKLOG_RETRY_US: Micros = 1_000;
+/// Connections (requested or announced) from which a host counts as busy enough for
+/// receive moderation ([`ThreadParts::moderation_us`]): below it every datagram is
+/// read as it arrives, as a two-player session's latency wants, and there are few to
+/// batch anyway.
+pub(crate) const MODERATION_MIN_PEERS: usize = 8;
 
 /// What the engine asks of the thread, in order.
 #[derive(Debug)]
@@ -180,6 +185,13 @@ pub(crate) struct ThreadParts<P> {
     pub sim_seed: u64,
     pub auto_flush_us: Micros,
     pub idle_cap: Duration,
+    /// Receive moderation (`HostConfig::receive_moderation_us`): after a turn that read
+    /// datagrams, with at least [`MODERATION_MIN_PEERS`] connections, the socket stays
+    /// out of the service thread's wait this long, so that the datagrams of many peers
+    /// are read in one batch rather than each waking the thread. 0: off. The host
+    /// turns it off where the socket gives no kernel receive timestamps: a datagram's
+    /// arrival time must not be the time of a delayed read.
+    pub moderation_us: Micros,
 }
 
 /// What the engine's thread may run itself, under the core's lock, instead of asking
@@ -215,7 +227,7 @@ impl<P: Protocol> DirectPath for NetLoop<P> {
         while let Some(buf) = self.p.msg_pool.try_take() {
             self.p.proto.recycle(buf);
         }
-        self.receive(now);
+        self.receive();
         self.deliver_inbound(now);
         self.transmit(now);
         self.forward_events();
@@ -245,7 +257,7 @@ pub(crate) struct Hosted<P> {
 }
 
 impl<P: Protocol> Turn for Hosted<P> {
-    fn turn(&self) -> Result<Option<Duration>, String> {
+    fn turn(&self) -> Result<Option<Plan>, String> {
         // Poisoned: an engine call panicked inside the core, whose state is then
         // unknown; the host stops and says so.
         let mut l = self
@@ -360,9 +372,10 @@ impl<P: Protocol> NetLoop<P> {
         }
     }
 
-    /// One turn of the network thread's loop. Returns how long to sleep, or `None` once
-    /// a shutdown has finished lingering (the thread then exits).
-    fn turn(&mut self) -> Option<Duration> {
+    /// One turn of the network thread's loop. Returns how long to sleep (and whether to
+    /// leave the socket alone meanwhile), or `None` once a shutdown has finished
+    /// lingering (the thread then exits).
+    fn turn(&mut self) -> Option<Plan> {
         self.rt.wakeups += 1;
         let now = self.p.clock.now_us();
         if self.p.shared.inject_panic.load(Ordering::Acquire) {
@@ -381,7 +394,7 @@ impl<P: Protocol> NetLoop<P> {
         while let Some(buf) = self.p.msg_pool.try_take() {
             self.p.proto.recycle(buf);
         }
-        self.receive(now);
+        let read = self.receive();
         self.deliver_inbound(now);
         // The endpoint's timers walk every connection: run them when one is due, not on
         // every datagram's turn (a server's thread turns thousands of times a second).
@@ -408,7 +421,18 @@ impl<P: Protocol> NetLoop<P> {
         let timers = self.p.proto.next_timeout();
         self.timers_at = timers.unwrap_or(Micros::MAX);
         self.planned_wake = self.wake_at(now, timers);
-        Some(Duration::from_micros(self.planned_wake.saturating_sub(now)))
+        let sleep = Duration::from_micros(self.planned_wake.saturating_sub(now));
+        Some(Plan { sleep, quiet: Duration::from_micros(self.quiet_after(read)) })
+    }
+
+    /// Receive moderation after a turn that read `read` datagrams: how long the
+    /// socket is left out of the wait (see [`ThreadParts::moderation_us`]). Only after
+    /// a turn that read something: the first datagram after a lull is read at once,
+    /// the ones right behind it wait for the batch. A shutting-down host is never
+    /// quiet (its last turns should end it promptly).
+    fn quiet_after(&self, read: usize) -> Micros {
+        let busy = read > 0 && self.peers.len() >= MODERATION_MIN_PEERS && self.linger_until.is_none();
+        if busy { self.p.moderation_us } else { 0 }
     }
 
     /// When the thread should wake if nothing arrives: the next work due, within the
@@ -549,20 +573,25 @@ impl<P: Protocol> NetLoop<P> {
     }
 
     /// Reads what the socket holds, a batch at a time, at most [`MAX_RECV_PER_TURN`]
-    /// datagrams.
-    fn receive(&mut self, now: Micros) {
+    /// datagrams; returns how many.
+    fn receive(&mut self) -> usize {
         let mut read = 0;
         while read < MAX_RECV_PER_TURN {
             match self.rx.receive(&self.p.socket) {
                 Ok(Received::Empty) => break,
                 Ok(Received::Some { n, drained }) => {
+                    // Each datagram's arrival: when the kernel queued it (its receive
+                    // timestamp, where the platform gives one), not when this read ran,
+                    // which receive moderation or a busy thread may have delayed.
+                    let read_at = self.p.clock.now_us();
                     for i in 0..n {
                         let (data, from) = self.rx.datagram(i);
+                        let at = read_at.saturating_sub(self.rx.age_us(i));
                         // (A UDP socket of ours reports IPv4 and IPv6 senders only.)
                         let Some(from) = from else { continue };
                         match &mut self.sim_in {
-                            Some(sim) => simulate(sim, &mut self.sim_pool, now, from, data),
-                            None => hand_over(&mut self.p, &mut self.tally, now, from, data),
+                            Some(sim) => simulate(sim, &mut self.sim_pool, at, from, data),
+                            None => hand_over(&mut self.p, &mut self.tally, at, from, data),
                         }
                     }
                     read += n;
@@ -583,6 +612,7 @@ impl<P: Protocol> NetLoop<P> {
                 },
             }
         }
+        read
     }
 
     fn deliver_inbound(&mut self, now: Micros) {

@@ -349,13 +349,21 @@ impl Host {
     pub(crate) fn submit(&mut self, peer: PeerId, channel: u8, data: &[u8]) -> Result<(), HostError> {
         // A peer dialled by name whose connection is not queued yet keeps it here.
         let held = !self.named.is_empty() && self.hold_send(peer, channel, data);
+        if !self.live.contains_key(&peer) {
+            return Err(HostError::UnknownPeer(peer));
+        }
+        if !held && self.shared.exited.load(Ordering::Acquire) {
+            return Err(self.thread_gone());
+        }
+        // Straight to the endpoint when the network thread is not in its turn (the
+        // usual case): no copy into a pooled buffer, no trip through the command
+        // channel. The thread's side of the budget counts it as taken at once, so
+        // until the next publication it counts as on its way, as a queued one does.
+        let direct = !held && self.core().map(|mut core| core.send_now(peer, channel, data)).is_some();
         let budget = self.live.get_mut(&peer).ok_or(HostError::UnknownPeer(peer))?;
-        if held {
+        if held || direct {
             budget.submitted(data.len());
             return Ok(());
-        }
-        if self.shared.exited.load(Ordering::Acquire) {
-            return Err(self.thread_gone());
         }
         let mut buf = self.send_pool.take();
         buf.extend_from_slice(data);

@@ -203,6 +203,11 @@ pub(crate) struct ThreadParts<P> {
 pub(crate) trait DirectPath: Send {
     /// Applies the queued commands, flushes, and writes what is due to the socket.
     fn flush_now(&mut self) -> bool;
+    /// Hands a message the engine's checks accepted to the endpoint, after any
+    /// commands still queued (so that it keeps its place behind them); what
+    /// `Command::Send` does on the network thread, without the copy into a pooled
+    /// buffer and the two channel operations.
+    fn send_now(&mut self, peer: PeerId, channel: u8, data: &[u8]);
     /// Reads what the socket holds and moves the events to the channel to the engine.
     fn receive_now(&mut self) -> bool;
     /// The connection's statistics now, with the time (the core's clock).
@@ -220,6 +225,14 @@ impl<P: Protocol> DirectPath for NetLoop<P> {
         self.forward_events();
         self.publish_budgets();
         self.must_replan(now)
+    }
+
+    fn send_now(&mut self, peer: PeerId, channel: u8, data: &[u8]) {
+        if !self.p.commands.is_empty() {
+            let now = self.p.clock.now_us();
+            self.apply_commands(now);
+        }
+        self.send_one(peer, channel, data);
     }
 
     fn receive_now(&mut self) -> bool {
@@ -481,22 +494,7 @@ impl<P: Protocol> NetLoop<P> {
             let Ok(cmd) = self.p.commands.try_recv() else { break };
             match cmd {
                 Command::Send { peer, channel, data } => {
-                    if let Some(b) = self.budgets.get_mut(&peer) {
-                        b.took(data.len());
-                    }
-                    match self.p.proto.send(peer, channel, &data) {
-                        Ok(()) => {}
-                        // Gone before the engine saw it go: its Disconnected tells it.
-                        Err(SendError::UnknownPeer(_)) => self.rt.sends_rejected += 1,
-                        // The engine's checks (channel, size, send-queue budget) make
-                        // this unreachable. Should it happen anyway, the message must
-                        // not vanish silently: a reliable stream with a gap is broken,
-                        // so the connection is closed and the engine is told.
-                        Err(_) => {
-                            self.rt.sends_rejected += 1;
-                            self.break_connection(now, peer);
-                        }
-                    }
+                    self.send_one(peer, channel, &data);
                     self.p.send_pool.give(data);
                 }
                 Command::Flush => self.p.proto.flush(now),
@@ -517,6 +515,29 @@ impl<P: Protocol> NetLoop<P> {
                 Command::Disconnect { peer, reason } => self.p.proto.disconnect(now, peer, reason),
                 Command::SetSim { dir, cfg } => self.set_sim(now, dir, cfg),
                 Command::SetTimeout { timeout_us } => self.p.proto.set_timeout(timeout_us),
+            }
+        }
+    }
+
+    /// Hands one message the engine accepted to the endpoint, from the command queue
+    /// or directly (`DirectPath::send_now`), and counts it as taken from the peer's
+    /// send-queue budget.
+    fn send_one(&mut self, peer: PeerId, channel: u8, data: &[u8]) {
+        if let Some(b) = self.budgets.get_mut(&peer) {
+            b.took(data.len());
+        }
+        match self.p.proto.send(peer, channel, data) {
+            Ok(()) => {}
+            // Gone before the engine saw it go: its Disconnected tells it.
+            Err(SendError::UnknownPeer(_)) => self.rt.sends_rejected += 1,
+            // The engine's checks (channel, size, send-queue budget) make this
+            // unreachable. Should it happen anyway, the message must not vanish
+            // silently: a reliable stream with a gap is broken, so the connection is
+            // closed and the engine is told.
+            Err(_) => {
+                self.rt.sends_rejected += 1;
+                let now = self.p.clock.now_us();
+                self.break_connection(now, peer);
             }
         }
     }

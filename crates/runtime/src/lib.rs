@@ -44,6 +44,7 @@ mod pool;
 mod resolve;
 mod protocol;
 mod recv_batch;
+mod send_batch;
 mod service;
 mod session;
 mod socket;

@@ -38,6 +38,7 @@ use super::log::{DropTally, LogLevel, LogQueue};
 use super::pool::BufferPool;
 use super::protocol::Protocol;
 use super::recv_batch::{Received, RecvBatch};
+use super::send_batch::SendBatch;
 use super::service::{Plan, Turn};
 use super::to_engine::{Polled, ToEngine};
 use super::waker::Waker;
@@ -302,7 +303,8 @@ pub(crate) struct NetLoop<P> {
     /// comes back here too, so a lossy simulator allocates nothing in steady state).
     sim_pool: Vec<Vec<u8>>,
     rx: RecvBatch,
-    tx_buf: Vec<u8>,
+    /// What `Protocol::poll_transmit` writes into: a batch of datagrams.
+    tx: SendBatch,
     to_engine: ToEngine,
     /// Peers whose statistics are published: requested or announced, not yet gone.
     peers: Vec<PeerId>,
@@ -350,8 +352,7 @@ impl<P: Protocol> NetLoop<P> {
             sim_rng,
             sim_pool: Vec::new(),
             rx: RecvBatch::new(),
-            // (What `Protocol::poll_transmit` writes into: one datagram at most.)
-            tx_buf: vec![0; MAX_DATAGRAM_SIZE],
+            tx: SendBatch::new(),
             to_engine,
             peers: Vec::new(),
             budgets: HashMap::new(),
@@ -643,13 +644,26 @@ impl<P: Protocol> NetLoop<P> {
         }
     }
 
+    /// Writes what the endpoint has to send: in batches (`send_batch.rs`), or into the
+    /// outbound simulator when it is on; then what the simulator has due.
     fn transmit(&mut self, now: Micros) {
-        while let Some((addr, n)) = self.p.proto.poll_transmit(&mut self.tx_buf) {
-            match &mut self.sim_out {
-                Some(sim) => simulate(sim, &mut self.sim_pool, now, addr, &self.tx_buf[..n]),
-                None => {
-                    let r = send_to(&self.p.socket, &self.tx_buf[..n], addr);
-                    self.count_send(r);
+        if let Some(sim) = &mut self.sim_out {
+            while let Some((addr, n)) = self.p.proto.poll_transmit(self.tx.slot()) {
+                simulate(sim, &mut self.sim_pool, now, addr, &self.tx.slot()[..n]);
+            }
+        } else {
+            loop {
+                while !self.tx.is_full() {
+                    let Some((addr, n)) = self.p.proto.poll_transmit(self.tx.slot()) else { break };
+                    self.tx.push(addr, n);
+                }
+                let more = self.tx.is_full();
+                if self.tx.len() > 0 {
+                    let rt = &mut self.rt;
+                    self.tx.send(&self.p.socket, &mut |e| count_send(rt, Err(e)));
+                }
+                if !more {
+                    break;
                 }
             }
         }
@@ -661,15 +675,7 @@ impl<P: Protocol> NetLoop<P> {
 
     fn send_datagram(&mut self, data: &[u8], addr: SocketAddr) {
         let r = send_to(&self.p.socket, data, addr);
-        self.count_send(r);
-    }
-
-    fn count_send(&mut self, r: io::Result<()>) {
-        match r {
-            Ok(()) => {}
-            Err(e) if e.kind() == io::ErrorKind::WouldBlock => self.rt.socket_send_dropped += 1,
-            Err(_) => self.rt.socket_send_errors += 1,
-        }
+        count_send(&mut self.rt, r);
     }
 
     fn reuse_sim_buffer(&mut self, buf: Vec<u8>) {
@@ -780,6 +786,14 @@ fn log_disconnect(log: &LogQueue, peer: PeerId, reason: DisconnectReason) {
         _ => LogLevel::Warn,
     };
     log.push(level, format_args!("connection down: peer {peer}, reason {reason:?}"));
+}
+
+fn count_send(rt: &mut RuntimeStats, r: io::Result<()>) {
+    match r {
+        Ok(()) => {}
+        Err(e) if e.kind() == io::ErrorKind::WouldBlock => rt.socket_send_dropped += 1,
+        Err(_) => rt.socket_send_errors += 1,
+    }
 }
 
 /// Hands a copy of `data` to a link simulator in a buffer from the pool; the buffer

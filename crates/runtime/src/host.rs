@@ -12,7 +12,6 @@ use super::budget::{EngineBudget, SendBudget};
 use super::log::LogQueue;
 use super::pool::BufferPool;
 use super::protocol::Protocol;
-use super::recv_batch;
 use super::resolve::{Resolution, Resolver, Ticket};
 use super::service::{self, Joining};
 use super::thread::{Command, DirectPath, Hosted, IDLE_CAP, NetLoop, RuntimeStats, Shared, ThreadMsg, ThreadParts};
@@ -205,7 +204,6 @@ impl Host {
         let wait_socket = socket
             .try_clone()
             .map_err(|source| HostError::Io { context: "duplicating the socket handle".into(), source })?;
-        let timestamps = recv_batch::enable_timestamps(&socket);
         let sim_seed = if cfg.sim_seed == 0 { seed_from_os()? } else { cfg.sim_seed };
         let joined = service::join(|waker| {
             let shared = Arc::new(Shared {
@@ -231,8 +229,7 @@ impl Host {
                 sim_seed,
                 auto_flush_us: cfg.auto_flush_interval_us,
                 idle_cap,
-                // Moderation delays reads: only with arrival times from the kernel.
-                moderation_us: if timestamps { cfg.receive_moderation_us } else { 0 },
+                moderation_us: cfg.receive_moderation_us,
             };
             let core = Arc::new(Mutex::new(NetLoop::new(parts)));
             let direct: Arc<Mutex<dyn DirectPath>> = core.clone();

@@ -118,8 +118,10 @@ pub struct HostConfig {
     /// 64 clients at 60 Hz: a few wakes per tick instead of 64). What arrives
     /// meanwhile is read by the engine's own poll if it comes first; each datagram's
     /// arrival time is the kernel's receive timestamp, so round-trip times and the
-    /// time sync do not see the wait. Acknowledgements and resends are handled up to
-    /// this much later. Only on Linux (the timestamps); 0 turns it off.
+    /// time sync do not see the wait (the socket asks for them, `SO_TIMESTAMPNS`, when
+    /// the host first gets that busy; moderation begins 10 ms later). Acknowledgements
+    /// and resends are handled up to this much later. Only on Linux (the timestamps);
+    /// 0 turns it off.
     pub receive_moderation_us: u64,
 }
 

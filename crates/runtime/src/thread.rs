@@ -37,7 +37,7 @@ use super::budget::{SendBudget, ThreadBudget};
 use super::log::{DropTally, LogLevel, LogQueue};
 use super::pool::BufferPool;
 use super::protocol::Protocol;
-use super::recv_batch::{Received, RecvBatch};
+use super::recv_batch::{Received, RecvBatch, enable_timestamps};
 use super::send_batch::SendBatch;
 use super::service::{Plan, Turn};
 use super::to_engine::{Polled, ToEngine};
@@ -83,6 +83,10 @@ const BACKLOG_RETRY_US: Micros = 1_000;
 /// read as it arrives, as a two-player session's latency wants, and there are few to
 /// batch anyway.
 pub(crate) const MODERATION_MIN_PEERS: usize = 8;
+/// How long after asking for receive timestamps moderation may begin: Linux turns
+/// timestamping on for the stack a moment later (deferred work), and datagrams of that
+/// moment are stamped when read, which a delayed read would make late.
+const TIMESTAMPS_SETTLE_US: Micros = 10_000;
 
 /// What the engine asks of the thread, in order.
 #[derive(Debug)]
@@ -189,9 +193,10 @@ pub(crate) struct ThreadParts<P> {
     /// Receive moderation (`HostConfig::receive_moderation_us`): after a turn that read
     /// datagrams, with at least [`MODERATION_MIN_PEERS`] connections, the socket stays
     /// out of the service thread's wait this long, so that the datagrams of many peers
-    /// are read in one batch rather than each waking the thread. 0: off. The host
-    /// turns it off where the socket gives no kernel receive timestamps: a datagram's
-    /// arrival time must not be the time of a delayed read.
+    /// are read in one batch rather than each waking the thread. 0: off. Only with
+    /// kernel receive timestamps, asked for when the host first gets that busy (a
+    /// two-player session never pays for them): a datagram's arrival time must not be
+    /// the time of a delayed read. Where the socket refuses them, moderation stays off.
     pub moderation_us: Micros,
 }
 
@@ -334,6 +339,11 @@ pub(crate) struct NetLoop<P> {
     timers_at: Micros,
     /// Refused datagrams of the current second, for the log's summary.
     tally: DropTally,
+    /// Receive timestamps: when they were asked for (receive moderation's
+    /// precondition, see [`ThreadParts::moderation_us`]), or whether the socket
+    /// refused them.
+    stamped_since: Option<Micros>,
+    stamps_refused: bool,
 }
 
 impl<P: Protocol> NetLoop<P> {
@@ -366,6 +376,8 @@ impl<P: Protocol> NetLoop<P> {
             planned_wake: now,
             timers_at: 0,
             tally: DropTally::new(now),
+            stamped_since: None,
+            stamps_refused: false,
         };
         l.prefill_sims();
         l
@@ -436,17 +448,34 @@ impl<P: Protocol> NetLoop<P> {
         self.timers_at = timers.unwrap_or(Micros::MAX);
         self.planned_wake = self.wake_at(now, timers);
         let sleep = Duration::from_micros(self.planned_wake.saturating_sub(now));
-        Some(Plan { sleep, quiet: Duration::from_micros(self.quiet_after(read)) })
+        Some(Plan { sleep, quiet: Duration::from_micros(self.quiet_after(now, read)) })
     }
 
     /// Receive moderation after a turn that read `read` datagrams: how long the
     /// socket is left out of the wait (see [`ThreadParts::moderation_us`]). Only after
     /// a turn that read something: the first datagram after a lull is read at once,
     /// the ones right behind it wait for the batch. A shutting-down host is never
-    /// quiet (its last turns should end it promptly).
-    fn quiet_after(&self, read: usize) -> Micros {
-        let busy = read > 0 && self.peers.len() >= MODERATION_MIN_PEERS && self.linger_until.is_none();
-        if busy { self.p.moderation_us } else { 0 }
+    /// quiet (its last turns should end it promptly). The first busy turn asks for
+    /// receive timestamps; moderation begins once they have settled.
+    fn quiet_after(&mut self, now: Micros, read: usize) -> Micros {
+        let busy = self.p.moderation_us > 0
+            && read > 0
+            && self.peers.len() >= MODERATION_MIN_PEERS
+            && self.linger_until.is_none();
+        if !busy || self.stamps_refused {
+            return 0;
+        }
+        match self.stamped_since {
+            Some(t) if now >= t + TIMESTAMPS_SETTLE_US => self.p.moderation_us,
+            Some(_) => 0,
+            None => {
+                match enable_timestamps(&self.p.socket) {
+                    true => self.stamped_since = Some(now),
+                    false => self.stamps_refused = true,
+                }
+                0
+            }
+        }
     }
 
     /// When the thread should wake if nothing arrives: the next work due, within the

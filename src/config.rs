@@ -423,6 +423,7 @@ impl tw_host_config {
             inbound_sim: None,
             sim_seed: self.sim_seed,
             auto_flush_interval_us: u64::from(self.auto_flush_interval_us),
+            receive_moderation_us: tickwire_runtime::DEFAULT_RECEIVE_MODERATION_US,
         })
     }
 }

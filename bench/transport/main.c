@@ -7,8 +7,13 @@
  * that a slow moment of the machine does not land on one library only. Samples and
  * counters of all repetitions are pooled into one table.
  *
- *   bench-transport [--smoke] [--reps N]
+ *   bench-transport [--smoke] [--reps N] [--only pingpong|gameloop|relay] [--relay-ticks N]
+ *                 [--lib enet|plaintext|encrypted]...
  *
+ * --only runs one measurement (rows 1, 2, 8; rows 3, 4; or rows 5, 6, 7), for comparing
+ * builds side by side or profiling one scenario; the other rows print n/a.
+ * --relay-ticks sets how many server ticks row 5 measures (a longer window for perf).
+ * --lib (repeatable) runs only the libraries named; the others' columns print n/a.
  * --smoke: a few seconds; it checks behaviour (every message of the RTT rows and every
  * reliable message through the lossy proxy delivered, the figures finite), never speed,
  * prints "N passed, N failed" and exits 1 on a failure. Without it the run takes a few
@@ -37,6 +42,30 @@ static const char *const MEASURE_NAMES[] = {"ping-pong (rows 1, 2, 8)", "60 Hz t
 
 static const bt_plan FULL = {200, 10000, 2000, 900, 120, 300, 60, 300, 3000, 17};
 static const bt_plan SMOKE = {20, 200, 200, 90, 15, 60, 15, 30, 500, 17};
+
+/* --only's names, in MEASURES' order. */
+static const char *const ONLY_NAMES[] = {"pingpong", "gameloop", "relay"};
+
+static int only_index(const char *name) {
+    for (int m = 0; m < (int)(sizeof ONLY_NAMES / sizeof ONLY_NAMES[0]); m++) {
+        if (strcmp(name, ONLY_NAMES[m]) == 0) {
+            return m;
+        }
+    }
+    return -1;
+}
+
+/* --lib's names, in LIBS' order. */
+static const char *const LIB_NAMES[NLIBS] = {"enet", "plaintext", "encrypted"};
+
+static int lib_index(const char *name) {
+    for (int l = 0; l < NLIBS; l++) {
+        if (strcmp(name, LIB_NAMES[l]) == 0) {
+            return l;
+        }
+    }
+    return -1;
+}
 
 /* --- the table ---------------------------------------------------------------------- */
 typedef double (*figure_fn)(bt_result *);
@@ -201,21 +230,33 @@ static void smoke_checks(bt_result res[NLIBS], int not_finite) {
 }
 
 int main(int argc, char **argv) {
-    int smoke = 0, reps = 2;
+    int smoke = 0, reps = 2, only = -1, relay_ticks = 0, libs = 0; /* libs: a bit per LIBS index, 0: all */
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--smoke") == 0) {
             smoke = 1;
         } else if (strcmp(argv[i], "--reps") == 0 && i + 1 < argc && atoi(argv[i + 1]) > 0) {
             reps = atoi(argv[++i]);
+        } else if (strcmp(argv[i], "--only") == 0 && i + 1 < argc && only_index(argv[i + 1]) >= 0) {
+            only = only_index(argv[++i]);
+        } else if (strcmp(argv[i], "--lib") == 0 && i + 1 < argc && lib_index(argv[i + 1]) >= 0) {
+            libs |= 1 << lib_index(argv[++i]);
+        } else if (strcmp(argv[i], "--relay-ticks") == 0 && i + 1 < argc && atoi(argv[i + 1]) > 0) {
+            relay_ticks = atoi(argv[++i]);
         } else {
-            fprintf(stderr, "usage: %s [--smoke] [--reps N]\n", argv[0]);
+            fprintf(stderr, "usage: %s [--smoke] [--reps N] [--only pingpong|gameloop|relay] [--relay-ticks N] "
+                    "[--lib enet|plaintext|encrypted]...\n",
+                    argv[0]);
             return 2;
         }
     }
     if (smoke) {
         reps = 1;
     }
-    const bt_plan *plan = smoke ? &SMOKE : &FULL;
+    bt_plan plan_v = smoke ? SMOKE : FULL;
+    if (relay_ticks > 0) {
+        plan_v.relay_ticks = relay_ticks;
+    }
+    const bt_plan *plan = &plan_v;
     ENetVersion ev = enet_linked_version();
     printf("ENet %u.%u.%u; tickwire %u.%u.%u (ABI %u); %ld cores; 127.0.0.1; %d repetition%s; %s\n",
            ENET_VERSION_GET_MAJOR(ev), ENET_VERSION_GET_MINOR(ev), ENET_VERSION_GET_PATCH(ev),
@@ -232,8 +273,14 @@ int main(int argc, char **argv) {
     memset(res, 0, sizeof res);
     for (int rep = 0; rep < reps; rep++) {
         for (size_t m = 0; m < sizeof MEASURES / sizeof MEASURES[0]; m++) {
+            if (only >= 0 && (size_t)only != m) {
+                continue;
+            }
             for (int k = 0; k < NLIBS; k++) {
                 int l = rep % 2 == 0 ? k : NLIBS - 1 - k;
+                if (libs != 0 && !(libs & (1 << l))) {
+                    continue;
+                }
                 /* Progress on stderr: the table on stdout stays clean. */
                 fprintf(stderr, "repetition %d: %s: %s\n", rep + 1, MEASURE_NAMES[m], LIBS[l]->name);
                 if (!res[l].failed && MEASURES[m](LIBS[l], plan, &res[l]) != 0) {

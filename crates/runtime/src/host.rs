@@ -89,6 +89,14 @@ pub struct Host {
     channel_limits: Vec<usize>,
     /// `send_queue_limit_bytes`: the most a peer's send queue may hold.
     send_queue_limit: usize,
+    /// Whether sends may go straight to the endpoint (`DirectPath::send_now`): not
+    /// with auto-flush, whose engine may never call `flush`, which bounds them.
+    direct_sends: bool,
+    /// Messages sent straight to the endpoint since the last flush. At
+    /// [`COMMAND_QUEUE_CAPACITY`] further sends take the command queue, which is
+    /// bounded: an engine that sends without flushing meets `QueueFull` as before,
+    /// instead of filling the endpoint's queue with one small message after another.
+    unflushed: usize,
     local_addr: SocketAddr,
     /// Peers the engine may send to (connected or connecting, as far as it has seen),
     /// with their send-queue budgets.
@@ -191,6 +199,7 @@ impl Host {
         send_pool.prefill(SEND_BUFFERS_PREFILLED, MAX_DATAGRAM_SIZE);
         let channel_limits = channel_limits(&cfg.endpoint);
         let send_queue_limit = cfg.endpoint.send_queue_limit_bytes;
+        let auto_flush_us = cfg.auto_flush_interval_us;
         // The thread sleeps on its own handle of the socket, without the core's lock.
         let wait_socket = socket
             .try_clone()
@@ -220,6 +229,7 @@ impl Host {
                 sim_seed,
                 auto_flush_us: cfg.auto_flush_interval_us,
                 idle_cap,
+                moderation_us: cfg.receive_moderation_us,
             };
             let core = Arc::new(Mutex::new(NetLoop::new(parts)));
             let direct: Arc<Mutex<dyn DirectPath>> = core.clone();
@@ -239,6 +249,8 @@ impl Host {
             ids,
             channel_limits,
             send_queue_limit,
+            direct_sends: auto_flush_us == 0,
+            unflushed: 0,
             local_addr,
             live: HashMap::new(),
             announced: HashMap::new(),
@@ -345,13 +357,25 @@ impl Host {
     pub(crate) fn submit(&mut self, peer: PeerId, channel: u8, data: &[u8]) -> Result<(), HostError> {
         // A peer dialled by name whose connection is not queued yet keeps it here.
         let held = !self.named.is_empty() && self.hold_send(peer, channel, data);
+        if !self.live.contains_key(&peer) {
+            return Err(HostError::UnknownPeer(peer));
+        }
+        if !held && self.shared.exited.load(Ordering::Acquire) {
+            return Err(self.thread_gone());
+        }
+        // Straight to the endpoint when the network thread is not in its turn (the
+        // usual case): no copy into a pooled buffer, no trip through the command
+        // channel. The thread's side of the budget counts it as taken at once, so
+        // until the next publication it counts as on its way, as a queued one does.
+        let direct = !held
+            && self.direct_sends
+            && self.unflushed < COMMAND_QUEUE_CAPACITY
+            && self.core().map(|mut core| core.send_now(peer, channel, data)).is_some();
+        self.unflushed += usize::from(direct);
         let budget = self.live.get_mut(&peer).ok_or(HostError::UnknownPeer(peer))?;
-        if held {
+        if held || direct {
             budget.submitted(data.len());
             return Ok(());
-        }
-        if self.shared.exited.load(Ordering::Acquire) {
-            return Err(self.thread_gone());
         }
         let mut buf = self.send_pool.take();
         buf.extend_from_slice(data);
@@ -376,9 +400,12 @@ impl Host {
     pub fn flush(&mut self) -> Result<(), HostError> {
         self.check_alive()?;
         match self.directly(|core| core.flush_now()) {
-            Some(()) => Ok(()),
-            None => self.command(Command::Flush),
+            Some(()) => {}
+            None => self.command(Command::Flush)?,
         }
+        // (A queued flush reaches the direct sends too: they are in the endpoint.)
+        self.unflushed = 0;
+        Ok(())
     }
 
     /// Runs `work` on the core from this thread, if the network thread is alive and

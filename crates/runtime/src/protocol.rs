@@ -125,6 +125,8 @@ pub(crate) mod fake {
         pub updates: std::sync::Arc<std::sync::atomic::AtomicUsize>,
         /// What `next_timeout` answers (`u64::MAX`: no timer).
         pub timer: std::sync::Arc<std::sync::atomic::AtomicU64>,
+        /// The `now` of every `handle_datagram`: each datagram's arrival time.
+        pub arrivals: Vec<Micros>,
     }
 
     impl FakeProtocol {
@@ -141,6 +143,7 @@ pub(crate) mod fake {
                 told: Default::default(),
                 updates: Default::default(),
                 timer: std::sync::Arc::new(std::sync::atomic::AtomicU64::new(u64::MAX)),
+                arrivals: Vec::new(),
             }
         }
         pub(crate) fn queued_bytes(&self, peer: PeerId) -> Option<usize> {
@@ -186,8 +189,9 @@ pub(crate) mod fake {
         fn flush(&mut self, _now: Micros) {
             self.out.extend(self.queued.drain(..));
         }
-        fn handle_datagram(&mut self, _now: Micros, from: SocketAddr, data: &[u8]) {
+        fn handle_datagram(&mut self, now: Micros, from: SocketAddr, data: &[u8]) {
             self.stats.datagrams_received += 1;
+            self.arrivals.push(now);
             let peer = match self.peers.iter().find(|p| p.1 == from) {
                 Some(p) => p.0,
                 None => {

@@ -6,6 +6,12 @@
 //! "would block" that says there is no other). Elsewhere each datagram is one
 //! `recv_from`, and the socket is empty when one says "would block".
 //!
+//! On Linux each datagram also comes with its kernel receive timestamp (`SO_TIMESTAMPNS`,
+//! turned on by [`enable_timestamps`]), so its age at the read is known
+//! ([`RecvBatch::age_us`]) and the arrival time the protocol gets stays true when the
+//! read was late (receive moderation, a busy thread). Elsewhere the age is 0: the read
+//! is the arrival.
+//!
 //! Each slot holds [`MAX_DATAGRAM_SIZE`] + 1 bytes: a longer datagram arrives cut to
 //! that length, which the endpoint refuses as too large, as it refuses the whole one.
 //! No datagram is taken for another, and nothing allocates after creation.
@@ -19,6 +25,43 @@ use tickwire_proto::wire::MAX_DATAGRAM_SIZE;
 pub(crate) const BATCH: usize = 16;
 /// Bytes kept of a datagram: one more than any datagram the endpoint accepts.
 const SLOT: usize = MAX_DATAGRAM_SIZE + 1;
+/// Control-message room per datagram, in 8-byte words (cmsghdr's alignment): one
+/// `SCM_TIMESTAMPNS` takes CMSG_SPACE(16) = 32 bytes; twice that leaves room.
+#[cfg(target_os = "linux")]
+const CONTROL_WORDS: usize = 8;
+/// The oldest a timestamp may make a datagram: a kernel timestamp is wall-clock time
+/// (`CLOCK_REALTIME`), so a clock step between arrival and read would otherwise move
+/// an arrival far off. Datagrams wait far less than this in a socket.
+#[cfg(target_os = "linux")]
+const MAX_AGE_NS: i64 = 1_000_000_000;
+
+/// Asks the kernel to timestamp each datagram `socket` receives (Linux:
+/// `SO_TIMESTAMPNS`). Returns whether the batches will carry receive timestamps:
+/// `false` elsewhere, or if the option was refused.
+pub(crate) fn enable_timestamps(socket: &UdpSocket) -> bool {
+    #[cfg(target_os = "linux")]
+    {
+        use std::os::fd::AsRawFd;
+        let on: libc::c_int = 1;
+        // SAFETY: the option value is a live c_int of the length given; the fd is open
+        // (borrowed from `socket`) for the call.
+        let r = unsafe {
+            libc::setsockopt(
+                socket.as_raw_fd(),
+                libc::SOL_SOCKET,
+                libc::SO_TIMESTAMPNS,
+                (&on as *const libc::c_int).cast(),
+                std::mem::size_of::<libc::c_int>() as libc::socklen_t,
+            )
+        };
+        r == 0
+    }
+    #[cfg(not(target_os = "linux"))]
+    {
+        let _ = socket;
+        false
+    }
+}
 
 /// What one receive call read.
 pub(crate) enum Received {
@@ -34,8 +77,14 @@ pub(crate) struct RecvBatch {
     data: Vec<u8>,
     lens: [usize; BATCH],
     from: [Option<SocketAddr>; BATCH],
+    /// How long each datagram had waited in the socket when the batch was read, in
+    /// microseconds (0: no timestamp).
+    ages: [u64; BATCH],
     #[cfg(target_os = "linux")]
     addrs: Vec<socket2::SockAddrStorage>,
+    /// Each datagram's control messages (its receive timestamp), CONTROL_WORDS words.
+    #[cfg(target_os = "linux")]
+    control: Vec<u64>,
     /// An error met after some datagrams of a batch, for the next call.
     #[cfg(not(target_os = "linux"))]
     deferred: Option<io::Error>,
@@ -47,8 +96,11 @@ impl RecvBatch {
             data: vec![0; SLOT * BATCH],
             lens: [0; BATCH],
             from: [None; BATCH],
+            ages: [0; BATCH],
             #[cfg(target_os = "linux")]
             addrs: (0..BATCH).map(|_| socket2::SockAddrStorage::zeroed()).collect(),
+            #[cfg(target_os = "linux")]
+            control: vec![0; CONTROL_WORDS * BATCH],
             #[cfg(not(target_os = "linux"))]
             deferred: None,
         }
@@ -59,6 +111,12 @@ impl RecvBatch {
     /// ours never reports).
     pub(crate) fn datagram(&self, i: usize) -> (&[u8], Option<SocketAddr>) {
         (&self.data[i * SLOT..i * SLOT + self.lens[i]], self.from[i])
+    }
+
+    /// How long datagram `i` of the last batch had waited in the socket when it was
+    /// read, in microseconds, from its kernel receive timestamp; 0 without one.
+    pub(crate) fn age_us(&self, i: usize) -> u64 {
+        self.ages[i]
     }
 
     /// Reads what `socket` (non-blocking) holds, up to [`BATCH`] datagrams. An error
@@ -83,6 +141,9 @@ impl RecvBatch {
             // sockaddr_storage.)
             hdrs[i].msg_hdr.msg_name = (&mut self.addrs[i] as *mut socket2::SockAddrStorage).cast();
             hdrs[i].msg_hdr.msg_namelen = self.addrs[i].size_of();
+            // SAFETY: as above, `i * CONTROL_WORDS + CONTROL_WORDS <= self.control.len()`.
+            hdrs[i].msg_hdr.msg_control = unsafe { self.control.as_mut_ptr().add(i * CONTROL_WORDS) }.cast();
+            hdrs[i].msg_hdr.msg_controllen = CONTROL_WORDS * 8;
         }
         let n = loop {
             // SAFETY: `hdrs` holds BATCH valid headers whose iovecs and name buffers
@@ -111,7 +172,12 @@ impl RecvBatch {
         if n == 0 {
             return Ok(Received::Empty);
         }
+        let read_at = wall_clock_ns();
         for (i, hdr) in hdrs.iter().enumerate().take(n) {
+            self.ages[i] = match receive_timestamp_ns(&hdr.msg_hdr) {
+                Some(at) => (read_at - at).clamp(0, MAX_AGE_NS) as u64 / 1000,
+                None => 0,
+            };
             // A longer datagram was cut to the slot (MSG_TRUNC): it keeps SLOT bytes.
             self.lens[i] = (hdr.msg_len as usize).min(SLOT);
             let len = hdr.msg_hdr.msg_namelen;
@@ -139,6 +205,7 @@ impl RecvBatch {
                 Ok((len, from)) => {
                     self.lens[n] = len.min(SLOT);
                     self.from[n] = Some(from);
+                    self.ages[n] = 0;
                     n += 1;
                 }
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
@@ -156,8 +223,46 @@ impl RecvBatch {
     }
 }
 
+/// `CLOCK_REALTIME` now, in nanoseconds: the clock of the kernel's receive timestamps.
+/// (Linux turns timestamping on for the stack a moment after the first socket asks;
+/// datagrams of that moment are stamped when read, age 0: the old behaviour.)
+#[cfg(target_os = "linux")]
+#[allow(clippy::unnecessary_cast)] // time_t and c_long are 32 bits on some Linux targets
+fn wall_clock_ns() -> i64 {
+    let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+    // SAFETY: `ts` is a live timespec for the call to write; CLOCK_REALTIME always exists.
+    unsafe { libc::clock_gettime(libc::CLOCK_REALTIME, &mut ts) };
+    ts.tv_sec as i64 * 1_000_000_000 + ts.tv_nsec as i64
+}
+
+/// The `SCM_TIMESTAMPNS` receive timestamp among the control messages `msg` got back,
+/// in nanoseconds of `CLOCK_REALTIME`; `None` without one (timestamps off, or the
+/// control room was too small: MSG_CTRUNC).
+#[cfg(target_os = "linux")]
+#[allow(clippy::unnecessary_cast)] // time_t and c_long are 32 bits on some Linux targets
+fn receive_timestamp_ns(msg: &libc::msghdr) -> Option<i64> {
+    if msg.msg_flags & libc::MSG_CTRUNC != 0 {
+        return None;
+    }
+    // SAFETY: `msg` is a header recvmmsg filled in: its control pointer and length
+    // (which the kernel set to the bytes it wrote, within the room given) describe live
+    // control messages in `RecvBatch::control`, which CMSG_FIRSTHDR and CMSG_NXTHDR walk
+    // within those bounds. A timestamp's data is a timespec, read unaligned.
+    unsafe {
+        let mut c = libc::CMSG_FIRSTHDR(msg);
+        while !c.is_null() {
+            if (*c).cmsg_level == libc::SOL_SOCKET && (*c).cmsg_type == libc::SCM_TIMESTAMPNS {
+                let ts = std::ptr::read_unaligned(libc::CMSG_DATA(c).cast::<libc::timespec>());
+                return Some(ts.tv_sec as i64 * 1_000_000_000 + ts.tv_nsec as i64);
+            }
+            c = libc::CMSG_NXTHDR(msg, c);
+        }
+    }
+    None
+}
+
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
     fn bound() -> UdpSocket {
@@ -216,5 +321,34 @@ mod tests {
         // 40 datagrams: three full batches and a last one that says the socket is empty.
         assert!(calls <= 40usize.div_ceil(BATCH) + 1, "{calls} calls");
         assert!(matches!(batch.receive(&sock).unwrap(), Received::Empty));
+    }
+
+    /// Linux turns receive timestamping on for the whole stack a moment after the first
+    /// socket asks (deferred work); until then a datagram is stamped when it is read.
+    pub(crate) fn settle_timestamping() {
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+
+    /// With timestamps on (Linux), a datagram's age is how long it waited in the
+    /// socket; without them it is 0 (the read is taken as the arrival).
+    #[test]
+    fn ages_come_from_the_kernels_receive_timestamps() {
+        let (stamped, plain, from) = (bound(), bound(), bound());
+        let on = enable_timestamps(&stamped);
+        assert_eq!(on, cfg!(target_os = "linux"));
+        settle_timestamping();
+        from.send_to(&[1], stamped.local_addr().unwrap()).unwrap();
+        from.send_to(&[2], plain.local_addr().unwrap()).unwrap();
+        std::thread::sleep(std::time::Duration::from_millis(40));
+        let mut batch = RecvBatch::new();
+        assert!(matches!(batch.receive(&stamped).unwrap(), Received::Some { n: 1, .. }));
+        let age = batch.age_us(0);
+        if on {
+            assert!((30_000..1_000_000).contains(&age), "waited 40 ms: age {age} us");
+        } else {
+            assert_eq!(age, 0);
+        }
+        assert!(matches!(batch.receive(&plain).unwrap(), Received::Some { n: 1, .. }));
+        assert_eq!(batch.age_us(0), 0, "no timestamps asked for: no age");
     }
 }

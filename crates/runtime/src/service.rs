@@ -40,11 +40,31 @@ use crossbeam_channel::Sender;
 
 use super::waker::{Poller, WakeChannel, Waker};
 
-/// What the service thread runs for one host. `Ok(Some(d))`: sleep at most `d` before
-/// the next turn; `Ok(None)`: the host has finished (its shutdown lingered enough);
-/// `Err`: the host failed and must stop, with why.
+/// What a host's turn asks of the service thread until its next turn.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Plan {
+    /// The next turn comes after this long at the latest.
+    pub sleep: Duration,
+    /// Receive moderation: how long the host's socket stays out of the wait (zero: it
+    /// is watched as usual). Datagrams arriving meanwhile wait in the socket and are
+    /// read together, by the host's next turn (due when this ends at the latest) or by
+    /// its engine's own poll, instead of each waking the thread.
+    pub quiet: Duration,
+}
+
+impl Plan {
+    /// Sleep at most `sleep`, socket watched (the scripted hosts of the tests).
+    #[cfg(test)]
+    pub(crate) fn sleep(sleep: Duration) -> Plan {
+        Plan { sleep, quiet: Duration::ZERO }
+    }
+}
+
+/// What the service thread runs for one host. `Ok(Some(plan))`: until the next turn;
+/// `Ok(None)`: the host has finished (its shutdown lingered enough); `Err`: the host
+/// failed and must stop, with why.
 pub(crate) trait Turn: Send + Sync {
-    fn turn(&self) -> Result<Option<Duration>, String>;
+    fn turn(&self) -> Result<Option<Plan>, String>;
     /// Tells the host's engine that its network side stopped for `message` (the
     /// `Fatal` event and the reason kept for later calls). Called at most once.
     fn failed(&self, message: String);
@@ -61,6 +81,9 @@ pub(crate) struct Slot {
     woken: Arc<AtomicBool>,
     /// When the host's next turn is due if nothing arrives.
     deadline: Instant,
+    /// Whether the socket is out of the wait (receive moderation, [`Plan::quiet`]):
+    /// until the deadline, which the quiet time's end brings forward.
+    quiet: bool,
     /// Dropped once the host has finished: its `Host` waits for that on drop. `None`:
     /// finished, leaving at the end of the round.
     done: Option<Sender<()>>,
@@ -127,8 +150,14 @@ pub(crate) fn join<T>(make: impl FnOnce(Waker) -> (Joining, T)) -> io::Result<T>
     let inbox = r.running.as_ref().map(|running| running.inbox.clone()).expect("started above");
     let (waker, woken) = inbox.wake.waker();
     let (joining, out) = make(waker);
-    let slot =
-        Slot { turn: joining.turn, socket: joining.socket, woken, deadline: Instant::now(), done: Some(joining.done) };
+    let slot = Slot {
+        turn: joining.turn,
+        socket: joining.socket,
+        woken,
+        deadline: Instant::now(),
+        quiet: false,
+        done: Some(joining.done),
+    };
     inbox.joining.lock().unwrap_or_else(|p| p.into_inner()).push(slot);
     inbox.wake.signal();
     Ok(out)
@@ -176,7 +205,17 @@ fn run(inbox: Arc<Inbox>) {
                 continue;
             }
             match run_turn(&*slot.turn) {
-                Ok(Some(sleep)) => slot.deadline = Instant::now() + sleep,
+                Ok(Some(plan)) => {
+                    // A quiet socket is read again when its quiet time ends (a turn
+                    // then, whatever arrived), or earlier if something else is due.
+                    let quiet = !plan.quiet.is_zero();
+                    let sleep = if quiet { plan.sleep.min(plan.quiet) } else { plan.sleep };
+                    slot.deadline = Instant::now() + sleep;
+                    if quiet != slot.quiet {
+                        slot.quiet = quiet;
+                        poller.mute(i, quiet);
+                    }
+                }
                 outcome => {
                     if let Err(message) = outcome {
                         slot.turn.failed(message);
@@ -197,6 +236,11 @@ fn run(inbox: Arc<Inbox>) {
         finished.clear();
         if changed {
             poller.watch(slots.iter().map(|s| &s.socket));
+            for (i, slot) in slots.iter().enumerate() {
+                if slot.quiet {
+                    poller.mute(i, true);
+                }
+            }
         }
         let now = Instant::now();
         let timeout = slots.iter().map(|s| s.deadline.saturating_duration_since(now)).min().unwrap_or(Duration::ZERO);
@@ -232,7 +276,7 @@ fn may_exit(inbox: &Arc<Inbox>) -> bool {
 }
 
 /// One host's turn, its panic caught: it ends that host only.
-fn run_turn(turn: &dyn Turn) -> Result<Option<Duration>, String> {
+fn run_turn(turn: &dyn Turn) -> Result<Option<Plan>, String> {
     match catch_unwind(AssertUnwindSafe(|| turn.turn())) {
         Ok(outcome) => outcome,
         Err(payload) => {

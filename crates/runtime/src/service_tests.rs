@@ -17,14 +17,14 @@ struct Scripted {
 }
 
 impl Turn for Scripted {
-    fn turn(&self) -> Result<Option<Duration>, String> {
+    fn turn(&self) -> Result<Option<Plan>, String> {
         let n = self.turns.fetch_add(1, Ordering::SeqCst) + 1;
         if self.panic_on == Some(n) {
             panic!("scripted panic on turn {n}");
         }
         let mut buf = [0u8; 64];
         while self.socket.recv_from(&mut buf).is_ok() {}
-        Ok((!self.finish.load(Ordering::SeqCst)).then_some(self.sleep))
+        Ok((!self.finish.load(Ordering::SeqCst)).then_some(Plan::sleep(self.sleep)))
     }
     fn failed(&self, message: String) {
         *self.failed.lock().unwrap() = Some(message);

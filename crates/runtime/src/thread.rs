@@ -37,8 +37,9 @@ use super::budget::{SendBudget, ThreadBudget};
 use super::log::{DropTally, LogLevel, LogQueue};
 use super::pool::BufferPool;
 use super::protocol::Protocol;
-use super::recv_batch::{Received, RecvBatch};
-use super::service::Turn;
+use super::recv_batch::{Received, RecvBatch, enable_timestamps};
+use super::send_batch::SendBatch;
+use super::service::{Plan, Turn};
 use super::to_engine::{Polled, ToEngine};
 use super::waker::Waker;
 use super::{Direction, HostEvent};
@@ -77,6 +78,15 @@ const SIM_POOL_LIMIT: usize = 4096;
 const SIM_PREFILL: usize = 128;
 /// How often events waiting for room in the channel to the engine are looked at again.
 const BACKLOG_RETRY_US: Micros = 1_000;
+/// Connections (requested or announced) from which a host counts as busy enough for
+/// receive moderation ([`ThreadParts::moderation_us`]): below it every datagram is
+/// read as it arrives, as a two-player session's latency wants, and there are few to
+/// batch anyway.
+pub(crate) const MODERATION_MIN_PEERS: usize = 8;
+/// How long after asking for receive timestamps moderation may begin: Linux turns
+/// timestamping on for the stack a moment later (deferred work), and datagrams of that
+/// moment are stamped when read, which a delayed read would make late.
+const TIMESTAMPS_SETTLE_US: Micros = 10_000;
 
 /// What the engine asks of the thread, in order.
 #[derive(Debug)]
@@ -180,6 +190,14 @@ pub(crate) struct ThreadParts<P> {
     pub sim_seed: u64,
     pub auto_flush_us: Micros,
     pub idle_cap: Duration,
+    /// Receive moderation (`HostConfig::receive_moderation_us`): after a turn that read
+    /// datagrams, with at least [`MODERATION_MIN_PEERS`] connections, the socket stays
+    /// out of the service thread's wait this long, so that the datagrams of many peers
+    /// are read in one batch rather than each waking the thread. 0: off. Only with
+    /// kernel receive timestamps, asked for when the host first gets that busy (a
+    /// two-player session never pays for them): a datagram's arrival time must not be
+    /// the time of a delayed read. Where the socket refuses them, moderation stays off.
+    pub moderation_us: Micros,
 }
 
 /// What the engine's thread may run itself, under the core's lock, instead of asking
@@ -191,6 +209,11 @@ pub(crate) struct ThreadParts<P> {
 pub(crate) trait DirectPath: Send {
     /// Applies the queued commands, flushes, and writes what is due to the socket.
     fn flush_now(&mut self) -> bool;
+    /// Hands a message the engine's checks accepted to the endpoint, after any
+    /// commands still queued (so that it keeps its place behind them); what
+    /// `Command::Send` does on the network thread, without the copy into a pooled
+    /// buffer and the two channel operations.
+    fn send_now(&mut self, peer: PeerId, channel: u8, data: &[u8]);
     /// Reads what the socket holds and moves the events to the channel to the engine.
     fn receive_now(&mut self) -> bool;
     /// The connection's statistics now, with the time (the core's clock).
@@ -210,12 +233,20 @@ impl<P: Protocol> DirectPath for NetLoop<P> {
         self.must_replan(now)
     }
 
+    fn send_now(&mut self, peer: PeerId, channel: u8, data: &[u8]) {
+        if !self.p.commands.is_empty() {
+            let now = self.p.clock.now_us();
+            self.apply_commands(now);
+        }
+        self.send_one(peer, channel, data);
+    }
+
     fn receive_now(&mut self) -> bool {
         let now = self.p.clock.now_us();
         while let Some(buf) = self.p.msg_pool.try_take() {
             self.p.proto.recycle(buf);
         }
-        self.receive(now);
+        self.receive();
         self.deliver_inbound(now);
         self.transmit(now);
         self.forward_events();
@@ -245,7 +276,7 @@ pub(crate) struct Hosted<P> {
 }
 
 impl<P: Protocol> Turn for Hosted<P> {
-    fn turn(&self) -> Result<Option<Duration>, String> {
+    fn turn(&self) -> Result<Option<Plan>, String> {
         // Poisoned: an engine call panicked inside the core, whose state is then
         // unknown; the host stops and says so.
         let mut l = self
@@ -277,7 +308,8 @@ pub(crate) struct NetLoop<P> {
     /// comes back here too, so a lossy simulator allocates nothing in steady state).
     sim_pool: Vec<Vec<u8>>,
     rx: RecvBatch,
-    tx_buf: Vec<u8>,
+    /// What `Protocol::poll_transmit` writes into: a batch of datagrams.
+    tx: SendBatch,
     to_engine: ToEngine,
     /// Peers whose statistics are published: requested or announced, not yet gone.
     peers: Vec<PeerId>,
@@ -307,6 +339,11 @@ pub(crate) struct NetLoop<P> {
     timers_at: Micros,
     /// Refused datagrams of the current second, for the log's summary.
     tally: DropTally,
+    /// Receive timestamps: when they were asked for (receive moderation's
+    /// precondition, see [`ThreadParts::moderation_us`]), or whether the socket
+    /// refused them.
+    stamped_since: Option<Micros>,
+    stamps_refused: bool,
 }
 
 impl<P: Protocol> NetLoop<P> {
@@ -325,8 +362,7 @@ impl<P: Protocol> NetLoop<P> {
             sim_rng,
             sim_pool: Vec::new(),
             rx: RecvBatch::new(),
-            // (What `Protocol::poll_transmit` writes into: one datagram at most.)
-            tx_buf: vec![0; MAX_DATAGRAM_SIZE],
+            tx: SendBatch::new(),
             to_engine,
             peers: Vec::new(),
             budgets: HashMap::new(),
@@ -340,6 +376,8 @@ impl<P: Protocol> NetLoop<P> {
             planned_wake: now,
             timers_at: 0,
             tally: DropTally::new(now),
+            stamped_since: None,
+            stamps_refused: false,
         };
         l.prefill_sims();
         l
@@ -360,9 +398,10 @@ impl<P: Protocol> NetLoop<P> {
         }
     }
 
-    /// One turn of the network thread's loop. Returns how long to sleep, or `None` once
-    /// a shutdown has finished lingering (the thread then exits).
-    fn turn(&mut self) -> Option<Duration> {
+    /// One turn of the network thread's loop. Returns how long to sleep (and whether to
+    /// leave the socket alone meanwhile), or `None` once a shutdown has finished
+    /// lingering (the thread then exits).
+    fn turn(&mut self) -> Option<Plan> {
         self.rt.wakeups += 1;
         let now = self.p.clock.now_us();
         if self.p.shared.inject_panic.load(Ordering::Acquire) {
@@ -381,7 +420,7 @@ impl<P: Protocol> NetLoop<P> {
         while let Some(buf) = self.p.msg_pool.try_take() {
             self.p.proto.recycle(buf);
         }
-        self.receive(now);
+        let read = self.receive();
         self.deliver_inbound(now);
         // The endpoint's timers walk every connection: run them when one is due, not on
         // every datagram's turn (a server's thread turns thousands of times a second).
@@ -408,7 +447,35 @@ impl<P: Protocol> NetLoop<P> {
         let timers = self.p.proto.next_timeout();
         self.timers_at = timers.unwrap_or(Micros::MAX);
         self.planned_wake = self.wake_at(now, timers);
-        Some(Duration::from_micros(self.planned_wake.saturating_sub(now)))
+        let sleep = Duration::from_micros(self.planned_wake.saturating_sub(now));
+        Some(Plan { sleep, quiet: Duration::from_micros(self.quiet_after(now, read)) })
+    }
+
+    /// Receive moderation after a turn that read `read` datagrams: how long the
+    /// socket is left out of the wait (see [`ThreadParts::moderation_us`]). Only after
+    /// a turn that read something: the first datagram after a lull is read at once,
+    /// the ones right behind it wait for the batch. A shutting-down host is never
+    /// quiet (its last turns should end it promptly). The first busy turn asks for
+    /// receive timestamps; moderation begins once they have settled.
+    fn quiet_after(&mut self, now: Micros, read: usize) -> Micros {
+        let busy = self.p.moderation_us > 0
+            && read > 0
+            && self.peers.len() >= MODERATION_MIN_PEERS
+            && self.linger_until.is_none();
+        if !busy || self.stamps_refused {
+            return 0;
+        }
+        match self.stamped_since {
+            Some(t) if now >= t + TIMESTAMPS_SETTLE_US => self.p.moderation_us,
+            Some(_) => 0,
+            None => {
+                match enable_timestamps(&self.p.socket) {
+                    true => self.stamped_since = Some(now),
+                    false => self.stamps_refused = true,
+                }
+                0
+            }
+        }
     }
 
     /// When the thread should wake if nothing arrives: the next work due, within the
@@ -457,22 +524,7 @@ impl<P: Protocol> NetLoop<P> {
             let Ok(cmd) = self.p.commands.try_recv() else { break };
             match cmd {
                 Command::Send { peer, channel, data } => {
-                    if let Some(b) = self.budgets.get_mut(&peer) {
-                        b.took(data.len());
-                    }
-                    match self.p.proto.send(peer, channel, &data) {
-                        Ok(()) => {}
-                        // Gone before the engine saw it go: its Disconnected tells it.
-                        Err(SendError::UnknownPeer(_)) => self.rt.sends_rejected += 1,
-                        // The engine's checks (channel, size, send-queue budget) make
-                        // this unreachable. Should it happen anyway, the message must
-                        // not vanish silently: a reliable stream with a gap is broken,
-                        // so the connection is closed and the engine is told.
-                        Err(_) => {
-                            self.rt.sends_rejected += 1;
-                            self.break_connection(now, peer);
-                        }
-                    }
+                    self.send_one(peer, channel, &data);
                     self.p.send_pool.give(data);
                 }
                 Command::Flush => self.p.proto.flush(now),
@@ -493,6 +545,29 @@ impl<P: Protocol> NetLoop<P> {
                 Command::Disconnect { peer, reason } => self.p.proto.disconnect(now, peer, reason),
                 Command::SetSim { dir, cfg } => self.set_sim(now, dir, cfg),
                 Command::SetTimeout { timeout_us } => self.p.proto.set_timeout(timeout_us),
+            }
+        }
+    }
+
+    /// Hands one message the engine accepted to the endpoint, from the command queue
+    /// or directly (`DirectPath::send_now`), and counts it as taken from the peer's
+    /// send-queue budget.
+    fn send_one(&mut self, peer: PeerId, channel: u8, data: &[u8]) {
+        if let Some(b) = self.budgets.get_mut(&peer) {
+            b.took(data.len());
+        }
+        match self.p.proto.send(peer, channel, data) {
+            Ok(()) => {}
+            // Gone before the engine saw it go: its Disconnected tells it.
+            Err(SendError::UnknownPeer(_)) => self.rt.sends_rejected += 1,
+            // The engine's checks (channel, size, send-queue budget) make this
+            // unreachable. Should it happen anyway, the message must not vanish
+            // silently: a reliable stream with a gap is broken, so the connection is
+            // closed and the engine is told.
+            Err(_) => {
+                self.rt.sends_rejected += 1;
+                let now = self.p.clock.now_us();
+                self.break_connection(now, peer);
             }
         }
     }
@@ -549,20 +624,25 @@ impl<P: Protocol> NetLoop<P> {
     }
 
     /// Reads what the socket holds, a batch at a time, at most [`MAX_RECV_PER_TURN`]
-    /// datagrams.
-    fn receive(&mut self, now: Micros) {
+    /// datagrams; returns how many.
+    fn receive(&mut self) -> usize {
         let mut read = 0;
         while read < MAX_RECV_PER_TURN {
             match self.rx.receive(&self.p.socket) {
                 Ok(Received::Empty) => break,
                 Ok(Received::Some { n, drained }) => {
+                    // Each datagram's arrival: when the kernel queued it (its receive
+                    // timestamp, where the platform gives one), not when this read ran,
+                    // which receive moderation or a busy thread may have delayed.
+                    let read_at = self.p.clock.now_us();
                     for i in 0..n {
                         let (data, from) = self.rx.datagram(i);
+                        let at = read_at.saturating_sub(self.rx.age_us(i));
                         // (A UDP socket of ours reports IPv4 and IPv6 senders only.)
                         let Some(from) = from else { continue };
                         match &mut self.sim_in {
-                            Some(sim) => simulate(sim, &mut self.sim_pool, now, from, data),
-                            None => hand_over(&mut self.p, &mut self.tally, now, from, data),
+                            Some(sim) => simulate(sim, &mut self.sim_pool, at, from, data),
+                            None => hand_over(&mut self.p, &mut self.tally, at, from, data),
                         }
                     }
                     read += n;
@@ -583,6 +663,7 @@ impl<P: Protocol> NetLoop<P> {
                 },
             }
         }
+        read
     }
 
     fn deliver_inbound(&mut self, now: Micros) {
@@ -592,13 +673,26 @@ impl<P: Protocol> NetLoop<P> {
         }
     }
 
+    /// Writes what the endpoint has to send: in batches (`send_batch.rs`), or into the
+    /// outbound simulator when it is on; then what the simulator has due.
     fn transmit(&mut self, now: Micros) {
-        while let Some((addr, n)) = self.p.proto.poll_transmit(&mut self.tx_buf) {
-            match &mut self.sim_out {
-                Some(sim) => simulate(sim, &mut self.sim_pool, now, addr, &self.tx_buf[..n]),
-                None => {
-                    let r = send_to(&self.p.socket, &self.tx_buf[..n], addr);
-                    self.count_send(r);
+        if let Some(sim) = &mut self.sim_out {
+            while let Some((addr, n)) = self.p.proto.poll_transmit(self.tx.slot()) {
+                simulate(sim, &mut self.sim_pool, now, addr, &self.tx.slot()[..n]);
+            }
+        } else {
+            loop {
+                while !self.tx.is_full() {
+                    let Some((addr, n)) = self.p.proto.poll_transmit(self.tx.slot()) else { break };
+                    self.tx.push(addr, n);
+                }
+                let more = self.tx.is_full();
+                if self.tx.len() > 0 {
+                    let rt = &mut self.rt;
+                    self.tx.send(&self.p.socket, &mut |e| count_send(rt, Err(e)));
+                }
+                if !more {
+                    break;
                 }
             }
         }
@@ -610,15 +704,7 @@ impl<P: Protocol> NetLoop<P> {
 
     fn send_datagram(&mut self, data: &[u8], addr: SocketAddr) {
         let r = send_to(&self.p.socket, data, addr);
-        self.count_send(r);
-    }
-
-    fn count_send(&mut self, r: io::Result<()>) {
-        match r {
-            Ok(()) => {}
-            Err(e) if e.kind() == io::ErrorKind::WouldBlock => self.rt.socket_send_dropped += 1,
-            Err(_) => self.rt.socket_send_errors += 1,
-        }
+        count_send(&mut self.rt, r);
     }
 
     fn reuse_sim_buffer(&mut self, buf: Vec<u8>) {
@@ -729,6 +815,14 @@ fn log_disconnect(log: &LogQueue, peer: PeerId, reason: DisconnectReason) {
         _ => LogLevel::Warn,
     };
     log.push(level, format_args!("connection down: peer {peer}, reason {reason:?}"));
+}
+
+fn count_send(rt: &mut RuntimeStats, r: io::Result<()>) {
+    match r {
+        Ok(()) => {}
+        Err(e) if e.kind() == io::ErrorKind::WouldBlock => rt.socket_send_dropped += 1,
+        Err(_) => rt.socket_send_errors += 1,
+    }
 }
 
 /// Hands a copy of `data` to a link simulator in a buffer from the pool; the buffer

@@ -35,6 +35,7 @@ fn parts(events: Sender<ThreadMsg>) -> (ThreadParts<FakeProtocol>, Sender<Comman
         sim_seed: 1,
         auto_flush_us: 0,
         idle_cap: IDLE_CAP,
+        moderation_us: 0,
     };
     (p, cmd_tx)
 }
@@ -216,4 +217,61 @@ fn turns_run_the_endpoint_timers_only_when_one_is_due() {
     // Still due (the fake's timer does not move): every turn runs it.
     turn_with_a_datagram(&mut l);
     assert_eq!(updates.load(Relaxed), 3);
+}
+
+/// A datagram read late gets its kernel receive timestamp as its arrival time (Linux),
+/// not the time of the read: receive moderation delays reads, and round-trip times and
+/// the time sync must not see that.
+#[cfg(target_os = "linux")]
+#[test]
+fn a_late_read_keeps_the_kernels_arrival_time() {
+    let (tx, _rx) = crossbeam_channel::bounded(4096);
+    let (p, _cmd) = parts(tx);
+    assert!(crate::recv_batch::enable_timestamps(&p.socket));
+    crate::recv_batch::tests::settle_timestamping();
+    let local = p.socket.local_addr().unwrap();
+    let mut l = NetLoop::new(p);
+    let sender = UdpSocket::bind("127.0.0.1:0").unwrap();
+    let sent_at = l.p.clock.now_us();
+    sender.send_to(&[0, 1], local).unwrap();
+    std::thread::sleep(Duration::from_millis(50));
+    let read_at = l.p.clock.now_us();
+    assert_eq!(l.receive(), 1);
+    let at = l.p.proto.arrivals[0];
+    // Within a few milliseconds of the send (a loaded machine may delay the delivery
+    // itself a little), and 50 ms before the read.
+    assert!(at >= sent_at && at < sent_at + 20_000, "arrival {at} for a send at {sent_at}");
+    assert!(at + 30_000 < read_at, "arrival {at} for a read at {read_at}");
+}
+
+/// Receive moderation: a turn that read datagrams leaves the socket out of the wait
+/// for `moderation_us`, but only for a host with many connections, and once the
+/// receive timestamps it asks for then have settled; a turn that read nothing, or a
+/// host with few peers, is never quiet.
+#[cfg(target_os = "linux")]
+#[test]
+fn a_busy_host_leaves_its_socket_quiet_after_reading() {
+    let (tx, _rx) = crossbeam_channel::bounded(4096);
+    let (mut p, _cmd) = parts(tx);
+    p.moderation_us = 1_000;
+    let local = p.socket.local_addr().unwrap();
+    let mut l = NetLoop::new(p);
+    let senders: Vec<UdpSocket> = (0..MODERATION_MIN_PEERS).map(|_| UdpSocket::bind("127.0.0.1:0").unwrap()).collect();
+    let turn_after = |l: &mut NetLoop<FakeProtocol>, n: usize| {
+        for s in &senders[..n] {
+            s.send_to(&[0, 1], local).unwrap();
+        }
+        std::thread::sleep(Duration::from_millis(2));
+        let plan = l.turn().expect("running");
+        l.forward_events();
+        plan.quiet
+    };
+    // One peer (the fake accepts a sender as a peer), then all of them.
+    assert_eq!(turn_after(&mut l, 1), Duration::ZERO, "few peers: every datagram read at once");
+    assert_eq!(l.stamped_since, None, "no timestamps asked for yet");
+    assert_eq!(turn_after(&mut l, MODERATION_MIN_PEERS), Duration::ZERO, "timestamps asked for, not settled");
+    assert!(l.stamped_since.is_some());
+    std::thread::sleep(Duration::from_micros(TIMESTAMPS_SETTLE_US));
+    assert_eq!(turn_after(&mut l, MODERATION_MIN_PEERS), Duration::from_micros(1_000));
+    assert_eq!(turn_after(&mut l, 0), Duration::ZERO, "nothing read: watched again");
 }

@@ -123,6 +123,14 @@ impl Poller {
 
     /// Whether watched socket `i` was readable (or in error) at the last wait; false
     /// for an index the last [`watch`](Self::watch) did not cover.
+    /// Leaves socket `i` (of the last [`watch`](Self::watch)) out of the waits from now
+    /// on (`true`), or watches it again. A muted socket is never reported readable.
+    pub(crate) fn mute(&mut self, i: usize, muted: bool) {
+        if let Some(fd) = self.fds.get_mut(i + 1) {
+            imp::mute(fd, muted);
+        }
+    }
+
     pub(crate) fn readable(&self, i: usize) -> bool {
         self.fds.get(i + 1).is_some_and(imp::ready)
     }
@@ -211,6 +219,14 @@ mod imp {
         fd.revents = 0;
     }
 
+    /// A negative descriptor is skipped by poll, its `revents` left 0 (POSIX); the
+    /// descriptor is kept as its complement to be restored.
+    pub(super) fn mute(fd: &mut PollFd, muted: bool) {
+        if (fd.fd < 0) != muted {
+            fd.fd = !fd.fd;
+        }
+    }
+
     pub(super) fn ready(fd: &PollFd) -> bool {
         fd.revents != 0
     }
@@ -296,6 +312,11 @@ mod imp {
         fd.revents = 0;
     }
 
+    /// Receive moderation is off where kernel receive timestamps are missing (see
+    /// `thread.rs`), so nothing mutes a socket here; should something, the socket
+    /// simply stays watched (a wake per datagram, as without moderation).
+    pub(super) fn mute(_fd: &mut PollFd, _muted: bool) {}
+
     pub(super) fn ready(fd: &PollFd) -> bool {
         fd.revents != 0
     }
@@ -338,6 +359,7 @@ mod imp {
 
     pub(super) fn socket_poll_fd(_socket: &UdpSocket) -> PollFd {}
     pub(super) fn clear(_fd: &mut PollFd) {}
+    pub(super) fn mute(_fd: &mut PollFd, _muted: bool) {}
     pub(super) fn ready(_fd: &PollFd) -> bool {
         true
     }

@@ -1666,7 +1666,8 @@ typedef struct tw_host_stats {
      */
     uint64_t socket_send_errors;
     /**
-     * Socket receive failures other than "nothing to read".
+     * Socket receive failures other than "nothing to read" (on Windows, also each
+     * datagram longer than any of ours, which the system drops).
      */
     uint64_t socket_recv_errors;
     /**

@@ -113,7 +113,8 @@ pub struct tw_host_stats {
     pub socket_send_dropped: u64,
     /// Other socket send failures; the datagram was dropped.
     pub socket_send_errors: u64,
-    /// Socket receive failures other than "nothing to read".
+    /// Socket receive failures other than "nothing to read" (on Windows, also each
+    /// datagram longer than any of ours, which the system drops).
     pub socket_recv_errors: u64,
     /// Events waiting on the network thread because the engine polls too slowly.
     pub event_backlog: u64,

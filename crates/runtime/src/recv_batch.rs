@@ -14,7 +14,10 @@
 //!
 //! Each slot holds [`MAX_DATAGRAM_SIZE`] + 1 bytes: a longer datagram arrives cut to
 //! that length, which the endpoint refuses as too large, as it refuses the whole one.
-//! No datagram is taken for another, and nothing allocates after creation.
+//! Windows instead fails the read of such a datagram (`WSAEMSGSIZE`) and drops it: it
+//! is counted ([`RecvBatch::take_oversized`]) and the read goes on, so a stranger's
+//! long datagrams never stop a host's reads. No datagram is taken for another, and
+//! nothing allocates after creation.
 
 use std::io;
 use std::net::{SocketAddr, UdpSocket};
@@ -88,6 +91,9 @@ pub(crate) struct RecvBatch {
     /// An error met after some datagrams of a batch, for the next call.
     #[cfg(not(target_os = "linux"))]
     deferred: Option<io::Error>,
+    /// Datagrams the system dropped as longer than a slot, since the last
+    /// [`RecvBatch::take_oversized`] (Windows).
+    oversized: u64,
 }
 
 impl RecvBatch {
@@ -103,7 +109,15 @@ impl RecvBatch {
             control: vec![0; CONTROL_WORDS * BATCH],
             #[cfg(not(target_os = "linux"))]
             deferred: None,
+            oversized: 0,
         }
+    }
+
+    /// How many datagrams the system dropped as longer than any of ours since the last
+    /// call (Windows reports each as a failed read; elsewhere they arrive cut and the
+    /// endpoint counts them).
+    pub(crate) fn take_oversized(&mut self) -> u64 {
+        std::mem::take(&mut self.oversized)
     }
 
     /// Datagram `i` of the last call that returned [`Received::Some`], and its sender
@@ -199,7 +213,12 @@ impl RecvBatch {
             return Err(e);
         }
         let mut n = 0;
-        while n < BATCH {
+        // Dropped oversized datagrams count as reads too, so that a flood of them
+        // bounds a call like any other: after 2 x BATCH reads with none of ours, the
+        // call says "empty" and the socket, still readable, is read at the next turn.
+        let mut reads = 0;
+        while n < BATCH && reads < 2 * BATCH {
+            reads += 1;
             let slot = &mut self.data[n * SLOT..(n + 1) * SLOT];
             match socket.recv_from(slot) {
                 Ok((len, from)) => {
@@ -209,6 +228,8 @@ impl RecvBatch {
                     n += 1;
                 }
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                // Windows: the datagram was longer than the slot and is gone.
+                Err(e) if is_oversized(&e) => self.oversized += 1,
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
                     return Ok(if n == 0 { Received::Empty } else { Received::Some { n, drained: true } });
                 }
@@ -219,8 +240,15 @@ impl RecvBatch {
                 }
             }
         }
-        Ok(Received::Some { n, drained: false })
+        Ok(if n == 0 { Received::Empty } else { Received::Some { n, drained: false } })
     }
+}
+
+/// Whether a failed read was Windows refusing a datagram longer than the buffer
+/// (`WSAEMSGSIZE`, 10040; the datagram is dropped).
+#[cfg(not(target_os = "linux"))]
+fn is_oversized(e: &io::Error) -> bool {
+    cfg!(windows) && e.raw_os_error() == Some(10040)
 }
 
 /// `CLOCK_REALTIME` now, in nanoseconds: the clock of the kernel's receive timestamps.
@@ -308,6 +336,12 @@ pub(crate) mod tests {
                 }
             }
         }
+        if cfg!(windows) {
+            // Windows drops the datagram longer than a slot, and it is counted.
+            assert_eq!(batch.take_oversized(), 1);
+            sent.remove(17);
+        }
+        assert_eq!(batch.take_oversized(), 0);
         assert_eq!(got.len(), sent.len());
         for (i, ((d, from), (want, want_from))) in got.iter().zip(&sent).enumerate() {
             assert_eq!(from, want_from, "datagram {i}'s sender");
@@ -321,6 +355,28 @@ pub(crate) mod tests {
         // 40 datagrams: three full batches and a last one that says the socket is empty.
         assert!(calls <= 40usize.div_ceil(BATCH) + 1, "{calls} calls");
         assert!(matches!(batch.receive(&sock).unwrap(), Received::Empty));
+    }
+
+    /// Windows drops each datagram longer than a slot with a failed read: a flood of
+    /// them is counted, and a call reads a bounded number of them before it returns,
+    /// so a host's turn stays bounded; the datagram behind them is read after.
+    #[cfg(windows)]
+    #[test]
+    fn a_flood_of_oversized_datagrams_is_counted_and_bounded() {
+        let sock = bound();
+        let a = bound();
+        let to = sock.local_addr().unwrap();
+        for _ in 0..40 {
+            a.send_to(&[0xEE; 1500], to).unwrap();
+        }
+        a.send_to(b"ours", to).unwrap();
+        std::thread::sleep(std::time::Duration::from_millis(50));
+        let mut batch = RecvBatch::new();
+        assert!(matches!(batch.receive(&sock).unwrap(), Received::Empty), "2 x BATCH reads, none of ours");
+        assert_eq!(batch.take_oversized(), 2 * BATCH as u64);
+        let Received::Some { n: 1, .. } = batch.receive(&sock).unwrap() else { panic!("ours after the flood") };
+        assert_eq!(batch.datagram(0).0, b"ours");
+        assert_eq!(batch.take_oversized(), 40 - 2 * BATCH as u64);
     }
 
     /// Linux turns receive timestamping on for the whole stack a moment after the first

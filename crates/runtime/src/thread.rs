@@ -146,7 +146,8 @@ pub struct RuntimeStats {
     pub socket_send_dropped: u64,
     /// Other socket send failures (unreachable network, ...). The datagram was dropped.
     pub socket_send_errors: u64,
-    /// Socket receive failures other than "nothing to read".
+    /// Socket receive failures other than "nothing to read" (on Windows, also each
+    /// datagram longer than any of ours, which the system drops).
     pub socket_recv_errors: u64,
     /// Events waiting for room in the channel to the engine because the engine is not
     /// polling fast enough (in the endpoint, one bounded queue per peer).
@@ -663,6 +664,7 @@ impl<P: Protocol> NetLoop<P> {
                 },
             }
         }
+        self.rt.socket_recv_errors += self.rx.take_oversized();
         read
     }
 

@@ -5,7 +5,7 @@ use std::cell::Cell;
 use std::collections::VecDeque;
 use std::net::SocketAddr;
 
-use super::acks::{ACK_WINDOW, LossWindow, RecvAcks, SENT_RING, SentRing, SeqVerdict};
+use super::acks::{ACK_WINDOW, LossWindow, RecvAcks, ReportedAcks, SENT_RING, SentRing, SeqVerdict};
 use super::budget::{Admit, RecvBudget, SendPace};
 use super::crypto::{Ephemeral, PacketKeys, ReplayWindow, full_sequence};
 use super::endpoint::MAX_ACK_DELAY_US;
@@ -133,6 +133,7 @@ pub struct Connection {
     sent: SentRing,
     recv: RecvAcks,
     newest_ack: Option<u16>,
+    reported: ReportedAcks,
     loss_cursor: u16,
     loss: LossWindow,
     rtt: RttEstimator,
@@ -208,6 +209,7 @@ impl Connection {
             sent: SentRing::new(),
             recv: RecvAcks::default(),
             newest_ack: None,
+            reported: ReportedAcks::default(),
             loss_cursor: 0,
             loss: LossWindow::new(),
             rtt: RttEstimator::default(),
@@ -631,10 +633,10 @@ impl Connection {
 
     fn process_acks(&mut self, now: Micros, header: &AckFields, pool: &mut BufPool) {
         let ack_delay = header.ack_delay as u64 * ACK_DELAY_UNIT_US;
-        for i in 0..ACK_WINDOW {
-            if i > 0 && header.ack_bits & (1 << (i - 1)) == 0 {
-                continue;
-            }
+        let mut fresh = self.reported.take_fresh(header.ack, header.ack_bits, self.next_seq as u16);
+        while fresh != 0 {
+            let i = fresh.trailing_zeros() as u16;
+            fresh &= fresh - 1;
             let seq = header.ack.wrapping_sub(i);
             let Some(p) = self.sent.ack(seq) else { continue };
             if i == 0 {

@@ -1,0 +1,179 @@
+//! A host core's datagram paths: reading the socket in batches, the link simulators
+//! on either side, and writing what the endpoint has to send.
+
+use super::*;
+
+impl<P: Protocol> NetLoop<P> {
+    /// Turns a simulator on, reconfigures it, or turns it off. A reconfigured simulator
+    /// keeps what is in flight on its old schedule (as a real path would); one turned
+    /// off delivers what it still held at once rather than losing it.
+    pub(super) fn set_sim(&mut self, now: Micros, dir: Direction, cfg: Option<LinkConfig>) {
+        let slot = match dir {
+            Direction::Outbound => &mut self.sim_out,
+            Direction::Inbound => &mut self.sim_in,
+        };
+        match (slot.as_mut(), cfg) {
+            (Some(sim), Some(cfg)) => sim.set_config(cfg),
+            (None, Some(cfg)) => {
+                *slot = Some(Sim::new(cfg, self.sim_rng.next_u64()));
+                self.prefill_sims();
+            }
+            (_, None) => {
+                let Some(mut old) = slot.take() else { return };
+                while let Some((addr, buf)) = old.poll(Micros::MAX) {
+                    match dir {
+                        Direction::Outbound => self.send_datagram(&buf, addr),
+                        Direction::Inbound => hand_over(&mut self.p, &mut self.tally, now, addr, &buf),
+                    }
+                    self.reuse_sim_buffer(buf);
+                }
+            }
+        }
+    }
+
+    /// Reads what the socket holds, a batch at a time, at most [`MAX_RECV_PER_TURN`]
+    /// datagrams; returns how many.
+    pub(super) fn receive(&mut self) -> usize {
+        let mut read = 0;
+        while read < MAX_RECV_PER_TURN {
+            match self.rx.receive(&self.p.socket) {
+                Ok(Received::Empty) => break,
+                Ok(Received::Some { n, drained }) => {
+                    // Each datagram's arrival: when the kernel queued it (its receive
+                    // timestamp, where the platform gives one), not when this read ran,
+                    // which receive moderation or a busy thread may have delayed.
+                    let read_at = self.p.clock.now_us();
+                    for i in 0..n {
+                        let (data, from) = self.rx.datagram(i);
+                        let at = read_at.saturating_sub(self.rx.age_us(i));
+                        // (A UDP socket of ours reports IPv4 and IPv6 senders only.)
+                        let Some(from) = from else { continue };
+                        match &mut self.sim_in {
+                            Some(sim) => simulate(sim, &mut self.sim_pool, at, from, data),
+                            None => hand_over(&mut self.p, &mut self.tally, at, from, data),
+                        }
+                    }
+                    read += n;
+                    if drained {
+                        break;
+                    }
+                }
+                Err(e) => match e.kind() {
+                    // An ICMP "port unreachable" for an earlier send (reported on some
+                    // platforms even for unconnected sockets): more datagrams may follow.
+                    io::ErrorKind::ConnectionReset | io::ErrorKind::ConnectionRefused => {
+                        self.rt.socket_recv_errors += 1;
+                    }
+                    _ => {
+                        self.rt.socket_recv_errors += 1;
+                        break;
+                    }
+                },
+            }
+        }
+        self.rt.socket_recv_errors += self.rx.take_oversized();
+        read
+    }
+
+    pub(super) fn deliver_inbound(&mut self, now: Micros) {
+        while let Some((from, buf)) = self.sim_in.as_mut().and_then(|s| s.poll(now)) {
+            hand_over(&mut self.p, &mut self.tally, now, from, &buf);
+            self.reuse_sim_buffer(buf);
+        }
+    }
+
+    /// Writes what the endpoint has to send: in batches (`send_batch.rs`), or into the
+    /// outbound simulator when it is on; then what the simulator has due.
+    pub(super) fn transmit(&mut self, now: Micros) {
+        if let Some(sim) = &mut self.sim_out {
+            while let Some((addr, n)) = self.p.proto.poll_transmit(self.tx.slot()) {
+                simulate(sim, &mut self.sim_pool, now, addr, &self.tx.slot()[..n]);
+            }
+        } else {
+            loop {
+                while !self.tx.is_full() {
+                    let Some((addr, n)) = self.p.proto.poll_transmit(self.tx.slot()) else { break };
+                    self.tx.push(addr, n);
+                }
+                let more = self.tx.is_full();
+                if self.tx.len() > 0 {
+                    let rt = &mut self.rt;
+                    self.tx.send(&self.p.socket, &mut |e| count_send(rt, Err(e)));
+                }
+                if !more {
+                    break;
+                }
+            }
+        }
+        while let Some((addr, buf)) = self.sim_out.as_mut().and_then(|s| s.poll(now)) {
+            self.send_datagram(&buf, addr);
+            self.reuse_sim_buffer(buf);
+        }
+    }
+
+    pub(super) fn send_datagram(&mut self, data: &[u8], addr: SocketAddr) {
+        let r = send_to(&self.p.socket, data, addr);
+        count_send(&mut self.rt, r);
+    }
+
+    pub(super) fn reuse_sim_buffer(&mut self, buf: Vec<u8>) {
+        recycle_sim_buffer(&mut self.sim_pool, buf);
+    }
+}
+
+/// Hands a received datagram to the endpoint; one it refuses is counted for the log's
+/// summary by source (only while someone wants warnings: the comparison is two copies
+/// of the counters).
+fn hand_over<P: Protocol>(p: &mut ThreadParts<P>, tally: &mut DropTally, now: Micros, from: SocketAddr, data: &[u8]) {
+    if !p.shared.log.wants(LogLevel::Warn) {
+        p.proto.handle_datagram(now, from, data);
+        return;
+    }
+    let before = DropTally::refused(&p.proto.endpoint_stats());
+    p.proto.handle_datagram(now, from, data);
+    let after = DropTally::refused(&p.proto.endpoint_stats());
+    if after > before {
+        tally.note(from, after - before);
+    }
+}
+
+fn count_send(rt: &mut RuntimeStats, r: io::Result<()>) {
+    match r {
+        Ok(()) => {}
+        Err(e) if e.kind() == io::ErrorKind::WouldBlock => rt.socket_send_dropped += 1,
+        Err(_) => rt.socket_send_errors += 1,
+    }
+}
+
+/// Hands a copy of `data` to a link simulator in a buffer from the pool; the buffer
+/// of a datagram the simulator drops goes back to the pool.
+fn simulate(sim: &mut Sim, pool: &mut Vec<Vec<u8>>, now: Micros, addr: SocketAddr, data: &[u8]) {
+    let mut buf = pool.pop().unwrap_or_default();
+    buf.extend_from_slice(data);
+    if let Some((_, dropped)) = sim.send_copying(now, data.len(), (addr, buf), |d| pooled_copy(pool, d)) {
+        recycle_sim_buffer(pool, dropped);
+    }
+}
+
+fn recycle_sim_buffer(pool: &mut Vec<Vec<u8>>, mut buf: Vec<u8>) {
+    if pool.len() < SIM_POOL_LIMIT {
+        buf.clear();
+        pool.push(buf);
+    }
+}
+
+/// A simulator's duplicate of a datagram, in a buffer from the pool.
+fn pooled_copy(pool: &mut Vec<Vec<u8>>, (addr, data): &(SocketAddr, Vec<u8>)) -> (SocketAddr, Vec<u8>) {
+    let mut buf = pool.pop().unwrap_or_default();
+    buf.extend_from_slice(data);
+    (*addr, buf)
+}
+
+fn send_to(socket: &UdpSocket, data: &[u8], addr: SocketAddr) -> io::Result<()> {
+    loop {
+        match socket.send_to(data, addr) {
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            r => return r.map(|_| ()),
+        }
+    }
+}

@@ -1,0 +1,95 @@
+//! What a host core's turn tells the engine: its events, while the channel to it has
+//! room, and its statistics, every ~100 ms when something changed.
+
+use super::*;
+
+impl<P: Protocol> NetLoop<P> {
+    /// Moves events from the endpoint to the engine while the channel has room; the rest
+    /// waits in the endpoint (see `to_engine.rs`).
+    pub(super) fn forward_events(&mut self) {
+        self.to_engine.retry_control();
+        while self.to_engine.room_for_event() {
+            let Some((at, ev)) = self.p.proto.poll_event() else { break };
+            let ev = match ev {
+                Event::Connected { peer, addr } => {
+                    if !self.peers.contains(&peer) {
+                        self.peers.push(peer);
+                    }
+                    if let Entry::Vacant(slot) = self.budgets.entry(peer) {
+                        // An accepted peer: the engine gets its budget with (just
+                        // before) the Connected event, before it can send to it.
+                        let budget = SendBudget::new();
+                        slot.insert(ThreadBudget::new(budget.clone()));
+                        self.to_engine.send(ThreadMsg::PeerBudget(peer, budget));
+                    }
+                    // Statistics first, so `Host::stats` answers as soon as the engine
+                    // has seen the connection.
+                    if let Some(s) = self.p.proto.stats(peer) {
+                        self.to_engine.send(ThreadMsg::PeerStats(peer, s, self.p.clock.now_us()));
+                    }
+                    self.p.shared.log.push(LogLevel::Info, format_args!("connection up: peer {peer} at {addr}"));
+                    HostEvent::Connected { peer, addr }
+                }
+                Event::Disconnected { peer, mut reason } => {
+                    self.peers.retain(|&p| p != peer);
+                    self.budgets.remove(&peer);
+                    if let Some(i) = self.broken.iter().position(|&p| p == peer) {
+                        self.broken.swap_remove(i);
+                        reason = DisconnectReason::ProtocolError;
+                    }
+                    log_disconnect(&self.p.shared.log, peer, reason);
+                    HostEvent::Disconnected { peer, reason }
+                }
+                // When its datagram came off the socket, however long it then waited.
+                Event::Message { peer, channel, data } => HostEvent::Message { peer, channel, data, received_at: at },
+            };
+            self.to_engine.send(ThreadMsg::Event(ev));
+        }
+        self.rt.event_backlog = (self.p.proto.pending_events() + self.to_engine.waiting()) as u64;
+    }
+
+    /// Statistics are snapshots: when the channel has no room for them all (the engine
+    /// is behind), they are published a turn later rather than queued.
+    pub(super) fn publish_stats(&mut self, now: Micros) {
+        let earned = (now.saturating_sub(self.stats_earned_at) / STATS_INTERVAL_US) as u32;
+        if earned > 0 {
+            self.stats_credits = (self.stats_credits + earned).min(STATS_BURST);
+            self.stats_earned_at += earned as Micros * STATS_INTERVAL_US;
+        }
+        if self.stats_credits == 0 {
+            self.stats_owed_at = Some(self.stats_earned_at + STATS_INTERVAL_US);
+            return;
+        }
+        if !self.to_engine.room_for(self.peers.len() + 1) {
+            // The engine is behind: look again an interval later.
+            self.stats_owed_at = Some(now + STATS_INTERVAL_US);
+            return;
+        }
+        self.stats_owed_at = None;
+        let current = (self.p.proto.endpoint_stats(), self.rt);
+        let unchanged =
+            |a: &RuntimeStats, b: &RuntimeStats| RuntimeStats { wakeups: 0, ..*a } == RuntimeStats { wakeups: 0, ..*b };
+        if current.0 == self.published.0 && unchanged(&current.1, &self.published.1) {
+            return;
+        }
+        self.stats_credits -= 1;
+        self.published = current;
+        for i in 0..self.peers.len() {
+            let peer = self.peers[i];
+            if let Some(s) = self.p.proto.stats(peer) {
+                self.to_engine.send(ThreadMsg::PeerStats(peer, s, now));
+            }
+        }
+        self.to_engine.send(ThreadMsg::Stats(current.0, current.1, now));
+    }
+}
+
+/// A connection's end, for the log: the ends either side chose are news (INFO), the
+/// others say something went wrong (WARN).
+fn log_disconnect(log: &LogQueue, peer: PeerId, reason: DisconnectReason) {
+    let level = match reason {
+        DisconnectReason::Client | DisconnectReason::Server => LogLevel::Info,
+        _ => LogLevel::Warn,
+    };
+    log.push(level, format_args!("connection down: peer {peer}, reason {reason:?}"));
+}

@@ -189,7 +189,7 @@ impl RecvBatch {
         let read_at = wall_clock_ns();
         for (i, hdr) in hdrs.iter().enumerate().take(n) {
             self.ages[i] = match receive_timestamp_ns(&hdr.msg_hdr) {
-                Some(at) => (read_at - at).clamp(0, MAX_AGE_NS) as u64 / 1000,
+                Some(at) => read_at.saturating_sub(at).clamp(0, MAX_AGE_NS) as u64 / 1000,
                 None => 0,
             };
             // A longer datagram was cut to the slot (MSG_TRUNC): it keeps SLOT bytes.
@@ -281,7 +281,7 @@ fn receive_timestamp_ns(msg: &libc::msghdr) -> Option<i64> {
         while !c.is_null() {
             if (*c).cmsg_level == libc::SOL_SOCKET && (*c).cmsg_type == libc::SCM_TIMESTAMPNS {
                 let ts = std::ptr::read_unaligned(libc::CMSG_DATA(c).cast::<libc::timespec>());
-                return Some(ts.tv_sec as i64 * 1_000_000_000 + ts.tv_nsec as i64);
+                return Some((ts.tv_sec as i64).saturating_mul(1_000_000_000).saturating_add(ts.tv_nsec as i64));
             }
             c = libc::CMSG_NXTHDR(msg, c);
         }
@@ -293,7 +293,8 @@ fn receive_timestamp_ns(msg: &libc::msghdr) -> Option<i64> {
 pub(crate) mod tests {
     use super::*;
 
-    fn bound() -> UdpSocket {
+    /// A non-blocking socket on a free loopback port (the send batch's tests too).
+    pub(crate) fn bound() -> UdpSocket {
         let s = UdpSocket::bind("127.0.0.1:0").unwrap();
         s.set_nonblocking(true).unwrap();
         s

@@ -125,12 +125,7 @@ impl SendBatch {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn bound() -> UdpSocket {
-        let s = UdpSocket::bind("127.0.0.1:0").unwrap();
-        s.set_nonblocking(true).unwrap();
-        s
-    }
+    use crate::recv_batch::tests::bound;
 
     /// Datagrams of a batch arrive once each, in order, at their own destinations,
     /// over several full batches; one the socket refuses (an IPv6 destination from an

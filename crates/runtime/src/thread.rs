@@ -473,9 +473,10 @@ impl<P: Protocol> NetLoop<P> {
             Some(t) if now >= t + TIMESTAMPS_SETTLE_US => self.p.moderation_us,
             Some(_) => 0,
             None => {
-                match enable_timestamps(&self.p.socket) {
-                    true => self.stamped_since = Some(now),
-                    false => self.stamps_refused = true,
+                if enable_timestamps(&self.p.socket) {
+                    self.stamped_since = Some(now);
+                } else {
+                    self.stamps_refused = true;
                 }
                 0
             }

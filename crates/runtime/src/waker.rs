@@ -121,8 +121,6 @@ impl Poller {
         Ok(())
     }
 
-    /// Whether watched socket `i` was readable (or in error) at the last wait; false
-    /// for an index the last [`watch`](Self::watch) did not cover.
     /// Leaves socket `i` (of the last [`watch`](Self::watch)) out of the waits from now
     /// on (`true`), or watches it again. A muted socket is never reported readable.
     pub(crate) fn mute(&mut self, i: usize, muted: bool) {
@@ -131,6 +129,8 @@ impl Poller {
         }
     }
 
+    /// Whether watched socket `i` was readable (or in error) at the last wait; false
+    /// for an index the last [`watch`](Self::watch) did not cover.
     pub(crate) fn readable(&self, i: usize) -> bool {
         self.fds.get(i + 1).is_some_and(imp::ready)
     }

@@ -88,8 +88,10 @@ pub struct tw_host_config {
     /// plus one per datagram without any; default 8192). A peer over its budget is
     /// throttled (its datagrams dropped unread), then dropped with
     /// `TW_DISCONNECT_REASON_FLOODING`. This host paces itself at three quarters of
-    /// the same budget, so both ends of a connection should use the same values. At
-    /// least 4/3 of two full datagrams, `2 * max_frames_per_datagram` (171 with 64).
+    /// the same budget, so both ends of a connection should use the same values (what
+    /// the pace holds back leaves on the network thread's timer once it may, without
+    /// another flush). At least 4/3 of two full datagrams, `2 *
+    /// max_frames_per_datagram` (171 with 64).
     pub max_messages_per_sec: u32,
     /// A peer's budget of datagram bytes a second (default 4194304); at least 3200
     /// (three quarters of it hold two 1200-byte datagrams).

@@ -46,6 +46,20 @@ impl Bucket {
         self.level = (self.level - dt * self.rate).max(0);
     }
 
+    /// When the bucket will hold `tokens` without being drawn on meanwhile: `last` (in
+    /// the past, or now) if it holds them already; never if it cannot ever.
+    fn holds_at(&self, tokens: u64) -> Micros {
+        let missing = tokens as i64 * SCALE - self.level;
+        if missing <= 0 {
+            return self.last;
+        }
+        if self.rate == 0 || tokens as i64 * SCALE > self.cap {
+            return Micros::MAX;
+        }
+        // Rounded up: at that microsecond `has` is true.
+        self.last.saturating_add(((missing + self.rate - 1) / self.rate) as Micros)
+    }
+
     fn has(&self, tokens: u64) -> bool {
         self.level >= tokens as i64 * SCALE
     }
@@ -153,6 +167,13 @@ impl SendPace {
         self.messages.has(self.max_frames as u64) && self.bytes.has(MAX_DATAGRAM_SIZE as u64)
     }
 
+    /// When [`ready`](Self::ready) will next say yes, if nothing is sent meanwhile: a
+    /// time in the past when it would now. What the pace held back waits for it.
+    pub fn ready_at(&self) -> Micros {
+        let messages = self.messages.holds_at(self.max_frames as u64);
+        messages.max(self.bytes.holds_at(MAX_DATAGRAM_SIZE as u64))
+    }
+
     /// Charges a datagram that left, counted as the receiver counts it. Acks and
     /// keepalives are never held back; they may draw the buckets below zero.
     pub fn sent(&mut self, now: Micros, frames: u32, len: usize) {
@@ -254,5 +275,27 @@ mod tests {
         }
         // Bytes bind: 75,000 B/s minus 2,000 of acks, in 1,200-byte datagrams.
         assert!((590..=620).contains(&sent), "{sent} datagrams in 10 s");
+    }
+
+    /// `ready_at` names the first microsecond at which `ready` says yes again.
+    #[test]
+    fn ready_at_is_when_the_pace_is_ready_again() {
+        let l = limits();
+        let mut pace = SendPace::new(&l, 0);
+        assert_eq!(pace.ready_at(), 0, "full at the start");
+        let mut now = 0;
+        for _ in 0..50 {
+            now += 37;
+            while pace.ready(now) {
+                pace.sent(now, 10, 700);
+            }
+            let at = pace.ready_at();
+            assert!(at > now, "not ready at {now}, so later");
+            // A copy asked a microsecond early says no; at `at` it says yes.
+            let mut early = SendPace { ..pace };
+            assert!(!early.ready(at - 1), "ready at {} already", at - 1);
+            assert!(pace.ready(at), "not ready at {at}");
+            now = at;
+        }
     }
 }

@@ -125,6 +125,10 @@ pub struct Connection {
     backpressured: u64,
     budget: RecvBudget,
     pace: SendPace,
+    /// A flush the pace held back: what it had no room for leaves on the connection's
+    /// timer once the pace allows ([`Connection::flush_held`]), not at the engine's
+    /// next flush, which may never come.
+    flush_held: bool,
     max_recv_queue_bytes: usize,
     channels: Vec<ChannelKind>,
     /// The full sequence number of our next packet (the nonce; the header has its low
@@ -203,6 +207,7 @@ impl Connection {
             backpressured: 0,
             budget: RecvBudget::new(limits, now),
             pace: SendPace::new(limits, now),
+            flush_held: false,
             max_recv_queue_bytes: limits.max_recv_queue_bytes,
             channels: channels.to_vec(),
             next_seq: 0,
@@ -320,9 +325,15 @@ impl Connection {
     ) {
         let rto = self.rtt.rto() as Micros;
         let max_frames = self.pace.max_frames();
+        if mode == PackMode::Flush {
+            self.flush_held = false;
+        }
         for _ in 0..max_datagrams {
             if !self.pace.ready(now) {
-                return; // paced: the rest waits for a later flush or resend
+                // Paced: resends wait for their timer, a flush's messages for
+                // `pace_ready_at` (unless nothing of it is left to send).
+                self.flush_held = mode == PackMode::Flush && self.has_unsent();
+                return;
             }
             let mut buf = pool.get();
             let header_len = self.begin_packet(now, &mut buf);
@@ -377,6 +388,22 @@ impl Connection {
             self.pace.sent(now, frames, buf.len());
             self.finish_packet(now, buf, header_len, out);
         }
+    }
+
+    /// Messages queued that never left: unreliable ones, or reliable units not sent yet.
+    fn has_unsent(&self) -> bool {
+        !self.unreliable.is_empty()
+            || self.reliable_send.iter().any(|s| s.units.iter().take(WINDOW as usize).any(|u| u.last_sent.is_none()))
+    }
+
+    /// Whether a flush left messages that the pace held back (see `flush_held`).
+    pub fn flush_held(&self) -> bool {
+        self.flush_held
+    }
+
+    /// When the pace lets the next datagram leave (in the past when it would now).
+    pub fn pace_ready_at(&self) -> Micros {
+        self.pace.ready_at()
     }
 
     /// A packet with no frames: carries acks and keeps the connection alive.

@@ -248,7 +248,9 @@ impl Endpoint {
     }
 
     /// Packs everything queued into datagrams (at most `max_datagrams_per_flush` per
-    /// connection; the rest waits for the next flush). Call once per tick.
+    /// connection; the rest waits for the next flush). Call once per tick. What the send
+    /// pace (`PeerLimits`) holds back leaves from [`Endpoint::update`] once the pace
+    /// allows: [`Endpoint::next_timeout`] names that time.
     pub fn flush(&mut self, now: Micros) {
         let max = self.cfg.max_datagrams_per_flush;
         for c in self.conns.values_mut().filter(|c| c.is_connected()) {
@@ -436,7 +438,9 @@ impl Endpoint {
                 self.close(peer, DisconnectReason::Timeout, false);
                 continue;
             }
-            c.pack(now, PackMode::ResendsOnly, max, &mut self.pool, &mut self.transmits);
+            // What a flush left for the pace goes with the resends once it may.
+            let mode = if c.flush_held() { PackMode::Flush } else { PackMode::ResendsOnly };
+            c.pack(now, mode, max, &mut self.pool, &mut self.transmits);
             if now.saturating_sub(c.last_send) >= c.keepalive_us(self.cfg.keepalive_interval_us) || c.ack_due(now) {
                 c.send_empty(now, &mut self.pool, &mut self.transmits);
             }
@@ -557,8 +561,14 @@ fn timer_of(c: &Connection, cfg: &EndpointConfig) -> Micros {
     if let Some(a) = c.ack_deadline() {
         t = t.min(a);
     }
+    // A resend, or what a flush left, waits for the pace too: a timer kept at a resend
+    // already due while the pace holds it back would wake the thread without end.
+    let paced = |at: Micros| at.max(c.pace_ready_at());
     if let Some(r) = c.next_resend() {
-        t = t.min(r);
+        t = t.min(paced(r));
+    }
+    if c.flush_held() {
+        t = t.min(paced(0));
     }
     if let Some(o) = c.unacked_since() {
         t = t.min(o.saturating_add(c.unacked_limit(c.timeout_us)));

@@ -116,12 +116,15 @@ pub struct HostConfig {
     /// read datagrams it leaves the socket alone this long, so that the datagrams of
     /// many peers are read in one batch instead of each waking the thread (a server of
     /// 64 clients at 60 Hz: a few wakes per tick instead of 64). What arrives
-    /// meanwhile is read by the engine's own poll if it comes first; each datagram's
-    /// arrival time is the kernel's receive timestamp, so round-trip times and the
-    /// time sync do not see the wait (the socket asks for them, `SO_TIMESTAMPNS`, when
-    /// the host first gets that busy; moderation begins 10 ms later). Acknowledgements
-    /// and resends are handled up to this much later. Only on Linux (the timestamps);
-    /// 0 turns it off.
+    /// meanwhile is read by the engine's own poll if it comes first. The same holds
+    /// for any host while its engine polls: for this long after each poll that read
+    /// the socket, the network thread leaves the socket to the engine's next poll
+    /// rather than waking for every datagram (a busy-polled round trip on loopback
+    /// was half wakeups). Each datagram's arrival time is the kernel's receive
+    /// timestamp, so round-trip times and the time sync do not see the wait (the
+    /// socket asks for them, `SO_TIMESTAMPNS`, when the host first gets that busy;
+    /// moderation begins 10 ms later). Acknowledgements and resends are handled up to
+    /// this much later. Only on Linux (the timestamps); 0 turns it off.
     pub receive_moderation_us: u64,
 }
 

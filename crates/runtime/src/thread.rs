@@ -197,10 +197,13 @@ pub(crate) struct ThreadParts<P> {
     /// Receive moderation (`HostConfig::receive_moderation_us`): after a turn that read
     /// datagrams, with at least [`MODERATION_MIN_PEERS`] connections, the socket stays
     /// out of the service thread's wait this long, so that the datagrams of many peers
-    /// are read in one batch rather than each waking the thread. 0: off. Only with
-    /// kernel receive timestamps, asked for when the host first gets that busy (a
-    /// two-player session never pays for them): a datagram's arrival time must not be
-    /// the time of a delayed read. Where the socket refuses them, moderation stays off.
+    /// are read in one batch rather than each waking the thread; and while the engine
+    /// polls the socket itself, it stays out until this long after the engine's last
+    /// poll ([`NetLoop::quiet_after`]). 0: off. Only with kernel receive timestamps,
+    /// asked for when the host first gets that busy (a host whose engine never polls
+    /// between datagrams, with few peers, never pays for them): a datagram's arrival
+    /// time must not be the time of a delayed read. Where the socket refuses them,
+    /// moderation stays off.
     pub moderation_us: Micros,
 }
 
@@ -247,6 +250,7 @@ impl<P: Protocol> DirectPath for NetLoop<P> {
 
     fn receive_now(&mut self) -> bool {
         let now = self.p.clock.now_us();
+        self.engine_polled_at = Some(now);
         while let Some(buf) = self.p.msg_pool.try_take() {
             self.p.proto.recycle(buf);
         }
@@ -348,6 +352,9 @@ pub(crate) struct NetLoop<P> {
     /// refused them.
     stamped_since: Option<Micros>,
     stamps_refused: bool,
+    /// When the engine's own poll last read the socket (`DirectPath::receive_now`).
+    /// While it keeps polling, the socket is left to it (see [`NetLoop::quiet_after`]).
+    engine_polled_at: Option<Micros>,
 }
 
 impl<P: Protocol> NetLoop<P> {
@@ -382,6 +389,7 @@ impl<P: Protocol> NetLoop<P> {
             tally: DropTally::new(now),
             stamped_since: None,
             stamps_refused: false,
+            engine_polled_at: None,
         };
         l.prefill_sims();
         l
@@ -456,21 +464,30 @@ impl<P: Protocol> NetLoop<P> {
     }
 
     /// Receive moderation after a turn that read `read` datagrams: how long the
-    /// socket is left out of the wait (see [`ThreadParts::moderation_us`]). Only after
-    /// a turn that read something: the first datagram after a lull is read at once,
-    /// the ones right behind it wait for the batch. A shutting-down host is never
-    /// quiet (its last turns should end it promptly). The first busy turn asks for
-    /// receive timestamps; moderation begins once they have settled.
+    /// socket is left out of the wait (see [`ThreadParts::moderation_us`]). Two cases:
+    /// - a host with many connections, after a turn that read something: the first
+    ///   datagram after a lull is read at once, the ones right behind it wait for the
+    ///   batch;
+    /// - an engine that polls the socket itself (it did within the last
+    ///   `moderation_us`): its next poll reads what arrives, and the thread keeps out
+    ///   of the way until `moderation_us` after that poll. A thread that waits on the
+    ///   socket is woken by every datagram: the kernel pays a cross-core wakeup inside
+    ///   the sender's system call, and the woken turn then contends with the engine
+    ///   for the core's lock (on loopback this was half of a busy-polled round trip).
+    ///
+    /// A shutting-down host is never quiet (its last turns should end it promptly).
+    /// The first busy turn asks for receive timestamps; moderation begins once they
+    /// have settled.
     fn quiet_after(&mut self, now: Micros, read: usize) -> Micros {
-        let busy = self.p.moderation_us > 0
-            && read > 0
-            && self.peers.len() >= MODERATION_MIN_PEERS
-            && self.linger_until.is_none();
-        if !busy || self.stamps_refused {
+        let moderation = self.p.moderation_us;
+        let batch = if read > 0 && self.peers.len() >= MODERATION_MIN_PEERS { moderation } else { 0 };
+        let engine = self.engine_polled_at.map_or(0, |t| t.saturating_add(moderation).saturating_sub(now));
+        let quiet = batch.max(engine);
+        if quiet == 0 || self.linger_until.is_some() || self.stamps_refused {
             return 0;
         }
         match self.stamped_since {
-            Some(t) if now >= t + TIMESTAMPS_SETTLE_US => self.p.moderation_us,
+            Some(t) if now >= t + TIMESTAMPS_SETTLE_US => quiet,
             Some(_) => 0,
             None => {
                 if enable_timestamps(&self.p.socket) {

@@ -275,3 +275,36 @@ fn a_busy_host_leaves_its_socket_quiet_after_reading() {
     assert_eq!(turn_after(&mut l, MODERATION_MIN_PEERS), Duration::from_micros(1_000));
     assert_eq!(turn_after(&mut l, 0), Duration::ZERO, "nothing read: watched again");
 }
+
+/// While the engine polls the socket itself, the thread leaves the socket to it: a
+/// turn within `moderation_us` of the engine's last poll keeps the socket out of the
+/// wait until then (once the receive timestamps it asks for have settled), whatever
+/// the number of peers. Once the engine stops polling, the socket is watched again.
+#[cfg(target_os = "linux")]
+#[test]
+fn an_engine_that_polls_keeps_the_thread_out_of_the_wait() {
+    let (tx, _rx) = crossbeam_channel::bounded(4096);
+    let (mut p, _cmd) = parts(tx);
+    p.moderation_us = 1_000;
+    let mut l = NetLoop::new(p);
+    let quiet = |l: &mut NetLoop<FakeProtocol>| {
+        let plan = l.turn().expect("running");
+        l.forward_events();
+        plan.quiet
+    };
+    assert_eq!(quiet(&mut l), Duration::ZERO, "the engine never polled");
+    assert_eq!(l.stamped_since, None, "no timestamps asked for yet");
+    l.receive_now();
+    assert_eq!(quiet(&mut l), Duration::ZERO, "timestamps asked for, not settled");
+    assert!(l.stamped_since.is_some());
+    std::thread::sleep(Duration::from_micros(TIMESTAMPS_SETTLE_US));
+    let polled = l.p.clock.now_us();
+    l.receive_now();
+    let q = quiet(&mut l);
+    let turned = l.p.clock.now_us();
+    // Until 1 ms after the poll: at most 1 ms, less what passed since.
+    assert!(q > Duration::ZERO && q <= Duration::from_micros(1_000), "{q:?}");
+    assert!(q >= Duration::from_micros(1_000 - (turned - polled)), "{q:?} after {} µs", turned - polled);
+    std::thread::sleep(Duration::from_millis(2));
+    assert_eq!(quiet(&mut l), Duration::ZERO, "the engine stopped polling: watched again");
+}

@@ -553,3 +553,36 @@ fn link_sim_can_be_switched_at_runtime() {
     p.server_log.clear();
     reliable_under_loss(&mut p, 50);
 }
+
+/// A flush the send pace holds back (`PeerLimits`: this end paces at three quarters of
+/// them) leaves on the network thread's timer once the pace allows: the engine flushed
+/// once and never calls the client again, yet every message arrives. Before, what the
+/// pace held back waited for a next flush that never came.
+#[test]
+fn what_the_send_pace_holds_back_leaves_without_another_flush() {
+    let limits = tickwire_proto::PeerLimits { max_messages_per_sec: 1_000, burst_us: 200_000, ..Default::default() };
+    let (mut server_cfg, mut client_cfg) = (config(v4(), true), config(v4(), false));
+    server_cfg.endpoint.limits = limits;
+    client_cfg.endpoint.limits = limits;
+    let mut p = Pair::connect(server_cfg, client_cfg);
+    // 300 messages, a flush each: the pace (750 a second, 150 at once, a datagram
+    // only while 64 messages' worth are left) lets about 90 go at once.
+    for i in 0..300 {
+        p.client.send(p.at_client, CHANNEL_RELIABLE, &numbered(i, 8)).unwrap();
+        p.client.flush().unwrap();
+    }
+    // From here on only the server is called.
+    let deadline = Instant::now() + WAIT;
+    let mut got = Vec::new();
+    while got.len() < 300 {
+        assert!(Instant::now() < deadline, "{} of 300 arrived: the rest stayed queued", got.len());
+        while let Some(e) = p.server.poll_event() {
+            if let HostEvent::Message { channel: CHANNEL_RELIABLE, data, .. } = e {
+                got.push(number(&data));
+            }
+        }
+        let _ = p.server.flush();
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    assert_eq!(got, (0..300).collect::<Vec<_>>(), "every message, once, in order");
+}

@@ -138,6 +138,8 @@ void bt_pair_close(bt_pair *p);
 typedef struct bt_result {
     bt_samples rtt_us[2]; /* rows 1-2, by bt_delivery */
     uint64_t rtt_sent[2], rtt_lost[2];
+    bt_samples rtt_one_thread_us; /* row 1, one thread playing both engines */
+    uint64_t one_thread_sent, one_thread_lost;
     bt_samples impaired_ms; /* row 3: one-way latency through the impaired proxy */
     uint64_t impaired_sent, impaired_delivered, impaired_dropped;
     uint64_t wire_inputs, wire_delivered, wire_up_bytes, wire_down_bytes; /* row 4 */

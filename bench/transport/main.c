@@ -75,6 +75,7 @@ static double per(uint64_t a, uint64_t b) {
 }
 static double f_urtt50(bt_result *r) { return bt_samples_quantile(&r->rtt_us[BT_UNRELIABLE], 0.50); }
 static double f_urtt99(bt_result *r) { return bt_samples_quantile(&r->rtt_us[BT_UNRELIABLE], 0.99); }
+static double f_one50(bt_result *r) { return bt_samples_quantile(&r->rtt_one_thread_us, 0.50); }
 static double f_rrtt50(bt_result *r) { return bt_samples_quantile(&r->rtt_us[BT_RELIABLE], 0.50); }
 static double f_rrtt99(bt_result *r) { return bt_samples_quantile(&r->rtt_us[BT_RELIABLE], 0.99); }
 static double f_imp50(bt_result *r) { return bt_samples_quantile(&r->impaired_ms, 0.50); }
@@ -104,6 +105,7 @@ typedef struct row {
 static const row ROWS[] = {
     {"1. unreliable RTT engine to engine, busy poll, p50 (µs)", "%.1f", f_urtt50, "≤ 1.5×", 1},
     {"1. unreliable RTT, p99 (µs)", "%.1f", f_urtt99, "", 1},
+    {"1. the same, one thread playing both engines (no scheduling in the path), p50 (µs)", "%.1f", f_one50, "", 1},
     {"2. reliable RTT, p50 (µs)", "%.1f", f_rrtt50, "≤ 1.5×", 1},
     {"2. reliable RTT, p99 (µs)", "%.1f", f_rrtt99, "", 1},
     {"3. reliable 60 Hz at 5% loss and 20 ms, one-way latency p50 (ms)", "%.1f", f_imp50, "", 1},
@@ -220,6 +222,8 @@ static void smoke_checks(bt_result res[NLIBS], int not_finite) {
          * is room for that, not for a library that fails to deliver. */
         check(r->rtt_sent[BT_UNRELIABLE] > 0 && r->rtt_lost[BT_UNRELIABLE] * 100 <= r->rtt_sent[BT_UNRELIABLE], n,
               "unreliable ping-pong: at least 99% echoed");
+        check(r->one_thread_sent > 0 && r->one_thread_lost * 100 <= r->one_thread_sent, n,
+              "one-thread ping-pong: at least 99% echoed");
         check(r->impaired_sent > 0 && r->impaired_delivered == r->impaired_sent && r->impaired_dropped > 0, n,
               "reliable through 5% loss: the proxy dropped datagrams and every message arrived");
         check(f_up(r) >= BT_MSG_SIZE, n, "bytes up per input hold the 32-byte input");
@@ -307,6 +311,7 @@ int main(int argc, char **argv) {
             bt_samples_free(&res[l].rtt_us[d]);
         }
         bt_samples_free(&res[l].impaired_ms);
+        bt_samples_free(&res[l].rtt_one_thread_us);
     }
     if (smoke) {
         printf("%d passed, %d failed\n", passed, failed);

@@ -3,6 +3,12 @@
  * thread) sends a 32-byte message and flushes, then busy-polls until the server engine
  * (pair.c's echo thread) has sent it back. Both engines yield between empty polls.
  *
+ * Row 1 also runs the unreliable ping-pong with one thread playing both engines: it
+ * sends, polls the server until the message is there, echoes it, and polls the client
+ * until the echo is there. No thread of the harness waits for another, so the figure
+ * is the libraries' own work and the kernel's (plus whatever their own threads cost
+ * the one that runs): on 2 cores the two-thread ping-pong also times the scheduler.
+ *
  * Row 8 reuses the same ping-pong after the timed samples: heap allocations of the
  * whole process are counted over a window of round trips, charged to the engine's send
  * and flush calls, its poll and read calls, or the library's own threads.
@@ -104,8 +110,64 @@ static int measure_delivery(const bt_lib *lib, const bt_plan *plan, bt_delivery 
     return rc;
 }
 
+/* Polls `host` until a 32-byte message arrives: 1, its sender in *from; 0: none within
+ * the timeout; -1: error. */
+static int spin_for_message(bt_pair *p, void *host, uint64_t start, uint32_t *from) {
+    uint8_t buf[BT_MAX_PAYLOAD];
+    for (;;) {
+        bt_event ev;
+        int r = p->lib->poll(host, &ev, buf, sizeof buf);
+        if (r < 0) {
+            return -1;
+        }
+        if (r == 1 && ev.kind == BT_EV_MESSAGE && ev.len == BT_MSG_SIZE) {
+            *from = ev.peer;
+            return 1;
+        }
+        if (r == 0 && bt_now_ns() - start > PING_TIMEOUT_NS) {
+            return 0;
+        }
+    }
+}
+
+static int measure_one_thread(const bt_lib *lib, const bt_plan *plan, bt_result *res) {
+    bt_pair p;
+    if (bt_pair_open(&p, lib, NULL) != 0) {
+        return -1;
+    }
+    int rc = 0;
+    uint8_t msg[BT_MSG_SIZE];
+    for (int i = 0; i < plan->rtt_warmup + plan->rtt_samples && rc == 0; i++) {
+        uint64_t start = bt_now_ns();
+        bt_msg_write(msg, (uint32_t)i, start);
+        uint32_t client_peer, ignored;
+        int r = lib->send(p.client, p.to_server, BT_UNRELIABLE, msg, sizeof msg);
+        r = r == 0 ? lib->flush(p.client) : r;
+        r = r == 0 ? spin_for_message(&p, p.server, start, &client_peer) : -1;
+        if (r == 1) {
+            r = lib->send(p.server, client_peer, BT_UNRELIABLE, msg, sizeof msg);
+            r = r == 0 ? lib->flush(p.server) : r;
+            r = r == 0 ? spin_for_message(&p, p.client, start, &ignored) : -1;
+        }
+        uint64_t rtt = bt_now_ns() - start;
+        if (r < 0) {
+            rc = -1;
+        } else if (i >= plan->rtt_warmup) {
+            res->one_thread_sent++;
+            if (r == 0) {
+                res->one_thread_lost++;
+            } else if (bt_samples_push(&res->rtt_one_thread_us, (double)rtt / 1e3) != 0) {
+                rc = -1;
+            }
+        }
+    }
+    bt_pair_close(&p);
+    return rc;
+}
+
 int bt_measure_pingpong(const bt_lib *lib, const bt_plan *plan, bt_result *res) {
-    if (measure_delivery(lib, plan, BT_UNRELIABLE, res) != 0 || measure_delivery(lib, plan, BT_RELIABLE, res) != 0) {
+    if (measure_delivery(lib, plan, BT_UNRELIABLE, res) != 0 || measure_delivery(lib, plan, BT_RELIABLE, res) != 0 ||
+        measure_one_thread(lib, plan, res) != 0) {
         fprintf(stderr, "%s: ping-pong failed\n", lib->name);
         return -1;
     }

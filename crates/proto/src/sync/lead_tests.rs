@@ -4,21 +4,22 @@
 use super::*;
 use crate::rng::Rng;
 
-/// A toy closed loop: margins = phase + offset + noise, reported `delay` inputs late.
-fn run(offset: impl Fn(Tick) -> f64, noise: f64, ticks: Tick) -> (Vec<f64>, f64) {
+/// The toy closed loop both drivers run: each tick's margin is `margin(t, phase, rng)`,
+/// reported `delay` (6) inputs late, and the phase follows the controller. Returns the
+/// margins and the controller.
+fn closed_loop(
+    seed: u64,
+    ticks: Tick,
+    mut margin: impl FnMut(Tick, f64, &mut Rng) -> f64,
+) -> (Vec<f64>, InputLeadController) {
     let mut c = InputLeadController::new(LeadConfig::default());
-    let mut rng = Rng::new(3);
+    let mut rng = Rng::new(seed);
     let mut phase = 0.0;
     let delay = 6;
     let mut margins = Vec::new();
-    let mut late = 0;
     for t in 0..ticks {
         c.on_input_sent(t, phase);
-        let m = phase + offset(t) + noise * rng.normal();
-        margins.push(m);
-        if m < 0.0 && t > ticks / 2 {
-            late += 1;
-        }
+        margins.push(margin(t, phase, &mut rng));
         if t >= delay {
             let tt = t - delay;
             c.on_margin(tt, margins[tt as usize], 0);
@@ -30,6 +31,14 @@ fn run(offset: impl Fn(Tick) -> f64, noise: f64, ticks: Tick) -> (Vec<f64>, f64)
             phase += ctl.scale.clamp(0.95, 1.10) - 1.0;
         }
     }
+    (margins, c)
+}
+
+/// A toy closed loop: margins = phase + offset + noise, reported `delay` inputs late.
+/// Returns the margins and the late share of the second half.
+fn run(offset: impl Fn(Tick) -> f64, noise: f64, ticks: Tick) -> (Vec<f64>, f64) {
+    let (margins, _) = closed_loop(3, ticks, |t, phase, rng| phase + offset(t) + noise * rng.normal());
+    let late = margins.iter().skip((ticks / 2 + 1) as usize).filter(|&&m| m < 0.0).count();
     (margins, late as f64 / (ticks / 2) as f64)
 }
 
@@ -192,31 +201,14 @@ fn run_stalls(
     depth: f64,
     ticks: Tick,
 ) -> (Vec<f64>, InputLeadController) {
-    let mut c = InputLeadController::new(LeadConfig::default());
-    let mut rng = Rng::new(11);
-    let mut phase = 0.0;
-    let delay = 6;
-    let mut margins = Vec::new();
     let mut stalled_until = 0;
-    for t in 0..ticks {
-        c.on_input_sent(t, phase);
+    closed_loop(11, ticks, |t, phase, rng| {
         if rng.below(every) == 0 {
             stalled_until = t + run_len;
         }
         let stall = if t < stalled_until { depth } else { 0.0 };
-        margins.push(phase + offset(t) + 0.2 * rng.normal() - stall);
-        if t >= delay {
-            let tt = t - delay;
-            c.on_margin(tt, margins[tt as usize], 0);
-        }
-        let ctl = c.control(phase);
-        if let Some(s) = ctl.snap_ticks {
-            phase += s;
-        } else {
-            phase += ctl.scale.clamp(0.95, 1.10) - 1.0;
-        }
-    }
-    (margins, c)
+        phase + offset(t) + 0.2 * rng.normal() - stall
+    })
 }
 
 /// On a quiet path whose tail is rare stalls (three inputs 4 ticks late, one stall in

@@ -351,10 +351,11 @@ impl InputLeadController {
         self.location.add(x);
         self.tail.add(x);
         self.samples += 1;
-        self.detect_change();
-        self.last_margin = margin;
         let median = self.hist.quantile(0.5);
-        let Some(q) = self.quantile_x() else { return };
+        let location = self.location.quantile(0.5);
+        self.detect_change(location, median);
+        self.last_margin = margin;
+        let Some(q) = self.quantile_x_at(location) else { return };
         let raw = self.cfg.target_margin_ticks - q;
         // The drift is tracked on the median, which a burst of loss or a jitter spike
         // barely moves, while the tail quantile jumps by whole copies.
@@ -423,8 +424,13 @@ impl InputLeadController {
     /// have learned the new path, the short memory still answers at once to a tail
     /// that grows, and the loop holds whichever calls for more lead.
     fn quantile_x(&self) -> Option<f64> {
+        self.quantile_x_at(self.location.quantile(0.5))
+    }
+
+    /// [`Self::quantile_x`] with the fast location already at hand.
+    fn quantile_x_at(&self, location: Option<f64>) -> Option<f64> {
         let short = self.hist.quantile(self.level)?;
-        let q = match (self.tail.shape_quantile(self.level), self.location.quantile(0.5)) {
+        let q = match (self.tail.shape_quantile(self.level), location) {
             (Some(shape), Some(location)) if self.samples >= self.cautious_until => location + shape,
             (Some(shape), Some(location)) => (location + shape).min(short),
             _ => short,
@@ -439,15 +445,17 @@ impl InputLeadController {
     /// [`CAUTION_SAMPLES`] of caution; a later one restarts them. (The short memory's
     /// low quantile answers such changes at once but is too noisy to hold on a heavy
     /// tail; the long shape is steady but learns a new path only over minutes.)
-    fn detect_change(&mut self) {
-        let (Some(fast), Some(slow)) = (self.location.quantile(0.5), self.hist.quantile(0.5)) else { return };
+    /// `fast` and `slow`: the location's median and the short memory's.
+    fn detect_change(&mut self, fast: Option<f64>, slow: Option<f64>) {
+        let (Some(fast), Some(slow)) = (fast, slow) else { return };
         if self.cautious_until == u64::MAX || (fast - slow).abs() > CHANGE_TICKS {
             self.cautious_until = self.samples + CAUTION_SAMPLES;
         }
     }
 
     /// Whether the loop is holding the cautious estimate (after a change of path).
-    pub fn cautious(&self) -> bool {
+    #[cfg(test)]
+    fn cautious(&self) -> bool {
         self.samples < self.cautious_until
     }
 

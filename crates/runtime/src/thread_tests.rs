@@ -244,6 +244,24 @@ fn a_late_read_keeps_the_kernels_arrival_time() {
     assert!(at + 30_000 < read_at, "arrival {at} for a read at {read_at}");
 }
 
+/// A loop around the fake protocol with receive moderation of 1 ms, and the ends of
+/// its channels (kept open for the test's length, as a host keeps them).
+#[cfg(target_os = "linux")]
+fn moderated_loop() -> (NetLoop<FakeProtocol>, Receiver<ThreadMsg>, Sender<Command>) {
+    let (tx, rx) = crossbeam_channel::bounded(4096);
+    let (mut p, cmd) = parts(tx);
+    p.moderation_us = 1_000;
+    (NetLoop::new(p), rx, cmd)
+}
+
+/// Runs a turn and says how long it leaves the socket out of the wait.
+#[cfg(target_os = "linux")]
+fn quiet_after_turn(l: &mut NetLoop<FakeProtocol>) -> Duration {
+    let plan = l.turn().expect("running");
+    l.forward_events();
+    plan.quiet
+}
+
 /// Receive moderation: a turn that read datagrams leaves the socket out of the wait
 /// for `moderation_us`, but only for a host with many connections, and once the
 /// receive timestamps it asks for then have settled; a turn that read nothing, or a
@@ -251,20 +269,15 @@ fn a_late_read_keeps_the_kernels_arrival_time() {
 #[cfg(target_os = "linux")]
 #[test]
 fn a_busy_host_leaves_its_socket_quiet_after_reading() {
-    let (tx, _rx) = crossbeam_channel::bounded(4096);
-    let (mut p, _cmd) = parts(tx);
-    p.moderation_us = 1_000;
-    let local = p.socket.local_addr().unwrap();
-    let mut l = NetLoop::new(p);
+    let (mut l, _events, _commands) = moderated_loop();
+    let local = l.p.socket.local_addr().unwrap();
     let senders: Vec<UdpSocket> = (0..MODERATION_MIN_PEERS).map(|_| UdpSocket::bind("127.0.0.1:0").unwrap()).collect();
     let turn_after = |l: &mut NetLoop<FakeProtocol>, n: usize| {
         for s in &senders[..n] {
             s.send_to(&[0, 1], local).unwrap();
         }
         std::thread::sleep(Duration::from_millis(2));
-        let plan = l.turn().expect("running");
-        l.forward_events();
-        plan.quiet
+        quiet_after_turn(l)
     };
     // One peer (the fake accepts a sender as a peer), then all of them.
     assert_eq!(turn_after(&mut l, 1), Duration::ZERO, "few peers: every datagram read at once");
@@ -283,15 +296,8 @@ fn a_busy_host_leaves_its_socket_quiet_after_reading() {
 #[cfg(target_os = "linux")]
 #[test]
 fn an_engine_that_polls_keeps_the_thread_out_of_the_wait() {
-    let (tx, _rx) = crossbeam_channel::bounded(4096);
-    let (mut p, _cmd) = parts(tx);
-    p.moderation_us = 1_000;
-    let mut l = NetLoop::new(p);
-    let quiet = |l: &mut NetLoop<FakeProtocol>| {
-        let plan = l.turn().expect("running");
-        l.forward_events();
-        plan.quiet
-    };
+    let (mut l, _events, _commands) = moderated_loop();
+    let quiet = quiet_after_turn;
     assert_eq!(quiet(&mut l), Duration::ZERO, "the engine never polled");
     assert_eq!(l.stamped_since, None, "no timestamps asked for yet");
     l.receive_now();

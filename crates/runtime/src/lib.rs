@@ -37,6 +37,7 @@
 #![warn(missing_docs)]
 
 mod budget;
+mod engine_polls;
 mod host;
 mod log;
 mod os_seed;

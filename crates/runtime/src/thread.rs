@@ -37,6 +37,7 @@ mod datagrams;
 mod reports;
 
 use super::budget::{SendBudget, ThreadBudget};
+use super::engine_polls::EnginePolls;
 use super::log::{DropTally, LogLevel, LogQueue};
 use super::pool::BufferPool;
 use super::protocol::Protocol;
@@ -250,7 +251,7 @@ impl<P: Protocol> DirectPath for NetLoop<P> {
 
     fn receive_now(&mut self) -> bool {
         let now = self.p.clock.now_us();
-        self.engine_polled_at = Some(now);
+        self.engine_polls.polled(now);
         while let Some(buf) = self.p.msg_pool.try_take() {
             self.p.proto.recycle(buf);
         }
@@ -352,9 +353,9 @@ pub(crate) struct NetLoop<P> {
     /// refused them.
     stamped_since: Option<Micros>,
     stamps_refused: bool,
-    /// When the engine's own poll last read the socket (`DirectPath::receive_now`).
-    /// While it keeps polling, the socket is left to it (see [`NetLoop::quiet_after`]).
-    engine_polled_at: Option<Micros>,
+    /// The engine's own reads of the socket (`DirectPath::receive_now`). While it
+    /// keeps polling, the socket is left to it (see [`NetLoop::quiet_after`]).
+    engine_polls: EnginePolls,
 }
 
 impl<P: Protocol> NetLoop<P> {
@@ -389,7 +390,7 @@ impl<P: Protocol> NetLoop<P> {
             tally: DropTally::new(now),
             stamped_since: None,
             stamps_refused: false,
-            engine_polled_at: None,
+            engine_polls: EnginePolls::default(),
         };
         l.prefill_sims();
         l
@@ -470,7 +471,8 @@ impl<P: Protocol> NetLoop<P> {
     ///   batch;
     /// - an engine that polls the socket itself (it did within the last
     ///   `moderation_us`): its next poll reads what arrives, and the thread keeps out
-    ///   of the way until `moderation_us` after that poll. A thread that waits on the
+    ///   of the way until `moderation_us` after that poll, longer while the engine
+    ///   keeps polling all through that time ([`EnginePolls`]). A thread that waits on the
     ///   socket is woken by every datagram: the kernel pays a cross-core wakeup inside
     ///   the sender's system call, and the woken turn then contends with the engine
     ///   for the core's lock (on loopback this was half of a busy-polled round trip).
@@ -481,7 +483,7 @@ impl<P: Protocol> NetLoop<P> {
     fn quiet_after(&mut self, now: Micros, read: usize) -> Micros {
         let moderation = self.p.moderation_us;
         let batch = if read > 0 && self.peers.len() >= MODERATION_MIN_PEERS { moderation } else { 0 };
-        let engine = self.engine_polled_at.map_or(0, |t| t.saturating_add(moderation).saturating_sub(now));
+        let engine = self.engine_polls.quiet_after(now, moderation);
         let quiet = batch.max(engine);
         if quiet == 0 || self.linger_until.is_some() || self.stamps_refused {
             return 0;

@@ -314,3 +314,35 @@ fn an_engine_that_polls_keeps_the_thread_out_of_the_wait() {
     std::thread::sleep(Duration::from_millis(2));
     assert_eq!(quiet(&mut l), Duration::ZERO, "the engine stopped polling: watched again");
 }
+
+/// An engine that keeps polling (a busy poller) is left the socket longer at each of
+/// the thread's turns, up to `MAX_ENGINE_QUIET_US`, so that the thread stops taking a
+/// core from it every `moderation_us`; once it stops, the next turn watches the socket
+/// again.
+#[cfg(target_os = "linux")]
+#[test]
+fn an_engine_that_keeps_polling_keeps_the_thread_away_longer() {
+    use super::super::engine_polls::MAX_ENGINE_QUIET_US;
+    let (mut l, _events, _commands) = moderated_loop();
+    l.receive_now();
+    let _ = quiet_after_turn(&mut l);
+    std::thread::sleep(Duration::from_micros(TIMESTAMPS_SETTLE_US));
+    let mut quiets = Vec::new();
+    l.receive_now();
+    // Ten turns: a preempted test thread (a poll more than half a millisecond before
+    // the turn) starts the doubling again, and five steady turns in a row reach the cap.
+    for _ in 0..10 {
+        let q = quiet_after_turn(&mut l);
+        quiets.push(q);
+        // Poll until the quiet time ends, as a busy engine does.
+        let until = l.p.clock.now_us() + q.as_micros() as Micros;
+        while l.p.clock.now_us() < until {
+            l.receive_now();
+        }
+    }
+    assert!(quiets[0] <= Duration::from_micros(1_000), "{quiets:?}");
+    assert!(quiets.iter().all(|&q| q <= Duration::from_micros(MAX_ENGINE_QUIET_US)), "{quiets:?}");
+    assert!(quiets.iter().any(|&q| q > Duration::from_micros(MAX_ENGINE_QUIET_US / 2)), "{quiets:?}");
+    std::thread::sleep(Duration::from_millis(20));
+    assert_eq!(quiet_after_turn(&mut l), Duration::ZERO, "the engine stopped polling: watched again");
+}

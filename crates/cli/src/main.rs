@@ -41,7 +41,7 @@ usage:
       100±30 ms with 8% loss); with any, one run (defaults: 16 clients, 2 B inputs new
       every tick, a perfect link). Latency ± jitter is uniform, each direction. Default
       --seconds 60 of game time. Build with --release for meaningful numbers.
-  tickwire lab [--scenario ID[,ID...]] [--seconds N] [--seeds K] [--seed N] [--out DIR]
+  tickwire lab [--scenario ID[,ID...]] [--seconds N] [--seeds K] [--seed N] [--out DIR | --bound]
       Time-sync scenarios S0-S9 on the deterministic simulator: tickwire against three
       baselines over K seeds (default 20, from seed N, default 1), one table per
       scenario of medians beside the oracle limits, each pair won, tied or lost by the
@@ -49,7 +49,8 @@ usage:
       (F1, F2) and wide matches (W1-W4), tickwire only, with the slowest client's steps
       per second and the kicks; --out writes CSV and SVG plots (lead, server buffer,
       time scale). Default: every scenario but W1-W4 (they run when named), 300 s of
-      game time each.
+      game time each. --bound runs no controller: the hindsight bound of a steady lead
+      against the oracle per scenario (crates/lab/src/bound.rs).
   tickwire token key
       Prints a new random 32-byte key (hex): a relay server's connect key, shared with
       the game backend, or a P2P match secret.

@@ -7,6 +7,7 @@
 //! each citing what it models (`baselines/`).
 
 mod baselines;
+mod bound;
 mod metrics;
 mod model;
 mod oracle;
@@ -19,6 +20,7 @@ mod verdict;
 
 // What the lab's tests read besides `run`: one scenario run and its scores, the
 // oracle, and the verdict of a pair over seeds.
+pub use bound::{Bound, measure as bound};
 pub use metrics::{Metrics, score, score_with};
 pub use model::{Controller, LabConfig, run as run_scenario};
 pub use oracle::Oracle;
@@ -37,13 +39,16 @@ pub struct LabOptions {
     pub seed: u64,
     pub seeds: u64,
     pub seconds: Option<u64>,
+    /// Only the hindsight bound of a steady lead per scenario (`bound.rs`): no
+    /// controller runs.
+    pub bound: bool,
 }
 
 /// Seeds per scenario unless `--seeds` says otherwise (issue 19: 20 by default).
 pub const DEFAULT_SEEDS: u64 = 20;
 
 pub const LAB_USAGE: &str =
-    "usage: tickwire lab [--scenario ID[,ID...]] [--seconds N] [--seeds K] [--seed N] [--out DIR]
+    "usage: tickwire lab [--scenario ID[,ID...]] [--seconds N] [--seeds K] [--seed N] [--out DIR | --bound]
   Runs scenarios S0-S9 (and variants) on the deterministic simulator with tickwire's
   relay sessions (the product's RelayServer and RelayClient over the real transport)
   and three modelled baselines (seed000, n4e, lightyear), K seeds each (default 20,
@@ -55,11 +60,16 @@ pub const LAB_USAGE: &str =
   W1-W4 wide matches of issue 15 run tickwire only. With --out writes summary.csv (one
   line per scenario, controller and seed) plus <scenario>.csv and <scenario>.svg (lead,
   buffer depth and time scale over time, first seed). Default: every scenario but the
-  wide matches W1-W4 (named, they run too), 300 s of game time each.";
+  wide matches W1-W4 (named, they run too), 300 s of game time each. --bound runs no
+  controller: per scenario, over the seeds, the excess over the oracle of the least
+  steady lead with at most epsilon of the oracle's reference inputs late (chosen per
+  seed with hindsight), the late share at the steady lead oracle + 0.5 tick, and two
+  causal leads (each window from the previous one's needs, or from all earlier ones).";
 
 /// Parses `lab` arguments (after the subcommand).
 pub fn parse_args(args: &[String]) -> Result<LabOptions, String> {
-    let mut o = LabOptions { scenarios: Vec::new(), out: None, seed: 1, seeds: DEFAULT_SEEDS, seconds: None };
+    let mut o =
+        LabOptions { scenarios: Vec::new(), out: None, seed: 1, seeds: DEFAULT_SEEDS, seconds: None, bound: false };
     let mut it = args.iter();
     while let Some(a) = it.next() {
         let mut value = |name: &str| it.next().cloned().ok_or_else(|| format!("{name} needs a value"));
@@ -90,9 +100,13 @@ pub fn parse_args(args: &[String]) -> Result<LabOptions, String> {
                 }
                 o.seconds = Some(s);
             }
+            "--bound" => o.bound = true,
             "-h" | "--help" => return Err(String::new()),
             other => return Err(format!("unknown argument {other:?}")),
         }
+    }
+    if o.bound && o.out.is_some() {
+        return Err("--bound writes no files: it runs no controller to plot (drop --out)".to_string());
     }
     Ok(o)
 }
@@ -173,6 +187,30 @@ pub fn run(opts: &LabOptions, mut print: impl FnMut(&str)) -> Result<(), String>
     if let Some(dir) = &opts.out {
         std::fs::create_dir_all(dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
     }
+    if opts.bound {
+        print(&format!(
+            "tickwire lab --bound: seeds {}..={} ({} per scenario), epsilon {}; no controller runs.\n\
+             From the oracle's reference needs (crates/lab/src/oracle.rs: {} copies per input, sent every {} ticks by an ideal\n\
+             client, over the seed's uplink; warm-up excluded, the oracle's 30 s windows), per seed (crates/lab/src/bound.rs):\n\
+             steady: the least constant lead with at most epsilon of the inputs over it in the whole run (hindsight), and its\n\
+             excess over the windows' oracles weighted by their inputs (as M2); at oracle+{}: the share of the inputs late at\n\
+             the steady lead the excess goal allows; causal: each window's lead the 1 - epsilon quantile of the previous\n\
+             window's needs, or of all earlier windows' (scored from the second window).\n",
+            seeds[0],
+            seeds[seeds.len() - 1],
+            seeds.len(),
+            cfg.epsilon,
+            oracle::REFERENCE_COPIES,
+            cfg.k_c,
+            bound::EXCESS_GOAL
+        ));
+        for sc in &list {
+            let b: Vec<Bound> =
+                seeds.iter().map(|&seed| bound::measure(&Oracle::measure(sc, &LabConfig { seed, ..cfg }))).collect();
+            print(&report::bound(sc, &b, &seeds, &cfg));
+        }
+        return Ok(());
+    }
     let mut summary = String::from(report::SUMMARY_HEADER);
     summary.push('\n');
     print(&format!(
@@ -250,4 +288,22 @@ fn write_plots(dir: &std::path::Path, sc: &scenario::Scenario, first: &SeedRun, 
     };
     write(format!("{}.csv", sc.id), &csv)?;
     write(format!("{}.svg", sc.id), &plot::svg(sc, &plots, &plot::oracle_series(&first.oracle)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn args(s: &str) -> Vec<String> {
+        s.split_whitespace().map(String::from).collect()
+    }
+
+    #[test]
+    fn bound_is_a_flag_and_writes_no_files() {
+        let o = parse_args(&args("--scenario S2 --bound --seeds 5")).expect("valid");
+        assert!(o.bound && o.seeds == 5 && o.scenarios == ["S2"]);
+        assert!(!parse_args(&args("--seeds 5")).expect("valid").bound);
+        assert!(parse_args(&args("--bound --out /tmp/x")).unwrap_err().contains("--bound writes no files"));
+        assert_eq!(parse_args(&args("--bound yes")).unwrap_err(), "unknown argument \"yes\"");
+    }
 }

@@ -111,6 +111,26 @@ impl Oracle {
     pub fn window_of(&self, at: Micros) -> Option<usize> {
         self.windows.iter().position(|w| at >= w.0 && at < w.1)
     }
+
+    /// (sampling time, need in ticks) of every reference input, in sampling order
+    /// (warm-up included; the windows start after it).
+    pub fn needs(&self) -> &[(Micros, f64)] {
+        &self.needs
+    }
+
+    /// The ε the windows' `L*_ε` are for.
+    pub fn epsilon(&self) -> f64 {
+        self.epsilon
+    }
+
+    /// An oracle of given needs over given windows (`[start, end)`), each window's
+    /// `L*_ε` taken as [`Oracle::measure`] takes it: for tests of what reads an oracle.
+    #[cfg(test)]
+    pub(crate) fn from_needs(needs: Vec<(Micros, f64)>, windows: &[(Micros, Micros)], epsilon: f64) -> Oracle {
+        let mut o = Oracle { needs, windows: Vec::new(), epsilon };
+        o.windows = windows.iter().map(|&(a, b)| (a, b, o.quantile_between(a, b))).collect();
+        o
+    }
 }
 
 #[cfg(test)]

@@ -4,6 +4,7 @@
 
 use std::fmt::Write as _;
 
+use super::bound::{Bound, EXCESS_GOAL};
 use super::metrics::Metrics;
 use super::model::{Controller, LabConfig};
 use super::scenario::Scenario;
@@ -115,6 +116,48 @@ pub fn goals(runs: &[Metrics], seeds: &[u64]) -> String {
         f(ew, 2),
         seeds.get(ei).copied().unwrap_or(0)
     )
+}
+
+/// The hindsight bound of a steady lead in a scenario ([`super::bound`]): median, 90th
+/// percentile and worst seed of each figure, with the worst seed's number, and the
+/// seeds that miss the goal (late over ε, excess over [`EXCESS_GOAL`]).
+pub fn bound(scenario: &Scenario, bounds: &[Bound], seeds: &[u64], cfg: &LabConfig) -> String {
+    let over = |v: &[f64], goal: f64| v.iter().filter(|&&x| x > goal).count();
+    // One figure over the seeds, its seeds over `goal`.
+    let line = |get: &dyn Fn(&Bound) -> f64, scale: f64, goal: f64, unit: &str| {
+        let v: Vec<f64> = bounds.iter().map(|b| get(b) * scale).collect();
+        let (m, p, w, i) = spread(&v);
+        format!(
+            "median {} p90 {} worst {} (seed {}), {} seeds over {}{unit}",
+            f(m, 2),
+            f(p, 2),
+            f(w, 2),
+            seeds.get(i).copied().unwrap_or(0),
+            over(&v, goal),
+            goal
+        )
+    };
+    let late_goal = cfg.epsilon * 100.0;
+    let oracle: Vec<f64> = bounds.iter().map(|b| b.oracle_mean).collect();
+    let (om, op, ow, _) = spread(&oracle);
+    let mut s = String::new();
+    let _ = writeln!(s, "{}  {}  (hindsight bound over {} seeds)", scenario.id, scenario.about, bounds.len());
+    let _ =
+        writeln!(s, "  window oracle tk (input-weighted mean): median {} p90 {} max {}", f(om, 2), f(op, 2), f(ow, 2));
+    let _ = writeln!(s, "  steady, hindsight: excess tk {}", line(&|b| b.steady.excess, 1.0, EXCESS_GOAL, ""));
+    let _ =
+        writeln!(s, "  steady at oracle+{EXCESS_GOAL}: late % {}", line(&|b| b.at_goal.late, 100.0, late_goal, "%"));
+    for (name, get) in
+        [("previous window", (|b: &Bound| b.previous) as fn(&Bound) -> _), ("all past windows", |b| b.past)]
+    {
+        let _ = writeln!(
+            s,
+            "  causal, {name}: late % {}; excess tk {}",
+            line(&|b| get(b).late, 100.0, late_goal, "%"),
+            line(&|b| get(b).excess, 1.0, EXCESS_GOAL, "")
+        );
+    }
+    s
 }
 
 /// The verdict of tickwire against each baseline in a scenario (see

@@ -17,7 +17,10 @@
 //! And two causal leads, which set each window's lead from earlier reference needs
 //! only (the `1 − ε` quantile of the previous window's needs, or of every earlier
 //! window's, of the inputs that arrived), scored from the second window on: how much
-//! of the windows' variation the past predicts.
+//! of the windows' variation the past predicts. Each causal lead also takes a margin,
+//! one for every seed of a scenario ([`margin_for`]): the least that brings the late
+//! share within ε at a quantile of the seeds, as an aim would, and what that margin
+//! costs in excess.
 //!
 //! Everything is read from the oracle's reference needs (its ideal client, with
 //! [`super::oracle::REFERENCE_COPIES`] copies per input, warm-up excluded, the oracle's
@@ -40,8 +43,44 @@ pub struct Score {
     pub excess: f64,
 }
 
+/// A causal lead rule's figures, and what a margin added to its every lead would give.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Causal {
+    pub score: Score,
+    /// Need minus lead of each scored input, ascending.
+    slack: Vec<f64>,
+}
+
+impl Causal {
+    /// The share of the scored inputs late if every lead were `margin` higher (the
+    /// excess is then `score.excess + margin`).
+    pub fn late_with(&self, margin: f64) -> f64 {
+        let on_time = self.slack.partition_point(|&x| x <= margin);
+        (self.slack.len() - on_time) as f64 / self.slack.len().max(1) as f64
+    }
+}
+
+/// The least margin, the same for every rule of `rules` (one per seed), that brings
+/// the `q` quantile over them of the late share within `epsilon` (to 0.001 tick;
+/// infinite if none within 1,000 ticks does).
+pub fn margin_for(rules: &[&Causal], q: f64, epsilon: f64) -> f64 {
+    let meets = |m: f64| {
+        let mut late: Vec<f64> = rules.iter().map(|r| r.late_with(m)).collect();
+        super::stats::quantile(&mut late, q) <= epsilon
+    };
+    let (mut lo, mut hi) = (-1000.0, 1000.0);
+    if !meets(hi) {
+        return f64::INFINITY;
+    }
+    while hi - lo > 0.001 {
+        let mid = (lo + hi) / 2.0;
+        if meets(mid) { hi = mid } else { lo = mid }
+    }
+    hi
+}
+
 /// The bound of one scenario and seed (leads in ticks).
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct Bound {
     /// The smallest steady lead with at most ε of the inputs late over the run.
     pub steady_lead: f64,
@@ -53,9 +92,9 @@ pub struct Bound {
     /// The figures of the steady lead `oracle_mean + EXCESS_GOAL`.
     pub at_goal: Score,
     /// Each window's lead from the previous window's arrived needs (second window on).
-    pub previous: Score,
+    pub previous: Causal,
     /// Each window's lead from every earlier window's arrived needs (second window on).
-    pub past: Score,
+    pub past: Causal,
 }
 
 /// The smallest lead `L` with at most `epsilon` of `needs` over `L` (sorts `needs`):
@@ -124,9 +163,18 @@ pub fn measure(oracle: &Oracle) -> Bound {
         oracle_mean,
         steady: score(&windows, 0, |_| steady_lead),
         at_goal: score(&windows, 0, |_| oracle_mean + EXCESS_GOAL),
-        previous: score(&windows, 1, |w| previous[w - 1]),
-        past: score(&windows, 1, |w| past[w]),
+        previous: causal(&windows, |w| previous[w - 1]),
+        past: causal(&windows, |w| past[w]),
     }
+}
+
+/// Scores the causal lead `lead(w)` from the second window on, keeping the slacks.
+fn causal(windows: &Windows, lead: impl Fn(usize) -> f64) -> Causal {
+    let lead = &lead;
+    let mut slack: Vec<f64> =
+        windows.iter().enumerate().skip(1).flat_map(|(w, (needs, _))| needs.iter().map(move |x| x - lead(w))).collect();
+    slack.sort_by(|a, b| a.total_cmp(b));
+    Causal { score: score(windows, 1, lead), slack }
 }
 
 #[cfg(test)]
@@ -177,13 +225,27 @@ mod tests {
         assert_eq!(b.at_goal, Score { late: 0.2, excess: 0.5 });
         // Previous window: 9 over the second (excess 7, none late), 2 over the third
         // (excess −1, all ten late): (140 − 10) / 30 and 10 / 30.
-        assert!(close(b.previous.excess, 130.0 / 30.0, 1e-12), "{:?}", b.previous);
-        assert!(close(b.previous.late, 10.0 / 30.0, 1e-12), "{:?}", b.previous);
+        assert!(close(b.previous.score.excess, 130.0 / 30.0, 1e-12), "{:?}", b.previous);
+        assert!(close(b.previous.score.late, 10.0 / 30.0, 1e-12), "{:?}", b.previous);
         // All past: 9 over the second, then the first 30 needs' lead over the third:
         // 8 (3 of 30 may exceed it; 10 and 9 do, at 7 the two 8s would make four),
         // excess (140 + 50) / 30, none late.
-        assert!(close(b.past.excess, 190.0 / 30.0, 1e-12), "{:?}", b.past);
-        assert_eq!(b.past.late, 0.0);
+        assert!(close(b.past.score.excess, 190.0 / 30.0, 1e-12), "{:?}", b.past);
+        assert_eq!(b.past.score.late, 0.0);
+        // Margins: the previous window's slacks are eighteen −7, −3, −1 (second window)
+        // and ten +1 (third); all past's the same but ten −5 for the third.
+        assert_eq!(b.previous.late_with(0.0), 10.0 / 30.0);
+        assert_eq!(b.previous.late_with(1.0), 0.0);
+        assert_eq!(b.previous.late_with(-1.5), 11.0 / 30.0);
+        assert_eq!(b.past.late_with(-5.5), 12.0 / 30.0);
+        // 3 of 30 may be late: the previous rule needs +1, all past −5; at q 0.9 of
+        // the two (nearest rank: the higher) +1, at q 0 (the lower) −5.
+        let m = margin_for(&[&b.previous], 0.5, 0.1);
+        assert!((1.0..1.001).contains(&m), "{m}");
+        let m = margin_for(&[&b.previous, &b.past], 0.9, 0.1);
+        assert!((1.0..1.001).contains(&m), "{m}");
+        let m = margin_for(&[&b.previous, &b.past], 0.0, 0.1);
+        assert!((-5.0..-4.999).contains(&m), "{m}");
     }
 
     /// Two windows at ε 0.1: [0, 10) eight needs of 1 and two inputs never delivered
@@ -200,7 +262,7 @@ mod tests {
         assert_eq!(b.steady, Score { late: 0.1, excess: 0.0 });
         assert_eq!(b.at_goal, Score { late: 0.1, excess: 0.5 });
         // The first window's arrivals all needed 1: the second window's lead is 1.
-        assert_eq!(b.previous, Score { late: 0.0, excess: 0.0 });
+        assert_eq!(b.previous.score, Score { late: 0.0, excess: 0.0 });
         assert_eq!(b.past, b.previous);
     }
 
@@ -235,7 +297,7 @@ mod tests {
         assert!(scored.last().is_some_and(|n| n.is_infinite()));
         assert_eq!(b.steady.late, 1.0 / scored.len() as f64);
         assert_eq!(b.at_goal.late, 1.0 / scored.len() as f64);
-        assert!(close(b.previous.excess, 0.0, 0.001) && close(b.past.excess, 0.0, 0.001), "{b:?}");
+        assert!(close(b.previous.score.excess, 0.0, 0.001) && close(b.past.score.excess, 0.0, 0.001), "{b:?}");
     }
 
     #[test]
@@ -256,7 +318,8 @@ mod tests {
         assert!(b.steady.late <= cfg.epsilon, "{b:?}");
         assert!(close(b.at_goal.late, 0.5, 0.01), "{b:?}");
         // The past alone holds the first window's 4 into the second: all late, 6 short.
-        assert!(close(b.previous.late, 1.0, 1e-12) && close(b.previous.excess, -6.0, 0.001), "{b:?}");
+        let p = b.previous.score;
+        assert!(close(p.late, 1.0, 1e-12) && close(p.excess, -6.0, 0.001), "{b:?}");
         assert_eq!(b.previous, b.past);
     }
 }

@@ -64,7 +64,8 @@ pub const LAB_USAGE: &str =
   controller: per scenario, over the seeds, the excess over the oracle of the least
   steady lead with at most epsilon of the oracle's reference inputs late (chosen per
   seed with hindsight), the late share at the steady lead oracle + 0.5 tick, and two
-  causal leads (each window from the previous one's needs, or from all earlier ones).";
+  causal leads (each window from the previous one's needs, or from all earlier ones),
+  bare and with the least margin that keeps the 90th-percentile seed within epsilon.";
 
 /// Parses `lab` arguments (after the subcommand).
 pub fn parse_args(args: &[String]) -> Result<LabOptions, String> {
@@ -195,7 +196,8 @@ pub fn run(opts: &LabOptions, mut print: impl FnMut(&str)) -> Result<(), String>
              steady: the least constant lead with at most epsilon of the inputs over it in the whole run (hindsight), and its\n\
              excess over the windows' oracles weighted by their inputs (as M2); at oracle+{}: the share of the inputs late at\n\
              the steady lead the excess goal allows; causal: each window's lead the 1 - epsilon quantile of the previous\n\
-             window's needs, or of all earlier windows' (scored from the second window).\n",
+             window's arrived needs, or of all earlier windows' (scored from the second window); + m: the same rule with the\n\
+             least margin m, one for all seeds of the scenario, that keeps the p90 seed's late share within epsilon.\n",
             seeds[0],
             seeds[seeds.len() - 1],
             seeds.len(),

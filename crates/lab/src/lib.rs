@@ -20,7 +20,6 @@ mod verdict;
 
 // What the lab's tests read besides `run`: one scenario run and its scores, the
 // oracle, and the verdict of a pair over seeds.
-pub use bound::{Bound, measure as bound};
 pub use metrics::{Metrics, score, score_with};
 pub use model::{Controller, LabConfig, run as run_scenario};
 pub use oracle::Oracle;
@@ -207,7 +206,7 @@ pub fn run(opts: &LabOptions, mut print: impl FnMut(&str)) -> Result<(), String>
             bound::EXCESS_GOAL
         ));
         for sc in &list {
-            let b: Vec<Bound> =
+            let b: Vec<bound::Bound> =
                 seeds.iter().map(|&seed| bound::measure(&Oracle::measure(sc, &LabConfig { seed, ..cfg }))).collect();
             print(&report::bound(sc, &b, &seeds, &cfg));
         }

@@ -70,6 +70,20 @@ mod tests {
         (from..=to).step_by(10).for_each(|t| e.polled(t));
     }
 
+    /// `turns` turns of the thread from `now`, each at the end of the quiet time the
+    /// last one gave, with the engine busy polling all through; returns the quiet
+    /// times and the time of the last turn's end.
+    fn busy_turns(e: &mut EnginePolls, mut now: Micros, turns: usize) -> (Vec<Micros>, Micros) {
+        let mut seen = Vec::new();
+        for _ in 0..turns {
+            let quiet = e.quiet_after(now, M);
+            seen.push(quiet);
+            busy(e, now + 10, now + quiet);
+            now += quiet;
+        }
+        (seen, now)
+    }
+
     #[test]
     fn an_engine_that_never_polled_gets_no_quiet_time() {
         let mut e = EnginePolls::default();
@@ -98,16 +112,9 @@ mod tests {
     #[test]
     fn an_engine_that_keeps_polling_doubles_the_quiet_time_up_to_the_cap() {
         let mut e = EnginePolls::default();
-        let mut seen = Vec::new();
         // The first turn finds polls that began long after the last turn (at 0).
         busy(&mut e, 10_000, 10_500);
-        let mut now = 10_500;
-        for _ in 0..8 {
-            let quiet = e.quiet_after(now, M);
-            seen.push(quiet);
-            busy(&mut e, now + 10, now + quiet);
-            now += quiet;
-        }
+        let (seen, _) = busy_turns(&mut e, 10_500, 8);
         assert_eq!(seen, [1_000, 2_000, 4_000, 8_000, 16_000, 16_000, 16_000, 16_000]);
     }
 
@@ -115,12 +122,7 @@ mod tests {
     fn an_engine_that_stops_gets_the_moderation_time_back_at_the_next_turn() {
         let mut e = EnginePolls::default();
         e.polled(100);
-        let mut now = 100;
-        for _ in 0..6 {
-            let quiet = e.quiet_after(now, M);
-            busy(&mut e, now + 10, now + quiet);
-            now += quiet;
-        }
+        let (_, mut now) = busy_turns(&mut e, 100, 6);
         assert_eq!(e.quiet, MAX_ENGINE_QUIET_US);
         // It stops 3 ms into the quiet time: the thread's turn at its end finds the
         // last poll 13 ms old and does not wait any longer.
@@ -137,12 +139,7 @@ mod tests {
     fn a_turn_for_a_timer_in_the_middle_keeps_the_quiet_time_growing() {
         let mut e = EnginePolls::default();
         e.polled(0);
-        let mut now = 0;
-        for _ in 0..3 {
-            let quiet = e.quiet_after(now, M);
-            busy(&mut e, now + 10, now + quiet);
-            now += quiet;
-        }
+        let (_, now) = busy_turns(&mut e, 0, 3);
         let before = e.quiet;
         // A timer's turn 300 µs into the next quiet time: the engine polled all along.
         busy(&mut e, now + 10, now + 300);

@@ -11,7 +11,7 @@
 //! loopback that cost a busy-polled round trip a quarter of its time (issue 17, row
 //! 1). So while the engine is seen polling all through the thread's quiet time, the
 //! quiet time doubles at each turn, up to [`MAX_ENGINE_QUIET_US`]; the first turn
-//! that finds the engine stopped halves nothing: it returns to `moderation_us`.
+//! that finds the engine stopped sets it back to `moderation_us`.
 
 use tickwire_proto::Micros;
 
@@ -49,12 +49,17 @@ impl EnginePolls {
         let Some(last) = self.last.filter(|_| moderation > 0) else {
             return 0;
         };
-        // Polling all through: once soon after the last turn and once just now (a
-        // frame's burst is one moment, and no turn comes between its polls).
+        // Polling all through: once soon after the last turn and once just now. A
+        // frame's burst is one moment, so it passes only when a turn came just before
+        // it (the engine's wake, say), and then gets twice the moderation time once:
+        // the turn at that time's end finds no poll and sets it back.
         let half = moderation / 2;
         let steady = first.is_some_and(|f| f.saturating_sub(since_turn) < half) && now.saturating_sub(last) < half;
-        self.quiet =
-            if steady { (self.quiet * 2).clamp(moderation, MAX_ENGINE_QUIET_US.max(moderation)) } else { moderation };
+        self.quiet = if steady {
+            self.quiet.saturating_mul(2).clamp(moderation, MAX_ENGINE_QUIET_US.max(moderation))
+        } else {
+            moderation
+        };
         last.saturating_add(self.quiet).saturating_sub(now)
     }
 }
@@ -151,6 +156,35 @@ mod tests {
         let mut e = EnginePolls::default();
         busy(&mut e, 0, 5_000);
         assert_eq!(e.quiet_after(5_000, 0), 0);
+    }
+
+    #[test]
+    fn a_frame_right_after_a_turn_gets_twice_the_moderation_time_once() {
+        let mut e = EnginePolls::default();
+        // A frame's burst, the thread's turn at its end and at its quiet time's end.
+        busy(&mut e, 10_000, 10_020);
+        assert_eq!(e.quiet_after(10_020, M), M);
+        assert_eq!(e.quiet_after(11_020, M), 0);
+        // The next frame's burst 100 µs after a turn (a timer's), and a turn it woke
+        // 20 µs later: it looks like polling all through, and gets twice the time.
+        assert_eq!(e.quiet_after(26_600, M), 0);
+        busy(&mut e, 26_700, 26_720);
+        assert_eq!(e.quiet_after(26_740, M), 2 * M - 20);
+        // At that time's end the engine has not polled again: watched again, and the
+        // next frame's burst gets the moderation time.
+        assert_eq!(e.quiet_after(28_720, M), 0);
+        busy(&mut e, 43_400, 43_420);
+        assert_eq!(e.quiet_after(44_420, M), 0);
+        assert_eq!(e.quiet, M);
+    }
+
+    #[test]
+    fn a_huge_moderation_does_not_overflow() {
+        let mut e = EnginePolls::default();
+        e.polled(0);
+        assert_eq!(e.quiet_after(0, Micros::MAX / 2 + 1), Micros::MAX / 2 + 1);
+        busy(&mut e, 10, 20);
+        assert_eq!(e.quiet_after(20, Micros::MAX / 2 + 1), Micros::MAX / 2 + 1);
     }
 
     #[test]

@@ -121,7 +121,9 @@ pub struct HostConfig {
     /// for any host while its engine polls: for this long after each poll that read
     /// the socket, the network thread leaves the socket to the engine's next poll
     /// rather than waking for every datagram (a busy-polled round trip on loopback
-    /// was half wakeups). Each datagram's arrival time is the kernel's receive
+    /// was half wakeups), and beside an engine that keeps polling all through that
+    /// time (a busy poller) for twice as long at each of its turns, up to 16 ms, until
+    /// a turn finds the engine stopped. Each datagram's arrival time is the kernel's receive
     /// timestamp, so round-trip times and the time sync do not see the wait (the
     /// socket asks for them, `SO_TIMESTAMPNS`, when the host first gets that busy;
     /// moderation begins 10 ms later). Acknowledgements and resends are handled up to

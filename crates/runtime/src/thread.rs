@@ -200,7 +200,8 @@ pub(crate) struct ThreadParts<P> {
     /// out of the service thread's wait this long, so that the datagrams of many peers
     /// are read in one batch rather than each waking the thread; and while the engine
     /// polls the socket itself, it stays out until this long after the engine's last
-    /// poll ([`NetLoop::quiet_after`]). 0: off. Only with kernel receive timestamps,
+    /// poll, longer beside an engine that keeps polling ([`NetLoop::quiet_after`],
+    /// [`EnginePolls`]). 0: off. Only with kernel receive timestamps,
     /// asked for when the host first gets that busy (a host whose engine never polls
     /// between datagrams, with few peers, never pays for them): a datagram's arrival
     /// time must not be the time of a delayed read. Where the socket refuses them,

@@ -440,6 +440,12 @@ enum tw_disconnect_reason
      * returned; a relay client: SERVER_LOST. Seen by the dialling side only.
      */
     TW_DISCONNECT_REASON_RESOLVE_FAILED = 15,
+    /**
+     * A relay server refused the connect token: another live connection holds a
+     * token for the same client id (one connection per player at a time, as
+     * netcode). Try again once the other connection has ended.
+     */
+    TW_DISCONNECT_REASON_CLIENT_ID_IN_USE = 16,
 };
 #ifndef __cplusplus
 #if __STDC_VERSION__ >= 202311L
@@ -1064,6 +1070,13 @@ enum tw_reject_reason
      * RELAY_SERVER: no Hello within `hello_timeout_ms`.
      */
     TW_REJECT_REASON_NO_HELLO = 5,
+    /**
+     * RELAY_SERVER: a slot's session token, on a connection that did not prove the
+     * credential that first claimed the slot (another connect token's client id, or
+     * another secret's class): a leaked token is worthless to another player. The
+     * client is told `TW_DISCONNECT_REASON_AUTH_FAILED`.
+     */
+    TW_REJECT_REASON_WRONG_CREDENTIAL = 6,
 };
 #ifndef __cplusplus
 #if __STDC_VERSION__ >= 202311L
@@ -1461,6 +1474,34 @@ typedef struct tw_link_sim_config {
 } tw_link_sim_config;
 
 /**
+ * A relay player's identity (`tw_session_player_identity`). Fixed size, no pointers.
+ */
+typedef struct tw_player_identity {
+    /**
+     * A `tw_credential`: what the player's connection proved.
+     */
+    uint32_t credential;
+    /**
+     * Must be ignored.
+     */
+    uint32_t reserved0;
+    /**
+     * `TW_CREDENTIAL_CONNECT_TOKEN`: the token's client id (the player's id in the
+     * game's backend, for example an account id); else 0.
+     */
+    uint64_t client_id;
+    /**
+     * `TW_CREDENTIAL_CONNECT_TOKEN`: the token's user data, zero-padded to 256 bytes;
+     * else all zero.
+     */
+    uint8_t user_data[USER_DATA_SIZE];
+    /**
+     * Must be ignored.
+     */
+    uint8_t reserved[32];
+} tw_player_identity;
+
+/**
  * `TW_EVENT_KIND_CONNECTED`.
  */
 typedef struct tw_event_connected {
@@ -1469,6 +1510,20 @@ typedef struct tw_event_connected {
      * `"[::1]:40000"` (an IPv4 peer of a dual-stack socket too is shown as IPv4).
      */
     char address[64];
+    /**
+     * A `tw_credential`: what the peer proved in the handshake (a secret's class, a
+     * connect token). Decide who a peer is by this, never by its address.
+     */
+    uint32_t credential;
+    /**
+     * Must be ignored.
+     */
+    uint32_t reserved0;
+    /**
+     * `TW_CREDENTIAL_CONNECT_TOKEN`: the token's client id (its user data:
+     * `tw_session_player_identity` on a relay server); else 0.
+     */
+    uint64_t client_id;
 } tw_event_connected;
 
 /**
@@ -2091,6 +2146,15 @@ typedef struct tw_session_event_peer {
      * `UINT64_MAX` when `disconnect_timeout_ms` is 0 (never dropped).
      */
     uint64_t disconnect_in_us;
+    /**
+     * PEER_CONNECTED: a `tw_credential`, what the connection proved (a P2P peer's
+     * role follows it: a spectators' secret never takes a player's place); else 0.
+     */
+    uint32_t credential;
+    /**
+     * Must be ignored.
+     */
+    uint32_t reserved0;
 } tw_session_event_peer;
 
 /**
@@ -2193,6 +2257,18 @@ typedef struct tw_session_event_relay {
      * `TW_DISCONNECT_REASON_KICKED_BY_ENGINE`); else 0.
      */
     uint32_t code;
+    /**
+     * PLAYER_JOINED, PLAYER_RECONNECTED (server): a `tw_credential`, what the
+     * player's connection proved; a returning player proved the same as the one that
+     * first claimed the slot. Else 0.
+     */
+    uint32_t credential;
+    /**
+     * PLAYER_JOINED, PLAYER_RECONNECTED with `TW_CREDENTIAL_CONNECT_TOKEN`: the
+     * token's client id, as the game's backend minted it (its user data:
+     * `tw_session_player_identity`). Else 0.
+     */
+    uint64_t client_id;
 } tw_session_event_relay;
 
 /**
@@ -2691,6 +2767,46 @@ size_t tw_host_config_size(void);
  * None: takes no arguments.
  */
 size_t tw_link_sim_config_size(void);
+
+/**
+ * RELAY_SERVER: copies what the connection of `player` proved into `*out_identity`:
+ * for a client admitted by a connect token, the token's `client_id` and `user_data`,
+ * as the game's backend minted them (the client cannot change them); else the class
+ * of the secret it proved. A game backend can decide who is who from it, for example
+ * a ranked player's account id. The identity stays with the slot while it waits for
+ * a dropped player; a player that comes back must prove the same credential.
+ *
+ * Ownership: the library keeps no pointer passed here after the call; outputs are
+ * caller memory, written only on success.
+ * Thread-safety: a session is used from one thread at a time (it may move between
+ * threads between calls).
+ *
+ * Returns `TW_RESULT_OK`; `TW_RESULT_EMPTY` (the slot is free; `*out_identity`
+ * untouched); `TW_RESULT_NULL_ARGUMENT`; `TW_RESULT_INVALID_ARGUMENT` (no such player);
+ * `TW_RESULT_INVALID_STATE` (not RELAY_SERVER); `TW_RESULT_BUSY` (another call on the
+ * session is in progress); `TW_RESULT_PANIC`.
+ *
+ * # Safety
+ * `session` must be NULL or a live handle. `out_identity` must be NULL or valid for
+ * writing a `tw_player_identity`.
+ */
+tw_result tw_session_player_identity(struct tw_session *session,
+                                     uint32_t player,
+                                     struct tw_player_identity *out_identity);
+
+/**
+ * Returns `sizeof(tw_player_identity)` as the library sees it (304). A binding
+ * compares it with its own size of the struct.
+ *
+ * Ownership: takes nothing; returns a plain value.
+ * Thread-safety: may be called from any thread.
+ *
+ * Returns the size in bytes; never fails.
+ *
+ * # Safety
+ * None: takes no arguments.
+ */
+size_t tw_player_identity_size(void);
 
 /**
  * Copies this thread's last error message into `buf`.

@@ -4,6 +4,7 @@ use std::ffi::c_char;
 use std::mem::size_of;
 
 use super::args::shown;
+use super::credential::c_proven;
 use super::error::copy_c_string;
 use super::guard;
 use tickwire_proto::DisconnectReason;
@@ -84,6 +85,10 @@ pub enum tw_disconnect_reason {
     /// was sent. Final. On a host: the DISCONNECTED of the peer `tw_host_connect`
     /// returned; a relay client: SERVER_LOST. Seen by the dialling side only.
     ResolveFailed = 15,
+    /// A relay server refused the connect token: another live connection holds a
+    /// token for the same client id (one connection per player at a time, as
+    /// netcode). Try again once the other connection has ended.
+    ClientIdInUse = 16,
 }
 
 impl From<DisconnectReason> for tw_disconnect_reason {
@@ -104,6 +109,7 @@ impl From<DisconnectReason> for tw_disconnect_reason {
             DisconnectReason::Replaced => tw_disconnect_reason::Replaced,
             DisconnectReason::KickedByEngine => tw_disconnect_reason::KickedByEngine,
             DisconnectReason::ResolveFailed => tw_disconnect_reason::ResolveFailed,
+            DisconnectReason::ClientIdInUse => tw_disconnect_reason::ClientIdInUse,
         }
     }
 }
@@ -115,6 +121,14 @@ pub struct tw_event_connected {
     /// The peer's address as NUL-terminated text, for example `"127.0.0.1:40000"` or
     /// `"[::1]:40000"` (an IPv4 peer of a dual-stack socket too is shown as IPv4).
     pub address: [c_char; 64],
+    /// A `tw_credential`: what the peer proved in the handshake (a secret's class, a
+    /// connect token). Decide who a peer is by this, never by its address.
+    pub credential: u32,
+    /// Must be ignored.
+    pub reserved0: u32,
+    /// `TW_CREDENTIAL_CONNECT_TOKEN`: the token's client id (its user data:
+    /// `tw_session_player_identity` on a relay server); else 0.
+    pub client_id: u64,
 }
 
 /// `TW_EVENT_KIND_DISCONNECTED`.
@@ -186,8 +200,9 @@ impl tw_event {
     pub(crate) fn from_host_event(ev: &HostEvent) -> Self {
         let mut out = tw_event::zeroed();
         match ev {
-            HostEvent::Connected { peer, addr } => {
-                let mut c = tw_event_connected { address: [0; 64] };
+            HostEvent::Connected { peer, addr, credential } => {
+                let (class, client_id) = c_proven(credential.proven());
+                let mut c = tw_event_connected { address: [0; 64], credential: class, reserved0: 0, client_id };
                 let text = shown(*addr).to_string();
                 // SAFETY: `c.address` is a local array of exactly the length passed.
                 unsafe { copy_c_string(text.as_bytes(), c.address.as_mut_ptr(), c.address.len()) };

@@ -36,6 +36,7 @@
 // Declaration order is the order of the header (cbindgen follows it).
 mod args;
 mod config;
+mod credential;
 mod error;
 mod event;
 mod guard;
@@ -58,6 +59,7 @@ mod version;
 mod test_hooks;
 
 pub use config::*;
+pub use credential::*;
 pub use error::*;
 pub use event::*;
 pub use host::*;

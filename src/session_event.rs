@@ -3,11 +3,12 @@
 use std::ffi::c_char;
 use std::mem::size_of;
 
+use super::credential::c_proven;
 use super::error::copy_c_string;
 use super::event::tw_disconnect_reason;
 use super::guard;
 use tickwire_proto::{
-    ClientSessionEvent, KickCause, KickReason, RejectReason, RollbackEvent as Event, ServerSessionEvent,
+    ClientSessionEvent, KickCause, KickReason, Proven, RejectReason, RollbackEvent as Event, ServerSessionEvent,
 };
 use tickwire_runtime::SessionEvent;
 
@@ -192,6 +193,11 @@ pub enum tw_reject_reason {
     Full = 4,
     /// RELAY_SERVER: no Hello within `hello_timeout_ms`.
     NoHello = 5,
+    /// RELAY_SERVER: a slot's session token, on a connection that did not prove the
+    /// credential that first claimed the slot (another connect token's client id, or
+    /// another secret's class): a leaked token is worthless to another player. The
+    /// client is told `TW_DISCONNECT_REASON_AUTH_FAILED`.
+    WrongCredential = 6,
 }
 
 /// PEER_CONNECTED, PEER_INTERRUPTED, PEER_RESUMED, PEER_DISCONNECTED.
@@ -208,6 +214,11 @@ pub struct tw_session_event_peer {
     /// PEER_INTERRUPTED: microseconds of further silence before the peer is dropped;
     /// `UINT64_MAX` when `disconnect_timeout_ms` is 0 (never dropped).
     pub disconnect_in_us: u64,
+    /// PEER_CONNECTED: a `tw_credential`, what the connection proved (a P2P peer's
+    /// role follows it: a spectators' secret never takes a player's place); else 0.
+    pub credential: u32,
+    /// Must be ignored.
+    pub reserved0: u32,
 }
 
 /// PLAYER_DISCONNECTED.
@@ -278,6 +289,14 @@ pub struct tw_session_event_relay {
     /// `tw_session_kick_player` (it stays on the server: the client sees only
     /// `TW_DISCONNECT_REASON_KICKED_BY_ENGINE`); else 0.
     pub code: u32,
+    /// PLAYER_JOINED, PLAYER_RECONNECTED (server): a `tw_credential`, what the
+    /// player's connection proved; a returning player proved the same as the one that
+    /// first claimed the slot. Else 0.
+    pub credential: u32,
+    /// PLAYER_JOINED, PLAYER_RECONNECTED with `TW_CREDENTIAL_CONNECT_TOKEN`: the
+    /// token's client id, as the game's backend minted it (its user data:
+    /// `tw_session_player_identity`). Else 0.
+    pub client_id: u64,
 }
 
 /// CONNECTION_REJECTED.
@@ -372,7 +391,20 @@ pub struct tw_session_event {
 }
 
 fn relay(player: u32, tick: u32, reason: u32, reconnect: bool) -> tw_session_event_relay {
-    tw_session_event_relay { player, tick, reason, reconnect: u32::from(reconnect), code: 0 }
+    tw_session_event_relay {
+        player,
+        tick,
+        reason,
+        reconnect: u32::from(reconnect),
+        code: 0,
+        credential: 0,
+        client_id: 0,
+    }
+}
+
+fn identified(mut r: tw_session_event_relay, proven: Proven) -> tw_session_event_relay {
+    (r.credential, r.client_id) = c_proven(proven);
+    r
 }
 
 fn disconnect(r: tickwire_proto::DisconnectReason) -> u32 {
@@ -383,9 +415,11 @@ fn disconnect(r: tickwire_proto::DisconnectReason) -> u32 {
 fn server_event(out: &mut tw_session_event, e: ServerSessionEvent, tick: u32) -> (tw_session_event_kind, u32) {
     use tw_session_event_kind as K;
     let (kind, peer, data) = match e {
-        ServerSessionEvent::PlayerJoined { player, peer } => (K::PlayerJoined, peer, relay(player, tick, 0, false)),
-        ServerSessionEvent::PlayerReconnected { player, peer } => {
-            (K::PlayerReconnected, peer, relay(player, tick, 0, false))
+        ServerSessionEvent::PlayerJoined { player, peer, proven } => {
+            (K::PlayerJoined, peer, identified(relay(player, tick, 0, false), proven))
+        }
+        ServerSessionEvent::PlayerReconnected { player, peer, proven } => {
+            (K::PlayerReconnected, peer, identified(relay(player, tick, 0, false), proven))
         }
         ServerSessionEvent::PlayerInterrupted { player, reason } => {
             (K::PlayerLeft, 0, relay(player, tick, disconnect(reason), false))
@@ -411,6 +445,7 @@ fn server_event(out: &mut tw_session_event, e: ServerSessionEvent, tick: u32) ->
                 RejectReason::BadToken => tw_reject_reason::BadToken,
                 RejectReason::Full => tw_reject_reason::Full,
                 RejectReason::NoHello => tw_reject_reason::NoHello,
+                RejectReason::WrongCredential => tw_reject_reason::WrongCredential,
             };
             out.data.rejected = tw_session_event_rejected { reason: reason as u32 };
             return (K::ConnectionRejected, peer);
@@ -425,8 +460,10 @@ fn client_event(out: &mut tw_session_event, e: ClientSessionEvent, server: u32) 
     use tw_session_event_kind as K;
     let none = TW_NO_PLAYER;
     let (kind, data) = match e {
-        ClientSessionEvent::Connected { server } => {
-            out.data.peer = tw_session_event_peer { player: none, reason: 0, disconnect_in_us: 0 };
+        ClientSessionEvent::Connected { server, proven } => {
+            let credential = c_proven(proven).0;
+            out.data.peer =
+                tw_session_event_peer { player: none, reason: 0, disconnect_in_us: 0, credential, reserved0: 0 };
             return (K::PeerConnected, server);
         }
         ClientSessionEvent::Synchronized { tick } => {
@@ -485,13 +522,17 @@ impl tw_session_event {
             player: player_of(peer).map_or(TW_NO_PLAYER, |p| p as u32),
             reason,
             disconnect_in_us,
+            credential: 0,
+            reserved0: 0,
         };
         let (kind, peer) = match *ev {
-            SessionEvent::PeerConnected { peer, player } => {
+            SessionEvent::PeerConnected { peer, player, proven } => {
                 out.data.peer = tw_session_event_peer {
                     player: player.map_or(TW_NO_PLAYER, |p| p as u32),
                     reason: 0,
                     disconnect_in_us: 0,
+                    credential: c_proven(proven).0,
+                    reserved0: 0,
                 };
                 (K::PeerConnected, peer)
             }

@@ -107,7 +107,9 @@ fn event_layout() {
     assert_eq!(offset_of!(tw_event, data), 8);
     assert_eq!(size_of::<tw_event_data>(), 120);
     assert_eq!(align_of::<tw_event_data>(), 8);
-    assert_eq!(size_of::<tw_event_connected>(), 64);
+    assert_eq!(size_of::<tw_event_connected>(), 80);
+    assert_eq!(offset_of!(tw_event_connected, credential), 64);
+    assert_eq!(offset_of!(tw_event_connected, client_id), 72);
     assert_eq!(size_of::<tw_event_disconnected>(), 4);
     assert_eq!(offset_of!(tw_event_message, channel), 0);
     assert_eq!(offset_of!(tw_event_message, size), 4);
@@ -333,6 +335,18 @@ fn request_layout() {
 }
 
 #[test]
+fn player_identity_layout() {
+    assert_eq!(size_of::<tw_player_identity>(), 304);
+    assert_eq!(align_of::<tw_player_identity>(), 8);
+    assert_eq!(offset_of!(tw_player_identity, credential), 0);
+    assert_eq!(offset_of!(tw_player_identity, client_id), 8);
+    assert_eq!(offset_of!(tw_player_identity, user_data), 16);
+    assert_eq!(offset_of!(tw_player_identity, reserved), 272);
+    // SAFETY: no arguments.
+    assert_eq!(unsafe { tw_player_identity_size() }, size_of::<tw_player_identity>());
+}
+
+#[test]
 fn session_event_layout() {
     assert_eq!(size_of::<tw_session_event>(), 128);
     assert_eq!(align_of::<tw_session_event>(), 8);
@@ -340,8 +354,9 @@ fn session_event_layout() {
     assert_eq!(offset_of!(tw_session_event, peer), 4);
     assert_eq!(offset_of!(tw_session_event, data), 8);
     assert_eq!(size_of::<tw_session_event_data>(), 120);
-    assert_eq!(size_of::<tw_session_event_peer>(), 16);
+    assert_eq!(size_of::<tw_session_event_peer>(), 24);
     assert_eq!(offset_of!(tw_session_event_peer, disconnect_in_us), 8);
+    assert_eq!(offset_of!(tw_session_event_peer, credential), 16);
     assert_eq!(size_of::<tw_session_event_player>(), 8);
     assert_eq!(size_of::<tw_session_event_tick>(), 4);
     assert_eq!(size_of::<tw_session_event_desync>(), 24);
@@ -350,7 +365,9 @@ fn session_event_layout() {
     assert_eq!(size_of::<tw_session_event_mismatch>(), 24);
     assert_eq!(offset_of!(tw_session_event_mismatch, actual_checksum), 16);
     assert_eq!(size_of::<tw_session_event_fatal>(), 120);
-    assert_eq!(size_of::<tw_session_event_relay>(), 20);
+    assert_eq!(size_of::<tw_session_event_relay>(), 32);
+    assert_eq!(offset_of!(tw_session_event_relay, credential), 20);
+    assert_eq!(offset_of!(tw_session_event_relay, client_id), 24);
     assert_eq!(offset_of!(tw_session_event_relay, player), 0);
     assert_eq!(offset_of!(tw_session_event_relay, tick), 4);
     assert_eq!(offset_of!(tw_session_event_relay, reason), 8);

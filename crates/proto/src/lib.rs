@@ -59,6 +59,7 @@ pub use rollback::{
 
 // Relay sessions (server and client, with prediction and reconciliation).
 pub use relay::input_delay::InputDelay;
+pub use relay::join::SessionToken;
 pub use relay::prediction::PredictorStats;
 pub use relay::relay_client_session::{
     ClientSessionError, ClientSessionEvent, ClientSessionStats, RelayClientSession, RelayClientSessionConfig,
@@ -92,10 +93,10 @@ pub use tick::{TickClock, TickClockConfig, TickEvent};
 pub use transport::token;
 pub use transport::{
     ACK_EVERY_UNRELIABLE, Admission, CHANNEL_RELIABLE, CHANNEL_SEQUENCED, CHANNEL_UNRELIABLE, COOKIE_LIFETIME_US,
-    ChannelKind, ConfigError, ConnectionStats, DisconnectReason, Endpoint, EndpointConfig, EndpointStats,
+    ChannelKind, ConfigError, ConnectionStats, Credential, DisconnectReason, Endpoint, EndpointConfig, EndpointStats,
     Event as NetEvent, KEY_SIZE, MAX_ACK_DELAY_US, MAX_CHANNELS, MAX_FRAMES_PER_DATAGRAM, MAX_UNFRAGMENTED,
-    MAX_UNRELIABLE, PeerId, PeerIdAllocator, PeerLimits, Presented, SMALL_BUFFER, Secret, Security, SendError,
-    TokenAdmission, Transport, UnreliableAcks,
+    MAX_UNRELIABLE, PeerId, PeerIdAllocator, PeerLimits, Presented, Proven, SMALL_BUFFER, Secret, Security, SendError,
+    TokenAdmission, TokenIdentity, Transport, UnreliableAcks,
 };
 
 // The link simulator and the simulated network.

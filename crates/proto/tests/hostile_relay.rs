@@ -124,7 +124,7 @@ fn the_session_token_never_crosses_the_wire_in_clear() {
         w.net.record_datagrams();
         let i = w.add_client_with(EndpointConfig { security: security.clone(), ..EndpointConfig::default() });
         w.run_for(2 * SECOND);
-        let token = w.clients[i].session.token().expect("joined").to_le_bytes();
+        let token = w.clients[i].session.token().expect("joined").0;
         let recorded = w.net.take_recorded();
         let seen = recorded.iter().filter(|(_, _, d)| d.windows(token.len()).any(|x| x == token)).count();
         eprintln!("{security:?}: the session token in {seen} of {} datagrams", recorded.len());

@@ -296,7 +296,9 @@ fn rogue(w: &mut World) -> (usize, u32) {
 
 fn hello(token: u64, input_size: u16) -> Vec<u8> {
     let mut b = Vec::new();
-    relay::encode_hello(&mut b, &Hello { token, input_size, max_players: 8 });
+    let mut t = [0u8; 16];
+    t[..8].copy_from_slice(&token.to_le_bytes());
+    relay::encode_hello(&mut b, &Hello { token: relay::SessionToken(t), input_size, max_players: 8 });
     b
 }
 
@@ -392,7 +394,10 @@ fn hostile_and_malformed_messages_are_dropped_and_counted() {
     evil.push((server_peer, CHANNEL_UNRELIABLE, good_looking[..good_looking.len() - 1].to_vec()));
     let welcome = |player: u16, input_size: u16, state: &[u8]| {
         let mut b = Vec::new();
-        relay::encode_welcome(&mut b, &Welcome { player, token: 1, tick: 5, input_size, max_players: 8, state });
+        relay::encode_welcome(
+            &mut b,
+            &Welcome { player, token: relay::SessionToken([1; 16]), tick: 5, input_size, max_players: 8, state },
+        );
         b
     };
     evil.push((server_peer, CHANNEL_RELIABLE, welcome(0, 2, &[1, 2, 3])[..10].to_vec()));
@@ -427,7 +432,7 @@ fn hostile_and_malformed_messages_are_dropped_and_counted() {
     // longer kept, it is sent a snapshot to start again from (not kicked: its inputs
     // still come).
     let rogue_player = w.server_events.iter().find_map(|e| match *e {
-        ServerSessionEvent::PlayerJoined { player, peer }
+        ServerSessionEvent::PlayerJoined { player, peer, .. }
             if w.clients.iter().all(|c| c.session.player() != Some(player)) =>
         {
             Some((player, peer))

@@ -370,7 +370,7 @@ impl Arena {
         for _ in 0..ENGINE_EVENTS_PER_FRAME {
             let Some(e) = self.server.poll_event() else { break };
             match e {
-                Event::Connected { peer, addr } => {
+                Event::Connected { peer, addr, .. } => {
                     if let Some(i) = self.honest.iter().position(|h| h.addr == addr) {
                         self.peer_client.insert(peer, i);
                     }

@@ -60,7 +60,7 @@ mod tests;
 
 use std::net::SocketAddr;
 
-use tickwire_proto::{DisconnectReason, EndpointConfig, LinkConfig, PeerId};
+use tickwire_proto::{Credential, DisconnectReason, EndpointConfig, LinkConfig, PeerId};
 
 pub use host::{COMMAND_QUEUE_CAPACITY, Host, SHUTDOWN_WAIT};
 pub use log::{Bounded, LOG_QUEUE_CAPACITY, LogLevel, LogQueue, MAX_RECORD_LEN};
@@ -164,6 +164,9 @@ pub enum HostEvent {
         peer: PeerId,
         /// The peer's address as this socket sees it.
         addr: SocketAddr,
+        /// What the peer proved in its handshake (a secret's class, a connect token's
+        /// identity): who it is, which its address does not tell.
+        credential: Credential,
     },
     /// A connection ended; the peer id is never reused. Messages to the peer that were
     /// still queued or unacknowledged are lost with the connection.

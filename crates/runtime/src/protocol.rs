@@ -102,7 +102,7 @@ pub(crate) mod fake {
     use std::collections::VecDeque;
 
     use super::*;
-    use tickwire_proto::{DisconnectReason, PeerIdAllocator};
+    use tickwire_proto::{Credential, DisconnectReason, PeerIdAllocator};
 
     /// The disconnects a [`FakeProtocol`] was asked for, with the reason for the peer.
     pub(crate) type Told = std::sync::Arc<std::sync::Mutex<Vec<(PeerId, Option<DisconnectReason>)>>>;
@@ -159,7 +159,7 @@ pub(crate) mod fake {
     impl Protocol for FakeProtocol {
         fn connect_with_id(&mut self, _now: Micros, addr: SocketAddr, peer: PeerId) -> Result<(), SendError> {
             self.peers.push((peer, addr));
-            self.events.push_back(Event::Connected { peer, addr });
+            self.events.push_back(Event::Connected { peer, addr, credential: Credential::Open });
             Ok(())
         }
         fn disconnect(&mut self, _now: Micros, peer: PeerId, reason: Option<DisconnectReason>) {
@@ -197,7 +197,7 @@ pub(crate) mod fake {
                 None => {
                     let peer = self.ids.next();
                     self.peers.push((peer, from));
-                    self.events.push_back(Event::Connected { peer, addr: from });
+                    self.events.push_back(Event::Connected { peer, addr: from, credential: Credential::Open });
                     peer
                 }
             };

@@ -115,7 +115,7 @@ pub(crate) fn run_tickwire(s: &Scenario, frames: u64, calib: f64) -> Results {
         for (i, p) in peers.iter_mut().enumerate() {
             p.ep.update(now);
             while let Some(e) = p.ep.poll_event() {
-                if let NetEvent::Connected { peer, addr } = e {
+                if let NetEvent::Connected { peer, addr, .. } = e {
                     let j = net.addrs.iter().position(|a| *a == addr).expect("known address");
                     p.ids[j] = peer;
                 }

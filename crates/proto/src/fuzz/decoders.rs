@@ -147,7 +147,7 @@ pub fn relay_messages(data: &[u8]) {
         }
         1 => {
             let Ok(w) = join::decode_welcome(msg) else { return };
-            assert!(w.player < w.max_players && w.token != 0);
+            assert!(w.player < w.max_players && !w.token.is_none());
             join::encode_welcome(&mut out, &w);
         }
         2 => {

@@ -217,7 +217,7 @@ impl Harness {
     fn server_events(&mut self, now: Micros, cause: Option<(SocketAddr, Origin)>) {
         while let Some(e) = self.server.poll_event() {
             match e {
-                Event::Connected { peer, addr } => {
+                Event::Connected { peer, addr, .. } => {
                     let Some((from, origin)) = cause else { panic!("server peer {peer} connected on a timer") };
                     assert_eq!(addr, from, "server peer {peer} connected for another address than the sender's");
                     let (psk, token) = match origin {

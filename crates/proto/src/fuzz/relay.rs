@@ -7,13 +7,15 @@ use super::Input;
 use super::engine::{Answer, Engine};
 use super::fake::FakeTransport;
 use crate::clock::Micros;
-use crate::relay::join::{self, Hello, Welcome};
+use crate::relay::join::{self, Hello, SessionToken, Welcome};
 use crate::relay::messages::{self, MarginReport, NONE, PlayerStep, UpdateHead};
 use crate::relay::relay_client_session::{ClientSessionEvent, RelayClientSession, RelayClientSessionConfig};
 use crate::relay::relay_server_session::{RelayServerSession, RelayServerSessionConfig, ServerSessionEvent};
 use crate::relay::step_codec::{self, StepForm};
 use crate::request::{AdvanceStatus, Tick};
-use crate::transport::{CHANNEL_RELIABLE, CHANNEL_SEQUENCED, CHANNEL_UNRELIABLE, DisconnectReason, Event, PeerId};
+use crate::transport::{
+    CHANNEL_RELIABLE, CHANNEL_SEQUENCED, CHANNEL_UNRELIABLE, Credential, DisconnectReason, Event, PeerId, TokenIdentity,
+};
 
 const MAX_OPS: usize = 4096;
 /// Advances one input may run in all (each frame runs at most what its clock says).
@@ -42,16 +44,32 @@ fn input<'a>(inp: &mut Input<'a>) -> &'a [u8] {
     inp.bytes(n)
 }
 
+/// Any 16 bytes as a session token.
+fn any_token(inp: &mut Input<'_>) -> SessionToken {
+    SessionToken(inp.bytes(16).try_into().unwrap_or([0; 16]))
+}
+
 /// A session token: none (a new player), one the session handed out, or any.
-fn token(inp: &mut Input<'_>, t: &FakeTransport) -> u64 {
+fn token(inp: &mut Input<'_>, t: &FakeTransport) -> SessionToken {
     match inp.u8() % 4 {
-        0 => 0,
-        1 => inp.u64(),
+        0 => SessionToken::NONE,
+        1 => any_token(inp),
         _ => {
-            let welcomes: Vec<u64> =
+            let welcomes: Vec<SessionToken> =
                 t.reliable.iter().filter_map(|(_, m)| join::decode_welcome(m).ok()).map(|w| w.token).collect();
-            if welcomes.is_empty() { 0 } else { welcomes[inp.below(welcomes.len())] }
+            if welcomes.is_empty() { SessionToken::NONE } else { welcomes[inp.below(welcomes.len())] }
         }
+    }
+}
+
+/// What a connection proved: a secret's class, or a connect token of one of a few
+/// client ids (so that ids repeat, and slots are claimed by one and tried by another).
+fn credential(inp: &mut Input<'_>) -> Credential {
+    match inp.u8() % 4 {
+        0 => Credential::Open,
+        1 => Credential::PlayerSecret,
+        2 => Credential::SpectatorSecret,
+        _ => Credential::ConnectToken(Box::new(TokenIdentity { client_id: inp.u8() as u64 % 4, user_data: [7; 256] })),
     }
 }
 
@@ -87,7 +105,8 @@ pub fn relay_server(data: &[u8]) {
         match op % 8 {
             0 => {
                 let peer = t.accept();
-                s.on_event(now, &mut t, Event::Connected { peer, addr: server_addr() });
+                let credential = credential(&mut inp);
+                s.on_event(now, &mut t, Event::Connected { peer, addr: server_addr(), credential });
             }
             1 | 2 => {
                 let Some(peer) = t.pick(pick) else { continue };
@@ -247,7 +266,8 @@ pub fn relay_client(data: &[u8]) {
             0 => {
                 let Some(peer) = server.filter(|p| t.open.get(p) == Some(&false)) else { continue };
                 t.open.insert(peer, true);
-                s.on_event(now, &mut t, Event::Connected { peer, addr: server_addr() });
+                let credential = Credential::TokenServer;
+                s.on_event(now, &mut t, Event::Connected { peer, addr: server_addr(), credential });
             }
             1 => {
                 let Some(peer) = server.filter(|_| server_open) else { continue };
@@ -259,7 +279,11 @@ pub fn relay_client(data: &[u8]) {
                 let game = inp.u8();
                 let w = Welcome {
                     player: if game & 0x0f == 0 { inp.u16() } else { (game >> 4) as u16 % PLAYERS as u16 },
-                    token: if game & 0x30 == 0 { inp.u64() } else { s.token().unwrap_or(0x70c) },
+                    token: if game & 0x30 == 0 {
+                        any_token(&mut inp)
+                    } else {
+                        s.token().unwrap_or(SessionToken([0x0c; 16]))
+                    },
                     tick: inp.tick_near(s.authoritative_tick()),
                     input_size: if game == 0xff { 3 } else { INPUT_SIZE as u16 },
                     max_players: PLAYERS as u16,

@@ -206,9 +206,16 @@ fn decoders(c: &mut Vec<Entry>) {
     put(c, "p2p_message", "regress-ack-from-the-future", with(1, &p2p_msg(&lie, &[], &[], &[])));
 
     // relay_messages: Hello (0), Welcome (1), ClientInputs (2, max input 8), ServerUpdate (3).
-    join::encode_hello(&mut b, &Hello { token: 0, input_size: 2, max_players: 4 });
+    join::encode_hello(&mut b, &Hello { token: join::SessionToken::NONE, input_size: 2, max_players: 4 });
     put(c, "relay_messages", "hello", with(0, &b));
-    let w = Welcome { player: 1, token: 0xabcdef, tick: 300, input_size: 2, max_players: 4, state: b"state" };
+    let w = Welcome {
+        player: 1,
+        token: join::SessionToken([0xab; 16]),
+        tick: 300,
+        input_size: 2,
+        max_players: 4,
+        state: b"state",
+    };
     join::encode_welcome(&mut b, &w);
     put(c, "relay_messages", "welcome", with(1, &b));
     // Issue 13, 3: a Welcome at the last tick.

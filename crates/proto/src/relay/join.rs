@@ -2,34 +2,78 @@
 //! and the session token that proves a returning client is the player it claims.
 //!
 //! ```text
-//! Hello    kind=3 | token u64 (0 = a new player) | input_size u16 | max_players u16
-//! Welcome  kind=4 | player u16 | token u64 | tick u32 | input_size u16 | max_players u16 | state bytes
+//! Hello    kind=3 | token [16] (all zero = a new player) | input_size u16 | max_players u16
+//! Welcome  kind=4 | player u16 | token [16] | tick u32 | input_size u16 | max_players u16 | state bytes
 //! ```
 //! Both go on the transport's reliable channel (a Welcome's state can be large; the
 //! transport fragments it). The client says its input size and player count so that
 //! a client built for another game is refused at once rather than misreading steps.
 //!
-//! The token is a random 64-bit number the server draws for each new player. A client
-//! that comes back (a new connection, maybe a new address) presents it to get its old
-//! player slot; without it nobody can take over someone else's player. Tokens come
-//! from the server's seeded generator: in production seed it from the OS.
+//! The token is 128 random bits the server draws for each new player from its
+//! cryptographic generator ([`SecretRng`], seeded with OS randomness by the runtime),
+//! so that no number of tokens a player sees tells it another's (issue 30: they came
+//! from the simulator's xoshiro, whose state four tokens gave away). A client that
+//! comes back (a new connection, maybe a new address) presents it to get its old
+//! player slot, and the server also checks that the connection proved the same
+//! credential that first claimed the slot. Tokens are compared in constant time.
+
+use subtle::ConstantTimeEq;
 
 use crate::request::Tick;
-use crate::rng::Rng;
+use crate::transport::SecretRng;
 use crate::wire::{DecodeError, Reader, Writer};
 
 pub const KIND_HELLO: u8 = 3;
 pub const KIND_WELCOME: u8 = 4;
 /// Encoded size of a Hello.
-pub const HELLO_SIZE: usize = 13;
+pub const HELLO_SIZE: usize = 21;
 /// Encoded size of a Welcome without its state.
-pub const WELCOME_HEAD_SIZE: usize = 19;
+pub const WELCOME_HEAD_SIZE: usize = 27;
+/// Bytes of a session token.
+pub const SESSION_TOKEN_SIZE: usize = 16;
+
+/// The proof that a relay client owns a player slot. Equality is constant-time, and
+/// `Debug` does not print it.
+#[derive(Clone, Copy, Eq)]
+pub struct SessionToken(pub [u8; SESSION_TOKEN_SIZE]);
+
+impl SessionToken {
+    /// "A new player": no slot to return to.
+    pub const NONE: SessionToken = SessionToken([0; SESSION_TOKEN_SIZE]);
+
+    /// A fresh token (never [`SessionToken::NONE`]).
+    pub(crate) fn generate(rng: &mut SecretRng) -> Self {
+        loop {
+            let mut t = [0u8; SESSION_TOKEN_SIZE];
+            rng.fill(&mut t);
+            if t != [0; SESSION_TOKEN_SIZE] {
+                return SessionToken(t);
+            }
+        }
+    }
+
+    pub fn is_none(&self) -> bool {
+        *self == Self::NONE
+    }
+}
+
+impl PartialEq for SessionToken {
+    fn eq(&self, other: &Self) -> bool {
+        self.0.ct_eq(&other.0).into()
+    }
+}
+
+impl std::fmt::Debug for SessionToken {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(if self.is_none() { "SessionToken(none)" } else { "SessionToken(..)" })
+    }
+}
 
 /// Client to server: who I am (or that I am new) and which game I speak.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Hello {
-    /// 0 for a new player, else the token of the player to return to.
-    pub token: u64,
+    /// [`SessionToken::NONE`] for a new player, else the token of the player to return to.
+    pub token: SessionToken,
     pub input_size: u16,
     pub max_players: u16,
 }
@@ -38,9 +82,13 @@ pub fn encode_hello(out: &mut Vec<u8>, h: &Hello) {
     out.clear();
     let mut w = Writer::new(out);
     w.u8(KIND_HELLO);
-    w.u64(h.token);
+    w.bytes(&h.token.0);
     w.u16(h.input_size);
     w.u16(h.max_players);
+}
+
+fn read_token(r: &mut Reader) -> Result<SessionToken, DecodeError> {
+    Ok(SessionToken(r.bytes(SESSION_TOKEN_SIZE)?.try_into().expect("16 bytes")))
 }
 
 pub fn decode_hello(data: &[u8]) -> Result<Hello, DecodeError> {
@@ -49,7 +97,7 @@ pub fn decode_hello(data: &[u8]) -> Result<Hello, DecodeError> {
     if kind != KIND_HELLO {
         return Err(DecodeError::UnknownKind(kind));
     }
-    let h = Hello { token: r.u64()?, input_size: r.u16()?, max_players: r.u16()? };
+    let h = Hello { token: read_token(&mut r)?, input_size: r.u16()?, max_players: r.u16()? };
     if !r.is_empty() {
         return Err(DecodeError::Trailing);
     }
@@ -61,7 +109,7 @@ pub fn decode_hello(data: &[u8]) -> Result<Hello, DecodeError> {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Welcome<'a> {
     pub player: u16,
-    pub token: u64,
+    pub token: SessionToken,
     pub tick: Tick,
     pub input_size: u16,
     pub max_players: u16,
@@ -75,7 +123,7 @@ pub fn encode_welcome(out: &mut Vec<u8>, w: &Welcome<'_>) {
     let mut wr = Writer::new(out);
     wr.u8(KIND_WELCOME);
     wr.u16(w.player);
-    wr.u64(w.token);
+    wr.bytes(&w.token.0);
     wr.u32(w.tick);
     wr.u16(w.input_size);
     wr.u16(w.max_players);
@@ -90,25 +138,15 @@ pub fn decode_welcome(data: &[u8]) -> Result<Welcome<'_>, DecodeError> {
         return Err(DecodeError::UnknownKind(kind));
     }
     let player = r.u16()?;
-    let token = r.u64()?;
+    let token = read_token(&mut r)?;
     let tick = r.u32()?;
     let input_size = r.u16()?;
     let max_players = r.u16()?;
-    if token == 0 || player >= max_players {
+    if token.is_none() || player >= max_players {
         return Err(DecodeError::BadLength);
     }
     let state = r.bytes(r.remaining())?;
     Ok(Welcome { player, token, tick, input_size, max_players, state })
-}
-
-/// A fresh session token (never 0, which means "new player").
-pub fn new_token(rng: &mut Rng) -> u64 {
-    loop {
-        let t = rng.next_u64();
-        if t != 0 {
-            return t;
-        }
-    }
 }
 
 #[cfg(test)]
@@ -118,7 +156,7 @@ mod tests {
     #[test]
     fn hello_and_welcome_round_trip_and_truncations_fail() {
         let mut b = Vec::new();
-        let h = Hello { token: 0xABCD, input_size: 2, max_players: 8 };
+        let h = Hello { token: SessionToken([0xAB; 16]), input_size: 2, max_players: 8 };
         encode_hello(&mut b, &h);
         assert_eq!(b.len(), HELLO_SIZE);
         assert_eq!(decode_hello(&b), Ok(h));
@@ -128,7 +166,14 @@ mod tests {
         b.push(0);
         assert_eq!(decode_hello(&b), Err(DecodeError::Trailing));
 
-        let w = Welcome { player: 3, token: 77, tick: 1234, input_size: 2, max_players: 8, state: b"state bytes" };
+        let w = Welcome {
+            player: 3,
+            token: SessionToken([77; 16]),
+            tick: 1234,
+            input_size: 2,
+            max_players: 8,
+            state: b"state bytes",
+        };
         encode_welcome(&mut b, &w);
         assert_eq!(b.len(), WELCOME_HEAD_SIZE + w.state.len());
         assert_eq!(decode_welcome(&b), Ok(w));
@@ -144,18 +189,21 @@ mod tests {
     #[test]
     fn welcome_refuses_a_player_outside_the_game_and_a_zero_token() {
         let mut b = Vec::new();
-        encode_welcome(&mut b, &Welcome { player: 8, token: 1, tick: 0, input_size: 2, max_players: 8, state: &[] });
+        let one = SessionToken([1; 16]);
+        encode_welcome(&mut b, &Welcome { player: 8, token: one, tick: 0, input_size: 2, max_players: 8, state: &[] });
         assert_eq!(decode_welcome(&b), Err(DecodeError::BadLength));
-        encode_welcome(&mut b, &Welcome { player: 0, token: 0, tick: 0, input_size: 2, max_players: 8, state: &[] });
+        let none = SessionToken::NONE;
+        encode_welcome(&mut b, &Welcome { player: 0, token: none, tick: 0, input_size: 2, max_players: 8, state: &[] });
         assert_eq!(decode_welcome(&b), Err(DecodeError::BadLength));
     }
 
     #[test]
-    fn tokens_are_never_zero_and_differ() {
-        let mut rng = Rng::new(5);
-        let a = new_token(&mut rng);
-        let b = new_token(&mut rng);
-        assert!(a != 0 && b != 0 && a != b);
+    fn tokens_are_never_none_and_differ() {
+        let mut rng = SecretRng::new(5, &[9; 32]);
+        let a = SessionToken::generate(&mut rng);
+        let b = SessionToken::generate(&mut rng);
+        assert!(!a.is_none() && !b.is_none() && a != b);
+        assert_eq!(format!("{a:?}"), "SessionToken(..)", "Debug never prints a token");
     }
 
     /// A Welcome has no length field to lie: its state is the rest of the message,
@@ -163,8 +211,14 @@ mod tests {
     #[test]
     fn a_welcome_state_is_the_rest_of_the_message_borrowed() {
         let mut b = Vec::new();
-        let w =
-            Welcome { player: 0, token: 9, tick: u32::MAX, input_size: u16::MAX, max_players: u16::MAX, state: &[] };
+        let w = Welcome {
+            player: 0,
+            token: SessionToken([9; 16]),
+            tick: u32::MAX,
+            input_size: u16::MAX,
+            max_players: u16::MAX,
+            state: &[],
+        };
         encode_welcome(&mut b, &w);
         b.extend_from_slice(&[0xAB; 100]);
         let d = decode_welcome(&b).unwrap();

@@ -25,12 +25,14 @@ use std::net::SocketAddr;
 
 use super::client_phase::{Phase, Reattempt, backoff_us, is_transient};
 use super::input_delay::{DelayPolicy, InputDelay};
-use super::join::{self, Hello};
+use super::join::{self, Hello, SessionToken};
 use super::prediction::{Predictor, PredictorConfig, PredictorStats, StepOutcome};
 use super::relay_client::{RelayClient, RelayClientConfig, SyncStats};
 use crate::clock::Micros;
 use crate::request::{AdvanceStatus, Request, Tick};
-use crate::transport::{CHANNEL_RELIABLE, CHANNEL_UNRELIABLE, DisconnectReason, Event, PeerId, SendError, Transport};
+use crate::transport::{
+    CHANNEL_RELIABLE, CHANNEL_UNRELIABLE, DisconnectReason, Event, PeerId, Proven, SendError, Transport,
+};
 
 /// Settings of a [`RelayClientSession`].
 #[derive(Debug, Clone, PartialEq)]
@@ -111,7 +113,7 @@ const DELAY_REPORT_US: Micros = 1_000_000;
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ClientSessionEvent {
     /// The transport connected; the join handshake is under way.
-    Connected { server: PeerId },
+    Connected { server: PeerId, proven: Proven },
     /// The server's snapshot arrived: we are `player`, starting at `tick`
     /// (`reconnect`: after a drop, in our old slot).
     Joined { player: u32, tick: Tick, reconnect: bool },
@@ -193,7 +195,7 @@ pub struct RelayClientSession {
     delay_told_at: Option<Micros>,
     server_addr: Option<SocketAddr>,
     phase: Phase,
-    token: Option<u64>,
+    token: Option<SessionToken>,
     player: Option<u32>,
     snapshot_tick: Tick,
     now: Micros,
@@ -260,7 +262,7 @@ impl RelayClientSession {
     }
 
     /// The session token the server gave us (proof of our slot when reconnecting).
-    pub fn token(&self) -> Option<u64> {
+    pub fn token(&self) -> Option<SessionToken> {
         self.token
     }
 
@@ -313,10 +315,11 @@ impl RelayClientSession {
     pub fn on_event<T: Transport + ?Sized>(&mut self, now: Micros, transport: &mut T, e: Event) {
         self.now = self.now.max(now);
         match e {
-            Event::Connected { peer, .. } if Some(peer) == self.phase.peer() => {
+            Event::Connected { peer, credential, .. } if Some(peer) == self.phase.peer() => {
                 if let Phase::Connecting { peer, retry } = self.phase {
                     self.phase = Phase::Joining { peer, hello_sent: false, retry };
-                    self.events.push_back(ClientSessionEvent::Connected { server: peer });
+                    let proven = credential.proven();
+                    self.events.push_back(ClientSessionEvent::Connected { server: peer, proven });
                 }
             }
             Event::Disconnected { peer, reason } if Some(peer) == self.phase.peer() => self.on_lost(reason),
@@ -640,7 +643,7 @@ impl RelayClientSession {
         self.now = self.now.max(now);
         if let Phase::Joining { peer: server, hello_sent: false, .. } = self.phase {
             let h = Hello {
-                token: self.token.unwrap_or(0),
+                token: self.token.unwrap_or(SessionToken::NONE),
                 input_size: self.cfg.input_size as u16,
                 max_players: self.cfg.max_players as u16,
             };

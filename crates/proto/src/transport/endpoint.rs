@@ -10,6 +10,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU32, Ordering};
 
 use super::connection::{Connection, MAX_UNRELIABLE, PackMode, PayloadError, Unsealed};
+use super::credential::Credential;
 use super::crypto::SecretRng;
 use super::handshake::SpentCookies;
 use super::inbox::Inbox;
@@ -45,8 +46,9 @@ impl PeerIdAllocator {
 /// Something the endpoint tells its owner.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Event {
-    /// The handshake completed (either direction).
-    Connected { peer: PeerId, addr: SocketAddr },
+    /// The handshake completed (either direction); `credential` is what the peer
+    /// proved in it.
+    Connected { peer: PeerId, addr: SocketAddr, credential: Credential },
     /// The connection ended. Emitted once per peer that was announced or requested.
     Disconnected { peer: PeerId, reason: DisconnectReason },
     /// A whole message arrived. Give `data` back with [`Endpoint::recycle`] to avoid
@@ -114,6 +116,10 @@ pub struct Endpoint {
     /// Connect tokens held by live connections (by nonce), and each peer's.
     pub(super) tokens_in_use: HashMap<[u8; TOKEN_NONCE_SIZE], PeerId>,
     pub(super) token_of: HashMap<PeerId, [u8; TOKEN_NONCE_SIZE]>,
+    /// Connect-token client ids held by live connections (at most one each), and
+    /// each peer's.
+    pub(super) clients_in_use: HashMap<u64, PeerId>,
+    pub(super) client_of: HashMap<PeerId, u64>,
     /// Cookies that opened a connection (none opens a second).
     pub(super) spent_cookies: SpentCookies,
 }
@@ -142,6 +148,8 @@ impl Endpoint {
             accepted: HashMap::new(),
             tokens_in_use: HashMap::new(),
             token_of: HashMap::new(),
+            clients_in_use: HashMap::new(),
+            client_of: HashMap::new(),
             spent_cookies: SpentCookies::default(),
         })
     }
@@ -375,6 +383,9 @@ impl Endpoint {
         }
         self.by_addr.remove(&c.addr);
         self.accepted.remove(&peer);
+        if let Some(client_id) = self.client_of.remove(&peer) {
+            self.clients_in_use.remove(&client_id);
+        }
         if let Some(nonce) = self.token_of.remove(&peer) {
             self.tokens_in_use.remove(&nonce);
         }

@@ -18,6 +18,7 @@ use std::collections::{HashSet, VecDeque};
 use std::net::{IpAddr, SocketAddr};
 
 use super::connection::{Connection, Handshake, Sealing};
+use super::credential::{Credential, TokenIdentity};
 use super::crypto::{Ephemeral, KEY_SIZE, KeyContext, OPEN_PSK, PacketKeys, ProofInput, proof, proof_holds};
 use super::endpoint::{COOKIE_LIFETIME_US, Endpoint, Event};
 use super::security::{Admission, Presented, Security};
@@ -69,6 +70,7 @@ impl SpentCookies {
 struct Admitted {
     psk: [u8; KEY_SIZE],
     token: Option<([u8; TOKEN_NONCE_SIZE], u32)>,
+    credential: Credential,
 }
 
 impl Endpoint {
@@ -248,12 +250,16 @@ impl Endpoint {
             self.tokens_in_use.insert(nonce, peer);
             self.token_of.insert(peer, nonce);
         }
+        if let Some(client_id) = admitted.credential.client_id() {
+            self.clients_in_use.insert(client_id, peer);
+            self.client_of.insert(peer, client_id);
+        }
         self.conns.insert(peer, conn);
         self.by_addr.insert(from, peer);
         self.accepted.insert(peer, accepted.clone());
         self.incoming += 1;
         *self.incoming_per_ip.entry(from.ip()).or_insert(0) += 1;
-        self.inbox.push(Event::Connected { peer, addr: from });
+        self.inbox.push(Event::Connected { peer, addr: from, credential: admitted.credential });
         debug_assert!(accepted.len() <= wire::MAX_HANDSHAKE_REPLY_SIZE);
         self.transmits.push_back((from, accepted));
     }
@@ -263,7 +269,7 @@ impl Endpoint {
     /// hold the same token.
     fn admit(&self, now: Micros, r: &ConnectResponse, replacing: Option<PeerId>) -> Result<Admitted, DisconnectReason> {
         let Security::Encrypted { admission, .. } = &self.cfg.security else {
-            return Ok(Admitted { psk: OPEN_PSK, token: None });
+            return Ok(Admitted { psk: OPEN_PSK, token: None, credential: Credential::Open });
         };
         let input = ProofInput {
             protocol_id: self.cfg.protocol_id,
@@ -278,11 +284,16 @@ impl Endpoint {
                 if r.token.is_some() {
                     return Err(DisconnectReason::AuthFailed); // we take no tokens
                 }
-                let players = players.as_ref().map_or(&OPEN_PSK, |s| &s.0);
+                // Which secret the client proved is its class: the owner gives roles by
+                // it, never by address. (An open endpoint's "secret" is public.)
+                let players = match players {
+                    Some(s) => (&s.0, Credential::PlayerSecret),
+                    None => (&OPEN_PSK, Credential::Open),
+                };
                 std::iter::once(players)
-                    .chain(spectators.as_ref().map(|s| &s.0))
-                    .find(|psk| proof_holds(psk, &input, &r.proof))
-                    .map(|psk| Admitted { psk: *psk, token: None })
+                    .chain(spectators.as_ref().map(|s| (&s.0, Credential::SpectatorSecret)))
+                    .find(|(psk, _)| proof_holds(psk, &input, &r.proof))
+                    .map(|(psk, credential)| Admitted { psk: *psk, token: None, credential })
                     .ok_or(DisconnectReason::AuthFailed)
             }
             Admission::Tokens(t) => {
@@ -302,7 +313,18 @@ impl Endpoint {
                 if self.tokens_in_use.get(part.nonce).is_some_and(|&p| Some(p) != replacing) {
                     return Err(DisconnectReason::TokenInUse);
                 }
-                Ok(Admitted { psk: claims.key.0, token: Some((*part.nonce, claims.timeout_secs)) })
+                // One live connection per backend identity, as netcode: a second token
+                // for the same player waits until the first connection ends (a client
+                // restarting from the same address replaces its own).
+                if self.clients_in_use.get(&claims.client_id).is_some_and(|&p| Some(p) != replacing) {
+                    return Err(DisconnectReason::ClientIdInUse);
+                }
+                let identity = TokenIdentity { client_id: claims.client_id, user_data: *claims.user_data };
+                Ok(Admitted {
+                    psk: claims.key.0,
+                    token: Some((*part.nonce, claims.timeout_secs)),
+                    credential: Credential::ConnectToken(Box::new(identity)),
+                })
             }
         }
     }
@@ -362,6 +384,7 @@ impl Endpoint {
             Security::Encrypted { presented, .. } => Some(*presented.psk()),
             Security::InsecurePlaintext => None,
         };
+        let credential = self.cfg.security.proven_by_responder();
         let c = super::endpoint::touched(&mut self.conns, &mut self.changed, peer).expect("looked up above");
         if c.is_connected() {
             return;
@@ -385,7 +408,7 @@ impl Endpoint {
         c.salt = wire::session_salt(client_salt, server_salt);
         c.last_recv = now;
         let addr = c.addr;
-        self.inbox.push(Event::Connected { peer, addr });
+        self.inbox.push(Event::Connected { peer, addr, credential });
     }
 
     pub(super) fn on_denied(&mut self, from: SocketAddr, client_salt: u64, reason: DisconnectReason) {

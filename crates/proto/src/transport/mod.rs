@@ -24,6 +24,7 @@ mod acks;
 mod budget;
 mod config;
 mod connection;
+mod credential;
 mod crypto;
 mod endpoint;
 mod handshake;
@@ -41,6 +42,8 @@ pub use config::{
     MAX_FRAMES_PER_DATAGRAM, PeerLimits, UnreliableAcks,
 };
 pub use connection::{ACK_EVERY_UNRELIABLE, MAX_UNRELIABLE};
+pub use credential::{Credential, Proven, TokenIdentity};
+pub(crate) use crypto::SecretRng;
 pub use crypto::{KEY_SIZE, Secret};
 pub use endpoint::{COOKIE_LIFETIME_US, Endpoint, Event, MAX_ACK_DELAY_US, PeerIdAllocator, SendError};
 pub use link::Transport;
@@ -99,6 +102,9 @@ pub enum DisconnectReason {
     /// (no such name, no DNS), or the name has only addresses of the other family
     /// than the socket's. Seen by the side that dialled; never sent (nothing was).
     ResolveFailed = 15,
+    /// Another live connection holds a connect token for the same client id (the
+    /// same player in the game's backend): one connection per player at a time.
+    ClientIdInUse = 16,
 }
 
 impl DisconnectReason {
@@ -118,6 +124,7 @@ impl DisconnectReason {
             12 => Self::TokenInUse,
             13 => Self::Replaced,
             14 => Self::KickedByEngine,
+            16 => Self::ClientIdInUse,
             _ => return None,
         })
     }
@@ -138,6 +145,7 @@ impl DisconnectReason {
             Self::Replaced => "replaced by a new connection from the same address",
             Self::KickedByEngine => "removed on purpose by the engine at the other end",
             Self::ResolveFailed => "the host name gave no usable address",
+            Self::ClientIdInUse => "another connection holds a connect token for the same client id",
         }
     }
 }

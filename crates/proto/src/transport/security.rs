@@ -11,6 +11,7 @@
 use std::net::SocketAddr;
 
 use super::ConfigError;
+use super::credential::Credential;
 use super::crypto::{KEY_SIZE, OPEN_PSK, Secret};
 use super::token::ConnectToken;
 use crate::clock::Micros;
@@ -94,8 +95,65 @@ impl Presented {
 }
 
 impl Security {
+    /// What the other end of a connection we initiate proves by completing it: that it
+    /// knows the key we presented. A secret we present is the players' if it is our
+    /// own match secret, else the spectators' (a spectator shows only that one).
+    pub(crate) fn proven_by_responder(&self) -> Credential {
+        let Security::Encrypted { admission, presented } = self else { return Credential::Open };
+        match presented {
+            Presented::Open => Credential::Open,
+            Presented::Token(_) => Credential::TokenServer,
+            Presented::Secret(s) => match admission {
+                Admission::Secrets { players: Some(p), .. } if p == s => Credential::PlayerSecret,
+                _ => Credential::SpectatorSecret,
+            },
+        }
+    }
+
     pub(crate) fn validate(&self, protocol_id: u32) -> Result<(), ConfigError> {
         let Security::Encrypted { admission, presented } = self else { return Ok(()) };
+        // A secret or key of 32 zero bytes is the open key everyone knows (issue 30):
+        // it is what a zero-filled config holds when the flag was set but the bytes
+        // never copied in. Refused by name, never taken as "a secret is set".
+        let zero = |s: &Secret| s.0 == OPEN_PSK;
+        match admission {
+            Admission::Secrets { players: Some(p), .. } if zero(p) => {
+                return Err(ConfigError(
+                    "match_secret is all zero bytes: that is the open key anyone knows; \
+                     draw the secret from a cryptographic generator"
+                        .into(),
+                ));
+            }
+            Admission::Secrets { spectators: Some(sp), .. } if zero(sp) => {
+                return Err(ConfigError(
+                    "spectator_secret is all zero bytes: that is the open key anyone knows; \
+                     draw the secret from a cryptographic generator"
+                        .into(),
+                ));
+            }
+            Admission::Secrets { players: Some(p), spectators: Some(sp) } if p == sp => {
+                return Err(ConfigError(
+                    "spectator_secret equals match_secret: a spectator would prove the players' secret and play; \
+                     give spectators a secret of their own"
+                        .into(),
+                ));
+            }
+            Admission::Tokens(t) if zero(&t.key) => {
+                return Err(ConfigError(
+                    "connect_key is all zero bytes: anyone could mint tokens with it; \
+                     make the key with `tickwire token key` or another cryptographic generator"
+                        .into(),
+                ));
+            }
+            _ => {}
+        }
+        if let Presented::Secret(s) = presented {
+            if zero(s) {
+                return Err(ConfigError(
+                    "the secret this endpoint shows is all zero bytes: that is the open key anyone knows".into(),
+                ));
+            }
+        }
         match admission {
             Admission::Secrets { players: None, spectators: Some(_) } => {
                 return Err(ConfigError(

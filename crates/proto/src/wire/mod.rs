@@ -20,8 +20,8 @@ pub(crate) mod siphash;
 /// margins, acks, checksums), and the join handshake on the reliable channel.
 pub mod relay {
     pub use crate::relay::join::{
-        HELLO_SIZE, Hello, KIND_HELLO, KIND_WELCOME, WELCOME_HEAD_SIZE, Welcome, decode_hello, decode_welcome,
-        encode_hello, encode_welcome,
+        HELLO_SIZE, Hello, KIND_HELLO, KIND_WELCOME, SESSION_TOKEN_SIZE, SessionToken, WELCOME_HEAD_SIZE, Welcome,
+        decode_hello, decode_welcome, encode_hello, encode_welcome,
     };
     pub use crate::relay::messages::{
         KIND_CLIENT_INPUTS, KIND_SERVER_UPDATE, MarginReport, NONE, PlayerStep, StepRules, UpdateHead, UpdateView,

@@ -204,7 +204,7 @@ impl Mesh {
         let ok = net.run_until(1_000, 10_000_000, |net| {
             for i in 0..n {
                 for e in net.take_events(nodes[i]) {
-                    if let NetEvent::Connected { peer, addr } = e {
+                    if let NetEvent::Connected { peer, addr, .. } = e {
                         connected[i] += 1;
                         if let Some(j) = (0..n).find(|&j| net.addr(nodes[j]) == addr) {
                             ids[i][j] = peer;
@@ -252,7 +252,7 @@ impl Mesh {
                 match e {
                     NetEvent::Message { peer: from, data, .. } => peer.session.handle_message(at, from, &data),
                     NetEvent::Disconnected { peer: from, reason } => peer.session.peer_disconnected(from, reason),
-                    NetEvent::Connected { peer: from, addr } => peer.connected.push((from, addr)),
+                    NetEvent::Connected { peer: from, addr, .. } => peer.connected.push((from, addr)),
                 }
             }
             let due = peer.session.ticks_due(now);

@@ -1,7 +1,7 @@
 //! What a [`Session`](super::Session) tells the engine: the core's events plus the
 //! session's own (connections, the network thread's death).
 
-use tickwire_proto::{ClientSessionEvent, PeerId, RollbackEvent as Event, ServerSessionEvent, Tick};
+use tickwire_proto::{ClientSessionEvent, PeerId, Proven, RollbackEvent as Event, ServerSessionEvent, Tick};
 
 /// A polled session event.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -25,6 +25,9 @@ pub enum SessionEvent {
         peer: PeerId,
         /// The lowest player index behind it (None for spectators and the watched host).
         player: Option<usize>,
+        /// What the connection proved in its handshake: its role follows from this,
+        /// not from its address (a spectators' secret never plays).
+        proven: Proven,
     },
     /// P2P, before the match runs: progress with the remote peer of `player` (the
     /// lowest player behind it), one of `total` remote peers. `connected` false: its

@@ -17,7 +17,7 @@ use super::roster::{self, Roster};
 use super::settings::P2pSettings;
 use crate::{HostEvent, Target};
 use tickwire_proto::{
-    ConnectionStats, DisconnectReason, MAX_INPUT_DELAY, Micros, P2pConfig, PeerId, PeerSyncStats, Tick,
+    ConnectionStats, DisconnectReason, MAX_INPUT_DELAY, Micros, P2pConfig, PeerId, PeerSyncStats, Proven, Tick,
 };
 /// A P2P rollback session. Use it from one thread at a time.
 pub struct P2pSession {
@@ -37,7 +37,7 @@ pub struct P2pSession {
     host_timeout_us: Micros,
     /// Connections accepted while a remote player's name was still being looked up
     /// and from no known address: sorted once every name has its address.
-    unsorted: Vec<(PeerId, SocketAddr)>,
+    unsorted: Vec<(PeerId, SocketAddr, Proven)>,
 }
 
 /// A P2P session's figures.
@@ -491,8 +491,8 @@ impl P2pSession {
             }
         }
         if !self.roster.resolving() {
-            for (peer, addr) in std::mem::take(&mut self.unsorted) {
-                self.on_connected(peer, addr);
+            for (peer, addr, proven) in std::mem::take(&mut self.unsorted) {
+                self.on_connected(peer, addr, proven);
             }
         }
     }
@@ -523,12 +523,13 @@ impl P2pSession {
         }
     }
 
-    fn on_connected(&mut self, peer: PeerId, addr: SocketAddr) {
-        match self.roster.arrival(peer, addr) {
+    fn on_connected(&mut self, peer: PeerId, addr: SocketAddr, proven: Proven) {
+        // Roles follow what the connection proved, not its address (`Roster::arrival`).
+        match self.roster.arrival(peer, addr, proven) {
             roster::Arrival::Group(g) => {
                 self.roster.groups[g].connected = true;
                 let player = Some(self.roster.groups[g].players[0]);
-                self.engine.events.push_back(SessionEvent::PeerConnected { peer, player });
+                self.engine.events.push_back(SessionEvent::PeerConnected { peer, player, proven });
                 if matches!(self.engine.phase, Phase::Connecting) {
                     let total = self.roster.groups.len() as u32;
                     let player = self.roster.groups[g].players[0];
@@ -543,11 +544,11 @@ impl P2pSession {
                 if let Some(s) = self.engine.core_mut() {
                     s.add_spectator(peer);
                 }
-                self.engine.events.push_back(SessionEvent::PeerConnected { peer, player: None });
+                self.engine.events.push_back(SessionEvent::PeerConnected { peer, player: None, proven });
             }
             // A remote player's name is still being looked up: this may be that peer,
             // which dialled before the answer came. Decided once the names are settled.
-            roster::Arrival::Unexpected if self.roster.resolving() => self.unsorted.push((peer, addr)),
+            roster::Arrival::Unexpected if self.roster.resolving() => self.unsorted.push((peer, addr, proven)),
             roster::Arrival::Watched | roster::Arrival::Unexpected => {
                 let _ = self.net.host.disconnect(peer);
                 self.rejected += 1;
@@ -557,7 +558,7 @@ impl P2pSession {
     }
 
     fn on_disconnected(&mut self, peer: PeerId, reason: DisconnectReason) {
-        self.unsorted.retain(|(p, _)| *p != peer);
+        self.unsorted.retain(|(p, _, _)| *p != peer);
         if let Some(g) = self.roster.group_of(peer) {
             let group = &mut self.roster.groups[g];
             group.connected = false;
@@ -603,7 +604,7 @@ impl Driven for P2pSession {
                     }
                     self.net.host.recycle(data);
                 }
-                HostEvent::Connected { peer, addr } => self.on_connected(peer, addr),
+                HostEvent::Connected { peer, addr, credential } => self.on_connected(peer, addr, credential.proven()),
                 HostEvent::Disconnected { peer, reason } => self.on_disconnected(peer, reason),
                 HostEvent::Fatal { message } => self.engine.die(message),
             }

@@ -13,11 +13,11 @@ use super::failure::SessionFailure;
 use super::messages::{self, MESSAGE_CHANNEL, MessageTarget};
 use super::net::{Net, NetStats, has_net};
 use super::settings::RelayServerSettings;
-use crate::os_seed::os_seed;
+use crate::os_seed::{os_random_bytes, os_seed};
 use crate::{HostError, HostEvent};
 use tickwire_proto::{
-    JitterStats, Micros, NetEvent as Event, PeerId, RelayServerSession, RelayServerSessionConfig, ServerSessionStats,
-    StreamStats, Tick,
+    Credential, JitterStats, Micros, NetEvent as Event, PeerId, RelayServerSession, RelayServerSessionConfig, Secret,
+    ServerSessionStats, StreamStats, Tick,
 };
 
 /// A relay server session. Use it from one thread at a time.
@@ -71,7 +71,9 @@ impl RelayServer {
     pub fn start(&mut self) -> Result<(), SessionFailure> {
         self.engine.require_setup("starting")?;
         let mut c = self.core_config.clone();
-        c.seed = os_seed().map_err(|source| HostError::Io { context: "seeding the session tokens".into(), source })?;
+        let seeding = |source| HostError::Io { context: "seeding the session tokens".into(), source };
+        c.seed = os_seed().map_err(seeding)?;
+        c.token_seed = Secret(os_random_bytes::<32>().map_err(seeding)?);
         let core = RelayServerSession::new(c, self.net.now_us())?;
         self.engine.run(core);
         Ok(())
@@ -149,6 +151,13 @@ impl RelayServer {
     /// The connection of a connected `player`.
     pub fn peer_of(&self, player: usize) -> Option<PeerId> {
         self.engine.core()?.peer_of(player as u32)
+    }
+
+    /// What the connection of `player` proved: a connect token's client id and user
+    /// data, or a secret's class. None while the slot is free (or before start).
+    pub fn player_credential(&self, player: usize) -> Result<Option<Credential>, SessionFailure> {
+        self.engine.check_player(player)?;
+        Ok(self.engine.core().and_then(|s| s.player_credential(player as u32)).cloned())
     }
 
     /// The figures of a connected `player` (None if the slot has no connection now).
@@ -241,7 +250,9 @@ pub(super) fn pump_relay<C: super::engine::Core>(
             HostEvent::Message { peer, channel, data, received_at } => {
                 (received_at, Event::Message { peer, channel, data })
             }
-            HostEvent::Connected { peer, addr } => (net.host.now_us(), Event::Connected { peer, addr }),
+            HostEvent::Connected { peer, addr, credential } => {
+                (net.host.now_us(), Event::Connected { peer, addr, credential })
+            }
             HostEvent::Disconnected { peer, reason } => (net.host.now_us(), Event::Disconnected { peer, reason }),
             HostEvent::Fatal { message } => {
                 engine.die(message);

@@ -18,7 +18,7 @@ use std::net::{IpAddr, SocketAddr};
 use super::failure::SessionFailure;
 use super::failure::{argument, state};
 use crate::Ticket;
-use tickwire_proto::{PeerId, PlayerKind};
+use tickwire_proto::{PeerId, PlayerKind, Proven};
 
 /// Folds IPv4-mapped IPv6 addresses to IPv4, so both spellings match.
 pub(super) fn canonical(a: SocketAddr) -> SocketAddr {
@@ -240,13 +240,17 @@ impl Roster {
     }
 
     /// Sorts a new connection: a dialled one by its id, an accepted one by its address.
-    pub(super) fn arrival(&mut self, peer: PeerId, addr: SocketAddr) -> Arrival {
+    pub(super) fn arrival(&mut self, peer: PeerId, addr: SocketAddr, proven: Proven) -> Arrival {
         let addr = canonical(addr);
         if let Some(g) = self.groups.iter().position(|g| g.peer == Some(peer)) {
             return Arrival::Group(g);
         }
+        // A player's place takes a connection that proved the players' secret (or any,
+        // on an open match); a spectators' secret from a player's address is a
+        // spectator at most (issue 30: roles came from the address alone).
+        let plays = proven != Proven::SpectatorSecret;
         if let Some(g) =
-            self.groups.iter().position(|g| !g.dials && g.peer.is_none() && g.name.is_none() && g.addr == addr)
+            self.groups.iter().position(|g| plays && !g.dials && g.peer.is_none() && g.name.is_none() && g.addr == addr)
         {
             self.groups[g].peer = Some(peer);
             return Arrival::Group(g);

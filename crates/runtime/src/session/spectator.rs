@@ -11,7 +11,8 @@ use super::net::{Net, NetStats, Remote, has_net};
 use super::settings::SpectatorSettings;
 use crate::{HostEvent, Target};
 use tickwire_proto::{
-    DisconnectReason, Micros, PeerId, RollbackEvent as Event, SpectatorConfig, SpectatorSession, Tick, TickClock,
+    DisconnectReason, Micros, PeerId, Proven, RollbackEvent as Event, SpectatorConfig, SpectatorSession, Tick,
+    TickClock,
 };
 
 /// The watched peer: its address, then its connection while one is up.
@@ -128,11 +129,11 @@ impl Spectator {
         }
     }
 
-    fn on_connected(&mut self, peer: PeerId) {
+    fn on_connected(&mut self, peer: PeerId, proven: Proven) {
         match &mut self.watched {
             Watched::At { peer: Some(p), up, .. } if *p == peer => {
                 *up = true;
-                self.engine.events.push_back(SessionEvent::PeerConnected { peer, player: None });
+                self.engine.events.push_back(SessionEvent::PeerConnected { peer, player: None, proven });
                 if self.engine.core().is_none() {
                     match SpectatorSession::new(self.core_config, peer) {
                         Ok(s) => self.engine.run(s),
@@ -187,7 +188,7 @@ impl Driven for Spectator {
                     }
                     self.net.host.recycle(data);
                 }
-                HostEvent::Connected { peer, .. } => self.on_connected(peer),
+                HostEvent::Connected { peer, credential, .. } => self.on_connected(peer, credential.proven()),
                 HostEvent::Disconnected { peer, reason } => self.on_disconnected(peer, reason),
                 HostEvent::Fatal { message } => self.engine.die(message),
             }

@@ -1,11 +1,11 @@
 //! Who plays: the player slots, the Hello that claims one (new, or back with its
 //! token), and refusals.
 
-use super::join;
+use super::join::{self, SessionToken};
 use super::stats::add_jitter;
 use super::{KickCause, RejectReason, RelayServerSession, ServerSessionError, ServerSessionEvent};
 use crate::clock::Micros;
-use crate::transport::{DisconnectReason, PeerId};
+use crate::transport::{Credential, DisconnectReason, PeerId};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(super) enum SlotState {
@@ -14,10 +14,14 @@ pub(super) enum SlotState {
     Away { since: Micros },
 }
 
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 pub(super) struct Slot {
     pub(super) state: SlotState,
-    pub(super) token: u64,
+    pub(super) token: SessionToken,
+    /// What the connection that first claimed the slot proved (issue 30): a returning
+    /// client must prove the same, besides presenting the token. For a connect token
+    /// it also holds the backend's user data, for the engine.
+    pub(super) credential: Credential,
     /// Waiting for a snapshot (just joined, came back, or resyncing).
     pub(super) needs_snapshot: bool,
     /// The snapshot schedule of this slot (a "theoretical arrival time"): a player gets
@@ -44,7 +48,8 @@ pub(crate) const RESYNC_BURST: u64 = 16;
 impl Slot {
     pub(super) const FREE: Slot = Slot {
         state: SlotState::Free,
-        token: 0,
+        token: SessionToken::NONE,
+        credential: Credential::Open,
         needs_snapshot: false,
         snapshot_tat: 0,
         resync_tat: 0,
@@ -129,7 +134,7 @@ impl RelayServerSession {
     }
 
     pub(super) fn reject(&mut self, peer: PeerId, reason: RejectReason) {
-        self.connecting.retain(|c| c.0 != peer);
+        self.connecting.retain(|c| c.peer != peer);
         self.to_disconnect.push((peer, reason.told()));
         self.stats.rejected += 1;
         self.events.push_back(ServerSessionEvent::ConnectionRejected { peer, reason });
@@ -138,7 +143,7 @@ impl RelayServerSession {
     pub(super) fn on_hello(&mut self, peer: PeerId, data: &[u8]) {
         let Ok(h) = join::decode_hello(data) else {
             self.stats.bad_hello += 1;
-            if self.connecting.iter().any(|c| c.0 == peer) {
+            if self.connecting.iter().any(|c| c.peer == peer) {
                 self.reject(peer, RejectReason::Malformed);
             }
             return;
@@ -159,21 +164,39 @@ impl RelayServerSession {
             }
             return;
         }
-        if !self.connecting.iter().any(|c| c.0 == peer) {
+        let Some(c) = self.connecting.iter().position(|c| c.peer == peer) else {
             self.stats.bad_hello += 1;
             return;
-        }
-        let slot = if h.token == 0 {
+        };
+        let proven = self.connecting[c].credential.proven();
+        // A backend identity owns at most one slot: a client that lost its session
+        // token (it crashed) and comes back with a new connect token gets its own slot.
+        let own = |s: &Slot| {
+            s.state != SlotState::Free && s.credential.client_id().is_some_and(|id| proven.client_id() == Some(id))
+        };
+        let slot = if h.token.is_none() && !self.slots.iter().any(own) {
             match self.slots.iter().position(|s| s.state == SlotState::Free) {
                 Some(i) => {
-                    self.slots[i].token = join::new_token(&mut self.rng);
+                    self.slots[i].token = SessionToken::generate(&mut self.token_rng);
                     self.slots[i].reconnected = false;
                     i
                 }
                 None => return self.reject(peer, RejectReason::Full),
             }
         } else {
-            match self.slots.iter().position(|s| s.state != SlotState::Free && s.token == h.token) {
+            let found = if h.token.is_none() {
+                self.slots.iter().position(own)
+            } else {
+                self.slots.iter().position(|s| s.state != SlotState::Free && s.token == h.token)
+            };
+            match found {
+                // The token alone is not enough: the connection must have proven what
+                // the slot's first connection did, so a leaked token is worthless to
+                // another player.
+                Some(i) if self.slots[i].credential.proven() != proven => {
+                    self.stats.bad_tokens += 1;
+                    return self.reject(peer, RejectReason::WrongCredential);
+                }
                 Some(i) => {
                     if let SlotState::Active { peer: old } = self.slots[i].state {
                         // The old connection is stale (the client gave up on it first).
@@ -189,15 +212,17 @@ impl RelayServerSession {
                 }
             }
         };
-        self.connecting.retain(|c| c.0 != peer);
+        let joining = self.connecting.swap_remove(c);
+        // The newest credential (a new connect token may carry new user data).
+        self.slots[slot].credential = joining.credential;
         self.relay.admit(peer, slot as u32).expect("slot and peer are free");
         self.slots[slot].state = SlotState::Active { peer };
         self.slots[slot].needs_snapshot = true;
         let player = slot as u32;
         let e = if self.slots[slot].reconnected {
-            ServerSessionEvent::PlayerReconnected { player, peer }
+            ServerSessionEvent::PlayerReconnected { player, peer, proven }
         } else {
-            ServerSessionEvent::PlayerJoined { player, peer }
+            ServerSessionEvent::PlayerJoined { player, peer, proven }
         };
         self.events.push_back(e);
     }

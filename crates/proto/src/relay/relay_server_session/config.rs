@@ -4,7 +4,7 @@ use crate::clock::Micros;
 use crate::relay::relay_server::RelayServerConfig;
 use crate::request::Tick;
 use crate::tick::TickClockConfig;
-use crate::transport::CHANNEL_RELIABLE;
+use crate::transport::{CHANNEL_RELIABLE, Secret};
 
 /// Settings of a [`RelayServerSession`](super::RelayServerSession).
 #[derive(Debug, Clone, PartialEq)]
@@ -24,8 +24,13 @@ pub struct RelayServerSessionConfig {
     pub hello_timeout_us: Micros,
     /// The transport's reliable channel (join handshake and snapshots).
     pub reliable_channel: u8,
-    /// Seeds the session tokens. Pass OS randomness in production.
+    /// Mixed into the session tokens' generator with `token_seed`; a test's run is
+    /// reproducible from the two.
     pub seed: u64,
+    /// 32 bytes of secret randomness that seed the session tokens' cryptographic
+    /// generator. The runtime fills it from the OS; all zero (the default) only in
+    /// tests, where tokens then follow from `seed`.
+    pub token_seed: Secret,
     /// The master clock's catch-up cap ([`crate::GameShape::max_frame_us`]): after a
     /// longer hitch of the server the excess is dropped, not simulated. Default 250 ms.
     pub max_frame_us: Micros,
@@ -42,6 +47,7 @@ impl Default for RelayServerSessionConfig {
             hello_timeout_us: 5_000_000,
             reliable_channel: CHANNEL_RELIABLE,
             seed: 0x7469_636b_7769_7265,
+            token_seed: Secret([0; 32]),
             max_frame_us: crate::game::DEFAULT_MAX_FRAME_US,
         }
     }

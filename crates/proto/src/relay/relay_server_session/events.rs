@@ -1,7 +1,7 @@
 //! What a server session tells the engine: joins, drops and kicks, and refused connections.
 
 use crate::jitter::KickReason;
-use crate::transport::{DisconnectReason, PeerId};
+use crate::transport::{DisconnectReason, PeerId, Proven};
 
 /// Why a connection was refused.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -12,6 +12,9 @@ pub enum RejectReason {
     WrongGame,
     /// A token no slot has (forged, or its slot timed out).
     BadToken,
+    /// A slot's token, on a connection that did not prove the credential that first
+    /// claimed the slot (another connect token's client id, or another secret's class).
+    WrongCredential,
     /// Every slot is taken.
     Full,
     /// No Hello within the timeout.
@@ -27,7 +30,7 @@ impl RejectReason {
             RejectReason::Full => DisconnectReason::ServerFull,
             RejectReason::WrongGame => DisconnectReason::VersionMismatch,
             RejectReason::Malformed => DisconnectReason::ProtocolError,
-            RejectReason::BadToken => DisconnectReason::AuthFailed,
+            RejectReason::BadToken | RejectReason::WrongCredential => DisconnectReason::AuthFailed,
             RejectReason::NoHello => DisconnectReason::Kicked,
         }
     }
@@ -53,15 +56,22 @@ pub enum KickCause {
 /// What the server session tells the engine.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ServerSessionEvent {
-    /// A new player, in the steps from the next tick on.
+    /// A new player, in the steps from the next tick on. `proven`: what its
+    /// connection proved (a connect token's client id, or a secret's class); the whole
+    /// credential, with the token's user data, is
+    /// [`RelayServerSession::player_credential`](super::RelayServerSession::player_credential).
     PlayerJoined {
         player: u32,
         peer: PeerId,
+        proven: Proven,
     },
-    /// A player came back with its token (or asked for a new snapshot).
+    /// A player came back with its token (or asked for a new snapshot), on a
+    /// connection that proved the same credential as the one that first claimed the
+    /// slot (`proven`).
     PlayerReconnected {
         player: u32,
         peer: PeerId,
+        proven: Proven,
     },
     /// A player's connection ended (`reason`); its slot waits for it, unless it left
     /// on purpose (`DisconnectReason::Client`): then `PlayerLeft` follows at once.

@@ -34,15 +34,22 @@ use super::relay_server::{RelayServer, RelayServerEvent, StreamStats};
 use crate::clock::Micros;
 use crate::jitter::JitterStats;
 use crate::request::{AdvanceStatus, InputStatus, Request, RequestQueue, Tick};
-use crate::rng::Rng;
 use crate::rollback::StateRing;
 use crate::tick::TickClock;
-use crate::transport::{CHANNEL_UNRELIABLE, DisconnectReason, Event, PeerId, Transport};
+use crate::transport::{CHANNEL_UNRELIABLE, Credential, DisconnectReason, Event, PeerId, SecretRng, Transport};
 use admission::{Slot, SlotState};
 pub use config::{RelayServerSessionConfig, SERVER_STATE_SLOTS, ServerSessionError};
 pub use events::{KickCause, RejectReason, ServerSessionEvent};
 pub use stats::ServerSessionStats;
 use stats::add_jitter;
+
+/// A connection that has not said Hello yet.
+struct Connecting {
+    peer: PeerId,
+    since: Micros,
+    /// What it proved in its handshake.
+    credential: Credential,
+}
 
 /// The relay server session. See the module docs.
 pub struct RelayServerSession {
@@ -50,8 +57,8 @@ pub struct RelayServerSession {
     relay: RelayServer,
     clock: TickClock,
     slots: Vec<Slot>,
-    /// Connections that have not said Hello yet, with when they connected.
-    connecting: Vec<(PeerId, Micros)>,
+    /// Connections that have not said Hello yet.
+    connecting: Vec<Connecting>,
     ring: StateRing,
     requests: RequestQueue,
     /// The tick a DumpState was asked for in the current batch.
@@ -63,7 +70,9 @@ pub struct RelayServerSession {
     to_disconnect: Vec<(PeerId, DisconnectReason)>,
     /// Ticks whose save was asked for a checksum report.
     check_ticks: [Option<Tick>; 2],
-    rng: Rng,
+    /// Session tokens come from here: a cryptographic generator seeded with
+    /// `token_seed` (OS randomness in production), never the simulator's `Rng`.
+    token_rng: SecretRng,
     now: Micros,
     events: VecDeque<ServerSessionEvent>,
     stats: ServerSessionStats,
@@ -91,7 +100,7 @@ impl RelayServerSession {
             spare_messages: Vec::with_capacity(cfg.max_players),
             to_disconnect: Vec::new(),
             check_ticks: [None; 2],
-            rng: Rng::new(cfg.seed),
+            token_rng: SecretRng::new(cfg.seed, &cfg.token_seed.0),
             now,
             events: VecDeque::new(),
             stats: ServerSessionStats::default(),
@@ -133,6 +142,14 @@ impl RelayServerSession {
         self.relay.stream_stats(self.peer_of(player)?)
     }
 
+    /// What the connection of `player` proved (a connect token's client id and user
+    /// data, or a secret's class), while its slot is taken (connected, or waiting for
+    /// it to come back).
+    pub fn player_credential(&self, player: u32) -> Option<&Credential> {
+        let s = self.slots.get(player as usize)?;
+        (s.state != SlotState::Free).then_some(&s.credential)
+    }
+
     /// The peer playing `player` now.
     pub fn peer_of(&self, player: u32) -> Option<PeerId> {
         match self.slots.get(player as usize)?.state {
@@ -145,9 +162,11 @@ impl RelayServerSession {
     pub fn on_event<T: Transport + ?Sized>(&mut self, now: Micros, transport: &mut T, e: Event) {
         self.now = self.now.max(now);
         match e {
-            Event::Connected { peer, .. } => self.connecting.push((peer, self.now)),
+            Event::Connected { peer, credential, .. } => {
+                self.connecting.push(Connecting { peer, since: self.now, credential })
+            }
             Event::Disconnected { peer, reason } => {
-                self.connecting.retain(|c| c.0 != peer);
+                self.connecting.retain(|c| c.peer != peer);
                 if let Some(i) = self.slot_of_peer(peer) {
                     self.forget_peer(peer);
                     self.events.push_back(ServerSessionEvent::PlayerInterrupted { player: i as u32, reason });
@@ -182,8 +201,11 @@ impl RelayServerSession {
                 }
             }
         }
-        while let Some(&(peer, _)) =
-            self.connecting.iter().find(|c| self.now.saturating_sub(c.1) >= self.cfg.hello_timeout_us)
+        while let Some(peer) = self
+            .connecting
+            .iter()
+            .find(|c| self.now.saturating_sub(c.since) >= self.cfg.hello_timeout_us)
+            .map(|c| c.peer)
         {
             self.reject(peer, RejectReason::NoHello);
         }

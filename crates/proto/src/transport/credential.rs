@@ -1,0 +1,79 @@
+//! What the other end of a connection proved in its handshake (issue 30): the owner
+//! decides who is who from this, never from an address.
+//!
+//! An accepting endpoint learns the class of the secret the client proved, or the
+//! identity its connect token carries (sealed by the game's backend, so the client
+//! cannot choose it). An initiating endpoint learns that the other end knew the key it
+//! presented: the class of that secret, or, for a connect token, that it is the server
+//! the token was minted for.
+
+use super::token::USER_DATA_SIZE;
+
+/// What a connection's peer proved. Carried by [`super::Event::Connected`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Credential {
+    /// Nothing: insecure plaintext, or an open endpoint (encrypted, but anyone may
+    /// connect).
+    Open,
+    /// The match's (players') secret.
+    PlayerSecret,
+    /// The spectators' secret.
+    SpectatorSecret,
+    /// A connect token minted by the game's backend, and what it says of the client.
+    ConnectToken(Box<TokenIdentity>),
+    /// Seen by a client that presented a connect token: the server opened it, so it
+    /// holds the backend's key.
+    TokenServer,
+}
+
+/// Who the game's backend says a client is: read from the sealed part of its connect
+/// token, which only the backend and the server can open.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TokenIdentity {
+    /// The player's id in the backend (an account id, for example).
+    pub client_id: u64,
+    /// The backend's data for the server, zero-padded.
+    pub user_data: [u8; USER_DATA_SIZE],
+}
+
+/// A credential in short, without the token's user data: its class and, for a
+/// connect token, the client id. Events carry this one (it is `Copy`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Proven {
+    Open,
+    PlayerSecret,
+    SpectatorSecret,
+    ConnectToken { client_id: u64 },
+    TokenServer,
+}
+
+impl Proven {
+    /// The connect token's client id, for a client admitted by a token.
+    pub fn client_id(&self) -> Option<u64> {
+        match self {
+            Proven::ConnectToken { client_id } => Some(*client_id),
+            _ => None,
+        }
+    }
+}
+
+impl Credential {
+    /// The short form (class and client id).
+    pub fn proven(&self) -> Proven {
+        match self {
+            Credential::Open => Proven::Open,
+            Credential::PlayerSecret => Proven::PlayerSecret,
+            Credential::SpectatorSecret => Proven::SpectatorSecret,
+            Credential::ConnectToken(t) => Proven::ConnectToken { client_id: t.client_id },
+            Credential::TokenServer => Proven::TokenServer,
+        }
+    }
+
+    /// The connect token's client id, for a client admitted by a token.
+    pub fn client_id(&self) -> Option<u64> {
+        match self {
+            Credential::ConnectToken(t) => Some(t.client_id),
+            _ => None,
+        }
+    }
+}

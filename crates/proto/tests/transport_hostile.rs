@@ -444,7 +444,7 @@ impl Raw {
     /// A well-formed datagram of `frames` empty unreliable frames after a 7-byte header
     /// (596 fill a datagram to 1,199 bytes).
     fn empty_frames(&mut self, frames: usize) -> Vec<u8> {
-        let h = PayloadHeader { salt: self.salt, seq: self.seq, acks: None };
+        let h = PayloadHeader { salt: self.salt, seq: self.seq, seq_high: None, acks: None };
         self.seq = self.seq.wrapping_add(1);
         let mut d = payload(&h, &[]);
         for _ in 0..frames {

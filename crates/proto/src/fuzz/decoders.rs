@@ -20,7 +20,12 @@ pub(crate) const PID: u32 = 0x5457_0001;
 /// bumps and the fuzzer need not guess the id.
 pub(crate) fn patch_prefix(d: &mut [u8]) {
     // Connected packets have no prefix: their bytes after the kind are the salt.
-    let connected = [wire::PacketKind::Payload as u8, wire::PacketKind::PayloadNoAcks as u8];
+    let connected = [
+        wire::PacketKind::Payload as u8,
+        wire::PacketKind::PayloadNoAcks as u8,
+        wire::PacketKind::PayloadLong as u8,
+        wire::PacketKind::PayloadLongNoAcks as u8,
+    ];
     if d.len() >= PREFIX_SIZE && !connected.contains(&d[0]) {
         d[1] = PROTOCOL_VERSION;
         d[2..PREFIX_SIZE].copy_from_slice(&PID.to_le_bytes());

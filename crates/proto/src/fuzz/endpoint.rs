@@ -202,7 +202,10 @@ pub fn endpoint(data: &[u8]) {
                 let seq = if op & 1 == 0 { f.next_seq } else { inp.u16() };
                 one.forged[a].next_seq = seq.wrapping_add(1);
                 let acks = AckFields { ack: inp.u16(), ack_bits: inp.u32(), ack_delay: inp.u16() };
-                let h = PayloadHeader { salt: f.salt, seq, acks: (!odd).then_some(acks) };
+                // The long form too: a forged high half of the sequence number must
+                // cost one failed open and move nothing.
+                let seq_high = inp.bool().then(|| inp.u32());
+                let h = PayloadHeader { salt: f.salt, seq, seq_high, acks: (!odd).then_some(acks) };
                 wire::encode_payload_header(&mut d, &h);
                 let len = inp.u16() as usize % MAX_DATAGRAM_SIZE;
                 d.extend_from_slice(inp.bytes(len));

@@ -169,13 +169,19 @@ fn decoders(c: &mut Vec<Entry>) {
         put(c, "wire_packet", name, with(1, &b));
     }
     let acks = AckFields { ack: 4, ack_bits: 0b1011, ack_delay: 25 };
-    let h = PayloadHeader { salt: 0x1234_5678, seq: 9, acks: Some(acks) };
+    let h = PayloadHeader { salt: 0x1234_5678, seq: 9, seq_high: None, acks: Some(acks) };
     wire::encode_payload_header(&mut b, &h);
     b.extend_from_slice(&[0x00, 2, b'h', b'i', 0x41, 3, 0, 1, b'x', 0x82, 7, 0, 3, b'a', b'b', b'c']);
     put(c, "wire_packet", "payload-frames", with(1, &b));
     wire::encode_payload_header(&mut b, &PayloadHeader { acks: None, ..h });
     b.extend_from_slice(&[0x00, 2, b'h', b'i']);
     put(c, "wire_packet", "payload-no-acks", with(1, &b));
+    wire::encode_payload_header(&mut b, &PayloadHeader { seq_high: Some(3), ..h });
+    b.extend_from_slice(&[0x00, 2, b'h', b'i']);
+    put(c, "wire_packet", "payload-long", with(1, &b));
+    wire::encode_payload_header(&mut b, &PayloadHeader { seq_high: Some(3), acks: None, ..h });
+    b.extend_from_slice(&[0x00, 2, b'h', b'i']);
+    put(c, "wire_packet", "payload-long-no-acks", with(1, &b));
     wire::encode_payload_header(&mut b, &h);
     b.extend_from_slice(&[0xC2, 5, 0, 0, 0, 2, 0, 0x80, 8]);
     b.extend_from_slice(&[0xAB; 1024]);

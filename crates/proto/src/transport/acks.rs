@@ -18,7 +18,8 @@ pub const UNIT_RING: usize = 8192;
 /// What one sent packet carried.
 #[derive(Debug, Default, Clone, Copy)]
 pub struct SentPacket {
-    pub seq: u16,
+    /// The full sequence number (the header carries its low 16 bits).
+    pub seq: u64,
     pub sent_at: Micros,
     pub live: bool,
     pub acked: bool,
@@ -52,7 +53,7 @@ impl SentRing {
         self.units_head += 1;
     }
     /// Records packet `seq` with the units pushed since the previous packet.
-    pub fn insert(&mut self, seq: u16, now: Micros) {
+    pub fn insert(&mut self, seq: u64, now: Micros) {
         let start = self.packet_start;
         self.slots[seq as usize % SENT_RING] = SentPacket {
             seq,
@@ -64,14 +65,21 @@ impl SentRing {
         };
         self.packet_start = self.units_head;
     }
+    /// The packet among the last [`SENT_RING`] sent whose low 16 bits are `seq` (what
+    /// an ack names).
     pub fn get(&self, seq: u16) -> Option<&SentPacket> {
         let slot = &self.slots[seq as usize % SENT_RING];
+        (slot.live && slot.seq as u16 == seq).then_some(slot)
+    }
+    /// Packet `seq`, by its full number, if it is still in the ring.
+    pub fn get_full(&self, seq: u64) -> Option<&SentPacket> {
+        let slot = &self.slots[(seq % SENT_RING as u64) as usize];
         (slot.live && slot.seq == seq).then_some(slot)
     }
     /// Marks packet `seq` acked if it is live and was not yet; returns it then.
     pub fn ack(&mut self, seq: u16) -> Option<SentPacket> {
         let slot = &mut self.slots[seq as usize % SENT_RING];
-        if !slot.live || slot.seq != seq || slot.acked {
+        if !slot.live || slot.seq as u16 != seq || slot.acked {
             return None;
         }
         slot.acked = true;
@@ -104,16 +112,18 @@ pub enum SeqVerdict {
     Implausible,
 }
 
-/// Which of the peer's packets we have seen: the newest and a 32-bit history.
+/// Which of the peer's packets we have seen: the newest and a 32-bit history. Sequence
+/// numbers are full ones (rebuilt from the header, or authenticated as the nonce): in
+/// 16 bits a run of more than 32,768 losses would make every later packet look old.
 #[derive(Debug, Default)]
 pub struct RecvAcks {
     any: bool,
-    newest: u16,
+    newest: u64,
     bits: u32,
     newest_at: Micros,
     /// The last implausibly far packet: a packet at most [`MAX_SEQ_JUMP`] after it
     /// confirms that the peer's sequence really moved there.
-    candidate: Option<u16>,
+    candidate: Option<u64>,
 }
 
 impl RecvAcks {
@@ -121,23 +131,24 @@ impl RecvAcks {
     /// candidate a later packet may confirm). A jump is never taken from one packet
     /// alone: a forged or corrupted sequence number would otherwise make every later
     /// honest packet "too old" until the connection timed out.
-    pub fn classify(&mut self, seq: u16) -> SeqVerdict {
+    pub fn classify(&mut self, seq: u64) -> SeqVerdict {
         if !self.any {
             return SeqVerdict::New;
         }
-        if seq_newer(seq, self.newest) {
-            if seq.wrapping_sub(self.newest) <= MAX_SEQ_JUMP {
+        let jump = MAX_SEQ_JUMP as u64;
+        if seq > self.newest {
+            if seq - self.newest <= jump {
                 return SeqVerdict::New;
             }
             return match self.candidate {
-                Some(c) if seq_newer(seq, c) && seq.wrapping_sub(c) <= MAX_SEQ_JUMP => SeqVerdict::New,
+                Some(c) if seq > c && seq - c <= jump => SeqVerdict::New,
                 _ => {
                     self.candidate = Some(seq);
                     SeqVerdict::Implausible
                 }
             };
         }
-        let diff = self.newest.wrapping_sub(seq) as u32;
+        let diff = self.newest - seq;
         if diff == 0 || (diff <= 32 && self.bits & (1u32 << (diff - 1)) != 0) {
             SeqVerdict::Duplicate
         } else if diff > 32 {
@@ -148,20 +159,20 @@ impl RecvAcks {
     }
 
     /// Records packet `seq`, which [`RecvAcks::classify`] called [`SeqVerdict::New`].
-    pub fn accept(&mut self, seq: u16, now: Micros) {
+    pub fn accept(&mut self, seq: u64, now: Micros) {
         self.candidate = None;
         if !self.any {
             *self = RecvAcks { any: true, newest: seq, bits: 0, newest_at: now, candidate: None };
             return;
         }
-        if seq_newer(seq, self.newest) {
-            let shift = seq.wrapping_sub(self.newest) as u32;
+        if seq > self.newest {
+            let shift = seq - self.newest;
             self.bits = if shift <= 32 { (((self.bits as u64) << shift) | (1u64 << (shift - 1))) as u32 } else { 0 };
             self.newest = seq;
             self.newest_at = now;
             return;
         }
-        let diff = self.newest.wrapping_sub(seq) as u32;
+        let diff = self.newest - seq;
         if (1..=32).contains(&diff) {
             self.bits |= 1u32 << (diff - 1);
         }
@@ -172,7 +183,7 @@ impl RecvAcks {
     /// an implausible jump: the caller drops it, which is what keeps duplicated
     /// datagrams from delivering unreliable messages twice.
     #[cfg(test)]
-    pub fn on_receive(&mut self, seq: u16, now: Micros) -> bool {
+    pub fn on_receive(&mut self, seq: u64, now: Micros) -> bool {
         let new = self.classify(seq) == SeqVerdict::New;
         if new {
             self.accept(seq, now);
@@ -186,7 +197,12 @@ impl RecvAcks {
             // 0xFFFF at first (it starts at 0) and ignores it.
             return (u16::MAX, 0, 0);
         }
-        (self.newest, self.bits, now.saturating_sub(self.newest_at))
+        (self.newest as u16, self.bits, now.saturating_sub(self.newest_at))
+    }
+
+    /// The newest packet accepted, as a full number.
+    pub fn newest(&self) -> Option<u64> {
+        self.any.then_some(self.newest)
     }
 }
 
@@ -292,12 +308,15 @@ mod tests {
         assert_eq!(r.classify(10_100), SeqVerdict::Implausible, "too far from the candidate");
         assert_eq!(r.classify(9_000), SeqVerdict::Implausible, "behind the candidate");
         assert_eq!(r.classify(9_001), SeqVerdict::New, "just after the latest candidate");
-        // Half the sequence space away is "older", not a jump.
-        assert_eq!(r.classify(79u16.wrapping_add(32_768)), SeqVerdict::TooOld);
-        // Wrapping.
+        // Numbers are full ones: 40,000 ahead (more than half the 16-bit space) is a
+        // jump like any other, confirmed by the next packet, not an old packet.
+        assert_eq!(r.classify(9_001 + 40_000), SeqVerdict::Implausible);
+        assert!(r.on_receive(9_002 + 40_000, 14));
+        assert_eq!(r.classify(9_002), SeqVerdict::TooOld);
+        // Across a multiple of 2^16 the header still carries the low bits.
         let mut w = RecvAcks::default();
         assert!(w.on_receive(65535, 0));
-        assert!(w.on_receive(1, 0));
+        assert!(w.on_receive(65537, 0));
         assert_eq!(w.header_fields(0).0, 1);
         assert_eq!(w.header_fields(0).1 & 0b10, 0b10);
     }
@@ -346,6 +365,7 @@ mod tests {
         assert!(s.ack(5).is_none(), "acked once");
         assert!(s.get(5 + SENT_RING as u16).is_none());
         assert!(s.get(6).is_none());
+        assert!(s.get_full(5).is_some() && s.get_full(5 + 65_536).is_none(), "the full number is kept");
         // Entries overwritten by later packets are no longer reported.
         s.push_unit(1, 1);
         s.insert(6, 101);

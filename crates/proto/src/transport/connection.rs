@@ -17,7 +17,7 @@ use super::{ChannelKind, ConnectionStats, EndpointConfig, Event, PeerId, Unrelia
 use crate::clock::Micros;
 use crate::wire::{
     ACK_DELAY_UNIT_US, AckFields, DecodeError, Frame, FrameKind, FrameReader, MAX_DATAGRAM_SIZE, MAX_FRAMES_SIZE,
-    PAYLOAD_HEADER_SIZE, PayloadHeader, TAG_SIZE, Writer, encode_payload_header, seq_newer, write_frame,
+    PayloadHeader, TAG_SIZE, Writer, encode_payload_header, write_frame,
 };
 
 /// Packets of unreliable data received without sending anything before an ack-only
@@ -34,6 +34,16 @@ pub const MAX_UNRELIABLE: usize = MAX_FRAMES_SIZE - 3 - 2;
 
 /// Where frames may end in a datagram: room is left for the tag.
 const FRAMES_END: usize = MAX_DATAGRAM_SIZE - TAG_SIZE;
+
+/// How far our next sequence number may run ahead of the newest packet the peer has
+/// acknowledged before our packets carry the long header (bits 16-47 as well). The
+/// receiver rebuilds a short header's number as the one nearest to what it expects,
+/// which is right up to 32,768 ahead of the newest packet it has; the peer has at
+/// least the one it acknowledged, so below this bound (half of that, a margin for
+/// packets in flight and reordered) a short header is always read right. Honest
+/// traffic acknowledges every 16 packets or sooner, so the long form appears only
+/// after a run of thousands of lost packets (or acks): the steady state pays nothing.
+const LONG_HEADER_AFTER: u64 = 1 << 14;
 
 /// An encrypted connection's keys and what it has authenticated so far.
 pub struct Sealing {
@@ -136,9 +146,11 @@ pub struct Connection {
     next_seq: u64,
     sent: SentRing,
     recv: RecvAcks,
-    newest_ack: Option<u16>,
+    /// The newest of our packets the peer has acknowledged, as a full number: what
+    /// decides the header form (see [`LONG_HEADER_AFTER`]) and where loss is counted.
+    newest_ack: Option<u64>,
     reported: ReportedAcks,
-    loss_cursor: u16,
+    loss_cursor: u64,
     loss: LossWindow,
     rtt: RttEstimator,
     /// When an ack-only packet is due if nothing else goes back first (see
@@ -272,36 +284,41 @@ impl Connection {
         }
     }
 
-    /// Writes the header of our next packet into `buf` and returns its length: with
-    /// the ack fields while `acks_owed`.
-    fn begin_packet(&self, now: Micros, buf: &mut Vec<u8>) -> usize {
+    /// Writes the header of our next packet into `buf` and returns it: with the ack
+    /// fields while `acks_owed`, and in the long form while the peer's acks lag more
+    /// than [`LONG_HEADER_AFTER`] behind our sequence number (it may have lost so many
+    /// of our packets that it could not rebuild the number from 16 bits).
+    fn begin_packet(&self, now: Micros, buf: &mut Vec<u8>) -> PayloadHeader {
         let acks = (self.acks_owed > 0).then(|| {
             let (ack, ack_bits, age) = self.recv.header_fields(now);
             AckFields { ack, ack_bits, ack_delay: (age / ACK_DELAY_UNIT_US).min(u16::MAX as u64) as u16 }
         });
-        let header = PayloadHeader { salt: self.salt, seq: self.next_seq as u16, acks };
+        let peer_expects = self.newest_ack.map_or(0, |n| n + 1);
+        let long = self.next_seq - peer_expects > LONG_HEADER_AFTER;
+        let seq_high = long.then_some((self.next_seq >> 16) as u32);
+        let header = PayloadHeader { salt: self.salt, seq: self.next_seq as u16, seq_high, acks };
         encode_payload_header(buf, &header);
-        header.encoded_len()
+        header
     }
 
-    /// Seals and queues a packet begun by `begin_packet` (`header_len` is what it
+    /// Seals and queues a packet begun by `begin_packet` (`header` is what it
     /// returned).
     fn finish_packet(
         &mut self,
         now: Micros,
         mut buf: Vec<u8>,
-        header_len: usize,
+        header: &PayloadHeader,
         out: &mut VecDeque<(SocketAddr, Vec<u8>)>,
     ) {
         if let Some(s) = &self.sealing {
-            let (header, body) = buf.split_at_mut(header_len);
-            let tag = s.keys.seal(self.next_seq, header, body);
+            let (head, body) = buf.split_at_mut(header.encoded_len());
+            let tag = s.keys.seal(self.next_seq, head, body);
             buf.extend_from_slice(&tag);
         }
-        if header_len == PAYLOAD_HEADER_SIZE {
+        if header.acks.is_some() {
             self.acks_owed = self.acks_owed.saturating_sub(1);
         }
-        self.sent.insert(self.next_seq as u16, now);
+        self.sent.insert(self.next_seq, now);
         self.next_seq += 1;
         self.last_send = now;
         self.ack_due_at = None;
@@ -336,7 +353,7 @@ impl Connection {
                 return;
             }
             let mut buf = pool.get();
-            let header_len = self.begin_packet(now, &mut buf);
+            let header = self.begin_packet(now, &mut buf);
             let mut w = Writer::new(&mut buf);
             let mut frames = 0u32;
             if mode == PackMode::Flush {
@@ -386,7 +403,7 @@ impl Connection {
                 return;
             }
             self.pace.sent(now, frames, buf.len());
-            self.finish_packet(now, buf, header_len, out);
+            self.finish_packet(now, buf, &header, out);
         }
     }
 
@@ -409,9 +426,9 @@ impl Connection {
     /// A packet with no frames: carries acks and keeps the connection alive.
     pub fn send_empty(&mut self, now: Micros, pool: &mut BufPool, out: &mut VecDeque<(SocketAddr, Vec<u8>)>) {
         let mut buf = pool.get();
-        let header_len = self.begin_packet(now, &mut buf);
+        let header = self.begin_packet(now, &mut buf);
         self.pace.sent(now, 0, buf.len());
-        self.finish_packet(now, buf, header_len, out);
+        self.finish_packet(now, buf, &header, out);
     }
 
     /// A packet carrying `frames` as they are, valid or not, sealed like any other (the
@@ -425,9 +442,9 @@ impl Connection {
         out: &mut VecDeque<(SocketAddr, Vec<u8>)>,
     ) {
         let mut buf = pool.get();
-        let header_len = self.begin_packet(now, &mut buf);
+        let header = self.begin_packet(now, &mut buf);
         buf.extend_from_slice(&frames[..frames.len().min(FRAMES_END - buf.len())]);
-        self.finish_packet(now, buf, header_len, out);
+        self.finish_packet(now, buf, &header, out);
     }
 
     /// Notes the ack-only packet a packet with frames (`reliable` ones or not) may be
@@ -492,19 +509,23 @@ impl Connection {
     }
 
     /// Opens an encrypted packet into `out` (its frames), in this order: the full
-    /// sequence number rebuilt, the replay window (before any decryption), then the tag.
-    /// Only an authenticated packet is recorded. `bytes` is the whole datagram,
-    /// `header_len` the part the tag covers as associated data. `Ok(true)`: the frames
-    /// are in `out`; `Ok(false)`: an insecure plaintext connection, whose frames are
+    /// sequence number rebuilt (from `low_seq` and, in the long form, `high_seq`), the
+    /// replay window (before any decryption), then the tag. Only an authenticated
+    /// packet is recorded, so a forged number, long form or not, costs one AEAD open
+    /// and moves nothing. `bytes` is the whole datagram, `header_len` the part the tag
+    /// covers as associated data (the long form's high bits with it). `Ok(Some(seq))`:
+    /// the frames are in `out`, and `seq` is the packet's authenticated number;
+    /// `Ok(None)`: an insecure plaintext connection, whose frames are
     /// `bytes[header_len..]` as they are (not copied).
     pub fn unseal(
         &mut self,
         low_seq: u16,
+        high_seq: Option<u32>,
         bytes: &[u8],
         header_len: usize,
         out: &mut Vec<u8>,
-    ) -> Result<bool, Unsealed> {
-        let Some(s) = &mut self.sealing else { return Ok(false) };
+    ) -> Result<Option<u64>, Unsealed> {
+        let Some(s) = &mut self.sealing else { return Ok(None) };
         out.clear();
         let refuse = |c: &mut u64, why| {
             *c += 1;
@@ -513,7 +534,7 @@ impl Connection {
         if bytes.len() < header_len + TAG_SIZE {
             return refuse(&mut self.forged, Unsealed::Forged);
         }
-        let Some(seq) = full_sequence(low_seq, s.replay.newest()) else {
+        let Some(seq) = full_sequence(low_seq, high_seq, s.replay.newest()) else {
             return refuse(&mut self.replayed, Unsealed::Replayed);
         };
         if !s.replay.is_fresh(seq) {
@@ -527,7 +548,7 @@ impl Connection {
             return refuse(&mut self.forged, Unsealed::Forged);
         }
         s.replay.record(seq);
-        Ok(true)
+        Ok(Some(seq))
     }
 
     /// The sequence number a disconnect packet goes out with (it takes one, like a
@@ -551,17 +572,25 @@ impl Connection {
     /// the peer's budget, charged whatever the content; the owner's backlog of this
     /// peer's messages; and only then delivery. Nothing changes before the datagram is
     /// accepted, so a dropped one leaves no trace but a counter (a backpressured one
-    /// also gives its acks).
+    /// also gives its acks). `authenticated` is the number `unseal` authenticated; on
+    /// an insecure plaintext connection it is `None`, and the number is rebuilt from
+    /// the header against the newest packet accepted.
+    #[allow(clippy::too_many_arguments)]
     pub fn on_payload(
         &mut self,
         now: Micros,
         header: &PayloadHeader,
+        authenticated: Option<u64>,
         frames: &[u8],
         datagram_len: usize,
         pool: &mut BufPool,
         inbox: &mut Inbox,
     ) -> Result<(), PayloadError> {
-        match self.recv.classify(header.seq) {
+        // Before the connection's first packet: as old as a packet can be.
+        let Some(seq) = authenticated.or_else(|| full_sequence(header.seq, header.seq_high, self.recv.newest())) else {
+            return Ok(());
+        };
+        match self.recv.classify(seq) {
             SeqVerdict::New => {}
             SeqVerdict::Duplicate | SeqVerdict::TooOld => return Ok(()),
             SeqVerdict::Implausible => {
@@ -621,7 +650,7 @@ impl Connection {
             }
             return Ok(());
         }
-        self.recv.accept(header.seq, now);
+        self.recv.accept(seq, now);
         self.acks_owed = self.acks_owed.max(if reliable { RELIABLE_ACK_REPEATS } else { 1 });
         self.last_recv = now;
         self.packets_received += 1;
@@ -677,24 +706,31 @@ impl Connection {
                 }
             }
         }
+        // The acknowledged packet's full number is the one in our ring of recent
+        // packets with its low bits. An ack that repeats the low bits of the newest one
+        // taken is a repeat of it (the peer repeats its acks while it hears nothing new),
+        // even when 65,536 packets later the ring holds another packet with those bits:
+        // taking it would make us believe the peer caught up, and go back to the short
+        // header that it cannot read.
+        let Some(acked) = self.sent.get(header.ack).map(|p| p.seq) else { return };
+        if self.newest_ack.is_some_and(|n| acked <= n || n as u16 == header.ack) {
+            return;
+        }
+        self.newest_ack = Some(acked);
         // Packets that fell out of the peer's ack window without an ack are resolved as
         // lost (or reordered beyond repair, which costs the same).
-        if self.sent.get(header.ack).is_none() || self.newest_ack.is_some_and(|n| !seq_newer(header.ack, n)) {
+        let horizon = acked.saturating_sub(ACK_WINDOW as u64 - 1);
+        if horizon <= self.loss_cursor {
             return;
         }
-        self.newest_ack = Some(header.ack);
-        let horizon = header.ack.wrapping_sub(ACK_WINDOW - 1);
-        if !seq_newer(horizon, self.loss_cursor) {
-            return;
+        if horizon - self.loss_cursor > SENT_RING as u64 {
+            self.loss_cursor = horizon - SENT_RING as u64;
         }
-        if horizon.wrapping_sub(self.loss_cursor) as usize > SENT_RING {
-            self.loss_cursor = horizon.wrapping_sub(SENT_RING as u16);
-        }
-        while seq_newer(horizon, self.loss_cursor) {
-            if let Some(p) = self.sent.get(self.loss_cursor) {
+        while self.loss_cursor < horizon {
+            if let Some(p) = self.sent.get_full(self.loss_cursor) {
                 self.loss.push(!p.acked);
             }
-            self.loss_cursor = self.loss_cursor.wrapping_add(1);
+            self.loss_cursor += 1;
         }
     }
 

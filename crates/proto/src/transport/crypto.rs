@@ -17,7 +17,8 @@
 //! packet      = header | ChaCha20-Poly1305(key of its direction, nonce = 0u32 | seq u64, ad = header, frames)
 //! ```
 //! The nonce is the packet's 64-bit sequence number, of which the header carries the
-//! low 16 bits; the receiver rebuilds the rest from the newest packet it authenticated
+//! low 16 bits (48 in the long form, sent while the peer's acks lag far behind); the
+//! receiver rebuilds the rest from the newest packet it authenticated
 //! ([`full_sequence`]). Keys are fresh per connection (ephemeral X25519 on both ends)
 //! and differ per direction, so a sequence number is never used twice with one key.
 
@@ -222,15 +223,30 @@ impl PacketKeys {
     }
 }
 
-/// The full 64-bit sequence number of a packet whose header carries `low`, given the
-/// newest sequence number authenticated so far on the connection: the candidate
-/// nearest to the one after it. `None` if that would be below zero (a packet from
-/// before the connection began). A packet more than 32,768 away from the expected one
-/// gets the wrong number, fails authentication and is dropped.
-pub(crate) fn full_sequence(low: u16, newest: Option<u64>) -> Option<u64> {
+/// The full 64-bit sequence number of a packet whose header carries `low` (and, in the
+/// long form, `high`: bits 16-47), given the newest sequence number received so far on
+/// the connection: the candidate nearest to the one after it. `None` if that would be
+/// below zero (a packet from before the connection began). A short-form packet more
+/// than 32,768 away from the expected one gets the wrong number, fails authentication
+/// and is dropped; the sender switches to the long form long before its packets can be
+/// that far ahead of what the receiver has (see `Connection::begin_packet`), and a
+/// long-form packet is right for any gap below 2^47.
+///
+/// Whatever it returns, the number is only a guess until the packet authenticates
+/// with it (the nonce): a forged long-form number costs one AEAD open like any forgery,
+/// and the replay window is checked before and moved only after.
+pub(crate) fn full_sequence(low: u16, high: Option<u32>, newest: Option<u64>) -> Option<u64> {
     let expected = newest.map_or(0, |n| n + 1);
-    let delta = low.wrapping_sub(expected as u16) as i16 as i64;
-    u64::try_from(expected as i64 + delta).ok()
+    let (carried, bits) = match high {
+        None => (low as u64, 16),
+        Some(h) => ((h as u64) << 16 | low as u64, 48),
+    };
+    let span = 1u64 << bits;
+    // The distance forward from `expected` to the carried bits, modulo the span, then
+    // read as signed: the nearest candidate, behind or ahead.
+    let ahead = carried.wrapping_sub(expected) & (span - 1);
+    let delta = if ahead >= span / 2 { ahead as i64 - span as i64 } else { ahead as i64 };
+    expected.checked_add_signed(delta)
 }
 
 /// Authenticated sequence numbers seen recently: a packet already seen or older than the
@@ -374,12 +390,34 @@ mod tests {
 
     #[test]
     fn the_full_sequence_is_rebuilt_across_wraps() {
-        assert_eq!(full_sequence(0, None), Some(0));
-        assert_eq!(full_sequence(3, None), Some(3));
-        assert_eq!(full_sequence(65_535, None), None, "before the first packet");
-        assert_eq!(full_sequence(2, Some(65_534)), Some(65_538));
-        assert_eq!(full_sequence(65_530, Some(65_540)), Some(65_530), "late, across the wrap");
-        assert_eq!(full_sequence(10, Some(1 << 40)), Some((1 << 40) + 10));
+        assert_eq!(full_sequence(0, None, None), Some(0));
+        assert_eq!(full_sequence(3, None, None), Some(3));
+        assert_eq!(full_sequence(65_535, None, None), None, "before the first packet");
+        assert_eq!(full_sequence(2, None, Some(65_534)), Some(65_538));
+        assert_eq!(full_sequence(65_530, None, Some(65_540)), Some(65_530), "late, across the wrap");
+        assert_eq!(full_sequence(10, None, Some(1 << 40)), Some((1 << 40) + 10));
+        // The short form cannot reach past half its span: 40,000 ahead reads as behind.
+        assert_eq!(full_sequence(70_001u64 as u16, None, Some(30_000)), Some(70_001 - 65_536));
+    }
+
+    #[test]
+    fn the_long_form_names_any_gap() {
+        let long = |seq: u64| (seq as u16, Some((seq >> 16) as u32));
+        for (newest, seq) in [
+            (Some(99), 40_100),
+            (Some(99), 99 + 65_536),
+            (Some(99), 99 + 65_537),
+            (Some(5 << 40), (5 << 40) + 3_000_000_000),
+            (None, 70_000),
+            (Some(1 << 48), (1 << 48) + 70_000),
+            (Some((1 << 48) + 10), (1 << 48) - 10),
+        ] {
+            let (low, high) = long(seq);
+            assert_eq!(full_sequence(low, high, newest), Some(seq), "{seq} after {newest:?}");
+        }
+        // Old packets in the long form are rebuilt as old, for the replay window to refuse.
+        let (low, high) = long(10);
+        assert_eq!(full_sequence(low, high, Some(1_000_000)), Some(10));
     }
 
     #[test]

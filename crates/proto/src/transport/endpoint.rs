@@ -309,12 +309,12 @@ impl Endpoint {
                 };
                 let c = touched(&mut self.conns, &mut self.changed, peer).expect("looked up above");
                 let header_len = header.encoded_len();
-                let frames = match c.unseal(header.seq, data, header_len, &mut self.opened) {
-                    Ok(true) => &self.opened[..],
-                    Ok(false) => &data[header_len..],
+                let (seq, frames) = match c.unseal(header.seq, header.seq_high, data, header_len, &mut self.opened) {
+                    Ok(Some(seq)) => (Some(seq), &self.opened[..]),
+                    Ok(None) => (None, &data[header_len..]),
                     Err(why) => return self.count_unsealed(why),
                 };
-                match c.on_payload(now, &header, frames, data.len(), &mut self.pool, &mut self.inbox) {
+                match c.on_payload(now, &header, seq, frames, data.len(), &mut self.pool, &mut self.inbox) {
                     Ok(()) => {}
                     Err(PayloadError::Malformed(_) | PayloadError::WrongChannel(_)) => {
                         c.malformed += 1;
@@ -339,7 +339,7 @@ impl Endpoint {
                 };
                 let c = touched(&mut self.conns, &mut self.changed, peer).expect("looked up above");
                 let head_len = data.len() - tag.len();
-                if let Err(why) = c.unseal(seq, data, head_len, &mut self.opened) {
+                if let Err(why) = c.unseal(seq, None, data, head_len, &mut self.opened) {
                     return self.count_unsealed(why);
                 }
                 self.close(peer, reason, false);

@@ -61,7 +61,10 @@ pub use packet::{
 /// carry an authentication tag; disconnects carry a sequence number; reasons 9-12.
 /// 6: connected packets have no version or protocol id, and carry their ack fields
 /// only when they have something new to acknowledge (kind 8 without them).
-pub const PROTOCOL_VERSION: u8 = 6;
+/// 7: the long form of a connected packet (kinds 9 and 10) carries bits 16-47 of its
+/// sequence number too, sent while the peer has not acknowledged anything for a long
+/// run of packets, so that a direction survives any run of losses.
+pub const PROTOCOL_VERSION: u8 = 7;
 /// No datagram is larger than this (safe under common path MTUs, as in netcode/renet).
 pub const MAX_DATAGRAM_SIZE: usize = 1200;
 /// Size every connection request is padded to.
@@ -79,12 +82,15 @@ pub const PREFIX_SIZE: usize = 6;
 pub const PAYLOAD_HEADER_SIZE: usize = 15;
 /// A connected packet's header without acks: `kind u8, salt u32, seq u16`.
 pub const PAYLOAD_HEADER_NO_ACKS_SIZE: usize = 7;
+/// What the long form of a connected packet's header adds: `seq_high u32`, bits 16-47
+/// of the sequence number (see [`PayloadHeader::seq_high`]).
+pub const SEQ_HIGH_SIZE: usize = 4;
 /// The most frame bytes a datagram carries, the same with or without encryption or
 /// acks, so that message limits depend on neither. It is what version 5's 20-byte
 /// header left, kept so that `TW_MAX_UNRELIABLE_SIZE` did not change with the shorter
 /// header; every header plus this plus the tag fits [`MAX_DATAGRAM_SIZE`].
 pub const MAX_FRAMES_SIZE: usize = MAX_DATAGRAM_SIZE - 20 - TAG_SIZE;
-const _: () = assert!(PAYLOAD_HEADER_SIZE + MAX_FRAMES_SIZE + TAG_SIZE <= MAX_DATAGRAM_SIZE);
+const _: () = assert!(PAYLOAD_HEADER_SIZE + SEQ_HIGH_SIZE + MAX_FRAMES_SIZE + TAG_SIZE <= MAX_DATAGRAM_SIZE);
 /// Ack delay is carried in units of this many microseconds (u16: up to ~0.5 s).
 pub const ACK_DELAY_UNIT_US: u64 = 8;
 
@@ -102,6 +108,10 @@ pub enum PacketKind {
     Disconnect = 7,
     /// A connected packet without ack fields (from version 6).
     PayloadNoAcks = 8,
+    /// The long form of `Payload`: with bits 16-47 of the sequence number (from version 7).
+    PayloadLong = 9,
+    /// The long form of `PayloadNoAcks` (from version 7).
+    PayloadLongNoAcks = 10,
 }
 
 impl PacketKind {
@@ -115,6 +125,8 @@ impl PacketKind {
             6 => Self::Payload,
             7 => Self::Disconnect,
             8 => Self::PayloadNoAcks,
+            9 => Self::PayloadLong,
+            10 => Self::PayloadLongNoAcks,
             _ => return None,
         })
     }

@@ -13,20 +13,26 @@
 //! Disconnect       prefix | salt u32 | seq u16 | reason u8 [| tag 16]
 //! Payload          kind u8 | salt u32 | seq u16 | ack u16 | ack_bits u32 | ack_delay u16 | frames [| tag 16]
 //! PayloadNoAcks    kind u8 | salt u32 | seq u16 | frames [| tag 16]
+//! PayloadLong      kind u8 | salt u32 | seq u16 | seq_high u32 | ack u16 | ack_bits u32 | ack_delay u16 | frames [| tag 16]
+//! PayloadLongNoAcks kind u8 | salt u32 | seq u16 | seq_high u32 | frames [| tag 16]
 //! ```
 //! Connected packets (the two payload kinds) have no version or protocol id: the
 //! handshake checked both, and the salt names the connection, as netcode.io's one-byte
 //! prefix does. They are most of the traffic, so these 5 bytes count: a 32-byte input
 //! goes in 41 bytes. A packet carries the ack fields only when there is something new
 //! to acknowledge (see `Connection::acks_owed`), another 8 bytes saved on a one-way
-//! stream. All integers little-endian. `security` is 0 (encrypted) or 1 (insecure plaintext);
+//! stream. The long forms (kinds 9 and 10) also carry bits 16-47 of the sequence
+//! number; a sender uses them only while the peer has acknowledged none of its last
+//! 16,384 packets (see `Connection::begin_packet`), so that a receiver that lost any
+//! number of packets in a row still knows the number (the AEAD nonce) of the next one.
+//! All integers little-endian. `security` is 0 (encrypted) or 1 (insecure plaintext);
 //! a plaintext handshake leaves the key fields zero, and its packets have no tag.
 //! `Denied` and the request's first fields are the same in every version, so a server
 //! can tell an old client why it was refused.
 
 use super::{
     CONNECT_RESPONSE_SIZE, DecodeError, HANDSHAKE_REQUEST_SIZE, MAX_DATAGRAM_SIZE, PAYLOAD_HEADER_NO_ACKS_SIZE,
-    PAYLOAD_HEADER_SIZE, PROTOCOL_VERSION, PacketKind, Reader, Writer,
+    PAYLOAD_HEADER_SIZE, PROTOCOL_VERSION, PacketKind, Reader, SEQ_HIGH_SIZE, Writer,
 };
 use crate::transport::DisconnectReason;
 use crate::transport::token::{SEALED_PRIVATE_SIZE, TOKEN_NONCE_SIZE};
@@ -44,15 +50,21 @@ pub struct PayloadHeader {
     /// The low 16 bits of this packet's sequence number (the full number is the
     /// encryption nonce; the receiver rebuilds it).
     pub seq: u16,
+    /// The long form only: bits 16-47 of the sequence number. The receiver rebuilds
+    /// the bits above from the newest packet it authenticated, which is exact for any
+    /// gap below 2^47 packets (centuries at any rate). 48 bits and not 64, so that the
+    /// long header with acks (19 bytes) still leaves every message size its room.
+    pub seq_high: Option<u32>,
     /// What the sender has received from us, when it has something new to say.
     pub acks: Option<AckFields>,
 }
 
 impl PayloadHeader {
     /// Bytes of this header on the wire ([`PAYLOAD_HEADER_SIZE`] with acks,
-    /// [`PAYLOAD_HEADER_NO_ACKS_SIZE`] without).
+    /// [`PAYLOAD_HEADER_NO_ACKS_SIZE`] without, [`SEQ_HIGH_SIZE`] more in the long form).
     pub fn encoded_len(&self) -> usize {
-        if self.acks.is_some() { PAYLOAD_HEADER_SIZE } else { PAYLOAD_HEADER_NO_ACKS_SIZE }
+        let short = if self.acks.is_some() { PAYLOAD_HEADER_SIZE } else { PAYLOAD_HEADER_NO_ACKS_SIZE };
+        short + if self.seq_high.is_some() { SEQ_HIGH_SIZE } else { 0 }
     }
 }
 
@@ -148,14 +160,22 @@ pub fn decode_packet(data: &[u8], protocol_id: u32) -> Result<Packet<'_>, Decode
     let mut r = Reader::new(data);
     let kind_byte = r.u8()?;
     let kind = PacketKind::from_u8(kind_byte).ok_or(DecodeError::UnknownKind(kind_byte))?;
-    if let PacketKind::Payload | PacketKind::PayloadNoAcks = kind {
+    if let PacketKind::Payload | PacketKind::PayloadNoAcks | PacketKind::PayloadLong | PacketKind::PayloadLongNoAcks =
+        kind
+    {
         let (salt, seq) = (r.u32()?, r.u16()?);
+        let seq_high = match kind {
+            PacketKind::PayloadLong | PacketKind::PayloadLongNoAcks => Some(r.u32()?),
+            _ => None,
+        };
         let acks = match kind {
-            PacketKind::Payload => Some(AckFields { ack: r.u16()?, ack_bits: r.u32()?, ack_delay: r.u16()? }),
+            PacketKind::Payload | PacketKind::PayloadLong => {
+                Some(AckFields { ack: r.u16()?, ack_bits: r.u32()?, ack_delay: r.u16()? })
+            }
             _ => None,
         };
         let frames = r.bytes(r.remaining())?;
-        return Ok(Packet::Payload { header: PayloadHeader { salt, seq, acks }, frames });
+        return Ok(Packet::Payload { header: PayloadHeader { salt, seq, seq_high, acks }, frames });
     }
     let version = r.u8()?;
     let pid = r.u32()?;
@@ -231,7 +251,9 @@ pub fn decode_packet(data: &[u8], protocol_id: u32) -> Result<Packet<'_>, Decode
             return Ok(Packet::Disconnect { salt, seq, reason, tag });
         }
         // Decoded before the prefix, above; not reached.
-        PacketKind::Payload | PacketKind::PayloadNoAcks => return Err(DecodeError::UnknownKind(kind_byte)),
+        PacketKind::Payload | PacketKind::PayloadNoAcks | PacketKind::PayloadLong | PacketKind::PayloadLongNoAcks => {
+            return Err(DecodeError::UnknownKind(kind_byte));
+        }
     };
     if !r.is_empty() {
         return Err(DecodeError::Trailing);
@@ -324,9 +346,18 @@ pub fn session_salt(client_salt: u64, server_salt: u64) -> u32 {
 pub fn encode_payload_header(out: &mut Vec<u8>, h: &PayloadHeader) {
     out.clear();
     let mut w = Writer::new(out);
-    w.u8(if h.acks.is_some() { PacketKind::Payload } else { PacketKind::PayloadNoAcks } as u8);
+    let kind = match (h.seq_high.is_some(), h.acks.is_some()) {
+        (false, true) => PacketKind::Payload,
+        (false, false) => PacketKind::PayloadNoAcks,
+        (true, true) => PacketKind::PayloadLong,
+        (true, false) => PacketKind::PayloadLongNoAcks,
+    };
+    w.u8(kind as u8);
     w.u32(h.salt);
     w.u16(h.seq);
+    if let Some(high) = h.seq_high {
+        w.u32(high);
+    }
     if let Some(a) = &h.acks {
         w.u16(a.ack);
         w.u32(a.ack_bits);
@@ -395,8 +426,10 @@ mod tests {
         );
         let acks = AckFields { ack: 3, ack_bits: 4, ack_delay: 5 };
         for (h, len) in [
-            (PayloadHeader { salt: 1, seq: 2, acks: Some(acks) }, PAYLOAD_HEADER_SIZE),
-            (PayloadHeader { salt: 1, seq: 2, acks: None }, PAYLOAD_HEADER_NO_ACKS_SIZE),
+            (PayloadHeader { salt: 1, seq: 2, seq_high: None, acks: Some(acks) }, PAYLOAD_HEADER_SIZE),
+            (PayloadHeader { salt: 1, seq: 2, seq_high: None, acks: None }, PAYLOAD_HEADER_NO_ACKS_SIZE),
+            (PayloadHeader { salt: 1, seq: 2, seq_high: Some(3), acks: Some(acks) }, PAYLOAD_HEADER_SIZE + 4),
+            (PayloadHeader { salt: 1, seq: 2, seq_high: Some(3), acks: None }, PAYLOAD_HEADER_NO_ACKS_SIZE + 4),
         ] {
             encode_payload_header(&mut b, &h);
             assert_eq!((b.len(), h.encoded_len()), (len, len));
@@ -411,7 +444,7 @@ mod tests {
         // protocol id the endpoint has, and its 5-byte header (7 with kind and seq)
         // is what a 32-byte input pays without acks.
         let mut b = Vec::new();
-        encode_payload_header(&mut b, &PayloadHeader { salt: 0xDDCC_BBAA, seq: 0x0201, acks: None });
+        encode_payload_header(&mut b, &PayloadHeader { salt: 0xDDCC_BBAA, seq: 0x0201, seq_high: None, acks: None });
         assert_eq!(b, [PacketKind::PayloadNoAcks as u8, 0xAA, 0xBB, 0xCC, 0xDD, 0x01, 0x02]);
         assert!(matches!(
             decode_packet(&b, PID + 1),
@@ -422,10 +455,22 @@ mod tests {
             &PayloadHeader {
                 salt: 1,
                 seq: 2,
+                seq_high: None,
                 acks: Some(AckFields { ack: 0x0403, ack_bits: 0x0807_0605, ack_delay: 0x0A09 }),
             },
         );
         assert_eq!(b, [PacketKind::Payload as u8, 1, 0, 0, 0, 2, 0, 3, 4, 5, 6, 7, 8, 9, 10]);
+        // The long form: the high bits of the sequence number right after its low bits.
+        encode_payload_header(
+            &mut b,
+            &PayloadHeader {
+                salt: 1,
+                seq: 2,
+                seq_high: Some(0x0605_0403),
+                acks: Some(AckFields { ack: 7, ack_bits: 8, ack_delay: 9 }),
+            },
+        );
+        assert_eq!(b, [PacketKind::PayloadLong as u8, 1, 0, 0, 0, 2, 0, 3, 4, 5, 6, 7, 0, 8, 0, 0, 0, 9, 0]);
     }
 
     #[test]
@@ -448,6 +493,12 @@ mod tests {
         samples.push(b.clone());
         encode_payload_header(&mut b, &PayloadHeader { acks: Some(AckFields::default()), ..Default::default() });
         samples.push(b.clone());
+        for acks in [None, Some(AckFields::default())] {
+            encode_payload_header(&mut b, &PayloadHeader { seq_high: Some(1), acks, ..Default::default() });
+            samples.push(b.clone());
+        }
+        let connected =
+            [PacketKind::Payload, PacketKind::PayloadNoAcks, PacketKind::PayloadLong, PacketKind::PayloadLongNoAcks];
         for s in &samples {
             for n in 0..s.len() {
                 assert!(decode_packet(&s[..n], PID).is_err(), "prefix {n} of {:?}", s.first());
@@ -455,7 +506,7 @@ mod tests {
             // trailing garbage on fixed-size kinds
             let mut t = s.clone();
             t.push(0);
-            if s[0] != PacketKind::Payload as u8 && s[0] != PacketKind::PayloadNoAcks as u8 {
+            if !connected.iter().any(|k| *k as u8 == s[0]) {
                 assert!(decode_packet(&t, PID).is_err());
             }
         }

@@ -42,7 +42,9 @@ pub struct EndpointConfig {
     /// with backoff). Players behind one NAT share an address: the default of 8 covers
     /// a household or a small LAN party, and keeps one address from holding every
     /// connection of a bigger server by reconnecting idle ones. Spoofed sources cannot
-    /// use it: a connection exists only after the cookie proved the address.
+    /// use it: a connection exists only after the cookie proved the address. An IPv6
+    /// address counts by its /64 prefix (one host is given a whole /64 and may vary
+    /// the rest), an IPv4-mapped IPv6 address as its IPv4 address.
     pub max_incoming_per_ip: u32,
     /// Send an empty packet (acks only) after this long without sending anything, or
     /// after a quarter of the connection's silence timeout if that is shorter (so any

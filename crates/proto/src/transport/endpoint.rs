@@ -12,7 +12,7 @@ use std::sync::atomic::{AtomicU32, Ordering};
 use super::connection::{Connection, MAX_UNRELIABLE, PackMode, PayloadError, Unsealed};
 use super::credential::Credential;
 use super::crypto::SecretRng;
-use super::handshake::SpentCookies;
+use super::handshake::{SpentCookies, address_key};
 use super::inbox::Inbox;
 use super::pool::BufPool;
 use super::token::TOKEN_NONCE_SIZE;
@@ -98,7 +98,8 @@ pub struct Endpoint {
     pub(super) conns: BTreeMap<PeerId, Connection>,
     pub(super) by_addr: HashMap<SocketAddr, PeerId>,
     pub(super) incoming: u32,
-    /// Incoming connections per source IP (only addresses that hold one).
+    /// Incoming connections per source host (an IPv4 address or an IPv6 /64, see
+    /// `handshake::address_key`; only hosts that hold one).
     pub(super) incoming_per_ip: HashMap<IpAddr, u32>,
     pub(super) transmits: VecDeque<(SocketAddr, Vec<u8>)>,
     /// Events for the owner, one bounded queue per peer, served round-robin.
@@ -391,10 +392,11 @@ impl Endpoint {
         }
         if !c.initiator {
             self.incoming -= 1;
-            if let Some(n) = self.incoming_per_ip.get_mut(&c.addr.ip()) {
+            let key = address_key(c.addr.ip());
+            if let Some(n) = self.incoming_per_ip.get_mut(&key) {
                 *n -= 1;
                 if *n == 0 {
-                    self.incoming_per_ip.remove(&c.addr.ip());
+                    self.incoming_per_ip.remove(&key);
                 }
             }
         }

@@ -258,7 +258,7 @@ impl Endpoint {
         self.by_addr.insert(from, peer);
         self.accepted.insert(peer, accepted.clone());
         self.incoming += 1;
-        *self.incoming_per_ip.entry(from.ip()).or_insert(0) += 1;
+        *self.incoming_per_ip.entry(address_key(from.ip())).or_insert(0) += 1;
         self.inbox.push(Event::Connected { peer, addr: from, credential: admitted.credential });
         debug_assert!(accepted.len() <= wire::MAX_HANDSHAKE_REPLY_SIZE);
         self.transmits.push_back((from, accepted));
@@ -332,7 +332,7 @@ impl Endpoint {
     /// Whether `from`'s IP already holds its share of the incoming connections.
     fn address_full(&self, from: SocketAddr) -> bool {
         let limit = self.cfg.max_incoming_per_ip;
-        limit > 0 && self.incoming_per_ip.get(&from.ip()).is_some_and(|&n| n >= limit)
+        limit > 0 && self.incoming_per_ip.get(&address_key(from.ip())).is_some_and(|&n| n >= limit)
     }
 
     /// The connection we are initiating to `from` with this salt.
@@ -459,5 +459,20 @@ impl Endpoint {
         }
         c.last_send = now;
         self.transmits.push_back((c.addr, buf));
+    }
+}
+
+/// The host an address counts for under `max_incoming_per_ip`: an IPv4 address (also
+/// when it arrives IPv4-mapped, as on a dual-stack socket), or an IPv6 address's /64
+/// prefix. One IPv6 host is routinely given a whole /64 and picks its low 64 bits at
+/// will (privacy addresses), so counting whole IPv6 addresses would let it take every
+/// place by changing them.
+pub(super) fn address_key(ip: IpAddr) -> IpAddr {
+    match ip {
+        IpAddr::V4(_) => ip,
+        IpAddr::V6(v6) => match v6.to_ipv4_mapped() {
+            Some(v4) => IpAddr::V4(v4),
+            None => IpAddr::V6((u128::from(v6) & !(u128::from(u64::MAX))).into()),
+        },
     }
 }

@@ -147,7 +147,6 @@ impl tw_security_config {
                 key: Secret(self.connect_key),
                 // Empty: the runtime puts the bound socket's address (port included).
                 public_addresses: self.public_address(bind)?.into_iter().collect(),
-                unix_secs_at_zero: 0, // the runtime sets it from the system clock
             })
         } else if players.is_none() {
             // Only a spectators' secret (a SPECTATOR session): the one secret it shows

@@ -100,7 +100,6 @@ fn play(o: &Options) -> Result<bool, SessionFailure> {
         admission: Admission::Tokens(TokenAdmission {
             key: Secret(key),
             public_addresses: Vec::new(), // the bound socket's
-            unix_secs_at_zero: 0,
         }),
         presented: Presented::Open,
     };

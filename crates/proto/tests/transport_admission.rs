@@ -105,10 +105,10 @@ fn token(key: [u8; KEY_SIZE], addresses: Vec<SocketAddr>, expires: u64, timeout_
 /// connection timeout of `timeout_us` of its own.
 fn token_server(net: &mut HandNet, timeout_us: u64) -> usize {
     let public = SocketAddr::from(([127, 0, 0, 1], 5000)); // node 0's address
-    let admission =
-        Admission::Tokens(TokenAdmission { key: Secret(KEY), public_addresses: vec![public], unix_secs_at_zero: T0 });
+    let admission = Admission::Tokens(TokenAdmission { key: Secret(KEY), public_addresses: vec![public] });
     let s = net.add(EndpointConfig { timeout_us, ..encrypted(admission, Presented::Open, 8, 11) });
     assert_eq!(net.addr(s), public);
+    net.ep(s).set_unix_time(0, Some(T0));
     s
 }
 
@@ -300,4 +300,67 @@ fn a_stranger_at_a_players_address_does_not_end_its_connection() {
         assert!(matches!(events[1], Event::Connected { addr, .. } if addr == pa), "{why}");
         assert_eq!(net.ep(s).endpoint_stats().connections, 1, "{why}");
     }
+}
+
+/// Tokens are judged by the newest Unix time the server was told, not by the one it
+/// had when it started: a clock stepped forward (an NTP correction, a resume from
+/// suspend) expires tokens that the start-time offset would still take, and a step back
+/// is followed too.
+#[test]
+fn tokens_expire_by_the_newest_wall_clock() {
+    let mut net = HandNet::new();
+    let s = token_server(&mut net, 5_000_000);
+    let sa = net.addr(s);
+    net.now = 10_000_000;
+    // Ten seconds of the endpoint's time, but the wall clock moved an hour.
+    net.ep(s).set_unix_time(10_000_000, Some(T0 + 3600));
+    let c = net.add(client(token(KEY, vec![sa], T0 + 600, 0, 1), 20));
+    let cp = net.connect(c, s);
+    assert_refused(&mut net, s, c, cp, DisconnectReason::TokenExpired);
+    let st = net.ep(s).endpoint_stats();
+    assert_eq!((st.auth_refused, st.tokens_refused_clock_unknown), (1, 0), "expired, not unknown");
+
+    // Stepped back to the truth: the same kind of token is good again.
+    net.ep(s).set_unix_time(10_000_000, Some(T0 + 10));
+    let c = net.add(client(token(KEY, vec![sa], T0 + 600, 0, 2), 21));
+    let cp = net.connect(c, s);
+    assert!(connected(&mut net, c, cp), "a token within its time connects");
+    net.events(s);
+    // Time since the newest reading counts on top of it: 591 s later it has expired.
+    net.now += 591_000_000;
+    let c = net.add(client(token(KEY, vec![sa], T0 + 600, 0, 3), 22));
+    let cp = net.connect(c, s);
+    assert_refused(&mut net, s, c, cp, DisconnectReason::TokenExpired);
+}
+
+/// A server that does not know the Unix time (never told, or its clock reads before
+/// 1970 or cannot be read) refuses every token rather than taking every token as
+/// unexpired, and counts why; once told a sane time, it takes them.
+#[test]
+fn an_unknown_wall_clock_refuses_every_token() {
+    let mut net = HandNet::new();
+    let public = SocketAddr::from(([127, 0, 0, 1], 5000));
+    let admission = Admission::Tokens(TokenAdmission { key: Secret(KEY), public_addresses: vec![public] });
+    let s = net.add(encrypted(admission, Presented::Open, 8, 11));
+    assert!(net.ep(s).wants_unix_time());
+    // A token that never expires, so only the clock can refuse it.
+    let refused = |net: &mut HandNet, n: u8| {
+        let c = net.add(client(token(KEY, vec![public], u64::MAX, 0, n), 20 + n as u64));
+        let cp = net.connect(c, s);
+        assert_refused(net, s, c, cp, DisconnectReason::TokenExpired);
+    };
+    refused(&mut net, 1); // never told
+    // Known, then unknown: the runtime's reading of a clock before 1970.
+    net.ep(s).set_unix_time(0, Some(T0));
+    net.ep(s).set_unix_time(0, None);
+    refused(&mut net, 2);
+    let st = net.ep(s).endpoint_stats();
+    assert_eq!((st.auth_refused, st.tokens_refused_clock_unknown, st.connections), (2, 2, 0));
+
+    net.ep(s).set_unix_time(0, Some(T0));
+    let c = net.add(client(token(KEY, vec![public], T0 + 60, 0, 9), 30));
+    let cp = net.connect(c, s);
+    assert!(connected(&mut net, c, cp), "a known clock takes a good token");
+    // An endpoint that takes no tokens has no use for the wall clock.
+    assert!(!net.ep(c).wants_unix_time());
 }

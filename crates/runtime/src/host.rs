@@ -4,7 +4,7 @@ use std::collections::{HashMap, VecDeque};
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::Duration;
 
 use crossbeam_channel::{Receiver, RecvTimeoutError, Sender, TryRecvError, TrySendError};
 
@@ -152,10 +152,6 @@ impl Host {
         let now = clock.now_us();
         Self::start_with(cfg, clock, IDLE_CAP, move |local| {
             if let Security::Encrypted { admission: Admission::Tokens(t), .. } = &mut endpoint_cfg.security {
-                // Tokens expire in Unix time; the endpoint counts microseconds from the
-                // clock's start.
-                let unix_now = SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_secs());
-                t.unix_secs_at_zero = unix_now.saturating_sub(now / 1_000_000);
                 // No public address given: the one this socket is bound to (its port
                 // known only now), which must then be one clients can be told.
                 if t.public_addresses.is_empty() {

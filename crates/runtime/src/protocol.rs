@@ -33,6 +33,12 @@ pub(crate) trait Protocol: Send + 'static {
     fn next_timeout(&self) -> Option<Micros>;
     fn stats(&self, peer: PeerId) -> Option<ConnectionStats>;
     fn endpoint_stats(&self) -> EndpointStats;
+    /// Whether it needs the wall clock: it checks connect tokens.
+    fn wants_unix_time(&self) -> bool {
+        false
+    }
+    /// The Unix time read at `now` (None: unknown), before datagrams are handed over.
+    fn set_unix_time(&mut self, _now: Micros, _unix_secs: Option<u64>) {}
     /// Calls `f` with the bytes queued for it, in the sense of `send_queue_limit_bytes`
     /// (what the endpoint's `send` checks the limit against), of every peer whose
     /// connection changed since the last call (at least those; a protocol may report
@@ -89,6 +95,12 @@ impl Protocol for Endpoint {
     }
     fn endpoint_stats(&self) -> EndpointStats {
         Endpoint::endpoint_stats(self)
+    }
+    fn wants_unix_time(&self) -> bool {
+        Endpoint::wants_unix_time(self)
+    }
+    fn set_unix_time(&mut self, now: Micros, unix_secs: Option<u64>) {
+        Endpoint::set_unix_time(self, now, unix_secs)
     }
     fn drain_changed(&mut self, f: &mut dyn FnMut(PeerId, usize)) {
         Endpoint::drain_changed(self, f)

@@ -1,7 +1,7 @@
-//! The system's monotonic clock: the one place the runtime reads the time. The
-//! protocol crate only ever sees the microseconds this hands it.
+//! The system's clocks: the one place the runtime reads the time. The protocol crate
+//! only ever sees the microseconds (and the Unix seconds) this hands it.
 
-use std::time::Instant;
+use std::time::{Duration, Instant, SystemTime, SystemTimeError, UNIX_EPOCH};
 
 use tickwire_proto::{Clock, Micros};
 
@@ -34,6 +34,20 @@ impl Clock for SystemClock {
     }
 }
 
+/// The wall clock: the Unix time in whole seconds, read now (connect tokens expire in
+/// it). Read afresh each time, so a clock stepped by NTP or a resume is followed.
+pub(crate) fn unix_secs() -> Option<u64> {
+    unix_secs_of(SystemTime::now().duration_since(UNIX_EPOCH))
+}
+
+/// A reading of the wall clock, or None where it is unknown: before 1970 (the clock
+/// cannot be read as Unix time), or in 1970's first second (a clock reset to zero, not
+/// a time at which any token was minted). A token server refuses every token while it
+/// is unknown rather than take them all for unexpired.
+fn unix_secs_of(since_epoch: Result<Duration, SystemTimeError>) -> Option<u64> {
+    since_epoch.ok().map(|d| d.as_secs()).filter(|&s| s > 0)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -45,5 +59,16 @@ mod tests {
         std::thread::sleep(std::time::Duration::from_millis(2));
         let b = c.now_us();
         assert!(b >= a + 1_000, "{a} {b}");
+    }
+
+    #[test]
+    fn a_wall_clock_before_1970_or_at_zero_is_unknown() {
+        // The error `duration_since` gives for a time before the epoch.
+        let before = UNIX_EPOCH.duration_since(UNIX_EPOCH + Duration::from_secs(5));
+        assert_eq!(unix_secs_of(before), None);
+        assert_eq!(unix_secs_of(Ok(Duration::from_millis(999))), None);
+        assert_eq!(unix_secs_of(Ok(Duration::from_secs(1_700_000_000))), Some(1_700_000_000));
+        // This machine's clock is past 2023 (when this was written).
+        assert!(unix_secs().is_some_and(|s| s > 1_700_000_000));
     }
 }

@@ -47,7 +47,7 @@ use super::service::{Plan, Turn};
 use super::to_engine::{Polled, ToEngine};
 use super::waker::Waker;
 use super::{Direction, HostEvent};
-use crate::system_clock::SystemClock;
+use crate::system_clock::{self, SystemClock};
 use tickwire_proto::wire::MAX_DATAGRAM_SIZE;
 use tickwire_proto::{
     Clock, ConnectionStats, DisconnectReason, EndpointStats, LinkConditioner, LinkConfig, Micros, NetEvent as Event,
@@ -256,6 +256,7 @@ impl<P: Protocol> DirectPath for NetLoop<P> {
         while let Some(buf) = self.p.msg_pool.try_take() {
             self.p.proto.recycle(buf);
         }
+        self.tell_unix_time(now);
         self.receive();
         self.deliver_inbound(now);
         self.transmit(now);
@@ -357,6 +358,9 @@ pub(crate) struct NetLoop<P> {
     /// The engine's own reads of the socket (`DirectPath::receive_now`). While it
     /// keeps polling, the socket is left to it (see [`NetLoop::quiet_after`]).
     engine_polls: EnginePolls,
+    /// Whether the log was told that the wall clock is unknown (a token server then
+    /// refuses every token), since it last was known: said once, not every turn.
+    told_clock_unknown: bool,
 }
 
 impl<P: Protocol> NetLoop<P> {
@@ -392,9 +396,34 @@ impl<P: Protocol> NetLoop<P> {
             stamped_since: None,
             stamps_refused: false,
             engine_polls: EnginePolls::default(),
+            told_clock_unknown: false,
         };
         l.prefill_sims();
         l
+    }
+
+    /// Tells a token server the wall clock as read now, before it reads datagrams:
+    /// tokens are judged by the clock of the moment, not of the host's start (a clock
+    /// stepped since by NTP or a resume is followed). A clock before 1970 or unreadable
+    /// is unknown: the endpoint then refuses every token, and the log says why once.
+    fn tell_unix_time(&mut self, now: Micros) {
+        if !self.p.proto.wants_unix_time() {
+            return;
+        }
+        let unix = system_clock::unix_secs();
+        if unix.is_some() {
+            self.told_clock_unknown = false;
+        } else if !self.told_clock_unknown && self.p.shared.log.wants(LogLevel::Warn) {
+            self.p.shared.log.push(
+                LogLevel::Warn,
+                format_args!(
+                    "the system clock reads before 1970 or cannot be read: every connect token is refused until it \
+                     is set right"
+                ),
+            );
+            self.told_clock_unknown = true;
+        }
+        self.p.proto.set_unix_time(now, unix);
     }
 
     /// Gives every simulator that is on room and buffers for [`SIM_PREFILL`]
@@ -434,6 +463,7 @@ impl<P: Protocol> NetLoop<P> {
         while let Some(buf) = self.p.msg_pool.try_take() {
             self.p.proto.recycle(buf);
         }
+        self.tell_unix_time(now);
         let read = self.receive();
         self.deliver_inbound(now);
         // The endpoint's timers walk every connection: run them when one is due, not on

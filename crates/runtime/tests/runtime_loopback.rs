@@ -586,3 +586,65 @@ fn what_the_send_pace_holds_back_leaves_without_another_flush() {
     }
     assert_eq!(got, (0..300).collect::<Vec<_>>(), "every message, once, in order");
 }
+
+/// A connect-token server judges expiry by the Unix time the network thread tells it
+/// as it reads datagrams: a token good for another minute connects, one that expired
+/// seconds ago is refused as expired. (Whether a clock stepped after the start is
+/// followed is the protocol crate's deterministic test; this checks the runtime feeds
+/// the wall clock at all: without it the server would refuse both.)
+#[test]
+fn a_token_server_judges_expiry_by_the_wall_clock() {
+    use tickwire_proto::token::{self, ConnectToken, TokenParams};
+    use tickwire_proto::{Admission, KEY_SIZE, Presented, Secret, Security, TokenAdmission};
+
+    let key = Secret([0x5c; KEY_SIZE]);
+    let mut server_cfg = config(v4(), true);
+    server_cfg.endpoint.security = Security::Encrypted {
+        admission: Admission::Tokens(TokenAdmission { key: key.clone(), public_addresses: Vec::new() }),
+        presented: Presented::Open,
+    };
+    let mut server = Host::start(server_cfg).expect("server starts");
+    // The test's own reading of the wall clock, to mint tokens as a backend would.
+    let unix = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_secs();
+    let dial = |expires: u64, n: u8| {
+        let p = TokenParams {
+            protocol_id: EndpointConfig::default().protocol_id,
+            client_id: n as u64,
+            created: unix - 120,
+            expires,
+            timeout_secs: 0,
+            addresses: vec![server.local_addr()],
+            user_data: Vec::new(),
+        };
+        let bytes = token::mint(&key, &p, &[n; 56]).expect("mint");
+        let mut cfg = config(v4(), false);
+        cfg.endpoint.security = Security::Encrypted {
+            admission: Admission::default(),
+            presented: Presented::Token(Box::new(ConnectToken::decode(&bytes).expect("decode"))),
+        };
+        let mut client = Host::start(cfg).expect("client starts");
+        let peer = client.connect(server.local_addr()).unwrap();
+        (client, peer)
+    };
+    let mut good = dial(unix + 60, 1);
+    let mut stale = dial(unix - 5, 2);
+    let (mut good_in, mut stale_out) = (false, None);
+    let deadline = Instant::now() + WAIT;
+    while !(good_in && stale_out.is_some()) {
+        assert!(Instant::now() < deadline, "timed out: good connected {good_in}, stale {stale_out:?}");
+        while server.poll_event().is_some() {}
+        while let Some(e) = good.0.poll_event() {
+            good_in |= matches!(e, HostEvent::Connected { peer, .. } if peer == good.1);
+        }
+        while let Some(e) = stale.0.poll_event() {
+            assert!(!matches!(e, HostEvent::Connected { .. }), "an expired token connected");
+            if let HostEvent::Disconnected { reason, .. } = e {
+                stale_out = Some(reason);
+            }
+        }
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    assert_eq!(stale_out, Some(DisconnectReason::TokenExpired));
+    let st = server.endpoint_stats();
+    assert_eq!((st.auth_refused, st.tokens_refused_clock_unknown), (1, 0));
+}

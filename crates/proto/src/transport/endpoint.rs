@@ -15,6 +15,7 @@ use super::crypto::SecretRng;
 use super::handshake::{SpentCookies, address_key};
 use super::inbox::Inbox;
 use super::pool::BufPool;
+use super::security::{Admission, Security};
 use super::token::TOKEN_NONCE_SIZE;
 use super::{ChannelKind, ConfigError, ConnectionStats, DisconnectReason, EndpointConfig, EndpointStats, PeerId};
 use crate::clock::Micros;
@@ -123,6 +124,9 @@ pub struct Endpoint {
     pub(super) client_of: HashMap<PeerId, u64>,
     /// Cookies that opened a connection (none opens a second).
     pub(super) spent_cookies: SpentCookies,
+    /// The newest Unix time (seconds) the owner told us, with our time when it was
+    /// read; None while unknown (never told, or the clock unreadable or before 1970).
+    wall_clock: Option<(Micros, u64)>,
 }
 
 impl Endpoint {
@@ -152,7 +156,32 @@ impl Endpoint {
             clients_in_use: HashMap::new(),
             client_of: HashMap::new(),
             spent_cookies: SpentCookies::default(),
+            wall_clock: None,
         })
+    }
+
+    /// Tells the endpoint the wall clock: `unix_secs` is the Unix time in seconds read
+    /// at `now` (None: the clock cannot be read or reads before 1970). Connect tokens
+    /// expire in Unix time and the endpoint is fed a monotonic `now`, so a token server's
+    /// owner calls this as it goes, before handing over datagrams: the newest value
+    /// counts, so a clock stepped since (NTP, a suspend) is followed. While it is
+    /// unknown every token is refused (`TokenExpired`, counted in
+    /// `EndpointStats::tokens_refused_clock_unknown`): a clock that cannot be trusted
+    /// must not let every token look unexpired. Endpoints that take no tokens ignore it.
+    pub fn set_unix_time(&mut self, now: Micros, unix_secs: Option<u64>) {
+        self.wall_clock = unix_secs.map(|secs| (now, secs));
+    }
+
+    /// Whether the endpoint needs the wall clock ([`Endpoint::set_unix_time`]): it
+    /// checks connect tokens.
+    pub fn wants_unix_time(&self) -> bool {
+        matches!(&self.cfg.security, Security::Encrypted { admission: Admission::Tokens(_), .. })
+    }
+
+    /// The Unix time at `now`, from the newest reading (None while unknown). A `now`
+    /// before the reading (not sent by a monotonic driver) counts as the reading's.
+    pub(super) fn unix_secs(&self, now: Micros) -> Option<u64> {
+        self.wall_clock.map(|(at, secs)| secs.saturating_add(now.saturating_sub(at) / 1_000_000))
     }
 
     pub fn config(&self) -> &EndpointConfig {

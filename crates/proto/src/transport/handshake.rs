@@ -267,7 +267,12 @@ impl Endpoint {
     /// Checks a response's proof (and token) against our admission; on success, the
     /// key it proved. `replacing`: the connection the client restarted from, which may
     /// hold the same token.
-    fn admit(&self, now: Micros, r: &ConnectResponse, replacing: Option<PeerId>) -> Result<Admitted, DisconnectReason> {
+    fn admit(
+        &mut self,
+        now: Micros,
+        r: &ConnectResponse,
+        replacing: Option<PeerId>,
+    ) -> Result<Admitted, DisconnectReason> {
         let Security::Encrypted { admission, .. } = &self.cfg.security else {
             return Ok(Admitted { psk: OPEN_PSK, token: None, credential: Credential::Open });
         };
@@ -298,7 +303,13 @@ impl Endpoint {
             }
             Admission::Tokens(t) => {
                 let part = r.token.as_ref().ok_or(DisconnectReason::AuthFailed)?;
-                if part.expires <= t.unix_secs(now) {
+                // With the wall clock unknown no token can be shown unexpired: refused
+                // (the client hears "expired"; the server counts why).
+                let Some(unix_now) = self.unix_secs(now) else {
+                    self.stats.tokens_refused_clock_unknown += 1;
+                    return Err(DisconnectReason::TokenExpired);
+                };
+                if part.expires <= unix_now {
                     return Err(DisconnectReason::TokenExpired);
                 }
                 // The expiry is bound to the seal: a changed one does not open.

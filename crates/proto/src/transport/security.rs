@@ -14,7 +14,6 @@ use super::ConfigError;
 use super::credential::Credential;
 use super::crypto::{KEY_SIZE, OPEN_PSK, Secret};
 use super::token::ConnectToken;
-use crate::clock::Micros;
 
 /// How an endpoint protects its connections.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -53,22 +52,18 @@ impl Default for Admission {
 }
 
 /// A relay server's check of connect tokens.
+///
+/// Tokens expire in Unix time, which is not configuration: the endpoint's owner tells
+/// the endpoint the wall clock as it goes ([`Endpoint::set_unix_time`]), and until it
+/// has, or while the clock is unknown, every token is refused.
+///
+/// [`Endpoint::set_unix_time`]: super::Endpoint::set_unix_time
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct TokenAdmission {
     /// The 32-byte key the backend mints tokens with.
     pub key: Secret,
     /// The addresses clients reach us at; a token must name one of them.
     pub public_addresses: Vec<SocketAddr>,
-    /// Unix time, in seconds, at the endpoint's time 0 (tokens expire in Unix time; the
-    /// endpoint is fed monotonic microseconds). The runtime sets it from the system clock.
-    pub unix_secs_at_zero: u64,
-}
-
-impl TokenAdmission {
-    /// Unix time at endpoint time `now`.
-    pub fn unix_secs(&self, now: Micros) -> u64 {
-        self.unix_secs_at_zero.saturating_add(now / 1_000_000)
-    }
 }
 
 /// What we show when we connect.

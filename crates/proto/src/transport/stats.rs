@@ -75,6 +75,11 @@ pub struct EndpointStats {
     /// Handshakes refused for their credentials: wrong or missing match secret, a
     /// forged, expired, foreign or in-use connect token, or a bad key.
     pub auth_refused: u64,
+    /// Of those, connect tokens refused because the wall clock was unknown: never
+    /// told, or unreadable or before 1970 ([`Endpoint::set_unix_time`]).
+    ///
+    /// [`Endpoint::set_unix_time`]: super::Endpoint::set_unix_time
+    pub tokens_refused_clock_unknown: u64,
     /// Encrypted packets (all connections) refused as replayed or failing
     /// authentication, and server confirmations that failed.
     pub replayed: u64,

@@ -54,11 +54,14 @@ usage:
   tickwire token key
       Prints a new random 32-byte key (hex): a relay server's connect key, shared with
       the game backend, or a P2P match secret.
-  tickwire token mint --key HEX --addresses IP:PORT[,IP:PORT...] [--client-id N]
+  tickwire token mint [--key-file PATH] --addresses IP:PORT[,IP:PORT...] [--client-id N]
                       [--protocol-id N] [--expire-secs S] [--timeout-secs S] [--user-data HEX]
       Prints a connect token (hex, 1024 bytes) for one client, as a backend mints it
-      (tw_connect_token_generate does the same from C). Defaults: --client-id 1, the
-      default protocol id, --expire-secs 3600, --timeout-secs 0 (the endpoints' own).
+      (tw_connect_token_generate does the same from C). The key (64 hex digits) comes
+      from --key-file (as `tickwire token key > PATH` writes it) or else from the
+      TICKWIRE_TOKEN_KEY environment variable; never on the command line, where the
+      process list shows it (--key is refused). Defaults: --client-id 1, the default
+      protocol id, --expire-secs 3600, --timeout-secs 0 (the endpoints' own).
   tickwire help";
 
 fn main() -> ExitCode {

@@ -1,6 +1,9 @@
 //! `tickwire token`: what a game backend does with the relay server's key. `key` makes a
 //! new 32-byte key; `mint` makes a connect token for one client (netcode.io style); both
-//! print hex on one line, so that a script can pass them on.
+//! print hex on one line, so that a script can pass them on. `mint` reads the key from
+//! a file (`--key-file`, as `token key > FILE` writes it) or from the environment
+//! (`TICKWIRE_TOKEN_KEY`), never from the command line: every user of the machine can
+//! read a process's arguments (`ps`).
 
 use std::net::SocketAddr;
 use std::process::ExitCode;
@@ -8,6 +11,7 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 use tickwire_proto::token::{self, ConnectToken, TokenParams};
 use tickwire_proto::{KEY_SIZE, Secret};
+use zeroize::Zeroizing;
 
 use super::args::{Args, UsageError};
 
@@ -21,6 +25,60 @@ pub fn unhex(s: &str, what: &str) -> Result<Vec<u8>, UsageError> {
         return Err(UsageError(format!("{what}: not an even number of hex digits")));
     }
     Ok((0..s.len()).step_by(2).map(|i| u8::from_str_radix(&s[i..i + 2], 16).expect("checked hex")).collect())
+}
+
+/// The environment variable `token mint` reads the key from when no `--key-file` is given.
+pub const KEY_ENV: &str = "TICKWIRE_TOKEN_KEY";
+
+/// The key for `token mint`: from `--key-file` if given, else from [`KEY_ENV`]
+/// (`env`). A `--key` is refused: it would sit in the process list for the whole run.
+/// Every copy of the key's text is wiped when dropped; the error messages never repeat it.
+fn mint_key(a: &Args, env: Option<Zeroizing<String>>) -> Result<Secret, UsageError> {
+    if a.text("key")?.is_some() {
+        return Err(UsageError(format!(
+            "token mint: --key is refused: a key on the command line shows in the process list (ps) to every user \
+             of the machine; give --key-file PATH (a file written by `tickwire token key > PATH`) or set {KEY_ENV}"
+        )));
+    }
+    let (text, source) = match a.text("key-file")? {
+        Some(path) => {
+            let text = std::fs::read_to_string(path)
+                .map_err(|e| UsageError(format!("token mint: --key-file {path}: cannot read it: {e}")))?;
+            (Zeroizing::new(text), format!("--key-file {path}"))
+        }
+        None => match env {
+            Some(text) => (text, KEY_ENV.to_string()),
+            None => {
+                return Err(UsageError(format!(
+                    "token mint: no key: give --key-file PATH (a file written by `tickwire token key > PATH`) or \
+                     set {KEY_ENV} to the key's 64 hex digits"
+                )));
+            }
+        },
+    };
+    parse_key(&text, &source)
+}
+
+/// The key from its text (64 hex digits, surrounding whitespace ignored), decoded
+/// straight into the [`Secret`] that wipes it, with no other copy of its bytes.
+fn parse_key(text: &str, source: &str) -> Result<Secret, UsageError> {
+    let text = text.trim().as_bytes();
+    let bad = || UsageError(format!("token mint: {source}: a key is {KEY_SIZE} bytes, written as 64 hex digits"));
+    if text.len() != 2 * KEY_SIZE {
+        return Err(bad());
+    }
+    let mut key = Secret([0; KEY_SIZE]);
+    for (byte, pair) in key.0.iter_mut().zip(text.chunks_exact(2)) {
+        let digit = |c: u8| (c as char).to_digit(16).ok_or_else(bad);
+        *byte = (digit(pair[0])? * 16 + digit(pair[1])?) as u8;
+    }
+    // The open endpoint's key: anyone could mint tokens with it.
+    if key.0 == [0; KEY_SIZE] {
+        return Err(UsageError(format!(
+            "token mint: {source}: the key is all zero bytes, which is no secret; make one with `tickwire token key`"
+        )));
+    }
+    Ok(key)
 }
 
 /// A token's fields as a backend would set them.
@@ -53,7 +111,7 @@ pub fn mint(o: &MintOptions) -> Result<Vec<u8>, String> {
 pub fn run(rest: &[String]) -> Result<ExitCode, UsageError> {
     let mut a = Args::parse(
         rest,
-        &["key", "protocol-id", "client-id", "addresses", "expire-secs", "timeout-secs", "user-data"],
+        &["key", "key-file", "protocol-id", "client-id", "addresses", "expire-secs", "timeout-secs", "user-data"],
     )?;
     match a.positional().as_slice() {
         [what] if what == "key" => {
@@ -63,10 +121,13 @@ pub fn run(rest: &[String]) -> Result<ExitCode, UsageError> {
             Ok(ExitCode::SUCCESS)
         }
         [what] if what == "mint" => {
-            let key =
-                unhex(a.text("key")?.ok_or_else(|| UsageError("token mint: --key is required".into()))?, "--key")?;
-            let key: [u8; KEY_SIZE] =
-                key.try_into().map_err(|_| UsageError(format!("--key: a key is {KEY_SIZE} bytes (64 hex digits)")))?;
+            // Set but not Unicode: read as empty, so that it is refused as not a key.
+            let env = match std::env::var(KEY_ENV) {
+                Ok(text) => Some(Zeroizing::new(text)),
+                Err(std::env::VarError::NotPresent) => None,
+                Err(std::env::VarError::NotUnicode(_)) => Some(Zeroizing::new(String::new())),
+            };
+            let key = mint_key(&a, env)?;
             let addresses = a
                 .text("addresses")?
                 .ok_or_else(|| {
@@ -76,7 +137,7 @@ pub fn run(rest: &[String]) -> Result<ExitCode, UsageError> {
                 .map(|s| s.trim().parse().map_err(|_| UsageError(format!("--addresses: {s:?} is not an IP:port"))))
                 .collect::<Result<Vec<SocketAddr>, _>>()?;
             let opts = MintOptions {
-                key: Secret(key),
+                key,
                 protocol_id: a.get(
                     "protocol-id",
                     tickwire_proto::EndpointConfig::default().protocol_id,

@@ -13,6 +13,7 @@ use super::guard;
 use tickwire_proto::token::{self, ConnectToken, TokenParams};
 use tickwire_proto::{Admission, Presented, Secret, Security, TokenAdmission};
 use tickwire_runtime::os_random_bytes;
+use zeroize::Zeroizing;
 
 /// Bytes of a key: a match secret, a spectators' secret, a connect-token key.
 pub const TW_KEY_SIZE: u32 = 32;
@@ -282,7 +283,8 @@ pub unsafe extern "C" fn tw_generate_key(out: *mut u8, out_size: usize) -> tw_re
                 "out_size is {out_size}: a key is TW_KEY_SIZE ({TW_KEY_SIZE}) bytes"
             )));
         }
-        let key: [u8; 32] = os_random_bytes().map_err(|e| Failure::new(tw_result::Io, e.to_string()))?;
+        let key: Zeroizing<[u8; 32]> =
+            Zeroizing::new(os_random_bytes().map_err(|e| Failure::new(tw_result::Io, e.to_string()))?);
         // SAFETY: the caller guarantees 32 writable bytes at `out` (checked size).
         unsafe { std::ptr::copy_nonoverlapping(key.as_ptr(), out, key.len()) };
         Ok(tw_result::Ok)
@@ -333,9 +335,11 @@ pub unsafe extern "C" fn tw_connect_token_generate(
     guard::run("tw_connect_token_generate", || {
         // SAFETY: forwarded contracts.
         let key = unsafe { arg_bytes(key, key_size, "key") }?;
-        let key: [u8; 32] = key
-            .try_into()
-            .map_err(|_| Failure::invalid(format!("key_size is {key_size}: a key is TW_KEY_SIZE (32) bytes")))?;
+        // Copied straight into the Secret that wipes it (the caller's bytes are theirs).
+        let key = Secret(
+            key.try_into()
+                .map_err(|_| Failure::invalid(format!("key_size is {key_size}: a key is TW_KEY_SIZE (32) bytes")))?,
+        );
         // SAFETY: forwarded contract.
         let list = unsafe { arg_str(server_addresses, "server_addresses") }?;
         let addresses = parse_addresses(list)?;
@@ -365,8 +369,11 @@ pub unsafe extern "C" fn tw_connect_token_generate(
             addresses,
             user_data: user_data.to_vec(),
         };
-        let random: [u8; 56] = os_random_bytes().map_err(|e| Failure::new(tw_result::Io, e.to_string()))?;
-        let bytes = token::mint(&Secret(key), &params, &random).map_err(|e| Failure::invalid(e.to_string()))?;
+        // Its last 32 bytes become the token's key; the minted token (wiped on drop too)
+        // holds that key in clear.
+        let random: Zeroizing<[u8; 56]> =
+            Zeroizing::new(os_random_bytes().map_err(|e| Failure::new(tw_result::Io, e.to_string()))?);
+        let bytes = token::mint(&key, &params, &random).map_err(|e| Failure::invalid(e.to_string()))?;
         // SAFETY: the caller guarantees out_size (checked: the token's size) writable bytes.
         unsafe { std::ptr::copy_nonoverlapping(bytes.as_ptr(), out_token, bytes.len()) };
         Ok(tw_result::Ok)

@@ -94,11 +94,13 @@ fn play(o: &Options) -> Result<bool, SessionFailure> {
     );
     // A backend's key: the server admits only clients with a connect token minted with
     // it for its address, and every connection is encrypted.
-    let key = tickwire_runtime::os_random_bytes::<KEY_SIZE>().map_err(|e| SessionFailure::Argument(e.to_string()))?;
+    let key = zeroize::Zeroizing::new(
+        tickwire_runtime::os_random_bytes::<KEY_SIZE>().map_err(|e| SessionFailure::Argument(e.to_string()))?,
+    );
     let mut server_host = host(o);
     server_host.endpoint.security = Security::Encrypted {
         admission: Admission::Tokens(TokenAdmission {
-            key: Secret(key),
+            key: Secret(*key),
             public_addresses: Vec::new(), // the bound socket's
         }),
         presented: Presented::Open,
@@ -115,7 +117,7 @@ fn play(o: &Options) -> Result<bool, SessionFailure> {
     let mut clients = Vec::with_capacity(o.clients);
     for i in 0..o.clients {
         let token = token::mint(&MintOptions {
-            key: Secret(key),
+            key: Secret(*key),
             protocol_id,
             client_id: i as u64 + 1,
             addresses: vec![server_addr],

@@ -92,8 +92,9 @@ pub struct MintOptions {
     pub user_data: Vec<u8>,
 }
 
-/// Mints a token valid from now (system clock) with OS randomness.
-pub fn mint(o: &MintOptions) -> Result<Vec<u8>, String> {
+/// Mints a token valid from now (system clock) with OS randomness. The token holds its
+/// key in clear: it comes back in a buffer wiped when dropped.
+pub fn mint(o: &MintOptions) -> Result<Zeroizing<Vec<u8>>, String> {
     let now = SystemTime::now().duration_since(UNIX_EPOCH).map_err(|e| e.to_string())?.as_secs();
     let params = TokenParams {
         protocol_id: o.protocol_id,
@@ -104,7 +105,8 @@ pub fn mint(o: &MintOptions) -> Result<Vec<u8>, String> {
         addresses: o.addresses.clone(),
         user_data: o.user_data.clone(),
     };
-    let random = tickwire_runtime::os_random_bytes::<56>().map_err(|e| e.to_string())?;
+    // The last 32 bytes become the token's key.
+    let random = Zeroizing::new(tickwire_runtime::os_random_bytes::<56>().map_err(|e| e.to_string())?);
     token::mint(&o.key, &params, &random).map_err(|e| e.to_string())
 }
 
@@ -115,9 +117,11 @@ pub fn run(rest: &[String]) -> Result<ExitCode, UsageError> {
     )?;
     match a.positional().as_slice() {
         [what] if what == "key" => {
-            let key =
-                tickwire_runtime::os_random_bytes::<KEY_SIZE>().map_err(|e| UsageError(format!("token key: {e}")))?;
-            println!("{}", hex(&key));
+            // The key and its text are wiped when dropped (stdout's buffer is not ours).
+            let key = Zeroizing::new(
+                tickwire_runtime::os_random_bytes::<KEY_SIZE>().map_err(|e| UsageError(format!("token key: {e}")))?,
+            );
+            println!("{}", *Zeroizing::new(hex(&*key)));
             Ok(ExitCode::SUCCESS)
         }
         [what] if what == "mint" => {
@@ -154,7 +158,7 @@ pub fn run(rest: &[String]) -> Result<ExitCode, UsageError> {
             };
             let bytes = mint(&opts).map_err(|e| UsageError(format!("token mint: {e}")))?;
             debug_assert!(ConnectToken::decode(&bytes).is_ok());
-            println!("{}", hex(&bytes));
+            println!("{}", *Zeroizing::new(hex(&bytes)));
             Ok(ExitCode::SUCCESS)
         }
         [] => Err(UsageError("token: missing action (key or mint)".into())),

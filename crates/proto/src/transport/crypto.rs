@@ -29,7 +29,7 @@ use hmac::{Hmac, Mac};
 use rand_chacha::ChaCha20Rng;
 use rand_core::{RngCore, SeedableRng};
 use sha2::{Digest, Sha256};
-use zeroize::Zeroize;
+use zeroize::{Zeroize, Zeroizing};
 
 /// Bytes of a key, a secret or an X25519 public key.
 pub const KEY_SIZE: usize = 32;
@@ -97,12 +97,14 @@ impl Ephemeral {
         Ephemeral { secret, public }
     }
 
-    /// The shared secret with the peer's public key; `None` for a low-order point (an
-    /// all-zero result), which a peer can send to force a known key.
-    pub fn agree(&self, peer_public: &[u8; KEY_SIZE]) -> Option<[u8; KEY_SIZE]> {
-        let shared = x25519_dalek::x25519(self.secret, *peer_public);
+    /// The shared secret with the peer's public key, wiped when the caller drops it;
+    /// `None` for a low-order point (an all-zero result), which a peer can send to force
+    /// a known key. (`x25519` takes the secret by value: that copy, and the scalar
+    /// multiplication's temporaries, are on x25519-dalek's stack and not wiped by us.)
+    pub fn agree(&self, peer_public: &[u8; KEY_SIZE]) -> Option<Zeroizing<[u8; KEY_SIZE]>> {
+        let shared = Zeroizing::new(x25519_dalek::x25519(self.secret, *peer_public));
         // Constant-time enough: this is a yes/no about a value nobody else knows.
-        (shared != [0u8; KEY_SIZE]).then_some(shared)
+        (*shared != [0u8; KEY_SIZE]).then_some(shared)
     }
 }
 
@@ -170,9 +172,19 @@ pub(crate) struct PacketKeys {
 
 impl PacketKeys {
     /// Derives both directions' keys; `initiator` says which one is ours to send with.
+    ///
+    /// The output key material is wiped here, and the packet keys are wiped by
+    /// `ChaCha20Poly1305`'s own `Drop`. The PRK is not, and cannot be from here: hkdf
+    /// 0.12 never hands out its bytes but keeps them as HMAC-SHA256 inner and outer hash
+    /// states (hmac 0.12, sha2 0.10), private and without `Zeroize`, and this crate
+    /// forbids `unsafe`. So after this returns, until the stack is reused, its frame may
+    /// still hold (a) the PRK-keyed states of `hk`, which give this connection's two
+    /// keys and nothing else, and (b) the psk-keyed states of the extract step, which
+    /// let one compute HMACs under the psk (a client's proof, for a match secret or a
+    /// token key). `proof_mac` leaves the same psk-keyed states behind.
     pub fn derive(shared: &[u8; KEY_SIZE], psk: &[u8; KEY_SIZE], cx: &KeyContext, initiator: bool) -> Self {
         let hk = Hkdf::<Sha256>::new(Some(psk), shared);
-        let mut okm = [0u8; 2 * KEY_SIZE];
+        let mut okm = Zeroizing::new([0u8; 2 * KEY_SIZE]);
         hk.expand_multi_info(
             &[
                 b"tickwire keys",
@@ -182,12 +194,11 @@ impl PacketKeys {
                 cx.client_public,
                 cx.server_public,
             ],
-            &mut okm,
+            &mut *okm,
         )
         .expect("64 bytes is a valid HKDF-SHA256 output length");
         let c2s = ChaCha20Poly1305::new_from_slice(&okm[..KEY_SIZE]).expect("32-byte key");
         let s2c = ChaCha20Poly1305::new_from_slice(&okm[KEY_SIZE..]).expect("32-byte key");
-        okm.zeroize();
         if initiator { PacketKeys { seal: c2s, open: s2c } } else { PacketKeys { seal: s2c, open: c2s } }
     }
 
@@ -333,6 +344,31 @@ mod tests {
         let tag = keys.seal(seq, b"hdr", &mut body);
         body.extend_from_slice(&tag);
         body
+    }
+
+    /// Compiles only for a value whose type wipes itself when dropped.
+    fn wiped_on_drop<T: zeroize::ZeroizeOnDrop>(_: &T) {}
+
+    /// The copies of secret material handed out to callers wipe themselves: the shared
+    /// secret of a key agreement, and a minted token (it holds the token's key in clear).
+    /// A type-level check: what a dropped value leaves in memory is not read here.
+    #[test]
+    fn secret_copies_handed_out_are_wiped_on_drop() {
+        let mut rng = SecretRng::new(3, &[0; KEY_SIZE]);
+        let (a, b) = (Ephemeral::generate(&mut rng), Ephemeral::generate(&mut rng));
+        let shared = a.agree(&b.public).expect("not a low-order point");
+        wiped_on_drop(&shared);
+        let p = super::super::token::TokenParams {
+            protocol_id: 1,
+            client_id: 2,
+            created: 10,
+            expires: 20,
+            timeout_secs: 0,
+            addresses: vec!["127.0.0.1:1".parse().unwrap()],
+            user_data: Vec::new(),
+        };
+        let token = super::super::token::mint(&Secret([9; KEY_SIZE]), &p, &[4; 56]).unwrap();
+        wiped_on_drop(&token);
     }
 
     #[test]

@@ -17,6 +17,8 @@
 use std::collections::{HashSet, VecDeque};
 use std::net::{IpAddr, SocketAddr};
 
+use zeroize::Zeroizing;
+
 use super::connection::{Connection, Handshake, Sealing};
 use super::credential::{Credential, TokenIdentity};
 use super::crypto::{Ephemeral, KEY_SIZE, KeyContext, OPEN_PSK, PacketKeys, ProofInput, proof, proof_holds};
@@ -68,7 +70,8 @@ impl SpentCookies {
 
 /// What a verified connect response lets in.
 struct Admitted {
-    psk: [u8; KEY_SIZE],
+    /// A copy of the secret proved: wiped when dropped.
+    psk: Zeroizing<[u8; KEY_SIZE]>,
     token: Option<([u8; TOKEN_NONCE_SIZE], u32)>,
     credential: Credential,
 }
@@ -274,7 +277,7 @@ impl Endpoint {
         replacing: Option<PeerId>,
     ) -> Result<Admitted, DisconnectReason> {
         let Security::Encrypted { admission, .. } = &self.cfg.security else {
-            return Ok(Admitted { psk: OPEN_PSK, token: None, credential: Credential::Open });
+            return Ok(Admitted { psk: Zeroizing::new(OPEN_PSK), token: None, credential: Credential::Open });
         };
         let input = ProofInput {
             protocol_id: self.cfg.protocol_id,
@@ -298,7 +301,7 @@ impl Endpoint {
                 std::iter::once(players)
                     .chain(spectators.as_ref().map(|s| (&s.0, Credential::SpectatorSecret)))
                     .find(|(psk, _)| proof_holds(psk, &input, &r.proof))
-                    .map(|(psk, credential)| Admitted { psk: *psk, token: None, credential })
+                    .map(|(psk, credential)| Admitted { psk: Zeroizing::new(*psk), token: None, credential })
                     .ok_or(DisconnectReason::AuthFailed)
             }
             Admission::Tokens(t) => {
@@ -332,7 +335,7 @@ impl Endpoint {
                 }
                 let identity = TokenIdentity { client_id: claims.client_id, user_data: *claims.user_data };
                 Ok(Admitted {
-                    psk: claims.key.0,
+                    psk: Zeroizing::new(claims.key.0),
                     token: Some((*part.nonce, claims.timeout_secs)),
                     credential: Credential::ConnectToken(Box::new(identity)),
                 })
@@ -392,7 +395,7 @@ impl Endpoint {
         };
         let protocol_id = self.cfg.protocol_id;
         let psk = match &self.cfg.security {
-            Security::Encrypted { presented, .. } => Some(*presented.psk()),
+            Security::Encrypted { presented, .. } => Some(Zeroizing::new(*presented.psk())),
             Security::InsecurePlaintext => None,
         };
         let credential = self.cfg.security.proven_by_responder();

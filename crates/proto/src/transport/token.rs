@@ -21,7 +21,7 @@ use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
 
 use chacha20poly1305::aead::AeadInPlace;
 use chacha20poly1305::{KeyInit, Tag, XChaCha20Poly1305, XNonce};
-use zeroize::Zeroize;
+use zeroize::Zeroizing;
 
 use super::crypto::{KEY_SIZE, Secret, TAG_SIZE};
 use crate::wire::{Reader, Writer};
@@ -181,8 +181,14 @@ fn read_addresses(r: &mut Reader) -> Result<Vec<SocketAddr>, TokenError> {
 }
 
 /// Mints a token. `random` gives the nonce (its first 24 bytes) and the token key
-/// (the last 32): pass fresh OS randomness. The sans-IO core takes it as an argument.
-pub fn mint(key: &Secret, p: &TokenParams, random: &[u8; TOKEN_NONCE_SIZE + KEY_SIZE]) -> Result<Vec<u8>, TokenError> {
+/// (the last 32): pass fresh OS randomness, and wipe it after. The sans-IO core takes
+/// it as an argument. The token holds its key in clear (the client proves it), so it
+/// comes back in a buffer that is wiped when dropped.
+pub fn mint(
+    key: &Secret,
+    p: &TokenParams,
+    random: &[u8; TOKEN_NONCE_SIZE + KEY_SIZE],
+) -> Result<Zeroizing<Vec<u8>>, TokenError> {
     if !(1..=MAX_TOKEN_ADDRESSES).contains(&p.addresses.len()) {
         return Err(TokenError::AddressCount(p.addresses.len()));
     }
@@ -194,7 +200,9 @@ pub fn mint(key: &Secret, p: &TokenParams, random: &[u8; TOKEN_NONCE_SIZE + KEY_
     }
     let nonce: [u8; TOKEN_NONCE_SIZE] = random[..TOKEN_NONCE_SIZE].try_into().expect("24 bytes");
     let token_key = &random[TOKEN_NONCE_SIZE..];
-    let mut private = Vec::with_capacity(PRIVATE_SIZE);
+    // The token key in clear until sealed in place: wiped when dropped. Sized once, so
+    // that no growth leaves a copy behind in a freed buffer.
+    let mut private = Zeroizing::new(Vec::with_capacity(PRIVATE_SIZE));
     let mut w = Writer::new(&mut private);
     w.u64(p.client_id);
     w.u32(p.timeout_secs);
@@ -206,7 +214,7 @@ pub fn mint(key: &Secret, p: &TokenParams, random: &[u8; TOKEN_NONCE_SIZE + KEY_
     let tag = cipher
         .encrypt_in_place_detached(XNonce::from_slice(&nonce), &associated_data(p.protocol_id, p.expires), &mut private)
         .expect("small message");
-    let mut out = Vec::with_capacity(CONNECT_TOKEN_SIZE);
+    let mut out = Zeroizing::new(Vec::with_capacity(CONNECT_TOKEN_SIZE));
     let mut w = Writer::new(&mut out);
     w.u8(TOKEN_VERSION);
     w.u32(p.protocol_id);
@@ -219,7 +227,6 @@ pub fn mint(key: &Secret, p: &TokenParams, random: &[u8; TOKEN_NONCE_SIZE + KEY_
     w.bytes(token_key);
     write_addresses(&mut w, &p.addresses);
     w.pad_to(CONNECT_TOKEN_SIZE);
-    private.zeroize();
     Ok(out)
 }
 
@@ -260,19 +267,24 @@ pub fn open(
     sealed: &[u8; SEALED_PRIVATE_SIZE],
 ) -> Result<TokenClaims, TokenError> {
     let cipher = XChaCha20Poly1305::new_from_slice(&key.0).expect("32-byte key");
-    let mut private = *<&[u8; PRIVATE_SIZE]>::try_from(&sealed[..PRIVATE_SIZE]).expect("private size");
+    // Holds the token key in clear once opened: wiped when dropped, on every return.
+    let mut private = Zeroizing::new(*<&[u8; PRIVATE_SIZE]>::try_from(&sealed[..PRIVATE_SIZE]).expect("private size"));
     let tag = Tag::from_slice(&sealed[PRIVATE_SIZE..]);
     cipher
-        .decrypt_in_place_detached(XNonce::from_slice(nonce), &associated_data(protocol_id, expires), &mut private, tag)
+        .decrypt_in_place_detached(
+            XNonce::from_slice(nonce),
+            &associated_data(protocol_id, expires),
+            &mut *private,
+            tag,
+        )
         .map_err(|_| TokenError::BadSeal)?;
     let bad = |_| TokenError::Malformed("truncated private part");
-    let mut r = Reader::new(&private);
+    let mut r = Reader::new(&*private);
     let client_id = r.u64().map_err(bad)?;
     let timeout_secs = r.u32().map_err(bad)?;
     let token_key = Secret(r.bytes(KEY_SIZE).map_err(bad)?.try_into().expect("32 bytes"));
     let addresses = read_addresses(&mut r)?;
     let user_data = Box::new(r.bytes(USER_DATA_SIZE).map_err(bad)?.try_into().expect("user data size"));
-    private.zeroize();
     Ok(TokenClaims { client_id, timeout_secs, key: token_key, addresses, user_data })
 }
 

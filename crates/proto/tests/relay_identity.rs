@@ -43,14 +43,16 @@ fn token_world(seed: u64, players: usize) -> World {
     let admission = Admission::Tokens(TokenAdmission {
         key: Secret(KEY),
         public_addresses: vec![server_addr()],
-        unix_secs_at_zero: T0,
     });
     let server = EndpointConfig {
         max_incoming: 16,
         security: Security::Encrypted { admission, presented: Presented::Open },
         ..EndpointConfig::default()
     };
-    World::with_server_endpoint(seed, link(0.0), s, c, server)
+    let mut w = World::with_server_endpoint(seed, link(0.0), s, c, server);
+    let (node, now) = (w.server_node, w.net.local_now(w.server_node));
+    w.net.endpoint(node).set_unix_time(now, Some(T0));
+    w
 }
 
 /// A client endpoint showing a fresh connect token for `client_id` (`n` makes each

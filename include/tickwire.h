@@ -446,6 +446,15 @@ enum tw_disconnect_reason
      * netcode). Try again once the other connection has ended.
      */
     TW_DISCONNECT_REASON_CLIENT_ID_IN_USE = 16,
+    /**
+     * The handshake was refused by a denial that could not be authenticated (it
+     * answered no proof of this side's credential, so anyone on the path could have
+     * forged it: a wrong or missing secret or token, a security-mode or version
+     * mismatch), and went on until `connect_timeout_ms` without being accepted. The
+     * refusal's stated reason is logged as a hint, never reported as fact. A relay
+     * client retries it like a timeout. Seen by the dialling side only.
+     */
+    TW_DISCONNECT_REASON_DENIED_UNVERIFIED = 17,
 };
 #ifndef __cplusplus
 #if __STDC_VERSION__ >= 202311L

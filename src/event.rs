@@ -89,6 +89,13 @@ pub enum tw_disconnect_reason {
     /// token for the same client id (one connection per player at a time, as
     /// netcode). Try again once the other connection has ended.
     ClientIdInUse = 16,
+    /// The handshake was refused by a denial that could not be authenticated (it
+    /// answered no proof of this side's credential, so anyone on the path could have
+    /// forged it: a wrong or missing secret or token, a security-mode or version
+    /// mismatch), and went on until `connect_timeout_ms` without being accepted. The
+    /// refusal's stated reason is logged as a hint, never reported as fact. A relay
+    /// client retries it like a timeout. Seen by the dialling side only.
+    DeniedUnverified = 17,
 }
 
 impl From<DisconnectReason> for tw_disconnect_reason {
@@ -110,6 +117,7 @@ impl From<DisconnectReason> for tw_disconnect_reason {
             DisconnectReason::KickedByEngine => tw_disconnect_reason::KickedByEngine,
             DisconnectReason::ResolveFailed => tw_disconnect_reason::ResolveFailed,
             DisconnectReason::ClientIdInUse => tw_disconnect_reason::ClientIdInUse,
+            DisconnectReason::DeniedUnverified => tw_disconnect_reason::DeniedUnverified,
         }
     }
 }

@@ -40,10 +40,7 @@ fn server_addr() -> SocketAddr {
 /// A relay world whose server admits connect tokens minted with `KEY`.
 fn token_world(seed: u64, players: usize) -> World {
     let (s, c) = configs(players);
-    let admission = Admission::Tokens(TokenAdmission {
-        key: Secret(KEY),
-        public_addresses: vec![server_addr()],
-    });
+    let admission = Admission::Tokens(TokenAdmission { key: Secret(KEY), public_addresses: vec![server_addr()] });
     let server = EndpointConfig {
         max_incoming: 16,
         security: Security::Encrypted { admission, presented: Presented::Open },

@@ -122,7 +122,7 @@ fn no_amplification_for_any_unauthenticated_input() {
     wire::encode_accepted_head(&mut b, pid(), 1, 2, &[0; 32]);
     b.extend_from_slice(&[0; 16]);
     inputs.push(b.clone());
-    wire::encode_denied(&mut b, pid(), 1, DisconnectReason::Kicked);
+    wire::encode_denied(&mut b, pid(), 1, DisconnectReason::Kicked, None);
     inputs.push(b.clone());
     wire::encode_disconnect(&mut b, pid(), 1, 0, DisconnectReason::Client);
     inputs.push(b.clone());
@@ -149,6 +149,7 @@ fn no_amplification_for_any_unauthenticated_input() {
     assert_eq!(ep.endpoint_stats().connections, 0);
 }
 
+/// A newer client hears why (as a hint: the refusal is not authenticated).
 #[test]
 fn version_mismatch_is_reported_to_the_client() {
     let mut server = server();
@@ -161,7 +162,15 @@ fn version_mismatch_is_reported_to_the_client() {
     let denial = drain(&mut server).pop().expect("a denial");
     assert!(denial.1.len() <= req.len());
     client.handle_datagram(20, sa, &denial.1);
-    assert_eq!(client.poll_event(), Some(Event::Disconnected { peer: cp, reason: DisconnectReason::VersionMismatch }));
+    // Unauthenticated (nothing was proven yet): advisory to an encrypted client, which
+    // tries until its connect timeout and then reports the refusal as unverified, with
+    // the server's word as a hint (issue 30, finding 5).
+    assert_eq!(client.poll_event(), None);
+    assert_eq!(client.endpoint_stats().unverified_denials, 1);
+    client.update(EndpointConfig::default().connect_timeout_us);
+    let unverified = DisconnectReason::DeniedUnverified;
+    assert_eq!(client.poll_event(), Some(Event::Disconnected { peer: cp, reason: unverified }));
+    assert_eq!(client.unverified_denial(cp), Some(DisconnectReason::VersionMismatch));
     assert_eq!(server.endpoint_stats().connections, 0);
 }
 

@@ -39,6 +39,11 @@ pub(crate) trait Protocol: Send + 'static {
     }
     /// The Unix time read at `now` (None: unknown), before datagrams are handed over.
     fn set_unix_time(&mut self, _now: Micros, _unix_secs: Option<u64>) {}
+    /// What the other end said, unauthenticated, when it refused `peer`'s handshake
+    /// (which ended `DeniedUnverified`): for the log only.
+    fn unverified_denial(&self, _peer: PeerId) -> Option<DisconnectReason> {
+        None
+    }
     /// Calls `f` with the bytes queued for it, in the sense of `send_queue_limit_bytes`
     /// (what the endpoint's `send` checks the limit against), of every peer whose
     /// connection changed since the last call (at least those; a protocol may report
@@ -47,6 +52,9 @@ pub(crate) trait Protocol: Send + 'static {
 }
 
 impl Protocol for Endpoint {
+    fn unverified_denial(&self, peer: PeerId) -> Option<DisconnectReason> {
+        Endpoint::unverified_denial(self, peer)
+    }
     fn connect_with_id(&mut self, now: Micros, addr: SocketAddr, peer: PeerId) -> Result<(), SendError> {
         Endpoint::connect_with_id(self, now, addr, peer)
     }

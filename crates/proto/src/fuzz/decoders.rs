@@ -73,8 +73,8 @@ pub fn wire_packet(data: &[u8]) {
             out.extend_from_slice(&confirm);
             assert!(out.len() <= wire::MAX_HANDSHAKE_REPLY_SIZE);
         }
-        Packet::Denied { client_salt, reason } => {
-            wire::encode_denied(&mut out, PID, client_salt, reason);
+        Packet::Denied { client_salt, reason, tag } => {
+            wire::encode_denied(&mut out, PID, client_salt, reason, tag.as_ref());
             out[1] = d[1]; // denials keep their layout across versions
             assert!(out.len() <= wire::MAX_HANDSHAKE_REPLY_SIZE);
         }

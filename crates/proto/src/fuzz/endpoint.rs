@@ -229,7 +229,8 @@ pub fn endpoint(data: &[u8]) {
                 d.extend_from_slice(&confirm);
             }
             9 => {
-                wire::encode_denied(&mut d, PID, f.client_salt, reason(inp.u8()));
+                let tag: Option<[u8; TAG_SIZE]> = odd.then(|| inp.array());
+                wire::encode_denied(&mut d, PID, f.client_salt, reason(inp.u8()), tag.as_ref());
             }
             // Time passes; timers run.
             10 => {

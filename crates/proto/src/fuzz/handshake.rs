@@ -37,6 +37,7 @@ const SOURCES: [SocketAddr; 3] = [
 
 /// A client's proof of `psk`, computed as `transport::crypto::proof` does (a copy: that
 /// module is private; [`Harness::sniff`] checks that the two agree on every genuine one).
+/// A response with a connect token binds the server address dialled: always `SERVER`.
 fn proof(psk: &[u8; KEY_SIZE], r: &ConnectResponse) -> [u8; 16] {
     let mut mac = <Hmac<Sha256> as Mac>::new_from_slice(psk).expect("HMAC takes any key length");
     mac.update(b"tickwire proof");
@@ -46,6 +47,13 @@ fn proof(psk: &[u8; KEY_SIZE], r: &ConnectResponse) -> [u8; 16] {
     mac.update(&r.cookie_mac.to_le_bytes());
     mac.update(&[!r.encrypted as u8]);
     mac.update(&r.client_public);
+    if r.token.is_some() {
+        let mut a = [0u8; 19];
+        a[0] = 4;
+        a[1..5].copy_from_slice(&[10, 0, 1, 1]);
+        a[17..].copy_from_slice(&SERVER.port().to_le_bytes());
+        mac.update(&a);
+    }
     mac.finalize().into_bytes()[..16].try_into().expect("16 bytes")
 }
 
@@ -110,16 +118,19 @@ struct Harness {
 
 impl Harness {
     /// The model: whether the server's configuration admits a proof of `psk` showing
-    /// `token` at `now` (a good token, unexpired, proving its own key).
+    /// `token` at `now` (a good token, unexpired, proving its own key, naming the
+    /// address the proof binds, `SERVER`, which must be one of the server's).
     fn admits(&self, now: Micros, psk: &[u8; KEY_SIZE], token: Option<&ConnectToken>) -> bool {
         match self.admission() {
             Admission::Secrets { players, spectators } => {
                 let players = players.as_ref().map_or([0; KEY_SIZE], |s| s.0);
                 token.is_none() && (*psk == players || spectators.as_ref().is_some_and(|s| s.0 == *psk))
             }
-            Admission::Tokens(_) => token.is_some_and(|part| {
+            Admission::Tokens(t) => token.is_some_and(|part| {
                 part.expires > self.unix_secs_at_zero + now / 1_000_000
                     && self.good_tokens.iter().any(|g| g == part && g.key.0 == *psk)
+                    && t.public_addresses.contains(&SERVER)
+                    && part.addresses.contains(&SERVER)
             }),
         }
     }
@@ -270,10 +281,10 @@ impl Harness {
                     self.client_connected = true;
                 }
                 Event::Disconnected { .. } => {
-                    // A denial before the handshake completes is unauthenticated by
-                    // design (as in netcode); the end of a connection is not.
+                    // Nothing the attacker sends ends the client's handshake or its
+                    // connection: an unauthenticated denial is advisory (issue 30).
                     if let Some(o @ (Origin::Tampered | Origin::Forged { .. })) = origin {
-                        assert!(!self.client_connected, "a {o:?} datagram closed the client's connection");
+                        panic!("a {o:?} datagram ended the client's handshake or connection");
                     }
                     (self.client_connected, self.client_peer) = (false, None);
                 }
@@ -384,11 +395,16 @@ pub fn handshake(data: &[u8]) {
     };
     let server = config(1, max_incoming, admission, Presented::Open);
     let client = config(2, 0, Admission::default(), presented);
-    let mut server = Endpoint::new(server, now).expect("a valid server config");
+    // An all-zero connect key or shown secret is refused at configuration (issue 30):
+    // nothing to run.
+    let (Ok(mut server), Ok(client)) = (Endpoint::new(server, now), Endpoint::new(client, now)) else {
+        assert!(k == 0 || wrong == 0, "a config without a zero key was refused");
+        return;
+    };
     server.set_unix_time(0, Some(unix_secs_at_zero));
     let mut h = Harness {
         server,
-        client: Endpoint::new(client, now).expect("a valid client config"),
+        client,
         good_tokens,
         unix_secs_at_zero,
         client_psk,
@@ -507,7 +523,8 @@ fn run(h: &mut Harness, inp: &mut Input<'_>, mut now: Micros) {
             // A Denied to the client; a Disconnect with the session salt and any tag (or
             // none), to the server from the client's address, or to the client.
             9 if detail & 8 != 0 => {
-                wire::encode_denied(&mut d, PID, h.sniffed.client_salt, reason(inp.u8()));
+                let tag: Option<[u8; TAG_SIZE]> = (detail & 16 != 0).then(|| inp.array());
+                wire::encode_denied(&mut d, PID, h.sniffed.client_salt, reason(inp.u8()), tag.as_ref());
                 h.datagram(now, false, None, &d, FORGED);
             }
             9 => {

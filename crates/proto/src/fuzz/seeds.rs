@@ -143,7 +143,7 @@ fn decoders(c: &mut Vec<Entry>) {
         proof: [2; 16],
         token,
     };
-    let kinds: [(&str, Encode); 10] = [
+    let kinds: [(&str, Encode); 11] = [
         ("connect-request", &|b| wire::encode_connect_request(b, PID, 7, true)),
         ("connect-request-plaintext", &|b| wire::encode_connect_request(b, PID, 7, false)),
         ("challenge", &|b| wire::encode_challenge(b, PID, 7, 1_000_000, 0xfeed)),
@@ -156,8 +156,9 @@ fn decoders(c: &mut Vec<Entry>) {
             wire::encode_accepted_head(b, PID, 7, 8, &[5; 32]);
             b.extend_from_slice(&[6; 16]);
         }),
-        ("denied", &|b| wire::encode_denied(b, PID, 7, DisconnectReason::ServerFull)),
-        ("denied-auth-failed", &|b| wire::encode_denied(b, PID, 7, DisconnectReason::AuthFailed)),
+        ("denied", &|b| wire::encode_denied(b, PID, 7, DisconnectReason::ServerFull, None)),
+        ("denied-auth-failed", &|b| wire::encode_denied(b, PID, 7, DisconnectReason::AuthFailed, None)),
+        ("denied-tagged", &|b| wire::encode_denied(b, PID, 7, DisconnectReason::TokenInUse, Some(&[3; 16]))),
         ("disconnect", &|b| wire::encode_disconnect(b, PID, 99, 3, DisconnectReason::Kicked)),
         ("disconnect-tagged", &|b| {
             wire::encode_disconnect(b, PID, 99, 3, DisconnectReason::Kicked);

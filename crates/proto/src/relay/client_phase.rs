@@ -72,8 +72,10 @@ impl Phase {
 
 /// Reasons worth another attempt: silence, a full server (a slot may free up), a
 /// broken message (a corrupted datagram looks the same as a bug), our connect token
-/// still held by our previous connection (the server frees it when that one times
-/// out), and, for a client that holds a slot, a kick by the server's sync layer (its
+/// or client id still held by our previous connection (the server frees it when that
+/// one times out), a refusal nobody could authenticate (it may have been forged on
+/// the path: from our side it is silence with a rumour), and, for a client that
+/// holds a slot, a kick by the server's sync layer (its
 /// input queue overflowed or starved, or it asked for snapshots too often): the slot
 /// waits for its token, and it starts again from a snapshot. A server that runs
 /// another version, refused our credentials or our security setting, or shut down
@@ -85,7 +87,9 @@ pub(super) fn is_transient(reason: DisconnectReason, had_slot: bool) -> bool {
         DisconnectReason::Timeout
         | DisconnectReason::ServerFull
         | DisconnectReason::ProtocolError
-        | DisconnectReason::TokenInUse => true,
+        | DisconnectReason::TokenInUse
+        | DisconnectReason::ClientIdInUse
+        | DisconnectReason::DeniedUnverified => true,
         DisconnectReason::Kicked => had_slot,
         _ => false,
     }

@@ -8,12 +8,13 @@ use std::net::SocketAddr;
 use super::acks::{ACK_WINDOW, LossWindow, RecvAcks, ReportedAcks, SENT_RING, SentRing, SeqVerdict};
 use super::budget::{Admit, RecvBudget, SendPace};
 use super::crypto::{Ephemeral, PacketKeys, ReplayWindow, full_sequence};
+use super::dial::MAX_COOKIES;
 use super::endpoint::MAX_ACK_DELAY_US;
 use super::estimators::{RateMeter, RttEstimator};
 use super::inbox::Inbox;
 use super::pool::BufPool;
 use super::reliable::{ReliableReceiver, ReliableSender, Violation, WINDOW, sequenced_accept};
-use super::{ChannelKind, ConnectionStats, EndpointConfig, Event, PeerId, UnreliableAcks};
+use super::{ChannelKind, ConnectionStats, DisconnectReason, EndpointConfig, Event, PeerId, UnreliableAcks};
 use crate::clock::Micros;
 use crate::wire::{
     ACK_DELAY_UNIT_US, AckFields, DecodeError, Frame, FrameKind, FrameReader, MAX_DATAGRAM_SIZE, MAX_FRAMES_SIZE,
@@ -66,8 +67,48 @@ pub enum Unsealed {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Handshake {
     Requesting,
-    Responding { cookie_time: u64, cookie_mac: u64 },
+    /// Answering every challenge heard (each may be forged: `dial.rs`).
+    Responding {
+        cookies: Cookies,
+    },
     Connected,
+}
+
+/// The cookies (time, MAC) of the challenges a handshake answers: at most
+/// [`MAX_COOKIES`], the oldest making way for a new one.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Cookies {
+    list: [(u64, u64); MAX_COOKIES],
+    len: u8,
+    /// Where the next cookie goes once the list is full.
+    next: u8,
+}
+
+impl Cookies {
+    pub fn one(cookie: (u64, u64)) -> Self {
+        let mut c = Cookies::default();
+        c.add(cookie);
+        c
+    }
+
+    /// Adds a cookie not yet held; false if it was.
+    pub fn add(&mut self, cookie: (u64, u64)) -> bool {
+        if self.iter().any(|c| c == cookie) {
+            return false;
+        }
+        if (self.len as usize) < MAX_COOKIES {
+            self.list[self.len as usize] = cookie;
+            self.len += 1;
+        } else {
+            self.list[self.next as usize] = cookie;
+            self.next = (self.next + 1) % MAX_COOKIES as u8;
+        }
+        true
+    }
+
+    pub fn iter(&self) -> impl Iterator<Item = (u64, u64)> + '_ {
+        self.list[..self.len as usize].iter().copied()
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -116,6 +157,9 @@ pub struct Connection {
     pub salt: u32,
     /// The initiator's ephemeral key until the server's `Accepted` arrives.
     pub ephemeral: Option<Ephemeral>,
+    /// What a `Denied` we could not authenticate said (`dial.rs`): kept for the log if
+    /// the handshake then times out.
+    pub claimed_denial: Option<DisconnectReason>,
     /// Keys once the handshake is done; `None` on an insecure plaintext connection.
     pub sealing: Option<Sealing>,
     /// Drop the connection after this long without a valid packet (the endpoint's
@@ -205,6 +249,7 @@ impl Connection {
             client_salt,
             salt: 0,
             ephemeral: None,
+            claimed_denial: None,
             sealing: None,
             timeout_us: cfg.timeout_us,
             replayed: 0,

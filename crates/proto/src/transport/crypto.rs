@@ -9,10 +9,13 @@
 //! transport does not offer):
 //! ```text
 //! psk         = the match secret, the connect token's key, or 32 zero bytes (open)
-//! proof       = HMAC-SHA256(psk, "tickwire proof" | protocol_id | client_salt | cookie | security | client_pub)[..16]
+//! proof       = HMAC-SHA256(psk, "tickwire proof" | protocol_id | client_salt | cookie | security | client_pub
+//!                           [| dialled server address, with a connect token])[..16]
+//! denied tag  = HMAC-SHA256(psk, "tickwire denied" | the same | reason)[..16]   (a refusal after the proof held)
 //! shared      = X25519(own ephemeral secret, peer's ephemeral public)   (all-zero: refused)
 //! c2s | s2c   = HKDF-SHA256(salt = psk, ikm = shared,
-//!                           info = "tickwire keys" | protocol_id | client_salt | server_salt | client_pub | server_pub)
+//!                           info = "tickwire keys" | protocol_id | client_salt | server_salt | client_pub | server_pub
+//!                                  | dialled server address (zero without a connect token))
 //! confirm     = ChaCha20-Poly1305(s2c, nonce = CONFIRM, ad = the Accepted packet before its tag, empty)
 //! packet      = header | ChaCha20-Poly1305(key of its direction, nonce = 0u32 | seq u64, ad = header, frames)
 //! ```
@@ -21,6 +24,8 @@
 //! receiver rebuilds the rest from the newest packet it authenticated
 //! ([`full_sequence`]). Keys are fresh per connection (ephemeral X25519 on both ends)
 //! and differ per direction, so a sequence number is never used twice with one key.
+
+use std::net::{IpAddr, SocketAddr};
 
 use chacha20poly1305::aead::AeadInPlace;
 use chacha20poly1305::{ChaCha20Poly1305, KeyInit, Nonce, Tag};
@@ -115,7 +120,9 @@ impl Drop for Ephemeral {
 }
 
 /// What the client's proof covers: everything in the response that an on-path attacker
-/// could otherwise swap.
+/// could otherwise swap, and, with a connect token, the server address the client
+/// dialled, so that a connection cannot be redirected to another server of the same
+/// backend (issue 30, finding 6: the responder was bound to nothing).
 pub(crate) struct ProofInput<'a> {
     pub protocol_id: u32,
     pub client_salt: u64,
@@ -123,40 +130,92 @@ pub(crate) struct ProofInput<'a> {
     pub cookie_mac: u64,
     pub security: u8,
     pub client_public: &'a [u8; KEY_SIZE],
+    pub dialled: Option<SocketAddr>,
 }
 
-fn proof_mac(psk: &[u8; KEY_SIZE], p: &ProofInput) -> Hmac<Sha256> {
+/// An address as 19 bytes (family, IP, port), IPv4-mapped IPv6 folded to IPv4, so that
+/// both ends write the same bytes for the same address.
+fn address_bytes(a: SocketAddr) -> [u8; 19] {
+    let mut out = [0u8; 19];
+    let ip = match a.ip() {
+        IpAddr::V6(v6) => v6.to_ipv4_mapped().map_or(IpAddr::V6(v6), IpAddr::V4),
+        v4 => v4,
+    };
+    match ip {
+        IpAddr::V4(v4) => {
+            out[0] = 4;
+            out[1..5].copy_from_slice(&v4.octets());
+        }
+        IpAddr::V6(v6) => {
+            out[0] = 6;
+            out[1..17].copy_from_slice(&v6.octets());
+        }
+    }
+    out[17..].copy_from_slice(&a.port().to_le_bytes());
+    out
+}
+
+/// The MAC over the handshake's transcript under `psk`, for one purpose (`label`).
+fn transcript_mac(psk: &[u8; KEY_SIZE], label: &[u8], p: &ProofInput) -> Hmac<Sha256> {
     let mut mac = <Hmac<Sha256> as Mac>::new_from_slice(psk).expect("HMAC takes any key length");
-    mac.update(b"tickwire proof");
+    mac.update(label);
     mac.update(&p.protocol_id.to_le_bytes());
     mac.update(&p.client_salt.to_le_bytes());
     mac.update(&p.cookie_time.to_le_bytes());
     mac.update(&p.cookie_mac.to_le_bytes());
     mac.update(&[p.security]);
     mac.update(p.client_public);
+    if let Some(a) = p.dialled {
+        mac.update(&address_bytes(a));
+    }
     mac
 }
 
-/// The client's proof that it knows `psk`.
-pub(crate) fn proof(psk: &[u8; KEY_SIZE], p: &ProofInput) -> [u8; PROOF_SIZE] {
-    let full = proof_mac(psk, p).finalize().into_bytes();
+fn truncated(mac: Hmac<Sha256>) -> [u8; PROOF_SIZE] {
+    let full = mac.finalize().into_bytes();
     let mut out = [0u8; PROOF_SIZE];
     out.copy_from_slice(&full[..PROOF_SIZE]);
     out
 }
 
-/// Checks a proof in constant time.
-pub(crate) fn proof_holds(psk: &[u8; KEY_SIZE], p: &ProofInput, proof: &[u8; PROOF_SIZE]) -> bool {
-    proof_mac(psk, p).verify_truncated_left(proof).is_ok()
+/// The client's proof that it knows `psk`.
+pub(crate) fn proof(psk: &[u8; KEY_SIZE], p: &ProofInput) -> [u8; PROOF_SIZE] {
+    truncated(transcript_mac(psk, b"tickwire proof", p))
 }
 
-/// What both ends mix into the keys besides the shared secret.
+/// Checks a proof in constant time.
+pub(crate) fn proof_holds(psk: &[u8; KEY_SIZE], p: &ProofInput, proof: &[u8; PROOF_SIZE]) -> bool {
+    transcript_mac(psk, b"tickwire proof", p).verify_truncated_left(proof).is_ok()
+}
+
+fn denial_mac(psk: &[u8; KEY_SIZE], p: &ProofInput, reason: u8) -> Hmac<Sha256> {
+    let mut mac = transcript_mac(psk, b"tickwire denied", p);
+    mac.update(&[reason]);
+    mac
+}
+
+/// The server's tag on a `Denied` that answers a response whose proof held: the client
+/// checks it with the key it proved, so that nobody on the path can end its handshake
+/// with a reason of their choice (issue 30, finding 5). A refusal of a proof that did
+/// not hold has no key to be tagged with, and the client takes it as advisory only.
+pub(crate) fn denial_tag(psk: &[u8; KEY_SIZE], p: &ProofInput, reason: u8) -> [u8; TAG_SIZE] {
+    truncated(denial_mac(psk, p, reason))
+}
+
+/// Checks a `Denied`'s tag in constant time.
+pub(crate) fn denial_holds(psk: &[u8; KEY_SIZE], p: &ProofInput, reason: u8, tag: &[u8; TAG_SIZE]) -> bool {
+    denial_mac(psk, p, reason).verify_truncated_left(tag).is_ok()
+}
+
+/// What both ends mix into the keys besides the shared secret: the whole handshake,
+/// and with a connect token the server address the client dialled.
 pub(crate) struct KeyContext<'a> {
     pub protocol_id: u32,
     pub client_salt: u64,
     pub server_salt: u64,
     pub client_public: &'a [u8; KEY_SIZE],
     pub server_public: &'a [u8; KEY_SIZE],
+    pub dialled: Option<SocketAddr>,
 }
 
 /// The nonce of the `Accepted` packet's key confirmation. Packet nonces start with four
@@ -193,6 +252,7 @@ impl PacketKeys {
                 &cx.server_salt.to_le_bytes(),
                 cx.client_public,
                 cx.server_public,
+                &cx.dialled.map_or([0; 19], address_bytes),
             ],
             &mut *okm,
         )
@@ -333,6 +393,7 @@ mod tests {
             server_salt: rng.next_u64(),
             client_public: &c.public,
             server_public: &s.public,
+            dialled: None,
         };
         let (cs, ss) = (c.agree(&s.public).unwrap(), s.agree(&c.public).unwrap());
         assert_eq!(cs, ss, "both ends agree on the shared secret");
@@ -417,11 +478,27 @@ mod tests {
             cookie_mac: 3,
             security: 0,
             client_public: &public,
+            dialled: None,
         };
         let p = proof(&[7; KEY_SIZE], &input(10));
         assert!(proof_holds(&[7; KEY_SIZE], &input(10), &p));
         assert!(!proof_holds(&[8; KEY_SIZE], &input(10), &p));
         assert!(!proof_holds(&[7; KEY_SIZE], &input(11), &p));
+        // The dialled server address is bound: a proof for one server is none for another.
+        let at = |port| ProofInput { dialled: Some(SocketAddr::from(([192, 0, 2, 1], port))), ..input(10) };
+        let bound = proof(&[7; KEY_SIZE], &at(7000));
+        assert!(proof_holds(&[7; KEY_SIZE], &at(7000), &bound));
+        assert!(!proof_holds(&[7; KEY_SIZE], &at(7001), &bound));
+        assert!(!proof_holds(&[7; KEY_SIZE], &input(10), &bound));
+        // An IPv4-mapped IPv6 spelling is the same address.
+        let mapped = ProofInput { dialled: Some("[::ffff:192.0.2.1]:7000".parse().unwrap()), ..input(10) };
+        assert!(proof_holds(&[7; KEY_SIZE], &mapped, &bound));
+        // A refusal's tag holds for its reason and key only, and is not a proof.
+        let tag = denial_tag(&[7; KEY_SIZE], &input(10), 6);
+        assert!(denial_holds(&[7; KEY_SIZE], &input(10), 6, &tag));
+        assert!(!denial_holds(&[7; KEY_SIZE], &input(10), 10, &tag));
+        assert!(!denial_holds(&[8; KEY_SIZE], &input(10), 6, &tag));
+        assert!(!proof_holds(&[7; KEY_SIZE], &input(10), &tag));
     }
 
     #[test]

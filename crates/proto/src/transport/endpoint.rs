@@ -122,6 +122,9 @@ pub struct Endpoint {
     /// each peer's.
     pub(super) clients_in_use: HashMap<u64, PeerId>,
     pub(super) client_of: HashMap<PeerId, u64>,
+    /// The stated reasons of unauthenticated refusals of our handshakes that then timed
+    /// out (bounded; `dial.rs`).
+    pub(super) claims: VecDeque<(PeerId, DisconnectReason)>,
     /// Cookies that opened a connection (none opens a second).
     pub(super) spent_cookies: SpentCookies,
     /// The newest Unix time (seconds) the owner told us, with our time when it was
@@ -156,6 +159,7 @@ impl Endpoint {
             clients_in_use: HashMap::new(),
             client_of: HashMap::new(),
             spent_cookies: SpentCookies::default(),
+            claims: VecDeque::new(),
             wall_clock: None,
         })
     }
@@ -331,7 +335,7 @@ impl Endpoint {
                 let head = &data[..data.len() - confirm.len()];
                 self.on_accepted(now, from, client_salt, server_salt, &server_public, head, &confirm)
             }
-            Packet::Denied { client_salt, reason } => self.on_denied(from, client_salt, reason),
+            Packet::Denied { client_salt, reason, tag } => self.on_denied(from, client_salt, reason, tag),
             Packet::Payload { header, .. } => {
                 let Some(peer) = self.connected(from, header.salt).map(|c| c.peer) else {
                     self.stats.unknown_sender += 1;
@@ -464,7 +468,7 @@ impl Endpoint {
             let Some(c) = touched(&mut self.conns, &mut self.changed, peer) else { continue };
             if !c.is_connected() {
                 if now.saturating_sub(c.created_at) >= self.cfg.connect_timeout_us {
-                    self.close(peer, DisconnectReason::Timeout, false);
+                    self.handshake_timed_out(peer);
                 } else if now.saturating_sub(c.last_send) >= self.cfg.handshake_retry_us {
                     self.send_handshake(now, peer);
                 }

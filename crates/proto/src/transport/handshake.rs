@@ -19,15 +19,15 @@ use std::net::{IpAddr, SocketAddr};
 
 use zeroize::Zeroizing;
 
-use super::connection::{Connection, Handshake, Sealing};
+use super::connection::{Connection, Sealing};
 use super::credential::{Credential, TokenIdentity};
-use super::crypto::{Ephemeral, KEY_SIZE, KeyContext, OPEN_PSK, PacketKeys, ProofInput, proof, proof_holds};
+use super::crypto::{Ephemeral, KEY_SIZE, KeyContext, OPEN_PSK, PacketKeys, ProofInput, denial_tag, proof_holds};
 use super::endpoint::{COOKIE_LIFETIME_US, Endpoint, Event};
 use super::security::{Admission, Presented, Security};
 use super::token::{self, TOKEN_NONCE_SIZE};
 use super::{DisconnectReason, PeerId};
 use crate::clock::Micros;
-use crate::wire::{self, ConnectResponse, PROTOCOL_VERSION, TokenPart, siphash::siphash24};
+use crate::wire::{self, ConnectResponse, PROTOCOL_VERSION, siphash::siphash24};
 
 /// Cookies that opened a connection, until they expire anyway. Bounded: past
 /// [`SPENT_COOKIES_MAX`] the oldest is forgotten (it has the least life left).
@@ -74,6 +74,22 @@ struct Admitted {
     psk: Zeroizing<[u8; KEY_SIZE]>,
     token: Option<([u8; TOKEN_NONCE_SIZE], u32)>,
     credential: Credential,
+    /// The server address the client bound into its proof (connect tokens).
+    dialled: Option<SocketAddr>,
+}
+
+/// Why a connect response is refused, and the key its proof held under, if it did:
+/// the refusal is then tagged with it, so that the client can take it as fact.
+struct Refusal {
+    reason: DisconnectReason,
+    proven: Option<(Zeroizing<[u8; KEY_SIZE]>, Option<SocketAddr>)>,
+}
+
+impl Refusal {
+    /// Nothing was proven (a wrong secret, a forged token): the refusal is advisory.
+    fn unproven(reason: DisconnectReason) -> Self {
+        Refusal { reason, proven: None }
+    }
 }
 
 impl Endpoint {
@@ -119,9 +135,33 @@ impl Endpoint {
         self.transmits.push_back((to, buf));
     }
 
+    /// An unauthenticated refusal: an encrypted client takes it as advisory only.
     fn deny(&mut self, to: SocketAddr, client_salt: u64, reason: DisconnectReason) {
         self.stats.denied += 1;
-        self.reply(to, |b, pid| wire::encode_denied(b, pid, client_salt, reason));
+        self.reply(to, |b, pid| wire::encode_denied(b, pid, client_salt, reason, None));
+    }
+
+    /// Refuses the connect response `r`; tagged with the key its proof held under, if
+    /// it held, so that the client knows it is us and takes the reason as fact.
+    fn refuse(&mut self, to: SocketAddr, r: &ConnectResponse, refusal: Refusal) {
+        let Some((psk, dialled)) = refusal.proven else { return self.deny(to, r.client_salt, refusal.reason) };
+        let input = self.proof_input(r, dialled);
+        let tag = denial_tag(&psk, &input, refusal.reason as u8);
+        self.stats.denied += 1;
+        self.reply(to, |b, pid| wire::encode_denied(b, pid, r.client_salt, refusal.reason, Some(&tag)));
+    }
+
+    /// What a response's proof covers, for a client that dialled `dialled`.
+    fn proof_input<'a>(&self, r: &'a ConnectResponse, dialled: Option<SocketAddr>) -> ProofInput<'a> {
+        ProofInput {
+            protocol_id: self.cfg.protocol_id,
+            client_salt: r.client_salt,
+            cookie_time: r.cookie_time,
+            cookie_mac: r.cookie_mac,
+            security: !r.encrypted as u8,
+            client_public: &r.client_public,
+            dialled,
+        }
     }
 
     /// Whether the other end's choice of encryption is ours; counts a mismatch.
@@ -149,9 +189,9 @@ impl Endpoint {
         if !self.same_security(encrypted) {
             return self.deny(from, client_salt, DisconnectReason::SecurityMismatch);
         }
-        if self.incoming >= self.cfg.max_incoming || self.address_full(from) {
-            return self.deny(from, client_salt, DisconnectReason::ServerFull);
-        }
+        // A full server still challenges (stateless, and smaller than the request): it
+        // refuses the response once its proof holds, with a tag the client can check,
+        // so that "full" cannot be forged (issue 30, finding 5).
         let mac = self.cookie(from, client_salt, now);
         self.stats.challenges_sent += 1;
         self.reply(from, |b, pid| wire::encode_challenge(b, pid, client_salt, now, mac));
@@ -203,16 +243,18 @@ impl Endpoint {
             self.stats.bad_cookie += 1;
             return;
         }
-        if replacing.is_none() && (self.incoming >= self.cfg.max_incoming || self.address_full(from)) {
-            return self.deny(from, r.client_salt, DisconnectReason::ServerFull);
-        }
         let admitted = match self.admit(now, r, replacing) {
             Ok(a) => a,
-            Err(reason) => {
+            Err(refusal) => {
                 self.stats.auth_refused += 1;
-                return self.deny(from, r.client_salt, reason);
+                return self.refuse(from, r, refusal);
             }
         };
+        // Checked once the proof held, so that the refusal can be authenticated.
+        if replacing.is_none() && (self.incoming >= self.cfg.max_incoming || self.address_full(from)) {
+            let proven = Some((admitted.psk.clone(), admitted.dialled));
+            return self.refuse(from, r, Refusal { reason: DisconnectReason::ServerFull, proven });
+        }
         let server_salt = self.rng.next_u64();
         let mut sealing = None;
         let mut server_public = [0u8; KEY_SIZE];
@@ -229,6 +271,7 @@ impl Endpoint {
                 server_salt,
                 client_public: &r.client_public,
                 server_public: &server_public,
+                dialled: admitted.dialled,
             };
             sealing = Some(Sealing {
                 keys: PacketKeys::derive(&shared, &admitted.psk, &cx, false),
@@ -269,29 +312,20 @@ impl Endpoint {
 
     /// Checks a response's proof (and token) against our admission; on success, the
     /// key it proved. `replacing`: the connection the client restarted from, which may
-    /// hold the same token.
-    fn admit(
-        &mut self,
-        now: Micros,
-        r: &ConnectResponse,
-        replacing: Option<PeerId>,
-    ) -> Result<Admitted, DisconnectReason> {
+    /// hold the same token. A refusal after the proof held carries the key, so that it
+    /// can be authenticated.
+    fn admit(&mut self, now: Micros, r: &ConnectResponse, replacing: Option<PeerId>) -> Result<Admitted, Refusal> {
+        use DisconnectReason::{AuthFailed, ClientIdInUse, TokenExpired, TokenInUse};
         let Security::Encrypted { admission, .. } = &self.cfg.security else {
-            return Ok(Admitted { psk: Zeroizing::new(OPEN_PSK), token: None, credential: Credential::Open });
-        };
-        let input = ProofInput {
-            protocol_id: self.cfg.protocol_id,
-            client_salt: r.client_salt,
-            cookie_time: r.cookie_time,
-            cookie_mac: r.cookie_mac,
-            security: !r.encrypted as u8,
-            client_public: &r.client_public,
+            let psk = Zeroizing::new(OPEN_PSK);
+            return Ok(Admitted { psk, token: None, credential: Credential::Open, dialled: None });
         };
         match admission {
             Admission::Secrets { players, spectators } => {
                 if r.token.is_some() {
-                    return Err(DisconnectReason::AuthFailed); // we take no tokens
+                    return Err(Refusal::unproven(AuthFailed)); // we take no tokens
                 }
+                let input = self.proof_input(r, None);
                 // Which secret the client proved is its class: the owner gives roles by
                 // it, never by address. (An open endpoint's "secret" is public.)
                 let players = match players {
@@ -301,43 +335,57 @@ impl Endpoint {
                 std::iter::once(players)
                     .chain(spectators.as_ref().map(|s| (&s.0, Credential::SpectatorSecret)))
                     .find(|(psk, _)| proof_holds(psk, &input, &r.proof))
-                    .map(|(psk, credential)| Admitted { psk: Zeroizing::new(*psk), token: None, credential })
-                    .ok_or(DisconnectReason::AuthFailed)
+                    .map(|(psk, credential)| Admitted {
+                        psk: Zeroizing::new(*psk),
+                        token: None,
+                        credential,
+                        dialled: None,
+                    })
+                    .ok_or(Refusal::unproven(AuthFailed))
             }
             Admission::Tokens(t) => {
-                let part = r.token.as_ref().ok_or(DisconnectReason::AuthFailed)?;
+                let part = r.token.as_ref().ok_or(Refusal::unproven(AuthFailed))?;
+                // The expiry is bound to the seal: a changed one does not open.
+                let claims = token::open(&t.key, self.cfg.protocol_id, part.expires, part.nonce, part.sealed)
+                    .map_err(|_| Refusal::unproven(AuthFailed))?;
+                // The proof binds the server address the client dialled: one of ours
+                // that the token names. A connection redirected to another server of the
+                // same backend proves nothing there (issue 30, finding 6).
+                let dialled = t
+                    .public_addresses
+                    .iter()
+                    .copied()
+                    .filter(|a| claims.addresses.contains(a))
+                    .find(|a| proof_holds(&claims.key.0, &self.proof_input(r, Some(*a)), &r.proof));
+                let Some(dialled) = dialled else {
+                    // Read off the wire (no key), or for another server of ours.
+                    return Err(Refusal::unproven(AuthFailed));
+                };
+                let proven = |reason| Refusal { reason, proven: Some((Zeroizing::new(claims.key.0), Some(dialled))) };
                 // With the wall clock unknown no token can be shown unexpired: refused
                 // (the client hears "expired"; the server counts why).
                 let Some(unix_now) = self.unix_secs(now) else {
                     self.stats.tokens_refused_clock_unknown += 1;
-                    return Err(DisconnectReason::TokenExpired);
+                    return Err(proven(TokenExpired));
                 };
                 if part.expires <= unix_now {
-                    return Err(DisconnectReason::TokenExpired);
-                }
-                // The expiry is bound to the seal: a changed one does not open.
-                let claims = token::open(&t.key, self.cfg.protocol_id, part.expires, part.nonce, part.sealed)
-                    .map_err(|_| DisconnectReason::AuthFailed)?;
-                if !claims.addresses.iter().any(|a| t.public_addresses.contains(a)) {
-                    return Err(DisconnectReason::AuthFailed);
-                }
-                if !proof_holds(&claims.key.0, &input, &r.proof) {
-                    return Err(DisconnectReason::AuthFailed); // read off the wire: no key
+                    return Err(proven(TokenExpired));
                 }
                 if self.tokens_in_use.get(part.nonce).is_some_and(|&p| Some(p) != replacing) {
-                    return Err(DisconnectReason::TokenInUse);
+                    return Err(proven(TokenInUse));
                 }
                 // One live connection per backend identity, as netcode: a second token
                 // for the same player waits until the first connection ends (a client
                 // restarting from the same address replaces its own).
                 if self.clients_in_use.get(&claims.client_id).is_some_and(|&p| Some(p) != replacing) {
-                    return Err(DisconnectReason::ClientIdInUse);
+                    return Err(proven(ClientIdInUse));
                 }
                 let identity = TokenIdentity { client_id: claims.client_id, user_data: *claims.user_data };
                 Ok(Admitted {
                     psk: Zeroizing::new(claims.key.0),
                     token: Some((*part.nonce, claims.timeout_secs)),
                     credential: Credential::ConnectToken(Box::new(identity)),
+                    dialled: Some(dialled),
                 })
             }
         }
@@ -347,132 +395,6 @@ impl Endpoint {
     fn address_full(&self, from: SocketAddr) -> bool {
         let limit = self.cfg.max_incoming_per_ip;
         limit > 0 && self.incoming_per_ip.get(&address_key(from.ip())).is_some_and(|&n| n >= limit)
-    }
-
-    /// The connection we are initiating to `from` with this salt.
-    fn initiating_peer(&self, from: SocketAddr, client_salt: u64) -> Option<PeerId> {
-        let peer = *self.by_addr.get(&from)?;
-        self.conns.get(&peer).filter(|c| c.initiator && c.client_salt == client_salt).map(|c| c.peer)
-    }
-
-    pub(super) fn on_challenge(
-        &mut self,
-        now: Micros,
-        from: SocketAddr,
-        client_salt: u64,
-        cookie_time: u64,
-        cookie_mac: u64,
-    ) {
-        let Some(peer) = self.initiating_peer(from, client_salt) else {
-            self.stats.unknown_sender += 1;
-            return;
-        };
-        let c = super::endpoint::touched(&mut self.conns, &mut self.changed, peer).expect("looked up above");
-        if c.state == Handshake::Requesting {
-            c.state = Handshake::Responding { cookie_time, cookie_mac };
-            c.last_recv = now;
-            self.send_handshake(now, peer);
-        } // else: a late copy of a challenge we already answered
-    }
-
-    /// The server's `Accepted`: on an encrypted endpoint it must carry a confirmation
-    /// that the server derived our keys (so it knew our secret); a forged one is counted
-    /// and ignored, and the genuine one may still come.
-    #[allow(clippy::too_many_arguments)]
-    pub(super) fn on_accepted(
-        &mut self,
-        now: Micros,
-        from: SocketAddr,
-        client_salt: u64,
-        server_salt: u64,
-        server_public: &[u8; KEY_SIZE],
-        head: &[u8],
-        confirm: &[u8; wire::TAG_SIZE],
-    ) {
-        let Some(peer) = self.initiating_peer(from, client_salt) else {
-            self.stats.unknown_sender += 1;
-            return;
-        };
-        let protocol_id = self.cfg.protocol_id;
-        let psk = match &self.cfg.security {
-            Security::Encrypted { presented, .. } => Some(Zeroizing::new(*presented.psk())),
-            Security::InsecurePlaintext => None,
-        };
-        let credential = self.cfg.security.proven_by_responder();
-        let c = super::endpoint::touched(&mut self.conns, &mut self.changed, peer).expect("looked up above");
-        if c.is_connected() {
-            return;
-        }
-        if let (Some(psk), Some(ephemeral)) = (psk, &c.ephemeral) {
-            let Some(shared) = ephemeral.agree(server_public) else {
-                self.stats.forged += 1;
-                return;
-            };
-            let cx =
-                KeyContext { protocol_id, client_salt, server_salt, client_public: &ephemeral.public, server_public };
-            let keys = PacketKeys::derive(&shared, &psk, &cx, true);
-            if !keys.confirmed(head, confirm) {
-                self.stats.forged += 1;
-                return;
-            }
-            c.sealing = Some(Sealing { keys, replay: Default::default() });
-            c.ephemeral = None;
-        }
-        c.state = Handshake::Connected;
-        c.salt = wire::session_salt(client_salt, server_salt);
-        c.last_recv = now;
-        let addr = c.addr;
-        self.inbox.push(Event::Connected { peer, addr, credential });
-    }
-
-    pub(super) fn on_denied(&mut self, from: SocketAddr, client_salt: u64, reason: DisconnectReason) {
-        match self.initiating_peer(from, client_salt) {
-            Some(peer) if !self.conns[&peer].is_connected() => self.close(peer, reason, false),
-            _ => self.stats.unknown_sender += 1,
-        }
-    }
-
-    pub(super) fn send_handshake(&mut self, now: Micros, peer: PeerId) {
-        let Some(c) = super::endpoint::touched(&mut self.conns, &mut self.changed, peer) else { return };
-        let mut buf = self.pool.get();
-        let pid = self.cfg.protocol_id;
-        let encrypted = !self.cfg.security.is_plaintext();
-        match c.state {
-            Handshake::Requesting => wire::encode_connect_request(&mut buf, pid, c.client_salt, encrypted),
-            Handshake::Responding { cookie_time, cookie_mac } => {
-                let client_public = c.ephemeral.as_ref().map_or([0; KEY_SIZE], |e| e.public);
-                let mut response = ConnectResponse {
-                    client_salt: c.client_salt,
-                    cookie_time,
-                    cookie_mac,
-                    encrypted,
-                    client_public,
-                    proof: [0; 16],
-                    token: None,
-                };
-                if let Security::Encrypted { presented, .. } = &self.cfg.security {
-                    let input = ProofInput {
-                        protocol_id: pid,
-                        client_salt: c.client_salt,
-                        cookie_time,
-                        cookie_mac,
-                        security: 0,
-                        client_public: &client_public,
-                    };
-                    response.proof = proof(presented.psk(), &input);
-                    if let Presented::Token(t) = presented {
-                        response.token = Some(TokenPart { expires: t.expires, nonce: &t.nonce, sealed: &t.sealed });
-                    }
-                }
-                wire::encode_connect_response(&mut buf, pid, &response)
-            }
-            Handshake::Connected => {
-                self.pool.put(buf);
-                return;
-            }
-        }
-        c.last_send = now;
-        self.transmits.push_back((c.addr, buf));
     }
 }
 

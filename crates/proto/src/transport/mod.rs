@@ -26,6 +26,7 @@ mod config;
 mod connection;
 mod credential;
 mod crypto;
+mod dial;
 mod endpoint;
 mod handshake;
 mod estimators;
@@ -105,6 +106,12 @@ pub enum DisconnectReason {
     /// Another live connection holds a connect token for the same client id (the
     /// same player in the game's backend): one connection per player at a time.
     ClientIdInUse = 16,
+    /// The handshake was refused by a `Denied` that could not be authenticated (it
+    /// answered no proof of ours, so anyone on the path could have sent it), and went
+    /// on until the connect timeout without being accepted. Its stated reason is a
+    /// hint, never a fact: `Endpoint::unverified_denial`. Seen by the dialling side
+    /// only; never sent.
+    DeniedUnverified = 17,
 }
 
 impl DisconnectReason {
@@ -146,6 +153,7 @@ impl DisconnectReason {
             Self::KickedByEngine => "removed on purpose by the engine at the other end",
             Self::ResolveFailed => "the host name gave no usable address",
             Self::ClientIdInUse => "another connection holds a connect token for the same client id",
+            Self::DeniedUnverified => "refused by an unauthenticated denial (its stated reason may be forged)",
         }
     }
 }

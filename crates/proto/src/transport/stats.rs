@@ -88,6 +88,9 @@ pub struct EndpointStats {
     pub challenges_sent: u64,
     /// Connection requests refused (full, version).
     pub denied: u64,
+    /// Refusals of our own handshakes that we could not authenticate, so did not act
+    /// on (the handshake went on until accepted or timed out).
+    pub unverified_denials: u64,
     /// Open connections, any state.
     pub connections: u64,
     /// Datagrams from established connections dropped because the peer went over its

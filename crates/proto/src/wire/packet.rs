@@ -9,7 +9,7 @@
 //!                  | token_expires u64 | token_nonce [24] | token_sealed [496] (zero without a token)
 //!                  | zero padding to 640 bytes
 //! Accepted         prefix | client_salt u64 | server_salt u64 | server_public [32] | confirm [16]  (70 bytes)
-//! Denied           prefix | client_salt u64 | reason u8                                           (15 bytes)
+//! Denied           prefix | client_salt u64 | reason u8 [| tag 16]                                (15 or 31 bytes)
 //! Disconnect       prefix | salt u32 | seq u16 | reason u8 [| tag 16]
 //! Payload          kind u8 | salt u32 | seq u16 | ack u16 | ack_bits u32 | ack_delay u16 | frames [| tag 16]
 //! PayloadNoAcks    kind u8 | salt u32 | seq u16 | frames [| tag 16]
@@ -28,7 +28,9 @@
 //! All integers little-endian. `security` is 0 (encrypted) or 1 (insecure plaintext);
 //! a plaintext handshake leaves the key fields zero, and its packets have no tag.
 //! `Denied` and the request's first fields are the same in every version, so a server
-//! can tell an old client why it was refused.
+//! can tell an old client why it was refused. A `Denied` that answers a response whose
+//! proof held carries a tag under the proven key (`crypto::denial_tag`); one without is
+//! advisory to an encrypted client (anyone on the path could have sent it).
 
 use super::{
     CONNECT_RESPONSE_SIZE, DecodeError, HANDSHAKE_REQUEST_SIZE, MAX_DATAGRAM_SIZE, PAYLOAD_HEADER_NO_ACKS_SIZE,
@@ -125,6 +127,8 @@ pub enum Packet<'a> {
     Denied {
         client_salt: u64,
         reason: DisconnectReason,
+        /// Present when the server could authenticate the refusal (the proof held).
+        tag: Option<[u8; TAG_SIZE]>,
     },
     /// `frames` includes the tag of an encrypted packet (the connection knows which).
     Payload {
@@ -241,7 +245,15 @@ pub fn decode_packet(data: &[u8], protocol_id: u32) -> Result<Packet<'_>, Decode
             server_public: array(&mut r)?,
             confirm: array(&mut r)?,
         },
-        PacketKind::Denied => Packet::Denied { client_salt: r.u64()?, reason: reason(&mut r)? },
+        PacketKind::Denied => {
+            let (client_salt, reason) = (r.u64()?, reason(&mut r)?);
+            let tag = match r.remaining() {
+                0 => None,
+                TAG_SIZE => Some(array(&mut r)?),
+                _ => return Err(DecodeError::Trailing),
+            };
+            Packet::Denied { client_salt, reason, tag }
+        }
         PacketKind::Disconnect => {
             let (salt, seq, reason) = (r.u32()?, r.u16()?, reason(&mut r)?);
             let tag = r.bytes(r.remaining())?;
@@ -319,10 +331,20 @@ pub fn encode_accepted_head(
     w.bytes(server_public);
 }
 
-pub fn encode_denied(out: &mut Vec<u8>, protocol_id: u32, client_salt: u64, reason: DisconnectReason) {
+/// Writes a `Denied`, with the tag that authenticates it when the server has one.
+pub fn encode_denied(
+    out: &mut Vec<u8>,
+    protocol_id: u32,
+    client_salt: u64,
+    reason: DisconnectReason,
+    tag: Option<&[u8; TAG_SIZE]>,
+) {
     let mut w = prefix(out, PacketKind::Denied, protocol_id);
     w.u64(client_salt);
     w.u8(reason as u8);
+    if let Some(t) = tag {
+        w.bytes(t);
+    }
 }
 
 /// Writes a `Disconnect` without its tag (an encrypted connection appends one).
@@ -411,9 +433,20 @@ mod tests {
             decode_packet(&b, PID),
             Ok(Packet::Accepted { client_salt: 1, server_salt: 2, server_public: [5; 32], confirm: [6; 16] })
         );
-        encode_denied(&mut b, PID, 1, DisconnectReason::ServerFull);
+        encode_denied(&mut b, PID, 1, DisconnectReason::ServerFull, None);
         assert!(b.len() <= MAX_HANDSHAKE_REPLY_SIZE);
-        assert_eq!(decode_packet(&b, PID), Ok(Packet::Denied { client_salt: 1, reason: DisconnectReason::ServerFull }));
+        assert_eq!(
+            decode_packet(&b, PID),
+            Ok(Packet::Denied { client_salt: 1, reason: DisconnectReason::ServerFull, tag: None })
+        );
+        encode_denied(&mut b, PID, 1, DisconnectReason::TokenInUse, Some(&[9; TAG_SIZE]));
+        assert_eq!(b.len(), 31);
+        assert_eq!(
+            decode_packet(&b, PID),
+            Ok(Packet::Denied { client_salt: 1, reason: DisconnectReason::TokenInUse, tag: Some([9; TAG_SIZE]) })
+        );
+        b.pop();
+        assert_eq!(decode_packet(&b, PID), Err(DecodeError::Trailing), "a cut tag");
         encode_disconnect(&mut b, PID, 5, 6, DisconnectReason::Kicked);
         assert_eq!(
             decode_packet(&b, PID),
@@ -543,7 +576,7 @@ mod tests {
             decode_packet(&b, PID),
             Ok(Packet::ConnectRequest { version: PROTOCOL_VERSION + 5, client_salt: 3, encrypted: true })
         );
-        encode_denied(&mut b, PID, 3, DisconnectReason::VersionMismatch);
+        encode_denied(&mut b, PID, 3, DisconnectReason::VersionMismatch, None);
         b[1] = PROTOCOL_VERSION + 5;
         assert!(matches!(decode_packet(&b, PID), Ok(Packet::Denied { .. })));
     }

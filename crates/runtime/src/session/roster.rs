@@ -286,3 +286,31 @@ impl Roster {
         self.groups.iter().filter(|g| g.connected).count() + self.spectators.iter().filter(|s| s.peer.is_some()).count()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Issue 30, finding 4: player 0 is remote at `x` and dials us (player 1). A
+    /// connection from `x` that proved only the spectators' secret is not player 0 (it
+    /// was, by its address alone); one that proved the players' secret is.
+    #[test]
+    fn a_spectators_secret_at_a_players_address_never_takes_the_players_place() {
+        let x: SocketAddr = "192.0.2.7:7000".parse().unwrap();
+        let mut r = Roster::new(2, 1);
+        r.add_remote(0, x).unwrap();
+        r.add_local(1).unwrap();
+        r.seal().unwrap();
+        assert!(!r.groups[0].dials, "player 0 dials us");
+        assert_eq!(r.arrival(5, x, Proven::SpectatorSecret), Arrival::Unexpected);
+        assert_eq!(r.groups[0].peer, None, "the place is still free");
+        assert_eq!(r.arrival(6, x, Proven::PlayerSecret), Arrival::Group(0));
+        assert_eq!(r.groups[0].peer, Some(6));
+        // An open match (no secrets) proves nothing of anyone: the address decides.
+        let mut open = Roster::new(2, 1);
+        open.add_remote(0, x).unwrap();
+        open.add_local(1).unwrap();
+        open.seal().unwrap();
+        assert_eq!(open.arrival(7, x, Proven::Open), Arrival::Group(0));
+    }
+}

@@ -37,7 +37,7 @@ impl<P: Protocol> NetLoop<P> {
                         self.broken.swap_remove(i);
                         reason = DisconnectReason::ProtocolError;
                     }
-                    log_disconnect(&self.p.shared.log, peer, reason);
+                    log_disconnect(&self.p.shared.log, peer, reason, self.p.proto.unverified_denial(peer));
                     HostEvent::Disconnected { peer, reason }
                 }
                 // When its datagram came off the socket, however long it then waited.
@@ -86,10 +86,21 @@ impl<P: Protocol> NetLoop<P> {
 
 /// A connection's end, for the log: the ends either side chose are news (INFO), the
 /// others say something went wrong (WARN).
-fn log_disconnect(log: &LogQueue, peer: PeerId, reason: DisconnectReason) {
+fn log_disconnect(log: &LogQueue, peer: PeerId, reason: DisconnectReason, claimed: Option<DisconnectReason>) {
     let level = match reason {
         DisconnectReason::Client | DisconnectReason::Server => LogLevel::Info,
         _ => LogLevel::Warn,
     };
-    log.push(level, format_args!("connection down: peer {peer}, reason {reason:?}"));
+    match claimed {
+        // Not a fact: anyone on the path could have said it. It is usually true (a
+        // wrong secret, a mismatched security mode), so the log says it as a hint.
+        Some(c) => log.push(
+            level,
+            format_args!(
+                "connection down: peer {peer}, reason {reason:?} (the other end said, unverified: {})",
+                c.as_str()
+            ),
+        ),
+        None => log.push(level, format_args!("connection down: peer {peer}, reason {reason:?}")),
+    }
 }

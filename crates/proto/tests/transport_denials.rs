@@ -85,7 +85,8 @@ fn a_forged_denial_does_not_end_a_handshake() {
 }
 
 /// A forged `Challenge` (a cookie the server never made) that arrives first no longer
-/// shuts the genuine one out: both are answered, and the genuine one connects.
+/// shuts the genuine one out: both are answered, in turn, and the genuine one connects
+/// one resend interval later.
 #[test]
 fn a_forged_challenge_that_arrives_first_does_not_poison_the_handshake() {
     let mut net = HandNet::new();
@@ -102,8 +103,12 @@ fn a_forged_challenge_that_arrives_first_does_not_poison_the_handshake() {
     assert_eq!(poisoned.len(), 1, "the forged challenge was answered");
     net.inject(ca, s, &poisoned[0].1);
     assert!(net.take(s).is_empty(), "the server ignores a response to a cookie it never made");
-    // The genuine exchange.
+    // The genuine exchange: its challenge is kept and answered at the next resend.
     net.inject(ca, s, &request);
+    net.settle();
+    net.now += EndpointConfig::default().handshake_retry_us;
+    let now = net.now;
+    net.ep(c).update(now);
     net.settle();
     assert!(connected(&mut net, c, cp), "the genuine challenge was answered too");
     assert!(net.ep(s).endpoint_stats().bad_cookie >= 1);

@@ -73,13 +73,13 @@ impl Phase {
 /// Reasons worth another attempt: silence, a full server (a slot may free up), a
 /// broken message (a corrupted datagram looks the same as a bug), our connect token
 /// or client id still held by our previous connection (the server frees it when that
-/// one times out), a refusal nobody could authenticate (it may have been forged on
-/// the path: from our side it is silence with a rumour), and, for a client that
-/// holds a slot, a kick by the server's sync layer (its
+/// one times out), and, for a client that holds a slot, a kick by the server's sync layer (its
 /// input queue overflowed or starved, or it asked for snapshots too often): the slot
 /// waits for its token, and it starts again from a snapshot. A server that runs
 /// another version, refused our credentials or our security setting, or shut down
-/// would answer the same again; an expired token needs a new one from the backend; a
+/// would answer the same again, and so would the refusal that could not be
+/// authenticated (`DeniedUnverified`, which stands for those: it was tried until the
+/// connect timeout already); an expired token needs a new one from the backend; a
 /// kick by the server's engine (`KickedByEngine`, its slot freed) and a close of our
 /// own are final.
 pub(super) fn is_transient(reason: DisconnectReason, had_slot: bool) -> bool {
@@ -88,8 +88,7 @@ pub(super) fn is_transient(reason: DisconnectReason, had_slot: bool) -> bool {
         | DisconnectReason::ServerFull
         | DisconnectReason::ProtocolError
         | DisconnectReason::TokenInUse
-        | DisconnectReason::ClientIdInUse
-        | DisconnectReason::DeniedUnverified => true,
+        | DisconnectReason::ClientIdInUse => true,
         DisconnectReason::Kicked => had_slot,
         _ => false,
     }
@@ -121,12 +120,21 @@ mod tests {
     #[test]
     fn only_transient_reasons_are_retried() {
         use DisconnectReason::*;
-        for r in [Timeout, ServerFull, ProtocolError, TokenInUse] {
+        for r in [Timeout, ServerFull, ProtocolError, TokenInUse, ClientIdInUse] {
             assert!(is_transient(r, false) && is_transient(r, true), "{r:?}");
         }
         assert!(is_transient(Kicked, true) && !is_transient(Kicked, false), "a kick is retried with a slot's token");
-        for r in [Client, Server, VersionMismatch, SecurityMismatch, AuthFailed, TokenExpired, Replaced, KickedByEngine]
-        {
+        for r in [
+            Client,
+            Server,
+            VersionMismatch,
+            SecurityMismatch,
+            AuthFailed,
+            TokenExpired,
+            Replaced,
+            KickedByEngine,
+            DeniedUnverified,
+        ] {
             assert!(!is_transient(r, false) && !is_transient(r, true), "{r:?}");
         }
     }

@@ -75,13 +75,19 @@ pub enum Handshake {
 }
 
 /// The cookies (time, MAC) of the challenges a handshake answers: at most
-/// [`MAX_COOKIES`], the oldest making way for a new one.
+/// [`MAX_COOKIES`], the oldest making way for a new one. Each handshake send answers
+/// one of them, in turn, so that an honest handshake sends no more than it did with
+/// one cookie (a genuine challenge per request resent), and one forged cookie costs at
+/// most one resend interval.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct Cookies {
     list: [(u64, u64); MAX_COOKIES],
     len: u8,
     /// Where the next cookie goes once the list is full.
     next: u8,
+    /// Sends so far (modulo a multiple of every list length): the next send answers
+    /// cookie `turn % len`.
+    turn: u8,
 }
 
 impl Cookies {
@@ -104,6 +110,14 @@ impl Cookies {
             self.next = (self.next + 1) % MAX_COOKIES as u8;
         }
         true
+    }
+
+    /// The cookie to answer now; the next call gives the next one (a cookie added
+    /// since is answered next: the count runs on, only its index wraps).
+    pub fn take_turn(&mut self) -> (u64, u64) {
+        let c = self.list[self.turn as usize % self.len.max(1) as usize];
+        self.turn = self.turn.wrapping_add(1) % (MAX_COOKIES as u8 * 60);
+        c
     }
 
     pub fn iter(&self) -> impl Iterator<Item = (u64, u64)> + '_ {

@@ -4,9 +4,10 @@
 //!
 //! Nothing the other end sends before its `Accepted` is authenticated except what says
 //! so, so nothing else may decide the outcome (issue 30, finding 5):
-//! - a `Challenge` is answered, but another one with another cookie is answered too
-//!   (up to [`MAX_COOKIES`]): a forged challenge that arrives first no longer shuts the
-//!   genuine one out;
+//! - a `Challenge` is answered, and another one with another cookie is kept too (up
+//!   to [`MAX_COOKIES`]) and answered in turn at the next resend: a forged challenge
+//!   that arrives first no longer shuts the genuine one out (it costs one resend
+//!   interval), and an honest handshake sends no more than with one cookie;
 //! - a `Denied` ends the handshake at once only when its tag proves the server knows
 //!   the key we prove (it refused a proof that held: full, token in use, expired), or
 //!   on an insecure-plaintext endpoint, which authenticates nothing anyway. Any other
@@ -62,20 +63,20 @@ impl Endpoint {
         };
         let c = super::endpoint::touched(&mut self.conns, &mut self.changed, peer).expect("looked up above");
         let cookie = (cookie_time, cookie_mac);
-        let fresh = match &mut c.state {
+        match &mut c.state {
             Handshake::Requesting => {
                 c.state = Handshake::Responding { cookies: Cookies::one(cookie) };
-                true
+                c.last_recv = now;
+                self.send_handshake(now, peer);
             }
             // Unauthenticated: a challenge with another cookie may be the genuine one
-            // behind a forged one (or the other way round). Answer both.
-            Handshake::Responding { cookies } => cookies.add(cookie),
-            Handshake::Connected => false,
-        };
-        if fresh {
-            c.last_recv = now;
-            self.send_handshake(now, peer);
-        } // else: a late copy of a challenge we already answered
+            // behind a forged one (or a later answer to a request we resent). Kept, and
+            // answered in turn at the next resend.
+            Handshake::Responding { cookies } => {
+                cookies.add(cookie);
+            }
+            Handshake::Connected => {} // a late copy
+        }
     }
 
     /// The server's `Accepted`: on an encrypted endpoint it must carry a confirmation
@@ -201,7 +202,11 @@ impl Endpoint {
     }
 
     pub(super) fn send_handshake(&mut self, now: Micros, peer: PeerId) {
-        let Some(c) = self.conns.get(&peer) else { return };
+        let Some(c) = self.conns.get_mut(&peer) else { return };
+        let turn = match &mut c.state {
+            Handshake::Responding { cookies } => Some(cookies.take_turn()),
+            _ => None,
+        };
         let (addr, state, client_salt) = (c.addr, c.state, c.client_salt);
         let client_public = c.ephemeral.as_ref().map_or([0; KEY_SIZE], |e| e.public);
         let pid = self.cfg.protocol_id;
@@ -212,9 +217,9 @@ impl Endpoint {
                 wire::encode_connect_request(&mut buf, pid, client_salt, encrypted);
                 self.transmits.push_back((addr, buf));
             }
-            Handshake::Responding { cookies } => {
+            Handshake::Responding { .. } => {
                 let dialled = self.dialled(addr);
-                for (cookie_time, cookie_mac) in cookies.iter() {
+                if let Some((cookie_time, cookie_mac)) = turn {
                     let mut response = ConnectResponse {
                         client_salt,
                         cookie_time,

@@ -178,3 +178,47 @@ impl Security {
         matches!(self, Security::InsecurePlaintext)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn secrets(players: Option<[u8; KEY_SIZE]>, spectators: Option<[u8; KEY_SIZE]>) -> Security {
+        let admission = Admission::Secrets { players: players.map(Secret), spectators: spectators.map(Secret) };
+        Security::Encrypted { admission, presented: Presented::Open }
+    }
+
+    /// Issue 30, finding 2: 32 zero bytes are the open key everyone knows. A config
+    /// whose flag says "secret" but whose bytes were never copied in is refused by the
+    /// field's name, and so is a spectators' secret that is the players' (a spectator
+    /// would play). Before, each of these was accepted.
+    #[test]
+    fn zero_and_duplicate_secrets_are_refused_by_name() {
+        let zero = [0u8; KEY_SIZE];
+        let cases = [
+            (secrets(Some(zero), None), "match_secret is all zero"),
+            (secrets(Some([1; KEY_SIZE]), Some(zero)), "spectator_secret is all zero"),
+            (secrets(Some([1; KEY_SIZE]), Some([1; KEY_SIZE])), "spectator_secret equals match_secret"),
+            (
+                Security::Encrypted {
+                    admission: Admission::Tokens(TokenAdmission {
+                        key: Secret(zero),
+                        public_addresses: vec!["127.0.0.1:1".parse().unwrap()],
+                    }),
+                    presented: Presented::Open,
+                },
+                "connect_key is all zero",
+            ),
+            (
+                Security::Encrypted { admission: Admission::default(), presented: Presented::Secret(Secret(zero)) },
+                "shows is all zero",
+            ),
+        ];
+        for (security, want) in cases {
+            let err = security.validate(7).expect_err(want);
+            assert!(err.0.contains(want), "{want}: {}", err.0);
+        }
+        assert!(secrets(Some([1; KEY_SIZE]), Some([2; KEY_SIZE])).validate(7).is_ok());
+        assert!(secrets(None, None).validate(7).is_ok(), "open is still allowed, on purpose");
+    }
+}

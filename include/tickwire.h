@@ -1196,6 +1196,46 @@ typedef uint32_t tw_log_level;
 #endif // __cplusplus
 
 /**
+ * What a connection's peer proved in its handshake (`tw_event_connected.credential`,
+ * `tw_session_event_peer.credential`, `tw_session_event_relay.credential`,
+ * `tw_player_identity.credential`). Roles follow it, never the address.
+ */
+enum tw_credential
+#if defined(__cplusplus) || __STDC_VERSION__ >= 202311L
+  : uint32_t
+#endif // defined(__cplusplus) || __STDC_VERSION__ >= 202311L
+ {
+    /**
+     * Nothing: insecure plaintext, or an open endpoint (encrypted, anyone may connect).
+     */
+    TW_CREDENTIAL_OPEN = 0,
+    /**
+     * The match's (players') secret.
+     */
+    TW_CREDENTIAL_PLAYER_SECRET = 1,
+    /**
+     * The spectators' secret. A P2P peer never gives it a player's place.
+     */
+    TW_CREDENTIAL_SPECTATOR_SECRET = 2,
+    /**
+     * A connect token from the game's backend; `client_id` is the token's.
+     */
+    TW_CREDENTIAL_CONNECT_TOKEN = 3,
+    /**
+     * Seen by a client that showed a connect token: the server opened it, so it
+     * holds the backend's key.
+     */
+    TW_CREDENTIAL_TOKEN_SERVER = 4,
+};
+#ifndef __cplusplus
+#if __STDC_VERSION__ >= 202311L
+typedef enum tw_credential tw_credential;
+#else
+typedef uint32_t tw_credential;
+#endif // __STDC_VERSION__ >= 202311L
+#endif // __cplusplus
+
+/**
  * A host: one UDP socket, the network thread that owns it, and its connections.
  * Opaque; created by `tw_host_create`, destroyed by `tw_host_destroy`. Its calls run
  * one at a time (`guard::Guarded`).
@@ -1503,7 +1543,7 @@ typedef struct tw_player_identity {
      * `TW_CREDENTIAL_CONNECT_TOKEN`: the token's user data, zero-padded to 256 bytes;
      * else all zero.
      */
-    uint8_t user_data[USER_DATA_SIZE];
+    uint8_t user_data[256];
     /**
      * Must be ignored.
      */

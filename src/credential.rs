@@ -56,10 +56,15 @@ pub struct tw_player_identity {
     pub client_id: u64,
     /// `TW_CREDENTIAL_CONNECT_TOKEN`: the token's user data, zero-padded to 256 bytes;
     /// else all zero.
-    pub user_data: [u8; USER_DATA_SIZE],
+    // A literal, not USER_DATA_SIZE: cbindgen writes a foreign crate's constant by its
+    // bare name, which no C file defines (the header did not compile). The assertion
+    // below keeps the two equal.
+    pub user_data: [u8; 256],
     /// Must be ignored.
     pub reserved: [u8; 32],
 }
+
+const _: () = assert!(USER_DATA_SIZE == 256 && USER_DATA_SIZE == super::security::TW_CONNECT_TOKEN_USER_DATA_SIZE as usize);
 
 impl tw_player_identity {
     fn new(c: &Credential) -> Self {

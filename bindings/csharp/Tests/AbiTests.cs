@@ -34,6 +34,9 @@ namespace Tickwire.Tests
             Equal((ulong)sizeof(TwRelayPlayerStats), (ulong)TwNative.tw_relay_player_stats_size(), "tw_relay_player_stats size");
             Equal((ulong)sizeof(TwSecurityConfig), (ulong)TwNative.tw_security_config_size(), "tw_security_config size");
             Equal((ulong)sizeof(TwNetworkStats), (ulong)TwNative.tw_network_stats_size(), "tw_network_stats size");
+            Equal((ulong)sizeof(TwPlayerIdentity), (ulong)TwNative.tw_player_identity_size(), "tw_player_identity size");
+            Equal(304, Marshal.SizeOf(typeof(TwPlayerIdentity)), "Marshal.SizeOf(TwPlayerIdentity)");
+            Equal(80, Marshal.SizeOf(typeof(TwEventConnected)), "Marshal.SizeOf(TwEventConnected)");
             Equal(96, Marshal.SizeOf(typeof(TwHostConfig)), "Marshal.SizeOf(TwHostConfig)");
             Equal(160, Marshal.SizeOf(typeof(TwLinkSimConfig)), "Marshal.SizeOf(TwLinkSimConfig)");
             Equal(128, Marshal.SizeOf(typeof(TwEvent)), "Marshal.SizeOf(TwEvent)");
@@ -50,7 +53,7 @@ namespace Tickwire.Tests
             Equal(1240, Marshal.SizeOf(typeof(TwSecurityConfig)), "Marshal.SizeOf(TwSecurityConfig)");
             Equal(128, Marshal.SizeOf(typeof(TwNetworkStats)), "Marshal.SizeOf(TwNetworkStats)");
             Equal(56, (int)Marshal.OffsetOf(typeof(TwHostConfig), "Security"), "offset of TwHostConfig.Security");
-            Equal(20, Marshal.SizeOf(typeof(TwSessionEventRelay)), "Marshal.SizeOf(TwSessionEventRelay)");
+            Equal(32, Marshal.SizeOf(typeof(TwSessionEventRelay)), "Marshal.SizeOf(TwSessionEventRelay)");
             Equal(8, (int)Marshal.OffsetOf(typeof(TwSessionEvent), "Data"), "offset of TwSessionEvent.Data");
             Equal(1, sizeof(TwInputStatus), "tw_input_status is one byte");
             ulong[] native = TwLibrary.NativeSizes();
@@ -62,10 +65,11 @@ namespace Tickwire.Tests
         {
             // The order of TwLibrary.CheckedStructs: host config, link sim config, event,
             // peer stats, host stats, session config, request, session event, session stats,
-            // relay player stats, security config, network stats, session message stats.
-            ulong[] right = { 96, 160, 128, 256, 256, 320, 64, 128, 256, 128, 1240, 128, 64 };
+            // relay player stats, security config, network stats, session message stats,
+            // player identity.
+            ulong[] right = { 96, 160, 128, 256, 256, 320, 64, 128, 256, 128, 1240, 128, 64, 304 };
             Check(TwLibrary.FindMismatch(TwLibrary.AbiVersion, right) == null, "no mismatch on the right numbers");
-            string m = TwLibrary.FindMismatch(TwLibrary.AbiVersion + 1, new ulong[] { 96, 160, 136, 256, 256, 320, 64, 128, 264, 128, 1240, 128, 64 });
+            string m = TwLibrary.FindMismatch(TwLibrary.AbiVersion + 1, new ulong[] { 96, 160, 136, 256, 256, 320, 64, 128, 264, 128, 1240, 128, 64, 304 });
             Check(m != null, "a mismatch is found");
             Contains(m, "tw_abi_version() is " + (TwLibrary.AbiVersion + 1), "names the ABI version");
             Contains(m, "sizeof(tw_event) is 136 in the library, 128 in C#", "names the struct size");
@@ -73,18 +77,21 @@ namespace Tickwire.Tests
             Contains(m, "stale native library", "names the likely cause");
             Check(m.IndexOf("tw_host_config", StringComparison.Ordinal) < 0, "does not blame a struct that matches");
             Check(m.IndexOf("tw_session_event", StringComparison.Ordinal) < 0, "does not blame a session struct that matches");
-            m = TwLibrary.FindMismatch(TwLibrary.AbiVersion, new ulong[] { 96, 160, 128, 256, 256, 320, 72, 128, 256, 128, 1240, 128, 64 });
+            m = TwLibrary.FindMismatch(TwLibrary.AbiVersion, new ulong[] { 96, 160, 128, 256, 256, 320, 72, 128, 256, 128, 1240, 128, 64, 304 });
             Contains(m, "sizeof(tw_request) is 72 in the library, 64 in C#", "a request of another size");
-            m = TwLibrary.FindMismatch(TwLibrary.AbiVersion, new ulong[] { 96, 160, 128, 256, 256, 320, 64, 128, 256, 136, 1240, 128, 64 });
+            m = TwLibrary.FindMismatch(TwLibrary.AbiVersion, new ulong[] { 96, 160, 128, 256, 256, 320, 64, 128, 256, 136, 1240, 128, 64, 304 });
             Contains(m, "sizeof(tw_relay_player_stats) is 136 in the library, 128 in C#", "relay player stats of another size");
             Check(m.IndexOf("tw_request", StringComparison.Ordinal) < 0, "only the relay struct is blamed");
-            m = TwLibrary.FindMismatch(TwLibrary.AbiVersion, new ulong[] { 96, 160, 128, 256, 256, 320, 64, 128, 256, 128, 1248, 128, 64 });
+            m = TwLibrary.FindMismatch(TwLibrary.AbiVersion, new ulong[] { 96, 160, 128, 256, 256, 320, 64, 128, 256, 128, 1248, 128, 64, 304 });
             Contains(m, "sizeof(tw_security_config) is 1248 in the library, 1240 in C#", "a security config of another size");
             Check(m.IndexOf("tw_relay_player_stats", StringComparison.Ordinal) < 0, "only the security struct is blamed");
-            m = TwLibrary.FindMismatch(TwLibrary.AbiVersion, new ulong[] { 96, 160, 128, 256, 256, 320, 64, 128, 256, 128, 1240, 136, 64 });
+            m = TwLibrary.FindMismatch(TwLibrary.AbiVersion, new ulong[] { 96, 160, 128, 256, 256, 320, 64, 128, 256, 128, 1240, 136, 64, 304 });
             Contains(m, "sizeof(tw_network_stats) is 136 in the library, 128 in C#", "network stats of another size");
-            m = TwLibrary.FindMismatch(TwLibrary.AbiVersion, new ulong[] { 96, 160, 128, 256, 256, 320, 64, 128, 256, 128, 1240, 128, 72 });
+            m = TwLibrary.FindMismatch(TwLibrary.AbiVersion, new ulong[] { 96, 160, 128, 256, 256, 320, 64, 128, 256, 128, 1240, 128, 72, 304 });
             Contains(m, "sizeof(tw_session_message_stats) is 72 in the library, 64 in C#", "message stats of another size");
+            m = TwLibrary.FindMismatch(TwLibrary.AbiVersion, new ulong[] { 96, 160, 128, 256, 256, 320, 64, 128, 256, 128, 1240, 128, 64, 312 });
+            Contains(m, "sizeof(tw_player_identity) is 312 in the library, 304 in C#", "a player identity of another size");
+            Check(m.IndexOf("tw_session_message_stats", StringComparison.Ordinal) < 0, "only the identity struct is blamed");
             Throws<ArgumentException>(() => TwLibrary.FindMismatch(TwLibrary.AbiVersion, new ulong[] { 96 }), "too few sizes");
         }
 
@@ -199,6 +206,7 @@ namespace Tickwire.Tests
             { "tw_security_config", typeof(TwSecurityConfig) },
             { "tw_session_message_stats", typeof(TwSessionMessageStats) },
             { "tw_network_stats", typeof(TwNetworkStats) },
+            { "tw_player_identity", typeof(TwPlayerIdentity) },
         };
 
         private static string Pascal(string snake)
@@ -299,7 +307,7 @@ namespace Tickwire.Tests
                 }
                 Equal(inHeader, members, "members of " + e.Value.Name + " (the header's " + e.Key + "* constants)");
             }
-            Check(enumerators > 90 && seen.Count == 19, "compared " + enumerators + " enumerators of " + seen.Count + " enums");
+            Check(enumerators > 90 && seen.Count == 20, "compared " + enumerators + " enumerators of " + seen.Count + " enums");
             Check(defines >= 13, "compared " + defines + " constants");
         }
 

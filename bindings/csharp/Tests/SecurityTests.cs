@@ -2,7 +2,8 @@
 // and TwConnectToken.Generate, and what the library does with them over real UDP on
 // 127.0.0.1: a match secret shared or not, insecure plaintext on one end only, a relay-style
 // host admitting connect-token holders (and refusing a token for another address, made with
-// another key, or already in use), and a relay session whose client joins with a token.
+// another key, or already in use), a relay session whose client joins with a token, and
+// what a relay server's engine learns of each token holder (its client id and user data).
 // Part of the test program (Program is partial).
 
 using System;
@@ -22,6 +23,8 @@ namespace Tickwire.Tests
             Run("security: insecure plaintext on one end only is refused (SecurityMismatch); on both ends connects", SecurityPlaintext);
             Run("security: connect tokens: admitted; another address, another key, in use: refused", SecurityConnectTokens);
             Run("security: a relay session admits a client with a token, refuses one with a foreign token", SecurityRelaySession);
+            Run("security: all-zero secrets and keys, and a spectator secret equal to the match secret, are refused naming the field", SecurityZeroSecretsRefused);
+            Run("security: a relay server sees each token holder's client id and user data (PlayerJoined, GetPlayerIdentity); a free slot is Empty", SecurityRelayIdentity);
         }
 
         // --- helpers ---------------------------------------------------------------------------
@@ -408,6 +411,167 @@ namespace Tickwire.Tests
                     Check(badGame.Find(TwSessionEventKind.ServerLost, out lost), "the client with a foreign token lost the server");
                     Equal(TwDisconnectReason.AuthFailed, lost.Data.Relay.DisconnectReason, "why");
                     Equal(0, badGame.Count(TwSessionEventKind.Joined), "the client with a foreign token never joined");
+                }
+            }
+        }
+
+        private static void SecurityZeroSecretsRefused()
+        {
+            // 32 zero bytes are what an engine sends when it forgot to fill the secret in:
+            // the key anyone knows. The library must refuse them by name at create, never
+            // run a match that looks protected and is not.
+            byte[] zero = new byte[TwConstants.KeySize];
+            byte[] key = TwSecurity.GenerateKey();
+            TickwireException e;
+            using (TwSecurity s = TwSecurity.ForMatch(zero))
+            {
+                e = ThrowsTw(TwResult.InvalidArgument, () => new TwSession(SessionConfig(TwSessionMode.P2P), s), "a session with an all-zero match secret");
+                Contains(e.NativeMessage, "match_secret is all zero bytes", "names match_secret");
+                e = ThrowsTw(TwResult.InvalidArgument, () => new TwHost(TwHostConfig.Default(), "127.0.0.1:0", s), "a host with an all-zero match secret");
+                Contains(e.NativeMessage, "match_secret is all zero bytes", "a host's message names match_secret");
+            }
+            using (TwSecurity s = TwSecurity.ForMatch(key))
+            {
+                s.SetSpectatorSecret(zero);
+                e = ThrowsTw(TwResult.InvalidArgument, () => new TwSession(SessionConfig(TwSessionMode.P2P), s), "an all-zero spectator secret");
+                Contains(e.NativeMessage, "spectator_secret is all zero bytes", "names spectator_secret");
+                s.SetSpectatorSecret(key);
+                e = ThrowsTw(TwResult.InvalidArgument, () => new TwSession(SessionConfig(TwSessionMode.P2P), s), "a spectator secret equal to the match secret");
+                Contains(e.NativeMessage, "spectator_secret equals match_secret", "names both secrets");
+                // The same settings with a secret of their own are taken: the refusals above
+                // are about the bytes, not about having a spectator secret at all.
+                s.SetSpectatorSecret(TwSecurity.GenerateKey());
+                using (TwSession ok = new TwSession(SessionConfig(TwSessionMode.P2P), s))
+                {
+                    Check(!ok.IsDisposed, "distinct random secrets are accepted");
+                }
+            }
+            string address = FreeLocalAddress();
+            using (TwSecurity s = TwSecurity.ForRelayServer(zero, address))
+            {
+                e = ThrowsTw(TwResult.InvalidArgument,
+                             () => new TwSession(TwSessionConfig.RelayServer(RelaySlots, SessionGame.InputSize, address), s),
+                             "a relay server with an all-zero connect key");
+                Contains(e.NativeMessage, "connect_key is all zero bytes", "names connect_key");
+            }
+        }
+
+        private static void SecurityRelayIdentity()
+        {
+            byte[] key = TwSecurity.GenerateKey();
+            string address = FreeLocalAddress();
+            TwSessionConfig scfg = TwSessionConfig.RelayServer(RelaySlots, SessionGame.InputSize, address);
+            TwSession server;
+            using (TwSecurity s = TwSecurity.ForRelayServer(key, address))
+            {
+                server = new TwSession(scfg, s);
+            }
+            using (server)
+            {
+                SessionGame serverGame = new SessionGame((int)scfg.NumPlayers, server.StateSlots);
+                serverGame.RecordAfterAdvance = true;
+                server.Start();
+                TwSessionConfig ccfg = RelayConfig(TwSessionMode.RelayClient);
+                // Two backend accounts: ids that do not fit 32 bits (the field is 64-bit end to
+                // end), user data of different lengths, the second the whole 256 bytes.
+                ulong[] ids = { 0x1122334455667788UL, 0x8000000000000042UL };
+                byte[][] data = { new byte[] { (byte)'r', (byte)'e', (byte)'d', 0, 7 }, new byte[TwConstants.ConnectTokenUserDataSize] };
+                for (int i = 0; i < data[1].Length; i++)
+                {
+                    data[1][i] = (byte)(255 - i);
+                }
+                var clients = new List<TwSession>();
+                var games = new List<SessionGame>();
+                try
+                {
+                    for (int i = 0; i < 2; i++)
+                    {
+                        byte[] token = TwConnectToken.Generate(key, ccfg.Host.ProtocolId, ids[i], address, 60, 0, data[i]);
+                        using (TwSecurity t = TwSecurity.ForRelayClient(token))
+                        {
+                            clients.Add(new TwSession(ccfg, t));
+                        }
+                        games.Add(new SessionGame((int)ccfg.NumPlayers, clients[i].StateSlots));
+                        clients[i].SetServer(address);
+                        clients[i].Start();
+                    }
+                    Timer sw = Timer.StartNew();
+                    while (sw.ElapsedMilliseconds < 2 * DeadlineMs &&
+                           (games[0].Count(TwSessionEventKind.Joined) == 0 || games[1].Count(TwSessionEventKind.Joined) == 0 ||
+                            serverGame.Count(TwSessionEventKind.PlayerJoined) < 2))
+                    {
+                        serverGame.RelayFrame(server, 0);
+                        for (int i = 0; i < 2; i++)
+                        {
+                            games[i].RelayFrame(clients[i], (uint)i);
+                        }
+                        System.Threading.Thread.Sleep(2);
+                    }
+                    Equal(2, serverGame.Count(TwSessionEventKind.PlayerJoined), "the server saw two players join");
+                    var slotOf = new Dictionary<ulong, uint>();
+                    foreach (TwSessionEvent ev in serverGame.Events)
+                    {
+                        if (ev.Kind == TwSessionEventKind.PlayerJoined)
+                        {
+                            Equal(TwCredential.ConnectToken, ev.Data.Relay.Credential, "PlayerJoined: the credential");
+                            Check(ev.Data.Relay.ClientId == ids[0] || ev.Data.Relay.ClientId == ids[1],
+                                  "PlayerJoined: a client id of ours (" + ev.Data.Relay.ClientId.ToString("x") + ")");
+                            Check(!slotOf.ContainsKey(ev.Data.Relay.ClientId), "each client id joined once");
+                            slotOf[ev.Data.Relay.ClientId] = ev.Data.Relay.Player;
+                        }
+                    }
+                    Equal(2, slotOf.Count, "both client ids were seen");
+                    for (int i = 0; i < 2; i++)
+                    {
+                        // The slot each client was told (Joined) is the slot the server named.
+                        TwSessionEvent joined;
+                        Check(games[i].Find(TwSessionEventKind.Joined, out joined), "client " + i + " joined");
+                        Equal(slotOf[ids[i]], joined.Data.Relay.Player, "client " + i + "'s slot on both ends");
+                        TwPlayerIdentity id;
+                        Equal(TwResult.Ok, server.GetPlayerIdentity(slotOf[ids[i]], out id), "GetPlayerIdentity of client " + i);
+                        Equal(TwCredential.ConnectToken, id.Credential, "client " + i + ": the credential");
+                        Equal(ids[i], id.ClientId, "client " + i + ": the token's client id");
+                        byte[] got = id.GetUserData();
+                        Equal(TwConstants.ConnectTokenUserDataSize, got.Length, "client " + i + ": 256 bytes of user data");
+                        for (int b = 0; b < got.Length; b++)
+                        {
+                            byte want = b < data[i].Length ? data[i][b] : (byte)0;
+                            if (got[b] != want)
+                            {
+                                throw new TestFailure("client " + i + ": user data byte " + b + " is " + got[b] + ", the token had " + want +
+                                                      (b >= data[i].Length ? " (zero padding)" : ""));
+                            }
+                        }
+                        // The span copy takes a prefix, for a caller with a smaller buffer.
+                        byte* three = stackalloc byte[3];
+                        Equal(3, id.CopyUserData(new Span<byte>(three, 3)), "CopyUserData into 3 bytes");
+                        Check(three[0] == data[i][0] && three[2] == data[i][2], "CopyUserData copies the first bytes");
+                    }
+                    // Every other slot is free.
+                    int free = 0;
+                    for (uint p = 0; p < RelaySlots; p++)
+                    {
+                        if (p == slotOf[ids[0]] || p == slotOf[ids[1]])
+                        {
+                            continue;
+                        }
+                        TwPlayerIdentity none;
+                        Equal(TwResult.Empty, server.GetPlayerIdentity(p, out none), "GetPlayerIdentity of free slot " + p);
+                        Equal(0UL, none.ClientId, "a free slot gives a zeroed identity");
+                        Check(!server.TryGetPlayerIdentity(p, out none), "TryGetPlayerIdentity of a free slot is false");
+                        free++;
+                    }
+                    Equal((int)RelaySlots - 2, free, "free slots checked");
+                    TwPlayerIdentity beyond;
+                    Equal(TwResult.InvalidArgument, server.GetPlayerIdentity(RelaySlots, out beyond), "a player beyond NumPlayers");
+                    Equal(TwResult.InvalidState, clients[0].GetPlayerIdentity(0, out beyond), "a relay client has no player identities");
+                }
+                finally
+                {
+                    foreach (TwSession c in clients)
+                    {
+                        c.Dispose();
+                    }
                 }
             }
         }

@@ -1,7 +1,7 @@
 // The session allocation tests: GC.GetAllocatedBytesForCurrentThread() over the whole
 // engine loop (ticks due, push, advance, every request with its data copies, confirm
-// save, events, stats; a relay server's per-player figures) must not move. Part of the
-// test program (Program is partial).
+// save, events, stats; a relay server's per-player figures and identities) must not
+// move. Part of the test program (Program is partial).
 
 using System;
 using System.Runtime.CompilerServices;
@@ -170,7 +170,8 @@ namespace Tickwire.Tests
                     GameOk(m.ClientGames[i], "client " + i);
                     m.AssertInSync(i);
                 }
-                Equal(TwResult.Ok, graph.Failure, "every GetStats and GetPlayerStats OK");
+                Equal(TwResult.Ok, graph.Failure, "every GetStats, GetPlayerStats and GetPlayerIdentity OK");
+                Check(graph.IdentityReads > Frames, "GetPlayerIdentity found players during the measurement: " + graph.IdentityReads);
                 Equal(0L, delta, "managed bytes allocated during the measured frames");
                 Check(ticks > 60, "the match ran during the measurement: " + ticks + " ticks");
                 Check(resimulated > 0, "re-predictions happened during the measurement");
@@ -189,6 +190,8 @@ namespace Tickwire.Tests
         {
             private readonly RelayMatch _m;
             public long Reads;
+            /// <summary>GetPlayerIdentity calls that found a player in the slot.</summary>
+            public long IdentityReads;
             public double RttSum;
             public TwResult Failure = TwResult.Ok;
             /// <summary>The frame of MeasuredRelayFrames at which client 1 asks for a new snapshot (-1: none).</summary>
@@ -223,6 +226,15 @@ namespace Tickwire.Tests
                     }
                     RttSum += ps.RttUs;
                     Reads++;
+                    // A lobby panel that shows who is in each slot reads identities every
+                    // frame too: an open match's players proved nothing (Open, client id 0).
+                    TwPlayerIdentity id;
+                    r = _m.Server.GetPlayerIdentity(p, out id);
+                    if ((r != TwResult.Ok && r != TwResult.Empty) || id.Credential != TwCredential.Open || id.ClientId != 0)
+                    {
+                        Failure = r == TwResult.Ok || r == TwResult.Empty ? TwResult.InvalidState : r;
+                    }
+                    IdentityReads += r == TwResult.Ok ? 1 : 0;
                 }
             }
         }

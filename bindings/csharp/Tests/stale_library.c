@@ -38,6 +38,7 @@ size_t tw_relay_player_stats_size(void) { return 128; }
 size_t tw_security_config_size(void) { return 1240; }
 size_t tw_network_stats_size(void) { return 128; }
 size_t tw_session_message_stats_size(void) { return 64; }
+size_t tw_player_identity_size(void) { return 304; }
 #endif
 size_t tw_host_config_size(void) { return 96; }
 size_t tw_link_sim_config_size(void) { return 160; }

@@ -99,7 +99,7 @@ namespace Tickwire
         {
             "tw_host_config", "tw_link_sim_config", "tw_event", "tw_peer_stats", "tw_host_stats",
             "tw_session_config", "tw_request", "tw_session_event", "tw_session_stats", "tw_relay_player_stats",
-            "tw_security_config", "tw_network_stats", "tw_session_message_stats",
+            "tw_security_config", "tw_network_stats", "tw_session_message_stats", "tw_player_identity",
         };
 
         private static readonly Type[] s_checkedTypes =
@@ -107,6 +107,7 @@ namespace Tickwire
             typeof(TwHostConfig), typeof(TwLinkSimConfig), typeof(TwEvent), typeof(TwPeerStats), typeof(TwHostStats),
             typeof(TwSessionConfig), typeof(TwRequest), typeof(TwSessionEvent), typeof(TwSessionStats),
             typeof(TwRelayPlayerStats), typeof(TwSecurityConfig), typeof(TwNetworkStats), typeof(TwSessionMessageStats),
+            typeof(TwPlayerIdentity),
         };
 
         private static readonly int[] s_checkedSizeofs =
@@ -114,6 +115,7 @@ namespace Tickwire
             sizeof(TwHostConfig), sizeof(TwLinkSimConfig), sizeof(TwEvent), sizeof(TwPeerStats), sizeof(TwHostStats),
             sizeof(TwSessionConfig), sizeof(TwRequest), sizeof(TwSessionEvent), sizeof(TwSessionStats),
             sizeof(TwRelayPlayerStats), sizeof(TwSecurityConfig), sizeof(TwNetworkStats), sizeof(TwSessionMessageStats),
+            sizeof(TwPlayerIdentity),
         };
 
         /// <summary>
@@ -169,6 +171,7 @@ namespace Tickwire
                 (ulong)TwNative.tw_security_config_size(),
                 (ulong)TwNative.tw_network_stats_size(),
                 (ulong)TwNative.tw_session_message_stats_size(),
+                (ulong)TwNative.tw_player_identity_size(),
             };
         }
 

@@ -5,7 +5,7 @@ namespace Tickwire
 {
     // The TwSession calls of the relay topology (RELAY_SERVER, RELAY_CLIENT): naming the
     // server (setup, throws), asking for a new snapshot after a desync, and a server's
-    // per-player figures (per frame: TwResult out, no allocation).
+    // per-player figures and identities (per frame: TwResult out, no allocation).
     //
     // Everything else of a relay match goes through the calls every mode shares: a client
     // pushes its input as TwConstants.LocalPlayer every due tick, advances and runs the
@@ -87,6 +87,35 @@ namespace Tickwire
         public bool TryGetPlayerStats(uint player, out TwRelayPlayerStats stats)
         {
             return GetPlayerStats(player, out stats) == TwResult.Ok;
+        }
+
+        /// <summary>
+        /// RELAY_SERVER: what the connection of player proved (tw_session_player_identity): for a
+        /// client admitted by a connect token, the token's ClientId and UserData as the game's
+        /// backend minted them (the client cannot change them); else the class of the secret it
+        /// proved. The identity stays with the slot while it waits for a dropped player (a
+        /// player that comes back must prove the same credential). Per frame: allocates
+        /// nothing (TwPlayerIdentity.CopyUserData reads the data into a buffer you keep).
+        /// Ok; Empty when the slot is free (identity zeroed); InvalidArgument for a player
+        /// beyond NumPlayers; InvalidState in another mode.
+        /// </summary>
+        public TwResult GetPlayerIdentity(uint player, out TwPlayerIdentity identity)
+        {
+            ThrowIfDisposed();
+            identity = default(TwPlayerIdentity);
+            fixed (TwPlayerIdentity* p = &identity)
+            {
+                return TwNative.tw_session_player_identity(_handle, player, p);
+            }
+        }
+
+        /// <summary>
+        /// RELAY_SERVER: true when player's slot is taken and its identity was written; false
+        /// when it is free (or on an error: GetPlayerIdentity gives the code).
+        /// </summary>
+        public bool TryGetPlayerIdentity(uint player, out TwPlayerIdentity identity)
+        {
+            return GetPlayerIdentity(player, out identity) == TwResult.Ok;
         }
     }
 }

@@ -227,6 +227,12 @@ namespace Tickwire.Native
         internal static extern TwResult tw_session_player_stats(SessionHandle session, uint player, TwRelayPlayerStats* out_stats);
 
         [DllImport(Lib, CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
+        internal static extern TwResult tw_session_player_identity(SessionHandle session, uint player, TwPlayerIdentity* out_identity);
+
+        [DllImport(Lib, CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
+        internal static extern UIntPtr tw_player_identity_size();
+
+        [DllImport(Lib, CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
         internal static extern TwResult tw_session_network_stats(SessionHandle session, uint player, TwNetworkStats* out_stats);
 
         [DllImport(Lib, CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]

@@ -7,6 +7,7 @@
 // test program checks every size and offset against the C compiler's; no constants or
 // static fields inside a mirrored struct (properties are fine: they are not fields).
 
+using System;
 using System.Runtime.InteropServices;
 
 namespace Tickwire
@@ -73,6 +74,12 @@ namespace Tickwire
         Full = 4,
         /// <summary>RELAY_SERVER: no Hello within HelloTimeoutMs.</summary>
         NoHello = 5,
+        /// <summary>
+        /// RELAY_SERVER: a slot's session token on a connection that did not prove the credential
+        /// that first claimed the slot (another connect token's client id, or another secret's
+        /// class): a leaked token is worthless to another player. The client is told AuthFailed.
+        /// </summary>
+        WrongCredential = 6,
     }
 
     /// <summary>
@@ -108,6 +115,16 @@ namespace Tickwire
         /// stays on the server: the client sees only TwDisconnectReason.KickedByEngine); else 0.
         /// </summary>
         public uint Code;
+        /// <summary>
+        /// PlayerJoined, PlayerReconnected (server): what the player's connection proved; a
+        /// returning player proved the same as the one that first claimed the slot. Else Open (0).
+        /// </summary>
+        public TwCredential Credential;
+        /// <summary>
+        /// PlayerJoined, PlayerReconnected with TwCredential.ConnectToken: the token's client id,
+        /// as the game's backend minted it (its user data: TwSession.GetPlayerIdentity). Else 0.
+        /// </summary>
+        public ulong ClientId;
 
         /// <summary>Reason as a TwDisconnectReason (PlayerLeft on the server, Reconnecting, ServerLost).</summary>
         public TwDisconnectReason DisconnectReason
@@ -133,6 +150,54 @@ namespace Tickwire
     public struct TwSessionEventRejected
     {
         public TwRejectReason Reason;
+    }
+
+    /// <summary>
+    /// tw_player_identity (304 bytes): what a relay player's connection proved, from
+    /// TwSession.GetPlayerIdentity. For a connect token: the client id and user data the game's
+    /// backend sealed into it (the client cannot change them), for example a ranked player's
+    /// account id. A plain copy: keep it as long as you like.
+    /// </summary>
+    [StructLayout(LayoutKind.Sequential)]
+    public unsafe struct TwPlayerIdentity
+    {
+        /// <summary>What the player's connection proved.</summary>
+        public TwCredential Credential;
+        /// <summary>Must be ignored.</summary>
+        public uint Reserved0;
+        /// <summary>TwCredential.ConnectToken: the token's client id (the player's id in the game's backend); else 0.</summary>
+        public ulong ClientId;
+        /// <summary>
+        /// TwCredential.ConnectToken: the token's user data, zero-padded to
+        /// TwConstants.ConnectTokenUserDataSize bytes (the token does not record a shorter
+        /// length: give the data its own length or terminator); else all zero.
+        /// </summary>
+        public fixed byte UserData[256];
+        /// <summary>Must be ignored.</summary>
+        public fixed byte Reserved[32];
+
+        /// <summary>
+        /// Copies the user data into destination (at most its length, up to 256 bytes) and
+        /// returns the number of bytes copied. Allocates nothing: a per-frame reader passes a
+        /// buffer it keeps, or a stackalloc span.
+        /// </summary>
+        public int CopyUserData(Span<byte> destination)
+        {
+            int n = Math.Min(destination.Length, 256);
+            fixed (byte* p = UserData)
+            {
+                new ReadOnlySpan<byte>(p, n).CopyTo(destination);
+            }
+            return n;
+        }
+
+        /// <summary>The user data as a new 256-byte array. Allocates: call it on join, not per frame.</summary>
+        public byte[] GetUserData()
+        {
+            byte[] copy = new byte[256];
+            CopyUserData(copy);
+            return copy;
+        }
     }
 
     /// <summary>

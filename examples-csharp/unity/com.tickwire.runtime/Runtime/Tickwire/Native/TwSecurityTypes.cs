@@ -14,6 +14,25 @@ using System.Runtime.InteropServices;
 namespace Tickwire
 {
     /// <summary>
+    /// tw_credential: what a connection's peer proved in its handshake (TwEventConnected,
+    /// TwSessionEventPeer and TwSessionEventRelay's Credential, TwPlayerIdentity). Roles
+    /// follow it, never the address.
+    /// </summary>
+    public enum TwCredential : uint
+    {
+        /// <summary>Nothing: insecure plaintext, or an open endpoint (encrypted, anyone may connect).</summary>
+        Open = 0,
+        /// <summary>The match's (players') secret.</summary>
+        PlayerSecret = 1,
+        /// <summary>The spectators' secret. A P2P peer never gives it a player's place.</summary>
+        SpectatorSecret = 2,
+        /// <summary>A connect token from the game's backend; ClientId is the token's.</summary>
+        ConnectToken = 3,
+        /// <summary>Seen by a client that showed a connect token: the server opened it, so it holds the backend's key.</summary>
+        TokenServer = 4,
+    }
+
+    /// <summary>
     /// tw_security_config (1240 bytes): encryption, match and spectator secrets, a relay
     /// server's connect key and public address, a relay client's connect token. Read only
     /// while a host or session is created. See <see cref="TwSecurity"/>.

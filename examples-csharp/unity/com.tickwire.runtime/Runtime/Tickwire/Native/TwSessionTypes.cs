@@ -538,6 +538,13 @@ namespace Tickwire
         public uint Reason;
         /// <summary>PEER_INTERRUPTED: microseconds of further silence before the peer is dropped.</summary>
         public ulong DisconnectInUs;
+        /// <summary>
+        /// PEER_CONNECTED: what the connection proved (a P2P peer's role follows it: a
+        /// spectators' secret never takes a player's place); else Open (0).
+        /// </summary>
+        public TwCredential Credential;
+        /// <summary>Must be ignored.</summary>
+        public uint Reserved0;
     }
 
     /// <summary>tw_session_event_player: PLAYER_DISCONNECTED.</summary>

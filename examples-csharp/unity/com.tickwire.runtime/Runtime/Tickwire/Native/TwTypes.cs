@@ -107,6 +107,12 @@ namespace Tickwire
         /// client: ServerLost. Seen by the dialling side only.
         /// </summary>
         ResolveFailed = 15,
+        /// <summary>
+        /// A relay server refused the connect token: another live connection holds a token
+        /// for the same client id (one connection per player at a time). Try again once the
+        /// other connection has ended.
+        /// </summary>
+        ClientIdInUse = 16,
     }
 
     /// <summary>tw_security_mode (TwSecurityConfig.Mode, TwSecurity.Mode).</summary>
@@ -330,11 +336,20 @@ namespace Tickwire
         }
     }
 
-    /// <summary>tw_event_connected: the peer's address as NUL-terminated UTF-8.</summary>
+    /// <summary>tw_event_connected: the peer's address as NUL-terminated UTF-8, and what it proved.</summary>
     [StructLayout(LayoutKind.Sequential)]
     public unsafe struct TwEventConnected
     {
         public fixed byte Address[64];
+        /// <summary>What the peer proved in the handshake. Decide who a peer is by this, never by its address.</summary>
+        public TwCredential Credential;
+        /// <summary>Must be ignored.</summary>
+        public uint Reserved0;
+        /// <summary>
+        /// TwCredential.ConnectToken: the token's client id (its user data: TwSession.GetPlayerIdentity
+        /// on a relay server); else 0.
+        /// </summary>
+        public ulong ClientId;
 
         /// <summary>The address as a string. Allocates: call it on connect, not per frame.</summary>
         public string GetAddress()

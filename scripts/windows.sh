@@ -3,7 +3,8 @@
 # (mingw-w64) and runs it under Wine. Installs what it needs from Debian when missing.
 #
 #   scripts/windows.sh smoke    the library (DLL, import library, static library), every
-#                               C example and the C ABI misuse test, built with mingw
+#                               C example, the C ABI misuse test and the relay identity
+#                               test, built with mingw
 #                               as strict C11 and run under Wine; the install layout, a
 #                               CMake consumer built with the mingw-w64 toolchain and
 #                               run under Wine, the Unity plugin copy (tests/run.sh runs
@@ -92,7 +93,7 @@ smoke() {
     check "build tickwire.dll, libtickwire.dll.a and libtickwire.a (with the test hooks)" build_library
     mkdir -p "$OUT/bin"
     cp "$lib/tickwire.dll" "$OUT/bin/" 2>/dev/null || true
-    for src in examples-c/loopback.c examples-c/p2p.c examples-c/relay.c tests/c/abi_misuse.c; do
+    for src in examples-c/loopback.c examples-c/p2p.c examples-c/relay.c tests/c/abi_misuse.c tests/c/relay_identity.c; do
         local name
         name="$(basename "$src" .c)"
         # winpthread statically: clock_gettime and nanosleep, and no extra DLL to ship.

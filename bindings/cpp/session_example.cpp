@@ -14,7 +14,8 @@
  *      per client, tickwire::connect_token_generate); early on one client asks for a new
  *      snapshot (request_snapshot); at the end every client's authoritative checksums
  *      must equal the server's, and the server's per-player figures (player_stats) must
- *      show each client.
+ *      show each client; the server's engine must know each client by its token's client id
+ *      and user data (PLAYER_JOINED, player_identity), and a kicked player's slot by none.
  * Also shows the exception a setup call throws and the RAII cleanup.
  *
  *   cargo build
@@ -25,6 +26,7 @@
  *
  * Exit status 0 on success, 1 on failure.
  */
+#include <algorithm>
 #include <array>
 #include <chrono>
 #include <cstdio>
@@ -268,6 +270,10 @@ struct RelayNode {
     bool expect_kick = false;  // the server kicks this client: SERVER_LOST is then the answer
     std::uint32_t lost_reason = 0;  // a client's SERVER_LOST
     std::uint32_t kick_code = 0;    // the server's PLAYER_KICKED: the engine's reason_code
+    // The server's PLAYER_JOINED events: what each joining connection proved, by slot.
+    std::uint32_t join_credential[kPlayers] = {};
+    std::uint64_t join_client_id[kPlayers] = {};
+    std::uint32_t server_joins = 0;
 
     RelayNode(const char *name, const tw_session_config &config, const tickwire::SecurityConfig &security)
         : e(name, config, security) {}
@@ -297,6 +303,11 @@ void relay_frame(RelayNode &n, bool client) {
         case TW_SESSION_EVENT_KIND_PLAYER_JOINED:
             if (!client) std::printf("%s: player %u joined at tick %u\n", n.e.name, static_cast<unsigned>(ev.data.relay.player),
                                      static_cast<unsigned>(ev.data.relay.tick));
+            if (!client && ev.data.relay.player < kPlayers) {
+                n.join_credential[ev.data.relay.player] = ev.data.relay.credential;
+                n.join_client_id[ev.data.relay.player] = ev.data.relay.client_id;
+                ++n.server_joins;
+            }
             break;
         case TW_SESSION_EVENT_KIND_JOINED:
             n.player = ev.data.relay.player;
@@ -339,6 +350,43 @@ void relay_frame(RelayNode &n, bool client) {
     }
 }
 
+// The backend's ids of the two relay clients (all 64 bits used) and their user data: a
+// string with its terminator, and a 40-byte record; the library pads both to 256 bytes.
+constexpr std::uint64_t kClientIds[2] = {0x00C0FFEE00000001ull, 0xFEDCBA9876543210ull};
+const std::string kUserData[2] = {std::string("ranked:gold", 12), std::string(40, '\x5a')};
+
+// Who is who (issue 30): the server saw each client join with its connect token's client
+// id (PLAYER_JOINED), and player_identity gives each slot's id and user data, zero-padded;
+// a free slot is EMPTY. Prints what it read.
+bool check_identities(RelayNode &server, const std::vector<RelayNode> &clients) {
+    bool ok = server.server_joins == 2;
+    bool taken[kPlayers] = {};
+    for (std::size_t i = 0; i < clients.size(); ++i) {
+        const std::uint32_t p = clients[i].player;
+        if (p >= kPlayers) return false;
+        taken[p] = true;
+        tw_player_identity id{};
+        const tw_result r = server.e.session.player_identity(p, id);
+        std::uint8_t want[sizeof id.user_data] = {};
+        std::copy(kUserData[i].begin(), kUserData[i].end(), want);
+        const bool good = r == TW_RESULT_OK && id.credential == TW_CREDENTIAL_CONNECT_TOKEN && id.client_id == kClientIds[i] &&
+                          std::equal(std::begin(want), std::end(want), std::begin(id.user_data)) &&
+                          server.join_credential[p] == TW_CREDENTIAL_CONNECT_TOKEN && server.join_client_id[p] == kClientIds[i];
+        std::printf("%s: identity of player %u: %s, credential %u, client id %016llx (joined with %016llx)%s\n",
+                    clients[i].e.name, static_cast<unsigned>(p), tickwire::result_name(r), static_cast<unsigned>(id.credential),
+                    static_cast<unsigned long long>(id.client_id), static_cast<unsigned long long>(server.join_client_id[p]),
+                    good ? "" : ": WRONG");
+        ok = ok && good;
+    }
+    for (std::uint32_t p = 0; p < kPlayers; ++p) {
+        if (taken[p]) continue;
+        tw_player_identity id{};
+        id.client_id = 77;  // untouched on EMPTY
+        ok = ok && server.e.session.player_identity(p, id) == TW_RESULT_EMPTY && id.client_id == 77;
+    }
+    return ok;
+}
+
 // A relay server and two clients for `seconds` once both are caught up; client 2 asks for a
 // new snapshot a quarter of the way in. Returns true when every client agrees with the server.
 bool relay_match(double seconds) {
@@ -371,9 +419,11 @@ bool relay_match(double seconds) {
         ccfg.max_prediction = 16;
         ccfg.host.sim_seed = 61 + i;
         // The backend mints each player a token for this server, good for the match (a client
-        // gets it over HTTPS in a game); the client shows it when it connects.
-        const tickwire::connect_token token =
-            tickwire::connect_token_generate(backend_key, ccfg.host.protocol_id, 100 + i, address, 300);
+        // gets it over HTTPS in a game); the client shows it when it connects. The client id
+        // and user data (its account and loadout, say) reach the server's engine as the
+        // backend sealed them: player_identity below checks that they arrive intact.
+        const tickwire::connect_token token = tickwire::connect_token_generate(
+            backend_key, ccfg.host.protocol_id, kClientIds[i], address, 300, 0, tickwire::bytes(kUserData[i]));
         clients.emplace_back(i == 0 ? "relay client 1" : "relay client 2", ccfg, tickwire::SecurityConfig::relay_client(token));
         RelayNode &c = clients.back();
         c.index = i;
@@ -431,6 +481,7 @@ bool relay_match(double seconds) {
     ok = ok && clients[0].joins == 1 && clients[1].joins == 2 && clients[1].resyncs == 1;
     tw_relay_player_stats none{};
     ok = ok && server.e.session.player_stats(kPlayers, none) == TW_RESULT_INVALID_ARGUMENT;
+    ok = check_identities(server, clients) && ok;
 
     // The engine's own kick: client 1 sees SERVER_LOST with KICKED_BY_ENGINE, the server
     // PLAYER_KICKED with the engine's code.
@@ -446,6 +497,11 @@ bool relay_match(double seconds) {
                 static_cast<unsigned>(server.kick_code));
     ok = ok && clients[0].lost_reason == TW_DISCONNECT_REASON_KICKED_BY_ENGINE && server.kick_code == 7 &&
          !clients[1].e.failed && !server.e.failed;
+    // The kicked player's slot is free: its identity went with it.
+    tw_player_identity gone{};
+    const tw_result gone_r = server.e.session.player_identity(clients[0].player, gone);
+    std::printf("kick: identity of the freed slot %u: %s\n", static_cast<unsigned>(clients[0].player), tickwire::result_name(gone_r));
+    ok = ok && gone_r == TW_RESULT_EMPTY;
     return ok;
 }
 

@@ -26,7 +26,7 @@
  * Per-frame calls (Host: send, flush, poll_event, read_message, stats; Session:
  * ticks_due, push_input, advance, poll_request, read_inputs, confirm_save, poll_event,
  * send_message, read_message,
- * stats, request_snapshot, player_stats, ...) are noexcept, return the tw_result (or a bool) and never allocate. The
+ * stats, request_snapshot, player_stats, player_identity, ...) are noexcept, return the tw_result (or a bool) and never allocate. The
  * threading rules are the C API's: a Host or Session is not safe for concurrent use;
  * serialize calls on it (the engine's main thread); a call made while another thread is
  * inside one gets TW_RESULT_BUSY (or an Error with it); its network thread never calls
@@ -165,6 +165,7 @@ inline void check_abi() {
     size("tw_relay_player_stats", tw_relay_player_stats_size(), sizeof(tw_relay_player_stats));
     size("tw_security_config", tw_security_config_size(), sizeof(tw_security_config));
     size("tw_network_stats", tw_network_stats_size(), sizeof(tw_network_stats));
+    size("tw_player_identity", tw_player_identity_size(), sizeof(tw_player_identity));
     if (!diff.empty()) {
         throw Error(TW_RESULT_VERSION_MISMATCH,
                     "the tickwire library does not match tickwire.h (" + diff + "); is a stale libtickwire on the library path?");
@@ -304,12 +305,14 @@ inline connect_token connect_token_generate(bytes key, std::uint32_t protocol_id
  *   lets spectators in with their own (a SPECTATOR session sets only that).
  * - RELAY_SERVER: the backend's connect key and the address clients reach the server at
  *   (SecurityConfig::relay_server); only clients with a valid, unexpired connect token
- *   for that address get in, one connection per token at a time.
+ *   for that address get in, one connection per token (and per client id) at a time.
+ *   The engine learns who each player is from the token: Session::player_identity.
  * - RELAY_CLIENT: the connect token the backend minted (SecurityConfig::relay_client).
  *
  * Without one, connections are still encrypted, and open to anyone. The setters throw
  * std::invalid_argument for a wrong length; the library checks the rest at creation
- * (Error, TW_RESULT_INVALID_ARGUMENT naming the tw_security_config field).
+ * (Error, TW_RESULT_INVALID_ARGUMENT naming the tw_security_config field): among them an
+ * all-zero secret or key, and a spectators' secret equal to the match secret.
  */
 class SecurityConfig {
 public:
@@ -895,6 +898,16 @@ public:
      */
     tw_result player_stats(std::uint32_t player, tw_relay_player_stats &out) noexcept {
         return tw_session_player_stats(session_, player, &out);
+    }
+    /**
+     * RELAY_SERVER: what the connection of player proved (tw_session_player_identity): for a
+     * client admitted by a connect token, credential TW_CREDENTIAL_CONNECT_TOKEN and the
+     * token's client_id and user_data (zero-padded to 256 bytes) as the backend minted them;
+     * else the class of the secret it proved. PLAYER_JOINED carries the credential and the
+     * client id too (ev.data.relay). TW_RESULT_EMPTY when the slot is free (out untouched).
+     */
+    tw_result player_identity(std::uint32_t player, tw_player_identity &out) noexcept {
+        return tw_session_player_identity(session_, player, &out);
     }
 
     // --- the message side channel (chat, settings, loadouts) ---------------------------------

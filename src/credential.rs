@@ -64,7 +64,8 @@ pub struct tw_player_identity {
     pub reserved: [u8; 32],
 }
 
-const _: () = assert!(USER_DATA_SIZE == 256 && USER_DATA_SIZE == super::security::TW_CONNECT_TOKEN_USER_DATA_SIZE as usize);
+const _: () =
+    assert!(USER_DATA_SIZE == 256 && USER_DATA_SIZE == super::security::TW_CONNECT_TOKEN_USER_DATA_SIZE as usize);
 
 impl tw_player_identity {
     fn new(c: &Credential) -> Self {

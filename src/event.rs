@@ -208,7 +208,7 @@ impl tw_event {
     pub(crate) fn from_host_event(ev: &HostEvent) -> Self {
         let mut out = tw_event::zeroed();
         match ev {
-            HostEvent::Connected { peer, addr, credential } => {
+            HostEvent::Connected { peer, addr, credential, .. } => {
                 let (class, client_id) = c_proven(credential.proven());
                 let mut c = tw_event_connected { address: [0; 64], credential: class, reserved0: 0, client_id };
                 let text = shown(*addr).to_string();

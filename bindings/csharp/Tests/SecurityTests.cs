@@ -19,7 +19,7 @@ namespace Tickwire.Tests
             Run("security: TwSecurity defaults, setters, lengths, Dispose", SecuritySettings);
             Run("security: GenerateKey and TwConnectToken.Generate; bad arguments throw with the library's message", SecurityKeysAndTokens);
             Run("security: bad settings throw TickwireException naming the field at create", SecurityBadSettings);
-            Run("security: a shared match secret connects; another secret is refused (AuthFailed)", SecurityMatchSecret);
+            Run("security: a shared match secret connects; another secret is refused (DeniedUnverified: unauthenticated)", SecurityMatchSecret);
             Run("security: insecure plaintext on one end only is refused (SecurityMismatch); on both ends connects", SecurityPlaintext);
             Run("security: connect tokens: admitted; another address, another key, in use: refused", SecurityConnectTokens);
             Run("security: a relay session admits a client with a token, refuses one with a foreign token", SecurityRelaySession);
@@ -78,6 +78,18 @@ namespace Tickwire.Tests
         {
             Check(ev.Kind == TwEventKind.Connected,
                   what + ": expected Connected, got " + ev.Kind + (ev.Kind == TwEventKind.Disconnected ? " (" + ev.Data.Disconnected.Reason + ")" : ""));
+        }
+
+        /// <summary>
+        /// A client host that gives a handshake up after 1 s: a refusal that cannot be
+        /// authenticated (a wrong or missing credential) is only a hint, so the client tries
+        /// until its connect timeout and then reports DeniedUnverified (issue 30).
+        /// </summary>
+        private static TwHostConfig Impatient()
+        {
+            TwHostConfig c = TwHostConfig.Default();
+            c.ConnectTimeoutMs = 1000;
+            return c;
         }
 
         private static void Refused(TwEvent ev, TwDisconnectReason reason, string what)
@@ -290,12 +302,12 @@ namespace Tickwire.Tests
                 }
                 using (good)
                 using (TwSecurity s = TwSecurity.ForMatch(other))
-                using (TwHost stranger = new TwHost(TwHostConfig.Default(), "127.0.0.1:0", s))
-                using (TwHost open = new TwHost("127.0.0.1:0"))
+                using (TwHost stranger = new TwHost(Impatient(), "127.0.0.1:0", s))
+                using (TwHost open = new TwHost(Impatient(), "127.0.0.1:0"))
                 {
                     Connected(ConnectOutcome(server, good, server.LocalAddress, serverEvents), "the same secret");
-                    Refused(ConnectOutcome(server, stranger, server.LocalAddress, serverEvents), TwDisconnectReason.AuthFailed, "another secret");
-                    Refused(ConnectOutcome(server, open, server.LocalAddress, serverEvents), TwDisconnectReason.AuthFailed, "no secret");
+                    Refused(ConnectOutcome(server, stranger, server.LocalAddress, serverEvents), TwDisconnectReason.DeniedUnverified, "another secret");
+                    Refused(ConnectOutcome(server, open, server.LocalAddress, serverEvents), TwDisconnectReason.DeniedUnverified, "no secret");
                     TwHostStats st = HostStatsWhen(server, x => x.AuthRefused >= 2);
                     Equal(2UL, st.AuthRefused, "the server counts the refused handshakes");
                     Equal(0UL, st.SecurityMismatch, "no security mismatch");
@@ -344,16 +356,16 @@ namespace Tickwire.Tests
                 using (TwHost holder = new TwHost(TwHostConfig.Default(), "127.0.0.1:0", t))
                 using (TwHost copier = new TwHost(TwHostConfig.Default(), "127.0.0.1:0", t))
                 using (TwSecurity te = TwSecurity.ForRelayClient(elsewhere))
-                using (TwHost wrongAddress = new TwHost(TwHostConfig.Default(), "127.0.0.1:0", te))
+                using (TwHost wrongAddress = new TwHost(Impatient(), "127.0.0.1:0", te))
                 using (TwSecurity tf = TwSecurity.ForRelayClient(foreign))
-                using (TwHost wrongKey = new TwHost(TwHostConfig.Default(), "127.0.0.1:0", tf))
-                using (TwHost none = new TwHost("127.0.0.1:0"))
+                using (TwHost wrongKey = new TwHost(Impatient(), "127.0.0.1:0", tf))
+                using (TwHost none = new TwHost(Impatient(), "127.0.0.1:0"))
                 {
                     Connected(ConnectOutcome(server, holder, address, serverEvents), "a token for this server");
                     Refused(ConnectOutcome(server, copier, address, serverEvents), TwDisconnectReason.TokenInUse, "the same token again");
-                    Refused(ConnectOutcome(server, wrongAddress, address, serverEvents), TwDisconnectReason.AuthFailed, "a token for another address");
-                    Refused(ConnectOutcome(server, wrongKey, address, serverEvents), TwDisconnectReason.AuthFailed, "a token made with another key");
-                    Refused(ConnectOutcome(server, none, address, serverEvents), TwDisconnectReason.AuthFailed, "no token");
+                    Refused(ConnectOutcome(server, wrongAddress, address, serverEvents), TwDisconnectReason.DeniedUnverified, "a token for another address");
+                    Refused(ConnectOutcome(server, wrongKey, address, serverEvents), TwDisconnectReason.DeniedUnverified, "a token made with another key");
+                    Refused(ConnectOutcome(server, none, address, serverEvents), TwDisconnectReason.DeniedUnverified, "no token");
                     Equal(4UL, HostStatsWhen(server, x => x.AuthRefused >= 4).AuthRefused, "the server counts every refusal");
                 }
             }
@@ -383,9 +395,11 @@ namespace Tickwire.Tests
                 {
                     good = new TwSession(ccfg, t);
                 }
+                TwSessionConfig impatient = ccfg;
+                impatient.Host.ConnectTimeoutMs = 1000; // an unauthenticated refusal: tried until then
                 using (TwSecurity t = TwSecurity.ForRelayClient(foreign))
                 {
-                    bad = new TwSession(ccfg, t);
+                    bad = new TwSession(impatient, t);
                 }
                 using (good)
                 using (bad)
@@ -409,7 +423,7 @@ namespace Tickwire.Tests
                     Check(goodGame.Count(TwSessionEventKind.Synchronized) == 1, "the token holder caught up");
                     TwSessionEvent lost;
                     Check(badGame.Find(TwSessionEventKind.ServerLost, out lost), "the client with a foreign token lost the server");
-                    Equal(TwDisconnectReason.AuthFailed, lost.Data.Relay.DisconnectReason, "why");
+                    Equal(TwDisconnectReason.DeniedUnverified, lost.Data.Relay.DisconnectReason, "why");
                     Equal(0, badGame.Count(TwSessionEventKind.Joined), "the client with a foreign token never joined");
                 }
             }

@@ -10,34 +10,16 @@ mod hand_net;
 
 use std::net::SocketAddr;
 
-use hand_net::HandNet;
+use hand_net::{HandNet, connected, encrypted, pid};
 use tickwire_proto::token::{self, ConnectToken, TokenParams};
 use tickwire_proto::wire::{self, Packet};
 use tickwire_proto::{
-    Admission, DisconnectReason, EndpointConfig, KEY_SIZE, NetEvent as Event, PeerId, Presented, Secret, Security,
-    TokenAdmission,
+    Admission, DisconnectReason, EndpointConfig, KEY_SIZE, NetEvent as Event, PeerId, Presented, Secret, TokenAdmission,
 };
-
-fn pid() -> u32 {
-    EndpointConfig::default().protocol_id
-}
-
-fn encrypted(admission: Admission, presented: Presented, max_incoming: u32, seed: u64) -> EndpointConfig {
-    EndpointConfig {
-        max_incoming,
-        seed,
-        security: Security::Encrypted { admission, presented },
-        ..EndpointConfig::default()
-    }
-}
 
 /// A client endpoint (no incoming) that shows `presented`.
 fn client(presented: Presented, seed: u64) -> EndpointConfig {
     encrypted(Admission::default(), presented, 0, seed)
-}
-
-fn connected(net: &mut HandNet, c: usize, cp: PeerId) -> bool {
-    net.events(c).iter().any(|e| matches!(e, Event::Connected { peer, .. } if *peer == cp))
 }
 
 /// Client `c`'s attempt to reach `s` was refused for `reason`: it never connected, the
@@ -51,11 +33,12 @@ fn assert_refused(net: &mut HandNet, s: usize, c: usize, cp: PeerId, reason: Dis
     if reason == DisconnectReason::AuthFailed {
         assert_eq!(events, vec![], "client {c}: an unauthenticated refusal ended the handshake");
         assert!(net.ep(c).endpoint_stats().unverified_denials >= 1, "client {c}: the refusal was heard");
-        net.now += EndpointConfig::default().connect_timeout_us;
-        let now = net.now;
-        net.ep(c).update(now);
         let unverified = DisconnectReason::DeniedUnverified;
-        assert_eq!(net.events(c), vec![Event::Disconnected { peer: cp, reason: unverified }], "client {c}");
+        assert_eq!(
+            net.time_out_handshakes(c),
+            vec![Event::Disconnected { peer: cp, reason: unverified }],
+            "client {c}"
+        );
         assert_eq!(net.ep(c).unverified_denial(cp), Some(reason), "client {c}: the stated reason, as a hint");
     } else {
         assert_eq!(events, vec![Event::Disconnected { peer: cp, reason }], "client {c}");

@@ -355,11 +355,8 @@ fn a_plaintext_end_and_an_encrypted_end_do_not_connect() {
             // An encrypted client cannot authenticate a plaintext server's refusal: it
             // tries until its connect timeout, then says so, the reason as a hint.
             assert_eq!(net.events(C), vec![], "{why}");
-            net.now += EndpointConfig::default().connect_timeout_us;
-            let now = net.now;
-            net.ep(C).update(now);
             let unverified = DisconnectReason::DeniedUnverified;
-            assert_eq!(net.events(C), vec![Event::Disconnected { peer: cp, reason: unverified }], "{why}");
+            assert_eq!(net.time_out_handshakes(C), vec![Event::Disconnected { peer: cp, reason: unverified }], "{why}");
             assert_eq!(net.ep(C).unverified_denial(cp), Some(mismatch), "{why}");
         }
         assert!(net.events(S).is_empty(), "{why}");

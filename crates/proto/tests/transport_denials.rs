@@ -11,29 +11,16 @@ mod hand_net;
 
 use std::net::SocketAddr;
 
-use hand_net::HandNet;
+use hand_net::{HandNet, connected, encrypted, pid};
 use tickwire_proto::token::{self, ConnectToken, TokenParams};
 use tickwire_proto::wire::{self, Packet};
 use tickwire_proto::{
-    Admission, DisconnectReason, EndpointConfig, KEY_SIZE, NetEvent as Event, PeerId, Presented, Secret, Security,
+    Admission, Binding, DisconnectReason, EndpointConfig, KEY_SIZE, NetEvent as Event, Presented, Secret,
     TokenAdmission,
 };
 
 const KEY: [u8; KEY_SIZE] = [0x3c; KEY_SIZE];
 const T0: u64 = 1_700_000_000;
-
-fn pid() -> u32 {
-    EndpointConfig::default().protocol_id
-}
-
-fn encrypted(admission: Admission, presented: Presented, max_incoming: u32, seed: u64) -> EndpointConfig {
-    EndpointConfig {
-        max_incoming,
-        seed,
-        security: Security::Encrypted { admission, presented },
-        ..EndpointConfig::default()
-    }
-}
 
 fn secret_server(max_incoming: u32) -> EndpointConfig {
     let admission = Admission::Secrets { players: Some(Secret([1; KEY_SIZE])), spectators: None };
@@ -49,10 +36,6 @@ fn client_salt(d: &[u8]) -> u64 {
         Ok(Packet::ConnectRequest { client_salt, .. }) => client_salt,
         other => panic!("not a request: {other:?}"),
     }
-}
-
-fn connected(net: &mut HandNet, c: usize, cp: PeerId) -> bool {
-    net.events(c).iter().any(|e| matches!(e, Event::Connected { peer, .. } if *peer == cp))
 }
 
 /// A forged `Denied` that arrives before the server's answer, with each reason an
@@ -132,11 +115,8 @@ fn a_refusal_after_a_valid_proof_is_authenticated_and_final() {
     let stranger = net.add(encrypted(Admission::default(), Presented::Secret(Secret([9; KEY_SIZE])), 0, 24));
     let sp = net.connect(stranger, s);
     assert_eq!(net.events(stranger), vec![]);
-    net.now += EndpointConfig::default().connect_timeout_us;
-    let now = net.now;
-    net.ep(stranger).update(now);
     let unverified = DisconnectReason::DeniedUnverified;
-    assert_eq!(net.events(stranger), vec![Event::Disconnected { peer: sp, reason: unverified }]);
+    assert_eq!(net.time_out_handshakes(stranger), vec![Event::Disconnected { peer: sp, reason: unverified }]);
     assert_eq!(net.ep(stranger).unverified_denial(sp), Some(DisconnectReason::AuthFailed));
 }
 
@@ -197,4 +177,47 @@ fn a_handshake_redirected_to_another_server_of_the_backend_fails() {
     let c2 = net.add(encrypted(Admission::default(), token_for(vec![a_addr, b_addr], 2), 0, 21));
     let cp2 = net.connect(c2, b);
     assert!(connected(&mut net, c2, cp2));
+}
+
+/// Finding 6 with a match secret shared by every peer: A dials B, binding both ends
+/// (player 0 to player 1); an attacker redirects the handshake to C, another holder of
+/// the secret (player 2). C refuses it, since it is not player 1, and nobody connects;
+/// before, A ended up keyed with C while it believed it talked to B. Dialled straight,
+/// B accepts, and both sides learn the binding.
+#[test]
+fn a_bound_handshake_redirected_to_another_holder_of_the_secret_fails() {
+    let mut net = HandNet::new();
+    let a = net.add(secret_client(30));
+    let b = net.add(secret_server(8));
+    let c = net.add(secret_server(8));
+    net.ep(b).set_local_id(Some(1));
+    net.ep(c).set_local_id(Some(2));
+    let (aa, ba) = (net.addr(a), net.addr(b));
+    let to_b = Binding { initiator: 0, responder: 1 };
+    let now = net.now;
+    net.ep(a).connect_bound(now, ba, 78, Some(to_b)).unwrap();
+    for _ in 0..6 {
+        for (_, d) in net.take(a) {
+            net.inject(aa, c, &d);
+        }
+        for (_, d) in net.take(c) {
+            net.inject(ba, a, &d);
+        }
+    }
+    assert!(!net.ep(a).is_connected(78), "A was keyed with C as if it were B");
+    assert!(!net.events(c).iter().any(|e| matches!(e, Event::Connected { .. })), "C took a handshake meant for B");
+    assert_eq!(net.ep(c).endpoint_stats().auth_refused, 1);
+    // The same, dialled to B: connects, and both ends see who is who.
+    let a2 = net.add(secret_client(31));
+    let now = net.now;
+    net.ep(a2).connect_bound(now, ba, 5, Some(to_b)).unwrap();
+    net.settle();
+    let ev = net.events(a2);
+    assert!(matches!(ev[..], [Event::Connected { peer: 5, binding: Some(x), .. }] if x == to_b), "{ev:?}");
+    let ev = net.events(b);
+    assert!(matches!(ev[..], [Event::Connected { binding: Some(x), .. }] if x == to_b), "{ev:?}");
+    // An unbound handshake still connects (spectators bind nothing), and says so.
+    let a3 = net.add(secret_client(32));
+    let p3 = net.connect(a3, b);
+    assert!(matches!(net.events(a3)[..], [Event::Connected { peer, binding: None, .. }] if peer == p3));
 }

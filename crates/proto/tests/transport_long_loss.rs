@@ -14,7 +14,7 @@ mod hand_net;
 
 use hand_net::{HandNet, messages};
 use tickwire_proto::wire::{self, PAYLOAD_HEADER_NO_ACKS_SIZE, PAYLOAD_HEADER_SIZE, Packet, PacketKind, TAG_SIZE};
-use tickwire_proto::{CHANNEL_UNRELIABLE, EndpointConfig, NetEvent as Event, Security};
+use tickwire_proto::{CHANNEL_UNRELIABLE, EndpointConfig, NetEvent as Event, PeerId, Security};
 
 const S: usize = 0;
 const C: usize = 1;
@@ -40,12 +40,13 @@ struct Run {
 /// datagram from the client for `lost` of its packets (one unreliable message each)
 /// while the server's datagrams still reach it, then carries everything again while
 /// the client sends `after` more messages.
-fn run(security: Security, lost: u32, after: u32) -> Run {
+/// A server and a client of `security`, connected, whose connection only the lost
+/// packets may end (its timeout is far longer than any test); the two peer ids.
+fn connected_pair(security: Security) -> (HandNet, PeerId, PeerId) {
     let cfg = |seed, max_incoming| EndpointConfig {
         seed,
         max_incoming,
         security: security.clone(),
-        // Far longer than the test: only the lost packets may end the connection.
         timeout_us: 3_600_000_000,
         ..EndpointConfig::default()
     };
@@ -54,6 +55,11 @@ fn run(security: Security, lost: u32, after: u32) -> Run {
     net.add(cfg(4, 0));
     let cp = net.connect(C, S);
     let sp = net.peer_of(S, C).expect("the server has the client");
+    (net, cp, sp)
+}
+
+fn run(security: Security, lost: u32, after: u32) -> Run {
+    let (mut net, cp, sp) = connected_pair(security);
     let (sa, ca) = (net.addr(S), net.addr(C));
     let mut delivered = Vec::new();
     let mut disconnected = false;
@@ -182,17 +188,7 @@ fn a_plaintext_direction_survives_40000_lost_packets() {
 /// genuine packets after it still arrive), and a genuine one replayed is refused.
 #[test]
 fn a_forged_or_replayed_long_header_moves_nothing() {
-    let cfg = |seed, max_incoming| EndpointConfig {
-        seed,
-        max_incoming,
-        timeout_us: 3_600_000_000,
-        ..EndpointConfig::default()
-    };
-    let mut net = HandNet::new();
-    net.add(cfg(11, 8));
-    net.add(cfg(4, 0));
-    let cp = net.connect(C, S);
-    let sp = net.peer_of(S, C).expect("the server has the client");
+    let (mut net, cp, sp) = connected_pair(Security::default());
     let ca = net.addr(C);
     net.events(S);
     // 20,000 packets lost: the client's packets are in the long form by then.

@@ -21,7 +21,7 @@ use crate::os_seed::{os_random_bytes, os_seed};
 use crate::system_clock::SystemClock;
 use tickwire_proto::wire::MAX_DATAGRAM_SIZE;
 use tickwire_proto::{
-    Admission, ChannelKind, Clock, ConnectionStats, DisconnectReason, Endpoint, EndpointConfig, EndpointStats,
+    Admission, Binding, ChannelKind, Clock, ConnectionStats, DisconnectReason, Endpoint, EndpointConfig, EndpointStats,
     LinkConfig, MAX_UNRELIABLE, Micros, PeerId, PeerIdAllocator, SMALL_BUFFER, Secret, Security,
 };
 
@@ -290,13 +290,28 @@ impl Host {
     /// has reason `ProtocolError`. An IPv6 `addr` from an IPv4 socket is a
     /// [`HostError::Config`]. Wakes the network thread.
     pub fn connect(&mut self, addr: SocketAddr) -> Result<PeerId, HostError> {
+        self.connect_bound(addr, None)
+    }
+
+    /// Like [`Host::connect`], binding who both ends are into the handshake
+    /// ([`Binding`]): the host at `addr` must have `binding.responder` as its own id
+    /// ([`Host::set_local_id`]), or it refuses the handshake (a man in the middle
+    /// cannot hand it to another holder of the same secret).
+    pub fn connect_bound(&mut self, addr: SocketAddr, binding: Option<Binding>) -> Result<PeerId, HostError> {
         self.check_alive()?;
         let addr = socket::reachable(self.local_addr, addr)?;
         let peer = self.ids.next();
         let budget = SendBudget::new();
-        self.command(Command::Connect { peer, addr, budget: budget.clone() })?;
+        self.command(Command::Connect { peer, addr, budget: budget.clone(), binding })?;
         self.live.insert(peer, EngineBudget::new(budget));
         Ok(peer)
+    }
+
+    /// Our own id in handshakes bound to us ([`Host::connect_bound`]); None (the
+    /// start) refuses every bound handshake. Wakes the network thread.
+    pub fn set_local_id(&mut self, id: Option<u32>) -> Result<(), HostError> {
+        self.check_alive()?;
+        self.command(Command::SetLocalId(id))
     }
 
     /// Queues `data` for `peer` on `channel`; it leaves on the next flush. Copies `data`

@@ -139,7 +139,7 @@ impl Host {
         for ticket in ready {
             let Some(named) = self.named.get_mut(&ticket) else { continue };
             if let Some(addr) = named.addr.take() {
-                let cmd = Command::Connect { peer: named.peer, addr, budget: named.budget.clone() };
+                let cmd = Command::Connect { peer: named.peer, addr, budget: named.budget.clone(), binding: None };
                 match self.commands.try_send(cmd) {
                     Ok(()) => {}
                     Err(TrySendError::Full(_)) => {

@@ -60,7 +60,7 @@ mod tests;
 
 use std::net::SocketAddr;
 
-use tickwire_proto::{Credential, DisconnectReason, EndpointConfig, LinkConfig, PeerId};
+use tickwire_proto::{Binding, Credential, DisconnectReason, EndpointConfig, LinkConfig, PeerId};
 
 pub use host::{COMMAND_QUEUE_CAPACITY, Host, SHUTDOWN_WAIT};
 pub use log::{Bounded, LOG_QUEUE_CAPACITY, LogLevel, LogQueue, MAX_RECORD_LEN};
@@ -167,6 +167,9 @@ pub enum HostEvent {
         /// What the peer proved in its handshake (a secret's class, a connect token's
         /// identity): who it is, which its address does not tell.
         credential: Credential,
+        /// Who both ends are, if the initiator bound them ([`Host::connect_bound`]; the
+        /// responder checked its own id).
+        binding: Option<Binding>,
     },
     /// A connection ended; the peer id is never reused. Messages to the peer that were
     /// still queued or unacknowledged are lost with the connection.

@@ -7,13 +7,21 @@
 use std::net::SocketAddr;
 
 use tickwire_proto::{
-    ConnectionStats, DisconnectReason, Endpoint, EndpointStats, Micros, NetEvent as Event, PeerId, SendError,
+    Binding, ConnectionStats, DisconnectReason, Endpoint, EndpointStats, Micros, NetEvent as Event, PeerId, SendError,
 };
 
 /// A sans-IO connection state machine, as the network thread sees it. The methods
 /// mirror [`Endpoint`]'s; see there for their meaning.
 pub(crate) trait Protocol: Send + 'static {
-    fn connect_with_id(&mut self, now: Micros, addr: SocketAddr, peer: PeerId) -> Result<(), SendError>;
+    fn connect_bound(
+        &mut self,
+        now: Micros,
+        addr: SocketAddr,
+        peer: PeerId,
+        binding: Option<Binding>,
+    ) -> Result<(), SendError>;
+    /// Our own id in handshakes bound to us.
+    fn set_local_id(&mut self, _id: Option<u32>) {}
     /// `reason`: what the peer is told (None: the endpoint's own choice).
     fn disconnect(&mut self, now: Micros, peer: PeerId, reason: Option<DisconnectReason>);
     fn shutdown(&mut self, now: Micros);
@@ -55,8 +63,17 @@ impl Protocol for Endpoint {
     fn unverified_denial(&self, peer: PeerId) -> Option<DisconnectReason> {
         Endpoint::unverified_denial(self, peer)
     }
-    fn connect_with_id(&mut self, now: Micros, addr: SocketAddr, peer: PeerId) -> Result<(), SendError> {
-        Endpoint::connect_with_id(self, now, addr, peer)
+    fn connect_bound(
+        &mut self,
+        now: Micros,
+        addr: SocketAddr,
+        peer: PeerId,
+        binding: Option<Binding>,
+    ) -> Result<(), SendError> {
+        Endpoint::connect_bound(self, now, addr, peer, binding)
+    }
+    fn set_local_id(&mut self, id: Option<u32>) {
+        Endpoint::set_local_id(self, id)
     }
     fn disconnect(&mut self, now: Micros, peer: PeerId, reason: Option<DisconnectReason>) {
         match reason {
@@ -122,7 +139,7 @@ pub(crate) mod fake {
     use std::collections::VecDeque;
 
     use super::*;
-    use tickwire_proto::{Credential, DisconnectReason, PeerIdAllocator};
+    use tickwire_proto::{Binding, Credential, DisconnectReason, PeerIdAllocator};
 
     /// The disconnects a [`FakeProtocol`] was asked for, with the reason for the peer.
     pub(crate) type Told = std::sync::Arc<std::sync::Mutex<Vec<(PeerId, Option<DisconnectReason>)>>>;
@@ -177,9 +194,15 @@ pub(crate) mod fake {
     }
 
     impl Protocol for FakeProtocol {
-        fn connect_with_id(&mut self, _now: Micros, addr: SocketAddr, peer: PeerId) -> Result<(), SendError> {
+        fn connect_bound(
+            &mut self,
+            _now: Micros,
+            addr: SocketAddr,
+            peer: PeerId,
+            _binding: Option<Binding>,
+        ) -> Result<(), SendError> {
             self.peers.push((peer, addr));
-            self.events.push_back(Event::Connected { peer, addr, credential: Credential::Open });
+            self.events.push_back(Event::Connected { peer, addr, credential: Credential::Open, binding: None });
             Ok(())
         }
         fn disconnect(&mut self, _now: Micros, peer: PeerId, reason: Option<DisconnectReason>) {
@@ -217,7 +240,12 @@ pub(crate) mod fake {
                 None => {
                     let peer = self.ids.next();
                     self.peers.push((peer, from));
-                    self.events.push_back(Event::Connected { peer, addr: from, credential: Credential::Open });
+                    self.events.push_back(Event::Connected {
+                        peer,
+                        addr: from,
+                        credential: Credential::Open,
+                        binding: None,
+                    });
                     peer
                 }
             };

@@ -50,8 +50,8 @@ use super::{Direction, HostEvent};
 use crate::system_clock::{self, SystemClock};
 use tickwire_proto::wire::MAX_DATAGRAM_SIZE;
 use tickwire_proto::{
-    Clock, ConnectionStats, DisconnectReason, EndpointStats, LinkConditioner, LinkConfig, Micros, NetEvent as Event,
-    PeerId, Rng, SendError,
+    Binding, Clock, ConnectionStats, DisconnectReason, EndpointStats, LinkConditioner, LinkConfig, Micros,
+    NetEvent as Event, PeerId, Rng, SendError,
 };
 
 /// Longest sleep when nothing is due. Nothing depends on it (statistics and log
@@ -100,6 +100,8 @@ pub(crate) enum Command {
         peer: PeerId,
         addr: SocketAddr,
         budget: Arc<SendBudget>,
+        /// Who both ends are, bound into the handshake (`Host::connect_bound`).
+        binding: Option<Binding>,
     },
     Send {
         peer: PeerId,
@@ -120,6 +122,8 @@ pub(crate) enum Command {
     SetTimeout {
         timeout_us: Micros,
     },
+    /// Our own id in handshakes bound to us (`Host::set_local_id`).
+    SetLocalId(Option<u32>),
 }
 
 /// What the thread tells the engine, in order.
@@ -587,23 +591,26 @@ impl<P: Protocol> NetLoop<P> {
                     self.p.send_pool.give(data);
                 }
                 Command::Flush => self.p.proto.flush(now),
-                Command::Connect { peer, addr, budget } => match self.p.proto.connect_with_id(now, addr, peer) {
-                    Ok(()) => {
-                        self.p.shared.log.push(LogLevel::Debug, format_args!("connecting to {addr} (peer {peer})"));
-                        self.peers.push(peer);
-                        self.budgets.insert(peer, ThreadBudget::new(budget));
+                Command::Connect { peer, addr, budget, binding } => {
+                    match self.p.proto.connect_bound(now, addr, peer, binding) {
+                        Ok(()) => {
+                            self.p.shared.log.push(LogLevel::Debug, format_args!("connecting to {addr} (peer {peer})"));
+                            self.peers.push(peer);
+                            self.budgets.insert(peer, ThreadBudget::new(budget));
+                        }
+                        Err(_) => {
+                            // The endpoint never saw this peer, so it will not announce its
+                            // end; the engine still needs one.
+                            self.rt.connects_rejected += 1;
+                            let reason = DisconnectReason::ProtocolError;
+                            self.to_engine.control(ThreadMsg::Event(HostEvent::Disconnected { peer, reason }));
+                        }
                     }
-                    Err(_) => {
-                        // The endpoint never saw this peer, so it will not announce its
-                        // end; the engine still needs one.
-                        self.rt.connects_rejected += 1;
-                        let reason = DisconnectReason::ProtocolError;
-                        self.to_engine.control(ThreadMsg::Event(HostEvent::Disconnected { peer, reason }));
-                    }
-                },
+                }
                 Command::Disconnect { peer, reason } => self.p.proto.disconnect(now, peer, reason),
                 Command::SetSim { dir, cfg } => self.set_sim(now, dir, cfg),
                 Command::SetTimeout { timeout_us } => self.p.proto.set_timeout(timeout_us),
+                Command::SetLocalId(id) => self.p.proto.set_local_id(id),
             }
         }
     }

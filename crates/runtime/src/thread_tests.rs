@@ -121,7 +121,7 @@ fn send_buffers_go_back_to_the_engine_pool() {
     let pool = p.send_pool.clone();
     let mut l = NetLoop::new(p);
     let peer_addr: SocketAddr = "127.0.0.1:9".parse().unwrap();
-    cmd.send(Command::Connect { peer: 7, addr: peer_addr, budget: SendBudget::new() }).unwrap();
+    cmd.send(Command::Connect { peer: 7, addr: peer_addr, budget: SendBudget::new(), binding: None }).unwrap();
     cmd.send(Command::Send { peer: 7, channel: 0, data: Vec::with_capacity(300) }).unwrap();
     cmd.send(Command::Send { peer: 8, channel: 0, data: Vec::with_capacity(300) }).unwrap();
     l.apply_commands(0);
@@ -143,7 +143,7 @@ fn the_direct_path_sends_and_receives_on_the_calling_thread() {
     let peer_socket = UdpSocket::bind("127.0.0.1:0").unwrap();
     peer_socket.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
     let peer_addr = peer_socket.local_addr().unwrap();
-    cmd.send(Command::Connect { peer: 7, addr: peer_addr, budget: SendBudget::new() }).unwrap();
+    cmd.send(Command::Connect { peer: 7, addr: peer_addr, budget: SendBudget::new(), binding: None }).unwrap();
     cmd.send(Command::Send { peer: 7, channel: 2, data: b"direct".to_vec() }).unwrap();
     assert!(!l.flush_now(), "nothing new is due");
     let mut buf = [0u8; 64];
@@ -175,7 +175,13 @@ fn direct_work_that_makes_something_due_asks_the_thread_to_replan() {
     p.outbound_sim = Some(LinkConfig { latency_us: 20_000, ..LinkConfig::perfect() });
     let mut l = NetLoop::new(p);
     l.planned_wake = Micros::MAX;
-    cmd.send(Command::Connect { peer: 7, addr: "127.0.0.1:9".parse().unwrap(), budget: SendBudget::new() }).unwrap();
+    cmd.send(Command::Connect {
+        peer: 7,
+        addr: "127.0.0.1:9".parse().unwrap(),
+        budget: SendBudget::new(),
+        binding: None,
+    })
+    .unwrap();
     assert!(!l.flush_now(), "a connect alone makes nothing due for the fake");
     cmd.send(Command::Send { peer: 7, channel: 0, data: vec![1] }).unwrap();
     assert!(l.flush_now(), "the simulator's delivery is due before the planned wake");

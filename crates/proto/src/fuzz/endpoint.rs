@@ -193,6 +193,7 @@ pub fn endpoint(data: &[u8]) {
                     client_public: [0; 32],
                     proof: [0; 16],
                     token: None,
+                    binding: None,
                 };
                 wire::encode_connect_response(&mut d, PID, &r);
             }

@@ -14,8 +14,8 @@ use super::relay::reason;
 use crate::clock::Micros;
 use crate::transport::token::{self, ConnectToken, SEALED_PRIVATE_SIZE, TOKEN_NONCE_SIZE, TokenParams};
 use crate::transport::{
-    Admission, CHANNEL_RELIABLE, CHANNEL_SEQUENCED, CHANNEL_UNRELIABLE, Endpoint, EndpointConfig, Event, KEY_SIZE,
-    PeerId, Presented, Secret, Security, TokenAdmission,
+    Admission, Binding, CHANNEL_RELIABLE, CHANNEL_SEQUENCED, CHANNEL_UNRELIABLE, Endpoint, EndpointConfig, Event,
+    KEY_SIZE, PeerId, Presented, Secret, Security, TokenAdmission,
 };
 use crate::wire::{self, ConnectResponse, MAX_DATAGRAM_SIZE, Packet, TAG_SIZE, TokenPart, decode_packet};
 
@@ -53,6 +53,11 @@ fn proof(psk: &[u8; KEY_SIZE], r: &ConnectResponse) -> [u8; 16] {
         a[1..5].copy_from_slice(&[10, 0, 1, 1]);
         a[17..].copy_from_slice(&SERVER.port().to_le_bytes());
         mac.update(&a);
+    }
+    if let Some(b) = r.binding {
+        mac.update(&[1]);
+        mac.update(&b.initiator.to_le_bytes());
+        mac.update(&b.responder.to_le_bytes());
     }
     mac.finalize().into_bytes()[..16].try_into().expect("16 bytes")
 }
@@ -597,6 +602,8 @@ fn forge_response(h: &Harness, inp: &mut Input<'_>, now: Micros, a: usize, d: &m
         client_public,
         proof: [0; 16],
         token: token.map(|p| TokenPart { expires: p.expires, nonce: &p.nonce, sealed: &p.sealed }),
+        // The server has no id of its own: a bound handshake is never for it.
+        binding: (sel & 0x20 != 0).then(|| Binding { initiator: inp.u8() as u32, responder: inp.u8() as u32 }),
     };
     let secret = |s: &Option<Secret>| s.as_ref().map(|s| s.0);
     let psk = match (inp.u8() % 6, h.admission()) {
@@ -610,7 +617,8 @@ fn forge_response(h: &Harness, inp: &mut Input<'_>, now: Micros, a: usize, d: &m
     let origin = match psk {
         Some(psk) => {
             r.proof = proof(&psk, &r);
-            Origin::Forged { rightful: r.encrypted && h.admits(now, &psk, token), psk, token: token.map(|p| p.nonce) }
+            let rightful = r.encrypted && r.binding.is_none() && h.admits(now, &psk, token);
+            Origin::Forged { rightful, psk, token: token.map(|p| p.nonce) }
         }
         None => {
             r.proof = inp.array();

@@ -106,7 +106,7 @@ pub fn relay_server(data: &[u8]) {
             0 => {
                 let peer = t.accept();
                 let credential = credential(&mut inp);
-                s.on_event(now, &mut t, Event::Connected { peer, addr: server_addr(), credential });
+                s.on_event(now, &mut t, Event::Connected { peer, addr: server_addr(), credential, binding: None });
             }
             1 | 2 => {
                 let Some(peer) = t.pick(pick) else { continue };
@@ -267,7 +267,7 @@ pub fn relay_client(data: &[u8]) {
                 let Some(peer) = server.filter(|p| t.open.get(p) == Some(&false)) else { continue };
                 t.open.insert(peer, true);
                 let credential = Credential::TokenServer;
-                s.on_event(now, &mut t, Event::Connected { peer, addr: server_addr(), credential });
+                s.on_event(now, &mut t, Event::Connected { peer, addr: server_addr(), credential, binding: None });
             }
             1 => {
                 let Some(peer) = server.filter(|_| server_open) else { continue };

@@ -142,6 +142,7 @@ fn decoders(c: &mut Vec<Entry>) {
         client_public: [1; 32],
         proof: [2; 16],
         token,
+        binding: None,
     };
     let kinds: [(&str, Encode); 11] = [
         ("connect-request", &|b| wire::encode_connect_request(b, PID, 7, true)),

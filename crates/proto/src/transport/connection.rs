@@ -7,6 +7,7 @@ use std::net::SocketAddr;
 
 use super::acks::{ACK_WINDOW, LossWindow, RecvAcks, ReportedAcks, SENT_RING, SentRing, SeqVerdict};
 use super::budget::{Admit, RecvBudget, SendPace};
+use super::credential::Binding;
 use super::crypto::{Ephemeral, PacketKeys, ReplayWindow, full_sequence};
 use super::dial::MAX_COOKIES;
 use super::endpoint::MAX_ACK_DELAY_US;
@@ -174,6 +175,8 @@ pub struct Connection {
     /// What a `Denied` we could not authenticate said (`dial.rs`): kept for the log if
     /// the handshake then times out.
     pub claimed_denial: Option<DisconnectReason>,
+    /// The initiator's binding of both ends (`Endpoint::connect_bound`).
+    pub binding: Option<Binding>,
     /// Keys once the handshake is done; `None` on an insecure plaintext connection.
     pub sealing: Option<Sealing>,
     /// Drop the connection after this long without a valid packet (the endpoint's
@@ -264,6 +267,7 @@ impl Connection {
             salt: 0,
             ephemeral: None,
             claimed_denial: None,
+            binding: None,
             sealing: None,
             timeout_us: cfg.timeout_us,
             replayed: 0,

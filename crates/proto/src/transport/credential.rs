@@ -9,6 +9,18 @@
 
 use super::token::USER_DATA_SIZE;
 
+/// Who the two ends of a connection are, in the owner's terms (a P2P session: the
+/// lowest player index behind each peer), bound into the handshake's proof and keys.
+/// With a secret shared by a group, a proof says only "one of the group": the binding
+/// makes a handshake meant for one member fail at another (issue 30, finding 6: a man
+/// in the middle turned A's connection "to B" into a keyed connection to C). The
+/// initiator names both; the responder checks that `responder` is its own id.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Binding {
+    pub initiator: u32,
+    pub responder: u32,
+}
+
 /// What a connection's peer proved. Carried by [`super::Event::Connected`].
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Credential {

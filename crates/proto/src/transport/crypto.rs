@@ -32,6 +32,8 @@ use chacha20poly1305::{ChaCha20Poly1305, KeyInit, Nonce, Tag};
 use hkdf::Hkdf;
 use hmac::{Hmac, Mac};
 use rand_chacha::ChaCha20Rng;
+
+use super::credential::Binding;
 use rand_core::{RngCore, SeedableRng};
 use sha2::{Digest, Sha256};
 use zeroize::{Zeroize, Zeroizing};
@@ -131,6 +133,19 @@ pub(crate) struct ProofInput<'a> {
     pub security: u8,
     pub client_public: &'a [u8; KEY_SIZE],
     pub dialled: Option<SocketAddr>,
+    /// Who the initiator says both ends are (a P2P session's player indices).
+    pub binding: Option<Binding>,
+}
+
+/// A binding as 9 bytes (a flag, then both ids); zero without one.
+fn binding_bytes(b: Option<Binding>) -> [u8; 9] {
+    let mut out = [0u8; 9];
+    if let Some(b) = b {
+        out[0] = 1;
+        out[1..5].copy_from_slice(&b.initiator.to_le_bytes());
+        out[5..].copy_from_slice(&b.responder.to_le_bytes());
+    }
+    out
 }
 
 /// An address as 19 bytes (family, IP, port), IPv4-mapped IPv6 folded to IPv4, so that
@@ -167,6 +182,9 @@ fn transcript_mac(psk: &[u8; KEY_SIZE], label: &[u8], p: &ProofInput) -> Hmac<Sh
     mac.update(p.client_public);
     if let Some(a) = p.dialled {
         mac.update(&address_bytes(a));
+    }
+    if p.binding.is_some() {
+        mac.update(&binding_bytes(p.binding));
     }
     mac
 }
@@ -216,6 +234,7 @@ pub(crate) struct KeyContext<'a> {
     pub client_public: &'a [u8; KEY_SIZE],
     pub server_public: &'a [u8; KEY_SIZE],
     pub dialled: Option<SocketAddr>,
+    pub binding: Option<Binding>,
 }
 
 /// The nonce of the `Accepted` packet's key confirmation. Packet nonces start with four
@@ -253,6 +272,7 @@ impl PacketKeys {
                 cx.client_public,
                 cx.server_public,
                 &cx.dialled.map_or([0; 19], address_bytes),
+                &binding_bytes(cx.binding),
             ],
             &mut *okm,
         )
@@ -394,6 +414,7 @@ mod tests {
             client_public: &c.public,
             server_public: &s.public,
             dialled: None,
+            binding: None,
         };
         let (cs, ss) = (c.agree(&s.public).unwrap(), s.agree(&c.public).unwrap());
         assert_eq!(cs, ss, "both ends agree on the shared secret");
@@ -479,6 +500,7 @@ mod tests {
             security: 0,
             client_public: &public,
             dialled: None,
+            binding: None,
         };
         let p = proof(&[7; KEY_SIZE], &input(10));
         assert!(proof_holds(&[7; KEY_SIZE], &input(10), &p));
@@ -499,6 +521,13 @@ mod tests {
         assert!(!denial_holds(&[7; KEY_SIZE], &input(10), 10, &tag));
         assert!(!denial_holds(&[8; KEY_SIZE], &input(10), 6, &tag));
         assert!(!proof_holds(&[7; KEY_SIZE], &input(10), &tag));
+        // A binding is covered: the same proof with other ends, or none, does not hold.
+        let bound = |i, r| ProofInput { binding: Some(Binding { initiator: i, responder: r }), ..input(10) };
+        let p01 = proof(&[7; KEY_SIZE], &bound(0, 1));
+        assert!(proof_holds(&[7; KEY_SIZE], &bound(0, 1), &p01));
+        assert!(!proof_holds(&[7; KEY_SIZE], &bound(0, 2), &p01));
+        assert!(!proof_holds(&[7; KEY_SIZE], &bound(1, 0), &p01));
+        assert!(!proof_holds(&[7; KEY_SIZE], &input(10), &p01));
     }
 
     #[test]

@@ -108,13 +108,15 @@ impl Endpoint {
         if c.is_connected() {
             return;
         }
+        let binding = c.binding;
         if let (Some(psk), Some(ephemeral)) = (psk, &c.ephemeral) {
             let Some(shared) = ephemeral.agree(server_public) else {
                 self.stats.forged += 1;
                 return;
             };
             let client_public = &ephemeral.public;
-            let cx = KeyContext { protocol_id, client_salt, server_salt, client_public, server_public, dialled };
+            let cx =
+                KeyContext { protocol_id, client_salt, server_salt, client_public, server_public, dialled, binding };
             let keys = PacketKeys::derive(&shared, &psk, &cx, true);
             if !keys.confirmed(head, confirm) {
                 self.stats.forged += 1;
@@ -128,7 +130,7 @@ impl Endpoint {
         c.salt = wire::session_salt(client_salt, server_salt);
         c.last_recv = now;
         let addr = c.addr;
-        self.inbox.push(Event::Connected { peer, addr, credential });
+        self.inbox.push(Event::Connected { peer, addr, credential, binding });
     }
 
     /// A refusal. Final only when authenticated (module docs); otherwise noted, and the
@@ -162,6 +164,7 @@ impl Endpoint {
                         security: 0,
                         client_public: &client_public,
                         dialled: self.dialled(from),
+                        binding: c.binding,
                     };
                     denial_holds(presented.psk(), &input, reason as u8, &tag)
                 })
@@ -207,7 +210,7 @@ impl Endpoint {
             Handshake::Responding { cookies } => Some(cookies.take_turn()),
             _ => None,
         };
-        let (addr, state, client_salt) = (c.addr, c.state, c.client_salt);
+        let (addr, state, client_salt, binding) = (c.addr, c.state, c.client_salt, c.binding);
         let client_public = c.ephemeral.as_ref().map_or([0; KEY_SIZE], |e| e.public);
         let pid = self.cfg.protocol_id;
         let encrypted = !self.cfg.security.is_plaintext();
@@ -228,6 +231,7 @@ impl Endpoint {
                         client_public,
                         proof: [0; 16],
                         token: None,
+                        binding,
                     };
                     if let Security::Encrypted { presented, .. } = &self.cfg.security {
                         let input = ProofInput {
@@ -238,6 +242,7 @@ impl Endpoint {
                             security: 0,
                             client_public: &client_public,
                             dialled,
+                            binding,
                         };
                         response.proof = proof(presented.psk(), &input);
                         if let Presented::Token(t) = presented {

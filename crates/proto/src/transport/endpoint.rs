@@ -10,7 +10,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU32, Ordering};
 
 use super::connection::{Connection, MAX_UNRELIABLE, PackMode, PayloadError, Unsealed};
-use super::credential::Credential;
+use super::credential::{Binding, Credential};
 use super::crypto::SecretRng;
 use super::handshake::{SpentCookies, address_key};
 use super::inbox::Inbox;
@@ -48,8 +48,9 @@ impl PeerIdAllocator {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Event {
     /// The handshake completed (either direction); `credential` is what the peer
-    /// proved in it.
-    Connected { peer: PeerId, addr: SocketAddr, credential: Credential },
+    /// proved in it, and `binding` who both ends are, if the initiator bound them
+    /// (the responder checked its own id; `Endpoint::connect_bound`).
+    Connected { peer: PeerId, addr: SocketAddr, credential: Credential, binding: Option<Binding> },
     /// The connection ended. Emitted once per peer that was announced or requested.
     Disconnected { peer: PeerId, reason: DisconnectReason },
     /// A whole message arrived. Give `data` back with [`Endpoint::recycle`] to avoid
@@ -122,6 +123,9 @@ pub struct Endpoint {
     /// each peer's.
     pub(super) clients_in_use: HashMap<u64, PeerId>,
     pub(super) client_of: HashMap<PeerId, u64>,
+    /// Our own id for handshakes bound to us ([`Binding::responder`]); None: a bound
+    /// handshake is refused (it was meant for someone else).
+    pub(super) local_id: Option<u32>,
     /// The stated reasons of unauthenticated refusals of our handshakes that then timed
     /// out (bounded; `dial.rs`).
     pub(super) claims: VecDeque<(PeerId, DisconnectReason)>,
@@ -160,6 +164,7 @@ impl Endpoint {
             client_of: HashMap::new(),
             spent_cookies: SpentCookies::default(),
             claims: VecDeque::new(),
+            local_id: None,
             wall_clock: None,
         })
     }
@@ -188,6 +193,12 @@ impl Endpoint {
         self.wall_clock.map(|(at, secs)| secs.saturating_add(now.saturating_sub(at) / 1_000_000))
     }
 
+    /// Our own id in bound handshakes ([`Binding`]): a P2P session sets the lowest
+    /// index of its local players once it knows them.
+    pub fn set_local_id(&mut self, id: Option<u32>) {
+        self.local_id = id;
+    }
+
     pub fn config(&self) -> &EndpointConfig {
         &self.cfg
     }
@@ -206,6 +217,19 @@ impl Endpoint {
 
     /// Like [`Endpoint::connect`] with an id taken from [`Endpoint::peer_id_allocator`].
     pub fn connect_with_id(&mut self, now: Micros, addr: SocketAddr, peer: PeerId) -> Result<(), SendError> {
+        self.connect_bound(now, addr, peer, None)
+    }
+
+    /// Like [`Endpoint::connect_with_id`], binding who both ends are into the handshake
+    /// ([`Binding`]): the other end must have `binding.responder` as its own id
+    /// ([`Endpoint::set_local_id`]), or the handshake fails there.
+    pub fn connect_bound(
+        &mut self,
+        now: Micros,
+        addr: SocketAddr,
+        peer: PeerId,
+        binding: Option<Binding>,
+    ) -> Result<(), SendError> {
         self.inbox.now = self.inbox.now.max(now);
         if peer == 0 || self.conns.contains_key(&peer) {
             return Err(SendError::PeerIdInUse(peer));
@@ -215,6 +239,7 @@ impl Endpoint {
         }
         let salt = self.rng.next_u64();
         let mut conn = Connection::new(peer, addr, true, salt, &self.cfg, now);
+        conn.binding = binding;
         self.prepare_initiator(&mut conn);
         self.conns.insert(peer, conn);
         self.by_addr.insert(addr, peer);

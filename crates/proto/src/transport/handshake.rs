@@ -161,6 +161,7 @@ impl Endpoint {
             security: !r.encrypted as u8,
             client_public: &r.client_public,
             dialled,
+            binding: r.binding,
         }
     }
 
@@ -272,6 +273,7 @@ impl Endpoint {
                 client_public: &r.client_public,
                 server_public: &server_public,
                 dialled: admitted.dialled,
+                binding: r.binding,
             };
             sealing = Some(Sealing {
                 keys: PacketKeys::derive(&shared, &admitted.psk, &cx, false),
@@ -305,7 +307,7 @@ impl Endpoint {
         self.accepted.insert(peer, accepted.clone());
         self.incoming += 1;
         *self.incoming_per_ip.entry(address_key(from.ip())).or_insert(0) += 1;
-        self.inbox.push(Event::Connected { peer, addr: from, credential: admitted.credential });
+        self.inbox.push(Event::Connected { peer, addr: from, credential: admitted.credential, binding: r.binding });
         debug_assert!(accepted.len() <= wire::MAX_HANDSHAKE_REPLY_SIZE);
         self.transmits.push_back((from, accepted));
     }
@@ -316,6 +318,11 @@ impl Endpoint {
     /// can be authenticated.
     fn admit(&mut self, now: Micros, r: &ConnectResponse, replacing: Option<PeerId>) -> Result<Admitted, Refusal> {
         use DisconnectReason::{AuthFailed, ClientIdInUse, TokenExpired, TokenInUse};
+        // A handshake bound to someone else (or to anyone, while we have no id) was
+        // meant for another peer: a man in the middle redirected it (finding 6).
+        if r.binding.is_some_and(|b| Some(b.responder) != self.local_id) {
+            return Err(Refusal::unproven(AuthFailed));
+        }
         let Security::Encrypted { admission, .. } = &self.cfg.security else {
             let psk = Zeroizing::new(OPEN_PSK);
             return Ok(Admitted { psk, token: None, credential: Credential::Open, dialled: None });

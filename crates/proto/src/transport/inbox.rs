@@ -159,7 +159,7 @@ mod tests {
     fn discarding_a_peers_messages_keeps_its_other_events() {
         let mut inbox = Inbox::default();
         let credential = crate::transport::Credential::Open;
-        inbox.push(Event::Connected { peer: 1, addr: "127.0.0.1:1".parse().unwrap(), credential });
+        inbox.push(Event::Connected { peer: 1, addr: "127.0.0.1:1".parse().unwrap(), credential, binding: None });
         inbox.push(msg(2, 0));
         for n in 0..10 {
             inbox.push(msg(1, n));

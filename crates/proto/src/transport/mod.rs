@@ -43,7 +43,7 @@ pub use config::{
     MAX_FRAMES_PER_DATAGRAM, PeerLimits, UnreliableAcks,
 };
 pub use connection::{ACK_EVERY_UNRELIABLE, MAX_UNRELIABLE};
-pub use credential::{Credential, Proven, TokenIdentity};
+pub use credential::{Binding, Credential, Proven, TokenIdentity};
 pub(crate) use crypto::SecretRng;
 pub use crypto::{KEY_SIZE, Secret};
 pub use endpoint::{COOKIE_LIFETIME_US, Endpoint, Event, MAX_ACK_DELAY_US, PeerIdAllocator, SendError};

@@ -7,6 +7,7 @@
 //! ConnectResponse  prefix | client_salt u64 | cookie_time u64 | cookie_mac u64 | security u8
 //!                  | client_public [32] | proof [16] | has_token u8
 //!                  | token_expires u64 | token_nonce [24] | token_sealed [496] (zero without a token)
+//!                  | has_binding u8 | initiator u32 | responder u32 (zero without a binding)
 //!                  | zero padding to 640 bytes
 //! Accepted         prefix | client_salt u64 | server_salt u64 | server_public [32] | confirm [16]  (70 bytes)
 //! Denied           prefix | client_salt u64 | reason u8 [| tag 16]                                (15 or 31 bytes)
@@ -36,8 +37,8 @@ use super::{
     CONNECT_RESPONSE_SIZE, DecodeError, HANDSHAKE_REQUEST_SIZE, MAX_DATAGRAM_SIZE, PAYLOAD_HEADER_NO_ACKS_SIZE,
     PAYLOAD_HEADER_SIZE, PROTOCOL_VERSION, PacketKind, Reader, SEQ_HIGH_SIZE, Writer,
 };
-use crate::transport::DisconnectReason;
 use crate::transport::token::{SEALED_PRIVATE_SIZE, TOKEN_NONCE_SIZE};
+use crate::transport::{Binding, DisconnectReason};
 
 /// Key sizes in the handshake (X25519 public key, proof, AEAD tag).
 const PUBLIC_SIZE: usize = 32;
@@ -100,6 +101,8 @@ pub struct ConnectResponse<'a> {
     pub client_public: [u8; PUBLIC_SIZE],
     pub proof: [u8; PROOF_SIZE],
     pub token: Option<TokenPart<'a>>,
+    /// Who the initiator says both ends are (`transport::Binding`), covered by the proof.
+    pub binding: Option<Binding>,
 }
 
 /// A decoded datagram, borrowing the frames from the input.
@@ -225,6 +228,14 @@ pub fn decode_packet(data: &[u8], protocol_id: u32) -> Result<Packet<'_>, Decode
                 }),
                 b => return Err(DecodeError::BadSecurity(b)),
             };
+            if token.is_none() && r.bytes(8 + TOKEN_NONCE_SIZE + SEALED_PRIVATE_SIZE)?.iter().any(|&b| b != 0) {
+                return Err(DecodeError::BadPadding); // the token's place, zero without one
+            }
+            let binding = match r.u8()? {
+                0 => None,
+                1 => Some(Binding { initiator: r.u32()?, responder: r.u32()? }),
+                b => return Err(DecodeError::BadSecurity(b)),
+            };
             r.zero_padding()?;
             Packet::ConnectResponse(ConnectResponse {
                 client_salt,
@@ -234,6 +245,7 @@ pub fn decode_packet(data: &[u8], protocol_id: u32) -> Result<Packet<'_>, Decode
                 client_public,
                 proof,
                 token,
+                binding,
             })
         }
         PacketKind::Challenge => {
@@ -305,12 +317,23 @@ pub fn encode_connect_response(out: &mut Vec<u8>, protocol_id: u32, p: &ConnectR
     w.bytes(&p.client_public);
     w.bytes(&p.proof);
     match &p.token {
-        None => w.u8(0),
+        None => {
+            w.u8(0);
+            w.bytes(&[0; 8 + TOKEN_NONCE_SIZE + SEALED_PRIVATE_SIZE]);
+        }
         Some(t) => {
             w.u8(1);
             w.u64(t.expires);
             w.bytes(t.nonce);
             w.bytes(t.sealed);
+        }
+    }
+    match p.binding {
+        None => w.u8(0),
+        Some(b) => {
+            w.u8(1);
+            w.u32(b.initiator);
+            w.u32(b.responder);
         }
     }
     w.pad_to(CONNECT_RESPONSE_SIZE);
@@ -403,6 +426,7 @@ mod tests {
             client_public: [1; 32],
             proof: [2; 16],
             token,
+            binding: None,
         }
     }
 
@@ -421,11 +445,22 @@ mod tests {
         assert!(b.len() <= MAX_HANDSHAKE_REPLY_SIZE);
         assert_eq!(decode_packet(&b, PID), Ok(Packet::Challenge { client_salt: 7, cookie_time: 8, cookie_mac: 9 }));
         let (nonce, sealed) = ([3u8; TOKEN_NONCE_SIZE], [4u8; SEALED_PRIVATE_SIZE]);
-        for r in [response(None), response(Some(TokenPart { expires: 99, nonce: &nonce, sealed: &sealed }))] {
+        let bound =
+            ConnectResponse { binding: Some(Binding { initiator: 3, responder: 0x0102_0304 }), ..response(None) };
+        for r in [response(None), response(Some(TokenPart { expires: 99, nonce: &nonce, sealed: &sealed })), bound] {
             encode_connect_response(&mut b, PID, &r);
             assert_eq!(b.len(), CONNECT_RESPONSE_SIZE);
             assert_eq!(decode_packet(&b, PID), Ok(Packet::ConnectResponse(r)));
         }
+        // A token's place must be zero without one; a binding flag is 0 or 1.
+        encode_connect_response(&mut b, PID, &response(None));
+        let flag = 6 + 8 * 3 + 1 + 32 + 16 + 1 + 8 + TOKEN_NONCE_SIZE + SEALED_PRIVATE_SIZE;
+        let mut junk = b.clone();
+        junk[flag - 1] = 1;
+        assert_eq!(decode_packet(&junk, PID), Err(DecodeError::BadPadding));
+        let mut junk = b.clone();
+        junk[flag] = 2;
+        assert!(decode_packet(&junk, PID).is_err());
         encode_accepted_head(&mut b, PID, 1, 2, &[5; 32]);
         b.extend_from_slice(&[6; 16]);
         assert_eq!(b.len(), MAX_HANDSHAKE_REPLY_SIZE);

@@ -7,7 +7,7 @@
 
 use std::net::SocketAddr;
 
-use tickwire_proto::{Endpoint, EndpointConfig, Micros, NetEvent as Event, PeerId};
+use tickwire_proto::{Admission, Endpoint, EndpointConfig, Micros, NetEvent as Event, PeerId, Presented, Security};
 
 use crate::datagrams::drain;
 
@@ -69,6 +69,15 @@ impl HandNet {
         }
     }
 
+    /// Lets node `c`'s unanswered handshakes reach their connect timeout (the default
+    /// one), then returns its events: how an unauthenticated refusal ends (issue 30).
+    pub fn time_out_handshakes(&mut self, c: usize) -> Vec<Event> {
+        self.now += tickwire_proto::EndpointConfig::default().connect_timeout_us;
+        let now = self.now;
+        self.nodes[c].1.update(now);
+        self.events(c)
+    }
+
     /// Every event node `n` has, in order.
     pub fn events(&mut self, n: usize) -> Vec<Event> {
         std::iter::from_fn(|| self.nodes[n].1.poll_event()).collect()
@@ -105,4 +114,24 @@ impl HandNet {
 /// The messages among `events`.
 pub fn messages(events: &[Event]) -> Vec<Vec<u8>> {
     events.iter().filter_map(|e| if let Event::Message { data, .. } = e { Some(data.clone()) } else { None }).collect()
+}
+
+/// The default protocol id (what every endpoint of these tests uses).
+pub fn pid() -> u32 {
+    EndpointConfig::default().protocol_id
+}
+
+/// An encrypted endpoint that admits `admission` and shows `presented`.
+pub fn encrypted(admission: Admission, presented: Presented, max_incoming: u32, seed: u64) -> EndpointConfig {
+    EndpointConfig {
+        max_incoming,
+        seed,
+        security: Security::Encrypted { admission, presented },
+        ..EndpointConfig::default()
+    }
+}
+
+/// Whether node `c` has announced its connection `cp` (takes its events).
+pub fn connected(net: &mut HandNet, c: usize, cp: PeerId) -> bool {
+    net.events(c).iter().any(|e| matches!(e, Event::Connected { peer, .. } if *peer == cp))
 }

@@ -17,7 +17,7 @@ use super::roster::{self, Roster};
 use super::settings::P2pSettings;
 use crate::{HostEvent, Target};
 use tickwire_proto::{
-    ConnectionStats, DisconnectReason, MAX_INPUT_DELAY, Micros, P2pConfig, PeerId, PeerSyncStats, Proven, Tick,
+    Binding, ConnectionStats, DisconnectReason, MAX_INPUT_DELAY, Micros, P2pConfig, PeerId, PeerSyncStats, Proven, Tick,
 };
 /// A P2P rollback session. Use it from one thread at a time.
 pub struct P2pSession {
@@ -37,7 +37,7 @@ pub struct P2pSession {
     host_timeout_us: Micros,
     /// Connections accepted while a remote player's name was still being looked up
     /// and from no known address: sorted once every name has its address.
-    unsorted: Vec<(PeerId, SocketAddr, Proven)>,
+    unsorted: Vec<(PeerId, SocketAddr, Proven, Option<Binding>)>,
 }
 
 /// A P2P session's figures.
@@ -154,6 +154,8 @@ impl P2pSession {
     pub fn start(&mut self) -> Result<(), SessionFailure> {
         self.engine.require_setup("starting")?;
         self.roster.seal()?;
+        // Who we are in the handshakes our peers bind to us (`Roster::binding_to`).
+        self.net.host.set_local_id(self.roster.lowest_local().map(|p| p as u32))?;
         self.engine.phase = Phase::Connecting;
         self.ensure_dials();
         let total = self.roster.groups.len() as u32;
@@ -462,9 +464,13 @@ impl P2pSession {
             return;
         }
         self.settle_names();
+        let ours = self.roster.lowest_local();
         for g in self.roster.groups.iter_mut().filter(|g| g.dials && g.peer.is_none() && g.name.is_none()) {
+            // Bound to both ends' players: a man in the middle cannot hand the
+            // handshake to another holder of the match secret (issue 30, finding 6).
+            let binding = ours.map(|o| Binding { initiator: o as u32, responder: g.players[0] as u32 });
             // A refused dial (command queue full) is tried again on the next pump.
-            g.peer = self.net.host.connect(g.addr).ok();
+            g.peer = self.net.host.connect_bound(g.addr, binding).ok();
         }
     }
 
@@ -491,8 +497,8 @@ impl P2pSession {
             }
         }
         if !self.roster.resolving() {
-            for (peer, addr, proven) in std::mem::take(&mut self.unsorted) {
-                self.on_connected(peer, addr, proven);
+            for (peer, addr, proven, binding) in std::mem::take(&mut self.unsorted) {
+                self.on_connected(peer, addr, proven, binding);
             }
         }
     }
@@ -523,9 +529,9 @@ impl P2pSession {
         }
     }
 
-    fn on_connected(&mut self, peer: PeerId, addr: SocketAddr, proven: Proven) {
+    fn on_connected(&mut self, peer: PeerId, addr: SocketAddr, proven: Proven, binding: Option<Binding>) {
         // Roles follow what the connection proved, not its address (`Roster::arrival`).
-        match self.roster.arrival(peer, addr, proven) {
+        match self.roster.arrival(peer, addr, proven, binding) {
             roster::Arrival::Group(g) => {
                 self.roster.groups[g].connected = true;
                 let player = Some(self.roster.groups[g].players[0]);
@@ -548,7 +554,7 @@ impl P2pSession {
             }
             // A remote player's name is still being looked up: this may be that peer,
             // which dialled before the answer came. Decided once the names are settled.
-            roster::Arrival::Unexpected if self.roster.resolving() => self.unsorted.push((peer, addr, proven)),
+            roster::Arrival::Unexpected if self.roster.resolving() => self.unsorted.push((peer, addr, proven, binding)),
             roster::Arrival::Watched | roster::Arrival::Unexpected => {
                 let _ = self.net.host.disconnect(peer);
                 self.rejected += 1;
@@ -558,7 +564,7 @@ impl P2pSession {
     }
 
     fn on_disconnected(&mut self, peer: PeerId, reason: DisconnectReason) {
-        self.unsorted.retain(|(p, _, _)| *p != peer);
+        self.unsorted.retain(|(p, _, _, _)| *p != peer);
         if let Some(g) = self.roster.group_of(peer) {
             let group = &mut self.roster.groups[g];
             group.connected = false;
@@ -604,7 +610,9 @@ impl Driven for P2pSession {
                     }
                     self.net.host.recycle(data);
                 }
-                HostEvent::Connected { peer, addr, credential } => self.on_connected(peer, addr, credential.proven()),
+                HostEvent::Connected { peer, addr, credential, binding } => {
+                    self.on_connected(peer, addr, credential.proven(), binding)
+                }
                 HostEvent::Disconnected { peer, reason } => self.on_disconnected(peer, reason),
                 HostEvent::Fatal { message } => self.engine.die(message),
             }

@@ -250,8 +250,8 @@ pub(super) fn pump_relay<C: super::engine::Core>(
             HostEvent::Message { peer, channel, data, received_at } => {
                 (received_at, Event::Message { peer, channel, data })
             }
-            HostEvent::Connected { peer, addr, credential } => {
-                (net.host.now_us(), Event::Connected { peer, addr, credential })
+            HostEvent::Connected { peer, addr, credential, binding } => {
+                (net.host.now_us(), Event::Connected { peer, addr, credential, binding })
             }
             HostEvent::Disconnected { peer, reason } => (net.host.now_us(), Event::Disconnected { peer, reason }),
             HostEvent::Fatal { message } => {

@@ -18,7 +18,7 @@ use std::net::{IpAddr, SocketAddr};
 use super::failure::SessionFailure;
 use super::failure::{argument, state};
 use crate::Ticket;
-use tickwire_proto::{PeerId, PlayerKind, Proven};
+use tickwire_proto::{Binding, PeerId, PlayerKind, Proven};
 
 /// Folds IPv4-mapped IPv6 addresses to IPv4, so both spellings match.
 pub(super) fn canonical(a: SocketAddr) -> SocketAddr {
@@ -240,17 +240,33 @@ impl Roster {
     }
 
     /// Sorts a new connection: a dialled one by its id, an accepted one by its address.
-    pub(super) fn arrival(&mut self, peer: PeerId, addr: SocketAddr, proven: Proven) -> Arrival {
+    pub(super) fn arrival(
+        &mut self,
+        peer: PeerId,
+        addr: SocketAddr,
+        proven: Proven,
+        binding: Option<Binding>,
+    ) -> Arrival {
         let addr = canonical(addr);
         if let Some(g) = self.groups.iter().position(|g| g.peer == Some(peer)) {
             return Arrival::Group(g);
         }
         // A player's place takes a connection that proved the players' secret (or any,
         // on an open match); a spectators' secret from a player's address is a
-        // spectator at most (issue 30: roles came from the address alone).
-        let plays = proven != Proven::SpectatorSecret;
-        if let Some(g) =
-            self.groups.iter().position(|g| plays && !g.dials && g.peer.is_none() && g.name.is_none() && g.addr == addr)
+        // spectator at most (issue 30: roles came from the address alone). With the
+        // secret, the dialler must also have bound the handshake to the players on
+        // both ends (its lowest player, and ours: the endpoint checked ours), so that
+        // a handshake meant for another peer of the match never lands here.
+        let plays = match proven {
+            Proven::SpectatorSecret => false,
+            Proven::PlayerSecret => binding.is_some(),
+            _ => true,
+        };
+        let bound_to = |g: &RemoteGroup| binding.is_none_or(|b| b.initiator as usize == g.players[0]);
+        if let Some(g) = self
+            .groups
+            .iter()
+            .position(|g| plays && bound_to(g) && !g.dials && g.peer.is_none() && g.name.is_none() && g.addr == addr)
         {
             self.groups[g].peer = Some(peer);
             return Arrival::Group(g);
@@ -263,6 +279,11 @@ impl Roster {
             return Arrival::Watched;
         }
         Arrival::Unexpected
+    }
+
+    /// The lowest local player: who this peer is in the handshakes it binds.
+    pub(super) fn lowest_local(&self) -> Option<usize> {
+        self.slots.iter().position(|s| *s == Some(Slot::Local))
     }
 
     pub(super) fn group_of(&self, peer: PeerId) -> Option<usize> {
@@ -302,15 +323,23 @@ mod tests {
         r.add_local(1).unwrap();
         r.seal().unwrap();
         assert!(!r.groups[0].dials, "player 0 dials us");
-        assert_eq!(r.arrival(5, x, Proven::SpectatorSecret), Arrival::Unexpected);
+        let bound = Some(Binding { initiator: 0, responder: 1 });
+        assert_eq!(r.arrival(5, x, Proven::SpectatorSecret, None), Arrival::Unexpected);
+        assert_eq!(r.arrival(5, x, Proven::SpectatorSecret, bound), Arrival::Unexpected);
         assert_eq!(r.groups[0].peer, None, "the place is still free");
-        assert_eq!(r.arrival(6, x, Proven::PlayerSecret), Arrival::Group(0));
-        assert_eq!(r.groups[0].peer, Some(6));
+        // The players' secret, but bound to another dialler, or to nobody: not player 0.
+        assert_eq!(r.arrival(6, x, Proven::PlayerSecret, None), Arrival::Unexpected);
+        assert_eq!(
+            r.arrival(7, x, Proven::PlayerSecret, Some(Binding { initiator: 3, responder: 1 })),
+            Arrival::Unexpected
+        );
+        assert_eq!(r.arrival(8, x, Proven::PlayerSecret, bound), Arrival::Group(0));
+        assert_eq!(r.groups[0].peer, Some(8));
         // An open match (no secrets) proves nothing of anyone: the address decides.
         let mut open = Roster::new(2, 1);
         open.add_remote(0, x).unwrap();
         open.add_local(1).unwrap();
         open.seal().unwrap();
-        assert_eq!(open.arrival(7, x, Proven::Open), Arrival::Group(0));
+        assert_eq!(open.arrival(9, x, Proven::Open, None), Arrival::Group(0));
     }
 }

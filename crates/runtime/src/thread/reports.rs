@@ -11,7 +11,7 @@ impl<P: Protocol> NetLoop<P> {
         while self.to_engine.room_for_event() {
             let Some((at, ev)) = self.p.proto.poll_event() else { break };
             let ev = match ev {
-                Event::Connected { peer, addr, credential } => {
+                Event::Connected { peer, addr, credential, binding } => {
                     if !self.peers.contains(&peer) {
                         self.peers.push(peer);
                     }
@@ -28,7 +28,7 @@ impl<P: Protocol> NetLoop<P> {
                         self.to_engine.send(ThreadMsg::PeerStats(peer, s, self.p.clock.now_us()));
                     }
                     self.p.shared.log.push(LogLevel::Info, format_args!("connection up: peer {peer} at {addr}"));
-                    HostEvent::Connected { peer, addr, credential }
+                    HostEvent::Connected { peer, addr, credential, binding }
                 }
                 Event::Disconnected { peer, mut reason } => {
                     self.peers.retain(|&p| p != peer);

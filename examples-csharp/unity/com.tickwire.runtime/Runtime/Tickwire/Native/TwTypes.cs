@@ -113,6 +113,14 @@ namespace Tickwire
         /// other connection has ended.
         /// </summary>
         ClientIdInUse = 16,
+        /// <summary>
+        /// The handshake was refused by a denial that could not be authenticated (it answered
+        /// no proof of this side's credential, so anyone on the path could have forged it: a
+        /// wrong or missing secret or token, a security-mode or version mismatch), and went on
+        /// until ConnectTimeoutMs without being accepted. The stated reason is only logged, as
+        /// a hint. Final for a relay client. Seen by the dialling side only.
+        /// </summary>
+        DeniedUnverified = 17,
     }
 
     /// <summary>tw_security_mode (TwSecurityConfig.Mode, TwSecurity.Mode).</summary>

@@ -309,7 +309,10 @@ namespace Tickwire.Tests
                     Refused(ConnectOutcome(server, stranger, server.LocalAddress, serverEvents), TwDisconnectReason.DeniedUnverified, "another secret");
                     Refused(ConnectOutcome(server, open, server.LocalAddress, serverEvents), TwDisconnectReason.DeniedUnverified, "no secret");
                     TwHostStats st = HostStatsWhen(server, x => x.AuthRefused >= 2);
-                    Equal(2UL, st.AuthRefused, "the server counts the refused handshakes");
+                    // Each refused client keeps answering until its 1 s connect timeout (the
+                    // refusal is unauthenticated, so only a hint to it): one response per
+                    // 100 ms resend, each refused and counted.
+                    Check(st.AuthRefused >= 2 && st.AuthRefused <= 2 * 12, "the server counts the refused handshakes: " + st.AuthRefused);
                     Equal(0UL, st.SecurityMismatch, "no security mismatch");
                     Equal(0UL, st.Forged, "nothing forged");
                     Equal(1, CountKind(serverEvents, TwEventKind.Connected), "the server saw one connection");
@@ -366,7 +369,10 @@ namespace Tickwire.Tests
                     Refused(ConnectOutcome(server, wrongAddress, address, serverEvents), TwDisconnectReason.DeniedUnverified, "a token for another address");
                     Refused(ConnectOutcome(server, wrongKey, address, serverEvents), TwDisconnectReason.DeniedUnverified, "a token made with another key");
                     Refused(ConnectOutcome(server, none, address, serverEvents), TwDisconnectReason.DeniedUnverified, "no token");
-                    Equal(4UL, HostStatsWhen(server, x => x.AuthRefused >= 4).AuthRefused, "the server counts every refusal");
+                    // One for the token in use (authenticated: final at once), and each of the
+                    // three unauthenticated refusals once per resend until the 1 s timeout.
+                    ulong refused = HostStatsWhen(server, x => x.AuthRefused >= 4).AuthRefused;
+                    Check(refused >= 4 && refused <= 1 + 3 * 12, "the server counts every refusal: " + refused);
                 }
             }
         }

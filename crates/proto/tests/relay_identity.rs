@@ -101,16 +101,17 @@ fn low64(t: SessionToken) -> u64 {
 }
 
 /// Finding 1: tokens came from xoshiro256**, and four of them gave its whole state
-/// away. A player joins and leaves six times, learning six of its own tokens, solves
-/// for the generator and predicts the next player's token. Before the fix the
-/// prediction was exact and its Hello took the victim's slot, victim connected or not.
+/// away. A player with one ordinary connect token joins and leaves six times, learning
+/// six of its own session tokens, solves for the generator and predicts the next
+/// player's token. Before the fix the prediction was exact and its Hello took the
+/// victim's slot, victim connected or not (and in an open match the same held).
 #[test]
 fn a_player_who_learns_its_own_tokens_cannot_compute_another_players() {
-    let (s, c) = configs(4);
-    let mut w = World::new(71, link(0.0), s, c);
+    let mut w = token_world(71, 4);
     let mut learned = Vec::new();
     for _ in 0..6 {
-        let i = w.add_client();
+        // The same connect token every time (client id 9).
+        let i = w.add_client_with(token_client(9, 1));
         w.run_for(2 * SECOND);
         learned.push(w.clients[i].session.token().expect("joined"));
         // Leave on purpose: the slot and its token are freed at once.
@@ -120,7 +121,7 @@ fn a_player_who_learns_its_own_tokens_cannot_compute_another_players() {
         w.clients[i].alive = false;
         w.run_for(SECOND / 2);
     }
-    let victim = w.add_client();
+    let victim = w.add_client_with(token_client(1, 2));
     w.run_for(2 * SECOND);
     let victim_token = w.clients[victim].session.token().expect("victim joined");
     let victim_player = w.clients[victim].session.player().unwrap();
@@ -130,11 +131,13 @@ fn a_player_who_learns_its_own_tokens_cannot_compute_another_players() {
     let prediction = xoshiro_attack::predict_next(&outputs, 1).map(|p| p[0]);
     eprintln!("the attacker's prediction of the victim's token: {prediction:?}");
     assert_ne!(prediction, Some(low64(victim_token)), "the victim's token was computed from the attacker's");
+    assert!(learned.iter().all(|t| *t != victim_token));
 
-    // Whatever it guesses, a Hello with it takes nobody's slot.
+    // Whatever it guesses, a Hello with it, on the attacker's own token again, takes
+    // nobody's slot.
     let mut guess = [0u8; 16];
     guess[..8].copy_from_slice(&prediction.unwrap_or(outputs[5]).to_le_bytes());
-    let r = rogue(&mut w, EndpointConfig::default());
+    let r = rogue(&mut w, token_client(9, 1));
     say_hello(&mut w, r, SessionToken(guess));
     assert!(!welcomed(&mut w, r.0), "the guess opened a slot");
     assert_eq!(w.server.peer_of(victim_player), Some(victim_peer), "the victim keeps its slot");

@@ -66,17 +66,18 @@ impl P2pSession {
             }
         };
         let now = self.now;
-        let p = &mut self.peers[pi];
-        if p.phase.is_gone() {
+        if self.peers[pi].phase.is_gone() {
             self.scratch = scratch;
             return;
         }
         // Numbers this side can check: the peer cannot need inputs beyond those sent
-        // to it, nor have confirmed ticks it has not simulated. A lie here (or a
-        // corrupted datagram) would stop the inputs it needs for good: the
+        // to it, nor have confirmed ticks it has not simulated, nor be further ahead
+        // than our inputs and its window allow. A lie here (or a corrupted datagram)
+        // would stop the inputs it needs for good, or steer our clock: the
         // connection is closed instead, and the session goes on without it.
         let h = d.header;
-        if h.ack > p.sent_end || h.confirmed > h.tick {
+        let tick_bound = self.peer_tick_bound(pi, &d);
+        if h.ack > self.peers[pi].sent_end || h.confirmed > h.tick || tick_bound.is_some_and(|b| h.tick as u64 > b) {
             self.scratch = scratch;
             return self.close_violator(pi);
         }
@@ -94,11 +95,24 @@ impl P2pSession {
         // only costs a few redundant resends.
         p.acked = h.ack;
         p.remote_confirmed = p.remote_confirmed.max(h.confirmed);
-        if first || h.tick >= p.remote_tick {
-            p.remote_tick = h.tick;
-            p.remote_tick_at = now;
-            p.remote_adv = h.advantage;
-        }
+        // The latest message's tick, as for the ack: keeping the highest let one
+        // forged far-future tick stand for the rest of the match (the clock then ran
+        // at its limit for good). A reordered older message only makes the peer look
+        // a little behind until the next one. Where nothing of ours bounds the tick
+        // (see `peer_tick_bound`), it is held to our own tick plus the window, so a
+        // lie there costs at most the window's worth of correction.
+        let window = self.cfg.max_prediction + super::MAX_INPUT_DELAY;
+        p.remote_tick = match tick_bound {
+            Some(_) => h.tick,
+            None => h.tick.min(self.current.saturating_add(window)),
+        };
+        p.remote_tick_at = now;
+        // The advantage the peer reports cannot honestly exceed what the two
+        // windows allow either way (each side is at most its window plus its input
+        // delay ahead of the inputs it has from the other): beyond that it is a lie
+        // or noise, and only its bounded part may steer our clock.
+        let w = window as f32;
+        p.remote_adv = h.advantage.clamp(-w, w);
         if first && !self.running {
             let synchronized = self.peers.iter().filter(|p| p.phase.heard()).count() as u32;
             let total = self.peers.len() as u32;
@@ -155,6 +169,21 @@ impl P2pSession {
             }
         }
         self.scratch = scratch;
+    }
+
+    /// The highest tick an honest message from peer `pi` can carry, if this side
+    /// can bound it. The sender simulates at most `max_prediction` ticks past the
+    /// inputs it has confirmed (its advance refuses beyond, and every peer of a match
+    /// runs the same window), and of our players' inputs it can have confirmed none
+    /// beyond those we sent it (`sent_end`). Nothing of ours bounds it when we have
+    /// no local players, or when the message counts one of them disconnected (the
+    /// sender then no longer waits for our inputs).
+    fn peer_tick_bound(&self, pi: usize, d: &message::Decoded<'_>) -> Option<u64> {
+        let ours_gone = d.disconnects().any(|(player, _)| self.local.contains(&(player as usize)));
+        if self.local.is_empty() || ours_gone {
+            return None;
+        }
+        Some(self.peers[pi].sent_end as u64 + self.cfg.max_prediction as u64)
     }
 
     /// Declares `player` disconnected from `tick` on (the earliest proposal wins) and

@@ -1,0 +1,51 @@
+//! Forged P2P messages: what a peer with valid credentials and a modified client can
+//! put in a message. They are handed to the session as the endpoint would deliver
+//! them from that peer's connection.
+#![allow(dead_code)]
+
+use super::toy_game::Mesh;
+use tickwire_proto::wire::p2p::{Header, KIND_INPUT, encode};
+use tickwire_proto::{DisconnectReason, PeerId, RollbackEvent as Event, Tick};
+
+/// The numbers of one forged message (no inputs: `count` is 0).
+#[derive(Clone, Copy, Debug)]
+pub struct Lie<'a> {
+    pub tick: Tick,
+    pub ack: Tick,
+    pub confirmed: Tick,
+    pub advantage: f32,
+    pub disconnects: &'a [(u16, Tick)],
+}
+
+/// A lie whose numbers are those of an honest peer in step with `mesh.peers[to]`.
+pub fn plausible(mesh: &Mesh, to: usize) -> Lie<'static> {
+    let s = mesh.peers[to].session.stats();
+    Lie { tick: s.current_tick, ack: s.current_tick, confirmed: s.confirmed_tick, advantage: 0.0, disconnects: &[] }
+}
+
+/// Hands `lie` to `mesh.peers[to]` as a message from the peer behind node `from`.
+pub fn forge(mesh: &mut Mesh, to: usize, from: usize, lie: Lie<'_>) {
+    let h = Header {
+        kind: KIND_INPUT,
+        tick: lie.tick,
+        ack: lie.ack,
+        confirmed: lie.confirmed,
+        advantage: lie.advantage,
+        first: lie.ack,
+        count: 0,
+        players: mesh.peers[from].local.len() as u8,
+    };
+    let mut out = Vec::new();
+    encode(&mut out, &h, 2, |_, _| &[0u8, 0][..], lie.disconnects.iter().copied(), std::iter::empty());
+    let now = mesh.net.local_now(mesh.peers[to].node);
+    let id = mesh.peers[to].ids[from];
+    mesh.peers[to].session.handle_message(now, id, &out);
+}
+
+/// Why `mesh.peers[on]` dropped `peer`, if it did.
+pub fn dropped(mesh: &Mesh, on: usize, peer: PeerId) -> Option<DisconnectReason> {
+    mesh.peers[on].events.iter().find_map(|e| match *e {
+        Event::PeerDisconnected { peer: p, reason } if p == peer => Some(reason),
+        _ => None,
+    })
+}

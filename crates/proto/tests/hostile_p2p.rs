@@ -147,7 +147,7 @@ fn a_peer_that_talks_but_never_progresses_is_dropped_at_the_timeout() {
         "peer 0 was told who blocks: {:?}",
         mesh.peers[0].events
     );
-    assert_eq!(dropped(&mesh, 0, peer), Some(DisconnectReason::Timeout));
+    assert_eq!(dropped(&mesh, 0, peer), Some(DisconnectReason::NoProgress));
     assert!(confirmed(&mesh, 0) > before + 60, "peer 0 plays on after the drop");
     // The frozen side blames nobody else: its own engine is what stalls.
     assert!(

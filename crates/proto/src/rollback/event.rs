@@ -34,21 +34,22 @@ pub enum Event {
         /// The peer.
         peer: PeerId,
     },
-    /// The session gave up on `peer`: silence or no progress past the timeout
-    /// (`Timeout`), a message contradicting what this side knows (`ProtocolError`;
-    /// the connection is closed too), or the connection closed (the transport's
-    /// reason).
+    /// The session gave up on `peer`: silence past the timeout (`Timeout`), its
+    /// inputs holding the match below the progress floor (`NoProgress`), a message
+    /// contradicting what this side knows (`ProtocolError`; the connection is closed
+    /// too), or the connection closed (the transport's reason).
     PeerDisconnected {
         /// The peer.
         peer: PeerId,
         /// Why.
         reason: DisconnectReason,
     },
-    /// No tick has been confirmed for the disconnect timeout although the session is
-    /// running: `peer`'s inputs are the ones missing (0: this side's own local inputs,
-    /// so the engine itself stalls). A remote `peer` is dropped right after (a
-    /// `PeerDisconnected` with reason `Timeout` follows). Raised again every timeout
-    /// while it lasts.
+    /// The session is running but its confirmed ticks have advanced at less than half
+    /// the tick rate (none at all included) for the disconnect timeout: `peer`'s
+    /// inputs are the ones holding the confirmed tick back (0: this side's own local
+    /// inputs, so the engine itself stalls). A remote `peer` is dropped right after (a
+    /// `PeerDisconnected` with reason `NoProgress` follows). Raised again every
+    /// timeout while it lasts.
     NoProgress {
         /// The first tick not confirmed.
         tick: Tick,

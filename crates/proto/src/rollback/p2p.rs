@@ -23,6 +23,7 @@ mod config;
 mod forensics;
 mod net;
 mod peer;
+mod progress;
 
 pub use config::{P2pConfig, P2pStats, PeerSyncStats, SessionError, p2p_timeouts_fit};
 use forensics::DumpJob;

@@ -112,6 +112,10 @@ pub enum DisconnectReason {
     /// hint, never a fact: `Endpoint::unverified_denial`. Seen by the dialling side
     /// only; never sent.
     DeniedUnverified = 17,
+    /// A P2P peer kept the match's confirmed ticks below the progress floor (half the
+    /// tick rate) for the disconnect timeout while still talking: its inputs held
+    /// everyone back. Raised by the P2P session and told to that peer.
+    NoProgress = 18,
 }
 
 impl DisconnectReason {
@@ -132,6 +136,7 @@ impl DisconnectReason {
             13 => Self::Replaced,
             14 => Self::KickedByEngine,
             16 => Self::ClientIdInUse,
+            18 => Self::NoProgress,
             _ => return None,
         })
     }
@@ -154,6 +159,7 @@ impl DisconnectReason {
             Self::ResolveFailed => "the host name gave no usable address",
             Self::ClientIdInUse => "another connection holds a connect token for the same client id",
             Self::DeniedUnverified => "refused by an unauthenticated denial (its stated reason may be forged)",
+            Self::NoProgress => "held the match below the progress floor while still talking",
         }
     }
 }

@@ -262,34 +262,6 @@ impl P2pSession {
         }
     }
 
-    /// While running, no confirmed tick for the disconnect timeout means someone's
-    /// inputs stopped although messages may still flow (a peer that talks but never
-    /// progresses would otherwise hold the match forever: silence is what the
-    /// timeout watches). The peer whose inputs are missing is named and dropped; if
-    /// the missing inputs are local, the engine is told and nobody is dropped.
-    fn check_progress(&mut self) {
-        let confirmed = self.confirmed_all();
-        if !self.running || confirmed != self.progress.0 {
-            self.progress = (confirmed, self.now);
-            return;
-        }
-        if self.cfg.disconnect_timeout_us == 0
-            || self.now.saturating_sub(self.progress.1) < self.cfg.disconnect_timeout_us
-        {
-            return;
-        }
-        self.progress.1 = self.now;
-        let blocker = (0..self.queues.len()).find(|&i| self.queues[i].confirmed_until() == confirmed);
-        let peer = match blocker.map(|i| self.kinds[i]) {
-            Some(super::PlayerKind::Remote(id)) => id,
-            _ => 0,
-        };
-        self.events.push_back(Event::NoProgress { tick: confirmed, peer });
-        if peer != 0 {
-            self.close_peer(peer, DisconnectReason::Timeout);
-        }
-    }
-
     /// Changes the silence timeouts from now on (0 = off, as in [`P2pConfig`](super::P2pConfig)): the
     /// drop after `disconnect_timeout_us` and the notice after `notify_after_us`. A
     /// peer already reported interrupted stays so until it is heard again. Error: the

@@ -45,7 +45,7 @@ fn a_vanished_peer_times_out_and_the_rest_resimulate_identically() {
             .iter()
             .rev()
             .find_map(|e| match *e {
-                Event::PlayerDisconnected { player: 2, tick } => Some(tick),
+                Event::PlayerDisconnected { player: 2, tick, .. } => Some(tick),
                 _ => None,
             })
             .expect("player 2 disconnected");

@@ -64,6 +64,19 @@ pub enum Event {
         player: usize,
         /// First tick simulated with a disconnected input.
         tick: Tick,
+        /// The peer whose proposal set this tick (taken because this side lost the
+        /// player's peer too, or a majority of the live peers proposed it); None:
+        /// this side's own decision (its connection to the player's peer ended).
+        by: Option<PeerId>,
+    },
+    /// A majority of the live remote peers propose that local `player` disconnected
+    /// (they lost this peer, or dropped it): the match goes on without this side,
+    /// which plays alone from here. Raised once per local player.
+    RemovedByPeers {
+        /// The local player.
+        player: usize,
+        /// The earliest tick proposed.
+        tick: Tick,
     },
     /// The prediction window is full at `tick`: the session waits for `peer`'s inputs
     /// (reported once per stall, the status of `advance` says it every tick).

@@ -11,7 +11,8 @@
 //!   lockstep;
 //! - measures frame advantage per peer and dilates its [`TickClock`] smoothly;
 //! - handles silence (interrupted, resumed, timeout) and disconnects by agreeing on
-//!   the earliest proposed disconnect tick and rolling back to it;
+//!   the earliest proposed disconnect tick and rolling back to it (a proposal about a
+//!   third player is taken only if this side lost it too or a majority proposes it);
 //! - compares checksums of confirmed ticks with every peer, and on a mismatch
 //!   builds a forensic dump (inputs around the tick plus the engine's state bytes).
 //!
@@ -24,6 +25,7 @@ mod forensics;
 mod net;
 mod peer;
 mod progress;
+mod proposals;
 
 pub use config::{P2pConfig, P2pStats, PeerSyncStats, SessionError, p2p_timeouts_fit};
 use forensics::DumpJob;
@@ -116,6 +118,9 @@ pub struct P2pSession {
     /// Connections to close at the next `send_messages`, with what the peer is told
     /// (None: the plain close of this side, `Client` or `Server`).
     to_close: Vec<(PeerId, Option<DisconnectReason>)>,
+    /// Per player: a majority of the live peers proposed this local player
+    /// disconnected and `RemovedByPeers` was raised (once).
+    removed: Vec<bool>,
     stats: P2pStats,
 }
 
@@ -132,7 +137,7 @@ impl P2pSession {
                 PlayerKind::Remote(0) => return bad(format!("player {i}: peer id 0 is invalid")),
                 PlayerKind::Remote(id) => match peers.iter_mut().find(|p| p.id == id) {
                     Some(p) => p.players.push(i),
-                    None => peers.push(Peer::new(id, i, now, cfg.history.max(2).next_power_of_two())),
+                    None => peers.push(Peer::new(id, i, now, cfg.history.max(2).next_power_of_two(), players.len())),
                 },
             }
         }
@@ -182,6 +187,7 @@ impl P2pSession {
             max_ticks_per_msg,
             progress: (0, now),
             to_close: Vec::new(),
+            removed: vec![false; players.len()],
             stats: P2pStats { time_scale: 1.0, ..P2pStats::default() },
             cfg,
         })

@@ -140,24 +140,7 @@ impl P2pSession {
                 }
             }
         }
-        let bound = self.safe_bound();
-        let mut violated = false;
-        for (player, tick) in d.disconnects() {
-            let player = player as usize;
-            if player >= self.kinds.len() || self.kinds[player] == super::PlayerKind::Local {
-                continue;
-            }
-            // A new proposal reaching back before the ticks final everywhere cannot come
-            // from an honest peer (a proposal is at or after its proposer's confirmed
-            // tick): it would roll back past what the state ring holds.
-            let new = self.queues[player].disconnect_tick().is_none_or(|d| d > tick);
-            if new && tick < bound {
-                violated = true;
-                break;
-            }
-            self.mark_disconnected(player, tick);
-        }
-        if violated {
+        if !self.take_proposals(pi, &d) {
             self.scratch = scratch;
             return self.close_violator(pi);
         }
@@ -186,18 +169,6 @@ impl P2pSession {
         Some(self.peers[pi].sent_end as u64 + self.cfg.max_prediction as u64)
     }
 
-    /// Declares `player` disconnected from `tick` on (the earliest proposal wins) and
-    /// rolls back to it if that tick was already simulated.
-    fn mark_disconnected(&mut self, player: usize, tick: Tick) {
-        let q = &mut self.queues[player];
-        if q.disconnect(tick) {
-            if tick < self.current {
-                q.force_mismatch(tick);
-            }
-            self.events.push_back(Event::PlayerDisconnected { player, tick });
-        }
-    }
-
     /// Tells the session that the endpoint closed the connection to `peer` for
     /// `reason` (or call it to drop a peer on purpose). Its players are proposed
     /// disconnected from the first tick whose input is missing.
@@ -208,7 +179,7 @@ impl P2pSession {
             for j in 0..self.peers[pi].players.len() {
                 let player = self.peers[pi].players[j];
                 let tick = self.queues[player].next_needed();
-                self.mark_disconnected(player, tick);
+                self.mark_disconnected(player, tick, None);
             }
             if !self.running && self.peers.iter().all(|p| p.phase.settled()) {
                 self.running = true;
@@ -222,7 +193,7 @@ impl P2pSession {
 
     /// Drops peer `pi` for a message that contradicted what this side knows, and closes
     /// its connection.
-    fn close_violator(&mut self, pi: usize) {
+    pub(super) fn close_violator(&mut self, pi: usize) {
         self.stats.violations += 1;
         self.close_peer(self.peers[pi].id, DisconnectReason::ProtocolError);
     }
@@ -237,8 +208,10 @@ impl P2pSession {
     /// its peer (with every player behind it) is dropped as after a timeout
     /// (`PeerDisconnected`, reason `KickedByEngine`), its connection closed and the peer
     /// told `KickedByEngine`; the match goes on with that peer's inputs marked
-    /// disconnected from the first tick not yet received. Errors: no such player, a
-    /// local player, or a peer already gone.
+    /// disconnected from the first tick not yet received. The other peers take that
+    /// proposal only if they lost the peer too or a majority of them propose it
+    /// (one peer's word is what a liar's would be). Errors: no such player, a local
+    /// player, or a peer already gone.
     pub fn disconnect_player(&mut self, player: usize) -> Result<(), SessionError> {
         let peer = match self.kinds.get(player) {
             None => return Err(SessionError::UnknownPlayer(player)),

@@ -72,6 +72,9 @@ pub(super) struct Peer {
     /// last sent to this peer and how many messages carried it.
     pub(super) input_sent_at: Vec<Micros>,
     pub(super) input_sends: Vec<u8>,
+    /// Per player: the disconnect tick this peer's latest message proposes (every
+    /// message lists all of the sender's, so the latest one is the whole truth).
+    pub(super) proposals: Vec<Option<Tick>>,
 }
 
 /// What a spectator is being sent.
@@ -98,8 +101,8 @@ pub(super) struct Spectator {
 }
 
 impl Peer {
-    /// `ring` is the input queues' capacity (a power of two).
-    pub(super) fn new(id: PeerId, player: usize, now: Micros, ring: usize) -> Self {
+    /// `ring` is the input queues' capacity (a power of two); `players` the match's.
+    pub(super) fn new(id: PeerId, player: usize, now: Micros, ring: usize, players: usize) -> Self {
         Peer {
             id,
             players: vec![player],
@@ -124,6 +127,7 @@ impl Peer {
             report_sends: 0,
             input_sent_at: vec![0; ring],
             input_sends: vec![0; ring],
+            proposals: vec![None; players],
         }
     }
 

@@ -96,6 +96,10 @@ pub enum tw_disconnect_reason {
     /// refusal's stated reason is logged as a hint, never reported as fact. A relay
     /// client retries it like a timeout. Seen by the dialling side only.
     DeniedUnverified = 17,
+    /// P2P: the peer's inputs held the match's confirmed tick below half the tick rate
+    /// for the disconnect timeout although it kept talking (a peer that trickles ticks,
+    /// or an engine that stopped advancing): dropped. Sent to the dropped peer too.
+    NoProgress = 18,
 }
 
 impl From<DisconnectReason> for tw_disconnect_reason {
@@ -118,6 +122,7 @@ impl From<DisconnectReason> for tw_disconnect_reason {
             DisconnectReason::ResolveFailed => tw_disconnect_reason::ResolveFailed,
             DisconnectReason::ClientIdInUse => tw_disconnect_reason::ClientIdInUse,
             DisconnectReason::DeniedUnverified => tw_disconnect_reason::DeniedUnverified,
+            DisconnectReason::NoProgress => tw_disconnect_reason::NoProgress,
         }
     }
 }

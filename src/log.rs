@@ -138,7 +138,7 @@ impl LogHook {
 
 /// A disconnect reason's name (`tw_disconnect_reason`).
 fn disconnect_name(r: u32) -> &'static str {
-    const NAMES: [&str; 15] = [
+    const NAMES: [&str; 19] = [
         "none",
         "closed by the client",
         "closed by the server",
@@ -154,6 +154,10 @@ fn disconnect_name(r: u32) -> &'static str {
         "connect token in use",
         "replaced by a newer connection",
         "removed by the other side's engine",
+        "host name gave no usable address",
+        "client id in use",
+        "refused, unverified (the stated reason may be forged)",
+        "no progress",
     ];
     NAMES.get(r as usize).copied().unwrap_or("other")
 }
@@ -163,7 +167,13 @@ fn disconnect_name(r: u32) -> &'static str {
 fn describe(e: &tw_session_event) -> Option<(LogLevel, Described<'_>)> {
     use LogLevel::*;
     let level = match e.kind {
-        k if k == K::Desync as u32 || k == K::SynctestMismatch as u32 || k == K::ServerLost as u32 => Error,
+        k if k == K::Desync as u32
+            || k == K::SynctestMismatch as u32
+            || k == K::ServerLost as u32
+            || k == K::RemovedByPeers as u32 =>
+        {
+            Error
+        }
         k if k == K::PeerInterrupted as u32
             || k == K::PeerDisconnected as u32
             || k == K::PlayerDisconnected as u32
@@ -241,7 +251,15 @@ impl fmt::Display for Described<'_> {
         }
         if k == K::PlayerDisconnected as u32 {
             let p = unsafe { e.data.player };
-            return write!(f, "player {} disconnected from tick {}", p.player, p.tick);
+            write!(f, "player {} disconnected from tick {}", p.player, p.tick)?;
+            if e.peer != 0 {
+                write!(f, " (proposed by peer {})", e.peer)?;
+            }
+            return Ok(());
+        }
+        if k == K::RemovedByPeers as u32 {
+            let p = unsafe { e.data.player };
+            return write!(f, "local player {} removed by the other peers from tick {}", p.player, p.tick);
         }
         if [K::PredictionWindowFull, K::RollbackTooFar, K::DesyncDumpReady, K::Synchronized]
             .iter()

@@ -39,7 +39,13 @@ pub enum tw_session_event_kind {
     /// The session gave up on `peer`, or its connection closed (`data.peer`).
     PeerDisconnected = 5,
     /// A player's inputs count as disconnected from `data.player.tick` on; every peer
-    /// agrees on the tick and re-simulates from it (`data.player`).
+    /// agrees on the tick and re-simulates from it (`data.player`). `peer`: the remote
+    /// peer whose proposal set the tick, 0 when it was this side's own decision (its
+    /// connection to the player's peer ended). P2P takes a third player's
+    /// disconnection from a peer only with evidence: this side lost that player too, or
+    /// a majority of the live peers propose it (a lie about a live player changes
+    /// nothing; `tw_session_disconnect_player` in a match of three or more peers needs
+    /// the others to agree too).
     PlayerDisconnected = 6,
     /// The prediction window is full at `data.tick.tick`, waiting for `peer`'s inputs
     /// (P2P), or for the server's canonical steps (RELAY_CLIENT, `peer` is the server):
@@ -118,10 +124,11 @@ pub enum tw_session_event_kind {
     /// (`tw_session_ticks_due` gives 0, `tw_session_advance` answers
     /// `TW_RESULT_FINISHED`); destroy the session.
     ServerLost = 23,
-    /// P2P: no tick was confirmed for the disconnect timeout although messages may
-    /// still flow; `peer` is the connection whose inputs are missing (0: this side's
-    /// own local inputs stopped), `data.tick.tick` the first unconfirmed tick. A
-    /// remote peer is dropped right after (PEER_DISCONNECTED, reason TIMEOUT).
+    /// P2P: the confirmed tick advanced at less than half the tick rate (or not at all)
+    /// for the disconnect timeout although messages may still flow; `peer` is the
+    /// connection whose inputs hold it back (0: this side's own local inputs),
+    /// `data.tick.tick` the first unconfirmed tick. A remote peer is dropped right after
+    /// (PEER_DISCONNECTED, reason NO_PROGRESS).
     NoProgress = 24,
     /// RELAY_SERVER: player `data.relay.player` needed a canonical step older than
     /// `step_history` (it fell far behind, or its link stalled for that long). It is
@@ -153,6 +160,11 @@ pub enum tw_session_event_kind {
     /// delay from `input_delay_mode` changed. Raise `max_prediction` to hide more of a
     /// long round trip by prediction instead. At most once a second.
     InputDelayChanged = 30,
+    /// P2P: a majority of the live remote peers propose that local player
+    /// `data.player.player` disconnected from `data.player.tick` (they lost this peer,
+    /// or dropped it): the match goes on without this side, which would play alone from
+    /// here. Raised once per local player.
+    RemovedByPeers = 31,
 }
 
 /// Why a relay server removed a player (`tw_session_event_relay.reason` of
@@ -572,9 +584,13 @@ impl tw_session_event {
                     out.data.tick = tw_session_event_tick { tick };
                     (K::NoProgress, peer)
                 }
-                Event::PlayerDisconnected { player, tick } => {
+                Event::PlayerDisconnected { player, tick, by } => {
                     out.data.player = tw_session_event_player { player: player as u32, tick };
-                    (K::PlayerDisconnected, 0)
+                    (K::PlayerDisconnected, by.unwrap_or(0))
+                }
+                Event::RemovedByPeers { player, tick } => {
+                    out.data.player = tw_session_event_player { player: player as u32, tick };
+                    (K::RemovedByPeers, 0)
                 }
                 Event::PredictionWindowFull { tick, peer } => {
                     out.data.tick = tw_session_event_tick { tick };

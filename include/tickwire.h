@@ -1037,6 +1037,12 @@ enum tw_kick_reason
      * engine's `reason_code`. Final: the slot is freed (PLAYER_SLOT_FREED follows).
      */
     TW_KICK_REASON_ENGINE = 5,
+    /**
+     * It kept falling out of the step history although the catch-up snapshots reached
+     * it (it never acknowledges its steps): more than two at once, then more than one
+     * per 30 s (an honest client needs one after a long stall of its link).
+     */
+    TW_KICK_REASON_CATCH_UP_FLOOD = 6,
 };
 #ifndef __cplusplus
 #if __STDC_VERSION__ >= 202311L

@@ -186,6 +186,10 @@ pub enum tw_kick_reason {
     /// The engine kicked it (`tw_session_kick_player`); `data.relay.code` is the
     /// engine's `reason_code`. Final: the slot is freed (PLAYER_SLOT_FREED follows).
     Engine = 5,
+    /// It kept falling out of the step history although the catch-up snapshots reached
+    /// it (it never acknowledges its steps): more than two at once, then more than one
+    /// per 30 s (an honest client needs one after a long stall of its link).
+    CatchUpFlood = 6,
 }
 
 /// Why a connection was refused (`tw_session_event_rejected.reason`).
@@ -446,6 +450,7 @@ fn server_event(out: &mut tw_session_event, e: ServerSessionEvent, tick: u32) ->
                 KickCause::Jitter(KickReason::Starved) => (tw_kick_reason::Starved, 0),
                 KickCause::FellBehind => (tw_kick_reason::FellBehind, 0),
                 KickCause::ResyncFlood => (tw_kick_reason::ResyncFlood, 0),
+                KickCause::CatchUpFlood => (tw_kick_reason::CatchUpFlood, 0),
                 KickCause::Engine { code } => (tw_kick_reason::Engine, code),
             };
             (K::PlayerKicked, peer, tw_session_event_relay { code, ..relay(player, tick, reason as u32, false) })

@@ -132,3 +132,90 @@ fn the_session_token_never_crosses_the_wire_in_clear() {
     }
     heap.report("the_session_token_never_crosses_the_wire_in_clear", 16 << 20);
 }
+
+/// Issue 31, finding 5: a player that never acknowledges a step falls out of the
+/// server's step history every `step_history` ticks (10 s) and was sent a full
+/// catch-up snapshot each time, for ever (5 state dumps and 1.6 times an honest
+/// player's bytes in 60 s). Catch-ups are now counted: a player needing more than two
+/// in quick succession (then one per 30 s) is kicked as `CatchUpFlood`.
+#[test]
+fn a_player_that_never_acknowledges_a_step_is_kicked_for_its_catch_ups() {
+    use tickwire_proto::CHANNEL_UNRELIABLE;
+    use tickwire_proto::wire::relay::NONE;
+    let s = RelayServerSessionConfig { max_players: 4, ..RelayServerSessionConfig::default() };
+    let history_us = s.relay.step_history as u64 * SECOND / 60;
+    let c = RelayClientSessionConfig { max_players: 4, ..RelayClientSessionConfig::default() };
+    let mut w = World::new(53, link(0.0), s, c);
+    let honest = w.add_client();
+    let liar = w.add_client();
+    w.run_for(3 * SECOND);
+    let player = w.clients[liar].session.player().expect("joined");
+    let server = w.clients[liar].session.server_peer().expect("connected");
+    let (node, server_node) = (w.clients[liar].node, w.server_node);
+    // From here on the liar's modified client sends its inputs on time, as before, but
+    // never an acknowledgement of a step; it reads nothing.
+    w.clients[liar].alive = false;
+    let lead = w.clients[liar].session.current_tick() - w.server.tick();
+    let mut next = w.clients[liar].session.current_tick() + 1;
+    let to_liar = w.net.traffic(server_node, node).bytes;
+    let to_honest = w.net.traffic(server_node, w.clients[honest].node).bytes;
+    let snapshots_before = w.server.stats().snapshots_sent;
+    let (start, end) = (w.net.now(), w.net.now() + 60 * SECOND);
+    let mut kicked_at = None;
+    let input = [3u8, 0];
+    let mut msg = Vec::new();
+    while w.net.now() < end {
+        let top = w.server.tick() + lead;
+        if next <= top {
+            // The newest few inputs again, as the real client's redundancy does.
+            let first = next.saturating_sub(4);
+            let n = (top - first + 1) as usize;
+            tickwire_proto::wire::relay::encode_client_inputs(
+                &mut msg,
+                NONE,
+                &[],
+                first,
+                std::iter::repeat_n(&input[..], n),
+            );
+            // Refused once the kick closed the connection.
+            let _ = w.net.endpoint(node).send(server, CHANNEL_UNRELIABLE, &msg);
+            w.net.flush(node);
+            next = top + 1;
+        }
+        w.net.take_events(node);
+        w.frame();
+        if kicked_at.is_none()
+            && w.server_events.iter().any(|e| {
+                matches!(e, ServerSessionEvent::PlayerKicked { player: p, cause: KickCause::CatchUpFlood, .. } if *p == player)
+            })
+        {
+            kicked_at = Some(w.net.now() - start);
+        }
+    }
+    let catch_ups = w
+        .server_events
+        .iter()
+        .filter(|e| matches!(e, ServerSessionEvent::PlayerCatchingUp { player: p, .. } if *p == player))
+        .count();
+    let snapshots = w.server.stats().snapshots_sent - snapshots_before;
+    let liar_bytes = w.net.traffic(server_node, node).bytes - to_liar;
+    let honest_bytes = w.net.traffic(server_node, w.clients[honest].node).bytes - to_honest;
+    eprintln!(
+        "60 s without step acks: {catch_ups} catch-ups, {snapshots} snapshots, {liar_bytes} bytes to the liar \
+         against {honest_bytes} to the honest player, kicked at {kicked_at:?} us"
+    );
+    // Two catch-ups are served (a burst an honest client on a bad link may need); the
+    // third, one history later, is a kick.
+    let kicked_at = kicked_at.expect("the player that never acknowledges was kicked as CatchUpFlood");
+    assert!(kicked_at <= 3 * history_us + 5 * SECOND, "kicked {kicked_at} us after it stopped acknowledging");
+    assert_eq!(catch_ups, 2, "catch-ups served before the kick");
+    assert!(snapshots <= 2, "{snapshots} state dumps sent");
+    assert!(liar_bytes < honest_bytes, "{liar_bytes} bytes to the liar, {honest_bytes} to the honest player");
+    // The honest player played on.
+    assert!(
+        !w.server_events
+            .iter()
+            .any(|e| matches!(e, ServerSessionEvent::PlayerKicked { player: p, .. } if *p != player))
+    );
+    w.assert_same_states(honest, w.joined_tick(honest));
+}

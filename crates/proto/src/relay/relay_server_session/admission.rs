@@ -33,6 +33,10 @@ pub(super) struct Slot {
     /// [`MIN_SNAPSHOT_INTERVAL_US`] with a burst of [`RESYNC_BURST`]; a player past it
     /// keeps asking far faster than it could be served, and is kicked.
     pub(super) resync_tat: Micros,
+    /// The catch-up schedule (the same kind): a burst of [`CATCH_UP_BURST`], then one
+    /// per [`CATCH_UP_INTERVAL_US`]; a player past it is kicked. It outlives a kick and
+    /// a reconnect, as the slot does.
+    pub(super) catch_up_tat: Micros,
     pub(super) reconnected: bool,
 }
 
@@ -45,6 +49,19 @@ pub(crate) const MIN_SNAPSHOT_INTERVAL_US: Micros = 1_000_000;
 /// second allowed) are a player asking every frame.
 pub(crate) const RESYNC_BURST: u64 = 16;
 
+/// Catch-ups (a snapshot for a player that needs a step no longer kept) a player may
+/// need at once, and the sustained rate after them. An honest client needs one only
+/// after its downlink stalled for longer than the whole step history (10 s by default,
+/// twice the transport's timeout): two close together are an unlucky link, and a
+/// third within 30 s means the link is down more than it is up, so the player could
+/// not play anyway. A client that never acknowledges a step falls out of the history
+/// every `step_history` ticks and would cost a state dump each time for ever; it is
+/// kicked at its third, one history after its second. Catch-ups are served one a
+/// `step_history` apart at the fastest, so the interval is well above any history
+/// that leaves an honest client time to play in between.
+pub(crate) const CATCH_UP_BURST: u64 = 2;
+pub(crate) const CATCH_UP_INTERVAL_US: Micros = 30_000_000;
+
 impl Slot {
     pub(super) const FREE: Slot = Slot {
         state: SlotState::Free,
@@ -53,6 +70,7 @@ impl Slot {
         needs_snapshot: false,
         snapshot_tat: 0,
         resync_tat: 0,
+        catch_up_tat: 0,
         reconnected: false,
     };
 
@@ -78,6 +96,12 @@ impl Slot {
         self.resync_tat = self.resync_tat.max(now) + MIN_SNAPSHOT_INTERVAL_US;
         self.resync_tat - now <= RESYNC_BURST * MIN_SNAPSHOT_INTERVAL_US
     }
+
+    /// Books a catch-up the player needs at `now`; false once it is past its burst.
+    pub(super) fn catch_up_needed(&mut self, now: Micros) -> bool {
+        self.catch_up_tat = self.catch_up_tat.max(now) + CATCH_UP_INTERVAL_US;
+        self.catch_up_tat - now <= CATCH_UP_BURST * CATCH_UP_INTERVAL_US
+    }
 }
 
 impl RelayServerSession {
@@ -96,7 +120,7 @@ impl RelayServerSession {
     /// Removes the player of `slot` (on connection `peer`) for `cause`: its connection
     /// is closed as kicked. The sync layer's kicks keep the slot for its token, as after
     /// a drop; the engine's ([`KickCause::Engine`]) free it at once.
-    fn kick(&mut self, slot: usize, peer: PeerId, cause: KickCause) {
+    pub(super) fn kick(&mut self, slot: usize, peer: PeerId, cause: KickCause) {
         self.forget_peer(peer);
         let by_engine = matches!(cause, KickCause::Engine { .. });
         let told = if by_engine { DisconnectReason::KickedByEngine } else { DisconnectReason::Kicked };

@@ -47,6 +47,12 @@ pub enum KickCause {
     /// It kept asking for new snapshots far faster than it could be served (more than
     /// 16 at once, then more than one a second).
     ResyncFlood,
+    /// It kept falling out of the server's step history although its catch-up
+    /// snapshots reached it (it never acknowledges the steps it is sent): more than two
+    /// catch-ups at once, then more than one per 30 s. An honest client needs one after
+    /// a long stall of its link, and those needed while a snapshot is still on its way
+    /// are not counted.
+    CatchUpFlood,
     /// The engine removed it on purpose (`RelayServerSession::kick_player`), with its
     /// own `code`. Final: the slot is freed (`PlayerLeft` follows) and the client is
     /// told `DisconnectReason::KickedByEngine`, so it does not reconnect.

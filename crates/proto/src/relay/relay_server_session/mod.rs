@@ -249,22 +249,38 @@ impl RelayServerSession {
                 None => self.requests.push_input(&self.zero, InputStatus::Disconnected),
             }
         }
-        self.drain_relay_events();
+        // Falling behind is noticed only when updates are sent (`send_messages`).
+        self.drain_relay_events(|_| false);
         AdvanceStatus::Advanced
     }
 
-    /// Frees the slots of players the sync layer removed.
-    fn drain_relay_events(&mut self) {
+    /// Frees the slots of players the sync layer removed, and starts the catch-ups of
+    /// those that fell behind. `unacknowledged(peer)`: whether anything sent to `peer`
+    /// waits for its acknowledgement.
+    fn drain_relay_events(&mut self, mut unacknowledged: impl FnMut(PeerId) -> bool) {
         while let Some(e) = self.relay.poll_event() {
             let (peer, player, cause, jitter) = match e {
                 RelayServerEvent::Kicked { peer, player, reason, jitter } => {
                     (peer, player, KickCause::Jitter(reason), jitter)
                 }
                 RelayServerEvent::FellBehind { peer, player } => {
-                    // A snapshot of a coming tick, and its steps from there.
-                    if let Some(slot) = self.slots.get_mut(player as usize) {
-                        slot.needs_snapshot = true;
+                    let slot = player as usize;
+                    let in_flight = unacknowledged(peer);
+                    let Some(s) = self.slots.get_mut(slot) else { continue };
+                    // Each catch-up costs a state dump and the whole state on the link:
+                    // a player that keeps needing them although they reach it is not
+                    // acknowledging its steps. While something sent to it is still
+                    // unacknowledged (its last snapshot, during a long stall of its
+                    // downlink, or our updates to a dark link), the link is at fault,
+                    // not the player: not booked. (A client that withholds even the
+                    // transport's acknowledgements is closed by the transport within
+                    // its timeout.)
+                    if !in_flight && !s.catch_up_needed(self.now) {
+                        self.kick(slot, peer, KickCause::CatchUpFlood);
+                        continue;
                     }
+                    // A snapshot of a coming tick, and its steps from there.
+                    s.needs_snapshot = true;
                     self.stats.catch_ups += 1;
                     self.events.push_back(ServerSessionEvent::PlayerCatchingUp { player, peer });
                     continue;
@@ -363,8 +379,10 @@ impl RelayServerSession {
             }
         }
         self.relay.flush(now, transport);
-        self.drain_relay_events();
+        // After the transport's flush, what it still holds for a peer is what waits
+        // for the peer's acknowledgement.
         transport.flush(now);
+        self.drain_relay_events(|peer| transport.stats(peer).is_some_and(|s| s.send_queue_bytes > 0));
     }
 
     pub fn stats(&self) -> ServerSessionStats {

@@ -57,6 +57,8 @@ namespace Tickwire
         ResyncFlood = 4,
         /// <summary>The engine kicked it (TwSession.KickPlayer; TwSessionEventRelay.Code is its reason code). Final: PlayerSlotFreed follows.</summary>
         Engine = 5,
+        /// <summary>It kept falling out of the step history although the catch-up snapshots reached it (it never acknowledges its steps): more than two at once, then more than one per 30 s.</summary>
+        CatchUpFlood = 6,
     }
 
     /// <summary>tw_reject_reason: why a connection was refused (ConnectionRejected).</summary>

@@ -5,6 +5,9 @@
 //! Both are token buckets fed by `now`, in millionths of a token so that a rate in
 //! units a second times microseconds is exact integer arithmetic.
 
+use std::collections::BTreeMap;
+use std::net::IpAddr;
+
 use super::PeerLimits;
 use crate::clock::Micros;
 use crate::wire::MAX_DATAGRAM_SIZE;
@@ -184,6 +187,69 @@ impl SendPace {
     }
 }
 
+/// Who was dropped for misbehaving (flooding, or breaking the protocol), and until
+/// when a new handshake from them is refused: an address (its `address_key`) and, for
+/// a connect token, its client id. Each drop within [`BACKOFF_FORGET_US`] of the end of
+/// the last wait doubles the wait, from [`BACKOFF_FIRST_US`] up to [`BACKOFF_MAX_US`]:
+/// a peer dropped once by a bad moment is back in a second, one that floods again at
+/// once spends most of its time waiting instead of costing us a handshake and a flood
+/// each time. Bounded: past [`BACKOFFS_MAX`] entries the one whose wait ended first
+/// is forgotten. A `BTreeMap`, so that which one that is never depends on a hash seed.
+#[derive(Debug, Default)]
+pub(super) struct Backoffs {
+    waits: BTreeMap<BackoffKey, Backoff>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub(super) enum BackoffKey {
+    Address(IpAddr),
+    ClientId(u64),
+}
+
+#[derive(Debug, Clone, Copy)]
+struct Backoff {
+    until: Micros,
+    wait: Micros,
+}
+
+/// The first wait, and the longest.
+pub(super) const BACKOFF_FIRST_US: Micros = 1_000_000;
+pub(super) const BACKOFF_MAX_US: Micros = 60_000_000;
+/// A drop this long after the end of the last wait starts again at the first wait:
+/// twice the longest, so that a peer flooding once a minute still meets the longest.
+pub(super) const BACKOFF_FORGET_US: Micros = 2 * BACKOFF_MAX_US;
+/// Entries kept at most. A drop takes a full handshake (a proven address) and a flood
+/// over a whole burst, so entries come slowly; this is far more than are ever waiting
+/// at once, and a few hundred KB at most.
+pub(super) const BACKOFFS_MAX: usize = 4_096;
+
+impl Backoffs {
+    /// `key` was dropped at `now`: it waits the next wait of its series.
+    pub(super) fn dropped(&mut self, now: Micros, key: BackoffKey) {
+        let wait = match self.waits.get(&key) {
+            Some(b) if now < b.until + BACKOFF_FORGET_US => (b.wait * 2).min(BACKOFF_MAX_US),
+            _ => BACKOFF_FIRST_US,
+        };
+        if self.waits.len() >= BACKOFFS_MAX && !self.waits.contains_key(&key) {
+            // A scan, at the cap only: drops are rare (see `BACKOFFS_MAX`).
+            if let Some(oldest) = self.waits.iter().min_by_key(|(_, b)| b.until).map(|(k, _)| *k) {
+                self.waits.remove(&oldest);
+            }
+        }
+        self.waits.insert(key, Backoff { until: now + wait, wait });
+    }
+
+    /// Whether `key` still waits at `now`.
+    pub(super) fn waiting(&self, now: Micros, key: BackoffKey) -> bool {
+        self.waits.get(&key).is_some_and(|b| now < b.until)
+    }
+
+    #[cfg(test)]
+    fn len(&self) -> usize {
+        self.waits.len()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -297,5 +363,27 @@ mod tests {
             assert!(pace.ready(at), "not ready at {at}");
             now = at;
         }
+    }
+
+    /// Issue 31, finding 6: the backoffs stay bounded under drops from many addresses,
+    /// forgetting the wait that ended first, and keep the newest.
+    #[test]
+    fn backoffs_stay_bounded_under_many_addresses() {
+        let mut b = Backoffs::default();
+        let key = |i: u32| BackoffKey::Address(IpAddr::from(i.to_be_bytes()));
+        let n = 3 * BACKOFFS_MAX as u32;
+        for i in 0..n {
+            b.dropped(i as Micros * 10, key(i));
+            assert!(b.len() <= BACKOFFS_MAX);
+        }
+        let now = n as Micros * 10;
+        assert_eq!(b.len(), BACKOFFS_MAX);
+        assert!(b.waiting(now, key(n - 1)), "the newest waits");
+        assert!(b.waiting(now, key(n - BACKOFFS_MAX as u32)), "the oldest kept waits");
+        assert!(!b.waiting(now, key(n - BACKOFFS_MAX as u32 - 1)), "the one before it was forgotten");
+        // A client id is its own key, beside the addresses.
+        b.dropped(now, BackoffKey::ClientId(7));
+        assert!(b.waiting(now, BackoffKey::ClientId(7)) && !b.waiting(now, BackoffKey::ClientId(8)));
+        assert_eq!(b.len(), BACKOFFS_MAX);
     }
 }

@@ -9,6 +9,7 @@ use std::net::{IpAddr, SocketAddr};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU32, Ordering};
 
+use super::budget::{BackoffKey, Backoffs};
 use super::connection::{Connection, MAX_UNRELIABLE, PackMode, PayloadError, Unsealed};
 use super::credential::{Binding, Credential};
 use super::crypto::SecretRng;
@@ -131,6 +132,8 @@ pub struct Endpoint {
     pub(super) claims: VecDeque<(PeerId, DisconnectReason)>,
     /// Cookies that opened a connection (none opens a second).
     pub(super) spent_cookies: SpentCookies,
+    /// Addresses and client ids dropped for misbehaving, waiting out their backoff.
+    pub(super) backoffs: Backoffs,
     /// The newest Unix time (seconds) the owner told us, with our time when it was
     /// read; None while unknown (never told, or the clock unreadable or before 1970).
     wall_clock: Option<(Micros, u64)>,
@@ -163,6 +166,7 @@ impl Endpoint {
             clients_in_use: HashMap::new(),
             client_of: HashMap::new(),
             spent_cookies: SpentCookies::default(),
+            backoffs: Backoffs::default(),
             claims: VecDeque::new(),
             local_id: None,
             wall_clock: None,
@@ -383,10 +387,12 @@ impl Endpoint {
                     Err(PayloadError::Flooding) => {
                         self.stats.over_budget += 1;
                         self.stats.flooding += 1;
+                        self.back_off(now, peer);
                         self.close(peer, DisconnectReason::Flooding, true);
                     }
                     Err(PayloadError::Violation(_)) => {
                         let peer = c.peer;
+                        self.back_off(now, peer);
                         self.close(peer, DisconnectReason::ProtocolError, true);
                     }
                 }
@@ -430,6 +436,18 @@ impl Endpoint {
     fn connected(&mut self, from: SocketAddr, salt: u32) -> Option<&mut Connection> {
         let peer = *self.by_addr.get(&from)?;
         touched(&mut self.conns, &mut self.changed, peer).filter(|c| c.is_connected() && c.salt == salt)
+    }
+
+    /// `peer`, about to be dropped for misbehaving, makes its address (and its connect
+    /// token's client id) wait before a new handshake is admitted: otherwise it is
+    /// back at once, and each round costs us a handshake and a flood. Only for
+    /// connections we accepted (we refuse handshakes, not dials of our own).
+    fn back_off(&mut self, now: Micros, peer: PeerId) {
+        let Some(c) = self.conns.get(&peer).filter(|c| !c.initiator) else { return };
+        self.backoffs.dropped(now, BackoffKey::Address(address_key(c.addr.ip())));
+        if let Some(&id) = self.client_of.get(&peer) {
+            self.backoffs.dropped(now, BackoffKey::ClientId(id));
+        }
     }
 
     /// Removes a connection and reports it. `notify` sends the peer redundant

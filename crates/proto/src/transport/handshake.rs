@@ -19,6 +19,7 @@ use std::net::{IpAddr, SocketAddr};
 
 use zeroize::Zeroizing;
 
+use super::budget::BackoffKey;
 use super::connection::{Connection, Sealing};
 use super::credential::{Credential, TokenIdentity};
 use super::crypto::{Ephemeral, KEY_SIZE, KeyContext, OPEN_PSK, PacketKeys, ProofInput, denial_tag, proof_holds};
@@ -251,6 +252,17 @@ impl Endpoint {
                 return self.refuse(from, r, refusal);
             }
         };
+        // A peer dropped for misbehaving waits out its backoff. Checked once the cookie
+        // proved the address (a spoofer cannot make a victim's address wait) and the
+        // proof held (the refusal is authenticated, and the client id known).
+        let waiting = |k| self.backoffs.waiting(now, k);
+        if waiting(BackoffKey::Address(address_key(from.ip())))
+            || admitted.credential.client_id().is_some_and(|id| waiting(BackoffKey::ClientId(id)))
+        {
+            self.stats.backoff_refused += 1;
+            let proven = Some((admitted.psk.clone(), admitted.dialled));
+            return self.refuse(from, r, Refusal { reason: DisconnectReason::ServerFull, proven });
+        }
         // Checked once the proof held, so that the refusal can be authenticated.
         if replacing.is_none() && (self.incoming >= self.cfg.max_incoming || self.address_full(from)) {
             let proven = Some((admitted.psk.clone(), admitted.dialled));

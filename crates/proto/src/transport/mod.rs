@@ -74,7 +74,10 @@ pub enum DisconnectReason {
     Kicked = 4,
     /// The two sides speak different protocol versions.
     VersionMismatch = 5,
-    /// The server has no free slot.
+    /// The server has no free slot, or (an authenticated refusal of a handshake) this
+    /// address or connect-token client id was dropped for flooding or breaking the
+    /// protocol and waits out a backoff (1 s, doubling per repeat, up to 60 s): try
+    /// again later either way.
     ServerFull = 6,
     /// The peer broke the protocol (for example an oversized reliable message).
     ProtocolError = 7,

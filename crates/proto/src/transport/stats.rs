@@ -98,6 +98,12 @@ pub struct EndpointStats {
     pub over_budget: u64,
     /// Connections closed with [`DisconnectReason::Flooding`](super::DisconnectReason::Flooding).
     pub flooding: u64,
+    /// Handshakes refused (as [`DisconnectReason::ServerFull`], authenticated) because
+    /// their address, or their connect token's client id, was dropped for flooding or
+    /// breaking the protocol and still waits out its backoff.
+    ///
+    /// [`DisconnectReason::ServerFull`]: super::DisconnectReason::ServerFull
+    pub backoff_refused: u64,
     /// Connections closed (reason Timeout) because reliable data stayed
     /// unacknowledged for the connection timeout while the peer kept talking.
     pub unacknowledged_drops: u64,

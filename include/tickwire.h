@@ -455,6 +455,12 @@ enum tw_disconnect_reason
      * client retries it like a timeout. Seen by the dialling side only.
      */
     TW_DISCONNECT_REASON_DENIED_UNVERIFIED = 17,
+    /**
+     * P2P: the peer's inputs held the match's confirmed tick below half the tick rate
+     * for the disconnect timeout although it kept talking (a peer that trickles ticks,
+     * or an engine that stopped advancing): dropped. Sent to the dropped peer too.
+     */
+    TW_DISCONNECT_REASON_NO_PROGRESS = 18,
 };
 #ifndef __cplusplus
 #if __STDC_VERSION__ >= 202311L
@@ -745,7 +751,13 @@ enum tw_session_event_kind
     TW_SESSION_EVENT_KIND_PEER_DISCONNECTED = 5,
     /**
      * A player's inputs count as disconnected from `data.player.tick` on; every peer
-     * agrees on the tick and re-simulates from it (`data.player`).
+     * agrees on the tick and re-simulates from it (`data.player`). `peer`: the remote
+     * peer whose proposal set the tick, 0 when it was this side's own decision (its
+     * connection to the player's peer ended). P2P takes a third player's
+     * disconnection from a peer only with evidence: this side lost that player too, or
+     * a majority of the live peers propose it (a lie about a live player changes
+     * nothing; `tw_session_disconnect_player` in a match of three or more peers needs
+     * the others to agree too).
      */
     TW_SESSION_EVENT_KIND_PLAYER_DISCONNECTED = 6,
     /**
@@ -860,10 +872,11 @@ enum tw_session_event_kind
      */
     TW_SESSION_EVENT_KIND_SERVER_LOST = 23,
     /**
-     * P2P: no tick was confirmed for the disconnect timeout although messages may
-     * still flow; `peer` is the connection whose inputs are missing (0: this side's
-     * own local inputs stopped), `data.tick.tick` the first unconfirmed tick. A
-     * remote peer is dropped right after (PEER_DISCONNECTED, reason TIMEOUT).
+     * P2P: the confirmed tick advanced at less than half the tick rate (or not at all)
+     * for the disconnect timeout although messages may still flow; `peer` is the
+     * connection whose inputs hold it back (0: this side's own local inputs),
+     * `data.tick.tick` the first unconfirmed tick. A remote peer is dropped right after
+     * (PEER_DISCONNECTED, reason NO_PROGRESS).
      */
     TW_SESSION_EVENT_KIND_NO_PROGRESS = 24,
     /**
@@ -908,6 +921,13 @@ enum tw_session_event_kind
      * long round trip by prediction instead. At most once a second.
      */
     TW_SESSION_EVENT_KIND_INPUT_DELAY_CHANGED = 30,
+    /**
+     * P2P: a majority of the live remote peers propose that local player
+     * `data.player.player` disconnected from `data.player.tick` (they lost this peer,
+     * or dropped it): the match goes on without this side, which would play alone from
+     * here. Raised once per local player.
+     */
+    TW_SESSION_EVENT_KIND_REMOVED_BY_PEERS = 31,
 };
 #ifndef __cplusplus
 #if __STDC_VERSION__ >= 202311L

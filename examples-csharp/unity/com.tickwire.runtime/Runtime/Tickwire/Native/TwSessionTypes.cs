@@ -251,6 +251,12 @@ namespace Tickwire
         /// hide more of a long round trip. At most once a second.
         /// </summary>
         InputDelayChanged = 30,
+        /// <summary>
+        /// P2P: a majority of the live remote peers propose that local player
+        /// Data.Player.Player disconnected from Data.Player.Tick (they lost this peer, or
+        /// dropped it): the match goes on without this side. Raised once per local player.
+        /// </summary>
+        RemovedByPeers = 31,
     }
 
     /// <summary>tw_synctest_state: which state of a synctest mismatch TakeSynctestState copies.</summary>

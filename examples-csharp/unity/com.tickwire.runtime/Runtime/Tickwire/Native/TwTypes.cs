@@ -121,6 +121,11 @@ namespace Tickwire
         /// a hint. Final for a relay client. Seen by the dialling side only.
         /// </summary>
         DeniedUnverified = 17,
+        /// <summary>
+        /// P2P: the peer's inputs held the match's confirmed tick below half the tick rate for
+        /// the disconnect timeout although it kept talking: dropped. Sent to the dropped peer too.
+        /// </summary>
+        NoProgress = 18,
     }
 
     /// <summary>tw_security_mode (TwSecurityConfig.Mode, TwSecurity.Mode).</summary>

@@ -52,6 +52,10 @@ pub struct SpectatorSession {
     host: PeerId,
     queues: Vec<InputQueue>,
     current: Tick,
+    /// Where play started: 0, or the tick of the join snapshot.
+    start: Tick,
+    /// One past the newest tick of the host's inputs taken, with no gap from `start`.
+    received_end: Tick,
     started: bool,
     restore: Option<(Tick, Vec<u8>)>,
     requests: RequestQueue,
@@ -74,6 +78,8 @@ impl SpectatorSession {
                 .collect(),
             host,
             current: 0,
+            start: 0,
+            received_end: 0,
             started: false,
             restore: None,
             requests: RequestQueue::new(cfg.players, cfg.input_size, cfg.catchup_speed as usize + 1),
@@ -106,8 +112,14 @@ impl SpectatorSession {
         self.malformed
     }
 
+    /// The first tick not playable yet. A queue whose player is disconnected counts as
+    /// known to `Tick::MAX`, so the ticks the host actually sent bound it too: with
+    /// every player disconnected (which a host, whose own players never are, can only
+    /// claim by lying) the spectator would otherwise play on, at catch-up speed, past
+    /// anything it was sent.
     fn available(&self) -> Tick {
-        self.queues.iter().map(|q| q.confirmed_until()).min().unwrap_or(0)
+        let queues = self.queues.iter().map(|q| q.confirmed_until()).min().unwrap_or(0);
+        queues.min(self.received_end)
     }
 
     /// Takes a message from the host (inputs or the join snapshot).
@@ -126,6 +138,8 @@ impl SpectatorSession {
                 q.start_at(tick);
             }
             self.current = tick;
+            self.start = tick;
+            self.received_end = tick;
             self.started = true;
             self.events.push_back(Event::Synchronized);
             self.restore = Some((tick, data[5..].to_vec()));
@@ -140,10 +154,24 @@ impl SpectatorSession {
                     self.events.push_back(Event::Synchronized);
                 }
                 if self.started {
+                    // A disconnect entry must name a player of the match and must not
+                    // fall before inputs of that player the host already gave us as
+                    // confirmed (from the start tick on: a player gone before a join
+                    // snapshot is news, not a contradiction). An honest host only sends
+                    // final ticks, so such an entry is a lie or corruption; taken, it
+                    // would undo played ticks and count the player as known to
+                    // Tick::MAX. The whole message is refused: its other numbers come
+                    // from the same sender.
+                    let contradicts = d
+                        .disconnects()
+                        .any(|(p, t)| self.queues.get(p as usize).is_none_or(|q| t.max(self.start) < q.next_needed()));
+                    if contradicts {
+                        self.malformed += 1;
+                        self.scratch = scratch;
+                        return;
+                    }
                     for (p, t) in d.disconnects() {
-                        if let Some(q) = self.queues.get_mut(p as usize) {
-                            q.disconnect(t);
-                        }
+                        self.queues[p as usize].disconnect(t);
                     }
                     let s = self.cfg.input_size;
                     for i in 0..h.count as usize {
@@ -157,6 +185,12 @@ impl SpectatorSession {
                         for (p, q) in self.queues.iter_mut().enumerate() {
                             let at = (i * self.cfg.players + p) * s;
                             q.add_confirmed(t, &d.inputs[at..at + s]);
+                        }
+                        // Only ticks the host sent, with no gap, count as received,
+                        // whatever the queues say of disconnected players (see
+                        // `available`). `t` is below Tick::MAX (checked above).
+                        if t == self.received_end {
+                            self.received_end = t + 1;
                         }
                     }
                 }

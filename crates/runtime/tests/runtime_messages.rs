@@ -301,3 +301,142 @@ fn a_relay_server_drops_messages_from_connections_that_hold_no_slot() {
     assert_eq!(at_server, vec![(server.peer_of(c0.local_player().unwrap()).unwrap(), b"a player".to_vec())]);
     assert_eq!(server.message_stats().received, 1);
 }
+
+/// Client `c` sends `n` messages of `chunk` (waiting for room on its side) while the
+/// server's engine ticks without polling events; returns once the server has counted
+/// every one of them, kept or dropped.
+fn flood_unread(server: &mut RelayServer, c: &mut RelayClient, joined: &mut bool, n: u64, chunk: &[u8]) {
+    let counted = |s: &RelayServer| s.message_stats().received + s.message_stats().dropped_unread;
+    let before = counted(server);
+    let mut sent = 0;
+    let mut inbox = Vec::new();
+    until(|| {
+        serve(server);
+        while sent < n && c.send_message(chunk).is_ok() {
+            sent += 1;
+        }
+        play(c, joined, &mut inbox);
+        (counted(server) - before == n).then_some(())
+    });
+}
+
+/// Issue 31, item 6 (a): a connection's unread messages when its slot is taken by a
+/// new connection. Client 0 floods its slot's room while the server's engine polls no
+/// event, then leaves; a new client takes the slot and floods too.
+///
+/// Held before: every message names the connection it came on, so the old messages
+/// are never attributed to the newcomer (`player_of` of the old connection is None,
+/// the newcomer's is the slot). Failed before: the room was counted per connection,
+/// so the newcomer (or the same member reconnecting) got a fresh
+/// MAX_UNREAD_MESSAGE_BYTES while the old one's messages still waited: one slot held
+/// twice the bound, and more with every reconnection.
+#[test]
+fn a_slot_taken_by_a_new_connection_shares_the_room_of_the_old_ones_unread_messages() {
+    let (mut server, mut c0, mut c1) = relay();
+    let (mut j0, mut j1) = (false, false);
+    let (mut in0, mut in1) = (Vec::new(), Vec::new());
+    until(|| {
+        serve(&mut server);
+        messages(&mut server);
+        play(&mut c0, &mut j0, &mut in0);
+        play(&mut c1, &mut j1, &mut in1);
+        (j0 && j1).then_some(())
+    });
+    let slot = c0.local_player().unwrap();
+    let old = server.peer_of(slot).unwrap();
+    let chunk = vec![5u8; 4096];
+    let room = (MAX_UNREAD_MESSAGE_BYTES / (chunk.len() + UNREAD_OVERHEAD)) as u64;
+    flood_unread(&mut server, &mut c0, &mut j0, 2 * room, &chunk);
+    let kept_old = server.message_stats().received;
+    assert_eq!(kept_old, room, "the old connection filled its slot's room");
+
+    // Client 0 leaves; its slot frees; a newcomer takes it. Events are not polled
+    // (the engine is busy), so the old messages still wait.
+    drop(c0);
+    until(|| {
+        serve(&mut server);
+        play(&mut c1, &mut j1, &mut in1);
+        server.peer_of(slot).is_none().then_some(())
+    });
+    let mut c2 = RelayClient::new(RelayClientSettings::new(GameShape::new(2, 2), HostConfig::new(local()))).unwrap();
+    c2.set_server(server.local_addr()).unwrap();
+    c2.start().unwrap();
+    let mut j2 = false;
+    let mut in2 = Vec::new();
+    until(|| {
+        serve(&mut server);
+        play(&mut c1, &mut j1, &mut in1);
+        play(&mut c2, &mut j2, &mut in2);
+        j2.then_some(())
+    });
+    assert_eq!(c2.local_player(), Some(slot), "the newcomer holds the freed slot");
+    let new = server.peer_of(slot).unwrap();
+    assert_ne!(new, old, "connection ids are never reused");
+    flood_unread(&mut server, &mut c2, &mut j2, 2 * room, &chunk);
+    // Another player is not affected.
+    c1.send_message(b"still here").unwrap();
+    let before = server.message_stats().received;
+    until(|| {
+        serve(&mut server);
+        play(&mut c1, &mut j1, &mut in1);
+        play(&mut c2, &mut j2, &mut in2);
+        (server.message_stats().received > before).then_some(())
+    });
+
+    let polled = messages(&mut server);
+    let from_old = polled.iter().filter(|(p, _)| *p == old).count() as u64;
+    let from_new = polled.iter().filter(|(p, _)| *p == new).count() as u64;
+    assert_eq!(from_old, kept_old, "the old connection's messages are still there, under its own id");
+    assert_eq!(server.player_of(old), None, "and attributed to no player: the slot is someone else's now");
+    assert_eq!(server.player_of(new), Some(slot));
+    assert!(from_old + from_new <= room, "the slot held {from_old} + {from_new} unread messages, its room is {room}");
+    assert!(polled.iter().any(|(p, m)| server.player_of(*p) == c1.local_player() && m == b"still here"));
+}
+
+/// Issue 31, item 6 (b): a flood of the smallest messages. Empty messages cost their
+/// sender nothing against its send bound (counted in bytes), so a modified or buggy
+/// client can send thousands a frame; on the server each counts UNREAD_OVERHEAD, so
+/// one member's unread messages stop at MAX_UNREAD_MESSAGE_BYTES / UNREAD_OVERHEAD and
+/// the other member's message still gets through, first among that member's.
+/// Held before this change (it cannot have failed before): the bound was already in
+/// bytes with the per-message overhead.
+#[test]
+fn a_flood_of_empty_messages_is_bounded_per_member_and_starves_no_other() {
+    let (mut server, mut c0, mut c1) = relay();
+    let (mut j0, mut j1) = (false, false);
+    let (mut in0, mut in1) = (Vec::new(), Vec::new());
+    until(|| {
+        serve(&mut server);
+        messages(&mut server);
+        play(&mut c0, &mut j0, &mut in0);
+        play(&mut c1, &mut j1, &mut in1);
+        (j0 && j1).then_some(())
+    });
+    let room = (MAX_UNREAD_MESSAGE_BYTES / UNREAD_OVERHEAD) as u64;
+    // Twice the room, sent in bursts of 500 a frame, interleaved with client 1's one.
+    let mut sent = 0u64;
+    let counted = |s: &RelayServer| s.message_stats().received + s.message_stats().dropped_unread;
+    let mut told = false;
+    until(|| {
+        serve(&mut server);
+        for _ in 0..500 {
+            if sent < 2 * room && c0.send_message(b"").is_ok() {
+                sent += 1;
+            }
+        }
+        if !told && sent >= room / 2 {
+            c1.send_message(b"from 1").unwrap();
+            told = true;
+        }
+        play(&mut c0, &mut j0, &mut in0);
+        play(&mut c1, &mut j1, &mut in1);
+        (counted(&server) == 2 * room + 1).then_some(())
+    });
+    let stats = server.message_stats();
+    assert_eq!(stats.received, room + 1, "{stats:?}");
+    assert_eq!(stats.dropped_unread, room);
+    let polled = messages(&mut server);
+    let p0 = c0.local_player();
+    assert_eq!(polled.iter().filter(|(p, _)| server.player_of(*p) == p0).count() as u64, room);
+    assert!(polled.iter().any(|(p, m)| server.player_of(*p) == c1.local_player() && m == b"from 1"));
+}

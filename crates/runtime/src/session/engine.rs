@@ -208,10 +208,11 @@ impl<C: Core> Engine<C> {
         }
     }
 
-    /// A message arrived on the message channel from `peer` (`member`: the session
-    /// counts it as one): queued with its event, or dropped and counted.
-    pub(super) fn receive_message(&mut self, peer: tickwire_proto::PeerId, data: &[u8], member: bool) {
-        if self.messages.accept(peer, data, member) {
+    /// A message arrived on the message channel from `peer`, whose member holds
+    /// `place` in the session (None: not a member): queued with its event, or dropped
+    /// and counted.
+    pub(super) fn receive_message(&mut self, peer: tickwire_proto::PeerId, data: &[u8], place: Option<usize>) {
+        if self.messages.accept(place, data) {
             self.events.push_back(SessionEvent::Message { peer, len: data.len() });
         }
     }

@@ -16,7 +16,13 @@
 //!   [`MAX_UNREAD_MESSAGE_BYTES`] (each counted with [`UNREAD_OVERHEAD`] bytes more, so
 //!   empty messages are not free); past it that member's messages are dropped and
 //!   counted until the engine polls. Twice the sender's bound, so an honest sender
-//!   fills it only if the engine stops polling events for a while.
+//!   fills it only if the engine stops polling events for a while. The room belongs
+//!   to the member's place in the session (its player slot, its P2P peer's players,
+//!   the relay server), not to its connection: a member that leaves and comes back
+//!   on a new connection, or the next one to take its slot, shares the room with the
+//!   messages still unread from before, so reconnecting never buys more memory.
+//!   Each message keeps the connection it came on: one from a connection that has
+//!   ended names that connection, never the one that took its place.
 //!
 //! Messages from a connection that is not a member (a spectator, a relay client that
 //! has not said Hello, a stranger) and messages over [`MAX_MESSAGE_SIZE`] are dropped
@@ -80,7 +86,8 @@ pub struct MessageStats {
 
 /// A message received and not yet polled.
 struct Unread {
-    peer: PeerId,
+    /// The member's place, whose room it takes (see [`Inbox::accept`]).
+    place: usize,
     data: Vec<u8>,
 }
 
@@ -89,9 +96,9 @@ struct Unread {
 #[derive(Default)]
 pub(super) struct Inbox {
     queue: VecDeque<Unread>,
-    /// Bytes waiting per member (entries at 0 are removed, so this stays as small as
-    /// the number of members with something waiting).
-    waiting: Vec<(PeerId, usize)>,
+    /// Bytes waiting per member place (entries at 0 are removed, so this stays as
+    /// small as the number of places with something waiting).
+    waiting: Vec<(usize, usize)>,
     /// The payload of the message event polled last, until read or the next poll.
     current: Option<Vec<u8>>,
     free: Vec<Vec<u8>>,
@@ -103,17 +110,23 @@ fn cost(len: usize) -> usize {
 }
 
 impl Inbox {
-    /// Queues a message from `peer` (a member if `member`). True if it was queued: the
-    /// caller then raises its event.
-    pub(super) fn accept(&mut self, peer: PeerId, data: &[u8], member: bool) -> bool {
-        if !member || data.len() > MAX_MESSAGE_SIZE {
+    /// Queues a message that arrived on a connection whose member holds `place` in
+    /// the session (None: not a member). True if it was queued: the caller then
+    /// raises its event, which names the connection.
+    ///
+    /// The room is counted per place rather than per connection because connection
+    /// ids are never reused: counted per connection, each reconnection of the same
+    /// member (or each newcomer in a freed slot) would get a fresh
+    /// [`MAX_UNREAD_MESSAGE_BYTES`] while the old connection's messages still wait.
+    pub(super) fn accept(&mut self, place: Option<usize>, data: &[u8]) -> bool {
+        let Some(place) = place.filter(|_| data.len() <= MAX_MESSAGE_SIZE) else {
             self.stats.dropped_refused += 1;
             return false;
-        }
-        let i = match self.waiting.iter().position(|w| w.0 == peer) {
+        };
+        let i = match self.waiting.iter().position(|w| w.0 == place) {
             Some(i) => i,
             None => {
-                self.waiting.push((peer, 0));
+                self.waiting.push((place, 0));
                 self.waiting.len() - 1
             }
         };
@@ -125,7 +138,7 @@ impl Inbox {
         let mut buf = self.free.pop().unwrap_or_default();
         buf.clear();
         buf.extend_from_slice(data);
-        self.queue.push_back(Unread { peer, data: buf });
+        self.queue.push_back(Unread { place, data: buf });
         self.stats.received += 1;
         true
     }
@@ -139,7 +152,7 @@ impl Inbox {
             return;
         }
         let Some(m) = self.queue.pop_front() else { return };
-        if let Some(i) = self.waiting.iter().position(|w| w.0 == m.peer) {
+        if let Some(i) = self.waiting.iter().position(|w| w.0 == m.place) {
             self.waiting[i].1 -= cost(m.data.len());
             if self.waiting[i].1 == 0 {
                 self.waiting.swap_remove(i);
@@ -216,28 +229,28 @@ mod tests {
         let mut inbox = Inbox::default();
         let big = vec![7u8; 4096];
         let mut queued = 0;
-        while inbox.accept(1, &big, true) {
+        while inbox.accept(Some(1), &big) {
             queued += 1;
         }
         assert_eq!(queued, MAX_UNREAD_MESSAGE_BYTES / cost(big.len()));
         assert_eq!(inbox.stats.dropped_unread, 1);
         // Another member is not affected by peer 1's backlog.
-        assert!(inbox.accept(2, b"hi", true));
+        assert!(inbox.accept(Some(2), b"hi"));
         // A stranger and an oversized message are refused and counted.
-        assert!(!inbox.accept(3, b"hi", false));
-        assert!(!inbox.accept(2, &vec![0; MAX_MESSAGE_SIZE + 1], true));
+        assert!(!inbox.accept(None, b"hi"));
+        assert!(!inbox.accept(Some(2), &vec![0; MAX_MESSAGE_SIZE + 1]));
         assert_eq!(inbox.stats.dropped_refused, 2);
         // Polling frees peer 1's room, one message at a time.
         inbox.polled(true);
         assert_eq!(inbox.current(), Some(&big[..]));
-        assert!(inbox.accept(1, &big, true));
+        assert!(inbox.accept(Some(1), &big));
     }
 
     #[test]
     fn payloads_follow_their_events_and_are_released_by_the_next_poll() {
         let mut inbox = Inbox::default();
-        assert!(inbox.accept(1, b"one", true));
-        assert!(inbox.accept(2, b"", true));
+        assert!(inbox.accept(Some(1), b"one"));
+        assert!(inbox.accept(Some(2), b""));
         inbox.polled(false);
         assert_eq!(inbox.current(), None);
         inbox.polled(true);

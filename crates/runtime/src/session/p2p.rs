@@ -599,9 +599,11 @@ impl Driven for P2pSession {
             match ev {
                 HostEvent::Message { peer, channel: MESSAGE_CHANNEL, data, .. } => {
                     // Members are the remote players' peers while connected; a
-                    // spectator's connection is not one (see `send_message`).
-                    let member = self.roster.group_of(peer).is_some_and(|g| self.roster.groups[g].connected);
-                    self.engine.receive_message(peer, &data, member);
+                    // spectator's connection is not one (see `send_message`). The
+                    // place is the peer's group: a new connection for its players
+                    // shares the room of the old one's unread messages.
+                    let place = self.roster.group_of(peer).filter(|&g| self.roster.groups[g].connected);
+                    self.engine.receive_message(peer, &data, place);
                     self.net.host.recycle(data);
                 }
                 HostEvent::Message { peer, data, received_at, .. } => {

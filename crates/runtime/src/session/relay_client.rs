@@ -248,9 +248,9 @@ impl Driven for RelayClient {
     fn pump(&mut self) {
         self.dial_when_resolved();
         let before = self.engine.events.len();
-        // The only member is the server.
-        let member = |core: &RelayClientSession, peer| core.server_peer() == Some(peer);
-        pump_relay(&mut self.engine, &mut self.net, member, |core, at, host, e| core.on_event(at, host, e));
+        // The only member is the server, in the one place.
+        let place = |core: &RelayClientSession, peer| (core.server_peer() == Some(peer)).then_some(0);
+        pump_relay(&mut self.engine, &mut self.net, place, |core, at, host, e| core.on_event(at, host, e));
         for e in self.engine.events.range(before..) {
             match e {
                 SessionEvent::RelayClient(ClientSessionEvent::Connected { .. }) => self.connected = true,

@@ -202,10 +202,12 @@ impl Driven for RelayServer {
         &mut self.engine
     }
     fn pump(&mut self) {
-        // Members are the connections that hold a player slot (their Hello was taken).
+        // Members are the connections that hold a player slot (their Hello was taken);
+        // the slot is the place, whoever holds it next.
         let players = self.engine.game.players as u32;
-        let member = |core: &RelayServerSession, peer| (0..players).any(|p| core.peer_of(p) == Some(peer));
-        pump_relay(&mut self.engine, &mut self.net, member, |core, at, host, e| core.on_event(at, host, e));
+        let place =
+            |core: &RelayServerSession, peer| (0..players).find(|&p| core.peer_of(p) == Some(peer)).map(|p| p as usize);
+        pump_relay(&mut self.engine, &mut self.net, place, |core, at, host, e| core.on_event(at, host, e));
     }
     fn due(&mut self) -> u32 {
         let now = self.net.now_us();
@@ -232,18 +234,18 @@ has_net!(RelayServer);
 /// relay cores take whole transport events because they run their own handshakes.
 ///
 /// Session messages ([`MESSAGE_CHANNEL`]) go to the engine's inbox instead, kept when
-/// `member` says their connection is one of the session's.
+/// `place` gives their connection's place in the session (None: not a member).
 pub(super) fn pump_relay<C: super::engine::Core>(
     engine: &mut Engine<C>,
     net: &mut Net,
-    member: impl Fn(&C, PeerId) -> bool,
+    place: impl Fn(&C, PeerId) -> Option<usize>,
     mut on_event: impl FnMut(&mut C, Micros, &mut crate::Host, Event),
 ) {
     while let Some(ev) = net.host.poll_event() {
         let (at, e) = match ev {
             HostEvent::Message { peer, channel: MESSAGE_CHANNEL, data, .. } => {
-                let is_member = engine.core().is_some_and(|c| member(c, peer));
-                engine.receive_message(peer, &data, is_member);
+                let at = engine.core().and_then(|c| place(c, peer));
+                engine.receive_message(peer, &data, at);
                 net.host.recycle(data);
                 continue;
             }

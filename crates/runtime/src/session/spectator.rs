@@ -179,7 +179,7 @@ impl Driven for Spectator {
             match ev {
                 // A spectator takes no session messages (P2pSession::send_message).
                 HostEvent::Message { peer, channel: MESSAGE_CHANNEL, data, .. } => {
-                    self.engine.receive_message(peer, &data, false);
+                    self.engine.receive_message(peer, &data, None);
                     self.net.host.recycle(data);
                 }
                 HostEvent::Message { peer, data, .. } => {

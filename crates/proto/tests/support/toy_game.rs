@@ -4,8 +4,9 @@
 #![allow(dead_code)]
 
 use tickwire_proto::{
-    AdvanceStatus, EndpointConfig, InputStatus, Inputs, LinkConfig, NetEvent, NodeId, P2pConfig, P2pSession, PeerId,
-    PlayerKind, Request, RollbackEvent as Event, SimNet, Tick,
+    AdvanceStatus, ConnectionStats, DisconnectReason, EndpointConfig, InputStatus, Inputs, LinkConfig, Micros,
+    NetEvent, NodeId, P2pConfig, P2pSession, PeerId, PlayerKind, Request, RollbackEvent as Event, SendError, SimNet,
+    Tick, Transport,
 };
 
 pub const INPUT_SIZE: usize = 2;
@@ -171,12 +172,54 @@ pub fn run_requests(session: &mut P2pSession, game: &mut Game) {
     }
 }
 
+/// Rewrites a message before it leaves a peer: `(sender index, destination peer id
+/// on the sender, channel, bytes)`. A hostile peer in a test (one that sends each
+/// peer something else) is an honest session behind such a hook.
+pub type Tamper = Box<dyn FnMut(usize, PeerId, u8, &mut Vec<u8>)>;
+
+/// The sender's transport with its outgoing messages passed through a [`Tamper`].
+struct Tampered<'a, T: Transport + ?Sized> {
+    inner: &'a mut T,
+    from: usize,
+    hook: &'a mut Tamper,
+    buf: Vec<u8>,
+}
+
+impl<T: Transport + ?Sized> Transport for Tampered<'_, T> {
+    fn connect(&mut self, now: Micros, addr: std::net::SocketAddr) -> Result<PeerId, SendError> {
+        self.inner.connect(now, addr)
+    }
+    fn disconnect(&mut self, now: Micros, peer: PeerId) {
+        self.inner.disconnect(now, peer)
+    }
+    fn disconnect_with(&mut self, now: Micros, peer: PeerId, reason: DisconnectReason) {
+        self.inner.disconnect_with(now, peer, reason)
+    }
+    fn send(&mut self, peer: PeerId, channel: u8, data: &[u8]) -> Result<(), SendError> {
+        self.buf.clear();
+        self.buf.extend_from_slice(data);
+        (self.hook)(self.from, peer, channel, &mut self.buf);
+        self.inner.send(peer, channel, &self.buf)
+    }
+    fn flush(&mut self, now: Micros) {
+        self.inner.flush(now)
+    }
+    fn recycle(&mut self, buf: Vec<u8>) {
+        self.inner.recycle(buf)
+    }
+    fn stats(&mut self, peer: PeerId) -> Option<ConnectionStats> {
+        self.inner.stats(peer)
+    }
+}
+
 pub struct Mesh {
     pub net: SimNet,
     pub peers: Vec<Peer>,
     pub input_seed: u64,
     pub period: u32,
     pub frame_us: u64,
+    /// Rewrites every peer's outgoing messages (None: honest peers).
+    pub tamper: Option<Tamper>,
 }
 
 impl Mesh {
@@ -240,12 +283,12 @@ impl Mesh {
                 }
             })
             .collect();
-        Mesh { net, peers, input_seed: seed, period: 5, frame_us: TICK_US }
+        Mesh { net, peers, input_seed: seed, period: 5, frame_us: TICK_US, tamper: None }
     }
 
     /// One engine frame on every live peer, then `frame_us` of network time.
     pub fn frame(&mut self) {
-        for peer in self.peers.iter_mut().filter(|p| p.alive) {
+        for (index, peer) in self.peers.iter_mut().enumerate().filter(|(_, p)| p.alive) {
             let now = self.net.local_now(peer.node);
             // Messages carry their arrival time, as the runtime stamps them.
             for (at, e) in self.net.take_events_timed(peer.node) {
@@ -266,7 +309,14 @@ impl Mesh {
                 assert_ne!(status, AdvanceStatus::NotSynchronized, "ticks are only due once synchronized");
                 run_requests(&mut peer.session, &mut peer.game);
             }
-            peer.session.send_messages(now, self.net.endpoint(peer.node));
+            match self.tamper.as_mut() {
+                Some(hook) => {
+                    let inner = self.net.endpoint(peer.node);
+                    let mut t = Tampered { inner, from: index, hook, buf: Vec::new() };
+                    peer.session.send_messages(now, &mut t);
+                }
+                None => peer.session.send_messages(now, self.net.endpoint(peer.node)),
+            }
             self.net.flush(peer.node);
             while let Some(e) = peer.session.poll_event() {
                 peer.events.push(e);

@@ -25,7 +25,7 @@ fn link() -> LinkConfig {
 fn forge(mesh: &mut Mesh, to: usize, from: usize, tick: Tick, ack: Tick, confirmed: Tick) {
     let h = Header { kind: KIND_INPUT, tick, ack, confirmed, advantage: 0.0, first: ack, count: 0, players: 1 };
     let mut out = Vec::new();
-    encode(&mut out, &h, 2, |_, _| &[0u8, 0][..], std::iter::empty(), std::iter::empty());
+    encode(&mut out, &h, 2, |_, _| &[0u8, 0][..], std::iter::empty(), std::iter::empty(), &[]);
     let now = mesh.net.local_now(mesh.peers[to].node);
     let id = mesh.peers[to].ids[from];
     mesh.peers[to].session.handle_message(now, id, &out);

@@ -22,8 +22,9 @@ const TICK_US: Micros = 16_667;
 
 /// A message as a peer (or the host, for `kind` spectate) would send it, its numbers
 /// around `base`: `players` inputs per tick, up to 8 ticks, maybe disconnects and
-/// checksum reports.
-fn peer_message(inp: &mut Input<'_>, kind: u8, players: usize, base: Tick, out: &mut Vec<u8>) {
+/// checksum reports; with reports, maybe input digests (mostly one per player of the
+/// `match_players`, small values that differ from the session's: a culprit to name).
+fn peer_message(inp: &mut Input<'_>, kind: u8, players: usize, match_players: usize, base: Tick, out: &mut Vec<u8>) {
     let sel = inp.u8();
     let tick = inp.tick_near(base);
     let h = Header {
@@ -41,6 +42,17 @@ fn peer_message(inp: &mut Input<'_>, kind: u8, players: usize, base: Tick, out: 
     inputs.resize(n, 0);
     let disconnects: Vec<(u16, Tick)> = (0..inp.u8() % 3).map(|_| (inp.u8() as u16 % 6, inp.tick_near(base))).collect();
     let reports: Vec<(Tick, u64)> = (0..inp.u8() % 3).map(|_| (inp.tick_near(base), inp.u64() % 4)).collect();
+    let digests: Vec<u32> = match reports.is_empty() {
+        true => Vec::new(),
+        false => {
+            let n = match inp.u8() % 4 {
+                0 => 0,
+                3 => inp.u8() as usize % 6,
+                _ => match_players,
+            };
+            (0..n).map(|_| inp.u8() as u32 % 4).collect()
+        }
+    };
     let p = h.players as usize;
     message::encode(
         out,
@@ -49,6 +61,7 @@ fn peer_message(inp: &mut Input<'_>, kind: u8, players: usize, base: Tick, out: 
         |i, j| &inputs[(i * p + j) * INPUT_SIZE..][..INPUT_SIZE],
         disconnects.into_iter(),
         reports.into_iter(),
+        &digests,
     );
 }
 
@@ -103,7 +116,7 @@ pub fn p2p_session(data: &[u8]) {
         match op % 8 {
             0..=2 => {
                 let base = s.current_tick();
-                peer_message(&mut inp, KIND_INPUT, of(peer), base, &mut msg);
+                peer_message(&mut inp, KIND_INPUT, of(peer), players.len(), base, &mut msg);
                 s.handle_message(now, peer, &msg);
             }
             3 => s.handle_message(now, peer, inp.blob()),
@@ -187,7 +200,7 @@ pub fn spectator(data: &[u8]) {
         let from = if op & 0x80 == 0 { HOST } else { STRANGER };
         match op % 4 {
             0 | 1 => {
-                peer_message(&mut inp, KIND_SPECTATE, PLAYERS, s.current_tick(), &mut msg);
+                peer_message(&mut inp, KIND_SPECTATE, PLAYERS, 0, s.current_tick(), &mut msg);
                 s.handle_message(from, &msg);
             }
             2 => {

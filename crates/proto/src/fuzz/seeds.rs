@@ -85,7 +85,7 @@ fn with(first: u8, rest: &[u8]) -> Vec<u8> {
     v
 }
 
-fn p2p_msg(h: &Header, inputs: &[u8], disconnects: &[(u16, u32)], reports: &[(u32, u64)]) -> Vec<u8> {
+fn p2p_msg(h: &Header, inputs: &[u8], disconnects: &[(u16, u32)], reports: &[(u32, u64)], digests: &[u32]) -> Vec<u8> {
     let mut out = Vec::new();
     let p = h.players as usize;
     message::encode(
@@ -95,6 +95,7 @@ fn p2p_msg(h: &Header, inputs: &[u8], disconnects: &[(u16, u32)], reports: &[(u3
         |i, j| &inputs[(i * p + j) * 2..][..2],
         disconnects.iter().copied(),
         reports.iter().copied(),
+        digests,
     );
     out
 }
@@ -201,17 +202,20 @@ fn decoders(c: &mut Vec<Entry>) {
         count: 4,
         players: 1,
     };
-    put(c, "p2p_message", "inputs", with(1, &p2p_msg(&h, &[1, 0, 1, 0, 2, 0, 2, 0], &[], &[])));
+    put(c, "p2p_message", "inputs", with(1, &p2p_msg(&h, &[1, 0, 1, 0, 2, 0, 2, 0], &[], &[], &[])));
     let h2 = Header { players: 2, count: 2, ..h };
-    let m = p2p_msg(&h2, &[1, 2, 3, 4, 5, 6, 7, 8], &[(2, 128)], &[(120, 0xdead), (110, 7)]);
+    let m = p2p_msg(&h2, &[1, 2, 3, 4, 5, 6, 7, 8], &[(2, 128)], &[(120, 0xdead), (110, 7)], &[]);
     put(c, "p2p_message", "lists", with(1, &m));
+    // Issue 31: the newest report's input digests, one per player.
+    let m = p2p_msg(&h2, &[1, 2, 3, 4, 5, 6, 7, 8], &[], &[(120, 0xdead), (110, 7)], &[0xfeed_f00d, 0, 7]);
+    put(c, "p2p_message", "digests", with(1, &m));
     let s = Header { kind: KIND_SPECTATE, players: 3, count: 2, ..h };
-    put(c, "p2p_message", "spectate", with(1, &p2p_msg(&s, &[9; 12], &[], &[])));
+    put(c, "p2p_message", "spectate", with(1, &p2p_msg(&s, &[9; 12], &[], &[], &[])));
     let a = Header { kind: KIND_SPECTATOR_ACK, count: 0, players: 0, ..h };
-    put(c, "p2p_message", "spectator-ack", with(1, &p2p_msg(&a, &[], &[], &[])));
+    put(c, "p2p_message", "spectator-ack", with(1, &p2p_msg(&a, &[], &[], &[], &[])));
     // Issue 13, 2: an ack 100000 ticks past the sender's tick.
     let lie = Header { ack: 100_130, count: 0, ..h };
-    put(c, "p2p_message", "regress-ack-from-the-future", with(1, &p2p_msg(&lie, &[], &[], &[])));
+    put(c, "p2p_message", "regress-ack-from-the-future", with(1, &p2p_msg(&lie, &[], &[], &[], &[])));
 
     // relay_messages: Hello (0), Welcome (1), ClientInputs (2, max input 8), ServerUpdate (3).
     join::encode_hello(&mut b, &Hello { token: join::SessionToken::NONE, input_size: 2, max_players: 4 });
@@ -248,6 +252,7 @@ fn decoders(c: &mut Vec<Entry>) {
         local: 1,
         remote: 2,
         peer: 3,
+        culprit: Some(1),
         players: 2,
         input_size: 2,
         first_tick: 48,
@@ -255,11 +260,22 @@ fn decoders(c: &mut Vec<Entry>) {
         state: Some(b"engine state".to_vec()),
     };
     put(c, "desync_dump", "with-state", dump.encode());
-    put(c, "desync_dump", "no-state", DesyncDump { state: None, inputs: Vec::new(), ..dump.clone() }.encode());
-    // Issue 13, 4: 51 bytes, no players and 2^32 - 1 ticks (asked for 103 GB).
-    let mut d = DesyncDump { state: None, inputs: Vec::new(), players: 0, input_size: 0, ..dump }.encode();
-    d[42..46].copy_from_slice(&u32::MAX.to_le_bytes());
-    assert_eq!(d.len(), 51);
+    let no_state = DesyncDump { state: None, inputs: Vec::new(), culprit: None, ..dump.clone() };
+    put(c, "desync_dump", "no-state", no_state.encode());
+    // A version 1 dump (before issue 31's culprit field) still decodes.
+    let mut v1 = no_state.encode();
+    v1[4..6].copy_from_slice(&1u16.to_le_bytes());
+    v1.drain(30..34);
+    put(c, "desync_dump", "version-1", v1);
+    // Issue 13, 4: 51 bytes, no players and 2^32 - 1 ticks (asked for 103 GB), in
+    // version 1 as found, and in version 2 (the culprit field makes it 55).
+    let mut d =
+        DesyncDump { state: None, inputs: Vec::new(), players: 0, input_size: 0, culprit: None, ..dump }.encode();
+    d[46..50].copy_from_slice(&u32::MAX.to_le_bytes());
+    assert_eq!(d.len(), 55);
+    put(c, "desync_dump", "regress-dump-103gb-v2", d.clone());
+    d[4..6].copy_from_slice(&1u16.to_le_bytes());
+    d.drain(30..34);
     put(c, "desync_dump", "regress-dump-103gb", d);
 
     // replay.
@@ -669,9 +685,10 @@ fn p2p(c: &mut Vec<Entry>) {
             None => s.near(0),
         };
         s.near(0).u8(0).near(-2).u8(3).bytes(&[1, 0].repeat(3 * players)).u8(0);
-        // A checksum report of the tick 5 back (a desync when it is a check tick).
+        // A checksum report of the tick 5 back (a desync when it is a check tick), with
+        // input digests for the 3 players of the layouts with a second peer.
         if op == 0x20 {
-            s.u8(1).near(-5).u64(1)
+            s.u8(1).near(-5).u64(1).u8(1).bytes(&[0, 1, 2])
         } else {
             s.u8(0)
         };

@@ -4,44 +4,89 @@
 //! is confirmed and whose state was saved after the last rollback that could touch
 //! them), so a rollback in flight can never cause a false alarm.
 //!
-//! Dump format (all integers little-endian), version 1:
+//! Peers also compare digests of the inputs each received from every player (issue
+//! 31): honest peers whose checksums differ because one peer sent them different
+//! inputs see whose inputs differ, and name that player (the culprit) rather than
+//! each other.
+//!
+//! Dump format (all integers little-endian), version 2:
 //! ```text
 //! "TWDS" u16 version
 //! u32 tick, u64 local checksum, u64 remote checksum, u32 peer
+//! u32 culprit: the player whose inputs reached the two peers differently, or
+//!     0xffff_ffff (none known); absent in version 1, which still decodes (no culprit)
 //! u32 players, u32 input_size, u32 first tick, u32 ticks
 //! ticks * players * (u8 status, input_size bytes)     confirmed inputs around the tick
 //! u8 has_state, u32 state length, state bytes         the engine's state at the tick
 //! ```
 
 use crate::request::{InputStatus, Tick};
+use crate::rollback::{FNV1A64_START, fnv1a64_extend};
 use crate::transport::PeerId;
 
 const MAGIC: &[u8; 4] = b"TWDS";
-const VERSION: u16 = 1;
+const VERSION: u16 = 2;
+/// The format before the culprit, still read.
+const VERSION_NO_CULPRIT: u16 = 1;
+/// The culprit field's "none known".
+const NO_CULPRIT: u32 = u32::MAX;
 
 /// A checksum report waiting for the local checksum of the same tick.
 pub const PENDING_REPORTS: usize = 16;
 
-/// Final local checksums of check ticks, newest last.
+/// Final local checksums of check ticks, newest last, with the input digests of each
+/// (see [`InputDigests`]).
 #[derive(Debug, Clone)]
 pub struct ChecksumLog {
     ring: [(Tick, u64); 64],
     len: usize,
     at: usize,
-}
-
-impl Default for ChecksumLog {
-    fn default() -> Self {
-        ChecksumLog { ring: [(0, 0); 64], len: 0, at: 0 }
-    }
+    players: usize,
+    /// `players` digests per ring entry, allocated once.
+    digests: Vec<u32>,
+    /// Whether the entry has digests (none once they were lost).
+    has_digests: [bool; 64],
 }
 
 impl ChecksumLog {
-    /// Adds a final checksum.
-    pub fn push(&mut self, tick: Tick, checksum: u64) {
+    /// An empty log for a match of `players`.
+    pub fn new(players: usize) -> Self {
+        ChecksumLog {
+            ring: [(0, 0); 64],
+            len: 0,
+            at: 0,
+            players,
+            digests: vec![0; 64 * players],
+            has_digests: [false; 64],
+        }
+    }
+
+    /// Adds a final checksum and the input digests of the same tick (`players` of
+    /// them, or none).
+    pub fn push(&mut self, tick: Tick, checksum: u64, digests: &[u32]) {
         self.ring[self.at] = (tick, checksum);
+        let full = digests.len() == self.players;
+        self.has_digests[self.at] = full;
+        if full {
+            self.digests[self.at * self.players..][..self.players].copy_from_slice(digests);
+        }
         self.at = (self.at + 1) % self.ring.len();
         self.len = (self.len + 1).min(self.ring.len());
+    }
+
+    /// The input digests of `tick`, if remembered (empty if it had none).
+    pub fn digests(&self, tick: Tick) -> Option<&[u32]> {
+        let n = self.ring.len();
+        let i = (0..self.len).map(|i| (self.at + n - 1 - i) % n).find(|&i| self.ring[i].0 == tick)?;
+        Some(if self.has_digests[i] { &self.digests[i * self.players..][..self.players] } else { &[] })
+    }
+
+    /// The input digests of the newest entry (empty if none).
+    pub fn newest_digests(&self) -> &[u32] {
+        match self.iter_newest().next() {
+            Some((t, _)) => self.digests(t).unwrap_or(&[]),
+            None => &[],
+        }
     }
 
     /// The final checksum of `tick`, if still remembered.
@@ -56,6 +101,66 @@ impl ChecksumLog {
     }
 }
 
+/// Running digests of each player's confirmed inputs from tick 0, one tick at a
+/// time: FNV-1a 64 over each tick's status byte and input bytes. No cryptographic
+/// strength is needed: peers compare what each of them received, and every one holds
+/// the inputs the digest is over. On the wire each is folded to 32 bits.
+#[derive(Debug, Clone)]
+pub struct InputDigests {
+    state: Vec<u64>,
+    /// Every tick before this one is digested.
+    end: Tick,
+    /// An input to digest was no longer held (see `lose`): from then on there are no
+    /// digests, rather than ones that would differ from every peer's.
+    lost: bool,
+    folded: Vec<u32>,
+}
+
+impl InputDigests {
+    /// Digests of no input yet, for `players`.
+    pub fn new(players: usize) -> Self {
+        InputDigests { state: vec![FNV1A64_START; players], end: 0, lost: false, folded: vec![0; players] }
+    }
+
+    /// The first tick not yet digested.
+    pub fn end(&self) -> Tick {
+        self.end
+    }
+
+    /// Whether the digests stopped (see `lose`).
+    pub fn is_lost(&self) -> bool {
+        self.lost
+    }
+
+    /// Adds `player`'s input of tick `end()`.
+    pub fn add(&mut self, player: usize, status: InputStatus, bytes: &[u8]) {
+        let h = fnv1a64_extend(self.state[player], &[status as u8]);
+        self.state[player] = fnv1a64_extend(h, bytes);
+    }
+
+    /// Every player's input of tick `end()` was added: moves to the next tick.
+    pub fn next_tick(&mut self) {
+        self.end += 1;
+    }
+
+    /// An input of tick `end()` is gone: stops digesting, and skips to `until`.
+    pub fn lose(&mut self, until: Tick) {
+        self.lost = true;
+        self.end = self.end.max(until);
+    }
+
+    /// The digests of every tick before `end()`, folded to 32 bits (empty if lost).
+    pub fn folded(&mut self) -> &[u32] {
+        if self.lost {
+            return &[];
+        }
+        for (f, &h) in self.folded.iter_mut().zip(&self.state) {
+            *f = (h ^ (h >> 32)) as u32;
+        }
+        &self.folded
+    }
+}
+
 /// A decoded desync dump, for tools and tests.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct DesyncDump {
@@ -67,6 +172,9 @@ pub struct DesyncDump {
     pub remote: u64,
     /// The other peer.
     pub peer: PeerId,
+    /// The player whose inputs reached this peer and the other one differently (it
+    /// sent them different inputs), if the digests showed one.
+    pub culprit: Option<usize>,
     /// Players per tick.
     pub players: usize,
     /// Bytes per input.
@@ -93,6 +201,8 @@ impl DesyncDump {
         b.extend_from_slice(&self.local.to_le_bytes());
         b.extend_from_slice(&self.remote.to_le_bytes());
         b.extend_from_slice(&self.peer.to_le_bytes());
+        let culprit = self.culprit.map_or(NO_CULPRIT, |p| p as u32);
+        b.extend_from_slice(&culprit.to_le_bytes());
         for v in [self.players as u32, self.input_size as u32, self.first_tick, self.inputs.len() as u32] {
             b.extend_from_slice(&v.to_le_bytes());
         }
@@ -109,17 +219,31 @@ impl DesyncDump {
         b
     }
 
-    /// Strictly decodes a dump (exact length, known version and statuses).
+    /// Strictly decodes a dump (exact length, known version and statuses, a culprit
+    /// among the players). Version 1 dumps decode with no culprit.
     pub fn decode(data: &[u8]) -> Result<DesyncDump, DumpDecodeError> {
         let mut r = Reader { b: data, at: 0 };
-        if r.take(4)? != MAGIC || r.u16()? != VERSION {
+        if r.take(4)? != MAGIC {
+            return Err(DumpDecodeError);
+        }
+        let version = r.u16()?;
+        if version != VERSION && version != VERSION_NO_CULPRIT {
             return Err(DumpDecodeError);
         }
         let tick = r.u32()?;
         let local = r.u64()?;
         let remote = r.u64()?;
         let peer = r.u32()?;
+        let culprit = match version {
+            VERSION => r.u32()?,
+            _ => NO_CULPRIT,
+        };
         let players = r.u32()? as usize;
+        let culprit = match culprit {
+            NO_CULPRIT => None,
+            p if (p as usize) < players => Some(p as usize),
+            _ => return Err(DumpDecodeError),
+        };
         let input_size = r.u32()? as usize;
         let first_tick = r.u32()?;
         let ticks = r.u32()? as usize;
@@ -150,7 +274,7 @@ impl DesyncDump {
         if r.at != data.len() {
             return Err(DumpDecodeError);
         }
-        Ok(DesyncDump { tick, local, remote, peer, players, input_size, first_tick, inputs, state })
+        Ok(DesyncDump { tick, local, remote, peer, culprit, players, input_size, first_tick, inputs, state })
     }
 }
 
@@ -198,6 +322,7 @@ mod tests {
             local: 1,
             remote: 2,
             peer: 3,
+            culprit: Some(1),
             players: 2,
             input_size: 2,
             first_tick: 48,
@@ -205,24 +330,63 @@ mod tests {
             state: Some(vec![9; 10]),
         };
         let b = d.encode();
-        assert_eq!(DesyncDump::decode(&b), Ok(d));
+        assert_eq!(DesyncDump::decode(&b), Ok(d.clone()));
         for cut in 0..b.len() {
             assert!(DesyncDump::decode(&b[..cut]).is_err());
         }
-        let mut log = ChecksumLog::default();
+        let none = DesyncDump { culprit: None, ..d.clone() };
+        assert_eq!(DesyncDump::decode(&none.encode()), Ok(none.clone()));
+        // A culprit that is not a player is refused.
+        let mut bad = b.clone();
+        bad[30..34].copy_from_slice(&2u32.to_le_bytes());
+        assert_eq!(DesyncDump::decode(&bad), Err(DumpDecodeError));
+        // Version 1 (no culprit field) still reads, with no culprit.
+        let mut v1 = none.encode();
+        v1[4..6].copy_from_slice(&VERSION_NO_CULPRIT.to_le_bytes());
+        v1.drain(30..34);
+        assert_eq!(DesyncDump::decode(&v1), Ok(none));
+        let mut log = ChecksumLog::new(2);
         for t in 0..100 {
-            log.push(t, t as u64 + 1);
+            let digests = if t % 2 == 0 { &[t, t + 1][..] } else { &[][..] };
+            log.push(t, t as u64 + 1, digests);
         }
         assert_eq!(log.get(99), Some(100));
         assert_eq!(log.get(10), None);
         assert_eq!(log.iter_newest().next(), Some((99, 100)));
+        assert_eq!((log.digests(98), log.digests(99), log.digests(10)), (Some(&[98, 99][..]), Some(&[][..]), None));
+        assert_eq!(log.newest_digests(), &[] as &[u32]);
     }
 
-    /// A dump's header with these counts (then nothing: the caller appends the rest).
+    #[test]
+    fn input_digests_run_tick_by_tick() {
+        let mut d = InputDigests::new(2);
+        let start = d.folded().to_vec();
+        assert_eq!(start[0], start[1]);
+        d.add(0, InputStatus::Confirmed, &[1, 2]);
+        d.add(1, InputStatus::Disconnected, &[1, 2]);
+        d.next_tick();
+        let (a, b) = (d.folded()[0], d.folded()[1]);
+        assert_ne!(a, b, "the status is digested too");
+        assert_ne!(a, start[0]);
+        // The same bytes split over two ticks differ from them in one: the status byte
+        // of each tick is between them.
+        let mut e = InputDigests::new(1);
+        e.add(0, InputStatus::Confirmed, &[1]);
+        e.next_tick();
+        e.add(0, InputStatus::Confirmed, &[2]);
+        e.next_tick();
+        assert_ne!(e.folded()[0], a);
+        assert_eq!(e.end(), 2);
+        e.lose(9);
+        assert!(e.is_lost() && e.folded().is_empty() && e.end() == 9);
+    }
+
+    /// A dump's header with these counts (then nothing: the caller appends the rest),
+    /// in version 1 (no culprit).
     fn head(players: u32, input_size: u32, ticks: u32) -> Vec<u8> {
         let mut b = Vec::new();
         b.extend_from_slice(MAGIC);
-        b.extend_from_slice(&VERSION.to_le_bytes());
+        b.extend_from_slice(&VERSION_NO_CULPRIT.to_le_bytes());
         b.extend_from_slice(&50u32.to_le_bytes());
         b.extend_from_slice(&1u64.to_le_bytes());
         b.extend_from_slice(&2u64.to_le_bytes());

@@ -92,7 +92,11 @@ pub enum Event {
         /// The tick that would have had to be loaded.
         tick: Tick,
     },
-    /// Checksums of a confirmed tick differ between this peer and `peer`.
+    /// Checksums of a confirmed tick differ between this peer and `peer`. When the
+    /// digests of the inputs both received show whose inputs reached them differently,
+    /// that player is the `culprit`: its peer sent different inputs to different peers
+    /// (or `peer` misreports what it received), and the desync is its doing, not
+    /// `peer`'s. `None`: the inputs agree (a determinism bug) or were not compared.
     Desync {
         /// The confirmed tick.
         tick: Tick,
@@ -102,6 +106,8 @@ pub enum Event {
         remote: u64,
         /// Who reported the other checksum.
         peer: PeerId,
+        /// The player whose inputs this peer and `peer` received differently.
+        culprit: Option<usize>,
     },
     /// A desync dump is ready: fetch it with `take_desync_dump`.
     DesyncDumpReady {

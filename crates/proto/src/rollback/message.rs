@@ -17,7 +17,11 @@
 //!      run-length coded (control byte c: c < 0x80 = c+1 literal bytes follow,
 //!      c >= 0x80 = (c & 0x7f)+1 zero bytes)
 //! if has disconnects: var count, each u16 player + u32 tick from which it is disconnected
-//! if has reports: var count, each var (confirmed - tick) + u64 checksum of that tick
+//! if has reports: var count, each var (confirmed - tick) + u64 checksum of that tick;
+//!     then u8 d (0, or the number of players) and d u32 input digests of the first
+//!     (newest) report's tick: digest p folds the running FNV-1a 64 of player p's
+//!     confirmed inputs of every tick before that tick, as the sender received them
+//!     (or sent them, for its own players); d = 0 with no reports is refused
 //! ```
 //! `var` is a zigzag LEB128 signed integer of at most 5 bytes (counts and lengths:
 //! plain LEB128): the ticks a message mentions are close together, so each takes a
@@ -25,6 +29,15 @@
 //! unacked inputs are repeated in consecutive messages, so a lost datagram costs
 //! nothing but the redundancy; with inputs that rarely change, the XOR makes repeats
 //! compress to a couple of bytes per tick.
+//!
+//! The digests let two peers whose checksums differ see whose inputs they received
+//! differently (issue 31: a peer that sends each peer other inputs is named, and the
+//! peers it lied to do not blame each other). They go with the newest report only, 4
+//! bytes a player, so that a message stays within a datagram at the player counts
+//! [`crate::rollback::p2p::p2p_inputs_fit`] allows; being running digests, a later
+//! check tick's digests still show an earlier difference. The layout changed without
+//! a new `MESSAGE_VERSION`: the transport's protocol version 7 already keeps peers of
+//! the older format from connecting.
 
 use crate::request::Tick;
 use crate::wire::{DecodeError, Reader};
@@ -46,6 +59,8 @@ const MIN_SIZE: usize = 1 + 4 + 1 + 1 + 3 + 2 + 1;
 const MAX_VARINT: usize = 5;
 const DISCONNECT_ENTRY: usize = 6;
 const MAX_REPORT_ENTRY: usize = MAX_VARINT + 8;
+/// Bytes of one input digest.
+const DIGEST: usize = 4;
 
 /// Why a message was refused.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -132,19 +147,30 @@ fn put_delta(out: &mut Vec<u8>, a: Tick, b: Tick) {
     put_uvar(out, ((d << 1) ^ (d >> 63)) as u64);
 }
 
-/// Worst-case encoded size of a message with these counts.
-pub fn max_encoded_len(count: usize, players: usize, input_size: usize, disconnects: usize, reports: usize) -> usize {
+/// Worst-case encoded size of a message with these counts (`digests`: input digests
+/// carried with the reports, one per player of the match).
+pub fn max_encoded_len(
+    count: usize,
+    players: usize,
+    input_size: usize,
+    disconnects: usize,
+    reports: usize,
+    digests: usize,
+) -> usize {
     let raw = count * players * input_size;
+    let digest_list = if reports > 0 { 1 + digests * DIGEST } else { 0 };
     MAX_HEADER_SIZE
         + raw
         + raw.div_ceil(128)
         + 2 * MAX_VARINT
         + disconnects * DISCONNECT_ENTRY
         + reports * MAX_REPORT_ENTRY
+        + digest_list
 }
 
 /// Appends a message to `out` (cleared first). `input(i, p)` gives the input of the
-/// `i`-th tick carried for the `p`-th player carried.
+/// `i`-th tick carried for the `p`-th player carried. `digests` (at most 255) belong
+/// to the first report and go only with reports.
 pub fn encode<'a>(
     out: &mut Vec<u8>,
     h: &Header,
@@ -152,7 +178,9 @@ pub fn encode<'a>(
     input: impl Fn(usize, usize) -> &'a [u8],
     disconnects: impl Iterator<Item = (u16, Tick)> + Clone,
     reports: impl Iterator<Item = (Tick, u64)> + Clone,
+    digests: &[u32],
 ) {
+    debug_assert!(digests.len() <= u8::MAX as usize, "one digest per player, players fit a byte");
     out.clear();
     let nd = disconnects.clone().count();
     let nr = reports.clone().count();
@@ -208,6 +236,10 @@ pub fn encode<'a>(
             put_delta(out, h.confirmed, t);
             out.extend_from_slice(&c.to_le_bytes());
         }
+        out.push(digests.len() as u8);
+        for d in digests {
+            out.extend_from_slice(&d.to_le_bytes());
+        }
     }
 }
 
@@ -221,6 +253,7 @@ pub struct Decoded<'a> {
     pub inputs: &'a [u8],
     disconnects: &'a [u8],
     reports: &'a [u8],
+    digests: &'a [u8],
 }
 
 impl<'a> Decoded<'a> {
@@ -240,6 +273,12 @@ impl<'a> Decoded<'a> {
             let tick = delta_from(&mut r, confirmed, true).ok()?;
             Some((tick, r.u64().ok()?))
         })
+    }
+
+    /// The input digests of the first report's tick, one per player (none if the
+    /// sender sent none).
+    pub fn digests(&self) -> impl ExactSizeIterator<Item = u32> + Clone + 'a {
+        self.digests.chunks_exact(DIGEST).map(|c| u32_at(c, 0))
     }
 }
 
@@ -341,6 +380,7 @@ pub fn decode<'a>(data: &'a [u8], input_size: usize, scratch: &'a mut Vec<u8>) -
         disconnects = r.bytes(nd.checked_mul(DISCONNECT_ENTRY).ok_or(MessageError::BadField)?)?;
     }
     let mut reports: &[u8] = &[];
+    let mut digests: &[u8] = &[];
     if lead & HAS_REPORTS != 0 {
         let nr = uvar(&mut r)?;
         let start = data.len() - r.remaining();
@@ -349,11 +389,17 @@ pub fn decode<'a>(data: &'a [u8], input_size: usize, scratch: &'a mut Vec<u8>) -
             r.bytes(8)?;
         }
         reports = &data[start..data.len() - r.remaining()];
+        let nd = r.u8()? as usize;
+        // Digests belong to the first report: without one they describe nothing.
+        if nr == 0 && nd > 0 {
+            return Err(MessageError::BadField);
+        }
+        digests = r.bytes(nd * DIGEST)?;
     }
     if !r.is_empty() {
         return Err(MessageError::TrailingBytes);
     }
-    Ok(Decoded { header, inputs: scratch.as_slice(), disconnects, reports })
+    Ok(Decoded { header, inputs: scratch.as_slice(), disconnects, reports, digests })
 }
 
 #[cfg(test)]
@@ -377,15 +423,17 @@ mod tests {
             |i, p| &inputs[i * 2 + p],
             [(3u16, 90u32)].into_iter(),
             [(60u32, 0xdead_beefu64)].into_iter(),
+            &[7, u32::MAX],
         );
-        // 31 bytes of fixed fields and lists here; the 40 input bytes take under 16.
-        assert!(out.len() < 31 + 16, "repeats compress: {} bytes", out.len());
+        // 40 bytes of fixed fields and lists here; the 40 input bytes take under 16.
+        assert!(out.len() < 40 + 16, "repeats compress: {} bytes", out.len());
         let mut scratch = Vec::new();
         let d = decode(&out, 2, &mut scratch).unwrap();
         assert_eq!(d.header, h);
         assert_eq!(d.inputs, inputs.concat().as_slice());
         assert_eq!(d.disconnects().collect::<Vec<_>>(), vec![(3, 90)]);
         assert_eq!(d.reports().collect::<Vec<_>>(), vec![(60, 0xdead_beef)]);
+        assert_eq!(d.digests().collect::<Vec<_>>(), vec![7, u32::MAX]);
     }
 
     #[test]
@@ -403,21 +451,23 @@ mod tests {
             count: 3,
             players: 1,
         };
-        encode(&mut out, &h, 2, |_, _| &[7, 0], std::iter::empty(), std::iter::empty());
+        encode(&mut out, &h, 2, |_, _| &[7, 0], std::iter::empty(), std::iter::empty(), &[]);
         assert_eq!(out.len(), 13 + 3, "13 bytes of header, 3 of inputs: {out:?}");
         assert_eq!(decode(&out, 2, &mut scratch).unwrap().header, h);
         for (tick, ack, confirmed, first) in [(u32::MAX, 0, u32::MAX, 0), (0, u32::MAX, 0, u32::MAX), (5, 5, 5, 5)] {
             let h =
                 Header { kind: KIND_SPECTATE, tick, ack, confirmed, advantage: -128.0, first, count: 0, players: 4 };
-            encode(&mut out, &h, 2, |_, _| &[], std::iter::empty(), [(confirmed, 1u64), (first, u64::MAX)].into_iter());
+            let reports = [(confirmed, 1u64), (first, u64::MAX)];
+            encode(&mut out, &h, 2, |_, _| &[], std::iter::empty(), reports.into_iter(), &[]);
             let d = decode(&out, 2, &mut scratch).unwrap();
             assert_eq!(d.header, h);
             assert_eq!(d.reports().collect::<Vec<_>>(), vec![(confirmed, 1), (first, u64::MAX)]);
+            assert_eq!(d.digests().len(), 0);
         }
         // A delta that leaves the u32 range is refused, not wrapped.
         let h =
             Header { kind: KIND_INPUT, tick: 3, ack: 3, confirmed: 3, advantage: 0.0, first: 3, count: 0, players: 1 };
-        encode(&mut out, &h, 2, |_, _| &[], std::iter::empty(), std::iter::empty());
+        encode(&mut out, &h, 2, |_, _| &[], std::iter::empty(), std::iter::empty(), &[]);
         out[7] = 7; // tick - first = -4: tick -1
         assert_eq!(decode(&out, 2, &mut scratch).unwrap_err(), MessageError::BadField);
     }
@@ -433,16 +483,24 @@ mod tests {
             |i, p| &inputs[(i * 3 + p) * 5..][..5],
             std::iter::empty(),
             std::iter::empty(),
+            &[],
         );
-        assert!(out.len() <= max_encoded_len(64, 3, 5, 0, 0));
+        assert!(out.len() <= max_encoded_len(64, 3, 5, 0, 0, 0));
         let mut scratch = Vec::new();
         assert_eq!(decode(&out, 5, &mut scratch).unwrap().inputs, inputs.as_slice());
+        // Two reports with a digest for each of 8 players, every field at its longest.
+        let h = Header { confirmed: u32::MAX, ..header(1, 3) };
+        let reports = [(0u32, u64::MAX), (1, 0)];
+        encode(&mut out, &h, 5, |_, p| &inputs[p * 5..][..5], std::iter::empty(), reports.into_iter(), &[!0; 8]);
+        assert!(out.len() <= max_encoded_len(1, 3, 5, 0, 2, 8));
+        assert_eq!(decode(&out, 5, &mut scratch).unwrap().digests().collect::<Vec<_>>(), [!0; 8]);
     }
 
     #[test]
     fn strict_decoding_refuses_every_mutilation() {
         let mut out = Vec::new();
-        encode(&mut out, &header(3, 1), 2, |_, _| &[1, 2], [(1u16, 5u32)].into_iter(), std::iter::empty());
+        let reports = [(69u32, 3u64)];
+        encode(&mut out, &header(3, 1), 2, |_, _| &[1, 2], [(1u16, 5u32)].into_iter(), reports.into_iter(), &[4, 5]);
         let mut scratch = Vec::new();
         for cut in 0..out.len() {
             assert!(decode(&out[..cut], 2, &mut scratch).is_err(), "truncated at {cut}");
@@ -454,6 +512,14 @@ mod tests {
         bad[0] = 0x15;
         assert_eq!(decode(&bad, 2, &mut scratch).unwrap_err(), MessageError::BadKind);
         assert_eq!(decode(&out, 3, &mut scratch).unwrap_err(), MessageError::BadInputs);
+        // Digests with no report to belong to: the report count is the byte before
+        // the report (a delta of 1, then 8 checksum bytes, the digest count, 8 bytes).
+        let mut orphan = out.clone();
+        let count_at = out.len() - 1 - 8 - 1 - 8 - 1;
+        assert_eq!(orphan[count_at], 1);
+        orphan[count_at] = 0;
+        orphan.drain(count_at + 1..count_at + 10);
+        assert_eq!(decode(&orphan, 2, &mut scratch).unwrap_err(), MessageError::BadField);
         // Fuzz: random bytes never panic.
         let mut r = crate::rng::Rng::new(5);
         for _ in 0..20_000 {

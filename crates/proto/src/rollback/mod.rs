@@ -64,7 +64,15 @@ pub enum PredictionMode {
 /// FNV-1a 64, a convenient checksum for engines and tests. Any u64 the engine
 /// computes deterministically works; the library only compares them.
 pub fn fnv1a64(bytes: &[u8]) -> u64 {
-    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    fnv1a64_extend(FNV1A64_START, bytes)
+}
+
+/// FNV-1a 64 of nothing: where a running [`fnv1a64_extend`] starts.
+pub(crate) const FNV1A64_START: u64 = 0xcbf2_9ce4_8422_2325;
+
+/// Continues the FNV-1a 64 `h` with `bytes`: `fnv1a64(a ++ b)` is
+/// `fnv1a64_extend(fnv1a64(a), b)`, so a digest can grow tick by tick.
+pub(crate) fn fnv1a64_extend(mut h: u64, bytes: &[u8]) -> u64 {
     for &b in bytes {
         h ^= b as u64;
         h = h.wrapping_mul(0x0000_0100_0000_01b3);

@@ -34,7 +34,7 @@ use peer::{Peer, Spectator};
 use std::collections::VecDeque;
 
 use super::PredictionMode;
-use super::desync::{ChecksumLog, DesyncDump};
+use super::desync::{ChecksumLog, DesyncDump, InputDigests};
 use super::event::Event;
 use super::input_queue::InputQueue;
 use super::replay::ReplayRecorder;
@@ -54,9 +54,21 @@ pub const MAX_INPUT_DELAY: u32 = 32;
 /// Whether one tick of every player's input fits one datagram: P2P inputs go
 /// unreliable, one message each, never in pieces, and a spectator's message carries
 /// every player's (with room for a disconnect entry per player and two checksum
-/// reports): 4 players of 255 bytes, 8 of 129, 16 of 61.
+/// reports): 4 players of 255 bytes, 8 of 129, 16 of 61. A peer's message carries
+/// the inputs of all players but one at most, with two reports and an input digest
+/// per player; that bound only bites for many players of small inputs (99 of 1 byte).
 pub fn p2p_inputs_fit(players: usize, input_size: usize) -> bool {
-    super::message::max_encoded_len(1, players, input_size, players, 2) <= crate::transport::MAX_UNRELIABLE
+    msg_fits(1, players, players, input_size)
+}
+
+/// Whether `ticks` of inputs fit one datagram both in a spectator's message (every
+/// player's inputs) and in a peer's (its `local` players' inputs, reports, digests).
+fn msg_fits(ticks: usize, local: usize, players: usize, input_size: usize) -> bool {
+    use super::message::max_encoded_len;
+    let local = local.min(players.saturating_sub(1)).max(1);
+    let spectator = max_encoded_len(ticks, players, input_size, players, 2, 0);
+    let peer = max_encoded_len(ticks, local, input_size, players, 2, players);
+    spectator.max(peer) <= crate::transport::MAX_UNRELIABLE
 }
 
 fn check_delay(delay: u32) -> Result<(), SessionError> {
@@ -106,6 +118,10 @@ pub struct P2pSession {
     due_left: u32,
     checks: ChecksumLog,
     next_check: Tick,
+    /// Digests of every player's confirmed inputs up to the next check tick.
+    digests: InputDigests,
+    /// A peer's input digests while they are compared (reused).
+    their_digests: Vec<u32>,
     dump_job: Option<DumpJob>,
     dump: Option<Vec<u8>>,
     recorder: Option<ReplayRecorder>,
@@ -149,13 +165,8 @@ impl P2pSession {
                 cfg.input_size
             )));
         }
-        let max_ticks_per_msg = (1..=255usize)
-            .take_while(|&c| {
-                super::message::max_encoded_len(c, k, cfg.input_size, players.len(), 2)
-                    <= crate::transport::MAX_UNRELIABLE
-            })
-            .last()
-            .unwrap_or(1);
+        let max_ticks_per_msg =
+            (1..=255usize).take_while(|&c| msg_fits(c, local.len(), k, cfg.input_size)).last().unwrap_or(1);
         let n = players.len();
         let window = cfg.max_prediction as usize;
         Ok(P2pSession {
@@ -177,8 +188,10 @@ impl P2pSession {
             now,
             stalled: false,
             due_left: 0,
-            checks: ChecksumLog::default(),
+            checks: ChecksumLog::new(n),
             next_check: 0,
+            digests: InputDigests::new(n),
+            their_digests: Vec::with_capacity(n),
             dump_job: None,
             dump: None,
             recorder: None,
@@ -500,16 +513,23 @@ impl P2pSession {
     /// longer change, and record newly confirmed inputs for the replay.
     fn finish_tick(&mut self) {
         let bound = self.safe_bound();
-        while self.cfg.desync_interval > 0 && self.next_check <= bound {
+        while self.cfg.desync_interval > 0 {
+            // Inputs are digested as they become final, up to the next check tick.
+            self.digest_inputs(self.next_check.min(bound));
+            if self.next_check > bound {
+                break;
+            }
             let t = self.next_check;
             match self.ring.checksum(t) {
                 Some(c) => {
-                    self.checks.push(t, c);
+                    self.checks.push(t, c, self.digests.folded());
+                    let mut theirs = std::mem::take(&mut self.their_digests);
                     for i in 0..self.peers.len() {
-                        if let Some(r) = self.peers[i].take_pending(t) {
-                            self.compare(i, t, c, r);
+                        if let Some(r) = self.peers[i].take_pending(t, &mut theirs) {
+                            self.compare(i, t, c, r, &theirs);
                         }
                     }
+                    self.their_digests = theirs;
                 }
                 // Saved in this batch: its checksum comes with confirm_save.
                 None if self.ring.slot_of(t).is_some() => break,

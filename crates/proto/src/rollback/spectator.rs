@@ -241,7 +241,15 @@ impl SpectatorSession {
             count: 0,
             players: 0,
         };
-        message::encode(&mut self.out, &h, self.cfg.input_size, |_, _| &[], std::iter::empty(), std::iter::empty());
+        message::encode(
+            &mut self.out,
+            &h,
+            self.cfg.input_size,
+            |_, _| &[],
+            std::iter::empty(),
+            std::iter::empty(),
+            &[],
+        );
         let _ = endpoint.send(self.host, self.cfg.channel, &self.out);
     }
 
@@ -278,7 +286,7 @@ mod tests {
             players: players as u8,
         };
         let mut out = Vec::new();
-        message::encode(&mut out, &h, 2, |_, _| &[7, 7], std::iter::empty(), std::iter::empty());
+        message::encode(&mut out, &h, 2, |_, _| &[7, 7], std::iter::empty(), std::iter::empty(), &[]);
         out
     }
 

@@ -1,7 +1,10 @@
 //! Desync detection and forensics for [`P2pSession`]: comparing checksums of ticks
 //! confirmed everywhere, and on a mismatch building a dump a developer can diff (the
 //! confirmed inputs around the tick and the engine's state bytes for it, asked for
-//! through a `DumpState` request).
+//! through a `DumpState` request). With the checksums, peers compare digests of the
+//! inputs each received from every player, which name the player whose peer sent
+//! different peers different inputs (issue 31): without them, the peers it lied to
+//! blamed each other, and nobody it.
 
 use super::peer::SpectatorFeed;
 use super::*;
@@ -12,14 +15,60 @@ pub(super) struct DumpJob {
     pub(super) local: u64,
     pub(super) remote: u64,
     pub(super) peer: PeerId,
+    pub(super) culprit: Option<usize>,
     pub(super) requested: bool,
 }
 
 impl P2pSession {
+    /// Digests every player's final inputs of the ticks before `until` (the next
+    /// check tick, or the bound of final ticks if lower).
+    pub(super) fn digest_inputs(&mut self, until: Tick) {
+        while self.digests.end() < until {
+            if self.digests.is_lost() {
+                return self.digests.lose(until);
+            }
+            let t = self.digests.end();
+            for (p, q) in self.queues.iter().enumerate() {
+                match q.disconnect_tick() {
+                    Some(d) if t >= d => self.digests.add(p, InputStatus::Disconnected, &self.zero),
+                    _ => match q.confirmed(t) {
+                        Some(b) => self.digests.add(p, InputStatus::Confirmed, b),
+                        // Only a final tick is digested, and its inputs stay in the
+                        // history while the bound follows the session; a peer whose
+                        // confirmed tick leapt can still move the bound past them.
+                        // Digests that every peer would see differ are worse than
+                        // none: they stop.
+                        None => return self.digests.lose(until),
+                    },
+                }
+            }
+            self.digests.next_tick();
+        }
+    }
+
+    /// The player whose inputs this peer and peer `pi` received differently by check
+    /// tick `tick`, from our digests and `theirs` (one per player, or none).
+    ///
+    /// A remote player's inputs that differ were sent differently to the two of us
+    /// (whether its peer is `pi` or a third one), or `pi` misreports them: the
+    /// lowest such player is named. If only our own players' differ, `pi` holds
+    /// inputs we never sent, so it misreports: its first player is named.
+    fn culprit(&self, pi: usize, tick: Tick, theirs: &[u32]) -> Option<usize> {
+        let mine = self.checks.digests(tick)?;
+        if mine.len() != theirs.len() {
+            return None;
+        }
+        let differ = |x: &usize| mine[*x] != theirs[*x];
+        let local = |x: &usize| self.kinds[*x] == PlayerKind::Local;
+        let remote = (0..mine.len()).filter(differ).find(|x| !local(x));
+        remote.or_else(|| (0..mine.len()).any(|x| differ(&x)).then(|| self.peers[pi].players[0]))
+    }
+
     /// Compares our checksum of check tick `tick` with a peer's report, once per tick
     /// and peer (its reports come again in later messages, against loss). A mismatch is
-    /// a `Desync` event; the first one with each peer is also dumped.
-    pub(super) fn compare(&mut self, peer_index: usize, tick: Tick, local: u64, remote: u64) {
+    /// a `Desync` event, naming the culprit that the input digests `theirs` show (if
+    /// any); the first one with each peer is also dumped.
+    pub(super) fn compare(&mut self, peer_index: usize, tick: Tick, local: u64, remote: u64, theirs: &[u32]) {
         let p = &mut self.peers[peer_index];
         if p.compared_until.is_some_and(|t| tick <= t) {
             return;
@@ -29,12 +78,14 @@ impl P2pSession {
         if local == remote {
             return;
         }
+        let culprit = self.culprit(peer_index, tick, theirs);
+        let p = &mut self.peers[peer_index];
         let first_with_peer = !std::mem::replace(&mut p.desynced, true);
         let peer = p.id;
         self.stats.desyncs += 1;
-        self.events.push_back(Event::Desync { tick, local, remote, peer });
+        self.events.push_back(Event::Desync { tick, local, remote, peer, culprit });
         if first_with_peer && self.dump_job.is_none() && self.dump.is_none() {
-            self.dump_job = Some(DumpJob { tick, local, remote, peer, requested: false });
+            self.dump_job = Some(DumpJob { tick, local, remote, peer, culprit, requested: false });
             if self.ring.slot_of(tick).is_none() {
                 self.build_dump(None);
             }
@@ -100,6 +151,7 @@ impl P2pSession {
             local: job.local,
             remote: job.remote,
             peer: job.peer,
+            culprit: job.culprit,
             players: self.queues.len(),
             input_size: self.cfg.input_size,
             first_tick,

@@ -144,13 +144,26 @@ impl P2pSession {
             self.scratch = scratch;
             return self.close_violator(pi);
         }
-        for (tick, checksum) in d.reports() {
+        // Every peer lists the same players: digests of another number are malformed,
+        // and the message's reports are not compared.
+        let digests_ok = d.digests().len() == 0 || d.digests().len() == self.kinds.len();
+        if !digests_ok {
+            self.stats.malformed += 1;
+        }
+        let mut theirs = std::mem::take(&mut self.their_digests);
+        for (i, (tick, checksum)) in d.reports().enumerate().filter(|_| digests_ok) {
+            // The digests belong to the first (newest) report only.
+            theirs.clear();
+            if i == 0 {
+                theirs.extend(d.digests());
+            }
             match self.checks.get(tick) {
-                Some(local) => self.compare(pi, tick, local, checksum),
-                None if tick >= self.next_check => self.peers[pi].add_pending(tick, checksum),
+                Some(local) => self.compare(pi, tick, local, checksum, &theirs),
+                None if tick >= self.next_check => self.peers[pi].add_pending(tick, checksum, &theirs),
                 None => {}
             }
         }
+        self.their_digests = theirs;
         self.scratch = scratch;
     }
 
@@ -351,6 +364,7 @@ impl P2pSession {
                 |i, j| queues[local[j]].confirmed(first + i as Tick).expect("unacked local input in history"),
                 self.disconnect_entries(),
                 self.checks.iter_newest().take(reports),
+                if send_reports { self.checks.newest_digests() } else { &[] },
             );
             if endpoint.send(p.id, self.cfg.channel, &out).is_err() {
                 self.stats.send_errors += 1;
@@ -496,6 +510,7 @@ impl P2pSession {
                     },
                     self.disconnect_entries(),
                     std::iter::empty(),
+                    &[],
                 );
                 if endpoint.send(self.spectators[i].id, self.cfg.channel, out).is_err() {
                     self.stats.send_errors += 1;

@@ -56,8 +56,12 @@ pub(super) struct Peer {
     pub(super) local_adv: f32,
     pub(super) rtt_us: f64,
     pub(super) adv: AdvantageTracker,
-    pub(super) pending: [(Tick, u64); PENDING_REPORTS],
+    /// Reports of check ticks not final here yet: tick, checksum, and whether the
+    /// entry's input digests (same index in `pending_digests`) came with it.
+    pub(super) pending: [(Tick, u64, bool); PENDING_REPORTS],
     pub(super) npending: usize,
+    /// `PENDING_REPORTS` rows of one digest per player of the match, allocated once.
+    pending_digests: Vec<u32>,
     /// The newest check tick compared with this peer's report: the peer repeats its
     /// reports (against loss), and each tick is compared, and a desync reported, once.
     pub(super) compared_until: Option<Tick>,
@@ -101,8 +105,9 @@ pub(super) struct Spectator {
 }
 
 impl Peer {
-    /// `ring` is the input queues' capacity (a power of two); `players` the match's.
-    pub(super) fn new(id: PeerId, player: usize, now: Micros, ring: usize, players: usize) -> Self {
+    /// `ring` is the input queues' capacity (a power of two); `match_players` counts
+    /// every player of the match (each report's input digests, each one's proposal).
+    pub(super) fn new(id: PeerId, player: usize, now: Micros, ring: usize, match_players: usize) -> Self {
         Peer {
             id,
             players: vec![player],
@@ -117,8 +122,9 @@ impl Peer {
             local_adv: 0.0,
             rtt_us: 0.0,
             adv: AdvantageTracker::default(),
-            pending: [(0, 0); PENDING_REPORTS],
+            pending: [(0, 0, false); PENDING_REPORTS],
             npending: 0,
+            pending_digests: vec![0; PENDING_REPORTS * match_players],
             compared_until: None,
             desynced: false,
             last_sent_at: None,
@@ -127,27 +133,43 @@ impl Peer {
             report_sends: 0,
             input_sent_at: vec![0; ring],
             input_sends: vec![0; ring],
-            proposals: vec![None; players],
+            proposals: vec![None; match_players],
         }
     }
 
-    pub(super) fn take_pending(&mut self, tick: Tick) -> Option<u64> {
+    /// The pending report of `tick`, removed; its input digests land in `digests`
+    /// (left empty if it came without them).
+    pub(super) fn take_pending(&mut self, tick: Tick, digests: &mut Vec<u32>) -> Option<u64> {
         let i = self.pending[..self.npending].iter().position(|e| e.0 == tick)?;
-        let c = self.pending[i].1;
+        let (_, c, has) = self.pending[i];
+        let n = self.pending_digests.len() / PENDING_REPORTS;
+        digests.clear();
+        if has {
+            digests.extend_from_slice(&self.pending_digests[i * n..][..n]);
+        }
         self.pending.copy_within(i + 1..self.npending, i);
+        self.pending_digests.copy_within((i + 1) * n..self.npending * n, i * n);
         self.npending -= 1;
         Some(c)
     }
 
-    pub(super) fn add_pending(&mut self, tick: Tick, checksum: u64) {
+    /// Keeps a report of a check tick not final here yet (the oldest goes when full),
+    /// with its input digests (one per player, or none).
+    pub(super) fn add_pending(&mut self, tick: Tick, checksum: u64, digests: &[u32]) {
         if self.pending[..self.npending].iter().any(|e| e.0 == tick) {
             return;
         }
+        let n = self.pending_digests.len() / PENDING_REPORTS;
         if self.npending == PENDING_REPORTS {
             self.pending.copy_within(1.., 0);
+            self.pending_digests.copy_within(n.., 0);
             self.npending -= 1;
         }
-        self.pending[self.npending] = (tick, checksum);
+        let has = digests.len() == n;
+        self.pending[self.npending] = (tick, checksum, has);
+        if has {
+            self.pending_digests[self.npending * n..][..n].copy_from_slice(digests);
+        }
         self.npending += 1;
     }
 }

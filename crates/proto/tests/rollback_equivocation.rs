@@ -5,8 +5,9 @@
 //!
 //! The liar is an honest session behind a hook that rewrites its messages to some
 //! peers (the victims): from tick `from` on, its input goes to them with one bit
-//! flipped, the same at every resend, and it sends them no checksum reports, so that
-//! its own checksums, which match the peers that got its real inputs, never show.
+//! flipped, the same at every resend. Covering its tracks, it sends them no checksum
+//! reports, so that its own checksums, which match the peers that got its real
+//! inputs, never show; else its reports go as they are.
 
 #[path = "support/toy_game.rs"]
 mod toy_game;
@@ -19,8 +20,8 @@ use toy_game::{Mesh, TICK_US};
 const SEC: u64 = 1_000_000;
 
 /// Makes `mesh.peers[liar]` send its inputs of ticks from `from` on to `victims`
-/// changed, and no checksum reports to them.
-fn equivocate(mesh: &mut Mesh, liar: usize, victims: &[usize], from: Tick) {
+/// changed, and (`cover`) no checksum reports to them.
+fn equivocate(mesh: &mut Mesh, liar: usize, victims: &[usize], from: Tick, cover: bool) {
     let victim_ids: Vec<PeerId> = victims.iter().map(|&v| mesh.peers[liar].ids[v]).collect();
     let channel = P2pConfig::default().channel;
     let mut scratch = Vec::new();
@@ -43,6 +44,8 @@ fn equivocate(mesh: &mut Mesh, liar: usize, victims: &[usize], from: Tick) {
             }
         }
         let disconnects: Vec<(u16, Tick)> = d.disconnects().collect();
+        let reports: Vec<(Tick, u64)> = if cover { Vec::new() } else { d.reports().collect() };
+        let digests: Vec<u32> = if cover { Vec::new() } else { d.digests().collect() };
         let mut out = Vec::new();
         encode(
             &mut out,
@@ -50,8 +53,8 @@ fn equivocate(mesh: &mut Mesh, liar: usize, victims: &[usize], from: Tick) {
             2,
             |i, p| &inputs[(i * k + p) * 2..][..2],
             disconnects.into_iter(),
-            std::iter::empty(),
-            &[],
+            reports.into_iter(),
+            &digests,
         );
         *msg = out;
     }));
@@ -67,7 +70,7 @@ fn blamed(e: &Event) -> Option<usize> {
     }
 }
 
-fn run(n: usize, liar: usize, victims: &[usize], seed: u64) {
+fn run(n: usize, liar: usize, victims: &[usize], cover: bool, seed: u64) {
     let link = LinkConfig { latency_us: 3 * TICK_US, loss: LossModel::Bernoulli { p: 0.02 }, ..LinkConfig::perfect() };
     let cfg = P2pConfig::default();
     let interval = cfg.desync_interval;
@@ -75,7 +78,7 @@ fn run(n: usize, liar: usize, victims: &[usize], seed: u64) {
     mesh.run_until(2 * SEC);
     // Far enough ahead that no input of these ticks has left the liar yet.
     let from = mesh.peers[liar].session.current_tick() + 30;
-    equivocate(&mut mesh, liar, victims, from);
+    equivocate(&mut mesh, liar, victims, from, cover);
     let mut dumps: Vec<Vec<DesyncDump>> = vec![Vec::new(); n];
     let end = mesh.net.now() + 10 * SEC;
     while mesh.net.now() < end {
@@ -105,10 +108,18 @@ fn run(n: usize, liar: usize, victims: &[usize], seed: u64) {
 
 #[test]
 fn three_peers_every_honest_peer_names_the_liar() {
-    run(3, 1, &[2], 71);
+    run(3, 1, &[2], true, 71);
 }
 
 #[test]
 fn four_peers_every_honest_peer_names_the_liar() {
-    run(4, 1, &[2, 3], 72);
+    run(4, 1, &[2, 3], true, 72);
+}
+
+/// A liar that reports its true checksums and digests to everyone: the peers it lied
+/// to also compare with it, and name it from its own digests.
+#[test]
+fn a_liar_whose_reports_are_true_is_named_too() {
+    run(3, 0, &[1], false, 73);
+    run(4, 2, &[0], false, 74);
 }

@@ -2266,9 +2266,13 @@ typedef struct tw_session_event_desync {
      */
     uint32_t tick;
     /**
-     * Zero.
+     * P2P: the player whose peer sent different peers different inputs, plus one (0:
+     * none found). Checksum reports carry a digest of the inputs each peer received
+     * from each player; where two peers' digests of one player differ, that player's
+     * peer equivocated, and the desync is its, not `peer`'s. (Named `reserved0`, and
+     * always zero, before.)
      */
-    uint32_t reserved0;
+    uint32_t culprit;
     /**
      * This peer's checksum.
      */

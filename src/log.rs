@@ -214,11 +214,15 @@ impl fmt::Display for Described<'_> {
         // `tw_session_event::new` wrote it.
         if k == K::Desync as u32 {
             let d = unsafe { e.data.desync };
-            return write!(
+            write!(
                 f,
                 "desync at tick {}: local checksum {:#018x}, remote {:#018x} (peer {})",
                 d.tick, d.local_checksum, d.remote_checksum, e.peer
-            );
+            )?;
+            if d.culprit != 0 {
+                write!(f, "; player {} sent different peers different inputs", d.culprit - 1)?;
+            }
+            return Ok(());
         }
         if k == K::SynctestMismatch as u32 {
             let m = unsafe { e.data.synctest_mismatch };

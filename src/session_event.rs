@@ -262,8 +262,12 @@ pub struct tw_session_event_tick {
 pub struct tw_session_event_desync {
     /// The confirmed tick whose checksums differ.
     pub tick: u32,
-    /// Zero.
-    pub reserved0: u32,
+    /// P2P: the player whose peer sent different peers different inputs, plus one (0:
+    /// none found). Checksum reports carry a digest of the inputs each peer received
+    /// from each player; where two peers' digests of one player differ, that player's
+    /// peer equivocated, and the desync is its, not `peer`'s. (Named `reserved0`, and
+    /// always zero, before.)
+    pub culprit: u32,
     /// This peer's checksum.
     pub local_checksum: u64,
     /// The other peer's checksum.
@@ -497,7 +501,7 @@ fn client_event(out: &mut tw_session_event, e: ClientSessionEvent, server: u32) 
         }
         ClientSessionEvent::Desync { tick, local, remote } => {
             out.data.desync =
-                tw_session_event_desync { tick, reserved0: 0, local_checksum: local, remote_checksum: remote };
+                tw_session_event_desync { tick, culprit: 0, local_checksum: local, remote_checksum: remote };
             return (K::Desync, server);
         }
         ClientSessionEvent::Joined { player, tick, reconnect } => (K::Joined, relay(player, tick, 0, reconnect)),
@@ -605,9 +609,10 @@ impl tw_session_event {
                     out.data.tick = tw_session_event_tick { tick };
                     (K::RollbackTooFar, 0)
                 }
-                Event::Desync { tick, local, remote, peer } => {
+                Event::Desync { tick, local, remote, peer, culprit } => {
+                    let culprit = culprit.map_or(0, |p| p as u32 + 1);
                     out.data.desync =
-                        tw_session_event_desync { tick, reserved0: 0, local_checksum: local, remote_checksum: remote };
+                        tw_session_event_desync { tick, culprit, local_checksum: local, remote_checksum: remote };
                     (K::Desync, peer)
                 }
                 Event::DesyncDumpReady { tick } => {

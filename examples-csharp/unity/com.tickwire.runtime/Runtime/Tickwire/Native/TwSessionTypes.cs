@@ -575,7 +575,11 @@ namespace Tickwire
     {
         /// <summary>The confirmed tick whose checksums differ.</summary>
         public uint Tick;
-        public uint Reserved0;
+        /// <summary>
+        /// P2P: the player whose peer sent different peers different inputs, plus one (0: none
+        /// found): the desync is that peer's, not the reporting one's.
+        /// </summary>
+        public uint Culprit;
         public ulong LocalChecksum;
         public ulong RemoteChecksum;
     }

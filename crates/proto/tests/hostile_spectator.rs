@@ -37,7 +37,7 @@ fn spectate(first: Tick, count: u8, disconnects: &[(u16, Tick)]) -> Vec<u8> {
         players: PLAYERS as u8,
     };
     let mut out = Vec::new();
-    encode(&mut out, &h, 2, |_, _| &[7u8, 7][..], disconnects.iter().copied(), std::iter::empty());
+    encode(&mut out, &h, 2, |_, _| &[7u8, 7][..], disconnects.iter().copied(), std::iter::empty(), &[]);
     out
 }
 
@@ -161,12 +161,11 @@ fn a_disconnect_before_the_snapshot_is_taken() {
 /// The host's side: an honest spectator that joins mid-match over a link much faster
 /// than a frame (a LAN, localhost) acks the join snapshot's tick before the host has
 /// sent it any input message. The host must not take that ack for one of ticks never
-/// sent and drop the spectator. Fails today: `provide_state` (rollback/p2p/forensics.rs)
-/// sets the spectator's `acked` to the snapshot tick but leaves `sent_end` at 0, and
-/// `handle_message` (rollback/p2p/net.rs) drops a spectator whose ack passes
-/// `sent_end`. The fix belongs in those files, which are being edited elsewhere.
+/// sent and drop the spectator. It did: `provide_state` (rollback/p2p/forensics.rs) set
+/// the spectator's `acked` to the snapshot tick but left `sent_end` at 0, and
+/// `handle_message` drops a spectator whose ack passes `sent_end`. The snapshot now
+/// counts as sent up to its tick.
 #[test]
-#[ignore = "host-side defect in rollback/p2p/forensics.rs (sent_end not set with the snapshot); see the doc comment"]
 fn a_spectator_acking_its_snapshot_on_a_fast_link_is_not_dropped() {
     use tickwire_proto::{EndpointConfig, LinkConfig, NetEvent, P2pConfig, Request, RollbackEvent};
     let link = LinkConfig { latency_us: 1_000, ..LinkConfig::perfect() };
@@ -210,7 +209,7 @@ fn a_spectator_acking_its_snapshot_on_a_fast_link_is_not_dropped() {
                 players: 0,
             };
             let mut ack = Vec::new();
-            encode(&mut ack, &h, 2, |_, _| &[][..], std::iter::empty(), std::iter::empty());
+            encode(&mut ack, &h, 2, |_, _| &[][..], std::iter::empty(), std::iter::empty(), &[]);
             let host_now = mesh.net.local_now(mesh.peers[0].node);
             mesh.peers[0].session.handle_message(host_now, added.unwrap(), &ack);
         }

@@ -36,7 +36,7 @@ pub fn forge(mesh: &mut Mesh, to: usize, from: usize, lie: Lie<'_>) {
         players: mesh.peers[from].local.len() as u8,
     };
     let mut out = Vec::new();
-    encode(&mut out, &h, 2, |_, _| &[0u8, 0][..], lie.disconnects.iter().copied(), std::iter::empty());
+    encode(&mut out, &h, 2, |_, _| &[0u8, 0][..], lie.disconnects.iter().copied(), std::iter::empty(), &[]);
     let now = mesh.net.local_now(mesh.peers[to].node);
     let id = mesh.peers[to].ids[from];
     mesh.peers[to].session.handle_message(now, id, &out);

@@ -183,6 +183,10 @@ impl P2pSession {
             msg.extend_from_slice(state);
             s.feed = SpectatorFeed::SnapshotReady(msg);
             s.acked = tick;
+            // The snapshot stands for every tick before `tick`: a spectator that acks it
+            // (on a fast link, before our next frame sent any input) acks what it was
+            // sent, not a lie beyond it.
+            s.sent_end = s.sent_end.max(tick);
             used = true;
         }
         if used { Ok(()) } else { Err(SessionError::UnexpectedTick(tick)) }

@@ -18,7 +18,6 @@ mod forge;
 mod toy_game;
 
 use forge::{Lie, forge, plausible};
-use tickwire_proto::wire::p2p::{KIND_INPUT, decode, encode};
 use tickwire_proto::{
     DisconnectReason, JitterModel, LinkConfig, LossModel, P2pConfig, PeerId, RollbackEvent as Event, Tick,
 };
@@ -138,40 +137,7 @@ fn lie_once(mesh: &mut Mesh, attack: Attack) {
 /// consistent story), and no checksum reports or digests, so that its own checksums,
 /// which match the peer that got the real inputs, never show to them.
 fn equivocate(mesh: &mut Mesh, victims: &[usize], from: Tick) {
-    let victim_ids: Vec<PeerId> = victims.iter().map(|&v| mesh.peers[LIAR].ids[v]).collect();
-    let channel = P2pConfig::default().channel;
-    let mut scratch = Vec::new();
-    mesh.tamper = Some(Box::new(move |sender, to, ch, msg: &mut Vec<u8>| {
-        if sender != LIAR || ch != channel || !victim_ids.contains(&to) {
-            return;
-        }
-        let Ok(d) = decode(msg, 2, &mut scratch) else { return };
-        if d.header.kind != KIND_INPUT {
-            return;
-        }
-        let h = d.header;
-        let k = h.players as usize;
-        let mut inputs = d.inputs.to_vec();
-        for i in 0..h.count as usize {
-            if h.first + i as Tick >= from {
-                for p in 0..k {
-                    inputs[(i * k + p) * 2] ^= 1;
-                }
-            }
-        }
-        let disconnects: Vec<(u16, Tick)> = d.disconnects().collect();
-        let mut out = Vec::new();
-        encode(
-            &mut out,
-            &h,
-            2,
-            |i, p| &inputs[(i * k + p) * 2..][..2],
-            disconnects.into_iter(),
-            std::iter::empty(),
-            &[],
-        );
-        *msg = out;
-    }));
+    forge::equivocate(mesh, LIAR, victims, from, true);
 }
 
 /// How honest peer `on` treated the liar: named (a desync blamed on its player, or

@@ -9,56 +9,17 @@
 //! reports, so that its own checksums, which match the peers that got its real
 //! inputs, never show; else its reports go as they are.
 
+#[path = "support/forge.rs"]
+mod forge;
 #[path = "support/toy_game.rs"]
 mod toy_game;
 
-use tickwire_proto::wire::p2p::{KIND_INPUT, decode, encode};
-use tickwire_proto::{DesyncDump, LinkConfig, LossModel, P2pConfig, PeerId, RollbackEvent as Event, Tick};
+use forge::equivocate;
+use tickwire_proto::{DesyncDump, LinkConfig, LossModel, P2pConfig, RollbackEvent as Event};
 
 use toy_game::{Mesh, TICK_US};
 
 const SEC: u64 = 1_000_000;
-
-/// Makes `mesh.peers[liar]` send its inputs of ticks from `from` on to `victims`
-/// changed, and (`cover`) no checksum reports to them.
-fn equivocate(mesh: &mut Mesh, liar: usize, victims: &[usize], from: Tick, cover: bool) {
-    let victim_ids: Vec<PeerId> = victims.iter().map(|&v| mesh.peers[liar].ids[v]).collect();
-    let channel = P2pConfig::default().channel;
-    let mut scratch = Vec::new();
-    mesh.tamper = Some(Box::new(move |sender, to, ch, msg: &mut Vec<u8>| {
-        if sender != liar || ch != channel || !victim_ids.contains(&to) {
-            return;
-        }
-        let Ok(d) = decode(msg, 2, &mut scratch) else { return };
-        if d.header.kind != KIND_INPUT {
-            return;
-        }
-        let h = d.header;
-        let k = h.players as usize;
-        let mut inputs = d.inputs.to_vec();
-        for i in 0..h.count as usize {
-            if h.first + i as Tick >= from {
-                for p in 0..k {
-                    inputs[(i * k + p) * 2] ^= 1;
-                }
-            }
-        }
-        let disconnects: Vec<(u16, Tick)> = d.disconnects().collect();
-        let reports: Vec<(Tick, u64)> = if cover { Vec::new() } else { d.reports().collect() };
-        let digests: Vec<u32> = if cover { Vec::new() } else { d.digests().collect() };
-        let mut out = Vec::new();
-        encode(
-            &mut out,
-            &h,
-            2,
-            |i, p| &inputs[(i * k + p) * 2..][..2],
-            disconnects.into_iter(),
-            reports.into_iter(),
-            &digests,
-        );
-        *msg = out;
-    }));
-}
 
 /// The player a desync event blames, if any (one player per peer here: peer `i`
 /// plays player `i`). Before the fix the only one named was the reporting peer

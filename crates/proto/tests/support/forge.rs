@@ -4,8 +4,8 @@
 #![allow(dead_code)]
 
 use super::toy_game::Mesh;
-use tickwire_proto::wire::p2p::{Header, KIND_INPUT, encode};
-use tickwire_proto::{DisconnectReason, PeerId, RollbackEvent as Event, Tick};
+use tickwire_proto::wire::p2p::{Header, KIND_INPUT, decode, encode};
+use tickwire_proto::{DisconnectReason, P2pConfig, PeerId, RollbackEvent as Event, Tick};
 
 /// The numbers of one forged message (no inputs: `count` is 0).
 #[derive(Clone, Copy, Debug)]
@@ -48,4 +48,45 @@ pub fn dropped(mesh: &Mesh, on: usize, peer: PeerId) -> Option<DisconnectReason>
         Event::PeerDisconnected { peer: p, reason } if p == peer => Some(reason),
         _ => None,
     })
+}
+
+/// Makes `mesh.peers[liar]` send its inputs of ticks from `from` on to `victims`
+/// changed, and (`cover`) no checksum reports to them.
+pub fn equivocate(mesh: &mut Mesh, liar: usize, victims: &[usize], from: Tick, cover: bool) {
+    let victim_ids: Vec<PeerId> = victims.iter().map(|&v| mesh.peers[liar].ids[v]).collect();
+    let channel = P2pConfig::default().channel;
+    let mut scratch = Vec::new();
+    mesh.tamper = Some(Box::new(move |sender, to, ch, msg: &mut Vec<u8>| {
+        if sender != liar || ch != channel || !victim_ids.contains(&to) {
+            return;
+        }
+        let Ok(d) = decode(msg, 2, &mut scratch) else { return };
+        if d.header.kind != KIND_INPUT {
+            return;
+        }
+        let h = d.header;
+        let k = h.players as usize;
+        let mut inputs = d.inputs.to_vec();
+        for i in 0..h.count as usize {
+            if h.first + i as Tick >= from {
+                for p in 0..k {
+                    inputs[(i * k + p) * 2] ^= 1;
+                }
+            }
+        }
+        let disconnects: Vec<(u16, Tick)> = d.disconnects().collect();
+        let reports: Vec<(Tick, u64)> = if cover { Vec::new() } else { d.reports().collect() };
+        let digests: Vec<u32> = if cover { Vec::new() } else { d.digests().collect() };
+        let mut out = Vec::new();
+        encode(
+            &mut out,
+            &h,
+            2,
+            |i, p| &inputs[(i * k + p) * 2..][..2],
+            disconnects.into_iter(),
+            reports.into_iter(),
+            &digests,
+        );
+        *msg = out;
+    }));
 }

@@ -630,7 +630,10 @@ pub unsafe extern "C" fn tw_session_player_stats(
 /// the peer sees PEER_DISCONNECTED with the same reason, and the match goes on, that
 /// player's inputs marked `TW_INPUT_STATUS_DISCONNECTED` from the first tick not
 /// received. Final: the peer is not dialled again. Only once the match runs (after
-/// SYNCHRONIZED).
+/// SYNCHRONIZED). In a match of three or more peers the others take this side's word
+/// only if they lost that peer too or a majority of the live peers drop it (one peer's
+/// word is what a liar's would be): have every engine drop it (a kick vote), or this
+/// side plays on without the player while the others keep it (DESYNC follows).
 ///
 /// Ownership: the library keeps no pointer passed here after the call.
 /// Thread-safety: a session is used from one thread at a time (it may move between

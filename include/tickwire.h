@@ -928,6 +928,14 @@ enum tw_session_event_kind
      * here. Raised once per local player.
      */
     TW_SESSION_EVENT_KIND_REMOVED_BY_PEERS = 31,
+    /**
+     * P2P: the remote peer `peer` proposes that player `data.player.player`
+     * disconnected from `data.player.tick`, but this side still hears that player (or
+     * it is this side's own) and no majority agrees: the proposal is held, not taken,
+     * and not passed on. A lie, or a link that failed only between those two peers;
+     * `peer` is named, not dropped. Once per proposer and player.
+     */
+    TW_SESSION_EVENT_KIND_PROPOSAL_REFUSED = 32,
 };
 #ifndef __cplusplus
 #if __STDC_VERSION__ >= 202311L

@@ -177,6 +177,7 @@ fn describe(e: &tw_session_event) -> Option<(LogLevel, Described<'_>)> {
         k if k == K::PeerInterrupted as u32
             || k == K::PeerDisconnected as u32
             || k == K::PlayerDisconnected as u32
+            || k == K::ProposalRefused as u32
             || k == K::RollbackTooFar as u32
             || k == K::SpectatorDropped as u32
             || k == K::ConnectionRejected as u32
@@ -264,6 +265,14 @@ impl fmt::Display for Described<'_> {
         if k == K::RemovedByPeers as u32 {
             let p = unsafe { e.data.player };
             return write!(f, "local player {} removed by the other peers from tick {}", p.player, p.tick);
+        }
+        if k == K::ProposalRefused as u32 {
+            let p = unsafe { e.data.player };
+            return write!(
+                f,
+                "peer {} says player {} disconnected from tick {}; not taken (this side still hears it)",
+                e.peer, p.player, p.tick
+            );
         }
         if [K::PredictionWindowFull, K::RollbackTooFar, K::DesyncDumpReady, K::Synchronized]
             .iter()

@@ -165,6 +165,12 @@ pub enum tw_session_event_kind {
     /// or dropped it): the match goes on without this side, which would play alone from
     /// here. Raised once per local player.
     RemovedByPeers = 31,
+    /// P2P: the remote peer `peer` proposes that player `data.player.player`
+    /// disconnected from `data.player.tick`, but this side still hears that player (or
+    /// it is this side's own) and no majority agrees: the proposal is held, not taken,
+    /// and not passed on. A lie, or a link that failed only between those two peers;
+    /// `peer` is named, not dropped. Once per proposer and player.
+    ProposalRefused = 32,
 }
 
 /// Why a relay server removed a player (`tw_session_event_relay.reason` of
@@ -600,6 +606,10 @@ impl tw_session_event {
                 Event::RemovedByPeers { player, tick } => {
                     out.data.player = tw_session_event_player { player: player as u32, tick };
                     (K::RemovedByPeers, 0)
+                }
+                Event::ProposalRefused { by, player, tick } => {
+                    out.data.player = tw_session_event_player { player: player as u32, tick };
+                    (K::ProposalRefused, by)
                 }
                 Event::PredictionWindowFull { tick, peer } => {
                     out.data.tick = tw_session_event_tick { tick };

@@ -47,6 +47,18 @@ fn a_lie_about_a_live_player_removes_nobody(seed: u64, n: usize) {
         for j in (0..n).filter(|&j| j != i && j != liar) {
             assert_eq!(dropped(&mesh, i, mesh.peers[i].ids[j]), None, "peer {i} dropped honest peer {j}");
         }
+        // Every peer it lied to names the liar, once, and nobody else.
+        if i != victim {
+            let named: Vec<_> = mesh.peers[i]
+                .events
+                .iter()
+                .filter_map(|e| match *e {
+                    Event::ProposalRefused { by, player, .. } => Some((by, player)),
+                    _ => None,
+                })
+                .collect();
+            assert_eq!(named, [(mesh.peers[i].ids[liar], victim)], "peer {i} names the liar once");
+        }
     }
     assert!(
         !mesh.peers[victim].events.iter().any(|e| matches!(e, Event::RemovedByPeers { .. })),

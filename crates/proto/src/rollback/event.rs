@@ -69,6 +69,19 @@ pub enum Event {
         /// this side's own decision (its connection to the player's peer ended).
         by: Option<PeerId>,
     },
+    /// Peer `by` proposes that `player` disconnected from `tick`, but this side still
+    /// hears that player's peer (or it is this side's own player) and no majority of
+    /// the live peers agrees: the proposal is held, not taken, and not relayed. A lie,
+    /// or a link that failed only between `by` and that peer: the two look the same
+    /// from here, so `by` is named, not dropped. Raised once per proposer and player.
+    ProposalRefused {
+        /// Who proposed it.
+        by: PeerId,
+        /// The player it proposes gone.
+        player: usize,
+        /// The tick it proposes.
+        tick: Tick,
+    },
     /// A majority of the live remote peers propose that local `player` disconnected
     /// (they lost this peer, or dropped it): the match goes on without this side,
     /// which plays alone from here. Raised once per local player.

@@ -79,6 +79,9 @@ pub(super) struct Peer {
     /// Per player: the disconnect tick this peer's latest message proposes (every
     /// message lists all of the sender's, so the latest one is the whole truth).
     pub(super) proposals: Vec<Option<Tick>>,
+    /// Per player: whether this side has raised `ProposalRefused` for a proposal of
+    /// this peer's about it (once for the match).
+    pub(super) refused: Vec<bool>,
 }
 
 /// What a spectator is being sent.
@@ -134,6 +137,7 @@ impl Peer {
             input_sent_at: vec![0; ring],
             input_sends: vec![0; ring],
             proposals: vec![None; match_players],
+            refused: vec![false; match_players],
         }
     }
 

@@ -40,7 +40,26 @@ impl P2pSession {
                 self.consider(player);
             }
         }
+        self.name_refused(pi);
         true
+    }
+
+    /// Names, once per proposer and player for the match, each proposal of peer `pi`
+    /// this side holds without taking it (a liar that withdraws and repeats its lie
+    /// every other message raises no stream of events).
+    fn name_refused(&mut self, pi: usize) {
+        for player in 0..self.kinds.len() {
+            let Some(tick) = self.peers[pi].proposals[player] else { continue };
+            let taken = match self.kinds[player] {
+                PlayerKind::Local => self.removed[player],
+                PlayerKind::Remote(_) => self.queues[player].disconnect_tick().is_some(),
+            };
+            if !taken && !self.peers[pi].refused[player] {
+                self.peers[pi].refused[player] = true;
+                let by = self.peers[pi].id;
+                self.events.push_back(Event::ProposalRefused { by, player, tick });
+            }
+        }
     }
 
     /// Takes the proposals about `player` if this side agrees: the earliest proposed

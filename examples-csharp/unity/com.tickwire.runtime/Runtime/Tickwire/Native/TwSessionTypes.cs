@@ -257,6 +257,12 @@ namespace Tickwire
         /// dropped it): the match goes on without this side. Raised once per local player.
         /// </summary>
         RemovedByPeers = 31,
+        /// <summary>
+        /// P2P: the remote peer Peer proposes that player Data.Player.Player disconnected from
+        /// Data.Player.Tick, but this side still hears that player (or it is this side's own)
+        /// and no majority agrees: held, not taken, not passed on. Peer is named, not dropped.
+        /// </summary>
+        ProposalRefused = 32,
     }
 
     /// <summary>tw_synctest_state: which state of a synctest mismatch TakeSynctestState copies.</summary>

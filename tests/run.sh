@@ -54,6 +54,11 @@ echo "== cargo test --workspace --all-targets"
 cargo test --workspace --all-targets || cargo_ok=0
 echo "== cargo test --workspace --doc"
 cargo test --workspace --doc || cargo_ok=0
+# Timing tests of real-clock mechanisms (a busy poller's doubling): alone, on an
+# otherwise idle machine, since a test thread preempted by its neighbours cannot poll
+# steadily. They are #[ignore]d in the parallel run above.
+echo "== cargo test -p tickwire-runtime --lib -- --ignored busy_poller_ --test-threads=1"
+cargo test -p tickwire-runtime --lib -- --ignored busy_poller_ --test-threads=1 || cargo_ok=0
 # The fuzz targets (tickwire-proto's `fuzzing` feature, off in every other build): lint
 # them, and replay every committed input of fuzz/corpus/ through them on stable.
 echo "== cargo clippy -p tickwire-proto --all-targets --features fuzzing -- -D warnings"

@@ -327,31 +327,46 @@ fn an_engine_that_polls_keeps_the_thread_out_of_the_wait() {
 /// again.
 #[cfg(target_os = "linux")]
 #[test]
-fn an_engine_that_keeps_polling_keeps_the_thread_away_longer() {
+#[ignore = "a real-clock timing test: tests/run.sh runs it alone (--ignored busy_poller_ --test-threads=1)"]
+fn busy_poller_an_engine_that_keeps_polling_keeps_the_thread_away_longer() {
     use super::super::engine_polls::MAX_ENGINE_QUIET_US;
     let (mut l, _events, _commands) = moderated_loop();
     l.receive_now();
     let _ = quiet_after_turn(&mut l);
     std::thread::sleep(Duration::from_micros(TIMESTAMPS_SETTLE_US));
-    let mut quiets = Vec::new();
-    l.receive_now();
     // Thirty turns: a preempted test thread (a poll more than half a millisecond
     // before the turn) starts the doubling again, and five steady turns in a row reach
-    // the cap. Ten turns were too few beside another test of the binary on the second
-    // core (seen twice in full workspace runs this session: one preemption in the
-    // middle left no run of five); thirty take at most half a second.
-    for _ in 0..30 {
-        let q = quiet_after_turn(&mut l);
-        quiets.push(q);
-        // Poll until the quiet time ends, as a busy engine does.
-        let until = l.p.clock.now_us() + q.as_micros() as Micros;
-        while l.p.clock.now_us() < until {
-            l.receive_now();
+    // the cap; thirty take at most half a second. A test thread that keeps being
+    // preempted (both cores busy with other tests) cannot poll steadily at all, so
+    // the measurement is made up to three times: one steady run shows the doubling,
+    // and a loop that never doubles fails all three.
+    let mut attempts = Vec::new();
+    for _ in 0..3 {
+        let mut quiets = Vec::new();
+        l.receive_now();
+        for _ in 0..30 {
+            let q = quiet_after_turn(&mut l);
+            quiets.push(q);
+            // Poll until the quiet time ends, as a busy engine does, and for a
+            // millisecond at least: a busy engine never stops polling. (A turn that
+            // found it stopped after a preemption returned zero, and a zero used to end
+            // the polling for good: [969µs, 1.997ms, 3.997ms, 0ns, 0ns, ...] in a
+            // fresh clone's CI run.)
+            let until = l.p.clock.now_us() + (q.as_micros() as Micros).max(1_000);
+            while l.p.clock.now_us() < until {
+                l.receive_now();
+            }
+        }
+        assert!(quiets.iter().all(|&q| q <= Duration::from_micros(MAX_ENGINE_QUIET_US)), "{quiets:?}");
+        let doubled = quiets.iter().any(|&q| q > Duration::from_micros(MAX_ENGINE_QUIET_US / 2));
+        attempts.push(quiets);
+        if doubled {
+            break;
         }
     }
-    assert!(quiets[0] <= Duration::from_micros(1_000), "{quiets:?}");
-    assert!(quiets.iter().all(|&q| q <= Duration::from_micros(MAX_ENGINE_QUIET_US)), "{quiets:?}");
-    assert!(quiets.iter().any(|&q| q > Duration::from_micros(MAX_ENGINE_QUIET_US / 2)), "{quiets:?}");
+    assert!(attempts[0][0] <= Duration::from_micros(1_000), "{attempts:?}");
+    let last = attempts.last().expect("one attempt at least");
+    assert!(last.iter().any(|&q| q > Duration::from_micros(MAX_ENGINE_QUIET_US / 2)), "{attempts:?}");
     std::thread::sleep(Duration::from_millis(20));
     assert_eq!(quiet_after_turn(&mut l), Duration::ZERO, "the engine stopped polling: watched again");
 }

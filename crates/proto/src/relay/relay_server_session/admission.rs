@@ -93,15 +93,20 @@ impl Slot {
 
     /// Books a resync request at `now`; false once the player is past its burst.
     fn resync_asked(&mut self, now: Micros) -> bool {
-        self.resync_tat = self.resync_tat.max(now) + MIN_SNAPSHOT_INTERVAL_US;
-        self.resync_tat - now <= RESYNC_BURST * MIN_SNAPSHOT_INTERVAL_US
+        book(&mut self.resync_tat, now, MIN_SNAPSHOT_INTERVAL_US, RESYNC_BURST)
     }
 
     /// Books a catch-up the player needs at `now`; false once it is past its burst.
     pub(super) fn catch_up_needed(&mut self, now: Micros) -> bool {
-        self.catch_up_tat = self.catch_up_tat.max(now) + CATCH_UP_INTERVAL_US;
-        self.catch_up_tat - now <= CATCH_UP_BURST * CATCH_UP_INTERVAL_US
+        book(&mut self.catch_up_tat, now, CATCH_UP_INTERVAL_US, CATCH_UP_BURST)
     }
+}
+
+/// Books one event at `now` on a schedule (`tat`, its theoretical arrival time) that
+/// allows `burst` at once, then one per `interval`; false once past the burst.
+fn book(tat: &mut Micros, now: Micros, interval: Micros, burst: u64) -> bool {
+    *tat = (*tat).max(now) + interval;
+    *tat - now <= burst * interval
 }
 
 impl RelayServerSession {

@@ -2,7 +2,7 @@
 //!
 //! Thin `extern "C"` functions: check the arguments, call the [`runtime`](tickwire_runtime),
 //! map the errors. The conventions (results, last error, ownership, threads, versions)
-//! are in the README and at the top of the header.
+//! are in `docs/c-api.md` and at the top of the header.
 //!
 //! * `guard`: the panic boundary every export runs inside.
 //! * `args`: argument checks and output copies shared by the exports.

@@ -145,7 +145,7 @@ fn s3_five_percent_loss() {
 }
 
 /// S2 (heavy-tailed jitter on a FIFO path, bursts of loss): tickwire meets ε at the
-/// median seed. (Not at every seed: see the README's lab section.)
+/// median seed. (Not at every seed: see the lab's results in docs/cli.md.)
 #[test]
 fn s2_heavy_tail_meets_epsilon_at_the_median_seed() {
     let cfg = LabConfig::default();

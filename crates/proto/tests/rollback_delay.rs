@@ -68,7 +68,7 @@ fn peers_with_mixed_delays_stay_in_sync() {
 /// A message carries as many ticks as fit, and each input rides in that many
 /// messages: 2 for 255-byte inputs of 2 players, 4 for 128. Measured (this test, 3
 /// ticks each way, no input delay): 255 bytes keep up at 1% loss but stall a quarter
-/// of the ticks at 5%; 128 bytes keep up at 5%. The README says so.
+/// of the ticks at 5%; 128 bytes keep up at 5%. docs/p2p.md says so.
 fn run_large_inputs(size: usize, loss: f64) {
     use tickwire_proto::{MAX_INPUT_SIZE, NetEvent, p2p_inputs_fit};
     assert!(p2p_inputs_fit(4, MAX_INPUT_SIZE) && p2p_inputs_fit(8, 128) && p2p_inputs_fit(16, 60));

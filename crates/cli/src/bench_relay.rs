@@ -57,7 +57,8 @@ pub fn link(latency_ms: f64, jitter_ms: f64, loss_pct: f64) -> LinkConfig {
     }
 }
 
-/// Issue 15's scale targets.
+/// The preset scale runs: many clients on a perfect link, a far lossy link, and 16 and 32
+/// clients on a lossy 100 ms link.
 pub fn presets(seconds: u64) -> Vec<Scenario> {
     let row = |label: &str, clients, input_size, link| Scenario {
         label: label.to_string(),

@@ -13,16 +13,17 @@ use tickwire_proto::token::{self, ConnectToken, TokenParams};
 use tickwire_proto::{KEY_SIZE, Secret};
 use zeroize::Zeroizing;
 
-use super::args::{Args, UsageError};
+use super::args::{MintArgs, TokenAction, UsageError};
 
 pub fn hex(bytes: &[u8]) -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
-pub fn unhex(s: &str, what: &str) -> Result<Vec<u8>, UsageError> {
+/// The bytes written as `s` in hex (surrounding whitespace ignored).
+pub fn unhex(s: &str) -> Result<Vec<u8>, String> {
     let s = s.trim();
     if s.len() % 2 != 0 || !s.bytes().all(|b| b.is_ascii_hexdigit()) {
-        return Err(UsageError(format!("{what}: not an even number of hex digits")));
+        return Err("not an even number of hex digits".to_string());
     }
     Ok((0..s.len()).step_by(2).map(|i| u8::from_str_radix(&s[i..i + 2], 16).expect("checked hex")).collect())
 }
@@ -33,18 +34,19 @@ pub const KEY_ENV: &str = "TICKWIRE_TOKEN_KEY";
 /// The key for `token mint`: from `--key-file` if given, else from [`KEY_ENV`]
 /// (`env`). A `--key` is refused: it would sit in the process list for the whole run.
 /// Every copy of the key's text is wiped when dropped; the error messages never repeat it.
-fn mint_key(a: &Args, env: Option<Zeroizing<String>>) -> Result<Secret, UsageError> {
-    if a.text("key")?.is_some() {
+fn mint_key(a: &MintArgs, env: Option<Zeroizing<String>>) -> Result<Secret, UsageError> {
+    if a.key.is_some() {
         return Err(UsageError(format!(
             "token mint: --key is refused: a key on the command line shows in the process list (ps) to every user \
              of the machine; give --key-file PATH (a file written by `tickwire token key > PATH`) or set {KEY_ENV}"
         )));
     }
-    let (text, source) = match a.text("key-file")? {
+    let (text, source) = match &a.key_file {
         Some(path) => {
+            let source = format!("--key-file {}", path.display());
             let text = std::fs::read_to_string(path)
-                .map_err(|e| UsageError(format!("token mint: --key-file {path}: cannot read it: {e}")))?;
-            (Zeroizing::new(text), format!("--key-file {path}"))
+                .map_err(|e| UsageError(format!("token mint: {source}: cannot read it: {e}")))?;
+            (Zeroizing::new(text), source)
         }
         None => match env {
             Some(text) => (text, KEY_ENV.to_string()),
@@ -110,13 +112,9 @@ pub fn mint(o: &MintOptions) -> Result<Zeroizing<Vec<u8>>, String> {
     token::mint(&o.key, &params, &random).map_err(|e| e.to_string())
 }
 
-pub fn run(rest: &[String]) -> Result<ExitCode, UsageError> {
-    let mut a = Args::parse(
-        rest,
-        &["key", "key-file", "protocol-id", "client-id", "addresses", "expire-secs", "timeout-secs", "user-data"],
-    )?;
-    match a.positional().as_slice() {
-        [what] if what == "key" => {
+pub fn run(action: &TokenAction) -> Result<ExitCode, UsageError> {
+    match action {
+        TokenAction::Key => {
             // The key and its text are wiped when dropped (stdout's buffer is not ours).
             let key = Zeroizing::new(
                 tickwire_runtime::os_random_bytes::<KEY_SIZE>().map_err(|e| UsageError(format!("token key: {e}")))?,
@@ -124,45 +122,28 @@ pub fn run(rest: &[String]) -> Result<ExitCode, UsageError> {
             println!("{}", *Zeroizing::new(hex(&*key)));
             Ok(ExitCode::SUCCESS)
         }
-        [what] if what == "mint" => {
-            // Set but not Unicode: read as empty, so that it is refused as not a key.
+        TokenAction::Mint(a) => {
+            // Read here, not by clap's `env`, which would keep the key's text in a String
+            // that nobody wipes. Set but not Unicode: read as empty, refused as not a key.
             let env = match std::env::var(KEY_ENV) {
                 Ok(text) => Some(Zeroizing::new(text)),
                 Err(std::env::VarError::NotPresent) => None,
                 Err(std::env::VarError::NotUnicode(_)) => Some(Zeroizing::new(String::new())),
             };
-            let key = mint_key(&a, env)?;
-            let addresses = a
-                .text("addresses")?
-                .ok_or_else(|| {
-                    UsageError("token mint: --addresses is required (the server's, comma-separated)".into())
-                })?
-                .split(',')
-                .map(|s| s.trim().parse().map_err(|_| UsageError(format!("--addresses: {s:?} is not an IP:port"))))
-                .collect::<Result<Vec<SocketAddr>, _>>()?;
             let opts = MintOptions {
-                key,
-                protocol_id: a.get(
-                    "protocol-id",
-                    tickwire_proto::EndpointConfig::default().protocol_id,
-                    0..=u32::MAX,
-                )?,
-                client_id: a.get("client-id", 1u64, 0..=u64::MAX)?,
-                addresses,
-                expire_secs: a.get("expire-secs", 3600u64, 1..=365 * 86_400)?,
-                timeout_secs: a.get("timeout-secs", 0u32, 0..=3600)?,
-                user_data: match a.text("user-data")? {
-                    Some(h) => unhex(h, "--user-data")?,
-                    None => Vec::new(),
-                },
+                key: mint_key(a, env)?,
+                protocol_id: a.protocol_id,
+                client_id: a.client_id,
+                addresses: a.addresses.clone(),
+                expire_secs: a.expire_secs,
+                timeout_secs: a.timeout_secs,
+                user_data: a.user_data.as_ref().map(|u| u.0.clone()).unwrap_or_default(),
             };
             let bytes = mint(&opts).map_err(|e| UsageError(format!("token mint: {e}")))?;
             debug_assert!(ConnectToken::decode(&bytes).is_ok());
             println!("{}", *Zeroizing::new(hex(&bytes)));
             Ok(ExitCode::SUCCESS)
         }
-        [] => Err(UsageError("token: missing action (key or mint)".into())),
-        other => Err(UsageError(format!("token: unknown action {:?} (expected key or mint)", other.join(" ")))),
     }
 }
 
@@ -182,9 +163,9 @@ mod tests {
             user_data: vec![1, 2, 3],
         };
         let bytes = mint(&o).unwrap();
-        let t = ConnectToken::decode(&unhex(&hex(&bytes), "t").unwrap()).unwrap();
+        let t = ConnectToken::decode(&unhex(&hex(&bytes)).unwrap()).unwrap();
         let claims = token::open(&o.key, 9, t.expires, &t.nonce, &t.sealed).unwrap();
         assert_eq!((claims.client_id, &claims.user_data[..3]), (5, &[1u8, 2, 3][..]));
-        assert!(unhex("abc", "x").is_err() && unhex("zz", "x").is_err());
+        assert!(unhex("abc").is_err() && unhex("zz").is_err());
     }
 }

@@ -2,7 +2,8 @@
 //! code. A real-time run on 127.0.0.1 with the link simulator, so it takes its 30 s of
 //! play plus the joins. Issue 15: at 16 clients on 100 ± 30 ms with 8% loss every
 //! client must stay in the match and end in the server's state (exit 0). The same run
-//! at 32 clients is in `scripts/relay-scale.sh`.
+//! at 32 clients is in `scripts/relay-scale.sh`. And the command line around it: every
+//! command's help, and options refused before anything runs.
 
 use std::process::Command;
 
@@ -22,4 +23,61 @@ fn demo_sixteen_clients_100ms_30ms_jitter_8pct_loss_exits_0() {
         out.status.code(),
         tail.join("\n")
     );
+}
+
+fn tickwire(args: &[&str]) -> std::process::Output {
+    Command::new(env!("CARGO_BIN_EXE_tickwire")).args(args).output().expect("tickwire runs")
+}
+
+#[test]
+fn every_command_answers_help_with_status_0() {
+    let commands: [&[&str]; 10] = [
+        &[],
+        &["demo"],
+        &["bench"],
+        &["bench", "loopback"],
+        &["bench", "relay"],
+        &["lab"],
+        &["token"],
+        &["token", "key"],
+        &["token", "mint"],
+        &["help", "demo"],
+    ];
+    for words in commands {
+        let mut args = words.to_vec();
+        if words.first() != Some(&"help") {
+            args.push("--help");
+        }
+        let o = tickwire(&args);
+        let help = String::from_utf8_lossy(&o.stdout);
+        assert!(o.status.success(), "{args:?}: {:?} {}", o.status.code(), String::from_utf8_lossy(&o.stderr));
+        assert!(help.contains("Usage: tickwire"), "{args:?}: {help}");
+    }
+    let help = String::from_utf8_lossy(&tickwire(&["demo", "--help"]).stdout).into_owned();
+    for option in ["--clients", "--seconds", "--latency-ms", "--jitter-ms", "--loss-pct", "[default: 4]"] {
+        assert!(help.contains(option), "{option}: {help}");
+    }
+}
+
+#[test]
+fn bad_demo_options_are_refused_with_status_2_naming_the_option() {
+    for (args, names) in [
+        (&["demo", "--clients", "many"][..], "--clients"),
+        (&["demo", "--clients", "65"][..], "--clients"),
+        (&["demo", "--loss-pct", "95"][..], "--loss-pct"),
+        (&["demo", "--players", "4"][..], "--players"),
+        (&["demo", "--seconds"][..], "--seconds"),
+        (&["bench", "relay", "--input-size", "0"][..], "--input-size"),
+        (&["lab", "--seeds", "1"][..], "--seeds"),
+    ] {
+        let o = tickwire(args);
+        let stderr = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {stderr}");
+        assert!(o.stdout.is_empty(), "{args:?}: nothing runs");
+        assert!(stderr.contains(names), "{args:?}: {stderr}");
+    }
+    // No command: the help, on stderr, with status 2.
+    let o = tickwire(&[]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("Usage: tickwire"));
 }

@@ -116,3 +116,35 @@ fn a_missing_short_or_zero_key_is_refused_clearly() {
     let err = refused(&tickwire(&["token", "mint", ADDRESSES[0], ADDRESSES[1]], Some(&zero)));
     assert!(err.contains("all zero"), "{err}");
 }
+
+#[test]
+fn token_help_names_the_actions_and_mint_help_its_options() {
+    let o = tickwire(&["token", "--help"], None);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let help = stdout(&o);
+    assert!(help.contains("key") && help.contains("mint") && help.contains("Usage: tickwire token"), "{help}");
+
+    let o = tickwire(&["token", "mint", "--help"], None);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let help = stdout(&o);
+    for option in ["--key-file", "--addresses", "--client-id", "--protocol-id", "--expire-secs", "--user-data", ENV] {
+        assert!(help.contains(option), "{option}: {help}");
+    }
+}
+
+#[test]
+fn unknown_options_and_bad_values_are_refused_naming_the_option() {
+    let key = "a5".repeat(KEY_SIZE);
+    let err = refused(&tickwire(&["token", "mint", ADDRESSES[0], ADDRESSES[1], "--client", "3"], Some(&key)));
+    assert!(err.contains("'--client'") && err.contains("--client-id"), "names it and suggests: {err}");
+    let err = refused(&tickwire(&["token", "mint", ADDRESSES[0], ADDRESSES[1], "--expire-secs", "soon"], Some(&key)));
+    assert!(err.contains("--expire-secs") && err.contains("soon"), "{err}");
+    let err = refused(&tickwire(&["token", "mint", ADDRESSES[0], ADDRESSES[1], "--timeout-secs", "3601"], Some(&key)));
+    assert!(err.contains("--timeout-secs") && err.contains("3601"), "{err}");
+    let err = refused(&tickwire(&["token", "mint", "--addresses", "127.0.0.1:7000,nowhere"], Some(&key)));
+    assert!(err.contains("--addresses") && err.contains("nowhere"), "{err}");
+    let err = refused(&tickwire(&["token", "mint", ADDRESSES[0], ADDRESSES[1], "--user-data", "xyz"], Some(&key)));
+    assert!(err.contains("--user-data"), "{err}");
+    let err = refused(&tickwire(&["token", "forge"], Some(&key)));
+    assert!(err.contains("forge"), "{err}");
+}

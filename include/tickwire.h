@@ -1843,10 +1843,11 @@ typedef struct tw_host_stats {
  *
  * Fill it with `tw_session_config_init_default`, then change fields. `struct_size`
  * (and `host.struct_size`) tell the library which version of the struct the caller
- * was compiled with. `reserved0` and `reserved` must stay zero. Fields marked with
- * modes (P2P, SYNCTEST, SPECTATOR, RELAY_SERVER, RELAY_CLIENT) are ignored by the
- * other modes. The relay fields after `bind_address` took the place of reserved
- * bytes: the struct's size and every earlier offset are unchanged.
+ * was compiled with. Fields marked with modes (P2P, SYNCTEST, SPECTATOR,
+ * RELAY_SERVER, RELAY_CLIENT) are ignored by the other modes. The relay fields after
+ * `bind_address`, `progress_timeout_ms` and `loading_grace_ms` took the place of
+ * reserved bytes that had to be zero: the struct's size and every offset are
+ * unchanged, and a zero there keeps the behaviour from before each field.
  */
 typedef struct tw_session_config {
     /**
@@ -1900,9 +1901,9 @@ typedef struct tw_session_config {
      */
     uint32_t desync_interval;
     /**
-     * P2P: drop a silent peer (or one whose inputs stopped confirming ticks) after
-     * this long (default 5000); 0 = never, as `ggpo_set_disconnect_timeout(0)`: the
-     * transport then never times the connection out either. It holds whatever
+     * P2P: drop a silent peer after this long (default 5000); 0 = never, as
+     * `ggpo_set_disconnect_timeout(0)`: the transport then never times the connection
+     * out either, and the progress watch (`progress_timeout_ms`) is off. It holds whatever
      * `host.timeout_ms` says: the session's transport waits a second longer than this
      * when `host.timeout_ms` is shorter. Changeable later with
      * `tw_session_set_timeouts`.
@@ -1944,9 +1945,16 @@ typedef struct tw_session_config {
      */
     uint32_t prediction;
     /**
-     * Must be zero.
+     * P2P: a peer that keeps talking while its inputs hold the confirmed tick still
+     * for this long, or under half the tick rate for twice this long, is dropped
+     * (`TW_DISCONNECT_REASON_NO_PROGRESS`, and a NO_PROGRESS event names it): the
+     * longest hitch an engine may take without announcing it with
+     * `tw_session_set_loading`, and the most one peer can stall the match for.
+     * Default 1500 (at 60 Hz a match with such a peer keeps over 58 ticks a second
+     * over a minute); 0 = `disconnect_timeout_ms` (as before this field, which took
+     * the place of a reserved zero); never longer than `disconnect_timeout_ms`.
      */
-    uint32_t reserved0;
+    uint32_t progress_timeout_ms;
     /**
      * P2P, SPECTATOR, RELAY_SERVER and RELAY_CLIENT: the transport (protocol id,
      * timeouts, buffers, link simulator seed). `max_clients` 0 (the default) means
@@ -2076,9 +2084,12 @@ typedef struct tw_session_config {
      */
     uint32_t max_catch_up_ms;
     /**
-     * Must be zero.
+     * P2P: the time each peer's announced stalls (`tw_session_set_loading`) may hold
+     * the match without counting as no progress, in total over the match, in
+     * milliseconds (default 10000; 0 = none). It took the place of the last reserved
+     * bytes: the struct's size is unchanged.
      */
-    uint8_t reserved[4];
+    uint32_t loading_grace_ms;
 } tw_session_config;
 
 /**
@@ -4211,8 +4222,8 @@ tw_result tw_session_kick_player(struct tw_session *session, uint32_t player, ui
 /**
  * P2P: changes the silence timeouts from now on, as the `tw_session_config` fields of
  * the same names (GGPO's `ggpo_set_disconnect_timeout` and
- * `ggpo_set_disconnect_notify_start`): a peer silent for `disconnect_timeout_ms` (or
- * whose inputs confirm no tick for that long) is dropped, 0 = never (the transport
+ * `ggpo_set_disconnect_notify_start`): a peer silent for `disconnect_timeout_ms` is
+ * dropped (the progress watch, `progress_timeout_ms`, is never longer), 0 = never (the transport
  * then never times the connection out either); PEER_INTERRUPTED comes after
  * `disconnect_notify_ms` of silence, 0 = no notice. `disconnect_notify_ms` must be
  * below `disconnect_timeout_ms` unless either is 0, as at create. Any time: before
@@ -4235,6 +4246,31 @@ tw_result tw_session_kick_player(struct tw_session *session, uint32_t player, ui
 tw_result tw_session_set_timeouts(struct tw_session *session,
                                   uint32_t disconnect_timeout_ms,
                                   uint32_t disconnect_notify_ms);
+
+/**
+ * P2P: announces (`loading` non-zero) or ends (zero) a stall of this side's engine,
+ * such as a loading screen mid-match. The peers then do not count this side's
+ * held-back inputs as no progress (`tw_session_config.progress_timeout_ms`) until
+ * their `loading_grace_ms` for it is spent: that grace is per peer for the whole
+ * match, so a stall announced for ever is still dropped once it runs out. The flag
+ * goes to the peers with every message, and messages go only from the engine's
+ * calls: while loading, keep calling `tw_session_ticks_due` (and
+ * `tw_session_poll_event`) each frame without advancing. An engine that makes no
+ * calls at all is silent, and dropped after `disconnect_timeout_ms` whatever it
+ * announced. Any time; before the match starts it applies from the start.
+ *
+ * Ownership: the library keeps no pointer passed here after the call.
+ * Thread-safety: a session is used from one thread at a time (it may move between
+ * threads between calls).
+ *
+ * Returns `TW_RESULT_OK`; `TW_RESULT_NULL_ARGUMENT` (`session`);
+ * `TW_RESULT_INVALID_STATE` (not P2P); `TW_RESULT_BUSY` (another call on the session
+ * is in progress); `TW_RESULT_PANIC`.
+ *
+ * # Safety
+ * `session` must be NULL or a live handle.
+ */
+tw_result tw_session_set_loading(struct tw_session *session, uint32_t loading);
 
 /**
  * Copies the inputs of the current ADVANCE request: `num_players * input_size` bytes,

@@ -116,10 +116,11 @@ pub enum tw_prediction {
 ///
 /// Fill it with `tw_session_config_init_default`, then change fields. `struct_size`
 /// (and `host.struct_size`) tell the library which version of the struct the caller
-/// was compiled with. `reserved0` and `reserved` must stay zero. Fields marked with
-/// modes (P2P, SYNCTEST, SPECTATOR, RELAY_SERVER, RELAY_CLIENT) are ignored by the
-/// other modes. The relay fields after `bind_address` took the place of reserved
-/// bytes: the struct's size and every earlier offset are unchanged.
+/// was compiled with. Fields marked with modes (P2P, SYNCTEST, SPECTATOR,
+/// RELAY_SERVER, RELAY_CLIENT) are ignored by the other modes. The relay fields after
+/// `bind_address`, `progress_timeout_ms` and `loading_grace_ms` took the place of
+/// reserved bytes that had to be zero: the struct's size and every offset are
+/// unchanged, and a zero there keeps the behaviour from before each field.
 #[repr(C)]
 #[derive(Debug, Clone, Copy)]
 pub struct tw_session_config {
@@ -155,9 +156,9 @@ pub struct tw_session_config {
     /// RELAY_SERVER: send the checksum of its state every this many ticks, for the
     /// clients' desync checks (0 = off).
     pub desync_interval: u32,
-    /// P2P: drop a silent peer (or one whose inputs stopped confirming ticks) after
-    /// this long (default 5000); 0 = never, as `ggpo_set_disconnect_timeout(0)`: the
-    /// transport then never times the connection out either. It holds whatever
+    /// P2P: drop a silent peer after this long (default 5000); 0 = never, as
+    /// `ggpo_set_disconnect_timeout(0)`: the transport then never times the connection
+    /// out either, and the progress watch (`progress_timeout_ms`) is off. It holds whatever
     /// `host.timeout_ms` says: the session's transport waits a second longer than this
     /// when `host.timeout_ms` is shorter. Changeable later with
     /// `tw_session_set_timeouts`.
@@ -185,8 +186,15 @@ pub struct tw_session_config {
     pub sparse_saving: u32,
     /// P2P: one of `tw_prediction` (default `TW_PREDICTION_REPEAT_LAST`).
     pub prediction: u32,
-    /// Must be zero.
-    pub reserved0: u32,
+    /// P2P: a peer that keeps talking while its inputs hold the confirmed tick still
+    /// for this long, or under half the tick rate for twice this long, is dropped
+    /// (`TW_DISCONNECT_REASON_NO_PROGRESS`, and a NO_PROGRESS event names it): the
+    /// longest hitch an engine may take without announcing it with
+    /// `tw_session_set_loading`, and the most one peer can stall the match for.
+    /// Default 1500 (at 60 Hz a match with such a peer keeps over 58 ticks a second
+    /// over a minute); 0 = `disconnect_timeout_ms` (as before this field, which took
+    /// the place of a reserved zero); never longer than `disconnect_timeout_ms`.
+    pub progress_timeout_ms: u32,
     /// P2P, SPECTATOR, RELAY_SERVER and RELAY_CLIENT: the transport (protocol id,
     /// timeouts, buffers, link simulator seed). `max_clients` 0 (the default) means
     /// `num_players - 1 + max_spectators` in P2P and `2 * num_players` on a relay
@@ -271,8 +279,11 @@ pub struct tw_session_config {
     /// afterwards and its time sync catches it up. Zero is refused: initialise with
     /// `tw_session_config_init_default`.
     pub max_catch_up_ms: u32,
-    /// Must be zero.
-    pub reserved: [u8; 4],
+    /// P2P: the time each peer's announced stalls (`tw_session_set_loading`) may hold
+    /// the match without counting as no progress, in total over the match, in
+    /// milliseconds (default 10000; 0 = none). It took the place of the last reserved
+    /// bytes: the struct's size is unchanged.
+    pub loading_grace_ms: u32,
 }
 
 impl tw_session_config {
@@ -303,7 +314,7 @@ impl tw_session_config {
             max_spectators: 4,
             sparse_saving: 0,
             prediction: tw_prediction::RepeatLast as u32,
-            reserved0: 0,
+            progress_timeout_ms: ms(p.progress_timeout_us),
             host: tw_host_config::default_values(),
             bind_address: bind,
             late_rate: rc.sync.lead.late_rate,
@@ -326,7 +337,7 @@ impl tw_session_config {
             bandwidth_cap: rs.relay.bandwidth_cap as u32,
             max_update_datagrams: rs.relay.max_update_datagrams as u32,
             max_catch_up_ms: ms(p.clock.max_frame_us),
-            reserved: [0; 4],
+            loading_grace_ms: ms(p.loading_grace_us),
         }
     }
 
@@ -336,9 +347,6 @@ impl tw_session_config {
     /// `self.host.security` must be NULL or point to at least its `struct_size`
     /// readable bytes.
     pub(crate) unsafe fn to_runtime(self) -> FfiResult<ModeSettings> {
-        if self.reserved0 != 0 || self.reserved.iter().any(|&b| b != 0) {
-            return Err(Failure::invalid(format!("{CFG}.reserved0 and {CFG}.reserved must be zero")));
-        }
         if !(1..=6).contains(&self.mode) {
             return Err(Failure::invalid(format!("{CFG}.mode {} is not a tw_session_mode (1..=6)", self.mode)));
         }
@@ -380,6 +388,8 @@ impl tw_session_config {
                 desync_interval: self.desync_interval,
                 notify_after_us: u64::from(self.disconnect_notify_ms) * 1000,
                 disconnect_timeout_us: u64::from(self.disconnect_timeout_ms) * 1000,
+                progress_timeout_us: u64::from(self.progress_timeout_ms) * 1000,
+                loading_grace_us: u64::from(self.loading_grace_ms) * 1000,
                 prediction,
                 max_spectators: self.max_spectators,
                 ..P2pSettings::new(game, host)

@@ -690,8 +690,8 @@ pub unsafe extern "C" fn tw_session_kick_player(session: *mut tw_session, player
 
 /// P2P: changes the silence timeouts from now on, as the `tw_session_config` fields of
 /// the same names (GGPO's `ggpo_set_disconnect_timeout` and
-/// `ggpo_set_disconnect_notify_start`): a peer silent for `disconnect_timeout_ms` (or
-/// whose inputs confirm no tick for that long) is dropped, 0 = never (the transport
+/// `ggpo_set_disconnect_notify_start`): a peer silent for `disconnect_timeout_ms` is
+/// dropped (the progress watch, `progress_timeout_ms`, is never longer), 0 = never (the transport
 /// then never times the connection out either); PEER_INTERRUPTED comes after
 /// `disconnect_notify_ms` of silence, 0 = no notice. `disconnect_notify_ms` must be
 /// below `disconnect_timeout_ms` unless either is 0, as at create. Any time: before
@@ -726,6 +726,36 @@ pub unsafe extern "C" fn tw_session_set_timeouts(
             )));
         }
         k.set_timeouts(timeout_us, notify_us).map_err(session_failure)?;
+        Ok(tw_result::Ok)
+    })
+}
+
+/// P2P: announces (`loading` non-zero) or ends (zero) a stall of this side's engine,
+/// such as a loading screen mid-match. The peers then do not count this side's
+/// held-back inputs as no progress (`tw_session_config.progress_timeout_ms`) until
+/// their `loading_grace_ms` for it is spent: that grace is per peer for the whole
+/// match, so a stall announced for ever is still dropped once it runs out. The flag
+/// goes to the peers with every message, and messages go only from the engine's
+/// calls: while loading, keep calling `tw_session_ticks_due` (and
+/// `tw_session_poll_event`) each frame without advancing. An engine that makes no
+/// calls at all is silent, and dropped after `disconnect_timeout_ms` whatever it
+/// announced. Any time; before the match starts it applies from the start.
+///
+/// Ownership: the library keeps no pointer passed here after the call.
+/// Thread-safety: a session is used from one thread at a time (it may move between
+/// threads between calls).
+///
+/// Returns `TW_RESULT_OK`; `TW_RESULT_NULL_ARGUMENT` (`session`);
+/// `TW_RESULT_INVALID_STATE` (not P2P); `TW_RESULT_BUSY` (another call on the session
+/// is in progress); `TW_RESULT_PANIC`.
+///
+/// # Safety
+/// `session` must be NULL or a live handle.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn tw_session_set_loading(session: *mut tw_session, loading: u32) -> tw_result {
+    with_session("tw_session_set_loading", session, |s| {
+        let SessionKind::P2p(k) = &mut s.kind else { return Err(s.kind.unavailable("announcing loading")) };
+        k.set_loading(loading != 0);
         Ok(tw_result::Ok)
     })
 }

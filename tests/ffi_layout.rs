@@ -284,7 +284,7 @@ fn session_config_layout() {
         (offset_of!(tw_session_config, max_spectators), 56),
         (offset_of!(tw_session_config, sparse_saving), 60),
         (offset_of!(tw_session_config, prediction), 64),
-        (offset_of!(tw_session_config, reserved0), 68),
+        (offset_of!(tw_session_config, progress_timeout_ms), 68),
         (offset_of!(tw_session_config, host), 72),
         (offset_of!(tw_session_config, bind_address), 168),
         // The relay fields, in what were reserved bytes: nothing above moved.
@@ -308,7 +308,7 @@ fn session_config_layout() {
         (offset_of!(tw_session_config, bandwidth_cap), 304),
         (offset_of!(tw_session_config, max_update_datagrams), 308),
         (offset_of!(tw_session_config, max_catch_up_ms), 312),
-        (offset_of!(tw_session_config, reserved), 316),
+        (offset_of!(tw_session_config, loading_grace_ms), 316),
     ];
     for (i, (got, want)) in offsets.iter().enumerate() {
         assert_eq!(got, want, "field #{i}");
@@ -536,7 +536,8 @@ fn session_defaults_match_the_core() {
     // SAFETY: init_default NUL-terminates the text.
     let bind = unsafe { std::ffi::CStr::from_ptr(c.bind_address.as_ptr()) };
     assert_eq!(bind.to_str().unwrap(), "0.0.0.0:0");
-    assert!(c.reserved.iter().all(|&b| b == 0) && c.reserved0 == 0);
+    assert_eq!(u64::from(c.progress_timeout_ms) * 1000, p.progress_timeout_us);
+    assert_eq!(u64::from(c.loading_grace_ms) * 1000, p.loading_grace_us);
     // The relay defaults are the cores' own.
     use tickwire_proto::RelayClientSessionConfig;
     use tickwire_proto::RelayServerSessionConfig;

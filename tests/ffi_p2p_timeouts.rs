@@ -265,3 +265,61 @@ fn timeouts_can_be_changed_after_create() {
     assert!(after >= Duration::from_millis(600), "dropped after {after:?}");
     assert!(after < Duration::from_millis(1_300), "dropped after {after:?}: the 1.5 s of create held");
 }
+
+/// A loading screen mid-match, over the C ABI and real UDP. B's engine keeps calling
+/// `tw_session_ticks_due` and polling events but advances nothing for 3 s, twice the
+/// progress timeout. Unannounced, A drops it as NO_PROGRESS within about the progress
+/// timeout; announced with `tw_session_set_loading`, A waits (its loading grace) and
+/// the match goes on after it. Only P2P has the call.
+#[test]
+fn a_loading_screen_announced_keeps_the_peer_an_unannounced_one_drops_it() {
+    // SAFETY: NULL and live handles.
+    unsafe {
+        assert_eq!(tw_session_set_loading(std::ptr::null_mut(), 1), tw_result::NullArgument);
+        let sync = create(&session_config(tw_session_mode::Synctest, 2));
+        assert_eq!(tw_session_set_loading(sync.0, 1), tw_result::InvalidState);
+        assert!(last_error().contains("tw_session_set_loading"), "{}", last_error());
+    }
+    let cfg = session_config(tw_session_mode::P2p, 2);
+    assert_eq!((cfg.progress_timeout_ms, cfg.loading_grace_ms), (1_500, 10_000), "the defaults");
+    for announce in [true, false] {
+        let mut m = Silenced::start(&cfg);
+        // SAFETY: live session.
+        ok(unsafe { tw_session_set_loading(m.b.0, u32::from(announce)) });
+        m.va.clear();
+        let since = Instant::now();
+        let mut dropped = None;
+        while since.elapsed() < Duration::from_secs(3) && dropped.is_none() {
+            frame(m.a.0, &mut m.ea, &[0], SEED, PERIOD, &mut m.va);
+            // B's loading frame: the loop goes on, nothing advances.
+            let mut n = 0u32;
+            let mut e = tw_session_event::zeroed();
+            // SAFETY: live session, valid pointers.
+            unsafe {
+                ok(tw_session_ticks_due(m.b.0, &mut n));
+                while tw_session_poll_event(m.b.0, &mut e) == tw_result::Ok {}
+            }
+            dropped =
+                m.va.iter()
+                    .find(|e| e.kind == tw_session_event_kind::PeerDisconnected as u32)
+                    // SAFETY: the kind says the peer member is live.
+                    .map(|e| (since.elapsed(), unsafe { e.data.peer.reason }));
+            std::thread::sleep(Duration::from_millis(2));
+        }
+        if !announce {
+            let (after, reason) = dropped.expect("the unannounced stall was dropped");
+            assert_eq!(reason, tw_disconnect_reason::NoProgress as u32);
+            assert!(after >= Duration::from_millis(1_300) && after < Duration::from_millis(2_800), "after {after:?}");
+            continue;
+        }
+        assert_eq!(dropped, None, "dropped while announcing loading");
+        assert!(!m.va.iter().any(|e| e.kind == tw_session_event_kind::NoProgress as u32));
+        let stalled = stats(m.a.0).current_tick;
+        // SAFETY: live session.
+        ok(unsafe { tw_session_set_loading(m.b.0, 0) });
+        m.run(Duration::from_millis(1_500));
+        assert!(stats(m.a.0).current_tick > stalled + 60, "the match went on after loading");
+        assert!(!m.va.iter().any(|e| e.kind == tw_session_event_kind::PeerDisconnected as u32));
+        assert_eq!(stats(m.a.0).desyncs, 0);
+    }
+}

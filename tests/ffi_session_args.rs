@@ -93,8 +93,6 @@ fn config_and_create_reject_bad_arguments() {
         (tw_result::InvalidArgument, "tick_rate_hz", Box::new(|c| c.tick_rate_hz = f64::NAN)),
         (tw_result::InvalidArgument, "tick_rate_hz", Box::new(|c| c.tick_rate_hz = 20_000.0)),
         (tw_result::InvalidArgument, "prediction 2", Box::new(|c| c.prediction = 2)),
-        (tw_result::InvalidArgument, "reserved", Box::new(|c| c.reserved[3] = 1)),
-        (tw_result::InvalidArgument, "reserved", Box::new(|c| c.reserved0 = 1)),
         (tw_result::InvalidArgument, "bind_address", Box::new(|c| c.bind_address[0] = b'x' as c_char)),
         (tw_result::InvalidArgument, "NUL-terminated", Box::new(|c| c.bind_address = [b'1' as c_char; 64])),
         (tw_result::InvalidArgument, "num_players: 0 is not in 1..=255", Box::new(|c| c.num_players = 0)),

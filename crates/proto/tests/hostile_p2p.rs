@@ -23,7 +23,17 @@ fn link() -> LinkConfig {
 
 /// A message "from" the peer behind `from` on `mesh.peers[to]`, with the given numbers.
 fn forge(mesh: &mut Mesh, to: usize, from: usize, tick: Tick, ack: Tick, confirmed: Tick) {
-    let h = Header { kind: KIND_INPUT, tick, ack, confirmed, advantage: 0.0, first: ack, count: 0, players: 1 };
+    let h = Header {
+        kind: KIND_INPUT,
+        tick,
+        ack,
+        confirmed,
+        advantage: 0.0,
+        first: ack,
+        count: 0,
+        players: 1,
+        loading: false,
+    };
     let mut out = Vec::new();
     encode(&mut out, &h, 2, |_, _| &[0u8, 0][..], std::iter::empty(), std::iter::empty(), &[]);
     let now = mesh.net.local_now(mesh.peers[to].node);

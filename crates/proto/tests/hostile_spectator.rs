@@ -35,6 +35,7 @@ fn spectate(first: Tick, count: u8, disconnects: &[(u16, Tick)]) -> Vec<u8> {
         first,
         count,
         players: PLAYERS as u8,
+        loading: false,
     };
     let mut out = Vec::new();
     encode(&mut out, &h, 2, |_, _| &[7u8, 7][..], disconnects.iter().copied(), std::iter::empty(), &[]);
@@ -207,6 +208,7 @@ fn a_spectator_acking_its_snapshot_on_a_fast_link_is_not_dropped() {
                 first: 0,
                 count: 0,
                 players: 0,
+                loading: false,
             };
             let mut ack = Vec::new();
             encode(&mut ack, &h, 2, |_, _| &[][..], std::iter::empty(), std::iter::empty(), &[]);

@@ -36,6 +36,7 @@ fn peer_message(inp: &mut Input<'_>, kind: u8, players: usize, match_players: us
         first: inp.tick_near(base),
         count: inp.u8() % 9,
         players: if sel & 0xf0 == 0 { inp.u8() % 5 } else { players as u8 },
+        loading: false,
     };
     let n = h.count as usize * h.players as usize * INPUT_SIZE;
     let mut inputs = inp.bytes(n).to_vec();

@@ -201,6 +201,7 @@ fn decoders(c: &mut Vec<Entry>) {
         first: 126,
         count: 4,
         players: 1,
+        loading: false,
     };
     put(c, "p2p_message", "inputs", with(1, &p2p_msg(&h, &[1, 0, 1, 0, 2, 0, 2, 0], &[], &[], &[])));
     let h2 = Header { players: 2, count: 2, ..h };

@@ -2,7 +2,9 @@
 //!
 //! Every message is one unreliable datagram payload:
 //! ```text
-//! u8   kind (bits 0-1) | has disconnects (bit 2) | has reports (bit 3) | version << 4
+//! u8   kind (bits 0-1) | has disconnects (bit 2) | has reports (bit 3)
+//!      | loading (bit 4: the sender's engine announced a stall, see
+//!      `P2pSession::set_loading`) | version << 5
 //! u32  first tick of the inputs carried
 //! u8   ticks carried (n)
 //! u8   players carried per tick (k): the sender's local players in player order,
@@ -37,13 +39,15 @@
 //! [`crate::rollback::p2p::p2p_inputs_fit`] allows; being running digests, a later
 //! check tick's digests still show an earlier difference. The layout changed without
 //! a new `MESSAGE_VERSION`: the transport's protocol version 7 already keeps peers of
-//! the older format from connecting.
+//! the older format from connecting. The loading bit took the version's lowest bit
+//! (version 3 in bits 5-7): a version-2 message reads as version 1 here, and this one
+//! as version 6 or 7 to a version-2 reader, so each side refuses the other's.
 
 use crate::request::Tick;
 use crate::wire::{DecodeError, Reader};
 
 /// Format version, carried in the high nibble of the first byte.
-pub const MESSAGE_VERSION: u8 = 2;
+pub const MESSAGE_VERSION: u8 = 3;
 /// Peer to peer: inputs of the sender's local players.
 pub const KIND_INPUT: u8 = 1;
 /// Host to spectator: confirmed inputs of every player.
@@ -52,6 +56,8 @@ pub const KIND_SPECTATE: u8 = 2;
 pub const KIND_SPECTATOR_ACK: u8 = 3;
 const HAS_DISCONNECTS: u8 = 1 << 2;
 const HAS_REPORTS: u8 = 1 << 3;
+const LOADING: u8 = 1 << 4;
+const VERSION_SHIFT: u8 = 5;
 /// Most bytes before the input block (every varint at its longest).
 pub const MAX_HEADER_SIZE: usize = 1 + 4 + 1 + 1 + 3 * MAX_VARINT + 2 + MAX_VARINT;
 /// Fewest bytes of a message.
@@ -96,6 +102,9 @@ pub struct Header {
     pub count: u8,
     /// Players per tick.
     pub players: u8,
+    /// The sender's engine announced a stall (a loading screen): its peers give it
+    /// their loading grace before a slow confirmed tick counts against it.
+    pub loading: bool,
 }
 
 /// A streaming run-length coder for the input block.
@@ -185,7 +194,7 @@ pub fn encode<'a>(
     let nd = disconnects.clone().count();
     let nr = reports.clone().count();
     let lists = if nd > 0 { HAS_DISCONNECTS } else { 0 } | if nr > 0 { HAS_REPORTS } else { 0 };
-    out.push(h.kind | lists | (MESSAGE_VERSION << 4));
+    out.push(h.kind | lists | if h.loading { LOADING } else { 0 } | (MESSAGE_VERSION << VERSION_SHIFT));
     out.extend_from_slice(&h.first.to_le_bytes());
     out.push(h.count);
     out.push(h.players);
@@ -327,7 +336,7 @@ pub fn decode<'a>(data: &'a [u8], input_size: usize, scratch: &'a mut Vec<u8>) -
     let mut r = Reader::new(data);
     let lead = r.u8()?;
     let kind = lead & 0x03;
-    if lead >> 4 != MESSAGE_VERSION || kind == 0 {
+    if lead >> VERSION_SHIFT != MESSAGE_VERSION || kind == 0 {
         return Err(MessageError::BadKind);
     }
     let first = r.u32()?;
@@ -346,6 +355,7 @@ pub fn decode<'a>(data: &'a [u8], input_size: usize, scratch: &'a mut Vec<u8>) -
         first,
         count,
         players,
+        loading: lead & LOADING != 0,
     };
     let block_len = usize::try_from(uvar(&mut r)?).map_err(|_| MessageError::BadField)?;
     let block = r.bytes(block_len)?;
@@ -407,7 +417,17 @@ mod tests {
     use super::*;
 
     fn header(count: u8, players: u8) -> Header {
-        Header { kind: KIND_INPUT, tick: 77, ack: 12, confirmed: 70, advantage: -1.5, first: 70, count, players }
+        Header {
+            kind: KIND_INPUT,
+            tick: 77,
+            ack: 12,
+            confirmed: 70,
+            advantage: -1.5,
+            first: 70,
+            count,
+            players,
+            loading: false,
+        }
     }
 
     #[test]
@@ -415,7 +435,7 @@ mod tests {
         // Player p's input at tick i is [i / 5, p + 1]: it changes every 5 ticks.
         let inputs: Vec<[u8; 2]> = (0..20u8).map(|x| [(x / 2) / 5, x % 2 + 1]).collect();
         let mut out = Vec::new();
-        let h = header(10, 2);
+        let h = Header { loading: true, ..header(10, 2) };
         encode(
             &mut out,
             &h,
@@ -434,6 +454,35 @@ mod tests {
         assert_eq!(d.disconnects().collect::<Vec<_>>(), vec![(3, 90)]);
         assert_eq!(d.reports().collect::<Vec<_>>(), vec![(60, 0xdead_beef)]);
         assert_eq!(d.digests().collect::<Vec<_>>(), vec![7, u32::MAX]);
+        assert!(d.header.loading, "the loading bit round-trips");
+        // The loading bit is its own: it does not make the other lists appear.
+        encode(&mut out, &h, 2, |i, p| &inputs[i * 2 + p], std::iter::empty(), std::iter::empty(), &[]);
+        let d = decode(&out, 2, &mut scratch).unwrap();
+        assert!(d.header.loading && d.disconnects().count() == 0 && d.reports().count() == 0);
+    }
+
+    #[test]
+    fn other_versions_are_refused_both_ways() {
+        let mut out = Vec::new();
+        let mut scratch = Vec::new();
+        encode(&mut out, &header(0, 1), 2, |_, _| &[], std::iter::empty(), std::iter::empty(), &[]);
+        assert!(decode(&out, 2, &mut scratch).is_ok());
+        // Version 2 had the version in bits 4-7 and no loading bit.
+        out[0] = KIND_INPUT | (2 << 4);
+        assert_eq!(decode(&out, 2, &mut scratch).unwrap_err(), MessageError::BadKind);
+        // What a version-2 reader sees of ours: the high nibble is 6 or 7, never 2.
+        for loading in [false, true] {
+            encode(
+                &mut out,
+                &Header { loading, ..header(0, 1) },
+                2,
+                |_, _| &[],
+                std::iter::empty(),
+                std::iter::empty(),
+                &[],
+            );
+            assert!(out[0] >> 4 == 6 || out[0] >> 4 == 7, "{:#x}", out[0]);
+        }
     }
 
     #[test]
@@ -450,13 +499,23 @@ mod tests {
             first: 99_998,
             count: 3,
             players: 1,
+            loading: false,
         };
         encode(&mut out, &h, 2, |_, _| &[7, 0], std::iter::empty(), std::iter::empty(), &[]);
         assert_eq!(out.len(), 13 + 3, "13 bytes of header, 3 of inputs: {out:?}");
         assert_eq!(decode(&out, 2, &mut scratch).unwrap().header, h);
         for (tick, ack, confirmed, first) in [(u32::MAX, 0, u32::MAX, 0), (0, u32::MAX, 0, u32::MAX), (5, 5, 5, 5)] {
-            let h =
-                Header { kind: KIND_SPECTATE, tick, ack, confirmed, advantage: -128.0, first, count: 0, players: 4 };
+            let h = Header {
+                kind: KIND_SPECTATE,
+                tick,
+                ack,
+                confirmed,
+                advantage: -128.0,
+                first,
+                count: 0,
+                players: 4,
+                loading: false,
+            };
             let reports = [(confirmed, 1u64), (first, u64::MAX)];
             encode(&mut out, &h, 2, |_, _| &[], std::iter::empty(), reports.into_iter(), &[]);
             let d = decode(&out, 2, &mut scratch).unwrap();
@@ -465,8 +524,17 @@ mod tests {
             assert_eq!(d.digests().len(), 0);
         }
         // A delta that leaves the u32 range is refused, not wrapped.
-        let h =
-            Header { kind: KIND_INPUT, tick: 3, ack: 3, confirmed: 3, advantage: 0.0, first: 3, count: 0, players: 1 };
+        let h = Header {
+            kind: KIND_INPUT,
+            tick: 3,
+            ack: 3,
+            confirmed: 3,
+            advantage: 0.0,
+            first: 3,
+            count: 0,
+            players: 1,
+            loading: false,
+        };
         encode(&mut out, &h, 2, |_, _| &[], std::iter::empty(), std::iter::empty(), &[]);
         out[7] = 7; // tick - first = -4: tick -1
         assert_eq!(decode(&out, 2, &mut scratch).unwrap_err(), MessageError::BadField);

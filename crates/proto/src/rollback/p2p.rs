@@ -128,8 +128,8 @@ pub struct P2pSession {
     scratch: Vec<u8>,
     out: Vec<u8>,
     max_ticks_per_msg: usize,
-    /// The confirmed tick and when it last moved (see `check_progress`).
-    progress: (Tick, Micros),
+    /// The progress watch (see `progress.rs`).
+    watch: progress::ProgressWatch,
     /// Connections to close at the next `send_messages` (peers that broke the protocol).
     /// Connections to close at the next `send_messages`, with what the peer is told
     /// (None: the plain close of this side, `Client` or `Server`).
@@ -153,7 +153,11 @@ impl P2pSession {
                 PlayerKind::Remote(0) => return bad(format!("player {i}: peer id 0 is invalid")),
                 PlayerKind::Remote(id) => match peers.iter_mut().find(|p| p.id == id) {
                     Some(p) => p.players.push(i),
-                    None => peers.push(Peer::new(id, i, now, cfg.history.max(2).next_power_of_two(), players.len())),
+                    None => {
+                        let mut p = Peer::new(id, i, now, cfg.history.max(2).next_power_of_two(), players.len());
+                        p.loading_left_us = cfg.loading_grace_us;
+                        peers.push(p)
+                    }
                 },
             }
         }
@@ -198,7 +202,7 @@ impl P2pSession {
             scratch: Vec::with_capacity(255 * k * cfg.input_size),
             out: Vec::with_capacity(crate::wire::MAX_DATAGRAM_SIZE),
             max_ticks_per_msg,
-            progress: (0, now),
+            watch: progress::ProgressWatch::new(now),
             to_close: Vec::new(),
             removed: vec![false; players.len()],
             stats: P2pStats { time_scale: 1.0, ..P2pStats::default() },

@@ -240,6 +240,7 @@ impl SpectatorSession {
             first: 0,
             count: 0,
             players: 0,
+            loading: false,
         };
         message::encode(
             &mut self.out,
@@ -284,6 +285,7 @@ mod tests {
             first,
             count,
             players: players as u8,
+            loading: false,
         };
         let mut out = Vec::new();
         message::encode(&mut out, &h, 2, |_, _| &[7, 7], std::iter::empty(), std::iter::empty(), &[]);

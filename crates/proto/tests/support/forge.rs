@@ -34,6 +34,7 @@ pub fn forge(mesh: &mut Mesh, to: usize, from: usize, lie: Lie<'_>) {
         first: lie.ack,
         count: 0,
         players: mesh.peers[from].local.len() as u8,
+        loading: false,
     };
     let mut out = Vec::new();
     encode(&mut out, &h, 2, |_, _| &[0u8, 0][..], lie.disconnects.iter().copied(), std::iter::empty(), &[]);

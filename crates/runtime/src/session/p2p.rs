@@ -32,6 +32,8 @@ pub struct P2pSession {
     pending_predictions: Vec<(usize, Option<Vec<u8>>)>,
     /// Per-player input delays set before the core exists.
     pending_delays: Vec<(usize, u32)>,
+    /// An announced stall set before the core was built (see `set_loading`).
+    pending_loading: bool,
     /// The host's own silence timeout (`HostConfig`): the transport waits at least
     /// this long, and longer when the session's disconnect timeout asks it to.
     host_timeout_us: Micros,
@@ -105,6 +107,7 @@ impl P2pSession {
             pending_recording: None,
             pending_predictions: Vec::new(),
             pending_delays: Vec::new(),
+            pending_loading: false,
             host_timeout_us,
             unsorted: Vec::new(),
         })
@@ -234,6 +237,17 @@ impl P2pSession {
             }
         }
         Ok(())
+    }
+
+    /// Announces (or ends) a stall of this side's engine, such as a loading screen
+    /// mid-match: the peers give this side their loading grace before its held-back
+    /// inputs count as no progress (`progress_timeout_us`). Any time; before the match
+    /// starts it applies from the start.
+    pub fn set_loading(&mut self, loading: bool) {
+        match self.engine.core_mut() {
+            Some(s) => s.set_loading(loading),
+            None => self.pending_loading = loading,
+        }
     }
 
     /// Changes the silence timeouts from now on, as `disconnect_timeout_us` and
@@ -512,6 +526,7 @@ impl P2pSession {
                 if let Some(initial) = self.pending_recording.take() {
                     s.start_recording(&initial);
                 }
+                s.set_loading(self.pending_loading);
                 for (player, delay) in self.pending_delays.drain(..) {
                     // Checked when it was set.
                     let _ = s.set_player_input_delay(player, delay);

@@ -44,6 +44,15 @@ pub struct P2pSettings {
     /// Silence before a peer is dropped; above `notify_after_us`. Default 5 s; 0 =
     /// never (the transport then never times the connection out either).
     pub disconnect_timeout_us: Micros,
+    /// A peer that keeps talking while its inputs hold the confirmed tick still this
+    /// long, or under half the tick rate for twice this long, is dropped
+    /// (NO_PROGRESS): the longest hitch an engine may take without announcing it
+    /// ([`P2pSession::set_loading`](super::P2pSession::set_loading)). Default 1.5 s;
+    /// 0 = the disconnect timeout; never longer than it.
+    pub progress_timeout_us: Micros,
+    /// The time each peer's announced stalls may hold the match without counting as
+    /// no progress, in total over the match. Default 10 s; 0 = none.
+    pub loading_grace_us: Micros,
     /// How missing remote inputs are guessed.
     pub prediction: PredictionMode,
     /// Spectators this peer may serve (only addresses registered with
@@ -64,6 +73,8 @@ impl P2pSettings {
             desync_interval: d.desync_interval,
             notify_after_us: d.notify_after_us,
             disconnect_timeout_us: d.disconnect_timeout_us,
+            progress_timeout_us: d.progress_timeout_us,
+            loading_grace_us: d.loading_grace_us,
             prediction: d.prediction,
             max_spectators: 4,
         }
@@ -118,6 +129,8 @@ impl P2pSettings {
             desync_interval: self.desync_interval,
             notify_after_us: self.notify_after_us,
             disconnect_timeout_us: self.disconnect_timeout_us,
+            progress_timeout_us: self.progress_timeout_us,
+            loading_grace_us: self.loading_grace_us,
             prediction: self.prediction,
             clock: self.game.clock(),
             ..d

@@ -28,9 +28,21 @@ pub struct P2pConfig {
     pub check_slots: usize,
     /// Silence before [`Event::PeerInterrupted`]. Default 750 ms; 0 = no notice.
     pub notify_after_us: Micros,
-    /// Silence (or no confirmed tick) before a peer is dropped. Default 5 s; 0 = never
-    /// (as GGPO's `ggpo_set_disconnect_timeout(0)`).
+    /// Silence before a peer is dropped. Default 5 s; 0 = never (as GGPO's
+    /// `ggpo_set_disconnect_timeout(0)`; the progress watch is off too).
     pub disconnect_timeout_us: Micros,
+    /// The progress watch's time `P` (see `progress.rs`): a peer that keeps talking
+    /// while its inputs hold the confirmed tick still for `P`, or below half the tick
+    /// rate for `2P`, is dropped (NO_PROGRESS). It is the longest hitch an engine may
+    /// take without announcing it ([`P2pSession::set_loading`]), and the most a liar
+    /// can stall the match for. Default 1.5 s: at 60 Hz a match with a staller keeps
+    /// over 58 ticks a second over a minute, the floor issue 31 sets. 0 = the
+    /// disconnect timeout; never longer than it.
+    pub progress_timeout_us: Micros,
+    /// The time each peer's announced stalls ([`P2pSession::set_loading`]) may hold
+    /// the match without counting as no progress, in total over the match. Default
+    /// 10 s; 0 = none.
+    pub loading_grace_us: Micros,
     /// How missing remote inputs are guessed.
     pub prediction: PredictionMode,
     /// Transport channel for input messages (unreliable).
@@ -56,6 +68,8 @@ impl Default for P2pConfig {
             check_slots: 8,
             notify_after_us: 750_000,
             disconnect_timeout_us: 5_000_000,
+            progress_timeout_us: 1_500_000,
+            loading_grace_us: 10_000_000,
             prediction: PredictionMode::RepeatLast,
             channel: CHANNEL_UNRELIABLE,
             reliable_channel: CHANNEL_RELIABLE,

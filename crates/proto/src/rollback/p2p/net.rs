@@ -83,6 +83,9 @@ impl P2pSession {
         }
         let p = &mut self.peers[pi];
         p.last_recv = now;
+        if h.loading {
+            p.loading_until = now + super::progress::LOADING_HOLD_US;
+        }
         let first = !p.phase.heard();
         if matches!(p.phase, PeerPhase::Interrupted { .. }) {
             self.events.push_back(Event::PeerResumed { peer: p.id });
@@ -263,7 +266,8 @@ impl P2pSession {
         self.cfg.disconnect_timeout_us = disconnect_timeout_us;
         // The no-progress watch starts over: a shorter timeout does not fire at once
         // for a stall that began under the longer one.
-        self.progress.1 = self.now;
+        let confirmed = self.confirmed_all();
+        self.watch.restart(confirmed, self.now);
         Ok(())
     }
 
@@ -351,6 +355,7 @@ impl P2pSession {
                 first,
                 count: count as u8,
                 players: self.local.len() as u8,
+                loading: self.watch.loading,
             };
             let newest_report = self.checks.iter_newest().next().map(|(t, _)| t);
             let send_reports =
@@ -495,6 +500,7 @@ impl P2pSession {
                     first,
                     count: count as u8,
                     players: self.queues.len() as u8,
+                    loading: false,
                 };
                 let (queues, zero) = (&self.queues, &self.zero);
                 message::encode(

@@ -50,6 +50,11 @@ pub(super) struct Peer {
     pub(super) remote_confirmed: Tick,
     pub(super) phase: PeerPhase,
     pub(super) last_recv: Micros,
+    /// It announces a stall until then (its messages' loading flag, held a little:
+    /// see `progress.rs`).
+    pub(super) loading_until: Micros,
+    /// What is left of its loading grace.
+    pub(super) loading_left_us: Micros,
     pub(super) remote_tick: Tick,
     pub(super) remote_tick_at: Micros,
     pub(super) remote_adv: f32,
@@ -119,6 +124,8 @@ impl Peer {
             remote_confirmed: 0,
             phase: PeerPhase::Waiting,
             last_recv: now,
+            loading_until: 0,
+            loading_left_us: 0,
             remote_tick: 0,
             remote_tick_at: now,
             remote_adv: 0.0,

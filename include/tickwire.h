@@ -456,9 +456,10 @@ enum tw_disconnect_reason
      */
     TW_DISCONNECT_REASON_DENIED_UNVERIFIED = 17,
     /**
-     * P2P: the peer's inputs held the match's confirmed tick below half the tick rate
-     * for the disconnect timeout although it kept talking (a peer that trickles ticks,
-     * or an engine that stopped advancing): dropped. Sent to the dropped peer too.
+     * P2P: the peer's inputs held the match's confirmed tick still for
+     * `progress_timeout_ms`, or below half the tick rate for twice that, although it
+     * kept talking (a peer that trickles ticks, or an engine that stopped advancing
+     * without `tw_session_set_loading`): dropped. Sent to the dropped peer too.
      */
     TW_DISCONNECT_REASON_NO_PROGRESS = 18,
 };
@@ -872,8 +873,10 @@ enum tw_session_event_kind
      */
     TW_SESSION_EVENT_KIND_SERVER_LOST = 23,
     /**
-     * P2P: the confirmed tick advanced at less than half the tick rate (or not at all)
-     * for the disconnect timeout although messages may still flow; `peer` is the
+     * P2P: the confirmed tick stood still for `progress_timeout_ms`, or advanced at
+     * less than half the tick rate for twice that, although messages still flow (an
+     * announced loading stall is charged to the peer's `loading_grace_ms` first);
+     * `peer` is the
      * connection whose inputs hold it back (0: this side's own local inputs),
      * `data.tick.tick` the first unconfirmed tick. A remote peer is dropped right after
      * (PEER_DISCONNECTED, reason NO_PROGRESS).

@@ -96,9 +96,10 @@ pub enum tw_disconnect_reason {
     /// refusal's stated reason is logged as a hint, never reported as fact. A relay
     /// client retries it like a timeout. Seen by the dialling side only.
     DeniedUnverified = 17,
-    /// P2P: the peer's inputs held the match's confirmed tick below half the tick rate
-    /// for the disconnect timeout although it kept talking (a peer that trickles ticks,
-    /// or an engine that stopped advancing): dropped. Sent to the dropped peer too.
+    /// P2P: the peer's inputs held the match's confirmed tick still for
+    /// `progress_timeout_ms`, or below half the tick rate for twice that, although it
+    /// kept talking (a peer that trickles ticks, or an engine that stopped advancing
+    /// without `tw_session_set_loading`): dropped. Sent to the dropped peer too.
     NoProgress = 18,
 }
 

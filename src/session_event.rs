@@ -124,8 +124,10 @@ pub enum tw_session_event_kind {
     /// (`tw_session_ticks_due` gives 0, `tw_session_advance` answers
     /// `TW_RESULT_FINISHED`); destroy the session.
     ServerLost = 23,
-    /// P2P: the confirmed tick advanced at less than half the tick rate (or not at all)
-    /// for the disconnect timeout although messages may still flow; `peer` is the
+    /// P2P: the confirmed tick stood still for `progress_timeout_ms`, or advanced at
+    /// less than half the tick rate for twice that, although messages still flow (an
+    /// announced loading stall is charged to the peer's `loading_grace_ms` first);
+    /// `peer` is the
     /// connection whose inputs hold it back (0: this side's own local inputs),
     /// `data.tick.tick` the first unconfirmed tick. A remote peer is dropped right after
     /// (PEER_DISCONNECTED, reason NO_PROGRESS).

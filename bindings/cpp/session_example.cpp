@@ -541,6 +541,19 @@ int main(int argc, char **argv) {
         std::printf("synctest: %llu mismatches for the game, %llu for a nondeterministic variant\n",
                     static_cast<unsigned long long>(clean), static_cast<unsigned long long>(caught));
         if (clean != 0 || caught == 0) return 1;
+        // Announcing a stall (a loading screen) is for P2P sessions only.
+        try {
+            tw_session_config st = tickwire::default_session_config(TW_SESSION_MODE_SYNCTEST);
+            tickwire::Session s(st);
+            s.set_loading(true);
+            std::fprintf(stderr, "expected an error for set_loading on a SYNCTEST session\n");
+            return 1;
+        } catch (const tickwire::Error &e) {
+            std::printf("as expected: %s\n", e.what());
+            if (e.code() != TW_RESULT_INVALID_STATE || e.native_message().find("tw_session_set_loading") == std::string::npos) {
+                return 1;
+            }
+        }
 
         tw_session_config cfg = tickwire::default_session_config(TW_SESSION_MODE_P2P);
         cfg.num_players = kPlayers;
@@ -568,6 +581,9 @@ int main(int argc, char **argv) {
         a.session.add_remote_player(1, b.session.local_address());
         b.session.add_remote_player(0, a.session.local_address());
         b.session.add_local_player(1);
+        // A stall announced before start applies from the start; this one ends at once.
+        b.session.set_loading(true);
+        b.session.set_loading(false);
         // Peer A's log, through a std::function: connections, synchronization, and a
         // desync if there were one, printed from inside poll_event (frame() polls).
         int log_records = 0;
@@ -625,6 +641,8 @@ int main(int argc, char **argv) {
                     static_cast<unsigned>(ns.recv_queue), static_cast<unsigned>(ns.predicted_ticks));
         // Timeouts after create, then dropping the peer on purpose (ggpo_disconnect_player).
         a.session.set_timeouts(10000, 500);
+        a.session.set_loading(true);  // a loading screen mid-match, and its end
+        a.session.set_loading(false);
         a.session.disconnect_player(1);
         try {
             a.session.disconnect_player(1);

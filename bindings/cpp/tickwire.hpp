@@ -815,6 +815,14 @@ public:
     void set_timeouts(std::uint32_t disconnect_timeout_ms, std::uint32_t disconnect_notify_ms) {
         check(tw_session_set_timeouts(session_, disconnect_timeout_ms, disconnect_notify_ms));
     }
+    /**
+     * P2P: announces (true) or ends (false) a stall of this side's engine, such as a loading
+     * screen mid-match: the peers do not count its held-back inputs as no progress
+     * (tw_session_config.progress_timeout_ms) until their loading_grace_ms for it is spent.
+     * While loading, keep calling ticks_due (and poll_event) each frame without advancing. Any
+     * time; before start it applies from the start. Throws INVALID_STATE in another mode.
+     */
+    void set_loading(bool loading) { check(tw_session_set_loading(session_, loading ? 1u : 0u)); }
 
     /** P2P, SPECTATOR and the relay modes: the bound address, with the real port ("127.0.0.1:40123"). */
     std::string local_address() const {

@@ -502,7 +502,9 @@ static void network_stats(void) {
 /* Dropping a player on purpose: tw_session_disconnect_player (P2P) and
  * tw_session_kick_player (RELAY_SERVER) with a NULL handle, the wrong mode, a player out
  * of range, and before the session runs. tw_session_set_timeouts (P2P) the same way,
- * and with a notice not below the drop. */
+ * and with a notice not below the drop; tw_session_set_loading (P2P) the same way, and
+ * the defaults of the config fields it goes with (progress_timeout_ms and
+ * loading_grace_ms, which took the place of reserved bytes at the same offsets). */
 static void drop_player(void) {
     tw_session_config cfg;
     tw_session *s = NULL;
@@ -512,8 +514,14 @@ static void drop_player(void) {
     EXPECT_ERR(tw_session_kick_player(NULL, 0, 7), TW_RESULT_NULL_ARGUMENT, "tw_session_kick_player", "session");
     EXPECT_ERR(tw_session_set_timeouts(NULL, 1000, 500), TW_RESULT_NULL_ARGUMENT, "tw_session_set_timeouts",
                "session");
+    EXPECT_ERR(tw_session_set_loading(NULL, 1), TW_RESULT_NULL_ARGUMENT, "tw_session_set_loading", "session");
 
+    CHECK(offsetof(tw_session_config, progress_timeout_ms) == 68);
+    CHECK(offsetof(tw_session_config, loading_grace_ms) == 316);
+    CHECK(sizeof(tw_session_config) == 320);
     tw_session_config_init_default(&cfg);
+    CHECK(cfg.progress_timeout_ms == 1500);
+    CHECK(cfg.loading_grace_ms == 10000);
     cfg.mode = TW_SESSION_MODE_SYNCTEST;
     cfg.num_players = 2;
     cfg.input_size = 2;
@@ -526,6 +534,8 @@ static void drop_player(void) {
                    "player 2");
         EXPECT_ERR(tw_session_set_timeouts(s, 1000, 500), TW_RESULT_INVALID_STATE, "tw_session_set_timeouts",
                    "SyncTest");
+        EXPECT_ERR(tw_session_set_loading(s, 1), TW_RESULT_INVALID_STATE, "tw_session_set_loading", "SyncTest");
+        EXPECT_ERR(tw_session_set_loading(s, 0), TW_RESULT_INVALID_STATE, "tw_session_set_loading", "SyncTest");
         tw_session_destroy(s);
         s = NULL;
     }
@@ -541,6 +551,10 @@ static void drop_player(void) {
         EXPECT_ERR(tw_session_set_timeouts(s, 800, 900), TW_RESULT_INVALID_ARGUMENT, "tw_session_set_timeouts",
                    "disconnect_notify_ms (900) must be below disconnect_timeout_ms (800)");
         EXPECT_OK(tw_session_set_timeouts(s, 0, 900));
+        /* Any time, before start too; any non-zero value announces a stall. */
+        EXPECT_OK(tw_session_set_loading(s, 1));
+        EXPECT_OK(tw_session_set_loading(s, 0xFFFFFFFFu));
+        EXPECT_OK(tw_session_set_loading(s, 0));
         tw_session_destroy(s);
         s = NULL;
     }
@@ -549,6 +563,7 @@ static void drop_player(void) {
     EXPECT_OK(tw_session_create(&cfg, &s));
     if (s != NULL) {
         EXPECT_ERR(tw_session_kick_player(s, 0, 7), TW_RESULT_INVALID_STATE, "tw_session_kick_player", "not running");
+        EXPECT_ERR(tw_session_set_loading(s, 1), TW_RESULT_INVALID_STATE, "tw_session_set_loading", "RelayServer");
         EXPECT_ERR(tw_session_kick_player(s, 2, 7), TW_RESULT_INVALID_ARGUMENT, "tw_session_kick_player", "player 2");
         EXPECT_OK(tw_session_start(s));
         EXPECT_ERR(tw_session_kick_player(s, 1, 7), TW_RESULT_INVALID_STATE, "tw_session_kick_player", "free");

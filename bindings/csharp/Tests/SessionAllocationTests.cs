@@ -262,6 +262,8 @@ namespace Tickwire.Tests
             for (int i = 0; i < count; i++)
             {
                 pair.Frame();
+                // A per-frame call too (no stall announced): allocates nothing.
+                pair.A.SetLoading(false);
                 System.Threading.Thread.Sleep(1);
             }
         }

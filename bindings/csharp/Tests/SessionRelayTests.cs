@@ -340,10 +340,8 @@ namespace Tickwire.Tests
                 Equal(16u, d.MaxUpdateDatagrams, "max_update_datagrams");
                 Equal(8u, d.MaxPrediction, "max_prediction");
                 Equal(250u, d.MaxCatchUpMs, "max_catch_up_ms");
-                for (int i = 0; i < 4; i++)
-                {
-                    Equal((byte)0, d.Reserved[i], "reserved byte " + i);
-                }
+                Equal(1500u, d.ProgressTimeoutMs, "progress_timeout_ms (P2P only)");
+                Equal(10000u, d.LoadingGraceMs, "loading_grace_ms (P2P only)");
             }
 
             TwSession.DisposeAll();
@@ -386,7 +384,8 @@ namespace Tickwire.Tests
             e = ThrowsTw(TwResult.InvalidArgument, () => new TwSession(Tweaked(TwSessionMode.RelayClient, c => { c.MaxPrediction = 0; return c; })), "a relay client predicts at least 1 tick");
             Contains(e.NativeMessage, "max_prediction", "names the field");
             ThrowsTw(TwResult.InvalidArgument, () => new TwSession(Tweaked(TwSessionMode.RelayClient, c => { c.InputDelayMode = (TwInputDelayMode)2; return c; })), "input delay mode 2");
-            ThrowsTw(TwResult.InvalidArgument, () => new TwSession(Tweaked(TwSessionMode.RelayClient, c => { c.Reserved[3] = 1; return c; })), "non-zero reserved bytes");
+            // The P2P fields that took the last reserved bytes are ignored by the relay modes.
+            new TwSession(Tweaked(TwSessionMode.RelayClient, c => { c.ProgressTimeoutMs = 1; c.LoadingGraceMs = 1u << 24; return c; })).Dispose();
 
             using (TwSession server = new TwSession(RelayConfig(TwSessionMode.RelayServer)))
             using (TwSession client = new TwSession(RelayConfig(TwSessionMode.RelayClient)))

@@ -26,6 +26,7 @@ namespace Tickwire.Tests
             Run("session: a desync is reported and dumped; a leaving peer is disconnected", SessionDesyncAndDisconnect);
             Run("session: DisconnectPlayer drops a remote player on purpose; both sides see KickedByEngine; the match goes on", SessionDisconnectPlayer);
             Run("session: SetTimeouts: 0 never drops a silent peer; changed while running, a shorter one drops it", SessionSetTimeouts);
+            Run("session: SetLoading: P2P only, any time (before Start, while running)", SessionSetLoading);
             Run("session: panic inside a call: PANIC code, session poisoned, no crash", SessionPanic);
             Run("session: a call while another thread is inside one gets Busy, no crash", SessionBusy);
             Run("session: use after Dispose: ObjectDisposedException, no crash", SessionUseAfterDispose);
@@ -195,12 +196,9 @@ namespace Tickwire.Tests
             Check(c.DisconnectNotifyMs < c.DisconnectTimeoutMs, "notify before the timeout");
             Equal(96u, c.Host.StructSize, "the embedded host config is initialized");
             Equal("0.0.0.0:0", c.GetBindAddress(), "bind address");
-            Equal(0u, c.Reserved0, "reserved0");
+            Equal(1500u, c.ProgressTimeoutMs, "progress_timeout_ms (took the place of reserved0)");
             Equal(250u, c.MaxCatchUpMs, "max_catch_up_ms");
-            for (int i = 0; i < 4; i++) // Reserved is 4 bytes since max_catch_up_ms took 4
-            {
-                Equal((byte)0, c.Reserved[i], "reserved byte " + i);
-            }
+            Equal(10000u, c.LoadingGraceMs, "loading_grace_ms (took the place of the last reserved bytes)");
             Equal(TwSessionMode.SyncTest, TwSessionConfig.Default(TwSessionMode.SyncTest).Mode, "Default(mode) sets the mode");
 
             c.SetBindAddress("[2001:db8::1234:5678]:65000");
@@ -282,7 +280,10 @@ namespace Tickwire.Tests
             ThrowsTw(TwResult.VersionMismatch, () => new TwSession(new TwSessionConfig()), "a zeroed config (forgot Default())");
             e = ThrowsTw(TwResult.VersionMismatch, () => new TwSession(Tweaked(TwSessionMode.P2P, c => { c.Host.StructSize = 8; return c; })), "host.struct_size 8");
             Contains(e.NativeMessage, "host.struct_size", "names the nested field");
-            ThrowsTw(TwResult.InvalidArgument, () => new TwSession(Tweaked(TwSessionMode.SyncTest, c => { c.Reserved[3] = 1; return c; })), "non-zero reserved bytes");
+            // The former reserved bytes are P2P settings now: other modes ignore them, 0 is the
+            // behaviour from before each field.
+            new TwSession(Tweaked(TwSessionMode.SyncTest, c => { c.ProgressTimeoutMs = 7; c.LoadingGraceMs = 1u << 24; return c; })).Dispose();
+            new TwSession(Tweaked(TwSessionMode.P2P, c => { c.ProgressTimeoutMs = 0; c.LoadingGraceMs = 0; return c; })).Dispose();
             e = ThrowsTw(TwResult.InvalidArgument, () => new TwSession(Tweaked(TwSessionMode.P2P, c => { c.SetBindAddress("not an address"); return c; })), "bad bind address");
             Contains(e.NativeMessage, "bind_address", "names the field");
 
@@ -824,6 +825,55 @@ namespace Tickwire.Tests
             {
                 pair.Dispose();
             }
+        }
+
+        private static void SessionSetLoading()
+        {
+            using (TwSession sync = new TwSession(SessionConfig(TwSessionMode.SyncTest)))
+            {
+                TickwireException e = ThrowsTw(TwResult.InvalidState, () => sync.SetLoading(true), "not P2P");
+                Contains(e.NativeMessage, "tw_session_set_loading", "names the function");
+                sync.Start();
+                ThrowsTw(TwResult.InvalidState, () => sync.SetLoading(false), "not P2P, running");
+            }
+            using (TwSession replay = new TwSession(SessionConfig(TwSessionMode.Replay)))
+            {
+                ThrowsTw(TwResult.InvalidState, () => replay.SetLoading(true), "REPLAY is not P2P");
+            }
+            using (TwSession spectator = new TwSession(SessionConfig(TwSessionMode.Spectator)))
+            {
+                ThrowsTw(TwResult.InvalidState, () => spectator.SetLoading(true), "SPECTATOR is not P2P");
+            }
+            using (TwSession server = new TwSession(TwSessionConfig.RelayServer(2, SessionGame.InputSize, "127.0.0.1:0")))
+            {
+                ThrowsTw(TwResult.InvalidState, () => server.SetLoading(true), "RELAY_SERVER is not P2P");
+            }
+            // Before Start (it applies from the start), and back.
+            SessionPair pair = new SessionPair(10000, 2000, 0.0, a => { a.SetLoading(true); a.SetLoading(false); a.SetLoading(true); });
+            try
+            {
+                // While running: announced and ended on both sides; the match goes on.
+                pair.RunFor(4000, () => pair.GameA.Count(TwSessionEventKind.Synchronized) > 0 &&
+                                        pair.GameB.Count(TwSessionEventKind.Synchronized) > 0 &&
+                                        StatsOf(pair.A).CurrentTick > 30);
+                pair.A.SetLoading(false);
+                pair.B.SetLoading(true);
+                pair.B.SetLoading(false);
+                uint before = StatsOf(pair.A).CurrentTick;
+                pair.RunFor(4000, () => StatsOf(pair.A).CurrentTick > before + 30);
+                Check(StatsOf(pair.A).CurrentTick > before + 30, "the match goes on after SetLoading(false)");
+                Equal(0, pair.GameA.Count(TwSessionEventKind.PeerDisconnected), "A dropped no peer");
+                Equal(0, pair.GameB.Count(TwSessionEventKind.PeerDisconnected), "B dropped no peer");
+                Equal(0, pair.GameA.Count(TwSessionEventKind.NoProgress), "A: no NO_PROGRESS");
+                Equal(0, pair.GameB.Count(TwSessionEventKind.NoProgress), "B: no NO_PROGRESS");
+            }
+            finally
+            {
+                pair.Dispose();
+            }
+            TwSession gone = new TwSession(SessionConfig(TwSessionMode.P2P));
+            gone.Dispose();
+            Throws<ObjectDisposedException>(() => gone.SetLoading(true), "after Dispose");
         }
 
         // --- failure paths and lifetime ---------------------------------------------------------

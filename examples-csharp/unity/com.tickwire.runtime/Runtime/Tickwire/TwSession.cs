@@ -343,6 +343,24 @@ namespace Tickwire
             ThrowIfFailed(TwNative.tw_session_set_timeouts(_handle, disconnectTimeoutMs, disconnectNotifyMs));
         }
 
+        /// <summary>
+        /// P2P: announces (true) or ends (false) a stall of this side's engine, such as a loading
+        /// screen mid-match. The peers then do not count this side's held-back inputs as no
+        /// progress (TwSessionConfig.ProgressTimeoutMs) until their LoadingGraceMs for it is
+        /// spent: that grace is per peer for the whole match, so a stall announced for ever is
+        /// still dropped once it runs out. The flag goes to the peers with every message, and
+        /// messages go only from the engine's calls: while loading, keep calling TicksDue (and
+        /// PollEvent) each frame without advancing. An engine that makes no calls at all is
+        /// silent, and dropped after DisconnectTimeoutMs whatever it announced. Any time; before
+        /// Start it applies from the start. Throws TickwireException: InvalidState in another
+        /// mode.
+        /// </summary>
+        public void SetLoading(bool loading)
+        {
+            ThrowIfDisposed();
+            ThrowIfFailed(TwNative.tw_session_set_loading(_handle, loading ? 1u : 0u));
+        }
+
         /// <summary>P2P: every local player's input delay (0..=32 ticks) from the next tick on.</summary>
         public void SetInputDelay(uint ticks)
         {

@@ -244,6 +244,9 @@ namespace Tickwire.Native
         [DllImport(Lib, CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
         internal static extern TwResult tw_session_set_timeouts(SessionHandle session, uint disconnect_timeout_ms, uint disconnect_notify_ms);
 
+        [DllImport(Lib, CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
+        internal static extern TwResult tw_session_set_loading(SessionHandle session, uint loading);
+
         // --- tw_session: byte copies (request data, desync dumps, replays) ---------------
 
         [DllImport(Lib, CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]

@@ -210,10 +210,11 @@ namespace Tickwire
         /// </summary>
         ServerLost = 23,
         /// <summary>
-        /// P2P: no tick confirmed for the disconnect timeout although messages may still flow;
-        /// Peer is the connection whose inputs are missing (0: the local inputs stopped),
-        /// Data.Tick.Tick the first unconfirmed tick. A remote peer is dropped right after
-        /// (PeerDisconnected, reason Timeout).
+        /// P2P: the confirmed tick stood still for ProgressTimeoutMs, or advanced at less than
+        /// half the tick rate for twice that, although messages still flow (an announced loading
+        /// stall is charged to the peer's LoadingGraceMs first); Peer is the connection whose
+        /// inputs hold it back (0: the local inputs), Data.Tick.Tick the first unconfirmed tick.
+        /// A remote peer is dropped right after (PeerDisconnected, reason NoProgress).
         /// </summary>
         NoProgress = 24,
         /// <summary>
@@ -317,8 +318,8 @@ namespace Tickwire
         /// </summary>
         public uint DesyncInterval;
         /// <summary>
-        /// P2P: drop a silent peer (or one whose inputs stopped confirming ticks) after this
-        /// long; 0 = never. Changeable later with TwSession.SetTimeouts.
+        /// P2P: drop a silent peer after this long; 0 = never (and the progress watch,
+        /// ProgressTimeoutMs, is off). Changeable later with TwSession.SetTimeouts.
         /// </summary>
         public uint DisconnectTimeoutMs;
         /// <summary>
@@ -339,8 +340,15 @@ namespace Tickwire
         /// <summary>P2P: non-zero saves only confirmed ticks: fewer saves, longer re-simulations.</summary>
         public uint SparseSaving;
         public TwPrediction Prediction;
-        /// <summary>Must stay zero.</summary>
-        public uint Reserved0;
+        /// <summary>
+        /// P2P: a peer that keeps talking while its inputs hold the confirmed tick still for this
+        /// long, or under half the tick rate for twice this long, is dropped
+        /// (TwDisconnectReason.NoProgress, and a NoProgress event names it): the longest hitch an
+        /// engine may take without announcing it with TwSession.SetLoading. Default 1500; 0 =
+        /// DisconnectTimeoutMs (the behaviour before this field, which took the place of a
+        /// reserved zero); never longer than DisconnectTimeoutMs.
+        /// </summary>
+        public uint ProgressTimeoutMs;
         /// <summary>
         /// P2P, SPECTATOR and the relay modes: the transport settings (MaxClients 0 = players - 1
         /// + spectators in P2P, 2 * players on a relay server).
@@ -400,8 +408,12 @@ namespace Tickwire
         /// more while their time sync runs fast). 0 is refused.
         /// </summary>
         public uint MaxCatchUpMs;
-        /// <summary>Must stay zero.</summary>
-        public fixed byte Reserved[4];
+        /// <summary>
+        /// P2P: the time each peer's announced stalls (TwSession.SetLoading) may hold the match
+        /// without counting as no progress, in total over the match, in milliseconds (default
+        /// 10000; 0 = none). It took the place of the last reserved bytes.
+        /// </summary>
+        public uint LoadingGraceMs;
 
         /// <summary>
         /// The library's defaults (tw_session_config_init_default, P2P, 2 players, 2-byte

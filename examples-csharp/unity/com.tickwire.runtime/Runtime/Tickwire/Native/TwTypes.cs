@@ -122,8 +122,9 @@ namespace Tickwire
         /// </summary>
         DeniedUnverified = 17,
         /// <summary>
-        /// P2P: the peer's inputs held the match's confirmed tick below half the tick rate for
-        /// the disconnect timeout although it kept talking: dropped. Sent to the dropped peer too.
+        /// P2P: the peer's inputs held the match's confirmed tick still for ProgressTimeoutMs, or
+        /// below half the tick rate for twice that, although it kept talking (without
+        /// SetLoading): dropped. Sent to the dropped peer too.
         /// </summary>
         NoProgress = 18,
     }

@@ -939,6 +939,17 @@ enum tw_session_event_kind
      * `peer` is named, not dropped. Once per proposer and player.
      */
     TW_SESSION_EVENT_KIND_PROPOSAL_REFUSED = 32,
+    /**
+     * P2P: player `data.player.player`'s inputs reached the peers differently by check
+     * tick `data.player.tick`: its peer sent different peers different inputs (or a
+     * peer misreports what it got). With a strict majority of the other peers agreeing
+     * (four peers or more against one liar), the majority's inputs are the player's
+     * for everyone and no DESYNC follows between the honest peers; `peer` is then the
+     * peer this side takes the player's inputs from, having received others (it
+     * resimulated), or 0 if this side had the majority's. Without a majority (three
+     * peers), DESYNC follows with the player as `culprit`. Once per player.
+     */
+    TW_SESSION_EVENT_KIND_INPUTS_DISAGREE = 33,
 };
 #ifndef __cplusplus
 #if __STDC_VERSION__ >= 202311L

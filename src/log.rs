@@ -178,6 +178,7 @@ fn describe(e: &tw_session_event) -> Option<(LogLevel, Described<'_>)> {
             || k == K::PeerDisconnected as u32
             || k == K::PlayerDisconnected as u32
             || k == K::ProposalRefused as u32
+            || k == K::InputsDisagree as u32
             || k == K::RollbackTooFar as u32
             || k == K::SpectatorDropped as u32
             || k == K::ConnectionRejected as u32
@@ -273,6 +274,14 @@ impl fmt::Display for Described<'_> {
                 "peer {} says player {} disconnected from tick {}; not taken (this side still hears it)",
                 e.peer, p.player, p.tick
             );
+        }
+        if k == K::InputsDisagree as u32 {
+            let p = unsafe { e.data.player };
+            write!(f, "player {}'s inputs reached the peers differently by tick {}", p.player, p.tick)?;
+            if e.peer != 0 {
+                write!(f, "; the majority's taken from peer {}", e.peer)?;
+            }
+            return Ok(());
         }
         if [K::PredictionWindowFull, K::RollbackTooFar, K::DesyncDumpReady, K::Synchronized]
             .iter()

@@ -173,6 +173,15 @@ pub enum tw_session_event_kind {
     /// and not passed on. A lie, or a link that failed only between those two peers;
     /// `peer` is named, not dropped. Once per proposer and player.
     ProposalRefused = 32,
+    /// P2P: player `data.player.player`'s inputs reached the peers differently by check
+    /// tick `data.player.tick`: its peer sent different peers different inputs (or a
+    /// peer misreports what it got). With a strict majority of the other peers agreeing
+    /// (four peers or more against one liar), the majority's inputs are the player's
+    /// for everyone and no DESYNC follows between the honest peers; `peer` is then the
+    /// peer this side takes the player's inputs from, having received others (it
+    /// resimulated), or 0 if this side had the majority's. Without a majority (three
+    /// peers), DESYNC follows with the player as `culprit`. Once per player.
+    InputsDisagree = 33,
 }
 
 /// Why a relay server removed a player (`tw_session_event_relay.reason` of
@@ -612,6 +621,10 @@ impl tw_session_event {
                 Event::ProposalRefused { by, player, tick } => {
                     out.data.player = tw_session_event_player { player: player as u32, tick };
                     (K::ProposalRefused, by)
+                }
+                Event::InputsDisagree { player, tick, source } => {
+                    out.data.player = tw_session_event_player { player: player as u32, tick };
+                    (K::InputsDisagree, source.unwrap_or(0))
                 }
                 Event::PredictionWindowFull { tick, peer } => {
                     out.data.tick = tw_session_event_tick { tick };

@@ -135,6 +135,7 @@ pub fn p2p_session(data: &[u8]) {
                     let b = inp.bytes(INPUT_SIZE);
                     let _ = s.set_prediction(p, inp.bool().then_some(b));
                 }
+                3 if op & 0x80 != 0 => s.set_loading(inp.bool()),
                 _ => s.update(now),
             },
             _ => {

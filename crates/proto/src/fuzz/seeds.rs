@@ -714,6 +714,31 @@ fn p2p(c: &mut Vec<Entry>) {
         frame(&mut s, 5);
         put(c, "p2p_session", name, s.done());
     }
+    // The reconciliation's messages on the three-peer layout (op 3: raw bytes from
+    // peer 1): requests about peer 2's player (served once a tick), about its own
+    // (refused), truncated; an answer nobody asked for; a loading announcement.
+    {
+        let mut s = B::default();
+        s.u8(0x09);
+        for _ in 0..30 {
+            msg(&mut s, 0x00, 1, None);
+            msg(&mut s, 0x20, 1, None);
+            frame(&mut s, 1);
+        }
+        let req = |player: u16, from: u32, to: u32| {
+            let mut m = vec![0x25];
+            m.extend_from_slice(&player.to_le_bytes());
+            m.extend_from_slice(&from.to_le_bytes());
+            m.extend_from_slice(&to.to_le_bytes());
+            m
+        };
+        s.u8(0x03).blob(&req(2, 0, u32::MAX)).u8(0x03).blob(&req(2, 0, u32::MAX));
+        s.u8(0x03).blob(&req(1, 0, 10)).u8(0x03).blob(&req(2, 0, 10)[..7]);
+        s.u8(0x03).blob(&[0x26, 2, 0, 0, 0, 0, 0, 1, 0, 7, 7]);
+        s.u8(0x85).u8(0x83).u8(1);
+        frame(&mut s, 3);
+        put(c, "p2p_session", "reconcile-messages", s.done());
+    }
     // Issue 13, 2: an ack 100000 ticks ahead of anything sent.
     let mut s = B::default();
     s.u8(0x08);

@@ -74,6 +74,16 @@ impl ChecksumLog {
         self.len = (self.len + 1).min(self.ring.len());
     }
 
+    /// Forgets the entries of ticks after `tick` (their inputs were corrected: they
+    /// are pushed again once final).
+    pub fn truncate_after(&mut self, tick: Tick) {
+        let n = self.ring.len();
+        while self.len > 0 && self.ring[(self.at + n - 1) % n].0 > tick {
+            self.at = (self.at + n - 1) % n;
+            self.len -= 1;
+        }
+    }
+
     /// The input digests of `tick`, if remembered (empty if it had none).
     pub fn digests(&self, tick: Tick) -> Option<&[u32]> {
         let n = self.ring.len();
@@ -134,8 +144,22 @@ impl InputDigests {
 
     /// Adds `player`'s input of tick `end()`.
     pub fn add(&mut self, player: usize, status: InputStatus, bytes: &[u8]) {
-        let h = fnv1a64_extend(self.state[player], &[status as u8]);
-        self.state[player] = fnv1a64_extend(h, bytes);
+        self.state[player] = digest_step(self.state[player], status, bytes);
+    }
+
+    /// The running digests (one per player) of every tick before `end()`, unfolded:
+    /// what [`InputDigests::rewind`] takes back.
+    pub fn raw(&self) -> &[u64] {
+        &self.state
+    }
+
+    /// Goes back to `end` with the running digests `raw` had there (inputs of later
+    /// ticks were corrected and are digested again). Lost digests stay lost.
+    pub fn rewind(&mut self, end: Tick, raw: &[u64]) {
+        if !self.lost && raw.len() == self.state.len() && end <= self.end {
+            self.state.copy_from_slice(raw);
+            self.end = end;
+        }
     }
 
     /// Every player's input of tick `end()` was added: moves to the next tick.
@@ -155,11 +179,24 @@ impl InputDigests {
             return &[];
         }
         for (f, &h) in self.folded.iter_mut().zip(&self.state) {
-            *f = (h ^ (h >> 32)) as u32;
+            *f = fold_digest(h);
         }
         &self.folded
     }
 }
+
+/// One tick of a running input digest: its status byte, then its bytes.
+pub fn digest_step(state: u64, status: InputStatus, bytes: &[u8]) -> u64 {
+    fnv1a64_extend(fnv1a64_extend(state, &[status as u8]), bytes)
+}
+
+/// A running digest as it goes on the wire.
+pub fn fold_digest(h: u64) -> u32 {
+    (h ^ (h >> 32)) as u32
+}
+
+/// The running digest of no input.
+pub const DIGEST_START: u64 = FNV1A64_START;
 
 /// A decoded desync dump, for tools and tests.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -105,6 +105,24 @@ pub enum Event {
         /// The tick that would have had to be loaded.
         tick: Tick,
     },
+    /// `player`'s inputs reached the peers differently: the input digests of the peers
+    /// other than its own (this one included) disagree by check tick `tick`. Its peer
+    /// sent different peers different inputs, or one peer misreports what it got.
+    /// With a strict majority of those peers agreeing (four peers or more against one
+    /// liar), the majority's inputs are the player's for everyone: a peer that got
+    /// others takes the majority's from a peer that has them (`source`) and
+    /// resimulates, and no desync is reported between the honest peers. Without a
+    /// majority the checksums' `Desync` follows, naming the player as culprit. Raised
+    /// once per player.
+    InputsDisagree {
+        /// The player whose inputs differ.
+        player: usize,
+        /// The check tick by which they differ.
+        tick: Tick,
+        /// This side had received other inputs than the majority: the peer it takes
+        /// the player's inputs from now (None: this side had the majority's).
+        source: Option<PeerId>,
+    },
     /// Checksums of a confirmed tick differ between this peer and `peer`. When the
     /// digests of the inputs both received show whose inputs reached them differently,
     /// that player is the `culprit`: its peer sent different inputs to different peers

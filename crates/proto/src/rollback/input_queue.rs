@@ -166,6 +166,24 @@ impl InputQueue {
         AddOutcome::Added
     }
 
+    /// Replaces the confirmed input of `tick` (still remembered, before any disconnect)
+    /// with `input`, and marks the tick mismatched if it changed, so that the session
+    /// resimulates from it: the peers agreed this player's input was another than the
+    /// one received (see `p2p/reconcile.rs`). Returns whether it changed.
+    pub fn correct(&mut self, tick: Tick, input: &[u8]) -> bool {
+        debug_assert_eq!(input.len(), self.size);
+        if self.confirmed(tick).is_none() || self.disconnect_at.is_some_and(|d| tick >= d) {
+            return false;
+        }
+        let r = self.slot(tick);
+        if self.ring[r.clone()] == *input {
+            return false;
+        }
+        self.ring[r].copy_from_slice(input);
+        self.force_mismatch(tick);
+        true
+    }
+
     /// The confirmed input of `tick`, if it is confirmed and still remembered.
     pub fn confirmed(&self, tick: Tick) -> Option<&[u8]> {
         let in_range = tick < self.next && (self.next - tick) as usize <= self.capacity();

@@ -26,6 +26,7 @@ mod net;
 mod peer;
 mod progress;
 mod proposals;
+mod reconcile;
 
 pub use config::{P2pConfig, P2pStats, PeerSyncStats, SessionError, p2p_timeouts_fit};
 use forensics::DumpJob;
@@ -130,6 +131,8 @@ pub struct P2pSession {
     max_ticks_per_msg: usize,
     /// The progress watch (see `progress.rs`).
     watch: progress::ProgressWatch,
+    /// Settling a player whose inputs reached the peers differently (see `reconcile.rs`).
+    recon: reconcile::Reconcile,
     /// Connections to close at the next `send_messages` (peers that broke the protocol).
     /// Connections to close at the next `send_messages`, with what the peer is told
     /// (None: the plain close of this side, `Client` or `Server`).
@@ -172,6 +175,7 @@ impl P2pSession {
         let max_ticks_per_msg =
             (1..=255usize).take_while(|&c| msg_fits(c, local.len(), k, cfg.input_size)).last().unwrap_or(1);
         let n = players.len();
+        let npeers = peers.len();
         let window = cfg.max_prediction as usize;
         Ok(P2pSession {
             queues: (0..n).map(|_| InputQueue::new(cfg.input_size, cfg.history, cfg.prediction)).collect(),
@@ -203,6 +207,7 @@ impl P2pSession {
             out: Vec::with_capacity(crate::wire::MAX_DATAGRAM_SIZE),
             max_ticks_per_msg,
             watch: progress::ProgressWatch::new(now),
+            recon: reconcile::Reconcile::new(n, npeers, &vec![super::desync::DIGEST_START; n]),
             to_close: Vec::new(),
             removed: vec![false; players.len()],
             stats: P2pStats { time_scale: 1.0, ..P2pStats::default() },
@@ -252,10 +257,21 @@ impl P2pSession {
         }
     }
 
+    /// The peers whose clocks matter: heard, and with a player still in the match. A
+    /// peer whose players were all taken out by the others' proposals may still be
+    /// connected (this side did not lose it), but the match no longer waits for it:
+    /// counting its frozen tick held a whole match 3% slow after a staller was
+    /// dropped by the others first.
+    fn timed_peers(&self) -> impl Iterator<Item = &Peer> {
+        self.peers
+            .iter()
+            .filter(|p| p.phase.heard() && p.players.iter().any(|&i| self.queues[i].disconnect_tick().is_none()))
+    }
+
     /// Mean over connected peers of how many ticks this peer is ahead (ungated).
     pub fn frames_ahead(&self) -> f32 {
         let (mut s, mut n) = (0.0, 0);
-        for p in self.peers.iter().filter(|p| p.phase.heard()) {
+        for p in self.timed_peers() {
             s += p.adv.frames_ahead();
             n += 1;
         }
@@ -264,7 +280,7 @@ impl P2pSession {
 
     fn agreed_ahead(&self) -> f32 {
         let (mut s, mut n) = (0.0, 0);
-        for p in self.peers.iter().filter(|p| p.phase.heard()) {
+        for p in self.timed_peers() {
             s += p.adv.agreed_ahead();
             n += 1;
         }
@@ -489,8 +505,13 @@ impl P2pSession {
         self.ring.invalidate_after(s);
         self.requests.push_load(s, slot);
         let confirmed = self.confirmed_all();
+        // A rollback deeper than the ring's slots (a repair from a check tick, see
+        // `p2p/reconcile.rs`) saves only what the ring keeps: the newest ticks and the
+        // check ticks. Saving every tick would reuse a slot within the batch, and the
+        // engine's answer for the evicted tick would be refused.
+        let recent = (self.cfg.max_prediction + 2) as Tick;
         for t in s..self.current {
-            if t > s && self.should_save(t, confirmed) {
+            if t > s && self.should_save(t, confirmed) && (self.is_check(t) || t + recent > self.current) {
                 self.save(t);
             }
             self.push_advance(t, true);
@@ -526,6 +547,9 @@ impl P2pSession {
             let t = self.next_check;
             match self.ring.checksum(t) {
                 Some(c) => {
+                    if !self.digests.is_lost() && self.digests.end() == t {
+                        self.recon.snapshot(t, self.digests.raw());
+                    }
                     self.checks.push(t, c, self.digests.folded());
                     let mut theirs = std::mem::take(&mut self.their_digests);
                     for i in 0..self.peers.len() {
@@ -534,6 +558,7 @@ impl P2pSession {
                         }
                     }
                     self.their_digests = theirs;
+                    self.decide(t);
                 }
                 // Saved in this batch: its checksum comes with confirm_save.
                 None if self.ring.slot_of(t).is_some() => break,
@@ -541,6 +566,7 @@ impl P2pSession {
             }
             self.next_check += self.cfg.desync_interval;
         }
+        self.expire_deferred();
         if let Some(rec) = self.recorder.as_mut() {
             while rec.end_tick() < bound {
                 let t = rec.end_tick();

@@ -24,7 +24,11 @@ pub struct Game {
     pub state: Vec<i64>,
     slots: Vec<Vec<i64>>,
     /// Final checksum of each tick's starting state (the last save wins), if recording.
+    /// A rollback forgets the saves after the tick it loads: a resimulation deeper than
+    /// the session's slots saves only some ticks again.
     pub checksums: Vec<Option<u64>>,
+    /// The checksum of each tick's starting state as last played (saved or not).
+    pub played: Vec<Option<u64>>,
     pub record: bool,
     /// Injected nondeterminism: the game reads a counter that is not part of the state.
     pub nondeterministic: bool,
@@ -42,6 +46,7 @@ impl Game {
             slots: vec![state.clone(); slots],
             state,
             checksums: Vec::with_capacity(40_000),
+            played: Vec::with_capacity(40_000),
             record: true,
             nondeterministic: false,
             hidden: 0,
@@ -98,25 +103,36 @@ impl Game {
     }
 
     /// Runs one request; the answer goes back to the session.
+    fn remember(list: &mut Vec<Option<u64>>, tick: Tick, c: u64) {
+        let t = tick as usize;
+        if list.len() <= t {
+            list.resize(t + 1, None);
+        }
+        list[t] = Some(c);
+    }
+
     pub fn apply(&mut self, r: Request<'_>) -> Option<Answer> {
         match r {
             Request::Save { tick, slot } => {
                 self.slots[slot].copy_from_slice(&self.state);
                 let c = self.checksum();
                 if self.record {
-                    let t = tick as usize;
-                    if self.checksums.len() <= t {
-                        self.checksums.resize(t + 1, None);
-                    }
-                    self.checksums[t] = Some(c);
+                    Self::remember(&mut self.checksums, tick, c);
                 }
                 Some(Answer::Saved(tick, c))
             }
-            Request::Load { slot, .. } => {
+            Request::Load { slot, tick } => {
                 self.state.copy_from_slice(&self.slots[slot]);
+                for c in self.checksums.iter_mut().skip(tick as usize + 1) {
+                    *c = None;
+                }
                 None
             }
             Request::Advance { tick, inputs, resimulating, .. } => {
+                if self.record {
+                    let c = self.checksum();
+                    Self::remember(&mut self.played, tick, c);
+                }
                 self.advances += 1;
                 self.resimulated += resimulating as u64;
                 self.step(tick, &inputs);
@@ -337,15 +353,15 @@ impl Mesh {
         self.peers.iter().filter(|p| p.alive).map(|p| p.session.stats().confirmed_tick).min().unwrap()
     }
 
-    /// Asserts every live peer has the same checksum at every tick before `end`;
-    /// returns how many ticks were compared.
+    /// Asserts every live peer played the same state at every tick in `start..end`
+    /// (as it last played it); returns how many ticks were compared.
     pub fn assert_in_sync(&self, start: Tick, end: Tick) -> usize {
         let live: Vec<&Peer> = self.peers.iter().filter(|p| p.alive).collect();
         for t in start as usize..end as usize {
-            let first = live[0].game.checksums.get(t).copied().flatten();
-            assert!(first.is_some(), "peer 0 has no checksum for confirmed tick {t}");
+            let first = live[0].game.played.get(t).copied().flatten();
+            assert!(first.is_some(), "peer 0 did not play confirmed tick {t}");
             for (i, p) in live.iter().enumerate().skip(1) {
-                let c = p.game.checksums.get(t).copied().flatten();
+                let c = p.game.played.get(t).copied().flatten();
                 assert_eq!(c, first, "tick {t}: peer {i} differs from peer 0");
             }
         }

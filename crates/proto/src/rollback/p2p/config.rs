@@ -185,6 +185,9 @@ pub struct P2pStats {
     pub checks_compared: u64,
     /// Desyncs detected.
     pub desyncs: u64,
+    /// Times this side had received other inputs of a player than the majority of the
+    /// peers, and took theirs (see [`RollbackEvent::InputsDisagree`](crate::RollbackEvent)).
+    pub repairs: u64,
 }
 
 /// What a session knows of its sync with one remote peer: the figures of a net overlay,

@@ -76,9 +76,27 @@ impl P2pSession {
         p.compared_until = Some(tick);
         self.stats.checks_compared += 1;
         if local == remote {
-            return;
+            return self.record_vote(peer_index, tick, theirs, None);
         }
         let culprit = self.culprit(peer_index, tick, theirs);
+        // A third peer's player whose inputs the two of us received differently: the
+        // votes of every peer on it settle whose inputs stand (`reconcile.rs`).
+        if let Some(c) = culprit.filter(|&c| self.defers(peer_index, c)) {
+            return self.record_vote(peer_index, tick, theirs, Some((local, remote, c)));
+        }
+        self.record_vote(peer_index, tick, theirs, None);
+        self.report_desync(peer_index, tick, local, remote, culprit);
+    }
+
+    /// Raises a `Desync` with peer `peer_index` (and dumps the first one with it).
+    pub(super) fn report_desync(
+        &mut self,
+        peer_index: usize,
+        tick: Tick,
+        local: u64,
+        remote: u64,
+        culprit: Option<usize>,
+    ) {
         let p = &mut self.peers[peer_index];
         let first_with_peer = !std::mem::replace(&mut p.desynced, true);
         let peer = p.id;

@@ -35,7 +35,14 @@ impl P2pSession {
     pub fn handle_message(&mut self, now: Micros, peer: PeerId, data: &[u8]) {
         self.now = self.now.max(now);
         if let Some(pi) = self.peers.iter().position(|p| p.id == peer) {
-            return self.on_peer_message(pi, data);
+            if self.peers[pi].phase.is_gone() {
+                return;
+            }
+            return match data.first() {
+                Some(&super::reconcile::KIND_REPAIR_REQUEST) => self.on_repair_request(pi, data),
+                Some(&super::reconcile::KIND_REPAIR) => self.on_repair(pi, data),
+                _ => self.on_peer_message(pi, data),
+            };
         }
         if let Some(s) = self.spectators.iter_mut().find(|s| s.id == peer) {
             let mut scratch = std::mem::take(&mut self.scratch);
@@ -81,6 +88,12 @@ impl P2pSession {
             self.scratch = scratch;
             return self.close_violator(pi);
         }
+        // The bound proposals are checked against is the one before this message: its
+        // confirmed tick may be past a player it disconnects in the same message (a
+        // disconnected player confirms every tick), and checked against that, an
+        // honest proposal looked like one reaching back past final ticks (an honest
+        // peer was closed as a violator).
+        let proposal_bound = self.safe_bound();
         let p = &mut self.peers[pi];
         p.last_recv = now;
         if h.loading {
@@ -137,13 +150,17 @@ impl P2pSession {
                 break;
             }
             for (j, &player) in self.peers[pi].players.iter().enumerate() {
+                if self.recon.forwarded(player) {
+                    // Its peer lied to this side: its inputs come from a majority peer.
+                    continue;
+                }
                 let at = (i * k + j) * s;
                 if self.queues[player].add_confirmed(t as Tick, &d.inputs[at..at + s]) == AddOutcome::Gap {
                     break 'ticks;
                 }
             }
         }
-        if !self.take_proposals(pi, &d) {
+        if !self.take_proposals(pi, &d, proposal_bound) {
             self.scratch = scratch;
             return self.close_violator(pi);
         }
@@ -397,6 +414,7 @@ impl P2pSession {
         }
         self.send_to_spectators(endpoint, &mut out);
         self.out = out;
+        self.send_repairs(endpoint);
     }
 
     /// The first of our unacked inputs (`oldest..local_next`) that the next message to

@@ -92,6 +92,23 @@ impl P2pSession {
         self.watch.loading
     }
 
+    /// Whether this side's own watch is about to drop `player`'s peer too: `player`
+    /// holds the match here, and the watch has counted all of its time against it but
+    /// `skew_us` (how much later than a peer this side can see the same stall: the
+    /// inputs reach the peers at different times). A peer that dropped it as
+    /// NO_PROGRESS a moment earlier is then followed, not refused and named. Without
+    /// the skew a liar could get a player with an honest hitch removed by proposing it
+    /// early; with it, only a hitch within `skew_us` of the progress timeout.
+    pub(super) fn about_to_drop(&self, player: usize, skew_us: Micros) -> bool {
+        let p = self.progress_timeout();
+        if p == 0 || self.watch.blocker != Some(player) || self.confirmed_all() != self.watch.moved.0 {
+            return false;
+        }
+        let (stalled, crawled) =
+            (self.now.saturating_sub(self.watch.moved.1), self.now.saturating_sub(self.watch.anchor.1));
+        stalled + skew_us >= p || crawled + skew_us >= 2 * p
+    }
+
     /// `P`: the stall rule's time, 0 when the watch is off.
     fn progress_timeout(&self) -> Micros {
         let drop = self.cfg.disconnect_timeout_us;

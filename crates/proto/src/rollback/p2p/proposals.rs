@@ -5,20 +5,21 @@
 //! Taken at face value, one liar could remove a live player from everyone else's
 //! game (and the proposal was relayed on through the mesh). A proposal about a third
 //! player is taken only with evidence this side has itself (it lost that player's
-//! peer too) or from a majority of the live peers; otherwise it is held (the
+//! peer too, or its progress watch is about to drop it) or from a majority of the live peers; otherwise it is held (the
 //! proposer repeats it in every message) and never relayed, since a peer only
 //! relays the disconnects it took. A lie and a link that failed between two peers
 //! only look the same from here, so the proposer is not punished for it.
 
 use super::peer::PeerPhase;
 use super::{Event, P2pSession, PeerId, PlayerKind, Tick};
+use crate::clock::Micros;
 use crate::rollback::message::Decoded;
 
 impl P2pSession {
     /// Records the disconnect proposals of peer `pi`'s message and takes those this
     /// side agrees with. False: a proposal no honest peer sends (the caller closes it).
-    pub(super) fn take_proposals(&mut self, pi: usize, d: &Decoded<'_>) -> bool {
-        let bound = self.safe_bound();
+    /// `bound`: the ticks final everywhere before the message came.
+    pub(super) fn take_proposals(&mut self, pi: usize, d: &Decoded<'_>, bound: Tick) -> bool {
         self.peers[pi].proposals.fill(None);
         for (player, tick) in d.disconnects() {
             let player = player as usize;
@@ -72,9 +73,14 @@ impl P2pSession {
         let Some((tick, by)) = self.earliest_proposal(player) else { return };
         // Already disconnected here: only an earlier tick can change anything, and
         // every side converges on the earliest.
+        // The proposer may have seen the player stall a round trip (and a couple of
+        // frames) before this side does.
+        let skew = self.peers.iter().find(|p| p.id == by).map_or(0, |p| 2 * p.rtt_us as Micros)
+            + 2 * self.cfg.clock.tick_us as Micros;
         let taken = self.queues[player].disconnect_tick().is_some()
             || by == owner
             || self.lost(owner)
+            || self.about_to_drop(player, skew)
             || self.majority_proposes(player, Some(owner));
         if taken {
             self.mark_disconnected(player, tick, Some(by));

@@ -264,6 +264,15 @@ namespace Tickwire
         /// and no majority agrees: held, not taken, not passed on. Peer is named, not dropped.
         /// </summary>
         ProposalRefused = 32,
+        /// <summary>
+        /// P2P: player Data.Player.Player's inputs reached the peers differently by check tick
+        /// Data.Player.Tick (its peer sent different peers different inputs, or a peer misreports
+        /// them). With a strict majority of the other peers (four or more against one liar) the
+        /// majority's inputs stand for everyone and no Desync follows between honest peers; Peer
+        /// is the peer this side now takes them from (it had others and resimulated), or 0.
+        /// Without a majority a Desync naming the player follows. Once per player.
+        /// </summary>
+        InputsDisagree = 33,
     }
 
     /// <summary>tw_synctest_state: which state of a synctest mismatch TakeSynctestState copies.</summary>

@@ -1881,8 +1881,8 @@ typedef struct tw_session_config {
     /**
      * Bytes per input, 1..=`TW_MAX_INPUT_SIZE` (255; default 2); the same for every
      * player. P2P: one tick of every player's input must fit one datagram (room for
-     * disconnect entries and checksum reports included: 4 players of 255 bytes, 8 of
-     * 129, 16 of 61), else `tw_session_create` says the most that fits. The relay
+     * disconnect entries, checksum reports and 16-byte input digests included: 4
+     * players of 255 bytes, 8 of 129, 12 of 74, 16 of 49, 32 of 12), else `tw_session_create` says the most that fits. The relay
      * sends larger steps in pieces: 255 bytes for every slot is fine there.
      */
     uint32_t input_size;

@@ -15,7 +15,7 @@ use crate::tick::TickClockConfig;
 /// The largest input one player sends per tick, in bytes: the wire formats count input
 /// bytes in one byte. A relay step larger than a datagram goes in pieces; in P2P the
 /// inputs of one peer's local players for one tick must fit one datagram together
-/// (`p2p_inputs_fit`: 4 players of 255 bytes do, 16 of 61).
+/// (`p2p_inputs_fit`: 4 players of 255 bytes do, 16 of 49).
 pub const MAX_INPUT_SIZE: usize = 255;
 
 /// Fastest tick rate a session accepts, in Hz.

@@ -71,8 +71,8 @@ fn peers_with_mixed_delays_stay_in_sync() {
 /// of the ticks at 5%; 128 bytes keep up at 5%. docs/p2p.md says so.
 fn run_large_inputs(size: usize, loss: f64) {
     use tickwire_proto::{MAX_INPUT_SIZE, NetEvent, p2p_inputs_fit};
-    assert!(p2p_inputs_fit(4, MAX_INPUT_SIZE) && p2p_inputs_fit(8, 128) && p2p_inputs_fit(16, 60));
-    assert!(!p2p_inputs_fit(8, MAX_INPUT_SIZE) && !p2p_inputs_fit(16, 64) && !p2p_inputs_fit(32, 32));
+    assert!(p2p_inputs_fit(4, MAX_INPUT_SIZE) && p2p_inputs_fit(8, 128) && p2p_inputs_fit(16, 49));
+    assert!(!p2p_inputs_fit(8, MAX_INPUT_SIZE) && !p2p_inputs_fit(16, 50) && !p2p_inputs_fit(32, 13));
     let cfg = P2pConfig { input_size: size, ..P2pConfig::default() };
     let too_many = vec![PlayerKind::Local; 8];
     assert!(P2pSession::new(P2pConfig { input_size: MAX_INPUT_SIZE, ..cfg.clone() }, &too_many, 0).is_err());

@@ -161,7 +161,7 @@ fn a_peer_that_misreports_digests_changes_nobodys_inputs() {
         if d.header.kind != KIND_INPUT || d.digests().len() != 4 {
             return;
         }
-        let mut digests: Vec<u32> = d.digests().collect();
+        let mut digests: Vec<u128> = d.digests().collect();
         digests[1] ^= 0x5a5a;
         let (h, k) = (d.header, d.header.players as usize);
         let inputs = d.inputs.to_vec();

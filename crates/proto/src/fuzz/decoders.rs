@@ -118,7 +118,7 @@ pub fn p2p_message(data: &[u8]) {
     assert_eq!(d.inputs.len(), count * players * input_size);
     let disconnects: Vec<_> = d.disconnects().collect();
     let reports: Vec<_> = d.reports().collect();
-    let digests: Vec<u32> = d.digests().collect();
+    let digests: Vec<u128> = d.digests().collect();
     // Every report the decoder validated is readable.
     let inputs = d.inputs.to_vec();
     let mut out = Vec::new();

@@ -43,7 +43,7 @@ fn peer_message(inp: &mut Input<'_>, kind: u8, players: usize, match_players: us
     inputs.resize(n, 0);
     let disconnects: Vec<(u16, Tick)> = (0..inp.u8() % 3).map(|_| (inp.u8() as u16 % 6, inp.tick_near(base))).collect();
     let reports: Vec<(Tick, u64)> = (0..inp.u8() % 3).map(|_| (inp.tick_near(base), inp.u64() % 4)).collect();
-    let digests: Vec<u32> = match reports.is_empty() {
+    let digests: Vec<u128> = match reports.is_empty() {
         true => Vec::new(),
         false => {
             let n = match inp.u8() % 4 {
@@ -51,7 +51,7 @@ fn peer_message(inp: &mut Input<'_>, kind: u8, players: usize, match_players: us
                 3 => inp.u8() as usize % 6,
                 _ => match_players,
             };
-            (0..n).map(|_| inp.u8() as u32 % 4).collect()
+            (0..n).map(|_| inp.u8() as u128 % 4).collect()
         }
     };
     let p = h.players as usize;

@@ -85,7 +85,7 @@ fn with(first: u8, rest: &[u8]) -> Vec<u8> {
     v
 }
 
-fn p2p_msg(h: &Header, inputs: &[u8], disconnects: &[(u16, u32)], reports: &[(u32, u64)], digests: &[u32]) -> Vec<u8> {
+fn p2p_msg(h: &Header, inputs: &[u8], disconnects: &[(u16, u32)], reports: &[(u32, u64)], digests: &[u128]) -> Vec<u8> {
     let mut out = Vec::new();
     let p = h.players as usize;
     message::encode(

@@ -21,7 +21,6 @@
 //! ```
 
 use crate::request::{InputStatus, Tick};
-use crate::rollback::{FNV1A64_START, fnv1a64_extend};
 use crate::transport::PeerId;
 
 const MAGIC: &[u8; 4] = b"TWDS";
@@ -43,7 +42,7 @@ pub struct ChecksumLog {
     at: usize,
     players: usize,
     /// `players` digests per ring entry, allocated once.
-    digests: Vec<u32>,
+    digests: Vec<InputDigest>,
     /// Whether the entry has digests (none once they were lost).
     has_digests: [bool; 64],
 }
@@ -63,7 +62,7 @@ impl ChecksumLog {
 
     /// Adds a final checksum and the input digests of the same tick (`players` of
     /// them, or none).
-    pub fn push(&mut self, tick: Tick, checksum: u64, digests: &[u32]) {
+    pub fn push(&mut self, tick: Tick, checksum: u64, digests: &[InputDigest]) {
         self.ring[self.at] = (tick, checksum);
         let full = digests.len() == self.players;
         self.has_digests[self.at] = full;
@@ -85,14 +84,14 @@ impl ChecksumLog {
     }
 
     /// The input digests of `tick`, if remembered (empty if it had none).
-    pub fn digests(&self, tick: Tick) -> Option<&[u32]> {
+    pub fn digests(&self, tick: Tick) -> Option<&[InputDigest]> {
         let n = self.ring.len();
         let i = (0..self.len).map(|i| (self.at + n - 1 - i) % n).find(|&i| self.ring[i].0 == tick)?;
         Some(if self.has_digests[i] { &self.digests[i * self.players..][..self.players] } else { &[] })
     }
 
     /// The input digests of the newest entry (empty if none).
-    pub fn newest_digests(&self) -> &[u32] {
+    pub fn newest_digests(&self) -> &[InputDigest] {
         match self.iter_newest().next() {
             Some((t, _)) => self.digests(t).unwrap_or(&[]),
             None => &[],
@@ -111,25 +110,29 @@ impl ChecksumLog {
     }
 }
 
+/// One player's running input digest: 128 bits of a SHA-256 chain.
+pub type InputDigest = u128;
+
 /// Running digests of each player's confirmed inputs from tick 0, one tick at a
-/// time: FNV-1a 64 over each tick's status byte and input bytes. No cryptographic
-/// strength is needed: peers compare what each of them received, and every one holds
-/// the inputs the digest is over. On the wire each is folded to 32 bits.
+/// time: each tick, the first 128 bits of SHA-256 over the digest so far, the tick's
+/// status byte and its input bytes. They must resist collisions: the peers vote with
+/// them on a player's inputs (`p2p/reconcile.rs`), and a liar able to find two input
+/// streams with one digest (FNV-1a folded to 32 bits, before, took seconds) could send
+/// each peer another one unseen. A tick costs one SHA-256 block per player.
 #[derive(Debug, Clone)]
 pub struct InputDigests {
-    state: Vec<u64>,
+    state: Vec<InputDigest>,
     /// Every tick before this one is digested.
     end: Tick,
     /// An input to digest was no longer held (see `lose`): from then on there are no
     /// digests, rather than ones that would differ from every peer's.
     lost: bool,
-    folded: Vec<u32>,
 }
 
 impl InputDigests {
     /// Digests of no input yet, for `players`.
     pub fn new(players: usize) -> Self {
-        InputDigests { state: vec![FNV1A64_START; players], end: 0, lost: false, folded: vec![0; players] }
+        InputDigests { state: vec![DIGEST_START; players], end: 0, lost: false }
     }
 
     /// The first tick not yet digested.
@@ -147,17 +150,11 @@ impl InputDigests {
         self.state[player] = digest_step(self.state[player], status, bytes);
     }
 
-    /// The running digests (one per player) of every tick before `end()`, unfolded:
-    /// what [`InputDigests::rewind`] takes back.
-    pub fn raw(&self) -> &[u64] {
-        &self.state
-    }
-
-    /// Goes back to `end` with the running digests `raw` had there (inputs of later
-    /// ticks were corrected and are digested again). Lost digests stay lost.
-    pub fn rewind(&mut self, end: Tick, raw: &[u64]) {
-        if !self.lost && raw.len() == self.state.len() && end <= self.end {
-            self.state.copy_from_slice(raw);
+    /// Goes back to `end` with the digests `at_end` had there (inputs of later ticks
+    /// were corrected and are digested again). Lost digests stay lost.
+    pub fn rewind(&mut self, end: Tick, at_end: &[InputDigest]) {
+        if !self.lost && at_end.len() == self.state.len() && end <= self.end {
+            self.state.copy_from_slice(at_end);
             self.end = end;
         }
     }
@@ -173,30 +170,25 @@ impl InputDigests {
         self.end = self.end.max(until);
     }
 
-    /// The digests of every tick before `end()`, folded to 32 bits (empty if lost).
-    pub fn folded(&mut self) -> &[u32] {
-        if self.lost {
-            return &[];
-        }
-        for (f, &h) in self.folded.iter_mut().zip(&self.state) {
-            *f = fold_digest(h);
-        }
-        &self.folded
+    /// The digests of every tick before `end()` (empty if lost).
+    pub fn current(&self) -> &[InputDigest] {
+        if self.lost { &[] } else { &self.state }
     }
 }
 
-/// One tick of a running input digest: its status byte, then its bytes.
-pub fn digest_step(state: u64, status: InputStatus, bytes: &[u8]) -> u64 {
-    fnv1a64_extend(fnv1a64_extend(state, &[status as u8]), bytes)
-}
-
-/// A running digest as it goes on the wire.
-pub fn fold_digest(h: u64) -> u32 {
-    (h ^ (h >> 32)) as u32
+/// One tick of a running input digest.
+pub fn digest_step(state: InputDigest, status: InputStatus, bytes: &[u8]) -> InputDigest {
+    use sha2::{Digest, Sha256};
+    let mut h = Sha256::new();
+    h.update(state.to_le_bytes());
+    h.update([status as u8]);
+    h.update(bytes);
+    let out = h.finalize();
+    InputDigest::from_le_bytes(out[..16].try_into().expect("16 of 32 bytes"))
 }
 
 /// The running digest of no input.
-pub const DIGEST_START: u64 = FNV1A64_START;
+pub const DIGEST_START: InputDigest = 0;
 
 /// A decoded desync dump, for tools and tests.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -384,25 +376,25 @@ mod tests {
         assert_eq!(DesyncDump::decode(&v1), Ok(none));
         let mut log = ChecksumLog::new(2);
         for t in 0..100 {
-            let digests = if t % 2 == 0 { &[t, t + 1][..] } else { &[][..] };
+            let digests = if t % 2 == 0 { &[t as InputDigest, t as InputDigest + 1][..] } else { &[][..] };
             log.push(t, t as u64 + 1, digests);
         }
         assert_eq!(log.get(99), Some(100));
         assert_eq!(log.get(10), None);
         assert_eq!(log.iter_newest().next(), Some((99, 100)));
         assert_eq!((log.digests(98), log.digests(99), log.digests(10)), (Some(&[98, 99][..]), Some(&[][..]), None));
-        assert_eq!(log.newest_digests(), &[] as &[u32]);
+        assert_eq!(log.newest_digests(), &[] as &[InputDigest]);
     }
 
     #[test]
     fn input_digests_run_tick_by_tick() {
         let mut d = InputDigests::new(2);
-        let start = d.folded().to_vec();
+        let start = d.current().to_vec();
         assert_eq!(start[0], start[1]);
         d.add(0, InputStatus::Confirmed, &[1, 2]);
         d.add(1, InputStatus::Disconnected, &[1, 2]);
         d.next_tick();
-        let (a, b) = (d.folded()[0], d.folded()[1]);
+        let (a, b) = (d.current()[0], d.current()[1]);
         assert_ne!(a, b, "the status is digested too");
         assert_ne!(a, start[0]);
         // The same bytes split over two ticks differ from them in one: the status byte
@@ -412,10 +404,10 @@ mod tests {
         e.next_tick();
         e.add(0, InputStatus::Confirmed, &[2]);
         e.next_tick();
-        assert_ne!(e.folded()[0], a);
+        assert_ne!(e.current()[0], a);
         assert_eq!(e.end(), 2);
         e.lose(9);
-        assert!(e.is_lost() && e.folded().is_empty() && e.end() == 9);
+        assert!(e.is_lost() && e.current().is_empty() && e.end() == 9);
     }
 
     /// A dump's header with these counts (then nothing: the caller appends the rest),

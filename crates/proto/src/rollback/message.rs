@@ -20,8 +20,8 @@
 //!      c >= 0x80 = (c & 0x7f)+1 zero bytes)
 //! if has disconnects: var count, each u16 player + u32 tick from which it is disconnected
 //! if has reports: var count, each var (confirmed - tick) + u64 checksum of that tick;
-//!     then u8 d (0, or the number of players) and d u32 input digests of the first
-//!     (newest) report's tick: digest p folds the running FNV-1a 64 of player p's
+//!     then u8 d (0, or the number of players) and d 16-byte input digests of the
+//!     first (newest) report's tick: digest p is the running SHA-256 chain of player p's
 //!     confirmed inputs of every tick before that tick, as the sender received them
 //!     (or sent them, for its own players); d = 0 with no reports is refused
 //! ```
@@ -44,6 +44,7 @@
 //! as version 6 or 7 to a version-2 reader, so each side refuses the other's.
 
 use crate::request::Tick;
+use crate::rollback::desync::InputDigest;
 use crate::wire::{DecodeError, Reader};
 
 /// Format version, carried in the high nibble of the first byte.
@@ -66,7 +67,7 @@ const MAX_VARINT: usize = 5;
 const DISCONNECT_ENTRY: usize = 6;
 const MAX_REPORT_ENTRY: usize = MAX_VARINT + 8;
 /// Bytes of one input digest.
-const DIGEST: usize = 4;
+const DIGEST: usize = 16;
 
 /// Why a message was refused.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -187,7 +188,7 @@ pub fn encode<'a>(
     input: impl Fn(usize, usize) -> &'a [u8],
     disconnects: impl Iterator<Item = (u16, Tick)> + Clone,
     reports: impl Iterator<Item = (Tick, u64)> + Clone,
-    digests: &[u32],
+    digests: &[InputDigest],
 ) {
     debug_assert!(digests.len() <= u8::MAX as usize, "one digest per player, players fit a byte");
     out.clear();
@@ -286,8 +287,8 @@ impl<'a> Decoded<'a> {
 
     /// The input digests of the first report's tick, one per player (none if the
     /// sender sent none).
-    pub fn digests(&self) -> impl ExactSizeIterator<Item = u32> + Clone + 'a {
-        self.digests.chunks_exact(DIGEST).map(|c| u32_at(c, 0))
+    pub fn digests(&self) -> impl ExactSizeIterator<Item = InputDigest> + Clone + 'a {
+        self.digests.chunks_exact(DIGEST).map(|c| InputDigest::from_le_bytes(c.try_into().expect("16 bytes")))
     }
 }
 
@@ -443,17 +444,18 @@ mod tests {
             |i, p| &inputs[i * 2 + p],
             [(3u16, 90u32)].into_iter(),
             [(60u32, 0xdead_beefu64)].into_iter(),
-            &[7, u32::MAX],
+            &[7, u128::MAX],
         );
-        // 40 bytes of fixed fields and lists here; the 40 input bytes take under 16.
-        assert!(out.len() < 40 + 16, "repeats compress: {} bytes", out.len());
+        // 64 bytes of fixed fields and lists here (two 16-byte digests); the 40 input
+        // bytes take under 16.
+        assert!(out.len() < 64 + 16, "repeats compress: {} bytes", out.len());
         let mut scratch = Vec::new();
         let d = decode(&out, 2, &mut scratch).unwrap();
         assert_eq!(d.header, h);
         assert_eq!(d.inputs, inputs.concat().as_slice());
         assert_eq!(d.disconnects().collect::<Vec<_>>(), vec![(3, 90)]);
         assert_eq!(d.reports().collect::<Vec<_>>(), vec![(60, 0xdead_beef)]);
-        assert_eq!(d.digests().collect::<Vec<_>>(), vec![7, u32::MAX]);
+        assert_eq!(d.digests().collect::<Vec<_>>(), vec![7, u128::MAX]);
         assert!(d.header.loading, "the loading bit round-trips");
         // The loading bit is its own: it does not make the other lists appear.
         encode(&mut out, &h, 2, |i, p| &inputs[i * 2 + p], std::iter::empty(), std::iter::empty(), &[]);
@@ -581,9 +583,9 @@ mod tests {
         assert_eq!(decode(&bad, 2, &mut scratch).unwrap_err(), MessageError::BadKind);
         assert_eq!(decode(&out, 3, &mut scratch).unwrap_err(), MessageError::BadInputs);
         // Digests with no report to belong to: the report count is the byte before
-        // the report (a delta of 1, then 8 checksum bytes, the digest count, 8 bytes).
+        // the report (a delta of 1, then 8 checksum bytes, the digest count, 32 bytes).
         let mut orphan = out.clone();
-        let count_at = out.len() - 1 - 8 - 1 - 8 - 1;
+        let count_at = out.len() - 32 - 1 - 8 - 1 - 1;
         assert_eq!(orphan[count_at], 1);
         orphan[count_at] = 0;
         orphan.drain(count_at + 1..count_at + 10);

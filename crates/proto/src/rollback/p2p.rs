@@ -55,9 +55,10 @@ pub const MAX_INPUT_DELAY: u32 = 32;
 /// Whether one tick of every player's input fits one datagram: P2P inputs go
 /// unreliable, one message each, never in pieces, and a spectator's message carries
 /// every player's (with room for a disconnect entry per player and two checksum
-/// reports): 4 players of 255 bytes, 8 of 129, 16 of 61. A peer's message carries
-/// the inputs of all players but one at most, with two reports and an input digest
-/// per player; that bound only bites for many players of small inputs (99 of 1 byte).
+/// reports): 4 players of 255 bytes, 8 of 129. A peer's message carries the inputs of
+/// all players but one at most, with two reports and a 16-byte input digest per
+/// player; that bound bites from 12 players on (12 of 74 bytes, 16 of 49, 32 of 12,
+/// none past 47 players: the digests alone fill the datagram).
 pub fn p2p_inputs_fit(players: usize, input_size: usize) -> bool {
     msg_fits(1, players, players, input_size)
 }
@@ -122,7 +123,7 @@ pub struct P2pSession {
     /// Digests of every player's confirmed inputs up to the next check tick.
     digests: InputDigests,
     /// A peer's input digests while they are compared (reused).
-    their_digests: Vec<u32>,
+    their_digests: Vec<super::desync::InputDigest>,
     dump_job: Option<DumpJob>,
     dump: Option<Vec<u8>>,
     recorder: Option<ReplayRecorder>,
@@ -548,9 +549,9 @@ impl P2pSession {
             match self.ring.checksum(t) {
                 Some(c) => {
                     if !self.digests.is_lost() && self.digests.end() == t {
-                        self.recon.snapshot(t, self.digests.raw());
+                        self.recon.snapshot(t, self.digests.current());
                     }
-                    self.checks.push(t, c, self.digests.folded());
+                    self.checks.push(t, c, self.digests.current());
                     let mut theirs = std::mem::take(&mut self.their_digests);
                     for i in 0..self.peers.len() {
                         if let Some(r) = self.peers[i].take_pending(t, &mut theirs) {

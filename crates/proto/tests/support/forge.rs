@@ -77,7 +77,7 @@ pub fn equivocate(mesh: &mut Mesh, liar: usize, victims: &[usize], from: Tick, c
         }
         let disconnects: Vec<(u16, Tick)> = d.disconnects().collect();
         let reports: Vec<(Tick, u64)> = if cover { Vec::new() } else { d.reports().collect() };
-        let digests: Vec<u32> = if cover { Vec::new() } else { d.digests().collect() };
+        let digests: Vec<u128> = if cover { Vec::new() } else { d.digests().collect() };
         let mut out = Vec::new();
         encode(
             &mut out,

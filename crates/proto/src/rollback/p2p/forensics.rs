@@ -6,6 +6,7 @@
 //! different peers different inputs (issue 31): without them, the peers it lied to
 //! blamed each other, and nobody it.
 
+use super::super::desync::InputDigest;
 use super::peer::SpectatorFeed;
 use super::*;
 
@@ -53,7 +54,7 @@ impl P2pSession {
     /// (whether its peer is `pi` or a third one), or `pi` misreports them: the
     /// lowest such player is named. If only our own players' differ, `pi` holds
     /// inputs we never sent, so it misreports: its first player is named.
-    fn culprit(&self, pi: usize, tick: Tick, theirs: &[u32]) -> Option<usize> {
+    fn culprit(&self, pi: usize, tick: Tick, theirs: &[InputDigest]) -> Option<usize> {
         let mine = self.checks.digests(tick)?;
         if mine.len() != theirs.len() {
             return None;
@@ -68,7 +69,7 @@ impl P2pSession {
     /// and peer (its reports come again in later messages, against loss). A mismatch is
     /// a `Desync` event, naming the culprit that the input digests `theirs` show (if
     /// any); the first one with each peer is also dumped.
-    pub(super) fn compare(&mut self, peer_index: usize, tick: Tick, local: u64, remote: u64, theirs: &[u32]) {
+    pub(super) fn compare(&mut self, peer_index: usize, tick: Tick, local: u64, remote: u64, theirs: &[InputDigest]) {
         let p = &mut self.peers[peer_index];
         if p.compared_until.is_some_and(|t| tick <= t) {
             return;

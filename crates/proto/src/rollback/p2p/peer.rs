@@ -1,6 +1,6 @@
 //! What a P2P session knows of each peer and each spectator.
 
-use super::super::desync::PENDING_REPORTS;
+use super::super::desync::{InputDigest, PENDING_REPORTS};
 use super::super::timesync::AdvantageTracker;
 use super::{P2pSession, PeerSyncStats};
 use crate::clock::Micros;
@@ -66,7 +66,7 @@ pub(super) struct Peer {
     pub(super) pending: [(Tick, u64, bool); PENDING_REPORTS],
     pub(super) npending: usize,
     /// `PENDING_REPORTS` rows of one digest per player of the match, allocated once.
-    pending_digests: Vec<u32>,
+    pending_digests: Vec<InputDigest>,
     /// The newest check tick compared with this peer's report: the peer repeats its
     /// reports (against loss), and each tick is compared, and a desync reported, once.
     pub(super) compared_until: Option<Tick>,
@@ -150,7 +150,7 @@ impl Peer {
 
     /// The pending report of `tick`, removed; its input digests land in `digests`
     /// (left empty if it came without them).
-    pub(super) fn take_pending(&mut self, tick: Tick, digests: &mut Vec<u32>) -> Option<u64> {
+    pub(super) fn take_pending(&mut self, tick: Tick, digests: &mut Vec<InputDigest>) -> Option<u64> {
         let i = self.pending[..self.npending].iter().position(|e| e.0 == tick)?;
         let (_, c, has) = self.pending[i];
         let n = self.pending_digests.len() / PENDING_REPORTS;
@@ -166,7 +166,7 @@ impl Peer {
 
     /// Keeps a report of a check tick not final here yet (the oldest goes when full),
     /// with its input digests (one per player, or none).
-    pub(super) fn add_pending(&mut self, tick: Tick, checksum: u64, digests: &[u32]) {
+    pub(super) fn add_pending(&mut self, tick: Tick, checksum: u64, digests: &[InputDigest]) {
         if self.pending[..self.npending].iter().any(|e| e.0 == tick) {
             return;
         }

@@ -28,7 +28,7 @@
 //! A peer answers one request per peer per tick, about a player that is not the
 //! asker's and not its own, with at most [`MAX_REPAIR_TICKS`] confirmed inputs.
 
-use super::super::desync::{digest_step, fold_digest};
+use super::super::desync::{InputDigest, digest_step};
 use super::{Event, P2pSession, PlayerKind};
 use crate::clock::Micros;
 use crate::request::{InputStatus, Tick};
@@ -57,7 +57,7 @@ const REASK_US: Micros = 250_000;
 struct Ballot {
     tick: Option<Tick>,
     has: Vec<bool>,
-    digests: Vec<u32>,
+    digests: Vec<InputDigest>,
 }
 
 /// A request for `player`'s inputs, sent or to send.
@@ -68,7 +68,7 @@ struct Ask {
     to: Tick,
     /// A repair: the majority's digest by check tick `to`, which the answer must give.
     /// None: a forward, taken as the source sends it.
-    verify: Option<u32>,
+    verify: Option<InputDigest>,
     /// When it was last sent.
     sent_at: Option<Micros>,
 }
@@ -102,9 +102,9 @@ struct Deferred {
 pub(super) struct Reconcile {
     ballots: Vec<Ballot>,
     /// Running digests at check ticks (None: unused), allocated once.
-    snapshots: Vec<(Option<Tick>, Vec<u64>)>,
+    snapshots: Vec<(Option<Tick>, Vec<InputDigest>)>,
     /// The votes on one player while they are counted (reused).
-    votes: Vec<(Option<PeerId>, u32)>,
+    votes: Vec<(Option<PeerId>, InputDigest)>,
     players: Vec<Agreement>,
     deferred: Vec<Deferred>,
     /// Answers to send, one per peer at most.
@@ -114,7 +114,7 @@ pub(super) struct Reconcile {
 }
 
 impl Reconcile {
-    pub(super) fn new(players: usize, peers: usize, start: &[u64]) -> Self {
+    pub(super) fn new(players: usize, peers: usize, start: &[InputDigest]) -> Self {
         let ballot = Ballot { tick: None, has: vec![false; peers], digests: vec![0; peers * players] };
         let mut snapshots = vec![(None, vec![0; players]); SNAPSHOTS];
         snapshots[0] = (Some(0), start.to_vec());
@@ -136,17 +136,17 @@ impl Reconcile {
 
     /// Keeps the running digests at check tick `tick` (in place of the same tick's,
     /// else of the oldest).
-    pub(super) fn snapshot(&mut self, tick: Tick, raw: &[u64]) {
+    pub(super) fn snapshot(&mut self, tick: Tick, raw: &[InputDigest]) {
         let i = self.snapshots.iter().position(|s| s.0 == Some(tick)).unwrap_or_else(|| oldest(&self.snapshots));
         self.snapshots[i].0 = Some(tick);
         self.snapshots[i].1.copy_from_slice(raw);
     }
 
-    fn raw_at(&self, tick: Tick) -> Option<&[u64]> {
+    fn raw_at(&self, tick: Tick) -> Option<&[InputDigest]> {
         self.snapshots.iter().find(|s| s.0 == Some(tick)).map(|s| s.1.as_slice())
     }
 
-    fn vote(&mut self, tick: Tick, peer_index: usize, digests: &[u32]) {
+    fn vote(&mut self, tick: Tick, peer_index: usize, digests: &[InputDigest]) {
         let players = self.players.len();
         if digests.len() != players {
             return;
@@ -185,7 +185,13 @@ impl P2pSession {
     }
 
     /// Records peer `pi`'s digests of check tick `tick`, and a desync they may explain.
-    pub(super) fn record_vote(&mut self, pi: usize, tick: Tick, theirs: &[u32], desync: Option<(u64, u64, usize)>) {
+    pub(super) fn record_vote(
+        &mut self,
+        pi: usize,
+        tick: Tick,
+        theirs: &[InputDigest],
+        desync: Option<(u64, u64, usize)>,
+    ) {
         self.recon.vote(tick, pi, theirs);
         if let Some((local, remote, culprit)) = desync {
             self.recon.deferred.push(Deferred { peer_index: pi, tick, local, remote, culprit });
@@ -197,7 +203,7 @@ impl P2pSession {
     /// have all reported.
     pub(super) fn decide(&mut self, tick: Tick) {
         let Some(bi) = self.recon.ballots.iter().position(|b| b.tick == Some(tick)) else { return };
-        if self.checks.digests(tick).is_none_or(<[u32]>::is_empty) {
+        if self.checks.digests(tick).is_none_or(<[InputDigest]>::is_empty) {
             return;
         }
         let players = self.kinds.len();
@@ -226,7 +232,7 @@ impl P2pSession {
                 }
                 continue;
             }
-            let count = |v: u32| votes.iter().filter(|x| x.1 == v).count();
+            let count = |v: InputDigest| votes.iter().filter(|x| x.1 == v).count();
             match votes.iter().map(|x| x.1).find(|&v| count(v) * 2 > votes.len()) {
                 Some(m) if m == mine => {
                     let a = &mut self.recon.players[player];
@@ -433,7 +439,7 @@ impl P2pSession {
                         let st = if st == 0 { InputStatus::Confirmed } else { InputStatus::Disconnected };
                         h = digest_step(h, st, b);
                     }
-                    fold_digest(h) == m
+                    h == m
                 });
             let a = &mut self.recon.players[player];
             a.ask = None;
@@ -480,7 +486,7 @@ impl P2pSession {
     /// this side agreed on).
     fn redo_checks_after(&mut self, from: Tick) {
         let interval = self.cfg.desync_interval;
-        let Some(raw) = self.recon.raw_at(from).map(<[u64]>::to_vec) else { return };
+        let Some(raw) = self.recon.raw_at(from).map(<[InputDigest]>::to_vec) else { return };
         if interval == 0 || from % interval != 0 || self.next_check <= from {
             return;
         }

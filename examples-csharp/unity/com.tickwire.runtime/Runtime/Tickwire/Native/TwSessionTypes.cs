@@ -303,7 +303,7 @@ namespace Tickwire
         /// <summary>
         /// Bytes per input, 1..=TwConstants.MaxInputSize (255); the same for every player. P2P:
         /// one tick of every player's input must fit one datagram (4 players of 255 bytes, 8 of
-        /// 129, 16 of 61).
+        /// 129, 16 of 49, 32 of 12).
         /// </summary>
         public uint InputSize;
         /// <summary>Ticks per second, in (0, 10000].</summary>

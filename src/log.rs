@@ -305,6 +305,11 @@ impl fmt::Display for Described<'_> {
             let what = if k == K::SynchronizedWithPeer as u32 { "synchronized with" } else { "synchronizing with" };
             return write!(f, "{what} player {} ({} of {} peers)", p.player, p.synchronized, p.total);
         }
+        if k == K::NoProgress as u32 {
+            // Its data is the tick member (the relay member was read here before).
+            let t = unsafe { e.data.tick }.tick;
+            return write!(f, "no progress: the confirmed tick held at {t} by peer {}", e.peer);
+        }
         if (K::PlayerJoined as u32..=K::PlayerCatchingUp as u32).contains(&k) {
             let r = unsafe { e.data.relay };
             let what = match k {
@@ -317,7 +322,6 @@ impl fmt::Display for Described<'_> {
                 k if k == K::Reconnecting as u32 => "server connection lost, reconnecting",
                 k if k == K::Resyncing as u32 => "resyncing",
                 k if k == K::ServerLost as u32 => "server lost",
-                k if k == K::NoProgress as u32 => "no progress",
                 _ => "player catching up",
             };
             write!(f, "{what}: player {}, tick {}", Player(r.player), r.tick)?;

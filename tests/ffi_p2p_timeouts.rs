@@ -284,6 +284,9 @@ fn a_loading_screen_announced_keeps_the_peer_an_unannounced_one_drops_it() {
     assert_eq!((cfg.progress_timeout_ms, cfg.loading_grace_ms), (1_500, 10_000), "the defaults");
     for announce in [true, false] {
         let mut m = Silenced::start(&cfg);
+        let log = std::sync::Mutex::new(Vec::<String>::new());
+        // SAFETY: live session; `log` outlives the hook (removed below).
+        ok(unsafe { tw_session_set_log(m.a.0, Some(keep_log), &log as *const _ as *mut std::ffi::c_void, 4) });
         // SAFETY: live session.
         ok(unsafe { tw_session_set_loading(m.b.0, u32::from(announce)) });
         m.va.clear();
@@ -310,6 +313,15 @@ fn a_loading_screen_announced_keeps_the_peer_an_unannounced_one_drops_it() {
             let (after, reason) = dropped.expect("the unannounced stall was dropped");
             assert_eq!(reason, tw_disconnect_reason::NoProgress as u32);
             assert!(after >= Duration::from_millis(1_300) && after < Duration::from_millis(2_800), "after {after:?}");
+            // The event's log line reads its tick (it read the relay member before).
+            // SAFETY: live session.
+            ok(unsafe { tw_session_set_log(m.a.0, None, std::ptr::null_mut(), 0) });
+            let lines = log.lock().unwrap();
+            let line = lines.iter().find(|l| l.contains("no progress")).expect("NO_PROGRESS logged");
+            let held = m.va.iter().find(|e| e.kind == tw_session_event_kind::NoProgress as u32).unwrap();
+            // SAFETY: the kind says the tick member is live.
+            let tick = unsafe { held.data.tick.tick };
+            assert!(line.contains(&format!("held at {tick} by peer {}", held.peer)), "{line}");
             continue;
         }
         assert_eq!(dropped, None, "dropped while announcing loading");
@@ -321,5 +333,17 @@ fn a_loading_screen_announced_keeps_the_peer_an_unannounced_one_drops_it() {
         assert!(stats(m.a.0).current_tick > stalled + 60, "the match went on after loading");
         assert!(!m.va.iter().any(|e| e.kind == tw_session_event_kind::PeerDisconnected as u32));
         assert_eq!(stats(m.a.0).desyncs, 0);
+        // SAFETY: live session.
+        ok(unsafe { tw_session_set_log(m.a.0, None, std::ptr::null_mut(), 0) });
     }
+}
+
+/// A log hook that keeps every line in the `Mutex<Vec<String>>` at `user`.
+unsafe extern "C" fn keep_log(user: *mut std::ffi::c_void, _level: u32, message: *const std::ffi::c_char, len: usize) {
+    // SAFETY: `user` is the test's vector, alive while the hook is set; the library
+    // passes `len` bytes of text.
+    let (log, bytes) = unsafe {
+        (&*(user as *const std::sync::Mutex<Vec<String>>), std::slice::from_raw_parts(message.cast::<u8>(), len))
+    };
+    log.lock().unwrap().push(String::from_utf8_lossy(bytes).into_owned());
 }

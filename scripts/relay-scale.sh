@@ -40,7 +40,7 @@ check "relay_scale tests, far links at $RELAY_SCALE_MINUTES minutes of game time
     cargo test -p tickwire-proto --test relay_scale -- --nocapture --test-threads 1
 grep -h "game time;" "$LOGS/relay_scale.log" | sed -e 's/^test [a-z0-9_]* \.\.\. //' -e 's/^/   /' || true
 check "lab far links and wide matches (lab_scale)" lab_scale \
-    cargo test -p tickwire-lab --test lab_scale -- --nocapture --test-threads 1
+    cargo test -p tickwire-lab --test lab lab_scale:: -- --nocapture --test-threads 1
 
 check "build tickwire (release)" build cargo build --release -p tickwire-cli
 TICKWIRE="$TARGET_DIR/release/tickwire"

@@ -12,7 +12,7 @@
 #   scripts/windows.sh cargo [ARGS...]
 #                               `cargo test --workspace` with every test binary run under
 #                               Wine (a few minutes; not in the default run); ARGS go to
-#                               cargo test (e.g. `--test ffi_relay`)
+#                               cargo test (e.g. `--test c_abi ffi_relay::`)
 #   scripts/windows.sh bench    `tickwire bench loopback`, release, natively and under Wine
 #   scripts/windows.sh package [PREFIX]
 #                               the release DLL, installed into PREFIX (default

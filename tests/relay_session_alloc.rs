@@ -11,6 +11,9 @@
 //! the client core's steps and inputs, the interpolation window) are made at creation,
 //! sized from the config, so neither filling them nor a scheduling hitch on a loaded
 //! machine allocates: one window after a short warm-up must count exactly zero.
+//!
+//! The counting allocator sees every thread of the process: one test in this binary, so
+//! nothing else is counted (hence a binary of its own, not a module of `tests/c_abi/`).
 
 use tickwire_testkit::counting_alloc;
 #[path = "support/abi_engine.rs"]

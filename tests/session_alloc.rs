@@ -2,7 +2,8 @@
 //! `tw_session`s over 127.0.0.1 with simulated latency, jitter and loss (so there are
 //! rollbacks and checksum reports), driven through the C ABI, counted with
 //! the counting allocator (which sees every thread, network threads included) after a
-//! warm-up. One test in this binary, so nothing else is counted. Both sessions have
+//! warm-up. One test in this binary, so nothing else is counted (hence a binary of its
+//! own, not a module of `tests/c_abi/`). Both sessions have
 //! a log function at DEBUG: a log that is on costs nothing either (its records reuse
 //! buffers made when it was set).
 

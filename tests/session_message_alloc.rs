@@ -2,7 +2,8 @@
 //! `tw_session`s over 127.0.0.1 send each other a chat line every frame while the
 //! match runs, counted with the counting allocator (every thread) after a warm-up.
 //! The payload buffers are recycled on both sides (the host's send pool, the session
-//! inbox's free list). One test in this binary, so nothing else is counted.
+//! inbox's free list). One test in this binary, so nothing else is counted (hence a
+//! binary of its own, not a module of `tests/c_abi/`).
 
 use tickwire_testkit::counting_alloc;
 #[path = "support/abi_engine.rs"]

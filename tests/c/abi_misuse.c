@@ -148,7 +148,7 @@ static void configs(void) {
     CHECK(cfg.struct_size == sizeof cfg);
 
     EXPECT_ERR(tw_host_create(NULL, "127.0.0.1:0", &h), TW_RESULT_NULL_ARGUMENT, "tw_host_create", "config");
-    /* A NULL or empty bind_address is the automatic (dual-stack) bind: tests/ffi_addresses.rs. */
+    /* A NULL or empty bind_address is the automatic (dual-stack) bind: tests/c_abi/ffi_addresses.rs. */
     EXPECT_ERR(tw_host_create(&cfg, "127.0.0.1:0", NULL), TW_RESULT_NULL_ARGUMENT, "tw_host_create", "out_host");
 
     cfg.struct_size = 0;

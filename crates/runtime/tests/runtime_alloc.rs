@@ -1,7 +1,8 @@
 //! The runtime's steady state does not allocate per message or per tick on any thread:
 //! engine sends, flushes, polls and recycles; the network threads receive, transmit,
 //! publish statistics. Counted with a global counting allocator (one test in this
-//! binary, so nothing else runs).
+//! binary, so nothing else runs: hence a binary of its own, not a module of
+//! `tests/runtime/`).
 
 use std::time::{Duration, Instant};
 

@@ -5,6 +5,7 @@
 //! counting allocator (peak live heap bytes); the figures are printed.
 //!
 //! The tests in this binary take turns (one lock): the heap is counted process-wide.
+//! Hence a binary of its own, not a module of `tests/runtime/`.
 
 use std::net::{SocketAddr, UdpSocket};
 use std::sync::atomic::{AtomicBool, Ordering};

@@ -2,7 +2,8 @@
 //! stay independent on it. Real hosts over 127.0.0.1.
 //!
 //! The tests in this binary take turns (one lock): the first counts the process's
-//! network threads.
+//! network threads. Hence a binary of its own, not a module of `tests/runtime/`: a
+//! host of any other test would be one more user of the network thread.
 
 use std::net::{SocketAddr, UdpSocket};
 use std::sync::Mutex;

@@ -3,8 +3,7 @@
 //! (default 250 ms: 15 at 60 Hz); the rest of the time is dropped. The cap is
 //! configurable and checked, each problem under the C field's name.
 
-#[path = "support/abi_engine.rs"]
-mod abi_engine;
+use crate::support::abi_engine;
 
 use std::time::Duration;
 

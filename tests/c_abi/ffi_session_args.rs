@@ -5,9 +5,8 @@
 //! Failures return the documented code, name the function in the last error, and write
 //! no output.
 
-#[path = "support/abi_engine.rs"]
-mod abi_engine;
-mod common;
+use crate::support::abi_engine;
+use crate::support::common;
 
 use std::ffi::c_char;
 use std::ptr;

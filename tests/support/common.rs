@@ -1,4 +1,4 @@
-//! Helpers shared by the `tests/ffi_*.rs` suites. They call the C ABI exactly as a C
+//! Helpers shared by the C ABI's tests (`tests/c_abi/`). They call the C ABI exactly as a C
 //! caller would: raw pointers, result codes, caller-owned buffers.
 #![allow(dead_code)]
 

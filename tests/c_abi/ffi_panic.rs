@@ -1,6 +1,6 @@
 //! The panic guard: no panic crosses the ABI; a panicking host call poisons the host.
 
-mod common;
+use crate::support::common;
 
 use std::ptr;
 

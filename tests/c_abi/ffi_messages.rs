@@ -4,8 +4,7 @@
 //! never a field of the Rust crates underneath (`notify_after_us`, `max_players`,
 //! `limits.burst_us`, `max_frame_us`).
 
-#[path = "support/abi_engine.rs"]
-mod abi_engine;
+use crate::support::abi_engine;
 
 use std::ffi::c_char;
 use std::ptr;

@@ -2,8 +2,7 @@
 //! the resimulated one) through the C ABI, as GGPO users diff them with
 //! `log_game_state`.
 
-#[path = "support/abi_engine.rs"]
-mod abi_engine;
+use crate::support::abi_engine;
 
 use std::time::{Duration, Instant};
 

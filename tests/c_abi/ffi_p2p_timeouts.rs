@@ -6,8 +6,7 @@
 //! 10 s asked, the peer was dropped after 5 s. The session's timeout is the one that
 //! holds: the transport waits at least as long.
 
-#[path = "support/abi_engine.rs"]
-mod abi_engine;
+use crate::support::abi_engine;
 
 use std::time::{Duration, Instant};
 

@@ -3,8 +3,7 @@
 //! arguments and the modes without messages, and a client whose messages pile up
 //! unread on the server costing no other client.
 
-#[path = "support/abi_engine.rs"]
-mod abi_engine;
+use crate::support::abi_engine;
 
 use std::ptr;
 use std::time::{Duration, Instant};

@@ -2,8 +2,7 @@
 //! loading screen reads it: SYNCHRONIZING_WITH_PEER (connecting, then connected),
 //! SYNCHRONIZED_WITH_PEER with the count, then SYNCHRONIZED.
 
-#[path = "support/abi_engine.rs"]
-mod abi_engine;
+use crate::support::abi_engine;
 
 use std::time::{Duration, Instant};
 

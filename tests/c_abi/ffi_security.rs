@@ -4,8 +4,7 @@
 //! strangers out while its peers play, a spectator with the spectators' secret watches,
 //! and `tw_connect_token_generate` checks its arguments.
 
-#[path = "support/abi_engine.rs"]
-mod abi_engine;
+use crate::support::abi_engine;
 
 use std::ffi::CString;
 use std::time::{Duration, Instant};

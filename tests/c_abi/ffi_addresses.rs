@@ -4,7 +4,7 @@
 //! No test needs the internet: "localhost" comes from /etc/hosts (or the system's
 //! equivalent) and names under ".invalid" never resolve (RFC 6761).
 
-mod common;
+use crate::support::common;
 
 use std::ffi::{CString, c_char};
 use std::ptr;

@@ -2,8 +2,7 @@
 //! code a lone caller could get, or `TW_RESULT_BUSY` with a message naming the
 //! function; never a panic, a crash or heap corruption.
 
-#[path = "support/abi_engine.rs"]
-mod abi_engine;
+use crate::support::abi_engine;
 
 use std::ffi::{CStr, c_char};
 use std::sync::Barrier;

@@ -2,8 +2,7 @@
 //! client by "localhost", the automatic bind, and names that do not resolve (".invalid",
 //! RFC 6761), which come out as events, never as a blocked call.
 
-#[path = "support/abi_engine.rs"]
-mod abi_engine;
+use crate::support::abi_engine;
 
 use std::ffi::{CStr, c_char};
 use std::time::{Duration, Instant};

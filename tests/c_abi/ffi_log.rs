@@ -4,9 +4,8 @@
 //! every refused datagram; a full queue says how many records it dropped; calls on
 //! the same object from inside the hook get `TW_RESULT_BUSY`; NULL turns it off.
 
-mod common;
-#[path = "support/abi_engine.rs"]
-mod abi_engine;
+use crate::support::abi_engine;
+use crate::support::common;
 
 use std::cell::Cell;
 use std::ffi::{c_char, c_void};

@@ -1,7 +1,7 @@
 //! Argument checking that needs no running host: NULL pointers, unknown struct sizes,
 //! bad configs and bad address strings, the last-error buffer contract.
 
-mod common;
+use crate::support::common;
 
 use std::ffi::{CString, c_char};
 use std::ptr;
@@ -46,7 +46,7 @@ fn host_create_rejects_null_arguments_and_writes_nothing() {
             "tw_host_create",
             "config is NULL",
         );
-        // (A NULL bind_address is the automatic bind: tests/ffi_addresses.rs.)
+        // (A NULL bind_address is the automatic bind: ffi_addresses.rs.)
         assert_err(
             tw_host_create(&cfg, addr.as_ptr(), ptr::null_mut()),
             tw_result::NullArgument,

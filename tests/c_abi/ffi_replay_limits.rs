@@ -3,9 +3,8 @@
 //! than `TW_MAX_REPLAY_SIZE` are refused with a code and a message, without reading,
 //! allocating or blocking.
 
-#[path = "support/abi_engine.rs"]
-mod abi_engine;
-mod common;
+use crate::support::abi_engine;
+use crate::support::common;
 
 use std::ffi::CString;
 use std::path::{Path, PathBuf};

@@ -6,8 +6,7 @@
 //! duplicated one as `replayed`, so the game protocol above sees only loss and
 //! reordering. Replays stay within one flow (a client's, or one P2P direction).
 
-#[path = "support/abi_engine.rs"]
-mod abi_engine;
+use crate::support::abi_engine;
 
 use std::collections::VecDeque;
 use std::net::{SocketAddr, UdpSocket};

@@ -62,7 +62,7 @@ fn w1_sixteen_clients_64_byte_inputs() {
 
 // The two widest matches cost about 45 s of CPU each over 20 seeds even this short:
 // the suite runs them over 4 seeds, and the 20-seed runs with
-// `cargo test -p tickwire-lab --test lab_scale -- --ignored`.
+// `cargo test -p tickwire-lab --test lab lab_scale:: -- --ignored`.
 #[test]
 fn w2_sixty_four_clients_16_byte_inputs_short() {
     keeps_every_client_at_60hz_over("W2", 6, SHORT_SEEDS);

@@ -5,8 +5,7 @@
 //! joins, departures, freed slots, refusals, desyncs with a resync, and a reconnect
 //! with the session token come out as events.
 
-#[path = "support/abi_engine.rs"]
-mod abi_engine;
+use crate::support::abi_engine;
 
 use std::time::{Duration, Instant};
 

@@ -1,8 +1,7 @@
 //! Issue 18, missing 7: input delay per local player (`tw_session_set_player_input_delay`,
 //! GGPO's `ggpo_set_frame_delay`) through the C ABI.
 
-#[path = "support/abi_engine.rs"]
-mod abi_engine;
+use crate::support::abi_engine;
 
 use std::time::{Duration, Instant};
 

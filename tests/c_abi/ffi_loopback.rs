@@ -2,7 +2,7 @@
 //! messages both ways, the read-message buffer contract, stats, the link simulator,
 //! disconnect reasons, destroy. Every wait has a deadline.
 
-mod common;
+use crate::support::common;
 
 use std::ffi::CStr;
 use std::ptr;

@@ -1,7 +1,7 @@
 //! Argument and state checking on a live host: NULL outputs, bad addresses for
 //! connect, unknown directions and link settings, too-small buffers, unknown peers.
 
-mod common;
+use crate::support::common;
 
 use std::ffi::{CString, c_char};
 use std::ptr;

@@ -4,8 +4,7 @@
 //! ticks), the other catches up, the first rolls back over the whole window, and both
 //! agree on every confirmed tick. 65 is refused, naming `max_prediction`.
 
-#[path = "support/abi_engine.rs"]
-mod abi_engine;
+use crate::support::abi_engine;
 
 use std::time::{Duration, Instant};
 

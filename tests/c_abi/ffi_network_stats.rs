@@ -2,8 +2,7 @@
 //! (`tw_session_network_stats`, GGPO's `ggpo_get_network_stats`), through the C ABI on
 //! loopback with the link simulator's latency.
 
-#[path = "support/abi_engine.rs"]
-mod abi_engine;
+use crate::support::abi_engine;
 
 use std::time::{Duration, Instant};
 

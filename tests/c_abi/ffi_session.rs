@@ -3,8 +3,7 @@
 //! catches injected nondeterminism; a replay recorded by a P2P peer reproduces its
 //! checksums; a spectator joining mid-match ends in sync.
 
-#[path = "support/abi_engine.rs"]
-mod abi_engine;
+use crate::support::abi_engine;
 
 use std::time::{Duration, Instant};
 

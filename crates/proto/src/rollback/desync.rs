@@ -22,6 +22,7 @@
 
 use crate::request::{InputStatus, Tick};
 use crate::transport::PeerId;
+use crate::wire::{DecodeError, Reader};
 
 const MAGIC: &[u8; 4] = b"TWDS";
 const VERSION: u16 = 2;
@@ -251,56 +252,57 @@ impl DesyncDump {
     /// Strictly decodes a dump (exact length, known version and statuses, a culprit
     /// among the players). Version 1 dumps decode with no culprit.
     pub fn decode(data: &[u8]) -> Result<DesyncDump, DumpDecodeError> {
-        let mut r = Reader { b: data, at: 0 };
-        if r.take(4)? != MAGIC {
+        let mut r = Reader::new(data);
+        let bad = |_: DecodeError| DumpDecodeError;
+        if r.bytes(4).map_err(bad)? != MAGIC {
             return Err(DumpDecodeError);
         }
-        let version = r.u16()?;
+        let version = r.u16().map_err(bad)?;
         if version != VERSION && version != VERSION_NO_CULPRIT {
             return Err(DumpDecodeError);
         }
-        let tick = r.u32()?;
-        let local = r.u64()?;
-        let remote = r.u64()?;
-        let peer = r.u32()?;
+        let tick = r.u32().map_err(bad)?;
+        let local = r.u64().map_err(bad)?;
+        let remote = r.u64().map_err(bad)?;
+        let peer = r.u32().map_err(bad)?;
         let culprit = match version {
-            VERSION => r.u32()?,
+            VERSION => r.u32().map_err(bad)?,
             _ => NO_CULPRIT,
         };
-        let players = r.u32()? as usize;
+        let players = r.u32().map_err(bad)? as usize;
         let culprit = match culprit {
             NO_CULPRIT => None,
             p if (p as usize) < players => Some(p as usize),
             _ => return Err(DumpDecodeError),
         };
-        let input_size = r.u32()? as usize;
-        let first_tick = r.u32()?;
-        let ticks = r.u32()? as usize;
+        let input_size = r.u32().map_err(bad)? as usize;
+        let first_tick = r.u32().map_err(bad)?;
+        let ticks = r.u32().map_err(bad)? as usize;
         // Every count is checked against the bytes left before anything is allocated:
         // a tick takes `players * (1 + input_size)` bytes, so a tick that takes none
         // (no players) cannot be repeated, and no more ticks than the bytes left hold.
         let tick_bytes = input_size.checked_add(1).and_then(|n| n.checked_mul(players)).ok_or(DumpDecodeError)?;
-        if (ticks > 0 && tick_bytes == 0) || ticks.checked_mul(tick_bytes).is_none_or(|n| n > r.b.len() - r.at) {
+        if (ticks > 0 && tick_bytes == 0) || ticks.checked_mul(tick_bytes).is_none_or(|n| n > r.remaining()) {
             return Err(DumpDecodeError);
         }
         let mut inputs = Vec::with_capacity(ticks);
         for _ in 0..ticks {
             let mut row = Vec::with_capacity(players);
             for _ in 0..players {
-                let s = status_from(r.take(1)?[0]).ok_or(DumpDecodeError)?;
-                row.push((s, r.take(input_size)?.to_vec()));
+                let s = status_from(r.u8().map_err(bad)?).ok_or(DumpDecodeError)?;
+                row.push((s, r.bytes(input_size).map_err(bad)?.to_vec()));
             }
             inputs.push(row);
         }
-        let has = r.take(1)?[0];
-        let len = r.u32()? as usize;
-        let st = r.take(len)?.to_vec();
+        let has = r.u8().map_err(bad)?;
+        let len = r.u32().map_err(bad)? as usize;
+        let st = r.bytes(len).map_err(bad)?.to_vec();
         let state = match has {
             0 if len == 0 => None,
             1 => Some(st),
             _ => return Err(DumpDecodeError),
         };
-        if r.at != data.len() {
+        if !r.is_empty() {
             return Err(DumpDecodeError);
         }
         Ok(DesyncDump { tick, local, remote, peer, culprit, players, input_size, first_tick, inputs, state })
@@ -314,29 +316,6 @@ pub(crate) fn status_from(b: u8) -> Option<InputStatus> {
         1 => Some(InputStatus::Predicted),
         2 => Some(InputStatus::Disconnected),
         _ => None,
-    }
-}
-
-/// A bounds-checked little-endian reader (shared by the dump and replay formats).
-pub(crate) struct Reader<'a> {
-    pub(crate) b: &'a [u8],
-    pub(crate) at: usize,
-}
-
-impl<'a> Reader<'a> {
-    pub(crate) fn take(&mut self, n: usize) -> Result<&'a [u8], DumpDecodeError> {
-        let s = self.b.get(self.at..self.at.checked_add(n).ok_or(DumpDecodeError)?).ok_or(DumpDecodeError)?;
-        self.at += n;
-        Ok(s)
-    }
-    pub(crate) fn u16(&mut self) -> Result<u16, DumpDecodeError> {
-        Ok(u16::from_le_bytes(self.take(2)?.try_into().expect("2 bytes")))
-    }
-    pub(crate) fn u32(&mut self) -> Result<u32, DumpDecodeError> {
-        Ok(u32::from_le_bytes(self.take(4)?.try_into().expect("4 bytes")))
-    }
-    pub(crate) fn u64(&mut self) -> Result<u64, DumpDecodeError> {
-        Ok(u64::from_le_bytes(self.take(8)?.try_into().expect("8 bytes")))
     }
 }
 

@@ -13,8 +13,9 @@
 //! inputs ([`MAX_INPUT_SIZE`](crate::MAX_INPUT_SIZE)) than a session has is an error.
 //! Every length is checked against the bytes left before anything is allocated.
 
-use super::desync::{Reader, status_from};
+use super::desync::status_from;
 use crate::request::{AdvanceStatus, InputStatus, Request, RequestQueue, Tick};
+use crate::wire::{DecodeError, Reader};
 
 const MAGIC: &[u8; 4] = b"TWRP";
 const VERSION: u16 = 1;
@@ -107,12 +108,12 @@ pub struct Replay {
 impl Replay {
     /// Strictly decodes a replay file.
     pub fn decode(data: &[u8]) -> Result<Replay, ReplayError> {
-        let mut r = Reader { b: data, at: 0 };
-        let bad = |_| ReplayError::BadHeader;
-        if r.take(4).map_err(bad)? != MAGIC || r.u16().map_err(bad)? != VERSION || r.u16().map_err(bad)? != 0 {
+        let mut r = Reader::new(data);
+        let bad = |_: DecodeError| ReplayError::BadHeader;
+        if r.bytes(4).map_err(bad)? != MAGIC || r.u16().map_err(bad)? != VERSION || r.u16().map_err(bad)? != 0 {
             return Err(ReplayError::BadHeader);
         }
-        let trunc = |_| ReplayError::Corrupt("truncated");
+        let trunc = |_: DecodeError| ReplayError::Corrupt("truncated");
         let players = r.u32().map_err(trunc)? as usize;
         let input_size = r.u32().map_err(trunc)? as usize;
         let start = r.u32().map_err(trunc)?;
@@ -128,20 +129,20 @@ impl Replay {
             return Err(ReplayError::Corrupt("more players or larger inputs than a session has"));
         }
         let len = r.u32().map_err(trunc)? as usize;
-        let initial_state = r.take(len).map_err(trunc)?.to_vec();
+        let initial_state = r.bytes(len).map_err(trunc)?.to_vec();
         let cells = (ticks as usize).checked_mul(players).ok_or(ReplayError::Corrupt("size overflow"))?;
         let body = cells.checked_mul(1 + input_size).ok_or(ReplayError::Corrupt("size overflow"))?;
-        if data.len() - r.at != body {
+        if r.remaining() != body {
             return Err(ReplayError::Corrupt("input block length does not match the header"));
         }
         let mut inputs = Vec::with_capacity(cells * input_size);
         let mut status = Vec::with_capacity(cells);
         for _ in 0..cells {
-            let s = match status_from(r.take(1).map_err(trunc)?[0]) {
+            let s = match status_from(r.u8().map_err(trunc)?) {
                 Some(s @ (InputStatus::Confirmed | InputStatus::Disconnected)) => s,
                 _ => return Err(ReplayError::Corrupt("bad input status")),
             };
-            let b = r.take(input_size).map_err(trunc)?;
+            let b = r.bytes(input_size).map_err(trunc)?;
             if s == InputStatus::Disconnected && b.iter().any(|&x| x != 0) {
                 return Err(ReplayError::Corrupt("disconnected input with bytes"));
             }

@@ -16,9 +16,9 @@
 //! - compares checksums of confirmed ticks with every peer, and on a mismatch
 //!   builds a forensic dump (inputs around the tick plus the engine's state bytes).
 //!
-//! Sans-IO: [`P2pSession::handle_message`] takes what the [`Endpoint`] delivered,
-//! [`P2pSession::send_messages`] queues outgoing messages on it, and time only comes
-//! in through `now` arguments.
+//! Sans-IO: [`P2pSession::handle_message`] takes what the
+//! [`Endpoint`](crate::transport::Endpoint) delivered, [`P2pSession::send_messages`]
+//! queues outgoing messages on it, and time only comes in through `now` arguments.
 
 mod config;
 mod forensics;
@@ -45,9 +45,6 @@ use crate::clock::Micros;
 use crate::request::{AdvanceStatus, InputStatus, Request, RequestQueue, Tick};
 use crate::tick::{TickClock, TickClockConfig};
 use crate::transport::{CHANNEL_RELIABLE, CHANNEL_UNRELIABLE, DisconnectReason, PeerId};
-
-#[allow(unused_imports)]
-use crate::transport::Endpoint;
 
 /// Largest input delay accepted, in ticks.
 pub const MAX_INPUT_DELAY: u32 = 32;

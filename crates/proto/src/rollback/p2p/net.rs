@@ -6,7 +6,7 @@ use super::{Event, P2pSession, PeerId, SessionError, Spectator, Tick};
 use crate::clock::Micros;
 use crate::rollback::input_queue::AddOutcome;
 use crate::rollback::message::{self, Header, KIND_INPUT, KIND_SPECTATE, KIND_SPECTATOR_ACK};
-use crate::transport::{DisconnectReason, Endpoint, Transport};
+use crate::transport::{DisconnectReason, Transport};
 
 /// Host to spectator, reliable: `u8 kind, u32 tick, state bytes`.
 pub(crate) const KIND_SNAPSHOT: u8 = 0x24;
@@ -541,22 +541,6 @@ impl P2pSession {
                 }
             }
             i += 1;
-        }
-    }
-
-    /// Convenience for a session that owns its endpoint's events: drains them,
-    /// feeding messages and disconnects to the session and recycling buffers. Every
-    /// message is taken as arrived at `now`; see [`P2pSession::handle_message`].
-    pub fn pump(&mut self, now: Micros, endpoint: &mut Endpoint) {
-        while let Some(e) = endpoint.poll_event() {
-            match e {
-                crate::transport::Event::Message { peer, data, .. } => {
-                    self.handle_message(now, peer, &data);
-                    endpoint.recycle(data);
-                }
-                crate::transport::Event::Disconnected { peer, reason } => self.peer_disconnected(peer, reason),
-                crate::transport::Event::Connected { .. } => {}
-            }
         }
     }
 }

@@ -9,14 +9,17 @@ use std::time::Duration;
 use crossbeam_channel::{Receiver, RecvTimeoutError, Sender, TryRecvError, TrySendError};
 
 use super::budget::{EngineBudget, SendBudget};
+use super::host_config::{Direction, HostConfig};
+use super::host_error::{FullQueue, HostError};
+use super::host_event::HostEvent;
 use super::log::LogQueue;
 use super::pool::BufferPool;
 use super::protocol::Protocol;
 use super::resolve::{Resolution, Resolver, Ticket};
 use super::service::{self, Joining};
+use super::socket;
 use super::thread::{Command, DirectPath, Hosted, IDLE_CAP, NetLoop, RuntimeStats, Shared, ThreadMsg, ThreadParts};
 use super::to_engine::Polled;
-use super::{Direction, FullQueue, HostConfig, HostError, HostEvent, socket};
 use crate::os_seed::{os_random_bytes, os_seed};
 use crate::system_clock::SystemClock;
 use tickwire_proto::wire::MAX_DATAGRAM_SIZE;

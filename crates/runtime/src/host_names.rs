@@ -16,9 +16,11 @@ use crossbeam_channel::TrySendError;
 
 use super::Host;
 use crate::budget::{EngineBudget, SendBudget};
+use crate::host_error::HostError;
+use crate::host_event::HostEvent;
 use crate::resolve::{Resolution, Target, Ticket};
+use crate::socket;
 use crate::thread::Command;
-use crate::{HostError, HostEvent, socket};
 use tickwire_proto::{DisconnectReason, PeerId};
 
 /// A peer dialled by name, on the engine side until its `Connect` has been queued.

@@ -18,7 +18,7 @@ use std::time::Duration;
 
 use crossbeam_channel::{Receiver, RecvTimeoutError, Sender, TryRecvError, TrySendError};
 
-use super::{FullQueue, HostError};
+use super::host_error::{FullQueue, HostError};
 
 /// Name lookups that may wait for the resolver thread at once (queued or running).
 /// Beyond this a lookup fails with [`HostError::QueueFull`]

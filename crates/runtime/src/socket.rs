@@ -8,7 +8,8 @@ use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr, UdpSocket};
 
 use socket2::{Domain, Protocol, Socket, Type};
 
-use super::{HostConfig, HostError};
+use super::host_config::HostConfig;
+use super::host_error::HostError;
 
 /// Builds the non-blocking UDP socket described by `cfg`. Every error names the
 /// operation and the bind address.

@@ -9,6 +9,7 @@ use std::time::{Duration, Instant};
 use super::protocol::fake::{FakeProtocol, Told};
 use super::*;
 use crate::system_clock::SystemClock;
+use tickwire_proto::PeerId;
 
 /// A host around the fake protocol, and the fake's count of recycled buffers.
 fn fake_host(idle_cap: Duration) -> (Host, Arc<AtomicUsize>) {

@@ -38,6 +38,8 @@ mod reports;
 
 use super::budget::{SendBudget, ThreadBudget};
 use super::engine_polls::EnginePolls;
+use super::host_config::Direction;
+use super::host_event::HostEvent;
 use super::log::{DropTally, LogLevel, LogQueue};
 use super::pool::BufferPool;
 use super::protocol::Protocol;
@@ -46,7 +48,6 @@ use super::send_batch::SendBatch;
 use super::service::{Plan, Turn};
 use super::to_engine::{Polled, ToEngine};
 use super::waker::Waker;
-use super::{Direction, HostEvent};
 use crate::system_clock::{self, SystemClock};
 use tickwire_proto::wire::MAX_DATAGRAM_SIZE;
 use tickwire_proto::{

@@ -22,7 +22,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use crossbeam_channel::{Sender, TrySendError};
 
-use super::HostEvent;
+use super::host_event::HostEvent;
 use super::thread::{Shared, ThreadMsg};
 
 /// Received messages in the channel at once: an engine that takes a few hundred events

@@ -3,7 +3,8 @@
 
 use std::net::SocketAddr;
 
-use super::{FullQueue, Host, HostError};
+use super::Host;
+use super::host_error::{FullQueue, HostError};
 use tickwire_proto::{ConnectionStats, DisconnectReason, Micros, PeerId, SendError, Transport};
 
 impl From<HostError> for SendError {

@@ -12,7 +12,7 @@ use super::event::SessionEvent;
 use super::failure::{SessionFailure, argument, state};
 use super::messages::{Inbox, MessageStats};
 use super::request::{CurrentRequest, PolledRequest, RequestKind};
-use crate::HostError;
+use crate::host_error::HostError;
 use tickwire_proto::{
     AdvanceStatus, GameShape, KickCause, Micros, P2pSession, RelayClientSession, RelayServerSession, ReplaySession,
     Request, ServerSessionEvent, SpectatorSession, SyncTestSession, Tick,

@@ -1,6 +1,6 @@
 //! How a session call fails.
 
-use crate::HostError;
+use crate::host_error::HostError;
 use tickwire_proto::{ClientSessionError, ConfigProblems, ReplayError, ServerSessionError, SessionError};
 
 /// Why a session call failed. A failed call had no effect.

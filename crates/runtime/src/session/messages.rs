@@ -31,7 +31,8 @@
 
 use std::collections::VecDeque;
 
-use crate::{Host, HostError};
+use crate::Host;
+use crate::host_error::HostError;
 use tickwire_proto::PeerId;
 
 /// The transport channel of session messages: the first after the default layout's

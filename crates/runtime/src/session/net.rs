@@ -5,7 +5,8 @@ use std::net::SocketAddr;
 
 use super::failure::{SessionFailure, argument};
 use super::roster;
-use crate::{Direction, Host, HostConfig, Target, Ticket};
+use crate::host_config::{Direction, HostConfig};
+use crate::{Host, Target, Ticket};
 use tickwire_proto::{ConnectionStats, LinkConfig, Micros, PeerId};
 
 /// A networked session's socket and network thread.

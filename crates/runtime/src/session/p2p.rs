@@ -15,7 +15,8 @@ use super::messages::{self, MESSAGE_CHANNEL, MessageTarget};
 use super::net::{Net, NetStats, Remote, has_net};
 use super::roster::{self, Roster};
 use super::settings::P2pSettings;
-use crate::{HostEvent, Target};
+use crate::Target;
+use crate::host_event::HostEvent;
 use tickwire_proto::{
     Binding, ConnectionStats, DisconnectReason, MAX_INPUT_DELAY, Micros, P2pConfig, PeerId, PeerSyncStats, Proven, Tick,
 };

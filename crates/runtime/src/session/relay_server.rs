@@ -13,8 +13,9 @@ use super::failure::SessionFailure;
 use super::messages::{self, MESSAGE_CHANNEL, MessageTarget};
 use super::net::{Net, NetStats, has_net};
 use super::settings::RelayServerSettings;
+use crate::host_error::HostError;
+use crate::host_event::HostEvent;
 use crate::os_seed::{os_random_bytes, os_seed};
-use crate::{HostError, HostEvent};
 use tickwire_proto::{
     Credential, JitterStats, Micros, NetEvent as Event, PeerId, RelayServerSession, RelayServerSessionConfig, Secret,
     ServerSessionStats, StreamStats, Tick,

@@ -10,7 +10,7 @@ use tickwire_proto::{
     RelayClientSessionConfig, RelayServerSessionConfig, SpectatorConfig, p2p_inputs_fit, p2p_timeouts_fit,
 };
 
-use crate::HostConfig;
+use crate::host_config::HostConfig;
 
 /// The rollback wire formats count players in one byte.
 const MAX_ROLLBACK_PLAYERS: usize = 255;

@@ -9,7 +9,8 @@ use super::failure::{SessionFailure, state};
 use super::messages::MESSAGE_CHANNEL;
 use super::net::{Net, NetStats, Remote, has_net};
 use super::settings::SpectatorSettings;
-use crate::{HostEvent, Target};
+use crate::Target;
+use crate::host_event::HostEvent;
 use tickwire_proto::{
     DisconnectReason, Micros, PeerId, Proven, RollbackEvent as Event, SpectatorConfig, SpectatorSession, Tick,
     TickClock,

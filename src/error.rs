@@ -1,7 +1,7 @@
 //! Result codes and the per-thread last error.
 
 use std::cell::RefCell;
-use std::ffi::c_char;
+use std::ffi::{CStr, c_char};
 
 use super::guard;
 
@@ -62,62 +62,95 @@ pub enum tw_result {
     Busy = -13,
 }
 
-impl tw_result {
-    /// Every code, in declaration order.
-    pub fn all() -> [tw_result; 19] {
-        [
-            tw_result::Ok,
-            tw_result::Empty,
-            tw_result::NullArgument,
-            tw_result::InvalidArgument,
-            tw_result::BufferTooSmall,
-            tw_result::InvalidState,
-            tw_result::VersionMismatch,
-            tw_result::Io,
-            tw_result::AddressInUse,
-            tw_result::QueueFull,
-            tw_result::UnknownPeer,
-            tw_result::NetworkThreadGone,
-            tw_result::Panic,
-            tw_result::MessageTooLarge,
-            tw_result::Busy,
-            tw_result::NotSynchronized,
-            tw_result::WindowFull,
-            tw_result::WaitingForInput,
-            tw_result::Finished,
-        ]
-    }
+/// `all()` and `c_name()` (and through `all()`, `TryFrom<i32>`) come from one list of
+/// the variants, in declaration order. The enum above stays written out, with each
+/// number and description, because cbindgen reads it; the `match` in `c_name` makes
+/// the compiler refuse a variant missing from the list, and each C name is made from
+/// its variant by the header's own rule (`c_name_of`).
+macro_rules! result_codes {
+    ($($code:ident),+ $(,)?) => {
+        impl tw_result {
+            /// Every code, in declaration order.
+            pub fn all() -> [tw_result; [$(tw_result::$code),+].len()] {
+                [$(tw_result::$code),+]
+            }
 
-    /// The C name of the code, as a NUL-terminated static string.
-    pub fn c_name(self) -> &'static std::ffi::CStr {
-        match self {
-            tw_result::Ok => c"TW_RESULT_OK",
-            tw_result::Empty => c"TW_RESULT_EMPTY",
-            tw_result::NullArgument => c"TW_RESULT_NULL_ARGUMENT",
-            tw_result::InvalidArgument => c"TW_RESULT_INVALID_ARGUMENT",
-            tw_result::BufferTooSmall => c"TW_RESULT_BUFFER_TOO_SMALL",
-            tw_result::InvalidState => c"TW_RESULT_INVALID_STATE",
-            tw_result::VersionMismatch => c"TW_RESULT_VERSION_MISMATCH",
-            tw_result::Io => c"TW_RESULT_IO",
-            tw_result::AddressInUse => c"TW_RESULT_ADDRESS_IN_USE",
-            tw_result::QueueFull => c"TW_RESULT_QUEUE_FULL",
-            tw_result::UnknownPeer => c"TW_RESULT_UNKNOWN_PEER",
-            tw_result::NetworkThreadGone => c"TW_RESULT_NETWORK_THREAD_GONE",
-            tw_result::Panic => c"TW_RESULT_PANIC",
-            tw_result::MessageTooLarge => c"TW_RESULT_MESSAGE_TOO_LARGE",
-            tw_result::Busy => c"TW_RESULT_BUSY",
-            tw_result::NotSynchronized => c"TW_RESULT_NOT_SYNCHRONIZED",
-            tw_result::WindowFull => c"TW_RESULT_WINDOW_FULL",
-            tw_result::WaitingForInput => c"TW_RESULT_WAITING_FOR_INPUT",
-            tw_result::Finished => c"TW_RESULT_FINISHED",
+            /// The C name of the code, as a NUL-terminated static string.
+            pub fn c_name(self) -> &'static CStr {
+                match self {
+                    $(tw_result::$code => {
+                        const NAME: [u8; C_NAME_CAPACITY] = c_name_of(stringify!($code));
+                        const { c_str(&NAME) }
+                    })+
+                }
+            }
         }
-    }
+    };
 }
+
+result_codes!(
+    Ok,
+    Empty,
+    NotSynchronized,
+    WindowFull,
+    WaitingForInput,
+    Finished,
+    NullArgument,
+    InvalidArgument,
+    BufferTooSmall,
+    InvalidState,
+    VersionMismatch,
+    Io,
+    AddressInUse,
+    QueueFull,
+    UnknownPeer,
+    NetworkThreadGone,
+    Panic,
+    MessageTooLarge,
+    Busy,
+);
 
 impl TryFrom<i32> for tw_result {
     type Error = i32;
     fn try_from(v: i32) -> Result<Self, i32> {
         tw_result::all().into_iter().find(|r| *r as i32 == v).ok_or(v)
+    }
+}
+
+/// Room for the longest C name and its NUL.
+const C_NAME_CAPACITY: usize = 40;
+
+/// A variant's C name as cbindgen writes it (`cbindgen.toml`: `prefix_with_name`,
+/// `rename_variants = "ScreamingSnakeCase"`): `NetworkThreadGone` is
+/// `TW_RESULT_NETWORK_THREAD_GONE`. NUL-padded; a name too long fails to compile.
+const fn c_name_of(variant: &str) -> [u8; C_NAME_CAPACITY] {
+    const PREFIX: &[u8] = b"TW_RESULT_";
+    let mut out = [0u8; C_NAME_CAPACITY];
+    let mut n = 0;
+    while n < PREFIX.len() {
+        out[n] = PREFIX[n];
+        n += 1;
+    }
+    let v = variant.as_bytes();
+    let mut i = 0;
+    while i < v.len() {
+        if i > 0 && v[i].is_ascii_uppercase() {
+            out[n] = b'_';
+            n += 1;
+        }
+        out[n] = v[i].to_ascii_uppercase();
+        n += 1;
+        i += 1;
+    }
+    assert!(n < C_NAME_CAPACITY, "a result code's C name needs its NUL");
+    out
+}
+
+/// The C string up to the first NUL of `bytes` (evaluated at compile time).
+const fn c_str(bytes: &'static [u8]) -> &'static CStr {
+    match CStr::from_bytes_until_nul(bytes) {
+        Ok(s) => s,
+        Err(_) => panic!("no NUL"),
     }
 }
 

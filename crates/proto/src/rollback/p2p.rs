@@ -131,7 +131,6 @@ pub struct P2pSession {
     watch: progress::ProgressWatch,
     /// Settling a player whose inputs reached the peers differently (see `reconcile.rs`).
     recon: reconcile::Reconcile,
-    /// Connections to close at the next `send_messages` (peers that broke the protocol).
     /// Connections to close at the next `send_messages`, with what the peer is told
     /// (None: the plain close of this side, `Client` or `Server`).
     to_close: Vec<(PeerId, Option<DisconnectReason>)>,

@@ -355,7 +355,7 @@ void relay_frame(RelayNode &n, bool client) {
 constexpr std::uint64_t kClientIds[2] = {0x00C0FFEE00000001ull, 0xFEDCBA9876543210ull};
 const std::string kUserData[2] = {std::string("ranked:gold", 12), std::string(40, '\x5a')};
 
-// Who is who (issue 30): the server saw each client join with its connect token's client
+// Who is who: the server saw each client join with its connect token's client
 // id (PLAYER_JOINED), and player_identity gives each slot's id and user data, zero-padded;
 // a free slot is EMPTY. Prints what it read.
 bool check_identities(RelayNode &server, const std::vector<RelayNode> &clients) {

@@ -146,7 +146,7 @@ namespace Tickwire.Tests
             Check(e.InnerException is DllNotFoundException, "the DllNotFoundException is the inner exception");
             e = Throws<TickwireAbiException>(() => new TwSession(new TwSessionConfig()), "new TwSession");
             Contains(e.Message, "native tickwire library was not found", "the same message for a session");
-            // Issue 18, 10: the TwLibrary helpers threw the raw DllNotFoundException.
+            // The TwLibrary helpers threw the raw DllNotFoundException.
             Action[] helpers =
             {
                 () => { uint v = TwLibrary.NativeVersion; },

@@ -83,7 +83,7 @@ namespace Tickwire.Tests
         /// <summary>
         /// A client host that gives a handshake up after 1 s: a refusal that cannot be
         /// authenticated (a wrong or missing credential) is only a hint, so the client tries
-        /// until its connect timeout and then reports DeniedUnverified (issue 30).
+        /// until its connect timeout and then reports DeniedUnverified.
         /// </summary>
         private static TwHostConfig Impatient()
         {

@@ -937,7 +937,7 @@ namespace Tickwire.Tests
             s.Dispose();
             s.Dispose(); // twice is fine
             Check(s.IsDisposed, "IsDisposed answers after Dispose");
-            // Issue 18, 10: the properties known from creation answered after Dispose.
+            // The properties known from creation answered after Dispose.
             Throws<ObjectDisposedException>(() => { TwSessionMode m = s.Mode; }, "Mode");
             Throws<ObjectDisposedException>(() => { int x = s.NumPlayers; }, "NumPlayers");
             Throws<ObjectDisposedException>(() => { int x = s.InputSize; }, "InputSize");
@@ -1018,7 +1018,7 @@ namespace Tickwire.Tests
             TwHost.DisposeAll();
             Equal(0, TwSession.LiveEntries, "no session entries to begin with");
             Equal(0, TwHost.LiveEntries, "no host entries to begin with");
-            // Issue 18, 10: a session or host the game forgot (never disposed) is finalized,
+            // A session or host the game forgot (never disposed) is finalized,
             // but its weak entry stayed in the live list for good: the list only grew.
             ForgetSessionsAndHosts(200, 20);
             for (int i = 0; i < 3; i++)

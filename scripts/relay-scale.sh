@@ -37,8 +37,8 @@ check() {
 }
 
 check "relay_scale tests, far links at $RELAY_SCALE_MINUTES minutes of game time" relay_scale \
-    cargo test -p tickwire-proto --test relay_scale -- --nocapture --test-threads 1
-grep -h "game time;" "$LOGS/relay_scale.log" | sed -e 's/^test [a-z0-9_]* \.\.\. //' -e 's/^/   /' || true
+    cargo test -p tickwire-proto --test proto relay_scale:: -- --nocapture --test-threads 1
+grep -h "game time;" "$LOGS/relay_scale.log" | sed -e 's/^test [a-z0-9_:]* \.\.\. //' -e 's/^/   /' || true
 check "lab far links and wide matches (lab_scale)" lab_scale \
     cargo test -p tickwire-lab --test lab lab_scale:: -- --nocapture --test-threads 1
 

@@ -5,6 +5,10 @@
 //!
 //! Run: `cargo test -p tickwire-proto --features fuzzing --test fuzz_corpus`
 //! (`-- --nocapture` prints the summary per target).
+//!
+//! A binary of its own, not a module of `tests/proto/`: it needs the `fuzzing` feature
+//! (`required-features` in Cargo.toml), and `tests/run.sh` runs it with that feature
+//! after the suite without rebuilding the suite's binary.
 
 use std::path::{Path, PathBuf};
 use std::sync::mpsc;

@@ -5,10 +5,15 @@
 //! The forged messages are handed to the session as the endpoint would deliver them
 //! from the peer's connection (what a corrupted or hostile datagram becomes once the
 //! transport has accepted it).
+//!
+//! Its tests read the process's heap peak (`support/heap.rs` installs a counting
+//! global allocator; they take turns): hence a binary of its own, not a module of
+//! `tests/proto/`, so that no other test's allocations land in their window.
 
 #[path = "support/heap.rs"]
 mod heap;
 #[path = "support/toy_game.rs"]
+#[allow(dead_code)] // shared with tests/proto/ (which uses all of it); this binary uses a part
 mod toy_game;
 
 use tickwire_proto::wire::p2p::{Header, KIND_INPUT, encode};

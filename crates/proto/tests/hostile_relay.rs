@@ -4,12 +4,18 @@
 //! took it (35 snapshots in 1.2 s here). Snapshots to one player are now at most two back
 //! to back, then one a second, and a player that keeps asking past a burst of 16
 //! requests (then one a second) is kicked.
+//!
+//! Its tests read the process's heap peak (`support/heap.rs` installs a counting
+//! global allocator; they take turns): hence a binary of its own, not a module of
+//! `tests/proto/`, so that no other test's allocations land in their window.
 
 #[path = "support/heap.rs"]
 mod heap;
 #[path = "support/relay_game.rs"]
+#[allow(dead_code)] // shared with tests/proto/ (which uses all of it); this binary uses a part
 mod relay_game;
 #[path = "support/relay_world.rs"]
+#[allow(dead_code)] // shared with tests/proto/ (which uses all of it); this binary uses a part
 mod relay_world;
 
 use relay_world::{World, link};

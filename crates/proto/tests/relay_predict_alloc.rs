@@ -5,9 +5,14 @@
 //! server is not held to it). Then matches that stall both clients for 1.5 s: the
 //! recovery (a burst of updates, steps to catch up on, merged steps, clock jumps)
 //! allocates nothing either, whichever datagrams the wire drops.
+//!
+//! It installs a counting global allocator, which is the whole process's (every test
+//! of the binary would run on it, beside the counted one): hence a binary of its own,
+//! not a module of `tests/proto/`.
 
 use tickwire_testkit::counting_alloc;
 #[path = "support/relay_game.rs"]
+#[allow(dead_code)] // shared with tests/proto/ (which uses all of it); this binary uses a part
 mod relay_game;
 
 use std::net::SocketAddr;

@@ -14,11 +14,17 @@
 //! Joins, snapshots and reconnects may allocate (a slot's buffers are reserved when a
 //! player is admitted, a Welcome carries a fresh state): they are not per tick. The
 //! warm-up covers the joins and the counter is shown to see them.
+//!
+//! It installs a counting global allocator, which is the whole process's (every test
+//! of the binary would run on it, beside the counted one): hence a binary of its own,
+//! not a module of `tests/proto/`.
 
 use tickwire_testkit::counting_alloc;
 #[path = "support/relay_game.rs"]
+#[allow(dead_code)] // shared with tests/proto/ (which uses all of it); this binary uses a part
 mod relay_game;
 #[path = "support/relay_world.rs"]
+#[allow(dead_code)] // shared with tests/proto/ (which uses all of it); this binary uses a part
 mod relay_world;
 
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};

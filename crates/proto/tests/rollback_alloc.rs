@@ -1,9 +1,14 @@
 //! Steady-state rollback ticks allocate nothing: two P2P sessions over real
 //! endpoints and a lossy fixed-latency wire (rollbacks every few ticks), and a synctest
 //! session, counted with the shared counting allocator after a warm-up.
+//!
+//! It installs a counting global allocator, which is the whole process's (every test
+//! of the binary would run on it, beside the counted one): hence a binary of its own,
+//! not a module of `tests/proto/`.
 
 use tickwire_testkit::counting_alloc;
 #[path = "support/toy_game.rs"]
+#[allow(dead_code)] // shared with tests/proto/ (which uses all of it); this binary uses a part
 mod toy_game;
 
 use std::net::SocketAddr;

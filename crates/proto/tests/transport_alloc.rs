@@ -1,5 +1,9 @@
 //! The transport hot path allocates nothing in steady state: send, flush, receive,
 //! ack, deliver and recycle, counted with a global counting allocator.
+//!
+//! It installs a counting global allocator, which is the whole process's (every test
+//! of the binary would run on it, beside the counted one): hence a binary of its own,
+//! not a module of `tests/proto/`.
 
 use std::net::SocketAddr;
 

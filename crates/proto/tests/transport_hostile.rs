@@ -2,6 +2,10 @@
 //! sequence number far ahead, and floods of empty frames. Each test reproduces an
 //! attack that used to work; the attacker builds its packets with the crate's own wire
 //! encoders.
+//!
+//! The flood test reads the process's heap peak through a counting global allocator:
+//! hence a binary of its own, not a module of `tests/proto/`, so that no other test's
+//! allocations land in its window.
 
 #[path = "support/datagrams.rs"]
 mod datagrams;

@@ -4,8 +4,13 @@
 //! address still gets in; a slot it gives back is usable again. An IPv6 host owns a
 //! whole /64, so IPv6 addresses count by that prefix (issue 30, finding 8), and an
 //! IPv4-mapped IPv6 address counts as its IPv4 address.
+//!
+//! Its tests read the process's heap peak (`support/heap.rs` installs a counting
+//! global allocator; they take turns): hence a binary of its own, not a module of
+//! `tests/proto/`, so that no other test's allocations land in their window.
 
 #[path = "support/datagrams.rs"]
+#[allow(dead_code)] // shared with tests/proto/ (which uses all of it); this binary uses a part
 mod datagrams;
 #[path = "support/heap.rs"]
 mod heap;

@@ -17,7 +17,6 @@ pub fn drain(ep: &mut Endpoint) -> Vec<(SocketAddr, Vec<u8>)> {
 
 /// A plaintext connect response as a hand-made client writes it (no key, no proof):
 /// what a test that forges a client against an insecure-plaintext endpoint sends.
-#[allow(dead_code)] // not every test binary forges a handshake
 pub fn plain_response(out: &mut Vec<u8>, protocol_id: u32, client_salt: u64, cookie_time: u64, cookie_mac: u64) {
     let r = wire::ConnectResponse {
         client_salt,

@@ -1,7 +1,6 @@
 //! Forged P2P messages: what a peer with valid credentials and a modified client can
 //! put in a message. They are handed to the session as the endpoint would deliver
 //! them from that peer's connection.
-#![allow(dead_code)]
 
 use super::toy_game::Mesh;
 use tickwire_proto::wire::p2p::{Header, KIND_INPUT, decode, encode};

@@ -1,15 +1,13 @@
 //! Endpoints joined by an instant, perfect network that the test drives by hand: a
 //! datagram moves only when the test says so, so the test can capture, alter, hold
-//! back, reorder or replay any of them. Include `support/datagrams.rs` as `datagrams`
-//! beside it.
-// Each test file uses its own part of it.
-#![allow(dead_code)]
+//! back, reorder or replay any of them. It moves them with `datagrams`, its sibling
+//! module.
 
 use std::net::SocketAddr;
 
 use tickwire_proto::{Admission, Endpoint, EndpointConfig, Micros, NetEvent as Event, PeerId, Presented, Security};
 
-use crate::datagrams::drain;
+use super::datagrams::drain;
 
 pub struct HandNet {
     /// The time every call into an endpoint is made at.

@@ -3,7 +3,6 @@
 //! input matters to every state. It answers requests the way an engine would, with
 //! engine-owned, preallocated snapshot slots, and records the checksum (fnv1a64 of the
 //! serialized state) of every tick's starting state.
-#![allow(dead_code)]
 
 use tickwire_proto::{InputStatus, Inputs, Request, Tick, fnv1a64};
 
@@ -68,10 +67,6 @@ impl BoxGame {
             self.bytes.extend_from_slice(&w.to_le_bytes());
         }
         fnv1a64(&self.bytes)
-    }
-
-    pub fn serialize(&self) -> Vec<u8> {
-        self.state.iter().flat_map(|w| w.to_le_bytes()).collect()
     }
 
     fn deserialize(&mut self, b: &[u8]) {
@@ -180,7 +175,7 @@ impl BoxGame {
 }
 
 /// Client `c`'s input number `k`: a direction held for a while (5 to 35 ticks).
-pub fn input_for(seed: u64, c: usize, k: u64) -> [u8; 2] {
+pub fn input_for(seed: u64, c: usize, k: u64) -> [u8; INPUT_SIZE] {
     let mix = |x: u64| {
         let mut x = x ^ seed ^ (c as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15);
         x ^= x >> 29;

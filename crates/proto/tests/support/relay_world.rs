@@ -1,6 +1,5 @@
 //! A relay server session and its client sessions over a `SimNet`, each with a
 //! `BoxGame` engine answering its requests, stepped in 4 ms frames.
-#![allow(dead_code)]
 
 use std::collections::BTreeMap;
 
@@ -125,7 +124,6 @@ impl World {
     }
 
     /// Like [`World::add_client`], with the client's endpoint configured by the caller.
-    #[allow(dead_code)] // not every test binary uses it
     pub fn add_client_with(&mut self, endpoint: EndpointConfig) -> usize {
         let node = self.net.add(endpoint);
         let mut session = RelayClientSession::new(self.client_cfg.clone()).expect("client config");

@@ -1,7 +1,6 @@
 //! The engine side of the rollback tests: a toy game (8 x i64 of state per player,
 //! updated from a 2-byte input) that answers requests the way an engine would, and a
 //! harness that runs P2P sessions over a `SimNet` mesh.
-#![allow(dead_code)]
 
 use tickwire_proto::{
     AdvanceStatus, ConnectionStats, DisconnectReason, EndpointConfig, InputStatus, Inputs, LinkConfig, Micros,
@@ -150,7 +149,7 @@ impl Game {
 }
 
 /// Player `p`'s input for tick `t`: changes every `period` ticks, from a hash.
-pub fn input_for(seed: u64, p: usize, t: Tick, period: u32) -> [u8; 2] {
+pub fn input_for(seed: u64, p: usize, t: Tick, period: u32) -> [u8; INPUT_SIZE] {
     let mut x = seed
         ^ (p as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15)
         ^ ((t / period) as u64).wrapping_mul(0xD1B5_4A32_D192_ED03);

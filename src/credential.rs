@@ -1,4 +1,4 @@
-//! Who a connection's peer is, as it proved in its handshake (issue 30): the class of
+//! Who a connection's peer is, as it proved in its handshake: the class of
 //! the secret it proved, or the identity its connect token carries, which the game's
 //! backend sealed (so a client cannot choose it). Events carry the class and the
 //! client id; `tw_session_player_identity` gives a relay server's engine the whole of

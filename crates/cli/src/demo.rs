@@ -242,7 +242,8 @@ fn client_frame(i: usize, c: &mut Client) -> Result<(), SessionFailure> {
     Ok(())
 }
 
-/// One line per client: the net graph of issue 4.
+/// One line per client: the net graph (round trip, lead, server buffer, prediction distance,
+/// resimulated ticks a second, late inputs).
 fn net_graph(second: u64, clients: &mut [Client]) {
     for (i, c) in clients.iter_mut().enumerate() {
         let st = c.session.stats();

@@ -1,5 +1,4 @@
-//! The hindsight bound of a steady lead (issue 19, item 7: "say what limits it if a
-//! target cannot be met").
+//! The hindsight bound of a steady lead: what limits it if a target cannot be met.
 //!
 //! tickwire's goals are at most ε of the server ticks without the real input and a lead
 //! excess of at most [`EXCESS_GOAL`] over the per-window oracle ([`super::oracle`]).
@@ -29,7 +28,7 @@
 
 use super::oracle::Oracle;
 
-/// The excess over the oracle that the goal allows (issue 19: 0.5 tick).
+/// The excess over the oracle that the goal allows (0.5 tick).
 pub const EXCESS_GOAL: f64 = 0.5;
 
 /// A lead rule's figures over the reference inputs it is scored on.

@@ -1,4 +1,4 @@
-//! The lab: scenarios S0-S9 (and issue 15's far links F1-F2 and wide matches W1-W4)
+//! The lab: scenarios S0-S9 (and the far links F1-F2 and wide matches W1-W4)
 //! on the deterministic simulator, tickwire's time sync and three baselines on the
 //! same seeded link realisations, scored against one oracle per scenario and seed
 //! (`oracle.rs`), over many seeds, with each pair judged by the 95% interval of its
@@ -43,7 +43,7 @@ pub struct LabOptions {
     pub bound: bool,
 }
 
-/// Seeds per scenario unless `--seeds` says otherwise (issue 19: 20 by default).
+/// Seeds per scenario unless `--seeds` says otherwise (20 by default).
 pub const DEFAULT_SEEDS: u64 = 20;
 
 pub const LAB_USAGE: &str =
@@ -56,7 +56,7 @@ pub const LAB_USAGE: &str =
   seeds of M1, M2, M3, M6, M7 and M9 beside their oracle limits, tickwire's goals
   (median, 90th percentile, worst seed), and each pair won, tied or lost by the 95%
   interval of the paired differences, then the tally of pairs. F1-F2 far links and
-  W1-W4 wide matches of issue 15 run tickwire only. With --out writes summary.csv (one
+  W1-W4 wide matches run tickwire only. With --out writes summary.csv (one
   line per scenario, controller and seed) plus <scenario>.csv and <scenario>.svg (lead,
   buffer depth and time scale over time, first seed). Default: every scenario but the
   wide matches W1-W4 (named, they run too), 300 s of game time each. --bound runs no

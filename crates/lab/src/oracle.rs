@@ -1,4 +1,4 @@
-//! The oracle lead of a scenario, from the link itself (issue 19, build 1).
+//! The oracle lead of a scenario, from the link itself.
 //!
 //! ticksync.md section 3.2, M2: "the oracle lead is the smallest `L*_ε` with
 //! `P_late(L*) ≤ ε` under the *true* delay distribution". The lab used to take it from

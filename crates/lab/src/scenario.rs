@@ -1,5 +1,5 @@
-//! The network scenarios S0-S9 of ticksync.md section 3.1, and issue 15's far links
-//! (F1, F2) and wide matches (W1-W4).
+//! The network scenarios S0-S9 of ticksync.md section 3.1, and the far links
+//! (F1, F2) and wide matches (W1-W4) that check a relay holds at scale.
 
 use tickwire_proto::{JitterModel, LinkConfig, LossModel, Micros};
 
@@ -64,7 +64,7 @@ fn base(id: &'static str, about: &'static str, up: LinkConfig, down: LinkConfig)
     }
 }
 
-/// Issue 15's far links and wide matches, 300 s like the others.
+/// The far links and wide matches that check a relay holds at scale, 300 s like the others.
 fn scale() -> Vec<Scenario> {
     let far = LinkConfig { latency_us: 400 * MS, ..LinkConfig::perfect() };
     let far_lossy = LinkConfig {

@@ -1,5 +1,5 @@
 //! The lab's statistics: quantiles, means, and the 95% interval of a mean of paired
-//! differences across seeds (issue 19, build 4).
+//! differences across seeds.
 
 /// The `q` quantile of `v` (nearest rank; sorts `v`). NaN for an empty slice.
 pub fn quantile(v: &mut [f64], q: f64) -> f64 {

@@ -1,4 +1,4 @@
-//! Whether tickwire beats a baseline in a scenario, over K seeds (issue 19, build 4),
+//! Whether tickwire beats a baseline in a scenario, over K seeds,
 //! by one stated rule.
 //!
 //! Each seed gives both controllers the same link realisation and the same oracle, so

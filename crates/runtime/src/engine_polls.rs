@@ -8,10 +8,10 @@
 //! loop of a thousand frames a second and more) reads everything itself; a thread
 //! that still woke every `moderation_us` to look would take a core from it a thousand
 //! times a second, and its turn would contend with the engine for the core's lock. On
-//! loopback that cost a busy-polled round trip a quarter of its time (issue 17, row
-//! 1). So while the engine is seen polling all through the thread's quiet time, the
-//! quiet time doubles at each turn, up to [`MAX_ENGINE_QUIET_US`]; the first turn
-//! that finds the engine stopped sets it back to `moderation_us`.
+//! loopback that cost a busy-polled round trip a quarter of its time (the transport
+//! benchmark's row 1). So while the engine is seen polling all through the thread's
+//! quiet time, the quiet time doubles at each turn, up to [`MAX_ENGINE_QUIET_US`]; the
+//! first turn that finds the engine stopped sets it back to `moderation_us`.
 
 use tickwire_proto::Micros;
 

@@ -18,7 +18,7 @@
 //!
 //! It has no server feedback (line 86): the server reuses the last input when one is
 //! missing. Each input is sent in 10 packets: lightyear's default input redundancy
-//! (`InputConfig::packet_redundancy`, issue 19's reading of the source).
+//! (`InputConfig::packet_redundancy`, as read from its source).
 
 /// Copies of each input (lightyear's default packet redundancy).
 pub const COPIES: u32 = 10;

@@ -287,7 +287,7 @@ impl Harness {
                 }
                 Event::Disconnected { .. } => {
                     // Nothing the attacker sends ends the client's handshake or its
-                    // connection: an unauthenticated denial is advisory (issue 30).
+                    // connection: an unauthenticated denial is advisory.
                     if let Some(o @ (Origin::Tampered | Origin::Forged { .. })) = origin {
                         panic!("a {o:?} datagram ended the client's handshake or connection");
                     }
@@ -400,7 +400,7 @@ pub fn handshake(data: &[u8]) {
     };
     let server = config(1, max_incoming, admission, Presented::Open);
     let client = config(2, 0, Admission::default(), presented);
-    // An all-zero connect key or shown secret is refused at configuration (issue 30):
+    // An all-zero connect key or shown secret is refused at configuration:
     // nothing to run.
     let (Ok(mut server), Ok(client)) = (Endpoint::new(server, now), Endpoint::new(client, now)) else {
         assert!(k == 0 || wrong == 0, "a config without a zero key was refused");

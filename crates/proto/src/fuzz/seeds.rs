@@ -1,5 +1,5 @@
 //! The committed corpus: a handful of valid inputs per target, built from real
-//! messages, and a regression input for each defect of issue 13 a target can express
+//! messages, and a regression input for each defect of hostile input a target can express
 //! (`regress-<what>`). `cargo test -p tickwire-proto --features fuzzing --test
 //! fuzz_corpus -- --ignored write_corpus` writes them to `fuzz/corpus/<target>/`.
 //!
@@ -207,14 +207,14 @@ fn decoders(c: &mut Vec<Entry>) {
     let h2 = Header { players: 2, count: 2, ..h };
     let m = p2p_msg(&h2, &[1, 2, 3, 4, 5, 6, 7, 8], &[(2, 128)], &[(120, 0xdead), (110, 7)], &[]);
     put(c, "p2p_message", "lists", with(1, &m));
-    // Issue 31: the newest report's input digests, one per player.
+    // The newest report's input digests, one per player.
     let m = p2p_msg(&h2, &[1, 2, 3, 4, 5, 6, 7, 8], &[], &[(120, 0xdead), (110, 7)], &[0xfeed_f00d, 0, 7]);
     put(c, "p2p_message", "digests", with(1, &m));
     let s = Header { kind: KIND_SPECTATE, players: 3, count: 2, ..h };
     put(c, "p2p_message", "spectate", with(1, &p2p_msg(&s, &[9; 12], &[], &[], &[])));
     let a = Header { kind: KIND_SPECTATOR_ACK, count: 0, players: 0, ..h };
     put(c, "p2p_message", "spectator-ack", with(1, &p2p_msg(&a, &[], &[], &[], &[])));
-    // Issue 13, 2: an ack 100000 ticks past the sender's tick.
+    // An ack 100000 ticks past the sender's tick.
     let lie = Header { ack: 100_130, count: 0, ..h };
     put(c, "p2p_message", "regress-ack-from-the-future", with(1, &p2p_msg(&lie, &[], &[], &[], &[])));
 
@@ -231,7 +231,7 @@ fn decoders(c: &mut Vec<Entry>) {
     };
     join::encode_welcome(&mut b, &w);
     put(c, "relay_messages", "welcome", with(1, &b));
-    // Issue 13, 3: a Welcome at the last tick.
+    // A Welcome at the last tick.
     join::encode_welcome(&mut b, &Welcome { tick: u32::MAX, ..w });
     put(c, "relay_messages", "regress-welcome-tick-max", with(1, &b));
     let ins: [&[u8]; 3] = [&[1, 0], &[1, 0], &[2, 0]];
@@ -242,7 +242,7 @@ fn decoders(c: &mut Vec<Entry>) {
     // ServerUpdate with max input 2 (index 2), fixed size 2 (0x20) and 4 players (0x40).
     let sel = 3 | 2 << 2 | 0x20 | 0x40;
     put(c, "relay_messages", "server-update", with(sel, &update(&HEAD, &margins, &[(110, 5)], 117, 3)));
-    // Issue 13, 4: a shift of i32::MAX.
+    // A shift of i32::MAX.
     let big = UpdateHead { shift: i32::MAX, ..HEAD };
     put(c, "relay_messages", "regress-update-shift-max", with(sel, &update(&big, &margins, &[], 117, 1)));
 
@@ -263,12 +263,12 @@ fn decoders(c: &mut Vec<Entry>) {
     put(c, "desync_dump", "with-state", dump.encode());
     let no_state = DesyncDump { state: None, inputs: Vec::new(), culprit: None, ..dump.clone() };
     put(c, "desync_dump", "no-state", no_state.encode());
-    // A version 1 dump (before issue 31's culprit field) still decodes.
+    // A version 1 dump (before the culprit field) still decodes.
     let mut v1 = no_state.encode();
     v1[4..6].copy_from_slice(&1u16.to_le_bytes());
     v1.drain(30..34);
     put(c, "desync_dump", "version-1", v1);
-    // Issue 13, 4: 51 bytes, no players and 2^32 - 1 ticks (asked for 103 GB), in
+    // 51 bytes, no players and 2^32 - 1 ticks (asked for 103 GB), in
     // version 1 as found, and in version 2 (the culprit field makes it 55).
     let mut d =
         DesyncDump { state: None, inputs: Vec::new(), players: 0, input_size: 0, culprit: None, ..dump }.encode();
@@ -343,25 +343,25 @@ fn endpoint(c: &mut Vec<Entry>) {
     }
     s.u8(0x0a).u16(60_000).u8(0x0a).u16(60_000).u8(0x03).u8(1).u8(0);
     put(c, "endpoint", "strangers", s.done());
-    // Issue 13, 4: a sequence number far ahead, then the honest ones.
+    // A sequence number far ahead, then the honest ones.
     let mut s = hs.clone();
     for seq in [1u16, 0x8000, 2, 3, 4] {
         s.u8(0x05).u16(seq).u16(0).u32(0).u16(0).u16(4).bytes(&[0x00, 2, b'o', b'k']);
     }
     put(c, "endpoint", "regress-seq-jump", s.done());
-    // Issue 13, 4: a reliable frame on the unreliable channel.
+    // A reliable frame on the unreliable channel.
     let mut s = hs.clone();
     s.u8(0x04).u16(0).u32(0).u16(0).u16(5).bytes(&[0x80, 0, 0, 1, b'r']);
     s.u8(0x04).u16(0).u32(0).u16(0).u16(4).bytes(&[0x00, 2, b'o', b'k']);
     put(c, "endpoint", "regress-wrong-channel-frame", s.done());
-    // Issue 13, 1: full datagrams of empty frames.
+    // Full datagrams of empty frames.
     let mut s = hs.clone();
     let empties = [0u8; 1180];
     for _ in 0..6 {
         s.u8(0x04).u16(0).u32(0).u16(0).u16(empties.len() as u16).bytes(&empties);
     }
     put(c, "endpoint", "regress-empty-frame-flood", s.done());
-    // Issue 13, 5: one address reconnecting with new salts, again and again.
+    // One address reconnecting with new salts, again and again.
     let mut s = B::default();
     for salt in 1..40u64 {
         s.u8(0x02).u64(salt).u8(0x03).u8(1).u8(0).u8(0x0a).u16(50);
@@ -548,7 +548,7 @@ fn relay_server(c: &mut Vec<Entry>) {
     s.u8(0x04).u8(0).blob(b"\x03junk");
     frame(&mut s, 80);
     put(c, "relay_server", "strangers", s.done());
-    // Issue 13, 5: a player that asks for a snapshot every frame.
+    // A player that asks for a snapshot every frame.
     let mut s = B::default();
     s.u8(0x00).u8(0).u8(0x03).u8(0).u8(0x11).u8(0);
     frame(&mut s, 3);
@@ -557,7 +557,7 @@ fn relay_server(c: &mut Vec<Entry>) {
         frame(&mut s, 1);
     }
     put(c, "relay_server", "regress-resync-spam", s.done());
-    // Issue 13, 5: bursts of inputs between two ticks.
+    // Bursts of inputs between two ticks.
     let mut s = B::default();
     s.u8(0x00).u8(0).u8(0x03).u8(0).u8(0x11).u8(0);
     frame(&mut s, 3);
@@ -569,7 +569,7 @@ fn relay_server(c: &mut Vec<Entry>) {
     }
     frame(&mut s, 10);
     put(c, "relay_server", "regress-input-burst", s.done());
-    // Issue 13, 5: connections that take every slot and come back when dropped.
+    // Connections that take every slot and come back when dropped.
     let mut s = B::default();
     for round in 0..6u8 {
         for p in 0..5u8 {
@@ -637,7 +637,7 @@ fn relay_client(c: &mut Vec<Entry>) {
     update(&mut s, None, 2);
     frame(&mut s, 4);
     put(c, "relay_client", "drop-and-rejoin", s.done());
-    // Issue 13, 3: a Welcome at tick 0xFFFFFFFF.
+    // A Welcome at tick 0xFFFFFFFF.
     let mut s = B::default();
     s.u8(0x00);
     frame(&mut s, 2);
@@ -647,7 +647,7 @@ fn relay_client(c: &mut Vec<Entry>) {
         frame(&mut s, 2);
     }
     put(c, "relay_client", "regress-welcome-tick-max", s.done());
-    // Issue 13, 4: updates with a shift of i32::MAX.
+    // Updates with a shift of i32::MAX.
     let mut s = B::default();
     s.u8(0x00);
     frame(&mut s, 2);
@@ -739,7 +739,7 @@ fn p2p(c: &mut Vec<Entry>) {
         frame(&mut s, 3);
         put(c, "p2p_session", "reconcile-messages", s.done());
     }
-    // Issue 13, 2: an ack 100000 ticks ahead of anything sent.
+    // An ack 100000 ticks ahead of anything sent.
     let mut s = B::default();
     s.u8(0x08);
     for k in 0..30 {

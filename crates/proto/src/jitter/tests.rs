@@ -263,7 +263,7 @@ fn a_stream_at_the_end_of_the_tick_range_holds_there() {
     }
 }
 
-/// A burst of inputs between two server ticks (issue 13: the server fell to 22 ticks/s
+/// A burst of inputs between two server ticks (unbounded, the server fell to 22 ticks/s
 /// and kept 64 MB): the queue never holds more than one input past the hard cap, the
 /// rest is refused and counted, and the next tick kicks the client.
 #[test]

@@ -11,7 +11,7 @@
 //!
 //! The token is 128 random bits the server draws for each new player from its
 //! cryptographic generator ([`SecretRng`], seeded with OS randomness by the runtime),
-//! so that no number of tokens a player sees tells it another's (issue 30: they came
+//! so that no number of tokens a player sees tells it another's (before, they came
 //! from the simulator's xoshiro, whose state four tokens gave away). A client that
 //! comes back (a new connection, maybe a new address) presents it to get its old
 //! player slot, and the server also checks that the connection proved the same
@@ -207,7 +207,7 @@ mod tests {
     }
 
     /// A Welcome has no length field to lie: its state is the rest of the message,
-    /// borrowed, never copied or reserved by the decoder (issue 13, item 4).
+    /// borrowed, never copied or reserved by the decoder.
     #[test]
     fn a_welcome_state_is_the_rest_of_the_message_borrowed() {
         let mut b = Vec::new();

@@ -157,7 +157,7 @@ fn step_rules_refuse_unknown_players_repeats_and_wrong_sizes() {
 
 /// Counts on the wire are u8 and every entry takes bytes, so a message that claims
 /// more entries than it holds fails at the first missing one: nothing is reserved
-/// from a count (issue 13, item 4).
+/// from a count.
 #[test]
 fn claimed_counts_never_reserve_more_than_the_bytes_hold() {
     // ClientInputs claiming 255 inputs but holding two.

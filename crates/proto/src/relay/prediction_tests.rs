@@ -190,7 +190,7 @@ fn the_engines_own_guess_replaces_repeat_last() {
     assert_eq!(r[0].4, vec![2, 7], "back to repeating the last canonical input (7)");
 }
 
-/// A Welcome with tick 0xFFFFFFFF (issue 13): logging the checksums of authoritative
+/// A Welcome with tick 0xFFFFFFFF: logging the checksums of authoritative
 /// ticks walked `auth_logged..=auth` with `auth_logged += 1`, which wrapped to 0 past
 /// `Tick::MAX` in a release build and looped forever inside `tw_session_advance`.
 /// No loop may be bounded by a number from the wire.

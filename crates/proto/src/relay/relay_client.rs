@@ -1,7 +1,7 @@
 //! The relay client's synchronisation layer: its tick clock, steered by the
 //! input-lead loop on the margins the server reports; its inputs, sent with redundancy
 //! until acknowledged; and the canonical steps, delivered to the engine in order and
-//! exactly once. Prediction and reconciliation build on this (issue 4).
+//! exactly once. Prediction and reconciliation build on this (the relay client session).
 //!
 //! Like the server, it borrows the caller's transport on each call. It allocates
 //! nothing per tick after construction, stalls and merges included: inputs and steps

@@ -1,5 +1,5 @@
 //! A relay client with prediction: the engine-facing session of the server/client
-//! topology (issue 4), built from the sync layer ([`RelayClient`]), the
+//! topology, built from the sync layer ([`RelayClient`]), the
 //! [`Predictor`] and the join/reconnect handshake ([`super::join`]).
 //!
 //! The engine loop is the rollback sessions' one:

@@ -4,8 +4,8 @@
 //! is confirmed and whose state was saved after the last rollback that could touch
 //! them), so a rollback in flight can never cause a false alarm.
 //!
-//! Peers also compare digests of the inputs each received from every player (issue
-//! 31): honest peers whose checksums differ because one peer sent them different
+//! Peers also compare digests of the inputs each received from every player:
+//! honest peers whose checksums differ because one peer sent them different
 //! inputs see whose inputs differ, and name that player (the culprit) rather than
 //! each other.
 //!
@@ -413,7 +413,7 @@ mod tests {
 
     #[test]
     fn counts_that_the_bytes_left_cannot_hold_are_refused_before_allocating() {
-        // Issue 13: these 51 bytes (no players, 2^32 - 1 ticks) asked for 103 GB.
+        // These 51 bytes (no players, 2^32 - 1 ticks) asked for 103 GB.
         let b = no_state(head(0, 0, u32::MAX));
         assert_eq!(b.len(), 51);
         assert_eq!(DesyncDump::decode(&b), Err(DumpDecodeError));

@@ -33,7 +33,7 @@
 //! compress to a couple of bytes per tick.
 //!
 //! The digests let two peers whose checksums differ see whose inputs they received
-//! differently (issue 31: a peer that sends each peer other inputs is named, and the
+//! differently (a peer that sends each peer other inputs is named, and the
 //! peers it lied to do not blame each other). They go with the newest report only, 4
 //! bytes a player, so that a message stays within a datagram at the player counts
 //! [`crate::rollback::p2p::p2p_inputs_fit`] allows; being running digests, a later

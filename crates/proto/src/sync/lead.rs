@@ -60,7 +60,7 @@ pub struct LeadConfig {
     /// The share of ε the *realized* late rate is steered to (see `calibrate`). The
     /// rest is headroom for how far one link's realized rate strays from the aim. The
     /// default 0.7 trades lateness for lead monotonically and is not a seed's: in the
-    /// lab over seeds 21-40, which no test uses (issue 19), aims 0.5 / 0.7 / 0.85 / 1.0
+    /// lab over seeds 21-40, which no test uses, aims 0.5 / 0.7 / 0.85 / 1.0
     /// put S2's 90th-percentile seed at 0.75 / 0.89 / 1.03 / 1.21% late for a median
     /// excess of 1.91 / 0.99 / 0.55 / 0.21 ticks (with the quiet path's long shape;
     /// before it, 0.7 gave 0.88% and 1.77); 0.7 is the highest of these that keeps

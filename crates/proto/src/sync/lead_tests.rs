@@ -153,7 +153,7 @@ fn big_errors_snap() {
     assert_eq!(c.samples(), 1);
 }
 
-/// A ServerUpdate whose `shift` is absurd (issue 13: `i32::MAX` froze the client until
+/// A ServerUpdate whose `shift` is absurd (before, `i32::MAX` froze the client until
 /// it was kicked): the loop re-acquires instead of learning from it, no snap larger
 /// than the real error follows, and the margins settle again.
 #[test]

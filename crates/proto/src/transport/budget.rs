@@ -365,7 +365,7 @@ mod tests {
         }
     }
 
-    /// Issue 31, finding 6: the backoffs stay bounded under drops from many addresses,
+    /// The backoffs stay bounded under drops from many addresses,
     /// forgetting the wait that ended first, and keep the newest.
     #[test]
     fn backoffs_stay_bounded_under_many_addresses() {

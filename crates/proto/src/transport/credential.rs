@@ -1,4 +1,4 @@
-//! What the other end of a connection proved in its handshake (issue 30): the owner
+//! What the other end of a connection proved in its handshake: the owner
 //! decides who is who from this, never from an address.
 //!
 //! An accepting endpoint learns the class of the secret the client proved, or the
@@ -12,7 +12,7 @@ use super::token::USER_DATA_SIZE;
 /// Who the two ends of a connection are, in the owner's terms (a P2P session: the
 /// lowest player index behind each peer), bound into the handshake's proof and keys.
 /// With a secret shared by a group, a proof says only "one of the group": the binding
-/// makes a handshake meant for one member fail at another (issue 30, finding 6: a man
+/// makes a handshake meant for one member fail at another (before, a man
 /// in the middle turned A's connection "to B" into a keyed connection to C). The
 /// initiator names both; the responder checks that `responder` is its own id.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]

@@ -124,7 +124,7 @@ impl Drop for Ephemeral {
 /// What the client's proof covers: everything in the response that an on-path attacker
 /// could otherwise swap, and, with a connect token, the server address the client
 /// dialled, so that a connection cannot be redirected to another server of the same
-/// backend (issue 30, finding 6: the responder was bound to nothing).
+/// backend (before, the responder was bound to nothing).
 pub(crate) struct ProofInput<'a> {
     pub protocol_id: u32,
     pub client_salt: u64,
@@ -214,7 +214,7 @@ fn denial_mac(psk: &[u8; KEY_SIZE], p: &ProofInput, reason: u8) -> Hmac<Sha256> 
 
 /// The server's tag on a `Denied` that answers a response whose proof held: the client
 /// checks it with the key it proved, so that nobody on the path can end its handshake
-/// with a reason of their choice (issue 30, finding 5). A refusal of a proof that did
+/// with a reason of their choice. A refusal of a proof that did
 /// not hold has no key to be tagged with, and the client takes it as advisory only.
 pub(crate) fn denial_tag(psk: &[u8; KEY_SIZE], p: &ProofInput, reason: u8) -> [u8; TAG_SIZE] {
     truncated(denial_mac(psk, p, reason))

@@ -3,7 +3,7 @@
 //! or `Denied` from the other end may change.
 //!
 //! Nothing the other end sends before its `Accepted` is authenticated except what says
-//! so, so nothing else may decide the outcome (issue 30, finding 5):
+//! so, so nothing else may decide the outcome:
 //! - a `Challenge` is answered, and another one with another cookie is kept too (up
 //!   to [`MAX_COOKIES`]) and answered in turn at the next resend: a forged challenge
 //!   that arrives first no longer shuts the genuine one out (it costs one resend

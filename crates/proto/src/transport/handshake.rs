@@ -193,7 +193,7 @@ impl Endpoint {
         }
         // A full server still challenges (stateless, and smaller than the request): it
         // refuses the response once its proof holds, with a tag the client can check,
-        // so that "full" cannot be forged (issue 30, finding 5).
+        // so that "full" cannot be forged.
         let mac = self.cookie(from, client_salt, now);
         self.stats.challenges_sent += 1;
         self.reply(from, |b, pid| wire::encode_challenge(b, pid, client_salt, now, mac));
@@ -331,7 +331,7 @@ impl Endpoint {
     fn admit(&mut self, now: Micros, r: &ConnectResponse, replacing: Option<PeerId>) -> Result<Admitted, Refusal> {
         use DisconnectReason::{AuthFailed, ClientIdInUse, TokenExpired, TokenInUse};
         // A handshake bound to someone else (or to anyone, while we have no id) was
-        // meant for another peer: a man in the middle redirected it (finding 6).
+        // meant for another peer: a man in the middle redirected it.
         if r.binding.is_some_and(|b| Some(b.responder) != self.local_id) {
             return Err(Refusal::unproven(AuthFailed));
         }
@@ -369,7 +369,7 @@ impl Endpoint {
                     .map_err(|_| Refusal::unproven(AuthFailed))?;
                 // The proof binds the server address the client dialled: one of ours
                 // that the token names. A connection redirected to another server of the
-                // same backend proves nothing there (issue 30, finding 6).
+                // same backend proves nothing there.
                 let dialled = t
                     .public_addresses
                     .iter()

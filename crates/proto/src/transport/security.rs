@@ -107,7 +107,7 @@ impl Security {
 
     pub(crate) fn validate(&self, protocol_id: u32) -> Result<(), ConfigError> {
         let Security::Encrypted { admission, presented } = self else { return Ok(()) };
-        // A secret or key of 32 zero bytes is the open key everyone knows (issue 30):
+        // A secret or key of 32 zero bytes is the open key everyone knows:
         // it is what a zero-filled config holds when the flag was set but the bytes
         // never copied in. Refused by name, never taken as "a secret is set".
         let zero = |s: &Secret| s.0 == OPEN_PSK;
@@ -188,7 +188,7 @@ mod tests {
         Security::Encrypted { admission, presented: Presented::Open }
     }
 
-    /// Issue 30, finding 2: 32 zero bytes are the open key everyone knows. A config
+    /// 32 zero bytes are the open key everyone knows. A config
     /// whose flag says "secret" but whose bytes were never copied in is refused by the
     /// field's name, and so is a spectators' secret that is the players' (a spectator
     /// would play). Before, each of these was accepted.

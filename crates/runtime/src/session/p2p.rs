@@ -482,7 +482,7 @@ impl P2pSession {
         let ours = self.roster.lowest_local();
         for g in self.roster.groups.iter_mut().filter(|g| g.dials && g.peer.is_none() && g.name.is_none()) {
             // Bound to both ends' players: a man in the middle cannot hand the
-            // handshake to another holder of the match secret (issue 30, finding 6).
+            // handshake to another holder of the match secret.
             let binding = ours.map(|o| Binding { initiator: o as u32, responder: g.players[0] as u32 });
             // A refused dial (command queue full) is tried again on the next pump.
             g.peer = self.net.host.connect_bound(g.addr, binding).ok();

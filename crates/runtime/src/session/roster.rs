@@ -253,7 +253,7 @@ impl Roster {
         }
         // A player's place takes a connection that proved the players' secret (or any,
         // on an open match); a spectators' secret from a player's address is a
-        // spectator at most (issue 30: roles came from the address alone). With the
+        // spectator at most (before, roles came from the address alone). With the
         // secret, the dialler must also have bound the handshake to the players on
         // both ends (its lowest player, and ours: the endpoint checked ours), so that
         // a handshake meant for another peer of the match never lands here.
@@ -312,7 +312,7 @@ impl Roster {
 mod tests {
     use super::*;
 
-    /// Issue 30, finding 4: player 0 is remote at `x` and dials us (player 1). A
+    /// Player 0 is remote at `x` and dials us (player 1). A
     /// connection from `x` that proved only the spectators' secret is not player 0 (it
     /// was, by its address alone); one that proved the players' secret is.
     #[test]

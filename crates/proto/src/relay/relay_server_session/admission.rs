@@ -18,7 +18,7 @@ pub(super) enum SlotState {
 pub(super) struct Slot {
     pub(super) state: SlotState,
     pub(super) token: SessionToken,
-    /// What the connection that first claimed the slot proved (issue 30): a returning
+    /// What the connection that first claimed the slot proved: a returning
     /// client must prove the same, besides presenting the token. For a connect token
     /// it also holds the backend's user data, for the engine.
     pub(super) credential: Credential,

@@ -1,4 +1,4 @@
-//! The relay server as an engine-facing session (issue 4): the master clock that
+//! The relay server as an engine-facing session: the master clock that
 //! never waits, one jitter buffer per client ([`RelayServer`]), and the engine's
 //! simulation driven by the same requests as every other session.
 //!

@@ -36,8 +36,8 @@ pub struct P2pConfig {
     /// rate for `2P`, is dropped (NO_PROGRESS). It is the longest hitch an engine may
     /// take without announcing it ([`P2pSession::set_loading`]), and the most a liar
     /// can stall the match for. Default 1.5 s: at 60 Hz a match with a staller keeps
-    /// over 58 ticks a second over a minute, the floor issue 31 sets. 0 = the
-    /// disconnect timeout; never longer than it.
+    /// over 58 ticks a second over a minute, the floor honest peers keep against a liar.
+    /// 0 = the disconnect timeout; never longer than it.
     pub progress_timeout_us: Micros,
     /// The time each peer's announced stalls ([`P2pSession::set_loading`]) may hold
     /// the match without counting as no progress, in total over the match. Default

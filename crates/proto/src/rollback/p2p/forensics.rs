@@ -3,7 +3,7 @@
 //! confirmed inputs around the tick and the engine's state bytes for it, asked for
 //! through a `DumpState` request). With the checksums, peers compare digests of the
 //! inputs each received from every player, which name the player whose peer sent
-//! different peers different inputs (issue 31): without them, the peers it lied to
+//! different peers different inputs: without them, the peers it lied to
 //! blamed each other, and nobody it.
 
 use super::super::desync::InputDigest;

@@ -9,7 +9,7 @@
 //!
 //! Up to the moment it ends, an honest engine's hitch and a liar's stall look the
 //! same; the difference is what follows. So `P` is the longest unannounced hitch a
-//! peer is allowed, and it bounds what a liar gets: the Show of issue 31's trickler
+//! peer is allowed, and it bounds what a liar gets: a trickler
 //! (one tick every 4.5 s) is a stall, dropped after `P`; a liar that lets a tick
 //! through just under every `P` is a crawl, dropped after `2P`. The crawl's `2P` costs
 //! honest hitches nothing: a peer back from a hitch of `h < P` runs at the full rate

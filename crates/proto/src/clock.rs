@@ -24,6 +24,7 @@ pub struct ManualClock {
 }
 
 impl ManualClock {
+    /// A clock that reads `start` until advanced.
     pub fn new(start: Micros) -> Self {
         ManualClock { now: Arc::new(AtomicU64::new(start)) }
     }

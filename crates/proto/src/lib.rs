@@ -24,6 +24,7 @@
 //!   replay test).
 
 #![forbid(unsafe_code)]
+#![warn(unreachable_pub, missing_docs)]
 
 mod clock;
 // The fuzz targets: the fuzzers (fuzz/) and tests/fuzz_corpus.rs turn this on.

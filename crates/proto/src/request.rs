@@ -156,7 +156,7 @@ enum Item {
 
 /// A reusable, ordered queue of requests with an input arena.
 #[derive(Debug, Clone)]
-pub struct RequestQueue {
+pub(crate) struct RequestQueue {
     items: Vec<Item>,
     next: usize,
     players: usize,
@@ -169,7 +169,7 @@ pub struct RequestQueue {
 impl RequestQueue {
     /// A queue for `players` inputs of `input_size` bytes, sized for `ticks_hint`
     /// advances per batch.
-    pub fn new(players: usize, input_size: usize, ticks_hint: usize) -> Self {
+    pub(crate) fn new(players: usize, input_size: usize, ticks_hint: usize) -> Self {
         let n = ticks_hint.max(1);
         RequestQueue {
             items: Vec::with_capacity(3 * n + 4),
@@ -183,7 +183,7 @@ impl RequestQueue {
     }
 
     /// Drops every request (polled or not).
-    pub fn clear(&mut self) {
+    pub(crate) fn clear(&mut self) {
         self.items.clear();
         self.next = 0;
         self.bytes.clear();
@@ -191,27 +191,27 @@ impl RequestQueue {
     }
 
     /// Requests not yet polled.
-    pub fn pending(&self) -> usize {
+    pub(crate) fn pending(&self) -> usize {
         self.items.len() - self.next
     }
 
     /// Queues a save.
-    pub fn push_save(&mut self, tick: Tick, slot: usize) {
+    pub(crate) fn push_save(&mut self, tick: Tick, slot: usize) {
         self.items.push(Item::Save(tick, slot));
     }
 
     /// Queues a load.
-    pub fn push_load(&mut self, tick: Tick, slot: usize) {
+    pub(crate) fn push_load(&mut self, tick: Tick, slot: usize) {
         self.items.push(Item::Load(tick, slot));
     }
 
     /// Queues a state dump.
-    pub fn push_dump(&mut self, tick: Tick, slot: usize) {
+    pub(crate) fn push_dump(&mut self, tick: Tick, slot: usize) {
         self.items.push(Item::Dump(tick, slot));
     }
 
     /// Queues a restore of `state` (copied into the queue's blob; one per batch).
-    pub fn push_restore(&mut self, tick: Tick, state: &[u8]) {
+    pub(crate) fn push_restore(&mut self, tick: Tick, state: &[u8]) {
         self.blob.clear();
         self.blob.extend_from_slice(state);
         self.items.push(Item::Restore(tick));
@@ -219,25 +219,25 @@ impl RequestQueue {
 
     /// Queues an advance; follow with exactly `players` calls to [`RequestQueue::push_input`].
     /// It is authoritative when none of its inputs is [`InputStatus::Predicted`].
-    pub fn begin_advance(&mut self, tick: Tick, resimulating: bool) {
+    pub(crate) fn begin_advance(&mut self, tick: Tick, resimulating: bool) {
         self.items.push(Item::Advance { tick, at: self.status.len(), resim: resimulating, auth: None });
     }
 
     /// Like [`RequestQueue::begin_advance`], with the authoritative flag given: a relay
     /// client's canonical steps are authoritative, its predicted ticks are not.
-    pub fn begin_advance_flagged(&mut self, tick: Tick, resimulating: bool, authoritative: bool) {
+    pub(crate) fn begin_advance_flagged(&mut self, tick: Tick, resimulating: bool, authoritative: bool) {
         self.items.push(Item::Advance { tick, at: self.status.len(), resim: resimulating, auth: Some(authoritative) });
     }
 
     /// Adds the next player's input to the advance being built.
-    pub fn push_input(&mut self, input: &[u8], status: InputStatus) {
+    pub(crate) fn push_input(&mut self, input: &[u8], status: InputStatus) {
         debug_assert_eq!(input.len(), self.size);
         self.bytes.extend_from_slice(input);
         self.status.push(status);
     }
 
     /// The next request, in order.
-    pub fn poll(&mut self) -> Option<Request<'_>> {
+    pub(crate) fn poll(&mut self) -> Option<Request<'_>> {
         let item = *self.items.get(self.next)?;
         self.next += 1;
         Some(match item {

@@ -18,7 +18,9 @@ pub type NodeId = usize;
 /// UDP payload as it leaves the sender, before the link's loss or duplication).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Traffic {
+    /// Datagrams sent.
     pub datagrams: u64,
+    /// Their bytes.
     pub bytes: u64,
 }
 
@@ -58,6 +60,7 @@ pub struct SimNet {
 }
 
 impl SimNet {
+    /// An empty network at time 0; new links get `default_link`, and every draw comes from `seed`.
     pub fn new(seed: u64, default_link: LinkConfig) -> Self {
         SimNet {
             now: 0,
@@ -90,6 +93,7 @@ impl SimNet {
         self.traffic.get(&(from, to)).copied().unwrap_or_default()
     }
 
+    /// The simulated time.
     pub fn now(&self) -> Micros {
         self.now
     }
@@ -117,6 +121,7 @@ impl SimNet {
         }
     }
 
+    /// Node `n`'s address.
     pub fn addr(&self, n: NodeId) -> SocketAddr {
         self.nodes[n].addr
     }
@@ -137,6 +142,7 @@ impl SimNet {
         self.nodes[n].clock.true_time_of(local)
     }
 
+    /// Node `n`'s endpoint.
     pub fn endpoint(&mut self, n: NodeId) -> &mut Endpoint {
         &mut self.nodes[n].endpoint
     }

@@ -44,6 +44,7 @@ impl Default for TickClockConfig {
 }
 
 impl TickClockConfig {
+    /// Checks the settings; the error names the first bad field.
     pub fn validate(&self) -> Result<(), String> {
         if !(self.tick_us.is_finite() && self.tick_us >= 100.0) {
             return Err(format!("tick_us {} must be at least 100", self.tick_us));
@@ -68,11 +69,26 @@ impl TickClockConfig {
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum TickEvent {
     /// The clock jumped from tick `from` to tick `to` without simulating the ticks between.
-    SnapForward { from: Tick, to: Tick },
+    SnapForward {
+        /// The tick before the snap.
+        from: Tick,
+        /// The tick after it.
+        to: Tick,
+    },
     /// The clock holds for `ticks` ticks' worth of real time (it never runs backwards).
-    SnapBack { at: Tick, ticks: f64 },
+    SnapBack {
+        /// The tick the clock holds at.
+        at: Tick,
+        /// How far back the snap went, in ticks (positive).
+        ticks: f64,
+    },
     /// A frame took `frame_us`; only `max_frame_us` of it was simulated.
-    Hitch { at: Tick, frame_us: u64 },
+    Hitch {
+        /// The tick when the frame began.
+        at: Tick,
+        /// The frame's length in microseconds.
+        frame_us: u64,
+    },
 }
 
 /// Events one `advance` and one `snap` can raise, so queueing them never allocates
@@ -93,6 +109,7 @@ pub struct TickClock {
 }
 
 impl TickClock {
+    /// A clock at `start_tick`, running at scale 1.0; it starts counting at the first `advance`.
     pub fn new(cfg: TickClockConfig, start_tick: Tick) -> Self {
         TickClock {
             cfg,
@@ -104,6 +121,7 @@ impl TickClock {
         }
     }
 
+    /// The clock's config.
     pub fn config(&self) -> &TickClockConfig {
         &self.cfg
     }
@@ -177,6 +195,7 @@ impl TickClock {
         self.tick as f64 + self.acc_us / self.cfg.tick_us
     }
 
+    /// The next event, oldest first.
     pub fn poll_event(&mut self) -> Option<TickEvent> {
         self.events.pop_front()
     }

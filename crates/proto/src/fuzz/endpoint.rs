@@ -137,7 +137,7 @@ impl One {
 /// sequence of datagrams from four addresses, with timers and sends in between. The
 /// harness plays the peers: raw datagrams, or handshake and connected packets built
 /// from what the endpoint told each address (cookies, salts). The endpoint is
-/// insecure plaintext ([`plaintext`]: a forged peer needs no keys).
+/// insecure plaintext (`plaintext`: a forged peer needs no keys).
 ///
 /// Oracles: no datagram goes to an address that has neither completed a handshake nor
 /// been dialled, except replies to a datagram that address just sent, and those add up

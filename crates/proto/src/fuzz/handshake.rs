@@ -327,7 +327,7 @@ impl Harness {
 /// the client's. A forgery proving a credential the server admits is rightful.
 ///
 /// Oracles: a server connection opens only on the client's unaltered response while
-/// [`Harness::admits`] its credential, or on a rightful forgery; the client connects
+/// `Harness::admits` its credential, or on a rightful forgery; the client connects
 /// only on a genuine Accepted once the server admitted its key; nothing tampered or
 /// unrightful closes a server connection or the client's; a delivered message is one
 /// the other side sent, intact, once, reliable ones in order; the server holds at most

@@ -7,6 +7,7 @@ use crate::request::Tick;
 use super::{JitterConfig, JitterStats, KickReason, LatePolicy, PushOutcome, Step, StepKind, UnderflowPolicy};
 
 #[derive(Debug)]
+/// The server's input jitter buffer for one client (see the module docs).
 pub struct JitterBuffer {
     cfg: JitterConfig,
     /// Queued inputs by client tick, ascending; may have gaps.
@@ -37,12 +38,14 @@ pub struct JitterBuffer {
 
 const SEEN: usize = 1024;
 /// The most inputs one step may carry (a count in one byte on the wire).
-pub const MAX_STEP_INPUTS: usize = u8::MAX as usize;
+pub(super) const MAX_STEP_INPUTS: usize = u8::MAX as usize;
 /// Per-tick weight of the usual span's average (about a second at 60 Hz): it follows a
 /// lead the client changes by dilation, not a burst.
 const SPAN_AVERAGE: f64 = 1.0 / 60.0;
 
 impl JitterBuffer {
+    /// An empty buffer. Its queue is allocated up front for `hard_cap` inputs, so a deep
+    /// burst does not allocate mid-game.
     pub fn new(cfg: JitterConfig) -> Self {
         // Buffers for a full queue (past `hard_cap` the client is kicked), made now so
         // that a burst deeper than any before does not allocate mid-game.
@@ -65,6 +68,7 @@ impl JitterBuffer {
         }
     }
 
+    /// The counters since the buffer was made.
     pub fn stats(&self) -> JitterStats {
         self.stats
     }

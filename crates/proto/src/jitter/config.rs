@@ -26,10 +26,14 @@ pub enum LatePolicy {
     /// client's stream itself is late (a latency step, a hitch, a burst of loss, a
     /// drifting clock): substituting would drop every input until the client's lead
     /// catches up, while waiting costs one step per tick of delay and keeps the rest.
-    Adaptive { substitute_run: u32 },
+    Adaptive {
+        /// The longest run of consecutive missing inputs that is still substituted.
+        substitute_run: u32,
+    },
 }
 
 #[derive(Debug, Clone, Copy, PartialEq)]
+/// The jitter buffer's policies and limits.
 pub struct JitterConfig {
     /// Ticks queued (from the next input to the newest, gaps included) beyond this
     /// many *above the queue's usual span* are merged into the current tick. That cuts
@@ -42,11 +46,13 @@ pub struct JitterConfig {
     /// this, or reaches more ticks than this, beyond the ticks the server has waited
     /// for it. Merges take at most this many inputs (and at most 255) per step.
     pub hard_cap: usize,
+    /// What substitutes a missing input.
     pub underflow: UnderflowPolicy,
     /// A client with this many consecutive underflows is kicked (it cannot keep up).
     pub max_starved_ticks: u32,
     /// Largest input in bytes.
     pub max_input_size: usize,
+    /// What a tick does when the next input has not arrived.
     pub late: LatePolicy,
 }
 

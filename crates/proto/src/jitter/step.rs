@@ -15,12 +15,18 @@ pub enum KickReason {
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum PushOutcome {
     /// First copy of this input; `margin` in ticks (negative = it missed its tick).
-    Queued { margin: f64 },
+    Queued {
+        /// Ticks between arrival and the tick that will consume it; negative = late.
+        margin: f64,
+    },
     /// A redundant copy of an input already queued or consumed.
     Duplicate,
     /// The first copy of an input whose tick was already substituted: dropped, with how
     /// late it was (`margin` < 0) so the client's lead loop still learns of it.
-    Late { margin: f64 },
+    Late {
+        /// Ticks between arrival and the tick it missed; always negative.
+        margin: f64,
+    },
     /// Refused: too large.
     TooLarge,
     /// Refused: the queue already holds more than `hard_cap` inputs beyond the ticks
@@ -47,10 +53,13 @@ pub enum StepKind {
 /// (one substitute for `Underflow` and `Lost`), each as its own slice.
 #[derive(Debug)]
 pub struct Step<'a> {
+    /// What kind of step this tick consumed.
     pub kind: StepKind,
+    /// Ledger count: how many of the client's inputs this step consumed (0 on underflow).
     pub accepted: u32,
     /// The client tick of the first consumed input (or the one substituted).
     pub first_client_tick: Tick,
+    /// The inputs this step delivers, in client tick order.
     pub inputs: &'a [Vec<u8>],
 }
 
@@ -58,13 +67,21 @@ pub struct Step<'a> {
 /// numbers. `ticks` counts the pops, the others the steps and pushes of each kind.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct JitterStats {
+    /// Ticks popped.
     pub ticks: u64,
+    /// Steps of one real input.
     pub normal: u64,
+    /// Ticks with no input to consume (substituted).
     pub underflows: u64,
+    /// Inputs that never arrived while later ones did (substituted and skipped).
     pub lost: u64,
+    /// Merged steps.
     pub merges: u64,
+    /// Inputs consumed by merged steps.
     pub merged_steps: u64,
+    /// Inputs that arrived after their deadline (queued late, or dropped as [`PushOutcome::Late`]).
     pub late_arrivals: u64,
+    /// Redundant copies of inputs already queued or consumed.
     pub duplicates: u64,
     /// Inputs refused because the queue was already past the hard cap.
     pub refused: u64,

@@ -132,6 +132,7 @@ impl<T> Eq for Pending<T> {}
 const US_PER_SEC: u128 = 1_000_000;
 
 impl<T: Clone> LinkConditioner<T> {
+    /// A conditioner on `cfg`, its impairments drawing from streams forked from `seed`.
     pub fn new(cfg: LinkConfig, seed: u64) -> Self {
         let mut root = Rng::new(seed);
         LinkConditioner {
@@ -244,10 +245,12 @@ impl<T: Clone> LinkConditioner<T> {
         self.cfg = cfg;
     }
 
+    /// The current configuration.
     pub fn config(&self) -> &LinkConfig {
         &self.cfg
     }
 
+    /// The counters since the conditioner was made.
     pub fn stats(&self) -> LinkStats {
         self.stats
     }

@@ -15,15 +15,18 @@ use crate::rng::Rng;
 /// [`LinkConditioner`](super::LinkConditioner). Draws are rounded to whole microseconds.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum JitterModel {
+    /// No extra delay.
     None,
     /// Extra delay uniform in [0, max_us] (whole microseconds, both ends included).
     Uniform {
+        /// Largest extra delay, in microseconds.
         max_us: u64,
     },
     /// Extra delay |N(0, sigma)|, a folded normal: a one-sided bump whose median is
     /// 0.674 sigma and p99 is 2.576 sigma. Folding (rather than clamping negatives to 0)
     /// avoids a spike of datagrams at exactly the base latency.
     Gaussian {
+        /// Standard deviation of the normal before folding, in microseconds.
         sigma_us: f64,
     },
     /// Heavy-tailed extra delay: the classic Pareto(x_m = `scale_us`, alpha = `shape`)
@@ -33,7 +36,9 @@ pub enum JitterModel {
     /// and the variance for shape <= 2. Build it from target quantiles with
     /// [`JitterModel::pareto_with_p99`] or [`JitterModel::pareto_with_p99_p999`].
     Pareto {
+        /// The Pareto scale `x_m`, in microseconds.
         scale_us: f64,
+        /// The Pareto tail index `alpha`: smaller is heavier.
         shape: f64,
     },
 }
@@ -164,9 +169,11 @@ fn inverse_normal_cdf(p: f64) -> f64 {
 /// Which datagrams are dropped on the path (after the bottleneck queue, if any).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum LossModel {
+    /// No loss.
     None,
     /// Each datagram is lost independently with probability `p`.
     Bernoulli {
+        /// Loss probability per datagram.
         p: f64,
     },
     /// Two-state Markov chain: good and bad states with their own loss probabilities.
@@ -175,9 +182,13 @@ pub enum LossModel {
     /// which is how scenario S3 states them ("mean burst length 3"). It starts in the
     /// good state.
     GilbertElliott {
+        /// Per-datagram probability of moving from the good to the bad state.
         p_good_to_bad: f64,
+        /// Per-datagram probability of moving from the bad to the good state.
         p_bad_to_good: f64,
+        /// Loss probability in the good state.
         loss_in_good: f64,
+        /// Loss probability in the bad state.
         loss_in_bad: f64,
     },
 }
@@ -219,12 +230,15 @@ impl LossModel {
 pub struct LinkConfig {
     /// Fixed one-way delay added to every datagram (the path's floor).
     pub latency_us: u64,
+    /// Extra per-datagram delay above `latency_us`.
     pub jitter: JitterModel,
+    /// Which datagrams are dropped.
     pub loss: LossModel,
     /// Probability that a delivered datagram arrives twice.
     pub duplicate: f64,
     /// Probability that a datagram is held back by `reorder_delay_us`, letting later ones overtake it.
     pub reorder: f64,
+    /// How long a datagram picked by `reorder` is held back, in microseconds.
     pub reorder_delay_us: u64,
     /// Bottleneck rate; 0 = unlimited.
     pub bandwidth_bytes_per_sec: u64,
@@ -238,6 +252,7 @@ pub struct LinkConfig {
 pub const DEFAULT_QUEUE_LIMIT_BYTES: usize = 64 * 1024;
 
 impl LinkConfig {
+    /// A link with no delay, loss, duplication, reordering or rate limit.
     pub fn perfect() -> Self {
         LinkConfig {
             latency_us: 0,

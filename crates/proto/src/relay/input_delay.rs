@@ -21,7 +21,12 @@ pub enum InputDelay {
     Fixed(u32),
     /// `share` of the smoothed round trip, in whole ticks, at most `max`; re-evaluated
     /// every second.
-    FromRtt { share: f64, max: u32 },
+    FromRtt {
+        /// The fraction of the smoothed round trip to delay by.
+        share: f64,
+        /// The most ticks of delay.
+        max: u32,
+    },
 }
 
 /// Ticks of pending-count history behind the spill.
@@ -34,7 +39,7 @@ const RTT_HYSTERESIS_TICKS: f64 = 0.25;
 
 /// The delay in force. See the module docs.
 #[derive(Debug, Clone)]
-pub struct DelayPolicy {
+pub(crate) struct DelayPolicy {
     mode: InputDelay,
     max_prediction: u32,
     base: u32,
@@ -45,7 +50,7 @@ pub struct DelayPolicy {
 }
 
 impl DelayPolicy {
-    pub fn new(mode: InputDelay, max_prediction: u32) -> Self {
+    pub(crate) fn new(mode: InputDelay, max_prediction: u32) -> Self {
         let base = match mode {
             InputDelay::Fixed(d) => d,
             InputDelay::FromRtt { .. } => 0,
@@ -54,14 +59,14 @@ impl DelayPolicy {
     }
 
     /// Forgets the pending history (a new connection).
-    pub fn reset(&mut self) {
+    pub(crate) fn reset(&mut self) {
         self.peak = 0;
         self.peak_prev = 0;
         self.count = 0;
     }
 
     /// Feeds the round trip (microseconds) for the RTT-based mode.
-    pub fn on_rtt(&mut self, now: Micros, rtt_us: f64, tick_us: f64) {
+    pub(crate) fn on_rtt(&mut self, now: Micros, rtt_us: f64, tick_us: f64) {
         let InputDelay::FromRtt { share, max } = self.mode else { return };
         if now < self.next_rtt_at || rtt_us.is_nan() || rtt_us <= 0.0 {
             return;
@@ -75,7 +80,7 @@ impl DelayPolicy {
     }
 
     /// Feeds the pending-input count once per tick.
-    pub fn on_tick(&mut self, pending: u64) {
+    pub(crate) fn on_tick(&mut self, pending: u64) {
         self.peak = self.peak.max(pending);
         self.count += 1;
         if self.count >= WINDOW_TICKS {
@@ -87,18 +92,18 @@ impl DelayPolicy {
 
     /// The base delay (before any spill).
     #[cfg(test)]
-    pub fn base(&self) -> u32 {
+    pub(crate) fn base(&self) -> u32 {
         self.base
     }
 
     /// The delay in force: the base, or the spill past `max_prediction` if larger.
-    pub fn effective(&self) -> u32 {
+    pub(crate) fn effective(&self) -> u32 {
         self.base.max(self.spill())
     }
 
     /// The pending inputs' recent peak past `max_prediction`: latency that prediction
     /// does not hide and that shows as input delay (when above the base).
-    pub fn spill(&self) -> u32 {
+    pub(crate) fn spill(&self) -> u32 {
         let peak = self.peak.max(self.peak_prev);
         peak.saturating_sub(self.max_prediction as u64).min(u32::MAX as u64) as u32
     }

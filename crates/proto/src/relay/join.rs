@@ -23,7 +23,9 @@ use crate::request::Tick;
 use crate::transport::SecretRng;
 use crate::wire::{DecodeError, Reader, Writer};
 
+/// Message kind byte of a [`Hello`].
 pub const KIND_HELLO: u8 = 3;
+/// Message kind byte of a [`Welcome`].
 pub const KIND_WELCOME: u8 = 4;
 /// Encoded size of a Hello.
 pub const HELLO_SIZE: usize = 21;
@@ -52,6 +54,7 @@ impl SessionToken {
         }
     }
 
+    /// Whether this is [`SessionToken::NONE`] (a new player).
     pub fn is_none(&self) -> bool {
         *self == Self::NONE
     }
@@ -74,10 +77,13 @@ impl std::fmt::Debug for SessionToken {
 pub struct Hello {
     /// [`SessionToken::NONE`] for a new player, else the token of the player to return to.
     pub token: SessionToken,
+    /// The client's input size in bytes; must match the server's.
     pub input_size: u16,
+    /// The client's player count; must match the server's.
     pub max_players: u16,
 }
 
+/// Encodes `h` into `out` (cleared first).
 pub fn encode_hello(out: &mut Vec<u8>, h: &Hello) {
     out.clear();
     let mut w = Writer::new(out);
@@ -91,6 +97,7 @@ fn read_token(r: &mut Reader) -> Result<SessionToken, DecodeError> {
     Ok(SessionToken(r.bytes(SESSION_TOKEN_SIZE)?.try_into().expect("16 bytes")))
 }
 
+/// Decodes a Hello, refusing a wrong kind, a short message or trailing bytes.
 pub fn decode_hello(data: &[u8]) -> Result<Hello, DecodeError> {
     let mut r = Reader::new(data);
     let kind = r.u8()?;
@@ -108,15 +115,21 @@ pub fn decode_hello(data: &[u8]) -> Result<Hello, DecodeError> {
 /// `tick`; canonical steps from `tick` on follow on the unreliable channel.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Welcome<'a> {
+    /// The player slot the client was given (or given back).
     pub player: u16,
+    /// The token to present when reconnecting to this slot.
     pub token: SessionToken,
+    /// The tick whose starting state `state` is; canonical steps follow from it.
     pub tick: Tick,
+    /// The game's input size in bytes.
     pub input_size: u16,
+    /// The game's player count.
     pub max_players: u16,
     /// The engine's serialized state, in its own format.
     pub state: &'a [u8],
 }
 
+/// Encodes `w` into `out` (cleared first).
 pub fn encode_welcome(out: &mut Vec<u8>, w: &Welcome<'_>) {
     out.clear();
     out.reserve(WELCOME_HEAD_SIZE + w.state.len());

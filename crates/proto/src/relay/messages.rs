@@ -36,7 +36,9 @@ use super::step_sender::SACK_BYTES;
 use crate::request::Tick;
 use crate::wire::{DecodeError, MAX_DATAGRAM_SIZE, Reader, Writer};
 
+/// Message kind byte of a ClientInputs.
 pub const KIND_CLIENT_INPUTS: u8 = 1;
+/// Message kind byte of a ServerUpdate.
 pub const KIND_SERVER_UPDATE: u8 = 2;
 /// "Nothing yet" in an ack field.
 pub const NONE: Tick = Tick::MAX;
@@ -45,13 +47,16 @@ pub const NONE: Tick = Tick::MAX;
 /// input arrived, and which copy it was.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct MarginReport {
+    /// The client tick of the input.
     pub tick: Tick,
+    /// Ticks early (negative = late), in steps of 1/256 tick on the wire.
     pub margin: f64,
+    /// Which copy arrived first: 0 is the original, 1 the next redundant send, and so on.
     pub copy: u8,
 }
 
 /// Quantises a margin to 1/256 tick, saturating.
-pub fn margin_to_wire(m: f64) -> i16 {
+pub(crate) fn margin_to_wire(m: f64) -> i16 {
     (m * 256.0).round().clamp(i16::MIN as f64, i16::MAX as f64) as i16
 }
 
@@ -131,6 +136,7 @@ pub fn decode_client_input_spans<'a>(
 /// One player's part of a canonical step, as sent.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PlayerStep {
+    /// The player id.
     pub player: u32,
     /// The client's accepted count for this tick (0, 1, or k for a merge).
     pub accepted: u8,
@@ -141,6 +147,7 @@ pub struct PlayerStep {
 /// The fixed fields of a ServerUpdate.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct UpdateHead {
+    /// The server's tick when it sent the update.
     pub server_tick: Tick,
     /// The receiving client's player id in the steps.
     pub your_player: u32,
@@ -158,7 +165,7 @@ pub struct UpdateHead {
 
 /// Encoded size of a ServerUpdate's header with `margins` margin and `checks` checksum
 /// reports (before the steps).
-pub const fn update_head_size(margins: usize, checks: usize) -> usize {
+pub(crate) const fn update_head_size(margins: usize, checks: usize) -> usize {
     33 + 7 * margins + 12 * checks
 }
 
@@ -214,7 +221,7 @@ pub fn write_step(out: &mut Vec<u8>, players: &[PlayerStep]) {
 }
 
 /// Appends one player's part of a step (a step is its player count, then these).
-pub fn write_step_player<'a>(
+pub(crate) fn write_step_player<'a>(
     out: &mut Vec<u8>,
     player: u32,
     accepted: u8,
@@ -231,14 +238,14 @@ pub fn write_step_player<'a>(
 
 /// Encoded size of one step.
 #[cfg(test)]
-pub fn step_size(players: &[PlayerStep]) -> usize {
+pub(crate) fn step_size(players: &[PlayerStep]) -> usize {
     1 + players.iter().map(|p| 6 + p.inputs.iter().map(|i| 1 + i.len()).sum::<usize>()).sum::<usize>()
 }
 
 /// A decoded ServerUpdate, owned (tests): its entries as (tick, form, piece, bytes).
 #[cfg(test)]
 #[derive(Debug, Clone, PartialEq)]
-pub struct ServerUpdate {
+pub(crate) struct ServerUpdate {
     pub head: UpdateHead,
     pub margins: Vec<MarginReport>,
     pub checks: Vec<(Tick, u64)>,
@@ -247,7 +254,7 @@ pub struct ServerUpdate {
 
 /// One entry, owned (tests): tick, form, piece, bytes.
 #[cfg(test)]
-pub type OwnedEntry = (Tick, step_codec::StepForm, Option<(u8, u8)>, Vec<u8>);
+pub(crate) type OwnedEntry = (Tick, step_codec::StepForm, Option<(u8, u8)>, Vec<u8>);
 
 /// What a step may contain, beyond the wire format's own limits.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -261,6 +268,7 @@ pub struct StepRules {
 }
 
 impl StepRules {
+    /// Rules that check only the input size limit `max_input`.
     pub fn any(max_input: usize) -> Self {
         StepRules { max_input, input_size: None, max_players: None }
     }
@@ -271,8 +279,11 @@ impl StepRules {
 /// out, the entries stay in the datagram. Reuse one per receiver.
 #[derive(Debug, Clone, Default)]
 pub struct UpdateView {
+    /// The fixed fields, once an update was decoded.
     pub head: Option<UpdateHead>,
+    /// The margin reports (first datagram of an update only).
     pub margins: Vec<MarginReport>,
+    /// The server's state checksums, as (tick, checksum).
     pub checks: Vec<(Tick, u64)>,
     /// Where the entries start in the datagram, their base tick and count.
     entries_at: usize,
@@ -281,6 +292,7 @@ pub struct UpdateView {
 }
 
 impl UpdateView {
+    /// How many entries the update carries.
     pub fn n_entries(&self) -> usize {
         self.n_entries as usize
     }
@@ -317,7 +329,7 @@ impl UpdateView {
 /// Spare parts for steps built by [`decode_step_into`]: player entries (their input
 /// lists emptied, capacity kept) and cleared input buffers.
 #[derive(Debug, Default)]
-pub struct StepParts {
+pub(crate) struct StepParts {
     pub players: Vec<PlayerStep>,
     pub inputs: Vec<Vec<u8>>,
 }
@@ -325,7 +337,7 @@ pub struct StepParts {
 impl StepParts {
     /// `players` player entries with room for `inputs_per_player` inputs each, and
     /// `inputs` input buffers of `input_size` bytes, all made now.
-    pub fn prefilled(players: usize, inputs_per_player: usize, inputs: usize, input_size: usize) -> Self {
+    pub(crate) fn prefilled(players: usize, inputs_per_player: usize, inputs: usize, input_size: usize) -> Self {
         let mut p = Vec::with_capacity(players);
         p.extend((0..players).map(|_| PlayerStep {
             player: 0,
@@ -338,7 +350,7 @@ impl StepParts {
     }
 
     /// Takes `step` apart: its player entries and input buffers become spare parts.
-    pub fn recycle(&mut self, step: &mut Vec<PlayerStep>) {
+    pub(crate) fn recycle(&mut self, step: &mut Vec<PlayerStep>) {
         for mut p in step.drain(..) {
             for mut buf in p.inputs.drain(..) {
                 buf.clear();
@@ -352,7 +364,11 @@ impl StepParts {
 /// Decodes one encoded step (see the module docs) into `out`, whose old contents go to
 /// `parts` first; its player entries and input buffers come from `parts` (made only
 /// when `parts` runs short, so a step that fits the parts allocates nothing).
-pub fn decode_step_into(bytes: &[u8], out: &mut Vec<PlayerStep>, parts: &mut StepParts) -> Result<(), DecodeError> {
+pub(crate) fn decode_step_into(
+    bytes: &[u8],
+    out: &mut Vec<PlayerStep>,
+    parts: &mut StepParts,
+) -> Result<(), DecodeError> {
     parts.recycle(out);
     let mut r = Reader::new(bytes);
     for _ in 0..r.u8()? {
@@ -380,13 +396,13 @@ pub fn decode_step_into(bytes: &[u8], out: &mut Vec<PlayerStep>, parts: &mut Ste
 }
 
 /// `player`'s accepted count in one encoded step, if the step lists that player.
-pub fn step_accepted(bytes: &[u8], player: u32) -> Option<u8> {
+pub(crate) fn step_accepted(bytes: &[u8], player: u32) -> Option<u8> {
     StepView::new(bytes).players().find(|p| p.player == player).map(|p| p.accepted)
 }
 
 /// Input slots a new [`PlayerStep`] reserves: a merge of a few inputs fits without
 /// growing the list.
-pub const STEP_INPUTS_RESERVED: usize = 4;
+pub(crate) const STEP_INPUTS_RESERVED: usize = 4;
 
 /// Decodes a ServerUpdate into `out` (all or nothing: on error `out.head` is None).
 /// Every entry is checked (see `step_codec::read_entry`).
@@ -437,7 +453,7 @@ pub fn decode_server_update_into(data: &[u8], rules: &StepRules, out: &mut Updat
 
 /// Decodes a ServerUpdate into owned values (allocates; tests).
 #[cfg(test)]
-pub fn decode_server_update(data: &[u8], max_input: usize) -> Result<ServerUpdate, DecodeError> {
+pub(crate) fn decode_server_update(data: &[u8], max_input: usize) -> Result<ServerUpdate, DecodeError> {
     let mut v = UpdateView::default();
     let rules = StepRules::any(max_input);
     decode_server_update_into(data, &rules, &mut v)?;

@@ -31,7 +31,7 @@ use crate::rollback::StateRing;
 
 /// Settings of a [`Predictor`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct PredictorConfig {
+pub(crate) struct PredictorConfig {
     /// Bytes per input.
     pub input_size: usize,
     /// Player slots (player ids are `0..max_players`).
@@ -78,7 +78,7 @@ pub struct PredictorStats {
 
 /// What happened to a canonical step.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum StepOutcome {
+pub(crate) enum StepOutcome {
     /// The prediction was right: no engine work.
     Confirmed,
     /// Advanced authoritatively (after a load if the prediction was wrong).
@@ -89,7 +89,7 @@ pub enum StepOutcome {
 }
 
 /// Prediction and reconciliation. See the module docs.
-pub struct Predictor {
+pub(crate) struct Predictor {
     cfg: PredictorConfig,
     n: usize,
     size: usize,
@@ -140,7 +140,7 @@ pub struct Predictor {
 const AUTH_LOG: usize = 256;
 
 impl Predictor {
-    pub fn new(cfg: PredictorConfig) -> Self {
+    pub(crate) fn new(cfg: PredictorConfig) -> Self {
         let (n, s) = (cfg.max_players, cfg.input_size);
         let pend_cap = cfg.pending_capacity.max(2).next_power_of_two();
         let used_cap = (cfg.max_prediction as usize + 2).next_power_of_two();
@@ -187,31 +187,31 @@ impl Predictor {
     }
 
     /// Snapshots the engine keeps: `Save` slots are in `0..state_slots()`.
-    pub fn state_slots(&self) -> usize {
+    pub(crate) fn state_slots(&self) -> usize {
         self.ring.len()
     }
 
-    pub fn stats(&self) -> PredictorStats {
+    pub(crate) fn stats(&self) -> PredictorStats {
         self.stats
     }
 
     /// Whether an authoritative state has been restored.
-    pub fn synced(&self) -> bool {
+    pub(crate) fn synced(&self) -> bool {
         self.synced
     }
 
     /// The authoritative tick: the state at its start is the server's.
-    pub fn authoritative_tick(&self) -> Tick {
+    pub(crate) fn authoritative_tick(&self) -> Tick {
         self.auth
     }
 
     /// The engine's current tick (predicted, or authoritative when equal).
-    pub fn current_tick(&self) -> Tick {
+    pub(crate) fn current_tick(&self) -> Tick {
         self.cur
     }
 
     /// Local inputs the server has not consumed (as far as the steps received tell).
-    pub fn pending(&self) -> u64 {
+    pub(crate) fn pending(&self) -> u64 {
         u64::from(self.pend_next - self.pend_first)
     }
 
@@ -220,7 +220,7 @@ impl Predictor {
     /// (a new connection numbers them afresh); otherwise their accounting goes on
     /// (a resync on the same connection), and steps before the snapshot must be passed
     /// to [`Predictor::skip_step`].
-    pub fn reset(&mut self, new_connection: bool) {
+    pub(crate) fn reset(&mut self, new_connection: bool) {
         self.synced = false;
         self.have_canonical = false;
         if new_connection {
@@ -233,7 +233,7 @@ impl Predictor {
     }
 
     /// Our player slot.
-    pub fn set_local_player(&mut self, player: u32) {
+    pub(crate) fn set_local_player(&mut self, player: u32) {
         self.me = Some(player as usize).filter(|&p| p < self.n);
         if let Some(me) = self.me {
             // Our own slot is told by Joined, never as another player.
@@ -242,7 +242,7 @@ impl Predictor {
     }
 
     /// The engine's guess for `player` (None: repeat its last canonical input).
-    pub fn set_prediction(&mut self, player: usize, input: Option<&[u8]>) {
+    pub(crate) fn set_prediction(&mut self, player: usize, input: Option<&[u8]>) {
         if player >= self.n {
             return;
         }
@@ -257,7 +257,7 @@ impl Predictor {
 
     /// Records our input for client tick `client_tick`. Skipped ticks (the engine
     /// pushed nothing) repeat the previous input, as the sync layer sent them.
-    pub fn push_local(&mut self, client_tick: Tick, input: &[u8]) {
+    pub(crate) fn push_local(&mut self, client_tick: Tick, input: &[u8]) {
         if self.pend_next == self.pend_first && !self.anchored {
             self.pend_first = client_tick;
             self.pend_next = client_tick;
@@ -290,7 +290,7 @@ impl Predictor {
 
     /// Starts the authoritative timeline from the server's snapshot of the start of
     /// `tick`: `Restore` then `Save`. Call between `begin_batch` and the steps.
-    pub fn restore(&mut self, tick: Tick, state: &[u8]) {
+    pub(crate) fn restore(&mut self, tick: Tick, state: &[u8]) {
         self.ring.clear();
         self.used_tick.fill(None);
         self.requests.push_restore(tick, state);
@@ -307,7 +307,7 @@ impl Predictor {
 
     /// Starts a batch of work (one engine tick): clears the request queue and logs the
     /// checksums of ticks that became authoritative.
-    pub fn begin_batch(&mut self) {
+    pub(crate) fn begin_batch(&mut self) {
         self.requests.clear();
         self.batch_start_cur = self.cur;
         self.rewound = false;
@@ -316,7 +316,7 @@ impl Predictor {
     }
 
     /// Whether this batch may take another canonical step.
-    pub fn can_take_step(&self) -> bool {
+    pub(crate) fn can_take_step(&self) -> bool {
         self.canon_advances < self.cfg.max_catchup_ticks
     }
 
@@ -356,14 +356,14 @@ impl Predictor {
     }
 
     /// A step from before the snapshot: only its accounting of our inputs matters.
-    pub fn skip_step(&mut self, players: &[PlayerStep], first_input: Option<Tick>) {
+    pub(crate) fn skip_step(&mut self, players: &[PlayerStep], first_input: Option<Tick>) {
         let mine = self.stage(players, first_input);
         self.pend_first = self.pend_first.saturating_add(mine).min(self.pend_next);
     }
 
     /// Applies canonical step `tick` (which must be the authoritative tick).
     /// `first_input` is the client tick of our first consumed input, once known.
-    pub fn on_step(&mut self, tick: Tick, players: &[PlayerStep], first_input: Option<Tick>) -> StepOutcome {
+    pub(crate) fn on_step(&mut self, tick: Tick, players: &[PlayerStep], first_input: Option<Tick>) -> StepOutcome {
         debug_assert_eq!(tick, self.auth);
         let s = self.size;
         let mine = self.stage(players, first_input);
@@ -453,7 +453,7 @@ impl Predictor {
     /// waiting (`caught_up` false): then the engine stays authoritative until it has
     /// caught up. Never moves the current tick back without a re-prediction: when the
     /// target drops (the delay grew) the engine simply holds.
-    pub fn finish_batch(&mut self, caught_up: bool, delay: u32) {
+    pub(crate) fn finish_batch(&mut self, caught_up: bool, delay: u32) {
         if !self.synced || !caught_up || !self.have_canonical {
             return;
         }
@@ -496,27 +496,27 @@ impl Predictor {
     /// True when this batch simulated no new tick because the prediction is already
     /// `max_prediction` ticks past the authoritative state: the window is full (its
     /// requests may still hold a correction). Call after [`Predictor::finish_batch`].
-    pub fn window_full(&self) -> bool {
+    pub(crate) fn window_full(&self) -> bool {
         self.synced && self.cur <= self.batch_start_cur && self.cur.saturating_sub(self.auth) >= self.cfg.max_prediction
     }
 
     /// The next request of this batch.
-    pub fn poll_request(&mut self) -> Option<Request<'_>> {
+    pub(crate) fn poll_request(&mut self) -> Option<Request<'_>> {
         self.requests.poll()
     }
 
     /// Requests of this batch not polled yet.
-    pub fn pending_requests(&self) -> usize {
+    pub(crate) fn pending_requests(&self) -> usize {
         self.requests.pending()
     }
 
     /// The engine's checksum of a save. False if the tick's snapshot is unknown.
-    pub fn confirm_save(&mut self, tick: Tick, checksum: u64) -> bool {
+    pub(crate) fn confirm_save(&mut self, tick: Tick, checksum: u64) -> bool {
         self.ring.set_checksum(tick, checksum)
     }
 
     /// A player who appeared in (`true`) or left (`false`) the canonical steps at `tick`.
-    pub fn poll_presence_change(&mut self) -> Option<(u32, Tick, bool)> {
+    pub(crate) fn poll_presence_change(&mut self) -> Option<(u32, Tick, bool)> {
         self.changes.pop_front()
     }
 
@@ -538,14 +538,14 @@ impl Predictor {
 
     /// The checksum of the authoritative state at the start of `tick`, if the engine
     /// confirmed its save and it is among the last 256 authoritative ticks.
-    pub fn authoritative_checksum(&self, tick: Tick) -> Option<u64> {
+    pub(crate) fn authoritative_checksum(&self, tick: Tick) -> Option<u64> {
         let (t, c) = self.auth_log[tick as usize % AUTH_LOG];
         (t == tick).then_some(c)
     }
 
     /// Whether checksums of ticks up to `tick` have been logged (a check older than
     /// that without a checksum will never get one).
-    pub fn checksums_logged_past(&self, tick: Tick) -> bool {
+    pub(crate) fn checksums_logged_past(&self, tick: Tick) -> bool {
         self.auth_logged > tick as u64
     }
 }

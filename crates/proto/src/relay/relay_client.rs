@@ -25,14 +25,19 @@ use crate::transport::{CHANNEL_UNRELIABLE, DisconnectReason, Event, PeerId, Send
 use crate::wire::MAX_DATAGRAM_SIZE;
 
 #[derive(Debug, Clone, PartialEq)]
+/// Settings of a [`RelayClient`].
 pub struct RelayClientConfig {
+    /// The local tick clock.
     pub tick: TickClockConfig,
     /// Client ticks between input packets (k_c).
     pub send_interval: u32,
+    /// The input-lead loop that steers the clock from the server's margin reports.
     pub lead: LeadConfig,
+    /// How many copies of each input to send, from the measured loss.
     pub redundancy: RedundancyConfig,
     /// Interpolation of the server's timeline (its `send_interval` is the server's).
     pub interp: InterpConfig,
+    /// Largest input in bytes; larger ones are refused.
     pub max_input_size: usize,
     /// Steps whose inputs are not exactly this long are refused (fixed-size sessions).
     pub input_size: Option<usize>,
@@ -69,33 +74,55 @@ pub struct SyncStats {
     /// Server steps that used no input of ours (underflow), merged several, or
     /// substituted a lost one.
     pub empty_steps: u64,
+    /// Server steps that merged several of our inputs.
     pub merged_steps: u64,
+    /// The tick clock's current time scale (1.0 = real time).
     pub time_scale: f64,
     /// Discrete clock corrections (snaps) and loop re-acquisitions.
     pub clock_corrections: u64,
     /// Ticks the rendered server timeline is behind the minimum-delay timeline.
     pub interp_delay_ticks: f64,
+    /// Copies of each input currently sent (1 = no redundancy).
     pub copies: u32,
+    /// The uplink loss figure that steers the copies (0..=1).
     pub uplink_loss: f64,
+    /// Estimated clock drift against the server, in parts per million.
     pub drift_ppm: f64,
     /// Newest canonical step received in order.
     pub authoritative_tick: Tick,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
+/// What a [`RelayClient`] reports about its connection to the server.
 pub enum RelayClientEvent {
-    Connected { server: PeerId },
-    Disconnected { reason: DisconnectReason },
+    /// The connection to the server is up.
+    Connected {
+        /// The server's peer id.
+        server: PeerId,
+    },
+    /// The connection to the server is gone.
+    Disconnected {
+        /// Why it ended.
+        reason: DisconnectReason,
+    },
 }
 
 /// Why a [`RelayClient`] call failed.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum RelayClientError {
     #[error("no tick is due for an input: call ticks_due first (next input tick {0})")]
+    /// An input was given with no tick due for it; the tick is the next input tick.
     NoTickDue(Tick),
     #[error("input of {size} bytes exceeds the maximum of {max}")]
-    InputTooLarge { size: usize, max: usize },
+    /// The input is larger than the configured maximum.
+    InputTooLarge {
+        /// The input's size in bytes.
+        size: usize,
+        /// The largest input allowed.
+        max: usize,
+    },
     #[error(transparent)]
+    /// The transport refused the datagram.
     Send(#[from] SendError),
 }
 
@@ -115,6 +142,8 @@ const MAX_REPEATED_INPUTS: Tick = 1024;
 /// Packets the transport must have sent before its loss figure steers redundancy.
 const LOSS_ESTIMATE_PACKETS: u64 = 200;
 
+/// The relay client's synchronisation layer (see the module docs). It borrows the
+/// caller's transport on each call.
 pub struct RelayClient {
     cfg: RelayClientConfig,
     server: Option<PeerId>,
@@ -151,6 +180,7 @@ pub struct RelayClient {
 }
 
 impl RelayClient {
+    /// A client on `cfg`, with its buffers made up front; not connected yet.
     pub fn new(cfg: RelayClientConfig) -> Self {
         let lead = InputLeadController::new(cfg.lead);
         let interp = AdaptiveInterpolation::new(cfg.interp);
@@ -224,6 +254,7 @@ impl RelayClient {
         self.my_player
     }
 
+    /// The next event, oldest first.
     pub fn poll_event(&mut self) -> Option<RelayClientEvent> {
         self.events.pop_front()
     }
@@ -495,6 +526,7 @@ impl RelayClient {
         self.interp.on_packet(server_tick, now);
     }
 
+    /// The time-sync figures now; reads the round trip from `ep`.
     pub fn stats<T: Transport + ?Sized>(&mut self, now: Micros, ep: &mut T) -> SyncStats {
         let rtt = self.server.and_then(|p| ep.stats(p)).map_or(0.0, |s| s.srtt_us);
         let (scale, phase) = self.clock.as_ref().map_or((1.0, 0.0), |c| (c.scale(), self.phase(c, now)));

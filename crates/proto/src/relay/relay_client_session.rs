@@ -113,41 +113,94 @@ const DELAY_REPORT_US: Micros = 1_000_000;
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ClientSessionEvent {
     /// The transport connected; the join handshake is under way.
-    Connected { server: PeerId, proven: Proven },
+    Connected {
+        /// The server's peer id.
+        server: PeerId,
+        /// The credential this connection proved.
+        proven: Proven,
+    },
     /// The server's snapshot arrived: we are `player`, starting at `tick`
     /// (`reconnect`: after a drop, in our old slot).
-    Joined { player: u32, tick: Tick, reconnect: bool },
+    Joined {
+        /// Our player id.
+        player: u32,
+        /// The tick the snapshot is the start of.
+        tick: Tick,
+        /// Whether we got our old slot back after a drop.
+        reconnect: bool,
+    },
     /// Caught up with the server: from now on the engine sees predicted ticks.
-    Synchronized { tick: Tick },
+    Synchronized {
+        /// The first predicted tick.
+        tick: Tick,
+    },
     /// A player appears in the canonical steps from `tick` on.
-    PlayerJoined { player: u32, tick: Tick },
+    PlayerJoined {
+        /// The player id.
+        player: u32,
+        /// The first tick with this player.
+        tick: Tick,
+    },
     /// A player is gone from the canonical steps from `tick` on.
-    PlayerLeft { player: u32, tick: Tick },
+    PlayerLeft {
+        /// The player id.
+        player: u32,
+        /// The first tick without this player.
+        tick: Tick,
+    },
     /// Our authoritative state at the start of `tick` differs from the server's.
-    Desync { tick: Tick, local: u64, remote: u64 },
+    Desync {
+        /// The tick whose starting state was compared.
+        tick: Tick,
+        /// Our checksum.
+        local: u64,
+        /// The server's checksum.
+        remote: u64,
+    },
     /// The timeline broke (a snapshot it needed is gone): a new snapshot was asked for.
-    Resyncing { tick: Tick },
+    Resyncing {
+        /// The authoritative tick when the timeline was dropped.
+        tick: Tick,
+    },
     /// The input delay in force changed to `delay` ticks. `spill` is the part of it
     /// that is latency beyond `max_prediction`: prediction stops there and the rest
     /// shows as delay (raise `max_prediction` to hide more of a long round trip).
     /// At most once per second (the spill follows a one-second peak).
-    InputDelayChanged { delay: u32, spill: u32 },
+    InputDelayChanged {
+        /// The input delay now in force, in ticks.
+        delay: u32,
+        /// The part of `delay` that is latency beyond `max_prediction`, in ticks.
+        spill: u32,
+    },
     /// The prediction is `max_prediction` ticks past the authoritative state at `tick`
     /// and no canonical step came: `advance` answers `WindowFull` until one does. Once
     /// per stall.
-    PredictionWindowFull { tick: Tick },
+    PredictionWindowFull {
+        /// The authoritative tick the prediction is stuck past.
+        tick: Tick,
+    },
     /// The connection dropped; reconnecting.
-    Interrupted { reason: DisconnectReason },
+    Interrupted {
+        /// Why the connection dropped.
+        reason: DisconnectReason,
+    },
     /// The connection is gone for good.
-    Disconnected { reason: DisconnectReason },
+    Disconnected {
+        /// Why the connection ended.
+        reason: DisconnectReason,
+    },
 }
 
 /// Figures of a client session.
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
 pub struct ClientSessionStats {
+    /// The synchronisation layer's figures.
     pub sync: SyncStats,
+    /// The predictor's figures.
     pub prediction: PredictorStats,
+    /// The engine's current tick (the start of the next tick it will simulate).
     pub current_tick: Tick,
+    /// The newest tick whose starting state is the server's.
     pub authoritative_tick: Tick,
     /// Current minus authoritative tick: the re-simulation depth if the oldest
     /// prediction were wrong (M3's P).
@@ -160,10 +213,13 @@ pub struct ClientSessionStats {
     pub malformed: u64,
     /// Server checksums compared with ours, and those that found no checksum of ours.
     pub checks_compared: u64,
+    /// Server checksums for ticks we logged no checksum of (passed over).
     pub checks_missed: u64,
+    /// Checksums that differed from the server's (each also a [`ClientSessionEvent::Desync`]).
     pub desyncs: u64,
     /// Times we got our slot back after a drop.
     pub reconnects: u64,
+    /// Times the timeline was dropped for a new snapshot.
     pub resyncs: u64,
 }
 
@@ -171,14 +227,24 @@ pub struct ClientSessionStats {
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum ClientSessionError {
     #[error("invalid relay client config: {0}")]
+    /// The config failed validation; the message names the problem.
     InvalidConfig(String),
     #[error("input of {got} bytes, expected {expected}")]
-    WrongInputSize { expected: usize, got: usize },
+    /// An input was not the configured input size.
+    WrongInputSize {
+        /// The configured input size.
+        expected: usize,
+        /// The size given.
+        got: usize,
+    },
     #[error("player {0} does not exist")]
+    /// A player index at or past the configured player count.
     UnknownPlayer(usize),
     #[error("tick {0} was not requested")]
+    /// A save was confirmed for a tick the session did not ask to save.
     UnexpectedTick(Tick),
     #[error(transparent)]
+    /// The transport refused a datagram.
     Send(#[from] SendError),
 }
 
@@ -210,6 +276,7 @@ pub struct RelayClientSession {
 }
 
 impl RelayClientSession {
+    /// A session on `cfg` (validated first), not connected yet.
     pub fn new(cfg: RelayClientSessionConfig) -> Result<Self, ClientSessionError> {
         cfg.validate()?;
         let predictor = Predictor::new(PredictorConfig {
@@ -247,6 +314,7 @@ impl RelayClientSession {
         })
     }
 
+    /// The session's config.
     pub fn config(&self) -> &RelayClientSessionConfig {
         &self.cfg
     }
@@ -633,6 +701,7 @@ impl RelayClientSession {
         if self.predictor.confirm_save(tick, checksum) { Ok(()) } else { Err(ClientSessionError::UnexpectedTick(tick)) }
     }
 
+    /// The next event, oldest first.
     pub fn poll_event(&mut self) -> Option<ClientSessionEvent> {
         self.events.pop_front()
     }

@@ -22,12 +22,16 @@ use crate::transport::{CHANNEL_UNRELIABLE, ConfigError, DisconnectReason, Endpoi
 use crate::wire::MAX_DATAGRAM_SIZE;
 
 #[derive(Debug, Clone, PartialEq)]
+/// Settings of a [`RelayServer`].
 pub struct RelayServerConfig {
+    /// Settings for the endpoint the caller makes for this server: [`RelayServerConfig::validate`]
+    /// checks them, and the server only borrows the endpoint on each call.
     pub endpoint: EndpointConfig,
     /// Tick length in microseconds.
     pub tick_us: f64,
     /// Server ticks between updates to each client (k_s).
     pub send_interval: u32,
+    /// The per-client jitter buffer's policies and limits.
     pub jitter: JitterConfig,
     /// Most steps past a client's acknowledged one that are sent (the window also
     /// follows the measured round trip and loss; this caps it). 16..=256.
@@ -77,24 +81,52 @@ impl Default for RelayServerConfig {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum RelayServerEvent {
     /// A peer was admitted automatically (`auto_admit`).
-    Joined { peer: PeerId, player: u32 },
+    Joined {
+        /// The transport's peer.
+        peer: PeerId,
+        /// The player id it was given.
+        player: u32,
+    },
     /// The connection of an automatically admitted player closed.
-    Left { peer: PeerId, player: u32, reason: DisconnectReason },
+    Left {
+        /// The transport's peer.
+        peer: PeerId,
+        /// Its player id.
+        player: u32,
+        /// Why the connection closed.
+        reason: DisconnectReason,
+    },
     /// The jitter buffer asked for this client to be removed. `jitter`: its counters
     /// at removal (the server no longer has them).
-    Kicked { peer: PeerId, player: u32, reason: KickReason, jitter: JitterStats },
+    Kicked {
+        /// The transport's peer.
+        peer: PeerId,
+        /// Its player id.
+        player: u32,
+        /// Why the jitter buffer asked for it.
+        reason: KickReason,
+        /// The jitter buffer's counters at removal.
+        jitter: JitterStats,
+    },
     /// The client needs a step the server no longer keeps. It stays a player, with
     /// updates but no steps, until its owner sends it a snapshot and restarts its
     /// stream there ([`RelayServer::rebase`]).
-    FellBehind { peer: PeerId, player: u32 },
+    FellBehind {
+        /// The transport's peer.
+        peer: PeerId,
+        /// Its player id.
+        player: u32,
+    },
 }
 
 /// Why [`RelayServer::admit`] refused.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
 pub enum AdmitError {
     #[error("player {0} is already in the game")]
+    /// That player id already has a peer.
     PlayerInUse(u32),
     #[error("peer {0} is already a player")]
+    /// That peer already plays another player id.
     PeerInUse(PeerId),
 }
 
@@ -103,12 +135,16 @@ pub enum AdmitError {
 pub struct StreamStats {
     /// Update datagrams and their bytes (relay payload, before the transport's header).
     pub datagrams: u64,
+    /// Bytes of those update datagrams.
     pub bytes: u64,
     /// Steps sent for the first time, sent again after their resend timeout, sent as
     /// redundant copies, and copies left out under the bandwidth cap.
     pub steps: u64,
+    /// Steps sent again after their resend timeout.
     pub resent: u64,
+    /// Redundant copies of steps sent.
     pub copies: u64,
+    /// Redundant copies left out under the bandwidth cap.
     pub copies_capped: u64,
     /// Updates that could not take every step due (they went in the next one).
     pub full_updates: u64,
@@ -183,6 +219,8 @@ const ASSUMED_RTT_US: f64 = 200_000.0;
 /// Zero bytes that empty substitutes are filled with (inputs are at most 255 bytes).
 const ZEROS: [u8; 255] = [0; 255];
 
+/// The relay server's synchronisation layer (see the module docs). It borrows the
+/// caller's transport on each call.
 pub struct RelayServer {
     cfg: RelayServerConfig,
     /// By player id (steps list players in this order).
@@ -250,6 +288,7 @@ impl RelayServer {
         })
     }
 
+    /// The server's config.
     pub fn config(&self) -> &RelayServerConfig {
         &self.cfg
     }
@@ -269,6 +308,7 @@ impl RelayServer {
         self.clients.iter().map(|(&p, c)| (p, c.peer))
     }
 
+    /// The player `peer` plays, if it is one.
     pub fn player_of(&self, peer: PeerId) -> Option<u32> {
         self.by_peer.get(&peer).copied()
     }
@@ -283,6 +323,7 @@ impl RelayServer {
         self.by_peer.get(&peer).map(|p| self.clients[p].sent)
     }
 
+    /// The counters of `peer`'s jitter buffer, if it is a player.
     pub fn jitter_stats(&self, peer: PeerId) -> Option<JitterStats> {
         self.by_peer.get(&peer).map(|p| self.clients[p].jitter.stats())
     }
@@ -292,10 +333,12 @@ impl RelayServer {
         self.by_peer.get(&peer).map(|p| self.clients[p].jitter.depth())
     }
 
+    /// The counters of refused messages.
     pub fn stats(&self) -> RelayServerStats {
         self.stats
     }
 
+    /// The next event, oldest first.
     pub fn poll_event(&mut self) -> Option<RelayServerEvent> {
         self.events.pop_front()
     }

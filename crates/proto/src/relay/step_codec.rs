@@ -26,23 +26,25 @@ use crate::wire::{DecodeError, Reader, Writer};
 /// A body's form (an entry's `form`, without the fragment flag).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum StepForm {
+    /// The whole step.
     Full = 0,
+    /// Only what differs from the step before it.
     Delta = 1,
 }
 
 /// Set in an entry's `form` when the entry is a piece of a body.
-pub const FRAGMENT: u8 = 0x80;
+pub(crate) const FRAGMENT: u8 = 0x80;
 /// Bytes in every piece of a fragmented body but the last.
-pub const FRAGMENT_BYTES: usize = 1024;
+pub(crate) const FRAGMENT_BYTES: usize = 1024;
 /// An entry's bytes before its body: offset, form, length.
-pub const ENTRY_HEAD: usize = 5;
+pub(crate) const ENTRY_HEAD: usize = 5;
 /// A fragment entry's bytes before its piece.
-pub const FRAGMENT_HEAD: usize = ENTRY_HEAD + 2;
+pub(crate) const FRAGMENT_HEAD: usize = ENTRY_HEAD + 2;
 /// Most pieces of one body (the count is a byte).
-pub const MAX_FRAGMENTS: usize = u8::MAX as usize;
+pub(crate) const MAX_FRAGMENTS: usize = u8::MAX as usize;
 /// Largest full step: its delta (at most the full step, a roster flag and a bitmap of
 /// 32 bytes) still fits in [`MAX_FRAGMENTS`] pieces.
-pub const MAX_STEP_BYTES: usize = MAX_FRAGMENTS * FRAGMENT_BYTES - 64;
+pub(crate) const MAX_STEP_BYTES: usize = MAX_FRAGMENTS * FRAGMENT_BYTES - 64;
 
 impl StepForm {
     fn from_u8(v: u8) -> Option<StepForm> {
@@ -71,7 +73,7 @@ pub fn write_entry(out: &mut Vec<u8>, offset: u16, form: StepForm, body: &[u8]) 
 }
 
 /// Appends the head of an entry holding a whole body of `len` bytes (the body follows).
-pub fn write_entry_head(out: &mut Vec<u8>, offset: u16, form: StepForm, len: usize) {
+pub(crate) fn write_entry_head(out: &mut Vec<u8>, offset: u16, form: StepForm, len: usize) {
     let mut w = Writer::new(out);
     w.u16(offset);
     w.u8(form as u8);
@@ -80,7 +82,7 @@ pub fn write_entry_head(out: &mut Vec<u8>, offset: u16, form: StepForm, len: usi
 
 /// Appends the head of an entry holding piece `index` of `count`, `len` bytes long
 /// (the piece follows).
-pub fn write_fragment_head(out: &mut Vec<u8>, offset: u16, form: StepForm, index: u8, count: u8, len: usize) {
+pub(crate) fn write_fragment_head(out: &mut Vec<u8>, offset: u16, form: StepForm, index: u8, count: u8, len: usize) {
     let mut w = Writer::new(out);
     w.u16(offset);
     w.u8(form as u8 | FRAGMENT);
@@ -90,14 +92,14 @@ pub fn write_fragment_head(out: &mut Vec<u8>, offset: u16, form: StepForm, index
 }
 
 /// Pieces a body of `len` bytes is cut into (1 if it goes whole).
-pub fn fragments_of(len: usize) -> usize {
+pub(crate) fn fragments_of(len: usize) -> usize {
     len.div_ceil(FRAGMENT_BYTES).max(1)
 }
 
 /// Reads one entry at `r` (ticks relative to `base`), checking what can be checked
 /// without the previous step: a whole body's structure against `rules`, a piece's
 /// index and length.
-pub fn read_entry<'a>(r: &mut Reader<'a>, base: Tick, rules: &StepRules) -> Result<Entry<'a>, DecodeError> {
+pub(crate) fn read_entry<'a>(r: &mut Reader<'a>, base: Tick, rules: &StepRules) -> Result<Entry<'a>, DecodeError> {
     let offset = r.u16()?;
     let form_byte = r.u8()?;
     let form = StepForm::from_u8(form_byte & !FRAGMENT).ok_or(DecodeError::BadLength)?;
@@ -129,7 +131,7 @@ pub fn read_entry<'a>(r: &mut Reader<'a>, base: Tick, rules: &StepRules) -> Resu
 }
 
 /// Checks a body's structure (for a delta, all but what depends on the previous step).
-pub fn check_body(form: StepForm, bytes: &[u8], rules: &StepRules) -> Result<(), DecodeError> {
+pub(crate) fn check_body(form: StepForm, bytes: &[u8], rules: &StepRules) -> Result<(), DecodeError> {
     let mut r = Reader::new(bytes);
     match form {
         StepForm::Full => {
@@ -240,7 +242,7 @@ pub fn encode_delta(out: &mut Vec<u8>, prev: &[u8], cur: &[u8]) {
 /// Rebuilds the full step from a delta (checked with [`check_body`]) and the full step
 /// before it. Fails if the delta does not fit that step (a roster or part it does not
 /// have), which a server never sends.
-pub fn expand_delta(out: &mut Vec<u8>, prev: &[u8], delta: &[u8]) -> Result<(), DecodeError> {
+pub(crate) fn expand_delta(out: &mut Vec<u8>, prev: &[u8], delta: &[u8]) -> Result<(), DecodeError> {
     out.clear();
     let mut r = Reader::new(delta);
     let n = r.u8()? as usize;

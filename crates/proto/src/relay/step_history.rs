@@ -15,7 +15,7 @@ use crate::request::Tick;
 use crate::wire::{MAX_DATAGRAM_SIZE, Reader};
 
 /// Most players a step can list (its count is one byte).
-pub const MAX_STEP_PLAYERS: usize = u8::MAX as usize;
+pub(crate) const MAX_STEP_PLAYERS: usize = u8::MAX as usize;
 
 /// One kept step: its tick, where its encodings start in the ring (counted from the
 /// first byte ever kept), and their lengths (the full one, then the delta).
@@ -29,7 +29,7 @@ struct Kept {
 
 /// Recent canonical steps, oldest first, and the step being formed.
 #[derive(Debug)]
-pub struct StepHistory {
+pub(crate) struct StepHistory {
     /// The kept steps' encodings (each full, then as a delta against the step
     /// before it), back to back, oldest first.
     bytes: VecDeque<u8>,
@@ -50,7 +50,7 @@ pub struct StepHistory {
 
 impl StepHistory {
     /// A history of at most `capacity` steps (checked by the caller's trimming).
-    pub fn new(capacity: usize) -> Self {
+    pub(crate) fn new(capacity: usize) -> Self {
         StepHistory {
             bytes: VecDeque::new(),
             dropped: 0,
@@ -65,7 +65,7 @@ impl StepHistory {
 
     /// Makes room for full histories of `players` players with inputs of up to
     /// `input_size` bytes (call when a player is admitted).
-    pub fn reserve(&mut self, players: usize, input_size: usize) {
+    pub(crate) fn reserve(&mut self, players: usize, input_size: usize) {
         let players = players.min(MAX_STEP_PLAYERS);
         let step = 1 + players * (6 + 2 * (1 + input_size));
         // A delta is at most the full step plus its roster flag and bitmap.
@@ -78,7 +78,7 @@ impl StepHistory {
     }
 
     /// Starts forming a step (its players follow with [`StepHistory::push_player`]).
-    pub fn begin(&mut self) {
+    pub(crate) fn begin(&mut self) {
         std::mem::swap(&mut self.current, &mut self.previous);
         self.current.clear();
         self.current.push(0);
@@ -89,7 +89,7 @@ impl StepHistory {
     /// the 255th cannot be listed, nor a part past [`step_codec::MAX_STEP_BYTES`] (255
     /// pieces on the wire; only merges of many inputs from many players reach it): they
     /// are left out of this step, and false is returned.
-    pub fn push_player<'a>(
+    pub(crate) fn push_player<'a>(
         &mut self,
         player: u32,
         accepted: u8,
@@ -109,7 +109,7 @@ impl StepHistory {
     }
 
     /// Ends the step being formed as the step of `tick` and keeps it.
-    pub fn finish(&mut self, tick: Tick) {
+    pub(crate) fn finish(&mut self, tick: Tick) {
         self.current[0] = self.current_players as u8;
         step_codec::encode_delta(&mut self.delta, &self.previous, &self.current);
         let at = self.dropped + self.bytes.len() as u64;
@@ -119,22 +119,22 @@ impl StepHistory {
     }
 
     /// The newest step (the one last formed).
-    pub fn newest(&self) -> StepView<'_> {
+    pub(crate) fn newest(&self) -> StepView<'_> {
         StepView { encoded: &self.current }
     }
 
     /// Steps kept.
-    pub fn len(&self) -> usize {
+    pub(crate) fn len(&self) -> usize {
         self.steps.len()
     }
 
     /// The tick of the oldest step kept.
-    pub fn oldest_tick(&self) -> Option<Tick> {
+    pub(crate) fn oldest_tick(&self) -> Option<Tick> {
         self.steps.front().map(|s| s.tick)
     }
 
     /// Drops the oldest step.
-    pub fn pop_oldest(&mut self) {
+    pub(crate) fn pop_oldest(&mut self) {
         if let Some(k) = self.steps.pop_front() {
             self.bytes.drain(..k.full + k.delta);
             self.dropped += (k.full + k.delta) as u64;
@@ -142,7 +142,7 @@ impl StepHistory {
     }
 
     /// The index of the step of `tick`, if it is kept (steps are one per tick).
-    pub fn index_of(&self, tick: Tick) -> Option<usize> {
+    pub(crate) fn index_of(&self, tick: Tick) -> Option<usize> {
         let i = tick.checked_sub(self.oldest_tick()?)? as usize;
         (i < self.steps.len()).then_some(i)
     }
@@ -158,12 +158,12 @@ impl StepHistory {
     }
 
     /// The length of step `index`'s encoding in `form`.
-    pub fn body_len(&self, index: usize, form: StepForm) -> usize {
+    pub(crate) fn body_len(&self, index: usize, form: StepForm) -> usize {
         self.range(index, form).len()
     }
 
     /// Appends bytes `part` of step `index`'s encoding in `form` to `out`.
-    pub fn write_body(&self, out: &mut Vec<u8>, index: usize, form: StepForm, part: std::ops::Range<usize>) {
+    pub(crate) fn write_body(&self, out: &mut Vec<u8>, index: usize, form: StepForm, part: std::ops::Range<usize>) {
         let whole = self.range(index, form);
         let (start, end) = (whole.start + part.start, (whole.start + part.end).min(whole.end));
         let (a, b) = self.bytes.as_slices();
@@ -199,10 +199,12 @@ impl<'a> StepView<'a> {
         self.encoded.first().map_or(0, |&n| n as usize)
     }
 
+    /// Whether the step lists no player.
     pub fn is_empty(&self) -> bool {
         self.len() == 0
     }
 
+    /// The players' parts, in increasing player id order.
     pub fn players(&self) -> StepPlayers<'a> {
         StepPlayers { encoded: self.encoded, r: Reader::new(self.encoded.get(1..).unwrap_or(&[])), left: self.len() }
     }
@@ -262,6 +264,7 @@ impl<'a> Iterator for StepPlayers<'a> {
 /// One player's part of a step.
 #[derive(Debug, Clone, Copy)]
 pub struct StepPlayer<'a> {
+    /// The player id.
     pub player: u32,
     /// The client's accepted count for this tick (0, 1, or k for a merge).
     pub accepted: u8,

@@ -15,7 +15,7 @@ use crate::request::Tick;
 
 /// Steps waiting for the engine (see the module docs).
 #[derive(Debug)]
-pub struct StepQueue {
+pub(super) struct StepQueue {
     /// Encoded steps; `entries` say where each one is.
     ring: Vec<u8>,
     /// (tick, offset in `ring`, length), oldest first.
@@ -28,7 +28,7 @@ pub struct StepQueue {
 
 /// How much a [`StepQueue`] holds and what one step can contain.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct StepQueueSize {
+pub(super) struct StepQueueSize {
     /// Steps held at most.
     pub steps: usize,
     /// Bytes of encoded steps held at most (at least one datagram's worth).
@@ -43,7 +43,7 @@ pub struct StepQueueSize {
 }
 
 impl StepQueue {
-    pub fn new(size: StepQueueSize) -> Self {
+    pub(super) fn new(size: StepQueueSize) -> Self {
         StepQueue {
             ring: vec![0; size.bytes.max(crate::wire::MAX_DATAGRAM_SIZE)],
             entries: VecDeque::with_capacity(size.steps),
@@ -53,18 +53,18 @@ impl StepQueue {
         }
     }
 
-    pub fn len(&self) -> usize {
+    pub(super) fn len(&self) -> usize {
         self.entries.len()
     }
 
     #[cfg(test)]
-    pub fn is_empty(&self) -> bool {
+    pub(super) fn is_empty(&self) -> bool {
         self.entries.is_empty()
     }
 
     /// Appends step `tick`, encoded as `bytes` (checked by the caller's decoding).
     /// False when the queue is full: nothing was kept.
-    pub fn push(&mut self, tick: Tick, bytes: &[u8]) -> bool {
+    pub(super) fn push(&mut self, tick: Tick, bytes: &[u8]) -> bool {
         if self.entries.len() >= self.max_steps {
             return false;
         }
@@ -94,12 +94,12 @@ impl StepQueue {
     }
 
     /// The oldest step.
-    pub fn front(&self) -> Option<(Tick, &[PlayerStep])> {
+    pub(super) fn front(&self) -> Option<(Tick, &[PlayerStep])> {
         self.entries.front().map(|&(t, _, _)| (t, self.front.as_slice()))
     }
 
     /// Drops the oldest step and decodes the next one.
-    pub fn pop_front(&mut self) {
+    pub(super) fn pop_front(&mut self) {
         self.entries.pop_front();
         self.parts.recycle(&mut self.front);
         while let Some(&(_, at, len)) = self.entries.front() {

@@ -38,11 +38,11 @@ struct Slot {
 
 /// Bytes all slots may hold at once (the largest step of 64 players with
 /// 64-byte inputs, all changed, is about 4.4 KB: a full window of them is 1.1 MB).
-pub const HELD_BUDGET: usize = 4 << 20;
+pub(super) const HELD_BUDGET: usize = 4 << 20;
 
 /// What one entry did.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Taken {
+pub(super) enum Taken {
     /// Kept (a whole step, or a piece of one).
     Kept,
     /// Already held, already delivered, or outside the room: dropped.
@@ -56,7 +56,7 @@ pub enum Taken {
 
 /// The client's reorder and reassembly room. See the module docs.
 #[derive(Debug)]
-pub struct StepReceiver {
+pub(super) struct StepReceiver {
     /// The next step to deliver in order (None before the first full step).
     next: Option<Tick>,
     /// The full encoding of step `next - 1` (deltas are against it).
@@ -76,7 +76,7 @@ impl StepReceiver {
     /// Room for steps of up to `step_bytes` bytes as they arrive (one slot per step in
     /// the window) and `full_bytes` in full (the one being rebuilt and the one before
     /// it). A larger step grows its buffer once.
-    pub fn new(step_bytes: usize, full_bytes: usize, rules: &StepRules) -> Self {
+    pub(super) fn new(step_bytes: usize, full_bytes: usize, rules: &StepRules) -> Self {
         let slots = (0..CLIENT_STEP_WINDOW)
             .map(|_| Slot {
                 tick: 0,
@@ -102,12 +102,12 @@ impl StepReceiver {
     }
 
     /// The next step expected in order.
-    pub fn next(&self) -> Option<Tick> {
+    pub(super) fn next(&self) -> Option<Tick> {
         self.next
     }
 
     /// Forgets everything: the stream starts again at the next full step.
-    pub fn reset(&mut self) {
+    pub(super) fn reset(&mut self) {
         self.next = None;
         self.last_full.clear();
         for s in &mut self.slots {
@@ -121,7 +121,7 @@ impl StepReceiver {
     }
 
     /// Takes one entry of an update.
-    pub fn take(&mut self, e: &Entry<'_>) -> Taken {
+    pub(super) fn take(&mut self, e: &Entry<'_>) -> Taken {
         let mut outcome = Taken::Kept;
         match self.next {
             None if e.form != StepForm::Full => return Taken::Ignored,
@@ -191,7 +191,7 @@ impl StepReceiver {
     /// Moves the steps that are complete and in order into `queue`, checked against
     /// `rules`, and calls `on_step` with each one's tick and full encoding. Stops
     /// when the queue is full (what is held stays held).
-    pub fn deliver(&mut self, queue: &mut StepQueue, rules: &StepRules, mut on_step: impl FnMut(Tick, &[u8])) {
+    pub(super) fn deliver(&mut self, queue: &mut StepQueue, rules: &StepRules, mut on_step: impl FnMut(Tick, &[u8])) {
         while let Some(next) = self.next {
             let n = self.slots.len();
             let slot = &mut self.slots[next as usize % n];
@@ -231,7 +231,7 @@ impl StepReceiver {
     /// The acknowledgement to send: the last step taken in order ([`messages::NONE`]
     /// before the first), and the bitmap of steps held past it into `sack`, whose used
     /// length is returned.
-    pub fn ack(&self, sack: &mut [u8; SACK_BYTES]) -> (Tick, usize) {
+    pub(super) fn ack(&self, sack: &mut [u8; SACK_BYTES]) -> (Tick, usize) {
         *sack = [0; SACK_BYTES];
         let Some(next) = self.next else { return (messages::NONE, 0) };
         let mut len = 0;

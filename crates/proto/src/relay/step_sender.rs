@@ -22,15 +22,15 @@ use crate::request::Tick;
 
 /// Steps past the acknowledged one a client can hold (its reorder room): the most
 /// any window reaches.
-pub const CLIENT_STEP_WINDOW: usize = 256;
+pub(crate) const CLIENT_STEP_WINDOW: usize = 256;
 
 /// Bytes of the bitmap of steps held past the acknowledged one (bit j of byte i: step
 /// `ack + 2 + 8i + j`).
-pub const SACK_BYTES: usize = (CLIENT_STEP_WINDOW - 1).div_ceil(8);
+pub(crate) const SACK_BYTES: usize = (CLIENT_STEP_WINDOW - 1).div_ceil(8);
 
 /// How one update is to send: the figures of the client's link.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub struct SendPlan {
+pub(crate) struct SendPlan {
     /// Copies of each step (at least 1).
     pub copies: u8,
     /// A step not acknowledged this long after its last copy is sent again.
@@ -51,7 +51,7 @@ struct Sent {
 
 /// Why a step is chosen for an update.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Reason {
+pub(crate) enum Reason {
     /// Never sent, or its resend timeout passed: always sent.
     Due,
     /// A redundant copy: sent while the bandwidth allows.
@@ -60,7 +60,7 @@ pub enum Reason {
 
 /// One client's step stream. See the module docs.
 #[derive(Debug)]
-pub struct StepSender {
+pub(crate) struct StepSender {
     /// The first step this client gets (sent in full; every later one as a delta).
     base: Tick,
     /// Every step before this one is acknowledged.
@@ -70,22 +70,22 @@ pub struct StepSender {
 }
 
 impl StepSender {
-    pub fn new(base: Tick) -> Self {
+    pub(crate) fn new(base: Tick) -> Self {
         StepSender { base, acked: base, sent: VecDeque::with_capacity(CLIENT_STEP_WINDOW) }
     }
 
     /// The first step of this client's stream.
-    pub fn base(&self) -> Tick {
+    pub(crate) fn base(&self) -> Tick {
         self.base
     }
 
     /// The oldest step the client still needs.
-    pub fn needs_from(&self) -> Tick {
+    pub(crate) fn needs_from(&self) -> Tick {
         self.acked
     }
 
     /// Starts the stream again at `base` (the client was sent a snapshot there).
-    pub fn rebase(&mut self, base: Tick) {
+    pub(crate) fn rebase(&mut self, base: Tick) {
         *self = StepSender { base, acked: base, sent: std::mem::take(&mut self.sent) };
         self.sent.clear();
     }
@@ -93,7 +93,7 @@ impl StepSender {
     /// Takes the client's acknowledgement: every step up to `ack` (never beyond
     /// `newest`, the last step formed: a lying ack must not stop resends of steps to
     /// come), and the bitmap `sack` of steps past it.
-    pub fn on_ack(&mut self, ack: Tick, sack: &[u8], newest: Tick) {
+    pub(crate) fn on_ack(&mut self, ack: Tick, sack: &[u8], newest: Tick) {
         let ack = ack.min(newest);
         if ack >= self.acked {
             let n = (ack - self.acked + 1) as usize;
@@ -116,7 +116,12 @@ impl StepSender {
     /// The steps to send at `now` with `newest` the last step formed, oldest first, with
     /// why each goes: [`Reason::Due`] ones first in order, then [`Reason::Copy`] ones.
     /// The caller takes what fits and reports each step it sent with [`StepSender::sent`].
-    pub fn due(&mut self, now: Micros, newest: Tick, plan: &SendPlan) -> impl Iterator<Item = (Tick, Reason)> + '_ {
+    pub(crate) fn due(
+        &mut self,
+        now: Micros,
+        newest: Tick,
+        plan: &SendPlan,
+    ) -> impl Iterator<Item = (Tick, Reason)> + '_ {
         let end = newest.saturating_add(1).min(self.acked.saturating_add(plan.window.min(CLIENT_STEP_WINDOW) as Tick));
         let wanted = end.saturating_sub(self.acked) as usize;
         if self.sent.len() < wanted {
@@ -144,7 +149,7 @@ impl StepSender {
     }
 
     /// Books step `tick` as sent at `now` for `reason`; true if it had been sent before.
-    pub fn sent(&mut self, tick: Tick, now: Micros, reason: Reason) -> bool {
+    pub(crate) fn sent(&mut self, tick: Tick, now: Micros, reason: Reason) -> bool {
         let Some(s) = tick.checked_sub(self.acked).and_then(|k| self.sent.get_mut(k as usize)) else { return false };
         let before = s.copies > 0;
         s.copies = match reason {

@@ -32,12 +32,12 @@ const VERSION_NO_CULPRIT: u16 = 1;
 const NO_CULPRIT: u32 = u32::MAX;
 
 /// A checksum report waiting for the local checksum of the same tick.
-pub const PENDING_REPORTS: usize = 16;
+pub(crate) const PENDING_REPORTS: usize = 16;
 
 /// Final local checksums of check ticks, newest last, with the input digests of each
 /// (see [`InputDigests`]).
 #[derive(Debug, Clone)]
-pub struct ChecksumLog {
+pub(crate) struct ChecksumLog {
     ring: [(Tick, u64); 64],
     len: usize,
     at: usize,
@@ -50,7 +50,7 @@ pub struct ChecksumLog {
 
 impl ChecksumLog {
     /// An empty log for a match of `players`.
-    pub fn new(players: usize) -> Self {
+    pub(crate) fn new(players: usize) -> Self {
         ChecksumLog {
             ring: [(0, 0); 64],
             len: 0,
@@ -63,7 +63,7 @@ impl ChecksumLog {
 
     /// Adds a final checksum and the input digests of the same tick (`players` of
     /// them, or none).
-    pub fn push(&mut self, tick: Tick, checksum: u64, digests: &[InputDigest]) {
+    pub(crate) fn push(&mut self, tick: Tick, checksum: u64, digests: &[InputDigest]) {
         self.ring[self.at] = (tick, checksum);
         let full = digests.len() == self.players;
         self.has_digests[self.at] = full;
@@ -76,7 +76,7 @@ impl ChecksumLog {
 
     /// Forgets the entries of ticks after `tick` (their inputs were corrected: they
     /// are pushed again once final).
-    pub fn truncate_after(&mut self, tick: Tick) {
+    pub(crate) fn truncate_after(&mut self, tick: Tick) {
         let n = self.ring.len();
         while self.len > 0 && self.ring[(self.at + n - 1) % n].0 > tick {
             self.at = (self.at + n - 1) % n;
@@ -85,14 +85,14 @@ impl ChecksumLog {
     }
 
     /// The input digests of `tick`, if remembered (empty if it had none).
-    pub fn digests(&self, tick: Tick) -> Option<&[InputDigest]> {
+    pub(crate) fn digests(&self, tick: Tick) -> Option<&[InputDigest]> {
         let n = self.ring.len();
         let i = (0..self.len).map(|i| (self.at + n - 1 - i) % n).find(|&i| self.ring[i].0 == tick)?;
         Some(if self.has_digests[i] { &self.digests[i * self.players..][..self.players] } else { &[] })
     }
 
     /// The input digests of the newest entry (empty if none).
-    pub fn newest_digests(&self) -> &[InputDigest] {
+    pub(crate) fn newest_digests(&self) -> &[InputDigest] {
         match self.iter_newest().next() {
             Some((t, _)) => self.digests(t).unwrap_or(&[]),
             None => &[],
@@ -100,19 +100,19 @@ impl ChecksumLog {
     }
 
     /// The final checksum of `tick`, if still remembered.
-    pub fn get(&self, tick: Tick) -> Option<u64> {
+    pub(crate) fn get(&self, tick: Tick) -> Option<u64> {
         self.iter_newest().find(|e| e.0 == tick).map(|e| e.1)
     }
 
     /// Newest first.
-    pub fn iter_newest(&self) -> impl Iterator<Item = (Tick, u64)> + Clone + '_ {
+    pub(crate) fn iter_newest(&self) -> impl Iterator<Item = (Tick, u64)> + Clone + '_ {
         let n = self.ring.len();
         (0..self.len).map(move |i| self.ring[(self.at + n - 1 - i) % n])
     }
 }
 
 /// One player's running input digest: 128 bits of a SHA-256 chain.
-pub type InputDigest = u128;
+pub(crate) type InputDigest = u128;
 
 /// Running digests of each player's confirmed inputs from tick 0, one tick at a
 /// time: each tick, the first 128 bits of SHA-256 over the digest so far, the tick's
@@ -121,7 +121,7 @@ pub type InputDigest = u128;
 /// streams with one digest (FNV-1a folded to 32 bits, before, took seconds) could send
 /// each peer another one unseen. A tick costs one SHA-256 block per player.
 #[derive(Debug, Clone)]
-pub struct InputDigests {
+pub(crate) struct InputDigests {
     state: Vec<InputDigest>,
     /// Every tick before this one is digested.
     end: Tick,
@@ -132,28 +132,28 @@ pub struct InputDigests {
 
 impl InputDigests {
     /// Digests of no input yet, for `players`.
-    pub fn new(players: usize) -> Self {
+    pub(crate) fn new(players: usize) -> Self {
         InputDigests { state: vec![DIGEST_START; players], end: 0, lost: false }
     }
 
     /// The first tick not yet digested.
-    pub fn end(&self) -> Tick {
+    pub(crate) fn end(&self) -> Tick {
         self.end
     }
 
     /// Whether the digests stopped (see `lose`).
-    pub fn is_lost(&self) -> bool {
+    pub(crate) fn is_lost(&self) -> bool {
         self.lost
     }
 
     /// Adds `player`'s input of tick `end()`.
-    pub fn add(&mut self, player: usize, status: InputStatus, bytes: &[u8]) {
+    pub(crate) fn add(&mut self, player: usize, status: InputStatus, bytes: &[u8]) {
         self.state[player] = digest_step(self.state[player], status, bytes);
     }
 
     /// Goes back to `end` with the digests `at_end` had there (inputs of later ticks
     /// were corrected and are digested again). Lost digests stay lost.
-    pub fn rewind(&mut self, end: Tick, at_end: &[InputDigest]) {
+    pub(crate) fn rewind(&mut self, end: Tick, at_end: &[InputDigest]) {
         if !self.lost && at_end.len() == self.state.len() && end <= self.end {
             self.state.copy_from_slice(at_end);
             self.end = end;
@@ -161,24 +161,24 @@ impl InputDigests {
     }
 
     /// Every player's input of tick `end()` was added: moves to the next tick.
-    pub fn next_tick(&mut self) {
+    pub(crate) fn next_tick(&mut self) {
         self.end += 1;
     }
 
     /// An input of tick `end()` is gone: stops digesting, and skips to `until`.
-    pub fn lose(&mut self, until: Tick) {
+    pub(crate) fn lose(&mut self, until: Tick) {
         self.lost = true;
         self.end = self.end.max(until);
     }
 
     /// The digests of every tick before `end()` (empty if lost).
-    pub fn current(&self) -> &[InputDigest] {
+    pub(crate) fn current(&self) -> &[InputDigest] {
         if self.lost { &[] } else { &self.state }
     }
 }
 
 /// One tick of a running input digest.
-pub fn digest_step(state: InputDigest, status: InputStatus, bytes: &[u8]) -> InputDigest {
+pub(crate) fn digest_step(state: InputDigest, status: InputStatus, bytes: &[u8]) -> InputDigest {
     use sha2::{Digest, Sha256};
     let mut h = Sha256::new();
     h.update(state.to_le_bytes());
@@ -189,7 +189,7 @@ pub fn digest_step(state: InputDigest, status: InputStatus, bytes: &[u8]) -> Inp
 }
 
 /// The running digest of no input.
-pub const DIGEST_START: InputDigest = 0;
+pub(crate) const DIGEST_START: InputDigest = 0;
 
 /// A decoded desync dump, for tools and tests.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -12,7 +12,7 @@ use crate::request::{InputStatus, Tick};
 
 /// What [`InputQueue::add_confirmed`] did with an input.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum AddOutcome {
+pub(super) enum AddOutcome {
     /// Stored; it was the next tick expected.
     Added,
     /// Already confirmed (a redundant copy); ignored.
@@ -25,7 +25,7 @@ pub enum AddOutcome {
 
 /// Per-player input history and prediction. Allocates only in [`InputQueue::new`].
 #[derive(Debug, Clone)]
-pub struct InputQueue {
+pub(super) struct InputQueue {
     size: usize,
     mask: usize,
     ring: Vec<u8>,
@@ -44,7 +44,7 @@ pub struct InputQueue {
 impl InputQueue {
     /// A queue of `input_size`-byte inputs remembering `capacity` ticks (rounded up to a
     /// power of two). The session keeps every tick it still needs within that span.
-    pub fn new(input_size: usize, capacity: usize, mode: PredictionMode) -> Self {
+    pub(super) fn new(input_size: usize, capacity: usize, mode: PredictionMode) -> Self {
         let cap = capacity.max(2).next_power_of_two();
         InputQueue {
             size: input_size,
@@ -63,7 +63,7 @@ impl InputQueue {
 
     /// Starts the queue at `tick`: earlier ticks are treated as confirmed and unknown
     /// (a spectator joining from a snapshot). Clears predictions and disconnects.
-    pub fn start_at(&mut self, tick: Tick) {
+    pub(super) fn start_at(&mut self, tick: Tick) {
         self.next = tick;
         self.predicted_hi = None;
         self.first_mismatch = None;
@@ -71,18 +71,18 @@ impl InputQueue {
     }
 
     /// Ticks remembered.
-    pub fn capacity(&self) -> usize {
+    pub(super) fn capacity(&self) -> usize {
         self.mask + 1
     }
 
     /// The first tick whose input is not confirmed yet (every earlier one is).
-    pub fn next_needed(&self) -> Tick {
+    pub(super) fn next_needed(&self) -> Tick {
         self.next
     }
 
     /// Like [`InputQueue::next_needed`], but a disconnected player whose inputs are
     /// known up to the disconnect tick needs nothing more: `Tick::MAX`.
-    pub fn confirmed_until(&self) -> Tick {
+    pub(super) fn confirmed_until(&self) -> Tick {
         match self.disconnect_at {
             Some(d) if self.next >= d => Tick::MAX,
             _ => self.next,
@@ -90,28 +90,28 @@ impl InputQueue {
     }
 
     /// The tick from which this player counts as disconnected, if any.
-    pub fn disconnect_tick(&self) -> Option<Tick> {
+    pub(super) fn disconnect_tick(&self) -> Option<Tick> {
         self.disconnect_at
     }
 
     /// The earliest tick simulated with a prediction that turned out wrong.
-    pub fn first_mismatch(&self) -> Option<Tick> {
+    pub(super) fn first_mismatch(&self) -> Option<Tick> {
         self.first_mismatch
     }
 
     /// Forgets the mismatch (the session has rolled back past it).
-    pub fn clear_mismatch(&mut self) {
+    pub(super) fn clear_mismatch(&mut self) {
         self.first_mismatch = None;
     }
 
     /// Marks `tick` as mismatched (used for disconnects: every peer resimulates from
     /// the disconnect tick with identical inputs).
-    pub fn force_mismatch(&mut self, tick: Tick) {
+    pub(super) fn force_mismatch(&mut self, tick: Tick) {
         self.first_mismatch = Some(self.first_mismatch.map_or(tick, |m| m.min(tick)));
     }
 
     /// Sets the engine's own prediction for this player (None: back to the mode).
-    pub fn set_prediction(&mut self, input: Option<&[u8]>) {
+    pub(super) fn set_prediction(&mut self, input: Option<&[u8]>) {
         match input {
             Some(b) if b.len() == self.size => {
                 self.custom.copy_from_slice(b);
@@ -128,7 +128,7 @@ impl InputQueue {
 
     /// Declares the player disconnected from tick `d` on (kept at the earliest tick
     /// ever declared). Returns whether the disconnect tick moved.
-    pub fn disconnect(&mut self, d: Tick) -> bool {
+    pub(super) fn disconnect(&mut self, d: Tick) -> bool {
         if self.disconnect_at.is_some_and(|x| x <= d) {
             return false;
         }
@@ -143,7 +143,7 @@ impl InputQueue {
     /// Stores the real input for `tick`. The bytes must be `input_size` long (the
     /// caller checks). If the tick was simulated with a different prediction, the
     /// first mismatch moves to it.
-    pub fn add_confirmed(&mut self, tick: Tick, input: &[u8]) -> AddOutcome {
+    pub(super) fn add_confirmed(&mut self, tick: Tick, input: &[u8]) -> AddOutcome {
         debug_assert_eq!(input.len(), self.size);
         if self.disconnect_at.is_some_and(|d| tick >= d) {
             return AddOutcome::AfterDisconnect;
@@ -170,7 +170,7 @@ impl InputQueue {
     /// with `input`, and marks the tick mismatched if it changed, so that the session
     /// resimulates from it: the peers agreed this player's input was another than the
     /// one received (see `p2p/reconcile.rs`). Returns whether it changed.
-    pub fn correct(&mut self, tick: Tick, input: &[u8]) -> bool {
+    pub(super) fn correct(&mut self, tick: Tick, input: &[u8]) -> bool {
         debug_assert_eq!(input.len(), self.size);
         if self.confirmed(tick).is_none() || self.disconnect_at.is_some_and(|d| tick >= d) {
             return false;
@@ -185,14 +185,14 @@ impl InputQueue {
     }
 
     /// The confirmed input of `tick`, if it is confirmed and still remembered.
-    pub fn confirmed(&self, tick: Tick) -> Option<&[u8]> {
+    pub(super) fn confirmed(&self, tick: Tick) -> Option<&[u8]> {
         let in_range = tick < self.next && (self.next - tick) as usize <= self.capacity();
         in_range.then(|| &self.ring[self.slot(tick)])
     }
 
     /// The input to simulate `tick` with, and its status. A prediction is recorded so
     /// that the real input can be checked against it later.
-    pub fn input_for(&mut self, tick: Tick) -> (&[u8], InputStatus) {
+    pub(super) fn input_for(&mut self, tick: Tick) -> (&[u8], InputStatus) {
         if self.disconnect_at.is_some_and(|d| tick >= d) {
             return (&self.zero, InputStatus::Disconnected);
         }

@@ -60,7 +60,7 @@ const HAS_REPORTS: u8 = 1 << 3;
 const LOADING: u8 = 1 << 4;
 const VERSION_SHIFT: u8 = 5;
 /// Most bytes before the input block (every varint at its longest).
-pub const MAX_HEADER_SIZE: usize = 1 + 4 + 1 + 1 + 3 * MAX_VARINT + 2 + MAX_VARINT;
+pub(crate) const MAX_HEADER_SIZE: usize = 1 + 4 + 1 + 1 + 3 * MAX_VARINT + 2 + MAX_VARINT;
 /// Fewest bytes of a message.
 const MIN_SIZE: usize = 1 + 4 + 1 + 1 + 3 + 2 + 1;
 const MAX_VARINT: usize = 5;

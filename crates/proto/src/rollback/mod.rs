@@ -49,7 +49,7 @@ pub use event::Event;
 pub use p2p::{P2pConfig, P2pSession, PlayerKind, SessionError};
 pub use replay::{Replay, ReplayError, ReplayRecorder, ReplaySession};
 pub use spectator::{SpectatorConfig, SpectatorSession};
-pub use state_ring::StateRing;
+pub(crate) use state_ring::StateRing;
 pub use synctest::{SyncTestSession, SyncTestState};
 
 /// How remote inputs are guessed when they have not arrived.

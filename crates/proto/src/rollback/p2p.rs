@@ -78,9 +78,9 @@ fn check_delay(delay: u32) -> Result<(), SessionError> {
 }
 /// First byte of the snapshot message a host sends a spectator joining mid-match
 /// (reliable channel): `u8 0x24, u32 tick, state bytes`.
-pub const KIND_SNAPSHOT_BYTE: u8 = net::KIND_SNAPSHOT;
+pub(crate) const KIND_SNAPSHOT_BYTE: u8 = net::KIND_SNAPSHOT;
 /// Ticks of inputs kept on each side of a desync tick in a dump.
-pub const DUMP_RADIUS: Tick = 8;
+pub(crate) const DUMP_RADIUS: Tick = 8;
 
 /// Who plays a player slot, from this peer's point of view. Every peer must list the
 /// same players in the same order (player `i` is the same person everywhere).

@@ -22,7 +22,7 @@ struct Entry {
 
 /// The ledger of engine-held snapshots. Allocates only in [`StateRing::new`].
 #[derive(Debug, Clone)]
-pub struct StateRing {
+pub(crate) struct StateRing {
     entries: Vec<Entry>,
     pins: VecDeque<Tick>,
     max_pins: usize,
@@ -30,7 +30,7 @@ pub struct StateRing {
 
 impl StateRing {
     /// `rollback_slots` for rollback plus up to `check_slots` pinned ones.
-    pub fn new(rollback_slots: usize, check_slots: usize) -> Self {
+    pub(crate) fn new(rollback_slots: usize, check_slots: usize) -> Self {
         StateRing {
             entries: vec![Entry::default(); rollback_slots.max(1) + check_slots],
             pins: VecDeque::with_capacity(check_slots + 1),
@@ -40,13 +40,13 @@ impl StateRing {
 
     /// Forgets every saved tick and pin, as a new ring of the same size (without
     /// allocating).
-    pub fn clear(&mut self) {
+    pub(crate) fn clear(&mut self) {
         self.entries.fill(Entry::default());
         self.pins.clear();
     }
 
     /// Number of slots: the engine keeps this many snapshots.
-    pub fn len(&self) -> usize {
+    pub(crate) fn len(&self) -> usize {
         self.entries.len()
     }
 
@@ -56,7 +56,7 @@ impl StateRing {
 
     /// Chooses the slot for saving `tick`: its current slot if it has one, else a free
     /// one, else the oldest unpinned one. The checksum is cleared until confirmed.
-    pub fn slot_for_save(&mut self, tick: Tick) -> usize {
+    pub(crate) fn slot_for_save(&mut self, tick: Tick) -> usize {
         let i = self.find(tick).or_else(|| self.entries.iter().position(|e| e.tick.is_none())).unwrap_or_else(|| {
             let mut best = 0;
             let mut oldest = None;
@@ -74,7 +74,7 @@ impl StateRing {
     }
 
     /// Keeps `tick`'s snapshot until `check_slots` newer ticks have been pinned.
-    pub fn pin(&mut self, tick: Tick) {
+    pub(crate) fn pin(&mut self, tick: Tick) {
         let Some(i) = self.find(tick) else { return };
         if self.entries[i].pinned || self.max_pins == 0 {
             return;
@@ -91,7 +91,7 @@ impl StateRing {
 
     /// Records the engine's checksum for a saved tick. Returns false if the tick is not
     /// in the ring (evicted, or never saved).
-    pub fn set_checksum(&mut self, tick: Tick, checksum: u64) -> bool {
+    pub(crate) fn set_checksum(&mut self, tick: Tick, checksum: u64) -> bool {
         match self.find(tick) {
             Some(i) => {
                 self.entries[i].checksum = Some(checksum);
@@ -102,17 +102,17 @@ impl StateRing {
     }
 
     /// The checksum of a valid saved tick, if the engine confirmed one.
-    pub fn checksum(&self, tick: Tick) -> Option<u64> {
+    pub(crate) fn checksum(&self, tick: Tick) -> Option<u64> {
         self.find(tick).filter(|&i| self.entries[i].valid).and_then(|i| self.entries[i].checksum)
     }
 
     /// The slot of a valid saved tick.
-    pub fn slot_of(&self, tick: Tick) -> Option<usize> {
+    pub(crate) fn slot_of(&self, tick: Tick) -> Option<usize> {
         self.find(tick).filter(|&i| self.entries[i].valid)
     }
 
     /// The newest valid saved tick at or before `tick`, with its slot.
-    pub fn latest_at_or_before(&self, tick: Tick) -> Option<(Tick, usize)> {
+    pub(crate) fn latest_at_or_before(&self, tick: Tick) -> Option<(Tick, usize)> {
         let mut best: Option<(Tick, usize)> = None;
         for (i, e) in self.entries.iter().enumerate() {
             match e.tick.filter(|&t| e.valid && t <= tick) {
@@ -125,7 +125,7 @@ impl StateRing {
 
     /// A rollback to `tick` makes every later snapshot stale: unpinned ones are freed,
     /// pinned ones keep their slot but are invalid until saved again.
-    pub fn invalidate_after(&mut self, tick: Tick) {
+    pub(crate) fn invalidate_after(&mut self, tick: Tick) {
         for e in &mut self.entries {
             if e.tick.is_some_and(|t| t > tick) {
                 e.valid = false;

@@ -40,7 +40,7 @@ enum Capture {
 }
 
 /// The largest state a capture keeps (a state is copied twice per mismatch).
-pub const MAX_CAPTURED_STATE: usize = 256 << 20;
+pub(super) const MAX_CAPTURED_STATE: usize = 256 << 20;
 
 /// The synctest session. Allocates nothing per tick after construction (a mismatch
 /// copies the two states the engine hands over).

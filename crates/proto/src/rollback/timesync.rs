@@ -13,11 +13,11 @@
 //! estimate into a smooth time scale for its [`crate::tick::TickClock`].
 
 /// Samples averaged.
-pub const WINDOW: usize = 32;
+pub(super) const WINDOW: usize = 32;
 
 /// The advantage windows for one remote peer.
 #[derive(Debug, Clone)]
-pub struct AdvantageTracker {
+pub(super) struct AdvantageTracker {
     local: [f32; WINDOW],
     remote: [f32; WINDOW],
     at: usize,
@@ -32,7 +32,7 @@ impl Default for AdvantageTracker {
 
 impl AdvantageTracker {
     /// Records this tick's local advantage and the peer's latest report of its own.
-    pub fn record(&mut self, local: f32, remote: f32) {
+    pub(super) fn record(&mut self, local: f32, remote: f32) {
         if !(local.is_finite() && remote.is_finite()) {
             return;
         }
@@ -51,13 +51,13 @@ impl AdvantageTracker {
     }
 
     /// How many ticks this side is ahead of the peer (negative: behind), ungated.
-    pub fn frames_ahead(&self) -> f32 {
+    pub(super) fn frames_ahead(&self) -> f32 {
         self.means().map_or(0.0, |(l, r)| (l - r) / 2.0)
     }
 
     /// Like [`AdvantageTracker::frames_ahead`], but 0 unless both sides agree on
     /// who is ahead. This is what the clock acts on.
-    pub fn agreed_ahead(&self) -> f32 {
+    pub(super) fn agreed_ahead(&self) -> f32 {
         match self.means() {
             Some((l, r)) if (l > 0.0 && r < 0.0) || (l < 0.0 && r > 0.0) => (l - r) / 2.0,
             _ => 0.0,

@@ -3,7 +3,7 @@
 
 /// Fixed-range histogram with exponential forgetting.
 #[derive(Debug, Clone)]
-pub struct ForgettingHistogram {
+pub(super) struct ForgettingHistogram {
     lo: f64,
     bin: f64,
     bins: Vec<f64>,
@@ -20,7 +20,7 @@ const BLOCK: usize = 32;
 impl ForgettingHistogram {
     /// Bins of width `bin` covering `[lo, hi)`; values outside fall in the end bins.
     /// Each new sample multiplies the weight of all older ones by `forget`.
-    pub fn new(lo: f64, hi: f64, bin: f64, forget: f64) -> Self {
+    pub(super) fn new(lo: f64, hi: f64, bin: f64, forget: f64) -> Self {
         let n = ((hi - lo) / bin).ceil().max(1.0) as usize;
         ForgettingHistogram {
             lo,
@@ -33,7 +33,7 @@ impl ForgettingHistogram {
         }
     }
 
-    pub fn add(&mut self, x: f64) {
+    pub(super) fn add(&mut self, x: f64) {
         if !x.is_finite() {
             return;
         }
@@ -68,12 +68,12 @@ impl ForgettingHistogram {
     }
 
     /// Effective number of samples (sum of weights, relative to the newest).
-    pub fn weight(&self) -> f64 {
+    pub(super) fn weight(&self) -> f64 {
         self.total * self.forget / self.next_weight
     }
 
     /// The `q`-quantile (interpolated within a bin), or None when empty.
-    pub fn quantile(&self, q: f64) -> Option<f64> {
+    pub(super) fn quantile(&self, q: f64) -> Option<f64> {
         if self.total <= 0.0 {
             return None;
         }
@@ -100,7 +100,7 @@ impl ForgettingHistogram {
 
     /// Moves every sample by `delta` (rounded to whole bins). Mass pushed past an end
     /// piles up in the end bin, as out-of-range samples do.
-    pub fn shift(&mut self, delta: f64) {
+    pub(super) fn shift(&mut self, delta: f64) {
         let n = self.bins.len();
         let k = (delta / self.bin).round();
         if k == 0.0 {
@@ -123,18 +123,18 @@ impl ForgettingHistogram {
     }
 
     /// The per-sample forgetting factor.
-    pub fn forget(&self) -> f64 {
+    pub(super) fn forget(&self) -> f64 {
         self.forget
     }
 
     /// Changes the forgetting factor from the next sample on (the weights of the
     /// samples already in are kept).
-    pub fn set_forget(&mut self, forget: f64) {
+    pub(super) fn set_forget(&mut self, forget: f64) {
         self.renormalise();
         self.forget = forget;
     }
 
-    pub fn clear(&mut self) {
+    pub(super) fn clear(&mut self) {
         self.bins.iter_mut().for_each(|b| *b = 0.0);
         self.blocks.iter_mut().for_each(|b| *b = 0.0);
         self.total = 0.0;

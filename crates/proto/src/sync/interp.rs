@@ -29,7 +29,9 @@ pub trait RemoteTimeline {
 }
 
 #[derive(Debug, Clone, Copy, PartialEq)]
+/// Settings of the interpolation buffers.
 pub struct InterpConfig {
+    /// Tick length in microseconds.
     pub tick_us: f64,
     /// Remote ticks between packets.
     pub send_interval: u32,
@@ -82,6 +84,7 @@ pub struct AdaptiveInterpolation {
 }
 
 impl AdaptiveInterpolation {
+    /// An empty buffer on `cfg`; its window is allocated up front.
     pub fn new(cfg: InterpConfig) -> Self {
         // One entry per update in the reference window (twice that for duplicates and
         // bursts), made now so that filling the window never allocates mid-match.
@@ -190,6 +193,7 @@ pub struct FixedRuleInterpolation {
 }
 
 impl FixedRuleInterpolation {
+    /// An empty buffer on `cfg`.
     pub fn new(cfg: InterpConfig) -> Self {
         FixedRuleInterpolation {
             cfg,

@@ -44,6 +44,7 @@ use super::tail_shape::TailShape;
 use crate::request::Tick;
 
 #[derive(Debug, Clone, Copy, PartialEq)]
+/// Settings of the [`InputLeadController`].
 pub struct LeadConfig {
     /// Target late rate ε: the margin quantile the loop holds at `target_margin_ticks`.
     pub late_rate: f64,
@@ -107,6 +108,7 @@ const MAX_SLIP_PER_REPORT: i64 = 120;
 const MAX_SNAP_TICKS: f64 = 1024.0;
 
 #[derive(Debug, Clone)]
+/// The client's input-lead loop (see the module docs).
 pub struct InputLeadController {
     cfg: LeadConfig,
     hist: ForgettingHistogram,
@@ -199,6 +201,7 @@ const CAUTION_SAMPLES: u64 = 7200;
 const STEP_HOLD_REPORTS: u64 = 64;
 
 impl InputLeadController {
+    /// A loop on `cfg` with no margins yet.
     pub fn new(cfg: LeadConfig) -> Self {
         InputLeadController {
             cfg,
@@ -255,6 +258,7 @@ impl InputLeadController {
         self.unrecoverable.max(0.0)
     }
 
+    /// The loop's config.
     pub fn config(&self) -> &LeadConfig {
         &self.cfg
     }
@@ -559,10 +563,12 @@ impl InputLeadController {
         self.sent_phase[tick as usize % RING].1
     }
 
+    /// Margin reports taken into the estimate so far.
     pub fn samples(&self) -> u64 {
         self.samples
     }
 
+    /// The last margin taken in, in ticks, with the server's slip removed.
     pub fn last_margin(&self) -> f64 {
         self.last_margin
     }

@@ -14,6 +14,7 @@
 //! copy are measured by the lead loop from the server's substitution count.)
 
 #[derive(Debug, Clone, Copy, PartialEq)]
+/// How many copies of each input to send.
 pub struct RedundancyConfig {
     /// Most copies of one input.
     pub max_copies: u32,
@@ -34,7 +35,7 @@ impl Default for RedundancyConfig {
 /// where `p` is the chance a copy is lost and `p_burst` the chance the next copy is lost
 /// too. With independent loss `p_burst = p` and this is `p^r`; with bursts `p_burst` is
 /// higher and more copies are needed for the same residual.
-pub fn copies_for_loss(p: f64, p_burst: f64, cfg: &RedundancyConfig) -> u32 {
+pub(crate) fn copies_for_loss(p: f64, p_burst: f64, cfg: &RedundancyConfig) -> u32 {
     let max = cfg.max_copies.max(1);
     // NaN and non-positive loss both mean "no loss seen".
     if p.is_nan() || p <= cfg.residual_loss {
@@ -59,7 +60,7 @@ pub fn copies_for_loss(p: f64, p_burst: f64, cfg: &RedundancyConfig) -> u32 {
 /// Loss above ε/2 would take most of the late budget by itself, so copies are sent and
 /// the lead loop covers them; below that, extra copies go only while first copies'
 /// spare margin already covers them.
-pub fn copies_to_send(
+pub(crate) fn copies_to_send(
     loss: f64,
     loss_burst: f64,
     late_rate: f64,
@@ -94,7 +95,7 @@ const BURST_PRIOR: f64 = 0.5;
 /// which copy of each input arrived first. Copies rise at once and fall only after the
 /// lower figure has held for a while: one copy too few loses inputs for good.
 #[derive(Debug, Clone)]
-pub struct RedundancyPlanner {
+pub(crate) struct RedundancyPlanner {
     cfg: RedundancyConfig,
     copies: u32,
     hold_until: u64,
@@ -105,7 +106,7 @@ pub struct RedundancyPlanner {
 }
 
 impl RedundancyPlanner {
-    pub fn new(cfg: RedundancyConfig, initial_copies: u32) -> Self {
+    pub(crate) fn new(cfg: RedundancyConfig, initial_copies: u32) -> Self {
         RedundancyPlanner {
             cfg,
             copies: initial_copies.clamp(1, cfg.max_copies.max(1)),
@@ -120,7 +121,7 @@ impl RedundancyPlanner {
     /// The server's report that copy `first_copy` of an input was the first to arrive
     /// (copy 0 is the original). With three or more copies in flight, an input whose
     /// first copy was lost shows whether the next one was lost too.
-    pub fn on_first_copy(&mut self, first_copy: u8) {
+    pub(crate) fn on_first_copy(&mut self, first_copy: u8) {
         if first_copy >= 1 && self.copies > 2 {
             let b = self.burst.get_or_insert(BURST_PRIOR);
             *b += ((first_copy >= 2) as u8 as f64 - *b) * BURST_WEIGHT;
@@ -128,20 +129,20 @@ impl RedundancyPlanner {
     }
 
     /// The loss figure that steers the copies.
-    pub fn loss(&self) -> f64 {
+    pub(crate) fn loss(&self) -> f64 {
         self.window_loss.max(self.long_loss)
     }
 
     /// Chance the next copy is lost when one was (the prior until measured; the loss
     /// itself when there is too little loss to be worth measuring).
-    pub fn burst(&self) -> f64 {
+    pub(crate) fn burst(&self) -> f64 {
         self.burst.unwrap_or(BURST_PRIOR).max(self.loss())
     }
 
     /// Takes the transport's recent uplink loss at local time `now` and returns the
     /// copies to send. `spare_ticks`, `late_rate` and `send_interval_ticks` as for
     /// [`copies_to_send`].
-    pub fn update(
+    pub(crate) fn update(
         &mut self,
         now: u64,
         window_loss: f64,
@@ -165,7 +166,7 @@ impl RedundancyPlanner {
         self.copies
     }
 
-    pub fn copies(&self) -> u32 {
+    pub(crate) fn copies(&self) -> u32 {
         self.copies
     }
 }

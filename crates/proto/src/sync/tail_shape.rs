@@ -29,7 +29,7 @@ const STEP_TICKS: f64 = 0.5;
 const MIN_WEIGHT: f64 = 2_000.0;
 
 #[derive(Debug, Clone)]
-pub struct TailShape {
+pub(super) struct TailShape {
     recent: [f64; WINDOW],
     /// Location (window median) after each of the last `WINDOW` samples.
     locations: [f64; WINDOW],
@@ -45,7 +45,7 @@ impl Default for TailShape {
 }
 
 impl TailShape {
-    pub fn new() -> Self {
+    pub(super) fn new() -> Self {
         TailShape {
             recent: [0.0; WINDOW],
             locations: [0.0; WINDOW],
@@ -57,17 +57,17 @@ impl TailShape {
 
     /// The median of the location window, once it is full.
     #[cfg(test)]
-    pub fn location(&self) -> Option<f64> {
+    pub(super) fn location(&self) -> Option<f64> {
         (self.count >= WINDOW).then(|| self.locations[(self.count - 1) % WINDOW])
     }
 
     /// The location has held still over the last window (no step in progress).
-    pub fn settled(&self) -> bool {
+    pub(super) fn settled(&self) -> bool {
         self.settled
     }
 
     /// Takes one sample (finite values only).
-    pub fn add(&mut self, x: f64) {
+    pub(super) fn add(&mut self, x: f64) {
         if !x.is_finite() {
             return;
         }
@@ -95,7 +95,7 @@ impl TailShape {
 
     /// The `level` quantile of the shape alone (sample minus location); add a location
     /// to place it. None until the shape holds enough samples.
-    pub fn shape_quantile(&self, level: f64) -> Option<f64> {
+    pub(super) fn shape_quantile(&self, level: f64) -> Option<f64> {
         if self.shape.weight() < MIN_WEIGHT {
             return None;
         }
@@ -104,13 +104,13 @@ impl TailShape {
 
     /// Moves the location window by `delta` (the caller re-based its samples); the
     /// shape is relative and stays.
-    pub fn shift(&mut self, delta: f64) {
+    pub(super) fn shift(&mut self, delta: f64) {
         self.recent.iter_mut().chain(self.locations.iter_mut()).for_each(|v| *v += delta);
     }
 
     /// Forgets the location (after a discontinuity); the shape of the path's tail is
     /// kept.
-    pub fn clear_location(&mut self) {
+    pub(super) fn clear_location(&mut self) {
         self.count = 0;
         self.settled = false;
     }

@@ -6,18 +6,18 @@ use crate::wire::seq_newer;
 
 /// Sent-packet records kept for ack matching. Packets older than this can no longer be
 /// matched; their reliable contents are resent by timeout anyway.
-pub const SENT_RING: usize = 1024;
+pub(super) const SENT_RING: usize = 1024;
 /// Packets covered by one header: `ack` plus 32 bits.
-pub const ACK_WINDOW: u16 = 33;
+pub(super) const ACK_WINDOW: u16 = 33;
 
 /// Reliable-unit entries remembered across all recent packets of a connection. A
 /// packet whose entries have been overwritten can no longer ack its units; they are
 /// resent on timeout instead. Fixed size, so recording never allocates.
-pub const UNIT_RING: usize = 8192;
+pub(super) const UNIT_RING: usize = 8192;
 
 /// What one sent packet carried.
 #[derive(Debug, Default, Clone, Copy)]
-pub struct SentPacket {
+pub(super) struct SentPacket {
     /// The full sequence number (the header carries its low 16 bits).
     pub seq: u64,
     pub sent_at: Micros,
@@ -30,7 +30,7 @@ pub struct SentPacket {
 }
 
 #[derive(Debug)]
-pub struct SentRing {
+pub(super) struct SentRing {
     slots: Vec<SentPacket>,
     units: Vec<(u8, u16)>,
     /// Entries ever written; the packet being built starts at `packet_start`.
@@ -39,7 +39,7 @@ pub struct SentRing {
 }
 
 impl SentRing {
-    pub fn new() -> Self {
+    pub(super) fn new() -> Self {
         SentRing {
             slots: vec![SentPacket::default(); SENT_RING],
             units: vec![(0, 0); UNIT_RING],
@@ -48,12 +48,12 @@ impl SentRing {
         }
     }
     /// Notes that the packet being built carries reliable unit `(channel, seq)`.
-    pub fn push_unit(&mut self, channel: u8, seq: u16) {
+    pub(super) fn push_unit(&mut self, channel: u8, seq: u16) {
         self.units[(self.units_head % UNIT_RING as u64) as usize] = (channel, seq);
         self.units_head += 1;
     }
     /// Records packet `seq` with the units pushed since the previous packet.
-    pub fn insert(&mut self, seq: u64, now: Micros) {
+    pub(super) fn insert(&mut self, seq: u64, now: Micros) {
         let start = self.packet_start;
         self.slots[seq as usize % SENT_RING] = SentPacket {
             seq,
@@ -67,17 +67,17 @@ impl SentRing {
     }
     /// The packet among the last [`SENT_RING`] sent whose low 16 bits are `seq` (what
     /// an ack names).
-    pub fn get(&self, seq: u16) -> Option<&SentPacket> {
+    pub(super) fn get(&self, seq: u16) -> Option<&SentPacket> {
         let slot = &self.slots[seq as usize % SENT_RING];
         (slot.live && slot.seq as u16 == seq).then_some(slot)
     }
     /// Packet `seq`, by its full number, if it is still in the ring.
-    pub fn get_full(&self, seq: u64) -> Option<&SentPacket> {
+    pub(super) fn get_full(&self, seq: u64) -> Option<&SentPacket> {
         let slot = &self.slots[(seq % SENT_RING as u64) as usize];
         (slot.live && slot.seq == seq).then_some(slot)
     }
     /// Marks packet `seq` acked if it is live and was not yet; returns it then.
-    pub fn ack(&mut self, seq: u16) -> Option<SentPacket> {
+    pub(super) fn ack(&mut self, seq: u16) -> Option<SentPacket> {
         let slot = &mut self.slots[seq as usize % SENT_RING];
         if !slot.live || slot.seq as u16 != seq || slot.acked {
             return None;
@@ -86,7 +86,7 @@ impl SentRing {
         Some(*slot)
     }
     /// The units a packet carried, if its entries are still in the ring.
-    pub fn units_of(&self, p: &SentPacket) -> impl Iterator<Item = (u8, u16)> + '_ {
+    pub(super) fn units_of(&self, p: &SentPacket) -> impl Iterator<Item = (u8, u16)> + '_ {
         let intact = self.units_head - p.units_start <= UNIT_RING as u64;
         let n = if intact { p.units_len as u64 } else { 0 };
         (p.units_start..p.units_start + n).map(move |i| self.units[(i % UNIT_RING as u64) as usize])
@@ -95,11 +95,11 @@ impl SentRing {
 
 /// The largest forward jump of the sequence number one packet may make on its own: one
 /// the ack bits still cover, so no honest packet still in flight becomes "too old".
-pub const MAX_SEQ_JUMP: u16 = ACK_WINDOW - 1;
+pub(super) const MAX_SEQ_JUMP: u16 = ACK_WINDOW - 1;
 
 /// What a packet's sequence number says about it, before anything is changed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum SeqVerdict {
+pub(super) enum SeqVerdict {
     /// Not seen before, and plausible: take it (then [`RecvAcks::accept`]).
     New,
     /// Seen already.
@@ -116,7 +116,7 @@ pub enum SeqVerdict {
 /// numbers are full ones (rebuilt from the header, or authenticated as the nonce): in
 /// 16 bits a run of more than 32,768 losses would make every later packet look old.
 #[derive(Debug, Default)]
-pub struct RecvAcks {
+pub(super) struct RecvAcks {
     any: bool,
     newest: u64,
     bits: u32,
@@ -131,7 +131,7 @@ impl RecvAcks {
     /// candidate a later packet may confirm). A jump is never taken from one packet
     /// alone: a forged or corrupted sequence number would otherwise make every later
     /// honest packet "too old" until the connection timed out.
-    pub fn classify(&mut self, seq: u64) -> SeqVerdict {
+    pub(super) fn classify(&mut self, seq: u64) -> SeqVerdict {
         if !self.any {
             return SeqVerdict::New;
         }
@@ -159,7 +159,7 @@ impl RecvAcks {
     }
 
     /// Records packet `seq`, which [`RecvAcks::classify`] called [`SeqVerdict::New`].
-    pub fn accept(&mut self, seq: u64, now: Micros) {
+    pub(super) fn accept(&mut self, seq: u64, now: Micros) {
         self.candidate = None;
         if !self.any {
             *self = RecvAcks { any: true, newest: seq, bits: 0, newest_at: now, candidate: None };
@@ -183,7 +183,7 @@ impl RecvAcks {
     /// an implausible jump: the caller drops it, which is what keeps duplicated
     /// datagrams from delivering unreliable messages twice.
     #[cfg(test)]
-    pub fn on_receive(&mut self, seq: u64, now: Micros) -> bool {
+    pub(super) fn on_receive(&mut self, seq: u64, now: Micros) -> bool {
         let new = self.classify(seq) == SeqVerdict::New;
         if new {
             self.accept(seq, now);
@@ -191,7 +191,7 @@ impl RecvAcks {
         new
     }
     /// `(ack, ack_bits, microseconds since the newest arrived)` for an outgoing header.
-    pub fn header_fields(&self, now: Micros) -> (u16, u32, Micros) {
+    pub(super) fn header_fields(&self, now: Micros) -> (u16, u32, Micros) {
         if !self.any {
             // Acking a packet we never got: the peer finds no live record for seq
             // 0xFFFF at first (it starts at 0) and ignores it.
@@ -201,7 +201,7 @@ impl RecvAcks {
     }
 
     /// The newest packet accepted, as a full number.
-    pub fn newest(&self) -> Option<u64> {
+    pub(super) fn newest(&self) -> Option<u64> {
         self.any.then_some(self.newest)
     }
 }
@@ -211,7 +211,7 @@ impl RecvAcks {
 /// answers; looking each up in the sent ring again was a cache miss per bit, 16% of a
 /// busy server's network thread (64 connections, each ring 32 KiB).
 #[derive(Debug, Default)]
-pub struct ReportedAcks {
+pub(super) struct ReportedAcks {
     /// Bit i: packet `top - i` was in an ack already.
     bits: u64,
     top: Option<u16>,
@@ -222,7 +222,7 @@ impl ReportedAcks {
     /// reported before, and records them. `next_seq` is our next packet's sequence
     /// number: an ack of a packet not sent yet (a peer's mistake or lie) is neither
     /// trusted to rule out later lookups nor recorded.
-    pub fn take_fresh(&mut self, ack: u16, ack_bits: u32, next_seq: u16) -> u64 {
+    pub(super) fn take_fresh(&mut self, ack: u16, ack_bits: u32, next_seq: u16) -> u64 {
         let incoming = 1 | (ack_bits as u64) << 1;
         if !seq_newer(next_seq, ack) {
             return incoming;
@@ -247,7 +247,7 @@ impl ReportedAcks {
 
 /// Outcome of the last packets whose fate is known.
 #[derive(Debug)]
-pub struct LossWindow {
+pub(super) struct LossWindow {
     lost: [bool; 256],
     next: usize,
     filled: usize,
@@ -255,10 +255,10 @@ pub struct LossWindow {
 }
 
 impl LossWindow {
-    pub fn new() -> Self {
+    pub(super) fn new() -> Self {
         LossWindow { lost: [false; 256], next: 0, filled: 0, lost_count: 0 }
     }
-    pub fn push(&mut self, lost: bool) {
+    pub(super) fn push(&mut self, lost: bool) {
         if self.filled == self.lost.len() {
             self.lost_count -= self.lost[self.next] as usize;
         } else {
@@ -269,7 +269,7 @@ impl LossWindow {
         self.next = (self.next + 1) % self.lost.len();
     }
     /// Fraction lost, in [0, 1]; 0 before anything is known.
-    pub fn fraction(&self) -> f64 {
+    pub(super) fn fraction(&self) -> f64 {
         if self.filled == 0 { 0.0 } else { self.lost_count as f64 / self.filled as f64 }
     }
 }

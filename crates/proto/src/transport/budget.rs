@@ -82,7 +82,7 @@ impl Bucket {
 
 /// What [`RecvBudget::admit`] decides about one datagram.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Admit {
+pub(super) enum Admit {
     /// Within the budget: charged, go on.
     Within,
     /// Over the budget: drop it unread.
@@ -93,7 +93,7 @@ pub enum Admit {
 
 /// The receive side: messages and bytes a second, messages per datagram.
 #[derive(Debug)]
-pub struct RecvBudget {
+pub(super) struct RecvBudget {
     max_frames: u32,
     messages: Bucket,
     bytes: Bucket,
@@ -105,7 +105,7 @@ pub struct RecvBudget {
 }
 
 impl RecvBudget {
-    pub fn new(limits: &PeerLimits, now: Micros) -> Self {
+    pub(super) fn new(limits: &PeerLimits, now: Micros) -> Self {
         let (m, b, burst) = (limits.max_messages_per_sec as u64, limits.max_bytes_per_sec as u64, limits.burst_us);
         RecvBudget {
             max_frames: limits.max_frames_per_datagram,
@@ -118,7 +118,7 @@ impl RecvBudget {
 
     /// Charges a datagram of `len` bytes with `frames` frames (a datagram without
     /// frames costs one message: acks and keepalives are traffic too).
-    pub fn admit(&mut self, now: Micros, frames: u32, len: usize) -> Admit {
+    pub(super) fn admit(&mut self, now: Micros, frames: u32, len: usize) -> Admit {
         for b in [&mut self.messages, &mut self.bytes] {
             b.refill(now);
         }
@@ -142,14 +142,14 @@ impl RecvBudget {
 /// left covers our acks and keepalives, datagrams the network duplicates, and bursts
 /// that jitter bunches together on the way.
 #[derive(Debug)]
-pub struct SendPace {
+pub(super) struct SendPace {
     max_frames: u32,
     messages: Bucket,
     bytes: Bucket,
 }
 
 impl SendPace {
-    pub fn new(limits: &PeerLimits, now: Micros) -> Self {
+    pub(super) fn new(limits: &PeerLimits, now: Micros) -> Self {
         let three_quarters = |r: u32| r as u64 * 3 / 4;
         SendPace {
             max_frames: limits.max_frames_per_datagram,
@@ -159,12 +159,12 @@ impl SendPace {
     }
 
     /// Most frames one of our datagrams may carry.
-    pub fn max_frames(&self) -> u32 {
+    pub(super) fn max_frames(&self) -> u32 {
         self.max_frames
     }
 
     /// Whether a full datagram (the most frames, the most bytes) may leave now.
-    pub fn ready(&mut self, now: Micros) -> bool {
+    pub(super) fn ready(&mut self, now: Micros) -> bool {
         self.messages.refill(now);
         self.bytes.refill(now);
         self.messages.has(self.max_frames as u64) && self.bytes.has(MAX_DATAGRAM_SIZE as u64)
@@ -172,14 +172,14 @@ impl SendPace {
 
     /// When [`ready`](Self::ready) will next say yes, if nothing is sent meanwhile: a
     /// time in the past when it would now. What the pace held back waits for it.
-    pub fn ready_at(&self) -> Micros {
+    pub(super) fn ready_at(&self) -> Micros {
         let messages = self.messages.holds_at(self.max_frames as u64);
         messages.max(self.bytes.holds_at(MAX_DATAGRAM_SIZE as u64))
     }
 
     /// Charges a datagram that left, counted as the receiver counts it. Acks and
     /// keepalives are never held back; they may draw the buckets below zero.
-    pub fn sent(&mut self, now: Micros, frames: u32, len: usize) {
+    pub(super) fn sent(&mut self, now: Micros, frames: u32, len: usize) {
         self.messages.refill(now);
         self.bytes.refill(now);
         self.messages.take(frames.max(1) as u64);

@@ -28,6 +28,7 @@ pub const MAX_CHANNELS: usize = 32;
 
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 #[error("invalid endpoint config: {0}")]
+/// A config that cannot work; the message names the field and why.
 pub struct ConfigError(pub String);
 
 /// Everything an [`super::Endpoint`] needs to know up front.
@@ -175,6 +176,7 @@ impl PeerLimits {
         self.max_bytes_per_sec as u64 * self.burst_us / 1_000_000
     }
 
+    /// Checks every limit; the error names the first bad one.
     pub fn validate(&self) -> Result<(), ConfigError> {
         let err = |m: String| Err(ConfigError(format!("limits.{m}")));
         if !(1..=MAX_FRAMES_PER_DATAGRAM).contains(&self.max_frames_per_datagram) {
@@ -233,6 +235,7 @@ pub enum UnreliableAcks {
 }
 
 impl EndpointConfig {
+    /// Checks the settings without building an endpoint; the error names the first bad one.
     pub fn validate(&self) -> Result<(), ConfigError> {
         let err = |m: String| Err(ConfigError(m));
         if self.channels.is_empty() || self.channels.len() > MAX_CHANNELS {

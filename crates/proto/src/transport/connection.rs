@@ -48,14 +48,14 @@ const FRAMES_END: usize = MAX_DATAGRAM_SIZE - TAG_SIZE;
 const LONG_HEADER_AFTER: u64 = 1 << 14;
 
 /// An encrypted connection's keys and what it has authenticated so far.
-pub struct Sealing {
+pub(super) struct Sealing {
     pub keys: PacketKeys,
     pub replay: ReplayWindow,
 }
 
 /// Why a received packet was refused before anything was read from it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Unsealed {
+pub(super) enum Unsealed {
     /// Already received, or older than the replay window.
     Replayed,
     /// The tag does not authenticate it (forged, tampered, truncated, or sealed with
@@ -66,7 +66,7 @@ pub enum Unsealed {
 /// Where the handshake stands (for the initiating side; an accepted connection starts
 /// `Connected`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Handshake {
+pub(super) enum Handshake {
     Requesting,
     /// Answering every challenge heard (each may be forged: `dial.rs`).
     Responding {
@@ -81,7 +81,7 @@ pub enum Handshake {
 /// one cookie (a genuine challenge per request resent), and one forged cookie costs at
 /// most one resend interval.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub struct Cookies {
+pub(super) struct Cookies {
     list: [(u64, u64); MAX_COOKIES],
     len: u8,
     /// Where the next cookie goes once the list is full.
@@ -92,14 +92,14 @@ pub struct Cookies {
 }
 
 impl Cookies {
-    pub fn one(cookie: (u64, u64)) -> Self {
+    pub(super) fn one(cookie: (u64, u64)) -> Self {
         let mut c = Cookies::default();
         c.add(cookie);
         c
     }
 
     /// Adds a cookie not yet held; false if it was.
-    pub fn add(&mut self, cookie: (u64, u64)) -> bool {
+    pub(super) fn add(&mut self, cookie: (u64, u64)) -> bool {
         if self.iter().any(|c| c == cookie) {
             return false;
         }
@@ -115,19 +115,19 @@ impl Cookies {
 
     /// The cookie to answer now; the next call gives the next one (a cookie added
     /// since is answered next: the count runs on, only its index wraps).
-    pub fn take_turn(&mut self) -> (u64, u64) {
+    pub(super) fn take_turn(&mut self) -> (u64, u64) {
         let c = self.list[self.turn as usize % self.len.max(1) as usize];
         self.turn = self.turn.wrapping_add(1) % (MAX_COOKIES as u8 * 60);
         c
     }
 
-    pub fn iter(&self) -> impl Iterator<Item = (u64, u64)> + '_ {
+    pub(super) fn iter(&self) -> impl Iterator<Item = (u64, u64)> + '_ {
         self.list[..self.len as usize].iter().copied()
     }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum PackMode {
+pub(super) enum PackMode {
     /// Everything queued and due: the engine's per-tick flush.
     Flush,
     /// Only reliable units already sent whose timeout expired: keeps delivery going
@@ -136,7 +136,7 @@ pub enum PackMode {
 }
 
 #[derive(Debug, thiserror::Error)]
-pub enum PayloadError {
+pub(super) enum PayloadError {
     #[error("malformed frames: {0}")]
     Malformed(#[from] DecodeError),
     /// A frame whose kind its channel does not carry, or on a channel that does not
@@ -162,7 +162,7 @@ struct QueuedMessage {
     data: Vec<u8>,
 }
 
-pub struct Connection {
+pub(super) struct Connection {
     pub peer: PeerId,
     pub addr: SocketAddr,
     /// We sent the connection request (we are the "client" of this connection).
@@ -248,7 +248,7 @@ pub struct Connection {
 }
 
 impl Connection {
-    pub fn new(
+    pub(super) fn new(
         peer: PeerId,
         addr: SocketAddr,
         initiator: bool,
@@ -318,16 +318,16 @@ impl Connection {
         }
     }
 
-    pub fn is_connected(&self) -> bool {
+    pub(super) fn is_connected(&self) -> bool {
         self.state == Handshake::Connected
     }
 
-    pub fn queued_bytes(&self) -> usize {
+    pub(super) fn queued_bytes(&self) -> usize {
         self.unreliable_bytes + self.reliable_send.iter().map(|r| r.queued_bytes()).sum::<usize>()
     }
 
     /// Queues a message; the caller has validated channel and size.
-    pub fn queue(&mut self, channel: u8, data: &[u8], pool: &mut BufPool) {
+    pub(super) fn queue(&mut self, channel: u8, data: &[u8], pool: &mut BufPool) {
         let ch = channel as usize;
         match self.channels[ch] {
             ChannelKind::Reliable => self.reliable_send[ch].push(data, pool),
@@ -395,7 +395,7 @@ impl Connection {
     /// Packs queued messages and due reliable units into at most `max_datagrams`
     /// datagrams of at most [`MAX_DATAGRAM_SIZE`] bytes. Unreliable messages go first:
     /// they are the time-critical ones.
-    pub fn pack(
+    pub(super) fn pack(
         &mut self,
         now: Micros,
         mode: PackMode,
@@ -477,17 +477,17 @@ impl Connection {
     }
 
     /// Whether a flush left messages that the pace held back (see `flush_held`).
-    pub fn flush_held(&self) -> bool {
+    pub(super) fn flush_held(&self) -> bool {
         self.flush_held
     }
 
     /// When the pace lets the next datagram leave (in the past when it would now).
-    pub fn pace_ready_at(&self) -> Micros {
+    pub(super) fn pace_ready_at(&self) -> Micros {
         self.pace.ready_at()
     }
 
     /// A packet with no frames: carries acks and keeps the connection alive.
-    pub fn send_empty(&mut self, now: Micros, pool: &mut BufPool, out: &mut VecDeque<(SocketAddr, Vec<u8>)>) {
+    pub(super) fn send_empty(&mut self, now: Micros, pool: &mut BufPool, out: &mut VecDeque<(SocketAddr, Vec<u8>)>) {
         let mut buf = pool.get();
         let header = self.begin_packet(now, &mut buf);
         self.pace.sent(now, 0, buf.len());
@@ -497,7 +497,7 @@ impl Connection {
     /// A packet carrying `frames` as they are, valid or not, sealed like any other (the
     /// `test-hooks` feature: hostile-peer tests play a peer with valid credentials).
     #[cfg(feature = "test-hooks")]
-    pub fn send_raw(
+    pub(super) fn send_raw(
         &mut self,
         now: Micros,
         frames: &[u8],
@@ -533,18 +533,18 @@ impl Connection {
 
     /// The longest this connection stays silent: the endpoint's keepalive interval, or
     /// a quarter of the connection's own timeout when that is shorter.
-    pub fn keepalive_us(&self, interval_us: Micros) -> Micros {
+    pub(super) fn keepalive_us(&self, interval_us: Micros) -> Micros {
         interval_us.min(self.timeout_us / 4).max(1)
     }
 
     /// Whether an ack-only packet is owed now: reliable data arrived and nothing has
     /// gone back for [`MAX_ACK_DELAY_US`], or enough unreliable packets arrived (see
     /// `owe_ack`).
-    pub fn ack_due(&self, now: Micros) -> bool {
+    pub(super) fn ack_due(&self, now: Micros) -> bool {
         self.ack_due_at.is_some_and(|t| now >= t)
     }
 
-    pub fn ack_deadline(&self) -> Option<Micros> {
+    pub(super) fn ack_deadline(&self) -> Option<Micros> {
         self.ack_due_at
     }
 
@@ -553,7 +553,7 @@ impl Connection {
     /// last acknowledged any unit. None when nothing sent is unacknowledged. A bad link
     /// delays single units (resends back off to 8 RTO) but keeps acknowledging others;
     /// a peer that acknowledges nothing while it talks makes no progress at all.
-    pub fn unacked_since(&self) -> Option<Micros> {
+    pub(super) fn unacked_since(&self) -> Option<Micros> {
         let oldest = self.reliable_send.iter().filter_map(ReliableSender::oldest_unacked).min()?;
         Some(self.reliable_acked_at.map_or(oldest, |a| a.max(oldest)))
     }
@@ -562,11 +562,11 @@ impl Connection {
     /// counts as not acknowledging: the connection timeout, but never less than four
     /// of the longest resend intervals (8 RTO), so that a slow, lossy link whose
     /// resends have backed off is not mistaken for it.
-    pub fn unacked_limit(&self, timeout_us: Micros) -> Micros {
+    pub(super) fn unacked_limit(&self, timeout_us: Micros) -> Micros {
         timeout_us.max(4 * ((self.rtt.rto() as Micros) << 3))
     }
 
-    pub fn next_resend(&self) -> Option<Micros> {
+    pub(super) fn next_resend(&self) -> Option<Micros> {
         let rto = self.rtt.rto() as Micros;
         self.reliable_send.iter().filter_map(|s| s.next_resend(rto)).min()
     }
@@ -580,7 +580,7 @@ impl Connection {
     /// the frames are in `out`, and `seq` is the packet's authenticated number;
     /// `Ok(None)`: an insecure plaintext connection, whose frames are
     /// `bytes[header_len..]` as they are (not copied).
-    pub fn unseal(
+    pub(super) fn unseal(
         &mut self,
         low_seq: u16,
         high_seq: Option<u32>,
@@ -617,7 +617,7 @@ impl Connection {
     /// The sequence number a disconnect packet goes out with (it takes one, like a
     /// packet), and the tag that authenticates `packet` (its bytes so far) if the
     /// connection is encrypted.
-    pub fn seal_disconnect(&mut self, packet: &mut Vec<u8>) {
+    pub(super) fn seal_disconnect(&mut self, packet: &mut Vec<u8>) {
         if let Some(s) = &self.sealing {
             let tag = s.keys.seal(self.next_seq, packet, &mut []);
             packet.extend_from_slice(&tag);
@@ -625,7 +625,7 @@ impl Connection {
         self.next_seq += 1;
     }
 
-    pub fn next_seq(&self) -> u16 {
+    pub(super) fn next_seq(&self) -> u16 {
         self.next_seq as u16
     }
 
@@ -639,7 +639,7 @@ impl Connection {
     /// an insecure plaintext connection it is `None`, and the number is rebuilt from
     /// the header against the newest packet accepted.
     #[allow(clippy::too_many_arguments)]
-    pub fn on_payload(
+    pub(super) fn on_payload(
         &mut self,
         now: Micros,
         header: &PayloadHeader,
@@ -797,12 +797,12 @@ impl Connection {
         }
     }
 
-    pub fn roll_rates(&mut self, now: Micros) {
+    pub(super) fn roll_rates(&mut self, now: Micros) {
         self.send_rate.roll(now);
         self.recv_rate.roll(now);
     }
 
-    pub fn stats(&self) -> ConnectionStats {
+    pub(super) fn stats(&self) -> ConnectionStats {
         ConnectionStats {
             srtt_us: self.rtt.srtt,
             min_rtt_us: self.rtt.min,
@@ -831,7 +831,7 @@ impl Connection {
     }
 
     /// Returns every buffer to the pool (the connection is being dropped).
-    pub fn release(&mut self, pool: &mut BufPool) {
+    pub(super) fn release(&mut self, pool: &mut BufPool) {
         for m in self.unreliable.drain(..) {
             pool.put(m.data);
         }

@@ -17,7 +17,9 @@ use super::token::USER_DATA_SIZE;
 /// initiator names both; the responder checks that `responder` is its own id.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct Binding {
+    /// The initiator's id.
     pub initiator: u32,
+    /// The responder's id.
     pub responder: u32,
 }
 
@@ -52,10 +54,18 @@ pub struct TokenIdentity {
 /// connect token, the client id. Events carry this one (it is `Copy`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Proven {
+    /// See [`Credential::Open`].
     Open,
+    /// See [`Credential::PlayerSecret`].
     PlayerSecret,
+    /// See [`Credential::SpectatorSecret`].
     SpectatorSecret,
-    ConnectToken { client_id: u64 },
+    /// See [`Credential::ConnectToken`].
+    ConnectToken {
+        /// The client id the token names.
+        client_id: u64,
+    },
+    /// See [`Credential::TokenServer`].
     TokenServer,
 }
 

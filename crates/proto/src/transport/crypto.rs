@@ -41,9 +41,9 @@ use zeroize::{Zeroize, Zeroizing};
 /// Bytes of a key, a secret or an X25519 public key.
 pub const KEY_SIZE: usize = 32;
 /// Bytes of the authentication tag every encrypted packet ends with.
-pub const TAG_SIZE: usize = 16;
+pub(super) const TAG_SIZE: usize = 16;
 /// Bytes of the client's proof of its secret in a connect response.
-pub const PROOF_SIZE: usize = 16;
+pub(super) const PROOF_SIZE: usize = 16;
 
 /// A 32-byte symmetric secret (a match secret, a connect-token key). Its `Debug` never
 /// prints it, and its bytes are wiped when it is dropped.
@@ -72,7 +72,7 @@ pub(crate) const OPEN_PSK: [u8; KEY_SIZE] = [0; KEY_SIZE];
 pub(crate) struct SecretRng(ChaCha20Rng);
 
 impl SecretRng {
-    pub fn new(seed: u64, key_seed: &[u8; KEY_SIZE]) -> Self {
+    pub(crate) fn new(seed: u64, key_seed: &[u8; KEY_SIZE]) -> Self {
         let mut h = Sha256::new();
         h.update(b"tickwire endpoint rng");
         h.update(seed.to_le_bytes());
@@ -80,11 +80,11 @@ impl SecretRng {
         SecretRng(ChaCha20Rng::from_seed(h.finalize().into()))
     }
 
-    pub fn next_u64(&mut self) -> u64 {
+    pub(crate) fn next_u64(&mut self) -> u64 {
         self.0.next_u64()
     }
 
-    pub fn fill(&mut self, out: &mut [u8]) {
+    pub(crate) fn fill(&mut self, out: &mut [u8]) {
         self.0.fill_bytes(out)
     }
 }
@@ -97,7 +97,7 @@ pub(crate) struct Ephemeral {
 }
 
 impl Ephemeral {
-    pub fn generate(rng: &mut SecretRng) -> Self {
+    pub(super) fn generate(rng: &mut SecretRng) -> Self {
         let mut secret = [0u8; KEY_SIZE];
         rng.fill(&mut secret);
         let public = x25519_dalek::x25519(secret, x25519_dalek::X25519_BASEPOINT_BYTES);
@@ -108,7 +108,7 @@ impl Ephemeral {
     /// `None` for a low-order point (an all-zero result), which a peer can send to force
     /// a known key. (`x25519` takes the secret by value: that copy, and the scalar
     /// multiplication's temporaries, are on x25519-dalek's stack and not wiped by us.)
-    pub fn agree(&self, peer_public: &[u8; KEY_SIZE]) -> Option<Zeroizing<[u8; KEY_SIZE]>> {
+    pub(super) fn agree(&self, peer_public: &[u8; KEY_SIZE]) -> Option<Zeroizing<[u8; KEY_SIZE]>> {
         let shared = Zeroizing::new(x25519_dalek::x25519(self.secret, *peer_public));
         // Constant-time enough: this is a yes/no about a value nobody else knows.
         (*shared != [0u8; KEY_SIZE]).then_some(shared)
@@ -260,7 +260,7 @@ impl PacketKeys {
     /// keys and nothing else, and (b) the psk-keyed states of the extract step, which
     /// let one compute HMACs under the psk (a client's proof, for a match secret or a
     /// token key). `proof_mac` leaves the same psk-keyed states behind.
-    pub fn derive(shared: &[u8; KEY_SIZE], psk: &[u8; KEY_SIZE], cx: &KeyContext, initiator: bool) -> Self {
+    pub(super) fn derive(shared: &[u8; KEY_SIZE], psk: &[u8; KEY_SIZE], cx: &KeyContext, initiator: bool) -> Self {
         let hk = Hkdf::<Sha256>::new(Some(psk), shared);
         let mut okm = Zeroizing::new([0u8; 2 * KEY_SIZE]);
         hk.expand_multi_info(
@@ -289,7 +289,7 @@ impl PacketKeys {
     }
 
     /// Encrypts `body` in place and returns the tag that authenticates it with `header`.
-    pub fn seal(&self, seq: u64, header: &[u8], body: &mut [u8]) -> [u8; TAG_SIZE] {
+    pub(super) fn seal(&self, seq: u64, header: &[u8], body: &mut [u8]) -> [u8; TAG_SIZE] {
         let tag = self
             .seal
             .encrypt_in_place_detached(&Self::nonce(seq), header, body)
@@ -299,17 +299,17 @@ impl PacketKeys {
 
     /// Decrypts `body` in place if `tag` authenticates it with `header`; on failure
     /// `body` is left as it was.
-    pub fn open(&self, seq: u64, header: &[u8], body: &mut [u8], tag: &[u8; TAG_SIZE]) -> bool {
+    pub(super) fn open(&self, seq: u64, header: &[u8], body: &mut [u8], tag: &[u8; TAG_SIZE]) -> bool {
         self.open.decrypt_in_place_detached(&Self::nonce(seq), header, body, Tag::from_slice(tag)).is_ok()
     }
 
     /// The server's key confirmation over its `Accepted` packet.
-    pub fn confirm(&self, accepted: &[u8]) -> [u8; TAG_SIZE] {
+    pub(super) fn confirm(&self, accepted: &[u8]) -> [u8; TAG_SIZE] {
         self.seal.encrypt_in_place_detached(&CONFIRM_NONCE.into(), accepted, &mut []).expect("empty message").into()
     }
 
     /// The client's check of the server's key confirmation.
-    pub fn confirmed(&self, accepted: &[u8], tag: &[u8; TAG_SIZE]) -> bool {
+    pub(super) fn confirmed(&self, accepted: &[u8], tag: &[u8; TAG_SIZE]) -> bool {
         self.open.decrypt_in_place_detached(&CONFIRM_NONCE.into(), accepted, &mut [], Tag::from_slice(tag)).is_ok()
     }
 }
@@ -355,12 +355,12 @@ const REPLAY_WORDS: usize = 4;
 pub(crate) const REPLAY_WINDOW: u64 = (REPLAY_WORDS * 64) as u64;
 
 impl ReplayWindow {
-    pub fn newest(&self) -> Option<u64> {
+    pub(super) fn newest(&self) -> Option<u64> {
         self.newest
     }
 
     /// Whether `seq` is new: not seen, and not older than the window.
-    pub fn is_fresh(&self, seq: u64) -> bool {
+    pub(super) fn is_fresh(&self, seq: u64) -> bool {
         let Some(newest) = self.newest else { return true };
         if seq > newest {
             return true;
@@ -370,7 +370,7 @@ impl ReplayWindow {
     }
 
     /// Records an authenticated `seq` (which [`ReplayWindow::is_fresh`] accepted).
-    pub fn record(&mut self, seq: u64) {
+    pub(super) fn record(&mut self, seq: u64) {
         match self.newest {
             Some(newest) if seq <= newest => {
                 let age = newest - seq;

@@ -35,6 +35,7 @@ const DISCONNECT_COPIES: usize = 3;
 pub struct PeerIdAllocator(Arc<AtomicU32>);
 
 impl PeerIdAllocator {
+    /// A fresh id, never 0.
     pub fn next(&self) -> PeerId {
         loop {
             let id = self.0.fetch_add(1, Ordering::Relaxed).wrapping_add(1);
@@ -51,12 +52,33 @@ pub enum Event {
     /// The handshake completed (either direction); `credential` is what the peer
     /// proved in it, and `binding` who both ends are, if the initiator bound them
     /// (the responder checked its own id; `Endpoint::connect_bound`).
-    Connected { peer: PeerId, addr: SocketAddr, credential: Credential, binding: Option<Binding> },
+    Connected {
+        /// The connection's id.
+        peer: PeerId,
+        /// The peer's address.
+        addr: SocketAddr,
+        /// What the peer proved.
+        credential: Credential,
+        /// Who both ends are, if the handshake was bound.
+        binding: Option<Binding>,
+    },
     /// The connection ended. Emitted once per peer that was announced or requested.
-    Disconnected { peer: PeerId, reason: DisconnectReason },
+    Disconnected {
+        /// The connection's id.
+        peer: PeerId,
+        /// Why it ended.
+        reason: DisconnectReason,
+    },
     /// A whole message arrived. Give `data` back with [`Endpoint::recycle`] to avoid
     /// allocating. `data` is sized to the message (an empty one holds no allocation).
-    Message { peer: PeerId, channel: u8, data: Vec<u8> },
+    Message {
+        /// The sender.
+        peer: PeerId,
+        /// The channel it came on.
+        channel: u8,
+        /// The message.
+        data: Vec<u8>,
+    },
 }
 
 impl Event {
@@ -69,18 +91,35 @@ impl Event {
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+/// Why a message could not be queued.
 pub enum SendError {
     #[error("unknown or disconnected peer {0}")]
+    /// No live connection has this id.
     UnknownPeer(PeerId),
     #[error("channel {0} is not configured")]
+    /// The endpoint has no such channel.
     BadChannel(u8),
     #[error("message of {size} bytes exceeds the limit of {max} for this channel")]
-    TooLarge { size: usize, max: usize },
+    /// The message is larger than the channel takes.
+    TooLarge {
+        /// The message's size in bytes.
+        size: usize,
+        /// The channel's limit.
+        max: usize,
+    },
     #[error("send queue full ({queued} bytes queued, limit {limit})")]
-    QueueFull { queued: usize, limit: usize },
+    /// The connection's send queue is full.
+    QueueFull {
+        /// Bytes already queued.
+        queued: usize,
+        /// The queue's limit in bytes.
+        limit: usize,
+    },
     #[error("peer id {0} is already in use")]
+    /// A connection already has this id.
     PeerIdInUse(PeerId),
     #[error("already connected or connecting to {0}")]
+    /// A connection to this address exists or is being made.
     AddressInUse(SocketAddr),
     /// The transport itself cannot take messages (the network thread stopped, or its
     /// command queue is full); the text says which.
@@ -92,6 +131,8 @@ pub enum SendError {
 /// growing its queue (a burst after a stall may go past it once).
 const QUEUES_RESERVED: usize = 256;
 
+/// Every connection of one socket (see the module docs). The owner feeds it
+/// datagrams and time, and drains its events and outgoing datagrams.
 pub struct Endpoint {
     pub(super) cfg: EndpointConfig,
     pub(super) ids: PeerIdAllocator,
@@ -140,6 +181,7 @@ pub struct Endpoint {
 }
 
 impl Endpoint {
+    /// An endpoint on `cfg` (validated first), with no connections.
     pub fn new(cfg: EndpointConfig, _now: Micros) -> Result<Self, ConfigError> {
         cfg.validate()?;
         let mut rng = SecretRng::new(cfg.seed, &cfg.key_seed.0);
@@ -203,6 +245,7 @@ impl Endpoint {
         self.local_id = id;
     }
 
+    /// The endpoint's config.
     pub fn config(&self) -> &EndpointConfig {
         &self.cfg
     }
@@ -595,12 +638,14 @@ impl Endpoint {
         self.pool.put(buf);
     }
 
+    /// `peer`'s connection figures, if it has a connection.
     pub fn stats(&self, peer: PeerId) -> Option<ConnectionStats> {
         let mut s = self.conns.get(&peer)?.stats();
         s.recv_queue_bytes = self.inbox.bytes(peer) as u64;
         Some(s)
     }
 
+    /// The figures for the whole endpoint.
     pub fn endpoint_stats(&self) -> EndpointStats {
         EndpointStats { connections: self.conns.len() as u64, queued_events: self.inbox.len() as u64, ..self.stats }
     }
@@ -625,6 +670,7 @@ impl Endpoint {
         }
     }
 
+    /// Whether `peer`'s handshake has completed and it is not closed.
     pub fn is_connected(&self, peer: PeerId) -> bool {
         self.conns.get(&peer).is_some_and(|c| c.is_connected())
     }
@@ -634,6 +680,7 @@ impl Endpoint {
         self.conns.keys().copied()
     }
 
+    /// `peer`'s address, if it has a connection.
     pub fn peer_addr(&self, peer: PeerId) -> Option<SocketAddr> {
         self.conns.get(&peer).map(|c| c.addr)
     }

@@ -3,13 +3,13 @@
 use crate::clock::Micros;
 
 /// Resend timeout before any RTT sample exists.
-pub const INITIAL_RTO_US: f64 = 500_000.0;
-pub const MIN_RTO_US: f64 = 10_000.0;
-pub const MAX_RTO_US: f64 = 3_000_000.0;
+pub(super) const INITIAL_RTO_US: f64 = 500_000.0;
+pub(super) const MIN_RTO_US: f64 = 10_000.0;
+pub(super) const MAX_RTO_US: f64 = 3_000_000.0;
 
 /// Smoothed RTT, variation and jitter from RTT samples (RFC 6298 gains).
 #[derive(Debug, Default, Clone)]
-pub struct RttEstimator {
+pub(super) struct RttEstimator {
     samples: u64,
     pub srtt: f64,
     pub rttvar: f64,
@@ -22,7 +22,7 @@ pub struct RttEstimator {
 }
 
 impl RttEstimator {
-    pub fn sample(&mut self, rtt_us: f64) {
+    pub(super) fn sample(&mut self, rtt_us: f64) {
         let r = rtt_us.max(0.0);
         if self.samples == 0 {
             self.srtt = r;
@@ -39,12 +39,12 @@ impl RttEstimator {
         self.samples += 1;
     }
 
-    pub fn observe_ack_delay(&mut self, delay_us: f64) {
+    pub(super) fn observe_ack_delay(&mut self, delay_us: f64) {
         self.peer_ack_delay += (delay_us - self.peer_ack_delay) / 8.0;
     }
 
     /// Resend timeout: srtt + 4 rttvar (at least 2 ms) + the peer's ack delay.
-    pub fn rto(&self) -> f64 {
+    pub(super) fn rto(&self) -> f64 {
         if self.samples == 0 {
             return INITIAL_RTO_US;
         }
@@ -54,7 +54,7 @@ impl RttEstimator {
 
 /// Bytes and packets per second, over windows of at least one second.
 #[derive(Debug, Default, Clone)]
-pub struct RateMeter {
+pub(super) struct RateMeter {
     window_start: Micros,
     bytes: u64,
     packets: u64,
@@ -63,16 +63,16 @@ pub struct RateMeter {
 }
 
 impl RateMeter {
-    pub fn new(now: Micros) -> Self {
+    pub(super) fn new(now: Micros) -> Self {
         RateMeter { window_start: now, ..Default::default() }
     }
-    pub fn record(&mut self, now: Micros, bytes: usize) {
+    pub(super) fn record(&mut self, now: Micros, bytes: usize) {
         self.roll(now);
         self.bytes += bytes as u64;
         self.packets += 1;
     }
     /// Closes the window once a second has passed, so idle links decay to zero.
-    pub fn roll(&mut self, now: Micros) {
+    pub(super) fn roll(&mut self, now: Micros) {
         let elapsed = now.saturating_sub(self.window_start);
         if elapsed >= 1_000_000 {
             let secs = elapsed as f64 / 1e6;

@@ -14,7 +14,7 @@ use crate::clock::Micros;
 /// What a queued event costs besides its payload's buffer: the event itself and its
 /// slot in the queue, rounded up. Charged for every event, so an empty message is not
 /// free.
-pub const EVENT_OVERHEAD: usize = 64;
+pub(super) const EVENT_OVERHEAD: usize = 64;
 
 /// Idle per-peer queues kept for the next peers (their allocations are reused).
 const SPARE_QUEUES: usize = 64;
@@ -24,7 +24,7 @@ const SPARE_QUEUES: usize = 64;
 const QUEUE_RESERVED: usize = 256;
 
 /// Bytes an event holds while it waits.
-pub fn cost(e: &Event) -> usize {
+pub(super) fn cost(e: &Event) -> usize {
     match e {
         Event::Message { data, .. } => data.capacity() + EVENT_OVERHEAD,
         _ => EVENT_OVERHEAD,
@@ -41,7 +41,7 @@ struct PeerQueue {
 }
 
 #[derive(Debug, Default)]
-pub struct Inbox {
+pub(super) struct Inbox {
     queues: HashMap<PeerId, PeerQueue>,
     /// Peers with events waiting, in the order they are served.
     ring: VecDeque<PeerId>,
@@ -52,7 +52,7 @@ pub struct Inbox {
 }
 
 impl Inbox {
-    pub fn push(&mut self, e: Event) {
+    pub(super) fn push(&mut self, e: Event) {
         let peer = e.peer();
         let c = cost(&e);
         let spare = &mut self.spare;
@@ -71,7 +71,7 @@ impl Inbox {
     /// The next event and when it happened, one peer after the other. A peer's own
     /// events keep their order, and its `Disconnected` (always its last) lets go of its
     /// queue.
-    pub fn pop(&mut self) -> Option<Timed> {
+    pub(super) fn pop(&mut self) -> Option<Timed> {
         let peer = self.ring.pop_front()?;
         let q = self.queues.get_mut(&peer).expect("a peer in the ring has a queue");
         let (at, e) = q.events.pop_front().expect("a peer in the ring has events");
@@ -91,7 +91,7 @@ impl Inbox {
 
     /// Drops `peer`'s waiting messages (its other events stay), handing their buffers
     /// to `recycle`: for a peer dropped for flooding, whose backlog nobody wants.
-    pub fn discard_messages(&mut self, peer: PeerId, mut recycle: impl FnMut(Vec<u8>)) {
+    pub(super) fn discard_messages(&mut self, peer: PeerId, mut recycle: impl FnMut(Vec<u8>)) {
         let Some(q) = self.queues.get_mut(&peer) else { return };
         let before = q.events.len();
         let mut bytes = q.bytes;
@@ -111,12 +111,12 @@ impl Inbox {
     }
 
     /// Bytes of `peer`'s events waiting (see [`cost`]).
-    pub fn bytes(&self, peer: PeerId) -> usize {
+    pub(super) fn bytes(&self, peer: PeerId) -> usize {
         self.queues.get(&peer).map_or(0, |q| q.bytes)
     }
 
     /// Events waiting, all peers.
-    pub fn len(&self) -> usize {
+    pub(super) fn len(&self) -> usize {
         self.len
     }
 }

@@ -122,6 +122,7 @@ pub enum DisconnectReason {
 }
 
 impl DisconnectReason {
+    /// The reason with this wire code, if any.
     pub fn from_u8(v: u8) -> Option<Self> {
         Some(match v {
             1 => Self::Client,
@@ -143,6 +144,7 @@ impl DisconnectReason {
             _ => return None,
         })
     }
+    /// A short description, for logs and errors.
     pub fn as_str(self) -> &'static str {
         match self {
             Self::Client => "client disconnected",

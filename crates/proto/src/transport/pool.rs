@@ -13,7 +13,7 @@ pub const SMALL_BUFFER: usize = 256;
 
 /// Keeps up to `limit` cleared buffers of each size for reuse.
 #[derive(Debug)]
-pub struct BufPool {
+pub(super) struct BufPool {
     /// Capacity at least [`MAX_DATAGRAM_SIZE`].
     free: Vec<Vec<u8>>,
     /// Capacity in `SMALL_BUFFER..MAX_DATAGRAM_SIZE`.
@@ -25,7 +25,7 @@ impl BufPool {
     /// A pool holding up to `limit` buffers of each size. The free lists are reserved
     /// up front and a few buffers are made now, so a new traffic peak after warm-up does
     /// not allocate.
-    pub fn new(limit: usize) -> Self {
+    pub(super) fn new(limit: usize) -> Self {
         let n = PREFILL.min(limit);
         let mut free = Vec::with_capacity(limit);
         free.extend((0..n).map(|_| Vec::with_capacity(MAX_DATAGRAM_SIZE)));
@@ -35,13 +35,13 @@ impl BufPool {
     }
 
     /// An empty buffer with room for at least one datagram.
-    pub fn get(&mut self) -> Vec<u8> {
+    pub(super) fn get(&mut self) -> Vec<u8> {
         self.free.pop().unwrap_or_else(|| Vec::with_capacity(MAX_DATAGRAM_SIZE))
     }
 
     /// An empty buffer for a message of `len` bytes (at most a datagram): none at all
     /// for an empty one, a small one for a small one.
-    pub fn get_for(&mut self, len: usize) -> Vec<u8> {
+    pub(super) fn get_for(&mut self, len: usize) -> Vec<u8> {
         match len {
             0 => Vec::new(),
             1..=SMALL_BUFFER => self.small.pop().unwrap_or_else(|| Vec::with_capacity(SMALL_BUFFER)),
@@ -51,7 +51,7 @@ impl BufPool {
 
     /// Returns a buffer. Oversized buffers (reassembled messages) are dropped so the
     /// pool's memory stays bounded, and tiny ones so `get_for` keeps its promise.
-    pub fn put(&mut self, mut buf: Vec<u8>) {
+    pub(super) fn put(&mut self, mut buf: Vec<u8>) {
         let cap = buf.capacity();
         let list = if (MAX_DATAGRAM_SIZE..=4 * MAX_DATAGRAM_SIZE).contains(&cap) {
             &mut self.free

@@ -12,15 +12,15 @@ use super::pool::BufPool;
 use crate::clock::Micros;
 use crate::wire::{FRAGMENT_HEADER_SIZE, MAX_FRAMES_SIZE, seq_newer};
 
-pub use crate::wire::frame_consts::{FRAGMENT_SIZE, MAX_FRAGMENTS};
+pub(crate) use crate::wire::frame_consts::{FRAGMENT_SIZE, MAX_FRAGMENTS};
 
 /// Units in flight (sender) and buffered out of order (receiver).
-pub const WINDOW: u16 = 256;
+pub(super) const WINDOW: u16 = 256;
 /// Largest message sent as a single unit.
 pub const MAX_UNFRAGMENTED: usize = MAX_FRAMES_SIZE - FRAGMENT_HEADER_SIZE;
 
 #[derive(Debug)]
-pub struct SendUnit {
+pub(super) struct SendUnit {
     pub seq: u16,
     pub data: Vec<u8>,
     pub fragment: Option<(u16, u16)>,
@@ -35,7 +35,7 @@ pub struct SendUnit {
 impl SendUnit {
     /// Due for (re)sending: never sent, or its timeout has passed. The timeout doubles
     /// per resend up to 8x, so a dead path is not flooded.
-    pub fn due(&self, now: Micros, rto: Micros) -> bool {
+    pub(super) fn due(&self, now: Micros, rto: Micros) -> bool {
         match self.last_sent {
             None => true,
             Some(t) => now.saturating_sub(t) >= rto << (self.sends.saturating_sub(1)).min(3),
@@ -44,7 +44,7 @@ impl SendUnit {
 }
 
 #[derive(Debug, Default)]
-pub struct ReliableSender {
+pub(super) struct ReliableSender {
     /// Front = oldest unacked unit. Acked units are popped as soon as they reach the front.
     pub units: VecDeque<SendUnit>,
     next_seq: u16,
@@ -52,12 +52,12 @@ pub struct ReliableSender {
 }
 
 impl ReliableSender {
-    pub fn queued_bytes(&self) -> usize {
+    pub(super) fn queued_bytes(&self) -> usize {
         self.queued_bytes
     }
 
     /// Splits `data` into units and queues them.
-    pub fn push(&mut self, data: &[u8], pool: &mut BufPool) {
+    pub(super) fn push(&mut self, data: &[u8], pool: &mut BufPool) {
         let mut push_unit = |this: &mut Self, piece: &[u8], fragment| {
             let mut buf = pool.get_for(piece.len());
             buf.extend_from_slice(piece);
@@ -84,7 +84,7 @@ impl ReliableSender {
     }
 
     /// Marks unit `seq` delivered. Returns true if it was outstanding.
-    pub fn ack(&mut self, seq: u16, pool: &mut BufPool) -> bool {
+    pub(super) fn ack(&mut self, seq: u16, pool: &mut BufPool) -> bool {
         let Some(front) = self.units.front() else { return false };
         let idx = seq.wrapping_sub(front.seq) as usize;
         let newly = match self.units.get_mut(idx) {
@@ -104,12 +104,12 @@ impl ReliableSender {
 
     /// When the oldest unit still unacknowledged was first sent (units are acked in
     /// order at the front, and sent in order, so the front one is the oldest).
-    pub fn oldest_unacked(&self) -> Option<Micros> {
+    pub(super) fn oldest_unacked(&self) -> Option<Micros> {
         self.units.iter().find(|u| !u.acked).and_then(|u| u.first_sent)
     }
 
     /// Earliest time a sent, unacked unit in the window becomes due again.
-    pub fn next_resend(&self, rto: Micros) -> Option<Micros> {
+    pub(super) fn next_resend(&self, rto: Micros) -> Option<Micros> {
         self.units
             .iter()
             .take(WINDOW as usize)
@@ -118,7 +118,7 @@ impl ReliableSender {
             .min()
     }
 
-    pub fn clear(&mut self, pool: &mut BufPool) {
+    pub(super) fn clear(&mut self, pool: &mut BufPool) {
         for u in self.units.drain(..) {
             pool.put(u.data);
         }
@@ -128,7 +128,7 @@ impl ReliableSender {
 
 /// A protocol violation by the peer: the connection is closed.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum Violation {
+pub(super) enum Violation {
     #[error("fragment {index}/{count} out of order")]
     FragmentOrder { index: u16, count: u16 },
     #[error("message of {size} bytes exceeds the limit of {max}")]
@@ -143,7 +143,7 @@ struct Buffered {
 }
 
 #[derive(Debug)]
-pub struct ReliableReceiver {
+pub(super) struct ReliableReceiver {
     next_expected: u16,
     slots: Vec<Option<Buffered>>,
     /// Message being reassembled, and the next fragment index and count expected.
@@ -152,7 +152,7 @@ pub struct ReliableReceiver {
 }
 
 impl ReliableReceiver {
-    pub fn new(max_message_size: usize) -> Self {
+    pub(super) fn new(max_message_size: usize) -> Self {
         ReliableReceiver {
             next_expected: 0,
             slots: (0..WINDOW).map(|_| None).collect(),
@@ -164,7 +164,7 @@ impl ReliableReceiver {
     /// Takes one unit; calls `deliver` for every message it completes, in order.
     /// Duplicates and units outside the window are ignored (the window is the sender's
     /// promise; ignoring keeps memory bounded whatever the peer sends).
-    pub fn on_unit(
+    pub(super) fn on_unit(
         &mut self,
         seq: u16,
         fragment: Option<(u16, u16)>,
@@ -236,7 +236,7 @@ impl ReliableReceiver {
 }
 
 /// True if a sequenced message numbered `seq` should be delivered after `last`.
-pub fn sequenced_accept(last: &mut Option<u16>, seq: u16) -> bool {
+pub(super) fn sequenced_accept(last: &mut Option<u16>, seq: u16) -> bool {
     match *last {
         Some(l) if !seq_newer(seq, l) => false,
         _ => {

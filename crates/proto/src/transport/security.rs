@@ -20,7 +20,12 @@ use super::token::ConnectToken;
 pub enum Security {
     /// Every packet after the handshake is encrypted and authenticated (ChaCha20-Poly1305
     /// with per-connection, per-direction keys from ephemeral X25519). The default.
-    Encrypted { admission: Admission, presented: Presented },
+    Encrypted {
+        /// Who may connect to us.
+        admission: Admission,
+        /// What we present when we connect.
+        presented: Presented,
+    },
     /// Nothing is encrypted or authenticated beyond the connection salt: anyone on the
     /// path can read, forge and replay packets. For benchmarks and debugging only. Both
     /// ends must choose it; a mismatch is refused with a clear reason on both ends.
@@ -39,7 +44,12 @@ pub enum Admission {
     /// Those who prove a secret. `players: None` is an open endpoint: anyone may connect
     /// (encrypted, unauthenticated). With `players` set, only holders of that secret or
     /// of `spectators` may.
-    Secrets { players: Option<Secret>, spectators: Option<Secret> },
+    Secrets {
+        /// The players' secret; None for an open endpoint.
+        players: Option<Secret>,
+        /// The spectators' secret, if spectators may connect.
+        spectators: Option<Secret>,
+    },
     /// Those who present a valid, unexpired connect token minted with this key for one
     /// of our addresses, one connection per token at a time.
     Tokens(TokenAdmission),
@@ -174,6 +184,7 @@ impl Security {
         Ok(())
     }
 
+    /// Whether this is [`Security::InsecurePlaintext`].
     pub fn is_plaintext(&self) -> bool {
         matches!(self, Security::InsecurePlaintext)
     }

@@ -13,13 +13,21 @@ pub struct ConnectionStats {
     pub jitter_us: f64,
     /// Fraction of the last resolved packets (up to 256) that were never acked, in [0, 1].
     pub loss: f64,
+    /// Bytes sent per second, over the last whole window of a second or more.
     pub sent_bytes_per_sec: f64,
+    /// Bytes received per second, likewise.
     pub recv_bytes_per_sec: f64,
+    /// Packets sent per second, likewise.
     pub sent_packets_per_sec: f64,
+    /// Packets received per second, likewise.
     pub recv_packets_per_sec: f64,
+    /// Packets sent on this connection.
     pub packets_sent: u64,
+    /// Packets received on this connection.
     pub packets_received: u64,
+    /// Bytes of the packets sent (whole datagrams).
     pub bytes_sent: u64,
+    /// Bytes of the packets received (whole datagrams).
     pub bytes_received: u64,
     /// Reliable units sent again after their resend timeout.
     pub resent: u64,
@@ -55,9 +63,13 @@ pub struct ConnectionStats {
 /// Figures for the whole endpoint (including traffic from unknown addresses).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct EndpointStats {
+    /// Datagrams handed to the endpoint.
     pub datagrams_received: u64,
+    /// Datagrams the endpoint gave out to send.
     pub datagrams_sent: u64,
+    /// Bytes of the datagrams received.
     pub bytes_received: u64,
+    /// Bytes of the datagrams sent.
     pub bytes_sent: u64,
     /// Datagrams that failed to decode: truncated, bad lengths, unknown kinds.
     pub malformed: u64,
@@ -83,6 +95,7 @@ pub struct EndpointStats {
     /// Encrypted packets (all connections) refused as replayed or failing
     /// authentication, and server confirmations that failed.
     pub replayed: u64,
+    /// Encrypted packets that failed authentication, and server confirmations that failed.
     pub forged: u64,
     /// Connection requests answered with a challenge.
     pub challenges_sent: u64,

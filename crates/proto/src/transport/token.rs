@@ -53,20 +53,33 @@ const _: () = assert!(
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum TokenError {
     #[error("a connect token is {CONNECT_TOKEN_SIZE} bytes, got {0}")]
+    /// The token is not [`CONNECT_TOKEN_SIZE`] bytes; the size given.
     WrongSize(usize),
     #[error("token version {0} is not {TOKEN_VERSION}")]
+    /// Another token format version.
     WrongVersion(u8),
     #[error("the token is for protocol id {0:#x}, this game is another")]
+    /// The token is for another protocol id (another game).
     WrongProtocol(u32),
     #[error("addresses: {0} given, 1..={MAX_TOKEN_ADDRESSES} allowed")]
+    /// Too few or too many server addresses.
     AddressCount(usize),
     #[error("user_data: {0} bytes given, at most {USER_DATA_SIZE}")]
+    /// The user data is longer than [`USER_DATA_SIZE`].
     UserDataSize(usize),
     #[error("expires {expires} is not after created {created}")]
-    Lifetime { created: u64, expires: u64 },
+    /// The token would expire no later than it is made.
+    Lifetime {
+        /// Unix time it was made.
+        created: u64,
+        /// Unix time it expires.
+        expires: u64,
+    },
     #[error("malformed token: {0}")]
+    /// The bytes do not hold a well-formed token; the text says what is wrong.
     Malformed(&'static str),
     #[error("the token's private part does not open with this key")]
+    /// The private part does not open with this key (forged, or another key).
     BadSeal,
 }
 
@@ -79,6 +92,7 @@ pub struct TokenParams {
     pub client_id: u64,
     /// Unix time (seconds) the token was made, and after which it is refused.
     pub created: u64,
+    /// Unix time (seconds) after which the token is refused.
     pub expires: u64,
     /// The connection timeout the server should use for this client, in seconds (0:
     /// the server's own).
@@ -93,14 +107,21 @@ pub struct TokenParams {
 /// A token as the client holds it.
 #[derive(Clone, PartialEq, Eq)]
 pub struct ConnectToken {
+    /// The game's protocol id.
     pub protocol_id: u32,
+    /// Unix time (seconds) the token was made.
     pub created: u64,
+    /// Unix time (seconds) after which it is refused.
     pub expires: u64,
+    /// The connection timeout the server should use, in seconds (0: the server's own).
     pub timeout_secs: u32,
+    /// The nonce the private part was sealed with.
     pub nonce: [u8; TOKEN_NONCE_SIZE],
+    /// The private part, sealed under the backend's key.
     pub sealed: Box<[u8; SEALED_PRIVATE_SIZE]>,
     /// The key the client proves it holds (never sent).
     pub key: Secret,
+    /// The server addresses the token is good for.
     pub addresses: Vec<SocketAddr>,
 }
 
@@ -118,10 +139,15 @@ impl std::fmt::Debug for ConnectToken {
 /// What the server reads from a token it opened.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct TokenClaims {
+    /// The player's id in the backend.
     pub client_id: u64,
+    /// The connection timeout to use for this client, in seconds (0: the server's own).
     pub timeout_secs: u32,
+    /// The key the client must prove it holds.
     pub key: Secret,
+    /// The server addresses the token is good for.
     pub addresses: Vec<SocketAddr>,
+    /// The backend's data for the server, zero-padded.
     pub user_data: Box<[u8; USER_DATA_SIZE]>,
 }
 

@@ -7,22 +7,22 @@ use super::DecodeError;
 
 /// Reads from a borrowed datagram.
 #[derive(Clone)]
-pub struct Reader<'a> {
+pub(crate) struct Reader<'a> {
     buf: &'a [u8],
     pos: usize,
 }
 
 impl<'a> Reader<'a> {
-    pub fn new(buf: &'a [u8]) -> Self {
+    pub(crate) fn new(buf: &'a [u8]) -> Self {
         Reader { buf, pos: 0 }
     }
-    pub fn remaining(&self) -> usize {
+    pub(crate) fn remaining(&self) -> usize {
         self.buf.len() - self.pos
     }
-    pub fn is_empty(&self) -> bool {
+    pub(crate) fn is_empty(&self) -> bool {
         self.remaining() == 0
     }
-    pub fn bytes(&mut self, n: usize) -> Result<&'a [u8], DecodeError> {
+    pub(crate) fn bytes(&mut self, n: usize) -> Result<&'a [u8], DecodeError> {
         if n > self.remaining() {
             return Err(DecodeError::Truncated { need: n, have: self.remaining() });
         }
@@ -36,21 +36,21 @@ impl<'a> Reader<'a> {
         a.copy_from_slice(s);
         Ok(a)
     }
-    pub fn u8(&mut self) -> Result<u8, DecodeError> {
+    pub(crate) fn u8(&mut self) -> Result<u8, DecodeError> {
         Ok(self.array::<1>()?[0])
     }
-    pub fn u16(&mut self) -> Result<u16, DecodeError> {
+    pub(crate) fn u16(&mut self) -> Result<u16, DecodeError> {
         Ok(u16::from_le_bytes(self.array()?))
     }
-    pub fn u32(&mut self) -> Result<u32, DecodeError> {
+    pub(crate) fn u32(&mut self) -> Result<u32, DecodeError> {
         Ok(u32::from_le_bytes(self.array()?))
     }
-    pub fn u64(&mut self) -> Result<u64, DecodeError> {
+    pub(crate) fn u64(&mut self) -> Result<u64, DecodeError> {
         Ok(u64::from_le_bytes(self.array()?))
     }
     /// A length as 1 or 2 LEB128 bytes (lengths here never exceed a datagram).
     /// Non-minimal encodings are rejected so every value has exactly one encoding.
-    pub fn len16(&mut self) -> Result<usize, DecodeError> {
+    pub(crate) fn len16(&mut self) -> Result<usize, DecodeError> {
         let b0 = self.u8()?;
         if b0 & 0x80 == 0 {
             return Ok(b0 as usize);
@@ -62,7 +62,7 @@ impl<'a> Reader<'a> {
         Ok((b0 & 0x7F) as usize | ((b1 as usize) << 7))
     }
     /// Checks that the rest of the datagram is zero padding.
-    pub fn zero_padding(&mut self) -> Result<(), DecodeError> {
+    pub(crate) fn zero_padding(&mut self) -> Result<(), DecodeError> {
         let rest = self.bytes(self.remaining())?;
         if rest.iter().any(|&b| b != 0) {
             return Err(DecodeError::BadPadding);
@@ -72,34 +72,34 @@ impl<'a> Reader<'a> {
 }
 
 /// Appends to a `Vec<u8>` (which keeps its capacity across packets).
-pub struct Writer<'a> {
+pub(crate) struct Writer<'a> {
     pub buf: &'a mut Vec<u8>,
 }
 
 impl<'a> Writer<'a> {
-    pub fn new(buf: &'a mut Vec<u8>) -> Self {
+    pub(crate) fn new(buf: &'a mut Vec<u8>) -> Self {
         Writer { buf }
     }
-    pub fn len(&self) -> usize {
+    pub(crate) fn len(&self) -> usize {
         self.buf.len()
     }
-    pub fn u8(&mut self, v: u8) {
+    pub(crate) fn u8(&mut self, v: u8) {
         self.buf.push(v);
     }
-    pub fn u16(&mut self, v: u16) {
+    pub(crate) fn u16(&mut self, v: u16) {
         self.buf.extend_from_slice(&v.to_le_bytes());
     }
-    pub fn u32(&mut self, v: u32) {
+    pub(crate) fn u32(&mut self, v: u32) {
         self.buf.extend_from_slice(&v.to_le_bytes());
     }
-    pub fn u64(&mut self, v: u64) {
+    pub(crate) fn u64(&mut self, v: u64) {
         self.buf.extend_from_slice(&v.to_le_bytes());
     }
-    pub fn bytes(&mut self, b: &[u8]) {
+    pub(crate) fn bytes(&mut self, b: &[u8]) {
         self.buf.extend_from_slice(b);
     }
     /// Encodes a length below 2^14 as 1 or 2 bytes.
-    pub fn len16(&mut self, v: usize) {
+    pub(crate) fn len16(&mut self, v: usize) {
         debug_assert!(v < (1 << 14));
         if v < 0x80 {
             self.u8(v as u8);
@@ -108,7 +108,7 @@ impl<'a> Writer<'a> {
             self.u8((v >> 7) as u8);
         }
     }
-    pub fn pad_to(&mut self, size: usize) {
+    pub(crate) fn pad_to(&mut self, size: usize) {
         if self.buf.len() < size {
             self.buf.resize(size, 0);
         }
@@ -116,7 +116,7 @@ impl<'a> Writer<'a> {
 }
 
 /// Bytes `len16` needs for `v`.
-pub fn len16_size(v: usize) -> usize {
+pub(crate) fn len16_size(v: usize) -> usize {
     if v < 0x80 { 1 } else { 2 }
 }
 

@@ -14,27 +14,35 @@
 use super::{DecodeError, Reader, Writer, len16_size};
 
 /// Largest fragment count: 1 MiB messages in [`FRAGMENT_SIZE`] pieces.
-pub const MAX_FRAGMENTS: u16 = 1024;
+pub(crate) const MAX_FRAGMENTS: u16 = 1024;
 /// Payload bytes per fragment (all but the last are exactly this size).
-pub const FRAGMENT_SIZE: usize = 1024;
+pub(crate) const FRAGMENT_SIZE: usize = 1024;
 /// Worst-case bytes of frame header for a fragment.
 pub const FRAGMENT_HEADER_SIZE: usize = 1 + 2 + 4 + 2;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// A frame's delivery kind.
 pub enum FrameKind {
+    /// Delivered at most once, in any order.
     Unreliable,
+    /// Delivered at most once, older ones dropped after a newer one.
     Sequenced,
+    /// Delivered exactly once, in order (resent until acknowledged).
     Reliable,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// One frame of a packet, borrowed from it.
 pub struct Frame<'a> {
+    /// The channel it belongs to (below 64).
     pub channel: u8,
+    /// Its delivery kind.
     pub kind: FrameKind,
     /// Sequence number (sequenced and reliable kinds; 0 otherwise).
     pub seq: u16,
     /// `(index, count)` when this reliable unit is one piece of a larger message.
     pub fragment: Option<(u16, u16)>,
+    /// The frame's bytes.
     pub data: &'a [u8],
 }
 
@@ -51,7 +59,7 @@ impl Frame<'_> {
 }
 
 /// Appends a frame. The caller has checked that it fits.
-pub fn write_frame(w: &mut Writer<'_>, f: &Frame<'_>) {
+pub(crate) fn write_frame(w: &mut Writer<'_>, f: &Frame<'_>) {
     debug_assert!(f.channel < 64);
     let kind_bits = match (f.kind, f.fragment) {
         (FrameKind::Unreliable, _) => 0u8,
@@ -78,6 +86,7 @@ pub struct FrameReader<'a> {
 }
 
 impl<'a> FrameReader<'a> {
+    /// A reader over the frames part of a packet.
     pub fn new(frames: &'a [u8]) -> Self {
         FrameReader { r: Reader::new(frames), failed: false }
     }

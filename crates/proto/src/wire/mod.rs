@@ -45,7 +45,7 @@ pub(crate) use frame::write_frame;
 pub use frame::{FRAGMENT_HEADER_SIZE, Frame, FrameKind, FrameReader};
 /// Fragmentation constants, shared with the reliable channel.
 pub(crate) mod frame_consts {
-    pub use super::frame::{FRAGMENT_SIZE, MAX_FRAGMENTS};
+    pub(crate) use super::frame::{FRAGMENT_SIZE, MAX_FRAGMENTS};
 }
 pub use packet::{
     AckFields, ConnectResponse, Packet, PayloadHeader, TokenPart, decode_packet, encode_accepted_head,
@@ -98,13 +98,19 @@ pub const ACK_DELAY_UNIT_US: u64 = 8;
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[repr(u8)]
 pub enum PacketKind {
+    /// A client asks to connect.
     ConnectRequest = 1,
+    /// The server answers a request with a stateless cookie.
     Challenge = 2,
+    /// The client returns the cookie, with its key share and proof.
     ConnectResponse = 3,
+    /// The server accepts the connection.
     Accepted = 4,
+    /// The server refuses the connection.
     Denied = 5,
     /// A connected packet with ack fields.
     Payload = 6,
+    /// A connection is closed.
     Disconnect = 7,
     /// A connected packet without ack fields (from version 6).
     PayloadNoAcks = 8,
@@ -115,6 +121,7 @@ pub enum PacketKind {
 }
 
 impl PacketKind {
+    /// The kind with this first byte, if any.
     pub fn from_u8(v: u8) -> Option<Self> {
         Some(match v {
             1 => Self::ConnectRequest,
@@ -136,30 +143,53 @@ impl PacketKind {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
 pub enum DecodeError {
     #[error("truncated: needed {need} more bytes, {have} left")]
-    Truncated { need: usize, have: usize },
+    /// The datagram ended early.
+    Truncated {
+        /// Bytes the next field needs.
+        need: usize,
+        /// Bytes left.
+        have: usize,
+    },
     #[error("datagram of {0} bytes is larger than the maximum")]
+    /// Larger than [`MAX_DATAGRAM_SIZE`].
     TooLarge(usize),
     #[error("unknown packet kind {0}")]
+    /// The first byte is no [`PacketKind`].
     UnknownKind(u8),
     #[error("protocol id {0:#x} is not ours")]
+    /// Another game's protocol id.
     WrongProtocol(u32),
     #[error("protocol version {0} is not ours")]
+    /// Another protocol version.
     WrongVersion(u8),
     #[error("handshake packet has the wrong size {0}")]
+    /// A handshake packet whose size is not its kind's.
     BadHandshakeSize(usize),
     #[error("non-zero padding")]
+    /// Padding that is not zero.
     BadPadding,
     #[error("bad length field")]
+    /// A length or count field that is out of range.
     BadLength,
     #[error("bad frame header {0:#04x}")]
+    /// A frame header that is not valid; the header byte.
     BadFrame(u8),
     #[error("bad fragment index {index} of {count}")]
-    BadFragment { index: u16, count: u16 },
+    /// A fragment index not below its count, or a count out of range.
+    BadFragment {
+        /// The fragment's index.
+        index: u16,
+        /// The fragment count.
+        count: u16,
+    },
     #[error("bad security or token flag {0}")]
+    /// A security or token flag that is neither 0 nor 1.
     BadSecurity(u8),
     #[error("unknown disconnect reason {0}")]
+    /// A disconnect reason code that does not exist.
     BadReason(u8),
     #[error("trailing bytes after packet")]
+    /// Bytes left over after the packet.
     Trailing,
 }
 

@@ -85,8 +85,11 @@ pub struct AckFields {
 /// A connect token's part of a connect response: what the server needs to open it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct TokenPart<'a> {
+    /// Unix time (seconds) the token expires; covered by the seal.
     pub expires: u64,
+    /// The nonce the private part was sealed with.
     pub nonce: &'a [u8; TOKEN_NONCE_SIZE],
+    /// The sealed private part.
     pub sealed: &'a [u8; SEALED_PRIVATE_SIZE],
 }
 
@@ -94,12 +97,19 @@ pub struct TokenPart<'a> {
 /// proof of the secret or token it holds.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ConnectResponse<'a> {
+    /// The client's salt from its request.
     pub client_salt: u64,
+    /// The server's time when it made the cookie.
     pub cookie_time: u64,
+    /// The cookie: a MAC of the client's address, salt and `cookie_time`.
     pub cookie_mac: u64,
+    /// Whether the client asks for an encrypted connection.
     pub encrypted: bool,
+    /// The client's ephemeral X25519 public key.
     pub client_public: [u8; PUBLIC_SIZE],
+    /// The client's proof that it holds the secret or the token's key.
     pub proof: [u8; PROOF_SIZE],
+    /// The connect token's part, if the client presents one.
     pub token: Option<TokenPart<'a>>,
     /// Who the initiator says both ends are (`transport::Binding`), covered by the proof.
     pub binding: Option<Binding>,
@@ -108,41 +118,63 @@ pub struct ConnectResponse<'a> {
 /// A decoded datagram, borrowing the frames from the input.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Packet<'a> {
-    /// `version` may differ from ours: the caller answers with a version-mismatch
-    /// denial (`encrypted` is then not read and is `true`).
+    /// A client asks to connect. `version` may differ from ours: the caller answers
+    /// with a version-mismatch denial (`encrypted` is then not read and is `true`).
     ConnectRequest {
+        /// The client's protocol version.
         version: u8,
+        /// The client's random salt, echoed in every answer.
         client_salt: u64,
+        /// Whether the client asks for an encrypted connection.
         encrypted: bool,
     },
+    /// The server answers a request with a stateless cookie.
     Challenge {
+        /// The client's salt, echoed.
         client_salt: u64,
+        /// The server's time when it made the cookie.
         cookie_time: u64,
+        /// The cookie: a MAC of the client's address, salt and `cookie_time`.
         cookie_mac: u64,
     },
+    /// The client returns the cookie, with its key and proof.
     ConnectResponse(ConnectResponse<'a>),
+    /// The server accepts the connection.
     Accepted {
+        /// The client's salt, echoed.
         client_salt: u64,
+        /// The server's salt; with the client's it makes the connection salt.
         server_salt: u64,
+        /// The server's ephemeral X25519 public key.
         server_public: [u8; PUBLIC_SIZE],
+        /// The server's key confirmation over this packet.
         confirm: [u8; TAG_SIZE],
     },
+    /// The server refuses the connection.
     Denied {
+        /// The client's salt, echoed.
         client_salt: u64,
+        /// Why.
         reason: DisconnectReason,
         /// Present when the server could authenticate the refusal (the proof held).
         tag: Option<[u8; TAG_SIZE]>,
     },
     /// `frames` includes the tag of an encrypted packet (the connection knows which).
     Payload {
+        /// The packet's header.
         header: PayloadHeader,
+        /// The frames, still sealed if the connection is encrypted.
         frames: &'a [u8],
     },
     /// `tag` is what follows the reason: 16 bytes on an encrypted connection, else none.
     Disconnect {
+        /// The connection salt.
         salt: u32,
+        /// The low 16 bits of the packet's sequence number.
         seq: u16,
+        /// Why the connection is closed.
         reason: DisconnectReason,
+        /// The authentication tag, or empty.
         tag: &'a [u8],
     },
 }
@@ -294,6 +326,7 @@ fn prefix(out: &mut Vec<u8>, kind: PacketKind, protocol_id: u32) -> Writer<'_> {
     w
 }
 
+/// Encodes a ConnectRequest into `out` (cleared first), padded to its fixed size.
 pub fn encode_connect_request(out: &mut Vec<u8>, protocol_id: u32, client_salt: u64, encrypted: bool) {
     let mut w = prefix(out, PacketKind::ConnectRequest, protocol_id);
     w.u64(client_salt);
@@ -301,6 +334,7 @@ pub fn encode_connect_request(out: &mut Vec<u8>, protocol_id: u32, client_salt: 
     w.pad_to(HANDSHAKE_REQUEST_SIZE);
 }
 
+/// Encodes a Challenge into `out` (cleared first).
 pub fn encode_challenge(out: &mut Vec<u8>, protocol_id: u32, client_salt: u64, cookie_time: u64, cookie_mac: u64) {
     let mut w = prefix(out, PacketKind::Challenge, protocol_id);
     w.u64(client_salt);
@@ -308,6 +342,7 @@ pub fn encode_challenge(out: &mut Vec<u8>, protocol_id: u32, client_salt: u64, c
     w.u64(cookie_mac);
 }
 
+/// Encodes a ConnectResponse into `out` (cleared first), padded to its fixed size.
 pub fn encode_connect_response(out: &mut Vec<u8>, protocol_id: u32, p: &ConnectResponse) {
     let mut w = prefix(out, PacketKind::ConnectResponse, protocol_id);
     w.u64(p.client_salt);

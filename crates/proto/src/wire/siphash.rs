@@ -19,7 +19,7 @@ fn round(v: &mut [u64; 4]) {
 }
 
 /// SipHash-2-4 of `msg` under the 128-bit key (k0, k1).
-pub fn siphash24(k0: u64, k1: u64, msg: &[u8]) -> u64 {
+pub(crate) fn siphash24(k0: u64, k1: u64, msg: &[u8]) -> u64 {
     let mut v = [
         k0 ^ 0x736f_6d65_7073_6575,
         k1 ^ 0x646f_7261_6e64_6f6d,

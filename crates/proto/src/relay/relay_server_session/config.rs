@@ -55,7 +55,7 @@ impl Default for RelayServerSessionConfig {
 
 /// Snapshots a relay server's engine holds: the tick being sent to a joining client,
 /// and the next one being saved.
-pub const SERVER_STATE_SLOTS: usize = 2;
+pub(crate) const SERVER_STATE_SLOTS: usize = 2;
 
 impl RelayServerSessionConfig {
     /// Checks the settings without building a session (what [`RelayServerSession::new`](super::RelayServerSession::new)
@@ -97,11 +97,15 @@ impl RelayServerSessionConfig {
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum ServerSessionError {
     #[error("invalid relay server config: {0}")]
+    /// The config failed validation; the message names the problem.
     InvalidConfig(String),
     #[error("tick {0} was not requested")]
+    /// A save was confirmed for a tick the session did not ask to save.
     UnexpectedTick(Tick),
     #[error("player {0} is not a slot of this server")]
+    /// The player id is not below the session's player count.
     NoSuchPlayer(u32),
     #[error("player {0}'s slot is free: nobody to kick")]
+    /// Nobody holds that player's slot.
     SlotFree(u32),
 }

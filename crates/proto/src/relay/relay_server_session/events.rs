@@ -56,7 +56,10 @@ pub enum KickCause {
     /// The engine removed it on purpose (`RelayServerSession::kick_player`), with its
     /// own `code`. Final: the slot is freed (`PlayerLeft` follows) and the client is
     /// told `DisconnectReason::KickedByEngine`, so it does not reconnect.
-    Engine { code: u32 },
+    Engine {
+        /// The engine's own reason code.
+        code: u32,
+    },
 }
 
 /// What the server session tells the engine.
@@ -67,46 +70,63 @@ pub enum ServerSessionEvent {
     /// credential, with the token's user data, is
     /// [`RelayServerSession::player_credential`](super::RelayServerSession::player_credential).
     PlayerJoined {
+        /// The new player's id.
         player: u32,
+        /// Its connection.
         peer: PeerId,
+        /// What its connection proved.
         proven: Proven,
     },
     /// A player came back with its token (or asked for a new snapshot), on a
     /// connection that proved the same credential as the one that first claimed the
     /// slot (`proven`).
     PlayerReconnected {
+        /// The player id.
         player: u32,
+        /// Its new connection.
         peer: PeerId,
+        /// What that connection proved (the same as the slot's first).
         proven: Proven,
     },
     /// A player's connection ended (`reason`); its slot waits for it, unless it left
     /// on purpose (`DisconnectReason::Client`): then `PlayerLeft` follows at once.
     PlayerInterrupted {
+        /// The player id.
         player: u32,
+        /// Why the connection ended.
         reason: DisconnectReason,
     },
     /// A player's slot is free and its token void: it left on purpose, or it dropped
     /// and did not come back in time.
     PlayerLeft {
+        /// The player id, now free.
         player: u32,
     },
     /// A player needed a step the server no longer keeps (far behind, or its link
     /// stalled for longer than the history): it is sent a snapshot and its steps from
     /// there. It stays in the game.
     PlayerCatchingUp {
+        /// The player id.
         player: u32,
+        /// Its connection.
         peer: PeerId,
     },
     /// A player was removed for `cause`. Its slot waits `reconnect_timeout_us` for it to
     /// come back with its token (its client retries by itself), as after a drop; but
     /// for [`KickCause::Engine`] it is freed at once (`PlayerLeft` follows).
     PlayerKicked {
+        /// The player id.
         player: u32,
+        /// The connection that was closed.
         peer: PeerId,
+        /// Why it was removed.
         cause: KickCause,
     },
+    /// A connection was refused as a player and is being closed.
     ConnectionRejected {
+        /// The connection.
         peer: PeerId,
+        /// Why it was refused.
         reason: RejectReason,
     },
 }

@@ -38,7 +38,8 @@ use crate::rollback::StateRing;
 use crate::tick::TickClock;
 use crate::transport::{CHANNEL_UNRELIABLE, Credential, DisconnectReason, Event, PeerId, SecretRng, Transport};
 use admission::{Slot, SlotState};
-pub use config::{RelayServerSessionConfig, SERVER_STATE_SLOTS, ServerSessionError};
+pub(crate) use config::SERVER_STATE_SLOTS;
+pub use config::{RelayServerSessionConfig, ServerSessionError};
 pub use events::{KickCause, RejectReason, ServerSessionEvent};
 pub use stats::ServerSessionStats;
 use stats::add_jitter;
@@ -82,6 +83,7 @@ pub struct RelayServerSession {
 }
 
 impl RelayServerSession {
+    /// A session on `cfg` (validated first), its clock starting at `now`.
     pub fn new(cfg: RelayServerSessionConfig, now: Micros) -> Result<Self, ServerSessionError> {
         cfg.validate()?;
         let bad = ServerSessionError::InvalidConfig;
@@ -110,6 +112,7 @@ impl RelayServerSession {
         })
     }
 
+    /// The session's config.
     pub fn config(&self) -> &RelayServerSessionConfig {
         &self.cfg
     }
@@ -351,6 +354,7 @@ impl RelayServerSession {
         Ok(())
     }
 
+    /// The next event, oldest first.
     pub fn poll_event(&mut self) -> Option<ServerSessionEvent> {
         self.events.pop_front()
     }
@@ -385,6 +389,7 @@ impl RelayServerSession {
         self.drain_relay_events(|peer| transport.stats(peer).is_some_and(|s| s.send_queue_bytes > 0));
     }
 
+    /// The figures now, summed over current and departed players.
     pub fn stats(&self) -> ServerSessionStats {
         let mut j = self.gone;
         for (_, peer) in self.relay.players() {

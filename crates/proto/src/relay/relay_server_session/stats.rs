@@ -8,12 +8,15 @@ use crate::request::Tick;
 pub struct ServerSessionStats {
     /// The last tick run.
     pub tick: Tick,
+    /// Players with a live connection.
     pub players: u32,
     /// Over all players and ticks (M1, M11): ticks without that player's real input
     /// because nothing had arrived (empty), because its input was lost for good
     /// (substituted), and ticks that merged several inputs.
     pub empty_steps: u64,
+    /// Ticks whose input for a player was lost for good and substituted.
     pub substituted_steps: u64,
+    /// Ticks that merged several inputs of one player.
     pub merged_steps: u64,
     /// Inputs whose first copy arrived after the tick that needed it (substituted, so
     /// dropped). Under the `Delay` late policy lateness shows as empty steps instead
@@ -21,16 +24,21 @@ pub struct ServerSessionStats {
     pub late_inputs: u64,
     /// Input messages refused: malformed or wrong-size, or from non-players.
     pub malformed: u64,
+    /// Input messages from peers that are not players.
     pub unknown_peer: u64,
     /// Reliable messages that were not a valid Hello.
     pub bad_hello: u64,
+    /// Hellos with a token no slot has, or from a connection that did not prove the slot's credential.
     pub bad_tokens: u64,
+    /// Connections rejected (each also a [`ServerSessionEvent::ConnectionRejected`](super::ServerSessionEvent::ConnectionRejected)).
     pub rejected: u64,
+    /// Welcomes (a snapshot each) handed to the transport.
     pub snapshots_sent: u64,
     /// Players that asked for a new snapshot on their own connection.
     pub resyncs: u64,
     /// Players that fell behind the steps kept and were sent a snapshot instead.
     pub catch_ups: u64,
+    /// The engine's checksums sent to clients for desync detection.
     pub checks_sent: u64,
 }
 

@@ -63,12 +63,12 @@ pub enum tw_result {
 }
 
 /// `all()` and `c_name()` (and through `all()`, `TryFrom<i32>`) come from one list of
-/// the variants, in declaration order. The enum above stays written out, with each
-/// number and description, because cbindgen reads it; the `match` in `c_name` makes
-/// the compiler refuse a variant missing from the list, and each C name is made from
-/// its variant by the header's own rule (`c_name_of`).
+/// the variants with their C names, in declaration order. The enum above stays written
+/// out, with each number and description, because cbindgen reads it; the `match` in
+/// `c_name` makes the compiler refuse a variant missing from the list, and
+/// `ffi_layout::result_codes_are_stable` pins every name against the header's.
 macro_rules! result_codes {
-    ($($code:ident),+ $(,)?) => {
+    ($($code:ident => $name:literal),+ $(,)?) => {
         impl tw_result {
             /// Every code, in declaration order.
             pub fn all() -> [tw_result; [$(tw_result::$code),+].len()] {
@@ -78,10 +78,7 @@ macro_rules! result_codes {
             /// The C name of the code, as a NUL-terminated static string.
             pub fn c_name(self) -> &'static CStr {
                 match self {
-                    $(tw_result::$code => {
-                        const NAME: [u8; C_NAME_CAPACITY] = c_name_of(stringify!($code));
-                        const { c_str(&NAME) }
-                    })+
+                    $(tw_result::$code => $name,)+
                 }
             }
         }
@@ -89,68 +86,31 @@ macro_rules! result_codes {
 }
 
 result_codes!(
-    Ok,
-    Empty,
-    NotSynchronized,
-    WindowFull,
-    WaitingForInput,
-    Finished,
-    NullArgument,
-    InvalidArgument,
-    BufferTooSmall,
-    InvalidState,
-    VersionMismatch,
-    Io,
-    AddressInUse,
-    QueueFull,
-    UnknownPeer,
-    NetworkThreadGone,
-    Panic,
-    MessageTooLarge,
-    Busy,
+    Ok => c"TW_RESULT_OK",
+    Empty => c"TW_RESULT_EMPTY",
+    NotSynchronized => c"TW_RESULT_NOT_SYNCHRONIZED",
+    WindowFull => c"TW_RESULT_WINDOW_FULL",
+    WaitingForInput => c"TW_RESULT_WAITING_FOR_INPUT",
+    Finished => c"TW_RESULT_FINISHED",
+    NullArgument => c"TW_RESULT_NULL_ARGUMENT",
+    InvalidArgument => c"TW_RESULT_INVALID_ARGUMENT",
+    BufferTooSmall => c"TW_RESULT_BUFFER_TOO_SMALL",
+    InvalidState => c"TW_RESULT_INVALID_STATE",
+    VersionMismatch => c"TW_RESULT_VERSION_MISMATCH",
+    Io => c"TW_RESULT_IO",
+    AddressInUse => c"TW_RESULT_ADDRESS_IN_USE",
+    QueueFull => c"TW_RESULT_QUEUE_FULL",
+    UnknownPeer => c"TW_RESULT_UNKNOWN_PEER",
+    NetworkThreadGone => c"TW_RESULT_NETWORK_THREAD_GONE",
+    Panic => c"TW_RESULT_PANIC",
+    MessageTooLarge => c"TW_RESULT_MESSAGE_TOO_LARGE",
+    Busy => c"TW_RESULT_BUSY",
 );
 
 impl TryFrom<i32> for tw_result {
     type Error = i32;
     fn try_from(v: i32) -> Result<Self, i32> {
         tw_result::all().into_iter().find(|r| *r as i32 == v).ok_or(v)
-    }
-}
-
-/// Room for the longest C name and its NUL.
-const C_NAME_CAPACITY: usize = 40;
-
-/// A variant's C name as cbindgen writes it (`cbindgen.toml`: `prefix_with_name`,
-/// `rename_variants = "ScreamingSnakeCase"`): `NetworkThreadGone` is
-/// `TW_RESULT_NETWORK_THREAD_GONE`. NUL-padded; a name too long fails to compile.
-const fn c_name_of(variant: &str) -> [u8; C_NAME_CAPACITY] {
-    const PREFIX: &[u8] = b"TW_RESULT_";
-    let mut out = [0u8; C_NAME_CAPACITY];
-    let mut n = 0;
-    while n < PREFIX.len() {
-        out[n] = PREFIX[n];
-        n += 1;
-    }
-    let v = variant.as_bytes();
-    let mut i = 0;
-    while i < v.len() {
-        if i > 0 && v[i].is_ascii_uppercase() {
-            out[n] = b'_';
-            n += 1;
-        }
-        out[n] = v[i].to_ascii_uppercase();
-        n += 1;
-        i += 1;
-    }
-    assert!(n < C_NAME_CAPACITY, "a result code's C name needs its NUL");
-    out
-}
-
-/// The C string up to the first NUL of `bytes` (evaluated at compile time).
-const fn c_str(bytes: &'static [u8]) -> &'static CStr {
-    match CStr::from_bytes_until_nul(bytes) {
-        Ok(s) => s,
-        Err(_) => panic!("no NUL"),
     }
 }
 

@@ -14,7 +14,7 @@
 //! is reported between honest peers; with three there is no majority, and the desync
 //! is reported, naming the liar.
 
-use crate::support::forge::equivocate;
+use crate::support::forge::{equivocate, rewrite};
 use tickwire_proto::{DesyncDump, LinkConfig, LossModel, P2pConfig, RollbackEvent as Event};
 
 use crate::support::toy_game::{Mesh, TICK_US};
@@ -140,39 +140,15 @@ fn a_liar_whose_reports_are_true_is_named_too() {
 /// or peer 0 lied.)
 #[test]
 fn a_peer_that_misreports_digests_changes_nobodys_inputs() {
-    use tickwire_proto::wire::p2p::{KIND_INPUT, decode, encode};
     let link = LinkConfig { latency_us: 3 * TICK_US, loss: LossModel::Bernoulli { p: 0.02 }, ..LinkConfig::perfect() };
     let mut mesh = Mesh::new(75, 4, 1, link, P2pConfig::default());
     mesh.run_until(2 * SEC);
     let from = mesh.confirmed();
-    let targets: Vec<_> = [2, 3].iter().map(|&v| mesh.peers[0].ids[v]).collect();
-    let channel = P2pConfig::default().channel;
-    let mut scratch = Vec::new();
-    mesh.tamper = Some(Box::new(move |sender, to, ch, msg: &mut Vec<u8>| {
-        if sender != 0 || ch != channel || !targets.contains(&to) {
-            return;
+    rewrite(&mut mesh, 0, &[2, 3], |m| {
+        if m.digests.len() == 4 {
+            m.digests[1] ^= 0x5a5a;
         }
-        let Ok(d) = decode(msg, 2, &mut scratch) else { return };
-        if d.header.kind != KIND_INPUT || d.digests().len() != 4 {
-            return;
-        }
-        let mut digests: Vec<u128> = d.digests().collect();
-        digests[1] ^= 0x5a5a;
-        let (h, k) = (d.header, d.header.players as usize);
-        let inputs = d.inputs.to_vec();
-        let (disconnects, reports): (Vec<_>, Vec<_>) = (d.disconnects().collect(), d.reports().collect());
-        let mut out = Vec::new();
-        encode(
-            &mut out,
-            &h,
-            2,
-            |i, p| &inputs[(i * k + p) * 2..][..2],
-            disconnects.into_iter(),
-            reports.into_iter(),
-            &digests,
-        );
-        *msg = out;
-    }));
+    });
     mesh.run_until(12 * SEC);
     for h in 1..4 {
         let p = &mesh.peers[h];

@@ -50,43 +50,72 @@ pub fn dropped(mesh: &Mesh, on: usize, peer: PeerId) -> Option<DisconnectReason>
     })
 }
 
-/// Makes `mesh.peers[liar]` send its inputs of ticks from `from` on to `victims`
-/// changed, and (`cover`) no checksum reports to them.
-pub fn equivocate(mesh: &mut Mesh, liar: usize, victims: &[usize], from: Tick, cover: bool) {
-    let victim_ids: Vec<PeerId> = victims.iter().map(|&v| mesh.peers[liar].ids[v]).collect();
+/// A peer's input message taken apart for a hook to change (2-byte inputs).
+pub struct Parts {
+    /// The fixed fields.
+    pub header: Header,
+    /// `count * players` inputs of 2 bytes, tick by tick.
+    pub inputs: Vec<u8>,
+    /// Disconnect entries.
+    pub disconnects: Vec<(u16, Tick)>,
+    /// Checksum reports.
+    pub reports: Vec<(Tick, u64)>,
+    /// Input digests of the newest report.
+    pub digests: Vec<u128>,
+}
+
+/// Makes `mesh.peers[liar]`'s input messages to `targets` pass through `edit`, which
+/// may change any part of them (the message is encoded again from the parts).
+pub fn rewrite(mesh: &mut Mesh, liar: usize, targets: &[usize], mut edit: impl FnMut(&mut Parts) + 'static) {
+    let target_ids: Vec<PeerId> = targets.iter().map(|&v| mesh.peers[liar].ids[v]).collect();
     let channel = P2pConfig::default().channel;
     let mut scratch = Vec::new();
     mesh.tamper = Some(Box::new(move |sender, to, ch, msg: &mut Vec<u8>| {
-        if sender != liar || ch != channel || !victim_ids.contains(&to) {
+        if sender != liar || ch != channel || !target_ids.contains(&to) {
             return;
         }
         let Ok(d) = decode(msg, 2, &mut scratch) else { return };
         if d.header.kind != KIND_INPUT {
             return;
         }
-        let h = d.header;
-        let k = h.players as usize;
-        let mut inputs = d.inputs.to_vec();
-        for i in 0..h.count as usize {
-            if h.first + i as Tick >= from {
-                for p in 0..k {
-                    inputs[(i * k + p) * 2] ^= 1;
-                }
-            }
-        }
-        let disconnects: Vec<(u16, Tick)> = d.disconnects().collect();
-        let reports: Vec<(Tick, u64)> = if cover { Vec::new() } else { d.reports().collect() };
-        let digests: Vec<u128> = if cover { Vec::new() } else { d.digests().collect() };
+        let mut m = Parts {
+            header: d.header,
+            inputs: d.inputs.to_vec(),
+            disconnects: d.disconnects().collect(),
+            reports: d.reports().collect(),
+            digests: d.digests().collect(),
+        };
+        edit(&mut m);
+        let k = m.header.players as usize;
         let mut out = Vec::new();
         encode(
             &mut out,
-            &h,
+            &m.header,
             2,
-            |i, p| &inputs[(i * k + p) * 2..][..2],
-            disconnects.into_iter(),
-            reports.into_iter(),
-            &digests,
+            |i, p| &m.inputs[(i * k + p) * 2..][..2],
+            m.disconnects.iter().copied(),
+            m.reports.iter().copied(),
+            &m.digests,
         );
         *msg = out;
     }));
+}
+
+/// Makes `mesh.peers[liar]` send its inputs of ticks from `from` on to `victims`
+/// changed, and (`cover`) no checksum reports to them.
+pub fn equivocate(mesh: &mut Mesh, liar: usize, victims: &[usize], from: Tick, cover: bool) {
+    rewrite(mesh, liar, victims, move |m| {
+        let (h, k) = (m.header, m.header.players as usize);
+        for i in 0..h.count as usize {
+            if h.first + i as Tick >= from {
+                for p in 0..k {
+                    m.inputs[(i * k + p) * 2] ^= 1;
+                }
+            }
+        }
+        if cover {
+            m.reports.clear();
+            m.digests.clear();
+        }
+    });
 }

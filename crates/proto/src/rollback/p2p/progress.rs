@@ -101,11 +101,16 @@ impl P2pSession {
     /// early; with it, only a hitch within `skew_us` of the progress timeout.
     pub(super) fn about_to_drop(&self, player: usize, skew_us: Micros) -> bool {
         let p = self.progress_timeout();
-        if p == 0 || self.watch.blocker != Some(player) || self.confirmed_all() != self.watch.moved.0 {
-            return false;
-        }
-        let (stalled, crawled) =
-            (self.now.saturating_sub(self.watch.moved.1), self.now.saturating_sub(self.watch.anchor.1));
+        p != 0
+            && self.watch.blocker == Some(player)
+            && self.confirmed_all() == self.watch.moved.0
+            && self.counted_out(p, skew_us)
+    }
+
+    /// Whether the watch has counted a stall of `p` or a crawl of `2p` (less `skew_us`).
+    fn counted_out(&self, p: Micros, skew_us: Micros) -> bool {
+        let w = &self.watch;
+        let (stalled, crawled) = (self.now.saturating_sub(w.moved.1), self.now.saturating_sub(w.anchor.1));
         stalled + skew_us >= p || crawled + skew_us >= 2 * p
     }
 
@@ -187,11 +192,11 @@ impl P2pSession {
             self.watch.restart(confirmed, now);
             return;
         }
-        let w = &self.watch;
-        if now.saturating_sub(w.moved.1) < p && now.saturating_sub(w.anchor.1) < 2 * p {
+        let local = remote.is_none();
+        if !self.counted_out(p, 0) {
             return;
         }
-        if remote.is_none() {
+        if local {
             self.watch.restart(confirmed, now);
             if !self.watch.loading {
                 self.events.push_back(Event::NoProgress { tick: confirmed, peer: 0 });

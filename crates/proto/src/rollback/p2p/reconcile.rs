@@ -331,11 +331,11 @@ impl P2pSession {
                 continue;
             };
             ask.sent_at = Some(now);
-            let mut msg = Vec::with_capacity(11);
-            msg.push(KIND_REPAIR_REQUEST);
-            msg.extend_from_slice(&(player as u16).to_le_bytes());
-            msg.extend_from_slice(&ask.from.to_le_bytes());
-            msg.extend_from_slice(&ask.to.to_le_bytes());
+            let mut msg = [0u8; 11];
+            msg[0] = KIND_REPAIR_REQUEST;
+            msg[1..3].copy_from_slice(&(player as u16).to_le_bytes());
+            msg[3..7].copy_from_slice(&ask.from.to_le_bytes());
+            msg[7..11].copy_from_slice(&ask.to.to_le_bytes());
             if endpoint.send(ask.peer, self.cfg.reliable_channel, &msg).is_err() {
                 self.stats.send_errors += 1;
                 ask.sent_at = None;
@@ -419,8 +419,12 @@ impl P2pSession {
             self.stats.malformed += 1;
             return;
         };
-        if !r.is_empty() || ask.peer != peer || ask.from != from {
-            // Malformed, or the answer to a request this side no longer waits for.
+        if !r.is_empty() {
+            self.stats.malformed += 1;
+            return;
+        }
+        if ask.peer != peer || ask.from != from {
+            // The answer to a request this side no longer waits for.
             return;
         }
         let tick = |i: usize| (body[i * (1 + s)], &body[i * (1 + s) + 1..(i + 1) * (1 + s)]);
@@ -465,7 +469,11 @@ impl P2pSession {
                 break;
             }
             if t < q.next_needed() {
-                corrected |= q.correct(t, b);
+                // Only a repair, checked against the majority's digest, changes an
+                // input this side already holds; a forward only adds the next ones.
+                if ask.verify.is_some() {
+                    corrected |= q.correct(t, b);
+                }
             } else if t == q.next_needed() {
                 q.add_confirmed(t, b);
             } else {

@@ -262,7 +262,7 @@ pub fn measure(sc: &Scenario) -> Row {
         server_time += t0.elapsed();
         if kicks > 0 && at_kick.is_none() {
             let (down, up) = totals(&net, &clients);
-            at_kick = Some((net.now(), server.tick(), server_time, down, up));
+            at_kick = Some((net.now(), server.last_tick(), server_time, down, up));
         }
         for (i, c) in clients.iter_mut().enumerate() {
             let now = net.local_now(c.node);
@@ -297,7 +297,7 @@ pub fn measure(sc: &Scenario) -> Row {
         .fold(f64::INFINITY, f64::min);
     let n = sc.clients as f64;
     let (down, up) = totals(&net, &clients);
-    let (until, ticks, time, down, up) = at_kick.unwrap_or((net.now(), server.tick(), server_time, down, up));
+    let (until, ticks, time, down, up) = at_kick.unwrap_or((net.now(), server.last_tick(), server_time, down, up));
     let secs = until as f64 / SECOND as f64;
     Row {
         server_ticks: ticks,

@@ -82,7 +82,8 @@ pub fn run(scenario: &Scenario, cfg: &LabConfig, late: Option<LatePolicy>) -> Ru
     let mut now: Micros = 0;
 
     loop {
-        let next_server = net.true_time_of(sn, ((server.tick() + 1) as f64 * t_us) as Micros).max(server_hitch_until);
+        let next_server =
+            net.true_time_of(sn, ((server.last_tick() + 1) as f64 * t_us) as Micros).max(server_hitch_until);
         let next_frame = net.true_time_of(cn, next_frame_local).max(client_hitch_until);
         let next_change = changes.last().map_or(Micros::MAX, |c| c.0);
         // A timer already due is served at once (a microsecond on, so time moves).
@@ -122,7 +123,9 @@ pub fn run(scenario: &Scenario, cfg: &LabConfig, late: Option<LatePolicy>) -> Ru
                 }
                 server.on_event(local, net.endpoint(sn), e);
             }
-            while net.true_time_of(sn, ((server.tick() + 1) as f64 * t_us) as Micros).max(server_hitch_until) <= now {
+            while net.true_time_of(sn, ((server.last_tick() + 1) as f64 * t_us) as Micros).max(server_hitch_until)
+                <= now
+            {
                 let local = net.local_now(sn);
                 let before = measured_peer(&server).and_then(|p| server.jitter_stats(p));
                 let step = server.step(local, net.endpoint(sn));
@@ -143,8 +146,8 @@ pub fn run(scenario: &Scenario, cfg: &LabConfig, late: Option<LatePolicy>) -> Ru
                         rec.kicks.push((now, format!("{e:?}")));
                     }
                 }
-                if server.tick() % cfg.k_s == 0 && measured_peer(&server).is_some() {
-                    lab.update_sent.push((server.tick(), now));
+                if server.last_tick() % cfg.k_s == 0 && measured_peer(&server).is_some() {
+                    lab.update_sent.push((server.last_tick(), now));
                     rec.downlink_sent += 1;
                 }
             }
@@ -159,7 +162,7 @@ pub fn run(scenario: &Scenario, cfg: &LabConfig, late: Option<LatePolicy>) -> Ru
             }
             if now == next_frame {
                 next_frame_local = local + frame_us as Micros;
-                let server_pos = (net.local_now(sn) as f64 / t_us, server.tick());
+                let server_pos = (net.local_now(sn) as f64 / t_us, server.last_tick());
                 lab.frame(&mut rec, &mut client, &mut net, cn, now, server_pos, &mut input);
             }
         }

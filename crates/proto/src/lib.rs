@@ -11,8 +11,9 @@
 //!   rollback ones ([`P2pSession`], [`SyncTestSession`], [`SpectatorSession`],
 //!   [`ReplaySession`]) and the relay ones ([`RelayServerSession`],
 //!   [`RelayClientSession`]);
-//! - the requests every session hands the engine ([`Request`], [`Tick`]) and the game's
-//!   shape ([`GameShape`]);
+//! - the engine's side of every session: the contract every kind keeps
+//!   ([`Session`]), the requests it hands the engine ([`Request`], [`Tick`]), and the
+//!   game's shape ([`GameShape`]);
 //! - the relay's synchronisation layer alone ([`RelayServer`], [`RelayClient`]) and the
 //!   pieces it is made of, each usable alone: the server's per-client jitter buffer
 //!   ([`JitterBuffer`]), the client's input-lead loop ([`InputLeadController`]) and the
@@ -27,6 +28,7 @@
 #![warn(unreachable_pub, missing_docs)]
 
 mod clock;
+mod engine;
 // The fuzz targets: the fuzzers (fuzz/) and tests/fuzz_corpus.rs turn this on.
 #[cfg(feature = "fuzzing")]
 pub mod fuzz;
@@ -34,7 +36,6 @@ mod game;
 mod jitter;
 mod netsim;
 mod relay;
-mod request;
 mod rng;
 mod rollback;
 mod sim;
@@ -44,10 +45,10 @@ mod transport;
 pub mod wire;
 
 // The engine's vocabulary and the game's shape.
+pub use engine::{AdvanceStatus, InputStatus, Inputs, Request, ServerEventAt, Session, Tick};
 pub use game::{
     ConfigProblem, ConfigProblems, DEFAULT_MAX_FRAME_US, GameShape, MAX_INPUT_SIZE, MAX_MAX_FRAME_US, MAX_TICK_RATE_HZ,
 };
-pub use request::{AdvanceStatus, InputStatus, Inputs, Request, Tick};
 
 // Rollback sessions (P2P, synctest, spectator, replay).
 pub use rollback::desync::DumpDecodeError;

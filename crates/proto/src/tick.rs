@@ -13,7 +13,7 @@
 use std::collections::VecDeque;
 
 use crate::clock::Micros;
-use crate::request::Tick;
+use crate::engine::Tick;
 
 /// Settings of a [`TickClock`].
 #[derive(Debug, Clone, Copy, PartialEq)]

@@ -161,7 +161,7 @@ fn a_player_that_never_acknowledges_a_step_is_kicked_for_its_catch_ups() {
     // From here on the liar's modified client sends its inputs on time, as before, but
     // never an acknowledgement of a step; it reads nothing.
     w.clients[liar].alive = false;
-    let lead = w.clients[liar].session.current_tick() - w.server.tick();
+    let lead = w.clients[liar].session.current_tick() - w.server.last_tick();
     let mut next = w.clients[liar].session.current_tick() + 1;
     let to_liar = w.net.traffic(server_node, node).bytes;
     let to_honest = w.net.traffic(server_node, w.clients[honest].node).bytes;
@@ -171,7 +171,7 @@ fn a_player_that_never_acknowledges_a_step_is_kicked_for_its_catch_ups() {
     let input = [3u8, 0];
     let mut msg = Vec::new();
     while w.net.now() < end {
-        let top = w.server.tick() + lead;
+        let top = w.server.last_tick() + lead;
         if next <= top {
             // The newest few inputs again, as the real client's redundancy does.
             let first = next.saturating_sub(4);

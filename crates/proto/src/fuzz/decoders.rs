@@ -2,10 +2,10 @@
 //! strict (one encoding per value), so the oracle of most is that whatever decodes
 //! re-encodes to exactly the bytes it came from.
 
+use crate::engine::{AdvanceStatus, InputStatus, Request};
 use crate::relay::join;
 use crate::relay::messages::{self, StepParts, StepRules, UpdateView};
 use crate::relay::step_codec::{self, StepForm};
-use crate::request::{AdvanceStatus, InputStatus, Request};
 use crate::rollback::message;
 use crate::rollback::{DesyncDump, Replay, ReplayRecorder, ReplaySession};
 use crate::wire::{

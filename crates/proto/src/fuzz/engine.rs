@@ -7,7 +7,7 @@
 //! save and advance say it is; every advance carries one input per player, of the
 //! session's input size.
 
-use crate::request::{Request, Tick};
+use crate::engine::{Request, Tick};
 
 pub(crate) struct Engine {
     players: usize,

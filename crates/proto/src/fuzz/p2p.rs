@@ -6,7 +6,7 @@ use super::engine::{Answer, Engine};
 use super::fake::FakeTransport;
 use super::relay::reason;
 use crate::clock::Micros;
-use crate::request::Tick;
+use crate::engine::Tick;
 use crate::rollback::message::{self, Header, KIND_INPUT, KIND_SPECTATE};
 use crate::rollback::p2p::KIND_SNAPSHOT_BYTE;
 use crate::rollback::{DesyncDump, P2pConfig, P2pSession, PlayerKind, Replay, SpectatorConfig, SpectatorSession};

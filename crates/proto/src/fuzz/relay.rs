@@ -7,12 +7,12 @@ use super::Input;
 use super::engine::{Answer, Engine};
 use super::fake::FakeTransport;
 use crate::clock::Micros;
+use crate::engine::{AdvanceStatus, Tick};
 use crate::relay::join::{self, Hello, SessionToken, Welcome};
 use crate::relay::messages::{self, MarginReport, NONE, PlayerStep, UpdateHead};
 use crate::relay::relay_client_session::{ClientSessionEvent, RelayClientSession, RelayClientSessionConfig};
 use crate::relay::relay_server_session::{RelayServerSession, RelayServerSessionConfig, ServerSessionEvent};
 use crate::relay::step_codec::{self, StepForm};
-use crate::request::{AdvanceStatus, Tick};
 use crate::transport::{
     CHANNEL_RELIABLE, CHANNEL_SEQUENCED, CHANNEL_UNRELIABLE, Credential, DisconnectReason, Event, PeerId, TokenIdentity,
 };
@@ -110,8 +110,8 @@ pub fn relay_server(data: &[u8]) {
             }
             1 | 2 => {
                 let Some(peer) = t.pick(pick) else { continue };
-                let step_ack = if inp.bool() { NONE } else { inp.tick_near(s.tick()) };
-                let first = inp.tick_near(s.tick());
+                let step_ack = if inp.bool() { NONE } else { inp.tick_near(s.last_tick()) };
+                let first = inp.tick_near(s.last_tick());
                 let n = inp.u8() as usize % 24;
                 let inputs: Vec<&[u8]> = (0..n).map(|_| input(&mut inp)).collect();
                 let sack: Vec<u8> = (0..inp.u8() % 4).map(|_| inp.u8()).collect();

@@ -6,10 +6,10 @@
 //! The session and endpoint inputs are operation streams: each builder below writes
 //! the bytes in the order its target reads them (see the targets' match arms).
 
+use crate::engine::InputStatus;
 use crate::relay::join::{self, Hello, Welcome};
 use crate::relay::messages::{self, MarginReport, PlayerStep, UpdateHead};
 use crate::relay::step_codec::{self, StepForm};
-use crate::request::InputStatus;
 use crate::rollback::message::{self, Header, KIND_INPUT, KIND_SPECTATE, KIND_SPECTATOR_ACK};
 use crate::rollback::{DesyncDump, ReplayRecorder};
 use crate::transport::DisconnectReason;

@@ -2,7 +2,7 @@
 
 use std::collections::VecDeque;
 
-use crate::request::Tick;
+use crate::engine::Tick;
 
 use super::{JitterConfig, JitterStats, KickReason, LatePolicy, PushOutcome, Step, StepKind, UnderflowPolicy};
 

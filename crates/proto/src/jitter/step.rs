@@ -1,6 +1,6 @@
 //! What the buffer reports: a push's outcome, a tick's step, a kick, its counters.
 
-use crate::request::Tick;
+use crate::engine::Tick;
 
 /// Why a client was kicked by its jitter buffer.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

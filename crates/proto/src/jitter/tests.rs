@@ -1,5 +1,5 @@
 use super::*;
-use crate::request::Tick;
+use crate::engine::Tick;
 
 fn cfg() -> JitterConfig {
     JitterConfig {

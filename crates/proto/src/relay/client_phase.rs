@@ -12,7 +12,7 @@
 //! ```
 
 use crate::clock::Micros;
-use crate::request::Tick;
+use crate::engine::Tick;
 use crate::transport::{DisconnectReason, PeerId};
 
 /// A run of reconnect attempts after a drop (or after a first join that failed).

@@ -19,7 +19,7 @@
 
 use subtle::ConstantTimeEq;
 
-use crate::request::Tick;
+use crate::engine::Tick;
 use crate::transport::SecretRng;
 use crate::wire::{DecodeError, Reader, Writer};
 

@@ -33,7 +33,7 @@
 use super::step_codec::{self, Entry};
 use super::step_history::StepView;
 use super::step_sender::SACK_BYTES;
-use crate::request::Tick;
+use crate::engine::Tick;
 use crate::wire::{DecodeError, MAX_DATAGRAM_SIZE, Reader, Writer};
 
 /// Message kind byte of a ClientInputs.

@@ -26,8 +26,8 @@
 use std::collections::VecDeque;
 
 use super::messages::PlayerStep;
-use crate::request::{InputStatus, Request, RequestQueue, Tick};
-use crate::rollback::StateRing;
+use crate::engine::StateRing;
+use crate::engine::{InputStatus, Request, RequestQueue, Tick};
 
 /// Settings of a [`Predictor`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -16,7 +16,7 @@ use super::step_queue::{StepQueue, StepQueueSize};
 use super::step_receiver::{StepReceiver, Taken};
 use super::step_sender::SACK_BYTES;
 use crate::clock::Micros;
-use crate::request::Tick;
+use crate::engine::Tick;
 use crate::sync::interp::{AdaptiveInterpolation, InterpConfig, RemoteTimeline};
 use crate::sync::redundancy::{RedundancyConfig, RedundancyPlanner};
 use crate::sync::{InputLeadController, LeadConfig};

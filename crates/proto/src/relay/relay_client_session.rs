@@ -29,7 +29,7 @@ use super::join::{self, Hello, SessionToken};
 use super::prediction::{Predictor, PredictorConfig, PredictorStats, StepOutcome};
 use super::relay_client::{RelayClient, RelayClientConfig, SyncStats};
 use crate::clock::Micros;
-use crate::request::{AdvanceStatus, Request, Tick};
+use crate::engine::{AdvanceStatus, Request, Tick};
 use crate::transport::{
     CHANNEL_RELIABLE, CHANNEL_UNRELIABLE, DisconnectReason, Event, PeerId, Proven, SendError, Transport,
 };

@@ -15,8 +15,8 @@ use super::step_codec::{self, ENTRY_HEAD, FRAGMENT_BYTES, FRAGMENT_HEAD, StepFor
 use super::step_history::{StepHistory, StepView};
 use super::step_sender::{CLIENT_STEP_WINDOW, Reason, SendPlan, StepSender};
 use crate::clock::Micros;
+use crate::engine::Tick;
 use crate::jitter::{JitterBuffer, JitterConfig, JitterStats, KickReason, PushOutcome};
-use crate::request::Tick;
 use crate::sync::redundancy::{RedundancyConfig, copies_for_loss};
 use crate::transport::{CHANNEL_UNRELIABLE, ConfigError, DisconnectReason, EndpointConfig, Event, PeerId, Transport};
 use crate::wire::MAX_DATAGRAM_SIZE;
@@ -293,8 +293,8 @@ impl RelayServer {
         &self.cfg
     }
 
-    /// The last step run.
-    pub fn tick(&self) -> Tick {
+    /// The last step run (0 before the first; the next step is one after it).
+    pub fn last_tick(&self) -> Tick {
         self.tick
     }
 

@@ -20,7 +20,7 @@
 //! shorter) in entries of their own, and the client puts them back together.
 
 use super::messages::StepRules;
-use crate::request::Tick;
+use crate::engine::Tick;
 use crate::wire::{DecodeError, Reader, Writer};
 
 /// A body's form (an entry's `form`, without the fragment flag).

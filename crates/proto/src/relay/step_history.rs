@@ -11,7 +11,7 @@ use std::collections::VecDeque;
 
 use super::messages::{self, PlayerStep};
 use super::step_codec::{self, StepForm};
-use crate::request::Tick;
+use crate::engine::Tick;
 use crate::wire::{MAX_DATAGRAM_SIZE, Reader};
 
 /// Most players a step can list (its count is one byte).

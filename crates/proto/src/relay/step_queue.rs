@@ -11,7 +11,7 @@
 use std::collections::VecDeque;
 
 use super::messages::{self, PlayerStep, StepParts};
-use crate::request::Tick;
+use crate::engine::Tick;
 
 /// Steps waiting for the engine (see the module docs).
 #[derive(Debug)]

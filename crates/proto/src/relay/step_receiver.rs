@@ -14,7 +14,7 @@ use super::messages::{self, StepRules};
 use super::step_codec::{self, Entry, FRAGMENT_BYTES, StepForm};
 use super::step_queue::StepQueue;
 use super::step_sender::{CLIENT_STEP_WINDOW, SACK_BYTES};
-use crate::request::Tick;
+use crate::engine::Tick;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum SlotState {

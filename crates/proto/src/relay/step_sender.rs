@@ -18,7 +18,7 @@
 use std::collections::VecDeque;
 
 use crate::clock::Micros;
-use crate::request::Tick;
+use crate::engine::Tick;
 
 /// Steps past the acknowledged one a client can hold (its reorder room): the most
 /// any window reaches.

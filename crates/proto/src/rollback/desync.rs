@@ -20,7 +20,7 @@
 //! u8 has_state, u32 state length, state bytes         the engine's state at the tick
 //! ```
 
-use crate::request::{InputStatus, Tick};
+use crate::engine::{InputStatus, Tick};
 use crate::transport::PeerId;
 use crate::wire::{DecodeError, Reader};
 

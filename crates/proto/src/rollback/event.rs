@@ -1,6 +1,6 @@
 //! Things a rollback session tells the engine, polled with `poll_event`.
 
-use crate::request::Tick;
+use crate::engine::Tick;
 use crate::transport::{DisconnectReason, PeerId};
 
 /// A session event. Events are informational: correctness never depends on the

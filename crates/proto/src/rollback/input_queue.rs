@@ -8,7 +8,7 @@
 //! in order (the message layer resends until acked, so gaps never need buffering).
 
 use super::PredictionMode;
-use crate::request::{InputStatus, Tick};
+use crate::engine::{InputStatus, Tick};
 
 /// What [`InputQueue::add_confirmed`] did with an input.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -43,7 +43,7 @@
 //! (version 3 in bits 5-7): a version-2 message reads as version 1 here, and this one
 //! as version 6 or 7 to a version-2 reader, so each side refuses the other's.
 
-use crate::request::Tick;
+use crate::engine::Tick;
 use crate::rollback::desync::InputDigest;
 use crate::wire::{DecodeError, Reader};
 

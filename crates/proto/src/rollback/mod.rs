@@ -2,28 +2,8 @@
 //! saved-tick bookkeeping with checksums, and the sessions built on them (P2P,
 //! synctest, replay, spectator).
 //!
-//! # Who owns the game state
-//! The engine does. The library never holds game state: it emits [`Request`]s that
-//! the engine polls and runs in order (`Save`, `Load`, `Advance`, and for forensics,
-//! replays and spectators `DumpState` and `Restore`). Each `Save` names a *slot* in
-//! `0..session.state_slots()`, so an engine keeps a fixed array of that many
-//! snapshots and never allocates per tick; it reports the checksum of each save with
-//! `confirm_save(tick, checksum)`. Reasons for this choice over library-owned buffers:
-//! - game states are often not flat byte blobs (ECS worlds, pointers, GPU-side data);
-//!   engines have their own snapshot strategies (copy-on-write, deltas), and a
-//!   library-owned buffer of fixed `state_size` would force a serialisation and a
-//!   second memcpy through the ABI on every tick;
-//! - the house rule: the engine owns state and simulation, the library owns time,
-//!   inputs and bookkeeping;
-//! - the library still knows everything it needs: which ticks are saved in which slot,
-//!   their checksums, and which slots must be kept for desync forensics.
-//!   When it needs bytes (a desync dump, a spectator snapshot), it asks for them
-//!   through `DumpState` and the engine hands them over with `provide_state`.
-//!
-//! # Tick convention
-//! `S(t)` is the game state at the *start* of tick `t`. `Save { tick: t }` stores
-//! `S(t)`; `Advance { tick: t, .. }` applies tick `t`'s inputs to `S(t)` giving
-//! `S(t + 1)`; the checksum of tick `t` is the checksum of `S(t)`.
+//! The engine's side of every session (who owns the game state, the tick convention,
+//! the requests) is in [`crate::engine`].
 //!
 //! # Wire format
 //! See [`message`]: one compact message per peer per tick carrying the redundant
@@ -40,7 +20,6 @@ pub(crate) mod message;
 pub(crate) mod p2p;
 mod replay;
 mod spectator;
-mod state_ring;
 mod synctest;
 mod timesync;
 
@@ -49,7 +28,6 @@ pub use event::Event;
 pub use p2p::{P2pConfig, P2pSession, PlayerKind, SessionError};
 pub use replay::{Replay, ReplayError, ReplayRecorder, ReplaySession};
 pub use spectator::{SpectatorConfig, SpectatorSession};
-pub(crate) use state_ring::StateRing;
 pub use synctest::{SyncTestSession, SyncTestState};
 
 /// How remote inputs are guessed when they have not arrived.

@@ -39,10 +39,10 @@ use super::desync::{ChecksumLog, DesyncDump, InputDigests};
 use super::event::Event;
 use super::input_queue::InputQueue;
 use super::replay::ReplayRecorder;
-use super::state_ring::StateRing;
 use super::timesync::TimeSyncConfig;
 use crate::clock::Micros;
-use crate::request::{AdvanceStatus, InputStatus, Request, RequestQueue, Tick};
+use crate::engine::StateRing;
+use crate::engine::{AdvanceStatus, InputStatus, Request, RequestQueue, Tick};
 use crate::tick::{TickClock, TickClockConfig};
 use crate::transport::{CHANNEL_RELIABLE, CHANNEL_UNRELIABLE, DisconnectReason, PeerId};
 

@@ -14,7 +14,7 @@
 //! Every length is checked against the bytes left before anything is allocated.
 
 use super::desync::status_from;
-use crate::request::{AdvanceStatus, InputStatus, Request, RequestQueue, Tick};
+use crate::engine::{AdvanceStatus, InputStatus, Request, RequestQueue, Tick};
 use crate::wire::{DecodeError, Reader};
 
 const MAGIC: &[u8; 4] = b"TWRP";

@@ -13,7 +13,7 @@ use super::input_queue::InputQueue;
 use super::message::{self, Header, KIND_SPECTATE, KIND_SPECTATOR_ACK};
 use super::p2p::SessionError;
 use crate::clock::Micros;
-use crate::request::{AdvanceStatus, Request, RequestQueue, Tick};
+use crate::engine::{AdvanceStatus, Request, RequestQueue, Tick};
 use crate::transport::{CHANNEL_UNRELIABLE, PeerId, Transport};
 
 /// Settings of a [`SpectatorSession`].

@@ -19,7 +19,7 @@ use std::collections::VecDeque;
 
 use super::event::Event;
 use super::p2p::SessionError;
-use crate::request::{AdvanceStatus, InputStatus, Request, RequestQueue, Tick};
+use crate::engine::{AdvanceStatus, InputStatus, Request, RequestQueue, Tick};
 
 /// Which state of a mismatch.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

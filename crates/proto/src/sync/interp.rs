@@ -16,7 +16,7 @@ use std::collections::VecDeque;
 
 use super::histogram::ForgettingHistogram;
 use crate::clock::Micros;
-use crate::request::Tick;
+use crate::engine::Tick;
 
 /// Common interface of the estimators, for the lab and the sessions.
 pub trait RemoteTimeline {

@@ -41,7 +41,7 @@
 
 use super::histogram::ForgettingHistogram;
 use super::tail_shape::TailShape;
-use crate::request::Tick;
+use crate::engine::Tick;
 
 #[derive(Debug, Clone, Copy, PartialEq)]
 /// Settings of the [`InputLeadController`].

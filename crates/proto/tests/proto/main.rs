@@ -14,6 +14,7 @@
 #[path = "../support/mod.rs"]
 mod support;
 
+mod engine_contract;
 mod hostile_p2p_clock;
 mod hostile_p2p_disconnects;
 mod hostile_p2p_progress;

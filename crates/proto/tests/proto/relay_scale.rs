@@ -122,7 +122,7 @@ fn run(sc: &Scenario) -> (World, Outcome) {
         w.run_for(SECOND);
         for e in &w.server_events[seen_events..] {
             if let ServerSessionEvent::PlayerKicked { player, cause, .. } = *e {
-                kicks.push((s, w.server.tick(), player, cause));
+                kicks.push((s, w.server.last_tick(), player, cause));
             }
         }
         seen_events = w.server_events.len();
@@ -156,7 +156,7 @@ fn run(sc: &Scenario) -> (World, Outcome) {
     let (secs, down, up, dgrams) = at_kick.unwrap_or((sc.seconds, down, up, dgrams));
     let secs = secs as f64;
     let out = Outcome {
-        server_tick: w.server.tick(),
+        server_tick: w.server.last_tick(),
         authoritative,
         rates,
         kicks,

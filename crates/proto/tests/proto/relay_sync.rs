@@ -57,7 +57,7 @@ fn run_with(seconds: u64, link: LinkConfig, seed: u64, scfg: RelayServerConfig) 
         }
         while (now as f64) >= next_server_tick {
             let step = server.step(now, net.endpoint(s)).to_vec();
-            out.server_steps.insert(server.tick(), step);
+            out.server_steps.insert(server.last_tick(), step);
             next_server_tick += T;
         }
         for i in 0..n {

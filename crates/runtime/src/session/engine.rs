@@ -13,122 +13,15 @@ use super::failure::{SessionFailure, argument, state};
 use super::messages::{Inbox, MessageStats};
 use super::request::{CurrentRequest, PolledRequest, RequestKind};
 use crate::host_error::HostError;
-use tickwire_proto::{
-    AdvanceStatus, GameShape, KickCause, Micros, P2pSession, RelayClientSession, RelayServerSession, ReplaySession,
-    Request, ServerSessionEvent, SpectatorSession, SyncTestSession, Tick,
-};
+use tickwire_proto::{AdvanceStatus, GameShape, Micros, Session};
 
 /// Events kept without allocating (the queue grows past this only in a flood).
 const EVENT_CAPACITY: usize = 64;
 
-/// What the loop needs of a protocol core. Implemented for the six cores below.
-pub trait Core {
-    /// Requests of the last advance not yet polled.
-    fn pending_requests(&self) -> usize;
-    /// Runs one tick; the requests follow.
-    fn advance(&mut self) -> AdvanceStatus;
-    /// The next request of the last advance.
-    fn poll_request(&mut self) -> Option<Request<'_>>;
-    /// The next event, as a session hands it out.
-    fn poll_event(&mut self) -> Option<SessionEvent>;
-    /// The next tick to simulate.
-    fn current_tick(&self) -> Tick;
-}
-
-/// One impl per core: the loop's operations are the cores' own, same names.
-macro_rules! rollback_core {
-    ($core:ty) => {
-        impl Core for $core {
-            fn pending_requests(&self) -> usize {
-                <$core>::pending_requests(self)
-            }
-            fn advance(&mut self) -> AdvanceStatus {
-                <$core>::advance(self)
-            }
-            fn poll_request(&mut self) -> Option<Request<'_>> {
-                <$core>::poll_request(self)
-            }
-            fn poll_event(&mut self) -> Option<SessionEvent> {
-                <$core>::poll_event(self).map(SessionEvent::Core)
-            }
-            fn current_tick(&self) -> Tick {
-                <$core>::current_tick(self)
-            }
-        }
-    };
-}
-rollback_core!(P2pSession);
-rollback_core!(SyncTestSession);
-rollback_core!(SpectatorSession);
-
-impl Core for ReplaySession {
-    fn pending_requests(&self) -> usize {
-        ReplaySession::pending_requests(self)
-    }
-    fn advance(&mut self) -> AdvanceStatus {
-        ReplaySession::advance(self)
-    }
-    fn poll_request(&mut self) -> Option<Request<'_>> {
-        ReplaySession::poll_request(self)
-    }
-    fn poll_event(&mut self) -> Option<SessionEvent> {
-        None
-    }
-    fn current_tick(&self) -> Tick {
-        ReplaySession::current_tick(self)
-    }
-}
-
-impl Core for RelayServerSession {
-    fn pending_requests(&self) -> usize {
-        RelayServerSession::pending_requests(self)
-    }
-    fn advance(&mut self) -> AdvanceStatus {
-        RelayServerSession::advance(self)
-    }
-    fn poll_request(&mut self) -> Option<Request<'_>> {
-        RelayServerSession::poll_request(self)
-    }
-    fn poll_event(&mut self) -> Option<SessionEvent> {
-        let event = RelayServerSession::poll_event(self)?;
-        Some(SessionEvent::RelayServer { event, tick: server_event_tick(self, &event) })
-    }
-    fn current_tick(&self) -> Tick {
-        self.tick() + 1
-    }
-}
-
-impl Core for RelayClientSession {
-    fn pending_requests(&self) -> usize {
-        RelayClientSession::pending_requests(self)
-    }
-    fn advance(&mut self) -> AdvanceStatus {
-        RelayClientSession::advance(self)
-    }
-    fn poll_request(&mut self) -> Option<Request<'_>> {
-        RelayClientSession::poll_request(self)
-    }
-    fn poll_event(&mut self) -> Option<SessionEvent> {
-        RelayClientSession::poll_event(self).map(SessionEvent::RelayClient)
-    }
-    fn current_tick(&self) -> Tick {
-        RelayClientSession::current_tick(self)
-    }
-}
-
-/// The tick a relay server event concerns (see [`SessionEvent::RelayServer`]). Events
-/// are collected right after the call that raised them, before the next tick runs.
-fn server_event_tick(s: &RelayServerSession, e: &ServerSessionEvent) -> Tick {
-    let next = s.tick() + 1;
-    match *e {
-        ServerSessionEvent::PlayerJoined { player, .. } | ServerSessionEvent::PlayerReconnected { player, .. } => {
-            s.relay().joined_at(player).unwrap_or(next)
-        }
-        // A jitter kick removes the player from the step being formed.
-        ServerSessionEvent::PlayerKicked { cause: KickCause::Jitter(_), .. } => s.tick(),
-        _ => next,
-    }
-}
+/// What the loop needs of a protocol core: proto's contract of every session kind,
+/// whose events become [`SessionEvent`]s.
+pub trait Core: Session<Event: Into<SessionEvent>> {}
+impl<C: Session<Event: Into<SessionEvent>>> Core for C {}
 
 /// Where a session is in its life. The core exists from `Running` on (P2P and a
 /// spectator build it once their connections are up).
@@ -220,7 +113,7 @@ impl<C: Core> Engine<C> {
     pub(super) fn collect_events(&mut self) {
         if let Phase::Running(core) = &mut self.phase {
             while let Some(e) = core.poll_event() {
-                self.events.push_back(e);
+                self.events.push_back(e.into());
             }
         }
     }

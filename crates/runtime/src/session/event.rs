@@ -1,7 +1,9 @@
 //! What a [`Session`](super::Session) tells the engine: the core's events plus the
 //! session's own (connections, the network thread's death).
 
-use tickwire_proto::{ClientSessionEvent, PeerId, Proven, RollbackEvent as Event, ServerSessionEvent, Tick};
+use tickwire_proto::{
+    ClientSessionEvent, PeerId, Proven, RollbackEvent as Event, ServerEventAt, ServerSessionEvent, Tick,
+};
 
 /// A polled session event.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -60,4 +62,29 @@ pub enum SessionEvent {
         /// Its size in bytes.
         len: usize,
     },
+}
+
+impl From<Event> for SessionEvent {
+    fn from(e: Event) -> Self {
+        SessionEvent::Core(e)
+    }
+}
+
+impl From<ServerEventAt> for SessionEvent {
+    fn from(e: ServerEventAt) -> Self {
+        SessionEvent::RelayServer { event: e.event, tick: e.tick }
+    }
+}
+
+impl From<ClientSessionEvent> for SessionEvent {
+    fn from(e: ClientSessionEvent) -> Self {
+        SessionEvent::RelayClient(e)
+    }
+}
+
+/// A replay reports nothing but its requests.
+impl From<std::convert::Infallible> for SessionEvent {
+    fn from(e: std::convert::Infallible) -> Self {
+        match e {}
+    }
 }

@@ -187,7 +187,7 @@ impl RelayServer {
         let core = self.engine.core().map(RelayServerSession::stats).unwrap_or_default();
         RelayServerStats {
             running: self.engine.core().is_some(),
-            current_tick: self.engine.core().map_or(0, |s| s.tick() + 1),
+            current_tick: self.engine.core().map_or(0, |s| s.current_tick()),
             net: NetStats::read(&mut self.net, core.players, core.rejected),
             core,
         }

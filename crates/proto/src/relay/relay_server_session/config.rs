@@ -1,8 +1,8 @@
 //! A server session's settings and how they are checked, and its misuse errors.
 
 use crate::clock::Micros;
+use crate::engine::Tick;
 use crate::relay::relay_server::RelayServerConfig;
-use crate::request::Tick;
 use crate::tick::TickClockConfig;
 use crate::transport::{CHANNEL_RELIABLE, Secret};
 

@@ -32,9 +32,9 @@ use std::collections::VecDeque;
 use super::join::{self, Welcome};
 use super::relay_server::{RelayServer, RelayServerEvent, StreamStats};
 use crate::clock::Micros;
+use crate::engine::StateRing;
+use crate::engine::{AdvanceStatus, InputStatus, Request, RequestQueue, Tick};
 use crate::jitter::JitterStats;
-use crate::request::{AdvanceStatus, InputStatus, Request, RequestQueue, Tick};
-use crate::rollback::StateRing;
 use crate::tick::TickClock;
 use crate::transport::{CHANNEL_UNRELIABLE, Credential, DisconnectReason, Event, PeerId, SecretRng, Transport};
 use admission::{Slot, SlotState};
@@ -122,9 +122,29 @@ impl RelayServerSession {
         self.ring.len()
     }
 
-    /// The last tick run (the next `Advance` is for the one after).
-    pub fn tick(&self) -> Tick {
-        self.relay.tick()
+    /// The last tick run (0 before the first).
+    pub fn last_tick(&self) -> Tick {
+        self.relay.last_tick()
+    }
+
+    /// The tick the next `advance` runs: the one after [`last_tick`](Self::last_tick),
+    /// as every session's `current_tick` is the next tick to simulate.
+    pub fn current_tick(&self) -> Tick {
+        self.relay.last_tick().saturating_add(1)
+    }
+
+    /// The tick `event` concerns, for an event just polled (before the next tick
+    /// runs): for a join or a return, the first tick whose canonical step includes the
+    /// player; for a player its jitter buffer kicked, the last tick run (the step
+    /// being formed lost it); otherwise the next tick.
+    pub fn event_tick(&self, event: &ServerSessionEvent) -> Tick {
+        match *event {
+            ServerSessionEvent::PlayerJoined { player, .. } | ServerSessionEvent::PlayerReconnected { player, .. } => {
+                self.relay.joined_at(player).unwrap_or_else(|| self.current_tick())
+            }
+            ServerSessionEvent::PlayerKicked { cause: KickCause::Jitter(_), .. } => self.last_tick(),
+            _ => self.current_tick(),
+        }
     }
 
     /// The sync layer, for its per-client figures.
@@ -224,7 +244,7 @@ impl RelayServerSession {
     /// with it. Never waits for anyone.
     pub fn advance(&mut self) -> AdvanceStatus {
         self.requests.clear();
-        let t = self.relay.tick() + 1;
+        let t = self.relay.last_tick() + 1;
         let now = self.now;
         let snapshot = self.slots.iter().any(|s| s.snapshot_due(now));
         self.snapshot_tick = None;
@@ -399,7 +419,7 @@ impl RelayServerSession {
         }
         let r = self.relay.stats();
         ServerSessionStats {
-            tick: self.relay.tick(),
+            tick: self.relay.last_tick(),
             players: self.slots.iter().filter(|s| matches!(s.state, SlotState::Active { .. })).count() as u32,
             empty_steps: j.underflows,
             substituted_steps: j.lost,

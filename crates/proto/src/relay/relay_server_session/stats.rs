@@ -1,7 +1,7 @@
 //! A server session's figures, summed over the players present and gone.
 
+use crate::engine::Tick;
 use crate::jitter::JitterStats;
-use crate::request::Tick;
 
 /// Figures of a server session.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]

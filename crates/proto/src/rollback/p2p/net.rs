@@ -313,7 +313,7 @@ impl P2pSession {
 
     /// Adds a spectator behind `peer`. Before the first tick it simply receives every
     /// confirmed input; later, the engine is first asked (through
-    /// [`crate::request::Request::DumpState`]) for a snapshot that is sent on the
+    /// [`crate::engine::Request::DumpState`]) for a snapshot that is sent on the
     /// reliable channel, and inputs follow from the snapshot's tick.
     pub fn add_spectator(&mut self, peer: PeerId) {
         if peer == 0 || self.spectators.iter().any(|s| s.id == peer) || self.peers.iter().any(|p| p.id == peer) {

@@ -4,7 +4,7 @@ use super::super::desync::{InputDigest, PENDING_REPORTS};
 use super::super::timesync::AdvantageTracker;
 use super::{P2pSession, PeerSyncStats};
 use crate::clock::Micros;
-use crate::request::Tick;
+use crate::engine::Tick;
 use crate::transport::PeerId;
 
 /// Where a peer stands, as far as this side has heard.

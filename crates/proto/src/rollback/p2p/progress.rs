@@ -28,7 +28,7 @@
 
 use super::{Event, P2pSession, PlayerKind};
 use crate::clock::Micros;
-use crate::request::Tick;
+use crate::engine::Tick;
 use crate::transport::DisconnectReason;
 
 /// A peer counts as announcing a stall for this long after its last message that

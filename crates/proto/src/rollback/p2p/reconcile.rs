@@ -31,7 +31,7 @@
 use super::super::desync::{InputDigest, digest_step};
 use super::{Event, P2pSession, PlayerKind};
 use crate::clock::Micros;
-use crate::request::{InputStatus, Tick};
+use crate::engine::{InputStatus, Tick};
 use crate::transport::PeerId;
 use crate::wire::Reader;
 

@@ -8,7 +8,7 @@
 
 use std::collections::VecDeque;
 
-use crate::request::Tick;
+use crate::engine::Tick;
 
 #[derive(Debug, Clone, Copy, Default)]
 struct Entry {

@@ -1,7 +1,6 @@
 #!/usr/bin/env bash
-# Checks the Unity package as a user installs it: packs it into a tarball (as npm pack
-# does: everything under package/, hidden files left out), unpacks that, and checks the
-# unpacked copy:
+# Checks the Unity package as a user installs it: the tarball scripts/unity-pack.sh
+# builds (everything under package/, the native libraries inside), unpacked:
 #
 #   - package.json is valid JSON with name, version, displayName and unity, and every
 #     sample path it lists exists;
@@ -23,15 +22,16 @@
 #     Unity APIs (bindings/csharp/Tests/UnitySim/UnityStubs.cs, as tests/run.sh's Unity
 #     code path).
 #
-#   scripts/unity-package-check.sh [PACKAGE_DIR]   default examples-csharp/unity/com.tickwire.runtime
+#   scripts/unity-package-check.sh TARBALL
 #
-# Needs tar, jq, mcs, binutils (nm, readelf, objdump). Writes under build/unity-package/.
+# Needs tar, jq, mcs, binutils (nm, readelf, objdump). Writes under build/unity-package-check/.
 # The last line is "N passed, N failed"; the exit status is non-zero on any failure.
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-SRC_PKG="$(cd "${1:-$ROOT/examples-csharp/unity/com.tickwire.runtime}" && pwd)"
-OUT="$ROOT/build/unity-package"
+[ $# -eq 1 ] && [ -f "$1" ] || { echo "usage: $0 TARBALL (made by scripts/unity-pack.sh)" >&2; exit 2; }
+TGZ="$(cd "$(dirname "$1")" && pwd)/$(basename "$1")"
+OUT="$ROOT/build/unity-package-check"
 STUBS_CS="$ROOT/bindings/csharp/Tests/UnitySim/UnityStubs.cs"
 INPUT_SYSTEM_STUBS_CS="$ROOT/bindings/csharp/Tests/UnitySim/InputSystemStubs.cs"
 MCS=(mcs -langversion:7.2 -warnaserror)
@@ -43,17 +43,16 @@ CHECK_PREFIX="unity package: "
 source "$ROOT/tests/check.sh"
 
 # --- the tarball -----------------------------------------------------------------------
-TGZ="$OUT/com.tickwire.runtime.tgz"
 PKG="$OUT/extracted/package"
-pack_and_unpack() {
-    local name
-    name="$(basename "$SRC_PKG")"
-    tar -C "$(dirname "$SRC_PKG")" --exclude='.*' --transform "s,^$name,package," -czf "$TGZ" "$name" &&
-        tar -C "$OUT/extracted" -xzf "$TGZ" &&
+unpack() {
+    local outside
+    outside="$(tar -tzf "$TGZ" | grep -v '^package/' || true)"
+    [ -z "$outside" ] || { echo "entries outside package/: $outside"; return 1; }
+    tar -C "$OUT/extracted" -xzf "$TGZ" &&
         [ -f "$PKG/package.json" ] &&
         echo "$(tar -tzf "$TGZ" | grep -vc '/$') files, $(du -k "$TGZ" | cut -f1) KiB"
 }
-check "pack into a tarball (package/...) and unpack it" pack_and_unpack
+check "unpack the tarball (everything under package/)" unpack
 [ -f "$PKG/package.json" ] || { echo "$passed passed, $failed failed"; exit 1; }
 
 # --- package.json ------------------------------------------------------------------------

@@ -6,17 +6,17 @@
 #                                         tickwire.dll   -> Runtime/Plugins/Windows/x86_64/
 #
 # e.g. `scripts/unity-plugins.sh target/release target-win/x86_64-pc-windows-gnu/release`
-# after `cargo build --release` and `scripts/windows.sh package` (which runs this too).
-# TICKWIRE_UNITY_PLUGINS overrides the destination (the tests copy into build/).
+# after `cargo build --release` and `scripts/windows.sh package`.
+# TICKWIRE_UNITY_PLUGINS overrides the destination (unity-pack.sh and the tests copy
+# into build/).
 # Runtime/Plugins/README.md lists the other platforms. The C# sources need no copying:
 # the package's Runtime/Tickwire is the binding itself.
 #
 # The copies lose their debug information (strip --strip-debug; the release profile
-# keeps line tables, debug = 1): the package is committed to git, libraries included,
-# so that git-URL and tarball installs carry them. The exported symbols stay. Then
-# scripts/unity-meta.sh writes their .meta files (import settings per platform), and
-# scripts/unity-package-check.sh checks the package. Commit the libraries built from
-# `cargo build --release --lib -p tickwire` (no test hooks) and `scripts/windows.sh package`.
+# keeps line tables, debug = 1); the exported symbols stay. scripts/unity-pack.sh uses
+# this to put the libraries into the package's tarball (they are never committed; git
+# ignores copies made into the source folder for a local Unity project), and then
+# scripts/unity-meta.sh writes their .meta files (import settings per platform).
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"

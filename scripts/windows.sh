@@ -7,8 +7,9 @@
 #                               test, built with mingw
 #                               as strict C11 and run under Wine; the install layout, a
 #                               CMake consumer built with the mingw-w64 toolchain and
-#                               run under Wine, the Unity plugin copy (tests/run.sh runs
-#                               this)
+#                               run under Wine, the Unity plugin copy, and last the DLL
+#                               without test hooks into build/windows/shipped/ (the Unity
+#                               package's; tests/run.sh runs this)
 #   scripts/windows.sh cargo [ARGS...]
 #                               `cargo test --workspace` with every test binary run under
 #                               Wine (a few minutes; not in the default run); ARGS go to
@@ -16,7 +17,8 @@
 #   scripts/windows.sh bench    `tickwire bench loopback`, release, natively and under Wine
 #   scripts/windows.sh package [PREFIX]
 #                               the release DLL, installed into PREFIX (default
-#                               build/windows/tickwire) and copied into the Unity package
+#                               build/windows/tickwire); scripts/unity-pack.sh then packs
+#                               it into the Unity package's tarball
 #   scripts/windows.sh all      smoke, cargo, bench
 #
 # Toolchain (see shared/reference/windows.md): rustup cannot download targets here, so
@@ -151,6 +153,13 @@ smoke() {
             cmp "$OUT/tickwire.stripped.dll" "$dest/Windows/x86_64/tickwire.dll"
     }
     check "unity-plugins.sh puts tickwire.dll in Plugins/Windows/x86_64" unity_plugins
+    # Last, since it replaces the DLL the checks above ran: the library as shipped (no
+    # test hooks), which tests/run.sh packs into the Unity package.
+    shipped_library() {
+        "${CARGO[@]}" build "${BUILD_STD[@]}" --lib -p tickwire &&
+            mkdir -p "$OUT/shipped" && cp "$lib/tickwire.dll" "$OUT/shipped/"
+    }
+    check "build tickwire.dll without the test hooks into build/windows/shipped (for the Unity package)" shipped_library
 }
 
 package() {
@@ -159,7 +168,6 @@ package() {
     release_library() { "${CARGO[@]}" build "${BUILD_STD[@]}" --release --lib -p tickwire; }
     check "build the release tickwire.dll, libtickwire.dll.a and libtickwire.a" release_library
     check "install into $prefix" scripts/install.sh "$prefix" --lib-dir "$lib"
-    check "copy tickwire.dll into the Unity package" scripts/unity-plugins.sh "$lib"
 }
 
 cargo_tests() {

@@ -5,7 +5,7 @@
 # syntax-checked as C++17, run, and run under valgrind (against the debug and the
 # optimized library). Then the bindings: C# (built with mcs -langversion:7.2, tests run
 # under the Mono JIT and under Mono full AOT, the stand-in for IL2CPP), the C++ wrapper
-# and its examples (run, and under valgrind), the Unity package (scripts/unity-package-check.sh),
+# and its examples (run, and under valgrind), the Unity package (scripts/unity-pack.sh, scripts/unity-package-check.sh),
 # and packaging (the SONAME, install to a temporary prefix, a CMake consumer, a
 # pkg-config consumer, shared and static), and the transport benchmark's smoke
 # (scripts/bench-transport.sh --smoke, against ENet). Then Windows: scripts/windows.sh smoke cross-builds the library
@@ -211,12 +211,7 @@ build_unity_path() {
         grep -q __Internal "$CS/unity/ios/Tickwire.dll" && ! grep -q __Internal "$CS/Tickwire.dll"
 }
 check "C#: build the Unity code path against API stand-ins (editor, iOS, samples)" build_unity_path
-# The Unity package as a user installs it (from a tarball): .meta files and unique GUIDs,
-# valid asmdefs, the Linux and Windows plugins, license files, and each sample compiled
-# on its own asmdef against the same API stand-ins. Its lines are indented under this one.
 run_indented() { "$@" 2>&1 | sed -u 's/^/    /'; }
-check "Unity package: scripts/unity-package-check.sh (tarball, .meta files, asmdefs, plugins, samples compile with mcs)" \
-    run_indented scripts/unity-package-check.sh
 
 # The C compiler's view of every struct, enum and numeric constant, for the C# test's
 # offset, enumerator and constant comparisons (--offsets).
@@ -374,7 +369,7 @@ check "pkg-config --static consumer: cc -static links the installed libtickwire.
     pkg_config_static_consumer
 
 # --- benchmarks: the short forms, which check behaviour and never speed ----------------
-# bench/transport (issue 17): ENet and tickwire, plaintext and encrypted, through the
+# bench/transport: ENet and tickwire, plaintext and encrypted, through the
 # same harness; every message of the ping-pongs echoed, every reliable message through
 # the lossy proxy delivered, every figure finite. Its lines are indented under this one.
 check "transport benchmark smoke: scripts/bench-transport.sh --smoke (ENet vs tickwire; delivery, not speed)" \
@@ -383,6 +378,19 @@ check "transport benchmark smoke: scripts/bench-transport.sh --smoke (ENet vs ti
 # --- Windows (cross-built, run under Wine) ----------------------------------------------
 check "Windows smoke: scripts/windows.sh smoke (DLL, C examples, misuse test, CMake consumer under Wine)" \
     scripts/windows.sh smoke
+
+# --- the Unity package ------------------------------------------------------------------
+# The tarball a user installs, built from the libraries without test hooks (Linux: the
+# shipped build above; Windows: the smoke's), then checked as installed: .meta files and
+# unique GUIDs, valid asmdefs, the Linux and Windows plugins, license files, and each
+# sample compiled on its own asmdef against the same API stand-ins. Its lines are
+# indented under this one.
+UNITY_TGZ="$ROOT/build/unity-package/com.tickwire.runtime.tgz"
+unity_package() {
+    scripts/unity-pack.sh --out "$UNITY_TGZ" "$SHIPPED" "$ROOT/build/windows/shipped" && scripts/unity-package-check.sh "$UNITY_TGZ"
+}
+check "Unity package: scripts/unity-pack.sh, then scripts/unity-package-check.sh (.meta files, asmdefs, plugins, samples compile with mcs)" \
+    run_indented unity_package
 
 if [ "$cargo_ok" -ne 1 ]; then
     echo "cargo: FAILED (see above)"

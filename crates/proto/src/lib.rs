@@ -54,9 +54,9 @@ pub use game::{
 pub use rollback::desync::DumpDecodeError;
 pub use rollback::p2p::{MAX_INPUT_DELAY, P2pStats, PeerSyncStats, p2p_inputs_fit, p2p_timeouts_fit};
 pub use rollback::{
-    DesyncDump, Event as RollbackEvent, P2pConfig, P2pSession, PlayerKind, PredictionMode, Replay, ReplayError,
-    ReplayRecorder, ReplaySession, SessionError, SpectatorConfig, SpectatorSession, SyncTestSession, SyncTestState,
-    fnv1a64,
+    DesyncDump, Event as RollbackEvent, MatchEvent, P2pConfig, P2pMatch, P2pSession, PlayerKind, PredictionMode,
+    Replay, ReplayError, ReplayRecorder, ReplaySession, RosterError, SessionError, SpectatorConfig, SpectatorSession,
+    SyncTestSession, SyncTestState, fnv1a64,
 };
 
 // Relay sessions (server and client, with prediction and reconciliation).

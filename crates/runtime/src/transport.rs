@@ -5,7 +5,7 @@ use std::net::SocketAddr;
 
 use super::Host;
 use super::host_error::{FullQueue, HostError};
-use tickwire_proto::{ConnectionStats, DisconnectReason, Micros, PeerId, SendError, Transport};
+use tickwire_proto::{Binding, ConnectionStats, DisconnectReason, Micros, PeerId, SendError, Transport};
 
 impl From<HostError> for SendError {
     fn from(e: HostError) -> Self {
@@ -23,8 +23,12 @@ impl From<HostError> for SendError {
 }
 
 impl Transport for Host {
-    fn connect(&mut self, _now: Micros, addr: SocketAddr) -> Result<PeerId, SendError> {
-        Ok(Host::connect(self, addr)?)
+    fn connect_bound(&mut self, _now: Micros, addr: SocketAddr, binding: Option<Binding>) -> Result<PeerId, SendError> {
+        Ok(Host::connect_bound(self, addr, binding)?)
+    }
+    fn set_local_id(&mut self, id: Option<u32>) {
+        // A stopped thread reports itself through the host's Fatal event.
+        let _ = Host::set_local_id(self, id);
     }
     fn disconnect(&mut self, _now: Micros, peer: PeerId) {
         // Unknown peers are ignored, as the trait promises; a stopped thread reports

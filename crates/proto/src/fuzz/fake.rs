@@ -45,11 +45,18 @@ impl FakeTransport {
 }
 
 impl Transport for FakeTransport {
-    fn connect(&mut self, _now: Micros, _addr: SocketAddr) -> Result<PeerId, SendError> {
+    fn connect_bound(
+        &mut self,
+        _now: Micros,
+        _addr: SocketAddr,
+        _binding: Option<crate::transport::Binding>,
+    ) -> Result<PeerId, SendError> {
         self.next_peer += 1;
         self.open.insert(self.next_peer, false);
         Ok(self.next_peer)
     }
+
+    fn set_local_id(&mut self, _id: Option<u32>) {}
 
     fn disconnect(&mut self, now: Micros, peer: PeerId) {
         self.disconnect_with(now, peer, DisconnectReason::Kicked);

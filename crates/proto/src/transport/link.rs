@@ -7,7 +7,7 @@
 
 use std::net::SocketAddr;
 
-use super::{ConnectionStats, DisconnectReason, Endpoint, PeerId, SendError};
+use super::{Binding, ConnectionStats, DisconnectReason, Endpoint, PeerId, SendError};
 use crate::clock::Micros;
 
 /// Connections and messages, as a session uses them. Incoming traffic is not part of
@@ -15,7 +15,15 @@ use crate::clock::Micros;
 /// the time each message arrived), because a session may share the transport.
 pub trait Transport {
     /// Starts connecting to `addr`; the returned peer may be sent to at once.
-    fn connect(&mut self, now: Micros, addr: SocketAddr) -> Result<PeerId, SendError>;
+    fn connect(&mut self, now: Micros, addr: SocketAddr) -> Result<PeerId, SendError> {
+        self.connect_bound(now, addr, None)
+    }
+    /// Like [`Transport::connect`], binding who both ends are into the handshake
+    /// ([`Binding`]): the other end must have `binding.responder` as its own id
+    /// ([`Transport::set_local_id`]), or it refuses the handshake.
+    fn connect_bound(&mut self, now: Micros, addr: SocketAddr, binding: Option<Binding>) -> Result<PeerId, SendError>;
+    /// Our own id in handshakes bound to us; None refuses every bound handshake.
+    fn set_local_id(&mut self, id: Option<u32>);
     /// Closes the connection to `peer` (unknown peers are ignored).
     fn disconnect(&mut self, now: Micros, peer: PeerId);
     /// Closes the connection to `peer`, telling it `reason` (a transport that cannot
@@ -35,8 +43,13 @@ pub trait Transport {
 }
 
 impl Transport for Endpoint {
-    fn connect(&mut self, now: Micros, addr: SocketAddr) -> Result<PeerId, SendError> {
-        Endpoint::connect(self, now, addr)
+    fn connect_bound(&mut self, now: Micros, addr: SocketAddr, binding: Option<Binding>) -> Result<PeerId, SendError> {
+        let peer = self.ids.next();
+        Endpoint::connect_bound(self, now, addr, peer, binding)?;
+        Ok(peer)
+    }
+    fn set_local_id(&mut self, id: Option<u32>) {
+        Endpoint::set_local_id(self, id)
     }
     fn disconnect(&mut self, now: Micros, peer: PeerId) {
         Endpoint::disconnect(self, now, peer)

@@ -16,6 +16,7 @@ mod support;
 
 mod engine_contract;
 mod hostile_p2p_clock;
+mod p2p_match;
 mod hostile_p2p_disconnects;
 mod hostile_p2p_progress;
 mod hostile_p2p_scoreboard;

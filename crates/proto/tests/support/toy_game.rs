@@ -201,8 +201,16 @@ struct Tampered<'a, T: Transport + ?Sized> {
 }
 
 impl<T: Transport + ?Sized> Transport for Tampered<'_, T> {
-    fn connect(&mut self, now: Micros, addr: std::net::SocketAddr) -> Result<PeerId, SendError> {
-        self.inner.connect(now, addr)
+    fn connect_bound(
+        &mut self,
+        now: Micros,
+        addr: std::net::SocketAddr,
+        binding: Option<tickwire_proto::Binding>,
+    ) -> Result<PeerId, SendError> {
+        self.inner.connect_bound(now, addr, binding)
+    }
+    fn set_local_id(&mut self, id: Option<u32>) {
+        self.inner.set_local_id(id)
     }
     fn disconnect(&mut self, now: Micros, peer: PeerId) {
         self.inner.disconnect(now, peer)

@@ -56,7 +56,7 @@ pub use rollback::p2p::{MAX_INPUT_DELAY, P2pStats, PeerSyncStats, p2p_inputs_fit
 pub use rollback::{
     DesyncDump, Event as RollbackEvent, MatchEvent, P2pConfig, P2pMatch, P2pSession, PlayerKind, PredictionMode,
     Replay, ReplayError, ReplayRecorder, ReplaySession, RosterError, SessionError, SpectatorConfig, SpectatorSession,
-    SyncTestSession, SyncTestState, fnv1a64,
+    SyncTestSession, SyncTestState, canonical_addr, dialable, fnv1a64,
 };
 
 // Relay sessions (server and client, with prediction and reconciliation).

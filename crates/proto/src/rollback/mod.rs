@@ -27,7 +27,7 @@ mod timesync;
 pub use desync::DesyncDump;
 pub use event::Event;
 pub use p2p::{P2pConfig, P2pSession, PlayerKind, SessionError};
-pub use p2p_match::{MatchEvent, P2pMatch, RosterError};
+pub use p2p_match::{MatchEvent, P2pMatch, RosterError, canonical_addr, dialable};
 pub use replay::{Replay, ReplayError, ReplayRecorder, ReplaySession};
 pub use spectator::{SpectatorConfig, SpectatorSession};
 pub use synctest::{SyncTestSession, SyncTestState};

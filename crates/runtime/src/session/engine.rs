@@ -45,6 +45,9 @@ pub struct Engine<C> {
     pub(super) events: VecDeque<SessionEvent>,
     /// Session messages received and not yet polled (`messages.rs`).
     pub(super) messages: Inbox,
+    /// The core of a session that died while it ran: it runs no more, but what it
+    /// knew (who is who) can still be asked.
+    pub(super) remains: Option<C>,
 }
 
 impl<C: Core> Engine<C> {
@@ -55,6 +58,7 @@ impl<C: Core> Engine<C> {
             game,
             events: VecDeque::with_capacity(EVENT_CAPACITY),
             messages: Inbox::default(),
+            remains: None,
         }
     }
 
@@ -97,7 +101,9 @@ impl<C: Core> Engine<C> {
     pub(super) fn die(&mut self, message: String) {
         if !matches!(self.phase, Phase::Dead(_)) {
             self.events.push_back(SessionEvent::Fatal(message.clone()));
-            self.phase = Phase::Dead(message);
+            if let Phase::Running(core) = std::mem::replace(&mut self.phase, Phase::Dead(message)) {
+                self.remains = Some(core);
+            }
         }
     }
 
@@ -111,10 +117,20 @@ impl<C: Core> Engine<C> {
     }
 
     pub(super) fn collect_events(&mut self) {
-        if let Phase::Running(core) = &mut self.phase {
-            while let Some(e) = core.poll_event() {
-                self.events.push_back(e.into());
+        let Phase::Running(core) = &mut self.phase else { return };
+        let mut fatal = None;
+        while let Some(e) = core.poll_event() {
+            match e.into() {
+                // A core that reports itself dead takes the session with it.
+                SessionEvent::Fatal(message) => {
+                    fatal = Some(message);
+                    break;
+                }
+                e => self.events.push_back(e),
             }
+        }
+        if let Some(message) = fatal {
+            self.die(message);
         }
     }
 
@@ -174,6 +190,11 @@ pub(super) mod sealed {
         fn slots(&self) -> usize;
         /// Now, on the session's timeline.
         fn now(&self) -> Micros;
+        /// Started and every connection up: the match runs (by default, once the
+        /// core exists).
+        fn running(&self) -> bool {
+            self.engine().core().is_some()
+        }
     }
 }
 
@@ -282,7 +303,7 @@ pub trait EngineLoop: sealed::Driven {
 
     /// True once started and every connection is up (the core runs).
     fn is_running(&self) -> bool {
-        self.engine().core().is_some()
+        self.running()
     }
 
     /// Checks a player index against the session.

@@ -2,7 +2,7 @@
 //! session's own (connections, the network thread's death).
 
 use tickwire_proto::{
-    ClientSessionEvent, PeerId, Proven, RollbackEvent as Event, ServerEventAt, ServerSessionEvent, Tick,
+    ClientSessionEvent, MatchEvent, PeerId, Proven, RollbackEvent as Event, ServerEventAt, ServerSessionEvent, Tick,
 };
 
 /// A polled session event.
@@ -67,6 +67,20 @@ pub enum SessionEvent {
 impl From<Event> for SessionEvent {
     fn from(e: Event) -> Self {
         SessionEvent::Core(e)
+    }
+}
+
+impl From<MatchEvent> for SessionEvent {
+    fn from(e: MatchEvent) -> Self {
+        match e {
+            MatchEvent::Core(e) => SessionEvent::Core(e),
+            MatchEvent::SynchronizingWithPeer { peer, player, connected, total } => {
+                SessionEvent::SynchronizingWithPeer { peer, player, connected, total }
+            }
+            MatchEvent::PeerConnected { peer, player, proven } => SessionEvent::PeerConnected { peer, player, proven },
+            MatchEvent::ConnectionRejected { peer } => SessionEvent::ConnectionRejected { peer },
+            MatchEvent::Failed(e) => SessionEvent::Fatal(format!("building the P2P session failed: {e}")),
+        }
     }
 }
 

@@ -1,7 +1,7 @@
 //! How a session call fails.
 
 use crate::host_error::HostError;
-use tickwire_proto::{ClientSessionError, ConfigProblems, ReplayError, ServerSessionError, SessionError};
+use tickwire_proto::{ClientSessionError, ConfigProblems, ReplayError, RosterError, ServerSessionError, SessionError};
 
 /// Why a session call failed. A failed call had no effect.
 #[derive(Debug, thiserror::Error)]
@@ -38,6 +38,15 @@ pub enum SessionFailure {
 impl From<ConfigProblems> for SessionFailure {
     fn from(p: ConfigProblems) -> Self {
         SessionFailure::Config(p)
+    }
+}
+
+impl From<RosterError> for SessionFailure {
+    fn from(e: RosterError) -> Self {
+        match e.is_state() {
+            true => SessionFailure::State(e.to_string()),
+            false => SessionFailure::Argument(e.to_string()),
+        }
     }
 }
 

@@ -19,8 +19,8 @@
 //!
 //! Layout: `engine.rs` is the shared loop and the lifecycle (`Phase`), `net.rs` the
 //! socket side, one file per session type (`local.rs` holds the two without a
-//! socket), `settings.rs` their settings, `roster.rs` P2P's players and connections,
-//! `request.rs` the request being run, `event.rs` what the engine is told,
+//! socket), `settings.rs` their settings (P2P's players and connections are proto's
+//! `P2pMatch`), `request.rs` the request being run, `event.rs` what the engine is told,
 //! `messages.rs` the reliable side channel (chat, settings) of the networked kinds.
 
 mod engine;
@@ -33,7 +33,6 @@ mod p2p;
 mod relay_client;
 mod relay_server;
 mod request;
-mod roster;
 mod settings;
 mod spectator;
 

@@ -4,7 +4,6 @@
 use std::net::SocketAddr;
 
 use super::failure::{SessionFailure, argument};
-use super::roster;
 use crate::host_config::{Direction, HostConfig};
 use crate::{Host, Target, Ticket};
 use tickwire_proto::{ConnectionStats, LinkConfig, Micros, PeerId};
@@ -33,8 +32,8 @@ impl Net {
     /// the roster keeps (an IPv4-mapped IPv6 address folded to IPv4). Refuses one this
     /// socket cannot reach (IPv6 from an IPv4 socket) now, rather than as dials that
     /// fail over and over once started.
-    pub(super) fn check_reachable(&self, addr: SocketAddr, what: &str) -> Result<SocketAddr, SessionFailure> {
-        let addr = roster::check_remote(addr, what)?;
+    pub(super) fn check_reachable(&self, addr: SocketAddr, what: &'static str) -> Result<SocketAddr, SessionFailure> {
+        let addr = tickwire_proto::dialable(addr, what)?;
         crate::socket::reachable(self.host.local_addr(), addr).map_err(|e| argument(e.to_string()))?;
         Ok(addr)
     }
@@ -45,7 +44,7 @@ impl Net {
 /// the answer each time it pumps).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(super) enum Remote {
-    /// Checked and canonical (`roster::canonical`).
+    /// Checked and canonical (`tickwire_proto::canonical_addr`).
     Known(SocketAddr),
     /// The lookup's ticket and the text as given (`name:port`), for messages.
     Resolving(Ticket, String),
@@ -54,7 +53,7 @@ pub(super) enum Remote {
 impl Net {
     /// Checks `target` (`what` names it in errors): an IP literal as
     /// [`Net::check_reachable`]; a name with a non-zero port starts its lookup.
-    pub(super) fn remote(&mut self, target: &Target, what: &str) -> Result<Remote, SessionFailure> {
+    pub(super) fn remote(&mut self, target: &Target, what: &'static str) -> Result<Remote, SessionFailure> {
         match target {
             Target::Addr(a) => Ok(Remote::Known(self.check_reachable(*a, what)?)),
             Target::Name { port: 0, .. } => Err(argument(format!("{what} {target}: the port is 0"))),
@@ -72,7 +71,7 @@ impl Net {
         match self.host.take_resolution(ticket) {
             None => Ok(None),
             Some(Ok(a)) => {
-                let a = roster::canonical(a);
+                let a = tickwire_proto::canonical_addr(a);
                 *remote = Remote::Known(a);
                 Ok(Some(a))
             }

@@ -1,46 +1,39 @@
 //! [`P2pSession`]: GGPO-style rollback between peers, over this process's socket.
 //!
-//! Setup names every player (local, or remote at an address) and the spectators this
-//! peer serves; `start` dials the peers this side dials (see `roster.rs`), and the
-//! rollback core is built once every remote player's connection is up, because the
-//! core names each remote player by its connection.
+//! The match itself, its players and connections included, is proto's sans-IO
+//! [`P2pMatch`](tickwire_proto::P2pMatch): setup names every player (local, or remote
+//! at an address or a host name) and the spectators this peer serves; `start` dials
+//! the peers this side dials, and the rollback core is built once every remote
+//! player's connection is up. This type adds the socket, the host-name lookups and
+//! the engine loop.
 
 use std::net::SocketAddr;
 use std::path::Path;
 
 use super::engine::{Engine, Phase, sealed::Driven};
-use super::event::SessionEvent;
 use super::failure::{SessionFailure, argument, state};
-use super::messages::{self, MESSAGE_CHANNEL, MessageTarget};
+use super::messages::{self, MessageTarget};
 use super::net::{Net, NetStats, Remote, has_net};
-use super::roster::{self, Roster};
+use super::relay_server::pump_relay;
 use super::settings::P2pSettings;
-use crate::Target;
-use crate::host_event::HostEvent;
-use tickwire_proto::{
-    Binding, ConnectionStats, DisconnectReason, MAX_INPUT_DELAY, Micros, P2pConfig, PeerId, PeerSyncStats, Proven, Tick,
-};
+use crate::{Target, Ticket};
+use tickwire_proto::{ConnectionStats, MAX_INPUT_DELAY, Micros, P2pMatch, PeerId, PeerSyncStats, Tick};
+
 /// A P2P rollback session. Use it from one thread at a time.
 pub struct P2pSession {
-    engine: Engine<tickwire_proto::P2pSession>,
+    engine: Engine<P2pMatch>,
     net: Net,
-    core_config: P2pConfig,
-    roster: Roster,
-    rejected: u64,
+    /// The match while it is set up; the engine's core from `start` on.
+    setup: Option<P2pMatch>,
+    /// Slots the engine keeps (from the settings, known before the core exists).
+    slots: usize,
     dump: Option<Vec<u8>>,
-    /// Set before the core exists; handed to it when it is built.
-    pending_recording: Option<Vec<u8>>,
-    pending_predictions: Vec<(usize, Option<Vec<u8>>)>,
-    /// Per-player input delays set before the core exists.
-    pending_delays: Vec<(usize, u32)>,
-    /// An announced stall set before the core was built (see `set_loading`).
-    pending_loading: bool,
+    /// The host names of remote players being looked up: the lookup, the name as
+    /// given, and the first player given it (for the message if it gives no address).
+    lookups: Vec<(Ticket, String, usize)>,
     /// The host's own silence timeout (`HostConfig`): the transport waits at least
     /// this long, and longer when the session's disconnect timeout asks it to.
     host_timeout_us: Micros,
-    /// Connections accepted while a remote player's name was still being looked up
-    /// and from no known address: sorted once every name has its address.
-    unsorted: Vec<(PeerId, SocketAddr, Proven, Option<Binding>)>,
 }
 
 /// A P2P session's figures.
@@ -98,26 +91,50 @@ impl P2pSession {
         let host_timeout_us = host.endpoint.timeout_us;
         host.endpoint.timeout_us = transport_timeout(host_timeout_us, settings.disconnect_timeout_us);
         let net = Net::start(host, (players as u32 - 1).saturating_add(settings.max_spectators))?;
+        let core_config = settings.core_config();
+        let slots = core_config.state_slots();
+        let setup = P2pMatch::new(core_config, players, settings.max_spectators as usize)?;
         Ok(P2pSession {
             engine: Engine::new(settings.game),
             net,
-            core_config: settings.core_config(),
-            roster: Roster::new(players, settings.max_spectators as usize),
-            rejected: 0,
+            setup: Some(setup),
+            slots,
             dump: None,
-            pending_recording: None,
-            pending_predictions: Vec::new(),
-            pending_delays: Vec::new(),
-            pending_loading: false,
+            lookups: Vec::new(),
             host_timeout_us,
-            unsorted: Vec::new(),
         })
+    }
+
+    /// The match: set up until `start`, then the engine's core (kept by the engine
+    /// if the session dies).
+    fn the_match(&self) -> &P2pMatch {
+        let m = self.setup.as_ref().or(self.engine.core()).or(self.engine.remains.as_ref());
+        m.expect("a P2P session holds its match from creation to destruction")
+    }
+
+    fn the_match_mut(&mut self) -> &mut P2pMatch {
+        let Engine { phase, remains, .. } = &mut self.engine;
+        let core = match phase {
+            Phase::Running(m) => Some(m),
+            _ => None,
+        };
+        let m = self.setup.as_mut().or(core).or(remains.as_mut());
+        m.expect("a P2P session holds its match from creation to destruction")
+    }
+
+    /// The rollback core, once it runs.
+    fn core(&self) -> Option<&tickwire_proto::P2pSession> {
+        self.engine.core()?.core()
+    }
+
+    fn core_mut(&mut self) -> Option<&mut tickwire_proto::P2pSession> {
+        self.engine.core_mut()?.core_mut()
     }
 
     /// `player` plays on this machine. Setup only.
     pub fn add_local_player(&mut self, player: usize) -> Result<(), SessionFailure> {
         self.engine.require_setup("adding a player")?;
-        self.roster.add_local(player)
+        Ok(self.the_match_mut().add_local_player(player)?)
     }
 
     /// `player` plays on the peer at `addr` (several players may share one). Setup only.
@@ -134,16 +151,20 @@ impl P2pSession {
         self.engine.require_setup("adding a player")?;
         if let Target::Name { .. } = target {
             // Checked before a lookup starts for nothing; the same text joins its group.
-            self.roster.check_free(player)?;
+            self.the_match().check_free(player)?;
             let text = target.to_string();
-            if let Some(g) = self.roster.named_group(&text) {
-                let ticket = self.roster.groups[g].name.as_ref().map_or(0, |n| n.0);
-                return self.roster.add_remote_named(player, ticket, text);
+            if self.lookups.iter().any(|l| l.1 == text) {
+                self.the_match_mut().add_remote_named(player, &text)?;
+                return Ok(());
             }
         }
         match self.net.remote(target, "remote player address")? {
-            Remote::Resolving(ticket, text) => self.roster.add_remote_named(player, ticket, text),
-            Remote::Known(addr) => self.roster.add_remote(player, addr),
+            Remote::Resolving(ticket, text) => {
+                self.the_match_mut().add_remote_named(player, &text)?;
+                self.lookups.push((ticket, text, player));
+                Ok(())
+            }
+            Remote::Known(addr) => Ok(self.the_match_mut().add_remote_player(player, addr)?),
         }
     }
 
@@ -151,32 +172,28 @@ impl P2pSession {
     /// joining mid-match gets a state snapshot first).
     pub fn add_spectator(&mut self, addr: SocketAddr) -> Result<(), SessionFailure> {
         let addr = self.net.check_reachable(addr, "spectator address")?;
-        self.roster.add_spectator(addr)
+        if matches!(self.engine.phase, Phase::Dead(_)) {
+            return self.engine.require_started("adding a spectator");
+        }
+        Ok(self.the_match_mut().add_spectator(addr)?)
     }
 
-    /// Ends setup and dials the peers this side dials (roster docs).
+    /// Ends setup and dials the peers this side dials (see `P2pMatch`).
     pub fn start(&mut self) -> Result<(), SessionFailure> {
         self.engine.require_setup("starting")?;
-        self.roster.seal()?;
-        // Who we are in the handshakes our peers bind to us (`Roster::binding_to`).
-        self.net.host.set_local_id(self.roster.lowest_local().map(|p| p as u32))?;
-        self.engine.phase = Phase::Connecting;
-        self.ensure_dials();
-        let total = self.roster.groups.len() as u32;
-        for g in &self.roster.groups {
-            let (peer, player, connected) = (g.peer.unwrap_or(0), g.players[0], g.connected);
-            self.engine.events.push_back(SessionEvent::SynchronizingWithPeer { peer, player, connected, total });
-        }
-        if self.roster.all_connected() {
-            self.build_core();
-        }
+        let now = self.net.now_us();
+        let m = self.setup.as_mut().expect("set up until the start");
+        m.start(now, &mut self.net.host)?;
+        let m = self.setup.take().expect("set up until the start");
+        self.engine.run(m);
+        self.engine.collect_events();
         Ok(())
     }
 
     /// Gives a local player's input for the next advance.
     pub fn add_input(&mut self, player: usize, input: &[u8]) -> Result<(), SessionFailure> {
         self.engine.require_started("pushing an input")?;
-        match self.engine.core_mut() {
+        match self.core_mut() {
             Some(s) => Ok(s.add_local_input(player, input)?),
             None => Err(state("the session is not running yet: push inputs for the ticks ticks_due reports")),
         }
@@ -185,7 +202,7 @@ impl P2pSession {
     /// The engine's checksum of the state it saved for `tick`.
     pub fn confirm_save(&mut self, tick: Tick, checksum: u64) -> Result<(), SessionFailure> {
         self.engine.require_started("confirm_save")?;
-        match self.engine.core_mut() {
+        match self.core_mut() {
             Some(s) => Ok(s.confirm_save(tick, checksum)?),
             None => Err(state("no save was requested: the session is not running yet")),
         }
@@ -194,7 +211,7 @@ impl P2pSession {
     /// The engine's answer to a DumpState request: the serialized state of `tick`.
     pub fn provide_state(&mut self, tick: Tick, bytes: &[u8]) -> Result<(), SessionFailure> {
         self.engine.require_started("provide_state")?;
-        match self.engine.core_mut() {
+        match self.core_mut() {
             Some(s) => s.provide_state(tick, bytes)?,
             None => return Err(state("no state was requested: the session is not running yet")),
         }
@@ -207,13 +224,7 @@ impl P2pSession {
         if delay > MAX_INPUT_DELAY {
             return Err(argument(format!("input_delay {delay} above {MAX_INPUT_DELAY}")));
         }
-        match self.engine.core_mut() {
-            Some(s) => s.set_input_delay(delay)?,
-            None => {
-                self.core_config.input_delay = delay;
-                self.pending_delays.clear();
-            }
-        }
+        self.live_match()?.set_input_delay(delay)?;
         Ok(())
     }
 
@@ -225,18 +236,12 @@ impl P2pSession {
         if delay > MAX_INPUT_DELAY {
             return Err(argument(format!("input_delay {delay} above {MAX_INPUT_DELAY}")));
         }
-        match self.roster.is_local(player) {
+        match self.is_local_player(player) {
             Some(true) => {}
             Some(false) => return Err(argument(format!("player {player} is remote: its peer sets its delay"))),
             None => return Err(state(format!("player {player} was not added"))),
         }
-        match self.engine.core_mut() {
-            Some(s) => s.set_player_input_delay(player, delay)?,
-            None => {
-                self.pending_delays.retain(|&(p, _)| p != player);
-                self.pending_delays.push((player, delay));
-            }
-        }
+        self.live_match()?.set_player_input_delay(player, delay)?;
         Ok(())
     }
 
@@ -245,9 +250,8 @@ impl P2pSession {
     /// inputs count as no progress (`progress_timeout_us`). Any time; before the match
     /// starts it applies from the start.
     pub fn set_loading(&mut self, loading: bool) {
-        match self.engine.core_mut() {
-            Some(s) => s.set_loading(loading),
-            None => self.pending_loading = loading,
+        if let Ok(m) = self.live_match() {
+            m.set_loading(loading);
         }
     }
 
@@ -266,11 +270,7 @@ impl P2pSession {
             )));
         }
         self.net.host.set_timeout(transport_timeout(self.host_timeout_us, disconnect_timeout_us))?;
-        if let Some(s) = self.engine.core_mut() {
-            s.set_timeouts(disconnect_timeout_us, notify_after_us)?;
-        }
-        self.core_config.disconnect_timeout_us = disconnect_timeout_us;
-        self.core_config.notify_after_us = notify_after_us;
+        self.live_match()?.set_timeouts(disconnect_timeout_us, notify_after_us)?;
         Ok(())
     }
 
@@ -279,11 +279,16 @@ impl P2pSession {
     pub fn set_prediction(&mut self, player: usize, input: Option<&[u8]>) -> Result<(), SessionFailure> {
         self.engine.check_player(player)?;
         super::check_input_len(input, self.engine.game.input_size)?;
-        match self.engine.core_mut() {
-            Some(s) => s.set_prediction(player, input)?,
-            None => self.pending_predictions.push((player, input.map(<[u8]>::to_vec))),
-        }
+        self.live_match()?.set_prediction(player, input)?;
         Ok(())
+    }
+
+    /// The match, unless the session is dead.
+    fn live_match(&mut self) -> Result<&mut P2pMatch, SessionFailure> {
+        if let Phase::Dead(_) = self.engine.phase {
+            self.engine.require_started("changing the session")?;
+        }
+        Ok(self.the_match_mut())
     }
 
     /// Drops remote `player` on purpose (GGPO's `ggpo_disconnect_player`): its peer,
@@ -292,7 +297,7 @@ impl P2pSession {
     /// inputs marked disconnected. Only while the match runs.
     pub fn disconnect_player(&mut self, player: usize) -> Result<(), SessionFailure> {
         self.engine.check_player(player)?;
-        let Some(s) = self.engine.core_mut() else {
+        let Some(s) = self.core_mut() else {
             return Err(state("the match is not running yet: a player can be disconnected once SYNCHRONIZED"));
         };
         match s.disconnect_player(player) {
@@ -317,30 +322,25 @@ impl P2pSession {
                 super::MAX_REPLAY_SIZE - super::MAX_INITIAL_STATE
             )));
         }
-        match self.engine.core_mut() {
-            Some(s) if s.current_tick() == 0 => s.start_recording(initial_state),
-            Some(_) => return Err(state("recording must start before the first tick")),
-            None => {
-                let mut copy = Vec::new();
-                copy.try_reserve_exact(initial_state.len()).map_err(|_| {
-                    argument(format!("cannot allocate {} bytes for the initial state", initial_state.len()))
-                })?;
-                copy.extend_from_slice(initial_state);
-                self.pending_recording = Some(copy);
-            }
+        let mut copy = Vec::new();
+        copy.try_reserve_exact(initial_state.len())
+            .map_err(|_| argument(format!("cannot allocate {} bytes for the initial state", initial_state.len())))?;
+        copy.extend_from_slice(initial_state);
+        if !self.live_match()?.start_recording(copy) {
+            return Err(state("recording must start before the first tick"));
         }
         Ok(())
     }
 
     /// The replay recorded so far (ticks final on every peer).
     pub fn replay_bytes(&self) -> Option<&[u8]> {
-        self.engine.core()?.replay().map(|r| r.bytes())
+        self.core()?.replay().map(|r| r.bytes())
     }
 
     /// Writes the replay recorded so far to `path`.
     pub fn save_replay(&self, path: &Path) -> Result<(), SessionFailure> {
         let bytes = self.replay_bytes().ok_or_else(|| {
-            state(if self.pending_recording.is_some() {
+            state(if self.the_match().recording_pending() {
                 "nothing recorded yet: the session is not running"
             } else {
                 "no recording: call start_recording before the first tick"
@@ -353,7 +353,7 @@ impl P2pSession {
     /// [`P2pSession::release_desync_dump`].
     pub fn desync_dump(&mut self) -> Option<&[u8]> {
         if self.dump.is_none() {
-            self.dump = self.engine.core_mut().and_then(|s| s.take_desync_dump());
+            self.dump = self.core_mut().and_then(|s| s.take_desync_dump());
         }
         self.dump.as_deref()
     }
@@ -375,10 +375,11 @@ impl P2pSession {
     /// Sends `data` (at most [`MAX_MESSAGE_SIZE`](super::MAX_MESSAGE_SIZE) bytes) on the
     /// session's reliable side channel to a remote player's peer, or to every
     /// connected remote player's peer (each once): delivered in order, exactly once,
-    /// unless the connection ends; it arrives as [`SessionEvent::Message`]. Any time
-    /// after `start` once the peer is connected, before the match runs too (lobby
-    /// settings, loadouts). Spectators neither send nor receive messages: their feed is
-    /// one-way, and a host's spectator slots must not become a way into the match.
+    /// unless the connection ends; it arrives as [`SessionEvent::Message`](super::SessionEvent::Message).
+    /// Any time after `start` once the peer is connected, before the match runs too
+    /// (lobby settings, loadouts). Spectators neither send nor receive messages: their
+    /// feed is one-way, and a host's spectator slots must not become a way into the
+    /// match.
     ///
     /// Refused, with nothing sent: a local or unknown player; a peer not connected
     /// (`All` with no peer connected sends nothing and succeeds); a message over the
@@ -390,60 +391,53 @@ impl P2pSession {
     pub fn send_message(&mut self, to: MessageTarget, data: &[u8]) -> Result<(), SessionFailure> {
         self.engine.require_started("sending a message")?;
         messages::check_size(data)?;
-        let groups = &self.roster.groups;
-        let only = match to {
+        let player = match to {
             MessageTarget::All => None,
             MessageTarget::Player(player) => {
                 self.engine.check_player(player)?;
-                if self.roster.is_local(player) == Some(true) {
+                if self.is_local_player(player) == Some(true) {
                     return Err(argument(format!(
                         "player {player} plays on this machine: messages go to remote players' peers"
                     )));
                 }
-                let g = groups.iter().position(|g| g.players.contains(&player));
-                match g.filter(|&g| groups[g].connected) {
-                    Some(g) => Some(g),
-                    None => return Err(state(format!("player {player}'s peer is not connected"))),
-                }
+                Some(player)
             }
         };
-        let peers = groups
-            .iter()
-            .enumerate()
-            .filter(move |(i, g)| g.connected && only.is_none_or(|o| o == *i))
-            .filter_map(|(_, g)| g.peer);
+        let Phase::Running(m) = &self.engine.phase else { return self.engine.require_started("sending a message") };
+        let Some(peers) = m.member_peers(player) else {
+            let player = player.expect("every peer is a member of All");
+            return Err(state(format!("player {player}'s peer is not connected")));
+        };
         Ok(messages::send_to(&mut self.net.host, peers, data, &mut self.engine.messages.stats)?)
     }
 
     /// The lowest player index behind the connection `peer`.
     pub fn player_of(&self, peer: PeerId) -> Option<usize> {
-        self.roster.player_of(peer)
+        self.the_match().player_of(peer)
     }
 
     /// The connection of a remote `player` (None for local or unknown players).
     pub fn peer_of(&self, player: usize) -> Option<PeerId> {
-        self.roster.peer_of(player)
+        self.the_match().peer_of(player)
     }
 
     /// True if `player` plays on this machine (None if no such player was added).
     pub fn is_local_player(&self, player: usize) -> Option<bool> {
-        self.roster.is_local(player)
+        self.the_match().is_local(player)
     }
 
     /// Counters and gauges.
     pub fn stats(&mut self) -> P2pSessionStats {
-        let (core, input_delay) = match self.engine.core() {
-            Some(s) => (s.stats(), s.input_delay()),
-            None => (tickwire_proto::P2pStats::default(), self.pending_input_delay()),
-        };
-        let running = self.engine.core().is_some();
-        let connected = self.roster.connected_peers() as u32;
+        let m = self.the_match();
+        let core = self.core().map_or_else(tickwire_proto::P2pStats::default, |s| s.stats());
+        let running = self.core().is_some();
+        let (input_delay, connected, rejected) = (m.input_delay(), m.connected_peers() as u32, m.rejected());
         P2pSessionStats {
             running,
             core: tickwire_proto::P2pStats { time_scale: if running { core.time_scale } else { 1.0 }, ..core },
             input_delay,
-            state_slots: self.slots() as u32,
-            net: NetStats::read(&mut self.net, connected, self.rejected),
+            state_slots: self.slots as u32,
+            net: NetStats::read(&mut self.net, connected, rejected),
         }
     }
 
@@ -452,155 +446,46 @@ impl P2pSession {
     /// or a local player.
     pub fn peer_stats_of(&mut self, player: usize) -> Result<Option<P2pPeerStats>, SessionFailure> {
         self.engine.check_player(player)?;
-        match self.roster.is_local(player) {
+        match self.is_local_player(player) {
             Some(false) => {}
             Some(true) => return Err(argument(format!("player {player} is local: it has no peer"))),
             None => return Err(state(format!("player {player} was not added"))),
         }
-        let Some(peer) = self.roster.peer_of(player) else { return Ok(None) };
+        let Some(peer) = self.peer_of(player) else { return Ok(None) };
         let Some(connection) = self.net.host.stats(peer) else { return Ok(None) };
-        let sync = self.engine.core().and_then(|s| s.peer_sync_stats(player)).unwrap_or_default();
+        let sync = self.core().and_then(|s| s.peer_sync_stats(player)).unwrap_or_default();
         Ok(Some(P2pPeerStats { peer, connection, sync }))
-    }
-
-    /// Before the core exists: the delay the first local player will start with (the
-    /// core reports its first local player's).
-    fn pending_input_delay(&self) -> u32 {
-        let first_local = (0..self.engine.game.players).find(|&p| self.roster.is_local(p) == Some(true));
-        first_local
-            .and_then(|p| self.pending_delays.iter().find(|&&(q, _)| q == p))
-            .map_or(self.core_config.input_delay, |&(_, d)| d)
-    }
-
-    /// Dials every connection this side dials that has none (first time, or again
-    /// after a failed attempt before the match runs).
-    fn ensure_dials(&mut self) {
-        if !matches!(self.engine.phase, Phase::Connecting) {
-            return;
-        }
-        self.settle_names();
-        let ours = self.roster.lowest_local();
-        for g in self.roster.groups.iter_mut().filter(|g| g.dials && g.peer.is_none() && g.name.is_none()) {
-            // Bound to both ends' players: a man in the middle cannot hand the
-            // handshake to another holder of the match secret.
-            let binding = ours.map(|o| Binding { initiator: o as u32, responder: g.players[0] as u32 });
-            // A refused dial (command queue full) is tried again on the next pump.
-            g.peer = self.net.host.connect_bound(g.addr, binding).ok();
-        }
     }
 
     /// Takes the answers of the remote players' host names; one that gives no address
     /// ends the session: the match cannot start without that peer.
     fn settle_names(&mut self) {
-        if !self.roster.resolving() {
-            return;
-        }
-        for g in 0..self.roster.groups.len() {
-            let Some((ticket, text)) = self.roster.groups[g].name.clone() else { continue };
+        let mut i = 0;
+        while i < self.lookups.len() {
+            let (ticket, text, player) = self.lookups[i].clone();
             let mut remote = Remote::Resolving(ticket, text.clone());
             match self.net.settle(&mut remote) {
-                Ok(None) => {}
+                Ok(None) => i += 1,
                 Ok(Some(addr)) => {
-                    let group = &mut self.roster.groups[g];
-                    group.addr = addr;
-                    group.name = None;
-                }
-                Err(why) => {
-                    let player = self.roster.groups[g].players[0];
-                    return self.engine.die(format!("remote player {player}'s address: {why}"));
-                }
-            }
-        }
-        if !self.roster.resolving() {
-            for (peer, addr, proven, binding) in std::mem::take(&mut self.unsorted) {
-                self.on_connected(peer, addr, proven, binding);
-            }
-        }
-    }
-
-    /// Builds the core once every remote player's connection is up.
-    fn build_core(&mut self) {
-        let Some(kinds) = self.roster.kinds() else { return };
-        let now = self.net.now_us();
-        match tickwire_proto::P2pSession::new(self.core_config.clone(), &kinds, now) {
-            Ok(mut s) => {
-                if let Some(initial) = self.pending_recording.take() {
-                    s.start_recording(&initial);
-                }
-                s.set_loading(self.pending_loading);
-                for (player, delay) in self.pending_delays.drain(..) {
-                    // Checked when it was set.
-                    let _ = s.set_player_input_delay(player, delay);
-                }
-                for (player, input) in self.pending_predictions.drain(..) {
-                    // Checked when it was set.
-                    let _ = s.set_prediction(player, input.as_deref());
-                }
-                for peer in self.roster.spectators.iter().filter_map(|sp| sp.peer) {
-                    s.add_spectator(peer);
-                }
-                self.engine.run(s);
-            }
-            Err(e) => self.engine.die(format!("building the P2P session failed: {e}")),
-        }
-    }
-
-    fn on_connected(&mut self, peer: PeerId, addr: SocketAddr, proven: Proven, binding: Option<Binding>) {
-        // Roles follow what the connection proved, not its address (`Roster::arrival`).
-        match self.roster.arrival(peer, addr, proven, binding) {
-            roster::Arrival::Group(g) => {
-                self.roster.groups[g].connected = true;
-                let player = Some(self.roster.groups[g].players[0]);
-                self.engine.events.push_back(SessionEvent::PeerConnected { peer, player, proven });
-                if matches!(self.engine.phase, Phase::Connecting) {
-                    let total = self.roster.groups.len() as u32;
-                    let player = self.roster.groups[g].players[0];
-                    let e = SessionEvent::SynchronizingWithPeer { peer, player, connected: true, total };
-                    self.engine.events.push_back(e);
-                    if self.roster.all_connected() {
-                        self.build_core();
+                    self.lookups.swap_remove(i);
+                    let now = self.net.now_us();
+                    let Net { host } = &mut self.net;
+                    match (&mut self.setup, &mut self.engine.phase) {
+                        (Some(m), _) | (None, Phase::Running(m)) => m.resolve(now, host, &text, addr),
+                        _ => {}
                     }
                 }
-            }
-            roster::Arrival::Spectator => {
-                if let Some(s) = self.engine.core_mut() {
-                    s.add_spectator(peer);
+                Err(why) => {
+                    self.lookups.clear();
+                    return self.engine.die(format!("remote player {player}'s address: {why}"));
                 }
-                self.engine.events.push_back(SessionEvent::PeerConnected { peer, player: None, proven });
-            }
-            // A remote player's name is still being looked up: this may be that peer,
-            // which dialled before the answer came. Decided once the names are settled.
-            roster::Arrival::Unexpected if self.roster.resolving() => self.unsorted.push((peer, addr, proven, binding)),
-            roster::Arrival::Watched | roster::Arrival::Unexpected => {
-                let _ = self.net.host.disconnect(peer);
-                self.rejected += 1;
-                self.engine.events.push_back(SessionEvent::ConnectionRejected { peer });
-            }
-        }
-    }
-
-    fn on_disconnected(&mut self, peer: PeerId, reason: DisconnectReason) {
-        self.unsorted.retain(|(p, _, _, _)| *p != peer);
-        if let Some(g) = self.roster.group_of(peer) {
-            let group = &mut self.roster.groups[g];
-            group.connected = false;
-            match self.engine.core_mut() {
-                Some(s) => s.peer_disconnected(peer, reason),
-                // Not running yet: forget the attempt; ensure_dials or a new incoming
-                // connection replaces it.
-                None => group.peer = None,
-            }
-        } else if let Some(sp) = self.roster.spectators.iter_mut().find(|s| s.peer == Some(peer)) {
-            sp.peer = None;
-            if let Some(s) = self.engine.core_mut() {
-                s.peer_disconnected(peer, reason);
             }
         }
     }
 }
 
 impl Driven for P2pSession {
-    type Core = tickwire_proto::P2pSession;
+    type Core = P2pMatch;
     fn engine(&self) -> &Engine<Self::Core> {
         &self.engine
     }
@@ -608,54 +493,34 @@ impl Driven for P2pSession {
         &mut self.engine
     }
     fn pump(&mut self) {
-        if matches!(self.engine.phase, Phase::Connecting) {
-            self.settle_names();
-        }
-        while let Some(ev) = self.net.host.poll_event() {
-            match ev {
-                HostEvent::Message { peer, channel: MESSAGE_CHANNEL, data, .. } => {
-                    // Members are the remote players' peers while connected; a
-                    // spectator's connection is not one (see `send_message`). The
-                    // place is the peer's group: a new connection for its players
-                    // shares the room of the old one's unread messages.
-                    let place = self.roster.group_of(peer).filter(|&g| self.roster.groups[g].connected);
-                    self.engine.receive_message(peer, &data, place);
-                    self.net.host.recycle(data);
-                }
-                HostEvent::Message { peer, data, received_at, .. } => {
-                    if let Some(s) = self.engine.core_mut() {
-                        s.handle_message(received_at, peer, &data);
-                    }
-                    self.net.host.recycle(data);
-                }
-                HostEvent::Connected { peer, addr, credential, binding } => {
-                    self.on_connected(peer, addr, credential.proven(), binding)
-                }
-                HostEvent::Disconnected { peer, reason } => self.on_disconnected(peer, reason),
-                HostEvent::Fatal { message } => self.engine.die(message),
-            }
-        }
-        self.ensure_dials();
-        self.engine.collect_events();
+        self.settle_names();
+        // Members are the remote players' peers while connected; a spectator's
+        // connection is not one (see `send_message`). The place is the peer's group:
+        // a new connection for its players shares the room of the old one's unread
+        // messages.
+        pump_relay(&mut self.engine, &mut self.net, P2pMatch::member_place, |m, now, host, e| m.on_event(now, host, e));
     }
     fn due(&mut self) -> u32 {
         let now = self.net.now_us();
-        self.engine.core_mut().map_or(0, |s| s.ticks_due(now))
+        self.engine.core_mut().map_or(0, |m| m.ticks_due(now))
     }
     fn flush(&mut self) {
         let now = self.net.now_us();
-        if let Some(s) = self.engine.core_mut() {
-            s.send_messages(now, &mut self.net.host);
+        if let Some(m) = self.engine.core_mut() {
+            m.send_messages(now, &mut self.net.host);
             // A full command queue or a dead thread shows up on later calls and as a
             // Fatal event; the core's messages are redundant and go again next frame.
             let _ = self.net.host.flush();
         }
     }
     fn slots(&self) -> usize {
-        self.core_config.state_slots()
+        self.slots
     }
     fn now(&self) -> Micros {
         self.net.now_us()
+    }
+    fn running(&self) -> bool {
+        self.core().is_some()
     }
 }
 

@@ -21,8 +21,8 @@ use crate::clock::Micros;
 use crate::engine::{AdvanceStatus, Request, Session, Tick};
 use crate::rollback::{Event, P2pConfig, P2pSession, SessionError};
 use crate::transport::{Binding, DisconnectReason, Event as NetEvent, PeerId, Proven, Transport};
-pub use roster::RosterError;
 use roster::{Arrival, Roster};
+pub use roster::{RosterError, canonical_addr, dialable};
 
 /// What a P2P match reports besides its requests.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -367,7 +367,7 @@ impl P2pMatch {
 
     /// The connected remote peers, each once; with `player`, only that player's (and
     /// None if it is local, unknown or not connected).
-    pub fn member_peers(&self, player: Option<usize>) -> Option<impl Iterator<Item = PeerId> + '_> {
+    pub fn member_peers(&self, player: Option<usize>) -> Option<impl Iterator<Item = PeerId> + Clone + '_> {
         let groups = &self.roster.groups;
         let only = match player {
             None => None,

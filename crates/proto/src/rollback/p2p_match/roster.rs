@@ -68,8 +68,8 @@ impl RosterError {
     }
 }
 
-/// Folds IPv4-mapped IPv6 addresses to IPv4, so both spellings match.
-pub(super) fn canonical(a: SocketAddr) -> SocketAddr {
+/// Folds IPv4-mapped IPv6 addresses to IPv4, so both spellings of one peer match.
+pub fn canonical_addr(a: SocketAddr) -> SocketAddr {
     match a.ip() {
         IpAddr::V6(v6) => match v6.to_ipv4_mapped() {
             Some(v4) => SocketAddr::new(IpAddr::V4(v4), a.port()),
@@ -79,12 +79,13 @@ pub(super) fn canonical(a: SocketAddr) -> SocketAddr {
     }
 }
 
-/// Checks that `addr` can be dialled or matched: a concrete IP and a non-zero port.
-fn check_remote(addr: SocketAddr, what: &'static str) -> Result<SocketAddr, RosterError> {
+/// Checks that `addr` (`what` names it in the error) can be dialled or matched: a
+/// concrete IP and a non-zero port; returns it folded ([`canonical_addr`]).
+pub fn dialable(addr: SocketAddr, what: &'static str) -> Result<SocketAddr, RosterError> {
     if addr.port() == 0 || addr.ip().is_unspecified() {
         return Err(RosterError::NotConcrete { what, addr });
     }
-    Ok(canonical(addr))
+    Ok(canonical_addr(addr))
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -177,7 +178,7 @@ impl Roster {
 
     pub(super) fn add_remote(&mut self, player: usize, addr: SocketAddr) -> Result<(), RosterError> {
         self.check_free(player)?;
-        let addr = check_remote(addr, "remote player address")?;
+        let addr = dialable(addr, "remote player address")?;
         if self.spectators.iter().any(|s| s.addr == addr) {
             return Err(RosterError::RegisteredAsSpectator(addr));
         }
@@ -216,7 +217,7 @@ impl Roster {
     /// The looked-up address of the group named `name`; false if no group has that
     /// name (still unknown).
     pub(super) fn resolve(&mut self, name: &str, addr: SocketAddr) -> bool {
-        let addr = canonical(addr);
+        let addr = canonical_addr(addr);
         let mut found = false;
         for g in self.groups.iter_mut().filter(|g| matches!(&g.place, Place::Named(n) if n == name)) {
             g.place = Place::At(addr);
@@ -226,7 +227,7 @@ impl Roster {
     }
 
     pub(super) fn add_spectator(&mut self, addr: SocketAddr) -> Result<(), RosterError> {
-        let addr = check_remote(addr, "spectator address")?;
+        let addr = dialable(addr, "spectator address")?;
         if self.groups.iter().any(|g| g.addr() == Some(addr)) || self.spectators.iter().any(|s| s.addr == addr) {
             return Err(RosterError::AlreadyRegistered(addr));
         }
@@ -288,7 +289,7 @@ impl Roster {
         proven: Proven,
         binding: Option<Binding>,
     ) -> Arrival {
-        let addr = canonical(addr);
+        let addr = canonical_addr(addr);
         if let Some(g) = self.groups.iter().position(|g| g.peer == Some(peer)) {
             return Arrival::Group(g);
         }

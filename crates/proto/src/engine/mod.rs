@@ -36,6 +36,9 @@ mod request;
 mod sessions;
 mod state_ring;
 
+use crate::clock::Micros;
+use crate::transport::{Event as NetEvent, PeerId, Transport};
+
 pub(crate) use request::RequestQueue;
 pub use request::{AdvanceStatus, InputStatus, Inputs, Request, Tick};
 pub use sessions::ServerEventAt;
@@ -61,4 +64,21 @@ pub trait Session {
     fn poll_request(&mut self) -> Option<Request<'_>>;
     /// The next event.
     fn poll_event(&mut self) -> Option<Self::Event>;
+}
+
+/// A [`Session`] that talks over a transport: its owner feeds it every transport event
+/// and lets it send, and the runtime drives every networked kind (P2P, spectator,
+/// relay server and client) through this one shape.
+pub trait NetSession: Session {
+    /// Takes one transport event; a message's `now` is when its datagram arrived. A
+    /// message's buffer goes back to the transport.
+    fn on_event<T: Transport + ?Sized>(&mut self, now: Micros, transport: &mut T, event: NetEvent);
+    /// Ticks to simulate now.
+    fn ticks_due<T: Transport + ?Sized>(&mut self, now: Micros, transport: &mut T) -> u32;
+    /// Sends what is due (and dials what it dials); the owner flushes the transport.
+    fn send_messages<T: Transport + ?Sized>(&mut self, now: Micros, transport: &mut T);
+    /// The place of the member on `peer` for the session's side channel (messages the
+    /// engine sends its peers), the same for every connection that member ever has;
+    /// None for a connection that is no member.
+    fn member_place(&self, peer: PeerId) -> Option<usize>;
 }

@@ -1,10 +1,12 @@
 //! [`Session`] for the six session kinds: each delegates to its own methods of the same
 //! names, which stay callable without the trait.
 
-use super::{AdvanceStatus, Request, Session, Tick};
+use super::{AdvanceStatus, NetSession, Request, Session, Tick};
+use crate::clock::Micros;
 use crate::relay::relay_client_session::{ClientSessionEvent, RelayClientSession};
 use crate::relay::relay_server_session::{RelayServerSession, ServerSessionEvent};
-use crate::rollback::{Event as RollbackEvent, P2pSession, ReplaySession, SpectatorSession, SyncTestSession};
+use crate::rollback::{Event as RollbackEvent, P2pMatch, P2pSession, ReplaySession, SpectatorSession, SyncTestSession};
+use crate::transport::{Event as NetEvent, PeerId, Transport};
 
 /// A relay server's event with the tick it concerns, as [`Session::poll_event`] hands
 /// it out (see [`RelayServerSession::event_tick`]).
@@ -52,3 +54,51 @@ session_kind!(RelayServerSession, ServerEventAt, |s| {
     let event = RelayServerSession::poll_event(s)?;
     Some(ServerEventAt { event, tick: s.event_tick(&event) })
 });
+
+impl NetSession for RelayServerSession {
+    fn on_event<T: Transport + ?Sized>(&mut self, now: Micros, transport: &mut T, event: NetEvent) {
+        RelayServerSession::on_event(self, now, transport, event)
+    }
+    fn ticks_due<T: Transport + ?Sized>(&mut self, now: Micros, _transport: &mut T) -> u32 {
+        RelayServerSession::ticks_due(self, now)
+    }
+    fn send_messages<T: Transport + ?Sized>(&mut self, now: Micros, transport: &mut T) {
+        RelayServerSession::send_messages(self, now, transport)
+    }
+    /// The player slot a connection holds (its Hello was taken); the slot is the
+    /// place, whoever holds it next.
+    fn member_place(&self, peer: PeerId) -> Option<usize> {
+        self.player_on(peer).map(|p| p as usize)
+    }
+}
+
+impl NetSession for RelayClientSession {
+    fn on_event<T: Transport + ?Sized>(&mut self, now: Micros, transport: &mut T, event: NetEvent) {
+        RelayClientSession::on_event(self, now, transport, event)
+    }
+    fn ticks_due<T: Transport + ?Sized>(&mut self, now: Micros, transport: &mut T) -> u32 {
+        RelayClientSession::ticks_due(self, now, transport)
+    }
+    fn send_messages<T: Transport + ?Sized>(&mut self, now: Micros, transport: &mut T) {
+        RelayClientSession::send_messages(self, now, transport)
+    }
+    /// The only member is the server, in the one place.
+    fn member_place(&self, peer: PeerId) -> Option<usize> {
+        (self.server_peer() == Some(peer)).then_some(0)
+    }
+}
+
+impl NetSession for P2pMatch {
+    fn on_event<T: Transport + ?Sized>(&mut self, now: Micros, transport: &mut T, event: NetEvent) {
+        P2pMatch::on_event(self, now, transport, event)
+    }
+    fn ticks_due<T: Transport + ?Sized>(&mut self, now: Micros, _transport: &mut T) -> u32 {
+        P2pMatch::ticks_due(self, now)
+    }
+    fn send_messages<T: Transport + ?Sized>(&mut self, now: Micros, transport: &mut T) {
+        P2pMatch::send_messages(self, now, transport)
+    }
+    fn member_place(&self, peer: PeerId) -> Option<usize> {
+        P2pMatch::member_place(self, peer)
+    }
+}

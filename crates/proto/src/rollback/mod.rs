@@ -21,6 +21,7 @@ pub(crate) mod p2p;
 mod p2p_match;
 mod replay;
 mod spectator;
+mod spectator_match;
 mod synctest;
 mod timesync;
 
@@ -30,6 +31,7 @@ pub use p2p::{P2pConfig, P2pSession, PlayerKind, SessionError};
 pub use p2p_match::{MatchEvent, P2pMatch, RosterError, canonical_addr, dialable};
 pub use replay::{Replay, ReplayError, ReplayRecorder, ReplaySession};
 pub use spectator::{SpectatorConfig, SpectatorSession};
+pub use spectator_match::SpectatorMatch;
 pub use synctest::{SyncTestSession, SyncTestState};
 
 /// How remote inputs are guessed when they have not arrived.

@@ -6,8 +6,8 @@ use std::net::SocketAddr;
 
 use crate::support::toy_game::{Game, INPUT_SIZE, TICK_US, input_for, run_requests};
 use tickwire_proto::{
-    EndpointConfig, LinkConfig, LossModel, MatchEvent, NetEvent, NodeId, P2pConfig, P2pMatch, RollbackEvent, Session,
-    SimNet, Tick,
+    AdvanceStatus, EndpointConfig, LinkConfig, LossModel, MatchEvent, NetEvent, NetSession, NodeId, P2pConfig,
+    P2pMatch, RollbackEvent, Session, SimNet, SpectatorConfig, SpectatorMatch, Tick,
 };
 
 const SEC: u64 = 1_000_000;
@@ -192,4 +192,62 @@ fn a_remote_player_given_by_name_is_matched_once_the_name_is_known() {
     let end = confirmed(&peers);
     assert!(end > 100, "{end}");
     assert_in_sync(&peers, end);
+}
+
+#[test]
+fn a_spectator_watches_through_its_connection_and_refuses_strangers() {
+    let mut net = SimNet::new(34, LinkConfig::perfect());
+    let cfg = P2pConfig::default();
+    let mut peers = peers(&mut net, 2, &cfg);
+    // The watcher's endpoint takes incoming handshakes here, so that the stranger's
+    // reaches the spectator (a runtime spectator's takes none at all).
+    let watcher = net.add(EndpointConfig { max_incoming: 2, ..EndpointConfig::default() });
+    let stranger = net.add(EndpointConfig::default());
+    peers[0].m.add_spectator(net.addr(watcher)).unwrap();
+    let spectator_cfg = SpectatorConfig { players: 2, input_size: cfg.input_size, ..SpectatorConfig::default() };
+    let mut s = SpectatorMatch::new(spectator_cfg, cfg.clock);
+    let mut sgame = Game::new(2, 1);
+    assert!(s.start(0, net.endpoint(watcher)).is_err(), "nothing to watch yet");
+    s.watch(net.addr(peers[0].node)).unwrap();
+    for p in peers.iter_mut() {
+        start(&mut net, p);
+    }
+    s.start(net.local_now(watcher), net.endpoint(watcher)).unwrap();
+    let mut events = Vec::new();
+    let mut dialled = false;
+    while net.now() < 6 * SEC {
+        let now = net.local_now(watcher);
+        for (at, e) in net.take_events_timed(watcher) {
+            s.on_event(at, net.endpoint(watcher), e);
+        }
+        for _ in 0..s.ticks_due(now, net.endpoint(watcher)) {
+            if s.advance() == AdvanceStatus::Advanced {
+                while let Some(r) = s.poll_request() {
+                    sgame.apply(r);
+                }
+            }
+        }
+        s.send_messages(now, net.endpoint(watcher));
+        net.flush(watcher);
+        while let Some(e) = s.poll_event() {
+            events.push(e);
+        }
+        if !dialled && net.now() > SEC {
+            // A stranger dials the spectator: refused.
+            let now = net.local_now(stranger);
+            let to = net.addr(watcher);
+            net.endpoint(stranger).connect(now, to).unwrap();
+            dialled = true;
+        }
+        frame(&mut net, &mut peers);
+    }
+    assert!(s.is_connected() && s.core().is_some());
+    assert_eq!(s.rejected(), 1);
+    assert!(events.iter().any(|e| matches!(e, MatchEvent::PeerConnected { player: None, .. })));
+    assert!(events.iter().any(|e| matches!(e, MatchEvent::ConnectionRejected { .. })));
+    let played = s.current_tick();
+    assert!(played > 100, "the spectator played {played} ticks");
+    for t in 0..played as usize {
+        assert_eq!(sgame.played[t], peers[0].game.played[t], "tick {t}: the spectator saw what the players played");
+    }
 }

@@ -3,10 +3,13 @@
 
 use std::net::SocketAddr;
 
+use super::engine::{Core, Engine, Phase};
 use super::failure::{SessionFailure, argument};
+use super::messages::MESSAGE_CHANNEL;
 use crate::host_config::{Direction, HostConfig};
+use crate::host_event::HostEvent;
 use crate::{Host, Target, Ticket};
-use tickwire_proto::{ConnectionStats, LinkConfig, Micros, PeerId};
+use tickwire_proto::{ConnectionStats, LinkConfig, Micros, NetEvent, NetSession, PeerId};
 
 /// A networked session's socket and network thread.
 pub struct Net {
@@ -36,6 +39,61 @@ impl Net {
         let addr = tickwire_proto::dialable(addr, what)?;
         crate::socket::reachable(self.host.local_addr(), addr).map_err(|e| argument(e.to_string()))?;
         Ok(addr)
+    }
+}
+
+/// The network side of the engine loop, the same for every networked kind: hands
+/// every host event to the core (messages with their arrival time). Session messages
+/// ([`MESSAGE_CHANNEL`]) go to the engine's inbox instead, kept when the core names
+/// their connection's place in the session ([`NetSession::member_place`]). Before the
+/// core exists, messages are dropped.
+pub(super) fn pump<C: Core + NetSession>(engine: &mut Engine<C>, net: &mut Net) {
+    while let Some(ev) = net.host.poll_event() {
+        let (at, e) = match ev {
+            HostEvent::Message { peer, channel: MESSAGE_CHANNEL, data, .. } => {
+                let place = engine.core().and_then(|c| c.member_place(peer));
+                engine.receive_message(peer, &data, place);
+                net.host.recycle(data);
+                continue;
+            }
+            HostEvent::Message { peer, channel, data, received_at } => {
+                (received_at, NetEvent::Message { peer, channel, data })
+            }
+            HostEvent::Connected { peer, addr, credential, binding } => {
+                (net.host.now_us(), NetEvent::Connected { peer, addr, credential, binding })
+            }
+            HostEvent::Disconnected { peer, reason } => (net.host.now_us(), NetEvent::Disconnected { peer, reason }),
+            HostEvent::Fatal { message } => {
+                engine.die(message);
+                continue;
+            }
+        };
+        match &mut engine.phase {
+            Phase::Running(core) => core.on_event(at, &mut net.host, e),
+            _ => {
+                if let NetEvent::Message { data, .. } = e {
+                    net.host.recycle(data);
+                }
+            }
+        }
+    }
+    engine.collect_events();
+}
+
+/// Ticks due now on the core's clock (none before it exists).
+pub(super) fn due<C: Core + NetSession>(engine: &mut Engine<C>, net: &mut Net) -> u32 {
+    let now = net.now_us();
+    engine.core_mut().map_or(0, |c| c.ticks_due(now, &mut net.host))
+}
+
+/// Sends the core's messages and flushes the socket.
+pub(super) fn flush<C: Core + NetSession>(engine: &mut Engine<C>, net: &mut Net) {
+    let now = net.now_us();
+    if let Some(c) = engine.core_mut() {
+        c.send_messages(now, &mut net.host);
+        // A full command queue or a dead thread shows up on later calls and as a
+        // Fatal event; the core's messages are redundant and go again next frame.
+        let _ = net.host.flush();
     }
 }
 

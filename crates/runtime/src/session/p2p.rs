@@ -13,8 +13,7 @@ use std::path::Path;
 use super::engine::{Engine, Phase, sealed::Driven};
 use super::failure::{SessionFailure, argument, state};
 use super::messages::{self, MessageTarget};
-use super::net::{Net, NetStats, Remote, has_net};
-use super::relay_server::pump_relay;
+use super::net::{self, Net, NetStats, Remote, has_net};
 use super::settings::P2pSettings;
 use crate::{Target, Ticket};
 use tickwire_proto::{ConnectionStats, MAX_INPUT_DELAY, Micros, P2pMatch, PeerId, PeerSyncStats, Tick};
@@ -494,24 +493,16 @@ impl Driven for P2pSession {
     }
     fn pump(&mut self) {
         self.settle_names();
-        // Members are the remote players' peers while connected; a spectator's
-        // connection is not one (see `send_message`). The place is the peer's group:
-        // a new connection for its players shares the room of the old one's unread
-        // messages.
-        pump_relay(&mut self.engine, &mut self.net, P2pMatch::member_place, |m, now, host, e| m.on_event(now, host, e));
+        // Session messages: members are the remote players' peers while connected
+        // (`P2pMatch::member_place`; a spectator's connection is not one, see
+        // `send_message`).
+        net::pump(&mut self.engine, &mut self.net);
     }
     fn due(&mut self) -> u32 {
-        let now = self.net.now_us();
-        self.engine.core_mut().map_or(0, |m| m.ticks_due(now))
+        net::due(&mut self.engine, &mut self.net)
     }
     fn flush(&mut self) {
-        let now = self.net.now_us();
-        if let Some(m) = self.engine.core_mut() {
-            m.send_messages(now, &mut self.net.host);
-            // A full command queue or a dead thread shows up on later calls and as a
-            // Fatal event; the core's messages are redundant and go again next frame.
-            let _ = self.net.host.flush();
-        }
+        net::flush(&mut self.engine, &mut self.net);
     }
     fn slots(&self) -> usize {
         self.slots

@@ -10,8 +10,7 @@ use super::engine::{Engine, Phase, sealed::Driven};
 use super::event::SessionEvent;
 use super::failure::{SessionFailure, argument, state};
 use super::messages;
-use super::net::{Net, NetStats, Remote, has_net};
-use super::relay_server::pump_relay;
+use super::net::{self, Net, NetStats, Remote, has_net};
 use super::settings::RelayClientSettings;
 use crate::Target;
 use tickwire_proto::{
@@ -248,9 +247,7 @@ impl Driven for RelayClient {
     fn pump(&mut self) {
         self.dial_when_resolved();
         let before = self.engine.events.len();
-        // The only member is the server, in the one place.
-        let place = |core: &RelayClientSession, peer| (core.server_peer() == Some(peer)).then_some(0);
-        pump_relay(&mut self.engine, &mut self.net, place, |core, at, host, e| core.on_event(at, host, e));
+        net::pump(&mut self.engine, &mut self.net);
         for e in self.engine.events.range(before..) {
             match e {
                 SessionEvent::RelayClient(ClientSessionEvent::Connected { .. }) => self.connected = true,
@@ -262,18 +259,10 @@ impl Driven for RelayClient {
         }
     }
     fn due(&mut self) -> u32 {
-        let now = self.net.now_us();
-        match self.engine.core_mut() {
-            Some(s) => s.ticks_due(now, &mut self.net.host),
-            None => 0,
-        }
+        net::due(&mut self.engine, &mut self.net)
     }
     fn flush(&mut self) {
-        let now = self.net.now_us();
-        if let Some(s) = self.engine.core_mut() {
-            s.send_messages(now, &mut self.net.host);
-            let _ = self.net.host.flush();
-        }
+        net::flush(&mut self.engine, &mut self.net);
     }
     fn slots(&self) -> usize {
         self.core_config.state_slots()

@@ -10,15 +10,14 @@
 
 use super::engine::{Engine, Phase, sealed::Driven};
 use super::failure::SessionFailure;
-use super::messages::{self, MESSAGE_CHANNEL, MessageTarget};
-use super::net::{Net, NetStats, has_net};
+use super::messages::{self, MessageTarget};
+use super::net::{self, Net, NetStats, has_net};
 use super::settings::RelayServerSettings;
 use crate::host_error::HostError;
-use crate::host_event::HostEvent;
 use crate::os_seed::{os_random_bytes, os_seed};
 use tickwire_proto::{
-    Credential, JitterStats, Micros, NetEvent as Event, PeerId, RelayServerSession, RelayServerSessionConfig, Secret,
-    ServerSessionStats, StreamStats, Tick,
+    Credential, JitterStats, Micros, PeerId, RelayServerSession, RelayServerSessionConfig, Secret, ServerSessionStats,
+    StreamStats, Tick,
 };
 
 /// A relay server session. Use it from one thread at a time.
@@ -203,23 +202,13 @@ impl Driven for RelayServer {
         &mut self.engine
     }
     fn pump(&mut self) {
-        // Members are the connections that hold a player slot (their Hello was taken);
-        // the slot is the place, whoever holds it next.
-        let players = self.engine.game.players as u32;
-        let place =
-            |core: &RelayServerSession, peer| (0..players).find(|&p| core.peer_of(p) == Some(peer)).map(|p| p as usize);
-        pump_relay(&mut self.engine, &mut self.net, place, |core, at, host, e| core.on_event(at, host, e));
+        net::pump(&mut self.engine, &mut self.net);
     }
     fn due(&mut self) -> u32 {
-        let now = self.net.now_us();
-        self.engine.core_mut().map_or(0, |s| s.ticks_due(now))
+        net::due(&mut self.engine, &mut self.net)
     }
     fn flush(&mut self) {
-        let now = self.net.now_us();
-        if let Some(s) = self.engine.core_mut() {
-            s.send_messages(now, &mut self.net.host);
-            let _ = self.net.host.flush();
-        }
+        net::flush(&mut self.engine, &mut self.net);
     }
     fn slots(&self) -> usize {
         self.core_config.state_slots()
@@ -230,46 +219,3 @@ impl Driven for RelayServer {
 }
 
 has_net!(RelayServer);
-
-/// Hands every host event to a relay core (messages with their arrival time); the
-/// relay cores take whole transport events because they run their own handshakes.
-///
-/// Session messages ([`MESSAGE_CHANNEL`]) go to the engine's inbox instead, kept when
-/// `place` gives their connection's place in the session (None: not a member).
-pub(super) fn pump_relay<C: super::engine::Core>(
-    engine: &mut Engine<C>,
-    net: &mut Net,
-    place: impl Fn(&C, PeerId) -> Option<usize>,
-    mut on_event: impl FnMut(&mut C, Micros, &mut crate::Host, Event),
-) {
-    while let Some(ev) = net.host.poll_event() {
-        let (at, e) = match ev {
-            HostEvent::Message { peer, channel: MESSAGE_CHANNEL, data, .. } => {
-                let at = engine.core().and_then(|c| place(c, peer));
-                engine.receive_message(peer, &data, at);
-                net.host.recycle(data);
-                continue;
-            }
-            HostEvent::Message { peer, channel, data, received_at } => {
-                (received_at, Event::Message { peer, channel, data })
-            }
-            HostEvent::Connected { peer, addr, credential, binding } => {
-                (net.host.now_us(), Event::Connected { peer, addr, credential, binding })
-            }
-            HostEvent::Disconnected { peer, reason } => (net.host.now_us(), Event::Disconnected { peer, reason }),
-            HostEvent::Fatal { message } => {
-                engine.die(message);
-                continue;
-            }
-        };
-        match &mut engine.phase {
-            Phase::Running(core) => on_event(core, at, &mut net.host, e),
-            _ => {
-                if let Event::Message { data, .. } = e {
-                    net.host.recycle(data);
-                }
-            }
-        }
-    }
-    engine.collect_events();
-}

@@ -181,6 +181,12 @@ impl RelayServerSession {
         }
     }
 
+    /// The player whose slot the connection `peer` holds now.
+    pub fn player_on(&self, peer: PeerId) -> Option<u32> {
+        let active = |s: &Slot| matches!(s.state, SlotState::Active { peer: p } if p == peer);
+        self.slots.iter().position(active).map(|p| p as u32)
+    }
+
     /// Handles one transport event (call for every event the transport produces).
     pub fn on_event<T: Transport + ?Sized>(&mut self, now: Micros, transport: &mut T, e: Event) {
         self.now = self.now.max(now);

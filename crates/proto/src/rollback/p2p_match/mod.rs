@@ -156,7 +156,7 @@ impl P2pMatch {
 
     /// The address `name` was looked up to. Connections that arrived while names were
     /// pending are sorted once the last one is known.
-    pub fn resolve(&mut self, now: Micros, transport: &mut impl Transport, name: &str, addr: SocketAddr) {
+    pub fn resolve<T: Transport + ?Sized>(&mut self, now: Micros, transport: &mut T, name: &str, addr: SocketAddr) {
         if !self.roster.resolve(name, addr) || self.roster.resolving() {
             return;
         }
@@ -178,7 +178,7 @@ impl P2pMatch {
 
     /// Ends setup: checks that every player has a place, tells the transport who this
     /// peer is in bound handshakes, and dials the peers this side dials.
-    pub fn start(&mut self, now: Micros, transport: &mut impl Transport) -> Result<(), RosterError> {
+    pub fn start<T: Transport + ?Sized>(&mut self, now: Micros, transport: &mut T) -> Result<(), RosterError> {
         self.require_setup()?;
         self.roster.seal()?;
         transport.set_local_id(self.roster.lowest_local().map(|p| p as u32));
@@ -197,7 +197,7 @@ impl P2pMatch {
 
     /// Takes one transport event: a connection up or down, or a message for the core
     /// (its buffer goes back to the transport).
-    pub fn on_event(&mut self, now: Micros, transport: &mut impl Transport, event: NetEvent) {
+    pub fn on_event<T: Transport + ?Sized>(&mut self, now: Micros, transport: &mut T, event: NetEvent) {
         match event {
             NetEvent::Connected { peer, addr, credential, binding } => {
                 self.on_connected(now, transport, Unsorted { peer, addr, proven: credential.proven(), binding })
@@ -214,7 +214,7 @@ impl P2pMatch {
 
     /// Dials what this side dials (again, after a failed attempt before the match
     /// runs), then sends the core's messages.
-    pub fn send_messages(&mut self, now: Micros, transport: &mut impl Transport) {
+    pub fn send_messages<T: Transport + ?Sized>(&mut self, now: Micros, transport: &mut T) {
         self.ensure_dials(now, transport);
         if let Phase::Running(core) = &mut self.phase {
             core.send_messages(now, transport);
@@ -387,7 +387,7 @@ impl P2pMatch {
         self.rejected
     }
 
-    fn ensure_dials(&mut self, now: Micros, transport: &mut impl Transport) {
+    fn ensure_dials<T: Transport + ?Sized>(&mut self, now: Micros, transport: &mut T) {
         if !matches!(self.phase, Phase::Connecting) {
             return;
         }
@@ -427,7 +427,7 @@ impl P2pMatch {
         }
     }
 
-    fn on_connected(&mut self, now: Micros, transport: &mut impl Transport, u: Unsorted) {
+    fn on_connected<T: Transport + ?Sized>(&mut self, now: Micros, transport: &mut T, u: Unsorted) {
         let Unsorted { peer, addr, proven, binding } = u;
         // Roles follow what the connection proved, not its address (`Roster::arrival`).
         match self.roster.arrival(peer, addr, proven, binding) {

@@ -58,13 +58,22 @@ pub enum RosterError {
     /// A player added after the start.
     #[error("adding a player is only possible before the session is started")]
     Started,
+    /// A spectator started with no peer to watch.
+    #[error("a spectator needs the watched host's address before starting")]
+    NothingToWatch,
 }
 
 impl RosterError {
     /// True if the call came at the wrong time (the match's setup is incomplete or
     /// over), false if an argument was wrong.
     pub fn is_state(&self) -> bool {
-        matches!(self, RosterError::NeverAdded(_) | RosterError::NoLocalPlayer | RosterError::Started)
+        matches!(
+            self,
+            RosterError::NeverAdded(_)
+                | RosterError::NoLocalPlayer
+                | RosterError::Started
+                | RosterError::NothingToWatch
+        )
     }
 }
 

@@ -23,7 +23,13 @@
 //!
 //! No allocation after construction, except the presence-change queue past 64 entries.
 
+mod inputs;
+mod pending;
+
 use std::collections::VecDeque;
+
+use inputs::{PlayerSlot, StepInputs, UsedInputs};
+use pending::PendingInputs;
 
 use super::messages::PlayerStep;
 use crate::engine::StateRing;
@@ -88,47 +94,60 @@ pub(crate) enum StepOutcome {
     Lost,
 }
 
+/// Where the predictor's timeline stands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Timeline {
+    /// No authoritative state: before the first snapshot, or dropped by
+    /// [`Predictor::reset`] until the next one. Nothing is simulated.
+    Unsynced,
+    /// Restored from a snapshot, no canonical step applied since: nobody else's input
+    /// is known to repeat, so nothing is predicted yet.
+    Restored,
+    /// Canonical steps applied since the snapshot: the newest one (`Predictor::newest`)
+    /// is the default guess of the other players' inputs.
+    Following,
+}
+
+/// The batch of requests being built (one engine tick).
+#[derive(Debug, Clone, Copy)]
+struct Batch {
+    /// The current tick when the batch began: ticks below it are simulated again.
+    start: Tick,
+    state: BatchState,
+}
+
+/// Whether the engine's state, as this batch leaves it, is still the predicted one.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum BatchState {
+    /// Still the predicted timeline's: a canonical step as predicted is relabelled for
+    /// free.
+    Predicted,
+    /// The batch loaded (or restored) an authoritative state: every further step is
+    /// applied. `advances`: the canonical advances so far, bounded by
+    /// `max_catchup_ticks`.
+    Rewound { advances: u32 },
+}
+
 /// Prediction and reconciliation. See the module docs.
 pub(crate) struct Predictor {
     cfg: PredictorConfig,
-    n: usize,
     size: usize,
     me: Option<usize>,
-    synced: bool,
-    have_canonical: bool,
+    timeline: Timeline,
     auth: Tick,
     cur: Tick,
-    pend: Vec<u8>,
-    pend_mask: Tick,
-    pend_first: Tick,
-    pend_next: Tick,
-    anchored: bool,
-    last_input: Vec<u8>,
-    /// The newest canonical step's inputs and presence (the default guess).
-    last_bytes: Vec<u8>,
-    last_present: Vec<bool>,
-    custom: Vec<u8>,
-    has_custom: Vec<bool>,
-    /// Inputs the prediction used, per tick (ring).
-    used_bytes: Vec<u8>,
-    used_present: Vec<bool>,
-    used_tick: Vec<Option<Tick>>,
-    used_mask: usize,
-    /// The canonical step being applied.
-    canon_bytes: Vec<u8>,
-    canon_present: Vec<bool>,
-    zero: Vec<u8>,
+    pending: PendingInputs,
+    players: Vec<PlayerSlot>,
+    /// The newest canonical step applied: the default guess (read while
+    /// [`Timeline::Following`]).
+    newest: StepInputs,
+    /// The canonical step being applied; it becomes `newest` once applied.
+    staged: StepInputs,
+    used: UsedInputs,
     ring: StateRing,
     requests: RequestQueue,
-    batch_start_cur: Tick,
-    rewound: bool,
-    canon_advances: u32,
+    batch: Batch,
     changes: VecDeque<(u32, Tick, bool)>,
-    /// Who the engine has been told is present (by the changes above), ourselves
-    /// aside. Kept across resets: a snapshot after a resync or a reconnect shows the
-    /// same players again, and only a difference is news; a late joiner's first
-    /// canonical step announces everyone already there.
-    announced: Vec<bool>,
     auth_log: Vec<(Tick, u64)>,
     /// The next authoritative tick whose checksum is to be logged. Wider than a tick
     /// so that "every tick up to `Tick::MAX` logged" has a value: a tick near the end
@@ -142,43 +161,24 @@ const AUTH_LOG: usize = 256;
 impl Predictor {
     pub(crate) fn new(cfg: PredictorConfig) -> Self {
         let (n, s) = (cfg.max_players, cfg.input_size);
-        let pend_cap = cfg.pending_capacity.max(2).next_power_of_two();
-        let used_cap = (cfg.max_prediction as usize + 2).next_power_of_two();
         Predictor {
-            n,
             size: s,
             me: None,
-            synced: false,
-            have_canonical: false,
+            timeline: Timeline::Unsynced,
             auth: 0,
             cur: 0,
-            pend: vec![0; pend_cap * s],
-            pend_mask: pend_cap as Tick - 1,
-            pend_first: 0,
-            pend_next: 0,
-            anchored: false,
-            last_input: vec![0; s],
-            last_bytes: vec![0; n * s],
-            last_present: vec![false; n],
-            custom: vec![0; n * s],
-            has_custom: vec![false; n],
-            used_bytes: vec![0; used_cap * n * s],
-            used_present: vec![false; used_cap * n],
-            used_tick: vec![None; used_cap],
-            used_mask: used_cap - 1,
-            canon_bytes: vec![0; n * s],
-            canon_present: vec![false; n],
-            zero: vec![0; s],
+            pending: PendingInputs::new(cfg.pending_capacity, s),
+            players: (0..n).map(|_| PlayerSlot::new(s)).collect(),
+            newest: StepInputs::new(n, s),
+            staged: StepInputs::new(n, s),
+            used: UsedInputs::new(cfg.max_prediction as usize + 2, n, s),
             // One batch saves at most max_catchup + max_prediction + 1 ticks; all of them
             // must still be in the ring when the engine confirms them.
             // RelayClientSessionConfig::state_slots tells the engine this size up front.
             ring: StateRing::new((cfg.max_prediction + cfg.max_catchup_ticks) as usize + 4, 0),
             requests: RequestQueue::new(n, s, (cfg.max_prediction + cfg.max_catchup_ticks) as usize + 4),
-            batch_start_cur: 0,
-            rewound: false,
-            canon_advances: 0,
+            batch: Batch { start: 0, state: BatchState::Predicted },
             changes: VecDeque::with_capacity(64),
-            announced: vec![false; n],
             auth_log: vec![(Tick::MAX, 0); AUTH_LOG],
             auth_logged: 0,
             stats: PredictorStats::default(),
@@ -197,7 +197,7 @@ impl Predictor {
 
     /// Whether an authoritative state has been restored.
     pub(crate) fn synced(&self) -> bool {
-        self.synced
+        self.timeline != Timeline::Unsynced
     }
 
     /// The authoritative tick: the state at its start is the server's.
@@ -212,7 +212,7 @@ impl Predictor {
 
     /// Local inputs the server has not consumed (as far as the steps received tell).
     pub(crate) fn pending(&self) -> u64 {
-        u64::from(self.pend_next - self.pend_first)
+        u64::from(self.pending.len())
     }
 
     /// Forgets the timeline until the next [`Predictor::restore`], keeping the counters
@@ -221,86 +221,47 @@ impl Predictor {
     /// (a resync on the same connection), and steps before the snapshot must be passed
     /// to [`Predictor::skip_step`].
     pub(crate) fn reset(&mut self, new_connection: bool) {
-        self.synced = false;
-        self.have_canonical = false;
+        self.timeline = Timeline::Unsynced;
         if new_connection {
-            self.anchored = false;
-            self.pend_first = self.pend_next;
+            self.pending.start_over();
         }
-        self.used_tick.fill(None);
+        self.used.clear();
         self.requests.clear();
-        self.last_present.fill(false);
     }
 
     /// Our player slot.
     pub(crate) fn set_local_player(&mut self, player: u32) {
-        self.me = Some(player as usize).filter(|&p| p < self.n);
+        self.me = Some(player as usize).filter(|&p| p < self.players.len());
         if let Some(me) = self.me {
             // Our own slot is told by Joined, never as another player.
-            self.announced[me] = false;
+            self.players[me].announced = false;
         }
     }
 
     /// The engine's guess for `player` (None: repeat its last canonical input).
     pub(crate) fn set_prediction(&mut self, player: usize, input: Option<&[u8]>) {
-        if player >= self.n {
-            return;
-        }
-        match input {
-            Some(b) if b.len() == self.size => {
-                self.custom[player * self.size..(player + 1) * self.size].copy_from_slice(b);
-                self.has_custom[player] = true;
-            }
-            _ => self.has_custom[player] = false,
+        if let Some(slot) = self.players.get_mut(player) {
+            slot.set_guess(input);
         }
     }
 
     /// Records our input for client tick `client_tick`. Skipped ticks (the engine
     /// pushed nothing) repeat the previous input, as the sync layer sent them.
     pub(crate) fn push_local(&mut self, client_tick: Tick, input: &[u8]) {
-        if self.pend_next == self.pend_first && !self.anchored {
-            self.pend_first = client_tick;
-            self.pend_next = client_tick;
-        }
-        while self.pend_next < client_tick {
-            let last = std::mem::take(&mut self.last_input);
-            self.push_one(&last);
-            self.last_input = last;
-        }
-        if client_tick == self.pend_next {
-            self.last_input.copy_from_slice(input);
-            self.push_one(input);
-        }
-    }
-
-    fn push_one(&mut self, input: &[u8]) {
-        if self.pend_next - self.pend_first > self.pend_mask {
-            self.pend_first += 1;
-            self.stats.pending_overflow += 1;
-        }
-        let at = (self.pend_next & self.pend_mask) as usize * self.size;
-        self.pend[at..at + self.size].copy_from_slice(input);
-        self.pend_next = self.pend_next.saturating_add(1);
-    }
-
-    fn pending_input(&self, client_tick: Tick) -> &[u8] {
-        let at = (client_tick & self.pend_mask) as usize * self.size;
-        &self.pend[at..at + self.size]
+        self.stats.pending_overflow += self.pending.push(client_tick, input);
     }
 
     /// Starts the authoritative timeline from the server's snapshot of the start of
     /// `tick`: `Restore` then `Save`. Call between `begin_batch` and the steps.
     pub(crate) fn restore(&mut self, tick: Tick, state: &[u8]) {
         self.ring.clear();
-        self.used_tick.fill(None);
+        self.used.clear();
         self.requests.push_restore(tick, state);
         self.auth = tick;
         self.cur = tick;
-        self.batch_start_cur = tick;
-        self.rewound = true;
-        self.synced = true;
-        self.have_canonical = false;
-        self.last_present.fill(false);
+        self.batch.start = tick;
+        self.rewind();
+        self.timeline = Timeline::Restored;
         self.auth_logged = tick as u64;
         self.save(tick);
     }
@@ -309,15 +270,24 @@ impl Predictor {
     /// checksums of ticks that became authoritative.
     pub(crate) fn begin_batch(&mut self) {
         self.requests.clear();
-        self.batch_start_cur = self.cur;
-        self.rewound = false;
-        self.canon_advances = 0;
+        self.batch = Batch { start: self.cur, state: BatchState::Predicted };
         self.log_auth_checksums();
+    }
+
+    /// The engine's state no longer is the predicted one from here on in this batch.
+    fn rewind(&mut self) {
+        if self.batch.state == BatchState::Predicted {
+            self.batch.state = BatchState::Rewound { advances: 0 };
+        }
     }
 
     /// Whether this batch may take another canonical step.
     pub(crate) fn can_take_step(&self) -> bool {
-        self.canon_advances < self.cfg.max_catchup_ticks
+        let advances = match self.batch.state {
+            BatchState::Predicted => 0,
+            BatchState::Rewound { advances } => advances,
+        };
+        advances < self.cfg.max_catchup_ticks
     }
 
     fn save(&mut self, t: Tick) {
@@ -328,29 +298,24 @@ impl Predictor {
     /// Our accepted count in `players`, with the canonical inputs staged.
     fn stage(&mut self, players: &[PlayerStep], first_input: Option<Tick>) -> u32 {
         let s = self.size;
-        self.canon_bytes.fill(0);
-        self.canon_present.fill(false);
+        self.staged.clear();
         let mut mine = 0u32;
         for p in players {
             let i = p.player as usize;
-            if i >= self.n {
+            if i >= self.players.len() {
                 continue; // decoding refuses these; never index out of range anyway
             }
-            self.canon_present[i] = true;
+            let bytes = self.staged.mark_present(i);
             if let Some(b) = p.inputs.last().filter(|b| b.len() == s) {
-                self.canon_bytes[i * s..(i + 1) * s].copy_from_slice(b);
+                bytes.copy_from_slice(b);
             }
             if Some(i) == self.me {
                 mine = u32::from(p.accepted);
             }
         }
         // The first step that consumed one of our inputs fixes which input that was.
-        if mine > 0 && !self.anchored {
-            self.anchored = true;
-            if let Some(f) = first_input {
-                self.pend_first = f;
-                self.pend_next = self.pend_next.max(f);
-            }
+        if mine > 0 {
+            self.pending.anchor(first_input);
         }
         mine
     }
@@ -358,35 +323,32 @@ impl Predictor {
     /// A step from before the snapshot: only its accounting of our inputs matters.
     pub(crate) fn skip_step(&mut self, players: &[PlayerStep], first_input: Option<Tick>) {
         let mine = self.stage(players, first_input);
-        self.pend_first = self.pend_first.saturating_add(mine).min(self.pend_next);
+        self.pending.consume(mine);
     }
 
     /// Applies canonical step `tick` (which must be the authoritative tick).
     /// `first_input` is the client tick of our first consumed input, once known.
     pub(crate) fn on_step(&mut self, tick: Tick, players: &[PlayerStep], first_input: Option<Tick>) -> StepOutcome {
         debug_assert_eq!(tick, self.auth);
-        let s = self.size;
         let mine = self.stage(players, first_input);
         // Whether the server used the input we gave for the tick it consumed.
-        let on_time = match self.me {
-            Some(m) if mine == 1 && self.pend_first < self.pend_next => {
-                self.pending_input(self.pend_first) == &self.canon_bytes[m * s..(m + 1) * s]
-            }
+        let on_time = match (self.me, self.pending.oldest()) {
+            (Some(m), Some(oldest)) if mine == 1 => oldest == self.staged.bytes(m),
             _ => false,
         };
         if !on_time {
             self.stats.local_late += 1;
         }
-        let predicted = tick < self.cur && self.used_tick[tick as usize & self.used_mask] == Some(tick);
+        let predicted = tick < self.cur && self.used.get(tick).is_some();
         let matched = predicted && self.compare(tick, mine, on_time);
-        self.pend_first = self.pend_first.saturating_add(mine).min(self.pend_next);
-        let outcome = if !self.rewound && matched {
+        self.pending.consume(mine);
+        let outcome = if self.batch.state == BatchState::Predicted && matched {
             self.stats.confirmed_predictions += 1;
             self.auth = tick + 1;
             StepOutcome::Confirmed
         } else {
-            if !self.rewound {
-                self.rewound = true;
+            if self.batch.state == BatchState::Predicted {
+                self.rewind();
                 if tick < self.cur {
                     let Some(slot) = self.ring.slot_of(tick) else { return StepOutcome::Lost };
                     self.requests.push_load(tick, slot);
@@ -397,41 +359,43 @@ impl Predictor {
                     self.stats.max_resim_depth = self.stats.max_resim_depth.max(depth);
                 }
             }
-            let resim = tick < self.batch_start_cur;
+            let resim = tick < self.batch.start;
             self.requests.begin_advance_flagged(tick, resim, true);
-            for i in 0..self.n {
-                let status = if self.canon_present[i] { InputStatus::Confirmed } else { InputStatus::Disconnected };
-                self.requests.push_input(&self.canon_bytes[i * s..(i + 1) * s], status);
+            for i in 0..self.players.len() {
+                let status = if self.staged.is_present(i) { InputStatus::Confirmed } else { InputStatus::Disconnected };
+                self.requests.push_input(self.staged.bytes(i), status);
             }
             self.stats.resimulated += resim as u64;
-            self.canon_advances += 1;
+            if let BatchState::Rewound { advances } = &mut self.batch.state {
+                *advances += 1;
+            }
             self.save(tick + 1);
             self.cur = tick + 1;
             self.auth = tick + 1;
             StepOutcome::Applied
         };
-        for i in 0..self.n {
-            if self.canon_present[i] != self.announced[i] && Some(i) != self.me {
-                self.announced[i] = self.canon_present[i];
-                self.changes.push_back((i as u32, tick, self.canon_present[i]));
+        for (i, slot) in self.players.iter_mut().enumerate() {
+            let present = self.staged.is_present(i);
+            if present != slot.announced && Some(i) != self.me {
+                slot.announced = present;
+                self.changes.push_back((i as u32, tick, present));
             }
         }
-        self.have_canonical = true;
-        self.last_bytes.copy_from_slice(&self.canon_bytes);
-        self.last_present.copy_from_slice(&self.canon_present);
+        if self.timeline == Timeline::Restored {
+            self.timeline = Timeline::Following;
+        }
+        // The staged step is the newest now; the old newest's row is staged over next.
+        std::mem::swap(&mut self.newest, &mut self.staged);
         self.stats.canonical_ticks += 1;
         outcome
     }
 
     /// Whether the prediction of `tick` used exactly the canonical inputs.
     fn compare(&mut self, tick: Tick, mine: u32, on_time: bool) -> bool {
-        let (n, s) = (self.n, self.size);
-        let base = (tick as usize & self.used_mask) * n;
+        let Some(used) = self.used.get(tick) else { return false };
         let (mut local_ok, mut remote_ok) = (true, true);
-        for i in 0..n {
-            let same = self.used_present[base + i] == self.canon_present[i]
-                && (!self.canon_present[i]
-                    || self.used_bytes[(base + i) * s..(base + i + 1) * s] == self.canon_bytes[i * s..(i + 1) * s]);
+        for i in 0..self.players.len() {
+            let same = used.input(i) == self.staged.input(i);
             if Some(i) == self.me {
                 local_ok = same && mine == 1;
             } else {
@@ -454,34 +418,28 @@ impl Predictor {
     /// caught up. Never moves the current tick back without a re-prediction: when the
     /// target drops (the delay grew) the engine simply holds.
     pub(crate) fn finish_batch(&mut self, caught_up: bool, delay: u32) {
-        if !self.synced || !caught_up || !self.have_canonical {
+        if self.timeline != Timeline::Following || !caught_up {
             return;
         }
         let h = self.pending().saturating_sub(delay as u64).min(self.cfg.max_prediction as u64) as Tick;
         let target = self.auth.saturating_add(h);
-        let (n, s) = (self.n, self.size);
         while self.cur < target {
             let t = self.cur;
-            let resim = t < self.batch_start_cur;
-            let base = (t as usize & self.used_mask) * n;
-            self.used_tick[t as usize & self.used_mask] = Some(t);
+            let resim = t < self.batch.start;
+            let used = self.used.record(t);
             self.requests.begin_advance_flagged(t, resim, false);
-            for i in 0..n {
-                let (present, status) = if Some(i) == self.me {
-                    let c = self.pend_first + (t - self.auth);
-                    let at = (c & self.pend_mask) as usize * s;
-                    self.used_bytes[(base + i) * s..(base + i + 1) * s].copy_from_slice(&self.pend[at..at + s]);
-                    (true, InputStatus::Predicted)
-                } else if self.last_present[i] {
-                    let src = if self.has_custom[i] { &self.custom } else { &self.last_bytes };
-                    self.used_bytes[(base + i) * s..(base + i + 1) * s].copy_from_slice(&src[i * s..(i + 1) * s]);
-                    (true, InputStatus::Predicted)
+            for (i, slot) in self.players.iter().enumerate() {
+                let status = if Some(i) == self.me {
+                    used.set(i, Some(self.pending.after_oldest(t - self.auth)));
+                    InputStatus::Predicted
+                } else if let Some(newest) = self.newest.input(i) {
+                    used.set(i, Some(slot.prediction(newest)));
+                    InputStatus::Predicted
                 } else {
-                    self.used_bytes[(base + i) * s..(base + i + 1) * s].copy_from_slice(&self.zero);
-                    (false, InputStatus::Disconnected)
+                    used.set(i, None);
+                    InputStatus::Disconnected
                 };
-                self.used_present[base + i] = present;
-                self.requests.push_input(&self.used_bytes[(base + i) * s..(base + i + 1) * s], status);
+                self.requests.push_input(used.bytes(i), status);
             }
             if resim {
                 self.stats.resimulated += 1;
@@ -497,7 +455,7 @@ impl Predictor {
     /// `max_prediction` ticks past the authoritative state: the window is full (its
     /// requests may still hold a correction). Call after [`Predictor::finish_batch`].
     pub(crate) fn window_full(&self) -> bool {
-        self.synced && self.cur <= self.batch_start_cur && self.cur.saturating_sub(self.auth) >= self.cfg.max_prediction
+        self.synced() && self.cur <= self.batch.start && self.cur.saturating_sub(self.auth) >= self.cfg.max_prediction
     }
 
     /// The next request of this batch.
@@ -524,7 +482,7 @@ impl Predictor {
         // Only the last AUTH_LOG ticks can be kept: never walk further back than that.
         let auth = self.auth as u64;
         self.auth_logged = self.auth_logged.max((auth + 1).saturating_sub(AUTH_LOG as u64));
-        while self.synced && self.auth_logged <= auth {
+        while self.synced() && self.auth_logged <= auth {
             let t = self.auth_logged as Tick;
             match self.ring.checksum(t) {
                 Some(c) => self.auth_log[t as usize % AUTH_LOG] = (t, c),

@@ -24,13 +24,15 @@ mod config;
 mod forensics;
 mod net;
 mod peer;
+mod players;
 mod progress;
 mod proposals;
 mod reconcile;
 
 pub use config::{P2pConfig, P2pStats, PeerSyncStats, SessionError, p2p_timeouts_fit};
-use forensics::DumpJob;
+use forensics::Dump;
 use peer::{Peer, Spectator};
+use players::Player;
 
 use std::collections::VecDeque;
 
@@ -70,12 +72,6 @@ fn msg_fits(ticks: usize, local: usize, players: usize, input_size: usize) -> bo
     spectator.max(peer) <= crate::transport::MAX_UNRELIABLE
 }
 
-fn check_delay(delay: u32) -> Result<(), SessionError> {
-    if delay > MAX_INPUT_DELAY {
-        return Err(SessionError::InvalidConfig(format!("input_delay {delay} above {MAX_INPUT_DELAY}")));
-    }
-    Ok(())
-}
 /// First byte of the snapshot message a host sends a spectator joining mid-match
 /// (reliable channel): `u8 0x24, u32 tick, state bytes`.
 pub(crate) const KIND_SNAPSHOT_BYTE: u8 = net::KIND_SNAPSHOT;
@@ -92,37 +88,62 @@ pub enum PlayerKind {
     Remote(PeerId),
 }
 
+/// Where a session stands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum SessionPhase {
+    /// Some peer has been neither heard from nor dropped: no tick is due, nothing is
+    /// simulated, the clock runs undilated.
+    Synchronizing,
+    /// Every peer heard from or dropped (for good: the session never goes back).
+    Running {
+        /// Ticks `ticks_due` released this frame that `advance` has not run yet.
+        due_left: u32,
+        /// The last advance found the prediction window full: `PredictionWindowFull`
+        /// is raised once per stall.
+        stalled: bool,
+    },
+}
+
+impl SessionPhase {
+    const STARTED: SessionPhase = SessionPhase::Running { due_left: 0, stalled: false };
+
+    /// Records whether the window is full at this advance; returns whether it was
+    /// at the last one.
+    fn set_stalled(&mut self, full: bool) -> bool {
+        match self {
+            SessionPhase::Running { stalled, .. } => std::mem::replace(stalled, full),
+            SessionPhase::Synchronizing => false,
+        }
+    }
+}
+
 /// A P2P rollback session. See the module docs.
 pub struct P2pSession {
     cfg: P2pConfig,
-    kinds: Vec<PlayerKind>,
-    queues: Vec<InputQueue>,
+    /// Every player of the match, in the order every peer lists them.
+    players: Vec<Player>,
+    /// The local players' slots, ascending: a message to a peer carries their inputs
+    /// in this order.
     local: Vec<usize>,
-    local_input: Vec<u8>,
     tmp: Vec<u8>,
     zero: Vec<u8>,
     peers: Vec<Peer>,
     spectators: Vec<Spectator>,
     current: Tick,
-    running: bool,
-    /// Input delay per local player (same order as `local`).
-    delays: Vec<u32>,
+    phase: SessionPhase,
     ring: StateRing,
     requests: RequestQueue,
     events: VecDeque<Event>,
     clock: TickClock,
     now: Micros,
-    stalled: bool,
-    /// Ticks `ticks_due` released this frame that `advance` has not run yet.
-    due_left: u32,
     checks: ChecksumLog,
     next_check: Tick,
     /// Digests of every player's confirmed inputs up to the next check tick.
     digests: InputDigests,
     /// A peer's input digests while they are compared (reused).
     their_digests: Vec<super::desync::InputDigest>,
-    dump_job: Option<DumpJob>,
-    dump: Option<Vec<u8>>,
+    /// The forensic dump of a desync, while it is built and until it is taken.
+    dump: Dump,
     recorder: Option<ReplayRecorder>,
     scratch: Vec<u8>,
     out: Vec<u8>,
@@ -134,9 +155,6 @@ pub struct P2pSession {
     /// Connections to close at the next `send_messages`, with what the peer is told
     /// (None: the plain close of this side, `Client` or `Server`).
     to_close: Vec<(PeerId, Option<DisconnectReason>)>,
-    /// Per player: a majority of the live peers proposed this local player
-    /// disconnected and `RemovedByPeers` was raised (once).
-    removed: Vec<bool>,
     stats: P2pStats,
 }
 
@@ -175,14 +193,17 @@ impl P2pSession {
         let npeers = peers.len();
         let window = cfg.max_prediction as usize;
         Ok(P2pSession {
-            queues: (0..n).map(|_| InputQueue::new(cfg.input_size, cfg.history, cfg.prediction)).collect(),
-            kinds: players.to_vec(),
-            local_input: vec![0; local.len() * cfg.input_size],
-            delays: vec![cfg.input_delay; local.len()],
+            players: players
+                .iter()
+                .map(|&k| {
+                    let queue = InputQueue::new(cfg.input_size, cfg.history, cfg.prediction);
+                    Player::new(k, queue, cfg.input_delay, cfg.input_size)
+                })
+                .collect(),
             tmp: vec![0; cfg.input_size],
             zero: vec![0; cfg.input_size],
             local,
-            running: peers.is_empty(),
+            phase: if peers.is_empty() { SessionPhase::STARTED } else { SessionPhase::Synchronizing },
             peers,
             spectators: Vec::new(),
             current: 0,
@@ -191,14 +212,11 @@ impl P2pSession {
             events: VecDeque::with_capacity(64),
             clock: TickClock::new(cfg.clock, 0),
             now,
-            stalled: false,
-            due_left: 0,
             checks: ChecksumLog::new(n),
             next_check: 0,
             digests: InputDigests::new(n),
             their_digests: Vec::with_capacity(n),
-            dump_job: None,
-            dump: None,
+            dump: Dump::Idle,
             recorder: None,
             scratch: Vec::with_capacity(255 * k * cfg.input_size),
             out: Vec::with_capacity(crate::wire::MAX_DATAGRAM_SIZE),
@@ -206,7 +224,6 @@ impl P2pSession {
             watch: progress::ProgressWatch::new(now),
             recon: reconcile::Reconcile::new(n, npeers, &vec![super::desync::DIGEST_START; n]),
             to_close: Vec::new(),
-            removed: vec![false; players.len()],
             stats: P2pStats { time_scale: 1.0, ..P2pStats::default() },
             cfg,
         })
@@ -219,7 +236,7 @@ impl P2pSession {
 
     /// Number of players.
     pub fn num_players(&self) -> usize {
-        self.kinds.len()
+        self.players.len()
     }
 
     /// How many snapshots the engine must be able to hold: `Save` slots are in
@@ -240,7 +257,15 @@ impl P2pSession {
 
     /// True once every peer has been heard from.
     pub fn is_running(&self) -> bool {
-        self.running
+        self.phase != SessionPhase::Synchronizing
+    }
+
+    /// Starts the session once every peer has been heard from or dropped.
+    fn start_when_settled(&mut self) {
+        if self.phase == SessionPhase::Synchronizing && self.peers.iter().all(|p| p.phase.settled()) {
+            self.phase = SessionPhase::STARTED;
+            self.events.push_back(Event::Synchronized);
+        }
     }
 
     /// Counters and gauges.
@@ -262,7 +287,7 @@ impl P2pSession {
     fn timed_peers(&self) -> impl Iterator<Item = &Peer> {
         self.peers
             .iter()
-            .filter(|p| p.phase.heard() && p.players.iter().any(|&i| self.queues[i].disconnect_tick().is_none()))
+            .filter(|p| p.phase.heard() && p.players.iter().any(|&i| self.players[i].queue.disconnect_tick().is_none()))
     }
 
     /// Mean over connected peers of how many ticks this peer is ahead (ungated).
@@ -284,84 +309,10 @@ impl P2pSession {
         if n == 0 { 0.0 } else { s / n as f32 }
     }
 
-    /// The current input delay.
-    /// The input delay of the first local player (every local player's, unless set
-    /// per player); the configured one without local players.
-    pub fn input_delay(&self) -> u32 {
-        self.delays.first().copied().unwrap_or(self.cfg.input_delay)
-    }
-
-    /// The input delay of local `player`.
-    pub fn player_input_delay(&self, player: usize) -> Result<u32, SessionError> {
-        Ok(self.delays[self.local_index(player)?])
-    }
-
-    /// Changes every local player's input delay from the next tick on. A longer delay
-    /// repeats the last input to fill the gap; a shorter one drops inputs until the
-    /// ticks catch up.
-    pub fn set_input_delay(&mut self, delay: u32) -> Result<(), SessionError> {
-        check_delay(delay)?;
-        self.delays.fill(delay);
-        Ok(())
-    }
-
-    /// Changes local `player`'s input delay from the next tick on (GGPO's
-    /// `ggpo_set_frame_delay`), as [`P2pSession::set_input_delay`] does for all.
-    pub fn set_player_input_delay(&mut self, player: usize, delay: u32) -> Result<(), SessionError> {
-        check_delay(delay)?;
-        let li = self.local_index(player)?;
-        self.delays[li] = delay;
-        Ok(())
-    }
-
-    /// `player`'s place among the local players.
-    fn local_index(&self, player: usize) -> Result<usize, SessionError> {
-        match self.kinds.get(player) {
-            None => Err(SessionError::UnknownPlayer(player)),
-            Some(PlayerKind::Local) => Ok(self.local.iter().position(|&p| p == player).expect("local player listed")),
-            Some(_) => Err(SessionError::NotLocal(player)),
-        }
-    }
-
-    /// The next tick of local input every peer can be sent: the local players' inputs
-    /// go out together, tick by tick, so the one with the shortest delay sets it.
-    fn local_next(&self) -> Tick {
-        self.local.iter().map(|&p| self.queues[p].next_needed()).min().unwrap_or(self.current)
-    }
-
-    /// Sets the engine's prediction for a remote player (None: back to the default).
-    pub fn set_prediction(&mut self, player: usize, input: Option<&[u8]>) -> Result<(), SessionError> {
-        let q = self.queues.get_mut(player).ok_or(SessionError::UnknownPlayer(player))?;
-        match input {
-            Some(b) if b.len() != self.cfg.input_size => {
-                return Err(SessionError::WrongInputSize { expected: self.cfg.input_size, got: b.len() });
-            }
-            _ => {}
-        }
-        q.set_prediction(input);
-        Ok(())
-    }
-
-    /// Gives a local player's input for the next [`P2pSession::advance`]. A local
-    /// player without a new input repeats its previous one.
-    pub fn add_local_input(&mut self, player: usize, input: &[u8]) -> Result<(), SessionError> {
-        let k = *self.kinds.get(player).ok_or(SessionError::UnknownPlayer(player))?;
-        if k != PlayerKind::Local {
-            return Err(SessionError::NotLocal(player));
-        }
-        if input.len() != self.cfg.input_size {
-            return Err(SessionError::WrongInputSize { expected: self.cfg.input_size, got: input.len() });
-        }
-        let li = self.local.iter().position(|&p| p == player).expect("local player listed");
-        let s = self.cfg.input_size;
-        self.local_input[li * s..(li + 1) * s].copy_from_slice(input);
-        Ok(())
-    }
-
     /// Starts recording confirmed inputs for a replay; `initial_state` is the engine's
     /// serialized state at tick 0 (may be empty if the game starts from a fixed state).
     pub fn start_recording(&mut self, initial_state: &[u8]) {
-        self.recorder = Some(ReplayRecorder::new(self.kinds.len(), self.cfg.input_size, 0, initial_state));
+        self.recorder = Some(ReplayRecorder::new(self.players.len(), self.cfg.input_size, 0, initial_state));
     }
 
     /// The replay recorded so far (ticks whose inputs are all confirmed).
@@ -369,20 +320,20 @@ impl P2pSession {
         self.recorder.as_ref()
     }
 
-    /// Every input before this tick is confirmed.
-    fn confirmed_all(&self) -> Tick {
-        self.queues.iter().map(|q| q.confirmed_until()).min().unwrap_or(Tick::MAX)
-    }
-
     /// How many ticks are due now on the session's dilated tick clock; also runs the
     /// timers (interrupt, timeout). Call once per engine frame.
     pub fn ticks_due(&mut self, now: Micros) -> u32 {
         self.update(now);
-        let scale = if self.running { self.cfg.time_sync.scale_for(self.agreed_ahead()) } else { 1.0 };
+        let scale = if self.is_running() { self.cfg.time_sync.scale_for(self.agreed_ahead()) } else { 1.0 };
         self.clock.set_scale(scale);
         let n = self.clock.advance(now);
-        self.due_left = if self.running { n } else { 0 };
-        self.due_left
+        match &mut self.phase {
+            SessionPhase::Running { due_left, .. } => {
+                *due_left = n;
+                n
+            }
+            SessionPhase::Synchronizing => 0,
+        }
     }
 
     fn is_check(&self, t: Tick) -> bool {
@@ -409,29 +360,9 @@ impl P2pSession {
 
     fn push_advance(&mut self, t: Tick, resimulating: bool) {
         self.requests.begin_advance(t, resimulating);
-        for q in &mut self.queues {
-            let (b, s) = q.input_for(t);
+        for p in &mut self.players {
+            let (b, s) = p.queue.input_for(t);
             self.requests.push_input(b, s);
-        }
-    }
-
-    fn add_local_inputs(&mut self) {
-        let s = self.cfg.input_size;
-        for (li, &p) in self.local.iter().enumerate() {
-            let target = self.current + self.delays[li];
-            let q = &mut self.queues[p];
-            while q.next_needed() < target {
-                // The delay grew: repeat the last input over the gap.
-                let t = q.next_needed();
-                match t.checked_sub(1).and_then(|prev| q.confirmed(prev)) {
-                    Some(b) => self.tmp.copy_from_slice(b),
-                    None => self.tmp.fill(0),
-                }
-                q.add_confirmed(t, &self.tmp);
-            }
-            if q.next_needed() == target {
-                q.add_confirmed(target, &self.local_input[li * s..(li + 1) * s]);
-            }
         }
     }
 
@@ -440,18 +371,18 @@ impl P2pSession {
     /// calling this again (unpolled ones are dropped).
     pub fn advance(&mut self) -> AdvanceStatus {
         self.requests.clear();
-        // Ticks of this frame still to run, this one included (1 for an engine that
-        // advances without asking `ticks_due`).
-        let pending = self.due_left.max(1);
-        self.due_left = self.due_left.saturating_sub(1);
-        if !self.running {
+        let SessionPhase::Running { due_left, .. } = &mut self.phase else {
             self.queue_state_dumps();
             return AdvanceStatus::NotSynchronized;
-        }
+        };
+        // Ticks of this frame still to run, this one included (1 for an engine that
+        // advances without asking `ticks_due`).
+        let pending = (*due_left).max(1);
+        *due_left = due_left.saturating_sub(1);
         self.add_local_inputs();
-        let mismatch = self.queues.iter().filter_map(|q| q.first_mismatch()).min();
+        let mismatch = self.players.iter().filter_map(|p| p.queue.first_mismatch()).min();
         if let Some(m) = mismatch {
-            self.queues.iter_mut().for_each(|q| q.clear_mismatch());
+            self.players.iter_mut().for_each(|p| p.queue.clear_mismatch());
             if m < self.current {
                 self.rollback(m);
             }
@@ -462,17 +393,17 @@ impl P2pSession {
         // dump requests follow this batch's saves, so they read the corrected states.
         self.queue_state_dumps();
         let confirmed = self.confirmed_all();
-        if self.current as u64 >= confirmed as u64 + self.cfg.max_prediction as u64 {
+        let full = self.current as u64 >= confirmed as u64 + self.cfg.max_prediction as u64;
+        let was_stalled = self.phase.set_stalled(full);
+        if full {
             self.stats.window_full += 1;
-            if !self.stalled {
-                self.stalled = true;
+            if !was_stalled {
                 let peer = self.lagging_peer();
                 self.events.push_back(Event::PredictionWindowFull { tick: self.current, peer });
             }
             self.finish_tick();
             return AdvanceStatus::WindowFull;
         }
-        self.stalled = false;
         self.record_advantage(pending);
         if self.should_save(self.current, confirmed) {
             self.save(self.current);
@@ -486,7 +417,7 @@ impl P2pSession {
     fn lagging_peer(&self) -> PeerId {
         let mut best: Option<(Tick, PeerId)> = None;
         for p in &self.peers {
-            let t = p.players.iter().map(|&i| self.queues[i].confirmed_until()).min().unwrap_or(Tick::MAX);
+            let t = p.players.iter().map(|&i| self.players[i].queue.confirmed_until()).min().unwrap_or(Tick::MAX);
             if best.is_none_or(|(b, _)| t < b) {
                 best = Some((t, p.id));
             }
@@ -568,7 +499,7 @@ impl P2pSession {
             while rec.end_tick() < bound {
                 let t = rec.end_tick();
                 rec.begin_tick();
-                for q in &self.queues {
+                for q in self.players.iter().map(|p| &p.queue) {
                     match q.disconnect_tick() {
                         Some(d) if t >= d => rec.push(&self.zero, InputStatus::Disconnected),
                         _ => rec.push(q.confirmed(t).expect("confirmed input in history"), InputStatus::Confirmed),

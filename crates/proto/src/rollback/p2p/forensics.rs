@@ -10,14 +10,28 @@ use super::super::desync::InputDigest;
 use super::peer::SpectatorFeed;
 use super::*;
 
+/// The forensic dump of a desync: one at a time, from the desync found to the dump
+/// taken by the engine.
+#[derive(Debug, Clone)]
+pub(super) enum Dump {
+    /// None being built or waiting: the next first desync with a peer is dumped.
+    Idle,
+    /// A desync being dumped, waiting for the engine's state bytes of its tick.
+    Collecting(DumpJob),
+    /// Built, until [`P2pSession::take_desync_dump`] takes it.
+    Ready(Vec<u8>),
+}
+
+/// A desync being dumped.
 #[derive(Debug, Clone, Copy)]
 pub(super) struct DumpJob {
-    pub(super) tick: Tick,
-    pub(super) local: u64,
-    pub(super) remote: u64,
-    pub(super) peer: PeerId,
-    pub(super) culprit: Option<usize>,
-    pub(super) requested: bool,
+    tick: Tick,
+    local: u64,
+    remote: u64,
+    peer: PeerId,
+    culprit: Option<usize>,
+    /// The engine was asked for the tick's state (or the dump was built without it).
+    requested: bool,
 }
 
 impl P2pSession {
@@ -29,7 +43,7 @@ impl P2pSession {
                 return self.digests.lose(until);
             }
             let t = self.digests.end();
-            for (p, q) in self.queues.iter().enumerate() {
+            for (p, q) in self.players.iter().map(|p| &p.queue).enumerate() {
                 match q.disconnect_tick() {
                     Some(d) if t >= d => self.digests.add(p, InputStatus::Disconnected, &self.zero),
                     _ => match q.confirmed(t) {
@@ -60,7 +74,7 @@ impl P2pSession {
             return None;
         }
         let differ = |x: &usize| mine[*x] != theirs[*x];
-        let local = |x: &usize| self.kinds[*x] == PlayerKind::Local;
+        let local = |x: &usize| self.players[*x].is_local();
         let remote = (0..mine.len()).filter(differ).find(|x| !local(x));
         remote.or_else(|| (0..mine.len()).any(|x| differ(&x)).then(|| self.peers[pi].players[0]))
     }
@@ -103,8 +117,8 @@ impl P2pSession {
         let peer = p.id;
         self.stats.desyncs += 1;
         self.events.push_back(Event::Desync { tick, local, remote, peer, culprit });
-        if first_with_peer && self.dump_job.is_none() && self.dump.is_none() {
-            self.dump_job = Some(DumpJob { tick, local, remote, peer, culprit, requested: false });
+        if first_with_peer && matches!(self.dump, Dump::Idle) {
+            self.dump = Dump::Collecting(DumpJob { tick, local, remote, peer, culprit, requested: false });
             if self.ring.slot_of(tick).is_none() {
                 self.build_dump(None);
             }
@@ -117,8 +131,14 @@ impl P2pSession {
     /// tick would have its answer refused.
     pub(super) fn queue_state_dumps(&mut self) {
         let mut requested: Option<Tick> = None;
-        if let Some(job) = self.dump_job.as_mut().filter(|j| !j.requested) {
-            job.requested = true;
+        let ask = match &mut self.dump {
+            Dump::Collecting(job) if !job.requested => {
+                job.requested = true;
+                Some(*job)
+            }
+            _ => None,
+        };
+        if let Some(job) = ask {
             match self.ring.slot_of(job.tick) {
                 Some(slot) => {
                     self.requests.push_dump(job.tick, slot);
@@ -141,13 +161,14 @@ impl P2pSession {
     }
 
     pub(super) fn build_dump(&mut self, state: Option<&[u8]>) {
-        let Some(job) = self.dump_job.take() else { return };
+        let Dump::Collecting(job) = self.dump else { return };
         let first = job.tick.saturating_sub(DUMP_RADIUS);
         let end = (job.tick + DUMP_RADIUS + 1).min(self.confirmed_all()).min(self.current.max(job.tick + 1));
         let mut inputs = Vec::new();
+        let players = self.players.len();
         for t in first..end {
-            let mut row = Vec::with_capacity(self.queues.len());
-            for q in &self.queues {
+            let mut row = Vec::with_capacity(players);
+            for q in self.players.iter().map(|p| &p.queue) {
                 match q.disconnect_tick() {
                     Some(d) if t >= d => row.push((InputStatus::Disconnected, vec![0; self.cfg.input_size])),
                     _ => match q.confirmed(t) {
@@ -156,7 +177,7 @@ impl P2pSession {
                     },
                 }
             }
-            if row.len() == self.queues.len() {
+            if row.len() == players {
                 inputs.push(row);
             } else if inputs.is_empty() {
                 continue;
@@ -171,13 +192,13 @@ impl P2pSession {
             remote: job.remote,
             peer: job.peer,
             culprit: job.culprit,
-            players: self.queues.len(),
+            players,
             input_size: self.cfg.input_size,
             first_tick,
             inputs,
             state: state.map(<[u8]>::to_vec),
         };
-        self.dump = Some(dump.encode());
+        self.dump = Dump::Ready(dump.encode());
         self.events.push_back(Event::DesyncDumpReady { tick: job.tick });
     }
 
@@ -185,13 +206,19 @@ impl P2pSession {
     /// (format: [`DesyncDump`]). Taking it allows a desync with another peer to be dumped
     /// (each peer's first mismatch is dumped, once).
     pub fn take_desync_dump(&mut self) -> Option<Vec<u8>> {
-        self.dump.take()
+        match std::mem::replace(&mut self.dump, Dump::Idle) {
+            Dump::Ready(dump) => Some(dump),
+            other => {
+                self.dump = other;
+                None
+            }
+        }
     }
 
     /// The engine's answer to [`Request::DumpState`]: the serialized state of `tick`.
     pub fn provide_state(&mut self, tick: Tick, state: &[u8]) -> Result<(), SessionError> {
         let mut used = false;
-        if self.dump_job.is_some_and(|j| j.tick == tick && j.requested) {
+        if matches!(self.dump, Dump::Collecting(j) if j.tick == tick && j.requested) {
             self.build_dump(Some(state));
             used = true;
         }

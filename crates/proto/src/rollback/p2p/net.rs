@@ -129,15 +129,12 @@ impl P2pSession {
         // or noise, and only its bounded part may steer our clock.
         let w = window as f32;
         p.remote_adv = h.advantage.clamp(-w, w);
-        if first && !self.running {
+        if first && !self.is_running() {
             let synchronized = self.peers.iter().filter(|p| p.phase.heard()).count() as u32;
             let total = self.peers.len() as u32;
             let peer = self.peers[pi].id;
             self.events.push_back(Event::PeerSynchronized { peer, synchronized, total });
-            if self.peers.iter().all(|p| p.phase.settled()) {
-                self.running = true;
-                self.events.push_back(Event::Synchronized);
-            }
+            self.start_when_settled();
         }
         // Inputs, in order; never further ahead than half the history (the rest of
         // the ring may still be needed).
@@ -155,7 +152,7 @@ impl P2pSession {
                     continue;
                 }
                 let at = (i * k + j) * s;
-                if self.queues[player].add_confirmed(t as Tick, &d.inputs[at..at + s]) == AddOutcome::Gap {
+                if self.players[player].queue.add_confirmed(t as Tick, &d.inputs[at..at + s]) == AddOutcome::Gap {
                     break 'ticks;
                 }
             }
@@ -166,7 +163,7 @@ impl P2pSession {
         }
         // Every peer lists the same players: digests of another number are malformed,
         // and the message's reports are not compared.
-        let digests_ok = d.digests().len() == 0 || d.digests().len() == self.kinds.len();
+        let digests_ok = d.digests().len() == 0 || d.digests().len() == self.players.len();
         if !digests_ok {
             self.stats.malformed += 1;
         }
@@ -211,13 +208,10 @@ impl P2pSession {
             self.events.push_back(Event::PeerDisconnected { peer, reason });
             for j in 0..self.peers[pi].players.len() {
                 let player = self.peers[pi].players[j];
-                let tick = self.queues[player].next_needed();
+                let tick = self.players[player].queue.next_needed();
                 self.mark_disconnected(player, tick, None);
             }
-            if !self.running && self.peers.iter().all(|p| p.phase.settled()) {
-                self.running = true;
-                self.events.push_back(Event::Synchronized);
-            }
+            self.start_when_settled();
         }
         if let Some(i) = self.spectators.iter().position(|s| s.id == peer) {
             self.spectators.remove(i);
@@ -246,10 +240,10 @@ impl P2pSession {
     /// (one peer's word is what a liar's would be). Errors: no such player, a local
     /// player, or a peer already gone.
     pub fn disconnect_player(&mut self, player: usize) -> Result<(), SessionError> {
-        let peer = match self.kinds.get(player) {
+        let peer = match self.players.get(player).map(|p| p.kind()) {
             None => return Err(SessionError::UnknownPlayer(player)),
             Some(super::PlayerKind::Local) => return Err(SessionError::IsLocal(player)),
-            Some(super::PlayerKind::Remote(id)) => *id,
+            Some(super::PlayerKind::Remote(id)) => id,
         };
         if !self.peers.iter().any(|p| p.id == peer && !p.phase.is_gone()) {
             return Err(SessionError::AlreadyDisconnected(player));
@@ -344,7 +338,7 @@ impl P2pSession {
         let tick_us = self.cfg.clock.tick_us as Micros;
         let s = self.cfg.input_size;
         let local_next = self.local_next();
-        let history = self.queues[0].capacity() as Tick;
+        let history = self.players[0].queue.capacity() as Tick;
         let own_confirmed = self.confirmed_all().min(self.current);
         let mut out = std::mem::take(&mut self.out);
         for pi in 0..self.peers.len() {
@@ -362,7 +356,7 @@ impl P2pSession {
             let first = self.fit_range(pi, first, local_next);
             let count = ((local_next - first) as usize).min(self.max_ticks_per_msg);
             let p = &self.peers[pi];
-            let ack = p.players.iter().map(|&i| self.queues[i].next_needed()).min().unwrap_or(0);
+            let ack = p.players.iter().map(|&i| self.players[i].queue.next_needed()).min().unwrap_or(0);
             let h = Header {
                 kind: KIND_INPUT,
                 tick: self.current,
@@ -378,12 +372,12 @@ impl P2pSession {
             let send_reports =
                 newest_report.is_some() && (p.report_tick != newest_report || p.report_sends < REPORT_SENDS);
             let reports = if send_reports { REPORTS_PER_MESSAGE } else { 0 };
-            let (queues, local) = (&self.queues, &self.local);
+            let (players, local) = (&self.players, &self.local);
             message::encode(
                 &mut out,
                 &h,
                 s,
-                |i, j| queues[local[j]].confirmed(first + i as Tick).expect("unacked local input in history"),
+                |i, j| players[local[j]].queue.confirmed(first + i as Tick).expect("unacked local input in history"),
                 self.disconnect_entries(),
                 self.checks.iter_newest().take(reports),
                 if send_reports { self.checks.newest_digests() } else { &[] },
@@ -473,13 +467,13 @@ impl P2pSession {
     }
 
     fn disconnect_entries(&self) -> impl Iterator<Item = (u16, Tick)> + Clone + '_ {
-        self.queues.iter().enumerate().filter_map(|(i, q)| q.disconnect_tick().map(|t| (i as u16, t)))
+        self.players.iter().enumerate().filter_map(|(i, p)| p.queue.disconnect_tick().map(|t| (i as u16, t)))
     }
 
     fn send_to_spectators<T: Transport + ?Sized>(&mut self, endpoint: &mut T, out: &mut Vec<u8>) {
         let tick_us = self.cfg.clock.tick_us as Micros;
         let confirmed = self.safe_bound();
-        let history = self.queues[0].capacity() as Tick;
+        let history = self.players[0].queue.capacity() as Tick;
         let mut i = 0;
         while i < self.spectators.len() {
             let sp = &mut self.spectators[i];
@@ -517,19 +511,19 @@ impl P2pSession {
                     advantage: 0.0,
                     first,
                     count: count as u8,
-                    players: self.queues.len() as u8,
+                    players: self.players.len() as u8,
                     loading: false,
                 };
-                let (queues, zero) = (&self.queues, &self.zero);
+                let (players, zero) = (&self.players, &self.zero);
                 message::encode(
                     out,
                     &h,
                     self.cfg.input_size,
                     |i, p| {
                         let t = first + i as Tick;
-                        match queues[p].disconnect_tick() {
+                        match players[p].queue.disconnect_tick() {
                             Some(d) if t >= d => zero.as_slice(),
-                            _ => queues[p].confirmed(t).expect("confirmed input in history"),
+                            _ => players[p].queue.confirmed(t).expect("confirmed input in history"),
                         }
                     },
                     self.disconnect_entries(),

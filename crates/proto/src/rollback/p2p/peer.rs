@@ -194,8 +194,8 @@ impl P2pSession {
             return None;
         }
         // The next tick of local input to be pushed: the peer has acked up to `acked`.
-        let local_next = self.local.iter().map(|&l| self.queues[l].next_needed()).min();
-        let theirs = p.players.iter().map(|&i| self.queues[i].confirmed_until()).min().unwrap_or(Tick::MAX);
+        let local_next = self.local.iter().map(|&l| self.players[l].queue.next_needed()).min();
+        let theirs = p.players.iter().map(|&i| self.players[i].queue.confirmed_until()).min().unwrap_or(Tick::MAX);
         Some(PeerSyncStats {
             local_frame_advantage: p.local_adv,
             remote_frame_advantage: p.remote_adv,

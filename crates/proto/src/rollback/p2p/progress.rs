@@ -131,8 +131,9 @@ impl P2pSession {
         let since_check = now.saturating_sub(self.watch.checked_at);
         self.watch.checked_at = now;
         let confirmed = self.confirmed_all();
+        let running = self.is_running();
         let w = &mut self.watch;
-        if !self.running || confirmed < w.moved.0 {
+        if !running || confirmed < w.moved.0 {
             w.restart(confirmed, now);
             return;
         }
@@ -153,10 +154,10 @@ impl P2pSession {
         }
         // Whose inputs hold the confirmed tick back now: the lowest queue; a local
         // player as far behind wins the tie (this side's own stall drops nobody).
-        let blocker = (0..self.queues.len())
-            .min_by_key(|&i| (self.queues[i].confirmed_until(), self.kinds[i] != PlayerKind::Local));
+        let blocker = (0..self.players.len())
+            .min_by_key(|&i| (self.players[i].queue.confirmed_until(), !self.players[i].is_local()));
         let last = std::mem::replace(&mut self.watch.blocker, blocker);
-        if last.is_some_and(|b| self.queues[b].disconnect_tick().is_some()) && last != blocker {
+        if last.is_some_and(|b| self.players[b].queue.disconnect_tick().is_some()) && last != blocker {
             // The player that held the match was dropped, and another holds it now:
             // the time so far was not this one's doing (it may well have stalled
             // waiting for the dropped one, as everyone did). Without this, a peer
@@ -167,7 +168,7 @@ impl P2pSession {
             self.watch.restart(confirmed, now);
             return;
         }
-        let peer = match blocker.map(|i| self.kinds[i]) {
+        let peer = match blocker.map(|i| self.players[i].kind()) {
             Some(PlayerKind::Remote(id)) => id,
             _ => 0,
         };

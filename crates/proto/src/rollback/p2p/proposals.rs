@@ -11,7 +11,8 @@
 //! only look the same from here, so the proposer is not punished for it.
 
 use super::peer::PeerPhase;
-use super::{Event, P2pSession, PeerId, PlayerKind, Tick};
+use super::players::Seat;
+use super::{Event, P2pSession, PeerId, Tick};
 use crate::clock::Micros;
 use crate::rollback::message::Decoded;
 
@@ -23,20 +24,20 @@ impl P2pSession {
         self.peers[pi].proposals.fill(None);
         for (player, tick) in d.disconnects() {
             let player = player as usize;
-            if player >= self.kinds.len() {
+            if player >= self.players.len() {
                 continue;
             }
             // A new proposal reaching back before the ticks final everywhere cannot come
             // from an honest peer (a proposal is at or after its proposer's confirmed
             // tick): it would roll back past what the state ring holds.
-            let new = self.queues[player].disconnect_tick().is_none_or(|d| d > tick);
-            if self.kinds[player] != PlayerKind::Local && new && tick < bound {
+            let new = self.players[player].queue.disconnect_tick().is_none_or(|d| d > tick);
+            if !self.players[player].is_local() && new && tick < bound {
                 return false;
             }
             let slot = &mut self.peers[pi].proposals[player];
             *slot = Some(slot.map_or(tick, |t| t.min(tick)));
         }
-        for player in 0..self.kinds.len() {
+        for player in 0..self.players.len() {
             if self.peers[pi].proposals[player].is_some() {
                 self.consider(player);
             }
@@ -49,11 +50,12 @@ impl P2pSession {
     /// this side holds without taking it (a liar that withdraws and repeats its lie
     /// every other message raises no stream of events).
     fn name_refused(&mut self, pi: usize) {
-        for player in 0..self.kinds.len() {
+        for player in 0..self.players.len() {
             let Some(tick) = self.peers[pi].proposals[player] else { continue };
-            let taken = match self.kinds[player] {
-                PlayerKind::Local => self.removed[player],
-                PlayerKind::Remote(_) => self.queues[player].disconnect_tick().is_some(),
+            let p = &self.players[player];
+            let taken = match &p.seat {
+                Seat::Local(l) => l.removed_by_peers,
+                Seat::Remote(_) => p.queue.disconnect_tick().is_some(),
             };
             if !taken && !self.peers[pi].refused[player] {
                 self.peers[pi].refused[player] = true;
@@ -66,9 +68,9 @@ impl P2pSession {
     /// Takes the proposals about `player` if this side agrees: the earliest proposed
     /// tick wins, as everywhere, and the event names whose proposal it was.
     fn consider(&mut self, player: usize) {
-        let owner = match self.kinds[player] {
-            PlayerKind::Local => return self.consider_local(player),
-            PlayerKind::Remote(id) => id,
+        let owner = match self.players[player].seat {
+            Seat::Local(_) => return self.consider_local(player),
+            Seat::Remote(id) => id,
         };
         let Some((tick, by)) = self.earliest_proposal(player) else { return };
         // Already disconnected here: only an earlier tick can change anything, and
@@ -77,7 +79,7 @@ impl P2pSession {
         // frames) before this side does.
         let skew = self.peers.iter().find(|p| p.id == by).map_or(0, |p| 2 * p.rtt_us as Micros)
             + 2 * self.cfg.clock.tick_us as Micros;
-        let taken = self.queues[player].disconnect_tick().is_some()
+        let taken = self.players[player].queue.disconnect_tick().is_some()
             || by == owner
             || self.lost(owner)
             || self.about_to_drop(player, skew)
@@ -89,13 +91,15 @@ impl P2pSession {
 
     /// A local player: told once when a majority of the live peers propose it gone.
     fn consider_local(&mut self, player: usize) {
-        if self.removed[player] || !self.majority_proposes(player, None) {
+        let already = matches!(&self.players[player].seat, Seat::Local(l) if l.removed_by_peers);
+        if already || !self.majority_proposes(player, None) {
             return;
         }
-        if let Some((tick, _)) = self.earliest_proposal(player) {
-            self.removed[player] = true;
-            self.events.push_back(Event::RemovedByPeers { player, tick });
+        let Some((tick, _)) = self.earliest_proposal(player) else { return };
+        if let Seat::Local(l) = &mut self.players[player].seat {
+            l.removed_by_peers = true;
         }
+        self.events.push_back(Event::RemovedByPeers { player, tick });
     }
 
     /// The earliest tick live peers propose for `player`, and who proposed it.
@@ -135,7 +139,7 @@ impl P2pSession {
     /// rolls back to it if that tick was already simulated. `by`: whose proposal it
     /// was (None: this side's own).
     pub(super) fn mark_disconnected(&mut self, player: usize, tick: Tick, by: Option<PeerId>) {
-        let q = &mut self.queues[player];
+        let q = &mut self.players[player].queue;
         if q.disconnect(tick) {
             if tick < self.current {
                 q.force_mismatch(tick);

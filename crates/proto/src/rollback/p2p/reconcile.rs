@@ -176,7 +176,7 @@ impl P2pSession {
     /// for the votes: `culprit` is a third peer's player, and enough peers vote on it
     /// for a majority.
     pub(super) fn defers(&self, pi: usize, culprit: usize) -> bool {
-        let PlayerKind::Remote(owner) = self.kinds[culprit] else { return false };
+        let PlayerKind::Remote(owner) = self.players[culprit].kind() else { return false };
         if owner == self.peers[pi].id {
             return false;
         }
@@ -206,10 +206,10 @@ impl P2pSession {
         if self.checks.digests(tick).is_none_or(<[InputDigest]>::is_empty) {
             return;
         }
-        let players = self.kinds.len();
+        let players = self.players.len();
         let mut votes = std::mem::take(&mut self.recon.votes);
         for player in 0..players {
-            let PlayerKind::Remote(owner) = self.kinds[player] else { continue };
+            let PlayerKind::Remote(owner) = self.players[player].kind() else { continue };
             let mine = self.checks.digests(tick).expect("checked above")[player];
             votes.clear();
             votes.push((None, mine));
@@ -308,7 +308,7 @@ impl P2pSession {
             let Some(source) = self.recon.players[player].source else { continue };
             if self.peers.iter().any(|p| p.id == source && p.phase.is_gone()) {
                 // The source left: another peer that is not the player's takes over.
-                let owner = match self.kinds[player] {
+                let owner = match self.players[player].kind() {
                     PlayerKind::Remote(o) => o,
                     PlayerKind::Local => 0,
                 };
@@ -323,7 +323,7 @@ impl P2pSession {
             let a = &mut self.recon.players[player];
             let Some(source) = a.source else { continue };
             if a.ask.is_none() && a.forward_at.is_none_or(|t| now >= t + tick_us) {
-                let from = self.queues[player].next_needed();
+                let from = self.players[player].queue.next_needed();
                 a.ask = Some(Ask { peer: source, from, to: Tick::MAX, verify: None, sent_at: None });
                 a.forward_at = Some(now);
             }
@@ -355,8 +355,8 @@ impl P2pSession {
         };
         let player = player as usize;
         let asker = self.peers[pi].id;
-        let theirs_or_ours = match self.kinds.get(player) {
-            Some(PlayerKind::Remote(owner)) => *owner == asker,
+        let theirs_or_ours = match self.players.get(player).map(|p| p.kind()) {
+            Some(PlayerKind::Remote(owner)) => owner == asker,
             _ => true,
         };
         // One answer a half tick: an asker paces its forwards at a tick.
@@ -366,7 +366,7 @@ impl P2pSession {
             self.stats.malformed += 1;
             return;
         }
-        let q = &self.queues[player];
+        let q = &self.players[player].queue;
         let oldest = q.next_needed().saturating_sub(q.capacity() as Tick / 2);
         if from < oldest {
             self.stats.malformed += 1;
@@ -460,7 +460,7 @@ impl P2pSession {
                 return;
             }
         }
-        let q = &mut self.queues[player];
+        let q = &mut self.players[player].queue;
         let mut corrected = false;
         for i in 0..count as usize {
             let t = from + i as Tick;

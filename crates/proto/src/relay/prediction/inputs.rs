@@ -1,7 +1,7 @@
 //! What the predictor keeps of the players' inputs: a step's inputs, the inputs each
 //! predicted tick was simulated with, and what is known of each player besides.
 
-use crate::request::Tick;
+use crate::engine::Tick;
 
 /// Every player's input in one step, or its absence: one row of `players × size`
 /// bytes, in which an absent player's input is zeros (as the engine is given it), and

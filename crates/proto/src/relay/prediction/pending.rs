@@ -1,6 +1,6 @@
 //! Our own inputs that the server has not consumed yet, by client tick.
 
-use crate::request::Tick;
+use crate::engine::Tick;
 
 /// How the pending inputs are numbered.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -17,7 +17,7 @@ use super::host::host_failure;
 use super::log::LogHook;
 use super::session_config::{CFG, tw_session_config};
 use super::session_kind::{SessionKind, each_kind};
-use tickwire_proto::{ConfigProblems, SessionError};
+use tickwire_proto::ConfigProblems;
 use tickwire_runtime::{EngineLoop, SessionFailure};
 
 /// A session: a rollback or relay core (and, in P2P, SPECTATOR and the RELAY modes, a
@@ -40,7 +40,6 @@ pub(crate) fn session_failure(e: SessionFailure) -> Failure {
         SessionFailure::Host(h) => host_failure(h),
         SessionFailure::State(m) => Failure::new(tw_result::InvalidState, m),
         SessionFailure::Io { .. } => Failure::new(tw_result::Io, e.to_string()),
-        SessionFailure::Core(SessionError::InvalidConfig(m)) => Failure::invalid(m),
         SessionFailure::Config(problems) => Failure::invalid(c_problems(&problems, None)),
         SessionFailure::Argument(_) | SessionFailure::Core(_) | SessionFailure::Replay(_) => {
             Failure::invalid(e.to_string())
@@ -102,10 +101,19 @@ fn c_problems(problems: &ConfigProblems, cfg: Option<&tw_session_config>) -> Str
             ),
             "max_behind" => ("spectator_max_behind", p.message.clone()),
             "catchup_speed" => ("spectator_catchup_speed", p.message.clone()),
-            // A relay core's own check, past the fields the C config checks itself:
-            // its text names the core's settings, not the caller's.
-            "server" | "client" | "relay_server" | "relay_client" => {
-                renamed.push(CFG, format!("the relay settings were refused ({}); please report this", p.message));
+            "relay.send_interval" => ("server_send_interval", p.message.clone()),
+            "relay.step_window" => ("step_window", p.message.clone()),
+            "relay.max_update_datagrams" => ("max_update_datagrams", p.message.clone()),
+            "sync.send_interval" => ("client_send_interval", p.message.clone()),
+            "max_catchup_ticks" => ("catchup_ticks", p.message.clone()),
+            // A core's check of what a C caller does not set (the input history, the
+            // relay's sync layer past the fields above), which the C config keeps in
+            // range itself: its text names the core's settings, not the caller's.
+            f if f == "history" || f == "relay" || f.starts_with("relay.") || f.starts_with("sync.") => {
+                renamed.push(
+                    CFG,
+                    format!("the session's core refused its settings ({f}: {}); please report this", p.message),
+                );
                 continue;
             }
             other => (other, p.message.clone()),

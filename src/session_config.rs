@@ -301,8 +301,10 @@ impl tw_session_config {
             struct_size: size_of::<tw_session_config>() as u32,
             mode: tw_session_mode::P2p as u32,
             num_players: 2,
-            input_size: p.input_size as u32,
-            tick_rate_hz: 1e6 / p.clock.tick_us,
+            input_size: p.game.input_size as u32,
+            // The rate of the core's default tick length, as it has always been written
+            // (59.99999999999999 in a double).
+            tick_rate_hz: 1e6 / p.game.tick_us(),
             max_prediction: p.max_prediction,
             input_delay: p.input_delay,
             check_distance: 2,
@@ -336,7 +338,7 @@ impl tw_session_config {
             step_window: rs.relay.step_window as u32,
             bandwidth_cap: rs.relay.bandwidth_cap as u32,
             max_update_datagrams: rs.relay.max_update_datagrams as u32,
-            max_catch_up_ms: ms(p.clock.max_frame_us),
+            max_catch_up_ms: ms(p.game.max_frame_us),
             loading_grace_ms: ms(p.loading_grace_us),
         }
     }
@@ -415,8 +417,7 @@ impl tw_session_config {
         })
     }
 
-    /// The relay server's settings (its player count, input size and tick length are
-    /// filled in by the session).
+    /// The relay server's settings (its `game` is filled in by the session).
     fn relay_server(&self) -> FfiResult<RelayServerSessionConfig> {
         range("server_send_interval", self.server_send_interval, 1, 60)?;
         range("jitter_max_depth", self.jitter_max_depth, 1, 1024)?;
@@ -459,8 +460,7 @@ impl tw_session_config {
         Ok(c)
     }
 
-    /// The relay client's settings (its player count, input size and tick length are
-    /// filled in by the session).
+    /// The relay client's settings (its `game` is filled in by the session).
     fn relay_client(&self) -> FfiResult<RelayClientSessionConfig> {
         range("server_send_interval", self.server_send_interval, 1, 60)?;
         range("client_send_interval", self.client_send_interval, 1, 60)?;

@@ -525,13 +525,13 @@ fn session_defaults_match_the_core() {
     assert_eq!(c.struct_size as usize, size_of::<tw_session_config>());
     assert_eq!(c.host.struct_size as usize, size_of::<tw_host_config>());
     assert_eq!(c.mode, tw_session_mode::P2p as u32);
-    assert_eq!(c.input_size as usize, p.input_size);
+    assert_eq!(c.input_size as usize, p.game.input_size);
     assert_eq!(c.max_prediction, p.max_prediction);
     assert_eq!(c.desync_interval, p.desync_interval);
     assert_eq!(u64::from(c.disconnect_timeout_ms) * 1000, p.disconnect_timeout_us);
     assert_eq!(u64::from(c.disconnect_notify_ms) * 1000, p.notify_after_us);
-    assert!((1e6 / c.tick_rate_hz - p.clock.tick_us).abs() < 1e-6);
-    assert_eq!(u64::from(c.max_catch_up_ms) * 1000, p.clock.max_frame_us);
+    assert!((1e6 / c.tick_rate_hz - p.game.tick_us()).abs() < 1e-6);
+    assert_eq!(u64::from(c.max_catch_up_ms) * 1000, p.game.max_frame_us);
     assert_eq!(c.max_catch_up_ms, 250);
     // SAFETY: init_default NUL-terminates the text.
     let bind = unsafe { std::ffi::CStr::from_ptr(c.bind_address.as_ptr()) };

@@ -19,8 +19,8 @@ use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
 use tickwire_proto::{
-    EndpointConfig, JitterModel, LinkConfig, LossModel, Micros, NodeId, RelayClientSession, RelayClientSessionConfig,
-    RelayServerSession, RelayServerSessionConfig, Request, ServerSessionEvent, SimNet, Tick,
+    EndpointConfig, GameShape, JitterModel, LinkConfig, LossModel, Micros, NodeId, RelayClientSession,
+    RelayClientSessionConfig, RelayServerSession, RelayServerSessionConfig, Request, ServerSessionEvent, SimNet, Tick,
 };
 
 const MS: u64 = 1_000;
@@ -199,16 +199,9 @@ struct Client {
 
 /// Runs one scenario.
 pub fn measure(sc: &Scenario) -> Row {
-    let scfg = RelayServerSessionConfig {
-        max_players: sc.clients,
-        input_size: sc.input_size,
-        ..RelayServerSessionConfig::default()
-    };
-    let ccfg = RelayClientSessionConfig {
-        max_players: sc.clients,
-        input_size: sc.input_size,
-        ..RelayClientSessionConfig::default()
-    };
+    let game = GameShape::new(sc.clients, sc.input_size);
+    let scfg = RelayServerSessionConfig::new(game);
+    let ccfg = RelayClientSessionConfig::new(game);
     let mut net = SimNet::new(15, sc.link);
     let sn = net.add(EndpointConfig { max_incoming: sc.clients as u32 + 4, ..EndpointConfig::default() });
     let mut server = RelayServerSession::new(scfg, net.now()).expect("server config");

@@ -1,12 +1,19 @@
 //! The game's shape, and how configurations report what is wrong with them.
 //!
 //! Every session of a match, whatever its topology, agrees on three things: how many
-//! players there are, how many bytes one player's input takes, and how long a tick is.
-//! They are said once, in a [`GameShape`], and every mode's settings sit beside it.
+//! players there are, how many bytes one player's input takes, and how long a tick is
+//! (with the tick clock's catch-up cap). They are said once, in a [`GameShape`]: every
+//! session config holds one (`game`; a synctest and a replay take one as they are
+//! built), and the pieces inside a session that need a tick length or an input size
+//! (the relay's sync layer, tick clocks, interpolation, prediction) are given them by
+//! the session, from the shape. The player limits are [`MAX_ROLLBACK_PLAYERS`] and
+//! [`MAX_RELAY_PLAYERS`].
 //!
 //! A configuration is checked without building anything: `check` methods push one
 //! [`ConfigProblem`] per bad field into [`ConfigProblems`], so a caller sees every
-//! mistake at once, each under the name of the field it set.
+//! mistake at once, each under the name of the field it set (the shape's under
+//! `players`, `input_size`, `tick_rate_hz` and `max_frame_us`). A session's
+//! constructor runs the same check and returns the same problems.
 
 use std::fmt;
 
@@ -17,6 +24,16 @@ use crate::tick::TickClockConfig;
 /// inputs of one peer's local players for one tick must fit one datagram together
 /// (`p2p_inputs_fit`: 4 players of 255 bytes do, 16 of 49).
 pub const MAX_INPUT_SIZE: usize = 255;
+
+/// The most players of a rollback session (P2P, synctest, spectator, replay): the
+/// rollback wire formats count players in one byte. A P2P tick of every player's input
+/// must also fit one datagram ([`p2p_inputs_fit`](crate::p2p_inputs_fit)), which bounds
+/// a P2P match lower (no more than 47 players).
+pub const MAX_ROLLBACK_PLAYERS: usize = 255;
+
+/// The most players (slots) of a relay session: the relay wire formats and the
+/// server's slot table hold at most this many.
+pub const MAX_RELAY_PLAYERS: usize = 64;
 
 /// Fastest tick rate a session accepts, in Hz.
 pub const MAX_TICK_RATE_HZ: f64 = 10_000.0;
@@ -30,7 +47,8 @@ pub const MAX_MAX_FRAME_US: u64 = 10_000_000;
 /// What every session of one match agrees on.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct GameShape {
-    /// Players in the match.
+    /// Players in the match: 1..=[`MAX_ROLLBACK_PLAYERS`] in a rollback session,
+    /// 1..=[`MAX_RELAY_PLAYERS`] (slots) in a relay session.
     pub players: usize,
     /// Bytes per player per tick (1..=[`MAX_INPUT_SIZE`]).
     pub input_size: usize,
@@ -61,7 +79,8 @@ impl GameShape {
         TickClockConfig { tick_us: self.tick_us(), max_frame_us: self.max_frame_us, ..TickClockConfig::default() }
     }
 
-    /// Checks the shape for a topology that holds at most `max_players` players.
+    /// Checks the shape for a topology that holds at most `max_players` players
+    /// ([`MAX_ROLLBACK_PLAYERS`] or [`MAX_RELAY_PLAYERS`]).
     pub fn check(&self, max_players: usize, problems: &mut ConfigProblems) {
         if self.players == 0 || self.players > max_players {
             problems.push("players", format!("{} is not in 1..={max_players}", self.players));
@@ -191,7 +210,7 @@ mod tests {
     fn a_shape_reports_every_bad_field_by_name() {
         let mut p = ConfigProblems::new();
         GameShape { players: 0, input_size: 256, tick_rate_hz: f64::NAN, max_frame_us: DEFAULT_MAX_FRAME_US }
-            .check(255, &mut p);
+            .check(MAX_ROLLBACK_PLAYERS, &mut p);
         let fields: Vec<_> = p.iter().map(|p| p.field.as_str()).collect();
         assert_eq!(fields, ["players", "input_size", "tick_rate_hz"]);
         assert_eq!(
@@ -203,10 +222,10 @@ mod tests {
     #[test]
     fn a_good_shape_has_no_problems() {
         let mut p = ConfigProblems::new();
-        GameShape::new(4, 8).check(64, &mut p);
+        GameShape::new(4, 8).check(MAX_RELAY_PLAYERS, &mut p);
         assert!(p.into_result().is_ok());
         let mut p = ConfigProblems::new();
-        GameShape::new(65, 8).check(64, &mut p);
+        GameShape::new(65, 8).check(MAX_RELAY_PLAYERS, &mut p);
         assert_eq!(p.to_string(), "players: 65 is not in 1..=64");
     }
 

@@ -47,12 +47,13 @@ pub mod wire;
 // The engine's vocabulary and the game's shape.
 pub use engine::{AdvanceStatus, InputStatus, Inputs, NetSession, Request, ServerEventAt, Session, Tick};
 pub use game::{
-    ConfigProblem, ConfigProblems, DEFAULT_MAX_FRAME_US, GameShape, MAX_INPUT_SIZE, MAX_MAX_FRAME_US, MAX_TICK_RATE_HZ,
+    ConfigProblem, ConfigProblems, DEFAULT_MAX_FRAME_US, GameShape, MAX_INPUT_SIZE, MAX_MAX_FRAME_US,
+    MAX_RELAY_PLAYERS, MAX_ROLLBACK_PLAYERS, MAX_TICK_RATE_HZ,
 };
 
 // Rollback sessions (P2P, synctest, spectator, replay).
 pub use rollback::desync::DumpDecodeError;
-pub use rollback::p2p::{MAX_INPUT_DELAY, P2pStats, PeerSyncStats, p2p_inputs_fit, p2p_timeouts_fit};
+pub use rollback::p2p::{MAX_INPUT_DELAY, MAX_PREDICTION, P2pStats, PeerSyncStats, p2p_inputs_fit, p2p_timeouts_fit};
 pub use rollback::{
     DesyncDump, Event as RollbackEvent, MatchEvent, P2pConfig, P2pMatch, P2pSession, PlayerKind, PredictionMode,
     Replay, ReplayError, ReplayRecorder, ReplaySession, RosterError, SessionError, SpectatorConfig, SpectatorMatch,

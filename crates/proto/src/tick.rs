@@ -14,6 +14,7 @@ use std::collections::VecDeque;
 
 use crate::clock::Micros;
 use crate::engine::Tick;
+use crate::game::ConfigProblems;
 
 /// Settings of a [`TickClock`].
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -49,19 +50,32 @@ impl TickClockConfig {
         if !(self.tick_us.is_finite() && self.tick_us >= 100.0) {
             return Err(format!("tick_us {} must be at least 100", self.tick_us));
         }
-        if !(0.0..=0.5).contains(&self.max_speedup) || !(0.0..=0.5).contains(&self.max_slowdown) {
-            return Err(format!(
-                "max_speedup {} / max_slowdown {} must be in [0, 0.5]",
-                self.max_speedup, self.max_slowdown
-            ));
-        }
-        if !(self.snap_threshold_ticks.is_finite() && self.snap_threshold_ticks >= 1.0) {
-            return Err(format!("snap_threshold_ticks {} must be at least 1", self.snap_threshold_ticks));
+        let mut p = ConfigProblems::new();
+        self.check_dilation("", &mut p);
+        if let Some(first) = p.iter().next() {
+            return Err(format!("{} {}", first.field, first.message));
         }
         if (self.max_frame_us as f64) < self.tick_us {
             return Err(format!("max_frame_us {} is shorter than a tick", self.max_frame_us));
         }
         Ok(())
+    }
+
+    /// Checks the dilation bounds, the settings that are not the game's shape (a
+    /// session takes `tick_us` and `max_frame_us` from its [`GameShape`](crate::GameShape)),
+    /// each under `prefix` and its name.
+    pub(crate) fn check_dilation(&self, prefix: &str, problems: &mut ConfigProblems) {
+        for (name, v) in [("max_speedup", self.max_speedup), ("max_slowdown", self.max_slowdown)] {
+            if !(0.0..=0.5).contains(&v) {
+                problems.push(format!("{prefix}{name}"), format!("{v} is not in [0, 0.5]"));
+            }
+        }
+        if !(self.snap_threshold_ticks.is_finite() && self.snap_threshold_ticks >= 1.0) {
+            problems.push(
+                format!("{prefix}snap_threshold_ticks"),
+                format!("{} is below 1 tick", self.snap_threshold_ticks),
+            );
+        }
     }
 }
 

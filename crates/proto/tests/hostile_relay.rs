@@ -21,8 +21,8 @@ mod relay_world;
 use relay_world::{World, link};
 use tickwire_proto::wire::relay::{self, Hello};
 use tickwire_proto::{
-    CHANNEL_RELIABLE, EndpointConfig, KickCause, RelayClientSessionConfig, RelayServerSessionConfig, Security,
-    ServerSessionEvent,
+    CHANNEL_RELIABLE, EndpointConfig, GameShape, KickCause, RelayClientSessionConfig, RelayServerSessionConfig,
+    Security, ServerSessionEvent,
 };
 
 const SECOND: u64 = 1_000_000;
@@ -30,8 +30,8 @@ const SECOND: u64 = 1_000_000;
 #[test]
 fn a_player_asking_for_snapshots_every_tick_gets_two_then_is_kicked() {
     let heap = heap::HeapWatch::start();
-    let s = RelayServerSessionConfig { max_players: 4, ..RelayServerSessionConfig::default() };
-    let c = RelayClientSessionConfig { max_players: 4, ..RelayClientSessionConfig::default() };
+    let s = RelayServerSessionConfig { game: GameShape::new(4, 2), ..RelayServerSessionConfig::default() };
+    let c = RelayClientSessionConfig { game: GameShape::new(4, 2), ..RelayClientSessionConfig::default() };
     let mut w = World::new(51, link(0.0), s, c);
     let honest = w.add_client();
     let spammer = w.add_client();
@@ -77,8 +77,8 @@ fn a_player_asking_for_snapshots_every_tick_gets_two_then_is_kicked() {
 fn a_burst_of_inputs_is_refused_and_its_sender_kicked() {
     let heap = heap::HeapWatch::start();
     use tickwire_proto::{CHANNEL_UNRELIABLE, KickCause, ServerSessionEvent};
-    let s = RelayServerSessionConfig { max_players: 4, ..RelayServerSessionConfig::default() };
-    let c = RelayClientSessionConfig { max_players: 4, ..RelayClientSessionConfig::default() };
+    let s = RelayServerSessionConfig { game: GameShape::new(4, 2), ..RelayServerSessionConfig::default() };
+    let c = RelayClientSessionConfig { game: GameShape::new(4, 2), ..RelayClientSessionConfig::default() };
     let mut w = World::new(52, link(0.0), s, c);
     let honest = w.add_client();
     let burster = w.add_client();
@@ -123,8 +123,8 @@ fn a_burst_of_inputs_is_refused_and_its_sender_kicked() {
 fn the_session_token_never_crosses_the_wire_in_clear() {
     let heap = heap::HeapWatch::start();
     for security in [Security::default(), Security::InsecurePlaintext] {
-        let s = RelayServerSessionConfig { max_players: 2, ..RelayServerSessionConfig::default() };
-        let c = RelayClientSessionConfig { max_players: 2, ..RelayClientSessionConfig::default() };
+        let s = RelayServerSessionConfig { game: GameShape::new(2, 2), ..RelayServerSessionConfig::default() };
+        let c = RelayClientSessionConfig { game: GameShape::new(2, 2), ..RelayClientSessionConfig::default() };
         let server = EndpointConfig { max_incoming: 16, security: security.clone(), ..EndpointConfig::default() };
         let mut w = World::with_server_endpoint(61, link(0.02), s, c, server);
         w.net.record_datagrams();
@@ -148,9 +148,9 @@ fn the_session_token_never_crosses_the_wire_in_clear() {
 fn a_player_that_never_acknowledges_a_step_is_kicked_for_its_catch_ups() {
     use tickwire_proto::CHANNEL_UNRELIABLE;
     use tickwire_proto::wire::relay::NONE;
-    let s = RelayServerSessionConfig { max_players: 4, ..RelayServerSessionConfig::default() };
+    let s = RelayServerSessionConfig { game: GameShape::new(4, 2), ..RelayServerSessionConfig::default() };
     let history_us = s.relay.step_history as u64 * SECOND / 60;
-    let c = RelayClientSessionConfig { max_players: 4, ..RelayClientSessionConfig::default() };
+    let c = RelayClientSessionConfig { game: GameShape::new(4, 2), ..RelayClientSessionConfig::default() };
     let mut w = World::new(53, link(0.0), s, c);
     let honest = w.add_client();
     let liar = w.add_client();

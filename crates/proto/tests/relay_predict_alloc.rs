@@ -20,8 +20,8 @@ use std::net::SocketAddr;
 use relay_game::{Answer, BoxGame, input_for};
 use tickwire_proto::wire::MAX_DATAGRAM_SIZE;
 use tickwire_proto::{
-    AdvanceStatus, ClientSessionStats, Endpoint, EndpointConfig, RelayClientSession, RelayClientSessionConfig,
-    RelayServerSession, RelayServerSessionConfig,
+    AdvanceStatus, ClientSessionStats, Endpoint, EndpointConfig, GameShape, RelayClientSession,
+    RelayClientSessionConfig, RelayServerSession, RelayServerSessionConfig,
 };
 
 #[global_allocator]
@@ -95,10 +95,10 @@ fn run_match(stall: Option<std::ops::Range<u64>>, drop_every: u64) -> Vec<Client
         ["127.0.0.1:1000", "127.0.0.1:2001", "127.0.0.1:2002"].iter().map(|a| a.parse().unwrap()).collect();
     let mut server_ep =
         Endpoint::new(EndpointConfig { max_incoming: 8, seed: 1, ..EndpointConfig::default() }, 0).unwrap();
-    let scfg = RelayServerSessionConfig { max_players: 4, ..RelayServerSessionConfig::default() };
+    let scfg = RelayServerSessionConfig { game: GameShape::new(4, 2), ..RelayServerSessionConfig::default() };
     let mut server = RelayServerSession::new(scfg, 0).unwrap();
     let mut server_game = BoxGame::new(4, server.state_slots());
-    let ccfg = RelayClientSessionConfig { max_players: 4, ..RelayClientSessionConfig::default() };
+    let ccfg = RelayClientSessionConfig { game: GameShape::new(4, 2), ..RelayClientSessionConfig::default() };
     let mut clients: Vec<ClientSide> = (0..2)
         .map(|i| {
             let mut ep = Endpoint::new(EndpointConfig { seed: 10 + i as u64, ..EndpointConfig::default() }, 0).unwrap();

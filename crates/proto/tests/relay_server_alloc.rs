@@ -32,7 +32,8 @@ use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use relay_game::Answer;
 use relay_world::{FRAME_US, World, link};
 use tickwire_proto::{
-    AdvanceStatus, LinkConfig, LossModel, RelayClientSessionConfig, RelayServerSessionConfig, ServerSessionEvent,
+    AdvanceStatus, GameShape, LinkConfig, LossModel, RelayClientSessionConfig, RelayServerSessionConfig,
+    ServerSessionEvent,
 };
 
 #[global_allocator]
@@ -135,9 +136,12 @@ fn frame(w: &mut World, t: &mut Tally) -> u64 {
 
 #[test]
 fn steady_state_server_ticks_do_not_allocate() {
-    let scfg =
-        RelayServerSessionConfig { max_players: 4, checksum_interval: 30, ..RelayServerSessionConfig::default() };
-    let ccfg = RelayClientSessionConfig { max_players: 4, ..RelayClientSessionConfig::default() };
+    let scfg = RelayServerSessionConfig {
+        game: GameShape::new(4, 2),
+        checksum_interval: 30,
+        ..RelayServerSessionConfig::default()
+    };
+    let ccfg = RelayClientSessionConfig { game: GameShape::new(4, 2), ..RelayClientSessionConfig::default() };
     let mut w = World::new(23, link(0.05), scfg, ccfg);
     SERVER_NODE.store(w.server_node, Ordering::Relaxed);
     w.net.set_endpoint_probe(Some(server_endpoint_probe));

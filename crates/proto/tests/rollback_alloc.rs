@@ -14,7 +14,9 @@ mod toy_game;
 use std::net::SocketAddr;
 
 use tickwire_proto::wire::MAX_DATAGRAM_SIZE;
-use tickwire_proto::{Endpoint, EndpointConfig, NetEvent, P2pConfig, P2pSession, PlayerKind, SyncTestSession};
+use tickwire_proto::{
+    Endpoint, EndpointConfig, GameShape, NetEvent, P2pConfig, P2pSession, PlayerKind, SyncTestSession,
+};
 use toy_game::{Answer, Game, TICK_US, input_for, run_requests};
 
 #[global_allocator]
@@ -166,7 +168,7 @@ fn p2p_steady_state_ticks_do_not_allocate() {
 }
 
 fn synctest_steady_state_ticks_do_not_allocate() {
-    let mut s = SyncTestSession::new(2, 2, 4).unwrap();
+    let mut s = SyncTestSession::new(GameShape::new(2, 2), 4).unwrap();
     let mut game = Game::new(2, s.state_slots());
     game.record = false;
     let mut run = |ticks: u32, s: &mut SyncTestSession| {

@@ -11,8 +11,8 @@ use std::net::{Ipv4Addr, SocketAddr, SocketAddrV4};
 
 use tickwire_proto::wire::{FrameReader, MAX_DATAGRAM_SIZE, Packet, decode_packet, p2p};
 use tickwire_proto::{
-    AdvanceStatus, Endpoint, EndpointConfig, LinkConditioner, NetEvent, P2pConfig, P2pSession, PeerId, PlayerKind,
-    Request, RollbackEvent as Event,
+    AdvanceStatus, Endpoint, EndpointConfig, GameShape, LinkConditioner, NetEvent, P2pConfig, P2pSession, PeerId,
+    PlayerKind, Request, RollbackEvent as Event,
 };
 
 /// Datagrams in flight live in preallocated buffers; the links carry buffer indices.
@@ -137,7 +137,8 @@ pub(crate) fn run_tickwire(s: &Scenario, frames: u64, calib: f64) -> Results {
     for (i, p) in peers.iter_mut().enumerate() {
         let kinds: Vec<PlayerKind> =
             (0..n).map(|j| if j == i { PlayerKind::Local } else { PlayerKind::Remote(p.ids[j]) }).collect();
-        let mut cfg = P2pConfig { desync_interval: DESYNC_INTERVAL, ..P2pConfig::default() };
+        let mut cfg =
+            P2pConfig { game: GameShape::new(n, 2), desync_interval: DESYNC_INTERVAL, ..P2pConfig::default() };
         if let Some(k) = std::env::var("BENCH_TW_REDUNDANCY").ok().and_then(|v| v.parse().ok()) {
             cfg.input_redundancy = k;
         }

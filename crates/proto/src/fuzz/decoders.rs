@@ -3,6 +3,7 @@
 //! re-encodes to exactly the bytes it came from.
 
 use crate::engine::{AdvanceStatus, InputStatus, Request};
+use crate::game::GameShape;
 use crate::relay::join;
 use crate::relay::messages::{self, StepParts, StepRules, UpdateView};
 use crate::relay::step_codec::{self, StepForm};
@@ -241,7 +242,8 @@ pub fn replay(data: &[u8]) {
     let (players, input_size) = (r.players, r.input_size);
     let mut rec = ReplayRecorder::new(players, input_size, r.start, &r.initial_state);
     let (start, ticks) = (r.start, r.ticks);
-    let mut s = ReplaySession::new(r);
+    // Every replay that decodes is one a session of its shape plays.
+    let mut s = ReplaySession::new(GameShape::new(players, input_size), r).expect("a replay that decodes plays");
     let mut played = 0u64;
     // One advance per tick, plus the one that says it is over.
     for _ in 0..=ticks as u64 {

@@ -7,6 +7,7 @@ use super::fake::FakeTransport;
 use super::relay::reason;
 use crate::clock::Micros;
 use crate::engine::Tick;
+use crate::game::GameShape;
 use crate::rollback::message::{self, Header, KIND_INPUT, KIND_SPECTATE};
 use crate::rollback::p2p::KIND_SNAPSHOT_BYTE;
 use crate::rollback::{DesyncDump, P2pConfig, P2pSession, PlayerKind, Replay, SpectatorConfig, SpectatorSession};
@@ -86,7 +87,7 @@ pub fn p2p_session(data: &[u8]) {
         _ => &[PlayerKind::Local, PlayerKind::Remote(1), PlayerKind::Remote(2), PlayerKind::Remote(2)],
     };
     let cfg = P2pConfig {
-        input_size: INPUT_SIZE,
+        game: GameShape::new(players.len(), INPUT_SIZE),
         max_prediction: [0, 2, 8, 16][(setup >> 2) as usize % 4],
         input_delay: (setup >> 4) as u32 & 2,
         sparse_saving: setup & 0x20 != 0,
@@ -187,7 +188,7 @@ pub fn spectator(data: &[u8]) {
     const PLAYERS: usize = 3;
     let mut inp = Input::new(data);
     let mut now: Micros = 1_000_000;
-    let cfg = SpectatorConfig { players: PLAYERS, input_size: INPUT_SIZE, ..SpectatorConfig::default() };
+    let cfg = SpectatorConfig::new(GameShape::new(PLAYERS, INPUT_SIZE));
     let mut s = SpectatorSession::new(cfg, HOST).expect("valid config");
     let mut t = FakeTransport::default();
     t.open.insert(HOST, true);

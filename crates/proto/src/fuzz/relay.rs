@@ -8,6 +8,7 @@ use super::engine::{Answer, Engine};
 use super::fake::FakeTransport;
 use crate::clock::Micros;
 use crate::engine::{AdvanceStatus, Tick};
+use crate::game::GameShape;
 use crate::relay::join::{self, Hello, SessionToken, Welcome};
 use crate::relay::messages::{self, MarginReport, NONE, PlayerStep, UpdateHead};
 use crate::relay::relay_client_session::{ClientSessionEvent, RelayClientSession, RelayClientSessionConfig};
@@ -83,8 +84,7 @@ pub fn relay_server(data: &[u8]) {
     let mut inp = Input::new(data);
     let mut now: Micros = 1_000_000;
     let cfg = RelayServerSessionConfig {
-        input_size: INPUT_SIZE,
-        max_players: PLAYERS,
+        game: GameShape::new(PLAYERS, INPUT_SIZE),
         checksum_interval: 10,
         reconnect_timeout_us: 3_000_000,
         hello_timeout_us: 1_000_000,
@@ -241,8 +241,7 @@ pub fn relay_client(data: &[u8]) {
     let mut inp = Input::new(data);
     let mut now: Micros = 1_000_000;
     let cfg = RelayClientSessionConfig {
-        input_size: INPUT_SIZE,
-        max_players: PLAYERS,
+        game: GameShape::new(PLAYERS, INPUT_SIZE),
         max_prediction: 8,
         max_catchup_ticks: 8,
         reconnect_window_us: 5_000_000,

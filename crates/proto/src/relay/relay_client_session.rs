@@ -30,6 +30,8 @@ use super::prediction::{Predictor, PredictorConfig, PredictorStats, StepOutcome}
 use super::relay_client::{RelayClient, RelayClientConfig, SyncStats};
 use crate::clock::Micros;
 use crate::engine::{AdvanceStatus, Request, Tick};
+use crate::game::{ConfigProblems, GameShape, MAX_RELAY_PLAYERS};
+use crate::rollback::p2p::MAX_PREDICTION;
 use crate::transport::{
     CHANNEL_RELIABLE, CHANNEL_UNRELIABLE, DisconnectReason, Event, PeerId, Proven, SendError, Transport,
 };
@@ -37,15 +39,18 @@ use crate::transport::{
 /// Settings of a [`RelayClientSession`].
 #[derive(Debug, Clone, PartialEq)]
 pub struct RelayClientSessionConfig {
-    /// The sync layer (tick rate, send interval, lead loop, redundancy). Its input
-    /// size and player limits are set from the fields below.
+    /// The match, as the server has it (a Welcome of another shape is refused): player
+    /// slots (1..=[`MAX_RELAY_PLAYERS`]), bytes per input (every player's,
+    /// 1..=[`MAX_INPUT_SIZE`](crate::MAX_INPUT_SIZE)), the tick rate and the catch-up
+    /// cap of the client's tick clock. Default: 8 players of 2 bytes at 60 Hz, 250 ms.
+    pub game: GameShape,
+    /// The sync layer's own settings (send interval, the tick clock's dilation bounds,
+    /// lead loop, redundancy, interpolation of the server's timeline). The session sets
+    /// the rest from `game`: its `tick.tick_us`, `tick.max_frame_us`, `interp.tick_us`,
+    /// `max_input_size`, `input_size` and `max_players` are not read.
     pub sync: RelayClientConfig,
-    /// Bytes per input (every player's), 1..=[`MAX_INPUT_SIZE`](crate::MAX_INPUT_SIZE).
-    pub input_size: usize,
-    /// Player slots in the game, 1..=64 (must match the server).
-    pub max_players: usize,
     /// Most ticks predicted past the authoritative state; latency beyond it becomes
-    /// input delay. 1..=64.
+    /// input delay. 1..=[`MAX_PREDICTION`].
     pub max_prediction: u32,
     /// The base input delay.
     pub input_delay: InputDelay,
@@ -64,9 +69,8 @@ pub struct RelayClientSessionConfig {
 impl Default for RelayClientSessionConfig {
     fn default() -> Self {
         RelayClientSessionConfig {
+            game: GameShape::new(8, 2),
             sync: RelayClientConfig::default(),
-            input_size: 2,
-            max_players: 8,
             max_prediction: 16,
             input_delay: InputDelay::Fixed(0),
             max_catchup_ticks: 16,
@@ -77,32 +81,57 @@ impl Default for RelayClientSessionConfig {
 }
 
 impl RelayClientSessionConfig {
+    /// The defaults for `game`.
+    pub fn new(game: GameShape) -> Self {
+        RelayClientSessionConfig { game, ..RelayClientSessionConfig::default() }
+    }
+
     /// Checks the settings without building a session (what [`RelayClientSession::new`]
-    /// checks).
-    pub fn validate(&self) -> Result<(), ClientSessionError> {
-        let bad = |m: String| Err(ClientSessionError::InvalidConfig(m));
-        if !(1..=crate::game::MAX_INPUT_SIZE).contains(&self.input_size) {
-            return bad(format!("input_size {} not in 1..={}", self.input_size, crate::game::MAX_INPUT_SIZE));
-        }
-        if !(1..=64).contains(&self.max_players) {
-            return bad(format!("max_players {} not in 1..=64", self.max_players));
-        }
-        if !(1..=64).contains(&self.max_prediction) {
-            return bad(format!("max_prediction {} not in 1..=64", self.max_prediction));
+    /// checks): every bad field, by name.
+    pub fn validate(&self) -> Result<(), ConfigProblems> {
+        let mut p = ConfigProblems::new();
+        self.check(&mut p);
+        p.into_result()
+    }
+
+    /// Pushes every problem of these settings into `problems`, each under its field's
+    /// name: the shape's under `players`, `input_size`, `tick_rate_hz` and
+    /// `max_frame_us`, the sync layer's under `sync.` (`sync.send_interval`, ...).
+    pub fn check(&self, problems: &mut ConfigProblems) {
+        let p = problems;
+        self.game.check(MAX_RELAY_PLAYERS, p);
+        self.game.check_clock(p);
+        if !(1..=MAX_PREDICTION).contains(&self.max_prediction) {
+            p.push("max_prediction", format!("{} is not in 1..={MAX_PREDICTION}", self.max_prediction));
         }
         if self.max_catchup_ticks == 0 {
-            return bad("max_catchup_ticks must be > 0".into());
+            p.push("max_catchup_ticks", "0 is not in 1.. ticks");
         }
         if self.sync.send_interval == 0 {
-            return bad("sync.send_interval must be > 0".into());
+            p.push("sync.send_interval", "0 is not in 1.. ticks");
         }
-        self.sync.tick.validate().map_err(ClientSessionError::InvalidConfig)
+        // The clock's tick length and catch-up cap are the shape's (checked above).
+        self.sync.tick.check_dilation("sync.tick.", p);
     }
 
     /// Snapshots the engine must hold for a client with these settings: the predicted
     /// window plus the catch-up run, and room for the authoritative anchor.
     pub fn state_slots(&self) -> usize {
         (self.max_prediction + self.max_catchup_ticks) as usize + 4
+    }
+
+    /// The sync layer's settings as the session runs it: the only place the shape
+    /// reaches it.
+    fn sync_config(&self) -> RelayClientConfig {
+        let g = &self.game;
+        let mut sync = self.sync.clone();
+        sync.tick.tick_us = g.tick_us();
+        sync.tick.max_frame_us = g.max_frame_us;
+        sync.interp.tick_us = g.tick_us();
+        sync.max_input_size = g.input_size;
+        sync.input_size = Some(g.input_size);
+        sync.max_players = Some(g.players as u32);
+        sync
     }
 }
 
@@ -227,8 +256,8 @@ pub struct ClientSessionStats {
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum ClientSessionError {
     #[error("invalid relay client config: {0}")]
-    /// The config failed validation; the message names the problem.
-    InvalidConfig(String),
+    /// The config is unusable: every bad field, by name.
+    Config(ConfigProblems),
     #[error("input of {got} bytes, expected {expected}")]
     /// An input was not the configured input size.
     WrongInputSize {
@@ -278,18 +307,17 @@ pub struct RelayClientSession {
 impl RelayClientSession {
     /// A session on `cfg` (validated first), not connected yet.
     pub fn new(cfg: RelayClientSessionConfig) -> Result<Self, ClientSessionError> {
-        cfg.validate()?;
+        cfg.validate().map_err(ClientSessionError::Config)?;
         let predictor = Predictor::new(PredictorConfig {
-            input_size: cfg.input_size,
-            max_players: cfg.max_players,
+            input_size: cfg.game.input_size,
+            max_players: cfg.game.players,
             max_prediction: cfg.max_prediction,
             max_catchup_ticks: cfg.max_catchup_ticks,
             pending_capacity: 1024,
         });
+        // What `config()` shows is what runs.
         let mut cfg = cfg;
-        cfg.sync.max_input_size = cfg.input_size;
-        cfg.sync.input_size = Some(cfg.input_size);
-        cfg.sync.max_players = Some(cfg.max_players as u32);
+        cfg.sync = cfg.sync_config();
         let delay = DelayPolicy::new(cfg.input_delay, cfg.max_prediction);
         Ok(RelayClientSession {
             relay: RelayClient::new(cfg.sync.clone()),
@@ -303,7 +331,7 @@ impl RelayClientSession {
             player: None,
             snapshot_tick: 0,
             now: 0,
-            local_input: vec![0; cfg.input_size],
+            local_input: vec![0; cfg.game.input_size],
             server_checks: VecDeque::with_capacity(SERVER_CHECKS),
             checks_done_upto: None,
             stalled: false,
@@ -415,7 +443,7 @@ impl RelayClientSession {
             self.stats.malformed += 1;
             return;
         };
-        let ours = w.input_size as usize == self.cfg.input_size && w.max_players as usize == self.cfg.max_players;
+        let ours = w.input_size as usize == self.cfg.game.input_size && w.max_players as usize == self.cfg.game.players;
         // A returning client must get its own token back; a new one any token.
         let token_ok = self.token.is_none_or(|t| t == w.token);
         if !ours || !token_ok {
@@ -500,15 +528,15 @@ impl RelayClientSession {
         let n = self.relay.ticks_due(now, transport);
         self.stats.sync = self.relay.stats(now, transport);
         if let Some(st) = self.phase.peer().and_then(|p| transport.stats(p)) {
-            self.delay.on_rtt(now, st.srtt_us, self.cfg.sync.tick.tick_us);
+            self.delay.on_rtt(now, st.srtt_us, self.cfg.game.tick_us());
         }
         n
     }
 
     /// Our input for the next [`RelayClientSession::advance`] (kept until replaced).
     pub fn add_local_input(&mut self, input: &[u8]) -> Result<(), ClientSessionError> {
-        if input.len() != self.cfg.input_size {
-            return Err(ClientSessionError::WrongInputSize { expected: self.cfg.input_size, got: input.len() });
+        if input.len() != self.cfg.game.input_size {
+            return Err(ClientSessionError::WrongInputSize { expected: self.cfg.game.input_size, got: input.len() });
         }
         self.local_input.copy_from_slice(input);
         Ok(())
@@ -516,11 +544,11 @@ impl RelayClientSession {
 
     /// The engine's guess for another player's input (None: repeat their last one).
     pub fn set_prediction(&mut self, player: usize, input: Option<&[u8]>) -> Result<(), ClientSessionError> {
-        if player >= self.cfg.max_players {
+        if player >= self.cfg.game.players {
             return Err(ClientSessionError::UnknownPlayer(player));
         }
-        if let Some(b) = input.filter(|b| b.len() != self.cfg.input_size) {
-            return Err(ClientSessionError::WrongInputSize { expected: self.cfg.input_size, got: b.len() });
+        if let Some(b) = input.filter(|b| b.len() != self.cfg.game.input_size) {
+            return Err(ClientSessionError::WrongInputSize { expected: self.cfg.game.input_size, got: b.len() });
         }
         self.predictor.set_prediction(player, input);
         Ok(())
@@ -713,8 +741,8 @@ impl RelayClientSession {
         if let Phase::Joining { peer: server, hello_sent: false, .. } = self.phase {
             let h = Hello {
                 token: self.token.unwrap_or(SessionToken::NONE),
-                input_size: self.cfg.input_size as u16,
-                max_players: self.cfg.max_players as u16,
+                input_size: self.cfg.game.input_size as u16,
+                max_players: self.cfg.game.players as u16,
             };
             join::encode_hello(&mut self.buf, &h);
             if transport.send(server, self.cfg.reliable_channel, &self.buf).is_ok() {

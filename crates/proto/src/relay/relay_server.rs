@@ -16,6 +16,7 @@ use super::step_history::{StepHistory, StepView};
 use super::step_sender::{CLIENT_STEP_WINDOW, Reason, SendPlan, StepSender};
 use crate::clock::Micros;
 use crate::engine::Tick;
+use crate::game::ConfigProblems;
 use crate::jitter::{JitterBuffer, JitterConfig, JitterStats, KickReason, PushOutcome};
 use crate::sync::redundancy::{RedundancyConfig, copies_for_loss};
 use crate::transport::{CHANNEL_UNRELIABLE, ConfigError, DisconnectReason, EndpointConfig, Event, PeerId, Transport};
@@ -246,22 +247,39 @@ pub struct RelayServer {
 impl RelayServerConfig {
     /// Checks the settings without building a server.
     pub fn validate(&self) -> Result<(), ConfigError> {
+        let mut p = ConfigProblems::new();
         // NaN fails the tick check too.
-        let tick_ok = self.tick_us.is_finite() && self.tick_us >= 100.0;
-        let size_ok = self.input_size.is_none_or(|n| n <= self.jitter.max_input_size);
-        if self.send_interval == 0 || !tick_ok || self.jitter.max_input_size > 255 || !size_ok {
-            return Err(ConfigError(format!(
-                "relay server: send_interval {} must be > 0, tick_us {} >= 100, max_input_size {} <= 255, input_size {:?} <= max_input_size",
-                self.send_interval, self.tick_us, self.jitter.max_input_size, self.input_size
-            )));
+        if !(self.tick_us.is_finite() && self.tick_us >= 100.0) {
+            p.push("tick_us", format!("{} is below 100", self.tick_us));
         }
-        if !(16..=CLIENT_STEP_WINDOW).contains(&self.step_window) || !(1..=64).contains(&self.max_update_datagrams) {
-            return Err(ConfigError(format!(
-                "relay server: step_window {} must be in 16..={CLIENT_STEP_WINDOW}, max_update_datagrams {} in 1..=64",
-                self.step_window, self.max_update_datagrams
-            )));
+        if let Some(n) = self.input_size.filter(|&n| n > self.jitter.max_input_size) {
+            p.push("input_size", format!("{n} is above jitter.max_input_size ({})", self.jitter.max_input_size));
         }
-        self.endpoint.validate()
+        self.check_knobs("", &mut p);
+        p.into_result().map_err(|p| ConfigError(format!("relay server: {p}")))
+    }
+
+    /// Checks the settings that are not the game's shape (a session sets `tick_us` and
+    /// `input_size` from its [`GameShape`](crate::GameShape)), each under `prefix` and
+    /// its name.
+    pub(crate) fn check_knobs(&self, prefix: &str, p: &mut ConfigProblems) {
+        if self.send_interval == 0 {
+            p.push(format!("{prefix}send_interval"), "0 is not in 1.. ticks");
+        }
+        let max_input = self.jitter.max_input_size;
+        if max_input > crate::game::MAX_INPUT_SIZE {
+            p.push(
+                format!("{prefix}jitter.max_input_size"),
+                format!("{max_input} is above {}", crate::game::MAX_INPUT_SIZE),
+            );
+        }
+        if !(16..=CLIENT_STEP_WINDOW).contains(&self.step_window) {
+            p.push(format!("{prefix}step_window"), format!("{} is not in 16..={CLIENT_STEP_WINDOW}", self.step_window));
+        }
+        if !(1..=64).contains(&self.max_update_datagrams) {
+            p.push(format!("{prefix}max_update_datagrams"), format!("{} is not in 1..=64", self.max_update_datagrams));
+        }
+        p.push_result(&format!("{prefix}endpoint"), self.endpoint.validate().map_err(|e| e.0));
     }
 }
 

@@ -45,11 +45,15 @@ use super::timesync::TimeSyncConfig;
 use crate::clock::Micros;
 use crate::engine::StateRing;
 use crate::engine::{AdvanceStatus, InputStatus, Request, RequestQueue, Tick};
-use crate::tick::{TickClock, TickClockConfig};
+use crate::tick::TickClock;
 use crate::transport::{CHANNEL_RELIABLE, CHANNEL_UNRELIABLE, DisconnectReason, PeerId};
 
 /// Largest input delay accepted, in ticks.
 pub const MAX_INPUT_DELAY: u32 = 32;
+
+/// The most ticks a session may predict past its confirmed (P2P) or authoritative
+/// (relay client) inputs.
+pub const MAX_PREDICTION: u32 = 64;
 
 /// Whether one tick of every player's input fits one datagram: P2P inputs go
 /// unreliable, one message each, never in pieces, and a spectator's message carries
@@ -159,16 +163,21 @@ pub struct P2pSession {
 }
 
 impl P2pSession {
-    /// A session for `players` (in the same order on every peer), created at `now`.
+    /// A session for `players` (in the same order on every peer, as many as
+    /// `cfg.game.players`), created at `now`. Errors: the config's problems
+    /// ([`SessionError::Config`]), a player list of another length, a remote player
+    /// behind peer id 0.
     pub fn new(cfg: P2pConfig, players: &[PlayerKind], now: Micros) -> Result<Self, SessionError> {
-        let bad = |m: String| Err(SessionError::InvalidConfig(m));
-        cfg.validate(players.len())?;
+        cfg.validate().map_err(SessionError::Config)?;
+        if players.len() != cfg.game.players {
+            return Err(SessionError::PlayerCount { game: cfg.game.players, listed: players.len() });
+        }
         let mut peers: Vec<Peer> = Vec::new();
         let mut local = Vec::new();
         for (i, k) in players.iter().enumerate() {
             match *k {
                 PlayerKind::Local => local.push(i),
-                PlayerKind::Remote(0) => return bad(format!("player {i}: peer id 0 is invalid")),
+                PlayerKind::Remote(0) => return Err(SessionError::PeerIdZero(i)),
                 PlayerKind::Remote(id) => match peers.iter_mut().find(|p| p.id == id) {
                     Some(p) => p.players.push(i),
                     None => {
@@ -180,15 +189,8 @@ impl P2pSession {
             }
         }
         let k = local.len().max(players.len());
-        if !p2p_inputs_fit(players.len(), cfg.input_size) {
-            return Err(SessionError::InvalidConfig(format!(
-                "{} players with {} bytes of input each do not fit one datagram: fewer players or smaller inputs",
-                players.len(),
-                cfg.input_size
-            )));
-        }
         let max_ticks_per_msg =
-            (1..=255usize).take_while(|&c| msg_fits(c, local.len(), k, cfg.input_size)).last().unwrap_or(1);
+            (1..=255usize).take_while(|&c| msg_fits(c, local.len(), k, cfg.game.input_size)).last().unwrap_or(1);
         let n = players.len();
         let npeers = peers.len();
         let window = cfg.max_prediction as usize;
@@ -196,21 +198,21 @@ impl P2pSession {
             players: players
                 .iter()
                 .map(|&k| {
-                    let queue = InputQueue::new(cfg.input_size, cfg.history, cfg.prediction);
-                    Player::new(k, queue, cfg.input_delay, cfg.input_size)
+                    let queue = InputQueue::new(cfg.game.input_size, cfg.history, cfg.prediction);
+                    Player::new(k, queue, cfg.input_delay, cfg.game.input_size)
                 })
                 .collect(),
-            tmp: vec![0; cfg.input_size],
-            zero: vec![0; cfg.input_size],
+            tmp: vec![0; cfg.game.input_size],
+            zero: vec![0; cfg.game.input_size],
             local,
             phase: if peers.is_empty() { SessionPhase::STARTED } else { SessionPhase::Synchronizing },
             peers,
             spectators: Vec::new(),
             current: 0,
             ring: StateRing::new(window + 2, cfg.state_slots() - (window + 2)),
-            requests: RequestQueue::new(n, cfg.input_size, window + 2),
+            requests: RequestQueue::new(n, cfg.game.input_size, window + 2),
             events: VecDeque::with_capacity(64),
-            clock: TickClock::new(cfg.clock, 0),
+            clock: TickClock::new(cfg.game.clock(), 0),
             now,
             checks: ChecksumLog::new(n),
             next_check: 0,
@@ -218,7 +220,7 @@ impl P2pSession {
             their_digests: Vec::with_capacity(n),
             dump: Dump::Idle,
             recorder: None,
-            scratch: Vec::with_capacity(255 * k * cfg.input_size),
+            scratch: Vec::with_capacity(255 * k * cfg.game.input_size),
             out: Vec::with_capacity(crate::wire::MAX_DATAGRAM_SIZE),
             max_ticks_per_msg,
             watch: progress::ProgressWatch::new(now),
@@ -312,7 +314,7 @@ impl P2pSession {
     /// Starts recording confirmed inputs for a replay; `initial_state` is the engine's
     /// serialized state at tick 0 (may be empty if the game starts from a fixed state).
     pub fn start_recording(&mut self, initial_state: &[u8]) {
-        self.recorder = Some(ReplayRecorder::new(self.players.len(), self.cfg.input_size, 0, initial_state));
+        self.recorder = Some(ReplayRecorder::new(self.players.len(), self.cfg.game.input_size, 0, initial_state));
     }
 
     /// The replay recorded so far (ticks whose inputs are all confirmed).
@@ -533,7 +535,7 @@ impl P2pSession {
     /// Measures our advantage over each peer while simulating a tick, `pending` ticks
     /// (this one included) before the end of this frame's ticks.
     fn record_advantage(&mut self, pending: u32) {
-        let tick_us = self.cfg.clock.tick_us;
+        let tick_us = self.cfg.game.tick_us();
         // Our position as peers report theirs: the tick count once this frame's ticks
         // are done (a message's tick is the sender's count after its frame), plus the
         // clock's fraction, as the remote estimate is fractional. Comparing anything

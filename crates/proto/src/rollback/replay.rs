@@ -9,12 +9,15 @@
 //! ticks * players * (u8 status (0 confirmed, 2 disconnected), input_size bytes)
 //! ```
 //! Decoding is strict: wrong magic, version, flags, status bytes, any length that
-//! does not add up exactly, ticks past `u32::MAX`, or more players (65535) or larger
-//! inputs ([`MAX_INPUT_SIZE`](crate::MAX_INPUT_SIZE)) than a session has is an error.
+//! does not add up exactly, ticks past `u32::MAX`, or more players
+//! ([`MAX_ROLLBACK_PLAYERS`](crate::MAX_ROLLBACK_PLAYERS)) or larger inputs
+//! ([`MAX_INPUT_SIZE`](crate::MAX_INPUT_SIZE)) than a session has is an error.
 //! Every length is checked against the bytes left before anything is allocated.
 
 use super::desync::status_from;
+use super::p2p::SessionError;
 use crate::engine::{AdvanceStatus, InputStatus, Request, RequestQueue, Tick};
+use crate::game::{ConfigProblems, GameShape, MAX_ROLLBACK_PLAYERS};
 use crate::wire::{DecodeError, Reader};
 
 const MAGIC: &[u8; 4] = b"TWRP";
@@ -125,7 +128,7 @@ impl Replay {
             return Err(ReplayError::Corrupt("ticks run past the last tick number"));
         }
         // Playing reserves players x input size, which no tick may back (with none).
-        if players > u16::MAX as usize || input_size > crate::game::MAX_INPUT_SIZE {
+        if players > MAX_ROLLBACK_PLAYERS || input_size > crate::game::MAX_INPUT_SIZE {
             return Err(ReplayError::Corrupt("more players or larger inputs than a session has"));
         }
         let len = r.u32().map_err(trunc)? as usize;
@@ -152,6 +155,11 @@ impl Replay {
         Ok(Replay { players, input_size, start, ticks, initial_state, inputs, status })
     }
 
+    /// True when the replay was recorded with `game`'s players and input size.
+    pub fn fits(&self, game: &GameShape) -> bool {
+        self.players == game.players && self.input_size == game.input_size
+    }
+
     /// Player `p`'s input at `tick`.
     pub fn input(&self, tick: Tick, p: usize) -> Option<(&[u8], InputStatus)> {
         let i = (tick.checked_sub(self.start)? as usize) * self.players + p;
@@ -171,10 +179,30 @@ pub struct ReplaySession {
 }
 
 impl ReplaySession {
-    /// A session over a decoded replay.
-    pub fn new(replay: Replay) -> Self {
+    /// Pushes every problem of `game` for a replay session into `problems`, each
+    /// under its field's name (what [`ReplaySession::new`] checks before the replay).
+    pub fn check(game: &GameShape, problems: &mut ConfigProblems) {
+        game.check(MAX_ROLLBACK_PLAYERS, problems);
+        game.check_catch_up(problems);
+    }
+
+    /// A session of `game` over a decoded replay, which must have been recorded with
+    /// `game`'s players and input size. The tick rate is the caller's: the session
+    /// plays a tick whenever it is advanced.
+    pub fn new(game: GameShape, replay: Replay) -> Result<Self, SessionError> {
+        let mut problems = ConfigProblems::new();
+        Self::check(&game, &mut problems);
+        problems.into_result().map_err(SessionError::Config)?;
+        if !replay.fits(&game) {
+            return Err(SessionError::ReplayShape {
+                replay_players: replay.players,
+                replay_input_size: replay.input_size,
+                players: game.players,
+                input_size: game.input_size,
+            });
+        }
         let requests = RequestQueue::new(replay.players, replay.input_size, 1);
-        ReplaySession { current: replay.start, restored: false, requests, replay }
+        Ok(ReplaySession { current: replay.start, restored: false, requests, replay })
     }
 
     /// The next tick to play.
@@ -246,7 +274,7 @@ mod tests {
         let mut bad = bytes.clone();
         bad[4] = 9;
         assert_eq!(Replay::decode(&bad), Err(ReplayError::BadHeader));
-        let mut s = ReplaySession::new(replay);
+        let mut s = ReplaySession::new(GameShape::new(2, 2), replay).unwrap();
         assert_eq!(s.advance(), AdvanceStatus::Advanced);
         assert!(matches!(s.poll_request(), Some(Request::Restore { tick: 0, state: [7, 7, 7] })));
         assert!(matches!(s.poll_request(), Some(Request::Advance { tick: 0, .. })));
@@ -301,7 +329,7 @@ mod tests {
             Err(ReplayError::Corrupt("ticks run past the last tick number"))
         );
         let last = Replay::decode(&crafted(1, 1, u32::MAX - 3, 3, &body)).unwrap();
-        let mut s = ReplaySession::new(last);
+        let mut s = ReplaySession::new(GameShape::new(1, 1), last).unwrap();
         for _ in 0..3 {
             assert_eq!(s.advance(), AdvanceStatus::Advanced);
         }
@@ -311,17 +339,38 @@ mod tests {
     /// Found by fuzzing: with no ticks no input bytes back the player count and input
     /// size, and playing the replay reserved their product (2^32 - 1 of each: a
     /// capacity-overflow panic; less, an allocation failure). No session records more
-    /// than 65535 players or inputs over `MAX_INPUT_SIZE` bytes, so no replay has them.
+    /// than `MAX_ROLLBACK_PLAYERS` players or inputs over `MAX_INPUT_SIZE` bytes, so no
+    /// replay has them.
     #[test]
     fn player_counts_and_input_sizes_no_session_has_are_refused() {
         let max = crate::game::MAX_INPUT_SIZE as u32;
-        for (players, input_size) in [(u32::MAX, u32::MAX), (65_536, 1), (1, max + 1)] {
+        let most = MAX_ROLLBACK_PLAYERS as u32;
+        for (players, input_size) in [(u32::MAX, u32::MAX), (most + 1, 1), (65_535, max), (1, max + 1)] {
             assert!(
                 matches!(Replay::decode(&crafted(players, input_size, 0, 0, &[])), Err(ReplayError::Corrupt(_))),
                 "{players} players of {input_size} bytes"
             );
         }
-        let largest = Replay::decode(&crafted(65_535, max, 0, 0, &[])).expect("the largest a session records");
-        assert_eq!(ReplaySession::new(largest).advance(), AdvanceStatus::Finished);
+        let largest = Replay::decode(&crafted(most, max, 0, 0, &[])).expect("the largest a session records");
+        let shape = GameShape::new(MAX_ROLLBACK_PLAYERS, max as usize);
+        assert_eq!(ReplaySession::new(shape, largest).unwrap().advance(), AdvanceStatus::Finished);
+    }
+
+    #[test]
+    fn a_replay_of_another_shape_is_refused() {
+        let mut r = ReplayRecorder::new(2, 3, 0, &[]);
+        r.begin_tick();
+        r.push(&[1, 2, 3], InputStatus::Confirmed);
+        r.push(&[4, 5, 6], InputStatus::Confirmed);
+        let replay = Replay::decode(r.bytes()).unwrap();
+        for shape in [GameShape::new(3, 3), GameShape::new(2, 2)] {
+            assert!(matches!(
+                ReplaySession::new(shape, replay.clone()),
+                Err(SessionError::ReplayShape { replay_players: 2, replay_input_size: 3, .. })
+            ));
+        }
+        let bad = GameShape { tick_rate_hz: 0.0, ..GameShape::new(2, 3) };
+        assert!(matches!(ReplaySession::new(bad, replay.clone()), Err(SessionError::Config(_))));
+        assert!(ReplaySession::new(GameShape::new(2, 3), replay).is_ok());
     }
 }

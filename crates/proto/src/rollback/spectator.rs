@@ -14,20 +14,21 @@ use super::message::{self, Header, KIND_SPECTATE, KIND_SPECTATOR_ACK};
 use super::p2p::SessionError;
 use crate::clock::Micros;
 use crate::engine::{AdvanceStatus, Request, RequestQueue, Tick};
+use crate::game::{ConfigProblems, GameShape, MAX_ROLLBACK_PLAYERS};
 use crate::transport::{CHANNEL_UNRELIABLE, PeerId, Transport};
 
 /// Settings of a [`SpectatorSession`].
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq)]
 pub struct SpectatorConfig {
-    /// Players in the match.
-    pub players: usize,
-    /// Bytes per input.
-    pub input_size: usize,
-    /// Ticks of input history kept.
+    /// The watched match: its players (1..=[`MAX_ROLLBACK_PLAYERS`]) and input size;
+    /// its tick rate and catch-up cap are for the caller's clock. Default: 2 players of
+    /// 2 bytes at 60 Hz.
+    pub game: GameShape,
+    /// Ticks of input history kept, at least 64.
     pub history: usize,
     /// More than this many ticks of received inputs not yet played: catch up.
     pub max_behind: u32,
-    /// Ticks played per advance while catching up.
+    /// Ticks played per advance while catching up, 1..=16.
     pub catchup_speed: u32,
     /// Channel for acks.
     pub channel: u8,
@@ -36,12 +37,40 @@ pub struct SpectatorConfig {
 impl Default for SpectatorConfig {
     fn default() -> Self {
         SpectatorConfig {
-            players: 2,
-            input_size: 2,
+            game: GameShape::new(2, 2),
             history: 256,
             max_behind: 10,
             catchup_speed: 2,
             channel: CHANNEL_UNRELIABLE,
+        }
+    }
+}
+
+impl SpectatorConfig {
+    /// The defaults for `game`.
+    pub fn new(game: GameShape) -> Self {
+        SpectatorConfig { game, ..SpectatorConfig::default() }
+    }
+
+    /// Checks the settings without building a session (what [`SpectatorSession::new`]
+    /// checks): every bad field, by name.
+    pub fn validate(&self) -> Result<(), ConfigProblems> {
+        let mut p = ConfigProblems::new();
+        self.check(&mut p);
+        p.into_result()
+    }
+
+    /// Pushes every problem of these settings into `problems`, each under its field's
+    /// name (the shape's under `players`, `input_size`, `tick_rate_hz` and
+    /// `max_frame_us`).
+    pub fn check(&self, problems: &mut ConfigProblems) {
+        self.game.check(MAX_ROLLBACK_PLAYERS, problems);
+        self.game.check_catch_up(problems);
+        if self.history < 64 {
+            problems.push("history", format!("{} is below 64", self.history));
+        }
+        if !(1..=16).contains(&self.catchup_speed) {
+            problems.push("catchup_speed", format!("{} is not in 1..=16", self.catchup_speed));
         }
     }
 }
@@ -69,12 +98,10 @@ pub struct SpectatorSession {
 impl SpectatorSession {
     /// A spectator of the match hosted by `host`.
     pub fn new(cfg: SpectatorConfig, host: PeerId) -> Result<Self, SessionError> {
-        if cfg.players == 0 || cfg.players > 255 || cfg.input_size == 0 || cfg.catchup_speed == 0 || cfg.history < 64 {
-            return Err(SessionError::InvalidConfig(format!("spectator config {cfg:?}")));
-        }
+        cfg.validate().map_err(SessionError::Config)?;
         Ok(SpectatorSession {
-            queues: (0..cfg.players)
-                .map(|_| InputQueue::new(cfg.input_size, cfg.history, PredictionMode::Zero))
+            queues: (0..cfg.game.players)
+                .map(|_| InputQueue::new(cfg.game.input_size, cfg.history, PredictionMode::Zero))
                 .collect(),
             host,
             current: 0,
@@ -82,7 +109,7 @@ impl SpectatorSession {
             received_end: 0,
             started: false,
             restore: None,
-            requests: RequestQueue::new(cfg.players, cfg.input_size, cfg.catchup_speed as usize + 1),
+            requests: RequestQueue::new(cfg.game.players, cfg.game.input_size, cfg.catchup_speed as usize + 1),
             events: VecDeque::new(),
             scratch: Vec::new(),
             out: Vec::with_capacity(64),
@@ -146,8 +173,8 @@ impl SpectatorSession {
             return;
         }
         let mut scratch = std::mem::take(&mut self.scratch);
-        match message::decode(data, self.cfg.input_size, &mut scratch) {
-            Ok(d) if d.header.kind == KIND_SPECTATE && d.header.players as usize == self.cfg.players => {
+        match message::decode(data, self.cfg.game.input_size, &mut scratch) {
+            Ok(d) if d.header.kind == KIND_SPECTATE && d.header.players as usize == self.cfg.game.players => {
                 let h = d.header;
                 if !self.started && h.first == 0 {
                     self.started = true;
@@ -173,7 +200,7 @@ impl SpectatorSession {
                     for (p, t) in d.disconnects() {
                         self.queues[p as usize].disconnect(t);
                     }
-                    let s = self.cfg.input_size;
+                    let s = self.cfg.game.input_size;
                     for i in 0..h.count as usize {
                         // Ticks from the wire: never further ahead than half the history,
                         // and never the last tick number (it has no next).
@@ -183,7 +210,7 @@ impl SpectatorSession {
                         }
                         let t = t as Tick;
                         for (p, q) in self.queues.iter_mut().enumerate() {
-                            let at = (i * self.cfg.players + p) * s;
+                            let at = (i * self.cfg.game.players + p) * s;
                             q.add_confirmed(t, &d.inputs[at..at + s]);
                         }
                         // Only ticks the host sent, with no gap, count as received,
@@ -245,7 +272,7 @@ impl SpectatorSession {
         message::encode(
             &mut self.out,
             &h,
-            self.cfg.input_size,
+            self.cfg.game.input_size,
             |_, _| &[],
             std::iter::empty(),
             std::iter::empty(),
@@ -302,7 +329,7 @@ mod tests {
         let mut snapshot = vec![crate::rollback::p2p::KIND_SNAPSHOT_BYTE];
         snapshot.extend_from_slice(&(Tick::MAX - 3).to_le_bytes());
         s.handle_message(1, &snapshot);
-        s.handle_message(1, &spectate(Tick::MAX - 3, 8, cfg.players));
+        s.handle_message(1, &spectate(Tick::MAX - 3, 8, cfg.game.players));
         assert_eq!(s.frames_behind(), 3, "the inputs of MAX-3..MAX-1 are taken");
         for _ in 0..10 {
             s.advance();

@@ -12,7 +12,7 @@ use super::p2p_match::{MatchEvent, RosterError, dialable};
 use super::{Event, SpectatorConfig, SpectatorSession};
 use crate::clock::Micros;
 use crate::engine::{AdvanceStatus, NetSession, Request, Session, Tick};
-use crate::tick::{TickClock, TickClockConfig};
+use crate::tick::TickClock;
 use crate::transport::{DisconnectReason, Event as NetEvent, PeerId, Transport};
 
 /// Where the watched peer is.
@@ -43,8 +43,9 @@ pub struct SpectatorMatch {
 }
 
 impl SpectatorMatch {
-    /// A spectator with the core's settings `cfg`, playing at the fixed rate of `clock`.
-    pub fn new(cfg: SpectatorConfig, clock: TickClockConfig) -> Self {
+    /// A spectator with the core's settings `cfg`, playing at the match's fixed rate.
+    pub fn new(cfg: SpectatorConfig) -> Self {
+        let clock = cfg.game.clock();
         SpectatorMatch {
             cfg,
             watched: Watched::Unset,

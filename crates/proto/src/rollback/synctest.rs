@@ -20,6 +20,7 @@ use std::collections::VecDeque;
 use super::event::Event;
 use super::p2p::SessionError;
 use crate::engine::{AdvanceStatus, InputStatus, Request, RequestQueue, Tick};
+use crate::game::{ConfigProblems, GameShape, MAX_ROLLBACK_PLAYERS};
 
 /// Which state of a mismatch.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -63,14 +64,25 @@ pub struct SyncTestSession {
 }
 
 impl SyncTestSession {
-    /// A session for `players` inputs of `input_size` bytes rolling back
-    /// `check_distance` ticks every tick (1..=32; GGRS's default is 2).
-    pub fn new(players: usize, input_size: usize, check_distance: u32) -> Result<Self, SessionError> {
-        if players == 0 || input_size == 0 || !(1..=32).contains(&check_distance) {
-            return Err(SessionError::InvalidConfig(format!(
-                "synctest: {players} players, input_size {input_size}, check_distance {check_distance} (need >0, >0, 1..=32)"
-            )));
+    /// Pushes every problem of a synctest of `game` rolling back `check_distance`
+    /// ticks into `problems`, each under its field's name (what
+    /// [`SyncTestSession::new`] checks).
+    pub fn check(game: &GameShape, check_distance: u32, problems: &mut ConfigProblems) {
+        game.check(MAX_ROLLBACK_PLAYERS, problems);
+        game.check_catch_up(problems);
+        if !(1..=32).contains(&check_distance) {
+            problems.push("check_distance", format!("{check_distance} is not in 1..=32"));
         }
+    }
+
+    /// A session for `game`'s players and input size, rolling back `check_distance`
+    /// ticks every tick (1..=32; GGRS's default is 2). The tick rate is the caller's:
+    /// a synctest runs a tick whenever it is advanced.
+    pub fn new(game: GameShape, check_distance: u32) -> Result<Self, SessionError> {
+        let mut problems = ConfigProblems::new();
+        Self::check(&game, check_distance, &mut problems);
+        problems.into_result().map_err(SessionError::Config)?;
+        let (players, input_size) = (game.players, game.input_size);
         let slots = check_distance as usize + 2;
         Ok(SyncTestSession {
             players,
@@ -201,10 +213,7 @@ impl SyncTestSession {
             Some(Capture::Asked { tick: t, saved }) if t == tick => {
                 if bytes.len() > MAX_CAPTURED_STATE {
                     self.capture = Some(Capture::Asked { tick: t, saved });
-                    return Err(SessionError::InvalidConfig(format!(
-                        "a state of {} bytes; a synctest keeps at most {MAX_CAPTURED_STATE}",
-                        bytes.len()
-                    )));
+                    return Err(SessionError::StateTooLarge { len: bytes.len(), max: MAX_CAPTURED_STATE });
                 }
                 self.capture = Some(match saved {
                     None => Capture::Asked { tick, saved: Some(bytes.to_vec()) },

@@ -2,8 +2,8 @@
 //! the trait alone: `current_tick` is the tick the next `advance` runs, in every kind.
 
 use tickwire_proto::{
-    AdvanceStatus, P2pConfig, P2pSession, PlayerKind, RelayServerSession, RelayServerSessionConfig, Request, Session,
-    SyncTestSession, Tick,
+    AdvanceStatus, GameShape, P2pConfig, P2pSession, PlayerKind, RelayServerSession, RelayServerSessionConfig, Request,
+    Session, SyncTestSession, Tick,
 };
 
 /// Runs `ticks` ticks through the trait. Before each advance `feed` gives the inputs;
@@ -39,7 +39,7 @@ fn holds_the_tick_contract<S: Session>(
 
 #[test]
 fn current_tick_is_the_next_tick_run_in_every_session() {
-    let mut synctest = SyncTestSession::new(2, 4, 3).unwrap();
+    let mut synctest = SyncTestSession::new(GameShape::new(2, 4), 3).unwrap();
     holds_the_tick_contract(
         &mut synctest,
         40,
@@ -47,8 +47,7 @@ fn current_tick_is_the_next_tick_run_in_every_session() {
         |s, t| s.confirm_save(t, 7).unwrap(),
     );
 
-    let mut p2p =
-        P2pSession::new(P2pConfig { input_size: 4, ..P2pConfig::default() }, &[PlayerKind::Local; 2], 0).unwrap();
+    let mut p2p = P2pSession::new(P2pConfig::new(GameShape::new(2, 4)), &[PlayerKind::Local; 2], 0).unwrap();
     holds_the_tick_contract(
         &mut p2p,
         40,
@@ -56,7 +55,7 @@ fn current_tick_is_the_next_tick_run_in_every_session() {
         |s, t| s.confirm_save(t, 7).unwrap(),
     );
 
-    let cfg = RelayServerSessionConfig { max_players: 2, input_size: 4, ..RelayServerSessionConfig::default() };
+    let cfg = RelayServerSessionConfig::new(GameShape::new(2, 4));
     let mut server = RelayServerSession::new(cfg, 0).unwrap();
     assert_eq!(server.current_tick(), server.last_tick() + 1);
     holds_the_tick_contract(&mut server, 40, |_| {}, |s, t| s.confirm_save(t, 7).unwrap());

@@ -8,7 +8,7 @@
 
 use crate::support::toy_game;
 use tickwire_proto::wire::p2p::{Header, KIND_SPECTATE, KIND_SPECTATOR_ACK, encode};
-use tickwire_proto::{AdvanceStatus, PeerId, SpectatorConfig, SpectatorSession, Tick};
+use tickwire_proto::{AdvanceStatus, GameShape, PeerId, SpectatorConfig, SpectatorSession, Tick};
 
 const HOST: PeerId = 1;
 const PLAYERS: usize = 2;
@@ -17,7 +17,7 @@ const PLAYERS: usize = 2;
 const SNAPSHOT_KIND: u8 = 0x24;
 
 fn cfg() -> SpectatorConfig {
-    SpectatorConfig { players: PLAYERS, input_size: 2, ..SpectatorConfig::default() }
+    SpectatorConfig { game: GameShape::new(PLAYERS, 2), ..SpectatorConfig::default() }
 }
 
 /// The host's confirmed inputs for `count` ticks from `first` (every input `[7, 7]`),

@@ -15,6 +15,7 @@
 mod support;
 
 mod engine_contract;
+mod config_problems;
 mod hostile_p2p_clock;
 mod p2p_match;
 mod hostile_p2p_disconnects;

@@ -6,8 +6,8 @@ use std::net::SocketAddr;
 
 use crate::support::toy_game::{Game, INPUT_SIZE, TICK_US, input_for, run_requests};
 use tickwire_proto::{
-    AdvanceStatus, EndpointConfig, LinkConfig, LossModel, MatchEvent, NetEvent, NetSession, NodeId, P2pConfig,
-    P2pMatch, RollbackEvent, Session, SimNet, SpectatorConfig, SpectatorMatch, Tick,
+    AdvanceStatus, EndpointConfig, GameShape, LinkConfig, LossModel, MatchEvent, NetEvent, NetSession, NodeId,
+    P2pConfig, P2pMatch, RollbackEvent, Session, SimNet, SpectatorConfig, SpectatorMatch, Tick,
 };
 
 const SEC: u64 = 1_000_000;
@@ -23,13 +23,18 @@ struct Peer {
 /// `n` endpoints, each with a match of `n` players where player `i` plays on peer `i`
 /// (the others' addresses given), and the peers' dial timeouts short so that a dial
 /// into a dead link fails and is tried again within a second.
+/// The core's settings of a match of `n` players of the toy game.
+fn config(n: usize) -> P2pConfig {
+    P2pConfig::new(GameShape::new(n, INPUT_SIZE))
+}
+
 fn peers(net: &mut SimNet, n: usize, cfg: &P2pConfig) -> Vec<Peer> {
     let nodes: Vec<NodeId> = (0..n)
         .map(|_| net.add(EndpointConfig { max_incoming: 4, connect_timeout_us: 800_000, ..EndpointConfig::default() }))
         .collect();
     (0..n)
         .map(|i| {
-            let mut m = P2pMatch::new(cfg.clone(), n, 1).unwrap();
+            let mut m = P2pMatch::new(cfg.clone(), 1).unwrap();
             for (p, &node) in nodes.iter().enumerate() {
                 match p == i {
                     true => m.add_local_player(p).unwrap(),
@@ -93,9 +98,8 @@ fn assert_in_sync(peers: &[Peer], end: Tick) {
 #[test]
 fn three_peers_connect_through_a_link_that_comes_up_late_and_play_in_sync() {
     let mut net = SimNet::new(31, LinkConfig { loss: LossModel::Bernoulli { p: 1.0 }, ..LinkConfig::perfect() });
-    let cfg = P2pConfig::default();
+    let cfg = config(3);
     let mut peers = peers(&mut net, 3, &cfg);
-    assert_eq!(INPUT_SIZE, cfg.input_size);
     for p in peers.iter_mut() {
         start(&mut net, p);
     }
@@ -139,7 +143,7 @@ fn three_peers_connect_through_a_link_that_comes_up_late_and_play_in_sync() {
 #[test]
 fn a_stranger_is_refused_and_a_registered_spectator_is_accepted() {
     let mut net = SimNet::new(32, LinkConfig::perfect());
-    let cfg = P2pConfig::default();
+    let cfg = config(2);
     let mut peers = peers(&mut net, 2, &cfg);
     let stranger = net.add(EndpointConfig::default());
     let watcher = net.add(EndpointConfig::default());
@@ -168,12 +172,12 @@ fn a_stranger_is_refused_and_a_registered_spectator_is_accepted() {
 #[test]
 fn a_remote_player_given_by_name_is_matched_once_the_name_is_known() {
     let mut net = SimNet::new(33, LinkConfig::perfect());
-    let cfg = P2pConfig::default();
+    let cfg = config(2);
     let mut peers = peers(&mut net, 2, &cfg);
     // Peer 1 knows player 0 only by name. Player 0 is lower, so peer 0 dials: its
     // connection arrives while the name is still unknown and waits to be sorted.
     let a = net.addr(peers[0].node);
-    let mut m = P2pMatch::new(cfg.clone(), 2, 0).unwrap();
+    let mut m = P2pMatch::new(cfg.clone(), 0).unwrap();
     assert!(m.add_remote_named(0, "zero.example:7000").unwrap());
     m.add_local_player(1).unwrap();
     peers[1].m = m;
@@ -197,15 +201,15 @@ fn a_remote_player_given_by_name_is_matched_once_the_name_is_known() {
 #[test]
 fn a_spectator_watches_through_its_connection_and_refuses_strangers() {
     let mut net = SimNet::new(34, LinkConfig::perfect());
-    let cfg = P2pConfig::default();
+    let cfg = config(2);
     let mut peers = peers(&mut net, 2, &cfg);
     // The watcher's endpoint takes incoming handshakes here, so that the stranger's
     // reaches the spectator (a runtime spectator's takes none at all).
     let watcher = net.add(EndpointConfig { max_incoming: 2, ..EndpointConfig::default() });
     let stranger = net.add(EndpointConfig::default());
     peers[0].m.add_spectator(net.addr(watcher)).unwrap();
-    let spectator_cfg = SpectatorConfig { players: 2, input_size: cfg.input_size, ..SpectatorConfig::default() };
-    let mut s = SpectatorMatch::new(spectator_cfg, cfg.clock);
+    let spectator_cfg = SpectatorConfig::new(cfg.game);
+    let mut s = SpectatorMatch::new(spectator_cfg);
     let mut sgame = Game::new(2, 1);
     assert!(s.start(0, net.endpoint(watcher)).is_err(), "nothing to watch yet");
     s.watch(net.addr(peers[0].node)).unwrap();

@@ -3,7 +3,7 @@
 //! so the match never stalls; the bytes sent per client are reported.
 
 use crate::support::relay_world::{World, link};
-use tickwire_proto::{RelayClientSessionConfig, RelayServerSessionConfig, ServerSessionEvent};
+use tickwire_proto::{GameShape, RelayClientSessionConfig, RelayServerSessionConfig, ServerSessionEvent};
 
 const SECOND: u64 = 1_000_000;
 
@@ -11,9 +11,13 @@ const SECOND: u64 = 1_000_000;
 /// (update bytes per second over the last 20 s, copies, copies left out) and the
 /// slowest client's authoritative tick with the server's.
 fn run(cap: u64) -> (Vec<(f64, u64, u64)>, u32, u32) {
-    let mut scfg = RelayServerSessionConfig { max_players: 4, ..RelayServerSessionConfig::default() };
+    let mut scfg = RelayServerSessionConfig { game: GameShape::new(4, 2), ..RelayServerSessionConfig::default() };
     scfg.relay.bandwidth_cap = cap;
-    let ccfg = RelayClientSessionConfig { max_players: 4, max_prediction: 16, ..RelayClientSessionConfig::default() };
+    let ccfg = RelayClientSessionConfig {
+        game: GameShape::new(4, 2),
+        max_prediction: 16,
+        ..RelayClientSessionConfig::default()
+    };
     let mut w = World::new(11, link(0.08), scfg, ccfg);
     w.add_client();
     w.add_client();
@@ -57,11 +61,10 @@ fn a_bandwidth_cap_leaves_out_copies_first_and_never_stalls() {
 /// each is all that goes (the rest waits; nothing is sent twice).
 #[test]
 fn an_update_takes_at_most_max_update_datagrams() {
-    let mut scfg = RelayServerSessionConfig { max_players: 16, input_size: 64, ..RelayServerSessionConfig::default() };
+    let mut scfg = RelayServerSessionConfig { game: GameShape::new(16, 64), ..RelayServerSessionConfig::default() };
     scfg.relay.max_update_datagrams = 1;
     let ccfg = RelayClientSessionConfig {
-        max_players: 16,
-        input_size: 64,
+        game: GameShape::new(16, 64),
         max_prediction: 16,
         ..RelayClientSessionConfig::default()
     };

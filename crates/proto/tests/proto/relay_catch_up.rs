@@ -5,19 +5,23 @@
 
 use crate::support::relay_world::{World, link};
 use tickwire_proto::{
-    ClientSessionEvent, DisconnectReason, KickCause, KickReason, LinkConfig, LossModel, RelayClientSessionConfig,
-    RelayServerSessionConfig, ServerSessionEvent,
+    ClientSessionEvent, DisconnectReason, GameShape, KickCause, KickReason, LinkConfig, LossModel,
+    RelayClientSessionConfig, RelayServerSessionConfig, ServerSessionEvent,
 };
 
 const SECOND: u64 = 1_000_000;
 
 #[test]
 fn a_client_whose_downlink_stalls_past_the_history_catches_up_from_a_snapshot() {
-    let mut scfg = RelayServerSessionConfig { max_players: 4, ..RelayServerSessionConfig::default() };
+    let mut scfg = RelayServerSessionConfig { game: GameShape::new(4, 2), ..RelayServerSessionConfig::default() };
     // One second of steps kept: a 3 s stall is far past it, and short of the
     // transport's 5 s timeout (the client's inputs reach the server all along).
     scfg.relay.step_history = 60;
-    let ccfg = RelayClientSessionConfig { max_players: 4, max_prediction: 16, ..RelayClientSessionConfig::default() };
+    let ccfg = RelayClientSessionConfig {
+        game: GameShape::new(4, 2),
+        max_prediction: 16,
+        ..RelayClientSessionConfig::default()
+    };
     let mut w = World::new(7, link(0.0), scfg, ccfg);
     w.add_client();
     w.add_client();
@@ -72,11 +76,15 @@ fn a_client_whose_downlink_stalls_past_the_history_catches_up_from_a_snapshot() 
 /// reconnect window, and gets its own slot back.
 #[test]
 fn a_kicked_client_comes_back_to_its_slot() {
-    let mut scfg = RelayServerSessionConfig { max_players: 4, ..RelayServerSessionConfig::default() };
+    let mut scfg = RelayServerSessionConfig { game: GameShape::new(4, 2), ..RelayServerSessionConfig::default() };
     // One second without inputs is a starvation kick; the stall below is 2 s, short of
     // the transport's 5 s timeout.
     scfg.relay.jitter.max_starved_ticks = 60;
-    let ccfg = RelayClientSessionConfig { max_players: 4, max_prediction: 16, ..RelayClientSessionConfig::default() };
+    let ccfg = RelayClientSessionConfig {
+        game: GameShape::new(4, 2),
+        max_prediction: 16,
+        ..RelayClientSessionConfig::default()
+    };
     let mut w = World::new(9, link(0.0), scfg, ccfg);
     w.add_client();
     w.add_client();
@@ -119,9 +127,13 @@ fn a_kicked_client_comes_back_to_its_slot() {
 /// up after each and plays on.
 #[test]
 fn a_client_whose_downlink_stalls_twice_catches_up_each_time_and_is_not_kicked() {
-    let mut scfg = RelayServerSessionConfig { max_players: 4, ..RelayServerSessionConfig::default() };
+    let mut scfg = RelayServerSessionConfig { game: GameShape::new(4, 2), ..RelayServerSessionConfig::default() };
     scfg.relay.step_history = 60;
-    let ccfg = RelayClientSessionConfig { max_players: 4, max_prediction: 16, ..RelayClientSessionConfig::default() };
+    let ccfg = RelayClientSessionConfig {
+        game: GameShape::new(4, 2),
+        max_prediction: 16,
+        ..RelayClientSessionConfig::default()
+    };
     let mut w = World::new(8, link(0.0), scfg, ccfg);
     w.add_client();
     w.add_client();

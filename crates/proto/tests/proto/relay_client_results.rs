@@ -5,7 +5,7 @@
 
 use crate::support::relay_world::{FRAME_US, World, link};
 use tickwire_proto::{
-    AdvanceStatus, ClientSessionEvent, DisconnectReason, LinkConfig, LossModel, RelayClientSessionConfig,
+    AdvanceStatus, ClientSessionEvent, DisconnectReason, GameShape, LinkConfig, LossModel, RelayClientSessionConfig,
     RelayServerSessionConfig,
 };
 
@@ -13,8 +13,9 @@ const SECOND: u64 = 1_000_000;
 const MAX_PREDICTION: u32 = 16;
 
 fn world(seed: u64) -> World {
-    let s = RelayServerSessionConfig { max_players: 2, ..RelayServerSessionConfig::default() };
-    let c = RelayClientSessionConfig { max_players: 2, max_prediction: MAX_PREDICTION, ..Default::default() };
+    let s = RelayServerSessionConfig { game: GameShape::new(2, 2), ..RelayServerSessionConfig::default() };
+    let c =
+        RelayClientSessionConfig { game: GameShape::new(2, 2), max_prediction: MAX_PREDICTION, ..Default::default() };
     let mut w = World::new(seed, link(0.0), s, c);
     w.add_client();
     w.run_for(3 * SECOND);

@@ -3,14 +3,15 @@
 //! instead of adding it silently.
 
 use crate::support::relay_world::{World, link};
-use tickwire_proto::{ClientSessionEvent, RelayClientSessionConfig, RelayServerSessionConfig};
+use tickwire_proto::{ClientSessionEvent, GameShape, RelayClientSessionConfig, RelayServerSessionConfig};
 
 const SECOND: u64 = 1_000_000;
 
 /// (delay, spill) of every `InputDelayChanged` client 0 saw.
 fn delay_events(max_prediction: u32) -> (Vec<(u32, u32)>, u32) {
-    let s = RelayServerSessionConfig { max_players: 2, ..RelayServerSessionConfig::default() };
-    let c = RelayClientSessionConfig { max_players: 2, max_prediction, ..RelayClientSessionConfig::default() };
+    let s = RelayServerSessionConfig { game: GameShape::new(2, 2), ..RelayServerSessionConfig::default() };
+    let c =
+        RelayClientSessionConfig { game: GameShape::new(2, 2), max_prediction, ..RelayClientSessionConfig::default() };
     // 50 ms each way (± 10 ms): a round trip of about 6 ticks, plus the server's buffer.
     let mut w = World::new(101, link(0.0), s, c);
     w.add_client();

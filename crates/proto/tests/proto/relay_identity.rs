@@ -10,9 +10,9 @@ use crate::support::xoshiro_attack;
 use tickwire_proto::token::{self, ConnectToken, TokenParams};
 use tickwire_proto::wire::relay::{self, Hello, SessionToken};
 use tickwire_proto::{
-    Admission, CHANNEL_RELIABLE, Credential, DisconnectReason, EndpointConfig, KEY_SIZE, NetEvent as Event, NodeId,
-    PeerId, Presented, Proven, RejectReason, RelayClientSessionConfig, RelayServerSessionConfig, Secret, Security,
-    ServerSessionEvent, TokenAdmission,
+    Admission, CHANNEL_RELIABLE, Credential, DisconnectReason, EndpointConfig, GameShape, KEY_SIZE, NetEvent as Event,
+    NodeId, PeerId, Presented, Proven, RejectReason, RelayClientSessionConfig, RelayServerSessionConfig, Secret,
+    Security, ServerSessionEvent, TokenAdmission,
 };
 
 const SECOND: u64 = 1_000_000;
@@ -21,8 +21,8 @@ const KEY: [u8; KEY_SIZE] = [0x5e; KEY_SIZE];
 const T0: u64 = 1_700_000_000;
 
 fn configs(players: usize) -> (RelayServerSessionConfig, RelayClientSessionConfig) {
-    let s = RelayServerSessionConfig { max_players: players, ..RelayServerSessionConfig::default() };
-    let c = RelayClientSessionConfig { max_players: players, ..RelayClientSessionConfig::default() };
+    let s = RelayServerSessionConfig { game: GameShape::new(players, 2), ..RelayServerSessionConfig::default() };
+    let c = RelayClientSessionConfig { game: GameShape::new(players, 2), ..RelayClientSessionConfig::default() };
     (s, c)
 }
 
@@ -77,7 +77,7 @@ fn rogue(w: &mut World, cfg: EndpointConfig) -> (NodeId, PeerId) {
 
 fn say_hello(w: &mut World, (node, peer): (NodeId, PeerId), token: SessionToken) {
     let mut b = Vec::new();
-    relay::encode_hello(&mut b, &Hello { token, input_size: 2, max_players: w.client_cfg.max_players as u16 });
+    relay::encode_hello(&mut b, &Hello { token, input_size: 2, max_players: w.client_cfg.game.players as u16 });
     w.net.endpoint(node).send(peer, CHANNEL_RELIABLE, &b).unwrap();
     w.net.flush(node);
     w.run_for(SECOND);

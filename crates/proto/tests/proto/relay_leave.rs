@@ -9,7 +9,7 @@
 
 use crate::support::relay_world::{World, link};
 use tickwire_proto::{
-    ClientSessionEvent, DisconnectReason, LinkConfig, LossModel, RejectReason, RelayClientSessionConfig,
+    ClientSessionEvent, DisconnectReason, GameShape, LinkConfig, LossModel, RejectReason, RelayClientSessionConfig,
     RelayServerSessionConfig, ServerSessionEvent,
 };
 
@@ -17,8 +17,8 @@ const SECOND: u64 = 1_000_000;
 
 /// A one-slot server, whose slot would wait 30 s (the default) for a dropped player.
 fn one_slot() -> World {
-    let s = RelayServerSessionConfig { max_players: 1, ..RelayServerSessionConfig::default() };
-    let c = RelayClientSessionConfig { max_players: 1, ..RelayClientSessionConfig::default() };
+    let s = RelayServerSessionConfig { game: GameShape::new(1, 2), ..RelayServerSessionConfig::default() };
+    let c = RelayClientSessionConfig { game: GameShape::new(1, 2), ..RelayClientSessionConfig::default() };
     assert_eq!(s.reconnect_timeout_us, 30 * SECOND);
     World::new(61, link(0.0), s, c)
 }

@@ -6,17 +6,22 @@ use crate::support::relay_world::{MS, TICK_US, World, link};
 use tickwire_proto::wire::relay;
 use tickwire_proto::wire::relay::{Hello, PlayerStep, UpdateHead, Welcome};
 use tickwire_proto::{
-    CHANNEL_RELIABLE, CHANNEL_UNRELIABLE, ClientSessionEvent, EndpointConfig, InputDelay, JitterModel, LinkConfig,
-    LossModel, NetEvent as Event, RejectReason, RelayClientSessionConfig, RelayServerSessionConfig, ServerSessionEvent,
+    CHANNEL_RELIABLE, CHANNEL_UNRELIABLE, ClientSessionEvent, EndpointConfig, GameShape, InputDelay, JitterModel,
+    LinkConfig, LossModel, NetEvent as Event, RejectReason, RelayClientSessionConfig, RelayServerSessionConfig,
+    ServerSessionEvent,
 };
 
 const SECOND: u64 = 1_000_000;
 const MAX_PREDICTION: u32 = 16;
 
 fn configs() -> (RelayServerSessionConfig, RelayClientSessionConfig) {
-    let s = RelayServerSessionConfig { max_players: 8, checksum_interval: 30, ..RelayServerSessionConfig::default() };
+    let s = RelayServerSessionConfig {
+        game: GameShape::new(8, 2),
+        checksum_interval: 30,
+        ..RelayServerSessionConfig::default()
+    };
     let c = RelayClientSessionConfig {
-        max_players: 8,
+        game: GameShape::new(8, 2),
         max_prediction: MAX_PREDICTION,
         ..RelayClientSessionConfig::default()
     };

@@ -4,15 +4,15 @@
 
 use crate::support::relay_world::{World, link};
 use tickwire_proto::{
-    ClientSessionEvent, DisconnectReason, EndpointConfig, LinkConfig, LossModel, RelayClientSessionConfig,
+    ClientSessionEvent, DisconnectReason, EndpointConfig, GameShape, LinkConfig, LossModel, RelayClientSessionConfig,
     RelayServerSessionConfig,
 };
 
 const SECOND: u64 = 1_000_000;
 
 fn configs() -> (RelayServerSessionConfig, RelayClientSessionConfig) {
-    let s = RelayServerSessionConfig { max_players: 4, ..RelayServerSessionConfig::default() };
-    let c = RelayClientSessionConfig { max_players: 4, ..RelayClientSessionConfig::default() };
+    let s = RelayServerSessionConfig { game: GameShape::new(4, 2), ..RelayServerSessionConfig::default() };
+    let c = RelayClientSessionConfig { game: GameShape::new(4, 2), ..RelayClientSessionConfig::default() };
     (s, c)
 }
 

@@ -3,7 +3,7 @@
 //! once, and a resync (a new snapshot on the same connection) does not repeat them.
 
 use crate::support::relay_world::{World, link};
-use tickwire_proto::{ClientSessionEvent, RelayClientSessionConfig, RelayServerSessionConfig};
+use tickwire_proto::{ClientSessionEvent, GameShape, RelayClientSessionConfig, RelayServerSessionConfig};
 
 const SECOND: u64 = 1_000_000;
 
@@ -14,8 +14,8 @@ fn joins_seen(w: &World, i: usize, player: u32) -> usize {
 
 #[test]
 fn a_late_joiner_is_told_of_every_player_already_present_once() {
-    let s = RelayServerSessionConfig { max_players: 4, ..RelayServerSessionConfig::default() };
-    let c = RelayClientSessionConfig { max_players: 4, ..RelayClientSessionConfig::default() };
+    let s = RelayServerSessionConfig { game: GameShape::new(4, 2), ..RelayServerSessionConfig::default() };
+    let c = RelayClientSessionConfig { game: GameShape::new(4, 2), ..RelayClientSessionConfig::default() };
     let mut w = World::new(71, link(0.02), s, c);
     for _ in 0..3 {
         w.add_client();

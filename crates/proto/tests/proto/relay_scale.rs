@@ -11,8 +11,8 @@
 
 use crate::support::relay_world::{MS, World};
 use tickwire_proto::{
-    ClientSessionEvent, EndpointConfig, JitterModel, KickCause, LinkConfig, LossModel, RelayClientSessionConfig,
-    RelayServerSessionConfig, ServerSessionEvent, Tick,
+    ClientSessionEvent, EndpointConfig, GameShape, JitterModel, KickCause, LinkConfig, LossModel,
+    RelayClientSessionConfig, RelayServerSessionConfig, ServerSessionEvent, Tick,
 };
 
 const SECOND: u64 = 1_000_000;
@@ -78,14 +78,12 @@ impl Outcome {
 
 fn configs(sc: &Scenario) -> (RelayServerSessionConfig, RelayClientSessionConfig) {
     let s = RelayServerSessionConfig {
-        max_players: sc.clients,
-        input_size: sc.input_size,
+        game: GameShape::new(sc.clients, sc.input_size),
         checksum_interval: 30,
         ..RelayServerSessionConfig::default()
     };
     let c = RelayClientSessionConfig {
-        max_players: sc.clients,
-        input_size: sc.input_size,
+        game: GameShape::new(sc.clients, sc.input_size),
         ..RelayClientSessionConfig::default()
     };
     (s, c)

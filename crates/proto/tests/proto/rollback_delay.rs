@@ -67,12 +67,14 @@ fn peers_with_mixed_delays_stay_in_sync() {
 /// ticks each way, no input delay): 255 bytes keep up at 1% loss but stall a quarter
 /// of the ticks at 5%; 128 bytes keep up at 5%. docs/p2p.md says so.
 fn run_large_inputs(size: usize, loss: f64) {
-    use tickwire_proto::{MAX_INPUT_SIZE, NetEvent, p2p_inputs_fit};
+    use tickwire_proto::{GameShape, MAX_INPUT_SIZE, NetEvent, SessionError, p2p_inputs_fit};
     assert!(p2p_inputs_fit(4, MAX_INPUT_SIZE) && p2p_inputs_fit(8, 128) && p2p_inputs_fit(16, 49));
     assert!(!p2p_inputs_fit(8, MAX_INPUT_SIZE) && !p2p_inputs_fit(16, 50) && !p2p_inputs_fit(32, 13));
-    let cfg = P2pConfig { input_size: size, ..P2pConfig::default() };
+    let cfg = P2pConfig::new(GameShape::new(2, size));
     let too_many = vec![PlayerKind::Local; 8];
-    assert!(P2pSession::new(P2pConfig { input_size: MAX_INPUT_SIZE, ..cfg.clone() }, &too_many, 0).is_err());
+    let refused = P2pSession::new(P2pConfig::new(GameShape::new(8, MAX_INPUT_SIZE)), &too_many, 0).err();
+    let Some(SessionError::Config(problems)) = refused else { panic!("8 players of 255 bytes built: {refused:?}") };
+    assert_eq!(problems.iter().map(|p| p.field.as_str()).collect::<Vec<_>>(), ["input_size"]);
 
     // The mesh only connects the peers and builds the sessions; the frames are run here
     // with 255-byte inputs.

@@ -2,7 +2,7 @@
 //! session, fed the decoded file, reproduces every recorded checksum and the final one.
 
 use crate::support::toy_game::{Game, Mesh, TICK_US};
-use tickwire_proto::{AdvanceStatus, LinkConfig, LossModel, P2pConfig, Replay, ReplaySession};
+use tickwire_proto::{AdvanceStatus, GameShape, LinkConfig, LossModel, P2pConfig, Replay, ReplaySession};
 
 const SEC: u64 = 1_000_000;
 
@@ -29,7 +29,8 @@ fn a_replay_reproduces_the_final_checksum() {
     let mut game = Game::new(3, 1);
     game.state.iter_mut().for_each(|w| *w = -7);
     game.record = false;
-    let mut s = ReplaySession::new(replay);
+    let mut s =
+        ReplaySession::new(GameShape::new(3, 2), replay).expect("the replay of a 3-player match of 2-byte inputs");
     let mut compared = 0;
     loop {
         let status = s.advance();

@@ -4,7 +4,8 @@
 
 use crate::support::toy_game::{Game, Mesh, TICK_US};
 use tickwire_proto::{
-    AdvanceStatus, EndpointConfig, LinkConfig, LossModel, NetEvent, P2pConfig, SpectatorConfig, SpectatorSession,
+    AdvanceStatus, EndpointConfig, GameShape, LinkConfig, LossModel, NetEvent, P2pConfig, SpectatorConfig,
+    SpectatorSession,
 };
 
 const SEC: u64 = 1_000_000;
@@ -68,7 +69,7 @@ fn spectator_joining_at_minute_5_ends_in_sync() {
     let start = mesh.net.now();
     mesh.run_until(start + 300 * SEC);
     let cfg =
-        SpectatorConfig { players: 2, input_size: 2, max_behind: 10, catchup_speed: 3, ..SpectatorConfig::default() };
+        SpectatorConfig { game: GameShape::new(2, 2), max_behind: 10, catchup_speed: 3, ..SpectatorConfig::default() };
     let w = join_and_watch(&mut mesh, cfg, 60);
     let restored_at = w.restored_at.expect("the spectator restored a snapshot");
     assert!(restored_at > 17_000, "snapshot from around minute 5, tick {restored_at}");
@@ -100,7 +101,7 @@ fn join_and_compare(seed: u64, join_secs: u64) -> Option<u32> {
     mesh.period = 1; // inputs change every tick: most predictions are wrong
     let start = mesh.net.now();
     mesh.run_until(start + join_secs * SEC);
-    let w = join_and_watch(&mut mesh, SpectatorConfig { players: 2, input_size: 2, ..SpectatorConfig::default() }, 5);
+    let w = join_and_watch(&mut mesh, SpectatorConfig { game: GameShape::new(2, 2), ..SpectatorConfig::default() }, 5);
     assert!(w.sums.len() > 100, "seed {seed}: the spectator played {} ticks", w.sums.len());
     let host = &mesh.peers[0];
     w.sums

@@ -2,12 +2,12 @@
 //! nondeterminism, reporting the tick and both checksums.
 
 use crate::support::toy_game::{Answer, Game, input_for};
-use tickwire_proto::{AdvanceStatus, RollbackEvent as Event, SyncTestSession};
+use tickwire_proto::{AdvanceStatus, GameShape, RollbackEvent as Event, SyncTestSession};
 
 /// Runs `ticks` ticks; returns the mismatch events.
 fn run(game: &mut Game, distance: u32, ticks: u32) -> Vec<Event> {
     let players = 2;
-    let mut s = SyncTestSession::new(players, 2, distance).unwrap();
+    let mut s = SyncTestSession::new(GameShape::new(players, 2), distance).unwrap();
     let nondeterministic = game.nondeterministic;
     *game = Game::new(players, s.state_slots());
     let mut events = Vec::new();
@@ -66,7 +66,7 @@ fn injected_nondeterminism_is_caught_with_tick_and_both_checksums() {
 fn a_mismatch_hands_over_the_saved_and_the_resimulated_state() {
     use tickwire_proto::SyncTestState;
     let players = 2;
-    let mut s = SyncTestSession::new(players, 2, 2).unwrap();
+    let mut s = SyncTestSession::new(GameShape::new(players, 2), 2).unwrap();
     let mut g = Game::new(players, s.state_slots());
     g.nondeterministic = true;
     let checksum_of = |bytes: &[u8]| {
@@ -119,7 +119,7 @@ fn a_mismatch_hands_over_the_saved_and_the_resimulated_state() {
 /// mismatch is asked for again.
 #[test]
 fn unanswered_dumps_are_asked_again_at_the_next_mismatch() {
-    let mut s = SyncTestSession::new(2, 2, 2).unwrap();
+    let mut s = SyncTestSession::new(GameShape::new(2, 2), 2).unwrap();
     let mut g = Game::new(2, s.state_slots());
     g.nondeterministic = true;
     let mut dumps = 0;

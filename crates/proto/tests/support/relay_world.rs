@@ -97,7 +97,7 @@ impl World {
         let server_node = net.add(endpoint);
         let now = net.now();
         let server = RelayServerSession::new(server_cfg.clone(), now).expect("server config");
-        let mut server_game = BoxGame::new(server_cfg.max_players, server.state_slots());
+        let mut server_game = BoxGame::new(server_cfg.game.players, server.state_slots());
         server_game.record_after_advance = true;
         server_game.record_inputs = true;
         // The state at the start of the first tick.
@@ -127,7 +127,7 @@ impl World {
     pub fn add_client_with(&mut self, endpoint: EndpointConfig) -> usize {
         let node = self.net.add(endpoint);
         let mut session = RelayClientSession::new(self.client_cfg.clone()).expect("client config");
-        let mut game = BoxGame::new(self.client_cfg.max_players, session.state_slots());
+        let mut game = BoxGame::new(self.client_cfg.game.players, session.state_slots());
         game.record_inputs = true;
         let addr = self.net.addr(self.server_node);
         let now = self.net.local_now(node);
@@ -184,7 +184,7 @@ impl World {
 
     pub fn client_frame(&mut self, i: usize) {
         let seed = self.input_seed;
-        let (period, size) = (self.input_period, self.client_cfg.input_size);
+        let (period, size) = (self.input_period, self.client_cfg.game.input_size);
         let mut wide = [0u8; tickwire_proto::MAX_INPUT_SIZE];
         let warm = self.net.now() >= self.warmup_us;
         let c = &mut self.clients[i];
@@ -302,7 +302,7 @@ impl World {
 
     /// Per-player server late figures.
     pub fn server_players(&self) -> BTreeMap<u32, tickwire_proto::JitterStats> {
-        (0..self.server.config().max_players as u32)
+        (0..self.server.config().game.players as u32)
             .filter_map(|p| self.server.jitter_stats(p).map(|j| (p, j)))
             .collect()
     }

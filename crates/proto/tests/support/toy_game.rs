@@ -3,9 +3,9 @@
 //! harness that runs P2P sessions over a `SimNet` mesh.
 
 use tickwire_proto::{
-    AdvanceStatus, ConnectionStats, DisconnectReason, EndpointConfig, InputStatus, Inputs, LinkConfig, Micros,
-    NetEvent, NodeId, P2pConfig, P2pSession, PeerId, PlayerKind, Request, RollbackEvent as Event, SendError, SimNet,
-    Tick, Transport,
+    AdvanceStatus, ConnectionStats, DisconnectReason, EndpointConfig, GameShape, InputStatus, Inputs, LinkConfig,
+    Micros, NetEvent, NodeId, P2pConfig, P2pSession, PeerId, PlayerKind, Request, RollbackEvent as Event, SendError,
+    SimNet, Tick, Transport,
 };
 
 pub const INPUT_SIZE: usize = 2;
@@ -246,7 +246,8 @@ pub struct Mesh {
 }
 
 impl Mesh {
-    /// `n` peers with `per_peer` local players each, fully connected over `link`.
+    /// `n` peers with `per_peer` local players each, fully connected over `link`. The
+    /// mesh sets `cfg.game.players` to their number, `n * per_peer`.
     pub fn new(seed: u64, n: usize, per_peer: usize, link: LinkConfig, cfg: P2pConfig) -> Mesh {
         let mut net = SimNet::new(seed, link);
         let nodes: Vec<NodeId> = (0..n)
@@ -282,6 +283,7 @@ impl Mesh {
         });
         assert!(ok, "mesh connected");
         let players = n * per_peer;
+        let cfg = P2pConfig { game: GameShape { players, ..cfg.game }, ..cfg };
         let peers = (0..n)
             .map(|i| {
                 let kinds: Vec<PlayerKind> =

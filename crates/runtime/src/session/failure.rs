@@ -19,9 +19,10 @@ pub enum SessionFailure {
     /// The host refused (socket, queue, network thread).
     #[error(transparent)]
     Host(#[from] HostError),
-    /// The rollback core refused (unknown player, input size, unrequested tick).
+    /// The rollback core refused (unknown player, input size, unrequested tick). Its
+    /// configuration problems come as [`SessionFailure::Config`].
     #[error(transparent)]
-    Core(#[from] SessionError),
+    Core(SessionError),
     /// A replay did not decode.
     #[error("replay: {0}")]
     Replay(#[from] ReplayError),
@@ -50,10 +51,19 @@ impl From<RosterError> for SessionFailure {
     }
 }
 
+impl From<SessionError> for SessionFailure {
+    fn from(e: SessionError) -> Self {
+        match e {
+            SessionError::Config(p) => SessionFailure::Config(p),
+            other => SessionFailure::Core(other),
+        }
+    }
+}
+
 impl From<ServerSessionError> for SessionFailure {
     fn from(e: ServerSessionError) -> Self {
         match e {
-            ServerSessionError::InvalidConfig(m) => config_problem("relay_server", m),
+            ServerSessionError::Config(p) => SessionFailure::Config(p),
             ServerSessionError::UnexpectedTick(_) | ServerSessionError::NoSuchPlayer(_) => {
                 SessionFailure::Argument(e.to_string())
             }
@@ -65,18 +75,11 @@ impl From<ServerSessionError> for SessionFailure {
 impl From<ClientSessionError> for SessionFailure {
     fn from(e: ClientSessionError) -> Self {
         match e {
-            ClientSessionError::InvalidConfig(m) => config_problem("relay_client", m),
+            ClientSessionError::Config(p) => SessionFailure::Config(p),
             ClientSessionError::Send(s) => SessionFailure::State(format!("the transport refused: {s}")),
             _ => SessionFailure::Argument(e.to_string()),
         }
     }
-}
-
-/// A configuration failure with one problem.
-pub(super) fn config_problem(field: &str, message: impl Into<String>) -> SessionFailure {
-    let mut p = ConfigProblems::new();
-    p.push(field, message);
-    SessionFailure::Config(p)
 }
 
 pub(super) fn state(msg: impl Into<String>) -> SessionFailure {

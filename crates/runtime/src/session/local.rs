@@ -38,7 +38,7 @@ impl SyncTest {
     pub fn new(settings: SyncTestSettings) -> Result<Self, SessionFailure> {
         settings.validate()?;
         let g = settings.game;
-        let core = SyncTestSession::new(g.players, g.input_size, settings.check_distance)?;
+        let core = SyncTestSession::new(g, settings.check_distance)?;
         Ok(SyncTest {
             slots: core.state_slots(),
             fixed: TickClock::new(g.clock(), 0),
@@ -146,7 +146,8 @@ pub struct ReplayPlayer {
     engine: Engine<ReplaySession>,
     clock: SystemClock,
     fixed: TickClock,
-    replay: Option<Replay>,
+    /// The loaded replay's session, built at load; runs from `start` on.
+    replay: Option<ReplaySession>,
 }
 
 /// A replay player's figures.
@@ -170,18 +171,13 @@ impl ReplayPlayer {
         })
     }
 
-    /// The replay to play (the bytes of a replay file). Setup only.
+    /// The replay to play (the bytes of a replay file), recorded with the settings'
+    /// players and input size. Setup only.
     pub fn load_replay(&mut self, bytes: &[u8]) -> Result<(), SessionFailure> {
         self.engine.require_setup("loading a replay")?;
         let replay = Replay::decode(bytes)?;
-        let g = &self.engine.game;
-        if replay.players != g.players || replay.input_size != g.input_size {
-            return Err(argument(format!(
-                "the replay has {} players with {}-byte inputs; the session is configured for {} with {}",
-                replay.players, replay.input_size, g.players, g.input_size
-            )));
-        }
-        self.replay = Some(replay);
+        let core = ReplaySession::new(self.engine.game, replay).map_err(|e| argument(e.to_string()))?;
+        self.replay = Some(core);
         Ok(())
     }
 
@@ -198,8 +194,8 @@ impl ReplayPlayer {
     /// Ends setup: the replay plays from now on.
     pub fn start(&mut self) -> Result<(), SessionFailure> {
         self.engine.require_setup("starting")?;
-        let replay = self.replay.take().ok_or_else(|| state("load a replay before starting"))?;
-        self.engine.run(ReplaySession::new(replay));
+        let core = self.replay.take().ok_or_else(|| state("load a replay before starting"))?;
+        self.engine.run(core);
         Ok(())
     }
 

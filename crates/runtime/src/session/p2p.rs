@@ -92,7 +92,7 @@ impl P2pSession {
         let net = Net::start(host, (players as u32 - 1).saturating_add(settings.max_spectators))?;
         let core_config = settings.core_config();
         let slots = core_config.state_slots();
-        let setup = P2pMatch::new(core_config, players, settings.max_spectators as usize)?;
+        let setup = P2pMatch::new(core_config, settings.max_spectators as usize)?;
         Ok(P2pSession {
             engine: Engine::new(settings.game),
             net,

@@ -3,21 +3,20 @@
 //!
 //! `validate()` checks a value without building anything (no socket, no thread, no
 //! throwaway core) and returns every problem at once, each under its field's name.
-//! The constructors call it first.
+//! The checks are the protocol crate's (each core config's `check`, the shape's
+//! [`GameShape::check`]): a setting is judged in one place. The constructors call it
+//! first.
 
 use tickwire_proto::{
-    ConfigProblems, GameShape, MAX_INPUT_DELAY, MAX_INPUT_SIZE, Micros, P2pConfig, PredictionMode,
-    RelayClientSessionConfig, RelayServerSessionConfig, SpectatorConfig, p2p_inputs_fit, p2p_timeouts_fit,
+    ConfigProblems, GameShape, MAX_INPUT_DELAY, Micros, P2pConfig, PredictionMode, RelayClientSessionConfig,
+    RelayServerSessionConfig, ReplaySession, SpectatorConfig, SyncTestSession,
 };
 
 use crate::host_config::HostConfig;
 
-/// The rollback wire formats count players in one byte.
-const MAX_ROLLBACK_PLAYERS: usize = 255;
-/// The relay wire formats and slot tables hold at most this many players.
-const MAX_RELAY_PLAYERS: usize = 64;
-/// The most ticks a P2P session may predict past its confirmed inputs.
-pub const MAX_PREDICTION: u32 = 64;
+/// The most ticks a P2P session may predict past its confirmed inputs (the protocol
+/// crate's).
+pub use tickwire_proto::MAX_PREDICTION;
 
 /// Settings of a [`P2pSession`](super::P2pSession).
 #[derive(Debug, Clone)]
@@ -82,37 +81,7 @@ impl P2pSettings {
 
     /// Every problem with these settings, by field name.
     pub fn validate(&self) -> Result<(), ConfigProblems> {
-        let mut p = ConfigProblems::new();
-        self.game.check(MAX_ROLLBACK_PLAYERS, &mut p);
-        self.game.check_clock(&mut p);
-        if self.max_prediction > MAX_PREDICTION {
-            p.push("max_prediction", format!("{} is above {MAX_PREDICTION}", self.max_prediction));
-        }
-        if self.input_delay > MAX_INPUT_DELAY {
-            p.push("input_delay", format!("{} is above {MAX_INPUT_DELAY}", self.input_delay));
-        }
-        let g = &self.game;
-        if g.players > 0 && (1..=MAX_INPUT_SIZE).contains(&g.input_size) && !p2p_inputs_fit(g.players, g.input_size) {
-            let most = (1..=MAX_INPUT_SIZE).take_while(|&n| p2p_inputs_fit(g.players, n)).last().unwrap_or(0);
-            p.push(
-                "input_size",
-                format!(
-                    "{} bytes for each of {} players do not fit one datagram (a P2P tick of every input goes \
-                     in one): at most {most} bytes with this many players",
-                    g.input_size, g.players
-                ),
-            );
-        }
-        if !p2p_timeouts_fit(self.notify_after_us, self.disconnect_timeout_us) {
-            p.push(
-                "notify_after_us",
-                format!(
-                    "{} us must be below disconnect_timeout_us ({} us), unless either is 0 (off)",
-                    self.notify_after_us, self.disconnect_timeout_us
-                ),
-            );
-        }
-        p.into_result()
+        self.core_config().validate()
     }
 
     /// The rollback core's settings. The input history is sized from the prediction
@@ -121,7 +90,7 @@ impl P2pSettings {
         let d = P2pConfig::default();
         let need = 2 * (self.max_prediction as usize + MAX_INPUT_DELAY as usize + 64);
         P2pConfig {
-            input_size: self.game.input_size,
+            game: self.game,
             max_prediction: self.max_prediction,
             input_delay: self.input_delay,
             history: d.history.max(need),
@@ -132,7 +101,6 @@ impl P2pSettings {
             progress_timeout_us: self.progress_timeout_us,
             loading_grace_us: self.loading_grace_us,
             prediction: self.prediction,
-            clock: self.game.clock(),
             ..d
         }
     }
@@ -156,11 +124,7 @@ impl SyncTestSettings {
     /// Every problem with these settings, by field name.
     pub fn validate(&self) -> Result<(), ConfigProblems> {
         let mut p = ConfigProblems::new();
-        self.game.check(MAX_ROLLBACK_PLAYERS, &mut p);
-        self.game.check_catch_up(&mut p);
-        if !(1..=32).contains(&self.check_distance) {
-            p.push("check_distance", format!("{} is not in 1..=32", self.check_distance));
-        }
+        SyncTestSession::check(&self.game, self.check_distance, &mut p);
         p.into_result()
     }
 }
@@ -186,20 +150,13 @@ impl SpectatorSettings {
 
     /// Every problem with these settings, by field name.
     pub fn validate(&self) -> Result<(), ConfigProblems> {
-        let mut p = ConfigProblems::new();
-        self.game.check(MAX_ROLLBACK_PLAYERS, &mut p);
-        self.game.check_catch_up(&mut p);
-        if !(1..=16).contains(&self.catchup_speed) {
-            p.push("catchup_speed", format!("{} is not in 1..=16", self.catchup_speed));
-        }
-        p.into_result()
+        self.core_config().validate()
     }
 
     pub(super) fn core_config(&self) -> SpectatorConfig {
         let rollback = P2pConfig::default();
         SpectatorConfig {
-            players: self.game.players,
-            input_size: self.game.input_size,
+            game: self.game,
             history: rollback.history,
             max_behind: self.max_behind,
             catchup_speed: self.catchup_speed,
@@ -220,8 +177,7 @@ impl ReplaySettings {
     /// Every problem with these settings, by field name.
     pub fn validate(&self) -> Result<(), ConfigProblems> {
         let mut p = ConfigProblems::new();
-        self.game.check(MAX_ROLLBACK_PLAYERS, &mut p);
-        self.game.check_catch_up(&mut p);
+        ReplaySession::check(&self.game, &mut p);
         p.into_result()
     }
 }
@@ -236,9 +192,9 @@ pub struct RelayServerSettings {
     /// out).
     pub host: HostConfig,
     /// The relay server's own settings (send interval, jitter buffers, history, slot
-    /// and hello timeouts, checksums). Its `max_players`, `input_size` and
-    /// `relay.tick_us` are not read: the session takes them from `game`. Its token
-    /// `seed` is not read either: tokens are always seeded from the OS.
+    /// and hello timeouts, checksums). Its `game` is not read: the session takes the
+    /// settings' `game`. Its token `seed` is not read either: tokens are always seeded
+    /// from the OS.
     pub server: RelayServerSessionConfig,
 }
 
@@ -248,26 +204,15 @@ impl RelayServerSettings {
         RelayServerSettings { game, host, server: RelayServerSessionConfig::default() }
     }
 
-    /// Every problem with these settings, by field name.
+    /// Every problem with these settings, by field name (the server core's under
+    /// its names: `relay.send_interval`, ...).
     pub fn validate(&self) -> Result<(), ConfigProblems> {
-        let mut p = ConfigProblems::new();
-        self.game.check(MAX_RELAY_PLAYERS, &mut p);
-        self.game.check_clock(&mut p);
-        if p.is_empty() {
-            p.push_result("server", self.core_config(0).validate().map_err(|e| e.to_string()));
-        }
-        p.into_result()
+        self.core_config(0).validate()
     }
 
     /// The server core's settings, with the game's shape and the token seed.
     pub(super) fn core_config(&self, seed: u64) -> RelayServerSessionConfig {
-        let mut c = self.server.clone();
-        c.max_players = self.game.players;
-        c.input_size = self.game.input_size;
-        c.relay.tick_us = self.game.tick_us();
-        c.max_frame_us = self.game.max_frame_us;
-        c.seed = seed;
-        c
+        RelayServerSessionConfig { game: self.game, seed, ..self.server.clone() }
     }
 }
 
@@ -279,8 +224,8 @@ pub struct RelayClientSettings {
     /// The socket and transport.
     pub host: HostConfig,
     /// The relay client's own settings (prediction window, input delay, catch-up,
-    /// reconnect window, time sync). Its `max_players`, `input_size` and tick lengths
-    /// are not read: the session takes them from `game`.
+    /// reconnect window, time sync). Its `game` is not read: the session takes the
+    /// settings' `game`.
     pub client: RelayClientSessionConfig,
 }
 
@@ -290,26 +235,15 @@ impl RelayClientSettings {
         RelayClientSettings { game, host, client: RelayClientSessionConfig::default() }
     }
 
-    /// Every problem with these settings, by field name.
+    /// Every problem with these settings, by field name (the client core's under its
+    /// names: `max_prediction`, `sync.send_interval`, ...).
     pub fn validate(&self) -> Result<(), ConfigProblems> {
-        let mut p = ConfigProblems::new();
-        self.game.check(MAX_RELAY_PLAYERS, &mut p);
-        self.game.check_clock(&mut p);
-        if p.is_empty() {
-            p.push_result("client", self.core_config().validate().map_err(|e| e.to_string()));
-        }
-        p.into_result()
+        self.core_config().validate()
     }
 
     /// The client core's settings, with the game's shape.
     pub(super) fn core_config(&self) -> RelayClientSessionConfig {
-        let mut c = self.client.clone();
-        c.max_players = self.game.players;
-        c.input_size = self.game.input_size;
-        c.sync.tick.tick_us = self.game.tick_us();
-        c.sync.tick.max_frame_us = self.game.max_frame_us;
-        c.sync.interp.tick_us = self.game.tick_us();
-        c
+        RelayClientSessionConfig { game: self.game, ..self.client.clone() }
     }
 }
 
@@ -341,23 +275,28 @@ mod tests {
             let mut s = P2pSettings::new(GameShape::new(2, 4), host());
             s.max_prediction = max_prediction;
             s.validate().unwrap();
-            s.core_config().validate(2).unwrap_or_else(|e| panic!("max_prediction {max_prediction}: {e}"));
+            s.core_config().validate().unwrap_or_else(|e| panic!("max_prediction {max_prediction}: {e}"));
         }
     }
 
     #[test]
     fn relay_settings_take_the_shape_from_the_game() {
         let mut s = RelayClientSettings::new(GameShape::new(5, 9), host());
-        s.client.max_players = 1;
-        s.client.input_size = 1;
+        s.client.game = GameShape::new(1, 1);
         let c = s.core_config();
-        assert_eq!((c.max_players, c.input_size), (5, 9));
+        assert_eq!(c.game, GameShape::new(5, 9));
         // The slots the engine sizes its snapshot array by match the built core's.
         assert_eq!(c.state_slots(), RelayClientSession::new(c.clone()).unwrap().state_slots());
         let mut bad = RelayServerSettings::new(GameShape::new(65, 2), host());
-        bad.server.relay.send_interval = 0;
+        bad.server.game = GameShape::new(4, 2);
         assert_eq!(bad.validate().unwrap_err().to_string(), "players: 65 is not in 1..=64");
+        // The server core's own fields are reported beside the shape's, by their names.
+        bad.server.relay.send_interval = 0;
+        assert_eq!(
+            bad.validate().unwrap_err().to_string(),
+            "players: 65 is not in 1..=64; relay.send_interval: 0 is not in 1.. ticks"
+        );
         bad.game.players = 4;
-        assert!(bad.validate().unwrap_err().to_string().starts_with("server: "), "{:?}", bad.validate());
+        assert_eq!(bad.validate().unwrap_err().to_string(), "relay.send_interval: 0 is not in 1.. ticks");
     }
 }

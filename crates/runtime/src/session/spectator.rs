@@ -42,7 +42,7 @@ impl Spectator {
     pub fn new(settings: SpectatorSettings) -> Result<Self, SessionFailure> {
         settings.validate()?;
         let net = Net::start(settings.host.clone(), 0)?;
-        let setup = SpectatorMatch::new(settings.core_config(), settings.game.clock());
+        let setup = SpectatorMatch::new(settings.core_config());
         Ok(Spectator { engine: Engine::new(settings.game), net, setup: Some(setup), lookup: None })
     }
 

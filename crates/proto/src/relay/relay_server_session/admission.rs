@@ -177,7 +177,7 @@ impl RelayServerSession {
             }
             return;
         };
-        if h.input_size as usize != self.cfg.input_size || h.max_players as usize != self.cfg.max_players {
+        if h.input_size as usize != self.cfg.game.input_size || h.max_players as usize != self.cfg.game.players {
             return self.reject(peer, RejectReason::WrongGame);
         }
         if let Some(i) = self.slot_of_peer(peer) {

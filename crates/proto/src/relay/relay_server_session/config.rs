@@ -2,6 +2,7 @@
 
 use crate::clock::Micros;
 use crate::engine::Tick;
+use crate::game::{ConfigProblems, GameShape, MAX_RELAY_PLAYERS};
 use crate::relay::relay_server::RelayServerConfig;
 use crate::tick::TickClockConfig;
 use crate::transport::{CHANNEL_RELIABLE, Secret};
@@ -9,13 +10,16 @@ use crate::transport::{CHANNEL_RELIABLE, Secret};
 /// Settings of a [`RelayServerSession`](super::RelayServerSession).
 #[derive(Debug, Clone, PartialEq)]
 pub struct RelayServerSessionConfig {
-    /// The sync layer (tick rate, send interval, jitter buffers). Its input size and
-    /// admission are set by the session.
+    /// The match: player slots (1..=[`MAX_RELAY_PLAYERS`]), bytes per input
+    /// (1..=[`MAX_INPUT_SIZE`](crate::MAX_INPUT_SIZE)), the tick rate of the master
+    /// clock and its catch-up cap: after a longer hitch of the server the excess is
+    /// dropped, not simulated. Default: 8 players of 2 bytes at 60 Hz, 250 ms.
+    pub game: GameShape,
+    /// The sync layer's own settings (send interval, jitter buffers, step window and
+    /// history, bandwidth cap, redundancy). The session sets the rest from `game`: its
+    /// `tick_us` and `input_size` are not read, `auto_admit` is off (players come in by
+    /// their Hello), and `jitter.max_input_size` is raised to `game.input_size`.
     pub relay: RelayServerConfig,
-    /// Bytes per input, 1..=[`MAX_INPUT_SIZE`](crate::MAX_INPUT_SIZE).
-    pub input_size: usize,
-    /// Player slots, 1..=64.
-    pub max_players: usize,
     /// Send the engine's checksum every this many ticks (0: no desync detection).
     pub checksum_interval: u32,
     /// A dropped player's slot waits this long for it to come back with its token.
@@ -31,24 +35,19 @@ pub struct RelayServerSessionConfig {
     /// generator. The runtime fills it from the OS; all zero (the default) only in
     /// tests, where tokens then follow from `seed`.
     pub token_seed: Secret,
-    /// The master clock's catch-up cap ([`crate::GameShape::max_frame_us`]): after a
-    /// longer hitch of the server the excess is dropped, not simulated. Default 250 ms.
-    pub max_frame_us: Micros,
 }
 
 impl Default for RelayServerSessionConfig {
     fn default() -> Self {
         RelayServerSessionConfig {
+            game: GameShape::new(8, 2),
             relay: RelayServerConfig::default(),
-            input_size: 2,
-            max_players: 8,
             checksum_interval: 30,
             reconnect_timeout_us: 30_000_000,
             hello_timeout_us: 5_000_000,
             reliable_channel: CHANNEL_RELIABLE,
             seed: 0x7469_636b_7769_7265,
             token_seed: Secret([0; 32]),
-            max_frame_us: crate::game::DEFAULT_MAX_FRAME_US,
         }
     }
 }
@@ -58,19 +57,29 @@ impl Default for RelayServerSessionConfig {
 pub(crate) const SERVER_STATE_SLOTS: usize = 2;
 
 impl RelayServerSessionConfig {
-    /// Checks the settings without building a session (what [`RelayServerSession::new`](super::RelayServerSession::new)
-    /// checks).
-    pub fn validate(&self) -> Result<(), ServerSessionError> {
-        let bad = ServerSessionError::InvalidConfig;
-        let max_input = crate::game::MAX_INPUT_SIZE;
-        if !(1..=max_input).contains(&self.input_size) || !(1..=64).contains(&self.max_players) {
-            return Err(bad(format!(
-                "input_size {} must be in 1..={max_input} and max_players {} in 1..=64",
-                self.input_size, self.max_players
-            )));
-        }
-        self.sync_config().validate().map_err(|e| bad(e.0))?;
-        self.clock().validate().map_err(bad)
+    /// The defaults for `game`.
+    pub fn new(game: GameShape) -> Self {
+        RelayServerSessionConfig { game, ..RelayServerSessionConfig::default() }
+    }
+
+    /// Checks the settings without building a session (what
+    /// [`RelayServerSession::new`](super::RelayServerSession::new) checks): every bad
+    /// field, by name.
+    pub fn validate(&self) -> Result<(), ConfigProblems> {
+        let mut p = ConfigProblems::new();
+        self.check(&mut p);
+        p.into_result()
+    }
+
+    /// Pushes every problem of these settings into `problems`, each under its field's
+    /// name: the shape's under `players`, `input_size`, `tick_rate_hz` and
+    /// `max_frame_us`, the sync layer's under `relay.` (`relay.send_interval`, ...).
+    pub fn check(&self, problems: &mut ConfigProblems) {
+        self.game.check(MAX_RELAY_PLAYERS, problems);
+        self.game.check_clock(problems);
+        // The sync layer's shape fields are the session's to set (`sync_config`); the
+        // input size it is raised to is checked with the shape.
+        self.relay.check_knobs("relay.", problems);
     }
 
     /// Snapshots the engine must hold for a server with these settings.
@@ -78,18 +87,20 @@ impl RelayServerSessionConfig {
         SERVER_STATE_SLOTS
     }
 
-    /// The sync layer's settings as the session runs it.
+    /// The sync layer's settings as the session runs it: the only place the shape
+    /// reaches it.
     pub(super) fn sync_config(&self) -> RelayServerConfig {
         let mut relay_cfg = self.relay.clone();
-        relay_cfg.input_size = Some(self.input_size);
-        relay_cfg.jitter.max_input_size = relay_cfg.jitter.max_input_size.max(self.input_size);
+        relay_cfg.tick_us = self.game.tick_us();
+        relay_cfg.input_size = Some(self.game.input_size);
+        relay_cfg.jitter.max_input_size = relay_cfg.jitter.max_input_size.max(self.game.input_size);
         relay_cfg.auto_admit = false;
         relay_cfg
     }
 
-    /// The server's master clock: steady, at the relay's tick length.
+    /// The server's master clock: steady, at the game's tick rate.
     pub(super) fn clock(&self) -> TickClockConfig {
-        TickClockConfig { tick_us: self.relay.tick_us, max_frame_us: self.max_frame_us, ..TickClockConfig::default() }
+        self.game.clock()
     }
 }
 
@@ -97,8 +108,8 @@ impl RelayServerSessionConfig {
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum ServerSessionError {
     #[error("invalid relay server config: {0}")]
-    /// The config failed validation; the message names the problem.
-    InvalidConfig(String),
+    /// The config is unusable: every bad field, by name.
+    Config(ConfigProblems),
     #[error("tick {0} was not requested")]
     /// A save was confirmed for a tick the session did not ask to save.
     UnexpectedTick(Tick),

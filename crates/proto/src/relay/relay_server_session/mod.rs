@@ -85,21 +85,24 @@ pub struct RelayServerSession {
 impl RelayServerSession {
     /// A session on `cfg` (validated first), its clock starting at `now`.
     pub fn new(cfg: RelayServerSessionConfig, now: Micros) -> Result<Self, ServerSessionError> {
-        cfg.validate()?;
-        let bad = ServerSessionError::InvalidConfig;
-        let relay = RelayServer::new(cfg.sync_config(), now).map_err(|e| bad(e.0))?;
+        cfg.validate().map_err(ServerSessionError::Config)?;
+        let relay = RelayServer::new(cfg.sync_config(), now).map_err(|e| {
+            let mut p = crate::game::ConfigProblems::new();
+            p.push("relay", e.0);
+            ServerSessionError::Config(p)
+        })?;
         let mut clock = TickClock::new(cfg.clock(), 0);
         clock.advance(now);
         Ok(RelayServerSession {
             relay,
             clock,
-            slots: vec![Slot::FREE; cfg.max_players],
+            slots: vec![Slot::FREE; cfg.game.players],
             connecting: Vec::new(),
             ring: StateRing::new(SERVER_STATE_SLOTS, 0),
-            requests: RequestQueue::new(cfg.max_players, cfg.input_size, 2),
+            requests: RequestQueue::new(cfg.game.players, cfg.game.input_size, 2),
             snapshot_tick: None,
-            outbox: Vec::with_capacity(cfg.max_players),
-            spare_messages: Vec::with_capacity(cfg.max_players),
+            outbox: Vec::with_capacity(cfg.game.players),
+            spare_messages: Vec::with_capacity(cfg.game.players),
             to_disconnect: Vec::new(),
             check_ticks: [None; 2],
             token_rng: SecretRng::new(cfg.seed, &cfg.token_seed.0),
@@ -107,7 +110,7 @@ impl RelayServerSession {
             events: VecDeque::new(),
             stats: ServerSessionStats::default(),
             gone: JitterStats::default(),
-            zero: vec![0; cfg.input_size],
+            zero: vec![0; cfg.game.input_size],
             cfg,
         })
     }
@@ -266,10 +269,10 @@ impl RelayServerSession {
             }
         }
         let step = self.relay.tick_step(self.now);
-        let s = self.cfg.input_size;
+        let s = self.cfg.game.input_size;
         self.requests.begin_advance_flagged(t, false, true);
         let mut next = step.players().peekable();
-        for p in 0..self.cfg.max_players as u32 {
+        for p in 0..self.cfg.game.players as u32 {
             match next.next_if(|x| x.player == p) {
                 Some(x) => {
                     let input = x.last_input().filter(|b| b.len() == s).unwrap_or(self.zero.as_slice());
@@ -370,8 +373,8 @@ impl RelayServerSession {
                 player: i as u16,
                 token: self.slots[i].token,
                 tick,
-                input_size: self.cfg.input_size as u16,
-                max_players: self.cfg.max_players as u16,
+                input_size: self.cfg.game.input_size as u16,
+                max_players: self.cfg.game.players as u16,
                 state,
             };
             join::encode_welcome(&mut msg, &w);
@@ -404,7 +407,7 @@ impl RelayServerSession {
                 // Try again next tick.
                 self.slots[i].needs_snapshot = true;
             }
-            if self.spare_messages.len() < self.cfg.max_players {
+            if self.spare_messages.len() < self.cfg.game.players {
                 self.spare_messages.push(msg);
             }
         }

@@ -1,17 +1,26 @@
 //! Settings and statistics of a [`P2pSession`](super::P2pSession).
 
 use super::*;
+use crate::game::{ConfigProblems, GameShape, MAX_INPUT_SIZE, MAX_ROLLBACK_PLAYERS};
 
 /// Settings of a [`P2pSession`].
 #[derive(Debug, Clone, PartialEq)]
 pub struct P2pConfig {
-    /// Bytes per input (fixed for every player).
-    pub input_size: usize,
-    /// Most ticks simulated past the confirmed inputs (default 8). 0 = lockstep.
+    /// The match: players (as many as the player list [`P2pSession::new`] is given,
+    /// 1..=[`MAX_ROLLBACK_PLAYERS`], and few enough that a tick of every input fits one
+    /// datagram, [`p2p_inputs_fit`]), bytes per input (the same for every player), the
+    /// tick rate and the catch-up cap of the session's tick clock (whose dilation
+    /// bounds are the defaults, [`GameShape::clock`]). Default: 2 players of 2 bytes at
+    /// 60 Hz.
+    pub game: GameShape,
+    /// Most ticks simulated past the confirmed inputs, 0..=[`MAX_PREDICTION`] (default
+    /// 8). 0 = lockstep.
     pub max_prediction: u32,
-    /// Local inputs apply this many ticks after they are given (changeable at run time).
+    /// Local inputs apply this many ticks after they are given, 0..=[`MAX_INPUT_DELAY`]
+    /// (changeable at run time).
     pub input_delay: u32,
-    /// Ticks of input history kept per player (default 256).
+    /// Ticks of input history kept per player (default 256): at least twice
+    /// `max_prediction + MAX_INPUT_DELAY + 64`, at most 65536.
     pub history: usize,
     /// Save only confirmed ticks (and desync-check ticks) instead of every tick: fewer
     /// saves, longer resimulations.
@@ -49,8 +58,6 @@ pub struct P2pConfig {
     pub channel: u8,
     /// Transport channel for spectator snapshots (reliable).
     pub reliable_channel: u8,
-    /// The tick clock's settings (rate and dilation bounds).
-    pub clock: TickClockConfig,
     /// How frame advantage turns into dilation.
     pub time_sync: TimeSyncConfig,
 }
@@ -58,7 +65,7 @@ pub struct P2pConfig {
 impl Default for P2pConfig {
     fn default() -> Self {
         P2pConfig {
-            input_size: 2,
+            game: GameShape::new(2, 2),
             max_prediction: 8,
             input_delay: 0,
             history: 256,
@@ -73,7 +80,6 @@ impl Default for P2pConfig {
             prediction: PredictionMode::RepeatLast,
             channel: CHANNEL_UNRELIABLE,
             reliable_channel: CHANNEL_RELIABLE,
-            clock: TickClockConfig::default(),
             time_sync: TimeSyncConfig::default(),
         }
     }
@@ -85,30 +91,61 @@ pub fn p2p_timeouts_fit(notify_after_us: Micros, disconnect_timeout_us: Micros) 
 }
 
 impl P2pConfig {
-    /// Checks the settings for a session of `players` players (what
-    /// [`P2pSession::new`] checks before looking at the player list).
-    pub fn validate(&self, players: usize) -> Result<(), SessionError> {
-        let bad = |m: String| Err(SessionError::InvalidConfig(m));
-        if players == 0 || players > u16::MAX as usize {
-            return bad(format!("{players} players; need 1..=65535"));
-        }
-        if self.input_size == 0 || self.input_size > crate::game::MAX_INPUT_SIZE {
-            return bad(format!("input_size {} not in 1..={}", self.input_size, crate::game::MAX_INPUT_SIZE));
+    /// The defaults for `game`.
+    pub fn new(game: GameShape) -> Self {
+        P2pConfig { game, ..P2pConfig::default() }
+    }
+
+    /// Checks the settings without building a session (what [`P2pSession::new`]
+    /// checks before looking at the player list): every bad field, by name.
+    pub fn validate(&self) -> Result<(), ConfigProblems> {
+        let mut p = ConfigProblems::new();
+        self.check(&mut p);
+        p.into_result()
+    }
+
+    /// Pushes every problem of these settings into `problems`, each under its field's
+    /// name (the shape's under `players`, `input_size`, `tick_rate_hz` and
+    /// `max_frame_us`).
+    pub fn check(&self, problems: &mut ConfigProblems) {
+        let p = problems;
+        let g = &self.game;
+        g.check(MAX_ROLLBACK_PLAYERS, p);
+        g.check_clock(p);
+        let prediction_ok = self.max_prediction <= MAX_PREDICTION;
+        if !prediction_ok {
+            p.push("max_prediction", format!("{} is above {MAX_PREDICTION}", self.max_prediction));
         }
         if self.input_delay > MAX_INPUT_DELAY {
-            return bad(format!("input_delay {} above {MAX_INPUT_DELAY}", self.input_delay));
+            p.push("input_delay", format!("{} is above {MAX_INPUT_DELAY}", self.input_delay));
         }
-        if self.max_prediction > 64 {
-            return bad(format!("max_prediction {} above 64", self.max_prediction));
-        }
+        // The history's floor follows the prediction window: it is not judged against
+        // a window that is itself refused.
         let need = 2 * (self.max_prediction as usize + MAX_INPUT_DELAY as usize + 64);
-        if self.history < need || self.history > 1 << 16 {
-            return bad(format!("history {} must be in {need}..=65536 for this max_prediction", self.history));
+        if prediction_ok && !(need..=1 << 16).contains(&self.history) {
+            p.push("history", format!("{} is not in {need}..=65536 for this max_prediction", self.history));
+        }
+        let shape_ok = (1..=MAX_ROLLBACK_PLAYERS).contains(&g.players) && (1..=MAX_INPUT_SIZE).contains(&g.input_size);
+        if shape_ok && !p2p_inputs_fit(g.players, g.input_size) {
+            let most = (1..=MAX_INPUT_SIZE).take_while(|&n| p2p_inputs_fit(g.players, n)).last().unwrap_or(0);
+            p.push(
+                "input_size",
+                format!(
+                    "{} bytes for each of {} players do not fit one datagram (a P2P tick of every input goes \
+                     in one): at most {most} bytes with this many players",
+                    g.input_size, g.players
+                ),
+            );
         }
         if !p2p_timeouts_fit(self.notify_after_us, self.disconnect_timeout_us) {
-            return bad("notify_after_us must be below disconnect_timeout_us (unless either is 0: off)".into());
+            p.push(
+                "notify_after_us",
+                format!(
+                    "{} us must be below disconnect_timeout_us ({} us), unless either is 0 (off)",
+                    self.notify_after_us, self.disconnect_timeout_us
+                ),
+            );
         }
-        self.clock.validate().map_err(SessionError::InvalidConfig)
     }
 
     /// The number of snapshots a session with these settings asks the engine to hold
@@ -124,9 +161,60 @@ impl P2pConfig {
 /// Misuse of a session, or a bad config.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum SessionError {
-    /// The config or player list is unusable; the text says why.
+    /// The config is unusable: every bad field, by name.
     #[error("invalid rollback config: {0}")]
-    InvalidConfig(String),
+    Config(ConfigProblems),
+    /// The player list given to [`P2pSession::new`] is not as long as the config's
+    /// `game.players`.
+    #[error("the player list names {listed} players; game.players is {game}")]
+    PlayerCount {
+        /// The config's `game.players`.
+        game: usize,
+        /// The length of the player list.
+        listed: usize,
+    },
+    /// A remote player of the list given to [`P2pSession::new`] is behind peer id 0,
+    /// which no connection has.
+    #[error("player {0}: peer id 0 is invalid")]
+    PeerIdZero(usize),
+    /// An input delay above [`MAX_INPUT_DELAY`].
+    #[error("input_delay {0} above {MAX_INPUT_DELAY}")]
+    InputDelay(u32),
+    /// Silence timeouts whose notice does not come before the drop
+    /// ([`P2pSession::set_timeouts`]).
+    #[error(
+        "notify_after_us {notify_after_us} must be below disconnect_timeout_us {disconnect_timeout_us} \
+         (unless either is 0: off)"
+    )]
+    Timeouts {
+        /// The notice's silence.
+        notify_after_us: Micros,
+        /// The drop's silence.
+        disconnect_timeout_us: Micros,
+    },
+    /// A state handed over for a synctest mismatch larger than a synctest keeps.
+    #[error("a state of {len} bytes; a synctest keeps at most {max}")]
+    StateTooLarge {
+        /// The state's length.
+        len: usize,
+        /// The most a synctest keeps.
+        max: usize,
+    },
+    /// A replay whose players or input size are not the session's.
+    #[error(
+        "the replay has {replay_players} players with {replay_input_size}-byte inputs; the session is configured \
+         for {players} with {input_size}"
+    )]
+    ReplayShape {
+        /// Players in the replay.
+        replay_players: usize,
+        /// Bytes per input in the replay.
+        replay_input_size: usize,
+        /// The session's `game.players`.
+        players: usize,
+        /// The session's `game.input_size`.
+        input_size: usize,
+    },
     /// No such player.
     #[error("player {0} does not exist")]
     UnknownPlayer(usize),

@@ -170,7 +170,7 @@ impl P2pSession {
             let mut row = Vec::with_capacity(players);
             for q in self.players.iter().map(|p| &p.queue) {
                 match q.disconnect_tick() {
-                    Some(d) if t >= d => row.push((InputStatus::Disconnected, vec![0; self.cfg.input_size])),
+                    Some(d) if t >= d => row.push((InputStatus::Disconnected, vec![0; self.cfg.game.input_size])),
                     _ => match q.confirmed(t) {
                         Some(b) => row.push((InputStatus::Confirmed, b.to_vec())),
                         None => row.clear(),
@@ -193,7 +193,7 @@ impl P2pSession {
             peer: job.peer,
             culprit: job.culprit,
             players,
-            input_size: self.cfg.input_size,
+            input_size: self.cfg.game.input_size,
             first_tick,
             inputs,
             state: state.map(<[u8]>::to_vec),

@@ -46,7 +46,7 @@ impl P2pSession {
         }
         if let Some(s) = self.spectators.iter_mut().find(|s| s.id == peer) {
             let mut scratch = std::mem::take(&mut self.scratch);
-            match message::decode(data, self.cfg.input_size, &mut scratch) {
+            match message::decode(data, self.cfg.game.input_size, &mut scratch) {
                 // An ack of ticks never sent would stop the stream to it for good.
                 Ok(d) if d.header.kind == KIND_SPECTATOR_ACK && d.header.ack > s.sent_end => {
                     self.stats.violations += 1;
@@ -64,7 +64,7 @@ impl P2pSession {
 
     fn on_peer_message(&mut self, pi: usize, data: &[u8]) {
         let mut scratch = std::mem::take(&mut self.scratch);
-        let d = match message::decode(data, self.cfg.input_size, &mut scratch) {
+        let d = match message::decode(data, self.cfg.game.input_size, &mut scratch) {
             Ok(d) if d.header.kind == KIND_INPUT && d.header.players as usize == self.peers[pi].players.len() => d,
             _ => {
                 self.stats.malformed += 1;
@@ -138,7 +138,7 @@ impl P2pSession {
         }
         // Inputs, in order; never further ahead than half the history (the rest of
         // the ring may still be needed).
-        let s = self.cfg.input_size;
+        let s = self.cfg.game.input_size;
         let k = h.players as usize;
         let limit = self.current as u64 + (self.cfg.history / 2) as u64;
         'ticks: for i in 0..h.count as usize {
@@ -268,10 +268,7 @@ impl P2pSession {
     /// notice not below the drop while both are on.
     pub fn set_timeouts(&mut self, disconnect_timeout_us: Micros, notify_after_us: Micros) -> Result<(), SessionError> {
         if !super::config::p2p_timeouts_fit(notify_after_us, disconnect_timeout_us) {
-            return Err(SessionError::InvalidConfig(format!(
-                "notify_after_us {notify_after_us} must be below disconnect_timeout_us {disconnect_timeout_us} \
-                 (unless either is 0: off)"
-            )));
+            return Err(SessionError::Timeouts { notify_after_us, disconnect_timeout_us });
         }
         self.cfg.notify_after_us = notify_after_us;
         self.cfg.disconnect_timeout_us = disconnect_timeout_us;
@@ -335,8 +332,8 @@ impl P2pSession {
                 None => endpoint.disconnect(self.now, peer),
             }
         }
-        let tick_us = self.cfg.clock.tick_us as Micros;
-        let s = self.cfg.input_size;
+        let tick_us = self.cfg.game.tick_us() as Micros;
+        let s = self.cfg.game.input_size;
         let local_next = self.local_next();
         let history = self.players[0].queue.capacity() as Tick;
         let own_confirmed = self.confirmed_all().min(self.current);
@@ -458,7 +455,7 @@ impl P2pSession {
         // A refresh is due once the acknowledgement is late: past a round trip (and a
         // tick of slack), never sooner than INPUT_REFRESH_US. A refresh at 50 ms on a
         // 100 ms round trip would resend every input before its ack could come.
-        let refresh_us = INPUT_REFRESH_US.max((p.rtt_us * 1.25) as Micros + self.cfg.clock.tick_us as Micros);
+        let refresh_us = INPUT_REFRESH_US.max((p.rtt_us * 1.25) as Micros + self.cfg.game.tick_us() as Micros);
         let due = |t: Tick| {
             let i = t as usize & mask;
             p.input_sends[i] == 0 || self.now >= p.input_sent_at[i] + refresh_us
@@ -471,7 +468,7 @@ impl P2pSession {
     }
 
     fn send_to_spectators<T: Transport + ?Sized>(&mut self, endpoint: &mut T, out: &mut Vec<u8>) {
-        let tick_us = self.cfg.clock.tick_us as Micros;
+        let tick_us = self.cfg.game.tick_us() as Micros;
         let confirmed = self.safe_bound();
         let history = self.players[0].queue.capacity() as Tick;
         let mut i = 0;
@@ -518,7 +515,7 @@ impl P2pSession {
                 message::encode(
                     out,
                     &h,
-                    self.cfg.input_size,
+                    self.cfg.game.input_size,
                     |i, p| {
                         let t = first + i as Tick;
                         match players[p].queue.disconnect_tick() {

@@ -61,7 +61,7 @@ impl Player {
 
 fn check_delay(delay: u32) -> Result<(), SessionError> {
     if delay > MAX_INPUT_DELAY {
-        return Err(SessionError::InvalidConfig(format!("input_delay {delay} above {MAX_INPUT_DELAY}")));
+        return Err(SessionError::InputDelay(delay));
     }
     Ok(())
 }
@@ -127,8 +127,8 @@ impl P2pSession {
     pub fn set_prediction(&mut self, player: usize, input: Option<&[u8]>) -> Result<(), SessionError> {
         let p = self.players.get_mut(player).ok_or(SessionError::UnknownPlayer(player))?;
         match input {
-            Some(b) if b.len() != self.cfg.input_size => {
-                return Err(SessionError::WrongInputSize { expected: self.cfg.input_size, got: b.len() });
+            Some(b) if b.len() != self.cfg.game.input_size => {
+                return Err(SessionError::WrongInputSize { expected: self.cfg.game.input_size, got: b.len() });
             }
             _ => {}
         }
@@ -139,7 +139,7 @@ impl P2pSession {
     /// Gives a local player's input for the next [`P2pSession::advance`]. A local
     /// player without a new input repeats its previous one.
     pub fn add_local_input(&mut self, player: usize, input: &[u8]) -> Result<(), SessionError> {
-        let expected = self.cfg.input_size;
+        let expected = self.cfg.game.input_size;
         let l = self.local_player_mut(player)?;
         if input.len() != expected {
             return Err(SessionError::WrongInputSize { expected, got: input.len() });

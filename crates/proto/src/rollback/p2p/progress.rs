@@ -144,7 +144,7 @@ impl P2pSession {
         // On pace: at least one tick per two tick durations since the anchor.
         let (from, since) = w.anchor;
         let ticks = confirmed.saturating_sub(from) as u64;
-        if ticks > 0 && ticks * 2 * self.cfg.clock.tick_us as u64 >= now.saturating_sub(since) {
+        if ticks > 0 && ticks * 2 * self.cfg.game.tick_us() as u64 >= now.saturating_sub(since) {
             w.anchor = (confirmed, now);
             return;
         }

@@ -78,7 +78,7 @@ impl P2pSession {
         // The proposer may have seen the player stall a round trip (and a couple of
         // frames) before this side does.
         let skew = self.peers.iter().find(|p| p.id == by).map_or(0, |p| 2 * p.rtt_us as Micros)
-            + 2 * self.cfg.clock.tick_us as Micros;
+            + 2 * self.cfg.game.tick_us() as Micros;
         let taken = self.players[player].queue.disconnect_tick().is_some()
             || by == owner
             || self.lost(owner)

@@ -303,7 +303,7 @@ impl P2pSession {
                 self.stats.send_errors += 1;
             }
         }
-        let (now, tick_us) = (self.now, self.cfg.clock.tick_us as Micros);
+        let (now, tick_us) = (self.now, self.cfg.game.tick_us() as Micros);
         for player in 0..self.recon.players.len() {
             let Some(source) = self.recon.players[player].source else { continue };
             if self.peers.iter().any(|p| p.id == source && p.phase.is_gone()) {
@@ -360,7 +360,7 @@ impl P2pSession {
             _ => true,
         };
         // One answer a half tick: an asker paces its forwards at a tick.
-        let pace = self.cfg.clock.tick_us as Micros / 2;
+        let pace = self.cfg.game.tick_us() as Micros / 2;
         let too_soon = self.recon.answered_at[pi].is_some_and(|t| self.now < t + pace);
         if theirs_or_ours || from > to || too_soon {
             self.stats.malformed += 1;
@@ -374,7 +374,7 @@ impl P2pSession {
         }
         let end = to.min(q.next_needed()).min(from.saturating_add(MAX_REPAIR_TICKS));
         let count = end.saturating_sub(from);
-        let s = self.cfg.input_size;
+        let s = self.cfg.game.input_size;
         let mut msg = Vec::with_capacity(8 + count as usize * (1 + s));
         msg.push(KIND_REPAIR);
         msg.extend_from_slice(&(player as u16).to_le_bytes());
@@ -402,7 +402,7 @@ impl P2pSession {
     /// `from` are done again, and the next advance resimulates from the first
     /// corrected tick.
     pub(super) fn on_repair(&mut self, pi: usize, data: &[u8]) {
-        let s = self.cfg.input_size;
+        let s = self.cfg.game.input_size;
         let mut r = Reader::new(data);
         let head = (|| Some((r.u8().ok()?, r.u16().ok()?, r.u32().ok()?, r.u8().ok()?)))();
         let Some((_, player, from, count)) = head else {

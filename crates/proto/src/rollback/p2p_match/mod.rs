@@ -105,13 +105,13 @@ pub struct P2pMatch {
 }
 
 impl P2pMatch {
-    /// A match of `players` players (the same order on every peer) that serves at most
-    /// `max_spectators` spectators, with the core's settings `cfg`.
-    pub fn new(cfg: P2pConfig, players: usize, max_spectators: usize) -> Result<Self, SessionError> {
-        cfg.validate(players)?;
+    /// A match of `cfg.game.players` players (the same order on every peer) that
+    /// serves at most `max_spectators` spectators, with the core's settings `cfg`.
+    pub fn new(cfg: P2pConfig, max_spectators: usize) -> Result<Self, SessionError> {
+        cfg.validate().map_err(SessionError::Config)?;
         Ok(P2pMatch {
+            roster: Roster::new(cfg.game.players, max_spectators),
             cfg,
-            roster: Roster::new(players, max_spectators),
             phase: Phase::Setup,
             pending: Pending::default(),
             events: VecDeque::new(),

@@ -56,11 +56,6 @@ pub(crate) fn create_failure(e: SessionFailure, cfg: &tw_session_config) -> Fail
     }
 }
 
-/// The settings' problems as a C caller set them: each under
-/// `tw_session_config.<field>`, the field's name in the header (where the runtime's
-/// differs: `players` is `num_players`, `notify_after_us` is `disconnect_notify_ms`,
-/// `max_frame_us` is `max_catch_up_ms`),
-/// and in the caller's units where the runtime's message would say microseconds.
 /// `x` with at most 3 decimals and no trailing zeros (the default tick rate is
 /// 59.99999999999999 in a double: it reads 60).
 fn short_number(x: f64) -> String {
@@ -71,6 +66,13 @@ fn short_number(x: f64) -> String {
 /// `tw_session_config.max_catch_up_ms`'s largest value (the runtime's cap in ms).
 const MAX_CATCH_UP_MS: u32 = (tickwire_proto::MAX_MAX_FRAME_US / 1000) as u32;
 
+/// The settings' problems as a C caller set them: each under
+/// `tw_session_config.<field>`, the field's name in the header (where the runtime's
+/// or a core's differs: `players` is `num_players`, `notify_after_us` is
+/// `disconnect_notify_ms`, `max_frame_us` is `max_catch_up_ms`, the relay cores'
+/// `relay.send_interval` and `sync.send_interval` are `server_send_interval` and
+/// `client_send_interval`, ...), and in the caller's units where the runtime's message
+/// would say microseconds.
 fn c_problems(problems: &ConfigProblems, cfg: Option<&tw_session_config>) -> String {
     let mut renamed = ConfigProblems::new();
     for p in problems.iter() {

@@ -10,8 +10,8 @@ use super::config::tw_host_config;
 use super::error::{Failure, FfiResult, copy_c_string, tw_result};
 use super::guard;
 use tickwire_proto::{
-    GameShape, InputDelay, JitterConfig, LatePolicy, P2pConfig, PredictionMode, RelayClientSessionConfig,
-    RelayServerSessionConfig, UnderflowPolicy,
+    GameShape, InputDelay, JitterConfig, LatePolicy, MAX_INPUT_DELAY, MAX_PREDICTION, MAX_TICK_RATE_HZ, P2pConfig,
+    PredictionMode, RelayClientSessionConfig, RelayServerSessionConfig, UnderflowPolicy,
 };
 use tickwire_runtime::{
     HostConfig, P2pSettings, RelayClientSettings, RelayServerSettings, ReplaySettings, SpectatorSettings,
@@ -352,7 +352,7 @@ impl tw_session_config {
         if !(1..=6).contains(&self.mode) {
             return Err(Failure::invalid(format!("{CFG}.mode {} is not a tw_session_mode (1..=6)", self.mode)));
         }
-        if !(self.tick_rate_hz.is_finite() && self.tick_rate_hz > 0.0 && self.tick_rate_hz <= 10_000.0) {
+        if !(self.tick_rate_hz.is_finite() && self.tick_rate_hz > 0.0 && self.tick_rate_hz <= MAX_TICK_RATE_HZ) {
             return Err(Failure::invalid(format!("{CFG}.tick_rate_hz {} is not in (0, 10000]", self.tick_rate_hz)));
         }
         let prediction = match self.prediction {
@@ -464,8 +464,8 @@ impl tw_session_config {
     fn relay_client(&self) -> FfiResult<RelayClientSessionConfig> {
         range("server_send_interval", self.server_send_interval, 1, 60)?;
         range("client_send_interval", self.client_send_interval, 1, 60)?;
-        range("max_prediction", self.max_prediction, 1, 64)?;
-        range("input_delay", self.input_delay, 0, 32)?;
+        range("max_prediction", self.max_prediction, 1, MAX_PREDICTION)?;
+        range("input_delay", self.input_delay, 0, MAX_INPUT_DELAY)?;
         range("input_delay_rtt_percent", self.input_delay_rtt_percent, 0, 400)?;
         range("input_delay_max", self.input_delay_max, 0, 32)?;
         range("catchup_ticks", self.catchup_ticks, 1, 256)?;

@@ -105,10 +105,10 @@ impl RelayClientSessionConfig {
             p.push("max_prediction", format!("{} is not in 1..={MAX_PREDICTION}", self.max_prediction));
         }
         if self.max_catchup_ticks == 0 {
-            p.push("max_catchup_ticks", "0 is not in 1.. ticks");
+            p.push("max_catchup_ticks", "0 is below 1 tick");
         }
         if self.sync.send_interval == 0 {
-            p.push("sync.send_interval", "0 is not in 1.. ticks");
+            p.push("sync.send_interval", "0 is below 1 tick");
         }
         // The clock's tick length and catch-up cap are the shape's (checked above).
         self.sync.tick.check_dilation("sync.tick.", p);

@@ -264,7 +264,7 @@ impl RelayServerConfig {
     /// its name.
     pub(crate) fn check_knobs(&self, prefix: &str, p: &mut ConfigProblems) {
         if self.send_interval == 0 {
-            p.push(format!("{prefix}send_interval"), "0 is not in 1.. ticks");
+            p.push(format!("{prefix}send_interval"), "0 is below 1 tick");
         }
         let max_input = self.jitter.max_input_size;
         if max_input > crate::game::MAX_INPUT_SIZE {

@@ -201,7 +201,7 @@ pub struct RelayServerSettings {
 impl RelayServerSettings {
     /// The defaults for `game`, bound to `host.bind`.
     pub fn new(game: GameShape, host: HostConfig) -> Self {
-        RelayServerSettings { game, host, server: RelayServerSessionConfig::default() }
+        RelayServerSettings { game, host, server: RelayServerSessionConfig::new(game) }
     }
 
     /// Every problem with these settings, by field name (the server core's under
@@ -232,7 +232,7 @@ pub struct RelayClientSettings {
 impl RelayClientSettings {
     /// The defaults for `game`, bound to `host.bind`.
     pub fn new(game: GameShape, host: HostConfig) -> Self {
-        RelayClientSettings { game, host, client: RelayClientSessionConfig::default() }
+        RelayClientSettings { game, host, client: RelayClientSessionConfig::new(game) }
     }
 
     /// Every problem with these settings, by field name (the client core's under its
@@ -294,9 +294,9 @@ mod tests {
         bad.server.relay.send_interval = 0;
         assert_eq!(
             bad.validate().unwrap_err().to_string(),
-            "players: 65 is not in 1..=64; relay.send_interval: 0 is not in 1.. ticks"
+            "players: 65 is not in 1..=64; relay.send_interval: 0 is below 1 tick"
         );
         bad.game.players = 4;
-        assert_eq!(bad.validate().unwrap_err().to_string(), "relay.send_interval: 0 is not in 1.. ticks");
+        assert_eq!(bad.validate().unwrap_err().to_string(), "relay.send_interval: 0 is below 1 tick");
     }
 }

@@ -39,6 +39,7 @@ mod relay;
 mod rng;
 mod rollback;
 mod sim;
+mod stream;
 mod sync;
 mod tick;
 mod transport;

@@ -32,8 +32,8 @@
 
 use super::step_codec::{self, Entry};
 use super::step_history::StepView;
-use super::step_sender::SACK_BYTES;
 use crate::engine::Tick;
+use crate::stream::SACK_BYTES;
 use crate::wire::{DecodeError, MAX_DATAGRAM_SIZE, Reader, Writer};
 
 /// Message kind byte of a ClientInputs.

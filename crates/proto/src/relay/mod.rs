@@ -19,4 +19,3 @@ pub(crate) mod step_codec;
 pub(crate) mod step_history;
 mod step_queue;
 mod step_receiver;
-pub(crate) mod step_sender;

@@ -13,11 +13,12 @@ use std::ops::Bound;
 use super::messages::{self, MarginReport};
 use super::step_codec::{self, ENTRY_HEAD, FRAGMENT_BYTES, FRAGMENT_HEAD, StepForm};
 use super::step_history::{StepHistory, StepView};
-use super::step_sender::{CLIENT_STEP_WINDOW, Reason, SendPlan, StepSender};
+use super::step_receiver::CLIENT_STEP_WINDOW;
 use crate::clock::Micros;
 use crate::engine::Tick;
 use crate::game::ConfigProblems;
 use crate::jitter::{JitterBuffer, JitterConfig, JitterStats, KickReason, PushOutcome};
+use crate::stream::{Reason, SendLedger, SendPlan};
 use crate::sync::redundancy::{RedundancyConfig, copies_for_loss};
 use crate::transport::{CHANNEL_UNRELIABLE, ConfigError, DisconnectReason, EndpointConfig, Event, PeerId, Transport};
 use crate::wire::MAX_DATAGRAM_SIZE;
@@ -171,8 +172,9 @@ struct Client {
     margins: Vec<MarginReport>,
     /// Highest client tick received with all before it (for the client's redundancy).
     input_ack: Option<Tick>,
-    /// What this client was sent of the step stream and what it acknowledged.
-    stream: StepSender,
+    /// What this client was sent of the step stream and what it acknowledged. Its
+    /// start is the first step it gets, sent in full; every later one goes as a delta.
+    stream: SendLedger,
     sent: StreamStats,
     /// Bytes the bandwidth cap still allows (negative: over it), and when it was filled.
     allowance: f64,
@@ -193,7 +195,7 @@ struct Client {
 impl Client {
     /// The oldest step this client still needs.
     fn needs_from(&self) -> Tick {
-        self.stream.needs_from()
+        self.stream.acked()
     }
 }
 
@@ -374,7 +376,7 @@ impl RelayServer {
             jitter: JitterBuffer::new(self.cfg.jitter),
             margins: Vec::with_capacity(2 * MARGINS_SENT),
             input_ack: None,
-            stream: StepSender::new(self.tick + 1),
+            stream: SendLedger::new(self.tick + 1, CLIENT_STEP_WINDOW),
             sent: StreamStats::default(),
             allowance: 0.0,
             allowance_at: self.last_tick_at,
@@ -480,7 +482,12 @@ impl RelayServer {
         let inputs = self.input_spans.iter().map(|&(o, n)| &data[o..o + n]);
         let count = self.input_spans.len();
         if head.step_ack != messages::NONE {
-            c.stream.on_ack(head.step_ack, head.sack, self.tick);
+            // Every step up to the ack (never beyond the last one formed: a lying ack
+            // must not stop resends of steps to come), and the bitmap of those past it.
+            let limit = self.tick.saturating_add(1);
+            let next = head.step_ack.saturating_add(1).min(limit);
+            c.stream.ack(next, limit);
+            c.stream.sack(next, head.sack, limit);
         }
         if count > 0 {
             // Ticks from the wire: a message reaching past `Tick::MAX` is held there.
@@ -602,14 +609,14 @@ impl RelayServer {
             c.allowance_at = now;
             self.chosen.clear();
             if !c.behind {
-                self.chosen.extend(c.stream.due(now, self.tick, &plan));
+                self.chosen.extend(c.stream.due(now, 0..self.tick.saturating_add(1), &plan));
             }
             let checks = &self.checks[..self.n_checks];
             let mut update = Update::new(c, player, self.tick, checks);
             update.begin(&mut self.buf, c, true);
             'steps: for &(tick, reason) in &self.chosen {
                 let Some(index) = self.steps.index_of(tick) else { continue };
-                let form = if tick == c.stream.base() { StepForm::Full } else { StepForm::Delta };
+                let form = if tick == c.stream.start() { StepForm::Full } else { StepForm::Delta };
                 let len = self.steps.body_len(index, form);
                 let pieces = if ENTRY_HEAD + len <= Update::ROOM_EMPTY { 1 } else { step_codec::fragments_of(len) };
                 let size = if pieces == 1 { ENTRY_HEAD + len } else { len + pieces * FRAGMENT_HEAD };
@@ -648,7 +655,7 @@ impl RelayServer {
                     }
                     update.entries += 1;
                 }
-                let again = c.stream.sent(tick, now, reason);
+                let again = c.stream.book(tick, now, reason);
                 match reason {
                     Reason::Due if again => c.sent.resent += 1,
                     Reason::Due => c.sent.steps += 1,
@@ -687,7 +694,12 @@ fn send_plan<T: Transport + ?Sized>(cfg: &RelayServerConfig, c: &Client, ep: &mu
     // Enough for a round trip and a resend timeout of steps in flight, and the copies.
     let in_flight = (2.0 * (rtt + 4.0 * var) + ack_delay) / cfg.tick_us;
     let window = in_flight as usize + copies as usize * cfg.send_interval as usize + 32;
-    SendPlan { copies, resend_after, window: window.clamp(16, cfg.step_window) }
+    SendPlan {
+        copies,
+        resend_copies: copies,
+        resend_after: Some(resend_after),
+        window: window.clamp(16, cfg.step_window),
+    }
 }
 
 /// One update to one client being written: its datagrams so far, and the one in `buf`.

@@ -13,8 +13,12 @@
 use super::messages::{self, StepRules};
 use super::step_codec::{self, Entry, FRAGMENT_BYTES, StepForm};
 use super::step_queue::StepQueue;
-use super::step_sender::{CLIENT_STEP_WINDOW, SACK_BYTES};
 use crate::engine::Tick;
+use crate::stream::{ROOM, ReceiveWindow, SACK_BYTES};
+
+/// Steps past the acknowledged one a client can hold (its reorder room): the most
+/// any window of the server's reaches.
+pub(crate) const CLIENT_STEP_WINDOW: usize = ROOM;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum SlotState {
@@ -57,8 +61,9 @@ pub(super) enum Taken {
 /// The client's reorder and reassembly room. See the module docs.
 #[derive(Debug)]
 pub(super) struct StepReceiver {
-    /// The next step to deliver in order (None before the first full step).
-    next: Option<Tick>,
+    /// The next step to deliver in order (None before the first full step), and the
+    /// steps held whole past it.
+    window: ReceiveWindow,
     /// The full encoding of step `next - 1` (deltas are against it).
     last_full: Vec<u8>,
     slots: Vec<Slot>,
@@ -86,7 +91,7 @@ impl StepReceiver {
             })
             .collect();
         StepReceiver {
-            next: None,
+            window: ReceiveWindow::new(),
             last_full: Vec::with_capacity(full_bytes),
             slots,
             slot_capacity: step_bytes,
@@ -103,12 +108,12 @@ impl StepReceiver {
 
     /// The next step expected in order.
     pub(super) fn next(&self) -> Option<Tick> {
-        self.next
+        self.window.next()
     }
 
     /// Forgets everything: the stream starts again at the next full step.
     pub(super) fn reset(&mut self) {
-        self.next = None;
+        self.window.reset();
         self.last_full.clear();
         for s in &mut self.slots {
             empty(s, self.slot_capacity);
@@ -123,17 +128,27 @@ impl StepReceiver {
     /// Takes one entry of an update.
     pub(super) fn take(&mut self, e: &Entry<'_>) -> Taken {
         let mut outcome = Taken::Kept;
-        match self.next {
+        match self.window.next() {
             None if e.form != StepForm::Full => return Taken::Ignored,
-            None => self.next = Some(e.tick),
+            None => self.window.start(e.tick),
             Some(next) if e.form == StepForm::Full && e.tick > next => {
                 self.reset();
-                self.next = Some(e.tick);
+                self.window.start(e.tick);
                 outcome = Taken::Restarted;
             }
-            Some(next) if e.tick < next || e.tick - next >= CLIENT_STEP_WINDOW as Tick => return Taken::Ignored,
+            Some(_) if !self.window.fits(e.tick) => return Taken::Ignored,
             Some(_) => {}
         }
+        let outcome = self.put(e, outcome);
+        // Whatever the entry did to its slot, the window says whether the step is whole.
+        let slot = self.slot(e.tick);
+        let whole = slot.tick == e.tick && slot.state == SlotState::Complete;
+        self.window.set(e.tick, whole);
+        outcome
+    }
+
+    /// Puts an entry in its slot (within the room); `outcome` if it is kept.
+    fn put(&mut self, e: &Entry<'_>, outcome: Taken) -> Taken {
         // The bytes this entry would add: more than a step can hold, or than the
         // budget has left, is refused.
         let (index, count) = e.fragment.unwrap_or((0, 1));
@@ -192,7 +207,7 @@ impl StepReceiver {
     /// `rules`, and calls `on_step` with each one's tick and full encoding. Stops
     /// when the queue is full (what is held stays held).
     pub(super) fn deliver(&mut self, queue: &mut StepQueue, rules: &StepRules, mut on_step: impl FnMut(Tick, &[u8])) {
-        while let Some(next) = self.next {
+        while let Some(next) = self.window.next() {
             let n = self.slots.len();
             let slot = &mut self.slots[next as usize % n];
             if slot.tick != next || slot.state != SlotState::Complete {
@@ -215,6 +230,7 @@ impl StepReceiver {
                 // A correct server never sends this: drop it; it is not acknowledged,
                 // so it comes again.
                 empty(slot, self.slot_capacity);
+                self.window.set(next, false);
                 self.broken += 1;
                 return;
             }
@@ -224,7 +240,7 @@ impl StepReceiver {
             empty(slot, self.slot_capacity);
             on_step(next, &self.scratch);
             std::mem::swap(&mut self.last_full, &mut self.scratch);
-            self.next = Some(next + 1);
+            self.window.advance();
         }
     }
 
@@ -232,19 +248,10 @@ impl StepReceiver {
     /// before the first), and the bitmap of steps held past it into `sack`, whose used
     /// length is returned.
     pub(super) fn ack(&self, sack: &mut [u8; SACK_BYTES]) -> (Tick, usize) {
-        *sack = [0; SACK_BYTES];
-        let Some(next) = self.next else { return (messages::NONE, 0) };
-        let mut len = 0;
-        for k in 1..CLIENT_STEP_WINDOW as Tick {
-            let Some(tick) = next.checked_add(k) else { break };
-            let s = &self.slots[tick as usize % self.slots.len()];
-            if s.tick == tick && s.state == SlotState::Complete {
-                let bit = (k - 1) as usize;
-                sack[bit / 8] |= 1 << (bit % 8);
-                len = bit / 8 + 1;
-            }
+        match self.window.ack(sack) {
+            (Some(next), len) => (next.wrapping_sub(1), len),
+            (None, len) => (messages::NONE, len),
         }
-        (next.wrapping_sub(1), len)
     }
 }
 

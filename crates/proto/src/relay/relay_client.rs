@@ -16,7 +16,7 @@ use super::step_queue::{StepQueue, StepQueueSize};
 use super::step_receiver::{StepReceiver, Taken};
 use crate::clock::Micros;
 use crate::engine::Tick;
-use crate::stream::SACK_BYTES;
+use crate::stream::{SACK_BYTES, SendLedger, SendPlan};
 use crate::sync::interp::{AdaptiveInterpolation, InterpConfig, RemoteTimeline};
 use crate::sync::redundancy::{RedundancyConfig, RedundancyPlanner};
 use crate::sync::{InputLeadController, LeadConfig};
@@ -141,6 +141,8 @@ const DEFAULT_STEP_PLAYERS: usize = 8;
 const MAX_REPEATED_INPUTS: Tick = 1024;
 /// Packets the transport must have sent before its loss figure steers redundancy.
 const LOSS_ESTIMATE_PACKETS: u64 = 200;
+/// Inputs one packet carries at most (a count in one byte on the wire).
+const MAX_INPUTS_PER_PACKET: usize = u8::MAX as usize;
 
 /// The relay client's synchronisation layer (see the module docs). It borrows the
 /// caller's transport on each call.
@@ -155,8 +157,10 @@ pub struct RelayClient {
     start_pos: f64,
     next_tick: Tick,
     last_input: Vec<u8>,
-    unacked: VecDeque<(Tick, Vec<u8>)>,
-    spare_inputs: Vec<Vec<u8>>,
+    /// The newest inputs, by tick in a ring: every one a send may still carry.
+    inputs: Vec<Vec<u8>>,
+    /// What the inputs' stream sent and what the server acknowledged.
+    stream: SendLedger,
     /// A send boundary passed since the last send.
     send_pending: bool,
     redundancy: RedundancyPlanner,
@@ -185,11 +189,10 @@ impl RelayClient {
         let lead = InputLeadController::new(cfg.lead);
         let interp = AdaptiveInterpolation::new(cfg.interp);
         let redundancy = RedundancyPlanner::new(cfg.redundancy, 2);
-        // Only the newest `copies × send_interval` unacknowledged inputs are ever sent
-        // (again), so no more are kept: their buffers are all made now.
-        let unacked_kept = unacked_kept(&cfg);
-        let mut spare_inputs = Vec::with_capacity(unacked_kept + 1);
-        spare_inputs.extend((0..=unacked_kept).map(|_| Vec::with_capacity(cfg.max_input_size)));
+        // Only the newest `copies × send_interval` inputs are ever sent, so no more are
+        // kept: their buffers are all made now.
+        let kept = inputs_kept(&cfg);
+        let inputs = (0..kept).map(|_| Vec::with_capacity(cfg.max_input_size)).collect();
         let size = step_queue_size(&cfg);
         let steps = StepQueue::new(size);
         // Deltas of one-input steps, with room for a merge; in full, what a datagram
@@ -210,8 +213,8 @@ impl RelayClient {
             start_pos: 0.0,
             next_tick: 0,
             last_input,
-            unacked: VecDeque::with_capacity(unacked_kept + 1),
-            spare_inputs,
+            inputs,
+            stream: SendLedger::new(0, kept),
             send_pending: false,
             redundancy,
             steps,
@@ -422,29 +425,39 @@ impl RelayClient {
             self.last_input.clear();
             self.last_input.extend_from_slice(input);
         }
-        // The oldest kept input is past every window `send_inputs` can send: reuse it.
-        let reuse =
-            if self.unacked.len() >= unacked_kept(&self.cfg) { self.unacked.pop_front().map(|(_, b)| b) } else { None };
-        let mut buf = reuse.or_else(|| self.spare_inputs.pop()).unwrap_or_default();
-        buf.clear();
-        buf.extend_from_slice(&self.last_input);
-        self.unacked.push_back((tick, buf));
+        // (The input it takes the place of is older than any send carries.)
+        let n = self.inputs.len();
+        let slot = &mut self.inputs[tick as usize % n];
+        slot.clear();
+        slot.extend_from_slice(&self.last_input);
         if (u64::from(tick) + 1) % u64::from(self.cfg.send_interval) == 0 {
             self.send_pending = true;
         }
         tick
     }
 
+    /// Sends the server, as one run of ticks, every unacknowledged input of the newest
+    /// `copies × send_interval` ticks (so each goes in `copies` packets a send interval
+    /// apart and then never again: a lost one is substituted on the server, and the
+    /// copies are there so that it rarely is), with the acknowledgement of the steps.
     fn send_inputs<T: Transport + ?Sized>(&mut self, now: Micros, ep: &mut T) -> Result<(), RelayClientError> {
         let Some(server) = self.server else { return Ok(()) };
-        let window = self.redundancy.copies() * self.cfg.send_interval;
-        let oldest = self.next_tick.saturating_sub(window);
-        let skip = self.unacked.iter().take_while(|(t, _)| *t < oldest).count();
-        let first = self.unacked.get(skip).map_or(self.next_tick, |u| u.0);
+        let copies = self.redundancy.copies();
+        let plan = SendPlan {
+            copies: copies.clamp(1, u8::MAX as u32) as u8,
+            resend_copies: 0,
+            resend_after: None,
+            // The server's jitter buffer takes whatever comes (past its cap it kicks).
+            window: usize::MAX,
+        };
+        let oldest = self.next_tick.saturating_sub(copies.saturating_mul(self.cfg.send_interval));
+        let run = self.stream.run(now, oldest..self.next_tick, &plan, MAX_INPUTS_PER_PACKET, 0);
         let (step_ack, n) = self.receiver.ack(&mut self.sack);
-        let inputs = self.unacked.iter().skip(skip).map(|(_, i)| i.as_slice());
-        messages::encode_client_inputs(&mut self.buf, step_ack, &self.sack[..n], first, inputs);
+        let kept = self.inputs.len();
+        let inputs = run.ticks.clone().map(|t| self.inputs[t as usize % kept].as_slice());
+        messages::encode_client_inputs(&mut self.buf, step_ack, &self.sack[..n], run.ticks.start, inputs);
         ep.send(server, CHANNEL_UNRELIABLE, &self.buf)?;
+        self.stream.book_run(run.ticks, now, &plan);
         ep.flush(now);
         Ok(())
     }
@@ -490,6 +503,7 @@ impl RelayClient {
             self.start_local = now;
             self.start_pos = start as f64;
             self.next_tick = start;
+            self.stream.rebase(start);
             self.clock = Some(clock);
         }
         self.my_player = Some(head.your_player);
@@ -509,11 +523,8 @@ impl RelayClient {
             self.redundancy.on_first_copy(m.copy);
         }
         if head.input_ack != messages::NONE {
-            let ack = head.input_ack;
-            while self.unacked.front().is_some_and(|(t, _)| *t <= ack) {
-                let (_, buf) = self.unacked.pop_front().expect("front exists");
-                self.spare_inputs.push(buf);
-            }
+            // Never beyond the newest input sent: an ack of inputs to come would stop them.
+            self.stream.ack(head.input_ack.saturating_add(1), self.stream.sent_end());
         }
         for e in u.entries(data, &self.rules) {
             match self.receiver.take(&e) {
@@ -590,8 +601,8 @@ fn step_queue_size(cfg: &RelayClientConfig) -> StepQueueSize {
     }
 }
 
-/// Unacknowledged inputs worth keeping: the most `send_inputs` ever sends.
-fn unacked_kept(cfg: &RelayClientConfig) -> usize {
+/// Inputs worth keeping: the most `send_inputs` ever sends.
+fn inputs_kept(cfg: &RelayClientConfig) -> usize {
     (cfg.redundancy.max_copies.max(1) as usize).saturating_mul(cfg.send_interval.max(1) as usize)
 }
 

@@ -37,6 +37,16 @@ pub(crate) enum Reason {
     Copy,
 }
 
+/// Where the next datagram of a contiguous-run format starts, and where it ends.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Run {
+    /// The ticks to carry (empty: nothing is owed; the datagram may still go for what
+    /// else it carries).
+    pub ticks: Range<Tick>,
+    /// The oldest tick owed starts a new round after its resend timeout (a resend).
+    pub resend: bool,
+}
+
 /// One tick's sending record.
 #[derive(Debug, Clone, Copy, Default)]
 struct Record {
@@ -83,6 +93,8 @@ pub(crate) struct SendLedger {
     start: Tick,
     /// Every tick before this one is acknowledged.
     acked: Tick,
+    /// One past the newest tick sent (`start` before any).
+    sent_end: Tick,
     /// Records are kept for the ticks in `known_end - records.len() .. known_end`
     /// (from `start` on); a tick reached for the first time gets a fresh one.
     known_end: Tick,
@@ -95,13 +107,14 @@ impl SendLedger {
     /// window or sender's history spans.
     pub(crate) fn new(start: Tick, room: usize) -> Self {
         let n = room.max(1).next_power_of_two();
-        SendLedger { start, acked: start, known_end: start, records: vec![Record::default(); n] }
+        SendLedger { start, acked: start, sent_end: start, known_end: start, records: vec![Record::default(); n] }
     }
 
     /// Starts the stream again at `start`: nothing sent, nothing acknowledged.
     pub(crate) fn rebase(&mut self, start: Tick) {
         self.start = start;
         self.acked = start;
+        self.sent_end = start;
         self.known_end = start;
     }
 
@@ -113,6 +126,11 @@ impl SendLedger {
     /// Every tick before this one is acknowledged: the oldest the receiver needs.
     pub(crate) fn acked(&self) -> Tick {
         self.acked
+    }
+
+    /// One past the newest tick sent: no honest acknowledgement goes beyond it.
+    pub(crate) fn sent_end(&self) -> Tick {
+        self.sent_end
     }
 
     fn cap(&self) -> Tick {
@@ -192,6 +210,58 @@ impl SendLedger {
     /// Books `tick` as sent at `now` for `reason`; true if it had been sent before.
     pub(crate) fn book(&mut self, tick: Tick, now: Micros, reason: Reason) -> bool {
         let Some(r) = self.record(tick) else { return false };
-        r.book(now, Some(reason))
+        let before = r.book(now, Some(reason));
+        self.sent_end = self.sent_end.max(tick.saturating_add(1));
+        before
+    }
+
+    /// Where a datagram carrying one contiguous run of ticks starts, of those the
+    /// sender holds (`avail`), and where it ends: at most `room` ticks. It starts at the
+    /// oldest tick owed (due, or a copy short), so that every tick owed goes. When the run
+    /// from there to the newest tick is longer than a datagram carries, it starts at the
+    /// oldest tick never sent or unacknowledged `late_after` after its last copy (a
+    /// timeout for an acknowledgement that is late, not merely in flight), or else at
+    /// the newest ticks that fit: starting at the oldest owed every time would send
+    /// the same old ticks again and again and the new ones never.
+    pub(crate) fn run(
+        &mut self,
+        now: Micros,
+        avail: Range<Tick>,
+        plan: &SendPlan,
+        room: usize,
+        late_after: Micros,
+    ) -> Run {
+        let span = self.span(&avail, plan);
+        let mask = self.records.len() - 1;
+        let room = Tick::try_from(room).unwrap_or(Tick::MAX);
+        let owed = span.clone().find_map(|t| self.records[t as usize & mask].class(now, plan).map(|r| (t, r)));
+        let (first, resend) = match owed {
+            Some((t, r)) => (t, r == Reason::Due && self.records[t as usize & mask].copies > 0),
+            None => (span.end, false),
+        };
+        let first = if span.end - first <= room {
+            first
+        } else {
+            let late = |t: &Tick| {
+                let r = &self.records[*t as usize & mask];
+                !r.held && (r.copies == 0 || now.saturating_sub(r.last) >= late_after)
+            };
+            (first..span.end - room).find(late).unwrap_or(span.end - room)
+        };
+        Run { ticks: first..span.end.min(first.saturating_add(room)), resend }
+    }
+
+    /// Books a run of ticks ([`SendLedger::run`]) as sent at `now`: each owed tick as
+    /// for its reason, each other as one more copy.
+    pub(crate) fn book_run(&mut self, ticks: Range<Tick>, now: Micros, plan: &SendPlan) {
+        for t in ticks.clone() {
+            if let Some(r) = self.record(t) {
+                let reason = r.class(now, plan);
+                r.book(now, reason);
+            }
+        }
+        if !ticks.is_empty() {
+            self.sent_end = self.sent_end.max(ticks.end);
+        }
     }
 }

@@ -10,7 +10,9 @@
 //!   how to send: copies per round, how long after its last copy an unacknowledged tick
 //!   starts a new round (or never), and how far past the acknowledgement the receiver
 //!   has room. Formats that carry any set of ticks take [`SendLedger::due`] (what must
-//!   go, then the redundant copies) and book each tick they sent.
+//!   go, then the redundant copies) and book each tick they sent; formats that carry one
+//!   contiguous run per datagram ask [`SendLedger::run`] where the run must start and
+//!   book it whole with [`SendLedger::book_run`].
 //! - [`ReceiveWindow`], the receiving side: which ticks arrived past the next one
 //!   expected, turned into the cumulative acknowledgement and the bitmap of ticks held
 //!   past it ([`SACK_BYTES`] bytes: bit `j` of byte `i` is tick `next + 1 + 8i + j`).

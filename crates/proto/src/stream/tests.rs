@@ -1,3 +1,4 @@
+use super::ledger::Run;
 use super::*;
 use crate::clock::Micros;
 use crate::engine::Tick;
@@ -127,13 +128,76 @@ fn rebase_starts_the_stream_again() {
     send_all(&mut s, 0, 100, &p);
     take_ack(&mut s, 2, &[0b1], 100);
     s.rebase(50);
-    assert_eq!((s.start(), s.acked()), (50, 50));
+    assert_eq!((s.start(), s.acked(), s.sent_end()), (50, 50, 50));
     let c = send_all(&mut s, 2_000, 100, &p);
     assert_eq!(c, vec![(50, Reason::Due), (51, Reason::Due), (52, Reason::Due), (53, Reason::Due)], "fresh records");
     // Back to before a tick it had sent: nothing of the old stream is remembered.
     s.rebase(1);
     let d: Vec<_> = send_all(&mut s, 3_000, 100, &p).iter().map(|x| x.1).collect();
     assert_eq!(d, vec![Reason::Due; 4]);
+}
+
+#[test]
+fn a_contiguous_run_starts_at_the_oldest_tick_owed() {
+    // One copy in each of 3 datagrams, then a refresh every 50 ms.
+    let mut s = SendLedger::new(0, ROOM);
+    let p = SendPlan { copies: 3, resend_copies: 1, resend_after: Some(50_000), window: usize::MAX };
+    let mut runs = Vec::new();
+    for (i, now) in (0..6).map(|i| (i, i as Micros * 10_000)) {
+        let r = s.run(now, 0..i + 1, &p, 255, 100_000);
+        s.book_run(r.ticks.clone(), now, &p);
+        runs.push(r.ticks);
+    }
+    assert_eq!(runs, vec![0..1, 0..2, 0..3, 1..4, 2..5, 3..6]);
+    assert_eq!(s.sent_end(), 6);
+    // Tick 0 was last carried at 20 ms: at 100 ms it is due a refresh, and the run
+    // carries everything after it.
+    let r = s.run(100_000, 0..6, &p, 255, 100_000);
+    assert_eq!(r, Run { ticks: 0..6, resend: true });
+    // Acknowledged ticks are not carried, however owed.
+    s.ack(5, s.sent_end());
+    assert_eq!(s.run(100_000, 0..6, &p, 255, 100_000).ticks, 5..6);
+    // Nothing owed: an empty run at the newest.
+    s.ack(6, s.sent_end());
+    assert_eq!(s.run(100_000, 0..6, &p, 255, 100_000).ticks, 6..6);
+}
+
+#[test]
+fn a_run_longer_than_a_datagram_starts_where_it_must() {
+    let mut s = SendLedger::new(0, ROOM);
+    let p = SendPlan { copies: 8, resend_copies: 1, resend_after: Some(50_000), window: usize::MAX };
+    // Two ticks a datagram: never-sent ticks go before copies of sent ones.
+    let r = s.run(0, 0..5, &p, 2, 100_000);
+    assert_eq!(r.ticks, 0..2);
+    s.book_run(r.ticks, 0, &p);
+    let r = s.run(10_000, 0..5, &p, 2, 100_000);
+    assert_eq!(r.ticks, 2..4, "the oldest never sent");
+    s.book_run(r.ticks, 10_000, &p);
+    let r = s.run(20_000, 0..5, &p, 2, 100_000);
+    assert_eq!(r.ticks, 3..5, "the newest that fit, with the one never sent");
+    s.book_run(r.ticks, 20_000, &p);
+    let r = s.run(30_000, 0..5, &p, 2, 100_000);
+    assert_eq!(r.ticks, 3..5, "all sent and none late: the newest");
+    s.book_run(r.ticks, 30_000, &p);
+    // Ticks 0 and 1 unacknowledged past the late timeout go before the newest.
+    let r = s.run(100_000, 0..5, &p, 2, 100_000);
+    assert_eq!(r.ticks, 0..2);
+}
+
+#[test]
+fn a_stream_that_never_resends_gives_up_after_its_copies() {
+    // A relay client's inputs: each in `copies` datagrams, from the newest few ticks.
+    let mut s = SendLedger::new(100, 16);
+    let p = SendPlan { copies: 2, resend_copies: 0, resend_after: None, window: 16 };
+    let mut runs = Vec::new();
+    for next in [102, 104, 106, 108] {
+        let r = s.run(next as Micros * 1_000, next - 4..next, &p, 255, 0);
+        s.book_run(r.ticks.clone(), next as Micros * 1_000, &p);
+        runs.push(r.ticks);
+    }
+    assert_eq!(runs, vec![100..102, 100..104, 102..106, 104..108]);
+    // However long it waits, nothing that went in its copies goes again.
+    assert_eq!(s.run(10_000_000, 100..106, &p, 255, 0).ticks, 106..106);
 }
 
 #[test]

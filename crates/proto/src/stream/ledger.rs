@@ -87,7 +87,7 @@ impl Record {
 }
 
 /// The sender's record of one stream. See the module docs.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub(crate) struct SendLedger {
     /// The first tick of the stream.
     start: Tick,
@@ -148,6 +148,13 @@ impl SendLedger {
     /// later). Never moves back.
     pub(crate) fn ack(&mut self, next: Tick, limit: Tick) {
         self.acked = self.acked.max(next.min(limit));
+    }
+
+    /// The receiver's latest word on what it needs, even below an earlier one (the
+    /// caller has checked it against [`SendLedger::sent_end`]): a receiver that lost
+    /// what it had acknowledged is sent it again, within the records kept.
+    pub(crate) fn set_ack(&mut self, next: Tick) {
+        self.acked = next.max(self.start);
     }
 
     /// The receiver holds the ticks of bitmap `sack` (bit `j` of byte `i`: tick

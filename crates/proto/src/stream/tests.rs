@@ -201,6 +201,19 @@ fn a_stream_that_never_resends_gives_up_after_its_copies() {
 }
 
 #[test]
+fn a_lower_ack_is_the_receivers_latest_word() {
+    let mut s = SendLedger::new(0, ROOM);
+    let p = SendPlan { copies: 1, resend_copies: 1, resend_after: Some(50_000), window: usize::MAX };
+    let r = s.run(0, 0..10, &p, 255, 50_000);
+    s.book_run(r.ticks, 0, &p);
+    s.set_ack(8);
+    assert_eq!(s.run(10_000, 0..10, &p, 255, 50_000).ticks, 10..10);
+    s.set_ack(4);
+    assert_eq!(s.acked(), 4);
+    assert_eq!(s.run(60_000, 0..10, &p, 255, 50_000), Run { ticks: 4..10, resend: true });
+}
+
+#[test]
 fn the_receive_window_turns_arrivals_into_the_ack_and_bitmap() {
     let mut w = ReceiveWindow::new();
     let mut sack = [0xff; SACK_BYTES];

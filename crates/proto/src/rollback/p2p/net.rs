@@ -6,6 +6,7 @@ use super::{Event, P2pSession, PeerId, SessionError, Spectator, Tick};
 use crate::clock::Micros;
 use crate::rollback::input_queue::AddOutcome;
 use crate::rollback::message::{self, Header, KIND_INPUT, KIND_SPECTATE, KIND_SPECTATOR_ACK};
+use crate::stream::SendPlan;
 use crate::transport::{DisconnectReason, Transport};
 
 /// Host to spectator, reliable: `u8 kind, u32 tick, state bytes`.
@@ -84,7 +85,10 @@ impl P2pSession {
         // connection is closed instead, and the session goes on without it.
         let h = d.header;
         let tick_bound = self.peer_tick_bound(pi, &d);
-        if h.ack > self.peers[pi].sent_end || h.confirmed > h.tick || tick_bound.is_some_and(|b| h.tick as u64 > b) {
+        if h.ack > self.peers[pi].inputs.sent_end()
+            || h.confirmed > h.tick
+            || tick_bound.is_some_and(|b| h.tick as u64 > b)
+        {
             self.scratch = scratch;
             return self.close_violator(pi);
         }
@@ -109,7 +113,7 @@ impl P2pSession {
         // resends the peer still needs. Ordering by the sender's tick would not help,
         // a forged tick from the future would freeze it. A reordered older message
         // only costs a few redundant resends.
-        p.acked = h.ack;
+        p.inputs.set_ack(h.ack);
         p.remote_confirmed = p.remote_confirmed.max(h.confirmed);
         // The latest message's tick, as for the ack: keeping the highest let one
         // forged far-future tick stand for the rest of the match (the clock then ran
@@ -196,7 +200,7 @@ impl P2pSession {
         if self.local.is_empty() || ours_gone {
             return None;
         }
-        Some(self.peers[pi].sent_end as u64 + self.cfg.max_prediction as u64)
+        Some(self.peers[pi].inputs.sent_end() as u64 + self.cfg.max_prediction as u64)
     }
 
     /// Tells the session that the endpoint closed the connection to `peer` for
@@ -337,6 +341,7 @@ impl P2pSession {
         let local_next = self.local_next();
         let history = self.players[0].queue.capacity() as Tick;
         let own_confirmed = self.confirmed_all().min(self.current);
+        let plan = self.input_plan();
         let mut out = std::mem::take(&mut self.out);
         for pi in 0..self.peers.len() {
             let p = &self.peers[pi];
@@ -348,10 +353,20 @@ impl P2pSession {
                 continue;
             }
             let rtt = endpoint.stats(p.id).map(|st| st.srtt_us);
-            let oldest = p.acked.max(local_next.saturating_sub(history - 1)).min(local_next);
-            let first = self.first_input_to_send(pi, oldest, local_next);
-            let first = self.fit_range(pi, first, local_next);
-            let count = ((local_next - first) as usize).min(self.max_ticks_per_msg);
+            // Our unacked inputs still in the history, from the oldest owed. When they
+            // are more than a message carries, a tick unacked past a round trip (and a
+            // tick of slack, never sooner than INPUT_REFRESH_US) counts as late: a
+            // refresh at 50 ms on a 100 ms round trip would resend every input before
+            // its ack could come. (With 255-byte inputs, 2 ticks a message, and a round
+            // trip of 4 ticks, starting at the oldest owed every time stalled the match
+            // at the prediction window.)
+            let late_after = INPUT_REFRESH_US.max((p.rtt_us * 1.25) as Micros + tick_us);
+            let held = local_next.saturating_sub(history - 1)..local_next;
+            let run = self.peers[pi].inputs.run(self.now, held, &plan, self.max_ticks_per_msg, late_after);
+            if run.resend && self.cfg.input_redundancy > 0 {
+                self.stats.input_refreshes += 1;
+            }
+            let (first, count) = (run.ticks.start, run.ticks.len());
             let p = &self.peers[pi];
             let ack = p.players.iter().map(|&i| self.players[i].queue.next_needed()).min().unwrap_or(0);
             let h = Header {
@@ -383,13 +398,7 @@ impl P2pSession {
                 self.stats.send_errors += 1;
             }
             let p = &mut self.peers[pi];
-            let mask = p.input_sends.len() - 1;
-            p.sent_end = p.sent_end.max(first + count as Tick);
-            for t in first..first + count as Tick {
-                let i = t as usize & mask;
-                p.input_sends[i] = p.input_sends[i].saturating_add(1);
-                p.input_sent_at[i] = self.now;
-            }
+            p.inputs.book_run(run.ticks, self.now, &plan);
             if send_reports {
                 if p.report_tick != newest_report {
                     p.report_tick = newest_report;
@@ -408,59 +417,14 @@ impl P2pSession {
         self.send_repairs(endpoint);
     }
 
-    /// The first of our unacked inputs (`oldest..local_next`) that the next message to
-    /// peer `pi` must carry. An input already carried by `input_redundancy` messages
-    /// is skipped until [`INPUT_REFRESH_US`] after it last went; then it goes again,
-    /// with everything after it (a message carries one contiguous range of ticks).
-    fn first_input_to_send(&mut self, pi: usize, oldest: Tick, local_next: Tick) -> Tick {
-        let (now, copies) = (self.now, self.cfg.input_redundancy);
-        let p = &mut self.peers[pi];
-        let mask = p.input_sends.len() - 1;
-        // Inputs new since the last message to this peer have not been sent yet.
-        let fresh = p.last_sent_next.max(local_next.saturating_sub(mask as Tick + 1));
-        for t in fresh..local_next {
-            p.input_sends[t as usize & mask] = 0;
+    /// How our inputs go to each peer: each in `input_redundancy` consecutive messages,
+    /// then, still unacked, again (one message) every [`INPUT_REFRESH_US`]; with
+    /// `input_redundancy` 0, every unacked input in every message.
+    fn input_plan(&self) -> SendPlan {
+        match self.cfg.input_redundancy {
+            0 => SendPlan { copies: u8::MAX, resend_copies: u8::MAX, resend_after: Some(0), window: usize::MAX },
+            copies => SendPlan { copies, resend_copies: 1, resend_after: Some(INPUT_REFRESH_US), window: usize::MAX },
         }
-        if copies == 0 {
-            return oldest;
-        }
-        let mut first = oldest;
-        while first < local_next {
-            let i = first as usize & mask;
-            if p.input_sends[i] < copies {
-                break;
-            }
-            if now >= p.input_sent_at[i] + INPUT_REFRESH_US {
-                self.stats.input_refreshes += 1;
-                break;
-            }
-            first += 1;
-        }
-        first
-    }
-
-    /// Where a message to peer `pi` starts when `first..local_next` is longer than a
-    /// message carries (large inputs, many players, a long round trip): at the oldest
-    /// input never sent or due a refresh, else at the newest ticks that fit. Starting
-    /// at `first` every time would send the same old ticks again and again and the
-    /// new ones never: with 255-byte inputs (2 ticks a message) and a round trip of 4
-    /// ticks the match stalled at the prediction window.
-    fn fit_range(&self, pi: usize, first: Tick, local_next: Tick) -> Tick {
-        let cap = self.max_ticks_per_msg as Tick;
-        if local_next - first <= cap {
-            return first;
-        }
-        let p = &self.peers[pi];
-        let mask = p.input_sends.len() - 1;
-        // A refresh is due once the acknowledgement is late: past a round trip (and a
-        // tick of slack), never sooner than INPUT_REFRESH_US. A refresh at 50 ms on a
-        // 100 ms round trip would resend every input before its ack could come.
-        let refresh_us = INPUT_REFRESH_US.max((p.rtt_us * 1.25) as Micros + self.cfg.game.tick_us() as Micros);
-        let due = |t: Tick| {
-            let i = t as usize & mask;
-            p.input_sends[i] == 0 || self.now >= p.input_sent_at[i] + refresh_us
-        };
-        (first..local_next - cap).find(|&t| due(t)).unwrap_or(local_next - cap)
     }
 
     fn disconnect_entries(&self) -> impl Iterator<Item = (u16, Tick)> + Clone + '_ {

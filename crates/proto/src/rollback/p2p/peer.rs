@@ -5,6 +5,7 @@ use super::super::timesync::AdvantageTracker;
 use super::{P2pSession, PeerSyncStats};
 use crate::clock::Micros;
 use crate::engine::Tick;
+use crate::stream::SendLedger;
 use crate::transport::PeerId;
 
 /// Where a peer stands, as far as this side has heard.
@@ -41,11 +42,9 @@ impl PeerPhase {
 pub(super) struct Peer {
     pub(super) id: PeerId,
     pub(super) players: Vec<usize>,
-    /// The next tick of our local inputs this peer waits for.
-    pub(super) acked: Tick,
-    /// One past the newest of our inputs any message to this peer carried: no
-    /// honest ack goes beyond it.
-    pub(super) sent_end: Tick,
+    /// The stream of our local inputs to this peer: what each message carried, and the
+    /// next tick it waits for (its acked tick; no honest ack goes beyond the sent end).
+    pub(super) inputs: SendLedger,
     /// Every input before this tick is confirmed at the peer (as last reported).
     pub(super) remote_confirmed: Tick,
     pub(super) phase: PeerPhase,
@@ -77,10 +76,6 @@ pub(super) struct Peer {
     /// The newest checksum report this peer has been sent, and how many times.
     pub(super) report_tick: Option<Tick>,
     pub(super) report_sends: u8,
-    /// Per tick of our local inputs (ring indexed like the input queues): when it was
-    /// last sent to this peer and how many messages carried it.
-    pub(super) input_sent_at: Vec<Micros>,
-    pub(super) input_sends: Vec<u8>,
     /// Per player: the disconnect tick this peer's latest message proposes (every
     /// message lists all of the sender's, so the latest one is the whole truth).
     pub(super) proposals: Vec<Option<Tick>>,
@@ -113,14 +108,14 @@ pub(super) struct Spectator {
 }
 
 impl Peer {
-    /// `ring` is the input queues' capacity (a power of two); `match_players` counts
-    /// every player of the match (each report's input digests, each one's proposal).
+    /// `ring` is the input queues' capacity (a power of two; the records of our inputs
+    /// sent to it reach as far); `match_players` counts every player of the match (each
+    /// report's input digests, each one's proposal).
     pub(super) fn new(id: PeerId, player: usize, now: Micros, ring: usize, match_players: usize) -> Self {
         Peer {
             id,
             players: vec![player],
-            acked: 0,
-            sent_end: 0,
+            inputs: SendLedger::new(0, ring),
             remote_confirmed: 0,
             phase: PeerPhase::Waiting,
             last_recv: now,
@@ -141,8 +136,6 @@ impl Peer {
             last_sent_next: 0,
             report_tick: None,
             report_sends: 0,
-            input_sent_at: vec![0; ring],
-            input_sends: vec![0; ring],
             proposals: vec![None; match_players],
             refused: vec![false; match_players],
         }
@@ -200,7 +193,7 @@ impl P2pSession {
             local_frame_advantage: p.local_adv,
             remote_frame_advantage: p.remote_adv,
             frames_ahead: p.adv.frames_ahead(),
-            send_queue: local_next.map_or(0, |n| n.saturating_sub(p.acked)),
+            send_queue: local_next.map_or(0, |n| n.saturating_sub(p.inputs.acked())),
             recv_queue: if theirs == Tick::MAX { 0 } else { theirs.saturating_sub(self.current) },
             predicted_ticks: self.current.saturating_sub(theirs),
             silent_us: self.now.saturating_sub(p.last_recv),

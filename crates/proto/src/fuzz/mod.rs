@@ -19,6 +19,7 @@
 //! | [`endpoint_pair`] | two encrypted endpoints over a lossy, corrupting in-memory link | reliable: exactly once, in order; unreliable: at most once; a corrupted datagram is never delivered |
 //! | [`handshake`] | an encrypted server (match secrets or connect tokens), a real client over a hostile link, forged handshake packets | only the right credential connects; forged or flipped packets deliver, open and close nothing; no amplification; at most `max_incoming` connections |
 //! | [`relay_server`], [`relay_client`], [`p2p_session`], [`spectator`] | a session fed messages, time and engine answers | the engine contract (slots, ticks, input sizes), dumps and replays it writes decode |
+//! | [`tick_stream`] | the tick stream's sender ledger and receive window over a lossy link, with any plan, time, tick, ack and bitmap | nothing acknowledged or held is sent again, nothing past the window or the sender's ticks; the ack never passes the newest tick; a run exactly when something is owed; the receiver's bitmap says what it holds |
 
 mod decoders;
 mod endpoint;
@@ -28,6 +29,7 @@ mod handshake;
 mod p2p;
 mod relay;
 mod seeds;
+mod stream;
 
 pub use decoders::{desync_dump, p2p_message, relay_messages, replay, wire_packet};
 pub use endpoint::{endpoint, endpoint_pair};
@@ -35,6 +37,7 @@ pub use handshake::handshake;
 pub use p2p::{p2p_session, spectator};
 pub use relay::{relay_client, relay_server};
 pub use seeds::corpus;
+pub use stream::tick_stream;
 
 /// A fuzz target.
 pub type Target = fn(&[u8]);
@@ -54,6 +57,7 @@ pub const TARGETS: &[(&str, Target)] = &[
     ("relay_client", relay_client),
     ("p2p_session", p2p_session),
     ("spectator", spectator),
+    ("tick_stream", tick_stream),
 ];
 
 /// The fuzz input read as a stream of choices. Past its end every read gives zeros,

@@ -72,6 +72,7 @@ pub fn corpus() -> Vec<Entry> {
     relay_server(&mut c);
     relay_client(&mut c);
     p2p(&mut c);
+    tick_stream(&mut c);
     c
 }
 
@@ -786,4 +787,121 @@ fn p2p(c: &mut Vec<Entry>) {
         s.u8(0x03).u16(170).u8(3);
     }
     put(c, "spectator", "regress-snapshot-at-the-last-tick", s.done());
+}
+
+/// `tick_stream`: the ring (an index), the start tick, the plan, then operations.
+fn tick_stream(c: &mut Vec<Entry>) {
+    // The plan: window (0: none, 2: a u16), resend (0: never, 1: after u16 × 100 µs),
+    // copies, copies of a resend.
+    let plan = |s: &mut B, window: Option<u16>, resend: Option<u16>, copies: u8, resend_copies: u8| {
+        match window {
+            None => s.u8(0),
+            Some(w) => s.u8(2).u16(w),
+        };
+        match resend {
+            None => s.u8(0),
+            Some(r) => s.u8(1).u16(r),
+        };
+        s.u8(copies).u8(resend_copies);
+    };
+    let form = |s: &mut B, n: u8| {
+        s.u8(0).u8(n);
+    };
+    // Time: `d` × 100 µs.
+    let wait = |s: &mut B, d: u16| {
+        s.u8(1).u16(d).u8(1);
+    };
+    let take = |s: &mut B| {
+        s.u8(6).u8(255);
+    };
+    let ack = |s: &mut B, p2p: bool| {
+        s.u8(7).u8(p2p as u8);
+    };
+    let set = |s: &mut B, send: u64, lose: u64| {
+        s.u8(4).u64(send).u64(lose);
+    };
+    let run = |s: &mut B, room: u8, late: u16, lose: u64| {
+        s.u8(5).u8(room).u16(late).u8(1).u64(lose);
+    };
+    // The relay's steps: a ring of 256, a window of 64, two copies, resends after
+    // 300 ms; three steps an update, one in five datagrams lost.
+    let mut s = B::default();
+    s.u8(5).near(0);
+    plan(&mut s, Some(64), Some(3_000), 2, 2);
+    for i in 0..60 {
+        form(&mut s, 3);
+        wait(&mut s, 500);
+        set(&mut s, u64::MAX, 0x1084_2108_4210_8421 << (i % 5));
+        take(&mut s);
+        if i % 2 == 1 {
+            ack(&mut s, false);
+        }
+    }
+    put(c, "tick_stream", "relay-steps", s.done());
+    // A relay client's inputs: the newest copies × send interval ticks, never resent,
+    // with the server's cumulative ack.
+    let mut s = B::default();
+    s.u8(3).near(0);
+    plan(&mut s, None, None, 2, 0);
+    for i in 0..60 {
+        form(&mut s, 2);
+        s.u8(3).u8(1).u8(4);
+        wait(&mut s, 333);
+        run(&mut s, 255, 0, 0x8888_8888_8888_8888 >> (i % 4));
+        take(&mut s);
+        ack(&mut s, false);
+    }
+    put(c, "tick_stream", "relay-inputs", s.done());
+    // P2P inputs: 8 messages each, then a refresh every 50 ms; a long round trip
+    // (acks a few ticks late), and a burst of loss.
+    let mut s = B::default();
+    s.u8(5).near(0);
+    plan(&mut s, None, Some(500), 8, 1);
+    for i in 0..80 {
+        form(&mut s, 1);
+        wait(&mut s, 167);
+        let lose = if (30..45).contains(&i) { u64::MAX } else { 0 };
+        run(&mut s, 255, 1_000, lose);
+        take(&mut s);
+        if i % 6 == 5 {
+            ack(&mut s, true);
+        }
+    }
+    put(c, "tick_stream", "p2p-inputs", s.done());
+    // Runs longer than a datagram carries: two ticks a message.
+    let mut s = B::default();
+    s.u8(5).near(0);
+    plan(&mut s, None, Some(500), 8, 1);
+    for i in 0..60 {
+        form(&mut s, 1);
+        wait(&mut s, 167);
+        run(&mut s, 2, 1_000, if i % 3 == 0 { 1 } else { 0 });
+        take(&mut s);
+        if i % 4 == 3 {
+            ack(&mut s, true);
+        }
+    }
+    put(c, "tick_stream", "long-runs", s.done());
+    // Lying receivers: acks and bitmaps far ahead and behind, a start near the end of
+    // the tick range, a P2P ack lowered, a receiver told of ticks never sent.
+    let mut s = B::default();
+    s.u8(4).any(u32::MAX - 300);
+    plan(&mut s, Some(40), Some(100), 3, 1);
+    for i in 0..20u8 {
+        form(&mut s, 20);
+        set(&mut s, u64::MAX, 0);
+        s.u8(8).any(u32::MAX).blob(&[0xff; 40]).u8(i & 1);
+        s.u8(8).near(-100).blob(&[0x55; 8]).u8(0);
+        s.u8(9).near(-5);
+        s.u8(10).near(i as i8).u8(1);
+        take(&mut s);
+        ack(&mut s, i % 2 == 0);
+        wait(&mut s, 2_000);
+        run(&mut s, 7, 50, 0);
+    }
+    s.u8(11).any(u32::MAX - 2);
+    form(&mut s, 255);
+    set(&mut s, u64::MAX, 0);
+    run(&mut s, 255, 0, 0);
+    put(c, "tick_stream", "lying-receiver", s.done());
 }

@@ -17,7 +17,7 @@ use super::host::host_failure;
 use super::log::LogHook;
 use super::session_config::{CFG, tw_session_config};
 use super::session_kind::{SessionKind, each_kind};
-use tickwire_proto::ConfigProblems;
+use tickwire_proto::{ClientSessionError, ConfigProblems, ServerSessionError};
 use tickwire_runtime::{EngineLoop, SessionFailure};
 
 /// A session: a rollback or relay core (and, in P2P, SPECTATOR and the RELAY modes, a
@@ -34,16 +34,35 @@ pub(crate) struct SessionState {
     pub(crate) log: LogHook,
 }
 
-/// Maps a session failure to a result code; the message is the failure's text.
+/// Maps a session failure to a result code; the message is the failure's text (a
+/// core's refused settings are worded as [`c_problems`] words settings).
 pub(crate) fn session_failure(e: SessionFailure) -> Failure {
     match e {
         SessionFailure::Host(h) => host_failure(h),
-        SessionFailure::State(m) => Failure::new(tw_result::InvalidState, m),
         SessionFailure::Io { .. } => Failure::new(tw_result::Io, e.to_string()),
         SessionFailure::Config(problems) => Failure::invalid(c_problems(&problems, None)),
-        SessionFailure::Argument(_) | SessionFailure::Core(_) | SessionFailure::Replay(_) => {
-            Failure::invalid(e.to_string())
+        // The runtime hands a core's refused settings over as `Config`; these two are
+        // the same problems, should a core's error arrive whole.
+        SessionFailure::RelayServer(ServerSessionError::Config(problems))
+        | SessionFailure::RelayClient(ClientSessionError::Config(problems)) => {
+            Failure::invalid(c_problems(&problems, None))
         }
+        SessionFailure::Roster(ref r) if r.is_state() => Failure::new(tw_result::InvalidState, e.to_string()),
+        SessionFailure::State(_)
+        | SessionFailure::RelayServer(ServerSessionError::SlotFree(_))
+        | SessionFailure::RelayClient(ClientSessionError::Send(_)) => {
+            Failure::new(tw_result::InvalidState, e.to_string())
+        }
+        SessionFailure::Argument(_)
+        | SessionFailure::Roster(_)
+        | SessionFailure::Core(_)
+        | SessionFailure::Replay(_)
+        | SessionFailure::RelayServer(ServerSessionError::UnexpectedTick(_) | ServerSessionError::NoSuchPlayer(_))
+        | SessionFailure::RelayClient(
+            ClientSessionError::WrongInputSize { .. }
+            | ClientSessionError::UnknownPlayer(_)
+            | ClientSessionError::UnexpectedTick(_),
+        ) => Failure::invalid(e.to_string()),
     }
 }
 

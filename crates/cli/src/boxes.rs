@@ -10,19 +10,21 @@
 use tickwire_proto::{InputStatus, fnv1a64};
 use tickwire_runtime::{EngineLoop, RelayClient, RelayServer, RequestKind, SessionFailure};
 
+use super::demo::DemoError;
+
 /// The answers an engine gives its session besides running requests: the checksums of
 /// its saves, and the state a server serializes for joining clients.
 pub trait Answers: EngineLoop {
     fn confirm_save(&mut self, tick: u32, checksum: u64) -> Result<(), SessionFailure>;
-    fn provide_state(&mut self, tick: u32, bytes: &[u8]) -> Result<(), SessionFailure>;
+    fn provide_state(&mut self, tick: u32, bytes: &[u8]) -> Result<(), DemoError>;
 }
 
 impl Answers for RelayServer {
     fn confirm_save(&mut self, tick: u32, checksum: u64) -> Result<(), SessionFailure> {
         RelayServer::confirm_save(self, tick, checksum)
     }
-    fn provide_state(&mut self, tick: u32, bytes: &[u8]) -> Result<(), SessionFailure> {
-        RelayServer::provide_state(self, tick, bytes)
+    fn provide_state(&mut self, tick: u32, bytes: &[u8]) -> Result<(), DemoError> {
+        Ok(RelayServer::provide_state(self, tick, bytes)?)
     }
 }
 
@@ -30,8 +32,8 @@ impl Answers for RelayClient {
     fn confirm_save(&mut self, tick: u32, checksum: u64) -> Result<(), SessionFailure> {
         RelayClient::confirm_save(self, tick, checksum)
     }
-    fn provide_state(&mut self, _: u32, _: &[u8]) -> Result<(), SessionFailure> {
-        Err(SessionFailure::State("a relay client never asks for a state dump".into()))
+    fn provide_state(&mut self, _: u32, _: &[u8]) -> Result<(), DemoError> {
+        Err(DemoError::Game("a relay client never asks for a state dump"))
     }
 }
 
@@ -150,7 +152,7 @@ impl Engine {
     }
 
     /// Runs every request of the session's last advance.
-    pub fn run_requests(&mut self, s: &mut impl Answers) -> Result<(), SessionFailure> {
+    pub fn run_requests(&mut self, s: &mut impl Answers) -> Result<(), DemoError> {
         while let Some(r) = s.poll_request() {
             match r.kind {
                 RequestKind::Save => {
@@ -175,7 +177,7 @@ impl Engine {
                 RequestKind::Restore => {
                     let ok = s.request_state().is_some_and(|b| self.game.deserialize(b));
                     if !ok {
-                        return Err(SessionFailure::Argument("the server's snapshot has another shape".into()));
+                        return Err(DemoError::Game("the server's snapshot has another shape"));
                     }
                 }
                 RequestKind::DumpState => {

@@ -58,6 +58,33 @@ fn game(o: &Options) -> GameShape {
     GameShape::new(o.clients, INPUT_SIZE)
 }
 
+/// Why the demo stopped before its verdict.
+#[derive(Debug)]
+pub enum DemoError {
+    /// A session call failed.
+    Session(SessionFailure),
+    /// Setting the match up failed (the server's key, a client's connect token).
+    Setup(String),
+    /// The game could not use what a session handed it.
+    Game(&'static str),
+}
+
+impl From<SessionFailure> for DemoError {
+    fn from(e: SessionFailure) -> Self {
+        DemoError::Session(e)
+    }
+}
+
+impl std::fmt::Display for DemoError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            DemoError::Session(e) => write!(f, "{e}"),
+            DemoError::Setup(m) => f.write_str(m),
+            DemoError::Game(m) => f.write_str(m),
+        }
+    }
+}
+
 struct Client {
     session: RelayClient,
     engine: Engine,
@@ -83,7 +110,7 @@ pub fn run(o: &Options) -> ExitCode {
     }
 }
 
-fn play(o: &Options) -> Result<bool, SessionFailure> {
+fn play(o: &Options) -> Result<bool, DemoError> {
     println!("tickwire demo: a relay match, 1 server + {} clients on 127.0.0.1 at 60 Hz, {} s", o.clients, o.seconds);
     println!(
         "link, each direction: {:.0} ms latency + jitter 0..{:.0} ms, {:.1}% loss (RTT about {:.0} ms); clients predict up to {MAX_PREDICTION} ticks\n",
@@ -95,7 +122,7 @@ fn play(o: &Options) -> Result<bool, SessionFailure> {
     // A backend's key: the server admits only clients with a connect token minted with
     // it for its address, and every connection is encrypted.
     let key = zeroize::Zeroizing::new(
-        tickwire_runtime::os_random_bytes::<KEY_SIZE>().map_err(|e| SessionFailure::Argument(e.to_string()))?,
+        tickwire_runtime::os_random_bytes::<KEY_SIZE>().map_err(|e| DemoError::Setup(e.to_string()))?,
     );
     let mut server_host = host(o);
     server_host.endpoint.security = Security::Encrypted {
@@ -125,8 +152,8 @@ fn play(o: &Options) -> Result<bool, SessionFailure> {
             timeout_secs: 0,
             user_data: Vec::new(),
         })
-        .map_err(SessionFailure::Argument)?;
-        let token = ConnectToken::decode(&token).map_err(|e| SessionFailure::Argument(e.to_string()))?;
+        .map_err(DemoError::Setup)?;
+        let token = ConnectToken::decode(&token).map_err(|e| DemoError::Setup(e.to_string()))?;
         let mut client_host = host(o);
         client_host.endpoint.security =
             Security::Encrypted { admission: Admission::default(), presented: Presented::Token(Box::new(token)) };
@@ -194,7 +221,7 @@ fn play(o: &Options) -> Result<bool, SessionFailure> {
     Ok(summary(&mut server, &server_engine, &mut clients))
 }
 
-fn server_frame(s: &mut RelayServer, engine: &mut Engine) -> Result<(), SessionFailure> {
+fn server_frame(s: &mut RelayServer, engine: &mut Engine) -> Result<(), DemoError> {
     for _ in 0..s.ticks_due()? {
         s.advance()?;
         engine.run_requests(s)?;
@@ -215,7 +242,7 @@ fn server_frame(s: &mut RelayServer, engine: &mut Engine) -> Result<(), SessionF
     Ok(())
 }
 
-fn client_frame(i: usize, c: &mut Client) -> Result<(), SessionFailure> {
+fn client_frame(i: usize, c: &mut Client) -> Result<(), DemoError> {
     for _ in 0..c.session.ticks_due()? {
         c.session.add_local_input(&input_for(i, c.pushed))?;
         c.pushed += 1;

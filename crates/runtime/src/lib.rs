@@ -72,11 +72,11 @@ pub use log::{Bounded, LOG_QUEUE_CAPACITY, LogLevel, LogQueue, MAX_RECORD_LEN};
 pub use os_seed::os_random_bytes;
 pub use resolve::{MAX_HOST_NAME_LEN, MAX_PENDING_RESOLUTIONS, Resolution, Target, Ticket, pick};
 pub use session::{
-    EngineLoop, MAX_INITIAL_STATE, MAX_MESSAGE_SIZE, MAX_PREDICTION, MAX_QUEUED_MESSAGE_BYTES, MAX_REPLAY_SIZE,
-    MAX_UNREAD_MESSAGE_BYTES, MESSAGE_CHANNEL, MessageStats, MessageTarget, NetStats, Networked, P2pPeerStats,
-    P2pSession, P2pSessionStats, P2pSettings, PolledRequest, RelayClient, RelayClientSettings, RelayClientStats,
-    RelayPlayerStats, RelayServer, RelayServerSettings, RelayServerStats, ReplayPlayer, ReplaySettings, ReplayStats,
-    RequestKind, SessionEvent, SessionFailure, Spectator, SpectatorSettings, SpectatorStats, SyncTest,
-    SyncTestSettings, SyncTestStats, UNREAD_OVERHEAD,
+    ArgumentError, EngineLoop, MAX_INITIAL_STATE, MAX_MESSAGE_SIZE, MAX_PREDICTION, MAX_QUEUED_MESSAGE_BYTES,
+    MAX_REPLAY_SIZE, MAX_UNREAD_MESSAGE_BYTES, MESSAGE_CHANNEL, MessageStats, MessageTarget, NetStats, Networked,
+    P2pPeerStats, P2pSession, P2pSessionStats, P2pSettings, PolledRequest, RelayClient, RelayClientSettings,
+    RelayClientStats, RelayPlayerStats, RelayServer, RelayServerSettings, RelayServerStats, ReplayPlayer,
+    ReplaySettings, ReplayStats, RequestKind, SessionEvent, SessionFailure, Spectator, SpectatorSettings,
+    SpectatorStats, StateError, SyncTest, SyncTestSettings, SyncTestStats, UNREAD_OVERHEAD,
 };
 pub use thread::RuntimeStats;

@@ -59,11 +59,25 @@ pub(crate) fn reachable(local: SocketAddr, addr: SocketAddr) -> Result<SocketAdd
     match (local, addr) {
         (SocketAddr::V4(_), SocketAddr::V4(_)) | (SocketAddr::V6(_), SocketAddr::V6(_)) => Ok(addr),
         (SocketAddr::V6(_), SocketAddr::V4(v4)) => Ok(SocketAddr::new(mapped(IpAddr::V4(*v4.ip())), v4.port())),
-        (SocketAddr::V4(_), SocketAddr::V6(_)) => Err(HostError::Config(format!(
-            "cannot reach IPv6 address {addr} from a socket bound to IPv4 address {local} (bind an IPv6 \
-             address, or leave the bind address empty for a dual-stack socket)"
-        ))),
+        (SocketAddr::V4(_), SocketAddr::V6(_)) => Err(HostError::Config(unreachable(&local, &addr).to_string())),
     }
+}
+
+/// Why a socket bound to `local` cannot send to `addr` (an IPv6 address from an IPv4
+/// socket), in words.
+pub(crate) fn unreachable<'a>(local: &'a SocketAddr, addr: &'a SocketAddr) -> impl std::fmt::Display + 'a {
+    struct Unreachable<'a>(&'a SocketAddr, &'a SocketAddr);
+    impl std::fmt::Display for Unreachable<'_> {
+        fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+            let (local, addr) = (self.0, self.1);
+            write!(
+                f,
+                "cannot reach IPv6 address {addr} from a socket bound to IPv4 address {local} (bind an IPv6 \
+                 address, or leave the bind address empty for a dual-stack socket)"
+            )
+        }
+    }
+    Unreachable(local, addr)
 }
 
 /// An address as an IPv6 socket writes it: IPv4 as `::ffff:a.b.c.d`.

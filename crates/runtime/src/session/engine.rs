@@ -9,7 +9,7 @@
 use std::collections::VecDeque;
 
 use super::event::SessionEvent;
-use super::failure::{SessionFailure, argument, state};
+use super::failure::{ArgumentError, SessionFailure, StateError};
 use super::messages::{Inbox, MessageStats};
 use super::request::{CurrentRequest, PolledRequest, RequestKind};
 use crate::host_error::HostError;
@@ -82,16 +82,18 @@ impl<C: Core> Engine<C> {
         self.phase = Phase::Running(core);
     }
 
-    pub(super) fn require_setup(&self, what: &str) -> Result<(), SessionFailure> {
+    /// `operation` names the call in the failure.
+    pub(super) fn require_setup(&self, operation: &'static str) -> Result<(), SessionFailure> {
         match self.phase {
             Phase::Setup => Ok(()),
-            _ => Err(state(format!("{what} is only possible before the session is started"))),
+            _ => Err(StateError::AlreadyStarted { operation }.into()),
         }
     }
 
-    pub(super) fn require_started(&self, what: &str) -> Result<(), SessionFailure> {
+    /// `operation` names the call in the failure.
+    pub(super) fn require_started(&self, operation: &'static str) -> Result<(), SessionFailure> {
         match &self.phase {
-            Phase::Setup => Err(state(format!("{what}: the session is not started (call start first)"))),
+            Phase::Setup => Err(StateError::NotStarted { operation }.into()),
             Phase::Dead(m) => Err(SessionFailure::Host(HostError::ThreadGone(m.clone()))),
             Phase::Connecting | Phase::Running(_) => Ok(()),
         }
@@ -136,10 +138,7 @@ impl<C: Core> Engine<C> {
 
     pub(super) fn check_player(&self, player: usize) -> Result<(), SessionFailure> {
         if player >= self.game.players {
-            return Err(argument(format!(
-                "player {player} does not exist (the session has {} players)",
-                self.game.players
-            )));
+            return Err(ArgumentError::NoSuchPlayer { player, players: self.game.players }.into());
         }
         Ok(())
     }
@@ -150,9 +149,7 @@ impl<C: Core> Engine<C> {
         let Phase::Running(core) = &mut self.phase else { return Ok(AdvanceStatus::NotSynchronized) };
         let left = core.pending_requests();
         if left > 0 {
-            return Err(state(format!(
-                "{left} request(s) of the previous advance were not polled; poll until there are none before advancing"
-            )));
+            return Err(StateError::RequestsNotPolled { left }.into());
         }
         let status = core.advance();
         self.collect_events();

@@ -4,7 +4,7 @@
 use std::path::Path;
 
 use super::engine::{Engine, Phase, sealed::Driven};
-use super::failure::{SessionFailure, argument, state};
+use super::failure::{ArgumentError, SessionFailure, StateError};
 use super::settings::{ReplaySettings, SyncTestSettings};
 use crate::system_clock::SystemClock;
 use tickwire_proto::{Clock, Micros, Replay, ReplaySession, SyncTestSession, SyncTestState, Tick, TickClock};
@@ -63,7 +63,7 @@ impl SyncTest {
         self.engine.check_player(player)?;
         match self.engine.core_mut() {
             Some(s) => Ok(s.add_input(player, input)?),
-            None => Err(state("the session is not running")),
+            None => Err(StateError::NotRunning { session: "session" }.into()),
         }
     }
 
@@ -72,7 +72,7 @@ impl SyncTest {
         self.engine.require_started("confirm_save")?;
         match self.engine.core_mut() {
             Some(s) => Ok(s.confirm_save(tick, checksum)?),
-            None => Err(state("no save was requested: the session is not running yet")),
+            None => Err(StateError::NoSaveRequested.into()),
         }
     }
 
@@ -82,12 +82,10 @@ impl SyncTest {
         self.engine.require_started("provide_state")?;
         match self.engine.core_mut() {
             Some(s) => s.provide_state(tick, bytes).map_err(|e| match e {
-                tickwire_proto::SessionError::UnexpectedTick(_) => {
-                    argument(format!("no DUMP_STATE request of tick {tick} is waiting for an answer"))
-                }
-                other => argument(other.to_string()),
+                tickwire_proto::SessionError::UnexpectedTick(_) => ArgumentError::NoDumpRequested { tick }.into(),
+                other => SessionFailure::Core(other),
             })?,
-            None => return Err(state("no state was requested: the session is not running yet")),
+            None => return Err(StateError::NoStateRequested.into()),
         }
         self.engine.collect_events();
         Ok(())
@@ -176,7 +174,7 @@ impl ReplayPlayer {
     pub fn load_replay(&mut self, bytes: &[u8]) -> Result<(), SessionFailure> {
         self.engine.require_setup("loading a replay")?;
         let replay = Replay::decode(bytes)?;
-        let core = ReplaySession::new(self.engine.game, replay).map_err(|e| argument(e.to_string()))?;
+        let core = ReplaySession::new(self.engine.game, replay)?;
         self.replay = Some(core);
         Ok(())
     }
@@ -194,7 +192,7 @@ impl ReplayPlayer {
     /// Ends setup: the replay plays from now on.
     pub fn start(&mut self) -> Result<(), SessionFailure> {
         self.engine.require_setup("starting")?;
-        let core = self.replay.take().ok_or_else(|| state("load a replay before starting"))?;
+        let core = self.replay.take().ok_or(StateError::NoReplay)?;
         self.engine.run(core);
         Ok(())
     }

@@ -40,7 +40,7 @@ use std::path::Path;
 
 pub use engine::EngineLoop;
 pub use event::SessionEvent;
-pub use failure::SessionFailure;
+pub use failure::{ArgumentError, SessionFailure, StateError};
 pub use local::{ReplayPlayer, ReplayStats, SyncTest, SyncTestStats};
 pub use messages::{
     MAX_MESSAGE_SIZE, MAX_QUEUED_MESSAGE_BYTES, MAX_UNREAD_MESSAGE_BYTES, MESSAGE_CHANNEL, MessageStats, MessageTarget,
@@ -60,9 +60,7 @@ pub use spectator::{Spectator, SpectatorStats};
 /// Checks a prediction input's length against the game's input size.
 fn check_input_len(input: Option<&[u8]>, input_size: usize) -> Result<(), SessionFailure> {
     match input {
-        Some(b) if b.len() != input_size => {
-            Err(failure::argument(format!("input of {} bytes, expected {input_size}", b.len())))
-        }
+        Some(b) if b.len() != input_size => Err(ArgumentError::InputSize { got: b.len(), expected: input_size }.into()),
         _ => Ok(()),
     }
 }
@@ -100,12 +98,7 @@ fn read_replay_file(path: &Path) -> Result<Vec<u8>, SessionFailure> {
         // (and the type check below refuses it). Regular files ignore the flag.
         open.custom_flags(libc::O_NONBLOCK);
     }
-    let not_a_file = || {
-        failure::argument(format!(
-            "{} is not a regular file (a FIFO, a directory or a device); a replay must be one",
-            path.display()
-        ))
-    };
+    let not_a_file = || SessionFailure::from(ArgumentError::NotAFile { path: path.to_path_buf() });
     let file = match open.open(path) {
         Ok(file) => file,
         // Windows refuses to open a directory as a file ("access denied"): say what
@@ -118,19 +111,15 @@ fn read_replay_file(path: &Path) -> Result<Vec<u8>, SessionFailure> {
     if !meta.is_file() {
         return Err(not_a_file());
     }
-    let too_big = |size: u64| {
-        failure::argument(format!(
-            "{} is {size} bytes, larger than a replay file may be ({MAX_REPLAY_SIZE} bytes)",
-            path.display()
-        ))
-    };
+    let too_big =
+        |size: u64| SessionFailure::from(ArgumentError::ReplayFileTooLarge { path: path.to_path_buf(), size });
     if meta.len() > MAX_REPLAY_SIZE as u64 {
         return Err(too_big(meta.len()));
     }
     let mut bytes = Vec::new();
     bytes
         .try_reserve_exact(meta.len() as usize)
-        .map_err(|_| failure::argument(format!("cannot allocate {} bytes to read {}", meta.len(), path.display())))?;
+        .map_err(|_| ArgumentError::ReplayFileMemory { path: path.to_path_buf(), size: meta.len() })?;
     // The file may grow while it is read: never read more than one byte past the limit.
     file.take(MAX_REPLAY_SIZE as u64 + 1).read_to_end(&mut bytes).map_err(io("reading"))?;
     if bytes.len() > MAX_REPLAY_SIZE {

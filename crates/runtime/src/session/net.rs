@@ -4,7 +4,7 @@
 use std::net::SocketAddr;
 
 use super::engine::{Core, Engine, Phase};
-use super::failure::{SessionFailure, argument};
+use super::failure::{ArgumentError, SessionFailure};
 use super::messages::MESSAGE_CHANNEL;
 use crate::host_config::{Direction, HostConfig};
 use crate::host_event::HostEvent;
@@ -35,9 +35,10 @@ impl Net {
     /// the roster keeps (an IPv4-mapped IPv6 address folded to IPv4). Refuses one this
     /// socket cannot reach (IPv6 from an IPv4 socket) now, rather than as dials that
     /// fail over and over once started.
-    pub(super) fn check_reachable(&self, addr: SocketAddr, what: &'static str) -> Result<SocketAddr, SessionFailure> {
-        let addr = tickwire_proto::dialable(addr, what)?;
-        crate::socket::reachable(self.host.local_addr(), addr).map_err(|e| argument(e.to_string()))?;
+    pub(super) fn check_reachable(&self, addr: SocketAddr, role: &'static str) -> Result<SocketAddr, SessionFailure> {
+        let addr = tickwire_proto::dialable(addr, role)?;
+        let local = self.host.local_addr();
+        crate::socket::reachable(local, addr).map_err(|_| ArgumentError::Unreachable { addr, local })?;
         Ok(addr)
     }
 }
@@ -111,10 +112,10 @@ pub(super) enum Remote {
 impl Net {
     /// Checks `target` (`what` names it in errors): an IP literal as
     /// [`Net::check_reachable`]; a name with a non-zero port starts its lookup.
-    pub(super) fn remote(&mut self, target: &Target, what: &'static str) -> Result<Remote, SessionFailure> {
+    pub(super) fn remote(&mut self, target: &Target, role: &'static str) -> Result<Remote, SessionFailure> {
         match target {
-            Target::Addr(a) => Ok(Remote::Known(self.check_reachable(*a, what)?)),
-            Target::Name { port: 0, .. } => Err(argument(format!("{what} {target}: the port is 0"))),
+            Target::Addr(a) => Ok(Remote::Known(self.check_reachable(*a, role)?)),
+            Target::Name { port: 0, .. } => Err(ArgumentError::PortZero { role, target: target.clone() }.into()),
             Target::Name { host, port } => Ok(Remote::Resolving(self.host.resolve(host, *port)?, target.to_string())),
         }
     }

@@ -11,7 +11,7 @@ use std::net::SocketAddr;
 use std::path::Path;
 
 use super::engine::{Engine, Phase, sealed::Driven};
-use super::failure::{SessionFailure, argument, state};
+use super::failure::{ArgumentError, SessionFailure, StateError};
 use super::messages::{self, MessageTarget};
 use super::net::{self, Net, NetStats, Remote, has_net};
 use super::settings::P2pSettings;
@@ -194,7 +194,7 @@ impl P2pSession {
         self.engine.require_started("pushing an input")?;
         match self.core_mut() {
             Some(s) => Ok(s.add_local_input(player, input)?),
-            None => Err(state("the session is not running yet: push inputs for the ticks ticks_due reports")),
+            None => Err(StateError::InputBeforeRunning.into()),
         }
     }
 
@@ -203,7 +203,7 @@ impl P2pSession {
         self.engine.require_started("confirm_save")?;
         match self.core_mut() {
             Some(s) => Ok(s.confirm_save(tick, checksum)?),
-            None => Err(state("no save was requested: the session is not running yet")),
+            None => Err(StateError::NoSaveRequested.into()),
         }
     }
 
@@ -212,7 +212,7 @@ impl P2pSession {
         self.engine.require_started("provide_state")?;
         match self.core_mut() {
             Some(s) => s.provide_state(tick, bytes)?,
-            None => return Err(state("no state was requested: the session is not running yet")),
+            None => return Err(StateError::NoStateRequested.into()),
         }
         self.engine.collect_events();
         Ok(())
@@ -221,7 +221,7 @@ impl P2pSession {
     /// Changes the input delay from the next tick on.
     pub fn set_input_delay(&mut self, delay: u32) -> Result<(), SessionFailure> {
         if delay > MAX_INPUT_DELAY {
-            return Err(argument(format!("input_delay {delay} above {MAX_INPUT_DELAY}")));
+            return Err(ArgumentError::InputDelay { delay }.into());
         }
         self.live_match()?.set_input_delay(delay)?;
         Ok(())
@@ -233,12 +233,12 @@ impl P2pSession {
     pub fn set_player_input_delay(&mut self, player: usize, delay: u32) -> Result<(), SessionFailure> {
         self.engine.check_player(player)?;
         if delay > MAX_INPUT_DELAY {
-            return Err(argument(format!("input_delay {delay} above {MAX_INPUT_DELAY}")));
+            return Err(ArgumentError::InputDelay { delay }.into());
         }
         match self.is_local_player(player) {
             Some(true) => {}
-            Some(false) => return Err(argument(format!("player {player} is remote: its peer sets its delay"))),
-            None => return Err(state(format!("player {player} was not added"))),
+            Some(false) => return Err(ArgumentError::RemotePlayerDelay { player }.into()),
+            None => return Err(StateError::PlayerNotAdded { player }.into()),
         }
         self.live_match()?.set_player_input_delay(player, delay)?;
         Ok(())
@@ -263,10 +263,7 @@ impl P2pSession {
         notify_after_us: Micros,
     ) -> Result<(), SessionFailure> {
         if !tickwire_proto::p2p_timeouts_fit(notify_after_us, disconnect_timeout_us) {
-            return Err(argument(format!(
-                "notify_after_us ({notify_after_us} us) must be below disconnect_timeout_us ({disconnect_timeout_us} \
-                 us), unless either is 0 (off)"
-            )));
+            return Err(ArgumentError::Timeouts { notify_after_us, disconnect_timeout_us }.into());
         }
         self.net.host.set_timeout(transport_timeout(self.host_timeout_us, disconnect_timeout_us))?;
         self.live_match()?.set_timeouts(disconnect_timeout_us, notify_after_us)?;
@@ -297,12 +294,14 @@ impl P2pSession {
     pub fn disconnect_player(&mut self, player: usize) -> Result<(), SessionFailure> {
         self.engine.check_player(player)?;
         let Some(s) = self.core_mut() else {
-            return Err(state("the match is not running yet: a player can be disconnected once SYNCHRONIZED"));
+            return Err(StateError::DisconnectBeforeRunning.into());
         };
         match s.disconnect_player(player) {
             Ok(()) => {}
-            Err(e @ tickwire_proto::SessionError::AlreadyDisconnected(_)) => return Err(state(e.to_string())),
-            Err(e) => return Err(argument(e.to_string())),
+            Err(tickwire_proto::SessionError::AlreadyDisconnected(player)) => {
+                return Err(StateError::AlreadyDisconnected { player }.into());
+            }
+            Err(e) => return Err(e.into()),
         }
         self.engine.collect_events();
         Ok(())
@@ -314,19 +313,14 @@ impl P2pSession {
     /// a replay file). Only before the first tick.
     pub fn start_recording(&mut self, initial_state: &[u8]) -> Result<(), SessionFailure> {
         if initial_state.len() > super::MAX_INITIAL_STATE {
-            return Err(argument(format!(
-                "initial state of {} bytes; a replay file holds at most {} bytes, its {}-byte header included",
-                initial_state.len(),
-                super::MAX_REPLAY_SIZE,
-                super::MAX_REPLAY_SIZE - super::MAX_INITIAL_STATE
-            )));
+            return Err(ArgumentError::InitialStateTooLarge { size: initial_state.len() }.into());
         }
         let mut copy = Vec::new();
         copy.try_reserve_exact(initial_state.len())
-            .map_err(|_| argument(format!("cannot allocate {} bytes for the initial state", initial_state.len())))?;
+            .map_err(|_| ArgumentError::InitialStateMemory { size: initial_state.len() })?;
         copy.extend_from_slice(initial_state);
         if !self.live_match()?.start_recording(copy) {
-            return Err(state("recording must start before the first tick"));
+            return Err(StateError::RecordingTooLate.into());
         }
         Ok(())
     }
@@ -338,12 +332,10 @@ impl P2pSession {
 
     /// Writes the replay recorded so far to `path`.
     pub fn save_replay(&self, path: &Path) -> Result<(), SessionFailure> {
-        let bytes = self.replay_bytes().ok_or_else(|| {
-            state(if self.the_match().recording_pending() {
-                "nothing recorded yet: the session is not running"
-            } else {
-                "no recording: call start_recording before the first tick"
-            })
+        let bytes = self.replay_bytes().ok_or(if self.the_match().recording_pending() {
+            StateError::NothingRecorded
+        } else {
+            StateError::NoRecording
         })?;
         super::write_file(path, bytes)
     }
@@ -395,9 +387,7 @@ impl P2pSession {
             MessageTarget::Player(player) => {
                 self.engine.check_player(player)?;
                 if self.is_local_player(player) == Some(true) {
-                    return Err(argument(format!(
-                        "player {player} plays on this machine: messages go to remote players' peers"
-                    )));
+                    return Err(ArgumentError::MessageToLocalPlayer { player }.into());
                 }
                 Some(player)
             }
@@ -405,7 +395,7 @@ impl P2pSession {
         let Phase::Running(m) = &self.engine.phase else { return self.engine.require_started("sending a message") };
         let Some(peers) = m.member_peers(player) else {
             let player = player.expect("every peer is a member of All");
-            return Err(state(format!("player {player}'s peer is not connected")));
+            return Err(StateError::PeerNotConnected { player }.into());
         };
         Ok(messages::send_to(&mut self.net.host, peers, data, &mut self.engine.messages.stats)?)
     }
@@ -447,8 +437,8 @@ impl P2pSession {
         self.engine.check_player(player)?;
         match self.is_local_player(player) {
             Some(false) => {}
-            Some(true) => return Err(argument(format!("player {player} is local: it has no peer"))),
-            None => return Err(state(format!("player {player} was not added"))),
+            Some(true) => return Err(ArgumentError::LocalPlayer { player }.into()),
+            None => return Err(StateError::PlayerNotAdded { player }.into()),
         }
         let Some(peer) = self.peer_of(player) else { return Ok(None) };
         let Some(connection) = self.net.host.stats(peer) else { return Ok(None) };

@@ -8,7 +8,7 @@ use std::net::SocketAddr;
 
 use super::engine::{Engine, Phase, sealed::Driven};
 use super::event::SessionEvent;
-use super::failure::{SessionFailure, argument, state};
+use super::failure::{ArgumentError, SessionFailure, StateError};
 use super::messages;
 use super::net::{self, Net, NetStats, Remote, has_net};
 use super::settings::RelayClientSettings;
@@ -83,7 +83,7 @@ impl RelayClient {
     pub fn start(&mut self) -> Result<(), SessionFailure> {
         self.engine.require_setup("starting")?;
         if self.server.is_none() {
-            return Err(state("a relay client needs the server's address (set_server) before starting"));
+            return Err(StateError::NoServer.into());
         }
         let mut s = RelayClientSession::new(self.core_config.clone())?;
         for (player, input) in self.pending_predictions.drain(..) {
@@ -134,7 +134,7 @@ impl RelayClient {
         self.engine.require_started("pushing an input")?;
         match self.engine.core_mut() {
             Some(s) => Ok(s.add_local_input(input)?),
-            None => Err(state("the relay client is not running")),
+            None => Err(StateError::NotRunning { session: "relay client" }.into()),
         }
     }
 
@@ -144,10 +144,8 @@ impl RelayClient {
         self.engine.require_started("pushing an input")?;
         match self.local_player() {
             Some(p) if p == player => self.add_local_input(input),
-            Some(p) => Err(argument(format!("player {player} is not this relay client's player ({p})"))),
-            None => Err(argument(format!(
-                "player {player}: this relay client has not been given a player slot yet (push its own input without naming a slot)"
-            ))),
+            Some(ours) => Err(ArgumentError::NotOurPlayer { player, ours }.into()),
+            None => Err(ArgumentError::NoSlotYet { player }.into()),
         }
     }
 
@@ -156,7 +154,7 @@ impl RelayClient {
         self.engine.require_started("confirm_save")?;
         match self.engine.core_mut() {
             Some(s) => Ok(s.confirm_save(tick, checksum)?),
-            None => Err(state("no save was requested: the session is not running yet")),
+            None => Err(StateError::NoSaveRequested.into()),
         }
     }
 
@@ -178,7 +176,7 @@ impl RelayClient {
         self.engine.require_started("request_snapshot")?;
         match self.engine.core_mut() {
             Some(s) if s.token().is_some() => s.request_snapshot(),
-            _ => return Err(state("the client has not joined yet: there is no snapshot to replace")),
+            _ => return Err(StateError::NotJoined.into()),
         }
         self.engine.collect_events();
         Ok(())
@@ -212,9 +210,7 @@ impl RelayClient {
         let server = self.engine.core().and_then(|s| s.server_peer()).filter(|_| self.connected);
         let server = server.filter(|_| self.engine.core().is_some_and(|s| s.is_welcomed()));
         let Some(server) = server else {
-            return Err(state(
-                "not joined: messages go to the server once it has welcomed this client (JOINED; again after a reconnect)",
-            ));
+            return Err(StateError::NotWelcomed.into());
         };
         Ok(messages::send_to(&mut self.net.host, std::iter::once(server), data, &mut self.engine.messages.stats)?)
     }

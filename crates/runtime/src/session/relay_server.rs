@@ -9,7 +9,7 @@
 //! proof of a player's slot, so it must not be predictable.
 
 use super::engine::{Engine, Phase, sealed::Driven};
-use super::failure::SessionFailure;
+use super::failure::{SessionFailure, StateError};
 use super::messages::{self, MessageTarget};
 use super::net::{self, Net, NetStats, has_net};
 use super::settings::RelayServerSettings;
@@ -84,7 +84,7 @@ impl RelayServer {
         self.engine.require_started("confirm_save")?;
         match self.engine.core_mut() {
             Some(s) => Ok(s.confirm_save(tick, checksum)?),
-            None => Err(super::failure::state("no save was requested: the session is not running yet")),
+            None => Err(StateError::NoSaveRequested.into()),
         }
     }
 
@@ -94,7 +94,7 @@ impl RelayServer {
         self.engine.require_started("provide_state")?;
         match self.engine.core_mut() {
             Some(s) => Ok(s.provide_state(tick, bytes)?),
-            None => Err(super::failure::state("no state was requested: the session is not running yet")),
+            None => Err(StateError::NoStateRequested.into()),
         }
     }
 
@@ -105,7 +105,7 @@ impl RelayServer {
         self.engine.check_player(player)?;
         match self.engine.core_mut() {
             Some(s) => s.kick_player(player as u32, code)?,
-            None => return Err(super::failure::state("the server is not running yet: no player to kick")),
+            None => return Err(StateError::NoPlayerToKick.into()),
         }
         self.engine.collect_events();
         Ok(())
@@ -125,7 +125,7 @@ impl RelayServer {
         messages::check_size(data)?;
         // The phase, not `core()`: the borrow must leave the message figures free.
         let Phase::Running(core) = &self.engine.phase else {
-            return Err(super::failure::state("the server is not running yet: start it first"));
+            return Err(StateError::ServerNotRunning.into());
         };
         let players = self.engine.game.players as u32;
         let only = match to {
@@ -133,7 +133,7 @@ impl RelayServer {
             MessageTarget::Player(player) => {
                 self.engine.check_player(player)?;
                 if core.peer_of(player as u32).is_none() {
-                    return Err(super::failure::state(format!("player {player} is not connected")));
+                    return Err(StateError::PlayerNotConnected { player }.into());
                 }
                 Some(player as u32)
             }

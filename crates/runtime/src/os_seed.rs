@@ -11,7 +11,7 @@
 use std::io;
 
 /// A seed from the operating system's generator.
-pub fn os_seed() -> io::Result<u64> {
+pub(crate) fn os_seed() -> io::Result<u64> {
     getrandom::u64().map_err(|e| io::Error::other(format!("the OS random generator failed: {e}")))
 }
 

@@ -7,17 +7,17 @@ use tickwire_proto::{Clock, Micros};
 
 /// The process's monotonic clock, counted from the moment this value was created.
 #[derive(Debug, Clone, Copy)]
-pub struct SystemClock {
+pub(crate) struct SystemClock {
     origin: Instant,
 }
 
 impl SystemClock {
     /// A clock whose zero is now.
-    pub fn new() -> Self {
+    pub(crate) fn new() -> Self {
         SystemClock { origin: Instant::now() }
     }
     /// Converts an `Instant` to this clock's timeline (saturating at 0 for the past).
-    pub fn micros_at(&self, t: Instant) -> Micros {
+    pub(crate) fn micros_at(&self, t: Instant) -> Micros {
         t.saturating_duration_since(self.origin).as_micros() as Micros
     }
 }

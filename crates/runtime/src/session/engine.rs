@@ -25,7 +25,7 @@ impl<C: Session<Event: Into<SessionEvent>>> Core for C {}
 
 /// Where a session is in its life. The core exists from `Running` on (P2P and a
 /// spectator build it once their connections are up).
-pub enum Phase<C> {
+pub(super) enum Phase<C> {
     /// Before `start`: players, addresses and simulators may still be set.
     Setup,
     /// Started; waiting for connections before the core can be built.

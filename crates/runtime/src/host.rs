@@ -14,7 +14,6 @@ use super::host_error::{FullQueue, HostError};
 use super::host_event::HostEvent;
 use super::log::LogQueue;
 use super::pool::BufferPool;
-use super::protocol::Protocol;
 use super::resolve::{Resolution, Resolver, Ticket};
 use super::service::{self, Joining};
 use super::socket;
@@ -24,8 +23,8 @@ use crate::os_seed::{os_random_bytes, os_seed};
 use crate::system_clock::SystemClock;
 use tickwire_proto::wire::MAX_DATAGRAM_SIZE;
 use tickwire_proto::{
-    Admission, Binding, ChannelKind, Clock, ConnectionStats, DisconnectReason, Endpoint, EndpointConfig, EndpointStats,
-    LinkConfig, MAX_UNRELIABLE, Micros, PeerId, PeerIdAllocator, SMALL_BUFFER, Secret, Security,
+    Admission, Binding, ChannelKind, Clock, ConnectionStats, DisconnectReason, Driver, Endpoint, EndpointConfig,
+    EndpointStats, LinkConfig, MAX_UNRELIABLE, Micros, PeerId, PeerIdAllocator, SMALL_BUFFER, Secret, Security,
 };
 
 /// Commands (sends, flushes, connects, ...) that may wait for the network thread.
@@ -173,9 +172,10 @@ impl Host {
         })
     }
 
-    /// Starts a host around any [`Protocol`]; `idle_cap` bounds the thread's sleep.
-    /// `make` builds the protocol once the socket is bound, from its local address.
-    pub(crate) fn start_with<P: Protocol>(
+    /// Starts a host around any [`Driver`] (the endpoint, or a test's stand-in);
+    /// `idle_cap` bounds the thread's sleep. `make` builds it once the socket is bound,
+    /// from its local address, with the allocator its connections' ids come from.
+    pub(crate) fn start_with<P: Driver + Send + 'static>(
         cfg: HostConfig,
         clock: SystemClock,
         idle_cap: Duration,
@@ -536,8 +536,8 @@ impl Host {
 
     /// Runs `read` on the core from this thread if the network thread is alive and not
     /// in its turn (never waits for it). `None`: not run.
-    fn read_directly<T>(&self, read: impl FnOnce(&dyn DirectPath) -> T) -> Option<T> {
-        Some(read(&*self.core()?))
+    fn read_directly<T>(&self, read: impl FnOnce(&mut dyn DirectPath) -> T) -> Option<T> {
+        Some(read(&mut *self.core()?))
     }
 
     /// The core, if the network thread is alive and not in this host's turn; never

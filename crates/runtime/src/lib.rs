@@ -34,8 +34,9 @@
 //!   synchronous send-queue limit.
 //! * `session/`: typed sessions (P2P, synctest, spectator, replay, relay server and
 //!   client) driven from the engine thread ([`P2pSession`], [`RelayClient`], ...).
-//! * `protocol.rs`: the small trait the loop drives, so the loop can be tested with a
-//!   scripted fake before (and independently of) the real endpoint.
+//! * The loop drives the endpoint through proto's `Driver` and `Transport` traits;
+//!   `fake_endpoint.rs` (tests only) stands in for it, so that the loop is tested
+//!   independently of the real endpoint.
 
 #![warn(missing_docs)]
 
@@ -49,7 +50,6 @@ mod log;
 mod os_seed;
 mod pool;
 mod resolve;
-mod protocol;
 mod recv_batch;
 mod send_batch;
 mod service;
@@ -61,6 +61,8 @@ mod to_engine;
 mod transport;
 mod waker;
 
+#[cfg(test)]
+mod fake_endpoint;
 #[cfg(test)]
 mod tests;
 

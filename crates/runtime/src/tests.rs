@@ -1,17 +1,18 @@
-//! Host-level tests of the runtime mechanics against a scripted fake protocol: waking,
-//! panics, shutdown and buffer recycling, independent of the real transport.
+//! Host-level tests of the runtime mechanics against a scripted stand-in for the
+//! endpoint (`fake_endpoint.rs`): waking, panics, shutdown and buffer recycling,
+//! independent of the real transport.
 
 use std::net::{SocketAddr, UdpSocket};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
-use super::protocol::fake::{FakeProtocol, Told};
+use super::fake_endpoint::{FakeEndpoint, Told};
 use super::*;
 use crate::system_clock::SystemClock;
 use tickwire_proto::PeerId;
 
-/// A host around the fake protocol, and the fake's count of recycled buffers.
+/// A host around the fake endpoint, and the fake's count of recycled buffers.
 fn fake_host(idle_cap: Duration) -> (Host, Arc<AtomicUsize>) {
     let (host, proto) = fake_host_with(HostConfig::new("127.0.0.1:0".parse().unwrap()), idle_cap);
     (host, proto.recycled)
@@ -25,7 +26,7 @@ struct FakeHandles {
 }
 
 fn fake_host_with(cfg: HostConfig, idle_cap: Duration) -> (Host, FakeHandles) {
-    let proto = FakeProtocol::new();
+    let proto = FakeEndpoint::new();
     let ids = proto.ids.clone();
     let handles = FakeHandles {
         recycled: proto.recycled.clone(),
@@ -93,7 +94,7 @@ fn received_messages_arrive_and_their_buffers_come_back() {
     });
     assert_eq!(data, b"hello");
     host.recycle(data);
-    // The thread hands the buffer to the protocol on its next turn (within the cap).
+    // The thread hands the buffer to the fake endpoint on its next turn (within the cap).
     let deadline = Instant::now() + Duration::from_secs(10);
     while recycled.load(Ordering::Relaxed) == 0 && Instant::now() < deadline {
         std::thread::sleep(Duration::from_millis(2));
@@ -229,7 +230,7 @@ fn accepted_peers_are_limited_too() {
     assert_eq!(n, 101);
 }
 
-/// The network thread's last line of defence: if the protocol refuses a message the
+/// The network thread's last line of defence: if the endpoint refuses a message the
 /// engine was told was accepted (the engine-side checks make this unreachable with the
 /// real endpoint), the loss is not silent: the connection is closed and the engine sees
 /// `Disconnected` with reason `ProtocolError`, exactly once.

@@ -42,7 +42,6 @@ use super::host_config::Direction;
 use super::host_event::HostEvent;
 use super::log::{DropTally, LogLevel, LogQueue};
 use super::pool::BufferPool;
-use super::protocol::Protocol;
 use super::recv_batch::{Received, RecvBatch, enable_timestamps};
 use super::send_batch::SendBatch;
 use super::service::{Plan, Turn};
@@ -51,7 +50,7 @@ use super::waker::Waker;
 use crate::system_clock::{self, SystemClock};
 use tickwire_proto::wire::MAX_DATAGRAM_SIZE;
 use tickwire_proto::{
-    Binding, Clock, ConnectionStats, DisconnectReason, EndpointStats, LinkConditioner, LinkConfig, Micros,
+    Binding, Clock, ConnectionStats, DisconnectReason, Driver, EndpointStats, LinkConditioner, LinkConfig, Micros,
     NetEvent as Event, PeerId, Rng, SendError,
 };
 
@@ -231,12 +230,12 @@ pub(crate) trait DirectPath: Send {
     /// Reads what the socket holds and moves the events to the channel to the engine.
     fn receive_now(&mut self) -> bool;
     /// The connection's statistics now, with the time (the core's clock).
-    fn peer_stats(&self, peer: PeerId) -> Option<(ConnectionStats, Micros)>;
+    fn peer_stats(&mut self, peer: PeerId) -> Option<(ConnectionStats, Micros)>;
     /// The endpoint's and the runtime's counters now, with the time.
     fn totals(&self) -> (EndpointStats, RuntimeStats, Micros);
 }
 
-impl<P: Protocol> DirectPath for NetLoop<P> {
+impl<P: Driver + Send> DirectPath for NetLoop<P> {
     fn flush_now(&mut self) -> bool {
         let now = self.p.clock.now_us();
         self.apply_commands(now);
@@ -270,7 +269,7 @@ impl<P: Protocol> DirectPath for NetLoop<P> {
         self.must_replan(now)
     }
 
-    fn peer_stats(&self, peer: PeerId) -> Option<(ConnectionStats, Micros)> {
+    fn peer_stats(&mut self, peer: PeerId) -> Option<(ConnectionStats, Micros)> {
         Some((self.p.proto.stats(peer)?, self.p.clock.now_us()))
     }
 
@@ -291,7 +290,7 @@ pub(crate) struct Hosted<P> {
     pub events: Sender<ThreadMsg>,
 }
 
-impl<P: Protocol> Turn for Hosted<P> {
+impl<P: Driver + Send + 'static> Turn for Hosted<P> {
     fn turn(&self) -> Result<Option<Plan>, String> {
         // Poisoned: an engine call panicked inside the core, whose state is then
         // unknown; the host stops and says so.
@@ -324,7 +323,7 @@ pub(crate) struct NetLoop<P> {
     /// comes back here too, so a lossy simulator allocates nothing in steady state).
     sim_pool: Vec<Vec<u8>>,
     rx: RecvBatch,
-    /// What `Protocol::poll_transmit` writes into: a batch of datagrams.
+    /// What `Driver::poll_transmit` writes into: a batch of datagrams.
     tx: SendBatch,
     to_engine: ToEngine,
     /// Peers whose statistics are published: requested or announced, not yet gone.
@@ -351,7 +350,7 @@ pub(crate) struct NetLoop<P> {
     /// engine's direct work wakes it when it makes something due earlier.
     planned_wake: Micros,
     /// The endpoint's next timer as of the end of the last turn, lowered by direct
-    /// work: turns before it skip `Protocol::update`.
+    /// work: turns before it skip `Driver::update`.
     timers_at: Micros,
     /// Refused datagrams of the current second, for the log's summary.
     tally: DropTally,
@@ -368,7 +367,7 @@ pub(crate) struct NetLoop<P> {
     told_clock_unknown: bool,
 }
 
-impl<P: Protocol> NetLoop<P> {
+impl<P: Driver> NetLoop<P> {
     pub(crate) fn new(p: ThreadParts<P>) -> Self {
         // Host::start_with resolved a seed of 0 from the OS.
         let mut sim_rng = Rng::new(p.sim_seed);
@@ -593,7 +592,7 @@ impl<P: Protocol> NetLoop<P> {
                 }
                 Command::Flush => self.p.proto.flush(now),
                 Command::Connect { peer, addr, budget, binding } => {
-                    match self.p.proto.connect_bound(now, addr, peer, binding) {
+                    match self.p.proto.connect_as(now, addr, peer, binding) {
                         Ok(()) => {
                             self.p.shared.log.push(LogLevel::Debug, format_args!("connecting to {addr} (peer {peer})"));
                             self.peers.push(peer);
@@ -608,9 +607,13 @@ impl<P: Protocol> NetLoop<P> {
                         }
                     }
                 }
-                Command::Disconnect { peer, reason } => self.p.proto.disconnect(now, peer, reason),
+                Command::Disconnect { peer, reason: None } => self.p.proto.disconnect(now, peer),
+                Command::Disconnect { peer, reason: Some(reason) } => self.p.proto.disconnect_with(now, peer, reason),
                 Command::SetSim { dir, cfg } => self.set_sim(now, dir, cfg),
-                Command::SetTimeout { timeout_us } => self.p.proto.set_timeout(timeout_us),
+                // Checked by `Host::set_timeout`; a refusal changes nothing.
+                Command::SetTimeout { timeout_us } => {
+                    let _ = self.p.proto.set_timeout(timeout_us);
+                }
                 Command::SetLocalId(id) => self.p.proto.set_local_id(id),
             }
         }
@@ -646,7 +649,7 @@ impl<P: Protocol> NetLoop<P> {
     fn break_connection(&mut self, now: Micros, peer: PeerId) {
         if !self.broken.contains(&peer) {
             self.broken.push(peer);
-            self.p.proto.disconnect(now, peer, Some(DisconnectReason::ProtocolError));
+            self.p.proto.disconnect_with(now, peer, DisconnectReason::ProtocolError);
         }
     }
 

@@ -1,10 +1,10 @@
-//! Tests of the network loop against a scripted protocol (`protocol.rs`).
+//! Tests of the network loop against a scripted stand-in for the endpoint (`fake_endpoint.rs`).
 
 use super::*;
-use crate::protocol::fake::FakeProtocol;
+use crate::fake_endpoint::FakeEndpoint;
 use crate::waker;
 
-fn parts(events: Sender<ThreadMsg>) -> (ThreadParts<FakeProtocol>, Sender<Command>) {
+fn parts(events: Sender<ThreadMsg>) -> (ThreadParts<FakeEndpoint>, Sender<Command>) {
     let (waker, _woken) = waker::WakeChannel::new().unwrap().waker();
     let (cmd_tx, cmd_rx) = crossbeam_channel::bounded(16);
     let shared = Arc::new(Shared {
@@ -17,7 +17,7 @@ fn parts(events: Sender<ThreadMsg>) -> (ThreadParts<FakeProtocol>, Sender<Comman
         exited: AtomicBool::new(false),
     });
     let p = ThreadParts {
-        proto: FakeProtocol::new(),
+        proto: FakeEndpoint::new(),
         socket: {
             // Non-blocking, as `socket::bind` leaves it for the loop.
             let s = UdpSocket::bind("127.0.0.1:0").unwrap();
@@ -49,7 +49,7 @@ fn event_no(m: ThreadMsg) -> u8 {
 
 /// Feeds `n` one-byte datagrams `[channel 0, i]` from one address to the loop's fake
 /// protocol (the first also creates the peer: a `Connected` event).
-fn feed(l: &mut NetLoop<FakeProtocol>, n: u8) {
+fn feed(l: &mut NetLoop<FakeEndpoint>, n: u8) {
     let from: SocketAddr = "127.0.0.1:9".parse().unwrap();
     for i in 0..n {
         l.p.proto.handle_datagram(0, from, &[0, i]);
@@ -66,7 +66,7 @@ fn a_full_event_channel_leaves_events_in_the_protocol_in_order() {
     l.forward_events();
     let first: Vec<ThreadMsg> = rx.try_iter().collect();
     assert!(matches!(first[..], [ThreadMsg::PeerBudget(..), ThreadMsg::PeerStats(..), ThreadMsg::Event(_)]));
-    // Nothing waits on the thread: the rest is still in the protocol.
+    // Nothing waits on the thread: the rest is still in the fake endpoint.
     assert_eq!((l.to_engine.waiting(), l.rt.event_backlog), (0, 10));
     let mut got = Vec::new();
     for _ in 0..10 {
@@ -203,7 +203,7 @@ fn turns_run_the_endpoint_timers_only_when_one_is_due() {
     let (updates, timer) = (p.proto.updates.clone(), p.proto.timer.clone());
     let mut l = NetLoop::new(p);
     let sender = UdpSocket::bind("127.0.0.1:0").unwrap();
-    let turn_with_a_datagram = |l: &mut NetLoop<FakeProtocol>| {
+    let turn_with_a_datagram = |l: &mut NetLoop<FakeEndpoint>| {
         sender.send_to(&[0, 1], local).unwrap();
         std::thread::sleep(Duration::from_millis(2));
         assert!(l.turn().is_some());
@@ -250,10 +250,10 @@ fn a_late_read_keeps_the_kernels_arrival_time() {
     assert!(at + 30_000 < read_at, "arrival {at} for a read at {read_at}");
 }
 
-/// A loop around the fake protocol with receive moderation of 1 ms, and the ends of
+/// A loop around the fake endpoint with receive moderation of 1 ms, and the ends of
 /// its channels (kept open for the test's length, as a host keeps them).
 #[cfg(target_os = "linux")]
-fn moderated_loop() -> (NetLoop<FakeProtocol>, Receiver<ThreadMsg>, Sender<Command>) {
+fn moderated_loop() -> (NetLoop<FakeEndpoint>, Receiver<ThreadMsg>, Sender<Command>) {
     let (tx, rx) = crossbeam_channel::bounded(4096);
     let (mut p, cmd) = parts(tx);
     p.moderation_us = 1_000;
@@ -262,7 +262,7 @@ fn moderated_loop() -> (NetLoop<FakeProtocol>, Receiver<ThreadMsg>, Sender<Comma
 
 /// Runs a turn and says how long it leaves the socket out of the wait.
 #[cfg(target_os = "linux")]
-fn quiet_after_turn(l: &mut NetLoop<FakeProtocol>) -> Duration {
+fn quiet_after_turn(l: &mut NetLoop<FakeEndpoint>) -> Duration {
     let plan = l.turn().expect("running");
     l.forward_events();
     plan.quiet
@@ -278,7 +278,7 @@ fn a_busy_host_leaves_its_socket_quiet_after_reading() {
     let (mut l, _events, _commands) = moderated_loop();
     let local = l.p.socket.local_addr().unwrap();
     let senders: Vec<UdpSocket> = (0..MODERATION_MIN_PEERS).map(|_| UdpSocket::bind("127.0.0.1:0").unwrap()).collect();
-    let turn_after = |l: &mut NetLoop<FakeProtocol>, n: usize| {
+    let turn_after = |l: &mut NetLoop<FakeEndpoint>, n: usize| {
         for s in &senders[..n] {
             s.send_to(&[0, 1], local).unwrap();
         }

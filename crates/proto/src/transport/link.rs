@@ -1,13 +1,22 @@
-//! What a session needs from whatever carries its messages.
+//! [`Endpoint`]'s interface, declared once, in two halves.
 //!
-//! Sessions (relay server and client, P2P, spectator) are written against this trait
-//! rather than [`Endpoint`] so that the same code runs on the engine thread over the
-//! runtime's network thread (`runtime::Host`), in the deterministic simulator over a
-//! bare endpoint, and in tests over a scripted fake.
+//! - [`Transport`]: what a session needs from whatever carries its messages (connect,
+//!   send, flush, disconnect, statistics). Sessions (relay server and client, P2P,
+//!   spectator) are written against it rather than [`Endpoint`] so that the same code
+//!   runs on the engine thread over the runtime's network thread (`runtime::Host`), in
+//!   the deterministic simulator over a bare endpoint, and in tests over a scripted
+//!   fake.
+//! - [`Driver`]: the rest, what the owner of the socket calls to drive an endpoint
+//!   (datagrams in and out, timers, events, shutdown). It extends [`Transport`], so
+//!   that a driver sends, flushes and disconnects through the same declarations. The
+//!   runtime's network thread is written against it, and its mechanics are tested
+//!   with a scripted fake in place of the endpoint.
 
 use std::net::SocketAddr;
 
-use super::{Binding, ConnectionStats, DisconnectReason, Endpoint, PeerId, SendError};
+use super::{
+    Binding, ConfigError, ConnectionStats, DisconnectReason, Endpoint, EndpointStats, Event, PeerId, SendError,
+};
 use crate::clock::Micros;
 
 /// Connections and messages, as a session uses them. Incoming traffic is not part of
@@ -68,5 +77,117 @@ impl Transport for Endpoint {
     }
     fn stats(&mut self, peer: PeerId) -> Option<ConnectionStats> {
         Endpoint::stats(self, peer)
+    }
+}
+
+/// The owner's half of an endpoint: datagrams in and out, timers, events, shutdown.
+/// With [`Transport`] it is every operation of [`Endpoint`] that a driver of one needs;
+/// [`Endpoint`]'s own methods of the same names say what each does.
+///
+/// A driver owns the socket and the clock: it hands each datagram to
+/// [`handle_datagram`](Driver::handle_datagram) with its arrival time, runs
+/// [`update`](Driver::update) when [`next_timeout`](Driver::next_timeout) comes,
+/// writes what [`poll_transmit`](Driver::poll_transmit) gives, and passes on what
+/// [`poll_event_timed`](Driver::poll_event_timed) gives.
+pub trait Driver: Transport {
+    /// Like [`Transport::connect_bound`], as `peer`: an id the driver took from the
+    /// endpoint's allocator ([`Endpoint::peer_id_allocator`]) so that it could name the
+    /// connection before this call.
+    fn connect_as(
+        &mut self,
+        now: Micros,
+        addr: SocketAddr,
+        peer: PeerId,
+        binding: Option<Binding>,
+    ) -> Result<(), SendError>;
+    /// Closes every connection, telling each peer.
+    fn shutdown(&mut self, now: Micros);
+    /// The silence timeout of every connection (`Micros::MAX`: never). Error: 0.
+    fn set_timeout(&mut self, timeout_us: Micros) -> Result<(), ConfigError>;
+    /// A datagram from `from` that arrived at `now`.
+    fn handle_datagram(&mut self, now: Micros, from: SocketAddr, data: &[u8]);
+    /// Runs the timers due at `now` (resends, keepalives, timeouts).
+    fn update(&mut self, now: Micros);
+    /// When [`update`](Driver::update) next has work, if ever.
+    fn next_timeout(&self) -> Option<Micros>;
+    /// Copies the next outgoing datagram into `out` (a datagram's worth of bytes) and
+    /// returns its destination and length.
+    fn poll_transmit(&mut self, out: &mut [u8]) -> Option<(SocketAddr, usize)>;
+    /// The next event and when it happened (for a message: when its datagram arrived).
+    fn poll_event_timed(&mut self) -> Option<(Micros, Event)>;
+    /// Events waiting to be polled.
+    fn pending_events(&self) -> usize;
+    /// The figures of the whole endpoint.
+    fn endpoint_stats(&self) -> EndpointStats;
+    /// Calls `f` with the bytes queued for it, in the sense of `send_queue_limit_bytes`
+    /// (what [`Transport::send`] checks the limit against), of every peer whose
+    /// connection changed since the last call (at least those; a fake may report more).
+    fn drain_changed(&mut self, f: &mut dyn FnMut(PeerId, usize));
+    /// Whether it needs the wall clock ([`Driver::set_unix_time`]): it checks connect
+    /// tokens. No, unless it says so.
+    fn wants_unix_time(&self) -> bool {
+        false
+    }
+    /// The Unix time read at `now` (None: unknown), before datagrams are handed over.
+    /// Ignored unless it says it [`wants_unix_time`](Driver::wants_unix_time).
+    fn set_unix_time(&mut self, now: Micros, unix_secs: Option<u64>) {
+        let _ = (now, unix_secs);
+    }
+    /// What the other end said, unauthenticated, when it refused `peer`'s handshake
+    /// (which ended `DeniedUnverified`): for a log only. None unless it keeps it.
+    fn unverified_denial(&self, peer: PeerId) -> Option<DisconnectReason> {
+        let _ = peer;
+        None
+    }
+}
+
+impl Driver for Endpoint {
+    fn connect_as(
+        &mut self,
+        now: Micros,
+        addr: SocketAddr,
+        peer: PeerId,
+        binding: Option<Binding>,
+    ) -> Result<(), SendError> {
+        Endpoint::connect_bound(self, now, addr, peer, binding)
+    }
+    fn shutdown(&mut self, now: Micros) {
+        Endpoint::shutdown(self, now)
+    }
+    fn set_timeout(&mut self, timeout_us: Micros) -> Result<(), ConfigError> {
+        Endpoint::set_timeout(self, timeout_us)
+    }
+    fn handle_datagram(&mut self, now: Micros, from: SocketAddr, data: &[u8]) {
+        Endpoint::handle_datagram(self, now, from, data)
+    }
+    fn update(&mut self, now: Micros) {
+        Endpoint::update(self, now)
+    }
+    fn next_timeout(&self) -> Option<Micros> {
+        Endpoint::next_timeout(self)
+    }
+    fn poll_transmit(&mut self, out: &mut [u8]) -> Option<(SocketAddr, usize)> {
+        Endpoint::poll_transmit(self, out)
+    }
+    fn poll_event_timed(&mut self) -> Option<(Micros, Event)> {
+        Endpoint::poll_event_timed(self)
+    }
+    fn pending_events(&self) -> usize {
+        Endpoint::pending_events(self)
+    }
+    fn endpoint_stats(&self) -> EndpointStats {
+        Endpoint::endpoint_stats(self)
+    }
+    fn drain_changed(&mut self, f: &mut dyn FnMut(PeerId, usize)) {
+        Endpoint::drain_changed(self, f)
+    }
+    fn wants_unix_time(&self) -> bool {
+        Endpoint::wants_unix_time(self)
+    }
+    fn set_unix_time(&mut self, now: Micros, unix_secs: Option<u64>) {
+        Endpoint::set_unix_time(self, now, unix_secs)
+    }
+    fn unverified_denial(&self, peer: PeerId) -> Option<DisconnectReason> {
+        Endpoint::unverified_denial(self, peer)
     }
 }

@@ -47,7 +47,7 @@ pub use credential::{Binding, Credential, Proven, TokenIdentity};
 pub(crate) use crypto::SecretRng;
 pub use crypto::{KEY_SIZE, Secret};
 pub use endpoint::{COOKIE_LIFETIME_US, Endpoint, Event, MAX_ACK_DELAY_US, PeerIdAllocator, SendError};
-pub use link::Transport;
+pub use link::{Driver, Transport};
 pub use pool::SMALL_BUFFER;
 pub use reliable::MAX_UNFRAGMENTED;
 pub use security::{Admission, Presented, Security, TokenAdmission};

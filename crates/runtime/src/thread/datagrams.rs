@@ -3,7 +3,7 @@
 
 use super::*;
 
-impl<P: Protocol> NetLoop<P> {
+impl<P: Driver> NetLoop<P> {
     /// Turns a simulator on, reconfigures it, or turns it off. A reconfigured simulator
     /// keeps what is in flight on its old schedule (as a real path would); one turned
     /// off delivers what it still held at once rather than losing it.
@@ -124,7 +124,7 @@ impl<P: Protocol> NetLoop<P> {
 /// Hands a received datagram to the endpoint; one it refuses is counted for the log's
 /// summary by source (only while someone wants warnings: the comparison is two copies
 /// of the counters).
-fn hand_over<P: Protocol>(p: &mut ThreadParts<P>, tally: &mut DropTally, now: Micros, from: SocketAddr, data: &[u8]) {
+fn hand_over<P: Driver>(p: &mut ThreadParts<P>, tally: &mut DropTally, now: Micros, from: SocketAddr, data: &[u8]) {
     if !p.shared.log.wants(LogLevel::Warn) {
         p.proto.handle_datagram(now, from, data);
         return;

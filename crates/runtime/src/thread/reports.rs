@@ -3,13 +3,13 @@
 
 use super::*;
 
-impl<P: Protocol> NetLoop<P> {
+impl<P: Driver> NetLoop<P> {
     /// Moves events from the endpoint to the engine while the channel has room; the rest
     /// waits in the endpoint (see `to_engine.rs`).
     pub(super) fn forward_events(&mut self) {
         self.to_engine.retry_control();
         while self.to_engine.room_for_event() {
-            let Some((at, ev)) = self.p.proto.poll_event() else { break };
+            let Some((at, ev)) = self.p.proto.poll_event_timed() else { break };
             let ev = match ev {
                 Event::Connected { peer, addr, credential, binding } => {
                     if !self.peers.contains(&peer) {

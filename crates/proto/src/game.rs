@@ -44,6 +44,23 @@ pub const DEFAULT_MAX_FRAME_US: u64 = 250_000;
 /// The largest catch-up cap a session accepts: 10 s.
 pub const MAX_MAX_FRAME_US: u64 = 10_000_000;
 
+/// Settings that check themselves without building anything: every session config of
+/// this crate. One check serves both uses: [`check`](CheckedConfig::check) adds this
+/// config's problems to a list (so an owner can report its own fields beside them),
+/// [`validate`](CheckedConfig::validate) answers for this config alone.
+pub trait CheckedConfig {
+    /// Pushes every problem of these settings into `problems`, each under its field's
+    /// name.
+    fn check(&self, problems: &mut ConfigProblems);
+
+    /// Every problem at once, or `Ok`.
+    fn validate(&self) -> Result<(), ConfigProblems> {
+        let mut problems = ConfigProblems::new();
+        self.check(&mut problems);
+        problems.into_result()
+    }
+}
+
 /// What every session of one match agrees on.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct GameShape {

@@ -48,7 +48,7 @@ pub mod wire;
 // The engine's vocabulary and the game's shape.
 pub use engine::{AdvanceStatus, InputStatus, Inputs, NetSession, Request, ServerEventAt, Session, Tick};
 pub use game::{
-    ConfigProblem, ConfigProblems, DEFAULT_MAX_FRAME_US, GameShape, MAX_INPUT_SIZE, MAX_MAX_FRAME_US,
+    CheckedConfig, ConfigProblem, ConfigProblems, DEFAULT_MAX_FRAME_US, GameShape, MAX_INPUT_SIZE, MAX_MAX_FRAME_US,
     MAX_RELAY_PLAYERS, MAX_ROLLBACK_PLAYERS, MAX_TICK_RATE_HZ,
 };
 

@@ -20,6 +20,7 @@
 //! authoritative state reaches such a tick the checksums are compared, and a
 //! mismatch is a [`ClientSessionEvent::Desync`] with both values.
 
+use crate::game::CheckedConfig;
 use std::collections::VecDeque;
 use std::net::SocketAddr;
 
@@ -86,34 +87,6 @@ impl RelayClientSessionConfig {
         RelayClientSessionConfig { game, ..RelayClientSessionConfig::default() }
     }
 
-    /// Checks the settings without building a session (what [`RelayClientSession::new`]
-    /// checks): every bad field, by name.
-    pub fn validate(&self) -> Result<(), ConfigProblems> {
-        let mut p = ConfigProblems::new();
-        self.check(&mut p);
-        p.into_result()
-    }
-
-    /// Pushes every problem of these settings into `problems`, each under its field's
-    /// name: the shape's under `players`, `input_size`, `tick_rate_hz` and
-    /// `max_frame_us`, the sync layer's under `sync.` (`sync.send_interval`, ...).
-    pub fn check(&self, problems: &mut ConfigProblems) {
-        let p = problems;
-        self.game.check(MAX_RELAY_PLAYERS, p);
-        self.game.check_clock(p);
-        if !(1..=MAX_PREDICTION).contains(&self.max_prediction) {
-            p.push("max_prediction", format!("{} is not in 1..={MAX_PREDICTION}", self.max_prediction));
-        }
-        if self.max_catchup_ticks == 0 {
-            p.push("max_catchup_ticks", "0 is below 1 tick");
-        }
-        if self.sync.send_interval == 0 {
-            p.push("sync.send_interval", "0 is below 1 tick");
-        }
-        // The clock's tick length and catch-up cap are the shape's (checked above).
-        self.sync.tick.check_dilation("sync.tick.", p);
-    }
-
     /// Snapshots the engine must hold for a client with these settings: the predicted
     /// window plus the catch-up run, and room for the authoritative anchor.
     pub fn state_slots(&self) -> usize {
@@ -132,6 +105,28 @@ impl RelayClientSessionConfig {
         sync.input_size = Some(g.input_size);
         sync.max_players = Some(g.players as u32);
         sync
+    }
+}
+
+impl CheckedConfig for RelayClientSessionConfig {
+    /// Pushes every problem of these settings into `problems`, each under its field's
+    /// name: the shape's under `players`, `input_size`, `tick_rate_hz` and
+    /// `max_frame_us`, the sync layer's under `sync.` (`sync.send_interval`, ...).
+    fn check(&self, problems: &mut ConfigProblems) {
+        let p = problems;
+        self.game.check(MAX_RELAY_PLAYERS, p);
+        self.game.check_clock(p);
+        if !(1..=MAX_PREDICTION).contains(&self.max_prediction) {
+            p.push("max_prediction", format!("{} is not in 1..={MAX_PREDICTION}", self.max_prediction));
+        }
+        if self.max_catchup_ticks == 0 {
+            p.push("max_catchup_ticks", "0 is below 1 tick");
+        }
+        if self.sync.send_interval == 0 {
+            p.push("sync.send_interval", "0 is below 1 tick");
+        }
+        // The clock's tick length and catch-up cap are the shape's (checked above).
+        self.sync.tick.check_dilation("sync.tick.", p);
     }
 }
 

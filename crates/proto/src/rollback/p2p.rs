@@ -29,6 +29,7 @@ mod progress;
 mod proposals;
 mod reconcile;
 
+use crate::game::CheckedConfig;
 pub use config::{P2pConfig, P2pStats, PeerSyncStats, SessionError, p2p_timeouts_fit};
 use forensics::Dump;
 use peer::{Peer, Spectator};

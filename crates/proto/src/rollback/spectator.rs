@@ -5,6 +5,7 @@
 //! added mid-match first receives a state snapshot (on the reliable channel), which
 //! it hands to the engine as a `Restore` request, then the inputs from that tick.
 
+use crate::game::CheckedConfig;
 use std::collections::VecDeque;
 
 use super::PredictionMode;
@@ -51,19 +52,13 @@ impl SpectatorConfig {
     pub fn new(game: GameShape) -> Self {
         SpectatorConfig { game, ..SpectatorConfig::default() }
     }
+}
 
-    /// Checks the settings without building a session (what [`SpectatorSession::new`]
-    /// checks): every bad field, by name.
-    pub fn validate(&self) -> Result<(), ConfigProblems> {
-        let mut p = ConfigProblems::new();
-        self.check(&mut p);
-        p.into_result()
-    }
-
+impl CheckedConfig for SpectatorConfig {
     /// Pushes every problem of these settings into `problems`, each under its field's
     /// name (the shape's under `players`, `input_size`, `tick_rate_hz` and
     /// `max_frame_us`).
-    pub fn check(&self, problems: &mut ConfigProblems) {
+    fn check(&self, problems: &mut ConfigProblems) {
         self.game.check(MAX_ROLLBACK_PLAYERS, problems);
         self.game.check_catch_up(problems);
         if self.history < 64 {

@@ -3,6 +3,7 @@
 //! `max_frame_us`), with the player limits of the named constants; the sessions refuse
 //! what the configs report, with the same problems.
 
+use tickwire_proto::CheckedConfig;
 use tickwire_proto::{
     ClientSessionError, ConfigProblems, GameShape, MAX_INPUT_DELAY, MAX_INPUT_SIZE, MAX_PREDICTION, MAX_RELAY_PLAYERS,
     MAX_ROLLBACK_PLAYERS, P2pConfig, P2pSession, PlayerKind, RelayClientSession, RelayClientSessionConfig,

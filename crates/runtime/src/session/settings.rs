@@ -7,6 +7,7 @@
 //! [`GameShape::check`]): a setting is judged in one place. The constructors call it
 //! first.
 
+use tickwire_proto::CheckedConfig;
 use tickwire_proto::{
     ConfigProblems, GameShape, MAX_INPUT_DELAY, Micros, P2pConfig, PredictionMode, RelayClientSessionConfig,
     RelayServerSessionConfig, ReplaySession, SpectatorConfig, SyncTestSession,

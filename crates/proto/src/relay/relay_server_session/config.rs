@@ -2,6 +2,7 @@
 
 use crate::clock::Micros;
 use crate::engine::Tick;
+use crate::game::CheckedConfig;
 use crate::game::{ConfigProblems, GameShape, MAX_RELAY_PLAYERS};
 use crate::relay::relay_server::RelayServerConfig;
 use crate::tick::TickClockConfig;
@@ -62,26 +63,6 @@ impl RelayServerSessionConfig {
         RelayServerSessionConfig { game, ..RelayServerSessionConfig::default() }
     }
 
-    /// Checks the settings without building a session (what
-    /// [`RelayServerSession::new`](super::RelayServerSession::new) checks): every bad
-    /// field, by name.
-    pub fn validate(&self) -> Result<(), ConfigProblems> {
-        let mut p = ConfigProblems::new();
-        self.check(&mut p);
-        p.into_result()
-    }
-
-    /// Pushes every problem of these settings into `problems`, each under its field's
-    /// name: the shape's under `players`, `input_size`, `tick_rate_hz` and
-    /// `max_frame_us`, the sync layer's under `relay.` (`relay.send_interval`, ...).
-    pub fn check(&self, problems: &mut ConfigProblems) {
-        self.game.check(MAX_RELAY_PLAYERS, problems);
-        self.game.check_clock(problems);
-        // The sync layer's shape fields are the session's to set (`sync_config`); the
-        // input size it is raised to is checked with the shape.
-        self.relay.check_knobs("relay.", problems);
-    }
-
     /// Snapshots the engine must hold for a server with these settings.
     pub fn state_slots(&self) -> usize {
         SERVER_STATE_SLOTS
@@ -101,6 +82,19 @@ impl RelayServerSessionConfig {
     /// The server's master clock: steady, at the game's tick rate.
     pub(super) fn clock(&self) -> TickClockConfig {
         self.game.clock()
+    }
+}
+
+impl CheckedConfig for RelayServerSessionConfig {
+    /// Pushes every problem of these settings into `problems`, each under its field's
+    /// name: the shape's under `players`, `input_size`, `tick_rate_hz` and
+    /// `max_frame_us`, the sync layer's under `relay.` (`relay.send_interval`, ...).
+    fn check(&self, problems: &mut ConfigProblems) {
+        self.game.check(MAX_RELAY_PLAYERS, problems);
+        self.game.check_clock(problems);
+        // The sync layer's shape fields are the session's to set (`sync_config`); the
+        // input size it is raised to is checked with the shape.
+        self.relay.check_knobs("relay.", problems);
     }
 }
 

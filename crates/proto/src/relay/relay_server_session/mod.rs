@@ -27,6 +27,7 @@ mod config;
 mod events;
 mod stats;
 
+use crate::game::CheckedConfig;
 use std::collections::VecDeque;
 
 use super::join::{self, Welcome};

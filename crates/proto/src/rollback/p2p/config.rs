@@ -1,6 +1,7 @@
 //! Settings and statistics of a [`P2pSession`](super::P2pSession).
 
 use super::*;
+use crate::game::CheckedConfig;
 use crate::game::{ConfigProblems, GameShape, MAX_INPUT_SIZE, MAX_ROLLBACK_PLAYERS};
 
 /// Settings of a [`P2pSession`].
@@ -96,18 +97,21 @@ impl P2pConfig {
         P2pConfig { game, ..P2pConfig::default() }
     }
 
-    /// Checks the settings without building a session (what [`P2pSession::new`]
-    /// checks before looking at the player list): every bad field, by name.
-    pub fn validate(&self) -> Result<(), ConfigProblems> {
-        let mut p = ConfigProblems::new();
-        self.check(&mut p);
-        p.into_result()
+    /// The number of snapshots a session with these settings asks the engine to hold
+    /// (its `state_slots()`), known before the session exists: engines size their
+    /// snapshot array at setup, while a networked session is built only once its
+    /// peers have connected.
+    pub fn state_slots(&self) -> usize {
+        let check = if self.desync_interval > 0 { self.check_slots } else { 0 };
+        self.max_prediction as usize + 2 + check
     }
+}
 
+impl CheckedConfig for P2pConfig {
     /// Pushes every problem of these settings into `problems`, each under its field's
     /// name (the shape's under `players`, `input_size`, `tick_rate_hz` and
     /// `max_frame_us`).
-    pub fn check(&self, problems: &mut ConfigProblems) {
+    fn check(&self, problems: &mut ConfigProblems) {
         let p = problems;
         let g = &self.game;
         g.check(MAX_ROLLBACK_PLAYERS, p);
@@ -146,15 +150,6 @@ impl P2pConfig {
                 ),
             );
         }
-    }
-
-    /// The number of snapshots a session with these settings asks the engine to hold
-    /// (its `state_slots()`), known before the session exists: engines size their
-    /// snapshot array at setup, while a networked session is built only once its
-    /// peers have connected.
-    pub fn state_slots(&self) -> usize {
-        let check = if self.desync_interval > 0 { self.check_slots } else { 0 };
-        self.max_prediction as usize + 2 + check
     }
 }
 

@@ -14,6 +14,7 @@
 
 mod roster;
 
+use crate::game::CheckedConfig;
 use std::collections::VecDeque;
 use std::net::SocketAddr;
 

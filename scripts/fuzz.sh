@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
-# Runs the cargo-fuzz targets of fuzz/ (tickwire_proto::fuzz) on nightly Rust, each for
-# SECONDS (default 60), or only the TARGETs named. Installs cargo-fuzz if missing.
+# Runs the cargo-fuzz targets of fuzz/ (tickwire_fuzzing, crates/fuzzing) on nightly
+# Rust, each for SECONDS (default 60), or only the TARGETs named. Installs cargo-fuzz if
+# missing.
 #
 # Each run starts from the committed corpus (fuzz/corpus/<target>/, less the inputs
 # on the corpus test's skip list, copied to build/fuzz/seeds/<target>/) and writes the new inputs it finds to build/fuzz/corpus/<target>/ and any crash, hang or
 # out-of-memory input to build/fuzz/artifacts/<target>/; its log is
 # build/fuzz/logs/<target>.log. A crash worth keeping goes into fuzz/corpus/<target>/
-# as regress-<what> (the stable test tests/fuzz_corpus.rs replays it from then on).
+# as regress-<what> (the stable test crates/fuzzing/tests/fuzz_corpus.rs replays it
+# from then on).
 #
 # Prints the executions per target and every crash; the last line is
 # "N passed, N failed", and the exit status is non-zero if a target failed.
@@ -51,10 +53,10 @@ mkdir -p "$OUT/logs"
 echo "== cargo +nightly fuzz build (debug assertions on)"
 (cd fuzz && cargo +nightly fuzz build)
 
-# The corpus test's skip list ("<target>/<file>: why" lines in tests/fuzz_corpus.rs):
-# inputs that still crash on this branch, left out of the seeds so that the run
-# fuzzes instead of stopping at them.
-skipped="$(grep -oE '^ *"[a-z0-9_]+/[^:"]+: ' crates/proto/tests/fuzz_corpus.rs | sed -E 's/^ *"//; s/: $//' || true)"
+# The corpus test's skip list ("<target>/<file>: why" lines in
+# crates/fuzzing/tests/fuzz_corpus.rs): inputs that still crash on this branch, left
+# out of the seeds so that the run fuzzes instead of stopping at them.
+skipped="$(grep -oE '^ *"[a-z0-9_]+/[^:"]+: ' crates/fuzzing/tests/fuzz_corpus.rs | sed -E 's/^ *"//; s/: $//' || true)"
 
 passed=0
 failed=0
@@ -66,7 +68,7 @@ for t in "${targets[@]}"; do
     cp fuzz/corpus/"$t"/* "$OUT/seeds/$t/"
     for s in $skipped; do
         if [ "${s%%/*}" = "$t" ]; then
-            echo "   leaving out fuzz/corpus/$s (skip list in crates/proto/tests/fuzz_corpus.rs)"
+            echo "   leaving out fuzz/corpus/$s (skip list in crates/fuzzing/tests/fuzz_corpus.rs)"
             rm -f "$OUT/seeds/$s"
         fi
     done

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Everything: cargo test (all targets, plus doctests, and the committed fuzz corpus
-# replayed through the fuzz targets), then the C ABI checks: the C
+# Everything: cargo test (all targets, the committed fuzz corpus replayed through the
+# fuzz targets among them, plus doctests), then the C ABI checks: the C
 # examples (loopback, P2P, relay), the C misuse test and the C identity test built as strict C11,
 # syntax-checked as C++17, run, and run under valgrind (against the debug and the
 # optimized library). Then the bindings: C# (built with mcs -langversion:7.2, tests run
@@ -59,12 +59,14 @@ cargo test --workspace --doc || cargo_ok=0
 # steadily. They are #[ignore]d in the parallel run above.
 echo "== cargo test -p tickwire-runtime --lib -- --ignored busy_poller_ --test-threads=1"
 cargo test -p tickwire-runtime --lib -- --ignored busy_poller_ --test-threads=1 || cargo_ok=0
-# The fuzz targets (tickwire-proto's `fuzzing` feature, off in every other build): lint
-# them, and replay every committed input of fuzz/corpus/ through them on stable.
+# The fuzz targets are a workspace member (tickwire-fuzzing, crates/fuzzing): the runs
+# above lint them and replay every committed input of fuzz/corpus/ through them
+# (its tests/fuzz_corpus.rs). It turns on tickwire-proto's `fuzzing` feature, so those
+# runs build proto with it: lint proto alone as well, as shipped (without it) and with it.
+echo "== cargo clippy -p tickwire-proto --all-targets -- -D warnings (no fuzzing feature)"
+cargo clippy -p tickwire-proto --all-targets -- -D warnings || cargo_ok=0
 echo "== cargo clippy -p tickwire-proto --all-targets --features fuzzing -- -D warnings"
 cargo clippy -p tickwire-proto --all-targets --features fuzzing -- -D warnings || cargo_ok=0
-echo "== cargo test -p tickwire-proto --features fuzzing --test fuzz_corpus"
-cargo test -p tickwire-proto --features fuzzing --test fuzz_corpus || cargo_ok=0
 # The shipped library first (no test hooks), kept aside for the layering checks; then
 # the library the C programs link, with the tw_debug_* hooks the misuse test calls.
 SHIPPED="$ROOT/build/shipped"
@@ -99,6 +101,14 @@ proto_has_no_io_crates() {
     ! echo "$deps" | grep -Ex 'socket2|crossbeam-channel|crossbeam-.*|libc|mio|tokio|getrandom|windows-sys'
 }
 check "tickwire-proto depends on no socket, thread, channel or OS crate (cargo tree)" proto_has_no_io_crates
+# The shipped library's tickwire-proto is built without the `fuzzing` feature (only
+# tickwire-fuzzing turns it on, and nothing shipped depends on that).
+shipped_has_no_fuzzing() {
+    local tree
+    tree="$(cargo tree -p tickwire -e features --prefix none)" || return 1
+    ! echo "$tree" | grep -F fuzzing
+}
+check "the shipped library's tickwire-proto has no fuzzing feature (cargo tree)" shipped_has_no_fuzzing
 # The shipped library exports the header's functions and nothing of the tests or the lab.
 shipped_has_no_test_code() {
     local exported header

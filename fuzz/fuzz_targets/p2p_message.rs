@@ -1,3 +1,3 @@
 #![no_main]
 
-libfuzzer_sys::fuzz_target!(|data: &[u8]| tickwire_proto::fuzz::p2p_message(data));
+libfuzzer_sys::fuzz_target!(|data: &[u8]| tickwire_fuzzing::p2p_message(data));

@@ -1,3 +1,3 @@
 #![no_main]
 
-libfuzzer_sys::fuzz_target!(|data: &[u8]| tickwire_proto::fuzz::relay_server(data));
+libfuzzer_sys::fuzz_target!(|data: &[u8]| tickwire_fuzzing::relay_server(data));

@@ -1,3 +1,3 @@
 #![no_main]
 
-libfuzzer_sys::fuzz_target!(|data: &[u8]| tickwire_proto::fuzz::replay(data));
+libfuzzer_sys::fuzz_target!(|data: &[u8]| tickwire_fuzzing::replay(data));

@@ -21,17 +21,17 @@
 //! - the clocks ([`Micros`], [`TickClock`]), the transport ([`Endpoint`], which a
 //!   caller feeds datagrams and drains), and the simulator;
 //! - [`wire`]: the byte formats, for tools that read or write them;
-//! - `fuzz`, with the `fuzzing` feature only: the fuzz targets (`fuzz/`, and the corpus
-//!   replay test).
+//! - `fuzzing`, with the `fuzzing` feature only: the few internals the fuzz targets
+//!   (`tickwire-fuzzing`) reach; not API.
 
 #![forbid(unsafe_code)]
 #![warn(unreachable_pub, missing_docs)]
 
 mod clock;
 mod engine;
-// The fuzz targets: the fuzzers (fuzz/) and tests/fuzz_corpus.rs turn this on.
+// Internals for the fuzz targets only (crates/fuzzing turns the feature on).
 #[cfg(feature = "fuzzing")]
-pub mod fuzz;
+pub mod fuzzing;
 mod game;
 mod jitter;
 mod netsim;
@@ -39,6 +39,9 @@ mod relay;
 mod rng;
 mod rollback;
 mod sim;
+// Its items are `pub` for `fuzzing` to re-export; without the feature they reach no
+// further than the crate.
+#[cfg_attr(not(feature = "fuzzing"), allow(unreachable_pub))]
 mod stream;
 mod sync;
 mod tick;

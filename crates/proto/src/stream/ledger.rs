@@ -16,7 +16,7 @@ use crate::engine::Tick;
 
 /// How to send now: the figures of the link and of the receiver.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub(crate) struct SendPlan {
+pub struct SendPlan {
     /// Copies of a tick in its first round (at least 1).
     pub copies: u8,
     /// Copies of a tick in each round after a resend.
@@ -30,7 +30,7 @@ pub(crate) struct SendPlan {
 
 /// Why a tick is chosen.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Reason {
+pub enum Reason {
     /// Never sent, or its resend timeout passed: it starts a round.
     Due,
     /// A redundant copy within its round.
@@ -39,7 +39,7 @@ pub(crate) enum Reason {
 
 /// Where the next datagram of a contiguous-run format starts, and where it ends.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct Run {
+pub struct Run {
     /// The ticks to carry (empty: nothing is owed; the datagram may still go for what
     /// else it carries).
     pub ticks: Range<Tick>,
@@ -88,7 +88,7 @@ impl Record {
 
 /// The sender's record of one stream. See the module docs.
 #[derive(Debug, Clone)]
-pub(crate) struct SendLedger {
+pub struct SendLedger {
     /// The first tick of the stream.
     start: Tick,
     /// Every tick before this one is acknowledged.
@@ -105,13 +105,13 @@ pub(crate) struct SendLedger {
 impl SendLedger {
     /// A stream from `start` whose records reach over `room` ticks: the most any
     /// window or sender's history spans.
-    pub(crate) fn new(start: Tick, room: usize) -> Self {
+    pub fn new(start: Tick, room: usize) -> Self {
         let n = room.max(1).next_power_of_two();
         SendLedger { start, acked: start, sent_end: start, known_end: start, records: vec![Record::default(); n] }
     }
 
     /// Starts the stream again at `start`: nothing sent, nothing acknowledged.
-    pub(crate) fn rebase(&mut self, start: Tick) {
+    pub fn rebase(&mut self, start: Tick) {
         self.start = start;
         self.acked = start;
         self.sent_end = start;
@@ -119,17 +119,17 @@ impl SendLedger {
     }
 
     /// The first tick of the stream.
-    pub(crate) fn start(&self) -> Tick {
+    pub fn start(&self) -> Tick {
         self.start
     }
 
     /// Every tick before this one is acknowledged: the oldest the receiver needs.
-    pub(crate) fn acked(&self) -> Tick {
+    pub fn acked(&self) -> Tick {
         self.acked
     }
 
     /// One past the newest tick sent: no honest acknowledgement goes beyond it.
-    pub(crate) fn sent_end(&self) -> Tick {
+    pub fn sent_end(&self) -> Tick {
         self.sent_end
     }
 
@@ -146,20 +146,20 @@ impl SendLedger {
     /// The receiver holds every tick before `next`, held at `limit` (one past the
     /// newest tick formed or sent: a lying acknowledgement must not stop what comes
     /// later). Never moves back.
-    pub(crate) fn ack(&mut self, next: Tick, limit: Tick) {
+    pub fn ack(&mut self, next: Tick, limit: Tick) {
         self.acked = self.acked.max(next.min(limit));
     }
 
     /// The receiver's latest word on what it needs, even below an earlier one (the
     /// caller has checked it against [`SendLedger::sent_end`]): a receiver that lost
     /// what it had acknowledged is sent it again, within the records kept.
-    pub(crate) fn set_ack(&mut self, next: Tick) {
+    pub fn set_ack(&mut self, next: Tick) {
         self.acked = next.max(self.start);
     }
 
     /// The receiver holds the ticks of bitmap `sack` (bit `j` of byte `i`: tick
     /// `next + 1 + 8i + j`), those before `limit` taken.
-    pub(crate) fn sack(&mut self, next: Tick, sack: &[u8], limit: Tick) {
+    pub fn sack(&mut self, next: Tick, sack: &[u8], limit: Tick) {
         for (i, &byte) in sack.iter().enumerate().take(SACK_BYTES) {
             let mut bits = byte;
             while bits != 0 {
@@ -198,7 +198,7 @@ impl SendLedger {
     /// with why each goes: the [`Reason::Due`] ones first, then the [`Reason::Copy`]
     /// ones. The caller takes what fits and books each tick it sent with
     /// [`SendLedger::book`].
-    pub(crate) fn due(
+    pub fn due(
         &mut self,
         now: Micros,
         avail: Range<Tick>,
@@ -215,7 +215,7 @@ impl SendLedger {
     }
 
     /// Books `tick` as sent at `now` for `reason`; true if it had been sent before.
-    pub(crate) fn book(&mut self, tick: Tick, now: Micros, reason: Reason) -> bool {
+    pub fn book(&mut self, tick: Tick, now: Micros, reason: Reason) -> bool {
         let Some(r) = self.record(tick) else { return false };
         let before = r.book(now, Some(reason));
         self.sent_end = self.sent_end.max(tick.saturating_add(1));
@@ -230,14 +230,7 @@ impl SendLedger {
     /// timeout for an acknowledgement that is late, not merely in flight), or else at
     /// the newest ticks that fit: starting at the oldest owed every time would send
     /// the same old ticks again and again and the new ones never.
-    pub(crate) fn run(
-        &mut self,
-        now: Micros,
-        avail: Range<Tick>,
-        plan: &SendPlan,
-        room: usize,
-        late_after: Micros,
-    ) -> Run {
+    pub fn run(&mut self, now: Micros, avail: Range<Tick>, plan: &SendPlan, room: usize, late_after: Micros) -> Run {
         let span = self.span(&avail, plan);
         let mask = self.records.len() - 1;
         let room = Tick::try_from(room).unwrap_or(Tick::MAX);
@@ -260,7 +253,7 @@ impl SendLedger {
 
     /// Books a run of ticks ([`SendLedger::run`]) as sent at `now`: each owed tick as
     /// for its reason, each other as one more copy.
-    pub(crate) fn book_run(&mut self, ticks: Range<Tick>, now: Micros, plan: &SendPlan) {
+    pub fn book_run(&mut self, ticks: Range<Tick>, now: Micros, plan: &SendPlan) {
         for t in ticks.clone() {
             if let Some(r) = self.record(t) {
                 let reason = r.class(now, plan);

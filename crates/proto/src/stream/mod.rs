@@ -28,5 +28,5 @@ mod window;
 #[cfg(test)]
 mod tests;
 
-pub(crate) use ledger::{Reason, SendLedger, SendPlan};
-pub(crate) use window::{ROOM, ReceiveWindow, SACK_BYTES};
+pub use ledger::{Reason, SendLedger, SendPlan};
+pub use window::{ROOM, ReceiveWindow, SACK_BYTES};

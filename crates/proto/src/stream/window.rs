@@ -5,53 +5,53 @@ use crate::engine::Tick;
 
 /// Ticks a receiver holds from the next one expected: the most any sender's window
 /// reaches past the acknowledged tick.
-pub(crate) const ROOM: usize = 256;
+pub const ROOM: usize = 256;
 
 /// Bytes of the bitmap of ticks held past the next one expected (bit `j` of byte `i`:
 /// tick `next + 1 + 8i + j`).
-pub(crate) const SACK_BYTES: usize = (ROOM - 1).div_ceil(8);
+pub const SACK_BYTES: usize = (ROOM - 1).div_ceil(8);
 
 const WORDS: usize = ROOM / 64;
 
 /// What a receiver holds of a stream: the next tick expected in order (None before
 /// the stream starts), and one bit per tick of the [`ROOM`] from it, in a ring by tick.
-#[derive(Debug, Clone)]
-pub(crate) struct ReceiveWindow {
+#[derive(Debug, Clone, Default)]
+pub struct ReceiveWindow {
     next: Option<Tick>,
     held: [u64; WORDS],
 }
 
 impl ReceiveWindow {
     /// A window before its stream starts.
-    pub(crate) fn new() -> Self {
+    pub fn new() -> Self {
         ReceiveWindow { next: None, held: [0; WORDS] }
     }
 
     /// The next tick expected in order (None before the stream starts).
-    pub(crate) fn next(&self) -> Option<Tick> {
+    pub fn next(&self) -> Option<Tick> {
         self.next
     }
 
     /// Forgets everything: the stream has not started.
-    pub(crate) fn reset(&mut self) {
+    pub fn reset(&mut self) {
         self.next = None;
         self.held = [0; WORDS];
     }
 
     /// Starts the stream at `next`, holding nothing.
-    pub(crate) fn start(&mut self, next: Tick) {
+    pub fn start(&mut self, next: Tick) {
         self.held = [0; WORDS];
         self.next = Some(next);
     }
 
     /// Whether `tick` is within the room from the next tick expected.
-    pub(crate) fn fits(&self, tick: Tick) -> bool {
+    pub fn fits(&self, tick: Tick) -> bool {
         self.next.is_some_and(|n| tick >= n && tick - n < ROOM as Tick)
     }
 
     /// Records whether `tick` is held (whole and ready); ticks outside the room are
     /// ignored.
-    pub(crate) fn set(&mut self, tick: Tick, held: bool) {
+    pub fn set(&mut self, tick: Tick, held: bool) {
         if !self.fits(tick) {
             return;
         }
@@ -65,7 +65,7 @@ impl ReceiveWindow {
     }
 
     /// The next tick expected was taken in order: the one after it is expected now.
-    pub(crate) fn advance(&mut self) {
+    pub fn advance(&mut self) {
         if let Some(n) = self.next {
             self.set(n, false);
             self.next = Some(n.saturating_add(1));
@@ -75,7 +75,7 @@ impl ReceiveWindow {
     /// The acknowledgement: the next tick expected (every one before it was taken in
     /// order; None before the stream starts), and the bitmap of ticks held past it in
     /// `sack`, whose used length is returned.
-    pub(crate) fn ack(&self, sack: &mut [u8; SACK_BYTES]) -> (Option<Tick>, usize) {
+    pub fn ack(&self, sack: &mut [u8; SACK_BYTES]) -> (Option<Tick>, usize) {
         *sack = [0; SACK_BYTES];
         let Some(next) = self.next else { return (None, 0) };
         let origin = next as usize % ROOM;

@@ -3,13 +3,13 @@
 //! named as the file it is in. Run one with a filter, e.g. `cargo test -p
 //! tickwire-proto --test proto relay_scale::`.
 //!
-//! Nine are binaries of their own (`tests/*.rs`), each saying why: the ones that
-//! install a counting global allocator, which sees every thread of the process, so
-//! nothing else may run beside them (`transport_alloc.rs`, `rollback_alloc.rs`,
+//! Eight are binaries of their own (`tests/*.rs`), each saying why: they install a
+//! counting global allocator, which sees every thread of the process, so nothing else
+//! may run beside them (`transport_alloc.rs`, `rollback_alloc.rs`,
 //! `relay_predict_alloc.rs`, `relay_server_alloc.rs`, `transport_hostile.rs`, and the
 //! heap-peak tests through `support/heap.rs`: `hostile_p2p.rs`, `hostile_relay.rs`,
-//! `transport_per_address.rs`), and the fuzz corpus replay (`fuzz_corpus.rs`), which
-//! needs the `fuzzing` feature.
+//! `transport_per_address.rs`). The fuzz corpus replay is `tickwire-fuzzing`'s
+//! (`crates/fuzzing/tests/fuzz_corpus.rs`).
 
 #[path = "../support/mod.rs"]
 mod support;

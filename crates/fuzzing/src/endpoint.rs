@@ -7,13 +7,12 @@ use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
 use super::Input;
 use super::decoders::{PID, patch_prefix};
 use super::relay::reason;
-use crate::clock::Micros;
-use crate::transport::{
-    CHANNEL_RELIABLE, CHANNEL_SEQUENCED, CHANNEL_UNRELIABLE, DisconnectReason, Endpoint, EndpointConfig, Event,
-    MAX_UNRELIABLE, PeerId, Security,
-};
-use crate::wire::{
+use tickwire_proto::wire::{
     self, AckFields, ConnectResponse, MAX_DATAGRAM_SIZE, Packet, PayloadHeader, TAG_SIZE, decode_packet,
+};
+use tickwire_proto::{
+    CHANNEL_RELIABLE, CHANNEL_SEQUENCED, CHANNEL_UNRELIABLE, DisconnectReason, Endpoint, EndpointConfig,
+    MAX_UNRELIABLE, Micros, NetEvent as Event, PeerId, Security,
 };
 
 /// Operations one input may ask for (each takes at least one byte anyway).

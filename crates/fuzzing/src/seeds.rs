@@ -1,20 +1,16 @@
 //! The committed corpus: a handful of valid inputs per target, built from real
 //! messages, and a regression input for each defect of hostile input a target can express
-//! (`regress-<what>`). `cargo test -p tickwire-proto --features fuzzing --test
-//! fuzz_corpus -- --ignored write_corpus` writes them to `fuzz/corpus/<target>/`.
+//! (`regress-<what>`). `cargo test -p tickwire-fuzzing --test fuzz_corpus -- --ignored
+//! write_corpus` writes them to `fuzz/corpus/<target>/`.
 //!
 //! The session and endpoint inputs are operation streams: each builder below writes
 //! the bytes in the order its target reads them (see the targets' match arms).
 
-use crate::engine::InputStatus;
-use crate::relay::join::{self, Hello, Welcome};
-use crate::relay::messages::{self, MarginReport, PlayerStep, UpdateHead};
-use crate::relay::step_codec::{self, StepForm};
-use crate::rollback::message::{self, Header, KIND_INPUT, KIND_SPECTATE, KIND_SPECTATOR_ACK};
-use crate::rollback::{DesyncDump, ReplayRecorder};
-use crate::transport::DisconnectReason;
-use crate::transport::token::{SEALED_PRIVATE_SIZE, TOKEN_NONCE_SIZE};
-use crate::wire::{self, AckFields, ConnectResponse, PayloadHeader, TokenPart};
+use tickwire_proto::token::{SEALED_PRIVATE_SIZE, TOKEN_NONCE_SIZE};
+use tickwire_proto::wire::p2p::{Header, KIND_INPUT, KIND_SPECTATE, KIND_SPECTATOR_ACK};
+use tickwire_proto::wire::relay::{Hello, MarginReport, PlayerStep, StepForm, UpdateHead, Welcome};
+use tickwire_proto::wire::{self, AckFields, ConnectResponse, PayloadHeader, TokenPart};
+use tickwire_proto::{DesyncDump, DisconnectReason, InputStatus, ReplayRecorder};
 
 use super::decoders::PID;
 
@@ -89,7 +85,7 @@ fn with(first: u8, rest: &[u8]) -> Vec<u8> {
 fn p2p_msg(h: &Header, inputs: &[u8], disconnects: &[(u16, u32)], reports: &[(u32, u64)], digests: &[u128]) -> Vec<u8> {
     let mut out = Vec::new();
     let p = h.players as usize;
-    message::encode(
+    wire::p2p::encode(
         &mut out,
         h,
         2,
@@ -103,7 +99,7 @@ fn p2p_msg(h: &Header, inputs: &[u8], disconnects: &[(u16, u32)], reports: &[(u3
 
 fn update(head: &UpdateHead, margins: &[MarginReport], checks: &[(u32, u64)], first: u32, steps: usize) -> Vec<u8> {
     let mut out = Vec::new();
-    messages::encode_server_update_head(&mut out, head, margins, checks, first);
+    wire::relay::encode_server_update_head(&mut out, head, margins, checks, first);
     let (mut prev, mut full, mut delta) = (Vec::new(), Vec::new(), Vec::new());
     for i in 0..steps {
         let players = [
@@ -111,13 +107,13 @@ fn update(head: &UpdateHead, margins: &[MarginReport], checks: &[(u32, u64)], fi
             PlayerStep { player: 2, accepted: 0, inputs: vec![vec![0, 0]] },
         ];
         full.clear();
-        messages::write_step(&mut full, &players);
-        step_codec::encode_delta(&mut delta, &prev, &full);
+        wire::relay::write_step(&mut full, &players);
+        wire::relay::encode_delta(&mut delta, &prev, &full);
         let (form, body) = if i == 0 { (StepForm::Full, &full) } else { (StepForm::Delta, &delta) };
-        step_codec::write_entry(&mut out, i as u16, form, body);
+        wire::relay::write_entry(&mut out, i as u16, form, body);
         std::mem::swap(&mut prev, &mut full);
     }
-    messages::set_entry_count(&mut out, margins.len(), checks.len(), steps as u8);
+    wire::relay::set_entry_count(&mut out, margins.len(), checks.len(), steps as u8);
     out
 }
 
@@ -220,23 +216,23 @@ fn decoders(c: &mut Vec<Entry>) {
     put(c, "p2p_message", "regress-ack-from-the-future", with(1, &p2p_msg(&lie, &[], &[], &[], &[])));
 
     // relay_messages: Hello (0), Welcome (1), ClientInputs (2, max input 8), ServerUpdate (3).
-    join::encode_hello(&mut b, &Hello { token: join::SessionToken::NONE, input_size: 2, max_players: 4 });
+    wire::relay::encode_hello(&mut b, &Hello { token: wire::relay::SessionToken::NONE, input_size: 2, max_players: 4 });
     put(c, "relay_messages", "hello", with(0, &b));
     let w = Welcome {
         player: 1,
-        token: join::SessionToken([0xab; 16]),
+        token: wire::relay::SessionToken([0xab; 16]),
         tick: 300,
         input_size: 2,
         max_players: 4,
         state: b"state",
     };
-    join::encode_welcome(&mut b, &w);
+    wire::relay::encode_welcome(&mut b, &w);
     put(c, "relay_messages", "welcome", with(1, &b));
     // A Welcome at the last tick.
-    join::encode_welcome(&mut b, &Welcome { tick: u32::MAX, ..w });
+    wire::relay::encode_welcome(&mut b, &Welcome { tick: u32::MAX, ..w });
     put(c, "relay_messages", "regress-welcome-tick-max", with(1, &b));
     let ins: [&[u8]; 3] = [&[1, 0], &[1, 0], &[2, 0]];
-    messages::encode_client_inputs(&mut b, 99, &[0b11], 140, ins.into_iter());
+    wire::relay::encode_client_inputs(&mut b, 99, &[0b11], 140, ins.into_iter());
     put(c, "relay_messages", "client-inputs", with(2 | 8 << 2, &b));
     let margins =
         [MarginReport { tick: 139, margin: 1.5, copy: 0 }, MarginReport { tick: 140, margin: -0.25, copy: 1 }];

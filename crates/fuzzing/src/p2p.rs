@@ -5,13 +5,15 @@ use super::Input;
 use super::engine::{Answer, Engine};
 use super::fake::FakeTransport;
 use super::relay::reason;
-use crate::clock::Micros;
-use crate::engine::Tick;
-use crate::game::GameShape;
-use crate::rollback::message::{self, Header, KIND_INPUT, KIND_SPECTATE};
-use crate::rollback::p2p::KIND_SNAPSHOT_BYTE;
-use crate::rollback::{DesyncDump, P2pConfig, P2pSession, PlayerKind, Replay, SpectatorConfig, SpectatorSession};
-use crate::transport::PeerId;
+use tickwire_proto::fuzzing::KIND_SNAPSHOT_BYTE;
+use tickwire_proto::wire::{
+    self,
+    p2p::{Header, KIND_INPUT, KIND_SPECTATE},
+};
+use tickwire_proto::{
+    DesyncDump, GameShape, Micros, P2pConfig, P2pSession, PeerId, PlayerKind, Replay, SpectatorConfig,
+    SpectatorSession, Tick,
+};
 
 const MAX_OPS: usize = 4096;
 /// Advances one input may run in all.
@@ -56,7 +58,7 @@ fn peer_message(inp: &mut Input<'_>, kind: u8, players: usize, match_players: us
         }
     };
     let p = h.players as usize;
-    message::encode(
+    wire::p2p::encode(
         out,
         &h,
         INPUT_SIZE,

@@ -7,7 +7,7 @@
 //! save and advance say it is; every advance carries one input per player, of the
 //! session's input size.
 
-use crate::engine::{Request, Tick};
+use tickwire_proto::{Request, Tick};
 
 pub(crate) struct Engine {
     players: usize,
@@ -85,7 +85,7 @@ impl Engine {
                 None
             }
             Request::Restore { tick, state } => {
-                self.state = crate::rollback::fnv1a64(state);
+                self.state = tickwire_proto::fnv1a64(state);
                 self.tick = Some(tick);
                 None
             }

@@ -1,12 +1,14 @@
-//! Fuzz targets (the `fuzzing` cargo feature; never part of a shipped build).
+//! tickwire's fuzz targets (never part of a shipped build).
 //!
 //! One plain function per target, `fn(&[u8])`, that must return for every input
 //! without panicking, hanging or allocating without bound, and that checks the
-//! target's oracles with `assert!`. They live inside the crate so they can reach its
-//! private decoders and state machines. Two drivers call them: the cargo-fuzz crate in
-//! `fuzz/` (one `fuzz_targets/<name>.rs` per target, `scripts/fuzz.sh` runs them on
-//! nightly) and the stable test `tests/fuzz_corpus.rs`, which replays every committed
-//! input of `fuzz/corpus/<name>/` under a time budget.
+//! target's oracles with `assert!`. They drive `tickwire-proto` through its public API,
+//! and through `tickwire_proto::fuzzing` (its `fuzzing` feature, which this crate turns
+//! on) for the few internals that are not public: the tick stream, a relay step's
+//! decoder and fragment head, a frame's writer. Two drivers call them: the cargo-fuzz
+//! crate in `fuzz/` (one `fuzz_targets/<name>.rs` per target, `scripts/fuzz.sh` runs
+//! them on nightly) and the stable test `tests/fuzz_corpus.rs`, which replays every
+//! committed input of `fuzz/corpus/<name>/` under a time budget.
 //!
 //! | target | what it drives | oracles |
 //! |---|---|---|
@@ -20,6 +22,9 @@
 //! | [`handshake`] | an encrypted server (match secrets or connect tokens), a real client over a hostile link, forged handshake packets | only the right credential connects; forged or flipped packets deliver, open and close nothing; no amplification; at most `max_incoming` connections |
 //! | [`relay_server`], [`relay_client`], [`p2p_session`], [`spectator`] | a session fed messages, time and engine answers | the engine contract (slots, ticks, input sizes), dumps and replays it writes decode |
 //! | [`tick_stream`] | the tick stream's sender ledger and receive window over a lossy link, with any plan, time, tick, ack and bitmap | nothing acknowledged or held is sent again, nothing past the window or the sender's ticks; the ack never passes the newest tick; a run exactly when something is owed; the receiver's bitmap says what it holds |
+
+#![forbid(unsafe_code)]
+#![warn(unreachable_pub, missing_docs)]
 
 mod decoders;
 mod endpoint;

@@ -1,21 +1,17 @@
 //! Replays every committed fuzz input (`fuzz/corpus/<target>/*`) through the same
-//! target functions cargo-fuzz runs (`tickwire_proto::fuzz`), on stable Rust: each
-//! input in its own thread, failing if it panics or takes longer than [`BUDGET`].
+//! target functions cargo-fuzz runs (`tickwire_fuzzing`), on stable Rust: each input
+//! in its own thread, failing if it panics or takes longer than [`BUDGET`].
 //! `scripts/fuzz.sh` is the nightly side (coverage-guided runs that grow the corpus).
 //!
-//! Run: `cargo test -p tickwire-proto --features fuzzing --test fuzz_corpus`
-//! (`-- --nocapture` prints the summary per target).
-//!
-//! A binary of its own, not a module of `tests/proto/`: it needs the `fuzzing` feature
-//! (`required-features` in Cargo.toml), and `tests/run.sh` runs it with that feature
-//! after the suite without rebuilding the suite's binary.
+//! Run: `cargo test -p tickwire-fuzzing --test fuzz_corpus` (`-- --nocapture` prints
+//! the summary per target).
 
 use std::path::{Path, PathBuf};
 use std::sync::mpsc;
 use std::thread;
 use std::time::{Duration, Instant};
 
-use tickwire_proto::fuzz::TARGETS;
+use tickwire_fuzzing::TARGETS;
 
 /// Longest one input may run (a debug build; libFuzzer runs them optimized).
 const BUDGET: Duration = Duration::from_secs(2);
@@ -122,15 +118,15 @@ fn every_committed_fuzz_input_passes_its_target() {
     assert!(failures.is_empty(), "failing fuzz inputs:\n{}", failures.join("\n"));
 }
 
-/// Writes the seeds and regression inputs (`tickwire_proto::fuzz::corpus`) to
+/// Writes the seeds and regression inputs (`tickwire_fuzzing::corpus`) to
 /// `fuzz/corpus/<target>/`, replacing files of the same name and leaving the others
-/// (inputs the fuzzer found) alone: `cargo test -p tickwire-proto --features fuzzing
-/// --test fuzz_corpus -- --ignored write_corpus`.
+/// (inputs the fuzzer found) alone: `cargo test -p tickwire-fuzzing --test fuzz_corpus
+/// -- --ignored write_corpus`.
 #[test]
 #[ignore = "writes fuzz/corpus; run by hand after a format change"]
 fn write_corpus() {
     let root = corpus();
-    for (target, name, bytes) in tickwire_proto::fuzz::corpus() {
+    for (target, name, bytes) in tickwire_fuzzing::corpus() {
         let dir = root.join(target);
         std::fs::create_dir_all(&dir).expect("a corpus directory");
         std::fs::write(dir.join(&name), bytes).expect("a corpus file");

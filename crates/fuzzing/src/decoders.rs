@@ -2,15 +2,13 @@
 //! strict (one encoding per value), so the oracle of most is that whatever decodes
 //! re-encodes to exactly the bytes it came from.
 
-use crate::engine::{AdvanceStatus, InputStatus, Request};
-use crate::game::GameShape;
-use crate::relay::join;
-use crate::relay::messages::{self, StepParts, StepRules, UpdateView};
-use crate::relay::step_codec::{self, StepForm};
-use crate::rollback::message;
-use crate::rollback::{DesyncDump, Replay, ReplayRecorder, ReplaySession};
-use crate::wire::{
-    self, Frame, FrameReader, MAX_DATAGRAM_SIZE, PREFIX_SIZE, PROTOCOL_VERSION, Packet, Writer, decode_packet,
+use tickwire_proto::fuzzing;
+use tickwire_proto::wire::relay::{StepForm, StepRules, UpdateView};
+use tickwire_proto::wire::{
+    self, Frame, FrameReader, MAX_DATAGRAM_SIZE, PREFIX_SIZE, PROTOCOL_VERSION, Packet, decode_packet,
+};
+use tickwire_proto::{
+    AdvanceStatus, DesyncDump, GameShape, InputStatus, Replay, ReplayRecorder, ReplaySession, Request, StepView,
 };
 
 /// The protocol id the wire targets speak.
@@ -86,13 +84,12 @@ pub fn wire_packet(data: &[u8]) {
         }
         Packet::Payload { header, frames } => {
             wire::encode_payload_header(&mut out, &header);
-            let mut w = Writer::new(&mut out);
             for f in FrameReader::new(frames) {
                 let Ok(f) = f else { return }; // the connection drops such a packet
                 check_frame(&f);
-                let before = w.len();
-                wire::write_frame(&mut w, &f);
-                assert_eq!(w.len() - before, f.encoded_len());
+                let before = out.len();
+                fuzzing::write_frame(&mut out, &f);
+                assert_eq!(out.len() - before, f.encoded_len());
             }
         }
     }
@@ -102,8 +99,8 @@ pub fn wire_packet(data: &[u8]) {
 fn check_frame(f: &Frame<'_>) {
     assert!(f.channel < 64);
     if let Some((index, count)) = f.fragment {
-        assert!(index < count && (2..=wire::frame_consts::MAX_FRAGMENTS).contains(&count));
-        assert!(!f.data.is_empty() && f.data.len() <= wire::frame_consts::FRAGMENT_SIZE);
+        assert!(index < count && (2..=fuzzing::MAX_FRAGMENTS).contains(&count));
+        assert!(!f.data.is_empty() && f.data.len() <= fuzzing::FRAGMENT_SIZE);
     }
 }
 
@@ -113,7 +110,7 @@ pub fn p2p_message(data: &[u8]) {
     let Some((&sel, msg)) = data.split_first() else { return };
     let input_size = [1, 2, 3, 8, 16, 64][sel as usize % 6];
     let mut scratch = Vec::new();
-    let Ok(d) = message::decode(msg, input_size, &mut scratch) else { return };
+    let Ok(d) = wire::p2p::decode(msg, input_size, &mut scratch) else { return };
     let h = d.header;
     let (count, players) = (h.count as usize, h.players as usize);
     assert_eq!(d.inputs.len(), count * players * input_size);
@@ -123,7 +120,7 @@ pub fn p2p_message(data: &[u8]) {
     // Every report the decoder validated is readable.
     let inputs = d.inputs.to_vec();
     let mut out = Vec::new();
-    message::encode(
+    wire::p2p::encode(
         &mut out,
         &h,
         input_size,
@@ -132,10 +129,10 @@ pub fn p2p_message(data: &[u8]) {
         reports.iter().copied(),
         &digests,
     );
-    let bound = message::max_encoded_len(count, players, input_size, disconnects.len(), reports.len(), digests.len());
+    let bound = wire::p2p::max_encoded_len(count, players, input_size, disconnects.len(), reports.len(), digests.len());
     assert!(out.len() <= bound, "{} bytes encoded, bound {bound}", out.len());
     let mut scratch2 = Vec::new();
-    let back = message::decode(&out, input_size, &mut scratch2).expect("a re-encoded message decodes");
+    let back = wire::p2p::decode(&out, input_size, &mut scratch2).expect("a re-encoded message decodes");
     assert_eq!(back.header, h);
     assert_eq!(back.inputs, inputs.as_slice());
     assert_eq!(back.disconnects().collect::<Vec<_>>(), disconnects);
@@ -150,25 +147,25 @@ pub fn relay_messages(data: &[u8]) {
     let mut out = Vec::new();
     match sel % 4 {
         0 => {
-            let Ok(h) = join::decode_hello(msg) else { return };
-            join::encode_hello(&mut out, &h);
-            assert_eq!(out.len(), join::HELLO_SIZE);
+            let Ok(h) = wire::relay::decode_hello(msg) else { return };
+            wire::relay::encode_hello(&mut out, &h);
+            assert_eq!(out.len(), wire::relay::HELLO_SIZE);
         }
         1 => {
-            let Ok(w) = join::decode_welcome(msg) else { return };
+            let Ok(w) = wire::relay::decode_welcome(msg) else { return };
             assert!(w.player < w.max_players && !w.token.is_none());
-            join::encode_welcome(&mut out, &w);
+            wire::relay::encode_welcome(&mut out, &w);
         }
         2 => {
             let max_input = (sel >> 2) as usize;
             let mut spans = Vec::new();
-            let Ok(head) = messages::decode_client_input_spans(msg, max_input, &mut spans) else {
+            let Ok(head) = wire::relay::decode_client_input_spans(msg, max_input, &mut spans) else {
                 return;
             };
             assert!(spans.len() <= 255);
             assert!(spans.iter().all(|&(o, n)| n <= max_input && o + n <= msg.len()));
             let inputs = spans.iter().map(|&(o, n)| &msg[o..o + n]);
-            messages::encode_client_inputs(&mut out, head.step_ack, head.sack, head.first_tick, inputs);
+            wire::relay::encode_client_inputs(&mut out, head.step_ack, head.sack, head.first_tick, inputs);
         }
         _ => {
             let rules = StepRules {
@@ -177,12 +174,11 @@ pub fn relay_messages(data: &[u8]) {
                 max_players: (sel & 0x40 != 0).then_some(4),
             };
             let mut view = UpdateView::with_datagram_capacity();
-            if messages::decode_server_update_into(msg, &rules, &mut view).is_err() {
+            if wire::relay::decode_server_update_into(msg, &rules, &mut view).is_err() {
                 assert!(view.head.is_none(), "a refused update leaves no head");
                 return;
             }
             let head = view.head.expect("decoded");
-            let mut parts = StepParts::default();
             let entries: Vec<_> = view.entries(msg, &rules).collect();
             assert_eq!(entries.len(), view.n_entries(), "every entry of a decoded update reads");
             for e in &entries {
@@ -190,8 +186,7 @@ pub fn relay_messages(data: &[u8]) {
                     continue;
                 }
                 let mut s = Vec::new();
-                messages::decode_step_into(e.bytes, &mut s, &mut parts)
-                    .expect("a full step of a decoded update decodes");
+                fuzzing::decode_step(e.bytes, &mut s).expect("a full step of a decoded update decodes");
                 let mut prev = None;
                 for p in &s {
                     assert!(prev.is_none_or(|q| p.player > q), "players in increasing order");
@@ -199,23 +194,24 @@ pub fn relay_messages(data: &[u8]) {
                     assert_eq!(p.inputs.len(), p.accepted.max(1) as usize);
                     assert!(p.inputs.iter().all(|b| b.len() <= rules.max_input));
                     assert!(p.inputs.iter().all(|b| rules.input_size.is_none_or(|n| b.len() == n)));
-                    assert_eq!(messages::step_accepted(e.bytes, p.player), Some(p.accepted));
+                    let accepted = StepView::new(e.bytes).players().find(|q| q.player == p.player).map(|q| q.accepted);
+                    assert_eq!(accepted, Some(p.accepted));
                     prev = Some(p.player);
                 }
             }
             let base = view.base();
-            messages::encode_server_update_head(&mut out, &head, &view.margins, &view.checks, base);
+            wire::relay::encode_server_update_head(&mut out, &head, &view.margins, &view.checks, base);
             for e in &entries {
                 let offset = (e.tick - base) as u16;
                 match e.fragment {
-                    None => step_codec::write_entry(&mut out, offset, e.form, e.bytes),
+                    None => wire::relay::write_entry(&mut out, offset, e.form, e.bytes),
                     Some((i, n)) => {
-                        step_codec::write_fragment_head(&mut out, offset, e.form, i, n, e.bytes.len());
+                        fuzzing::write_fragment_head(&mut out, offset, e.form, i, n, e.bytes.len());
                         out.extend_from_slice(e.bytes);
                     }
                 }
             }
-            messages::set_entry_count(&mut out, view.margins.len(), view.checks.len(), entries.len() as u8);
+            wire::relay::set_entry_count(&mut out, view.margins.len(), view.checks.len(), entries.len() as u8);
         }
     }
     assert_eq!(out, msg, "a decoded relay message re-encodes to its bytes");

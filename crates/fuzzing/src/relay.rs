@@ -6,16 +6,15 @@ use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use super::Input;
 use super::engine::{Answer, Engine};
 use super::fake::FakeTransport;
-use crate::clock::Micros;
-use crate::engine::{AdvanceStatus, Tick};
-use crate::game::GameShape;
-use crate::relay::join::{self, Hello, SessionToken, Welcome};
-use crate::relay::messages::{self, MarginReport, NONE, PlayerStep, UpdateHead};
-use crate::relay::relay_client_session::{ClientSessionEvent, RelayClientSession, RelayClientSessionConfig};
-use crate::relay::relay_server_session::{RelayServerSession, RelayServerSessionConfig, ServerSessionEvent};
-use crate::relay::step_codec::{self, StepForm};
-use crate::transport::{
-    CHANNEL_RELIABLE, CHANNEL_SEQUENCED, CHANNEL_UNRELIABLE, Credential, DisconnectReason, Event, PeerId, TokenIdentity,
+use tickwire_proto::fuzzing;
+use tickwire_proto::wire::{
+    self,
+    relay::{Hello, MarginReport, NONE, PlayerStep, SessionToken, StepForm, UpdateHead, Welcome},
+};
+use tickwire_proto::{
+    AdvanceStatus, CHANNEL_RELIABLE, CHANNEL_SEQUENCED, CHANNEL_UNRELIABLE, ClientSessionEvent, Credential,
+    DisconnectReason, GameShape, Micros, NetEvent as Event, PeerId, RelayClientSession, RelayClientSessionConfig,
+    RelayServerSession, RelayServerSessionConfig, ServerSessionEvent, Tick, TokenIdentity,
 };
 
 const MAX_OPS: usize = 4096;
@@ -57,7 +56,7 @@ fn token(inp: &mut Input<'_>, t: &FakeTransport) -> SessionToken {
         1 => any_token(inp),
         _ => {
             let welcomes: Vec<SessionToken> =
-                t.reliable.iter().filter_map(|(_, m)| join::decode_welcome(m).ok()).map(|w| w.token).collect();
+                t.reliable.iter().filter_map(|(_, m)| wire::relay::decode_welcome(m).ok()).map(|w| w.token).collect();
             if welcomes.is_empty() { SessionToken::NONE } else { welcomes[inp.below(welcomes.len())] }
         }
     }
@@ -115,7 +114,7 @@ pub fn relay_server(data: &[u8]) {
                 let n = inp.u8() as usize % 24;
                 let inputs: Vec<&[u8]> = (0..n).map(|_| input(&mut inp)).collect();
                 let sack: Vec<u8> = (0..inp.u8() % 4).map(|_| inp.u8()).collect();
-                messages::encode_client_inputs(&mut msg, step_ack, &sack, first, inputs.into_iter());
+                wire::relay::encode_client_inputs(&mut msg, step_ack, &sack, first, inputs.into_iter());
                 let data = msg.clone();
                 s.on_event(now, &mut t, Event::Message { peer, channel: CHANNEL_UNRELIABLE, data });
             }
@@ -127,7 +126,7 @@ pub fn relay_server(data: &[u8]) {
                     input_size: if game & 0x0f == 0 { game as u16 >> 4 } else { INPUT_SIZE as u16 },
                     max_players: if game & 0xf0 == 0 { game as u16 } else { PLAYERS as u16 },
                 };
-                join::encode_hello(&mut msg, &h);
+                wire::relay::encode_hello(&mut msg, &h);
                 let data = msg.clone();
                 s.on_event(now, &mut t, Event::Message { peer, channel: CHANNEL_RELIABLE, data });
             }
@@ -196,7 +195,7 @@ fn server_update(inp: &mut Input<'_>, s: &RelayClientSession, out: &mut Vec<u8>)
     // Entries around the client's position: a full step (where a stream starts, or a
     // restart), then deltas against the step before, some cut in pieces or reordered.
     let base = inp.tick_near(auth);
-    messages::encode_server_update_head(out, &head, &margins, &checks, base);
+    wire::relay::encode_server_update_head(out, &head, &margins, &checks, base);
     let n_steps = inp.u8() % 8;
     let (mut prev, mut full, mut delta) = (Vec::new(), Vec::new(), Vec::new());
     let mut n = 0u8;
@@ -211,23 +210,23 @@ fn server_update(inp: &mut Input<'_>, s: &RelayClientSession, out: &mut Vec<u8>)
             })
             .collect();
         full.clear();
-        messages::write_step(&mut full, &players);
-        step_codec::encode_delta(&mut delta, &prev, &full);
+        wire::relay::write_step(&mut full, &players);
+        wire::relay::encode_delta(&mut delta, &prev, &full);
         let offset = if inp.u8() & 7 == 0 { inp.u16() % 300 } else { i as u16 };
         let (form, body) =
             if i == 0 || inp.u8() & 15 == 0 { (StepForm::Full, &full) } else { (StepForm::Delta, &delta) };
         if inp.u8() & 15 == 0 && body.len() > 1 {
             // Two pieces of a body cut short (the first is not FRAGMENT_BYTES long: refused).
             let half = body.len() / 2;
-            step_codec::write_fragment_head(out, offset, form, 0, 2, half);
+            fuzzing::write_fragment_head(out, offset, form, 0, 2, half);
             out.extend_from_slice(&body[..half]);
         } else {
-            step_codec::write_entry(out, offset, form, body);
+            wire::relay::write_entry(out, offset, form, body);
         }
         n += 1;
         std::mem::swap(&mut prev, &mut full);
     }
-    messages::set_entry_count(out, margins.len(), checks.len(), n);
+    wire::relay::set_entry_count(out, margins.len(), checks.len(), n);
 }
 
 /// A relay client session (4 players, 2-byte inputs) that dials a server the harness
@@ -288,7 +287,7 @@ pub fn relay_client(data: &[u8]) {
                     max_players: PLAYERS as u16,
                     state: inp.blob(),
                 };
-                join::encode_welcome(&mut msg, &w);
+                wire::relay::encode_welcome(&mut msg, &w);
                 let data = msg.clone();
                 s.on_event(now, &mut t, Event::Message { peer, channel: CHANNEL_RELIABLE, data });
             }

@@ -6,9 +6,8 @@ use std::collections::BTreeSet;
 use std::ops::Range;
 
 use super::Input;
-use crate::clock::Micros;
-use crate::engine::Tick;
-use crate::stream::{ROOM, Reason, ReceiveWindow, SACK_BYTES, SendLedger, SendPlan};
+use tickwire_proto::fuzzing::{ROOM, Reason, ReceiveWindow, SACK_BYTES, SendLedger, SendPlan};
+use tickwire_proto::{Micros, Tick};
 
 const MAX_OPS: usize = 4096;
 /// The most ticks of the held set the target remembers (the oldest go first).

@@ -11,13 +11,13 @@ use super::Input;
 use super::decoders::{PID, patch_prefix};
 use super::endpoint::message;
 use super::relay::reason;
-use crate::clock::Micros;
-use crate::transport::token::{self, ConnectToken, SEALED_PRIVATE_SIZE, TOKEN_NONCE_SIZE, TokenParams};
-use crate::transport::{
-    Admission, Binding, CHANNEL_RELIABLE, CHANNEL_SEQUENCED, CHANNEL_UNRELIABLE, Endpoint, EndpointConfig, Event,
-    KEY_SIZE, PeerId, Presented, Secret, Security, TokenAdmission,
+use tickwire_proto::fuzzing;
+use tickwire_proto::token::{self, ConnectToken, SEALED_PRIVATE_SIZE, TOKEN_NONCE_SIZE, TokenParams};
+use tickwire_proto::wire::{self, ConnectResponse, MAX_DATAGRAM_SIZE, Packet, TAG_SIZE, TokenPart, decode_packet};
+use tickwire_proto::{
+    Admission, Binding, CHANNEL_RELIABLE, CHANNEL_SEQUENCED, CHANNEL_UNRELIABLE, Endpoint, EndpointConfig, KEY_SIZE,
+    Micros, NetEvent as Event, PeerId, Presented, Secret, Security, TokenAdmission,
 };
-use crate::wire::{self, ConnectResponse, MAX_DATAGRAM_SIZE, Packet, TAG_SIZE, TokenPart, decode_packet};
 
 const MAX_OPS: usize = 2048;
 /// The most datagrams in flight; beyond, the oldest is lost.
@@ -385,7 +385,7 @@ pub fn handshake(data: &[u8]) {
             _ => mint(k, &public, unix_secs_at_zero, r),
         })),
     };
-    let client_psk = *presented.psk();
+    let client_psk = *fuzzing::presented_key(&presented);
     let client_token = if let Presented::Token(t) = &presented { Some((**t).clone()) } else { None };
     // The attacker's own tokens: good ones when the input says so (other players).
     let forger_tokens =

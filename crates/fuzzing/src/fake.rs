@@ -4,9 +4,8 @@
 use std::collections::{BTreeMap, VecDeque};
 use std::net::SocketAddr;
 
-use crate::clock::Micros;
-use crate::transport::{
-    CHANNEL_RELIABLE, ConnectionStats, DisconnectReason, MAX_UNRELIABLE, PeerId, SendError, Transport,
+use tickwire_proto::{
+    CHANNEL_RELIABLE, ConnectionStats, DisconnectReason, MAX_UNRELIABLE, Micros, PeerId, SendError, Transport,
 };
 
 /// Reliable messages kept for the harness to read (the newest).
@@ -49,7 +48,7 @@ impl Transport for FakeTransport {
         &mut self,
         _now: Micros,
         _addr: SocketAddr,
-        _binding: Option<crate::transport::Binding>,
+        _binding: Option<tickwire_proto::Binding>,
     ) -> Result<PeerId, SendError> {
         self.next_peer += 1;
         self.open.insert(self.next_peer, false);

@@ -9,6 +9,7 @@
 //! BENCH_FRAMES=600 cargo bench -p tickwire-lab --bench versus_ggrs   # a quicker look
 //! BENCH_ONLY='*/*/10,4/1/0' cargo bench -p tickwire-lab --bench versus_ggrs   # rows P/period/latency
 //! BENCH_DETAIL=1 cargo bench -p tickwire-lab --bench versus_ggrs   # what each library sends, and stalls
+//! BENCH_TW_ENCRYPTED=1 cargo bench -p tickwire-lab --bench versus_ggrs   # tickwire encrypted, as it ships
 //! BENCH_TW_REDUNDANCY=0 cargo bench -p tickwire-lab --bench versus_ggrs   # diagnostic: tickwire with a
 //!                                  # non-default P2pConfig::input_redundancy (0 = GGRS's way)
 //! ```
@@ -28,7 +29,11 @@
 //! engine frame `f` happens at `f * 16,666.7` µs. Each frame first delivers every
 //! datagram due by then, on every peer, then runs each peer's engine frame.
 //! - tickwire: a `P2pSession` over a `tickwire_proto::Endpoint` per peer (the
-//!   transport's handshake, acks and headers included); the datagrams the endpoints emit
+//!   transport's handshake, acks and headers included), in plaintext
+//!   (`Security::InsecurePlaintext` on every peer), because GGRS neither encrypts nor
+//!   authenticates: the same work on both sides. `BENCH_TW_ENCRYPTED=1` runs it as it
+//!   ships (ChaCha20-Poly1305 on every packet after the handshake), which the header
+//!   line says; the datagrams the endpoints emit
 //!   are carried by the links in preallocated buffers. Each datagram is handed to its
 //!   endpoint at its arrival time and the session gets every message with that time,
 //!   as tickwire's runtime does (its network thread receives while the engine runs and
@@ -162,8 +167,12 @@ fn main() {
     }
     let detail = detail_wanted();
     let calib = calibrate();
+    let security = match with_tickwire::tw_encrypted() {
+        true => "tickwire encrypted (ChaCha20-Poly1305, as it ships; BENCH_TW_ENCRYPTED=1)",
+        false => "tickwire in plaintext like GGRS (BENCH_TW_ENCRYPTED=1: encrypted, as it ships)",
+    };
     println!(
-        "tickwire vs GGRS 0.13.0: {frames} measured frames per run after {WARMUP} warm-up frames, 60 Hz, one player per peer"
+        "tickwire vs GGRS 0.13.0: {frames} measured frames per run after {WARMUP} warm-up frames, 60 Hz, one player per peer; {security}"
     );
     println!(
         "link per direction: latency L ticks + uniform jitter 0-{} ms, {}% loss, same seeds for both; timer overhead {calib:.1} ns per timed call subtracted",

@@ -11,7 +11,7 @@ use std::net::{Ipv4Addr, SocketAddr, SocketAddrV4};
 
 use tickwire_proto::wire::{FrameReader, MAX_DATAGRAM_SIZE, Packet, decode_packet, p2p};
 use tickwire_proto::{
-    AdvanceStatus, Endpoint, EndpointConfig, GameShape, LinkConditioner, NetEvent, P2pConfig, P2pSession, PeerId,
+    AdvanceStatus, Endpoint, EndpointConfig, GameShape, Security, LinkConditioner, NetEvent, P2pConfig, P2pSession, PeerId,
     PlayerKind, Request, RollbackEvent as Event,
 };
 
@@ -82,6 +82,7 @@ pub(crate) fn run_tickwire(s: &Scenario, frames: u64, calib: f64) -> Results {
                 EndpointConfig {
                     max_incoming: n as u32 + 2,
                     seed: s.seed ^ (i as u64 + 1),
+                    security: tw_security(),
                     ..EndpointConfig::default()
                 },
                 0,
@@ -279,6 +280,21 @@ pub(crate) fn run_tickwire(s: &Scenario, frames: u64, calib: f64) -> Results {
         res.void = Some(format!("{desyncs} desync events"));
     }
     res
+}
+
+/// GGRS neither encrypts nor authenticates its packets, so the comparison runs
+/// tickwire's transport in plaintext too (the same work on both sides);
+/// `BENCH_TW_ENCRYPTED=1` runs tickwire as it ships, every packet sealed with
+/// ChaCha20-Poly1305, to show what that costs.
+pub(crate) fn tw_encrypted() -> bool {
+    std::env::var_os("BENCH_TW_ENCRYPTED").is_some_and(|v| v != "0")
+}
+
+fn tw_security() -> Security {
+    match tw_encrypted() {
+        true => Security::default(),
+        false => Security::InsecurePlaintext,
+    }
 }
 
 pub(crate) fn detail_wanted() -> bool {

@@ -43,6 +43,8 @@ struct Window {
     server_ticks: u32,
     client_ticks: u32,
     rollbacks: u64,
+    /// Advances skipped at the prediction cap (`TW_RESULT_WINDOW_FULL`).
+    window_full: u64,
 }
 
 /// Runs the match: a warm-up of `warm_up`, then one measured window of 4 s.
@@ -95,6 +97,7 @@ fn measure(warm_up: Duration) -> Window {
         })
     };
     let mut events = Vec::with_capacity(4096);
+    let mut window_full = 0u64;
     let mut run = |d: Duration, events: &mut Vec<tw_session_event>| {
         let end = Instant::now() + d;
         while Instant::now() < end {
@@ -109,7 +112,15 @@ fn measure(warm_up: Duration) -> Window {
                         *pushed += 1;
                         ok(tw_session_push_input(s.0, TW_LOCAL_PLAYER, input.as_ptr().cast(), input.len()));
                         let r = tw_session_advance(s.0);
-                        assert!(r == tw_result::Ok || r == tw_result::NotSynchronized, "{r:?}: {}", last_error());
+                        // At the prediction cap a client skips the tick: not an error.
+                        // It happens when the server's thread is starved (the suite runs
+                        // test binaries side by side on 2 cores); the test bounds how often.
+                        window_full += u64::from(r == tw_result::WindowFull);
+                        assert!(
+                            matches!(r, tw_result::Ok | tw_result::NotSynchronized | tw_result::WindowFull),
+                            "{r:?}: {}",
+                            last_error()
+                        );
                         e.run_requests(s.0);
                     }
                     let mut ev = tw_session_event::zeroed();
@@ -137,6 +148,7 @@ fn measure(warm_up: Duration) -> Window {
         server_ticks: stats(server.0).current_tick,
         client_ticks: after.current_tick - before.0.current_tick,
         rollbacks: after.rollbacks - before.0.rollbacks,
+        window_full,
     }
 }
 
@@ -150,6 +162,7 @@ fn a_running_relay_match_does_not_allocate_per_tick() {
         w.others, w.client_ticks, w.rollbacks, w.server, w.server_ticks
     );
     assert!(w.client_ticks > 200, "ticks ran: {}", w.client_ticks);
+    assert!(w.window_full * 10 < u64::from(w.client_ticks), "the clients mostly ran, not waited: {w:?}");
     assert!(w.rollbacks > 20, "predictions were wrong and redone: {}", w.rollbacks);
     assert_eq!(w.others, 0, "clients and network threads: {w:?}");
     // Nothing on the server's engine thread grows after creation.

@@ -11,8 +11,8 @@ use std::net::{Ipv4Addr, SocketAddr, SocketAddrV4};
 
 use tickwire_proto::wire::{FrameReader, MAX_DATAGRAM_SIZE, Packet, decode_packet, p2p};
 use tickwire_proto::{
-    AdvanceStatus, Endpoint, EndpointConfig, GameShape, Security, LinkConditioner, NetEvent, P2pConfig, P2pSession, PeerId,
-    PlayerKind, Request, RollbackEvent as Event,
+    AdvanceStatus, Endpoint, EndpointConfig, GameShape, LinkConditioner, NetEvent, P2pConfig, P2pSession, PeerId,
+    PlayerKind, Request, RollbackEvent as Event, Security,
 };
 
 /// Datagrams in flight live in preallocated buffers; the links carry buffer indices.

@@ -1345,8 +1345,18 @@ typedef struct tw_security_config {
      * 0 (no token) or `TW_CONNECT_TOKEN_SIZE`: `connect_token` holds a token to show.
      */
     uint32_t connect_token_size;
+    /**
+     * With `has_match_secret`: the players' secret, 32 bytes from a cryptographic
+     * generator (all zeros is refused).
+     */
     uint8_t match_secret[32];
+    /**
+     * With `has_spectator_secret`: the spectators' secret, likewise (not the players').
+     */
     uint8_t spectator_secret[32];
+    /**
+     * With `has_connect_key`: the key the game's backend seals connect tokens with.
+     */
     uint8_t connect_key[32];
     /**
      * With `has_connect_key`: the address clients reach this host at, NUL-terminated,
@@ -1354,6 +1364,10 @@ typedef struct tw_security_config {
      * is bound to (its port once bound), whose IP must then be a specific one.
      */
     char public_address[64];
+    /**
+     * With `connect_token_size`: the connect token this host shows when it connects,
+     * as the backend minted it (`connect_token_size` bytes used).
+     */
     uint8_t connect_token[1024];
     /**
      * Must be zero.
@@ -1661,9 +1675,21 @@ typedef struct tw_event_fatal {
  * The per-kind part of a `tw_event`. Read only the member named by `kind`.
  */
 typedef union tw_event_data {
+    /**
+     * `TW_EVENT_KIND_CONNECTED`.
+     */
     struct tw_event_connected connected;
+    /**
+     * `TW_EVENT_KIND_DISCONNECTED`.
+     */
     struct tw_event_disconnected disconnected;
+    /**
+     * `TW_EVENT_KIND_MESSAGE`.
+     */
     struct tw_event_message message;
+    /**
+     * `TW_EVENT_KIND_FATAL`.
+     */
     struct tw_event_fatal fatal;
     /**
      * Fixes the size and the 8-byte alignment of the union, so that new kinds never
@@ -1721,13 +1747,37 @@ typedef struct tw_peer_stats {
      * Fraction of recent packets never acknowledged, in [0, 1].
      */
     double loss;
+    /**
+     * Bytes sent per second, recently (headers included).
+     */
     double sent_bytes_per_sec;
+    /**
+     * Bytes received per second, recently (headers included).
+     */
     double recv_bytes_per_sec;
+    /**
+     * Packets sent per second, recently.
+     */
     double sent_packets_per_sec;
+    /**
+     * Packets received per second, recently.
+     */
     double recv_packets_per_sec;
+    /**
+     * Packets sent since the connection started.
+     */
     uint64_t packets_sent;
+    /**
+     * Packets received since the connection started.
+     */
     uint64_t packets_received;
+    /**
+     * Bytes sent since the connection started (headers included).
+     */
     uint64_t bytes_sent;
+    /**
+     * Bytes received since the connection started (headers included).
+     */
     uint64_t bytes_received;
     /**
      * Reliable data sent again after its resend timeout.
@@ -1763,9 +1813,21 @@ typedef struct tw_peer_stats {
  * `reserved`.
  */
 typedef struct tw_host_stats {
+    /**
+     * Datagrams the socket received, from anyone.
+     */
     uint64_t datagrams_received;
+    /**
+     * Datagrams the socket sent.
+     */
     uint64_t datagrams_sent;
+    /**
+     * Bytes the socket received (UDP payload).
+     */
     uint64_t bytes_received;
+    /**
+     * Bytes the socket sent (UDP payload).
+     */
     uint64_t bytes_sent;
     /**
      * Datagrams that failed to decode (truncated, bad lengths, unknown kinds).
@@ -2467,16 +2529,49 @@ typedef struct tw_session_event_input_delay {
  * The per-kind part of a `tw_session_event`. Read only the member named by `kind`.
  */
 typedef union tw_session_event_data {
+    /**
+     * PEER_CONNECTED, PEER_INTERRUPTED, PEER_RESUMED, PEER_DISCONNECTED.
+     */
     struct tw_session_event_peer peer;
+    /**
+     * PLAYER_DISCONNECTED, REMOVED_BY_PEERS, PROPOSAL_REFUSED, INPUTS_DISAGREE.
+     */
     struct tw_session_event_player player;
+    /**
+     * NO_PROGRESS, PREDICTION_WINDOW_FULL, ROLLBACK_TOO_FAR, DESYNC_DUMP_READY, SYNCTEST_STATES_READY.
+     */
     struct tw_session_event_tick tick;
+    /**
+     * DESYNC.
+     */
     struct tw_session_event_desync desync;
+    /**
+     * SYNCTEST_MISMATCH.
+     */
     struct tw_session_event_mismatch synctest_mismatch;
+    /**
+     * The relay kinds (PLAYER_JOINED, PLAYER_RECONNECTED, PLAYER_LEFT, PLAYER_SLOT_FREED, PLAYER_KICKED, JOINED, RECONNECTING, RESYNCING, SERVER_LOST, PLAYER_CATCHING_UP); each kind's documentation names the fields it sets.
+     */
     struct tw_session_event_relay relay;
+    /**
+     * CONNECTION_REJECTED from a relay server.
+     */
     struct tw_session_event_rejected rejected;
+    /**
+     * FATAL.
+     */
     struct tw_session_event_fatal fatal;
+    /**
+     * MESSAGE.
+     */
     struct tw_session_event_message message;
+    /**
+     * SYNCHRONIZING_WITH_PEER, SYNCHRONIZED_WITH_PEER.
+     */
     struct tw_session_event_progress progress;
+    /**
+     * INPUT_DELAY_CHANGED.
+     */
     struct tw_session_event_input_delay input_delay;
     /**
      * Fixes the size and alignment, so new kinds never change `sizeof(tw_session_event)`.

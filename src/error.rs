@@ -118,23 +118,29 @@ impl TryFrom<i32> for tw_result {
 /// the guard adds).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Failure {
+    /// The result code the call returns.
     pub code: tw_result,
+    /// What `tw_last_error` reads, after the function's name.
     pub message: String,
 }
 
 impl Failure {
+    /// A failure with `code` (negative) and `message`.
     pub fn new(code: tw_result, message: impl Into<String>) -> Self {
         debug_assert!((code as i32) < 0, "a failure needs a negative code");
         Failure { code, message: message.into() }
     }
+    /// A NULL pointer where `arg` was required.
     pub fn null(arg: &str) -> Self {
         Failure::new(tw_result::NullArgument, format!("{arg} is NULL"))
     }
+    /// An argument out of range or not fitting the object.
     pub fn invalid(message: impl Into<String>) -> Self {
         Failure::new(tw_result::InvalidArgument, message)
     }
 }
 
+/// What an export's body returns before the guard turns it into a result code.
 pub type FfiResult<T> = Result<T, Failure>;
 
 thread_local! {

@@ -175,9 +175,13 @@ pub struct tw_event_fatal {
 #[repr(C)]
 #[derive(Clone, Copy)]
 pub union tw_event_data {
+    /// `TW_EVENT_KIND_CONNECTED`.
     pub connected: tw_event_connected,
+    /// `TW_EVENT_KIND_DISCONNECTED`.
     pub disconnected: tw_event_disconnected,
+    /// `TW_EVENT_KIND_MESSAGE`.
     pub message: tw_event_message,
+    /// `TW_EVENT_KIND_FATAL`.
     pub fatal: tw_event_fatal,
     /// Fixes the size and the 8-byte alignment of the union, so that new kinds never
     /// change `sizeof(tw_event)`.

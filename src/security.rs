@@ -76,13 +76,19 @@ pub struct tw_security_config {
     pub has_connect_key: u32,
     /// 0 (no token) or `TW_CONNECT_TOKEN_SIZE`: `connect_token` holds a token to show.
     pub connect_token_size: u32,
+    /// With `has_match_secret`: the players' secret, 32 bytes from a cryptographic
+    /// generator (all zeros is refused).
     pub match_secret: [u8; 32],
+    /// With `has_spectator_secret`: the spectators' secret, likewise (not the players').
     pub spectator_secret: [u8; 32],
+    /// With `has_connect_key`: the key the game's backend seals connect tokens with.
     pub connect_key: [u8; 32],
     /// With `has_connect_key`: the address clients reach this host at, NUL-terminated,
     /// e.g. `"203.0.113.7:7000"`; tokens must name it. Empty: the address the socket
     /// is bound to (its port once bound), whose IP must then be a specific one.
     pub public_address: [c_char; 64],
+    /// With `connect_token_size`: the connect token this host shows when it connects,
+    /// as the backend minted it (`connect_token_size` bytes used).
     pub connect_token: [u8; 1024],
     /// Must be zero.
     pub reserved: [u8; 32],

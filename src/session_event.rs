@@ -400,16 +400,27 @@ pub struct tw_session_event_fatal {
 #[repr(C)]
 #[derive(Clone, Copy)]
 pub union tw_session_event_data {
+    /// PEER_CONNECTED, PEER_INTERRUPTED, PEER_RESUMED, PEER_DISCONNECTED.
     pub peer: tw_session_event_peer,
+    /// PLAYER_DISCONNECTED, REMOVED_BY_PEERS, PROPOSAL_REFUSED, INPUTS_DISAGREE.
     pub player: tw_session_event_player,
+    /// NO_PROGRESS, PREDICTION_WINDOW_FULL, ROLLBACK_TOO_FAR, DESYNC_DUMP_READY, SYNCTEST_STATES_READY.
     pub tick: tw_session_event_tick,
+    /// DESYNC.
     pub desync: tw_session_event_desync,
+    /// SYNCTEST_MISMATCH.
     pub synctest_mismatch: tw_session_event_mismatch,
+    /// The relay kinds (PLAYER_JOINED, PLAYER_RECONNECTED, PLAYER_LEFT, PLAYER_SLOT_FREED, PLAYER_KICKED, JOINED, RECONNECTING, RESYNCING, SERVER_LOST, PLAYER_CATCHING_UP); each kind's documentation names the fields it sets.
     pub relay: tw_session_event_relay,
+    /// CONNECTION_REJECTED from a relay server.
     pub rejected: tw_session_event_rejected,
+    /// FATAL.
     pub fatal: tw_session_event_fatal,
+    /// MESSAGE.
     pub message: tw_session_event_message,
+    /// SYNCHRONIZING_WITH_PEER, SYNCHRONIZED_WITH_PEER.
     pub progress: tw_session_event_progress,
+    /// INPUT_DELAY_CHANGED.
     pub input_delay: tw_session_event_input_delay,
     /// Fixes the size and alignment, so new kinds never change `sizeof(tw_session_event)`.
     pub reserved: [u64; 15],

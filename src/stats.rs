@@ -24,13 +24,21 @@ pub struct tw_peer_stats {
     pub rto_us: f64,
     /// Fraction of recent packets never acknowledged, in [0, 1].
     pub loss: f64,
+    /// Bytes sent per second, recently (headers included).
     pub sent_bytes_per_sec: f64,
+    /// Bytes received per second, recently (headers included).
     pub recv_bytes_per_sec: f64,
+    /// Packets sent per second, recently.
     pub sent_packets_per_sec: f64,
+    /// Packets received per second, recently.
     pub recv_packets_per_sec: f64,
+    /// Packets sent since the connection started.
     pub packets_sent: u64,
+    /// Packets received since the connection started.
     pub packets_received: u64,
+    /// Bytes sent since the connection started (headers included).
     pub bytes_sent: u64,
+    /// Bytes received since the connection started (headers included).
     pub bytes_received: u64,
     /// Reliable data sent again after its resend timeout.
     pub resent: u64,
@@ -81,9 +89,13 @@ impl From<&ConnectionStats> for tw_peer_stats {
 #[repr(C)]
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct tw_host_stats {
+    /// Datagrams the socket received, from anyone.
     pub datagrams_received: u64,
+    /// Datagrams the socket sent.
     pub datagrams_sent: u64,
+    /// Bytes the socket received (UDP payload).
     pub bytes_received: u64,
+    /// Bytes the socket sent (UDP payload).
     pub bytes_sent: u64,
     /// Datagrams that failed to decode (truncated, bad lengths, unknown kinds).
     pub malformed: u64,

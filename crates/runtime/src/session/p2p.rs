@@ -15,6 +15,7 @@ use super::failure::{ArgumentError, SessionFailure, StateError};
 use super::messages::{self, MessageTarget};
 use super::net::{self, Net, NetStats, Remote, has_net};
 use super::settings::P2pSettings;
+use crate::host_error::HostError;
 use crate::{Target, Ticket};
 use tickwire_proto::{ConnectionStats, MAX_INPUT_DELAY, Micros, P2pMatch, PeerId, PeerSyncStats, Tick};
 
@@ -171,10 +172,7 @@ impl P2pSession {
     /// joining mid-match gets a state snapshot first).
     pub fn add_spectator(&mut self, addr: SocketAddr) -> Result<(), SessionFailure> {
         let addr = self.net.check_reachable(addr, "spectator address")?;
-        if matches!(self.engine.phase, Phase::Dead(_)) {
-            return self.engine.require_started("adding a spectator");
-        }
-        Ok(self.the_match_mut().add_spectator(addr)?)
+        Ok(self.live_match()?.add_spectator(addr)?)
     }
 
     /// Ends setup and dials the peers this side dials (see `P2pMatch`).
@@ -279,10 +277,10 @@ impl P2pSession {
         Ok(())
     }
 
-    /// The match, unless the session is dead.
+    /// The match, unless the session is dead (its network thread is gone).
     fn live_match(&mut self) -> Result<&mut P2pMatch, SessionFailure> {
-        if let Phase::Dead(_) = self.engine.phase {
-            self.engine.require_started("changing the session")?;
+        if let Phase::Dead(why) = &self.engine.phase {
+            return Err(HostError::ThreadGone(why.clone()).into());
         }
         Ok(self.the_match_mut())
     }

@@ -301,13 +301,22 @@ impl P2pMatch {
     /// Sets the guess for a remote player's missing inputs (None: the configured
     /// prediction).
     pub fn set_prediction(&mut self, player: usize, input: Option<&[u8]>) -> Result<(), SessionError> {
-        match self.core_mut() {
-            Some(c) => c.set_prediction(player, input),
-            None => {
-                self.pending.predictions.push((player, input.map(<[u8]>::to_vec)));
-                Ok(())
-            }
+        if let Some(c) = self.core_mut() {
+            return c.set_prediction(player, input);
         }
+        // Checked as the core checks it, and one pending guess per player (the last
+        // given), so that a caller setting it every frame before the match runs does not
+        // grow the list.
+        if player >= self.cfg.game.players {
+            return Err(SessionError::UnknownPlayer(player));
+        }
+        let expected = self.cfg.game.input_size;
+        if let Some(b) = input.filter(|b| b.len() != expected) {
+            return Err(SessionError::WrongInputSize { expected, got: b.len() });
+        }
+        self.pending.predictions.retain(|&(p, _)| p != player);
+        self.pending.predictions.push((player, input.map(<[u8]>::to_vec)));
+        Ok(())
     }
 
     /// Announces (or ends) a stall of this side's engine (see
@@ -504,5 +513,22 @@ impl Session for P2pMatch {
             return Some(e);
         }
         self.core_mut()?.poll_event().map(MatchEvent::Core)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::game::GameShape;
+
+    #[test]
+    fn settings_given_before_the_core_runs_are_checked_and_kept_once_per_player() {
+        let mut m = P2pMatch::new(P2pConfig::new(GameShape::new(2, 2)), 0).unwrap();
+        for i in 0..1_000u16 {
+            m.set_prediction(1, Some(&i.to_le_bytes())).unwrap();
+        }
+        assert_eq!(m.pending.predictions, vec![(1, Some(999u16.to_le_bytes().to_vec()))]);
+        assert_eq!(m.set_prediction(2, None), Err(SessionError::UnknownPlayer(2)));
+        assert_eq!(m.set_prediction(0, Some(&[1])), Err(SessionError::WrongInputSize { expected: 2, got: 1 }));
     }
 }

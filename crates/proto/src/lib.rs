@@ -99,11 +99,12 @@ pub use tick::{TickClock, TickClockConfig, TickEvent};
 /// Connect tokens: minting (a game backend), reading (a client) and opening (a server).
 pub use transport::token;
 pub use transport::{
-    ACK_EVERY_UNRELIABLE, Admission, Binding, CHANNEL_RELIABLE, CHANNEL_SEQUENCED, CHANNEL_UNRELIABLE,
+    ACK_EVERY_UNRELIABLE, AddressText, Admission, Binding, CHANNEL_RELIABLE, CHANNEL_SEQUENCED, CHANNEL_UNRELIABLE,
     COOKIE_LIFETIME_US, ChannelKind, ConfigError, ConnectionStats, Credential, DisconnectReason, Driver, Endpoint,
     EndpointConfig, EndpointStats, Event as NetEvent, KEY_SIZE, MAX_ACK_DELAY_US, MAX_CHANNELS,
     MAX_FRAMES_PER_DATAGRAM, MAX_UNFRAGMENTED, MAX_UNRELIABLE, PeerId, PeerIdAllocator, PeerLimits, Presented, Proven,
-    SMALL_BUFFER, Secret, Security, SendError, TokenAdmission, TokenIdentity, Transport, UnreliableAcks,
+    REMOTE_PORT, RemoteId, SMALL_BUFFER, Secret, Security, SendError, TokenAdmission, TokenIdentity, Transport,
+    UnreliableAcks, parse_address,
 };
 
 // The link simulator and the simulated network.

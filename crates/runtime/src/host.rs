@@ -9,6 +9,7 @@ use std::time::Duration;
 use crossbeam_channel::{Receiver, RecvTimeoutError, Sender, TryRecvError, TrySendError};
 
 use super::budget::{EngineBudget, SendBudget};
+use super::carrier::{self, Carrier, ExternalLink, Incoming, Outgoing, Wire};
 use super::host_config::{Direction, HostConfig};
 use super::host_error::{FullQueue, HostError};
 use super::host_event::HostEvent;
@@ -22,9 +23,13 @@ use super::to_engine::Polled;
 use crate::os_seed::{os_random_bytes, os_seed};
 use crate::system_clock::SystemClock;
 use tickwire_proto::wire::MAX_DATAGRAM_SIZE;
+
+/// Until the endpoint takes a datagram limit of its own: the smallest a carrier may have.
+const MIN_DATAGRAM_SIZE: usize = 1100;
 use tickwire_proto::{
-    Admission, Binding, ChannelKind, Clock, ConnectionStats, DisconnectReason, Driver, Endpoint, EndpointConfig,
-    EndpointStats, LinkConfig, MAX_UNRELIABLE, Micros, PeerId, PeerIdAllocator, SMALL_BUFFER, Secret, Security,
+    AddressText, Admission, Binding, ChannelKind, Clock, ConnectionStats, DisconnectReason, Driver, Endpoint,
+    EndpointConfig, EndpointStats, LinkConfig, MAX_UNRELIABLE, Micros, PeerId, PeerIdAllocator, RemoteId, SMALL_BUFFER,
+    Secret, Security,
 };
 
 /// Commands (sends, flushes, connects, ...) that may wait for the network thread.
@@ -100,6 +105,8 @@ pub struct Host {
     /// instead of filling the endpoint's queue with one small message after another.
     unflushed: usize,
     local_addr: SocketAddr,
+    /// The rings shared with the core when the engine carries the datagrams.
+    external: Option<Arc<ExternalLink>>,
     /// Peers the engine may send to (connected or connecting, as far as it has seen),
     /// with their send-queue budgets.
     live: HashMap<PeerId, EngineBudget>,
@@ -181,11 +188,39 @@ impl Host {
         idle_cap: Duration,
         make: impl FnOnce(SocketAddr) -> Result<(P, PeerIdAllocator), HostError>,
     ) -> Result<Host, HostError> {
-        let socket = socket::bind(&cfg)?;
-        let local_addr = socket.local_addr().map_err(|source| HostError::Io {
-            context: format!("reading the local address of {}", cfg.bind),
-            source,
-        })?;
+        let (wire, wait_socket, local_addr) = match cfg.carrier {
+            Carrier::Udp => {
+                let socket = socket::bind(&cfg)?;
+                let local_addr = socket.local_addr().map_err(|source| HostError::Io {
+                    context: format!("reading the local address of {}", cfg.bind),
+                    source,
+                })?;
+                // The thread sleeps on its own handle of the socket, without the core's lock.
+                let wait_socket = socket
+                    .try_clone()
+                    .map_err(|source| HostError::Io { context: "duplicating the socket handle".into(), source })?;
+                (Wire::Udp(socket), Some(wait_socket), local_addr)
+            }
+            Carrier::External { max_datagram_size } => {
+                if RemoteId::from_addr(cfg.bind).is_none() {
+                    return Err(HostError::Config(format!(
+                        "a host on an external carrier is known by a remote id (remote:<id>), not {}",
+                        AddressText(cfg.bind)
+                    )));
+                }
+                if !(MIN_DATAGRAM_SIZE..=MAX_DATAGRAM_SIZE).contains(&max_datagram_size) {
+                    return Err(HostError::Config(format!(
+                        "max_datagram_size is {max_datagram_size}: a carrier must take datagrams of \
+                         {MIN_DATAGRAM_SIZE}..={MAX_DATAGRAM_SIZE} bytes"
+                    )));
+                }
+                (Wire::External(Arc::new(ExternalLink::new(max_datagram_size))), None, cfg.bind)
+            }
+        };
+        let external = match &wire {
+            Wire::External(link) => Some(link.clone()),
+            Wire::Udp(_) => None,
+        };
         let (proto, ids) = make(local_addr)?;
         let (cmd_tx, cmd_rx) = crossbeam_channel::bounded(COMMAND_QUEUE_CAPACITY);
         let (ev_tx, ev_rx) = crossbeam_channel::bounded(EVENT_QUEUE_CAPACITY);
@@ -199,10 +234,6 @@ impl Host {
         let channel_limits = channel_limits(&cfg.endpoint);
         let send_queue_limit = cfg.endpoint.send_queue_limit_bytes;
         let auto_flush_us = cfg.auto_flush_interval_us;
-        // The thread sleeps on its own handle of the socket, without the core's lock.
-        let wait_socket = socket
-            .try_clone()
-            .map_err(|source| HostError::Io { context: "duplicating the socket handle".into(), source })?;
         let sim_seed = if cfg.sim_seed == 0 { seed_from_os()? } else { cfg.sim_seed };
         let joined = service::join(|waker| {
             let shared = Arc::new(Shared {
@@ -216,7 +247,7 @@ impl Host {
             });
             let parts = ThreadParts {
                 proto,
-                socket,
+                wire,
                 shared: shared.clone(),
                 clock,
                 commands: cmd_rx,
@@ -251,6 +282,7 @@ impl Host {
             direct_sends: auto_flush_us == 0,
             unflushed: 0,
             local_addr,
+            external,
             live: HashMap::new(),
             announced: HashMap::new(),
             peer_stats: HashMap::new(),
@@ -420,6 +452,98 @@ impl Host {
         // (A queued flush reaches the direct sends too: they are in the endpoint.)
         self.unflushed = 0;
         Ok(())
+    }
+
+    /// Hands the endpoint datagrams the engine's carrier received (a host started with
+    /// [`Carrier::External`]): each with the remote it came from and how long ago it
+    /// arrived. Batched under one lock, without copying, whenever the network thread is
+    /// not in a turn; otherwise copied into a ring of [`INBOUND_RING`] datagrams that
+    /// its turn empties (it is woken), and what does not fit is dropped and counted in
+    /// [`RuntimeStats::socket_recv_errors`], as is a datagram longer than the carrier's
+    /// largest. Never blocks. A remote the endpoint does not know is treated like an
+    /// unknown UDP source (the handshake's cookie first). Returns how many were taken.
+    /// A host with a UDP socket refuses with [`HostError::Config`].
+    ///
+    /// [`INBOUND_RING`]: crate::INBOUND_RING
+    pub fn push_datagrams<'a>(&mut self, items: impl IntoIterator<Item = Incoming<'a>>) -> Result<usize, HostError> {
+        self.check_alive()?;
+        let link = self.external_link()?;
+        let max = link.max_datagram_size;
+        let now = self.clock.now_us();
+        let (mut taken, mut refused) = (0, 0);
+        let replan = match self.core() {
+            Some(mut core) => {
+                for d in items {
+                    if d.data.len() > max {
+                        refused += 1;
+                        continue;
+                    }
+                    core.push_datagram(d.remote.to_addr(), d.data, now.saturating_sub(d.age_us));
+                    taken += 1;
+                }
+                link.refused(refused);
+                core.pushed()
+            }
+            None => {
+                let mut ring = carrier::lock(&link.inbound);
+                for d in items {
+                    if ring.push(d.remote, d.data, now.saturating_sub(d.age_us)) {
+                        taken += 1;
+                    } else {
+                        refused += 1;
+                    }
+                }
+                drop(ring);
+                link.refused(refused);
+                true
+            }
+        };
+        if replan {
+            self.shared.waker.wake();
+        }
+        Ok(taken)
+    }
+
+    /// Takes datagrams the engine's carrier should send (a host started with
+    /// [`Carrier::External`]), oldest first: `take` gets each with the remote it goes
+    /// to and returns whether it took it; the first it does not take stays for the next
+    /// call, and the call ends. Returns how many were taken. What the network thread
+    /// sends between calls (resends, keepalives, handshake replies) waits in a ring of
+    /// [`OUTBOUND_RING`] datagrams; past that, new ones are dropped and counted in
+    /// [`RuntimeStats::socket_send_dropped`], as a full socket buffer would drop them.
+    /// Call it at least once a frame, after the flush. Never waits for the network
+    /// thread. A host with a UDP socket refuses with [`HostError::Config`].
+    ///
+    /// [`OUTBOUND_RING`]: crate::OUTBOUND_RING
+    pub fn pull_datagrams(&mut self, mut take: impl FnMut(Outgoing<'_>) -> bool) -> Result<usize, HostError> {
+        self.check_alive()?;
+        let link = self.external_link()?;
+        let mut ring = carrier::lock(&link.outbound);
+        let mut taken = 0;
+        while let Some((remote, data, _)) = ring.front() {
+            if !take(Outgoing { remote, data }) {
+                break;
+            }
+            ring.pop();
+            taken += 1;
+        }
+        Ok(taken)
+    }
+
+    /// The rings of a host the engine carries; a UDP host's refusal otherwise.
+    fn external_link(&self) -> Result<Arc<ExternalLink>, HostError> {
+        self.external.clone().ok_or_else(|| {
+            HostError::Config(format!(
+                "this host has a UDP socket ({}): only a host on an external carrier (bound to remote:<id>) takes \
+                 pushed datagrams and gives datagrams to pull",
+                self.local_addr
+            ))
+        })
+    }
+
+    /// Whether the engine carries this host's datagrams ([`Carrier::External`]).
+    pub fn is_external(&self) -> bool {
+        self.external.is_some()
     }
 
     /// Runs `work` on the core from this thread, if the network thread is alive and

@@ -3,7 +3,9 @@
 
 use std::net::SocketAddr;
 
-use tickwire_proto::{EndpointConfig, LinkConfig};
+use tickwire_proto::{EndpointConfig, LinkConfig, RemoteId};
+
+use crate::carrier::Carrier;
 
 #[cfg(doc)]
 use crate::Host;
@@ -61,6 +63,13 @@ pub struct HostConfig {
     /// moderation begins 10 ms later). Acknowledgements and resends are handled up to
     /// this much later. Only on Linux (the timestamps); 0 turns it off.
     pub receive_moderation_us: u64,
+    /// What carries the datagrams (`carrier.rs`): a UDP socket bound to `bind` (the
+    /// default), or the engine, which pushes and pulls them ([`Carrier::External`]; then
+    /// `bind` is the host's own remote address, [`RemoteId::to_addr`], and the socket
+    /// settings above do not apply).
+    ///
+    /// [`RemoteId::to_addr`]: tickwire_proto::RemoteId::to_addr
+    pub carrier: Carrier,
 }
 
 /// [`HostConfig::receive_moderation_us`]'s default: 1 ms on Linux, a sixteenth of a
@@ -83,6 +92,14 @@ impl HostConfig {
             sim_seed: 0,
             auto_flush_interval_us: 0,
             receive_moderation_us: DEFAULT_RECEIVE_MODERATION_US,
+            carrier: Carrier::Udp,
         }
+    }
+
+    /// A configuration like [`HostConfig::new`] for a host whose datagrams the engine
+    /// carries ([`Carrier::External`]): known to its peers as `local`, sending nothing
+    /// over `max_datagram_size` bytes.
+    pub fn external(local: RemoteId, max_datagram_size: usize) -> Self {
+        HostConfig { carrier: Carrier::External { max_datagram_size }, ..HostConfig::new(local.to_addr()) }
     }
 }

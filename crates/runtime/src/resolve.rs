@@ -55,6 +55,9 @@ impl Target {
         if let Ok(addr) = text.parse::<SocketAddr>() {
             return Ok(Target::Addr(addr));
         }
+        if text.starts_with("remote:") {
+            return tickwire_proto::parse_address(text).map(Target::Addr);
+        }
         if text.len() > MAX_HOST_NAME_LEN + 1 + 6 {
             return Err(format!("is {} bytes long, more than any host name and port", text.len()));
         }

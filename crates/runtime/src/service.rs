@@ -75,8 +75,9 @@ pub(crate) trait Turn: Send + Sync {
 /// One host as the service thread holds it.
 pub(crate) struct Slot {
     turn: Arc<dyn Turn>,
-    /// A handle of the host's socket to wait on (the core owns the one it reads).
-    socket: UdpSocket,
+    /// A handle of the host's socket to wait on (the core owns the one it reads); none
+    /// for a host whose engine carries its datagrams (its engine's pushes wake it).
+    socket: Option<UdpSocket>,
     /// Set by the host's [`Waker`].
     woken: Arc<AtomicBool>,
     /// When the host's next turn is due if nothing arrives.
@@ -130,7 +131,7 @@ fn registry() -> MutexGuard<'static, Registry> {
 /// to the running thread (started if there is none).
 pub(crate) struct Joining {
     pub turn: Arc<dyn Turn>,
-    pub socket: UdpSocket,
+    pub socket: Option<UdpSocket>,
     pub done: Sender<()>,
 }
 
@@ -235,7 +236,7 @@ fn run(inbox: Arc<Inbox>) {
         }
         finished.clear();
         if changed {
-            poller.watch(slots.iter().map(|s| &s.socket));
+            poller.watch(slots.iter().map(|s| s.socket.as_ref()));
             for (i, slot) in slots.iter().enumerate() {
                 if slot.quiet {
                     poller.mute(i, true);

@@ -56,7 +56,7 @@ fn scripted(sleep: Duration, panic_on: Option<usize>) -> Joined {
     });
     let (done_tx, done) = crossbeam_channel::bounded(1);
     let turn: Arc<dyn Turn> = host.clone();
-    let waker = join(|waker| (Joining { turn, socket, done: done_tx }, waker)).unwrap();
+    let waker = join(|waker| (Joining { turn, socket: Some(socket), done: done_tx }, waker)).unwrap();
     Joined { host, waker, addr, done }
 }
 

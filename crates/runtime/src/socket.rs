@@ -7,6 +7,7 @@
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr, UdpSocket};
 
 use socket2::{Domain, Protocol, Socket, Type};
+use tickwire_proto::{AddressText, RemoteId};
 
 use super::host_config::HostConfig;
 use super::host_error::HostError;
@@ -56,6 +57,24 @@ fn bind_to(cfg: &HostConfig, addr: SocketAddr, dual_stack: bool) -> Result<UdpSo
 /// Maps `addr` into the socket's family when that is possible (IPv4 peers of a
 /// dual-stack IPv6 socket are addressed as `::ffff:a.b.c.d`), or explains why not.
 pub(crate) fn reachable(local: SocketAddr, addr: SocketAddr) -> Result<SocketAddr, HostError> {
+    // A host on an external carrier (known by a remote id) reaches remotes only, and
+    // a socket reaches no remote.
+    match (RemoteId::from_addr(local).is_some(), RemoteId::from_addr(addr).is_some()) {
+        (true, true) => return Ok(addr),
+        (true, false) => {
+            return Err(HostError::Config(format!(
+                "cannot reach {addr} from a host on an external carrier: name peers as remote:<id>"
+            )));
+        }
+        (false, true) => {
+            return Err(HostError::Config(format!(
+                "cannot reach {} from a host with a UDP socket ({local}): a remote is reached through an external \
+                 carrier (bind the host to remote:<id>)",
+                AddressText(addr)
+            )));
+        }
+        (false, false) => {}
+    }
     match (local, addr) {
         (SocketAddr::V4(_), SocketAddr::V4(_)) | (SocketAddr::V6(_), SocketAddr::V6(_)) => Ok(addr),
         (SocketAddr::V6(_), SocketAddr::V4(v4)) => Ok(SocketAddr::new(mapped(IpAddr::V4(*v4.ip())), v4.port())),

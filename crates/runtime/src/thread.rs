@@ -26,7 +26,7 @@
 use std::collections::HashMap;
 use std::collections::hash_map::Entry;
 use std::io;
-use std::net::{SocketAddr, UdpSocket};
+use std::net::SocketAddr;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -37,6 +37,7 @@ mod datagrams;
 mod reports;
 
 use super::budget::{SendBudget, ThreadBudget};
+use super::carrier::Wire;
 use super::engine_polls::EnginePolls;
 use super::host_config::Direction;
 use super::host_event::HostEvent;
@@ -187,7 +188,8 @@ pub(crate) struct Shared {
 /// Everything the thread owns, assembled by the host before spawning.
 pub(crate) struct ThreadParts<P> {
     pub proto: P,
-    pub socket: UdpSocket,
+    /// The socket, or the engine's carrier (`carrier.rs`).
+    pub wire: Wire,
     pub shared: Arc<Shared>,
     pub clock: SystemClock,
     pub commands: Receiver<Command>,
@@ -229,6 +231,13 @@ pub(crate) trait DirectPath: Send {
     fn send_now(&mut self, peer: PeerId, channel: u8, data: &[u8]);
     /// Reads what the socket holds and moves the events to the channel to the engine.
     fn receive_now(&mut self) -> bool;
+    /// Hands a datagram the engine's carrier received from `from` at `at` to the
+    /// endpoint (an external carrier's host only; `carrier.rs`), without a copy;
+    /// [`pushed`](Self::pushed) ends the batch.
+    fn push_datagram(&mut self, from: SocketAddr, data: &[u8], at: Micros);
+    /// Ends a batch of [`push_datagram`](Self::push_datagram)s: what they made due is
+    /// sent (into the outbound ring) and their events move to the engine.
+    fn pushed(&mut self) -> bool;
     /// The connection's statistics now, with the time (the core's clock).
     fn peer_stats(&mut self, peer: PeerId) -> Option<(ConnectionStats, Micros)>;
     /// The endpoint's and the runtime's counters now, with the time.
@@ -262,6 +271,25 @@ impl<P: Driver + Send> DirectPath for NetLoop<P> {
         }
         self.tell_unix_time(now);
         self.receive();
+        self.deliver_inbound(now);
+        self.transmit(now);
+        self.forward_events();
+        self.publish_budgets();
+        self.must_replan(now)
+    }
+
+    fn push_datagram(&mut self, from: SocketAddr, data: &[u8], at: Micros) {
+        match &mut self.sim_in {
+            Some(sim) => datagrams::simulate(sim, &mut self.sim_pool, at, from, data),
+            None => datagrams::hand_over(&mut self.p, &mut self.tally, at, from, data),
+        }
+    }
+
+    fn pushed(&mut self) -> bool {
+        let now = self.p.clock.now_us();
+        while let Some(buf) = self.p.msg_pool.try_take() {
+            self.p.proto.recycle(buf);
+        }
         self.deliver_inbound(now);
         self.transmit(now);
         self.forward_events();
@@ -527,7 +555,13 @@ impl<P: Driver> NetLoop<P> {
             Some(t) if now >= t + TIMESTAMPS_SETTLE_US => quiet,
             Some(_) => 0,
             None => {
-                if enable_timestamps(&self.p.socket) {
+                // An external carrier's datagrams come with the engine's arrival times,
+                // and there is no socket to leave out of the wait.
+                let Wire::Udp(socket) = &self.p.wire else {
+                    self.stamps_refused = true;
+                    return 0;
+                };
+                if enable_timestamps(socket) {
                     self.stamped_since = Some(now);
                 } else {
                     self.stamps_refused = true;

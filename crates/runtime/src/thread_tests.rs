@@ -1,6 +1,16 @@
 //! Tests of the network loop against a scripted stand-in for the endpoint (`fake_endpoint.rs`).
 
 use super::*;
+use std::net::UdpSocket;
+
+impl<P> ThreadParts<P> {
+    fn socket(&self) -> &UdpSocket {
+        match &self.wire {
+            crate::carrier::Wire::Udp(s) => s,
+            crate::carrier::Wire::External(_) => panic!("a UDP host"),
+        }
+    }
+}
 use crate::fake_endpoint::FakeEndpoint;
 use crate::waker;
 
@@ -18,12 +28,12 @@ fn parts(events: Sender<ThreadMsg>) -> (ThreadParts<FakeEndpoint>, Sender<Comman
     });
     let p = ThreadParts {
         proto: FakeEndpoint::new(),
-        socket: {
+        wire: crate::carrier::Wire::Udp({
             // Non-blocking, as `socket::bind` leaves it for the loop.
             let s = UdpSocket::bind("127.0.0.1:0").unwrap();
             s.set_nonblocking(true).unwrap();
             s
-        },
+        }),
         shared,
         clock: SystemClock::new(),
         commands: cmd_rx,
@@ -137,7 +147,7 @@ fn send_buffers_go_back_to_the_engine_pool() {
 fn the_direct_path_sends_and_receives_on_the_calling_thread() {
     let (tx, rx) = crossbeam_channel::bounded(64);
     let (p, cmd) = parts(tx);
-    let local = p.socket.local_addr().unwrap();
+    let local = p.socket().local_addr().unwrap();
     let mut l = NetLoop::new(p);
     l.planned_wake = Micros::MAX;
     let peer_socket = UdpSocket::bind("127.0.0.1:0").unwrap();
@@ -199,7 +209,7 @@ fn turns_run_the_endpoint_timers_only_when_one_is_due() {
     use std::sync::atomic::Ordering::Relaxed;
     let (tx, _rx) = crossbeam_channel::bounded(4096);
     let (p, _cmd) = parts(tx);
-    let local = p.socket.local_addr().unwrap();
+    let local = p.socket().local_addr().unwrap();
     let (updates, timer) = (p.proto.updates.clone(), p.proto.timer.clone());
     let mut l = NetLoop::new(p);
     let sender = UdpSocket::bind("127.0.0.1:0").unwrap();
@@ -233,9 +243,9 @@ fn turns_run_the_endpoint_timers_only_when_one_is_due() {
 fn a_late_read_keeps_the_kernels_arrival_time() {
     let (tx, _rx) = crossbeam_channel::bounded(4096);
     let (p, _cmd) = parts(tx);
-    assert!(crate::recv_batch::enable_timestamps(&p.socket));
+    assert!(crate::recv_batch::enable_timestamps(p.socket()));
     crate::recv_batch::tests::settle_timestamping();
-    let local = p.socket.local_addr().unwrap();
+    let local = p.socket().local_addr().unwrap();
     let mut l = NetLoop::new(p);
     let sender = UdpSocket::bind("127.0.0.1:0").unwrap();
     let sent_at = l.p.clock.now_us();
@@ -276,7 +286,7 @@ fn quiet_after_turn(l: &mut NetLoop<FakeEndpoint>) -> Duration {
 #[test]
 fn a_busy_host_leaves_its_socket_quiet_after_reading() {
     let (mut l, _events, _commands) = moderated_loop();
-    let local = l.p.socket.local_addr().unwrap();
+    let local = l.p.socket().local_addr().unwrap();
     let senders: Vec<UdpSocket> = (0..MODERATION_MIN_PEERS).map(|_| UdpSocket::bind("127.0.0.1:0").unwrap()).collect();
     let turn_after = |l: &mut NetLoop<FakeEndpoint>, n: usize| {
         for s in &senders[..n] {

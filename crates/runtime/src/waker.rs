@@ -93,19 +93,32 @@ impl Waker {
 pub(crate) struct Poller {
     chan: WakeChannel,
     fds: Vec<imp::PollFd>,
+    /// Per watched host, the index of its socket in `fds`; None for a host without one.
+    index: Vec<Option<usize>>,
 }
 
 impl Poller {
     pub(crate) fn new(chan: WakeChannel) -> Poller {
         let fds = vec![chan.chan.poll_fd()];
-        Poller { chan, fds }
+        Poller { chan, fds, index: Vec::new() }
     }
 
     /// Sets the sockets the next waits watch, in order (socket `i` is
-    /// [`readable`](Self::readable)`(i)`). Allocates only when the set outgrows its room.
-    pub(crate) fn watch<'a>(&mut self, sockets: impl Iterator<Item = &'a UdpSocket>) {
+    /// [`readable`](Self::readable)`(i)`); `None` stands for a host without a socket,
+    /// never readable. Allocates only when the set outgrows its room.
+    pub(crate) fn watch<'a>(&mut self, sockets: impl Iterator<Item = Option<&'a UdpSocket>>) {
         self.fds.truncate(1);
-        self.fds.extend(sockets.map(imp::socket_poll_fd));
+        self.index.clear();
+        for socket in sockets {
+            self.index.push(socket.map(|s| {
+                self.fds.push(imp::socket_poll_fd(s));
+                self.fds.len() - 1
+            }));
+        }
+    }
+
+    fn fd(&self, i: usize) -> Option<usize> {
+        self.index.get(i).copied().flatten()
     }
 
     /// Blocks until a watched socket is readable, the channel is signalled, or
@@ -124,7 +137,7 @@ impl Poller {
     /// Leaves socket `i` (of the last [`watch`](Self::watch)) out of the waits from now
     /// on (`true`), or watches it again. A muted socket is never reported readable.
     pub(crate) fn mute(&mut self, i: usize, muted: bool) {
-        if let Some(fd) = self.fds.get_mut(i + 1) {
+        if let Some(fd) = self.fd(i).and_then(|f| self.fds.get_mut(f)) {
             imp::mute(fd, muted);
         }
     }
@@ -132,7 +145,7 @@ impl Poller {
     /// Whether watched socket `i` was readable (or in error) at the last wait; false
     /// for an index the last [`watch`](Self::watch) did not cover.
     pub(crate) fn readable(&self, i: usize) -> bool {
-        self.fds.get(i + 1).is_some_and(imp::ready)
+        self.fd(i).and_then(|f| self.fds.get(f)).is_some_and(imp::ready)
     }
 }
 
@@ -377,7 +390,7 @@ mod tests {
     fn poller_on(sock: &UdpSocket) -> (WakeChannel, Poller) {
         let chan = WakeChannel::new().unwrap();
         let mut poller = Poller::new(chan.clone());
-        poller.watch(std::iter::once(sock));
+        poller.watch(std::iter::once(Some(sock)));
         (chan, poller)
     }
 
@@ -450,7 +463,7 @@ mod tests {
         let socks: Vec<UdpSocket> = (0..3).map(|_| UdpSocket::bind("127.0.0.1:0").unwrap()).collect();
         let chan = WakeChannel::new().unwrap();
         let mut poller = Poller::new(chan);
-        poller.watch(socks.iter());
+        poller.watch(socks.iter().map(Some));
         let other = UdpSocket::bind("127.0.0.1:0").unwrap();
         other.send_to(b"x", socks[1].local_addr().unwrap()).unwrap();
         let start = Instant::now();

@@ -34,6 +34,7 @@ mod inbox;
 mod link;
 mod pool;
 mod reliable;
+mod remote;
 mod security;
 mod stats;
 pub mod token;
@@ -50,6 +51,7 @@ pub use endpoint::{COOKIE_LIFETIME_US, Endpoint, Event, MAX_ACK_DELAY_US, PeerId
 pub use link::{Driver, Transport};
 pub use pool::SMALL_BUFFER;
 pub use reliable::MAX_UNFRAGMENTED;
+pub use remote::{AddressText, REMOTE_PORT, RemoteId, parse_address};
 pub use security::{Admission, Presented, Security, TokenAdmission};
 pub use stats::{ConnectionStats, EndpointStats};
 

@@ -8,7 +8,7 @@ use super::failure::{ArgumentError, SessionFailure};
 use super::messages::MESSAGE_CHANNEL;
 use crate::host_config::{Direction, HostConfig};
 use crate::host_event::HostEvent;
-use crate::{Host, Target, Ticket};
+use crate::{Host, Incoming, Outgoing, Target, Ticket};
 use tickwire_proto::{ConnectionStats, LinkConfig, Micros, NetEvent, NetSession, PeerId};
 
 /// A networked session's socket and network thread.
@@ -188,6 +188,18 @@ pub trait Networked: sealed::HasNet {
     /// The latest statistics of the connection to `peer`.
     fn peer_stats(&mut self, peer: PeerId) -> Option<ConnectionStats> {
         self.net_mut().host.stats(peer)
+    }
+
+    /// Datagrams the engine's carrier received, for a session on an external carrier
+    /// (see [`Host::push_datagrams`]); returns how many were taken.
+    fn push_datagrams(&mut self, items: &mut dyn Iterator<Item = Incoming<'_>>) -> Result<usize, SessionFailure> {
+        Ok(self.net_mut().host.push_datagrams(items)?)
+    }
+
+    /// Datagrams for the engine's carrier to send, for a session on an external carrier
+    /// (see [`Host::pull_datagrams`]); returns how many `take` took.
+    fn pull_datagrams(&mut self, take: &mut dyn FnMut(Outgoing<'_>) -> bool) -> Result<usize, SessionFailure> {
+        Ok(self.net_mut().host.pull_datagrams(take)?)
     }
 }
 

@@ -2,6 +2,7 @@
 //! on either side, and writing what the endpoint has to send.
 
 use super::*;
+use crate::carrier::{self, ExternalLink};
 
 impl<P: Driver> NetLoop<P> {
     /// Turns a simulator on, reconfigures it, or turns it off. A reconfigured simulator
@@ -34,9 +35,17 @@ impl<P: Driver> NetLoop<P> {
     /// Reads what the socket holds, a batch at a time, at most [`MAX_RECV_PER_TURN`]
     /// datagrams; returns how many.
     pub(super) fn receive(&mut self) -> usize {
+        if let Wire::External(link) = &self.p.wire {
+            let link = link.clone();
+            return self.receive_pushed(&link);
+        }
         let mut read = 0;
         while read < MAX_RECV_PER_TURN {
-            match self.rx.receive(&self.p.socket) {
+            let received = {
+                let Wire::Udp(socket) = &self.p.wire else { break };
+                self.rx.receive(socket)
+            };
+            match received {
                 Ok(Received::Empty) => break,
                 Ok(Received::Some { n, drained }) => {
                     // Each datagram's arrival: when the kernel queued it (its receive
@@ -75,6 +84,25 @@ impl<P: Driver> NetLoop<P> {
         read
     }
 
+    /// Takes the datagrams the engine pushed while the core was busy (an external
+    /// carrier's host), at most [`MAX_RECV_PER_TURN`]; returns how many.
+    fn receive_pushed(&mut self, link: &ExternalLink) -> usize {
+        self.rt.socket_recv_errors += link.take_refused();
+        let mut ring = carrier::lock(&link.inbound);
+        let mut read = 0;
+        while read < MAX_RECV_PER_TURN {
+            let Some((remote, data, at)) = ring.front() else { break };
+            let from = remote.to_addr();
+            match &mut self.sim_in {
+                Some(sim) => simulate(sim, &mut self.sim_pool, at, from, data),
+                None => hand_over(&mut self.p, &mut self.tally, at, from, data),
+            }
+            ring.pop();
+            read += 1;
+        }
+        read
+    }
+
     pub(super) fn deliver_inbound(&mut self, now: Micros) {
         while let Some((from, buf)) = self.sim_in.as_mut().and_then(|s| s.poll(now)) {
             hand_over(&mut self.p, &mut self.tally, now, from, &buf);
@@ -89,7 +117,23 @@ impl<P: Driver> NetLoop<P> {
             while let Some((addr, n)) = self.p.proto.poll_transmit(self.tx.slot()) {
                 simulate(sim, &mut self.sim_pool, now, addr, &self.tx.slot()[..n]);
             }
-        } else {
+        } else if let Wire::External(link) = &self.p.wire {
+            let mut ring = carrier::lock(&link.outbound);
+            loop {
+                // Straight into the ring's next slot; with the ring full, into the
+                // batch's slot, and dropped (counted as a full socket buffer would be).
+                let written = match ring.free_slot() {
+                    Some(slot) => self.p.proto.poll_transmit(slot).map(|(addr, n)| (addr, n, true)),
+                    None => self.p.proto.poll_transmit(self.tx.slot()).map(|(addr, n)| (addr, n, false)),
+                };
+                let Some((addr, n, kept)) = written else { break };
+                match (carrier::remote_of(addr), kept) {
+                    (Some(remote), true) => ring.commit(remote, n, now),
+                    (Some(_), false) => self.rt.socket_send_dropped += 1,
+                    (None, _) => self.rt.socket_send_errors += 1,
+                }
+            }
+        } else if let Wire::Udp(socket) = &self.p.wire {
             loop {
                 while !self.tx.is_full() {
                     let Some((addr, n)) = self.p.proto.poll_transmit(self.tx.slot()) else { break };
@@ -98,7 +142,7 @@ impl<P: Driver> NetLoop<P> {
                 let more = self.tx.is_full();
                 if self.tx.len() > 0 {
                     let rt = &mut self.rt;
-                    self.tx.send(&self.p.socket, &mut |e| count_send(rt, Err(e)));
+                    self.tx.send(socket, &mut |e| count_send(rt, Err(e)));
                 }
                 if !more {
                     break;
@@ -112,8 +156,21 @@ impl<P: Driver> NetLoop<P> {
     }
 
     pub(super) fn send_datagram(&mut self, data: &[u8], addr: SocketAddr) {
-        let r = send_to(&self.p.socket, data, addr);
-        count_send(&mut self.rt, r);
+        match &self.p.wire {
+            Wire::Udp(socket) => {
+                let r = send_to(socket, data, addr);
+                count_send(&mut self.rt, r);
+            }
+            Wire::External(link) => match carrier::remote_of(addr) {
+                Some(remote) => {
+                    let now = self.p.clock.now_us();
+                    if !carrier::lock(&link.outbound).push(remote, data, now) {
+                        self.rt.socket_send_dropped += 1;
+                    }
+                }
+                None => self.rt.socket_send_errors += 1,
+            },
+        }
     }
 
     pub(super) fn reuse_sim_buffer(&mut self, buf: Vec<u8>) {
@@ -124,7 +181,13 @@ impl<P: Driver> NetLoop<P> {
 /// Hands a received datagram to the endpoint; one it refuses is counted for the log's
 /// summary by source (only while someone wants warnings: the comparison is two copies
 /// of the counters).
-fn hand_over<P: Driver>(p: &mut ThreadParts<P>, tally: &mut DropTally, now: Micros, from: SocketAddr, data: &[u8]) {
+pub(super) fn hand_over<P: Driver>(
+    p: &mut ThreadParts<P>,
+    tally: &mut DropTally,
+    now: Micros,
+    from: SocketAddr,
+    data: &[u8],
+) {
     if !p.shared.log.wants(LogLevel::Warn) {
         p.proto.handle_datagram(now, from, data);
         return;
@@ -147,7 +210,7 @@ fn count_send(rt: &mut RuntimeStats, r: io::Result<()>) {
 
 /// Hands a copy of `data` to a link simulator in a buffer from the pool; the buffer
 /// of a datagram the simulator drops goes back to the pool.
-fn simulate(sim: &mut Sim, pool: &mut Vec<Vec<u8>>, now: Micros, addr: SocketAddr, data: &[u8]) {
+pub(super) fn simulate(sim: &mut Sim, pool: &mut Vec<Vec<u8>>, now: Micros, addr: SocketAddr, data: &[u8]) {
     let mut buf = pool.pop().unwrap_or_default();
     buf.extend_from_slice(data);
     if let Some((_, dropped)) = sim.send_copying(now, data.len(), (addr, buf), |d| pooled_copy(pool, d)) {
@@ -169,7 +232,7 @@ fn pooled_copy(pool: &mut Vec<Vec<u8>>, (addr, data): &(SocketAddr, Vec<u8>)) ->
     (*addr, buf)
 }
 
-fn send_to(socket: &UdpSocket, data: &[u8], addr: SocketAddr) -> io::Result<()> {
+fn send_to(socket: &std::net::UdpSocket, data: &[u8], addr: SocketAddr) -> io::Result<()> {
     loop {
         match socket.send_to(data, addr) {
             Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,

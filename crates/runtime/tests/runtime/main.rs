@@ -9,6 +9,7 @@
 //! thread's test (`runtime_service.rs`) counts the process's network threads, which
 //! must be none before its first host.
 
+mod runtime_carrier;
 mod runtime_idle;
 mod runtime_loopback;
 mod runtime_messages;

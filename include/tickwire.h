@@ -73,6 +73,13 @@
     (((uint32_t)TW_VERSION_MAJOR << 16) | ((uint32_t)TW_VERSION_MINOR << 8) | (uint32_t)TW_VERSION_PATCH)
 
 /**
+ * The largest datagram any host sends, and the size of buffer a pull should offer
+ * for one datagram. A host on an external carrier sends none over its
+ * `tw_host_config.max_datagram_size`.
+ */
+#define TW_MAX_DATAGRAM_SIZE 1200
+
+/**
  * Channel 0 of the default layout: unreliable (may be lost, may arrive in any order).
  */
 #define TW_CHANNEL_UNRELIABLE 0
@@ -94,6 +101,12 @@
  * Larger messages must go on `TW_CHANNEL_RELIABLE`, which fragments them.
  */
 #define TW_MAX_UNRELIABLE_SIZE 1159
+
+/**
+ * The smallest largest-datagram a carrier may declare (`tw_host_config.max_datagram_size`):
+ * a reliable message's 1024-byte fragment with its headers and tag must fit one.
+ */
+#define TW_MIN_CARRIER_DATAGRAM_SIZE 1100
 
 /**
  * Host names one host (or networked session) may be looking up at once: connects by
@@ -1298,6 +1311,40 @@ typedef struct tw_host tw_host;
 typedef struct tw_session tw_session;
 
 /**
+ * One datagram between the engine's carrier and a host on it.
+ *
+ * A host is on an external carrier when it is bound to `"remote:<id>"` (its own id
+ * on the carrier); its peers are named `"remote:<id>"` too, wherever an address is
+ * taken or shown. The id is the engine's choice: a Steam ID, an EOS ProductUserId
+ * handle, a WebRTC data channel's index. The library only compares them.
+ *
+ * Push (`tw_host_push_datagrams`): the engine fills `remote` (where it came from),
+ * `data` and `len` (its bytes, only read during the call) and `age_us`.
+ * Pull (`tw_host_pull_datagrams`): the library fills `remote` (where it goes), `data`
+ * (pointing into the buffer the caller gave) and `len`; `age_us` is 0.
+ */
+typedef struct tw_datagram {
+    /**
+     * The remote's id on the carrier.
+     */
+    uint64_t remote;
+    /**
+     * The bytes: `len` of them. NULL only when `len` is 0.
+     */
+    const uint8_t *data;
+    /**
+     * The datagram's size in bytes.
+     */
+    uint32_t len;
+    /**
+     * Push: how many microseconds before the push it arrived, when the carrier knows
+     * (Steam: now minus `m_usecTimeReceived`); 0 means at the push. The time sync and
+     * round-trip times use the arrival. Pull: 0.
+     */
+    uint32_t age_us;
+} tw_datagram;
+
+/**
  * Security settings, pointed to by `tw_host_config.security` (NULL: encrypted, and
  * open to anyone, which suits a LAN or a first test).
  *
@@ -1487,9 +1534,16 @@ typedef struct tw_host_config {
      */
     uint32_t max_frames_per_datagram;
     /**
+     * A host on an external carrier (bound to `"remote:<id>"`): the carrier's largest
+     * datagram, 1100..=1200 (Steam's unreliable messages: 1200; EOS P2P: 1170; WebRTC
+     * data channels: 1200). 0 (the default): 1200. A host with a UDP socket must leave
+     * it 0 (its datagrams are at most 1200 bytes).
+     */
+    uint32_t max_datagram_size;
+    /**
      * Must be zero.
      */
-    uint8_t reserved[12];
+    uint8_t reserved[8];
 } tw_host_config;
 
 /**
@@ -2918,6 +2972,111 @@ typedef void (*tw_log_fn)(void *user, uint32_t level, const char *message, size_
 #ifdef __cplusplus
 extern "C" {
 #endif // __cplusplus
+
+/**
+ * Hands the host datagrams its external carrier received: `count` items, each with
+ * the remote it came from, its bytes and its age. A host on an external carrier
+ * (bound to `"remote:<id>"`) only.
+ *
+ * Batched and without a copy: the bytes go straight to the protocol on this thread
+ * when the network thread is not busy with the host; otherwise they are copied into
+ * a ring of 256 datagrams that it empties. A datagram over the host's
+ * `max_datagram_size`, or one that finds the ring full, is dropped and counted in
+ * `tw_host_stats` (as a receive error). A remote never seen is treated like an
+ * unknown UDP source: it must complete the handshake (the cookie, then the proof of
+ * the secret or token) before anything it sends is read. Junk is dropped and counted
+ * as over UDP.
+ *
+ * Call it from the engine's thread each frame, before polling events; then
+ * `tw_host_pull_datagrams` after the flush.
+ *
+ * Ownership: `items` and every `data` are only read during the call. `*out_taken`
+ * (optional, may be NULL) receives how many were handed over.
+ * Thread-safety: one call at a time per host; a call while another is in progress
+ * returns `TW_RESULT_BUSY`.
+ *
+ * Returns `TW_RESULT_OK`; `TW_RESULT_NULL_ARGUMENT` (`host`, `items` with a `count`,
+ * an item's `data` with a `len`); `TW_RESULT_INVALID_ARGUMENT`;
+ * `TW_RESULT_INVALID_STATE` (a host with a UDP socket);
+ * `TW_RESULT_NETWORK_THREAD_GONE`; `TW_RESULT_BUSY`; `TW_RESULT_PANIC`.
+ *
+ * # Safety
+ * `host` must be NULL or a live handle. `items` must be NULL or valid for reading
+ * `count` items, and each item's `data` NULL or valid for reading `len` bytes.
+ * `out_taken` must be NULL or valid for writing a `size_t`.
+ */
+tw_result tw_host_push_datagrams(struct tw_host *host,
+                                 const struct tw_datagram *items,
+                                 size_t count,
+                                 size_t *out_taken);
+
+/**
+ * Takes the datagrams the host has for its external carrier to send, oldest first:
+ * up to `max_items`, their bytes packed into `buffer` one after another, each item's
+ * `data` pointing at its own. Stops early at a datagram that does not fit the rest of
+ * `buffer`; it stays for the next call. A host on an external carrier only.
+ *
+ * What the network thread sends between calls (resends, keepalives, handshake
+ * replies) waits in a ring of 1024 datagrams; past that, new ones are dropped and
+ * counted in `tw_host_stats` (as a full socket buffer's). Call it at least once a
+ * frame, after `tw_host_flush`, until it returns fewer than `max_items`.
+ *
+ * Ownership: `items` and `buffer` are caller memory; the items' `data` point into
+ * `buffer` and are valid as long as it is. `*out_count` receives how many items were
+ * written.
+ * Thread-safety: one call at a time per host; a call while another is in progress
+ * returns `TW_RESULT_BUSY`.
+ *
+ * Returns `TW_RESULT_OK` (also when nothing was waiting: `*out_count` is 0);
+ * `TW_RESULT_BUFFER_TOO_SMALL` when the first datagram waiting is larger than
+ * `buffer_len` (`*out_count` is 0; offer `TW_MAX_DATAGRAM_SIZE` bytes or more);
+ * `TW_RESULT_NULL_ARGUMENT`; `TW_RESULT_INVALID_STATE` (a host with a UDP socket);
+ * `TW_RESULT_NETWORK_THREAD_GONE`; `TW_RESULT_BUSY`; `TW_RESULT_PANIC`.
+ *
+ * # Safety
+ * `host` must be NULL or a live handle. `items` must be NULL or valid for writing
+ * `max_items` items, `buffer` NULL or valid for writing `buffer_len` bytes, and
+ * `out_count` NULL or valid for writing a `size_t`.
+ */
+tw_result tw_host_pull_datagrams(struct tw_host *host,
+                                 struct tw_datagram *items,
+                                 size_t max_items,
+                                 uint8_t *buffer,
+                                 size_t buffer_len,
+                                 size_t *out_count);
+
+/**
+ * P2P, SPECTATOR and the RELAY modes on an external carrier (`bind_address`
+ * `"remote:<id>"`): exactly `tw_host_push_datagrams` for the session's host.
+ *
+ * Ownership, thread-safety and returns: as `tw_host_push_datagrams`, with
+ * `TW_RESULT_INVALID_STATE` also for SYNCTEST and REPLAY (no transport).
+ *
+ * # Safety
+ * As `tw_host_push_datagrams`, for a live `session`.
+ */
+tw_result tw_session_push_datagrams(struct tw_session *session,
+                                    const struct tw_datagram *items,
+                                    size_t count,
+                                    size_t *out_taken);
+
+/**
+ * P2P, SPECTATOR and the RELAY modes on an external carrier: exactly
+ * `tw_host_pull_datagrams` for the session's host. Call it after
+ * `tw_session_advance` (which flushes) each frame.
+ *
+ * Ownership, thread-safety and returns: as `tw_host_pull_datagrams`, with
+ * `TW_RESULT_INVALID_STATE` also for SYNCTEST and REPLAY (no transport).
+ *
+ * # Safety
+ * As `tw_host_pull_datagrams`, for a live `session`.
+ */
+tw_result tw_session_pull_datagrams(struct tw_session *session,
+                                    struct tw_datagram *items,
+                                    size_t max_items,
+                                    uint8_t *buffer,
+                                    size_t buffer_len,
+                                    size_t *out_count);
 
 /**
  * Fills `config` with the defaults (including `struct_size`). Call it before setting

@@ -29,11 +29,12 @@ pub(crate) unsafe fn arg_str<'a>(p: *const c_char, arg: &str) -> FfiResult<&'a s
 pub(crate) unsafe fn arg_addr(p: *const c_char, arg: &str) -> FfiResult<SocketAddr> {
     // SAFETY: forwarded contract.
     let s = unsafe { arg_str(p, arg) }?;
-    s.parse::<SocketAddr>().map_err(|_| {
+    tickwire_proto::parse_address(s).map_err(|_| {
         let shown: String = s.chars().take(80).collect();
         let more = if shown.len() < s.len() { "..." } else { "" };
         Failure::invalid(format!(
-            "{arg} \"{}{more}\" is not an IP address with a port, like \"127.0.0.1:7777\" or \"[::1]:7777\"",
+            "{arg} \"{}{more}\" is not an IP address with a port, like \"127.0.0.1:7777\" or \"[::1]:7777\", nor \
+             a remote of an external carrier, like \"remote:76561198000000000\"",
             shown.escape_debug()
         ))
     })
@@ -53,7 +54,8 @@ pub(crate) unsafe fn arg_target(p: *const c_char, arg: &str) -> FfiResult<Target
         let shown: String = s.chars().take(80).collect();
         let more = if shown.len() < s.len() { "..." } else { "" };
         Failure::invalid(format!(
-            "{arg} \"{}{more}\" {why} (an address is \"127.0.0.1:7777\", \"[::1]:7777\" or \"host.name:7777\")",
+            "{arg} \"{}{more}\" {why} (an address is \"127.0.0.1:7777\", \"[::1]:7777\", \"host.name:7777\" or, \
+             on an external carrier, \"remote:<id>\")",
             shown.escape_debug()
         ))
     })
@@ -163,8 +165,13 @@ pub(crate) unsafe fn copy_out(
 
 /// An address as the engine is shown it: an IPv4 peer of a dual-stack socket as
 /// `"127.0.0.1:7777"` rather than the socket's `"[::ffff:127.0.0.1]:7777"`, so that
-/// it reads (and compares) as the address the engine gave, whatever the bind.
-pub(crate) fn shown(addr: SocketAddr) -> SocketAddr {
+/// it reads (and compares) as the address the engine gave, whatever the bind; a
+/// remote of an external carrier as `"remote:<id>"`.
+pub(crate) fn shown(addr: SocketAddr) -> tickwire_proto::AddressText {
+    tickwire_proto::AddressText(folded(addr))
+}
+
+fn folded(addr: SocketAddr) -> SocketAddr {
     match addr {
         SocketAddr::V6(v6) => match v6.ip().to_ipv4_mapped() {
             Some(v4) => SocketAddr::new(IpAddr::V4(v4), v6.port()),

@@ -7,9 +7,10 @@ use std::net::SocketAddr;
 use super::error::{Failure, FfiResult, tw_result};
 use super::guard;
 use super::security::{arg_security, tw_security_config};
+use tickwire_proto::RemoteId;
 use tickwire_proto::wire::MAX_DATAGRAM_SIZE;
 use tickwire_proto::{EndpointConfig, JitterModel, LinkConfig, LossModel, MAX_FRAMES_PER_DATAGRAM, PeerLimits};
-use tickwire_runtime::{Direction, HostConfig};
+use tickwire_runtime::{Carrier, Direction, HostConfig};
 
 /// Channel 0 of the default layout: unreliable (may be lost, may arrive in any order).
 pub const TW_CHANNEL_UNRELIABLE: u32 = 0;
@@ -23,6 +24,11 @@ pub const TW_CHANNEL_RELIABLE: u32 = 2;
 /// Largest message on the unreliable and sequenced channels: one datagram's payload.
 /// Larger messages must go on `TW_CHANNEL_RELIABLE`, which fragments them.
 pub const TW_MAX_UNRELIABLE_SIZE: u32 = 1159;
+
+/// The smallest largest-datagram a carrier may declare (`tw_host_config.max_datagram_size`):
+/// a reliable message's 1024-byte fragment with its headers and tag must fit one.
+pub const TW_MIN_CARRIER_DATAGRAM_SIZE: u32 = 1100;
+const MIN_CARRIER_DATAGRAM: usize = TW_MIN_CARRIER_DATAGRAM_SIZE as usize;
 
 /// Host names one host (or networked session) may be looking up at once: connects by
 /// name beyond this fail with `TW_RESULT_QUEUE_FULL` until some lookups have answered
@@ -103,8 +109,13 @@ pub struct tw_host_config {
     pub max_recv_queue_bytes: u32,
     /// Messages in one datagram, 1..=582 (default 64); ours never carry more.
     pub max_frames_per_datagram: u32,
+    /// A host on an external carrier (bound to `"remote:<id>"`): the carrier's largest
+    /// datagram, 1100..=1200 (Steam's unreliable messages: 1200; EOS P2P: 1170; WebRTC
+    /// data channels: 1200). 0 (the default): 1200. A host with a UDP socket must leave
+    /// it 0 (its datagrams are at most 1200 bytes).
+    pub max_datagram_size: u32,
     /// Must be zero.
-    pub reserved: [u8; 12],
+    pub reserved: [u8; 8],
 }
 
 /// The direction a link simulator applies to (`tw_host_set_link_sim`).
@@ -370,7 +381,8 @@ impl tw_host_config {
             max_bytes_per_sec: e.limits.max_bytes_per_sec,
             max_recv_queue_bytes: u32::try_from(e.limits.max_recv_queue_bytes).unwrap_or(u32::MAX),
             max_frames_per_datagram: e.limits.max_frames_per_datagram,
-            reserved: [0; 12],
+            max_datagram_size: 0,
+            reserved: [0; 8],
         }
     }
 
@@ -414,7 +426,27 @@ impl tw_host_config {
         EndpointConfig { security: Default::default(), ..endpoint.clone() }.validate().map_err(|e| {
             Failure::invalid(format!("{name}: the transport refuses these settings ({e}); please report this"))
         })?;
+        let carrier = match (RemoteId::from_addr(bind), self.max_datagram_size) {
+            (Some(_), 0) => Carrier::External { max_datagram_size: MAX_DATAGRAM_SIZE },
+            (Some(_), n) if (MIN_CARRIER_DATAGRAM..=MAX_DATAGRAM_SIZE).contains(&(n as usize)) => {
+                Carrier::External { max_datagram_size: n as usize }
+            }
+            (Some(_), n) => {
+                return Err(Failure::invalid(format!(
+                    "{name}.max_datagram_size is {n}: a carrier's largest datagram must be \
+                     {MIN_CARRIER_DATAGRAM}..={MAX_DATAGRAM_SIZE} bytes (0: {MAX_DATAGRAM_SIZE})"
+                )));
+            }
+            (None, 0) => Carrier::Udp,
+            (None, n) => {
+                return Err(Failure::invalid(format!(
+                    "{name}.max_datagram_size is {n}: only a host on an external carrier (bound to \
+                     \"remote:<id>\") takes one; leave it 0"
+                )));
+            }
+        };
         Ok(HostConfig {
+            carrier,
             endpoint,
             bind,
             // The callers set it for an empty bind address.

@@ -35,6 +35,7 @@
 
 // Declaration order is the order of the header (cbindgen follows it).
 mod args;
+mod carrier;
 mod config;
 mod credential;
 mod error;
@@ -58,6 +59,7 @@ mod version;
 #[cfg(feature = "test-hooks")]
 mod test_hooks;
 
+pub use carrier::*;
 pub use config::*;
 pub use credential::*;
 pub use error::*;

@@ -206,9 +206,12 @@ impl tw_security_config {
         }
         // SAFETY: a NUL-terminated array of the struct, alive for the call.
         let s = unsafe { arg_str(self.public_address.as_ptr(), field) }?;
-        s.parse()
-            .map(Some)
-            .map_err(|_| Failure::invalid(format!("{field} \"{}\" is not an IP address with a port", s.escape_debug())))
+        tickwire_proto::parse_address(s).map(Some).map_err(|_| {
+            Failure::invalid(format!(
+                "{field} \"{}\" is not an IP address with a port, nor remote:<id>",
+                s.escape_debug()
+            ))
+        })
     }
 }
 
@@ -398,9 +401,10 @@ pub(crate) fn parse_addresses(list: &str) -> FfiResult<Vec<SocketAddr>> {
     parts
         .iter()
         .map(|p| {
-            p.parse().map_err(|_| {
+            tickwire_proto::parse_address(p).map_err(|_| {
                 Failure::invalid(format!(
-                    "server_addresses: \"{}\" is not an IP address with a port, like \"203.0.113.7:7000\"",
+                    "server_addresses: \"{}\" is not an IP address with a port, like \"203.0.113.7:7000\", nor a \
+                     remote of an external carrier, like \"remote:42\"",
                     p.escape_debug()
                 ))
             })

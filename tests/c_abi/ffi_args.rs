@@ -106,7 +106,8 @@ fn host_create_rejects_bad_config_fields() {
     let addr = CString::new("127.0.0.1:0").unwrap();
     type Edit = Box<dyn Fn(&mut tw_host_config)>;
     let cases: Vec<(&str, Edit)> = vec![
-        ("tw_host_config.reserved", Box::new(|c| c.reserved[11] = 1)),
+        ("tw_host_config.reserved", Box::new(|c| c.reserved[7] = 1)),
+        ("tw_host_config.max_datagram_size", Box::new(|c| c.max_datagram_size = 1170)),
         ("tw_host_config.timeout_ms 0", Box::new(|c| c.timeout_ms = 0)),
         ("tw_host_config.keepalive_interval_ms 0", Box::new(|c| c.keepalive_interval_ms = 0)),
         ("tw_host_config.handshake_retry_ms 0", Box::new(|c| c.handshake_retry_ms = 0)),

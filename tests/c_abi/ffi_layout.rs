@@ -30,9 +30,21 @@ fn host_config_layout() {
     assert_eq!(offset_of!(tw_host_config, max_bytes_per_sec), 72);
     assert_eq!(offset_of!(tw_host_config, max_recv_queue_bytes), 76);
     assert_eq!(offset_of!(tw_host_config, max_frames_per_datagram), 80);
-    assert_eq!(offset_of!(tw_host_config, reserved), 84);
+    assert_eq!(offset_of!(tw_host_config, max_datagram_size), 84);
+    assert_eq!(offset_of!(tw_host_config, reserved), 88);
     // SAFETY: no arguments.
     assert_eq!(unsafe { tw_host_config_size() }, size_of::<tw_host_config>());
+}
+
+#[test]
+fn datagram_layout() {
+    // The engine builds arrays of these for every push and pull (C#: an unmanaged
+    // struct of the same layout, pinned once).
+    assert_eq!(size_of::<tw_datagram>(), 8 + size_of::<*const u8>() + 8);
+    assert_eq!(offset_of!(tw_datagram, remote), 0);
+    assert_eq!(offset_of!(tw_datagram, data), 8);
+    assert_eq!(offset_of!(tw_datagram, len), 8 + size_of::<*const u8>());
+    assert_eq!(offset_of!(tw_datagram, age_us), 12 + size_of::<*const u8>());
 }
 
 #[test]

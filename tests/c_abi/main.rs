@@ -12,6 +12,7 @@ mod support;
 
 mod c_header;
 mod ffi_addresses;
+mod ffi_carrier;
 mod ffi_args;
 mod ffi_catch_up;
 mod ffi_concurrency;

@@ -279,7 +279,7 @@ fn user_data(s: &str) -> Result<UserData, String> {
 }
 
 fn address(s: &str) -> Result<SocketAddr, String> {
-    s.trim().parse().map_err(|_| format!("{:?} is not an IP:port", s.trim()))
+    tickwire_proto::parse_address(s.trim()).map_err(|_| format!("{:?} is not an IP:port nor remote:<id>", s.trim()))
 }
 
 /// A value parser for a number in `lo..=hi`.

@@ -190,6 +190,12 @@ pub trait Networked: sealed::HasNet {
         self.net_mut().host.stats(peer)
     }
 
+    /// Whether the engine carries the session's datagrams (an external carrier: its
+    /// host is bound to a remote id).
+    fn is_external(&self) -> bool {
+        self.net().host.is_external()
+    }
+
     /// Datagrams the engine's carrier received, for a session on an external carrier
     /// (see [`Host::push_datagrams`]); returns how many were taken.
     fn push_datagrams(&mut self, items: &mut dyn Iterator<Item = Incoming<'_>>) -> Result<usize, SessionFailure> {

@@ -137,7 +137,7 @@ printf '#include "tickwire.h"\n#include "tickwire.h"\nint tw_header_only_check(v
 check "header: strict C11" cc "${CFLAGS[@]}" -c "$OUT/header_only.c" -o "$OUT/header_only.o"
 check "header: C++17 syntax" c++ "${CXXFLAGS[@]}" "$OUT/header_only.c"
 
-programs=(examples-c/loopback.c examples-c/p2p.c examples-c/relay.c tests/c/abi_misuse.c tests/c/log_hook.c tests/c/relay_identity.c)
+programs=(examples-c/loopback.c examples-c/p2p.c examples-c/relay.c examples-c/carrier.c tests/c/abi_misuse.c tests/c/log_hook.c tests/c/relay_identity.c)
 for src in "${programs[@]}"; do
     name="$(basename "$src" .c)"
     check "$name: build as strict C11" cc "${CFLAGS[@]}" "$src" "${LDFLAGS[@]}" -o "$OUT/$name"

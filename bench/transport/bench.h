@@ -54,6 +54,7 @@ typedef struct bt_lib {
 extern const bt_lib bt_lib_enet;
 extern const bt_lib bt_lib_tickwire_plain;
 extern const bt_lib bt_lib_tickwire_encrypted;
+extern const bt_lib bt_lib_tickwire_carrier;
 
 /* --- samples and clocks (stats.c) --------------------------------------------------- */
 typedef struct bt_samples {

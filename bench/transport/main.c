@@ -8,7 +8,7 @@
  * counters of all repetitions are pooled into one table.
  *
  *   bench-transport [--smoke] [--reps N] [--only pingpong|gameloop|relay] [--relay-ticks N]
- *                 [--lib enet|plaintext|encrypted]...
+ *                 [--lib enet|plaintext|encrypted|carrier]...
  *
  * --only runs one measurement (rows 1, 2, 8; rows 3, 4; or rows 5, 6, 7), for comparing
  * builds side by side or profiling one scenario; the other rows print n/a.
@@ -31,9 +31,14 @@
 #include "bench.h"
 #include "tickwire.h"
 
-#define NLIBS 3
+/* The three over UDP, then tickwire on an external carrier (lib_tickwire_carrier.c),
+ * which runs the ping-pong rows only and has a table of its own beside encrypted UDP. */
+#define NLIBS 4
+#define NUDP 3
+#define CARRIER 3
 
-static const bt_lib *const LIBS[NLIBS] = {&bt_lib_enet, &bt_lib_tickwire_plain, &bt_lib_tickwire_encrypted};
+static const bt_lib *const LIBS[NLIBS] = {&bt_lib_enet, &bt_lib_tickwire_plain, &bt_lib_tickwire_encrypted,
+                                          &bt_lib_tickwire_carrier};
 
 typedef int (*measure_fn)(const bt_lib *, const bt_plan *, bt_result *);
 static const measure_fn MEASURES[] = {bt_measure_pingpong, bt_measure_game_loop, bt_measure_relay};
@@ -56,7 +61,7 @@ static int only_index(const char *name) {
 }
 
 /* --lib's names, in LIBS' order. */
-static const char *const LIB_NAMES[NLIBS] = {"enet", "plaintext", "encrypted"};
+static const char *const LIB_NAMES[NLIBS] = {"enet", "plaintext", "encrypted", "carrier"};
 
 static int lib_index(const char *name) {
     for (int l = 0; l < NLIBS; l++) {
@@ -148,9 +153,9 @@ static int print_table(bt_result res[NLIBS]) {
            LIBS[2]->name);
     printf("|---|---:|---:|---:|---:|---:|---|\n");
     for (size_t i = 0; i < NROWS; i++) {
-        double v[NLIBS];
-        char c[NLIBS][32], r1[32] = "", r2[32] = "";
-        for (int l = 0; l < NLIBS; l++) {
+        double v[NUDP];
+        char c[NUDP][32], r1[32] = "", r2[32] = "";
+        for (int l = 0; l < NUDP; l++) {
             v[l] = ROWS[i].f(&res[l]);
             not_finite += !isfinite(v[l]);
             cell(c[l], sizeof c[l], ROWS[i].format, v[l]);
@@ -160,6 +165,37 @@ static int print_table(bt_result res[NLIBS]) {
             ratio_cell(r2, sizeof r2, v[2], v[0]);
         }
         printf("| %s | %s | %s | %s | %s | %s | %s |\n", ROWS[i].label, c[0], c[1], c[2], r1, r2, ROWS[i].goal);
+    }
+    return not_finite;
+}
+
+/* The external carrier beside encrypted UDP: the ping-pong rows (1, 2, 8). */
+static const row CARRIER_ROWS[] = {
+    {"unreliable RTT engine to engine, busy poll, p50 (µs)", "%.1f", f_urtt50, "≤ 1×", 1},
+    {"unreliable RTT, p99 (µs)", "%.1f", f_urtt99, "", 1},
+    {"the same, one thread playing both engines, p50 (µs)", "%.1f", f_one50, "≤ 1×", 1},
+    {"reliable RTT, p50 (µs)", "%.1f", f_rrtt50, "≤ 1×", 1},
+    {"heap allocations per message sent (send + flush + pull)", "%.2f", f_alloc_send, "0", 0},
+    {"heap allocations per message received (push + poll + read)", "%.2f", f_alloc_recv, "0", 0},
+    {"heap allocations on the library's own threads, per message", "%.2f", f_alloc_other, "0", 0},
+};
+#define NCARRIER_ROWS (sizeof CARRIER_ROWS / sizeof CARRIER_ROWS[0])
+
+static int print_carrier_table(bt_result res[NLIBS]) {
+    int not_finite = 0;
+    printf("| external carrier (encrypted, the harness's in-memory mailboxes) | %s (UDP) | %s | carrier / UDP | goal |\n",
+           LIBS[2]->name, LIBS[CARRIER]->name);
+    printf("|---|---:|---:|---:|---|\n");
+    for (size_t i = 0; i < NCARRIER_ROWS; i++) {
+        double udp = CARRIER_ROWS[i].f(&res[2]), ext = CARRIER_ROWS[i].f(&res[CARRIER]);
+        char a[32], b[32], r[32] = "";
+        not_finite += !isfinite(ext);
+        cell(a, sizeof a, CARRIER_ROWS[i].format, udp);
+        cell(b, sizeof b, CARRIER_ROWS[i].format, ext);
+        if (CARRIER_ROWS[i].ratio) {
+            ratio_cell(r, sizeof r, ext, udp);
+        }
+        printf("| %s | %s | %s | %s | %s |\n", CARRIER_ROWS[i].label, a, b, r, CARRIER_ROWS[i].goal);
     }
     return not_finite;
 }
@@ -216,6 +252,14 @@ static void smoke_checks(bt_result res[NLIBS], int not_finite) {
         const char *n = LIBS[l]->name;
         bt_result *r = &res[l];
         check(!r->failed, n, "every measurement ran");
+        if (l == CARRIER) {
+            check(r->rtt_sent[BT_RELIABLE] > 0 && r->rtt_lost[BT_RELIABLE] == 0, n,
+                  "reliable ping-pong: every message echoed");
+            check(r->rtt_sent[BT_UNRELIABLE] > 0 && r->rtt_lost[BT_UNRELIABLE] == 0, n,
+                  "unreliable ping-pong: every message echoed (the mailboxes lose nothing)");
+            check(r->one_thread_sent > 0 && r->one_thread_lost == 0, n, "one-thread ping-pong: every message echoed");
+            continue;
+        }
         check(library_allocations_counted(LIBS[l]), n, "the allocation counter sees its allocations (creating a host)");
         check(r->rtt_sent[BT_RELIABLE] > 0 && r->rtt_lost[BT_RELIABLE] == 0, n, "reliable ping-pong: every message echoed");
         /* Loopback does not lose datagrams unless a buffer overflows; one in a hundred
@@ -248,7 +292,7 @@ int main(int argc, char **argv) {
             relay_ticks = atoi(argv[++i]);
         } else {
             fprintf(stderr, "usage: %s [--smoke] [--reps N] [--only pingpong|gameloop|relay] [--relay-ticks N] "
-                    "[--lib enet|plaintext|encrypted]...\n",
+                    "[--lib enet|plaintext|encrypted|carrier]...\n",
                     argv[0]);
             return 2;
         }
@@ -282,7 +326,7 @@ int main(int argc, char **argv) {
             }
             for (int k = 0; k < NLIBS; k++) {
                 int l = rep % 2 == 0 ? k : NLIBS - 1 - k;
-                if (libs != 0 && !(libs & (1 << l))) {
+                if ((libs != 0 && !(libs & (1 << l))) || (l == CARRIER && m != 0)) {
                     continue;
                 }
                 /* Progress on stderr: the table on stdout stays clean. */
@@ -296,6 +340,10 @@ int main(int argc, char **argv) {
     print_load("after");
     printf("\n");
     int not_finite = print_table(res);
+    printf("\n");
+    if (only < 0 || only == 0) {
+        not_finite += print_carrier_table(res);
+    }
     printf("\nBytes are UDP payload counted at the harness's proxy (IP and UDP headers, 28 B per "
            "datagram, not included). ENet's unreliable messages are its default unreliable-sequenced.\n\n");
     int any_failed = 0;

@@ -57,7 +57,9 @@ pub use game::{
 
 // Rollback sessions (P2P, synctest, spectator, replay).
 pub use rollback::desync::DumpDecodeError;
-pub use rollback::p2p::{MAX_INPUT_DELAY, MAX_PREDICTION, P2pStats, PeerSyncStats, p2p_inputs_fit, p2p_timeouts_fit};
+pub use rollback::p2p::{
+    MAX_INPUT_DELAY, MAX_PREDICTION, P2pStats, PeerSyncStats, p2p_inputs_fit, p2p_inputs_fit_in, p2p_timeouts_fit,
+};
 pub use rollback::{
     DesyncDump, Event as RollbackEvent, MatchEvent, P2pConfig, P2pMatch, P2pSession, PlayerKind, PredictionMode,
     Replay, ReplayError, ReplayRecorder, ReplaySession, RosterError, SessionError, SpectatorConfig, SpectatorMatch,
@@ -104,7 +106,7 @@ pub use transport::{
     EndpointConfig, EndpointStats, Event as NetEvent, KEY_SIZE, MAX_ACK_DELAY_US, MAX_CHANNELS,
     MAX_FRAMES_PER_DATAGRAM, MAX_UNFRAGMENTED, MAX_UNRELIABLE, PeerId, PeerIdAllocator, PeerLimits, Presented, Proven,
     REMOTE_PORT, RemoteId, SMALL_BUFFER, Secret, Security, SendError, TokenAdmission, TokenIdentity, Transport,
-    UnreliableAcks, parse_address,
+    UnreliableAcks, max_unreliable_for, parse_address,
 };
 
 // The link simulator and the simulated network.

@@ -22,14 +22,11 @@ use super::thread::{Command, DirectPath, Hosted, IDLE_CAP, NetLoop, RuntimeStats
 use super::to_engine::Polled;
 use crate::os_seed::{os_random_bytes, os_seed};
 use crate::system_clock::SystemClock;
-use tickwire_proto::wire::MAX_DATAGRAM_SIZE;
-
-/// Until the endpoint takes a datagram limit of its own: the smallest a carrier may have.
-const MIN_DATAGRAM_SIZE: usize = 1100;
+use tickwire_proto::wire::{MAX_DATAGRAM_SIZE, MIN_DATAGRAM_SIZE};
 use tickwire_proto::{
     AddressText, Admission, Binding, ChannelKind, Clock, ConnectionStats, DisconnectReason, Driver, Endpoint,
-    EndpointConfig, EndpointStats, LinkConfig, MAX_UNRELIABLE, Micros, PeerId, PeerIdAllocator, RemoteId, SMALL_BUFFER,
-    Secret, Security,
+    EndpointConfig, EndpointStats, LinkConfig, Micros, PeerId, PeerIdAllocator, RemoteId, SMALL_BUFFER, Secret, Security,
+    max_unreliable_for,
 };
 
 /// Commands (sends, flushes, connects, ...) that may wait for the network thread.
@@ -94,6 +91,8 @@ pub struct Host {
     ids: PeerIdAllocator,
     /// Largest message per channel id.
     channel_limits: Vec<usize>,
+    /// Largest unreliable message the endpoint takes (its `max_datagram_size`'s).
+    max_unreliable: usize,
     /// `send_queue_limit_bytes`: the most a peer's send queue may hold.
     send_queue_limit: usize,
     /// Whether sends may go straight to the endpoint (`DirectPath::send_now`): not
@@ -145,6 +144,10 @@ impl Host {
     /// thread. Fails with [`HostError::Config`] for an invalid endpoint configuration and
     /// [`HostError::Io`] (naming the address) when the socket cannot be bound.
     pub fn start(mut cfg: HostConfig) -> Result<Host, HostError> {
+        // A carrier's largest datagram is its endpoint's (checked in `start_with`).
+        if let Carrier::External { max_datagram_size } = cfg.carrier {
+            cfg.endpoint.max_datagram_size = max_datagram_size;
+        }
         if cfg.endpoint.seed == 0 {
             cfg.endpoint.seed = seed_from_os()?;
         }
@@ -278,6 +281,7 @@ impl Host {
             msg_pool,
             ids,
             channel_limits,
+            max_unreliable: max_unreliable_for(cfg.endpoint.max_datagram_size).min(cfg.endpoint.max_message_size),
             send_queue_limit,
             direct_sends: auto_flush_us == 0,
             unflushed: 0,
@@ -367,6 +371,15 @@ impl Host {
     pub fn send(&mut self, peer: PeerId, channel: u8, data: &[u8]) -> Result<(), HostError> {
         self.check_send(peer, channel, data.len(), None)?;
         self.submit(peer, channel, data)
+    }
+
+    /// The largest message [`Host::send`] takes on an unreliable or sequenced channel:
+    /// one datagram of the endpoint's `max_datagram_size`
+    /// ([`max_unreliable_for`](tickwire_proto::max_unreliable_for) it;
+    /// [`MAX_UNRELIABLE`](tickwire_proto::MAX_UNRELIABLE) at the default 1,200), or
+    /// `max_message_size` if that is less.
+    pub fn max_unreliable(&self) -> usize {
+        self.max_unreliable
     }
 
     /// Checks what [`Host::send`] checks (a live thread, the channel, the size, the
@@ -839,7 +852,9 @@ fn channel_limits(cfg: &EndpointConfig) -> Vec<usize> {
         .iter()
         .map(|kind| match kind {
             ChannelKind::Reliable => cfg.max_message_size,
-            ChannelKind::Unreliable | ChannelKind::Sequenced => MAX_UNRELIABLE.min(cfg.max_message_size),
+            ChannelKind::Unreliable | ChannelKind::Sequenced => {
+                max_unreliable_for(cfg.max_datagram_size).min(cfg.max_message_size)
+            }
         })
         .collect()
 }

@@ -50,6 +50,9 @@ impl Transport for Host {
     fn stats(&mut self, peer: PeerId) -> Option<ConnectionStats> {
         Host::stats(self, peer)
     }
+    fn max_unreliable(&self) -> usize {
+        Host::max_unreliable(self)
+    }
 }
 
 #[cfg(test)]

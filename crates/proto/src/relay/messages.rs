@@ -66,6 +66,11 @@ fn write_input(w: &mut Writer<'_>, input: &[u8]) {
     w.bytes(input);
 }
 
+/// The largest ClientInputs without its inputs: kind, step ack, sack length and the
+/// most sack bytes sent, first tick, input count. Each input adds its length byte and
+/// its bytes.
+pub(crate) const CLIENT_INPUTS_HEAD_MAX: usize = 1 + 4 + 1 + SACK_BYTES + 4 + 1;
+
 /// Encodes a client's inputs for ticks `first_tick ..` (at most 255), with its step
 /// acknowledgement (`sack`: at most `SACK_BYTES` are sent).
 pub fn encode_client_inputs<'a>(

@@ -19,3 +19,11 @@ pub(crate) mod step_codec;
 pub(crate) mod step_history;
 mod step_queue;
 mod step_receiver;
+
+/// The largest unreliable message the relay must be able to send whole: a server
+/// update with no reports carrying one piece of a step too large for one datagram
+/// (pieces are 1,024 bytes on the wire). It sets the floor of an endpoint's datagram
+/// limit (`wire::MIN_DATAGRAM_SIZE`).
+pub(crate) const UPDATE_PIECE_SIZE: usize =
+    messages::update_head_size(0, 0) + step_codec::FRAGMENT_HEAD + step_codec::FRAGMENT_BYTES;
+const _: () = assert!(UPDATE_PIECE_SIZE <= crate::transport::max_unreliable_for(crate::wire::MIN_DATAGRAM_SIZE));

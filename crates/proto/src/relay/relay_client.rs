@@ -451,7 +451,11 @@ impl RelayClient {
             window: usize::MAX,
         };
         let oldest = self.next_tick.saturating_sub(copies.saturating_mul(self.cfg.send_interval));
-        let run = self.stream.run(now, oldest..self.next_tick, &plan, MAX_INPUTS_PER_PACKET, 0);
+        // No more inputs than the transport's largest message holds, each its length
+        // byte and at most `max_input_size` bytes (6 copies of 2 ticks of 255-byte
+        // inputs would not fit even 1,200 bytes).
+        let room = ep.max_unreliable().saturating_sub(messages::CLIENT_INPUTS_HEAD_MAX) / (1 + self.cfg.max_input_size);
+        let run = self.stream.run(now, oldest..self.next_tick, &plan, room.clamp(1, MAX_INPUTS_PER_PACKET), 0);
         let (step_ack, n) = self.receiver.ack(&mut self.sack);
         let kept = self.inputs.len();
         let inputs = run.ticks.clone().map(|t| self.inputs[t as usize % kept].as_slice());

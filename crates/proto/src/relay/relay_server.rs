@@ -612,13 +612,13 @@ impl RelayServer {
                 self.chosen.extend(c.stream.due(now, 0..self.tick.saturating_add(1), &plan));
             }
             let checks = &self.checks[..self.n_checks];
-            let mut update = Update::new(c, player, self.tick, checks);
+            let mut update = Update::new(c, player, self.tick, checks, ep.max_unreliable());
             update.begin(&mut self.buf, c, true);
             'steps: for &(tick, reason) in &self.chosen {
                 let Some(index) = self.steps.index_of(tick) else { continue };
                 let form = if tick == c.stream.start() { StepForm::Full } else { StepForm::Delta };
                 let len = self.steps.body_len(index, form);
-                let pieces = if ENTRY_HEAD + len <= Update::ROOM_EMPTY { 1 } else { step_codec::fragments_of(len) };
+                let pieces = if ENTRY_HEAD + len <= update.room_empty() { 1 } else { step_codec::fragments_of(len) };
                 let size = if pieces == 1 { ENTRY_HEAD + len } else { len + pieces * FRAGMENT_HEAD };
                 // What this update has taken so far counts against the allowance too.
                 let spent = update.bytes as usize + self.buf.len();
@@ -714,10 +714,12 @@ struct Update<'a> {
     entries: u8,
     datagrams: usize,
     bytes: u64,
+    /// The largest message the transport takes ([`Transport::max_unreliable`]).
+    limit: usize,
 }
 
 impl<'a> Update<'a> {
-    fn new(c: &Client, player: u32, tick: Tick, checks: &'a [(Tick, u64)]) -> Self {
+    fn new(c: &Client, player: u32, tick: Tick, checks: &'a [(Tick, u64)], limit: usize) -> Self {
         Update {
             head: messages::UpdateHead {
                 server_tick: tick,
@@ -735,11 +737,15 @@ impl<'a> Update<'a> {
             entries: 0,
             datagrams: 0,
             bytes: 0,
+            limit,
         }
     }
 
-    /// Room for entries in a datagram without reports.
-    const ROOM_EMPTY: usize = crate::transport::MAX_UNRELIABLE - messages::update_head_size(0, 0);
+    /// Room for entries in a datagram without reports: at any limit a transport may
+    /// have, at least a step's largest piece with its head (`UPDATE_PIECE_SIZE`).
+    fn room_empty(&self) -> usize {
+        self.limit.saturating_sub(messages::update_head_size(0, 0))
+    }
 
     /// Starts a datagram in `buf`; the first carries the margins and checks.
     fn begin(&mut self, buf: &mut Vec<u8>, c: &Client, first: bool) {
@@ -757,7 +763,7 @@ impl<'a> Update<'a> {
 
     /// Whether `n` more bytes fit in the datagram in `buf`.
     fn fits(&self, buf: &[u8], n: usize) -> bool {
-        self.entries < u8::MAX && buf.len() + n <= crate::transport::MAX_UNRELIABLE
+        self.entries < u8::MAX && buf.len() + n <= self.limit
     }
 
     /// Sends the datagram in `buf` (its entries are then spent: a datagram goes once).

@@ -47,7 +47,7 @@ use crate::clock::Micros;
 use crate::engine::StateRing;
 use crate::engine::{AdvanceStatus, InputStatus, Request, RequestQueue, Tick};
 use crate::tick::TickClock;
-use crate::transport::{CHANNEL_RELIABLE, CHANNEL_UNRELIABLE, DisconnectReason, PeerId};
+use crate::transport::{CHANNEL_RELIABLE, CHANNEL_UNRELIABLE, DisconnectReason, MAX_UNRELIABLE, PeerId};
 
 /// Largest input delay accepted, in ticks.
 pub const MAX_INPUT_DELAY: u32 = 32;
@@ -63,18 +63,33 @@ pub const MAX_PREDICTION: u32 = 64;
 /// all players but one at most, with two reports and a 16-byte input digest per
 /// player; that bound bites from 12 players on (12 of 74 bytes, 16 of 49, 32 of 12,
 /// none past 47 players: the digests alone fill the datagram).
+/// These figures are for a transport of 1,200-byte datagrams ([`MAX_UNRELIABLE`]);
+/// [`p2p_inputs_fit_in`] answers for another.
 pub fn p2p_inputs_fit(players: usize, input_size: usize) -> bool {
-    msg_fits(1, players, players, input_size)
+    p2p_inputs_fit_in(players, input_size, MAX_UNRELIABLE)
 }
 
-/// Whether `ticks` of inputs fit one datagram both in a spectator's message (every
-/// player's inputs) and in a peer's (its `local` players' inputs, reports, digests).
-fn msg_fits(ticks: usize, local: usize, players: usize, input_size: usize) -> bool {
+/// Like [`p2p_inputs_fit`], on a transport whose largest unreliable message is
+/// `max_unreliable` bytes ([`Transport::max_unreliable`](crate::Transport::max_unreliable),
+/// [`P2pConfig::max_unreliable`]).
+pub fn p2p_inputs_fit_in(players: usize, input_size: usize, max_unreliable: usize) -> bool {
+    msg_fits(1, players, players, input_size, max_unreliable)
+}
+
+/// Whether `ticks` of inputs fit one message of `max_unreliable` bytes both in a
+/// spectator's message (every player's inputs) and in a peer's (its `local` players'
+/// inputs, reports, digests).
+fn msg_fits(ticks: usize, local: usize, players: usize, input_size: usize, max_unreliable: usize) -> bool {
     use super::message::max_encoded_len;
     let local = local.min(players.saturating_sub(1)).max(1);
     let spectator = max_encoded_len(ticks, players, input_size, players, 2, 0);
     let peer = max_encoded_len(ticks, local, input_size, players, 2, players);
-    spectator.max(peer) <= crate::transport::MAX_UNRELIABLE
+    spectator.max(peer) <= max_unreliable
+}
+
+/// The most ticks of inputs one message carries (1..=255) at `max_unreliable` bytes.
+fn ticks_per_msg(local: usize, players: usize, input_size: usize, max_unreliable: usize) -> usize {
+    (1..=255usize).take_while(|&c| msg_fits(c, local, players, input_size, max_unreliable)).last().unwrap_or(1)
 }
 
 /// First byte of the snapshot message a host sends a spectator joining mid-match
@@ -152,7 +167,10 @@ pub struct P2pSession {
     recorder: Option<ReplayRecorder>,
     scratch: Vec<u8>,
     out: Vec<u8>,
+    /// The most ticks of inputs a message carries, at the message limit `ticks_limit`
+    /// (the config's, or the transport's when it says less: `send_messages`).
     max_ticks_per_msg: usize,
+    ticks_limit: usize,
     /// The progress watch (see `progress.rs`).
     watch: progress::ProgressWatch,
     /// Settling a player whose inputs reached the peers differently (see `reconcile.rs`).
@@ -190,8 +208,7 @@ impl P2pSession {
             }
         }
         let k = local.len().max(players.len());
-        let max_ticks_per_msg =
-            (1..=255usize).take_while(|&c| msg_fits(c, local.len(), k, cfg.game.input_size)).last().unwrap_or(1);
+        let max_ticks_per_msg = ticks_per_msg(local.len(), k, cfg.game.input_size, cfg.max_unreliable);
         let n = players.len();
         let npeers = peers.len();
         let window = cfg.max_prediction as usize;
@@ -224,6 +241,7 @@ impl P2pSession {
             scratch: Vec::with_capacity(255 * k * cfg.game.input_size),
             out: Vec::with_capacity(crate::wire::MAX_DATAGRAM_SIZE),
             max_ticks_per_msg,
+            ticks_limit: cfg.max_unreliable,
             watch: progress::ProgressWatch::new(now),
             recon: reconcile::Reconcile::new(n, npeers, &vec![super::desync::DIGEST_START; n]),
             to_close: Vec::new(),
@@ -550,5 +568,31 @@ impl P2pSession {
             p.local_adv = (me - est) as f32;
             p.adv.record(p.local_adv, p.remote_adv);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::game::GameShape;
+    use crate::transport::{Endpoint, EndpointConfig, max_unreliable_for};
+
+    #[test]
+    fn a_message_carries_no_more_ticks_than_the_transport_takes() {
+        // 2 players of 132 bytes: 4 ticks fit a message at 1,200-byte datagrams, 3 at
+        // 1,170-byte ones. The config says 1,200; the transport says less.
+        let cfg = P2pConfig::new(GameShape::new(2, 132));
+        let players = [PlayerKind::Local, PlayerKind::Remote(7)];
+        let mut s = P2pSession::new(cfg, &players, 0).unwrap();
+        let (big, small) = (MAX_UNRELIABLE, max_unreliable_for(1_170));
+        assert_eq!((ticks_per_msg(1, 2, 132, big), ticks_per_msg(1, 2, 132, small)), (4, 3));
+        assert_eq!(s.max_ticks_per_msg, 4);
+        let mut ep =
+            Endpoint::new(EndpointConfig { max_datagram_size: 1_170, ..EndpointConfig::default() }, 0).unwrap();
+        s.send_messages(0, &mut ep);
+        assert_eq!(s.max_ticks_per_msg, 3);
+        // Back on a transport of the config's limit, the config's count again.
+        s.send_messages(1, &mut Endpoint::new(EndpointConfig::default(), 0).unwrap());
+        assert_eq!(s.max_ticks_per_msg, 4);
     }
 }

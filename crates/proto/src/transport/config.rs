@@ -3,7 +3,7 @@
 use super::crypto::{KEY_SIZE, Secret};
 use super::security::Security;
 use crate::clock::Micros;
-use crate::wire::{MAX_DATAGRAM_SIZE, MAX_FRAMES_SIZE};
+use crate::wire::{MAX_DATAGRAM_SIZE, MAX_FRAMES_SIZE, MIN_DATAGRAM_SIZE};
 
 /// The delivery guarantee of a channel.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -61,6 +61,14 @@ pub struct EndpointConfig {
     pub handshake_retry_us: Micros,
     /// Largest reliable message, in bytes (at most 1 MiB).
     pub max_message_size: usize,
+    /// Largest datagram this endpoint sends, in bytes:
+    /// [`MIN_DATAGRAM_SIZE`]..=[`MAX_DATAGRAM_SIZE`] (default 1,200). For a carrier
+    /// with a smaller limit than UDP's safe 1,200 (EOS P2P: 1,170): packets are packed
+    /// to it, reliable messages fragmented sooner, and unreliable messages are refused
+    /// above [`max_unreliable_for`](super::max_unreliable_for) it
+    /// ([`Endpoint::max_unreliable`](super::Endpoint::max_unreliable)). The wire format
+    /// does not change, and datagrams up to 1,200 bytes are received whatever it is.
+    pub max_datagram_size: usize,
     /// Bytes that may wait in one connection's send queues before `send` reports
     /// back-pressure.
     pub send_queue_limit_bytes: usize,
@@ -97,6 +105,7 @@ impl Default for EndpointConfig {
             connect_timeout_us: 5_000_000,
             handshake_retry_us: 100_000,
             max_message_size: 1 << 20,
+            max_datagram_size: MAX_DATAGRAM_SIZE,
             send_queue_limit_bytes: 4 << 20,
             max_datagrams_per_flush: 64,
             channels: vec![ChannelKind::Unreliable, ChannelKind::Sequenced, ChannelKind::Reliable],
@@ -243,6 +252,12 @@ impl EndpointConfig {
         }
         if self.max_message_size == 0 || self.max_message_size > (1 << 20) {
             return err(format!("max_message_size {} not in 1..=1048576", self.max_message_size));
+        }
+        if !(MIN_DATAGRAM_SIZE..=MAX_DATAGRAM_SIZE).contains(&self.max_datagram_size) {
+            return err(format!(
+                "max_datagram_size {} not in {MIN_DATAGRAM_SIZE}..={MAX_DATAGRAM_SIZE}",
+                self.max_datagram_size
+            ));
         }
         if self.keepalive_interval_us == 0 {
             return err("keepalive_interval_us must be > 0".into());

@@ -14,12 +14,12 @@ use super::endpoint::MAX_ACK_DELAY_US;
 use super::estimators::{RateMeter, RttEstimator};
 use super::inbox::Inbox;
 use super::pool::BufPool;
-use super::reliable::{ReliableReceiver, ReliableSender, Violation, WINDOW, sequenced_accept};
+use super::reliable::{ReliableReceiver, ReliableSender, Violation, WINDOW, max_unfragmented_for, sequenced_accept};
 use super::{ChannelKind, ConnectionStats, DisconnectReason, EndpointConfig, Event, PeerId, UnreliableAcks};
 use crate::clock::Micros;
 use crate::wire::{
-    ACK_DELAY_UNIT_US, AckFields, DecodeError, Frame, FrameKind, FrameReader, MAX_DATAGRAM_SIZE, MAX_FRAMES_SIZE,
-    PayloadHeader, TAG_SIZE, Writer, encode_payload_header, write_frame,
+    ACK_DELAY_UNIT_US, AckFields, DecodeError, Frame, FrameKind, FrameReader, MAX_DATAGRAM_SIZE, PayloadHeader,
+    TAG_SIZE, Writer, encode_payload_header, max_frames_size, write_frame,
 };
 
 /// Packets of unreliable data received without sending anything before an ack-only
@@ -31,11 +31,28 @@ pub const ACK_EVERY_UNRELIABLE: u16 = 16;
 /// goes out a few times; after anything else, once (see `Connection::acks_owed`).
 const RELIABLE_ACK_REPEATS: u8 = 3;
 
-/// Largest unreliable or sequenced message: one frame in an otherwise empty packet.
-pub const MAX_UNRELIABLE: usize = MAX_FRAMES_SIZE - 3 - 2;
+/// The frame bytes around an unreliable or sequenced message: header byte, sequence
+/// number (sequenced) and a two-byte length.
+pub(crate) const UNRELIABLE_FRAME_OVERHEAD: usize = 1 + 2 + 2;
 
-/// Where frames may end in a datagram: room is left for the tag.
-const FRAMES_END: usize = MAX_DATAGRAM_SIZE - TAG_SIZE;
+/// Largest unreliable or sequenced message on an endpoint of the largest datagram
+/// limit ([`MAX_DATAGRAM_SIZE`]): one frame in an otherwise empty packet. An endpoint
+/// of a smaller limit takes less: [`max_unreliable_for`], `Endpoint::max_unreliable`.
+pub const MAX_UNRELIABLE: usize = max_unreliable_for(MAX_DATAGRAM_SIZE);
+const _: () = assert!(MAX_UNRELIABLE == 1159, "TW_MAX_UNRELIABLE_SIZE is part of the C ABI");
+
+/// Largest unreliable or sequenced message an endpoint whose datagrams are at most
+/// `max_datagram_size` bytes sends (`EndpointConfig::max_datagram_size`): one frame in
+/// an otherwise empty packet. [`MAX_UNRELIABLE`] at 1,200.
+pub const fn max_unreliable_for(max_datagram_size: usize) -> usize {
+    max_frames_size(max_datagram_size).saturating_sub(UNRELIABLE_FRAME_OVERHEAD)
+}
+
+/// Where frames may end in a datagram of at most `max_datagram_size` bytes: room is
+/// left for the tag.
+fn frames_end(max_datagram_size: usize) -> usize {
+    max_datagram_size - TAG_SIZE
+}
 
 /// How far our next sequence number may run ahead of the newest packet the peer has
 /// acknowledged before our packets carry the long header (bits 16-47 as well). The
@@ -201,6 +218,11 @@ pub(super) struct Connection {
     /// next flush, which may never come.
     flush_held: bool,
     max_recv_queue_bytes: usize,
+    /// Where frames may end in our datagrams (the endpoint's `max_datagram_size` less
+    /// the tag).
+    frames_end: usize,
+    /// Largest reliable message sent as one unit at our datagram limit.
+    max_unfragmented: usize,
     channels: Vec<ChannelKind>,
     /// The full sequence number of our next packet (the nonce; the header has its low
     /// 16 bits).
@@ -284,6 +306,8 @@ impl Connection {
             pace: SendPace::new(limits, now),
             flush_held: false,
             max_recv_queue_bytes: limits.max_recv_queue_bytes,
+            frames_end: frames_end(cfg.max_datagram_size),
+            max_unfragmented: max_unfragmented_for(cfg.max_datagram_size),
             channels: channels.to_vec(),
             next_seq: 0,
             sent: SentRing::new(),
@@ -330,7 +354,7 @@ impl Connection {
     pub(super) fn queue(&mut self, channel: u8, data: &[u8], pool: &mut BufPool) {
         let ch = channel as usize;
         match self.channels[ch] {
-            ChannelKind::Reliable => self.reliable_send[ch].push(data, pool),
+            ChannelKind::Reliable => self.reliable_send[ch].push(data, self.max_unfragmented, pool),
             kind => {
                 let (kind, seq) = if kind == ChannelKind::Sequenced {
                     let s = self.seq_send[ch];
@@ -393,7 +417,8 @@ impl Connection {
     }
 
     /// Packs queued messages and due reliable units into at most `max_datagrams`
-    /// datagrams of at most [`MAX_DATAGRAM_SIZE`] bytes. Unreliable messages go first:
+    /// datagrams of at most the endpoint's `max_datagram_size` bytes (at most
+    /// [`MAX_DATAGRAM_SIZE`]). Unreliable messages go first:
     /// they are the time-critical ones.
     pub(super) fn pack(
         &mut self,
@@ -422,7 +447,7 @@ impl Connection {
             if mode == PackMode::Flush {
                 while let Some(m) = self.unreliable.front() {
                     let f = Frame { channel: m.channel, kind: m.kind, seq: m.seq, fragment: None, data: &m.data };
-                    if frames == max_frames || w.len() + f.encoded_len() > FRAMES_END {
+                    if frames == max_frames || w.len() + f.encoded_len() > self.frames_end {
                         break;
                     }
                     write_frame(&mut w, &f);
@@ -447,7 +472,7 @@ impl Connection {
                         fragment: u.fragment,
                         data: &u.data,
                     };
-                    if w.len() + f.encoded_len() > FRAMES_END {
+                    if w.len() + f.encoded_len() > self.frames_end {
                         continue;
                     }
                     write_frame(&mut w, &f);
@@ -506,7 +531,7 @@ impl Connection {
     ) {
         let mut buf = pool.get();
         let header = self.begin_packet(now, &mut buf);
-        buf.extend_from_slice(&frames[..frames.len().min(FRAMES_END - buf.len())]);
+        buf.extend_from_slice(&frames[..frames.len().min(self.frames_end - buf.len())]);
         self.finish_packet(now, buf, &header, out);
     }
 

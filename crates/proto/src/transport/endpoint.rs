@@ -10,7 +10,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU32, Ordering};
 
 use super::budget::{BackoffKey, Backoffs};
-use super::connection::{Connection, MAX_UNRELIABLE, PackMode, PayloadError, Unsealed};
+use super::connection::{Connection, PackMode, PayloadError, Unsealed, max_unreliable_for};
 use super::credential::{Binding, Credential};
 use super::crypto::SecretRng;
 use super::handshake::{SpentCookies, address_key};
@@ -250,6 +250,13 @@ impl Endpoint {
         &self.cfg
     }
 
+    /// The largest unreliable or sequenced message [`Endpoint::send`] takes: one
+    /// datagram of the config's `max_datagram_size` ([`MAX_UNRELIABLE`](super::MAX_UNRELIABLE)
+    /// at the default 1,200).
+    pub fn max_unreliable(&self) -> usize {
+        max_unreliable_for(self.cfg.max_datagram_size)
+    }
+
     /// The allocator this endpoint names new connections with.
     pub fn peer_id_allocator(&self) -> PeerIdAllocator {
         self.ids.clone()
@@ -348,7 +355,7 @@ impl Endpoint {
     /// connection is still being established (it waits for the handshake).
     pub fn send(&mut self, peer: PeerId, channel: u8, data: &[u8]) -> Result<(), SendError> {
         let kind = *self.cfg.channels.get(channel as usize).ok_or(SendError::BadChannel(channel))?;
-        let max = if kind == ChannelKind::Reliable { self.cfg.max_message_size } else { MAX_UNRELIABLE };
+        let max = if kind == ChannelKind::Reliable { self.cfg.max_message_size } else { self.max_unreliable() };
         if data.len() > max {
             return Err(SendError::TooLarge { size: data.len(), max });
         }
@@ -602,10 +609,12 @@ impl Endpoint {
             .min()
     }
 
-    /// Copies the next outgoing datagram into `out` (which must hold
-    /// [`MAX_DATAGRAM_SIZE`] bytes) and returns its destination and length.
+    /// Copies the next outgoing datagram into `out` (which must hold the config's
+    /// `max_datagram_size` bytes, at most [`MAX_DATAGRAM_SIZE`]: no datagram is
+    /// larger) and returns its destination and length.
     pub fn poll_transmit(&mut self, out: &mut [u8]) -> Option<(SocketAddr, usize)> {
-        assert!(out.len() >= MAX_DATAGRAM_SIZE, "poll_transmit needs a {MAX_DATAGRAM_SIZE}-byte buffer");
+        let max = self.cfg.max_datagram_size;
+        assert!(out.len() >= max, "poll_transmit needs a {max}-byte buffer");
         let (addr, buf) = self.transmits.pop_front()?;
         let n = buf.len();
         out[..n].copy_from_slice(&buf);

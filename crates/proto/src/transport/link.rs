@@ -15,7 +15,8 @@
 use std::net::SocketAddr;
 
 use super::{
-    Binding, ConfigError, ConnectionStats, DisconnectReason, Endpoint, EndpointStats, Event, PeerId, SendError,
+    Binding, ConfigError, ConnectionStats, DisconnectReason, Endpoint, EndpointStats, Event, MAX_UNRELIABLE, PeerId,
+    SendError,
 };
 use crate::clock::Micros;
 
@@ -49,6 +50,14 @@ pub trait Transport {
     fn recycle(&mut self, buf: Vec<u8>);
     /// The connection's latest statistics, or `None` for an unknown peer.
     fn stats(&mut self, peer: PeerId) -> Option<ConnectionStats>;
+    /// The largest unreliable or sequenced message [`Transport::send`] takes (one
+    /// datagram's worth): sessions size their unreliable messages to it. At least
+    /// [`max_unreliable_for`](super::max_unreliable_for)`(`[`MIN_DATAGRAM_SIZE`](crate::wire::MIN_DATAGRAM_SIZE)`)`,
+    /// at most [`MAX_UNRELIABLE`] (the default, for a transport that takes 1,200-byte
+    /// datagrams); an [`Endpoint`] answers its own ([`Endpoint::max_unreliable`]).
+    fn max_unreliable(&self) -> usize {
+        MAX_UNRELIABLE
+    }
 }
 
 impl Transport for Endpoint {
@@ -77,6 +86,9 @@ impl Transport for Endpoint {
     }
     fn stats(&mut self, peer: PeerId) -> Option<ConnectionStats> {
         Endpoint::stats(self, peer)
+    }
+    fn max_unreliable(&self) -> usize {
+        Endpoint::max_unreliable(self)
     }
 }
 

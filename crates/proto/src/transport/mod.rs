@@ -43,7 +43,8 @@ pub use config::{
     CHANNEL_RELIABLE, CHANNEL_SEQUENCED, CHANNEL_UNRELIABLE, ChannelKind, ConfigError, EndpointConfig, MAX_CHANNELS,
     MAX_FRAMES_PER_DATAGRAM, PeerLimits, UnreliableAcks,
 };
-pub use connection::{ACK_EVERY_UNRELIABLE, MAX_UNRELIABLE};
+pub(crate) use connection::UNRELIABLE_FRAME_OVERHEAD;
+pub use connection::{ACK_EVERY_UNRELIABLE, MAX_UNRELIABLE, max_unreliable_for};
 pub use credential::{Binding, Credential, Proven, TokenIdentity};
 pub(crate) use crypto::SecretRng;
 pub use crypto::{KEY_SIZE, Secret};

@@ -1,7 +1,8 @@
 //! The reliable-ordered channel: units with a 16-bit sequence, a send window, resend on
 //! timeout, in-order delivery and reassembly of fragmented messages.
 //!
-//! A message up to [`MAX_UNFRAGMENTED`] bytes is one unit; a larger one is split into
+//! A message up to [`MAX_UNFRAGMENTED`] bytes (less on an endpoint of a smaller
+//! datagram limit: [`max_unfragmented_for`]) is one unit; a larger one is split into
 //! [`FRAGMENT_SIZE`] pieces, each its own unit with consecutive sequence numbers. Because
 //! units are delivered in order, reassembly is a concatenation, and the memory a peer
 //! can make us hold is bounded by the window (buffered units) plus one message.
@@ -10,14 +11,24 @@ use std::collections::VecDeque;
 
 use super::pool::BufPool;
 use crate::clock::Micros;
-use crate::wire::{FRAGMENT_HEADER_SIZE, MAX_FRAMES_SIZE, seq_newer};
+use crate::wire::{FRAGMENT_HEADER_SIZE, max_frames_size, seq_newer};
 
 pub(crate) use crate::wire::frame_consts::{FRAGMENT_SIZE, MAX_FRAGMENTS};
 
 /// Units in flight (sender) and buffered out of order (receiver).
 pub(super) const WINDOW: u16 = 256;
-/// Largest message sent as a single unit.
-pub const MAX_UNFRAGMENTED: usize = MAX_FRAMES_SIZE - FRAGMENT_HEADER_SIZE;
+/// Largest message sent as a single unit on an endpoint of the largest datagram limit
+/// ([`MAX_DATAGRAM_SIZE`](crate::wire::MAX_DATAGRAM_SIZE)); smaller limits split smaller
+/// messages ([`max_unfragmented_for`]).
+pub const MAX_UNFRAGMENTED: usize = max_unfragmented_for(crate::wire::MAX_DATAGRAM_SIZE);
+
+/// Largest message sent as a single unit by an endpoint whose datagrams are at most
+/// `max_datagram_size` bytes. At every limit an endpoint accepts it is at least a
+/// fragment, so a message above it splits into two fragments or more.
+pub(super) const fn max_unfragmented_for(max_datagram_size: usize) -> usize {
+    max_frames_size(max_datagram_size).saturating_sub(FRAGMENT_HEADER_SIZE)
+}
+const _: () = assert!(max_unfragmented_for(crate::wire::MIN_DATAGRAM_SIZE) >= FRAGMENT_SIZE);
 
 #[derive(Debug)]
 pub(super) struct SendUnit {
@@ -56,8 +67,9 @@ impl ReliableSender {
         self.queued_bytes
     }
 
-    /// Splits `data` into units and queues them.
-    pub(super) fn push(&mut self, data: &[u8], pool: &mut BufPool) {
+    /// Splits `data` into units and queues them: one unit up to `max_unfragmented`
+    /// bytes ([`max_unfragmented_for`] the endpoint's datagram limit), else fragments.
+    pub(super) fn push(&mut self, data: &[u8], max_unfragmented: usize, pool: &mut BufPool) {
         let mut push_unit = |this: &mut Self, piece: &[u8], fragment| {
             let mut buf = pool.get_for(piece.len());
             buf.extend_from_slice(piece);
@@ -73,7 +85,7 @@ impl ReliableSender {
             });
             this.next_seq = this.next_seq.wrapping_add(1);
         };
-        if data.len() <= MAX_UNFRAGMENTED {
+        if data.len() <= max_unfragmented {
             push_unit(self, data, None);
             return;
         }
@@ -275,7 +287,7 @@ mod tests {
         let mut pool = BufPool::new(64);
         let mut tx = ReliableSender::default();
         let msg: Vec<u8> = (0..5000u32).map(|i| i as u8).collect();
-        tx.push(&msg, &mut pool);
+        tx.push(&msg, MAX_UNFRAGMENTED, &mut pool);
         assert_eq!(tx.units.len(), 5);
         let units: Vec<_> = tx.units.iter().rev().map(|u| (u.seq, u.fragment, u.data.clone())).collect();
         let mut rx = ReliableReceiver::new(1 << 20);
@@ -307,7 +319,7 @@ mod tests {
         let mut pool = BufPool::new(64);
         let mut tx = ReliableSender::default();
         for i in 0..4u8 {
-            tx.push(&[i; 10], &mut pool);
+            tx.push(&[i; 10], MAX_UNFRAGMENTED, &mut pool);
         }
         assert_eq!(tx.queued_bytes(), 40);
         assert!(tx.ack(2, &mut pool));

@@ -66,6 +66,8 @@ pub use packet::{
 /// run of packets, so that a direction survives any run of losses.
 pub const PROTOCOL_VERSION: u8 = 7;
 /// No datagram is larger than this (safe under common path MTUs, as in netcode/renet).
+/// An endpoint may send smaller ones (`EndpointConfig::max_datagram_size`, down to
+/// [`MIN_DATAGRAM_SIZE`]); every endpoint receives datagrams up to this size.
 pub const MAX_DATAGRAM_SIZE: usize = 1200;
 /// Size every connection request is padded to.
 pub const HANDSHAKE_REQUEST_SIZE: usize = 300;
@@ -89,8 +91,47 @@ pub const SEQ_HIGH_SIZE: usize = 4;
 /// acks, so that message limits depend on neither. It is what version 5's 20-byte
 /// header left, kept so that `TW_MAX_UNRELIABLE_SIZE` did not change with the shorter
 /// header; every header plus this plus the tag fits [`MAX_DATAGRAM_SIZE`].
-pub const MAX_FRAMES_SIZE: usize = MAX_DATAGRAM_SIZE - 20 - TAG_SIZE;
+pub const MAX_FRAMES_SIZE: usize = max_frames_size(MAX_DATAGRAM_SIZE);
 const _: () = assert!(PAYLOAD_HEADER_SIZE + SEQ_HIGH_SIZE + MAX_FRAMES_SIZE + TAG_SIZE <= MAX_DATAGRAM_SIZE);
+
+/// Bytes a datagram keeps for the connected packet's header: version 5's 20 (see
+/// [`MAX_FRAMES_SIZE`]), at least every header of today.
+const HEADER_ROOM: usize = 20;
+const _: () = assert!(PAYLOAD_HEADER_SIZE + SEQ_HIGH_SIZE <= HEADER_ROOM);
+
+/// The most frame bytes a datagram of at most `max_datagram_size` bytes carries (as
+/// [`MAX_FRAMES_SIZE`] for a 1,200-byte one): what is left after the header room and
+/// the tag.
+pub const fn max_frames_size(max_datagram_size: usize) -> usize {
+    max_datagram_size.saturating_sub(HEADER_ROOM + TAG_SIZE)
+}
+
+/// The smallest datagram limit an endpoint accepts (`EndpointConfig::max_datagram_size`):
+/// the largest of what must go whole in one datagram, none of whose sizes depend on the
+/// limit (they are wire format):
+/// - a reliable fragment: its frame ([`FRAGMENT_HEADER_SIZE`] + 1,024 bytes) with the
+///   header room and the tag. At this size a message too large for one unit is also
+///   larger than a fragment, so it always splits into two or more;
+/// - a relay server update carrying one piece of a large step: the update's head
+///   without reports, the piece's head and its 1,024 bytes, in the largest frame of an
+///   unreliable message with the header room and the tag. This is the largest: 1,105;
+/// - the handshake packets ([`HANDSHAKE_REQUEST_SIZE`], [`CONNECT_RESPONSE_SIZE`]).
+///
+/// A carrier below it (none known: Steam and WebRTC take 1,200 bytes, EOS P2P 1,170)
+/// would need smaller fragments, a change of the wire format.
+pub const MIN_DATAGRAM_SIZE: usize = min_datagram_size();
+const _: () = assert!(MIN_DATAGRAM_SIZE == 1105 && MIN_DATAGRAM_SIZE <= MAX_DATAGRAM_SIZE);
+
+const fn min_datagram_size() -> usize {
+    const fn max(a: usize, b: usize) -> usize {
+        if a > b { a } else { b }
+    }
+    let room = HEADER_ROOM + TAG_SIZE;
+    let reliable_fragment = FRAGMENT_HEADER_SIZE + frame::FRAGMENT_SIZE + room;
+    let relay_piece = crate::relay::UPDATE_PIECE_SIZE + crate::transport::UNRELIABLE_FRAME_OVERHEAD + room;
+    max(max(reliable_fragment, relay_piece), max(HANDSHAKE_REQUEST_SIZE, CONNECT_RESPONSE_SIZE))
+}
+
 /// Ack delay is carried in units of this many microseconds (u16: up to ~0.5 s).
 pub const ACK_DELAY_UNIT_US: u64 = 8;
 

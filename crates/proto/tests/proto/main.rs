@@ -16,6 +16,7 @@ mod support;
 
 mod engine_contract;
 mod config_problems;
+mod datagram_limit;
 mod hostile_p2p_clock;
 mod p2p_match;
 mod hostile_p2p_disconnects;

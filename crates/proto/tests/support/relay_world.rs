@@ -4,8 +4,9 @@
 use std::collections::BTreeMap;
 
 use tickwire_proto::{
-    AdvanceStatus, ClientSessionEvent, EndpointConfig, JitterModel, LinkConfig, LossModel, NodeId, RelayClientSession,
-    RelayClientSessionConfig, RelayServerSession, RelayServerSessionConfig, Request, ServerSessionEvent, SimNet,
+    AdvanceStatus, Binding, ClientSessionEvent, ConnectionStats, DisconnectReason, Endpoint, EndpointConfig,
+    JitterModel, LinkConfig, LossModel, Micros, NodeId, PeerId, RelayClientSession, RelayClientSessionConfig,
+    RelayServerSession, RelayServerSessionConfig, Request, SendError, ServerSessionEvent, SimNet, Transport,
 };
 
 use super::relay_game::{Answer, BoxGame, input_bytes, input_for};
@@ -45,6 +46,53 @@ pub struct Client {
     pub last_status: Option<AdvanceStatus>,
 }
 
+/// An endpoint as a session's transport, counting the messages it refuses as too
+/// large: a session sizes its unreliable messages to the transport's
+/// `max_unreliable`, so there should be none.
+struct Counted<'a> {
+    ep: &'a mut Endpoint,
+    too_large: &'a mut u64,
+}
+
+impl Transport for Counted<'_> {
+    fn connect_bound(
+        &mut self,
+        now: Micros,
+        addr: std::net::SocketAddr,
+        binding: Option<Binding>,
+    ) -> Result<PeerId, SendError> {
+        Transport::connect_bound(&mut *self.ep, now, addr, binding)
+    }
+    fn set_local_id(&mut self, id: Option<u32>) {
+        self.ep.set_local_id(id)
+    }
+    fn disconnect(&mut self, now: Micros, peer: PeerId) {
+        self.ep.disconnect(now, peer)
+    }
+    fn disconnect_with(&mut self, now: Micros, peer: PeerId, reason: DisconnectReason) {
+        self.ep.disconnect_with(now, peer, reason)
+    }
+    fn send(&mut self, peer: PeerId, channel: u8, data: &[u8]) -> Result<(), SendError> {
+        let r = self.ep.send(peer, channel, data);
+        if matches!(r, Err(SendError::TooLarge { .. })) {
+            *self.too_large += 1;
+        }
+        r
+    }
+    fn flush(&mut self, now: Micros) {
+        self.ep.flush(now)
+    }
+    fn recycle(&mut self, buf: Vec<u8>) {
+        self.ep.recycle(buf)
+    }
+    fn stats(&mut self, peer: PeerId) -> Option<ConnectionStats> {
+        self.ep.stats(peer)
+    }
+    fn max_unreliable(&self) -> usize {
+        self.ep.max_unreliable()
+    }
+}
+
 pub struct World {
     pub net: SimNet,
     pub server_node: NodeId,
@@ -59,6 +107,8 @@ pub struct World {
     /// held 5 to 35 ticks, [`input_for`]); n > 0, every byte of an input of the
     /// client config's `input_size` drawn afresh every n ticks ([`input_bytes`]).
     pub input_period: u64,
+    /// Messages a session sent that its endpoint refused as too large.
+    pub too_large: u64,
 }
 
 pub fn run_client_requests(session: &mut RelayClientSession, game: &mut BoxGame) {
@@ -115,6 +165,7 @@ impl World {
             input_seed: seed ^ 0xA5A5,
             warmup_us: 10_000_000,
             input_period: 0,
+            too_large: 0,
         }
     }
 
@@ -156,7 +207,8 @@ impl World {
         let s = self.server_node;
         let now = self.net.local_now(s);
         for e in self.net.take_events(s) {
-            self.server.on_event(now, self.net.endpoint(s), e);
+            let mut t = Counted { ep: self.net.endpoint(s), too_large: &mut self.too_large };
+            self.server.on_event(now, &mut t, e);
         }
         for _ in 0..self.server.ticks_due(now) {
             assert_eq!(self.server.advance(), AdvanceStatus::Advanced);
@@ -176,7 +228,8 @@ impl World {
         while let Some(e) = self.server.poll_event() {
             self.server_events.push(e);
         }
-        self.server.send_messages(now, self.net.endpoint(s));
+        let mut t = Counted { ep: self.net.endpoint(s), too_large: &mut self.too_large };
+        self.server.send_messages(now, &mut t);
         for i in 0..self.clients.len() {
             self.client_frame(i);
         }
@@ -196,9 +249,11 @@ impl World {
         }
         let events = self.net.take_events(node);
         for e in events {
-            c.session.on_event(now, self.net.endpoint(node), e);
+            let mut t = Counted { ep: self.net.endpoint(node), too_large: &mut self.too_large };
+            c.session.on_event(now, &mut t, e);
         }
-        let due = c.session.ticks_due(now, self.net.endpoint(node));
+        let mut t = Counted { ep: self.net.endpoint(node), too_large: &mut self.too_large };
+        let due = c.session.ticks_due(now, &mut t);
         let resim_before = c.game.resimulated;
         for _ in 0..due {
             let held = input_for(seed, i, c.inputs_pushed);
@@ -227,7 +282,8 @@ impl World {
         while let Some(e) = c.session.poll_event() {
             c.events.push(e);
         }
-        c.session.send_messages(now, self.net.endpoint(node));
+        let mut t = Counted { ep: self.net.endpoint(node), too_large: &mut self.too_large };
+        c.session.send_messages(now, &mut t);
     }
 
     /// Cuts (`loss` 1.0) or restores the links between client `i` and the server.

@@ -233,6 +233,9 @@ impl<T: Transport + ?Sized> Transport for Tampered<'_, T> {
     fn stats(&mut self, peer: PeerId) -> Option<ConnectionStats> {
         self.inner.stats(peer)
     }
+    fn max_unreliable(&self) -> usize {
+        self.inner.max_unreliable()
+    }
 }
 
 pub struct Mesh {
@@ -249,15 +252,22 @@ impl Mesh {
     /// `n` peers with `per_peer` local players each, fully connected over `link`. The
     /// mesh sets `cfg.game.players` to their number, `n * per_peer`.
     pub fn new(seed: u64, n: usize, per_peer: usize, link: LinkConfig, cfg: P2pConfig) -> Mesh {
+        Self::with_endpoint(seed, n, per_peer, link, cfg, EndpointConfig::default())
+    }
+
+    /// Like [`Mesh::new`], every peer's endpoint on `endpoint` (the mesh sets its
+    /// `max_incoming` and a 10 s timeout).
+    pub fn with_endpoint(
+        seed: u64,
+        n: usize,
+        per_peer: usize,
+        link: LinkConfig,
+        cfg: P2pConfig,
+        endpoint: EndpointConfig,
+    ) -> Mesh {
         let mut net = SimNet::new(seed, link);
         let nodes: Vec<NodeId> = (0..n)
-            .map(|_| {
-                net.add(EndpointConfig {
-                    max_incoming: n as u32 + 4,
-                    timeout_us: 10_000_000,
-                    ..EndpointConfig::default()
-                })
-            })
+            .map(|_| net.add(EndpointConfig { max_incoming: n as u32 + 4, timeout_us: 10_000_000, ..endpoint.clone() }))
             .collect();
         let mut ids = vec![vec![0 as PeerId; n]; n];
         for i in 0..n {

@@ -10,7 +10,7 @@
 use tickwire_proto::CheckedConfig;
 use tickwire_proto::{
     ConfigProblems, GameShape, MAX_INPUT_DELAY, Micros, P2pConfig, PredictionMode, RelayClientSessionConfig,
-    RelayServerSessionConfig, ReplaySession, SpectatorConfig, SyncTestSession,
+    RelayServerSessionConfig, ReplaySession, SpectatorConfig, SyncTestSession, max_unreliable_for,
 };
 
 use crate::host_config::HostConfig;
@@ -102,6 +102,9 @@ impl P2pSettings {
             progress_timeout_us: self.progress_timeout_us,
             loading_grace_us: self.loading_grace_us,
             prediction: self.prediction,
+            // The host's endpoint may send smaller datagrams than 1,200 bytes: a tick of
+            // every input must fit its own, and messages are sized to it.
+            max_unreliable: max_unreliable_for(self.host.endpoint.max_datagram_size),
             ..d
         }
     }
@@ -266,6 +269,20 @@ mod tests {
         let e = s.validate().unwrap_err();
         let fields: Vec<_> = e.iter().map(|p| p.field.as_str()).collect();
         assert_eq!(fields, ["players", "max_prediction", "input_delay", "notify_after_us"]);
+    }
+
+    #[test]
+    fn a_p2p_game_is_checked_against_the_hosts_datagram_limit() {
+        // The most bytes 8 players' inputs may have at the default 1,200-byte datagrams
+        // is too many for the host's 1,170-byte ones: the settings say so by name.
+        let most = (1..=255).take_while(|&n| tickwire_proto::p2p_inputs_fit(8, n)).last().unwrap();
+        let mut s = P2pSettings::new(GameShape::new(8, most), host());
+        s.validate().unwrap();
+        s.host.endpoint.max_datagram_size = 1_170;
+        assert_eq!(s.core_config().max_unreliable, max_unreliable_for(1_170));
+        let e = s.validate().unwrap_err();
+        let fields: Vec<_> = e.iter().map(|p| p.field.as_str()).collect();
+        assert_eq!(fields, ["input_size"], "{e}");
     }
 
     #[test]

@@ -3,13 +3,15 @@
 use super::*;
 use crate::game::CheckedConfig;
 use crate::game::{ConfigProblems, GameShape, MAX_INPUT_SIZE, MAX_ROLLBACK_PLAYERS};
+use crate::transport::{MAX_UNRELIABLE, max_unreliable_for};
+use crate::wire::{MAX_DATAGRAM_SIZE, MIN_DATAGRAM_SIZE};
 
 /// Settings of a [`P2pSession`].
 #[derive(Debug, Clone, PartialEq)]
 pub struct P2pConfig {
     /// The match: players (as many as the player list [`P2pSession::new`] is given,
     /// 1..=[`MAX_ROLLBACK_PLAYERS`], and few enough that a tick of every input fits one
-    /// datagram, [`p2p_inputs_fit`]), bytes per input (the same for every player), the
+    /// datagram, [`p2p_inputs_fit_in`] `max_unreliable`), bytes per input (the same for every player), the
     /// tick rate and the catch-up cap of the session's tick clock (whose dilation
     /// bounds are the defaults, [`GameShape::clock`]). Default: 2 players of 2 bytes at
     /// 60 Hz.
@@ -61,6 +63,16 @@ pub struct P2pConfig {
     pub reliable_channel: u8,
     /// How frame advantage turns into dilation.
     pub time_sync: TimeSyncConfig,
+    /// The largest unreliable message the transport takes, in bytes
+    /// ([`Transport::max_unreliable`](crate::Transport::max_unreliable): for an
+    /// endpoint, [`max_unreliable_for`](crate::max_unreliable_for) its
+    /// `max_datagram_size`). A tick of every player's input must fit it
+    /// ([`p2p_inputs_fit_in`]); a message carries as many ticks as fit it, or what the
+    /// transport says at the time of sending if that is less. At least what an
+    /// endpoint of [`MIN_DATAGRAM_SIZE`](crate::wire::MIN_DATAGRAM_SIZE) takes, at most
+    /// (and by default) [`MAX_UNRELIABLE`](crate::MAX_UNRELIABLE). The runtime sets
+    /// it from its host's endpoint config.
+    pub max_unreliable: usize,
 }
 
 impl Default for P2pConfig {
@@ -82,6 +94,7 @@ impl Default for P2pConfig {
             channel: CHANNEL_UNRELIABLE,
             reliable_channel: CHANNEL_RELIABLE,
             time_sync: TimeSyncConfig::default(),
+            max_unreliable: crate::transport::MAX_UNRELIABLE,
         }
     }
 }
@@ -129,15 +142,29 @@ impl CheckedConfig for P2pConfig {
         if prediction_ok && !(need..=1 << 16).contains(&self.history) {
             p.push("history", format!("{} is not in {need}..=65536 for this max_prediction", self.history));
         }
+        let limits = max_unreliable_for(MIN_DATAGRAM_SIZE)..=MAX_UNRELIABLE;
+        let limit_ok = limits.contains(&self.max_unreliable);
+        if !limit_ok {
+            p.push(
+                "max_unreliable",
+                format!(
+                    "{} is not in {}..={} (what endpoints of max_datagram_size {MIN_DATAGRAM_SIZE}..={MAX_DATAGRAM_SIZE} take)",
+                    self.max_unreliable,
+                    limits.start(),
+                    limits.end()
+                ),
+            );
+        }
         let shape_ok = (1..=MAX_ROLLBACK_PLAYERS).contains(&g.players) && (1..=MAX_INPUT_SIZE).contains(&g.input_size);
-        if shape_ok && !p2p_inputs_fit(g.players, g.input_size) {
-            let most = (1..=MAX_INPUT_SIZE).take_while(|&n| p2p_inputs_fit(g.players, n)).last().unwrap_or(0);
+        let fits = |n| p2p_inputs_fit_in(g.players, n, self.max_unreliable);
+        if shape_ok && limit_ok && !fits(g.input_size) {
+            let most = (1..=MAX_INPUT_SIZE).take_while(|&n| fits(n)).last().unwrap_or(0);
             p.push(
                 "input_size",
                 format!(
-                    "{} bytes for each of {} players do not fit one datagram (a P2P tick of every input goes \
-                     in one): at most {most} bytes with this many players",
-                    g.input_size, g.players
+                    "{} bytes for each of {} players do not fit one datagram of the transport (max_unreliable {}: \
+                     a P2P tick of every input goes in one): at most {most} bytes with this many players",
+                    g.input_size, g.players, self.max_unreliable
                 ),
             );
         }

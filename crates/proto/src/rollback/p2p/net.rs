@@ -336,6 +336,13 @@ impl P2pSession {
                 None => endpoint.disconnect(self.now, peer),
             }
         }
+        // Messages no larger than the transport takes, if it says less than the config.
+        let limit = endpoint.max_unreliable().min(self.cfg.max_unreliable);
+        if limit != self.ticks_limit {
+            let players = self.players.len();
+            self.max_ticks_per_msg = super::ticks_per_msg(self.local.len(), players, self.cfg.game.input_size, limit);
+            self.ticks_limit = limit;
+        }
         let tick_us = self.cfg.game.tick_us() as Micros;
         let s = self.cfg.game.input_size;
         let local_next = self.local_next();

@@ -104,9 +104,9 @@
 
 /**
  * The smallest largest-datagram a carrier may declare (`tw_host_config.max_datagram_size`):
- * a reliable message's 1024-byte fragment with its headers and tag must fit one.
+ * a relay update's 1024-byte piece of a step, with its headers and tag, must fit one.
  */
-#define TW_MIN_CARRIER_DATAGRAM_SIZE 1100
+#define TW_MIN_CARRIER_DATAGRAM_SIZE 1105
 
 /**
  * Host names one host (or networked session) may be looking up at once: connects by
@@ -1535,7 +1535,7 @@ typedef struct tw_host_config {
     uint32_t max_frames_per_datagram;
     /**
      * A host on an external carrier (bound to `"remote:<id>"`): the carrier's largest
-     * datagram, 1100..=1200 (Steam's unreliable messages: 1200; EOS P2P: 1170; WebRTC
+     * datagram, 1105..=1200 (Steam's unreliable messages: 1200; EOS P2P: 1170; WebRTC
      * data channels: 1200). 0 (the default): 1200. A host with a UDP socket must leave
      * it 0 (its datagrams are at most 1200 bytes).
      */

@@ -26,9 +26,10 @@ pub const TW_CHANNEL_RELIABLE: u32 = 2;
 pub const TW_MAX_UNRELIABLE_SIZE: u32 = 1159;
 
 /// The smallest largest-datagram a carrier may declare (`tw_host_config.max_datagram_size`):
-/// a reliable message's 1024-byte fragment with its headers and tag must fit one.
-pub const TW_MIN_CARRIER_DATAGRAM_SIZE: u32 = 1100;
+/// a relay update's 1024-byte piece of a step, with its headers and tag, must fit one.
+pub const TW_MIN_CARRIER_DATAGRAM_SIZE: u32 = 1105;
 const MIN_CARRIER_DATAGRAM: usize = TW_MIN_CARRIER_DATAGRAM_SIZE as usize;
+const _: () = assert!(MIN_CARRIER_DATAGRAM == tickwire_proto::wire::MIN_DATAGRAM_SIZE);
 
 /// Host names one host (or networked session) may be looking up at once: connects by
 /// name beyond this fail with `TW_RESULT_QUEUE_FULL` until some lookups have answered
@@ -110,7 +111,7 @@ pub struct tw_host_config {
     /// Messages in one datagram, 1..=582 (default 64); ours never carry more.
     pub max_frames_per_datagram: u32,
     /// A host on an external carrier (bound to `"remote:<id>"`): the carrier's largest
-    /// datagram, 1100..=1200 (Steam's unreliable messages: 1200; EOS P2P: 1170; WebRTC
+    /// datagram, 1105..=1200 (Steam's unreliable messages: 1200; EOS P2P: 1170; WebRTC
     /// data channels: 1200). 0 (the default): 1200. A host with a UDP socket must leave
     /// it 0 (its datagrams are at most 1200 bytes).
     pub max_datagram_size: u32,

@@ -25,8 +25,8 @@ use crate::system_clock::SystemClock;
 use tickwire_proto::wire::{MAX_DATAGRAM_SIZE, MIN_DATAGRAM_SIZE};
 use tickwire_proto::{
     AddressText, Admission, Binding, ChannelKind, Clock, ConnectionStats, DisconnectReason, Driver, Endpoint,
-    EndpointConfig, EndpointStats, LinkConfig, Micros, PeerId, PeerIdAllocator, RemoteId, SMALL_BUFFER, Secret, Security,
-    max_unreliable_for,
+    EndpointConfig, EndpointStats, LinkConfig, Micros, PeerId, PeerIdAllocator, RemoteId, SMALL_BUFFER, Secret,
+    Security, max_unreliable_for,
 };
 
 /// Commands (sends, flushes, connects, ...) that may wait for the network thread.

@@ -142,7 +142,23 @@ fn two_hosts_connect_encrypted_and_exchange_every_kind_of_message_over_the_carri
         }
         got_big && got_ping && got_pong
     });
+    // The largest unreliable message the carrier's datagram holds, and one byte more.
+    let limit = tickwire_proto::max_unreliable_for(EOS_MAX);
+    let most = vec![7u8; limit];
+    server.send(at_server, CHANNEL_UNRELIABLE, &most).unwrap();
+    let too_big = server.send(at_server, CHANNEL_UNRELIABLE, &vec![7u8; limit + 1]);
+    assert!(matches!(too_big, Err(HostError::TooLarge { .. })), "{too_big:?}");
+    let mut got_most = false;
+    until("the largest unreliable message", || {
+        exchange(&mut w, (a, &mut server), (b, &mut client));
+        while server.poll_event().is_some() {}
+        while let Some(e) = client.poll_event() {
+            got_most |= matches!(&e, HostEvent::Message { data, .. } if *data == most);
+        }
+        got_most
+    });
     assert!(w.largest <= EOS_MAX, "a datagram of {} bytes over the carrier's {EOS_MAX}", w.largest);
+    assert!(w.largest > EOS_MAX - 64, "the largest message filled a datagram: {}", w.largest);
     // The AEAD ran: a client's packets carry the 16-byte tag (the smallest packet is
     // larger than the plaintext header alone) and the endpoint saw no forgery.
     assert_eq!(server.endpoint_stats().forged, 0);
@@ -259,7 +275,7 @@ fn a_udp_host_refuses_pushes_and_pulls_and_remotes_and_an_external_host_refuses_
     let mut bad = HostConfig::external(RemoteId(1), 1200);
     bad.bind = "127.0.0.1:0".parse().unwrap();
     assert!(matches!(Host::start(bad), Err(HostError::Config(_))));
-    for size in [0, 500, 1201, 65_536] {
+    for size in [0, 500, 1104, 1201, 65_536] {
         assert!(matches!(Host::start(HostConfig::external(RemoteId(1), size)), Err(HostError::Config(_))), "{size}");
     }
 }

@@ -11,7 +11,7 @@ use super::config::check_struct_size;
 use super::error::{Failure, FfiResult, tw_result};
 use super::guard;
 use tickwire_proto::token::{self, ConnectToken, TokenParams};
-use tickwire_proto::{Admission, Presented, Secret, Security, TokenAdmission};
+use tickwire_proto::{Admission, PacketProtection, Presented, Secret, Security, TokenAdmission};
 use tickwire_runtime::os_random_bytes;
 use zeroize::Zeroizing;
 
@@ -185,7 +185,8 @@ impl tw_security_config {
                 )));
             }
         };
-        let security = Security::Encrypted { admission, presented };
+        // Our AEAD: carrier protection (PacketProtection::Carrier) has no C surface yet.
+        let security = Security::Encrypted { admission, presented, packets: PacketProtection::Aead };
         Ok(security)
     }
 

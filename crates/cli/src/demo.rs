@@ -17,7 +17,7 @@ use tickwire_runtime::{
 use super::boxes::{Engine, INPUT_SIZE, input_for};
 use super::token::{self, MintOptions};
 use tickwire_proto::token::ConnectToken;
-use tickwire_proto::{Admission, KEY_SIZE, Presented, Secret, Security, TokenAdmission};
+use tickwire_proto::{Admission, KEY_SIZE, PacketProtection, Presented, Secret, Security, TokenAdmission};
 
 /// Parsed `demo` options.
 pub struct Options {
@@ -131,6 +131,7 @@ fn play(o: &Options) -> Result<bool, DemoError> {
             public_addresses: Vec::new(), // the bound socket's
         }),
         presented: Presented::Open,
+        packets: PacketProtection::Aead,
     };
     // Every demo client is on 127.0.0.1: the per-address limit (8 by default, for
     // players behind one NAT) would refuse all but 8 of them.
@@ -155,8 +156,11 @@ fn play(o: &Options) -> Result<bool, DemoError> {
         .map_err(DemoError::Setup)?;
         let token = ConnectToken::decode(&token).map_err(|e| DemoError::Setup(e.to_string()))?;
         let mut client_host = host(o);
-        client_host.endpoint.security =
-            Security::Encrypted { admission: Admission::default(), presented: Presented::Token(Box::new(token)) };
+        client_host.endpoint.security = Security::Encrypted {
+            admission: Admission::default(),
+            presented: Presented::Token(Box::new(token)),
+            packets: PacketProtection::Aead,
+        };
         let mut settings = RelayClientSettings::new(game(o), client_host);
         settings.client.max_prediction = MAX_PREDICTION;
         let mut session = RelayClient::new(settings)?;

@@ -48,8 +48,8 @@ pub fn wire_packet(data: &[u8]) {
     assert!(d.len() <= MAX_DATAGRAM_SIZE);
     let mut out = Vec::new();
     match p {
-        Packet::ConnectRequest { version, client_salt, encrypted } => {
-            wire::encode_connect_request(&mut out, PID, client_salt, encrypted);
+        Packet::ConnectRequest { version, client_salt, security } => {
+            wire::encode_connect_request(&mut out, PID, client_salt, security);
             if version != PROTOCOL_VERSION {
                 // Another version's request: only its prefix and salt are read (what it
                 // puts after them is its own), so only those must match.

@@ -8,7 +8,7 @@ use super::Input;
 use super::decoders::{PID, patch_prefix};
 use super::relay::reason;
 use tickwire_proto::wire::{
-    self, AckFields, ConnectResponse, MAX_DATAGRAM_SIZE, Packet, PayloadHeader, TAG_SIZE, decode_packet,
+    self, AckFields, ConnectResponse, MAX_DATAGRAM_SIZE, Packet, PayloadHeader, SecurityMode, TAG_SIZE, decode_packet,
 };
 use tickwire_proto::{
     CHANNEL_RELIABLE, CHANNEL_SEQUENCED, CHANNEL_UNRELIABLE, DisconnectReason, Endpoint, EndpointConfig,
@@ -178,7 +178,7 @@ pub fn endpoint(data: &[u8]) {
             2 => {
                 let salt = inp.u64();
                 one.forged[a].client_salt = salt;
-                wire::encode_connect_request(&mut d, PID, salt, odd);
+                wire::encode_connect_request(&mut d, PID, salt, mode(odd));
             }
             // A response: the cookie this address was given (or not, one time in 8).
             3 => {
@@ -188,7 +188,7 @@ pub fn endpoint(data: &[u8]) {
                     client_salt: salt,
                     cookie_time: t,
                     cookie_mac: m,
-                    encrypted: odd,
+                    security: mode(odd),
                     client_public: [0; 32],
                     proof: [0; 16],
                     token: None,
@@ -514,4 +514,10 @@ pub fn endpoint_pair(data: &[u8]) {
         let got: Vec<_> = (0..2).map(|s| (p.sides[s].reliable_sent.len(), p.sides[1 - s].reliable_got)).collect();
         assert!(delivered(&p), "reliable messages (sent, delivered) per side after a clean minute: {got:?}");
     }
+}
+
+/// A handshake op's claim: encryption if `odd` (the plaintext endpoint refuses it with
+/// a security mismatch), else plaintext.
+fn mode(odd: bool) -> SecurityMode {
+    if odd { SecurityMode::Encrypted } else { SecurityMode::InsecurePlaintext }
 }

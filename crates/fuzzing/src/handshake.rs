@@ -13,10 +13,12 @@ use super::endpoint::message;
 use super::relay::reason;
 use tickwire_proto::fuzzing;
 use tickwire_proto::token::{self, ConnectToken, SEALED_PRIVATE_SIZE, TOKEN_NONCE_SIZE, TokenParams};
-use tickwire_proto::wire::{self, ConnectResponse, MAX_DATAGRAM_SIZE, Packet, TAG_SIZE, TokenPart, decode_packet};
+use tickwire_proto::wire::{
+    self, ConnectResponse, MAX_DATAGRAM_SIZE, Packet, SecurityMode, TAG_SIZE, TokenPart, decode_packet,
+};
 use tickwire_proto::{
     Admission, Binding, CHANNEL_RELIABLE, CHANNEL_SEQUENCED, CHANNEL_UNRELIABLE, Endpoint, EndpointConfig, KEY_SIZE,
-    Micros, NetEvent as Event, PeerId, Presented, Secret, Security, TokenAdmission,
+    Micros, NetEvent as Event, PacketProtection, PeerId, Presented, Secret, Security, TokenAdmission,
 };
 
 const MAX_OPS: usize = 2048;
@@ -45,7 +47,7 @@ fn proof(psk: &[u8; KEY_SIZE], r: &ConnectResponse) -> [u8; 16] {
     mac.update(&r.client_salt.to_le_bytes());
     mac.update(&r.cookie_time.to_le_bytes());
     mac.update(&r.cookie_mac.to_le_bytes());
-    mac.update(&[!r.encrypted as u8]);
+    mac.update(&[r.security as u8]);
     mac.update(&r.client_public);
     if r.token.is_some() {
         let mut a = [0u8; 19];
@@ -395,7 +397,7 @@ pub fn handshake(data: &[u8]) {
         max_incoming,
         max_incoming_per_ip,
         seed,
-        security: Security::Encrypted { admission, presented },
+        security: Security::Encrypted { admission, presented, packets: PacketProtection::Aead },
         ..EndpointConfig::default()
     };
     let server = config(1, max_incoming, admission, Presented::Open);
@@ -498,7 +500,13 @@ fn run(h: &mut Harness, inp: &mut Input<'_>, mut now: Micros) {
             // The attacker asks for a cookie, with the client's salt or its own.
             6 => {
                 let salt = if detail & 4 != 0 { h.sniffed.client_salt } else { inp.u64() };
-                wire::encode_connect_request(&mut d, PID, salt, detail & 8 == 0);
+                // The server's mode, or one it refuses (plaintext, carrier protection).
+                let mode = match (detail & 8 != 0, detail & 1 != 0) {
+                    (false, _) => SecurityMode::Encrypted,
+                    (true, false) => SecurityMode::InsecurePlaintext,
+                    (true, true) => SecurityMode::Carrier,
+                };
+                wire::encode_connect_request(&mut d, PID, salt, mode);
                 h.datagram(now, true, Some(SOURCES[a]), &d, FORGED);
             }
             7 => {
@@ -598,7 +606,12 @@ fn forge_response(h: &Harness, inp: &mut Input<'_>, now: Micros, a: usize, d: &m
         client_salt,
         cookie_time,
         cookie_mac,
-        encrypted: sel & 0x40 == 0,
+        // The server's mode (AEAD), or plaintext or carrier protection, which it refuses.
+        security: match (sel & 0x40 != 0, sel & 0x80 != 0) {
+            (false, _) => SecurityMode::Encrypted,
+            (true, false) => SecurityMode::InsecurePlaintext,
+            (true, true) => SecurityMode::Carrier,
+        },
         client_public,
         proof: [0; 16],
         token: token.map(|p| TokenPart { expires: p.expires, nonce: &p.nonce, sealed: &p.sealed }),
@@ -617,7 +630,7 @@ fn forge_response(h: &Harness, inp: &mut Input<'_>, now: Micros, a: usize, d: &m
     let origin = match psk {
         Some(psk) => {
             r.proof = proof(&psk, &r);
-            let rightful = r.encrypted && r.binding.is_none() && h.admits(now, &psk, token);
+            let rightful = r.security == SecurityMode::Encrypted && r.binding.is_none() && h.admits(now, &psk, token);
             Origin::Forged { rightful, psk, token: token.map(|p| p.nonce) }
         }
         None => {

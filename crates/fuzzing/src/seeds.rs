@@ -9,7 +9,7 @@
 use tickwire_proto::token::{SEALED_PRIVATE_SIZE, TOKEN_NONCE_SIZE};
 use tickwire_proto::wire::p2p::{Header, KIND_INPUT, KIND_SPECTATE, KIND_SPECTATOR_ACK};
 use tickwire_proto::wire::relay::{Hello, MarginReport, PlayerStep, StepForm, UpdateHead, Welcome};
-use tickwire_proto::wire::{self, AckFields, ConnectResponse, PayloadHeader, TokenPart};
+use tickwire_proto::wire::{self, AckFields, ConnectResponse, PayloadHeader, SecurityMode, TokenPart};
 use tickwire_proto::{DesyncDump, DisconnectReason, InputStatus, ReplayRecorder};
 
 use super::decoders::PID;
@@ -136,15 +136,15 @@ fn decoders(c: &mut Vec<Entry>) {
         client_salt: 7,
         cookie_time: 1_000_000,
         cookie_mac: 0xfeed,
-        encrypted: true,
+        security: SecurityMode::Encrypted,
         client_public: [1; 32],
         proof: [2; 16],
         token,
         binding: None,
     };
     let kinds: [(&str, Encode); 11] = [
-        ("connect-request", &|b| wire::encode_connect_request(b, PID, 7, true)),
-        ("connect-request-plaintext", &|b| wire::encode_connect_request(b, PID, 7, false)),
+        ("connect-request", &|b| wire::encode_connect_request(b, PID, 7, SecurityMode::Encrypted)),
+        ("connect-request-plaintext", &|b| wire::encode_connect_request(b, PID, 7, SecurityMode::InsecurePlaintext)),
         ("challenge", &|b| wire::encode_challenge(b, PID, 7, 1_000_000, 0xfeed)),
         ("connect-response", &|b| wire::encode_connect_response(b, PID, &response(None))),
         ("connect-response-token", &|b| {
@@ -331,7 +331,7 @@ fn endpoint(c: &mut Vec<Entry>) {
     put(c, "endpoint", "dial-and-talk", s.done());
     // Strangers: junk, an old version, more clients than slots, a stale cookie.
     let mut req = Vec::new();
-    wire::encode_connect_request(&mut req, PID, 1, false);
+    wire::encode_connect_request(&mut req, PID, 1, SecurityMode::InsecurePlaintext);
     req[1] = 1;
     let mut s = B::default();
     s.u8(0x20).u16(5).bytes(b"junk!").u8(0x30).u16(req.len() as u16).bytes(&req);

@@ -405,7 +405,7 @@ impl Arena {
     /// client would; returns the connection's salt.
     fn raw_connect(&mut self, from: SocketAddr, client_salt: u64) -> u32 {
         let mut d = Vec::new();
-        wire::encode_connect_request(&mut d, pid(), client_salt, false);
+        wire::encode_connect_request(&mut d, pid(), client_salt, wire::SecurityMode::InsecurePlaintext);
         self.server.handle_datagram(self.now, from, &d);
         self.route();
         let reply = self.raw_reply(from);

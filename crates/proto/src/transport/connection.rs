@@ -49,7 +49,8 @@ pub const fn max_unreliable_for(max_datagram_size: usize) -> usize {
 }
 
 /// Where frames may end in a datagram of at most `max_datagram_size` bytes: room is
-/// left for the tag.
+/// left for the tag, also on a connection without one, so that message limits do not
+/// depend on the protection.
 fn frames_end(max_datagram_size: usize) -> usize {
     max_datagram_size - TAG_SIZE
 }
@@ -194,7 +195,17 @@ pub(super) struct Connection {
     pub claimed_denial: Option<DisconnectReason>,
     /// The initiator's binding of both ends (`Endpoint::connect_bound`).
     pub binding: Option<Binding>,
-    /// Keys once the handshake is done; `None` on an insecure plaintext connection.
+    /// Keys once the handshake is done; `None` on an insecure plaintext connection and
+    /// on a carrier-protected one (`PacketProtection::Carrier`), whose handshake proved
+    /// the peer and then dropped its keys. Both go the one untagged way: no tag is
+    /// written or read, the sequence number is rebuilt from the header against the
+    /// newest packet accepted, and the ack window (`RecvAcks`) drops duplicates and
+    /// packets too old. What that gives up beside the encryption is this: the AEAD also
+    /// makes the peer the only sender a packet can come from, and moves the replay
+    /// window only for packets it authenticated. A carrier gives the first itself (it
+    /// proves the remote and carries only its datagrams to this connection), so the
+    /// only sender left is the peer we admitted, who could send any frames over an
+    /// AEAD connection too; the second then protects against nobody.
     pub sealing: Option<Sealing>,
     /// Drop the connection after this long without a valid packet (the endpoint's
     /// timeout, or the one a connect token names).
@@ -603,8 +614,9 @@ impl Connection {
     /// and moves nothing. `bytes` is the whole datagram, `header_len` the part the tag
     /// covers as associated data (the long form's high bits with it). `Ok(Some(seq))`:
     /// the frames are in `out`, and `seq` is the packet's authenticated number;
-    /// `Ok(None)`: an insecure plaintext connection, whose frames are
-    /// `bytes[header_len..]` as they are (not copied).
+    /// `Ok(None)`: an insecure plaintext or carrier-protected connection, whose frames
+    /// are `bytes[header_len..]` as they are (not copied); nothing is counted as forged
+    /// or replayed on it (duplicates are dropped, uncounted, by `on_payload`).
     pub(super) fn unseal(
         &mut self,
         low_seq: u16,
@@ -641,7 +653,9 @@ impl Connection {
 
     /// The sequence number a disconnect packet goes out with (it takes one, like a
     /// packet), and the tag that authenticates `packet` (its bytes so far) if the
-    /// connection is encrypted.
+    /// connection seals its packets. Without a tag (plaintext, carrier), a disconnect
+    /// with the connection's salt is taken as it is: over a carrier only the admitted
+    /// peer can send one, and it could end the connection anyway by going silent.
     pub(super) fn seal_disconnect(&mut self, packet: &mut Vec<u8>) {
         if let Some(s) = &self.sealing {
             let tag = s.keys.seal(self.next_seq, packet, &mut []);
@@ -661,8 +675,8 @@ impl Connection {
     /// peer's messages; and only then delivery. Nothing changes before the datagram is
     /// accepted, so a dropped one leaves no trace but a counter (a backpressured one
     /// also gives its acks). `authenticated` is the number `unseal` authenticated; on
-    /// an insecure plaintext connection it is `None`, and the number is rebuilt from
-    /// the header against the newest packet accepted.
+    /// an insecure plaintext or carrier-protected connection it is `None`, and the
+    /// number is rebuilt from the header against the newest packet accepted.
     #[allow(clippy::too_many_arguments)]
     pub(super) fn on_payload(
         &mut self,

@@ -15,7 +15,7 @@
 //! shared      = X25519(own ephemeral secret, peer's ephemeral public)   (all-zero: refused)
 //! c2s | s2c   = HKDF-SHA256(salt = psk, ikm = shared,
 //!                           info = "tickwire keys" | protocol_id | client_salt | server_salt | client_pub | server_pub
-//!                                  | dialled server address (zero without a connect token))
+//!                                  | dialled server address (zero without a connect token) | binding | security)
 //! confirm     = ChaCha20-Poly1305(s2c, nonce = CONFIRM, ad = the Accepted packet before its tag, empty)
 //! packet      = header | ChaCha20-Poly1305(key of its direction, nonce = 0u32 | seq u64, ad = header, frames)
 //! ```
@@ -24,6 +24,13 @@
 //! receiver rebuilds the rest from the newest packet it authenticated
 //! ([`full_sequence`]). Keys are fresh per connection (ephemeral X25519 on both ends)
 //! and differ per direction, so a sequence number is never used twice with one key.
+//!
+//! `security` is the handshake's mode byte (`wire::SecurityMode`: 0 our AEAD, 2 the
+//! carrier's packet protection). With carrier protection the handshake is the same,
+//! proof, keys and confirmation included; only the packet line above is skipped: the
+//! keys confirm the handshake and are dropped. The proof covers the byte, so a man in
+//! the middle who changes it breaks the proof; the keys cover it too, so a server's
+//! confirmation is for the mode the client asked for.
 
 use std::net::{IpAddr, SocketAddr};
 
@@ -130,6 +137,8 @@ pub(crate) struct ProofInput<'a> {
     pub client_salt: u64,
     pub cookie_time: u64,
     pub cookie_mac: u64,
+    /// The handshake's mode byte (`wire::SecurityMode as u8`): which protection both
+    /// ends agree to, so that nobody on the path can downgrade one of them.
     pub security: u8,
     pub client_public: &'a [u8; KEY_SIZE],
     pub dialled: Option<SocketAddr>,
@@ -235,6 +244,8 @@ pub(crate) struct KeyContext<'a> {
     pub server_public: &'a [u8; KEY_SIZE],
     pub dialled: Option<SocketAddr>,
     pub binding: Option<Binding>,
+    /// The handshake's mode byte, as in [`ProofInput::security`].
+    pub security: u8,
 }
 
 /// The nonce of the `Accepted` packet's key confirmation. Packet nonces start with four
@@ -273,6 +284,7 @@ impl PacketKeys {
                 cx.server_public,
                 &cx.dialled.map_or([0; 19], address_bytes),
                 &binding_bytes(cx.binding),
+                &[cx.security],
             ],
             &mut *okm,
         )
@@ -415,6 +427,7 @@ mod tests {
             server_public: &s.public,
             dialled: None,
             binding: None,
+            security: 0,
         };
         let (cs, ss) = (c.agree(&s.public).unwrap(), s.agree(&c.public).unwrap());
         assert_eq!(cs, ss, "both ends agree on the shared secret");
@@ -506,6 +519,11 @@ mod tests {
         assert!(proof_holds(&[7; KEY_SIZE], &input(10), &p));
         assert!(!proof_holds(&[8; KEY_SIZE], &input(10), &p));
         assert!(!proof_holds(&[7; KEY_SIZE], &input(11), &p));
+        // The mode is bound: an AEAD client's proof is none for a carrier-protected
+        // handshake (a man in the middle cannot change the byte), nor for plaintext.
+        for security in [1, 2] {
+            assert!(!proof_holds(&[7; KEY_SIZE], &ProofInput { security, ..input(10) }, &p), "{security}");
+        }
         // The dialled server address is bound: a proof for one server is none for another.
         let at = |port| ProofInput { dialled: Some(SocketAddr::from(([192, 0, 2, 1], port))), ..input(10) };
         let bound = proof(&[7; KEY_SIZE], &at(7000));

@@ -10,7 +10,9 @@
 //!   interval), and an honest handshake sends no more than with one cookie;
 //! - a `Denied` ends the handshake at once only when its tag proves the server knows
 //!   the key we prove (it refused a proof that held: full, token in use, expired), or
-//!   on an insecure-plaintext endpoint, which authenticates nothing anyway. Any other
+//!   on an insecure-plaintext endpoint, which authenticates nothing anyway. (With
+//!   carrier packet protection the handshake is the encrypted one, and so is this rule:
+//!   the carrier proves who the remote is, not that it admits us.) Any other
 //!   `Denied` is advisory: we keep trying until the connect timeout, then report
 //!   [`DisconnectReason::DeniedUnverified`], never its stated reason as fact (that is
 //!   kept for the log, `Endpoint::unverified_denial`).
@@ -80,8 +82,9 @@ impl Endpoint {
     }
 
     /// The server's `Accepted`: on an encrypted endpoint it must carry a confirmation
-    /// that the server derived our keys (so it knew our secret); a forged one is counted
-    /// and ignored, and the genuine one may still come.
+    /// that the server derived our keys (so it knew our secret, and agreed to our
+    /// packet protection); a forged one is counted and ignored, and the genuine one may
+    /// still come. With carrier protection the keys are dropped once they confirmed it.
     #[allow(clippy::too_many_arguments)]
     pub(super) fn on_accepted(
         &mut self,
@@ -103,6 +106,7 @@ impl Endpoint {
             Security::InsecurePlaintext => None,
         };
         let credential = self.cfg.security.proven_by_responder();
+        let (security, seals) = (self.cfg.security.mode() as u8, self.cfg.security.seals_packets());
         let dialled = self.dialled(from);
         let c = super::endpoint::touched(&mut self.conns, &mut self.changed, peer).expect("looked up above");
         if c.is_connected() {
@@ -115,14 +119,26 @@ impl Endpoint {
                 return;
             };
             let client_public = &ephemeral.public;
-            let cx =
-                KeyContext { protocol_id, client_salt, server_salt, client_public, server_public, dialled, binding };
+            let cx = KeyContext {
+                protocol_id,
+                client_salt,
+                server_salt,
+                client_public,
+                server_public,
+                dialled,
+                binding,
+                security,
+            };
             let keys = PacketKeys::derive(&shared, &psk, &cx, true);
             if !keys.confirmed(head, confirm) {
                 self.stats.forged += 1;
                 return;
             }
-            c.sealing = Some(Sealing { keys, replay: Default::default() });
+            // Carrier protection: the handshake is proven, and the packets are the
+            // carrier's to protect (see `handshake.rs`, where the server drops its keys).
+            if seals {
+                c.sealing = Some(Sealing { keys, replay: Default::default() });
+            }
             c.ephemeral = None;
         }
         c.state = Handshake::Connected;
@@ -161,7 +177,7 @@ impl Endpoint {
                         client_salt,
                         cookie_time,
                         cookie_mac,
-                        security: 0,
+                        security: self.cfg.security.mode() as u8,
                         client_public: &client_public,
                         dialled: self.dialled(from),
                         binding: c.binding,
@@ -213,11 +229,11 @@ impl Endpoint {
         let (addr, state, client_salt, binding) = (c.addr, c.state, c.client_salt, c.binding);
         let client_public = c.ephemeral.as_ref().map_or([0; KEY_SIZE], |e| e.public);
         let pid = self.cfg.protocol_id;
-        let encrypted = !self.cfg.security.is_plaintext();
+        let security = self.cfg.security.mode();
         match state {
             Handshake::Requesting => {
                 let mut buf = self.pool.get();
-                wire::encode_connect_request(&mut buf, pid, client_salt, encrypted);
+                wire::encode_connect_request(&mut buf, pid, client_salt, security);
                 self.transmits.push_back((addr, buf));
             }
             Handshake::Responding { .. } => {
@@ -227,7 +243,7 @@ impl Endpoint {
                         client_salt,
                         cookie_time,
                         cookie_mac,
-                        encrypted,
+                        security,
                         client_public,
                         proof: [0; 16],
                         token: None,
@@ -239,7 +255,7 @@ impl Endpoint {
                             client_salt,
                             cookie_time,
                             cookie_mac,
-                            security: 0,
+                            security: security as u8,
                             client_public: &client_public,
                             dialled,
                             binding,

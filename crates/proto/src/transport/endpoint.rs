@@ -403,8 +403,8 @@ impl Endpoint {
             Err(e) => return self.count_decode_error(from, e),
         };
         match packet {
-            Packet::ConnectRequest { version, client_salt, encrypted } => {
-                self.on_request(now, from, version, client_salt, encrypted)
+            Packet::ConnectRequest { version, client_salt, security } => {
+                self.on_request(now, from, version, client_salt, security)
             }
             Packet::ConnectResponse(r) => self.on_response(now, from, &r),
             Packet::Challenge { client_salt, cookie_time, cookie_mac } => {

@@ -28,7 +28,7 @@ use super::security::{Admission, Presented, Security};
 use super::token::{self, TOKEN_NONCE_SIZE};
 use super::{DisconnectReason, PeerId};
 use crate::clock::Micros;
-use crate::wire::{self, ConnectResponse, PROTOCOL_VERSION, siphash::siphash24};
+use crate::wire::{self, ConnectResponse, PROTOCOL_VERSION, SecurityMode, siphash::siphash24};
 
 /// Cookies that opened a connection, until they expire anyway. Bounded: past
 /// [`SPENT_COOKIES_MAX`] the oldest is forgotten (it has the least life left).
@@ -159,21 +159,30 @@ impl Endpoint {
             client_salt: r.client_salt,
             cookie_time: r.cookie_time,
             cookie_mac: r.cookie_mac,
-            security: !r.encrypted as u8,
+            security: r.security as u8,
             client_public: &r.client_public,
             dialled,
             binding: r.binding,
         }
     }
 
-    /// Whether the other end's choice of encryption is ours; counts a mismatch.
-    fn same_security(&mut self, encrypted: bool) -> bool {
-        let same = encrypted != self.cfg.security.is_plaintext();
+    /// Whether the other end's choice of protection (plaintext, AEAD packets, carrier
+    /// packets) is ours; counts a mismatch. An AEAD endpoint never accepts a carrier
+    /// handshake, nor the reverse.
+    fn same_security(&mut self, theirs: SecurityMode) -> bool {
+        let same = theirs == self.cfg.security.mode();
         self.stats.security_mismatch += !same as u64;
         same
     }
 
-    pub(super) fn on_request(&mut self, now: Micros, from: SocketAddr, version: u8, client_salt: u64, encrypted: bool) {
+    pub(super) fn on_request(
+        &mut self,
+        now: Micros,
+        from: SocketAddr,
+        version: u8,
+        client_salt: u64,
+        security: SecurityMode,
+    ) {
         if self.cfg.max_incoming == 0 {
             self.stats.unknown_sender += 1;
             return;
@@ -188,7 +197,7 @@ impl Endpoint {
         if version != PROTOCOL_VERSION {
             return self.deny(from, client_salt, DisconnectReason::VersionMismatch);
         }
-        if !self.same_security(encrypted) {
+        if !self.same_security(security) {
             return self.deny(from, client_salt, DisconnectReason::SecurityMismatch);
         }
         // A full server still challenges (stateless, and smaller than the request): it
@@ -210,7 +219,7 @@ impl Endpoint {
             return;
         }
         // The address is proven: from here on, work for this client is allowed.
-        if !self.same_security(r.encrypted) {
+        if !self.same_security(r.security) {
             return self.deny(from, r.client_salt, DisconnectReason::SecurityMismatch);
         }
         let mut replacing = None;
@@ -269,9 +278,10 @@ impl Endpoint {
             return self.refuse(from, r, Refusal { reason: DisconnectReason::ServerFull, proven });
         }
         let server_salt = self.rng.next_u64();
-        let mut sealing = None;
+        let mut keys = None;
         let mut server_public = [0u8; KEY_SIZE];
-        if r.encrypted {
+        // `r.security` is ours (checked above): every mode but plaintext agrees on keys.
+        if r.security.proves() {
             let ephemeral = Ephemeral::generate(&mut self.rng);
             let Some(shared) = ephemeral.agree(&r.client_public) else {
                 self.stats.auth_refused += 1;
@@ -286,19 +296,23 @@ impl Endpoint {
                 server_public: &server_public,
                 dialled: admitted.dialled,
                 binding: r.binding,
+                security: r.security as u8,
             };
-            sealing = Some(Sealing {
-                keys: PacketKeys::derive(&shared, &admitted.psk, &cx, false),
-                replay: Default::default(),
-            });
+            keys = Some(PacketKeys::derive(&shared, &admitted.psk, &cx, false));
         }
         if let Some(old) = replacing {
             self.close(old, DisconnectReason::Replaced, false);
         }
         let mut accepted = self.pool.get();
         wire::encode_accepted_head(&mut accepted, self.cfg.protocol_id, r.client_salt, server_salt, &server_public);
-        let confirm = sealing.as_ref().map_or([0; wire::TAG_SIZE], |s| s.keys.confirm(&accepted));
+        let confirm = keys.as_ref().map_or([0; wire::TAG_SIZE], |k| k.confirm(&accepted));
         accepted.extend_from_slice(&confirm);
+        // With carrier protection the keys have done their work (the confirmation) and
+        // are dropped: the connection's packets go as a plaintext connection's do
+        // (`Connection::sealing`), which is safe only because the carrier lets nobody
+        // but this admitted peer send on it (`PacketProtection::Carrier`).
+        let sealing =
+            keys.filter(|_| self.cfg.security.seals_packets()).map(|keys| Sealing { keys, replay: Default::default() });
 
         self.spent_cookies.spend(r.cookie_mac, r.cookie_time + COOKIE_LIFETIME_US);
         let peer = self.ids.next();

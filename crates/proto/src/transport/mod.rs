@@ -17,8 +17,11 @@
 //! [`Security::InsecurePlaintext`]: ephemeral X25519 once the cookie has proven the
 //! client's address, then ChaCha20-Poly1305 per packet with a key per direction, the
 //! packet's sequence number as nonce and its header as associated data, and a replay
-//! window (`crypto.rs`). Who may connect is the endpoint's [`Admission`]: anyone, holders
-//! of a match secret, or holders of a connect token ([`token`]).
+//! window (`crypto.rs`). Over a carrier that authenticates the remote and encrypts
+//! (Steam, EOS), both ends may choose [`PacketProtection::Carrier`]: the handshake
+//! runs whole, and packets then go without our AEAD, as plaintext ones are framed.
+//! Who may connect is the endpoint's [`Admission`]: anyone, holders of a match secret,
+//! or holders of a connect token ([`token`]).
 
 mod acks;
 mod budget;
@@ -53,7 +56,7 @@ pub use link::{Driver, Transport};
 pub use pool::SMALL_BUFFER;
 pub use reliable::MAX_UNFRAGMENTED;
 pub use remote::{AddressText, REMOTE_PORT, RemoteId, parse_address};
-pub use security::{Admission, Presented, Security, TokenAdmission};
+pub use security::{Admission, PacketProtection, Presented, Security, TokenAdmission};
 pub use stats::{ConnectionStats, EndpointStats};
 
 /// Identifies a connection on one endpoint. Never 0; never reused while the endpoint lives.
@@ -87,7 +90,8 @@ pub enum DisconnectReason {
     /// The peer kept sending far more than its budget (messages or bytes a second,
     /// messages per datagram: [`PeerLimits`]); it was throttled, then dropped.
     Flooding = 8,
-    /// One end is set to insecure plaintext and the other is not: both must choose it.
+    /// The two ends chose different protections (insecure plaintext, our AEAD, or the
+    /// carrier's: [`PacketProtection`]): both must choose the same.
     SecurityMismatch = 9,
     /// The handshake did not prove what the other end requires: a wrong or missing
     /// match secret, or a connect token that is forged, for another server address or
@@ -158,7 +162,9 @@ impl DisconnectReason {
             Self::ServerFull => "server full",
             Self::ProtocolError => "protocol error",
             Self::Flooding => "flooding: over its traffic budget",
-            Self::SecurityMismatch => "security mismatch: one end is insecure plaintext, the other encrypted",
+            Self::SecurityMismatch => {
+                "security mismatch: the ends chose different protections (insecure plaintext, AEAD packets, carrier-protected packets)"
+            }
             Self::AuthFailed => "authentication failed: wrong or missing match secret or connect token",
             Self::TokenExpired => "connect token expired",
             Self::TokenInUse => "connect token already in use by another connection",

@@ -1,6 +1,9 @@
 //! What an endpoint asks of whoever connects to it, and what it shows when it connects.
 //!
 //! Every connection is encrypted unless both ends chose [`Security::InsecurePlaintext`].
+//! An encrypted endpoint's packets are sealed with our AEAD unless both ends chose
+//! [`PacketProtection::Carrier`]: over a carrier that authenticates the remote and
+//! encrypts (Steam, EOS), the handshake runs whole and packets go without our tag.
 //! Who may complete a handshake is the [`Admission`]: anyone (open: encrypted but not
 //! authenticated, fine on a LAN or for a first test), holders of a match secret (P2P;
 //! spectators may have a secret of their own), or holders of a connect token minted by
@@ -14,17 +17,23 @@ use super::ConfigError;
 use super::credential::Credential;
 use super::crypto::{KEY_SIZE, OPEN_PSK, Secret};
 use super::token::ConnectToken;
+use crate::wire::SecurityMode;
 
 /// How an endpoint protects its connections.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Security {
-    /// Every packet after the handshake is encrypted and authenticated (ChaCha20-Poly1305
-    /// with per-connection, per-direction keys from ephemeral X25519). The default.
+    /// The handshake proves the admission's secret or token and agrees on keys
+    /// (ephemeral X25519); then every packet is encrypted and authenticated
+    /// (ChaCha20-Poly1305, per-connection and per-direction keys), unless `packets` says
+    /// the carrier does it. The default.
     Encrypted {
         /// Who may connect to us.
         admission: Admission,
         /// What we present when we connect.
         presented: Presented,
+        /// What protects packets after the handshake: our AEAD (the default), or the
+        /// carrier. Both ends must choose the same.
+        packets: PacketProtection,
     },
     /// Nothing is encrypted or authenticated beyond the connection salt: anyone on the
     /// path can read, forge and replay packets. For benchmarks and debugging only. Both
@@ -34,8 +43,41 @@ pub enum Security {
 
 impl Default for Security {
     fn default() -> Self {
-        Security::Encrypted { admission: Admission::default(), presented: Presented::Open }
+        Security::Encrypted {
+            admission: Admission::default(),
+            presented: Presented::Open,
+            packets: PacketProtection::default(),
+        }
     }
+}
+
+/// What protects an encrypted connection's packets once its handshake is done. The
+/// handshake is the same for both: the cookie, the ephemeral keys, the proof of the
+/// secret or token, the binding, the authenticated refusals; who may connect and what
+/// the owner learns of them ([`Credential`]) do not depend on this choice.
+///
+/// Both ends must choose the same. The handshake carries the choice and the client's
+/// proof and both keys cover it, so nobody on the path can make one end take the
+/// other's; a mismatch is refused with [`SecurityMismatch`] on both ends and counted
+/// (`EndpointStats::security_mismatch`), as plaintext against encrypted is.
+///
+/// [`SecurityMismatch`]: super::DisconnectReason::SecurityMismatch
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Hash)]
+pub enum PacketProtection {
+    /// Every packet is sealed with ChaCha20-Poly1305 under the handshake's keys, 16
+    /// bytes of tag each, and a replay window drops what was already opened. The
+    /// default, over any transport.
+    #[default]
+    Aead,
+    /// Packets carry no tag and are not encrypted by us: the transport must
+    /// authenticate the remote and encrypt, as Steam's SteamNetworkingMessages and Epic
+    /// Online Services P2P do (the platform proves the remote's Steam ID or
+    /// ProductUserId, and encrypts). It must also deliver a datagram only from the peer
+    /// it names: over such a carrier, nobody but the admitted peer can put a packet on
+    /// the connection, which is what the AEAD otherwise ensures. Duplicates are still
+    /// dropped by sequence number, as on a plaintext connection. Never over plain UDP:
+    /// anyone on the path could then read, forge and replay packets.
+    Carrier,
 }
 
 /// Who may complete a handshake with us.
@@ -100,11 +142,27 @@ impl Presented {
 }
 
 impl Security {
+    /// What our handshakes ask for and what we accept of the other end's: the
+    /// `security` byte of a request and a response, covered by the proof and the keys.
+    pub(crate) fn mode(&self) -> SecurityMode {
+        match self {
+            Security::Encrypted { packets: PacketProtection::Aead, .. } => SecurityMode::Encrypted,
+            Security::Encrypted { packets: PacketProtection::Carrier, .. } => SecurityMode::Carrier,
+            Security::InsecurePlaintext => SecurityMode::InsecurePlaintext,
+        }
+    }
+
+    /// Whether our connections seal their packets with the handshake's keys (and keep
+    /// them past the handshake): only [`PacketProtection::Aead`].
+    pub(crate) fn seals_packets(&self) -> bool {
+        self.mode() == SecurityMode::Encrypted
+    }
+
     /// What the other end of a connection we initiate proves by completing it: that it
     /// knows the key we presented. A secret we present is the players' if it is our
     /// own match secret, else the spectators' (a spectator shows only that one).
     pub(crate) fn proven_by_responder(&self) -> Credential {
-        let Security::Encrypted { admission, presented } = self else { return Credential::Open };
+        let Security::Encrypted { admission, presented, .. } = self else { return Credential::Open };
         match presented {
             Presented::Open => Credential::Open,
             Presented::Token(_) => Credential::TokenServer,
@@ -115,8 +173,10 @@ impl Security {
         }
     }
 
+    /// The same checks whatever protects the packets: a carrier-protected endpoint
+    /// admits by the same secrets and tokens.
     pub(crate) fn validate(&self, protocol_id: u32) -> Result<(), ConfigError> {
-        let Security::Encrypted { admission, presented } = self else { return Ok(()) };
+        let Security::Encrypted { admission, presented, packets: _ } = self else { return Ok(()) };
         // A secret or key of 32 zero bytes is the open key everyone knows:
         // it is what a zero-filled config holds when the flag was set but the bytes
         // never copied in. Refused by name, never taken as "a secret is set".
@@ -196,7 +256,17 @@ mod tests {
 
     fn secrets(players: Option<[u8; KEY_SIZE]>, spectators: Option<[u8; KEY_SIZE]>) -> Security {
         let admission = Admission::Secrets { players: players.map(Secret), spectators: spectators.map(Secret) };
-        Security::Encrypted { admission, presented: Presented::Open }
+        Security::Encrypted { admission, presented: Presented::Open, packets: PacketProtection::Aead }
+    }
+
+    /// The same endpoint with carrier protection.
+    fn carrier(s: Security) -> Security {
+        match s {
+            Security::Encrypted { admission, presented, .. } => {
+                Security::Encrypted { admission, presented, packets: PacketProtection::Carrier }
+            }
+            plain => plain,
+        }
     }
 
     /// 32 zero bytes are the open key everyone knows. A config
@@ -217,19 +287,41 @@ mod tests {
                         public_addresses: vec!["127.0.0.1:1".parse().unwrap()],
                     }),
                     presented: Presented::Open,
+                    packets: PacketProtection::Aead,
                 },
                 "connect_key is all zero",
             ),
             (
-                Security::Encrypted { admission: Admission::default(), presented: Presented::Secret(Secret(zero)) },
+                Security::Encrypted {
+                    admission: Admission::default(),
+                    presented: Presented::Secret(Secret(zero)),
+                    packets: PacketProtection::Aead,
+                },
                 "shows is all zero",
             ),
         ];
+        // As strict when the carrier protects the packets: admission is the same.
         for (security, want) in cases {
-            let err = security.validate(7).expect_err(want);
-            assert!(err.0.contains(want), "{want}: {}", err.0);
+            for security in [security.clone(), carrier(security)] {
+                let err = security.validate(7).expect_err(want);
+                assert!(err.0.contains(want), "{want}, {security:?}: {}", err.0);
+            }
         }
-        assert!(secrets(Some([1; KEY_SIZE]), Some([2; KEY_SIZE])).validate(7).is_ok());
-        assert!(secrets(None, None).validate(7).is_ok(), "open is still allowed, on purpose");
+        for s in [secrets(Some([1; KEY_SIZE]), Some([2; KEY_SIZE])), secrets(None, None)] {
+            assert!(s.validate(7).is_ok(), "{s:?}");
+            assert!(carrier(s).validate(7).is_ok(), "open is still allowed, on purpose");
+        }
+    }
+
+    /// One choice, one byte: what the handshake carries, and whether packets are sealed.
+    #[test]
+    fn the_mode_follows_the_choice() {
+        let aead = Security::default();
+        let carrier = carrier(aead.clone());
+        assert_eq!((aead.mode(), aead.seals_packets()), (SecurityMode::Encrypted, true));
+        assert_eq!((carrier.mode(), carrier.seals_packets()), (SecurityMode::Carrier, false));
+        let plain = Security::InsecurePlaintext;
+        assert_eq!((plain.mode(), plain.seals_packets()), (SecurityMode::InsecurePlaintext, false));
+        assert!(carrier.mode().proves() && aead.mode().proves() && !plain.mode().proves());
     }
 }

@@ -82,7 +82,8 @@ pub struct EndpointStats {
     pub unknown_sender: u64,
     /// Handshake responses whose cookie did not verify or had expired.
     pub bad_cookie: u64,
-    /// Handshakes refused because one end is insecure plaintext and the other not.
+    /// Handshakes refused because the ends chose different protections (insecure
+    /// plaintext, AEAD or carrier-protected packets).
     pub security_mismatch: u64,
     /// Handshakes refused for their credentials: wrong or missing match secret, a
     /// forged, expired, foreign or in-use connect token, or a bad key.

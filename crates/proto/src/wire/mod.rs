@@ -48,7 +48,7 @@ pub(crate) mod frame_consts {
     pub(crate) use super::frame::{FRAGMENT_SIZE, MAX_FRAGMENTS};
 }
 pub use packet::{
-    AckFields, ConnectResponse, Packet, PayloadHeader, TokenPart, decode_packet, encode_accepted_head,
+    AckFields, ConnectResponse, Packet, PayloadHeader, SecurityMode, TokenPart, decode_packet, encode_accepted_head,
     encode_challenge, encode_connect_request, encode_connect_response, encode_denied, encode_disconnect,
     encode_payload_header, session_salt,
 };
@@ -64,7 +64,11 @@ pub use packet::{
 /// 7: the long form of a connected packet (kinds 9 and 10) carries bits 16-47 of its
 /// sequence number too, sent while the peer has not acknowledged anything for a long
 /// run of packets, so that a direction survives any run of losses.
-pub const PROTOCOL_VERSION: u8 = 7;
+/// 8: the handshake's `security` byte may be 2 ([`SecurityMode::Carrier`]: the whole
+/// handshake, then packets without a tag), and the keys' derivation covers that byte.
+/// A version-7 end would drop a carrier request as malformed and say nothing; with the
+/// bump it answers "version mismatch".
+pub const PROTOCOL_VERSION: u8 = 8;
 /// No datagram is larger than this (safe under common path MTUs, as in netcode/renet).
 /// An endpoint may send smaller ones (`EndpointConfig::max_datagram_size`, down to
 /// [`MIN_DATAGRAM_SIZE`]); every endpoint receives datagrams up to this size.
@@ -75,7 +79,8 @@ pub const HANDSHAKE_REQUEST_SIZE: usize = 300;
 pub const CONNECT_RESPONSE_SIZE: usize = 640;
 /// The largest reply to a handshake packet (an `Accepted`): far below either request.
 pub const MAX_HANDSHAKE_REPLY_SIZE: usize = 70;
-/// Bytes of the authentication tag at the end of every encrypted packet.
+/// Bytes of the authentication tag at the end of every encrypted packet (not of a
+/// plaintext or carrier-protected one).
 pub const TAG_SIZE: usize = 16;
 /// `kind + version + protocol_id`.
 pub const PREFIX_SIZE: usize = 6;
@@ -224,7 +229,8 @@ pub enum DecodeError {
         count: u16,
     },
     #[error("bad security or token flag {0}")]
-    /// A security or token flag that is neither 0 nor 1.
+    /// A security byte that is no [`SecurityMode`], or a token or binding flag that is
+    /// neither 0 nor 1.
     BadSecurity(u8),
     #[error("unknown disconnect reason {0}")]
     /// A disconnect reason code that does not exist.

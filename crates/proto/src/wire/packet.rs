@@ -26,8 +26,10 @@
 //! number; a sender uses them only while the peer has acknowledged none of its last
 //! 16,384 packets (see `Connection::begin_packet`), so that a receiver that lost any
 //! number of packets in a row still knows the number (the AEAD nonce) of the next one.
-//! All integers little-endian. `security` is 0 (encrypted) or 1 (insecure plaintext);
-//! a plaintext handshake leaves the key fields zero, and its packets have no tag.
+//! All integers little-endian. `security` is a [`SecurityMode`]: 0 (encrypted), 1
+//! (insecure plaintext) or 2 (carrier: the handshake of 0, then packets without a tag);
+//! a plaintext handshake leaves the key fields zero, and its packets have no tag, nor
+//! do a carrier connection's.
 //! `Denied` and the request's first fields are the same in every version, so a server
 //! can tell an old client why it was refused. A `Denied` that answers a response whose
 //! proof held carries a tag under the proven key (`crypto::denial_tag`); one without is
@@ -39,6 +41,39 @@ use super::{
 };
 use crate::transport::token::{SEALED_PRIVATE_SIZE, TOKEN_NONCE_SIZE};
 use crate::transport::{Binding, DisconnectReason};
+
+/// What a handshake asks for: the `security` byte of a request and of a response,
+/// which the client's proof covers. Both ends must ask for the same; the endpoint
+/// derives its own from its `Security`. Numbers are wire format: never renumber.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[repr(u8)]
+pub enum SecurityMode {
+    /// The handshake proves a key and agrees on keys, which then seal every packet
+    /// (ChaCha20-Poly1305).
+    Encrypted = 0,
+    /// No proof, no keys, no tag.
+    InsecurePlaintext = 1,
+    /// The handshake of [`SecurityMode::Encrypted`], whole; then packets without a tag:
+    /// the carrier (Steam, EOS) authenticates the remote and encrypts them.
+    Carrier = 2,
+}
+
+impl SecurityMode {
+    /// The mode of a `security` byte, if it is one.
+    pub fn from_u8(b: u8) -> Option<Self> {
+        match b {
+            0 => Some(SecurityMode::Encrypted),
+            1 => Some(SecurityMode::InsecurePlaintext),
+            2 => Some(SecurityMode::Carrier),
+            _ => None,
+        }
+    }
+
+    /// Whether the handshake proves a key and agrees on keys (every mode but plaintext).
+    pub fn proves(self) -> bool {
+        self != SecurityMode::InsecurePlaintext
+    }
+}
 
 /// Key sizes in the handshake (X25519 public key, proof, AEAD tag).
 const PUBLIC_SIZE: usize = 32;
@@ -103,8 +138,8 @@ pub struct ConnectResponse<'a> {
     pub cookie_time: u64,
     /// The cookie: a MAC of the client's address, salt and `cookie_time`.
     pub cookie_mac: u64,
-    /// Whether the client asks for an encrypted connection.
-    pub encrypted: bool,
+    /// What the client asks for.
+    pub security: SecurityMode,
     /// The client's ephemeral X25519 public key.
     pub client_public: [u8; PUBLIC_SIZE],
     /// The client's proof that it holds the secret or the token's key.
@@ -119,14 +154,15 @@ pub struct ConnectResponse<'a> {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Packet<'a> {
     /// A client asks to connect. `version` may differ from ours: the caller answers
-    /// with a version-mismatch denial (`encrypted` is then not read and is `true`).
+    /// with a version-mismatch denial (`security` is then not read and is
+    /// [`SecurityMode::Encrypted`]).
     ConnectRequest {
         /// The client's protocol version.
         version: u8,
         /// The client's random salt, echoed in every answer.
         client_salt: u64,
-        /// Whether the client asks for an encrypted connection.
-        encrypted: bool,
+        /// What the client asks for.
+        security: SecurityMode,
     },
     /// The server answers a request with a stateless cookie.
     Challenge {
@@ -179,12 +215,9 @@ pub enum Packet<'a> {
     },
 }
 
-fn security(r: &mut Reader) -> Result<bool, DecodeError> {
-    match r.u8()? {
-        0 => Ok(true),
-        1 => Ok(false),
-        b => Err(DecodeError::BadSecurity(b)),
-    }
+fn security(r: &mut Reader) -> Result<SecurityMode, DecodeError> {
+    let b = r.u8()?;
+    SecurityMode::from_u8(b).ok_or(DecodeError::BadSecurity(b))
 }
 
 fn array<const N: usize>(r: &mut Reader) -> Result<[u8; N], DecodeError> {
@@ -236,18 +269,18 @@ pub fn decode_packet(data: &[u8], protocol_id: u32) -> Result<Packet<'_>, Decode
             }
             let client_salt = r.u64()?;
             if version != PROTOCOL_VERSION {
-                return Ok(Packet::ConnectRequest { version, client_salt, encrypted: true });
+                return Ok(Packet::ConnectRequest { version, client_salt, security: SecurityMode::Encrypted });
             }
-            let encrypted = security(&mut r)?;
+            let security = security(&mut r)?;
             r.zero_padding()?;
-            Packet::ConnectRequest { version, client_salt, encrypted }
+            Packet::ConnectRequest { version, client_salt, security }
         }
         PacketKind::ConnectResponse => {
             if data.len() != CONNECT_RESPONSE_SIZE {
                 return Err(DecodeError::BadHandshakeSize(data.len()));
             }
             let (client_salt, cookie_time, cookie_mac) = (r.u64()?, r.u64()?, r.u64()?);
-            let encrypted = security(&mut r)?;
+            let security = security(&mut r)?;
             let client_public = array(&mut r)?;
             let proof = array(&mut r)?;
             let has_token = r.u8()?;
@@ -273,7 +306,7 @@ pub fn decode_packet(data: &[u8], protocol_id: u32) -> Result<Packet<'_>, Decode
                 client_salt,
                 cookie_time,
                 cookie_mac,
-                encrypted,
+                security,
                 client_public,
                 proof,
                 token,
@@ -327,10 +360,10 @@ fn prefix(out: &mut Vec<u8>, kind: PacketKind, protocol_id: u32) -> Writer<'_> {
 }
 
 /// Encodes a ConnectRequest into `out` (cleared first), padded to its fixed size.
-pub fn encode_connect_request(out: &mut Vec<u8>, protocol_id: u32, client_salt: u64, encrypted: bool) {
+pub fn encode_connect_request(out: &mut Vec<u8>, protocol_id: u32, client_salt: u64, security: SecurityMode) {
     let mut w = prefix(out, PacketKind::ConnectRequest, protocol_id);
     w.u64(client_salt);
-    w.u8(!encrypted as u8);
+    w.u8(security as u8);
     w.pad_to(HANDSHAKE_REQUEST_SIZE);
 }
 
@@ -348,7 +381,7 @@ pub fn encode_connect_response(out: &mut Vec<u8>, protocol_id: u32, p: &ConnectR
     w.u64(p.client_salt);
     w.u64(p.cookie_time);
     w.u64(p.cookie_mac);
-    w.u8(!p.encrypted as u8);
+    w.u8(p.security as u8);
     w.bytes(&p.client_public);
     w.bytes(&p.proof);
     match &p.token {
@@ -457,7 +490,7 @@ mod tests {
             client_salt: 7,
             cookie_time: 8,
             cookie_mac: 9,
-            encrypted: true,
+            security: SecurityMode::Encrypted,
             client_public: [1; 32],
             proof: [2; 16],
             token,
@@ -468,14 +501,16 @@ mod tests {
     #[test]
     fn every_kind_round_trips() {
         let mut b = Vec::new();
-        for encrypted in [true, false] {
-            encode_connect_request(&mut b, PID, 7, encrypted);
+        for security in [SecurityMode::Encrypted, SecurityMode::InsecurePlaintext, SecurityMode::Carrier] {
+            encode_connect_request(&mut b, PID, 7, security);
             assert_eq!(b.len(), HANDSHAKE_REQUEST_SIZE);
             assert_eq!(
                 decode_packet(&b, PID),
-                Ok(Packet::ConnectRequest { version: PROTOCOL_VERSION, client_salt: 7, encrypted })
+                Ok(Packet::ConnectRequest { version: PROTOCOL_VERSION, client_salt: 7, security })
             );
         }
+        b[14] = 3;
+        assert_eq!(decode_packet(&b, PID), Err(DecodeError::BadSecurity(3)), "no fourth mode");
         encode_challenge(&mut b, PID, 7, 8, 9);
         assert!(b.len() <= MAX_HANDSHAKE_REPLY_SIZE);
         assert_eq!(decode_packet(&b, PID), Ok(Packet::Challenge { client_salt: 7, cookie_time: 8, cookie_mac: 9 }));
@@ -583,7 +618,7 @@ mod tests {
         assert_eq!(decode_packet(&b, PID + 1), Err(DecodeError::WrongProtocol(PID)));
         // Every truncation of every kind is an error, never a panic.
         let mut samples = Vec::new();
-        encode_connect_request(&mut b, PID, 1, true);
+        encode_connect_request(&mut b, PID, 1, SecurityMode::Encrypted);
         samples.push(b.clone());
         encode_challenge(&mut b, PID, 1, 2, 3);
         samples.push(b.clone());
@@ -629,8 +664,8 @@ mod tests {
         p[200] = 1;
         assert_eq!(decode_packet(&p, PID), Err(DecodeError::BadPadding));
         let mut p = samples[0].clone();
-        p[14] = 2;
-        assert_eq!(decode_packet(&p, PID), Err(DecodeError::BadSecurity(2)));
+        p[14] = 3; // 0, 1 and 2 are modes
+        assert_eq!(decode_packet(&p, PID), Err(DecodeError::BadSecurity(3)));
         encode_disconnect(&mut b, PID, 1, 0, DisconnectReason::Client);
         *b.last_mut().unwrap() = 0;
         assert_eq!(decode_packet(&b, PID), Err(DecodeError::BadReason(0)));
@@ -639,12 +674,16 @@ mod tests {
     #[test]
     fn other_versions_can_still_ask_and_be_told() {
         let mut b = Vec::new();
-        encode_connect_request(&mut b, PID, 3, true);
+        encode_connect_request(&mut b, PID, 3, SecurityMode::Encrypted);
         b[1] = PROTOCOL_VERSION + 5;
         b[20] = 0xFF; // whatever another version puts after the salt
         assert_eq!(
             decode_packet(&b, PID),
-            Ok(Packet::ConnectRequest { version: PROTOCOL_VERSION + 5, client_salt: 3, encrypted: true })
+            Ok(Packet::ConnectRequest {
+                version: PROTOCOL_VERSION + 5,
+                client_salt: 3,
+                security: SecurityMode::Encrypted
+            })
         );
         encode_denied(&mut b, PID, 3, DisconnectReason::VersionMismatch, None);
         b[1] = PROTOCOL_VERSION + 5;

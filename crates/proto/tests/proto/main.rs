@@ -14,6 +14,7 @@
 #[path = "../support/mod.rs"]
 mod support;
 
+mod carrier_protection;
 mod engine_contract;
 mod config_problems;
 mod datagram_limit;

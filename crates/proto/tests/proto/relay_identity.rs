@@ -11,8 +11,8 @@ use tickwire_proto::token::{self, ConnectToken, TokenParams};
 use tickwire_proto::wire::relay::{self, Hello, SessionToken};
 use tickwire_proto::{
     Admission, CHANNEL_RELIABLE, Credential, DisconnectReason, EndpointConfig, GameShape, KEY_SIZE, NetEvent as Event,
-    NodeId, PeerId, Presented, Proven, RejectReason, RelayClientSessionConfig, RelayServerSessionConfig, Secret,
-    Security, ServerSessionEvent, TokenAdmission,
+    NodeId, PacketProtection, PeerId, Presented, Proven, RejectReason, RelayClientSessionConfig,
+    RelayServerSessionConfig, Secret, Security, ServerSessionEvent, TokenAdmission,
 };
 
 const SECOND: u64 = 1_000_000;
@@ -37,7 +37,7 @@ fn token_world(seed: u64, players: usize) -> World {
     let admission = Admission::Tokens(TokenAdmission { key: Secret(KEY), public_addresses: vec![server_addr()] });
     let server = EndpointConfig {
         max_incoming: 16,
-        security: Security::Encrypted { admission, presented: Presented::Open },
+        security: Security::Encrypted { admission, presented: Presented::Open, packets: PacketProtection::Aead },
         ..EndpointConfig::default()
     };
     let mut w = World::with_server_endpoint(seed, link(0.0), s, c, server);
@@ -60,7 +60,11 @@ fn token_client(client_id: u64, n: u8) -> EndpointConfig {
     };
     let bytes = token::mint(&Secret(KEY), &p, &[n; 56]).expect("mint");
     let t = ConnectToken::decode(&bytes).expect("decode");
-    let security = Security::Encrypted { admission: Admission::default(), presented: Presented::Token(Box::new(t)) };
+    let security = Security::Encrypted {
+        admission: Admission::default(),
+        presented: Presented::Token(Box::new(t)),
+        packets: PacketProtection::Aead,
+    };
     EndpointConfig { security, ..EndpointConfig::default() }
 }
 

@@ -5,7 +5,7 @@ use std::net::SocketAddr;
 
 use crate::support::datagrams;
 use crate::support::datagrams::drain;
-use tickwire_proto::wire::{MAX_DATAGRAM_SIZE, PROTOCOL_VERSION, PayloadHeader};
+use tickwire_proto::wire::{MAX_DATAGRAM_SIZE, PROTOCOL_VERSION, PayloadHeader, SecurityMode};
 use tickwire_proto::{
     CHANNEL_RELIABLE, COOKIE_LIFETIME_US, DisconnectReason, Endpoint, EndpointConfig, LinkConfig, NetEvent as Event,
     Rng, Security, SimNet, wire,
@@ -41,7 +41,7 @@ fn spoofed_requests_leave_no_state_and_replies_are_never_larger() {
     let mut ep = server();
     let mut req = Vec::new();
     for i in 0..5_000u32 {
-        wire::encode_connect_request(&mut req, pid(), i as u64 * 7919, true);
+        wire::encode_connect_request(&mut req, pid(), i as u64 * 7919, SecurityMode::Encrypted);
         ep.handle_datagram(i as u64 * 100, addr(i), &req);
         let replies = drain(&mut ep);
         assert_eq!(replies.len(), 1, "one challenge per request");
@@ -60,7 +60,7 @@ fn forged_or_stale_cookies_are_refused() {
     let mut ep = plain(8, 11);
     let a = addr(1);
     let mut req = Vec::new();
-    wire::encode_connect_request(&mut req, pid(), 99, false);
+    wire::encode_connect_request(&mut req, pid(), 99, SecurityMode::InsecurePlaintext);
     ep.handle_datagram(1_000, a, &req);
     let challenge = drain(&mut ep).pop().unwrap().1;
     let (time, mac) = match wire::decode_packet(&challenge, pid()).unwrap() {
@@ -106,8 +106,8 @@ fn no_amplification_for_any_unauthenticated_input() {
     let mut rng = Rng::new(77);
     let mut b = Vec::new();
     let mut inputs: Vec<Vec<u8>> = Vec::new();
-    for encrypted in [true, false] {
-        wire::encode_connect_request(&mut b, pid(), 1, encrypted);
+    for security in [SecurityMode::Encrypted, SecurityMode::InsecurePlaintext, SecurityMode::Carrier] {
+        wire::encode_connect_request(&mut b, pid(), 1, security);
         inputs.push(b.clone());
     }
     let mut old = b.clone();

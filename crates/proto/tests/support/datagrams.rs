@@ -22,7 +22,7 @@ pub fn plain_response(out: &mut Vec<u8>, protocol_id: u32, client_salt: u64, coo
         client_salt,
         cookie_time,
         cookie_mac,
-        encrypted: false,
+        security: wire::SecurityMode::InsecurePlaintext,
         client_public: [0; 32],
         proof: [0; 16],
         token: None,

@@ -5,7 +5,9 @@
 
 use std::net::SocketAddr;
 
-use tickwire_proto::{Admission, Endpoint, EndpointConfig, Micros, NetEvent as Event, PeerId, Presented, Security};
+use tickwire_proto::{
+    Admission, Endpoint, EndpointConfig, Micros, NetEvent as Event, PacketProtection, PeerId, Presented, Security,
+};
 
 use super::datagrams::drain;
 
@@ -124,7 +126,7 @@ pub fn encrypted(admission: Admission, presented: Presented, max_incoming: u32, 
     EndpointConfig {
         max_incoming,
         seed,
-        security: Security::Encrypted { admission, presented },
+        security: Security::Encrypted { admission, presented, packets: PacketProtection::Aead },
         ..EndpointConfig::default()
     }
 }

@@ -595,13 +595,14 @@ fn what_the_send_pace_holds_back_leaves_without_another_flush() {
 #[test]
 fn a_token_server_judges_expiry_by_the_wall_clock() {
     use tickwire_proto::token::{self, ConnectToken, TokenParams};
-    use tickwire_proto::{Admission, KEY_SIZE, Presented, Secret, Security, TokenAdmission};
+    use tickwire_proto::{Admission, KEY_SIZE, PacketProtection, Presented, Secret, Security, TokenAdmission};
 
     let key = Secret([0x5c; KEY_SIZE]);
     let mut server_cfg = config(v4(), true);
     server_cfg.endpoint.security = Security::Encrypted {
         admission: Admission::Tokens(TokenAdmission { key: key.clone(), public_addresses: Vec::new() }),
         presented: Presented::Open,
+        packets: PacketProtection::Aead,
     };
     let mut server = Host::start(server_cfg).expect("server starts");
     // The test's own reading of the wall clock, to mint tokens as a backend would.
@@ -621,6 +622,7 @@ fn a_token_server_judges_expiry_by_the_wall_clock() {
         cfg.endpoint.security = Security::Encrypted {
             admission: Admission::default(),
             presented: Presented::Token(Box::new(ConnectToken::decode(&bytes).expect("decode"))),
+            packets: PacketProtection::Aead,
         };
         let mut client = Host::start(cfg).expect("client starts");
         let peer = client.connect(server.local_addr()).unwrap();

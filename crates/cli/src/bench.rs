@@ -14,7 +14,8 @@
 //! (c) UDP payload bytes on the wire per 32-byte unreliable message at 60 Hz, from the
 //!     endpoints' byte counters (acks and keepalives amortised in), encrypted (the
 //!     default) and insecure plaintext.
-//! (d) What encryption costs per packet on the endpoint itself (`bench_crypto.rs`).
+//! (d) What each packet protection (AEAD, carrier, plaintext) costs per packet on the
+//!     endpoint itself (`bench_crypto.rs`; alone: `tickwire bench crypto`).
 
 use std::net::{SocketAddr, UdpSocket};
 use std::process::ExitCode;

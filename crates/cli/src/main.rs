@@ -43,6 +43,7 @@ fn run(command: Command, argv: &[String]) -> Result<ExitCode, (UsageError, &'sta
         })),
         Command::Bench(b) => match b.which {
             Bench::Loopback(a) => Ok(bench::run(a.messages, argv)),
+            Bench::Crypto(_) => Ok(bench_crypto::run(argv)),
             Bench::Relay(a) => {
                 let scenarios = if a.one_run() {
                     let latency = a.latency_ms.unwrap_or(0.0);

@@ -121,16 +121,20 @@ pub struct tw_host_stats {
     /// Connection attempts refused on the network thread (each also gave a
     /// DISCONNECTED event).
     pub connects_rejected: u64,
-    /// Datagrams dropped because the socket's send buffer was full.
+    /// Datagrams dropped because the socket's send buffer was full (on an external
+    /// carrier: the ring of datagrams waiting for `tw_host_pull_datagrams`).
     pub socket_send_dropped: u64,
     /// Other socket send failures; the datagram was dropped.
     pub socket_send_errors: u64,
     /// Socket receive failures other than "nothing to read" (on Windows, also each
-    /// datagram longer than any of ours, which the system drops).
+    /// datagram longer than any of ours, which the system drops; on an external
+    /// carrier, each pushed datagram over `max_datagram_size` or that found the ring of
+    /// pushes full).
     pub socket_recv_errors: u64,
     /// Events waiting on the network thread because the engine polls too slowly.
     pub event_backlog: u64,
-    /// Handshakes refused because one end is insecure plaintext and the other not.
+    /// Handshakes refused because the two ends chose different security modes
+    /// (encrypted, insecure plaintext, carrier).
     pub security_mismatch: u64,
     /// Handshakes refused for their credentials: a wrong or missing match secret, a
     /// forged, expired, foreign or in-use connect token.

@@ -228,3 +228,130 @@ fn the_four_exports_check_every_argument_and_the_carrier_settings() {
         );
     }
 }
+
+/// A host bound to `remote:<id>` with the given security mode and match secret.
+fn secured_host(id: u64, mode: tw_security_mode, server: bool) -> Result<*mut tw_host, (tw_result, String)> {
+    let mut sec = std::mem::MaybeUninit::<tw_security_config>::uninit();
+    let mut cfg = std::mem::MaybeUninit::<tw_host_config>::uninit();
+    // SAFETY: writable storage of the right sizes.
+    unsafe {
+        ok(tw_security_config_init_default(sec.as_mut_ptr()));
+        ok(tw_host_config_init_default(cfg.as_mut_ptr()));
+    }
+    // SAFETY: fully written.
+    let (mut sec, mut cfg) = unsafe { (sec.assume_init(), cfg.assume_init()) };
+    sec.mode = mode as u32;
+    sec.has_match_secret = 1;
+    sec.match_secret = [0x5a; 32];
+    cfg.security = &sec;
+    cfg.max_clients = if server { 4 } else { 0 };
+    let bind = CString::new(if id == 0 { "127.0.0.1:0".to_string() } else { format!("remote:{id}") }).unwrap();
+    let mut h = ptr::null_mut();
+    // SAFETY: valid config (its security alive for the call), address and out pointer.
+    match unsafe { tw_host_create(&cfg, bind.as_ptr(), &mut h) } {
+        tw_result::Ok => Ok(h),
+        r => Err((r, last_error())),
+    }
+}
+
+/// Moves every datagram between two hosts once; returns the sizes moved.
+fn carry_hosts(a: (*mut tw_host, u64), b: (*mut tw_host, u64), sizes: &mut Vec<u32>) {
+    let mut items = [tw_datagram { remote: 0, data: ptr::null(), len: 0, age_us: 0 }; 16];
+    let mut buffer = vec![0u8; 16 * TW_MAX_DATAGRAM_SIZE as usize];
+    for (from, to) in [(a, b), (b, a)] {
+        let mut n = 0;
+        // SAFETY: live hosts; items and buffer valid for their sizes.
+        unsafe {
+            ok(tw_host_flush(from.0));
+            ok(tw_host_pull_datagrams(
+                from.0,
+                items.as_mut_ptr(),
+                items.len(),
+                buffer.as_mut_ptr(),
+                buffer.len(),
+                &mut n,
+            ));
+            for d in &mut items[..n] {
+                sizes.push(d.len);
+                d.remote = from.1;
+            }
+            ok(tw_host_push_datagrams(to.0, items.as_ptr(), n, ptr::null_mut()));
+        }
+    }
+}
+
+/// Connects `client` to `server` over the test's carrier; the client's events.
+fn connect_hosts(server: (*mut tw_host, u64), client: (*mut tw_host, u64)) -> (u32, Vec<tw_event>, Vec<u32>) {
+    let to = cstr(&format!("remote:{}", server.1));
+    let mut peer = 0;
+    // SAFETY: live host, NUL-terminated address.
+    ok(unsafe { tw_host_connect(client.0, to.as_ptr(), &mut peer) });
+    let (mut events, mut sizes) = (Vec::new(), Vec::new());
+    let end = Instant::now() + Duration::from_secs(10);
+    while Instant::now() < end {
+        carry_hosts(server, client, &mut sizes);
+        let mut e = tw_event::zeroed();
+        // SAFETY: live hosts, writable event.
+        unsafe {
+            while tw_host_poll_event(server.0, &mut e) == tw_result::Ok {}
+            while tw_host_poll_event(client.0, &mut e) == tw_result::Ok {
+                events.push(e);
+            }
+        }
+        if events.iter().any(|e| e.kind != tw_event_kind::Message as u32) {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    (peer, events, sizes)
+}
+
+#[test]
+fn carrier_protection_connects_like_encryption_saves_the_tag_and_both_ends_must_choose_it() {
+    // Refused on a UDP host: nothing there authenticates a packet.
+    let (r, msg) = secured_host(0, tw_security_mode::Carrier, false).unwrap_err();
+    assert_eq!(r, tw_result::InvalidArgument);
+    assert!(msg.contains("TW_SECURITY_MODE_CARRIER"), "{msg}");
+
+    let mut message_sizes = Vec::new();
+    for mode in [tw_security_mode::Encrypted, tw_security_mode::Carrier] {
+        let server = (secured_host(31, mode, true).unwrap(), 31);
+        let client = (secured_host(32, mode, false).unwrap(), 32);
+        let (peer, events, _) = connect_hosts(server, client);
+        assert!(events.iter().any(|e| e.kind == tw_event_kind::Connected as u32), "{mode:?} connects");
+        // One 32-byte input: its datagram is 16 bytes smaller without our tag.
+        let mut sizes = Vec::new();
+        // SAFETY: live hosts, a valid message.
+        unsafe {
+            ok(tw_host_send(client.0, peer, TW_CHANNEL_UNRELIABLE, [9u8; 32].as_ptr(), 32));
+            ok(tw_host_flush(client.0));
+        }
+        carry_hosts(server, client, &mut sizes);
+        message_sizes.push(*sizes.iter().max().unwrap());
+        // SAFETY: live hosts, destroyed once.
+        unsafe {
+            tw_host_destroy(client.0);
+            tw_host_destroy(server.0);
+        }
+    }
+    assert_eq!(message_sizes[0], message_sizes[1] + 16, "encrypted vs carrier: {message_sizes:?}");
+
+    // An encrypted end and a carrier end refuse each other.
+    for (server_mode, client_mode) in [
+        (tw_security_mode::Carrier, tw_security_mode::Encrypted),
+        (tw_security_mode::Encrypted, tw_security_mode::Carrier),
+    ] {
+        let server = (secured_host(41, server_mode, true).unwrap(), 41);
+        let client = (secured_host(42, client_mode, false).unwrap(), 42);
+        let (_, events, _) = connect_hosts(server, client);
+        assert!(!events.iter().any(|e| e.kind == tw_event_kind::Connected as u32), "{server_mode:?}/{client_mode:?}");
+        let mut stats = std::mem::MaybeUninit::<tw_host_stats>::uninit();
+        // SAFETY: live host, writable stats; destroyed once.
+        unsafe {
+            ok(tw_host_get_stats(server.0, stats.as_mut_ptr()));
+            assert!(stats.assume_init().security_mismatch > 0, "the server counted the mismatch");
+            tw_host_destroy(client.0);
+            tw_host_destroy(server.0);
+        }
+    }
+}

@@ -14,7 +14,8 @@ use tickwire_proto::{
 };
 use tickwire_runtime::{
     EngineLoop, Host, HostConfig, HostError, HostEvent, Incoming, Networked, Outgoing, P2pSession, P2pSettings,
-    RelayClient, RelayClientSettings, RelayServer, RelayServerSettings, RequestKind, SessionEvent,
+    RelayClient, RelayClientSettings, RelayServer, RelayServerSettings, RequestKind, SessionEvent, Spectator,
+    SpectatorSettings,
 };
 
 const WAIT: Duration = Duration::from_secs(15);
@@ -311,20 +312,27 @@ fn bad(e: &SessionEvent) -> bool {
     )
 }
 
-/// A P2P pair over the carrier at 5% loss runs to tick 300 in sync.
+/// A P2P pair over the carrier at 5% loss runs to tick 300 in sync, watched by a
+/// spectator of peer 0's, on the carrier too.
 #[test]
-fn a_p2p_match_runs_in_sync_over_a_lossy_carrier() {
+fn a_p2p_match_runs_in_sync_over_a_lossy_carrier_with_a_spectator() {
     let game = GameShape::new(2, 2);
     let ids = [RemoteId(100), RemoteId(200)];
+    let watcher = RemoteId(300);
     let mut peers: Vec<P2pSession> =
         ids.iter().map(|id| P2pSession::new(P2pSettings::new(game, host_config(id.0, false))).unwrap()).collect();
     peers[0].add_local_player(0).unwrap();
     peers[0].add_remote_player(1, ids[1].to_addr()).unwrap();
+    peers[0].add_spectator(watcher.to_addr()).unwrap();
     peers[1].add_remote_player(0, ids[0].to_addr()).unwrap();
     peers[1].add_local_player(1).unwrap();
     for p in &mut peers {
         p.start().unwrap();
     }
+    let mut spectator = Spectator::new(SpectatorSettings::new(game, host_config(watcher.0, false))).unwrap();
+    spectator.spectate(ids[0].to_addr()).unwrap();
+    spectator.start().unwrap();
+    let mut watched = 0u32;
     let mut w = Wires::new(4, 0.05);
     let mut checksums: [HashMap<u32, u64>; 2] = Default::default();
     let mut newest = [0u32; 2];
@@ -350,12 +358,22 @@ fn a_p2p_match_runs_in_sync_over_a_lossy_carrier() {
                 p.pull_datagrams(take).unwrap();
             });
         }
+        frame(&mut spectator, &mut watched, |_| {}, |_, _, _| {});
+        while let Some(e) = spectator.poll_event() {
+            assert!(!bad(&e), "{e:?}");
+        }
+        w.pull(watcher, |take| {
+            spectator.pull_datagrams(take).unwrap();
+        });
         for (i, p) in peers.iter_mut().enumerate() {
             w.deliver(ids[i], |d| {
                 p.push_datagrams(&mut d.iter().copied()).unwrap();
             });
         }
-        newest.iter().all(|&t| t >= 300)
+        w.deliver(watcher, |d| {
+            spectator.push_datagrams(&mut d.iter().copied()).unwrap();
+        });
+        newest.iter().all(|&t| t >= 300) && watched >= 200
     });
     assert!(w.largest <= EOS_MAX);
     assert!(w.moved > 300, "the match crossed the carrier");

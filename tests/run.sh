@@ -109,6 +109,13 @@ shipped_has_no_fuzzing() {
     ! echo "$tree" | grep -F fuzzing
 }
 check "the shipped library's tickwire-proto has no fuzzing feature (cargo tree)" shipped_has_no_fuzzing
+# The WebRTC carrier test's stack (str0m, its DTLS and crypto) is for that test alone.
+shipped_has_no_webrtc_stack() {
+    local tree
+    tree="$(cargo tree -p tickwire -e normal,build --prefix none --format '{p}')" || return 1
+    ! echo "$tree" | grep -E '^(str0m|dimpl|sctp-proto|aws-lc-|tickwire-webrtc-carrier)'
+}
+check "the shipped library pulls in no WebRTC stack (cargo tree)" shipped_has_no_webrtc_stack
 # The shipped library exports the header's functions and nothing of the tests or the lab.
 shipped_has_no_test_code() {
     local exported header

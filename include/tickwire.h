@@ -1350,7 +1350,8 @@ typedef struct tw_datagram {
     /**
      * Push: how many microseconds before the push it arrived, when the carrier knows
      * (Steam: now minus `m_usecTimeReceived`); 0 means at the push. The time sync and
-     * round-trip times use the arrival. Pull: 0.
+     * round-trip times use the arrival. More than 1 second (a carrier's clock that
+     * disagrees) is taken as 1 second. Pull: 0.
      */
     uint32_t age_us;
 } tw_datagram;

@@ -29,6 +29,12 @@ pub const OUTBOUND_RING: usize = 1024;
 /// queues them rather than waiting for the core), until its next look.
 pub const INBOUND_RING: usize = 256;
 
+/// The oldest a pushed datagram's arrival may be, before the push: a carrier's clock
+/// that disagrees with ours (or garbage) must not put an arrival minutes in the past,
+/// where round-trip times and the time sync would take it as network delay. A real
+/// wait between the carrier's receive and the push is a frame or two.
+pub const MAX_PUSHED_AGE_US: Micros = 1_000_000;
+
 /// How a host's datagrams travel.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Carrier {
@@ -68,7 +74,8 @@ pub struct Incoming<'a> {
     pub data: &'a [u8],
     /// How long before the push it arrived, when the carrier knows (Steam's
     /// `m_usecTimeReceived`, a WebRTC stack's receive time); 0: at the push. The time
-    /// sync and round-trip times use the arrival.
+    /// sync and round-trip times use the arrival. More than [`MAX_PUSHED_AGE_US`] is
+    /// taken as that.
     pub age_us: Micros,
 }
 
@@ -174,6 +181,13 @@ impl ExternalLink {
             outbound: Mutex::new(DatagramRing::new(OUTBOUND_RING, MAX_DATAGRAM_SIZE)),
             inbound: Mutex::new(DatagramRing::new(INBOUND_RING, max_datagram_size)),
         }
+    }
+}
+
+impl Incoming<'_> {
+    /// When it arrived, on the host's clock that reads `now` at the push.
+    pub(crate) fn arrival(&self, now: Micros) -> Micros {
+        now.saturating_sub(self.age_us.min(MAX_PUSHED_AGE_US))
     }
 }
 

@@ -491,7 +491,7 @@ impl Host {
                         refused += 1;
                         continue;
                     }
-                    core.push_datagram(d.remote.to_addr(), d.data, now.saturating_sub(d.age_us));
+                    core.push_datagram(d.remote.to_addr(), d.data, d.arrival(now));
                     taken += 1;
                 }
                 link.refused(refused);
@@ -500,7 +500,7 @@ impl Host {
             None => {
                 let mut ring = carrier::lock(&link.inbound);
                 for d in items {
-                    if ring.push(d.remote, d.data, now.saturating_sub(d.age_us)) {
+                    if ring.push(d.remote, d.data, d.arrival(now)) {
                         taken += 1;
                     } else {
                         refused += 1;

@@ -67,7 +67,7 @@ mod fake_endpoint;
 #[cfg(test)]
 mod tests;
 
-pub use carrier::{Carrier, INBOUND_RING, Incoming, OUTBOUND_RING, Outgoing};
+pub use carrier::{Carrier, INBOUND_RING, Incoming, MAX_PUSHED_AGE_US, OUTBOUND_RING, Outgoing};
 pub use host::{COMMAND_QUEUE_CAPACITY, Host, SHUTDOWN_WAIT};
 pub use host_config::{DEFAULT_RECEIVE_MODERATION_US, Direction, HostConfig};
 pub use host_error::{FullQueue, HostError};

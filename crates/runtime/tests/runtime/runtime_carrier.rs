@@ -13,9 +13,9 @@ use tickwire_proto::{
     CHANNEL_RELIABLE, CHANNEL_UNRELIABLE, ClientSessionEvent, EndpointConfig, GameShape, RemoteId, Rng, RollbackEvent,
 };
 use tickwire_runtime::{
-    EngineLoop, Host, HostConfig, HostError, HostEvent, Incoming, Networked, Outgoing, P2pSession, P2pSettings,
-    RelayClient, RelayClientSettings, RelayServer, RelayServerSettings, RequestKind, SessionEvent, Spectator,
-    SpectatorSettings,
+    EngineLoop, Host, HostConfig, HostError, HostEvent, Incoming, MAX_PUSHED_AGE_US, Networked, Outgoing, P2pSession,
+    P2pSettings, RelayClient, RelayClientSettings, RelayServer, RelayServerSettings, RequestKind, SessionEvent,
+    Spectator, SpectatorSettings,
 };
 
 const WAIT: Duration = Duration::from_secs(15);
@@ -210,6 +210,35 @@ fn a_pushed_arrival_time_is_the_one_messages_carry() {
     });
     let at = received_at.unwrap();
     assert!(at + AGE_US >= before && at + AGE_US <= after, "arrival {at}, pushed within {before}..={after}");
+
+    // An age no carrier's wait explains (a clock that disagrees, or garbage) counts as
+    // the longest allowed, and the connection carries on.
+    std::thread::sleep(Duration::from_micros(MAX_PUSHED_AGE_US));
+    client.send(at_client, CHANNEL_UNRELIABLE, b"ancient").unwrap();
+    client.flush().unwrap();
+    let mut sent = Vec::new();
+    client
+        .pull_datagrams(|o| {
+            sent.push(o.data.to_vec());
+            true
+        })
+        .unwrap();
+    let before = server.now_us();
+    let pushed: Vec<_> = sent.iter().map(|d| Incoming { remote: b, data: d, age_us: u64::MAX }).collect();
+    server.push_datagrams(pushed).unwrap();
+    let mut received_at = None;
+    until("the message of an impossible age", || {
+        while let Some(e) = server.poll_event() {
+            if let HostEvent::Message { received_at: at, data, .. } = e {
+                if data == b"ancient" {
+                    received_at = Some(at);
+                }
+            }
+        }
+        received_at.is_some()
+    });
+    let at = received_at.unwrap();
+    assert!(at + MAX_PUSHED_AGE_US >= before, "arrival {at} more than the cap before the push at {before}");
 }
 
 #[test]

@@ -56,6 +56,9 @@ namespace Tickwire.Tests
             Equal(32, Marshal.SizeOf(typeof(TwSessionEventRelay)), "Marshal.SizeOf(TwSessionEventRelay)");
             Equal(8, (int)Marshal.OffsetOf(typeof(TwSessionEvent), "Data"), "offset of TwSessionEvent.Data");
             Equal(1, sizeof(TwInputStatus), "tw_input_status is one byte");
+            Equal(24, Marshal.SizeOf(typeof(TwDatagram)), "Marshal.SizeOf(TwDatagram)");
+            Equal(24, sizeof(TwDatagram), "sizeof(TwDatagram): blittable, as tw_datagram");
+            Equal(84, (int)Marshal.OffsetOf(typeof(TwHostConfig), "MaxDatagramSize"), "offset of TwHostConfig.MaxDatagramSize");
             ulong[] native = TwLibrary.NativeSizes();
             Equal(TwLibrary.CheckedStructs.Length, native.Length, "one native size per checked struct");
             Check(TwLibrary.FindMismatch(TwLibrary.NativeAbiVersion, native) == null, "the load-time check finds no mismatch");
@@ -207,6 +210,7 @@ namespace Tickwire.Tests
             { "tw_session_message_stats", typeof(TwSessionMessageStats) },
             { "tw_network_stats", typeof(TwNetworkStats) },
             { "tw_player_identity", typeof(TwPlayerIdentity) },
+            { "tw_datagram", typeof(TwDatagram) },
         };
 
         private static string Pascal(string snake)

@@ -36,6 +36,7 @@ namespace Tickwire.Tests
             Run("session allocation: 0 bytes over a P2P pair's frames over UDP", SessionZeroAllocationP2P);
             RunRelayTests();
             RunSessionMessageTests();
+            RunCarrierTests();
         }
 
         // --- helpers ---------------------------------------------------------------------------

@@ -287,6 +287,55 @@ namespace Tickwire
         }
 
         /// <summary>
+        /// A host on an external carrier (bound to "remote:&lt;id&gt;"): hands it the datagrams
+        /// the carrier received (tw_host_push_datagrams). Each item's Data must point at
+        /// pinned or native memory of Len bytes, read during this call only. taken: how many
+        /// were handed over. Call it each frame before polling events. Returns Ok,
+        /// InvalidState on a host with a UDP socket, NullArgument, Busy, ... (never throws
+        /// but ObjectDisposedException; allocates nothing). <see cref="TwDatagramBatch"/>
+        /// does the pinning.
+        /// </summary>
+        public TwResult PushDatagrams(ReadOnlySpan<TwDatagram> items, out int taken)
+        {
+            ThrowIfDisposed();
+            UIntPtr n = UIntPtr.Zero;
+            TwResult r;
+            fixed (TwDatagram* p = &MemoryMarshal.GetReference(items))
+            {
+                r = TwNative.tw_host_push_datagrams(_handle, p, (UIntPtr)items.Length, &n);
+            }
+            taken = (int)n;
+            return r;
+        }
+
+        /// <summary>
+        /// A host on an external carrier: takes the datagrams it has for the carrier to send,
+        /// oldest first (tw_host_pull_datagrams): at most items.Length, their bytes packed
+        /// into buffer (bufferLength bytes of pinned or native memory; offer
+        /// TwConstants.MaxDatagramSize per item), each item's Data pointing at its own.
+        /// count: how many were written. Call it after Flush until it gives fewer than
+        /// items.Length. Returns Ok (count 0 when nothing waits), BufferTooSmall when the next
+        /// datagram does not fit bufferLength, InvalidState on a host with a UDP socket, ...
+        /// (never throws but ObjectDisposedException; allocates nothing).
+        /// </summary>
+        public TwResult PullDatagrams(Span<TwDatagram> items, IntPtr buffer, int bufferLength, out int count)
+        {
+            ThrowIfDisposed();
+            if (bufferLength < 0)
+            {
+                throw new ArgumentOutOfRangeException("bufferLength");
+            }
+            UIntPtr n = UIntPtr.Zero;
+            TwResult r;
+            fixed (TwDatagram* p = &MemoryMarshal.GetReference(items))
+            {
+                r = TwNative.tw_host_pull_datagrams(_handle, p, (UIntPtr)items.Length, (byte*)buffer, (UIntPtr)bufferLength, &n);
+            }
+            count = (int)n;
+            return r;
+        }
+
+        /// <summary>
         /// Disposes every live host of this process. For Unity: call it before a
         /// domain reload and when play mode ends (the Unity package does), so that no
         /// native host outlives the managed world that owned it.

@@ -176,6 +176,22 @@ namespace Tickwire.Native
         [DllImport(Lib, CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
         internal static extern TwResult tw_session_local_address(SessionHandle session, byte* buf, UIntPtr buf_len, UIntPtr* out_len);
 
+        // --- external carrier (a host or session bound to "remote:<id>") -------------------
+
+        [DllImport(Lib, CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
+        internal static extern TwResult tw_host_push_datagrams(HostHandle host, TwDatagram* items, UIntPtr count, UIntPtr* out_taken);
+
+        [DllImport(Lib, CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
+        internal static extern TwResult tw_host_pull_datagrams(HostHandle host, TwDatagram* items, UIntPtr max_items, byte* buffer,
+                                                               UIntPtr buffer_len, UIntPtr* out_count);
+
+        [DllImport(Lib, CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
+        internal static extern TwResult tw_session_push_datagrams(SessionHandle session, TwDatagram* items, UIntPtr count, UIntPtr* out_taken);
+
+        [DllImport(Lib, CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
+        internal static extern TwResult tw_session_pull_datagrams(SessionHandle session, TwDatagram* items, UIntPtr max_items, byte* buffer,
+                                                                  UIntPtr buffer_len, UIntPtr* out_count);
+
         [DllImport(Lib, CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
         internal static extern TwResult tw_session_state_slots(SessionHandle session, uint* out_slots);
 

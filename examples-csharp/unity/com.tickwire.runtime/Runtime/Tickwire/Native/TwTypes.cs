@@ -183,6 +183,18 @@ namespace Tickwire
     /// <summary>Constants of the C header.</summary>
     public static class TwConstants
     {
+        /// <summary>
+        /// TW_MAX_DATAGRAM_SIZE: the largest datagram any host sends, and the buffer a pull of
+        /// one datagram should offer (TwHost.PullDatagrams, TwSession.PullDatagrams).
+        /// </summary>
+        public const int MaxDatagramSize = 1200;
+
+        /// <summary>
+        /// TW_MIN_CARRIER_DATAGRAM_SIZE: the smallest TwHostConfig.MaxDatagramSize a carrier may
+        /// declare (a reliable fragment with its headers must fit one datagram).
+        /// </summary>
+        public const int MinCarrierDatagramSize = 1100;
+
         /// <summary>TW_MAX_UNRELIABLE_SIZE: largest message on the unreliable and sequenced channels.</summary>
         public const int MaxUnreliableSize = 1159;
 
@@ -289,8 +301,15 @@ namespace Tickwire
         public uint MaxRecvQueueBytes;
         /// <summary>Messages in one datagram, 1..=582 (default 64).</summary>
         public uint MaxFramesPerDatagram;
+        /// <summary>
+        /// A host on an external carrier (bound to "remote:&lt;id&gt;"): the carrier's largest
+        /// datagram, TwConstants.MinCarrierDatagramSize..TwConstants.MaxDatagramSize (Steam's
+        /// unreliable messages: 1200; EOS P2P: 1170; WebRTC data channels: 1200). 0 (the
+        /// default): 1200. A host with a UDP socket must leave it 0.
+        /// </summary>
+        public uint MaxDatagramSize;
         /// <summary>Must stay zero.</summary>
-        public fixed byte Reserved[12];
+        public fixed byte Reserved[8];
 
         /// <summary>The library's defaults (tw_host_config_init_default), with StructSize set.</summary>
         public static TwHostConfig Default()
@@ -488,6 +507,33 @@ namespace Tickwire
         /// <summary>Encrypted packets and handshake confirmations (all connections) whose authentication failed.</summary>
         public ulong Forged;
         public fixed ulong Reserved[10];
+    }
+
+    /// <summary>
+    /// tw_datagram (24 bytes): one datagram between the engine's carrier (Steam, EOS, WebRTC)
+    /// and a host or session bound to "remote:&lt;id&gt;". Blittable: an array of them is passed
+    /// to the library as it is.
+    ///
+    /// Push (TwHost.PushDatagrams, TwSession.PushDatagrams): the engine fills Remote (where it
+    /// came from), Data and Len (its bytes, only read during the call) and AgeUs.
+    /// Pull (PullDatagrams): the library fills Remote (where it goes), Data (pointing into the
+    /// buffer the caller gave) and Len; AgeUs is 0. <see cref="TwDatagramBatch"/> keeps both
+    /// ends in one pinned buffer.
+    /// </summary>
+    [StructLayout(LayoutKind.Sequential)]
+    public unsafe struct TwDatagram
+    {
+        /// <summary>The remote's id on the carrier (its "remote:&lt;id&gt;" address).</summary>
+        public ulong Remote;
+        /// <summary>const uint8_t*: Len bytes; null only when Len is 0. Must point at pinned or native memory.</summary>
+        public byte* Data;
+        /// <summary>The datagram's size in bytes.</summary>
+        public uint Len;
+        /// <summary>
+        /// Push: how many microseconds before the push it arrived, when the carrier knows
+        /// (Steam: now minus m_usecTimeReceived); 0 means at the push. Pull: 0.
+        /// </summary>
+        public uint AgeUs;
     }
 
     /// <summary>UTF-8 helpers for the few strings that cross the ABI (setup time only).</summary>

@@ -22,11 +22,16 @@
  *   bytes / mutable_bytes   pointer + size views for payloads and inputs (a small
  *                      std::span stand-in: built from containers of bytes, arrays,
  *                      string_view)
+ *   datagrams / mutable_datagrams   the same for tw_datagram items: what an engine's
+ *                      carrier (Steam, EOS, WebRTC) received, for push_datagrams, and
+ *                      room for what to send, for pull_datagrams (a Host or Session
+ *                      bound to "remote:<id>")
  *
  * Per-frame calls (Host: send, flush, poll_event, read_message, stats; Session:
  * ticks_due, push_input, advance, poll_request, read_inputs, confirm_save, poll_event,
  * send_message, read_message,
- * stats, request_snapshot, player_stats, player_identity, ...) are noexcept, return the tw_result (or a bool) and never allocate. The
+ * stats, request_snapshot, player_stats, player_identity, ...; both: push_datagrams and
+ * pull_datagrams on an external carrier) are noexcept, return the tw_result (or a bool) and never allocate. The
  * threading rules are the C API's: a Host or Session is not safe for concurrent use;
  * serialize calls on it (the engine's main thread); a call made while another thread is
  * inside one gets TW_RESULT_BUSY (or an Error with it); its network thread never calls
@@ -217,6 +222,51 @@ public:
 
 private:
     std::uint8_t *data_ = nullptr;
+    std::size_t size_ = 0;
+};
+
+/**
+ * A read-only view of tw_datagram items (pointer + count), for push_datagrams: built from
+ * a pointer and a count, a std::vector<tw_datagram>, a std::array or a C array.
+ */
+class datagrams {
+public:
+    constexpr datagrams() noexcept = default;
+    constexpr datagrams(const tw_datagram *items, std::size_t count) noexcept : data_(items), size_(count) {}
+    template <class C, class = std::enable_if_t<std::is_same<std::remove_cv_t<std::remove_pointer_t<
+                                                    decltype(std::declval<const C &>().data())>>,
+                                                tw_datagram>::value>>
+    datagrams(const C &c) noexcept : data_(c.data()), size_(c.size()) {}
+    template <std::size_t N>
+    constexpr datagrams(const tw_datagram (&array)[N]) noexcept : data_(array), size_(N) {}
+
+    constexpr const tw_datagram *data() const noexcept { return data_; }
+    constexpr std::size_t size() const noexcept { return size_; }
+    constexpr bool empty() const noexcept { return size_ == 0; }
+    constexpr const tw_datagram *begin() const noexcept { return data_; }
+    constexpr const tw_datagram *end() const noexcept { return data_ + size_; }
+
+private:
+    const tw_datagram *data_ = nullptr;
+    std::size_t size_ = 0;
+};
+
+/** A writable view of tw_datagram items (pointer + count), for pull_datagrams. */
+class mutable_datagrams {
+public:
+    constexpr mutable_datagrams() noexcept = default;
+    constexpr mutable_datagrams(tw_datagram *items, std::size_t count) noexcept : data_(items), size_(count) {}
+    template <class C, class = std::enable_if_t<
+                           std::is_same<std::remove_pointer_t<decltype(std::declval<C &>().data())>, tw_datagram>::value>>
+    mutable_datagrams(C &c) noexcept : data_(c.data()), size_(c.size()) {}
+    template <std::size_t N>
+    constexpr mutable_datagrams(tw_datagram (&array)[N]) noexcept : data_(array), size_(N) {}
+
+    constexpr tw_datagram *data() const noexcept { return data_; }
+    constexpr std::size_t size() const noexcept { return size_; }
+
+private:
+    tw_datagram *data_ = nullptr;
     std::size_t size_ = 0;
 };
 
@@ -573,6 +623,31 @@ public:
     tw_result peer_stats(std::uint32_t peer, tw_peer_stats &out) noexcept { return tw_host_peer_stats(host_, peer, &out); }
     /** Host-wide figures. */
     tw_result stats(tw_host_stats &out) noexcept { return tw_host_get_stats(host_, &out); }
+
+    // --- an external carrier (a host bound to "remote:<id>") -------------------------------
+
+    /**
+     * Hands the host the datagrams its carrier (Steam, EOS, WebRTC) received: each item's
+     * remote (where it came from), data and len (read during this call only) and age_us
+     * (tw_host_push_datagrams). out_taken: how many were handed over. Each frame, before
+     * polling events. TW_RESULT_INVALID_STATE on a host with a UDP socket.
+     */
+    tw_result push_datagrams(datagrams items, std::size_t &out_taken) noexcept {
+        return tw_host_push_datagrams(host_, items.data(), items.size(), &out_taken);
+    }
+    tw_result push_datagrams(datagrams items) noexcept {
+        return tw_host_push_datagrams(host_, items.data(), items.size(), nullptr);
+    }
+    /**
+     * Takes what the host has for its carrier to send, oldest first (tw_host_pull_datagrams):
+     * at most items.size(), the bytes packed into buffer (offer TW_MAX_DATAGRAM_SIZE per
+     * item), each item's data pointing into it. out_count: how many were written. After
+     * flush, until it gives fewer than items.size(). TW_RESULT_BUFFER_TOO_SMALL when the
+     * next datagram does not fit buffer (nothing written).
+     */
+    tw_result pull_datagrams(mutable_datagrams items, mutable_bytes buffer, std::size_t &out_count) noexcept {
+        return tw_host_pull_datagrams(host_, items.data(), items.size(), buffer.data(), buffer.size(), &out_count);
+    }
 
     /** Turns the link simulator of one direction on (tests, development). Throws on a bad config. */
     void set_link_sim(tw_direction direction, const tw_link_sim_config &config) {
@@ -955,6 +1030,31 @@ public:
     /** The side channel's figures: sent, received, dropped on arrival (unread flood, strangers). */
     tw_result message_stats(tw_session_message_stats &out) noexcept {
         return tw_session_get_message_stats(session_, &out);
+    }
+
+    // --- an external carrier (P2P, SPECTATOR or a relay mode bound to "remote:<id>") -------
+
+    /**
+     * Hands the session's host the datagrams its carrier (Steam, EOS, WebRTC) received: each
+     * item's remote (where it came from), data and len (read during this call only) and
+     * age_us (tw_session_push_datagrams). out_taken: how many were handed over. Each frame,
+     * before ticks_due. TW_RESULT_INVALID_STATE on a UDP session, SYNCTEST or REPLAY.
+     */
+    tw_result push_datagrams(datagrams items, std::size_t &out_taken) noexcept {
+        return tw_session_push_datagrams(session_, items.data(), items.size(), &out_taken);
+    }
+    tw_result push_datagrams(datagrams items) noexcept {
+        return tw_session_push_datagrams(session_, items.data(), items.size(), nullptr);
+    }
+    /**
+     * Takes what the session's host has for the carrier to send, oldest first
+     * (tw_session_pull_datagrams): at most items.size(), the bytes packed into buffer (offer
+     * TW_MAX_DATAGRAM_SIZE per item), each item's data pointing into it. out_count: how many
+     * were written. After advance (which flushes), until it gives fewer than items.size().
+     * TW_RESULT_BUFFER_TOO_SMALL when the next datagram does not fit buffer (nothing written).
+     */
+    tw_result pull_datagrams(mutable_datagrams items, mutable_bytes buffer, std::size_t &out_count) noexcept {
+        return tw_session_pull_datagrams(session_, items.data(), items.size(), buffer.data(), buffer.size(), &out_count);
     }
 
     // --- desync dumps and replays ------------------------------------------------------------

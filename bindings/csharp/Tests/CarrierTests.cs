@@ -358,6 +358,14 @@ namespace Tickwire.Tests
                     SessionGame serverGame = new SessionGame((int)sc.NumPlayers, server.StateSlots);
                     serverGame.RecordAfterAdvance = true;
                     server.Start();
+                    // The server's first tick is its initial state, which it never records (it
+                    // records after each ADVANCE): let it run a few ticks before anyone joins.
+                    Timer warm = Timer.StartNew();
+                    while (warm.ElapsedMilliseconds < DeadlineMs && StatsOf(server).CurrentTick < 5)
+                    {
+                        serverGame.RelayFrame(server, 0);
+                        System.Threading.Thread.Sleep(2);
+                    }
                     SessionGame[] games = new SessionGame[2];
                     for (int i = 0; i < 2; i++)
                     {

@@ -20,7 +20,10 @@
 #     one assembly per .asmdef, named after it, with only the assemblies the .asmdef
 #     references, -unsafe only if it sets allowUnsafeCode, against stand-ins of the
 #     Unity APIs (bindings/csharp/Tests/UnitySim/UnityStubs.cs, as tests/run.sh's Unity
-#     code path).
+#     code path), of the Input System package (InputSystemStubs.cs) and of Steamworks.NET
+#     (SteamworksStubs.cs, the Steam sample's); each sample twice: without the defines of
+#     its asmdef's versionDefines, and with them (the optional package installed);
+#   - each sample with a MonoBehaviour has a scene whose scripts and fields are its own.
 #
 #   scripts/unity-package-check.sh TARBALL
 #
@@ -34,6 +37,7 @@ TGZ="$(cd "$(dirname "$1")" && pwd)/$(basename "$1")"
 OUT="$ROOT/build/unity-package-check"
 STUBS_CS="$ROOT/bindings/csharp/Tests/UnitySim/UnityStubs.cs"
 INPUT_SYSTEM_STUBS_CS="$ROOT/bindings/csharp/Tests/UnitySim/InputSystemStubs.cs"
+STEAMWORKS_STUBS_CS="$ROOT/bindings/csharp/Tests/UnitySim/SteamworksStubs.cs"
 MCS=(mcs -langversion:7.2 -warnaserror)
 rm -rf "$OUT"
 mkdir -p "$OUT/extracted" "$OUT/asm"
@@ -263,19 +267,38 @@ compile_asmdef() {
 check "build the Unity API stand-ins" "${MCS[@]}" -target:library -out:"$OUT/asm/UnityEngine.dll" "$STUBS_CS"
 check "build the Input System stand-ins (Unity.InputSystem)" "${MCS[@]}" -target:library \
     -out:"$OUT/asm/Unity.InputSystem.dll" "$INPUT_SYSTEM_STUBS_CS"
+# Steamworks.NET's assembly (com.rlabrecque.steamworks.net), which the Steam sample
+# references: test-only stand-ins of the members it calls, never in the package.
+check "build the Steamworks.NET stand-ins (com.rlabrecque.steamworks.net)" "${MCS[@]}" -target:library \
+    -out:"$OUT/asm/com.rlabrecque.steamworks.net.dll" "$STEAMWORKS_STUBS_CS"
 check "compile Tickwire.Runtime (editor defines) from the unpacked package" \
     compile_asmdef "$RUNTIME_ASMDEF" -define:UNITY_5_3_OR_NEWER -define:UNITY_EDITOR
 for s in "${SAMPLES[@]}"; do
     def="$(find "$PKG/$s" -name '*.asmdef' | head -n 1)"
     if [ -n "$def" ]; then
-        check "sample $s compiles as imported, with its asmdef (legacy Input Manager)" \
-            compile_asmdef "$def" -define:UNITY_5_3_OR_NEWER
-        # With com.unity.inputsystem installed and active: the asmdef's versionDefines set
-        # TICKWIRE_INPUT_SYSTEM, and Unity sets ENABLE_INPUT_SYSTEM.
-        check "sample $s compiles with the Input System package active" compile_asmdef "$def" \
-            -define:UNITY_5_3_OR_NEWER -define:ENABLE_INPUT_SYSTEM \
-            -define:"$(jq -r '.versionDefines[] | select(.name == "com.unity.inputsystem") | .define' "$def")"
-        check "sample $s: a scene whose scripts and fields are the sample's" sample_scene "$PKG/$s"
+        input_system="$(jq -r '.versionDefines[]? | select(.name == "com.unity.inputsystem") | .define' "$def")"
+        mapfile -t version_defines < <(jq -r '.versionDefines[]? | "-define:" + .define' "$def")
+        if [ -n "$input_system" ]; then
+            check "sample $s compiles as imported, with its asmdef (legacy Input Manager)" \
+                compile_asmdef "$def" -define:UNITY_5_3_OR_NEWER
+            # With com.unity.inputsystem installed and active: the asmdef's versionDefines set
+            # TICKWIRE_INPUT_SYSTEM, and Unity sets ENABLE_INPUT_SYSTEM.
+            check "sample $s compiles with the Input System package active" compile_asmdef "$def" \
+                -define:UNITY_5_3_OR_NEWER -define:ENABLE_INPUT_SYSTEM "${version_defines[@]}"
+        else
+            # Another optional package (the Steam sample: Steamworks.NET): first as when its
+            # define is not set (a .unitypackage install without the define: the sample is
+            # empty), then with every define of the asmdef's versionDefines (its UPM package).
+            check "sample $s compiles as imported, with its asmdef (versionDefines not set)" \
+                compile_asmdef "$def" -define:UNITY_5_3_OR_NEWER
+            check "sample $s compiles with its versionDefines set (${version_defines[*]:-none})" compile_asmdef "$def" \
+                -define:UNITY_5_3_OR_NEWER "${version_defines[@]}"
+        fi
+        if grep -rqE ':[[:space:]]*MonoBehaviour\b' --include='*.cs' "$PKG/$s"; then
+            check "sample $s: a scene whose scripts and fields are the sample's" sample_scene "$PKG/$s"
+        else
+            echo "  (sample $s has no MonoBehaviour: no scene to check)"
+        fi
     else
         check "sample $s compiles as imported (no asmdef)" false
     fi

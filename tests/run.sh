@@ -222,12 +222,15 @@ build_unity_path() {
             -out:"$CS/unity/UnitySim.exe" "$CS_TESTS/UnitySim/UnitySim.cs" &&
         "${MCS[@]}" -target:library -r:"$CS/unity/UnityStubs.dll" -r:"$CS/unity/Tickwire.dll" -out:"$CS/unity/SampleP2P.dll" \
             "$UNITY_PKG/Samples~/P2P"/*.cs &&
+        "${MCS[@]}" -target:library -out:"$CS/unity/com.rlabrecque.steamworks.net.dll" "$CS_TESTS/UnitySim/SteamworksStubs.cs" &&
+        "${MCS[@]}" -target:library -define:TICKWIRE_STEAMWORKS -r:"$CS/unity/Tickwire.dll" \
+            -r:"$CS/unity/com.rlabrecque.steamworks.net.dll" -out:"$CS/unity/SampleSteam.dll" "$UNITY_PKG/Samples~/Steam"/*.cs &&
         mkdir -p "$CS/unity/ios" &&
         "${MCS[@]}" -target:library -define:UNITY_5_3_OR_NEWER -define:UNITY_IOS -r:"$CS/unity/UnityStubs.dll" \
             -out:"$CS/unity/ios/Tickwire.dll" -recurse:"$UNITY_PKG/Runtime/*.cs" &&
         grep -q __Internal "$CS/unity/ios/Tickwire.dll" && ! grep -q __Internal "$CS/Tickwire.dll"
 }
-check "C#: build the Unity code path against API stand-ins (editor, iOS, samples)" build_unity_path
+check "C#: build the Unity code path against API stand-ins (editor, iOS, samples; the Steam sample against Steamworks.NET stand-ins)" build_unity_path
 run_indented() { "$@" 2>&1 | sed -u 's/^/    /'; }
 
 # The C compiler's view of every struct, enum and numeric constant, for the C# test's

@@ -240,7 +240,7 @@ namespace Tickwire.Tests
                     Equal(TwResult.InvalidState, e.Code, s.Mode + ": InvalidState");
                 }
             }
-            // A max_datagram_size on a UDP session is refused; out of 1100..=1200 on a remote one too.
+            // A max_datagram_size on a UDP session is refused; out of 1105..=1200 on a remote one too.
             TwSessionConfig bad = SessionConfig(TwSessionMode.P2P);
             bad.Host.MaxDatagramSize = 1170;
             Throws<TickwireException>(() => new TwSession(bad).Dispose(), "max_datagram_size on a UDP session");

@@ -143,6 +143,12 @@ namespace Tickwire
         /// side gets TwDisconnectReason.SecurityMismatch); it cannot carry a secret, key or token.
         /// </summary>
         InsecurePlaintext = 1,
+        /// <summary>
+        /// The handshake as Encrypted, then packets left to the carrier to protect: only for a
+        /// host or session on an external carrier (bound to "remote:&lt;id&gt;") that authenticates
+        /// every remote and encrypts (Steam, EOS); refused on a UDP socket. Both ends must choose it.
+        /// </summary>
+        Carrier = 2,
     }
 
     /// <summary>tw_direction (tw_host_set_link_sim).</summary>
@@ -193,7 +199,7 @@ namespace Tickwire
         /// TW_MIN_CARRIER_DATAGRAM_SIZE: the smallest TwHostConfig.MaxDatagramSize a carrier may
         /// declare (a reliable fragment with its headers must fit one datagram).
         /// </summary>
-        public const int MinCarrierDatagramSize = 1100;
+        public const int MinCarrierDatagramSize = 1105;
 
         /// <summary>TW_MAX_UNRELIABLE_SIZE: largest message on the unreliable and sequenced channels.</summary>
         public const int MaxUnreliableSize = 1159;

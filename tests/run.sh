@@ -296,7 +296,7 @@ check "C++: the example under valgrind" run_program "${VALGRIND[@]}" "$CPP/examp
 check "C++: build the session example (synctest, P2P pair, relay match)" c++ "${CPPFLAGS[@]}" bindings/cpp/session_example.cpp "${LDFLAGS[@]}" -o "$CPP/session_example"
 check "C++: run the session example" run_program "$CPP/session_example" 2
 check "C++: the session example under valgrind" run_program "${VALGRIND[@]}" "$CPP/session_example" 2
-check "C++: build the carrier example (a P2P pair bound to remote:<id>, an in-memory carrier with loss and jitter)" c++ "${CPPFLAGS[@]}" bindings/cpp/carrier_example.cpp "${LDFLAGS[@]}" -o "$CPP/carrier_example"
+check "C++: build the carrier example (a P2P pair and a relay match bound to remote:<id>, an in-memory carrier with loss and jitter)" c++ "${CPPFLAGS[@]}" bindings/cpp/carrier_example.cpp "${LDFLAGS[@]}" -o "$CPP/carrier_example"
 check "C++: run the carrier example" run_program "$CPP/carrier_example" 3
 check "C++: the carrier example under valgrind" run_program "${VALGRIND[@]}" "$CPP/carrier_example" 3
 

@@ -9,6 +9,10 @@
  * two (jitter: they arrive late and out of order). The peers play a small game for a
  * few seconds and must agree on the checksum of every tick both have confirmed.
  *
+ * Then a relay match on the same carrier: a server (remote:10) and two predicting
+ * clients (remote:11, remote:12); each client's authoritative checksums must equal the
+ * server's, and each must have predicted and corrected (resimulated ticks).
+ *
  *   cargo build
  *   ln -sf libtickwire.so target/debug/libtickwire.so.1   # its SONAME (the ABI version)
  *   c++ -std=c++17 -Wall -Wextra -Werror -Iinclude -Ibindings/cpp bindings/cpp/carrier_example.cpp \
@@ -71,6 +75,11 @@ struct Peer {
     std::array<std::uint64_t, kHistory> saved_sum{};
     bool failed = false;
     bool connected = false;
+    // A relay server records the state after every ADVANCE (it saves only now and then).
+    bool server = false;
+    bool client = false;
+    bool joined = false;
+    std::uint32_t join_tick = 0, pushed = 0;
 
     Peer(const char *n, std::uint64_t remote_id, const tw_session_config &config)
         : name(n), id(remote_id), session(config), slots(session.state_slots()) {}
@@ -85,23 +94,37 @@ struct Peer {
         while (session.poll_request(r)) {
             if (r.kind == TW_REQUEST_KIND_SAVE) {
                 slots[r.slot] = game;
-                saved_tick[r.tick % kHistory] = r.tick + 1;
-                saved_sum[r.tick % kHistory] = game.checksum();
+                if (!server) remember(r.tick, game.checksum());
                 if (tw_result c = session.confirm_save(r.tick, game.checksum()); TW_FAILED(c)) fail("confirm_save", c);
             } else if (r.kind == TW_REQUEST_KIND_LOAD) {
                 game = slots[r.slot];
             } else if (r.kind == TW_REQUEST_KIND_ADVANCE) {
                 std::array<std::uint8_t, kPlayers> in{};
                 std::size_t n = 0;
-                if (tw_result c = session.read_inputs(in, n); TW_FAILED(c)) fail("read_inputs", c);
-                else game.step(in.data());
+                if (tw_result c = session.read_inputs(in, n); TW_FAILED(c)) {
+                    fail("read_inputs", c);
+                } else {
+                    game.step(in.data());
+                    if (server) remember(r.tick + 1, game.checksum());
+                }
+            } else if (r.kind == TW_REQUEST_KIND_RESTORE) {  // a relay client's join snapshot
+                std::size_t n = 0;
+                if (tw_result c = session.read_state(tickwire::mutable_bytes(&game, sizeof(Game)), n); TW_FAILED(c)) {
+                    fail("read_state", c);
+                }
             } else if (r.kind == TW_REQUEST_KIND_DUMP_STATE) {
                 session.provide_state(r.tick, tickwire::bytes(&slots[r.slot], sizeof(Game)));
             }
         }
     }
 
-    // One engine frame: the ticks due, each with this player's input; then the events.
+    void remember(std::uint32_t tick, std::uint64_t sum) {  // the last one of a tick wins
+        saved_tick[tick % kHistory] = tick + 1;
+        saved_sum[tick % kHistory] = sum;
+    }
+
+    // One engine frame: the ticks due, each with this player's input (a relay client's
+    // as TW_LOCAL_PLAYER, the server none); then the events.
     void frame(std::uint32_t me) {
         std::uint32_t due = 0;
         if (tw_result r = session.ticks_due(due); TW_FAILED(r)) {
@@ -109,10 +132,15 @@ struct Peer {
             return;
         }
         while (due--) {
-            tw_session_stats st;
-            session.stats(st);
-            const std::uint8_t in = input_at(me, st.current_tick + st.input_delay);
-            if (tw_result r = session.push_input(me, tickwire::bytes(&in, 1)); TW_FAILED(r)) fail("push_input", r);
+            if (client) {
+                const std::uint8_t in = input_at(me, pushed++);
+                if (tw_result r = session.push_input(TW_LOCAL_PLAYER, tickwire::bytes(&in, 1)); TW_FAILED(r)) fail("push_input", r);
+            } else if (!server) {
+                tw_session_stats st;
+                session.stats(st);
+                const std::uint8_t in = input_at(me, st.current_tick + st.input_delay);
+                if (tw_result r = session.push_input(me, tickwire::bytes(&in, 1)); TW_FAILED(r)) fail("push_input", r);
+            }
             if (tw_result r = session.advance(); TW_FAILED(r)) fail("advance", r);  // statuses are not errors
             run_requests();
         }
@@ -121,6 +149,12 @@ struct Peer {
             if (ev.kind == TW_SESSION_EVENT_KIND_PEER_CONNECTED) {
                 std::printf("%s: peer connected\n", name);
                 connected = true;
+            } else if (ev.kind == TW_SESSION_EVENT_KIND_JOINED) {
+                joined = true;
+                join_tick = ev.data.relay.tick;
+            } else if (ev.kind == TW_SESSION_EVENT_KIND_SERVER_LOST) {
+                std::fprintf(stderr, "%s: lost the server\n", name);
+                failed = true;
             } else if (ev.kind == TW_SESSION_EVENT_KIND_DESYNC) {
                 std::fprintf(stderr, "%s: DESYNC at tick %u\n", name, static_cast<unsigned>(ev.data.desync.tick));
                 failed = true;
@@ -205,8 +239,22 @@ private:
     std::vector<std::uint8_t> buffer_ = std::vector<std::uint8_t>(kBatch * TW_MAX_DATAGRAM_SIZE);
 };
 
-tw_session_config carried_config(std::uint64_t id) {
-    tw_session_config c = tickwire::default_session_config(TW_SESSION_MODE_P2P);
+// Compares `a`'s checksums with `b`'s over [from, to); returns how many ticks both have.
+std::uint32_t compare(const Peer &a, const Peer &b, std::uint32_t from, std::uint32_t to, std::uint32_t &differ) {
+    std::uint32_t compared = 0;
+    differ = 0;
+    if (to > kHistory && from < to - static_cast<std::uint32_t>(kHistory)) from = to - static_cast<std::uint32_t>(kHistory);
+    for (std::uint32_t t = from; t < to; ++t) {
+        if (a.saved_tick[t % kHistory] == t + 1 && b.saved_tick[t % kHistory] == t + 1) {
+            ++compared;
+            differ += a.saved_sum[t % kHistory] != b.saved_sum[t % kHistory];
+        }
+    }
+    return compared;
+}
+
+tw_session_config carried_config(std::uint64_t id, tw_session_mode mode = TW_SESSION_MODE_P2P) {
+    tw_session_config c = tickwire::default_session_config(mode);
     c.num_players = kPlayers;
     c.input_size = 1;
     tickwire::set_bind_address(c, "remote:" + std::to_string(id));
@@ -263,14 +311,8 @@ int main(int argc, char **argv) {
         a.session.stats(sa);
         b.session.stats(sb);
         const std::uint32_t confirmed = std::min(sa.confirmed_tick, sb.confirmed_tick);
-        std::uint32_t compared = 0, differ = 0;
-        for (std::uint32_t t = confirmed > kHistory ? confirmed - static_cast<std::uint32_t>(kHistory) : 0; t < confirmed; ++t) {
-            const bool both = a.saved_tick[t % kHistory] == t + 1 && b.saved_tick[t % kHistory] == t + 1;
-            if (both) {
-                ++compared;
-                differ += a.saved_sum[t % kHistory] != b.saved_sum[t % kHistory];
-            }
-        }
+        std::uint32_t differ = 0;
+        const std::uint32_t compared = compare(a, b, 0, confirmed, differ);
         std::printf("carrier: %zu datagrams sent, %zu lost, %zu held back, %zu delivered, largest %zu bytes\n", carrier.sent_,
                     carrier.lost_, carrier.held_, carrier.delivered_, carrier.largest_);
         std::printf("p2p over the carrier: confirmed by both %u, compared %u, different %u; rollbacks A %llu, B %llu\n",
@@ -279,6 +321,48 @@ int main(int argc, char **argv) {
         if (a.failed || b.failed || !a.connected || !b.connected || compared < 30 || differ != 0 || carrier.lost_ == 0 ||
             carrier.held_ == 0 || carrier.largest_ > 1200) {
             std::printf("cpp carrier example: FAILED\n");
+            return 1;
+        }
+
+        // The relay match on the same kind of carrier: the server admits anyone here (an
+        // open, encrypted match); examples-c/carrier.c shows connect tokens naming a remote.
+        Peer server("server", 10, carried_config(10, TW_SESSION_MODE_RELAY_SERVER));
+        server.server = true;
+        Peer c1("client 1", 11, carried_config(11, TW_SESSION_MODE_RELAY_CLIENT));
+        Peer c2("client 2", 12, carried_config(12, TW_SESSION_MODE_RELAY_CLIENT));
+        server.session.start();
+        for (Peer *c : {&c1, &c2}) {
+            c->client = true;
+            c->session.set_server("remote:10");
+            c->session.start();
+        }
+        MemoryCarrier relay_carrier(7, 0.03, 0.2);
+        const auto relay_end = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds + 2.0);
+        while (std::chrono::steady_clock::now() < relay_end && !server.failed && !c1.failed && !c2.failed) {
+            for (Peer *p : {&server, &c1, &c2}) relay_carrier.deliver(*p);
+            server.frame(0);
+            c1.frame(1);
+            c2.frame(2);
+            for (Peer *p : {&server, &c1, &c2}) relay_carrier.collect(*p);
+            relay_carrier.next_frame();
+            std::this_thread::sleep_for(std::chrono::milliseconds(2));
+        }
+        bool relay_ok = !server.failed;
+        for (Peer *c : {&c1, &c2}) {
+            tw_session_stats st;
+            c->session.stats(st);
+            std::uint32_t relay_differ = 0;
+            const std::uint32_t relay_compared = compare(*c, server, c->join_tick, st.confirmed_tick, relay_differ);
+            std::printf("relay over the carrier: %s joined at %u, authoritative %u, compared %u, different %u, "
+                        "resimulated %llu\n",
+                        c->name, static_cast<unsigned>(c->join_tick), static_cast<unsigned>(st.confirmed_tick),
+                        static_cast<unsigned>(relay_compared), static_cast<unsigned>(relay_differ),
+                        static_cast<unsigned long long>(st.resimulated_ticks));
+            relay_ok = relay_ok && !c->failed && c->joined && relay_compared >= 30 && relay_differ == 0 &&
+                       st.resimulated_ticks > 0;
+        }
+        if (!relay_ok || relay_carrier.largest_ > 1200) {
+            std::printf("cpp carrier example: relay FAILED\n");
             return 1;
         }
         std::printf("cpp carrier example: ok\n");

@@ -358,9 +358,13 @@ static void security_configs(void) {
     scfg.host.security = sec;
     EXPECT_ERR(tw_session_create(&scfg, &session), TW_RESULT_INVALID_ARGUMENT, "tw_session_create",
                "tw_security_config.mode");
-    sec->mode = 2;
+    /* Carrier protection leaves packets unprotected by tickwire: never on a UDP socket. */
+    sec->mode = TW_SECURITY_MODE_CARRIER;
     EXPECT_ERR(tw_session_create(&scfg, &session), TW_RESULT_INVALID_ARGUMENT, "tw_session_create",
-               "tw_security_config.mode 2");
+               "TW_SECURITY_MODE_CARRIER");
+    sec->mode = 3;
+    EXPECT_ERR(tw_session_create(&scfg, &session), TW_RESULT_INVALID_ARGUMENT, "tw_session_create",
+               "tw_security_config.mode 3");
     sec->struct_size = 4;
     EXPECT_ERR(tw_session_create(&scfg, &session), TW_RESULT_VERSION_MISMATCH, "tw_session_create",
                "tw_security_config.struct_size");

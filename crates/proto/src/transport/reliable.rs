@@ -19,7 +19,7 @@ pub(crate) use crate::wire::frame_consts::{FRAGMENT_SIZE, MAX_FRAGMENTS};
 pub(super) const WINDOW: u16 = 256;
 /// Largest message sent as a single unit on an endpoint of the largest datagram limit
 /// ([`MAX_DATAGRAM_SIZE`](crate::wire::MAX_DATAGRAM_SIZE)); smaller limits split smaller
-/// messages ([`max_unfragmented_for`]).
+/// messages (`max_unfragmented_for`).
 pub const MAX_UNFRAGMENTED: usize = max_unfragmented_for(crate::wire::MAX_DATAGRAM_SIZE);
 
 /// Largest message sent as a single unit by an endpoint whose datagrams are at most

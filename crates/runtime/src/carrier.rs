@@ -222,8 +222,8 @@ pub(crate) fn lock(ring: &Mutex<DatagramRing>) -> std::sync::MutexGuard<'_, Data
 
 /// The remote an address of an external host's endpoint stands for. Every address such
 /// an endpoint sends to came from the engine as a remote (a connect, or a datagram it
-/// pushed), so this never fails there; should it, the datagram goes to remote 0 of
-/// no one's choosing, which is why it is counted instead (`send_errors`).
+/// pushed), so this never fails there; should it, the datagram has nowhere to go and
+/// is dropped and counted (`socket_send_errors`) rather than sent to a made-up remote.
 pub(crate) fn remote_of(addr: SocketAddr) -> Option<RemoteId> {
     RemoteId::from_addr(addr)
 }

@@ -50,7 +50,9 @@ const SEND_BUFFERS_PREFILLED: usize = 64;
 /// peers and exit. After that the thread is detached (it still exits on its own).
 pub const SHUTDOWN_WAIT: Duration = Duration::from_secs(1);
 
-/// The engine-side handle of one UDP endpoint and its network thread.
+/// The engine-side handle of one UDP endpoint and its network thread. The endpoint's
+/// datagrams go through a socket of its own, or through the engine's carrier
+/// ([`Carrier::External`]: see [`Host::push_datagrams`] and [`Host::pull_datagrams`]).
 ///
 /// Every method returns without waiting for the network. Messages pushed with
 /// [`send`](Self::send) leave on the next [`flush`](Self::flush) (or auto-flush).

@@ -20,6 +20,8 @@
 //!   interpolation of a remote timeline ([`AdaptiveInterpolation`]);
 //! - the clocks ([`Micros`], [`TickClock`]), the transport ([`Endpoint`], which a
 //!   caller feeds datagrams and drains), and the simulator;
+//! - NAT traversal: the reflexive address a STUN server reports
+//!   ([`encode_binding_request`], [`decode_binding_response`]);
 //! - [`wire`]: the byte formats, for tools that read or write them;
 //! - `fuzzing`, with the `fuzzing` feature only: the few internals the fuzz targets
 //!   (`tickwire-fuzzing`) reach; not API.
@@ -34,6 +36,7 @@ mod engine;
 pub mod fuzzing;
 mod game;
 mod jitter;
+mod nat;
 mod netsim;
 mod relay;
 mod rng;
@@ -107,6 +110,11 @@ pub use transport::{
     MAX_FRAMES_PER_DATAGRAM, MAX_UNFRAGMENTED, MAX_UNRELIABLE, PacketProtection, PeerId, PeerIdAllocator, PeerLimits,
     Presented, Proven, REMOTE_PORT, RemoteId, SMALL_BUFFER, Secret, Security, SendError, TokenAdmission, TokenIdentity,
     Transport, UnreliableAcks, max_unreliable_for, parse_address,
+};
+
+// NAT traversal: the reflexive address a STUN server sees (RFC 8489 binding).
+pub use nat::{
+    BINDING_REQUEST_SIZE, MAGIC_COOKIE, StunError, TRANSACTION_ID_SIZE, decode_binding_response, encode_binding_request,
 };
 
 // The link simulator and the simulated network.

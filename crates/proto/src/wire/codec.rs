@@ -48,6 +48,14 @@ impl<'a> Reader<'a> {
     pub(crate) fn u64(&mut self) -> Result<u64, DecodeError> {
         Ok(u64::from_le_bytes(self.array()?))
     }
+    /// A big-endian u16, for the formats of others (STUN is in network order).
+    pub(crate) fn u16_be(&mut self) -> Result<u16, DecodeError> {
+        Ok(u16::from_be_bytes(self.array()?))
+    }
+    /// A big-endian u32, for the formats of others.
+    pub(crate) fn u32_be(&mut self) -> Result<u32, DecodeError> {
+        Ok(u32::from_be_bytes(self.array()?))
+    }
     /// A length as 1 or 2 LEB128 bytes (lengths here never exceed a datagram).
     /// Non-minimal encodings are rejected so every value has exactly one encoding.
     pub(crate) fn len16(&mut self) -> Result<usize, DecodeError> {
@@ -94,6 +102,14 @@ impl<'a> Writer<'a> {
     }
     pub(crate) fn u64(&mut self, v: u64) {
         self.buf.extend_from_slice(&v.to_le_bytes());
+    }
+    /// A big-endian u16, for the formats of others.
+    pub(crate) fn u16_be(&mut self, v: u16) {
+        self.buf.extend_from_slice(&v.to_be_bytes());
+    }
+    /// A big-endian u32, for the formats of others.
+    pub(crate) fn u32_be(&mut self, v: u32) {
+        self.buf.extend_from_slice(&v.to_be_bytes());
     }
     pub(crate) fn bytes(&mut self, b: &[u8]) {
         self.buf.extend_from_slice(b);

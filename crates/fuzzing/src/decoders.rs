@@ -8,7 +8,8 @@ use tickwire_proto::wire::{
     self, Frame, FrameReader, MAX_DATAGRAM_SIZE, PREFIX_SIZE, PROTOCOL_VERSION, Packet, decode_packet,
 };
 use tickwire_proto::{
-    AdvanceStatus, DesyncDump, GameShape, InputStatus, Replay, ReplayRecorder, ReplaySession, Request, StepView,
+    AdvanceStatus, BINDING_REQUEST_SIZE, DesyncDump, GameShape, InputStatus, Replay, ReplayRecorder, ReplaySession,
+    Request, StepView, StunError, TRANSACTION_ID_SIZE, decode_binding_response, encode_binding_request,
 };
 
 /// The protocol id the wire targets speak.
@@ -269,4 +270,24 @@ pub fn replay(data: &[u8]) {
     assert_eq!(played, ticks as u64, "every recorded tick plays once");
     assert_eq!(s.advance(), AdvanceStatus::Finished);
     assert_eq!(rec.bytes(), data, "a played replay re-records to its bytes");
+}
+
+/// `decode_binding_response` over a datagram, expecting the transaction id the
+/// datagram carries (bytes 8 to 20), so that the fuzzer reaches the attributes. What
+/// decodes has a whole header and a length a multiple of 4, and is refused as a
+/// response to any other transaction; our own request, with that id, is no response.
+pub fn stun_response(data: &[u8]) {
+    let mut id = [0u8; TRANSACTION_ID_SIZE];
+    if let Some(carried) = data.get(8..8 + TRANSACTION_ID_SIZE) {
+        id.copy_from_slice(carried);
+    }
+    let mut request = Vec::new();
+    encode_binding_request(id, &mut request);
+    assert_eq!(request.len(), BINDING_REQUEST_SIZE);
+    assert_eq!(decode_binding_response(&request, id), Err(StunError::UnexpectedType(0x0001)));
+    let Ok(addr) = decode_binding_response(data, id) else { return };
+    assert!(data.len() >= 20 && data.len() % 4 == 0, "{} bytes decoded to {addr}", data.len());
+    let mut other = id;
+    other[data.len() % TRANSACTION_ID_SIZE] ^= 1;
+    assert_eq!(decode_binding_response(data, other), Err(StunError::TransactionMismatch));
 }

@@ -16,6 +16,7 @@
 //! | [`p2p_message`] | the P2P message decoder | re-encoding decodes to the same values, within `max_encoded_len` |
 //! | [`relay_messages`] | Hello, Welcome, ClientInputs, ServerUpdate | decoded messages re-encode to the same bytes |
 //! | [`desync_dump`] | `DesyncDump::decode` | re-encodes to the same bytes |
+//! | [`stun_response`] | `decode_binding_response` (and the request's encoder) | what decodes is refused for any other transaction id; our request is no response |
 //! | [`replay`] | `Replay::decode` and a `ReplaySession` | re-records to the same bytes, plays every tick once |
 //! | [`endpoint`] | one insecure-plaintext `Endpoint`, datagrams forged from a few addresses | no reply to an unproven address is larger than what caused it |
 //! | [`endpoint_pair`] | two encrypted endpoints over a lossy, corrupting in-memory link | reliable: exactly once, in order; unreliable: at most once; a corrupted datagram is never delivered |
@@ -36,7 +37,7 @@ mod relay;
 mod seeds;
 mod stream;
 
-pub use decoders::{desync_dump, p2p_message, relay_messages, replay, wire_packet};
+pub use decoders::{desync_dump, p2p_message, relay_messages, replay, stun_response, wire_packet};
 pub use endpoint::{endpoint, endpoint_pair};
 pub use handshake::handshake;
 pub use p2p::{p2p_session, spectator};
@@ -55,6 +56,7 @@ pub const TARGETS: &[(&str, Target)] = &[
     ("relay_messages", relay_messages),
     ("desync_dump", desync_dump),
     ("replay", replay),
+    ("stun_response", stun_response),
     ("endpoint", endpoint),
     ("endpoint_pair", endpoint_pair),
     ("handshake", handshake),

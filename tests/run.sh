@@ -38,6 +38,7 @@ command -v cmake >/dev/null 2>&1 || missing+=(cmake)
 command -v pkg-config >/dev/null 2>&1 || missing+=(pkgconf)
 command -v jq >/dev/null 2>&1 || missing+=(jq) # scripts/unity-package-check.sh reads the asmdefs
 [ -e /usr/include/enet/enet.h ] || missing+=(libenet-dev) # the transport benchmark's smoke compares with ENet
+command -v turnserver >/dev/null 2>&1 || missing+=(coturn) # the runtime's STUN test (runtime_stun.rs) asks a real coturn; it runs its own on a free port, clear of the daemon the package may start
 # shellcheck source=scripts/apt-install.sh
 source "$ROOT/scripts/apt-install.sh"
 apt_install_missing ${missing[@]+"${missing[@]}"}

@@ -13,3 +13,4 @@ mod runtime_carrier;
 mod runtime_idle;
 mod runtime_loopback;
 mod runtime_messages;
+mod runtime_stun;

@@ -8,11 +8,12 @@
 # and its examples (run, and under valgrind), the Unity package (scripts/unity-pack.sh, scripts/unity-package-check.sh),
 # and packaging (the SONAME, install to a temporary prefix, a CMake consumer, a
 # pkg-config consumer, shared and static), and the transport benchmark's smoke
-# (scripts/bench-transport.sh --smoke, against ENet). Then Windows: scripts/windows.sh smoke cross-builds the library
+# (scripts/bench-transport.sh --smoke, against ENet), and the NAT lab (tests/nat/run.sh: network
+# namespaces and real NATs, skipped without root). Then Windows: scripts/windows.sh smoke cross-builds the library
 # for x86_64-pc-windows-gnu and runs the C examples, the misuse test and a MinGW CMake
 # consumer under Wine (the full cargo suite under Wine is `scripts/windows.sh cargo`).
-# Installs a C compiler, valgrind, Mono, binutils, cmake, pkg-config, libenet-dev, mingw-w64
-# and Wine from Debian if they are missing. Everything it writes goes under build/ (and target-win/).
+# Installs a C compiler, valgrind, Mono, binutils, cmake, pkg-config, libenet-dev, mingw-w64,
+# Wine, iproute2, nftables and conntrack from Debian if they are missing. Everything it writes goes under build/ (and target-win/).
 #
 # The last line is "N passed, N failed" for the non-cargo checks; the exit status is
 # non-zero if anything (cargo included) failed.
@@ -39,6 +40,10 @@ command -v pkg-config >/dev/null 2>&1 || missing+=(pkgconf)
 command -v jq >/dev/null 2>&1 || missing+=(jq) # scripts/unity-package-check.sh reads the asmdefs
 [ -e /usr/include/enet/enet.h ] || missing+=(libenet-dev) # the transport benchmark's smoke compares with ENet
 command -v turnserver >/dev/null 2>&1 || missing+=(coturn) # the runtime's STUN test (runtime_stun.rs) asks a real coturn; it runs its own on a free port, clear of the daemon the package may start
+# tests/nat/run.sh (the NAT lab: namespaces, nftables NATs, conntrack); in /usr/sbin
+command -v ip >/dev/null 2>&1 || [ -x /usr/sbin/ip ] || missing+=(iproute2)
+command -v nft >/dev/null 2>&1 || [ -x /usr/sbin/nft ] || missing+=(nftables)
+command -v conntrack >/dev/null 2>&1 || [ -x /usr/sbin/conntrack ] || missing+=(conntrack)
 # shellcheck source=scripts/apt-install.sh
 source "$ROOT/scripts/apt-install.sh"
 apt_install_missing ${missing[@]+"${missing[@]}"}
@@ -398,6 +403,14 @@ check "pkg-config --static consumer: cc -static links the installed libtickwire.
 # the lossy proxy delivered, every figure finite. Its lines are indented under this one.
 check "transport benchmark smoke: scripts/bench-transport.sh --smoke (ENet vs tickwire; delivery, not speed)" \
     run_indented scripts/bench-transport.sh --smoke
+
+# --- the NAT lab ---------------------------------------------------------------------------
+# tests/nat/: network namespaces with real NATs (nftables, conntrack) between them, for the
+# NAT traversal tests; its own run checks that each NAT measures as claimed (RFC 4787
+# mapping and filtering, a double NAT, hairpinning) and leaves nothing behind. Without root
+# and network namespaces it prints a skip line and passes. Its lines are indented under this one.
+check "NAT lab: tests/nat/run.sh (EIM+EIF, EIM+ADF, EIM+APDF, EDM, double NAT, hairpin, measured by tests/nat/probe.py)" \
+    run_indented tests/nat/run.sh
 
 # --- Windows (cross-built, run under Wine) ----------------------------------------------
 check "Windows smoke: scripts/windows.sh smoke (DLL, C examples, misuse test, CMake consumer under Wine)" \

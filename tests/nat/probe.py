@@ -21,7 +21,9 @@
       listens for S seconds: "OTHER" from B getting in means endpoint-independent
       filtering (EIF); otherwise "ALT" from A2 getting in means address-dependent (ADF);
       neither means address-and-port-dependent (APDF). A's own reply ("SEEN") must arrive
-      (the control). Prints one line of key=value.
+      (the control). Then a port that never sent: B is asked (from another socket) to
+      send to it at the mapped address; "unmapped" says whether that got in (it must not,
+      even through a full cone). Prints one line of key=value.
 
   rebind --a IP:PORT --step FILE --go FILE
       ECHO to A, write the mapped address to --step, wait for --go to exist, ECHO again
@@ -164,6 +166,15 @@ def client(args):
             out["filtering"] = "APDF"
         else:
             out["filtering"] = "inconsistent"
+        # A port with no mapping: socket u never sends; socket v asks B (through a RELAY
+        # of its own) to send to u's port at the mapped address. Even a full cone drops
+        # it: only an existing mapping is open (EIF filters by mapping, not by port).
+        if mapped["A"]:
+            u, v = udp(), udp()
+            n = str(random.getrandbits(48))
+            v.sendto(("RELAY %s %d %s" % (mapped["A"][0], u.getsockname()[1], n)).encode(), b)
+            got = recv_until(u, time.monotonic() + args.wait)
+            out["unmapped"] = "in" if any(t == "OTHER " + n for t, _ in got) else "dropped"
     print(" ".join("%s=%s" % kv for kv in out.items()))
     return 0
 

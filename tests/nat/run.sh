@@ -94,7 +94,8 @@ classify() {
         fi
         [ "$(get filtering "$line")" = "$want_filter" ] || ok=0
         [ "$(get mapped_ip "$line")" = "$want_ip" ] || ok=0
-        result "$kind $peer" "$ok" "mapping $map (want $want_map), filtering $(get filtering "$line") (want $want_filter); mapped by A $(get mapped_A "$line"), A:3479 $(get mapped_A2 "$line"), B $(get mapped_B "$line") (local $(get local "$line")); unsolicited from A:3479 $(get from_A2 "$line"), from B $(get from_B "$line")"
+        [ "$(get unmapped "$line")" = dropped ] || ok=0
+        result "$kind $peer" "$ok" "mapping $map (want $want_map), filtering $(get filtering "$line") (want $want_filter); mapped by A $(get mapped_A "$line"), A:3479 $(get mapped_A2 "$line"), B $(get mapped_B "$line") (local $(get local "$line")); unsolicited from A:3479 $(get from_A2 "$line"), from B $(get from_B "$line"), to an unmapped port $(get unmapped "$line")"
         echo "$kind $peer $line" >>"$TMP/table"
     done
 }

@@ -114,7 +114,8 @@ pub use transport::{
 
 // NAT traversal: the reflexive address a STUN server sees (RFC 8489 binding).
 pub use nat::{
-    BINDING_REQUEST_SIZE, MAGIC_COOKIE, StunError, TRANSACTION_ID_SIZE, decode_binding_response, encode_binding_request,
+    BINDING_REQUEST_SIZE, MAGIC_COOKIE, MAX_PROBES, ProbeError, Probes, StunError, TRANSACTION_ID_SIZE,
+    decode_binding_response, encode_binding_request,
 };
 
 // The link simulator and the simulated network.

@@ -25,8 +25,8 @@ use crate::system_clock::SystemClock;
 use tickwire_proto::wire::{MAX_DATAGRAM_SIZE, MIN_DATAGRAM_SIZE};
 use tickwire_proto::{
     AddressText, Admission, Binding, ChannelKind, Clock, ConnectionStats, DisconnectReason, Driver, Endpoint,
-    EndpointConfig, EndpointStats, LinkConfig, Micros, PeerId, PeerIdAllocator, RemoteId, SMALL_BUFFER, Secret,
-    Security, max_unreliable_for,
+    EndpointConfig, EndpointStats, LinkConfig, MAX_PROBES, Micros, PeerId, PeerIdAllocator, ProbeError, Probes,
+    RemoteId, SMALL_BUFFER, Secret, Security, max_unreliable_for,
 };
 
 /// Commands (sends, flushes, connects, ...) that may wait for the network thread.
@@ -136,6 +136,10 @@ pub struct Host {
     cancelled: Vec<Ticket>,
     /// Answers to [`Host::resolve`] not taken yet.
     answers: HashMap<Ticket, Resolution>,
+    /// Reflexive address probes ([`Host::discover_reflexive`]) not taken yet: `None`
+    /// while in flight, then their results. At most [`MAX_PROBES`].
+    probes: HashMap<u32, Option<Result<SocketAddr, ProbeError>>>,
+    next_probe: u32,
 }
 
 #[path = "host_names.rs"]
@@ -252,6 +256,7 @@ impl Host {
             });
             let parts = ThreadParts {
                 proto,
+                probes: Probes::default(),
                 wire,
                 shared: shared.clone(),
                 clock,
@@ -303,6 +308,8 @@ impl Host {
             named: HashMap::new(),
             cancelled: Vec::new(),
             answers: HashMap::new(),
+            probes: HashMap::new(),
+            next_probe: 1,
         })
     }
 
@@ -556,6 +563,52 @@ impl Host {
         })
     }
 
+    /// Asks the STUN server at `server` (any RFC 8489 or 5389 server: coturn, a
+    /// platform's, ours) which address and port it sees this host's socket at: the
+    /// reflexive address a peer outside the NAT can be told. The request leaves from the
+    /// socket the connections use, so the answer names their mapping too; the answer
+    /// is told apart from the connections' datagrams by the server's address and a
+    /// 96-bit transaction id from the OS's generator, and never reaches the endpoint.
+    /// Retransmitted after 250 ms, then doubling; without an answer the probe ends
+    /// with [`ProbeError::Timeout`] about 16 s after the start. Take the result with
+    /// [`Host::take_reflexive`]. Returns the probe's id.
+    ///
+    /// Fails with [`HostError::QueueFull`] ([`FullQueue::Probes`]) when
+    /// [`MAX_PROBES`] probes are in flight or not taken, and with
+    /// [`HostError::Config`] on a host on an external carrier (it has no socket of its
+    /// own) or for a server this socket cannot reach (IPv6 from an IPv4 socket). Wakes
+    /// the network thread.
+    pub fn discover_reflexive(&mut self, server: SocketAddr) -> Result<u32, HostError> {
+        self.check_alive()?;
+        if self.external.is_some() {
+            return Err(HostError::Config(
+                "a host on an external carrier has no socket of its own to ask a STUN server about".into(),
+            ));
+        }
+        let server = socket::reachable(self.local_addr, server)?;
+        if self.probes.len() >= MAX_PROBES {
+            return Err(HostError::QueueFull(FullQueue::Probes));
+        }
+        let transaction = os_random_bytes::<12>()
+            .map_err(|source| HostError::Io { context: "drawing a STUN transaction id".into(), source })?;
+        let probe = self.next_probe;
+        self.command(Command::Discover { probe, server, transaction })?;
+        self.next_probe = self.next_probe.wrapping_add(1).max(1);
+        self.probes.insert(probe, None);
+        Ok(probe)
+    }
+
+    /// The result of a reflexive address probe, once it has one (then it is taken:
+    /// later calls return `None`): the address the server saw, or why there is none.
+    /// `None` while it is in flight, or for an id this host never gave.
+    pub fn take_reflexive(&mut self, probe: u32) -> Option<Result<SocketAddr, ProbeError>> {
+        self.pump(false);
+        match self.probes.get(&probe) {
+            Some(Some(_)) => self.probes.remove(&probe).flatten(),
+            _ => None,
+        }
+    }
+
     /// Whether the engine carries this host's datagrams ([`Carrier::External`]).
     pub fn is_external(&self) -> bool {
         self.external.is_some()
@@ -784,6 +837,11 @@ impl Host {
                     self.announced.insert(peer, budget);
                 }
                 Ok(ThreadMsg::Stats(e, r, at)) => self.set_totals(e, r, at),
+                Ok(ThreadMsg::Reflexive(probe, result)) => {
+                    if let Some(slot) = self.probes.get_mut(&probe) {
+                        *slot = Some(result);
+                    }
+                }
                 Err(TryRecvError::Empty) => {
                     // Nothing published: read the socket here rather than wait for the
                     // network thread to wake for it (a busy-polling engine then pays

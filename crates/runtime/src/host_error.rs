@@ -54,6 +54,11 @@ pub enum FullQueue {
     /// their connections (or failures) have been reported.
     #[error("too many host names are being looked up at once (at most {MAX_PENDING_RESOLUTIONS})")]
     Resolutions,
+    /// [`MAX_PROBES`](tickwire_proto::MAX_PROBES) reflexive address probes
+    /// ([`Host::discover_reflexive`](crate::Host::discover_reflexive)) are already in
+    /// flight; retry once some have answered.
+    #[error("too many reflexive address probes in flight (at most {})", tickwire_proto::MAX_PROBES)]
+    Probes,
 }
 
 /// Why a [`Host`] call failed. Nothing here means the call blocked or partly happened:

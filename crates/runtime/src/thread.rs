@@ -52,7 +52,7 @@ use crate::system_clock::{self, SystemClock};
 use tickwire_proto::wire::MAX_DATAGRAM_SIZE;
 use tickwire_proto::{
     Binding, Clock, ConnectionStats, DisconnectReason, Driver, EndpointStats, LinkConditioner, LinkConfig, Micros,
-    NetEvent as Event, PeerId, Rng, SendError,
+    NetEvent as Event, PeerId, ProbeError, Probes, Rng, SendError,
 };
 
 /// Longest sleep when nothing is due. Nothing depends on it (statistics and log
@@ -125,6 +125,13 @@ pub(crate) enum Command {
     },
     /// Our own id in handshakes bound to us (`Host::set_local_id`).
     SetLocalId(Option<u32>),
+    /// Ask a STUN server which address it sees this socket at (`Host::discover_reflexive`).
+    Discover {
+        probe: u32,
+        server: SocketAddr,
+        /// From the OS's generator: whoever has not seen the request cannot answer it.
+        transaction: [u8; 12],
+    },
 }
 
 /// What the thread tells the engine, in order.
@@ -138,6 +145,8 @@ pub(crate) enum ThreadMsg {
     PeerBudget(PeerId, Arc<SendBudget>),
     /// The endpoint's and the runtime's counters, taken at the time given.
     Stats(EndpointStats, RuntimeStats, Micros),
+    /// A reflexive address probe ended: the address the server saw, or why none.
+    Reflexive(u32, Result<SocketAddr, ProbeError>),
 }
 
 /// Counters of the runtime layer itself (what the endpoint cannot see).
@@ -188,6 +197,10 @@ pub(crate) struct Shared {
 /// Everything the thread owns, assembled by the host before spawning.
 pub(crate) struct ThreadParts<P> {
     pub proto: P,
+    /// Reflexive address probes in flight (proto's `Probes`): their answers arrive on
+    /// the socket beside the connections' datagrams and are taken out before the
+    /// endpoint sees them.
+    pub probes: Probes,
     /// The socket, or the engine's carrier (`carrier.rs`).
     pub wire: Wire,
     pub shared: Arc<Shared>,
@@ -503,6 +516,9 @@ impl<P: Driver> NetLoop<P> {
         if now >= self.timers_at {
             self.p.proto.update(now);
         }
+        if !self.p.probes.is_empty() {
+            self.p.probes.update(now);
+        }
         if let Some(t) = self.next_auto_flush.filter(|&t| now >= t) {
             self.p.proto.flush(now);
             // Keep the cadence, but never schedule in the past after a stall.
@@ -595,6 +611,7 @@ impl<P: Driver> NetLoop<P> {
             self.next_auto_flush,
             self.stats_owed_at,
             self.tally.deadline(),
+            self.p.probes.next_timeout(),
             (self.to_engine.waiting() > 0 || self.p.proto.pending_events() > 0 || self.linger_until.is_some())
                 .then_some(now + BACKLOG_RETRY_US),
         ];
@@ -649,6 +666,10 @@ impl<P: Driver> NetLoop<P> {
                     let _ = self.p.proto.set_timeout(timeout_us);
                 }
                 Command::SetLocalId(id) => self.p.proto.set_local_id(id),
+                // The host counts its probes in flight: a start never finds them all taken.
+                Command::Discover { probe, server, transaction } => {
+                    let _ = self.p.probes.start(now, probe, server, transaction);
+                }
             }
         }
     }

@@ -113,6 +113,7 @@ impl<P: Driver> NetLoop<P> {
     /// Writes what the endpoint has to send: in batches (`send_batch.rs`), or into the
     /// outbound simulator when it is on; then what the simulator has due.
     pub(super) fn transmit(&mut self, now: Micros) {
+        self.transmit_probes(now);
         if let Some(sim) = &mut self.sim_out {
             while let Some((addr, n)) = self.p.proto.poll_transmit(self.tx.slot()) {
                 simulate(sim, &mut self.sim_pool, now, addr, &self.tx.slot()[..n]);
@@ -155,6 +156,22 @@ impl<P: Driver> NetLoop<P> {
         }
     }
 
+    /// Sends the reflexive probes' requests that are due (straight to the socket: they
+    /// are for servers, not peers, and no simulator stands between), and moves their
+    /// results to the engine.
+    fn transmit_probes(&mut self, now: Micros) {
+        let mut buf = [0u8; tickwire_proto::BINDING_REQUEST_SIZE];
+        while let Some((server, n)) = self.p.probes.poll_transmit(now, &mut buf) {
+            if let Wire::Udp(socket) = &self.p.wire {
+                let r = send_to(socket, &buf[..n], server);
+                count_send(&mut self.rt, r);
+            }
+        }
+        while let Some((probe, result)) = self.p.probes.poll_result() {
+            self.to_engine.control(ThreadMsg::Reflexive(probe, result));
+        }
+    }
+
     pub(super) fn send_datagram(&mut self, data: &[u8], addr: SocketAddr) {
         match &self.p.wire {
             Wire::Udp(socket) => {
@@ -188,6 +205,10 @@ pub(super) fn hand_over<P: Driver>(
     from: SocketAddr,
     data: &[u8],
 ) {
+    // A STUN server's answer to a probe of ours: never the endpoint's.
+    if p.probes.claim(from, data) {
+        return;
+    }
     if !p.shared.log.wants(LogLevel::Warn) {
         p.proto.handle_datagram(now, from, data);
         return;

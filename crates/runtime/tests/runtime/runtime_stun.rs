@@ -125,3 +125,65 @@ fn coturns_answer_to_another_transaction_is_refused() {
     // The same bytes are the answer to the transaction they name.
     assert_eq!(decode_binding_response(&answer, asked), Ok(socket.local_addr().unwrap()));
 }
+
+/// A host asks coturn from the socket its connections use: the answer is the
+/// socket's address, it never reaches the endpoint (no refused datagram is counted),
+/// and the connection carries on beside it.
+#[test]
+fn a_host_discovers_its_reflexive_address_from_its_own_socket_beside_a_live_connection() {
+    use tickwire_proto::{CHANNEL_RELIABLE, EndpointConfig, RemoteId};
+    use tickwire_runtime::{FullQueue, Host, HostConfig, HostError, HostEvent};
+
+    let Some(stun) = Coturn::start("host") else { return };
+    let local: SocketAddr = "127.0.0.1:0".parse().unwrap();
+    let mut server_cfg = HostConfig::new(local);
+    server_cfg.endpoint = EndpointConfig { max_incoming: 4, ..EndpointConfig::default() };
+    let mut server = Host::start(server_cfg).unwrap();
+    let mut client = Host::start(HostConfig::new(local)).unwrap();
+    let peer = client.connect(server.local_addr()).unwrap();
+    let probe = client.discover_reflexive(stun.addr).unwrap();
+    let start = Instant::now();
+    let (mut reflexive, mut connected, mut echoed) = (None, false, false);
+    while start.elapsed() < Duration::from_secs(10) && !(reflexive.is_some() && echoed) {
+        while let Some(e) = server.poll_event() {
+            if let HostEvent::Message { peer, data, .. } = e {
+                server.send(peer, CHANNEL_RELIABLE, &data).unwrap();
+            }
+        }
+        server.flush().unwrap();
+        while let Some(e) = client.poll_event() {
+            match e {
+                HostEvent::Connected { .. } => {
+                    connected = true;
+                    client.send(peer, CHANNEL_RELIABLE, b"hello").unwrap();
+                }
+                HostEvent::Message { data, .. } => echoed |= data == b"hello",
+                _ => {}
+            }
+        }
+        client.flush().unwrap();
+        if reflexive.is_none() {
+            reflexive = client.take_reflexive(probe);
+        }
+        std::thread::sleep(Duration::from_millis(2));
+    }
+    assert!(connected && echoed, "the connection worked beside the probe");
+    let reflexive = reflexive.unwrap_or_else(|| panic!("no answer; coturn's log:\n{}", stun.log()));
+    assert_eq!(reflexive, Ok(client.local_addr()));
+    assert_eq!(client.take_reflexive(probe), None, "taken once");
+    let e = client.endpoint_stats();
+    assert_eq!((e.unknown_sender, e.malformed), (0, 0), "the answer never reached the endpoint: {e:?}");
+
+    // Bounded; and a host on an external carrier has no socket to ask from.
+    let mut ids = Vec::new();
+    let refused = loop {
+        match client.discover_reflexive(stun.addr) {
+            Ok(id) => ids.push(id),
+            Err(e) => break e,
+        }
+    };
+    assert!(matches!(refused, HostError::QueueFull(FullQueue::Probes)), "{refused:?}");
+    assert_eq!(ids.len(), tickwire_proto::MAX_PROBES);
+    let mut carried = Host::start(HostConfig::external(RemoteId(1), 1200)).unwrap();
+    assert!(matches!(carried.discover_reflexive(stun.addr), Err(HostError::Config(_))));
+}

@@ -10,7 +10,8 @@ use std::collections::HashMap;
 use std::time::{Duration, Instant};
 
 use tickwire_proto::{
-    CHANNEL_RELIABLE, CHANNEL_UNRELIABLE, ClientSessionEvent, EndpointConfig, GameShape, RemoteId, Rng, RollbackEvent,
+    CHANNEL_RELIABLE, CHANNEL_UNRELIABLE, ClientSessionEvent, EndpointConfig, GameShape, PeerId, RemoteId, Rng,
+    RollbackEvent,
 };
 use tickwire_runtime::{
     EngineLoop, Host, HostConfig, HostError, HostEvent, Incoming, MAX_PUSHED_AGE_US, Networked, Outgoing, P2pSession,
@@ -92,6 +93,62 @@ fn exchange(w: &mut Wires, (a, ha): (RemoteId, &mut Host), (b, hb): (RemoteId, &
     });
 }
 
+/// A server known as `a` and a client known as `b`, connected over a lossless carrier:
+/// the hosts, the client's id of the server, and the carrier.
+fn connected_pair(a: RemoteId, b: RemoteId, seed: u64) -> (Host, Host, PeerId, Wires) {
+    let mut server = Host::start(host_config(a.0, true)).unwrap();
+    let mut client = Host::start(host_config(b.0, false)).unwrap();
+    let at_client = client.connect(a.to_addr()).unwrap();
+    let mut w = Wires::new(seed, 0.0);
+    let mut up = false;
+    until("connected", || {
+        exchange(&mut w, (a, &mut server), (b, &mut client));
+        while server.poll_event().is_some() {}
+        while let Some(e) = client.poll_event() {
+            up |= matches!(e, HostEvent::Connected { .. });
+        }
+        up
+    });
+    (server, client, at_client, w)
+}
+
+/// Sends `payload` from the client (known as `b`) and pushes its datagrams into the
+/// server `age_us` old; returns the server's clock just before and just after the push,
+/// and the message's arrival time.
+fn push_aged(
+    client: &mut Host,
+    to: PeerId,
+    server: &mut Host,
+    b: RemoteId,
+    payload: &[u8],
+    age_us: u64,
+) -> (u64, u64, u64) {
+    client.send(to, CHANNEL_UNRELIABLE, payload).unwrap();
+    client.flush().unwrap();
+    let mut sent = Vec::new();
+    client
+        .pull_datagrams(|o| {
+            sent.push(o.data.to_vec());
+            true
+        })
+        .unwrap();
+    let before = server.now_us();
+    server.push_datagrams(sent.iter().map(|d| Incoming { remote: b, data: d, age_us })).unwrap();
+    let after = server.now_us();
+    let mut received_at = None;
+    until("the message", || {
+        while let Some(e) = server.poll_event() {
+            if let HostEvent::Message { received_at: at, data, .. } = e {
+                if data == payload {
+                    received_at = Some(at);
+                }
+            }
+        }
+        received_at.is_some()
+    });
+    (before, after, received_at.unwrap())
+}
+
 fn until(what: &str, mut step: impl FnMut() -> bool) {
     let deadline = Instant::now() + WAIT;
     while !step() {
@@ -168,95 +225,24 @@ fn two_hosts_connect_encrypted_and_exchange_every_kind_of_message_over_the_carri
 #[test]
 fn a_pushed_arrival_time_is_the_one_messages_carry() {
     let (a, b) = (RemoteId(1), RemoteId(2));
-    let mut server = Host::start(host_config(a.0, true)).unwrap();
-    let mut client = Host::start(host_config(b.0, false)).unwrap();
-    let at_client = client.connect(a.to_addr()).unwrap();
-    let mut w = Wires::new(2, 0.0);
-    let mut up = false;
-    until("connected", || {
-        exchange(&mut w, (a, &mut server), (b, &mut client));
-        while server.poll_event().is_some() {}
-        while let Some(e) = client.poll_event() {
-            up |= matches!(e, HostEvent::Connected { .. });
-        }
-        up
-    });
-    client.send(at_client, CHANNEL_UNRELIABLE, b"late").unwrap();
-    client.flush().unwrap();
-    let mut sent = Vec::new();
-    client
-        .pull_datagrams(|o| {
-            sent.push(o.data.to_vec());
-            true
-        })
-        .unwrap();
+    let (mut server, mut client, at_client, _) = connected_pair(a, b, 2);
     const AGE_US: u64 = 250_000;
     // The host's clock starts with it: let it pass the age first.
     std::thread::sleep(Duration::from_micros(AGE_US + 10_000));
-    let before = server.now_us();
-    let pushed: Vec<_> = sent.iter().map(|d| Incoming { remote: b, data: d, age_us: AGE_US }).collect();
-    server.push_datagrams(pushed).unwrap();
-    let after = server.now_us();
-    let mut received_at = None;
-    until("the message", || {
-        while let Some(e) = server.poll_event() {
-            if let HostEvent::Message { received_at: at, data, .. } = e {
-                if data == b"late" {
-                    received_at = Some(at);
-                }
-            }
-        }
-        received_at.is_some()
-    });
-    let at = received_at.unwrap();
+    let (before, after, at) = push_aged(&mut client, at_client, &mut server, b, b"late", AGE_US);
     assert!(at + AGE_US >= before && at + AGE_US <= after, "arrival {at}, pushed within {before}..={after}");
 
     // An age no carrier's wait explains (a clock that disagrees, or garbage) counts as
     // the longest allowed, and the connection carries on.
     std::thread::sleep(Duration::from_micros(MAX_PUSHED_AGE_US));
-    client.send(at_client, CHANNEL_UNRELIABLE, b"ancient").unwrap();
-    client.flush().unwrap();
-    let mut sent = Vec::new();
-    client
-        .pull_datagrams(|o| {
-            sent.push(o.data.to_vec());
-            true
-        })
-        .unwrap();
-    let before = server.now_us();
-    let pushed: Vec<_> = sent.iter().map(|d| Incoming { remote: b, data: d, age_us: u64::MAX }).collect();
-    server.push_datagrams(pushed).unwrap();
-    let mut received_at = None;
-    until("the message of an impossible age", || {
-        while let Some(e) = server.poll_event() {
-            if let HostEvent::Message { received_at: at, data, .. } = e {
-                if data == b"ancient" {
-                    received_at = Some(at);
-                }
-            }
-        }
-        received_at.is_some()
-    });
-    let at = received_at.unwrap();
+    let (before, _, at) = push_aged(&mut client, at_client, &mut server, b, b"ancient", u64::MAX);
     assert!(at + MAX_PUSHED_AGE_US >= before, "arrival {at} more than the cap before the push at {before}");
 }
 
 #[test]
 fn hostile_pushes_are_dropped_and_counted_and_hurt_no_connection() {
     let (a, b, stranger) = (RemoteId(10), RemoteId(11), RemoteId(666));
-    let mut server = Host::start(host_config(a.0, true)).unwrap();
-    let mut client = Host::start(host_config(b.0, false)).unwrap();
-    let at_client = client.connect(a.to_addr()).unwrap();
-    let mut w = Wires::new(3, 0.0);
-    let mut up = false;
-    until("connected", || {
-        exchange(&mut w, (a, &mut server), (b, &mut client));
-        while server.poll_event().is_some() {}
-        while let Some(e) = client.poll_event() {
-            up |= matches!(e, HostEvent::Connected { .. });
-        }
-        up
-    });
+    let (mut server, mut client, at_client, mut w) = connected_pair(a, b, 3);
     // Junk from a stranger, junk claiming to be the client (a forged remote), empty
     // datagrams, and datagrams over the carrier's size: a flood of each.
     let mut rng = Rng::new(9);

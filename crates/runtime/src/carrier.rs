@@ -14,7 +14,6 @@
 //! datagram path allocates nothing; each is bounded, and what does not fit is dropped
 //! and counted, as a full socket buffer would drop it.
 
-use std::net::SocketAddr;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -218,14 +217,6 @@ pub(crate) enum Wire {
 /// its state is consistent after any of its methods, so a poisoned lock is taken as is.
 pub(crate) fn lock(ring: &Mutex<DatagramRing>) -> std::sync::MutexGuard<'_, DatagramRing> {
     ring.lock().unwrap_or_else(|p| p.into_inner())
-}
-
-/// The remote an address of an external host's endpoint stands for. Every address such
-/// an endpoint sends to came from the engine as a remote (a connect, or a datagram it
-/// pushed), so this never fails there; should it, the datagram has nowhere to go and
-/// is dropped and counted (`socket_send_errors`) rather than sent to a made-up remote.
-pub(crate) fn remote_of(addr: SocketAddr) -> Option<RemoteId> {
-    RemoteId::from_addr(addr)
 }
 
 #[cfg(test)]

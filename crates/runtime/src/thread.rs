@@ -262,10 +262,7 @@ impl<P: Driver + Send> DirectPath for NetLoop<P> {
         let now = self.p.clock.now_us();
         self.apply_commands(now);
         self.p.proto.flush(now);
-        self.transmit(now);
-        self.forward_events();
-        self.publish_budgets();
-        self.must_replan(now)
+        self.send_and_report(now)
     }
 
     fn send_now(&mut self, peer: PeerId, channel: u8, data: &[u8]) {
@@ -279,35 +276,22 @@ impl<P: Driver + Send> DirectPath for NetLoop<P> {
     fn receive_now(&mut self) -> bool {
         let now = self.p.clock.now_us();
         self.engine_polls.polled(now);
-        while let Some(buf) = self.p.msg_pool.try_take() {
-            self.p.proto.recycle(buf);
-        }
+        self.take_back_buffers();
         self.tell_unix_time(now);
         self.receive();
         self.deliver_inbound(now);
-        self.transmit(now);
-        self.forward_events();
-        self.publish_budgets();
-        self.must_replan(now)
+        self.send_and_report(now)
     }
 
     fn push_datagram(&mut self, from: SocketAddr, data: &[u8], at: Micros) {
-        match &mut self.sim_in {
-            Some(sim) => datagrams::simulate(sim, &mut self.sim_pool, at, from, data),
-            None => datagrams::hand_over(&mut self.p, &mut self.tally, at, from, data),
-        }
+        self.arrive(at, from, data);
     }
 
     fn pushed(&mut self) -> bool {
         let now = self.p.clock.now_us();
-        while let Some(buf) = self.p.msg_pool.try_take() {
-            self.p.proto.recycle(buf);
-        }
+        self.take_back_buffers();
         self.deliver_inbound(now);
-        self.transmit(now);
-        self.forward_events();
-        self.publish_budgets();
-        self.must_replan(now)
+        self.send_and_report(now)
     }
 
     fn peer_stats(&mut self, peer: PeerId) -> Option<(ConnectionStats, Micros)> {
@@ -447,6 +431,22 @@ impl<P: Driver> NetLoop<P> {
         l
     }
 
+    /// Gives the endpoint back the message buffers the engine has finished with.
+    fn take_back_buffers(&mut self) {
+        while let Some(buf) = self.p.msg_pool.try_take() {
+            self.p.proto.recycle(buf);
+        }
+    }
+
+    /// The end of the engine's direct work: what is due goes out, events and send-queue
+    /// figures go to the engine; returns whether the network thread must replan.
+    fn send_and_report(&mut self, now: Micros) -> bool {
+        self.transmit(now);
+        self.forward_events();
+        self.publish_budgets();
+        self.must_replan(now)
+    }
+
     /// Tells a token server the wall clock as read now, before it reads datagrams:
     /// tokens are judged by the clock of the moment, not of the host's start (a clock
     /// stepped since by NTP or a resume is followed). A clock before 1970 or unreadable
@@ -505,9 +505,7 @@ impl<P: Driver> NetLoop<P> {
         if self.linger_until.is_none() {
             self.apply_commands(now);
         }
-        while let Some(buf) = self.p.msg_pool.try_take() {
-            self.p.proto.recycle(buf);
-        }
+        self.take_back_buffers();
         self.tell_unix_time(now);
         let read = self.receive();
         self.deliver_inbound(now);

@@ -3,6 +3,7 @@
 
 use super::*;
 use crate::carrier::{self, ExternalLink};
+use tickwire_proto::RemoteId;
 
 impl<P: Driver> NetLoop<P> {
     /// Turns a simulator on, reconfigures it, or turns it off. A reconfigured simulator
@@ -92,15 +93,20 @@ impl<P: Driver> NetLoop<P> {
         let mut read = 0;
         while read < MAX_RECV_PER_TURN {
             let Some((remote, data, at)) = ring.front() else { break };
-            let from = remote.to_addr();
-            match &mut self.sim_in {
-                Some(sim) => simulate(sim, &mut self.sim_pool, at, from, data),
-                None => hand_over(&mut self.p, &mut self.tally, at, from, data),
-            }
+            self.arrive(at, remote.to_addr(), data);
             ring.pop();
             read += 1;
         }
         read
+    }
+
+    /// A datagram that arrived at `at` from `from`: into the inbound simulator when it
+    /// is on, else to the endpoint.
+    pub(super) fn arrive(&mut self, at: Micros, from: SocketAddr, data: &[u8]) {
+        match &mut self.sim_in {
+            Some(sim) => simulate(sim, &mut self.sim_pool, at, from, data),
+            None => hand_over(&mut self.p, &mut self.tally, at, from, data),
+        }
     }
 
     pub(super) fn deliver_inbound(&mut self, now: Micros) {
@@ -128,7 +134,10 @@ impl<P: Driver> NetLoop<P> {
                     None => self.p.proto.poll_transmit(self.tx.slot()).map(|(addr, n)| (addr, n, false)),
                 };
                 let Some((addr, n, kept)) = written else { break };
-                match (carrier::remote_of(addr), kept) {
+                // Every address this endpoint sends to came from the engine as a remote
+                // (a connect, or a datagram it pushed); one that is not has nowhere to
+                // go and is counted, never sent to a made-up remote.
+                match (RemoteId::from_addr(addr), kept) {
                     (Some(remote), true) => ring.commit(remote, n, now),
                     (Some(_), false) => self.rt.socket_send_dropped += 1,
                     (None, _) => self.rt.socket_send_errors += 1,
@@ -178,7 +187,7 @@ impl<P: Driver> NetLoop<P> {
                 let r = send_to(socket, data, addr);
                 count_send(&mut self.rt, r);
             }
-            Wire::External(link) => match carrier::remote_of(addr) {
+            Wire::External(link) => match RemoteId::from_addr(addr) {
                 Some(remote) => {
                     let now = self.p.clock.now_us();
                     if !carrier::lock(&link.outbound).push(remote, data, now) {
@@ -198,13 +207,7 @@ impl<P: Driver> NetLoop<P> {
 /// Hands a received datagram to the endpoint; one it refuses is counted for the log's
 /// summary by source (only while someone wants warnings: the comparison is two copies
 /// of the counters).
-pub(super) fn hand_over<P: Driver>(
-    p: &mut ThreadParts<P>,
-    tally: &mut DropTally,
-    now: Micros,
-    from: SocketAddr,
-    data: &[u8],
-) {
+fn hand_over<P: Driver>(p: &mut ThreadParts<P>, tally: &mut DropTally, now: Micros, from: SocketAddr, data: &[u8]) {
     // A STUN server's answer to a probe of ours: never the endpoint's.
     if p.probes.claim(from, data) {
         return;
@@ -231,7 +234,7 @@ fn count_send(rt: &mut RuntimeStats, r: io::Result<()>) {
 
 /// Hands a copy of `data` to a link simulator in a buffer from the pool; the buffer
 /// of a datagram the simulator drops goes back to the pool.
-pub(super) fn simulate(sim: &mut Sim, pool: &mut Vec<Vec<u8>>, now: Micros, addr: SocketAddr, data: &[u8]) {
+fn simulate(sim: &mut Sim, pool: &mut Vec<Vec<u8>>, now: Micros, addr: SocketAddr, data: &[u8]) {
     let mut buf = pool.pop().unwrap_or_default();
     buf.extend_from_slice(data);
     if let Some((_, dropped)) = sim.send_copying(now, data.len(), (addr, buf), |d| pooled_copy(pool, d)) {

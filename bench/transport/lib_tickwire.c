@@ -12,21 +12,14 @@
 
 #include "bench.h"
 #include "tickwire.h"
+#include "tw_adapter.h"
 
-static int fail(const char *what, tw_result r) {
+int bt_tw_fail(const char *what, tw_result r) {
     char msg[512];
     tw_last_error_message(msg, sizeof msg);
     fprintf(stderr, "tickwire: %s: %s (%d): %s\n", what, tw_result_str(r), (int)r, msg);
     return -1;
 }
-
-#define CHECK(call)                                                                        \
-    do {                                                                                   \
-        tw_result r_ = (call);                                                             \
-        if (TW_FAILED(r_)) {                                                               \
-            return fail(#call, r_);                                                        \
-        }                                                                                  \
-    } while (0)
 
 static int tw_init(void) {
     /* A header and a library of different ABIs would make every figure meaningless. */
@@ -41,12 +34,12 @@ static int tw_init(void) {
 static void tw_fini(void) {
 }
 
-static int tw_create(const bt_lib *lib, uint16_t port, uint32_t max_peers, void **out) {
+int bt_tw_host(uint32_t mode, const char *bind, uint32_t max_peers, tw_host **out) {
     tw_security_config sec;
     tw_host_config cfg;
     CHECK(tw_security_config_init_default(&sec));
     CHECK(tw_host_config_init_default(&cfg));
-    sec.mode = lib->variant;
+    sec.mode = mode;
     cfg.security = &sec;
     cfg.max_clients = max_peers;
     /* Every client of the benchmark comes from 127.0.0.1 (the proxy too). */
@@ -57,10 +50,17 @@ static int tw_create(const bt_lib *lib, uint16_t port, uint32_t max_peers, void 
      * give the benchmark's peers room, or the RTT rows would time the pace. */
     cfg.max_messages_per_sec = 1u << 20;
     cfg.max_bytes_per_sec = 1u << 28;
+    CHECK(tw_host_create(&cfg, bind, out));
+    return 0;
+}
+
+static int tw_create(const bt_lib *lib, uint16_t port, uint32_t max_peers, void **out) {
     char addr[32];
     snprintf(addr, sizeof addr, "127.0.0.1:%u", (unsigned)port);
     tw_host *h = NULL;
-    CHECK(tw_host_create(&cfg, addr, &h));
+    if (bt_tw_host(lib->variant, addr, max_peers, &h) != 0) {
+        return -1;
+    }
     *out = h;
     return 0;
 }
@@ -90,7 +90,7 @@ static int tw_send(void *host, uint32_t peer, bt_delivery d, const uint8_t *data
     if (r == TW_RESULT_UNKNOWN_PEER) {
         return 1;
     }
-    return TW_FAILED(r) ? fail("tw_host_send", r) : 0;
+    return TW_FAILED(r) ? bt_tw_fail("tw_host_send", r) : 0;
 }
 
 static int tw_flush(void *host) {
@@ -102,7 +102,7 @@ static int tw_poll(void *host, bt_event *ev, uint8_t *buf, size_t cap) {
     tw_event e;
     tw_result r = tw_host_poll_event(host, &e);
     if (TW_FAILED(r)) {
-        return fail("tw_host_poll_event", r);
+        return bt_tw_fail("tw_host_poll_event", r);
     }
     if (r != TW_RESULT_OK) {
         return 0; /* TW_RESULT_EMPTY */

@@ -22,6 +22,7 @@
 
 #include "bench.h"
 #include "tickwire.h"
+#include "tw_adapter.h"
 
 #define MAILBOX_SLOTS 1024
 #define MAX_HOSTS 64
@@ -47,21 +48,6 @@ typedef struct carried_host {
 
 static pthread_mutex_t registry_lock = PTHREAD_MUTEX_INITIALIZER;
 static carried_host *registry[MAX_HOSTS]; /* host with remote id i + 1 */
-
-static int fail(const char *what, tw_result r) {
-    char msg[512];
-    tw_last_error_message(msg, sizeof msg);
-    fprintf(stderr, "tickwire carrier: %s: %s (%d): %s\n", what, tw_result_str(r), (int)r, msg);
-    return -1;
-}
-
-#define CHECK(call)                                                                        \
-    do {                                                                                   \
-        tw_result r_ = (call);                                                             \
-        if (TW_FAILED(r_)) {                                                               \
-            return fail(#call, r_);                                                        \
-        }                                                                                  \
-    } while (0)
 
 static int c_init(void) {
     return 0;
@@ -146,23 +132,14 @@ static int c_create(const bt_lib *lib, uint16_t port, uint32_t max_peers, void *
         }
     }
     pthread_mutex_unlock(&registry_lock);
-    tw_security_config sec;
-    tw_host_config cfg;
-    tw_security_config_init_default(&sec);
-    tw_host_config_init_default(&cfg);
-    sec.mode = lib->variant;
-    cfg.security = &sec;
-    cfg.max_clients = max_peers;
-    /* As tickwire's UDP adapter: the busy ping-pong is far over a game's budget. */
-    cfg.max_messages_per_sec = 1u << 20;
-    cfg.max_bytes_per_sec = 1u << 28;
     char bind[32];
     snprintf(bind, sizeof bind, "remote:%llu", (unsigned long long)c->id);
-    tw_result r = c->id == 0 ? TW_RESULT_INVALID_STATE : tw_host_create(&cfg, bind, &c->host);
-    if (TW_FAILED(r)) {
-        void *dead = c;
-        lib->destroy(dead);
-        return fail("tw_host_create", r);
+    if (c->id == 0 || bt_tw_host(lib->variant, bind, max_peers, &c->host) != 0) {
+        if (c->id == 0) {
+            fprintf(stderr, "tickwire carrier: more than %d hosts\n", MAX_HOSTS);
+        }
+        lib->destroy(c);
+        return -1;
     }
     *out = c;
     return 0;
@@ -180,13 +157,9 @@ static int c_connect(void *host, uint16_t port, uint32_t *out_peer) {
     return 0;
 }
 
+/* Sending and reading events are as over UDP: lib_tickwire.c's, on the inner host. */
 static int c_send(void *host, uint32_t peer, bt_delivery d, const uint8_t *data, size_t len) {
-    tw_host *h = ((carried_host *)host)->host;
-    tw_result r = tw_host_send(h, peer, d == BT_RELIABLE ? TW_CHANNEL_RELIABLE : TW_CHANNEL_UNRELIABLE, data, len);
-    if (r == TW_RESULT_UNKNOWN_PEER) {
-        return 1;
-    }
-    return TW_FAILED(r) ? fail("tw_host_send", r) : 0;
+    return bt_lib_tickwire_encrypted.send(((carried_host *)host)->host, peer, d, data, len);
 }
 
 static int c_flush(void *host) {
@@ -200,33 +173,7 @@ static int c_poll(void *host, bt_event *ev, uint8_t *buf, size_t cap) {
     if (take_in(c) != 0 || send_out(c) != 0) {
         return -1;
     }
-    tw_event e;
-    tw_result r = tw_host_poll_event(c->host, &e);
-    if (TW_FAILED(r)) {
-        return fail("tw_host_poll_event", r);
-    }
-    if (r != TW_RESULT_OK) {
-        return 0;
-    }
-    ev->peer = e.peer;
-    switch (e.kind) {
-    case TW_EVENT_KIND_CONNECTED:
-        ev->kind = BT_EV_CONNECTED;
-        return 1;
-    case TW_EVENT_KIND_DISCONNECTED:
-        ev->kind = BT_EV_DISCONNECTED;
-        return 1;
-    case TW_EVENT_KIND_MESSAGE:
-        ev->kind = BT_EV_MESSAGE;
-        ev->delivery = e.data.message.channel == TW_CHANNEL_RELIABLE ? BT_RELIABLE : BT_UNRELIABLE;
-        CHECK(tw_host_read_message(c->host, buf, cap, &ev->len));
-        return 1;
-    case TW_EVENT_KIND_FATAL:
-        fprintf(stderr, "tickwire carrier: fatal event: %.120s\n", e.data.fatal.message);
-        return -1;
-    default:
-        return 0;
-    }
+    return bt_lib_tickwire_encrypted.poll(c->host, ev, buf, cap);
 }
 
 static void c_destroy(void *host) {

@@ -94,16 +94,22 @@ unsafe fn push(to: &mut impl Carried, items: *const tw_datagram, count: usize, o
         // SAFETY: non-NULL and valid for `count` items per the caller's contract.
         unsafe { std::slice::from_raw_parts(items, count) }
     };
-    if let Some(i) = items.iter().position(|d| d.data.is_null() && d.len > 0) {
-        return Err(Failure::null(&format!("items[{i}].data")));
+    for (i, d) in items.iter().enumerate() {
+        if d.data.is_null() && d.len > 0 {
+            return Err(Failure::null(&format!("items[{i}].data")));
+        }
+        // Only a 32-bit target can be given more than a slice may hold.
+        if d.len as usize > isize::MAX as usize {
+            return Err(Failure::invalid(format!("items[{i}].len {} is too large", d.len)));
+        }
     }
     let mut incoming = items.iter().map(|d| Incoming {
         remote: RemoteId(d.remote),
         data: if d.len == 0 {
             &[]
         } else {
-            // SAFETY: non-NULL (checked above) and valid for `len` bytes per the
-            // caller's contract, only read during the call.
+            // SAFETY: non-NULL and at most isize::MAX (checked above), and valid for
+            // `len` bytes per the caller's contract, only read during the call.
             unsafe { std::slice::from_raw_parts(d.data, d.len as usize) }
         },
         age_us: u64::from(d.age_us),

@@ -553,8 +553,8 @@ impl Host {
     }
 
     /// The rings of a host the engine carries; a UDP host's refusal otherwise.
-    fn external_link(&self) -> Result<Arc<ExternalLink>, HostError> {
-        self.external.clone().ok_or_else(|| {
+    fn external_link(&self) -> Result<&ExternalLink, HostError> {
+        self.external.as_deref().ok_or_else(|| {
             HostError::Config(format!(
                 "this host has a UDP socket ({}): only a host on an external carrier (bound to remote:<id>) takes \
                  pushed datagrams and gives datagrams to pull",

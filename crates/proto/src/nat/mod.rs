@@ -1,12 +1,25 @@
-//! NAT traversal. For now its first pieces: the reflexive address a STUN server sees us
-//! at (`stun.rs`, a binding client codec per RFC 8489), and the probes that ask for it
-//! over a host's own socket (`probe.rs`: retransmissions, deadlines, and telling the
-//! answers from the connections' datagrams).
+//! NAT traversal: the reflexive address a STUN server sees us at (`stun.rs`, a binding
+//! client codec per RFC 8489) and the probes that ask for it over a host's own socket
+//! (`probe.rs`); the rendezvous service that introduces a match's peers and relays what
+//! cannot go direct (`rendezvous.rs`), its tickets (`ticket.rs`) and datagrams
+//! (`messages.rs`); and a peer's side (`traversal.rs`: registration, connectivity
+//! checks, the path to each peer).
 
+mod messages;
 mod probe;
+mod rendezvous;
 mod stun;
+mod ticket;
+mod traversal;
 
+pub use messages::{HELLO_SIZE, MAX_HOSTS, MAX_RENDEZVOUS_PLAYERS, RELAY_HEADER_SIZE, RefusedReason, canonical};
 pub use probe::{MAX_PROBES, ProbeError, Probes};
+pub use rendezvous::{Rendezvous, RendezvousConfig, RendezvousStats, relayed_payload};
 pub use stun::{
     BINDING_REQUEST_SIZE, MAGIC_COOKIE, StunError, TRANSACTION_ID_SIZE, decode_binding_response, encode_binding_request,
+};
+pub use ticket::{ClaimError, MATCH_CLAIM_SIZE, MatchClaim};
+pub use traversal::{
+    Claimed, PEER_PORT, Path, Route, Traversal, TraversalConfig, TraversalEvent, TraversalStats, peer_address,
+    peer_slot, relay_header,
 };

@@ -24,6 +24,7 @@ mod hostile_p2p_disconnects;
 mod hostile_p2p_progress;
 mod hostile_p2p_scoreboard;
 mod hostile_spectator;
+mod nat_traversal;
 mod relay_bandwidth;
 mod relay_catch_up;
 mod relay_client_results;

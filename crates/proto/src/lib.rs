@@ -116,7 +116,7 @@ pub use transport::{
 // rendezvous and relay service, its tickets, and a peer's side (checks, paths).
 pub use nat::{
     BINDING_REQUEST_SIZE, ClaimError, Claimed, HELLO_SIZE, MAGIC_COOKIE, MATCH_CLAIM_SIZE, MAX_HOSTS, MAX_PROBES,
-    MAX_RENDEZVOUS_PLAYERS, MatchClaim, PEER_PORT, Path, ProbeError, Probes, RELAY_HEADER_SIZE, RefusedReason,
+    MAX_RENDEZVOUS_PLAYERS, MatchClaim, PEER_PORT, PeerPath, ProbeError, Probes, RELAY_HEADER_SIZE, RefusedReason,
     Rendezvous, RendezvousConfig, RendezvousStats, Route, StunError, TRANSACTION_ID_SIZE, Traversal, TraversalConfig,
     TraversalEvent, TraversalStats, canonical, decode_binding_response, encode_binding_request, peer_address,
     peer_slot, relay_header, relayed_payload,

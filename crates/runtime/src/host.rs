@@ -140,10 +140,15 @@ pub struct Host {
     /// while in flight, then their results. At most [`MAX_PROBES`].
     probes: HashMap<u32, Option<Result<SocketAddr, ProbeError>>>,
     next_probe: u32,
+    /// The NAT traversal of a P2P match, once started (`host_traversal.rs`).
+    traversal: Option<traversal::TraversalView>,
 }
 
 #[path = "host_names.rs"]
 mod names;
+#[path = "host_traversal.rs"]
+mod traversal;
+pub use traversal::TraversalSetup;
 
 impl Host {
     /// Binds the socket described by `cfg`, builds the endpoint and starts the network
@@ -257,6 +262,7 @@ impl Host {
             let parts = ThreadParts {
                 proto,
                 probes: Probes::default(),
+                traversal: None,
                 wire,
                 shared: shared.clone(),
                 clock,
@@ -310,6 +316,7 @@ impl Host {
             answers: HashMap::new(),
             probes: HashMap::new(),
             next_probe: 1,
+            traversal: None,
         })
     }
 
@@ -347,7 +354,8 @@ impl Host {
     /// cannot hand it to another holder of the same secret).
     pub fn connect_bound(&mut self, addr: SocketAddr, binding: Option<Binding>) -> Result<PeerId, HostError> {
         self.check_alive()?;
-        let addr = socket::reachable(self.local_addr, addr)?;
+        // A peer's fixed address under NAT traversal is routed by the traversal.
+        let addr = if self.traverses_to(addr) { addr } else { socket::reachable(self.local_addr, addr)? };
         let peer = self.ids.next();
         let budget = SendBudget::new();
         self.command(Command::Connect { peer, addr, budget: budget.clone(), binding })?;
@@ -840,6 +848,11 @@ impl Host {
                 Ok(ThreadMsg::Reflexive(probe, result)) => {
                     if let Some(slot) = self.probes.get_mut(&probe) {
                         *slot = Some(result);
+                    }
+                }
+                Ok(ThreadMsg::Traversal(ev)) => {
+                    if let Some(t) = self.traversal.as_mut() {
+                        t.note(ev);
                     }
                 }
                 Err(TryRecvError::Empty) => {

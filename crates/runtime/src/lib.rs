@@ -52,6 +52,7 @@ mod os_seed;
 mod pool;
 mod resolve;
 mod recv_batch;
+mod rendezvous_server;
 mod send_batch;
 mod service;
 mod session;
@@ -68,18 +69,19 @@ mod fake_endpoint;
 mod tests;
 
 pub use carrier::{Carrier, INBOUND_RING, Incoming, MAX_PUSHED_AGE_US, OUTBOUND_RING, Outgoing};
-pub use host::{COMMAND_QUEUE_CAPACITY, Host, SHUTDOWN_WAIT};
+pub use host::{COMMAND_QUEUE_CAPACITY, Host, SHUTDOWN_WAIT, TraversalSetup};
 pub use host_config::{DEFAULT_RECEIVE_MODERATION_US, Direction, HostConfig};
 pub use host_error::{FullQueue, HostError};
 pub use host_event::HostEvent;
 pub use log::{Bounded, LOG_QUEUE_CAPACITY, LogLevel, LogQueue, MAX_RECORD_LEN};
 pub use os_seed::os_random_bytes;
+pub use rendezvous_server::{RelayRecorder, RendezvousServer};
 pub use resolve::{MAX_HOST_NAME_LEN, MAX_PENDING_RESOLUTIONS, Resolution, Target, Ticket, pick};
 pub use session::{
     ArgumentError, EngineLoop, MAX_INITIAL_STATE, MAX_MESSAGE_SIZE, MAX_PREDICTION, MAX_QUEUED_MESSAGE_BYTES,
     MAX_REPLAY_SIZE, MAX_UNREAD_MESSAGE_BYTES, MESSAGE_CHANNEL, MessageStats, MessageTarget, NetStats, Networked,
     P2pPeerStats, P2pSession, P2pSessionStats, P2pSettings, PolledRequest, RelayClient, RelayClientSettings,
-    RelayClientStats, RelayPlayerStats, RelayServer, RelayServerSettings, RelayServerStats, ReplayPlayer,
+    RelayClientStats, RelayPlayerStats, RelayServer, RelayServerSettings, RelayServerStats, Rendezvous, ReplayPlayer,
     ReplaySettings, ReplayStats, RequestKind, SessionEvent, SessionFailure, Spectator, SpectatorSettings,
     SpectatorStats, StateError, SyncTest, SyncTestSettings, SyncTestStats, UNREAD_OVERHEAD,
 };

@@ -12,8 +12,10 @@
 //! read was late (receive moderation, a busy thread). Elsewhere the age is 0: the read
 //! is the arrival.
 //!
-//! Each slot holds [`MAX_DATAGRAM_SIZE`] + 1 bytes: a longer datagram arrives cut to
-//! that length, which the endpoint refuses as too large, as it refuses the whole one.
+//! Each slot holds [`MAX_DATAGRAM_SIZE`] + [`RELAY_HEADER_SIZE`] + 1 bytes (a datagram
+//! from a NAT traversal's relay is the endpoint's largest behind the relay's header):
+//! a longer datagram arrives cut to that length, which the endpoint refuses as too
+//! large, as it refuses the whole one.
 //! Windows instead fails the read of such a datagram (`WSAEMSGSIZE`) and drops it: it
 //! is counted ([`RecvBatch::take_oversized`]) and the read goes on, so a stranger's
 //! long datagrams never stop a host's reads. No datagram is taken for another, and
@@ -22,12 +24,14 @@
 use std::io;
 use std::net::{SocketAddr, UdpSocket};
 
+use tickwire_proto::RELAY_HEADER_SIZE;
 use tickwire_proto::wire::MAX_DATAGRAM_SIZE;
 
 /// Datagrams one call reads at most.
 pub(crate) const BATCH: usize = 16;
-/// Bytes kept of a datagram: one more than any datagram the endpoint accepts.
-const SLOT: usize = MAX_DATAGRAM_SIZE + 1;
+/// Bytes kept of a datagram: one more than any datagram a host accepts (the endpoint's
+/// largest, relayed).
+const SLOT: usize = MAX_DATAGRAM_SIZE + RELAY_HEADER_SIZE + 1;
 /// Control-message room per datagram, in 8-byte words (cmsghdr's alignment): one
 /// `SCM_TIMESTAMPNS` takes CMSG_SPACE(16) = 32 bytes; twice that leaves room.
 #[cfg(target_os = "linux")]

@@ -52,7 +52,7 @@ use crate::system_clock::{self, SystemClock};
 use tickwire_proto::wire::MAX_DATAGRAM_SIZE;
 use tickwire_proto::{
     Binding, Clock, ConnectionStats, DisconnectReason, Driver, EndpointStats, LinkConditioner, LinkConfig, Micros,
-    NetEvent as Event, PeerId, ProbeError, Probes, Rng, SendError,
+    NetEvent as Event, PeerId, ProbeError, Probes, Rng, SendError, Traversal, TraversalConfig, TraversalEvent,
 };
 
 /// Longest sleep when nothing is due. Nothing depends on it (statistics and log
@@ -132,6 +132,9 @@ pub(crate) enum Command {
         /// From the OS's generator: whoever has not seen the request cannot answer it.
         transaction: [u8; 12],
     },
+    /// Start NAT traversal for a P2P match (`Host::start_traversal`); the key seed is
+    /// OS randomness for its transaction ids.
+    Traverse(Box<TraversalConfig>, [u8; 32]),
 }
 
 /// What the thread tells the engine, in order.
@@ -147,6 +150,8 @@ pub(crate) enum ThreadMsg {
     Stats(EndpointStats, RuntimeStats, Micros),
     /// A reflexive address probe ended: the address the server saw, or why none.
     Reflexive(u32, Result<SocketAddr, ProbeError>),
+    /// What the NAT traversal of a P2P match did (registered, a path changed).
+    Traversal(TraversalEvent),
 }
 
 /// Counters of the runtime layer itself (what the endpoint cannot see).
@@ -201,6 +206,10 @@ pub(crate) struct ThreadParts<P> {
     /// the socket beside the connections' datagrams and are taken out before the
     /// endpoint sees them.
     pub probes: Probes,
+    /// A P2P match's NAT traversal (proto's `Traversal`), once started: between the
+    /// endpoint and the socket, it takes its own datagrams out before the endpoint
+    /// sees them and routes the endpoint's datagrams for peer addresses.
+    pub traversal: Option<Traversal>,
     /// The socket, or the engine's carrier (`carrier.rs`).
     pub wire: Wire,
     pub shared: Arc<Shared>,
@@ -390,6 +399,8 @@ pub(crate) struct NetLoop<P> {
     /// Whether the log was told that the wall clock is unknown (a token server then
     /// refuses every token), since it last was known: said once, not every turn.
     told_clock_unknown: bool,
+    /// The socket is IPv6 (dual-stack): IPv4 destinations are written mapped.
+    wire_v6: bool,
 }
 
 impl<P: Driver> NetLoop<P> {
@@ -400,6 +411,10 @@ impl<P: Driver> NetLoop<P> {
         let sim_in = p.inbound_sim.map(|c| Sim::new(c, sim_rng.next_u64()));
         let now = p.clock.now_us();
         let to_engine = ToEngine::new(p.events.clone(), p.shared.clone());
+        let p_wire_v6 = match &p.wire {
+            Wire::Udp(socket) => socket.local_addr().ok().map(|a| a.is_ipv6()),
+            Wire::External(_) => None,
+        };
         let mut l = NetLoop {
             next_auto_flush: (p.auto_flush_us > 0).then(|| now + p.auto_flush_us),
             p,
@@ -426,6 +441,8 @@ impl<P: Driver> NetLoop<P> {
             stamps_refused: false,
             engine_polls: EnginePolls::default(),
             told_clock_unknown: false,
+            // (A traversing host writes IPv4 addresses mapped on a dual-stack socket.)
+            wire_v6: matches!(&p_wire_v6, Some(true)),
         };
         l.prefill_sims();
         l
@@ -516,6 +533,9 @@ impl<P: Driver> NetLoop<P> {
         }
         if !self.p.probes.is_empty() {
             self.p.probes.update(now);
+        }
+        if let Some(t) = self.p.traversal.as_mut().filter(|t| t.next_timeout().is_some_and(|at| now >= at)) {
+            t.update(now);
         }
         if let Some(t) = self.next_auto_flush.filter(|&t| now >= t) {
             self.p.proto.flush(now);
@@ -610,6 +630,7 @@ impl<P: Driver> NetLoop<P> {
             self.stats_owed_at,
             self.tally.deadline(),
             self.p.probes.next_timeout(),
+            self.p.traversal.as_ref().and_then(Traversal::next_timeout),
             (self.to_engine.waiting() > 0 || self.p.proto.pending_events() > 0 || self.linger_until.is_some())
                 .then_some(now + BACKLOG_RETRY_US),
         ];
@@ -667,6 +688,9 @@ impl<P: Driver> NetLoop<P> {
                 // The host counts its probes in flight: a start never finds them all taken.
                 Command::Discover { probe, server, transaction } => {
                     let _ = self.p.probes.start(now, probe, server, transaction);
+                }
+                Command::Traverse(cfg, key_seed) => {
+                    self.p.traversal = Some(Traversal::new(now, *cfg, &key_seed));
                 }
             }
         }

@@ -29,6 +29,7 @@ fn parts(events: Sender<ThreadMsg>) -> (ThreadParts<FakeEndpoint>, Sender<Comman
     let p = ThreadParts {
         proto: FakeEndpoint::new(),
         probes: Default::default(),
+        traversal: None,
         wire: crate::carrier::Wire::Udp({
             // Non-blocking, as `socket::bind` leaves it for the loop.
             let s = UdpSocket::bind("127.0.0.1:0").unwrap();

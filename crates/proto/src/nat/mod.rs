@@ -20,6 +20,6 @@ pub use stun::{
 };
 pub use ticket::{ClaimError, MATCH_CLAIM_SIZE, MatchClaim};
 pub use traversal::{
-    Claimed, PEER_PORT, Path, Route, Traversal, TraversalConfig, TraversalEvent, TraversalStats, peer_address,
+    Claimed, PEER_PORT, PeerPath, Route, Traversal, TraversalConfig, TraversalEvent, TraversalStats, peer_address,
     peer_slot, relay_header,
 };

@@ -78,7 +78,7 @@ const MAX_PEER_CANDIDATES: usize = 8;
 
 /// How one peer's datagrams go.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Path {
+pub enum PeerPath {
     /// Not yet known: the rendezvous has not introduced the peer.
     Pending,
     /// Straight to the peer at this address.
@@ -100,7 +100,7 @@ pub enum TraversalEvent {
         /// The remote player's slot.
         slot: u8,
         /// Its path.
-        path: Path,
+        path: PeerPath,
     },
     /// The rendezvous refused our Hello (advisory: it may be forged; Hellos go on).
     Refused(RefusedReason),
@@ -228,7 +228,7 @@ struct Peer {
     key: Zeroizing<[u8; KEY_SIZE]>,
     candidates: Vec<Candidate>,
     checks: Vec<InFlight>,
-    path: Path,
+    path: PeerPath,
     /// When the direct path last answered a check.
     last_answer: Micros,
     next_consent: Micros,
@@ -273,7 +273,7 @@ impl Traversal {
                 key: Zeroizing::new([0; KEY_SIZE]),
                 candidates: Vec::new(),
                 checks: Vec::new(),
-                path: Path::Pending,
+                path: PeerPath::Pending,
                 last_answer: 0,
                 next_consent: Micros::MAX,
                 next_round: None,
@@ -298,8 +298,8 @@ impl Traversal {
     }
 
     /// The path to the player in `slot`.
-    pub fn path(&self, slot: u8) -> Path {
-        self.peers.get(slot as usize).map_or(Path::Pending, |p| p.path)
+    pub fn path(&self, slot: u8) -> PeerPath {
+        self.peers.get(slot as usize).map_or(PeerPath::Pending, |p| p.path)
     }
 
     /// What it has done.
@@ -316,9 +316,9 @@ impl Traversal {
     pub fn route(&mut self, to: SocketAddr) -> Route {
         let Some(slot) = peer_slot(to) else { return Route::NotMine };
         match self.peers[slot as usize].path {
-            Path::Pending => Route::Hold(slot),
-            Path::Direct(addr) => Route::Direct(addr),
-            Path::Relayed(via) => {
+            PeerPath::Pending => Route::Hold(slot),
+            PeerPath::Direct(addr) => Route::Direct(addr),
+            PeerPath::Relayed(via) => {
                 self.stats.relayed_out += 1;
                 Route::Relay { via, slot }
             }
@@ -411,10 +411,10 @@ impl Traversal {
             sends.push((c.addr, c.transaction));
             true
         });
-        if let Path::Direct(addr) = p.path {
+        if let PeerPath::Direct(addr) = p.path {
             if now.saturating_sub(p.last_answer) > DEAD_US {
                 // The direct path died (a mapping timed out, a route went): the relay.
-                p.path = Path::Relayed(self.rendezvous);
+                p.path = PeerPath::Relayed(self.rendezvous);
                 if let Some(c) = p.candidates.iter_mut().find(|c| c.addr == addr) {
                     c.answered = None;
                 }
@@ -433,7 +433,7 @@ impl Traversal {
         }
         let p = &mut self.peers[slot as usize];
         if p.next_round.is_some_and(|r| now >= r) {
-            p.next_round = (!matches!(p.path, Path::Direct(_))).then_some(now + RETRY_US);
+            p.next_round = (!matches!(p.path, PeerPath::Direct(_))).then_some(now + RETRY_US);
             let addrs: Vec<SocketAddr> = p.candidates.iter().map(|c| c.addr).collect();
             for addr in addrs {
                 if let Some(t) = self.start_check(now, slot, addr) {
@@ -566,7 +566,7 @@ impl Traversal {
                 p.next_round = Some(now);
             }
             let was_known = std::mem::replace(&mut p.known, true);
-            let relayed = Path::Relayed(self.rendezvous);
+            let relayed = PeerPath::Relayed(self.rendezvous);
             if !was_known || (relay_only && p.path != relayed) {
                 self.set_path(slot, relayed);
             }
@@ -574,7 +574,7 @@ impl Traversal {
         self.update(now);
     }
 
-    fn set_path(&mut self, slot: u8, path: Path) {
+    fn set_path(&mut self, slot: u8, path: PeerPath) {
         let p = &mut self.peers[slot as usize];
         if p.path == path {
             return;
@@ -585,14 +585,14 @@ impl Traversal {
         let held: Vec<Vec<u8>> = p.held.drain(..).collect();
         for data in held {
             match path {
-                Path::Direct(addr) => self.out.push_back((addr, data)),
-                Path::Relayed(via) => {
+                PeerPath::Direct(addr) => self.out.push_back((addr, data)),
+                PeerPath::Relayed(via) => {
                     let mut d = relay_header(slot).to_vec();
                     d.extend_from_slice(&data);
                     self.stats.relayed_out += 1;
                     self.out.push_back((via, d));
                 }
-                Path::Pending => {}
+                PeerPath::Pending => {}
             }
         }
     }
@@ -627,13 +627,13 @@ impl Traversal {
                     && p.candidates.iter().find(|c| c.addr == addr).is_some_and(|c| c.kind <= kind)
             };
             match p.path {
-                Path::Direct(addr) if addr == from => p.last_answer = now,
-                Path::Direct(addr) if current_holds(addr) => {}
+                PeerPath::Direct(addr) if addr == from => p.last_answer = now,
+                PeerPath::Direct(addr) if current_holds(addr) => {}
                 _ => {
                     p.last_answer = now;
                     p.next_consent = now + CONSENT_US;
                     p.next_round = None;
-                    self.set_path(slot, Path::Direct(from));
+                    self.set_path(slot, PeerPath::Direct(from));
                 }
             }
             return;
@@ -656,7 +656,7 @@ impl Traversal {
             None => return,
         }
         let fresh = p.candidates.iter().find(|c| c.addr == from).is_some_and(|c| c.answered.is_some());
-        if !matches!(p.path, Path::Direct(a) if a == from) && !fresh {
+        if !matches!(p.path, PeerPath::Direct(a) if a == from) && !fresh {
             if let Some(t) = self.start_check(now, slot, from) {
                 let key = Zeroizing::new(*self.peers[slot as usize].key);
                 let bytes =

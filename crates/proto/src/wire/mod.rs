@@ -99,6 +99,20 @@ pub const SEQ_HIGH_SIZE: usize = 4;
 pub const MAX_FRAMES_SIZE: usize = max_frames_size(MAX_DATAGRAM_SIZE);
 const _: () = assert!(PAYLOAD_HEADER_SIZE + SEQ_HIGH_SIZE + MAX_FRAMES_SIZE + TAG_SIZE <= MAX_DATAGRAM_SIZE);
 
+/// The sealed part of a connected packet: its frames and tag, past its plaintext
+/// header. None for a handshake packet or bytes that are no packet. What a relay
+/// carries of a match is this: a recording of it tells whether the relay could read it.
+pub fn sealed_body(datagram: &[u8]) -> Option<&[u8]> {
+    let header = match PacketKind::from_u8(*datagram.first()?)? {
+        PacketKind::Payload => PAYLOAD_HEADER_SIZE,
+        PacketKind::PayloadNoAcks => PAYLOAD_HEADER_NO_ACKS_SIZE,
+        PacketKind::PayloadLong => PAYLOAD_HEADER_SIZE + SEQ_HIGH_SIZE,
+        PacketKind::PayloadLongNoAcks => PAYLOAD_HEADER_NO_ACKS_SIZE + SEQ_HIGH_SIZE,
+        _ => return None,
+    };
+    datagram.get(header..).filter(|b| !b.is_empty())
+}
+
 /// Bytes a datagram keeps for the connected packet's header: version 5's 20 (see
 /// [`MAX_FRAMES_SIZE`]), at least every header of today.
 const HEADER_ROOM: usize = 20;

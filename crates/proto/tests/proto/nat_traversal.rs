@@ -9,8 +9,8 @@ use std::net::{IpAddr, SocketAddr};
 
 use tickwire_proto::token::{self, ConnectToken, TokenParams};
 use tickwire_proto::{
-    Claimed, MatchClaim, Path, RefusedReason, Rendezvous, RendezvousConfig, Route, Secret, Traversal, TraversalConfig,
-    TraversalEvent, peer_address, relay_header,
+    Claimed, MatchClaim, PeerPath, RefusedReason, Rendezvous, RendezvousConfig, Route, Secret, Traversal,
+    TraversalConfig, TraversalEvent, peer_address, relay_header,
 };
 
 const RDV: &str = "203.0.113.10:7000";
@@ -254,7 +254,7 @@ impl World {
         }
     }
 
-    fn path(&self, i: usize) -> Path {
+    fn path(&self, i: usize) -> PeerPath {
         self.peers[i].t.path(1 - i as u8)
     }
 
@@ -280,8 +280,8 @@ fn every_pair_of_nat_kinds_connects_direct_where_the_nats_allow_and_relays_elsew
             let mut w = world(a, b, false);
             w.run(3_000);
             let (pa, pb) = (w.path(0), w.path(1));
-            let direct = matches!((pa, pb), (Path::Direct(_), Path::Direct(_)));
-            let relayed = matches!((pa, pb), (Path::Relayed(_), Path::Relayed(_)));
+            let direct = matches!((pa, pb), (PeerPath::Direct(_), PeerPath::Direct(_)));
+            let relayed = matches!((pa, pb), (PeerPath::Relayed(_), PeerPath::Relayed(_)));
             table += &format!("{a:?} x {b:?}: {pa:?} / {pb:?}\n");
             assert!(direct || relayed, "{a:?} x {b:?}: paths {pa:?} / {pb:?}");
             assert_eq!(direct, expect_direct(a, b), "{a:?} x {b:?}: {pa:?} / {pb:?}");
@@ -305,13 +305,13 @@ fn every_pair_of_nat_kinds_connects_direct_where_the_nats_allow_and_relays_elsew
 fn a_direct_path_whose_mapping_dies_falls_back_to_the_relay_and_the_stream_goes_on() {
     let mut w = world(Nat::EimEif, Nat::EimApdf, false);
     w.run(2_000);
-    assert!(matches!(w.path(0), Path::Direct(_)) && matches!(w.path(1), Path::Direct(_)));
+    assert!(matches!(w.path(0), PeerPath::Direct(_)) && matches!(w.path(1), PeerPath::Direct(_)));
     // Cut the direct path entirely (UDP between the two blocked): both fall back.
     w.blocked = true;
     let before = (w.got(0), w.got(1));
     w.run(6_000);
-    assert!(matches!(w.path(0), Path::Relayed(_)), "{:?}", w.path(0));
-    assert!(matches!(w.path(1), Path::Relayed(_)), "{:?}", w.path(1));
+    assert!(matches!(w.path(0), PeerPath::Relayed(_)), "{:?}", w.path(0));
+    assert!(matches!(w.path(1), PeerPath::Relayed(_)), "{:?}", w.path(1));
     // At most the dead time's datagrams (2 s at 16 ms, and the round trip) are lost.
     for i in 0..2 {
         let got = w.got(i) - if i == 0 { before.0 } else { before.1 };
@@ -320,18 +320,18 @@ fn a_direct_path_whose_mapping_dies_falls_back_to_the_relay_and_the_stream_goes_
     // The way back: unblocked, the retries find the direct path again.
     w.blocked = false;
     w.run(7_000);
-    assert!(matches!(w.path(0), Path::Direct(_)) && matches!(w.path(1), Path::Direct(_)));
+    assert!(matches!(w.path(0), PeerPath::Direct(_)) && matches!(w.path(1), PeerPath::Direct(_)));
 
     // A flushed symmetric NAT: new mappings; the match goes on (direct again through
     // the new mapping, or relayed), with the stream flowing.
     let mut w = world(Nat::EimEif, Nat::Edm, false);
     w.run(2_000);
-    assert!(matches!(w.path(1), Path::Direct(_)));
+    assert!(matches!(w.path(1), PeerPath::Direct(_)));
     w.peers[1].nat.flush();
     let before = w.got(0);
     w.run(5_000);
     assert!(w.got(0) - before >= 5_000 / 16 - 2_600 / 16, "{}", w.got(0) - before);
-    assert!(!matches!(w.path(0), Path::Pending) && !matches!(w.path(1), Path::Pending));
+    assert!(!matches!(w.path(0), PeerPath::Pending) && !matches!(w.path(1), PeerPath::Pending));
 }
 
 #[test]
@@ -340,7 +340,7 @@ fn a_private_match_relays_everything_and_no_peer_learns_the_others_address() {
     w.run(4_000);
     let rdv: SocketAddr = RDV.parse().unwrap();
     for i in 0..2 {
-        assert_eq!(w.path(i), Path::Relayed(rdv));
+        assert_eq!(w.path(i), PeerPath::Relayed(rdv));
         assert_eq!(w.peers[i].wire_to, HashSet::from([rdv]), "peer {i} sent only to the relay");
         assert_eq!(w.peers[i].wire_from, HashSet::from([rdv]), "peer {i} heard only the relay");
         assert!(w.got(i) >= 4_000 / 16 - 20);

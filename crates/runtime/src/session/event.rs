@@ -2,7 +2,8 @@
 //! session's own (connections, the network thread's death).
 
 use tickwire_proto::{
-    ClientSessionEvent, MatchEvent, PeerId, Proven, RollbackEvent as Event, ServerEventAt, ServerSessionEvent, Tick,
+    ClientSessionEvent, MatchEvent, PeerId, PeerPath, Proven, RefusedReason, RollbackEvent as Event, ServerEventAt,
+    ServerSessionEvent, Tick,
 };
 
 /// A polled session event.
@@ -53,6 +54,18 @@ pub enum SessionEvent {
     },
     /// The network thread died: the session is unusable; destroy it.
     Fatal(String),
+    /// P2P with a rendezvous: the path to remote `player`'s peer is now `path`
+    /// (through the relay as soon as the rendezvous introduces the peer, direct once a
+    /// connectivity check succeeds, back to the relay when the direct path dies).
+    PathChanged {
+        /// The remote player.
+        player: usize,
+        /// Its path.
+        path: PeerPath,
+    },
+    /// P2P with a rendezvous: the rendezvous refused this side's ticket (advisory: a
+    /// refusal is not authenticated, and the session keeps trying).
+    RendezvousRefused(RefusedReason),
     /// A session message arrived from the member on `peer` (a P2P peer, a relay
     /// server's client, a relay client's server). Its payload is
     /// [`EngineLoop::message`](super::EngineLoop::message) until the next poll.

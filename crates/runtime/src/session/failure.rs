@@ -117,6 +117,16 @@ pub enum ArgumentError {
         /// The session's player count.
         players: usize,
     },
+    /// P2P: a rendezvous without the players' secret (the match secret that
+    /// authenticates the peers' checks and keeps the relay from reading the match).
+    #[error("a rendezvous needs the players' secret (the match secret) in the security settings")]
+    RendezvousWithoutSecret,
+    /// P2P: a rendezvous player past the players a rendezvous introduces.
+    #[error("player {player}: a rendezvous introduces players 0..{}", tickwire_proto::MAX_RENDEZVOUS_PLAYERS)]
+    RendezvousPlayer {
+        /// The player given.
+        player: usize,
+    },
     /// A host name given with port 0.
     #[error("{role} {target}: the port is 0")]
     PortZero {
@@ -278,6 +288,16 @@ pub enum StateError {
     /// P2P: an input pushed before the match runs.
     #[error("the session is not running yet: push inputs for the ticks ticks_due reports")]
     InputBeforeRunning,
+    /// P2P: a rendezvous player added before the rendezvous was set.
+    #[error("set the rendezvous before adding players met through it")]
+    NoRendezvous,
+    /// P2P: a match met through a rendezvous has one local player per peer (the
+    /// ticket's slot).
+    #[error("a match met through a rendezvous needs exactly one local player (the ticket's slot); {count} were added")]
+    RendezvousLocalPlayers {
+        /// Local players added.
+        count: usize,
+    },
     /// P2P: a player that was not added (neither local nor remote yet).
     #[error("player {player} was not added")]
     PlayerNotAdded {

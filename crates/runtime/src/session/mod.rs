@@ -47,7 +47,7 @@ pub use messages::{
     UNREAD_OVERHEAD,
 };
 pub use net::{NetStats, Networked};
-pub use p2p::{P2pPeerStats, P2pSession, P2pSessionStats};
+pub use p2p::{P2pPeerStats, P2pSession, P2pSessionStats, Rendezvous};
 pub use relay_client::{RelayClient, RelayClientStats};
 pub use relay_server::{RelayPlayerStats, RelayServer, RelayServerStats};
 pub use request::{PolledRequest, RequestKind};

@@ -10,14 +10,19 @@
 use std::net::SocketAddr;
 use std::path::Path;
 
+use super::SessionEvent;
 use super::engine::{Engine, Phase, sealed::Driven};
 use super::failure::{ArgumentError, SessionFailure, StateError};
 use super::messages::{self, MessageTarget};
 use super::net::{self, Net, NetStats, Remote, has_net};
 use super::settings::P2pSettings;
 use crate::host_error::HostError;
-use crate::{Target, Ticket};
-use tickwire_proto::{ConnectionStats, MAX_INPUT_DELAY, Micros, P2pMatch, PeerId, PeerSyncStats, Tick};
+use crate::{Target, Ticket, TraversalSetup};
+use tickwire_proto::token::ConnectToken;
+use tickwire_proto::{
+    Admission, ConnectionStats, MAX_INPUT_DELAY, MAX_RENDEZVOUS_PLAYERS, Micros, P2pMatch, PeerId, PeerPath,
+    PeerSyncStats, Secret, Security, Tick, TraversalEvent, peer_address,
+};
 
 /// A P2P rollback session. Use it from one thread at a time.
 pub struct P2pSession {
@@ -34,6 +39,30 @@ pub struct P2pSession {
     /// The host's own silence timeout (`HostConfig`): the transport waits at least
     /// this long, and longer when the session's disconnect timeout asks it to.
     host_timeout_us: Micros,
+    /// Where the match meets, once set ([`P2pSession::set_rendezvous`]).
+    rendezvous: Option<Rendezvous>,
+    /// The players' secret (the match secret of a rendezvous), if the settings have one.
+    match_secret: Option<Secret>,
+}
+
+/// Where a P2P match meets behind NATs: the rendezvous service (which also relays what
+/// cannot go direct) and this player's ticket for it.
+#[derive(Clone)]
+pub struct Rendezvous {
+    /// The rendezvous's address (IP and port).
+    pub address: SocketAddr,
+    /// The ticket from the game's backend: a connect token minted with the
+    /// rendezvous's key, naming the match and this player's slot
+    /// ([`tickwire_proto::MatchClaim`]).
+    pub ticket: ConnectToken,
+    /// Relay everything, so that no peer learns another's address.
+    pub private: bool,
+}
+
+impl std::fmt::Debug for Rendezvous {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Rendezvous").field("address", &self.address).field("private", &self.private).finish()
+    }
 }
 
 /// A P2P session's figures.
@@ -61,6 +90,8 @@ pub struct P2pPeerStats {
     pub connection: ConnectionStats,
     /// Frame advantage and queues (zero until the match runs and the peer is heard).
     pub sync: PeerSyncStats,
+    /// The path to the peer under a rendezvous (None without one).
+    pub path: Option<PeerPath>,
 }
 
 /// How much longer than the session's disconnect timeout the transport waits for a
@@ -94,6 +125,10 @@ impl P2pSession {
         let core_config = settings.core_config();
         let slots = core_config.state_slots();
         let setup = P2pMatch::new(core_config, settings.max_spectators as usize)?;
+        let match_secret = match &settings.host.endpoint.security {
+            Security::Encrypted { admission: Admission::Secrets { players: Some(s), .. }, .. } => Some(s.clone()),
+            _ => None,
+        };
         Ok(P2pSession {
             engine: Engine::new(settings.game),
             net,
@@ -102,7 +137,47 @@ impl P2pSession {
             dump: None,
             lookups: Vec::new(),
             host_timeout_us,
+            rendezvous: None,
+            match_secret,
         })
+    }
+
+    /// Meets the match's other peers through `rendezvous` rather than at addresses
+    /// given: remote players are then added with [`P2pSession::add_rendezvous_player`],
+    /// and `start` registers with the rendezvous, checks every candidate path to each
+    /// peer and keeps the best (direct, else relayed; [`SessionEvent::PathChanged`]
+    /// says which, and when it changes). Needs the players' secret in the settings (the
+    /// match secret: the rendezvous never has it, so it can neither read nor forge
+    /// what it relays) and exactly one local player, the ticket's slot. Setup only.
+    ///
+    /// [`SessionEvent::PathChanged`]: super::SessionEvent::PathChanged
+    pub fn set_rendezvous(&mut self, rendezvous: Rendezvous) -> Result<(), SessionFailure> {
+        self.engine.require_setup("setting the rendezvous")?;
+        if self.match_secret.is_none() {
+            return Err(ArgumentError::RendezvousWithoutSecret.into());
+        }
+        self.net.check_reachable(rendezvous.address, "rendezvous address")?;
+        self.rendezvous = Some(rendezvous);
+        Ok(())
+    }
+
+    /// `player` plays on a peer met through the rendezvous ([`P2pSession::set_rendezvous`]
+    /// first): one player per peer. Setup only.
+    pub fn add_rendezvous_player(&mut self, player: usize) -> Result<(), SessionFailure> {
+        self.engine.require_setup("adding a player")?;
+        if self.rendezvous.is_none() {
+            return Err(StateError::NoRendezvous.into());
+        }
+        let slot = u8::try_from(player).ok().filter(|&s| (s as usize) < MAX_RENDEZVOUS_PLAYERS);
+        let Some(slot) = slot else {
+            return Err(ArgumentError::RendezvousPlayer { player }.into());
+        };
+        Ok(self.the_match_mut().add_remote_player(player, peer_address(slot))?)
+    }
+
+    /// The path to remote `player`'s peer: None without a rendezvous.
+    pub fn path(&self, player: usize) -> Option<PeerPath> {
+        self.net.host.path(u8::try_from(player).ok()?)
     }
 
     /// The match: set up until `start`, then the engine's core (kept by the engine
@@ -178,6 +253,22 @@ impl P2pSession {
     /// Ends setup and dials the peers this side dials (see `P2pMatch`).
     pub fn start(&mut self) -> Result<(), SessionFailure> {
         self.engine.require_setup("starting")?;
+        if let Some(r) = self.rendezvous.clone() {
+            let m = self.the_match();
+            let players = self.engine.game.players;
+            let local: Vec<usize> = (0..players).filter(|&p| m.is_local(p) == Some(true)).collect();
+            let [local_slot] = local[..] else {
+                return Err(StateError::RendezvousLocalPlayers { count: local.len() }.into());
+            };
+            let setup = TraversalSetup {
+                rendezvous: r.address,
+                ticket: r.ticket,
+                match_secret: self.match_secret.clone().expect("checked by set_rendezvous"),
+                local_slot: local_slot as u8,
+                private: r.private,
+            };
+            self.net.host.start_traversal(setup)?;
+        }
         let now = self.net.now_us();
         let m = self.setup.as_mut().expect("set up until the start");
         m.start(now, &mut self.net.host)?;
@@ -441,7 +532,7 @@ impl P2pSession {
         let Some(peer) = self.peer_of(player) else { return Ok(None) };
         let Some(connection) = self.net.host.stats(peer) else { return Ok(None) };
         let sync = self.core().and_then(|s| s.peer_sync_stats(player)).unwrap_or_default();
-        Ok(Some(P2pPeerStats { peer, connection, sync }))
+        Ok(Some(P2pPeerStats { peer, connection, sync, path: self.path(player) }))
     }
 
     /// Takes the answers of the remote players' host names; one that gives no address
@@ -471,6 +562,29 @@ impl P2pSession {
     }
 }
 
+impl P2pSession {
+    /// The NAT traversal's reports: each path change an event; a ticket for another
+    /// slot ends the session (nothing can connect).
+    fn take_traversal_events(&mut self) {
+        while let Some(ev) = self.net.host.poll_traversal() {
+            match ev {
+                TraversalEvent::Path { slot, path } => {
+                    self.engine.events.push_back(SessionEvent::PathChanged { player: slot as usize, path });
+                }
+                TraversalEvent::Refused(reason) => {
+                    self.engine.events.push_back(SessionEvent::RendezvousRefused(reason))
+                }
+                TraversalEvent::WrongSlot { ticket, local } => {
+                    return self.engine.die(format!(
+                        "the rendezvous ticket is for player {ticket}, and this side's local player is {local}"
+                    ));
+                }
+                TraversalEvent::Registered { .. } => {}
+            }
+        }
+    }
+}
+
 impl Driven for P2pSession {
     type Core = P2pMatch;
     fn engine(&self) -> &Engine<Self::Core> {
@@ -481,6 +595,7 @@ impl Driven for P2pSession {
     }
     fn pump(&mut self) {
         self.settle_names();
+        self.take_traversal_events();
         // Session messages: members are the remote players' peers while connected
         // (`P2pMatch::member_place`; a spectator's connection is not one, see
         // `send_message`).

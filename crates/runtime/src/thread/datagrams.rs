@@ -3,7 +3,7 @@
 
 use super::*;
 use crate::carrier::{self, ExternalLink};
-use tickwire_proto::RemoteId;
+use tickwire_proto::{Claimed, RELAY_HEADER_SIZE, RemoteId, Route, Traversal, relay_header};
 
 impl<P: Driver> NetLoop<P> {
     /// Turns a simulator on, reconfigures it, or turns it off. A reconfigured simulator
@@ -120,7 +120,9 @@ impl<P: Driver> NetLoop<P> {
     /// outbound simulator when it is on; then what the simulator has due.
     pub(super) fn transmit(&mut self, now: Micros) {
         self.transmit_probes(now);
-        if let Some(sim) = &mut self.sim_out {
+        if self.p.traversal.is_some() {
+            self.transmit_traversed(now);
+        } else if let Some(sim) = &mut self.sim_out {
             while let Some((addr, n)) = self.p.proto.poll_transmit(self.tx.slot()) {
                 simulate(sim, &mut self.sim_pool, now, addr, &self.tx.slot()[..n]);
             }
@@ -162,6 +164,49 @@ impl<P: Driver> NetLoop<P> {
         while let Some((addr, buf)) = self.sim_out.as_mut().and_then(|s| s.poll(now)) {
             self.send_datagram(&buf, addr);
             self.reuse_sim_buffer(buf);
+        }
+    }
+
+    /// A P2P match's datagrams through its NAT traversal: each of the endpoint's to a
+    /// peer address goes where the traversal routes it (direct, or to the relay behind
+    /// the relay's header, or held until the peer has a path); then the traversal's
+    /// own (Hellos, checks, held datagrams), and its events to the engine. Everything
+    /// passes the outbound simulator when it is on, as a real path would delay it.
+    fn transmit_traversed(&mut self, now: Micros) {
+        const H: usize = RELAY_HEADER_SIZE;
+        let mut buf = [0u8; RELAY_HEADER_SIZE + MAX_DATAGRAM_SIZE];
+        while let Some((addr, n)) = self.p.proto.poll_transmit(&mut buf[H..]) {
+            let Some(t) = self.p.traversal.as_mut() else { return };
+            match t.route(addr) {
+                Route::Direct(to) => self.emit(now, to, &buf[H..H + n]),
+                Route::Relay { via, slot } => {
+                    buf[..H].copy_from_slice(&relay_header(slot));
+                    self.emit(now, via, &buf[..H + n]);
+                }
+                Route::Hold(slot) => t.hold(slot, &buf[H..H + n]),
+                Route::NotMine => self.emit(now, addr, &buf[H..H + n]),
+            }
+        }
+        while let Some((to, n)) = self.p.traversal.as_mut().and_then(|t| t.poll_transmit(&mut buf)) {
+            self.emit(now, to, &buf[..n]);
+        }
+        while let Some(ev) = self.p.traversal.as_mut().and_then(Traversal::poll_event) {
+            self.to_engine.control(ThreadMsg::Traversal(ev));
+        }
+    }
+
+    /// One datagram of a traversing host to the wire: through the outbound simulator
+    /// when it is on. An IPv4 address from a dual-stack socket is written mapped.
+    fn emit(&mut self, now: Micros, to: SocketAddr, data: &[u8]) {
+        let to = match to {
+            SocketAddr::V4(v4) if self.wire_v6 => {
+                SocketAddr::new(crate::socket::mapped(std::net::IpAddr::V4(*v4.ip())), v4.port())
+            }
+            _ => to,
+        };
+        match &mut self.sim_out {
+            Some(sim) => simulate(sim, &mut self.sim_pool, now, to, data),
+            None => self.send_datagram(data, to),
         }
     }
 
@@ -212,6 +257,13 @@ fn hand_over<P: Driver>(p: &mut ThreadParts<P>, tally: &mut DropTally, now: Micr
     if p.probes.claim(from, data) {
         return;
     }
+    // The NAT traversal's own (from the rendezvous, checks), or a peer's packet that
+    // it gives the peer's fixed address (relayed, or from a path it proved).
+    let (from, data) = match p.traversal.as_mut().map(|t| t.claim(now, from, data)) {
+        Some(Claimed::Taken) => return,
+        Some(Claimed::Deliver { from, data }) => (from, data),
+        Some(Claimed::NotMine) | None => (from, data),
+    };
     if !p.shared.log.wants(LogLevel::Warn) {
         p.proto.handle_datagram(now, from, data);
         return;

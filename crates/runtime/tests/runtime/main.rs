@@ -13,4 +13,5 @@ mod runtime_carrier;
 mod runtime_idle;
 mod runtime_loopback;
 mod runtime_messages;
+mod runtime_rendezvous;
 mod runtime_stun;

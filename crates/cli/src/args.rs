@@ -38,6 +38,93 @@ pub enum Command {
     Bench(BenchArgs),
     Lab(LabArgs),
     Token(TokenArgs),
+    Rendezvous(RendezvousArgs),
+    Peer(PeerArgs),
+}
+
+/// Runs a rendezvous: it introduces the peers of P2P matches and relays what cannot go direct.
+///
+/// Peers present tickets: connect tokens minted with this service's key (`tickwire
+/// token mint --match N --slot K --players P`), which name the match and the player's
+/// slot. The service tells each peer the others' candidate addresses, and relays, for
+/// the match's members only and within a byte budget per match and a lifetime, the
+/// datagrams that cannot go direct: sealed end to end, it cannot read them. Prints
+/// `listening IP:PORT` once bound; runs until SIGTERM or SIGINT, then prints its figures
+/// as one JSON line. The key comes from --key-file or TICKWIRE_TOKEN_KEY, never the
+/// command line.
+#[derive(Debug, Args)]
+pub struct RendezvousArgs {
+    /// The address to listen on (also the address tickets must name).
+    #[arg(long, value_name = "IP:PORT", value_parser = address)]
+    pub bind: SocketAddr,
+    /// A file holding the key tickets are minted with, as `tickwire token key > PATH`
+    /// writes it. Without it, the key comes from TICKWIRE_TOKEN_KEY.
+    #[arg(long, value_name = "PATH")]
+    pub key_file: Option<PathBuf>,
+    /// The game's protocol id; tickets for another are refused.
+    #[arg(long, value_name = "N", default_value_t = tickwire_proto::EndpointConfig::default().protocol_id)]
+    pub protocol_id: u32,
+    /// The public address tickets name, when it is not the bound one (behind a load
+    /// balancer or a NAT of the server's own).
+    #[arg(long, value_name = "IP:PORT", value_parser = address)]
+    pub public: Option<SocketAddr>,
+    /// Kilobytes per second one match may relay.
+    #[arg(long, value_name = "N", default_value_t = 32, value_parser = ranged(1u32, 1_000_000))]
+    pub relay_kbps: u32,
+    /// Seconds a match lives, relay and all, from its first ticket.
+    #[arg(long, value_name = "S", default_value_t = 7200, value_parser = ranged(1u64, 7 * 86_400))]
+    pub match_secs: u64,
+    /// Appends the sealed part of every relayed packet (past its plaintext header) to
+    /// this file, each as a u16 little-endian length then the bytes: evidence that the
+    /// relay carries nothing it can read.
+    #[arg(long, value_name = "PATH")]
+    pub record: Option<PathBuf>,
+}
+
+/// Plays one peer of a P2P match met through a rendezvous, and reports it as JSON lines.
+///
+/// A small rollback game (its state a hash of every input so far) at 60 Hz, with desync
+/// detection. One JSON line per event on stdout: `path` (the path to a remote player
+/// changed: direct to an address, or relayed through the rendezvous), `synchronized`,
+/// `desync`; then `done` with the frames played, the desyncs, the time to
+/// synchronized and each remote player's final path. Exit status 1 if the match never
+/// synchronizes within 10 s or any desync happened. The ticket and the match secret
+/// come from files or the environment, never the command line.
+#[derive(Debug, Args)]
+pub struct PeerArgs {
+    /// The rendezvous's address.
+    #[arg(long, value_name = "IP:PORT", value_parser = address)]
+    pub rendezvous: SocketAddr,
+    /// A file holding this player's ticket (hex, as `tickwire token mint` prints it).
+    /// Without it, the ticket comes from TICKWIRE_TICKET.
+    #[arg(long, value_name = "PATH")]
+    pub ticket_file: Option<PathBuf>,
+    /// A file holding the match secret (64 hex digits) every player shares. Without
+    /// it, the secret comes from TICKWIRE_MATCH_SECRET.
+    #[arg(long, value_name = "PATH")]
+    pub secret_file: Option<PathBuf>,
+    /// This player's slot (the ticket's).
+    #[arg(long, value_name = "K", value_parser = ranged(0u8, 7))]
+    pub slot: u8,
+    /// Players of the match.
+    #[arg(long, value_name = "P", value_parser = ranged(2u8, 8))]
+    pub players: u8,
+    /// Seconds to play once synchronized.
+    #[arg(long, value_name = "S", default_value_t = 60, value_parser = ranged(1u64, 86_400))]
+    pub seconds: u64,
+    /// Relay everything: no peer learns another's address.
+    #[arg(long)]
+    pub private: bool,
+    /// Delays every datagram this peer sends by this many milliseconds, in the library
+    /// (a longer path without netem).
+    #[arg(long, value_name = "MS", default_value_t = 0, value_parser = ranged(0u64, 5_000))]
+    pub delay_ms: u64,
+    /// The local address to bind.
+    #[arg(long, value_name = "IP:PORT", default_value = "0.0.0.0:0", value_parser = address)]
+    pub bind: SocketAddr,
+    /// The game's protocol id (the ticket's).
+    #[arg(long, value_name = "N", default_value_t = tickwire_proto::EndpointConfig::default().protocol_id)]
+    pub protocol_id: u32,
 }
 
 /// A relay match in this process: a server and N clients play a small game at 60 Hz.
@@ -272,9 +359,19 @@ pub struct MintArgs {
     /// The connection's timeout in seconds; 0 keeps the endpoints' own.
     #[arg(long, value_name = "S", default_value_t = 0, value_parser = ranged(0u32, 3600))]
     pub timeout_secs: u32,
-    /// Data for the server about this client, in hex (at most 256 bytes).
+    /// Data for the server about this client, in hex (at most 256 bytes; 238 after a
+    /// match claim).
     #[arg(long, value_name = "HEX", value_parser = user_data)]
     pub user_data: Option<UserData>,
+    /// A rendezvous ticket: the match it is for (with --slot and --players).
+    #[arg(long = "match", value_name = "N", requires_all = ["slot", "players"])]
+    pub match_id: Option<u64>,
+    /// A rendezvous ticket: the player's slot, below --players.
+    #[arg(long, value_name = "K", requires = "match_id")]
+    pub slot: Option<u8>,
+    /// A rendezvous ticket: the match's players, 2..=8.
+    #[arg(long, value_name = "P", requires = "match_id")]
+    pub players: Option<u8>,
 }
 
 /// `--user-data` decoded.

@@ -11,6 +11,8 @@ mod bench_crypto;
 mod bench_relay;
 mod boxes;
 mod demo;
+mod peer;
+mod rendezvous;
 mod token;
 
 use std::process::ExitCode;
@@ -74,6 +76,8 @@ fn run(command: Command, argv: &[String]) -> Result<ExitCode, (UsageError, &'sta
                 Ok(ExitCode::from(1))
             }
         },
+        Command::Rendezvous(a) => rendezvous::run(&a).map_err(|e| (e, "rendezvous")),
+        Command::Peer(a) => peer::run(&a).map_err(|e| (e, "peer")),
         Command::Token(t) => {
             let words = match t.action {
                 TokenAction::Key => "token key",

@@ -10,7 +10,7 @@ use std::process::ExitCode;
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use tickwire_proto::token::{self, ConnectToken, TokenParams};
-use tickwire_proto::{KEY_SIZE, Secret};
+use tickwire_proto::{KEY_SIZE, MatchClaim, Secret};
 use zeroize::Zeroizing;
 
 use super::args::{MintArgs, TokenAction, UsageError};
@@ -41,31 +41,61 @@ fn mint_key(a: &MintArgs, env: Option<Zeroizing<String>>) -> Result<Secret, Usag
              of the machine; give --key-file PATH (a file written by `tickwire token key > PATH`) or set {KEY_ENV}"
         )));
     }
-    let (text, source) = match &a.key_file {
+    read_key(a.key_file.as_deref(), env, KEY_ENV, "token mint")
+}
+
+/// The environment as `read_key` takes it: set (a value not Unicode reads as empty,
+/// which is refused as no key), or not.
+pub fn env_secret(name: &str) -> Option<Zeroizing<String>> {
+    // Read here, not by clap's `env`, which would keep the text in a String that nobody
+    // wipes.
+    match std::env::var(name) {
+        Ok(text) => Some(Zeroizing::new(text)),
+        Err(std::env::VarError::NotPresent) => None,
+        Err(std::env::VarError::NotUnicode(_)) => Some(Zeroizing::new(String::new())),
+    }
+}
+
+/// A 32-byte secret (a key, a match secret) from `file` if given, else from the
+/// environment variable `env_name` (its value `env`), for the command `words`.
+pub fn read_key(
+    file: Option<&std::path::Path>,
+    env: Option<Zeroizing<String>>,
+    env_name: &str,
+    words: &str,
+) -> Result<Secret, UsageError> {
+    let text = read_text(file, env, env_name, words)?;
+    parse_key(&text.0, &format!("{words}: {}", text.1))
+}
+
+/// The text of a secret from `file` if given, else from the environment (`env`, the
+/// value of `env_name`), and where it came from; wiped when dropped.
+pub fn read_text(
+    file: Option<&std::path::Path>,
+    env: Option<Zeroizing<String>>,
+    env_name: &str,
+    words: &str,
+) -> Result<(Zeroizing<String>, String), UsageError> {
+    match file {
         Some(path) => {
-            let source = format!("--key-file {}", path.display());
+            let source = format!("--{} {}", if env_name == KEY_ENV { "key-file" } else { "file" }, path.display());
             let text = std::fs::read_to_string(path)
-                .map_err(|e| UsageError(format!("token mint: {source}: cannot read it: {e}")))?;
-            (Zeroizing::new(text), source)
+                .map_err(|e| UsageError(format!("{words}: {}: cannot read it: {e}", path.display())))?;
+            Ok((Zeroizing::new(text), source))
         }
         None => match env {
-            Some(text) => (text, KEY_ENV.to_string()),
-            None => {
-                return Err(UsageError(format!(
-                    "token mint: no key: give --key-file PATH (a file written by `tickwire token key > PATH`) or \
-                     set {KEY_ENV} to the key's 64 hex digits"
-                )));
-            }
+            Some(text) => Ok((text, env_name.to_string())),
+            None => Err(UsageError(format!("{words}: none given: give its file, or set {env_name}"))),
         },
-    };
-    parse_key(&text, &source)
+    }
 }
 
 /// The key from its text (64 hex digits, surrounding whitespace ignored), decoded
-/// straight into the [`Secret`] that wipes it, with no other copy of its bytes.
+/// straight into the [`Secret`] that wipes it, with no other copy of its bytes;
+/// `source` names the command and where the text came from.
 fn parse_key(text: &str, source: &str) -> Result<Secret, UsageError> {
     let text = text.trim().as_bytes();
-    let bad = || UsageError(format!("token mint: {source}: a key is {KEY_SIZE} bytes, written as 64 hex digits"));
+    let bad = || UsageError(format!("{source}: a key is {KEY_SIZE} bytes, written as 64 hex digits"));
     if text.len() != 2 * KEY_SIZE {
         return Err(bad());
     }
@@ -77,7 +107,7 @@ fn parse_key(text: &str, source: &str) -> Result<Secret, UsageError> {
     // The open endpoint's key: anyone could mint tokens with it.
     if key.0 == [0; KEY_SIZE] {
         return Err(UsageError(format!(
-            "token mint: {source}: the key is all zero bytes, which is no secret; make one with `tickwire token key`"
+            "{source}: the key is all zero bytes, which is no secret; make one with `tickwire token key`"
         )));
     }
     Ok(key)
@@ -125,11 +155,7 @@ pub fn run(action: &TokenAction) -> Result<ExitCode, UsageError> {
         TokenAction::Mint(a) => {
             // Read here, not by clap's `env`, which would keep the key's text in a String
             // that nobody wipes. Set but not Unicode: read as empty, refused as not a key.
-            let env = match std::env::var(KEY_ENV) {
-                Ok(text) => Some(Zeroizing::new(text)),
-                Err(std::env::VarError::NotPresent) => None,
-                Err(std::env::VarError::NotUnicode(_)) => Some(Zeroizing::new(String::new())),
-            };
+            let env = env_secret(KEY_ENV);
             let opts = MintOptions {
                 key: mint_key(a, env)?,
                 protocol_id: a.protocol_id,
@@ -137,7 +163,12 @@ pub fn run(action: &TokenAction) -> Result<ExitCode, UsageError> {
                 addresses: a.addresses.clone(),
                 expire_secs: a.expire_secs,
                 timeout_secs: a.timeout_secs,
-                user_data: a.user_data.as_ref().map(|u| u.0.clone()).unwrap_or_default(),
+                user_data: match (a.match_id, a.slot, a.players) {
+                    (Some(match_id), Some(slot), Some(players)) => MatchClaim { match_id, slot, players }
+                        .user_data(a.user_data.as_ref().map_or(&[][..], |u| &u.0[..]))
+                        .map_err(|e| UsageError(format!("token mint: {e}")))?,
+                    _ => a.user_data.as_ref().map(|u| u.0.clone()).unwrap_or_default(),
+                },
             };
             let bytes = mint(&opts).map_err(|e| UsageError(format!("token mint: {e}")))?;
             debug_assert!(ConnectToken::decode(&bytes).is_ok());

@@ -170,6 +170,18 @@
 #define TW_NO_PLAYER 4294967295
 
 /**
+ * `tw_session_set_rendezvous` flag: relay everything, so that no peer learns another's
+ * address (nor this side theirs). Every pair with a private peer is relayed.
+ */
+#define TW_RENDEZVOUS_PRIVATE 1
+
+/**
+ * Bytes of the match claim at the start of a rendezvous ticket's user data
+ * (`tw_match_claim_write`).
+ */
+#define TW_MATCH_CLAIM_SIZE (uint32_t)MATCH_CLAIM_SIZE
+
+/**
  * `tw_session_push_input`'s `player` on a RELAY_CLIENT: this client's own player,
  * whichever slot the server gives it (the slot is not known before JOINED, but the
  * inputs go to the server from the first due tick on).
@@ -963,6 +975,20 @@ enum tw_session_event_kind
      * peers), DESYNC follows with the player as `culprit`. Once per player.
      */
     TW_SESSION_EVENT_KIND_INPUTS_DISAGREE = 33,
+    /**
+     * P2P with a rendezvous (`tw_session_set_rendezvous`): the path to remote player
+     * `data.path.player` changed (`data.path`): RELAYED as soon as the rendezvous
+     * introduces its peer, DIRECT once a connectivity check succeeds (`address` is the
+     * peer's), back to RELAYED (`address` is the relay's) when a direct path stops
+     * answering for 2 s. The connection and the match go on through every change.
+     */
+    TW_SESSION_EVENT_KIND_PATH_CHANGED = 34,
+    /**
+     * P2P with a rendezvous: the rendezvous refused this side's ticket
+     * (`data.refusal.reason`). Advisory (a refusal is not authenticated): the session
+     * keeps trying; once per reason in a row.
+     */
+    TW_SESSION_EVENT_KIND_RENDEZVOUS_REFUSED = 35,
 };
 #ifndef __cplusplus
 #if __STDC_VERSION__ >= 202311L
@@ -2320,9 +2346,19 @@ typedef struct tw_network_stats {
      */
     uint64_t silent_us;
     /**
+     * A `tw_path`: how this player's datagrams go under a rendezvous (DIRECT or
+     * RELAYED); `TW_PATH_NONE` without one. Took the first 4 of the reserved bytes.
+     */
+    uint32_t path;
+    /**
+     * Where they go: the peer's address (DIRECT) or the relay's (RELAYED) as text,
+     * NUL-terminated; empty with `TW_PATH_NONE`.
+     */
+    char path_address[48];
+    /**
      * Zero.
      */
-    uint64_t reserved[7];
+    uint32_t reserved;
 } tw_network_stats;
 
 /**
@@ -2596,6 +2632,39 @@ typedef struct tw_session_event_input_delay {
 } tw_session_event_input_delay;
 
 /**
+ * PATH_CHANGED.
+ */
+typedef struct tw_session_event_path {
+    /**
+     * The remote player.
+     */
+    uint32_t player;
+    /**
+     * A `tw_path`.
+     */
+    uint32_t path;
+    /**
+     * Where its datagrams go now: the peer's address (DIRECT) or the relay's
+     * (RELAYED), as text, NUL-terminated.
+     */
+    char address[64];
+} tw_session_event_path;
+
+/**
+ * RENDEZVOUS_REFUSED.
+ */
+typedef struct tw_session_event_refusal {
+    /**
+     * A `tw_rendezvous_refusal`.
+     */
+    uint32_t reason;
+    /**
+     * Must be ignored.
+     */
+    uint32_t reserved0;
+} tw_session_event_refusal;
+
+/**
  * The per-kind part of a `tw_session_event`. Read only the member named by `kind`.
  */
 typedef union tw_session_event_data {
@@ -2643,6 +2712,14 @@ typedef union tw_session_event_data {
      * INPUT_DELAY_CHANGED.
      */
     struct tw_session_event_input_delay input_delay;
+    /**
+     * PATH_CHANGED.
+     */
+    struct tw_session_event_path path;
+    /**
+     * RENDEZVOUS_REFUSED.
+     */
+    struct tw_session_event_refusal refusal;
     /**
      * Fixes the size and alignment, so new kinds never change `sizeof(tw_session_event)`.
      */
@@ -3776,6 +3853,74 @@ tw_result tw_session_network_stats(struct tw_session *session,
                                    struct tw_network_stats *out_stats);
 
 /**
+ * P2P, before `tw_session_start`: meet the match's other peers through the rendezvous
+ * at `address` (IP and port) with this player's `ticket` (a connect token minted with
+ * the rendezvous's key whose user data starts with a match claim,
+ * `tw_match_claim_write`), rather than at addresses given. Then add each remote player
+ * with `tw_session_add_remote_player(session, player, NULL)`: one player per peer.
+ *
+ * At `tw_session_start` the session registers with the rendezvous, learns the other
+ * peers' candidate addresses (their local address and the one the rendezvous sees),
+ * checks every candidate from both sides at once (authenticated with the players'
+ * secret, which the rendezvous never has), and keeps each peer's best working path:
+ * direct, else through the rendezvous's relay, which forwards packets it cannot read
+ * (they are sealed end to end). The relay carries a peer as soon as it is introduced;
+ * the path goes direct when a check succeeds, and back to the relay when a direct
+ * path stops answering for 2 s (a NAT mapping timed out): the match goes on.
+ * `TW_SESSION_EVENT_KIND_PATH_CHANGED` reports each change; `tw_network_stats.path`
+ * the path now. Checks every 500 ms keep a direct path's NAT mappings open.
+ *
+ * `flags`: `TW_RENDEZVOUS_PRIVATE` relays everything and tells nobody this side's
+ * address (any pair with a private peer is relayed).
+ *
+ * Needs the players' secret (`tw_security_config.match_secret`) and exactly one
+ * local player, the ticket's slot (checked at `tw_session_start`; a rendezvous that
+ * says the ticket is for another slot ends the session with a FATAL event).
+ *
+ * Ownership: `address` and `ticket` are only read during the call.
+ *
+ * Thread-safety: a session is used from one thread at a time (it may move between
+ * threads between calls).
+ *
+ * Returns `TW_RESULT_OK`; `TW_RESULT_NULL_ARGUMENT`; `TW_RESULT_INVALID_ARGUMENT` (an
+ * unparsable address, a ticket that is not `TW_CONNECT_TOKEN_SIZE` bytes or does not
+ * read, unknown flags, no players' secret, an IPv6 address from an IPv4 socket);
+ * `TW_RESULT_INVALID_STATE` (not P2P, or started); `TW_RESULT_BUSY` (another call on
+ * the session is in progress); `TW_RESULT_PANIC`.
+ *
+ * # Safety
+ * `session` must be NULL or a live handle. `address` must be NULL or a
+ * NUL-terminated string. `ticket` must be NULL or valid for reading `ticket_len` bytes.
+ */
+tw_result tw_session_set_rendezvous(struct tw_session *session,
+                                    const char *address,
+                                    const uint8_t *ticket,
+                                    size_t ticket_len,
+                                    uint32_t flags);
+
+/**
+ * Writes the match claim a rendezvous ticket's user data starts with: the match
+ * (`match_id`, the backend's name for it), the player's `slot` (below `players`) and
+ * the match's `players` (2..=8), in `TW_MATCH_CLAIM_SIZE` bytes. Put them first in the
+ * `user_data` of `tw_connect_token_generate`, the game's own bytes after.
+ *
+ * Ownership: `out` is caller memory, written only on success.
+ * Thread-safety: may be called from any thread.
+ *
+ * Returns `TW_RESULT_OK`; `TW_RESULT_NULL_ARGUMENT`; `TW_RESULT_INVALID_ARGUMENT`
+ * (`players` out of range, `slot` not below it, `out_size` below
+ * `TW_MATCH_CLAIM_SIZE`); `TW_RESULT_PANIC`.
+ *
+ * # Safety
+ * `out` must be NULL or valid for writing `out_size` bytes.
+ */
+tw_result tw_match_claim_write(uint64_t match_id,
+                               uint32_t slot,
+                               uint32_t players,
+                               uint8_t *out,
+                               size_t out_size);
+
+/**
  * Creates a session from `config`. In P2P, SPECTATOR, RELAY_SERVER and RELAY_CLIENT
  * mode this binds the UDP socket (`config->bind_address`) and starts its network
  * thread; SYNCTEST and REPLAY have no socket. Then: add players (P2P), spectators
@@ -3857,14 +4002,19 @@ tw_result tw_session_add_local_player(struct tw_session *session, uint32_t playe
  * other accepts the connection whose source address equals `address` (as seen from
  * here). A failed dial is retried until the match runs.
  *
+ * With a rendezvous (`tw_session_set_rendezvous`), `address` is NULL: the player's
+ * peer is met through it (one player per peer), whatever NATs stand between.
+ *
  * Ownership: `address` is only read during the call.
  *
  * Thread-safety: a session is used from one thread at a time (it may move between
  * threads between calls).
  *
- * Returns `TW_RESULT_OK`; `TW_RESULT_NULL_ARGUMENT`; `TW_RESULT_INVALID_ARGUMENT` (no
+ * Returns `TW_RESULT_OK`; `TW_RESULT_NULL_ARGUMENT` (`address` NULL without a
+ * rendezvous); `TW_RESULT_INVALID_ARGUMENT` (no
  * such player, already added, unparsable address, port 0 or an unspecified IP, an
- * address registered as a spectator, an IPv6 address from an IPv4 socket);
+ * address registered as a spectator, an IPv6 address from an IPv4 socket, a player
+ * past the 8 a rendezvous introduces);
  * `TW_RESULT_QUEUE_FULL` (`TW_MAX_PENDING_RESOLUTIONS` names being looked up);
  * `TW_RESULT_INVALID_STATE` (not P2P, or started);
  * `TW_RESULT_BUSY` (another call on the session is in progress); `TW_RESULT_PANIC`.

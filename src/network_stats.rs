@@ -1,11 +1,13 @@
 //! `tw_network_stats`: a P2P session's figures for one remote player, for a net
 //! overlay, field by field against GGPO's `ggpo_get_network_stats`.
 
+use std::ffi::c_char;
 use std::mem::size_of;
 
 use super::args::write_out;
 use super::error::{Failure, tw_result};
 use super::guard;
+use super::rendezvous::{path_parts, write_address};
 use super::session::{arg_player, session_failure, tw_session, with_session};
 use super::session_kind::SessionKind;
 
@@ -64,8 +66,14 @@ pub struct tw_network_stats {
     pub predicted_ticks: u32,
     /// Time since the peer was last heard from, in microseconds.
     pub silent_us: u64,
+    /// A `tw_path`: how this player's datagrams go under a rendezvous (DIRECT or
+    /// RELAYED); `TW_PATH_NONE` without one. Took the first 4 of the reserved bytes.
+    pub path: u32,
+    /// Where they go: the peer's address (DIRECT) or the relay's (RELAYED) as text,
+    /// NUL-terminated; empty with `TW_PATH_NONE`.
+    pub path_address: [c_char; 48],
     /// Zero.
-    pub reserved: [u64; 7],
+    pub reserved: u32,
 }
 
 impl tw_network_stats {
@@ -85,7 +93,13 @@ impl tw_network_stats {
             recv_queue: s.sync.recv_queue,
             predicted_ticks: s.sync.predicted_ticks,
             silent_us: s.sync.silent_us,
-            reserved: [0; 7],
+            path: path_parts(s.path).0 as u32,
+            path_address: {
+                let mut a = [0; 48];
+                write_address(path_parts(s.path).1, &mut a);
+                a
+            },
+            reserved: 0,
         }
     }
 }

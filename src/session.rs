@@ -279,14 +279,19 @@ pub unsafe extern "C" fn tw_session_add_local_player(session: *mut tw_session, p
 /// other accepts the connection whose source address equals `address` (as seen from
 /// here). A failed dial is retried until the match runs.
 ///
+/// With a rendezvous (`tw_session_set_rendezvous`), `address` is NULL: the player's
+/// peer is met through it (one player per peer), whatever NATs stand between.
+///
 /// Ownership: `address` is only read during the call.
 ///
 /// Thread-safety: a session is used from one thread at a time (it may move between
 /// threads between calls).
 ///
-/// Returns `TW_RESULT_OK`; `TW_RESULT_NULL_ARGUMENT`; `TW_RESULT_INVALID_ARGUMENT` (no
+/// Returns `TW_RESULT_OK`; `TW_RESULT_NULL_ARGUMENT` (`address` NULL without a
+/// rendezvous); `TW_RESULT_INVALID_ARGUMENT` (no
 /// such player, already added, unparsable address, port 0 or an unspecified IP, an
-/// address registered as a spectator, an IPv6 address from an IPv4 socket);
+/// address registered as a spectator, an IPv6 address from an IPv4 socket, a player
+/// past the 8 a rendezvous introduces);
 /// `TW_RESULT_QUEUE_FULL` (`TW_MAX_PENDING_RESOLUTIONS` names being looked up);
 /// `TW_RESULT_INVALID_STATE` (not P2P, or started);
 /// `TW_RESULT_BUSY` (another call on the session is in progress); `TW_RESULT_PANIC`.
@@ -301,6 +306,15 @@ pub unsafe extern "C" fn tw_session_add_remote_player(
     address: *const c_char,
 ) -> tw_result {
     with_session("tw_session_add_remote_player", session, |s| {
+        // Met through the rendezvous (`tw_session_set_rendezvous`): no address.
+        if address.is_null() {
+            if let SessionKind::P2p(p) = &mut s.kind {
+                if p.has_rendezvous() {
+                    p.add_rendezvous_player(player as usize).map_err(session_failure)?;
+                    return Ok(tw_result::Ok);
+                }
+            }
+        }
         // SAFETY: NULL or NUL-terminated per the contract.
         let target = unsafe { arg_target(address, "address") }?;
         let SessionKind::P2p(p) = &mut s.kind else { return Err(s.kind.unavailable("adding players")) };

@@ -7,6 +7,7 @@ use super::credential::c_proven;
 use super::error::copy_c_string;
 use super::event::tw_disconnect_reason;
 use super::guard;
+use super::rendezvous::{path_event, refusal, tw_session_event_path, tw_session_event_refusal};
 use tickwire_proto::{
     ClientSessionEvent, KickCause, KickReason, Proven, RejectReason, RollbackEvent as Event, ServerSessionEvent,
 };
@@ -182,6 +183,16 @@ pub enum tw_session_event_kind {
     /// resimulated), or 0 if this side had the majority's. Without a majority (three
     /// peers), DESYNC follows with the player as `culprit`. Once per player.
     InputsDisagree = 33,
+    /// P2P with a rendezvous (`tw_session_set_rendezvous`): the path to remote player
+    /// `data.path.player` changed (`data.path`): RELAYED as soon as the rendezvous
+    /// introduces its peer, DIRECT once a connectivity check succeeds (`address` is the
+    /// peer's), back to RELAYED (`address` is the relay's) when a direct path stops
+    /// answering for 2 s. The connection and the match go on through every change.
+    PathChanged = 34,
+    /// P2P with a rendezvous: the rendezvous refused this side's ticket
+    /// (`data.refusal.reason`). Advisory (a refusal is not authenticated): the session
+    /// keeps trying; once per reason in a row.
+    RendezvousRefused = 35,
 }
 
 /// Why a relay server removed a player (`tw_session_event_relay.reason` of
@@ -422,6 +433,10 @@ pub union tw_session_event_data {
     pub progress: tw_session_event_progress,
     /// INPUT_DELAY_CHANGED.
     pub input_delay: tw_session_event_input_delay,
+    /// PATH_CHANGED.
+    pub path: tw_session_event_path,
+    /// RENDEZVOUS_REFUSED.
+    pub refusal: tw_session_event_refusal,
     /// Fixes the size and alignment, so new kinds never change `sizeof(tw_session_event)`.
     pub reserved: [u64; 15],
 }
@@ -672,6 +687,14 @@ impl tw_session_event {
             },
             SessionEvent::RelayServer { event, tick } => server_event(&mut out, event, tick),
             SessionEvent::RelayClient(e) => client_event(&mut out, e, server),
+            SessionEvent::PathChanged { player, path } => {
+                out.data.path = path_event(player, path);
+                (K::PathChanged, 0)
+            }
+            SessionEvent::RendezvousRefused(reason) => {
+                out.data.refusal = refusal(reason);
+                (K::RendezvousRefused, 0)
+            }
             SessionEvent::Message { peer, len } => {
                 out.data.message = tw_session_event_message {
                     player: player_of(peer).map_or(TW_NO_PLAYER, |p| p as u32),

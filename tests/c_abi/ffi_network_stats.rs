@@ -85,7 +85,9 @@ fn overlay_figures_follow_the_link() {
     assert!(last.kbps_sent > 0.5 && last.kbps_received > 0.5, "inputs flow both ways: {last:?}");
     assert!(last.silent_us < 100_000, "heard within the last frames: {}", last.silent_us);
     assert_eq!(last.loss, 0.0);
-    assert!(last.reserved.iter().all(|&r| r == 0));
+    assert_eq!(last.reserved, 0);
+    // No rendezvous: no path, and no address.
+    assert_eq!((last.path, last.path_address[0]), (tw_path::None as u32, 0));
 
     // Not P2P: the call says which mode it was.
     let sync = create(&session_config(tw_session_mode::Synctest, 2));

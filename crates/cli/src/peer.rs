@@ -10,10 +10,8 @@ use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
 use tickwire_proto::token::ConnectToken;
-use tickwire_proto::{AdvanceStatus, Admission, GameShape, LinkConfig, PeerPath, Presented, RollbackEvent, Security};
-use tickwire_runtime::{
-    EngineLoop, HostConfig, P2pSession, P2pSettings, Rendezvous, RequestKind, SessionEvent,
-};
+use tickwire_proto::{Admission, AdvanceStatus, GameShape, LinkConfig, PeerPath, Presented, RollbackEvent, Security};
+use tickwire_runtime::{EngineLoop, HostConfig, P2pSession, P2pSettings, Rendezvous, RequestKind, SessionEvent};
 
 use super::args::{PeerArgs, UsageError};
 use super::token::{env_secret, read_key, read_text, unhex};
@@ -85,9 +83,8 @@ pub fn run(a: &PeerArgs) -> Result<ExitCode, UsageError> {
     let setup = s
         .set_rendezvous(Rendezvous { address: a.rendezvous, ticket, private: a.private })
         .and_then(|()| {
-            (0..a.players as usize).try_for_each(|p| {
-                if p == a.slot as usize { s.add_local_player(p) } else { s.add_rendezvous_player(p) }
-            })
+            (0..a.players as usize)
+                .try_for_each(|p| if p == a.slot as usize { s.add_local_player(p) } else { s.add_rendezvous_player(p) })
         })
         .and_then(|()| s.start());
     if let Err(e) = setup {

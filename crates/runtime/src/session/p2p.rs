@@ -175,6 +175,11 @@ impl P2pSession {
         Ok(self.the_match_mut().add_remote_player(player, peer_address(slot))?)
     }
 
+    /// Whether the match meets through a rendezvous ([`P2pSession::set_rendezvous`]).
+    pub fn has_rendezvous(&self) -> bool {
+        self.rendezvous.is_some()
+    }
+
     /// The path to remote `player`'s peer: None without a rendezvous.
     pub fn path(&self, player: usize) -> Option<PeerPath> {
         self.net.host.path(u8::try_from(player).ok()?)

@@ -6,6 +6,8 @@
 #   lab_init                    # a unique name prefix; an EXIT trap runs lab_cleanup
 #   lab_topology eim_apdf       # the internet, public hosts A and B, a NAT box "nat",
 #                               # peers p1 and p2 behind it (see lab_topology)
+#   lab_pair eim_adf edm        # or: p1 behind its own eim_adf box, p2 behind its own
+#                               # edm box (see lab_pair; tests/nat/matrix.sh)
 #   lab_exec p1 python3 tests/nat/probe.py client ...
 #   lab_cleanup                 # every namespace (and so every veth) with the prefix
 #
@@ -17,7 +19,8 @@
 #   internet "inet": a router with two bridges, "pub" 203.0.113.1/24 (public hosts) and
 #                    "isp" 198.51.100.1/24 (the NAT boxes' outside interfaces)
 #   public hosts:    A 203.0.113.10 (a server may use several ports on it, e.g. 3478
-#                    and 3479), B 203.0.113.20; lab_public adds more
+#                    and 3479), B 203.0.113.20; lab_public adds more (lab_side: an
+#                    open peer at 203.0.113.31 or .32)
 #   NAT boxes:       outside interface "wan" (198.51.100.x/24 on the internet, or an
 #                    address on another box's LAN: a home box behind a CGNAT), inside a
 #                    bridge "lan" (192.168.x.1/24, or 100.64.0.1/10 for a CGNAT)
@@ -29,6 +32,9 @@
 # The prefix every namespace name starts with; unique per run unless set beforehand.
 LAB_PREFIX="${LAB_PREFIX:-}"
 declare -gA LAB_WAN_IP=() LAB_LAN_GW=() LAB_LAN_LEN=() LAB_LAN_NET=() LAB_PEERS=() LAB_HOST_IP=() LAB_UPLINK=()
+# Per peer of a pair topology (lab_pair): the box it sits behind ("" for an open host)
+# and its public address (the outermost box's outside address, or its own).
+declare -gA LAB_PEER_BOX=() LAB_PEER_PUBLIC=()
 LAB_VETH_N=0
 LAB_PIDS=()
 
@@ -68,6 +74,7 @@ lab_cleanup() {
         ip netns del "$ns" 2>/dev/null || true
     done
     LAB_WAN_IP=() LAB_LAN_GW=() LAB_LAN_LEN=() LAB_LAN_NET=() LAB_PEERS=() LAB_HOST_IP=() LAB_UPLINK=()
+    LAB_PEER_BOX=() LAB_PEER_PUBLIC=()
     LAB_VETH_N=0
 }
 
@@ -341,4 +348,89 @@ lab_topology() {
         return 1
         ;;
     esac
+}
+
+# lab_side N KIND PEER PORTS: side N (1 or 2) of a pair topology, peer PEER (ephemeral
+# ports PORTS) behind its own NAT of KIND, each side with its own addresses:
+#   open      no NAT: PEER is a public host, 203.0.113.(30+N)
+#   eim_eif, eim_adf, eim_apdf, edm: box "natN" (outside 198.51.100.(10+N), LAN
+#             192.168.(10+N).0/24), PEER at 192.168.(10+N).10
+#   double    box "cgnatN" (outside 198.51.100.(20+N), inside 100.64.N.1/10), box "homeN"
+#             behind it (outside 100.64.N.2, LAN 192.168.(10+N).0/24), both EIM + APDF,
+#             PEER at 192.168.(10+N).10
+# Sets LAB_PEER_BOX[PEER] (natN, homeN, or "" for open) and LAB_PEER_PUBLIC[PEER].
+lab_side() {
+    local n="$1" kind="$2" peer="$3" ports="$4" lan="192.168.$((10 + $1))"
+    case "$kind" in
+    open)
+        lab_public "$peer" "203.0.113.$((30 + n))" &&
+            lab_exec "$peer" sysctl -qw net.ipv4.ip_local_port_range="${ports/-/ }" || return 1
+        LAB_PEER_BOX[$peer]=""
+        LAB_PEER_PUBLIC[$peer]="203.0.113.$((30 + n))"
+        ;;
+    double)
+        lab_box "cgnat$n" "198.51.100.$((20 + n))" "100.64.$n.1/10" &&
+            lab_box "home$n" "100.64.$n.2" "$lan.1/24" "cgnat$n" &&
+            lab_peer "$peer" "home$n" "$lan.10" "$ports" &&
+            lab_nat_double "cgnat$n" "home$n" || return 1
+        LAB_PEER_BOX[$peer]="home$n"
+        LAB_PEER_PUBLIC[$peer]="198.51.100.$((20 + n))"
+        ;;
+    eim_eif | eim_adf | eim_apdf | edm)
+        lab_box "nat$n" "198.51.100.$((10 + n))" "$lan.1/24" &&
+            lab_peer "$peer" "nat$n" "$lan.10" "$ports" &&
+            _lab_nft "nat$n" "$kind" || return 1
+        LAB_PEER_BOX[$peer]="nat$n"
+        LAB_PEER_PUBLIC[$peer]="198.51.100.$((10 + n))"
+        ;;
+    *)
+        echo "lab: unknown side kind $kind" >&2
+        return 1
+        ;;
+    esac
+}
+
+# lab_pair X Y: the PAIR topology of a P2P match: the internet (lab_internet: public hosts
+# A, where a rendezvous runs, and B), peer p1 (ports 20000-29999) behind its own NAT of
+# kind X and peer p2 (ports 30000-39999) behind its own NAT of kind Y (lab_side: open,
+# eim_eif, eim_adf, eim_apdf, edm, double). `lab_pair hairpin hairpin` is the one-box case
+# instead: both peers behind one hairpinning box (lab_topology hairpin: box "nat",
+# outside 198.51.100.2, p1 192.168.1.10, p2 192.168.1.11).
+lab_pair() {
+    if [ "$1" = hairpin ] || [ "$2" = hairpin ]; then
+        if [ "$1" != "$2" ]; then
+            echo "lab: hairpin pairs only with hairpin (both peers behind one box)" >&2
+            return 1
+        fi
+        lab_topology hairpin || return 1
+        LAB_PEER_BOX[p1]=nat LAB_PEER_BOX[p2]=nat
+        LAB_PEER_PUBLIC[p1]="${LAB_WAN_IP[nat]}" LAB_PEER_PUBLIC[p2]="${LAB_WAN_IP[nat]}"
+        return 0
+    fi
+    lab_internet && lab_side 1 "$1" p1 20000-29999 && lab_side 2 "$2" p2 30000-39999
+}
+
+# lab_block IP1 IP2: the internet drops UDP between IP1 and IP2 (both directions, e.g.
+# two boxes' outside addresses), from now on; traffic of either with anyone else (the
+# rendezvous on A) still passes. Two tables named "labblock" in "inet": one in the
+# bridge family, for traffic between two hosts of one bridge (the boxes on "isp" reach
+# each other without being routed, and bridged frames skip the IP hooks here), one in
+# the ip family, for routed traffic (an open host on "pub" and a box on "isp").
+lab_block() {
+    local rules="ip saddr $1 ip daddr $2 meta l4proto udp drop
+        ip saddr $2 ip daddr $1 meta l4proto udp drop"
+    lab_exec inet nft -f - <<EOF
+table bridge labblock {
+    chain forward {
+        type filter hook forward priority filter; policy accept;
+        $rules
+    }
+}
+table ip labblock {
+    chain forward {
+        type filter hook forward priority filter; policy accept;
+        $rules
+    }
+}
+EOF
 }

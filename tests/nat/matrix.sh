@@ -18,7 +18,6 @@
 # (or nft, conntrack, python3) it prints a skip line and "0 passed, 0 failed", exits 0.
 #
 #   tests/nat/matrix.sh [--seconds S] [--quick] [--jobs N] [--only REGEX] [--logs DIR]
-#   tests/nat/matrix.sh --self-test [--quick]
 #
 #   --seconds S   seconds of play after synchronization (default 60)
 #   --quick       10 s matches and fewer rows (--seconds still wins if given)
@@ -27,10 +26,6 @@
 #   --only REGEX  only the rows whose name matches (bash regex), e.g. 'flush|private'
 #   --logs DIR    keep every row's outputs in DIR (default: a temporary directory,
 #                 removed at the end)
-#   --self-test   test this script's own plumbing: the same rows and checks, with
-#                 tests/nat/fake_tickwire.py (NOT tickwire: a Python stand-in that speaks
-#                 the same command-line contract over real UDP with a toy hole punch)
-#                 in place of the tickwire binary. Says nothing about tickwire.
 #
 # The binary: $TICKWIRE, default target/release/tickwire under the repository root
 # (build it first: cargo build --release -p tickwire-cli; this script never builds).
@@ -45,7 +40,6 @@ QUICK=0
 JOBS=10
 ONLY=""
 LOGS=""
-SELF_TEST=0
 usage() { sed -n '2,/^set -uo/p' "${BASH_SOURCE[0]}" | sed '$d; s/^# \{0,1\}//'; }
 while [ $# -gt 0 ]; do
     case "$1" in
@@ -54,7 +48,6 @@ while [ $# -gt 0 ]; do
     --jobs) JOBS="${2:-}"; shift 2 ;;
     --only) ONLY="${2:-}"; shift 2 ;;
     --logs) LOGS="${2:-}"; shift 2 ;;
-    --self-test) SELF_TEST=1; shift ;;
     -h | --help) usage; exit 0 ;;
     *) echo "matrix.sh: unknown option $1 (see --help)" >&2; exit 2 ;;
     esac
@@ -90,12 +83,7 @@ result() {
     fi
 }
 
-if [ "$SELF_TEST" = 1 ]; then
-    TICKWIRE="$HERE/fake_tickwire.py"
-    echo "self-test: tickwire is $TICKWIRE, a stand-in for this script's plumbing (not tickwire)"
-else
-    TICKWIRE="${TICKWIRE:-$ROOT/target/release/tickwire}"
-fi
+TICKWIRE="${TICKWIRE:-$ROOT/target/release/tickwire}"
 # The real binary must exist and have the commands of the contract; a missing binary
 # is a failure, not a skip (this script does not build it).
 if [ ! -x "$TICKWIRE" ]; then
@@ -252,14 +240,16 @@ run_row() {
         printf 'p1_box=%q\np2_box=%q\n' "${LAB_PEER_BOX[p1]}" "${LAB_PEER_BOX[p2]}"
     } >"$dir/meta"
 
-    local secret slot
-    local -a ticket rdv_args peer_args
+    local slot
+    local -a rdv_args peer_args
+    # Keys, the match secret and tickets go in files: on a command line every user of
+    # the machine could read them (ps).
     "$TICKWIRE" token key >"$dir/server.key" 2>"$dir/tool.err" || fail_setup "tickwire token key: $(tail -n1 "$dir/tool.err")"
-    secret="$("$TICKWIRE" token key 2>"$dir/tool.err")" || fail_setup "tickwire token key: $(tail -n1 "$dir/tool.err")"
+    "$TICKWIRE" token key >"$dir/secret" 2>"$dir/tool.err" || fail_setup "tickwire token key: $(tail -n1 "$dir/tool.err")"
     for slot in 0 1; do
-        ticket[slot]="$("$TICKWIRE" token mint --key-file "$dir/server.key" --addresses "$RDV" \
+        "$TICKWIRE" token mint --key-file "$dir/server.key" --addresses "$RDV" \
             --match "$idx" --slot "$slot" --players 2 --client-id $((slot + 1)) \
-            --expire-secs $((PEER_DEADLINE + 600)) 2>"$dir/tool.err")" ||
+            --expire-secs $((PEER_DEADLINE + 600)) >"$dir/ticket$slot" 2>"$dir/tool.err" ||
             fail_setup "tickwire token mint --slot $slot: $(tail -n1 "$dir/tool.err")"
     done
 
@@ -270,11 +260,11 @@ run_row() {
     wait_line "$dir/rdv.out" '^listening ' 5 ||
         fail_setup "the rendezvous printed no 'listening' line within 5 s: $(tail -n1 "$dir/rdv.err")"
 
-    peer_args=(peer --rendezvous "$RDV" --secret "$secret" --players 2 --seconds "$SECS" --delay-ms "$DELAY_MS")
+    peer_args=(peer --rendezvous "$RDV" --secret-file "$dir/secret" --players 2 --seconds "$SECS" --delay-ms "$DELAY_MS")
     [ "$special" = private ] && peer_args+=(--private)
-    lab_spawn p1 "$TICKWIRE" "${peer_args[@]}" --ticket "${ticket[0]}" --slot 0 >"$dir/p1.out" 2>"$dir/p1.err"
+    lab_spawn p1 "$TICKWIRE" "${peer_args[@]}" --ticket-file "$dir/ticket0" --slot 0 >"$dir/p1.out" 2>"$dir/p1.err"
     local p1_pid="$LAB_LAST_PID"
-    lab_spawn p2 "$TICKWIRE" "${peer_args[@]}" --ticket "${ticket[1]}" --slot 1 >"$dir/p2.out" 2>"$dir/p2.err"
+    lab_spawn p2 "$TICKWIRE" "${peer_args[@]}" --ticket-file "$dir/ticket1" --slot 1 >"$dir/p2.out" 2>"$dir/p2.err"
     local p2_pid="$LAB_LAST_PID"
 
     case "$special" in
@@ -403,9 +393,10 @@ print(" ".join(found))
 PY
 }
 
-# record_check FILE: records (u16 little-endian length, then the bytes), each minus its
-# first 16 bytes (the inner packet header), compressed together by zlib at level 9:
-# prints "ok RECORDS BYTES RATIO" or "bad REASON".
+# record_check FILE: records (u16 little-endian length, then the bytes: the sealed part
+# of each packet the relay carried, past its plaintext header, as `tickwire rendezvous
+# --record` writes them), compressed together by zlib at level 9: prints "ok RECORDS
+# BYTES RATIO" or "bad REASON".
 record_check() {
     python3 - "$1" "$MIN_RATIO" <<'PY'
 import struct, sys, zlib
@@ -423,11 +414,11 @@ while i < len(data):
     if i + 2 + n > len(data):
         print("bad record %d runs past the end (length %d at byte %d)" % (records, n, i))
         sys.exit()
-    body += data[i + 2 + 16:i + 2 + n]
+    body += data[i + 2:i + 2 + n]
     i += 2 + n
     records += 1
 if not body:
-    print("bad empty (%d records, no bytes past the 16-byte headers)" % records)
+    print("bad empty (%d records)" % records)
     sys.exit()
 ratio = len(zlib.compress(bytes(body), 9)) / len(body)
 print("ok %d %d %.4f" % (records, len(body), ratio))
@@ -570,7 +561,7 @@ for row in "${selected[@]}"; do
         read -r verdict records bytes ratio <<<"$rec"
         if [ "$verdict" = ok ]; then
             ok=$(python3 -c 'import sys; print(1 if float(sys.argv[1]) >= float(sys.argv[2]) else 0)' "$ratio" "$MIN_RATIO")
-            result "$label: relay recording" "$ok" "$records records, $bytes bytes past their 16-byte headers, zlib ratio $ratio (want >= $MIN_RATIO: unreadable)"
+            result "$label: relay recording" "$ok" "$records records, $bytes sealed bytes past their headers, zlib ratio $ratio (want >= $MIN_RATIO: unreadable)"
         else
             result "$label: relay recording" 0 "${rec#bad }"
         fi

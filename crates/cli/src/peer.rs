@@ -101,6 +101,10 @@ fn play(s: &mut P2pSession, a: &PeerArgs) -> ExitCode {
     let mut state: u64 = 0;
     let mut saves: BTreeMap<u32, u64> = BTreeMap::new();
     let (mut synced, mut desyncs, mut newest) = (None::<Instant>, 0u32, 0u32);
+    let mut disconnects = 0u32;
+    // Each remote player's path when the last counted frame was played (what follows is
+    // the linger, while the other peers finish and leave).
+    let mut final_paths: BTreeMap<usize, PeerPath> = BTreeMap::new();
     let mut finished: Option<Instant> = None;
     let mut counted = 0u32;
     let target = (a.seconds * 60) as u32;
@@ -180,6 +184,14 @@ fn play(s: &mut P2pSession, a: &PeerArgs) -> ExitCode {
                 SessionEvent::Core(RollbackEvent::PeerResumed { peer }) => {
                     format!("{{\"event\":\"resumed\",\"peer\":{peer},\"at_ms\":{at}}}")
                 }
+                SessionEvent::Core(RollbackEvent::PeerDisconnected { peer, reason }) => {
+                    // A match that lost a peer before its last counted frame is no match
+                    // played through: a failure. (In the linger, the others leave.)
+                    if finished.is_none() {
+                        disconnects += 1;
+                    }
+                    format!("{{\"event\":\"disconnected\",\"peer\":{peer},\"reason\":\"{reason:?}\",\"at_ms\":{at}}}")
+                }
                 SessionEvent::RendezvousRefused(reason) => {
                     format!("{{\"event\":\"refused\",\"reason\":\"{reason}\",\"at_ms\":{at}}}")
                 }
@@ -187,7 +199,12 @@ fn play(s: &mut P2pSession, a: &PeerArgs) -> ExitCode {
                     failure = Some(m);
                     continue;
                 }
-                _ => continue,
+                other => {
+                    if std::env::var_os("TICKWIRE_PEER_DEBUG").is_some() {
+                        eprintln!("{at} ms: {other:?}");
+                    }
+                    continue;
+                }
             };
             let _ = writeln!(out, "{line}");
             let _ = out.flush();
@@ -198,18 +215,21 @@ fn play(s: &mut P2pSession, a: &PeerArgs) -> ExitCode {
         if synced.is_some() && finished.is_none() && newest >= target {
             counted = newest;
             finished = Some(Instant::now());
+            final_paths.clone_from(&paths);
         }
         std::thread::sleep(Duration::from_millis(1));
     }
     let sync_ms = synced.map_or(-1, |t| ms(t) as i64);
-    let finals: Vec<String> = paths.iter().map(|(p, x)| format!("\"{p}\":\"{}\"", path_word(*x))).collect();
+    let finals = if finished.is_some() { &final_paths } else { &paths };
+    let finals: Vec<String> = finals.iter().map(|(p, x)| format!("\"{p}\":\"{}\"", path_word(*x))).collect();
     let frames = if finished.is_some() { counted } else { newest };
     let _ = writeln!(
         out,
-        "{{\"event\":\"done\",\"frames\":{frames},\"desyncs\":{desyncs},\"sync_ms\":{sync_ms},\"paths\":{{{}}}{}}}",
+        "{{\"event\":\"done\",\"frames\":{frames},\"desyncs\":{desyncs},\"disconnects\":{disconnects},\"sync_ms\":{sync_ms},\"paths\":{{{}}}{}}}",
         finals.join(","),
         failure.as_ref().map_or(String::new(), |f| format!(",\"error\":{:?}", f))
     );
     let _ = out.flush();
-    if failure.is_none() && desyncs == 0 && finished.is_some() { ExitCode::SUCCESS } else { ExitCode::from(1) }
+    let good = failure.is_none() && desyncs == 0 && disconnects == 0 && finished.is_some();
+    if good { ExitCode::SUCCESS } else { ExitCode::from(1) }
 }

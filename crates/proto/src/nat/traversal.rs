@@ -17,10 +17,11 @@
 //!   to each candidate (again every 200 ms, five times); an answer from the address it
 //!   went to proves that address both ways. A valid check from an address the peer did
 //!   not offer (its NAT mapped it anew for us, a "peer-reflexive" address) is answered
-//!   and checked back.
+//!   and checked back; when its answer comes, the path moves there if the peer now
+//!   sends from it (a NAT that mapped the peer anew mid-match).
 //! - **The path** of a peer starts through the relay as soon as the rendezvous has
 //!   introduced it, and goes direct when a check succeeds (host addresses first). A
-//!   direct path is checked every 500 ms; two seconds without an answer and it falls
+//!   direct path is checked every 250 ms; a second without an answer and it falls
 //!   back to the relay, and the checks start again every five seconds.
 //! - **Privacy.** A private peer, or any peer paired with one, is told no candidates
 //!   and sends no checks: all its datagrams go through the relay, and no peer learns
@@ -65,10 +66,13 @@ const MAX_HELLO_RTO_US: Micros = 2_000_000;
 const REFRESH_US: Micros = 10_000_000;
 const CHECK_RTO_US: Micros = 200_000;
 const CHECK_SENDS: u32 = 5;
-/// A direct path is checked this often while it is used.
-const CONSENT_US: Micros = 500_000;
-/// A direct path that answered nothing this long is dead.
-const DEAD_US: Micros = 2_000_000;
+/// A direct path is checked this often while it is used (a 34-byte check each way:
+/// little beside a match's inputs, and it keeps the NATs' mappings open).
+const CONSENT_US: Micros = 250_000;
+/// A direct path that answered nothing this long is dead. Below the P2P session's
+/// progress timeout (1.5 s by default): a path dead one way only leaves the other side
+/// hearing a peer that makes no progress, which that timeout would drop.
+const DEAD_US: Micros = 1_000_000;
 /// Checks start again this often while a peer has no direct path.
 const RETRY_US: Micros = 5_000_000;
 /// Datagrams kept for a peer with no path yet (the endpoint's first handshake packets).
@@ -210,8 +214,9 @@ struct Candidate {
     kind: Kind,
     /// Proved both ways (a check of ours to it was answered from it), and when last.
     answered: Option<Micros>,
-    /// It sent us a valid check: its datagrams are the peer's.
-    heard: bool,
+    /// When it last sent us a valid check: its datagrams are the peer's, and the
+    /// latest such address is where the peer sends from now.
+    heard: Option<Micros>,
 }
 
 #[derive(Debug)]
@@ -496,7 +501,7 @@ impl Traversal {
         for (slot, p) in self.peers.iter().enumerate() {
             if p.known
                 && !p.relay_only
-                && p.candidates.iter().any(|c| c.addr == from && (c.heard || c.answered.is_some()))
+                && p.candidates.iter().any(|c| c.addr == from && (c.heard.is_some() || c.answered.is_some()))
             {
                 return Claimed::Deliver { from: peer_address(slot as u8), data };
             }
@@ -559,7 +564,7 @@ impl Traversal {
                     let room = p.candidates.len() < MAX_PEER_CANDIDATES;
                     match p.candidates.iter_mut().find(|c| c.addr == addr) {
                         Some(c) => c.kind = c.kind.min(kind),
-                        None if room => p.candidates.push(Candidate { addr, kind, answered: None, heard: false }),
+                        None if room => p.candidates.push(Candidate { addr, kind, answered: None, heard: None }),
                         None => {}
                     }
                 }
@@ -619,12 +624,16 @@ impl Traversal {
             p.checks.swap_remove(i);
             let Some(c) = p.candidates.iter_mut().find(|c| c.addr == from) else { return };
             c.answered = Some(now);
-            let kind = c.kind;
-            // A better kind of address, or one that answers while the path in use has
-            // gone quiet for two consent rounds (its mapping may be gone): this one.
+            let (kind, heard) = (c.kind, c.heard);
+            // The path in use holds against this address unless this one is of a
+            // better kind, or the path in use has gone quiet for two consent rounds,
+            // or the peer now sends from this address rather than that one (its NAT
+            // mapped it anew: the old mapping is gone, whatever it answered last).
             let current_holds = |addr: SocketAddr| {
+                let Some(cur) = p.candidates.iter().find(|c| c.addr == addr) else { return false };
                 now.saturating_sub(p.last_answer) <= 2 * CONSENT_US
-                    && p.candidates.iter().find(|c| c.addr == addr).is_some_and(|c| c.kind <= kind)
+                    && cur.kind <= kind
+                    && !(heard.is_some() && heard > cur.heard)
             };
             match p.path {
                 PeerPath::Direct(addr) if addr == from => p.last_answer = now,
@@ -649,14 +658,16 @@ impl Traversal {
         let p = &mut self.peers[slot as usize];
         let room = p.candidates.len() < MAX_PEER_CANDIDATES;
         match p.candidates.iter_mut().find(|c| c.addr == from) {
-            Some(c) => c.heard = true,
+            Some(c) => c.heard = Some(now),
             None if room => {
-                p.candidates.push(Candidate { addr: from, kind: Kind::PeerReflexive, answered: None, heard: true });
+                p.candidates.push(Candidate { addr: from, kind: Kind::PeerReflexive, answered: None, heard: Some(now) });
             }
             None => return,
         }
-        let fresh = p.candidates.iter().find(|c| c.addr == from).is_some_and(|c| c.answered.is_some());
-        if !matches!(p.path, PeerPath::Direct(a) if a == from) && !fresh {
+        // Checked back unless it is the path in use; an address that answered before is
+        // checked again when the peer sends from it while the path is elsewhere (a
+        // rebinding: the answer moves the path here, see above).
+        if !matches!(p.path, PeerPath::Direct(a) if a == from) {
             if let Some(t) = self.start_check(now, slot, from) {
                 let key = Zeroizing::new(*self.peers[slot as usize].key);
                 let bytes =

@@ -179,7 +179,7 @@
  * Bytes of the match claim at the start of a rendezvous ticket's user data
  * (`tw_match_claim_write`).
  */
-#define TW_MATCH_CLAIM_SIZE (uint32_t)MATCH_CLAIM_SIZE
+#define TW_MATCH_CLAIM_SIZE 18
 
 /**
  * `tw_session_push_input`'s `player` on a RELAY_CLIENT: this client's own player,
@@ -979,8 +979,9 @@ enum tw_session_event_kind
      * P2P with a rendezvous (`tw_session_set_rendezvous`): the path to remote player
      * `data.path.player` changed (`data.path`): RELAYED as soon as the rendezvous
      * introduces its peer, DIRECT once a connectivity check succeeds (`address` is the
-     * peer's), back to RELAYED (`address` is the relay's) when a direct path stops
-     * answering for 2 s. The connection and the match go on through every change.
+     * peer's; again when its NAT maps it anew), back to RELAYED (`address` is the
+     * relay's) when a direct path stops answering for 1 s. The connection and the
+     * match go on through every change.
      */
     TW_SESSION_EVENT_KIND_PATH_CHANGED = 34,
     /**
@@ -1334,11 +1335,90 @@ typedef uint32_t tw_credential;
 #endif // __cplusplus
 
 /**
+ * How a remote player's datagrams go (`tw_session_event_path.path`,
+ * `tw_network_stats.path`).
+ */
+enum tw_path
+#if defined(__cplusplus) || __STDC_VERSION__ >= 202311L
+  : uint32_t
+#endif // defined(__cplusplus) || __STDC_VERSION__ >= 202311L
+ {
+    /**
+     * No rendezvous, or the rendezvous has not introduced the peer yet.
+     */
+    TW_PATH_NONE = 0,
+    /**
+     * Straight to the peer (`address` is where).
+     */
+    TW_PATH_DIRECT = 1,
+    /**
+     * Through the rendezvous's relay (`address` is the relay's): the relay forwards
+     * what it cannot read (sealed end to end).
+     */
+    TW_PATH_RELAYED = 2,
+};
+#ifndef __cplusplus
+#if __STDC_VERSION__ >= 202311L
+typedef enum tw_path tw_path;
+#else
+typedef uint32_t tw_path;
+#endif // __STDC_VERSION__ >= 202311L
+#endif // __cplusplus
+
+/**
+ * Why a rendezvous refused this side's ticket (`tw_session_event_refusal.reason`).
+ * Advisory: a refusal is not authenticated, and the session keeps trying.
+ */
+enum tw_rendezvous_refusal
+#if defined(__cplusplus) || __STDC_VERSION__ >= 202311L
+  : uint32_t
+#endif // defined(__cplusplus) || __STDC_VERSION__ >= 202311L
+ {
+    /**
+     * The ticket does not open with the rendezvous's key, does not name it, or its
+     * proof fails.
+     */
+    TW_RENDEZVOUS_REFUSAL_BAD_TICKET = 1,
+    /**
+     * The ticket has expired.
+     */
+    TW_RENDEZVOUS_REFUSAL_EXPIRED = 2,
+    /**
+     * The ticket's user data holds no match claim.
+     */
+    TW_RENDEZVOUS_REFUSAL_NO_MATCH = 3,
+    /**
+     * Another player (another client id) holds this slot of the match.
+     */
+    TW_RENDEZVOUS_REFUSAL_SLOT_TAKEN = 4,
+    /**
+     * The match's time is up, or the service holds all the matches it may.
+     */
+    TW_RENDEZVOUS_REFUSAL_CLOSED = 5,
+    /**
+     * The ticket's player count disagrees with the match's other tickets.
+     */
+    TW_RENDEZVOUS_REFUSAL_MISMATCH = 6,
+};
+#ifndef __cplusplus
+#if __STDC_VERSION__ >= 202311L
+typedef enum tw_rendezvous_refusal tw_rendezvous_refusal;
+#else
+typedef uint32_t tw_rendezvous_refusal;
+#endif // __STDC_VERSION__ >= 202311L
+#endif // __cplusplus
+
+/**
  * A host: one UDP socket, the network thread that owns it, and its connections.
  * Opaque; created by `tw_host_create`, destroyed by `tw_host_destroy`. Its calls run
  * one at a time (`guard::Guarded`).
  */
 typedef struct tw_host tw_host;
+
+/**
+ * A rendezvous service (`tw_rendezvous_create`).
+ */
+typedef struct tw_rendezvous tw_rendezvous;
 
 /**
  * A session: a rollback or relay core (and, in P2P, SPECTATOR and the RELAY modes, a
@@ -2360,6 +2440,54 @@ typedef struct tw_network_stats {
      */
     uint32_t reserved;
 } tw_network_stats;
+
+/**
+ * What a rendezvous has done (`tw_rendezvous_get_stats`).
+ */
+typedef struct tw_rendezvous_stats {
+    /**
+     * Matches held now.
+     */
+    uint64_t matches;
+    /**
+     * Their members now.
+     */
+    uint64_t members;
+    /**
+     * Matches made since the start.
+     */
+    uint64_t matches_made;
+    /**
+     * Tickets taken (a member in, refreshed or moved).
+     */
+    uint64_t hellos;
+    /**
+     * Datagrams relayed.
+     */
+    uint64_t relayed_datagrams;
+    /**
+     * Bytes relayed (the peers' packets, past the relay's header).
+     */
+    uint64_t relayed_bytes;
+    /**
+     * Tickets refused (forged, expired, for a taken slot, a closed match).
+     */
+    uint64_t refused;
+    /**
+     * Relay datagrams over their match's byte budget, dropped.
+     */
+    uint64_t over_budget;
+    /**
+     * Datagrams from addresses that are no member's (relaying without a ticket),
+     * dropped.
+     */
+    uint64_t strangers;
+    /**
+     * Datagrams that do not read, replays, datagrams to nobody, tickets over the
+     * opening budget: dropped.
+     */
+    uint64_t dropped;
+} tw_rendezvous_stats;
 
 /**
  * A request polled with `tw_session_poll_request`. Fixed size (64 bytes), no
@@ -3865,10 +3993,11 @@ tw_result tw_session_network_stats(struct tw_session *session,
  * secret, which the rendezvous never has), and keeps each peer's best working path:
  * direct, else through the rendezvous's relay, which forwards packets it cannot read
  * (they are sealed end to end). The relay carries a peer as soon as it is introduced;
- * the path goes direct when a check succeeds, and back to the relay when a direct
- * path stops answering for 2 s (a NAT mapping timed out): the match goes on.
+ * the path goes direct when a check succeeds, moves to a peer's new address when its
+ * NAT maps it anew, and goes back to the relay when a direct path stops answering for
+ * 1 s (a NAT mapping timed out, a route went): the match goes on.
  * `TW_SESSION_EVENT_KIND_PATH_CHANGED` reports each change; `tw_network_stats.path`
- * the path now. Checks every 500 ms keep a direct path's NAT mappings open.
+ * the path now. Checks every 250 ms keep a direct path's NAT mappings open.
  *
  * `flags`: `TW_RENDEZVOUS_PRIVATE` relays everything and tells nobody this side's
  * address (any pair with a private peer is relayed).
@@ -3919,6 +4048,92 @@ tw_result tw_match_claim_write(uint64_t match_id,
                                uint32_t players,
                                uint8_t *out,
                                size_t out_size);
+
+/**
+ * Starts a rendezvous service on `bind_address` (IP and port; port 0 picks one),
+ * which must be the address tickets name: they are minted with `key` (`key_size`
+ * must be `TW_KEY_SIZE`) for the game's `protocol_id`. Each match may relay
+ * `relay_bytes_per_sec` bytes a second (0: 32768) for `match_secs` seconds from its
+ * first ticket (0: 7200). The service runs on a thread of its own until destroyed.
+ *
+ * Ownership: on success `*out_rendezvous` is a new handle the caller owns; free it
+ * with `tw_rendezvous_destroy`. `key` is copied.
+ * Thread-safety: a handle is used from one thread at a time.
+ *
+ * Returns `TW_RESULT_OK`; `TW_RESULT_NULL_ARGUMENT`; `TW_RESULT_INVALID_ARGUMENT` (an
+ * unparsable address, a key that is not 32 bytes or all zero); `TW_RESULT_ADDRESS_IN_USE`;
+ * `TW_RESULT_IO` (the socket or the thread could not be made); `TW_RESULT_PANIC`.
+ *
+ * # Safety
+ * `bind_address` must be NULL or NUL-terminated; `key` NULL or valid for reading
+ * `key_size` bytes; `out_rendezvous` NULL or valid for writing a pointer.
+ */
+tw_result tw_rendezvous_create(const char *bind_address,
+                               const uint8_t *key,
+                               size_t key_size,
+                               uint32_t protocol_id,
+                               uint32_t relay_bytes_per_sec,
+                               uint32_t match_secs,
+                               struct tw_rendezvous **out_rendezvous);
+
+/**
+ * Stops the service's thread, closes its socket and frees it. NULL is a no-op.
+ *
+ * Ownership: takes the handle; it is invalid afterwards.
+ * Thread-safety: no call may be in progress or start on the handle.
+ *
+ * # Safety
+ * `rendezvous` must be NULL or a handle from `tw_rendezvous_create` not destroyed before.
+ */
+void tw_rendezvous_destroy(struct tw_rendezvous *rendezvous);
+
+/**
+ * Writes the service's bound address (with the port picked when 0 was asked) as
+ * text into `buf`, as `tw_host_local_address` does.
+ *
+ * Ownership: `buf` and `out_len` are caller memory.
+ * Thread-safety: a handle is used from one thread at a time.
+ *
+ * Returns `TW_RESULT_OK`; `TW_RESULT_NULL_ARGUMENT`; `TW_RESULT_BUFFER_TOO_SMALL`
+ * (`*out_len` says how much is needed); `TW_RESULT_BUSY`; `TW_RESULT_PANIC`.
+ *
+ * # Safety
+ * `rendezvous` must be NULL or a live handle; `buf` NULL or valid for writing
+ * `buf_len` bytes; `out_len` NULL or valid for writing a `size_t`.
+ */
+tw_result tw_rendezvous_local_address(struct tw_rendezvous *rendezvous,
+                                      char *buf,
+                                      size_t buf_len,
+                                      size_t *out_len);
+
+/**
+ * Copies what the service has done (at most 100 ms old) into `*out_stats`.
+ *
+ * Ownership: `out_stats` is caller memory, written only on success.
+ * Thread-safety: a handle is used from one thread at a time.
+ *
+ * Returns `TW_RESULT_OK`; `TW_RESULT_NULL_ARGUMENT`; `TW_RESULT_BUSY`; `TW_RESULT_PANIC`.
+ *
+ * # Safety
+ * `rendezvous` must be NULL or a live handle; `out_stats` NULL or valid for writing a
+ * `tw_rendezvous_stats`.
+ */
+tw_result tw_rendezvous_get_stats(struct tw_rendezvous *rendezvous,
+                                  struct tw_rendezvous_stats *out_stats);
+
+/**
+ * Returns `sizeof(tw_rendezvous_stats)` as the library sees it. A binding compares it
+ * with its own size of the struct to catch a header from another library version.
+ *
+ * Ownership: takes nothing; returns a plain value.
+ * Thread-safety: may be called from any thread.
+ *
+ * Returns the size in bytes; never fails.
+ *
+ * # Safety
+ * None: takes no arguments.
+ */
+size_t tw_rendezvous_stats_size(void);
 
 /**
  * Creates a session from `config`. In P2P, SPECTATOR, RELAY_SERVER and RELAY_CLIENT

@@ -20,7 +20,8 @@ pub const TW_RENDEZVOUS_PRIVATE: u32 = 1;
 
 /// Bytes of the match claim at the start of a rendezvous ticket's user data
 /// (`tw_match_claim_write`).
-pub const TW_MATCH_CLAIM_SIZE: u32 = MATCH_CLAIM_SIZE as u32;
+pub const TW_MATCH_CLAIM_SIZE: u32 = 18;
+const _: () = assert!(TW_MATCH_CLAIM_SIZE as usize == MATCH_CLAIM_SIZE);
 
 /// How a remote player's datagrams go (`tw_session_event_path.path`,
 /// `tw_network_stats.path`).
@@ -126,10 +127,11 @@ pub(crate) fn refusal(r: RefusedReason) -> tw_session_event_refusal {
 /// secret, which the rendezvous never has), and keeps each peer's best working path:
 /// direct, else through the rendezvous's relay, which forwards packets it cannot read
 /// (they are sealed end to end). The relay carries a peer as soon as it is introduced;
-/// the path goes direct when a check succeeds, and back to the relay when a direct
-/// path stops answering for 2 s (a NAT mapping timed out): the match goes on.
+/// the path goes direct when a check succeeds, moves to a peer's new address when its
+/// NAT maps it anew, and goes back to the relay when a direct path stops answering for
+/// 1 s (a NAT mapping timed out, a route went): the match goes on.
 /// `TW_SESSION_EVENT_KIND_PATH_CHANGED` reports each change; `tw_network_stats.path`
-/// the path now. Checks every 500 ms keep a direct path's NAT mappings open.
+/// the path now. Checks every 250 ms keep a direct path's NAT mappings open.
 ///
 /// `flags`: `TW_RENDEZVOUS_PRIVATE` relays everything and tells nobody this side's
 /// address (any pair with a private peer is relayed).

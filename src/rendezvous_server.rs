@@ -105,8 +105,7 @@ pub unsafe extern "C" fn tw_rendezvous_create(
             cfg.match_lifetime_us = u64::from(match_secs) * 1_000_000;
         }
         let server = RendezvousServer::start(bind, cfg, None).map_err(|e| {
-            let code =
-                if e.kind() == std::io::ErrorKind::AddrInUse { tw_result::AddressInUse } else { tw_result::Io };
+            let code = if e.kind() == std::io::ErrorKind::AddrInUse { tw_result::AddressInUse } else { tw_result::Io };
             Failure::new(code, format!("binding {bind}: {e}"))
         })?;
         let boxed = Box::new(tw_rendezvous { guarded: guard::Guarded::new(server) });

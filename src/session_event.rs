@@ -186,8 +186,9 @@ pub enum tw_session_event_kind {
     /// P2P with a rendezvous (`tw_session_set_rendezvous`): the path to remote player
     /// `data.path.player` changed (`data.path`): RELAYED as soon as the rendezvous
     /// introduces its peer, DIRECT once a connectivity check succeeds (`address` is the
-    /// peer's), back to RELAYED (`address` is the relay's) when a direct path stops
-    /// answering for 2 s. The connection and the match go on through every change.
+    /// peer's; again when its NAT maps it anew), back to RELAYED (`address` is the
+    /// relay's) when a direct path stops answering for 1 s. The connection and the
+    /// match go on through every change.
     PathChanged = 34,
     /// P2P with a rendezvous: the rendezvous refused this side's ticket
     /// (`data.refusal.reason`). Advisory (a refusal is not authenticated): the session

@@ -660,7 +660,12 @@ impl Traversal {
         match p.candidates.iter_mut().find(|c| c.addr == from) {
             Some(c) => c.heard = Some(now),
             None if room => {
-                p.candidates.push(Candidate { addr: from, kind: Kind::PeerReflexive, answered: None, heard: Some(now) });
+                p.candidates.push(Candidate {
+                    addr: from,
+                    kind: Kind::PeerReflexive,
+                    answered: None,
+                    heard: Some(now),
+                });
             }
             None => return,
         }

@@ -29,6 +29,7 @@ mod ffi_panic;
 mod ffi_player_delay;
 mod ffi_progress;
 mod ffi_relay;
+mod ffi_rendezvous;
 mod ffi_replay_limits;
 mod ffi_security;
 mod ffi_session;

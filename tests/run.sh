@@ -411,6 +411,19 @@ check "transport benchmark smoke: scripts/bench-transport.sh --smoke (ENet vs ti
 # and network namespaces it prints a skip line and passes. Its lines are indented under this one.
 check "NAT lab: tests/nat/run.sh (EIM+EIF, EIM+ADF, EIM+APDF, EDM, double NAT, hairpin, measured by tests/nat/probe.py)" \
     run_indented tests/nat/run.sh
+# NAT traversal through those NATs: every pair of NAT kinds plays a 60 s P2P match met
+# through `tickwire rendezvous` (`tickwire peer` each side, 25 ms added to each one's
+# sends), plus a mapping flushed mid-match, UDP blocked between the peers mid-match, and
+# a private match whose relay recording must not compress. About 2.5 minutes (the rows
+# run in parallel); the table and its checks are indented under this line.
+nat_matrix() {
+    cargo build --release -p tickwire-cli >/dev/null 2>&1 || {
+        echo "cargo build --release -p tickwire-cli failed"
+        return 1
+    }
+    run_indented tests/nat/matrix.sh
+}
+check "NAT traversal: tests/nat/matrix.sh (the matrix of NAT pairs; flush, blocked, private)" nat_matrix
 
 # --- Windows (cross-built, run under Wine) ----------------------------------------------
 check "Windows smoke: scripts/windows.sh smoke (DLL, C examples, misuse test, CMake consumer under Wine)" \

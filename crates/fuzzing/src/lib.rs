@@ -22,6 +22,7 @@
 //! | [`endpoint_pair`] | two encrypted endpoints over a lossy, corrupting in-memory link | reliable: exactly once, in order; unreliable: at most once; a corrupted datagram is never delivered |
 //! | [`handshake`] | an encrypted server (match secrets or connect tokens), a real client over a hostile link, forged handshake packets | only the right credential connects; forged or flipped packets deliver, open and close nothing; no amplification; at most `max_incoming` connections |
 //! | [`relay_server`], [`relay_client`], [`p2p_session`], [`spectator`] | a session fed messages, time and engine answers | the engine contract (slots, ticks, input sizes), dumps and replays it writes decode |
+//! | [`rendezvous`] | a rendezvous with two members and a peer's traversal, fed datagrams from the rendezvous's, the peers' and strangers' addresses as time moves | the rendezvous never sends an address more than it sent (no amplification) nor relays a stranger's datagram; the traversal delivers only slices of what came, as from another slot's peer address, sends nothing larger than a Hello nor to a peer address, and only Hellos before an introduction |
 //! | [`tick_stream`] | the tick stream's sender ledger and receive window over a lossy link, with any plan, time, tick, ack and bitmap | nothing acknowledged or held is sent again, nothing past the window or the sender's ticks; the ack never passes the newest tick; a run exactly when something is owed; the receiver's bitmap says what it holds |
 
 #![forbid(unsafe_code)]
@@ -32,6 +33,7 @@ mod endpoint;
 mod engine;
 mod fake;
 mod handshake;
+mod nat;
 mod p2p;
 mod relay;
 mod seeds;
@@ -40,6 +42,7 @@ mod stream;
 pub use decoders::{desync_dump, p2p_message, relay_messages, replay, stun_response, wire_packet};
 pub use endpoint::{endpoint, endpoint_pair};
 pub use handshake::handshake;
+pub use nat::rendezvous;
 pub use p2p::{p2p_session, spectator};
 pub use relay::{relay_client, relay_server};
 pub use seeds::corpus;
@@ -65,6 +68,7 @@ pub const TARGETS: &[(&str, Target)] = &[
     ("p2p_session", p2p_session),
     ("spectator", spectator),
     ("tick_stream", tick_stream),
+    ("rendezvous", rendezvous),
 ];
 
 /// The fuzz input read as a stream of choices. Past its end every read gives zeros,

@@ -69,7 +69,53 @@ pub fn corpus() -> Vec<Entry> {
     relay_client(&mut c);
     p2p(&mut c);
     tick_stream(&mut c);
+    nat(&mut c);
     c
+}
+
+/// `rendezvous`: records `[to][from][dt u16][len u16][bytes]` (see the target): the
+/// rendezvous's real Info for slot 0 handed to the traversal, then relayed datagrams
+/// and a stranger's; a Hello replayed from a stranger; relay datagrams to nobody.
+fn nat(c: &mut Vec<Entry>) {
+    use crate::nat::{KEY, PROTOCOL, RDV, UNIX, hello};
+    use tickwire_proto::{Rendezvous, RendezvousConfig, Secret};
+    let record = |to: u8, from: u8, dt: u16, bytes: &[u8]| {
+        let mut v = vec![to, from];
+        v.extend_from_slice(&dt.to_le_bytes());
+        v.extend_from_slice(&(bytes.len() as u16).to_le_bytes());
+        v.extend_from_slice(bytes);
+        v
+    };
+    // The same rendezvous as the target's, so the same Info.
+    let rdv: std::net::SocketAddr = RDV.parse().expect("an address");
+    let mut cfg = RendezvousConfig::new(Secret(KEY), PROTOCOL);
+    cfg.public_addresses = vec![rdv];
+    cfg.relay_bytes_per_sec = 4096;
+    let mut r = Rendezvous::new(cfg, 1, &[7; 32]);
+    let p0: std::net::SocketAddr = "198.51.100.2:20000".parse().expect("an address");
+    r.handle(0, UNIX, p0, &hello(0));
+    r.handle(0, UNIX, "198.51.100.3:30000".parse().expect("an address"), &hello(1));
+    let mut buf = vec![0u8; 2048];
+    let mut info = None;
+    while let Some((to, n)) = r.poll_transmit(&mut buf) {
+        if to == p0 {
+            info = Some(buf[..n].to_vec());
+        }
+    }
+    let info = info.expect("the rendezvous answers slot 0");
+    let mut v = record(1, 0, 10, &info);
+    v.extend(record(1, 0, 5, &[0xE4, 1, 9, 9, 9, 9]));
+    v.extend(record(1, 2, 5, &[0xE5; 31]));
+    v.extend(record(1, 4, 300, &[6, 1, 2, 3, 4, 5, 6, 7]));
+    v.extend(record(1, 0, 2000, &[0xE3, 4]));
+    put(c, "rendezvous", "introduced-then-relayed", v);
+    let mut v = record(0, 4, 1, &hello(0));
+    v.extend(record(0, 4, 1, &[0xE4, 1, 1, 2, 3]));
+    v.extend(record(0, 1, 1, &[0xE4, 2, 1, 2, 3]));
+    v.extend(record(0, 1, 1, &[0xE4, 0, 1, 2, 3]));
+    v.extend(record(0, 1, 1, &[0xE4, 1, 1, 2, 3]));
+    v.extend(record(0, 2, 65535, &hello(1)));
+    put(c, "rendezvous", "replays-and-strangers", v);
 }
 
 fn put(c: &mut Vec<Entry>, target: &'static str, name: &str, bytes: Vec<u8>) {

@@ -377,6 +377,10 @@ fn session_event_layout() {
     assert_eq!(size_of::<tw_session_event_mismatch>(), 24);
     assert_eq!(offset_of!(tw_session_event_mismatch, actual_checksum), 16);
     assert_eq!(size_of::<tw_session_event_fatal>(), 120);
+    assert_eq!(size_of::<tw_session_event_path>(), 72);
+    assert_eq!(offset_of!(tw_session_event_path, path), 4);
+    assert_eq!(offset_of!(tw_session_event_path, address), 8);
+    assert_eq!(size_of::<tw_session_event_refusal>(), 8);
     assert_eq!(size_of::<tw_session_event_relay>(), 32);
     assert_eq!(offset_of!(tw_session_event_relay, credential), 20);
     assert_eq!(offset_of!(tw_session_event_relay, client_id), 24);
@@ -593,6 +597,16 @@ fn session_handle_is_send() {
 }
 
 #[test]
+fn rendezvous_stats_layout() {
+    assert_eq!(size_of::<tw_rendezvous_stats>(), 80);
+    assert_eq!(align_of::<tw_rendezvous_stats>(), 8);
+    assert_eq!(offset_of!(tw_rendezvous_stats, members), 8);
+    assert_eq!(offset_of!(tw_rendezvous_stats, dropped), 72);
+    // SAFETY: no arguments.
+    assert_eq!(unsafe { tw_rendezvous_stats_size() }, 80);
+}
+
+#[test]
 fn network_stats_layout() {
     assert_eq!(size_of::<tw_network_stats>(), 128);
     assert_eq!(align_of::<tw_network_stats>(), 8);
@@ -610,7 +624,10 @@ fn network_stats_layout() {
         (offset_of!(tw_network_stats, recv_queue), 56),
         (offset_of!(tw_network_stats, predicted_ticks), 60),
         (offset_of!(tw_network_stats, silent_us), 64),
-        (offset_of!(tw_network_stats, reserved), 72),
+        // The path took the first 52 of the 56 reserved bytes.
+        (offset_of!(tw_network_stats, path), 72),
+        (offset_of!(tw_network_stats, path_address), 76),
+        (offset_of!(tw_network_stats, reserved), 124),
     ];
     for (i, (got, want)) in offsets.iter().enumerate() {
         assert_eq!(got, want, "field #{i}");

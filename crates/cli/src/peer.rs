@@ -57,8 +57,14 @@ pub fn run(a: &PeerArgs) -> Result<ExitCode, UsageError> {
     if a.slot >= a.players {
         return Err(UsageError(format!("peer: --slot {} is not below --players {}", a.slot, a.players)));
     }
-    let secret = read_key(a.secret_file.as_deref(), env_secret(SECRET_ENV), SECRET_ENV, "peer: the match secret")?;
-    let (text, _) = read_text(a.ticket_file.as_deref(), env_secret(TICKET_ENV), TICKET_ENV, "peer: the ticket")?;
+    let secret = read_key(
+        a.secret_file.as_deref(),
+        env_secret(SECRET_ENV),
+        ("--secret-file", SECRET_ENV),
+        "peer: the match secret",
+    )?;
+    let (text, _) =
+        read_text(a.ticket_file.as_deref(), env_secret(TICKET_ENV), ("--ticket-file", TICKET_ENV), "peer: the ticket")?;
     let bytes = unhex(&text).map_err(|e| UsageError(format!("peer: the ticket: {e}")))?;
     let ticket = ConnectToken::decode(&bytes).map_err(|e| UsageError(format!("peer: the ticket: {e}")))?;
     let game = GameShape::new(a.players as usize, INPUT_SIZE);

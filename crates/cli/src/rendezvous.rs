@@ -34,7 +34,7 @@ fn catch_signals() {
 }
 
 pub fn run(a: &RendezvousArgs) -> Result<ExitCode, UsageError> {
-    let key = read_key(a.key_file.as_deref(), env_secret(KEY_ENV), KEY_ENV, "rendezvous")?;
+    let key = read_key(a.key_file.as_deref(), env_secret(KEY_ENV), ("--key-file", KEY_ENV), "rendezvous: the key")?;
     let mut cfg = RendezvousConfig::new(key, a.protocol_id);
     cfg.relay_bytes_per_sec = a.relay_kbps.saturating_mul(1024);
     cfg.match_lifetime_us = a.match_secs * 1_000_000;

@@ -41,7 +41,7 @@ fn mint_key(a: &MintArgs, env: Option<Zeroizing<String>>) -> Result<Secret, Usag
              of the machine; give --key-file PATH (a file written by `tickwire token key > PATH`) or set {KEY_ENV}"
         )));
     }
-    read_key(a.key_file.as_deref(), env, KEY_ENV, "token mint")
+    read_key(a.key_file.as_deref(), env, ("--key-file", KEY_ENV), "token mint")
 }
 
 /// The environment as `read_key` takes it: set (a value not Unicode reads as empty,
@@ -61,10 +61,10 @@ pub fn env_secret(name: &str) -> Option<Zeroizing<String>> {
 pub fn read_key(
     file: Option<&std::path::Path>,
     env: Option<Zeroizing<String>>,
-    env_name: &str,
+    (flag, env_name): (&str, &str),
     words: &str,
 ) -> Result<Secret, UsageError> {
-    let text = read_text(file, env, env_name, words)?;
+    let text = read_text(file, env, (flag, env_name), words)?;
     parse_key(&text.0, &format!("{words}: {}", text.1))
 }
 
@@ -73,19 +73,22 @@ pub fn read_key(
 pub fn read_text(
     file: Option<&std::path::Path>,
     env: Option<Zeroizing<String>>,
-    env_name: &str,
+    (flag, env_name): (&str, &str),
     words: &str,
 ) -> Result<(Zeroizing<String>, String), UsageError> {
     match file {
         Some(path) => {
-            let source = format!("--{} {}", if env_name == KEY_ENV { "key-file" } else { "file" }, path.display());
+            let source = format!("{flag} {}", path.display());
             let text = std::fs::read_to_string(path)
-                .map_err(|e| UsageError(format!("{words}: {}: cannot read it: {e}", path.display())))?;
+                .map_err(|e| UsageError(format!("{words}: {source}: cannot read it: {e}")))?;
             Ok((Zeroizing::new(text), source))
         }
         None => match env {
             Some(text) => Ok((text, env_name.to_string())),
-            None => Err(UsageError(format!("{words}: none given: give its file, or set {env_name}"))),
+            None => Err(UsageError(format!(
+                "{words}: none given: give {flag} PATH (a file holding it in hex) or set {env_name}; never on the \
+                 command line, where ps shows it to every user"
+            ))),
         },
     }
 }

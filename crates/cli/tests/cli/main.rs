@@ -3,4 +3,5 @@
 //! Run one with a filter, e.g. `cargo test -p tickwire-cli --test cli token::`.
 
 mod demo;
+mod rendezvous;
 mod token;

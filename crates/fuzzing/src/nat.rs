@@ -6,11 +6,12 @@ use std::net::SocketAddr;
 
 use tickwire_proto::token::{self, ConnectToken, TokenParams};
 use tickwire_proto::{
-    Claimed, HELLO_SIZE, MAX_RENDEZVOUS_PLAYERS, MatchClaim, PeerPath, Rendezvous, RendezvousConfig, Route, Secret,
+    Claimed, HELLO_SIZE, MAX_RENDEZVOUS_PLAYERS, RELAY_HEADER_SIZE, MatchClaim, PeerPath, Rendezvous, RendezvousConfig, Route, Secret,
     Traversal, TraversalConfig, peer_address, peer_slot,
 };
 
 use super::Input;
+use tickwire_proto::wire::MAX_DATAGRAM_SIZE;
 
 /// The rendezvous's address in the target's world.
 pub(crate) const RDV: &str = "203.0.113.10:7000";
@@ -63,8 +64,8 @@ fn traversal(slot: u8, now: u64) -> Traversal {
 /// the traversal of slot 0 (odd), from one of five addresses (the rendezvous, two
 /// peers, a LAN address, a stranger), `dt` ms later. Oracles:
 /// - the rendezvous never sends an address more bytes in answer to one of its
-///   datagrams than that datagram had (no amplification), and never forwards a relay
-///   datagram from a stranger;
+///   datagrams than that datagram had (no amplification), never forwards a relay
+///   datagram from a stranger, and sends nothing larger than a relayed packet of ours;
 /// - the traversal delivers only slices of what it was given, as from a peer address
 ///   of a slot that is not its own; routes each peer address somewhere or holds it;
 ///   sends nothing larger than a Hello, nothing to a peer address, and, before the
@@ -99,7 +100,9 @@ pub fn rendezvous(data: &[u8]) {
             r.update(now);
             let mut back = 0usize;
             while let Some((to, n)) = r.poll_transmit(&mut buf) {
-                assert!(n <= HELLO_SIZE, "{n}-byte answer");
+                // An Info (never above a Hello), or a member's packet relayed (never
+                // above the endpoint's largest behind the relay's header).
+                assert!(n <= RELAY_HEADER_SIZE + MAX_DATAGRAM_SIZE, "{n}-byte datagram");
                 if to == from {
                     back += n;
                 }

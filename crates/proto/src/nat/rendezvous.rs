@@ -31,6 +31,7 @@ use super::ticket::MatchClaim;
 use crate::clock::Micros;
 use crate::token;
 use crate::transport::{KEY_SIZE, Secret, SecretRng};
+use crate::wire::MAX_DATAGRAM_SIZE;
 
 /// How a rendezvous runs.
 #[derive(Clone)]
@@ -407,7 +408,10 @@ impl Rendezvous {
         };
         let to = data.get(1).copied().unwrap_or(u8::MAX);
         let target = m.members.get(to as usize).and_then(Option::as_ref).map(|p| p.addr);
-        let (Some(target), true) = (target, data.len() > RELAY_HEADER_SIZE && to != slot && now < m.ends) else {
+        // A peer's packet is never larger than a datagram of ours: a longer one is
+        // nobody's packet, and the relay passes on nothing larger than it takes.
+        let fits = (RELAY_HEADER_SIZE + 1..=RELAY_HEADER_SIZE + MAX_DATAGRAM_SIZE).contains(&data.len());
+        let (Some(target), true) = (target, fits && to != slot && now < m.ends) else {
             self.stats.dropped += 1;
             return;
         };

@@ -39,6 +39,7 @@ use super::messages::{
 use crate::clock::Micros;
 use crate::transport::token::ConnectToken;
 use crate::transport::{KEY_SIZE, Secret, SecretRng};
+use crate::wire::MAX_DATAGRAM_SIZE;
 
 /// The port of every [`peer_address`].
 pub const PEER_PORT: u16 = 2;
@@ -482,7 +483,7 @@ impl Traversal {
             match first {
                 KIND_INFO => self.on_info(now, data),
                 KIND_REFUSED => self.on_refused(data),
-                KIND_RELAY if data.len() > RELAY_HEADER_SIZE => {
+                KIND_RELAY if (RELAY_HEADER_SIZE + 1..=RELAY_HEADER_SIZE + MAX_DATAGRAM_SIZE).contains(&data.len()) => {
                     let slot = data[1];
                     if self.peers.get(slot as usize).is_some_and(|p| p.known) && slot != self.cfg.local_slot {
                         self.stats.relayed_in += 1;

@@ -415,12 +415,14 @@ fn the_rendezvous_refuses_strangers_forged_tickets_taken_slots_and_caps_each_mat
     // 100 ms at 10 KB/s plus a one-second burst: about 11 of 100.
     assert!((9..=12).contains(&forwarded), "{forwarded}");
     assert_eq!(r.stats().over_budget, 100 - forwarded as u64);
-    // To itself, to a slot nobody holds, too short: dropped.
+    // To itself, to a slot nobody holds, too short, longer than any packet of ours:
+    // dropped.
     let dropped = r.stats().dropped;
     r.handle(3_000_000, UNIX, a, &[0xE4, 0, 1]);
     r.handle(3_000_000, UNIX, a, &[0xE4, 5, 1]);
     r.handle(3_000_000, UNIX, a, &[0xE4, 1]);
-    assert_eq!(r.stats().dropped, dropped + 3);
+    r.handle(3_000_000, UNIX, a, &[[0xE4u8, 1].as_slice(), &[7; 1201]].concat());
+    assert_eq!(r.stats().dropped, dropped + 4);
     assert!(drain(&mut r).is_empty());
 }
 

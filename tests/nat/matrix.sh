@@ -139,7 +139,9 @@ MIN_RATIO=0.95
 #    edm side's next packets leave from a new port, which the full cone accepts.
 #  - blocked (eim_eif x eim_eif, UDP between the boxes dropped mid-match): relayed; the
 #    path must be direct before the block (else the row tests nothing).
-#  - private (eim_eif x eim_eif, --private on both): relayed from the start.
+#  - private (eim_eif x eim_eif, --private on both): relayed from the start; a stranger
+#    (public host B, no ticket) sends the rendezvous relay datagrams and junk Hellos
+#    mid-match, none of which may be forwarded.
 #
 # name           p1        p2        path     special  in --quick
 ROWS="
@@ -268,6 +270,23 @@ run_row() {
     local p2_pid="$LAB_LAST_PID"
 
     case "$special" in
+    private)
+        # A stranger (public host B, no ticket) sends the rendezvous relay datagrams for
+        # the match's slots and junk Hellos while the match runs: nothing of it may be
+        # forwarded (the rendezvous counts strangers) nor disturb the match.
+        if wait_line "$dir/p1.out" "$SYNC_RE" 12 && wait_line "$dir/p2.out" "$SYNC_RE" 12; then
+            lab_exec B python3 - "$RDV_IP" 7000 >"$dir/stranger.out" 2>&1 <<'PY'
+import os, socket, sys, time
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+for i in range(200):
+    s.sendto(bytes([0xE4, i % 2]) + os.urandom(60), (sys.argv[1], int(sys.argv[2])))
+    if i % 10 == 0:
+        s.sendto(bytes([0xE1, 1]) + os.urandom(1098), (sys.argv[1], int(sys.argv[2])))
+    time.sleep(0.005)
+print("sent 200 relay datagrams and 20 junk Hellos")
+PY
+        fi
+        ;;
     flush | blocked)
         if wait_line "$dir/p1.out" "$SYNC_RE" 12 && wait_line "$dir/p2.out" "$SYNC_RE" 12; then
             sleep "$EVENT_AFTER"
@@ -351,11 +370,12 @@ PY
 }
 
 # rdv_summary FILE: rdv_done, rdv_listening, rdv_matches, rdv_relayed, rdv_bytes,
-# rdv_refused, rdv_over_budget from the rendezvous's stdout.
+# rdv_refused, rdv_over_budget, rdv_strangers, rdv_dropped from the rendezvous's stdout.
 rdv_summary() {
     python3 - "$1" <<'PY'
 import json, shlex, sys
-out = {"done": 0, "listening": "", "matches": "", "relayed": "", "bytes": "", "refused": "", "over_budget": ""}
+out = {"done": 0, "listening": "", "matches": "", "relayed": "", "bytes": "", "refused": "", "over_budget": "",
+       "strangers": "", "dropped": ""}
 try:
     lines = open(sys.argv[1], errors="replace").read().splitlines()
 except OSError:
@@ -375,6 +395,8 @@ for line in lines:
         out["bytes"] = e.get("relayed_bytes", "")
         out["refused"] = e.get("refused", "")
         out["over_budget"] = e.get("over_budget", "")
+        out["strangers"] = e.get("strangers", "")
+        out["dropped"] = e.get("dropped", "")
 for key, value in out.items():
     print("rdv_%s=%s" % (key, shlex.quote(str(value))))
 PY
@@ -557,6 +579,10 @@ for row in "${selected[@]}"; do
         ok=1
         [ -z "$l1$l2$lr" ] || ok=0
         result "$label: private stdout" "$ok" "p1's stdout names ${l1:-none} of p2's addresses ($p2_pub, $p2_lan); p2's ${l2:-none} of p1's ($p1_pub, $p1_lan); the rendezvous's ${lr:-none} of either"
+        ok=1
+        [[ "$rdv_strangers" =~ ^[0-9]+$ ]] && [ "$rdv_strangers" -ge 200 ] || ok=0
+        [[ "$rdv_dropped" =~ ^[0-9]+$ ]] && [ "$rdv_dropped" -ge 20 ] || ok=0
+        result "$label: strangers" "$ok" "$(cat "$dir/stranger.out" 2>/dev/null | tail -n1) from B mid-match: the rendezvous counted ${rdv_strangers:-?} strangers (want >= 200, none forwarded) and dropped ${rdv_dropped:-?} datagrams (want >= 20: the junk Hellos); the match stayed in sync (above)"
         rec="$(record_check "$dir/relay.rec")"
         read -r verdict records bytes ratio <<<"$rec"
         if [ "$verdict" = ok ]; then

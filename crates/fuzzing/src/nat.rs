@@ -6,8 +6,8 @@ use std::net::SocketAddr;
 
 use tickwire_proto::token::{self, ConnectToken, TokenParams};
 use tickwire_proto::{
-    Claimed, HELLO_SIZE, MAX_RENDEZVOUS_PLAYERS, RELAY_HEADER_SIZE, MatchClaim, PeerPath, Rendezvous, RendezvousConfig, Route, Secret,
-    Traversal, TraversalConfig, peer_address, peer_slot,
+    Claimed, HELLO_SIZE, MAX_RENDEZVOUS_PLAYERS, MatchClaim, PeerPath, RELAY_HEADER_SIZE, Rendezvous, RendezvousConfig,
+    Route, Secret, Traversal, TraversalConfig, peer_address, peer_slot,
 };
 
 use super::Input;

@@ -189,3 +189,48 @@ fn a_rendezvous_needs_the_match_secret_one_local_player_and_comes_before_its_pla
     p.add_rendezvous_player(0).unwrap();
     assert!(matches!(p.start(), Err(SessionFailure::State(StateError::RendezvousLocalPlayers { count: 0 }))));
 }
+
+#[test]
+fn the_relay_holds_each_match_to_its_byte_budget() {
+    // 2,000 bytes a second: a 60 Hz match of two peers asks for several times that.
+    let mut cfg = tickwire_proto::RendezvousConfig::new(key(), PROTOCOL);
+    cfg.relay_bytes_per_sec = 2_000;
+    let server = RendezvousServer::start("127.0.0.1:0".parse().unwrap(), cfg, None).unwrap();
+    let rdv = server.local_addr();
+    let game = GameShape::new(2, 2);
+    let secret = Secret([9; 32]);
+    let mut peers: Vec<P2pSession> = (0..2u8)
+        .map(|me| {
+            let mut p = P2pSession::new(settings(game, Some(secret.clone()))).unwrap();
+            p.set_rendezvous(Rendezvous { address: rdv, ticket: ticket(rdv, me, 2, 5), private: true }).unwrap();
+            p.add_local_player(me as usize).unwrap();
+            p.add_rendezvous_player(1 - me as usize).unwrap();
+            p.start().unwrap();
+            p
+        })
+        .collect();
+    let start = Instant::now();
+    while start.elapsed() < Duration::from_secs(3) {
+        for (i, p) in peers.iter_mut().enumerate() {
+            for _ in 0..p.ticks_due().unwrap() {
+                let _ = p.add_input(i, &[1, 2]);
+                let _ = p.advance();
+                while let Some(r) = p.poll_request() {
+                    if r.kind == RequestKind::Save {
+                        p.confirm_save(r.tick, 1).unwrap();
+                    }
+                }
+            }
+            while p.poll_event().is_some() {}
+        }
+        std::thread::sleep(Duration::from_millis(2));
+    }
+    let elapsed = start.elapsed().as_secs_f64();
+    drop(peers);
+    let s = server.stop();
+    // What went through is the budget's: a second's burst and the rate since.
+    assert!(s.over_budget > 0, "{s:?}");
+    let cap = 2_000.0 * (elapsed + 1.0);
+    assert!((s.relayed_bytes as f64) <= cap, "{} bytes relayed in {elapsed:.1} s: over {cap}", s.relayed_bytes);
+    assert!(s.relayed_bytes as f64 > 2_000.0 * elapsed * 0.5, "the budget is used: {s:?}");
+}

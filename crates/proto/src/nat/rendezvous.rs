@@ -105,7 +105,7 @@ pub struct RendezvousStats {
     /// Datagrams from addresses that are no member's (relay without a ticket).
     pub strangers: u64,
     /// Datagrams that do not read, replays, datagrams to nobody, tickets over the
-    /// open budget.
+    /// opening budgets (per source address, and overall).
     pub dropped: u64,
 }
 
@@ -145,7 +145,34 @@ pub struct Rendezvous {
     spare: Vec<Vec<u8>>,
     opens: f64,
     opens_at: Micros,
+    per_source: SourceBudgets,
     stats: RendezvousStats,
+}
+
+/// Tickets one source address may have opened a second, and its burst.
+const OPENS_PER_SOURCE: f64 = 8.0;
+/// Source addresses whose budgets are kept; past it, the table starts again (a flood
+/// of many addresses then meets the overall budget).
+const MAX_SOURCES: usize = 8192;
+
+/// The per-source budgets of ticket openings (a token bucket per IP address).
+#[derive(Default)]
+struct SourceBudgets(HashMap<std::net::IpAddr, (f64, Micros)>);
+
+impl SourceBudgets {
+    fn take(&mut self, now: Micros, ip: std::net::IpAddr) -> bool {
+        if self.0.len() >= MAX_SOURCES && !self.0.contains_key(&ip) {
+            self.0.clear();
+        }
+        let (tokens, at) = self.0.entry(ip).or_insert((OPENS_PER_SOURCE, now));
+        *tokens = (*tokens + now.saturating_sub(*at) as f64 * OPENS_PER_SOURCE / 1e6).min(OPENS_PER_SOURCE);
+        *at = now;
+        if *tokens < 1.0 {
+            return false;
+        }
+        *tokens -= 1.0;
+        true
+    }
 }
 
 /// Datagrams waiting to leave at most; more are dropped (counted).
@@ -165,6 +192,7 @@ impl Rendezvous {
             spare: Vec::new(),
             opens,
             opens_at: 0,
+            per_source: SourceBudgets::default(),
             stats: RendezvousStats::default(),
         }
     }
@@ -252,7 +280,13 @@ impl Rendezvous {
         if hello.expires <= unix_secs {
             return self.refuse(from, RefusedReason::Expired);
         }
-        // Opening a ticket is the one costly step a stranger can ask for: bounded.
+        // Opening a ticket is the one costly step a stranger can ask for: bounded per
+        // source address first (one flooding address cannot use up what the others
+        // need), then in all.
+        if !self.per_source.take(now, from.ip()) {
+            self.stats.dropped += 1;
+            return;
+        }
         let rate = f64::from(self.cfg.max_opens_per_sec);
         self.opens = (self.opens + (now.saturating_sub(self.opens_at)) as f64 * rate / 1e6).min(rate);
         self.opens_at = now;

@@ -415,6 +415,19 @@ fn the_rendezvous_refuses_strangers_forged_tickets_taken_slots_and_caps_each_mat
     // 100 ms at 10 KB/s plus a one-second burst: about 11 of 100.
     assert!((9..=12).contains(&forwarded), "{forwarded}");
     assert_eq!(r.stats().over_budget, 100 - forwarded as u64);
+    // One address sending tickets without pause is held to its own budget (8 a
+    // second), and the others still get theirs opened.
+    let before = r.stats();
+    for i in 0..100u64 {
+        r.handle(4_000_000 + i * 1_000, UNIX, mallory, &hello(&forged, 20 + i));
+    }
+    let flood = r.stats();
+    assert!(flood.refused - before.refused <= 9, "{flood:?}");
+    assert!(flood.dropped - before.dropped >= 90, "{flood:?}");
+    drain(&mut r);
+    r.handle(4_100_000, UNIX, a, &hello(&ticket(&key, 0, 100), 30));
+    assert_eq!(r.stats().hellos, before.hellos + 1, "A's Hello is still taken");
+    drain(&mut r);
     // To itself, to a slot nobody holds, too short, longer than any packet of ours:
     // dropped.
     let dropped = r.stats().dropped;

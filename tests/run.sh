@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Everything: cargo test (all targets, the committed fuzz corpus replayed through the
 # fuzz targets among them, plus doctests), then the C ABI checks: the C
-# examples (loopback, P2P, relay), the C misuse test and the C identity test built as strict C11,
+# examples (loopback, P2P, relay, the external carrier, P2P through a rendezvous), the C misuse test and the C identity test built as strict C11,
 # syntax-checked as C++17, run, and run under valgrind (against the debug and the
 # optimized library). Then the bindings: C# (built with mcs -langversion:7.2, tests run
 # under the Mono JIT and under Mono full AOT, the stand-in for IL2CPP), the C++ wrapper
@@ -150,7 +150,7 @@ printf '#include "tickwire.h"\n#include "tickwire.h"\nint tw_header_only_check(v
 check "header: strict C11" cc "${CFLAGS[@]}" -c "$OUT/header_only.c" -o "$OUT/header_only.o"
 check "header: C++17 syntax" c++ "${CXXFLAGS[@]}" "$OUT/header_only.c"
 
-programs=(examples-c/loopback.c examples-c/p2p.c examples-c/relay.c examples-c/carrier.c tests/c/abi_misuse.c tests/c/log_hook.c tests/c/relay_identity.c)
+programs=(examples-c/loopback.c examples-c/p2p.c examples-c/relay.c examples-c/carrier.c examples-c/rendezvous.c tests/c/abi_misuse.c tests/c/log_hook.c tests/c/relay_identity.c)
 for src in "${programs[@]}"; do
     name="$(basename "$src" .c)"
     check "$name: build as strict C11" cc "${CFLAGS[@]}" "$src" "${LDFLAGS[@]}" -o "$OUT/$name"

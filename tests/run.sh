@@ -305,6 +305,9 @@ check "C++: the session example under valgrind" run_program "${VALGRIND[@]}" "$C
 check "C++: build the carrier example (a P2P pair and a relay match bound to remote:<id>, an in-memory carrier with loss and jitter)" c++ "${CPPFLAGS[@]}" bindings/cpp/carrier_example.cpp "${LDFLAGS[@]}" -o "$CPP/carrier_example"
 check "C++: run the carrier example" run_program "$CPP/carrier_example" 3
 check "C++: the carrier example under valgrind" run_program "${VALGRIND[@]}" "$CPP/carrier_example" 3
+check "C++: build the rendezvous example (an in-process tickwire::Rendezvous, tickets, two P2P matches met through it)" c++ "${CPPFLAGS[@]}" bindings/cpp/rendezvous_example.cpp "${LDFLAGS[@]}" -o "$CPP/rendezvous_example"
+check "C++: run the rendezvous example (open: DIRECT; private: RELAYED)" run_program "$CPP/rendezvous_example"
+check "C++: the rendezvous example under valgrind" run_program "${VALGRIND[@]}" "$CPP/rendezvous_example"
 
 # --- packaging: install, then consume with CMake and with pkg-config --------------------
 PKG="$ROOT/build/cmake-consumer"

@@ -26,6 +26,13 @@
  *                      carrier (Steam, EOS, WebRTC) received, for push_datagrams, and
  *                      room for what to send, for pull_datagrams (a Host or Session
  *                      bound to "remote:<id>")
+ *   tickwire::Rendezvous   owns one tw_rendezvous, the rendezvous and relay service of
+ *                      P2P matches behind NATs, in this process (move-only; the
+ *                      destructor calls tw_rendezvous_destroy)
+ *   tickwire::match_claim_write, tickwire::rendezvous_ticket
+ *                      the match claim a rendezvous ticket's user data starts with; a
+ *                      ticket minted as a game backend does (a connect token with the
+ *                      claim, for Session::set_rendezvous)
  *
  * Per-frame calls (Host: send, flush, poll_event, read_message, stats; Session:
  * ticks_due, push_input, advance, poll_request, read_inputs, confirm_save, poll_event,
@@ -171,6 +178,7 @@ inline void check_abi() {
     size("tw_security_config", tw_security_config_size(), sizeof(tw_security_config));
     size("tw_network_stats", tw_network_stats_size(), sizeof(tw_network_stats));
     size("tw_player_identity", tw_player_identity_size(), sizeof(tw_player_identity));
+    size("tw_rendezvous_stats", tw_rendezvous_stats_size(), sizeof(tw_rendezvous_stats));
     if (!diff.empty()) {
         throw Error(TW_RESULT_VERSION_MISMATCH,
                     "the tickwire library does not match tickwire.h (" + diff + "); is a stale libtickwire on the library path?");
@@ -344,6 +352,121 @@ inline connect_token connect_token_generate(bytes key, std::uint32_t protocol_id
     return connect_token_generate(key, protocol_id, client_id, server_addresses.c_str(), expire_seconds,
                                   timeout_seconds, user_data);
 }
+
+/** The match claim a rendezvous ticket's user data starts with (TW_MATCH_CLAIM_SIZE bytes). */
+using match_claim = std::array<std::uint8_t, TW_MATCH_CLAIM_SIZE>;
+
+/**
+ * The match claim of player slot (below players, 2..=8) in match match_id, the backend's
+ * name for the match (tw_match_claim_write). Throws Error (TW_RESULT_INVALID_ARGUMENT).
+ */
+inline match_claim match_claim_write(std::uint64_t match_id, std::uint32_t slot, std::uint32_t players) {
+    match_claim claim{};
+    detail::throw_if_failed(tw_match_claim_write(match_id, slot, players, claim.data(), claim.size()));
+    return claim;
+}
+
+/**
+ * Mints a rendezvous ticket as a game backend does: a connect token made with the
+ * rendezvous's key (TW_KEY_SIZE bytes) for the game's protocol_id, naming the
+ * rendezvous's address, whose user data is the match claim of player slot of match_id
+ * (players in all), then game_data (up to TW_CONNECT_TOKEN_USER_DATA_SIZE -
+ * TW_MATCH_CLAIM_SIZE bytes of the game's own). client_id is the player's id in the
+ * backend: one per slot. Hand it to the player over your own secure channel, with the
+ * match's players' secret; the player passes it to Session::set_rendezvous. Throws Error.
+ */
+inline connect_token rendezvous_ticket(bytes key, std::uint32_t protocol_id, std::uint64_t client_id,
+                                       const std::string &rendezvous_address, std::uint64_t match_id,
+                                       std::uint32_t slot, std::uint32_t players, std::uint32_t expire_seconds,
+                                       bytes game_data = bytes()) {
+    const match_claim claim = match_claim_write(match_id, slot, players);
+    std::vector<std::uint8_t> user_data(claim.begin(), claim.end());
+    user_data.insert(user_data.end(), game_data.data(), game_data.data() + game_data.size());
+    return connect_token_generate(key, protocol_id, client_id, rendezvous_address, expire_seconds, 0, user_data);
+}
+
+/** The name of a tw_path ("NONE", "DIRECT", "RELAYED"; "?" for another value). */
+inline const char *path_name(std::uint32_t path) noexcept {
+    switch (path) {
+        case TW_PATH_NONE:
+            return "NONE";
+        case TW_PATH_DIRECT:
+            return "DIRECT";
+        case TW_PATH_RELAYED:
+            return "RELAYED";
+        default:
+            return "?";
+    }
+}
+
+/**
+ * A rendezvous service in this process (tw_rendezvous): P2P peers behind NATs register
+ * with it using tickets minted with its key (rendezvous_ticket), learn each other's
+ * candidate addresses, and have their packets relayed (sealed end to end: it cannot read
+ * them) until a direct path answers. Runs on a thread of its own. Unique ownership:
+ * move-only; the destructor stops it (tw_rendezvous_destroy). A moved-from Rendezvous
+ * holds nothing; calls on it return TW_RESULT_NULL_ARGUMENT (or throw).
+ */
+class Rendezvous {
+public:
+    /**
+     * Starts the service on bind_address (IP and port; port 0 picks one; tickets must name
+     * the address it is reached at) with the tickets' key (TW_KEY_SIZE bytes, copied) for
+     * the game's protocol_id. Each match may relay relay_bytes_per_sec bytes a second (0:
+     * 32768) for match_secs seconds from its first ticket (0: 7200). Throws Error
+     * (TW_RESULT_INVALID_ARGUMENT, TW_RESULT_ADDRESS_IN_USE, TW_RESULT_IO).
+     */
+    Rendezvous(const char *bind_address, bytes key, std::uint32_t protocol_id, std::uint32_t relay_bytes_per_sec = 0,
+               std::uint32_t match_secs = 0) {
+        check_abi_once();
+        detail::throw_if_failed(tw_rendezvous_create(bind_address, key.data(), key.size(), protocol_id,
+                                                     relay_bytes_per_sec, match_secs, &rendezvous_));
+    }
+    Rendezvous(const std::string &bind_address, bytes key, std::uint32_t protocol_id,
+               std::uint32_t relay_bytes_per_sec = 0, std::uint32_t match_secs = 0)
+        : Rendezvous(bind_address.c_str(), key, protocol_id, relay_bytes_per_sec, match_secs) {}
+
+    /** Takes ownership of a handle from tw_rendezvous_create. */
+    static Rendezvous adopt(tw_rendezvous *raw) noexcept { return Rendezvous(raw); }
+
+    ~Rendezvous() { reset(); }
+    Rendezvous(Rendezvous &&other) noexcept : rendezvous_(std::exchange(other.rendezvous_, nullptr)) {}
+    Rendezvous &operator=(Rendezvous &&other) noexcept {
+        if (this != &other) {
+            reset();
+            rendezvous_ = std::exchange(other.rendezvous_, nullptr);
+        }
+        return *this;
+    }
+    Rendezvous(const Rendezvous &) = delete;
+    Rendezvous &operator=(const Rendezvous &) = delete;
+
+    /** The handle, for calls to the C API. Still owned by this Rendezvous. */
+    tw_rendezvous *get() const noexcept { return rendezvous_; }
+    /** Gives up ownership: the caller must tw_rendezvous_destroy the result. */
+    tw_rendezvous *release() noexcept { return std::exchange(rendezvous_, nullptr); }
+    /** Stops the service now (no-op if empty). */
+    void reset() noexcept {
+        tw_rendezvous_destroy(rendezvous_);
+        rendezvous_ = nullptr;
+    }
+    explicit operator bool() const noexcept { return rendezvous_ != nullptr; }
+
+    /** The bound address, with the real port ("127.0.0.1:40123"): what tickets name. Throws Error. */
+    std::string local_address() const {
+        char buf[64];
+        std::size_t len = 0;
+        detail::throw_if_failed(tw_rendezvous_local_address(rendezvous_, buf, sizeof buf, &len));
+        return std::string(buf, len > 0 ? len - 1 : 0);
+    }
+    /** What the service has done (matches, members, tickets, relayed datagrams and bytes, drops); at most 100 ms old. */
+    tw_result stats(tw_rendezvous_stats &out) noexcept { return tw_rendezvous_get_stats(rendezvous_, &out); }
+
+private:
+    explicit Rendezvous(tw_rendezvous *raw) noexcept : rendezvous_(raw) {}
+
+    tw_rendezvous *rendezvous_ = nullptr;
+};
 
 /**
  * Security settings (a tw_security_config held by value), for Host and Session at
@@ -749,6 +872,16 @@ inline std::string_view fatal_message(const tw_session_event &ev) noexcept {
     return detail::field_text(ev.data.fatal.message);
 }
 
+/** Where a TW_SESSION_EVENT_KIND_PATH_CHANGED event's path goes (the peer's or the relay's address; a view into the event). */
+inline std::string_view path_address(const tw_session_event &ev) noexcept {
+    return detail::field_text(ev.data.path.address);
+}
+
+/** Where a remote player's datagrams go now (tw_network_stats.path_address; a view into the figures). */
+inline std::string_view path_address(const tw_network_stats &stats) noexcept {
+    return detail::field_text(stats.path_address);
+}
+
 /**
  * One tickwire session: a rollback core (P2P, SYNCTEST, SPECTATOR, REPLAY) or a relay
  * core (RELAY_SERVER, RELAY_CLIENT) and, for P2P, SPECTATOR and the relay modes, a
@@ -829,6 +962,24 @@ public:
     }
     /** As above, for a std::string. */
     void add_remote_player(std::uint32_t player, const std::string &address) { add_remote_player(player, address.c_str()); }
+    /**
+     * P2P, before start: meet the other peers through the rendezvous at address with this
+     * player's ticket (TW_CONNECT_TOKEN_SIZE bytes: rendezvous_ticket), instead of at
+     * addresses given; flags TW_RENDEZVOUS_PRIVATE relays everything (nobody learns this
+     * side's address). Needs the players' secret (SecurityConfig::match) and exactly one
+     * local player, the ticket's slot; then add each remote player with
+     * add_rendezvous_player. PATH_CHANGED events report each path (RELAYED, then DIRECT
+     * when a direct path answers), network_stats the path now.
+     */
+    void set_rendezvous(const char *address, bytes ticket, std::uint32_t flags = 0) {
+        check(tw_session_set_rendezvous(session_, address, ticket.data(), ticket.size(), flags));
+    }
+    /** As above, for a std::string. */
+    void set_rendezvous(const std::string &address, bytes ticket, std::uint32_t flags = 0) {
+        set_rendezvous(address.c_str(), ticket, flags);
+    }
+    /** P2P with a rendezvous, before start: player plays on a peer met through it (one player per peer). */
+    void add_rendezvous_player(std::uint32_t player) { check(tw_session_add_remote_player(session_, player, nullptr)); }
     /** P2P, any time: accept a spectator connecting from address. */
     void add_spectator(const char *address) { check(tw_session_add_spectator(session_, address)); }
     /** As above, for a std::string. */
@@ -959,8 +1110,9 @@ public:
     }
     /**
      * P2P: the net-overlay figures of remote player (RTT, loss, kbps, frame advantage both
-     * ways, input queues), as GGPO's ggpo_get_network_stats. TW_RESULT_EMPTY while its peer
-     * is not connected (out untouched).
+     * ways, input queues; with a rendezvous, its path and where it goes: path_address), as
+     * GGPO's ggpo_get_network_stats. TW_RESULT_EMPTY while its peer is not connected (out
+     * untouched).
      */
     tw_result network_stats(std::uint32_t player, tw_network_stats &out) noexcept {
         return tw_session_network_stats(session_, player, &out);

@@ -194,7 +194,7 @@ UNITY_PKG="$ROOT/examples-csharp/unity/com.tickwire.runtime"
 CS_SRC="$UNITY_PKG/Runtime/Tickwire"
 CS_TESTS="$ROOT/bindings/csharp/Tests"
 MCS=(mcs -langversion:7.2 -unsafe -warnaserror)
-mkdir -p "$CS/unity" "$CS/stale" "$CS/pre-relay" "$CS/pre-security"
+mkdir -p "$CS/unity" "$CS/stale" "$CS/pre-relay" "$CS/pre-security" "$CS/pre-nat"
 
 # Every tw_* function of the header has exactly one DllImport of the same name in
 # TwNative.cs, and the other way round; every DllImport is Cdecl with ExactSpelling.
@@ -253,6 +253,8 @@ check "C#: build a stand-in library from before the relay additions" cc "${CFLAG
     "$CS_TESTS/stale_library.c" -o "$CS/pre-relay/libtickwire.so"
 check "C#: build a stand-in library from before encryption" cc "${CFLAGS[@]}" -shared -fPIC -DTW_STALE_BEFORE_SECURITY \
     "$CS_TESTS/stale_library.c" -o "$CS/pre-security/libtickwire.so"
+check "C#: build a stand-in library from before NAT traversal" cc "${CFLAGS[@]}" -shared -fPIC -DTW_STALE_BEFORE_NAT \
+    "$CS_TESTS/stale_library.c" -o "$CS/pre-nat/libtickwire.so"
 
 # Runs a C# program with the native library from $1 on the path. Its own lines
 # (ok/FAILED per test, "N passed, N failed") are indented under the check's name.
@@ -265,6 +267,7 @@ check "C#: tests under the Mono JIT" run_mono "$LIB_DIR" mono "$CS/Tickwire.Test
 check "C#: a stale native library is refused" run_mono "$CS/stale" mono "$CS/Tickwire.Tests.exe" --expect-stale-library
 check "C#: a native library from before the relay additions is refused" run_mono "$CS/pre-relay" mono "$CS/Tickwire.Tests.exe" --expect-pre-relay-library
 check "C#: a native library from before encryption is refused" run_mono "$CS/pre-security" mono "$CS/Tickwire.Tests.exe" --expect-pre-security-library
+check "C#: a native library from before NAT traversal is refused" run_mono "$CS/pre-nat" mono "$CS/Tickwire.Tests.exe" --expect-pre-nat-library
 check "C#: a missing native library is reported" run_mono "" mono "$CS/Tickwire.Tests.exe" --expect-missing-library
 check "C#: Unity lifecycle simulation (domain reload, play mode) and the relay sample's components" run_mono "$LIB_DIR" mono "$CS/unity/UnitySim.exe"
 check "C#: relay session example" run_mono "$LIB_DIR" mono "$CS/RelaySessionExample.exe" --clients 3 --seconds 3 --latency-ms 30 --loss 0.01

@@ -73,6 +73,15 @@ namespace Tickwire.Tests
         public int LastMessageLength;
         public uint LastMessagePlayer;
 
+        /// <summary>P2P with a rendezvous: each remote player's path as its latest PathChanged event said (by player).</summary>
+        public readonly TwPath[] Paths = new TwPath[256];
+        /// <summary>The first and the latest PathChanged event, and how many came.</summary>
+        public TwSessionEventPath FirstPath;
+        public TwSessionEventPath LastPath;
+        public int PathChanges;
+        /// <summary>The latest RendezvousRefused event's reason (0: none came).</summary>
+        public TwRendezvousRefusal LastRefusal;
+
         /// <summary>The first failure seen (a code and what failed), Ok if none.</summary>
         public TwResult Failure = TwResult.Ok;
         public string FailureWhat = "";
@@ -307,6 +316,20 @@ namespace Tickwire.Tests
                 if (ev.Kind == TwSessionEventKind.Joined)
                 {
                     LastJoined = ev.Data.Relay;
+                }
+                if (ev.Kind == TwSessionEventKind.PathChanged)
+                {
+                    if (PathChanges == 0)
+                    {
+                        FirstPath = ev.Data.Path;
+                    }
+                    LastPath = ev.Data.Path;
+                    Paths[ev.Data.Path.Player & 255] = ev.Data.Path.Path;
+                    PathChanges++;
+                }
+                if (ev.Kind == TwSessionEventKind.RendezvousRefused)
+                {
+                    LastRefusal = ev.Data.Refusal.Reason;
                 }
                 if (ev.Kind == TwSessionEventKind.Message)
                 {

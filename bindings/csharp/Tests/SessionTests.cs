@@ -37,6 +37,7 @@ namespace Tickwire.Tests
             RunRelayTests();
             RunSessionMessageTests();
             RunCarrierTests();
+            RunRendezvousTests();
         }
 
         // --- helpers ---------------------------------------------------------------------------
@@ -298,7 +299,9 @@ namespace Tickwire.Tests
                 e = ThrowsTw(TwResult.InvalidArgument, () => p.AddRemotePlayer(1, "nowhere"), "an address that is no address");
                 Contains(e.NativeMessage, "tw_session_add_remote_player", "names the function");
                 ThrowsTw(TwResult.InvalidArgument, () => p.AddRemotePlayer(1, "127.0.0.1:0"), "port 0");
-                Throws<ArgumentNullException>(() => p.AddRemotePlayer(1, null), "null address");
+                // A null address is a player met through a rendezvous: without one, the library refuses it.
+                e = ThrowsTw(TwResult.NullArgument, () => p.AddRemotePlayer(1, null), "null address without a rendezvous");
+                Contains(e.NativeMessage, "tw_session_add_remote_player", "names the function");
                 e = ThrowsTw(TwResult.InvalidState, () => p.Start(), "start with player 1 missing");
                 Contains(e.NativeMessage, "tw_session_start", "names the function");
                 ThrowsTw(TwResult.InvalidState, () => p.Spectate("127.0.0.1:9"), "Spectate is for SPECTATOR sessions");

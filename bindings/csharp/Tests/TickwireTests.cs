@@ -6,7 +6,8 @@
 //
 //   mono Tickwire.Tests.exe [--offsets FILE]
 //                           [--expect-stale-library | --expect-pre-relay-library |
-//                            --expect-pre-security-library | --expect-missing-library]
+//                            --expect-pre-security-library | --expect-pre-nat-library |
+//                            --expect-missing-library]
 //
 // --offsets FILE        compare every C# field offset with the C compiler's offsetof
 //                       (FILE is printed by Tests/offsets.c).
@@ -17,6 +18,8 @@
 //                          that the bindings refuse it, naming the missing function.
 // --expect-pre-security-library   likewise, a stand-in built before encryption
 //                          (stale_library.c, -DTW_STALE_BEFORE_SECURITY).
+// --expect-pre-nat-library   likewise, a stand-in built before NAT traversal
+//                          (stale_library.c, -DTW_STALE_BEFORE_NAT).
 // --expect-missing-library there is no native library: only check the error says so.
 // --only TEXT              run only the tests whose name contains TEXT (while developing).
 //
@@ -82,6 +85,7 @@ namespace Tickwire.Tests
             bool expectMissing = false;
             bool expectPreRelay = false;
             bool expectPreSecurity = false;
+            bool expectPreNat = false;
             for (int i = 0; i < args.Length; i++)
             {
                 if (args[i] == "--offsets" && i + 1 < args.Length)
@@ -103,6 +107,10 @@ namespace Tickwire.Tests
                 else if (args[i] == "--expect-pre-security-library")
                 {
                     expectPreSecurity = true;
+                }
+                else if (args[i] == "--expect-pre-nat-library")
+                {
+                    expectPreNat = true;
                 }
                 else if (args[i] == "--expect-missing-library")
                 {
@@ -126,6 +134,10 @@ namespace Tickwire.Tests
             else if (expectPreSecurity)
             {
                 Run("abi: a library from before encryption is refused, naming the missing function", PreSecurityLibraryIsRefused);
+            }
+            else if (expectPreNat)
+            {
+                Run("abi: a library from before NAT traversal is refused, naming the missing function", PreNatLibraryIsRefused);
             }
             else if (expectMissing)
             {

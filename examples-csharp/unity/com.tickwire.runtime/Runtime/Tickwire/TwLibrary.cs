@@ -100,6 +100,7 @@ namespace Tickwire
             "tw_host_config", "tw_link_sim_config", "tw_event", "tw_peer_stats", "tw_host_stats",
             "tw_session_config", "tw_request", "tw_session_event", "tw_session_stats", "tw_relay_player_stats",
             "tw_security_config", "tw_network_stats", "tw_session_message_stats", "tw_player_identity",
+            "tw_rendezvous_stats",
         };
 
         private static readonly Type[] s_checkedTypes =
@@ -107,7 +108,7 @@ namespace Tickwire
             typeof(TwHostConfig), typeof(TwLinkSimConfig), typeof(TwEvent), typeof(TwPeerStats), typeof(TwHostStats),
             typeof(TwSessionConfig), typeof(TwRequest), typeof(TwSessionEvent), typeof(TwSessionStats),
             typeof(TwRelayPlayerStats), typeof(TwSecurityConfig), typeof(TwNetworkStats), typeof(TwSessionMessageStats),
-            typeof(TwPlayerIdentity),
+            typeof(TwPlayerIdentity), typeof(TwRendezvousStats),
         };
 
         private static readonly int[] s_checkedSizeofs =
@@ -115,7 +116,7 @@ namespace Tickwire
             sizeof(TwHostConfig), sizeof(TwLinkSimConfig), sizeof(TwEvent), sizeof(TwPeerStats), sizeof(TwHostStats),
             sizeof(TwSessionConfig), sizeof(TwRequest), sizeof(TwSessionEvent), sizeof(TwSessionStats),
             sizeof(TwRelayPlayerStats), sizeof(TwSecurityConfig), sizeof(TwNetworkStats), sizeof(TwSessionMessageStats),
-            sizeof(TwPlayerIdentity),
+            sizeof(TwPlayerIdentity), sizeof(TwRendezvousStats),
         };
 
         /// <summary>
@@ -172,6 +173,7 @@ namespace Tickwire
                 (ulong)TwNative.tw_network_stats_size(),
                 (ulong)TwNative.tw_session_message_stats_size(),
                 (ulong)TwNative.tw_player_identity_size(),
+                (ulong)TwNative.tw_rendezvous_stats_size(),
             };
         }
 

@@ -206,15 +206,64 @@ namespace Tickwire
         /// TwHost.Connect). Players sharing an address share a connection (names: the same
         /// text). Every peer lists the same players in the same order. A name is looked up
         /// off this thread; neither this call nor Start waits for it, and a name that gives
-        /// no address ends the session with a Fatal event naming it.
+        /// no address ends the session with a Fatal event naming it. With a rendezvous
+        /// (SetRendezvous) address is null: the player's peer is met through it (one player
+        /// per peer); without one, null throws NullArgument.
         /// </summary>
         public void AddRemotePlayer(uint player, string address)
         {
             ThrowIfDisposed();
+            if (address == null)
+            {
+                ThrowIfFailed(TwNative.tw_session_add_remote_player(_handle, player, null));
+                return;
+            }
             byte[] text = TwText.ToUtf8Z(address);
             fixed (byte* a = text)
             {
                 ThrowIfFailed(TwNative.tw_session_add_remote_player(_handle, player, a));
+            }
+        }
+
+        /// <summary>
+        /// P2P with a rendezvous (SetRendezvous), before Start: player plays on a peer met
+        /// through the rendezvous (AddRemotePlayer with a null address). One player per peer.
+        /// </summary>
+        public void AddRendezvousPlayer(uint player)
+        {
+            AddRemotePlayer(player, null);
+        }
+
+        /// <summary>
+        /// P2P, before Start and before the remote players: meet the match's other peers
+        /// through the rendezvous at address (IP and port) with this player's ticket
+        /// (TwConstants.ConnectTokenSize bytes from the game's backend: TwRendezvous.GenerateTicket,
+        /// a connect token minted with the rendezvous's key whose user data starts with the
+        /// match claim), instead of at addresses given; then add each remote player with
+        /// AddRendezvousPlayer. Needs the players' secret (TwSecurity.ForMatch) and exactly one
+        /// local player, the ticket's slot (checked at Start).
+        /// <para>
+        /// At Start the session registers with the rendezvous, which introduces the other peers
+        /// and relays their packets at once (sealed end to end: it cannot read them); the peers
+        /// check the direct paths between them and move to one that answers. PathChanged events
+        /// (Data.Path) report each change: Relayed, then Direct, back to Relayed if a direct path
+        /// stops answering; GetNetworkStats' Path says the path now. privateMatch
+        /// (TwConstants.RendezvousPrivate) relays everything and tells nobody this side's
+        /// address: every pair with a private peer stays relayed. A refused ticket is a
+        /// RendezvousRefused event (advisory; the session keeps trying).
+        /// </para>
+        /// Throws TickwireException: InvalidArgument (an unparsable address, a ticket that is not
+        /// a connect token, no players' secret), InvalidState (not P2P, or started).
+        /// </summary>
+        public void SetRendezvous(string address, ReadOnlySpan<byte> ticket, bool privateMatch = false)
+        {
+            ThrowIfDisposed();
+            byte[] text = TwText.ToUtf8Z(address);
+            uint flags = privateMatch ? TwConstants.RendezvousPrivate : 0u;
+            fixed (byte* a = text)
+            fixed (byte* t = &MemoryMarshal.GetReference(ticket))
+            {
+                ThrowIfFailed(TwNative.tw_session_set_rendezvous(_handle, a, t, (UIntPtr)ticket.Length, flags));
             }
         }
 
@@ -531,9 +580,9 @@ namespace Tickwire
 
         /// <summary>
         /// P2P: the net-overlay figures of remote player (RTT, loss, kbps, the frame
-        /// advantage both ways, the input queues), as GGPO's ggpo_get_network_stats; see
-        /// <see cref="TwNetworkStats"/>. Empty while its peer is not connected. Allocates
-        /// nothing: call it every frame.
+        /// advantage both ways, the input queues; with a rendezvous, the path to it and
+        /// where it goes), as GGPO's ggpo_get_network_stats; see <see cref="TwNetworkStats"/>.
+        /// Empty while its peer is not connected. Allocates nothing: call it every frame.
         /// </summary>
         public TwResult GetNetworkStats(uint player, out TwNetworkStats stats)
         {

@@ -7,7 +7,8 @@
 //
 // C types: size_t -> UIntPtr, const char* / char* -> byte* (UTF-8), tw_result ->
 // TwResult (int), uint32_t -> uint, tw_host* -> HostHandle (IntPtr for destroy),
-// tw_session* -> SessionHandle (IntPtr for create and destroy), void* / uint8_t* -> byte*.
+// tw_session* -> SessionHandle (IntPtr for create and destroy), tw_rendezvous* ->
+// RendezvousHandle (IntPtr for create and destroy), void* / uint8_t* -> byte*.
 
 using System;
 using System.Runtime.InteropServices;
@@ -305,6 +306,31 @@ namespace Tickwire.Native
 
         [DllImport(Lib, CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
         internal static extern UIntPtr tw_session_message_stats_size();
+
+        // --- P2P behind NATs: a rendezvous (TwSession.SetRendezvous), the service (TwRendezvous) ---
+
+        [DllImport(Lib, CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
+        internal static extern TwResult tw_session_set_rendezvous(SessionHandle session, byte* address, byte* ticket, UIntPtr ticket_len,
+                                                                  uint flags);
+
+        [DllImport(Lib, CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
+        internal static extern TwResult tw_match_claim_write(ulong match_id, uint slot, uint players, byte* @out, UIntPtr out_size);
+
+        [DllImport(Lib, CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
+        internal static extern TwResult tw_rendezvous_create(byte* bind_address, byte* key, UIntPtr key_size, uint protocol_id,
+                                                             uint relay_bytes_per_sec, uint match_secs, IntPtr* out_rendezvous);
+
+        [DllImport(Lib, CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
+        internal static extern void tw_rendezvous_destroy(IntPtr rendezvous);
+
+        [DllImport(Lib, CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
+        internal static extern TwResult tw_rendezvous_local_address(RendezvousHandle rendezvous, byte* buf, UIntPtr buf_len, UIntPtr* out_len);
+
+        [DllImport(Lib, CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
+        internal static extern TwResult tw_rendezvous_get_stats(RendezvousHandle rendezvous, TwRendezvousStats* out_stats);
+
+        [DllImport(Lib, CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
+        internal static extern UIntPtr tw_rendezvous_stats_size();
 
         // --- the log hook (TwLog.cs) ------------------------------------------------------
 

@@ -1,6 +1,6 @@
 // Blittable mirror of tw_network_stats in include/tickwire.h: a P2P session's net-overlay
 // figures for one remote player (TwSession.GetNetworkStats, GGPO's
-// ggpo_get_network_stats).
+// ggpo_get_network_stats), with the path to it under a rendezvous.
 //
 // The rules of TwTypes.cs hold: field order, types and sizes follow the C header; the
 // test program checks every size and offset against the C compiler's; no constants or
@@ -47,6 +47,26 @@ namespace Tickwire
         public uint PredictedTicks;
         /// <summary>Time since the peer was last heard from, in microseconds.</summary>
         public ulong SilentUs;
-        public fixed ulong Reserved[7];
+        /// <summary>
+        /// How this player's datagrams go under a rendezvous (TwSession.SetRendezvous): Direct or
+        /// Relayed; None without one. Took the first 4 of the reserved bytes.
+        /// </summary>
+        public TwPath Path;
+        /// <summary>
+        /// Where they go: the peer's address (Direct) or the relay's (Relayed), NUL-terminated
+        /// UTF-8; empty with None. GetPathAddress reads it as a string.
+        /// </summary>
+        public fixed byte PathAddress[48];
+        /// <summary>Zero.</summary>
+        public uint Reserved;
+
+        /// <summary>PathAddress as a string (allocates: not every frame).</summary>
+        public string GetPathAddress()
+        {
+            fixed (byte* p = PathAddress)
+            {
+                return TwText.FromUtf8(p, 48);
+            }
+        }
     }
 }

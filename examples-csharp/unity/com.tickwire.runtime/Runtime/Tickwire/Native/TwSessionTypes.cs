@@ -273,6 +273,20 @@ namespace Tickwire
         /// Without a majority a Desync naming the player follows. Once per player.
         /// </summary>
         InputsDisagree = 33,
+        /// <summary>
+        /// P2P with a rendezvous (TwSession.SetRendezvous): the path to remote player
+        /// Data.Path.Player changed (Data.Path): Relayed as soon as the rendezvous introduces its
+        /// peer, Direct once a connectivity check succeeds (Data.Path.Address is the peer's;
+        /// again when its NAT maps it anew), back to Relayed (the relay's address) when a direct
+        /// path stops answering for 1 s. The connection and the match go on through every change.
+        /// </summary>
+        PathChanged = 34,
+        /// <summary>
+        /// P2P with a rendezvous: the rendezvous refused this side's ticket (Data.Refusal.Reason).
+        /// Advisory (a refusal is not authenticated): the session keeps trying; once per reason in
+        /// a row.
+        /// </summary>
+        RendezvousRefused = 35,
     }
 
     /// <summary>tw_synctest_state: which state of a synctest mismatch TakeSynctestState copies.</summary>
@@ -703,7 +717,8 @@ namespace Tickwire
 
     /// <summary>
     /// tw_session_event_data: the union. Read only the member named by TwSessionEvent.Kind
-    /// (Relay for the relay kinds 15..23, Rejected for ConnectionRejected).
+    /// (Relay for the relay kinds 15..23, Rejected for ConnectionRejected, Path for
+    /// PathChanged, Refusal for RendezvousRefused).
     /// </summary>
     [StructLayout(LayoutKind.Explicit, Size = 120)]
     public unsafe struct TwSessionEventData
@@ -719,6 +734,8 @@ namespace Tickwire
         [FieldOffset(0)] public TwSessionEventMessage Message;
         [FieldOffset(0)] public TwSessionEventProgress Progress;
         [FieldOffset(0)] public TwSessionEventInputDelay InputDelay;
+        [FieldOffset(0)] public TwSessionEventPath Path;
+        [FieldOffset(0)] public TwSessionEventRefusal Refusal;
         /// <summary>Fixes the size and the 8-byte alignment of the union.</summary>
         [FieldOffset(0)] public fixed ulong Reserved[15];
     }

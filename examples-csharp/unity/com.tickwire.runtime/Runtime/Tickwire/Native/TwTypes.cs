@@ -268,6 +268,19 @@ namespace Tickwire
         /// (each counted with 64 more); past it that member's messages are dropped and counted.
         /// </summary>
         public const int SessionMessageUnreadBytes = 131072;
+
+        /// <summary>
+        /// TW_RENDEZVOUS_PRIVATE: the flag TwSession.SetRendezvous(address, ticket, true) sets:
+        /// relay everything, so that no peer learns another's address (nor this side theirs).
+        /// Every pair with a private peer is relayed.
+        /// </summary>
+        public const uint RendezvousPrivate = 1;
+
+        /// <summary>
+        /// TW_MATCH_CLAIM_SIZE: bytes of the match claim (TwMatchClaim.Write) at the start of a
+        /// rendezvous ticket's user data.
+        /// </summary>
+        public const int MatchClaimSize = 18;
     }
 
     /// <summary>

@@ -1,6 +1,6 @@
-// Unity only (compiled out elsewhere): releases native hosts and sessions at the
-// moments Unity throws the managed world away, so that no tw_host or tw_session
-// outlives the code that owned it.
+// Unity only (compiled out elsewhere): releases native hosts, sessions and rendezvous
+// services at the moments Unity throws the managed world away, so that no tw_host,
+// tw_session or tw_rendezvous outlives the code that owned it.
 //
 // - Leaving play mode or quitting (Application.quitting): DisposeAllNative().
 // - Before a domain reload in the editor (script recompile, entering play mode):
@@ -18,11 +18,12 @@ namespace Tickwire
 {
     internal static class TwUnityLifecycle
     {
-        /// <summary>Every live session first (they own sockets too), then every live host.</summary>
+        /// <summary>Every live session first (they own sockets too), then every live host and rendezvous.</summary>
         private static void DisposeAllNative()
         {
             TwSession.DisposeAll();
             TwHost.DisposeAll();
+            TwRendezvous.DisposeAll();
             TwLog.Clear();
         }
 

@@ -224,8 +224,10 @@ build_unity_path() {
             -out:"$CS/unity/Tickwire.dll" -recurse:"$UNITY_PKG/Runtime/*.cs" &&
         "${MCS[@]}" -target:library -r:"$CS/unity/UnityStubs.dll" -r:"$CS/unity/Tickwire.dll" -out:"$CS/unity/SampleRelay.dll" \
             "$UNITY_PKG/Samples~/Relay"/*.cs &&
+        "${MCS[@]}" -target:library -r:"$CS/unity/UnityStubs.dll" -r:"$CS/unity/Tickwire.dll" -out:"$CS/unity/SampleRendezvous.dll" \
+            "$UNITY_PKG/Samples~/Rendezvous"/*.cs &&
         "${MCS[@]}" -r:"$CS/unity/UnityStubs.dll" -r:"$CS/unity/Tickwire.dll" -r:"$CS/unity/SampleRelay.dll" \
-            -out:"$CS/unity/UnitySim.exe" "$CS_TESTS/UnitySim/UnitySim.cs" &&
+            -r:"$CS/unity/SampleRendezvous.dll" -out:"$CS/unity/UnitySim.exe" "$CS_TESTS/UnitySim/UnitySim.cs" &&
         "${MCS[@]}" -target:library -r:"$CS/unity/UnityStubs.dll" -r:"$CS/unity/Tickwire.dll" -out:"$CS/unity/SampleP2P.dll" \
             "$UNITY_PKG/Samples~/P2P"/*.cs &&
         "${MCS[@]}" -target:library -out:"$CS/unity/com.rlabrecque.steamworks.net.dll" "$CS_TESTS/UnitySim/SteamworksStubs.cs" &&
@@ -236,7 +238,7 @@ build_unity_path() {
             -out:"$CS/unity/ios/Tickwire.dll" -recurse:"$UNITY_PKG/Runtime/*.cs" &&
         grep -q __Internal "$CS/unity/ios/Tickwire.dll" && ! grep -q __Internal "$CS/Tickwire.dll"
 }
-check "C#: build the Unity code path against API stand-ins (editor, iOS, samples; the Steam sample against Steamworks.NET stand-ins)" build_unity_path
+check "C#: build the Unity code path against API stand-ins (editor, iOS, samples (relay, P2P, rendezvous); the Steam sample against Steamworks.NET stand-ins)" build_unity_path
 run_indented() { "$@" 2>&1 | sed -u 's/^/    /'; }
 
 # The C compiler's view of every struct, enum and numeric constant, for the C# test's
@@ -269,7 +271,7 @@ check "C#: a native library from before the relay additions is refused" run_mono
 check "C#: a native library from before encryption is refused" run_mono "$CS/pre-security" mono "$CS/Tickwire.Tests.exe" --expect-pre-security-library
 check "C#: a native library from before NAT traversal is refused" run_mono "$CS/pre-nat" mono "$CS/Tickwire.Tests.exe" --expect-pre-nat-library
 check "C#: a missing native library is reported" run_mono "" mono "$CS/Tickwire.Tests.exe" --expect-missing-library
-check "C#: Unity lifecycle simulation (domain reload, play mode) and the relay sample's components" run_mono "$LIB_DIR" mono "$CS/unity/UnitySim.exe"
+check "C#: Unity lifecycle simulation (domain reload, play mode) and the relay and rendezvous samples' components" run_mono "$LIB_DIR" mono "$CS/unity/UnitySim.exe"
 check "C#: relay session example" run_mono "$LIB_DIR" mono "$CS/RelaySessionExample.exe" --clients 3 --seconds 3 --latency-ms 30 --loss 0.01
 check "C#: host-level relay example" run_mono "$LIB_DIR" mono "$CS/RelayExample.exe" --clients 3 --seconds 1 --latency-ms 10
 check "C#: P2P example" run_mono "$LIB_DIR" mono "$CS/P2PExample.exe" --seconds 2 --latency-ms 30 --loss 0.02

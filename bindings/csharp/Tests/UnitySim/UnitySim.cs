@@ -5,13 +5,15 @@
 // host and session is released each time and that hooks are registered once. Then runs
 // the package's relay sample (a TickwireRelayServer and two TickwireRelayClient
 // components, their Start / Update / OnDestroy called as the player loop would) for a
-// short match over 127.0.0.1.
+// short match over 127.0.0.1, and its rendezvous sample (a TickwireRendezvousLocalService
+// and two TickwireRendezvousPlayer components, which meet through it and go direct).
 //
 // Prints "N passed, N failed"; exits 1 on failure.
 using System;
 using System.Reflection;
 using Tickwire;
 using Tickwire.Samples.Relay;
+using Tickwire.Samples.Rendezvous;
 using UnityEditor;
 using UnityEngine;
 
@@ -36,10 +38,12 @@ internal static class UnitySim
             TwHost b = new TwHost("127.0.0.1:0");
             TwSession p2p = new TwSession(P2PConfig());
             TwSession synctest = new TwSession(TwSessionConfig.Default(TwSessionMode.SyncTest));
+            TwRendezvous rendezvous = new TwRendezvous("127.0.0.1:0", TwSecurity.GenerateKey(), 1);
             AssemblyReloadEvents.SimulateBeforeAssemblyReload();
             Check(a.IsDisposed && b.IsDisposed, "hosts disposed before the reload");
             Check(p2p.IsDisposed && synctest.IsDisposed, "sessions disposed before the reload");
-            Check(TwHost.LiveCount == 0 && TwSession.LiveCount == 0, "none live");
+            Check(rendezvous.IsDisposed, "the rendezvous stopped before the reload");
+            Check(TwHost.LiveCount == 0 && TwSession.LiveCount == 0 && TwRendezvous.LiveCount == 0, "none live");
         });
         Run("leaving play mode releases every host and session", () =>
         {
@@ -61,6 +65,7 @@ internal static class UnitySim
             Check(AssemblyReloadEvents.BeforeReloadHandlerCount == 1, "beforeAssemblyReload still registered once");
         });
         Run("the relay sample: a server and two client components play a match, no desync", RelaySample);
+        Run("the rendezvous sample: two player components meet through the local service, go Direct, no desync", RendezvousSample);
         Run("TwUnityLog forwards a session's records to the console by level", UnityLog);
         Console.WriteLine(s_passed + " passed, " + s_failed + " failed");
         return s_failed == 0 ? 0 : 1;
@@ -157,6 +162,79 @@ internal static class UnitySim
             Call(server, "OnDestroy");
         }
         Check(TwSession.LiveCount == 0, "every session released");
+    }
+
+    private static void RendezvousSample()
+    {
+        TickwireRendezvousLocalService service = new TickwireRendezvousLocalService();
+        SetField(service, "bindAddress", "127.0.0.1:0"); // as the Inspector would
+        Call(service, "Awake");
+        Check(service.enabled && TickwireRendezvousLocalService.Current == service, "the local service started");
+        TickwireRendezvousPlayer[] players = { new TickwireRendezvousPlayer(), new TickwireRendezvousPlayer() };
+        for (uint i = 0; i < 2; i++)
+        {
+            SetField(players[i], "localPlayer", i);
+            SetField(players[i], "bindAddress", "127.0.0.1:0");
+            Call(players[i], "Start"); // no ticket set: the local service issues one
+            Check(players[i].enabled, "player " + i + " started");
+        }
+        try
+        {
+            int start = Environment.TickCount;
+            int directSince = -1;
+            for (int frame = 0; Environment.TickCount - start < 15000; frame++)
+            {
+                Input.SimulatedHorizontal = (frame / 20) % 3 - 1;
+                Input.SimulatedVertical = (frame / 30) % 3 - 1;
+                foreach (TickwireRendezvousPlayer p in players)
+                {
+                    Call(p, "Update");
+                }
+                if (directSince < 0 && players[0].Running && players[1].Running &&
+                    players[0].PathOf(1) == TwPath.Direct && players[1].PathOf(0) == TwPath.Direct)
+                {
+                    directSince = Environment.TickCount;
+                }
+                if (directSince >= 0 && Environment.TickCount - directSince > 1500)
+                {
+                    break;
+                }
+                System.Threading.Thread.Sleep(16); // about 60 frames a second
+            }
+            Check(directSince >= 0, "both players run on a direct path: " + players[0].PathText + " / " + players[1].PathText);
+            Check(players[0].enabled && players[1].enabled, "no component gave up");
+            for (uint i = 0; i < 2; i++)
+            {
+                TickwireRendezvousPlayer p = players[i];
+                uint other = 1 - i;
+                Check(p.PathText.StartsWith("player " + other + ": Direct via 127.0.0.1:", StringComparison.Ordinal), "the path text: " + p.PathText);
+                TwNetworkStats ns;
+                Check(p.Session.GetNetworkStats(other, out ns) == TwResult.Ok && ns.Path == TwPath.Direct &&
+                      ns.GetPathAddress() == p.AddressOf(other), "the figures say the path of the events");
+                TwSessionStats st;
+                Check(p.Session.GetStats(out st) == TwResult.Ok && st.ConfirmedTick > 60, "ticks confirmed: " + st.ConfirmedTick);
+                Check(st.ChecksCompared > 0 && st.Desyncs == 0, "checksums compared with the peer, no desync");
+                Console.WriteLine("  player " + i + ": " + p.PathText + "; " + st.ConfirmedTick + " ticks confirmed, " +
+                                  st.ChecksCompared + " checksums compared");
+            }
+            int x0, y0, x1, y1;
+            players[0].PositionOf(0, out x0, out y0);
+            players[1].PositionOf(0, out x1, out y1);
+            Check(x0 != 0 || y0 != 0, "player 0's dot moved");
+            TwRendezvousStats rs;
+            Check(service.Rendezvous.GetStats(out rs) == TwResult.Ok && rs.MatchesMade == 1 && rs.Refused == 0,
+                  "the service made one match and refused nothing");
+        }
+        finally
+        {
+            foreach (TickwireRendezvousPlayer p in players)
+            {
+                Call(p, "OnDestroy");
+            }
+            Call(service, "OnDestroy");
+        }
+        Check(TickwireRendezvousLocalService.Current == null, "the service is gone");
+        Check(TwSession.LiveCount == 0 && TwRendezvous.LiveCount == 0, "every session and rendezvous released");
     }
 
     private static void Call(object component, string method)

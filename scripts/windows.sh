@@ -95,7 +95,7 @@ smoke() {
     check "build tickwire.dll, libtickwire.dll.a and libtickwire.a (with the test hooks)" build_library
     mkdir -p "$OUT/bin"
     cp "$lib/tickwire.dll" "$OUT/bin/" 2>/dev/null || true
-    for src in examples-c/loopback.c examples-c/p2p.c examples-c/relay.c tests/c/abi_misuse.c tests/c/relay_identity.c; do
+    for src in examples-c/loopback.c examples-c/p2p.c examples-c/relay.c examples-c/rendezvous.c tests/c/abi_misuse.c tests/c/relay_identity.c; do
         local name
         name="$(basename "$src" .c)"
         # winpthread statically: clock_gettime and nanosleep, and no extra DLL to ship.

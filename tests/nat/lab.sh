@@ -38,6 +38,25 @@ declare -gA LAB_PEER_BOX=() LAB_PEER_PUBLIC=()
 LAB_VETH_N=0
 LAB_PIDS=()
 
+# lab_able_or_skip: unless this machine can run the lab (root, iproute2, nftables,
+# conntrack, python3, network namespaces), print a skip line and "0 passed, 0 failed"
+# and exit 0: the test scripts' common start.
+lab_able_or_skip() {
+    local why="" ns="twnat-able-$$"
+    if [ "$(id -u)" -ne 0 ]; then why="not root"
+    elif ! command -v ip >/dev/null 2>&1; then why="no ip (iproute2)"
+    elif ! command -v nft >/dev/null 2>&1; then why="no nft (nftables)"
+    elif ! command -v conntrack >/dev/null 2>&1; then why="no conntrack"
+    elif ! command -v python3 >/dev/null 2>&1; then why="no python3"
+    elif ! ip netns add "$ns" 2>/dev/null; then why="ip netns add failed"
+    else ip netns del "$ns"
+    fi
+    [ -z "$why" ] && return 0
+    echo "skipped: $why (needs root and network namespaces)"
+    echo "0 passed, 0 failed"
+    exit 0
+}
+
 lab_ns() { echo "${LAB_PREFIX}$1"; }
 lab_exec() {
     local ns

@@ -56,19 +56,9 @@ if [ "$QUICK" = 1 ] && [ "$SECS_GIVEN" = 0 ]; then SECS=10; fi
 case "$SECS" in '' | *[!0-9]* | 0) echo "matrix.sh: --seconds wants a positive whole number" >&2; exit 2 ;; esac
 case "$JOBS" in '' | *[!0-9]* | 0) echo "matrix.sh: --jobs wants a positive whole number" >&2; exit 2 ;; esac
 
-skip() {
-    echo "skipped: $1 (needs root and network namespaces)"
-    echo "0 passed, 0 failed"
-    exit 0
-}
-[ "$(id -u)" -eq 0 ] || skip "not root"
-command -v ip >/dev/null 2>&1 || skip "no ip (iproute2)"
-command -v nft >/dev/null 2>&1 || skip "no nft (nftables)"
-command -v conntrack >/dev/null 2>&1 || skip "no conntrack"
-command -v python3 >/dev/null 2>&1 || skip "no python3"
-probe_ns="twmx-probe-$$"
-if ! ip netns add "$probe_ns" 2>/dev/null; then skip "ip netns add failed"; fi
-ip netns del "$probe_ns"
+# shellcheck source=tests/nat/lab.sh
+source "$HERE/lab.sh"
+lab_able_or_skip
 
 passed=0
 failed=0
@@ -98,9 +88,6 @@ for cmd in rendezvous peer; do
         exit 1
     fi
 done
-
-# shellcheck source=tests/nat/lab.sh
-source "$HERE/lab.sh"
 
 RDV_IP=203.0.113.10
 RDV="$RDV_IP:7000"

@@ -10,22 +10,9 @@ set -uo pipefail
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 PROBE="$HERE/probe.py"
 
-skip() {
-    echo "skipped: $1 (needs root and network namespaces)"
-    echo "0 passed, 0 failed"
-    exit 0
-}
-[ "$(id -u)" -eq 0 ] || skip "not root"
-command -v ip >/dev/null 2>&1 || skip "no ip (iproute2)"
-command -v nft >/dev/null 2>&1 || skip "no nft (nftables)"
-command -v conntrack >/dev/null 2>&1 || skip "no conntrack"
-command -v python3 >/dev/null 2>&1 || skip "no python3"
-probe_ns="twnat-probe-$$"
-if ! ip netns add "$probe_ns" 2>/dev/null; then skip "ip netns add failed"; fi
-ip netns del "$probe_ns"
-
 # shellcheck source=tests/nat/lab.sh
 source "$HERE/lab.sh"
+lab_able_or_skip
 lab_init
 TMP="$(mktemp -d)"
 trap 'lab_cleanup; rm -rf "$TMP"' EXIT

@@ -4,7 +4,7 @@
 //! (Real NATs: `tests/nat/matrix.sh`.)
 
 use std::io::{BufRead, BufReader};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
@@ -30,7 +30,7 @@ fn write(path: &PathBuf, o: Output) {
 }
 
 /// A rendezvous on a free loopback port: the child and its address.
-fn rendezvous(key: &PathBuf) -> (Child, String) {
+fn rendezvous(key: &Path) -> (Child, String) {
     let mut child = bin()
         .args(["rendezvous", "--bind", "127.0.0.1:0", "--key-file", key.to_str().unwrap()])
         .stdout(Stdio::piped())
@@ -57,7 +57,7 @@ fn stop(mut child: Child) -> String {
 }
 
 /// Two peers of match `id` through `rdv`, `private` or not: their stdouts.
-fn pair(d: &PathBuf, key: &PathBuf, rdv: &str, id: &str, private: bool) -> [String; 2] {
+fn pair(d: &Path, key: &Path, rdv: &str, id: &str, private: bool) -> [String; 2] {
     let secret = d.join(format!("secret{id}"));
     write(&secret, run(&["token", "key"]));
     let peers: Vec<Child> = (0..2)

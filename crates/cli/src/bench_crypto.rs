@@ -159,12 +159,12 @@ pub fn print_cost() -> Result<(), String> {
     Ok(())
 }
 
-/// `tickwire bench crypto`: part (d) alone.
+/// `tickwire bench crypto`: part (d), and (e) the vetted AEADs side by side.
 pub fn run(argv: &[String]) -> std::process::ExitCode {
     println!("$ tickwire {}", argv.join(" "));
     let build = if cfg!(debug_assertions) { "debug (numbers are pessimistic: use --release)" } else { "release" };
     println!("build: {build}");
-    match print_cost() {
+    match print_cost().and_then(|()| super::bench_aead::print_cost()) {
         Ok(()) => std::process::ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("bench: {e}");

@@ -7,6 +7,7 @@
 
 mod args;
 mod bench;
+mod bench_aead;
 mod bench_crypto;
 mod bench_relay;
 mod boxes;

@@ -56,6 +56,7 @@ fn traversal(slot: u8, now: u64) -> Traversal {
         local_slot: slot,
         private: false,
         hosts: vec![SOURCES[3].parse().expect("an address")],
+        unix_us: 0,
     };
     Traversal::new(now, cfg, &[slot; 32])
 }

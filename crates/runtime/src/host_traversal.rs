@@ -113,6 +113,11 @@ impl Host {
             local_slot: setup.local_slot,
             private: setup.private,
             hosts,
+            // (A clock before 1970 numbers from 0: a restarted peer then waits for the
+            // rendezvous to forget its last run, 30 s.)
+            unix_us: std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(0, |d| u64::try_from(d.as_micros()).unwrap_or(u64::MAX)),
         };
         self.command(Command::Traverse(Box::new(cfg), key_seed))?;
         self.traversal =

@@ -119,6 +119,11 @@ pub struct TraversalConfig {
     pub private: bool,
     /// Our host candidates: local addresses with the socket's port.
     pub hosts: Vec<SocketAddr>,
+    /// The wall clock at the start, Unix time in microseconds. Hellos are numbered from
+    /// it, so that a peer that restarts with the same ticket (a crash, a relaunch)
+    /// numbers above its last run and the rendezvous takes it back at once; a Hello
+    /// numbered at or below the last one is a replay to the rendezvous.
+    pub unix_us: u64,
 }
 
 impl std::fmt::Debug for TraversalConfig {

@@ -120,6 +120,9 @@ pub struct Traversal {
     phase: Phase,
     next_hello: Micros,
     hello_seq: u64,
+    /// The wall clock's microseconds less the host clock's at the start: Hellos are
+    /// numbered by the wall clock (see [`TraversalConfig::unix_us`]).
+    seq_base: u64,
     info_seq: u64,
     last_refused: Option<RefusedReason>,
     peers: Vec<Peer>,
@@ -147,14 +150,15 @@ impl Traversal {
                 held: VecDeque::new(),
             })
             .collect();
+        let seq_base = cfg.unix_us.saturating_sub(now);
         Traversal {
             cfg,
             rendezvous,
             rng: SecretRng::new(now, key_seed),
             phase: Phase::Registering { rto: FIRST_HELLO_RTO_US },
             next_hello: now,
-            // Above any sequence number a previous run with this ticket used.
-            hello_seq: now,
+            hello_seq: 0,
+            seq_base,
             info_seq: 0,
             last_refused: None,
             peers,
@@ -244,7 +248,8 @@ impl Traversal {
     }
 
     fn send_hello(&mut self, now: Micros) {
-        self.hello_seq = self.hello_seq.max(now).saturating_add(1);
+        // Above every Hello of an earlier run with this ticket: numbered by the wall clock.
+        self.hello_seq = self.hello_seq.max(self.seq_base.saturating_add(now)).saturating_add(1);
         let hello = messages::encode_hello(&self.cfg.ticket, self.hello_seq, self.cfg.private, &self.cfg.hosts);
         self.out.push_back((self.rendezvous, hello));
         self.next_hello = now

@@ -134,6 +134,7 @@ fn world(a: Nat, b: Nat, private: bool) -> World {
             local_slot: slot,
             private,
             hosts: vec![inside],
+            unix_us: 0,
         };
         Peer {
             inside,
@@ -380,6 +381,7 @@ fn the_rendezvous_refuses_strangers_forged_tickets_taken_slots_and_caps_each_mat
             local_slot: 0,
             private: false,
             hosts: vec![],
+            unix_us: 0,
         };
         let mut tr = Traversal::new(seq, cfg, &[1; 32]);
         tr.update(seq);
@@ -451,6 +453,7 @@ fn a_ticket_for_another_slot_stops_the_traversal() {
         local_slot: 0,
         private: false,
         hosts: vec![],
+        unix_us: 0,
     };
     let mut t = Traversal::new(0, tcfg, &[1; 32]);
     t.update(0);
@@ -462,4 +465,53 @@ fn a_ticket_for_another_slot_stops_the_traversal() {
     assert_eq!(t.claim(1, to, &buf[..n]), Claimed::Taken);
     assert_eq!(t.poll_event(), Some(TraversalEvent::WrongSlot { ticket: 1, local: 0 }));
     assert_eq!(t.next_timeout(), None);
+}
+
+#[test]
+fn a_peer_that_restarts_with_its_ticket_is_taken_back_at_once_and_a_replay_is_not() {
+    let key = Secret([7; 32]);
+    let mut r = Rendezvous::new(RendezvousConfig::new(key.clone(), PROTOCOL), 1, &[2; 32]);
+    let (a, a2, b): (SocketAddr, SocketAddr, SocketAddr) = (
+        "198.51.100.2:20000".parse().unwrap(),
+        "198.51.100.2:20001".parse().unwrap(),
+        "198.51.100.3:30000".parse().unwrap(),
+    );
+    // A traversal's first Hello, made at its host clock's `now` with the wall clock `unix_us`.
+    let first_hello = |slot: u8, now: u64, unix_us: u64| {
+        let cfg = TraversalConfig {
+            rendezvous: RDV.parse().unwrap(),
+            ticket: ticket(&key, slot, 100 + u64::from(slot)),
+            match_secret: Secret([5; 32]),
+            local_slot: slot,
+            private: false,
+            hosts: vec![],
+            unix_us,
+        };
+        let mut t = Traversal::new(now, cfg, &[slot; 32]);
+        t.update(now);
+        let mut buf = vec![0u8; 2048];
+        let (_, n) = t.poll_transmit(&mut buf).unwrap();
+        buf[..n].to_vec()
+    };
+    let wall = 1_700_000_000_000_000u64;
+    // A has run for a minute of its host clock; B is there too.
+    r.handle(60_000_000, UNIX, a, &first_hello(0, 60_000_000, wall));
+    r.handle(60_000_000, UNIX, b, &first_hello(1, 0, wall));
+    let mut buf = vec![0u8; 2048];
+    while r.poll_transmit(&mut buf).is_some() {}
+    // A crashes and starts again 5 s later: its host clock starts from 0 again, the
+    // wall clock has moved on. Taken back at once, at its new address.
+    r.handle(65_000_000, UNIX, a2, &first_hello(0, 0, wall + 5_000_000));
+    while r.poll_transmit(&mut buf).is_some() {}
+    r.handle(65_000_001, UNIX, a2, &[0xE4, 1, 1, 2, 3]);
+    assert_eq!(r.poll_transmit(&mut buf).map(|(to, n)| (to, buf[..n].to_vec())), Some((b, vec![0xE4, 0, 1, 2, 3])));
+    let strangers = r.stats().strangers;
+    r.handle(65_000_002, UNIX, a, &[0xE4, 1, 1, 2, 3]);
+    assert_eq!(r.stats().strangers, strangers + 1, "the old address is no member now");
+    // A Hello numbered below the last (an old one, replayed from elsewhere) moves nobody.
+    let dropped = r.stats().dropped;
+    r.handle(65_000_003, UNIX, a, &first_hello(0, 60_000_000, wall));
+    assert_eq!(r.stats().dropped, dropped + 1);
+    r.handle(65_000_004, UNIX, a2, &[0xE4, 1, 9]);
+    assert!(r.poll_transmit(&mut buf).is_some_and(|(to, _)| to == b), "still at its new address");
 }

@@ -21,6 +21,8 @@ pub type RelayRecorder = Box<dyn FnMut(&[u8]) + Send>;
 /// How long the thread waits for a datagram before it checks its timers and whether to
 /// stop.
 const WAIT: Duration = Duration::from_millis(20);
+/// How often the service's timers run.
+const UPDATE_US: u64 = 100_000;
 
 /// A rendezvous service running on its own thread.
 pub struct RendezvousServer {
@@ -91,7 +93,7 @@ fn serve(
     let v6 = socket.local_addr().is_ok_and(|a| a.is_ipv6());
     let mut buf = vec![0u8; 2048];
     let mut out = vec![0u8; HELLO_SIZE.max(2048)];
-    let mut published = 0;
+    let (mut published, mut updated) = (0, 0);
     while !stop.load(Ordering::Acquire) {
         match socket.recv_from(&mut buf) {
             Ok((n, from)) => {
@@ -105,7 +107,10 @@ fn serve(
             Err(_) => {}
         }
         let now = clock.now_us();
-        if r.next_timeout().is_some_and(|t| now >= t) {
+        // Its timers are seconds (a member's silence, a match's end) and `update` walks
+        // every match: ten times a second, not once per datagram.
+        if now >= updated + UPDATE_US {
+            updated = now;
             r.update(now);
         }
         while let Some((to, n)) = r.poll_transmit(&mut out) {

@@ -222,18 +222,9 @@ impl Rendezvous {
         Some((to, n))
     }
 
-    /// The next time [`Rendezvous::update`] has something to do.
-    pub fn next_timeout(&self) -> Option<Micros> {
-        self.matches
-            .values()
-            .map(|m| {
-                let quiet = m.members.iter().flatten().map(|p| p.last_seen + self.cfg.member_timeout_us).min();
-                quiet.map_or(m.ends, |q| q.min(m.ends))
-            })
-            .min()
-    }
-
-    /// Ends the matches whose time is up and drops members silent too long.
+    /// Ends the matches whose time is up and drops members silent too long. Its timers
+    /// are seconds: call it a few times a second (it walks every match), not per
+    /// datagram.
     pub fn update(&mut self, now: Micros) {
         let timeout = self.cfg.member_timeout_us;
         let by_addr = &mut self.by_addr;

@@ -13,6 +13,8 @@
 //! algorithm gives the same ciphertext and tag, and each opens what it sealed.
 
 use std::hint::black_box;
+
+use chacha20poly1305::aead;
 use std::time::Instant;
 
 const KEY: [u8; 32] = [0x42; 32];
@@ -41,40 +43,26 @@ fn nonce(n: u64) -> [u8; 12] {
     out
 }
 
-struct RustCryptoChaCha(chacha20poly1305::ChaCha20Poly1305);
-struct RustCryptoAesGcm(aes_gcm::Aes256Gcm);
+/// A RustCrypto AEAD (both crates implement the `aead` crate's one trait).
+struct RustCrypto<A>(A, &'static str);
 struct Ring(ring::aead::LessSafeKey, &'static str);
 struct AwsLc(aws_lc_rs::aead::LessSafeKey, &'static str);
 
-impl Contender for RustCryptoChaCha {
+impl<A: aead::AeadInPlace> Contender for RustCrypto<A> {
     fn name(&self) -> &'static str {
-        "RustCrypto ChaCha20-Poly1305 (today's)"
+        self.1
     }
     fn seal(&self, n: u64, buf: &mut [u8]) -> [u8; 16] {
-        use chacha20poly1305::aead::AeadInPlace;
-        let tag = self.0.encrypt_in_place_detached(&nonce(n).into(), &HEADER, buf).expect("a small packet");
-        tag.into()
+        let bytes = nonce(n);
+        let nonce = aead::Nonce::<A>::from_slice(&bytes);
+        let tag = self.0.encrypt_in_place_detached(nonce, &HEADER, buf).expect("a small packet");
+        tag.as_slice().try_into().expect("16 bytes")
     }
     fn open(&self, n: u64, whole: &mut [u8]) -> bool {
-        use chacha20poly1305::aead::AeadInPlace;
         let (ct, tag) = split(whole);
-        self.0.decrypt_in_place_detached(&nonce(n).into(), &HEADER, ct, &tag.into()).is_ok()
-    }
-}
-
-impl Contender for RustCryptoAesGcm {
-    fn name(&self) -> &'static str {
-        "RustCrypto AES-256-GCM"
-    }
-    fn seal(&self, n: u64, buf: &mut [u8]) -> [u8; 16] {
-        use aes_gcm::aead::AeadInPlace;
-        let tag = self.0.encrypt_in_place_detached(&nonce(n).into(), &HEADER, buf).expect("a small packet");
-        tag.into()
-    }
-    fn open(&self, n: u64, whole: &mut [u8]) -> bool {
-        use aes_gcm::aead::AeadInPlace;
-        let (ct, tag) = split(whole);
-        self.0.decrypt_in_place_detached(&nonce(n).into(), &HEADER, ct, &tag.into()).is_ok()
+        let bytes = nonce(n);
+        let nonce = aead::Nonce::<A>::from_slice(&bytes);
+        self.0.decrypt_in_place_detached(nonce, &HEADER, ct, aead::Tag::<A>::from_slice(&tag)).is_ok()
     }
 }
 
@@ -117,8 +105,11 @@ fn contenders() -> Vec<Box<dyn Contender>> {
         aws_lc_rs::aead::LessSafeKey::new(aws_lc_rs::aead::UnboundKey::new(alg, &KEY).expect("a 32-byte key"))
     };
     vec![
-        Box::new(RustCryptoChaCha(chacha20poly1305::ChaCha20Poly1305::new(&KEY.into()))),
-        Box::new(RustCryptoAesGcm(aes_gcm::Aes256Gcm::new(&KEY.into()))),
+        Box::new(RustCrypto(
+            chacha20poly1305::ChaCha20Poly1305::new(&KEY.into()),
+            "RustCrypto ChaCha20-Poly1305 (today's)",
+        )),
+        Box::new(RustCrypto(aes_gcm::Aes256Gcm::new(&KEY.into()), "RustCrypto AES-256-GCM")),
         Box::new(Ring(ring_key(&ring::aead::CHACHA20_POLY1305), "ring ChaCha20-Poly1305")),
         Box::new(Ring(ring_key(&ring::aead::AES_256_GCM), "ring AES-256-GCM")),
         Box::new(AwsLc(aws_key(&aws_lc_rs::aead::CHACHA20_POLY1305), "aws-lc-rs ChaCha20-Poly1305")),

@@ -3,8 +3,17 @@
 //! socket to an engine that polls it.
 //!
 //! An engine that polls once a frame (in a burst: it polls until the queue is empty)
-//! gets the socket for `moderation_us` after its last poll, then the thread watches it
-//! again until the next frame. An engine that keeps polling (a busy poller, or a
+//! gets the socket for `moderation_us` after its last poll. Once its frames come at a
+//! steady rate (a server's tick loop, a game's frame loop: [`STEADY_FRAMES`] frames in a
+//! row, each at most [`MAX_FRAME_US`] apart), it gets the socket until its next frame is
+//! due, and a little after ([`Cadence`]): the datagrams of a whole frame wait in the
+//! socket with their kernel receive timestamps and the engine's poll reads them in
+//! batches, so a message crosses no thread and the network thread does not wake for
+//! them. The thread still runs the timers meanwhile (without reading the socket), and
+//! takes the socket back when a frame is late (a stalled engine). An engine whose
+//! frame would not fit in the socket's receive buffer is not left a whole frame.
+//!
+//! An engine that keeps polling (a busy poller, or a
 //! loop of a thousand frames a second and more) reads everything itself; a thread
 //! that still woke every `moderation_us` to look would take a core from it a thousand
 //! times a second, and its turn would contend with the engine for the core's lock. On
@@ -21,6 +30,64 @@ use tickwire_proto::Micros;
 /// acknowledgement leaves that much later, once, when a busy engine stops).
 pub(crate) const MAX_ENGINE_QUIET_US: Micros = 16_000;
 
+/// The longest frame the thread leaves the socket to the engine for: a loop slower
+/// than 20 frames a second is not one whose reads its peers should wait for.
+pub(crate) const MAX_FRAME_US: Micros = 50_000;
+/// Frames in a row, each as long as the one before, after which the socket is left to
+/// the engine until its next frame.
+pub(crate) const STEADY_FRAMES: u32 = 3;
+/// Polls closer together than this are one frame's burst.
+const BURST_GAP_US: Micros = 500;
+/// What the kernel charges a socket's receive buffer for a datagram beyond its payload
+/// (Linux's `truesize`: the buffer head and the allocation's slack; about 700 bytes for
+/// a small datagram on x86-64), rounded up.
+pub(crate) const DATAGRAM_OVERHEAD: usize = 1_024;
+
+/// The engine's frames as its polls show them: when the latest burst of polls began,
+/// the time since the burst before, and how many frames in a row kept that time.
+#[derive(Debug, Default)]
+struct Cadence {
+    burst_at: Option<Micros>,
+    last_poll: Micros,
+    period: Micros,
+    steady: u32,
+    /// What the engine's reads of the current burst took from the socket (payload and
+    /// [`DATAGRAM_OVERHEAD`] per datagram), and of the one before: a frame's load.
+    load: usize,
+    last_load: usize,
+}
+
+impl Cadence {
+    fn polled(&mut self, now: Micros) {
+        let new_burst = self.burst_at.is_none() || now.saturating_sub(self.last_poll) > BURST_GAP_US;
+        self.last_poll = now;
+        if !new_burst {
+            return;
+        }
+        if let Some(before) = self.burst_at {
+            let period = now.saturating_sub(before);
+            // A frame loop's sleep overshoots by scheduling noise; a vsync'd one drifts
+            // by a fraction of a frame.
+            let tolerance = (self.period / 8).max(BURST_GAP_US);
+            self.steady = if period.abs_diff(self.period) <= tolerance { self.steady.saturating_add(1) } else { 0 };
+            self.period = period;
+        }
+        self.burst_at = Some(now);
+        self.last_load = std::mem::take(&mut self.load);
+    }
+
+    /// Until when the engine's next frame is expected to have read the socket, when its
+    /// frames are steady and a frame's datagrams fit in half of `capacity` (the socket's
+    /// receive buffer): its frame's time after the latest burst, and a grace of an
+    /// eighth of a frame or `moderation`, whichever is longer.
+    fn next_frame_by(&self, moderation: Micros, capacity: usize) -> Option<Micros> {
+        let at = self.burst_at?;
+        let steady = self.steady >= STEADY_FRAMES && self.period <= MAX_FRAME_US;
+        let fits = self.load.max(self.last_load) <= capacity / 2;
+        (steady && fits).then(|| at.saturating_add(self.period).saturating_add((self.period / 8).max(moderation)))
+    }
+}
+
 /// What the thread knows of the engine's polls.
 #[derive(Debug, Default)]
 pub(crate) struct EnginePolls {
@@ -31,6 +98,7 @@ pub(crate) struct EnginePolls {
     turned_at: Micros,
     /// The quiet time the last turn gave (0 before the engine ever polled).
     quiet: Micros,
+    cadence: Cadence,
 }
 
 impl EnginePolls {
@@ -38,12 +106,26 @@ impl EnginePolls {
     pub(crate) fn polled(&mut self, now: Micros) {
         self.first.get_or_insert(now);
         self.last = Some(now);
+        self.cadence.polled(now);
+    }
+
+    /// The engine's read at its latest poll took `bytes` from the socket in `datagrams`.
+    pub(crate) fn read(&mut self, datagrams: usize, bytes: usize) {
+        let load = bytes.saturating_add(datagrams.saturating_mul(DATAGRAM_OVERHEAD));
+        self.cadence.load = self.cadence.load.saturating_add(load);
+    }
+
+    /// Whether the socket is the engine's at `now`: its frames are steady and its next
+    /// one is not late. The thread's turns then leave the datagrams to it.
+    /// `capacity`: the socket's receive buffer in bytes.
+    pub(crate) fn owns_socket(&self, now: Micros, moderation: Micros, capacity: usize) -> bool {
+        moderation > 0 && self.cadence.next_frame_by(moderation, capacity).is_some_and(|by| now < by)
     }
 
     /// At the end of a thread's turn at `now`: how long from `now` the socket stays out
     /// of the thread's wait for the engine's sake (0: the engine is not polling).
     /// `moderation` is the host's `moderation_us` (0: off).
-    pub(crate) fn quiet_after(&mut self, now: Micros, moderation: Micros) -> Micros {
+    pub(crate) fn quiet_after(&mut self, now: Micros, moderation: Micros, capacity: usize) -> Micros {
         let first = self.first.take();
         let since_turn = std::mem::replace(&mut self.turned_at, now);
         let Some(last) = self.last.filter(|_| moderation > 0) else {
@@ -60,7 +142,9 @@ impl EnginePolls {
         } else {
             moderation
         };
-        last.saturating_add(self.quiet).saturating_sub(now)
+        let polling = last.saturating_add(self.quiet).saturating_sub(now);
+        let frame = self.cadence.next_frame_by(moderation, capacity).map_or(0, |by| by.saturating_sub(now));
+        polling.max(frame)
     }
 }
 
@@ -69,6 +153,13 @@ mod tests {
     use super::*;
 
     const M: Micros = 1_000;
+
+    impl EnginePolls {
+        /// `quiet_after` with a socket that never fills.
+        fn quiet_after_(&mut self, now: Micros, moderation: Micros) -> Micros {
+            self.quiet_after(now, moderation, usize::MAX)
+        }
+    }
 
     /// A busy poller: polls every 10 µs from `from` to `to`.
     fn busy(e: &mut EnginePolls, from: Micros, to: Micros) {
@@ -81,7 +172,7 @@ mod tests {
     fn busy_turns(e: &mut EnginePolls, mut now: Micros, turns: usize) -> (Vec<Micros>, Micros) {
         let mut seen = Vec::new();
         for _ in 0..turns {
-            let quiet = e.quiet_after(now, M);
+            let quiet = e.quiet_after_(now, M);
             seen.push(quiet);
             busy(e, now + 10, now + quiet);
             now += quiet;
@@ -92,25 +183,99 @@ mod tests {
     #[test]
     fn an_engine_that_never_polled_gets_no_quiet_time() {
         let mut e = EnginePolls::default();
-        assert_eq!(e.quiet_after(5_000, M), 0);
-        assert_eq!(e.quiet_after(6_000, M), 0);
+        assert_eq!(e.quiet_after_(5_000, M), 0);
+        assert_eq!(e.quiet_after_(6_000, M), 0);
     }
 
     #[test]
-    fn a_frames_burst_of_polls_keeps_the_moderation_time() {
-        // 60 Hz: each frame polls three times within 20 µs; the thread turns when the
-        // quiet time after the frame's last poll ends.
+    fn a_frames_burst_of_polls_gets_the_moderation_time_until_its_frames_are_steady() {
+        // 60 Hz, but every other frame late by 3 ms: never steady. Each frame polls
+        // three times within 20 µs; the thread turns when the quiet time after the
+        // frame's last poll ends.
         let mut e = EnginePolls::default();
         let mut turn = 0;
         for frame in 1..=20u64 {
-            let at = frame * 16_667;
+            let at = frame * 16_667 + (frame % 2) * 3_000;
             e.polled(at);
             e.polled(at + 10);
             e.polled(at + 20);
-            let quiet = e.quiet_after(turn.max(at + 20), M);
+            let quiet = e.quiet_after_(turn.max(at + 20), M);
             assert_eq!(quiet, M, "frame {frame}");
             turn = at + 20 + quiet;
-            assert_eq!(e.quiet_after(turn, M), 0, "frame {frame}: the thread watches the socket until the next");
+            assert_eq!(e.quiet_after_(turn, M), 0, "frame {frame}: the thread watches the socket until the next");
+            assert!(!e.owns_socket(turn, M, usize::MAX));
+        }
+    }
+
+    /// Polls a burst of three at `at`, each read taking `load` datagrams of 100 bytes.
+    fn frame(e: &mut EnginePolls, at: Micros, datagrams: usize) {
+        for t in [at, at + 10, at + 20] {
+            e.polled(t);
+            e.read(datagrams / 3, datagrams / 3 * 100);
+        }
+    }
+
+    const TICK: Micros = 16_667;
+
+    #[test]
+    fn steady_frames_get_the_socket_until_the_next_frame_and_a_late_one_loses_it() {
+        let mut e = EnginePolls::default();
+        let grace = TICK / 8;
+        // Frames 0-4 make the cadence (each as long as the one before from the third).
+        for f in 0..=(STEADY_FRAMES as u64 + 1) {
+            let at = f * TICK + u64::from(f == 1) * 100; // a little jitter at first
+            frame(&mut e, at, 60);
+            let quiet = e.quiet_after_(at + 20, M);
+            if f <= STEADY_FRAMES as u64 {
+                assert_eq!(quiet, M, "frame {f}: not steady yet");
+            } else {
+                assert_eq!(quiet, TICK + grace - 20, "frame {f}: until the next frame and a grace");
+                assert!(e.owns_socket(at + TICK, M, usize::MAX), "the next frame may run a little late");
+                assert!(!e.owns_socket(at + TICK + grace, M, usize::MAX));
+            }
+        }
+        // The engine stalls: the turn at the grace's end finds no new frame and
+        // takes the socket back.
+        let last = (STEADY_FRAMES as u64 + 1) * TICK;
+        assert_eq!(e.quiet_after_(last + TICK + grace, M), 0);
+        assert!(!e.owns_socket(last + TICK + grace, M, usize::MAX));
+        // It comes back two frames later: that frame was twice as long, so the
+        // cadence starts again.
+        frame(&mut e, last + 2 * TICK, 60);
+        assert_eq!(e.quiet_after_(last + 2 * TICK + 20, M), M);
+    }
+
+    #[test]
+    fn slow_frames_and_frames_too_big_for_the_socket_keep_the_moderation_time() {
+        // 10 frames a second: steady, but slower than MAX_FRAME_US.
+        let mut e = EnginePolls::default();
+        for f in 0..10 {
+            frame(&mut e, f * 100_000, 3);
+            assert_eq!(e.quiet_after_(f * 100_000 + 20, M), M, "frame {f}");
+        }
+        // 60 Hz with 300 datagrams a frame: 300 × (100 + overhead) bytes does not fit in
+        // half of a 212,992-byte buffer (Linux's default), so each read frame keeps the
+        // moderation time; 30 a frame do.
+        let capacity = 212_992;
+        let mut e = EnginePolls::default();
+        for f in 0..10 {
+            frame(&mut e, f * TICK, 300);
+            assert_eq!(e.quiet_after(f * TICK + 20, M, capacity), M, "frame {f}");
+            assert!(!e.owns_socket(f * TICK + 100, M, capacity));
+        }
+        for f in 10..20 {
+            frame(&mut e, f * TICK, 30);
+        }
+        assert_eq!(e.quiet_after(19 * TICK + 20, M, capacity), TICK + TICK / 8 - 20);
+    }
+
+    #[test]
+    fn moderation_off_never_leaves_the_socket_to_steady_frames() {
+        let mut e = EnginePolls::default();
+        for f in 0..10 {
+            frame(&mut e, f * TICK, 3);
+            assert_eq!(e.quiet_after_(f * TICK + 20, 0), 0);
+            assert!(!e.owns_socket(f * TICK + 100, 0, usize::MAX));
         }
     }
 
@@ -133,11 +298,11 @@ mod tests {
         // last poll 13 ms old and does not wait any longer.
         busy(&mut e, now + 10, now + 3_000);
         now += MAX_ENGINE_QUIET_US;
-        assert_eq!(e.quiet_after(now, M), 0);
+        assert_eq!(e.quiet_after_(now, M), 0);
         assert_eq!(e.quiet, M);
         // A poll again: 1 ms, not 16.
         e.polled(now + 5_000);
-        assert_eq!(e.quiet_after(now + 5_000, M), M);
+        assert_eq!(e.quiet_after_(now + 5_000, M), M);
     }
 
     #[test]
@@ -148,14 +313,14 @@ mod tests {
         let before = e.quiet;
         // A timer's turn 300 µs into the next quiet time: the engine polled all along.
         busy(&mut e, now + 10, now + 300);
-        assert!(e.quiet_after(now + 300, M) > before);
+        assert!(e.quiet_after_(now + 300, M) > before);
     }
 
     #[test]
     fn moderation_off_means_never_quiet() {
         let mut e = EnginePolls::default();
         busy(&mut e, 0, 5_000);
-        assert_eq!(e.quiet_after(5_000, 0), 0);
+        assert_eq!(e.quiet_after_(5_000, 0), 0);
     }
 
     #[test]
@@ -163,18 +328,18 @@ mod tests {
         let mut e = EnginePolls::default();
         // A frame's burst, the thread's turn at its end and at its quiet time's end.
         busy(&mut e, 10_000, 10_020);
-        assert_eq!(e.quiet_after(10_020, M), M);
-        assert_eq!(e.quiet_after(11_020, M), 0);
+        assert_eq!(e.quiet_after_(10_020, M), M);
+        assert_eq!(e.quiet_after_(11_020, M), 0);
         // The next frame's burst 100 µs after a turn (a timer's), and a turn it woke
         // 20 µs later: it looks like polling all through, and gets twice the time.
-        assert_eq!(e.quiet_after(26_600, M), 0);
+        assert_eq!(e.quiet_after_(26_600, M), 0);
         busy(&mut e, 26_700, 26_720);
-        assert_eq!(e.quiet_after(26_740, M), 2 * M - 20);
+        assert_eq!(e.quiet_after_(26_740, M), 2 * M - 20);
         // At that time's end the engine has not polled again: watched again, and the
         // next frame's burst gets the moderation time.
-        assert_eq!(e.quiet_after(28_720, M), 0);
+        assert_eq!(e.quiet_after_(28_720, M), 0);
         busy(&mut e, 43_400, 43_420);
-        assert_eq!(e.quiet_after(44_420, M), 0);
+        assert_eq!(e.quiet_after_(44_420, M), 0);
         assert_eq!(e.quiet, M);
     }
 
@@ -182,17 +347,17 @@ mod tests {
     fn a_huge_moderation_does_not_overflow() {
         let mut e = EnginePolls::default();
         e.polled(0);
-        assert_eq!(e.quiet_after(0, Micros::MAX / 2 + 1), Micros::MAX / 2 + 1);
+        assert_eq!(e.quiet_after_(0, Micros::MAX / 2 + 1), Micros::MAX / 2 + 1);
         busy(&mut e, 10, 20);
-        assert_eq!(e.quiet_after(20, Micros::MAX / 2 + 1), Micros::MAX / 2 + 1);
+        assert_eq!(e.quiet_after_(20, Micros::MAX / 2 + 1), Micros::MAX / 2 + 1);
     }
 
     #[test]
     fn a_moderation_above_the_cap_is_kept() {
         let mut e = EnginePolls::default();
         e.polled(0);
-        assert_eq!(e.quiet_after(0, 20_000), 20_000);
+        assert_eq!(e.quiet_after_(0, 20_000), 20_000);
         busy(&mut e, 10, 20_000);
-        assert_eq!(e.quiet_after(20_000, 20_000), 20_000);
+        assert_eq!(e.quiet_after_(20_000, 20_000), 20_000);
     }
 }

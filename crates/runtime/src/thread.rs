@@ -287,7 +287,8 @@ impl<P: Driver + Send> DirectPath for NetLoop<P> {
         self.engine_polls.polled(now);
         self.take_back_buffers();
         self.tell_unix_time(now);
-        self.receive();
+        let read = self.receive();
+        self.engine_polls.read(read, self.read_bytes);
         self.deliver_inbound(now);
         self.send_and_report(now)
     }
@@ -401,6 +402,11 @@ pub(crate) struct NetLoop<P> {
     told_clock_unknown: bool,
     /// The socket is IPv6 (dual-stack): IPv4 destinations are written mapped.
     wire_v6: bool,
+    /// The socket's receive buffer in bytes (as the OS reports it): how much of a
+    /// frame's datagrams may wait in it for the engine ([`EnginePolls::owns_socket`]).
+    recv_capacity: usize,
+    /// Payload bytes of the datagrams the last `receive` read.
+    read_bytes: usize,
 }
 
 impl<P: Driver> NetLoop<P> {
@@ -414,6 +420,12 @@ impl<P: Driver> NetLoop<P> {
         let p_wire_v6 = match &p.wire {
             Wire::Udp(socket) => socket.local_addr().ok().map(|a| a.is_ipv6()),
             Wire::External(_) => None,
+        };
+        // Unknown: assume Linux's default (an external carrier has no socket, and its
+        // engine's pushes never wait in one).
+        let recv_capacity = match &p.wire {
+            Wire::Udp(socket) => socket2::SockRef::from(socket).recv_buffer_size().unwrap_or(212_992),
+            Wire::External(_) => usize::MAX,
         };
         let mut l = NetLoop {
             next_auto_flush: (p.auto_flush_us > 0).then(|| now + p.auto_flush_us),
@@ -443,6 +455,8 @@ impl<P: Driver> NetLoop<P> {
             told_clock_unknown: false,
             // (A traversing host writes IPv4 addresses mapped on a dual-stack socket.)
             wire_v6: matches!(&p_wire_v6, Some(true)),
+            recv_capacity,
+            read_bytes: 0,
         };
         l.prefill_sims();
         l
@@ -524,7 +538,9 @@ impl<P: Driver> NetLoop<P> {
         }
         self.take_back_buffers();
         self.tell_unix_time(now);
-        let read = self.receive();
+        // An engine whose frames are steady reads the socket itself at each frame (see
+        // `engine_polls.rs`): this turn is for timers, and leaves the datagrams to it.
+        let read = if self.engine_reads(now) { 0 } else { self.receive() };
         self.deliver_inbound(now);
         // The endpoint's timers walk every connection: run them when one is due, not on
         // every datagram's turn (a server's thread turns thousands of times a second).
@@ -580,7 +596,7 @@ impl<P: Driver> NetLoop<P> {
     fn quiet_after(&mut self, now: Micros, read: usize) -> Micros {
         let moderation = self.p.moderation_us;
         let batch = if read > 0 && self.peers.len() >= MODERATION_MIN_PEERS { moderation } else { 0 };
-        let engine = self.engine_polls.quiet_after(now, moderation);
+        let engine = self.engine_polls.quiet_after(now, moderation, self.recv_capacity);
         let quiet = batch.max(engine);
         if quiet == 0 || self.linger_until.is_some() || self.stamps_refused {
             return 0;
@@ -603,6 +619,16 @@ impl<P: Driver> NetLoop<P> {
                 0
             }
         }
+    }
+
+    /// Whether the socket is the engine's now: its frames are steady and the next is not
+    /// late ([`EnginePolls::owns_socket`]), and the datagrams that wait for it keep
+    /// their arrival times (receive timestamps that have settled). Never while shutting
+    /// down.
+    fn engine_reads(&self, now: Micros) -> bool {
+        self.linger_until.is_none()
+            && self.stamped_since.is_some_and(|t| now >= t + TIMESTAMPS_SETTLE_US)
+            && self.engine_polls.owns_socket(now, self.p.moderation_us, self.recv_capacity)
     }
 
     /// When the thread should wake if nothing arrives: the next work due, within the

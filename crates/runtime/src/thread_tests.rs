@@ -382,3 +382,51 @@ fn busy_poller_an_engine_that_keeps_polling_keeps_the_thread_away_longer() {
     std::thread::sleep(Duration::from_millis(20));
     assert_eq!(quiet_after_turn(&mut l), Duration::ZERO, "the engine stopped polling: watched again");
 }
+
+/// An engine whose frames come steadily reads the socket itself at each frame: the
+/// thread's turns between frames (for its timers) leave the datagrams in the socket,
+/// the engine's next read gives them the kernel's arrival times, and a frame that is
+/// late gives the socket back to the thread.
+#[cfg(target_os = "linux")]
+#[test]
+fn steady_frames_leave_the_datagrams_to_the_engine_until_a_frame_is_late() {
+    use std::time::Instant;
+    const FRAME: Duration = Duration::from_millis(20);
+    let (mut l, _events, _commands) = moderated_loop();
+    let local = l.p.socket().local_addr().unwrap();
+    let sender = UdpSocket::bind("127.0.0.1:0").unwrap();
+    // The first poll and turn ask for receive timestamps.
+    l.receive_now();
+    let _ = quiet_after_turn(&mut l);
+    std::thread::sleep(Duration::from_micros(TIMESTAMPS_SETTLE_US));
+    // Frames until the socket is the engine's: a few steady ones (a preempted frame
+    // starts the count again; a loaded machine gets fifty tries).
+    let mut next = Instant::now();
+    let owned = (0..50).any(|_| {
+        next += FRAME;
+        std::thread::sleep(next.saturating_duration_since(Instant::now()));
+        l.receive_now();
+        l.engine_reads(l.p.clock.now_us())
+    });
+    assert!(owned, "steady 20 ms frames never got the socket");
+    // A datagram in the middle of the frame, and a turn (a timer's): left in the socket,
+    // and the socket left out of the wait until the next frame is due.
+    let sent_at = l.p.clock.now_us();
+    sender.send_to(&[0, 1], local).unwrap();
+    std::thread::sleep(Duration::from_millis(5));
+    let quiet = quiet_after_turn(&mut l);
+    assert!(l.p.proto.arrivals.is_empty(), "the thread read a datagram of the engine's frame");
+    let frame_end = next + FRAME;
+    let until_frame = frame_end.saturating_duration_since(Instant::now());
+    assert!(quiet >= until_frame, "quiet {quiet:?}, next frame in {until_frame:?}");
+    // The engine's frame reads it, with its arrival time.
+    std::thread::sleep(frame_end.saturating_duration_since(Instant::now()));
+    l.receive_now();
+    assert_eq!(l.p.proto.arrivals.len(), 1);
+    assert!(l.p.proto.arrivals[0] < sent_at + 4_000, "arrival {} for a send at {sent_at}", l.p.proto.arrivals[0]);
+    // The engine stalls: once its next frame is late, a turn reads the socket.
+    sender.send_to(&[0, 2], local).unwrap();
+    std::thread::sleep(FRAME + FRAME / 4 + Duration::from_millis(2));
+    let _ = quiet_after_turn(&mut l);
+    assert_eq!(l.p.proto.arrivals.len(), 2, "a stalled engine's datagram was left in the socket");
+}

@@ -40,6 +40,7 @@ impl<P: Driver> NetLoop<P> {
             let link = link.clone();
             return self.receive_pushed(&link);
         }
+        self.read_bytes = 0;
         let mut read = 0;
         while read < MAX_RECV_PER_TURN {
             let received = {
@@ -55,6 +56,7 @@ impl<P: Driver> NetLoop<P> {
                     let read_at = self.p.clock.now_us();
                     for i in 0..n {
                         let (data, from) = self.rx.datagram(i);
+                        self.read_bytes += data.len();
                         let at = read_at.saturating_sub(self.rx.age_us(i));
                         // (A UDP socket of ours reports IPv4 and IPv6 senders only.)
                         let Some(from) = from else { continue };

@@ -417,6 +417,7 @@ impl tw_host_config {
             },
             // SAFETY: forwarded contract. Its messages name `tw_security_config`'s fields.
             security: unsafe { arg_security(self.security, self.protocol_id, bind) }?,
+            aes_gcm: tickwire_runtime::aes_gcm_in_hardware(),
             ..EndpointConfig::default()
         };
         // The checks above are the endpoint's rules in C terms; should the endpoint ever

@@ -68,8 +68,8 @@ pub fn wire_packet(data: &[u8]) {
             wire::encode_connect_response(&mut out, PID, &r);
             assert_eq!(out.len(), wire::CONNECT_RESPONSE_SIZE);
         }
-        Packet::Accepted { client_salt, server_salt, server_public, confirm } => {
-            wire::encode_accepted_head(&mut out, PID, client_salt, server_salt, &server_public);
+        Packet::Accepted { client_salt, server_salt, server_public, cipher, confirm } => {
+            wire::encode_accepted_head(&mut out, PID, client_salt, server_salt, &server_public, cipher);
             out.extend_from_slice(&confirm);
             assert!(out.len() <= wire::MAX_HANDSHAKE_REPLY_SIZE);
         }

@@ -193,6 +193,7 @@ pub fn endpoint(data: &[u8]) {
                     proof: [0; 16],
                     token: None,
                     binding: None,
+                    ciphers: wire::CipherOffer::new(inp.bool()),
                 };
                 wire::encode_connect_response(&mut d, PID, &r);
             }
@@ -225,7 +226,8 @@ pub fn endpoint(data: &[u8]) {
             8 => {
                 let server_salt = inp.u64();
                 let (public, confirm) = if odd { (inp.array(), inp.array()) } else { ([0; 32], [0; TAG_SIZE]) };
-                wire::encode_accepted_head(&mut d, PID, f.client_salt, server_salt, &public);
+                let cipher = wire::Cipher::from_u8(inp.u8() & 1).expect("0 and 1 are ciphers");
+                wire::encode_accepted_head(&mut d, PID, f.client_salt, server_salt, &public, cipher);
                 d.extend_from_slice(&confirm);
             }
             9 => {

@@ -14,7 +14,8 @@ use super::relay::reason;
 use tickwire_proto::fuzzing;
 use tickwire_proto::token::{self, ConnectToken, SEALED_PRIVATE_SIZE, TOKEN_NONCE_SIZE, TokenParams};
 use tickwire_proto::wire::{
-    self, ConnectResponse, MAX_DATAGRAM_SIZE, Packet, SecurityMode, TAG_SIZE, TokenPart, decode_packet,
+    self, Cipher, CipherOffer, ConnectResponse, MAX_DATAGRAM_SIZE, Packet, SecurityMode, TAG_SIZE, TokenPart,
+    decode_packet,
 };
 use tickwire_proto::{
     Admission, Binding, CHANNEL_RELIABLE, CHANNEL_SEQUENCED, CHANNEL_UNRELIABLE, Endpoint, EndpointConfig, KEY_SIZE,
@@ -61,6 +62,7 @@ fn proof(psk: &[u8; KEY_SIZE], r: &ConnectResponse) -> [u8; 16] {
         mac.update(&b.initiator.to_le_bytes());
         mac.update(&b.responder.to_le_bytes());
     }
+    mac.update(&[r.ciphers.bits()]);
     mac.finalize().into_bytes()[..16].try_into().expect("16 bytes")
 }
 
@@ -85,7 +87,7 @@ struct Sniffed {
     cookie: [(u64, u64, u64); 3],
     client_salt: u64,
     client_public: [u8; KEY_SIZE],
-    accepted: (u64, u64, [u8; KEY_SIZE], [u8; TAG_SIZE]),
+    accepted: (u64, u64, [u8; KEY_SIZE], Cipher, [u8; TAG_SIZE]),
     salt: u32,
     seq: [u16; 2],
 }
@@ -156,8 +158,8 @@ impl Harness {
                     s.cookie[i] = (client_salt, cookie_time, cookie_mac);
                 }
             }
-            Ok(Packet::Accepted { client_salt, server_salt, server_public, confirm }) if to == CLIENT => {
-                s.accepted = (client_salt, server_salt, server_public, confirm);
+            Ok(Packet::Accepted { client_salt, server_salt, server_public, cipher, confirm }) if to == CLIENT => {
+                s.accepted = (client_salt, server_salt, server_public, cipher, confirm);
             }
             Ok(
                 Packet::Payload { header: wire::PayloadHeader { salt, seq, .. }, .. }
@@ -392,16 +394,18 @@ pub fn handshake(data: &[u8]) {
     // The attacker's own tokens: good ones when the input says so (other players).
     let forger_tokens =
         std::array::from_fn(|i| mint(if setup & 0x80 != 0 { k } else { wrong }, &public, expires, 200 + i as u8));
-    let config = |seed, max_incoming, admission, presented| EndpointConfig {
+    // Which ends run AES-256-GCM in hardware: both, one or neither.
+    let config = |seed, max_incoming, admission, presented, aes_gcm| EndpointConfig {
         protocol_id: PID,
         max_incoming,
         max_incoming_per_ip,
         seed,
         security: Security::Encrypted { admission, presented, packets: PacketProtection::Aead },
+        aes_gcm,
         ..EndpointConfig::default()
     };
-    let server = config(1, max_incoming, admission, Presented::Open);
-    let client = config(2, 0, Admission::default(), presented);
+    let server = config(1, max_incoming, admission, Presented::Open, cred & 0x10 != 0);
+    let client = config(2, 0, Admission::default(), presented, cred & 0x20 != 0);
     // An all-zero connect key or shown secret is refused at configuration:
     // nothing to run.
     let (Ok(mut server), Ok(client)) = (Endpoint::new(server, now), Endpoint::new(client, now)) else {
@@ -525,12 +529,19 @@ fn run(h: &mut Harness, inp: &mut Input<'_>, mut now: Micros) {
                     2 => h.forger_public,
                     _ => inp.array(),
                 };
-                let confirm = if detail & 4 == 0 { s.accepted.3 } else { inp.array() };
-                wire::encode_accepted_head(&mut d, PID, salt, server_salt, &public);
+                let confirm = if detail & 4 == 0 { s.accepted.4 } else { inp.array() };
+                // The server's pick, or the other cipher (a downgrade, or an upgrade
+                // the client did not offer).
+                let cipher = match (detail & 16 == 0, s.accepted.3) {
+                    (true, c) => c,
+                    (false, Cipher::Aes256Gcm) => Cipher::ChaCha20Poly1305,
+                    (false, Cipher::ChaCha20Poly1305) => Cipher::Aes256Gcm,
+                };
+                wire::encode_accepted_head(&mut d, PID, salt, server_salt, &public, cipher);
                 d.extend_from_slice(&confirm);
                 let from = (detail & 8 != 0).then_some(ELSEWHERE);
                 // Every field the genuine one's, from the server: a replay of it.
-                let replay = (salt, server_salt, public, confirm) == s.accepted && from.is_none();
+                let replay = (salt, server_salt, public, cipher, confirm) == s.accepted && from.is_none();
                 h.datagram(now, false, from, &d, if replay { Origin::Genuine } else { FORGED });
             }
             // A Denied to the client; a Disconnect with the session salt and any tag (or
@@ -617,6 +628,7 @@ fn forge_response(h: &Harness, inp: &mut Input<'_>, now: Micros, a: usize, d: &m
         token: token.map(|p| TokenPart { expires: p.expires, nonce: &p.nonce, sealed: &p.sealed }),
         // The server has no id of its own: a bound handshake is never for it.
         binding: (sel & 0x20 != 0).then(|| Binding { initiator: inp.u8() as u32, responder: inp.u8() as u32 }),
+        ciphers: CipherOffer::new(inp.bool()),
     };
     let secret = |s: &Option<Secret>| s.as_ref().map(|s| s.0);
     let psk = match (inp.u8() % 6, h.admission()) {

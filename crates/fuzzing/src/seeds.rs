@@ -187,6 +187,7 @@ fn decoders(c: &mut Vec<Entry>) {
         proof: [2; 16],
         token,
         binding: None,
+        ciphers: wire::CipherOffer::new(true),
     };
     let kinds: [(&str, Encode); 11] = [
         ("connect-request", &|b| wire::encode_connect_request(b, PID, 7, SecurityMode::Encrypted)),
@@ -198,7 +199,7 @@ fn decoders(c: &mut Vec<Entry>) {
             wire::encode_connect_response(b, PID, &response(Some(token)))
         }),
         ("accepted", &|b| {
-            wire::encode_accepted_head(b, PID, 7, 8, &[5; 32]);
+            wire::encode_accepted_head(b, PID, 7, 8, &[5; 32], wire::Cipher::Aes256Gcm);
             b.extend_from_slice(&[6; 16]);
         }),
         ("denied", &|b| wire::encode_denied(b, PID, 7, DisconnectReason::ServerFull, None)),

@@ -77,12 +77,33 @@ pub struct HostConfig {
 /// and a late read would make a late arrival time.
 pub const DEFAULT_RECEIVE_MODERATION_US: u64 = if cfg!(target_os = "linux") { 1_000 } else { 0 };
 
+/// Whether this machine runs AES-256-GCM in hardware: AES-NI and PCLMULQDQ on x86,
+/// the AES and PMULL instructions on ARMv8. What [`HostConfig::new`] puts in
+/// `EndpointConfig::aes_gcm` (the protocol crate does not look at the machine): two
+/// such machines seal their packets with AES-256-GCM, about three times faster there
+/// than ChaCha20-Poly1305, which every other connection uses.
+pub fn aes_gcm_in_hardware() -> bool {
+    #[cfg(any(target_arch = "x86", target_arch = "x86_64"))]
+    {
+        std::arch::is_x86_feature_detected!("aes") && std::arch::is_x86_feature_detected!("pclmulqdq")
+    }
+    #[cfg(target_arch = "aarch64")]
+    {
+        std::arch::is_aarch64_feature_detected!("aes") && std::arch::is_aarch64_feature_detected!("pmull")
+    }
+    #[cfg(not(any(target_arch = "x86", target_arch = "x86_64", target_arch = "aarch64")))]
+    {
+        false
+    }
+}
+
 impl HostConfig {
-    /// A configuration with the default endpoint, no simulators, OS buffer sizes and
-    /// explicit flushes only, bound to `bind`.
+    /// A configuration with the default endpoint (AES-256-GCM offered where this
+    /// machine runs it in hardware, [`aes_gcm_in_hardware`]), no simulators, OS buffer
+    /// sizes and explicit flushes only, bound to `bind`.
     pub fn new(bind: SocketAddr) -> Self {
         HostConfig {
-            endpoint: EndpointConfig::default(),
+            endpoint: EndpointConfig { aes_gcm: aes_gcm_in_hardware(), ..EndpointConfig::default() },
             bind,
             dual_stack: false,
             recv_buffer_bytes: 0,

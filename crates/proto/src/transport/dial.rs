@@ -27,7 +27,7 @@ use super::endpoint::{Endpoint, Event};
 use super::security::{Presented, Security};
 use super::{DisconnectReason, PeerId};
 use crate::clock::Micros;
-use crate::wire::{self, ConnectResponse, TokenPart};
+use crate::wire::{self, Cipher, CipherOffer, ConnectResponse, TokenPart};
 
 /// Challenges answered at once in one handshake: the genuine one and a few forged.
 pub(crate) const MAX_COOKIES: usize = 4;
@@ -93,6 +93,7 @@ impl Endpoint {
         client_salt: u64,
         server_salt: u64,
         server_public: &[u8; KEY_SIZE],
+        cipher: Cipher,
         head: &[u8],
         confirm: &[u8; wire::TAG_SIZE],
     ) {
@@ -100,6 +101,12 @@ impl Endpoint {
             self.stats.unknown_sender += 1;
             return;
         };
+        let offer = self.cipher_offer();
+        if !offer.has(cipher) {
+            // Not what we offered: only a forger picks that.
+            self.stats.forged += 1;
+            return;
+        }
         let protocol_id = self.cfg.protocol_id;
         let psk = match &self.cfg.security {
             Security::Encrypted { presented, .. } => Some(Zeroizing::new(*presented.psk())),
@@ -128,6 +135,8 @@ impl Endpoint {
                 dialled,
                 binding,
                 security,
+                ciphers: offer.bits(),
+                cipher,
             };
             let keys = PacketKeys::derive(&shared, &psk, &cx, true);
             if !keys.confirmed(head, confirm) {
@@ -181,6 +190,7 @@ impl Endpoint {
                         client_public: &client_public,
                         dialled: self.dialled(from),
                         binding: c.binding,
+                        ciphers: self.cipher_offer().bits(),
                     };
                     denial_holds(presented.psk(), &input, reason as u8, &tag)
                 })
@@ -194,6 +204,11 @@ impl Endpoint {
         if let Some(c) = self.conns.get_mut(&peer) {
             c.claimed_denial = Some(reason);
         }
+    }
+
+    /// The ciphers this endpoint offers as a client (`EndpointConfig::aes_gcm`).
+    fn cipher_offer(&self) -> CipherOffer {
+        CipherOffer::new(self.cfg.aes_gcm)
     }
 
     /// How a handshake that never completed ends: `DeniedUnverified` if something
@@ -248,6 +263,7 @@ impl Endpoint {
                         proof: [0; 16],
                         token: None,
                         binding,
+                        ciphers: self.cipher_offer(),
                     };
                     if let Security::Encrypted { presented, .. } = &self.cfg.security {
                         let input = ProofInput {
@@ -259,6 +275,7 @@ impl Endpoint {
                             client_public: &client_public,
                             dialled,
                             binding,
+                            ciphers: response.ciphers.bits(),
                         };
                         response.proof = proof(presented.psk(), &input);
                         if let Presented::Token(t) = presented {

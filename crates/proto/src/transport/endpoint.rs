@@ -20,7 +20,7 @@ use super::security::{Admission, Security};
 use super::token::TOKEN_NONCE_SIZE;
 use super::{ChannelKind, ConfigError, ConnectionStats, DisconnectReason, EndpointConfig, EndpointStats, PeerId};
 use crate::clock::Micros;
-use crate::wire::{self, DecodeError, MAX_DATAGRAM_SIZE, Packet, decode_packet};
+use crate::wire::{self, Cipher, DecodeError, MAX_DATAGRAM_SIZE, Packet, decode_packet};
 
 /// How long a challenge cookie stays valid.
 pub const COOKIE_LIFETIME_US: Micros = 10_000_000;
@@ -410,9 +410,9 @@ impl Endpoint {
             Packet::Challenge { client_salt, cookie_time, cookie_mac } => {
                 self.on_challenge(now, from, client_salt, cookie_time, cookie_mac)
             }
-            Packet::Accepted { client_salt, server_salt, server_public, confirm } => {
+            Packet::Accepted { client_salt, server_salt, server_public, cipher, confirm } => {
                 let head = &data[..data.len() - confirm.len()];
-                self.on_accepted(now, from, client_salt, server_salt, &server_public, head, &confirm)
+                self.on_accepted(now, from, client_salt, server_salt, &server_public, cipher, head, &confirm)
             }
             Packet::Denied { client_salt, reason, tag } => self.on_denied(from, client_salt, reason, tag),
             Packet::Payload { header, .. } => {
@@ -677,6 +677,12 @@ impl Endpoint {
                 f(peer, c.queued_bytes());
             }
         }
+    }
+
+    /// The AEAD that seals `peer`'s packets (both directions): `None` before its
+    /// handshake completes, and on a plaintext or carrier-protected connection.
+    pub fn cipher(&self, peer: PeerId) -> Option<Cipher> {
+        self.conns.get(&peer)?.sealing.as_ref().map(|s| s.keys.cipher())
     }
 
     /// Whether `peer`'s handshake has completed and it is not closed.

@@ -28,7 +28,7 @@ use super::security::{Admission, Presented, Security};
 use super::token::{self, TOKEN_NONCE_SIZE};
 use super::{DisconnectReason, PeerId};
 use crate::clock::Micros;
-use crate::wire::{self, ConnectResponse, PROTOCOL_VERSION, SecurityMode, siphash::siphash24};
+use crate::wire::{self, Cipher, ConnectResponse, PROTOCOL_VERSION, SecurityMode, siphash::siphash24};
 
 /// Cookies that opened a connection, until they expire anyway. Bounded: past
 /// [`SPENT_COOKIES_MAX`] the oldest is forgotten (it has the least life left).
@@ -163,6 +163,7 @@ impl Endpoint {
             client_public: &r.client_public,
             dialled,
             binding: r.binding,
+            ciphers: r.ciphers.bits(),
         }
     }
 
@@ -278,6 +279,12 @@ impl Endpoint {
             return self.refuse(from, r, Refusal { reason: DisconnectReason::ServerFull, proven });
         }
         let server_salt = self.rng.next_u64();
+        // AES-256-GCM when both ends run it in hardware, else the fallback everyone has.
+        let cipher = if self.cfg.aes_gcm && r.ciphers.has(Cipher::Aes256Gcm) {
+            Cipher::Aes256Gcm
+        } else {
+            Cipher::ChaCha20Poly1305
+        };
         let mut keys = None;
         let mut server_public = [0u8; KEY_SIZE];
         // `r.security` is ours (checked above): every mode but plaintext agrees on keys.
@@ -297,6 +304,8 @@ impl Endpoint {
                 dialled: admitted.dialled,
                 binding: r.binding,
                 security: r.security as u8,
+                ciphers: r.ciphers.bits(),
+                cipher,
             };
             keys = Some(PacketKeys::derive(&shared, &admitted.psk, &cx, false));
         }
@@ -304,7 +313,8 @@ impl Endpoint {
             self.close(old, DisconnectReason::Replaced, false);
         }
         let mut accepted = self.pool.get();
-        wire::encode_accepted_head(&mut accepted, self.cfg.protocol_id, r.client_salt, server_salt, &server_public);
+        let pid = self.cfg.protocol_id;
+        wire::encode_accepted_head(&mut accepted, pid, r.client_salt, server_salt, &server_public, cipher);
         let confirm = keys.as_ref().map_or([0; wire::TAG_SIZE], |k| k.confirm(&accepted));
         accepted.extend_from_slice(&confirm);
         // With carrier protection the keys have done their work (the confirmation) and

@@ -48,9 +48,9 @@ pub(crate) mod frame_consts {
     pub(crate) use super::frame::{FRAGMENT_SIZE, MAX_FRAGMENTS};
 }
 pub use packet::{
-    AckFields, ConnectResponse, Packet, PayloadHeader, SecurityMode, TokenPart, decode_packet, encode_accepted_head,
-    encode_challenge, encode_connect_request, encode_connect_response, encode_denied, encode_disconnect,
-    encode_payload_header, session_salt,
+    AckFields, Cipher, CipherOffer, ConnectResponse, Packet, PayloadHeader, SecurityMode, TokenPart, decode_packet,
+    encode_accepted_head, encode_challenge, encode_connect_request, encode_connect_response, encode_denied,
+    encode_disconnect, encode_payload_header, session_salt,
 };
 
 /// Wire protocol version. Bumped on any incompatible change. 3: a peer's datagrams are
@@ -68,7 +68,10 @@ pub use packet::{
 /// handshake, then packets without a tag), and the keys' derivation covers that byte.
 /// A version-7 end would drop a carrier request as malformed and say nothing; with the
 /// bump it answers "version mismatch".
-pub const PROTOCOL_VERSION: u8 = 8;
+/// 9: the client offers ciphers in its `ConnectResponse` (ChaCha20-Poly1305 always,
+/// AES-256-GCM where its CPU runs it in hardware), the server's `Accepted` names the one
+/// it picked (71 bytes), and the proof, the confirmation and the keys cover both.
+pub const PROTOCOL_VERSION: u8 = 9;
 /// No datagram is larger than this (safe under common path MTUs, as in netcode/renet).
 /// An endpoint may send smaller ones (`EndpointConfig::max_datagram_size`, down to
 /// [`MIN_DATAGRAM_SIZE`]); every endpoint receives datagrams up to this size.
@@ -78,7 +81,7 @@ pub const HANDSHAKE_REQUEST_SIZE: usize = 300;
 /// Size every connect response is padded to (it may carry a connect token's sealed part).
 pub const CONNECT_RESPONSE_SIZE: usize = 640;
 /// The largest reply to a handshake packet (an `Accepted`): far below either request.
-pub const MAX_HANDSHAKE_REPLY_SIZE: usize = 70;
+pub const MAX_HANDSHAKE_REPLY_SIZE: usize = 71;
 /// Bytes of the authentication tag at the end of every encrypted packet (not of a
 /// plaintext or carrier-protected one).
 pub const TAG_SIZE: usize = 16;

@@ -8,8 +8,9 @@
 //!                  | client_public [32] | proof [16] | has_token u8
 //!                  | token_expires u64 | token_nonce [24] | token_sealed [496] (zero without a token)
 //!                  | has_binding u8 | initiator u32 | responder u32 (zero without a binding)
-//!                  | zero padding to 640 bytes
-//! Accepted         prefix | client_salt u64 | server_salt u64 | server_public [32] | confirm [16]  (70 bytes)
+//!                  | ciphers u8 | zero padding to 640 bytes
+//! Accepted         prefix | client_salt u64 | server_salt u64 | server_public [32] | cipher u8
+//!                  | confirm [16]                                                                (71 bytes)
 //! Denied           prefix | client_salt u64 | reason u8 [| tag 16]                                (15 or 31 bytes)
 //! Disconnect       prefix | salt u32 | seq u16 | reason u8 [| tag 16]
 //! Payload          kind u8 | salt u32 | seq u16 | ack u16 | ack_bits u32 | ack_delay u16 | frames [| tag 16]
@@ -41,6 +42,64 @@ use super::{
 };
 use crate::transport::token::{SEALED_PRIVATE_SIZE, TOKEN_NONCE_SIZE};
 use crate::transport::{Binding, DisconnectReason};
+
+/// The AEAD that seals a connection's packets. The client offers what it runs fast
+/// ([`CipherOffer`], in its `ConnectResponse`, under its proof); the server picks one
+/// and says which in its `Accepted`, under its key confirmation; the keys' derivation
+/// covers the choice. Numbers are wire format: never renumber.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+#[repr(u8)]
+pub enum Cipher {
+    /// ChaCha20-Poly1305: fast in software everywhere; every end offers it.
+    #[default]
+    ChaCha20Poly1305 = 0,
+    /// AES-256-GCM: about three times faster where the CPU has AES instructions and a
+    /// carry-less multiply (AES-NI and PCLMULQDQ on x86, the ARMv8 crypto extensions),
+    /// much slower where it has not; offered only by such machines.
+    Aes256Gcm = 1,
+}
+
+impl Cipher {
+    /// The cipher of a byte, if it is one.
+    pub fn from_u8(b: u8) -> Option<Self> {
+        match b {
+            0 => Some(Cipher::ChaCha20Poly1305),
+            1 => Some(Cipher::Aes256Gcm),
+            _ => None,
+        }
+    }
+}
+
+/// The ciphers a client offers: a bit per [`Cipher`] (bit `1 << cipher`).
+/// ChaCha20-Poly1305 is always in it, so that every two ends agree on one.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct CipherOffer(u8);
+
+impl CipherOffer {
+    /// ChaCha20-Poly1305 alone.
+    pub const CHACHA_ONLY: CipherOffer = CipherOffer(1 << Cipher::ChaCha20Poly1305 as u8);
+    /// ChaCha20-Poly1305, and AES-256-GCM when `aes_gcm` (the machine runs it in hardware).
+    pub fn new(aes_gcm: bool) -> Self {
+        CipherOffer(Self::CHACHA_ONLY.0 | (aes_gcm as u8) << Cipher::Aes256Gcm as u8)
+    }
+
+    /// An offer's byte, if it is a valid one: known ciphers only, ChaCha20-Poly1305 among
+    /// them.
+    pub fn from_u8(b: u8) -> Option<Self> {
+        let known = Self::new(true).0;
+        (b & !known == 0 && b & Self::CHACHA_ONLY.0 != 0).then_some(CipherOffer(b))
+    }
+
+    /// The offer as its wire byte.
+    pub fn bits(self) -> u8 {
+        self.0
+    }
+
+    /// Whether `c` is offered.
+    pub fn has(self, c: Cipher) -> bool {
+        self.0 & (1 << c as u8) != 0
+    }
+}
 
 /// What a handshake asks for: the `security` byte of a request and of a response,
 /// which the client's proof covers. Both ends must ask for the same; the endpoint
@@ -148,6 +207,8 @@ pub struct ConnectResponse<'a> {
     pub token: Option<TokenPart<'a>>,
     /// Who the initiator says both ends are (`transport::Binding`), covered by the proof.
     pub binding: Option<Binding>,
+    /// The ciphers the client offers, covered by the proof.
+    pub ciphers: CipherOffer,
 }
 
 /// A decoded datagram, borrowing the frames from the input.
@@ -183,6 +244,8 @@ pub enum Packet<'a> {
         server_salt: u64,
         /// The server's ephemeral X25519 public key.
         server_public: [u8; PUBLIC_SIZE],
+        /// The cipher the server picked from the client's offer.
+        cipher: Cipher,
         /// The server's key confirmation over this packet.
         confirm: [u8; TAG_SIZE],
     },
@@ -301,6 +364,11 @@ pub fn decode_packet(data: &[u8], protocol_id: u32) -> Result<Packet<'_>, Decode
                 1 => Some(Binding { initiator: r.u32()?, responder: r.u32()? }),
                 b => return Err(DecodeError::BadSecurity(b)),
             };
+            if binding.is_none() && r.bytes(8)?.iter().any(|&b| b != 0) {
+                return Err(DecodeError::BadPadding); // the binding's place, zero without one
+            }
+            let b = r.u8()?;
+            let ciphers = CipherOffer::from_u8(b).ok_or(DecodeError::BadSecurity(b))?;
             r.zero_padding()?;
             Packet::ConnectResponse(ConnectResponse {
                 client_salt,
@@ -311,6 +379,7 @@ pub fn decode_packet(data: &[u8], protocol_id: u32) -> Result<Packet<'_>, Decode
                 proof,
                 token,
                 binding,
+                ciphers,
             })
         }
         PacketKind::Challenge => {
@@ -320,6 +389,10 @@ pub fn decode_packet(data: &[u8], protocol_id: u32) -> Result<Packet<'_>, Decode
             client_salt: r.u64()?,
             server_salt: r.u64()?,
             server_public: array(&mut r)?,
+            cipher: {
+                let b = r.u8()?;
+                Cipher::from_u8(b).ok_or(DecodeError::BadSecurity(b))?
+            },
             confirm: array(&mut r)?,
         },
         PacketKind::Denied => {
@@ -397,13 +470,17 @@ pub fn encode_connect_response(out: &mut Vec<u8>, protocol_id: u32, p: &ConnectR
         }
     }
     match p.binding {
-        None => w.u8(0),
+        None => {
+            w.u8(0);
+            w.bytes(&[0; 8]);
+        }
         Some(b) => {
             w.u8(1);
             w.u32(b.initiator);
             w.u32(b.responder);
         }
     }
+    w.u8(p.ciphers.bits());
     w.pad_to(CONNECT_RESPONSE_SIZE);
 }
 
@@ -415,11 +492,13 @@ pub fn encode_accepted_head(
     client_salt: u64,
     server_salt: u64,
     server_public: &[u8; PUBLIC_SIZE],
+    cipher: Cipher,
 ) {
     let mut w = prefix(out, PacketKind::Accepted, protocol_id);
     w.u64(client_salt);
     w.u64(server_salt);
     w.bytes(server_public);
+    w.u8(cipher as u8);
 }
 
 /// Writes a `Denied`, with the tag that authenticates it when the server has one.
@@ -495,6 +574,7 @@ mod tests {
             proof: [2; 16],
             token,
             binding: None,
+            ciphers: CipherOffer::new(true),
         }
     }
 
@@ -531,13 +611,35 @@ mod tests {
         let mut junk = b.clone();
         junk[flag] = 2;
         assert!(decode_packet(&junk, PID).is_err());
-        encode_accepted_head(&mut b, PID, 1, 2, &[5; 32]);
-        b.extend_from_slice(&[6; 16]);
-        assert_eq!(b.len(), MAX_HANDSHAKE_REPLY_SIZE);
-        assert_eq!(
-            decode_packet(&b, PID),
-            Ok(Packet::Accepted { client_salt: 1, server_salt: 2, server_public: [5; 32], confirm: [6; 16] })
-        );
+        // The binding's place must be zero without one too; an offer names known
+        // ciphers, ChaCha20-Poly1305 among them.
+        let mut junk = b.clone();
+        junk[flag + 3] = 1;
+        assert_eq!(decode_packet(&junk, PID), Err(DecodeError::BadPadding));
+        let offer = flag + 9;
+        assert_eq!(b[offer], 3);
+        for (bits, ok) in [(1, true), (3, true), (2, false), (0, false), (5, false), (0x80, false)] {
+            let mut r = b.clone();
+            r[offer] = bits;
+            assert_eq!(decode_packet(&r, PID).is_ok(), ok, "offer {bits:#x}");
+        }
+        for cipher in [Cipher::ChaCha20Poly1305, Cipher::Aes256Gcm] {
+            encode_accepted_head(&mut b, PID, 1, 2, &[5; 32], cipher);
+            b.extend_from_slice(&[6; 16]);
+            assert_eq!(b.len(), MAX_HANDSHAKE_REPLY_SIZE);
+            assert_eq!(
+                decode_packet(&b, PID),
+                Ok(Packet::Accepted {
+                    client_salt: 1,
+                    server_salt: 2,
+                    server_public: [5; 32],
+                    cipher,
+                    confirm: [6; 16]
+                })
+            );
+        }
+        b[6 + 16 + 32] = 2;
+        assert_eq!(decode_packet(&b, PID), Err(DecodeError::BadSecurity(2)), "no third cipher");
         encode_denied(&mut b, PID, 1, DisconnectReason::ServerFull, None);
         assert!(b.len() <= MAX_HANDSHAKE_REPLY_SIZE);
         assert_eq!(
@@ -622,7 +724,7 @@ mod tests {
         samples.push(b.clone());
         encode_challenge(&mut b, PID, 1, 2, 3);
         samples.push(b.clone());
-        encode_accepted_head(&mut b, PID, 1, 2, &[0; 32]);
+        encode_accepted_head(&mut b, PID, 1, 2, &[0; 32], Cipher::ChaCha20Poly1305);
         b.extend_from_slice(&[0; 16]);
         samples.push(b.clone());
         encode_connect_response(&mut b, PID, &response(None));

@@ -50,6 +50,7 @@ mod rollback_synctest;
 mod transport_acks;
 mod transport_admission;
 mod transport_backoff;
+mod transport_ciphers;
 mod transport_crypto;
 mod transport_denials;
 mod transport_long_loss;

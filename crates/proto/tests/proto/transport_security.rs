@@ -117,7 +117,7 @@ fn no_amplification_for_any_unauthenticated_input() {
     inputs.push(b.clone());
     wire::encode_challenge(&mut b, pid(), 1, 2, 3);
     inputs.push(b.clone());
-    wire::encode_accepted_head(&mut b, pid(), 1, 2, &[0; 32]);
+    wire::encode_accepted_head(&mut b, pid(), 1, 2, &[0; 32], wire::Cipher::ChaCha20Poly1305);
     b.extend_from_slice(&[0; 16]);
     inputs.push(b.clone());
     wire::encode_denied(&mut b, pid(), 1, DisconnectReason::Kicked, None);

@@ -27,6 +27,7 @@ pub fn plain_response(out: &mut Vec<u8>, protocol_id: u32, client_salt: u64, coo
         proof: [0; 16],
         token: None,
         binding: None,
+        ciphers: wire::CipherOffer::CHACHA_ONLY,
     };
     wire::encode_connect_response(out, protocol_id, &r);
 }

@@ -176,10 +176,11 @@ impl Driver for FakeEndpoint {
     fn endpoint_stats(&self) -> EndpointStats {
         self.stats
     }
-    fn drain_changed(&mut self, f: &mut dyn FnMut(PeerId, usize)) {
-        // Every peer, every time: the fake keeps no list.
+    fn drain_changed(&mut self, f: &mut dyn FnMut(PeerId, usize, Micros)) {
+        // Every peer, every time, with the fake's one timer: the fake keeps no list.
+        let timer = self.timer.load(std::sync::atomic::Ordering::Relaxed);
         for &(peer, _) in &self.peers {
-            f(peer, self.queued_bytes(peer).unwrap_or(0));
+            f(peer, self.queued_bytes(peer).unwrap_or(0), timer);
         }
     }
 }

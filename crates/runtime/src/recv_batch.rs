@@ -167,14 +167,17 @@ impl RecvBatch {
             // SAFETY: `hdrs` holds BATCH valid headers whose iovecs and name buffers
             // point into `self.data` and `self.addrs` (live and not otherwise borrowed
             // for the call) with the lengths given; the fd is open for the call
-            // (borrowed from `socket`); a null timeout is allowed.
+            // (borrowed from `socket`); a null timeout is allowed. The raw system call,
+            // not glibc's `recvmmsg`: that one is a thread cancellation point and pays
+            // for it on every call, and a non-blocking read has no use for one.
             let r = unsafe {
-                libc::recvmmsg(
+                libc::syscall(
+                    libc::SYS_recvmmsg,
                     socket.as_raw_fd(),
                     hdrs.as_mut_ptr(),
                     BATCH as libc::c_uint,
                     libc::MSG_DONTWAIT,
-                    std::ptr::null_mut(),
+                    std::ptr::null_mut::<libc::timespec>(),
                 )
             };
             if r >= 0 {

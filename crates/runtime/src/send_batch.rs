@@ -82,8 +82,17 @@ impl SendBatch {
             // SAFETY: `hdrs[done..n]` are valid headers whose iovecs and addresses point
             // into `iov`, `self.data` and `self.addrs` (live, not otherwise borrowed for
             // the call) with the lengths given; the fd is open (borrowed from `socket`).
-            let r =
-                unsafe { libc::sendmmsg(socket.as_raw_fd(), hdrs[done..].as_mut_ptr(), (n - done) as libc::c_uint, 0) };
+            // The raw system call, as in `recv_batch.rs`: glibc's `sendmmsg` is a
+            // cancellation point, a cost per call and no use to a non-blocking socket.
+            let r = unsafe {
+                libc::syscall(
+                    libc::SYS_sendmmsg,
+                    socket.as_raw_fd(),
+                    hdrs[done..].as_mut_ptr(),
+                    (n - done) as libc::c_uint,
+                    0 as libc::c_int,
+                )
+            };
             if r > 0 {
                 done += r as usize;
                 continue;

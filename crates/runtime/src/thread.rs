@@ -387,6 +387,9 @@ pub(crate) struct NetLoop<P> {
     /// The endpoint's next timer as of the end of the last turn, lowered by direct
     /// work: turns before it skip `Driver::update`.
     timers_at: Micros,
+    /// The earliest timer of the connections changed since the last look
+    /// (`publish_budgets` gathers it, `must_replan` takes it).
+    changed_timers: Micros,
     /// Refused datagrams of the current second, for the log's summary.
     tally: DropTally,
     /// Receive timestamps: when they were asked for (receive moderation's
@@ -448,6 +451,7 @@ impl<P: Driver> NetLoop<P> {
             linger_until: None,
             planned_wake: now,
             timers_at: 0,
+            changed_timers: Micros::MAX,
             tally: DropTally::new(now),
             stamped_since: None,
             stamps_refused: false,
@@ -540,7 +544,8 @@ impl<P: Driver> NetLoop<P> {
         self.tell_unix_time(now);
         // An engine whose frames are steady reads the socket itself at each frame (see
         // `engine_polls.rs`): this turn is for timers, and leaves the datagrams to it.
-        let read = if self.engine_reads(now) { 0 } else { self.receive() };
+        let engine_reads = self.engine_reads(now);
+        let read = if engine_reads { 0 } else { self.receive() };
         self.deliver_inbound(now);
         // The endpoint's timers walk every connection: run them when one is due, not on
         // every datagram's turn (a server's thread turns thousands of times a second).
@@ -561,7 +566,15 @@ impl<P: Driver> NetLoop<P> {
         self.transmit(now);
         self.forward_events();
         self.publish_budgets();
-        self.publish_stats(now);
+        if engine_reads {
+            // An engine that reads the socket itself reads statistics from the core
+            // too (`DirectPath::peer_stats`, `totals`): copies would cost a snapshot and
+            // a message per peer ten times a second for nothing. Publication resumes
+            // at the first turn that finds it late.
+            self.stats_owed_at = None;
+        } else {
+            self.publish_stats(now);
+        }
         self.tally.roll(now, || self.p.proto.endpoint_stats(), &self.p.shared.log);
         if let Some(until) = self.linger_until {
             let sim_empty = self.sim_out.as_ref().is_none_or(|s| s.next_delivery().is_none());
@@ -572,6 +585,7 @@ impl<P: Driver> NetLoop<P> {
         let now = self.p.clock.now_us();
         let timers = self.p.proto.next_timeout();
         self.timers_at = timers.unwrap_or(Micros::MAX);
+        self.changed_timers = Micros::MAX; // the walk just now saw them all
         self.planned_wake = self.wake_at(now, timers);
         let sleep = Duration::from_micros(self.planned_wake.saturating_sub(now));
         Some(Plan { sleep, quiet: Duration::from_micros(self.quiet_after(now, read)) })
@@ -672,9 +686,12 @@ impl<P: Driver> NetLoop<P> {
     /// brings an endpoint timer that work made earlier into `timers_at`, so that the
     /// thread's next turn runs it.
     fn must_replan(&mut self, now: Micros) -> bool {
-        let timers = self.p.proto.next_timeout();
-        self.timers_at = self.timers_at.min(timers.unwrap_or(Micros::MAX));
-        self.next_due(now, timers).is_some_and(|d| d < self.planned_wake)
+        // Only the connections the work touched can have a timer earlier than the
+        // thread's last walk found (`publish_budgets` took their timers just before):
+        // no walk of every connection on every flush and poll.
+        let timers = std::mem::replace(&mut self.changed_timers, Micros::MAX);
+        self.timers_at = self.timers_at.min(timers);
+        self.next_due(now, (timers != Micros::MAX).then_some(timers)).is_some_and(|d| d < self.planned_wake)
     }
 
     fn apply_commands(&mut self, now: Micros) {
@@ -762,7 +779,9 @@ impl<P: Driver> NetLoop<P> {
     /// turn.)
     fn publish_budgets(&mut self) {
         let budgets = &self.budgets;
-        self.p.proto.drain_changed(&mut |peer, queued| {
+        let timers = &mut self.changed_timers;
+        self.p.proto.drain_changed(&mut |peer, queued, timer| {
+            *timers = (*timers).min(timer);
             if let Some(b) = budgets.get(&peer) {
                 b.publish(queued);
             }

@@ -593,20 +593,7 @@ impl Endpoint {
         // Each connection's own next timer is kept until something touches the
         // connection (`touched`, or a walk over all of them), so a turn that handled
         // one peer's datagram recomputes one connection's, not every one's.
-        self.conns
-            .values()
-            .map(|c| {
-                let t = c.next_timer.get().unwrap_or_else(|| {
-                    let t = timer_of(c, &self.cfg);
-                    c.next_timer.set(Some(t));
-                    t
-                });
-                // Every test run checks that nothing changed a connection without
-                // forgetting its timer.
-                debug_assert_eq!(t, timer_of(c, &self.cfg), "a stale timer for peer {}", c.peer);
-                t
-            })
-            .min()
+        self.conns.values().map(|c| kept_timer(c, &self.cfg)).min()
     }
 
     /// Copies the next outgoing datagram into `out` (which must hold the config's
@@ -666,15 +653,16 @@ impl Endpoint {
         self.conns.get(&peer).map(Connection::queued_bytes)
     }
 
-    /// Calls `f` with the queued bytes (as [`Endpoint::queued_bytes`]) of every
-    /// connection that anything touched since the last call, and forgets them: what a
-    /// caller that mirrors the send queues needs to look at, instead of every
-    /// connection each time.
-    pub fn drain_changed(&mut self, mut f: impl FnMut(PeerId, usize)) {
+    /// Calls `f` with the queued bytes (as [`Endpoint::queued_bytes`]) and the next
+    /// timer (as in [`Endpoint::next_timeout`]) of every connection that anything
+    /// touched since the last call, and forgets them: what a caller that mirrors the
+    /// send queues needs to look at, instead of every connection each time, and the
+    /// only timers that can have come earlier since it last walked them all.
+    pub fn drain_changed(&mut self, mut f: impl FnMut(PeerId, usize, Micros)) {
         for peer in self.changed.drain(..) {
             if let Some(c) = self.conns.get_mut(&peer) {
                 c.listed_changed = false;
-                f(peer, c.queued_bytes());
+                f(peer, c.queued_bytes(), kept_timer(c, &self.cfg));
             }
         }
     }
@@ -703,6 +691,19 @@ impl Endpoint {
 
 /// When `c` next has timer work (a handshake retry or its timeout, a keepalive, the
 /// silence timeout, an owed ack, a resend, the not-acknowledging limit).
+/// `c`'s next timer, from its cache (computed and kept when something touched it).
+fn kept_timer(c: &Connection, cfg: &EndpointConfig) -> Micros {
+    let t = c.next_timer.get().unwrap_or_else(|| {
+        let t = timer_of(c, cfg);
+        c.next_timer.set(Some(t));
+        t
+    });
+    // Every test run checks that nothing changed a connection without forgetting its
+    // timer.
+    debug_assert_eq!(t, timer_of(c, cfg), "a stale timer for peer {}", c.peer);
+    t
+}
+
 fn timer_of(c: &Connection, cfg: &EndpointConfig) -> Micros {
     if !c.is_connected() {
         return (c.last_send + cfg.handshake_retry_us).min(c.created_at + cfg.connect_timeout_us);

@@ -132,9 +132,13 @@ pub trait Driver: Transport {
     /// The figures of the whole endpoint.
     fn endpoint_stats(&self) -> EndpointStats;
     /// Calls `f` with the bytes queued for it, in the sense of `send_queue_limit_bytes`
-    /// (what [`Transport::send`] checks the limit against), of every peer whose
-    /// connection changed since the last call (at least those; a fake may report more).
-    fn drain_changed(&mut self, f: &mut dyn FnMut(PeerId, usize));
+    /// (what [`Transport::send`] checks the limit against), and its connection's next
+    /// timer, of every peer whose connection changed since the last call (at least
+    /// those; a fake may report more). Only a changed connection's timer can have come
+    /// earlier than [`Driver::next_timeout`] said, so the owner learns from this
+    /// whether work done between its turns made anything due sooner, without a walk
+    /// of every connection.
+    fn drain_changed(&mut self, f: &mut dyn FnMut(PeerId, usize, Micros));
     /// Whether it needs the wall clock ([`Driver::set_unix_time`]): it checks connect
     /// tokens. No, unless it says so.
     fn wants_unix_time(&self) -> bool {
@@ -190,7 +194,7 @@ impl Driver for Endpoint {
     fn endpoint_stats(&self) -> EndpointStats {
         Endpoint::endpoint_stats(self)
     }
-    fn drain_changed(&mut self, f: &mut dyn FnMut(PeerId, usize)) {
+    fn drain_changed(&mut self, f: &mut dyn FnMut(PeerId, usize, Micros)) {
         Endpoint::drain_changed(self, f)
     }
     fn wants_unix_time(&self) -> bool {

@@ -498,7 +498,7 @@ fn drain_changed_lists_the_touched_connections_once() {
     let (_, p2) = connect(&mut net, c2, s, 5 * SEC).expect("c2 connects");
     let drained = |net: &mut SimNet| {
         let mut v = Vec::new();
-        net.endpoint(s).drain_changed(|peer, queued| v.push((peer, queued)));
+        net.endpoint(s).drain_changed(|peer, queued, _| v.push((peer, queued)));
         v.sort();
         v
     };
@@ -517,4 +517,14 @@ fn drain_changed_lists_the_touched_connections_once() {
     net.endpoint(s).send(p2, CHANNEL_RELIABLE, &[9; 10]).unwrap();
     net.endpoint(s).disconnect(now, p2);
     assert_eq!(drained(&mut net), [], "a closed connection is not listed");
+    // Each listed connection comes with its next timer: what it would add to
+    // `next_timeout`, so that the earliest of them all is that.
+    let now = net.now();
+    net.endpoint(s).send(p1, CHANNEL_RELIABLE, &[1; 10]).unwrap();
+    net.endpoint(s).flush(now);
+    let mut timers = Vec::new();
+    net.endpoint(s).drain_changed(|peer, _, timer| timers.push((peer, timer)));
+    assert_eq!(timers.len(), 1);
+    assert_eq!(Some(timers[0].1), net.endpoint(s).next_timeout(), "p1's resend is the endpoint's next timer");
+    assert!(timers[0].1 > now && timers[0].1 <= now + 1_000_000, "a resend timer {} at {now}", timers[0].1);
 }

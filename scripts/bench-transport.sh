@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The transport benchmark of issue 17 (bench/transport/): tickwire, plaintext and
+# The transport benchmark of issues 17 and 35 (bench/transport/): tickwire, plaintext and
 # encrypted, against ENet 1.3.17 from Debian's libenet-dev, both through their C APIs.
 #
 #   scripts/bench-transport.sh           the full run (a few minutes), prints the table
@@ -8,7 +8,8 @@
 #
 # Installs libenet-dev (and a C compiler) from Debian if missing: ENet is never vendored.
 # Builds the release library (cargo build --release --lib -p tickwire) and the harness
-# into build/bench-transport/. Extra arguments go to the harness (--reps N).
+# into build/bench-transport/. Extra arguments go to the harness (--reps N, --only NAME,
+# --lib NAME, ...: the header of bench/transport/main.c lists them).
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"

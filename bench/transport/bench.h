@@ -14,7 +14,10 @@
 #define BT_MSG_SIZE 32
 /* Room for any payload a library hands back (the harness only sends BT_MSG_SIZE). */
 #define BT_MAX_PAYLOAD 1500
+/* Row 5's clients, and the most one server host takes in rows 5b, 9 and 10. */
 #define BT_RELAY_CLIENTS 64
+/* The message a server sends each client each tick in rows 5b and 10. */
+#define BT_STATE_SIZE 256
 /* The game loops' tick: 60 Hz. */
 #define BT_TICK_NS 16666667ull
 
@@ -82,6 +85,10 @@ int bt_thread_count(void);
 /* Sum of voluntary and involuntary context switches of every thread of this process
  * except the calling one (the harness, which sleeps through the window). */
 int bt_context_switches(uint64_t *out);
+/* Clock ticks every CPU of the machine spent busy (any process, the kernel's own
+ * threads included), and in all, since boot (/proc/stat): on a shared machine the rows
+ * that keep a tick should say whether someone else took the cores. */
+int bt_machine_cpu(uint64_t *busy, uint64_t *total);
 
 /* --- heap allocation counting (alloc_count.c) --------------------------------------- */
 /* Which side of the engine's calls an allocation is charged to: the calling thread
@@ -135,6 +142,22 @@ uint64_t bt_pair_delivered(bt_pair *p);
 int bt_pair_stop_server(bt_pair *p);
 void bt_pair_close(bt_pair *p);
 
+/* --- a server under load (rig.h), summed over repetitions: rows 5b, 9, 10 ------------- */
+typedef struct bt_load {
+    uint64_t runs;
+    uint64_t ticks, client_ticks; /* the server's measured ticks; times its clients */
+    uint64_t wall_ns, all_ns, engine_ns, overruns;
+    uint64_t inputs, inputs_expected; /* inputs the server polled; one per client-tick */
+    uint64_t sent, sent_expected;     /* messages down in the window; one per client-tick */
+    uint64_t received;                /* of those, what the clients read */
+    uint64_t short_connected;         /* clients missing when the window ended */
+    uint64_t disconnects;             /* connections the clients saw end too early */
+    uint64_t client_loop_ticks, client_overruns, client_cpu_ns, client_wall_ns; /* the clients' loops */
+    uint64_t machine_busy, machine_total; /* /proc/stat over the server's window */
+} bt_load;
+
+#define BT_SCALE_MAX 3 /* row 10's sizes */
+
 /* --- what one repetition of one library measured ------------------------------------ */
 typedef struct bt_result {
     bt_samples rtt_us[2]; /* rows 1-2, by bt_delivery */
@@ -150,6 +173,9 @@ typedef struct bt_result {
     uint64_t idle_switches;
     double idle_seconds; /* row 7 */
     uint64_t alloc_messages, alloc[BT_BUCKETS]; /* row 8: per message sent/received */
+    bt_load shape;                              /* row 5b */
+    bt_load idle_loop[2];                       /* row 9: no clients, then connected clients */
+    bt_load scale[BT_SCALE_MAX];                /* row 10, by bt_plan's scale_clients */
     int failed;
 } bt_result;
 
@@ -157,13 +183,21 @@ typedef struct bt_plan {
     int rtt_warmup, rtt_samples, alloc_round_trips;
     int impaired_ticks, impaired_warmup_ticks;
     int wire_ticks;
-    int relay_warmup_ticks, relay_ticks;
-    unsigned idle_ms;
+    int relay_warmup_ticks, relay_ticks; /* row 5 */
+    unsigned idle_ms;                    /* row 7 */
+    int shape_warmup_ticks, shape_ticks; /* row 5b */
+    int idle_loop_warmup_ticks, idle_loop_ticks; /* row 9 */
+    int scale_warmup_ticks, scale_ticks;         /* row 10 */
+    uint32_t scale_clients[BT_SCALE_MAX];        /* row 10's sizes; 0: none */
+    int scale_client_procs;                      /* the client processes of row 10 */
     uint64_t seed;
 } bt_plan;
 
 int bt_measure_pingpong(const bt_lib *lib, const bt_plan *plan, bt_result *res);  /* rows 1, 2, 8 */
 int bt_measure_game_loop(const bt_lib *lib, const bt_plan *plan, bt_result *res); /* rows 3, 4 */
 int bt_measure_relay(const bt_lib *lib, const bt_plan *plan, bt_result *res);     /* rows 5, 6, 7 */
+int bt_measure_shape(const bt_lib *lib, const bt_plan *plan, bt_result *res);     /* row 5b */
+int bt_measure_idle(const bt_lib *lib, const bt_plan *plan, bt_result *res);      /* row 9 */
+int bt_measure_scale(const bt_lib *lib, const bt_plan *plan, bt_result *res);     /* row 10 */
 
 #endif

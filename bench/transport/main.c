@@ -1,23 +1,28 @@
 /*
  * bench/transport: tickwire's transport against ENet 1.3.17, side by side, in one run
- * (issue 17). Both libraries are driven through their C APIs by the same code
+ * (issues 17 and 35). Both libraries are driven through their C APIs by the same code
  * (bench.h's interface): the same 32-byte messages, the same loops, the same proxy.
  * The order of the libraries alternates between repetitions (forward, then reversed),
  * and each measurement runs for every library before the next measurement starts, so
  * that a slow moment of the machine does not land on one library only. Samples and
  * counters of all repetitions are pooled into one table.
  *
- *   bench-transport [--smoke] [--reps N] [--only pingpong|gameloop|relay] [--relay-ticks N]
- *                 [--lib enet|plaintext|encrypted|carrier]...
+ *   bench-transport [--smoke] [--reps N] [--only pingpong|gameloop|relay|shape|idle|scale]
+ *                 [--relay-ticks N] [--scale-procs N] [--lib enet|plaintext|encrypted|carrier]...
  *
- * --only runs one measurement (rows 1, 2, 8; rows 3, 4; or rows 5, 6, 7), for comparing
- * builds side by side or profiling one scenario; the other rows print n/a.
- * --relay-ticks sets how many server ticks row 5 measures (a longer window for perf).
+ * --only runs one measurement (rows 1, 2, 8; rows 3, 4; rows 5, 6, 7; row 5b, issue 35's
+ * server shape; row 9, the idle server loop; or row 10, the server at 64, 512 and 2,048
+ * clients), for comparing builds side by side or profiling one scenario; the other rows
+ * print n/a.
+ * --relay-ticks sets how many server ticks rows 5 and 5b measure (a longer window for perf).
+ * --scale-procs sets how many processes run row 10's client hosts (default 1, at most 8).
  * --lib (repeatable) runs only the libraries named; the others' columns print n/a.
  * --smoke: a few seconds; it checks behaviour (every message of the RTT rows and every
- * reliable message through the lossy proxy delivered, the figures finite), never speed,
- * prints "N passed, N failed" and exits 1 on a failure. Without it the run takes a few
- * minutes and only a failure to measure makes it exit 1.
+ * reliable message through the lossy proxy delivered; in rows 5b and 10 every client
+ * connected and at least 99% of the inputs and of the server's messages arrived; the
+ * figures finite), never speed, prints "N passed, N failed" and exits 1 on a failure.
+ * Row 10 runs at 64 and 128 clients there. Without it the run takes about ten minutes
+ * and only a failure to measure makes it exit 1.
  */
 #define _POSIX_C_SOURCE 200809L
 
@@ -41,15 +46,38 @@ static const bt_lib *const LIBS[NLIBS] = {&bt_lib_enet, &bt_lib_tickwire_plain, 
                                           &bt_lib_tickwire_carrier};
 
 typedef int (*measure_fn)(const bt_lib *, const bt_plan *, bt_result *);
-static const measure_fn MEASURES[] = {bt_measure_pingpong, bt_measure_game_loop, bt_measure_relay};
-static const char *const MEASURE_NAMES[] = {"ping-pong (rows 1, 2, 8)", "60 Hz through the proxy (rows 3, 4)",
-                                            "relay, 64 clients (rows 5, 6, 7)"};
+static const measure_fn MEASURES[] = {bt_measure_pingpong, bt_measure_game_loop, bt_measure_relay,
+                                     bt_measure_shape,    bt_measure_idle,      bt_measure_scale};
+static const char *const MEASURE_NAMES[] = {"ping-pong (rows 1, 2, 8)",
+                                            "60 Hz through the proxy (rows 3, 4)",
+                                            "relay, 64 clients (rows 5, 6, 7)",
+                                            "server shape, 64 clients (row 5b)",
+                                            "idle server loop (row 9)",
+                                            "scale, many hosts in one server process (row 10)"};
+#define NMEASURES (sizeof MEASURES / sizeof MEASURES[0])
 
-static const bt_plan FULL = {200, 10000, 2000, 900, 120, 300, 60, 300, 3000, 17};
-static const bt_plan SMOKE = {20, 200, 200, 90, 15, 60, 15, 30, 500, 17};
+static const bt_plan FULL = {
+    .rtt_warmup = 200, .rtt_samples = 10000, .alloc_round_trips = 2000,
+    .impaired_ticks = 900, .impaired_warmup_ticks = 120, .wire_ticks = 300,
+    .relay_warmup_ticks = 60, .relay_ticks = 300, .idle_ms = 3000,
+    .shape_warmup_ticks = 60, .shape_ticks = 300,
+    .idle_loop_warmup_ticks = 60, .idle_loop_ticks = 600, /* 10 s */
+    .scale_warmup_ticks = 60, .scale_ticks = 300, .scale_clients = {64, 512, 2048}, .scale_client_procs = 1,
+    .seed = 17,
+};
+/* Short windows: the smoke checks what arrives, not what it costs. */
+static const bt_plan SMOKE = {
+    .rtt_warmup = 20, .rtt_samples = 200, .alloc_round_trips = 200,
+    .impaired_ticks = 90, .impaired_warmup_ticks = 15, .wire_ticks = 60,
+    .relay_warmup_ticks = 15, .relay_ticks = 30, .idle_ms = 500,
+    .shape_warmup_ticks = 5, .shape_ticks = 10,
+    .idle_loop_warmup_ticks = 2, .idle_loop_ticks = 6,
+    .scale_warmup_ticks = 5, .scale_ticks = 10, .scale_clients = {64, 128, 0}, .scale_client_procs = 1,
+    .seed = 17,
+};
 
 /* --only's names, in MEASURES' order. */
-static const char *const ONLY_NAMES[] = {"pingpong", "gameloop", "relay"};
+static const char *const ONLY_NAMES[] = {"pingpong", "gameloop", "relay", "shape", "idle", "scale"};
 
 static int only_index(const char *name) {
     for (int m = 0; m < (int)(sizeof ONLY_NAMES / sizeof ONLY_NAMES[0]); m++) {
@@ -99,6 +127,25 @@ static double f_alloc_send(bt_result *r) { return per(r->alloc[BT_BUCKET_SEND], 
 static double f_alloc_recv(bt_result *r) { return per(r->alloc[BT_BUCKET_RECV], r->alloc_messages); }
 static double f_alloc_other(bt_result *r) { return per(r->alloc[BT_BUCKET_OTHER], r->alloc_messages); }
 
+/* Rows 5b, 9 and 10: figures of a server under load (bt_load). */
+typedef double (*load_fn)(const bt_load *);
+static double l_cpu_tick(const bt_load *l) { return per(l->all_ns, l->ticks) / 1e3; }
+static double l_engine_tick(const bt_load *l) { return per(l->engine_ns, l->ticks) / 1e3; }
+static double l_core(const bt_load *l) { return 100.0 * per(l->all_ns, l->wall_ns); }
+static double l_cpu_client_tick(const bt_load *l) { return per(l->all_ns, l->client_ticks) / 1e3; }
+static double l_overran(const bt_load *l) { return 100.0 * per(l->overruns, l->ticks); }
+static double l_tick_hz(const bt_load *l) { return 1e9 * per(l->ticks, l->wall_ns); }
+static double l_inputs(const bt_load *l) { return 100.0 * per(l->inputs, l->inputs_expected); }
+/* Against one message per client per tick, not against what the server managed to
+ * send: a client the server lost counts as not served. */
+static double l_received(const bt_load *l) { return 100.0 * per(l->received, l->sent_expected); }
+static double l_machine(const bt_load *l) { return 100.0 * per(l->machine_busy, l->machine_total); }
+static double f_shape_all(bt_result *r) { return l_cpu_tick(&r->shape); }
+static double f_shape_engine(bt_result *r) { return l_engine_tick(&r->shape); }
+static double f_shape_received(bt_result *r) { return l_received(&r->shape); }
+static double f_idle_none(bt_result *r) { return l_core(&r->idle_loop[0]); }
+static double f_idle_clients(bt_result *r) { return l_core(&r->idle_loop[1]); }
+
 typedef struct row {
     const char *label;
     const char *format;
@@ -121,12 +168,21 @@ static const row ROWS[] = {
     {"4. inputs sent that arrived at the server engine (%), clean link", "%.1f", f_arrived, "", 0},
     {"5. server CPU per tick, 64 clients, all threads (µs)", "%.1f", f_cpu_all, "≤ 1×", 1},
     {"5. of which engine thread (µs)", "%.1f", f_cpu_engine, "", 1},
+    {"5b. issue 35's shape, 64 clients, 32-B input up and one 256-B message down per client per tick: server CPU "
+     "per tick, all threads (µs)",
+     "%.1f", f_shape_all, "≤ 1× plaintext; ≤ 1.2× encrypted", 1},
+    {"5b. of which engine thread (µs)", "%.1f", f_shape_engine, "", 1},
+    {"5b. messages down that the clients received (% of one per client per tick)", "%.1f", f_shape_received, "", 0},
     {"6. threads of a process with 64 client hosts", "%.0f", f_threads, "≤ 2", 0},
     {"7. idle wakeups/s, process of 64 connected client hosts, no library calls", "%.1f", f_idle, "", 1},
     {"7. the same per client host", "%.1f", f_idle_host, "≤ 2/s without timers due", 1},
     {"8. heap allocations per message sent (send + flush calls)", "%.2f", f_alloc_send, "0", 0},
     {"8. heap allocations per message received (poll + read calls)", "%.2f", f_alloc_recv, "0", 0},
     {"8. heap allocations on the library's own threads, per message", "%.2f", f_alloc_other, "0", 0},
+    {"9. idle 60 Hz server loop (polls everything, sends nothing), no clients (% of one core)", "%.3f", f_idle_none,
+     "≤ 1.5×", 1},
+    {"9. the same, 64 connected clients polling at 60 Hz and sending nothing (% of one core)", "%.3f",
+     f_idle_clients, "≤ 1.5×", 1},
 };
 #define NROWS (sizeof ROWS / sizeof ROWS[0])
 
@@ -146,27 +202,125 @@ static void ratio_cell(char *buf, size_t len, double tw, double en) {
     }
 }
 
+/* One line of the table; returns how many of its figures are not finite. */
+static int print_row(const char *label, const char *format, const double v[NUDP], int ratio, const char *goal) {
+    int not_finite = 0;
+    char c[NUDP][32], r1[32] = "", r2[32] = "";
+    for (int l = 0; l < NUDP; l++) {
+        not_finite += !isfinite(v[l]);
+        cell(c[l], sizeof c[l], format, v[l]);
+    }
+    if (ratio) {
+        ratio_cell(r1, sizeof r1, v[1], v[0]);
+        ratio_cell(r2, sizeof r2, v[2], v[0]);
+    }
+    printf("| %s | %s | %s | %s | %s | %s | %s |\n", label, c[0], c[1], c[2], r1, r2, goal);
+    return not_finite;
+}
+
+/* 2048 as "2,048", as the docs write client counts. */
+static const char *thousands(char *buf, size_t len, uint32_t n) {
+    if (n >= 1000) {
+        snprintf(buf, len, "%u,%03u", (unsigned)(n / 1000), (unsigned)(n % 1000));
+    } else {
+        snprintf(buf, len, "%u", (unsigned)n);
+    }
+    return buf;
+}
+
+/* Row 10's per-client-tick figures of one library: max / min over the sizes run (NAN
+ * unless at least two sizes, and all of them, gave a figure). */
+static double scale_spread(const bt_result *r, const bt_plan *plan) {
+    double lo = INFINITY, hi = 0;
+    int sizes = 0;
+    for (int s = 0; s < BT_SCALE_MAX && plan->scale_clients[s] > 0; s++, sizes++) {
+        double v = l_cpu_client_tick(&r->scale[s]);
+        if (!isfinite(v) || v <= 0) {
+            return NAN;
+        }
+        lo = v < lo ? v : lo;
+        hi = v > hi ? v : hi;
+    }
+    return sizes >= 2 ? hi / lo : NAN;
+}
+
+/* Row 10: the cost per client-tick at each size, how flat it is, then at each size
+ * whether the server kept its tick, the clients theirs, and what was delivered. */
+static int print_scale_rows(bt_result res[NLIBS], const bt_plan *plan) {
+    static const struct {
+        const char *what, *format;
+        load_fn f;
+    } KEEPING[] = {
+        {"ticks of the server that overran (%)", "%.1f", l_overran},
+        {"server tick rate achieved (Hz)", "%.1f", l_tick_hz},
+        {"inputs up that arrived at the server (% of one per client per tick)", "%.1f", l_inputs},
+        {"messages down that the clients received (% of one per client per tick)", "%.1f", l_received},
+        {"the machine's CPU busy in the window, every process (% of all cores)", "%.0f", l_machine},
+    };
+    int not_finite = 0;
+    char label[256], n[16];
+    double v[NUDP];
+    for (int s = 0; s < BT_SCALE_MAX && plan->scale_clients[s] > 0; s++) {
+        uint32_t c = plan->scale_clients[s], hosts = (c + BT_RELAY_CLIENTS - 1) / BT_RELAY_CLIENTS;
+        snprintf(label, sizeof label,
+                 "10. server CPU per client-tick, %s clients on %u server host%s in one process, 5b's shape, all "
+                 "threads (µs)",
+                 thousands(n, sizeof n, c), (unsigned)hosts, hosts == 1 ? "" : "s");
+        for (int l = 0; l < NUDP; l++) {
+            v[l] = l_cpu_client_tick(&res[l].scale[s]);
+        }
+        not_finite += print_row(label, "%.2f", v, 1, "");
+    }
+    for (int l = 0; l < NUDP; l++) {
+        v[l] = scale_spread(&res[l], plan);
+    }
+    not_finite +=
+        print_row("10. max / min of those per-client-tick figures", "%.2f", v, 0, "≤ 1.20 (flat within 20%)");
+    for (int s = 0; s < BT_SCALE_MAX && plan->scale_clients[s] > 0; s++) {
+        for (size_t k = 0; k < sizeof KEEPING / sizeof KEEPING[0]; k++) {
+            snprintf(label, sizeof label, "10. %s clients: %s", thousands(n, sizeof n, plan->scale_clients[s]),
+                     KEEPING[k].what);
+            for (int l = 0; l < NUDP; l++) {
+                v[l] = KEEPING[k].f(&res[l].scale[s]);
+            }
+            not_finite += print_row(label, KEEPING[k].format, v, 0, "");
+        }
+    }
+    return not_finite;
+}
+
 /* Prints the table; returns how many figures are not finite. */
-static int print_table(bt_result res[NLIBS]) {
+static int print_table(bt_result res[NLIBS], const bt_plan *plan) {
     int not_finite = 0;
     printf("| row | %s | %s | %s | plaintext / ENet | encrypted / ENet | goal |\n", LIBS[0]->name, LIBS[1]->name,
            LIBS[2]->name);
     printf("|---|---:|---:|---:|---:|---:|---|\n");
     for (size_t i = 0; i < NROWS; i++) {
         double v[NUDP];
-        char c[NUDP][32], r1[32] = "", r2[32] = "";
         for (int l = 0; l < NUDP; l++) {
             v[l] = ROWS[i].f(&res[l]);
-            not_finite += !isfinite(v[l]);
-            cell(c[l], sizeof c[l], ROWS[i].format, v[l]);
         }
-        if (ROWS[i].ratio) {
-            ratio_cell(r1, sizeof r1, v[1], v[0]);
-            ratio_cell(r2, sizeof r2, v[2], v[0]);
-        }
-        printf("| %s | %s | %s | %s | %s | %s | %s |\n", ROWS[i].label, c[0], c[1], c[2], r1, r2, ROWS[i].goal);
+        not_finite += print_row(ROWS[i].label, ROWS[i].format, v, ROWS[i].ratio, ROWS[i].goal);
     }
-    return not_finite;
+    return not_finite + print_scale_rows(res, plan);
+}
+
+/* Row 10's check, a line per library. */
+static void print_flat_checks(bt_result res[NLIBS], const bt_plan *plan) {
+    char sizes[64] = "", n[16];
+    for (int s = 0; s < BT_SCALE_MAX && plan->scale_clients[s] > 0; s++) {
+        size_t used = strlen(sizes);
+        snprintf(sizes + used, sizeof sizes - used, "%s%s", s ? ", " : "",
+                 thousands(n, sizeof n, plan->scale_clients[s]));
+    }
+    for (int l = 0; l < NUDP; l++) {
+        double spread = scale_spread(&res[l], plan);
+        printf("row 10, flat within 20%% (CPU per client-tick at %s clients, max / min): %s: %s", sizes, LIBS[l]->name,
+               !isfinite(spread) ? "n/a\n" : spread <= 1.2 ? "yes" : "no");
+        if (isfinite(spread)) {
+            printf(" (%.2f)\n", spread);
+        }
+    }
 }
 
 /* The external carrier beside encrypted UDP: the ping-pong rows (1, 2, 8). */
@@ -246,7 +400,11 @@ static int library_allocations_counted(const bt_lib *lib) {
     return rc == 0 && counts[BT_BUCKET_OTHER] >= 1;
 }
 
-static void smoke_checks(bt_result res[NLIBS], int not_finite) {
+/* Loopback loses a datagram only when a socket's buffer overflows: one in a hundred is
+ * room for that, not for a server or clients that fell behind or dropped messages. */
+#define DELIVERED_MIN 99.0
+
+static void smoke_checks(bt_result res[NLIBS], const bt_plan *plan, int not_finite) {
     check(allocation_counter_works(), NULL, "the allocation counter counts a malloc of the harness");
     for (int l = 0; l < NLIBS; l++) {
         const char *n = LIBS[l]->name;
@@ -273,12 +431,30 @@ static void smoke_checks(bt_result res[NLIBS], int not_finite) {
         check(f_up(r) >= BT_MSG_SIZE, n, "bytes up per input hold the 32-byte input");
         check(r->relay_inputs > 0 && r->relay_echoes > 0 && r->threads >= 1, n,
               "relay: the server received inputs and the clients their echoes");
+        check(r->shape.runs > 0 && r->shape.short_connected == 0 && l_inputs(&r->shape) >= DELIVERED_MIN &&
+                  l_received(&r->shape) >= DELIVERED_MIN,
+              n, "server shape (5b): at least 99% of the inputs and of the 256-byte messages arrived");
+        check(r->idle_loop[0].runs > 0 && r->idle_loop[1].runs > 0 && r->idle_loop[1].short_connected == 0 &&
+                  r->idle_loop[1].disconnects == 0,
+              n, "idle server loop (9): measured without clients, then with 64 that stayed connected sending nothing");
+        for (int s = 0; s < BT_SCALE_MAX && plan->scale_clients[s] > 0; s++) {
+            const bt_load *sc = &r->scale[s];
+            char what[160];
+            snprintf(what, sizeof what,
+                     "scale (10) at %u clients on %u hosts: all connected, at least 99%% of the inputs and of the "
+                     "messages arrived",
+                     (unsigned)plan->scale_clients[s], (unsigned)((plan->scale_clients[s] + 63) / 64));
+            check(sc->runs > 0 && sc->short_connected == 0 && sc->disconnects == 0 && l_inputs(sc) >= DELIVERED_MIN &&
+                      l_received(sc) >= DELIVERED_MIN,
+                  n, what);
+        }
     }
     check(not_finite == 0, NULL, "every figure of the table is finite");
 }
 
 int main(int argc, char **argv) {
-    int smoke = 0, reps = 2, only = -1, relay_ticks = 0, libs = 0; /* libs: a bit per LIBS index, 0: all */
+    int smoke = 0, reps = 2, only = -1, relay_ticks = 0, scale_procs = 0;
+    int libs = 0; /* a bit per LIBS index, 0: all */
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--smoke") == 0) {
             smoke = 1;
@@ -290,9 +466,12 @@ int main(int argc, char **argv) {
             libs |= 1 << lib_index(argv[++i]);
         } else if (strcmp(argv[i], "--relay-ticks") == 0 && i + 1 < argc && atoi(argv[i + 1]) > 0) {
             relay_ticks = atoi(argv[++i]);
+        } else if (strcmp(argv[i], "--scale-procs") == 0 && i + 1 < argc && atoi(argv[i + 1]) > 0 &&
+                   atoi(argv[i + 1]) <= 8) {
+            scale_procs = atoi(argv[++i]);
         } else {
-            fprintf(stderr, "usage: %s [--smoke] [--reps N] [--only pingpong|gameloop|relay] [--relay-ticks N] "
-                    "[--lib enet|plaintext|encrypted|carrier]...\n",
+            fprintf(stderr, "usage: %s [--smoke] [--reps N] [--only pingpong|gameloop|relay|shape|idle|scale] "
+                    "[--relay-ticks N] [--scale-procs N] [--lib enet|plaintext|encrypted|carrier]...\n",
                     argv[0]);
             return 2;
         }
@@ -303,6 +482,10 @@ int main(int argc, char **argv) {
     bt_plan plan_v = smoke ? SMOKE : FULL;
     if (relay_ticks > 0) {
         plan_v.relay_ticks = relay_ticks;
+        plan_v.shape_ticks = relay_ticks;
+    }
+    if (scale_procs > 0) {
+        plan_v.scale_client_procs = scale_procs;
     }
     const bt_plan *plan = &plan_v;
     ENetVersion ev = enet_linked_version();
@@ -320,7 +503,7 @@ int main(int argc, char **argv) {
     bt_result res[NLIBS];
     memset(res, 0, sizeof res);
     for (int rep = 0; rep < reps; rep++) {
-        for (size_t m = 0; m < sizeof MEASURES / sizeof MEASURES[0]; m++) {
+        for (size_t m = 0; m < NMEASURES; m++) {
             if (only >= 0 && (size_t)only != m) {
                 continue;
             }
@@ -339,8 +522,12 @@ int main(int argc, char **argv) {
     }
     print_load("after");
     printf("\n");
-    int not_finite = print_table(res);
+    int not_finite = print_table(res, plan);
     printf("\n");
+    if (only < 0 || MEASURES[only] == bt_measure_scale) {
+        print_flat_checks(res, plan);
+        printf("\n");
+    }
     if (only < 0 || only == 0) {
         not_finite += print_carrier_table(res);
     }
@@ -351,7 +538,7 @@ int main(int argc, char **argv) {
         any_failed |= res[l].failed;
     }
     if (smoke) {
-        smoke_checks(res, not_finite);
+        smoke_checks(res, plan, not_finite);
     }
     for (int l = 0; l < NLIBS; l++) {
         LIBS[l]->fini();

@@ -1,4 +1,5 @@
-/* Threads and context switches of this process, read from /proc. */
+/* Threads and context switches of this process, and the busy CPU time of the whole
+ * machine, read from /proc. */
 #define _GNU_SOURCE
 
 #include <dirent.h>
@@ -60,4 +61,22 @@ int bt_context_switches(uint64_t *out) {
     snprintf(self, sizeof self, "%ld", (long)syscall(SYS_gettid));
     *out = 0;
     return for_each_task(self, task_switches, out);
+}
+
+int bt_machine_cpu(uint64_t *busy, uint64_t *total) {
+    FILE *f = fopen("/proc/stat", "r");
+    if (f == NULL) {
+        return -1;
+    }
+    unsigned long long user, nice, sys, idle, iowait, irq, softirq, steal;
+    int n = fscanf(f, "cpu %llu %llu %llu %llu %llu %llu %llu %llu", &user, &nice, &sys, &idle, &iowait, &irq,
+                   &softirq, &steal);
+    fclose(f);
+    if (n != 8) {
+        return -1;
+    }
+    /* guest time is counted in user already. */
+    *busy = user + nice + sys + irq + softirq + steal;
+    *total = *busy + idle + iowait;
+    return 0;
 }

@@ -2,7 +2,7 @@
 # The transport benchmark of issues 17 and 35 (bench/transport/): tickwire, plaintext and
 # encrypted, against ENet 1.3.17 from Debian's libenet-dev, both through their C APIs.
 #
-#   scripts/bench-transport.sh           the full run (a few minutes), prints the table
+#   scripts/bench-transport.sh           the full run (about 8 minutes), prints the table
 #   scripts/bench-transport.sh --smoke   a short run that checks behaviour, not speed;
 #                                        last line "N passed, N failed", exit 1 on failure
 #

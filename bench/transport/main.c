@@ -21,7 +21,7 @@
  * reliable message through the lossy proxy delivered; in rows 5b and 10 every client
  * connected and at least 99% of the inputs and of the server's messages arrived; the
  * figures finite), never speed, prints "N passed, N failed" and exits 1 on a failure.
- * Row 10 runs at 64 and 128 clients there. Without it the run takes about ten minutes
+ * Row 10 runs at 64 and 128 clients there. Without it the run takes about 8 minutes
  * and only a failure to measure makes it exit 1.
  */
 #define _POSIX_C_SOURCE 200809L

@@ -36,6 +36,11 @@ pub(crate) const MAX_FRAME_US: Micros = 50_000;
 /// Frames in a row, each as long as the one before, after which the socket is left to
 /// the engine until its next frame.
 pub(crate) const STEADY_FRAMES: u32 = 3;
+/// The steady engine's stall checks (a turn when its next frame is late) fall on this
+/// grid of the clock: a process of many hosts whose frames all come from one loop
+/// (a client per match, a server of many matches) then pays one wake of the network
+/// thread for many of them, not one each, for at most this much later a check.
+pub(crate) const STALL_CHECK_GRID_US: Micros = 2_000;
 /// Polls closer together than this are one frame's burst.
 const BURST_GAP_US: Micros = 500;
 /// What the kernel charges a socket's receive buffer for a datagram beyond its payload
@@ -143,7 +148,10 @@ impl EnginePolls {
             moderation
         };
         let polling = last.saturating_add(self.quiet).saturating_sub(now);
-        let frame = self.cadence.next_frame_by(moderation, capacity).map_or(0, |by| by.saturating_sub(now));
+        let frame =
+            self.cadence.next_frame_by(moderation, capacity).filter(|&by| now < by).map_or(0, |by| {
+                by.div_ceil(STALL_CHECK_GRID_US).saturating_mul(STALL_CHECK_GRID_US).saturating_sub(now)
+            });
         polling.max(frame)
     }
 }
@@ -229,7 +237,12 @@ mod tests {
             if f <= STEADY_FRAMES as u64 {
                 assert_eq!(quiet, M, "frame {f}: not steady yet");
             } else {
-                assert_eq!(quiet, TICK + grace - 20, "frame {f}: until the next frame and a grace");
+                let by = at + TICK + grace;
+                assert_eq!(
+                    quiet,
+                    by.next_multiple_of(STALL_CHECK_GRID_US) - (at + 20),
+                    "frame {f}: until the next frame and a grace, on the grid"
+                );
                 assert!(e.owns_socket(at + TICK, M, usize::MAX), "the next frame may run a little late");
                 assert!(!e.owns_socket(at + TICK + grace, M, usize::MAX));
             }
@@ -266,7 +279,11 @@ mod tests {
         for f in 10..20 {
             frame(&mut e, f * TICK, 30);
         }
-        assert_eq!(e.quiet_after(19 * TICK + 20, M, capacity), TICK + TICK / 8 - 20);
+        let by = 19 * TICK + TICK + TICK / 8;
+        assert_eq!(
+            e.quiet_after(19 * TICK + 20, M, capacity),
+            by.next_multiple_of(STALL_CHECK_GRID_US) - (19 * TICK + 20)
+        );
     }
 
     #[test]

@@ -34,9 +34,11 @@ use tickwire_proto::{
 /// instead of blocking.
 pub const COMMAND_QUEUE_CAPACITY: usize = 4096;
 
-/// Events and statistics snapshots that may wait for the engine in the channel (received
-/// messages fewer, `to_engine.rs`); more wait in the endpoint, per peer.
-const EVENT_QUEUE_CAPACITY: usize = 8192;
+/// Events that may wait for the engine in the channel (received messages at most
+/// `to_engine::MAX_MESSAGES_IN_CHANNEL` of them); more wait in the endpoint, per peer.
+/// Every slot is allocated and touched when the host starts: statistics snapshots no
+/// longer come this way (`stats_board.rs`), so a slot is an event's size.
+const EVENT_QUEUE_CAPACITY: usize = 2048;
 
 /// Events that statistics calls may move off the channel ahead of `poll_event` (kept
 /// preallocated so refreshing statistics never allocates).
@@ -257,6 +259,7 @@ impl Host {
                 fatal: Mutex::new(None),
                 polled: Polled::default(),
                 log: LogQueue::new(),
+                stats: Default::default(),
                 exited: AtomicBool::new(false),
             });
             let parts = ThreadParts {
@@ -673,6 +676,12 @@ impl Host {
                 if let Some(budget) = self.announced.remove(peer) {
                     self.live.insert(*peer, EngineBudget::new(budget));
                 }
+                // From here on `stats` answers for it (the thread put its figures on
+                // the board before it sent the event).
+                let peer = *peer;
+                if let Some((s, at)) = self.fresh_stats(peer) {
+                    self.keep_newer_stats(peer, s, at);
+                }
             }
             HostEvent::Disconnected { peer, .. } => {
                 self.live.remove(peer);
@@ -695,16 +704,26 @@ impl Host {
     /// The statistics of the connection to `peer`, or `None` if the peer is unknown
     /// or the engine has seen it disconnect. Read from the network core on this
     /// thread when the network thread is not in its turn (the usual case); otherwise
-    /// the latest the thread published (at most about 100 ms behind a change; an idle
-    /// connection changes only at its keepalives). Never blocks; never goes back to
-    /// older figures.
+    /// the latest the thread published (at most about 100 ms behind a change, except
+    /// beside an engine that reads the socket itself at a steady frame rate, whose
+    /// turns publish nothing; an idle connection changes only at its keepalives).
+    /// Never waits for the network thread; never goes back to older figures.
     pub fn stats(&mut self, peer: PeerId) -> Option<ConnectionStats> {
         self.pump(false);
         self.peer_stats.get(&peer)?;
-        if let Some((fresh, now)) = self.read_directly(|core| core.peer_stats(peer)).flatten() {
-            self.keep_newer_stats(peer, fresh, now);
+        if let Some((fresh, at)) = self.fresh_stats(peer) {
+            self.keep_newer_stats(peer, fresh, at);
         }
         self.peer_stats.get(&peer).map(|&(s, _)| s)
+    }
+
+    /// `peer`'s figures from the core itself, or, while the network thread is in a
+    /// turn, the last it published (`stats_board.rs`).
+    fn fresh_stats(&self, peer: PeerId) -> Option<(ConnectionStats, Micros)> {
+        match self.read_directly(|core| core.peer_stats(peer)) {
+            Some(direct) => direct,
+            None => self.shared.stats.lock().peer(peer),
+        }
     }
 
     /// The endpoint-wide statistics (as fresh as [`stats`](Self::stats)). Never
@@ -723,7 +742,8 @@ impl Host {
 
     fn refresh_totals(&mut self) {
         self.pump(false);
-        if let Some((e, r, at)) = self.read_directly(|core| core.totals()) {
+        let totals = self.read_directly(|core| core.totals()).or_else(|| self.shared.stats.lock().totals());
+        if let Some((e, r, at)) = totals {
             self.set_totals(e, r, at);
         }
     }
@@ -763,7 +783,9 @@ impl Host {
     pub fn set_link_sim(&mut self, dir: Direction, cfg: Option<LinkConfig>) -> Result<(), HostError> {
         self.check_alive()?;
         validate_sim(dir, cfg.as_ref())?;
-        self.command(Command::SetSim { dir, cfg })
+        // Boxed: a link config is several times any other command, and every slot of
+        // the command queue is as large as its largest command.
+        self.command(Command::SetSim { dir, cfg: cfg.map(Box::new) })
     }
 
     /// Changes the silence timeout of every connection (and of those to come) to
@@ -840,11 +862,9 @@ impl Host {
                         return;
                     }
                 }
-                Ok(ThreadMsg::PeerStats(peer, s, at)) => self.keep_newer_stats(peer, s, at),
                 Ok(ThreadMsg::PeerBudget(peer, budget)) => {
                     self.announced.insert(peer, budget);
                 }
-                Ok(ThreadMsg::Stats(e, r, at)) => self.set_totals(e, r, at),
                 Ok(ThreadMsg::Reflexive(probe, result)) => {
                     if let Some(slot) = self.probes.get_mut(&probe) {
                         *slot = Some(result);

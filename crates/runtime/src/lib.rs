@@ -57,6 +57,7 @@ mod send_batch;
 mod service;
 mod session;
 mod socket;
+mod stats_board;
 mod system_clock;
 mod thread;
 mod to_engine;

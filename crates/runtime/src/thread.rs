@@ -46,6 +46,7 @@ use super::pool::BufferPool;
 use super::recv_batch::{Received, RecvBatch, enable_timestamps};
 use super::send_batch::SendBatch;
 use super::service::{Plan, Turn};
+use super::stats_board::StatsBoard;
 use super::to_engine::{Polled, ToEngine};
 use super::waker::Waker;
 use crate::system_clock::{self, SystemClock};
@@ -117,7 +118,7 @@ pub(crate) enum Command {
     },
     SetSim {
         dir: Direction,
-        cfg: Option<LinkConfig>,
+        cfg: Option<Box<LinkConfig>>,
     },
     /// The connections' silence timeout (checked by the host).
     SetTimeout {
@@ -141,13 +142,9 @@ pub(crate) enum Command {
 #[derive(Debug)]
 pub(crate) enum ThreadMsg {
     Event(HostEvent),
-    /// Snapshot of one connection, taken at the time given (the core's clock); sent
-    /// before its `Connected` event and then periodically.
-    PeerStats(PeerId, ConnectionStats, Micros),
     /// The send-queue accounting of an accepted peer; sent before its `Connected`.
+    /// (Statistics do not come this way: `stats_board.rs`.)
     PeerBudget(PeerId, Arc<SendBudget>),
-    /// The endpoint's and the runtime's counters, taken at the time given.
-    Stats(EndpointStats, RuntimeStats, Micros),
     /// A reflexive address probe ended: the address the server saw, or why none.
     Reflexive(u32, Result<SocketAddr, ProbeError>),
     /// What the NAT traversal of a P2P match did (registered, a path changed).
@@ -193,6 +190,8 @@ pub(crate) struct Shared {
     pub polled: Polled,
     /// Log records for the engine (see `log.rs`): the thread only queues them.
     pub log: LogQueue,
+    /// The statistics the thread last published (`stats_board.rs`).
+    pub stats: StatsBoard,
     /// Set by the thread as its very last step (after its `Fatal`, if any, is queued):
     /// the engine's calls then fail with `ThreadGone`. (The channels cannot say so: the
     /// core the engine shares keeps both their ends alive.)
@@ -722,7 +721,7 @@ impl<P: Driver> NetLoop<P> {
                 }
                 Command::Disconnect { peer, reason: None } => self.p.proto.disconnect(now, peer),
                 Command::Disconnect { peer, reason: Some(reason) } => self.p.proto.disconnect_with(now, peer, reason),
-                Command::SetSim { dir, cfg } => self.set_sim(now, dir, cfg),
+                Command::SetSim { dir, cfg } => self.set_sim(now, dir, cfg.map(|c| *c)),
                 // Checked by `Host::set_timeout`; a refusal changes nothing.
                 Command::SetTimeout { timeout_us } => {
                     let _ = self.p.proto.set_timeout(timeout_us);

@@ -1,5 +1,6 @@
 //! What a host core's turn tells the engine: its events, while the channel to it has
-//! room, and its statistics, every ~100 ms when something changed.
+//! room, and its statistics (on the board, `stats_board.rs`), every ~100 ms when
+//! something changed.
 
 use super::*;
 
@@ -25,13 +26,14 @@ impl<P: Driver> NetLoop<P> {
                     // Statistics first, so `Host::stats` answers as soon as the engine
                     // has seen the connection.
                     if let Some(s) = self.p.proto.stats(peer) {
-                        self.to_engine.send(ThreadMsg::PeerStats(peer, s, self.p.clock.now_us()));
+                        self.p.shared.stats.lock().set_peer(peer, s, self.p.clock.now_us());
                     }
                     self.p.shared.log.push(LogLevel::Info, format_args!("connection up: peer {peer} at {addr}"));
                     HostEvent::Connected { peer, addr, credential, binding }
                 }
                 Event::Disconnected { peer, mut reason } => {
                     self.peers.retain(|&p| p != peer);
+                    self.p.shared.stats.lock().remove_peer(peer);
                     self.budgets.remove(&peer);
                     if let Some(i) = self.broken.iter().position(|&p| p == peer) {
                         self.broken.swap_remove(i);
@@ -48,8 +50,9 @@ impl<P: Driver> NetLoop<P> {
         self.rt.event_backlog = (self.p.proto.pending_events() + self.to_engine.waiting()) as u64;
     }
 
-    /// Statistics are snapshots: when the channel has no room for them all (the engine
-    /// is behind), they are published a turn later rather than queued.
+    /// Statistics are snapshots: they go on the board (`stats_board.rs`), newest
+    /// first, at most [`STATS_BURST`] times in a row and then every
+    /// [`STATS_INTERVAL_US`], and only when something changed.
     pub(super) fn publish_stats(&mut self, now: Micros) {
         let earned = (now.saturating_sub(self.stats_earned_at) / STATS_INTERVAL_US) as u32;
         if earned > 0 {
@@ -58,11 +61,6 @@ impl<P: Driver> NetLoop<P> {
         }
         if self.stats_credits == 0 {
             self.stats_owed_at = Some(self.stats_earned_at + STATS_INTERVAL_US);
-            return;
-        }
-        if !self.to_engine.room_for(self.peers.len() + 1) {
-            // The engine is behind: look again an interval later.
-            self.stats_owed_at = Some(now + STATS_INTERVAL_US);
             return;
         }
         self.stats_owed_at = None;
@@ -74,13 +72,13 @@ impl<P: Driver> NetLoop<P> {
         }
         self.stats_credits -= 1;
         self.published = current;
-        for i in 0..self.peers.len() {
-            let peer = self.peers[i];
+        let mut board = self.p.shared.stats.lock();
+        for &peer in &self.peers {
             if let Some(s) = self.p.proto.stats(peer) {
-                self.to_engine.send(ThreadMsg::PeerStats(peer, s, now));
+                board.set_peer(peer, s, now);
             }
         }
-        self.to_engine.send(ThreadMsg::Stats(current.0, current.1, now));
+        board.set_totals(current.0, current.1, now);
     }
 }
 

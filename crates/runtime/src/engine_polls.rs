@@ -9,7 +9,9 @@
 //! due, and a little after ([`Cadence`]): the datagrams of a whole frame wait in the
 //! socket with their kernel receive timestamps and the engine's poll reads them in
 //! batches, so a message crosses no thread and the network thread does not wake for
-//! them. The thread still runs the timers meanwhile (without reading the socket), and
+//! them; a socket without traffic in the last frame or two is not left to it (the
+//! thread sleeps on the socket rather than wake every frame to check for a stall).
+//! The thread still runs the timers meanwhile (without reading the socket), and
 //! takes the socket back when a frame is late (a stalled engine). An engine whose
 //! frame would not fit in the socket's receive buffer is not left a whole frame.
 //!
@@ -60,6 +62,12 @@ struct Cadence {
     /// [`DATAGRAM_OVERHEAD`] per datagram), and of the one before: a frame's load.
     load: usize,
     last_load: usize,
+    /// Datagrams read from the socket by anyone (the engine or the thread) since the
+    /// current burst, and in the frame before: a socket without traffic is not left to
+    /// the engine (there is nothing to leave, and the thread would wake every frame
+    /// for the stall check; it sleeps on the socket instead).
+    traffic: usize,
+    last_traffic: usize,
 }
 
 impl Cadence {
@@ -79,6 +87,7 @@ impl Cadence {
         }
         self.burst_at = Some(now);
         self.last_load = std::mem::take(&mut self.load);
+        self.last_traffic = std::mem::take(&mut self.traffic);
     }
 
     /// Until when the engine's next frame is expected to have read the socket, when its
@@ -89,7 +98,9 @@ impl Cadence {
         let at = self.burst_at?;
         let steady = self.steady >= STEADY_FRAMES && self.period <= MAX_FRAME_US;
         let fits = self.load.max(self.last_load) <= capacity / 2;
-        (steady && fits).then(|| at.saturating_add(self.period).saturating_add((self.period / 8).max(moderation)))
+        let traffic = self.traffic.max(self.last_traffic) > 0;
+        (steady && fits && traffic)
+            .then(|| at.saturating_add(self.period).saturating_add((self.period / 8).max(moderation)))
     }
 }
 
@@ -118,6 +129,12 @@ impl EnginePolls {
     pub(crate) fn read(&mut self, datagrams: usize, bytes: usize) {
         let load = bytes.saturating_add(datagrams.saturating_mul(DATAGRAM_OVERHEAD));
         self.cadence.load = self.cadence.load.saturating_add(load);
+        self.thread_read(datagrams);
+    }
+
+    /// A read of the socket (the engine's or the thread's) took `datagrams`.
+    pub(crate) fn thread_read(&mut self, datagrams: usize) {
+        self.cadence.traffic = self.cadence.traffic.saturating_add(datagrams);
     }
 
     /// Whether the socket is the engine's at `now`: its frames are steady and its next
@@ -284,6 +301,26 @@ mod tests {
             e.quiet_after(19 * TICK + 20, M, capacity),
             by.next_multiple_of(STALL_CHECK_GRID_US) - (19 * TICK + 20)
         );
+    }
+
+    #[test]
+    fn steady_frames_without_traffic_leave_the_socket_to_the_thread() {
+        // An idle server: steady frames that read nothing. The thread sleeps on the
+        // socket instead of waking every frame for the stall check.
+        let mut e = EnginePolls::default();
+        for f in 0..10 {
+            frame(&mut e, f * TICK, 0);
+            assert_eq!(e.quiet_after_(f * TICK + 20, M), M, "frame {f}");
+            assert!(!e.owns_socket(f * TICK + 100, M, usize::MAX));
+        }
+        // Traffic the thread read (between frames) counts too: the next frame has it.
+        e.thread_read(2);
+        frame(&mut e, 10 * TICK, 0);
+        assert!(e.owns_socket(10 * TICK + 100, M, usize::MAX));
+        // Two frames without any: the thread's again.
+        frame(&mut e, 11 * TICK, 0);
+        frame(&mut e, 12 * TICK, 0);
+        assert!(!e.owns_socket(12 * TICK + 100, M, usize::MAX));
     }
 
     #[test]

@@ -545,6 +545,7 @@ impl<P: Driver> NetLoop<P> {
         // `engine_polls.rs`): this turn is for timers, and leaves the datagrams to it.
         let engine_reads = self.engine_reads(now);
         let read = if engine_reads { 0 } else { self.receive() };
+        self.engine_polls.thread_read(read);
         self.deliver_inbound(now);
         // The endpoint's timers walk every connection: run them when one is due, not on
         // every datagram's turn (a server's thread turns thousands of times a second).

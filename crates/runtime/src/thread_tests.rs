@@ -407,13 +407,16 @@ fn steady_frames_leave_the_datagrams_to_the_engine_until_a_frame_is_late() {
     // Frames until the socket is the engine's: a few steady ones (a preempted frame
     // starts the count again; a loaded machine gets fifty tries).
     let mut next = Instant::now();
+    // Each frame reads a datagram: a socket without traffic is not left to the engine.
     let owned = (0..50).any(|_| {
+        sender.send_to(&[0, 0], local).unwrap();
         next += FRAME;
         std::thread::sleep(next.saturating_duration_since(Instant::now()));
         l.receive_now();
         l.engine_reads(l.p.clock.now_us())
     });
     assert!(owned, "steady 20 ms frames never got the socket");
+    l.p.proto.arrivals.clear();
     // A datagram in the middle of the frame, and a turn (a timer's): left in the socket,
     // and the socket left out of the wait until the next frame is due.
     let sent_at = l.p.clock.now_us();

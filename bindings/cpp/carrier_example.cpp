@@ -283,8 +283,8 @@ int main(int argc, char **argv) {
 
         MemoryCarrier carrier(2024, 0.05, 0.2);
         const auto end = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
-        while (std::chrono::steady_clock::now() < end && !a.failed && !b.failed) {
-            // Each engine: what arrived, then its frame, then what to send.
+        // Each engine: what arrived, then its frame, then what to send.
+        const auto both_frames = [&] {
             carrier.deliver(a);
             carrier.deliver(b);
             a.frame(0);
@@ -293,6 +293,9 @@ int main(int argc, char **argv) {
             carrier.collect(b);
             carrier.next_frame();
             std::this_thread::sleep_for(std::chrono::milliseconds(2));
+        };
+        while (std::chrono::steady_clock::now() < end && !a.failed && !b.failed) {
+            both_frames();
         }
 
         // A UDP session has nothing to pull: INVALID_STATE, as a return value (per-frame calls never throw).
@@ -318,14 +321,7 @@ int main(int argc, char **argv) {
         // the next advance. So each peer advances once more before the comparison.
         const std::uint64_t before_a = a.advances, before_b = b.advances;
         for (int f = 0; f < 500 && !a.failed && !b.failed && (a.advances == before_a || b.advances == before_b); ++f) {
-            carrier.deliver(a);
-            carrier.deliver(b);
-            a.frame(0);
-            b.frame(1);
-            carrier.collect(a);
-            carrier.collect(b);
-            carrier.next_frame();
-            std::this_thread::sleep_for(std::chrono::milliseconds(2));
+            both_frames();
         }
         std::uint32_t differ = 0;
         const std::uint32_t compared = compare(a, b, 0, confirmed, differ);

@@ -107,9 +107,9 @@ pub use transport::{
     ACK_EVERY_UNRELIABLE, AddressText, Admission, Binding, CHANNEL_RELIABLE, CHANNEL_SEQUENCED, CHANNEL_UNRELIABLE,
     COOKIE_LIFETIME_US, ChannelKind, ConfigError, ConnectionStats, Credential, DisconnectReason, Driver, Endpoint,
     EndpointConfig, EndpointStats, Event as NetEvent, KEY_SIZE, MAX_ACK_DELAY_US, MAX_CHANNELS,
-    MAX_FRAMES_PER_DATAGRAM, MAX_UNFRAGMENTED, MAX_UNRELIABLE, PacketProtection, PeerId, PeerIdAllocator, PeerLimits,
-    Presented, Proven, REMOTE_PORT, RemoteId, SMALL_BUFFER, Secret, Security, SendError, TokenAdmission, TokenIdentity,
-    Transport, UnreliableAcks, max_unreliable_for, parse_address,
+    MAX_FRAMES_PER_DATAGRAM, MAX_UNFRAGMENTED, MAX_UNRELIABLE, PacketProtection, PeerId, PeerIdAllocator, PeerIdHasher,
+    PeerLimits, PeerMap, Presented, Proven, REMOTE_PORT, RemoteId, SMALL_BUFFER, Secret, Security, SendError,
+    TokenAdmission, TokenIdentity, Transport, UnreliableAcks, max_unreliable_for, parse_address, peer_map,
 };
 
 // NAT traversal: the reflexive address a STUN server sees (RFC 8489 binding); the

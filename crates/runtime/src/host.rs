@@ -25,8 +25,8 @@ use crate::system_clock::SystemClock;
 use tickwire_proto::wire::{MAX_DATAGRAM_SIZE, MIN_DATAGRAM_SIZE};
 use tickwire_proto::{
     AddressText, Admission, Binding, ChannelKind, Clock, ConnectionStats, DisconnectReason, Driver, Endpoint,
-    EndpointConfig, EndpointStats, LinkConfig, MAX_PROBES, Micros, PeerId, PeerIdAllocator, ProbeError, Probes,
-    RemoteId, SMALL_BUFFER, Secret, Security, max_unreliable_for,
+    EndpointConfig, EndpointStats, LinkConfig, MAX_PROBES, Micros, PeerId, PeerIdAllocator, PeerMap, ProbeError,
+    Probes, RemoteId, SMALL_BUFFER, Secret, Security, max_unreliable_for, peer_map,
 };
 
 /// Commands (sends, flushes, connects, ...) that may wait for the network thread.
@@ -112,13 +112,13 @@ pub struct Host {
     external: Option<Arc<ExternalLink>>,
     /// Peers the engine may send to (connected or connecting, as far as it has seen),
     /// with their send-queue budgets.
-    live: HashMap<PeerId, EngineBudget>,
+    live: PeerMap<EngineBudget>,
     /// Budgets the thread created for accepted peers whose `Connected` the engine has
     /// not polled yet.
-    announced: HashMap<PeerId, Arc<SendBudget>>,
+    announced: PeerMap<Arc<SendBudget>>,
     /// The newest statistics seen per peer, with when they were taken: read from the
     /// core directly, or published by the thread (whichever is newer wins).
-    peer_stats: HashMap<PeerId, (ConnectionStats, Micros)>,
+    peer_stats: PeerMap<(ConnectionStats, Micros)>,
     endpoint_stats: EndpointStats,
     runtime_stats: RuntimeStats,
     /// When `endpoint_stats` and `runtime_stats` were taken.
@@ -303,9 +303,9 @@ impl Host {
             unflushed: 0,
             local_addr,
             external,
-            live: HashMap::new(),
-            announced: HashMap::new(),
-            peer_stats: HashMap::new(),
+            live: peer_map(),
+            announced: peer_map(),
+            peer_stats: peer_map(),
             endpoint_stats: EndpointStats::default(),
             runtime_stats: RuntimeStats::default(),
             totals_at: 0,
@@ -504,7 +504,7 @@ impl Host {
         let max = link.max_datagram_size;
         let now = self.clock.now_us();
         let (mut taken, mut refused) = (0, 0);
-        let replan = match self.core() {
+        let replan = match core_of(&self.shared, &self.direct) {
             Some(mut core) => {
                 for d in items {
                     if d.data.len() > max {
@@ -515,7 +515,7 @@ impl Host {
                     taken += 1;
                 }
                 link.refused(refused);
-                core.pushed()
+                core.pushed(&mut self.pending)
             }
             None => {
                 let mut ring = carrier::lock(&link.inbound);
@@ -764,10 +764,7 @@ impl Host {
     /// waits. (WouldBlock: the thread is in the turn. Poisoned: an earlier call panicked
     /// inside the core, and the thread stops on it; the command path reports that.)
     fn core(&self) -> Option<MutexGuard<'_, dyn DirectPath + 'static>> {
-        if self.shared.exited.load(Ordering::Acquire) {
-            return None;
-        }
-        self.direct.try_lock().ok()
+        core_of(&self.shared, &self.direct)
     }
 
     /// Keeps `s`, taken at `at`, as `peer`'s statistics unless newer ones were seen.
@@ -881,7 +878,15 @@ impl Host {
                     // no thread hop on receive).
                     if !received {
                         received = true;
-                        if self.directly(|core| core.receive_now()).is_some() {
+                        // The events come straight into `pending` when they can.
+                        let replan = core_of(&self.shared, &self.direct).map(|mut c| c.receive_now(&mut self.pending));
+                        if replan == Some(true) {
+                            self.shared.waker.wake();
+                        }
+                        if replan.is_some() {
+                            if until_event && !self.pending.is_empty() {
+                                return;
+                            }
                             continue;
                         }
                     }
@@ -915,6 +920,14 @@ impl Host {
             self.pending.push_back(HostEvent::Fatal { message: fatal_message(&self.shared) });
         }
     }
+}
+
+/// [`Host::core`], for a caller that borrows the host's other fields beside it.
+fn core_of<'a>(shared: &Shared, direct: &'a Mutex<dyn DirectPath>) -> Option<MutexGuard<'a, dyn DirectPath + 'static>> {
+    if shared.exited.load(Ordering::Acquire) {
+        return None;
+    }
+    direct.try_lock().ok()
 }
 
 /// A seed from the OS generator, as a host error naming what it was for.

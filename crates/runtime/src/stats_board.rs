@@ -10,10 +10,9 @@
 //! to copy a snapshot in or out. Steady state allocates nothing: a peer's entry is made
 //! once, when it connects.
 
-use std::collections::HashMap;
 use std::sync::{Mutex, MutexGuard};
 
-use tickwire_proto::{ConnectionStats, EndpointStats, Micros, PeerId};
+use tickwire_proto::{ConnectionStats, EndpointStats, Micros, PeerId, PeerMap};
 
 use super::thread::RuntimeStats;
 
@@ -24,7 +23,7 @@ pub(crate) struct StatsBoard(Mutex<Snapshots>);
 #[derive(Debug, Default)]
 pub(crate) struct Snapshots {
     /// Each live peer's figures and when they were taken (the core's clock).
-    peers: HashMap<PeerId, (ConnectionStats, Micros)>,
+    peers: PeerMap<(ConnectionStats, Micros)>,
     /// The endpoint's and the runtime's counters, and when they were taken.
     totals: Option<(EndpointStats, RuntimeStats, Micros)>,
 }

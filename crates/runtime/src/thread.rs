@@ -23,7 +23,7 @@
 //! At the end of every turn the core publishes each peer's send-queue figures (see
 //! `budget.rs`), which the engine side checks sends against.
 
-use std::collections::HashMap;
+use std::collections::VecDeque;
 use std::collections::hash_map::Entry;
 use std::io;
 use std::net::SocketAddr;
@@ -53,7 +53,8 @@ use crate::system_clock::{self, SystemClock};
 use tickwire_proto::wire::MAX_DATAGRAM_SIZE;
 use tickwire_proto::{
     Binding, Clock, ConnectionStats, DisconnectReason, Driver, EndpointStats, LinkConditioner, LinkConfig, Micros,
-    NetEvent as Event, PeerId, ProbeError, Probes, Rng, SendError, Traversal, TraversalConfig, TraversalEvent,
+    NetEvent as Event, PeerId, PeerMap, ProbeError, Probes, Rng, SendError, Traversal, TraversalConfig, TraversalEvent,
+    peer_map,
 };
 
 /// Longest sleep when nothing is due. Nothing depends on it (statistics and log
@@ -250,15 +251,18 @@ pub(crate) trait DirectPath: Send {
     /// `Command::Send` does on the network thread, without the copy into a pooled
     /// buffer and the two channel operations.
     fn send_now(&mut self, peer: PeerId, channel: u8, data: &[u8]);
-    /// Reads what the socket holds and moves the events to the channel to the engine.
-    fn receive_now(&mut self) -> bool;
+    /// Reads what the socket holds and moves the events to the engine: into `events`
+    /// (the engine's queue) while it has room and nothing waits in the channel, else
+    /// through the channel (see `NetLoop::forward_events_to`).
+    fn receive_now(&mut self, events: &mut VecDeque<HostEvent>) -> bool;
     /// Hands a datagram the engine's carrier received from `from` at `at` to the
     /// endpoint (an external carrier's host only; `carrier.rs`), without a copy;
     /// [`pushed`](Self::pushed) ends the batch.
     fn push_datagram(&mut self, from: SocketAddr, data: &[u8], at: Micros);
     /// Ends a batch of [`push_datagram`](Self::push_datagram)s: what they made due is
-    /// sent (into the outbound ring) and their events move to the engine.
-    fn pushed(&mut self) -> bool;
+    /// sent (into the outbound ring) and their events move to the engine, into
+    /// `events` as [`receive_now`](Self::receive_now) puts them.
+    fn pushed(&mut self, events: &mut VecDeque<HostEvent>) -> bool;
     /// The connection's statistics now, with the time (the core's clock).
     fn peer_stats(&mut self, peer: PeerId) -> Option<(ConnectionStats, Micros)>;
     /// The endpoint's and the runtime's counters now, with the time.
@@ -270,7 +274,7 @@ impl<P: Driver + Send> DirectPath for NetLoop<P> {
         let now = self.p.clock.now_us();
         self.apply_commands(now);
         self.p.proto.flush(now);
-        self.send_and_report(now)
+        self.send_and_report(now, None)
     }
 
     fn send_now(&mut self, peer: PeerId, channel: u8, data: &[u8]) {
@@ -281,7 +285,7 @@ impl<P: Driver + Send> DirectPath for NetLoop<P> {
         self.send_one(peer, channel, data);
     }
 
-    fn receive_now(&mut self) -> bool {
+    fn receive_now(&mut self, events: &mut VecDeque<HostEvent>) -> bool {
         let now = self.p.clock.now_us();
         self.engine_polls.polled(now);
         self.take_back_buffers();
@@ -289,18 +293,18 @@ impl<P: Driver + Send> DirectPath for NetLoop<P> {
         let read = self.receive();
         self.engine_polls.read(read, self.read_bytes);
         self.deliver_inbound(now);
-        self.send_and_report(now)
+        self.send_and_report(now, Some(events))
     }
 
     fn push_datagram(&mut self, from: SocketAddr, data: &[u8], at: Micros) {
         self.arrive(at, from, data);
     }
 
-    fn pushed(&mut self) -> bool {
+    fn pushed(&mut self, events: &mut VecDeque<HostEvent>) -> bool {
         let now = self.p.clock.now_us();
         self.take_back_buffers();
         self.deliver_inbound(now);
-        self.send_and_report(now)
+        self.send_and_report(now, Some(events))
     }
 
     fn peer_stats(&mut self, peer: PeerId) -> Option<(ConnectionStats, Micros)> {
@@ -363,7 +367,7 @@ pub(crate) struct NetLoop<P> {
     /// Peers whose statistics are published: requested or announced, not yet gone.
     peers: Vec<PeerId>,
     /// Send-queue accounting per peer (requested or announced, not yet gone).
-    budgets: HashMap<PeerId, ThreadBudget>,
+    budgets: PeerMap<ThreadBudget>,
     /// Peers this thread is closing because the endpoint refused a message the engine
     /// had been told was accepted; their `Disconnected` gets reason `ProtocolError`.
     broken: Vec<PeerId>,
@@ -440,7 +444,7 @@ impl<P: Driver> NetLoop<P> {
             tx: SendBatch::new(),
             to_engine,
             peers: Vec::new(),
-            budgets: HashMap::new(),
+            budgets: peer_map(),
             broken: Vec::new(),
             stats_credits: STATS_BURST,
             stats_earned_at: now,
@@ -472,11 +476,12 @@ impl<P: Driver> NetLoop<P> {
         }
     }
 
-    /// The end of the engine's direct work: what is due goes out, events and send-queue
+    /// The end of the engine's direct work: what is due goes out, events (into
+    /// `events`, the engine's queue, when given: `forward_events_to`) and send-queue
     /// figures go to the engine; returns whether the network thread must replan.
-    fn send_and_report(&mut self, now: Micros) -> bool {
+    fn send_and_report(&mut self, now: Micros, events: Option<&mut VecDeque<HostEvent>>) -> bool {
         self.transmit(now);
-        self.forward_events();
+        self.forward_events_to(events);
         self.publish_budgets();
         self.must_replan(now)
     }

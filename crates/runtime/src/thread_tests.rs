@@ -94,6 +94,42 @@ fn a_full_event_channel_leaves_events_in_the_protocol_in_order() {
     assert_eq!(l.rt.event_backlog, 0);
 }
 
+/// On the engine's own thread the events skip the channel and go straight into the
+/// engine's queue, as much as it has room for, but never ahead of what the channel
+/// still holds; a `Connected` (and what follows it) takes the channel with its budget.
+#[test]
+fn an_engine_that_reads_takes_its_events_directly_in_order() {
+    let msg_no = |ev: &HostEvent| match ev {
+        HostEvent::Message { data, .. } => data[0],
+        other => panic!("unexpected {other:?}"),
+    };
+    let (tx, rx) = crossbeam_channel::bounded(64);
+    let (p, _cmd) = parts(tx);
+    let mut l = NetLoop::new(p);
+    let mut q = VecDeque::with_capacity(4);
+    feed(&mut l, 3);
+    l.forward_events_to(Some(&mut q));
+    assert!(q.is_empty(), "{q:?}");
+    let first: Vec<ThreadMsg> = rx.try_iter().take(2).collect();
+    assert!(matches!(first[..], [ThreadMsg::PeerBudget(..), ThreadMsg::Event(HostEvent::Connected { .. })]));
+    // Messages 0-2 wait in the channel: the next ones follow them there.
+    feed(&mut l, 2);
+    l.forward_events_to(Some(&mut q));
+    assert!(q.is_empty(), "{q:?}");
+    assert_eq!(rx.try_iter().map(event_no).collect::<Vec<_>>(), [0, 1, 2, 0, 1]);
+    // The channel is empty: straight into the queue, up to its room; the rest waits.
+    feed(&mut l, 9);
+    let room = q.capacity();
+    assert!(room < 9);
+    l.forward_events_to(Some(&mut q));
+    assert_eq!(rx.len(), 0);
+    assert_eq!(q.iter().map(msg_no).collect::<Vec<_>>(), (0..room as u8).collect::<Vec<_>>());
+    assert_eq!(l.rt.event_backlog, 9 - room as u64);
+    q.clear();
+    l.forward_events_to(Some(&mut q));
+    assert_eq!(q.iter().map(msg_no).next(), Some(room as u8), "the rest, in order");
+}
+
 #[test]
 fn received_messages_in_the_channel_are_limited_until_the_engine_takes_them() {
     use crate::to_engine::{MAX_BYTES_IN_CHANNEL, MAX_MESSAGES_IN_CHANNEL, MESSAGE_OVERHEAD};
@@ -170,7 +206,7 @@ fn the_direct_path_sends_and_receives_on_the_calling_thread() {
     peer_socket.send_to(b"\x01back", local).unwrap();
     let mut got = None;
     for _ in 0..500 {
-        assert!(!l.receive_now());
+        assert!(!l.receive_now(&mut VecDeque::new()));
         got = rx.try_iter().find_map(|m| match m {
             ThreadMsg::Event(HostEvent::Message { channel, data, .. }) => Some((channel, data)),
             _ => None,
@@ -323,12 +359,12 @@ fn an_engine_that_polls_keeps_the_thread_out_of_the_wait() {
     let quiet = quiet_after_turn;
     assert_eq!(quiet(&mut l), Duration::ZERO, "the engine never polled");
     assert_eq!(l.stamped_since, None, "no timestamps asked for yet");
-    l.receive_now();
+    l.receive_now(&mut VecDeque::new());
     assert_eq!(quiet(&mut l), Duration::ZERO, "timestamps asked for, not settled");
     assert!(l.stamped_since.is_some());
     std::thread::sleep(Duration::from_micros(TIMESTAMPS_SETTLE_US));
     let polled = l.p.clock.now_us();
-    l.receive_now();
+    l.receive_now(&mut VecDeque::new());
     let q = quiet(&mut l);
     let turned = l.p.clock.now_us();
     // Until 1 ms after the poll: at most 1 ms, less what passed since.
@@ -348,7 +384,7 @@ fn an_engine_that_polls_keeps_the_thread_out_of_the_wait() {
 fn busy_poller_an_engine_that_keeps_polling_keeps_the_thread_away_longer() {
     use super::super::engine_polls::MAX_ENGINE_QUIET_US;
     let (mut l, _events, _commands) = moderated_loop();
-    l.receive_now();
+    l.receive_now(&mut VecDeque::new());
     let _ = quiet_after_turn(&mut l);
     std::thread::sleep(Duration::from_micros(TIMESTAMPS_SETTLE_US));
     // Thirty turns: a preempted test thread (a poll more than half a millisecond
@@ -360,7 +396,7 @@ fn busy_poller_an_engine_that_keeps_polling_keeps_the_thread_away_longer() {
     let mut attempts = Vec::new();
     for _ in 0..3 {
         let mut quiets = Vec::new();
-        l.receive_now();
+        l.receive_now(&mut VecDeque::new());
         for _ in 0..30 {
             let q = quiet_after_turn(&mut l);
             quiets.push(q);
@@ -371,7 +407,7 @@ fn busy_poller_an_engine_that_keeps_polling_keeps_the_thread_away_longer() {
             // fresh clone's CI run.)
             let until = l.p.clock.now_us() + (q.as_micros() as Micros).max(1_000);
             while l.p.clock.now_us() < until {
-                l.receive_now();
+                l.receive_now(&mut VecDeque::new());
             }
         }
         assert!(quiets.iter().all(|&q| q <= Duration::from_micros(MAX_ENGINE_QUIET_US)), "{quiets:?}");
@@ -401,7 +437,7 @@ fn steady_frames_leave_the_datagrams_to_the_engine_until_a_frame_is_late() {
     let local = l.p.socket().local_addr().unwrap();
     let sender = UdpSocket::bind("127.0.0.1:0").unwrap();
     // The first poll and turn ask for receive timestamps.
-    l.receive_now();
+    l.receive_now(&mut VecDeque::new());
     let _ = quiet_after_turn(&mut l);
     std::thread::sleep(Duration::from_micros(TIMESTAMPS_SETTLE_US));
     // Frames until the socket is the engine's: a few steady ones (a preempted frame
@@ -412,7 +448,7 @@ fn steady_frames_leave_the_datagrams_to_the_engine_until_a_frame_is_late() {
         sender.send_to(&[0, 0], local).unwrap();
         next += FRAME;
         std::thread::sleep(next.saturating_duration_since(Instant::now()));
-        l.receive_now();
+        l.receive_now(&mut VecDeque::new());
         l.engine_reads(l.p.clock.now_us())
     });
     assert!(owned, "steady 20 ms frames never got the socket");
@@ -429,7 +465,7 @@ fn steady_frames_leave_the_datagrams_to_the_engine_until_a_frame_is_late() {
     assert!(quiet >= until_frame, "quiet {quiet:?}, next frame in {until_frame:?}");
     // The engine's frame reads it, with its arrival time.
     std::thread::sleep(frame_end.saturating_duration_since(Instant::now()));
-    l.receive_now();
+    l.receive_now(&mut VecDeque::new());
     assert_eq!(l.p.proto.arrivals.len(), 1);
     assert!(l.p.proto.arrivals[0] < sent_at + 4_000, "arrival {} for a send at {sent_at}", l.p.proto.arrivals[0]);
     // The engine stalls: once its next frame is late, a turn reads the socket.

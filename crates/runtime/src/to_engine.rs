@@ -72,6 +72,13 @@ impl ToEngine {
         ToEngine { tx, capacity, shared, sent_messages: 0, sent_bytes: 0, control: VecDeque::new() }
     }
 
+    /// Whether everything sent has been taken off the channel and nothing of the
+    /// thread's own waits: an event handed to the engine some other way now keeps its
+    /// order. (Only the core's holder sends, so this stays true while it holds it.)
+    pub(crate) fn is_drained(&self) -> bool {
+        self.control.is_empty() && self.tx.is_empty()
+    }
+
     /// Room for `n` more events of any kind.
     pub(crate) fn room_for(&self, n: usize) -> bool {
         self.control.is_empty() && self.tx.len().saturating_add(n) <= self.capacity

@@ -4,7 +4,7 @@
 //! The handshake is in `handshake.rs`; this file holds the connections and the
 //! dispatch of what arrives for them.
 
-use std::collections::{BTreeMap, HashMap, VecDeque};
+use std::collections::{HashMap, VecDeque};
 use std::net::{IpAddr, SocketAddr};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU32, Ordering};
@@ -15,6 +15,7 @@ use super::credential::{Binding, Credential};
 use super::crypto::SecretRng;
 use super::handshake::{SpentCookies, address_key};
 use super::inbox::Inbox;
+use super::peer_map::{PeerMap, peer_map};
 use super::pool::BufPool;
 use super::security::{Admission, Security};
 use super::token::TOKEN_NONCE_SIZE;
@@ -139,7 +140,9 @@ pub struct Endpoint {
     /// Every salt, cookie secret and ephemeral key comes from here.
     pub(super) rng: SecretRng,
     pub(super) cookie_secret: (u64, u64),
-    pub(super) conns: BTreeMap<PeerId, Connection>,
+    /// Every connection, inline in one table (its lookup is one multiplication and a
+    /// probe: `peer_map.rs`).
+    pub(super) conns: PeerMap<Connection>,
     pub(super) by_addr: HashMap<SocketAddr, PeerId>,
     pub(super) incoming: u32,
     /// Incoming connections per source host (an IPv4 address or an IPv6 /64, see
@@ -157,14 +160,14 @@ pub struct Endpoint {
     /// A received packet's frames, decrypted.
     opened: Vec<u8>,
     /// Each accepted connection's `Accepted` datagram, to repeat it if it was lost.
-    pub(super) accepted: HashMap<PeerId, Vec<u8>>,
+    pub(super) accepted: PeerMap<Vec<u8>>,
     /// Connect tokens held by live connections (by nonce), and each peer's.
     pub(super) tokens_in_use: HashMap<[u8; TOKEN_NONCE_SIZE], PeerId>,
-    pub(super) token_of: HashMap<PeerId, [u8; TOKEN_NONCE_SIZE]>,
+    pub(super) token_of: PeerMap<[u8; TOKEN_NONCE_SIZE]>,
     /// Connect-token client ids held by live connections (at most one each), and
     /// each peer's.
     pub(super) clients_in_use: HashMap<u64, PeerId>,
-    pub(super) client_of: HashMap<PeerId, u64>,
+    pub(super) client_of: PeerMap<u64>,
     /// Our own id for handshakes bound to us ([`Binding::responder`]); None: a bound
     /// handshake is refused (it was meant for someone else).
     pub(super) local_id: Option<u32>,
@@ -191,7 +194,7 @@ impl Endpoint {
             ids: PeerIdAllocator::default(),
             rng,
             cookie_secret,
-            conns: BTreeMap::new(),
+            conns: peer_map(),
             by_addr: HashMap::new(),
             incoming: 0,
             incoming_per_ip: HashMap::new(),
@@ -202,11 +205,11 @@ impl Endpoint {
             scratch: Vec::new(),
             changed: Vec::new(),
             opened: Vec::with_capacity(MAX_DATAGRAM_SIZE),
-            accepted: HashMap::new(),
+            accepted: peer_map(),
             tokens_in_use: HashMap::new(),
-            token_of: HashMap::new(),
+            token_of: peer_map(),
             clients_in_use: HashMap::new(),
-            client_of: HashMap::new(),
+            client_of: peer_map(),
             spent_cookies: SpentCookies::default(),
             backoffs: Backoffs::default(),
             claims: VecDeque::new(),
@@ -678,7 +681,8 @@ impl Endpoint {
         self.conns.get(&peer).is_some_and(|c| c.is_connected())
     }
 
-    /// Peers with a connection in any state, in id order.
+    /// Peers with a connection in any state, in the table's order (the same for the
+    /// same history of connections).
     pub fn peers(&self) -> impl Iterator<Item = PeerId> + '_ {
         self.conns.keys().copied()
     }
@@ -732,7 +736,7 @@ fn timer_of(c: &Connection, cfg: &EndpointConfig) -> Micros {
 /// among the changed connections (`Endpoint::drain_changed`). Takes the two fields
 /// alone, so the endpoint's others stay free to borrow beside them.
 pub(super) fn touched<'a>(
-    conns: &'a mut BTreeMap<PeerId, Connection>,
+    conns: &'a mut PeerMap<Connection>,
     changed: &mut Vec<PeerId>,
     peer: PeerId,
 ) -> Option<&'a mut Connection> {

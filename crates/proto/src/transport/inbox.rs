@@ -6,8 +6,9 @@
 //! however much a peer has queued, every other peer's next event comes out within one
 //! turn of the ring.
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::VecDeque;
 
+use super::peer_map::PeerMap;
 use super::{Event, PeerId};
 use crate::clock::Micros;
 
@@ -42,7 +43,7 @@ struct PeerQueue {
 
 #[derive(Debug, Default)]
 pub(super) struct Inbox {
-    queues: HashMap<PeerId, PeerQueue>,
+    queues: PeerMap<PeerQueue>,
     /// Peers with events waiting, in the order they are served.
     ring: VecDeque<PeerId>,
     spare: Vec<VecDeque<Timed>>,

@@ -8,9 +8,32 @@ impl<P: Driver> NetLoop<P> {
     /// Moves events from the endpoint to the engine while the channel has room; the rest
     /// waits in the endpoint (see `to_engine.rs`).
     pub(super) fn forward_events(&mut self) {
+        self.forward_events_to(None);
+    }
+
+    /// Like [`forward_events`](Self::forward_events), on the engine's own thread: the
+    /// events go straight into its queue `direct` while that has room (the channel and
+    /// the host's cache are hops a reading engine need not pay for), and only while
+    /// the channel holds nothing the engine has not taken, so that it still sees every
+    /// event in the endpoint's order. A `Connected` and everything after it take the
+    /// channel: its send budget must reach the host before it.
+    pub(super) fn forward_events_to(&mut self, mut direct: Option<&mut VecDeque<HostEvent>>) {
         self.to_engine.retry_control();
-        while self.to_engine.room_for_event() {
+        if !self.to_engine.is_drained() {
+            direct = None;
+        }
+        loop {
+            let room = match direct.as_deref() {
+                Some(q) => q.len() < q.capacity(),
+                None => self.to_engine.room_for_event(),
+            };
+            if !room {
+                break;
+            }
             let Some((at, ev)) = self.p.proto.poll_event_timed() else { break };
+            if matches!(ev, Event::Connected { .. }) {
+                direct = None;
+            }
             let ev = match ev {
                 Event::Connected { peer, addr, credential, binding } => {
                     if !self.peers.contains(&peer) {
@@ -45,7 +68,10 @@ impl<P: Driver> NetLoop<P> {
                 // When its datagram came off the socket, however long it then waited.
                 Event::Message { peer, channel, data } => HostEvent::Message { peer, channel, data, received_at: at },
             };
-            self.to_engine.send(ThreadMsg::Event(ev));
+            match direct.as_deref_mut() {
+                Some(q) => q.push_back(ev),
+                None => self.to_engine.send(ThreadMsg::Event(ev)),
+            }
         }
         self.rt.event_backlog = (self.p.proto.pending_events() + self.to_engine.waiting()) as u64;
     }

@@ -15,7 +15,9 @@ use super::estimators::{RateMeter, RttEstimator};
 use super::inbox::Inbox;
 use super::pool::BufPool;
 use super::reliable::{ReliableReceiver, ReliableSender, Violation, WINDOW, max_unfragmented_for, sequenced_accept};
-use super::{ChannelKind, ConnectionStats, DisconnectReason, EndpointConfig, Event, PeerId, UnreliableAcks};
+use super::{
+    ChannelKind, ConnectionStats, DisconnectReason, EndpointConfig, Event, MAX_CHANNELS, PeerId, UnreliableAcks,
+};
 use crate::clock::Micros;
 use crate::wire::{
     ACK_DELAY_UNIT_US, AckFields, DecodeError, Frame, FrameKind, FrameReader, MAX_DATAGRAM_SIZE, PayloadHeader,
@@ -234,7 +236,7 @@ pub(super) struct Connection {
     frames_end: usize,
     /// Largest reliable message sent as one unit at our datagram limit.
     max_unfragmented: usize,
-    channels: Vec<ChannelKind>,
+    channels: ChannelKinds,
     /// The full sequence number of our next packet (the nonce; the header has its low
     /// 16 bits).
     next_seq: u64,
@@ -280,6 +282,29 @@ pub(super) struct Connection {
     pub listed_changed: bool,
 }
 
+/// The kinds of a connection's channels, inline: every received frame's channel is
+/// checked against them, and a separate allocation per connection was a cache miss per
+/// datagram on a server's receive path.
+#[derive(Debug, Clone, Copy)]
+struct ChannelKinds {
+    kinds: [ChannelKind; MAX_CHANNELS],
+    len: u8,
+}
+
+impl ChannelKinds {
+    /// The configuration's kinds (validated: 1 to [`MAX_CHANNELS`] of them).
+    fn new(kinds: &[ChannelKind]) -> Self {
+        let mut c = ChannelKinds { kinds: [ChannelKind::Unreliable; MAX_CHANNELS], len: kinds.len() as u8 };
+        c.kinds[..kinds.len()].copy_from_slice(kinds);
+        c
+    }
+
+    /// Channel `ch`'s kind, if the connection has that channel.
+    fn get(&self, ch: u8) -> Option<ChannelKind> {
+        (ch < self.len).then(|| self.kinds[ch as usize])
+    }
+}
+
 impl Connection {
     pub(super) fn new(
         peer: PeerId,
@@ -319,7 +344,7 @@ impl Connection {
             max_recv_queue_bytes: limits.max_recv_queue_bytes,
             frames_end: frames_end(cfg.max_datagram_size),
             max_unfragmented: max_unfragmented_for(cfg.max_datagram_size),
-            channels: channels.to_vec(),
+            channels: ChannelKinds::new(channels),
             next_seq: 0,
             sent: SentRing::new(),
             recv: RecvAcks::default(),
@@ -364,7 +389,7 @@ impl Connection {
     /// Queues a message; the caller has validated channel and size.
     pub(super) fn queue(&mut self, channel: u8, data: &[u8], pool: &mut BufPool) {
         let ch = channel as usize;
-        match self.channels[ch] {
+        match self.channels.kinds[ch] {
             ChannelKind::Reliable => self.reliable_send[ch].push(data, self.max_unfragmented, pool),
             kind => {
                 let (kind, seq) = if kind == ChannelKind::Sequenced {
@@ -715,7 +740,7 @@ impl Connection {
                     break;
                 }
             };
-            let expected = self.channels.get(f.channel as usize).map(|k| match k {
+            let expected = self.channels.get(f.channel).map(|k| match k {
                 ChannelKind::Unreliable => FrameKind::Unreliable,
                 ChannelKind::Sequenced => FrameKind::Sequenced,
                 ChannelKind::Reliable => FrameKind::Reliable,

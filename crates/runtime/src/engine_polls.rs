@@ -5,15 +5,17 @@
 //! An engine that polls once a frame (in a burst: it polls until the queue is empty)
 //! gets the socket for `moderation_us` after its last poll. Once its frames come at a
 //! steady rate (a server's tick loop, a game's frame loop: [`STEADY_FRAMES`] frames in a
-//! row, each at most [`MAX_FRAME_US`] apart), it gets the socket until its next frame is
-//! due, and a little after ([`Cadence`]): the datagrams of a whole frame wait in the
+//! row, each at most [`MAX_FRAME_US`] apart), it keeps the socket from frame to frame
+//! ([`Cadence`]), and the thread checks only every [`STALL_CHECK_FRAMES`] frames (and a
+//! little after) that the frames still come: the datagrams of a whole frame wait in the
 //! socket with their kernel receive timestamps and the engine's poll reads them in
 //! batches, so a message crosses no thread and the network thread does not wake for
 //! them; a socket without traffic in the last frame or two is not left to it (the
 //! thread sleeps on the socket rather than wake every frame to check for a stall).
 //! The thread still runs the timers meanwhile (without reading the socket), and
-//! takes the socket back when a frame is late (a stalled engine). An engine whose
-//! frame would not fit in the socket's receive buffer is not left a whole frame.
+//! takes the socket back at a check that finds the frames stopped (a stalled engine).
+//! An engine whose frames until the check would not fit in the socket's receive buffer
+//! is not left them.
 //!
 //! An engine that keeps polling (a busy poller, or a
 //! loop of a thousand frames a second and more) reads everything itself; a thread
@@ -38,6 +40,12 @@ pub(crate) const MAX_FRAME_US: Micros = 50_000;
 /// Frames in a row, each as long as the one before, after which the socket is left to
 /// the engine until its next frame.
 pub(crate) const STEADY_FRAMES: u32 = 3;
+/// A steady engine's frames the thread lets pass between its stall checks, when the
+/// socket's buffer holds that many frames' datagrams and one more: it wakes every other
+/// frame, not every frame (each wake cost a 64-client server about 6% of its CPU), and
+/// an engine that stalls has its socket taken back at most two frames and a grace
+/// after its last read. A socket that holds only two frames' is checked every frame.
+pub(crate) const STALL_CHECK_FRAMES: u64 = 2;
 /// The steady engine's stall checks (a turn when its next frame is late) fall on this
 /// grid of the clock: a process of many hosts whose frames all come from one loop
 /// (a client per match, a server of many matches) then pays one wake of the network
@@ -90,17 +98,22 @@ impl Cadence {
         self.last_traffic = std::mem::take(&mut self.traffic);
     }
 
-    /// Until when the engine's next frame is expected to have read the socket, when its
-    /// frames are steady and a frame's datagrams fit in half of `capacity` (the socket's
-    /// receive buffer): its frame's time after the latest burst, and a grace of an
-    /// eighth of a frame or `moderation`, whichever is longer.
+    /// Until when the socket stays the engine's, when its frames are steady: frames
+    /// after the latest burst (as many as the socket's buffer, `capacity` bytes, holds
+    /// with one frame's datagrams to spare: [`STALL_CHECK_FRAMES`], or one, or none),
+    /// and a grace of an eighth of a frame or `moderation`, whichever is longer. Its
+    /// next frames read the socket meanwhile; if they do not come, the thread takes
+    /// it back then.
     fn next_frame_by(&self, moderation: Micros, capacity: usize) -> Option<Micros> {
         let at = self.burst_at?;
         let steady = self.steady >= STEADY_FRAMES && self.period <= MAX_FRAME_US;
-        let fits = self.load.max(self.last_load) <= capacity / 2;
+        let load = self.load.max(self.last_load);
+        let fit = |frames: u64| load.saturating_mul(frames as usize + 1) <= capacity;
+        let frames = [STALL_CHECK_FRAMES, 1].into_iter().find(|&f| fit(f))?;
         let traffic = self.traffic.max(self.last_traffic) > 0;
-        (steady && fits && traffic)
-            .then(|| at.saturating_add(self.period).saturating_add((self.period / 8).max(moderation)))
+        (steady && traffic).then(|| {
+            at.saturating_add(self.period.saturating_mul(frames)).saturating_add((self.period / 8).max(moderation))
+        })
     }
 }
 
@@ -254,25 +267,51 @@ mod tests {
             if f <= STEADY_FRAMES as u64 {
                 assert_eq!(quiet, M, "frame {f}: not steady yet");
             } else {
-                let by = at + TICK + grace;
+                let by = at + STALL_CHECK_FRAMES * TICK + grace;
                 assert_eq!(
                     quiet,
                     by.next_multiple_of(STALL_CHECK_GRID_US) - (at + 20),
-                    "frame {f}: until the next frame and a grace, on the grid"
+                    "frame {f}: until the frame after next and a grace, on the grid"
                 );
-                assert!(e.owns_socket(at + TICK, M, usize::MAX), "the next frame may run a little late");
-                assert!(!e.owns_socket(at + TICK + grace, M, usize::MAX));
+                assert!(e.owns_socket(at + TICK + grace, M, usize::MAX), "the next frame reads it");
+                assert!(e.owns_socket(at + 2 * TICK, M, usize::MAX), "the one after may run a little late");
+                assert!(!e.owns_socket(at + 2 * TICK + grace, M, usize::MAX));
             }
         }
-        // The engine stalls: the turn at the grace's end finds no new frame and
-        // takes the socket back.
+        // The engine stalls: the thread's turn at the stall check, two frames and a
+        // grace after the last read, finds no new frame and takes the socket back.
         let last = (STEADY_FRAMES as u64 + 1) * TICK;
-        assert_eq!(e.quiet_after_(last + TICK + grace, M), 0);
-        assert!(!e.owns_socket(last + TICK + grace, M, usize::MAX));
-        // It comes back two frames later: that frame was twice as long, so the
-        // cadence starts again.
-        frame(&mut e, last + 2 * TICK, 60);
-        assert_eq!(e.quiet_after_(last + 2 * TICK + 20, M), M);
+        assert_eq!(e.quiet_after_(last + 2 * TICK + grace, M), 0);
+        assert!(!e.owns_socket(last + 2 * TICK + grace, M, usize::MAX));
+        // It comes back three frames later: that frame was three times as long, so
+        // the cadence starts again.
+        frame(&mut e, last + 3 * TICK, 60);
+        assert_eq!(e.quiet_after_(last + 3 * TICK + 20, M), M);
+    }
+
+    /// At 60 Hz the thread wakes for the stall check every other frame: a turn at a
+    /// check finds the frame before it read, and sleeps two frames from that one.
+    #[test]
+    fn a_steady_engine_is_checked_every_other_frame() {
+        let mut e = EnginePolls::default();
+        let grace = TICK / 8;
+        for f in 0..=(STEADY_FRAMES as u64 + 1) {
+            frame(&mut e, f * TICK, 60);
+            e.quiet_after_(f * TICK + 20, M);
+        }
+        let mut check = (STEADY_FRAMES as u64 + 1 + 2) * TICK + grace;
+        let mut checks = Vec::new();
+        for f in (STEADY_FRAMES as u64 + 2)..40 {
+            frame(&mut e, f * TICK, 60);
+            let next = (f + 1) * TICK;
+            if check.next_multiple_of(STALL_CHECK_GRID_US) < next {
+                let now = check.next_multiple_of(STALL_CHECK_GRID_US);
+                check = now + e.quiet_after_(now, M);
+                checks.push(f);
+            }
+        }
+        let gaps: Vec<u64> = checks.windows(2).map(|w| w[1] - w[0]).collect();
+        assert!(gaps.len() > 10 && gaps.iter().all(|&g| g == 2), "{checks:?}");
     }
 
     #[test]
@@ -283,9 +322,10 @@ mod tests {
             frame(&mut e, f * 100_000, 3);
             assert_eq!(e.quiet_after_(f * 100_000 + 20, M), M, "frame {f}");
         }
-        // 60 Hz with 300 datagrams a frame: 300 × (100 + overhead) bytes does not fit in
-        // half of a 212,992-byte buffer (Linux's default), so each read frame keeps the
-        // moderation time; 30 a frame do.
+        // 60 Hz with 300 datagrams a frame: two frames of 300 × (100 + overhead) bytes
+        // do not fit in a 212,992-byte buffer (Linux's default), so each read frame
+        // keeps the moderation time; 80 a frame get a check every frame (two frames'
+        // fit, three not); 30 a frame every other frame.
         let capacity = 212_992;
         let mut e = EnginePolls::default();
         for f in 0..10 {
@@ -294,12 +334,20 @@ mod tests {
             assert!(!e.owns_socket(f * TICK + 100, M, capacity));
         }
         for f in 10..20 {
-            frame(&mut e, f * TICK, 30);
+            frame(&mut e, f * TICK, 80);
         }
         let by = 19 * TICK + TICK + TICK / 8;
         assert_eq!(
             e.quiet_after(19 * TICK + 20, M, capacity),
             by.next_multiple_of(STALL_CHECK_GRID_US) - (19 * TICK + 20)
+        );
+        for f in 20..30 {
+            frame(&mut e, f * TICK, 30);
+        }
+        let by = 29 * TICK + STALL_CHECK_FRAMES * TICK + TICK / 8;
+        assert_eq!(
+            e.quiet_after(29 * TICK + 20, M, capacity),
+            by.next_multiple_of(STALL_CHECK_GRID_US) - (29 * TICK + 20)
         );
     }
 

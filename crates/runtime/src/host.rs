@@ -41,8 +41,10 @@ pub const COMMAND_QUEUE_CAPACITY: usize = 4096;
 /// longer come this way (`stats_board.rs`), so a slot is an event's size.
 const EVENT_QUEUE_CAPACITY: usize = 2048;
 
-/// Events that statistics calls may move off the channel ahead of `poll_event` (kept
-/// preallocated so refreshing statistics never allocates).
+/// Events waiting for `poll_event` on the engine's side: what the engine's own reads
+/// of the socket delivered straight from the endpoint, and what statistics calls moved
+/// off the channel ahead of it (kept preallocated, never grown: a read takes no more
+/// events than fit, the rest wait in the endpoint).
 const PENDING_CAPACITY: usize = 256;
 
 /// Send buffers made when a host starts: messages in flight to the network thread at
@@ -89,7 +91,8 @@ pub struct Host {
     direct: Arc<Mutex<dyn DirectPath>>,
     commands: Sender<Command>,
     events: Receiver<ThreadMsg>,
-    /// Events taken off the channel while refreshing statistics, not yet polled.
+    /// Events not yet polled: delivered by the engine's own reads, or taken off the
+    /// channel while refreshing statistics (`PENDING_CAPACITY`).
     pending: VecDeque<HostEvent>,
     send_pool: BufferPool,
     msg_pool: BufferPool,
@@ -837,10 +840,11 @@ impl Host {
         HostError::ThreadGone(message)
     }
 
-    /// Moves what the thread published into the caches. With `until_event`, stops at
-    /// the first event (the common `poll_event` path keeps nothing in `pending`).
-    /// Otherwise it stops when `pending` is full: statistics behind many unpolled events
-    /// wait until the engine polls, rather than `pending` growing.
+    /// Moves what the thread published into the caches, and reads the socket when the
+    /// channel is empty (its events come straight into `pending`). With `until_event`,
+    /// stops at the first event. Otherwise it stops when `pending` is full: statistics
+    /// behind many unpolled events wait until the engine polls, rather than `pending`
+    /// growing.
     fn pump(&mut self, until_event: bool) {
         self.drain_resolver();
         // Whether this thread has read the socket itself (polling only), and whether

@@ -16,7 +16,6 @@ use super::host_event::HostEvent;
 use super::log::LogQueue;
 use super::pool::BufferPool;
 use super::resolve::{Resolution, Resolver, Ticket};
-use super::ring_aead;
 use super::service::{self, Joining};
 use super::socket;
 use super::thread::{Command, DirectPath, Hosted, IDLE_CAP, NetLoop, RuntimeStats, Shared, ThreadMsg, ThreadParts};
@@ -178,8 +177,6 @@ impl Host {
         validate_sim(Direction::Inbound, cfg.inbound_sim.as_ref())?;
         let clock = SystemClock::new();
         let mut endpoint_cfg = cfg.endpoint.clone();
-        // ring's AEADs seal the packets (`ring_aead.rs`) unless the caller gave others.
-        endpoint_cfg.aead.get_or_insert_with(ring_aead::ring_aead);
         let now = clock.now_us();
         Self::start_with(cfg, clock, IDLE_CAP, move |local| {
             if let Security::Encrypted { admission: Admission::Tokens(t), .. } = &mut endpoint_cfg.security {

@@ -52,8 +52,6 @@ mod os_seed;
 mod pool;
 mod resolve;
 mod recv_batch;
-mod ring_aead;
-pub use ring_aead::ring_aead;
 mod rendezvous_server;
 mod send_batch;
 mod service;

@@ -632,11 +632,7 @@ impl Host {
     /// not in a turn (never waits for it), and wakes the thread when `work` says it
     /// must replan. `None`: not run.
     fn directly(&mut self, work: impl FnOnce(&mut dyn DirectPath) -> bool) -> Option<()> {
-        let replan = work(&mut *self.core()?);
-        if replan {
-            self.shared.waker.wake();
-        }
-        Some(())
+        directly(&self.shared, &self.direct, work)
     }
 
     /// Closes the connection to `peer` gracefully. The engine may no longer send to it
@@ -883,11 +879,8 @@ impl Host {
                     if !received {
                         received = true;
                         // The events come straight into `pending` when they can.
-                        let replan = core_of(&self.shared, &self.direct).map(|mut c| c.receive_now(&mut self.pending));
-                        if replan == Some(true) {
-                            self.shared.waker.wake();
-                        }
-                        if replan.is_some() {
+                        let pending = &mut self.pending;
+                        if directly(&self.shared, &self.direct, |core| core.receive_now(pending)).is_some() {
                             if until_event && !self.pending.is_empty() {
                                 return;
                             }
@@ -924,6 +917,19 @@ impl Host {
             self.pending.push_back(HostEvent::Fatal { message: fatal_message(&self.shared) });
         }
     }
+}
+
+/// [`Host::directly`], for a caller that borrows the host's other fields beside it.
+fn directly(
+    shared: &Shared,
+    direct: &Mutex<dyn DirectPath>,
+    work: impl FnOnce(&mut dyn DirectPath) -> bool,
+) -> Option<()> {
+    let replan = work(&mut *core_of(shared, direct)?);
+    if replan {
+        shared.waker.wake();
+    }
+    Some(())
 }
 
 /// [`Host::core`], for a caller that borrows the host's other fields beside it.

@@ -32,6 +32,9 @@ impl<P: Driver> NetLoop<P> {
             }
             let Some((at, ev)) = self.p.proto.poll_event_timed() else { break };
             if matches!(ev, Event::Connected { .. }) {
+                // The channel has room for it and its budget: it was empty when this
+                // began, and nothing has gone into it since.
+                debug_assert!(direct.is_none() || self.to_engine.room_for_event());
                 direct = None;
             }
             let ev = match ev {

@@ -143,9 +143,12 @@ pub(crate) fn join<T>(make: impl FnOnce(Waker) -> (Joining, T)) -> io::Result<T>
     if r.running.is_none() {
         let inbox = Arc::new(Inbox { wake: WakeChannel::new()?, joining: Mutex::new(Vec::new()) });
         let thread_inbox = inbox.clone();
+        // Made here, so that a system that refuses it fails the host being made.
+        let poller = Poller::new(inbox.wake.clone())?;
         // The thread finds no host at first and asks to exit: it waits for this lock,
         // and by then the host below is in its inbox.
-        let handle = std::thread::Builder::new().name("tickwire-net".into()).spawn(move || run(thread_inbox))?;
+        let handle =
+            std::thread::Builder::new().name("tickwire-net".into()).spawn(move || run(thread_inbox, poller))?;
         r.running = Some(Running { inbox, handle });
     }
     let inbox = r.running.as_ref().map(|running| running.inbox.clone()).expect("started above");
@@ -181,9 +184,8 @@ pub(crate) fn is_running() -> bool {
 
 /// The service thread's loop: take in new hosts, run the turns that are due, retire
 /// the hosts that finished, then wait for the next socket, wake or deadline.
-fn run(inbox: Arc<Inbox>) {
+fn run(inbox: Arc<Inbox>, mut poller: Poller) {
     let mut slots: Vec<Slot> = Vec::new();
-    let mut poller = Poller::new(inbox.wake.clone());
     // Dropped after the exit decision, so that the last host's drop finds the
     // thread's handle to join.
     let mut finished: Vec<Sender<()>> = Vec::new();
@@ -228,27 +230,28 @@ fn run(inbox: Arc<Inbox>) {
             }
         }
         if changed {
+            // The poller lets go of the leavers' sockets before they close (epoll
+            // would keep reporting a closed duplicate of a socket the core still has).
+            poller.watch(slots.iter().filter(|s| s.done.is_some()).map(|s| s.socket.as_ref()));
             slots.retain(|s| s.done.is_some());
-        }
-        if slots.is_empty() && may_exit(&inbox) {
-            drop(finished);
-            return;
-        }
-        finished.clear();
-        if changed {
-            poller.watch(slots.iter().map(|s| s.socket.as_ref()));
             for (i, slot) in slots.iter().enumerate() {
                 if slot.quiet {
                     poller.mute(i, true);
                 }
             }
         }
+        if slots.is_empty() && may_exit(&inbox) {
+            drop(finished);
+            return;
+        }
+        finished.clear();
         let now = Instant::now();
         let timeout = slots.iter().map(|s| s.deadline.saturating_duration_since(now)).min().unwrap_or(Duration::ZERO);
         if let Err(e) = poller.wait(timeout) {
             // The wait itself failed (not a host's doing): every host is told, as each
             // was when its own thread's wait failed.
             let message = format!("network thread stopped: {e}");
+            poller.watch(std::iter::empty());
             for slot in slots.drain(..) {
                 slot.turn.failed(message.clone());
                 slot.turn.exited();

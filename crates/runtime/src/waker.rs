@@ -10,9 +10,11 @@
 //! wake is never lost: a flag set after the read is followed by a signal after the
 //! drain, which ends the next wait.
 //!
-//! * unix: a self-pipe. The thread `poll()`s [pipe read end, every host's socket]
-//!   (`ppoll` on Linux for microsecond timeouts); a wake writes one byte to the
-//!   non-blocking write end. A full pipe (EAGAIN) means a wake is already pending.
+//! * unix: a self-pipe. The thread waits on [pipe read end, every host's socket]: with
+//!   epoll on Linux (`waker/epoll_set.rs`: a wake costs what is ready, not every
+//!   host's socket), with `poll()` elsewhere (`waker/poll_set.rs`); a wake writes one
+//!   byte to the non-blocking write end. A full pipe (EAGAIN) means a wake is already
+//!   pending.
 //!
 //!   Both ends of the pipe belong to one object that every [`Waker`] and the
 //!   [`Poller`] share through an `Arc`, and are closed only when the last of them is
@@ -35,8 +37,8 @@
 //!   [`FALLBACK_SLICE`] (1 ms) and treats every socket as readable, so a flush reaches
 //!   the wire within about that slice.
 //!
-//! The poll set is a vector rebuilt only when hosts come or go: a wait allocates
-//! nothing.
+//! The wait set changes only when hosts come or go (and, on Linux, when a socket is
+//! muted or watched again): a wait allocates nothing.
 
 use std::io;
 use std::net::UdpSocket;
@@ -89,46 +91,51 @@ impl Waker {
     }
 }
 
-/// The service thread's side: waits on the wake channel and the hosts' sockets.
-pub(crate) struct Poller {
-    chan: WakeChannel,
-    fds: Vec<imp::PollFd>,
-    /// Per watched host, the index of its socket in `fds`; None for a host without one.
-    index: Vec<Option<usize>>,
+/// A wait set: the wake channel and the watched hosts' sockets (see [`Poller`], whose
+/// methods these are).
+pub(crate) trait WaitSet: Sized {
+    fn new(chan: &imp::Channel) -> io::Result<Self>;
+    fn watch<'a>(&mut self, sockets: impl Iterator<Item = Option<&'a UdpSocket>>);
+    /// Returns whether the wake channel was ready.
+    fn wait(&mut self, timeout: Duration) -> io::Result<bool>;
+    fn mute(&mut self, i: usize, muted: bool);
+    fn readable(&self, i: usize) -> bool;
 }
 
-impl Poller {
-    pub(crate) fn new(chan: WakeChannel) -> Poller {
-        let fds = vec![chan.chan.poll_fd()];
-        Poller { chan, fds, index: Vec::new() }
+/// The wait set of this platform: epoll on Linux, `poll` or `WSAPoll` elsewhere.
+#[cfg(target_os = "linux")]
+pub(crate) type PlatformSet = epoll_set::EpollSet;
+#[cfg(not(target_os = "linux"))]
+pub(crate) type PlatformSet = poll_set::PollSet;
+
+/// The service thread's side: waits on the wake channel and the hosts' sockets.
+pub(crate) struct Poller<S = PlatformSet> {
+    chan: WakeChannel,
+    set: S,
+}
+
+impl<S: WaitSet> Poller<S> {
+    /// Fails only when the system refuses the wait set's resources (Linux: an epoll
+    /// descriptor), before any host relies on it.
+    pub(crate) fn new(chan: WakeChannel) -> io::Result<Poller<S>> {
+        let set = S::new(&chan.chan)?;
+        Ok(Poller { chan, set })
     }
 
     /// Sets the sockets the next waits watch, in order (socket `i` is
     /// [`readable`](Self::readable)`(i)`); `None` stands for a host without a socket,
-    /// never readable. Allocates only when the set outgrows its room.
+    /// never readable. Every socket is watched afterwards (none muted). A socket of the
+    /// previous set must stay open until the set that leaves it out is given (epoll
+    /// would otherwise keep reporting it). Allocates only when the set outgrows its
+    /// room.
     pub(crate) fn watch<'a>(&mut self, sockets: impl Iterator<Item = Option<&'a UdpSocket>>) {
-        self.fds.truncate(1);
-        self.index.clear();
-        for socket in sockets {
-            self.index.push(socket.map(|s| {
-                self.fds.push(imp::socket_poll_fd(s));
-                self.fds.len() - 1
-            }));
-        }
-    }
-
-    fn fd(&self, i: usize) -> Option<usize> {
-        self.index.get(i).copied().flatten()
+        self.set.watch(sockets);
     }
 
     /// Blocks until a watched socket is readable, the channel is signalled, or
     /// `timeout` passes. Drains the channel. EINTR counts as a (spurious) wake.
     pub(crate) fn wait(&mut self, timeout: Duration) -> io::Result<()> {
-        for fd in &mut self.fds {
-            imp::clear(fd);
-        }
-        imp::poll(&mut self.fds, timeout)?;
-        if imp::ready(&self.fds[0]) {
+        if self.set.wait(timeout)? {
             self.chan.chan.drain();
         }
         Ok(())
@@ -137,20 +144,25 @@ impl Poller {
     /// Leaves socket `i` (of the last [`watch`](Self::watch)) out of the waits from now
     /// on (`true`), or watches it again. A muted socket is never reported readable.
     pub(crate) fn mute(&mut self, i: usize, muted: bool) {
-        if let Some(fd) = self.fd(i).and_then(|f| self.fds.get_mut(f)) {
-            imp::mute(fd, muted);
-        }
+        self.set.mute(i, muted);
     }
 
     /// Whether watched socket `i` was readable (or in error) at the last wait; false
     /// for an index the last [`watch`](Self::watch) did not cover.
     pub(crate) fn readable(&self, i: usize) -> bool {
-        self.fd(i).and_then(|f| self.fds.get(f)).is_some_and(imp::ready)
+        self.set.readable(i)
     }
 }
 
+#[cfg(target_os = "linux")]
+mod epoll_set;
+#[cfg(any(not(target_os = "linux"), test))]
+mod poll_set;
+
 #[cfg(unix)]
 mod imp {
+    // On Linux the poll functions serve only `poll_set.rs`'s tests: the wait is epoll's.
+    #![cfg_attr(all(target_os = "linux", not(test)), allow(dead_code))]
     use std::io;
     use std::net::UdpSocket;
     use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
@@ -161,7 +173,7 @@ mod imp {
     /// Both ends of the self-pipe, closed together when the last holder is dropped (see
     /// the module docs: this is what rules out SIGPIPE).
     #[derive(Debug)]
-    pub(super) struct Channel {
+    pub(crate) struct Channel {
         read: OwnedFd,
         write: OwnedFd,
     }
@@ -221,6 +233,11 @@ mod imp {
 
         pub(super) fn poll_fd(&self) -> PollFd {
             libc::pollfd { fd: self.read.as_raw_fd(), events: libc::POLLIN, revents: 0 }
+        }
+
+        /// The read end, to wait on (it stays open as long as `self`).
+        pub(super) fn read_fd(&self) -> RawFd {
+            self.read.as_raw_fd()
         }
     }
 
@@ -287,7 +304,7 @@ mod imp {
 
     /// The wake socket (see the module docs).
     #[derive(Debug)]
-    pub(super) struct Channel {
+    pub(crate) struct Channel {
         wake: UdpSocket,
     }
 
@@ -359,7 +376,7 @@ mod imp {
     pub(super) type PollFd = ();
 
     #[derive(Debug)]
-    pub(super) struct Channel;
+    pub(crate) struct Channel;
 
     impl Channel {
         pub(super) fn new() -> io::Result<Channel> {
@@ -383,92 +400,5 @@ mod imp {
 }
 
 #[cfg(all(test, any(unix, windows)))]
-mod tests {
-    use super::*;
-    use std::time::Instant;
-
-    fn poller_on(sock: &UdpSocket) -> (WakeChannel, Poller) {
-        let chan = WakeChannel::new().unwrap();
-        let mut poller = Poller::new(chan.clone());
-        poller.watch(std::iter::once(Some(sock)));
-        (chan, poller)
-    }
-
-    #[test]
-    fn wake_interrupts_a_long_wait_and_sets_only_its_flag() {
-        let sock = UdpSocket::bind("127.0.0.1:0").unwrap();
-        let (chan, mut poller) = poller_on(&sock);
-        let (waker, flag) = chan.waker();
-        let (_other, other_flag) = chan.waker();
-        let t = std::thread::spawn(move || {
-            std::thread::sleep(Duration::from_millis(50));
-            waker.wake();
-        });
-        let start = Instant::now();
-        poller.wait(Duration::from_secs(30)).unwrap();
-        // Without the wake this would take 30 s; the margin is huge on purpose.
-        assert!(start.elapsed() < Duration::from_secs(10), "{:?}", start.elapsed());
-        assert!(flag.load(Ordering::Acquire));
-        assert!(!other_flag.load(Ordering::Acquire));
-        assert!(!poller.readable(0));
-        t.join().unwrap();
-    }
-
-    #[test]
-    fn many_wakes_never_block_and_are_drained() {
-        let sock = UdpSocket::bind("127.0.0.1:0").unwrap();
-        let (chan, mut poller) = poller_on(&sock);
-        let (waker, _flag) = chan.waker();
-        // Far more than a pipe holds: the writes past capacity must return (EAGAIN).
-        for _ in 0..200_000 {
-            waker.wake();
-        }
-        poller.wait(Duration::from_secs(30)).unwrap();
-        // After draining, a short wait times out rather than returning at once forever.
-        let start = Instant::now();
-        poller.wait(Duration::from_millis(30)).unwrap();
-        assert!(start.elapsed() >= Duration::from_millis(20), "{:?}", start.elapsed());
-    }
-
-    /// A wake after the poller (the service thread's side) has been dropped is
-    /// harmless, even with SIGPIPE at its default action, as in a C program: the write
-    /// end must never face a closed read end. Runs in a child process so that death by
-    /// SIGPIPE is a failed assertion rather than a dead test binary.
-    #[cfg(unix)]
-    #[test]
-    fn wake_after_the_poller_is_dropped_cannot_raise_sigpipe() {
-        crate::tests::run_in_child("waker::tests::child_wake_after_poller_dropped");
-    }
-
-    #[cfg(unix)]
-    #[test]
-    #[ignore = "runs in a child process started by wake_after_the_poller_is_dropped_cannot_raise_sigpipe"]
-    fn child_wake_after_poller_dropped() {
-        crate::tests::child_with_default_sigpipe();
-        let chan = WakeChannel::new().unwrap();
-        let (waker, _flag) = chan.waker();
-        drop(Poller::new(chan));
-        // From another thread too, as an engine does after the service thread exits.
-        let waker = Arc::new(waker);
-        let w2 = waker.clone();
-        std::thread::spawn(move || w2.wake()).join().unwrap();
-        // More than the pipe holds: the writes past capacity must return (EAGAIN).
-        for _ in 0..100_000 {
-            waker.wake();
-        }
-    }
-
-    #[test]
-    fn a_readable_socket_ends_the_wait_and_is_named() {
-        let socks: Vec<UdpSocket> = (0..3).map(|_| UdpSocket::bind("127.0.0.1:0").unwrap()).collect();
-        let chan = WakeChannel::new().unwrap();
-        let mut poller = Poller::new(chan);
-        poller.watch(socks.iter().map(Some));
-        let other = UdpSocket::bind("127.0.0.1:0").unwrap();
-        other.send_to(b"x", socks[1].local_addr().unwrap()).unwrap();
-        let start = Instant::now();
-        poller.wait(Duration::from_secs(30)).unwrap();
-        assert!(start.elapsed() < Duration::from_secs(10));
-        assert_eq!((0..4).map(|i| poller.readable(i)).collect::<Vec<_>>(), [false, true, false, false]);
-    }
-}
+#[path = "waker/tests.rs"]
+mod tests;

@@ -245,28 +245,37 @@ impl ReportedAcks {
     }
 }
 
-/// Outcome of the last packets whose fate is known.
+/// Outcome of the last [`LOSS_WINDOW`] packets whose fate is known, one bit each: it
+/// lives inline in every connection, whose fields a server touches once a tick, so it
+/// is 32 bytes rather than 256 flags.
 #[derive(Debug)]
 pub(super) struct LossWindow {
-    lost: [bool; 256],
-    next: usize,
-    filled: usize,
-    lost_count: usize,
+    /// Bit i of the window: whether packet `i` (a running count modulo the window) was
+    /// lost.
+    lost: [u64; LOSS_WORDS],
+    next: u16,
+    filled: u16,
+    lost_count: u16,
 }
+
+const LOSS_WORDS: usize = 4;
+/// Packets the loss figure is taken over.
+pub(super) const LOSS_WINDOW: usize = LOSS_WORDS * 64;
 
 impl LossWindow {
     pub(super) fn new() -> Self {
-        LossWindow { lost: [false; 256], next: 0, filled: 0, lost_count: 0 }
+        LossWindow { lost: [0; LOSS_WORDS], next: 0, filled: 0, lost_count: 0 }
     }
     pub(super) fn push(&mut self, lost: bool) {
-        if self.filled == self.lost.len() {
-            self.lost_count -= self.lost[self.next] as usize;
+        let (word, bit) = (self.next as usize / 64, self.next % 64);
+        if self.filled as usize == LOSS_WINDOW {
+            self.lost_count -= (self.lost[word] >> bit & 1) as u16;
         } else {
             self.filled += 1;
         }
-        self.lost[self.next] = lost;
-        self.lost_count += lost as usize;
-        self.next = (self.next + 1) % self.lost.len();
+        self.lost[word] = self.lost[word] & !(1 << bit) | (lost as u64) << bit;
+        self.lost_count += lost as u16;
+        self.next = ((self.next as usize + 1) % LOSS_WINDOW) as u16;
     }
     /// Fraction lost, in [0, 1]; 0 before anything is known.
     pub(super) fn fraction(&self) -> f64 {
@@ -277,6 +286,23 @@ impl LossWindow {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The window against a plain list of the last outcomes, over a pattern that wraps
+    /// it several times.
+    #[test]
+    fn loss_window_is_the_share_lost_of_the_last_packets() {
+        let mut w = LossWindow::new();
+        assert_eq!(w.fraction(), 0.0);
+        let mut all = Vec::new();
+        for i in 0..(LOSS_WINDOW * 3 + 17) {
+            let lost = i % 7 == 0 || (300..340).contains(&i);
+            w.push(lost);
+            all.push(lost);
+            let last = &all[all.len().saturating_sub(LOSS_WINDOW)..];
+            let expected = last.iter().filter(|&&l| l).count() as f64 / last.len() as f64;
+            assert_eq!(w.fraction(), expected, "after {} packets", i + 1);
+        }
+    }
 
     #[test]
     fn recv_acks_track_history_and_reject_duplicates() {

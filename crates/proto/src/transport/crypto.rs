@@ -270,17 +270,21 @@ const CONFIRM_NONCE: [u8; 12] = [1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0];
 
 /// One direction's packet key, in the connection's cipher. Both ciphers take a 96-bit
 /// nonce and give a 128-bit tag, and both wipe their key schedule when dropped.
+///
+/// Both are boxed, so that a key stays where it was made: a connection moves (into
+/// the endpoint's table, and again whenever the table grows), and a key inline in it
+/// would leave a copy at each old place, which its drop does not wipe. Reading a key
+/// through its box costs a server a dependent load per packet (docs/benchmarks.md,
+/// issue 35); the AES schedule (with GHASH's key) is 992 bytes anyway.
 enum PacketKey {
-    ChaCha(ChaCha20Poly1305),
-    // Boxed: the AES key schedule (and GHASH's) is several times ChaCha's 32 bytes,
-    // and most connections of a process share one cipher.
+    ChaCha(Box<ChaCha20Poly1305>),
     Aes(Box<Aes256Gcm>),
 }
 
 impl PacketKey {
     fn new(cipher: Cipher, key: &[u8]) -> Self {
         match cipher {
-            Cipher::ChaCha20Poly1305 => PacketKey::ChaCha(ChaCha20Poly1305::new_from_slice(key).expect("32-byte key")),
+            Cipher::ChaCha20Poly1305 => PacketKey::ChaCha(Box::new(ChaCha20Poly1305::new_from_slice(key).expect("32-byte key"))),
             Cipher::Aes256Gcm => PacketKey::Aes(Box::new(Aes256Gcm::new_from_slice(key).expect("32-byte key"))),
         }
     }
@@ -503,6 +507,34 @@ mod tests {
 
     /// Compiles only for a value whose type wipes itself when dropped.
     fn wiped_on_drop<T: zeroize::ZeroizeOnDrop>(_: &T) {}
+
+    impl PacketKey {
+        /// Where the key schedule lives.
+        fn address(&self) -> usize {
+            match self {
+                PacketKey::ChaCha(k) => &**k as *const ChaCha20Poly1305 as usize,
+                PacketKey::Aes(k) => &**k as *const Aes256Gcm as usize,
+            }
+        }
+    }
+
+    /// A connection's keys do not move with it: moved into a table that then grows
+    /// (as the endpoint's connections are), each key schedule is where it was made, so
+    /// its drop wipes the only copy the move could have left. For both ciphers.
+    #[test]
+    fn keys_stay_where_they_were_made_when_their_connection_moves() {
+        for cipher in [Cipher::ChaCha20Poly1305, Cipher::Aes256Gcm] {
+            let (keys, _) = handshake_with(5, &[1; KEY_SIZE], cipher);
+            let made = [keys.seal.address(), keys.open.address()];
+            let mut table = Vec::with_capacity(1);
+            table.push(keys);
+            for seed in 0..64 {
+                table.push(handshake_with(seed, &[1; KEY_SIZE], cipher).0);
+            }
+            assert_eq!([table[0].seal.address(), table[0].open.address()], made, "{cipher:?}");
+            assert_eq!(sealed(&table[0], 1), sealed(&handshake_with(5, &[1; KEY_SIZE], cipher).0, 1));
+        }
+    }
 
     /// The copies of secret material handed out to callers wipe themselves: the shared
     /// secret of a key agreement, and a minted token (it holds the token's key in clear).

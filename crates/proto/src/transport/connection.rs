@@ -190,8 +190,10 @@ pub(super) struct Connection {
     pub state: Handshake,
     pub client_salt: u64,
     pub salt: u32,
-    /// The initiator's ephemeral key until the server's `Accepted` arrives.
-    pub ephemeral: Option<Ephemeral>,
+    /// The initiator's ephemeral key until the server's `Accepted` arrives. Boxed, as
+    /// the packet keys are (`crypto.rs`, `PacketKey`): the connection moves when the
+    /// endpoint's table grows, and the secret must not leave unwiped copies behind.
+    pub ephemeral: Option<Box<Ephemeral>>,
     /// What a `Denied` we could not authenticate said (`dial.rs`): kept for the log if
     /// the handshake then times out.
     pub claimed_denial: Option<DisconnectReason>,

@@ -98,7 +98,7 @@ impl Endpoint {
     /// timeout its connect token names.
     pub(super) fn prepare_initiator(&mut self, c: &mut Connection) {
         if let Security::Encrypted { presented, .. } = &self.cfg.security {
-            c.ephemeral = Some(Ephemeral::generate(&mut self.rng));
+            c.ephemeral = Some(Box::new(Ephemeral::generate(&mut self.rng)));
             if let Presented::Token(t) = presented {
                 c.timeout_us = self.token_timeout(t.timeout_secs);
             }

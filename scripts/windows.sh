@@ -49,6 +49,7 @@ missing=()
 command -v x86_64-w64-mingw32-gcc >/dev/null 2>&1 || missing+=(gcc-mingw-w64-x86-64)
 command -v x86_64-w64-mingw32-g++-posix >/dev/null 2>&1 || missing+=(g++-mingw-w64-x86-64-posix)
 command -v cmake >/dev/null 2>&1 || missing+=(cmake)
+command -v nasm >/dev/null 2>&1 || missing+=(nasm) # aws-lc-sys assembles AWS-LC's x86-64 code with it for Windows
 [ -x "$WINE" ] || missing+=(wine64)
 # shellcheck source=scripts/apt-install.sh
 source "$ROOT/scripts/apt-install.sh"

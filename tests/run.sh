@@ -12,7 +12,7 @@
 # namespaces and real NATs, skipped without root). Then Windows: scripts/windows.sh smoke cross-builds the library
 # for x86_64-pc-windows-gnu and runs the C examples, the misuse test and a MinGW CMake
 # consumer under Wine (the full cargo suite under Wine is `scripts/windows.sh cargo`).
-# Installs a C compiler, valgrind, Mono, binutils, cmake, pkg-config, libenet-dev, mingw-w64,
+# Installs a C compiler, valgrind, Mono, binutils, cmake, NASM, pkg-config, libenet-dev, mingw-w64,
 # Wine, iproute2, nftables and conntrack from Debian if they are missing. Everything it writes goes under build/ (and target-win/).
 #
 # The last line is "N passed, N failed" for the non-cargo checks; the exit status is
@@ -44,6 +44,7 @@ command -v turnserver >/dev/null 2>&1 || missing+=(coturn) # the runtime's STUN 
 command -v ip >/dev/null 2>&1 || [ -x /usr/sbin/ip ] || missing+=(iproute2)
 command -v nft >/dev/null 2>&1 || [ -x /usr/sbin/nft ] || missing+=(nftables)
 command -v conntrack >/dev/null 2>&1 || [ -x /usr/sbin/conntrack ] || missing+=(conntrack)
+command -v nasm >/dev/null 2>&1 || missing+=(nasm) # the Windows cross-build's AWS-LC (scripts/windows.sh)
 # shellcheck source=scripts/apt-install.sh
 source "$ROOT/scripts/apt-install.sh"
 apt_install_missing ${missing[@]+"${missing[@]}"}

@@ -107,7 +107,7 @@ fn contenders() -> Vec<Box<dyn Contender>> {
     vec![
         Box::new(RustCrypto(
             chacha20poly1305::ChaCha20Poly1305::new(&KEY.into()),
-            "RustCrypto ChaCha20-Poly1305 (today's)",
+            "RustCrypto ChaCha20-Poly1305 (proto's own)",
         )),
         Box::new(RustCrypto(aes_gcm::Aes256Gcm::new(&KEY.into()), "RustCrypto AES-256-GCM")),
         Box::new(Ring(ring_key(&ring::aead::CHACHA20_POLY1305), "ring ChaCha20-Poly1305")),

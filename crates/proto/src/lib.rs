@@ -104,12 +104,13 @@ pub use tick::{TickClock, TickClockConfig, TickEvent};
 /// Connect tokens: minting (a game backend), reading (a client) and opening (a server).
 pub use transport::token;
 pub use transport::{
-    ACK_EVERY_UNRELIABLE, AddressText, Admission, Binding, CHANNEL_RELIABLE, CHANNEL_SEQUENCED, CHANNEL_UNRELIABLE,
-    COOKIE_LIFETIME_US, ChannelKind, ConfigError, ConnectionStats, Credential, DisconnectReason, Driver, Endpoint,
-    EndpointConfig, EndpointStats, Event as NetEvent, KEY_SIZE, MAX_ACK_DELAY_US, MAX_CHANNELS,
-    MAX_FRAMES_PER_DATAGRAM, MAX_UNFRAGMENTED, MAX_UNRELIABLE, PacketProtection, PeerId, PeerIdAllocator, PeerIdHasher,
-    PeerLimits, PeerMap, Presented, Proven, REMOTE_PORT, RemoteId, SMALL_BUFFER, Secret, Security, SendError,
-    TokenAdmission, TokenIdentity, Transport, UnreliableAcks, max_unreliable_for, parse_address, peer_map,
+    ACK_EVERY_UNRELIABLE, AddressText, Admission, AeadProvider, Binding, CHANNEL_RELIABLE, CHANNEL_SEQUENCED,
+    CHANNEL_UNRELIABLE, COOKIE_LIFETIME_US, ChannelKind, ConfigError, ConnectionStats, Credential, DisconnectReason,
+    Driver, Endpoint, EndpointConfig, EndpointStats, Event as NetEvent, KEY_SIZE, MAX_ACK_DELAY_US, MAX_CHANNELS,
+    MAX_FRAMES_PER_DATAGRAM, MAX_UNFRAGMENTED, MAX_UNRELIABLE, NONCE_SIZE, PacketAead, PacketProtection, PeerId,
+    PeerIdAllocator, PeerIdHasher, PeerLimits, PeerMap, Presented, Proven, ProvidedAead, REMOTE_PORT, RemoteId,
+    SMALL_BUFFER, Secret, Security, SendError, TokenAdmission, TokenIdentity, Transport, UnreliableAcks, builtin_aead,
+    max_unreliable_for, parse_address, peer_map,
 };
 
 // NAT traversal: the reflexive address a STUN server sees (RFC 8489 binding); the

@@ -8,6 +8,7 @@ use std::time::Duration;
 
 use crossbeam_channel::{Receiver, RecvTimeoutError, Sender, TryRecvError, TrySendError};
 
+use super::aws_lc_aead;
 use super::budget::{EngineBudget, SendBudget};
 use super::carrier::{self, Carrier, ExternalLink, Incoming, Outgoing, Wire};
 use super::host_config::{Direction, HostConfig};
@@ -177,6 +178,8 @@ impl Host {
         validate_sim(Direction::Inbound, cfg.inbound_sim.as_ref())?;
         let clock = SystemClock::new();
         let mut endpoint_cfg = cfg.endpoint.clone();
+        // AWS-LC's AEADs seal the packets (`aws_lc_aead.rs`) unless the caller gave others.
+        endpoint_cfg.aead.get_or_insert_with(aws_lc_aead::aws_lc_aead);
         let now = clock.now_us();
         Self::start_with(cfg, clock, IDLE_CAP, move |local| {
             if let Security::Encrypted { admission: Admission::Tokens(t), .. } = &mut endpoint_cfg.security {

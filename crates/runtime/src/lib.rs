@@ -52,6 +52,8 @@ mod os_seed;
 mod pool;
 mod resolve;
 mod recv_batch;
+mod aws_lc_aead;
+pub use aws_lc_aead::aws_lc_aead;
 mod rendezvous_server;
 mod send_batch;
 mod service;

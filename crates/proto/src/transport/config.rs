@@ -1,6 +1,7 @@
 //! Endpoint configuration and its validation.
 
 use super::crypto::{KEY_SIZE, Secret};
+use super::packet_aead::ProvidedAead;
 use super::security::Security;
 use crate::clock::Micros;
 use crate::wire::{MAX_DATAGRAM_SIZE, MAX_FRAMES_SIZE, MIN_DATAGRAM_SIZE};
@@ -93,6 +94,10 @@ pub struct EndpointConfig {
     /// protocol crate does not look at the machine: the runtime sets this from the CPU.
     /// Default false.
     pub aes_gcm: bool,
+    /// The AEAD library that seals packets, if the owner gives one (the runtime gives
+    /// `ring`'s, faster than this crate's own RustCrypto ciphers; `packet_aead.rs`).
+    /// Same algorithms, same bytes: only speed differs. Default `None`: the crate's own.
+    pub aead: Option<ProvidedAead>,
     /// Seeds salts, the cookie secret and the ephemeral keys, with `key_seed`. Tests
     /// pass a fixed value to be reproducible.
     pub seed: u64,
@@ -121,6 +126,7 @@ impl Default for EndpointConfig {
             unreliable_acks: UnreliableAcks::default(),
             security: Security::default(),
             aes_gcm: false,
+            aead: None,
             seed: 0,
             key_seed: Secret([0; KEY_SIZE]),
         }

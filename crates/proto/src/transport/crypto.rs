@@ -41,14 +41,12 @@
 
 use std::net::{IpAddr, SocketAddr};
 
-use aes_gcm::Aes256Gcm;
-use chacha20poly1305::aead::AeadInPlace;
-use chacha20poly1305::{ChaCha20Poly1305, KeyInit, Nonce, Tag};
 use hkdf::Hkdf;
 use hmac::{Hmac, Mac};
 use rand_chacha::ChaCha20Rng;
 
 use super::credential::Binding;
+use super::packet_aead::{NONCE_SIZE, PacketKey, ProvidedAead};
 use crate::wire::Cipher;
 use rand_core::{RngCore, SeedableRng};
 use sha2::{Digest, Sha256};
@@ -268,43 +266,6 @@ pub(crate) struct KeyContext<'a> {
 /// zero bytes, so this one (first byte 1) is never a packet's.
 const CONFIRM_NONCE: [u8; 12] = [1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0];
 
-/// One direction's packet key, in the connection's cipher. Both ciphers take a 96-bit
-/// nonce and give a 128-bit tag, and both wipe their key schedule when dropped.
-///
-/// Both are boxed, so that a key stays where it was made: a connection moves (into
-/// the endpoint's table, and again whenever the table grows), and a key inline in it
-/// would leave a copy at each old place, which its drop does not wipe. Reading a key
-/// through its box costs a server a dependent load per packet (docs/benchmarks.md,
-/// issue 35); the AES schedule (with GHASH's key) is 992 bytes anyway.
-enum PacketKey {
-    ChaCha(Box<ChaCha20Poly1305>),
-    Aes(Box<Aes256Gcm>),
-}
-
-impl PacketKey {
-    fn new(cipher: Cipher, key: &[u8]) -> Self {
-        match cipher {
-            Cipher::ChaCha20Poly1305 => PacketKey::ChaCha(Box::new(ChaCha20Poly1305::new_from_slice(key).expect("32-byte key"))),
-            Cipher::Aes256Gcm => PacketKey::Aes(Box::new(Aes256Gcm::new_from_slice(key).expect("32-byte key"))),
-        }
-    }
-
-    fn seal(&self, nonce: &Nonce, ad: &[u8], body: &mut [u8]) -> Tag {
-        match self {
-            PacketKey::ChaCha(k) => k.encrypt_in_place_detached(nonce, ad, body),
-            PacketKey::Aes(k) => k.encrypt_in_place_detached(nonce, ad, body),
-        }
-        .expect("a datagram is far below either cipher's message limit")
-    }
-
-    fn open(&self, nonce: &Nonce, ad: &[u8], body: &mut [u8], tag: &Tag) -> bool {
-        match self {
-            PacketKey::ChaCha(k) => k.decrypt_in_place_detached(nonce, ad, body, tag).is_ok(),
-            PacketKey::Aes(k) => k.decrypt_in_place_detached(nonce, ad, body, tag).is_ok(),
-        }
-    }
-}
-
 /// A connection's two packet keys: one to seal what we send, one to open what we
 /// receive.
 pub(crate) struct PacketKeys {
@@ -324,7 +285,14 @@ impl PacketKeys {
     /// keys and nothing else, and (b) the psk-keyed states of the extract step, which
     /// let one compute HMACs under the psk (a client's proof, for a match secret or a
     /// token key). `proof_mac` leaves the same psk-keyed states behind.
-    pub(super) fn derive(shared: &[u8; KEY_SIZE], psk: &[u8; KEY_SIZE], cx: &KeyContext, initiator: bool) -> Self {
+    /// `provider` makes the keys if it has the cipher (`packet_aead.rs`).
+    pub(super) fn derive(
+        shared: &[u8; KEY_SIZE],
+        psk: &[u8; KEY_SIZE],
+        cx: &KeyContext,
+        initiator: bool,
+        provider: Option<&ProvidedAead>,
+    ) -> Self {
         let hk = Hkdf::<Sha256>::new(Some(psk), shared);
         let mut okm = Zeroizing::new([0u8; 2 * KEY_SIZE]);
         hk.expand_multi_info(
@@ -343,44 +311,43 @@ impl PacketKeys {
             &mut *okm,
         )
         .expect("64 bytes is a valid HKDF-SHA256 output length");
-        let c2s = PacketKey::new(cx.cipher, &okm[..KEY_SIZE]);
-        let s2c = PacketKey::new(cx.cipher, &okm[KEY_SIZE..]);
+        let half =
+            |i: usize| -> &[u8; KEY_SIZE] { okm[i * KEY_SIZE..(i + 1) * KEY_SIZE].try_into().expect("32 bytes") };
+        let c2s = PacketKey::new(cx.cipher, half(0), provider);
+        let s2c = PacketKey::new(cx.cipher, half(1), provider);
         if initiator { PacketKeys { seal: c2s, open: s2c } } else { PacketKeys { seal: s2c, open: c2s } }
     }
 
     /// The cipher both keys are for.
     pub(super) fn cipher(&self) -> Cipher {
-        match self.seal {
-            PacketKey::ChaCha(_) => Cipher::ChaCha20Poly1305,
-            PacketKey::Aes(_) => Cipher::Aes256Gcm,
-        }
+        self.seal.cipher()
     }
 
-    fn nonce(seq: u64) -> Nonce {
-        let mut n = [0u8; 12];
+    fn nonce(seq: u64) -> [u8; NONCE_SIZE] {
+        let mut n = [0u8; NONCE_SIZE];
         n[4..].copy_from_slice(&seq.to_le_bytes());
-        n.into()
+        n
     }
 
     /// Encrypts `body` in place and returns the tag that authenticates it with `header`.
     pub(super) fn seal(&self, seq: u64, header: &[u8], body: &mut [u8]) -> [u8; TAG_SIZE] {
-        self.seal.seal(&Self::nonce(seq), header, body).into()
+        self.seal.seal(&Self::nonce(seq), header, body)
     }
 
     /// Decrypts `body` in place if `tag` authenticates it with `header`; on failure
     /// `body` is left as it was.
     pub(super) fn open(&self, seq: u64, header: &[u8], body: &mut [u8], tag: &[u8; TAG_SIZE]) -> bool {
-        self.open.open(&Self::nonce(seq), header, body, Tag::from_slice(tag))
+        self.open.open(&Self::nonce(seq), header, body, tag)
     }
 
     /// The server's key confirmation over its `Accepted` packet.
     pub(super) fn confirm(&self, accepted: &[u8]) -> [u8; TAG_SIZE] {
-        self.seal.seal(&CONFIRM_NONCE.into(), accepted, &mut []).into()
+        self.seal.seal(&CONFIRM_NONCE, accepted, &mut [])
     }
 
     /// The client's check of the server's key confirmation.
     pub(super) fn confirmed(&self, accepted: &[u8], tag: &[u8; TAG_SIZE]) -> bool {
-        self.open.open(&CONFIRM_NONCE.into(), accepted, &mut [], Tag::from_slice(tag))
+        self.open.open(&CONFIRM_NONCE, accepted, &mut [], tag)
     }
 }
 
@@ -495,7 +462,7 @@ mod tests {
         };
         let (cs, ss) = (c.agree(&s.public).unwrap(), s.agree(&c.public).unwrap());
         assert_eq!(cs, ss, "both ends agree on the shared secret");
-        (PacketKeys::derive(&cs, psk, &cx, true), PacketKeys::derive(&ss, psk, &cx, false))
+        (PacketKeys::derive(&cs, psk, &cx, true, None), PacketKeys::derive(&ss, psk, &cx, false, None))
     }
 
     fn sealed(keys: &PacketKeys, seq: u64) -> Vec<u8> {
@@ -511,9 +478,11 @@ mod tests {
     impl PacketKey {
         /// Where the key schedule lives.
         fn address(&self) -> usize {
+            use super::super::packet_aead::{Builtin, PacketAead};
             match self {
-                PacketKey::ChaCha(k) => &**k as *const ChaCha20Poly1305 as usize,
-                PacketKey::Aes(k) => &**k as *const Aes256Gcm as usize,
+                PacketKey::Builtin(Builtin::ChaCha(k)) => &**k as *const _ as usize,
+                PacketKey::Builtin(Builtin::Aes(k)) => &**k as *const _ as usize,
+                PacketKey::Provided(k, _) => &**k as *const dyn PacketAead as *const u8 as usize,
             }
         }
     }
@@ -614,7 +583,7 @@ mod tests {
         assert_eq!(open(&sa, &chacha), None);
         assert_ne!(aes, chacha);
         // The AES key schedule wipes itself (the aes crate's `zeroize` feature).
-        wiped_on_drop(&<aes::Aes256 as KeyInit>::new(&[0; KEY_SIZE].into()));
+        wiped_on_drop(&<aes::Aes256 as chacha20poly1305::KeyInit>::new(&[0; KEY_SIZE].into()));
     }
 
     #[test]

@@ -138,7 +138,7 @@ impl Endpoint {
                 ciphers: offer.bits(),
                 cipher,
             };
-            let keys = PacketKeys::derive(&shared, &psk, &cx, true);
+            let keys = PacketKeys::derive(&shared, &psk, &cx, true, self.cfg.aead.as_ref());
             if !keys.confirmed(head, confirm) {
                 self.stats.forged += 1;
                 return;

@@ -307,7 +307,7 @@ impl Endpoint {
                 ciphers: r.ciphers.bits(),
                 cipher,
             };
-            keys = Some(PacketKeys::derive(&shared, &admitted.psk, &cx, false));
+            keys = Some(PacketKeys::derive(&shared, &admitted.psk, &cx, false, self.cfg.aead.as_ref()));
         }
         if let Some(old) = replacing {
             self.close(old, DisconnectReason::Replaced, false);

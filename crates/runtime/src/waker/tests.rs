@@ -41,6 +41,14 @@ fn send_to(sock: &UdpSocket) {
     bind().send_to(b"x", sock.local_addr().unwrap()).unwrap();
 }
 
+/// `n` fresh sockets and a poller of the set `make` builds, watching them all.
+fn watching<S: WaitSet>(make: Make<S>, n: usize) -> (Vec<UdpSocket>, Poller<S>) {
+    let socks: Vec<UdpSocket> = (0..n).map(|_| bind()).collect();
+    let mut poller = make(WakeChannel::new().unwrap()).unwrap();
+    poller.watch(socks.iter().map(Some));
+    (socks, poller)
+}
+
 fn readable<S: WaitSet>(poller: &Poller<S>, n: usize) -> Vec<bool> {
     (0..n).map(|i| poller.readable(i)).collect()
 }
@@ -91,9 +99,7 @@ fn many_wakes_never_block_and_are_drained<S: WaitSet>(make: Make<S>) {
 for_each_set!(many_wakes, many_wakes_never_block_and_are_drained);
 
 fn a_readable_socket_ends_the_wait_and_is_named<S: WaitSet>(make: Make<S>) {
-    let socks: Vec<UdpSocket> = (0..3).map(|_| bind()).collect();
-    let mut poller = make(WakeChannel::new().unwrap()).unwrap();
-    poller.watch(socks.iter().map(Some));
+    let (socks, mut poller) = watching(make, 3);
     send_to(&socks[1]);
     let start = Instant::now();
     poller.wait(Duration::from_secs(30)).unwrap();
@@ -111,9 +117,7 @@ for_each_set!(readable_named, a_readable_socket_ends_the_wait_and_is_named);
 /// Hosts leave and come (the service's `watch` after a round): the indices follow the
 /// new order, a host without a socket is never readable, and a leaver is not watched.
 fn a_new_set_renumbers_the_hosts_and_forgets_the_leavers<S: WaitSet>(make: Make<S>) {
-    let socks: Vec<UdpSocket> = (0..4).map(|_| bind()).collect();
-    let mut poller = make(WakeChannel::new().unwrap()).unwrap();
-    poller.watch(socks.iter().map(Some));
+    let (socks, mut poller) = watching(make, 4);
     // Socket 1 leaves, a host without a socket comes, then socket 3 again.
     poller.watch([Some(&socks[0]), None, Some(&socks[2]), Some(&socks[3])].into_iter());
     send_to(&socks[3]);
@@ -152,9 +156,7 @@ for_each_set!(closed_duplicate, a_closed_duplicate_is_not_reported_and_its_numbe
 /// is again once watched; a new set watches every socket.
 #[cfg(unix)]
 fn a_muted_socket_is_left_out_until_watched_again<S: WaitSet>(make: Make<S>) {
-    let socks: Vec<UdpSocket> = (0..2).map(|_| bind()).collect();
-    let mut poller = make(WakeChannel::new().unwrap()).unwrap();
-    poller.watch(socks.iter().map(Some));
+    let (socks, mut poller) = watching(make, 2);
     poller.mute(0, true);
     poller.mute(0, true);
     send_to(&socks[0]);
@@ -175,9 +177,7 @@ for_each_set!(muted, a_muted_socket_is_left_out_until_watched_again);
 /// Hundreds of hosts (a process of many client sessions): the one readable socket
 /// among them is named.
 fn one_ready_socket_among_hundreds_is_named<S: WaitSet>(make: Make<S>) {
-    let socks: Vec<UdpSocket> = (0..300).map(|_| bind()).collect();
-    let mut poller = make(WakeChannel::new().unwrap()).unwrap();
-    poller.watch(socks.iter().map(Some));
+    let (socks, mut poller) = watching(make, 300);
     send_to(&socks[271]);
     poller.wait(Duration::from_secs(30)).unwrap();
     let named: Vec<usize> = (0..300).filter(|&i| poller.readable(i)).collect();

@@ -8,7 +8,8 @@
  * counters of all repetitions are pooled into one table.
  *
  *   bench-transport [--smoke] [--reps N] [--only pingpong|gameloop|relay|shape|idle|scale]
- *                 [--relay-ticks N] [--scale-procs N] [--lib enet|plaintext|encrypted|carrier]...
+ *                 [--relay-ticks N] [--scale-procs N] [--scale-ticks N] [--scale-clients N]
+ *                 [--lib enet|plaintext|encrypted|carrier]...
  *
  * --only runs one measurement (rows 1, 2, 8; rows 3, 4; rows 5, 6, 7; row 5b, issue 35's
  * server shape; row 9, the idle server loop; or row 10, the server at 64, 512 and 2,048
@@ -16,6 +17,8 @@
  * print n/a.
  * --relay-ticks sets how many server ticks rows 5 and 5b measure (a longer window for perf).
  * --scale-procs sets how many processes run row 10's client hosts (default 1, at most 8).
+ * --scale-ticks sets how many server ticks each size of row 10 measures, and --scale-clients
+ * runs that one size only (both for profiling one size of row 10).
  * --lib (repeatable) runs only the libraries named; the others' columns print n/a.
  * --smoke: a few seconds; it checks behaviour (every message of the RTT rows and every
  * reliable message through the lossy proxy delivered; in rows 5b and 10 every client
@@ -486,7 +489,7 @@ static void smoke_checks(bt_result res[NLIBS], const bt_plan *plan, int not_fini
 }
 
 int main(int argc, char **argv) {
-    int smoke = 0, reps = 2, only = -1, relay_ticks = 0, scale_procs = 0;
+    int smoke = 0, reps = 2, only = -1, relay_ticks = 0, scale_procs = 0, scale_ticks = 0, scale_clients = 0;
     int libs = 0; /* a bit per LIBS index, 0: all */
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--smoke") == 0) {
@@ -502,9 +505,15 @@ int main(int argc, char **argv) {
         } else if (strcmp(argv[i], "--scale-procs") == 0 && i + 1 < argc && atoi(argv[i + 1]) > 0 &&
                    atoi(argv[i + 1]) <= 8) {
             scale_procs = atoi(argv[++i]);
+        } else if (strcmp(argv[i], "--scale-ticks") == 0 && i + 1 < argc && atoi(argv[i + 1]) > 0) {
+            scale_ticks = atoi(argv[++i]);
+        } else if (strcmp(argv[i], "--scale-clients") == 0 && i + 1 < argc && atoi(argv[i + 1]) > 0 &&
+                   atoi(argv[i + 1]) <= 4096) {
+            scale_clients = atoi(argv[++i]);
         } else {
             fprintf(stderr, "usage: %s [--smoke] [--reps N] [--only pingpong|gameloop|relay|shape|idle|scale] "
-                    "[--relay-ticks N] [--scale-procs N] [--lib enet|plaintext|encrypted|carrier]...\n",
+                    "[--relay-ticks N] [--scale-procs N] [--scale-ticks N] [--scale-clients N] "
+                    "[--lib enet|plaintext|encrypted|carrier]...\n",
                     argv[0]);
             return 2;
         }
@@ -519,6 +528,15 @@ int main(int argc, char **argv) {
     }
     if (scale_procs > 0) {
         plan_v.scale_client_procs = scale_procs;
+    }
+    if (scale_ticks > 0) {
+        plan_v.scale_ticks = scale_ticks;
+    }
+    if (scale_clients > 0) {
+        plan_v.scale_clients[0] = (uint32_t)scale_clients;
+        for (int s = 1; s < BT_SCALE_MAX; s++) {
+            plan_v.scale_clients[s] = 0;
+        }
     }
     const bt_plan *plan = &plan_v;
     ENetVersion ev = enet_linked_version();

@@ -6,11 +6,12 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
-use crossbeam_channel::{Receiver, RecvTimeoutError, Sender, TryRecvError, TrySendError};
+use crossbeam_channel::{Receiver, RecvTimeoutError, TryRecvError, TrySendError};
 
 use super::aws_lc_aead;
 use super::budget::{EngineBudget, SendBudget};
 use super::carrier::{self, Carrier, ExternalLink, Incoming, Outgoing, Wire};
+use super::counted::{self, CountedReceiver, CountedSender};
 use super::host_config::{Direction, HostConfig};
 use super::host_error::{FullQueue, HostError};
 use super::host_event::HostEvent;
@@ -89,8 +90,8 @@ pub struct Host {
     /// The core the network thread runs, for the work the engine's thread does itself
     /// (`thread::DirectPath`: flushing, and receiving while it polls).
     direct: Arc<Mutex<dyn DirectPath>>,
-    commands: Sender<Command>,
-    events: Receiver<ThreadMsg>,
+    commands: CountedSender<Command>,
+    events: CountedReceiver<ThreadMsg>,
     /// Events not yet polled: delivered by the engine's own reads, or taken off the
     /// channel while refreshing statistics (`PENDING_CAPACITY`).
     pending: VecDeque<HostEvent>,
@@ -244,8 +245,8 @@ impl Host {
             Wire::Udp(_) => None,
         };
         let (proto, ids) = make(local_addr)?;
-        let (cmd_tx, cmd_rx) = crossbeam_channel::bounded(COMMAND_QUEUE_CAPACITY);
-        let (ev_tx, ev_rx) = crossbeam_channel::bounded(EVENT_QUEUE_CAPACITY);
+        let (cmd_tx, cmd_rx) = counted::bounded(COMMAND_QUEUE_CAPACITY);
+        let (ev_tx, ev_rx) = counted::bounded(EVENT_QUEUE_CAPACITY);
         let (done_tx, done_rx) = crossbeam_channel::bounded(1);
         // Received messages come in buffers sized to them, down to the endpoint's small
         // ones: those come back too.

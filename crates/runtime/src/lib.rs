@@ -42,6 +42,7 @@
 
 mod budget;
 mod carrier;
+mod counted;
 mod engine_polls;
 mod host;
 mod host_config;

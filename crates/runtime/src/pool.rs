@@ -5,7 +5,7 @@
 //! and the sending side takes one from there first. Both ends only `try_` the channel,
 //! so neither side ever blocks: an empty list means "allocate", a full one means "drop".
 
-use crossbeam_channel::{Receiver, Sender};
+use super::counted::{self, CountedReceiver, CountedSender};
 
 /// How many idle buffers a free-list keeps.
 pub(crate) const POOL_CAPACITY: usize = 1024;
@@ -21,8 +21,8 @@ const FRESH_CAPACITY: usize = 256;
 /// One end-to-end free-list. Cloning shares the same list.
 #[derive(Debug, Clone)]
 pub(crate) struct BufferPool {
-    tx: Sender<Vec<u8>>,
-    rx: Receiver<Vec<u8>>,
+    tx: CountedSender<Vec<u8>>,
+    rx: CountedReceiver<Vec<u8>>,
     /// Smaller buffers are freed rather than kept.
     min_capacity: usize,
 }
@@ -32,7 +32,7 @@ impl BufferPool {
     /// buffers must hold a whole datagram, and a smaller one handed back by the engine
     /// would have to grow (allocate) on its first use there.
     pub(crate) fn new(min_capacity: usize) -> Self {
-        let (tx, rx) = crossbeam_channel::bounded(POOL_CAPACITY);
+        let (tx, rx) = counted::bounded(POOL_CAPACITY);
         BufferPool { tx, rx, min_capacity: min_capacity.max(1) }
     }
 

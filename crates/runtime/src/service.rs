@@ -189,6 +189,11 @@ fn run(inbox: Arc<Inbox>, mut poller: Poller) {
     // Dropped after the exit decision, so that the last host's drop finds the
     // thread's handle to join.
     let mut finished: Vec<Sender<()>> = Vec::new();
+    // Whether the last wait found the wake channel signalled. Only then can a host's
+    // flag be set (see `Poller::wait`), so a round woken by sockets or deadlines alone
+    // does not touch every host's flag: with hundreds of hosts those were a cold line
+    // each, every round.
+    let mut signalled = true;
     loop {
         let mut changed = false;
         {
@@ -203,7 +208,7 @@ fn run(inbox: Arc<Inbox>, mut poller: Poller) {
             // Readiness is of the last wait, whose set was `slots` before this round's
             // newcomers (appended, so the indices hold; nobody leaves before the end
             // of the round).
-            let woken = slot.woken.swap(false, Ordering::AcqRel);
+            let woken = signalled && slot.woken.swap(false, Ordering::AcqRel);
             if !(woken || poller.readable(i) || now >= slot.deadline) {
                 continue;
             }
@@ -247,7 +252,9 @@ fn run(inbox: Arc<Inbox>, mut poller: Poller) {
         finished.clear();
         let now = Instant::now();
         let timeout = slots.iter().map(|s| s.deadline.saturating_duration_since(now)).min().unwrap_or(Duration::ZERO);
-        if let Err(e) = poller.wait(timeout) {
+        let waited = poller.wait(timeout);
+        signalled = !matches!(waited, Ok(false));
+        if let Err(e) = waited {
             // The wait itself failed (not a host's doing): every host is told, as each
             // was when its own thread's wait failed.
             let message = format!("network thread stopped: {e}");

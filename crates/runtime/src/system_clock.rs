@@ -1,20 +1,31 @@
 //! The system's clocks: the one place the runtime reads the time. The protocol crate
 //! only ever sees the microseconds (and the Unix seconds) this hands it.
 
+use std::sync::OnceLock;
 use std::time::{Duration, Instant, SystemTime, SystemTimeError, UNIX_EPOCH};
 
 use tickwire_proto::{Clock, Micros};
 
-/// The process's monotonic clock, counted from the moment this value was created.
+/// The process's monotonic clock, counted from the first one made in the process.
+///
+/// Every host of the process reads the same timeline, so that what falls on a grid of
+/// it (the steady engines' stall checks, `engine_polls.rs`) falls on the same instants
+/// for all of them, and the network thread wakes once for many hosts. With an origin
+/// per host (the clock's creation), the grids of 512 client hosts in one process lay
+/// at random offsets from one another: the thread woke 55 times a frame instead of a
+/// few (docs/benchmarks.md, issue 35).
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct SystemClock {
     origin: Instant,
 }
 
+/// The zero of every [`SystemClock`] in the process.
+static ORIGIN: OnceLock<Instant> = OnceLock::new();
+
 impl SystemClock {
-    /// A clock whose zero is now.
+    /// The process's clock (its zero is when the first was made).
     pub(crate) fn new() -> Self {
-        SystemClock { origin: Instant::now() }
+        SystemClock { origin: *ORIGIN.get_or_init(Instant::now) }
     }
     /// Converts an `Instant` to this clock's timeline (saturating at 0 for the past).
     pub(crate) fn micros_at(&self, t: Instant) -> Micros {
@@ -59,6 +70,19 @@ mod tests {
         std::thread::sleep(std::time::Duration::from_millis(2));
         let b = c.now_us();
         assert!(b >= a + 1_000, "{a} {b}");
+    }
+
+    #[test]
+    fn clocks_made_apart_read_one_timeline() {
+        let a = SystemClock::new();
+        std::thread::sleep(std::time::Duration::from_millis(5));
+        let b = SystemClock::new();
+        let (ta, tb) = (a.now_us(), b.now_us());
+        // Read one after the other: equal but for the microseconds between the reads
+        // (a clock made later with its own zero would be 5 ms behind).
+        assert!(tb >= ta && tb - ta < 1_000, "{ta} {tb}");
+        let t = Instant::now();
+        assert_eq!(a.micros_at(t), b.micros_at(t));
     }
 
     #[test]

@@ -31,13 +31,12 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use crossbeam_channel::{Receiver, Sender};
-
 mod datagrams;
 mod reports;
 
 use super::budget::{SendBudget, ThreadBudget};
 use super::carrier::Wire;
+use super::counted::{CountedReceiver, CountedSender};
 use super::engine_polls::EnginePolls;
 use super::host_config::Direction;
 use super::host_event::HostEvent;
@@ -214,8 +213,8 @@ pub(crate) struct ThreadParts<P> {
     pub wire: Wire,
     pub shared: Arc<Shared>,
     pub clock: SystemClock,
-    pub commands: Receiver<Command>,
-    pub events: Sender<ThreadMsg>,
+    pub commands: CountedReceiver<Command>,
+    pub events: CountedSender<ThreadMsg>,
     pub send_pool: BufferPool,
     pub msg_pool: BufferPool,
     pub outbound_sim: Option<LinkConfig>,
@@ -325,7 +324,7 @@ pub(crate) type Core<P> = Mutex<NetLoop<P>>;
 pub(crate) struct Hosted<P> {
     pub core: Arc<Core<P>>,
     pub shared: Arc<Shared>,
-    pub events: Sender<ThreadMsg>,
+    pub events: CountedSender<ThreadMsg>,
 }
 
 impl<P: Driver + Send + 'static> Turn for Hosted<P> {

@@ -14,9 +14,9 @@ impl<P> ThreadParts<P> {
 use crate::fake_endpoint::FakeEndpoint;
 use crate::waker;
 
-fn parts(events: Sender<ThreadMsg>) -> (ThreadParts<FakeEndpoint>, Sender<Command>) {
+fn parts(events: CountedSender<ThreadMsg>) -> (ThreadParts<FakeEndpoint>, CountedSender<Command>) {
     let (waker, _woken) = waker::WakeChannel::new().unwrap().waker();
-    let (cmd_tx, cmd_rx) = crossbeam_channel::bounded(16);
+    let (cmd_tx, cmd_rx) = crate::counted::bounded(16);
     let shared = Arc::new(Shared {
         waker,
         shutdown: AtomicBool::new(false),
@@ -71,7 +71,7 @@ fn feed(l: &mut NetLoop<FakeEndpoint>, n: u8) {
 
 #[test]
 fn a_full_event_channel_leaves_events_in_the_protocol_in_order() {
-    let (tx, rx) = crossbeam_channel::bounded(4);
+    let (tx, rx) = crate::counted::bounded(4);
     let (p, _cmd) = parts(tx);
     let mut l = NetLoop::new(p);
     feed(&mut l, 10);
@@ -103,7 +103,7 @@ fn an_engine_that_reads_takes_its_events_directly_in_order() {
         HostEvent::Message { data, .. } => data[0],
         other => panic!("unexpected {other:?}"),
     };
-    let (tx, rx) = crossbeam_channel::bounded(64);
+    let (tx, rx) = crate::counted::bounded(64);
     let (p, _cmd) = parts(tx);
     let mut l = NetLoop::new(p);
     let mut q = VecDeque::with_capacity(4);
@@ -133,7 +133,7 @@ fn an_engine_that_reads_takes_its_events_directly_in_order() {
 #[test]
 fn received_messages_in_the_channel_are_limited_until_the_engine_takes_them() {
     use crate::to_engine::{MAX_BYTES_IN_CHANNEL, MAX_MESSAGES_IN_CHANNEL, MESSAGE_OVERHEAD};
-    let (tx, rx) = crossbeam_channel::bounded(8192);
+    let (tx, rx) = crate::counted::bounded(8192);
     let (p, _cmd) = parts(tx);
     let shared = p.shared.clone();
     let mut l = NetLoop::new(p);
@@ -159,7 +159,7 @@ fn received_messages_in_the_channel_are_limited_until_the_engine_takes_them() {
 
 #[test]
 fn sleep_time_honours_the_auto_flush_deadline() {
-    let (tx, _rx) = crossbeam_channel::bounded(2);
+    let (tx, _rx) = crate::counted::bounded(2);
     let (mut p, _cmd) = parts(tx);
     p.idle_cap = Duration::from_secs(60);
     p.auto_flush_us = 5_000;
@@ -169,14 +169,14 @@ fn sleep_time_honours_the_auto_flush_deadline() {
 
 #[test]
 fn send_buffers_go_back_to_the_engine_pool() {
-    let (tx, _rx) = crossbeam_channel::bounded(16);
+    let (tx, _rx) = crate::counted::bounded(16);
     let (p, cmd) = parts(tx);
     let pool = p.send_pool.clone();
     let mut l = NetLoop::new(p);
     let peer_addr: SocketAddr = "127.0.0.1:9".parse().unwrap();
-    cmd.send(Command::Connect { peer: 7, addr: peer_addr, budget: SendBudget::new(), binding: None }).unwrap();
-    cmd.send(Command::Send { peer: 7, channel: 0, data: Vec::with_capacity(300) }).unwrap();
-    cmd.send(Command::Send { peer: 8, channel: 0, data: Vec::with_capacity(300) }).unwrap();
+    cmd.try_send(Command::Connect { peer: 7, addr: peer_addr, budget: SendBudget::new(), binding: None }).unwrap();
+    cmd.try_send(Command::Send { peer: 7, channel: 0, data: Vec::with_capacity(300) }).unwrap();
+    cmd.try_send(Command::Send { peer: 8, channel: 0, data: Vec::with_capacity(300) }).unwrap();
     l.apply_commands(0);
     assert_eq!(l.rt.sends_rejected, 1, "peer 8 is unknown to the endpoint");
     assert!(pool.try_take().is_some() && pool.try_take().is_some(), "both buffers returned");
@@ -188,7 +188,7 @@ fn send_buffers_go_back_to_the_engine_pool() {
 /// (their work made nothing due: no replan).
 #[test]
 fn the_direct_path_sends_and_receives_on_the_calling_thread() {
-    let (tx, rx) = crossbeam_channel::bounded(64);
+    let (tx, rx) = crate::counted::bounded(64);
     let (p, cmd) = parts(tx);
     let local = p.socket().local_addr().unwrap();
     let mut l = NetLoop::new(p);
@@ -196,8 +196,8 @@ fn the_direct_path_sends_and_receives_on_the_calling_thread() {
     let peer_socket = UdpSocket::bind("127.0.0.1:0").unwrap();
     peer_socket.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
     let peer_addr = peer_socket.local_addr().unwrap();
-    cmd.send(Command::Connect { peer: 7, addr: peer_addr, budget: SendBudget::new(), binding: None }).unwrap();
-    cmd.send(Command::Send { peer: 7, channel: 2, data: b"direct".to_vec() }).unwrap();
+    cmd.try_send(Command::Connect { peer: 7, addr: peer_addr, budget: SendBudget::new(), binding: None }).unwrap();
+    cmd.try_send(Command::Send { peer: 7, channel: 2, data: b"direct".to_vec() }).unwrap();
     assert!(!l.flush_now(), "nothing new is due");
     let mut buf = [0u8; 64];
     let (n, from) = peer_socket.recv_from(&mut buf).expect("the flush reached the wire");
@@ -223,12 +223,12 @@ fn the_direct_path_sends_and_receives_on_the_calling_thread() {
 /// for a wake (here: the outbound simulator holds the datagram for 20 ms).
 #[test]
 fn direct_work_that_makes_something_due_asks_the_thread_to_replan() {
-    let (tx, _rx) = crossbeam_channel::bounded(64);
+    let (tx, _rx) = crate::counted::bounded(64);
     let (mut p, cmd) = parts(tx);
     p.outbound_sim = Some(LinkConfig { latency_us: 20_000, ..LinkConfig::perfect() });
     let mut l = NetLoop::new(p);
     l.planned_wake = Micros::MAX;
-    cmd.send(Command::Connect {
+    cmd.try_send(Command::Connect {
         peer: 7,
         addr: "127.0.0.1:9".parse().unwrap(),
         budget: SendBudget::new(),
@@ -236,11 +236,11 @@ fn direct_work_that_makes_something_due_asks_the_thread_to_replan() {
     })
     .unwrap();
     assert!(!l.flush_now(), "a connect alone makes nothing due for the fake");
-    cmd.send(Command::Send { peer: 7, channel: 0, data: vec![1] }).unwrap();
+    cmd.try_send(Command::Send { peer: 7, channel: 0, data: vec![1] }).unwrap();
     assert!(l.flush_now(), "the simulator's delivery is due before the planned wake");
     // Planned for after that delivery already: no wake needed.
     l.planned_wake = 0;
-    cmd.send(Command::Send { peer: 7, channel: 0, data: vec![2] }).unwrap();
+    cmd.try_send(Command::Send { peer: 7, channel: 0, data: vec![2] }).unwrap();
     assert!(!l.flush_now());
 }
 
@@ -250,7 +250,7 @@ fn direct_work_that_makes_something_due_asks_the_thread_to_replan() {
 #[test]
 fn turns_run_the_endpoint_timers_only_when_one_is_due() {
     use std::sync::atomic::Ordering::Relaxed;
-    let (tx, _rx) = crossbeam_channel::bounded(4096);
+    let (tx, _rx) = crate::counted::bounded(4096);
     let (p, _cmd) = parts(tx);
     let local = p.socket().local_addr().unwrap();
     let (updates, timer) = (p.proto.updates.clone(), p.proto.timer.clone());
@@ -284,7 +284,7 @@ fn turns_run_the_endpoint_timers_only_when_one_is_due() {
 #[cfg(target_os = "linux")]
 #[test]
 fn a_late_read_keeps_the_kernels_arrival_time() {
-    let (tx, _rx) = crossbeam_channel::bounded(4096);
+    let (tx, _rx) = crate::counted::bounded(4096);
     let (p, _cmd) = parts(tx);
     assert!(crate::recv_batch::enable_timestamps(p.socket()));
     crate::recv_batch::tests::settle_timestamping();
@@ -306,8 +306,8 @@ fn a_late_read_keeps_the_kernels_arrival_time() {
 /// A loop around the fake endpoint with receive moderation of 1 ms, and the ends of
 /// its channels (kept open for the test's length, as a host keeps them).
 #[cfg(target_os = "linux")]
-fn moderated_loop() -> (NetLoop<FakeEndpoint>, Receiver<ThreadMsg>, Sender<Command>) {
-    let (tx, rx) = crossbeam_channel::bounded(4096);
+fn moderated_loop() -> (NetLoop<FakeEndpoint>, CountedReceiver<ThreadMsg>, CountedSender<Command>) {
+    let (tx, rx) = crate::counted::bounded(4096);
     let (mut p, cmd) = parts(tx);
     p.moderation_us = 1_000;
     (NetLoop::new(p), rx, cmd)

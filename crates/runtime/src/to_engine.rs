@@ -20,7 +20,9 @@ use std::collections::VecDeque;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use crossbeam_channel::{Sender, TrySendError};
+use crossbeam_channel::TrySendError;
+
+use super::counted::CountedSender;
 
 use super::host_event::HostEvent;
 use super::thread::{Shared, ThreadMsg};
@@ -56,7 +58,7 @@ impl Polled {
 
 /// The thread's end of the channel.
 pub(crate) struct ToEngine {
-    tx: Sender<ThreadMsg>,
+    tx: CountedSender<ThreadMsg>,
     capacity: usize,
     shared: Arc<Shared>,
     /// Received messages (and their bytes) put in the channel, ever.
@@ -67,8 +69,8 @@ pub(crate) struct ToEngine {
 }
 
 impl ToEngine {
-    pub(crate) fn new(tx: Sender<ThreadMsg>, shared: Arc<Shared>) -> Self {
-        let capacity = tx.capacity().unwrap_or(usize::MAX);
+    pub(crate) fn new(tx: CountedSender<ThreadMsg>, shared: Arc<Shared>) -> Self {
+        let capacity = tx.capacity();
         ToEngine { tx, capacity, shared, sent_messages: 0, sent_bytes: 0, control: VecDeque::new() }
     }
 

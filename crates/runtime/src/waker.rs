@@ -134,11 +134,16 @@ impl<S: WaitSet> Poller<S> {
 
     /// Blocks until a watched socket is readable, the channel is signalled, or
     /// `timeout` passes. Drains the channel. EINTR counts as a (spurious) wake.
-    pub(crate) fn wait(&mut self, timeout: Duration) -> io::Result<()> {
-        if self.set.wait(timeout)? {
+    /// Returns whether the channel was signalled: if not, no host's flag was set
+    /// before the wait (a flag is set before its signal), and one set since has its
+    /// signal still pending for the next wait. (Always true where there is no wake
+    /// primitive.)
+    pub(crate) fn wait(&mut self, timeout: Duration) -> io::Result<bool> {
+        let signalled = self.set.wait(timeout)?;
+        if signalled {
             self.chan.chan.drain();
         }
-        Ok(())
+        Ok(signalled)
     }
 
     /// Leaves socket `i` (of the last [`watch`](Self::watch)) out of the waits from now

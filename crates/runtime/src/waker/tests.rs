@@ -56,7 +56,7 @@ fn readable<S: WaitSet>(poller: &Poller<S>, n: usize) -> Vec<bool> {
 /// Waits that must time out: nothing watched is readable.
 fn assert_times_out<S: WaitSet>(poller: &mut Poller<S>) {
     let start = Instant::now();
-    poller.wait(Duration::from_millis(30)).unwrap();
+    assert!(!poller.wait(Duration::from_millis(30)).unwrap(), "a timeout is no signal");
     assert!(start.elapsed() >= Duration::from_millis(20), "woke after {:?}", start.elapsed());
 }
 
@@ -72,7 +72,7 @@ fn wake_interrupts_a_long_wait_and_sets_only_its_flag<S: WaitSet>(make: Make<S>)
         waker.wake();
     });
     let start = Instant::now();
-    poller.wait(Duration::from_secs(30)).unwrap();
+    assert!(poller.wait(Duration::from_secs(30)).unwrap(), "the wait says it was signalled");
     // Without the wake this would take 30 s; the margin is huge on purpose.
     assert!(start.elapsed() < Duration::from_secs(10), "{:?}", start.elapsed());
     assert!(flag.load(Ordering::Acquire));
@@ -212,3 +212,26 @@ fn child_wake_after_poller_dropped() {
         waker.wake();
     }
 }
+
+/// The service reads the hosts' flags only after a wait that says it was signalled: a
+/// wait ended by a socket or a timeout says not, and a wake that lands after one (its
+/// flag set) ends the next wait at once, signalled.
+fn a_wait_says_whether_it_was_signalled<S: WaitSet>(make: Make<S>) {
+    let chan = WakeChannel::new().unwrap();
+    let mut poller = make(chan.clone()).unwrap();
+    let sock = bind();
+    poller.watch(std::iter::once(Some(&sock)));
+    send_to(&sock);
+    assert!(!poller.wait(Duration::from_secs(30)).unwrap(), "a readable socket is no signal");
+    assert!(poller.readable(0));
+    let mut buf = [0u8; 8];
+    sock.recv(&mut buf).unwrap();
+    let (waker, flag) = chan.waker();
+    waker.wake();
+    let start = Instant::now();
+    assert!(poller.wait(Duration::from_secs(30)).unwrap());
+    assert!(start.elapsed() < Duration::from_secs(10));
+    assert!(flag.load(Ordering::Acquire));
+    assert_times_out(&mut poller);
+}
+for_each_set!(signalled, a_wait_says_whether_it_was_signalled);

@@ -157,6 +157,12 @@ impl EnginePolls {
         self.cadence.polled(now);
     }
 
+    /// Whether `at` (a time at or before the latest poll) falls in the engine's current
+    /// burst of polls: its frame's, when its frames are steady.
+    pub(crate) fn in_current_burst(&self, at: Micros) -> bool {
+        self.cadence.burst_at.is_some_and(|b| at >= b)
+    }
+
     /// The engine's read at its latest poll took `bytes` from the socket in `datagrams`.
     pub(crate) fn read(&mut self, datagrams: usize, bytes: usize) {
         let load = bytes.saturating_add(datagrams.saturating_mul(DATAGRAM_OVERHEAD));

@@ -486,6 +486,52 @@ fn steady_frames_leave_the_datagrams_to_the_engine_until_a_frame_is_late() {
     assert_eq!(l.p.proto.arrivals.len(), 2, "a stalled engine's datagram was left in the socket");
 }
 
+/// A steady engine polls until its queue is empty each frame: the poll right after a read
+/// of the frame's burst that found the socket empty does not read it again (a system
+/// call that would find nothing, per host per frame); the next poll reads what arrived
+/// meanwhile, with its arrival time. An engine whose frames are not steady (here before
+/// they are) reads at every poll.
+#[cfg(target_os = "linux")]
+#[test]
+fn a_steady_engine_does_not_read_a_socket_it_just_emptied() {
+    use std::time::Instant;
+    const FRAME: Duration = Duration::from_millis(20);
+    let (mut l, _events, _commands) = moderated_loop();
+    let local = l.p.socket().local_addr().unwrap();
+    let sender = UdpSocket::bind("127.0.0.1:0").unwrap();
+    l.receive_now(&mut VecDeque::new());
+    let _ = quiet_after_turn(&mut l);
+    std::thread::sleep(Duration::from_micros(TIMESTAMPS_SETTLE_US));
+    // Not steady yet: a poll right after one that emptied the socket reads it.
+    sender.send_to(&[1, 0], local).unwrap();
+    std::thread::sleep(Duration::from_millis(2));
+    l.receive_now(&mut VecDeque::new());
+    sender.send_to(&[1, 1], local).unwrap();
+    std::thread::sleep(Duration::from_micros(100));
+    l.receive_now(&mut VecDeque::new());
+    assert_eq!(l.p.proto.arrivals.len(), 2, "an engine that is not steady reads at every poll");
+    let mut next = Instant::now();
+    let owned = (0..50).any(|_| {
+        sender.send_to(&[0, 0], local).unwrap();
+        next += FRAME;
+        std::thread::sleep(next.saturating_duration_since(Instant::now()));
+        l.receive_now(&mut VecDeque::new());
+        l.engine_reads(l.p.clock.now_us())
+    });
+    assert!(owned, "steady 20 ms frames never got the socket");
+    // The frame's burst: the first poll read the socket empty; a datagram arrives; the
+    // burst's next poll leaves it, and the one after reads it.
+    l.p.proto.arrivals.clear();
+    let sent_at = l.p.clock.now_us();
+    sender.send_to(&[0, 1], local).unwrap();
+    std::thread::sleep(Duration::from_micros(200));
+    l.receive_now(&mut VecDeque::new());
+    assert!(l.p.proto.arrivals.is_empty(), "read right after the read that found the socket empty");
+    l.receive_now(&mut VecDeque::new());
+    assert_eq!(l.p.proto.arrivals.len(), 1, "one poll held up, not the burst");
+    assert!(l.p.proto.arrivals[0] < sent_at + 4_000, "arrival {} for a send at {sent_at}", l.p.proto.arrivals[0]);
+}
+
 /// Every slot of a host's two channels is allocated and written when the host starts,
 /// as large as the largest thing that may go through: 2,048 events and 4,096 commands.
 /// Statistics snapshots (184 bytes and more) once went through the event channel and

@@ -41,6 +41,7 @@ impl<P: Driver> NetLoop<P> {
             return self.receive_pushed(&link);
         }
         self.read_bytes = 0;
+        self.found_empty = false;
         let mut read = 0;
         while read < MAX_RECV_PER_TURN {
             let received = {
@@ -48,7 +49,10 @@ impl<P: Driver> NetLoop<P> {
                 self.rx.receive(socket)
             };
             match received {
-                Ok(Received::Empty) => break,
+                Ok(Received::Empty) => {
+                    self.found_empty = true;
+                    break;
+                }
                 Ok(Received::Some { n, drained }) => {
                     // Each datagram's arrival: when the kernel queued it (its receive
                     // timestamp, where the platform gives one), not when this read ran,
@@ -67,6 +71,7 @@ impl<P: Driver> NetLoop<P> {
                     }
                     read += n;
                     if drained {
+                        self.found_empty = true;
                         break;
                     }
                 }

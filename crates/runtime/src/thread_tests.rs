@@ -434,25 +434,8 @@ fn busy_poller_an_engine_that_keeps_polling_keeps_the_thread_away_longer() {
 fn steady_frames_leave_the_datagrams_to_the_engine_until_a_frame_is_late() {
     use std::time::Instant;
     const FRAME: Duration = Duration::from_millis(20);
-    let (mut l, _events, _commands) = moderated_loop();
-    let local = l.p.socket().local_addr().unwrap();
-    let sender = UdpSocket::bind("127.0.0.1:0").unwrap();
-    // The first poll and turn ask for receive timestamps.
-    l.receive_now(&mut VecDeque::new());
-    let _ = quiet_after_turn(&mut l);
-    std::thread::sleep(Duration::from_micros(TIMESTAMPS_SETTLE_US));
-    // Frames until the socket is the engine's: a few steady ones (a preempted frame
-    // starts the count again; a loaded machine gets fifty tries).
-    let mut next = Instant::now();
-    // Each frame reads a datagram: a socket without traffic is not left to the engine.
-    let owned = (0..50).any(|_| {
-        sender.send_to(&[0, 0], local).unwrap();
-        next += FRAME;
-        std::thread::sleep(next.saturating_duration_since(Instant::now()));
-        l.receive_now(&mut VecDeque::new());
-        l.engine_reads(l.p.clock.now_us())
-    });
-    assert!(owned, "steady 20 ms frames never got the socket");
+    let (mut l, _channels, sender, local) = stamped_loop();
+    let next = frames_until_steady(&mut l, &sender, FRAME);
     l.p.proto.arrivals.clear();
     // A datagram in the middle of the frame, and a turn (a timer's): left in the socket,
     // and the socket left out of the wait until the next frame is due.
@@ -494,14 +477,8 @@ fn steady_frames_leave_the_datagrams_to_the_engine_until_a_frame_is_late() {
 #[cfg(target_os = "linux")]
 #[test]
 fn a_steady_engine_does_not_read_a_socket_it_just_emptied() {
-    use std::time::Instant;
     const FRAME: Duration = Duration::from_millis(20);
-    let (mut l, _events, _commands) = moderated_loop();
-    let local = l.p.socket().local_addr().unwrap();
-    let sender = UdpSocket::bind("127.0.0.1:0").unwrap();
-    l.receive_now(&mut VecDeque::new());
-    let _ = quiet_after_turn(&mut l);
-    std::thread::sleep(Duration::from_micros(TIMESTAMPS_SETTLE_US));
+    let (mut l, _channels, sender, local) = stamped_loop();
     // Not steady yet: a poll right after one that emptied the socket reads it.
     sender.send_to(&[1, 0], local).unwrap();
     std::thread::sleep(Duration::from_millis(2));
@@ -510,15 +487,7 @@ fn a_steady_engine_does_not_read_a_socket_it_just_emptied() {
     std::thread::sleep(Duration::from_micros(100));
     l.receive_now(&mut VecDeque::new());
     assert_eq!(l.p.proto.arrivals.len(), 2, "an engine that is not steady reads at every poll");
-    let mut next = Instant::now();
-    let owned = (0..50).any(|_| {
-        sender.send_to(&[0, 0], local).unwrap();
-        next += FRAME;
-        std::thread::sleep(next.saturating_duration_since(Instant::now()));
-        l.receive_now(&mut VecDeque::new());
-        l.engine_reads(l.p.clock.now_us())
-    });
-    assert!(owned, "steady 20 ms frames never got the socket");
+    frames_until_steady(&mut l, &sender, FRAME);
     // The frame's burst: the first poll read the socket empty; a datagram arrives; the
     // burst's next poll leaves it, and the one after reads it.
     l.p.proto.arrivals.clear();
@@ -530,6 +499,41 @@ fn a_steady_engine_does_not_read_a_socket_it_just_emptied() {
     l.receive_now(&mut VecDeque::new());
     assert_eq!(l.p.proto.arrivals.len(), 1, "one poll held up, not the burst");
     assert!(l.p.proto.arrivals[0] < sent_at + 4_000, "arrival {} for a send at {sent_at}", l.p.proto.arrivals[0]);
+}
+
+/// A moderated loop (its channels' ends beside it) whose receive timestamps have
+/// settled (its first poll and turn asked for them), a socket to send to it from, and
+/// its address.
+#[cfg(target_os = "linux")]
+#[allow(clippy::type_complexity)]
+fn stamped_loop() -> (NetLoop<FakeEndpoint>, (CountedReceiver<ThreadMsg>, CountedSender<Command>), UdpSocket, SocketAddr)
+{
+    let (mut l, events, commands) = moderated_loop();
+    let local = l.p.socket().local_addr().unwrap();
+    l.receive_now(&mut VecDeque::new());
+    let _ = quiet_after_turn(&mut l);
+    std::thread::sleep(Duration::from_micros(TIMESTAMPS_SETTLE_US));
+    (l, (events, commands), UdpSocket::bind("127.0.0.1:0").unwrap(), local)
+}
+
+/// Polls at frames of `frame` (each reading a datagram `sender` sent: a socket without
+/// traffic is not left to the engine) until the socket is the engine's: a few steady
+/// frames, a preempted one starting the count again, fifty tries for a loaded machine.
+/// Returns when the last of those frames was due.
+#[cfg(target_os = "linux")]
+fn frames_until_steady(l: &mut NetLoop<FakeEndpoint>, sender: &UdpSocket, frame: Duration) -> std::time::Instant {
+    use std::time::Instant;
+    let local = l.p.socket().local_addr().unwrap();
+    let mut next = Instant::now();
+    let owned = (0..50).any(|_| {
+        sender.send_to(&[0, 0], local).unwrap();
+        next += frame;
+        std::thread::sleep(next.saturating_duration_since(Instant::now()));
+        l.receive_now(&mut VecDeque::new());
+        l.engine_reads(l.p.clock.now_us())
+    });
+    assert!(owned, "steady {frame:?} frames never got the socket");
+    next
 }
 
 /// Every slot of a host's two channels is allocated and written when the host starts,

@@ -40,6 +40,7 @@
 
 #![warn(missing_docs)]
 
+mod aws_lc_aead;
 mod budget;
 mod carrier;
 mod counted;
@@ -53,8 +54,6 @@ mod os_seed;
 mod pool;
 mod resolve;
 mod recv_batch;
-mod aws_lc_aead;
-pub use aws_lc_aead::aws_lc_aead;
 mod rendezvous_server;
 mod send_batch;
 mod service;
@@ -72,6 +71,7 @@ mod fake_endpoint;
 #[cfg(test)]
 mod tests;
 
+pub use aws_lc_aead::aws_lc_aead;
 pub use carrier::{Carrier, INBOUND_RING, Incoming, MAX_PUSHED_AGE_US, OUTBOUND_RING, Outgoing};
 pub use host::{COMMAND_QUEUE_CAPACITY, Host, SHUTDOWN_WAIT, TraversalSetup};
 pub use host_config::{DEFAULT_RECEIVE_MODERATION_US, Direction, HostConfig, aes_gcm_in_hardware};

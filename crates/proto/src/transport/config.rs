@@ -95,7 +95,7 @@ pub struct EndpointConfig {
     /// Default false.
     pub aes_gcm: bool,
     /// The AEAD library that seals packets, if the owner gives one (the runtime gives
-    /// `ring`'s, faster than this crate's own RustCrypto ciphers; `packet_aead.rs`).
+    /// AWS-LC's, faster than this crate's own RustCrypto ciphers; `packet_aead.rs`).
     /// Same algorithms, same bytes: only speed differs. Default `None`: the crate's own.
     pub aead: Option<ProvidedAead>,
     /// Seeds salts, the cookie secret and the ephemeral keys, with `key_seed`. Tests

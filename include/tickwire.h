@@ -1595,7 +1595,12 @@ typedef struct tw_host_config {
      */
     uint32_t send_queue_limit_bytes;
     /**
-     * SO_RCVBUF in bytes; 0 (the default) keeps the OS default.
+     * SO_RCVBUF in bytes (default 262144, as ENet's hosts ask for; the OS may cap it:
+     * Linux at `net.core.rmem_max`, counting twice what it keeps). 0 keeps the OS
+     * default. A host whose engine polls once a frame leaves the socket to the engine
+     * for as many frames as this holds (with one to spare), and its network thread
+     * wakes only that often to check that the frames still come: below three frames'
+     * datagrams (each charged about a kilobyte), it wakes every frame.
      */
     uint32_t recv_buffer_bytes;
     /**

@@ -73,7 +73,12 @@ pub struct tw_host_config {
     /// `tw_host_send` refuses a message that could go past it with
     /// `TW_RESULT_QUEUE_FULL`, so an accepted message is never dropped for lack of room.
     pub send_queue_limit_bytes: u32,
-    /// SO_RCVBUF in bytes; 0 (the default) keeps the OS default.
+    /// SO_RCVBUF in bytes (default 262144, as ENet's hosts ask for; the OS may cap it:
+    /// Linux at `net.core.rmem_max`, counting twice what it keeps). 0 keeps the OS
+    /// default. A host whose engine polls once a frame leaves the socket to the engine
+    /// for as many frames as this holds (with one to spare), and its network thread
+    /// wakes only that often to check that the frames still come: below three frames'
+    /// datagrams (each charged about a kilobyte), it wakes every frame.
     pub recv_buffer_bytes: u32,
     /// SO_SNDBUF in bytes; 0 (the default) keeps the OS default.
     pub send_buffer_bytes: u32,
@@ -372,7 +377,7 @@ impl tw_host_config {
             connect_timeout_ms: ms(e.connect_timeout_us),
             handshake_retry_ms: ms(e.handshake_retry_us),
             send_queue_limit_bytes: u32::try_from(e.send_queue_limit_bytes).unwrap_or(u32::MAX),
-            recv_buffer_bytes: 0,
+            recv_buffer_bytes: u32::try_from(tickwire_runtime::DEFAULT_RECV_BUFFER_BYTES).unwrap_or(u32::MAX),
             send_buffer_bytes: 0,
             auto_flush_interval_us: 0,
             sim_seed: 0,

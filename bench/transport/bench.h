@@ -193,6 +193,11 @@ typedef struct bt_plan {
     uint64_t seed;
 } bt_plan;
 
+/* --pin (pin.c): when set, bt_pin_to(cpu) pins the calling process (and the threads it
+ * starts afterwards) to that core; otherwise it does nothing. */
+extern int bt_pin;
+void bt_pin_to(int cpu);
+
 int bt_measure_pingpong(const bt_lib *lib, const bt_plan *plan, bt_result *res);  /* rows 1, 2, 8 */
 int bt_measure_game_loop(const bt_lib *lib, const bt_plan *plan, bt_result *res); /* rows 3, 4 */
 int bt_measure_relay(const bt_lib *lib, const bt_plan *plan, bt_result *res);     /* rows 5, 6, 7 */

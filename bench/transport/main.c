@@ -9,7 +9,7 @@
  *
  *   bench-transport [--smoke] [--reps N] [--only pingpong|gameloop|relay|shape|idle|scale]
  *                 [--relay-ticks N] [--scale-procs N] [--scale-ticks N] [--scale-clients N]
- *                 [--lib enet|plaintext|encrypted|carrier]...
+ *                 [--lib enet|plaintext|encrypted|carrier]... [--pin]
  *
  * --only runs one measurement (rows 1, 2, 8; rows 3, 4; rows 5, 6, 7; row 5b, issue 35's
  * server shape; row 9, the idle server loop; or row 10, the server at 64, 512 and 2,048
@@ -20,6 +20,8 @@
  * --scale-ticks sets how many server ticks each size of row 10 measures, and --scale-clients
  * runs that one size only (both for profiling one size of row 10).
  * --lib (repeatable) runs only the libraries named; the others' columns print n/a.
+ * --pin puts the server processes on core 0 and this process and its client processes on
+ * core 1 (pin.c): for comparing builds, not for the table, which is measured unpinned.
  * --smoke: a few seconds; it checks behaviour (every message of the RTT rows and every
  * reliable message through the lossy proxy delivered; in rows 5b and 10 every client
  * connected and at least 99% of the inputs and of the server's messages arrived; the
@@ -494,6 +496,8 @@ int main(int argc, char **argv) {
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--smoke") == 0) {
             smoke = 1;
+        } else if (strcmp(argv[i], "--pin") == 0) {
+            bt_pin = 1;
         } else if (strcmp(argv[i], "--reps") == 0 && i + 1 < argc && atoi(argv[i + 1]) > 0) {
             reps = atoi(argv[++i]);
         } else if (strcmp(argv[i], "--only") == 0 && i + 1 < argc && only_index(argv[i + 1]) >= 0) {
@@ -513,7 +517,7 @@ int main(int argc, char **argv) {
         } else {
             fprintf(stderr, "usage: %s [--smoke] [--reps N] [--only pingpong|gameloop|relay|shape|idle|scale] "
                     "[--relay-ticks N] [--scale-procs N] [--scale-ticks N] [--scale-clients N] "
-                    "[--lib enet|plaintext|encrypted|carrier]...\n",
+                    "[--lib enet|plaintext|encrypted|carrier]... [--pin]\n",
                     argv[0]);
             return 2;
         }
@@ -521,6 +525,7 @@ int main(int argc, char **argv) {
     if (smoke) {
         reps = 1;
     }
+    bt_pin_to(1);
     bt_plan plan_v = smoke ? SMOKE : FULL;
     if (relay_ticks > 0) {
         plan_v.relay_ticks = relay_ticks;

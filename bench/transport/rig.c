@@ -377,6 +377,7 @@ int bt_rig_run(const bt_lib *lib, const bt_rig_config *cfg, bt_rig *rig) {
     if (pid == 0) {
         close(up[0]);
         close(down[1]);
+        bt_pin_to(0);
         _exit(bt_rig_serve(lib, cfg, up[1], down[0]) == 0 ? 0 : 1);
     }
     close(up[1]);

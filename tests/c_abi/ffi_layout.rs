@@ -252,7 +252,8 @@ fn defaults_match_the_core_and_are_self_consistent() {
     assert_eq!(u64::from(c.handshake_retry_ms) * 1000, e.handshake_retry_us);
     assert_eq!(c.max_message_size as usize, e.max_message_size);
     assert_eq!(c.send_queue_limit_bytes as usize, e.send_queue_limit_bytes);
-    assert_eq!((c.recv_buffer_bytes, c.send_buffer_bytes, c.auto_flush_interval_us, c.sim_seed), (0, 0, 0, 0));
+    // 256 KiB, as ENet's hosts ask for (`DEFAULT_RECV_BUFFER_BYTES`); the OS's send buffer.
+    assert_eq!((c.recv_buffer_bytes, c.send_buffer_bytes, c.auto_flush_interval_us, c.sim_seed), (262_144, 0, 0, 0));
     assert!(c.reserved.iter().all(|&b| b == 0));
 
     let l = {

@@ -360,6 +360,31 @@ mod tests {
         assert!(gaps.len() > 10 && gaps.iter().all(|&g| g == 2), "{checks:?}");
     }
 
+    /// A 64-client server's frame (an input from each, a few more when two of a
+    /// client's ticks land in one of the server's) in the buffer a default host gets
+    /// where the OS caps it lowest (Linux's stock `rmem_max`, 212,992, reported
+    /// doubled): checked every other frame, where the OS's own default buffer held
+    /// too few of its frames and the thread woke every frame.
+    #[test]
+    fn a_64_client_servers_frames_fit_a_default_hosts_buffer_twice_over() {
+        let default_host = 2 * crate::DEFAULT_RECV_BUFFER_BYTES.min(212_992);
+        let os_default = 212_992;
+        let quiet_at_last_frame = |capacity| {
+            let mut e = EnginePolls::default();
+            for f in 0..10 {
+                // Payloads of 60 bytes: a 32-byte input with its header.
+                e.polled(f * TICK);
+                e.read(70, 70 * 60);
+                e.polled(f * TICK + 10);
+            }
+            e.quiet_after(9 * TICK + 20, M, capacity)
+        };
+        let until =
+            |frames: u64| (9 * TICK + frames * TICK + frame_tolerance(TICK)).next_multiple_of(STALL_CHECK_GRID_US);
+        assert_eq!(quiet_at_last_frame(default_host), until(STALL_CHECK_FRAMES) - (9 * TICK + 20));
+        assert_eq!(quiet_at_last_frame(os_default), until(1) - (9 * TICK + 20));
+    }
+
     #[test]
     fn slow_frames_and_frames_too_big_for_the_socket_keep_the_moderation_time() {
         // 10 frames a second: steady, but slower than MAX_FRAME_US.

@@ -33,7 +33,8 @@ pub struct HostConfig {
     /// port; where the system cannot, `0.0.0.0` on that port. What an empty bind
     /// address means in the C ABI. Default false.
     pub dual_stack: bool,
-    /// SO_RCVBUF in bytes; 0 keeps the OS default.
+    /// SO_RCVBUF in bytes (default [`DEFAULT_RECV_BUFFER_BYTES`]); 0 keeps the OS
+    /// default.
     pub recv_buffer_bytes: usize,
     /// SO_SNDBUF in bytes; 0 keeps the OS default.
     pub send_buffer_bytes: usize,
@@ -72,6 +73,19 @@ pub struct HostConfig {
     pub carrier: Carrier,
 }
 
+/// [`HostConfig::recv_buffer_bytes`]'s default: 256 KiB, what ENet's hosts ask for
+/// too. The OS may give less or count it otherwise (Linux caps it at
+/// `net.core.rmem_max` and reports twice what it keeps, so a stock system gets 425,984
+/// bytes where its default is 212,992).
+///
+/// Why more than the OS default: an engine that polls once a frame is left the socket
+/// for as many frames as the buffer holds with one frame's datagrams to spare, and
+/// the network thread wakes for its stall check only that often
+/// (`engine_polls.rs`). Linux's default buffer held only two frames of a 64-client
+/// server (each small datagram is charged about a kilobyte), so the thread woke every
+/// frame, where this one holds three and it wakes every other (issue 35, docs/benchmarks.md).
+pub const DEFAULT_RECV_BUFFER_BYTES: usize = 256 * 1024;
+
 /// [`HostConfig::receive_moderation_us`]'s default: 1 ms on Linux, a sixteenth of a
 /// 60 Hz tick; 0 (off) elsewhere, where datagrams carry no kernel receive timestamp
 /// and a late read would make a late arrival time.
@@ -99,14 +113,15 @@ pub fn aes_gcm_in_hardware() -> bool {
 
 impl HostConfig {
     /// A configuration with the default endpoint (AES-256-GCM offered where this
-    /// machine runs it in hardware, [`aes_gcm_in_hardware`]), no simulators, OS buffer
-    /// sizes and explicit flushes only, bound to `bind`.
+    /// machine runs it in hardware, [`aes_gcm_in_hardware`]), no simulators, a
+    /// [`DEFAULT_RECV_BUFFER_BYTES`] receive buffer and the OS's send buffer, and
+    /// explicit flushes only, bound to `bind`.
     pub fn new(bind: SocketAddr) -> Self {
         HostConfig {
             endpoint: EndpointConfig { aes_gcm: aes_gcm_in_hardware(), ..EndpointConfig::default() },
             bind,
             dual_stack: false,
-            recv_buffer_bytes: 0,
+            recv_buffer_bytes: DEFAULT_RECV_BUFFER_BYTES,
             send_buffer_bytes: 0,
             outbound_sim: None,
             inbound_sim: None,

@@ -74,7 +74,9 @@ mod tests;
 pub use aws_lc_aead::aws_lc_aead;
 pub use carrier::{Carrier, INBOUND_RING, Incoming, MAX_PUSHED_AGE_US, OUTBOUND_RING, Outgoing};
 pub use host::{COMMAND_QUEUE_CAPACITY, Host, SHUTDOWN_WAIT, TraversalSetup};
-pub use host_config::{DEFAULT_RECEIVE_MODERATION_US, Direction, HostConfig, aes_gcm_in_hardware};
+pub use host_config::{
+    DEFAULT_RECEIVE_MODERATION_US, DEFAULT_RECV_BUFFER_BYTES, Direction, HostConfig, aes_gcm_in_hardware,
+};
 pub use host_error::{FullQueue, HostError};
 pub use host_event::HostEvent;
 pub use log::{Bounded, LOG_QUEUE_CAPACITY, LogLevel, LogQueue, MAX_RECORD_LEN};

@@ -110,6 +110,7 @@ pub(crate) fn mapped(ip: IpAddr) -> IpAddr {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::DEFAULT_RECV_BUFFER_BYTES;
 
     #[test]
     fn address_in_use_names_the_address() {
@@ -132,6 +133,21 @@ mod tests {
         // default maximum for these small values.
         assert_eq!(s.recv_buffer_size().unwrap(), 32 * 1024);
         assert_eq!(s.send_buffer_size().unwrap(), 48 * 1024);
+    }
+
+    /// A host asks for a 256 KiB receive buffer unless told otherwise, and gets what
+    /// Linux allows of it (capped at `net.core.rmem_max`, reported doubled); 0 keeps
+    /// the OS default.
+    #[test]
+    #[cfg(target_os = "linux")]
+    fn a_default_host_asks_for_a_quarter_megabyte_receive_buffer() {
+        let read = |path: &str| std::fs::read_to_string(path).unwrap().trim().parse::<usize>().unwrap();
+        let (max, default) = (read("/proc/sys/net/core/rmem_max"), read("/proc/sys/net/core/rmem_default"));
+        let cfg = HostConfig::new("127.0.0.1:0".parse().unwrap());
+        let s = Socket::from(bind(&cfg).unwrap());
+        assert_eq!(s.recv_buffer_size().unwrap(), 2 * DEFAULT_RECV_BUFFER_BYTES.min(max));
+        let os = HostConfig { recv_buffer_bytes: 0, ..HostConfig::new("127.0.0.1:0".parse().unwrap()) };
+        assert_eq!(Socket::from(bind(&os).unwrap()).recv_buffer_size().unwrap(), default);
     }
 
     #[test]

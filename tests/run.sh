@@ -117,8 +117,8 @@ shipped_has_no_fuzzing() {
 }
 check "the shipped library's tickwire-proto has no fuzzing feature (cargo tree)" shipped_has_no_fuzzing
 # The WebRTC carrier test's stack (str0m, its DTLS and crypto) is for that test alone.
-# (aws-lc-rs is no longer a mark of it: hosts seal their packets with AWS-LC,
-# crates/runtime/src/aws_lc_aead.rs; str0m's own crypto crates start with "str0m".)
+# (AWS-LC's crates are no mark of it: hosts seal their packets with AWS-LC through
+# aws-lc-sys, crates/runtime/src/aws_lc_aead.rs; str0m's own crypto crates start with "str0m".)
 shipped_has_no_webrtc_stack() {
     local tree
     tree="$(cargo tree -p tickwire -e normal,build --prefix none --format '{p}')" || return 1

@@ -1,4 +1,4 @@
-//! AWS-LC's AEADs for the endpoint's packets ([`AeadProvider`]), through `aws-lc-rs`:
+//! AWS-LC's AEADs for the endpoint's packets ([`AeadProvider`]), through `aws-lc-sys`:
 //! every host's endpoint seals with them. The protocol crate's own RustCrypto ciphers
 //! do the same work, byte for byte, but slower (a 256-byte AES-256-GCM seal 97 ns
 //! against 282; the benchmarks' part (e) compares the three vetted libraries), and
@@ -8,12 +8,23 @@
 //! every C example reports ring's tags as uninitialised (docs/benchmarks.md, "ring's
 //! AEADs, tried and reverted"), and the examples must run clean; with AWS-LC they do.
 //!
-//! A key lives in memory AWS-LC allocates (`EVP_AEAD_CTX`), so it stays where it was
-//! made however the connection moves, and AWS-LC wipes it when the key is dropped
-//! (`EVP_AEAD_CTX_free` frees through `OPENSSL_free`, which overwrites the allocation
-//! with `OPENSSL_cleanse` first: aws-lc's `crypto/mem.c`).
+//! A key is AWS-LC's `EVP_AEAD_CTX` itself, in a box of ours (`aws-lc-sys`, the C API
+//! that `aws-lc-rs` wraps, rather than `aws-lc-rs`'s `LessSafeKey`): the box is the
+//! `Box<dyn PacketAead>` the connection holds, so the context's address is in the
+//! connection's own line, and [`PacketAead::prefetch`] can ask for its lines before the
+//! packet that needs them. Through `LessSafeKey` the context sat behind two more
+//! pointers that only AWS-LC followed: on a 64-client server, the first touch of each
+//! connection's context (a key schedule and a GHASH table, about 500 bytes) was most of
+//! what encryption cost (docs/benchmarks.md, issue 35). The context stays where it was
+//! made however the connection moves (AWS-LC keeps an offset into it for the
+//! alignment of AES-GCM's state, so it must never move), and its drop wipes it:
+//! `EVP_AEAD_CTX_cleanup`, then `OPENSSL_cleanse` over the whole context (cleanup alone
+//! leaves an inline AES-GCM state as it was).
 
-use aws_lc_rs::aead::{AES_256_GCM, Aad, CHACHA20_POLY1305, LessSafeKey, Nonce, UnboundKey};
+use aws_lc_sys::{
+    CRYPTO_library_init, EVP_AEAD, EVP_AEAD_CTX, EVP_AEAD_CTX_cleanup, EVP_AEAD_CTX_init, EVP_AEAD_CTX_open_gather,
+    EVP_AEAD_CTX_seal_scatter, EVP_AEAD_CTX_zero, EVP_aead_aes_256_gcm, EVP_aead_chacha20_poly1305, OPENSSL_cleanse,
+};
 use tickwire_proto::wire::Cipher;
 use tickwire_proto::{AeadProvider, KEY_SIZE, NONCE_SIZE, PacketAead, ProvidedAead};
 
@@ -24,6 +35,8 @@ const TAG_SIZE: usize = 16;
 /// runtime puts it in `EndpointConfig::aead`: for a benchmark or a test that builds
 /// endpoints of its own and wants them to seal as hosts do.
 pub fn aws_lc_aead() -> ProvidedAead {
+    // SAFETY: AWS-LC's one-time set-up (CPU features); idempotent and thread-safe.
+    unsafe { CRYPTO_library_init() };
     ProvidedAead(std::sync::Arc::new(AwsLcAeads))
 }
 
@@ -35,32 +48,128 @@ impl AeadProvider for AwsLcAeads {
     }
 
     fn key(&self, cipher: Cipher, key: &[u8; KEY_SIZE]) -> Option<Box<dyn PacketAead>> {
-        let alg = match cipher {
-            Cipher::Aes256Gcm => &AES_256_GCM,
-            Cipher::ChaCha20Poly1305 => &CHACHA20_POLY1305,
+        // SAFETY: both return pointers to AWS-LC's static algorithm descriptions.
+        let aead: *const EVP_AEAD = unsafe {
+            match cipher {
+                Cipher::Aes256Gcm => EVP_aead_aes_256_gcm(),
+                Cipher::ChaCha20Poly1305 => EVP_aead_chacha20_poly1305(),
+            }
         };
-        // (Only a key of the wrong length, or a failed allocation in AWS-LC, is
-        // refused: the crate's own key is used then.)
-        let key = UnboundKey::new(alg, key).ok()?;
-        Some(Box::new(AwsLcKey(LessSafeKey::new(key))))
+        // (Only a failure inside AWS-LC is refused: the crate's own key is used then.)
+        AwsLcKey::new(aead, key).map(|k| k as Box<dyn PacketAead>)
     }
 }
 
-/// One AWS-LC key (wiped by AWS-LC when dropped: the module docs).
-struct AwsLcKey(LessSafeKey);
+/// One AWS-LC key: the context, initialised in place, never moved (the module docs).
+struct AwsLcKey {
+    ctx: EVP_AEAD_CTX,
+}
+
+// SAFETY: after `EVP_AEAD_CTX_init` the context is only read: AWS-LC's seal and open take
+// it as `const` and may run on it from several threads at once (aead.h: "the same
+// EVP_AEAD_CTX may be used concurrently").
+unsafe impl Send for AwsLcKey {}
+unsafe impl Sync for AwsLcKey {}
+
+impl AwsLcKey {
+    fn new(aead: *const EVP_AEAD, key: &[u8; KEY_SIZE]) -> Option<Box<Self>> {
+        // SAFETY: an all-zero context is the state `EVP_AEAD_CTX_zero` makes, valid for
+        // the plain-old-data C struct.
+        let mut k: Box<Self> = Box::new(unsafe { std::mem::zeroed() });
+        // SAFETY: `k.ctx` is a context in its final place (the box), zeroed; `aead` is a
+        // static description; the key is KEY_SIZE readable bytes; a null ENGINE is the
+        // default. On failure the context holds no state (init cleans up after itself).
+        let ok = unsafe {
+            EVP_AEAD_CTX_zero(&mut k.ctx);
+            EVP_AEAD_CTX_init(&mut k.ctx, aead, key.as_ptr(), KEY_SIZE, TAG_SIZE, std::ptr::null_mut())
+        };
+        (ok == 1).then_some(k)
+    }
+
+    /// Cleans the context up and overwrites all of it (what its drop does).
+    fn wipe(&mut self) {
+        // SAFETY: the context was initialised (or zeroed, which cleanup accepts) and is
+        // not used after this but by another cleanup, which a zeroed context accepts.
+        unsafe {
+            EVP_AEAD_CTX_cleanup(&mut self.ctx);
+            OPENSSL_cleanse((&raw mut self.ctx).cast(), size_of::<EVP_AEAD_CTX>());
+        }
+    }
+}
+
+impl Drop for AwsLcKey {
+    fn drop(&mut self) {
+        self.wipe();
+    }
+}
 
 impl PacketAead for AwsLcKey {
     fn seal(&self, nonce: &[u8; NONCE_SIZE], ad: &[u8], body: &mut [u8]) -> [u8; TAG_SIZE] {
-        let tag = self
-            .0
-            .seal_in_place_separate_tag(Nonce::assume_unique_for_key(*nonce), Aad::from(ad), body)
-            .expect("a datagram is far below either cipher's message limit");
-        tag.as_ref().try_into().expect("a 16-byte tag")
+        let mut tag = [0u8; TAG_SIZE];
+        let mut tag_len = 0usize;
+        let out = body.as_mut_ptr();
+        // SAFETY: the context is initialised and only read; `out` and the input are the
+        // same buffer of `body.len()` bytes (AWS-LC allows in == out exactly); the tag
+        // buffer holds TAG_SIZE bytes, the nonce NONCE_SIZE; no extra input.
+        let ok = unsafe {
+            EVP_AEAD_CTX_seal_scatter(
+                &self.ctx,
+                out,
+                tag.as_mut_ptr(),
+                &mut tag_len,
+                TAG_SIZE,
+                nonce.as_ptr(),
+                NONCE_SIZE,
+                out,
+                body.len(),
+                std::ptr::null(),
+                0,
+                ad.as_ptr(),
+                ad.len(),
+            )
+        };
+        // A datagram is far below either cipher's message limit, and the tag buffer is
+        // the tag's size: AWS-LC cannot refuse.
+        assert!(ok == 1 && tag_len == TAG_SIZE, "AWS-LC refused to seal a packet");
+        tag
     }
 
     fn open(&self, nonce: &[u8; NONCE_SIZE], ad: &[u8], body: &mut [u8], tag: &[u8; TAG_SIZE]) -> bool {
-        let nonce = Nonce::assume_unique_for_key(*nonce);
-        self.0.open_in_place_separate_tag(nonce, Aad::from(ad), tag, body).is_ok()
+        let out = body.as_mut_ptr();
+        // SAFETY: as in `seal`: in place over `body.len()` bytes, a TAG_SIZE tag, a
+        // NONCE_SIZE nonce.
+        let ok = unsafe {
+            EVP_AEAD_CTX_open_gather(
+                &self.ctx,
+                out,
+                nonce.as_ptr(),
+                NONCE_SIZE,
+                out,
+                body.len(),
+                tag.as_ptr(),
+                TAG_SIZE,
+                ad.as_ptr(),
+                ad.len(),
+            )
+        };
+        ok == 1
+    }
+
+    fn prefetch(&self) {
+        #[cfg(any(target_arch = "x86", target_arch = "x86_64"))]
+        {
+            #[cfg(target_arch = "x86")]
+            use std::arch::x86::{_MM_HINT_T0, _mm_prefetch};
+            #[cfg(target_arch = "x86_64")]
+            use std::arch::x86_64::{_MM_HINT_T0, _mm_prefetch};
+            let base = (&raw const self.ctx).cast::<i8>();
+            for offset in (0..size_of::<EVP_AEAD_CTX>()).step_by(64) {
+                // SAFETY: a prefetch is a hint and never faults; the address is inside
+                // this key anyway (`offset` < its size). SSE is in every x86-64 target
+                // and in the 32-bit targets Rust ships for Windows and Linux.
+                unsafe { _mm_prefetch::<_MM_HINT_T0>(base.wrapping_add(offset)) };
+            }
+        }
     }
 }
 
@@ -123,6 +232,41 @@ mod tests {
                 got.sort();
                 assert_eq!(got, [b"down".to_vec(), b"up".to_vec()], "aes_gcm {aes_gcm}, AWS-LC client {aws_lc_client}");
             }
+        }
+    }
+
+    /// A key's wipe (what its drop does) leaves every byte of its context zero,
+    /// under each cipher; before it, the context held the key. A prefetch changes
+    /// nothing a seal and an open see.
+    #[test]
+    fn a_wiped_key_leaves_nothing_of_its_context() {
+        let ctx_bytes = |k: &AwsLcKey| -> Vec<u8> {
+            // SAFETY: reads the context's own bytes, initialised (zeroed, then written
+            // by AWS-LC) and borrowed for the read.
+            unsafe { std::slice::from_raw_parts((&raw const k.ctx).cast::<u8>(), size_of::<EVP_AEAD_CTX>()) }.to_vec()
+        };
+        aws_lc_aead();
+        for cipher in [Cipher::Aes256Gcm, Cipher::ChaCha20Poly1305] {
+            // SAFETY: AWS-LC's static descriptions.
+            let aead = unsafe {
+                match cipher {
+                    Cipher::Aes256Gcm => EVP_aead_aes_256_gcm(),
+                    Cipher::ChaCha20Poly1305 => EVP_aead_chacha20_poly1305(),
+                }
+            };
+            let mut k = AwsLcKey::new(aead, &[0x5a; KEY_SIZE]).expect("AWS-LC makes the key");
+            let before = ctx_bytes(&k);
+            // Both keep the key's bytes (AES-256's first two round keys are the key).
+            assert!(
+                before.windows(KEY_SIZE).any(|w| w == [0x5a; KEY_SIZE]),
+                "{cipher:?}: the key is not in the context"
+            );
+            k.prefetch();
+            let mut body = *b"after a prefetch";
+            let tag = k.seal(&[1; NONCE_SIZE], b"", &mut body);
+            assert!(k.open(&[1; NONCE_SIZE], b"", &mut body, &tag) && &body == b"after a prefetch");
+            k.wipe();
+            assert!(ctx_bytes(&k).iter().all(|&b| b == 0), "{cipher:?}: the context is not all zero");
         }
     }
 

@@ -335,9 +335,20 @@ impl PacketKeys {
     }
 
     /// Decrypts `body` in place if `tag` authenticates it with `header`; on failure
-    /// `body` is left as it was.
+    /// `body` holds anything (a provided library may have decrypted it or cleared it:
+    /// the caller opens a copy).
     pub(super) fn open(&self, seq: u64, header: &[u8], body: &mut [u8], tag: &[u8; TAG_SIZE]) -> bool {
         self.open.open(&Self::nonce(seq), header, body, tag)
+    }
+
+    /// A hint that [`PacketKeys::seal`] comes soon ([`PacketAead::prefetch`](super::PacketAead::prefetch)).
+    pub(super) fn prefetch_seal(&self) {
+        self.seal.prefetch();
+    }
+
+    /// A hint that [`PacketKeys::open`] comes soon.
+    pub(super) fn prefetch_open(&self) {
+        self.open.prefetch();
     }
 
     /// The server's key confirmation over its `Accepted` packet.

@@ -377,9 +377,25 @@ impl Endpoint {
     /// allows: [`Endpoint::next_timeout`] names that time.
     pub fn flush(&mut self, now: Micros) {
         let max = self.cfg.max_datagrams_per_flush;
-        for c in self.conns.values_mut().filter(|c| c.is_connected()) {
+        let mut conns = self.conns.values_mut().filter(|c| c.is_connected()).peekable();
+        while let Some(c) = conns.next() {
+            // The next connection's key starts loading while this one packs: a server
+            // flushing to every client a tick otherwise waits for each key in turn.
+            if let Some(s) = conns.peek().and_then(|n| n.sealing.as_ref()) {
+                s.keys.prefetch_seal();
+            }
             mark_changed(c, &mut self.changed);
             c.pack(now, PackMode::Flush, max, &mut self.pool, &mut self.transmits);
+        }
+    }
+
+    /// A hint that a datagram from `from` comes next to [`Endpoint::handle_datagram`]:
+    /// the key that opens it starts loading (a caller with a batch of datagrams gives
+    /// the next one's sender while it hands over the current one). Changes nothing.
+    pub fn prefetch_for(&self, from: SocketAddr) {
+        let conn = self.by_addr.get(&from).and_then(|peer| self.conns.get(peer));
+        if let Some(s) = conn.and_then(|c| c.sealing.as_ref()) {
+            s.keys.prefetch_open();
         }
     }
 

@@ -116,6 +116,9 @@ pub trait Driver: Transport {
     fn shutdown(&mut self, now: Micros);
     /// The silence timeout of every connection (`Micros::MAX`: never). Error: 0.
     fn set_timeout(&mut self, timeout_us: Micros) -> Result<(), ConfigError>;
+    /// A hint that a datagram from `from` comes next ([`Endpoint::prefetch_for`]); by
+    /// default nothing.
+    fn prefetch_for(&self, _from: SocketAddr) {}
     /// A datagram from `from` that arrived at `now`.
     fn handle_datagram(&mut self, now: Micros, from: SocketAddr, data: &[u8]);
     /// Runs the timers due at `now` (resends, keepalives, timeouts).
@@ -172,6 +175,9 @@ impl Driver for Endpoint {
     }
     fn set_timeout(&mut self, timeout_us: Micros) -> Result<(), ConfigError> {
         Endpoint::set_timeout(self, timeout_us)
+    }
+    fn prefetch_for(&self, from: SocketAddr) {
+        Endpoint::prefetch_for(self, from)
     }
     fn handle_datagram(&mut self, now: Micros, from: SocketAddr, data: &[u8]) {
         Endpoint::handle_datagram(self, now, from, data)

@@ -64,6 +64,12 @@ impl<P: Driver> NetLoop<P> {
                         let at = read_at.saturating_sub(self.rx.age_us(i));
                         // (A UDP socket of ours reports IPv4 and IPv6 senders only.)
                         let Some(from) = from else { continue };
+                        if self.sim_in.is_none()
+                            && let Some(next) = (i + 1 < n).then(|| self.rx.datagram(i + 1).1).flatten()
+                        {
+                            // Its key loads while this one is handed over.
+                            self.p.proto.prefetch_for(next);
+                        }
                         match &mut self.sim_in {
                             Some(sim) => simulate(sim, &mut self.sim_pool, at, from, data),
                             None => hand_over(&mut self.p, &mut self.tally, at, from, data),

@@ -23,7 +23,7 @@
 
 use aws_lc_sys::{
     CRYPTO_library_init, EVP_AEAD, EVP_AEAD_CTX, EVP_AEAD_CTX_cleanup, EVP_AEAD_CTX_init, EVP_AEAD_CTX_open_gather,
-    EVP_AEAD_CTX_seal_scatter, EVP_AEAD_CTX_zero, EVP_aead_aes_256_gcm, EVP_aead_chacha20_poly1305, OPENSSL_cleanse,
+    EVP_AEAD_CTX_seal_scatter, EVP_aead_aes_256_gcm, EVP_aead_chacha20_poly1305, OPENSSL_cleanse,
 };
 use tickwire_proto::wire::Cipher;
 use tickwire_proto::{AeadProvider, KEY_SIZE, NONCE_SIZE, PacketAead, ProvidedAead};
@@ -73,16 +73,13 @@ unsafe impl Sync for AwsLcKey {}
 
 impl AwsLcKey {
     fn new(aead: *const EVP_AEAD, key: &[u8; KEY_SIZE]) -> Option<Box<Self>> {
-        // SAFETY: an all-zero context is the state `EVP_AEAD_CTX_zero` makes, valid for
-        // the plain-old-data C struct.
+        // SAFETY: an all-zero context is valid for the plain-old-data C struct, and is
+        // the state `EVP_AEAD_CTX_zero` makes, which `EVP_AEAD_CTX_init` expects.
         let mut k: Box<Self> = Box::new(unsafe { std::mem::zeroed() });
         // SAFETY: `k.ctx` is a context in its final place (the box), zeroed; `aead` is a
         // static description; the key is KEY_SIZE readable bytes; a null ENGINE is the
         // default. On failure the context holds no state (init cleans up after itself).
-        let ok = unsafe {
-            EVP_AEAD_CTX_zero(&mut k.ctx);
-            EVP_AEAD_CTX_init(&mut k.ctx, aead, key.as_ptr(), KEY_SIZE, TAG_SIZE, std::ptr::null_mut())
-        };
+        let ok = unsafe { EVP_AEAD_CTX_init(&mut k.ctx, aead, key.as_ptr(), KEY_SIZE, TAG_SIZE, std::ptr::null_mut()) };
         (ok == 1).then_some(k)
     }
 

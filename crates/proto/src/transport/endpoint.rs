@@ -393,6 +393,11 @@ impl Endpoint {
     /// the key that opens it starts loading (a caller with a batch of datagrams gives
     /// the next one's sender while it hands over the current one). Changes nothing.
     pub fn prefetch_for(&self, from: SocketAddr) {
+        // Without sealed packets, or with the crate's own keys (whose hint does
+        // nothing), the lookup would be wasted on every datagram.
+        if self.cfg.aead.is_none() || !self.cfg.security.seals_packets() {
+            return;
+        }
         let conn = self.by_addr.get(&from).and_then(|peer| self.conns.get(peer));
         if let Some(s) = conn.and_then(|c| c.sealing.as_ref()) {
             s.keys.prefetch_open();

@@ -275,18 +275,18 @@ mod tests {
 
     #[test]
     fn a_fixed_delay_leaves_a_steady_lead_nothing_to_lose() {
-        // Needs of 3 and 4 ticks (an input waits up to one tick for the next send) in
-        // every window: the oracle is 4 throughout, and so are the steady and causal
+        // Needs of 3 and about 4 ticks (an input waits up to one tick for the next
+        // send, and 144 Hz frames put 5/6 or 5/4 tick between two ticks' samples) in
+        // every window: the oracle is 4.25 throughout, and so are the steady and causal
         // leads. (Within 0.001: sampling times are whole microseconds, which splits
-        // the 4-tick needs into 3.99996 and 4.00002; for the same reason the causal
-        // leads' late shares are not asserted, a window's 4.00002s exceed the
-        // previous window's 3.99996.)
+        // the 4.25-tick needs a little; for the same reason the causal leads' late
+        // shares are not asserted, some of a window's exceed the previous window's.)
         let cfg = LabConfig::default();
         let up = LinkConfig { latency_us: 50_000, ..LinkConfig::perfect() };
         let o = Oracle::measure(&scenario(up, 100_000_000), &cfg);
         assert_eq!(o.windows().len(), 3);
         let b = measure(&o);
-        assert!(close(b.oracle_mean, 4.0, 0.001), "{b:?}");
+        assert!(close(b.oracle_mean, 4.25, 0.001), "{b:?}");
         assert!(close(b.steady.excess, 0.0, 0.001), "{b:?}");
         // Late at either steady lead: only the last input, sampled on an odd tick after
         // the last send, which the reference pattern never sends (its need is infinite
@@ -301,9 +301,10 @@ mod tests {
 
     #[test]
     fn a_latency_step_costs_a_steady_lead_half_the_step() {
-        // 50 ms (oracle 3 + 1 = 4 ticks) for the first window, 150 ms (9 + 1 = 10) for
-        // the second, of about equal inputs: the steady lead must be 10, the oracle
-        // averages 7, and at 7.5 every input of the second window is late.
+        // 50 ms (oracle 3 + 1.25 = 4.25 ticks, as above) for the first window, 150 ms
+        // (9 + 1.25 = 10.25) for the second, of about equal inputs: the steady lead must
+        // be 10.25, the oracle averages 7.25, and at 7.75 every input of the second
+        // window is late.
         let cfg = LabConfig::default();
         let up = LinkConfig { latency_us: 50_000, ..LinkConfig::perfect() };
         let mut s = scenario(up, 70_000_000);
@@ -311,8 +312,8 @@ mod tests {
         let o = Oracle::measure(&s, &cfg);
         assert_eq!(o.windows().len(), 2);
         let b = measure(&o);
-        assert!(close(b.steady_lead, 10.0, 0.001), "{b:?}");
-        assert!(close(b.oracle_mean, 7.0, 0.01), "{b:?}");
+        assert!(close(b.steady_lead, 10.25, 0.001), "{b:?}");
+        assert!(close(b.oracle_mean, 7.25, 0.01), "{b:?}");
         assert!(close(b.steady.excess, 3.0, 0.01), "{b:?}");
         assert!(b.steady.late <= cfg.epsilon, "{b:?}");
         assert!(close(b.at_goal.late, 0.5, 0.01), "{b:?}");

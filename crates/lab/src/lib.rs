@@ -8,6 +8,7 @@
 
 mod baselines;
 mod bound;
+mod frames;
 mod metrics;
 mod model;
 mod oracle;

@@ -7,9 +7,11 @@
 //! the same uplink realisation every controller meets ([`LabConfig::link_seeds`]), with
 //! one reference send pattern that belongs to no controller:
 //!
-//! - one input is sampled at every tick boundary of true time (no frame quantisation,
-//!   no clock drift: the ideal client);
-//! - a packet leaves every `k_c` ticks, at the tick of its newest input, carrying the
+//! - the input of each tick of true time (no clock drift, no lead: the ideal client) is
+//!   sampled on the first frame of the lab's client engine at or after the tick begins
+//!   ([`EngineFrames`]), as every controller's client samples it: up to 0.42 tick later
+//!   at 144 frames a second;
+//! - a packet leaves every `k_c` ticks, when its newest input is sampled, carrying the
 //!   inputs of the last [`REFERENCE_COPIES`] packets (so each input travels in up to
 //!   that many packets);
 //! - the need of an input is the arrival of its first delivered copy minus its sampling
@@ -21,6 +23,7 @@
 
 use tickwire_proto::{LinkConditioner, Micros};
 
+use super::frames::EngineFrames;
 use super::model::LabConfig;
 use super::scenario::{Change, Scenario};
 
@@ -67,8 +70,19 @@ impl Oracle {
                 }
             }
         };
+        let mut frames = EngineFrames::new(scenario, cfg);
+        let mut frame = frames.next_frame();
+        let sampled: Vec<Micros> = (0..n)
+            .map(|i| {
+                let start = (i as f64 * t) as Micros;
+                while frame < start {
+                    frame = frames.next_frame();
+                }
+                frame
+            })
+            .collect();
         for i in (0..n).filter(|i| i % cfg.k_c == 0) {
-            let now = (i as f64 * t) as Micros;
+            let now = sampled[i as usize];
             deliver(&mut link, now, &mut first);
             while ups.last().is_some_and(|u| u.0 <= now) {
                 link.set_config(ups.pop().expect("checked").1);
@@ -81,7 +95,7 @@ impl Oracle {
             .iter()
             .enumerate()
             .map(|(i, a)| {
-                let sampled = (i as f64 * t) as Micros;
+                let sampled = sampled[i];
                 (sampled, a.map_or(f64::INFINITY, |a| a.saturating_sub(sampled) as f64 / t))
             })
             .collect();
@@ -147,13 +161,25 @@ mod tests {
 
     #[test]
     fn a_fixed_delay_needs_the_delay_plus_the_wait_for_the_next_send() {
-        // 50 ms = 3 ticks, and the input sampled one tick before a send waits k_c − 1.
+        // 50 ms = 3 ticks, and the input sampled one tick before a send waits k_c − 1
+        // for it, plus what the frames put between the two samples: at 144 frames a
+        // second (6,944 µs apart) a tick's sample comes less than a frame (5/12 tick)
+        // after its start, and the next tick's 1 − 1/6 or 1 + 1/4 tick after it.
         let cfg = LabConfig::default();
         let up = LinkConfig { latency_us: 50_000, ..LinkConfig::perfect() };
         let o = Oracle::measure(&scenario(up), &cfg);
         assert_eq!(o.windows().len(), 2);
         for w in o.windows() {
-            assert!((w.2 - 4.0).abs() < 0.01, "oracle {}", w.2);
+            assert!((w.2 - 4.25).abs() < 0.01, "oracle {}", w.2);
+        }
+        let t = cfg.tick_us;
+        let mut waits: Vec<u64> = o.needs()[..60].iter().map(|n| ((n.1 - 3.0) * 12.0).round() as u64).collect();
+        waits.sort_unstable();
+        waits.dedup();
+        assert_eq!(waits, [0, 10, 15], "in twelfths of a tick: the newest input's 0, the older's 5/6 or 5/4");
+        for (i, n) in o.needs()[..60].iter().enumerate() {
+            let start = (i as f64 * t) as Micros;
+            assert!(n.0 >= start && n.0 - start < 6_944, "input {i} sampled at {}", n.0);
         }
     }
 

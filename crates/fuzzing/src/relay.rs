@@ -186,7 +186,8 @@ fn server_update(inp: &mut Input<'_>, s: &RelayClientSession, out: &mut Vec<u8>)
         input_ack: if inp.bool() { NONE } else { inp.tick_near(cur) },
         depth: inp.u8(),
         first_input: if inp.bool() { NONE } else { inp.tick_near(auth) },
-        substituted: inp.u8() as u32,
+        substituted: inp.u8() as u16,
+        late_substituted: inp.u8() as u16,
     };
     let margins: Vec<MarginReport> = (0..inp.u8() % 4)
         .map(|_| MarginReport { tick: inp.tick_near(cur), margin: inp.u16() as i16 as f64 / 256.0, copy: inp.u8() })

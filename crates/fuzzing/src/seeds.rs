@@ -171,6 +171,7 @@ const HEAD: UpdateHead = UpdateHead {
     depth: 3,
     first_input: 4,
     substituted: 1,
+    late_substituted: 0,
 };
 
 fn decoders(c: &mut Vec<Entry>) {

@@ -92,8 +92,8 @@ pub use relay::relay_server::{
 };
 pub use relay::step_history::{StepPlayer, StepPlayers, StepView};
 pub use sync::interp::{AdaptiveInterpolation, FixedRuleInterpolation, InterpConfig, RemoteTimeline};
-pub use sync::redundancy::RedundancyConfig;
-pub use sync::{InputLeadController, LeadConfig, LeadControl};
+pub use sync::redundancy::{MAX_COPIES, RedundancyConfig};
+pub use sync::{InputLeadController, LeadConfig, LeadControl, ServerTally};
 
 // Time.
 pub use clock::{Clock, ManualClock, Micros};
@@ -106,9 +106,9 @@ pub use transport::token;
 pub use transport::{
     ACK_EVERY_UNRELIABLE, AddressText, Admission, AeadProvider, Binding, CHANNEL_RELIABLE, CHANNEL_SEQUENCED,
     CHANNEL_UNRELIABLE, COOKIE_LIFETIME_US, ChannelKind, ConfigError, ConnectionStats, Credential, DisconnectReason,
-    Driver, Endpoint, EndpointConfig, EndpointStats, Event as NetEvent, KEY_SIZE, MAX_ACK_DELAY_US, MAX_CHANNELS,
-    MAX_FRAMES_PER_DATAGRAM, MAX_UNFRAGMENTED, MAX_UNRELIABLE, NONCE_SIZE, PacketAead, PacketProtection, PeerId,
-    PeerIdAllocator, PeerIdHasher, PeerLimits, PeerMap, Presented, Proven, ProvidedAead, REMOTE_PORT, RemoteId,
+    Driver, Endpoint, EndpointConfig, EndpointStats, Event as NetEvent, KEY_SIZE, LossCounts, MAX_ACK_DELAY_US,
+    MAX_CHANNELS, MAX_FRAMES_PER_DATAGRAM, MAX_UNFRAGMENTED, MAX_UNRELIABLE, NONCE_SIZE, PacketAead, PacketProtection,
+    PeerId, PeerIdAllocator, PeerIdHasher, PeerLimits, PeerMap, Presented, Proven, ProvidedAead, REMOTE_PORT, RemoteId,
     SMALL_BUFFER, Secret, Security, SendError, TokenAdmission, TokenIdentity, Transport, UnreliableAcks, builtin_aead,
     max_unreliable_for, parse_address, peer_map,
 };

@@ -121,6 +121,7 @@ impl JitterBuffer {
             // Its tick was substituted: too late to use, but say how late.
             self.seen[slot] = u64::from(client_tick) + 1;
             self.stats.late_arrivals += 1;
+            self.stats.late_substituted += 1;
             let deadline = self.next_server_tick as f64 - (next - client_tick) as f64;
             return PushOutcome::Late { margin: deadline - arrival };
         }

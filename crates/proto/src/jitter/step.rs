@@ -81,6 +81,9 @@ pub struct JitterStats {
     pub merged_steps: u64,
     /// Inputs that arrived after their deadline (queued late, or dropped as [`PushOutcome::Late`]).
     pub late_arrivals: u64,
+    /// Of those, the ones dropped: their tick had already run on a substitute
+    /// ([`PushOutcome::Late`]). Of the `lost` inputs, the rest never arrived.
+    pub late_substituted: u64,
     /// Redundant copies of inputs already queued or consumed.
     pub duplicates: u64,
     /// Inputs refused because the queue was already past the hard cap.

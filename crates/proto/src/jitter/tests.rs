@@ -99,6 +99,10 @@ fn substitute_policy_keeps_consumption_aligned() {
     j.push(1.5, 12, &[3]);
     let s = j.pop(2).unwrap();
     assert_eq!((s.kind, s.first_client_tick), (StepKind::Normal, 12));
+    // Dropped late: it counts as a late arrival, and as one whose step ran on a
+    // substitute (the substituted inputs that never arrive are the rest of `lost`).
+    assert_eq!(j.stats().late_substituted, 1);
+    assert!(j.stats().late_arrivals >= j.stats().late_substituted);
 }
 
 #[test]

@@ -6,7 +6,7 @@
 //! ClientInputs  kind=1 | step_ack u32 | n_sack u8 | n_sack bytes
 //!               | first_tick u32 | count u8 | count x (len u8, bytes)
 //! ServerUpdate  kind=2 | server_tick u32 | your_player u32 | shift i32 | input_ack u32 | depth u8
-//!               | first_input u32 | substituted u32
+//!               | first_input u32 | substituted u16 | late_substituted u16
 //!               | n_margins u8 | n x (tick u32, margin i16 in 1/256 tick, copy u8)
 //!               | n_checks u8 | n x (tick u32, checksum u64)
 //!               | base_tick u32 | n_entries u8 | n x Entry
@@ -24,9 +24,12 @@
 //! `first_input` is the client tick of the first input the server consumed from this
 //! client (real or substituted): with the accepted counts it tells the client exactly
 //! which of its inputs every step used, even when its first inputs were lost.
-//! `substituted` counts (wrapping) the steps the server ran on a substitute for a
-//! missing input of this client: with the late margin reports it tells the client
-//! how many of its inputs never arrived at all.
+//! `substituted` counts (wrapping at 2^16) the steps the server ran on a substitute
+//! for a missing input of this client, and `late_substituted` (likewise) the inputs
+//! whose first copy came after their step had run on a substitute: the rest of the
+//! substituted ones never arrived at all. Both are running counts, so a client that
+//! misses updates (or their margin reports) still counts every step exactly, unless
+//! it misses 65,536 of them in a row (18 minutes of substitutions at 60 Hz).
 //! `checks` are the server engine's checksums of its state at the start of a tick, for
 //! desync detection.
 
@@ -165,7 +168,10 @@ pub struct UpdateHead {
     /// The client tick of the first input consumed from this client, or [`NONE`].
     pub first_input: Tick,
     /// Steps run on a substitute for this client's missing input, so far (wrapping).
-    pub substituted: u32,
+    pub substituted: u16,
+    /// Inputs of this client whose first copy came after their step had run on a
+    /// substitute, so far (wrapping).
+    pub late_substituted: u16,
 }
 
 /// Encoded size of a ServerUpdate's header with `margins` margin and `checks` checksum
@@ -193,7 +199,8 @@ pub fn encode_server_update_head(
     w.u32(head.input_ack);
     w.u8(head.depth);
     w.u32(head.first_input);
-    w.u32(head.substituted);
+    w.u16(head.substituted);
+    w.u16(head.late_substituted);
     let m = margins.len().min(255);
     w.u8(m as u8);
     for r in &margins[margins.len() - m..] {
@@ -428,7 +435,8 @@ pub fn decode_server_update_into(data: &[u8], rules: &StepRules, out: &mut Updat
         input_ack: r.u32()?,
         depth: r.u8()?,
         first_input: r.u32()?,
-        substituted: r.u32()?,
+        substituted: r.u16()?,
+        late_substituted: r.u16()?,
     };
     for _ in 0..r.u8()? {
         let tick = r.u32()?;

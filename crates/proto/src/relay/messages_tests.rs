@@ -67,7 +67,8 @@ fn server_update_round_trips() {
         input_ack: 41,
         depth: 5,
         first_input: 17,
-        substituted: 0xFFFF_FFFE,
+        substituted: 0xFFFE,
+        late_substituted: 0xFFFD,
     };
     let checks = [(870, 0xDEAD_BEEF_0123_4567u64), (900, 1)];
     encode_server_update_head(&mut b, &head, &margins, &checks, 80);
@@ -121,6 +122,7 @@ fn plain_head() -> UpdateHead {
         depth: 0,
         first_input: NONE,
         substituted: 0,
+        late_substituted: 0,
     }
 }
 

@@ -18,8 +18,8 @@ use crate::clock::Micros;
 use crate::engine::Tick;
 use crate::stream::{SACK_BYTES, SendLedger, SendPlan};
 use crate::sync::interp::{AdaptiveInterpolation, InterpConfig, RemoteTimeline};
-use crate::sync::redundancy::{RedundancyConfig, RedundancyPlanner};
-use crate::sync::{InputLeadController, LeadConfig};
+use crate::sync::redundancy::{LeadCover, MAX_COPIES, RedundancyConfig, RedundancyPlanner};
+use crate::sync::{InputLeadController, LeadConfig, ServerTally};
 use crate::tick::{TickClock, TickClockConfig, TickEvent};
 use crate::transport::{CHANNEL_UNRELIABLE, DisconnectReason, Event, PeerId, SendError, Transport};
 use crate::wire::MAX_DATAGRAM_SIZE;
@@ -86,6 +86,9 @@ pub struct SyncStats {
     pub copies: u32,
     /// The uplink loss figure that steers the copies (0..=1).
     pub uplink_loss: f64,
+    /// The chance that an uplink packet is lost when the one before it was (0..=1):
+    /// the bursts that steer the copies too.
+    pub uplink_loss_burst: f64,
     /// Estimated clock drift against the server, in parts per million.
     pub drift_ppm: f64,
     /// Newest canonical step received in order.
@@ -139,8 +142,6 @@ const QUEUED_MERGE_DATAGRAMS: usize = 4;
 const DEFAULT_STEP_PLAYERS: usize = 8;
 /// Most missing inputs `ticks_due` fills in at once (repeating the last one).
 const MAX_REPEATED_INPUTS: Tick = 1024;
-/// Packets the transport must have sent before its loss figure steers redundancy.
-const LOSS_ESTIMATE_PACKETS: u64 = 200;
 /// Inputs one packet carries at most (a count in one byte on the wire).
 const MAX_INPUTS_PER_PACKET: usize = u8::MAX as usize;
 
@@ -157,6 +158,8 @@ pub struct RelayClient {
     start_pos: f64,
     next_tick: Tick,
     last_input: Vec<u8>,
+    /// The inputs' mean size (bytes), for the copies' byte budget.
+    input_bytes: f64,
     /// The newest inputs, by tick in a ring: every one a send may still carry.
     inputs: Vec<Vec<u8>>,
     /// What the inputs' stream sent and what the server acknowledged.
@@ -213,6 +216,7 @@ impl RelayClient {
             start_pos: 0.0,
             next_tick: 0,
             last_input,
+            input_bytes: 0.0,
             inputs,
             stream: SendLedger::new(0, kept),
             send_pending: false,
@@ -365,13 +369,17 @@ impl RelayClient {
             clock.snap(s);
         }
         clock.set_scale(ctl.scale);
-        // Uplink loss is the transport's own ack-based packet loss; margins only tell
-        // how bursty it is (their reports can be lost on the way back too).
-        // Until a few hundred packets have resolved the estimate means little: keep the
-        // starting copies rather than dropping to one on an estimate of zero.
-        if let Some(st) = self.server.and_then(|p| ep.stats(p)).filter(|st| st.packets_sent >= LOSS_ESTIMATE_PACKETS) {
-            let spare = self.lead.expected_margin_quantile(phase).unwrap_or(0.0);
-            self.redundancy.update(now, st.loss, spare, self.cfg.lead.late_rate, self.cfg.send_interval);
+        // Uplink loss and its bursts are the transport's own, from its acks (the planner
+        // waits for enough of them).
+        if let Some(st) = self.server.and_then(|p| ep.stats(p)) {
+            let cover = LeadCover {
+                late_rate: self.cfg.lead.late_rate,
+                spare_ticks: self.lead.expected_margin_quantile(phase).unwrap_or(0.0),
+                send_interval_ticks: self.cfg.send_interval,
+            };
+            // One copy of the stream: each input and its length byte, every tick.
+            let cap = self.cfg.redundancy.copy_cap((self.input_bytes + 1.0) * 1e6 / self.cfg.tick.tick_us);
+            self.redundancy.update(now, st.loss, st.loss_counts, cap, Some(&cover));
         }
         self.clock = Some(clock);
         n
@@ -424,6 +432,7 @@ impl RelayClient {
         if let Some(input) = input {
             self.last_input.clear();
             self.last_input.extend_from_slice(input);
+            self.input_bytes += (input.len() as f64 - self.input_bytes) / 64.0;
         }
         // (The input it takes the place of is older than any send carries.)
         let n = self.inputs.len();
@@ -521,10 +530,14 @@ impl RelayClient {
             }
             self.checks.push_back((tick, checksum));
         }
-        self.lead.on_substitutions(head.substituted);
+        self.lead.on_tally(ServerTally {
+            server_tick,
+            shift: head.shift as i64,
+            substituted: head.substituted,
+            late_substituted: head.late_substituted,
+        });
         for m in &u.margins {
             self.lead.on_margin(m.tick, m.margin, head.shift as i64);
-            self.redundancy.on_first_copy(m.copy);
         }
         if head.input_ack != messages::NONE {
             // Never beyond the newest input sent: an ack of inputs to come would stop them.
@@ -558,6 +571,7 @@ impl RelayClient {
             interp_delay_ticks: playback.map_or(0.0, |_| self.interp.delay()),
             copies: self.redundancy.copies(),
             uplink_loss: self.redundancy.loss(),
+            uplink_loss_burst: self.redundancy.burst(),
             drift_ppm: self.lead.drift() * 1e6,
             authoritative_tick: self.receiver.next().map_or(0, |n| n.saturating_sub(1)),
         }
@@ -605,9 +619,11 @@ fn step_queue_size(cfg: &RelayClientConfig) -> StepQueueSize {
     }
 }
 
-/// Inputs worth keeping: the most `send_inputs` ever sends.
+/// Inputs worth keeping: the most `send_inputs` ever sends (copies beyond `max_copies`
+/// come within the byte budget, which depends on the inputs' size).
 fn inputs_kept(cfg: &RelayClientConfig) -> usize {
-    (cfg.redundancy.max_copies.max(1) as usize).saturating_mul(cfg.send_interval.max(1) as usize)
+    let most = if cfg.redundancy.extra_copy_bytes_per_sec > 0 { MAX_COPIES } else { cfg.redundancy.max_copies };
+    (most.clamp(1, MAX_COPIES) as usize).saturating_mul(cfg.send_interval.max(1) as usize)
 }
 
 #[cfg(test)]
@@ -628,6 +644,7 @@ mod tests {
             depth: 0,
             first_input: Tick::MAX - 1,
             substituted: 0,
+            late_substituted: 0,
         };
         let mut buf = Vec::new();
         messages::encode_server_update_head(&mut buf, &head, &[], &[(Tick::MAX, 1)], Tick::MAX - 1);

@@ -19,7 +19,7 @@ use crate::engine::Tick;
 use crate::game::ConfigProblems;
 use crate::jitter::{JitterBuffer, JitterConfig, JitterStats, KickReason, PushOutcome};
 use crate::stream::{Reason, SendLedger, SendPlan};
-use crate::sync::redundancy::{RedundancyConfig, copies_for_loss};
+use crate::sync::redundancy::{RedundancyConfig, RedundancyPlanner};
 use crate::transport::{CHANNEL_UNRELIABLE, ConfigError, DisconnectReason, EndpointConfig, Event, PeerId, Transport};
 use crate::wire::MAX_DATAGRAM_SIZE;
 
@@ -71,7 +71,8 @@ impl Default for RelayServerConfig {
             bandwidth_cap: 0,
             // A step lost in every copy stalls the client's whole timeline for a
             // resend timeout (unlike an input, which costs one substitute): aim lower.
-            redundancy: RedundancyConfig { residual_loss: 1e-4, ..RedundancyConfig::default() },
+            // Its steps are its bandwidth: independent loss until bursts are measured.
+            redundancy: RedundancyConfig { residual_loss: 1e-4, burst_prior: None, ..RedundancyConfig::default() },
             input_size: None,
             step_history: 600,
             auto_admit: true,
@@ -150,6 +151,9 @@ pub struct StreamStats {
     pub copies_capped: u64,
     /// Updates that could not take every step due (they went in the next one).
     pub full_updates: u64,
+    /// Copies each step is planned to get now, from this client's downlink loss and
+    /// its bursts (an acknowledgement stops them sooner).
+    pub planned_copies: u8,
 }
 
 /// Counters of messages the server refused.
@@ -190,6 +194,8 @@ struct Client {
     /// only makes steps longer, and reordered packets are not steps forward).
     newest_seen: Option<Tick>,
     send_interval: Option<u32>,
+    /// Copies of each step to this client, from its downlink's loss and bursts.
+    redundancy: RedundancyPlanner,
 }
 
 impl Client {
@@ -214,8 +220,6 @@ const MARGINS_SENT: usize = 64;
 
 /// Copies of each step before the transport has seen enough packets to measure loss.
 const STARTING_COPIES: u8 = 2;
-/// Packets the transport must have sent before its loss figure sets the copies.
-const LOSS_ESTIMATE_PACKETS: u64 = 200;
 /// Round trip assumed before the transport has measured one.
 const ASSUMED_RTT_US: f64 = 200_000.0;
 
@@ -237,6 +241,8 @@ pub struct RelayServer {
     /// Peers to disconnect at the next flush (kicked during a tick).
     to_disconnect: Vec<PeerId>,
     updates_due: bool,
+    /// The steps' mean size as deltas (bytes), for the copies' byte budget.
+    step_bytes: f64,
     checks: [(Tick, u64); CHECKS_KEPT],
     n_checks: usize,
     stats: RelayServerStats,
@@ -299,6 +305,7 @@ impl RelayServer {
             events: VecDeque::new(),
             to_disconnect: Vec::new(),
             updates_due: false,
+            step_bytes: 0.0,
             checks: [(0, 0); CHECKS_KEPT],
             n_checks: 0,
             stats: RelayServerStats::default(),
@@ -385,6 +392,7 @@ impl RelayServer {
             first_input: None,
             newest_seen: None,
             send_interval: None,
+            redundancy: RedundancyPlanner::new(self.cfg.redundancy, u32::from(STARTING_COPIES)),
         };
         self.clients.insert(player, c);
         self.by_peer.insert(peer, player);
@@ -564,6 +572,10 @@ impl RelayServer {
             }
         }
         self.steps.finish(tick);
+        if let Some(index) = self.steps.index_of(tick) {
+            let len = self.steps.body_len(index, StepForm::Delta) as f64;
+            self.step_bytes += (len - self.step_bytes) / 64.0;
+        }
         // Keep what some client still needs, within the history limit (and the newest
         // step, which the next one is a delta against).
         let needed = self.clients.values().filter(|c| !c.behind).map(Client::needs_from).min();
@@ -599,7 +611,9 @@ impl RelayServer {
                 c.behind = true;
                 self.events.push_back(RelayServerEvent::FellBehind { peer: c.peer, player });
             }
-            let plan = send_plan(&self.cfg, c, ep);
+            let copies = step_copies(&self.cfg, c, ep, now, self.step_bytes);
+            c.sent.planned_copies = copies;
+            let plan = send_plan(&self.cfg, c, ep, copies);
             let cap = self.cfg.bandwidth_cap as f64;
             if cap > 0.0 {
                 // At most a tenth of a second's allowance (or two datagrams) saved up.
@@ -673,16 +687,27 @@ impl RelayServer {
     }
 }
 
-/// How to send to `c` now: copies from the measured downlink loss, the resend timeout
-/// and the window from the measured round trip.
-fn send_plan<T: Transport + ?Sized>(cfg: &RelayServerConfig, c: &Client, ep: &mut T) -> SendPlan {
+/// Copies of each step to `c` now: from its downlink's measured loss and bursts (the
+/// planner waits for enough packets), within the copies' byte budget (a copy of the
+/// stream is a step's delta, at the mean size of the steps, every tick).
+fn step_copies<T: Transport + ?Sized>(
+    cfg: &RelayServerConfig,
+    c: &mut Client,
+    ep: &mut T,
+    now: Micros,
+    step_bytes: f64,
+) -> u8 {
+    if let Some(s) = ep.stats(c.peer) {
+        let cap = cfg.redundancy.copy_cap((step_bytes + ENTRY_HEAD as f64) * 1e6 / cfg.tick_us);
+        c.redundancy.update(now, s.loss, s.loss_counts, cap, None);
+    }
+    c.redundancy.copies().clamp(1, u8::MAX as u32) as u8
+}
+
+/// How to send to `c` now: `copies` of each step, the resend timeout and the window
+/// from the measured round trip.
+fn send_plan<T: Transport + ?Sized>(cfg: &RelayServerConfig, c: &Client, ep: &mut T, copies: u8) -> SendPlan {
     let st = ep.stats(c.peer);
-    let copies = match st {
-        Some(s) if s.packets_sent >= LOSS_ESTIMATE_PACKETS => {
-            copies_for_loss(s.loss, s.loss, &cfg.redundancy).clamp(1, u8::MAX as u32) as u8
-        }
-        _ => STARTING_COPIES.min(cfg.redundancy.max_copies.max(1) as u8),
-    };
     let (rtt, var) = match st {
         Some(s) if s.srtt_us > 0.0 => (s.srtt_us, s.rtt_var_us),
         _ => (ASSUMED_RTT_US, ASSUMED_RTT_US / 2.0),
@@ -728,7 +753,9 @@ impl<'a> Update<'a> {
                 input_ack: c.input_ack.unwrap_or(messages::NONE),
                 depth: c.jitter.depth().min(255) as u8,
                 first_input: c.first_input.unwrap_or(messages::NONE),
-                substituted: c.jitter.stats().lost as u32,
+                // Running counts, wrapping on the wire.
+                substituted: c.jitter.stats().lost as u16,
+                late_substituted: c.jitter.stats().late_substituted as u16,
             },
             checks,
             base: c.needs_from(),

@@ -24,11 +24,17 @@
 //! and merges, from its slip), and `q` is set so that, at the ratio of missed steps to
 //! the level seen over the last ~40 s, they come to `aim · ε` minus the share of inputs
 //! lost in every copy (which no lead saves and no margin shows). That share is
-//! measured, not modelled: the server counts the steps it ran on a substitute, and
-//! those no late report accounts for are inputs that never arrived. (A loss model
-//! from the copy count undercounts it on bursty links by half or more, and the loop
-//! then spends on jitter the budget that the losses have already used.) A low level
-//! keeps a longer memory, so the tail it estimates has samples in it.
+//! measured, not modelled: the server counts the steps it ran on a substitute and the
+//! first copies that came after theirs, and the difference is the inputs that never
+//! arrived. (A loss model from the copy count undercounts it on bursty links by half
+//! or more, and the loop then spends on jitter the budget that the losses have already
+//! used.) Every count is the server's running total in each update
+//! ([`ServerTally`]), taken per server tick: updates and their margin reports are lost
+//! on the way like any datagram, and counting late steps from the reports that got
+//! through, against substitutions that are all counted, took a third of the lost
+//! reports' late copies for inputs that never arrived (at 33% loss each way, 0.4-1% of
+//! the inputs, where 0.13% were). A low level keeps a longer memory, so the tail it
+//! estimates has samples in it.
 //!
 //! Two estimates of that quantile: the short memory's own, which follows a changing
 //! path at once but, read from a few hundred samples, swings with every stall; and the
@@ -83,6 +89,22 @@ impl Default for LeadConfig {
     }
 }
 
+/// What a server update says of the client's inputs: its running counts, which a lost
+/// or reordered update does not disturb (the next one carries them all).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ServerTally {
+    /// The server's tick when it sent the update.
+    pub server_tick: Tick,
+    /// Its consumption shift for this client (see
+    /// [`JitterBuffer::shift`](crate::jitter::JitterBuffer::shift)).
+    pub shift: i64,
+    /// Steps it ran on a substitute for this client's missing input (wrapping).
+    pub substituted: u16,
+    /// The client's inputs whose first copy came after their step had run on a
+    /// substitute (wrapping).
+    pub late_substituted: u16,
+}
+
 /// What the clock should do now.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct LeadControl {
@@ -97,11 +119,15 @@ const RING: usize = 4096;
 const DRIFT_WINDOW: u32 = 300;
 /// Merging more than this many extra steps between two reports is a discontinuity.
 const RESET_SHIFT_TICKS: i64 = 6;
-/// More underflows than this between two reports (2 s of server ticks at 60 Hz, a
-/// report interval no live connection reaches) is not information but garbage or a
-/// lie: the loop re-acquires and learns nothing from that report. The shift comes from
+/// More underflows than this between two updates (2 s of server ticks at 60 Hz, an
+/// update interval no live connection reaches) is not information but garbage or a
+/// lie: the loop re-acquires and learns nothing from that update. The shift comes from
 /// the wire, and a margin offset by it becomes a clock snap of the same size.
-const MAX_SLIP_PER_REPORT: i64 = 120;
+const MAX_SLIP_PER_UPDATE: i64 = 120;
+/// The most server ticks one update's counts are spread over in the averages: a
+/// longer gap (updates lost for seconds, or a server tick from the wire far ahead)
+/// weighs as this much.
+const MAX_TALLY_TICKS: u32 = 600;
 /// The largest clock correction the loop makes at once: 1024 ticks is 17 s at 60 Hz
 /// and 4 s at 256 Hz, beyond any lead a reachable server needs. A larger error can
 /// only come from numbers the wire made up (an absurd first shift, say).
@@ -147,38 +173,45 @@ pub struct InputLeadController {
     /// Reports for inputs sent before this tick predate the last reset.
     fresh_from: Tick,
     last_sent: Tick,
-    last_shift: Option<i64>,
+    /// The newest server update's counts.
+    tally: Option<ServerTally>,
     resets: u64,
     /// Calibration of the quantile level against the realized late rate: slow averages
     /// of late steps per report and of the late fraction the quantile level predicted.
     realized: f64,
     predicted: f64,
     level: f64,
-    /// Share of inputs lost in every copy, per report (slow average; see
-    /// `on_substitutions`), and the server's substitution count not yet averaged in.
+    /// Share of inputs lost in every copy, per server tick (slow average; see
+    /// `on_tally`).
     unrecoverable: f64,
-    substituted_total: Option<u32>,
-    substituted_pending: f64,
-    /// Late steps beyond [`MAX_LATE_PER_REPORT`] in one report, held until the margins'
+    /// Slips of the current run of updates that showed some (see [`MAX_SLIP_RUN`]).
+    slip_run: f64,
+    /// Slips beyond [`MAX_SLIP_RUN`] in one run, held until the margins'
     /// location shows whether they were a latency step (dropped) or a stall (counted),
-    /// and the report count at which that is known.
+    /// the report count at which that is known, and the location when the hold began.
     held_late: f64,
     held_until: u64,
+    held_from: Option<f64>,
 }
 
-/// Reports per calibration memory (≈ 40 s at one input per 60 Hz tick): long enough to
-/// see a few dozen late steps at ε = 1%.
-const CALIBRATION_SAMPLES: f64 = 2400.0;
+/// Server ticks per calibration memory (≈ 160 s at 60 Hz). Late steps come in clusters
+/// (a burst of loss, a stall): with 40 s of memory each cluster moved the level, and
+/// the lead, for a minute after it, and on the lab's S3c the lead swung by two ticks.
+/// Both averages start at the aim, so a link's own ratio takes over within minutes.
+const CALIBRATION_SAMPLES: f64 = 9600.0;
 /// A raw target this many noise deviations off its mean is a step, not noise.
 const STEP_SIGMAS: f64 = 4.0;
 /// Tail samples the margin histogram's memory should hold at the calibrated level.
 const TAIL_SAMPLES: f64 = 1.5;
 /// Longest memory of the margin histogram (≈ 2000 samples, 33 s at 60 Hz).
 const MAX_FORGET: f64 = 0.9995;
-/// Late steps one report may add to the realized rate at once: a whole hitch is not the
-/// lead's fault and must not hold the lead up for minutes. More are held (see
-/// `held_late`) and counted, up to [`MAX_STALL_STEPS`], if they were a stall.
-const MAX_LATE_PER_REPORT: f64 = 4.0;
+/// Slips one run of them (updates in a row that each show the server waited) may add to
+/// the realized rate at once: a whole hitch is not the lead's fault and must not hold
+/// the lead up for minutes. More are held (see `held_late`) and counted, up to
+/// [`MAX_STALL_STEPS`], if they were a stall. (A run, not an update: the server keeps
+/// sending its updates while it waits, each with the few ticks it waited since the
+/// last.)
+const MAX_SLIP_RUN: f64 = 4.0;
 const MAX_STALL_STEPS: f64 = 32.0;
 /// Per-sample forgetting of the location the shape is placed on (about 100 samples:
 /// its median lags a drift of 1000 ppm the detrending has not caught by 0.07 tick,
@@ -196,6 +229,10 @@ const CHANGE_TICKS: f64 = 1.0;
 /// path. (With half a minute or one, the lab's S8 held 0.1 tick more lead and
 /// missed a few more steps; S2 gains as much either way.)
 const CAUTION_SAMPLES: u64 = 7200;
+/// How far (ticks) the margins' location may be from where it was when late steps
+/// were held, a window later, for them to count as a stall's: the lab's smallest
+/// latency step is 2.4 ticks, and the location's noise a few hundredths.
+const STALL_RETURN_TICKS: f64 = 0.5;
 /// Reports to wait before counting held late steps: the location window of
 /// [`TailShape`] needs about this many to show a latency step.
 const STEP_HOLD_REPORTS: u64 = 64;
@@ -228,32 +265,67 @@ impl InputLeadController {
             drift_acc: 0.0,
             fresh_from: 0,
             last_sent: 0,
-            last_shift: None,
+            tally: None,
             resets: 0,
             realized: cfg.late_rate * cfg.aim,
             predicted: cfg.late_rate * cfg.aim,
             level: cfg.late_rate * cfg.aim,
             unrecoverable: 0.0,
-            substituted_total: None,
-            substituted_pending: 0.0,
+            slip_run: 0.0,
             held_late: 0.0,
             held_until: 0,
+            held_from: None,
         }
     }
 
-    /// Takes the server's running count of steps it ran on a substitute for this
-    /// client's missing input (wrapping u32, from every server update). Substitutions
-    /// that no late margin report explains are inputs lost in every copy: late steps no
-    /// lead can save, so the late-rate budget the loop aims at is what is left of
-    /// `aim · ε` after them (at least ε/8).
-    pub fn on_substitutions(&mut self, total: u32) {
-        if let Some(prev) = self.substituted_total {
-            self.substituted_pending += total.wrapping_sub(prev) as f64;
+    /// Takes a server update's running counts (call it before the update's margin
+    /// reports); an update no newer than the last one taken adds nothing. Since the
+    /// last one the server ran its ticks, slipped (underflows raise its shift, a merge
+    /// lowers it), substituted missing inputs and dropped late first copies:
+    /// - the steps the client's inputs missed for lateness are the dropped late copies
+    ///   and the slips (an underflow each, a merge one however many it took): they
+    ///   calibrate the quantile level;
+    /// - the substitutions that no late copy followed are inputs lost in every copy,
+    ///   which no lead saves, so the late-rate budget the loop aims at is what is left
+    ///   of `aim · ε` after them (at least ε/8).
+    ///
+    /// Many merges at once mean the server is draining a pile-up (after the client's
+    /// own hitch, or a burst of arrivals): the loop re-acquires instead of chasing it;
+    /// so it does after an absurd slip, which only the wire can make up.
+    pub fn on_tally(&mut self, tally: ServerTally) {
+        let Some(prev) = self.tally else {
+            self.tally = Some(tally);
+            return;
+        };
+        // Ticks from the wire: a late (reordered or repeated) update is no news.
+        let Some(ticks) = tally.server_tick.checked_sub(prev.server_tick).filter(|&t| t > 0) else { return };
+        self.tally = Some(tally);
+        if prev.shift - tally.shift > RESET_SHIFT_TICKS {
+            self.reset();
         }
-        self.substituted_total = Some(total);
+        if tally.shift - prev.shift > MAX_SLIP_PER_UPDATE {
+            self.reset();
+            return;
+        }
+        let slipped = (tally.shift - prev.shift).max(0) as f64 + (tally.shift < prev.shift) as u8 as f64;
+        // Counts from the wire: none can come to more than the ticks they cover and a
+        // merge's worth (a falling count wraps to a huge one and is held to that).
+        let most = f64::from(ticks.min(MAX_TALLY_TICKS)) + RESET_SHIFT_TICKS as f64;
+        let substituted = f64::from(tally.substituted.wrapping_sub(prev.substituted)).min(most);
+        let late_copies = f64::from(tally.late_substituted.wrapping_sub(prev.late_substituted)).min(most);
+        let weight = f64::from(ticks.min(MAX_TALLY_TICKS)) / CALIBRATION_SAMPLES;
+        // Signed: a late copy can come an update after its substitution was counted.
+        let never = substituted - late_copies;
+        self.unrecoverable += never / CALIBRATION_SAMPLES - self.unrecoverable * weight;
+        let before = self.slip_run;
+        self.slip_run = if slipped > 0.0 { before + slipped } else { 0.0 };
+        let slips_counted = self.slip_run.min(MAX_SLIP_RUN) - before.min(MAX_SLIP_RUN);
+        self.hold_late(slipped - slips_counted);
+        let counted = late_copies + slips_counted + self.release_late();
+        self.calibrate(counted, weight);
     }
 
-    /// The measured share of inputs lost in every copy (per report).
+    /// The measured share of inputs lost in every copy (per server tick).
     pub fn unrecoverable(&self) -> f64 {
         self.unrecoverable.max(0.0)
     }
@@ -301,37 +373,6 @@ impl InputLeadController {
     /// with the server's consumption shift at that moment (see
     /// [`JitterBuffer::shift`](crate::jitter::JitterBuffer::shift)).
     pub fn on_margin(&mut self, tick: Tick, margin: f64, server_shift: i64) {
-        // Many merges at once mean the server is draining a pile-up (after our own
-        // hitch, or a burst of arrivals): re-acquire instead of chasing it. Underflows
-        // (the shift rising) are late inputs: exactly what the quantile must learn.
-        if self.last_shift.is_some_and(|s| s - server_shift > RESET_SHIFT_TICKS) {
-            self.reset();
-        }
-        if self.last_shift.is_some_and(|s| server_shift - s > MAX_SLIP_PER_REPORT) {
-            self.reset();
-            self.last_shift = Some(server_shift);
-            return;
-        }
-        // Steps this report shows the server ran without our input: a late first copy
-        // (it was substituted), any underflows since the last report (one step each),
-        // and a merge (one step, however many inputs it took).
-        let slipped =
-            self.last_shift.map_or(0.0, |s| (server_shift - s).max(0) as f64 + (server_shift < s) as u8 as f64);
-        if margin.is_finite() {
-            let late_copy = (margin < 0.0) as u8 as f64;
-            // The first report after an update carries its substitutions; a late report
-            // is one of them, so what remains never arrived. (Signed: a late copy can be
-            // reported an update after its substitution was counted.)
-            let never = (std::mem::take(&mut self.substituted_pending) - late_copy)
-                .clamp(-MAX_LATE_PER_REPORT, MAX_LATE_PER_REPORT);
-            self.unrecoverable += (never - self.unrecoverable) / CALIBRATION_SAMPLES;
-            let late = late_copy + slipped;
-            let mut counted = late.min(MAX_LATE_PER_REPORT);
-            self.hold_late(late - counted);
-            counted += self.release_late();
-            self.calibrate(counted);
-        }
-        self.last_shift = Some(server_shift);
         if tick < self.fresh_from {
             return;
         }
@@ -395,27 +436,38 @@ impl InputLeadController {
         if extra > 0.0 {
             if self.held_late == 0.0 {
                 self.held_until = self.samples + STEP_HOLD_REPORTS;
+                self.held_from = self.location_now();
             }
             self.held_late += extra;
         }
     }
 
-    /// Held late steps that turned out to be a stall: the margins' location stayed put
-    /// for a window after them. A latency step moves the location, and its late steps
-    /// are the step's cost, not the tail's: counting them would hold the lead high for
-    /// the calibration's whole memory after every step.
+    /// Held late steps that turned out to be a stall: a window after them the margins'
+    /// location is back where it was when they began. A latency step moves the
+    /// location for good, and its late steps are the step's cost, not the tail's:
+    /// counting them would hold the lead high for the calibration's whole memory after
+    /// every step. (Not whether the location held still all through: on a bursty link
+    /// it moves a little with every burst, and a test of that dropped a third of the
+    /// late steps of the lab's S3d, whose lead then fell short of its aim.)
     fn release_late(&mut self) -> f64 {
-        if self.held_late == 0.0 {
+        if self.held_late == 0.0 || self.samples < self.held_until {
             return 0.0;
         }
-        if !self.tail.settled() {
+        let now = self.location_now();
+        let stayed = matches!((self.held_from, now), (Some(a), Some(b)) if (a - b).abs() <= STALL_RETURN_TICKS)
+            && self.tail.settled();
+        if !stayed {
             self.held_late = 0.0;
             return 0.0;
         }
-        if self.samples < self.held_until {
-            return 0.0;
-        }
-        std::mem::take(&mut self.held_late).min(MAX_STALL_STEPS)
+        let h = std::mem::take(&mut self.held_late);
+        h.min(MAX_STALL_STEPS)
+    }
+
+    /// The fast location (median) of `margin − Φ_sent`, in the terms of now: the
+    /// histograms hold it detrended and re-based.
+    fn location_now(&self) -> Option<f64> {
+        self.location.quantile(0.5).map(|l| l - self.base - self.drift_sum)
     }
 
     /// The quantile of `margin − Φ_sent` the loop holds at the target, now (samples are
@@ -469,10 +521,11 @@ impl InputLeadController {
     /// trip old. So the level is calibrated: it is set to the level that, with the
     /// ratio of realized to predicted late steps seen over the last ~40 s, gives
     /// `aim · ε`. Both averages start at the aim, so the level starts there.
-    fn calibrate(&mut self, late_steps: f64) {
-        let a = 1.0 / CALIBRATION_SAMPLES;
-        self.realized += (late_steps - self.realized) * a;
-        self.predicted += (self.level - self.predicted) * a;
+    /// `late_steps` were missed over server ticks that weigh `weight` (ticks over the
+    /// memory's length).
+    fn calibrate(&mut self, late_steps: f64, weight: f64) {
+        self.realized += late_steps / CALIBRATION_SAMPLES - self.realized * weight;
+        self.predicted += (self.level - self.predicted) * weight;
         let goal = (self.cfg.late_rate * self.cfg.aim - self.unrecoverable()).max(self.cfg.late_rate / 8.0);
         let ratio = self.realized / self.predicted.max(1e-9);
         // Up to 8ε: with the long shape the quantile is close to the true one, and the

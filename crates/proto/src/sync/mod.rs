@@ -7,4 +7,4 @@ mod lead;
 pub(crate) mod redundancy;
 mod tail_shape;
 
-pub use lead::{InputLeadController, LeadConfig, LeadControl};
+pub use lead::{InputLeadController, LeadConfig, LeadControl, ServerTally};

@@ -247,7 +247,8 @@ impl ReportedAcks {
 
 /// Outcome of the last [`LOSS_WINDOW`] packets whose fate is known, one bit each: it
 /// lives inline in every connection, whose fields a server touches once a tick, so it
-/// is 32 bytes rather than 256 flags.
+/// is 32 bytes rather than 256 flags. Beside it, the running counts of a two-state
+/// (Gilbert-Elliott) fit of the whole connection's losses ([`LossCounts`]).
 #[derive(Debug)]
 pub(super) struct LossWindow {
     /// Bit i of the window: whether packet `i` (a running count modulo the window) was
@@ -256,6 +257,26 @@ pub(super) struct LossWindow {
     next: u16,
     filled: u16,
     lost_count: u16,
+    /// Whether the last packet resolved was lost.
+    last_lost: bool,
+    counts: LossCounts,
+}
+
+/// A connection's packets whose fate is known, as running counts since it opened: how
+/// many were lost, and how many of those came right after a lost one. Their ratios are
+/// the fit of a two-state loss process (Gilbert-Elliott): the loss rate, and the chance
+/// that a packet is lost when the one before it was, from which the mean burst length
+/// is `1 / (1 − that)`. Redundancy needs the second: copies of an input go in packets in
+/// a row, and a burst takes them together (`sync::redundancy`). Counts, not ratios, so
+/// that a reader can take them over any span by differences.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct LossCounts {
+    /// Packets acknowledged or given up as lost.
+    pub resolved: u64,
+    /// Of those, the lost ones.
+    pub lost: u64,
+    /// Lost packets whose predecessor (the packet sent just before) was lost too.
+    pub lost_after_lost: u64,
 }
 
 const LOSS_WORDS: usize = 4;
@@ -264,9 +285,20 @@ pub(super) const LOSS_WINDOW: usize = LOSS_WORDS * 64;
 
 impl LossWindow {
     pub(super) fn new() -> Self {
-        LossWindow { lost: [0; LOSS_WORDS], next: 0, filled: 0, lost_count: 0 }
+        LossWindow {
+            lost: [0; LOSS_WORDS],
+            next: 0,
+            filled: 0,
+            lost_count: 0,
+            last_lost: false,
+            counts: LossCounts::default(),
+        }
     }
     pub(super) fn push(&mut self, lost: bool) {
+        self.counts.resolved += 1;
+        self.counts.lost += lost as u64;
+        self.counts.lost_after_lost += (lost && self.last_lost) as u64;
+        self.last_lost = lost;
         let (word, bit) = (self.next as usize / 64, self.next % 64);
         if self.filled as usize == LOSS_WINDOW {
             self.lost_count -= (self.lost[word] >> bit & 1) as u16;
@@ -276,6 +308,10 @@ impl LossWindow {
         self.lost[word] = self.lost[word] & !(1 << bit) | (lost as u64) << bit;
         self.lost_count += lost as u16;
         self.next = ((self.next as usize + 1) % LOSS_WINDOW) as u16;
+    }
+    /// The running counts since the connection opened.
+    pub(super) fn counts(&self) -> LossCounts {
+        self.counts
     }
     /// Fraction lost, in [0, 1]; 0 before anything is known.
     pub(super) fn fraction(&self) -> f64 {
@@ -365,6 +401,26 @@ mod tests {
         // An ack of a packet not sent yet is not trusted to rule anything out later.
         assert_eq!(r.take_fresh(500, 0, 400), 1);
         assert_eq!(r.take_fresh(301, 0, 400), 1, "301 is fresh: the lie recorded nothing");
+    }
+
+    #[test]
+    fn loss_counts_fit_the_bursts_over_the_whole_connection() {
+        // Bursts of three lost packets, one every 20 packets, over more than the
+        // window: 3 lost in 20, and 2 of each burst's 3 right after a lost one.
+        let mut w = LossWindow::new();
+        for i in 0..2000u32 {
+            w.push(i % 20 < 3);
+        }
+        let c = w.counts();
+        assert_eq!((c.resolved, c.lost, c.lost_after_lost), (2000, 300, 200));
+        // The window's fraction is over its last packets; the counts keep them all.
+        assert!((w.fraction() - 0.15).abs() < 0.01);
+        // Independent losses: none right after another.
+        let mut v = LossWindow::new();
+        for i in 0..1000u32 {
+            v.push(i % 10 == 0);
+        }
+        assert_eq!(v.counts(), LossCounts { resolved: 1000, lost: 100, lost_after_lost: 0 });
     }
 
     #[test]

@@ -875,6 +875,7 @@ impl Connection {
             rtt_var_us: self.rtt.rttvar,
             jitter_us: self.rtt.jitter,
             loss: self.loss.fraction(),
+            loss_counts: self.loss.counts(),
             sent_bytes_per_sec: self.send_rate.bytes_per_sec,
             recv_bytes_per_sec: self.recv_rate.bytes_per_sec,
             sent_packets_per_sec: self.send_rate.packets_per_sec,

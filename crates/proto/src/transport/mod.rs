@@ -61,7 +61,7 @@ pub use pool::SMALL_BUFFER;
 pub use reliable::MAX_UNFRAGMENTED;
 pub use remote::{AddressText, REMOTE_PORT, RemoteId, parse_address};
 pub use security::{Admission, PacketProtection, Presented, Security, TokenAdmission};
-pub use stats::{ConnectionStats, EndpointStats};
+pub use stats::{ConnectionStats, EndpointStats, LossCounts};
 
 /// Identifies a connection on one endpoint. Never 0; never reused while the endpoint lives.
 pub type PeerId = u32;

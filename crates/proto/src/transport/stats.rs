@@ -1,5 +1,7 @@
 //! Connection and endpoint statistics.
 
+pub use super::acks::LossCounts;
+
 /// Per-connection figures. Times in microseconds; rates over the last full second.
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
 pub struct ConnectionStats {
@@ -13,6 +15,9 @@ pub struct ConnectionStats {
     pub jitter_us: f64,
     /// Fraction of the last resolved packets (up to 256) that were never acked, in [0, 1].
     pub loss: f64,
+    /// Every resolved packet of the connection, lost, and lost right after a lost one:
+    /// the loss process's burstiness, for any span a reader takes differences over.
+    pub loss_counts: LossCounts,
     /// Bytes sent per second, over the last whole window of a second or more.
     pub sent_bytes_per_sec: f64,
     /// Bytes received per second, likewise.

@@ -26,6 +26,7 @@ mod hostile_p2p_scoreboard;
 mod hostile_spectator;
 mod nat_traversal;
 mod relay_bandwidth;
+mod relay_bursts;
 mod relay_catch_up;
 mod relay_client_results;
 mod relay_delay_spill;

@@ -372,6 +372,7 @@ fn hostile_and_malformed_messages_are_dropped_and_counted() {
             depth: 0,
             first_input: relay::NONE,
             substituted: 0,
+            late_substituted: 0,
         };
         relay::encode_server_update_head(&mut b, &h, &[], &[], 1);
         let mut step = Vec::new();

@@ -50,5 +50,6 @@ pub(super) fn add_jitter(a: &mut JitterStats, b: &JitterStats) {
     a.merges += b.merges;
     a.merged_steps += b.merged_steps;
     a.late_arrivals += b.late_arrivals;
+    a.late_substituted += b.late_substituted;
     a.duplicates += b.duplicates;
 }

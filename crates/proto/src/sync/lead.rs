@@ -46,6 +46,7 @@
 //! [`TickClock`]: crate::tick::TickClock
 
 use super::histogram::ForgettingHistogram;
+use super::late_steps::{LateSteps, ServerTally, Where};
 use super::tail_shape::TailShape;
 use crate::engine::Tick;
 
@@ -64,7 +65,7 @@ pub struct LeadConfig {
     pub min_band_ticks: f64,
     /// Errors beyond this many ticks are corrected with a snap.
     pub snap_threshold_ticks: f64,
-    /// The share of ε the *realized* late rate is steered to (see `calibrate`). The
+    /// The share of ε the *realized* late rate is steered to (see `late_steps.rs`). The
     /// rest is headroom for how far one link's realized rate strays from the aim. The
     /// default 0.7 trades lateness for lead monotonically and is not a seed's: in the
     /// lab over seeds 21-40, which no test uses, aims 0.5 / 0.7 / 0.85 / 1.0
@@ -89,22 +90,6 @@ impl Default for LeadConfig {
     }
 }
 
-/// What a server update says of the client's inputs: its running counts, which a lost
-/// or reordered update does not disturb (the next one carries them all).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct ServerTally {
-    /// The server's tick when it sent the update.
-    pub server_tick: Tick,
-    /// Its consumption shift for this client (see
-    /// [`JitterBuffer::shift`](crate::jitter::JitterBuffer::shift)).
-    pub shift: i64,
-    /// Steps it ran on a substitute for this client's missing input (wrapping).
-    pub substituted: u16,
-    /// The client's inputs whose first copy came after their step had run on a
-    /// substitute (wrapping).
-    pub late_substituted: u16,
-}
-
 /// What the clock should do now.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct LeadControl {
@@ -117,17 +102,6 @@ pub struct LeadControl {
 const RING: usize = 4096;
 /// Samples per drift-estimation window (≈10 s at one input per 60 Hz tick).
 const DRIFT_WINDOW: u32 = 300;
-/// Merging more than this many extra steps between two reports is a discontinuity.
-const RESET_SHIFT_TICKS: i64 = 6;
-/// More underflows than this between two updates (2 s of server ticks at 60 Hz, an
-/// update interval no live connection reaches) is not information but garbage or a
-/// lie: the loop re-acquires and learns nothing from that update. The shift comes from
-/// the wire, and a margin offset by it becomes a clock snap of the same size.
-const MAX_SLIP_PER_UPDATE: i64 = 120;
-/// The most server ticks one update's counts are spread over in the averages: a
-/// longer gap (updates lost for seconds, or a server tick from the wire far ahead)
-/// weighs as this much.
-const MAX_TALLY_TICKS: u32 = 600;
 /// The largest clock correction the loop makes at once: 1024 ticks is 17 s at 60 Hz
 /// and 4 s at 256 Hz, beyond any lead a reachable server needs. A larger error can
 /// only come from numbers the wire made up (an absurd first shift, say).
@@ -173,46 +147,17 @@ pub struct InputLeadController {
     /// Reports for inputs sent before this tick predate the last reset.
     fresh_from: Tick,
     last_sent: Tick,
-    /// The newest server update's counts.
-    tally: Option<ServerTally>,
     resets: u64,
-    /// Calibration of the quantile level against the realized late rate: slow averages
-    /// of late steps per report and of the late fraction the quantile level predicted.
-    realized: f64,
-    predicted: f64,
-    level: f64,
-    /// Share of inputs lost in every copy, per server tick (slow average; see
-    /// `on_tally`).
-    unrecoverable: f64,
-    /// Slips of the current run of updates that showed some (see [`MAX_SLIP_RUN`]).
-    slip_run: f64,
-    /// Slips beyond [`MAX_SLIP_RUN`] in one run, held until the margins'
-    /// location shows whether they were a latency step (dropped) or a stall (counted),
-    /// the report count at which that is known, and the location when the hold began.
-    held_late: f64,
-    held_until: u64,
-    held_from: Option<f64>,
+    /// The late steps the server's updates count, and the quantile level they set.
+    late: LateSteps,
 }
 
-/// Server ticks per calibration memory (≈ 160 s at 60 Hz). Late steps come in clusters
-/// (a burst of loss, a stall): with 40 s of memory each cluster moved the level, and
-/// the lead, for a minute after it, and on the lab's S3c the lead swung by two ticks.
-/// Both averages start at the aim, so a link's own ratio takes over within minutes.
-const CALIBRATION_SAMPLES: f64 = 9600.0;
 /// A raw target this many noise deviations off its mean is a step, not noise.
 const STEP_SIGMAS: f64 = 4.0;
 /// Tail samples the margin histogram's memory should hold at the calibrated level.
 const TAIL_SAMPLES: f64 = 1.5;
 /// Longest memory of the margin histogram (≈ 2000 samples, 33 s at 60 Hz).
 const MAX_FORGET: f64 = 0.9995;
-/// Slips one run of them (updates in a row that each show the server waited) may add to
-/// the realized rate at once: a whole hitch is not the lead's fault and must not hold
-/// the lead up for minutes. More are held (see `held_late`) and counted, up to
-/// [`MAX_STALL_STEPS`], if they were a stall. (A run, not an update: the server keeps
-/// sending its updates while it waits, each with the few ticks it waited since the
-/// last.)
-const MAX_SLIP_RUN: f64 = 4.0;
-const MAX_STALL_STEPS: f64 = 32.0;
 /// Per-sample forgetting of the location the shape is placed on (about 100 samples:
 /// its median lags a drift of 1000 ppm the detrending has not caught by 0.07 tick,
 /// where the short memory's lags it by up to 1.4 ticks).
@@ -229,13 +174,6 @@ const CHANGE_TICKS: f64 = 1.0;
 /// path. (With half a minute or one, the lab's S8 held 0.1 tick more lead and
 /// missed a few more steps; S2 gains as much either way.)
 const CAUTION_SAMPLES: u64 = 7200;
-/// How far (ticks) the margins' location may be from where it was when late steps
-/// were held, a window later, for them to count as a stall's: the lab's smallest
-/// latency step is 2.4 ticks, and the location's noise a few hundredths.
-const STALL_RETURN_TICKS: f64 = 0.5;
-/// Reports to wait before counting held late steps: the location window of
-/// [`TailShape`] needs about this many to show a latency step.
-const STEP_HOLD_REPORTS: u64 = 64;
 
 impl InputLeadController {
     /// A loop on `cfg` with no margins yet.
@@ -265,16 +203,8 @@ impl InputLeadController {
             drift_acc: 0.0,
             fresh_from: 0,
             last_sent: 0,
-            tally: None,
             resets: 0,
-            realized: cfg.late_rate * cfg.aim,
-            predicted: cfg.late_rate * cfg.aim,
-            level: cfg.late_rate * cfg.aim,
-            unrecoverable: 0.0,
-            slip_run: 0.0,
-            held_late: 0.0,
-            held_until: 0,
-            held_from: None,
+            late: LateSteps::new(&cfg),
         }
     }
 
@@ -293,41 +223,29 @@ impl InputLeadController {
     /// own hitch, or a burst of arrivals): the loop re-acquires instead of chasing it;
     /// so it does after an absurd slip, which only the wire can make up.
     pub fn on_tally(&mut self, tally: ServerTally) {
-        let Some(prev) = self.tally else {
-            self.tally = Some(tally);
-            return;
-        };
-        // Ticks from the wire: a late (reordered or repeated) update is no news.
-        let Some(ticks) = tally.server_tick.checked_sub(prev.server_tick).filter(|&t| t > 0) else { return };
-        self.tally = Some(tally);
-        if prev.shift - tally.shift > RESET_SHIFT_TICKS {
+        let Some(update) = self.late.take(tally) else { return };
+        if update.pile_up {
             self.reset();
         }
-        if tally.shift - prev.shift > MAX_SLIP_PER_UPDATE {
+        if update.absurd {
             self.reset();
             return;
         }
-        let slipped = (tally.shift - prev.shift).max(0) as f64 + (tally.shift < prev.shift) as u8 as f64;
-        // Counts from the wire: none can come to more than the ticks they cover and a
-        // merge's worth (a falling count wraps to a huge one and is held to that).
-        let most = f64::from(ticks.min(MAX_TALLY_TICKS)) + RESET_SHIFT_TICKS as f64;
-        let substituted = f64::from(tally.substituted.wrapping_sub(prev.substituted)).min(most);
-        let late_copies = f64::from(tally.late_substituted.wrapping_sub(prev.late_substituted)).min(most);
-        let weight = f64::from(ticks.min(MAX_TALLY_TICKS)) / CALIBRATION_SAMPLES;
-        // Signed: a late copy can come an update after its substitution was counted.
-        let never = substituted - late_copies;
-        self.unrecoverable += never / CALIBRATION_SAMPLES - self.unrecoverable * weight;
-        let before = self.slip_run;
-        self.slip_run = if slipped > 0.0 { before + slipped } else { 0.0 };
-        let slips_counted = self.slip_run.min(MAX_SLIP_RUN) - before.min(MAX_SLIP_RUN);
-        self.hold_late(slipped - slips_counted);
-        let counted = late_copies + slips_counted + self.release_late();
-        self.calibrate(counted, weight);
+        let at = Where { samples: self.samples, location: self.location_now(), settled: self.tail.settled() };
+        self.late.count(&update, at, &self.cfg);
+        // A quantile at level q needs a memory of a few 1/q samples to have any tail
+        // samples in it at all: a lower level remembers longer (never shorter than
+        // configured, never beyond ~30 s).
+        let forget = (1.0 - self.late.level() / TAIL_SAMPLES).clamp(self.cfg.forget, MAX_FORGET);
+        let (now, want) = (1.0 / (1.0 - self.hist.forget()), 1.0 / (1.0 - forget));
+        if (want / now - 1.0).abs() > 0.1 {
+            self.hist.set_forget(forget);
+        }
     }
 
     /// The measured share of inputs lost in every copy (per server tick).
     pub fn unrecoverable(&self) -> f64 {
-        self.unrecoverable.max(0.0)
+        self.late.unrecoverable()
     }
 
     /// The loop's config.
@@ -431,39 +349,6 @@ impl InputLeadController {
         });
     }
 
-    /// Holds late steps beyond one report's cap (see `held_late`).
-    fn hold_late(&mut self, extra: f64) {
-        if extra > 0.0 {
-            if self.held_late == 0.0 {
-                self.held_until = self.samples + STEP_HOLD_REPORTS;
-                self.held_from = self.location_now();
-            }
-            self.held_late += extra;
-        }
-    }
-
-    /// Held late steps that turned out to be a stall: a window after them the margins'
-    /// location is back where it was when they began. A latency step moves the
-    /// location for good, and its late steps are the step's cost, not the tail's:
-    /// counting them would hold the lead high for the calibration's whole memory after
-    /// every step. (Not whether the location held still all through: on a bursty link
-    /// it moves a little with every burst, and a test of that dropped a third of the
-    /// late steps of the lab's S3d, whose lead then fell short of its aim.)
-    fn release_late(&mut self) -> f64 {
-        if self.held_late == 0.0 || self.samples < self.held_until {
-            return 0.0;
-        }
-        let now = self.location_now();
-        let stayed = matches!((self.held_from, now), (Some(a), Some(b)) if (a - b).abs() <= STALL_RETURN_TICKS)
-            && self.tail.settled();
-        if !stayed {
-            self.held_late = 0.0;
-            return 0.0;
-        }
-        let h = std::mem::take(&mut self.held_late);
-        h.min(MAX_STALL_STEPS)
-    }
-
     /// The fast location (median) of `margin − Φ_sent`, in the terms of now: the
     /// histograms hold it detrended and re-based.
     fn location_now(&self) -> Option<f64> {
@@ -485,8 +370,8 @@ impl InputLeadController {
 
     /// [`Self::quantile_x`] with the fast location already at hand.
     fn quantile_x_at(&self, location: Option<f64>) -> Option<f64> {
-        let short = self.hist.quantile(self.level)?;
-        let q = match (self.tail.shape_quantile(self.level), location) {
+        let short = self.hist.quantile(self.late.level())?;
+        let q = match (self.tail.shape_quantile(self.late.level()), location) {
             (Some(shape), Some(location)) if self.samples >= self.cautious_until => location + shape,
             (Some(shape), Some(location)) => (location + shape).min(short),
             _ => short,
@@ -515,35 +400,9 @@ impl InputLeadController {
         self.samples < self.cautious_until
     }
 
-    /// The realized late rate differs from the quantile level the loop holds: the
-    /// server's late policy turns some late arrivals into one step and others into
-    /// none; latency steps cost steps before any margin shows them; feedback is a round
-    /// trip old. So the level is calibrated: it is set to the level that, with the
-    /// ratio of realized to predicted late steps seen over the last ~40 s, gives
-    /// `aim · ε`. Both averages start at the aim, so the level starts there.
-    /// `late_steps` were missed over server ticks that weigh `weight` (ticks over the
-    /// memory's length).
-    fn calibrate(&mut self, late_steps: f64, weight: f64) {
-        self.realized += late_steps / CALIBRATION_SAMPLES - self.realized * weight;
-        self.predicted += (self.level - self.predicted) * weight;
-        let goal = (self.cfg.late_rate * self.cfg.aim - self.unrecoverable()).max(self.cfg.late_rate / 8.0);
-        let ratio = self.realized / self.predicted.max(1e-9);
-        // Up to 8ε: with the long shape the quantile is close to the true one, and the
-        // server's late policy turns many late arrivals into no late step at all.
-        self.level = (goal / ratio.max(1e-3)).clamp(self.cfg.late_rate / 8.0, self.cfg.late_rate * 8.0);
-        // A quantile at level q needs a memory of a few 1/q samples to have any tail
-        // samples in it at all: a lower level remembers longer (never shorter than
-        // configured, never beyond ~30 s).
-        let forget = (1.0 - self.level / TAIL_SAMPLES).clamp(self.cfg.forget, MAX_FORGET);
-        let (now, want) = (1.0 / (1.0 - self.hist.forget()), 1.0 / (1.0 - forget));
-        if (want / now - 1.0).abs() > 0.1 {
-            self.hist.set_forget(forget);
-        }
-    }
-
     /// The margin quantile level the loop currently holds at the target (calibrated).
     pub fn quantile_level(&self) -> f64 {
-        self.level
+        self.late.level()
     }
 
     /// The frequency term. `level` is minus the median of `margin − Φ_sent` (not

@@ -3,8 +3,10 @@
 
 mod histogram;
 pub(crate) mod interp;
+mod late_steps;
 mod lead;
 pub(crate) mod redundancy;
 mod tail_shape;
 
-pub use lead::{InputLeadController, LeadConfig, LeadControl, ServerTally};
+pub use late_steps::ServerTally;
+pub use lead::{InputLeadController, LeadConfig, LeadControl};

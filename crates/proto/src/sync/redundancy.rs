@@ -54,12 +54,7 @@ pub struct RedundancyConfig {
 
 impl Default for RedundancyConfig {
     fn default() -> Self {
-        RedundancyConfig {
-            max_copies: 6,
-            residual_loss: 0.001,
-            extra_copy_bytes_per_sec: 4096,
-            burst_prior: Some(0.5),
-        }
+        RedundancyConfig { max_copies: 6, residual_loss: 0.001, extra_copy_bytes_per_sec: 4096, burst_prior: Some(0.5) }
     }
 }
 

@@ -72,7 +72,7 @@ impl Default for RelayServerConfig {
             // A step lost in every copy stalls the client's whole timeline for a
             // resend timeout (unlike an input, which costs one substitute): aim lower.
             // Its steps are its bandwidth: independent loss until bursts are measured.
-            redundancy: RedundancyConfig { residual_loss: 1e-4, burst_prior: None, ..RedundancyConfig::default() },
+            redundancy: RedundancyConfig { residual_loss: 1e-4, burst_prior: 0.0, ..RedundancyConfig::default() },
             input_size: None,
             step_history: 600,
             auto_admit: true,

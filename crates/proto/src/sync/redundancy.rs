@@ -45,16 +45,18 @@ pub struct RedundancyConfig {
     /// and 8-byte ones 13, and adds none to a 64-byte stream.
     pub extra_copy_bytes_per_sec: u32,
     /// The chance that a packet is lost when the one before it was, assumed until the
-    /// link's own losses say otherwise (None: the loss rate, independent loss). Loss is
-    /// often bursty, and at 1% a link shows a burst every ten seconds or so: a client's
-    /// inputs, which cost a few bytes a copy, assume bursts (0.5). A server's steps to
-    /// each client cost it bandwidth, and assume independence until measured.
-    pub burst_prior: Option<f64>,
+    /// link's own losses say otherwise (0..=1; the fit never reads less than the loss
+    /// rate, so 0 assumes independent loss). Loss is often bursty, and at 1% a link
+    /// shows a burst every ten seconds or so: a client's inputs, which cost a few bytes
+    /// a copy, assume bursts (0.5). A server's steps to each client cost it bandwidth,
+    /// and assume independence until measured. (A plain number, not an option: an
+    /// absent one left uninitialised bytes that valgrind saw the optimised code read.)
+    pub burst_prior: f64,
 }
 
 impl Default for RedundancyConfig {
     fn default() -> Self {
-        RedundancyConfig { max_copies: 6, residual_loss: 0.001, extra_copy_bytes_per_sec: 4096, burst_prior: Some(0.5) }
+        RedundancyConfig { max_copies: 6, residual_loss: 0.001, extra_copy_bytes_per_sec: 4096, burst_prior: 0.5 }
     }
 }
 
@@ -176,7 +178,7 @@ impl RedundancyPlanner {
     /// are measured; at least the loss itself).
     pub(crate) fn burst(&self) -> f64 {
         let loss = self.loss();
-        let prior = self.cfg.burst_prior.filter(|b| (0.0..=1.0).contains(b)).unwrap_or(loss);
+        let prior = if self.cfg.burst_prior.is_finite() { self.cfg.burst_prior.clamp(0.0, 1.0) } else { 0.0 };
         let fit = (self.lost_after_lost + prior * BURST_PRIOR_WEIGHT) / (self.lost + BURST_PRIOR_WEIGHT);
         fit.max(loss)
     }

@@ -48,15 +48,19 @@ impl AeadProvider for AwsLcAeads {
     }
 
     fn key(&self, cipher: Cipher, key: &[u8; KEY_SIZE]) -> Option<Box<dyn PacketAead>> {
-        // SAFETY: both return pointers to AWS-LC's static algorithm descriptions.
-        let aead: *const EVP_AEAD = unsafe {
-            match cipher {
-                Cipher::Aes256Gcm => EVP_aead_aes_256_gcm(),
-                Cipher::ChaCha20Poly1305 => EVP_aead_chacha20_poly1305(),
-            }
-        };
         // (Only a failure inside AWS-LC is refused: the crate's own key is used then.)
-        AwsLcKey::new(aead, key).map(|k| k as Box<dyn PacketAead>)
+        AwsLcKey::new(evp_aead(cipher), key).map(|k| k as Box<dyn PacketAead>)
+    }
+}
+
+/// AWS-LC's description of `cipher`.
+fn evp_aead(cipher: Cipher) -> *const EVP_AEAD {
+    // SAFETY: both return pointers to AWS-LC's static algorithm descriptions.
+    unsafe {
+        match cipher {
+            Cipher::Aes256Gcm => EVP_aead_aes_256_gcm(),
+            Cipher::ChaCha20Poly1305 => EVP_aead_chacha20_poly1305(),
+        }
     }
 }
 
@@ -244,14 +248,7 @@ mod tests {
         };
         aws_lc_aead();
         for cipher in [Cipher::Aes256Gcm, Cipher::ChaCha20Poly1305] {
-            // SAFETY: AWS-LC's static descriptions.
-            let aead = unsafe {
-                match cipher {
-                    Cipher::Aes256Gcm => EVP_aead_aes_256_gcm(),
-                    Cipher::ChaCha20Poly1305 => EVP_aead_chacha20_poly1305(),
-                }
-            };
-            let mut k = AwsLcKey::new(aead, &[0x5a; KEY_SIZE]).expect("AWS-LC makes the key");
+            let mut k = AwsLcKey::new(evp_aead(cipher), &[0x5a; KEY_SIZE]).expect("AWS-LC makes the key");
             let before = ctx_bytes(&k);
             // Both keep the key's bytes (AES-256's first two round keys are the key).
             assert!(

@@ -19,22 +19,15 @@
 //! [`TickClock`], proportional to the remaining phase error; errors beyond the snap
 //! threshold become a snap.
 //!
-//! The quantile level `q` is calibrated, not fixed at ε: what reaches the client is the
-//! number of steps its inputs missed (late first copies, and the server's underflows
-//! and merges, from its slip), and `q` is set so that, at the ratio of missed steps to
-//! the level seen over the last ~40 s, they come to `aim · ε` minus the share of inputs
-//! lost in every copy (which no lead saves and no margin shows). That share is
-//! measured, not modelled: the server counts the steps it ran on a substitute and the
-//! first copies that came after theirs, and the difference is the inputs that never
-//! arrived. (A loss model from the copy count undercounts it on bursty links by half
-//! or more, and the loop then spends on jitter the budget that the losses have already
-//! used.) Every count is the server's running total in each update
-//! ([`ServerTally`]), taken per server tick: updates and their margin reports are lost
-//! on the way like any datagram, and counting late steps from the reports that got
-//! through, against substitutions that are all counted, took a third of the lost
-//! reports' late copies for inputs that never arrived (at 33% loss each way, 0.4-1% of
-//! the inputs, where 0.13% were). A low level keeps a longer memory, so the tail it
-//! estimates has samples in it.
+//! The quantile level `q` is calibrated, not fixed at ε: `q` is set so that the steps
+//! the client's inputs missed (late first copies, and the server's underflows and
+//! merges, from its slip) come to `aim · ε` minus the share of inputs lost in every
+//! copy (which no lead saves and no margin shows), both measured from the server's
+//! running counts in its updates ([`ServerTally`]; `late_steps.rs` says how, and why
+//! not from the margin reports). (A loss model from the copy count undercounts the
+//! lost share on bursty links by half or more, and the loop then spends on jitter the
+//! budget that the losses have already used.) A low level keeps a longer memory, so
+//! the tail it estimates has samples in it.
 //!
 //! Two estimates of that quantile: the short memory's own, which follows a changing
 //! path at once but, read from a few hundred samples, swings with every stall; and the

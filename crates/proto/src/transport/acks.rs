@@ -246,8 +246,8 @@ impl ReportedAcks {
 }
 
 /// Outcome of the last [`LOSS_WINDOW`] packets whose fate is known, one bit each: it
-/// lives inline in every connection, whose fields a server touches once a tick, so it
-/// is 32 bytes rather than 256 flags. Beside it, the running counts of a two-state
+/// lives inline in every connection, whose fields a server touches once a tick, so its
+/// bitmap is 32 bytes rather than 256 flags. Beside it, the running counts of a two-state
 /// (Gilbert-Elliott) fit of the whole connection's losses ([`LossCounts`]).
 #[derive(Debug)]
 pub(super) struct LossWindow {

@@ -696,7 +696,8 @@ enum tw_request_kind
     TW_REQUEST_KIND_RESTORE = 4,
     /**
      * Serialize snapshot `slot` (the state at the start of `tick`) and hand it over
-     * with `tw_session_provide_state`: for a desync dump or a spectator joining.
+     * with `tw_session_provide_state`: for a desync dump or a spectator joining, or on a
+     * relay client whose server runs no game code, for another player's snapshot.
      */
     TW_REQUEST_KIND_DUMP_STATE = 5,
 };
@@ -4606,11 +4607,13 @@ tw_result tw_session_poll_request(struct tw_session *session, struct tw_request 
 tw_result tw_session_confirm_save(struct tw_session *session, uint32_t tick, uint64_t checksum);
 
 /**
- * P2P, SYNCTEST and RELAY_SERVER: hands over the serialized state of `tick` (the
- * answer to a DUMP_STATE request), in the engine's own format, for a desync dump or a
- * joining spectator (P2P), for the clients joining or resyncing (RELAY_SERVER: it
- * reaches them as a RESTORE request), or the two states of a mismatch (SYNCTEST: the
- * saved one, then the resimulated one, at most 256 MiB each).
+ * P2P, SYNCTEST, RELAY_SERVER and RELAY_CLIENT: hands over the serialized state of
+ * `tick` (the answer to a DUMP_STATE request), in the engine's own format, for a
+ * desync dump or a joining spectator (P2P), for the clients joining or resyncing
+ * (RELAY_SERVER: it reaches them as a RESTORE request), the two states of a mismatch
+ * (SYNCTEST: the saved one, then the resimulated one, at most 256 MiB each), or for
+ * another player's snapshot (RELAY_CLIENT, only when its server runs no game code, as
+ * `tickwire serve` does: the server checks it against the other clients' states).
  *
  * Ownership: the bytes are copied before the call returns.
  *
@@ -4618,8 +4621,8 @@ tw_result tw_session_confirm_save(struct tw_session *session, uint32_t tick, uin
  * threads between calls).
  *
  * Returns `TW_RESULT_OK`; `TW_RESULT_NULL_ARGUMENT`; `TW_RESULT_INVALID_ARGUMENT` (no
- * dump of `tick` was requested); `TW_RESULT_INVALID_STATE` (not P2P, SYNCTEST or
- * RELAY_SERVER, not running); `TW_RESULT_BUSY` (another call on the session is in progress);
+ * dump of `tick` was requested); `TW_RESULT_INVALID_STATE` (a SPECTATOR or a REPLAY, not
+ * running); `TW_RESULT_BUSY` (another call on the session is in progress);
  * `TW_RESULT_PANIC`.
  *
  * # Safety

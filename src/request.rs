@@ -26,7 +26,8 @@ pub enum tw_request_kind {
     /// replay's initial state or a spectator's join snapshot.
     Restore = 4,
     /// Serialize snapshot `slot` (the state at the start of `tick`) and hand it over
-    /// with `tw_session_provide_state`: for a desync dump or a spectator joining.
+    /// with `tw_session_provide_state`: for a desync dump or a spectator joining, or on a
+    /// relay client whose server runs no game code, for another player's snapshot.
     DumpState = 5,
 }
 

@@ -254,11 +254,13 @@ pub unsafe extern "C" fn tw_session_confirm_save(session: *mut tw_session, tick:
     })
 }
 
-/// P2P, SYNCTEST and RELAY_SERVER: hands over the serialized state of `tick` (the
-/// answer to a DUMP_STATE request), in the engine's own format, for a desync dump or a
-/// joining spectator (P2P), for the clients joining or resyncing (RELAY_SERVER: it
-/// reaches them as a RESTORE request), or the two states of a mismatch (SYNCTEST: the
-/// saved one, then the resimulated one, at most 256 MiB each).
+/// P2P, SYNCTEST, RELAY_SERVER and RELAY_CLIENT: hands over the serialized state of
+/// `tick` (the answer to a DUMP_STATE request), in the engine's own format, for a
+/// desync dump or a joining spectator (P2P), for the clients joining or resyncing
+/// (RELAY_SERVER: it reaches them as a RESTORE request), the two states of a mismatch
+/// (SYNCTEST: the saved one, then the resimulated one, at most 256 MiB each), or for
+/// another player's snapshot (RELAY_CLIENT, only when its server runs no game code, as
+/// `tickwire serve` does: the server checks it against the other clients' states).
 ///
 /// Ownership: the bytes are copied before the call returns.
 ///
@@ -266,8 +268,8 @@ pub unsafe extern "C" fn tw_session_confirm_save(session: *mut tw_session, tick:
 /// threads between calls).
 ///
 /// Returns `TW_RESULT_OK`; `TW_RESULT_NULL_ARGUMENT`; `TW_RESULT_INVALID_ARGUMENT` (no
-/// dump of `tick` was requested); `TW_RESULT_INVALID_STATE` (not P2P, SYNCTEST or
-/// RELAY_SERVER, not running); `TW_RESULT_BUSY` (another call on the session is in progress);
+/// dump of `tick` was requested); `TW_RESULT_INVALID_STATE` (a SPECTATOR or a REPLAY, not
+/// running); `TW_RESULT_BUSY` (another call on the session is in progress);
 /// `TW_RESULT_PANIC`.
 ///
 /// # Safety
@@ -286,6 +288,7 @@ pub unsafe extern "C" fn tw_session_provide_state(
         match &mut s.kind {
             SessionKind::P2p(k) => k.provide_state(tick, bytes),
             SessionKind::RelayServer(k) => k.provide_state(tick, bytes),
+            SessionKind::RelayClient(k) => k.provide_state(tick, bytes),
             SessionKind::SyncTest(k) => k.provide_state(tick, bytes),
             other => return Err(other.unavailable("providing state")),
         }

@@ -286,6 +286,9 @@ pub fn relay_client(data: &[u8]) {
                     tick: inp.tick_near(s.authoritative_tick()),
                     input_size: if game == 0xff { 3 } else { INPUT_SIZE as u16 },
                     max_players: PLAYERS as u16,
+                    // Now and then from a relay-only server: the client owes it
+                    // checksum reports and answers to its state asks.
+                    report_interval: if game & 0x40 != 0 { 30 } else { 0 },
                     state: inp.blob(),
                 };
                 wire::relay::encode_welcome(&mut msg, &w);

@@ -272,6 +272,7 @@ fn decoders(c: &mut Vec<Entry>) {
         tick: 300,
         input_size: 2,
         max_players: 4,
+        report_interval: 0,
         state: b"state",
     };
     wire::relay::encode_welcome(&mut b, &w);

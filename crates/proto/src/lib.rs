@@ -77,8 +77,8 @@ pub use relay::relay_client_session::{
     ClientSessionError, ClientSessionEvent, ClientSessionStats, RelayClientSession, RelayClientSessionConfig,
 };
 pub use relay::relay_server_session::{
-    KickCause, RejectReason, RelayServerSession, RelayServerSessionConfig, ServerSessionError, ServerSessionEvent,
-    ServerSessionStats,
+    KickCause, RejectReason, RelayServerSession, RelayServerSessionConfig, ServerMode, ServerSessionError,
+    ServerSessionEvent, ServerSessionStats,
 };
 
 // The relay's synchronisation layer, and the jitter buffers and time sync it is made of.

@@ -3,8 +3,14 @@
 //!
 //! ```text
 //! Hello    kind=3 | token [16] (all zero = a new player) | input_size u16 | max_players u16
-//! Welcome  kind=4 | player u16 | token [16] | tick u32 | input_size u16 | max_players u16 | state bytes
+//! Welcome  kind=4 | player u16 | token [16] | tick u32 | input_size u16 | max_players u16
+//!          | report_interval u32 | state bytes
 //! ```
+//! `report_interval` is 0 from a server whose engine runs the game. A relay-only
+//! server (no game code, [`super::hosted`]) sets it to its checksum interval: the
+//! client reports its checksums at those ticks and answers the server's state asks.
+//! Its state is empty when no client holds the match's state yet (the match starts
+//! from the game's initial state).
 //! Both go on the transport's reliable channel (a Welcome's state can be large; the
 //! transport fragments it). The client says its input size and player count so that
 //! a client built for another game is refused at once rather than misreading steps.
@@ -30,7 +36,7 @@ pub const KIND_WELCOME: u8 = 4;
 /// Encoded size of a Hello.
 pub const HELLO_SIZE: usize = 21;
 /// Encoded size of a Welcome without its state.
-pub const WELCOME_HEAD_SIZE: usize = 27;
+pub const WELCOME_HEAD_SIZE: usize = 31;
 /// Bytes of a session token.
 pub const SESSION_TOKEN_SIZE: usize = 16;
 
@@ -125,7 +131,12 @@ pub struct Welcome<'a> {
     pub input_size: u16,
     /// The game's player count.
     pub max_players: u16,
-    /// The engine's serialized state, in its own format.
+    /// 0 when the server's engine runs the game; else the server runs no game code,
+    /// and the client reports its checksum every this many ticks and answers its
+    /// state asks ([`super::hosted`]).
+    pub report_interval: u32,
+    /// The engine's serialized state, in its own format (empty from a relay-only
+    /// server before any client holds the match's state: the game's initial state).
     pub state: &'a [u8],
 }
 
@@ -140,6 +151,7 @@ pub fn encode_welcome(out: &mut Vec<u8>, w: &Welcome<'_>) {
     wr.u32(w.tick);
     wr.u16(w.input_size);
     wr.u16(w.max_players);
+    wr.u32(w.report_interval);
     wr.bytes(w.state);
 }
 
@@ -155,11 +167,12 @@ pub fn decode_welcome(data: &[u8]) -> Result<Welcome<'_>, DecodeError> {
     let tick = r.u32()?;
     let input_size = r.u16()?;
     let max_players = r.u16()?;
+    let report_interval = r.u32()?;
     if token.is_none() || player >= max_players {
         return Err(DecodeError::BadLength);
     }
     let state = r.bytes(r.remaining())?;
-    Ok(Welcome { player, token, tick, input_size, max_players, state })
+    Ok(Welcome { player, token, tick, input_size, max_players, report_interval, state })
 }
 
 #[cfg(test)]
@@ -185,6 +198,7 @@ mod tests {
             tick: 1234,
             input_size: 2,
             max_players: 8,
+            report_interval: 30,
             state: b"state bytes",
         };
         encode_welcome(&mut b, &w);
@@ -203,10 +217,16 @@ mod tests {
     fn welcome_refuses_a_player_outside_the_game_and_a_zero_token() {
         let mut b = Vec::new();
         let one = SessionToken([1; 16]);
-        encode_welcome(&mut b, &Welcome { player: 8, token: one, tick: 0, input_size: 2, max_players: 8, state: &[] });
+        encode_welcome(
+            &mut b,
+            &Welcome { player: 8, token: one, tick: 0, input_size: 2, max_players: 8, report_interval: 0, state: &[] },
+        );
         assert_eq!(decode_welcome(&b), Err(DecodeError::BadLength));
         let none = SessionToken::NONE;
-        encode_welcome(&mut b, &Welcome { player: 0, token: none, tick: 0, input_size: 2, max_players: 8, state: &[] });
+        encode_welcome(
+            &mut b,
+            &Welcome { player: 0, token: none, tick: 0, input_size: 2, max_players: 8, report_interval: 0, state: &[] },
+        );
         assert_eq!(decode_welcome(&b), Err(DecodeError::BadLength));
     }
 
@@ -230,6 +250,7 @@ mod tests {
             tick: u32::MAX,
             input_size: u16::MAX,
             max_players: u16::MAX,
+            report_interval: u32::MAX,
             state: &[],
         };
         encode_welcome(&mut b, &w);

@@ -7,6 +7,8 @@
 //! [`relay_client_session`]).
 
 mod client_phase;
+pub(crate) mod hosted;
+mod hosted_client;
 pub(crate) mod input_delay;
 pub(crate) mod join;
 pub(crate) mod messages;

@@ -51,6 +51,17 @@ pub(crate) struct PredictorConfig {
     pub pending_capacity: usize,
 }
 
+/// What [`Predictor::dump_authoritative`] did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum DumpOutcome {
+    /// The `DumpState` is this batch's first request.
+    Asked,
+    /// The tick is not authoritative yet (or there is no timeline).
+    NotYet,
+    /// Its snapshot is no longer kept.
+    Gone,
+}
+
 /// Counters of a relay client's prediction and reconciliation (`Predictor`).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct PredictorStats {
@@ -499,6 +510,23 @@ impl Predictor {
     pub(crate) fn authoritative_checksum(&self, tick: Tick) -> Option<u64> {
         let (t, c) = self.auth_log[tick as usize % AUTH_LOG];
         (t == tick).then_some(c)
+    }
+
+    /// Asks the engine for its saved authoritative state at the start of `tick`
+    /// (`DumpState`), first in this batch, before anything this batch saves can take
+    /// its slot. Call right after [`Predictor::begin_batch`]: every tick up to the
+    /// authoritative one was saved and confirmed in earlier batches.
+    pub(crate) fn dump_authoritative(&mut self, tick: Tick) -> DumpOutcome {
+        if !self.synced() || tick > self.auth {
+            return DumpOutcome::NotYet;
+        }
+        match self.ring.slot_of(tick) {
+            Some(slot) if self.ring.checksum(tick).is_some() => {
+                self.requests.push_dump(tick, slot);
+                DumpOutcome::Asked
+            }
+            _ => DumpOutcome::Gone,
+        }
     }
 
     /// Whether checksums of ticks up to `tick` have been logged (a check older than

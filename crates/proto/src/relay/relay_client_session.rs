@@ -25,6 +25,8 @@ use std::collections::VecDeque;
 use std::net::SocketAddr;
 
 use super::client_phase::{Phase, Reattempt, backoff_us, is_transient};
+use super::hosted;
+use super::hosted_client::ServerDuties;
 use super::input_delay::{DelayPolicy, InputDelay};
 use super::join::{self, Hello, SessionToken};
 use super::prediction::{Predictor, PredictorConfig, PredictorStats, StepOutcome};
@@ -297,6 +299,8 @@ pub struct RelayClientSession {
     events: VecDeque<ClientSessionEvent>,
     stats: ClientSessionStats,
     buf: Vec<u8>,
+    /// What a relay-only server asks of us (its Welcome said so), else None.
+    duties: Option<ServerDuties>,
 }
 
 impl RelayClientSession {
@@ -333,6 +337,7 @@ impl RelayClientSession {
             events: VecDeque::with_capacity(64),
             stats: ClientSessionStats::default(),
             buf: Vec::with_capacity(64),
+            duties: None,
             cfg,
         })
     }
@@ -423,13 +428,26 @@ impl RelayClientSession {
                         self.on_restart(tick);
                     }
                 } else if channel == self.cfg.reliable_channel {
-                    self.on_welcome(&data);
+                    self.on_reliable(&data);
                 } else {
                     self.stats.malformed += 1;
                 }
                 transport.recycle(data);
             }
             _ => {}
+        }
+    }
+
+    /// A message on the reliable channel: a Welcome, or a relay-only server's ask.
+    fn on_reliable(&mut self, data: &[u8]) {
+        match hosted::kind_of(data) {
+            Some(hosted::KIND_STATE_ASK) => {
+                let taken = self.is_welcomed() && self.duties.as_mut().is_some_and(|d| d.on_ask(data));
+                if !taken {
+                    self.stats.malformed += 1;
+                }
+            }
+            _ => self.on_welcome(data),
         }
     }
 
@@ -461,6 +479,7 @@ impl RelayClientSession {
         self.token = Some(w.token);
         self.player = Some(w.player as u32);
         self.predictor.set_local_player(w.player as u32);
+        self.duties = (w.report_interval > 0).then(|| ServerDuties::new(w.report_interval));
         self.phase = Phase::Welcomed { peer, tick: w.tick, state: w.state.to_vec(), retry };
     }
 
@@ -481,6 +500,7 @@ impl RelayClientSession {
             // The timeline is dropped at once: nothing is simulated on a dead link.
             self.relay = RelayClient::new(self.cfg.sync.clone());
             self.predictor.reset(true);
+            self.duties = None;
             self.delay.reset();
             self.server_checks.clear();
             if run.is_none() {
@@ -578,11 +598,17 @@ impl RelayClientSession {
             self.events.push_back(ClientSessionEvent::InputDelayChanged { delay, spill: self.delay.spill() });
         }
         self.predictor.begin_batch();
+        if let Some(d) = &mut self.duties {
+            d.before_batch(&mut self.predictor);
+        }
         if !self.predictor.synced() {
             let Phase::Welcomed { peer, tick, ref state, retry } = self.phase else {
                 return AdvanceStatus::NotSynchronized;
             };
             self.predictor.restore(tick, state);
+            if let Some(d) = &mut self.duties {
+                d.restart(tick);
+            }
             self.phase = Phase::CatchingUp { peer };
             self.snapshot_tick = tick;
             self.checks_done_upto = None;
@@ -633,6 +659,9 @@ impl RelayClientSession {
             self.events.push_back(e);
         }
         self.check_desyncs();
+        if let Some(d) = &mut self.duties {
+            d.after_batch(&self.predictor);
+        }
         if full { AdvanceStatus::WindowFull } else { AdvanceStatus::Advanced }
     }
 
@@ -654,6 +683,9 @@ impl RelayClientSession {
     fn drop_timeline(&mut self) {
         let tick = self.predictor.authoritative_tick();
         self.predictor.reset(false);
+        if let Some(d) = &mut self.duties {
+            d.forget_timeline();
+        }
         self.stats.resyncs += 1;
         self.events.push_back(ClientSessionEvent::Resyncing { tick });
     }
@@ -724,6 +756,18 @@ impl RelayClientSession {
         if self.predictor.confirm_save(tick, checksum) { Ok(()) } else { Err(ClientSessionError::UnexpectedTick(tick)) }
     }
 
+    /// The engine's serialized state for a `DumpState` request. Only a relay-only
+    /// server asks for one (for a joining player's snapshot); its digest, and the
+    /// state when the server asked for it, go to the server with the next
+    /// `send_messages`.
+    pub fn provide_state(&mut self, tick: Tick, state: &[u8]) -> Result<(), ClientSessionError> {
+        if self.duties.as_mut().is_some_and(|d| d.provide_state(tick, state)) {
+            Ok(())
+        } else {
+            Err(ClientSessionError::UnexpectedTick(tick))
+        }
+    }
+
     /// The next event, oldest first.
     pub fn poll_event(&mut self) -> Option<ClientSessionEvent> {
         self.events.pop_front()
@@ -746,6 +790,10 @@ impl RelayClientSession {
                 }
                 transport.flush(now);
             }
+        }
+        let server = self.phase.peer().filter(|_| self.is_welcomed());
+        if let (Some(d), Some(server)) = (&mut self.duties, server) {
+            d.send(transport, server, self.cfg.reliable_channel);
         }
         let _ = self.relay.send_pending(now, transport);
     }

@@ -17,8 +17,14 @@ mod packet;
 pub(crate) mod siphash;
 
 /// The relay's messages: a client's inputs, the server's updates (canonical steps,
-/// margins, acks, checksums), and the join handshake on the reliable channel.
+/// margins, acks, checksums), the join handshake on the reliable channel, and a
+/// relay-only server's asks and its clients' reports (`hosted`).
 pub mod relay {
+    pub use crate::relay::hosted::{
+        KIND_CHECKS, KIND_STATE_ASK, KIND_STATE_REPORT, MAX_CHECKS, STATE_DIGEST_SIZE, STATE_REPORT_HEAD_SIZE,
+        StateAsk, StateDigest, StateReport, decode_checks, decode_state_ask, decode_state_report, encode_checks,
+        encode_state_ask, encode_state_report,
+    };
     pub use crate::relay::join::{
         HELLO_SIZE, Hello, KIND_HELLO, KIND_WELCOME, SESSION_TOKEN_SIZE, SessionToken, WELCOME_HEAD_SIZE, Welcome,
         decode_hello, decode_welcome, encode_hello, encode_welcome,

@@ -30,6 +30,7 @@ mod relay_bursts;
 mod relay_catch_up;
 mod relay_client_results;
 mod relay_delay_spill;
+mod relay_hosted;
 mod relay_identity;
 mod relay_leave;
 mod relay_predict;

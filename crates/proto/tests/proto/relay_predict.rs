@@ -397,7 +397,15 @@ fn hostile_and_malformed_messages_are_dropped_and_counted() {
         let mut b = Vec::new();
         relay::encode_welcome(
             &mut b,
-            &Welcome { player, token: relay::SessionToken([1; 16]), tick: 5, input_size, max_players: 8, state },
+            &Welcome {
+                player,
+                token: relay::SessionToken([1; 16]),
+                tick: 5,
+                input_size,
+                max_players: 8,
+                report_interval: 0,
+                state,
+            },
         );
         b
     };

@@ -39,6 +39,10 @@ pub struct BoxGame {
     pub record_inputs: bool,
     pub predicted_inputs: Vec<Option<Vec<u8>>>,
     pub authoritative_inputs: Vec<Option<Vec<u8>>>,
+    /// A liar: its state dumps have a byte flipped.
+    pub corrupt_dumps: bool,
+    /// State dumps answered.
+    pub dumps: u64,
 }
 
 impl BoxGame {
@@ -58,6 +62,8 @@ impl BoxGame {
             record_inputs: false,
             predicted_inputs: Vec::new(),
             authoritative_inputs: Vec::new(),
+            corrupt_dumps: false,
+            dumps: 0,
         }
     }
 
@@ -70,6 +76,11 @@ impl BoxGame {
     }
 
     fn deserialize(&mut self, b: &[u8]) {
+        if b.is_empty() {
+            // A relay-only server's new match: the game's initial state.
+            self.state.iter_mut().for_each(|w| *w = 0);
+            return;
+        }
         assert_eq!(b.len(), self.state.len() * 8, "state blob size");
         for (w, c) in self.state.iter_mut().zip(b.chunks_exact(8)) {
             *w = i64::from_le_bytes(c.try_into().unwrap());
@@ -168,7 +179,12 @@ impl BoxGame {
                 None
             }
             Request::DumpState { tick, slot } => {
-                Some(Answer::State(tick, self.slots[slot].iter().flat_map(|w| w.to_le_bytes()).collect()))
+                self.dumps += 1;
+                let mut b: Vec<u8> = self.slots[slot].iter().flat_map(|w| w.to_le_bytes()).collect();
+                if self.corrupt_dumps {
+                    b[0] ^= 1;
+                }
+                Some(Answer::State(tick, b))
             }
         }
     }

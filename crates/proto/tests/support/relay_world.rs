@@ -113,8 +113,11 @@ pub struct World {
 
 pub fn run_client_requests(session: &mut RelayClientSession, game: &mut BoxGame) {
     while let Some(r) = session.poll_request() {
-        if let Some(Answer::Saved(t, c)) = game.apply(r) {
-            session.confirm_save(t, c).expect("save was requested");
+        match game.apply(r) {
+            Some(Answer::Saved(t, c)) => session.confirm_save(t, c).expect("save was requested"),
+            // Only a relay-only server asks a client for its state.
+            Some(Answer::State(t, b)) => session.provide_state(t, &b).expect("dump was requested"),
+            None => {}
         }
     }
 }

@@ -158,6 +158,17 @@ impl RelayClient {
         }
     }
 
+    /// The engine's serialized state for a `DumpState` request: only a relay-only
+    /// server asks (`tickwire serve`), for another player's snapshot. Its digest, and
+    /// the state when the server asked for it, go to the server with the next flush.
+    pub fn provide_state(&mut self, tick: Tick, bytes: &[u8]) -> Result<(), SessionFailure> {
+        self.engine.require_started("provide_state")?;
+        match self.engine.core_mut() {
+            Some(s) => Ok(s.provide_state(tick, bytes)?),
+            None => Err(StateError::NoStateRequested.into()),
+        }
+    }
+
     /// Sets the prediction used for another player's missing inputs (None: repeat
     /// their last canonical input).
     pub fn set_prediction(&mut self, player: usize, input: Option<&[u8]>) -> Result<(), SessionFailure> {

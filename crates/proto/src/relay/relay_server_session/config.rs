@@ -21,7 +21,11 @@ pub struct RelayServerSessionConfig {
     /// `tick_us` and `input_size` are not read, `auto_admit` is off (players come in by
     /// their Hello), and `jitter.max_input_size` is raised to `game.input_size`.
     pub relay: RelayServerConfig,
-    /// Send the engine's checksum every this many ticks (0: no desync detection).
+    /// Who runs the game: the engine beside the server (the default), or nobody
+    /// ([`ServerMode::RelayOnly`]).
+    pub mode: ServerMode,
+    /// Send the engine's checksum every this many ticks (0: no desync detection). A
+    /// relay-only server's clients report theirs at these ticks (at least 1 there).
     pub checksum_interval: u32,
     /// A dropped player's slot waits this long for it to come back with its token.
     pub reconnect_timeout_us: Micros,
@@ -43,6 +47,7 @@ impl Default for RelayServerSessionConfig {
         RelayServerSessionConfig {
             game: GameShape::new(8, 2),
             relay: RelayServerConfig::default(),
+            mode: ServerMode::Authoritative,
             checksum_interval: 30,
             reconnect_timeout_us: 30_000_000,
             hello_timeout_us: 5_000_000,
@@ -51,6 +56,20 @@ impl Default for RelayServerSessionConfig {
             token_seed: Secret([0; 32]),
         }
     }
+}
+
+/// Who runs a relay server's game.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum ServerMode {
+    /// The engine beside the server runs it: it answers the session's requests, its
+    /// checksums go to the clients and its state dumps are the joiners' snapshots.
+    #[default]
+    Authoritative,
+    /// Nobody on the server: it relays the canonical steps and asks nothing of an
+    /// engine. Joiners' snapshots come from clients in sync and checksums from the
+    /// players' majority ([`crate::relay::hosted`]); a new match starts from the game's
+    /// initial state (an empty snapshot).
+    RelayOnly,
 }
 
 /// Snapshots a relay server's engine holds: the tick being sent to a joining client,
@@ -95,6 +114,9 @@ impl CheckedConfig for RelayServerSessionConfig {
         // The sync layer's shape fields are the session's to set (`sync_config`); the
         // input size it is raised to is checked with the shape.
         self.relay.check_knobs("relay.", problems);
+        if self.mode == ServerMode::RelayOnly && self.checksum_interval == 0 {
+            problems.push("checksum_interval", "a relay-only server needs its clients' checksums: at least 1");
+        }
     }
 }
 

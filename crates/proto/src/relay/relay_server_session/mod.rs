@@ -25,6 +25,7 @@
 mod admission;
 mod config;
 mod events;
+mod hosted;
 mod stats;
 
 use crate::game::CheckedConfig;
@@ -40,7 +41,7 @@ use crate::tick::TickClock;
 use crate::transport::{CHANNEL_UNRELIABLE, Credential, DisconnectReason, Event, PeerId, SecretRng, Transport};
 use admission::{Slot, SlotState};
 pub(crate) use config::SERVER_STATE_SLOTS;
-pub use config::{RelayServerSessionConfig, ServerSessionError};
+pub use config::{RelayServerSessionConfig, ServerMode, ServerSessionError};
 pub use events::{KickCause, RejectReason, ServerSessionEvent};
 pub use stats::ServerSessionStats;
 use stats::add_jitter;
@@ -81,6 +82,9 @@ pub struct RelayServerSession {
     /// Jitter counters of players that are gone, so the totals never go back.
     gone: JitterStats,
     zero: Vec<u8>,
+    /// A relay-only server's hosted match ([`ServerMode::RelayOnly`]); None when the
+    /// engine runs the game.
+    hosted: Option<hosted::Hosted>,
 }
 
 impl RelayServerSession {
@@ -112,6 +116,7 @@ impl RelayServerSession {
             stats: ServerSessionStats::default(),
             gone: JitterStats::default(),
             zero: vec![0; cfg.game.input_size],
+            hosted: (cfg.mode == ServerMode::RelayOnly).then(hosted::Hosted::new),
             cfg,
         })
     }
@@ -215,7 +220,7 @@ impl RelayServerSession {
                 if channel == CHANNEL_UNRELIABLE {
                     self.relay.handle_inputs(self.now, peer, &data);
                 } else if channel == self.cfg.reliable_channel {
-                    self.on_hello(peer, &data);
+                    self.on_reliable(peer, &data);
                 } else {
                     self.stats.bad_hello += 1;
                 }
@@ -223,6 +228,15 @@ impl RelayServerSession {
             }
         }
     }
+    /// A message on the reliable channel: a Hello, or a hosted match's client reports.
+    fn on_reliable(&mut self, peer: PeerId, data: &[u8]) {
+        match (self.hosted.is_some(), crate::relay::hosted::kind_of(data)) {
+            (true, Some(crate::relay::hosted::KIND_STATE_REPORT)) => self.on_state_report(peer, data),
+            (true, Some(crate::relay::hosted::KIND_CHECKS)) => self.on_checks(peer, data),
+            _ => self.on_hello(peer, data),
+        }
+    }
+
     /// Runs the steady tick clock (never dilated) and the timers; returns how many
     /// ticks to simulate now.
     pub fn ticks_due(&mut self, now: Micros) -> u32 {
@@ -256,6 +270,14 @@ impl RelayServerSession {
         self.requests.clear();
         let t = self.relay.last_tick() + 1;
         let now = self.now;
+        if self.hosted.is_some() {
+            // No engine: the step goes to the clients, and the snapshots and checksums
+            // come from them.
+            self.hosted_tick(t);
+            self.relay.tick_step(now);
+            self.drain_relay_events(|_| false);
+            return AdvanceStatus::Advanced;
+        }
         let snapshot = self.slots.iter().any(|s| s.snapshot_due(now));
         self.snapshot_tick = None;
         if snapshot || self.is_check(t) {
@@ -359,6 +381,15 @@ impl RelayServerSession {
             return Err(ServerSessionError::UnexpectedTick(tick));
         }
         self.snapshot_tick = None;
+        self.welcome_waiting(tick, state);
+        Ok(())
+    }
+
+    /// Welcomes every player waiting for a snapshot (and allowed one now, and in the
+    /// steps since `tick`) with `state`, the game's state at the start of `tick`.
+    fn welcome_waiting(&mut self, tick: Tick, state: &[u8]) {
+        // A relay-only server's clients report their checksums at its check ticks.
+        let report_interval = if self.hosted.is_some() { self.cfg.checksum_interval } else { 0 };
         for i in 0..self.slots.len() {
             let SlotState::Active { peer } = self.slots[i].state else { continue };
             let joined = self.relay.joined_at(i as u32).is_some_and(|j| j <= tick);
@@ -376,12 +407,12 @@ impl RelayServerSession {
                 tick,
                 input_size: self.cfg.game.input_size as u16,
                 max_players: self.cfg.game.players as u16,
+                report_interval,
                 state,
             };
             join::encode_welcome(&mut msg, &w);
             self.outbox.push((peer, msg));
         }
-        Ok(())
     }
 
     /// The next event, oldest first.
@@ -401,6 +432,9 @@ impl RelayServerSession {
             let slot = self.slots.iter().position(|s| s.state == SlotState::Active { peer });
             if transport.send(peer, self.cfg.reliable_channel, &msg).is_ok() {
                 self.stats.snapshots_sent += 1;
+                if let Some(h) = &mut self.hosted {
+                    h.welcomed();
+                }
                 if let Some(i) = slot {
                     self.slots[i].snapshot_sent(now);
                 }
@@ -411,6 +445,10 @@ impl RelayServerSession {
             if self.spare_messages.len() < self.cfg.game.players {
                 self.spare_messages.push(msg);
             }
+        }
+        for (peer, msg) in self.take_hosted_outbox() {
+            // An ask the transport refuses times out and goes to the next donor.
+            let _ = transport.send(peer, self.cfg.reliable_channel, &msg);
         }
         self.relay.flush(now, transport);
         // After the transport's flush, what it still holds for a peer is what waits

@@ -38,8 +38,22 @@ pub struct ServerSessionStats {
     pub resyncs: u64,
     /// Players that fell behind the steps kept and were sent a snapshot instead.
     pub catch_ups: u64,
-    /// The engine's checksums sent to clients for desync detection.
+    /// Checksums sent to clients for desync detection: the engine's, or on a
+    /// relay-only server the value a majority of the players reported.
     pub checks_sent: u64,
+    /// Relay-only: snapshots taken from a client (its upload, agreed by a majority of
+    /// those asked) and handed to waiting players.
+    pub snapshots_from_clients: u64,
+    /// Relay-only: uploads refused (not the state their donor vouched for, or outvoted
+    /// by the other clients asked).
+    pub snapshot_uploads_refused: u64,
+    /// Relay-only: state asks dropped unanswered (their donor left, or they timed out).
+    pub state_asks_failed: u64,
+    /// Relay-only: clients' reports refused (malformed, not asked for, repeated, or for
+    /// a tick that is no check tick, not reached or too old).
+    pub hosted_refused: u64,
+    /// Relay-only: checksum reports that differ from the majority's.
+    pub minority_checks: u64,
 }
 
 pub(super) fn add_jitter(a: &mut JitterStats, b: &JitterStats) {

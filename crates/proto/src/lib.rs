@@ -41,6 +41,7 @@ mod netsim;
 mod relay;
 mod rng;
 mod rollback;
+mod serve;
 mod sim;
 // Its items are `pub` for `fuzzing` to re-export; without the feature they reach no
 // further than the crate.
@@ -79,6 +80,10 @@ pub use relay::relay_client_session::{
 pub use relay::relay_server_session::{
     KickCause, RejectReason, RelayServerSession, RelayServerSessionConfig, ServerMode, ServerSessionError,
     ServerSessionEvent, ServerSessionStats,
+};
+pub use serve::claim::{SERVE_CLAIM_SIZE, SERVE_TICK_RATES, ServeClaim, ServeClaimError};
+pub use serve::match_server::{
+    ClaimRefusal, MatchEnd, MatchServer, MatchServerConfig, MatchServerEvent, MatchServerStats,
 };
 
 // The relay's synchronisation layer, and the jitter buffers and time sync it is made of.

@@ -49,6 +49,7 @@ mod rollback_progress;
 mod rollback_replay;
 mod rollback_spectator;
 mod rollback_synctest;
+mod serve_matches;
 mod transport_acks;
 mod transport_admission;
 mod transport_backoff;

@@ -9,5 +9,6 @@ pub mod forge;
 pub mod hand_net;
 pub mod relay_game;
 pub mod relay_world;
+pub mod serve_world;
 pub mod toy_game;
 pub mod xoshiro_attack;

@@ -196,6 +196,22 @@ impl RelayServerSession {
         self.slots.iter().position(active).map(|p| p as u32)
     }
 
+    /// Nobody is here or expected: no connection waits to say Hello, and every slot
+    /// is free (none waits for its player to come back).
+    pub fn is_vacant(&self) -> bool {
+        self.connecting.is_empty() && self.slots.iter().all(|s| s.state == SlotState::Free)
+    }
+
+    /// Every connection the session knows: its players' and those that have not said
+    /// Hello yet.
+    pub fn connections(&self) -> impl Iterator<Item = PeerId> + '_ {
+        let players = self.slots.iter().filter_map(|s| match s.state {
+            SlotState::Active { peer } => Some(peer),
+            _ => None,
+        });
+        players.chain(self.connecting.iter().map(|c| c.peer))
+    }
+
     /// Handles one transport event (call for every event the transport produces).
     pub fn on_event<T: Transport + ?Sized>(&mut self, now: Micros, transport: &mut T, e: Event) {
         self.now = self.now.max(now);

@@ -11,6 +11,8 @@ use std::str::FromStr;
 use clap::{Args, Parser, Subcommand};
 use tickwire_proto::token::USER_DATA_SIZE;
 
+pub use super::args_serve::{LogFormat, ServeArgs, ServeBenchArgs};
+
 /// A refusal found after parsing (for example an unreadable key file); the caller
 /// prints it and exits with status 2, as clap does for its own usage errors.
 #[derive(Debug)]
@@ -40,6 +42,7 @@ pub enum Command {
     Token(TokenArgs),
     Rendezvous(RendezvousArgs),
     Peer(PeerArgs),
+    Serve(ServeArgs),
 }
 
 /// Runs a rendezvous: it introduces the peers of P2P matches and relays what cannot go direct.
@@ -169,6 +172,7 @@ pub enum Bench {
     Loopback(LoopbackArgs),
     Relay(RelayArgs),
     Crypto(CryptoArgs),
+    Serve(ServeBenchArgs),
 }
 
 /// What each packet protection costs per packet on the endpoint (part (d) of loopback).
@@ -369,9 +373,20 @@ pub struct MintArgs {
     /// A rendezvous ticket: the player's slot, below --players.
     #[arg(long, value_name = "K", requires = "match_id")]
     pub slot: Option<u8>,
-    /// A rendezvous ticket: the match's players, 2..=8.
-    #[arg(long, value_name = "P", requires = "match_id")]
+    /// The match's players: 2..=8 in a rendezvous ticket (with --match), 1..=64 in a
+    /// `tickwire serve` token (with --serve-match).
+    #[arg(long, value_name = "P")]
     pub players: Option<u8>,
+    /// A `tickwire serve` token: the match it joins (with --players; the match's shape
+    /// is --players, --input-size and --tick-rate).
+    #[arg(long, value_name = "N", conflicts_with_all = ["match_id", "slot"], requires = "players")]
+    pub serve_match: Option<u64>,
+    /// A `tickwire serve` token: bytes per input.
+    #[arg(long, value_name = "B", default_value_t = 2, requires = "serve_match")]
+    pub input_size: u16,
+    /// A `tickwire serve` token: ticks a second.
+    #[arg(long, value_name = "HZ", default_value_t = 60, requires = "serve_match")]
+    pub tick_rate: u16,
 }
 
 /// `--user-data` decoded.
@@ -386,12 +401,12 @@ fn user_data(s: &str) -> Result<UserData, String> {
     Ok(UserData(bytes))
 }
 
-fn address(s: &str) -> Result<SocketAddr, String> {
+pub(crate) fn address(s: &str) -> Result<SocketAddr, String> {
     tickwire_proto::parse_address(s.trim()).map_err(|_| format!("{:?} is not an IP:port nor remote:<id>", s.trim()))
 }
 
 /// A value parser for a number in `lo..=hi`.
-fn ranged<T>(lo: T, hi: T) -> impl Fn(&str) -> Result<T, String> + Clone + Send + Sync + 'static
+pub(crate) fn ranged<T>(lo: T, hi: T) -> impl Fn(&str) -> Result<T, String> + Clone + Send + Sync + 'static
 where
     T: FromStr + PartialOrd + Display + Copy + Send + Sync + 'static,
 {

@@ -32,8 +32,9 @@ impl Answers for RelayClient {
     fn confirm_save(&mut self, tick: u32, checksum: u64) -> Result<(), SessionFailure> {
         RelayClient::confirm_save(self, tick, checksum)
     }
-    fn provide_state(&mut self, _: u32, _: &[u8]) -> Result<(), DemoError> {
-        Err(DemoError::Game("a relay client never asks for a state dump"))
+    /// Only a relay-only server (`tickwire serve`) asks a client for its state.
+    fn provide_state(&mut self, tick: u32, bytes: &[u8]) -> Result<(), DemoError> {
+        Ok(RelayClient::provide_state(self, tick, bytes)?)
     }
 }
 
@@ -70,6 +71,11 @@ impl Game {
     }
 
     fn deserialize(&mut self, bytes: &[u8]) -> bool {
+        if bytes.is_empty() {
+            // A relay-only server's new match: the game's initial state.
+            *self = Game::new(self.boxes.len());
+            return true;
+        }
         if bytes.len() != self.boxes.len() * 16 {
             return false;
         }
@@ -129,12 +135,18 @@ pub struct Engine {
 
 impl Engine {
     pub fn new(players: usize, slots: usize, after_advance: bool) -> Self {
+        Engine { checksums: Vec::with_capacity(1 << 16), ..Self::lean(players, slots, after_advance) }
+    }
+
+    /// Like [`Engine::new`], its checksum log growing as it goes (for many engines in
+    /// one process).
+    pub fn lean(players: usize, slots: usize, after_advance: bool) -> Self {
         Engine {
             game: Game::new(players),
             slots: vec![Game::new(players); slots.max(1)],
             bytes: Vec::with_capacity(players * 16),
             after_advance,
-            checksums: Vec::with_capacity(1 << 16),
+            checksums: Vec::new(),
         }
     }
 

@@ -6,14 +6,17 @@
 //! differs from the server's in `demo`, an error in `lab`), 2 bad arguments.
 
 mod args;
+mod args_serve;
 mod bench;
 mod bench_aead;
 mod bench_crypto;
 mod bench_relay;
+mod bench_serve;
 mod boxes;
 mod demo;
 mod peer;
 mod rendezvous;
+mod serve;
 mod token;
 
 use std::process::ExitCode;
@@ -22,8 +25,16 @@ use args::{Bench, Cli, Command, TokenAction, UsageError};
 use clap::Parser;
 
 fn main() -> ExitCode {
+    // `serve --config FILE`: the file's options go before the command line's.
+    let argv = match serve::expand_config(std::env::args_os().collect()) {
+        Ok(a) => a,
+        Err(e) => {
+            eprintln!("error: {e}\n\nFor more information, try 'tickwire serve --help'.");
+            return ExitCode::from(2);
+        }
+    };
     // Usage errors and help: clap prints them and exits (2, or 0 for help).
-    let cli = Cli::parse();
+    let cli = Cli::parse_from(argv);
     let argv: Vec<String> = std::env::args().skip(1).collect();
     match run(cli.command, &argv) {
         Ok(code) => code,
@@ -47,6 +58,7 @@ fn run(command: Command, argv: &[String]) -> Result<ExitCode, (UsageError, &'sta
         Command::Bench(b) => match b.which {
             Bench::Loopback(a) => Ok(bench::run(a.messages, argv)),
             Bench::Crypto(_) => Ok(bench_crypto::run(argv)),
+            Bench::Serve(a) => bench_serve::run(&a).map_err(|e| (e, "bench serve")),
             Bench::Relay(a) => {
                 let scenarios = if a.one_run() {
                     let latency = a.latency_ms.unwrap_or(0.0);
@@ -79,6 +91,7 @@ fn run(command: Command, argv: &[String]) -> Result<ExitCode, (UsageError, &'sta
         },
         Command::Rendezvous(a) => rendezvous::run(&a).map_err(|e| (e, "rendezvous")),
         Command::Peer(a) => peer::run(&a).map_err(|e| (e, "peer")),
+        Command::Serve(a) => serve::run(&a).map_err(|e| (e, "serve")),
         Command::Token(t) => {
             let words = match t.action {
                 TokenAction::Key => "token key",

@@ -10,7 +10,7 @@ use std::process::ExitCode;
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use tickwire_proto::token::{self, ConnectToken, TokenParams};
-use tickwire_proto::{KEY_SIZE, MatchClaim, Secret};
+use tickwire_proto::{KEY_SIZE, MatchClaim, Secret, ServeClaim};
 use zeroize::Zeroizing;
 
 use super::args::{MintArgs, TokenAction, UsageError};
@@ -166,10 +166,18 @@ pub fn run(action: &TokenAction) -> Result<ExitCode, UsageError> {
                 addresses: a.addresses.clone(),
                 expire_secs: a.expire_secs,
                 timeout_secs: a.timeout_secs,
-                user_data: match (a.match_id, a.slot, a.players) {
-                    (Some(match_id), Some(slot), Some(players)) => MatchClaim { match_id, slot, players }
+                user_data: match (a.match_id, a.slot, a.players, a.serve_match) {
+                    (Some(match_id), Some(slot), Some(players), None) => MatchClaim { match_id, slot, players }
                         .user_data(a.user_data.as_ref().map_or(&[][..], |u| &u.0[..]))
                         .map_err(|e| UsageError(format!("token mint: {e}")))?,
+                    (None, None, Some(players), Some(match_id)) => {
+                        ServeClaim { match_id, players, input_size: a.input_size, tick_rate_hz: a.tick_rate }
+                            .user_data(a.user_data.as_ref().map_or(&[][..], |u| &u.0[..]))
+                            .map_err(|e| UsageError(format!("token mint: {e}")))?
+                    }
+                    (None, None, Some(_), None) => {
+                        return Err(UsageError("token mint: --players needs --match or --serve-match".into()));
+                    }
                     _ => a.user_data.as_ref().map(|u| u.0.clone()).unwrap_or_default(),
                 },
             };

@@ -1,0 +1,131 @@
+//! `tickwire serve`: the options made into a `tickwire_serve::ServeConfig` (the key
+//! from a file or the environment, Agones from the environment or --agones), a config
+//! file made into options, and the signals that start the drain.
+
+use std::ffi::OsString;
+use std::io::Write;
+use std::process::ExitCode;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+
+use clap::CommandFactory;
+use tickwire_serve::ServeConfig;
+
+use super::args::{Cli, LogFormat, ServeArgs, UsageError};
+use super::token::{KEY_ENV, env_secret, read_key};
+
+/// Set by the signal handler; read by the server's loop.
+static STOP: AtomicBool = AtomicBool::new(false);
+
+#[cfg(unix)]
+extern "C" fn on_signal(_: libc::c_int) {
+    // Only an atomic store: async-signal-safe.
+    STOP.store(true, Ordering::Release);
+}
+
+/// SIGTERM (an orchestrator's stop) and SIGINT (Ctrl-C) start the drain.
+fn catch_signals() {
+    #[cfg(unix)]
+    // SAFETY: `on_signal` only stores to an atomic, which is async-signal-safe; the
+    // handler is a plain `extern "C" fn` of the signature `signal` expects.
+    unsafe {
+        libc::signal(libc::SIGTERM, on_signal as *const () as libc::sighandler_t);
+        libc::signal(libc::SIGINT, on_signal as *const () as libc::sighandler_t);
+    }
+}
+
+/// The Agones SDK's default HTTP port.
+const AGONES_DEFAULT_PORT: u16 = 9358;
+
+pub fn run(a: &ServeArgs) -> Result<ExitCode, UsageError> {
+    let key = read_key(a.key_file.as_deref(), env_secret(KEY_ENV), ("--key-file", KEY_ENV), "serve: the key")?;
+    let mut cfg = ServeConfig::new(a.bind, key);
+    cfg.public = a.public.clone();
+    cfg.protocol_id = a.protocol_id;
+    cfg.max_matches = a.max_matches;
+    cfg.max_clients = a.max_clients;
+    cfg.max_clients_per_ip = a.max_clients_per_ip;
+    cfg.checksum_interval = a.checksum_interval;
+    cfg.reconnect_timeout_us = a.reconnect_secs * 1_000_000;
+    cfg.drain_timeout_us = a.drain_secs * 1_000_000;
+    cfg.metrics = a.metrics;
+    cfg.admin = a.admin;
+    cfg.health_period = Duration::from_secs(a.health_secs);
+    cfg.json_logs = a.log_format == LogFormat::Json;
+    let port = match tickwire_serve::agones::port_from_env() {
+        Some(Ok(p)) => Some(p),
+        Some(Err(e)) => return Err(UsageError(format!("serve: {e}"))),
+        None => a.agones.then_some(AGONES_DEFAULT_PORT),
+    };
+    cfg.agones = port.map(|p| std::net::SocketAddr::from(([127, 0, 0, 1], p)));
+    catch_signals();
+    let mut stdout = std::io::stdout();
+    let mut out = |line: &str| {
+        let _ = writeln!(stdout, "{line}");
+        let _ = stdout.flush();
+    };
+    match tickwire_serve::run(&cfg, &STOP, &mut out) {
+        Ok(summary) => {
+            out(&summary.to_string());
+            Ok(ExitCode::SUCCESS)
+        }
+        Err(e) => {
+            eprintln!("tickwire serve: {e}");
+            Ok(ExitCode::from(1))
+        }
+    }
+}
+
+/// `tickwire serve --config PATH ...`: the file's `key = value` lines become options
+/// placed before the command line's own, so that the command line wins (the serve
+/// options override themselves). Other command lines are returned as they are.
+pub fn expand_config(argv: Vec<OsString>) -> Result<Vec<OsString>, String> {
+    let serve = argv.iter().position(|a| a == "serve");
+    let Some(at) = serve.filter(|&i| argv[..i].iter().skip(1).all(|a| a.to_string_lossy().starts_with('-'))) else {
+        return Ok(argv);
+    };
+    let mut path = None;
+    let mut i = at + 1;
+    while i < argv.len() {
+        let s = argv[i].to_string_lossy();
+        if s == "--config" {
+            path = argv.get(i + 1).cloned();
+            i += 1;
+        } else if let Some(p) = s.strip_prefix("--config=") {
+            path = Some(OsString::from(p));
+        }
+        i += 1;
+    }
+    let Some(path) = path else { return Ok(argv) };
+    let text = std::fs::read_to_string(&path).map_err(|e| format!("--config {}: {e}", path.to_string_lossy()))?;
+    let cmd = Cli::command();
+    let serve_cmd = cmd.find_subcommand("serve").expect("the serve subcommand");
+    let mut extra = Vec::new();
+    for (n, raw) in text.lines().enumerate() {
+        let line = raw.split('#').next().unwrap_or("").trim();
+        if line.is_empty() {
+            continue;
+        }
+        let where_ = || format!("--config {} line {}", path.to_string_lossy(), n + 1);
+        let (k, v) = line.split_once('=').ok_or_else(|| format!("{}: not `key = value`: {line:?}", where_()))?;
+        let (k, v) = (k.trim(), v.trim());
+        let arg = serve_cmd
+            .get_arguments()
+            .find(|a| a.get_long() == Some(k) && k != "config")
+            .ok_or_else(|| format!("{}: no option {k:?} (keys are serve's long option names)", where_()))?;
+        let takes_value = arg.get_num_args().is_none_or(|r| r.takes_values());
+        if takes_value {
+            extra.push(OsString::from(format!("--{k}={v}")));
+        } else {
+            match v {
+                "true" => extra.push(OsString::from(format!("--{k}"))),
+                "false" => {}
+                _ => return Err(format!("{}: {k} is true or false, not {v:?}", where_())),
+            }
+        }
+    }
+    let mut out = argv[..=at].to_vec();
+    out.extend(extra);
+    out.extend(argv[at + 1..].iter().cloned());
+    Ok(out)
+}

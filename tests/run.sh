@@ -45,6 +45,9 @@ command -v ip >/dev/null 2>&1 || [ -x /usr/sbin/ip ] || missing+=(iproute2)
 command -v nft >/dev/null 2>&1 || [ -x /usr/sbin/nft ] || missing+=(nftables)
 command -v conntrack >/dev/null 2>&1 || [ -x /usr/sbin/conntrack ] || missing+=(conntrack)
 command -v nasm >/dev/null 2>&1 || missing+=(nasm) # the Windows cross-build's AWS-LC (scripts/windows.sh)
+# tests/serve/run.sh: promtool lints `tickwire serve`'s metrics and a real Prometheus scrapes them
+command -v promtool >/dev/null 2>&1 && command -v prometheus >/dev/null 2>&1 || missing+=(prometheus)
+command -v curl >/dev/null 2>&1 || missing+=(curl)
 # shellcheck source=scripts/apt-install.sh
 source "$ROOT/scripts/apt-install.sh"
 apt_install_missing ${missing[@]+"${missing[@]}"}
@@ -435,6 +438,20 @@ nat_matrix() {
     run_indented tests/nat/matrix.sh
 }
 check "NAT traversal: tests/nat/matrix.sh (the matrix of NAT pairs; flush, blocked, private)" nat_matrix
+
+# --- tickwire serve ------------------------------------------------------------------------
+# The fleet server (tests/serve/run.sh): 20 matches made by tokens, each with a mid-match
+# joiner, played to the end in sync by `tickwire bench serve`; the Agones SDK's calls checked
+# by a stand-in sidecar against the published API, in order; /metrics linted by promtool and
+# scraped by a real Prometheus; SIGTERM mid-match drains with no match cut short. About 40 s.
+serve_suite() {
+    cargo build --release -p tickwire-cli >/dev/null 2>&1 || {
+        echo "cargo build --release -p tickwire-cli failed"
+        return 1
+    }
+    run_indented tests/serve/run.sh
+}
+check "tickwire serve: tests/serve/run.sh (20 matches, Agones stand-in, promtool, Prometheus, drain)" serve_suite
 
 # --- Windows (cross-built, run under Wine) ----------------------------------------------
 check "Windows smoke: scripts/windows.sh smoke (DLL, C examples, misuse test, CMake consumer under Wine)" \

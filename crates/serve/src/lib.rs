@@ -219,7 +219,9 @@ pub fn run(cfg: &ServeConfig, stop: &AtomicBool, out: &mut dyn FnMut(&str)) -> R
         report.woke(host.now_us().saturating_sub(wake));
     };
     report.refresh(&server, &mut host, &shared);
-    if let Some(a) = agones.take() {
+    if let Some(mut a) = agones.take() {
+        // The last counts (nobody left), then Shutdown.
+        a.counts(report.players, server.match_count() as u64);
         a.shutdown();
     }
     while let Ok(line) = log_rx.try_recv() {

@@ -101,6 +101,13 @@ check "promtool check metrics: the scrape is clean" promtool check metrics <"$WO
 check "the metrics say 20 matches and 80 players" \
     grep -qx 'tickwire_serve_matches 20' "$WORK/metrics.txt"
 grep -qx 'tickwire_serve_players 80' "$WORK/metrics.txt" || bad "80 players in the metrics: $(grep '^tickwire_serve_players ' "$WORK/metrics.txt")"
+metric() { awk -v n="$1" '$1 == n {print $2}' "$WORK/metrics.txt"; }
+# (A match's first players may also start from one another's snapshots: at least 20.)
+snapshots_ok() {
+    [ "$(metric tickwire_serve_snapshots_from_clients_total)" -ge 20 ] &&
+        [ "$(metric tickwire_serve_snapshot_uploads_refused_total)/$(metric tickwire_serve_minority_checksums_total)" = "0/0" ]
+}
+check "every joiner's snapshot came from a client ($(metric tickwire_serve_snapshots_from_clients_total)), none refused, no checksum in the minority" snapshots_ok
 admin_lists_20() {
     curl -sf "$ADMIN" | python3 -c '
 import json, sys

@@ -113,7 +113,7 @@ pub fn expand_config(argv: Vec<OsString>) -> Result<Vec<OsString>, String> {
             .get_arguments()
             .find(|a| a.get_long() == Some(k) && k != "config")
             .ok_or_else(|| format!("{}: no option {k:?} (keys are serve's long option names)", where_()))?;
-        let takes_value = arg.get_num_args().is_none_or(|r| r.takes_values());
+        let takes_value = arg.get_action().takes_values();
         if takes_value {
             extra.push(OsString::from(format!("--{k}={v}")));
         } else {
@@ -128,4 +128,68 @@ pub fn expand_config(argv: Vec<OsString>) -> Result<Vec<OsString>, String> {
     out.extend(extra);
     out.extend(argv[at + 1..].iter().cloned());
     Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::args::Command;
+    use clap::Parser;
+
+    fn with_config(text: &str, line: &[&str]) -> Result<Vec<OsString>, String> {
+        static N: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+        let n = N.fetch_add(1, Ordering::Relaxed);
+        let dir = std::env::temp_dir().join(format!("tw-serve-conf-{}-{n}", std::process::id()));
+        std::fs::write(&dir, text).unwrap();
+        let mut argv: Vec<OsString> = vec!["tickwire".into(), "serve".into(), "--config".into(), dir.clone().into()];
+        argv.extend(line.iter().map(OsString::from));
+        let r = expand_config(argv);
+        let _ = std::fs::remove_file(&dir);
+        r
+    }
+
+    fn serve_args(argv: Vec<OsString>) -> ServeArgs {
+        match Cli::try_parse_from(argv).expect("parses").command {
+            Command::Serve(a) => a,
+            other => panic!("not serve: {other:?}"),
+        }
+    }
+
+    #[test]
+    fn a_config_files_options_come_first_and_the_command_line_wins() {
+        let text =
+            "# comment\nmax-matches = 500\n\nagones = true   # a flag\nlog-format = json\nbind = 127.0.0.1:9000\n";
+        let a = serve_args(with_config(text, &["--max-matches", "7"]).unwrap());
+        assert_eq!(a.max_matches, 7, "the command line wins");
+        assert!(a.agones);
+        assert_eq!(a.log_format, LogFormat::Json);
+        assert_eq!(a.bind, "127.0.0.1:9000".parse().unwrap());
+        let a = serve_args(with_config("agones = false\n", &[]).unwrap());
+        assert!(!a.agones);
+    }
+
+    #[test]
+    fn a_bad_config_file_is_refused_naming_the_line() {
+        for (text, needle) in [
+            ("max-matchs = 5\n", "line 1: no option \"max-matchs\""),
+            ("\nmax-matches 5\n", "line 2: not `key = value`"),
+            ("agones = yes\n", "agones is true or false"),
+            ("config = other\n", "no option \"config\""),
+        ] {
+            let e = with_config(text, &[]).expect_err(text);
+            assert!(e.contains(needle), "{text:?}: {e}");
+        }
+        let missing =
+            expand_config(vec!["tickwire".into(), "serve".into(), "--config".into(), "/nonexistent/x".into()]);
+        assert!(missing.expect_err("missing").contains("/nonexistent/x"));
+        // A value out of range is clap's to refuse, naming the option.
+        let e = Cli::try_parse_from(with_config("max-matches = 0\n", &[]).unwrap()).expect_err("0 matches");
+        assert!(e.to_string().contains("--max-matches"), "{e}");
+    }
+
+    #[test]
+    fn other_command_lines_are_left_alone() {
+        let argv: Vec<OsString> = ["tickwire", "demo", "--config", "x"].iter().map(OsString::from).collect();
+        assert_eq!(expand_config(argv.clone()).unwrap(), argv);
+    }
 }

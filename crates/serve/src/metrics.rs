@@ -83,6 +83,13 @@ impl Exposition {
         let _ = writeln!(self.out, "{name} {v}");
     }
 
+    /// A counter (`name` ends in `_total`) of a quantity that is not a count (seconds).
+    pub fn counter_f64(&mut self, name: &str, help: &str, v: f64) {
+        debug_assert!(name.ends_with("_total"));
+        self.head(name, "counter", help);
+        let _ = writeln!(self.out, "{name} {}", number(v));
+    }
+
     /// A counter with one value per value of `label`.
     pub fn counter_by(&mut self, name: &str, help: &str, label: &str, values: &[(&str, u64)]) {
         debug_assert!(name.ends_with("_total"));

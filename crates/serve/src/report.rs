@@ -207,16 +207,11 @@ impl Report {
         let mut loss = Histogram::new(metrics::RATIO_BUCKETS);
         let (mut sent, mut recv) = (Histogram::new(metrics::RATE_BUCKETS), Histogram::new(metrics::RATE_BUCKETS));
         let mut players = 0u64;
-        let (mut from_clients, mut refused_uploads, mut minority, mut hosted_refused) = (0, 0, 0, 0);
         let mut list = String::from("[");
         let mut live = Vec::with_capacity(server.match_count());
         for (id, claim, session) in server.matches() {
             let s = session.stats();
             players += u64::from(s.players);
-            from_clients += s.snapshots_from_clients;
-            refused_uploads += s.snapshot_uploads_refused;
-            minority += s.minority_checks;
-            hosted_refused += s.hosted_refused;
             for peer in session.connections() {
                 if let Some(c) = host.stats(peer) {
                     rtt.observe(c.srtt_us / 1e6);
@@ -298,35 +293,33 @@ impl Report {
         e.counter("tickwire_serve_datagrams_forged_total", "Datagrams that failed authentication.", ep.forged);
         e.counter(
             "tickwire_serve_snapshots_from_clients_total",
-            "Joiners' snapshots taken from a client, in live matches.",
-            from_clients,
+            "Joiners' snapshots taken from a client.",
+            st.snapshots_from_clients,
         );
         e.counter(
             "tickwire_serve_snapshot_uploads_refused_total",
-            "Clients' snapshot uploads refused (outvoted or not as vouched), in live matches.",
-            refused_uploads,
+            "Clients' snapshot uploads refused (outvoted, or not the state their donor vouched for).",
+            st.snapshot_uploads_refused,
         );
         e.counter(
             "tickwire_serve_minority_checksums_total",
-            "Checksum reports that differ from the players' majority (desyncs), in live matches.",
-            minority,
+            "Checksum reports that differ from the players' majority (desyncs).",
+            st.minority_checks,
         );
         e.counter(
             "tickwire_serve_client_reports_refused_total",
-            "Clients' reports refused, in live matches.",
-            hosted_refused,
+            "Clients' reports refused (malformed, not asked for, stale).",
+            st.client_reports_refused,
         );
         e.counter("tickwire_serve_datagrams_received_total", "Datagrams received.", ep.datagrams_received);
         e.counter("tickwire_serve_datagrams_sent_total", "Datagrams sent.", ep.datagrams_sent);
-        e.gauge("process_cpu_seconds_total", "", 0.0);
-        let mut text = e.finish();
-        // The process's CPU is a counter by Prometheus's convention; written by hand
-        // because its name is the standard one.
-        let cut = text.find("# HELP process_cpu_seconds_total").unwrap_or(text.len());
-        text.truncate(cut);
-        let _ = writeln!(text, "# HELP process_cpu_seconds_total Total user and system CPU time spent in seconds.");
-        let _ = writeln!(text, "# TYPE process_cpu_seconds_total counter");
-        let _ = writeln!(text, "process_cpu_seconds_total {}", metrics::process_cpu_seconds());
+        // Prometheus's standard name for the process's CPU.
+        e.counter_f64(
+            "process_cpu_seconds_total",
+            "Total user and system CPU time spent in seconds.",
+            metrics::process_cpu_seconds(),
+        );
+        let text = e.finish();
         if let Ok(mut s) = shared.lock() {
             s.metrics = text;
             s.matches = list;

@@ -4,4 +4,5 @@
 
 mod demo;
 mod rendezvous;
+mod serve;
 mod token;

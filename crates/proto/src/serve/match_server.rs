@@ -146,6 +146,25 @@ pub struct MatchServerStats {
     /// Ticks run past the first of a wake, summed over matches: each is a tick
     /// that ran late (the owner woke late, or the matches' work overran a tick).
     pub late_ticks: u64,
+    /// Over every match, live or ended: joiners' snapshots taken from a client.
+    pub snapshots_from_clients: u64,
+    /// Over every match: clients' snapshot uploads refused (outvoted, or not the state
+    /// their donor vouched for).
+    pub snapshot_uploads_refused: u64,
+    /// Over every match: checksum reports that differ from the players' majority.
+    pub minority_checks: u64,
+    /// Over every match: clients' reports refused (malformed, unasked, stale).
+    pub client_reports_refused: u64,
+}
+
+impl MatchServerStats {
+    /// Adds a match's session counters.
+    fn add_session(&mut self, s: &crate::ServerSessionStats) {
+        self.snapshots_from_clients += s.snapshots_from_clients;
+        self.snapshot_uploads_refused += s.snapshot_uploads_refused;
+        self.minority_checks += s.minority_checks;
+        self.client_reports_refused += s.hosted_refused;
+    }
 }
 
 /// One match.
@@ -200,9 +219,14 @@ impl MatchServer {
         self.matches.get(&match_id).map(|m| &m.session)
     }
 
-    /// The counters.
+    /// The counters: the server's own, and its matches' summed over every match,
+    /// live or ended (so they never go back).
     pub fn stats(&self) -> MatchServerStats {
-        self.stats
+        let mut s = self.stats;
+        for m in self.matches.values() {
+            s.add_session(&m.session.stats());
+        }
+        s
     }
 
     /// Stops making matches: tokens for new ones are refused (`ServerFull`), live ones
@@ -352,6 +376,7 @@ impl MatchServer {
         let Some(m) = self.matches.remove(&match_id) else { return };
         self.by_peer.retain(|_, id| *id != match_id);
         self.stats.matches_ended += 1;
+        self.stats.add_session(&m.session.stats());
         self.push_event(MatchServerEvent::MatchEnded { match_id, end, ticks: m.session.last_tick() });
     }
 

@@ -22,6 +22,8 @@
 //! | [`endpoint_pair`] | two encrypted endpoints over a lossy, corrupting in-memory link | reliable: exactly once, in order; unreliable: at most once; a corrupted datagram is never delivered |
 //! | [`handshake`] | an encrypted server (match secrets or connect tokens), a real client over a hostile link, forged handshake packets | only the right credential connects; forged or flipped packets deliver, open and close nothing; no amplification; at most `max_incoming` connections |
 //! | [`relay_server`], [`relay_client`], [`p2p_session`], [`spectator`] | a session fed messages, time and engine answers | the engine contract (slots, ticks, input sizes), dumps and replays it writes decode |
+//! | [`relay_hosted`] | a relay-only server fed its clients' state reports (answers to its asks, honest, forged, unasked) and checksum reports beside Hellos and inputs | it asks nothing of an engine; its asks and Welcomes decode; a Welcome's state is empty (a new match) or an upload whose digest its donor declared |
+//! | [`match_server`] | a match server (3 matches at most) fed connections claiming any match and shape, or none, messages from any connection, drains and ends | never more matches than allowed; a refused connection is closed at once; every match has a shape some token claimed |
 //! | [`rendezvous`] | a rendezvous with two members and a peer's traversal, fed datagrams from the rendezvous's, the peers' and strangers' addresses as time moves | the rendezvous never sends an address more than it sent (no amplification) nor relays a stranger's datagram; the traversal delivers only slices of what came, as from another slot's peer address, sends nothing larger than a Hello nor to a peer address, and only Hellos before an introduction |
 //! | [`tick_stream`] | the tick stream's sender ledger and receive window over a lossy link, with any plan, time, tick, ack and bitmap | nothing acknowledged or held is sent again, nothing past the window or the sender's ticks; the ack never passes the newest tick; a run exactly when something is owed; the receiver's bitmap says what it holds |
 
@@ -35,6 +37,7 @@ mod fake;
 mod handshake;
 mod nat;
 mod p2p;
+mod hosted;
 mod relay;
 mod seeds;
 mod stream;
@@ -42,6 +45,7 @@ mod stream;
 pub use decoders::{desync_dump, p2p_message, relay_messages, replay, stun_response, wire_packet};
 pub use endpoint::{endpoint, endpoint_pair};
 pub use handshake::handshake;
+pub use hosted::{match_server, relay_hosted};
 pub use nat::rendezvous;
 pub use p2p::{p2p_session, spectator};
 pub use relay::{relay_client, relay_server};
@@ -65,6 +69,8 @@ pub const TARGETS: &[(&str, Target)] = &[
     ("handshake", handshake),
     ("relay_server", relay_server),
     ("relay_client", relay_client),
+    ("relay_hosted", relay_hosted),
+    ("match_server", match_server),
     ("p2p_session", p2p_session),
     ("spectator", spectator),
     ("tick_stream", tick_stream),

@@ -66,6 +66,8 @@ pub fn corpus() -> Vec<Entry> {
     endpoint_pair(&mut c);
     handshake(&mut c);
     relay_server(&mut c);
+    relay_hosted(&mut c);
+    match_server(&mut c);
     relay_client(&mut c);
     p2p(&mut c);
     tick_stream(&mut c);
@@ -677,6 +679,83 @@ fn relay_server(c: &mut Vec<Entry>) {
         }
     }
     put(c, "relay_server", "regress-slot-squat", s.done());
+}
+
+/// `relay_hosted`: op, peer pick, then the op's fields.
+fn relay_hosted(c: &mut Vec<Entry>) {
+    let frame = |s: &mut B, n: usize| {
+        for _ in 0..n {
+            s.u8(0x08).u8(0).u16(170);
+        }
+    };
+    // Three players join a new match (the initial state), report their checksums, and a
+    // fourth joins: the server asks for a snapshot, the donor uploads it, the witnesses
+    // agree (answers to the asks seen: op 3 with bit 7 clear picks an ask).
+    let mut s = B::default();
+    for p in 0..3u8 {
+        s.u8(0x00).u8(0).u8(p).u8(0x01).u8(p);
+    }
+    frame(&mut s, 10);
+    for p in 0..3u8 {
+        s.u8(0x05).u8(p).u8(0).near(0).u8(1).u8(1);
+    }
+    s.u8(0x00).u8(0).u8(3).u8(0x01).u8(3);
+    frame(&mut s, 3);
+    for k in 0..3u8 {
+        s.u8(0x03).u8(k).blob(b"the state").u8(1);
+    }
+    frame(&mut s, 10);
+    put(c, "relay_hosted", "join-from-a-client", s.done());
+    // A liar's upload (a digest that is not its state's), reports nobody asked for,
+    // checksums that are no check ticks, and garbage on the reliable channel.
+    let mut s = B::default();
+    for p in 0..3u8 {
+        s.u8(0x00).u8(0).u8(p).u8(0x01).u8(p);
+    }
+    frame(&mut s, 10);
+    s.u8(0x00).u8(0).u8(3).u8(0x01).u8(3);
+    frame(&mut s, 3);
+    s.u8(0x03).u8(0).blob(b"forged").u8(0).u8(2);
+    s.u8(0x83).u8(1).near(0).u8(1).blob(b"unasked").u8(1);
+    s.u8(0x05).u8(1).u8(3).near(3).u8(0).u8(2).near(0).u8(1).u8(0).near(-1).u8(0).u8(1).near(90).u8(1).u8(1);
+    s.u8(0x06).u8(2).blob(&[6, 1, 2]);
+    s.u8(0x06).u8(2).blob(&[7, 0]);
+    frame(&mut s, 400);
+    put(c, "relay_hosted", "regress-forged-and-unasked-reports", s.done());
+}
+
+/// `match_server`: op, pick, then the op's fields.
+fn match_server(c: &mut Vec<Entry>) {
+    let join = |s: &mut B, pick: u8, id: u8, players: u8| {
+        // A valid claim: match `id`, `players` players, 2-byte inputs at 60 Hz.
+        s.u8(0x00).u8(pick).u8(id).u8(players).u8(2).u8(2).u8(0);
+        s.u8(0x01).u8(pick).u8(2 | (players << 4));
+    };
+    let frame = |s: &mut B, n: usize| {
+        for _ in 0..n {
+            s.u8(0x05).u8(0).u16(333);
+        }
+    };
+    let mut s = B::default();
+    for m in 0..4u8 {
+        for p in 0..2u8 {
+            join(&mut s, m * 2 + p, m, 2);
+        }
+    }
+    frame(&mut s, 20);
+    // Another shape for match 0, no claim at all, an open credential.
+    s.u8(0x00).u8(9).u8(0).u8(3).u8(2).u8(2).u8(0);
+    s.u8(0x00).u8(10).u8(0).u8(2).u8(2).u8(2).u8(3);
+    s.u8(0x80).u8(11).u8(0).u8(2).u8(2).u8(2).u8(0);
+    frame(&mut s, 10);
+    s.u8(0x04).u8(1).u8(1);
+    s.u8(0x04).u8(0);
+    join(&mut s, 12, 4, 2);
+    for _ in 0..8 {
+        s.u8(0x03).u8(0);
+    }
+    frame(&mut s, 100);
+    put(c, "match_server", "claims-shapes-drain", s.done());
 }
 
 /// `relay_client`: op (bit 7: pick another connection), then the op's fields.

@@ -133,7 +133,7 @@ pub struct Welcome<'a> {
     pub max_players: u16,
     /// 0 when the server's engine runs the game; else the server runs no game code,
     /// and the client reports its checksum every this many ticks and answers its
-    /// state asks ([`super::hosted`]).
+    /// state asks (`crate::wire::relay::StateAsk`).
     pub report_interval: u32,
     /// The engine's serialized state, in its own format (empty from a relay-only
     /// server before any client holds the match's state: the game's initial state).

@@ -67,7 +67,8 @@ pub enum ServerMode {
     Authoritative,
     /// Nobody on the server: it relays the canonical steps and asks nothing of an
     /// engine. Joiners' snapshots come from clients in sync and checksums from the
-    /// players' majority ([`crate::relay::hosted`]); a new match starts from the game's
+    /// players' majority (the messages are `wire::relay`'s `StateAsk`, `StateReport` and
+    /// `encode_checks`); a new match starts from the game's
     /// initial state (an empty snapshot).
     RelayOnly,
 }

@@ -129,4 +129,16 @@ pub struct ServeBenchArgs {
     /// Seconds to play.
     #[arg(long, value_name = "S", default_value_t = 20, value_parser = ranged(3u64, 86_400))]
     pub seconds: u64,
+    /// Client processes: the matches are shared among this many processes of this
+    /// command (one thread each).
+    #[arg(long, value_name = "N", default_value_t = 1, value_parser = ranged(1u32, 64))]
+    pub procs: u32,
+    /// The server's metrics (http://IP:PORT/metrics): its CPU per client-tick and how
+    /// often its match thread woke within 2 ms of a tick over the steady part (the check
+    /// then asks 99%).
+    #[arg(long, value_name = "URL")]
+    pub metrics: Option<String>,
+    /// One process of a --procs run: prints its figures as one line.
+    #[arg(long, hide = true)]
+    pub worker: bool,
 }

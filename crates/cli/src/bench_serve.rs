@@ -92,66 +92,208 @@ fn frame(i: usize, c: &mut Client) -> Result<(), String> {
     Ok(())
 }
 
-pub fn run(a: &ServeBenchArgs) -> Result<ExitCode, UsageError> {
-    let key = read_key(a.key_file.as_deref(), env_secret(KEY_ENV), ("--key-file", KEY_ENV), "bench serve: the key")?;
+/// What one process's clients did.
+#[derive(Debug, Clone, Copy)]
+struct Tally {
+    clients: usize,
+    unsynced: usize,
+    lost: usize,
+    desyncs: u64,
+    checks: u64,
+    /// The slowest client's authoritative ticks a second since it synchronized.
+    slowest: f64,
+}
+
+impl Tally {
+    fn line(&self) -> String {
+        format!(
+            "worker clients={} unsynced={} lost={} desyncs={} checks={} slowest={}",
+            self.clients, self.unsynced, self.lost, self.desyncs, self.checks, self.slowest
+        )
+    }
+
+    fn parse(line: &str) -> Option<Tally> {
+        let mut t = Tally { clients: 0, unsynced: 0, lost: 0, desyncs: 0, checks: 0, slowest: f64::INFINITY };
+        let rest = line.strip_prefix("worker ")?;
+        for kv in rest.split_whitespace() {
+            let (k, v) = kv.split_once('=')?;
+            match k {
+                "clients" => t.clients = v.parse().ok()?,
+                "unsynced" => t.unsynced = v.parse().ok()?,
+                "lost" => t.lost = v.parse().ok()?,
+                "desyncs" => t.desyncs = v.parse().ok()?,
+                "checks" => t.checks = v.parse().ok()?,
+                "slowest" => t.slowest = v.parse().ok()?,
+                _ => return None,
+            }
+        }
+        Some(t)
+    }
+
+    fn add(&mut self, o: &Tally) {
+        self.clients += o.clients;
+        self.unsynced += o.unsynced;
+        self.lost += o.lost;
+        self.desyncs += o.desyncs;
+        self.checks += o.checks;
+        self.slowest = self.slowest.min(o.slowest);
+    }
+}
+
+/// Plays matches `base..base + matches` from this process.
+fn play(a: &ServeBenchArgs, key: &Secret, base: u64, matches: u64) -> Result<Tally, String> {
     let late = a.late_players.min(a.players.saturating_sub(1));
     let late_at = Duration::from_secs_f64(a.seconds as f64 / 3.0);
     let mut plan = Vec::new();
-    for m in 0..a.matches as u64 {
+    for m in base..base + matches {
         for p in 0..a.players {
             let join_at = if p >= a.players - late { late_at } else { Duration::ZERO };
-            plan.push(Planned {
-                match_id: a.match_base + m,
-                client_id: (a.match_base + m) * 256 + u64::from(p),
-                join_at,
-            });
+            plan.push(Planned { match_id: m, client_id: m * 256 + u64::from(p), join_at });
         }
     }
-    println!(
-        "tickwire bench serve: {} matches of {} players ({} joining at {:.1} s) against {} for {} s",
-        a.matches,
-        a.players,
-        late,
-        late_at.as_secs_f64(),
-        a.server,
-        a.seconds
-    );
     let start = Instant::now();
     let mut clients: Vec<Option<Client>> = (0..plan.len()).map(|_| None).collect();
     let end = start + Duration::from_secs(a.seconds);
     while Instant::now() < end {
         for (i, p) in plan.iter().enumerate() {
             if clients[i].is_none() && start.elapsed() >= p.join_at {
-                clients[i] = Some(client(a, &key, p).map_err(|e| UsageError(format!("bench serve: {e}")))?);
+                clients[i] = Some(client(a, key, p)?);
             }
         }
         for (i, c) in clients.iter_mut().enumerate() {
             if let Some(c) = c {
-                frame(i, c).map_err(|e| UsageError(format!("bench serve: client {i}: {e}")))?;
+                frame(i, c).map_err(|e| format!("client {i}: {e}"))?;
             }
         }
         std::thread::sleep(FRAME);
     }
-    // The slowest client's authoritative rate, from its synchronization to now.
-    let (mut unsynced, mut lost, mut desyncs, mut checks, mut slowest) = (0, 0, 0u64, 0u64, f64::INFINITY);
+    let mut t = Tally { clients: 0, unsynced: 0, lost: 0, desyncs: 0, checks: 0, slowest: f64::INFINITY };
     let now = Instant::now();
     for c in clients.iter_mut().flatten() {
         let st = c.session.stats();
-        checks += st.core.checks_compared;
-        desyncs += c.desyncs;
-        lost += usize::from(c.lost);
+        t.clients += 1;
+        t.checks += st.core.checks_compared;
+        t.desyncs += c.desyncs;
+        t.lost += usize::from(c.lost);
         match c.synchronized_at {
             Some((at, tick)) => {
                 let secs = now.duration_since(at).as_secs_f64();
                 if secs > 1.0 {
-                    slowest = slowest.min(f64::from(st.core.authoritative_tick.saturating_sub(tick)) / secs);
+                    t.slowest = t.slowest.min(f64::from(st.core.authoritative_tick.saturating_sub(tick)) / secs);
                 }
             }
-            None => unsynced += 1,
+            None => t.unsynced += 1,
         }
     }
-    let n = clients.iter().flatten().count();
-    let rate_ok = slowest >= MIN_RATE_SHARE * f64::from(a.tick_rate);
+    // Leaving: every client closes its connection, so every match empties and ends.
+    clients.clear();
+    Ok(t)
+}
+
+/// The server's figures read off its /metrics.
+#[derive(Debug, Clone, Copy, Default)]
+struct Scrape {
+    cpu_seconds: f64,
+    players: f64,
+    late_within_2ms: f64,
+    late_count: f64,
+}
+
+fn scrape(url: &str) -> Result<Scrape, String> {
+    let rest = url.strip_prefix("http://").ok_or_else(|| format!("{url}: not http://"))?;
+    let (host, path) = rest.split_once('/').map_or((rest, "/metrics".to_string()), |(h, p)| (h, format!("/{p}")));
+    let addr: SocketAddr = host.parse().map_err(|_| format!("{url}: not IP:PORT"))?;
+    let (status, body) = tickwire_serve::http::call(addr, "GET", &path, None)?;
+    if status != 200 {
+        return Err(format!("{url}: status {status}"));
+    }
+    let mut s = Scrape::default();
+    for line in body.lines() {
+        let Some((name, value)) = line.rsplit_once(' ') else { continue };
+        let v: f64 = value.parse().unwrap_or(f64::NAN);
+        match name {
+            "process_cpu_seconds_total" => s.cpu_seconds = v,
+            "tickwire_serve_players" => s.players = v,
+            "tickwire_serve_wake_lateness_seconds_bucket{le=\"0.002\"}" => s.late_within_2ms = v,
+            "tickwire_serve_wake_lateness_seconds_count" => s.late_count = v,
+            _ => {}
+        }
+    }
+    Ok(s)
+}
+
+pub fn run(a: &ServeBenchArgs) -> Result<ExitCode, UsageError> {
+    let key = read_key(a.key_file.as_deref(), env_secret(KEY_ENV), ("--key-file", KEY_ENV), "bench serve: the key")?;
+    if a.worker {
+        let t =
+            play(a, &key, a.match_base, u64::from(a.matches)).map_err(|e| UsageError(format!("bench serve: {e}")))?;
+        println!("{}", t.line());
+        return Ok(ExitCode::SUCCESS);
+    }
+    let late = a.late_players.min(a.players.saturating_sub(1));
+    let late_at = Duration::from_secs_f64(a.seconds as f64 / 3.0);
+    println!(
+        "tickwire bench serve: {} matches of {} players ({} joining at {:.1} s) against {} for {} s, {} process{}",
+        a.matches,
+        a.players,
+        late,
+        late_at.as_secs_f64(),
+        a.server,
+        a.seconds,
+        a.procs,
+        if a.procs == 1 { "" } else { "es" }
+    );
+    // The server's CPU over the steady part: from 2 s after the late joiners to 1 s
+    // before the end.
+    let scraper = a.metrics.clone().map(|url| {
+        let (from, to) = (late_at + Duration::from_secs(2), Duration::from_secs(a.seconds.saturating_sub(1)));
+        std::thread::spawn(move || -> Result<(Scrape, Scrape, f64), String> {
+            let start = Instant::now();
+            std::thread::sleep(from);
+            let (t0, s0) = (start.elapsed().as_secs_f64(), scrape(&url)?);
+            std::thread::sleep(to.saturating_sub(start.elapsed()));
+            let (t1, s1) = (start.elapsed().as_secs_f64(), scrape(&url)?);
+            Ok((s0, s1, t1 - t0))
+        })
+    });
+    let mut total = Tally { clients: 0, unsynced: 0, lost: 0, desyncs: 0, checks: 0, slowest: f64::INFINITY };
+    if a.procs <= 1 {
+        let t =
+            play(a, &key, a.match_base, u64::from(a.matches)).map_err(|e| UsageError(format!("bench serve: {e}")))?;
+        total.add(&t);
+    } else {
+        let exe = std::env::current_exe().map_err(|e| UsageError(format!("bench serve: {e}")))?;
+        let mut children = Vec::new();
+        let per = a.matches.div_ceil(a.procs);
+        let mut base = a.match_base;
+        let mut left = a.matches;
+        while left > 0 {
+            let n = per.min(left);
+            let mut c = std::process::Command::new(&exe);
+            c.args(["bench", "serve", "--worker", "--server", &a.server.to_string()])
+                .args(["--matches", &n.to_string(), "--match-base", &base.to_string()])
+                .args(["--players", &a.players.to_string(), "--late-players", &a.late_players.to_string()])
+                .args(["--tick-rate", &a.tick_rate.to_string(), "--seconds", &a.seconds.to_string()])
+                .args(["--protocol-id", &a.protocol_id.to_string()])
+                .stdout(std::process::Stdio::piped());
+            if let Some(k) = &a.key_file {
+                c.arg("--key-file").arg(k);
+            }
+            children.push(c.spawn().map_err(|e| UsageError(format!("bench serve: a worker: {e}")))?);
+            base += u64::from(n);
+            left -= n;
+        }
+        for child in children {
+            let out = child.wait_with_output().map_err(|e| UsageError(format!("bench serve: a worker: {e}")))?;
+            let text = String::from_utf8_lossy(&out.stdout);
+            match text.lines().find_map(Tally::parse) {
+                Some(t) => total.add(&t),
+                None => return Err(UsageError(format!("bench serve: a worker failed: {text}"))),
+            }
+        }
+    }
+    let t = total;
+    let rate_ok = t.slowest >= MIN_RATE_SHARE * f64::from(a.tick_rate);
     println!(
         "\n{:<9} {:>8} {:>13} {:>13} {:>6} {:>8} {:>16}",
         "matches", "clients", "synchronized", "slowest t/s", "lost", "desyncs", "checks compared"
@@ -159,16 +301,35 @@ pub fn run(a: &ServeBenchArgs) -> Result<ExitCode, UsageError> {
     println!(
         "{:<9} {:>8} {:>13} {:>13.2} {:>6} {:>8} {:>16}",
         a.matches,
-        n,
-        n - unsynced,
-        slowest,
-        lost,
-        desyncs,
-        checks
+        t.clients,
+        t.clients - t.unsynced,
+        t.slowest,
+        t.lost,
+        t.desyncs,
+        t.checks
     );
-    // Leaving: every client closes its connection, so every match empties and ends.
-    clients.clear();
-    let ok = unsynced == 0 && lost == 0 && desyncs == 0 && checks > 0 && rate_ok;
+    let mut ok = t.unsynced == 0 && t.lost == 0 && t.desyncs == 0 && t.checks > 0 && rate_ok;
+    if let Some(s) = scraper {
+        match s.join().map_err(|_| "the scraper panicked".to_string()).and_then(|r| r) {
+            Ok((s0, s1, secs)) => {
+                let client_ticks = (s0.players + s1.players) / 2.0 * f64::from(a.tick_rate) * secs;
+                let cpu = (s1.cpu_seconds - s0.cpu_seconds) / secs;
+                let wakes = s1.late_count - s0.late_count;
+                let within = (s1.late_within_2ms - s0.late_within_2ms) / wakes.max(1.0);
+                println!(
+                    "server over {secs:.1} s: {:.1}% of a core, {:.2} us per client-tick, wakes within 2 ms of their tick: {:.3}%",
+                    cpu * 100.0,
+                    (s1.cpu_seconds - s0.cpu_seconds) * 1e6 / client_ticks.max(1.0),
+                    within * 100.0
+                );
+                ok &= within >= 0.99;
+            }
+            Err(e) => {
+                println!("server figures: {e}");
+                ok = false;
+            }
+        }
+    }
     println!(
         "\nevery client synchronized, kept its connection, never desynced and followed at >= {:.1} t/s: {}",
         MIN_RATE_SHARE * f64::from(a.tick_rate),

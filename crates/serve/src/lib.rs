@@ -170,8 +170,8 @@ pub fn run(cfg: &ServeConfig, stop: &AtomicBool, out: &mut dyn FnMut(&str)) -> R
                 report.ended_by_admin += 1;
             }
         }
+        // Every match's messages, and one flush for them all.
         server.run(now, &mut host);
-        let _ = host.flush();
         while let Some(e) = server.poll_event() {
             report.event(now, &e, out);
             if let MatchServerEvent::MatchEnded { .. } = e {

@@ -10,8 +10,8 @@
 //! reconnect timeout), when the owner ends it, or when the server drains.
 //!
 //! The owner's loop: [`MatchServer::on_event`] for every transport event,
-//! [`MatchServer::run`] on each wake (every match's ticks, events and messages), then
-//! the transport's flush; sleep until [`MatchServer::next_tick_at`].
+//! [`MatchServer::run`] on each wake (every match's ticks, events and messages, and one
+//! flush for them all); sleep until [`MatchServer::next_tick_at`].
 
 use std::collections::{HashMap, VecDeque};
 
@@ -335,8 +335,11 @@ impl MatchServer {
     }
 
     /// Runs every match: its due ticks, its events, its messages; then ends the
-    /// vacant ones. Flush the transport after.
+    /// vacant ones and flushes the transport once.
     pub fn run<T: Transport + ?Sized>(&mut self, now: Micros, transport: &mut T) {
+        // A session flushes after its messages; here the matches share one flush, so
+        // that the transport walks its changed connections once a wake, not once a match.
+        let transport = &mut OneFlush(transport);
         let mut vacant = Vec::new();
         for (&id, m) in self.matches.iter_mut() {
             let due = m.session.ticks_due(now);
@@ -359,6 +362,7 @@ impl MatchServer {
         for id in vacant {
             self.forget(id, MatchEnd::Vacant);
         }
+        transport.0.flush(now);
     }
 
     /// Ends match `match_id` now: every connection of it is closed (`Server`). False
@@ -391,6 +395,45 @@ impl MatchServer {
             }
         }
         rates.into_iter().map(|t| grid_after(now, t)).min()
+    }
+}
+
+/// A transport whose flush waits for the owner's: every match's messages go out in one
+/// flush at the end of [`MatchServer::run`]. What a session reads back after its flush
+/// (what waits for an acknowledgement) then also counts what is queued to go, which is
+/// as good: it will be sent within this wake.
+struct OneFlush<'a, T: Transport + ?Sized>(&'a mut T);
+
+impl<T: Transport + ?Sized> Transport for OneFlush<'_, T> {
+    fn connect_bound(
+        &mut self,
+        now: Micros,
+        addr: std::net::SocketAddr,
+        binding: Option<crate::transport::Binding>,
+    ) -> Result<PeerId, crate::transport::SendError> {
+        self.0.connect_bound(now, addr, binding)
+    }
+    fn set_local_id(&mut self, id: Option<u32>) {
+        self.0.set_local_id(id)
+    }
+    fn disconnect(&mut self, now: Micros, peer: PeerId) {
+        self.0.disconnect(now, peer)
+    }
+    fn disconnect_with(&mut self, now: Micros, peer: PeerId, reason: DisconnectReason) {
+        self.0.disconnect_with(now, peer, reason)
+    }
+    fn send(&mut self, peer: PeerId, channel: u8, data: &[u8]) -> Result<(), crate::transport::SendError> {
+        self.0.send(peer, channel, data)
+    }
+    fn flush(&mut self, _now: Micros) {}
+    fn recycle(&mut self, buf: Vec<u8>) {
+        self.0.recycle(buf)
+    }
+    fn stats(&mut self, peer: PeerId) -> Option<crate::transport::ConnectionStats> {
+        self.0.stats(peer)
+    }
+    fn max_unreliable(&self) -> usize {
+        self.0.max_unreliable()
     }
 }
 

@@ -6,7 +6,7 @@
 use super::hosted::{self, MAX_CHECKS, StateAsk, StateDigest, StateReport};
 use super::prediction::{DumpOutcome, Predictor};
 use crate::engine::Tick;
-use crate::transport::{PeerId, Transport};
+use crate::transport::{PeerId, SendError, Transport};
 
 /// Checksum reports kept while the transport refuses them; the oldest go first.
 const REPORTS_KEPT: usize = 4 * MAX_CHECKS;
@@ -144,9 +144,96 @@ impl ServerDuties {
         }
         if let Some((tick, digest, state)) = &self.answer {
             hosted::encode_state_report(&mut self.buf, &StateReport { tick: *tick, digest: *digest, state });
-            if transport.send(server, channel, &self.buf).is_ok() {
-                self.answer = None;
+            match transport.send(server, channel, &self.buf) {
+                // Too large for the reliable channel: it never will fit (the server
+                // asks another client after its timeout).
+                Ok(()) | Err(SendError::TooLarge { .. }) => self.answer = None,
+                Err(_) => {}
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::clock::Micros;
+    use crate::transport::{Binding, ConnectionStats, DisconnectReason};
+
+    /// A transport that takes messages up to `max` bytes, or refuses all as full.
+    struct Limited {
+        max: usize,
+        full: bool,
+        sent: Vec<Vec<u8>>,
+    }
+
+    impl Transport for Limited {
+        fn connect_bound(
+            &mut self,
+            _: Micros,
+            _: std::net::SocketAddr,
+            _: Option<Binding>,
+        ) -> Result<PeerId, SendError> {
+            Ok(1)
+        }
+        fn set_local_id(&mut self, _: Option<u32>) {}
+        fn disconnect(&mut self, _: Micros, _: PeerId) {}
+        fn disconnect_with(&mut self, _: Micros, _: PeerId, _: DisconnectReason) {}
+        fn send(&mut self, _: PeerId, _: u8, data: &[u8]) -> Result<(), SendError> {
+            if data.len() > self.max {
+                return Err(SendError::TooLarge { size: data.len(), max: self.max });
+            }
+            if self.full {
+                return Err(SendError::QueueFull { queued: 1, limit: 1 });
+            }
+            self.sent.push(data.to_vec());
+            Ok(())
+        }
+        fn flush(&mut self, _: Micros) {}
+        fn recycle(&mut self, _: Vec<u8>) {}
+        fn stats(&mut self, _: PeerId) -> Option<ConnectionStats> {
+            None
+        }
+    }
+
+    fn asked(d: &mut ServerDuties, tick: Tick, upload: bool) {
+        let mut b = Vec::new();
+        hosted::encode_state_ask(&mut b, &StateAsk { tick, upload });
+        assert!(d.on_ask(&b));
+        d.ask.as_mut().expect("an ask").dumped = true; // as `before_batch` marks it
+    }
+
+    #[test]
+    fn an_answer_too_large_for_the_channel_is_dropped_and_one_refused_as_full_waits() {
+        let mut d = ServerDuties::new(30);
+        asked(&mut d, 90, true);
+        assert!(d.provide_state(90, &[7; 500]));
+        let mut t = Limited { max: 100, full: false, sent: Vec::new() };
+        d.send(&mut t, 1, 2);
+        assert!(d.answer.is_none() && t.sent.is_empty(), "never fits: dropped, not retried every frame");
+        asked(&mut d, 120, false);
+        assert!(!d.provide_state(119, &[7; 50]), "not the tick asked");
+        assert!(d.provide_state(120, &[7; 50]));
+        t.full = true;
+        d.send(&mut t, 1, 2);
+        assert!(d.answer.is_some(), "a full queue: the answer waits");
+        t.full = false;
+        d.send(&mut t, 1, 2);
+        let r = hosted::decode_state_report(&t.sent[0]).unwrap();
+        assert_eq!((r.tick, r.digest, r.state.len()), (120, StateDigest::of(&[7; 50]), 0), "a digest only");
+    }
+
+    #[test]
+    fn a_restart_keeps_an_ask_for_a_later_tick_and_voids_an_earlier_one() {
+        let mut d = ServerDuties::new(30);
+        let mut b = Vec::new();
+        hosted::encode_state_ask(&mut b, &StateAsk { tick: 100, upload: true });
+        assert!(d.on_ask(&b));
+        d.restart(95);
+        assert!(d.ask.is_some(), "the ask came with the Welcome, for a tick after it");
+        assert_eq!(d.next_report, 120);
+        d.restart(101);
+        assert!(d.ask.is_none() && d.asks_missed == 1);
+        assert!(!d.on_ask(&[hosted::KIND_STATE_ASK, 1]), "a malformed ask");
     }
 }

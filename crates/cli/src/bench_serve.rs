@@ -18,7 +18,7 @@ use super::args::{ServeBenchArgs, UsageError};
 use super::boxes::{Engine, INPUT_SIZE, input_for};
 use super::token::{self, KEY_ENV, MintOptions, env_secret, read_key};
 
-const FRAME: Duration = Duration::from_millis(2);
+const FRAME: Duration = Duration::from_millis(4);
 /// The slowest client must follow at this rate (issue 36's goal at 60 Hz).
 const MIN_RATE_SHARE: f64 = 59.5 / 60.0;
 

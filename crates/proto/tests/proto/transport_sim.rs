@@ -528,3 +528,46 @@ fn drain_changed_lists_the_touched_connections_once() {
     assert_eq!(Some(timers[0].1), net.endpoint(s).next_timeout(), "p1's resend is the endpoint's next timer");
     assert!(timers[0].1 > now && timers[0].1 <= now + 1_000_000, "a resend timer {} at {now}", timers[0].1);
 }
+
+/// The timers' walk (`update`) touches only the connections whose timer is due: one
+/// whose next timer is still ahead is neither listed as changed nor has its timer
+/// recomputed (a server of 1,200 connections had every timer recomputed after every
+/// walk), and a due one is run and listed.
+#[test]
+fn the_timers_walk_touches_only_the_connections_that_are_due() {
+    let mut net = SimNet::new(12, LinkConfig::perfect());
+    let s = net.add(server_cfg(4));
+    let (c1, c2) = (net.add(EndpointConfig::default()), net.add(EndpointConfig::default()));
+    let (_, p1) = connect(&mut net, c1, s, 5 * SEC).expect("c1 connects");
+    let (_, p2) = connect(&mut net, c2, s, 5 * SEC).expect("c2 connects");
+    let drained = |net: &mut SimNet| {
+        let mut v = Vec::new();
+        net.endpoint(s).drain_changed(|peer, _, _| v.push(peer));
+        v.sort();
+        v
+    };
+    drained(&mut net);
+    let next = net.endpoint(s).next_timeout().expect("timers");
+    let now = net.now();
+    assert!(next > now, "nothing due yet");
+    net.endpoint(s).update(now);
+    assert!(drained(&mut net).is_empty(), "no timer due: nothing touched");
+    assert_eq!(net.endpoint(s).next_timeout(), Some(next), "the timers kept");
+    // p1 gets reliable data: its resend timer is the earliest; at that time only it is
+    // run (the simulator is not stepped, so nothing is acknowledged and the resend is
+    // owed).
+    net.endpoint(s).send(p1, CHANNEL_RELIABLE, &[1; 10]).unwrap();
+    net.endpoint(s).flush(now);
+    drained(&mut net);
+    let resend = net.endpoint(s).next_timeout().expect("a resend");
+    let p2_timer = {
+        let mut t = 0;
+        net.endpoint(s).drain_changed(|_, _, _| {});
+        net.endpoint(s).send(p2, CHANNEL_UNRELIABLE, &[2; 4]).unwrap();
+        net.endpoint(s).drain_changed(|_, _, timer| t = timer);
+        t
+    };
+    assert!(p2_timer > resend, "p2's next timer ({p2_timer}) after p1's resend ({resend})");
+    net.endpoint(s).update(resend);
+    assert_eq!(drained(&mut net), vec![p1], "only the due connection was run");
+}

@@ -430,13 +430,15 @@ check "NAT lab: tests/nat/run.sh (EIM+EIF, EIM+ADF, EIM+APDF, EDM, double NAT, h
 # sends), plus a mapping flushed mid-match, UDP blocked between the peers mid-match, and
 # a private match whose relay recording must not compress. About 2.5 minutes (the rows
 # run in parallel); the table and its checks are indented under this line.
-nat_matrix() {
+# Runs a script with the release `tickwire` built first.
+with_release_cli() {
     cargo build --release -p tickwire-cli >/dev/null 2>&1 || {
         echo "cargo build --release -p tickwire-cli failed"
         return 1
     }
-    run_indented tests/nat/matrix.sh
+    run_indented "$@"
 }
+nat_matrix() { with_release_cli tests/nat/matrix.sh; }
 check "NAT traversal: tests/nat/matrix.sh (the matrix of NAT pairs; flush, blocked, private)" nat_matrix
 
 # --- tickwire serve ------------------------------------------------------------------------
@@ -444,13 +446,7 @@ check "NAT traversal: tests/nat/matrix.sh (the matrix of NAT pairs; flush, block
 # joiner, played to the end in sync by `tickwire bench serve`; the Agones SDK's calls checked
 # by a stand-in sidecar against the published API, in order; /metrics linted by promtool and
 # scraped by a real Prometheus; SIGTERM mid-match drains with no match cut short. About 40 s.
-serve_suite() {
-    cargo build --release -p tickwire-cli >/dev/null 2>&1 || {
-        echo "cargo build --release -p tickwire-cli failed"
-        return 1
-    }
-    run_indented tests/serve/run.sh
-}
+serve_suite() { with_release_cli tests/serve/run.sh; }
 check "tickwire serve: tests/serve/run.sh (20 matches, Agones stand-in, promtool, Prometheus, drain)" serve_suite
 
 # --- Windows (cross-built, run under Wine) ----------------------------------------------

@@ -17,6 +17,7 @@ mod demo;
 mod peer;
 mod rendezvous;
 mod serve;
+mod signals;
 mod token;
 
 use std::process::ExitCode;

@@ -4,7 +4,7 @@
 
 use std::io::Write;
 use std::process::ExitCode;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::Ordering;
 use std::time::Duration;
 
 use tickwire_proto::RendezvousConfig;
@@ -12,26 +12,6 @@ use tickwire_runtime::{RelayRecorder, RendezvousServer};
 
 use super::args::{RendezvousArgs, UsageError};
 use super::token::{KEY_ENV, env_secret, read_key};
-
-/// Set by the signal handler; read by the main loop.
-static STOP: AtomicBool = AtomicBool::new(false);
-
-#[cfg(unix)]
-extern "C" fn on_signal(_: libc::c_int) {
-    // Only an atomic store: async-signal-safe.
-    STOP.store(true, Ordering::Release);
-}
-
-/// Stops the service on SIGTERM (an orchestrator's stop) and SIGINT (Ctrl-C).
-fn catch_signals() {
-    #[cfg(unix)]
-    // SAFETY: `on_signal` only stores to an atomic, which is async-signal-safe; the
-    // handler is a plain `extern "C" fn` of the signature `signal` expects.
-    unsafe {
-        libc::signal(libc::SIGTERM, on_signal as *const () as libc::sighandler_t);
-        libc::signal(libc::SIGINT, on_signal as *const () as libc::sighandler_t);
-    }
-}
 
 pub fn run(a: &RendezvousArgs) -> Result<ExitCode, UsageError> {
     let key = read_key(a.key_file.as_deref(), env_secret(KEY_ENV), ("--key-file", KEY_ENV), "rendezvous: the key")?;
@@ -57,7 +37,7 @@ pub fn run(a: &RendezvousArgs) -> Result<ExitCode, UsageError> {
             }))
         }
     };
-    catch_signals();
+    let stop = super::signals::catch_stop();
     let server = match RendezvousServer::start(a.bind, cfg, record) {
         Ok(s) => s,
         Err(e) => {
@@ -67,7 +47,7 @@ pub fn run(a: &RendezvousArgs) -> Result<ExitCode, UsageError> {
     };
     println!("listening {}", server.local_addr());
     let _ = std::io::stdout().flush();
-    while !STOP.load(Ordering::Acquire) {
+    while !stop.load(Ordering::Acquire) {
         std::thread::sleep(Duration::from_millis(50));
     }
     let s = server.stop();

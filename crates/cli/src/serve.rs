@@ -5,7 +5,6 @@
 use std::ffi::OsString;
 use std::io::Write;
 use std::process::ExitCode;
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use clap::CommandFactory;
@@ -13,26 +12,6 @@ use tickwire_serve::ServeConfig;
 
 use super::args::{Cli, LogFormat, ServeArgs, UsageError};
 use super::token::{KEY_ENV, env_secret, read_key};
-
-/// Set by the signal handler; read by the server's loop.
-static STOP: AtomicBool = AtomicBool::new(false);
-
-#[cfg(unix)]
-extern "C" fn on_signal(_: libc::c_int) {
-    // Only an atomic store: async-signal-safe.
-    STOP.store(true, Ordering::Release);
-}
-
-/// SIGTERM (an orchestrator's stop) and SIGINT (Ctrl-C) start the drain.
-fn catch_signals() {
-    #[cfg(unix)]
-    // SAFETY: `on_signal` only stores to an atomic, which is async-signal-safe; the
-    // handler is a plain `extern "C" fn` of the signature `signal` expects.
-    unsafe {
-        libc::signal(libc::SIGTERM, on_signal as *const () as libc::sighandler_t);
-        libc::signal(libc::SIGINT, on_signal as *const () as libc::sighandler_t);
-    }
-}
 
 /// The Agones SDK's default HTTP port.
 const AGONES_DEFAULT_PORT: u16 = 9358;
@@ -58,13 +37,13 @@ pub fn run(a: &ServeArgs) -> Result<ExitCode, UsageError> {
         None => a.agones.then_some(AGONES_DEFAULT_PORT),
     };
     cfg.agones = port.map(|p| std::net::SocketAddr::from(([127, 0, 0, 1], p)));
-    catch_signals();
+    let stop = super::signals::catch_stop();
     let mut stdout = std::io::stdout();
     let mut out = |line: &str| {
         let _ = writeln!(stdout, "{line}");
         let _ = stdout.flush();
     };
-    match tickwire_serve::run(&cfg, &STOP, &mut out) {
+    match tickwire_serve::run(&cfg, stop, &mut out) {
         Ok(summary) => {
             out(&summary.to_string());
             Ok(ExitCode::SUCCESS)
@@ -135,6 +114,7 @@ mod tests {
     use super::*;
     use crate::args::Command;
     use clap::Parser;
+    use std::sync::atomic::Ordering;
 
     fn with_config(text: &str, line: &[&str]) -> Result<Vec<OsString>, String> {
         static N: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);

@@ -129,18 +129,14 @@ pub fn run(cfg: &ServeConfig, stop: &AtomicBool, out: &mut dyn FnMut(&str)) -> R
     let mut report = Report::new(cfg.json_logs);
     out(&format!("listening {}", host.local_addr()));
     let mut listeners = Vec::new();
-    if let Some(addr) = cfg.metrics {
+    let endpoints: [(Option<SocketAddr>, &str, report::Endpoint); 2] =
+        [(cfg.metrics, "metrics", report::metrics_endpoint), (cfg.admin, "admin", report::admin_endpoint)];
+    for (addr, what, answer) in endpoints {
+        let Some(addr) = addr else { continue };
         let s = Arc::clone(&shared);
-        let l = http::Listener::start(addr, move |r| report::metrics_endpoint(&s, r))
-            .map_err(|e| format!("metrics on {addr}: {e}"))?;
-        out(&format!("metrics http://{}/metrics", l.local_addr()));
-        listeners.push(l);
-    }
-    if let Some(addr) = cfg.admin {
-        let s = Arc::clone(&shared);
-        let l = http::Listener::start(addr, move |r| report::admin_endpoint(&s, r))
-            .map_err(|e| format!("admin on {addr}: {e}"))?;
-        out(&format!("admin http://{}/matches", l.local_addr()));
+        let l = http::Listener::start(addr, move |r| answer(&s, r)).map_err(|e| format!("{what} on {addr}: {e}"))?;
+        let path = if what == "metrics" { "/metrics" } else { "/matches" };
+        out(&format!("{what} http://{}{path}", l.local_addr()));
         listeners.push(l);
     }
     let (log_tx, log_rx) = channel();

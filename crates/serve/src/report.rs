@@ -22,6 +22,9 @@ pub(crate) struct Shared {
     end: Vec<u64>,
 }
 
+/// An HTTP endpoint's answer to a request, from what the loop published.
+pub(crate) type Endpoint = fn(&Mutex<Shared>, &Request) -> Response;
+
 /// Answers `GET /metrics`.
 pub(crate) fn metrics_endpoint(shared: &Mutex<Shared>, r: &Request) -> Response {
     match (r.method.as_str(), r.path.as_str()) {

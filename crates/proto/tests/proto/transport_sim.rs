@@ -486,6 +486,14 @@ fn one_way_unreliable_stream_is_acked_sparingly_and_loss_stays_exact() {
     assert!(waited <= 30 * MS + tickwire_proto::MAX_ACK_DELAY_US + MS, "reliable data acked after {waited} us");
 }
 
+/// The connections `s` lists as changed, with their send queues, in order.
+fn changed(net: &mut SimNet, s: NodeId) -> Vec<(PeerId, usize)> {
+    let mut v = Vec::new();
+    net.endpoint(s).drain_changed(|peer, queued, _| v.push((peer, queued)));
+    v.sort();
+    v
+}
+
 /// `drain_changed` lists exactly the connections something touched since the last
 /// drain, each once with its send queue, and never a closed one (the list is bounded
 /// by the live connections).
@@ -496,12 +504,7 @@ fn drain_changed_lists_the_touched_connections_once() {
     let (c1, c2) = (net.add(EndpointConfig::default()), net.add(EndpointConfig::default()));
     let (_, p1) = connect(&mut net, c1, s, 5 * SEC).expect("c1 connects");
     let (_, p2) = connect(&mut net, c2, s, 5 * SEC).expect("c2 connects");
-    let drained = |net: &mut SimNet| {
-        let mut v = Vec::new();
-        net.endpoint(s).drain_changed(|peer, queued, _| v.push((peer, queued)));
-        v.sort();
-        v
-    };
+    let drained = |net: &mut SimNet| changed(net, s);
     drained(&mut net);
     assert_eq!(drained(&mut net), [], "nothing touched since");
     net.endpoint(s).send(p1, CHANNEL_RELIABLE, &[7; 100]).unwrap();
@@ -540,12 +543,7 @@ fn the_timers_walk_touches_only_the_connections_that_are_due() {
     let (c1, c2) = (net.add(EndpointConfig::default()), net.add(EndpointConfig::default()));
     let (_, p1) = connect(&mut net, c1, s, 5 * SEC).expect("c1 connects");
     let (_, p2) = connect(&mut net, c2, s, 5 * SEC).expect("c2 connects");
-    let drained = |net: &mut SimNet| {
-        let mut v = Vec::new();
-        net.endpoint(s).drain_changed(|peer, _, _| v.push(peer));
-        v.sort();
-        v
-    };
+    let drained = |net: &mut SimNet| changed(net, s).into_iter().map(|(p, _)| p).collect::<Vec<_>>();
     drained(&mut net);
     let next = net.endpoint(s).next_timeout().expect("timers");
     let now = net.now();

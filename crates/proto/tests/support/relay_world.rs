@@ -111,6 +111,18 @@ pub struct World {
     pub too_large: u64,
 }
 
+/// The tick of the latest Joined event among a client's `events`.
+pub fn latest_joined_tick(events: &[ClientSessionEvent]) -> u32 {
+    events
+        .iter()
+        .rev()
+        .find_map(|e| match e {
+            ClientSessionEvent::Joined { tick, .. } => Some(*tick),
+            _ => None,
+        })
+        .expect("joined")
+}
+
 pub fn run_client_requests(session: &mut RelayClientSession, game: &mut BoxGame) {
     while let Some(r) = session.poll_request() {
         match game.apply(r) {
@@ -344,15 +356,7 @@ impl World {
 
     /// The tick of client `i`'s latest Joined event.
     pub fn joined_tick(&self, i: usize) -> u32 {
-        self.clients[i]
-            .events
-            .iter()
-            .rev()
-            .find_map(|e| match e {
-                ClientSessionEvent::Joined { tick, .. } => Some(*tick),
-                _ => None,
-            })
-            .expect("joined")
+        latest_joined_tick(&self.clients[i].events)
     }
 
     pub fn count_events(&self, i: usize, f: impl Fn(&ClientSessionEvent) -> bool) -> usize {

@@ -12,7 +12,7 @@ use tickwire_proto::{
 };
 
 use super::relay_game::{BoxGame, input_for};
-use super::relay_world::{FRAME_US, run_client_requests};
+use super::relay_world::{FRAME_US, latest_joined_tick, run_client_requests};
 
 pub const KEY: [u8; KEY_SIZE] = [0x3c; KEY_SIZE];
 /// Unix time at the server's time 0.
@@ -177,15 +177,7 @@ impl ServeWorld {
 
     /// The tick of client `i`'s latest Joined event.
     pub fn joined_tick(&self, i: usize) -> u32 {
-        self.clients[i]
-            .events
-            .iter()
-            .rev()
-            .find_map(|e| match e {
-                ClientSessionEvent::Joined { tick, .. } => Some(*tick),
-                _ => None,
-            })
-            .expect("joined")
+        latest_joined_tick(&self.clients[i].events)
     }
 
     pub fn count_events(&self, i: usize, f: impl Fn(&ClientSessionEvent) -> bool) -> usize {

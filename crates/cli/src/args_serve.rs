@@ -129,6 +129,10 @@ pub struct ServeBenchArgs {
     /// Seconds to play.
     #[arg(long, value_name = "S", default_value_t = 20, value_parser = ranged(3u64, 86_400))]
     pub seconds: u64,
+    /// Milliseconds between two frames of every client's engine (each frame runs the
+    /// ticks due): more clients fit a core at longer frames.
+    #[arg(long, value_name = "MS", default_value_t = 4, value_parser = ranged(1u64, 50))]
+    pub frame_ms: u64,
     /// Client processes: the matches are shared among this many processes of this
     /// command (one thread each).
     #[arg(long, value_name = "N", default_value_t = 1, value_parser = ranged(1u32, 64))]

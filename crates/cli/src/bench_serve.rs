@@ -18,7 +18,6 @@ use super::args::{ServeBenchArgs, UsageError};
 use super::boxes::{Engine, INPUT_SIZE, input_for};
 use super::token::{self, KEY_ENV, MintOptions, env_secret, read_key};
 
-const FRAME: Duration = Duration::from_millis(4);
 /// The slowest client must follow at this rate (issue 36's goal at 60 Hz).
 const MIN_RATE_SHARE: f64 = 59.5 / 60.0;
 
@@ -165,7 +164,7 @@ fn play(a: &ServeBenchArgs, key: &Secret, base: u64, matches: u64) -> Result<Tal
                 frame(i, c).map_err(|e| format!("client {i}: {e}"))?;
             }
         }
-        std::thread::sleep(FRAME);
+        std::thread::sleep(Duration::from_millis(a.frame_ms));
     }
     let mut t = Tally { clients: 0, unsynced: 0, lost: 0, desyncs: 0, checks: 0, slowest: f64::INFINITY };
     let now = Instant::now();
@@ -274,7 +273,7 @@ pub fn run(a: &ServeBenchArgs) -> Result<ExitCode, UsageError> {
                 .args(["--matches", &n.to_string(), "--match-base", &base.to_string()])
                 .args(["--players", &a.players.to_string(), "--late-players", &a.late_players.to_string()])
                 .args(["--tick-rate", &a.tick_rate.to_string(), "--seconds", &a.seconds.to_string()])
-                .args(["--protocol-id", &a.protocol_id.to_string()])
+                .args(["--protocol-id", &a.protocol_id.to_string(), "--frame-ms", &a.frame_ms.to_string()])
                 .stdout(std::process::Stdio::piped());
             if let Some(k) = &a.key_file {
                 c.arg("--key-file").arg(k);

@@ -60,6 +60,8 @@ AGONES_PORT="$(awk '/^port /{print $2}' "$WORK/standin.out")"
 cat >"$WORK/serve.conf" <<EOF
 # a config file of tickwire serve
 max-matches = 100
+# every client of the load generator comes from 127.0.0.1
+max-clients-per-ip = 0
 health-secs = 1
 drain-secs = 40
 log-format = json

@@ -59,8 +59,9 @@ pub struct ServeArgs {
     /// Most connections at once (the player capacity reported to Agones).
     #[arg(long, env = "TICKWIRE_SERVE_MAX_CLIENTS", value_name = "N", default_value_t = 4096, value_parser = ranged(1u32, 65_536))]
     pub max_clients: u32,
-    /// Most connections from one IP address (0: no limit).
-    #[arg(long, env = "TICKWIRE_SERVE_MAX_CLIENTS_PER_IP", value_name = "N", default_value_t = 0, value_parser = ranged(0u32, 65_536))]
+    /// Most connections from one IP address (0: no limit; a load test from one machine
+    /// needs it).
+    #[arg(long, env = "TICKWIRE_SERVE_MAX_CLIENTS_PER_IP", value_name = "N", default_value_t = 8, value_parser = ranged(0u32, 65_536))]
     pub max_clients_per_ip: u32,
     /// Ticks between the checksums the clients report and compare.
     #[arg(long, env = "TICKWIRE_SERVE_CHECKSUM_INTERVAL", value_name = "TICKS", default_value_t = 30, value_parser = ranged(1u32, 100_000))]

@@ -43,7 +43,9 @@ pub struct ServeConfig {
     pub max_matches: usize,
     /// Most connections at once (players and handshakes).
     pub max_clients: u32,
-    /// Most connections from one IP address (0: no limit).
+    /// Most connections from one IP address (0: no limit). The default is the
+    /// transport's own (8): players behind one NAT fit, and one host cannot take the
+    /// server's capacity.
     pub max_clients_per_ip: u32,
     /// Ticks between the checksums the clients report.
     pub checksum_interval: u32,
@@ -74,7 +76,7 @@ impl ServeConfig {
             protocol_id: EndpointConfig::default().protocol_id,
             max_matches: 1000,
             max_clients: 4096,
-            max_clients_per_ip: 0,
+            max_clients_per_ip: EndpointConfig::default().max_incoming_per_ip,
             checksum_interval: 30,
             reconnect_timeout_us: 30_000_000,
             drain_timeout_us: 25_000_000,

@@ -3,11 +3,9 @@
 //! the backend's identity of each player (a connect token's client id and user data)
 //! reaches the server's engine.
 
-use std::net::SocketAddr;
-
 use crate::support::relay_world::{World, link};
+use crate::support::serve_world::{T0, server_addr, token_client_endpoint};
 use crate::support::xoshiro_attack;
-use tickwire_proto::token::{self, ConnectToken, TokenParams};
 use tickwire_proto::wire::relay::{self, Hello, SessionToken};
 use tickwire_proto::{
     Admission, CHANNEL_RELIABLE, Credential, DisconnectReason, EndpointConfig, GameShape, KEY_SIZE, NetEvent as Event,
@@ -17,18 +15,11 @@ use tickwire_proto::{
 
 const SECOND: u64 = 1_000_000;
 const KEY: [u8; KEY_SIZE] = [0x5e; KEY_SIZE];
-/// Unix time at the server's time 0.
-const T0: u64 = 1_700_000_000;
 
 fn configs(players: usize) -> (RelayServerSessionConfig, RelayClientSessionConfig) {
     let s = RelayServerSessionConfig { game: GameShape::new(players, 2), ..RelayServerSessionConfig::default() };
     let c = RelayClientSessionConfig { game: GameShape::new(players, 2), ..RelayClientSessionConfig::default() };
     (s, c)
-}
-
-/// The server is the simulator's first node.
-fn server_addr() -> SocketAddr {
-    SocketAddr::from(([127, 0, 1, 1], 9000))
 }
 
 /// A relay world whose server admits connect tokens minted with `KEY`.
@@ -49,23 +40,7 @@ fn token_world(seed: u64, players: usize) -> World {
 /// A client endpoint showing a fresh connect token for `client_id` (`n` makes each
 /// token's nonce and key its own).
 fn token_client(client_id: u64, n: u8) -> EndpointConfig {
-    let p = TokenParams {
-        protocol_id: EndpointConfig::default().protocol_id,
-        client_id,
-        created: T0 - 60,
-        expires: T0 + 3600,
-        timeout_secs: 0,
-        addresses: vec![server_addr()],
-        user_data: format!("account {client_id}").into_bytes(),
-    };
-    let bytes = token::mint(&Secret(KEY), &p, &[n; 56]).expect("mint");
-    let t = ConnectToken::decode(&bytes).expect("decode");
-    let security = Security::Encrypted {
-        admission: Admission::default(),
-        presented: Presented::Token(Box::new(t)),
-        packets: PacketProtection::Aead,
-    };
-    EndpointConfig { security, ..EndpointConfig::default() }
+    token_client_endpoint(&KEY, client_id, format!("account {client_id}").into_bytes(), n)
 }
 
 /// A bare endpoint beside the world (no session), connected to the server: a modified

@@ -16,7 +16,7 @@ use super::relay_world::{FRAME_US, latest_joined_tick, run_client_requests};
 
 pub const KEY: [u8; KEY_SIZE] = [0x3c; KEY_SIZE];
 /// Unix time at the server's time 0.
-const T0: u64 = 1_700_000_000;
+pub const T0: u64 = 1_700_000_000;
 
 pub struct ServeClient {
     pub node: NodeId,
@@ -43,6 +43,13 @@ pub fn server_addr() -> SocketAddr {
 
 /// A client endpoint presenting a token for `client_id` with `user_data`.
 pub fn token_endpoint(client_id: u64, user_data: Vec<u8>) -> EndpointConfig {
+    token_client_endpoint(&KEY, client_id, user_data, (client_id % 251) as u8)
+}
+
+/// A client endpoint presenting a fresh connect token minted with `key` for the
+/// server at [`server_addr`], valid an hour around `T0` (`nonce` makes each token's
+/// nonce and key its own).
+pub fn token_client_endpoint(key: &[u8; KEY_SIZE], client_id: u64, user_data: Vec<u8>, nonce: u8) -> EndpointConfig {
     let p = TokenParams {
         protocol_id: EndpointConfig::default().protocol_id,
         client_id,
@@ -52,8 +59,7 @@ pub fn token_endpoint(client_id: u64, user_data: Vec<u8>) -> EndpointConfig {
         addresses: vec![server_addr()],
         user_data,
     };
-    let nonce = [(client_id % 251) as u8; 56];
-    let bytes = token::mint(&Secret(KEY), &p, &nonce).expect("mint");
+    let bytes = token::mint(&Secret(*key), &p, &[nonce; 56]).expect("mint");
     let t = ConnectToken::decode(&bytes).expect("decode");
     let security = Security::Encrypted {
         admission: Admission::default(),

@@ -130,7 +130,7 @@ pub fn run(cfg: &ServeConfig, stop: &AtomicBool, out: &mut dyn FnMut(&str)) -> R
     let shared = Arc::new(Mutex::new(Shared::default()));
     let mut report = Report::new(cfg.json_logs);
     out(&format!("listening {}", host.local_addr()));
-    let mut listeners = Vec::new();
+    // The HTTP threads answer until the process ends.
     let endpoints: [(Option<SocketAddr>, &str, report::Endpoint); 2] =
         [(cfg.metrics, "metrics", report::metrics_endpoint), (cfg.admin, "admin", report::admin_endpoint)];
     for (addr, what, answer) in endpoints {
@@ -139,7 +139,6 @@ pub fn run(cfg: &ServeConfig, stop: &AtomicBool, out: &mut dyn FnMut(&str)) -> R
         let l = http::Listener::start(addr, move |r| answer(&s, r)).map_err(|e| format!("{what} on {addr}: {e}"))?;
         let path = if what == "metrics" { "/metrics" } else { "/matches" };
         out(&format!("{what} http://{}{path}", l.local_addr()));
-        listeners.push(l);
     }
     let (log_tx, log_rx) = channel();
     let mut agones = cfg.agones.map(|a| agones::Agones::start(a, cfg.health_period, log_tx.clone()));
@@ -206,15 +205,19 @@ pub fn run(cfg: &ServeConfig, stop: &AtomicBool, out: &mut dyn FnMut(&str)) -> R
                 let _ = host.flush();
                 // The closes go out, and are repeated, on the network thread.
                 std::thread::sleep(Duration::from_millis(100));
-                break report.summary(&server, &mut host);
+                break report.summary(&server);
             }
         }
-        let wake = server.next_tick_at(now).unwrap_or(now + 5_000).min(now + 16_000);
+        // To the next tick instant of any match, or a look at the events now and then.
+        let tick = server.next_tick_at(now).filter(|&t| t <= now + 16_000);
+        let wake = tick.unwrap_or(now + if server.match_count() == 0 { 5_000 } else { 16_000 });
         let at = host.now_us();
         if wake > at {
             std::thread::sleep(Duration::from_micros(wake - at));
         }
-        report.woke(host.now_us().saturating_sub(wake));
+        if let Some(t) = tick {
+            report.woke(host.now_us().saturating_sub(t));
+        }
     };
     report.refresh(&server, &mut host, &shared);
     if let Some(mut a) = agones.take() {
@@ -225,6 +228,5 @@ pub fn run(cfg: &ServeConfig, stop: &AtomicBool, out: &mut dyn FnMut(&str)) -> R
     while let Ok(line) = log_rx.try_recv() {
         report.note(host.now_us(), &line, out);
     }
-    drop(listeners);
     Ok(summary)
 }

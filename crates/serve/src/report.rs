@@ -187,18 +187,16 @@ impl Report {
             }
             MatchServerEvent::Session { match_id, event } => {
                 let (name, player) = match event {
-                    ServerSessionEvent::PlayerJoined { player, .. } => ("player_joined", player),
-                    ServerSessionEvent::PlayerReconnected { player, .. } => ("player_reconnected", player),
-                    ServerSessionEvent::PlayerInterrupted { player, .. } => ("player_interrupted", player),
-                    ServerSessionEvent::PlayerLeft { player } => ("player_left", player),
-                    ServerSessionEvent::PlayerKicked { player, .. } => ("player_kicked", player),
-                    ServerSessionEvent::PlayerCatchingUp { player, .. } => ("player_catching_up", player),
-                    ServerSessionEvent::ConnectionRejected { .. } => ("connection_rejected", u32::MAX),
+                    ServerSessionEvent::PlayerJoined { player, .. } => ("player_joined", Some(player)),
+                    ServerSessionEvent::PlayerReconnected { player, .. } => ("player_reconnected", Some(player)),
+                    ServerSessionEvent::PlayerInterrupted { player, .. } => ("player_interrupted", Some(player)),
+                    ServerSessionEvent::PlayerLeft { player } => ("player_left", Some(player)),
+                    ServerSessionEvent::PlayerKicked { player, .. } => ("player_kicked", Some(player)),
+                    ServerSessionEvent::PlayerCatchingUp { player, .. } => ("player_catching_up", Some(player)),
+                    ServerSessionEvent::ConnectionRejected { .. } => ("connection_rejected", None),
                 };
                 let mut f = vec![("match", match_id.to_string())];
-                if player != u32::MAX {
-                    f.push(("player", player.to_string()));
-                }
+                f.extend(player.map(|p| ("player", p.to_string())));
                 self.line(now, name, &f, out)
             }
         }
@@ -330,7 +328,7 @@ impl Report {
         }
     }
 
-    pub(crate) fn summary(&self, server: &MatchServer, _host: &mut Host) -> Summary {
+    pub(crate) fn summary(&self, server: &MatchServer) -> Summary {
         let st = server.stats();
         Summary {
             matches_started: st.matches_started,

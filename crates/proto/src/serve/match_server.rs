@@ -387,14 +387,7 @@ impl MatchServer {
     /// When the next tick of any match is due (`now` if one is due already; None
     /// without matches): the owner may sleep until then.
     pub fn next_tick_at(&self, now: Micros) -> Option<Micros> {
-        let mut rates: Vec<f64> = Vec::new();
-        for m in self.matches.values() {
-            let t = m.session.config().game.tick_us();
-            if !rates.contains(&t) {
-                rates.push(t);
-            }
-        }
-        rates.into_iter().map(|t| grid_after(now, t)).min()
+        self.matches.values().map(|m| grid_after(now, m.session.config().game.tick_us())).min()
     }
 }
 

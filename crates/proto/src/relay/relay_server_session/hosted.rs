@@ -87,9 +87,7 @@ impl Hosted {
             scratch: Vec::with_capacity(hosted::MAX_CHECKS),
         }
     }
-}
 
-impl Hosted {
     /// A Welcome went out: the match's state is with its clients from now on.
     pub(super) fn welcomed(&mut self) {
         self.started = true;

@@ -92,6 +92,10 @@ pub struct ServeArgs {
     pub log_format: LogFormat,
 }
 
+/// Most `--match-base`: a client's id (its match × 256 + its slot) stays well within
+/// 64 bits for any number of matches.
+pub const MAX_MATCH_BASE: u64 = (1 << 40) - 1;
+
 /// Plays N matches against a running `tickwire serve`: a load generator and a check.
 ///
 /// Plays --matches matches of --players clients each from this process, every client
@@ -121,9 +125,12 @@ pub struct ServeBenchArgs {
     /// Players of each match who join mid-match.
     #[arg(long, value_name = "K", default_value_t = 1, value_parser = ranged(0u8, 63))]
     pub late_players: u8,
-    /// The first match's id; the others follow it.
-    #[arg(long, value_name = "ID", default_value_t = 1)]
-    pub match_base: u64,
+    /// The first match's id; the others follow it (a client's id is its match's times
+    /// 256 plus its slot). Default: a random one, so that a run right after another
+    /// does not meet the last run's matches and connections, which the server may
+    /// still hold.
+    #[arg(long, value_name = "ID", value_parser = ranged(0u64, MAX_MATCH_BASE))]
+    pub match_base: Option<u64>,
     /// Ticks a second.
     #[arg(long, value_name = "HZ", default_value_t = 60, value_parser = ranged(1u16, 1000))]
     pub tick_rate: u16,

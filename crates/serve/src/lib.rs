@@ -121,6 +121,27 @@ impl ServeConfig {
     }
 }
 
+/// Between looks at the events when no tick comes sooner: every match of a slow tick
+/// rate still sees its joins and leaves promptly, and the stop flag is read.
+const LOOK_US: Micros = 16_000;
+/// With no match, a look this often.
+const IDLE_LOOK_US: Micros = 5_000;
+/// A look is skipped when a tick comes within this long after it: the look's work
+/// (every event since the last wake, every match's messages, a flush) would make the
+/// tick late.
+const LOOK_GUARD_US: Micros = 8_000;
+
+/// When the match thread wakes next, from `now` and the next tick instant of any
+/// match: the tick, when it comes before a look would (with the guard), else a look.
+/// The second value is the tick when the wake is one (its lateness is measured).
+fn next_wake(now: Micros, next_tick: Option<Micros>, idle: bool) -> (Micros, Option<Micros>) {
+    let look = now + if idle { IDLE_LOOK_US } else { LOOK_US };
+    match next_tick {
+        Some(t) if t <= look + LOOK_GUARD_US => (t, Some(t)),
+        _ => (look, None),
+    }
+}
+
 /// Runs the server until `stop` is set, then drains: no new match, the live ones go on
 /// until they end or the drain timeout cuts them short. `out` gets every line the
 /// server prints (the first is `listening IP:PORT`).
@@ -208,9 +229,7 @@ pub fn run(cfg: &ServeConfig, stop: &AtomicBool, out: &mut dyn FnMut(&str)) -> R
                 break report.summary(&server);
             }
         }
-        // To the next tick instant of any match, or a look at the events now and then.
-        let tick = server.next_tick_at(now).filter(|&t| t <= now + 16_000);
-        let wake = tick.unwrap_or(now + if server.match_count() == 0 { 5_000 } else { 16_000 });
+        let (wake, tick) = next_wake(host.now_us(), server.next_tick_at(now), server.match_count() == 0);
         let at = host.now_us();
         if wake > at {
             std::thread::sleep(Duration::from_micros(wake - at));
@@ -229,4 +248,47 @@ pub fn run(cfg: &ServeConfig, stop: &AtomicBool, out: &mut dyn FnMut(&str)) -> R
         report.note(host.now_us(), &line, out);
     }
     Ok(summary)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const TICK_60HZ: f64 = 1_000_000.0 / 60.0;
+
+    /// At 60 Hz every wake is a tick. The loop once looked at the events 16 ms after
+    /// a tick whenever it started within 0.67 ms of one: that look woke a fraction of
+    /// a millisecond before the next tick, and its work (3 ms at 500 matches) made
+    /// that tick late.
+    #[test]
+    fn at_60_hz_the_loop_wakes_at_every_tick_and_never_just_before_one() {
+        for k in 1..1000u64 {
+            let tick = (k as f64 * TICK_60HZ).ceil() as Micros;
+            for after in [0, 1, 300, 666, 667, 2_000, 9_000, 16_000] {
+                let now = tick + after;
+                let next = (((now as f64) / TICK_60HZ).ceil() * TICK_60HZ).ceil() as Micros;
+                let (wake, t) = next_wake(now, Some(next), false);
+                assert_eq!((wake, t), (next, Some(next)), "woken {after} us after tick {k}");
+            }
+        }
+    }
+
+    /// A slow rate (10 Hz) still gets looks every 16 ms, but none within the guard
+    /// before its tick; with no match the looks come every 5 ms.
+    #[test]
+    fn slow_rates_get_looks_that_keep_clear_of_their_tick() {
+        let (tick, mut now) = (100_000, 0);
+        let mut wakes = Vec::new();
+        while now < tick {
+            let (wake, t) = next_wake(now, Some(tick), false);
+            wakes.push((wake, t));
+            now = wake;
+        }
+        assert_eq!(
+            wakes,
+            [(16_000, None), (32_000, None), (48_000, None), (64_000, None), (80_000, None), (100_000, Some(100_000))]
+        );
+        assert_eq!(next_wake(7, None, true), (5_007, None));
+        assert_eq!(next_wake(7, None, false), (16_007, None));
+    }
 }

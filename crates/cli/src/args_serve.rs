@@ -90,6 +90,11 @@ pub struct ServeArgs {
     /// How log lines look.
     #[arg(long, env = "TICKWIRE_SERVE_LOG_FORMAT", value_enum, default_value_t = LogFormat::Text)]
     pub log_format: LogFormat,
+    /// Runs the match thread and the network thread at this real-time priority
+    /// (SCHED_FIFO, 1 to 99; Linux, with CAP_SYS_NICE or as root), so that other work
+    /// on a busy host never delays a tick. Without it, fair scheduling.
+    #[arg(long, env = "TICKWIRE_SERVE_REALTIME_PRIORITY", value_name = "N", value_parser = ranged(1u8, 99))]
+    pub realtime_priority: Option<u8>,
 }
 
 /// Most `--match-base`: a client's id (its match × 256 + its slot) stays well within

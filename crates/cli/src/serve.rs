@@ -31,6 +31,7 @@ pub fn run(a: &ServeArgs) -> Result<ExitCode, UsageError> {
     cfg.admin = a.admin;
     cfg.health_period = Duration::from_secs(a.health_secs);
     cfg.json_logs = a.log_format == LogFormat::Json;
+    cfg.realtime_priority = a.realtime_priority;
     let port = match tickwire_serve::agones::port_from_env() {
         Some(Ok(p)) => Some(p),
         Some(Err(e)) => return Err(UsageError(format!("serve: {e}"))),

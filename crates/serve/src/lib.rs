@@ -11,6 +11,7 @@
 pub mod agones;
 pub mod http;
 pub mod metrics;
+pub mod realtime;
 mod report;
 
 use std::net::SocketAddr;
@@ -64,6 +65,9 @@ pub struct ServeConfig {
     pub health_period: Duration,
     /// One JSON object a line on stdout for every event, else plain text.
     pub json_logs: bool,
+    /// The match thread and the network thread at this SCHED_FIFO priority
+    /// ([`realtime`]); None: fair ones.
+    pub realtime_priority: Option<u8>,
 }
 
 impl ServeConfig {
@@ -85,6 +89,7 @@ impl ServeConfig {
             agones: None,
             health_period: Duration::from_secs(5),
             json_logs: false,
+            realtime_priority: None,
         }
     }
 
@@ -147,7 +152,14 @@ fn next_wake(now: Micros, next_tick: Option<Micros>, idle: bool) -> (Micros, Opt
 /// server prints (the first is `listening IP:PORT`).
 pub fn run(cfg: &ServeConfig, stop: &AtomicBool, out: &mut dyn FnMut(&str)) -> Result<Summary, String> {
     let mut server = MatchServer::new(cfg.matches()?).map_err(|e| format!("settings: {e}"))?;
+    // The network thread starts with the host, and takes the match thread's priority.
+    if let Some(p) = cfg.realtime_priority {
+        realtime::set_fifo(p).map_err(|e| format!("--realtime-priority: {e}"))?;
+    }
     let mut host = Host::start(cfg.host()).map_err(|e| format!("binding {}: {e}", cfg.bind))?;
+    if let Some(p) = cfg.realtime_priority {
+        realtime::keep_new_threads_fair(p).map_err(|e| format!("--realtime-priority: {e}"))?;
+    }
     let shared = Arc::new(Mutex::new(Shared::default()));
     let mut report = Report::new(cfg.json_logs);
     out(&format!("listening {}", host.local_addr()));

@@ -45,6 +45,7 @@ fn serve_help_lists_every_option_with_its_environment_variable() {
         ("--agones", "TICKWIRE_SERVE_AGONES"),
         ("--health-secs", "TICKWIRE_SERVE_HEALTH_SECS"),
         ("--log-format", "TICKWIRE_SERVE_LOG_FORMAT"),
+        ("--realtime-priority", "TICKWIRE_SERVE_REALTIME_PRIORITY"),
     ] {
         assert!(help.contains(option) && help.contains(&format!("[env: {env}=")), "{option} {env}: {help}");
     }
@@ -170,4 +171,55 @@ fn bench_serve_runs_in_a_row_each_play_their_own_matches() {
     let o = tickwire(&["bench", "serve", "--server", "127.0.0.1:9", "--match-base", "1099511627776"], &[(ENV, KEY)]);
     assert_eq!(o.status.code(), Some(2));
     assert!(text(&o.stderr).contains("--match-base"), "{}", text(&o.stderr));
+}
+
+/// `--realtime-priority 5`: the match thread (the main one) and the network thread run
+/// at SCHED_FIFO 5, the metrics endpoint's thread at a fair priority. (CI runs as root;
+/// without the right, the server refuses to start and names it.)
+#[cfg(target_os = "linux")]
+#[test]
+fn serve_at_a_realtime_priority_puts_its_two_server_threads_there() {
+    use std::io::{BufRead, BufReader};
+    let mut server = Command::new(env!("CARGO_BIN_EXE_tickwire"))
+        .args(["serve", "--bind", "127.0.0.1:0", "--metrics", "127.0.0.1:0", "--realtime-priority", "5"])
+        .env(ENV, KEY)
+        .env_remove("AGONES_SDK_HTTP_PORT")
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("tickwire serve runs");
+    let pid = server.id();
+    let mut lines = BufReader::new(server.stdout.take().unwrap()).lines();
+    let first = lines.next().and_then(Result::ok);
+    let second = lines.next().and_then(Result::ok);
+    let mut threads = Vec::new();
+    if let Ok(dir) = std::fs::read_dir(format!("/proc/{pid}/task")) {
+        for t in dir.flatten() {
+            let Ok(stat) = std::fs::read_to_string(t.path().join("stat")) else { continue };
+            let (head, rest) = stat.rsplit_once(')').unwrap();
+            let comm = head.split_once('(').unwrap().1.to_string();
+            let f: Vec<&str> = rest.split_whitespace().collect();
+            let tid: u32 = t.file_name().to_string_lossy().parse().unwrap();
+            threads.push((tid, comm, f[41 - 3].parse::<u32>().unwrap(), f[40 - 3].parse::<u32>().unwrap()));
+        }
+    }
+    let _ = server.kill();
+    let out = server.wait_with_output().unwrap();
+    let Some(first) = first.filter(|l| l.starts_with("listening ")) else {
+        let err = text(&out.stderr);
+        assert!(err.contains("CAP_SYS_NICE"), "{err}");
+        return;
+    };
+    assert!(second.is_some_and(|l| l.starts_with("metrics ")), "{first}");
+    let (fifo, other) = (1, 0);
+    let main = threads.iter().find(|t| t.0 == pid).expect("the main thread");
+    assert_eq!((main.2, main.3), (fifo, 5), "{threads:?}");
+    let net: Vec<_> = threads.iter().filter(|t| t.1 == "tickwire-net").collect();
+    assert!(!net.is_empty() && net.iter().all(|t| (t.2, t.3) == (fifo, 5)), "{threads:?}");
+    let rest: Vec<_> = threads.iter().filter(|t| t.0 != pid && t.1 != "tickwire-net").collect();
+    assert!(!rest.is_empty() && rest.iter().all(|t| (t.2, t.3) == (other, 0)), "{threads:?}");
+    // Out of range: refused by name.
+    let o = tickwire(&["serve", "--bind", "127.0.0.1:0", "--realtime-priority", "100"], &[(ENV, KEY)]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(text(&o.stderr).contains("--realtime-priority"), "{}", text(&o.stderr));
 }

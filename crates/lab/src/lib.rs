@@ -224,7 +224,9 @@ pub fn run(opts: &LabOptions, mut print: impl FnMut(&str)) -> Result<(), String>
          distance/P_min; M6 after the first latency step: seconds until the controller's own clock action settles (2 s average\n\
          within T/2 of where it settles) / limit / server ticks without the real input in the step's window; M7 discrete\n\
          corrections/min (snaps, lead-loop resets, seed 000's stalls/skips/resets); dil %: frames dilated by more than 0.5%;\n\
-         M9 interpolation delay/D* and starvation. tw-delay is tickwire with the Delay late policy (an experiment, not judged).\n\
+         M9 interpolation delay/D* and starvation; copies B/in: copies of each input the client sent, and the bytes that carried\n\
+         them per input (a baseline's modelled packets; tickwire's input messages before the transport's header and tag).\n\
+         tw-delay is tickwire with the Delay late policy (an experiment, not judged).\n\
          Pairs (crates/lab/src/verdict.rs): both within epsilon (mean late over the seeds), the lead excess decides; otherwise\n\
          the late rate. Won/lost when the 95% t-interval of the paired per-seed differences (tickwire - baseline) excludes 0.\n",
         cfg.k_c,

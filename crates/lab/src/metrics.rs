@@ -56,6 +56,10 @@ pub struct Metrics {
     /// The slowest client's canonical steps received per second over the last 30 s
     /// (or the last half of a shorter run): 60 when every client keeps up.
     pub step_rate: f64,
+    /// The redundancy's cost on the uplink: copies sent per input the client sampled,
+    /// and the bytes that carried them per input (see [`RunRecord::uplink_bytes`]).
+    pub copies_per_input: f64,
+    pub uplink_bytes_per_input: f64,
 }
 
 /// M9's loss cover k: the fewest consecutive downlink losses to survive so that the
@@ -214,6 +218,9 @@ pub fn score_with(rec: &RunRecord, scenario: &Scenario, cfg: &LabConfig, oracle:
 
     m.kicks = rec.kicks.len();
     m.step_rate = step_rate(rec, scenario);
+    let inputs = rec.inputs.len().max(1) as f64;
+    m.copies_per_input = rec.uplink_copies as f64 / inputs;
+    m.uplink_bytes_per_input = rec.uplink_bytes as f64 / inputs;
     m
 }
 

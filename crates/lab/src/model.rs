@@ -156,6 +156,12 @@ pub struct RunRecord {
     /// Once a second: the newest canonical step the slowest client of the match has
     /// received (0 before its first).
     pub slowest_step: Vec<(Micros, Tick)>,
+    /// Copies of the measured client's inputs it sent (an input in each packet or
+    /// message that carried it), and the bytes of those packets or messages: the
+    /// model's packet size for a baseline, the input messages' payload (before the
+    /// transport's header and tag) for tickwire.
+    pub uplink_copies: u64,
+    pub uplink_bytes: u64,
 }
 
 impl RunRecord {

@@ -7,13 +7,16 @@
 //! records the ground truth (when each input was sampled, when its first copy reached
 //! the server, when the server consumed it) for the metrics.
 
+use std::net::SocketAddr;
 use tickwire_proto::wire::relay::{
     KIND_CLIENT_INPUTS, KIND_SERVER_UPDATE, PlayerStep, StepRules, UpdateView, decode_client_input_spans,
     decode_server_update_into,
 };
+
 use tickwire_proto::{
-    EndpointConfig, JitterStats, LatePolicy, Micros, NetEvent as Event, NodeId, PeerId, RelayClient, RelayClientConfig,
-    RelayServer, RelayServerConfig, RelayServerEvent, SimNet, StepKind, Tick,
+    Binding, ConnectionStats, DisconnectReason, Endpoint, EndpointConfig, JitterStats, LatePolicy, Micros,
+    NetEvent as Event, NodeId, PeerId, RelayClient, RelayClientConfig, RelayServer, RelayServerConfig,
+    RelayServerEvent, SendError, SimNet, StepKind, Tick, Transport,
 };
 
 use super::model::{FrameRecord, InputRecord, LabConfig, RunRecord, ServerTickRecord};
@@ -348,14 +351,16 @@ impl Ledger {
     ) {
         let (server_pos, server_tick) = server;
         let local = net.local_now(cn);
-        let n = client.ticks_due(local, net.endpoint(cn));
+        let mut tap = UplinkTap::new(net.endpoint(cn), rec, input.len(), &mut self.spans);
+        let n = client.ticks_due(local, &mut tap);
         for _ in 0..n {
             let seq = self.seq_tick.len() as u32;
             input[..4].copy_from_slice(&seq.to_le_bytes());
             for (k, b) in input[4..].iter_mut().enumerate() {
                 *b = (seq as u8).wrapping_mul(31).wrapping_add(k as u8);
             }
-            let Ok(tick) = client.push_input(local, net.endpoint(cn), input) else { continue };
+            let mut tap = UplinkTap::new(net.endpoint(cn), rec, input.len(), &mut self.spans);
+            let Ok(tick) = client.push_input(local, &mut tap, input) else { continue };
             self.seq_tick.push(tick);
             if rec.inputs.is_empty() {
                 rec.first_tick = tick;
@@ -410,5 +415,57 @@ impl Ledger {
             // client clock's own action (the server runs ticks of the same numbering).
             clock_lead: self.next_tick as f64 - server_tick as f64,
         });
+    }
+}
+
+/// The measured client's transport, counting the copies of its inputs it sends (every
+/// input of every input message) and those messages' bytes into the run's record. The
+/// rest goes to the endpoint as it is.
+struct UplinkTap<'a> {
+    ep: &'a mut Endpoint,
+    rec: &'a mut RunRecord,
+    max_input: usize,
+    spans: &'a mut Vec<(usize, usize)>,
+}
+
+impl<'a> UplinkTap<'a> {
+    fn new(ep: &'a mut Endpoint, rec: &'a mut RunRecord, max_input: usize, spans: &'a mut Vec<(usize, usize)>) -> Self {
+        UplinkTap { ep, rec, max_input, spans }
+    }
+}
+
+impl Transport for UplinkTap<'_> {
+    fn connect_bound(&mut self, now: Micros, addr: SocketAddr, binding: Option<Binding>) -> Result<PeerId, SendError> {
+        Transport::connect_bound(self.ep, now, addr, binding)
+    }
+    fn set_local_id(&mut self, id: Option<u32>) {
+        Transport::set_local_id(self.ep, id);
+    }
+    fn disconnect(&mut self, now: Micros, peer: PeerId) {
+        Transport::disconnect(self.ep, now, peer);
+    }
+    fn disconnect_with(&mut self, now: Micros, peer: PeerId, reason: DisconnectReason) {
+        Transport::disconnect_with(self.ep, now, peer, reason);
+    }
+    fn send(&mut self, peer: PeerId, channel: u8, data: &[u8]) -> Result<(), SendError> {
+        if data.first() == Some(&KIND_CLIENT_INPUTS)
+            && decode_client_input_spans(data, self.max_input, self.spans).is_ok()
+        {
+            self.rec.uplink_copies += self.spans.len() as u64;
+            self.rec.uplink_bytes += data.len() as u64;
+        }
+        Transport::send(self.ep, peer, channel, data)
+    }
+    fn flush(&mut self, now: Micros) {
+        Transport::flush(self.ep, now);
+    }
+    fn recycle(&mut self, buf: Vec<u8>) {
+        Transport::recycle(self.ep, buf);
+    }
+    fn stats(&mut self, peer: PeerId) -> Option<ConnectionStats> {
+        Transport::stats(self.ep, peer)
+    }
+    fn max_unreliable(&self) -> usize {
+        Transport::max_unreliable(self.ep)
     }
 }

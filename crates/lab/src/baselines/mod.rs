@@ -401,7 +401,10 @@ fn client_frame(
             let oldest =
                 (c + 1).saturating_sub(window).max(client.acked.map_or(rec.first_tick, |a| a + 1)).max(rec.first_tick);
             let oldest = oldest.min(c);
-            up.send(now, 20 + 2 * (c - oldest + 1) as usize, UpPacket { newest: c, oldest });
+            let size = 20 + 2 * (c - oldest + 1) as usize;
+            rec.uplink_copies += u64::from(c - oldest + 1);
+            rec.uplink_bytes += size as u64;
+            up.send(now, size, UpPacket { newest: c, oldest });
         }
     }
     // Steer the clock: N4E every frame on its last report; lightyear on each packet

@@ -226,3 +226,28 @@ fn beats_every_baseline_on_clean_and_lossy_links() {
 fn beats_every_baseline_on_asymmetry_drift_and_reordering() {
     beats_every_baseline(&["S4", "S6", "S6b", "S7", "S9"]);
 }
+
+/// What redundancy costs on the uplink, counted on the messages and packets each client
+/// sent: tickwire sends each input once on a clean link and adds copies where the link
+/// loses (5% in S3); seed 000 sends every input once and N4E twice (its 4 commands a
+/// packet at 2 ticks a packet), whatever the link.
+#[test]
+fn copies_follow_the_links_loss_and_the_baselines_their_design() {
+    let median = |id: &str, c: Controller| spread(&of(id, c), |m| m.copies_per_input).0;
+    let clean = median("S1", Controller::Tickwire);
+    let lossy = median("S3", Controller::Tickwire);
+    assert!((1.0..=1.2).contains(&clean), "tickwire's copies on a clean link: {clean}");
+    assert!(lossy >= 2.0, "tickwire's copies at 5% loss: {lossy}");
+    for id in ["S1", "S3"] {
+        let one = median(id, Controller::Seed000);
+        let two = median(id, Controller::N4e);
+        assert!((0.99..=1.01).contains(&one) && (1.95..=2.05).contains(&two), "{id}: seed000 {one}, n4e {two}");
+        // Bytes follow copies: every controller's bytes per input grow with its copies.
+        let b = |c| spread(&of(id, c), |m| m.uplink_bytes_per_input).0;
+        assert!(b(Controller::N4e) > b(Controller::Seed000), "{id}");
+    }
+    assert!(
+        spread(&of("S3", Controller::Tickwire), |m| m.uplink_bytes_per_input).0
+            > spread(&of("S1", Controller::Tickwire), |m| m.uplink_bytes_per_input).0
+    );
+}

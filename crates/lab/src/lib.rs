@@ -225,7 +225,8 @@ pub fn run(opts: &LabOptions, mut print: impl FnMut(&str)) -> Result<(), String>
          within T/2 of where it settles) / limit / server ticks without the real input in the step's window; M7 discrete\n\
          corrections/min (snaps, lead-loop resets, seed 000's stalls/skips/resets); dil %: frames dilated by more than 0.5%;\n\
          M9 interpolation delay/D* and starvation; copies B/in: copies of each input the client sent, and the bytes that carried\n\
-         them per input (a baseline's modelled packets; tickwire's input messages before the transport's header and tag).\n\
+         them per input (a baseline's modelled packets; tickwire's input messages before the transport's header and tag);\n\
+         steps B/tk: tickwire's downlink alike, copies of each step in the server's updates and their bytes per server tick.\n\
          tw-delay is tickwire with the Delay late policy (an experiment, not judged).\n\
          Pairs (crates/lab/src/verdict.rs): both within epsilon (mean late over the seeds), the lead excess decides; otherwise\n\
          the late rate. Won/lost when the 95% t-interval of the paired per-seed differences (tickwire - baseline) excludes 0.\n",

@@ -60,6 +60,10 @@ pub struct Metrics {
     /// and the bytes that carried them per input (see [`RunRecord::uplink_bytes`]).
     pub copies_per_input: f64,
     pub uplink_bytes_per_input: f64,
+    /// The same on the downlink, per server tick: copies of each step and the updates'
+    /// bytes (tickwire only; NaN for a baseline).
+    pub copies_per_step: f64,
+    pub downlink_bytes_per_step: f64,
 }
 
 /// M9's loss cover k: the fewest consecutive downlink losses to survive so that the
@@ -221,6 +225,9 @@ pub fn score_with(rec: &RunRecord, scenario: &Scenario, cfg: &LabConfig, oracle:
     let inputs = rec.inputs.len().max(1) as f64;
     m.copies_per_input = rec.uplink_copies as f64 / inputs;
     m.uplink_bytes_per_input = rec.uplink_bytes as f64 / inputs;
+    let steps = rec.downlink_steps as f64;
+    m.copies_per_step = if steps > 0.0 { rec.downlink_copies as f64 / steps } else { f64::NAN };
+    m.downlink_bytes_per_step = if steps > 0.0 { rec.downlink_bytes as f64 / steps } else { f64::NAN };
     m
 }
 

@@ -162,6 +162,12 @@ pub struct RunRecord {
     /// transport's header and tag) for tickwire.
     pub uplink_copies: u64,
     pub uplink_bytes: u64,
+    /// Likewise downward: the steps in the updates the server sent the measured client
+    /// (a step in each update that carried it), those updates' bytes, and the server
+    /// ticks while the client had a slot (tickwire only).
+    pub downlink_copies: u64,
+    pub downlink_bytes: u64,
+    pub downlink_steps: u64,
 }
 
 impl RunRecord {

@@ -46,6 +46,8 @@ pub fn run(scenario: &Scenario, cfg: &LabConfig, late: Option<LatePolicy>) -> Ru
     let seed = cfg.run_seed(scenario);
     let (scfg, ccfg) = configs(cfg, late);
     let max_input = scfg.jitter.max_input_size;
+    // The lab's own decoding buffer for the updates the server sends the measured client.
+    let mut tap_view = UpdateView::default();
     let mut net = SimNet::new(seed ^ 0x5157, scenario.up);
     let max_incoming = scfg.endpoint.max_incoming.max(scenario.clients as u32 + 4);
     let sn = net.add(EndpointConfig { seed: seed ^ 0x11, max_incoming, ..scfg.endpoint.clone() });
@@ -131,7 +133,16 @@ pub fn run(scenario: &Scenario, cfg: &LabConfig, late: Option<LatePolicy>) -> Ru
             {
                 let local = net.local_now(sn);
                 let before = measured_peer(&server).and_then(|p| server.jitter_stats(p));
-                let step = server.step(local, net.endpoint(sn));
+                let measured = measured_peer(&server);
+                let step = {
+                    let mut count = |peer: PeerId, data: &[u8]| {
+                        if Some(peer) == measured {
+                            count_steps(&mut rec, &mut tap_view, max_input, data);
+                        }
+                    };
+                    server.step(local, &mut SendTap { ep: net.endpoint(sn), on_send: &mut count })
+                };
+                rec.downlink_steps += u64::from(measured.is_some());
                 let mine = step.to_vec().into_iter().find(|p| p.player == 0);
                 let after = measured_peer(&server).and_then(|p| server.jitter_stats(p));
                 if let (Some(b), Some(a), Some(p)) = (before, after, mine) {
@@ -351,16 +362,23 @@ impl Ledger {
     ) {
         let (server_pos, server_tick) = server;
         let local = net.local_now(cn);
-        let mut tap = UplinkTap::new(net.endpoint(cn), rec, input.len(), &mut self.spans);
-        let n = client.ticks_due(local, &mut tap);
+        let n = {
+            let (spans, max_input) = (&mut self.spans, input.len());
+            let mut count = |_: PeerId, data: &[u8]| count_inputs(rec, spans, max_input, data);
+            client.ticks_due(local, &mut SendTap { ep: net.endpoint(cn), on_send: &mut count })
+        };
         for _ in 0..n {
             let seq = self.seq_tick.len() as u32;
             input[..4].copy_from_slice(&seq.to_le_bytes());
             for (k, b) in input[4..].iter_mut().enumerate() {
                 *b = (seq as u8).wrapping_mul(31).wrapping_add(k as u8);
             }
-            let mut tap = UplinkTap::new(net.endpoint(cn), rec, input.len(), &mut self.spans);
-            let Ok(tick) = client.push_input(local, &mut tap, input) else { continue };
+            let pushed = {
+                let (spans, max_input) = (&mut self.spans, input.len());
+                let mut count = |_: PeerId, data: &[u8]| count_inputs(rec, spans, max_input, data);
+                client.push_input(local, &mut SendTap { ep: net.endpoint(cn), on_send: &mut count }, input)
+            };
+            let Ok(tick) = pushed else { continue };
             self.seq_tick.push(tick);
             if rec.inputs.is_empty() {
                 rec.first_tick = tick;
@@ -418,23 +436,33 @@ impl Ledger {
     }
 }
 
-/// The measured client's transport, counting the copies of its inputs it sends (every
-/// input of every input message) and those messages' bytes into the run's record. The
-/// rest goes to the endpoint as it is.
-struct UplinkTap<'a> {
-    ep: &'a mut Endpoint,
-    rec: &'a mut RunRecord,
-    max_input: usize,
-    spans: &'a mut Vec<(usize, usize)>,
-}
-
-impl<'a> UplinkTap<'a> {
-    fn new(ep: &'a mut Endpoint, rec: &'a mut RunRecord, max_input: usize, spans: &'a mut Vec<(usize, usize)>) -> Self {
-        UplinkTap { ep, rec, max_input, spans }
+/// The copies of the measured client's inputs in a message it sent, and its bytes.
+fn count_inputs(rec: &mut RunRecord, spans: &mut Vec<(usize, usize)>, max_input: usize, data: &[u8]) {
+    if data.first() == Some(&KIND_CLIENT_INPUTS) && decode_client_input_spans(data, max_input, spans).is_ok() {
+        rec.uplink_copies += spans.len() as u64;
+        rec.uplink_bytes += data.len() as u64;
     }
 }
 
-impl Transport for UplinkTap<'_> {
+/// The steps in an update the server sent the measured client, and its bytes.
+fn count_steps(rec: &mut RunRecord, view: &mut UpdateView, max_input: usize, data: &[u8]) {
+    if data.first() == Some(&KIND_SERVER_UPDATE)
+        && decode_server_update_into(data, &StepRules::any(max_input), view).is_ok()
+    {
+        rec.downlink_copies += view.n_entries() as u64;
+        rec.downlink_bytes += data.len() as u64;
+    }
+}
+
+/// A transport that shows every message sent through it to `on_send` (peer, bytes)
+/// and hands everything on to the endpoint as it is: the lab counts the copies the
+/// measured client's inputs and its steps travel in.
+struct SendTap<'a> {
+    ep: &'a mut Endpoint,
+    on_send: &'a mut dyn FnMut(PeerId, &[u8]),
+}
+
+impl Transport for SendTap<'_> {
     fn connect_bound(&mut self, now: Micros, addr: SocketAddr, binding: Option<Binding>) -> Result<PeerId, SendError> {
         Transport::connect_bound(self.ep, now, addr, binding)
     }
@@ -448,12 +476,7 @@ impl Transport for UplinkTap<'_> {
         Transport::disconnect_with(self.ep, now, peer, reason);
     }
     fn send(&mut self, peer: PeerId, channel: u8, data: &[u8]) -> Result<(), SendError> {
-        if data.first() == Some(&KIND_CLIENT_INPUTS)
-            && decode_client_input_spans(data, self.max_input, self.spans).is_ok()
-        {
-            self.rec.uplink_copies += self.spans.len() as u64;
-            self.rec.uplink_bytes += data.len() as u64;
-        }
+        (self.on_send)(peer, data);
         Transport::send(self.ep, peer, channel, data)
     }
     fn flush(&mut self, now: Micros) {

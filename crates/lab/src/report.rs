@@ -41,7 +41,7 @@ pub fn table(scenario: &Scenario, rows: &[(Controller, Vec<Metrics>)], cfg: &Lab
     let _ = writeln!(s, "{}  {}  (medians over {seeds} seeds; w = worst seed)", scenario.id, scenario.about);
     let _ = writeln!(
         s,
-        "  {:<10} {:>19} {:>9} {:>17} {:>13} {:>11} {:>15} {:>11} {:>6} {:>12} {:>8} {:>7} {:>5} {:>11}",
+        "  {:<10} {:>19} {:>9} {:>17} {:>13} {:>11} {:>15} {:>11} {:>6} {:>12} {:>8} {:>7} {:>5} {:>11} {:>12}",
         "controller",
         "M1 late %/limit",
         "win miss",
@@ -55,7 +55,8 @@ pub fn table(scenario: &Scenario, rows: &[(Controller, Vec<Metrics>)], cfg: &Lab
         "starve %",
         "steps/s",
         "kicks",
-        "copies B/in"
+        "copies B/in",
+        "steps B/tk"
     );
     for (c, runs) in rows {
         let late: Vec<f64> = runs.iter().map(|m| m.late_rate * 100.0).collect();
@@ -76,7 +77,7 @@ pub fn table(scenario: &Scenario, rows: &[(Controller, Vec<Metrics>)], cfg: &Lab
         };
         let _ = writeln!(
             s,
-            "  {:<10} {:>19} {:>9} {:>17} {:>13} {:>11} {:>15} {:>11} {:>6} {:>12} {:>8} {:>7} {:>5} {:>11}",
+            "  {:<10} {:>19} {:>9} {:>17} {:>13} {:>11} {:>15} {:>11} {:>6} {:>12} {:>8} {:>7} {:>5} {:>11} {:>12}",
             c.name(),
             format!("{} w{}/{}", f(late_med, 2), f(late_worst, 2), f(med(runs, |m| late_limit(m, cfg)) * 100.0, 2)),
             format!("{missed}/{windows}"),
@@ -91,6 +92,11 @@ pub fn table(scenario: &Scenario, rows: &[(Controller, Vec<Metrics>)], cfg: &Lab
             if c.is_tickwire() { f(med(runs, |m| m.step_rate), 1) } else { "-".into() },
             if c.is_tickwire() { runs.iter().map(|m| m.kicks).sum::<usize>().to_string() } else { "-".into() },
             format!("{} {}", f(med(runs, |m| m.copies_per_input), 1), f(med(runs, |m| m.uplink_bytes_per_input), 0)),
+            if c.is_tickwire() {
+                format!("{} {}", f(med(runs, |m| m.copies_per_step), 1), f(med(runs, |m| m.downlink_bytes_per_step), 0))
+            } else {
+                "-".into()
+            },
         );
     }
     s
@@ -202,13 +208,13 @@ pub fn tally(v: &[(Controller, PairVerdict)]) -> [usize; 3] {
 }
 
 /// Header of the summary CSV: one line per scenario, controller and seed.
-pub const SUMMARY_HEADER: &str = "scenario,controller,seed,late_rate,late_floor,late_limit,windows_missed,windows,lead_ticks,lead_oracle_ticks,lead_excess_ticks,prediction_ticks,prediction_min_ticks,convergence_s,convergence_limit_s,step_late_ticks,corrections_per_min,scale_flips_per_min,dilated_fraction,lead_std_ticks,interp_delay_ticks,interp_oracle_ticks,starvation,step_rate,kicks,copies_per_input,uplink_bytes_per_input";
+pub const SUMMARY_HEADER: &str = "scenario,controller,seed,late_rate,late_floor,late_limit,windows_missed,windows,lead_ticks,lead_oracle_ticks,lead_excess_ticks,prediction_ticks,prediction_min_ticks,convergence_s,convergence_limit_s,step_late_ticks,corrections_per_min,scale_flips_per_min,dilated_fraction,lead_std_ticks,interp_delay_ticks,interp_oracle_ticks,starvation,step_rate,kicks,copies_per_input,uplink_bytes_per_input,copies_per_step,downlink_bytes_per_step";
 
 /// One summary CSV line.
 pub fn summary_row(scenario: &Scenario, c: Controller, seed: u64, m: &Metrics, cfg: &LabConfig) -> String {
     let o = |x: Option<f64>| x.map_or(String::new(), |v| format!("{v:.4}"));
     format!(
-        "{},{},{},{:.6},{:.6},{:.6},{},{},{:.4},{:.4},{:.4},{:.4},{:.4},{},{},{},{:.4},{:.4},{:.4},{:.4},{:.4},{:.4},{:.6},{:.2},{},{:.3},{:.2}",
+        "{},{},{},{:.6},{:.6},{:.6},{},{},{:.4},{:.4},{:.4},{:.4},{:.4},{},{},{},{:.4},{:.4},{:.4},{:.4},{:.4},{:.4},{:.6},{:.2},{},{:.3},{:.2},{:.3},{:.2}",
         scenario.id,
         c.name(),
         seed,
@@ -235,6 +241,8 @@ pub fn summary_row(scenario: &Scenario, c: Controller, seed: u64, m: &Metrics, c
         m.step_rate,
         m.kicks,
         m.copies_per_input,
-        m.uplink_bytes_per_input
+        m.uplink_bytes_per_input,
+        m.copies_per_step,
+        m.downlink_bytes_per_step
     )
 }

@@ -227,10 +227,10 @@ fn beats_every_baseline_on_asymmetry_drift_and_reordering() {
     beats_every_baseline(&["S4", "S6", "S6b", "S7", "S9"]);
 }
 
-/// What redundancy costs on the uplink, counted on the messages and packets each client
-/// sent: tickwire sends each input once on a clean link and adds copies where the link
-/// loses (5% in S3); seed 000 sends every input once and N4E twice (its 4 commands a
-/// packet at 2 ticks a packet), whatever the link.
+/// What redundancy costs, counted on the messages and packets sent: tickwire sends each
+/// input and each step once on a clean link and adds copies where the link loses (5% in
+/// S3); seed 000 sends every input once and N4E twice (its 4 commands a packet at 2 ticks
+/// a packet), whatever the link.
 #[test]
 fn copies_follow_the_links_loss_and_the_baselines_their_design() {
     let median = |id: &str, c: Controller| spread(&of(id, c), |m| m.copies_per_input).0;
@@ -250,4 +250,8 @@ fn copies_follow_the_links_loss_and_the_baselines_their_design() {
         spread(&of("S3", Controller::Tickwire), |m| m.uplink_bytes_per_input).0
             > spread(&of("S1", Controller::Tickwire), |m| m.uplink_bytes_per_input).0
     );
+    // The step stream alike: each step once on a clean link, more copies at 5% loss.
+    let steps = |id: &str| spread(&of(id, Controller::Tickwire), |m| m.copies_per_step).0;
+    let (clean, lossy) = (steps("S1"), steps("S3"));
+    assert!((1.0..=1.2).contains(&clean) && lossy >= 2.0, "step copies: S1 {clean}, S3 {lossy}");
 }

@@ -57,7 +57,7 @@ pub struct Metrics {
     /// (or the last half of a shorter run): 60 when every client keeps up.
     pub step_rate: f64,
     /// The redundancy's cost on the uplink: copies sent per input the client sampled,
-    /// and the bytes that carried them per input (see [`RunRecord::uplink_bytes`]).
+    /// and the bytes that carried them per input (see `RunRecord::uplink_bytes`).
     pub copies_per_input: f64,
     pub uplink_bytes_per_input: f64,
     /// The same on the downlink, per server tick: copies of each step and the updates'

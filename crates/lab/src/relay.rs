@@ -362,22 +362,17 @@ impl Ledger {
     ) {
         let (server_pos, server_tick) = server;
         let local = net.local_now(cn);
-        let n = {
-            let (spans, max_input) = (&mut self.spans, input.len());
-            let mut count = |_: PeerId, data: &[u8]| count_inputs(rec, spans, max_input, data);
-            client.ticks_due(local, &mut SendTap { ep: net.endpoint(cn), on_send: &mut count })
-        };
+        let max_input = input.len();
+        let n = with_uplink_tap(net.endpoint(cn), rec, &mut self.spans, max_input, |t| client.ticks_due(local, t));
         for _ in 0..n {
             let seq = self.seq_tick.len() as u32;
             input[..4].copy_from_slice(&seq.to_le_bytes());
             for (k, b) in input[4..].iter_mut().enumerate() {
                 *b = (seq as u8).wrapping_mul(31).wrapping_add(k as u8);
             }
-            let pushed = {
-                let (spans, max_input) = (&mut self.spans, input.len());
-                let mut count = |_: PeerId, data: &[u8]| count_inputs(rec, spans, max_input, data);
-                client.push_input(local, &mut SendTap { ep: net.endpoint(cn), on_send: &mut count }, input)
-            };
+            let pushed = with_uplink_tap(net.endpoint(cn), rec, &mut self.spans, max_input, |t| {
+                client.push_input(local, t, input)
+            });
             let Ok(tick) = pushed else { continue };
             self.seq_tick.push(tick);
             if rec.inputs.is_empty() {
@@ -434,6 +429,19 @@ impl Ledger {
             clock_lead: self.next_tick as f64 - server_tick as f64,
         });
     }
+}
+
+/// Runs `f` with the measured client's transport tapped: the copies of its inputs in
+/// what it sends are counted into `rec` ([`count_inputs`]).
+fn with_uplink_tap<R>(
+    ep: &mut Endpoint,
+    rec: &mut RunRecord,
+    spans: &mut Vec<(usize, usize)>,
+    max_input: usize,
+    f: impl FnOnce(&mut SendTap) -> R,
+) -> R {
+    let mut count = |_: PeerId, data: &[u8]| count_inputs(rec, spans, max_input, data);
+    f(&mut SendTap { ep, on_send: &mut count })
 }
 
 /// The copies of the measured client's inputs in a message it sent, and its bytes.

@@ -74,8 +74,8 @@ impl Agones {
             .spawn(move || calls(sdk, health, &rx, &s, &l))
             .expect("spawning the Agones thread");
         let s = Arc::clone(&stats);
-        // The watch blocks on its stream: a thread of its own, never joined (it ends
-        // with the process, or when the sidecar closes the stream).
+        // The watch blocks on its stream: a thread of its own, never joined (it opens
+        // the stream again until Shutdown, and ends with the process).
         let _ = std::thread::Builder::new().name("tickwire-agones-watch".into()).spawn(move || watch(sdk, &s, &log));
         Agones { tx, thread: Some(thread), stats, last_counts: None }
     }

@@ -241,8 +241,8 @@ pub fn run(cfg: &ServeConfig, stop: &AtomicBool, out: &mut dyn FnMut(&str)) -> R
                 break report.summary(&server);
             }
         }
-        let (wake, tick) = next_wake(host.now_us(), server.next_tick_at(now), server.match_count() == 0);
         let at = host.now_us();
+        let (wake, tick) = next_wake(at, server.next_tick_at(now), server.match_count() == 0);
         if wake > at {
             std::thread::sleep(Duration::from_micros(wake - at));
         }

@@ -195,7 +195,7 @@ impl SimNet {
     /// The true time of the next datagram delivery or endpoint timer, if any. A driver
     /// that steps exactly to it sees every event at the moment it happens (arrival
     /// times as a network thread would stamp them).
-    pub fn next_event_at(&self) -> Option<Micros> {
+    pub fn next_event_at(&mut self) -> Option<Micros> {
         let next_delivery = self.links.values().filter_map(|l| l.next_delivery()).min();
         let next_timer = (0..self.nodes.len())
             .filter_map(|i| {

@@ -157,7 +157,7 @@ impl Driver for FakeEndpoint {
     fn update(&mut self, _now: Micros) {
         self.updates.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     }
-    fn next_timeout(&self) -> Option<Micros> {
+    fn next_timeout(&mut self) -> Option<Micros> {
         Some(self.timer.load(std::sync::atomic::Ordering::Relaxed)).filter(|&t| t != u64::MAX)
     }
     fn poll_transmit(&mut self, out: &mut [u8]) -> Option<(SocketAddr, usize)> {

@@ -568,8 +568,8 @@ impl<P: Driver> NetLoop<P> {
         let read = if engine_reads { 0 } else { self.receive() };
         self.engine_polls.thread_read(read);
         self.deliver_inbound(now);
-        // The endpoint's timers walk every connection: run them when one is due, not on
-        // every datagram's turn (a server's thread turns thousands of times a second).
+        // The endpoint's timers: run them when one is due, not on every datagram's turn
+        // (a server's thread turns thousands of times a second).
         if now >= self.timers_at {
             self.p.proto.update(now);
         }
@@ -674,14 +674,15 @@ impl<P: Driver> NetLoop<P> {
     }
 
     #[cfg(test)]
-    fn sleep_time(&self) -> Duration {
+    fn sleep_time(&mut self) -> Duration {
         let now = self.p.clock.now_us();
-        Duration::from_micros(self.wake_at(now, self.p.proto.next_timeout()).saturating_sub(now))
+        let timers = self.p.proto.next_timeout();
+        Duration::from_micros(self.wake_at(now, timers).saturating_sub(now))
     }
 
     /// The earliest time the loop has work to do, if any: every source of work that
     /// does not arrive on the socket or through the waker. `endpoint_timers`: the
-    /// endpoint's `next_timeout` (it walks every connection: computed once a turn).
+    /// endpoint's `next_timeout` (computed once a turn).
     fn next_due(&self, now: Micros, endpoint_timers: Option<Micros>) -> Option<Micros> {
         let candidates = [
             endpoint_timers,
@@ -708,8 +709,8 @@ impl<P: Driver> NetLoop<P> {
     /// thread's next turn runs it.
     fn must_replan(&mut self, now: Micros) -> bool {
         // Only the connections the work touched can have a timer earlier than the
-        // thread's last walk found (`publish_budgets` took their timers just before):
-        // no walk of every connection on every flush and poll.
+        // thread's last turn found (`publish_budgets` took their timers just before):
+        // no look at the endpoint's timers on every flush and poll.
         let timers = std::mem::replace(&mut self.changed_timers, Micros::MAX);
         self.timers_at = self.timers_at.min(timers);
         self.next_due(now, (timers != Micros::MAX).then_some(timers)).is_some_and(|d| d < self.planned_wake)

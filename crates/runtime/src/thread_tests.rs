@@ -163,7 +163,7 @@ fn sleep_time_honours_the_auto_flush_deadline() {
     let (mut p, _cmd) = parts(tx);
     p.idle_cap = Duration::from_secs(60);
     p.auto_flush_us = 5_000;
-    let l = NetLoop::new(p);
+    let mut l = NetLoop::new(p);
     assert!(l.sleep_time() <= Duration::from_millis(5));
 }
 
@@ -244,7 +244,7 @@ fn direct_work_that_makes_something_due_asks_the_thread_to_replan() {
     assert!(!l.flush_now());
 }
 
-/// A turn runs the endpoint's timers (which walk every connection) only when one is
+/// A turn runs the endpoint's timers only when one is
 /// due: datagram after datagram turns without. A timer that the engine's direct work
 /// makes earlier is run by the thread's next turn.
 #[test]

@@ -282,6 +282,10 @@ pub(super) struct Connection {
     pub next_timer: Cell<Option<Micros>>,
     /// Listed in the endpoint's changed connections (see `endpoint::touched`).
     pub listed_changed: bool,
+    /// Listed to have its timer settled, and the timer of its live entry in the
+    /// endpoint's timer queue (`timers.rs`).
+    pub timer_unsettled: bool,
+    pub queued_timer: Option<Micros>,
 }
 
 /// The kinds of a connection's channels, inline: every received frame's channel is
@@ -377,6 +381,8 @@ impl Connection {
             recv_rate: RateMeter::new(now),
             next_timer: Cell::new(None),
             listed_changed: false,
+            timer_unsettled: false,
+            queued_timer: None,
         }
     }
 

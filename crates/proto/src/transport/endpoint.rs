@@ -18,6 +18,7 @@ use super::inbox::Inbox;
 use super::peer_map::{PeerMap, peer_map};
 use super::pool::BufPool;
 use super::security::{Admission, Security};
+use super::timers::TimerQueue;
 use super::token::TOKEN_NONCE_SIZE;
 use super::{ChannelKind, ConfigError, ConnectionStats, DisconnectReason, EndpointConfig, EndpointStats, PeerId};
 use crate::clock::Micros;
@@ -154,9 +155,9 @@ pub struct Endpoint {
     pub(super) pool: BufPool,
     pub(super) stats: EndpointStats,
     scratch: Vec<PeerId>,
-    /// Connections touched since the last `drain_changed`, each once (its
-    /// `listed_changed` flag); at most one entry per live connection.
-    pub(super) changed: Vec<PeerId>,
+    /// What touching a connection owes (`touched`): its place among the changed
+    /// connections and its timer's settling.
+    pub(super) changed: Changed,
     /// A received packet's frames, decrypted.
     opened: Vec<u8>,
     /// Each accepted connection's `Accepted` datagram, to repeat it if it was lost.
@@ -203,7 +204,7 @@ impl Endpoint {
             pool: BufPool::new(4096),
             stats: EndpointStats::default(),
             scratch: Vec::new(),
-            changed: Vec::new(),
+            changed: Changed::default(),
             opened: Vec::with_capacity(MAX_DATAGRAM_SIZE),
             accepted: peer_map(),
             tokens_in_use: HashMap::new(),
@@ -298,7 +299,7 @@ impl Endpoint {
         let mut conn = Connection::new(peer, addr, true, salt, &self.cfg, now);
         conn.binding = binding;
         self.prepare_initiator(&mut conn);
-        self.conns.insert(peer, conn);
+        self.insert_connection(conn);
         self.by_addr.insert(addr, peer);
         self.send_handshake(now, peer);
         Ok(())
@@ -530,7 +531,7 @@ impl Endpoint {
         let Some(mut c) = self.conns.remove(&peer) else { return };
         if c.listed_changed {
             // The list holds live connections only, so it never outgrows them.
-            self.changed.retain(|&p| p != peer);
+            self.changed.list.retain(|&p| p != peer);
         }
         self.by_addr.remove(&c.addr);
         self.accepted.remove(&peer);
@@ -579,19 +580,13 @@ impl Endpoint {
         self.inbox.now = self.inbox.now.max(now);
         let mut peers = std::mem::take(&mut self.scratch);
         peers.clear();
-        peers.extend(self.conns.keys().copied());
+        // Only the connections whose timers are due (`timers.rs`); the others are left
+        // untouched (touching one would forget its timer and list it as changed). An
+        // idle connection's rates decay when its keepalive or its timeout comes due.
+        self.settle_timers();
+        self.changed.timers.take_due(now, &mut self.conns, &mut peers);
         let max = self.cfg.max_datagrams_per_flush;
         for &peer in &peers {
-            // A connection whose next timer is still ahead has nothing to do here (its
-            // timer covers every case below), and is left untouched: touching it would
-            // forget its timer and list it as changed, so that every turn after this
-            // walk recomputed every connection's timer (a server's thread spent a
-            // quarter of its time there). Its rates still decay on an idle link.
-            let Some(c) = self.conns.get_mut(&peer) else { continue };
-            if kept_timer(c, &self.cfg) > now {
-                c.roll_rates(now);
-                continue;
-            }
             let Some(c) = touched(&mut self.conns, &mut self.changed, peer) else { continue };
             if !c.is_connected() {
                 if now.saturating_sub(c.created_at) >= self.cfg.connect_timeout_us {
@@ -623,11 +618,31 @@ impl Endpoint {
     }
 
     /// The next time [`Endpoint::update`] has work to do, if any connection exists.
-    pub fn next_timeout(&self) -> Option<Micros> {
-        // Each connection's own next timer is kept until something touches the
-        // connection (`touched`, or a walk over all of them), so a turn that handled
-        // one peer's datagram recomputes one connection's, not every one's.
-        self.conns.values().map(|c| kept_timer(c, &self.cfg)).min()
+    pub fn next_timeout(&mut self) -> Option<Micros> {
+        // Only the timers of the connections touched since the last call are computed
+        // again (`timers.rs`), not every connection's.
+        self.settle_timers();
+        let next = self.changed.timers.next(&self.conns);
+        // Every test run checks the queue against a walk of every connection.
+        debug_assert_eq!(
+            next,
+            self.conns.values().map(|c| timer_of(c, &self.cfg)).min(),
+            "the timer queue lost a connection's timer"
+        );
+        next
+    }
+
+    /// Computes the timers of the connections touched since the last settle.
+    fn settle_timers(&mut self) {
+        let cfg = &self.cfg;
+        self.changed.timers.settle(&mut self.conns, |c| kept_timer(c, cfg));
+    }
+
+    /// Adds a new connection (its timer is settled with the next call that needs it).
+    pub(super) fn insert_connection(&mut self, conn: Connection) {
+        let peer = conn.peer;
+        self.conns.insert(peer, conn);
+        touched(&mut self.conns, &mut self.changed, peer);
     }
 
     /// Copies the next outgoing datagram into `out` (which must hold the config's
@@ -693,7 +708,7 @@ impl Endpoint {
     /// send queues needs to look at, instead of every connection each time, and the
     /// only timers that can have come earlier since it last walked them all.
     pub fn drain_changed(&mut self, mut f: impl FnMut(PeerId, usize, Micros)) {
-        for peer in self.changed.drain(..) {
+        for peer in self.changed.list.drain(..) {
             if let Some(c) = self.conns.get_mut(&peer) {
                 c.listed_changed = false;
                 f(peer, c.queued_bytes(), kept_timer(c, &self.cfg));
@@ -768,7 +783,7 @@ fn timer_of(c: &Connection, cfg: &EndpointConfig) -> Micros {
 /// alone, so the endpoint's others stay free to borrow beside them.
 pub(super) fn touched<'a>(
     conns: &'a mut PeerMap<Connection>,
-    changed: &mut Vec<PeerId>,
+    changed: &mut Changed,
     peer: PeerId,
 ) -> Option<&'a mut Connection> {
     let c = conns.get_mut(&peer)?;
@@ -776,10 +791,21 @@ pub(super) fn touched<'a>(
     Some(c)
 }
 
-fn mark_changed(c: &mut Connection, changed: &mut Vec<PeerId>) {
+fn mark_changed(c: &mut Connection, changed: &mut Changed) {
     c.next_timer.set(None);
+    changed.timers.unsettle(c);
     if !c.listed_changed {
         c.listed_changed = true;
-        changed.push(c.peer);
+        changed.list.push(c.peer);
     }
+}
+
+/// The connections touched since the owner last drained them, and since their timers
+/// were last settled.
+#[derive(Debug, Default)]
+pub(super) struct Changed {
+    /// Touched since the last `drain_changed`, each once (its `listed_changed` flag);
+    /// at most one entry per live connection.
+    list: Vec<PeerId>,
+    timers: TimerQueue,
 }

@@ -338,7 +338,7 @@ impl Endpoint {
             self.clients_in_use.insert(client_id, peer);
             self.client_of.insert(peer, client_id);
         }
-        self.conns.insert(peer, conn);
+        self.insert_connection(conn);
         self.by_addr.insert(from, peer);
         self.accepted.insert(peer, accepted.clone());
         self.incoming += 1;

@@ -124,7 +124,7 @@ pub trait Driver: Transport {
     /// Runs the timers due at `now` (resends, keepalives, timeouts).
     fn update(&mut self, now: Micros);
     /// When [`update`](Driver::update) next has work, if ever.
-    fn next_timeout(&self) -> Option<Micros>;
+    fn next_timeout(&mut self) -> Option<Micros>;
     /// Copies the next outgoing datagram into `out` (a datagram's worth of bytes) and
     /// returns its destination and length.
     fn poll_transmit(&mut self, out: &mut [u8]) -> Option<(SocketAddr, usize)>;
@@ -185,7 +185,7 @@ impl Driver for Endpoint {
     fn update(&mut self, now: Micros) {
         Endpoint::update(self, now)
     }
-    fn next_timeout(&self) -> Option<Micros> {
+    fn next_timeout(&mut self) -> Option<Micros> {
         Endpoint::next_timeout(self)
     }
     fn poll_transmit(&mut self, out: &mut [u8]) -> Option<(SocketAddr, usize)> {

@@ -42,6 +42,7 @@ mod reliable;
 mod remote;
 mod security;
 mod stats;
+mod timers;
 pub mod token;
 
 pub use config::{

@@ -546,3 +546,30 @@ fn what_goes_through_the_channels_is_small() {
     assert!(std::mem::size_of::<ThreadMsg>() <= 80, "ThreadMsg is {} bytes", std::mem::size_of::<ThreadMsg>());
     assert!(std::mem::size_of::<Command>() <= 72, "Command is {} bytes", std::mem::size_of::<Command>());
 }
+
+/// A host of many connections has its endpoint's timers wake the thread on the grid of
+/// the process's clock ([`TIMER_GRID_US`]): a timer between two of its points waits for
+/// the next, one on it does not wait. A timer that the engine's direct work brings
+/// forward within the millisecond the thread already means to wake at asks for no
+/// replan; one before it does. A host of few connections wakes at its timers.
+#[test]
+fn endpoint_timers_wake_a_busy_hosts_thread_on_the_grid() {
+    let (tx, _rx) = crate::counted::bounded(16);
+    let (p, _cmd) = parts(tx);
+    let mut l = NetLoop::new(p);
+    let now = l.p.clock.now_us();
+    let point = (now + 10_000).next_multiple_of(TIMER_GRID_US);
+    l.peers.extend(1..MODERATION_MIN_PEERS as PeerId);
+    assert_eq!(l.wake_at(now, Some(point + 1)), point + 1, "a host of few connections");
+    l.peers.push(MODERATION_MIN_PEERS as PeerId);
+    assert_eq!(l.wake_at(now, Some(point)), point);
+    assert_eq!(l.wake_at(now, Some(point + 1)), point + TIMER_GRID_US);
+    assert_eq!(l.wake_at(now, Some(point + TIMER_GRID_US - 1)), point + TIMER_GRID_US);
+    // No timer at all: the idle cap, which is not on the grid's account.
+    assert_eq!(l.wake_at(now, Some(Micros::MAX)), now + IDLE_CAP.as_micros() as Micros);
+    l.planned_wake = point + TIMER_GRID_US;
+    l.changed_timers = point + 1;
+    assert!(!l.must_replan(now), "the same millisecond as planned");
+    l.changed_timers = point;
+    assert!(l.must_replan(now), "a millisecond before the planned wake");
+}

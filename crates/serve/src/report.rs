@@ -4,7 +4,10 @@
 use std::fmt::Write as _;
 use std::sync::{Arc, Mutex};
 
-use tickwire_proto::{ClaimRefusal, MatchEnd, MatchServer, MatchServerEvent, Micros, ServerSessionEvent};
+use tickwire_proto::{
+    ClaimRefusal, KickCause, KickReason, MatchEnd, MatchServer, MatchServerEvent, Micros, RejectReason,
+    ServerSessionEvent,
+};
 use tickwire_runtime::Host;
 
 use crate::http::{Request, Response};
@@ -113,6 +116,30 @@ pub(crate) struct Report {
     lateness: Histogram,
 }
 
+/// Why a connection was refused a slot, as the log names it.
+fn rejection(reason: RejectReason) -> &'static str {
+    match reason {
+        RejectReason::Malformed => "malformed_hello",
+        RejectReason::WrongGame => "wrong_game",
+        RejectReason::BadToken => "bad_token",
+        RejectReason::WrongCredential => "wrong_credential",
+        RejectReason::Full => "full",
+        RejectReason::NoHello => "no_hello",
+    }
+}
+
+/// Why a player was kicked, as the log names it.
+fn kick_cause(cause: KickCause) -> &'static str {
+    match cause {
+        KickCause::Jitter(KickReason::Overflow) => "inputs_overflowed",
+        KickCause::Jitter(KickReason::Starved) => "inputs_starved",
+        KickCause::FellBehind => "fell_behind",
+        KickCause::ResyncFlood => "resync_flood",
+        KickCause::CatchUpFlood => "catch_up_flood",
+        KickCause::Engine { .. } => "engine",
+    }
+}
+
 fn refusal(why: ClaimRefusal) -> &'static str {
     match why {
         ClaimRefusal::NoClaim => "no_claim",
@@ -186,17 +213,33 @@ impl Report {
                 self.line(now, "refused", &[("peer", peer.to_string()), ("why", json_string(refusal(why)))], out)
             }
             MatchServerEvent::Session { match_id, event } => {
+                let (mut cause, mut rejected) = (None, None);
                 let (name, player) = match event {
                     ServerSessionEvent::PlayerJoined { player, .. } => ("player_joined", Some(player)),
                     ServerSessionEvent::PlayerReconnected { player, .. } => ("player_reconnected", Some(player)),
                     ServerSessionEvent::PlayerInterrupted { player, .. } => ("player_interrupted", Some(player)),
                     ServerSessionEvent::PlayerLeft { player } => ("player_left", Some(player)),
-                    ServerSessionEvent::PlayerKicked { player, .. } => ("player_kicked", Some(player)),
+                    ServerSessionEvent::PlayerKicked { player, cause: c, .. } => {
+                        cause = Some(c);
+                        ("player_kicked", Some(player))
+                    }
                     ServerSessionEvent::PlayerCatchingUp { player, .. } => ("player_catching_up", Some(player)),
-                    ServerSessionEvent::ConnectionRejected { .. } => ("connection_rejected", None),
+                    ServerSessionEvent::ConnectionRejected { reason, .. } => {
+                        rejected = Some(reason);
+                        ("connection_rejected", None)
+                    }
                 };
                 let mut f = vec![("match", match_id.to_string())];
                 f.extend(player.map(|p| ("player", p.to_string())));
+                if let Some(r) = rejected {
+                    f.push(("why", json_string(rejection(r))));
+                }
+                if let Some(c) = cause {
+                    f.push(("cause", json_string(kick_cause(c))));
+                    if let KickCause::Engine { code } = c {
+                        f.push(("code", code.to_string()));
+                    }
+                }
                 self.line(now, name, &f, out)
             }
         }
@@ -358,4 +401,31 @@ fn json_string(text: &str) -> String {
     }
     s.push('"');
     s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn lines(json: bool, e: ServerSessionEvent) -> String {
+        let mut r = Report::new(json);
+        let mut s = String::new();
+        r.event(7, &MatchServerEvent::Session { match_id: 42, event: e }, &mut |l| s.push_str(l));
+        s
+    }
+
+    /// An operator reads why a player was kicked, and why a connection got no slot.
+    #[test]
+    fn kicks_and_refusals_name_their_cause() {
+        let starved =
+            ServerSessionEvent::PlayerKicked { player: 2, peer: 9, cause: KickCause::Jitter(KickReason::Starved) };
+        assert_eq!(lines(false, starved), "player_kicked match=42 player=2 cause=inputs_starved");
+        let engine = ServerSessionEvent::PlayerKicked { player: 1, peer: 9, cause: KickCause::Engine { code: 77 } };
+        assert_eq!(
+            lines(true, engine),
+            r#"{"t_us":7,"event":"player_kicked","match":42,"player":1,"cause":"engine","code":77}"#
+        );
+        let no_hello = ServerSessionEvent::ConnectionRejected { peer: 9, reason: RejectReason::NoHello };
+        assert_eq!(lines(false, no_hello), "connection_rejected match=42 why=no_hello");
+    }
 }

@@ -642,6 +642,7 @@ impl Endpoint {
     pub(super) fn insert_connection(&mut self, conn: Connection) {
         let peer = conn.peer;
         self.conns.insert(peer, conn);
+        self.changed.timers.reserve_for(self.conns.len());
         touched(&mut self.conns, &mut self.changed, peer);
     }
 

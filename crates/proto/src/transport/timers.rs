@@ -40,6 +40,17 @@ pub(super) struct TimerQueue {
 }
 
 impl TimerQueue {
+    /// Makes room for the entries of `connections` connections, so that no settle
+    /// allocates while their number holds (a running session allocates nothing per
+    /// tick): the heap reaches at most twice that and [`SLACK`], plus one settle's
+    /// pushes, before it is rebuilt.
+    pub(super) fn reserve_for(&mut self, connections: usize) {
+        let entries = 3 * connections + SLACK;
+        self.heap.reserve(entries.saturating_sub(self.heap.len()));
+        // Each live connection is listed once; closed ones until the next settle.
+        self.unsettled.reserve((2 * connections).saturating_sub(self.unsettled.len()));
+    }
+
     /// Lists `c` to have its timer computed again at the next settle.
     pub(super) fn unsettle(&mut self, c: &mut Connection) {
         if !c.timer_unsettled {
@@ -101,10 +112,14 @@ impl TimerQueue {
         }
     }
 
-    /// Entries held, live or not (for tests of the bound).
+    /// Entries held, live or not, and the room for them (for tests of the bound).
     #[cfg(test)]
     fn len(&self) -> usize {
         self.heap.len()
+    }
+    #[cfg(test)]
+    fn capacity(&self) -> (usize, usize) {
+        (self.heap.capacity(), self.unsettled.capacity())
     }
 }
 
@@ -173,21 +188,25 @@ mod tests {
     }
 
     #[test]
-    fn timers_that_move_every_tick_leave_a_bounded_heap() {
+    fn timers_that_move_every_tick_leave_a_bounded_heap_in_the_room_reserved() {
         let mut m = conns(100);
         let now = std::cell::Cell::new(0);
         // Every timer a second ahead of the latest touch: none is ever due, and each
         // touch leaves a dead entry behind.
         let timer_of = |c: &Connection| now.get() + 1_000_000 + Micros::from(c.peer);
         let mut q = TimerQueue::default();
+        q.reserve_for(m.len());
+        let room = q.capacity();
         for tick in 0..1_000 {
             now.set(tick * 16_667);
-            for c in m.values_mut() {
+            // Some connections touched each tick, at times all of them.
+            for c in m.values_mut().filter(|c| tick % 7 == 0 || u64::from(c.peer) % 3 == tick % 3) {
                 q.unsettle(c);
             }
             q.settle(&mut m, timer_of);
             assert!(q.len() <= 2 * m.len() + SLACK, "{} entries at tick {tick}", q.len());
-            assert_eq!(q.next(&m), Some(now.get() + 1_000_001));
+            assert_eq!(q.capacity(), room, "no settle allocates (tick {tick})");
         }
+        assert!(q.next(&m).is_some_and(|t| t > now.get()));
     }
 }

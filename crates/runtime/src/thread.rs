@@ -96,7 +96,7 @@ pub(crate) const MODERATION_MIN_PEERS: usize = 8;
 /// millisecond, and their packets leave in one batch. A server's delayed acks are each
 /// due 20 ms (`MAX_ACK_DELAY_US`) after a client's packet, at that client's own phase:
 /// at 800 clients they woke its thread 2,500-3,300 times a second, and 850 on the
-/// grid, for 17% less of the server's CPU (`tickwire serve` at 200 matches,
+/// grid, for 16-17% less of the server's CPU (`tickwire serve` at 200 matches,
 /// docs/benchmarks.md). An ack carries its own delay, so round-trip times do not see
 /// the wait.
 ///

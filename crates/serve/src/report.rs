@@ -213,33 +213,29 @@ impl Report {
                 self.line(now, "refused", &[("peer", peer.to_string()), ("why", json_string(refusal(why)))], out)
             }
             MatchServerEvent::Session { match_id, event } => {
-                let (mut cause, mut rejected) = (None, None);
+                // Fields past the match and the player: why it was kicked or refused.
+                let mut why = Vec::new();
                 let (name, player) = match event {
                     ServerSessionEvent::PlayerJoined { player, .. } => ("player_joined", Some(player)),
                     ServerSessionEvent::PlayerReconnected { player, .. } => ("player_reconnected", Some(player)),
                     ServerSessionEvent::PlayerInterrupted { player, .. } => ("player_interrupted", Some(player)),
                     ServerSessionEvent::PlayerLeft { player } => ("player_left", Some(player)),
-                    ServerSessionEvent::PlayerKicked { player, cause: c, .. } => {
-                        cause = Some(c);
+                    ServerSessionEvent::PlayerKicked { player, cause, .. } => {
+                        why.push(("cause", json_string(kick_cause(cause))));
+                        if let KickCause::Engine { code } = cause {
+                            why.push(("code", code.to_string()));
+                        }
                         ("player_kicked", Some(player))
                     }
                     ServerSessionEvent::PlayerCatchingUp { player, .. } => ("player_catching_up", Some(player)),
                     ServerSessionEvent::ConnectionRejected { reason, .. } => {
-                        rejected = Some(reason);
+                        why.push(("why", json_string(rejection(reason))));
                         ("connection_rejected", None)
                     }
                 };
                 let mut f = vec![("match", match_id.to_string())];
                 f.extend(player.map(|p| ("player", p.to_string())));
-                if let Some(r) = rejected {
-                    f.push(("why", json_string(rejection(r))));
-                }
-                if let Some(c) = cause {
-                    f.push(("cause", json_string(kick_cause(c))));
-                    if let KickCause::Engine { code } = c {
-                        f.push(("code", code.to_string()));
-                    }
-                }
+                f.extend(why);
                 self.line(now, name, &f, out)
             }
         }

@@ -102,10 +102,7 @@ impl TimerQueue {
                 break;
             }
             self.heap.pop();
-            if !live(conns, t, peer) {
-                continue;
-            }
-            let c = conns.get_mut(&peer).expect("live entries have a connection");
+            let Some(c) = conns.get_mut(&peer).filter(|c| is_current(c, t)) else { continue };
             c.queued_timer = None;
             self.unsettle(c);
             due.push(peer);
@@ -125,7 +122,12 @@ impl TimerQueue {
 
 /// Whether the entry `(t, peer)` is its connection's current one.
 fn live(conns: &PeerMap<Connection>, t: Micros, peer: PeerId) -> bool {
-    conns.get(&peer).is_some_and(|c| !c.timer_unsettled && c.queued_timer == Some(t))
+    conns.get(&peer).is_some_and(|c| is_current(c, t))
+}
+
+/// Whether an entry at `t` is `c`'s current one: settled, and queued at `t`.
+fn is_current(c: &Connection, t: Micros) -> bool {
+    !c.timer_unsettled && c.queued_timer == Some(t)
 }
 
 #[cfg(test)]
@@ -134,8 +136,7 @@ mod tests {
     use crate::transport::EndpointConfig;
     use crate::transport::peer_map::peer_map;
 
-    /// Connections 1..=n whose timers are `timers[peer]` (looked up by the test's
-    /// `timer_of`, as the endpoint's is computed from the connection).
+    /// Connections 1..=n, none settled yet (each test's `timer_of` gives their timers).
     fn conns(n: u32) -> PeerMap<Connection> {
         let cfg = EndpointConfig::default();
         let mut m = peer_map();

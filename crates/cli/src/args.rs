@@ -172,7 +172,29 @@ pub enum Bench {
     Loopback(LoopbackArgs),
     Relay(RelayArgs),
     Crypto(CryptoArgs),
+    Endpoint(EndpointBenchArgs),
     Serve(ServeBenchArgs),
+}
+
+/// A server endpoint's own cost per client a tick, in memory, cold and warm.
+///
+/// N in-memory clients each send a 32-byte input a tick; the server endpoint takes
+/// them, sends each client a 256-byte message and flushes (no socket, no thread: the
+/// library's own work). Each tick starts cold, as a 60 Hz server's does, with and
+/// without the memory hint a host's endpoint has, and warm. Build with --release for
+/// meaningful numbers.
+#[derive(Debug, Args)]
+pub struct EndpointBenchArgs {
+    /// Client counts, one table row each (comma-separated).
+    #[arg(long, value_name = "N[,N...]", value_delimiter = ',', default_value = "64,512,2048",
+          value_parser = ranged(1usize, 4096))]
+    pub clients: Vec<usize>,
+    /// Ticks timed in each round (the median tick is taken).
+    #[arg(long, value_name = "T", default_value_t = 200, value_parser = ranged(1usize, 100_000))]
+    pub ticks: usize,
+    /// Rounds of each mode, alternating (the median round is taken).
+    #[arg(long, value_name = "R", default_value_t = 3, value_parser = ranged(1usize, 100))]
+    pub rounds: usize,
 }
 
 /// What each packet protection costs per packet on the endpoint (part (d) of loopback).
@@ -451,6 +473,7 @@ mod tests {
             "bench loopback",
             "bench relay",
             "bench crypto",
+            "bench endpoint",
             "lab",
             "token",
             "token key",

@@ -10,6 +10,7 @@ mod args_serve;
 mod bench;
 mod bench_aead;
 mod bench_crypto;
+mod bench_endpoint;
 mod bench_relay;
 mod bench_serve;
 mod boxes;
@@ -59,6 +60,7 @@ fn run(command: Command, argv: &[String]) -> Result<ExitCode, (UsageError, &'sta
         Command::Bench(b) => match b.which {
             Bench::Loopback(a) => Ok(bench::run(a.messages, argv)),
             Bench::Crypto(_) => Ok(bench_crypto::run(argv)),
+            Bench::Endpoint(a) => Ok(bench_endpoint::run(&a.clients, a.ticks, a.rounds, argv)),
             Bench::Serve(a) => bench_serve::run(&a).map_err(|e| (e, "bench serve")),
             Bench::Relay(a) => {
                 let scenarios = if a.one_run() {

@@ -124,6 +124,9 @@ fn reliable_ordered_exactly_once_in_order_under_hostile_link() {
         false
     });
     assert_eq!(got.len() as u32, total, "duplicates delivered");
+    // Every unit acknowledged: nothing is held for resending (the connection keeps a
+    // summary of its senders, checked against them in debug builds at every send).
+    assert_eq!(net.endpoint(c).queued_bytes(cp), Some(0));
     for (i, m) in got.iter().enumerate() {
         assert_eq!(m, &msg(i as u32), "message {i} differs or out of order");
     }

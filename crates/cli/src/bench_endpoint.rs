@@ -1,0 +1,274 @@
+//! `tickwire bench endpoint`: a server endpoint's own cost per client a tick, in memory
+//! (the sans-IO state machine, no socket, no thread, no kernel). N client endpoints each
+//! send a 32-byte unreliable input a tick; the server takes the datagrams, delivers the
+//! messages, sends each client one 256-byte unreliable message and flushes: the shape of
+//! the transport benchmark's row 5b, without the system calls.
+//!
+//! A 60 Hz server's state is cold at every tick (16 ms of other work, or of sleep, on
+//! the machines we measured), so each tick starts after a sweep of 32 MiB of other
+//! memory, and the table also gives the same ticks warm (no sweep). Each size runs with
+//! the runtime's memory hint (`EndpointConfig::memory_hint`: the senders of a batch of
+//! 16 datagrams named before they are handed over, as the network thread does) and
+//! without it, in alternating rounds. The figure is the median tick's time over the
+//! clients; only the server's work is timed.
+
+use std::collections::HashMap;
+use std::net::SocketAddr;
+use std::time::Instant;
+
+use tickwire_proto::wire::MAX_DATAGRAM_SIZE;
+use tickwire_proto::{CHANNEL_UNRELIABLE, Endpoint, EndpointConfig, NetEvent, PeerId, Security};
+
+/// Datagrams named ahead at a time: the runtime's receive batch (`recv_batch.rs`).
+const NAMED_AHEAD: usize = 16;
+/// The memory swept between ticks, well beyond this machine's caches.
+const SWEEP_BYTES: usize = 32 << 20;
+/// Ticks of each round before timing starts (connections settle, pools fill).
+const WARMUP_TICKS: usize = 20;
+
+/// What a round measures.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Mode {
+    Cold { hint: bool },
+    Warm,
+}
+
+struct Bench {
+    server: Endpoint,
+    clients: Vec<(Endpoint, SocketAddr, PeerId)>,
+    index: HashMap<SocketAddr, usize>,
+    peers: Vec<PeerId>,
+    server_addr: SocketAddr,
+    now: u64,
+    sweep: Vec<u8>,
+    delivered: u64,
+}
+
+fn setup(n: usize, encrypted: bool, hint: bool) -> Result<Bench, String> {
+    let security = if encrypted { Security::default() } else { Security::InsecurePlaintext };
+    let cfg = |max_incoming, seed| EndpointConfig {
+        max_incoming,
+        max_incoming_per_ip: 0,
+        seed,
+        security: security.clone(),
+        // As a host's endpoint: AWS-LC seals, and the runtime's hint when asked.
+        aead: Some(tickwire_runtime::aws_lc_aead()),
+        memory_hint: hint.then(tickwire_runtime::memory_hint),
+        ..EndpointConfig::default()
+    };
+    let server_addr: SocketAddr = "10.0.0.1:7000".parse().expect("an address");
+    let server = Endpoint::new(cfg(n as u32, 1), 0).map_err(|e| e.to_string())?;
+    let mut clients = Vec::with_capacity(n);
+    let mut index = HashMap::with_capacity(n);
+    for i in 0..n {
+        let mut ep = Endpoint::new(cfg(0, 100 + i as u64), 0).map_err(|e| e.to_string())?;
+        let peer = ep.connect(0, server_addr).map_err(|e| e.to_string())?;
+        let addr = SocketAddr::from(([10, 1, (i / 250) as u8, (i % 250) as u8 + 1], 1000 + (i % 50_000) as u16));
+        index.insert(addr, i);
+        clients.push((ep, addr, peer));
+    }
+    let mut b = Bench { server, clients, index, peers: Vec::new(), server_addr, now: 1, sweep: vec![0; SWEEP_BYTES], delivered: 0 };
+    let mut buf = vec![0u8; MAX_DATAGRAM_SIZE];
+    for _ in 0..10 {
+        b.now += 1_000;
+        for (ep, addr, _) in b.clients.iter_mut() {
+            ep.update(b.now);
+            while let Some((_, len)) = ep.poll_transmit(&mut buf) {
+                b.server.handle_datagram(b.now, *addr, &buf[..len]);
+            }
+        }
+        b.server.update(b.now);
+        b.to_clients(&mut buf);
+        while let Some(e) = b.server.poll_event() {
+            if let NetEvent::Connected { peer, .. } = e {
+                b.peers.push(peer);
+            }
+        }
+    }
+    if b.peers.len() != n {
+        return Err(format!("{} of {n} in-memory clients connected", b.peers.len()));
+    }
+    Ok(b)
+}
+
+impl Bench {
+    /// Delivers what the server sent to the clients (untimed), as the network would.
+    fn to_clients(&mut self, buf: &mut [u8]) {
+        while let Some((to, len)) = self.server.poll_transmit(buf) {
+            self.deliver(to, &buf[..len].to_vec());
+        }
+    }
+
+    fn deliver(&mut self, to: SocketAddr, datagram: &[u8]) {
+        if let Some(&i) = self.index.get(&to) {
+            let (ep, _, _) = &mut self.clients[i];
+            ep.handle_datagram(self.now, self.server_addr, datagram);
+            while let Some(e) = ep.poll_event() {
+                if let NetEvent::Message { data, .. } = e {
+                    ep.recycle(data);
+                }
+            }
+        }
+    }
+
+    /// One tick; returns the server's nanoseconds. `wire` carries the datagrams both
+    /// ways (reused, so that the harness allocates nothing in the timed part).
+    fn tick(&mut self, mode: Mode, wire: &mut Wire) -> u128 {
+        const INPUT: [u8; 32] = [7; 32];
+        const DOWN: [u8; 256] = [9; 256];
+        self.now += 16_667;
+        wire.up.clear();
+        for (ep, addr, peer) in self.clients.iter_mut() {
+            ep.send(*peer, CHANNEL_UNRELIABLE, &INPUT).expect("a connected client sends");
+            ep.flush(self.now);
+            while let Some((_, len)) = ep.poll_transmit(&mut wire.buf) {
+                wire.up.push(*addr, &wire.buf[..len]);
+            }
+        }
+        if mode != Mode::Warm {
+            for (i, b) in self.sweep.iter_mut().enumerate().step_by(64) {
+                *b = b.wrapping_add(i as u8);
+            }
+        }
+        let named = mode == Mode::Cold { hint: true };
+        wire.down.clear();
+        let t0 = Instant::now();
+        for start in (0..wire.up.len()).step_by(NAMED_AHEAD) {
+            let batch = start..(start + NAMED_AHEAD).min(wire.up.len());
+            if named {
+                for i in batch.clone() {
+                    self.server.prefetch_for(wire.up.get(i).0);
+                }
+            }
+            for i in batch {
+                let (from, d) = wire.up.get(i);
+                self.server.handle_datagram(self.now, from, d);
+            }
+        }
+        while let Some(e) = self.server.poll_event() {
+            if let NetEvent::Message { data, .. } = e {
+                self.delivered += 1;
+                self.server.recycle(data);
+            }
+        }
+        for &p in &self.peers {
+            self.server.send(p, CHANNEL_UNRELIABLE, &DOWN).expect("a connected peer takes a message");
+        }
+        self.server.flush(self.now);
+        if self.server.next_timeout().is_some_and(|t| t <= self.now) {
+            self.server.update(self.now);
+        }
+        // The datagrams leave as a socket takes them: copied out.
+        while let Some((to, len)) = self.server.poll_transmit(&mut wire.buf) {
+            wire.down.push(to, &wire.buf[..len]);
+        }
+        let spent = t0.elapsed().as_nanos();
+        for i in 0..wire.down.len() {
+            let (to, d) = wire.down.get(i);
+            self.deliver(to, d);
+        }
+        spent
+    }
+}
+
+/// Datagrams in one buffer, each with its address.
+#[derive(Default)]
+struct Datagrams {
+    bytes: Vec<u8>,
+    spans: Vec<(SocketAddr, usize, usize)>,
+}
+
+impl Datagrams {
+    fn clear(&mut self) {
+        self.bytes.clear();
+        self.spans.clear();
+    }
+    fn push(&mut self, addr: SocketAddr, d: &[u8]) {
+        self.spans.push((addr, self.bytes.len(), d.len()));
+        self.bytes.extend_from_slice(d);
+    }
+    fn len(&self) -> usize {
+        self.spans.len()
+    }
+    fn get(&self, i: usize) -> (SocketAddr, &[u8]) {
+        let (addr, at, len) = self.spans[i];
+        (addr, &self.bytes[at..at + len])
+    }
+}
+
+struct Wire {
+    buf: Vec<u8>,
+    up: Datagrams,
+    down: Datagrams,
+}
+
+/// The median tick's nanoseconds per client over `ticks` timed ticks of `mode`.
+fn round(n: usize, encrypted: bool, mode: Mode, ticks: usize) -> Result<f64, String> {
+    let mut b = setup(n, encrypted, mode == Mode::Cold { hint: true })?;
+    let mut wire = Wire { buf: vec![0; MAX_DATAGRAM_SIZE], up: Datagrams::default(), down: Datagrams::default() };
+    let mut times = Vec::with_capacity(ticks);
+    for t in 0..WARMUP_TICKS + ticks {
+        let spent = b.tick(mode, &mut wire);
+        if t >= WARMUP_TICKS {
+            times.push(spent);
+        }
+    }
+    let expected = ((WARMUP_TICKS + ticks) * n) as u64;
+    if b.delivered != expected {
+        return Err(format!("the server delivered {} of {expected} inputs", b.delivered));
+    }
+    times.sort_unstable();
+    Ok(times[times.len() / 2] as f64 / n as f64)
+}
+
+fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(f64::total_cmp);
+    v[v.len() / 2]
+}
+
+/// Prints the table: for each size and protection, the server endpoint's nanoseconds
+/// per client a tick, cold without and with the memory hint, and warm; medians over
+/// `rounds` alternating rounds.
+pub fn print_cost(sizes: &[usize], ticks: usize, rounds: usize) -> Result<(), String> {
+    println!(
+        "\nserver endpoint cost per client a tick (ns), in memory: a 32-B input up and a 256-B message down per \
+         client a tick; median tick of {ticks}, median of {rounds} alternating rounds; cold = after a sweep of \
+         {} MiB, hint = the senders of each batch of {NAMED_AHEAD} named first (as a host does)",
+        SWEEP_BYTES >> 20
+    );
+    println!("| clients | protection | cold, no hint | cold, hint | hint / no hint | warm |");
+    println!("|---:|---|---:|---:|---:|---:|");
+    for &n in sizes {
+        for encrypted in [false, true] {
+            let modes = [Mode::Cold { hint: false }, Mode::Cold { hint: true }, Mode::Warm];
+            let mut figures: [Vec<f64>; 3] = Default::default();
+            for r in 0..rounds {
+                // Alternate the order, so that no mode always runs first.
+                for k in 0..modes.len() {
+                    let m = if r % 2 == 0 { k } else { modes.len() - 1 - k };
+                    figures[m].push(round(n, encrypted, modes[m], ticks)?);
+                }
+            }
+            let [no_hint, hint, warm] = figures.map(median);
+            println!(
+                "| {n} | {} | {no_hint:.0} | {hint:.0} | {:.2} | {warm:.0} |",
+                if encrypted { "encrypted" } else { "plaintext" },
+                hint / no_hint
+            );
+        }
+    }
+    Ok(())
+}
+
+pub fn run(sizes: &[usize], ticks: usize, rounds: usize, argv: &[String]) -> std::process::ExitCode {
+    println!("$ tickwire {}", argv.join(" "));
+    let build = if cfg!(debug_assertions) { "debug (numbers are pessimistic: use --release)" } else { "release" };
+    println!("build: {build}");
+    match print_cost(sizes, ticks, rounds) {
+        Ok(()) => std::process::ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("bench: {e}");
+            std::process::ExitCode::FAILURE
+        }
+    }
+}

@@ -8,6 +8,7 @@
 
 use std::collections::VecDeque;
 
+use super::head_queue::HeadQueue;
 use super::peer_map::PeerMap;
 use super::{Event, PeerId};
 use crate::clock::Micros;
@@ -35,9 +36,11 @@ pub(super) fn cost(e: &Event) -> usize {
 /// An event and when it happened (for a message: when its datagram arrived).
 type Timed = (Micros, Event);
 
+/// One peer's events, oldest first (the oldest inline: the one cache line the map's
+/// lookup brought in, when the engine reads every tick; `head_queue.rs`).
 #[derive(Debug, Default)]
 struct PeerQueue {
-    events: VecDeque<Timed>,
+    events: HeadQueue<Timed>,
     bytes: usize,
 }
 
@@ -58,7 +61,7 @@ impl Inbox {
         let c = cost(&e);
         let spare = &mut self.spare;
         let q = self.queues.entry(peer).or_insert_with(|| PeerQueue {
-            events: spare.pop().unwrap_or_else(|| VecDeque::with_capacity(QUEUE_RESERVED)),
+            events: HeadQueue::with_rest(spare.pop().unwrap_or_else(|| VecDeque::with_capacity(QUEUE_RESERVED))),
             bytes: 0,
         });
         if q.events.is_empty() {
@@ -81,10 +84,11 @@ impl Inbox {
         if !q.events.is_empty() {
             self.ring.push_back(peer);
         } else if matches!(e, Event::Disconnected { .. }) {
-            let mut q = self.queues.remove(&peer).expect("just used");
+            let q = self.queues.remove(&peer).expect("just used");
             if self.spare.len() < SPARE_QUEUES {
-                q.events.shrink_to(QUEUE_RESERVED);
-                self.spare.push(q.events);
+                let mut rest = q.events.into_rest();
+                rest.shrink_to(QUEUE_RESERVED);
+                self.spare.push(rest);
             }
         }
         Some((at, e))

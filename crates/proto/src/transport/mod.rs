@@ -32,6 +32,7 @@ mod crypto;
 mod dial;
 mod endpoint;
 mod handshake;
+mod head_queue;
 mod estimators;
 mod inbox;
 mod link;

@@ -6,11 +6,9 @@
 //!
 //! A 60 Hz server's state is cold at every tick (16 ms of other work, or of sleep, on
 //! the machines we measured), so each tick starts after a sweep of 32 MiB of other
-//! memory, and the table also gives the same ticks warm (no sweep). Each size runs with
-//! the runtime's memory hint (`EndpointConfig::memory_hint`: the senders of a batch of
-//! 16 datagrams named before they are handed over, as the network thread does) and
-//! without it, in alternating rounds. The figure is the median tick's time over the
-//! clients; only the server's work is timed.
+//! memory, and the table also gives the same ticks warm (no sweep), in alternating
+//! rounds. The figure is the median tick's time over the clients; only the server's
+//! work is timed. The gap between the two is what the cache misses cost.
 
 use std::collections::HashMap;
 use std::net::SocketAddr;
@@ -19,19 +17,10 @@ use std::time::Instant;
 use tickwire_proto::wire::MAX_DATAGRAM_SIZE;
 use tickwire_proto::{CHANNEL_UNRELIABLE, Endpoint, EndpointConfig, NetEvent, PeerId, Security};
 
-/// Datagrams named ahead at a time: the runtime's receive batch (`recv_batch.rs`).
-const NAMED_AHEAD: usize = 16;
 /// The memory swept between ticks, well beyond this machine's caches.
 const SWEEP_BYTES: usize = 32 << 20;
 /// Ticks of each round before timing starts (connections settle, pools fill).
 const WARMUP_TICKS: usize = 20;
-
-/// What a round measures.
-#[derive(Debug, Clone, Copy, PartialEq)]
-enum Mode {
-    Cold { hint: bool },
-    Warm,
-}
 
 struct Bench {
     server: Endpoint,
@@ -44,16 +33,15 @@ struct Bench {
     delivered: u64,
 }
 
-fn setup(n: usize, encrypted: bool, hint: bool) -> Result<Bench, String> {
+fn setup(n: usize, encrypted: bool) -> Result<Bench, String> {
     let security = if encrypted { Security::default() } else { Security::InsecurePlaintext };
     let cfg = |max_incoming, seed| EndpointConfig {
         max_incoming,
         max_incoming_per_ip: 0,
         seed,
         security: security.clone(),
-        // As a host's endpoint: AWS-LC seals, and the runtime's hint when asked.
+        // As a host's endpoint seals: AWS-LC's AEADs.
         aead: Some(tickwire_runtime::aws_lc_aead()),
-        memory_hint: hint.then(tickwire_runtime::memory_hint),
         ..EndpointConfig::default()
     };
     let server_addr: SocketAddr = "10.0.0.1:7000".parse().expect("an address");
@@ -67,7 +55,16 @@ fn setup(n: usize, encrypted: bool, hint: bool) -> Result<Bench, String> {
         index.insert(addr, i);
         clients.push((ep, addr, peer));
     }
-    let mut b = Bench { server, clients, index, peers: Vec::new(), server_addr, now: 1, sweep: vec![0; SWEEP_BYTES], delivered: 0 };
+    let mut b = Bench {
+        server,
+        clients,
+        index,
+        peers: Vec::new(),
+        server_addr,
+        now: 1,
+        sweep: vec![0; SWEEP_BYTES],
+        delivered: 0,
+    };
     let mut buf = vec![0u8; MAX_DATAGRAM_SIZE];
     for _ in 0..10 {
         b.now += 1_000;
@@ -78,7 +75,7 @@ fn setup(n: usize, encrypted: bool, hint: bool) -> Result<Bench, String> {
             }
         }
         b.server.update(b.now);
-        b.to_clients(&mut buf);
+        b.deliver_sent(&mut buf);
         while let Some(e) = b.server.poll_event() {
             if let NetEvent::Connected { peer, .. } = e {
                 b.peers.push(peer);
@@ -93,9 +90,9 @@ fn setup(n: usize, encrypted: bool, hint: bool) -> Result<Bench, String> {
 
 impl Bench {
     /// Delivers what the server sent to the clients (untimed), as the network would.
-    fn to_clients(&mut self, buf: &mut [u8]) {
+    fn deliver_sent(&mut self, buf: &mut [u8]) {
         while let Some((to, len)) = self.server.poll_transmit(buf) {
-            self.deliver(to, &buf[..len].to_vec());
+            self.deliver(to, &buf[..len]);
         }
     }
 
@@ -113,7 +110,7 @@ impl Bench {
 
     /// One tick; returns the server's nanoseconds. `wire` carries the datagrams both
     /// ways (reused, so that the harness allocates nothing in the timed part).
-    fn tick(&mut self, mode: Mode, wire: &mut Wire) -> u128 {
+    fn tick(&mut self, cold: bool, wire: &mut Wire) -> u128 {
         const INPUT: [u8; 32] = [7; 32];
         const DOWN: [u8; 256] = [9; 256];
         self.now += 16_667;
@@ -125,25 +122,20 @@ impl Bench {
                 wire.up.push(*addr, &wire.buf[..len]);
             }
         }
-        if mode != Mode::Warm {
+        if cold {
             for (i, b) in self.sweep.iter_mut().enumerate().step_by(64) {
                 *b = b.wrapping_add(i as u8);
             }
         }
-        let named = mode == Mode::Cold { hint: true };
         wire.down.clear();
         let t0 = Instant::now();
-        for start in (0..wire.up.len()).step_by(NAMED_AHEAD) {
-            let batch = start..(start + NAMED_AHEAD).min(wire.up.len());
-            if named {
-                for i in batch.clone() {
-                    self.server.prefetch_for(wire.up.get(i).0);
-                }
+        for i in 0..wire.up.len() {
+            if i + 1 < wire.up.len() {
+                // As the network thread does: the next sender's key loads meanwhile.
+                self.server.prefetch_for(wire.up.get(i + 1).0);
             }
-            for i in batch {
-                let (from, d) = wire.up.get(i);
-                self.server.handle_datagram(self.now, from, d);
-            }
+            let (from, d) = wire.up.get(i);
+            self.server.handle_datagram(self.now, from, d);
         }
         while let Some(e) = self.server.poll_event() {
             if let NetEvent::Message { data, .. } = e {
@@ -202,13 +194,13 @@ struct Wire {
     down: Datagrams,
 }
 
-/// The median tick's nanoseconds per client over `ticks` timed ticks of `mode`.
-fn round(n: usize, encrypted: bool, mode: Mode, ticks: usize) -> Result<f64, String> {
-    let mut b = setup(n, encrypted, mode == Mode::Cold { hint: true })?;
+/// The median tick's nanoseconds per client over `ticks` timed ticks, `cold` or warm.
+fn round(n: usize, encrypted: bool, cold: bool, ticks: usize) -> Result<f64, String> {
+    let mut b = setup(n, encrypted)?;
     let mut wire = Wire { buf: vec![0; MAX_DATAGRAM_SIZE], up: Datagrams::default(), down: Datagrams::default() };
     let mut times = Vec::with_capacity(ticks);
     for t in 0..WARMUP_TICKS + ticks {
-        let spent = b.tick(mode, &mut wire);
+        let spent = b.tick(cold, &mut wire);
         if t >= WARMUP_TICKS {
             times.push(spent);
         }
@@ -227,33 +219,31 @@ fn median(mut v: Vec<f64>) -> f64 {
 }
 
 /// Prints the table: for each size and protection, the server endpoint's nanoseconds
-/// per client a tick, cold without and with the memory hint, and warm; medians over
-/// `rounds` alternating rounds.
+/// per client a tick, cold and warm; medians over `rounds` alternating rounds.
 pub fn print_cost(sizes: &[usize], ticks: usize, rounds: usize) -> Result<(), String> {
     println!(
         "\nserver endpoint cost per client a tick (ns), in memory: a 32-B input up and a 256-B message down per \
-         client a tick; median tick of {ticks}, median of {rounds} alternating rounds; cold = after a sweep of \
-         {} MiB, hint = the senders of each batch of {NAMED_AHEAD} named first (as a host does)",
+         client a tick; median tick of {ticks}, median of {rounds} alternating rounds; cold = each tick after a \
+         sweep of {} MiB of other memory",
         SWEEP_BYTES >> 20
     );
-    println!("| clients | protection | cold, no hint | cold, hint | hint / no hint | warm |");
-    println!("|---:|---|---:|---:|---:|---:|");
+    println!("| clients | protection | cold | warm | cold / warm |");
+    println!("|---:|---|---:|---:|---:|");
     for &n in sizes {
         for encrypted in [false, true] {
-            let modes = [Mode::Cold { hint: false }, Mode::Cold { hint: true }, Mode::Warm];
-            let mut figures: [Vec<f64>; 3] = Default::default();
+            let (mut cold, mut warm) = (Vec::new(), Vec::new());
             for r in 0..rounds {
-                // Alternate the order, so that no mode always runs first.
-                for k in 0..modes.len() {
-                    let m = if r % 2 == 0 { k } else { modes.len() - 1 - k };
-                    figures[m].push(round(n, encrypted, modes[m], ticks)?);
+                // Alternate the order, so that neither always runs first.
+                for first in [r % 2 == 0, r % 2 != 0] {
+                    let figure = round(n, encrypted, first, ticks)?;
+                    if first { cold.push(figure) } else { warm.push(figure) }
                 }
             }
-            let [no_hint, hint, warm] = figures.map(median);
+            let (cold, warm) = (median(cold), median(warm));
             println!(
-                "| {n} | {} | {no_hint:.0} | {hint:.0} | {:.2} | {warm:.0} |",
+                "| {n} | {} | {cold:.0} | {warm:.0} | {:.2} |",
                 if encrypted { "encrypted" } else { "plaintext" },
-                hint / no_hint
+                cold / warm
             );
         }
     }

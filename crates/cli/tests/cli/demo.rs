@@ -68,6 +68,7 @@ fn bad_demo_options_are_refused_with_status_2_naming_the_option() {
         (&["demo", "--players", "4"][..], "--players"),
         (&["demo", "--seconds"][..], "--seconds"),
         (&["bench", "relay", "--input-size", "0"][..], "--input-size"),
+        (&["bench", "endpoint", "--clients", "0"][..], "--clients"),
         (&["lab", "--seeds", "1"][..], "--seeds"),
     ] {
         let o = tickwire(args);
@@ -80,4 +81,22 @@ fn bad_demo_options_are_refused_with_status_2_naming_the_option() {
     let o = tickwire(&[]);
     assert_eq!(o.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&o.stderr).contains("Usage: tickwire"));
+}
+
+#[test]
+fn bench_endpoint_prints_a_row_for_each_size_and_protection() {
+    let o = tickwire(&["bench", "endpoint", "--clients", "3,5", "--ticks", "4", "--rounds", "1"]);
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(o.status.success(), "{out} {}", String::from_utf8_lossy(&o.stderr));
+    let rows: Vec<Vec<&str>> = out
+        .lines()
+        .filter(|l| l.starts_with("| ") && l.as_bytes().get(2).is_some_and(u8::is_ascii_digit))
+        .map(|l| l.trim_matches('|').split('|').map(str::trim).collect())
+        .collect();
+    let shape: Vec<(&str, &str)> = rows.iter().map(|r| (r[0], r[1])).collect();
+    assert_eq!(shape, [("3", "plaintext"), ("3", "encrypted"), ("5", "plaintext"), ("5", "encrypted")], "{out}");
+    for r in &rows {
+        let figures: Vec<f64> = r[2..].iter().map(|f| f.parse().expect("a number")).collect();
+        assert!(figures.iter().all(|&f| f > 0.0 && f.is_finite()), "{out}");
+    }
 }

@@ -294,7 +294,7 @@ pub(super) struct Connection {
 }
 
 /// What a connection's reliable senders hold, summed over its channels.
-#[derive(Debug, Clone, Copy, Default)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 struct ReliableHeld {
     /// Units queued or sent and not acknowledged yet.
     units: usize,
@@ -406,20 +406,21 @@ impl Connection {
     }
 
     pub(super) fn queued_bytes(&self) -> usize {
-        debug_assert_eq!(
-            self.reliable.queued_bytes,
-            self.reliable_send.iter().map(ReliableSender::queued_bytes).sum::<usize>(),
-            "the reliable senders' summary is stale"
-        );
+        debug_assert_eq!(self.reliable, self.reliable_held(), "the reliable senders' summary is stale");
         self.unreliable_bytes + self.reliable.queued_bytes
+    }
+
+    /// The reliable senders' summary, taken from the senders themselves.
+    fn reliable_held(&self) -> ReliableHeld {
+        ReliableHeld {
+            units: self.reliable_send.iter().map(|r| r.units.len()).sum(),
+            queued_bytes: self.reliable_send.iter().map(ReliableSender::queued_bytes).sum(),
+        }
     }
 
     /// Takes the summary of the reliable senders again (`reliable`), after a change.
     fn note_reliable(&mut self) {
-        self.reliable = ReliableHeld {
-            units: self.reliable_send.iter().map(|r| r.units.len()).sum(),
-            queued_bytes: self.reliable_send.iter().map(ReliableSender::queued_bytes).sum(),
-        };
+        self.reliable = self.reliable_held();
     }
 
     /// Queues a message; the caller has validated channel and size.
@@ -675,7 +676,7 @@ impl Connection {
     }
 
     pub(super) fn next_resend(&self) -> Option<Micros> {
-        debug_assert_eq!(self.reliable.units, self.reliable_send.iter().map(|r| r.units.len()).sum::<usize>());
+        debug_assert_eq!(self.reliable, self.reliable_held(), "the reliable senders' summary is stale");
         if self.reliable.units == 0 {
             return None;
         }

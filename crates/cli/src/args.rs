@@ -180,9 +180,9 @@ pub enum Bench {
 ///
 /// N in-memory clients each send a 32-byte input a tick; the server endpoint takes
 /// them, sends each client a 256-byte message and flushes (no socket, no thread: the
-/// library's own work). Each tick starts cold, as a 60 Hz server's does, with and
-/// without the memory hint a host's endpoint has, and warm. Build with --release for
-/// meaningful numbers.
+/// library's own work). Each tick runs cold, as a 60 Hz server's does (after a sweep
+/// of 32 MiB of other memory), or warm, plaintext and encrypted. Build with --release
+/// for meaningful numbers.
 #[derive(Debug, Args)]
 pub struct EndpointBenchArgs {
     /// Client counts, one table row each (comma-separated).

@@ -35,12 +35,21 @@ const SAMPLE_TIMEOUT: Duration = Duration::from_secs(1);
 /// Messages sent in (c): 4 s at 60 Hz.
 const RATE_MESSAGES: u32 = 240;
 
+/// What the benchmarks print as the build they ran in.
+pub(crate) const BUILD: &str =
+    if cfg!(debug_assertions) { "debug (numbers are pessimistic: use --release)" } else { "release" };
+
+/// The median of `v` (not empty): the upper one of an even count.
+pub(crate) fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(f64::total_cmp);
+    v[v.len() / 2]
+}
+
 /// Runs the three measurements and prints them.
 pub fn run(messages: usize, argv: &[String]) -> ExitCode {
     println!("$ tickwire {}", argv.join(" "));
     let cores = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(0);
-    let build = if cfg!(debug_assertions) { "debug (numbers are pessimistic: use --release)" } else { "release" };
-    println!("build: {build}; {cores} cores; 127.0.0.1; {messages} samples after {WARMUP} warm-up\n");
+    println!("build: {BUILD}; {cores} cores; 127.0.0.1; {messages} samples after {WARMUP} warm-up\n");
     let result = (|| -> Result<(), String> {
         let (a0, a) = push_to_wire(messages)?;
         let b = engine_rtt(messages, Security::default())?;

@@ -17,6 +17,8 @@ use std::hint::black_box;
 use chacha20poly1305::aead;
 use std::time::Instant;
 
+use super::bench::median;
+
 const KEY: [u8; 32] = [0x42; 32];
 const HEADER: [u8; 7] = [6, 1, 2, 3, 4, 5, 6];
 const ROUNDS: usize = 15;
@@ -147,11 +149,6 @@ pub fn agree() -> Result<(), String> {
         }
     }
     Ok(())
-}
-
-fn median(mut v: Vec<f64>) -> f64 {
-    v.sort_by(f64::total_cmp);
-    v[v.len() / 2]
 }
 
 /// Prints part (e): ns per seal and per open of each contender, the median of

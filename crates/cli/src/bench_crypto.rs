@@ -11,6 +11,8 @@
 use std::net::SocketAddr;
 use std::time::Instant;
 
+use super::bench::{BUILD, median};
+
 use tickwire_proto::wire::MAX_DATAGRAM_SIZE;
 use tickwire_proto::{CHANNEL_UNRELIABLE, Endpoint, EndpointConfig, NetEvent, PacketProtection, PeerId, Security};
 
@@ -102,11 +104,6 @@ fn round(p: &mut Pair, size: usize) -> (f64, f64) {
     (send, recv)
 }
 
-fn median(mut v: Vec<f64>) -> f64 {
-    v.sort_by(f64::total_cmp);
-    v[v.len() / 2]
-}
-
 /// Prints the table: per-packet send and receive cost under each protection, and what
 /// each cipher costs over the carrier's protection (the same packets, no tag). Each
 /// size has two rows: the median round, and the fastest (on a shared machine the
@@ -180,8 +177,7 @@ pub fn print_cost() -> Result<(), String> {
 /// `tickwire bench crypto`: part (d), and (e) the vetted AEADs side by side.
 pub fn run(argv: &[String]) -> std::process::ExitCode {
     println!("$ tickwire {}", argv.join(" "));
-    let build = if cfg!(debug_assertions) { "debug (numbers are pessimistic: use --release)" } else { "release" };
-    println!("build: {build}");
+    println!("build: {BUILD}");
     match print_cost().and_then(|()| super::bench_aead::print_cost()) {
         Ok(()) => std::process::ExitCode::SUCCESS,
         Err(e) => {

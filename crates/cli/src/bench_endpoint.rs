@@ -14,6 +14,8 @@ use std::collections::HashMap;
 use std::net::SocketAddr;
 use std::time::Instant;
 
+use super::bench::{BUILD, median};
+
 use tickwire_proto::wire::MAX_DATAGRAM_SIZE;
 use tickwire_proto::{CHANNEL_UNRELIABLE, Endpoint, EndpointConfig, NetEvent, PeerId, Security};
 
@@ -213,11 +215,6 @@ fn round(n: usize, encrypted: bool, cold: bool, ticks: usize) -> Result<f64, Str
     Ok(times[times.len() / 2] as f64 / n as f64)
 }
 
-fn median(mut v: Vec<f64>) -> f64 {
-    v.sort_by(f64::total_cmp);
-    v[v.len() / 2]
-}
-
 /// Prints the table: for each size and protection, the server endpoint's nanoseconds
 /// per client a tick, cold and warm; medians over `rounds` alternating rounds.
 pub fn print_cost(sizes: &[usize], ticks: usize, rounds: usize) -> Result<(), String> {
@@ -231,15 +228,15 @@ pub fn print_cost(sizes: &[usize], ticks: usize, rounds: usize) -> Result<(), St
     println!("|---:|---|---:|---:|---:|");
     for &n in sizes {
         for encrypted in [false, true] {
-            let (mut cold, mut warm) = (Vec::new(), Vec::new());
+            let (mut colds, mut warms) = (Vec::new(), Vec::new());
             for r in 0..rounds {
                 // Alternate the order, so that neither always runs first.
-                for first in [r % 2 == 0, r % 2 != 0] {
-                    let figure = round(n, encrypted, first, ticks)?;
-                    if first { cold.push(figure) } else { warm.push(figure) }
+                for cold in [r % 2 == 0, r % 2 != 0] {
+                    let figure = round(n, encrypted, cold, ticks)?;
+                    if cold { colds.push(figure) } else { warms.push(figure) }
                 }
             }
-            let (cold, warm) = (median(cold), median(warm));
+            let (cold, warm) = (median(colds), median(warms));
             println!(
                 "| {n} | {} | {cold:.0} | {warm:.0} | {:.2} |",
                 if encrypted { "encrypted" } else { "plaintext" },
@@ -252,8 +249,7 @@ pub fn print_cost(sizes: &[usize], ticks: usize, rounds: usize) -> Result<(), St
 
 pub fn run(sizes: &[usize], ticks: usize, rounds: usize, argv: &[String]) -> std::process::ExitCode {
     println!("$ tickwire {}", argv.join(" "));
-    let build = if cfg!(debug_assertions) { "debug (numbers are pessimistic: use --release)" } else { "release" };
-    println!("build: {build}");
+    println!("build: {BUILD}");
     match print_cost(sizes, ticks, rounds) {
         Ok(()) => std::process::ExitCode::SUCCESS,
         Err(e) => {

@@ -18,6 +18,8 @@
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
+use super::bench::BUILD;
+
 use tickwire_proto::{
     EndpointConfig, GameShape, JitterModel, LinkConfig, LossModel, Micros, NodeId, RelayClientSession,
     RelayClientSessionConfig, RelayServerSession, RelayServerSessionConfig, Request, ServerSessionEvent, SimNet, Tick,
@@ -95,9 +97,8 @@ pub struct Row {
 /// Runs the scenarios and prints the table.
 pub fn run(scenarios: &[Scenario], argv: &[String]) -> ExitCode {
     println!("$ tickwire {}", argv.join(" "));
-    let build = if cfg!(debug_assertions) { "debug (numbers are pessimistic: use --release)" } else { "release" };
     println!(
-        "build: {build}; relay server and client sessions on the link simulator, 60 Hz, inputs changing every tick\n\
+        "build: {BUILD}; relay server and client sessions on the link simulator, 60 Hz, inputs changing every tick\n\
          server CPU per tick: wall time in the server session's calls (on_event, ticks_due, advance, its requests,\n\
          send_messages) / ticks; bytes: UDP payload per client per second, both up to the first kick if\n\
          any; tick rate: the slowest client's authoritative ticks per second over the second half of the run\n"

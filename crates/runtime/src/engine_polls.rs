@@ -37,8 +37,8 @@ pub(crate) const MAX_ENGINE_QUIET_US: Micros = 16_000;
 /// The longest frame the thread leaves the socket to the engine for: a loop slower
 /// than 20 frames a second is not one whose reads its peers should wait for.
 pub(crate) const MAX_FRAME_US: Micros = 50_000;
-/// Frames in a row, each as long as the one before, after which the socket is left to
-/// the engine until its next frame.
+/// Frames in a row, each about as long as the ones before, after which the socket is
+/// left to the engine until its next frame.
 pub(crate) const STEADY_FRAMES: u32 = 3;
 /// A steady engine's frames the thread lets pass between its stall checks, when the
 /// socket's buffer holds that many frames' datagrams and one more: it wakes every other
@@ -59,7 +59,8 @@ const BURST_GAP_US: Micros = 500;
 pub(crate) const DATAGRAM_OVERHEAD: usize = 1_024;
 
 /// The engine's frames as its polls show them: when the latest burst of polls began,
-/// the time since the burst before, and how many frames in a row kept that time.
+/// the frames' length (the latest one's until they are steady, then their mean), and
+/// how many frames in a row kept within a quarter of it.
 #[derive(Debug, Default)]
 struct Cadence {
     burst_at: Option<Micros>,
@@ -87,12 +88,18 @@ impl Cadence {
         }
         if let Some(before) = self.burst_at {
             let period = now.saturating_sub(before);
-            self.steady = if period.abs_diff(self.period) <= frame_tolerance(self.period) {
-                self.steady.saturating_add(1)
+            // Judged against the frames' mean length once they are steady, not against
+            // the frame before: a loop that sleeps to absolute deadlines answers a late
+            // frame with a short one (it catches up), and the two differ by twice the
+            // lateness while each is off the mean by only that much. Until then the
+            // period is the latest frame's, so that a new cadence is learnt at once.
+            if period.abs_diff(self.period) <= frame_tolerance(self.period) {
+                self.period = if self.steady >= STEADY_FRAMES { mean_step(self.period, period) } else { period };
+                self.steady = self.steady.saturating_add(1);
             } else {
-                0
-            };
-            self.period = period;
+                self.steady = 0;
+                self.period = period;
+            }
         }
         self.burst_at = Some(now);
         self.last_load = std::mem::take(&mut self.load);
@@ -117,6 +124,11 @@ impl Cadence {
                 .saturating_add(frame_tolerance(self.period).max(moderation))
         })
     }
+}
+
+/// The frames' mean length moved an eighth of the way to a new frame's `period`.
+fn mean_step(mean: Micros, period: Micros) -> Micros {
+    if period >= mean { mean + (period - mean) / 8 } else { mean - (mean - period) / 8 }
 }
 
 /// How far a steady engine's frame may move from its period: a quarter of a frame (or a
@@ -327,6 +339,25 @@ mod tests {
             x ^= x >> 7;
             x ^= x << 17;
             let at = f * TICK + x % 2_001;
+            frame(&mut e, at, 3);
+            let quiet = e.quiet_after_(at + 20, M);
+            if f > STEADY_FRAMES as u64 + 2 {
+                assert!(quiet > TICK, "frame {f}: the socket is left to the engine past its next frame");
+            }
+        }
+    }
+
+    /// A loop that sleeps to absolute deadlines: every tenth frame runs 3 ms late, and
+    /// the frame after it comes on its deadline, 3 ms short. Each is off the period by
+    /// less than a quarter of a frame, so the loop stays steady and keeps its socket
+    /// through both. (Judged frame against frame, the late one and the short one
+    /// differ by 6 ms: the cadence broke at every late frame, and the thread read the
+    /// socket until four frames had passed.)
+    #[test]
+    fn a_late_frame_and_the_short_one_that_catches_up_keep_the_socket() {
+        let mut e = EnginePolls::default();
+        for f in 0..200u64 {
+            let at = f * TICK + u64::from(f % 10 == 9) * 3_000;
             frame(&mut e, at, 3);
             let quiet = e.quiet_after_(at + 20, M);
             if f > STEADY_FRAMES as u64 + 2 {

@@ -83,7 +83,8 @@ pub struct HostConfig {
 /// the network thread wakes for its stall check only that often
 /// (`engine_polls.rs`). Linux's default buffer held only two frames of a 64-client
 /// server (each small datagram is charged about a kilobyte), so the thread woke every
-/// frame, where this one holds three and it wakes every other (issue 35, docs/benchmarks.md).
+/// frame, where this one holds five and it wakes every fourth (issue 35,
+/// docs/benchmarks.md).
 pub const DEFAULT_RECV_BUFFER_BYTES: usize = 256 * 1024;
 
 /// [`HostConfig::receive_moderation_us`]'s default: 1 ms on Linux, a sixteenth of a

@@ -362,7 +362,7 @@ mod tests {
     /// less than a quarter of a frame, so the loop stays steady and keeps its socket
     /// through both. (Judged frame against frame, the late one and the short one
     /// differ by 6 ms: the cadence broke at every late frame, and the thread read the
-    /// socket until four frames had passed.)
+    /// socket for the next three frames, until the cadence was learnt again.)
     #[test]
     fn a_late_frame_and_the_short_one_that_catches_up_keep_the_socket() {
         let mut e = EnginePolls::default();

@@ -204,15 +204,14 @@ fn round(n: usize, encrypted: bool, cold: bool, ticks: usize) -> Result<f64, Str
     for t in 0..WARMUP_TICKS + ticks {
         let spent = b.tick(cold, &mut wire);
         if t >= WARMUP_TICKS {
-            times.push(spent);
+            times.push(spent as f64);
         }
     }
     let expected = ((WARMUP_TICKS + ticks) * n) as u64;
     if b.delivered != expected {
         return Err(format!("the server delivered {} of {expected} inputs", b.delivered));
     }
-    times.sort_unstable();
-    Ok(times[times.len() / 2] as f64 / n as f64)
+    Ok(median(times) / n as f64)
 }
 
 /// Prints the table: for each size and protection, the server endpoint's nanoseconds

@@ -64,13 +64,17 @@ const CALIBRATION_SAMPLES: f64 = 9600.0;
 /// last.)
 const MAX_SLIP_RUN: f64 = 4.0;
 const MAX_STALL_STEPS: f64 = 32.0;
-/// How far (ticks) the margins' location may be from where it was when late steps
-/// were held, a window later, for them to count as a stall's: the lab's smallest
-/// latency step is 2.4 ticks, and the location's noise a few hundredths.
+/// How far (ticks) the margins' location may be, when a hold ends, from where it was
+/// before the run of slips that began it, for them to count as a stall's: the lab's
+/// smallest latency step is 2.4 ticks, and the location's noise a few hundredths.
 const STALL_RETURN_TICKS: f64 = 0.5;
-/// Margin reports to wait before counting held late steps: the location window of the
-/// tail shape needs about this many to show a latency step.
-const STEP_HOLD_REPORTS: u64 = 64;
+/// Margin reports to wait before counting held late steps. The location they are
+/// judged on is a median that forgets 1% a report: after a latency step it moves once
+/// the new margins outweigh the old, some 70 reports on; twice that, to be sure.
+const STEP_HOLD_REPORTS: u64 = 128;
+/// Margin reports held late steps may wait beyond [`STEP_HOLD_REPORTS`] for the path
+/// to hold still when the location is back (four tail-shape windows).
+const SETTLE_WAIT_REPORTS: u64 = 256;
 
 /// Where the lead loop's margins stand when an update is counted.
 #[derive(Debug, Clone, Copy)]
@@ -109,11 +113,14 @@ pub(super) struct LateSteps {
     level: f64,
     /// Share of inputs lost in every copy, per server tick (slow average).
     unrecoverable: f64,
-    /// Slips of the current run of updates that showed some (see [`MAX_SLIP_RUN`]).
+    /// Slips of the current run of updates that showed some (see [`MAX_SLIP_RUN`]),
+    /// and the margins' location when the run began.
     slip_run: f64,
+    run_from: Option<f64>,
     /// Slips beyond [`MAX_SLIP_RUN`] in one run, held until the margins' location
     /// shows whether they were a latency step (dropped) or a stall (counted), the
-    /// report count at which that is known, and the location when the hold began.
+    /// report count at which that is known, and the location before the run that
+    /// began the hold.
     held_late: f64,
     held_until: u64,
     held_from: Option<f64>,
@@ -129,6 +136,7 @@ impl LateSteps {
             level: aim,
             unrecoverable: 0.0,
             slip_run: 0.0,
+            run_from: None,
             held_late: 0.0,
             held_until: 0,
             held_from: None,
@@ -165,12 +173,26 @@ impl LateSteps {
         // Signed: a late copy can come an update after its substitution was counted.
         let never = u.substituted - u.late_copies;
         self.unrecoverable += never / CALIBRATION_SAMPLES - self.unrecoverable * weight;
+        let counted = self.late_steps(u, at);
+        self.calibrate(counted, weight, cfg);
+    }
+
+    /// The late steps an update adds to the realized rate: its late copies, its slips
+    /// up to the run's first [`MAX_SLIP_RUN`], and held slips that turned out to be a
+    /// stall's.
+    fn late_steps(&mut self, u: &Update, at: Where) -> f64 {
         let before = self.slip_run;
         self.slip_run = if u.slipped > 0.0 { before + u.slipped } else { 0.0 };
-        let slips_counted = self.slip_run.min(MAX_SLIP_RUN) - before.min(MAX_SLIP_RUN);
-        self.hold(u.slipped - slips_counted, at);
-        let counted = u.late_copies + slips_counted + self.release(at);
-        self.calibrate(counted, weight, cfg);
+        if before == 0.0 && u.slipped > 0.0 {
+            self.run_from = at.location;
+        }
+        // (Only an update that slipped counts or holds any: the run's end is not a
+        // negative slip. Taking the run's first slips back there and holding them from
+        // that moment judged them against the margins' location at the run's end,
+        // which counted a latency step's slips in full and could drop a stall's.)
+        let slips_counted = (self.slip_run.min(MAX_SLIP_RUN) - before.min(MAX_SLIP_RUN)).max(0.0);
+        self.hold(u.slipped - slips_counted, at.samples);
+        u.late_copies + slips_counted + self.release(at)
     }
 
     /// The measured share of inputs lost in every copy (per server tick).
@@ -189,29 +211,40 @@ impl LateSteps {
         self.level
     }
 
-    /// Holds slips beyond a run's cap (see `held_late`).
-    fn hold(&mut self, extra: f64, at: Where) {
+    /// Holds slips beyond a run's cap (see `held_late`), `samples` the reports taken
+    /// so far.
+    fn hold(&mut self, extra: f64, samples: u64) {
         if extra > 0.0 {
             if self.held_late == 0.0 {
-                self.held_until = at.samples + STEP_HOLD_REPORTS;
-                self.held_from = at.location;
+                self.held_until = samples + STEP_HOLD_REPORTS;
+                // Where the margins were before the run: a stall's own late margins
+                // may have moved the location by the time its slips pass the cap.
+                self.held_from = self.run_from;
             }
             self.held_late += extra;
         }
     }
 
-    /// Held late steps that turned out to be a stall: a window after them the margins'
-    /// location is back where it was when they began, and holding still. A latency step
-    /// moves the location for good, and its late steps are the step's cost, not the
-    /// tail's: counting them would hold the lead high for the calibration's whole
-    /// memory after every step. (Not whether the location held still all through: on a
-    /// bursty link it moves a little with every burst, and a test of that dropped a
-    /// third of the late steps of the lab's S3d, whose lead then fell short of its aim.)
+    /// Held late steps that turned out to be a stall: when the hold ends the margins'
+    /// location is back where it was before their run began, and holding still (if it
+    /// is back but moving, the decision waits for it to hold still, at most
+    /// [`SETTLE_WAIT_REPORTS`]). A latency step moves the location for good, and its
+    /// late steps are the step's cost, not the tail's: counting them would hold the lead
+    /// high for the calibration's whole memory after every step. (Not whether the
+    /// location held still all through: on a bursty link it moves a little with every
+    /// burst, and a test of that dropped a third of the late steps of the lab's S3d,
+    /// whose lead then fell short of its aim.)
     fn release(&mut self, at: Where) -> f64 {
         if self.held_late == 0.0 || at.samples < self.held_until {
             return 0.0;
         }
         let back = matches!((self.held_from, at.location), (Some(a), Some(b)) if (a - b).abs() <= STALL_RETURN_TICKS);
+        if back && !at.settled && at.samples < self.held_until + SETTLE_WAIT_REPORTS {
+            // Back, but the path is moving again (on a bursty link, the next burst):
+            // decided once it holds still. Decided then and there, more than half of
+            // the slips held in the lab's S3d went uncounted.
+            return 0.0;
+        }
         let held = std::mem::take(&mut self.held_late);
         if back && at.settled { held.min(MAX_STALL_STEPS) } else { 0.0 }
     }
@@ -226,5 +259,65 @@ impl LateSteps {
         // Up to 8ε: with the long shape the quantile is close to the true one, and the
         // server's late policy turns many late arrivals into no late step at all.
         self.level = (goal / ratio.max(1e-3)).clamp(cfg.late_rate / 8.0, cfg.late_rate * 8.0);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// An update of three server ticks with `slipped` slips and nothing else.
+    fn slips(slipped: f64) -> Update {
+        Update { ticks: 3, slipped, substituted: 0.0, late_copies: 0.0, pile_up: false, absurd: false }
+    }
+
+    /// The late steps counted for a run of slips over updates (`run`), then quiet
+    /// updates until the hold is decided. The margins' location is 0 at the run's
+    /// first update, `during` at its later ones, and `after` once it has ended.
+    fn counted_for(run: &[f64], during: f64, after: f64) -> f64 {
+        let mut late = LateSteps::new(&LeadConfig::default());
+        let at = |samples: u64, location: f64| Where { samples, location: Some(location), settled: true };
+        let mut total = 0.0;
+        for (i, &s) in run.iter().enumerate() {
+            total += late.late_steps(&slips(s), at(100 + 3 * i as u64, if i == 0 { 0.0 } else { during }));
+        }
+        for k in 0..2 * STEP_HOLD_REPORTS {
+            total += late.late_steps(&slips(0.0), at(200 + k, after));
+        }
+        total
+    }
+
+    #[test]
+    fn a_stall_whose_path_moves_again_counts_once_it_holds_still() {
+        // Ten slips in one update: four count at once, six are held. When the hold
+        // ends the location is back, but the path is moving again (the next burst):
+        // the six count once it holds still, and are dropped if it never does.
+        let counted = |still_at: u64| {
+            let mut late = LateSteps::new(&LeadConfig::default());
+            let mut total = late.late_steps(&slips(10.0), Where { samples: 100, location: Some(0.0), settled: true });
+            for k in 101..100 + STEP_HOLD_REPORTS + SETTLE_WAIT_REPORTS + 50 {
+                total +=
+                    late.late_steps(&slips(0.0), Where { samples: k, location: Some(0.1), settled: k >= still_at });
+            }
+            total
+        };
+        assert_eq!(counted(0), 10.0);
+        assert_eq!(counted(100 + STEP_HOLD_REPORTS + 20), 10.0);
+        assert_eq!(counted(u64::MAX), MAX_SLIP_RUN);
+    }
+
+    #[test]
+    fn a_runs_first_slips_count_at_once_whatever_follows() {
+        // A short run: every slip counts, whether the margins came back (a stall) or
+        // not (a latency step). Taking them back when the run ends would leave the
+        // realized rate short of what the server missed.
+        assert_eq!(counted_for(&[2.0, 1.0], 0.0, 0.0), 3.0);
+        assert_eq!(counted_for(&[2.0, 1.0], 3.0, 3.0), 3.0);
+        // A long run: a stall's count in full (the margins come back to where they
+        // were, even if they moved while it lasted), a latency step's first four only
+        // (they move and stay).
+        assert_eq!(counted_for(&[3.0, 3.0, 4.0], 0.0, 0.0), 10.0);
+        assert_eq!(counted_for(&[3.0, 3.0, 4.0], 4.0, 0.0), 10.0);
+        assert_eq!(counted_for(&[3.0, 3.0, 4.0], 10.0, 10.0), MAX_SLIP_RUN);
     }
 }

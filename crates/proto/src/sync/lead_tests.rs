@@ -218,6 +218,13 @@ fn a_stall_counts_in_full_and_a_latency_step_does_not() {
                 let margin = if step { 2.0 + noise } else { 2.0 + shift as f64 + noise };
                 c.on_margin(k, margin, shift);
             }
+            if step {
+                // A client's frames keep the stored margins re-based near its phase.
+                // After each step they sit 8 ticks lower, 480 over the run, far past
+                // the histograms' range: without this the location would stop at the
+                // range's end and read as back where it was.
+                c.control(0.0);
+            }
         }
         c.quantile_level()
     };

@@ -11,6 +11,7 @@ use crossbeam_channel::{Receiver, RecvTimeoutError, TryRecvError, TrySendError};
 use super::aws_lc_aead;
 use super::budget::{EngineBudget, SendBudget};
 use super::carrier::{self, Carrier, ExternalLink, Incoming, Outgoing, Wire};
+use super::channel_limits::ChannelLimits;
 use super::counted::{self, CountedReceiver, CountedSender};
 use super::host_config::{Direction, HostConfig};
 use super::host_error::{FullQueue, HostError};
@@ -26,9 +27,9 @@ use crate::os_seed::{os_random_bytes, os_seed};
 use crate::system_clock::SystemClock;
 use tickwire_proto::wire::{MAX_DATAGRAM_SIZE, MIN_DATAGRAM_SIZE};
 use tickwire_proto::{
-    AddressText, Admission, Binding, ChannelKind, Clock, ConnectionStats, DisconnectReason, Driver, Endpoint,
-    EndpointConfig, EndpointStats, LinkConfig, MAX_PROBES, Micros, PeerId, PeerIdAllocator, PeerMap, ProbeError,
-    Probes, RemoteId, SMALL_BUFFER, Secret, Security, max_unreliable_for, peer_map,
+    AddressText, Admission, Binding, Clock, ConnectionStats, DisconnectReason, Driver, Endpoint, EndpointStats,
+    LinkConfig, MAX_PROBES, Micros, PeerId, PeerIdAllocator, PeerMap, ProbeError, Probes, RemoteId, SMALL_BUFFER,
+    Secret, Security, peer_map,
 };
 
 /// Commands (sends, flushes, connects, ...) that may wait for the network thread.
@@ -98,10 +99,9 @@ pub struct Host {
     send_pool: BufferPool,
     msg_pool: BufferPool,
     ids: PeerIdAllocator,
-    /// Largest message per channel id.
-    channel_limits: Vec<usize>,
-    /// Largest unreliable message the endpoint takes (its `max_datagram_size`'s).
-    max_unreliable: usize,
+    /// Largest message per channel id (inline: a send reads it, and a list of its own
+    /// was a cache line of its own, cold in every frame of a host with few peers).
+    channel_limits: ChannelLimits,
     /// `send_queue_limit_bytes`: the most a peer's send queue may hold.
     send_queue_limit: usize,
     /// Whether sends may go straight to the endpoint (`DirectPath::send_now`): not
@@ -254,7 +254,7 @@ impl Host {
         // Sends waiting for the network thread each hold a buffer until it has taken
         // them; a datagram's worth each covers every unreliable message.
         send_pool.prefill(SEND_BUFFERS_PREFILLED, MAX_DATAGRAM_SIZE);
-        let channel_limits = channel_limits(&cfg.endpoint);
+        let channel_limits = ChannelLimits::of_config(&cfg.endpoint);
         let send_queue_limit = cfg.endpoint.send_queue_limit_bytes;
         let auto_flush_us = cfg.auto_flush_interval_us;
         let sim_seed = if cfg.sim_seed == 0 { seed_from_os()? } else { cfg.sim_seed };
@@ -300,11 +300,11 @@ impl Host {
             commands: cmd_tx,
             events: ev_rx,
             pending: VecDeque::with_capacity(PENDING_CAPACITY),
+
             send_pool,
             msg_pool,
             ids,
             channel_limits,
-            max_unreliable: max_unreliable_for(cfg.endpoint.max_datagram_size).min(cfg.endpoint.max_message_size),
             send_queue_limit,
             direct_sends: auto_flush_us == 0,
             unflushed: 0,
@@ -406,7 +406,7 @@ impl Host {
     /// [`MAX_UNRELIABLE`](tickwire_proto::MAX_UNRELIABLE) at the default 1,200), or
     /// `max_message_size` if that is less.
     pub fn max_unreliable(&self) -> usize {
-        self.max_unreliable
+        self.channel_limits.unreliable
     }
 
     /// Checks what [`Host::send`] checks (a live thread, the channel, the size, the
@@ -422,7 +422,7 @@ impl Host {
         message_limit: Option<usize>,
     ) -> Result<(), HostError> {
         self.check_alive()?;
-        let max = *self.channel_limits.get(channel as usize).ok_or(HostError::BadChannel(channel))?;
+        let max = self.channel_limits.of(channel).ok_or(HostError::BadChannel(channel))?;
         if len > max {
             return Err(HostError::TooLarge { size: len, max });
         }
@@ -485,7 +485,7 @@ impl Host {
     /// no wake); otherwise the thread is asked to, and woken.
     pub fn flush(&mut self) -> Result<(), HostError> {
         self.check_alive()?;
-        match self.directly(|core| core.flush_now()) {
+        match directly(&self.shared, &self.direct, |core| core.flush_now()) {
             Some(()) => {}
             None => self.command(Command::Flush)?,
         }
@@ -632,13 +632,6 @@ impl Host {
         self.external.is_some()
     }
 
-    /// Runs `work` on the core from this thread, if the network thread is alive and
-    /// not in a turn (never waits for it), and wakes the thread when `work` says it
-    /// must replan. `None`: not run.
-    fn directly(&mut self, work: impl FnOnce(&mut dyn DirectPath) -> bool) -> Option<()> {
-        directly(&self.shared, &self.direct, work)
-    }
-
     /// Closes the connection to `peer` gracefully. The engine may no longer send to it
     /// (not even after a `Connected` for it that was already on its way); a
     /// [`HostEvent::Disconnected`] follows. Wakes the network thread.
@@ -701,7 +694,17 @@ impl Host {
     /// for reuse. Optional; never blocks; a full free-list simply frees the buffer, and
     /// so does one too small to be reused (an empty message's, which holds nothing).
     pub fn recycle(&mut self, buf: Vec<u8>) {
-        self.msg_pool.give(buf);
+        // Straight to the endpoint when the network thread is not in its turn (the
+        // usual case; the engine's poll just held the core, so its lock is a warm line):
+        // the pool's channel costs two operations a message, each on a line of its own
+        // ring, and the thread's turn a third to take it back.
+        if !self.msg_pool.keeps(buf.capacity()) {
+            return;
+        }
+        match self.core() {
+            Some(mut core) => core.take_back(buf),
+            None => self.msg_pool.give(buf),
+        }
     }
 
     /// The statistics of the connection to `peer`, or `None` if the peer is unknown
@@ -768,6 +771,12 @@ impl Host {
     /// inside the core, and the thread stops on it; the command path reports that.)
     fn core(&self) -> Option<MutexGuard<'_, dyn DirectPath + 'static>> {
         core_of(&self.shared, &self.direct)
+    }
+
+    /// The core, shared: a test holds its lock as the thread's turn does.
+    #[cfg(test)]
+    pub(crate) fn shared_core(&self) -> Arc<Mutex<dyn DirectPath>> {
+        self.direct.clone()
     }
 
     /// Keeps `s`, taken at `at`, as `peer`'s statistics unless newer ones were seen.
@@ -923,7 +932,10 @@ impl Host {
     }
 }
 
-/// [`Host::directly`], for a caller that borrows the host's other fields beside it.
+/// Runs `work` on the core from this thread, if the network thread is alive and not in
+/// a turn (never waits for it), and wakes the thread when `work` says it must replan.
+/// `None`: not run. (A free function: its callers borrow the host's other fields
+/// beside it.)
 fn directly(
     shared: &Shared,
     direct: &Mutex<dyn DirectPath>,
@@ -963,20 +975,6 @@ fn fatal_message(shared: &Shared) -> String {
         .unwrap_or_else(|p| p.into_inner())
         .clone()
         .unwrap_or_else(|| "network thread exited unexpectedly".into())
-}
-
-/// The largest message each channel accepts, checked on the engine thread with the
-/// endpoint's own limits (unreliable kinds are never fragmented: one datagram).
-fn channel_limits(cfg: &EndpointConfig) -> Vec<usize> {
-    cfg.channels
-        .iter()
-        .map(|kind| match kind {
-            ChannelKind::Reliable => cfg.max_message_size,
-            ChannelKind::Unreliable | ChannelKind::Sequenced => {
-                max_unreliable_for(cfg.max_datagram_size).min(cfg.max_message_size)
-            }
-        })
-        .collect()
 }
 
 impl Drop for Host {

@@ -43,6 +43,7 @@
 mod aws_lc_aead;
 mod budget;
 mod carrier;
+mod channel_limits;
 mod counted;
 mod engine_polls;
 mod host;

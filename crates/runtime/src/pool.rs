@@ -54,10 +54,15 @@ impl BufferPool {
         self.rx.try_recv().ok()
     }
 
+    /// Whether a buffer of `capacity` bytes is one this list keeps.
+    pub(crate) fn keeps(&self, capacity: usize) -> bool {
+        (self.min_capacity..=MAX_POOLED_CAPACITY).contains(&capacity)
+    }
+
     /// Returns a buffer to the list; drops it if the list is full or its capacity is
     /// outside the kept range.
     pub(crate) fn give(&self, mut buf: Vec<u8>) {
-        if buf.capacity() < self.min_capacity || buf.capacity() > MAX_POOLED_CAPACITY {
+        if !self.keeps(buf.capacity()) {
             return;
         }
         buf.clear();

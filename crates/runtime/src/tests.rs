@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 use super::fake_endpoint::{FakeEndpoint, Told};
 use super::*;
 use crate::system_clock::SystemClock;
-use tickwire_proto::PeerId;
+use tickwire_proto::{PeerId, SMALL_BUFFER};
 
 /// A host around the fake endpoint, and the fake's count of recycled buffers.
 fn fake_host(idle_cap: Duration) -> (Host, Arc<AtomicUsize>) {
@@ -93,13 +93,45 @@ fn received_messages_arrive_and_their_buffers_come_back() {
         _ => None,
     });
     assert_eq!(data, b"hello");
-    host.recycle(data);
-    // The thread hands the buffer to the fake endpoint on its next turn (within the cap).
-    let deadline = Instant::now() + Duration::from_secs(10);
-    while recycled.load(Ordering::Relaxed) == 0 && Instant::now() < deadline {
-        std::thread::sleep(Duration::from_millis(2));
+    let buffer = || {
+        let mut b = Vec::with_capacity(SMALL_BUFFER);
+        b.extend_from_slice(&data);
+        b
+    };
+    let wait_for = |count: usize| {
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while recycled.load(Ordering::Relaxed) < count && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(2));
+        }
+        assert_eq!(recycled.load(Ordering::Relaxed), count);
+    };
+    // The core is free (the thread is not in its turn): the buffer goes straight back.
+    // (The thread's turn, every 10 ms, may hold the core at that moment: then the
+    // buffer takes the channel, and the next try is made once it is back.)
+    let mut at_once = false;
+    for tried in 1..=5 {
+        host.recycle(buffer());
+        at_once = recycled.load(Ordering::Relaxed) == tried;
+        if at_once {
+            break;
+        }
+        wait_for(tried);
     }
-    assert_eq!(recycled.load(Ordering::Relaxed), 1);
+    assert!(at_once, "handed to the endpoint at once");
+    // The core is held (as in the thread's turn): the buffer takes the pool's channel,
+    // and the thread hands it over on its next turn (within the cap).
+    let before = recycled.load(Ordering::Relaxed);
+    {
+        let core = host.shared_core();
+        let _turn = core.lock().unwrap();
+        host.recycle(buffer());
+        assert_eq!(recycled.load(Ordering::Relaxed), before, "not while the core is held");
+    }
+    wait_for(before + 1);
+    // A buffer too small to be reused is freed, not handed over.
+    host.recycle(Vec::with_capacity(8));
+    std::thread::sleep(3 * IDLE_TEST_CAP);
+    assert_eq!(recycled.load(Ordering::Relaxed), before + 1);
 }
 
 const IDLE_TEST_CAP: Duration = Duration::from_millis(10);

@@ -272,6 +272,9 @@ pub(crate) trait DirectPath: Send {
     /// (the engine's queue) while it has room and nothing waits in the channel, else
     /// through the channel (see `NetLoop::forward_events_to`).
     fn receive_now(&mut self, events: &mut VecDeque<HostEvent>) -> bool;
+    /// Gives the endpoint a message buffer the engine has finished with
+    /// (`Host::recycle`), without the trip through the pool's channel.
+    fn take_back(&mut self, buf: Vec<u8>);
     /// Hands a datagram the engine's carrier received from `from` at `at` to the
     /// endpoint (an external carrier's host only; `carrier.rs`), without a copy;
     /// [`pushed`](Self::pushed) ends the batch.
@@ -322,6 +325,10 @@ impl<P: Driver + Send> DirectPath for NetLoop<P> {
         self.engine_polls.read(read, self.read_bytes);
         self.deliver_inbound(now);
         self.send_and_report(now, Some(events))
+    }
+
+    fn take_back(&mut self, buf: Vec<u8>) {
+        self.p.proto.recycle(buf);
     }
 
     fn push_datagram(&mut self, from: SocketAddr, data: &[u8], at: Micros) {

@@ -302,6 +302,11 @@ pub struct LabArgs {
     /// oracle (crates/lab/src/bound.rs). Writes no files.
     #[arg(long, conflicts_with = "out")]
     pub bound: bool,
+    /// With --bound: the causal rules' margin also brings the 90th-percentile seed's
+    /// late share within PCT percent (a controller's own late rate, to compare its
+    /// excess with the rules' at that rate), beside epsilon.
+    #[arg(long, value_name = "PCT", requires = "bound", value_parser = ranged(0.001f64, 100.0))]
+    pub bound_late: Option<f64>,
 }
 
 impl LabArgs {
@@ -313,6 +318,7 @@ impl LabArgs {
             seeds: self.seeds,
             seconds: self.seconds,
             bound: self.bound,
+            bound_late: self.bound_late.map(|pct| pct / 100.0),
         }
     }
 }
@@ -519,6 +525,11 @@ mod tests {
             (o.scenarios, o.seeds, o.seed, o.seconds, o.bound),
             (vec!["S1".into(), "s5".into(), "S2".into()], 5, 1, None, false)
         );
+        let Command::Lab(lab) = parse("lab --scenario S2 --bound --bound-late 0.9").unwrap().command else {
+            panic!("lab --bound-late")
+        };
+        let o = lab.options();
+        assert!(o.bound && o.bound_late.is_some_and(|l| (l - 0.009).abs() < 1e-12), "{:?}", o.bound_late);
         let Command::Token(TokenArgs { action: TokenAction::Mint(m) }) =
             parse("token mint --addresses 127.0.0.1:7000,[::1]:7001 --user-data 0aff").unwrap().command
         else {
@@ -556,6 +567,12 @@ mod tests {
         assert!(e.contains("--clients"), "{e}");
         let e = usage_error("token mint", ErrorKind::MissingRequiredArgument);
         assert!(e.contains("--addresses"), "{e}");
+        let e = usage_error("lab --bound-late 0.9", ErrorKind::MissingRequiredArgument);
+        assert!(e.contains("--bound"), "{e}");
+        let e = usage_error("lab --bound --bound-late 0", ErrorKind::ValueValidation);
+        assert!(e.contains("--bound-late"), "{e}");
+        let e = usage_error("lab --bound --bound-late 101", ErrorKind::ValueValidation);
+        assert!(e.contains("--bound-late"), "{e}");
         let e = usage_error("lab --bound --out /tmp/x", ErrorKind::ArgumentConflict);
         assert!(e.contains("--bound") && e.contains("--out"), "{e}");
         usage_error("bench fast", ErrorKind::InvalidSubcommand);

@@ -42,13 +42,16 @@ pub struct LabOptions {
     /// Only the hindsight bound of a steady lead per scenario (`bound.rs`): no
     /// controller runs.
     pub bound: bool,
+    /// With `bound`: a late share (0 to 1) that the causal rules' margin also brings
+    /// the 90th-percentile seed to, beside ε (a controller's own, to compare at).
+    pub bound_late: Option<f64>,
 }
 
 /// Seeds per scenario unless `--seeds` says otherwise (20 by default).
 pub const DEFAULT_SEEDS: u64 = 20;
 
 pub const LAB_USAGE: &str =
-    "usage: tickwire lab [--scenario ID[,ID...]] [--seconds N] [--seeds K] [--seed N] [--out DIR | --bound]
+    "usage: tickwire lab [--scenario ID[,ID...]] [--seconds N] [--seeds K] [--seed N] [--out DIR | --bound [--bound-late PCT]]
   Runs scenarios S0-S9 (and variants) on the deterministic simulator with tickwire's
   relay sessions (the product's RelayServer and RelayClient over the real transport)
   and three modelled baselines (seed000, n4e, lightyear), K seeds each (default 20,
@@ -65,12 +68,21 @@ pub const LAB_USAGE: &str =
   steady lead with at most epsilon of the oracle's reference inputs late (chosen per
   seed with hindsight), the late share at the steady lead oracle + 0.5 tick, and two
   causal leads (each window from the previous one's needs, or from all earlier ones),
-  bare and with the least margin that keeps the 90th-percentile seed within epsilon.";
+  bare and with the least margin that keeps the 90th-percentile seed within epsilon
+  (and, with --bound-late PCT, within PCT percent too: a controller's own late rate,
+  to compare its excess with the rules' at that rate).";
 
 /// Parses `lab` arguments (after the subcommand).
 pub fn parse_args(args: &[String]) -> Result<LabOptions, String> {
-    let mut o =
-        LabOptions { scenarios: Vec::new(), out: None, seed: 1, seeds: DEFAULT_SEEDS, seconds: None, bound: false };
+    let mut o = LabOptions {
+        scenarios: Vec::new(),
+        out: None,
+        seed: 1,
+        seeds: DEFAULT_SEEDS,
+        seconds: None,
+        bound: false,
+        bound_late: None,
+    };
     let mut it = args.iter();
     while let Some(a) = it.next() {
         let mut value = |name: &str| it.next().cloned().ok_or_else(|| format!("{name} needs a value"));
@@ -102,12 +114,24 @@ pub fn parse_args(args: &[String]) -> Result<LabOptions, String> {
                 o.seconds = Some(s);
             }
             "--bound" => o.bound = true,
+            "--bound-late" => {
+                let pct: f64 = value(a)?.parse().map_err(|_| "--bound-late needs a percentage".to_string())?;
+                // Above 0 (no margin brings every seed to no late input at all) and at
+                // most 100.
+                if !(pct > 0.0 && pct <= 100.0) {
+                    return Err(format!("--bound-late {pct} not in (0, 100]"));
+                }
+                o.bound_late = Some(pct / 100.0);
+            }
             "-h" | "--help" => return Err(String::new()),
             other => return Err(format!("unknown argument {other:?}")),
         }
     }
     if o.bound && o.out.is_some() {
         return Err("--bound writes no files: it runs no controller to plot (drop --out)".to_string());
+    }
+    if o.bound_late.is_some() && !o.bound {
+        return Err("--bound-late is a figure of --bound (add --bound)".to_string());
     }
     Ok(o)
 }
@@ -209,7 +233,7 @@ pub fn run(opts: &LabOptions, mut print: impl FnMut(&str)) -> Result<(), String>
         for sc in &list {
             let b: Vec<bound::Bound> =
                 seeds.iter().map(|&seed| bound::measure(&Oracle::measure(sc, &LabConfig { seed, ..cfg }))).collect();
-            print(&report::bound(sc, &b, &seeds, &cfg));
+            print(&report::bound(sc, &b, &seeds, &cfg, opts.bound_late));
         }
         return Ok(());
     }
@@ -310,5 +334,11 @@ mod tests {
         assert!(!parse_args(&args("--seeds 5")).expect("valid").bound);
         assert!(parse_args(&args("--bound --out /tmp/x")).unwrap_err().contains("--bound writes no files"));
         assert_eq!(parse_args(&args("--bound yes")).unwrap_err(), "unknown argument \"yes\"");
+        let late = parse_args(&args("--bound --bound-late 0.9")).expect("valid").bound_late;
+        assert!(late.is_some_and(|l| (l - 0.009).abs() < 1e-12), "{late:?}");
+        assert!(parse_args(&args("--bound-late 0.9")).unwrap_err().contains("add --bound"));
+        assert!(parse_args(&args("--bound --bound-late 0")).unwrap_err().contains("not in (0, 100]"));
+        assert!(parse_args(&args("--bound --bound-late 101")).unwrap_err().contains("not in (0, 100]"));
+        assert!(parse_args(&args("--bound --bound-late NaN")).unwrap_err().contains("not in (0, 100]"));
     }
 }

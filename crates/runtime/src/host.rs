@@ -300,7 +300,6 @@ impl Host {
             commands: cmd_tx,
             events: ev_rx,
             pending: VecDeque::with_capacity(PENDING_CAPACITY),
-
             send_pool,
             msg_pool,
             ids,
@@ -485,7 +484,7 @@ impl Host {
     /// no wake); otherwise the thread is asked to, and woken.
     pub fn flush(&mut self) -> Result<(), HostError> {
         self.check_alive()?;
-        match directly(&self.shared, &self.direct, |core| core.flush_now()) {
+        match self.directly(|core| core.flush_now()) {
             Some(()) => {}
             None => self.command(Command::Flush)?,
         }
@@ -630,6 +629,13 @@ impl Host {
     /// Whether the engine carries this host's datagrams ([`Carrier::External`]).
     pub fn is_external(&self) -> bool {
         self.external.is_some()
+    }
+
+    /// Runs `work` on the core from this thread, if the network thread is alive and
+    /// not in a turn (never waits for it), and wakes the thread when `work` says it
+    /// must replan. `None`: not run.
+    fn directly(&mut self, work: impl FnOnce(&mut dyn DirectPath) -> bool) -> Option<()> {
+        directly(&self.shared, &self.direct, work)
     }
 
     /// Closes the connection to `peer` gracefully. The engine may no longer send to it
@@ -932,10 +938,7 @@ impl Host {
     }
 }
 
-/// Runs `work` on the core from this thread, if the network thread is alive and not in
-/// a turn (never waits for it), and wakes the thread when `work` says it must replan.
-/// `None`: not run. (A free function: its callers borrow the host's other fields
-/// beside it.)
+/// [`Host::directly`], for a caller that borrows the host's other fields beside it.
 fn directly(
     shared: &Shared,
     direct: &Mutex<dyn DirectPath>,

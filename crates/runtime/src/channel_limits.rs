@@ -21,15 +21,17 @@ pub(crate) struct ChannelLimits {
 impl ChannelLimits {
     pub(crate) fn of_config(cfg: &EndpointConfig) -> Self {
         const { assert!(MAX_CHANNELS <= u32::BITS as usize, "one bit per channel") };
-        let reliable_mask = cfg
-            .channels
+        // (An endpoint's configuration has 1 to MAX_CHANNELS channels: `Endpoint::new`
+        // refuses others. A test's stand-in checks nothing, so more are cut here rather
+        // than shifted past the mask.)
+        let channels = &cfg.channels[..cfg.channels.len().min(MAX_CHANNELS)];
+        let reliable_mask = channels
             .iter()
             .enumerate()
             .filter(|(_, kind)| matches!(kind, ChannelKind::Reliable))
             .fold(0u32, |mask, (c, _)| mask | 1 << c);
         ChannelLimits {
-            // (A configuration has 1 to MAX_CHANNELS channels: the endpoint checked it.)
-            count: cfg.channels.len().min(MAX_CHANNELS) as u8,
+            count: channels.len() as u8,
             reliable_mask,
             reliable: cfg.max_message_size,
             unreliable: max_unreliable_for(cfg.max_datagram_size).min(cfg.max_message_size),
@@ -83,6 +85,11 @@ mod tests {
         let limits = ChannelLimits::of_config(&cfg);
         assert_eq!(limits.of(MAX_CHANNELS as u8 - 1), Some(100_000));
         assert_eq!(limits.of(MAX_CHANNELS as u8 - 2), Some(datagram));
+        assert_eq!(limits.of(MAX_CHANNELS as u8), None);
+        // More than an endpoint takes: the first MAX_CHANNELS, no overflow of the mask.
+        cfg.channels = vec![ChannelKind::Reliable; MAX_CHANNELS + 8];
+        let limits = ChannelLimits::of_config(&cfg);
+        assert_eq!(limits.of(MAX_CHANNELS as u8 - 1), Some(100_000));
         assert_eq!(limits.of(MAX_CHANNELS as u8), None);
     }
 }

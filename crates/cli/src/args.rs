@@ -307,6 +307,10 @@ pub struct LabArgs {
     /// excess with the rules' at that rate), beside epsilon.
     #[arg(long, value_name = "PCT", requires = "bound", value_parser = ranged(0.001f64, 100.0))]
     pub bound_late: Option<f64>,
+    /// Client ticks between tickwire's input packets and between the oracle's reference
+    /// packets alike [default: 2]. The baselines model their own sends.
+    #[arg(long, value_name = "K", value_parser = ranged(1u32, 4))]
+    pub client_send_interval: Option<u32>,
 }
 
 impl LabArgs {
@@ -319,6 +323,7 @@ impl LabArgs {
             seconds: self.seconds,
             bound: self.bound,
             bound_late: self.bound_late.map(|pct| pct / 100.0),
+            client_send_interval: self.client_send_interval,
         }
     }
 }
@@ -530,6 +535,11 @@ mod tests {
         };
         let o = lab.options();
         assert!(o.bound && o.bound_late.is_some_and(|l| (l - 0.009).abs() < 1e-12), "{:?}", o.bound_late);
+        assert_eq!(o.client_send_interval, None);
+        let Command::Lab(lab) = parse("lab --scenario S3c --client-send-interval 1").unwrap().command else {
+            panic!("lab --client-send-interval")
+        };
+        assert_eq!(lab.options().client_send_interval, Some(1));
         let Command::Token(TokenArgs { action: TokenAction::Mint(m) }) =
             parse("token mint --addresses 127.0.0.1:7000,[::1]:7001 --user-data 0aff").unwrap().command
         else {
@@ -573,6 +583,10 @@ mod tests {
         assert!(e.contains("--bound-late"), "{e}");
         let e = usage_error("lab --bound --bound-late 101", ErrorKind::ValueValidation);
         assert!(e.contains("--bound-late"), "{e}");
+        for k in ["0", "5", "x"] {
+            let e = usage_error(&format!("lab --client-send-interval {k}"), ErrorKind::ValueValidation);
+            assert!(e.contains("--client-send-interval"), "{e}");
+        }
         let e = usage_error("lab --bound --out /tmp/x", ErrorKind::ArgumentConflict);
         assert!(e.contains("--bound") && e.contains("--out"), "{e}");
         usage_error("bench fast", ErrorKind::InvalidSubcommand);

@@ -45,13 +45,20 @@ pub struct LabOptions {
     /// With `bound`: a late share (0 to 1) that the causal rules' margin also brings
     /// the 90th-percentile seed to, beside ε (a controller's own, to compare at).
     pub bound_late: Option<f64>,
+    /// Client ticks between tickwire's input packets, and between the oracle's reference
+    /// packets (None: [`LabConfig`]'s default, 2). The baselines model their own sends.
+    pub client_send_interval: Option<u32>,
 }
+
+/// The client send intervals `--client-send-interval` takes: every tick to every fourth.
+pub const CLIENT_SEND_INTERVALS: std::ops::RangeInclusive<u32> = 1..=4;
 
 /// Seeds per scenario unless `--seeds` says otherwise (20 by default).
 pub const DEFAULT_SEEDS: u64 = 20;
 
 pub const LAB_USAGE: &str =
-    "usage: tickwire lab [--scenario ID[,ID...]] [--seconds N] [--seeds K] [--seed N] [--out DIR | --bound [--bound-late PCT]]
+    "usage: tickwire lab [--scenario ID[,ID...]] [--seconds N] [--seeds K] [--seed N] [--client-send-interval K]
+       [--out DIR | --bound [--bound-late PCT]]
   Runs scenarios S0-S9 (and variants) on the deterministic simulator with tickwire's
   relay sessions (the product's RelayServer and RelayClient over the real transport)
   and three modelled baselines (seed000, n4e, lightyear), K seeds each (default 20,
@@ -70,7 +77,9 @@ pub const LAB_USAGE: &str =
   causal leads (each window from the previous one's needs, or from all earlier ones),
   bare and with the least margin that keeps the 90th-percentile seed within epsilon
   (and, with --bound-late PCT, within PCT percent too: a controller's own late rate,
-  to compare its excess with the rules' at that rate).";
+  to compare its excess with the rules' at that rate). --client-send-interval K (1-4,
+  default 2): client ticks between tickwire's input packets and between the oracle's
+  reference packets alike (the baselines model their own sends).";
 
 /// Parses `lab` arguments (after the subcommand).
 pub fn parse_args(args: &[String]) -> Result<LabOptions, String> {
@@ -82,6 +91,7 @@ pub fn parse_args(args: &[String]) -> Result<LabOptions, String> {
         seconds: None,
         bound: false,
         bound_late: None,
+        client_send_interval: None,
     };
     let mut it = args.iter();
     while let Some(a) = it.next() {
@@ -112,6 +122,14 @@ pub fn parse_args(args: &[String]) -> Result<LabOptions, String> {
                     return Err(format!("--seconds {s} not in 20..=3600"));
                 }
                 o.seconds = Some(s);
+            }
+            "--client-send-interval" => {
+                let k: u32 =
+                    value(a)?.parse().map_err(|_| "--client-send-interval needs a positive integer".to_string())?;
+                if !CLIENT_SEND_INTERVALS.contains(&k) {
+                    return Err(format!("--client-send-interval {k} not in 1..=4"));
+                }
+                o.client_send_interval = Some(k);
             }
             "--bound" => o.bound = true,
             "--bound-late" => {
@@ -165,7 +183,17 @@ pub fn run_seeds(
     controllers: &[Controller],
     seeds: &[u64],
 ) -> Vec<Vec<(Controller, Metrics)>> {
-    run_seeds_keeping(sc, controllers, seeds, false).into_iter().map(|r| r.metrics).collect()
+    run_seeds_at(sc, controllers, seeds, &LabConfig::default())
+}
+
+/// [`run_seeds`] at `base`'s settings (its seed is replaced by each of `seeds`).
+pub fn run_seeds_at(
+    sc: &scenario::Scenario,
+    controllers: &[Controller],
+    seeds: &[u64],
+    base: &LabConfig,
+) -> Vec<Vec<(Controller, Metrics)>> {
+    run_seeds_keeping(sc, controllers, seeds, false, base).into_iter().map(|r| r.metrics).collect()
 }
 
 fn run_seeds_keeping(
@@ -173,6 +201,7 @@ fn run_seeds_keeping(
     controllers: &[Controller],
     seeds: &[u64],
     keep_first: bool,
+    base: &LabConfig,
 ) -> Vec<SeedRun> {
     let threads = std::thread::available_parallelism().map_or(1, |n| n.get()).min(seeds.len()).max(1);
     let slots: Vec<std::sync::Mutex<Option<SeedRun>>> = seeds.iter().map(|_| Default::default()).collect();
@@ -181,7 +210,7 @@ fn run_seeds_keeping(
             let slots = &slots;
             s.spawn(move || {
                 for (i, &seed) in seeds.iter().enumerate().skip(t).step_by(threads) {
-                    let cfg = LabConfig { seed, ..LabConfig::default() };
+                    let cfg = LabConfig { seed, ..*base };
                     let r = run_seed(sc, controllers, &cfg, keep_first && i == 0);
                     *slots[i].lock().expect("no panic holds it") = Some(r);
                 }
@@ -194,7 +223,9 @@ fn run_seeds_keeping(
 /// Runs the lab; returns the text to print, or an error (for example an unwritable
 /// output directory).
 pub fn run(opts: &LabOptions, mut print: impl FnMut(&str)) -> Result<(), String> {
-    let cfg = LabConfig { seed: opts.seed, ..LabConfig::default() };
+    let default = LabConfig::default();
+    let k_c = opts.client_send_interval.unwrap_or(default.k_c);
+    let cfg = LabConfig { seed: opts.seed, k_c, ..default };
     let seeds: Vec<u64> = (opts.seed..opts.seed + opts.seeds).collect();
     let mut list = if opts.scenarios.is_empty() {
         // The wide matches (16-64 clients) take minutes per seed at 300 s: they run
@@ -269,7 +300,7 @@ pub fn run(opts: &LabOptions, mut print: impl FnMut(&str)) -> Result<(), String>
         // step stream) is tickwire's alone.
         let controllers: Vec<Controller> =
             Controller::ALL.into_iter().filter(|c| sc.clients == 1 || c.is_tickwire()).collect();
-        let runs = run_seeds_keeping(sc, &controllers, &seeds, opts.out.is_some());
+        let runs = run_seeds_keeping(sc, &controllers, &seeds, opts.out.is_some(), &cfg);
         let rows: Vec<(Controller, Vec<Metrics>)> =
             controllers.iter().enumerate().map(|(i, &c)| (c, runs.iter().map(|r| r.metrics[i].1).collect())).collect();
         for (k, r) in runs.iter().enumerate() {
@@ -340,5 +371,19 @@ mod tests {
         assert!(parse_args(&args("--bound --bound-late 0")).unwrap_err().contains("not in (0, 100]"));
         assert!(parse_args(&args("--bound --bound-late 101")).unwrap_err().contains("not in (0, 100]"));
         assert!(parse_args(&args("--bound --bound-late NaN")).unwrap_err().contains("not in (0, 100]"));
+    }
+
+    #[test]
+    fn the_client_send_interval_is_one_to_four_ticks() {
+        assert_eq!(parse_args(&args("--seeds 5")).expect("valid").client_send_interval, None);
+        for k in CLIENT_SEND_INTERVALS {
+            let o = parse_args(&args(&format!("--client-send-interval {k}"))).expect("valid");
+            assert_eq!(o.client_send_interval, Some(k));
+        }
+        for bad in ["0", "5", "-1", "two"] {
+            let e = parse_args(&args(&format!("--client-send-interval {bad}"))).unwrap_err();
+            assert!(e.contains("--client-send-interval"), "{bad}: {e}");
+        }
+        assert_eq!(parse_args(&args("--client-send-interval")).unwrap_err(), "--client-send-interval needs a value");
     }
 }

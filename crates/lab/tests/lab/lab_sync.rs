@@ -7,7 +7,9 @@
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, OnceLock};
 
-use tickwire_lab::{Controller, LabConfig, Metrics, Outcome, judge, late_limit, run_seeds, scenario as by_id};
+use tickwire_lab::{
+    Controller, LabConfig, Metrics, Outcome, judge, late_limit, run_seeds, run_seeds_at, scenario as by_id,
+};
 
 const SEEDS: u64 = 20;
 const SECONDS: u64 = 40;
@@ -189,6 +191,52 @@ fn s5_latency_step_costs_at_most_the_dead_time() {
 #[test]
 fn s8_hitches_never_turn_the_tick_back() {
     assert!(of("S8", Controller::Tickwire).iter().all(|m| !m.tick_went_back));
+}
+
+/// `--client-send-interval`: the lab runs tickwire's inputs and the oracle's reference
+/// at the interval it is given. At 33% loss (S3c) each lost packet costs an input one
+/// send interval, so sending every tick instead of every other one lowers the lead
+/// the reference needs and the lead tickwire holds by several ticks, for more input
+/// messages (and bytes) per input; the late rate stays within ε over the seeds.
+#[test]
+fn a_client_sending_every_tick_needs_less_lead_on_a_lossy_link() {
+    // Two minutes: one 30 s window of one seed is too few late inputs to hold to ε.
+    let mut sc = by_id("S3c").unwrap();
+    sc.duration = 120_000_000;
+    let seeds: Vec<u64> = (1..=4).collect();
+    let at = |k_c: u32| -> Vec<Metrics> {
+        let base = LabConfig { k_c, ..LabConfig::default() };
+        run_seeds_at(&sc, &[Controller::Tickwire], &seeds, &base).iter().map(|r| r[0].1).collect()
+    };
+    let (every, other) = (at(1), at(2));
+    for (i, (a, b)) in every.iter().zip(&other).enumerate() {
+        println!(
+            "seed {}: oracle {:.2} / {:.2} ticks, lead {:.2} / {:.2}, late {:.2} / {:.2}%, {:.1} / {:.1} messages and {:.0} / {:.0} B per input",
+            seeds[i],
+            a.lead_oracle,
+            b.lead_oracle,
+            a.lead,
+            b.lead,
+            a.late_rate * 100.0,
+            b.late_rate * 100.0,
+            a.copies_per_input,
+            b.copies_per_input,
+            a.uplink_bytes_per_input,
+            b.uplink_bytes_per_input
+        );
+        assert!(
+            a.lead_oracle + 2.0 < b.lead_oracle,
+            "seed {}: oracle {} vs {}",
+            seeds[i],
+            a.lead_oracle,
+            b.lead_oracle
+        );
+        assert!(a.lead + 2.0 < b.lead, "seed {}: lead {} vs {}", seeds[i], a.lead, b.lead);
+        assert!(a.copies_per_input > b.copies_per_input, "seed {}: messages per input", seeds[i]);
+    }
+    let mean_late = |m: &[Metrics]| m.iter().map(|m| m.late_rate).sum::<f64>() / m.len() as f64;
+    let (a, b) = (mean_late(&every), mean_late(&other));
+    assert!(a <= 0.01 && b <= 0.01, "mean late {a} / {b}");
 }
 
 #[test]

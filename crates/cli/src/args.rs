@@ -307,8 +307,8 @@ pub struct LabArgs {
     /// excess with the rules' at that rate), beside epsilon.
     #[arg(long, value_name = "PCT", requires = "bound", value_parser = ranged(0.001f64, 100.0))]
     pub bound_late: Option<f64>,
-    /// Client ticks between tickwire's input packets and between the oracle's reference
-    /// packets alike [default: 2]. The baselines model their own sends.
+    /// Client ticks between input packets, for every controller's client (tickwire's
+    /// and the baselines') and the oracle's reference alike [default: 2].
     #[arg(long, value_name = "K", value_parser = ranged(1u32, 4))]
     pub client_send_interval: Option<u32>,
 }

@@ -45,8 +45,9 @@ pub struct LabOptions {
     /// With `bound`: a late share (0 to 1) that the causal rules' margin also brings
     /// the 90th-percentile seed to, beside ε (a controller's own, to compare at).
     pub bound_late: Option<f64>,
-    /// Client ticks between tickwire's input packets, and between the oracle's reference
-    /// packets (None: [`LabConfig`]'s default, 2). The baselines model their own sends.
+    /// Client ticks between input packets, for every controller's client (tickwire's
+    /// and the baselines') and the oracle's reference alike (None: [`LabConfig`]'s
+    /// default, 2).
     pub client_send_interval: Option<u32>,
 }
 
@@ -78,8 +79,8 @@ pub const LAB_USAGE: &str =
   bare and with the least margin that keeps the 90th-percentile seed within epsilon
   (and, with --bound-late PCT, within PCT percent too: a controller's own late rate,
   to compare its excess with the rules' at that rate). --client-send-interval K (1-4,
-  default 2): client ticks between tickwire's input packets and between the oracle's
-  reference packets alike (the baselines model their own sends).";
+  default 2): client ticks between input packets, for every controller's client
+  (tickwire's and the baselines') and the oracle's reference alike.";
 
 /// Parses `lab` arguments (after the subcommand).
 pub fn parse_args(args: &[String]) -> Result<LabOptions, String> {

@@ -309,7 +309,10 @@ pub struct LabArgs {
     pub bound_late: Option<f64>,
     /// Client ticks between input packets, for every controller's client (tickwire's
     /// and the baselines') and the oracle's reference alike [default: 2].
-    #[arg(long, value_name = "K", value_parser = ranged(1u32, 4))]
+    #[arg(long, value_name = "K", value_parser = ranged(
+        *tickwire_lab::CLIENT_SEND_INTERVALS.start(),
+        *tickwire_lab::CLIENT_SEND_INTERVALS.end(),
+    ))]
     pub client_send_interval: Option<u32>,
 }
 

@@ -128,7 +128,8 @@ pub fn parse_args(args: &[String]) -> Result<LabOptions, String> {
                 let k: u32 =
                     value(a)?.parse().map_err(|_| "--client-send-interval needs a positive integer".to_string())?;
                 if !CLIENT_SEND_INTERVALS.contains(&k) {
-                    return Err(format!("--client-send-interval {k} not in 1..=4"));
+                    let (lo, hi) = (CLIENT_SEND_INTERVALS.start(), CLIENT_SEND_INTERVALS.end());
+                    return Err(format!("--client-send-interval {k} not in {lo}..={hi}"));
                 }
                 o.client_send_interval = Some(k);
             }
@@ -384,6 +385,10 @@ mod tests {
         for bad in ["0", "5", "-1", "two"] {
             let e = parse_args(&args(&format!("--client-send-interval {bad}"))).unwrap_err();
             assert!(e.contains("--client-send-interval"), "{bad}: {e}");
+        }
+        for bad in ["0", "5"] {
+            let e = parse_args(&args(&format!("--client-send-interval {bad}"))).unwrap_err();
+            assert_eq!(e, format!("--client-send-interval {bad} not in 1..=4"));
         }
         assert_eq!(parse_args(&args("--client-send-interval")).unwrap_err(), "--client-send-interval needs a value");
     }

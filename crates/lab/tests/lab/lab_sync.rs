@@ -193,8 +193,8 @@ fn s8_hitches_never_turn_the_tick_back() {
     assert!(of("S8", Controller::Tickwire).iter().all(|m| !m.tick_went_back));
 }
 
-/// `--client-send-interval`: the lab runs tickwire's inputs and the oracle's reference
-/// at the interval it is given. At 33% loss (S3c) each lost packet costs an input one
+/// `--client-send-interval`: the lab runs the clients' inputs (here tickwire's) and the
+/// oracle's reference at the interval it is given. At 33% loss (S3c) each lost packet costs an input one
 /// send interval, so sending every tick instead of every other one lowers the lead
 /// the reference needs and the lead tickwire holds by several ticks, for more input
 /// messages (and bytes) per input; the late rate stays within ε over the seeds.

@@ -29,8 +29,15 @@ use crate::wire::MAX_DATAGRAM_SIZE;
 pub struct RelayClientConfig {
     /// The local tick clock.
     pub tick: TickClockConfig,
-    /// Client ticks between input packets (k_c).
+    /// Client ticks between input packets (k_c) on a link that loses little.
     pub send_interval: u32,
+    /// Send every tick while the uplink loses more than half the lead loop's late
+    /// budget (`lead.late_rate` / 2, measured as the copies are and held as long).
+    /// Each lost packet delays the inputs it carried by a send interval, so on a lossy
+    /// link the interval sets the lead: at 33% loss every tick takes about 5 ticks
+    /// (80 ms at 60 Hz) off it, for twice the input packets. Off: always
+    /// `send_interval`.
+    pub every_tick_when_lossy: bool,
     /// The input-lead loop that steers the clock from the server's margin reports.
     pub lead: LeadConfig,
     /// How many copies of each input to send, from the measured loss.
@@ -50,6 +57,7 @@ impl Default for RelayClientConfig {
         RelayClientConfig {
             tick: TickClockConfig::default(),
             send_interval: 2,
+            every_tick_when_lossy: true,
             lead: LeadConfig::default(),
             redundancy: RedundancyConfig::default(),
             interp: InterpConfig::default(),
@@ -84,6 +92,8 @@ pub struct SyncStats {
     pub interp_delay_ticks: f64,
     /// Copies of each input currently sent (1 = no redundancy).
     pub copies: u32,
+    /// Client ticks between input packets now ([`RelayClient::send_interval`]).
+    pub send_interval: u32,
     /// The uplink loss figure that steers the copies (0..=1).
     pub uplink_loss: f64,
     /// The chance that an uplink packet is lost when the one before it was (0..=1):
@@ -375,7 +385,7 @@ impl RelayClient {
             let cover = LeadCover {
                 late_rate: self.cfg.lead.late_rate,
                 spare_ticks: self.lead.expected_margin_quantile(phase).unwrap_or(0.0),
-                send_interval_ticks: self.cfg.send_interval,
+                send_interval_ticks: self.send_interval(),
             };
             // One copy of the stream: each input and its length byte, every tick.
             let cap = self.cfg.redundancy.copy_cap((self.input_bytes + 1.0) * 1e6 / self.cfg.tick.tick_us);
@@ -386,7 +396,7 @@ impl RelayClient {
     }
 
     /// Pushes the local input for the next due tick and returns that tick. Every
-    /// `send_interval` ticks the unacknowledged inputs go to the server.
+    /// [`RelayClient::send_interval`] ticks the unacknowledged inputs go to the server.
     pub fn push_input<T: Transport + ?Sized>(
         &mut self,
         now: Micros,
@@ -414,8 +424,14 @@ impl RelayClient {
         r
     }
 
-    /// Sends the unacknowledged inputs if a send boundary (every `send_interval`
-    /// ticks) has passed since the last send.
+    /// Client ticks between input packets now: `send_interval`, or 1 while the uplink
+    /// is lossy ([`RelayClientConfig::every_tick_when_lossy`]).
+    pub fn send_interval(&self) -> u32 {
+        if self.cfg.every_tick_when_lossy && self.redundancy.lossy() { 1 } else { self.cfg.send_interval.max(1) }
+    }
+
+    /// Sends the unacknowledged inputs if a send boundary (every
+    /// [`RelayClient::send_interval`] ticks) has passed since the last send.
     pub fn send_pending<T: Transport + ?Sized>(&mut self, now: Micros, ep: &mut T) -> Result<(), RelayClientError> {
         if std::mem::take(&mut self.send_pending) {
             self.send_inputs(now, ep)?;
@@ -439,7 +455,7 @@ impl RelayClient {
         let slot = &mut self.inputs[tick as usize % n];
         slot.clear();
         slot.extend_from_slice(&self.last_input);
-        if (u64::from(tick) + 1) % u64::from(self.cfg.send_interval) == 0 {
+        if (u64::from(tick) + 1) % u64::from(self.send_interval()) == 0 {
             self.send_pending = true;
         }
         tick
@@ -459,7 +475,7 @@ impl RelayClient {
             // The server's jitter buffer takes whatever comes (past its cap it kicks).
             window: usize::MAX,
         };
-        let oldest = self.next_tick.saturating_sub(copies.saturating_mul(self.cfg.send_interval));
+        let oldest = self.next_tick.saturating_sub(copies.saturating_mul(self.send_interval()));
         // No more inputs than the transport's largest message holds, each its length
         // byte and at most `max_input_size` bytes (6 copies of 2 ticks of 255-byte
         // inputs would not fit even 1,200 bytes).
@@ -570,6 +586,7 @@ impl RelayClient {
             clock_corrections: self.snaps + self.lead.resets(),
             interp_delay_ticks: playback.map_or(0.0, |_| self.interp.delay()),
             copies: self.redundancy.copies(),
+            send_interval: self.send_interval(),
             uplink_loss: self.redundancy.loss(),
             uplink_loss_burst: self.redundancy.burst(),
             drift_ppm: self.lead.drift() * 1e6,

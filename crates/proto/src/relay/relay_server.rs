@@ -191,9 +191,14 @@ struct Client {
     first_input: Option<Tick>,
     /// Newest input tick of any packet so far, and the client's send interval as
     /// seen: the smallest step between the newest inputs of successive packets (loss
-    /// only makes steps longer, and reordered packets are not steps forward).
+    /// only makes steps longer, and reordered packets are not steps forward). It falls
+    /// at once, and is taken again as the least of the last [`INTERVAL_STEPS`] steps,
+    /// so that it rises too: a client sends every tick only while its link is lossy.
     newest_seen: Option<Tick>,
     send_interval: Option<u32>,
+    /// The least step and the steps counted since the interval was last taken again.
+    interval_least: u32,
+    interval_steps: u32,
     /// Copies of each step to this client, from its downlink's loss and bursts.
     redundancy: RedundancyPlanner,
 }
@@ -210,6 +215,8 @@ impl Client {
 const ASSUMED_SEND_INTERVAL: u32 = 2;
 /// Longest send interval a client may use (ticks).
 const MAX_SEND_INTERVAL: u32 = 32;
+/// Steps between a client's packets over which its send interval is taken again.
+const INTERVAL_STEPS: u32 = 32;
 
 /// Checksum reports repeated in every update (a check every few dozen ticks is then
 /// sent in many updates, so loss rarely hides one).
@@ -392,6 +399,8 @@ impl RelayServer {
             first_input: None,
             newest_seen: None,
             send_interval: None,
+            interval_least: u32::MAX,
+            interval_steps: 0,
             redundancy: RedundancyPlanner::new(self.cfg.redundancy, u32::from(STARTING_COPIES)),
         };
         self.clients.insert(player, c);
@@ -504,6 +513,12 @@ impl RelayServer {
                 c.newest_seen.and_then(|prev| top.checked_sub(prev)).filter(|d| (1..=MAX_SEND_INTERVAL).contains(d))
             {
                 c.send_interval = Some(c.send_interval.map_or(step, |k| k.min(step)));
+                c.interval_least = c.interval_least.min(step);
+                c.interval_steps += 1;
+                if c.interval_steps == INTERVAL_STEPS {
+                    c.send_interval = Some(c.interval_least);
+                    (c.interval_least, c.interval_steps) = (u32::MAX, 0);
+                }
             }
             c.newest_seen = Some(c.newest_seen.map_or(top, |p| p.max(top)));
         }
@@ -835,6 +850,42 @@ mod tests {
         assert_eq!((copy_of(5), copy_of(8)), (Some(0), Some(0)));
         assert!((9..=12).all(|t| copy_of(t) == Some(1)), "{:?}", c.margins);
         assert!((13..=16).all(|t| copy_of(t) == Some(0)), "{:?}", c.margins);
+    }
+
+    #[test]
+    fn the_clients_send_interval_rises_again_after_a_window_of_packets() {
+        // A client that sent every tick while its link was lossy goes back to every
+        // other tick: the server's figure (its copy numbers and resend delay) follows
+        // within INTERVAL_STEPS packets, and falls again at once.
+        let mut server = RelayServer::new(RelayServerConfig::default(), 0).unwrap();
+        server.admit(7, 1).unwrap();
+        let mut buf = Vec::new();
+        let mut send = |server: &mut RelayServer, newest: u32| {
+            let first = newest.saturating_sub(3);
+            let inputs: Vec<[u8; 1]> = (first..=newest).map(|t| [t as u8]).collect();
+            messages::encode_client_inputs(&mut buf, messages::NONE, &[], first, inputs.iter().map(|i| &i[..]));
+            server.handle_inputs(0, 7, &buf);
+        };
+        let mut tick = 10;
+        for _ in 0..40 {
+            send(&mut server, tick);
+            tick += 1;
+        }
+        assert_eq!(server.clients[&1].send_interval, Some(1));
+        let mut rose_after = None;
+        for n in 1..=2 * INTERVAL_STEPS {
+            tick += 1;
+            send(&mut server, tick);
+            tick += 1;
+            if rose_after.is_none() && server.clients[&1].send_interval == Some(2) {
+                rose_after = Some(n);
+            }
+        }
+        let n = rose_after.expect("the interval rises to 2");
+        assert!(n <= 2 * INTERVAL_STEPS, "after {n} packets");
+        assert_eq!(server.clients[&1].send_interval, Some(2), "and stays");
+        send(&mut server, tick);
+        assert_eq!(server.clients[&1].send_interval, Some(1), "falls at once");
     }
 
     #[test]

@@ -132,7 +132,8 @@ const LONG_LOSS_US: f64 = 60_000_000.0;
 const BURST_PRIOR_WEIGHT: f64 = 4.0;
 
 /// One link's redundancy decision over time: copies per tick from its loss and
-/// burstiness.
+/// burstiness, and for a stream the lead covers, whether the link is lossy enough
+/// that the stream should send every tick ([`RedundancyPlanner::lossy`]).
 ///
 /// Loss is the larger of the transport's recent figure and its one-minute rate (a
 /// bursty 1% often reads zero over a few hundred packets); burstiness is the chance a
@@ -144,6 +145,9 @@ pub(crate) struct RedundancyPlanner {
     cfg: RedundancyConfig,
     copies: u32,
     hold_until: u64,
+    /// Loss above ε/2 of a stream the lead covers, held as the copies are.
+    lossy: bool,
+    lossy_hold_until: u64,
     window_loss: f64,
     /// The last counts taken, and a minute's memory of their differences since.
     counts: Option<LossCounts>,
@@ -159,6 +163,8 @@ impl RedundancyPlanner {
             cfg,
             copies: initial_copies.clamp(1, cfg.max_copies.clamp(1, MAX_COPIES)),
             hold_until: 0,
+            lossy: false,
+            lossy_hold_until: 0,
             window_loss: 0.0,
             counts: None,
             resolved: 0.0,
@@ -214,17 +220,36 @@ impl RedundancyPlanner {
         let loss = self.loss();
         let wanted = copies_for_loss(loss, self.burst(), self.cfg.residual_loss, cap);
         let wanted = cover.map_or(wanted, |c| copies_to_send(wanted, loss, c));
+        let may_fall = counts.resolved >= RESOLVED_TO_FALL;
         if wanted >= self.copies {
             self.copies = wanted;
             self.hold_until = now + HOLD_US;
-        } else if now >= self.hold_until && counts.resolved >= RESOLVED_TO_FALL {
+        } else if now >= self.hold_until && may_fall {
             self.copies = wanted;
+        }
+        // The same threshold as `copies_to_send`'s: loss that would take most of the
+        // late budget by itself. It rises at once and falls after the same hold.
+        let lossy = cover.is_some_and(|c| loss > c.late_rate / 2.0);
+        if lossy {
+            self.lossy = true;
+            self.lossy_hold_until = now + HOLD_US;
+        } else if now >= self.lossy_hold_until && may_fall {
+            self.lossy = false;
         }
         self.copies
     }
 
     pub(crate) fn copies(&self) -> u32 {
         self.copies
+    }
+
+    /// Whether the link loses more than half the lead's late budget (ε/2), as last
+    /// judged with a [`LeadCover`]: true at once when it does, false again only after
+    /// the loss has stayed below for the copies' hold. Each lost packet of a stream
+    /// delays the inputs it carried by a send interval, so on such a link the interval
+    /// sets the lead: a client sends every tick while it holds.
+    pub(crate) fn lossy(&self) -> bool {
+        self.lossy
     }
 }
 
@@ -324,6 +349,49 @@ mod tests {
         }
         assert!(p.loss() > 0.007, "loss memory {}", p.loss());
         assert_eq!(p.copies(), up);
+    }
+
+    #[test]
+    fn a_covered_stream_is_lossy_above_half_epsilon_at_once_and_for_the_hold() {
+        let cover = LeadCover { late_rate: 0.01, spare_ticks: 0.0, send_interval_ticks: 2 };
+        let mut p = RedundancyPlanner::new(RedundancyConfig::default(), 2);
+        // A clean link: never lossy, with or without a cover.
+        for s in 0..30u64 {
+            p.update(s * 1_000_000, 0.0, counts_after(30 * s + 30, 1_000_000, 0), CAP, Some(&cover));
+        }
+        assert!(!p.lossy());
+        // 5% loss shows at the first update that sees it.
+        let at = 30 * 30;
+        let mut lossy = RedundancyPlanner::new(RedundancyConfig::default(), 2);
+        lossy.update(0, 0.05, counts_after(at, 20, 1), CAP, Some(&cover));
+        assert!(lossy.lossy(), "5% loss, {} resolved", at);
+        // Without a cover (a server's steps) nothing is lossy: the schedule is the client's.
+        let mut server = RedundancyPlanner::new(RedundancyConfig::default(), 2);
+        server.update(0, 0.05, counts_after(at, 20, 1), CAP, None);
+        assert!(!server.lossy());
+        // 0.4% (below ε/2) is not lossy.
+        let mut light = RedundancyPlanner::new(RedundancyConfig::default(), 2);
+        for s in 0..120u64 {
+            light.update(s * 1_000_000, 0.004, counts_after(30 * s + 30, 250, 1), CAP, Some(&cover));
+        }
+        assert!(light.loss() > 0.003 && !light.lossy(), "loss {}", light.loss());
+        // The loss stops: lossy for the hold (10 s) after the figure falls below ε/2,
+        // then not.
+        let mut s = 1u64;
+        let mut resolved = at;
+        let mut fell_at = None;
+        while s < 600 && lossy.lossy() {
+            resolved += 30;
+            let c = LossCounts { resolved, ..counts_after(at, 20, 1) };
+            lossy.update(s * 1_000_000, 0.0, c, CAP, Some(&cover));
+            if fell_at.is_none() && lossy.loss() <= 0.005 {
+                fell_at = Some(s);
+            }
+            s += 1;
+        }
+        let fell_at = fell_at.expect("the loss figure falls");
+        assert!(!lossy.lossy(), "still lossy after {s} s");
+        assert!(s >= fell_at + 10 && s <= fell_at + 11, "cleared at {s} s, loss fell at {fell_at} s");
     }
 
     #[test]

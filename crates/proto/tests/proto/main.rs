@@ -35,6 +35,7 @@ mod relay_identity;
 mod relay_leave;
 mod relay_predict;
 mod relay_retry;
+mod relay_schedule;
 mod relay_roster;
 mod relay_scale;
 mod relay_sync;

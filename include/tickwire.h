@@ -2243,6 +2243,11 @@ typedef struct tw_session_config {
     /**
      * RELAY_CLIENT: client ticks between its input packets, 1..=60 (default 2). Each
      * packet repeats the inputs the server has not acknowledged, as loss requires.
+     * While the uplink loses more than half of `late_rate` (measured from the
+     * transport's acknowledgements, and held for 10 s after it falls), the client
+     * sends every tick instead: each lost packet delays the inputs it carried by one
+     * interval, so on a lossy link the interval sets the input lead (at 33% loss,
+     * every tick takes about 5 ticks off it, for twice the input packets).
      */
     uint32_t client_send_interval;
     /**

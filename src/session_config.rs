@@ -216,6 +216,11 @@ pub struct tw_session_config {
     pub server_send_interval: u32,
     /// RELAY_CLIENT: client ticks between its input packets, 1..=60 (default 2). Each
     /// packet repeats the inputs the server has not acknowledged, as loss requires.
+    /// While the uplink loses more than half of `late_rate` (measured from the
+    /// transport's acknowledgements, and held for 10 s after it falls), the client
+    /// sends every tick instead: each lost packet delays the inputs it carried by one
+    /// interval, so on a lossy link the interval sets the input lead (at 33% loss,
+    /// every tick takes about 5 ticks off it, for twice the input packets).
     pub client_send_interval: u32,
     /// RELAY_SERVER: a client's inputs queued this many ticks beyond the queue's usual
     /// span (its one-second average) are merged into one tick: a burst after a hitch

@@ -166,6 +166,7 @@ struct SeedRun {
 /// Runs every controller of `controllers` on `sc` at `cfg`'s seed, against the one
 /// oracle of that seed. `keep` keeps the records (for plots).
 fn run_seed(sc: &scenario::Scenario, controllers: &[Controller], cfg: &LabConfig, keep: bool) -> SeedRun {
+    let cfg = &cfg.at(sc);
     let oracle = Oracle::measure(sc, cfg);
     let mut out = SeedRun { metrics: Vec::new(), records: Vec::new(), oracle: Oracle::default() };
     for &c in controllers {
@@ -227,7 +228,7 @@ fn run_seeds_keeping(
 pub fn run(opts: &LabOptions, mut print: impl FnMut(&str)) -> Result<(), String> {
     let default = LabConfig::default();
     let k_c = opts.client_send_interval.unwrap_or(default.k_c);
-    let cfg = LabConfig { seed: opts.seed, k_c, ..default };
+    let cfg = LabConfig { seed: opts.seed, k_c, fixed_k_c: opts.client_send_interval.is_some(), ..default };
     let seeds: Vec<u64> = (opts.seed..opts.seed + opts.seeds).collect();
     let mut list = if opts.scenarios.is_empty() {
         // The wide matches (16-64 clients) take minutes per seed at 300 s: they run
@@ -248,7 +249,7 @@ pub fn run(opts: &LabOptions, mut print: impl FnMut(&str)) -> Result<(), String>
     if opts.bound {
         print(&format!(
             "tickwire lab --bound: seeds {}..={} ({} per scenario), epsilon {}; no controller runs.\n\
-             From the oracle's reference needs (crates/lab/src/oracle.rs: {} copies per input, sent every {} ticks by an ideal\n\
+             From the oracle's reference needs (crates/lab/src/oracle.rs: {} copies per input, sent {} by an ideal\n\
              client, over the seed's uplink; warm-up excluded, the oracle's 30 s windows), per seed (crates/lab/src/bound.rs):\n\
              steady: the least constant lead with at most epsilon of the inputs over it in the whole run (hindsight), and its\n\
              excess over the windows' oracles weighted by their inputs (as M2); at oracle+{}: the share of the inputs late at\n\
@@ -260,12 +261,14 @@ pub fn run(opts: &LabOptions, mut print: impl FnMut(&str)) -> Result<(), String>
             seeds.len(),
             cfg.epsilon,
             oracle::REFERENCE_COPIES,
-            cfg.k_c,
+            schedule(&cfg),
             bound::EXCESS_GOAL
         ));
         for sc in &list {
-            let b: Vec<bound::Bound> =
-                seeds.iter().map(|&seed| bound::measure(&Oracle::measure(sc, &LabConfig { seed, ..cfg }))).collect();
+            let b: Vec<bound::Bound> = seeds
+                .iter()
+                .map(|&seed| bound::measure(&Oracle::measure(sc, &LabConfig { seed, ..cfg }.at(sc))))
+                .collect();
             print(&report::bound(sc, &b, &seeds, &cfg, opts.bound_late));
         }
         return Ok(());
@@ -273,7 +276,7 @@ pub fn run(opts: &LabOptions, mut print: impl FnMut(&str)) -> Result<(), String>
     let mut summary = String::from(report::SUMMARY_HEADER);
     summary.push('\n');
     print(&format!(
-        "tickwire lab: 60 Hz, client sends every {} ticks, server every {}, epsilon {}, seeds {}..={} ({} per scenario), {} frames/s\n\
+        "tickwire lab: 60 Hz, clients send {}, server every {} ticks, epsilon {}, seeds {}..={} ({} per scenario), {} frames/s\n\
          Oracle (crates/lab/src/oracle.rs): one per scenario and seed, from the uplink itself (a reference pattern of {} copies\n\
          per input over the same link realisation), the same 30 s windows and lead for every controller.\n\
          M1 late % (median, w worst seed)/limit (epsilon, or the share of inputs that never arrived); win miss: 30 s windows\n\
@@ -287,7 +290,7 @@ pub fn run(opts: &LabOptions, mut print: impl FnMut(&str)) -> Result<(), String>
          tw-delay is tickwire with the Delay late policy (an experiment, not judged).\n\
          Pairs (crates/lab/src/verdict.rs): both within epsilon (mean late over the seeds), the lead excess decides; otherwise\n\
          the late rate. Won/lost when the 95% t-interval of the paired per-seed differences (tickwire - baseline) excludes 0.\n",
-        cfg.k_c,
+        schedule(&cfg),
         cfg.k_s,
         cfg.epsilon,
         seeds[0],
@@ -332,6 +335,19 @@ pub fn run(opts: &LabOptions, mut print: impl FnMut(&str)) -> Result<(), String>
         print(&format!("wrote summary.csv and one .csv and .svg per scenario to {}\n", dir.display()));
     }
     Ok(())
+}
+
+/// The clients' send schedule, for the headers.
+fn schedule(cfg: &LabConfig) -> String {
+    if cfg.fixed_k_c {
+        format!("every {} ticks (every controller's client, fixed)", cfg.k_c)
+    } else {
+        format!(
+            "every {} ticks, and every tick where the scenario's uplink loses more than epsilon/2 (the oracle's reference\n\
+             and the baselines on that schedule; tickwire's client by its own rule, from the loss it measures)",
+            cfg.k_c
+        )
+    }
 }
 
 /// The first seed's time series and plot of a scenario.

@@ -8,7 +8,7 @@
 
 use tickwire_proto::{LatePolicy, Micros, StepKind, Tick};
 
-use super::scenario::Scenario;
+use super::scenario::{Change, Scenario};
 
 /// The time-sync designs the lab compares.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -54,7 +54,15 @@ impl Controller {
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct LabConfig {
     pub tick_us: f64,
+    /// Client ticks between input packets: the oracle's reference and the baselines'
+    /// clients send on it. Unless `fixed_k_c`, it is the schedule on a link that loses
+    /// little, and [`LabConfig::at`] reads a lossy scenario at every tick.
     pub k_c: u32,
+    /// Every controller's client, tickwire's included, sends every `k_c` ticks
+    /// whatever its link (`tickwire lab --client-send-interval K`). Otherwise tickwire
+    /// runs the product's schedule: every `k_c` ticks, and every tick while its
+    /// measured uplink loss is above ε/2 (`RelayClientConfig::every_tick_when_lossy`).
+    pub fixed_k_c: bool,
     pub k_s: u32,
     pub epsilon: f64,
     pub frame_hz: f64,
@@ -68,6 +76,7 @@ impl Default for LabConfig {
         LabConfig {
             tick_us: 1e6 / 60.0,
             k_c: 2,
+            fixed_k_c: false,
             k_s: 3,
             epsilon: 0.01,
             frame_hz: 144.0,
@@ -78,6 +87,22 @@ impl Default for LabConfig {
 }
 
 impl LabConfig {
+    /// The settings `scenario` is run and read at. Unless the schedule is fixed, a
+    /// scenario whose uplink loses more than ε/2 is read at every tick: tickwire's
+    /// client sends every tick there by its own measurement, so the oracle's reference
+    /// and the baselines' clients do too (each lost packet costs an input a send
+    /// interval, and an excess against a reference sending half as often would
+    /// credit tickwire with the schedule, not its lead).
+    pub fn at(&self, scenario: &Scenario) -> LabConfig {
+        if self.fixed_k_c {
+            return *self;
+        }
+        let ups = scenario.changes.iter().filter_map(|c| if let Change::Up(l) = c.1 { Some(l) } else { None });
+        let loss = std::iter::once(scenario.up).chain(ups).map(|l| l.loss.stationary_loss()).fold(0.0, f64::max);
+        let k_c = if loss > self.epsilon / 2.0 { 1 } else { self.k_c };
+        LabConfig { k_c, ..*self }
+    }
+
     /// The seed of one scenario's networks: the lab's seed mixed with the scenario id,
     /// so scenarios differ and every controller of a scenario gets the same links.
     pub fn run_seed(&self, scenario: &Scenario) -> u64 {

@@ -23,7 +23,8 @@ use super::model::{FrameRecord, InputRecord, LabConfig, RunRecord, ServerTickRec
 use super::scenario::{Change, Scenario};
 
 /// The session configurations the lab runs for tickwire: the product defaults, with
-/// the lab's tick rate, send intervals and ε.
+/// the lab's tick rate, the server's send interval and ε; the client's send schedule
+/// is the product's unless the lab fixes it ([`LabConfig::fixed_k_c`]).
 pub fn configs(cfg: &LabConfig, late: Option<LatePolicy>) -> (RelayServerConfig, RelayClientConfig) {
     let mut s = RelayServerConfig { tick_us: cfg.tick_us, send_interval: cfg.k_s, ..RelayServerConfig::default() };
     if let Some(p) = late {
@@ -31,7 +32,10 @@ pub fn configs(cfg: &LabConfig, late: Option<LatePolicy>) -> (RelayServerConfig,
     }
     let mut c = RelayClientConfig::default();
     c.tick.tick_us = cfg.tick_us;
-    c.send_interval = cfg.k_c;
+    if cfg.fixed_k_c {
+        c.send_interval = cfg.k_c;
+        c.every_tick_when_lossy = false;
+    }
     c.lead.late_rate = cfg.epsilon;
     c.interp.tick_us = cfg.tick_us;
     c.interp.send_interval = cfg.k_s;

@@ -38,7 +38,13 @@ fn med(runs: &[Metrics], get: impl Fn(&Metrics) -> f64) -> f64 {
 pub fn table(scenario: &Scenario, rows: &[(Controller, Vec<Metrics>)], cfg: &LabConfig) -> String {
     let mut s = String::new();
     let seeds = rows.first().map_or(0, |r| r.1.len());
-    let _ = writeln!(s, "{}  {}  (medians over {seeds} seeds; w = worst seed)", scenario.id, scenario.about);
+    let _ = writeln!(
+        s,
+        "{}  {}  (medians over {seeds} seeds; w = worst seed; read at a send every {} ticks)",
+        scenario.id,
+        scenario.about,
+        cfg.at(scenario).k_c
+    );
     let _ = writeln!(
         s,
         "  {:<10} {:>19} {:>9} {:>17} {:>13} {:>11} {:>15} {:>11} {:>6} {:>12} {:>8} {:>7} {:>5} {:>11} {:>12}",
@@ -151,7 +157,14 @@ pub fn bound(scenario: &Scenario, bounds: &[Bound], seeds: &[u64], cfg: &LabConf
     let oracle: Vec<f64> = bounds.iter().map(|b| b.oracle_mean).collect();
     let (om, op, ow, _) = spread(&oracle);
     let mut s = String::new();
-    let _ = writeln!(s, "{}  {}  (hindsight bound over {} seeds)", scenario.id, scenario.about, bounds.len());
+    let _ = writeln!(
+        s,
+        "{}  {}  (hindsight bound over {} seeds; reference sent every {} ticks)",
+        scenario.id,
+        scenario.about,
+        bounds.len(),
+        cfg.at(scenario).k_c
+    );
     let _ =
         writeln!(s, "  window oracle tk (input-weighted mean): median {} p90 {} max {}", f(om, 2), f(op, 2), f(ow, 2));
     let _ = writeln!(s, "  steady, hindsight: excess tk {}", line(&|b| b.steady.excess, 1.0, EXCESS_GOAL, ""));

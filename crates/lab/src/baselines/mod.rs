@@ -76,7 +76,8 @@ struct Client {
     drift: DriftClock,
     ctl: ClientCtl,
     interp: Box<dyn RemoteTimeline>,
-    copies: u32,
+    /// The newest ticks each packet carries ([`window_ticks`]).
+    window: u32,
     acked: Option<Tick>,
     consumed: Option<Tick>,
     newest_server_tick: Option<Tick>,
@@ -86,12 +87,15 @@ struct Client {
     hitch_until: Micros,
 }
 
-/// Copies of each input each design sends.
-fn copies(controller: Controller) -> u32 {
+/// The newest ticks each design's packet carries, when a packet leaves every `k_c`
+/// ticks: seed 000 each input once, lightyear each in 10 packets, N4E its 4 newest
+/// commands whatever the schedule (so 2 copies at every other tick and 4 at every
+/// tick).
+fn window_ticks(controller: Controller, k_c: u32) -> u32 {
     match controller {
-        Controller::Seed000 => seed000::COPIES,
-        Controller::N4e => n4e::COPIES,
-        _ => lightyear::COPIES,
+        Controller::Seed000 => seed000::COPIES * k_c,
+        Controller::N4e => n4e::COMMANDS_PER_PACKET.max(k_c),
+        _ => lightyear::COPIES * k_c,
     }
 }
 
@@ -147,7 +151,7 @@ pub fn run(scenario: &Scenario, controller: Controller, cfg: &LabConfig) -> RunR
             _ => ClientCtl::None,
         },
         interp: Box::new(FixedRuleInterpolation::new(interp_cfg)),
-        copies: copies(controller),
+        window: window_ticks(controller, cfg.k_c),
         acked: None,
         consumed: None,
         newest_server_tick: None,
@@ -397,7 +401,7 @@ fn client_frame(
             n4e.on_tick(clock.scale());
         }
         if c % cfg.k_c == 0 {
-            let window = client.copies * cfg.k_c;
+            let window = client.window;
             let oldest =
                 (c + 1).saturating_sub(window).max(client.acked.map_or(rec.first_tick, |a| a + 1)).max(rec.first_tick);
             let oldest = oldest.min(c);

@@ -12,7 +12,7 @@
 //! - line 51: at an error of 10 ticks or more the client re-derives its tick as
 //!   `latestSnapshotEstimate + slack + ceil(RTT·rate)` and snaps to it, but never
 //!   backwards (N4E logs "Large serverTick prediction error" instead);
-//! - line 60: 4 commands per packet (2 copies at the lab's 2 ticks per packet).
+//! - line 60: 4 commands per packet (2 copies at 2 ticks per packet, 4 at every tick).
 //!
 //! The RTT that sizes the compensation window is N4E's `EstimatedRTT`, a TCP-style
 //! EWMA with α = 1/8 (line 66).
@@ -28,8 +28,9 @@ pub const MAX_SCALE: f64 = 1.1;
 pub const SNAP_TICKS: f64 = 10.0;
 /// Slots of the dead-time ring (line 49), one per client tick.
 pub const RING: usize = 64;
-/// Inputs per packet: slack + additional = 4 (line 60), at 2 ticks per packet.
-pub const COPIES: u32 = 2;
+/// Commands per packet: slack + additional = 4 (line 60), the newest 4 ticks' inputs
+/// in every packet.
+pub const COMMANDS_PER_PACKET: u32 = 4;
 
 /// The server's side: the command age, averaged per server tick (line 47).
 #[derive(Debug, Clone, Copy, Default)]

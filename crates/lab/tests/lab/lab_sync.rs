@@ -147,11 +147,16 @@ fn s3_five_percent_loss() {
 }
 
 /// S2 (heavy-tailed jitter on a FIFO path, bursts of loss): tickwire meets ε at the
-/// median seed. (Not at every seed: see the lab's results in docs/cli.md.)
+/// median seed over the lab's full 300 s. (Not at every seed: see the lab's results in
+/// docs/cli.md.) The other checks' 40 s runs measure 30 s after the warm-up: on S2
+/// that is mostly the loop's acquisition and a few stalls, whose late rate over 20
+/// seeds reads 0.94-1.22% at the median by schedule and aim alike, where the 300 s
+/// runs read 0.74-0.83%; so this one runs the length the goal is stated for.
 #[test]
 fn s2_heavy_tail_meets_epsilon_at_the_median_seed() {
     let cfg = LabConfig::default();
-    let runs = of("S2", Controller::Tickwire);
+    let runs: Vec<Metrics> =
+        run_seeds(&by_id("S2").unwrap(), &[Controller::Tickwire], &seeds()).iter().map(|r| r[0].1).collect();
     let (med, _, worst) = spread(&runs, |m| m.late_rate);
     println!("S2: late median {:.2}% worst {:.2}%", med * 100.0, worst * 100.0);
     assert!(med <= cfg.epsilon, "S2: median late {:.3}%", med * 100.0);
@@ -205,7 +210,7 @@ fn a_client_sending_every_tick_needs_less_lead_on_a_lossy_link() {
     sc.duration = 120_000_000;
     let seeds: Vec<u64> = (1..=4).collect();
     let at = |k_c: u32| -> Vec<Metrics> {
-        let base = LabConfig { k_c, ..LabConfig::default() };
+        let base = LabConfig { k_c, fixed_k_c: true, ..LabConfig::default() };
         run_seeds_at(&sc, &[Controller::Tickwire], &seeds, &base).iter().map(|r| r[0].1).collect()
     };
     let (every, other) = (at(1), at(2));
@@ -237,6 +242,47 @@ fn a_client_sending_every_tick_needs_less_lead_on_a_lossy_link() {
     let mean_late = |m: &[Metrics]| m.iter().map(|m| m.late_rate).sum::<f64>() / m.len() as f64;
     let (a, b) = (mean_late(&every), mean_late(&other));
     assert!(a <= 0.01 && b <= 0.01, "mean late {a} / {b}");
+}
+
+/// Without `--client-send-interval` the lab runs tickwire's own schedule: every
+/// other tick, and every tick while its measured uplink loss is above ε/2. On a clean
+/// link (S1) that is exactly the fixed every-other-tick run; at 33% loss (S3c) the
+/// client switches within the warm-up, so its lead is the every-tick run's within a
+/// few tenths of a tick and several ticks below every other tick's, and the lab reads
+/// the scenario (the oracle's reference) at every tick.
+#[test]
+fn tickwire_sends_every_tick_on_a_lossy_link_by_its_own_measurement() {
+    let run = |id: &str, base: LabConfig| -> Vec<Metrics> {
+        let mut sc = by_id(id).unwrap();
+        sc.duration = 60_000_000;
+        run_seeds_at(&sc, &[Controller::Tickwire], &[1, 2], &base).iter().map(|r| r[0].1).collect()
+    };
+    let product = LabConfig::default();
+    let fixed = |k_c| LabConfig { k_c, fixed_k_c: true, ..LabConfig::default() };
+    let (a, b) = (run("S1", product), run("S1", fixed(2)));
+    for (a, b) in a.iter().zip(&b) {
+        assert_eq!((a.lead, a.late_rate, a.copies_per_input), (b.lead, b.late_rate, b.copies_per_input), "S1");
+    }
+    assert_eq!(product.at(&by_id("S1").unwrap()).k_c, 2);
+    assert_eq!(product.at(&by_id("S3c").unwrap()).k_c, 1);
+    assert_eq!(product.at(&by_id("S2").unwrap()).k_c, 1, "1% bursty loss is above ε/2");
+    let (own, every, other) = (run("S3c", product), run("S3c", fixed(1)), run("S3c", fixed(2)));
+    for i in 0..2 {
+        println!(
+            "S3c seed {}: lead {:.2} (own schedule), {:.2} (every tick), {:.2} (every other); oracle {:.2} / {:.2} / {:.2}",
+            i + 1,
+            own[i].lead,
+            every[i].lead,
+            other[i].lead,
+            own[i].lead_oracle,
+            every[i].lead_oracle,
+            other[i].lead_oracle
+        );
+        // (The oracle's windows are weighted by the run's own inputs.)
+        assert!((own[i].lead_oracle - every[i].lead_oracle).abs() < 0.01, "read at every tick, seed {}", i + 1);
+        assert!((own[i].lead - every[i].lead).abs() < 0.5, "seed {}", i + 1);
+        assert!(own[i].lead + 2.0 < other[i].lead, "seed {}", i + 1);
+    }
 }
 
 #[test]
@@ -277,8 +323,8 @@ fn beats_every_baseline_on_asymmetry_drift_and_reordering() {
 
 /// What redundancy costs, counted on the messages and packets sent: tickwire sends each
 /// input and each step once on a clean link and adds copies where the link loses (5% in
-/// S3); seed 000 sends every input once and N4E twice (its 4 commands a packet at 2 ticks
-/// a packet), whatever the link.
+/// S3); seed 000 sends every input once whatever the link, and N4E its 4 newest
+/// commands in every packet.
 #[test]
 fn copies_follow_the_links_loss_and_the_baselines_their_design() {
     let median = |id: &str, c: Controller| spread(&of(id, c), |m| m.copies_per_input).0;
@@ -287,9 +333,15 @@ fn copies_follow_the_links_loss_and_the_baselines_their_design() {
     assert!((1.0..=1.2).contains(&clean), "tickwire's copies on a clean link: {clean}");
     assert!(lossy >= 2.0, "tickwire's copies at 5% loss: {lossy}");
     for id in ["S1", "S3"] {
+        // S1 is read at every other tick, S3 (5% loss) at every tick: N4E's four
+        // commands a packet are 2 copies on the first and 4 on the second.
+        let n4e = 4.0 / LabConfig::default().at(&by_id(id).unwrap()).k_c as f64;
         let one = median(id, Controller::Seed000);
-        let two = median(id, Controller::N4e);
-        assert!((0.99..=1.01).contains(&one) && (1.95..=2.05).contains(&two), "{id}: seed000 {one}, n4e {two}");
+        let four = median(id, Controller::N4e);
+        assert!(
+            (0.99..=1.01).contains(&one) && (four - n4e).abs() <= 0.05 * n4e,
+            "{id}: seed000 {one}, n4e {four} (its design: {n4e})"
+        );
         // Bytes follow copies: every controller's bytes per input grow with its copies.
         let b = |c| spread(&of(id, c), |m| m.uplink_bytes_per_input).0;
         assert!(b(Controller::N4e) > b(Controller::Seed000), "{id}");

@@ -156,7 +156,8 @@ fn calibrates_the_level_on_the_steps_actually_missed() {
 /// of the updates that do arrive count every step exactly, and the late steps too.
 #[test]
 fn lost_updates_neither_hide_late_steps_nor_invent_lost_inputs() {
-    let mut c = InputLeadController::new(LeadConfig::default());
+    // (The figures below are set around an aim of 0.7.)
+    let mut c = InputLeadController::new(LeadConfig { aim: 0.7, ..LeadConfig::default() });
     let mut u = Updates::new();
     let mut rng = Rng::new(21);
     c.on_tally(u.tally);
@@ -195,8 +196,9 @@ fn a_stall_counts_in_full_and_a_latency_step_does_not() {
     // 0.8% of steps missed, above the aim of 0.7%, so the level falls. A latency
     // step: the margins move by the slip and stay there: only the first 4 steps count
     // (0.4%), so the level rises above the aim.
+    let cfg = LeadConfig { aim: 0.7, ..LeadConfig::default() };
     let level_after = |step: bool| {
-        let mut c = InputLeadController::new(LeadConfig::default());
+        let mut c = InputLeadController::new(cfg);
         let mut u = Updates::new();
         c.on_tally(u.tally);
         for t in 0..60_000u32 {
@@ -228,7 +230,6 @@ fn a_stall_counts_in_full_and_a_latency_step_does_not() {
         }
         c.quantile_level()
     };
-    let cfg = LeadConfig::default();
     let (stall, step) = (level_after(false), level_after(true));
     assert!(stall < cfg.late_rate * cfg.aim, "stalls: level {stall}");
     assert!(step > cfg.late_rate * cfg.aim, "steps: level {step}");

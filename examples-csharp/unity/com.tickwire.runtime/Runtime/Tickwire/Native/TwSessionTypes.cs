@@ -386,7 +386,10 @@ namespace Tickwire
         public double LateRate;
         /// <summary>RELAY_SERVER and RELAY_CLIENT (the same on both): server ticks between its updates, 1..=60.</summary>
         public uint ServerSendInterval;
-        /// <summary>RELAY_CLIENT: client ticks between its input packets, 1..=60.</summary>
+        /// <summary>
+        /// RELAY_CLIENT: client ticks between its input packets, 1..=60; every tick while the uplink
+        /// loses more than half of LateRate (held 10 s after it falls).
+        /// </summary>
         public uint ClientSendInterval;
         /// <summary>
         /// RELAY_SERVER: a client's inputs queued this many ticks beyond its queue's usual span are

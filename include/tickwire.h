@@ -3067,9 +3067,20 @@ typedef struct tw_session_stats {
      */
     uint32_t resyncs;
     /**
+     * RELAY_CLIENT: client ticks between its input packets now: `client_send_interval`,
+     * or 1 while the uplink loses more than half of `late_rate` (see
+     * `tw_session_config.client_send_interval`).
+     */
+    uint32_t input_send_interval;
+    /**
+     * RELAY_CLIENT: copies of each input it sends now, from the uplink's measured loss
+     * and bursts (1: no redundancy).
+     */
+    uint32_t input_copies;
+    /**
      * Zero.
      */
-    uint64_t reserved[3];
+    uint64_t reserved[2];
 } tw_session_stats;
 
 /**

@@ -117,8 +117,15 @@ pub struct tw_session_stats {
     pub reconnects: u32,
     /// RELAY_CLIENT and RELAY_SERVER: snapshots asked for again on a live connection.
     pub resyncs: u32,
+    /// RELAY_CLIENT: client ticks between its input packets now: `client_send_interval`,
+    /// or 1 while the uplink loses more than half of `late_rate` (see
+    /// `tw_session_config.client_send_interval`).
+    pub input_send_interval: u32,
+    /// RELAY_CLIENT: copies of each input it sends now, from the uplink's measured loss
+    /// and bursts (1: no redundancy).
+    pub input_copies: u32,
     /// Zero.
-    pub reserved: [u64; 3],
+    pub reserved: [u64; 2],
 }
 
 impl tw_session_stats {
@@ -189,6 +196,7 @@ impl tw_session_stats {
                 (st.checks_compared, st.desyncs, st.malformed_messages) = (c.checks_compared, c.desyncs, c.malformed);
                 st.reconnects = u32::try_from(c.reconnects).unwrap_or(u32::MAX);
                 st.resyncs = u32::try_from(c.resyncs).unwrap_or(u32::MAX);
+                (st.input_send_interval, st.input_copies) = (y.send_interval, y.copies);
                 st.players = u32::from(s.local_player.is_some());
                 st.local_player = s.local_player.unwrap_or(TW_NO_PLAYER);
                 st.state_slots = k.state_slots() as u32;
@@ -242,7 +250,9 @@ impl tw_session_stats {
             local_player: 0,
             reconnects: 0,
             resyncs: 0,
-            reserved: [0; 3],
+            input_send_interval: 0,
+            input_copies: 0,
+            reserved: [0; 2],
         }
     }
 }

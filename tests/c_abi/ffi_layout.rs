@@ -426,7 +426,9 @@ fn session_stats_layout() {
         (offset_of!(tw_session_stats, local_player), 220),
         (offset_of!(tw_session_stats, reconnects), 224),
         (offset_of!(tw_session_stats, resyncs), 228),
-        (offset_of!(tw_session_stats, reserved), 232),
+        (offset_of!(tw_session_stats, input_send_interval), 232),
+        (offset_of!(tw_session_stats, input_copies), 236),
+        (offset_of!(tw_session_stats, reserved), 240),
     ];
     for (i, (got, want)) in relay.iter().enumerate() {
         assert_eq!(got, want, "relay field #{i}");

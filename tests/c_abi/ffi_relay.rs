@@ -239,6 +239,33 @@ fn four_clients_match_the_servers_state_over_udp() {
     }
 }
 
+/// A relay client's net graph names its send schedule: every `client_send_interval`
+/// ticks on a clean link, every tick while the uplink loses more than half of
+/// `late_rate`, with the copies the loss asks for.
+#[test]
+fn the_stats_say_a_lossy_uplink_is_sent_every_tick() {
+    let figures = |loss: f64| {
+        let mut m = Match::new(link(25_000, 2_000.0, loss), |_| {});
+        m.add_client(|_| {});
+        m.run_for(Duration::from_secs(4), |_| {});
+        m.assert_in_sync(0);
+        let st = stats(m.clients[0].s.0);
+        (st.input_send_interval, st.input_copies)
+    };
+    let (clean, lossy) = (figures(0.0), figures(0.2));
+    println!(
+        "clean: every {} ticks, {} copies; 20% loss: every {} ticks, {} copies",
+        clean.0, clean.1, lossy.0, lossy.1
+    );
+    // (A client starts at 2 copies and drops to 1 after 200 clean packets, some 7 s.)
+    assert!(clean.0 == 2 && (1..=2).contains(&clean.1), "the default schedule on a clean link: {clean:?}");
+    assert_eq!(lossy.0, 1, "every tick at 20% loss");
+    assert!(lossy.1 >= 3, "copies at 20% loss: {}", lossy.1);
+    // A server has no send schedule of inputs.
+    let m = Match::new(link(25_000, 2_000.0, 0.0), |_| {});
+    assert_eq!((stats(m.server.0).input_send_interval, stats(m.server.0).input_copies), (0, 0));
+}
+
 #[test]
 fn departures_freed_slots_and_refusals_are_events() {
     let mut m = Match::new(link(10_000, 2_000.0, 0.0), |c| {

@@ -840,6 +840,13 @@ namespace Tickwire
         public uint Reconnects;
         /// <summary>RELAY_CLIENT and RELAY_SERVER: snapshots asked for again on a live connection.</summary>
         public uint Resyncs;
-        public fixed ulong Reserved[3];
+        /// <summary>
+        /// RELAY_CLIENT: client ticks between its input packets now: ClientSendInterval, or 1 while
+        /// the uplink loses more than half of LateRate.
+        /// </summary>
+        public uint InputSendInterval;
+        /// <summary>RELAY_CLIENT: copies of each input it sends now (1: no redundancy).</summary>
+        public uint InputCopies;
+        public fixed ulong Reserved[2];
     }
 }

@@ -299,7 +299,8 @@ pub struct LabArgs {
     #[arg(long, value_name = "DIR")]
     pub out: Option<PathBuf>,
     /// Runs no controller: per scenario, the hindsight bound of a steady lead against the
-    /// oracle (crates/lab/src/bound.rs). Writes no files.
+    /// oracle, two causal rules and one lead for all seeds that knows the link's law
+    /// (crates/lab/src/bound.rs). Writes no files.
     #[arg(long, conflicts_with = "out")]
     pub bound: bool,
     /// With --bound: the causal rules' margin also brings the 90th-percentile seed's
@@ -308,7 +309,8 @@ pub struct LabArgs {
     #[arg(long, value_name = "PCT", requires = "bound", value_parser = ranged(0.001f64, 100.0))]
     pub bound_late: Option<f64>,
     /// Client ticks between input packets, for every controller's client (tickwire's
-    /// and the baselines') and the oracle's reference alike [default: 2].
+    /// and the baselines') and the oracle's reference alike [default: 2, and 1 where the
+    /// scenario's uplink loses more than epsilon/2, tickwire's client by its own rule].
     #[arg(long, value_name = "K", value_parser = ranged(
         *tickwire_lab::CLIENT_SEND_INTERVALS.start(),
         *tickwire_lab::CLIENT_SEND_INTERVALS.end(),

@@ -78,9 +78,13 @@ pub const LAB_USAGE: &str =
   causal leads (each window from the previous one's needs, or from all earlier ones),
   bare and with the least margin that keeps the 90th-percentile seed within epsilon
   (and, with --bound-late PCT, within PCT percent too: a controller's own late rate,
-  to compare its excess with the rules' at that rate). --client-send-interval K (1-4,
-  default 2): client ticks between input packets, for every controller's client
-  (tickwire's and the baselines') and the oracle's reference alike.";
+  to compare its excess with the rules' at that rate), and the least lead, one for
+  all seeds, that does so (it knows the link's law, not the seed).
+  --client-send-interval K (1-4): client ticks between input packets, for every
+  controller's client (tickwire's and the baselines') and the oracle's reference
+  alike. Without it: every 2 ticks, and every tick where the scenario's uplink loses
+  more than epsilon/2 (tickwire's client then by its own rule, from the loss it
+  measures).";
 
 /// Parses `lab` arguments (after the subcommand).
 pub fn parse_args(args: &[String]) -> Result<LabOptions, String> {
@@ -254,8 +258,10 @@ pub fn run(opts: &LabOptions, mut print: impl FnMut(&str)) -> Result<(), String>
              steady: the least constant lead with at most epsilon of the inputs over it in the whole run (hindsight), and its\n\
              excess over the windows' oracles weighted by their inputs (as M2); at oracle+{}: the share of the inputs late at\n\
              the steady lead the excess goal allows; causal: each window's lead the 1 - epsilon quantile of the previous\n\
-             window's arrived needs, or of all earlier windows' (scored from the second window); + m: the same rule with the\n\
-             least margin m, one for all seeds of the scenario, that keeps the p90 seed's late share within epsilon.\n",
+             window's arrived needs (the first window's: the warm-up's), or of all earlier ones (scored from the first window,\n\
+             as the controllers are); + m: the same rule with the least margin m, one for all seeds of the scenario, that\n\
+             keeps the p90 seed's late share within epsilon; one lead for all seeds: the least constant lead, the same for\n\
+             every seed, that does so (it knows the link's law from every seed's needs, and nothing of the seed that runs).\n",
             seeds[0],
             seeds[seeds.len() - 1],
             seeds.len(),

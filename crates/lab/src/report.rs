@@ -193,6 +193,19 @@ pub fn bound(scenario: &Scenario, bounds: &[Bound], seeds: &[u64], cfg: &LabConf
             );
         }
     }
+    // The law's rule: one lead for all seeds (its margin over a lead of 0).
+    let law: Vec<&Causal> = bounds.iter().map(|b| &b.law).collect();
+    for late in std::iter::once(cfg.epsilon).chain(also_late) {
+        let m = margin_for(&law, 0.9, late);
+        let _ = writeln!(
+            s,
+            "  one lead for all seeds, {} tk (knows the link's law; least for late <= {}% at the p90 seed): late % {}; excess tk {}",
+            f(m, 2),
+            (late * 1e4).round() / 100.0,
+            line(&|b| b.law.late_with(m), 100.0, late_goal, "%"),
+            line(&|b| b.law.score.excess + m, 1.0, EXCESS_GOAL, "")
+        );
+    }
     s
 }
 
@@ -301,5 +314,16 @@ mod tests {
         assert_eq!(at_two.len(), 2, "{with}");
         assert!(at_eps.iter().zip(&at_two).all(|(e, t)| t <= e), "{with}");
         assert!(with.starts_with(&plain[..plain.find("  causal").unwrap()]), "the lines above the rules are unchanged");
+        // One lead for all seeds: a line per share, the higher share's lead no larger.
+        let law = |text: &str| -> Vec<f64> {
+            text.lines()
+                .filter_map(|l| l.trim_start().strip_prefix("one lead for all seeds, ")?.split_once(" tk (knows"))
+                .map(|(m, _)| m.parse().unwrap())
+                .collect()
+        };
+        assert_eq!(law(&plain).len(), 1, "{plain}");
+        let both = law(&with);
+        assert_eq!((both.len(), both[0]), (2, law(&plain)[0]), "{with}");
+        assert!(both[1] <= both[0] && both[0].is_finite(), "{with}");
     }
 }

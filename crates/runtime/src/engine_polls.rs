@@ -14,6 +14,9 @@
 //! thread sleeps on the socket rather than wake every frame to check for a stall).
 //! The thread still runs the timers meanwhile (without reading the socket), and
 //! takes the socket back at a check that finds the frames stopped (a stalled engine).
+//! On Linux a host that accepts many clients has that check as a timer each frame
+//! pushes ([`stall_check_at`](EnginePolls::stall_check_at), `stall_timer.rs`), so the
+//! thread wakes for it only when the frames stop.
 //! An engine whose frames until the check would not fit in the socket's receive buffer
 //! is not left them.
 //!
@@ -198,6 +201,14 @@ impl EnginePolls {
     /// `capacity`: the socket's receive buffer in bytes.
     pub(crate) fn owns_socket(&self, now: Micros, moderation: Micros, capacity: usize) -> bool {
         moderation > 0 && self.cadence.next_frame_by(moderation, capacity).is_some_and(|by| now < by)
+    }
+
+    /// When the thread should check that a steady engine's frames still come (its
+    /// next frame and a grace, see [`Cadence::next_frame_by`]); None while the socket
+    /// is not left to it from frame to frame. `moderation`: as for
+    /// [`quiet_after`](Self::quiet_after).
+    pub(crate) fn stall_check_at(&self, moderation: Micros, capacity: usize) -> Option<Micros> {
+        self.cadence.next_frame_by(moderation, capacity).filter(|_| moderation > 0)
     }
 
     /// At the end of a thread's turn at `now`: how long from `now` the socket stays out

@@ -21,7 +21,10 @@ use super::pool::BufferPool;
 use super::resolve::{Resolution, Resolver, Ticket};
 use super::service::{self, Joining};
 use super::socket;
-use super::thread::{Command, DirectPath, Hosted, IDLE_CAP, NetLoop, RuntimeStats, Shared, ThreadMsg, ThreadParts};
+use super::stall_timer::StallTimer;
+use super::thread::{
+    Command, DirectPath, Hosted, IDLE_CAP, MODERATION_MIN_PEERS, NetLoop, RuntimeStats, Shared, ThreadMsg, ThreadParts,
+};
 use super::to_engine::Polled;
 use crate::os_seed::{os_random_bytes, os_seed};
 use crate::system_clock::SystemClock;
@@ -258,6 +261,15 @@ impl Host {
         let send_queue_limit = cfg.endpoint.send_queue_limit_bytes;
         let auto_flush_us = cfg.auto_flush_interval_us;
         let sim_seed = if cfg.sim_seed == 0 { seed_from_os()? } else { cfg.sim_seed };
+        // A host that accepts many clients checks its steady engine's frames with a
+        // timer the engine pushes (`stall_timer.rs`); without one (refused, or another
+        // platform) it keeps the thread's deadlines.
+        let (stall_timer, timer_handle) = match &wire {
+            Wire::Udp(_) if cfg.endpoint.max_incoming as usize >= MODERATION_MIN_PEERS => StallTimer::new()
+                .and_then(|t| t.handle().map(|h| (t, h)))
+                .map_or((None, None), |(t, h)| (Some(t), Some(h))),
+            _ => (None, None),
+        };
         let joined = service::join(|waker| {
             let shared = Arc::new(Shared {
                 waker,
@@ -286,11 +298,15 @@ impl Host {
                 auto_flush_us: cfg.auto_flush_interval_us,
                 idle_cap,
                 moderation_us: cfg.receive_moderation_us,
+                stall_timer,
             };
             let core = Arc::new(Mutex::new(NetLoop::new(parts)));
             let direct: Arc<Mutex<dyn DirectPath>> = core.clone();
             let hosted = Hosted { core, shared: shared.clone(), events: ev_tx };
-            (Joining { turn: Arc::new(hosted), socket: wait_socket, done: done_tx }, (shared, direct))
+            (
+                Joining { turn: Arc::new(hosted), socket: wait_socket, timer: timer_handle, done: done_tx },
+                (shared, direct),
+            )
         });
         let (shared, direct) =
             joined.map_err(|source| HostError::Io { context: "starting the network thread".into(), source })?;

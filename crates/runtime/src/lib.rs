@@ -60,6 +60,7 @@ mod send_batch;
 mod service;
 mod session;
 mod socket;
+mod stall_timer;
 mod stats_board;
 mod system_clock;
 mod thread;

@@ -38,6 +38,7 @@ use std::time::{Duration, Instant};
 
 use crossbeam_channel::Sender;
 
+use super::stall_timer::TimerHandle;
 use super::waker::{Poller, WakeChannel, Waker};
 
 /// What a host's turn asks of the service thread until its next turn.
@@ -78,6 +79,10 @@ pub(crate) struct Slot {
     /// A handle of the host's socket to wait on (the core owns the one it reads); none
     /// for a host whose engine carries its datagrams (its engine's pushes wake it).
     socket: Option<UdpSocket>,
+    /// The host's stall timer, if it has one (`stall_timer.rs`): its expiry is a turn.
+    /// (Only Linux makes one; elsewhere this is always `None`.)
+    #[cfg_attr(not(target_os = "linux"), allow(dead_code))]
+    timer: Option<TimerHandle>,
     /// Set by the host's [`Waker`].
     woken: Arc<AtomicBool>,
     /// When the host's next turn is due if nothing arrives.
@@ -132,6 +137,8 @@ fn registry() -> MutexGuard<'static, Registry> {
 pub(crate) struct Joining {
     pub turn: Arc<dyn Turn>,
     pub socket: Option<UdpSocket>,
+    /// A handle of the host's stall timer, if it has one.
+    pub timer: Option<TimerHandle>,
     pub done: Sender<()>,
 }
 
@@ -157,6 +164,7 @@ pub(crate) fn join<T>(make: impl FnOnce(Waker) -> (Joining, T)) -> io::Result<T>
     let slot = Slot {
         turn: joining.turn,
         socket: joining.socket,
+        timer: joining.timer,
         woken,
         deadline: Instant::now(),
         quiet: false,
@@ -238,6 +246,10 @@ fn run(inbox: Arc<Inbox>, mut poller: Poller) {
             // The poller lets go of the leavers' sockets before they close (epoll
             // would keep reporting a closed duplicate of a socket the core still has).
             poller.watch(slots.iter().filter(|s| s.done.is_some()).map(|s| s.socket.as_ref()));
+            #[cfg(target_os = "linux")]
+            poller.watch_timers(
+                slots.iter().filter(|s| s.done.is_some()).map(|s| s.timer.as_ref().map(crate::stall_timer::raw)),
+            );
             slots.retain(|s| s.done.is_some());
             for (i, slot) in slots.iter().enumerate() {
                 if slot.quiet {
@@ -259,6 +271,8 @@ fn run(inbox: Arc<Inbox>, mut poller: Poller) {
             // was when its own thread's wait failed.
             let message = format!("network thread stopped: {e}");
             poller.watch(std::iter::empty());
+            #[cfg(target_os = "linux")]
+            poller.watch_timers(std::iter::empty());
             for slot in slots.drain(..) {
                 slot.turn.failed(message.clone());
                 slot.turn.exited();

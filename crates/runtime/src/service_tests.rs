@@ -14,6 +14,8 @@ struct Scripted {
     finish: AtomicBool,
     failed: Mutex<Option<String>>,
     exited: AtomicBool,
+    /// A stall timer its turns disarm, as a host's do when they keep the socket.
+    timer: Option<crate::stall_timer::StallTimer>,
 }
 
 impl Turn for Scripted {
@@ -24,6 +26,9 @@ impl Turn for Scripted {
         }
         let mut buf = [0u8; 64];
         while self.socket.recv_from(&mut buf).is_ok() {}
+        if let Some(t) = &self.timer {
+            t.disarm();
+        }
         Ok((!self.finish.load(Ordering::SeqCst)).then_some(Plan::sleep(self.sleep)))
     }
     fn failed(&self, message: String) {
@@ -42,6 +47,10 @@ struct Joined {
 }
 
 fn scripted(sleep: Duration, panic_on: Option<usize>) -> Joined {
+    scripted_with(sleep, panic_on, None)
+}
+
+fn scripted_with(sleep: Duration, panic_on: Option<usize>, timer: Option<crate::stall_timer::StallTimer>) -> Joined {
     let socket = UdpSocket::bind("127.0.0.1:0").unwrap();
     socket.set_nonblocking(true).unwrap();
     let addr = socket.local_addr().unwrap();
@@ -53,10 +62,12 @@ fn scripted(sleep: Duration, panic_on: Option<usize>) -> Joined {
         finish: AtomicBool::new(false),
         failed: Mutex::new(None),
         exited: AtomicBool::new(false),
+        timer,
     });
     let (done_tx, done) = crossbeam_channel::bounded(1);
     let turn: Arc<dyn Turn> = host.clone();
-    let waker = join(|waker| (Joining { turn, socket: Some(socket), done: done_tx }, waker)).unwrap();
+    let timer = host.timer.as_ref().map(|t| t.handle().unwrap());
+    let waker = join(|waker| (Joining { turn, socket: Some(socket), timer, done: done_tx }, waker)).unwrap();
     Joined { host, waker, addr, done }
 }
 
@@ -94,6 +105,41 @@ fn a_host_gets_a_turn_for_its_deadline_its_socket_and_its_waker_only() {
     sleeper.host.finish.store(true, Ordering::SeqCst);
     busy.host.finish.store(true, Ordering::SeqCst);
     sleeper.waker.wake();
+}
+
+/// A host's stall timer is in the service's wait: its expiry gives the host a turn
+/// though its deadline is a minute off, and once that turn has disarmed it, no more.
+/// A host that leaves takes its timer out of the wait.
+#[cfg(target_os = "linux")]
+#[test]
+fn a_stall_timers_expiry_is_a_turn() {
+    let j = scripted_with(Duration::from_secs(60), None, Some(crate::stall_timer::StallTimer::new().unwrap()));
+    let other = scripted(Duration::from_secs(60), None);
+    eventually("the first turn", || turns(&j) == 1 && turns(&other) == 1);
+    let timer = j.host.timer.as_ref().unwrap();
+    let armed = Instant::now();
+    assert!(timer.fire_in(30_000));
+    eventually("a turn for the expiry", || turns(&j) == 2);
+    assert!(armed.elapsed() >= Duration::from_millis(29), "a turn before the expiry: {:?}", armed.elapsed());
+    std::thread::sleep(Duration::from_millis(50));
+    assert_eq!(turns(&j), 2, "the disarmed timer gives no more turns");
+    assert_eq!(turns(&other), 1, "nor does it give another host any");
+    // Pushed later before it expires, it waits: the engine's frames do that.
+    assert!(timer.fire_in(40_000));
+    std::thread::sleep(Duration::from_millis(20));
+    assert!(timer.fire_in(60_000));
+    std::thread::sleep(Duration::from_millis(40));
+    assert_eq!(turns(&j), 2, "a turn for an expiry that was pushed later");
+    eventually("a turn for the pushed expiry", || turns(&j) == 3);
+    // Leaving with the timer armed: the host goes, and the others are not disturbed.
+    assert!(timer.fire_in(1_000));
+    j.host.finish.store(true, Ordering::SeqCst);
+    j.waker.wake();
+    eventually("the host leaves", || j.done.try_recv() == Err(crossbeam_channel::TryRecvError::Disconnected));
+    std::thread::sleep(Duration::from_millis(20));
+    assert_eq!(turns(&other), 1);
+    other.host.finish.store(true, Ordering::SeqCst);
+    other.waker.wake();
 }
 
 #[test]

@@ -45,6 +45,7 @@ use super::pool::BufferPool;
 use super::recv_batch::{Received, RecvBatch, enable_timestamps};
 use super::send_batch::SendBatch;
 use super::service::{Plan, Turn};
+use super::stall_timer::{STALL_BACKSTOP_US, StallCheck, StallTimer};
 use super::stats_board::StatsBoard;
 use super::to_engine::{Polled, ToEngine};
 use super::waker::Waker;
@@ -252,6 +253,9 @@ pub(crate) struct ThreadParts<P> {
     /// time must not be the time of a delayed read. Where the socket refuses them,
     /// moderation stays off.
     pub moderation_us: Micros,
+    /// The stall timer of a host that accepts many clients (`stall_timer.rs`), if the
+    /// system gave one and the service waits on it.
+    pub stall_timer: Option<StallTimer>,
 }
 
 /// What the engine's thread may run itself, under the core's lock, instead of asking
@@ -308,6 +312,11 @@ impl<P: Driver + Send> DirectPath for NetLoop<P> {
     fn receive_now(&mut self, events: &mut VecDeque<HostEvent>) -> bool {
         let now = self.p.clock.now_us();
         self.engine_polls.polled(now);
+        if let Some(stall) = self.stall.as_mut() {
+            if let Some(by) = self.engine_polls.stall_check_at(self.p.moderation_us, self.recv_capacity) {
+                stall.push(now, by);
+            }
+        }
         self.take_back_buffers();
         self.tell_unix_time(now);
         // A steady engine polls until its queue is empty, once a frame: the poll right
@@ -438,6 +447,8 @@ pub(crate) struct NetLoop<P> {
     /// The engine's own reads of the socket (`DirectPath::receive_now`). While it
     /// keeps polling, the socket is left to it (see [`NetLoop::quiet_after`]).
     engine_polls: EnginePolls,
+    /// The steady engine's stall check as a timer its polls push (`stall_timer.rs`).
+    stall: Option<StallCheck>,
     /// Whether the log was told that the wall clock is unknown (a token server then
     /// refuses every token), since it last was known: said once, not every turn.
     told_clock_unknown: bool,
@@ -455,7 +466,7 @@ pub(crate) struct NetLoop<P> {
 }
 
 impl<P: Driver> NetLoop<P> {
-    pub(crate) fn new(p: ThreadParts<P>) -> Self {
+    pub(crate) fn new(mut p: ThreadParts<P>) -> Self {
         // Host::start_with resolved a seed of 0 from the OS.
         let mut sim_rng = Rng::new(p.sim_seed);
         let sim_out = p.outbound_sim.map(|c| Sim::new(c, sim_rng.next_u64()));
@@ -472,6 +483,7 @@ impl<P: Driver> NetLoop<P> {
             Wire::Udp(socket) => socket2::SockRef::from(socket).recv_buffer_size().unwrap_or(212_992),
             Wire::External(_) => usize::MAX,
         };
+        let stall = p.stall_timer.take().map(StallCheck::new);
         let mut l = NetLoop {
             next_auto_flush: (p.auto_flush_us > 0).then(|| now + p.auto_flush_us),
             p,
@@ -498,6 +510,7 @@ impl<P: Driver> NetLoop<P> {
             stamped_since: None,
             stamps_refused: false,
             engine_polls: EnginePolls::default(),
+            stall,
             told_clock_unknown: false,
             // (A traversing host writes IPv4 addresses mapped on a dual-stack socket.)
             wire_v6: matches!(&p_wire_v6, Some(true)),
@@ -654,6 +667,34 @@ impl<P: Driver> NetLoop<P> {
     /// The first busy turn asks for receive timestamps; moderation begins once they
     /// have settled.
     fn quiet_after(&mut self, now: Micros, read: usize) -> Micros {
+        let quiet = self.moderation_quiet(now, read);
+        self.stall_check(now, quiet)
+    }
+
+    /// With a stall timer (a host of many connections, `stall_timer.rs`): a socket
+    /// left to a steady engine until its stall check stays out of the wait until the
+    /// timer expires (the engine's polls push it), not until the check: the thread
+    /// then wakes only for its own timers and for an engine that stopped, with
+    /// [`STALL_BACKSTOP_US`] as the longest wait should the timer never wake it.
+    /// Otherwise the timer is disarmed, and a turn it woke leaves nothing readable.
+    fn stall_check(&mut self, now: Micros, quiet: Micros) -> Micros {
+        let Some(stall) = self.stall.as_mut() else { return quiet };
+        let check = self
+            .engine_polls
+            .stall_check_at(self.p.moderation_us, self.recv_capacity)
+            .filter(|&by| quiet > 0 && by > now && self.peers.len() >= MODERATION_MIN_PEERS);
+        match check {
+            Some(by) if stall.arm(now, by) => quiet.max(by - now + STALL_BACKSTOP_US),
+            _ => {
+                stall.disarm();
+                quiet
+            }
+        }
+    }
+
+    /// Receive moderation's quiet time after a turn that read `read` datagrams (see
+    /// [`Self::quiet_after`]).
+    fn moderation_quiet(&mut self, now: Micros, read: usize) -> Micros {
         let moderation = self.p.moderation_us;
         let batch = if read > 0 && self.peers.len() >= MODERATION_MIN_PEERS { moderation } else { 0 };
         let engine = self.engine_polls.quiet_after(now, moderation, self.recv_capacity);

@@ -49,6 +49,7 @@ fn parts(events: CountedSender<ThreadMsg>) -> (ThreadParts<FakeEndpoint>, Counte
         auto_flush_us: 0,
         idle_cap: IDLE_CAP,
         moderation_us: 0,
+        stall_timer: None,
     };
     (p, cmd_tx)
 }
@@ -572,4 +573,64 @@ fn endpoint_timers_wake_a_busy_hosts_thread_on_the_grid() {
     assert!(!l.must_replan(now), "the same millisecond as planned");
     l.changed_timers = point;
     assert!(l.must_replan(now), "a millisecond before the planned wake");
+}
+
+/// A host of many connections with a stall timer (`stall_timer.rs`): while its
+/// engine's frames are steady, a turn arms the timer for the stall check and leaves
+/// the socket out of the wait past it, so the thread does not wake for the check; the
+/// engine's frames push the timer later; once they stop, it expires by the check, and
+/// the turn that brings takes the socket back and disarms it. A host of few
+/// connections keeps the thread's deadline.
+#[cfg(target_os = "linux")]
+#[test]
+fn a_stall_timer_stands_in_for_the_threads_stall_checks() {
+    use crate::stall_timer::{STALL_BACKSTOP_US, StallCheck, StallTimer};
+    use std::time::Instant;
+    const FRAME: Duration = Duration::from_millis(20);
+    let (mut l, _channels, sender, local) = stamped_loop();
+    l.stall = Some(StallCheck::new(StallTimer::new().unwrap()));
+    let stall = |l: &NetLoop<FakeEndpoint>| l.stall.as_ref().map(|s| (s.until(), s.timer().expired())).unwrap();
+    let mut next = frames_until_steady(&mut l, &sender, FRAME);
+    // Few connections: the turn's quiet time ends at the check, and nothing is armed.
+    l.peers.clear();
+    let quiet = quiet_after_turn(&mut l);
+    assert!(quiet > Duration::ZERO && quiet < FRAME * 8, "{quiet:?}");
+    assert_eq!(stall(&l), (None, false));
+    // Many: armed for the check, the socket out of the wait well past it.
+    l.peers.extend(1..=MODERATION_MIN_PEERS as PeerId);
+    let quiet = quiet_after_turn(&mut l);
+    let (Some(check), false) = stall(&l) else { panic!("not armed: {:?}", stall(&l)) };
+    assert!(quiet >= Duration::from_micros(STALL_BACKSTOP_US), "{quiet:?}");
+    let left = l.stall.as_ref().unwrap().timer().remaining().expect("armed");
+    let to_check = Duration::from_micros(check.saturating_sub(l.p.clock.now_us()));
+    assert!(left.abs_diff(to_check) < Duration::from_millis(2), "expires in {left:?}, the check in {to_check:?}");
+    // The engine's frames go on: the timer is pushed along to each frame's check (a
+    // preempted frame may stop the pushes for a few frames; pushes is all this asks).
+    for _ in 0..8 {
+        sender.send_to(&[0, 0], local).unwrap();
+        next += FRAME;
+        std::thread::sleep(next.saturating_duration_since(Instant::now()));
+        l.receive_now(&mut VecDeque::new());
+    }
+    let (Some(pushed), _) = stall(&l) else { panic!("disarmed by the engine") };
+    assert!(pushed > check + 3 * FRAME.as_micros() as Micros, "not pushed: {check} then {pushed}");
+    // (Unless the last frame came late, and its check is unknown until the next.)
+    if let Some(latest) = l.engine_polls.stall_check_at(l.p.moderation_us, l.recv_capacity) {
+        assert_eq!(latest, pushed, "armed for the latest frame's check");
+    }
+    // The frames stop: it expires by the check, and not long after.
+    sender.send_to(&[0, 3], local).unwrap();
+    let stopped = Instant::now();
+    let due = Duration::from_micros(pushed.saturating_sub(l.p.clock.now_us()));
+    while !stall(&l).1 {
+        assert!(stopped.elapsed() < due + Duration::from_millis(50), "not expired {due:?} after the last frame");
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    assert!(stopped.elapsed() + Duration::from_millis(2) >= due, "expired {:?} before {due:?}", stopped.elapsed());
+    // The turn it brings: the thread reads the socket and disarms the timer.
+    l.p.proto.arrivals.clear();
+    let quiet = quiet_after_turn(&mut l);
+    assert_eq!(l.p.proto.arrivals.len(), 1, "the thread took the socket back");
+    assert!(quiet < Duration::from_millis(2), "{quiet:?}");
+    assert_eq!(stall(&l), (None, false), "disarmed, nothing readable left");
 }

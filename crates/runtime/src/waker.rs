@@ -100,6 +100,12 @@ pub(crate) trait WaitSet: Sized {
     fn wait(&mut self, timeout: Duration) -> io::Result<bool>;
     fn mute(&mut self, i: usize, muted: bool);
     fn readable(&self, i: usize) -> bool;
+    /// See `Poller::watch_timers`; a set without timers ignores them (none is made
+    /// where the platform's set cannot wait on one).
+    #[cfg(target_os = "linux")]
+    fn watch_timers(&mut self, timers: impl Iterator<Item = Option<std::os::fd::RawFd>>) {
+        debug_assert!(timers.flatten().next().is_none(), "a wait set without timers was given one");
+    }
 }
 
 /// The wait set of this platform: epoll on Linux, `poll` or `WSAPoll` elsewhere.
@@ -130,6 +136,15 @@ impl<S: WaitSet> Poller<S> {
     /// room.
     pub(crate) fn watch<'a>(&mut self, sockets: impl Iterator<Item = Option<&'a UdpSocket>>) {
         self.set.watch(sockets);
+    }
+
+    /// Sets the hosts' stall timers (`stall_timer.rs`), in the order of the last
+    /// [`watch`](Self::watch), which forgets them: call it after every `watch`. A
+    /// timer's expiry makes its host [`readable`](Self::readable); timers are never
+    /// muted.
+    #[cfg(target_os = "linux")]
+    pub(crate) fn watch_timers(&mut self, timers: impl Iterator<Item = Option<std::os::fd::RawFd>>) {
+        self.set.watch_timers(timers);
     }
 
     /// Blocks until a watched socket is readable, the channel is signalled, or

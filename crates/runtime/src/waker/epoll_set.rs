@@ -1,5 +1,5 @@
-//! The wait set on Linux: one epoll instance holding the wake channel and every
-//! watched host's socket.
+//! The wait set on Linux: one epoll instance holding the wake channel, every
+//! watched host's socket and the hosts' stall timers (`stall_timer.rs`).
 //!
 //! `ppoll` over every socket made each wake of a process of many hosts cost the kernel
 //! a look at each of them (a process of 512 client hosts spent 31% of its CPU in that
@@ -53,6 +53,9 @@ pub(crate) struct EpollSet {
     events: Vec<libc::epoll_event>,
     /// `epoll_pwait2` worked or was not tried yet (see the module docs).
     pwait2: bool,
+    /// The hosts' stall timers in the set (`stall_timer.rs`): never muted, and
+    /// reported as their host's readiness.
+    timers: Vec<RawFd>,
 }
 
 fn check(r: libc::c_int) -> io::Result<libc::c_int> {
@@ -64,8 +67,8 @@ impl EpollSet {
         let mut event = libc::epoll_event { events: libc::EPOLLIN as u32, u64: data };
         // SAFETY: `event` is a live local for the call (ignored by EPOLL_CTL_DEL); both
         // descriptors are open: the epoll one is ours, and `fd` is the wake channel's
-        // (owned by the poller's channel) or a socket the service holds until after
-        // the set has let go of it (module docs).
+        // (owned by the poller's channel) or a socket or stall timer the service holds
+        // until after the set has let go of it (module docs).
         check(unsafe { libc::epoll_ctl(self.epoll.as_raw_fd(), op, fd, &mut event) }).map(drop)
     }
 
@@ -155,6 +158,7 @@ impl WaitSet for EpollSet {
             ready_list: Vec::new(),
             events: Vec::new(),
             pwait2: true,
+            timers: Vec::new(),
         };
         set.ctl(libc::EPOLL_CTL_ADD, chan.read_fd(), WAKE)?;
         set.events.resize(1, libc::epoll_event { events: 0, u64: 0 });
@@ -248,5 +252,28 @@ impl WaitSet for EpollSet {
 
     fn readable(&self, i: usize) -> bool {
         self.ready.get(i).copied().unwrap_or(false)
+    }
+    /// Sets the hosts' stall timers, in the order of the last [`watch`](WaitSet::watch)
+    /// (`timers[i]` wakes host `i`, as its socket does); call it after every `watch`,
+    /// which forgets them. The last set's timers must still be open (the service closes
+    /// a leaver's only after this), as its sockets must.
+    fn watch_timers(&mut self, timers: impl Iterator<Item = Option<RawFd>>) {
+        for fd in std::mem::take(&mut self.timers) {
+            let _ = self.ctl(libc::EPOLL_CTL_DEL, fd, fd as u64);
+        }
+        for (i, fd) in timers.enumerate() {
+            let Some(fd) = fd else { continue };
+            let idx = fd as usize;
+            if self.by_fd.len() <= idx {
+                self.by_fd.resize(idx + 1, u32::MAX);
+            }
+            self.by_fd[idx] = i as u32;
+            // A timer the set refuses leaves its host to the thread's longest wait
+            // (`STALL_BACKSTOP_US`): the check comes late, it is not lost.
+            if self.ctl(libc::EPOLL_CTL_ADD, fd, fd as u64).is_ok() {
+                self.timers.push(fd);
+            }
+        }
+        self.events.resize(self.hosts.len() + self.timers.len() + 1, libc::epoll_event { events: 0, u64: 0 });
     }
 }

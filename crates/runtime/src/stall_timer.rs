@@ -89,8 +89,10 @@ mod linux {
         /// Time left until it expires (None: disarmed, or expired).
         #[cfg(test)]
         pub(crate) fn remaining(&self) -> Option<std::time::Duration> {
-            let mut spec: libc::itimerspec = unsafe { std::mem::zeroed() };
-            // SAFETY: `spec` is a live local the call writes.
+            let zero = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+            let mut spec = libc::itimerspec { it_interval: zero, it_value: zero };
+            // SAFETY: the descriptor is ours and open; `spec` is a live local the call
+            // writes.
             assert_eq!(unsafe { libc::timerfd_gettime(self.fd.as_raw_fd(), &mut spec) }, 0);
             let left = std::time::Duration::new(spec.it_value.tv_sec as u64, spec.it_value.tv_nsec as u32);
             (!left.is_zero()).then_some(left)
@@ -99,14 +101,9 @@ mod linux {
         /// Whether it has expired since it was last armed or disarmed (readable).
         #[cfg(test)]
         pub(crate) fn expired(&self) -> bool {
-            let mut pfd = libc::pollfd { fd: self.raw_fd(), events: libc::POLLIN, revents: 0 };
+            let mut pfd = libc::pollfd { fd: raw(&self.fd), events: libc::POLLIN, revents: 0 };
             // SAFETY: one live pollfd; a zero timeout never blocks.
             unsafe { libc::poll(&mut pfd, 1, 0) == 1 }
-        }
-
-        #[cfg(test)]
-        fn raw_fd(&self) -> RawFd {
-            self.fd.as_raw_fd()
         }
     }
 
@@ -206,13 +203,14 @@ impl StallCheck {
         self.until = None;
     }
 
-    /// The engine polled at `now` and its next stall check is `by`: pushes an armed
-    /// timer there, so that it expires at the check and not before (a system call a
-    /// frame: the check moves with each frame's first poll, not with the polls of its
-    /// burst). A timer the thread did not arm stays as it is (the socket is the
-    /// thread's to give).
-    pub(crate) fn push(&mut self, now: Micros, by: Micros) {
+    /// The engine polled at `now`: pushes an armed timer to the engine's next stall
+    /// check (`check`, asked only then), so that it expires at the check and not
+    /// before (a system call a frame: the check moves with each frame's first poll, not
+    /// with the polls of its burst). A timer the thread did not arm stays as it is (the
+    /// socket is the thread's to give).
+    pub(crate) fn push(&mut self, now: Micros, check: impl FnOnce() -> Option<Micros>) {
         let Some(until) = self.until else { return };
+        let Some(by) = check() else { return };
         if by > until && self.timer.fire_in(by.saturating_sub(now)) {
             self.until = Some(by);
         }

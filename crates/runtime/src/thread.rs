@@ -313,9 +313,8 @@ impl<P: Driver + Send> DirectPath for NetLoop<P> {
         let now = self.p.clock.now_us();
         self.engine_polls.polled(now);
         if let Some(stall) = self.stall.as_mut() {
-            if let Some(by) = self.engine_polls.stall_check_at(self.p.moderation_us, self.recv_capacity) {
-                stall.push(now, by);
-            }
+            let (polls, moderation, capacity) = (&self.engine_polls, self.p.moderation_us, self.recv_capacity);
+            stall.push(now, || polls.stall_check_at(moderation, capacity));
         }
         self.take_back_buffers();
         self.tell_unix_time(now);

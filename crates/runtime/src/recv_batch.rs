@@ -389,8 +389,26 @@ pub(crate) mod tests {
 
     /// Linux turns receive timestamping on for the whole stack a moment after the first
     /// socket asks (deferred work); until then a datagram is stamped when it is read.
+    /// Waits (up to 2 s) until a datagram that waited 3 ms in a stamped socket of its
+    /// own reads as having waited: a fixed 20 ms once fell short on a loaded 2-core
+    /// machine (an arrival stamped at its read, 50 ms after its send). Without
+    /// timestamps (not Linux) it returns at once.
     pub(crate) fn settle_timestamping() {
-        std::thread::sleep(std::time::Duration::from_millis(20));
+        let (probe, from) = (bound(), bound());
+        if !enable_timestamps(&probe) {
+            return;
+        }
+        let to = probe.local_addr().unwrap();
+        let mut batch = RecvBatch::new();
+        let until = std::time::Instant::now() + std::time::Duration::from_secs(2);
+        while std::time::Instant::now() < until {
+            from.send_to(&[0], to).unwrap();
+            std::thread::sleep(std::time::Duration::from_millis(3));
+            if matches!(batch.receive(&probe), Ok(Received::Some { .. })) && batch.age_us(0) >= 2_000 {
+                return;
+            }
+        }
+        panic!("receive timestamps never came on");
     }
 
     /// With timestamps on (Linux), a datagram's age is how long it waited in the

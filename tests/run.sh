@@ -15,8 +15,8 @@
 # Installs a C compiler, valgrind, Mono, binutils, cmake, NASM, pkg-config, libenet-dev, mingw-w64,
 # Wine, iproute2, nftables and conntrack from Debian if they are missing. Everything it writes goes under build/ (and target-win/).
 #
-# The last line is "N passed, N failed" for the non-cargo checks; the exit status is
-# non-zero if anything (cargo included) failed.
+# The last line is "N passed, N failed" over every check, the cargo steps among them;
+# the exit status is non-zero if any failed.
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -53,41 +53,40 @@ source "$ROOT/scripts/apt-install.sh"
 apt_install_missing ${missing[@]+"${missing[@]}"}
 
 # --- cargo ---------------------------------------------------------------------------
-cargo_ok=1
-echo "== cargo fmt --all --check"
-cargo fmt --all --check || cargo_ok=0
-echo "== cargo clippy --workspace --all-targets -- -D warnings"
-cargo clippy --workspace --all-targets -- -D warnings || cargo_ok=0
-echo "== RUSTDOCFLAGS=\"-D warnings\" cargo doc --workspace --no-deps"
-RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps || cargo_ok=0
-echo "== cargo test --workspace --all-targets"
-cargo test --workspace --all-targets || cargo_ok=0
-echo "== cargo test --workspace --doc"
-cargo test --workspace --doc || cargo_ok=0
+# Each cargo step is a check of its own, counted in the last line like the rest.
+# shellcheck source=tests/check.sh
+source "$ROOT/tests/check.sh"
+check "cargo fmt --all --check" cargo fmt --all --check
+check "cargo clippy --workspace --all-targets -- -D warnings" cargo clippy --workspace --all-targets -- -D warnings
+check "RUSTDOCFLAGS=\"-D warnings\" cargo doc --workspace --no-deps" env RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps
+check "cargo test --workspace --all-targets" cargo test --workspace --all-targets
+check "cargo test --workspace --doc" cargo test --workspace --doc
 # Timing tests of real-clock mechanisms (a busy poller's doubling): alone, on an
 # otherwise idle machine, since a test thread preempted by its neighbours cannot poll
 # steadily. They are #[ignore]d in the parallel run above.
-echo "== cargo test -p tickwire-runtime --lib -- --ignored busy_poller_ --test-threads=1"
-cargo test -p tickwire-runtime --lib -- --ignored busy_poller_ --test-threads=1 || cargo_ok=0
+check "cargo test -p tickwire-runtime --lib -- --ignored busy_poller_ --test-threads=1" \
+    cargo test -p tickwire-runtime --lib -- --ignored busy_poller_ --test-threads=1
 # The fuzz targets are a workspace member (tickwire-fuzzing, crates/fuzzing): the runs
 # above lint them and replay every committed input of fuzz/corpus/ through them
 # (its tests/fuzz_corpus.rs). It turns on tickwire-proto's `fuzzing` feature, so those
 # runs build proto with it: lint proto alone as well, as shipped (without it) and with it.
-echo "== cargo clippy -p tickwire-proto --all-targets -- -D warnings (no fuzzing feature)"
-cargo clippy -p tickwire-proto --all-targets -- -D warnings || cargo_ok=0
-echo "== cargo clippy -p tickwire-proto --all-targets --features fuzzing -- -D warnings"
-cargo clippy -p tickwire-proto --all-targets --features fuzzing -- -D warnings || cargo_ok=0
+check "cargo clippy -p tickwire-proto --all-targets -- -D warnings (no fuzzing feature)" \
+    cargo clippy -p tickwire-proto --all-targets -- -D warnings
+check "cargo clippy -p tickwire-proto --all-targets --features fuzzing -- -D warnings" \
+    cargo clippy -p tickwire-proto --all-targets --features fuzzing -- -D warnings
 # The shipped library first (no test hooks), kept aside for the layering checks; then
 # the library the C programs link, with the tw_debug_* hooks the misuse test calls.
 SHIPPED="$ROOT/build/shipped"
 mkdir -p "$SHIPPED"
-echo "== cargo build --lib -p tickwire (the shipped library, no test hooks)"
-cargo build --lib -p tickwire && cp "$LIB_DIR/libtickwire.so" "$LIB_DIR/libtickwire.a" "$SHIPPED/" || cargo_ok=0
-echo "== cargo build --lib -p tickwire --features test-hooks (the library the C checks link)"
-cargo build --lib -p tickwire --features test-hooks || cargo_ok=0
+build_shipped() {
+    cargo build --lib -p tickwire && cp "$LIB_DIR/libtickwire.so" "$LIB_DIR/libtickwire.a" "$SHIPPED/"
+}
+check "cargo build --lib -p tickwire (the shipped library, no test hooks)" build_shipped
+check "cargo build --lib -p tickwire --features test-hooks (the library the C checks link)" \
+    cargo build --lib -p tickwire --features test-hooks
 # The same, optimized: the C programs run under valgrind against it too (below).
-echo "== cargo build --release --lib -p tickwire --features test-hooks (valgrind on optimized code)"
-cargo build --release --lib -p tickwire --features test-hooks || cargo_ok=0
+check "cargo build --release --lib -p tickwire --features test-hooks (valgrind on optimized code)" \
+    cargo build --release --lib -p tickwire --features test-hooks
 
 # The shared library's SONAME is libtickwire.so.N (build.rs; N = TW_ABI_VERSION), the
 # name programs linked with -ltickwire look for at run time. cargo writes only
@@ -99,8 +98,6 @@ for dir in "$LIB_DIR" "$TARGET_DIR/release"; do
 done
 
 # --- C checks ------------------------------------------------------------------------
-# shellcheck source=tests/check.sh
-source "$ROOT/tests/check.sh"
 
 # --- layering: what each crate may contain ---------------------------------------------
 # The protocol crate is sans-IO: no socket, thread-pool, channel or libc crate below it.
@@ -466,10 +463,7 @@ unity_package() {
 check "Unity package: scripts/unity-pack.sh, then scripts/unity-package-check.sh (.meta files, asmdefs, plugins, samples compile with mcs)" \
     run_indented unity_package
 
-if [ "$cargo_ok" -ne 1 ]; then
-    echo "cargo: FAILED (see above)"
-fi
 echo "$passed passed, $failed failed"
-if [ "$failed" -ne 0 ] || [ "$cargo_ok" -ne 1 ]; then
+if [ "$failed" -ne 0 ]; then
     exit 1
 fi

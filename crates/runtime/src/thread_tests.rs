@@ -450,7 +450,7 @@ fn steady_frames_leave_the_datagrams_to_the_engine_until_a_frame_is_late() {
     assert!(quiet >= until_frame, "quiet {quiet:?}, next frame in {until_frame:?}");
     // The engine's frame reads it, with its arrival time.
     std::thread::sleep(frame_end.saturating_duration_since(Instant::now()));
-    let read_at = Instant::now();
+    let (read_at, read_at_us) = (Instant::now(), l.p.clock.now_us());
     l.receive_now(&mut VecDeque::new());
     // (A sleep overshot past the frame tolerance made this frame late: not steady,
     // the socket is the thread's again, and its next turn rightly reads.)
@@ -469,11 +469,18 @@ fn steady_frames_leave_the_datagrams_to_the_engine_until_a_frame_is_late() {
     if steady && read_at.elapsed() < FRAME * frames - FRAME / 4 {
         assert_eq!(l.p.proto.arrivals.len(), 1, "read before the stall check");
     }
-    // Past the check (the read's frame, `frames` frames and a quarter's grace) by a
-    // quarter frame more (the frames' mean length may be a little over `FRAME`),
-    // counted from the read's end: from its start, a read preempted for 3 ms once
-    // brought this turn before the check.
-    let past_check = read_end + FRAME * frames + FRAME / 2;
+    // Past the check: the read's frame, `frames` frames of the frames' mean length and
+    // a quarter's grace, which is within a frame of `frames` frames of `FRAME` (a
+    // preempted frame moves the mean an eighth of its lateness). Counted from the
+    // read's end (from its start, a read preempted for 3 ms once brought this turn
+    // before the check), and from the check itself (a frame mean a little over `FRAME`
+    // once brought it before the check by a quarter frame's margin).
+    let mut past_check = read_end + FRAME * frames + FRAME / 2;
+    if let Some(check) = l.engine_polls.stall_check_at(l.p.moderation_us, l.recv_capacity) {
+        let from_read = Duration::from_micros(check.saturating_sub(read_at_us));
+        assert!(from_read <= FRAME * (frames + 1), "a stall checked {from_read:?} after the last frame");
+        past_check = past_check.max(read_end + from_read + Duration::from_millis(2));
+    }
     std::thread::sleep(past_check.saturating_duration_since(Instant::now()));
     let _ = quiet_after_turn(&mut l);
     assert_eq!(l.p.proto.arrivals.len(), 2, "a stalled engine's datagram was left in the socket");
@@ -570,7 +577,10 @@ fn frames_until_steady(l: &mut NetLoop<FakeEndpoint>, sender: &UdpSocket, frame:
     let mut next = Instant::now();
     let owned = (0..50).any(|_| {
         sender.send_to(&[0, 0], local).unwrap();
-        next += frame;
+        // A frame that came a frame late or more starts the schedule again from now:
+        // catching up would poll the missed frames back to back, none of them steady
+        // (a whole second of tries was once spent so on a loaded machine).
+        next = (next + frame).max(Instant::now());
         std::thread::sleep(next.saturating_duration_since(Instant::now()));
         l.receive_now(&mut VecDeque::new());
         l.engine_reads(l.p.clock.now_us())

@@ -214,35 +214,58 @@ impl RecvAcks {
 pub(super) struct ReportedAcks {
     /// Bit i: packet `top - i` was in an ack already.
     bits: u64,
-    top: Option<u16>,
+    /// The newest packet acked, as a full number: after 65,536 packets or more without
+    /// an ack, the low bits of the next ack may match the old top's, and taking its
+    /// bits as known would skip the fresh acks of up to 64 packets (their round-trip
+    /// samples and reliable units; the loss window would count them lost).
+    top: Option<u64>,
 }
 
 impl ReportedAcks {
     /// The bits of an ack (`ack`, then `ack_bits`: bit i is packet `ack - i`) not
-    /// reported before, and records them. `next_seq` is our next packet's sequence
-    /// number: an ack of a packet not sent yet (a peer's mistake or lie) is neither
-    /// trusted to rule out later lookups nor recorded.
-    pub(super) fn take_fresh(&mut self, ack: u16, ack_bits: u32, next_seq: u16) -> u64 {
+    /// reported before, and records them. `next_seq` is our next packet's full
+    /// sequence number: `ack` names the latest packet sent with those low bits; an ack
+    /// of a packet not sent yet (a peer's mistake or lie) is neither trusted to rule
+    /// out later lookups nor recorded.
+    pub(super) fn take_fresh(&mut self, ack: u16, ack_bits: u32, next_seq: u64) -> u64 {
         let incoming = 1 | (ack_bits as u64) << 1;
-        if !seq_newer(next_seq, ack) {
+        let Some(ack) = full_ack(ack, next_seq) else {
             return incoming;
-        }
+        };
         let Some(top) = self.top else {
             (self.bits, self.top) = (incoming, Some(ack));
             return incoming;
         };
-        let ahead = ack.wrapping_sub(top) as i16;
-        if ahead >= 0 {
-            let known = self.bits.checked_shl(ahead as u32).unwrap_or(0);
+        if ack >= top {
+            let known = self.bits.checked_shl((ack - top).try_into().unwrap_or(u32::MAX)).unwrap_or(0);
             (self.bits, self.top) = (known | incoming, Some(ack));
             incoming & !known
         } else {
-            let behind = ahead.unsigned_abs() as u32;
+            let behind = (top - ack).try_into().unwrap_or(u32::MAX);
             let known = self.bits.checked_shr(behind).unwrap_or(0);
             self.bits |= incoming.checked_shl(behind).unwrap_or(0);
             incoming & !known
         }
     }
+
+    /// Whether packet `ack - back` was in an ack, when `ack` (a full number) is the
+    /// newest packet reported and `back` < 64; None otherwise. The connection's loss
+    /// window asks it for the packet that leaves the ack window: these bits are in
+    /// cache from the ack just taken, where the sent ring's slot of that packet, 32
+    /// packets back, was a last-level miss per client a tick on a busy server.
+    pub(super) fn reported_back(&self, ack: u64, back: u64) -> Option<bool> {
+        (self.top == Some(ack) && back < u64::BITS as u64).then(|| self.bits >> back & 1 == 1)
+    }
+}
+
+/// The full number of the packet an ack's low bits `ack` name: the latest sent with
+/// them, when it is among the 32,767 before `next_seq`; None for a packet not sent yet.
+fn full_ack(ack: u16, next_seq: u64) -> Option<u64> {
+    let next = next_seq as u16;
+    if !seq_newer(next, ack) {
+        return None;
+    }
+    next_seq.checked_sub(u64::from(next.wrapping_sub(ack)))
 }
 
 /// Outcome of the last [`LOSS_WINDOW`] packets whose fate is known, one bit each: it
@@ -401,6 +424,40 @@ mod tests {
         // An ack of a packet not sent yet is not trusted to rule anything out later.
         assert_eq!(r.take_fresh(500, 0, 400), 1);
         assert_eq!(r.take_fresh(301, 0, 400), 1, "301 is fresh: the lie recorded nothing");
+        // 65,536 packets later, acks with the same low bits are fresh, all of them:
+        // what was reported of packets 301 and 300 says nothing of 65,837 and 65,836.
+        assert_eq!(r.take_fresh(301, 0b1, 65_900), 0b11, "a full wrap of the low bits later");
+        assert_eq!(r.reported_back(65_837, 1), Some(true));
+        assert_eq!(r.take_fresh(301, 0b1, 65_900), 0, "and then reported");
+    }
+
+    /// What the loss window asks of the reported bits: for the newest ack taken, the
+    /// packets up to 63 back, as the acks said them (a later ack's bits included);
+    /// nothing for another top or farther back.
+    #[test]
+    fn reported_bits_answer_for_the_packets_behind_the_newest_ack() {
+        let mut r = ReportedAcks::default();
+        // Packets 100, 99 and 97 acked, then 120 and 119 (packet 120's ack says 119).
+        r.take_fresh(100, 0b101, 200);
+        r.take_fresh(120, 0b1, 200);
+        assert_eq!(r.reported_back(120, 0), Some(true));
+        assert_eq!(r.reported_back(120, 1), Some(true));
+        assert_eq!(r.reported_back(120, 2), Some(false), "118: never acked");
+        assert_eq!(r.reported_back(120, 20), Some(true), "100");
+        assert_eq!(r.reported_back(120, 21), Some(true), "99");
+        assert_eq!(r.reported_back(120, 22), Some(false), "98: lost");
+        assert_eq!(r.reported_back(120, 23), Some(true), "97");
+        assert_eq!(r.reported_back(120, 63), Some(false));
+        assert_eq!(r.reported_back(120, 64), None, "farther than the bits");
+        assert_eq!(r.reported_back(100, 0), None, "not the newest ack");
+        // A reordered, older ack adds what it says and leaves the top.
+        r.take_fresh(110, 0b1, 200);
+        assert_eq!(r.reported_back(120, 10), Some(true), "110");
+        assert_eq!(r.reported_back(120, 11), Some(true), "109");
+        // A jump past the bits: everything before it is unknown, not lost.
+        r.take_fresh(190, 0, 200);
+        assert_eq!(r.reported_back(190, 70), None);
+        assert_eq!(r.reported_back(190, 63), Some(false));
     }
 
     #[test]

@@ -868,7 +868,7 @@ impl Connection {
 
     fn process_acks(&mut self, now: Micros, header: &AckFields, pool: &mut BufPool) {
         let ack_delay = header.ack_delay as u64 * ACK_DELAY_UNIT_US;
-        let mut fresh = self.reported.take_fresh(header.ack, header.ack_bits, self.next_seq as u16);
+        let mut fresh = self.reported.take_fresh(header.ack, header.ack_bits, self.next_seq);
         let mut units_acked = false;
         while fresh != 0 {
             let i = fresh.trailing_zeros() as u16;
@@ -911,8 +911,14 @@ impl Connection {
             self.loss_cursor = horizon - SENT_RING as u64;
         }
         while self.loss_cursor < horizon {
-            if let Some(p) = self.sent.get_full(self.loss_cursor) {
-                self.loss.push(!p.acked);
+            // The reported bits answer for a packet within 64 of the acked one (the
+            // usual step of one or two); the ring for older ones, after a jump.
+            let was_acked = match self.reported.reported_back(acked, acked - self.loss_cursor) {
+                Some(reported) => Some(reported),
+                None => self.sent.get_full(self.loss_cursor).map(|p| p.acked),
+            };
+            if let Some(was_acked) = was_acked {
+                self.loss.push(!was_acked);
             }
             self.loss_cursor += 1;
         }

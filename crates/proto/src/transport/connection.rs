@@ -878,7 +878,7 @@ impl Connection {
             if i == 0 {
                 // Only the newest acked packet has a known ack delay.
                 self.rtt.observe_ack_delay(ack_delay as f64);
-                self.rtt.sample(now.saturating_sub(p.sent_at).saturating_sub(ack_delay) as f64);
+                self.rtt.sample(p.age(now).saturating_sub(ack_delay) as f64);
             }
             for (ch, useq) in self.sent.units_of(&p) {
                 units_acked = true;
@@ -896,7 +896,7 @@ impl Connection {
         // even when 65,536 packets later the ring holds another packet with those bits:
         // taking it would make us believe the peer caught up, and go back to the short
         // header that it cannot read.
-        let Some(acked) = self.sent.get(header.ack).map(|p| p.seq) else { return };
+        let Some(acked) = self.sent.get(header.ack).map(|p| self.sent.full_seq(p)) else { return };
         if self.newest_ack.is_some_and(|n| acked <= n || n as u16 == header.ack) {
             return;
         }
@@ -915,7 +915,7 @@ impl Connection {
             // usual step of one or two); the ring for older ones, after a jump.
             let was_acked = match self.reported.reported_back(acked, acked - self.loss_cursor) {
                 Some(reported) => Some(reported),
-                None => self.sent.get_full(self.loss_cursor).map(|p| p.acked),
+                None => self.sent.get_full(self.loss_cursor).map(|p| p.acked()),
             };
             if let Some(was_acked) = was_acked {
                 self.loss.push(!was_acked);

@@ -21,6 +21,7 @@ pub(super) const UNIT_RING: usize = 8192;
 /// the ring can hold: 1,024 packets, 8,192 unit entries, and send times of packets
 /// that a live connection can still see acked (2^32 µs is 71 minutes).
 #[derive(Debug, Default, Clone, Copy)]
+#[repr(align(16))] // (so that no slot spans two lines, whatever the allocator gives)
 pub(super) struct SentPacket {
     /// The low 32 bits of its full sequence number (the header carries 16).
     seq_low: u32,
@@ -552,7 +553,7 @@ mod tests {
     /// entries and 2^32 µs.
     #[test]
     fn sent_ring_slots_are_small_and_keep_the_full_numbers() {
-        assert_eq!(std::mem::size_of::<SentPacket>(), 16);
+        assert_eq!((std::mem::size_of::<SentPacket>(), std::mem::align_of::<SentPacket>()), (16, 16));
         let mut s = SentRing::new();
         let first = (1u64 << 32) - 3;
         s.units_head = (1u64 << 32) - 2;

@@ -97,8 +97,6 @@ for dir in "$LIB_DIR" "$TARGET_DIR/release"; do
     [ -f "$dir/libtickwire.so" ] && ln -sfn libtickwire.so "$dir/$SONAME"
 done
 
-# --- C checks ------------------------------------------------------------------------
-
 # --- layering: what each crate may contain ---------------------------------------------
 # The protocol crate is sans-IO: no socket, thread-pool, channel or libc crate below it.
 proto_has_no_io_crates() {

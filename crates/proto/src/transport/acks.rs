@@ -1,8 +1,8 @@
 //! Packet-level acknowledgement: which of our packets the peer has received, which of
 //! the peer's packets we have received, and the resulting loss figure.
 
+use super::crypto::full_sequence;
 use crate::clock::Micros;
-use crate::wire::seq_newer;
 
 /// Sent-packet records kept for ack matching. Packets older than this can no longer be
 /// matched; their reliable contents are resent by timeout anyway.
@@ -288,14 +288,11 @@ impl ReportedAcks {
     }
 }
 
-/// The full number of the packet an ack's low bits `ack` name: the latest sent with
-/// them, when it is among the 32,767 before `next_seq`; None for a packet not sent yet.
+/// The full number of the packet an ack's low bits `ack` name: the one nearest our
+/// next packet (`next_seq`), as a received packet's number is rebuilt; None when that
+/// is not a packet we sent.
 fn full_ack(ack: u16, next_seq: u64) -> Option<u64> {
-    let next = next_seq as u16;
-    if !seq_newer(next, ack) {
-        return None;
-    }
-    next_seq.checked_sub(u64::from(next.wrapping_sub(ack)))
+    full_sequence(ack, None, next_seq.checked_sub(1)).filter(|&seq| seq < next_seq)
 }
 
 /// Outcome of the last [`LOSS_WINDOW`] packets whose fate is known, one bit each: it

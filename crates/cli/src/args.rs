@@ -176,13 +176,13 @@ pub enum Bench {
     Serve(ServeBenchArgs),
 }
 
-/// A server endpoint's own cost per client a tick, in memory, cold and warm.
+/// A server endpoint's own cost per client a tick, in memory: slept, swept and warm.
 ///
 /// N in-memory clients each send a 32-byte input a tick; the server endpoint takes
 /// them, sends each client a 256-byte message and flushes (no socket, no thread: the
-/// library's own work). Each tick runs cold, as a 60 Hz server's does (after a sweep
-/// of 32 MiB of other memory), or warm, plaintext and encrypted. Build with --release
-/// for meaningful numbers.
+/// library's own work). Each tick runs after a 16.7 ms sleep, as a 60 Hz server's
+/// does; after a sweep of 32 MiB of other memory; or warm; plaintext and encrypted.
+/// Build with --release for meaningful numbers.
 #[derive(Debug, Args)]
 pub struct EndpointBenchArgs {
     /// Client counts, one table row each (comma-separated).

@@ -4,11 +4,18 @@
 //! messages, sends each client one 256-byte unreliable message and flushes: the shape of
 //! the transport benchmark's row 5b, without the system calls.
 //!
-//! A 60 Hz server's state is cold at every tick (16 ms of other work, or of sleep, on
-//! the machines we measured), so each tick starts after a sweep of 32 MiB of other
-//! memory, and the table also gives the same ticks warm (no sweep), in alternating
-//! rounds. The figure is the median tick's time over the clients; only the server's
-//! work is timed. The gap between the two is what the cache misses cost.
+//! A 60 Hz server's state is cold at every tick, so each tick is timed three ways, in
+//! alternating rounds:
+//! - slept: after a sleep of one 60 Hz tick, as a real server's loop sleeps to its next
+//!   tick. On the virtual machines we measured this is far colder than any sweep: after
+//!   16 ms asleep a load from a page not touched since costs about 350 ns (its
+//!   translation is gone too), against about 130 ns after a sweep;
+//! - swept: after a sweep of 32 MiB of other memory (the caches below the last level
+//!   lose the server's state, the last level keeps it);
+//! - warm: neither.
+//!
+//! The figure is the median tick's time over the clients; only the server's work is
+//! timed. The gaps between the three are what the misses cost.
 
 use std::collections::HashMap;
 use std::net::SocketAddr;
@@ -19,8 +26,18 @@ use super::bench::{BUILD, median};
 use tickwire_proto::wire::MAX_DATAGRAM_SIZE;
 use tickwire_proto::{CHANNEL_UNRELIABLE, Endpoint, EndpointConfig, NetEvent, PeerId, Security};
 
-/// The memory swept between ticks, well beyond this machine's caches.
+/// The memory swept between ticks, well beyond the caches below the last level.
 const SWEEP_BYTES: usize = 32 << 20;
+/// How long a slept tick sleeps first: one tick at 60 Hz.
+const SLEEP: std::time::Duration = std::time::Duration::from_micros(16_667);
+
+/// What comes before each timed tick.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Before {
+    Slept,
+    Swept,
+    Warm,
+}
 /// Ticks of each round before timing starts (connections settle, pools fill).
 const WARMUP_TICKS: usize = 20;
 
@@ -112,7 +129,7 @@ impl Bench {
 
     /// One tick; returns the server's nanoseconds. `wire` carries the datagrams both
     /// ways (reused, so that the harness allocates nothing in the timed part).
-    fn tick(&mut self, cold: bool, wire: &mut Wire) -> u128 {
+    fn tick(&mut self, before: Before, wire: &mut Wire) -> u128 {
         const INPUT: [u8; 32] = [7; 32];
         const DOWN: [u8; 256] = [9; 256];
         self.now += 16_667;
@@ -124,10 +141,14 @@ impl Bench {
                 wire.up.push(*addr, &wire.buf[..len]);
             }
         }
-        if cold {
-            for (i, b) in self.sweep.iter_mut().enumerate().step_by(64) {
-                *b = b.wrapping_add(i as u8);
+        match before {
+            Before::Slept => std::thread::sleep(SLEEP),
+            Before::Swept => {
+                for (i, b) in self.sweep.iter_mut().enumerate().step_by(64) {
+                    *b = b.wrapping_add(i as u8);
+                }
             }
+            Before::Warm => {}
         }
         wire.down.clear();
         let t0 = Instant::now();
@@ -196,13 +217,13 @@ struct Wire {
     down: Datagrams,
 }
 
-/// The median tick's nanoseconds per client over `ticks` timed ticks, `cold` or warm.
-fn round(n: usize, encrypted: bool, cold: bool, ticks: usize) -> Result<f64, String> {
+/// The median tick's nanoseconds per client over `ticks` timed ticks.
+fn round(n: usize, encrypted: bool, before: Before, ticks: usize) -> Result<f64, String> {
     let mut b = setup(n, encrypted)?;
     let mut wire = Wire { buf: vec![0; MAX_DATAGRAM_SIZE], up: Datagrams::default(), down: Datagrams::default() };
     let mut times = Vec::with_capacity(ticks);
     for t in 0..WARMUP_TICKS + ticks {
-        let spent = b.tick(cold, &mut wire);
+        let spent = b.tick(before, &mut wire);
         if t >= WARMUP_TICKS {
             times.push(spent as f64);
         }
@@ -215,31 +236,37 @@ fn round(n: usize, encrypted: bool, cold: bool, ticks: usize) -> Result<f64, Str
 }
 
 /// Prints the table: for each size and protection, the server endpoint's nanoseconds
-/// per client a tick, cold and warm; medians over `rounds` alternating rounds.
+/// per client a tick, slept, swept and warm; medians over `rounds` rounds, each round
+/// running the three in a different order.
 pub fn print_cost(sizes: &[usize], ticks: usize, rounds: usize) -> Result<(), String> {
     println!(
         "\nserver endpoint cost per client a tick (ns), in memory: a 32-B input up and a 256-B message down per \
-         client a tick; median tick of {ticks}, median of {rounds} alternating rounds; cold = each tick after a \
-         sweep of {} MiB of other memory",
+         client a tick; median tick of {ticks}, median of {rounds} rounds; slept = each tick after a sleep of {} \
+         µs, swept = after a sweep of {} MiB of other memory",
+        SLEEP.as_micros(),
         SWEEP_BYTES >> 20
     );
-    println!("| clients | protection | cold | warm | cold / warm |");
-    println!("|---:|---|---:|---:|---:|");
+    println!("| clients | protection | slept | swept | warm | slept / warm |");
+    println!("|---:|---|---:|---:|---:|---:|");
+    const ORDERS: [[Before; 3]; 3] = [
+        [Before::Slept, Before::Swept, Before::Warm],
+        [Before::Swept, Before::Warm, Before::Slept],
+        [Before::Warm, Before::Slept, Before::Swept],
+    ];
     for &n in sizes {
         for encrypted in [false, true] {
-            let (mut colds, mut warms) = (Vec::new(), Vec::new());
+            let mut figures: [Vec<f64>; 3] = Default::default();
             for r in 0..rounds {
-                // Alternate the order, so that neither always runs first.
-                for cold in [r % 2 == 0, r % 2 != 0] {
-                    let figure = round(n, encrypted, cold, ticks)?;
-                    if cold { colds.push(figure) } else { warms.push(figure) }
+                // Rotate the order, so that none always runs first.
+                for before in ORDERS[r % ORDERS.len()] {
+                    figures[before as usize].push(round(n, encrypted, before, ticks)?);
                 }
             }
-            let (cold, warm) = (median(colds), median(warms));
+            let [slept, swept, warm] = figures.map(median);
             println!(
-                "| {n} | {} | {cold:.0} | {warm:.0} | {:.2} |",
+                "| {n} | {} | {slept:.0} | {swept:.0} | {warm:.0} | {:.2} |",
                 if encrypted { "encrypted" } else { "plaintext" },
-                cold / warm
+                slept / warm
             );
         }
     }

@@ -5,7 +5,7 @@ use std::cell::Cell;
 use std::collections::VecDeque;
 use std::net::SocketAddr;
 
-use super::acks::{ACK_WINDOW, LossWindow, RecvAcks, ReportedAcks, SENT_RING, SentRing, SeqVerdict};
+use super::acks::{ACK_WINDOW, LossWindow, RecvAcks, ReportedAcks, SeqVerdict};
 use super::budget::{Admit, RecvBudget, SendPace};
 use super::credential::Binding;
 use super::crypto::{Ephemeral, PacketKeys, ReplayWindow, full_sequence};
@@ -15,6 +15,7 @@ use super::estimators::{RateMeter, RttEstimator};
 use super::inbox::Inbox;
 use super::pool::BufPool;
 use super::reliable::{ReliableReceiver, ReliableSender, Violation, WINDOW, max_unfragmented_for, sequenced_accept};
+use super::sent_ring::{SENT_RING, SentRing};
 use super::{
     ChannelKind, ConnectionStats, DisconnectReason, EndpointConfig, Event, MAX_CHANNELS, PeerId, UnreliableAcks,
 };

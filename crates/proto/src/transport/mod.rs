@@ -42,6 +42,7 @@ mod pool;
 mod reliable;
 mod remote;
 mod security;
+mod sent_ring;
 mod stats;
 mod timers;
 pub mod token;

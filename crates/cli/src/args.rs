@@ -195,6 +195,10 @@ pub struct EndpointBenchArgs {
     /// Rounds of each mode, alternating (the median round is taken).
     #[arg(long, value_name = "R", default_value_t = 3, value_parser = ranged(1usize, 100))]
     pub rounds: usize,
+    /// Time only ticks of this kind (for a cache simulator, which sees a slept tick
+    /// as a warm one: `--only swept` is then the cold one).
+    #[arg(long, value_name = "KIND", value_parser = ["slept", "swept", "warm"])]
+    pub only: Option<String>,
 }
 
 /// What each packet protection costs per packet on the endpoint (part (d) of loopback).

@@ -38,6 +38,17 @@ enum Before {
     Swept,
     Warm,
 }
+
+impl Before {
+    /// Its name on the command line (`--only`).
+    fn name(self) -> &'static str {
+        match self {
+            Before::Slept => "slept",
+            Before::Swept => "swept",
+            Before::Warm => "warm",
+        }
+    }
+}
 /// Ticks of each round before timing starts (connections settle, pools fill).
 const WARMUP_TICKS: usize = 20;
 
@@ -127,31 +138,13 @@ impl Bench {
         }
     }
 
-    /// One tick; returns the server's nanoseconds. `wire` carries the datagrams both
-    /// ways (reused, so that the harness allocates nothing in the timed part).
-    fn tick(&mut self, before: Before, wire: &mut Wire) -> u128 {
-        const INPUT: [u8; 32] = [7; 32];
+    /// The server's part of a tick, the part timed: takes the datagrams up, delivers the
+    /// inputs, sends each client its message, flushes and copies the datagrams out. Not
+    /// inlined, so that a profiler can single it out (`valgrind --tool=callgrind
+    /// --toggle-collect='*Bench::serve*'`: docs/benchmarks.md).
+    #[inline(never)]
+    fn serve(&mut self, wire: &mut Wire) {
         const DOWN: [u8; 256] = [9; 256];
-        self.now += 16_667;
-        wire.up.clear();
-        for (ep, addr, peer) in self.clients.iter_mut() {
-            ep.send(*peer, CHANNEL_UNRELIABLE, &INPUT).expect("a connected client sends");
-            ep.flush(self.now);
-            while let Some((_, len)) = ep.poll_transmit(&mut wire.buf) {
-                wire.up.push(*addr, &wire.buf[..len]);
-            }
-        }
-        match before {
-            Before::Slept => std::thread::sleep(SLEEP),
-            Before::Swept => {
-                for (i, b) in self.sweep.iter_mut().enumerate().step_by(64) {
-                    *b = b.wrapping_add(i as u8);
-                }
-            }
-            Before::Warm => {}
-        }
-        wire.down.clear();
-        let t0 = Instant::now();
         for i in 0..wire.up.len() {
             if i + 1 < wire.up.len() {
                 // As the network thread does: the next sender's key loads meanwhile.
@@ -177,6 +170,33 @@ impl Bench {
         while let Some((to, len)) = self.server.poll_transmit(&mut wire.buf) {
             wire.down.push(to, &wire.buf[..len]);
         }
+    }
+
+    /// One tick; returns the server's nanoseconds. `wire` carries the datagrams both
+    /// ways (reused, so that the harness allocates nothing in the timed part).
+    fn tick(&mut self, before: Before, wire: &mut Wire) -> u128 {
+        const INPUT: [u8; 32] = [7; 32];
+        self.now += 16_667;
+        wire.up.clear();
+        for (ep, addr, peer) in self.clients.iter_mut() {
+            ep.send(*peer, CHANNEL_UNRELIABLE, &INPUT).expect("a connected client sends");
+            ep.flush(self.now);
+            while let Some((_, len)) = ep.poll_transmit(&mut wire.buf) {
+                wire.up.push(*addr, &wire.buf[..len]);
+            }
+        }
+        match before {
+            Before::Slept => std::thread::sleep(SLEEP),
+            Before::Swept => {
+                for (i, b) in self.sweep.iter_mut().enumerate().step_by(64) {
+                    *b = b.wrapping_add(i as u8);
+                }
+            }
+            Before::Warm => {}
+        }
+        wire.down.clear();
+        let t0 = Instant::now();
+        self.serve(wire);
         let spent = t0.elapsed().as_nanos();
         for i in 0..wire.down.len() {
             let (to, d) = wire.down.get(i);
@@ -238,7 +258,7 @@ fn round(n: usize, encrypted: bool, before: Before, ticks: usize) -> Result<f64,
 /// Prints the table: for each size and protection, the server endpoint's nanoseconds
 /// per client a tick, slept, swept and warm; medians over `rounds` rounds, each round
 /// running the three in a different order.
-pub fn print_cost(sizes: &[usize], ticks: usize, rounds: usize) -> Result<(), String> {
+pub fn print_cost(sizes: &[usize], ticks: usize, rounds: usize, only: Option<&str>) -> Result<(), String> {
     println!(
         "\nserver endpoint cost per client a tick (ns), in memory: a 32-B input up and a 256-B message down per \
          client a tick; median tick of {ticks}, median of {rounds} rounds; slept = each tick after a sleep of {} \
@@ -259,24 +279,36 @@ pub fn print_cost(sizes: &[usize], ticks: usize, rounds: usize) -> Result<(), St
             for r in 0..rounds {
                 // Rotate the order, so that none always runs first.
                 for before in ORDERS[r % ORDERS.len()] {
-                    figures[before as usize].push(round(n, encrypted, before, ticks)?);
+                    if only.is_none_or(|o| o == before.name()) {
+                        figures[before as usize].push(round(n, encrypted, before, ticks)?);
+                    }
                 }
             }
-            let [slept, swept, warm] = figures.map(median);
+            let [slept, swept, warm] = figures.map(|f| (!f.is_empty()).then(|| median(f)));
+            let cell = |f: Option<f64>| f.map_or("-".to_string(), |f| format!("{f:.0}"));
+            let ratio = slept.zip(warm).map_or("-".to_string(), |(s, w)| format!("{:.2}", s / w));
             println!(
-                "| {n} | {} | {slept:.0} | {swept:.0} | {warm:.0} | {:.2} |",
+                "| {n} | {} | {} | {} | {} | {ratio} |",
                 if encrypted { "encrypted" } else { "plaintext" },
-                slept / warm
+                cell(slept),
+                cell(swept),
+                cell(warm)
             );
         }
     }
     Ok(())
 }
 
-pub fn run(sizes: &[usize], ticks: usize, rounds: usize, argv: &[String]) -> std::process::ExitCode {
+pub fn run(
+    sizes: &[usize],
+    ticks: usize,
+    rounds: usize,
+    only: Option<&str>,
+    argv: &[String],
+) -> std::process::ExitCode {
     println!("$ tickwire {}", argv.join(" "));
     println!("build: {BUILD}");
-    match print_cost(sizes, ticks, rounds) {
+    match print_cost(sizes, ticks, rounds, only) {
         Ok(()) => std::process::ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("bench: {e}");

@@ -69,6 +69,7 @@ fn bad_demo_options_are_refused_with_status_2_naming_the_option() {
         (&["demo", "--seconds"][..], "--seconds"),
         (&["bench", "relay", "--input-size", "0"][..], "--input-size"),
         (&["bench", "endpoint", "--clients", "0"][..], "--clients"),
+        (&["bench", "endpoint", "--only", "cold"][..], "--only"),
         (&["lab", "--seeds", "1"][..], "--seeds"),
     ] {
         let o = tickwire(args);
@@ -99,4 +100,18 @@ fn bench_endpoint_prints_a_row_for_each_size_and_protection() {
         let figures: Vec<f64> = r[2..].iter().map(|f| f.parse().expect("a number")).collect();
         assert!(figures.iter().all(|&f| f > 0.0 && f.is_finite()), "{out}");
     }
+    // --only times one kind of tick; the other columns say so.
+    let o = tickwire(&["bench", "endpoint", "--clients", "3", "--ticks", "4", "--rounds", "1", "--only", "swept"]);
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(o.status.success(), "{out} {}", String::from_utf8_lossy(&o.stderr));
+    let row: Vec<&str> = out
+        .lines()
+        .find(|l| l.starts_with("| 3 | plaintext"))
+        .expect("a row")
+        .trim_matches('|')
+        .split('|')
+        .map(str::trim)
+        .collect();
+    assert_eq!((row[2], row[4], row[5]), ("-", "-", "-"), "{out}");
+    assert!(row[3].parse::<f64>().is_ok_and(|f| f > 0.0), "{out}");
 }

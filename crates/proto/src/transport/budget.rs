@@ -15,7 +15,31 @@ use crate::wire::MAX_DATAGRAM_SIZE;
 /// A bucket counts millionths of a token.
 const SCALE: i64 = 1_000_000;
 
-/// Fills at `rate` tokens a second up to `cap` (millionths); may be drawn below zero.
+/// The longest burst a bucket holds, and the longest time it counts between two
+/// updates, in µs.
+const MAX_BURST_US: Micros = 10_000_000;
+
+/// `now` minus `last`, in µs (at most [`MAX_BURST_US`]), and moves `last` on.
+fn elapsed(last: &mut Micros, now: Micros) -> i64 {
+    let dt = now.saturating_sub(*last).min(MAX_BURST_US) as i64;
+    *last = (*last).max(now);
+    dt
+}
+
+/// A level (millionths of a token) after `dt` µs of filling at `rate` tokens a second,
+/// up to `cap`.
+fn filled(level: i64, dt: i64, rate: i64, cap: i64) -> i64 {
+    (level + dt * rate).min(cap)
+}
+
+/// The other way round: a level after `dt` µs of draining at `rate`, down to zero (an
+/// excess that fades).
+fn drained(level: i64, dt: i64, rate: i64) -> i64 {
+    (level - dt * rate).max(0)
+}
+
+/// Fills at `rate` tokens a second up to `cap` (millionths); may be drawn below zero
+/// (our pace: acks and keepalives are never held back).
 #[derive(Debug, Clone, Copy)]
 struct Bucket {
     level: i64,
@@ -25,28 +49,14 @@ struct Bucket {
 }
 
 impl Bucket {
-    fn new(rate: u64, burst_us: Micros, full: bool, now: Micros) -> Self {
-        let rate = rate.min(i64::MAX as u64 / 10_000_000) as i64;
-        let cap = rate * burst_us.min(10_000_000) as i64;
-        Bucket { level: if full { cap } else { 0 }, rate, cap, last: now }
-    }
-
-    /// `now` minus the last update, in microseconds, and moves `last` on.
-    fn elapsed(&mut self, now: Micros) -> i64 {
-        let dt = now.saturating_sub(self.last).min(10_000_000) as i64;
-        self.last = self.last.max(now);
-        dt
+    fn new(rate: u64, burst_us: Micros, now: Micros) -> Self {
+        let rate = rate.min(i64::MAX as u64 / MAX_BURST_US) as i64;
+        let cap = rate * burst_us.min(MAX_BURST_US) as i64;
+        Bucket { level: cap, rate, cap, last: now }
     }
 
     fn refill(&mut self, now: Micros) {
-        let dt = self.elapsed(now);
-        self.level = (self.level + dt * self.rate).min(self.cap);
-    }
-
-    /// The other way round: drains at `rate` down to zero (an excess that fades).
-    fn drain(&mut self, now: Micros) {
-        let dt = self.elapsed(now);
-        self.level = (self.level - dt * self.rate).max(0);
+        self.level = filled(self.level, elapsed(&mut self.last, now), self.rate, self.cap);
     }
 
     /// When the bucket will hold `tokens` without being drawn on meanwhile: `last` (in
@@ -70,14 +80,6 @@ impl Bucket {
     fn take(&mut self, tokens: u64) {
         self.level -= tokens as i64 * SCALE;
     }
-
-    fn add(&mut self, tokens: u64) {
-        self.level = self.level.saturating_add(tokens as i64 * SCALE);
-    }
-
-    fn over_cap(&self) -> bool {
-        self.level > self.cap
-    }
 }
 
 /// What [`RecvBudget::admit`] decides about one datagram.
@@ -91,49 +93,75 @@ pub(super) enum Admit {
     Flooding,
 }
 
-/// The receive side: messages and bytes a second, messages per datagram.
+/// The receive side: messages and bytes a second, messages per datagram. Two buckets
+/// of what the peer may send and two of what it sent over that (fading at the same
+/// rates), all four brought up to date at once: so they share one clock and their two
+/// rates, and the whole budget is one cache line, read and written at every datagram
+/// of every peer.
 #[derive(Debug)]
+#[repr(align(64))]
 pub(super) struct RecvBudget {
-    max_frames: u32,
-    messages: Bucket,
-    bytes: Bucket,
-    /// What was dropped for being over the budget, fading at the budget's own rate:
+    /// When the four levels were last brought up to date.
+    last: Micros,
+    /// Millionths of a message or byte. What the peer may still send (drawn below zero
+    /// by nothing: over the budget, a datagram is refused)...
+    messages: i64,
+    bytes: i64,
+    /// ...and what was dropped for being over it, fading at the budget's own rate:
     /// more than one burst of it means the peer has been sending more than twice its
     /// rates for a while.
-    excess_messages: Bucket,
-    excess_bytes: Bucket,
+    excess_messages: i64,
+    excess_bytes: i64,
+    /// Messages and bytes a second.
+    message_rate: u32,
+    byte_rate: u32,
+    /// How long a burst at each rate the buckets hold, in µs (at most [`MAX_BURST_US`]).
+    burst_us: u32,
+    max_frames: u32,
 }
 
 impl RecvBudget {
     pub(super) fn new(limits: &PeerLimits, now: Micros) -> Self {
-        let (m, b, burst) = (limits.max_messages_per_sec as u64, limits.max_bytes_per_sec as u64, limits.burst_us);
-        RecvBudget {
+        let mut b = RecvBudget {
+            last: now,
+            messages: 0,
+            bytes: 0,
+            excess_messages: 0,
+            excess_bytes: 0,
+            message_rate: limits.max_messages_per_sec,
+            byte_rate: limits.max_bytes_per_sec,
+            burst_us: limits.burst_us.min(MAX_BURST_US) as u32,
             max_frames: limits.max_frames_per_datagram,
-            messages: Bucket::new(m, burst, true, now),
-            bytes: Bucket::new(b, burst, true, now),
-            excess_messages: Bucket::new(m, burst, false, now),
-            excess_bytes: Bucket::new(b, burst, false, now),
-        }
+        };
+        (b.messages, b.bytes) = b.caps();
+        b
+    }
+
+    /// The most each bucket holds: a burst at its rate.
+    fn caps(&self) -> (i64, i64) {
+        let burst = i64::from(self.burst_us);
+        (i64::from(self.message_rate) * burst, i64::from(self.byte_rate) * burst)
     }
 
     /// Charges a datagram of `len` bytes with `frames` frames (a datagram without
     /// frames costs one message: acks and keepalives are traffic too).
     pub(super) fn admit(&mut self, now: Micros, frames: u32, len: usize) -> Admit {
-        for b in [&mut self.messages, &mut self.bytes] {
-            b.refill(now);
-        }
-        for b in [&mut self.excess_messages, &mut self.excess_bytes] {
-            b.drain(now);
-        }
-        let (messages, bytes) = (frames.max(1) as u64, len as u64);
-        if frames <= self.max_frames && self.messages.has(messages) && self.bytes.has(bytes) {
-            self.messages.take(messages);
-            self.bytes.take(bytes);
+        let dt = elapsed(&mut self.last, now);
+        let (mrate, brate) = (i64::from(self.message_rate), i64::from(self.byte_rate));
+        let (mcap, bcap) = self.caps();
+        self.messages = filled(self.messages, dt, mrate, mcap);
+        self.bytes = filled(self.bytes, dt, brate, bcap);
+        self.excess_messages = drained(self.excess_messages, dt, mrate);
+        self.excess_bytes = drained(self.excess_bytes, dt, brate);
+        let (messages, bytes) = (i64::from(frames.max(1)) * SCALE, len as i64 * SCALE);
+        if frames <= self.max_frames && self.messages >= messages && self.bytes >= bytes {
+            self.messages -= messages;
+            self.bytes -= bytes;
             return Admit::Within;
         }
-        self.excess_messages.add(messages);
-        self.excess_bytes.add(bytes);
-        if self.excess_messages.over_cap() || self.excess_bytes.over_cap() { Admit::Flooding } else { Admit::Throttled }
+        self.excess_messages = self.excess_messages.saturating_add(messages);
+        self.excess_bytes = self.excess_bytes.saturating_add(bytes);
+        if self.excess_messages > mcap || self.excess_bytes > bcap { Admit::Flooding } else { Admit::Throttled }
     }
 }
 
@@ -153,8 +181,8 @@ impl SendPace {
         let three_quarters = |r: u32| r as u64 * 3 / 4;
         SendPace {
             max_frames: limits.max_frames_per_datagram,
-            messages: Bucket::new(three_quarters(limits.max_messages_per_sec), limits.burst_us, true, now),
-            bytes: Bucket::new(three_quarters(limits.max_bytes_per_sec), limits.burst_us, true, now),
+            messages: Bucket::new(three_quarters(limits.max_messages_per_sec), limits.burst_us, now),
+            bytes: Bucket::new(three_quarters(limits.max_bytes_per_sec), limits.burst_us, now),
         }
     }
 
@@ -261,6 +289,29 @@ mod tests {
             max_bytes_per_sec: 100_000,
             burst_us: 100_000,
             max_recv_queue_bytes: 10_000,
+        }
+    }
+
+    /// The receive budget is read and written at every datagram: one cache line.
+    #[test]
+    fn the_receive_budget_is_one_cache_line() {
+        assert_eq!((std::mem::size_of::<RecvBudget>(), std::mem::align_of::<RecvBudget>()), (64, 64));
+    }
+
+    /// The largest rates and burst a `PeerLimits` can name neither overflow nor refuse
+    /// what they allow.
+    #[test]
+    fn the_largest_limits_hold() {
+        let max = PeerLimits {
+            max_frames_per_datagram: u32::MAX,
+            max_messages_per_sec: u32::MAX,
+            max_bytes_per_sec: u32::MAX,
+            burst_us: Micros::MAX,
+            max_recv_queue_bytes: usize::MAX,
+        };
+        let mut b = RecvBudget::new(&max, 0);
+        for t in [0, 1, 10_000_000, Micros::MAX / 2, Micros::MAX] {
+            assert_eq!(b.admit(t, 64, 1_200), Admit::Within);
         }
     }
 

@@ -150,6 +150,8 @@ mkdir -p "$OUT"
 printf '#include "tickwire.h"\n#include "tickwire.h"\nint tw_header_only_check(void);\n' >"$OUT/header_only.c"
 check "header: strict C11" cc "${CFLAGS[@]}" -c "$OUT/header_only.c" -o "$OUT/header_only.o"
 check "header: C++17 syntax" c++ "${CXXFLAGS[@]}" "$OUT/header_only.c"
+# The cold-memory probe of docs/benchmarks.md builds (it is run by hand: it sleeps).
+check "cold_pages probe: build as strict C11" cc "${CFLAGS[@]}" -O2 bench/probe/cold_pages.c -o "$OUT/cold_pages"
 
 programs=(examples-c/loopback.c examples-c/p2p.c examples-c/relay.c examples-c/carrier.c examples-c/rendezvous.c tests/c/abi_misuse.c tests/c/log_hook.c tests/c/relay_identity.c)
 for src in "${programs[@]}"; do

@@ -197,8 +197,8 @@ pub struct EndpointBenchArgs {
     pub rounds: usize,
     /// Time only ticks of this kind (for a cache simulator, which sees a slept tick
     /// as a warm one: `--only swept` is then the cold one).
-    #[arg(long, value_name = "KIND", value_parser = ["slept", "swept", "warm"])]
-    pub only: Option<String>,
+    #[arg(long, value_name = "KIND", value_enum)]
+    pub only: Option<crate::bench_endpoint::Before>,
 }
 
 /// What each packet protection costs per packet on the endpoint (part (d) of loopback).

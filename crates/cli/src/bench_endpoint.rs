@@ -8,8 +8,9 @@
 //! alternating rounds:
 //! - slept: after a sleep of one 60 Hz tick, as a real server's loop sleeps to its next
 //!   tick. On the virtual machines we measured this is far colder than any sweep: after
-//!   16 ms asleep a load from a page not touched since costs about 350 ns (its
-//!   translation is gone too), against about 130 ns after a sweep;
+//!   16 ms asleep a load from a page not touched since costs about 240-350 ns (its
+//!   translation is gone too), against 85-130 ns after a sweep
+//!   (`bench/probe/cold_pages.c`);
 //! - swept: after a sweep of 32 MiB of other memory (the caches below the last level
 //!   lose the server's state, the last level keeps it);
 //! - warm: neither.
@@ -28,29 +29,21 @@ use tickwire_proto::{CHANNEL_UNRELIABLE, Endpoint, EndpointConfig, NetEvent, Pee
 
 /// The memory swept between ticks, well beyond the caches below the last level.
 const SWEEP_BYTES: usize = 32 << 20;
-/// How long a slept tick sleeps first: one tick at 60 Hz.
-const SLEEP: std::time::Duration = std::time::Duration::from_micros(16_667);
-
-/// What comes before each timed tick.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Before {
-    Slept,
-    Swept,
-    Warm,
-}
-
-impl Before {
-    /// Its name on the command line (`--only`).
-    fn name(self) -> &'static str {
-        match self {
-            Before::Slept => "slept",
-            Before::Swept => "swept",
-            Before::Warm => "warm",
-        }
-    }
-}
+/// One tick at 60 Hz, in µs: what the clock moves on by, and what a slept tick sleeps.
+const TICK_US: u64 = 16_667;
 /// Ticks of each round before timing starts (connections settle, pools fill).
 const WARMUP_TICKS: usize = 20;
+
+/// What comes before each timed tick (`--only` names one).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Before {
+    /// A sleep of one tick.
+    Slept,
+    /// A sweep of other memory.
+    Swept,
+    /// Nothing.
+    Warm,
+}
 
 struct Bench {
     server: Endpoint,
@@ -176,7 +169,7 @@ impl Bench {
     /// ways (reused, so that the harness allocates nothing in the timed part).
     fn tick(&mut self, before: Before, wire: &mut Wire) -> u128 {
         const INPUT: [u8; 32] = [7; 32];
-        self.now += 16_667;
+        self.now += TICK_US;
         wire.up.clear();
         for (ep, addr, peer) in self.clients.iter_mut() {
             ep.send(*peer, CHANNEL_UNRELIABLE, &INPUT).expect("a connected client sends");
@@ -186,7 +179,7 @@ impl Bench {
             }
         }
         match before {
-            Before::Slept => std::thread::sleep(SLEEP),
+            Before::Slept => std::thread::sleep(std::time::Duration::from_micros(TICK_US)),
             Before::Swept => {
                 for (i, b) in self.sweep.iter_mut().enumerate().step_by(64) {
                     *b = b.wrapping_add(i as u8);
@@ -258,12 +251,12 @@ fn round(n: usize, encrypted: bool, before: Before, ticks: usize) -> Result<f64,
 /// Prints the table: for each size and protection, the server endpoint's nanoseconds
 /// per client a tick, slept, swept and warm; medians over `rounds` rounds, each round
 /// running the three in a different order.
-pub fn print_cost(sizes: &[usize], ticks: usize, rounds: usize, only: Option<&str>) -> Result<(), String> {
+pub fn print_cost(sizes: &[usize], ticks: usize, rounds: usize, only: Option<Before>) -> Result<(), String> {
     println!(
         "\nserver endpoint cost per client a tick (ns), in memory: a 32-B input up and a 256-B message down per \
          client a tick; median tick of {ticks}, median of {rounds} rounds; slept = each tick after a sleep of {} \
          µs, swept = after a sweep of {} MiB of other memory",
-        SLEEP.as_micros(),
+        TICK_US,
         SWEEP_BYTES >> 20
     );
     println!("| clients | protection | slept | swept | warm | slept / warm |");
@@ -279,7 +272,7 @@ pub fn print_cost(sizes: &[usize], ticks: usize, rounds: usize, only: Option<&st
             for r in 0..rounds {
                 // Rotate the order, so that none always runs first.
                 for before in ORDERS[r % ORDERS.len()] {
-                    if only.is_none_or(|o| o == before.name()) {
+                    if only.is_none_or(|o| o == before) {
                         figures[before as usize].push(round(n, encrypted, before, ticks)?);
                     }
                 }
@@ -303,7 +296,7 @@ pub fn run(
     sizes: &[usize],
     ticks: usize,
     rounds: usize,
-    only: Option<&str>,
+    only: Option<Before>,
     argv: &[String],
 ) -> std::process::ExitCode {
     println!("$ tickwire {}", argv.join(" "));

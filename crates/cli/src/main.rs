@@ -60,7 +60,7 @@ fn run(command: Command, argv: &[String]) -> Result<ExitCode, (UsageError, &'sta
         Command::Bench(b) => match b.which {
             Bench::Loopback(a) => Ok(bench::run(a.messages, argv)),
             Bench::Crypto(_) => Ok(bench_crypto::run(argv)),
-            Bench::Endpoint(a) => Ok(bench_endpoint::run(&a.clients, a.ticks, a.rounds, a.only.as_deref(), argv)),
+            Bench::Endpoint(a) => Ok(bench_endpoint::run(&a.clients, a.ticks, a.rounds, a.only, argv)),
             Bench::Serve(a) => bench_serve::run(&a).map_err(|e| (e, "bench serve")),
             Bench::Relay(a) => {
                 let scenarios = if a.one_run() {

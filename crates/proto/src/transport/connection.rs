@@ -914,10 +914,10 @@ impl Connection {
         while self.loss_cursor < horizon {
             // The reported bits answer for a packet within 64 of the acked one (the
             // usual step of one or two); the ring for older ones, after a jump.
-            let was_acked = match self.reported.reported_back(acked, acked - self.loss_cursor) {
-                Some(reported) => Some(reported),
-                None => self.sent.get_full(self.loss_cursor).map(|p| p.acked()),
-            };
+            let was_acked = self
+                .reported
+                .reported_back(acked, acked - self.loss_cursor)
+                .or_else(|| self.sent.get_full(self.loss_cursor).map(|p| p.acked()));
             if let Some(was_acked) = was_acked {
                 self.loss.push(!was_acked);
             }

@@ -89,6 +89,13 @@ pub(super) struct SentRing {
     next: u64,
 }
 
+/// Where a record is: its index in `recent` or in `slots`.
+#[derive(Debug, Clone, Copy)]
+enum Kept {
+    Recent(usize),
+    Ring(usize),
+}
+
 impl SentRing {
     pub(super) fn new() -> Self {
         SentRing {
@@ -138,23 +145,29 @@ impl SentRing {
 
     /// Where the newest packet recorded at ring slot `slot` is kept: among the recent
     /// ones if one of them has that slot (at most one can), else in the ring.
-    fn newest_at(&self, slot: usize) -> (bool, usize) {
+    fn newest_at(&self, slot: usize) -> Kept {
         // The one packet of `spilled..spilled + SENT_RING` at that slot.
         let base = self.spilled - self.spilled % SENT_RING as u64 + slot as u64;
         let p = if base < self.spilled { base + SENT_RING as u64 } else { base };
         if p < self.next && self.recent[p as usize % RECENT].is(p) {
-            (true, p as usize % RECENT)
+            Kept::Recent(p as usize % RECENT)
         } else {
-            (false, slot)
+            Kept::Ring(slot)
         }
     }
 
-    fn at(&self, (recent, i): (bool, usize)) -> &SentPacket {
-        if recent { &self.recent[i] } else { &self.slots[i] }
+    fn at(&self, kept: Kept) -> &SentPacket {
+        match kept {
+            Kept::Recent(i) => &self.recent[i],
+            Kept::Ring(i) => &self.slots[i],
+        }
     }
 
-    fn at_mut(&mut self, (recent, i): (bool, usize)) -> &mut SentPacket {
-        if recent { &mut self.recent[i] } else { &mut self.slots[i] }
+    fn at_mut(&mut self, kept: Kept) -> &mut SentPacket {
+        match kept {
+            Kept::Recent(i) => &mut self.recent[i],
+            Kept::Ring(i) => &mut self.slots[i],
+        }
     }
 
     /// The packet among the last [`SENT_RING`] sent whose low 16 bits are `seq` (what

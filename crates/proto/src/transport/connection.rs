@@ -16,6 +16,7 @@ use super::inbox::Inbox;
 use super::pool::BufPool;
 use super::reliable::{ReliableReceiver, ReliableSender, Violation, WINDOW, max_unfragmented_for, sequenced_accept};
 use super::sent_ring::{SENT_RING, SentRing};
+use super::transmits::Transmits;
 use super::{
     ChannelKind, ConnectionStats, DisconnectReason, EndpointConfig, Event, MAX_CHANNELS, PeerId, UnreliableAcks,
 };
@@ -472,7 +473,8 @@ impl Connection {
         now: Micros,
         mut buf: Vec<u8>,
         header: &PayloadHeader,
-        out: &mut VecDeque<(SocketAddr, Vec<u8>)>,
+        pool: &mut BufPool,
+        out: &mut Transmits,
     ) {
         if let Some(s) = &self.sealing {
             let (head, body) = buf.split_at_mut(header.encoded_len());
@@ -490,7 +492,8 @@ impl Connection {
         self.packets_sent += 1;
         self.bytes_sent += buf.len() as u64;
         self.send_rate.record(now, buf.len());
-        out.push_back((self.addr, buf));
+        out.push(self.addr, &buf);
+        pool.put(buf);
     }
 
     /// Packs queued messages and due reliable units into at most `max_datagrams`
@@ -503,7 +506,7 @@ impl Connection {
         mode: PackMode,
         max_datagrams: u32,
         pool: &mut BufPool,
-        out: &mut VecDeque<(SocketAddr, Vec<u8>)>,
+        out: &mut Transmits,
     ) {
         let rto = self.rtt.rto() as Micros;
         let max_frames = self.pace.max_frames();
@@ -569,7 +572,7 @@ impl Connection {
                 return;
             }
             self.pace.sent(now, frames, buf.len());
-            self.finish_packet(now, buf, &header, out);
+            self.finish_packet(now, buf, &header, pool, out);
         }
     }
 
@@ -594,27 +597,21 @@ impl Connection {
     }
 
     /// A packet with no frames: carries acks and keeps the connection alive.
-    pub(super) fn send_empty(&mut self, now: Micros, pool: &mut BufPool, out: &mut VecDeque<(SocketAddr, Vec<u8>)>) {
+    pub(super) fn send_empty(&mut self, now: Micros, pool: &mut BufPool, out: &mut Transmits) {
         let mut buf = pool.get();
         let header = self.begin_packet(now, &mut buf);
         self.pace.sent(now, 0, buf.len());
-        self.finish_packet(now, buf, &header, out);
+        self.finish_packet(now, buf, &header, pool, out);
     }
 
     /// A packet carrying `frames` as they are, valid or not, sealed like any other (the
     /// `test-hooks` feature: hostile-peer tests play a peer with valid credentials).
     #[cfg(feature = "test-hooks")]
-    pub(super) fn send_raw(
-        &mut self,
-        now: Micros,
-        frames: &[u8],
-        pool: &mut BufPool,
-        out: &mut VecDeque<(SocketAddr, Vec<u8>)>,
-    ) {
+    pub(super) fn send_raw(&mut self, now: Micros, frames: &[u8], pool: &mut BufPool, out: &mut Transmits) {
         let mut buf = pool.get();
         let header = self.begin_packet(now, &mut buf);
         buf.extend_from_slice(&frames[..frames.len().min(self.frames_end - buf.len())]);
-        self.finish_packet(now, buf, &header, out);
+        self.finish_packet(now, buf, &header, pool, out);
     }
 
     /// Notes the ack-only packet a packet with frames (`reliable` ones or not) may be

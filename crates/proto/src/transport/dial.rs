@@ -249,7 +249,8 @@ impl Endpoint {
             Handshake::Requesting => {
                 let mut buf = self.pool.get();
                 wire::encode_connect_request(&mut buf, pid, client_salt, security);
-                self.transmits.push_back((addr, buf));
+                self.transmits.push(addr, &buf);
+                self.pool.put(buf);
             }
             Handshake::Responding { .. } => {
                 let dialled = self.dialled(addr);
@@ -284,7 +285,8 @@ impl Endpoint {
                     }
                     let mut buf = self.pool.get();
                     wire::encode_connect_response(&mut buf, pid, &response);
-                    self.transmits.push_back((addr, buf));
+                    self.transmits.push(addr, &buf);
+                    self.pool.put(buf);
                 }
             }
             Handshake::Connected => return,

@@ -20,6 +20,7 @@ use super::pool::BufPool;
 use super::security::{Admission, Security};
 use super::timers::TimerQueue;
 use super::token::TOKEN_NONCE_SIZE;
+use super::transmits::Transmits;
 use super::{ChannelKind, ConfigError, ConnectionStats, DisconnectReason, EndpointConfig, EndpointStats, PeerId};
 use crate::clock::Micros;
 use crate::wire::{self, Cipher, DecodeError, MAX_DATAGRAM_SIZE, Packet, decode_packet};
@@ -149,7 +150,7 @@ pub struct Endpoint {
     /// Incoming connections per source host (an IPv4 address or an IPv6 /64, see
     /// `handshake::address_key`; only hosts that hold one).
     pub(super) incoming_per_ip: HashMap<IpAddr, u32>,
-    pub(super) transmits: VecDeque<(SocketAddr, Vec<u8>)>,
+    pub(super) transmits: Transmits,
     /// Events for the owner, one bounded queue per peer, served round-robin.
     pub(super) inbox: Inbox,
     pub(super) pool: BufPool,
@@ -199,7 +200,7 @@ impl Endpoint {
             by_addr: HashMap::new(),
             incoming: 0,
             incoming_per_ip: HashMap::new(),
-            transmits: VecDeque::with_capacity(QUEUES_RESERVED),
+            transmits: Transmits::with_capacity(QUEUES_RESERVED),
             inbox: Inbox::default(),
             pool: BufPool::new(4096),
             stats: EndpointStats::default(),
@@ -557,12 +558,10 @@ impl Endpoint {
             let mut first = self.pool.get();
             wire::encode_disconnect(&mut first, self.cfg.protocol_id, c.salt, c.next_seq(), reason);
             c.seal_disconnect(&mut first);
-            for _ in 1..DISCONNECT_COPIES {
-                let mut copy = self.pool.get();
-                copy.extend_from_slice(&first);
-                self.transmits.push_back((c.addr, copy));
+            for _ in 0..DISCONNECT_COPIES {
+                self.transmits.push(c.addr, &first);
             }
-            self.transmits.push_back((c.addr, first));
+            self.pool.put(first);
         }
         c.release(&mut self.pool);
         if reason == DisconnectReason::Flooding {
@@ -652,12 +651,9 @@ impl Endpoint {
     pub fn poll_transmit(&mut self, out: &mut [u8]) -> Option<(SocketAddr, usize)> {
         let max = self.cfg.max_datagram_size;
         assert!(out.len() >= max, "poll_transmit needs a {max}-byte buffer");
-        let (addr, buf) = self.transmits.pop_front()?;
-        let n = buf.len();
-        out[..n].copy_from_slice(&buf);
+        let (addr, n) = self.transmits.pop(out)?;
         self.stats.datagrams_sent += 1;
         self.stats.bytes_sent += n as u64;
-        self.pool.put(buf);
         Some((addr, n))
     }
 

@@ -133,7 +133,8 @@ impl Endpoint {
         let mut buf = self.pool.get();
         encode(&mut buf, self.cfg.protocol_id);
         debug_assert!(buf.len() <= wire::MAX_HANDSHAKE_REPLY_SIZE);
-        self.transmits.push_back((to, buf));
+        self.transmits.push(to, &buf);
+        self.pool.put(buf);
     }
 
     /// An unauthenticated refusal: an encrypted client takes it as advisory only.
@@ -232,9 +233,7 @@ impl Endpoint {
             if c.client_salt == r.client_salt {
                 // Our Accepted was lost: say it again (the same bytes).
                 if let Some(accepted) = self.accepted.get(&peer) {
-                    let mut buf = self.pool.get();
-                    buf.extend_from_slice(accepted);
-                    self.transmits.push_back((from, buf));
+                    self.transmits.push(from, accepted);
                 }
                 return;
             }
@@ -340,12 +339,13 @@ impl Endpoint {
         }
         self.insert_connection(conn);
         self.by_addr.insert(from, peer);
-        self.accepted.insert(peer, accepted.clone());
+
         self.incoming += 1;
         *self.incoming_per_ip.entry(address_key(from.ip())).or_insert(0) += 1;
         self.inbox.push(Event::Connected { peer, addr: from, credential: admitted.credential, binding: r.binding });
         debug_assert!(accepted.len() <= wire::MAX_HANDSHAKE_REPLY_SIZE);
-        self.transmits.push_back((from, accepted));
+        self.transmits.push(from, &accepted);
+        self.accepted.insert(peer, accepted);
     }
 
     /// Checks a response's proof (and token) against our admission; on success, the

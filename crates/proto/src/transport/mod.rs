@@ -45,6 +45,7 @@ mod security;
 mod sent_ring;
 mod stats;
 mod timers;
+mod transmits;
 pub mod token;
 
 pub use config::{

@@ -1,14 +1,22 @@
-//! Bounded channels that know they are empty from one word.
+//! Bounded channels that know they are empty from one word, and that hold memory only
+//! for what they have held.
 //!
 //! A host's channels between the engine and the network thread (events, commands, the
 //! free-lists of buffers) are looked at far more often than anything is in them: an
-//! engine's every poll and flush looks at each of them, and most find it empty. An
-//! empty look at a crossbeam array channel reads its head, its tail and the slot at the
-//! head, three cache lines. With many hosts in one process (a client per match, a
-//! server of many matches) those lines are cold at each host's turn in the frame:
-//! at 512 client hosts the looks took a tenth of the client process's time
-//! (docs/benchmarks.md, issue 35). Here each channel also keeps how many items it holds
-//! in one atomic word, and an empty look reads that word alone.
+//! engine's every poll and flush looks at each of them, and most find it empty. Each
+//! channel keeps how many items it holds in one atomic word, and an empty look reads
+//! that word alone (a look at a crossbeam array channel read three cache lines, cold at
+//! each host's turn when a process runs many hosts: at 512 client hosts the looks took
+//! a tenth of the client process's time, docs/benchmarks.md, issue 35).
+//!
+//! The items sit in a queue behind a lock that grows to the most the channel has held
+//! at once and stays there, up to its bound. A crossbeam array channel allocates and
+//! writes every slot of its bound when it is made: the commands' 4,096 slots and the
+//! events' 2,048 were 440 KB of every host, resident and mostly never used (a host was
+//! about 1 MB; ENet's is about 12 KB). Growth happens while a host warms up, so a
+//! running host allocates nothing here. The lock is held for a push or a pop only; the
+//! engine's sends and polls go straight to the endpoint in the usual case
+//! (`Host::submit`, `Host::pump`), so these channels carry the exceptions.
 //!
 //! The sender adds one after each item is in the channel, the receiver takes one off
 //! after each item it took out. So the count is never below what the channel holds
@@ -17,45 +25,78 @@
 //! there at its next look, as with a plain channel read a moment earlier), and a
 //! sender that reads the count for room never finds more room than there is.
 
-use std::sync::Arc;
+use std::collections::VecDeque;
 use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
 
-use crossbeam_channel::{Receiver, Sender, TryRecvError, TrySendError};
+pub(crate) use crossbeam_channel::{TryRecvError, TrySendError};
 
-/// A bounded channel of `capacity` items with its count.
+/// What both ends share.
+#[derive(Debug)]
+struct Shared<T> {
+    queue: Mutex<VecDeque<T>>,
+    /// Items in the channel (see the module docs for when it is exact).
+    count: AtomicUsize,
+    capacity: usize,
+    /// Receiving ends alive: a send to a channel nobody can read is refused.
+    receivers: AtomicUsize,
+}
+
+impl<T> Shared<T> {
+    fn queue(&self) -> MutexGuard<'_, VecDeque<T>> {
+        // A push or a pop cannot leave the queue half-changed, so a panic elsewhere
+        // while it was held (none is possible but the allocator's) leaves it usable.
+        self.queue.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+}
+
+/// A bounded channel of `capacity` items (at least one) with its count.
 pub(crate) fn bounded<T>(capacity: usize) -> (CountedSender<T>, CountedReceiver<T>) {
-    let (tx, rx) = crossbeam_channel::bounded(capacity);
-    let count = Arc::new(AtomicUsize::new(0));
-    (CountedSender { tx, count: count.clone() }, CountedReceiver { rx, count })
+    let shared = Arc::new(Shared {
+        queue: Mutex::new(VecDeque::new()),
+        count: AtomicUsize::new(0),
+        capacity: capacity.max(1),
+        receivers: AtomicUsize::new(1),
+    });
+    (CountedSender { shared: shared.clone() }, CountedReceiver { shared })
 }
 
 /// The sending end. Cloning shares the channel and its count.
 #[derive(Debug)]
 pub(crate) struct CountedSender<T> {
-    tx: Sender<T>,
-    count: Arc<AtomicUsize>,
+    shared: Arc<Shared<T>>,
 }
 
 impl<T> Clone for CountedSender<T> {
     fn clone(&self) -> Self {
-        CountedSender { tx: self.tx.clone(), count: self.count.clone() }
+        CountedSender { shared: self.shared.clone() }
     }
 }
 
 impl<T> CountedSender<T> {
     /// Puts `item` in the channel, or gives it back if the channel is full or its
-    /// receivers are gone. Never blocks.
+    /// receivers are gone. Never blocks beyond another end's push or pop.
     pub(crate) fn try_send(&self, item: T) -> Result<(), TrySendError<T>> {
-        self.tx.try_send(item)?;
+        let s = &*self.shared;
+        if s.receivers.load(Ordering::Acquire) == 0 {
+            return Err(TrySendError::Disconnected(item));
+        }
+        {
+            let mut q = s.queue();
+            if q.len() >= s.capacity {
+                return Err(TrySendError::Full(item));
+            }
+            q.push_back(item);
+        }
         // Release: a receiver that sees this count sees the item in the channel.
-        self.count.fetch_add(1, Ordering::Release);
+        s.count.fetch_add(1, Ordering::Release);
         Ok(())
     }
 
     /// Items in the channel: at least as many as it holds once this end's sends have
     /// returned (the receiver's takes may not have been counted off yet).
     pub(crate) fn len(&self) -> usize {
-        self.count.load(Ordering::Acquire)
+        self.shared.count.load(Ordering::Acquire)
     }
 
     /// Whether the channel holds nothing: every item sent has been taken and counted off.
@@ -65,20 +106,26 @@ impl<T> CountedSender<T> {
 
     /// The most items the channel holds.
     pub(crate) fn capacity(&self) -> usize {
-        self.tx.capacity().unwrap_or(usize::MAX)
+        self.shared.capacity
     }
 }
 
 /// The receiving end. Cloning shares the channel and its count.
 #[derive(Debug)]
 pub(crate) struct CountedReceiver<T> {
-    rx: Receiver<T>,
-    count: Arc<AtomicUsize>,
+    shared: Arc<Shared<T>>,
 }
 
 impl<T> Clone for CountedReceiver<T> {
     fn clone(&self) -> Self {
-        CountedReceiver { rx: self.rx.clone(), count: self.count.clone() }
+        self.shared.receivers.fetch_add(1, Ordering::AcqRel);
+        CountedReceiver { shared: self.shared.clone() }
+    }
+}
+
+impl<T> Drop for CountedReceiver<T> {
+    fn drop(&mut self) {
+        self.shared.receivers.fetch_sub(1, Ordering::AcqRel);
     }
 }
 
@@ -87,29 +134,36 @@ impl<T> CountedReceiver<T> {
     /// also after the senders are gone: this end's owners learn that another way (the
     /// host's `exited` flag), since the core they share keeps both ends alive.
     pub(crate) fn try_recv(&self) -> Result<T, TryRecvError> {
-        if self.count.load(Ordering::Acquire) == 0 {
+        let s = &*self.shared;
+        if s.count.load(Ordering::Acquire) == 0 {
             return Err(TryRecvError::Empty);
         }
-        let item = self.rx.try_recv()?;
-        self.count.fetch_sub(1, Ordering::Release);
+        let item = s.queue().pop_front().ok_or(TryRecvError::Empty)?;
+        s.count.fetch_sub(1, Ordering::Release);
         Ok(item)
     }
 
     /// Whether the channel holds nothing that this end could take now.
     pub(crate) fn is_empty(&self) -> bool {
-        self.count.load(Ordering::Acquire) == 0
+        self.shared.count.load(Ordering::Acquire) == 0
     }
 
     /// Items in the channel, as counted.
     #[cfg(test)]
     pub(crate) fn len(&self) -> usize {
-        self.count.load(Ordering::Acquire)
+        self.shared.count.load(Ordering::Acquire)
     }
 
     /// What the channel holds now, taken one by one.
     #[cfg(test)]
     pub(crate) fn try_iter(&self) -> impl Iterator<Item = T> + '_ {
         std::iter::from_fn(|| self.try_recv().ok())
+    }
+
+    /// Slots the queue has allocated (for tests of its growth).
+    #[cfg(test)]
+    fn allocated(&self) -> usize {
+        self.shared.queue().capacity()
     }
 }
 
@@ -165,6 +219,35 @@ mod tests {
         sender.join().unwrap();
         assert!(rx.is_empty());
         assert_eq!(rx.try_recv(), Err(TryRecvError::Empty));
+    }
+
+    #[test]
+    fn memory_follows_what_was_held_not_the_bound() {
+        let (tx, rx) = bounded::<u64>(4096);
+        assert_eq!(rx.allocated(), 0, "nothing allocated before the first item");
+        for round in 0..100 {
+            for i in 0..10 {
+                tx.try_send(round * 10 + i).unwrap();
+            }
+            let got: Vec<u64> = rx.try_iter().collect();
+            assert_eq!(got, (round * 10..round * 10 + 10).collect::<Vec<_>>());
+        }
+        let grown = rx.allocated();
+        assert!((10..64).contains(&grown), "grew to its most held, not its bound: {grown}");
+        // Filled to its bound once, it holds that much and no more.
+        while tx.try_send(0).is_ok() {}
+        assert_eq!(tx.len(), 4096);
+        assert!(rx.allocated() < 2 * 4096);
+    }
+
+    #[test]
+    fn a_send_with_no_receiver_left_is_refused() {
+        let (tx, rx) = bounded::<u8>(4);
+        let rx2 = rx.clone();
+        drop(rx);
+        tx.try_send(1).unwrap();
+        drop(rx2);
+        assert_eq!(tx.try_send(2), Err(TrySendError::Disconnected(2)));
     }
 
     #[test]

@@ -42,8 +42,8 @@ pub const COMMAND_QUEUE_CAPACITY: usize = 4096;
 
 /// Events that may wait for the engine in the channel (received messages at most
 /// `to_engine::MAX_MESSAGES_IN_CHANNEL` of them); more wait in the endpoint, per peer.
-/// Every slot is allocated and touched when the host starts: statistics snapshots no
-/// longer come this way (`stats_board.rs`), so a slot is an event's size.
+/// The channel holds memory for the most events it has held at once (`counted.rs`),
+/// not for this bound.
 const EVENT_QUEUE_CAPACITY: usize = 2048;
 
 /// Events waiting for `poll_event` on the engine's side: what the engine's own reads
@@ -53,8 +53,9 @@ const EVENT_QUEUE_CAPACITY: usize = 2048;
 const PENDING_CAPACITY: usize = 256;
 
 /// Send buffers made when a host starts: messages in flight to the network thread at
-/// once before [`Host::send`] allocates.
-const SEND_BUFFERS_PREFILLED: usize = 64;
+/// once before [`Host::send`] allocates. The pool keeps what later peaks make, so a
+/// host that sends more at once allocates while it warms up, then no more.
+const SEND_BUFFERS_PREFILLED: usize = 8;
 
 /// The longest time dropping a [`Host`] waits for the network thread to disconnect its
 /// peers and exit. After that the thread is detached (it still exits on its own).

@@ -99,14 +99,17 @@ fn a_host_holds_memory_for_what_it_uses_not_for_its_bounds() {
     assert!(per_pair <= CONNECTION_PAIR_MAX, "a connection holds {per_pair} B at its two ends");
 
     // Warm up (the pools and queues grow to the traffic's peak), then the same traffic
-    // again holds nothing more.
+    // again holds nothing more per tick. A busy machine's scheduling makes a new peak
+    // now and then (a few buffers more: up to 308 B a client read under two spinning
+    // processes); anything held per tick, even the smallest allocation of 16 B, would
+    // be 3,200 B a client over these 200 ticks.
     traffic(&mut server, &peers, &mut clients, &to_server, 100);
     let warm = counting_alloc::live_bytes();
     traffic(&mut server, &peers, &mut clients, &to_server, 200);
     let after = counting_alloc::live_bytes();
     let grew = after.saturating_sub(warm) as f64 / CLIENTS as f64;
     eprintln!("warm-up: {:.0} B a client; 200 more ticks: {grew:.0} B a client", (warm - connected) as f64 / 16.0);
-    assert!(grew <= 1024.0, "memory grew by {grew} B a client in steady traffic");
+    assert!(grew <= 2048.0, "memory grew by {grew} B a client in steady traffic");
 
     // What the hosts held goes with them.
     drop(clients);

@@ -11,6 +11,7 @@ use std::sync::atomic::{AtomicU32, Ordering};
 
 use super::budget::{BackoffKey, Backoffs};
 use super::connection::{Connection, PackMode, PayloadError, Unsealed, max_unreliable_for};
+use super::connections::Connections;
 use super::credential::{Binding, Credential};
 use super::crypto::SecretRng;
 use super::handshake::{SpentCookies, address_key};
@@ -142,9 +143,8 @@ pub struct Endpoint {
     /// Every salt, cookie secret and ephemeral key comes from here.
     pub(super) rng: SecretRng,
     pub(super) cookie_secret: (u64, u64),
-    /// Every connection, inline in one table (its lookup is one multiplication and a
-    /// probe: `peer_map.rs`).
-    pub(super) conns: PeerMap<Connection>,
+    /// Every connection, in one dense array with an index (`connections.rs`).
+    pub(super) conns: Connections,
     pub(super) by_addr: HashMap<SocketAddr, PeerId>,
     pub(super) incoming: u32,
     /// Incoming connections per source host (an IPv4 address or an IPv6 /64, see
@@ -196,7 +196,7 @@ impl Endpoint {
             ids: PeerIdAllocator::default(),
             rng,
             cookie_secret,
-            conns: peer_map(),
+            conns: Connections::new(),
             by_addr: HashMap::new(),
             incoming: 0,
             incoming_per_ip: HashMap::new(),
@@ -779,7 +779,7 @@ fn timer_of(c: &Connection, cfg: &EndpointConfig) -> Micros {
 /// among the changed connections (`Endpoint::drain_changed`). Takes the two fields
 /// alone, so the endpoint's others stay free to borrow beside them.
 pub(super) fn touched<'a>(
-    conns: &'a mut PeerMap<Connection>,
+    conns: &'a mut Connections,
     changed: &mut Changed,
     peer: PeerId,
 ) -> Option<&'a mut Connection> {

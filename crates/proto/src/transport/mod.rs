@@ -27,6 +27,7 @@ mod acks;
 mod budget;
 mod config;
 mod connection;
+mod connections;
 mod credential;
 mod crypto;
 mod dial;

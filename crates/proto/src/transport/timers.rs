@@ -25,7 +25,7 @@ use std::collections::BinaryHeap;
 
 use super::PeerId;
 use super::connection::Connection;
-use super::peer_map::PeerMap;
+use super::connections::Connections;
 use crate::Micros;
 
 /// Entries the heap may hold beyond twice the connections before it is rebuilt.
@@ -61,7 +61,7 @@ impl TimerQueue {
 
     /// Computes the timer (`timer_of`) of every connection touched since the last
     /// settle, and queues those that moved.
-    pub(super) fn settle(&mut self, conns: &mut PeerMap<Connection>, timer_of: impl Fn(&Connection) -> Micros) {
+    pub(super) fn settle(&mut self, conns: &mut Connections, timer_of: impl Fn(&Connection) -> Micros) {
         for peer in self.unsettled.drain(..) {
             // (A connection closed since it was listed has nothing to settle.)
             let Some(c) = conns.get_mut(&peer) else { continue };
@@ -83,7 +83,7 @@ impl TimerQueue {
     }
 
     /// The earliest timer of any connection. Only after [`TimerQueue::settle`].
-    pub(super) fn next(&mut self, conns: &PeerMap<Connection>) -> Option<Micros> {
+    pub(super) fn next(&mut self, conns: &Connections) -> Option<Micros> {
         while let Some(&Reverse((t, peer))) = self.heap.peek() {
             if live(conns, t, peer) {
                 return Some(t);
@@ -96,7 +96,7 @@ impl TimerQueue {
     /// Takes the connections whose timers are due at `now` into `due` (each once) and
     /// lists them as unsettled: what runs them touches them anyway. Only after
     /// [`TimerQueue::settle`].
-    pub(super) fn take_due(&mut self, now: Micros, conns: &mut PeerMap<Connection>, due: &mut Vec<PeerId>) {
+    pub(super) fn take_due(&mut self, now: Micros, conns: &mut Connections, due: &mut Vec<PeerId>) {
         while let Some(&Reverse((t, peer))) = self.heap.peek() {
             if t > now {
                 break;
@@ -121,7 +121,7 @@ impl TimerQueue {
 }
 
 /// Whether the entry `(t, peer)` is its connection's current one.
-fn live(conns: &PeerMap<Connection>, t: Micros, peer: PeerId) -> bool {
+fn live(conns: &Connections, t: Micros, peer: PeerId) -> bool {
     conns.get(&peer).is_some_and(|c| is_current(c, t))
 }
 
@@ -134,12 +134,11 @@ fn is_current(c: &Connection, t: Micros) -> bool {
 mod tests {
     use super::*;
     use crate::transport::EndpointConfig;
-    use crate::transport::peer_map::peer_map;
 
     /// Connections 1..=n, none settled yet (each test's `timer_of` gives their timers).
-    fn conns(n: u32) -> PeerMap<Connection> {
+    fn conns(n: u32) -> Connections {
         let cfg = EndpointConfig::default();
-        let mut m = peer_map();
+        let mut m = Connections::new();
         for peer in 1..=n {
             let addr = format!("10.0.0.1:{peer}").parse().unwrap();
             m.insert(peer, Connection::new(peer, addr, true, u64::from(peer), &cfg, 0));

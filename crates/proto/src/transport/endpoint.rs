@@ -39,6 +39,12 @@ const DISCONNECT_COPIES: usize = 3;
 pub struct PeerIdAllocator(Arc<AtomicU32>);
 
 impl PeerIdAllocator {
+    /// An allocator whose next id is `next` (tests of the ids' wrap-around).
+    #[cfg(any(test, feature = "test-hooks"))]
+    pub fn starting_at(next: PeerId) -> Self {
+        PeerIdAllocator(Arc::new(AtomicU32::new(next.wrapping_sub(1))))
+    }
+
     /// A fresh id, never 0.
     pub fn next(&self) -> PeerId {
         loop {
@@ -635,6 +641,18 @@ impl Endpoint {
     fn settle_timers(&mut self) {
         let cfg = &self.cfg;
         self.changed.timers.settle(&mut self.conns, |c| kept_timer(c, cfg));
+    }
+
+    /// A peer id no live connection holds. The allocator's ids wrap after 2^32 of
+    /// them, and a server that has accepted that many may still hold a connection
+    /// from the first round: its id is skipped, not given to a second connection.
+    pub(super) fn free_peer_id(&self) -> PeerId {
+        loop {
+            let peer = self.ids.next();
+            if !self.conns.contains_key(&peer) {
+                return peer;
+            }
+        }
     }
 
     /// Adds a new connection (its timer is settled with the next call that needs it).

@@ -324,7 +324,7 @@ impl Endpoint {
             keys.filter(|_| self.cfg.security.seals_packets()).map(|keys| Sealing { keys, replay: Default::default() });
 
         self.spent_cookies.spend(r.cookie_mac, r.cookie_time + COOKIE_LIFETIME_US);
-        let peer = self.ids.next();
+        let peer = self.free_peer_id();
         let mut conn = Connection::new(peer, from, false, r.client_salt, &self.cfg, now);
         conn.salt = wire::session_salt(r.client_salt, server_salt);
         conn.sealing = sealing;

@@ -32,6 +32,8 @@ mod credential;
 mod crypto;
 mod dial;
 mod endpoint;
+#[cfg(test)]
+mod endpoint_tests;
 mod handshake;
 mod head_queue;
 mod estimators;
@@ -68,7 +70,9 @@ pub use remote::{AddressText, REMOTE_PORT, RemoteId, parse_address};
 pub use security::{Admission, PacketProtection, Presented, Security, TokenAdmission};
 pub use stats::{ConnectionStats, EndpointStats, LossCounts};
 
-/// Identifies a connection on one endpoint. Never 0; never reused while the endpoint lives.
+/// Identifies a connection on one endpoint. Never 0, and never two live connections'
+/// at once: ids are handed out in sequence, and only after 2^32 of them does one come
+/// round again (skipping any a live connection holds).
 pub type PeerId = u32;
 
 /// Why a connection ended. Numbers are part of the wire format and the C ABI: never renumber.

@@ -335,6 +335,26 @@ mod tests {
 
     const TICK: Micros = 16_667;
 
+    /// Frames at the given times (each a burst of three polls, and a second poll that
+    /// many µs after its burst where given): once the cadence is learnt, each one leaves
+    /// the socket to the engine past its next frame.
+    fn keeps_the_socket(name: &str, frames: impl Iterator<Item = (Micros, Option<Micros>)>) {
+        let mut e = EnginePolls::default();
+        for (f, (at, again)) in frames.enumerate() {
+            frame(&mut e, at, 3);
+            let mut end = at + 20;
+            if let Some(again) = again {
+                e.polled(at + again);
+                e.read(1, 100);
+                end = at + again;
+            }
+            let quiet = e.quiet_after_(end, M);
+            if f > STEADY_FRAMES as usize + 2 {
+                assert!(quiet > TICK, "{name}, frame {f}: the socket is left to the engine past its next frame");
+            }
+        }
+    }
+
     #[test]
     fn steady_frames_get_the_socket_until_the_next_frame_and_a_late_one_loses_it() {
         let mut e = EnginePolls::default();
@@ -386,20 +406,17 @@ mod tests {
     /// still count as steady, and the socket stays its own through every frame.
     #[test]
     fn a_host_reached_late_in_a_busy_loop_keeps_its_socket() {
-        let mut e = EnginePolls::default();
         let mut x: u64 = 0x9e37_79b9_7f4a_7c15;
-        for f in 0..200u64 {
-            // xorshift: offsets that jump about, the worst for a period's comparison.
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            let at = f * TICK + x % 2_001;
-            frame(&mut e, at, 3);
-            let quiet = e.quiet_after_(at + 20, M);
-            if f > STEADY_FRAMES as u64 + 2 {
-                assert!(quiet > TICK, "frame {f}: the socket is left to the engine past its next frame");
-            }
-        }
+        keeps_the_socket(
+            "a host late in its loop",
+            (0..200u64).map(|f| {
+                // xorshift: offsets that jump about, the worst for a period's comparison.
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                (f * TICK + x % 2_001, None)
+            }),
+        );
     }
 
     /// A loop that sleeps to absolute deadlines: every tenth frame runs 3 ms late, and
@@ -410,15 +427,7 @@ mod tests {
     /// socket for the next three frames, until the cadence was learnt again.)
     #[test]
     fn a_late_frame_and_the_short_one_that_catches_up_keep_the_socket() {
-        let mut e = EnginePolls::default();
-        for f in 0..200u64 {
-            let at = f * TICK + u64::from(f % 10 == 9) * 3_000;
-            frame(&mut e, at, 3);
-            let quiet = e.quiet_after_(at + 20, M);
-            if f > STEADY_FRAMES as u64 + 2 {
-                assert!(quiet > TICK, "frame {f}: the socket is left to the engine past its next frame");
-            }
-        }
+        keeps_the_socket("late 3 ms", (0..200u64).map(|f| (f * TICK + u64::from(f % 10 == 9) * 3_000, None)));
     }
 
     /// What row 5b's server did on the 2-core VM (its polls logged for a run, 86 breaks
@@ -440,35 +449,24 @@ mod tests {
             ("a second poll 1.5 ms into the frame", |f| (0, (f % 5 == 4).then_some(1_500))),
         ];
         for (name, pattern) in patterns {
-            let mut e = EnginePolls::default();
-            for f in 0..200u64 {
-                let (late, again) = pattern(f);
-                let at = f * TICK + late;
-                frame(&mut e, at, 3);
-                let mut end = at + 20;
-                if let Some(again) = again {
-                    e.polled(at + again);
-                    e.read(1, 100);
-                    end = at + again;
-                }
-                let quiet = e.quiet_after_(end, M);
-                if f > STEADY_FRAMES as u64 + 2 {
-                    assert!(quiet > TICK, "{name}, frame {f}: the socket is left to the engine past its next frame");
-                }
-            }
+            keeps_the_socket(
+                name,
+                (0..200u64).map(|f| {
+                    let (late, again) = pattern(f);
+                    (f * TICK + late, again)
+                }),
+            );
         }
         // A loop that sleeps a frame from its last (not to deadlines): a late frame
         // moves every frame after it, and they are on the cadence from there.
-        let mut e = EnginePolls::default();
         let mut at = 0;
-        for f in 0..200u64 {
-            at += TICK + u64::from(f % 10 == 9) * 6_000;
-            frame(&mut e, at, 3);
-            let quiet = e.quiet_after_(at + 20, M);
-            if f > STEADY_FRAMES as u64 + 2 {
-                assert!(quiet > TICK, "a relative loop, frame {f}: the socket is left to the engine");
-            }
-        }
+        keeps_the_socket(
+            "a relative loop",
+            (0..200u64).map(|f| {
+                at += TICK + u64::from(f % 10 == 9) * 6_000;
+                (at, None)
+            }),
+        );
     }
 
     /// Two frames in a row off the cadence start it again: a loop that changed its rate

@@ -42,8 +42,8 @@ pub const COMMAND_QUEUE_CAPACITY: usize = 4096;
 
 /// Events that may wait for the engine in the channel (received messages at most
 /// `to_engine::MAX_MESSAGES_IN_CHANNEL` of them); more wait in the endpoint, per peer.
-/// The channel holds memory for the most events it has held at once (`counted.rs`),
-/// not for this bound.
+/// The channel holds memory for a reserve of a few hundred events, or the most it has
+/// held at once if more (`counted.rs`), not for this bound.
 const EVENT_QUEUE_CAPACITY: usize = 2048;
 
 /// Events waiting for `poll_event` on the engine's side: what the engine's own reads

@@ -47,10 +47,10 @@ impl Connections {
         self.index.get(peer).map(|&slot| &mut self.slots[slot as usize])
     }
 
-    /// Adds `conn` under `peer` (its own id). A peer id names one connection at a time:
-    /// the endpoint allocates ids that are not in use.
-    pub(super) fn insert(&mut self, peer: PeerId, conn: Connection) {
-        assert_eq!(peer, conn.peer, "a connection is keyed by its own peer id");
+    /// Adds `conn` under its own peer id. A peer id names one connection at a time:
+    /// the endpoint hands out ids that are not in use (`Endpoint::free_peer_id`).
+    pub(super) fn insert(&mut self, conn: Connection) {
+        let peer = conn.peer;
         assert!(!self.index.contains_key(&peer), "peer {peer} already has a connection");
         let slot = u32::try_from(self.slots.len()).expect("fewer than 2^32 connections");
         self.index.insert(peer, slot);
@@ -94,6 +94,7 @@ mod tests {
     use super::*;
     use crate::transport::EndpointConfig;
     use std::collections::BTreeMap;
+    use std::net::SocketAddr;
 
     fn conn(peer: PeerId) -> Connection {
         let addr = format!("10.0.0.1:{}", 1000 + peer).parse().unwrap();
@@ -113,13 +114,13 @@ mod tests {
         for seed in 1..=30u64 {
             let mut rng = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
             let mut table = Connections::new();
-            let mut model: BTreeMap<PeerId, SocketAddrOf> = BTreeMap::new();
+            let mut model: BTreeMap<PeerId, SocketAddr> = BTreeMap::new();
             let mut next_id = 1;
             for _ in 0..600 {
                 if next(&mut rng) % 3 != 0 || model.is_empty() {
                     let peer = next_id;
                     next_id += 1 + (next(&mut rng) % 3) as u32;
-                    table.insert(peer, conn(peer));
+                    table.insert(conn(peer));
                     model.insert(peer, conn(peer).addr);
                 } else {
                     let nth = (next(&mut rng) % model.len() as u64) as usize;
@@ -143,13 +144,11 @@ mod tests {
         }
     }
 
-    type SocketAddrOf = std::net::SocketAddr;
-
     #[test]
     #[should_panic(expected = "already has a connection")]
     fn a_peer_id_names_one_connection_at_a_time() {
         let mut table = Connections::new();
-        table.insert(3, conn(3));
-        table.insert(3, conn(3));
+        table.insert(conn(3));
+        table.insert(conn(3));
     }
 }

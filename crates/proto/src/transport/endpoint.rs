@@ -40,8 +40,8 @@ pub struct PeerIdAllocator(Arc<AtomicU32>);
 
 impl PeerIdAllocator {
     /// An allocator whose next id is `next` (tests of the ids' wrap-around).
-    #[cfg(any(test, feature = "test-hooks"))]
-    pub fn starting_at(next: PeerId) -> Self {
+    #[cfg(test)]
+    pub(super) fn starting_at(next: PeerId) -> Self {
         PeerIdAllocator(Arc::new(AtomicU32::new(next.wrapping_sub(1))))
     }
 
@@ -658,7 +658,7 @@ impl Endpoint {
     /// Adds a new connection (its timer is settled with the next call that needs it).
     pub(super) fn insert_connection(&mut self, conn: Connection) {
         let peer = conn.peer;
-        self.conns.insert(peer, conn);
+        self.conns.insert(conn);
         self.changed.timers.reserve_for(self.conns.len());
         touched(&mut self.conns, &mut self.changed, peer);
     }

@@ -141,7 +141,7 @@ mod tests {
         let mut m = Connections::new();
         for peer in 1..=n {
             let addr = format!("10.0.0.1:{peer}").parse().unwrap();
-            m.insert(peer, Connection::new(peer, addr, true, u64::from(peer), &cfg, 0));
+            m.insert(Connection::new(peer, addr, true, u64::from(peer), &cfg, 0));
         }
         m
     }

@@ -17,6 +17,10 @@
 //!
 //! The figure is the median tick's time over the clients; only the server's work is
 //! timed. The gaps between the three are what the misses cost.
+//!
+//! The endpoints are configured as a host's are: AWS-LC's AEADs and the CPU's prefetch
+//! hints (`EndpointConfig::prefetch`). With `TICKWIRE_BENCH_NO_PREFETCH` set in the
+//! environment they run without the hints, to measure what those give.
 
 use std::collections::HashMap;
 use std::net::SocketAddr;
@@ -65,6 +69,7 @@ fn setup(n: usize, encrypted: bool) -> Result<Bench, String> {
         security: security.clone(),
         // As a host's endpoint seals: AWS-LC's AEADs.
         aead: Some(tickwire_runtime::aws_lc_aead()),
+        prefetch: std::env::var_os("TICKWIRE_BENCH_NO_PREFETCH").is_none().then(tickwire_runtime::cpu_prefetch),
         ..EndpointConfig::default()
     };
     let server_addr: SocketAddr = "10.0.0.1:7000".parse().expect("an address");

@@ -113,9 +113,9 @@ pub use transport::{
     CHANNEL_UNRELIABLE, COOKIE_LIFETIME_US, ChannelKind, ConfigError, ConnectionStats, Credential, DisconnectReason,
     Driver, Endpoint, EndpointConfig, EndpointStats, Event as NetEvent, KEY_SIZE, LossCounts, MAX_ACK_DELAY_US,
     MAX_CHANNELS, MAX_FRAMES_PER_DATAGRAM, MAX_UNFRAGMENTED, MAX_UNRELIABLE, NONCE_SIZE, PacketAead, PacketProtection,
-    PeerId, PeerIdAllocator, PeerIdHasher, PeerLimits, PeerMap, Presented, Proven, ProvidedAead, REMOTE_PORT, RemoteId,
-    SMALL_BUFFER, Secret, Security, SendError, TokenAdmission, TokenIdentity, Transport, UnreliableAcks, builtin_aead,
-    max_unreliable_for, parse_address, peer_map,
+    PeerId, PeerIdAllocator, PeerIdHasher, PeerLimits, PeerMap, Prefetch, Presented, Proven, ProvidedAead, REMOTE_PORT,
+    RemoteId, SMALL_BUFFER, Secret, Security, SendError, TokenAdmission, TokenIdentity, Transport, UnreliableAcks,
+    builtin_aead, max_unreliable_for, parse_address, peer_map,
 };
 
 // NAT traversal: the reflexive address a STUN server sees (RFC 8489 binding); the

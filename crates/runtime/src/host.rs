@@ -27,6 +27,7 @@ use super::thread::{
 };
 use super::to_engine::Polled;
 use crate::os_seed::{os_random_bytes, os_seed};
+use crate::prefetch;
 use crate::system_clock::SystemClock;
 use tickwire_proto::wire::{MAX_DATAGRAM_SIZE, MIN_DATAGRAM_SIZE};
 use tickwire_proto::{
@@ -186,6 +187,8 @@ impl Host {
         let mut endpoint_cfg = cfg.endpoint.clone();
         // AWS-LC's AEADs seal the packets (`aws_lc_aead.rs`) unless the caller gave others.
         endpoint_cfg.aead.get_or_insert_with(aws_lc_aead::aws_lc_aead);
+        // And the CPU's prefetch hints a connection's lines ahead of use (`prefetch.rs`).
+        endpoint_cfg.prefetch.get_or_insert_with(prefetch::cpu_prefetch);
         let now = clock.now_us();
         Self::start_with(cfg, clock, IDLE_CAP, move |local| {
             if let Security::Encrypted { admission: Admission::Tokens(t), .. } = &mut endpoint_cfg.security {

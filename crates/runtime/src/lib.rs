@@ -57,6 +57,7 @@ mod resolve;
 mod recv_batch;
 mod rendezvous_server;
 mod send_batch;
+mod prefetch;
 mod service;
 mod session;
 mod socket;
@@ -83,6 +84,7 @@ pub use host_error::{FullQueue, HostError};
 pub use host_event::HostEvent;
 pub use log::{Bounded, LOG_QUEUE_CAPACITY, LogLevel, LogQueue, MAX_RECORD_LEN};
 pub use os_seed::os_random_bytes;
+pub use prefetch::cpu_prefetch;
 pub use rendezvous_server::{RelayRecorder, RendezvousServer};
 pub use resolve::{MAX_HOST_NAME_LEN, MAX_PENDING_RESOLUTIONS, Resolution, Target, Ticket, pick};
 pub use session::{

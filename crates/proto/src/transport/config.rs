@@ -2,6 +2,7 @@
 
 use super::crypto::{KEY_SIZE, Secret};
 use super::packet_aead::ProvidedAead;
+use super::prefetch::Prefetch;
 use super::security::Security;
 use crate::clock::Micros;
 use crate::wire::{MAX_DATAGRAM_SIZE, MAX_FRAMES_SIZE, MIN_DATAGRAM_SIZE};
@@ -98,6 +99,10 @@ pub struct EndpointConfig {
     /// AWS-LC's, faster than this crate's own RustCrypto ciphers; `packet_aead.rs`).
     /// Same algorithms, same bytes: only speed differs. Default `None`: the crate's own.
     pub aead: Option<ProvidedAead>,
+    /// Starts loading a connection's memory before the endpoint reads it, if the owner
+    /// gives a way to (`prefetch.rs`; the runtime gives the CPU's prefetch
+    /// instruction). Only speed differs. Default `None`: no hints.
+    pub prefetch: Option<Prefetch>,
     /// Seeds salts, the cookie secret and the ephemeral keys, with `key_seed`. Tests
     /// pass a fixed value to be reproducible.
     pub seed: u64,
@@ -127,6 +132,7 @@ impl Default for EndpointConfig {
             security: Security::default(),
             aes_gcm: false,
             aead: None,
+            prefetch: None,
             seed: 0,
             key_seed: Secret([0; KEY_SIZE]),
         }

@@ -385,12 +385,18 @@ impl Endpoint {
     /// allows: [`Endpoint::next_timeout`] names that time.
     pub fn flush(&mut self, now: Micros) {
         let max = self.cfg.max_datagrams_per_flush;
+        let prefetch = self.cfg.prefetch;
         let mut conns = self.conns.values_mut().filter(|c| c.is_connected()).peekable();
         while let Some(c) = conns.next() {
-            // The next connection's key starts loading while this one packs: a server
-            // flushing to every client a tick otherwise waits for each key in turn.
-            if let Some(s) = conns.peek().and_then(|n| n.sealing.as_ref()) {
-                s.keys.prefetch_seal();
+            // The next connection (and its key) starts loading while this one packs: a
+            // server flushing to every client a tick otherwise waits for each in turn.
+            if let Some(n) = conns.peek() {
+                if let Some(p) = prefetch {
+                    p.value::<Connection>(n);
+                }
+                if let Some(s) = &n.sealing {
+                    s.keys.prefetch_seal();
+                }
             }
             mark_changed(c, &mut self.changed);
             c.pack(now, PackMode::Flush, max, &mut self.pool, &mut self.transmits);
@@ -398,16 +404,22 @@ impl Endpoint {
     }
 
     /// A hint that a datagram from `from` comes next to [`Endpoint::handle_datagram`]:
-    /// the key that opens it starts loading (a caller with a batch of datagrams gives
-    /// the next one's sender while it hands over the current one). Changes nothing.
+    /// its connection, and the key that opens it, start loading (a caller with a batch
+    /// of datagrams gives the next one's sender while it hands over the current one).
+    /// Changes nothing.
     pub fn prefetch_for(&self, from: SocketAddr) {
-        // Without sealed packets, or with the crate's own keys (whose hint does
-        // nothing), the lookup would be wasted on every datagram.
-        if self.cfg.aead.is_none() || !self.cfg.security.seals_packets() {
+        // Without an owner's prefetch, and without sealed packets or with the crate's
+        // own keys (whose hint does nothing), the lookup would be wasted on every
+        // datagram.
+        let keys = self.cfg.aead.is_some() && self.cfg.security.seals_packets();
+        if self.cfg.prefetch.is_none() && !keys {
             return;
         }
-        let conn = self.by_addr.get(&from).and_then(|peer| self.conns.get(peer));
-        if let Some(s) = conn.and_then(|c| c.sealing.as_ref()) {
+        let Some(c) = self.by_addr.get(&from).and_then(|peer| self.conns.get(peer)) else { return };
+        if let Some(p) = self.cfg.prefetch {
+            p.value(c);
+        }
+        if let Some(s) = c.sealing.as_ref().filter(|_| keys) {
             s.keys.prefetch_open();
         }
     }

@@ -157,20 +157,8 @@ impl PacketAead for AwsLcKey {
     }
 
     fn prefetch(&self) {
-        #[cfg(any(target_arch = "x86", target_arch = "x86_64"))]
-        {
-            #[cfg(target_arch = "x86")]
-            use std::arch::x86::{_MM_HINT_T0, _mm_prefetch};
-            #[cfg(target_arch = "x86_64")]
-            use std::arch::x86_64::{_MM_HINT_T0, _mm_prefetch};
-            let base = (&raw const self.ctx).cast::<i8>();
-            for offset in (0..size_of::<EVP_AEAD_CTX>()).step_by(64) {
-                // SAFETY: a prefetch is a hint and never faults; the address is inside
-                // this key anyway (`offset` < its size). SSE is in every x86-64 target
-                // and in the 32-bit targets Rust ships for Windows and Linux.
-                unsafe { _mm_prefetch::<_MM_HINT_T0>(base.wrapping_add(offset)) };
-            }
-        }
+        // The key's context, every line of it (`prefetch.rs`).
+        crate::prefetch::prefetch_lines((&raw const self.ctx).cast(), size_of::<EVP_AEAD_CTX>());
     }
 }
 

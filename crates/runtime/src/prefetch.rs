@@ -13,7 +13,8 @@ pub fn cpu_prefetch() -> Prefetch {
     Prefetch(prefetch_lines)
 }
 
-fn prefetch_lines(start: *const u8, len: usize) {
+/// Prefetches each line of the `len` bytes at `start` (see [`cpu_prefetch`]).
+pub(crate) fn prefetch_lines(start: *const u8, len: usize) {
     #[cfg(any(target_arch = "x86", target_arch = "x86_64"))]
     {
         #[cfg(target_arch = "x86")]

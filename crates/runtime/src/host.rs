@@ -9,7 +9,7 @@ use std::time::Duration;
 use crossbeam_channel::{Receiver, RecvTimeoutError, TryRecvError, TrySendError};
 
 use super::aws_lc_aead;
-use super::budget::{EngineBudget, SendBudget};
+use super::budget::{BudgetBoard, EngineBudget, SendBudget};
 use super::carrier::{self, Carrier, ExternalLink, Incoming, Outgoing, Wire};
 use super::channel_limits::ChannelLimits;
 use super::counted::{self, CountedReceiver, CountedSender};
@@ -126,7 +126,7 @@ pub struct Host {
     live: PeerMap<EngineBudget>,
     /// Budgets the thread created for accepted peers whose `Connected` the engine has
     /// not polled yet.
-    announced: PeerMap<Arc<SendBudget>>,
+    announced: PeerMap<SendBudget>,
     /// The newest statistics seen per peer, with when they were taken: read from the
     /// core directly, or published by the thread (whichever is newer wins).
     peer_stats: PeerMap<(ConnectionStats, Micros)>,
@@ -285,6 +285,7 @@ impl Host {
                 log: LogQueue::new(),
                 stats: Default::default(),
                 exited: AtomicBool::new(false),
+                budgets: BudgetBoard::new(),
             });
             let parts = ThreadParts {
                 proto,
@@ -387,7 +388,7 @@ impl Host {
         // A peer's fixed address under NAT traversal is routed by the traversal.
         let addr = if self.traverses_to(addr) { addr } else { socket::reachable(self.local_addr, addr)? };
         let peer = self.ids.next();
-        let budget = SendBudget::new();
+        let budget = self.shared.budgets.take();
         self.command(Command::Connect { peer, addr, budget: budget.clone(), binding })?;
         self.live.insert(peer, EngineBudget::new(budget));
         Ok(peer)

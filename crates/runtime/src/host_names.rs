@@ -10,7 +10,6 @@
 
 use std::collections::VecDeque;
 use std::net::SocketAddr;
-use std::sync::Arc;
 
 use crossbeam_channel::TrySendError;
 
@@ -26,7 +25,7 @@ use tickwire_proto::{DisconnectReason, PeerId};
 /// A peer dialled by name, on the engine side until its `Connect` has been queued.
 pub(super) struct NamedPeer {
     pub(super) peer: PeerId,
-    budget: Arc<SendBudget>,
+    budget: SendBudget,
     /// The address, once known; `Connect` is queued when the command queue has room
     /// (and `addr` taken).
     addr: Option<SocketAddr>,
@@ -57,7 +56,7 @@ impl Host {
         }
         let ticket = self.resolver.submit(host, port, self.local_addr)?;
         let peer = self.ids.next();
-        let budget = SendBudget::new();
+        let budget = self.shared.budgets.take();
         self.live.insert(peer, EngineBudget::new(budget.clone()));
         self.named.insert(ticket, NamedPeer { peer, budget, addr: None, resolved: false, held: VecDeque::new() });
         Ok(peer)

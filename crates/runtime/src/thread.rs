@@ -34,7 +34,7 @@ use std::time::Duration;
 mod datagrams;
 mod reports;
 
-use super::budget::{SendBudget, ThreadBudget};
+use super::budget::{BudgetBoard, SendBudget, ThreadBudget};
 use super::carrier::Wire;
 use super::counted::{CountedReceiver, CountedSender};
 use super::engine_polls::EnginePolls;
@@ -120,7 +120,7 @@ pub(crate) enum Command {
     Connect {
         peer: PeerId,
         addr: SocketAddr,
-        budget: Arc<SendBudget>,
+        budget: SendBudget,
         /// Who both ends are, bound into the handshake (`Host::connect_bound`).
         binding: Option<Binding>,
     },
@@ -163,7 +163,7 @@ pub(crate) enum ThreadMsg {
     Event(HostEvent),
     /// The send-queue accounting of an accepted peer; sent before its `Connected`.
     /// (Statistics do not come this way: `stats_board.rs`.)
-    PeerBudget(PeerId, Arc<SendBudget>),
+    PeerBudget(PeerId, SendBudget),
     /// A reflexive address probe ended: the address the server saw, or why none.
     Reflexive(u32, Result<SocketAddr, ProbeError>),
     /// What the NAT traversal of a P2P match did (registered, a path changed).
@@ -215,6 +215,9 @@ pub(crate) struct Shared {
     /// the engine's calls then fail with `ThreadGone`. (The channels cannot say so: the
     /// core the engine shares keeps both their ends alive.)
     pub exited: AtomicBool,
+    /// Every peer's send-queue figures, published by the thread for the engine
+    /// (`budget.rs`).
+    pub budgets: Arc<BudgetBoard>,
 }
 
 /// Everything the thread owns, assembled by the host before spawning.

@@ -26,6 +26,7 @@ fn parts(events: CountedSender<ThreadMsg>) -> (ThreadParts<FakeEndpoint>, Counte
         log: Default::default(),
         stats: Default::default(),
         exited: AtomicBool::new(false),
+        budgets: BudgetBoard::new(),
     });
     let p = ThreadParts {
         proto: FakeEndpoint::new(),
@@ -175,7 +176,8 @@ fn send_buffers_go_back_to_the_engine_pool() {
     let pool = p.send_pool.clone();
     let mut l = NetLoop::new(p);
     let peer_addr: SocketAddr = "127.0.0.1:9".parse().unwrap();
-    cmd.try_send(Command::Connect { peer: 7, addr: peer_addr, budget: SendBudget::new(), binding: None }).unwrap();
+    cmd.try_send(Command::Connect { peer: 7, addr: peer_addr, budget: BudgetBoard::new().take(), binding: None })
+        .unwrap();
     cmd.try_send(Command::Send { peer: 7, channel: 0, data: Vec::with_capacity(300) }).unwrap();
     cmd.try_send(Command::Send { peer: 8, channel: 0, data: Vec::with_capacity(300) }).unwrap();
     l.apply_commands(0);
@@ -197,7 +199,8 @@ fn the_direct_path_sends_and_receives_on_the_calling_thread() {
     let peer_socket = UdpSocket::bind("127.0.0.1:0").unwrap();
     peer_socket.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
     let peer_addr = peer_socket.local_addr().unwrap();
-    cmd.try_send(Command::Connect { peer: 7, addr: peer_addr, budget: SendBudget::new(), binding: None }).unwrap();
+    cmd.try_send(Command::Connect { peer: 7, addr: peer_addr, budget: BudgetBoard::new().take(), binding: None })
+        .unwrap();
     cmd.try_send(Command::Send { peer: 7, channel: 2, data: b"direct".to_vec() }).unwrap();
     assert!(!l.flush_now(), "nothing new is due");
     let mut buf = [0u8; 64];
@@ -232,7 +235,7 @@ fn direct_work_that_makes_something_due_asks_the_thread_to_replan() {
     cmd.try_send(Command::Connect {
         peer: 7,
         addr: "127.0.0.1:9".parse().unwrap(),
-        budget: SendBudget::new(),
+        budget: BudgetBoard::new().take(),
         binding: None,
     })
     .unwrap();

@@ -45,7 +45,7 @@ impl<P: Driver> NetLoop<P> {
                     if let Entry::Vacant(slot) = self.budgets.entry(peer) {
                         // An accepted peer: the engine gets its budget with (just
                         // before) the Connected event, before it can send to it.
-                        let budget = SendBudget::new();
+                        let budget = self.p.shared.budgets.take();
                         slot.insert(ThreadBudget::new(budget.clone()));
                         self.to_engine.send(ThreadMsg::PeerBudget(peer, budget));
                     }

@@ -40,7 +40,9 @@
 //! work in row 5b's server profile. A slot is taken when a peer's budget is made (a
 //! connection, once) and given back when both its handles are gone; a given-back slot
 //! is reused, so the board holds the most peers the host ever had at once, rounded up
-//! to a line. Nothing here allocates but taking a slot when every line is full.
+//! to a line. Steady traffic allocates nothing here: a new line is made only when a
+//! connection finds every slot taken, and the free list grows only to the most slots
+//! ever free at once.
 
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, Weak};

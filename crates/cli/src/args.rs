@@ -302,8 +302,9 @@ pub struct LabArgs {
     /// a CSV and an SVG plot of the lead, the server buffer and the time scale (first seed).
     #[arg(long, value_name = "DIR")]
     pub out: Option<PathBuf>,
-    /// Runs no controller: per scenario, the hindsight bound of a steady lead against the
-    /// oracle, two causal rules and one lead for all seeds that knows the link's law
+    /// Runs no controller: per scenario, how much the windows' oracles vary within a seed
+    /// and whether one foretells the next, the hindsight bound of a steady lead against
+    /// the oracle, two causal rules and one lead for all seeds that knows the link's law
     /// (crates/lab/src/bound.rs). Writes no files.
     #[arg(long, conflicts_with = "out")]
     pub bound: bool,

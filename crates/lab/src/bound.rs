@@ -106,6 +106,31 @@ pub struct Bound {
     /// can do much better, since the past of a stationary link says little of the
     /// next window's tail.
     pub law: Causal,
+    /// Each window's oracle, in order (non-finite where more than ε never arrived).
+    pub oracles: Vec<f64>,
+}
+
+/// How much a seed's windows' oracles differ, and how much one foretells the next:
+/// their standard deviation within each seed (`spreads`, one per seed), and the
+/// correlation of consecutive windows' oracles, each less its seed's mean, pooled over
+/// the seeds (pairs with a non-finite oracle left out; NaN without two such pairs or
+/// without variation). With `n` independent windows a seed the correlation is about
+/// `−1/(n − 1)`, from the mean taken out, not from the link.
+pub fn window_spread(seeds: &[&[f64]]) -> (Vec<f64>, f64) {
+    let (mut xy, mut xx, mut yy, mut pairs) = (0.0, 0.0, 0.0, 0usize);
+    let mut spreads = Vec::with_capacity(seeds.len());
+    for oracles in seeds {
+        let m = super::stats::mean(oracles.iter().copied().filter(|o| o.is_finite()));
+        spreads.push(super::stats::mean(oracles.iter().filter(|o| o.is_finite()).map(|o| (o - m).powi(2))).sqrt());
+        for w in oracles.windows(2) {
+            if w[0].is_finite() && w[1].is_finite() {
+                let (x, y) = (w[0] - m, w[1] - m);
+                (xy, xx, yy, pairs) = (xy + x * y, xx + x * x, yy + y * y, pairs + 1);
+            }
+        }
+    }
+    let r = if pairs >= 2 && xx > 0.0 && yy > 0.0 { xy / (xx * yy).sqrt() } else { f64::NAN };
+    (spreads, r)
 }
 
 /// The smallest lead `L` with at most `epsilon` of `needs` over `L` (sorts `needs`):
@@ -187,6 +212,7 @@ pub fn measure(oracle: &Oracle) -> Bound {
         previous: causal(&windows, from, |w| previous[w]),
         past: causal(&windows, from, |w| past[w]),
         law: causal(&windows, from, |_| 0.0),
+        oracles: windows.iter().map(|w| w.1).collect(),
     }
 }
 
@@ -281,6 +307,24 @@ mod tests {
         assert_eq!(b.law.late_with(2.5), 12.0 / 30.0);
         let m = margin_for(&[&b.law], 0.9, 0.1);
         assert!((3.0..3.001).contains(&m), "{m}");
+    }
+
+    #[test]
+    fn the_windows_spread_and_whether_one_foretells_the_next() {
+        // Alternating windows: each is the opposite of the last (correlation −1, three
+        // pairs of products −1); a ramp: deviations −1.5, −0.5, 0.5, 1.5, so 1.25 /
+        // 2.75 (an infinite window adds no pair). Both seeds pooled: (−3 + 1.25) /
+        // (3 + 2.75).
+        let (spreads, r) = window_spread(&[&[2.0, 4.0, 2.0, 4.0]]);
+        assert_eq!((spreads, r), (vec![1.0], -1.0));
+        let (_, r) = window_spread(&[&[1.0, 2.0, 3.0, 4.0, f64::INFINITY]]);
+        assert!(close(r, 1.25 / 2.75, 1e-12), "{r}");
+        let (spreads, r) = window_spread(&[&[2.0, 4.0, 2.0, 4.0], &[1.0, 2.0, 3.0, 4.0]]);
+        assert!(close(spreads[1], 1.25f64.sqrt(), 1e-12), "{spreads:?}");
+        assert!(close(r, (-3.0 + 1.25) / (3.0 + 2.75), 1e-12), "{r}");
+        // Nothing varies, or too few windows: no correlation.
+        assert!(window_spread(&[&[3.0, 3.0, 3.0]]).1.is_nan());
+        assert!(window_spread(&[&[3.0, 4.0]]).1.is_nan());
     }
 
     /// Two windows at ε 0.1: [0, 10) eight needs of 1 and two inputs never delivered

@@ -4,7 +4,7 @@
 
 use std::fmt::Write as _;
 
-use super::bound::{Bound, Causal, EXCESS_GOAL, margin_for};
+use super::bound::{Bound, Causal, EXCESS_GOAL, margin_for, window_spread};
 use super::metrics::Metrics;
 use super::model::{Controller, LabConfig};
 use super::scenario::Scenario;
@@ -167,6 +167,18 @@ pub fn bound(scenario: &Scenario, bounds: &[Bound], seeds: &[u64], cfg: &LabConf
     );
     let _ =
         writeln!(s, "  window oracle tk (input-weighted mean): median {} p90 {} max {}", f(om, 2), f(op, 2), f(ow, 2));
+    let (spreads, r) = window_spread(&bounds.iter().map(|b| b.oracles.as_slice()).collect::<Vec<_>>());
+    let (sm, sp, _, _) = spread(&spreads);
+    let windows = bounds.first().map_or(0, |b| b.oracles.len());
+    let _ = writeln!(
+        s,
+        "  window oracle within a seed: std tk median {} p90 {}; consecutive windows' correlation {} \
+         (less each seed's mean; independent windows read about {})",
+        f(sm, 2),
+        f(sp, 2),
+        f(r, 2),
+        f(-1.0 / (windows as f64 - 1.0), 2)
+    );
     let _ = writeln!(s, "  steady, hindsight: excess tk {}", line(&|b| b.steady.excess, 1.0, EXCESS_GOAL, ""));
     let _ =
         writeln!(s, "  steady at oracle+{EXCESS_GOAL}: late % {}", line(&|b| b.at_goal.late, 100.0, late_goal, "%"));

@@ -88,7 +88,8 @@ pub use serve::match_server::{
 
 // The relay's synchronisation layer, and the jitter buffers and time sync it is made of.
 pub use jitter::{
-    JitterBuffer, JitterConfig, JitterStats, KickReason, LatePolicy, PushOutcome, Step, StepKind, UnderflowPolicy,
+    JitterBuffer, JitterConfig, JitterStats, KickReason, LOSSY_SUBSTITUTE_RUN, LatePolicy, PushOutcome, Step, StepKind,
+    UnderflowPolicy,
 };
 pub use relay::messages::PlayerStep;
 pub use relay::relay_client::{RelayClient, RelayClientConfig, RelayClientError, RelayClientEvent, SyncStats};

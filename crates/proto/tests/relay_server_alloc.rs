@@ -42,7 +42,10 @@ static GLOBAL: counting_alloc::Counting = counting_alloc::Counting;
 const SECOND: u64 = 1_000_000;
 const WARMUP_US: u64 = 20 * SECOND;
 const COUNTED_US: u64 = 70 * SECOND;
-const OUTAGE_US: u64 = 300_000;
+/// One client's link outage every 10 s: longer than the bursts of loss the server
+/// substitutes from a client that sends every tick (`LOSSY_SUBSTITUTE_RUN`, 16 ticks),
+/// so it waits (the test wants the merge that ends a wait).
+const OUTAGE_US: u64 = 600_000;
 
 /// The server's node, and the allocations made inside calls the net made into its
 /// endpoint (the endpoint probe below).
@@ -167,7 +170,7 @@ fn steady_state_server_ticks_do_not_allocate() {
     let start = w.net.now();
     let end = start + COUNTED_US;
     while w.net.now() < end {
-        // Every 10 s one client's link goes down for 300 ms: its inputs then arrive in a
+        // Every 10 s one client's link goes down for 600 ms: its inputs then arrive in a
         // burst that is merged, and its steps pile up unacknowledged and are resent.
         let into = (w.net.now() - start) % (10 * SECOND);
         let victim = ((w.net.now() - start) / (10 * SECOND)) as usize % 4;

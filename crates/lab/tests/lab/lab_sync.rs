@@ -247,14 +247,16 @@ fn a_client_sending_every_tick_needs_less_lead_on_a_lossy_link() {
 /// Without `--client-send-interval` the lab runs tickwire's own schedule: every
 /// other tick, and every tick while its measured uplink loss is above ε/2. On a clean
 /// link (S1) that is exactly the fixed every-other-tick run; at 33% loss (S3c) the
-/// client switches within the warm-up, so its lead is the every-tick run's within a
-/// few tenths of a tick and several ticks below every other tick's, and the lab reads
-/// the scenario (the oracle's reference) at every tick.
+/// client switches within the warm-up, so over the scenario's 300 s its lead is the
+/// every-tick run's within a quarter of a tick and several ticks below every other
+/// tick's, and the lab reads the scenario (the oracle's reference) at every tick.
+/// (Over 60 s the loop is still acquiring, and two runs that switched at different
+/// times can sit half a tick apart on one seed: seed 1 read 6.68 and 7.24 ticks at
+/// 60 s and 7.05 and 7.16 at 300 s.)
 #[test]
 fn tickwire_sends_every_tick_on_a_lossy_link_by_its_own_measurement() {
     let run = |id: &str, base: LabConfig| -> Vec<Metrics> {
-        let mut sc = by_id(id).unwrap();
-        sc.duration = 60_000_000;
+        let sc = by_id(id).unwrap();
         run_seeds_at(&sc, &[Controller::Tickwire], &[1, 2], &base).iter().map(|r| r[0].1).collect()
     };
     let product = LabConfig::default();
@@ -280,7 +282,7 @@ fn tickwire_sends_every_tick_on_a_lossy_link_by_its_own_measurement() {
         );
         // (The oracle's windows are weighted by the run's own inputs.)
         assert!((own[i].lead_oracle - every[i].lead_oracle).abs() < 0.01, "read at every tick, seed {}", i + 1);
-        assert!((own[i].lead - every[i].lead).abs() < 0.5, "seed {}", i + 1);
+        assert!((own[i].lead - every[i].lead).abs() < 0.25, "seed {}", i + 1);
         assert!(own[i].lead + 2.0 < other[i].lead, "seed {}", i + 1);
     }
 }

@@ -12,7 +12,9 @@
 //! What a missing input costs depends on the [`LatePolicy`]. The default substitutes an
 //! input that is merely late (one step, no slip of the client's stream) and waits only
 //! when the stream itself is late (a latency step, a hitch), where substituting would
-//! cost a step per tick until the client's lead has caught up.
+//! cost a step per tick until the client's lead has caught up; from a client that
+//! sends every tick (its uplink loses packets) it substitutes longer silences, which
+//! are then mostly bursts of loss.
 //!
 //! A client that pops the accepted count from its queue of predicted inputs stays in
 //! step with the server without any clock being exchanged. Each input's *arrival
@@ -26,5 +28,5 @@ mod step;
 mod tests;
 
 pub use buffer::JitterBuffer;
-pub use config::{JitterConfig, LatePolicy, UnderflowPolicy};
+pub use config::{JitterConfig, LOSSY_SUBSTITUTE_RUN, LatePolicy, UnderflowPolicy};
 pub use step::{JitterStats, KickReason, PushOutcome, Step, StepKind};

@@ -129,6 +129,63 @@ fn adaptive_substitutes_a_short_gap_and_waits_on_a_long_one() {
 }
 
 #[test]
+fn from_a_client_that_sends_every_tick_a_burst_of_loss_is_substituted() {
+    let adaptive = JitterConfig { late: LatePolicy::Adaptive { substitute_run: 2 }, max_starved_ticks: 60, ..cfg() };
+    let mut j = JitterBuffer::new(adaptive);
+    j.set_send_interval(1);
+    j.push(-0.5, 10, &[1]);
+    assert_eq!(j.pop(0).unwrap().kind, StepKind::Normal);
+    // Ten packets lost in a row: ten inputs substituted, no slip.
+    for s in 1..=10 {
+        assert_eq!(j.pop(s).unwrap().kind, StepKind::Lost, "tick {s}");
+    }
+    assert_eq!(j.shift(), 0);
+    // The next packet to get through carries every input since: the ten are late
+    // (dropped, with how late), the newest is on time, and the lead is unchanged.
+    for t in 11..=20 {
+        assert!(matches!(j.push(10.5, t, &[2]), PushOutcome::Late { margin } if margin < 0.0), "{t}");
+    }
+    j.push(10.5, 21, &[3]);
+    let s = j.pop(11).unwrap();
+    assert_eq!((s.kind, s.first_client_tick), (StepKind::Normal, 21));
+    assert_eq!(j.shift(), 0);
+    // A silence longer than any burst the copies cover is the stream itself late:
+    // the buffer waits from its 17th empty tick.
+    for s in 12..12 + LOSSY_SUBSTITUTE_RUN {
+        assert_eq!(j.pop(s).unwrap().kind, StepKind::Lost, "tick {s}");
+    }
+    assert_eq!(j.pop(28).unwrap().kind, StepKind::Underflow);
+    assert_eq!(j.shift(), 1);
+    // The stream was late itself: for a while after the wait a silence is waited for
+    // from its third empty tick, as its clock catching up rather than loss.
+    j.push(28.5, 38, &[4]);
+    assert_eq!(j.pop(29).unwrap().kind, StepKind::Normal);
+    assert_eq!(j.pop(30).unwrap().kind, StepKind::Lost);
+    assert_eq!(j.pop(31).unwrap().kind, StepKind::Lost);
+    assert_eq!(j.pop(32).unwrap().kind, StepKind::Underflow);
+    assert_eq!(j.shift(), 2);
+    // A second of steady inputs later, a silence is taken for loss again.
+    for s in 33..=100u32 {
+        j.push(f64::from(s) - 0.5, s + 8, &[5]);
+        assert_eq!(j.pop(s).unwrap().kind, StepKind::Normal, "tick {s}");
+    }
+    for s in 101..101 + LOSSY_SUBSTITUTE_RUN {
+        assert_eq!(j.pop(s).unwrap().kind, StepKind::Lost, "tick {s}");
+    }
+    assert_eq!(j.pop(101 + LOSSY_SUBSTITUTE_RUN).unwrap().kind, StepKind::Underflow);
+    // The same silence from a client that sends every other tick waits from its
+    // third empty tick, as before.
+    let mut j = JitterBuffer::new(adaptive);
+    j.set_send_interval(2);
+    j.push(-0.5, 10, &[1]);
+    j.pop(0).unwrap();
+    assert_eq!(j.pop(1).unwrap().kind, StepKind::Lost);
+    assert_eq!(j.pop(2).unwrap().kind, StepKind::Lost);
+    assert_eq!(j.pop(3).unwrap().kind, StepKind::Underflow);
+    assert_eq!(j.shift(), 1);
+}
+
+#[test]
 fn a_wait_for_lost_inputs_is_taken_back_in_one_step() {
     let mut j = JitterBuffer::new(JitterConfig { late: LatePolicy::Delay, ..cfg() });
     j.push(-0.5, 10, &[1]);

@@ -524,6 +524,7 @@ impl RelayServer {
         }
         // Copies of one input are a send interval apart.
         let k = c.send_interval.unwrap_or(ASSUMED_SEND_INTERVAL);
+        c.jitter.set_send_interval(k);
         for (i, input) in inputs.enumerate() {
             let tick = first_tick.wrapping_add(i as u32);
             let copy = ((count - 1 - i) as u32 / k).min(u8::MAX as u32) as u8;

@@ -34,8 +34,10 @@ pub enum LatePolicy {
     /// its clock takes to give it back, each burst; substituting costs the same steps
     /// and no slip. So from such a client a silence of up to [`LOSSY_SUBSTITUTE_RUN`]
     /// ticks (the most copies a tick stream plans to cover one) is substituted, and a
-    /// longer one waited for. (In the lab, seeds 1000-1099: the lossy scenarios' excess
-    /// 0.03-0.13 tick lower at the same late rate, 8 and 16 alike; the others unchanged.)
+    /// longer one waited for; for a second after a wait (its stream was itself late)
+    /// the short run holds again. (In the lab, seeds 1000-1099: the lossy scenarios'
+    /// excess 0.01-0.16 tick lower at the same late rate, a run of 8 and of 16 alike;
+    /// the other scenarios unchanged.)
     ///
     /// [`every_tick_when_lossy`]: crate::RelayClientConfig::every_tick_when_lossy
     Adaptive {

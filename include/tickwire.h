@@ -1048,7 +1048,10 @@ enum tw_late_policy
     /**
      * The default: substitute while at most 2 inputs in a row are missing (a packet
      * late by jitter costs one step and no slip), then delay (when the whole stream
-     * is late, after a latency step or a hitch, waiting keeps the inputs).
+     * is late, after a latency step or a hitch, waiting keeps the inputs). From a
+     * client that sends every tick (a relay client does while its uplink loses
+     * packets) up to 16 in a row are substituted, as a burst of loss that the next
+     * packet's copies end, unless the server waited for it within the last 60 ticks.
      */
     TW_LATE_POLICY_ADAPTIVE = 2,
 };

@@ -31,6 +31,8 @@ namespace Tickwire
         /// <summary>
         /// The default: substitute while at most 2 inputs in a row are missing, then delay (when
         /// the whole stream is late, after a latency step or a hitch, waiting keeps the inputs).
+        /// From a client that sends every tick (its uplink loses packets) up to 16 in a row are
+        /// substituted, as a burst of loss, unless the server waited for it within 60 ticks.
         /// </summary>
         Adaptive = 2,
     }

@@ -133,6 +133,13 @@ pub fn window_spread(seeds: &[&[f64]]) -> (Vec<f64>, f64) {
     (spreads, r)
 }
 
+/// What [`window_spread`]'s correlation reads when a seed's `windows` windows are
+/// independent: `−1/(windows − 1)`, from the seed's mean taken out. NaN below two
+/// windows, where there is no pair to correlate.
+pub fn independent_correlation(windows: usize) -> f64 {
+    if windows >= 2 { -1.0 / (windows as f64 - 1.0) } else { f64::NAN }
+}
+
 /// The smallest lead `L` with at most `epsilon` of `needs` over `L` (sorts `needs`):
 /// the `1 − ε` quantile by exact count. Infinite if more than ε never arrived; NaN if
 /// `needs` is empty.
@@ -325,6 +332,9 @@ mod tests {
         // Nothing varies, or too few windows: no correlation.
         assert!(window_spread(&[&[3.0, 3.0, 3.0]]).1.is_nan());
         assert!(window_spread(&[&[3.0, 4.0]]).1.is_nan());
+        // Independent windows: ten read −1/9; one window (a run shorter than two) none.
+        assert!(close(independent_correlation(10), -1.0 / 9.0, 1e-12));
+        assert!(independent_correlation(1).is_nan() && independent_correlation(0).is_nan());
     }
 
     /// Two windows at ε 0.1: [0, 10) eight needs of 1 and two inputs never delivered

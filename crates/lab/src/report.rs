@@ -4,7 +4,7 @@
 
 use std::fmt::Write as _;
 
-use super::bound::{Bound, Causal, EXCESS_GOAL, margin_for, window_spread};
+use super::bound::{Bound, Causal, EXCESS_GOAL, independent_correlation, margin_for, window_spread};
 use super::metrics::Metrics;
 use super::model::{Controller, LabConfig};
 use super::scenario::Scenario;
@@ -177,7 +177,7 @@ pub fn bound(scenario: &Scenario, bounds: &[Bound], seeds: &[u64], cfg: &LabConf
         f(sm, 2),
         f(sp, 2),
         f(r, 2),
-        f(-1.0 / (windows as f64 - 1.0), 2)
+        f(independent_correlation(windows), 2)
     );
     let _ = writeln!(s, "  steady, hindsight: excess tk {}", line(&|b| b.steady.excess, 1.0, EXCESS_GOAL, ""));
     let _ =
